@@ -1,0 +1,90 @@
+# ckpt: five small filters over one library.  See README.
+PREFIX ?= /usr/local
+DESTDIR ?=
+CC ?= cc
+CFLAGS ?= -O2 -g
+PKGS = jansson libarchive libxxhash
+WARN = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+       -Wmissing-prototypes -Wpointer-arith -Wformat=2 -Wvla -Wno-format-truncation
+# pkg-config is asked when a recipe runs, so that `make deps` can install it first.
+DEP_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+DEP_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ljansson -larchive -lxxhash)
+
+# SANITIZE=1 builds everything with ASan + UBSan into build/san/ (binaries in build/san/bin).
+ifeq ($(SANITIZE),1)
+VARIANT = san
+SANFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+BINDIR = build/san/bin
+else
+VARIANT = plain
+SANFLAGS =
+BINDIR = bin
+endif
+OBJDIR = build/$(VARIANT)/obj
+ALL_CFLAGS = $(WARN) $(CFLAGS) $(SANFLAGS) -pthread -Ilib $(DEP_CFLAGS) -MMD -MP
+ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS) -pthread
+
+LIB_SRC = $(sort $(wildcard lib/*.c lib/*/*.c))
+LIB_OBJ = $(LIB_SRC:%.c=$(OBJDIR)/%.o)
+LIB = $(OBJDIR)/libckpt.a
+CLI_OBJ = $(OBJDIR)/bin/cli.o
+PROG_SRC = $(sort $(wildcard bin/ckpt-*.c))
+PROGS = $(PROG_SRC:bin/%.c=$(BINDIR)/%)
+MAN = $(sort $(wildcard man/*.[157]))
+
+.SECONDARY:
+.PHONY: all deps check test lint demo install uninstall clean bench fuzz
+.DEFAULT_GOAL := all
+
+all: $(PROGS)
+
+$(OBJDIR)/%.o: %.c
+	@mkdir -p $(dir $@)
+	@echo "  CC $<"
+	@$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(LIB): $(LIB_OBJ)
+	@rm -f $@
+	@$(AR) rcs $@ $^
+
+$(BINDIR)/%: $(OBJDIR)/bin/%.o $(CLI_OBJ) $(LIB)
+	@mkdir -p $(dir $@)
+	@echo "  LD $@"
+	@$(CC) $(ALL_LDFLAGS) -o $@ $< $(CLI_OBJ) $(LIB) $(DEP_LIBS) -lm
+
+-include $(LIB_OBJ:.o=.d) $(PROG_SRC:bin/%.c=$(OBJDIR)/bin/%.d) $(CLI_OBJ:.o=.d)
+
+# Install what a fresh Debian machine lacks; apt-get runs only when something is missing.
+deps:
+	@sh .ci/deps
+
+# The test command of the README: build, run every test, lint every man page.
+check: deps
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory test lint
+
+test:
+	@CKPT_BIN=$(CURDIR)/$(BINDIR) sh t/run
+
+lint:
+	@if [ -n "$(MAN)" ]; then mandoc -Tlint -Wwarning $(MAN) && echo "mandoc: $(words $(MAN)) pages clean"; fi
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@sh examples/demo.sh
+
+bench: all
+	@for b in t/bench/*.sh; do sh $$b || exit 1; done
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/man/man5 $(DESTDIR)$(PREFIX)/share/man/man7
+	install -m 755 $(PROGS) $(DESTDIR)$(PREFIX)/bin
+	for m in $(MAN); do s=$${m##*.}; install -m 644 $$m $(DESTDIR)$(PREFIX)/share/man/man$$s; done
+
+uninstall:
+	for p in $(PROGS); do rm -f $(DESTDIR)$(PREFIX)/bin/$${p##*/}; done
+	for m in $(MAN); do s=$${m##*.}; rm -f $(DESTDIR)$(PREFIX)/share/man/man$$s/$${m##*/}; done
+
+clean:
+	rm -rf build $(PROGS)

@@ -1,0 +1,81 @@
+/* cli.c: diagnostics, usage errors and output shared by the ckpt front ends. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+const char *cli_prog = "ckpt";
+int cli_pretty = -1;
+
+void
+cli_init(const char *prog)
+{
+	cli_prog = prog;
+}
+
+void
+cli_error(const struct ckpt_err *e)
+{
+	char buf[2048];
+
+	ckpt_err_format(e, buf, sizeof buf);
+	fprintf(stderr, "%s: %s\n", cli_prog, buf);
+}
+
+void
+cli_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", cli_prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void
+cli_usage_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", cli_prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n%s: try '%s -h' for usage\n", cli_prog, cli_prog);
+	exit(2);
+}
+
+void
+cli_version(void)
+{
+	printf("%s %s\n", cli_prog, CKPT_VERSION);
+}
+
+int
+cli_print_json(const json_t *v)
+{
+	int pretty = cli_pretty >= 0 ? cli_pretty : isatty(STDOUT_FILENO);
+
+	if (ckpt_json_print(stdout, v, pretty) < 0 || fflush(stdout) == EOF)
+		return -1;
+	return 0;
+}
+
+int
+cli_finish(int status)
+{
+	if (fflush(stdout) == EOF || ferror(stdout)) {
+		fprintf(stderr, "%s: stdout: write error: %s\n", cli_prog, strerror(errno));
+		return 2;
+	}
+	if (fclose(stdout) == EOF) {
+		fprintf(stderr, "%s: stdout: write error: %s\n", cli_prog, strerror(errno));
+		return 2;
+	}
+	return status;
+}

@@ -1,0 +1,24 @@
+/* cli.h: what every ckpt program's front end shares (the only code besides main() that prints). */
+#ifndef CKPT_CLI_H
+#define CKPT_CLI_H
+
+#include "../lib/ckpt.h"
+
+extern const char *cli_prog;  /* "ckpt-plan", ... */
+extern int cli_pretty;        /* -1: indent when stdout is a terminal; 0 compact; 1 indented */
+
+void cli_init(const char *prog);
+/* "prog: where: text[: strerror]" on stderr. */
+void cli_error(const struct ckpt_err *e);
+/* "prog: text" on stderr. */
+void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A usage error: "prog: text" and "usage: ..." hint on stderr, exit 2. */
+_Noreturn void cli_usage_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "prog VERSION" on stdout. */
+void cli_version(void);
+/* Print a JSON value as the user asked (-p or the terminal decides); 0 or -1 on write error. */
+int cli_print_json(const json_t *v);
+/* Flush and close stdout; a write error is reported and turns status into 2. */
+int cli_finish(int status);
+
+#endif

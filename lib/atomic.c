@@ -1,0 +1,117 @@
+/* atomic.c: files that appear whole or not at all (temporary name, fsync, rename). */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ckpt.h"
+
+struct ckpt_atomic {
+	char *path, *tmp;
+	FILE *f;
+};
+
+struct ckpt_atomic *
+ckpt_atomic_open(const char *path, struct ckpt_err *e)
+{
+	struct ckpt_atomic *w = ckpt_calloc(1, sizeof *w, e);
+	int fd;
+
+	if (w == NULL)
+		return NULL;
+	w->path = ckpt_strdup(path, e);
+	w->tmp = malloc(strlen(path) + 16);
+	if (w->path == NULL || w->tmp == NULL) {
+		ckpt_err_set(e, CKPT_ERR_NOMEM, path, "out of memory");
+		goto fail;
+	}
+	sprintf(w->tmp, "%s.tmp.XXXXXX", path);
+	fd = mkstemp(w->tmp);
+	if (fd < 0) {
+		ckpt_err_sys(e, path, "cannot create");
+		goto fail;
+	}
+	w->f = fdopen(fd, "wb");
+	if (w->f == NULL) {
+		ckpt_err_sys(e, path, "cannot create");
+		close(fd);
+		unlink(w->tmp);
+		goto fail;
+	}
+	return w;
+fail:
+	free(w->path);
+	free(w->tmp);
+	free(w);
+	return NULL;
+}
+
+FILE *
+ckpt_atomic_file(struct ckpt_atomic *w)
+{
+	return w->f;
+}
+
+static void
+atomic_free(struct ckpt_atomic *w)
+{
+	free(w->path);
+	free(w->tmp);
+	free(w);
+}
+
+int
+ckpt_atomic_commit(struct ckpt_atomic *w, struct ckpt_err *e)
+{
+	int r = -1;
+
+	if (fflush(w->f) != 0 || ferror(w->f) || fsync(fileno(w->f)) != 0) {
+		ckpt_err_sys(e, w->path, "write error");
+		fclose(w->f);
+		unlink(w->tmp);
+		goto out;
+	}
+	if (fclose(w->f) != 0) {
+		ckpt_err_sys(e, w->path, "write error");
+		unlink(w->tmp);
+		goto out;
+	}
+	if (rename(w->tmp, w->path) != 0) {
+		ckpt_err_sys(e, w->path, "cannot rename into place");
+		unlink(w->tmp);
+		goto out;
+	}
+	r = ckpt_fsync_dir_of(w->path, e);
+out:
+	atomic_free(w);
+	return r;
+}
+
+void
+ckpt_atomic_abort(struct ckpt_atomic *w)
+{
+	if (w == NULL)
+		return;
+	fclose(w->f);
+	unlink(w->tmp);
+	atomic_free(w);
+}
+
+int
+ckpt_fsync_dir_of(const char *path, struct ckpt_err *e)
+{
+	char *copy = ckpt_strdup(path, e);
+	int fd, r = 0;
+
+	if (copy == NULL)
+		return -1;
+	fd = open(dirname(copy), O_RDONLY | O_DIRECTORY);
+	if (fd < 0 || fsync(fd) != 0)
+		r = ckpt_err_sys(e, path, "cannot sync directory");
+	if (fd >= 0)
+		close(fd);
+	free(copy);
+	return r;
+}

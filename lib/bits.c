@@ -1,0 +1,75 @@
+/* bits.c: fixed-size bit sets, the representation of subtask sets. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ckpt.h"
+
+int
+ckpt_bits_init(struct ckpt_bits *b, size_t n, struct ckpt_err *e)
+{
+	b->n = n;
+	b->w = ckpt_calloc((n + 63) / 64, sizeof *b->w, e);
+	return b->w ? 0 : -1;
+}
+
+void
+ckpt_bits_release(struct ckpt_bits *b)
+{
+	free(b->w);
+	b->w = NULL;
+	b->n = 0;
+}
+
+void
+ckpt_bits_set_range(struct ckpt_bits *b, size_t lo, size_t hi)
+{
+	while (lo < hi && (lo & 63)) {
+		ckpt_bits_set(b, lo);
+		lo++;
+	}
+	while (lo + 64 <= hi) {
+		b->w[lo >> 6] = ~UINT64_C(0);
+		lo += 64;
+	}
+	while (lo < hi) {
+		ckpt_bits_set(b, lo);
+		lo++;
+	}
+}
+
+size_t
+ckpt_bits_count(const struct ckpt_bits *b)
+{
+	size_t c = 0;
+
+	for (size_t i = 0; i < (b->n + 63) / 64; i++)
+		c += (size_t)__builtin_popcountll(b->w[i]);
+	return c;
+}
+
+size_t
+ckpt_bits_next(const struct ckpt_bits *b, size_t i)
+{
+	size_t k;
+	uint64_t w;
+
+	if (i >= b->n)
+		return b->n;
+	k = i >> 6;
+	w = b->w[k] & (~UINT64_C(0) << (i & 63));
+	for (;;) {
+		if (w) {
+			size_t r = k * 64 + (size_t)__builtin_ctzll(w);
+			return r < b->n ? r : b->n;
+		}
+		if (++k >= (b->n + 63) / 64)
+			return b->n;
+		w = b->w[k];
+	}
+}
+
+int
+ckpt_bits_any_in(const struct ckpt_bits *b, size_t lo, size_t hi)
+{
+	return lo < hi && ckpt_bits_next(b, lo) < hi;
+}

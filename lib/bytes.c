@@ -1,0 +1,163 @@
+/* bytes.c: entries as JSON (UTF-8 text or base64), the one encoding of binary data in documents. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ckpt.h"
+
+static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+int
+ckpt_utf8_valid(const void *p, size_t len)
+{
+	const unsigned char *s = p, *end = s + len;
+
+	while (s < end) {
+		unsigned c = *s;
+		size_t n;
+		uint32_t cp;
+
+		if (c == 0)
+			return 0;
+		if (c < 0x80) {
+			s++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf) {
+			n = 1;
+			cp = c & 0x1f;
+		} else if (c >= 0xe0 && c <= 0xef) {
+			n = 2;
+			cp = c & 0x0f;
+		} else if (c >= 0xf0 && c <= 0xf4) {
+			n = 3;
+			cp = c & 0x07;
+		} else {
+			return 0;
+		}
+		if ((size_t)(end - s) <= n)
+			return 0;
+		for (size_t i = 1; i <= n; i++) {
+			if ((s[i] & 0xc0) != 0x80)
+				return 0;
+			cp = cp << 6 | (s[i] & 0x3f);
+		}
+		if ((n == 2 && cp < 0x800) || (n == 3 && (cp < 0x10000 || cp > 0x10ffff)) ||
+		    (cp >= 0xd800 && cp <= 0xdfff))
+			return 0;
+		s += n + 1;
+	}
+	return 1;
+}
+
+char *
+ckpt_base64_encode(const void *p, size_t len)
+{
+	const unsigned char *s = p;
+	char *out, *o;
+	size_t i;
+
+	if (len > (SIZE_MAX - 1) / 4 * 3 - 3)
+		return NULL;
+	out = malloc((len + 2) / 3 * 4 + 1);
+	if (out == NULL)
+		return NULL;
+	o = out;
+	for (i = 0; i + 2 < len; i += 3) {
+		uint32_t v = (uint32_t)s[i] << 16 | (uint32_t)s[i + 1] << 8 | s[i + 2];
+
+		*o++ = b64[v >> 18];
+		*o++ = b64[(v >> 12) & 63];
+		*o++ = b64[(v >> 6) & 63];
+		*o++ = b64[v & 63];
+	}
+	if (i < len) {
+		uint32_t v = (uint32_t)s[i] << 16 | (i + 1 < len ? (uint32_t)s[i + 1] << 8 : 0);
+
+		*o++ = b64[v >> 18];
+		*o++ = b64[(v >> 12) & 63];
+		*o++ = i + 1 < len ? b64[(v >> 6) & 63] : '=';
+		*o++ = '=';
+	}
+	*o = '\0';
+	return out;
+}
+
+static int
+b64val(char c)
+{
+	const char *q = c ? strchr(b64, c) : NULL;
+
+	return q ? (int)(q - b64) : -1;
+}
+
+int
+ckpt_base64_decode(const char *s, size_t slen, unsigned char **out, size_t *len)
+{
+	unsigned char *buf, *o;
+
+	if (slen % 4 != 0)
+		return -1;
+	buf = malloc(slen / 4 * 3 + 1);
+	if (buf == NULL)
+		return -1;
+	o = buf;
+	for (size_t i = 0; i < slen; i += 4) {
+		int a = b64val(s[i]), b = b64val(s[i + 1]), c, d;
+		int last = i + 4 == slen;
+
+		c = last && s[i + 2] == '=' && s[i + 3] == '=' ? -2 : b64val(s[i + 2]);
+		d = last && s[i + 3] == '=' ? -2 : b64val(s[i + 3]);
+		if (a < 0 || b < 0 || c == -1 || d == -1 || (c == -2 && d != -2)) {
+			free(buf);
+			return -1;
+		}
+		*o++ = (unsigned char)(a << 2 | b >> 4);
+		if (c >= 0)
+			*o++ = (unsigned char)((b & 15) << 4 | c >> 2);
+		if (d >= 0)
+			*o++ = (unsigned char)((c & 3) << 6 | d);
+	}
+	*out = buf;
+	*len = (size_t)(o - buf);
+	return 0;
+}
+
+json_t *
+ckpt_entry_to_json(const void *p, size_t len)
+{
+	char *enc;
+	json_t *v;
+
+	if (ckpt_utf8_valid(p, len))
+		return json_stringn(len ? p : "", len);
+	enc = ckpt_base64_encode(p, len);
+	if (enc == NULL)
+		return NULL;
+	v = json_pack("{s:s}", "base64", enc);
+	free(enc);
+	return v;
+}
+
+int
+ckpt_entry_from_json(const json_t *v, unsigned char **out, size_t *len, struct ckpt_err *e)
+{
+	const json_t *b;
+
+	if (json_is_string(v)) {
+		size_t n = json_string_length(v);
+
+		*out = malloc(n + 1);
+		if (*out == NULL)
+			return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		memcpy(*out, json_string_value(v), n);
+		*len = n;
+		return 0;
+	}
+	if (json_is_object(v) && json_object_size(v) == 1 &&
+	    json_is_string(b = json_object_get(v, "base64"))) {
+		if (ckpt_base64_decode(json_string_value(b), json_string_length(b), out, len) < 0)
+			return ckpt_err_set(e, CKPT_ERR_INPUT, "", "bad base64 in entry");
+		return 0;
+	}
+	return ckpt_err_set(e, CKPT_ERR_INPUT, "", "an entry must be a string or {\"base64\": \"...\"}");
+}

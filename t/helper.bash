@@ -1,0 +1,37 @@
+# Shared by every test file: the built programs first on PATH, a fresh directory per test.
+T=$(cd "$BATS_TEST_DIRNAME" && pwd)
+ROOT=$(cd "$T/.." && pwd)
+DATA=$T/data
+FIXTURES=$(cd "$ROOT/../shared/fixtures" 2>/dev/null && pwd)
+PATH="${CKPT_BIN:-$ROOT/bin}:$PATH"
+export PATH
+
+setup() {
+	cd "$BATS_TEST_TMPDIR" || return 1
+}
+
+# Compare output with a golden file, showing the difference on failure.
+match_golden() {
+	if [ "$output" != "$(cat "$1")" ]; then
+		diff -u "$1" <(printf '%s\n' "$output") || true
+		return 1
+	fi
+}
+
+# Assert the exit status.
+status_is() {
+	if [ "$status" -ne "$1" ]; then
+		echo "expected status $1, got $status; output:"
+		printf '%s\n' "$output"
+		return 1
+	fi
+}
+
+# Assert the whole output equals the expected text.
+output_is() {
+	if [ "$output" != "$1" ]; then
+		echo "expected: $1"
+		echo "got:      $output"
+		return 1
+	fi
+}
