@@ -260,4 +260,177 @@ void ckpt_graph_free(struct ckpt_graph *g);
 void ckpt_pointwise_inputs(uint32_t S, uint32_t T, uint32_t j, uint32_t *lo, uint32_t *hi);
 void ckpt_pointwise_outputs(uint32_t S, uint32_t T, uint32_t i, uint32_t *lo, uint32_t *hi);
 
+/*
+ * ================================================================
+ * The sections below belong to one concern each; the owner of the
+ * concern may add to its section.  Signatures marked SHARED are used
+ * by other concerns: change them only together with their users.
+ * ================================================================
+ */
+
+/* --------------------------------------------------------------- plan.c */
+
+enum ckpt_plan_algo { CKPT_PLAN_FAST, CKPT_PLAN_REFERENCE };
+
+struct ckpt_plan_opts {
+	enum ckpt_plan_algo algo;
+	int no_finished; /* -N: checkpoints after tasks finish are switched off */
+};
+
+/* The checkpoint plan of FLIP-147, one bit set per vertex (indexed like g->v). */
+struct ckpt_plan {
+	struct ckpt_bits *trigger, *wait_for, *finished; /* commit_to equals wait_for */
+	unsigned char *fully_finished;                   /* per vertex: no RUNNING subtask */
+	char **warnings;
+	size_t nwarnings;
+	const char *decline_reason; /* NULL unless declined, e.g. "NOT_ALL_REQUIRED_TASKS_RUNNING" */
+	char *decline_message;
+};
+
+/* SHARED (ckpt-run): compute the plan.  0 whether declined or not; -1 on error. */
+int ckpt_plan_compute(const struct ckpt_graph *g, const struct ckpt_plan_opts *o,
+		      struct ckpt_plan *out, struct ckpt_err *e);
+json_t *ckpt_plan_to_json(const struct ckpt_graph *g, const struct ckpt_plan *p);
+void ckpt_plan_release(struct ckpt_plan *p);
+
+/* ----------------------------------------------------------- failover.c */
+
+enum ckpt_failover_strategy { CKPT_FAILOVER_FULL, CKPT_FAILOVER_REGION, CKPT_FAILOVER_APPROXIMATE };
+
+struct ckpt_task_ref {
+	size_t vertex;
+	uint32_t subtask;
+};
+
+/*
+ * SHARED (ckpt-replay, ckpt-run): the subtasks to restart when the failed
+ * subtasks fail.  lost, when not NULL, holds one bit set per vertex naming
+ * the producer subtasks whose partitions are lost.  restart receives
+ * g->nv bit sets (initialised here; release each with ckpt_bits_release).
+ */
+int ckpt_failover_restart(const struct ckpt_graph *g, enum ckpt_failover_strategy s,
+			  const struct ckpt_task_ref *failed, size_t nfailed,
+			  const struct ckpt_bits *lost, struct ckpt_bits *restart, struct ckpt_err *e);
+
+/* -------------------------------------------------------------- state.c */
+
+/* Bytes of an entry (list element, key, value, channel data, coordinator state). */
+struct ckpt_bytes {
+	unsigned char *p;
+	size_t len;
+};
+
+/* Distribution mode of a named operator state. */
+enum ckpt_mode { CKPT_MODE_LIST, CKPT_MODE_UNION, CKPT_MODE_BROADCAST };
+
+/* One named operator state of one subtask; n and bytes are valid even when entries are not loaded. */
+struct ckpt_opstate {
+	char *name;
+	enum ckpt_mode mode;
+	size_t n;
+	uint64_t bytes;
+	struct ckpt_bytes *entries; /* n entries, or NULL when not loaded */
+};
+
+struct ckpt_kv {
+	char *state;
+	uint32_t key_group;
+	struct ckpt_bytes key, value;
+};
+
+/* In-flight data: input (a = gate, b = channel) or output (a = partition, b = subpartition). */
+struct ckpt_chan {
+	uint32_t a, b;
+	struct ckpt_bytes data;
+};
+
+/* A state handle of a Flink _metadata: the state lives in another file (or inline). */
+struct ckpt_handle {
+	char *scope;   /* "managed_operator", "raw_operator", "managed_keyed", "raw_keyed",
+			  "input_channel", "output_channel" */
+	char *kind;    /* "file", "relative_file", "byte_stream", "key_groups", "incremental", ... */
+	uint64_t size; /* bytes, as the file records them */
+	char *path;    /* the file it names, NULL when the bytes are inline */
+	json_t *detail; /* everything else the decoder knows: key groups, offsets per name, ... (owned) */
+};
+
+struct ckpt_subtask {
+	uint32_t index;
+	int finished;
+	struct ckpt_opstate *ops; /* operator state by name, names unique */
+	size_t nops;
+	int keyed;                   /* has a keyed-state section */
+	uint32_t kg_first, kg_last;  /* its key-group range, inclusive, when keyed */
+	size_t nkv;
+	uint64_t kv_bytes;
+	struct ckpt_kv *kv;          /* nkv entries, or NULL when not loaded */
+	size_t nin, nout;
+	uint64_t in_bytes, out_bytes;
+	struct ckpt_chan *in, *out;  /* or NULL when not loaded */
+	struct ckpt_handle *handles; /* Flink _metadata only */
+	size_t nhandles;
+	int loaded;                  /* entries, kv, in and out are present */
+};
+
+struct ckpt_operator {
+	char *id, *uid, *name, *vertex; /* uid, name, vertex may be NULL */
+	uint32_t parallelism, max_parallelism;
+	int fully_finished;
+	struct ckpt_bytes *coordinator; /* NULL when none */
+	struct ckpt_subtask *subtasks;  /* ascending index; a subtask holding nothing may be absent */
+	size_t nsubtasks;
+};
+
+struct ckpt_snapshot {
+	uint64_t checkpoint_id;
+	char *kind;        /* "checkpoint" or "savepoint" */
+	struct ckpt_operator *ops;
+	size_t nops;
+	json_t *flink;     /* Flink _metadata facts (format version, properties, master states), else NULL */
+	void *backing;     /* private: where unloaded entries come from */
+};
+
+/* SHARED: open any snapshot: an archive (tar, tar.gz, zip), a directory, a state document, a
+ * Flink _metadata (or a directory holding one).  Entries may be left unloaded. */
+struct ckpt_snapshot *ckpt_snapshot_open(const char *path, struct ckpt_err *e);
+/* SHARED: load (or unload) the entries of one subtask; loading a loaded subtask does nothing. */
+int ckpt_subtask_load(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subtask *st,
+		      struct ckpt_err *e);
+void ckpt_subtask_unload(struct ckpt_subtask *st);
+/* SHARED: a state document (ckpt-state(5)) to a snapshot, and back (loads every subtask). */
+struct ckpt_snapshot *ckpt_snapshot_from_json(const struct ckpt_jdoc *doc, struct ckpt_err *e);
+json_t *ckpt_snapshot_to_json(struct ckpt_snapshot *s, struct ckpt_err *e);
+void ckpt_snapshot_free(struct ckpt_snapshot *s);
+const char *ckpt_mode_name(enum ckpt_mode m); /* "list", "union", "broadcast" */
+int ckpt_mode_parse(const char *name);        /* -1 if unknown */
+
+/* ------------------------------------------------------------ archive.c */
+
+enum ckpt_archive_kind { CKPT_ARCHIVE_TAR, CKPT_ARCHIVE_TARGZ, CKPT_ARCHIVE_ZIP, CKPT_ARCHIVE_DIR };
+
+/* The kind a path asks for: .tar, .tar.gz (.tgz), .zip, or a trailing '/' for a directory; -1 otherwise. */
+int ckpt_archive_kind_of(const char *path);
+/* SHARED: write s as an archive, whole or not at all (the target appears only when complete). */
+int ckpt_snapshot_write(struct ckpt_snapshot *s, const char *path, enum ckpt_archive_kind kind,
+			struct ckpt_err *e);
+
+/* ---------------------------------------------------------- flinkmeta.c */
+
+/* SHARED: does buf start like a Flink _metadata file (magic 0x4960672d)? */
+int ckpt_flinkmeta_sniff(const void *buf, size_t len);
+/* SHARED: decode a Flink _metadata (format versions 2 to 7) into a snapshot whose subtasks hold
+ * handles, not entries; name is used in errors.  Decodes to the last byte or fails. */
+struct ckpt_snapshot *ckpt_flinkmeta_decode(const void *buf, size_t len, const char *name,
+					    struct ckpt_err *e);
+/* SHARED: the operator id Flink derives from a uid (murmur3_128, seed 0), as Flink prints it. */
+void ckpt_flink_operator_id(const char *uid, size_t len, char out[33]);
+
+/* ------------------------------------------------------------- eventlog.c */
+
+/* ------------------------------------------------------------- replay.c */
+
+/* -------------------------------------------------------- redistribute.c */
+
+/* ------------------------------------------------------- engine (lib/engine/) */
+
 #endif
