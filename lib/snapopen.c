@@ -750,7 +750,7 @@ verify_entry(struct verify *v, struct archive *a, const char *name, struct ckpt_
 	ckpt_hasher_reset(h);
 	got = arc_stream(a, hash_block, h, where, &me);
 	if (got < 0) {
-		problem(v, name, "truncated member (the archive ends inside it)");
+		problem(v, name, "truncated member: the archive ends inside it");
 		return 1;
 	}
 	v->nchecked++;

@@ -315,11 +315,8 @@ load_key_groups(struct ldr *L, struct ckpt_subtask *st, const json_t *v, uint32_
 		return ckpt_jdoc_err(L->doc, L->e, ptr, "%s: missing \"key_groups\"", what);
 	ptr_key(p, ptr, "key_groups");
 	if (ckpt_rangelist_from_json(v, maxp, &b, L->e) < 0) {
-		char text[sizeof L->e->text];
-
-		snprintf(text, sizeof text, "%s", L->e ? L->e->text : "");
-		return ckpt_jdoc_err(L->doc, L->e, p, "%s: key_groups: %s (max parallelism %u)", what, text,
-				     maxp);
+		return ckpt_jdoc_err(L->doc, L->e, p, "%s: key_groups must be a range within 0-%u (max parallelism %u)",
+				     what, maxp - 1, maxp);
 	}
 	first = last = ckpt_bits_next(&b, 0);
 	count = ckpt_bits_count(&b);
