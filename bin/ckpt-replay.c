@@ -153,6 +153,7 @@ run_write(const struct opts *o)
 	ssize_t n;
 	int status = 0;
 
+	setvbuf(stdin, NULL, _IOFBF, 1 << 20);
 	if (ps == NULL || (w = ckpt_evwriter_open(o->dir, CKPT_EVW_WHOLE, &e)) == NULL)
 		goto fail;
 	while ((n = getline(&line, &cap, stdin)) >= 0) {

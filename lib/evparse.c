@@ -74,11 +74,29 @@ fail(struct scan *s, const unsigned char *at, const char *fmt, ...)
 {
 	va_list ap;
 
+	s->at = at;
+	if (at >= s->end && strncmp(fmt, "not JSON", 8) != 0)
+		return ckpt_err_set(s->e, CKPT_ERR_INPUT, "", "not JSON: unexpected end of text");
 	va_start(ap, fmt);
 	ckpt_err_vset(s->e, CKPT_ERR_INPUT, "", fmt, ap);
 	va_end(ap);
-	s->at = at;
 	return -1;
+}
+
+/* A JSON syntax error (as opposed to a payload that is JSON but not an event). */
+static int
+syntax(struct scan *s, const unsigned char *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int
+syntax(struct scan *s, const unsigned char *at, const char *fmt, ...)
+{
+	char text[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof text, fmt, ap);
+	va_end(ap);
+	return fail(s, at, "not JSON: %s", text);
 }
 
 static int
@@ -112,8 +130,8 @@ expect(struct scan *s, unsigned char c)
 	ws(s);
 	if (s->p >= s->end || *s->p != c) {
 		if (s->p >= s->end)
-			return fail(s, s->p, "'%c' expected near end of text", c);
-		return fail(s, s->p, "'%c' expected", c);
+			return syntax(s, s->p, "'%c' expected near end of text", c);
+		return syntax(s, s->p, "'%c' expected", c);
 	}
 	s->p++;
 	return 0;
@@ -199,17 +217,17 @@ unicode_escape(struct scan *s)
 	unsigned hi, lo;
 
 	if (s->end - s->p < 4 || hex4(s->p, &hi) < 0)
-		return fail(s, start, "invalid \\u escape");
+		return syntax(s, start, "invalid \\u escape");
 	s->p += 4;
 	if (hi == 0)
-		return fail(s, start, "\\u0000 is not allowed");
+		return syntax(s, start, "\\u0000 is not allowed");
 	if (hi >= 0xdc00 && hi <= 0xdfff)
-		return fail(s, start, "invalid Unicode '\\u%04X'", hi);
+		return syntax(s, start, "invalid Unicode '\\u%04X'", hi);
 	if (hi < 0xd800 || hi > 0xdbff)
 		return hi;
 	if (s->end - s->p < 6 || s->p[0] != '\\' || s->p[1] != 'u' || hex4(s->p + 2, &lo) < 0 ||
 	    lo < 0xdc00 || lo > 0xdfff)
-		return fail(s, start, "invalid Unicode '\\u%04X'", hi);
+		return syntax(s, start, "invalid Unicode '\\u%04X'", hi);
 	s->p += 6;
 	return 0x10000 + ((long)(hi - 0xd800) << 10) + (lo - 0xdc00);
 }
@@ -227,7 +245,7 @@ string(struct scan *s, const unsigned char **raw, size_t *rawlen, size_t *dec)
 
 	ws(s);
 	if (s->p >= s->end || *s->p != '"')
-		return fail(s, s->p, "string expected");
+		return syntax(s, s->p, "string expected");
 	start = ++s->p;
 	if (dec) {
 		if (grow((void **)&ps->arena, &ps->acap, ps->alen + (size_t)(s->end - s->p) + 1, 1, s) < 0)
@@ -239,7 +257,7 @@ string(struct scan *s, const unsigned char **raw, size_t *rawlen, size_t *dec)
 		size_t n;
 
 		if (c < 0x20)
-			return fail(s, s->p, "control character 0x%x in string", c);
+			return syntax(s, s->p, "control character 0x%x in string", c);
 		if (c == '\\') {
 			long cp;
 			char o = 0;
@@ -262,14 +280,14 @@ string(struct scan *s, const unsigned char **raw, size_t *rawlen, size_t *dec)
 					ps->alen += put_utf8(ps->arena + ps->alen, (unsigned)cp);
 				continue;
 			default:
-				return fail(s, s->p - 2, "invalid escape");
+				return syntax(s, s->p - 2, "invalid escape");
 			}
 			if (dec)
 				ps->arena[ps->alen++] = o;
 			continue;
 		}
 		if ((n = utf8_len(s->p, s->end)) == 0)
-			return fail(s, s->p, "invalid UTF-8 in string");
+			return syntax(s, s->p, "invalid UTF-8 in string");
 		if (dec) {
 			memcpy(ps->arena + ps->alen, s->p, n);
 			ps->alen += n;
@@ -277,7 +295,7 @@ string(struct scan *s, const unsigned char **raw, size_t *rawlen, size_t *dec)
 		s->p += n;
 	}
 	if (s->p >= s->end)
-		return fail(s, start - 1, "unterminated string");
+		return syntax(s, start - 1, "unterminated string");
 	if (raw) {
 		*raw = start;
 		*rawlen = (size_t)(s->p - start);
@@ -301,9 +319,9 @@ number(struct scan *s, int *isint, uint64_t *v)
 		s->p++;
 	}
 	if (s->p >= s->end || *s->p < '0' || *s->p > '9')
-		return fail(s, start, "invalid token");
+		return syntax(s, start, "invalid token");
 	if (*s->p == '0' && s->p + 1 < s->end && s->p[1] >= '0' && s->p[1] <= '9')
-		return fail(s, start, "invalid token");
+		return syntax(s, start, "invalid token");
 	while (s->p < s->end && *s->p >= '0' && *s->p <= '9') {
 		if (++digits <= 18)
 			x = x * 10 + (uint64_t)(*s->p - '0');
@@ -312,7 +330,7 @@ number(struct scan *s, int *isint, uint64_t *v)
 	if (s->p < s->end && *s->p == '.') {
 		frac = 1;
 		if (++s->p >= s->end || *s->p < '0' || *s->p > '9')
-			return fail(s, start, "invalid token");
+			return syntax(s, start, "invalid token");
 		while (s->p < s->end && *s->p >= '0' && *s->p <= '9')
 			s->p++;
 	}
@@ -322,12 +340,12 @@ number(struct scan *s, int *isint, uint64_t *v)
 		if (s->p < s->end && (*s->p == '+' || *s->p == '-'))
 			s->p++;
 		if (s->p >= s->end || *s->p < '0' || *s->p > '9')
-			return fail(s, start, "invalid token");
+			return syntax(s, start, "invalid token");
 		while (s->p < s->end && *s->p >= '0' && *s->p <= '9')
 			s->p++;
 	}
 	if (!frac && digits > 18)
-		return fail(s, start, "too big integer");
+		return syntax(s, start, "too big integer");
 	if (frac) {
 		char buf[64];
 		size_t n = (size_t)(s->p - start);
@@ -336,7 +354,7 @@ number(struct scan *s, int *isint, uint64_t *v)
 			memcpy(buf, start, n);
 			buf[n] = '\0';
 			if (isinf(strtod(buf, NULL)))
-				return fail(s, start, "real number overflow");
+				return syntax(s, start, "real number overflow");
 		}
 	}
 	*isint = !frac && !neg;
@@ -352,7 +370,7 @@ literal(struct scan *s, const char *word)
 	size_t n = strlen(word);
 
 	if ((size_t)(s->end - s->p) < n || memcmp(s->p, word, n) != 0)
-		return fail(s, s->p, "invalid token");
+		return syntax(s, s->p, "invalid token");
 	s->p += n;
 	return 0;
 }
@@ -376,8 +394,9 @@ members(struct scan *s, int *first, const unsigned char **key, size_t *klen)
 			s->p++;
 			return 0;
 		}
-		if (expect(s, ',') < 0)
-			return -1;
+		if (s->p >= s->end || *s->p != ',')
+			return syntax(s, s->p, "',' or '}' expected%s", s->p >= s->end ? " near end of text" : "");
+		s->p++;
 	}
 	if (string(s, key, klen, NULL) < 0 || expect(s, ':') < 0)
 		return -1;
@@ -405,8 +424,9 @@ elements(struct scan *s, int *first)
 		s->p++;
 		return 0;
 	}
-	if (expect(s, ',') < 0)
-		return -1;
+	if (s->p >= s->end || *s->p != ',')
+		return syntax(s, s->p, "',' or ']' expected%s", s->p >= s->end ? " near end of text" : "");
+	s->p++;
 	ws(s);
 	return 1;
 }
@@ -421,9 +441,9 @@ value(struct scan *s, int depth)
 
 	ws(s);
 	if (s->p >= s->end)
-		return fail(s, s->p, "value expected near end of text");
+		return syntax(s, s->p, "value expected near end of text");
 	if (depth > DEPTH_LIMIT)
-		return fail(s, s->p, "nesting deeper than %d", DEPTH_LIMIT);
+		return syntax(s, s->p, "nesting deeper than %d", DEPTH_LIMIT);
 	switch (*s->p) {
 	case '{':
 		while ((r = members(s, &first, &k, &kl)) > 0)
@@ -483,7 +503,9 @@ get_string(struct scan *s, const char *what, const char *key, const char **out)
 	size_t off;
 
 	ws(s);
-	if (s->p >= s->end || *s->p != '"')
+	if (s->p >= s->end)
+		return syntax(s, s->p, "value expected near end of text");
+	if (*s->p != '"')
 		return fail(s, s->p, "%s: \"%s\" must be a string", what, key);
 	if (string(s, NULL, NULL, &off) < 0)
 		return -1;
@@ -501,7 +523,9 @@ get_uint(struct scan *s, const char *what, const char *key, uint64_t lo, uint64_
 
 	ws(s);
 	at = s->p;
-	if (s->p >= s->end || !(*s->p == '-' || (*s->p >= '0' && *s->p <= '9')))
+	if (s->p >= s->end)
+		return syntax(s, s->p, "value expected near end of text");
+	if (!(*s->p == '-' || (*s->p >= '0' && *s->p <= '9')))
 		return fail(s, at, "%s: \"%s\" must be an integer", what, key);
 	if (number(s, &isint, &v) < 0)
 		return -1;
