@@ -245,7 +245,7 @@ string(struct scan *s, const unsigned char **raw, size_t *rawlen, size_t *dec)
 
 	ws(s);
 	if (s->p >= s->end || *s->p != '"')
-		return syntax(s, s->p, "string expected");
+		return syntax(s, s->p, "string expected%s", s->p >= s->end ? " near end of text" : "");
 	start = ++s->p;
 	if (dec) {
 		if (grow((void **)&ps->arena, &ps->acap, ps->alen + (size_t)(s->end - s->p) + 1, 1, s) < 0)
