@@ -97,10 +97,11 @@ null
 
 @test "eventlog: a torn tail cut at every byte offset of the last record is ignored and counted" {
 	events5 | ckpt-replay -w L
-	{ init b 2; fin b 1 '{"coordinators":{},"shuffle":null}'; } | ckpt-replay -w L
+	{ init b 2; fin b 1; } | ckpt-replay -w L
 	# the plan of the log without its last record
 	{ events5 | ckpt-replay -w E; init b 2 | ckpt-replay -w E; }
-	expected=$(ckpt-replay E | jq -c 'del(.log.records, .log.torn_bytes)')
+	expected=$(ckpt-replay E)
+	[ "${expected%\"torn_bytes\":0,*}" != "$expected" ]
 	whole=$(size E/events.1)
 	last=$(( $(size L/events.1) - whole ))
 	[ "$last" -gt 16 ]
@@ -108,9 +109,9 @@ null
 	cp L/events.0 T/
 	for cut in $(seq 1 $((last - 1))); do
 		head -c $((whole + cut)) L/events.1 > T/events.1
-		run sh -c 'ckpt-replay T | jq -c "[del(.log.records, .log.torn_bytes), .log.records, .log.torn_bytes]"'
+		run ckpt-replay T
 		status_is 0
-		output_is "[$expected,6,$cut]"
+		output_is "${expected/\"torn_bytes\":0,/\"torn_bytes\":$cut,}"
 	done
 }
 
