@@ -1078,26 +1078,103 @@ set_range(json_t *obj, const char *key, uint64_t a, uint64_t b)
 	return ckpt_json_set_new(obj, key, json_string(buf));
 }
 
-/* Which handles of an old subtask a piece uses: operator handles for list, union and broadcast
- * pieces, keyed handles for key groups, channel handles for in-flight data. */
-static json_t *
-handles_json(const struct ckpt_subtask *st, int opstate, int keyed, int chan)
+/* Offsets of name in the operator handles of st before handle h: where h's elements start. */
+static uint64_t
+elements_before(const struct ckpt_subtask *st, size_t h, const char *name)
 {
+	uint64_t n = 0;
+
+	for (size_t k = 0; k < h; k++) {
+		json_t *states = json_object_get(st->handles[k].detail, "states"), *s;
+		size_t i;
+
+		if (strstr(st->handles[k].scope, "operator") == NULL)
+			continue;
+		json_array_foreach(states, i, s)
+			if (json_is_string(json_object_get(s, "name")) &&
+			    strcmp(json_string_value(json_object_get(s, "name")), name) == 0)
+				n += json_array_size(json_object_get(s, "offsets"));
+	}
+	return n;
+}
+
+/* The offsets of operator handle h that new subtask t takes, per state name; NULL when none. */
+static json_t *
+handle_states(const struct rd_op *o, uint32_t t, uint32_t j, size_t h)
+{
+	const struct ckpt_subtask *st = o->at[j];
+	json_t *states = json_object_get(st->handles[h].detail, "states"), *s, *out = json_object();
+	size_t i;
+
+	json_array_foreach(states, i, s) {
+		const char *name = json_string_value(json_object_get(s, "name"));
+		json_t *offs = json_object_get(s, "offsets"), *taken;
+		const struct rd_name *nm = name ? find_name(o, name) : NULL;
+		uint64_t a, b, base;
+
+		if (out == NULL || nm == NULL || !piece(o, nm, t, j, &a, &b))
+			continue;
+		base = elements_before(st, h, name);
+		taken = json_array();
+		for (uint64_t x = base; taken && x < base + json_array_size(offs); x++)
+			if (x >= a && x < b)
+				json_array_append(taken, json_array_get(offs, (size_t)(x - base)));
+		if (json_array_size(taken) || (a == b && nm->mode != CKPT_MODE_LIST))
+			json_object_set_new(out, name, json_pack("{s:O, s:o}", "mode", json_object_get(s, "mode"),
+								 "offsets", taken));
+		else
+			json_decref(taken);
+	}
+	if (out && json_object_size(out) == 0) {
+		json_decref(out);
+		return NULL;
+	}
+	return out;
+}
+
+/* The key groups of keyed handle h inside [x, y], as a range string; NULL when none. */
+static json_t *
+handle_kg(const struct ckpt_handle *h, uint32_t x, uint32_t y)
+{
+	const char *s = json_string_value(json_object_get(h->detail, "key_groups"));
+	unsigned a, b;
+	char buf[48];
+
+	if (s == NULL || sscanf(s, "%u-%u", &a, &b) < 1)
+		return NULL;
+	if (strchr(s, '-') == NULL)
+		b = a;
+	a = a > x ? a : x;
+	b = b < y ? b : y;
+	if (a > b)
+		return NULL;
+	snprintf(buf, sizeof buf, a == b ? "%u" : "%u-%u", a, b);
+	return json_string(buf);
+}
+
+/* The handles of old subtask j that new subtask t reads, with what it takes from each. */
+static json_t *
+handles_json(const struct rd_op *o, uint32_t t, uint32_t j, int kg, uint32_t x, uint32_t y, int chan)
+{
+	const struct ckpt_subtask *st = o->at[j];
 	json_t *arr = json_array();
 
 	for (size_t k = 0; arr && k < st->nhandles; k++) {
 		const struct ckpt_handle *h = &st->handles[k];
-		int use = strstr(h->scope, "operator") ? opstate : strstr(h->scope, "keyed") ? keyed : chan;
-		json_t *o;
+		json_t *what = NULL, *v;
+		const char *key = "states";
 
-		if (!use)
+		if (strstr(h->scope, "operator"))
+			what = handle_states(o, t, j, k);
+		else if (strstr(h->scope, "keyed"))
+			what = kg ? handle_kg(h, x, y) : NULL, key = "key_groups";
+		else if (chan)
+			what = json_true(), key = "in_place";
+		if (what == NULL)
 			continue;
-		o = json_pack("{s:s, s:s, s:I}", "scope", h->scope, "kind", h->kind, "size", (json_int_t)h->size);
-		if (o && h->path)
-			json_object_set_new(o, "path", json_string(h->path));
-		if (o && h->detail)
-			json_object_set(o, "detail", h->detail);
-		if (ckpt_json_append_new(arr, o) < 0) {
+		v = json_pack("{s:s, s:s, s:I, s:s?, s:o}", "scope", h->scope, "kind", h->kind, "size",
+			      (json_int_t)h->size, "path", h->path, key, what);
+		if (ckpt_json_append_new(arr, v) < 0) {
 			json_decref(arr);
 			return NULL;
 		}
@@ -1110,8 +1187,8 @@ from_json(const struct rd_op *o, uint32_t t, uint32_t j)
 {
 	json_t *f = json_pack("{s:i}", "subtask", (json_int_t)j);
 	json_t *list = json_object(), *uni = json_array(), *bc = json_array();
-	uint32_t x, y;
-	int any = 0, kg = kg_piece(o, t, j, &x, &y), chan = o->how == RD_IN_PLACE && j == t &&
+	uint32_t x = 0, y = 0;
+	int kg = kg_piece(o, t, j, &x, &y), chan = o->how == RD_IN_PLACE && j == t &&
 				 (o->at[j]->nin || o->at[j]->nout || o->at[j]->nhandles);
 
 	for (size_t k = 0; f && list && uni && bc && k < o->nnames; k++) {
@@ -1120,7 +1197,6 @@ from_json(const struct rd_op *o, uint32_t t, uint32_t j)
 
 		if (!piece(o, nm, t, j, &a, &b))
 			continue;
-		any = 1;
 		if (nm->mode == CKPT_MODE_LIST) {
 			json_t *r = json_object();
 
@@ -1140,7 +1216,7 @@ from_json(const struct rd_op *o, uint32_t t, uint32_t j)
 			set_range(f, "key_groups", x, y);
 		json_object_set_new(f, "channel_state", json_boolean(chan));
 		if (o->at[j]->nhandles)
-			ckpt_json_set_new(f, "handles", handles_json(o->at[j], any, kg, chan));
+			ckpt_json_set_new(f, "handles", handles_json(o, t, j, kg, x, y, chan));
 		return f;
 	}
 	json_decref(f), json_decref(list), json_decref(uni), json_decref(bc);
