@@ -1012,7 +1012,7 @@ ckpt_redist_fill(struct ckpt_redist *r, const struct ckpt_operator *op, struct c
 			goto out;
 		}
 	st->loaded = 1;
-	rc = 0;
+	rc = ckpt_subtask_recount(st, e);
 out:
 	free(pos);
 	if (rc < 0)
@@ -1047,7 +1047,10 @@ ckpt_redist_release(struct ckpt_subtask *st)
 	free(st->kv);
 	free_chan(st->in, st->nin);
 	free_chan(st->out, st->nout);
-	st->kv = NULL, st->in = NULL, st->out = NULL;
+	for (size_t i = 0; i < st->nkvstats; i++)
+		free(st->kvstats[i].state);
+	free(st->kvstats);
+	st->kv = NULL, st->in = NULL, st->out = NULL, st->kvstats = NULL, st->nkvstats = 0;
 	st->loaded = 0;
 }
 

@@ -131,14 +131,14 @@ FULL2='{"id": "op2", "parallelism": 2, "max_parallelism": 2, "fully_finished": t
 }
 
 @test "CheckpointCoordinatorRestoringTest: scale out 2 to 13 and in 13 to 2 at max parallelism 13" {
-	jq '.operators[0].id = "v2" | .operators[0].vertex = "v2" | .operators[0].max_parallelism = 13
+	jq '.operators[0].id = "v2" | .operators[0].uid = "u2" | .operators[0].vertex = "v2" | .operators[0].max_parallelism = 13
 	    | .operators[0].subtasks |= map(.keyed_state.key_groups = (if .index == 0 then "0-6" else "7-12" end)
 	    | .keyed_state.entries = [range(if .index == 0 then 0 else 7 end; if .index == 0 then 7 else 13 end)
 	      | {state: "v", key_group: ., key: "k\(.)", value: "\(.)"}]
 	    | .operator_state = {"state-0": {mode: "list", entries: ["\(.index)-0-0", "\(.index)-0-1", "\(.index)-0-2", "\(.index)-0-3", "\(.index)-0-4", "\(.index)-0-5", "\(.index)-0-6", "\(.index)-0-7"]},
 	                         "state-1": {mode: "list", entries: ["\(.index)-1-0", "\(.index)-1-1", "\(.index)-1-2", "\(.index)-1-3", "\(.index)-1-4", "\(.index)-1-5", "\(.index)-1-6", "\(.index)-1-7"]}})' \
 		"$M/keyed.json" > v2.json
-	jq --slurpfile v2 v2.json '.operators[0] |= (.id = "v1" | .vertex = "v1" | .parallelism = 3 | .max_parallelism = 42
+	jq --slurpfile v2 v2.json '.operators[0] |= (.id = "v1" | .uid = "u1" | .vertex = "v1" | .parallelism = 3 | .max_parallelism = 42
 	    | .subtasks = [range(3) | {index: ., finished: false, keyed_state: {key_groups: ["0-13", "14-27", "28-41"][.], entries: []}}])
 	    | .operators += $v2[0].operators' "$M/keyed.json" > old.json
 	ckpt-merge -P v2=13 old.json > out.json
