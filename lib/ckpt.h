@@ -378,7 +378,13 @@ json_t *ckpt_vertex_sets_to_json(const struct ckpt_graph *g, const struct ckpt_b
  */
 struct ckpt_graphin;
 
-struct ckpt_graphin *ckpt_graphin_open(const char *path, struct ckpt_err *e);
+/*
+ * Read the named files one after the other as one stream (so that vertex
+ * documents may come in files of their own), or standard input when npaths
+ * is 0 ("-" names it too).  A file holding no document is an error.  The
+ * paths must outlive the reader.
+ */
+struct ckpt_graphin *ckpt_graphin_open(char *const *paths, size_t npaths, struct ckpt_err *e);
 /*
  * The next graph: 1 with *g (the caller frees it) and *doc (the document it
  * came from, valid until the next call), 0 at the end, -1 on error.
