@@ -128,9 +128,7 @@ ckpt_snapshot_format(const struct ckpt_snapshot *s)
 {
 	const struct snap_backing *b = s->backing;
 
-	if (b != NULL)
-		return b->format;
-	return s->flink ? "flink metadata" : "state document";
+	return b != NULL ? b->format : "state document";
 }
 
 /* ---- freeing */
