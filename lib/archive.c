@@ -134,7 +134,7 @@ struct ckpt_awriter {
 	json_t *ops;  /* the manifest's operators */
 	json_t *subs; /* the current operator's subtasks */
 	char *cur_id;
-	uint32_t cur_p;
+	uint32_t cur_p, cur_maxp;
 	int64_t last_index;
 	struct wmember *m;
 	size_t nm, cap;
@@ -259,8 +259,21 @@ fail:
 int
 ckpt_awriter_operator(struct ckpt_awriter *w, const struct ckpt_operator *op, struct ckpt_err *e)
 {
-	json_t *o = snap_operator_head(op);
+	json_t *o, *v;
+	size_t i;
 
+	/* what the reader would refuse is refused here, before anything is written */
+	if (op->id == NULL || op->id[0] == '\0')
+		return ckpt_err_set(e, CKPT_ERR_INPUT, w->path, "an operator without an id");
+	if (op->max_parallelism < 1 || op->max_parallelism > CKPT_MAX_PARALLELISM_LIMIT ||
+	    op->parallelism < 1 || op->parallelism > op->max_parallelism)
+		return ckpt_err_set(e, CKPT_ERR_INPUT, w->path,
+				    "operator \"%s\": parallelism %u with max parallelism %u", op->id,
+				    op->parallelism, op->max_parallelism);
+	json_array_foreach(w->ops, i, v)
+		if (strcmp(json_string_value(json_object_get(v, "id")), op->id) == 0)
+			return ckpt_err_set(e, CKPT_ERR_INPUT, w->path, "duplicate operator \"%s\"", op->id);
+	o = snap_operator_head(op);
 	w->subs = json_array();
 	if (ckpt_json_append_new(w->ops, o) < 0 || ckpt_json_set_new(o, "subtasks", w->subs) < 0)
 		return ckpt_err_set(e, CKPT_ERR_NOMEM, w->path, "out of memory");
@@ -269,6 +282,7 @@ ckpt_awriter_operator(struct ckpt_awriter *w, const struct ckpt_operator *op, st
 	if (w->cur_id == NULL)
 		return -1;
 	w->cur_p = op->parallelism;
+	w->cur_maxp = op->max_parallelism;
 	w->last_index = -1;
 	return 0;
 }
@@ -344,6 +358,15 @@ write_member(struct ckpt_awriter *w, const struct ckpt_subtask *st, struct wmemb
 	return r;
 }
 
+static int
+any_entries(const struct ckpt_subtask *st)
+{
+	for (size_t i = 0; i < st->nops; i++)
+		if (st->ops[i].n)
+			return 1;
+	return 0;
+}
+
 int
 ckpt_awriter_subtask(struct ckpt_awriter *w, const struct ckpt_subtask *st, struct ckpt_err *e)
 {
@@ -357,6 +380,14 @@ ckpt_awriter_subtask(struct ckpt_awriter *w, const struct ckpt_subtask *st, stru
 				    "operator \"%s\": subtask %u out of order or beyond parallelism %u",
 				    w->cur_id, st->index, w->cur_p);
 	w->last_index = st->index;
+	if (st->keyed && (st->kg_first > st->kg_last || st->kg_last >= w->cur_maxp))
+		return ckpt_err_set(e, CKPT_ERR_INPUT, w->path,
+				    "operator \"%s\": subtask %u: key groups %u-%u outside max parallelism %u",
+				    w->cur_id, st->index, st->kg_first, st->kg_last, w->cur_maxp);
+	if (st->finished && st->loaded && (st->nkv || st->nin || st->nout || any_entries(st)))
+		return ckpt_err_set(e, CKPT_ERR_INPUT, w->path,
+				    "operator \"%s\": subtask %u: a finished subtask holds no state", w->cur_id,
+				    st->index);
 	if (st->loaded && !st->finished) {
 		if (w->nm == w->cap) {
 			size_t nc = w->cap ? w->cap * 2 : 16;
