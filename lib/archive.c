@@ -52,7 +52,7 @@ ckpt_archive_kind_name(enum ckpt_archive_kind kind)
 
 /* A reader over fd from its start: tar or zip, plain or compressed. */
 struct archive *
-arc_open_read(int fd, const char *name, struct ckpt_err *e)
+ckpt_arc_open_read(int fd, const char *name, struct ckpt_err *e)
 {
 	struct archive *a = archive_read_new();
 
@@ -78,7 +78,7 @@ arc_open_read(int fd, const char *name, struct ckpt_err *e)
 
 /* Next member: 1 and *ent, 0 at the end, -1 on error (named). */
 int
-arc_next(struct archive *a, struct archive_entry **ent, const char *name, struct ckpt_err *e)
+ckpt_arc_next(struct archive *a, struct archive_entry **ent, const char *name, struct ckpt_err *e)
 {
 	int r = archive_read_next_header(a, ent);
 
@@ -94,7 +94,7 @@ arc_next(struct archive *a, struct archive_entry **ent, const char *name, struct
  * -1 with e set when the data cannot be read (a cut archive) or fn fails.
  */
 int64_t
-arc_stream(struct archive *a, int (*fn)(void *arg, const void *p, size_t n, int64_t off), void *arg,
+ckpt_arc_stream(struct archive *a, int (*fn)(void *arg, const void *p, size_t n, int64_t off), void *arg,
 	   const char *where, struct ckpt_err *e)
 {
 	int64_t total = 0;
@@ -130,7 +130,7 @@ struct ckpt_awriter {
 	enum ckpt_archive_kind kind;
 	FILE *spool;  /* archives: the members, one after the other */
 	char *tmpdir; /* directories: built here, renamed into place */
-	struct snap_out *out;
+	struct ckpt_snap_out *out;
 	json_t *ops;  /* the manifest's operators */
 	json_t *subs; /* the current operator's subtasks */
 	char *cur_id;
@@ -145,7 +145,7 @@ awriter_free(struct ckpt_awriter *w)
 {
 	if (w->spool)
 		fclose(w->spool);
-	snap_out_free(w->out);
+	ckpt_snap_out_free(w->out);
 	json_decref(w->ops);
 	for (size_t i = 0; i < w->nm; i++)
 		free(w->m[i].name);
@@ -273,7 +273,7 @@ ckpt_awriter_operator(struct ckpt_awriter *w, const struct ckpt_operator *op, st
 	json_array_foreach(w->ops, i, v)
 		if (strcmp(json_string_value(json_object_get(v, "id")), op->id) == 0)
 			return ckpt_err_set(e, CKPT_ERR_INPUT, w->path, "duplicate operator \"%s\"", op->id);
-	o = snap_operator_head(op);
+	o = ckpt_snap_operator_head(op);
 	w->subs = json_array();
 	if (ckpt_json_append_new(w->ops, o) < 0 || ckpt_json_set_new(o, "subtasks", w->subs) < 0)
 		return ckpt_err_set(e, CKPT_ERR_NOMEM, w->path, "out of memory");
@@ -343,11 +343,11 @@ write_member(struct ckpt_awriter *w, const struct ckpt_subtask *st, struct wmemb
 	} else {
 		m->off = (uint64_t)ftello(f);
 	}
-	if ((w->out = snap_out_new(f)) == NULL)
+	if ((w->out = ckpt_snap_out_new(f)) == NULL)
 		r = ckpt_err_set(e, CKPT_ERR_NOMEM, w->path, "out of memory");
-	if (r == 0 && (snap_out_subtask(w->out, st) < 0 || snap_out_finish(w->out, &m->size, &m->xxh3) < 0))
+	if (r == 0 && (ckpt_snap_out_subtask(w->out, st) < 0 || ckpt_snap_out_finish(w->out, &m->size, &m->xxh3) < 0))
 		r = ckpt_err_sys(e, w->path, "write error");
-	snap_out_free(w->out);
+	ckpt_snap_out_free(w->out);
 	w->out = NULL;
 	if (w->kind == CKPT_ARCHIVE_DIR) {
 		if (r == 0 && (fflush(f) != 0 || fsync(fileno(f)) != 0))
@@ -405,7 +405,7 @@ ckpt_awriter_subtask(struct ckpt_awriter *w, const struct ckpt_subtask *st, stru
 		if (write_member(w, st, &w->m[w->nm - 1], e) < 0)
 			return -1;
 	}
-	v = snap_subtask_manifest(st, st->loaded && !st->finished ? w->m[w->nm - 1].name : NULL);
+	v = ckpt_snap_subtask_manifest(st, st->loaded && !st->finished ? w->m[w->nm - 1].name : NULL);
 	if (ckpt_json_append_new(w->subs, v) < 0)
 		return ckpt_err_set(e, CKPT_ERR_NOMEM, w->path, "out of memory");
 	return 0;
@@ -654,7 +654,7 @@ fail:
 }
 
 void
-arc_close(struct archive *a)
+ckpt_arc_close(struct archive *a)
 {
 	if (a)
 		archive_read_free(a);
