@@ -510,6 +510,10 @@ int ckpt_mode_parse(const char *name);        /* -1 if unknown */
  * kv[i].value.p, in[i].data.p, out[i].data.p, and the arrays), unless st->arena
  * is set: then the pieces point into the arena and only the arrays and the arena
  * are freed.  Copy the bytes out (or keep the subtask loaded) before unloading.
+ * Unloading frees entries only when they can be loaded again (an archive member,
+ * st->member set); subtasks of state documents and hand-built ones keep theirs.
+ * Archive members are read front to back: loading subtasks in the order of the
+ * snapshot reads a tar or zip once (out of order, it is read again from the start).
  */
 /* Recompute st->kvstats (and nkv, kv_bytes, per-state n and bytes, in/out bytes) from loaded entries. */
 int ckpt_subtask_recount(struct ckpt_subtask *st, struct ckpt_err *e);
