@@ -81,9 +81,9 @@ null
 	run sh -c 'echo "{\"type\":1,\"payload\":{\"vertex\":\"a\",\"subtask\":-1,\"attempt\":0}}" | ckpt-replay -w L'
 	status_is 2
 	output_is 'ckpt-replay: <stdin>:1:45: vertex_finished: "subtask" must be an integer from 0 to 16777215'
-	run sh -c 'echo "{\"type\":1,\"payload\":{\"vertex\":\"a\",\"subtask\":0}" | ckpt-replay -w L'
+	run sh -c 'echo "{\"type\":1,\"payload\":{\"vertex\":\"a\",\"subtask\":0" | ckpt-replay -w L'
 	status_is 2
-	output_is "ckpt-replay: <stdin>:1:48: not JSON: ',' or '}' expected near end of text"
+	output_is "ckpt-replay: <stdin>:1:47: not JSON: ',' or '}' expected near end of text"
 	run sh -c 'echo "{\"type\":2,\"payload\":{\"subtasks\":[{\"vertex\":\"a\"}]}}" | ckpt-replay -w L'
 	status_is 2
 	output_is 'ckpt-replay: <stdin>:1:34: vertices_reset: each subtask needs "vertex" and "subtask"'
