@@ -120,7 +120,8 @@ list_segments(const char *dir, uint32_t *n, uint32_t *ignored, uint32_t *gap, st
 		ckpt_err_sys(e, dir, "cannot read directory");
 		goto out;
 	}
-	qsort(have, len, sizeof *have, cmp_long);
+	if (len > 0)
+		qsort(have, len, sizeof *have, cmp_long);
 	while (*n < len && have[*n] == (long)*n)
 		(*n)++;
 	*gap = *n;
