@@ -642,7 +642,8 @@ struct ckpt_event {
 
 /*
  * Payload checking and NDJSON event lines ({"type": NAME or id, "payload": {...}}),
- * without building a JSON tree, so that a million records take well under a second.
+ * without building a JSON tree, so that a million records take well under a
+ * second (lib/evparse.c).
  */
 struct ckpt_evparser;
 struct ckpt_evparser *ckpt_evparser_new(struct ckpt_err *e);
