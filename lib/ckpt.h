@@ -522,6 +522,8 @@ struct ckpt_redist_opts {
 	size_t nper_op;
 	const struct ckpt_graph *graph; /* -g: restore onto this job graph, or NULL */
 	int allow_non_restored;         /* -n: drop state no operator of the graph takes */
+	const char *reopen;             /* the input's path, so that an archive can be read by a few
+					   readers, each going forward only; NULL for standard input */
 };
 
 struct ckpt_redist;

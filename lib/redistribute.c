@@ -36,12 +36,30 @@ struct rd_op {
 	size_t nnames;
 };
 
+/*
+ * An archive is read forward; a new subtask may need old subtasks from two places
+ * (the start carried over between list names wraps around), so going back would
+ * mean reading the archive again from its start for every new subtask.  Instead we
+ * keep a few readers of the same input, each moving forward only.
+ */
+#define RD_READERS 8
+
+struct rd_reader {
+	struct ckpt_snapshot *s;
+	size_t pos;                 /* the member after the last one it loaded, in manifest order */
+	struct ckpt_subtask *held;  /* that member, kept: the next new subtask often starts there */
+};
+
 struct ckpt_redist {
 	struct ckpt_snapshot *in;
 	struct ckpt_snapshot *out;
 	struct rd_op *ops;
 	size_t nops;
 	const char *name;
+	const char *reopen;         /* the input's path when more readers may be opened */
+	struct rd_reader rd[RD_READERS];
+	size_t nrd;
+	size_t *base;               /* per input operator: its first subtask's place in manifest order */
 };
 
 static const char *
@@ -842,12 +860,12 @@ needed(const struct rd_op *o, uint32_t t, uint32_t j)
 
 static int
 take_list(struct ckpt_redist *r, const struct rd_op *o, struct ckpt_subtask *st, uint32_t j,
-	  size_t *pos, struct ckpt_err *e)
+	  const struct ckpt_subtask *src, size_t *pos, struct ckpt_err *e)
 {
 	for (size_t k = 0; k < st->nops; k++) {
 		struct ckpt_opstate *to = &st->ops[k];
 		const struct rd_name *nm = find_name(o, to->name);
-		const struct ckpt_opstate *from = subtask_state(o->at[j], to->name);
+		const struct ckpt_opstate *from = subtask_state(src, to->name);
 		uint64_t a, b;
 
 		if (!piece(o, nm, st->index, j, &a, &b))
@@ -869,10 +887,9 @@ take_list(struct ckpt_redist *r, const struct rd_op *o, struct ckpt_subtask *st,
 }
 
 static int
-take_kv(struct ckpt_redist *r, const struct rd_op *o, struct ckpt_subtask *st, uint32_t j, size_t *cap,
-	struct ckpt_err *e)
+take_kv(struct ckpt_redist *r, const struct rd_op *o, struct ckpt_subtask *st, uint32_t j,
+	const struct ckpt_subtask *from, size_t *cap, struct ckpt_err *e)
 {
-	const struct ckpt_subtask *from = o->at[j];
 	uint32_t a, b;
 
 	if (!kg_piece(o, st->index, j, &a, &b))
@@ -930,11 +947,9 @@ take_chan(struct ckpt_chan **to, size_t n, const struct ckpt_chan *from, struct 
 
 static int
 take_from(struct ckpt_redist *r, const struct rd_op *o, struct ckpt_subtask *st, uint32_t j,
-	  size_t *pos, size_t *kvcap, struct ckpt_err *e)
+	  const struct ckpt_subtask *from, size_t *pos, size_t *kvcap, struct ckpt_err *e)
 {
-	const struct ckpt_subtask *from = o->at[j];
-
-	if (take_list(r, o, st, j, pos, e) < 0 || take_kv(r, o, st, j, kvcap, e) < 0)
+	if (take_list(r, o, st, j, from, pos, e) < 0 || take_kv(r, o, st, j, from, kvcap, e) < 0)
 		return -1;
 	if (o->how != RD_IN_PLACE || j != st->index)
 		return 0;
@@ -956,25 +971,95 @@ rd_op_of(struct ckpt_redist *r, const struct ckpt_operator *out)
 	return NULL;
 }
 
+/* The same input opened again must show the same operators and subtasks. */
+static int
+same_layout(const struct ckpt_snapshot *a, const struct ckpt_snapshot *b)
+{
+	if (a->nops != b->nops)
+		return 0;
+	for (size_t i = 0; i < a->nops; i++) {
+		if (a->ops[i].nsubtasks != b->ops[i].nsubtasks)
+			return 0;
+		for (size_t k = 0; k < a->ops[i].nsubtasks; k++)
+			if (a->ops[i].subtasks[k].index != b->ops[i].subtasks[k].index)
+				return 0;
+	}
+	return 1;
+}
+
+/* The reader that holds member g, else the one that reaches it going forward the least far,
+ * else a new one. */
+static int
+pick_reader(struct ckpt_redist *r, size_t i, size_t k, size_t g, size_t *h, struct ckpt_err *e)
+{
+	struct ckpt_snapshot *s;
+
+	*h = SIZE_MAX;
+	for (size_t n = 0; n < r->nrd; n++) {
+		if (r->rd[n].held == &r->rd[n].s->ops[i].subtasks[k]) {
+			*h = n;
+			return 0;
+		}
+		if (r->rd[n].pos <= g && (*h == SIZE_MAX || r->rd[n].pos > r->rd[*h].pos))
+			*h = n;
+	}
+	if (*h != SIZE_MAX)
+		return 0;
+	*h = 0;
+	if (r->reopen == NULL || r->nrd == RD_READERS)
+		return 0;
+	s = ckpt_snapshot_open(r->reopen, e);
+	if (s == NULL)
+		return -1;
+	if (!same_layout(r->in, s)) {
+		ckpt_snapshot_free(s);
+		return ckpt_err_set(e, CKPT_ERR_INPUT, r->name, "the input changed while it was read");
+	}
+	*h = r->nrd;
+	r->rd[r->nrd].s = s;
+	r->rd[r->nrd].held = NULL;
+	r->rd[r->nrd++].pos = 0;
+	return 0;
+}
+
+/* Old subtask k of input operator i, loaded by some reader (which keeps it until its next load). */
+static struct ckpt_subtask *
+load_old(struct ckpt_redist *r, size_t i, size_t k, struct ckpt_err *e)
+{
+	size_t g = r->base[i] + k, h;
+	struct rd_reader *rd;
+	struct ckpt_subtask *src;
+
+	if (pick_reader(r, i, k, g, &h, e) < 0)
+		return NULL;
+	rd = &r->rd[h];
+	src = &rd->s->ops[i].subtasks[k];
+	if (src->loaded)
+		return src;
+	if (rd->held) {
+		ckpt_subtask_unload(rd->held);
+		rd->held = NULL;
+	}
+	if (ckpt_subtask_load(rd->s, &rd->s->ops[i], src, e) < 0)
+		return NULL;
+	rd->held = src;
+	rd->pos = g + 1;
+	return src;
+}
+
 static int
 fill_from_old(struct ckpt_redist *r, struct rd_op *o, struct ckpt_subtask *st, size_t *pos,
 	      struct ckpt_err *e)
 {
-	size_t kvcap = 0;
+	size_t kvcap = 0, i = (size_t)(o->old - r->in->ops);
 
 	for (uint32_t j = 0; j < o->P; j++) {
-		struct ckpt_subtask *old = o->at[j];
-		int was, rc;
+		struct ckpt_subtask *src;
 
 		if (!needed(o, st->index, j))
 			continue;
-		was = old->loaded;
-		if (!was && ckpt_subtask_load(r->in, o->old, old, e) < 0)
-			return -1;
-		rc = take_from(r, o, st, j, pos, &kvcap, e);
-		if (!was)
-			ckpt_subtask_unload(old);
-		if (rc < 0)
+		src = load_old(r, i, (size_t)(o->at[j] - o->old->subtasks), e);
+		if (src == NULL || take_from(r, o, st, j, src, pos, &kvcap, e) < 0)
 			return -1;
 	}
 	return 0;
@@ -1299,6 +1384,14 @@ map_plain(struct ckpt_redist *r, const struct ckpt_redist_opts *opt, struct ckpt
 	return choose_parallelism(r, opt, e);
 }
 
+static int
+is_archive(const struct ckpt_snapshot *s)
+{
+	const char *f = ckpt_snapshot_format(s);
+
+	return strcmp(f, "tar") == 0 || strcmp(f, "tar.gz") == 0 || strcmp(f, "zip") == 0;
+}
+
 struct ckpt_redist *
 ckpt_redist_plan(struct ckpt_snapshot *s, const struct ckpt_redist_opts *opt, struct ckpt_err *e)
 {
@@ -1308,9 +1401,16 @@ ckpt_redist_plan(struct ckpt_snapshot *s, const struct ckpt_redist_opts *opt, st
 		return NULL;
 	r->in = s;
 	r->name = opt->name ? opt->name : "";
+	r->rd[0].s = s;
+	r->nrd = 1;
+	if (opt->reopen && is_archive(s))
+		r->reopen = opt->reopen;
 	r->ops = ckpt_calloc(s->nops, sizeof *r->ops, e);
-	if (r->ops == NULL)
+	r->base = ckpt_calloc(s->nops, sizeof *r->base, e);
+	if (r->ops == NULL || r->base == NULL)
 		goto fail;
+	for (size_t i = 1; i < s->nops; i++)
+		r->base[i] = r->base[i - 1] + s->ops[i - 1].nsubtasks;
 	if (opt->graph ? map_graph(r, opt, e) < 0 : map_plain(r, opt, e) < 0)
 		goto fail;
 	for (size_t i = 0; i < r->nops; i++)
@@ -1374,6 +1474,9 @@ ckpt_redist_free(struct ckpt_redist *r)
 		free(o->names);
 		free(o->at);
 	}
+	for (size_t k = 1; k < r->nrd; k++)
+		ckpt_snapshot_free(r->rd[k].s);
+	free(r->base);
 	free(r->ops);
 	free(r);
 }

@@ -377,3 +377,19 @@ FULL2='{"id": "op2", "parallelism": 2, "max_parallelism": 2, "fully_finished": t
 	status_is 2
 	[ ! -e out.tar ]
 }
+
+@test "from an archive read by several forward readers: the same result as from the document" {
+	gen_state 21 9 64 6 > in.json
+	want=$(ckpt-merge -P 4 in.json)
+	for out in in.tar in.tar.gz in.zip in.dir/; do
+		ckpt-merge -o "$out" in.json
+		run ckpt-merge -P 4 "$out"
+		status_is 0
+		[ "$output" = "$want" ]
+		ckpt-merge -P 4 -o "four-$out" "$out"
+		[ "$(ckpt-merge -P 9 "four-$out")" = "$(ckpt-merge -P 9 <<<"$want")" ]
+	done
+	run ckpt-merge -P 4 < in.tar
+	status_is 0
+	[ "$output" = "$want" ]
+}
