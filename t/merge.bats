@@ -393,3 +393,19 @@ FULL2='{"id": "op2", "parallelism": 2, "max_parallelism": 2, "fully_finished": t
 	status_is 0
 	[ "$output" = "$want" ]
 }
+
+@test "the EXAMPLES of ckpt-merge(1) run as shown" {
+	tmp=$PWD
+	cd "$ROOT"
+	run sh -c "ckpt-merge -P 3 examples/merge-state.json | jq -c '.operators[1].subtasks[] | [.index, .keyed_state.key_groups]'"
+	output_is '[0,"0-42"]
+[1,"43-85"]
+[2,"86-127"]'
+	ckpt-merge -P count=4 -o "$tmp/count4.tar" examples/merge-state.json
+	run sh -c "ckpt-merge -P 2 '$tmp/count4.tar' | jq -c '.operators[1].parallelism'"
+	output_is 2
+	run sh -c "ckpt-merge -g examples/merge-job.json examples/merge-state.json | jq -c '[.operators[] | [.id, .parallelism]]'"
+	output_is '[["source-v2",3],["count-v2",4]]'
+	run sh -c "ckpt-merge -P 2 ../shared/fixtures/flink-savepoints/v4-flink1.20-complexkeyed-savepoint/_metadata | jq -c '.operators[1].subtasks[1] | [.key_groups, [.from[] | [.subtask, .handles[0].size, .handles[0].key_groups]]]'"
+	output_is '["64-127",[[2,2496,"64-95"],[3,2536,"96-127"]]]'
+}
