@@ -300,7 +300,7 @@ check_refusals(struct ckpt_redist *r, struct rd_op *o, struct ckpt_err *e)
 		return ckpt_err_set(e, CKPT_ERR_REFUSED, r->name,
 				    "The vertex %s (id = %s) has used UnionListState, but part of its tasks are FINISHED.",
 				    o->vname, o->vid);
-	if (o->old->nsubtasks > 0 && o->p > o->maxp)
+	if (o->p > o->maxp)
 		return ckpt_err_set(e, CKPT_ERR_REFUSED, r->name,
 				    "The state for task %s can not be restored. The maximum parallelism (%u) of the restored state is lower than the configured parallelism (%u). Please reduce the parallelism of the task to be lower or equal to the maximum parallelism.",
 				    o->vid, o->maxp, o->p);
@@ -326,7 +326,7 @@ plan_op(struct ckpt_redist *r, struct rd_op *o, struct ckpt_err *e)
 				    opname(op), o->P, op->max_parallelism);
 	if (op->fully_finished) {
 		o->how = RD_FINISHED;
-		return 0;
+		return check_refusals(r, o, e);
 	}
 	o->how = o->p == o->P ? RD_IN_PLACE : RD_RESCALE;
 	if (index_subtasks(r, o, e) < 0 || collect_names(r, o, e) < 0 || check_modes(r, o, e) < 0 ||

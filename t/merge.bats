@@ -110,9 +110,12 @@ FULL2='{"id": "op2", "parallelism": 2, "max_parallelism": 2, "fully_finished": t
 	merge_golden finished-ops.P2 -P 2 "$M/finished-ops.json"
 	run ckpt-merge -P 500 "$M/finished-ops.json"
 	status_is 1
-	run ckpt-merge -P op1=2 -P op0=1000 "$M/finished-ops.json"
+	run ckpt-merge -P op1=2 -P op0=256 "$M/finished-ops.json"
 	status_is 0
-	[ "$(jq -c '[.operators[] | [.id, .parallelism, .fully_finished, (.subtasks | length)]]' <<<"$output")" = '[["op0",1000,true,0],["op1",2,false,2]]' ]
+	[ "$(jq -c '[.operators[] | [.id, .parallelism, .fully_finished, (.subtasks | length)]]' <<<"$output")" = '[["op0",256,true,0],["op1",2,false,2]]' ]
+	run ckpt-merge -P op1=2 -P op0=257 "$M/finished-ops.json"
+	status_is 1
+	output_is "ckpt-merge: $M/finished-ops.json: The state for task v0 can not be restored. The maximum parallelism (256) of the restored state is lower than the configured parallelism (257). Please reduce the parallelism of the task to be lower or equal to the maximum parallelism."
 }
 
 # ------------------------------------------------------------- keyed state
