@@ -507,6 +507,7 @@ void ckpt_murmur3_128(const void *buf, size_t len, uint32_t seed, unsigned char 
  * key-group ranges, FLIP-147 finished state).  The plan is computed from
  * counts alone; entries then move one new subtask at a time, loading one old
  * subtask at a time, so memory is bounded by one member, not the snapshot.
+ * (redistribute.c; restore.c restores onto a job graph, assignment.c prints the plan.)
  */
 
 /* -P OP=N: op names an operator by id or uid. */
