@@ -62,7 +62,7 @@ ckpt_rd_kg_range(uint32_t maxp, uint32_t p, uint32_t i, uint32_t *first, uint32_
 /* ------------------------------------------------------------ names */
 
 static int
-collect_names(struct ckpt_redist *r, struct rd_op *o, struct ckpt_err *e)
+collect_names(struct rd_op *o, struct ckpt_err *e)
 {
 	const char **all = NULL;
 	size_t n = 0, cap = 0;
@@ -93,7 +93,6 @@ collect_names(struct ckpt_redist *r, struct rd_op *o, struct ckpt_err *e)
 			o->names[o->nnames++].name = all[k];
 	rc = 0;
 out:
-	(void)r;
 	free(all);
 	return rc;
 }
@@ -278,7 +277,7 @@ plan_op(struct ckpt_redist *r, struct rd_op *o, struct ckpt_err *e)
 		return check_refusals(r, o, e);
 	}
 	o->how = o->p == o->P ? RD_IN_PLACE : RD_RESCALE;
-	if (index_subtasks(r, o, e) < 0 || collect_names(r, o, e) < 0 || check_modes(r, o, e) < 0 ||
+	if (index_subtasks(r, o, e) < 0 || collect_names(o, e) < 0 || check_modes(r, o, e) < 0 ||
 	    check_refusals(r, o, e) < 0)
 		return -1;
 	return plan_names(o, e);

@@ -412,3 +412,36 @@ FULL2='{"id": "op2", "parallelism": 2, "max_parallelism": 2, "fully_finished": t
 	run sh -c "ckpt-merge -P 2 ../shared/fixtures/flink-savepoints/v4-flink1.20-complexkeyed-savepoint/_metadata | jq -c '.operators[1].subtasks[1] | [.key_groups, [.from[] | [.subtask, .handles[0].size, .handles[0].key_groups]]]'"
 	output_is '["64-127",[[2,2496,"64-95"],[3,2536,"96-127"]]]'
 }
+
+@test "graph: state stored under the id Flink derives from a uid matches that uid" {
+	id=8409efe6adc6d20787611f16017c808f
+	[ "$(ckpt-inspect -u my-uid "$M/keyed.json" 2>/dev/null | jq -r '.uids[0].id')" = "$id" ]
+	jq --arg id "$id" '.operators[0].id = $id | .operators[0].uid = null' "$M/keyed.json" > s.json
+	printf '{"vertices": [{"id": "v", "parallelism": 3, "operators": [{"id": "gen", "uid": "my-uid"}]}], "edges": []}\n' > g.json
+	run ckpt-merge -g g.json s.json
+	status_is 0
+	[ "$(jq -c '.operators[] | [.id, .uid, .vertex, .parallelism, [.subtasks[].keyed_state.key_groups]]' <<<"$output")" = '["gen","my-uid","v",3,["0-42","43-85","86-127"]]' ]
+}
+
+@test "bad graphs and an output over the input exit 2 without output" {
+	run ckpt-merge -g nosuch.json "$M/keyed.json"
+	status_is 2
+	output_is "ckpt-merge: nosuch.json: cannot open: No such file or directory"
+	printf '{"vertices": [{"id": "a", "parallelism": 0}], "edges": []}\n' > g.json
+	run ckpt-merge -g g.json -o out.tar "$M/keyed.json"
+	status_is 2
+	output_is "ckpt-merge: g.json:1:42: vertex \"a\": parallelism 0 out of range (1 to 16777216)"
+	[ ! -e out.tar ]
+	ckpt-merge -o k.tar "$M/keyed.json"
+	cksum k.tar > before
+	run ckpt-merge -P 3 -o k.tar k.tar
+	status_is 2
+	cksum k.tar | cmp - before
+}
+
+@test "a state with two modes in one operator is bad input" {
+	jq '.operators[0].subtasks[1].operator_state = {"t-1": {"mode": "union", "entries": ["x"]}}' "$M/s1-split.json" > s.json
+	run ckpt-merge -P 3 s.json
+	status_is 2
+	[[ "$output" == "ckpt-merge: s.json:"*'"t-1"'*union* ]]
+}
