@@ -793,6 +793,7 @@ void ckpt_replay_release(struct ckpt_replay *r);
  * key-group ranges, FLIP-147 finished state).  The plan is computed from
  * counts alone; entries then move one new subtask at a time, loading one old
  * subtask at a time, so memory is bounded by one member, not the snapshot.
+ * (redistribute.c; restore.c restores onto a job graph, assignment.c prints the plan.)
  */
 
 /* -P OP=N: op names an operator by id or uid. */
@@ -808,6 +809,8 @@ struct ckpt_redist_opts {
 	size_t nper_op;
 	const struct ckpt_graph *graph; /* -g: restore onto this job graph, or NULL */
 	int allow_non_restored;         /* -n: drop state no operator of the graph takes */
+	const char *reopen;             /* the input's path, so that an archive can be read by a few
+					   readers, each going forward only; NULL for standard input */
 };
 
 struct ckpt_redist;
