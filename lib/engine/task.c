@@ -164,13 +164,18 @@ static void
 on_watermark(struct task *t, size_t ch, int64_t wm)
 {
 	int64_t min = MAX_WATERMARK;
+	int open = 0;
 
 	if (wm > t->in[ch].wm)
 		t->in[ch].wm = wm;
 	for (size_t i = 0; i < t->nin; i++)
-		if (!t->in[i].eop && t->in[i].wm < min)
-			min = t->in[i].wm;
-	if (min > t->wm_in) {
+		if (!t->in[i].eop) {
+			open = 1;
+			if (t->in[i].wm < min)
+				min = t->in[i].wm;
+		}
+	/* the end of the last input is no watermark: without drain, timers stay for a restore */
+	if (open && min > t->wm_in) {
 		t->wm_in = min;
 		if (t->op->watermark)
 			t->op->watermark(t, min);
@@ -242,7 +247,7 @@ on_entry(struct task *t, size_t ch, struct entry *en)
 	case ENT_END_OF_PARTITION:
 		t->in[ch].eop = 1;
 		bh_on_end_of_partition(t, ch);
-		on_watermark(t, ch, MAX_WATERMARK);
+		on_watermark(t, ch, INT64_MIN);
 		break;
 	}
 }
