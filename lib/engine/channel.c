@@ -242,6 +242,11 @@ channel_push(struct channel *c, const struct entry *en, unsigned gen)
 		goto out;
 	}
 	c->q[(c->head + c->n) % c->cap] = *en;
+	if (en->kind == ENT_END_OF_DATA) {
+		c->eod_sent = 1;
+		c->eod_drain = en->bar.drain;
+	}
+	c->eop_sent |= en->kind == ENT_END_OF_PARTITION;
 	if (en->kind == ENT_BUFFER)
 		en->b->next = (struct buf *)c; /* where a floating buffer goes back to */
 	c->n++;
@@ -285,7 +290,6 @@ uint64_t
 channel_reset(struct channel *c, int keep_end)
 {
 	uint64_t lost = 0;
-	size_t keep = 0;
 
 	pthread_mutex_lock(&c->mu);
 	for (size_t i = 0; i < c->n; i++) {
@@ -294,14 +298,21 @@ channel_reset(struct channel *c, int keep_end)
 		if (en.kind == ENT_BUFFER) {
 			lost += en.b->nrec;
 			give_back(c, en.b);
-		} else if (keep_end && (en.kind == ENT_END_OF_DATA || en.kind == ENT_END_OF_PARTITION)) {
-			c->q[(c->head + keep++) % c->cap] = en;
 		}
 	}
-	c->n = keep;
+	c->n = 0;
 	c->gen++;
 	c->lost_records += lost;
 	atomic_store(&c->eod_acked, 0);
+	if (!keep_end) {
+		c->eod_sent = c->eop_sent = 0;
+	} else {
+		/* the producer lives on: a new consumer must still learn that its input ended */
+		if (c->eod_sent)
+			c->q[(c->head + c->n++) % c->cap] = (struct entry){.kind = ENT_END_OF_DATA, .bar = {.drain = c->eod_drain}};
+		if (c->eop_sent)
+			c->q[(c->head + c->n++) % c->cap] = (struct entry){.kind = ENT_END_OF_PARTITION};
+	}
 	pthread_mutex_unlock(&c->mu);
 	if (c->prod)
 		notify_wake(&c->prod->nt);

@@ -152,6 +152,7 @@ struct channel {
 	unsigned gen;          /* bumped on reset: a producer holding a buffer of an older one drops it */
 	atomic_int eod_acked;  /* the consumer consumed EndOfData */
 	uint64_t lost_records; /* records dropped by resets (approximate failover) */
+	int eod_sent, eod_drain, eop_sent; /* replayed to a consumer restarted alone (approximate failover) */
 };
 
 int channel_init(struct channel *c, struct gate *g, size_t exclusive, size_t max_inflight,
@@ -170,7 +171,7 @@ int channel_pop(struct channel *c, struct entry *en);
 int channel_peek_kind(struct channel *c);
 /* Consumer: give a buffer back (a credit to its producer). */
 void buffer_release(struct buf *b);
-/* Drop queued buffers and barriers (EndOfData/EndOfPartition are kept); returns records dropped. */
+/* Drop what is queued (with keep_end, EndOfData/EndOfPartition already sent are queued again); records dropped. */
 uint64_t channel_reset(struct channel *c, int keep_end);
 
 /* ---- tasks (task.c, output.c, barrier.c) */
@@ -396,6 +397,7 @@ json_t *subtask_sets_json(const struct job *j, const struct ckpt_bits *sets);
 /* Coordinator (coordinator.c). */
 int coord_tick(struct job *j, int64_t now);
 void coord_handle(struct job *j, struct msg *m);
+void coord_task_finished(struct job *j, size_t gi);
 void coord_abort_all(struct job *j, const char *reason);
 int64_t coord_next_deadline(struct job *j, int64_t now);
 int coord_trigger(struct job *j, enum bar_kind kind, int drain, struct ckpt_err *e);

@@ -389,6 +389,8 @@ on_state(struct job *j, struct msg *m)
 	job_event(j, json_pack("{s:s,s:s,s:i,s:s,s:i}", "event", "task_state", "vertex", j->t[m->task].v->id,
 			       "subtask", (json_int_t)j->t[m->task].sub, "state", ckpt_exec_state_name(m->state),
 			       "attempt", (json_int_t)m->attempt));
+	if (m->state == CKPT_FINISHED)
+		coord_task_finished(j, m->task);
 }
 
 static void
