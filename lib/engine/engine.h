@@ -75,6 +75,8 @@ struct ckpt_pipeline {
 };
 
 const char *pl_op_name(enum op_kind k);
+/* The producer subtasks [lo, hi) that consumer j of an edge reads (job.c). */
+void edge_inputs(const struct ckpt_pipeline *p, const struct pl_edge *ed, uint32_t j, uint32_t *lo, uint32_t *hi);
 const char *pl_part_name(enum part_kind k);
 
 /* ---- stream elements, buffers and channels (channel.c) */
