@@ -96,6 +96,7 @@ struct notify {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	atomic_uint seq;
+	atomic_int waiters;
 };
 
 void notify_init(struct notify *n);
@@ -183,6 +184,7 @@ struct outch {
 	struct channel *ch;
 	struct buf *cur;
 	unsigned gen;
+	uint32_t cap; /* buffer bytes */
 };
 
 /* One output edge of a task: its channels, in consumer-subtask order, and its partitioner. */
@@ -279,7 +281,14 @@ struct task {
 };
 
 void *task_main(void *arg);
-void task_count_record(struct task *t);
+void task_fail_injected(struct task *t);
+/* Counted per record processed (or emitted, for sources): the injected failure fires here. */
+static inline void
+task_count_record(struct task *t)
+{
+	if (t->fail_after > 0 && (int64_t)++t->counted >= t->fail_after)
+		task_fail_injected(t);
+}
 void task_end_of_data(struct task *t, int drain);
 /* Emit a record (or the watermark) through every output edge; blocks under back-pressure. */
 void task_emit(struct task *t, const struct rec *r);

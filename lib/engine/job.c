@@ -172,8 +172,10 @@ wire_edge(struct job *j, size_t k, size_t gate_index, struct ckpt_err *e)
 		o->oc = ckpt_calloc(hi - lo + 1, sizeof *o->oc, e);
 		if (o->oc == NULL)
 			goto out;
-		for (uint32_t c = lo; c < hi; c++)
+		for (uint32_t c = lo; c < hi; c++) {
+			o->oc[o->noc].cap = p->buffer_bytes;
 			o->oc[o->noc++].ch = map[(size_t)i * T + c];
+		}
 		o->rr = (o->part == PART_REBALANCE || o->part == PART_RESCALE) ? i % o->noc : 0;
 	}
 	r = 0;
