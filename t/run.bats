@@ -94,10 +94,10 @@ exactly_once() {
 @test "run: exactly once, keyed running sums, many seeded failures" {
 	exactly_once sum region '[{"vertex": "sum", "subtask": 0, "after_records": 1000}]' 6000
 	rm -rf out ck
-	pipeline sum '.failover.random = {"seed": 3, "count": 6, "max_records": 2500}'
+	pipeline sum '.failover.random = {"seed": 3, "count": 5, "max_records": 800}'
 	run_job p.json
 	status_is 0
-	[ "$(events restart | wc -l)" -ge 4 ]
+	[ "$(events restart | wc -l)" -ge 3 ]
 	committed > many.txt
 	cmp ref.txt many.txt
 }

@@ -267,6 +267,7 @@ struct task {
 	size_t fail_index;
 	int failed;
 	int64_t last_flush_ms;
+	int64_t delay_debt_ns;  /* per-record delays owed (operators' delay_us) */
 	/* barrier handler (aligned) */
 	int64_t cur_id, done_id;
 	struct barrier pending;

@@ -235,6 +235,7 @@ reset_task(struct job *j, struct task *t)
 	t->restoring = 0;
 	t->deployed_finished = 0;
 	t->last_flush_ms = now_ms();
+	t->delay_debt_ns = 0;
 	for (size_t i = 0; i < t->nin; i++) {
 		struct inch *in = &t->in[i];
 

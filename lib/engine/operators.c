@@ -7,22 +7,24 @@
 #include "engine.h"
 #include "kvtable.h"
 
-/* A per-record delay that induces back-pressure; busy below a millisecond, where sleeping is too coarse. */
-static void
-delay_us(int64_t us)
+/*
+ * A per-record delay that induces back-pressure.  Delays are owed and paid a millisecond at a time
+ * by sleeping: the same rate on average without a spinning thread starving the others.
+ */
+static int
+delay_us(struct task *t, int64_t us)
 {
-	if (us <= 0)
-		return;
-	if (us >= 1000) {
-		struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+	int64_t start;
 
-		nanosleep(&ts, NULL);
-		return;
-	}
-	int64_t until = now_ns() + us * 1000;
+	t->delay_debt_ns += us * 1000;
+	if (t->delay_debt_ns < 1000000)
+		return 0;
+	start = now_ns();
+	struct timespec ts = {t->delay_debt_ns / 1000000000, t->delay_debt_ns % 1000000000};
 
-	while (now_ns() < until)
-		;
+	nanosleep(&ts, NULL);
+	t->delay_debt_ns -= now_ns() - start;
+	return 1;
 }
 
 /* ---- source: splits of a keyed sequence; offsets in list (or union) state */
@@ -119,10 +121,11 @@ source_emit_some(struct task *t)
 		if (++sp->v7 == 7)
 			sp->v7 = 0;
 		s->cur++;
-		if (q->delay_us)
-			delay_us(q->delay_us);
 		task_emit(t, &r);
 		task_count_record(t);
+		/* after a pause, look at the mail before going on */
+		if (q->delay_us && delay_us(t, q->delay_us))
+			k = 256;
 		if (++s->since_wm >= q->watermark_every) {
 			int64_t wm = INT64_MAX;
 
@@ -175,7 +178,7 @@ map_record(struct task *t, const struct rec *r, size_t input)
 
 	(void)input;
 	if (t->v->prm.delay_us)
-		delay_us(t->v->prm.delay_us);
+		delay_us(t, t->v->prm.delay_us);
 	o.value += t->v->prm.add;
 	task_emit(t, &o);
 }
@@ -184,7 +187,7 @@ static void
 filter_record(struct task *t, const struct rec *r, size_t input)
 {
 	(void)input;
-	delay_us(t->v->prm.delay_us);
+	delay_us(t, t->v->prm.delay_us);
 	if (r->value % t->v->prm.modulo != 0)
 		task_emit(t, r);
 }
