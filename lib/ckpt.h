@@ -424,6 +424,8 @@ struct ckpt_snapshot *ckpt_flinkmeta_decode(const void *buf, size_t len, const c
 					    struct ckpt_err *e);
 /* SHARED: the operator id Flink derives from a uid (murmur3_128, seed 0), as Flink prints it. */
 void ckpt_flink_operator_id(const char *uid, size_t len, char out[33]);
+/* MurmurHash3_x64_128 of buf: h1 then h2, each little-endian (Guava's asBytes() order). */
+void ckpt_murmur3_128(const void *buf, size_t len, uint32_t seed, unsigned char out[16]);
 
 /* ------------------------------------------------------------- eventlog.c */
 
