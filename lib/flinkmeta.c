@@ -659,7 +659,8 @@ opstate_bytes(struct rd *r, struct fm_opoff *o, size_t n, uint64_t size, uint64_
 		if (o[i].off < 0 || (uint64_t)o[i].off > size || end < o[i].off) {
 			warn(r, "operator state offset %lld lies outside its %llu-byte stream",
 			     (long long)o[i].off, (unsigned long long)size);
-			memset(bytes, 0, sizeof *bytes * n);
+			for (size_t j = 0; j < n; j++) /* bytes has one slot per state, not per offset */
+				bytes[o[j].state] = 0;
 			return 0;
 		}
 		bytes[o[i].state] += (uint64_t)(end - o[i].off);
