@@ -293,6 +293,17 @@ int ckpt_plan_compute(const struct ckpt_graph *g, const struct ckpt_plan_opts *o
 json_t *ckpt_plan_to_json(const struct ckpt_graph *g, const struct ckpt_plan *p);
 void ckpt_plan_release(struct ckpt_plan *p);
 
+/* What ckpt-plan -D draws: the plan, and optionally the subtasks a failure restarts. */
+struct ckpt_dot_input {
+	const struct ckpt_plan *plan;
+	const struct ckpt_bits *restart;     /* g->nv sets, or NULL */
+	const struct ckpt_task_ref *failed;  /* nfailed subtasks drawn as failed */
+	size_t nfailed;
+};
+
+/* Write g with its plan as a Graphviz DOT digraph on f; -1 on a write error. */
+int ckpt_plan_dot(FILE *f, const struct ckpt_graph *g, const struct ckpt_dot_input *in);
+
 /* ----------------------------------------------------------- failover.c */
 
 enum ckpt_failover_strategy { CKPT_FAILOVER_FULL, CKPT_FAILOVER_REGION, CKPT_FAILOVER_APPROXIMATE };
@@ -311,6 +322,73 @@ struct ckpt_task_ref {
 int ckpt_failover_restart(const struct ckpt_graph *g, enum ckpt_failover_strategy s,
 			  const struct ckpt_task_ref *failed, size_t nfailed,
 			  const struct ckpt_bits *lost, struct ckpt_bits *restart, struct ckpt_err *e);
+
+/*
+ * Failover regions at subtask level.  Subtasks are numbered globally in
+ * topological order of their vertices (base[v] + subtask); regions are
+ * numbered by their first subtask, and list their members ascending.
+ * Region: the connected sets over pipelined and pipelined_bounded edges with
+ * regions that depend on each other in a cycle merged; approximate: one
+ * region per subtask; full: one region holding everything.
+ */
+struct ckpt_regions {
+	enum ckpt_failover_strategy strategy;
+	size_t n;          /* number of regions */
+	uint64_t *base;    /* per vertex (indexed like g->v): global number of its subtask 0 */
+	uint32_t *of;      /* per global subtask: its region */
+	uint32_t *first;   /* n + 1 offsets into members */
+	uint32_t *members; /* global subtask numbers, region by region, ascending */
+};
+
+/* Compute the regions of g under s into out (release with ckpt_regions_release). */
+int ckpt_regions_compute(const struct ckpt_graph *g, enum ckpt_failover_strategy s,
+			 struct ckpt_regions *out, struct ckpt_err *e);
+void ckpt_regions_release(struct ckpt_regions *r);
+/* The vertex (index into g->v) holding global subtask number k. */
+size_t ckpt_regions_vertex(const struct ckpt_graph *g, const struct ckpt_regions *r, uint64_t k);
+/* {"strategy": ..., "regions": [[{"vertex": ..., "subtasks": "0-3"}, ...], ...]}; NULL on allocation failure. */
+json_t *ckpt_regions_to_json(const struct ckpt_graph *g, const struct ckpt_regions *r);
+/*
+ * ckpt_failover_restart over regions already computed (r->strategy decides);
+ * *nregions (may be NULL) receives how many regions restart.
+ */
+int ckpt_failover_restart_in(const struct ckpt_graph *g, const struct ckpt_regions *r,
+			     const struct ckpt_task_ref *failed, size_t nfailed,
+			     const struct ckpt_bits *lost, struct ckpt_bits *restart,
+			     size_t *nregions, struct ckpt_err *e);
+/* The name of a strategy ("full", "region", "approximate"), and back (-1 if unknown). */
+const char *ckpt_failover_strategy_name(enum ckpt_failover_strategy s);
+int ckpt_failover_strategy_parse(const char *name);
+/* Per-vertex subtask sets as [{"vertex": id, "subtasks": "0-3"}, ...] in topological order, empty sets left out. */
+json_t *ckpt_vertex_sets_to_json(const struct ckpt_graph *g, const struct ckpt_bits *sets);
+
+/* ---------------------------------------------------------- flinkrest.c */
+
+/*
+ * Graphs from a stream of documents: ckpt-graph(5) documents, or Flink REST
+ * responses (a GET /jobs/:jobid document followed by the
+ * GET /jobs/:jobid/vertices/:vertexid documents of its vertices), which are
+ * converted.  Where the REST documents cannot decide the graph (placeholder
+ * ids, counts without per-subtask states) the reader says so.
+ */
+struct ckpt_graphin;
+
+struct ckpt_graphin *ckpt_graphin_open(const char *path, struct ckpt_err *e);
+/*
+ * The next graph: 1 with *g (the caller frees it) and *doc (the document it
+ * came from, valid until the next call), 0 at the end, -1 on error.
+ */
+int ckpt_graphin_next(struct ckpt_graphin *in, struct ckpt_graph **g, const struct ckpt_jdoc **doc,
+		      struct ckpt_err *e);
+const char *ckpt_graphin_name(const struct ckpt_graphin *in);
+void ckpt_graphin_free(struct ckpt_graphin *in);
+/* Is doc a Flink REST job document (GET /jobs/:jobid)? */
+int ckpt_rest_is_job(const json_t *root);
+/* Is doc a Flink REST vertex document (GET /jobs/:jobid/vertices/:vertexid)? */
+int ckpt_rest_is_vertex(const json_t *root);
+/* Convert a job document and the vertex documents that followed it into a graph; NULL on error. */
+struct ckpt_graph *ckpt_rest_to_graph(const struct ckpt_jdoc *job, const struct ckpt_jdoc *const *vertices,
+				      size_t nvertices, struct ckpt_err *e);
 
 /* -------------------------------------------------------------- state.c */
 
