@@ -401,6 +401,13 @@ struct ckpt_bytes {
 /* Distribution mode of a named operator state. */
 enum ckpt_mode { CKPT_MODE_LIST, CKPT_MODE_UNION, CKPT_MODE_BROADCAST };
 
+/* Keyed state of one subtask summed per state name. */
+struct ckpt_kvstat {
+	char *state;
+	size_t n;
+	uint64_t bytes; /* keys and values */
+};
+
 /* One named operator state of one subtask; n and bytes are valid even when entries are not loaded. */
 struct ckpt_opstate {
 	char *name;
@@ -448,6 +455,10 @@ struct ckpt_subtask {
 	struct ckpt_handle *handles; /* Flink _metadata only */
 	size_t nhandles;
 	int loaded;                  /* entries, kv, in and out are present */
+	struct ckpt_kvstat *kvstats; /* keyed entries and bytes per state name, first-seen order, or NULL */
+	size_t nkvstats;
+	void *arena;  /* when not NULL, loaded bytes and kv state names point into it (freed on unload) */
+	void *member; /* private: where the entries are stored (archive member) */
 };
 
 struct ckpt_operator {
@@ -482,6 +493,28 @@ void ckpt_snapshot_free(struct ckpt_snapshot *s);
 const char *ckpt_mode_name(enum ckpt_mode m); /* "list", "union", "broadcast" */
 int ckpt_mode_parse(const char *name);        /* -1 if unknown */
 
+/*
+ * Ownership: ckpt_snapshot_free frees everything reachable from s.  A subtask's
+ * entries are malloc'd piece by piece (entries[i].p, kv[i].state, kv[i].key.p,
+ * kv[i].value.p, in[i].data.p, out[i].data.p, and the arrays), unless st->arena
+ * is set: then the pieces point into the arena and only the arrays and the arena
+ * are freed.  Copy the bytes out (or keep the subtask loaded) before unloading.
+ */
+/* Recompute st->kvstats (and nkv, kv_bytes, per-state n and bytes, in/out bytes) from loaded entries. */
+int ckpt_subtask_recount(struct ckpt_subtask *st, struct ckpt_err *e);
+/* Free everything a subtask owns (its index and flags stay); for snapshots built by hand. */
+void ckpt_subtask_release(struct ckpt_subtask *st);
+/* A short word for what ckpt_snapshot_open found: "tar", "tar.gz", "zip", "directory",
+ * "state document", "flink metadata". */
+const char *ckpt_snapshot_format(const struct ckpt_snapshot *s);
+
+/* The summary ckpt-inspect prints (ckpt-inspect(1)); file is how the input is named. */
+json_t *ckpt_snapshot_summary(struct ckpt_snapshot *s, const char *file, struct ckpt_err *e);
+/* Operators added, removed and rescaled, states added, removed and resized from a to b;
+ * *differ is set when anything differs. */
+json_t *ckpt_snapshot_diff(struct ckpt_snapshot *a, struct ckpt_snapshot *b, int *differ,
+			   struct ckpt_err *e);
+
 /* ------------------------------------------------------------ archive.c */
 
 enum ckpt_archive_kind { CKPT_ARCHIVE_TAR, CKPT_ARCHIVE_TARGZ, CKPT_ARCHIVE_ZIP, CKPT_ARCHIVE_DIR };
@@ -491,6 +524,41 @@ int ckpt_archive_kind_of(const char *path);
 /* SHARED: write s as an archive, whole or not at all (the target appears only when complete). */
 int ckpt_snapshot_write(struct ckpt_snapshot *s, const char *path, enum ckpt_archive_kind kind,
 			struct ckpt_err *e);
+/* "tar", "tar.gz", "zip", "directory". */
+const char *ckpt_archive_kind_name(enum ckpt_archive_kind kind);
+
+/*
+ * A streaming archive writer, one operator subtask at a time, so that memory
+ * stays bounded by the manifest and one subtask: open; for each operator in
+ * order, ckpt_awriter_operator then ckpt_awriter_subtask for its subtasks in
+ * ascending index; then commit (the archive appears whole) or abort (nothing
+ * appears).  Members are spooled to a temporary file next to path (directories:
+ * written in a temporary directory) until commit writes the manifest first.
+ */
+struct ckpt_awriter;
+struct ckpt_awriter *ckpt_awriter_open(const char *path, enum ckpt_archive_kind kind,
+				       struct ckpt_err *e);
+/* Start the next operator: its id, uid, name, vertex, parallelism, max parallelism,
+ * fully finished and coordinator are copied; its subtasks are not looked at. */
+int ckpt_awriter_operator(struct ckpt_awriter *w, const struct ckpt_operator *op, struct ckpt_err *e);
+/* Write one subtask of the current operator; it must be loaded (or finished, or hold only handles).
+ * Nothing of st is kept: the caller may unload or free it afterwards. */
+int ckpt_awriter_subtask(struct ckpt_awriter *w, const struct ckpt_subtask *st, struct ckpt_err *e);
+/* Write the manifest (checkpoint id, kind and flink facts taken from s) and the members; frees w. */
+int ckpt_awriter_commit(struct ckpt_awriter *w, const struct ckpt_snapshot *s, struct ckpt_err *e);
+/* Remove every temporary file; frees w (NULL is fine). */
+void ckpt_awriter_abort(struct ckpt_awriter *w);
+
+/*
+ * Verify every member of an archive or directory against its manifest, streaming.
+ * Each problem (checksum mismatch, size mismatch, truncated, missing, extra or
+ * duplicate member, damaged manifest) is passed to report (where: "archive:member")
+ * as it is found.  Returns the number of problems, or -1 on an error that stops
+ * the verification (also reported through e).  *members and *bytes count what was checked.
+ */
+typedef void ckpt_verify_report(void *arg, const char *where, const char *what);
+long ckpt_archive_verify(const char *path, ckpt_verify_report *report, void *arg,
+			 uint64_t *members, uint64_t *bytes, struct ckpt_err *e);
 
 /* ---------------------------------------------------------- flinkmeta.c */
 
