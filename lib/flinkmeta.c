@@ -1633,7 +1633,7 @@ jassign(struct jrd *j, struct jclass *c, json_t *v)
 static void
 jclass_free(struct jclass *c)
 {
-	for (size_t i = 0; i < c->nfields; i++)
+	for (size_t i = 0; c->fname && i <= c->nfields; i++) /* the name of a field that failed is there too */
 		free(c->fname[i]);
 	free(c->fname);
 	free(c->ftype);
