@@ -18,3 +18,8 @@ REG=$T/fuzz/regress
 	cp "$REG/flinkmeta/java-field-type-bad-after-name" _metadata
 	bad 2 'ckpt-inspect: _metadata: offset 805: unsupported Java serialization token 0x67' ckpt-inspect _metadata
 }
+
+@test "regress: _metadata with an operator state handle of no offsets (qsort of NULL, UBSan)" {
+	cp "$REG/flinkmeta/opstate-no-offsets-qsort-null" _metadata
+	bad 2 'ckpt-inspect: _metadata: offset 73: invalid raw_operator state flag 28313088 (0 or 1 expected)' ckpt-inspect _metadata
+}

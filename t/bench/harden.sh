@@ -27,3 +27,18 @@ for n in 5000 10000 20000 40000; do
 	chain $n > "$tmp/g.json"
 	echo "graph-load-vertices $n $(seconds "$BIN/ckpt-plan" -g "$tmp/g.json")"
 done
+
+# A v3 _metadata of one operator (parallelism 2^31-1) whose n subtasks are all finished markers.
+finished_meta() {
+	python3 -c "
+import struct, sys
+n = int(sys.argv[1])
+b = struct.pack('>iiqii', 0x4960672d, 3, 1, 0, 1) + b'\x01' * 16 + struct.pack('>ii', 0x7fffffff, 0x7fffffff)
+b += b'\x00' + struct.pack('>i', n) + b''.join(struct.pack('>i', -(i + 1)) for i in range(n))
+sys.stdout.buffer.write(b)" "$1"
+}
+
+for n in 10000 20000 40000; do
+	finished_meta $n > "$tmp/_metadata"
+	echo "metadata-finished-subtasks $n $(seconds "$BIN/ckpt-inspect" "$tmp/_metadata")"
+done
