@@ -285,9 +285,14 @@ struct ckpt_plan {
 	size_t nwarnings;
 	const char *decline_reason; /* NULL unless declined, e.g. "NOT_ALL_REQUIRED_TASKS_RUNNING" */
 	char *decline_message;
+	size_t nvertices;           /* how many sets each of trigger, wait_for, finished holds */
 };
 
-/* SHARED (ckpt-run): compute the plan.  0 whether declined or not; -1 on error. */
+/*
+ * SHARED (ckpt-run): compute the plan.  0 whether declined or not; -1 on error.
+ * A declined plan has decline_reason and decline_message set and every set
+ * empty; warnings are filled either way.  Release with ckpt_plan_release.
+ */
 int ckpt_plan_compute(const struct ckpt_graph *g, const struct ckpt_plan_opts *o,
 		      struct ckpt_plan *out, struct ckpt_err *e);
 json_t *ckpt_plan_to_json(const struct ckpt_graph *g, const struct ckpt_plan *p);
