@@ -550,7 +550,8 @@ snap_subtask_manifest(const struct ckpt_subtask *st, const char *member)
 	c.ops = calloc(st->nops ? st->nops : 1, sizeof *c.ops);
 	if (c.ops == NULL)
 		return NULL;
-	memcpy(c.ops, st->ops, st->nops * sizeof *c.ops);
+	if (st->nops)
+		memcpy(c.ops, st->ops, st->nops * sizeof *c.ops);
 	if (ckpt_subtask_recount(&c, NULL) == 0)
 		v = subtask_json(&c, 1, member);
 	for (size_t i = 0; i < c.nkvstats; i++)

@@ -315,11 +315,8 @@ load_key_groups(struct ldr *L, struct ckpt_subtask *st, const json_t *v, uint32_
 		return ckpt_jdoc_err(L->doc, L->e, ptr, "%s: missing \"key_groups\"", what);
 	ptr_key(p, ptr, "key_groups");
 	if (ckpt_rangelist_from_json(v, maxp, &b, L->e) < 0) {
-		char text[sizeof L->e->text];
-
-		snprintf(text, sizeof text, "%s", L->e ? L->e->text : "");
-		return ckpt_jdoc_err(L->doc, L->e, p, "%s: key_groups: %s (max parallelism %u)", what, text,
-				     maxp);
+		return ckpt_jdoc_err(L->doc, L->e, p, "%s: key_groups must be a range within 0-%u (max parallelism %u)",
+				     what, maxp - 1, maxp);
 	}
 	first = last = ckpt_bits_next(&b, 0);
 	count = ckpt_bits_count(&b);
@@ -808,6 +805,28 @@ out:
 
 /* ---- the document */
 
+/* A relative path of plain components: no "", ".", ".." or leading '/', nothing a directory could escape by. */
+static int
+safe_name(const char *s)
+{
+	const char *c = s;
+
+	if (strlen(s) > 1024)
+		return 0;
+	for (;;) {
+		size_t n = strcspn(c, "/");
+
+		if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+			return 0;
+		for (size_t i = 0; i < n; i++)
+			if ((unsigned char)c[i] < 0x20)
+				return 0;
+		if (c[n] == '\0')
+			return 1;
+		c += n + 1;
+	}
+}
+
 static int
 load_members(struct ldr *L, const json_t *root)
 {
@@ -835,6 +854,8 @@ load_members(struct ldr *L, const json_t *root)
 		L->nmembers++;
 		if (m->name == NULL || m->name[0] == '\0' || strcmp(m->name, "MANIFEST.json") == 0)
 			return ckpt_jdoc_err(L->doc, L->e, p, "%s: needs a \"name\" other than MANIFEST.json", w);
+		if (!safe_name(m->name))
+			return ckpt_jdoc_err(L->doc, L->e, p, "%s: unsafe member name \"%s\"", w, m->name);
 		for (size_t k = 0; k < i; k++)
 			if (strcmp(L->members[k].name, m->name) == 0)
 				return ckpt_jdoc_err(L->doc, L->e, p, "%s: \"%s\" listed twice", w, m->name);
