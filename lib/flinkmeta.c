@@ -650,7 +650,7 @@ add_opstate(struct rd *r, struct ckpt_subtask *st, const char *name, enum ckpt_m
  * each from its first offset, so a state runs to the next state's first offset or to the end.
  */
 static int
-opstate_bytes(struct rd *r, struct fm_opoff *o, size_t n, uint64_t size, uint64_t *bytes)
+opstate_bytes(struct rd *r, struct fm_opoff *o, size_t n, uint64_t size, uint64_t *bytes, size_t nstates)
 {
 	if (n > 0) /* o is NULL when there are no offsets, and qsort wants a pointer */
 		qsort(o, n, sizeof *o, cmp_opoff);
@@ -660,8 +660,7 @@ opstate_bytes(struct rd *r, struct fm_opoff *o, size_t n, uint64_t size, uint64_
 		if (o[i].off < 0 || (uint64_t)o[i].off > size || end < o[i].off) {
 			warn(r, "operator state offset %lld lies outside its %llu-byte stream",
 			     (long long)o[i].off, (unsigned long long)size);
-			for (size_t j = 0; j < n; j++) /* bytes has one slot per state, not per offset */
-				bytes[o[j].state] = 0;
+			memset(bytes, 0, sizeof *bytes * nstates);
 			return 0;
 		}
 		bytes[o[i].state] += (uint64_t)(end - o[i].off);
@@ -752,7 +751,7 @@ opstate_to_model(struct rd *r, struct ckpt_subtask *st, struct fm_opread *o, uin
 	uint64_t *bytes = ckpt_calloc(o->nstates + 1, sizeof *bytes, r->e);
 	int rc = -1;
 
-	if (bytes == NULL || opstate_bytes(r, o->off, o->noff, size, bytes) < 0)
+	if (bytes == NULL || opstate_bytes(r, o->off, o->noff, size, bytes, o->nstates) < 0)
 		goto out;
 	for (size_t i = 0; i < o->nstates; i++) {
 		json_t *s = json_array_get(o->states, i);
@@ -1468,8 +1467,10 @@ rd_operator_head(struct rd *r, struct ckpt_operator *op)
 		if (op->uid[0] == '\0')
 			free(op->uid), op->uid = NULL;
 	}
-	if (need(r, 16, "operator id") < 0 || (op->id = malloc(33)) == NULL)
-		return op->id ? -1 : nomem(r);
+	if (need(r, 16, "operator id") < 0)
+		return -1;
+	if ((op->id = malloc(33)) == NULL)
+		return nomem(r);
 	for (int i = 0; i < 16; i++) {
 		op->id[2 * i] = hex[r->p[r->pos + i] >> 4];
 		op->id[2 * i + 1] = hex[r->p[r->pos + i] & 15];
@@ -1634,7 +1635,7 @@ jassign(struct jrd *j, struct jclass *c, json_t *v)
 static void
 jclass_free(struct jclass *c)
 {
-	for (size_t i = 0; c->fname && i <= c->nfields; i++) /* the name of a field that failed is there too */
+	for (size_t i = 0; i < c->nfields; i++)
 		free(c->fname[i]);
 	free(c->fname);
 	free(c->ftype);
@@ -1690,16 +1691,16 @@ jfields(struct jrd *j, struct jclass *c)
 	if ((c->ftype = ckpt_calloc(n + 1, 1, r->e)) == NULL ||
 	    (c->fname = ckpt_calloc(n + 1, sizeof *c->fname, r->e)) == NULL)
 		return -1;
-	for (; c->nfields < n; c->nfields++) {
+	while (c->nfields < n) {
 		uint8_t t;
 		const char *sig;
 
 		at = r->pos;
-		if (rd_u8(r, &t, "Java field type") < 0 || rd_utf(r, &c->fname[c->nfields], "Java field name") < 0)
+		if (rd_u8(r, &t, "Java field type") < 0 || rd_utf(r, &c->fname[c->nfields++], "Java field name") < 0)
 			return -1;
 		if (strchr("BCDFIJSZL[", t) == NULL || t == 0)
 			return fail(r, at, "invalid Java field type 0x%02x", t);
-		c->ftype[c->nfields] = (char)t;
+		c->ftype[c->nfields - 1] = (char)t;
 		if ((t == 'L' || t == '[') && jstring(j, &sig) < 0)
 			return -1;
 	}
