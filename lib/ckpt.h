@@ -776,6 +776,53 @@ void ckpt_replay_release(struct ckpt_replay *r);
 
 /* -------------------------------------------------------- redistribute.c */
 
+/*
+ * Redistribution of a snapshot onto new parallelism or a new job graph, as
+ * Flink assigns state on restore (RoundRobinOperatorStateRepartitioner,
+ * key-group ranges, FLIP-147 finished state).  The plan is computed from
+ * counts alone; entries then move one new subtask at a time, loading one old
+ * subtask at a time, so memory is bounded by one member, not the snapshot.
+ */
+
+/* -P OP=N: op names an operator by id or uid. */
+struct ckpt_par {
+	const char *op;
+	uint32_t n;
+};
+
+struct ckpt_redist_opts {
+	const char *name;               /* the input as messages name it */
+	uint32_t parallelism;           /* -P N: every operator not named; 0 keeps each one's */
+	const struct ckpt_par *per_op;  /* -P OP=N, applied to the operator's whole vertex */
+	size_t nper_op;
+	const struct ckpt_graph *graph; /* -g: restore onto this job graph, or NULL */
+	int allow_non_restored;         /* -n: drop state no operator of the graph takes */
+};
+
+struct ckpt_redist;
+
+/*
+ * Plan the redistribution of s, which must outlive the plan.  NULL on error:
+ * CKPT_ERR_REFUSED (exit 1) for what Flink refuses, with its words; CKPT_ERR_INPUT
+ * for inconsistent input or an unknown operator named by -P.
+ */
+struct ckpt_redist *ckpt_redist_plan(struct ckpt_snapshot *s, const struct ckpt_redist_opts *o,
+				     struct ckpt_err *e);
+/* The redistributed snapshot, owned by the plan: operators and the subtasks that will hold
+ * something, with entries not loaded (counts of keyed entries are known only once filled). */
+struct ckpt_snapshot *ckpt_redist_snapshot(struct ckpt_redist *r);
+/* Fill the entries of subtask st of operator op of ckpt_redist_snapshot(r), loading the old
+ * subtasks it takes from one at a time; ckpt_redist_release frees them again.  -1 on error. */
+int ckpt_redist_fill(struct ckpt_redist *r, const struct ckpt_operator *op, struct ckpt_subtask *st,
+		     struct ckpt_err *e);
+void ckpt_redist_release(struct ckpt_subtask *st);
+/* Fill every subtask (for printing a whole document). */
+int ckpt_redist_fill_all(struct ckpt_redist *r, struct ckpt_err *e);
+/* The assignment itself: per new subtask, which old subtasks (and their handles, for a Flink
+ * _metadata), which list elements, union and broadcast copies and key groups.  NULL on no memory. */
+json_t *ckpt_redist_to_json(const struct ckpt_redist *r, struct ckpt_err *e);
+void ckpt_redist_free(struct ckpt_redist *r);
+
 /* ------------------------------------------------------- engine (lib/engine/) */
 
 #endif
