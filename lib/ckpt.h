@@ -825,4 +825,32 @@ void ckpt_redist_free(struct ckpt_redist *r);
 
 /* ------------------------------------------------------- engine (lib/engine/) */
 
+/* A pipeline (ckpt-pipeline(5)): vertices with built-in operators, edges, settings. */
+struct ckpt_pipeline;
+
+/* Load and validate a pipeline file (path "-" or NULL: stdin); errors name file:line:col. */
+struct ckpt_pipeline *ckpt_pipeline_load(const char *path, struct ckpt_err *e);
+void ckpt_pipeline_free(struct ckpt_pipeline *p);
+
+struct ckpt_run_opts {
+	const char *restore;     /* -r: start from this snapshot, or NULL */
+	const char *dir;         /* overrides the pipeline's checkpoint directory, or NULL */
+	const char *savepoint;   /* where the stop savepoint goes, or NULL (the checkpoint directory) */
+	int64_t stop_after_ms;   /* stop with a savepoint after this long (0: never) */
+	int64_t stop_after_cps;  /* stop with a savepoint after this many completed checkpoints (0: never) */
+	int drain;               /* the stop drains (MAX_WATERMARK, finish) */
+	volatile int *stop;      /* set asynchronously (SIGTERM): stop with a savepoint */
+	volatile int *cancel;    /* set asynchronously (SIGINT): cancel the job */
+	/* Called for every event, one at a time, from engine threads; the event is borrowed. */
+	void (*event)(void *arg, const json_t *ev);
+	void *arg;
+};
+
+/*
+ * Run the pipeline to its end.  0 when the job finished (or was stopped with a
+ * savepoint); -1 with e set when it failed (CKPT_ERR_REFUSED: the job failed,
+ * e.g. the restart limit was reached; other kinds: it could not run).
+ */
+int ckpt_pipeline_run(struct ckpt_pipeline *p, const struct ckpt_run_opts *o, struct ckpt_err *e);
+
 #endif
