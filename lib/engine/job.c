@@ -614,16 +614,15 @@ static void
 finished_event(struct job *j)
 {
 	int64_t ms = now_ms() - j->start_ms;
-	uint64_t recs = atomic_load(&j->sink_records);
+	uint64_t recs = atomic_load(&j->sink_records), lost = 0;
+	json_t *ev;
 
-	json_t *ev = json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:i,s:I}", "event", "job_finished", "state",
-			       j->final_state, "records", (json_int_t)recs, "source_records",
-			       (json_int_t)atomic_load(&j->records), "duration_ms", (json_int_t)ms,
-			       "records_per_second", (json_int_t)(ms > 0 ? recs * 1000 / (uint64_t)ms : recs),
-			       "restarts", (json_int_t)j->restarts, "checkpoints", (json_int_t)j->completed);
-	uint64_t lost = 0;
-
-	/* records dropped in flight, only approximate failover drops any */
+	ev = json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:i,s:I}", "event", "job_finished", "state", j->final_state,
+		       "records", (json_int_t)recs, "source_records", (json_int_t)atomic_load(&j->records),
+		       "duration_ms", (json_int_t)ms, "records_per_second",
+		       (json_int_t)(ms > 0 ? recs * 1000 / (uint64_t)ms : recs), "restarts", (json_int_t)j->restarts,
+		       "checkpoints", (json_int_t)j->completed);
+	/* records dropped in flight: only approximate failover drops any */
 	for (size_t c = 0; c < j->nch; c++)
 		lost += j->chs[c]->lost_records;
 	if (j->p->strategy == CKPT_FAILOVER_APPROXIMATE)
