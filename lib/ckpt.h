@@ -378,7 +378,13 @@ json_t *ckpt_vertex_sets_to_json(const struct ckpt_graph *g, const struct ckpt_b
  */
 struct ckpt_graphin;
 
-struct ckpt_graphin *ckpt_graphin_open(const char *path, struct ckpt_err *e);
+/*
+ * Read the named files one after the other as one stream (so that vertex
+ * documents may come in files of their own), or standard input when npaths
+ * is 0 ("-" names it too).  A file holding no document is an error.  The
+ * paths must outlive the reader.
+ */
+struct ckpt_graphin *ckpt_graphin_open(char *const *paths, size_t npaths, struct ckpt_err *e);
 /*
  * The next graph: 1 with *g (the caller frees it) and *doc (the document it
  * came from, valid until the next call), 0 at the end, -1 on error.
@@ -504,6 +510,10 @@ int ckpt_mode_parse(const char *name);        /* -1 if unknown */
  * kv[i].value.p, in[i].data.p, out[i].data.p, and the arrays), unless st->arena
  * is set: then the pieces point into the arena and only the arrays and the arena
  * are freed.  Copy the bytes out (or keep the subtask loaded) before unloading.
+ * Unloading frees entries only when they can be loaded again (an archive member,
+ * st->member set); subtasks of state documents and hand-built ones keep theirs.
+ * Archive members are read front to back: loading subtasks in the order of the
+ * snapshot reads a tar or zip once (out of order, it is read again from the start).
  */
 /* Recompute st->kvstats (and nkv, kv_bytes, per-state n and bytes, in/out bytes) from loaded entries. */
 int ckpt_subtask_recount(struct ckpt_subtask *st, struct ckpt_err *e);
@@ -580,7 +590,200 @@ void ckpt_murmur3_128(const void *buf, size_t len, uint32_t seed, unsigned char 
 
 /* ------------------------------------------------------------- eventlog.c */
 
+/*
+ * The job event log (ckpt-events(5), FLIP-383): a directory of segments
+ * events.0, events.1, ... read in order while contiguous.  A record is,
+ * big-endian: u32 payload length, u32 type, u64 XXH3-64 of the payload, then
+ * the payload, a UTF-8 JSON object.
+ */
+enum ckpt_event_type {
+	CKPT_EVENT_VERTEX_FINISHED = 1,    /* {vertex, subtask, attempt, partitions?, metrics?, snapshots?} */
+	CKPT_EVENT_VERTICES_RESET = 2,     /* {subtasks: [{vertex, subtask}]} */
+	CKPT_EVENT_VERTEX_INITIALIZED = 3, /* {vertex, parallelism, inputs?} */
+};
+
+#define CKPT_EVENT_HEADER 16               /* bytes before the payload */
+#define CKPT_EVENT_PAYLOAD_LIMIT (64u << 20) /* larger payloads are refused as corruption */
+#define CKPT_EVENT_BUFFER (1u << 20)       /* the writer's buffer (Flink's write-buffer.size) */
+
+/* "vertex_finished", ...; NULL for an unknown type. */
+const char *ckpt_event_type_name(uint32_t type);
+/* The type of a name; 0 when unknown. */
+uint32_t ckpt_event_type_parse(const char *name, size_t len);
+
+struct ckpt_event_task {
+	const char *vertex;
+	uint32_t subtask;
+};
+
+struct ckpt_event_input {
+	const char *vertex;
+	enum ckpt_distribution distribution; /* default all_to_all */
+	enum ckpt_partition partition;       /* default blocking: the log is written by batch jobs */
+};
+
+/* One record, decoded.  Every pointer is valid until the next record is read. */
+struct ckpt_event {
+	uint32_t type;
+	uint32_t segment;              /* N of events.N */
+	uint64_t offset;               /* byte offset of the record in its segment */
+	const unsigned char *payload;  /* the payload as stored (len bytes, not NUL-terminated) */
+	size_t len;
+	const char *vertex;            /* finished, initialized */
+	uint32_t subtask, attempt;     /* finished */
+	uint32_t parallelism;          /* initialized */
+	const char *snapshots;         /* finished: the "snapshots" object's text, NULL when absent or null */
+	size_t snapshots_len;
+	struct ckpt_event_task *tasks; /* reset */
+	size_t ntasks;
+	struct ckpt_event_input *inputs; /* initialized */
+	size_t ninputs;
+};
+
+/*
+ * Payload checking and NDJSON event lines ({"type": NAME or id, "payload": {...}}),
+ * without building a JSON tree, so that a million records take well under a
+ * second (lib/evparse.c).
+ */
+struct ckpt_evparser;
+struct ckpt_evparser *ckpt_evparser_new(struct ckpt_err *e);
+void ckpt_evparser_free(struct ckpt_evparser *p);
+/*
+ * Check and decode a payload of a known type into ev (strings live in p).  On
+ * error -1, e->text says what is wrong and *at (when not NULL) points at the
+ * offending byte of payload; the caller sets where and the kind.
+ */
+int ckpt_evparser_decode(struct ckpt_evparser *p, uint32_t type, const void *payload, size_t len,
+			 struct ckpt_event *ev, const char **at, struct ckpt_err *e);
+/*
+ * Parse one NDJSON event line: ev is decoded and ev->payload/len is the payload
+ * with insignificant white space removed (owned by p).  Errors as above.
+ */
+int ckpt_evparser_line(struct ckpt_evparser *p, const char *line, size_t len, struct ckpt_event *ev,
+		       const char **at, struct ckpt_err *e);
+
+/*
+ * The writer.  A session writes new segments only (the first one numbered
+ * after the last existing segment) and never touches old ones.  Flush and
+ * fsync policy: records are buffered (CKPT_EVENT_BUFFER); the buffer is
+ * written when full, when an append comes a second or more after the last
+ * write, and at ckpt_evwriter_flush; fsync happens at ckpt_evwriter_flush
+ * with sync set, at ckpt_evwriter_cut and at ckpt_evwriter_close.  Only whole
+ * records are buffered, and a failed write truncates the segment back to its
+ * last whole record and stops the writer: every later call fails.
+ */
+struct ckpt_evwriter;
+enum {
+	CKPT_EVW_WHOLE = 1,    /* a segment appears (under its name) only when complete: cut or close */
+	CKPT_EVW_CUT_TORN = 2, /* cut a torn tail off the last segment instead of refusing to write */
+};
+/*
+ * Open a session on dir (created when missing).  Refuses (CKPT_ERR_REFUSED)
+ * a log with a gap in its segment numbers or, without CKPT_EVW_CUT_TORN,
+ * one whose last segment ends in a torn record.  NULL on error.
+ */
+struct ckpt_evwriter *ckpt_evwriter_open(const char *dir, unsigned flags, struct ckpt_err *e);
+/* Append one record; payload must be a JSON object's text (not checked here). */
+int ckpt_evwriter_append(struct ckpt_evwriter *w, uint32_t type, const void *payload, size_t len,
+			 struct ckpt_err *e);
+/* Append json_dumps(payload) (compact). */
+int ckpt_evwriter_append_json(struct ckpt_evwriter *w, uint32_t type, const json_t *payload,
+			      struct ckpt_err *e);
+/* Write the buffer out; with sync, fsync too. */
+int ckpt_evwriter_flush(struct ckpt_evwriter *w, int sync, struct ckpt_err *e);
+/* End the current segment (Flink's cutBlock); the next record starts a new one. */
+int ckpt_evwriter_cut(struct ckpt_evwriter *w, struct ckpt_err *e);
+/* Records appended in this session. */
+uint64_t ckpt_evwriter_records(const struct ckpt_evwriter *w);
+/* Cut, close and free w (NULL is fine); -1 if anything failed, w is freed anyway. */
+int ckpt_evwriter_close(struct ckpt_evwriter *w, struct ckpt_err *e);
+/* Free w without writing what is buffered; with CKPT_EVW_WHOLE the unfinished segment is removed. */
+void ckpt_evwriter_abort(struct ckpt_evwriter *w);
+
+/* What reading a log found. */
+struct ckpt_evlog_stats {
+	uint32_t segments;      /* contiguous segments read */
+	uint64_t records;       /* whole records read */
+	uint64_t torn_bytes;    /* bytes of the torn record at the end of the last segment */
+	uint64_t torn_offset;   /* where it starts (valid when torn_bytes > 0) */
+	uint32_t ignored;       /* events.N files after a gap, not read */
+	uint32_t gap;           /* the first missing segment number (valid when ignored > 0) */
+};
+
+/*
+ * The reader: records in order, each checked (length, checksum, type,
+ * payload).  A record cut short at the end of the last segment is a torn
+ * write: not returned, counted in the stats.  Anything else wrong is
+ * corruption: CKPT_ERR_REFUSED, where "dir/events.N", text "offset X: ...".
+ * Memory is bounded by the largest record, not by the log.
+ */
+struct ckpt_evreader;
+/* NULL on error (a missing directory is an error; an empty one is an empty log). */
+struct ckpt_evreader *ckpt_evreader_open(const char *dir, struct ckpt_err *e);
+/* 1 and ev filled, 0 at the end of the log, -1 on error. */
+int ckpt_evreader_next(struct ckpt_evreader *r, struct ckpt_event *ev, struct ckpt_err *e);
+const struct ckpt_evlog_stats *ckpt_evreader_stats(const struct ckpt_evreader *r);
+/* Set an error of kind at ev's record ("dir/events.N", "offset X: ..."); returns -1. */
+int ckpt_evreader_err(const struct ckpt_evreader *r, const struct ckpt_event *ev, struct ckpt_err *e,
+		      enum ckpt_errkind kind, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+void ckpt_evreader_free(struct ckpt_evreader *r);
+
+/*
+ * Copy the log in dir to the new directory out, whole or not at all, with a
+ * torn tail cut off; out must not exist.  st (may be NULL) receives what was read.
+ */
+int ckpt_evlog_copy(const char *dir, const char *out, struct ckpt_evlog_stats *st, struct ckpt_err *e);
+
 /* ------------------------------------------------------------- replay.c */
+
+struct ckpt_replay_opts {
+	/* The job graph, or NULL to build it from the log's vertex_initialized records. */
+	const struct ckpt_graph *graph;
+	/* A JSON array of available partition ids "vertex:subtask", or NULL: all available. */
+	const struct ckpt_jdoc *available;
+};
+
+/* A vertex the log initialized, as recovery leaves it. */
+struct ckpt_replay_vertex {
+	char *id;
+	size_t graph_index;       /* index in ckpt_replay.graph */
+	uint32_t parallelism;     /* decided parallelism, from the log */
+	struct ckpt_bits finished; /* restored as FINISHED; the others are reset */
+	uint32_t *attempt;        /* attempt number of each finished subtask */
+	int unrecovered;          /* fully finished with a coordinator that cannot snapshot in batch:
+				     a later restart of any subtask restarts all */
+};
+
+struct ckpt_replay_coordinator {
+	char *op;
+	size_t vertex;            /* index in ckpt_replay.v */
+	json_t *state;            /* the entry (owned) */
+};
+
+/* The recovery plan of ckpt-replay(1). */
+struct ckpt_replay {
+	struct ckpt_replay_vertex *v; /* in the order the log initialized them */
+	size_t nv;
+	struct ckpt_replay_coordinator *coord;
+	size_t ncoord;
+	json_t *shuffle;              /* array of {incremental, state} in restore order (owned) */
+	struct ckpt_task_ref *lost;   /* lost partitions that caused a reset (vertex: index in v) */
+	size_t nlost;
+	struct ckpt_evlog_stats log;
+	uint64_t dropped_tail_events;
+	struct ckpt_graph *graph;     /* the graph replay used (owned) */
+};
+
+/*
+ * SHARED (ckpt-run): replay the log in dir and compute the recovery plan.
+ * 0 and out filled, or -1 (corruption is CKPT_ERR_REFUSED).  Memory grows
+ * with the number of subtasks, not of records.
+ */
+int ckpt_replay_run(const char *dir, const struct ckpt_replay_opts *o, struct ckpt_replay *out,
+		    struct ckpt_err *e);
+/* SHARED: the plan as ckpt-replay prints it; NULL on allocation failure. */
+json_t *ckpt_replay_to_json(const struct ckpt_replay *r);
+void ckpt_replay_release(struct ckpt_replay *r);
 
 /* -------------------------------------------------------- redistribute.c */
 
@@ -590,6 +793,7 @@ void ckpt_murmur3_128(const void *buf, size_t len, uint32_t seed, unsigned char 
  * key-group ranges, FLIP-147 finished state).  The plan is computed from
  * counts alone; entries then move one new subtask at a time, loading one old
  * subtask at a time, so memory is bounded by one member, not the snapshot.
+ * (redistribute.c; restore.c restores onto a job graph, assignment.c prints the plan.)
  */
 
 /* -P OP=N: op names an operator by id or uid. */
@@ -605,6 +809,8 @@ struct ckpt_redist_opts {
 	size_t nper_op;
 	const struct ckpt_graph *graph; /* -g: restore onto this job graph, or NULL */
 	int allow_non_restored;         /* -n: drop state no operator of the graph takes */
+	const char *reopen;             /* the input's path, so that an archive can be read by a few
+					   readers, each going forward only; NULL for standard input */
 };
 
 struct ckpt_redist;
