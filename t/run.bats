@@ -7,7 +7,7 @@ load run-helper
 @test "run: usage" {
 	run ckpt-run -h
 	status_is 0
-	output_is 'usage: ckpt-run [-p] [-D] [-r ARCHIVE] [-d DIR] [-o SAVEPOINT] [-s MS] [-n N] PIPELINE'
+	output_is 'usage: ckpt-run [-paD] [-r ARCHIVE] [-d DIR] [-o SAVEPOINT] [-s MS] [-n N] PIPELINE'
 	run ckpt-run
 	status_is 2
 	run ckpt-run -s x p.json
@@ -243,14 +243,30 @@ exactly_once() {
 	cmp ref.txt got.txt
 }
 
-@test "run: restore at another parallelism without ckpt-merge is refused" {
+@test "run: restore at another parallelism redistributes the state as Flink does" {
 	pipeline windows
-	run_job -n 1 -o sp.tar p.json
+	run_job p.json
+	committed > ref.txt
+	rm -rf out ck
+	run_job -n 2 -o sp.tar p.json
 	status_is 0
 	pipeline windows '.vertices[1].parallelism = 3 | .vertices[2].parallelism = 3'
 	run_job -r sp.tar p.json
+	status_is 0
+	committed > got.txt
+	cmp ref.txt got.txt
+}
+
+@test "run: state no operator takes is refused unless -a" {
+	pipeline windows
+	run_job -n 1 -o sp.tar p.json
+	status_is 0
+	pipeline windows '.vertices[1].id = "win2" | .edges[0].target = "win2" | .edges[1].source = "win2"'
+	run_job -r sp.tar p.json
 	status_is 1
-	[ "$(cat err.txt)" = 'ckpt-run: sp.tar: operator "win" has parallelism 2 in the snapshot and 3 in the pipeline: rescale the snapshot with ckpt-merge -P win=3' ]
+	[ "$(cat err.txt)" = 'ckpt-run: sp.tar: Failed to rollback to checkpoint/savepoint sp.tar. Cannot map checkpoint/savepoint state for operator win to the new program, because the operator is not available in the new program. If you want to allow to skip this, you can set the --allowNonRestoredState option on the CLI.' ]
+	run_job -a -r sp.tar p.json
+	status_is 0
 	run_job -r nonexistent.tar p.json
 	status_is 2
 }

@@ -391,6 +391,9 @@ struct job {
 	const char *final_state;
 	struct ckpt_snapshot *restore; /* snapshot tasks restore from (current attempt) */
 	int64_t restore_id;
+	struct ckpt_snapshot *src;     /* -r: the snapshot as read, */
+	struct ckpt_redist *redist;    /* its redistribution onto the pipeline, */
+	struct ckpt_snapshot *view;    /* and the result, which tasks restore from */
 	struct ckpt_snapshot **old_restores; /* replaced ones, freed at the end (a task may still read one) */
 	size_t nold;
 	char *dir;             /* checkpoint directory */
