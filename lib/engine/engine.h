@@ -252,6 +252,8 @@ struct task {
 	struct barrier mail[MAIL_CAP];
 	size_t mhead, mn;
 	atomic_llong completed; /* newest checkpoint notified complete */
+	atomic_llong aborted;   /* newest checkpoint notified aborted */
+	int64_t last_aborted;
 	atomic_int cancel;
 	/* lifecycle */
 	enum task_phase phase;
@@ -302,6 +304,7 @@ void bh_on_barrier(struct task *t, const struct barrier *b, size_t ch, int rpc);
 void bh_on_cancel(struct task *t, int64_t id);
 void bh_on_end_of_partition(struct task *t, size_t ch);
 void bh_rpc_trigger(struct task *t, const struct barrier *b);
+void bh_on_abort_notified(struct task *t, int64_t id);
 /* Snapshot the task and forward the barrier (task.c). */
 void task_checkpoint(struct task *t, const struct barrier *b, int64_t align_ns);
 void task_decline(struct task *t, int64_t id, const char *reason);

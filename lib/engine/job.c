@@ -217,6 +217,8 @@ reset_task(struct job *j, struct task *t)
 	t->attempt++;
 	atomic_store(&t->cancel, 0);
 	atomic_store(&t->completed, -1);
+	atomic_store(&t->aborted, -1);
+	t->last_aborted = -1;
 	t->phase = PH_RUNNING;
 	t->finished_ops = 0;
 	t->final_min_id = -1;
