@@ -36,18 +36,18 @@ fm_flips() {
 	done
 }
 
-# For every fixture directory under $1, write $2/NAME.cN: cut in its first 40 and last 16 bytes
-# and at each eighth (63 files each), or with $3 = flips, $2/NAME.mN: 12 copies with random bytes
+# For every fixture directory under $1, write $2/NAME.cN: cut in its first 40 and last 12 bytes
+# and at each eighth (59 files each), or with $3 = flips, $2/NAME.mN: 8 copies with random bytes
 # replaced.
 fm_damage_all() {
 	local d n k
 	for d in "$1"/v*; do
 		if [ "${3-}" = flips ]; then
-			fm_flips "$d/_metadata" "$2/${d##*/}.m" 12 "${#d}"
+			fm_flips "$d/_metadata" "$2/${d##*/}.m" 8 "${#d}"
 			continue
 		fi
 		fm_prefixes "$d/_metadata" "$2/${d##*/}.c" 0 40
-		fm_prefixes "$d/_metadata" "$2/${d##*/}.c" $((FM_N - 16)) "$FM_N"
+		fm_prefixes "$d/_metadata" "$2/${d##*/}.c" $((FM_N - 12)) "$FM_N"
 		for k in 1 2 3 4 5 6 7; do
 			n=$((FM_N * k / 8))
 			printf '%b' "${FM_S:0:4*n}" >"$2/${d##*/}.c$n"
