@@ -309,3 +309,24 @@ v3_head() {
 null
 null'
 }
+
+@test "flinkmeta: nesting is bounded: changelog handles, Java objects, a Java object holding itself" {
+	B=; b_i32 0x4960672d; b_i32 3; b_i64 9; b_i32 0; b_i32 1; b_i64 1; b_i64 2; b_i32 1; b_i32 1
+	b_u8 0; b_i32 1; b_i32 0; b_i32 0; b_i32 0
+	for ((i = 0; i < 40; i++)); do b_u8 14; b_i32 0; b_i32 1; b_i64 0; b_i32 1; done
+	b_write deep
+	run ckpt-inspect deep
+	status_is 2
+	output_is 'ckpt-inspect: deep: offset 401: keyed state handles nested more than 16 deep'
+	# class C { C f; }, 40 deep; then one whose field refers to the object itself (handle 0x7e0002)
+	java() { B=; b_i32 0x4960672d; b_i32 4; b_i64 9; b_i32 0; b_i32 0; b_u8 0xac; b_u8 0xed; b_i16 5; }
+	obj() { b_u8 0x73; b_u8 0x72; b_utf C; b_i64 1; b_u8 2; b_i16 1; b_u8 76; b_utf f; b_u8 0x74; b_utf 'LC;'; b_u8 0x78; b_u8 0x70; }
+	java; for ((i = 0; i < 40; i++)); do obj; done; b_write jdeep
+	run ckpt-inspect jdeep
+	status_is 2
+	output_is 'ckpt-inspect: jdeep: offset 440: Java objects nested more than 16 deep'
+	java; obj; b_u8 0x71; b_i32 0x7e0002; b_write jcycle
+	run ckpt-inspect jcycle
+	status_is 2
+	output_is 'ckpt-inspect: jcycle: offset 56: Java object refers to itself'
+}
