@@ -653,7 +653,8 @@ add_opstate(struct rd *r, struct ckpt_subtask *st, const char *name, enum ckpt_m
 static int
 opstate_bytes(struct rd *r, struct fm_opoff *o, size_t n, uint64_t size, uint64_t *bytes, size_t nstates)
 {
-	qsort(o, n, sizeof *o, cmp_opoff);
+	if (n > 0) /* o is NULL when there are no offsets, and qsort wants a pointer */
+		qsort(o, n, sizeof *o, cmp_opoff);
 	for (size_t i = 0; i < n; i++) {
 		int64_t end = i + 1 < n ? o[i + 1].off : (int64_t)size;
 
