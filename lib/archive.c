@@ -108,7 +108,7 @@ ckpt_arc_stream(struct archive *a, int (*fn)(void *arg, const void *p, size_t n,
 		if (r == ARCHIVE_EOF)
 			return total;
 		if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
-			return ckpt_err_set(e, CKPT_ERR_REFUSED, where, "truncated member (%s)",
+			return ckpt_err_set(e, CKPT_ERR_REFUSED, where, "unreadable member: %s",
 					    archive_error_string(a));
 		if (off != total)
 			return ckpt_err_set(e, CKPT_ERR_REFUSED, where, "sparse member");
