@@ -414,8 +414,8 @@ ckpt_awriter_subtask(struct ckpt_awriter *w, const struct ckpt_subtask *st, stru
 static json_t *
 manifest_json(struct ckpt_awriter *w, const struct ckpt_snapshot *s)
 {
-	json_t *o = json_pack("{s:s, s:i, s:I, s:s}", "format", "ckpt-archive", "version", 1, "checkpoint_id",
-			      (json_int_t)s->checkpoint_id, "kind", s->kind ? s->kind : "checkpoint");
+	json_t *o = json_pack("{s:s, s:i, s:I, s:o}", "format", "ckpt-archive", "version", 1, "checkpoint_id",
+			      (json_int_t)s->checkpoint_id, "kind", s->kind ? json_string(s->kind) : json_null());
 	json_t *mem = json_array();
 
 	if (o == NULL || mem == NULL)
