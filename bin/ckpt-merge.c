@@ -185,6 +185,7 @@ rescale(struct merge_opts *o, const char *in)
 		goto out;
 	o->ro.graph = g;
 	o->ro.name = in && strcmp(in, "-") != 0 ? in : "<stdin>";
+	o->ro.reopen = in && strcmp(in, "-") != 0 ? in : NULL;
 	if ((s = ckpt_snapshot_open(in, &e)) == NULL)
 		goto out;
 	flink = strcmp(ckpt_snapshot_format(s), "flink metadata") == 0;

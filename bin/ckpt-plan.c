@@ -87,6 +87,9 @@ resolve(const struct ckpt_graph *g, const char *opt, const struct target *t, siz
 	long k = ckpt_graph_find(g, t->vertex);
 
 	snprintf(where, sizeof where, "-%s %s", opt, t->arg);
+	for (size_t i = 0; k < 0 && i < g->nv; i++) /* a vertex may be named by its name as well */
+		if (g->v[i].name && strcmp(g->v[i].name, t->vertex) == 0)
+			k = (long)i;
 	if (k < 0)
 		return ckpt_err_set(e, CKPT_ERR_INPUT, where, "unknown vertex \"%s\"", t->vertex);
 	if (t->subtask >= g->v[k].parallelism)
@@ -363,22 +366,21 @@ out:
 	return r;
 }
 
-/* Every document of one input: 0, 1 (some plan declined) or 2. */
+/* Every graph of the input (the files as one stream): 0, 1 (some plan declined) or 2. */
 static int
-run_file(const struct opts *o, const char *path)
+run_inputs(const struct opts *o, char *const *paths, size_t npaths)
 {
 	struct ckpt_err e = {0};
-	struct ckpt_graphin *in = ckpt_graphin_open(path, &e);
+	struct ckpt_graphin *in = ckpt_graphin_open(paths, npaths, &e);
 	const struct ckpt_jdoc *doc;
 	struct ckpt_graph *g;
-	int r, status = 0, n = 0;
+	int r, status = 0;
 
 	if (in == NULL) {
 		cli_error(&e);
 		return 2;
 	}
 	while ((r = ckpt_graphin_next(in, &g, &doc, &e)) > 0) {
-		n++;
 		r = run_graph(o, g, doc, &e);
 		if (r < 0)
 			break;
@@ -386,10 +388,6 @@ run_file(const struct opts *o, const char *path)
 			status = 1;
 	}
 	if (r < 0) {
-		cli_error(&e);
-		status = 2;
-	} else if (n == 0) {
-		ckpt_err_set(&e, CKPT_ERR_INPUT, ckpt_graphin_name(in), "no job graph in input");
 		cli_error(&e);
 		status = 2;
 	}
@@ -468,13 +466,7 @@ main(int argc, char **argv)
 		}
 	}
 	check_opts(&o, strategy_set);
-	if (optind == argc)
-		status = run_file(&o, NULL);
-	for (int i = optind; i < argc && status < 2; i++) {
-		int r = run_file(&o, argv[i]);
-
-		status = r > status ? r : status;
-	}
+	status = run_inputs(&o, argv + optind, (size_t)(argc - optind));
 	for (size_t k = 0; k < o.nfailed; k++)
 		free(o.failed[k].vertex);
 	for (size_t k = 0; k < o.nlost; k++)

@@ -378,7 +378,13 @@ json_t *ckpt_vertex_sets_to_json(const struct ckpt_graph *g, const struct ckpt_b
  */
 struct ckpt_graphin;
 
-struct ckpt_graphin *ckpt_graphin_open(const char *path, struct ckpt_err *e);
+/*
+ * Read the named files one after the other as one stream (so that vertex
+ * documents may come in files of their own), or standard input when npaths
+ * is 0 ("-" names it too).  A file holding no document is an error.  The
+ * paths must outlive the reader.
+ */
+struct ckpt_graphin *ckpt_graphin_open(char *const *paths, size_t npaths, struct ckpt_err *e);
 /*
  * The next graph: 1 with *g (the caller frees it) and *doc (the document it
  * came from, valid until the next call), 0 at the end, -1 on error.
@@ -504,6 +510,10 @@ int ckpt_mode_parse(const char *name);        /* -1 if unknown */
  * kv[i].value.p, in[i].data.p, out[i].data.p, and the arrays), unless st->arena
  * is set: then the pieces point into the arena and only the arrays and the arena
  * are freed.  Copy the bytes out (or keep the subtask loaded) before unloading.
+ * Unloading frees entries only when they can be loaded again (an archive member,
+ * st->member set); subtasks of state documents and hand-built ones keep theirs.
+ * Archive members are read front to back: loading subtasks in the order of the
+ * snapshot reads a tar or zip once (out of order, it is read again from the start).
  */
 /* Recompute st->kvstats (and nkv, kv_bytes, per-state n and bytes, in/out bytes) from loaded entries. */
 int ckpt_subtask_recount(struct ckpt_subtask *st, struct ckpt_err *e);
@@ -632,7 +642,8 @@ struct ckpt_event {
 
 /*
  * Payload checking and NDJSON event lines ({"type": NAME or id, "payload": {...}}),
- * without building a JSON tree, so that a million records take well under a second.
+ * without building a JSON tree, so that a million records take well under a
+ * second (lib/evparse.c).
  */
 struct ckpt_evparser;
 struct ckpt_evparser *ckpt_evparser_new(struct ckpt_err *e);
@@ -782,6 +793,7 @@ void ckpt_replay_release(struct ckpt_replay *r);
  * key-group ranges, FLIP-147 finished state).  The plan is computed from
  * counts alone; entries then move one new subtask at a time, loading one old
  * subtask at a time, so memory is bounded by one member, not the snapshot.
+ * (redistribute.c; restore.c restores onto a job graph, assignment.c prints the plan.)
  */
 
 /* -P OP=N: op names an operator by id or uid. */
@@ -797,6 +809,8 @@ struct ckpt_redist_opts {
 	size_t nper_op;
 	const struct ckpt_graph *graph; /* -g: restore onto this job graph, or NULL */
 	int allow_non_restored;         /* -n: drop state no operator of the graph takes */
+	const char *reopen;             /* the input's path, so that an archive can be read by a few
+					   readers, each going forward only; NULL for standard input */
 };
 
 struct ckpt_redist;

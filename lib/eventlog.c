@@ -76,18 +76,26 @@ segment_number(const char *name)
 	return n < SEGMENT_LIMIT ? n : -1;
 }
 
+static int
+cmp_long(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 /*
  * The segments of dir: *n contiguous from events.0; *ignored files after a
- * gap, *gap the first missing number.  A missing dir is an error.
+ * gap, *gap the first missing number.  A missing dir is an error.  Memory
+ * follows the number of segment files, not their numbers.
  */
 static int
 list_segments(const char *dir, uint32_t *n, uint32_t *ignored, uint32_t *gap, struct ckpt_err *e)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
-	unsigned char *have = NULL;
-	size_t cap = 0;
-	long max = -1;
+	long *have = NULL;
+	size_t cap = 0, len = 0;
 	int r = -1;
 
 	*n = *ignored = *gap = 0;
@@ -98,29 +106,26 @@ list_segments(const char *dir, uint32_t *n, uint32_t *ignored, uint32_t *gap, st
 
 		if (k < 0)
 			continue;
-		if ((size_t)k >= cap) {
-			size_t nc = (size_t)k + 64;
-			unsigned char *t = ckpt_reallocarray(have, nc, 1, e);
+		if (len == cap) {
+			long *t = ckpt_reallocarray(have, cap ? 2 * cap : 64, sizeof *t, e);
 
 			if (t == NULL)
 				goto out;
-			memset(t + cap, 0, nc - cap);
 			have = t;
-			cap = nc;
+			cap = cap ? 2 * cap : 64;
 		}
-		have[k] = 1;
-		if (k > max)
-			max = k;
+		have[len++] = k;
 	}
 	if (errno != 0) {
 		ckpt_err_sys(e, dir, "cannot read directory");
 		goto out;
 	}
-	while ((long)*n <= max && have[*n])
+	if (len > 0)
+		qsort(have, len, sizeof *have, cmp_long);
+	while (*n < len && have[*n] == (long)*n)
 		(*n)++;
 	*gap = *n;
-	for (long k = *n; k <= max; k++)
-		*ignored += have[k];
+	*ignored = (uint32_t)(len - *n);
 	r = 0;
 out:
 	free(have);

@@ -981,7 +981,7 @@ ckpt_evparser_line(struct ckpt_evparser *p, const char *line, size_t len, struct
 	size_t kl, n;
 	uint32_t type = 0;
 	unsigned mask = 0;
-	int first = 1, r, i;
+	int first = 1, r, i, decoded = 0;
 
 	ws(&s);
 	start = s.p;
@@ -995,8 +995,13 @@ ckpt_evparser_line(struct ckpt_evparser *p, const char *line, size_t len, struct
 		if (i == 0 && line_type(&s, &type) < 0)
 			goto fail;
 		if (i == 1) {
+			/* with the type known, check the payload in the same pass */
 			pl = s.p;
-			if (value(&s, 1) < 0)
+			if (mask & 1) {
+				reset_event(p, ev, type);
+				decoded = 1;
+			}
+			if ((decoded ? payload(&s, ev) : value(&s, 1)) < 0)
 				goto fail;
 			plend = s.p;
 		}
@@ -1008,10 +1013,14 @@ ckpt_evparser_line(struct ckpt_evparser *p, const char *line, size_t len, struct
 		fail(&s, start, "event: missing \"%s\"", mask & 1 ? "payload" : "type");
 		goto fail;
 	}
-	reset_event(p, ev, type);
-	s.p = pl;
-	s.end = plend;
-	if (payload(&s, ev) < 0 || minify(&s, pl, plend, &n) < 0)
+	if (!decoded) {
+		reset_event(p, ev, type);
+		s.p = pl;
+		s.end = plend;
+		if (payload(&s, ev) < 0)
+			goto fail;
+	}
+	if (minify(&s, pl, plend, &n) < 0)
 		goto fail;
 	resolve_all(p, ev);
 	ev->payload = p->min;

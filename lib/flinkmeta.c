@@ -22,6 +22,7 @@ struct rd {
 	json_t *regional; /* v7 reference checkpoint ids */
 	uint64_t inline_bytes, state_size;
 	size_t nhandles, nin, nout, nentries, nfinished, nfully;
+	int canonical; /* saw a savepoint key-groups handle (tag 7) */
 };
 
 /* A decoded stream state handle (the leaf of every other handle). */
@@ -882,6 +883,7 @@ keyed_groups(struct rd *r, struct fm_keyed *k, uint8_t tag)
 	if (tag == 12 && (rd_utf(r, &hid, "state handle id") < 0 || jputs(r, k->j, "handle_id", hid) < 0))
 		goto out;
 	k->kind = tag == 7 ? "savepoint_key_groups" : "key_groups";
+	r->canonical |= tag == 7;
 	rc = 0;
 out:
 	free(hid);
@@ -2046,6 +2048,20 @@ out:
 	return out;
 }
 
+/* Before version 4 (or with null properties) the file does not say whether it is a savepoint; what it
+ * holds may hint. */
+static int
+kind_guess(struct rd *r, json_t *f)
+{
+	if (r->nin + r->nout > 0)
+		return jput(r, f, "kind_guess", json_pack("{s:s,s:s}", "kind", "checkpoint", "because",
+							  "it holds in-flight channel state (savepoints are aligned)"));
+	if (r->canonical)
+		return jput(r, f, "kind_guess", json_pack("{s:s,s:s}", "kind", "savepoint", "because",
+							  "it holds savepoint key-group handles (tag 7)"));
+	return 0;
+}
+
 static int
 build_flink(struct rd *r, struct ckpt_snapshot *s, json_t *masters, json_t *props, int has_props)
 {
@@ -2073,6 +2089,8 @@ build_flink(struct rd *r, struct ckpt_snapshot *s, json_t *masters, json_t *prop
 					   "files", (json_int_t)json_array_size(files))) < 0)
 		goto fail;
 	if (jput(r, f, "files", files) < 0)
+		return -1;
+	if (s->kind == NULL && kind_guess(r, f) < 0)
 		return -1;
 	if (json_array_size(r->regional) && jput(r, f, "ref_checkpoint_ids", json_incref(r->regional)) < 0)
 		return -1;

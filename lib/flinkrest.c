@@ -155,10 +155,14 @@ rest_counts(struct rest *R, size_t k, json_t *o)
 		return ckpt_jdoc_err(R->job, R->e, p, "vertex \"%s\": no subtask states (\"tasks\" counts or "
 				     "a vertex document)", R->ids[k]);
 	json_object_foreach(tasks, key, c) {
-		if (!json_is_integer(c) || json_integer_value(c) < 0 || json_integer_value(c) > P)
+		if (!json_is_integer(c) || json_integer_value(c) < 0)
 			return ckpt_jdoc_err(R->job, R->e, p, "vertex \"%s\": tasks: bad count for %s", R->ids[k], key);
 		if (json_integer_value(c) == 0)
 			continue;
+		if (json_integer_value(c) > P - sum) { /* more than the parallelism: no need to add further */
+			sum += json_integer_value(c);
+			break;
+		}
 		if (ckpt_exec_state_parse(key) < 0)
 			return ckpt_jdoc_err(R->job, R->e, p, "vertex \"%s\": tasks: unknown state \"%s\"", R->ids[k], key);
 		sum += json_integer_value(c);
@@ -193,10 +197,10 @@ rest_details(struct rest *R, json_t *outv)
 		long k = json_is_string(id) ? rest_find(R, json_string_value(id)) : -1;
 
 		if (k < 0)
-			return ckpt_jdoc_err(doc, R->e, json_is_string(id) ? "/id" : "",
-					     "vertex document for %s%s%s, not a vertex of job document %s",
-					     json_is_string(id) ? "\"" : "", json_is_string(id) ? json_string_value(id) : "no id",
-					     json_is_string(id) ? "\"" : "", R->job->name);
+			return json_is_string(id)
+				       ? ckpt_jdoc_err(doc, R->e, "/id", "vertex \"%s\" is not in the job document before it",
+						       json_string_value(id))
+				       : ckpt_jdoc_err(doc, R->e, "", "vertex document without an \"id\"");
 		if (R->detailed[k])
 			return ckpt_jdoc_err(doc, R->e, "/id", "second vertex document for \"%s\"", R->ids[k]);
 		R->detailed[k] = 1;
@@ -363,7 +367,12 @@ out:
 /* ---- the reader of graph streams */
 
 struct ckpt_graphin {
+	char *const *paths;  /* the files, read one after the other as one stream */
+	size_t npaths, next; /* npaths 0: standard input */
+	size_t ndocs;        /* documents read from the current file */
 	struct ckpt_jsonin *in;
+	struct ckpt_jsonin **done; /* earlier files, kept while documents from them are held */
+	size_t ndone;
 	struct ckpt_jdoc cur, pending; /* held documents (root referenced) */
 	int has_cur, has_pending;
 	struct ckpt_jdoc *vdocs;
@@ -372,24 +381,73 @@ struct ckpt_graphin {
 };
 
 struct ckpt_graphin *
-ckpt_graphin_open(const char *path, struct ckpt_err *e)
+ckpt_graphin_open(char *const *paths, size_t npaths, struct ckpt_err *e)
 {
 	struct ckpt_graphin *gi = ckpt_calloc(1, sizeof *gi, e);
 
 	if (gi == NULL)
 		return NULL;
-	gi->in = ckpt_jsonin_open(path, e);
+	gi->paths = paths;
+	gi->npaths = npaths;
+	gi->in = ckpt_jsonin_open(npaths ? paths[0] : NULL, e);
 	if (gi->in == NULL) {
 		free(gi);
 		return NULL;
 	}
+	gi->next = 1;
 	return gi;
+}
+
+/* Move the current file to the done list (its documents may still be held). */
+static int
+keep_done(struct ckpt_graphin *gi, struct ckpt_err *e)
+{
+	struct ckpt_jsonin **t = ckpt_reallocarray(gi->done, gi->ndone + 1, sizeof *t, e);
+
+	if (t == NULL)
+		return -1;
+	gi->done = t;
+	gi->done[gi->ndone++] = gi->in;
+	gi->in = NULL;
+	return 0;
+}
+
+static void
+free_done(struct ckpt_graphin *gi)
+{
+	for (size_t k = 0; k < gi->ndone; k++)
+		ckpt_jsonin_free(gi->done[k]);
+	gi->ndone = 0;
+}
+
+/*
+ * The next document of the stream, across files: 1, 0 at the end of the
+ * last file, -1 on error.  A file without any document is an error.
+ */
+static int
+next_doc(struct ckpt_graphin *gi, struct ckpt_jdoc **d, struct ckpt_err *e)
+{
+	for (;;) {
+		int r = ckpt_jsonin_next(gi->in, d, e);
+
+		if (r != 0) {
+			gi->ndocs += r > 0;
+			return r;
+		}
+		if (gi->ndocs == 0)
+			return ckpt_err_set(e, CKPT_ERR_INPUT, ckpt_jsonin_name(gi->in), "no job graph in input");
+		if (gi->next >= gi->npaths)
+			return 0;
+		if (keep_done(gi, e) < 0 || (gi->in = ckpt_jsonin_open(gi->paths[gi->next++], e)) == NULL)
+			return -1;
+		gi->ndocs = 0;
+	}
 }
 
 const char *
 ckpt_graphin_name(const struct ckpt_graphin *gi)
 {
-	return ckpt_jsonin_name(gi->in);
+	return gi->in ? ckpt_jsonin_name(gi->in) : gi->ndone ? ckpt_jsonin_name(gi->done[gi->ndone - 1]) : "";
 }
 
 static void
@@ -438,7 +496,7 @@ collect_vertices(struct ckpt_graphin *gi, struct ckpt_err *e)
 	struct ckpt_jdoc *d;
 	int r;
 
-	while ((r = ckpt_jsonin_next(gi->in, &d, e)) > 0) {
+	while ((r = next_doc(gi, &d, e)) > 0) {
 		if (!ckpt_rest_is_vertex(d->root)) {
 			hold(&gi->pending, d);
 			gi->has_pending = 1;
@@ -458,12 +516,15 @@ ckpt_graphin_next(struct ckpt_graphin *gi, struct ckpt_graph **g, const struct c
 	int r;
 
 	drop_held(gi);
+	free_done(gi); /* a pending document comes from the current file */
 	*g = NULL;
+	if (gi->in == NULL)
+		return 0;
 	if (gi->has_pending) {
 		gi->cur = gi->pending;
 		gi->has_pending = 0;
 	} else {
-		if ((r = ckpt_jsonin_next(gi->in, &d, e)) <= 0)
+		if ((r = next_doc(gi, &d, e)) <= 0)
 			return r;
 		hold(&gi->cur, d);
 	}
@@ -496,5 +557,7 @@ ckpt_graphin_free(struct ckpt_graphin *gi)
 	free(gi->vdocs);
 	free(gi->vptrs);
 	ckpt_jsonin_free(gi->in);
+	free_done(gi);
+	free(gi->done);
 	free(gi);
 }

@@ -294,6 +294,26 @@ out:
 
 /* ---- the reference algorithm: every predecessor of every subtask, plainly */
 
+/*
+ * Upstream subtasks that may feed downstream subtask i of T from S: all of
+ * them for ALL_TO_ALL; for POINTWISE a window one wider on each side than
+ * the proportional share, each member then tested with the forward rule
+ * (which upstream feeds which downstream), so that the arithmetic of the
+ * fast algorithm (which downstream reads which upstream) is checked too.
+ */
+static void
+candidates(const struct ckpt_edge *ed, uint32_t S, uint32_t T, uint32_t i, uint32_t *lo, uint32_t *hi)
+{
+	uint64_t a = (uint64_t)i * S / T, b = ((uint64_t)i + 1) * S / T + 2;
+
+	*lo = 0;
+	*hi = S;
+	if (ed->distribution == CKPT_POINTWISE) {
+		*lo = a > 0 ? (uint32_t)(a - 1) : 0;
+		*hi = b < S ? (uint32_t)b : S;
+	}
+}
+
 static int
 is_predecessor_running(const struct ckpt_graph *g, size_t v, uint32_t i)
 {
@@ -302,8 +322,10 @@ is_predecessor_running(const struct ckpt_graph *g, size_t v, uint32_t i)
 	for (size_t k = 0; k < vx->nin; k++) {
 		const struct ckpt_edge *ed = &g->e[vx->in[k]];
 		const struct ckpt_vertex *u = &g->v[ed->source];
+		uint32_t jlo, jhi;
 
-		for (uint32_t j = 0; j < u->parallelism; j++) {
+		candidates(ed, u->parallelism, vx->parallelism, i, &jlo, &jhi);
+		for (uint32_t j = jlo; j < jhi; j++) {
 			uint32_t lo, hi;
 
 			if (ed->distribution == CKPT_POINTWISE) {

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ckpt.h"
+#include "redistribute-int.h"
 
 /*
  * The plan is made from counts (n, nkv, key-group ranges) only, so that it
@@ -11,41 +11,8 @@
  * is our deterministic stand-in for the Java HashMap order Flink iterates in.
  */
 
-enum rd_how { RD_FINISHED, RD_IN_PLACE, RD_RESCALE };
-
-struct rd_name {
-	const char *name;  /* borrowed from the input */
-	enum ckpt_mode mode;
-	uint64_t *cum;     /* list: P+1 prefix sums of the old subtasks' counts */
-	uint64_t *lo;      /* list, rescaled: each new subtask's run of the concatenation */
-	uint64_t *len;
-	uint32_t *holders; /* union, broadcast: old indices holding the name, ascending */
-	size_t nholders;
-	uint64_t held;     /* union: the holders' counts summed */
-};
-
-struct rd_op {
-	struct ckpt_operator *old, *out;
-	enum rd_how how;
-	uint32_t P, p, maxp;
-	const char *vid, *vname;   /* vertex id and name for Flink's messages */
-	const char *nid, *nuid, *nname, *nvertex; /* the operator's names in the output */
-	struct ckpt_subtask **at;  /* P: the old subtask at each index; NULL when absent or finished */
-	int some_finished, keyed, chan;
-	struct rd_name *names;     /* every state name, bytewise sorted */
-	size_t nnames;
-};
-
-struct ckpt_redist {
-	struct ckpt_snapshot *in;
-	struct ckpt_snapshot *out;
-	struct rd_op *ops;
-	size_t nops;
-	const char *name;
-};
-
-static const char *
-opname(const struct ckpt_operator *op)
+const char *
+ckpt_rd_opname(const struct ckpt_operator *op)
 {
 	return op->uid ? op->uid : op->id;
 }
@@ -56,8 +23,8 @@ cmp_str(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-static struct rd_name *
-find_name(const struct rd_op *o, const char *name)
+struct rd_name *
+ckpt_rd_find_name(const struct rd_op *o, const char *name)
 {
 	size_t lo = 0, hi = o->nnames;
 
@@ -75,8 +42,8 @@ find_name(const struct rd_op *o, const char *name)
 	return NULL;
 }
 
-static const struct ckpt_opstate *
-subtask_state(const struct ckpt_subtask *st, const char *name)
+const struct ckpt_opstate *
+ckpt_rd_state(const struct ckpt_subtask *st, const char *name)
 {
 	for (size_t k = 0; st && k < st->nops; k++)
 		if (strcmp(st->ops[k].name, name) == 0)
@@ -85,8 +52,8 @@ subtask_state(const struct ckpt_subtask *st, const char *name)
 }
 
 /* Key-group range of new subtask i: [ceil(i*maxP/p), ((i+1)*maxP-1) div p]. */
-static void
-kg_range(uint32_t maxp, uint32_t p, uint32_t i, uint32_t *first, uint32_t *last)
+void
+ckpt_rd_kg_range(uint32_t maxp, uint32_t p, uint32_t i, uint32_t *first, uint32_t *last)
 {
 	*first = (uint32_t)(((uint64_t)i * maxp + p - 1) / p);
 	*last = (uint32_t)((((uint64_t)i + 1) * maxp - 1) / p);
@@ -95,7 +62,7 @@ kg_range(uint32_t maxp, uint32_t p, uint32_t i, uint32_t *first, uint32_t *last)
 /* ------------------------------------------------------------ names */
 
 static int
-collect_names(struct ckpt_redist *r, struct rd_op *o, struct ckpt_err *e)
+collect_names(struct rd_op *o, struct ckpt_err *e)
 {
 	const char **all = NULL;
 	size_t n = 0, cap = 0;
@@ -126,7 +93,6 @@ collect_names(struct ckpt_redist *r, struct rd_op *o, struct ckpt_err *e)
 			o->names[o->nnames++].name = all[k];
 	rc = 0;
 out:
-	(void)r;
 	free(all);
 	return rc;
 }
@@ -141,7 +107,7 @@ check_modes(struct ckpt_redist *r, struct rd_op *o, struct ckpt_err *e)
 		int seen = 0;
 
 		for (uint32_t j = 0; j < o->P; j++) {
-			const struct ckpt_opstate *s = subtask_state(o->at[j], nm->name);
+			const struct ckpt_opstate *s = ckpt_rd_state(o->at[j], nm->name);
 
 			if (s == NULL)
 				continue;
@@ -152,7 +118,7 @@ check_modes(struct ckpt_redist *r, struct rd_op *o, struct ckpt_err *e)
 			} else if (s->mode != nm->mode) {
 				return ckpt_err_set(e, CKPT_ERR_INPUT, r->name,
 						    "operator %s: state \"%s\" is %s in subtask %u but %s in subtask %u",
-						    opname(o->old), nm->name, ckpt_mode_name(nm->mode), first,
+						    ckpt_rd_opname(o->old), nm->name, ckpt_mode_name(nm->mode), first,
 						    ckpt_mode_name(s->mode), j);
 			}
 		}
@@ -174,7 +140,7 @@ plan_list(struct rd_op *o, struct rd_name *nm, uint32_t *start, struct ckpt_err 
 	if (nm->cum == NULL)
 		return -1;
 	for (uint32_t j = 0; j < o->P; j++) {
-		const struct ckpt_opstate *s = subtask_state(o->at[j], nm->name);
+		const struct ckpt_opstate *s = ckpt_rd_state(o->at[j], nm->name);
 
 		nm->cum[j + 1] = nm->cum[j] + (s ? s->n : 0);
 	}
@@ -205,7 +171,7 @@ plan_holders(struct rd_op *o, struct rd_name *nm, struct ckpt_err *e)
 	if (nm->holders == NULL)
 		return -1;
 	for (uint32_t j = 0; j < o->P; j++) {
-		const struct ckpt_opstate *s = subtask_state(o->at[j], nm->name);
+		const struct ckpt_opstate *s = ckpt_rd_state(o->at[j], nm->name);
 
 		if (s != NULL) {
 			nm->holders[nm->nholders++] = j;
@@ -246,7 +212,7 @@ index_subtasks(struct ckpt_redist *r, struct rd_op *o, struct ckpt_err *e)
 		if (st->index >= o->P || (k > 0 && st->index <= op->subtasks[k - 1].index))
 			return ckpt_err_set(e, CKPT_ERR_INPUT, r->name,
 					    "operator %s: subtask %u out of order or beyond parallelism %u",
-					    opname(op), st->index, o->P);
+					    ckpt_rd_opname(op), st->index, o->P);
 		if (st->finished) {
 			o->some_finished = 1;
 			continue;
@@ -259,7 +225,7 @@ index_subtasks(struct ckpt_redist *r, struct rd_op *o, struct ckpt_err *e)
 		if (st->keyed && (st->kg_first > st->kg_last || st->kg_last >= o->old->max_parallelism))
 			return ckpt_err_set(e, CKPT_ERR_INPUT, r->name,
 					    "operator %s: subtask %u: key groups %u-%u outside max parallelism %u",
-					    opname(op), st->index, st->kg_first, st->kg_last,
+					    ckpt_rd_opname(op), st->index, st->kg_first, st->kg_last,
 					    o->old->max_parallelism);
 	}
 	return 0;
@@ -282,14 +248,14 @@ check_refusals(struct ckpt_redist *r, struct rd_op *o, struct ckpt_err *e)
 		return ckpt_err_set(e, CKPT_ERR_REFUSED, r->name,
 				    "The vertex %s (id = %s) has used UnionListState, but part of its tasks are FINISHED.",
 				    o->vname, o->vid);
-	if (o->old->nsubtasks > 0 && o->p > o->maxp)
+	if (o->p > o->maxp)
 		return ckpt_err_set(e, CKPT_ERR_REFUSED, r->name,
 				    "The state for task %s can not be restored. The maximum parallelism (%u) of the restored state is lower than the configured parallelism (%u). Please reduce the parallelism of the task to be lower or equal to the maximum parallelism.",
 				    o->vid, o->maxp, o->p);
 	if (o->chan && o->how == RD_RESCALE)
 		return ckpt_err_set(e, CKPT_ERR_REFUSED, r->name,
 				    "operator %s holds in-flight data of an unaligned checkpoint and cannot be rescaled from %u to %u: take a savepoint and rescale from that",
-				    opname(o->old), o->P, o->p);
+				    ckpt_rd_opname(o->old), o->P, o->p);
 	return 0;
 }
 
@@ -305,13 +271,13 @@ plan_op(struct ckpt_redist *r, struct rd_op *o, struct ckpt_err *e)
 	    o->P > op->max_parallelism)
 		return ckpt_err_set(e, CKPT_ERR_INPUT, r->name,
 				    "operator %s: parallelism %u and max parallelism %u are inconsistent",
-				    opname(op), o->P, op->max_parallelism);
+				    ckpt_rd_opname(op), o->P, op->max_parallelism);
 	if (op->fully_finished) {
 		o->how = RD_FINISHED;
-		return 0;
+		return check_refusals(r, o, e);
 	}
 	o->how = o->p == o->P ? RD_IN_PLACE : RD_RESCALE;
-	if (index_subtasks(r, o, e) < 0 || collect_names(r, o, e) < 0 || check_modes(r, o, e) < 0 ||
+	if (index_subtasks(r, o, e) < 0 || collect_names(o, e) < 0 || check_modes(r, o, e) < 0 ||
 	    check_refusals(r, o, e) < 0)
 		return -1;
 	return plan_names(o, e);
@@ -377,248 +343,6 @@ choose_parallelism(struct ckpt_redist *r, const struct ckpt_redist_opts *opt, st
 	return 0;
 }
 
-/* ------------------------------------------------------- job graph */
-
-/* One operator slot of the new graph; a vertex without operators is one slot named by its id. */
-struct gslot {
-	const struct ckpt_vertex *v;
-	const struct ckpt_operator_decl *d; /* NULL for the vertex's implicit operator */
-	const struct ckpt_operator *state;  /* the snapshot operator it restores, or NULL */
-};
-
-struct gmap {
-	struct gslot *slot;
-	size_t n;
-	size_t *first; /* per vertex: its first slot */
-};
-
-enum vstate { VS_ALL_RUNNING, VS_PARTIALLY_FINISHED, VS_FULLY_FINISHED };
-static const char *const vs_name[] = {"ALL_RUNNING", "PARTIALLY_FINISHED", "FULLY_FINISHED"};
-
-static size_t
-vertex_slots(const struct ckpt_vertex *v)
-{
-	return v->nops ? v->nops : 1;
-}
-
-static int
-gmap_init(struct gmap *m, const struct ckpt_graph *g, struct ckpt_err *e)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < g->nv; i++)
-		n += vertex_slots(&g->v[i]);
-	m->slot = ckpt_calloc(n, sizeof *m->slot, e);
-	m->first = ckpt_calloc(g->nv, sizeof *m->first, e);
-	if (m->slot == NULL || m->first == NULL)
-		return -1;
-	for (size_t i = 0; i < g->nv; i++) {
-		m->first[i] = m->n;
-		for (size_t k = 0; k < vertex_slots(&g->v[i]); k++) {
-			m->slot[m->n].v = &g->v[i];
-			m->slot[m->n].d = g->v[i].nops ? &g->v[i].ops[k] : NULL;
-			m->n++;
-		}
-	}
-	return 0;
-}
-
-static void
-gmap_release(struct gmap *m)
-{
-	free(m->slot);
-	free(m->first);
-}
-
-/* Pass 0: the uid; 1: the id; 2: the id Flink derives from the graph's uid (state of a _metadata). */
-static int
-slot_matches(const struct gslot *s, const struct ckpt_operator *op, int pass)
-{
-	const char *id = s->d ? s->d->id : s->v->id;
-	char hashed[33];
-
-	if (pass == 0)
-		return s->d && s->d->uid && op->uid && strcmp(s->d->uid, op->uid) == 0;
-	if (pass == 1)
-		return id && strcmp(id, op->id) == 0;
-	if (s->d == NULL || s->d->uid == NULL)
-		return 0;
-	ckpt_flink_operator_id(s->d->uid, strlen(s->d->uid), hashed);
-	return strcmp(hashed, op->id) == 0;
-}
-
-static struct gslot *
-match_slot(struct gmap *m, const struct ckpt_operator *op)
-{
-	for (int pass = 0; pass < 3; pass++)
-		for (size_t k = 0; k < m->n; k++)
-			if (m->slot[k].state == NULL && slot_matches(&m->slot[k], op, pass))
-				return &m->slot[k];
-	return NULL;
-}
-
-/* Flink skips operators without state even when it may not skip state. */
-static int
-holds_state(const struct ckpt_operator *op)
-{
-	if (op->coordinator)
-		return 1;
-	for (size_t k = 0; k < op->nsubtasks; k++) {
-		const struct ckpt_subtask *st = &op->subtasks[k];
-
-		if (!st->finished && (st->nops || st->keyed || st->nkv || st->nin || st->nout || st->nhandles))
-			return 1;
-	}
-	return 0;
-}
-
-static int
-map_operator(struct ckpt_redist *r, struct gmap *m, struct ckpt_operator *op, int allow,
-	     struct ckpt_err *e)
-{
-	struct gslot *s = match_slot(m, op);
-	struct rd_op *o;
-
-	if (s == NULL) {
-		if (!holds_state(op) || allow)
-			return 0;
-		return ckpt_err_set(e, CKPT_ERR_REFUSED, r->name,
-				    "Failed to rollback to checkpoint/savepoint %s. Cannot map checkpoint/savepoint state for operator %s to the new program, because the operator is not available in the new program. If you want to allow to skip this, you can set the --allowNonRestoredState option on the CLI.",
-				    r->name, op->id);
-	}
-	if (s->v->max_parallelism && s->v->max_parallelism != op->max_parallelism)
-		return ckpt_err_set(e, CKPT_ERR_REFUSED, r->name,
-				    "Failed to rollback to checkpoint/savepoint %s. Max parallelism mismatch between checkpoint/savepoint state and new program. Cannot map operator %s with max parallelism %u to new program with max parallelism %u. This indicates that the program has been changed in a non-compatible way after the checkpoint/savepoint.",
-				    r->name, op->id, op->max_parallelism, s->v->max_parallelism);
-	s->state = op;
-	o = &r->ops[r->nops++];
-	o->old = op;
-	o->p = s->v->parallelism;
-	o->vid = s->v->id;
-	o->vname = s->v->name ? s->v->name : s->v->id;
-	o->nid = s->d && s->d->id ? s->d->id : op->id;
-	o->nuid = s->d && s->d->uid ? s->d->uid : op->uid;
-	o->nname = s->d && s->d->name ? s->d->name : op->name;
-	o->nvertex = s->v->id;
-	return 0;
-}
-
-static enum vstate
-op_vstate(const struct ckpt_operator *op)
-{
-	if (op == NULL)
-		return VS_ALL_RUNNING;
-	if (op->fully_finished)
-		return VS_FULLY_FINISHED;
-	for (size_t k = 0; k < op->nsubtasks; k++)
-		if (op->subtasks[k].finished)
-			return VS_PARTIALLY_FINISHED;
-	return VS_ALL_RUNNING;
-}
-
-/* VertexFinishedStateChecker: the finished state of vertex i, or -1 when its operators disagree. */
-static int
-vertex_vstate(struct ckpt_redist *r, const struct gmap *m, const struct ckpt_graph *g, size_t i,
-	      enum vstate *out, struct ckpt_err *e)
-{
-	const struct ckpt_vertex *v = &g->v[i];
-	int seen[3] = {0, 0, 0}, kinds = 0;
-	char list[80] = "";
-
-	for (size_t k = 0; k < vertex_slots(v); k++) {
-		enum vstate s = op_vstate(m->slot[m->first[i] + k].state);
-
-		kinds += !seen[s];
-		seen[s] = 1;
-		*out = s;
-	}
-	if (kinds <= 1)
-		return 0;
-	for (int s = 0; s < 3; s++)
-		if (seen[s])
-			snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", list[0] ? ", " : "",
-				 vs_name[s]);
-	return ckpt_err_set(e, CKPT_ERR_REFUSED, r->name,
-			    "Can not restore vertex %s(%s) which contain mixed operator finished state: [%s]",
-			    v->name ? v->name : v->id, v->id, list);
-}
-
-static int
-a2a_from(const struct ckpt_graph *g, const struct ckpt_vertex *v, size_t src)
-{
-	for (size_t k = 0; k < v->nin; k++)
-		if (g->e[v->in[k]].source == src && g->e[v->in[k]].distribution == CKPT_ALL_TO_ALL)
-			return 1;
-	return 0;
-}
-
-/* 0 when the edge from src is allowed, else which of Flink's three rules it breaks. */
-static int
-check_edge(const struct ckpt_graph *g, const struct ckpt_vertex *v, enum vstate me, size_t src,
-	   enum vstate pred)
-{
-	if (me == VS_FULLY_FINISHED && pred != VS_FULLY_FINISHED)
-		return 1;
-	if (me != VS_PARTIALLY_FINISHED)
-		return 0;
-	if (a2a_from(g, v, src) && pred != VS_FULLY_FINISHED)
-		return 2;
-	return pred == VS_ALL_RUNNING ? 3 : 0;
-}
-
-static int
-check_finished(struct ckpt_redist *r, const struct gmap *m, const struct ckpt_graph *g,
-	       struct ckpt_err *e)
-{
-	for (size_t ti = 0; ti < g->nv; ti++) {
-		size_t i = g->topo[ti];
-		const struct ckpt_vertex *v = &g->v[i];
-		const char *name = v->name ? v->name : v->id;
-		enum vstate me, pred;
-
-		if (vertex_vstate(r, m, g, i, &me, e) < 0)
-			return -1;
-		for (size_t k = 0; k < v->nin; k++) {
-			size_t src = g->e[v->in[k]].source;
-			int bad;
-
-			if (vertex_vstate(r, m, g, src, &pred, e) < 0)
-				return -1;
-			bad = check_edge(g, v, me, src, pred);
-			if (bad == 1)
-				return ckpt_err_set(e, CKPT_ERR_REFUSED, r->name,
-						    "Illegal JobGraph modification. Cannot run a program with fully finished vertices predeceased with the ones not fully finished. Task vertex %s(%s) has a predecessor not fully finished",
-						    name, v->id);
-			if (bad == 2)
-				return ckpt_err_set(e, CKPT_ERR_REFUSED, r->name,
-						    "Illegal JobGraph modification. Cannot run a program with partially finished vertices predeceased with running or partially finished ones and connected via the ALL_TO_ALL edges. Task vertex %s(%s) has a %s predecessor",
-						    name, v->id, pred == VS_ALL_RUNNING ? "all running" : "partially finished");
-			if (bad == 3)
-				return ckpt_err_set(e, CKPT_ERR_REFUSED, r->name,
-						    "Illegal JobGraph modification. Cannot run a program with partially finished vertices predeceased with all running ones. Task vertex %s(%s) has a all running predecessor",
-						    name, v->id);
-		}
-	}
-	return 0;
-}
-
-static int
-map_graph(struct ckpt_redist *r, const struct ckpt_redist_opts *opt, struct ckpt_err *e)
-{
-	struct gmap m = {0};
-	int rc = -1;
-
-	if (gmap_init(&m, opt->graph, e) < 0)
-		goto out;
-	for (size_t i = 0; i < r->in->nops; i++)
-		if (map_operator(r, &m, &r->in->ops[i], opt->allow_non_restored, e) < 0)
-			goto out;
-	rc = check_finished(r, &m, opt->graph, e);
-out:
-	gmap_release(&m);
-	return rc;
-}
-
 /* ------------------------------------------------------ the output */
 
 static char *
@@ -660,7 +384,7 @@ holds_name(const struct rd_op *o, const struct rd_name *nm, uint32_t t, size_t *
 			*n = (size_t)nm->len[t];
 			return nm->len[t] > 0;
 		}
-		s = subtask_state(o->at[t], nm->name);
+		s = ckpt_rd_state(o->at[t], nm->name);
 		*n = s ? s->n : 0;
 		return s != NULL;
 	case CKPT_MODE_UNION:
@@ -669,7 +393,7 @@ holds_name(const struct rd_op *o, const struct rd_name *nm, uint32_t t, size_t *
 	default:
 		if (nm->nholders == 0)
 			return 0;
-		s = subtask_state(o->at[nm->holders[t % nm->nholders]], nm->name);
+		s = ckpt_rd_state(o->at[nm->holders[t % nm->nholders]], nm->name);
 		*n = s->n;
 		return 1;
 	}
@@ -696,7 +420,7 @@ skeleton_subtask(const struct rd_op *o, uint32_t t, struct ckpt_subtask *st, str
 	}
 	if (o->how == RD_RESCALE && o->keyed) {
 		st->keyed = 1;
-		kg_range(o->maxp, o->p, t, &st->kg_first, &st->kg_last);
+		ckpt_rd_kg_range(o->maxp, o->p, t, &st->kg_first, &st->kg_last);
 	} else if (was && (was->keyed || was->nkv)) {
 		st->keyed = 1;
 		st->kg_first = was->keyed ? was->kg_first : 0;
@@ -777,10 +501,10 @@ skeleton(struct ckpt_redist *r, struct ckpt_err *e)
 /* --------------------------------------------------- moving entries */
 
 /* The elements [*a, *b) of old subtask j's list for name that new subtask t takes. */
-static int
-piece(const struct rd_op *o, const struct rd_name *nm, uint32_t t, uint32_t j, uint64_t *a, uint64_t *b)
+int
+ckpt_rd_piece(const struct rd_op *o, const struct rd_name *nm, uint32_t t, uint32_t j, uint64_t *a, uint64_t *b)
 {
-	const struct ckpt_opstate *s = subtask_state(o->at[j], nm->name);
+	const struct ckpt_opstate *s = ckpt_rd_state(o->at[j], nm->name);
 	uint64_t lo, hi;
 
 	if (s == NULL)
@@ -804,8 +528,8 @@ piece(const struct rd_op *o, const struct rd_name *nm, uint32_t t, uint32_t j, u
 }
 
 /* The key groups [*a, *b] of old subtask j that new subtask t takes. */
-static int
-kg_piece(const struct rd_op *o, uint32_t t, uint32_t j, uint32_t *a, uint32_t *b)
+int
+ckpt_rd_kg_piece(const struct rd_op *o, uint32_t t, uint32_t j, uint32_t *a, uint32_t *b)
 {
 	const struct ckpt_subtask *st = o->at[j];
 	uint32_t f, l;
@@ -816,7 +540,7 @@ kg_piece(const struct rd_op *o, uint32_t t, uint32_t j, uint32_t *a, uint32_t *b
 	*b = st->keyed ? st->kg_last : o->old->max_parallelism - 1;
 	if (o->how != RD_RESCALE)
 		return j == t;
-	kg_range(o->maxp, o->p, t, &f, &l);
+	ckpt_rd_kg_range(o->maxp, o->p, t, &f, &l);
 	if (f > *a)
 		*a = f;
 	if (l < *b)
@@ -824,8 +548,8 @@ kg_piece(const struct rd_op *o, uint32_t t, uint32_t j, uint32_t *a, uint32_t *b
 	return *a <= *b;
 }
 
-static int
-needed(const struct rd_op *o, uint32_t t, uint32_t j)
+int
+ckpt_rd_needed(const struct rd_op *o, uint32_t t, uint32_t j)
 {
 	uint64_t a, b;
 	uint32_t x, y;
@@ -835,30 +559,30 @@ needed(const struct rd_op *o, uint32_t t, uint32_t j)
 	if (o->how == RD_IN_PLACE && j == t)
 		return 1;
 	for (size_t k = 0; k < o->nnames; k++)
-		if (piece(o, &o->names[k], t, j, &a, &b))
+		if (ckpt_rd_piece(o, &o->names[k], t, j, &a, &b))
 			return 1;
-	return kg_piece(o, t, j, &x, &y);
+	return ckpt_rd_kg_piece(o, t, j, &x, &y);
 }
 
 static int
 take_list(struct ckpt_redist *r, const struct rd_op *o, struct ckpt_subtask *st, uint32_t j,
-	  size_t *pos, struct ckpt_err *e)
+	  const struct ckpt_subtask *src, size_t *pos, struct ckpt_err *e)
 {
 	for (size_t k = 0; k < st->nops; k++) {
 		struct ckpt_opstate *to = &st->ops[k];
-		const struct rd_name *nm = find_name(o, to->name);
-		const struct ckpt_opstate *from = subtask_state(o->at[j], to->name);
+		const struct rd_name *nm = ckpt_rd_find_name(o, to->name);
+		const struct ckpt_opstate *from = ckpt_rd_state(src, to->name);
 		uint64_t a, b;
 
-		if (!piece(o, nm, st->index, j, &a, &b))
+		if (!ckpt_rd_piece(o, nm, st->index, j, &a, &b))
 			continue;
 		if (from->n && from->entries == NULL)
 			return ckpt_err_set(e, CKPT_ERR_INPUT, r->name, "operator %s: subtask %u: entries not loaded",
-					    opname(o->old), j);
+					    ckpt_rd_opname(o->old), j);
 		if (pos[k] + (b - a) > to->n)
 			return ckpt_err_set(e, CKPT_ERR_INPUT, r->name,
 					    "operator %s: subtask %u: state \"%s\" holds more entries than counted",
-					    opname(o->old), j, to->name);
+					    ckpt_rd_opname(o->old), j, to->name);
 		for (uint64_t i = a; i < b; i++) {
 			if (bytes_dup(&to->entries[pos[k]++], &from->entries[i], e) < 0)
 				return -1;
@@ -869,17 +593,16 @@ take_list(struct ckpt_redist *r, const struct rd_op *o, struct ckpt_subtask *st,
 }
 
 static int
-take_kv(struct ckpt_redist *r, const struct rd_op *o, struct ckpt_subtask *st, uint32_t j, size_t *cap,
-	struct ckpt_err *e)
+take_kv(struct ckpt_redist *r, const struct rd_op *o, struct ckpt_subtask *st, uint32_t j,
+	const struct ckpt_subtask *from, size_t *cap, struct ckpt_err *e)
 {
-	const struct ckpt_subtask *from = o->at[j];
 	uint32_t a, b;
 
-	if (!kg_piece(o, st->index, j, &a, &b))
+	if (!ckpt_rd_kg_piece(o, st->index, j, &a, &b))
 		return 0;
 	if (from->nkv && from->kv == NULL)
 		return ckpt_err_set(e, CKPT_ERR_INPUT, r->name, "operator %s: subtask %u: entries not loaded",
-				    opname(o->old), j);
+				    ckpt_rd_opname(o->old), j);
 	for (size_t i = 0; i < from->nkv; i++) {
 		const struct ckpt_kv *kv = &from->kv[i];
 		struct ckpt_kv *to;
@@ -888,7 +611,7 @@ take_kv(struct ckpt_redist *r, const struct rd_op *o, struct ckpt_subtask *st, u
 		    (from->keyed && (kv->key_group < from->kg_first || kv->key_group > from->kg_last)))
 			return ckpt_err_set(e, CKPT_ERR_INPUT, r->name,
 					    "operator %s: subtask %u: key group %u outside its range",
-					    opname(o->old), j, kv->key_group);
+					    ckpt_rd_opname(o->old), j, kv->key_group);
 		if (kv->key_group < a || kv->key_group > b)
 			continue;
 		if (st->nkv == *cap) {
@@ -930,17 +653,15 @@ take_chan(struct ckpt_chan **to, size_t n, const struct ckpt_chan *from, struct 
 
 static int
 take_from(struct ckpt_redist *r, const struct rd_op *o, struct ckpt_subtask *st, uint32_t j,
-	  size_t *pos, size_t *kvcap, struct ckpt_err *e)
+	  const struct ckpt_subtask *from, size_t *pos, size_t *kvcap, struct ckpt_err *e)
 {
-	const struct ckpt_subtask *from = o->at[j];
-
-	if (take_list(r, o, st, j, pos, e) < 0 || take_kv(r, o, st, j, kvcap, e) < 0)
+	if (take_list(r, o, st, j, from, pos, e) < 0 || take_kv(r, o, st, j, from, kvcap, e) < 0)
 		return -1;
 	if (o->how != RD_IN_PLACE || j != st->index)
 		return 0;
 	if ((from->nin && from->in == NULL) || (from->nout && from->out == NULL))
 		return ckpt_err_set(e, CKPT_ERR_INPUT, r->name, "operator %s: subtask %u: entries not loaded",
-				    opname(o->old), j);
+				    ckpt_rd_opname(o->old), j);
 	if (take_chan(&st->in, from->nin, from->in, e) < 0 || take_chan(&st->out, from->nout, from->out, e) < 0)
 		return -1;
 	st->nin = from->nin, st->nout = from->nout;
@@ -956,25 +677,95 @@ rd_op_of(struct ckpt_redist *r, const struct ckpt_operator *out)
 	return NULL;
 }
 
+/* The same input opened again must show the same operators and subtasks. */
+static int
+same_layout(const struct ckpt_snapshot *a, const struct ckpt_snapshot *b)
+{
+	if (a->nops != b->nops)
+		return 0;
+	for (size_t i = 0; i < a->nops; i++) {
+		if (a->ops[i].nsubtasks != b->ops[i].nsubtasks)
+			return 0;
+		for (size_t k = 0; k < a->ops[i].nsubtasks; k++)
+			if (a->ops[i].subtasks[k].index != b->ops[i].subtasks[k].index)
+				return 0;
+	}
+	return 1;
+}
+
+/* The reader that holds member g, else the one that reaches it going forward the least far,
+ * else a new one. */
+static int
+pick_reader(struct ckpt_redist *r, size_t i, size_t k, size_t g, size_t *h, struct ckpt_err *e)
+{
+	struct ckpt_snapshot *s;
+
+	*h = SIZE_MAX;
+	for (size_t n = 0; n < r->nrd; n++) {
+		if (r->rd[n].held == &r->rd[n].s->ops[i].subtasks[k]) {
+			*h = n;
+			return 0;
+		}
+		if (r->rd[n].pos <= g && (*h == SIZE_MAX || r->rd[n].pos > r->rd[*h].pos))
+			*h = n;
+	}
+	if (*h != SIZE_MAX)
+		return 0;
+	*h = 0;
+	if (r->reopen == NULL || r->nrd == RD_READERS)
+		return 0;
+	s = ckpt_snapshot_open(r->reopen, e);
+	if (s == NULL)
+		return -1;
+	if (!same_layout(r->in, s)) {
+		ckpt_snapshot_free(s);
+		return ckpt_err_set(e, CKPT_ERR_INPUT, r->name, "the input changed while it was read");
+	}
+	*h = r->nrd;
+	r->rd[r->nrd].s = s;
+	r->rd[r->nrd].held = NULL;
+	r->rd[r->nrd++].pos = 0;
+	return 0;
+}
+
+/* Old subtask k of input operator i, loaded by some reader (which keeps it until its next load). */
+static struct ckpt_subtask *
+load_old(struct ckpt_redist *r, size_t i, size_t k, struct ckpt_err *e)
+{
+	size_t g = r->base[i] + k, h;
+	struct rd_reader *rd;
+	struct ckpt_subtask *src;
+
+	if (pick_reader(r, i, k, g, &h, e) < 0)
+		return NULL;
+	rd = &r->rd[h];
+	src = &rd->s->ops[i].subtasks[k];
+	if (src->loaded)
+		return src;
+	if (rd->held) {
+		ckpt_subtask_unload(rd->held);
+		rd->held = NULL;
+	}
+	if (ckpt_subtask_load(rd->s, &rd->s->ops[i], src, e) < 0)
+		return NULL;
+	rd->held = src;
+	rd->pos = g + 1;
+	return src;
+}
+
 static int
 fill_from_old(struct ckpt_redist *r, struct rd_op *o, struct ckpt_subtask *st, size_t *pos,
 	      struct ckpt_err *e)
 {
-	size_t kvcap = 0;
+	size_t kvcap = 0, i = (size_t)(o->old - r->in->ops);
 
 	for (uint32_t j = 0; j < o->P; j++) {
-		struct ckpt_subtask *old = o->at[j];
-		int was, rc;
+		struct ckpt_subtask *src;
 
-		if (!needed(o, st->index, j))
+		if (!ckpt_rd_needed(o, st->index, j))
 			continue;
-		was = old->loaded;
-		if (!was && ckpt_subtask_load(r->in, o->old, old, e) < 0)
-			return -1;
-		rc = take_from(r, o, st, j, pos, &kvcap, e);
-		if (!was)
-			ckpt_subtask_unload(old);
-		if (rc < 0)
+		src = load_old(r, i, (size_t)(o->at[j] - o->old->subtasks), e);
+		if (src == NULL || take_from(r, o, st, j, src, pos, &kvcap, e) < 0)
 			return -1;
 	}
 	return 0;
@@ -1007,7 +798,7 @@ ckpt_redist_fill(struct ckpt_redist *r, const struct ckpt_operator *op, struct c
 	for (size_t k = 0; k < st->nops; k++)
 		if (pos[k] != st->ops[k].n) {
 			ckpt_err_set(e, CKPT_ERR_INPUT, r->name,
-				     "operator %s: state \"%s\" holds fewer entries than counted", opname(o->old),
+				     "operator %s: state \"%s\" holds fewer entries than counted", ckpt_rd_opname(o->old),
 				     st->ops[k].name);
 			goto out;
 		}
@@ -1067,221 +858,6 @@ ckpt_redist_fill_all(struct ckpt_redist *r, struct ckpt_err *e)
 	return 0;
 }
 
-/* ---------------------------------------------------- the assignment */
-
-static int
-set_range(json_t *obj, const char *key, uint64_t a, uint64_t b)
-{
-	char buf[48];
-
-	if (a == b)
-		snprintf(buf, sizeof buf, "%llu", (unsigned long long)a);
-	else
-		snprintf(buf, sizeof buf, "%llu-%llu", (unsigned long long)a, (unsigned long long)b);
-	return ckpt_json_set_new(obj, key, json_string(buf));
-}
-
-/* Offsets of name in the operator handles of st before handle h: where h's elements start. */
-static uint64_t
-elements_before(const struct ckpt_subtask *st, size_t h, const char *name)
-{
-	uint64_t n = 0;
-
-	for (size_t k = 0; k < h; k++) {
-		json_t *states = json_object_get(st->handles[k].detail, "states"), *s;
-		size_t i;
-
-		if (strstr(st->handles[k].scope, "operator") == NULL)
-			continue;
-		json_array_foreach(states, i, s)
-			if (json_is_string(json_object_get(s, "name")) &&
-			    strcmp(json_string_value(json_object_get(s, "name")), name) == 0)
-				n += json_array_size(json_object_get(s, "offsets"));
-	}
-	return n;
-}
-
-/* The offsets of operator handle h that new subtask t takes, per state name; NULL when none. */
-static json_t *
-handle_states(const struct rd_op *o, uint32_t t, uint32_t j, size_t h)
-{
-	const struct ckpt_subtask *st = o->at[j];
-	json_t *states = json_object_get(st->handles[h].detail, "states"), *s, *out = json_object();
-	size_t i;
-
-	json_array_foreach(states, i, s) {
-		const char *name = json_string_value(json_object_get(s, "name"));
-		json_t *offs = json_object_get(s, "offsets"), *taken;
-		const struct rd_name *nm = name ? find_name(o, name) : NULL;
-		uint64_t a, b, base;
-
-		if (out == NULL || nm == NULL || !piece(o, nm, t, j, &a, &b))
-			continue;
-		base = elements_before(st, h, name);
-		taken = json_array();
-		for (uint64_t x = base; taken && x < base + json_array_size(offs); x++)
-			if (x >= a && x < b)
-				json_array_append(taken, json_array_get(offs, (size_t)(x - base)));
-		if (json_array_size(taken) || (a == b && nm->mode != CKPT_MODE_LIST))
-			json_object_set_new(out, name, json_pack("{s:O, s:o}", "mode", json_object_get(s, "mode"),
-								 "offsets", taken));
-		else
-			json_decref(taken);
-	}
-	if (out && json_object_size(out) == 0) {
-		json_decref(out);
-		return NULL;
-	}
-	return out;
-}
-
-/* The key groups of keyed handle h inside [x, y], as a range string; NULL when none. */
-static json_t *
-handle_kg(const struct ckpt_handle *h, uint32_t x, uint32_t y)
-{
-	const char *s = json_string_value(json_object_get(h->detail, "key_groups"));
-	unsigned a, b;
-	char buf[48];
-
-	if (s == NULL || sscanf(s, "%u-%u", &a, &b) < 1)
-		return NULL;
-	if (strchr(s, '-') == NULL)
-		b = a;
-	a = a > x ? a : x;
-	b = b < y ? b : y;
-	if (a > b)
-		return NULL;
-	snprintf(buf, sizeof buf, a == b ? "%u" : "%u-%u", a, b);
-	return json_string(buf);
-}
-
-/* The handles of old subtask j that new subtask t reads, with what it takes from each. */
-static json_t *
-handles_json(const struct rd_op *o, uint32_t t, uint32_t j, int kg, uint32_t x, uint32_t y, int chan)
-{
-	const struct ckpt_subtask *st = o->at[j];
-	json_t *arr = json_array();
-
-	for (size_t k = 0; arr && k < st->nhandles; k++) {
-		const struct ckpt_handle *h = &st->handles[k];
-		json_t *what = NULL, *v;
-		const char *key = "states";
-
-		if (strstr(h->scope, "operator"))
-			what = handle_states(o, t, j, k);
-		else if (strstr(h->scope, "keyed"))
-			what = kg ? handle_kg(h, x, y) : NULL, key = "key_groups";
-		else if (chan)
-			what = json_true(), key = "in_place";
-		if (what == NULL)
-			continue;
-		v = json_pack("{s:s, s:s, s:I, s:s?, s:o}", "scope", h->scope, "kind", h->kind, "size",
-			      (json_int_t)h->size, "path", h->path, key, what);
-		if (ckpt_json_append_new(arr, v) < 0) {
-			json_decref(arr);
-			return NULL;
-		}
-	}
-	return arr;
-}
-
-static json_t *
-from_json(const struct rd_op *o, uint32_t t, uint32_t j)
-{
-	json_t *f = json_pack("{s:i}", "subtask", (json_int_t)j);
-	json_t *list = json_object(), *uni = json_array(), *bc = json_array();
-	uint32_t x = 0, y = 0;
-	int kg = kg_piece(o, t, j, &x, &y), chan = o->how == RD_IN_PLACE && j == t &&
-				 (o->at[j]->nin || o->at[j]->nout || o->at[j]->nhandles);
-
-	for (size_t k = 0; f && list && uni && bc && k < o->nnames; k++) {
-		const struct rd_name *nm = &o->names[k];
-		uint64_t a, b;
-
-		if (!piece(o, nm, t, j, &a, &b))
-			continue;
-		if (nm->mode == CKPT_MODE_LIST) {
-			json_t *r = json_object();
-
-			if (b > a)
-				set_range(r, "elements", a, b - 1);
-			json_object_set_new(r, "count", json_integer((json_int_t)(b - a)));
-			json_object_set_new(list, nm->name, r);
-		} else {
-			json_array_append_new(nm->mode == CKPT_MODE_UNION ? uni : bc, json_string(nm->name));
-		}
-	}
-	if (f && list && uni && bc) {
-		json_object_set_new(f, "list", list);
-		json_object_set_new(f, "union", uni);
-		json_object_set_new(f, "broadcast", bc);
-		if (kg)
-			set_range(f, "key_groups", x, y);
-		json_object_set_new(f, "channel_state", json_boolean(chan));
-		if (o->at[j]->nhandles)
-			ckpt_json_set_new(f, "handles", handles_json(o, t, j, kg, x, y, chan));
-		return f;
-	}
-	json_decref(f), json_decref(list), json_decref(uni), json_decref(bc);
-	return NULL;
-}
-
-static json_t *
-new_subtask_json(const struct rd_op *o, uint32_t t)
-{
-	json_t *s = json_pack("{s:i, s:[]}", "index", (json_int_t)t, "from");
-	json_t *from = s ? json_object_get(s, "from") : NULL;
-	uint32_t f, l;
-
-	if (s && o->how == RD_RESCALE && o->keyed) {
-		kg_range(o->maxp, o->p, t, &f, &l);
-		set_range(s, "key_groups", f, l);
-	}
-	for (uint32_t j = 0; s && j < o->P; j++) {
-		if (!needed(o, t, j))
-			continue;
-		if (ckpt_json_append_new(from, from_json(o, t, j)) < 0) {
-			json_decref(s);
-			return NULL;
-		}
-	}
-	return s;
-}
-
-static json_t *
-op_json(const struct rd_op *o)
-{
-	json_t *v = json_pack("{s:s, s:s?, s:s?, s:s?, s:i, s:i, s:i, s:b, s:[]}", "id", o->nid, "uid",
-			      o->nuid, "name", o->nname, "vertex", o->nvertex, "old_parallelism",
-			      (json_int_t)o->P, "parallelism", (json_int_t)o->p, "max_parallelism",
-			      (json_int_t)o->maxp, "fully_finished", o->how == RD_FINISHED, "subtasks");
-	json_t *subs = v ? json_object_get(v, "subtasks") : NULL;
-
-	for (uint32_t t = 0; v && o->how != RD_FINISHED && t < o->p; t++)
-		if (ckpt_json_append_new(subs, new_subtask_json(o, t)) < 0) {
-			json_decref(v);
-			return NULL;
-		}
-	return v;
-}
-
-json_t *
-ckpt_redist_to_json(const struct ckpt_redist *r, struct ckpt_err *e)
-{
-	json_t *doc = json_pack("{s:s, s:i, s:I, s:[]}", "format", "ckpt-assignment", "version", 1,
-				"checkpoint_id", (json_int_t)r->in->checkpoint_id, "operators");
-	json_t *ops = doc ? json_object_get(doc, "operators") : NULL;
-
-	for (size_t i = 0; doc && i < r->nops; i++)
-		if (ckpt_json_append_new(ops, op_json(&r->ops[i])) < 0) {
-			json_decref(doc);
-			doc = NULL;
-		}
-	if (doc == NULL)
-		ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
-	return doc;
-}
-
 /* ----------------------------------------------------------- the plan */
 
 static int
@@ -1299,6 +875,14 @@ map_plain(struct ckpt_redist *r, const struct ckpt_redist_opts *opt, struct ckpt
 	return choose_parallelism(r, opt, e);
 }
 
+static int
+is_archive(const struct ckpt_snapshot *s)
+{
+	const char *f = ckpt_snapshot_format(s);
+
+	return strcmp(f, "tar") == 0 || strcmp(f, "tar.gz") == 0 || strcmp(f, "zip") == 0;
+}
+
 struct ckpt_redist *
 ckpt_redist_plan(struct ckpt_snapshot *s, const struct ckpt_redist_opts *opt, struct ckpt_err *e)
 {
@@ -1308,10 +892,17 @@ ckpt_redist_plan(struct ckpt_snapshot *s, const struct ckpt_redist_opts *opt, st
 		return NULL;
 	r->in = s;
 	r->name = opt->name ? opt->name : "";
+	r->rd[0].s = s;
+	r->nrd = 1;
+	if (opt->reopen && is_archive(s))
+		r->reopen = opt->reopen;
 	r->ops = ckpt_calloc(s->nops, sizeof *r->ops, e);
-	if (r->ops == NULL)
+	r->base = ckpt_calloc(s->nops, sizeof *r->base, e);
+	if (r->ops == NULL || r->base == NULL)
 		goto fail;
-	if (opt->graph ? map_graph(r, opt, e) < 0 : map_plain(r, opt, e) < 0)
+	for (size_t i = 1; i < s->nops; i++)
+		r->base[i] = r->base[i - 1] + s->ops[i - 1].nsubtasks;
+	if (opt->graph ? ckpt_rd_map_graph(r, opt, e) < 0 : map_plain(r, opt, e) < 0)
 		goto fail;
 	for (size_t i = 0; i < r->nops; i++)
 		if (plan_op(r, &r->ops[i], e) < 0)
@@ -1374,6 +965,9 @@ ckpt_redist_free(struct ckpt_redist *r)
 		free(o->names);
 		free(o->at);
 	}
+	for (size_t k = 1; k < r->nrd; k++)
+		ckpt_snapshot_free(r->rd[k].s);
+	free(r->base);
 	free(r->ops);
 	free(r);
 }

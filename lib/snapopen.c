@@ -21,32 +21,32 @@
 #define METADATA_LIMIT ((uint64_t)1 << 30)
 
 struct arch_backing {
-	struct snap_backing base;
+	struct ckpt_snap_backing base;
 	char *name;        /* as the user named it ("<stdin>" for standard input) */
 	int fd;            /* archives; -1 for directories */
 	char *dir;         /* directories */
-	struct snap_member *members;
+	struct ckpt_snap_member *members;
 	size_t nmembers;
 	struct archive *a; /* reader left after the last member it read, or NULL */
 	int fresh;         /* a has read only the manifest */
 };
 
 static void
-arch_free(struct snap_backing *base)
+arch_free(struct ckpt_snap_backing *base)
 {
 	struct arch_backing *b = (struct arch_backing *)base;
 
-	arc_close(b->a);
+	ckpt_arc_close(b->a);
 	if (b->fd >= 0)
 		close(b->fd);
-	snap_members_free(b->members, b->nmembers);
+	ckpt_snap_members_free(b->members, b->nmembers);
 	free(b->name);
 	free(b->dir);
 	free(b);
 }
 
 static void
-plain_free(struct snap_backing *b)
+plain_free(struct ckpt_snap_backing *b)
 {
 	free(b);
 }
@@ -75,7 +75,7 @@ sink_put(void *arg, const void *p, size_t n, int64_t off)
 }
 
 static int
-check_member(const struct snap_member *m, uint64_t got, uint64_t hash, const char *where,
+check_member(const struct ckpt_snap_member *m, uint64_t got, uint64_t hash, const char *where,
 	     struct ckpt_err *e)
 {
 	char h1[17], h2[17];
@@ -123,7 +123,7 @@ read_fd(int fd, unsigned char *buf, uint64_t size, struct ckpt_hasher *h, const 
 
 /* Read member data from a libarchive reader (a != NULL) or a file descriptor. */
 static unsigned char *
-read_member(struct archive *a, int fd, const struct snap_member *m, const char *where,
+read_member(struct archive *a, int fd, const struct ckpt_snap_member *m, const char *where,
 	    struct ckpt_err *e)
 {
 	struct sink k = {.cap = m->size, .where = where, .e = e};
@@ -140,7 +140,7 @@ read_member(struct archive *a, int fd, const struct snap_member *m, const char *
 		goto fail;
 	}
 	if (a) {
-		got = arc_stream(a, sink_put, &k, where, e);
+		got = ckpt_arc_stream(a, sink_put, &k, where, e);
 	} else {
 		got = read_fd(fd, k.buf, m->size, k.h, where, e);
 	}
@@ -158,21 +158,21 @@ fail:
 
 /* Position the reader at member m: forward from where it is, else once more from the start. */
 static int
-seek_member(struct arch_backing *b, const struct snap_member *m, const char *where, struct ckpt_err *e)
+seek_member(struct arch_backing *b, const struct ckpt_snap_member *m, const char *where, struct ckpt_err *e)
 {
 	for (int pass = 0; pass < 2; pass++) {
 		struct archive_entry *ent;
 		int r;
 
 		if (b->a == NULL) {
-			b->a = arc_open_read(b->fd, b->name, e);
-			if (b->a == NULL || arc_next(b->a, &ent, b->name, e) <= 0)
+			b->a = ckpt_arc_open_read(b->fd, b->name, e);
+			if (b->a == NULL || ckpt_arc_next(b->a, &ent, b->name, e) <= 0)
 				return -1;
 			b->fresh = 1;
 		} else if (b->fresh) {
 			pass = 1;
 		}
-		while ((r = arc_next(b->a, &ent, b->name, e)) > 0) {
+		while ((r = ckpt_arc_next(b->a, &ent, b->name, e)) > 0) {
 			b->fresh = 0;
 			if (strcmp(archive_entry_pathname(ent), m->name) == 0) {
 				if (archive_entry_size_is_set(ent) && (uint64_t)archive_entry_size(ent) != m->size)
@@ -183,7 +183,7 @@ seek_member(struct arch_backing *b, const struct snap_member *m, const char *whe
 				return 0;
 			}
 		}
-		arc_close(b->a);
+		ckpt_arc_close(b->a);
 		b->a = NULL;
 		if (r < 0)
 			return -1;
@@ -192,7 +192,7 @@ seek_member(struct arch_backing *b, const struct snap_member *m, const char *whe
 }
 
 static unsigned char *
-fetch_member(struct arch_backing *b, const struct snap_member *m, const char *where, struct ckpt_err *e)
+fetch_member(struct arch_backing *b, const struct ckpt_snap_member *m, const char *where, struct ckpt_err *e)
 {
 	unsigned char *buf;
 	char p[4096];
@@ -203,7 +203,7 @@ fetch_member(struct arch_backing *b, const struct snap_member *m, const char *wh
 			return NULL;
 		buf = read_member(b->a, -1, m, where, e);
 		if (buf == NULL) {
-			arc_close(b->a); /* its position is unknown now */
+			ckpt_arc_close(b->a); /* its position is unknown now */
 			b->a = NULL;
 		}
 		return buf;
@@ -226,7 +226,7 @@ static int
 arch_load(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subtask *st, struct ckpt_err *e)
 {
 	struct arch_backing *b = s->backing;
-	const struct snap_member *m = st->member;
+	const struct ckpt_snap_member *m = st->member;
 	char where[1024];
 	unsigned char *buf;
 
@@ -235,7 +235,7 @@ arch_load(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subtask
 	buf = fetch_member(b, m, where, e);
 	if (buf == NULL)
 		return -1;
-	if (snap_decode_subtask(st, buf, (size_t)m->size, where, e) < 0) {
+	if (ckpt_snap_decode_subtask(st, buf, (size_t)m->size, where, e) < 0) {
 		ckpt_subtask_unload(st);
 		return -1;
 	}
@@ -246,7 +246,7 @@ int
 ckpt_subtask_load(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subtask *st,
 		  struct ckpt_err *e)
 {
-	struct snap_backing *b = s->backing;
+	struct ckpt_snap_backing *b = s->backing;
 
 	if (st->loaded)
 		return 0;
@@ -265,7 +265,7 @@ ckpt_subtask_load(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt
 
 /* Read the manifest, the current member of a; NULL with e set. */
 static struct ckpt_snapshot *
-read_manifest_text(char *text, size_t len, const char *name, struct snap_member **members,
+read_manifest_text(char *text, size_t len, const char *name, struct ckpt_snap_member **members,
 		   size_t *nmembers, struct ckpt_err *e)
 {
 	struct ckpt_jdoc doc = {.src = text, .len = len, .line0 = 1, .col0 = 1};
@@ -283,7 +283,7 @@ read_manifest_text(char *text, size_t len, const char *name, struct snap_member 
 		ckpt_err_set(e, CKPT_ERR_INPUT, w2, "%s", jerr.text);
 		return NULL;
 	}
-	s = snap_from_json(&doc, SNAP_MANIFEST, members, nmembers, e);
+	s = ckpt_snap_from_json(&doc, SNAP_MANIFEST, members, nmembers, e);
 	json_decref(doc.root);
 	return s;
 }
@@ -325,12 +325,12 @@ static struct archive *
 open_manifest(int fd, const char *name, struct grow *g, struct ckpt_err *e)
 {
 	struct archive_entry *ent;
-	struct archive *a = arc_open_read(fd, name, e);
+	struct archive *a = ckpt_arc_open_read(fd, name, e);
 	int r;
 
 	if (a == NULL)
 		return NULL;
-	r = arc_next(a, &ent, name, e);
+	r = ckpt_arc_next(a, &ent, name, e);
 	if (r == 0)
 		ckpt_err_set(e, CKPT_ERR_INPUT, name, "not a snapshot: empty archive");
 	else if (r > 0 && strcmp(archive_entry_pathname(ent), SNAP_MANIFEST_NAME) != 0)
@@ -339,10 +339,10 @@ open_manifest(int fd, const char *name, struct grow *g, struct ckpt_err *e)
 	if (r > 0) {
 		g->where = name;
 		g->e = e;
-		if (arc_stream(a, grow_put, g, name, e) >= 0)
+		if (ckpt_arc_stream(a, grow_put, g, name, e) >= 0)
 			return a;
 	}
-	arc_close(a);
+	ckpt_arc_close(a);
 	return NULL;
 }
 
@@ -394,7 +394,7 @@ open_archive(int fd, const char *name, struct ckpt_err *e)
 	free(g.buf);
 	return s;
 fail:
-	arc_close(a);
+	ckpt_arc_close(a);
 	free(g.buf);
 	close(fd);
 	return NULL;
@@ -486,7 +486,7 @@ open_flink(int fd, const char *name, struct ckpt_err *e)
 	}
 	close(fd);
 	if (s && s->backing == NULL) {
-		struct snap_backing *b = ckpt_calloc(1, sizeof *b, e);
+		struct ckpt_snap_backing *b = ckpt_calloc(1, sizeof *b, e);
 
 		if (b == NULL) {
 			ckpt_snapshot_free(s);
@@ -610,7 +610,7 @@ struct verify {
 	const char *name;
 	ckpt_verify_report *report;
 	void *arg;
-	struct snap_member *members;
+	struct ckpt_snap_member *members;
 	size_t nmembers;
 	size_t *order; /* member indices sorted by name */
 	long problems;
@@ -638,7 +638,7 @@ problem(struct verify *v, const char *member, const char *fmt, ...)
 	v->problems++;
 }
 
-static struct snap_member *sort_base;
+static struct ckpt_snap_member *sort_base;
 
 static int
 by_name(const void *a, const void *b)
@@ -646,7 +646,7 @@ by_name(const void *a, const void *b)
 	return strcmp(sort_base[*(const size_t *)a].name, sort_base[*(const size_t *)b].name);
 }
 
-static struct snap_member *
+static struct ckpt_snap_member *
 lookup(struct verify *v, const char *name)
 {
 	size_t lo = 0, hi = v->nmembers;
@@ -696,7 +696,7 @@ verify_manifest(struct verify *v, char *text, size_t len, struct ckpt_err *e)
 }
 
 static void
-verify_done(struct verify *v, uint64_t got, uint64_t hash, struct snap_member *m)
+verify_done(struct verify *v, uint64_t got, uint64_t hash, struct ckpt_snap_member *m)
 {
 	struct ckpt_err me = {0};
 	char where[1024];
@@ -728,7 +728,7 @@ hash_block(void *arg, const void *p, size_t n, int64_t off)
 static int
 verify_entry(struct verify *v, struct archive *a, const char *name, struct ckpt_hasher *h)
 {
-	struct snap_member *m = lookup(v, name);
+	struct ckpt_snap_member *m = lookup(v, name);
 	struct ckpt_err me = {0};
 	char where[1024];
 	int64_t got;
@@ -748,7 +748,7 @@ verify_entry(struct verify *v, struct archive *a, const char *name, struct ckpt_
 	m->seen = 1;
 	snprintf(where, sizeof where, "%s:%s", v->name, name);
 	ckpt_hasher_reset(h);
-	got = arc_stream(a, hash_block, h, where, &me);
+	got = ckpt_arc_stream(a, hash_block, h, where, &me);
 	if (got < 0) {
 		problem(v, name, "truncated member: the archive ends inside it");
 		return 1;
@@ -781,7 +781,7 @@ verify_archive(struct verify *v, int fd, struct ckpt_hasher *h, struct ckpt_err 
 	r = verify_manifest(v, g.buf, g.len, e);
 	free(g.buf);
 	while (r == 0) {
-		int n = arc_next(a, &ent, v->name, &me);
+		int n = ckpt_arc_next(a, &ent, v->name, &me);
 
 		if (n == 0)
 			break;
@@ -792,7 +792,7 @@ verify_archive(struct verify *v, int fd, struct ckpt_hasher *h, struct ckpt_err 
 		if (verify_entry(v, a, archive_entry_pathname(ent), h) != 0)
 			break;
 	}
-	arc_close(a);
+	ckpt_arc_close(a);
 	if (r == 0)
 		verify_missing(v);
 	return r < 0 ? -1 : 0;
@@ -846,7 +846,7 @@ verify_dir(struct verify *v, const char *dir, struct ckpt_hasher *h, struct ckpt
 	if (r != 0)
 		return r < 0 ? -1 : 0;
 	for (size_t i = 0; i < v->nmembers; i++) {
-		struct snap_member *m = &v->members[i];
+		struct ckpt_snap_member *m = &v->members[i];
 		int64_t got;
 
 		snprintf(p, sizeof p, "%s/%s", dir, m->name);
@@ -904,7 +904,7 @@ out:
 		close(fd);
 	ckpt_hasher_free(h);
 	free(v.order);
-	snap_members_free(v.members, v.nmembers);
+	ckpt_snap_members_free(v.members, v.nmembers);
 	*members = v.nchecked;
 	*bytes = v.bytes;
 	return r < 0 ? -1 : v.problems;

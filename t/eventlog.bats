@@ -25,7 +25,8 @@ events5() {
 @test "eventlog: -w writes the framing of ckpt-events(5): big-endian length, type, XXH3-64, payload" {
 	init a 4 | ckpt-replay -w L
 	run sh -c 'od -A n -t x1 -N 16 L/events.0 | tr -d " \n"'
-	output_is "0000001e00000003$(printf '{"vertex":"a","parallelism":4}' | xxhsum -H3 - 2>/dev/null | sed 's/.*= //')"
+	# XXH3-64 of the payload (xxhsum -H3) is b0435a395aa5cb90
+	output_is "0000001e00000003b0435a395aa5cb90"
 	[ "$(size L/events.0)" -eq 46 ]
 	[ "$(tail -c 30 L/events.0)" = '{"vertex":"a","parallelism":4}' ]
 }
@@ -80,9 +81,9 @@ null
 	run sh -c 'echo "{\"type\":1,\"payload\":{\"vertex\":\"a\",\"subtask\":-1,\"attempt\":0}}" | ckpt-replay -w L'
 	status_is 2
 	output_is 'ckpt-replay: <stdin>:1:45: vertex_finished: "subtask" must be an integer from 0 to 16777215'
-	run sh -c 'echo "{\"type\":1,\"payload\":{\"vertex\":\"a\",\"subtask\":0}" | ckpt-replay -w L'
+	run sh -c 'echo "{\"type\":1,\"payload\":{\"vertex\":\"a\",\"subtask\":0" | ckpt-replay -w L'
 	status_is 2
-	output_is "ckpt-replay: <stdin>:1:48: not JSON: ',' or '}' expected near end of text"
+	output_is "ckpt-replay: <stdin>:1:47: not JSON: ',' or '}' expected near end of text"
 	run sh -c 'echo "{\"type\":2,\"payload\":{\"subtasks\":[{\"vertex\":\"a\"}]}}" | ckpt-replay -w L'
 	status_is 2
 	output_is 'ckpt-replay: <stdin>:1:34: vertices_reset: each subtask needs "vertex" and "subtask"'
@@ -97,10 +98,11 @@ null
 
 @test "eventlog: a torn tail cut at every byte offset of the last record is ignored and counted" {
 	events5 | ckpt-replay -w L
-	{ init b 2; fin b 1 '{"coordinators":{},"shuffle":null}'; } | ckpt-replay -w L
+	{ init b 2; fin b 1; } | ckpt-replay -w L
 	# the plan of the log without its last record
 	{ events5 | ckpt-replay -w E; init b 2 | ckpt-replay -w E; }
-	expected=$(ckpt-replay E | jq -c 'del(.log.records, .log.torn_bytes)')
+	expected=$(ckpt-replay E)
+	[ "${expected%\"torn_bytes\":0,*}" != "$expected" ]
 	whole=$(size E/events.1)
 	last=$(( $(size L/events.1) - whole ))
 	[ "$last" -gt 16 ]
@@ -108,9 +110,9 @@ null
 	cp L/events.0 T/
 	for cut in $(seq 1 $((last - 1))); do
 		head -c $((whole + cut)) L/events.1 > T/events.1
-		run sh -c 'ckpt-replay T | jq -c "[del(.log.records, .log.torn_bytes), .log.records, .log.torn_bytes]"'
+		run ckpt-replay T
 		status_is 0
-		output_is "[$expected,6,$cut]"
+		output_is "${expected/\"torn_bytes\":0,/\"torn_bytes\":$cut,}"
 	done
 }
 
@@ -276,4 +278,15 @@ ckpt-replay: L/events.0: offset 46: unknown record type 99999'
 	run ckpt-replay N
 	status_is 1
 	output_is 'ckpt-replay: N/events.0: offset 0: payload byte 12: not JSON: invalid UTF-8 in string'
+}
+
+@test "eventlog: a failed write is reported, stops the writer and leaves no segment" {
+	init a 1 | ckpt-replay -w L
+	awk 'BEGIN { for (i = 0; i < 40000; i++) print "{\"type\":3,\"payload\":{\"vertex\":\"v" i "\",\"parallelism\":1}}" }' > big.ndjson
+	run bash -c 'trap "" XFSZ; ulimit -f 200; ckpt-replay -w L < big.ndjson'
+	status_is 2
+	output_is 'ckpt-replay: L/events.1: write error: File too large'
+	[ "$(ls -A L)" = events.0 ]
+	run ckpt-replay -e L
+	output_is '{"type":"vertex_initialized","payload":{"vertex":"a","parallelism":1}}'
 }

@@ -52,3 +52,16 @@ load helper
 	status_is 2
 	output_is 'ckpt-inspect: g.bin: not a snapshot: Unrecognized archive format'
 }
+
+@test "inspect: Flink handles and facts survive every form; the summary lists handles and state files" {
+	cp "$DATA/state/handles.json" handles.json
+	run ckpt-inspect handles.json
+	status_is 0
+	match_golden "$DATA/inspect/handles-summary.json"
+	for out in h.tar h.tgz h.zip hd/; do
+		ckpt-merge -o "$out" handles.json
+		run ckpt-inspect -a "$out"
+		status_is 0
+		output_is "$(cat handles.json)"
+	done
+}

@@ -110,9 +110,12 @@ FULL2='{"id": "op2", "parallelism": 2, "max_parallelism": 2, "fully_finished": t
 	merge_golden finished-ops.P2 -P 2 "$M/finished-ops.json"
 	run ckpt-merge -P 500 "$M/finished-ops.json"
 	status_is 1
-	run ckpt-merge -P op1=2 -P op0=1000 "$M/finished-ops.json"
+	run ckpt-merge -P op1=2 -P op0=256 "$M/finished-ops.json"
 	status_is 0
-	[ "$(jq -c '[.operators[] | [.id, .parallelism, .fully_finished, (.subtasks | length)]]' <<<"$output")" = '[["op0",1000,true,0],["op1",2,false,2]]' ]
+	[ "$(jq -c '[.operators[] | [.id, .parallelism, .fully_finished, (.subtasks | length)]]' <<<"$output")" = '[["op0",256,true,0],["op1",2,false,2]]' ]
+	run ckpt-merge -P op1=2 -P op0=257 "$M/finished-ops.json"
+	status_is 1
+	output_is "ckpt-merge: $M/finished-ops.json: The state for task v0 can not be restored. The maximum parallelism (256) of the restored state is lower than the configured parallelism (257). Please reduce the parallelism of the task to be lower or equal to the maximum parallelism."
 }
 
 # ------------------------------------------------------------- keyed state
@@ -376,4 +379,69 @@ FULL2='{"id": "op2", "parallelism": 2, "max_parallelism": 2, "fully_finished": t
 	run ckpt-merge -P 3 -o out.tar "$f"
 	status_is 2
 	[ ! -e out.tar ]
+}
+
+@test "from an archive read by several forward readers: the same result as from the document" {
+	gen_state 21 9 64 6 > in.json
+	want=$(ckpt-merge -P 4 in.json)
+	for out in in.tar in.tar.gz in.zip in.dir/; do
+		ckpt-merge -o "$out" in.json
+		run ckpt-merge -P 4 "$out"
+		status_is 0
+		[ "$output" = "$want" ]
+		ckpt-merge -P 4 -o "four-$out" "$out"
+		[ "$(ckpt-merge -P 9 "four-$out")" = "$(ckpt-merge -P 9 <<<"$want")" ]
+	done
+	run ckpt-merge -P 4 < in.tar
+	status_is 0
+	[ "$output" = "$want" ]
+}
+
+@test "the EXAMPLES of ckpt-merge(1) run as shown" {
+	tmp=$PWD
+	cd "$ROOT"
+	run sh -c "ckpt-merge -P 3 examples/merge-state.json | jq -c '.operators[1].subtasks[] | [.index, .keyed_state.key_groups]'"
+	output_is '[0,"0-42"]
+[1,"43-85"]
+[2,"86-127"]'
+	ckpt-merge -P count=4 -o "$tmp/count4.tar" examples/merge-state.json
+	run sh -c "ckpt-merge -P 2 '$tmp/count4.tar' | jq -c '.operators[1].parallelism'"
+	output_is 2
+	run sh -c "ckpt-merge -g examples/merge-job.json examples/merge-state.json | jq -c '[.operators[] | [.id, .parallelism]]'"
+	output_is '[["source-v2",3],["count-v2",4]]'
+	run sh -c "ckpt-merge -P 2 ../shared/fixtures/flink-savepoints/v4-flink1.20-complexkeyed-savepoint/_metadata | jq -c '.operators[1].subtasks[1] | [.key_groups, [.from[] | [.subtask, .handles[0].size, .handles[0].key_groups]]]'"
+	output_is '["64-127",[[2,2496,"64-95"],[3,2536,"96-127"]]]'
+}
+
+@test "graph: state stored under the id Flink derives from a uid matches that uid" {
+	id=8409efe6adc6d20787611f16017c808f
+	[ "$(ckpt-inspect -u my-uid "$M/keyed.json" 2>/dev/null | jq -r '.uids[0].id')" = "$id" ]
+	jq --arg id "$id" '.operators[0].id = $id | .operators[0].uid = null' "$M/keyed.json" > s.json
+	printf '{"vertices": [{"id": "v", "parallelism": 3, "operators": [{"id": "gen", "uid": "my-uid"}]}], "edges": []}\n' > g.json
+	run ckpt-merge -g g.json s.json
+	status_is 0
+	[ "$(jq -c '.operators[] | [.id, .uid, .vertex, .parallelism, [.subtasks[].keyed_state.key_groups]]' <<<"$output")" = '["gen","my-uid","v",3,["0-42","43-85","86-127"]]' ]
+}
+
+@test "bad graphs and an output over the input exit 2 without output" {
+	run ckpt-merge -g nosuch.json "$M/keyed.json"
+	status_is 2
+	output_is "ckpt-merge: nosuch.json: cannot open: No such file or directory"
+	printf '{"vertices": [{"id": "a", "parallelism": 0}], "edges": []}\n' > g.json
+	run ckpt-merge -g g.json -o out.tar "$M/keyed.json"
+	status_is 2
+	output_is "ckpt-merge: g.json:1:42: vertex \"a\": parallelism 0 out of range (1 to 16777216)"
+	[ ! -e out.tar ]
+	ckpt-merge -o k.tar "$M/keyed.json"
+	cksum k.tar > before
+	run ckpt-merge -P 3 -o k.tar k.tar
+	status_is 2
+	cksum k.tar | cmp - before
+}
+
+@test "a state with two modes in one operator is bad input" {
+	jq '.operators[0].subtasks[1].operator_state = {"t-1": {"mode": "union", "entries": ["x"]}}' "$M/s1-split.json" > s.json
+	run ckpt-merge -P 3 s.json
+	status_is 2
+	[[ "$output" == "ckpt-merge: s.json:"*'"t-1"'*union* ]]
 }

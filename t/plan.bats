@@ -203,3 +203,21 @@ null'
 	status_is 2
 	output_is 'ckpt-plan: nonexistent.json: cannot open: No such file or directory'
 }
+
+@test "the EXAMPLES of ckpt-plan(1) and ckpt-graph(5) run" {
+	ln -s "$ROOT/examples" examples
+	n=0
+	while IFS= read -r cmd; do
+		case $cmd in *"| dot "*) command -v dot > /dev/null || continue ;; esac
+		run sh -c "$cmd"
+		if [ "$status" -ne 0 ]; then
+			echo "failed ($status): $cmd"
+			printf '%s\n' "$output"
+			return 1
+		fi
+		n=$((n + 1))
+	done < <(grep -h '^\$ ' "$ROOT/man/ckpt-plan.1" "$ROOT/man/ckpt-graph.5" | sed 's/^\$ //')
+	[ "$n" -ge 10 ]
+	grep -q '<svg' plan.svg || ! command -v dot > /dev/null
+	ckpt-plan job-graph.json > /dev/null
+}

@@ -188,7 +188,9 @@ fill_operator(struct job *j, struct pending_cp *pc, size_t v, struct ckpt_operat
 		return -1;
 	op->parallelism = pv->parallelism;
 	op->max_parallelism = pv->max_parallelism;
-	op->fully_finished = pc->fully[v];
+	op->fully_finished = 1;
+	for (uint32_t s = 0; s < pv->parallelism; s++)
+		op->fully_finished &= pc->finished[j->vfirst[v] + s];
 	for (uint32_t s = 0; s < pv->parallelism; s++) {
 		size_t gi = j->vfirst[v] + s;
 		struct ckpt_subtask *st = &op->subtasks[op->nsubtasks++];
@@ -355,6 +357,28 @@ on_ack(struct job *j, struct msg *m)
 	pc->persisted += m->persisted;
 	if (--pc->nwait == 0)
 		complete(j, pc);
+}
+
+/*
+ * A task that finished after a checkpoint was triggered on it will not acknowledge: it is recorded
+ * as finished in that checkpoint (its final checkpoint completed, EndOfPartition stood in for its
+ * barrier downstream), as Flink's checkpoint plan fulfils the status of tasks finished meanwhile.
+ */
+void
+coord_task_finished(struct job *j, size_t gi)
+{
+	const struct task *t = &j->t[gi];
+
+	for (size_t i = j->npend; i-- > 0;) {
+		struct pending_cp *pc = &j->pend[i];
+
+		if (!ckpt_bits_test(&pc->wait[t->vi], t->sub))
+			continue;
+		ckpt_bits_clear(&pc->wait[t->vi], t->sub);
+		pc->finished[gi] = 1;
+		if (--pc->nwait == 0)
+			complete(j, pc);
+	}
 }
 
 static int

@@ -75,6 +75,8 @@ struct ckpt_pipeline {
 };
 
 const char *pl_op_name(enum op_kind k);
+/* The producer subtasks [lo, hi) that consumer j of an edge reads (job.c). */
+void edge_inputs(const struct ckpt_pipeline *p, const struct pl_edge *ed, uint32_t j, uint32_t *lo, uint32_t *hi);
 const char *pl_part_name(enum part_kind k);
 
 /* ---- stream elements, buffers and channels (channel.c) */
@@ -94,6 +96,7 @@ struct notify {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	atomic_uint seq;
+	atomic_int waiters;
 };
 
 void notify_init(struct notify *n);
@@ -152,6 +155,7 @@ struct channel {
 	unsigned gen;          /* bumped on reset: a producer holding a buffer of an older one drops it */
 	atomic_int eod_acked;  /* the consumer consumed EndOfData */
 	uint64_t lost_records; /* records dropped by resets (approximate failover) */
+	int eod_sent, eod_drain, eop_sent; /* replayed to a consumer restarted alone (approximate failover) */
 };
 
 int channel_init(struct channel *c, struct gate *g, size_t exclusive, size_t max_inflight,
@@ -170,7 +174,7 @@ int channel_pop(struct channel *c, struct entry *en);
 int channel_peek_kind(struct channel *c);
 /* Consumer: give a buffer back (a credit to its producer). */
 void buffer_release(struct buf *b);
-/* Drop queued buffers and barriers (EndOfData/EndOfPartition are kept); returns records dropped. */
+/* Drop what is queued (with keep_end, EndOfData/EndOfPartition already sent are queued again); records dropped. */
 uint64_t channel_reset(struct channel *c, int keep_end);
 
 /* ---- tasks (task.c, output.c, barrier.c) */
@@ -180,6 +184,7 @@ struct outch {
 	struct channel *ch;
 	struct buf *cur;
 	unsigned gen;
+	uint32_t cap; /* buffer bytes */
 };
 
 /* One output edge of a task: its channels, in consumer-subtask order, and its partitioner. */
@@ -262,6 +267,7 @@ struct task {
 	size_t fail_index;
 	int failed;
 	int64_t last_flush_ms;
+	int64_t delay_debt_ns;  /* per-record delays owed (operators' delay_us) */
 	/* barrier handler (aligned) */
 	int64_t cur_id, done_id;
 	struct barrier pending;
@@ -276,7 +282,14 @@ struct task {
 };
 
 void *task_main(void *arg);
-void task_count_record(struct task *t);
+void task_fail_injected(struct task *t);
+/* Counted per record processed (or emitted, for sources): the injected failure fires here. */
+static inline void
+task_count_record(struct task *t)
+{
+	if (t->fail_after > 0 && (int64_t)++t->counted >= t->fail_after)
+		task_fail_injected(t);
+}
 void task_end_of_data(struct task *t, int drain);
 /* Emit a record (or the watermark) through every output edge; blocks under back-pressure. */
 void task_emit(struct task *t, const struct rec *r);
@@ -396,6 +409,7 @@ json_t *subtask_sets_json(const struct job *j, const struct ckpt_bits *sets);
 /* Coordinator (coordinator.c). */
 int coord_tick(struct job *j, int64_t now);
 void coord_handle(struct job *j, struct msg *m);
+void coord_task_finished(struct job *j, size_t gi);
 void coord_abort_all(struct job *j, const char *reason);
 int64_t coord_next_deadline(struct job *j, int64_t now);
 int coord_trigger(struct job *j, enum bar_kind kind, int drain, struct ckpt_err *e);

@@ -107,7 +107,6 @@ sink_record(struct task *t, const struct rec *r, size_t input)
 			return;
 	}
 	fprintf(s->f, "%" PRIu64 " %" PRId64 " %" PRId64 "\n", r->key, r->value, r->ts);
-	atomic_fetch_add_explicit(&t->job->sink_records, 1, memory_order_relaxed);
 }
 
 /* Close the in-progress file under the name prefix, subtask and id. */

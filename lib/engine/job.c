@@ -6,9 +6,6 @@
 
 #include "engine.h"
 
-/* Network memory is allocated up front; refuse pipelines that would need more than this. */
-#define NETWORK_LIMIT (UINT64_C(1) << 30)
-
 struct msg *
 msg_new(enum msg_kind k, const struct task *t)
 {
@@ -48,7 +45,7 @@ job_event(struct job *j, json_t *ev)
 }
 
 /* The producer subtasks [lo, hi) that consumer j of edge ed reads. */
-static void
+void
 edge_inputs(const struct ckpt_pipeline *p, const struct pl_edge *ed, uint32_t j, uint32_t *lo, uint32_t *hi)
 {
 	uint32_t S = p->v[ed->source].parallelism, T = p->v[ed->target].parallelism;
@@ -78,30 +75,6 @@ edge_outputs(const struct ckpt_pipeline *p, const struct pl_edge *ed, uint32_t i
 		*lo = 0;
 		*hi = T;
 	}
-}
-
-static int
-check_network(const struct ckpt_pipeline *p, struct ckpt_err *e)
-{
-	uint64_t bufs = 0;
-
-	for (size_t k = 0; k < p->ne; k++) {
-		const struct pl_edge *ed = &p->e[k];
-		uint64_t T = p->v[ed->target].parallelism, nch = 0;
-
-		for (uint32_t j = 0; j < T; j++) {
-			uint32_t lo, hi;
-
-			edge_inputs(p, ed, j, &lo, &hi);
-			nch += hi - lo;
-		}
-		bufs += nch * p->buffers_per_channel + T * p->floating_buffers;
-	}
-	if (bufs * p->buffer_bytes > NETWORK_LIMIT)
-		return ckpt_err_set(e, CKPT_ERR_INPUT, "", "the network buffers would take %llu MiB (limit %llu MiB)",
-				    (unsigned long long)(bufs * p->buffer_bytes >> 20),
-				    (unsigned long long)(NETWORK_LIMIT >> 20));
-	return 0;
 }
 
 static int
@@ -199,8 +172,10 @@ wire_edge(struct job *j, size_t k, size_t gate_index, struct ckpt_err *e)
 		o->oc = ckpt_calloc(hi - lo + 1, sizeof *o->oc, e);
 		if (o->oc == NULL)
 			goto out;
-		for (uint32_t c = lo; c < hi; c++)
+		for (uint32_t c = lo; c < hi; c++) {
+			o->oc[o->noc].cap = p->buffer_bytes;
 			o->oc[o->noc++].ch = map[(size_t)i * T + c];
+		}
 		o->rr = (o->part == PART_REBALANCE || o->part == PART_RESCALE) ? i % o->noc : 0;
 	}
 	r = 0;
@@ -260,6 +235,7 @@ reset_task(struct job *j, struct task *t)
 	t->restoring = 0;
 	t->deployed_finished = 0;
 	t->last_flush_ms = now_ms();
+	t->delay_debt_ns = 0;
 	for (size_t i = 0; i < t->nin; i++) {
 		struct inch *in = &t->in[i];
 
@@ -389,6 +365,8 @@ on_state(struct job *j, struct msg *m)
 	job_event(j, json_pack("{s:s,s:s,s:i,s:s,s:i}", "event", "task_state", "vertex", j->t[m->task].v->id,
 			       "subtask", (json_int_t)j->t[m->task].sub, "state", ckpt_exec_state_name(m->state),
 			       "attempt", (json_int_t)m->attempt));
+	if (m->state == CKPT_FINISHED)
+		coord_task_finished(j, m->task);
 }
 
 static void
@@ -614,7 +592,7 @@ setup(struct job *j, struct ckpt_pipeline *p, const struct ckpt_run_opts *o, str
 	j->dir = ckpt_strdup(o->dir ? o->dir : p->dir ? p->dir : "checkpoints", e);
 	if (j->fail_fired == NULL || j->old_restores == NULL || j->dir == NULL)
 		return -1;
-	if (check_network(p, e) < 0 || init_tasks(j, e) < 0 || wire(j, e) < 0)
+	if (init_tasks(j, e) < 0 || wire(j, e) < 0)
 		return -1;
 	if (o->restore != NULL) {
 		j->restore = ckpt_snapshot_open(o->restore, e);
@@ -638,11 +616,19 @@ finished_event(struct job *j)
 	int64_t ms = now_ms() - j->start_ms;
 	uint64_t recs = atomic_load(&j->sink_records);
 
-	job_event(j, json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:i,s:I}", "event", "job_finished", "state",
+	json_t *ev = json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:i,s:I}", "event", "job_finished", "state",
 			       j->final_state, "records", (json_int_t)recs, "source_records",
 			       (json_int_t)atomic_load(&j->records), "duration_ms", (json_int_t)ms,
 			       "records_per_second", (json_int_t)(ms > 0 ? recs * 1000 / (uint64_t)ms : recs),
-			       "restarts", (json_int_t)j->restarts, "checkpoints", (json_int_t)j->completed));
+			       "restarts", (json_int_t)j->restarts, "checkpoints", (json_int_t)j->completed);
+	uint64_t lost = 0;
+
+	/* records dropped in flight, only approximate failover drops any */
+	for (size_t c = 0; c < j->nch; c++)
+		lost += j->chs[c]->lost_records;
+	if (j->p->strategy == CKPT_FAILOVER_APPROXIMATE)
+		json_object_set_new(ev, "lost_records", json_integer((json_int_t)lost));
+	job_event(j, ev);
 }
 
 static void

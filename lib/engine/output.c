@@ -41,7 +41,7 @@ room(struct task *t, struct outch *oc)
 {
 	struct buf *b = oc->cur;
 
-	if (b == NULL || b->len + REC_SIZE > t->job->p->buffer_bytes) {
+	if (b == NULL || b->len + REC_SIZE > oc->cap) {
 		if (b != NULL)
 			push_cur(t, oc);
 		oc->cur = wait_buffer(t, oc);

@@ -428,6 +428,35 @@ load_network(struct ld *L, const json_t *obj)
 	return 0;
 }
 
+/* Network memory is allocated when the job starts; refuse pipelines that would need more than this. */
+#define NETWORK_LIMIT (UINT64_C(1) << 30)
+
+static int
+check_network(struct ld *L)
+{
+	const struct ckpt_pipeline *p = L->p;
+	uint64_t bufs = 0;
+
+	for (size_t k = 0; k < p->ne; k++) {
+		const struct pl_edge *ed = &p->e[k];
+		uint64_t T = p->v[ed->target].parallelism, nch = 0;
+
+		for (uint32_t j = 0; j < T; j++) {
+			uint32_t lo, hi;
+
+			edge_inputs(p, ed, j, &lo, &hi);
+			nch += hi - lo;
+		}
+		bufs += nch * p->buffers_per_channel + T * p->floating_buffers;
+	}
+	if (bufs * p->buffer_bytes > NETWORK_LIMIT)
+		return ckpt_jdoc_err(L->doc, L->e, json_object_get(L->doc->root, "network") ? "/network" : "",
+				     "pipeline: the network buffers would take %llu MiB (limit %llu MiB)",
+				     (unsigned long long)(bufs * p->buffer_bytes >> 20),
+				     (unsigned long long)(NETWORK_LIMIT >> 20));
+	return 0;
+}
+
 /* Which inputs each operator needs; forward edges keep parallelism, as Flink demands. */
 static int
 check_shape(struct ld *L)
@@ -571,7 +600,7 @@ load_root(struct ld *L)
 		return -1;
 	if (load_checkpointing(L, json_object_get(root, "checkpointing")) < 0 ||
 	    load_failover(L, json_object_get(root, "failover")) < 0 ||
-	    load_network(L, json_object_get(root, "network")) < 0)
+	    load_network(L, json_object_get(root, "network")) < 0 || check_network(L) < 0)
 		return -1;
 	L->p->graph = build_graph(L);
 	return L->p->graph ? 0 : -1;

@@ -97,11 +97,11 @@ fail_task(struct task *t, const char *why)
 	job_post(t->job, m);
 }
 
-/* Counted per record processed (or emitted, for sources): the injected failure fires here. */
+/* The injected failure of this attempt fires (task_count_record counts). */
 void
-task_count_record(struct task *t)
+task_fail_injected(struct task *t)
 {
-	if (t->fail_after > 0 && (int64_t)++t->counted >= t->fail_after && !t->failed)
+	if (!t->failed)
 		fail_task(t, "injected failure");
 }
 
@@ -317,6 +317,24 @@ delay_source(struct task *t)
 	}
 }
 
+/*
+ * Idle: partly filled buffers leave once they are buffer_timeout_ms old (Flink's output flusher),
+ * so a consumer faster than its producer does not turn every buffer into a few records.
+ * Returns how long to sleep.
+ */
+static int64_t
+idle_flush(struct task *t)
+{
+	int64_t now = now_ms(), bt = t->job->p->buffer_timeout_ms;
+
+	if (now - t->last_flush_ms >= bt) {
+		task_flush(t);
+		t->last_flush_ms = now;
+		return bt > 0 ? bt : 200;
+	}
+	return bt - (now - t->last_flush_ms);
+}
+
 static void
 run_loop(struct task *t)
 {
@@ -340,9 +358,7 @@ run_loop(struct task *t)
 		}
 		if (busy)
 			continue;
-		task_flush(t);
-		t->last_flush_ms = now_ms();
-		notify_wait(&t->nt, seq, 200);
+		notify_wait(&t->nt, seq, idle_flush(t));
 	}
 }
 
@@ -377,6 +393,11 @@ task_main(void *arg)
 		run_loop(t);
 	}
 	task_release_outputs(t);
+	/* the job's counters are shared: added once per attempt, not per record */
+	if (t->nin == 0)
+		atomic_fetch_add(&t->job->records, t->records_out);
+	if (t->nout == 0)
+		atomic_fetch_add(&t->job->sink_records, t->records_in);
 	if (t->op->dispose)
 		t->op->dispose(t);
 	if (t->phase == PH_DONE && !t->failed) {

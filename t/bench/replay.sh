@@ -10,13 +10,14 @@ N=${N:-1000000}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# A job of 4 vertices x 25,000 subtasks (100,000 subtasks).  The records:
+# A job of 4 vertices x 25,000 subtasks (100,000 subtasks; 10,000 for the
+# memory comparison).  The records:
 # the 4 vertex_initialized, then rounds over the subtasks in which each
 # finishes, and one in 10 of them is reset and finishes again; one finish in
 # 100 carries coordinator and shuffle snapshots.
 gen() {
-	awk -v n="$1" 'BEGIN {
-		P = 25000; split("src map join sink", V, " ");
+	awk -v n="$1" -v P="${2:-25000}" 'BEGIN {
+		split("src map join sink", V, " ");
 		print "{\"type\":\"vertex_initialized\",\"payload\":{\"vertex\":\"src\",\"parallelism\":" P "}}";
 		print "{\"type\":\"vertex_initialized\",\"payload\":{\"vertex\":\"map\",\"parallelism\":" P ",\"inputs\":[{\"vertex\":\"src\",\"distribution\":\"pointwise\"}]}}";
 		print "{\"type\":\"vertex_initialized\",\"payload\":{\"vertex\":\"join\",\"parallelism\":" P ",\"inputs\":[\"map\"]}}";
@@ -42,6 +43,7 @@ measure() { # prints "wall cpu peak_kib"
 
 gen "$N" > "$tmp/events.ndjson"
 gen $((N / 10)) > "$tmp/small.ndjson"
+gen "$N" 2500 > "$tmp/narrow.ndjson"
 set -- $(measure sh -c "\"$BIN/ckpt-replay\" -w \"$tmp/log\" < \"$tmp/events.ndjson\"")
 w_wall=$1 w_cpu=$2 w_mem=$3
 set -- $(measure sh -c "\"$BIN/ckpt-replay\" \"$tmp/log\" > \"$tmp/plan.json\"")
@@ -49,8 +51,12 @@ r_wall=$1 r_cpu=$2 r_mem=$3
 "$BIN/ckpt-replay" -w "$tmp/small" < "$tmp/small.ndjson"
 set -- $(measure sh -c "\"$BIN/ckpt-replay\" \"$tmp/small\" > /dev/null")
 s_mem=$3
+"$BIN/ckpt-replay" -w "$tmp/narrow" < "$tmp/narrow.ndjson"
+set -- $(measure sh -c "\"$BIN/ckpt-replay\" \"$tmp/narrow\" > /dev/null")
+n_mem=$3
 bytes=$(wc -c < "$tmp/log/events.0")
 echo "records:      $N ($bytes bytes), job of 100000 subtasks, load $(cut -d' ' -f1 /proc/loadavg)"
 echo "write (-w):   $(echo "$N $w_wall $w_cpu" | awk '{printf "%.0f events/s wall (%.3f s), %.0f events/s cpu (%.3f s)", $1 / $2, $2, $1 / $3, $3}'), fsync included; target >= 500000/s"
 echo "replay:       ${r_wall} s wall, ${r_cpu} s cpu; target < 2 s"
-echo "peak memory:  replay ${r_mem} KiB for $N records, ${s_mem} KiB for $((N / 10)) (same subtasks); -w ${w_mem} KiB"
+echo "peak memory:  replay ${r_mem} KiB ($N records, 100000 subtasks), ${s_mem} KiB ($((N / 10)) records, 100000 subtasks),"
+echo "              ${n_mem} KiB ($N records, 10000 subtasks); -w ${w_mem} KiB"
