@@ -109,12 +109,14 @@ diff_file(const char *path, struct ckpt_snapshot *s, struct ckpt_snapshot *other
 	json_t *d = ckpt_snapshot_diff(s, other, &differ, &e);
 	int status;
 
-	if (d && (json_object_set_new(d, "from", json_string(display(path))) < 0 ||
-		  json_object_set_new(d, "to", json_string(oname)) < 0)) {
-		json_decref(d);
-		d = NULL;
+	json_t *o = d ? json_pack("{s:s, s:s}", "from", display(path), "to", oname) : NULL;
+
+	if (o && json_object_update(o, d) < 0) {
+		json_decref(o);
+		o = NULL;
 	}
-	status = print_result(d, &e);
+	json_decref(d);
+	status = print_result(o, &e);
 	return status ? status : differ;
 }
 

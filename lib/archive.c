@@ -52,7 +52,7 @@ ckpt_archive_kind_name(enum ckpt_archive_kind kind)
 
 /* A reader over fd from its start: tar or zip, plain or compressed. */
 struct archive *
-arc_open_read(int fd, const char *name, struct ckpt_err *e)
+ckpt_arc_open_read(int fd, const char *name, struct ckpt_err *e)
 {
 	struct archive *a = archive_read_new();
 
@@ -78,7 +78,7 @@ arc_open_read(int fd, const char *name, struct ckpt_err *e)
 
 /* Next member: 1 and *ent, 0 at the end, -1 on error (named). */
 int
-arc_next(struct archive *a, struct archive_entry **ent, const char *name, struct ckpt_err *e)
+ckpt_arc_next(struct archive *a, struct archive_entry **ent, const char *name, struct ckpt_err *e)
 {
 	int r = archive_read_next_header(a, ent);
 
@@ -94,7 +94,7 @@ arc_next(struct archive *a, struct archive_entry **ent, const char *name, struct
  * -1 with e set when the data cannot be read (a cut archive) or fn fails.
  */
 int64_t
-arc_stream(struct archive *a, int (*fn)(void *arg, const void *p, size_t n, int64_t off), void *arg,
+ckpt_arc_stream(struct archive *a, int (*fn)(void *arg, const void *p, size_t n, int64_t off), void *arg,
 	   const char *where, struct ckpt_err *e)
 {
 	int64_t total = 0;
@@ -130,11 +130,11 @@ struct ckpt_awriter {
 	enum ckpt_archive_kind kind;
 	FILE *spool;  /* archives: the members, one after the other */
 	char *tmpdir; /* directories: built here, renamed into place */
-	struct snap_out *out;
+	struct ckpt_snap_out *out;
 	json_t *ops;  /* the manifest's operators */
 	json_t *subs; /* the current operator's subtasks */
 	char *cur_id;
-	uint32_t cur_p;
+	uint32_t cur_p, cur_maxp;
 	int64_t last_index;
 	struct wmember *m;
 	size_t nm, cap;
@@ -145,7 +145,7 @@ awriter_free(struct ckpt_awriter *w)
 {
 	if (w->spool)
 		fclose(w->spool);
-	snap_out_free(w->out);
+	ckpt_snap_out_free(w->out);
 	json_decref(w->ops);
 	for (size_t i = 0; i < w->nm; i++)
 		free(w->m[i].name);
@@ -259,8 +259,21 @@ fail:
 int
 ckpt_awriter_operator(struct ckpt_awriter *w, const struct ckpt_operator *op, struct ckpt_err *e)
 {
-	json_t *o = snap_operator_head(op);
+	json_t *o, *v;
+	size_t i;
 
+	/* what the reader would refuse is refused here, before anything is written */
+	if (op->id == NULL || op->id[0] == '\0')
+		return ckpt_err_set(e, CKPT_ERR_INPUT, w->path, "an operator without an id");
+	if (op->max_parallelism < 1 || op->max_parallelism > CKPT_MAX_PARALLELISM_LIMIT ||
+	    op->parallelism < 1 || op->parallelism > op->max_parallelism)
+		return ckpt_err_set(e, CKPT_ERR_INPUT, w->path,
+				    "operator \"%s\": parallelism %u with max parallelism %u", op->id,
+				    op->parallelism, op->max_parallelism);
+	json_array_foreach(w->ops, i, v)
+		if (strcmp(json_string_value(json_object_get(v, "id")), op->id) == 0)
+			return ckpt_err_set(e, CKPT_ERR_INPUT, w->path, "duplicate operator \"%s\"", op->id);
+	o = ckpt_snap_operator_head(op);
 	w->subs = json_array();
 	if (ckpt_json_append_new(w->ops, o) < 0 || ckpt_json_set_new(o, "subtasks", w->subs) < 0)
 		return ckpt_err_set(e, CKPT_ERR_NOMEM, w->path, "out of memory");
@@ -269,6 +282,7 @@ ckpt_awriter_operator(struct ckpt_awriter *w, const struct ckpt_operator *op, st
 	if (w->cur_id == NULL)
 		return -1;
 	w->cur_p = op->parallelism;
+	w->cur_maxp = op->max_parallelism;
 	w->last_index = -1;
 	return 0;
 }
@@ -329,11 +343,11 @@ write_member(struct ckpt_awriter *w, const struct ckpt_subtask *st, struct wmemb
 	} else {
 		m->off = (uint64_t)ftello(f);
 	}
-	if ((w->out = snap_out_new(f)) == NULL)
+	if ((w->out = ckpt_snap_out_new(f)) == NULL)
 		r = ckpt_err_set(e, CKPT_ERR_NOMEM, w->path, "out of memory");
-	if (r == 0 && (snap_out_subtask(w->out, st) < 0 || snap_out_finish(w->out, &m->size, &m->xxh3) < 0))
+	if (r == 0 && (ckpt_snap_out_subtask(w->out, st) < 0 || ckpt_snap_out_finish(w->out, &m->size, &m->xxh3) < 0))
 		r = ckpt_err_sys(e, w->path, "write error");
-	snap_out_free(w->out);
+	ckpt_snap_out_free(w->out);
 	w->out = NULL;
 	if (w->kind == CKPT_ARCHIVE_DIR) {
 		if (r == 0 && (fflush(f) != 0 || fsync(fileno(f)) != 0))
@@ -342,6 +356,15 @@ write_member(struct ckpt_awriter *w, const struct ckpt_subtask *st, struct wmemb
 			r = ckpt_err_sys(e, p, "write error");
 	}
 	return r;
+}
+
+static int
+any_entries(const struct ckpt_subtask *st)
+{
+	for (size_t i = 0; i < st->nops; i++)
+		if (st->ops[i].n)
+			return 1;
+	return 0;
 }
 
 int
@@ -357,6 +380,14 @@ ckpt_awriter_subtask(struct ckpt_awriter *w, const struct ckpt_subtask *st, stru
 				    "operator \"%s\": subtask %u out of order or beyond parallelism %u",
 				    w->cur_id, st->index, w->cur_p);
 	w->last_index = st->index;
+	if (st->keyed && (st->kg_first > st->kg_last || st->kg_last >= w->cur_maxp))
+		return ckpt_err_set(e, CKPT_ERR_INPUT, w->path,
+				    "operator \"%s\": subtask %u: key groups %u-%u outside max parallelism %u",
+				    w->cur_id, st->index, st->kg_first, st->kg_last, w->cur_maxp);
+	if (st->finished && st->loaded && (st->nkv || st->nin || st->nout || any_entries(st)))
+		return ckpt_err_set(e, CKPT_ERR_INPUT, w->path,
+				    "operator \"%s\": subtask %u: a finished subtask holds no state", w->cur_id,
+				    st->index);
 	if (st->loaded && !st->finished) {
 		if (w->nm == w->cap) {
 			size_t nc = w->cap ? w->cap * 2 : 16;
@@ -374,7 +405,7 @@ ckpt_awriter_subtask(struct ckpt_awriter *w, const struct ckpt_subtask *st, stru
 		if (write_member(w, st, &w->m[w->nm - 1], e) < 0)
 			return -1;
 	}
-	v = snap_subtask_manifest(st, st->loaded && !st->finished ? w->m[w->nm - 1].name : NULL);
+	v = ckpt_snap_subtask_manifest(st, st->loaded && !st->finished ? w->m[w->nm - 1].name : NULL);
 	if (ckpt_json_append_new(w->subs, v) < 0)
 		return ckpt_err_set(e, CKPT_ERR_NOMEM, w->path, "out of memory");
 	return 0;
@@ -409,6 +440,15 @@ fail:
 	return NULL;
 }
 
+static mode_t
+current_umask(void)
+{
+	mode_t m = umask(022);
+
+	umask(m);
+	return m;
+}
+
 static int
 commit_dir(struct ckpt_awriter *w, const char *text, struct ckpt_err *e)
 {
@@ -425,6 +465,8 @@ commit_dir(struct ckpt_awriter *w, const char *text, struct ckpt_err *e)
 		r = ckpt_err_sys(e, w->path, "write error");
 	if (r < 0)
 		return -1;
+	if (chmod(w->tmpdir, 0777 & ~current_umask()) != 0) /* mkdtemp makes 0700 */
+		return ckpt_err_sys(e, w->path, "cannot set permissions");
 	if (rename(w->tmpdir, w->path) != 0)
 		return ckpt_err_sys(e, w->path, "cannot rename into place");
 	free(w->tmpdir);
@@ -519,6 +561,11 @@ commit_archive(struct ckpt_awriter *w, const char *text, struct ckpt_err *e)
 	at = ckpt_atomic_open(w->path, e);
 	if (at == NULL)
 		return -1;
+	/* mkstemp makes 0600; the archive gets what any new file would */
+	if (fchmod(fileno(ckpt_atomic_file(at)), 0666 & ~current_umask()) != 0) {
+		ckpt_err_sys(e, w->path, "cannot set permissions");
+		goto out;
+	}
 	buf = malloc(BLOCK);
 	a = buf ? arc_open_write(w->kind, fileno(ckpt_atomic_file(at))) : NULL;
 	if (a == NULL) {
@@ -607,7 +654,7 @@ fail:
 }
 
 void
-arc_close(struct archive *a)
+ckpt_arc_close(struct archive *a)
 {
 	if (a)
 		archive_read_free(a);

@@ -68,8 +68,27 @@ ckpt_bits_next(const struct ckpt_bits *b, size_t i)
 	}
 }
 
+/* Looks only at the words of [lo, hi), so that short ranges cost O(1). */
 int
 ckpt_bits_any_in(const struct ckpt_bits *b, size_t lo, size_t hi)
 {
-	return lo < hi && ckpt_bits_next(b, lo) < hi;
+	size_t wl, wh;
+	uint64_t mlo, mhi;
+
+	if (hi > b->n)
+		hi = b->n;
+	if (lo >= hi)
+		return 0;
+	wl = lo >> 6;
+	wh = (hi - 1) >> 6;
+	mlo = ~UINT64_C(0) << (lo & 63);
+	mhi = ~UINT64_C(0) >> (63 - ((hi - 1) & 63));
+	if (wl == wh)
+		return (b->w[wl] & mlo & mhi) != 0;
+	if (b->w[wl] & mlo)
+		return 1;
+	for (size_t k = wl + 1; k < wh; k++)
+		if (b->w[k])
+			return 1;
+	return (b->w[wh] & mhi) != 0;
 }

@@ -285,13 +285,29 @@ struct ckpt_plan {
 	size_t nwarnings;
 	const char *decline_reason; /* NULL unless declined, e.g. "NOT_ALL_REQUIRED_TASKS_RUNNING" */
 	char *decline_message;
+	size_t nvertices;           /* how many sets each of trigger, wait_for, finished holds */
 };
 
-/* SHARED (ckpt-run): compute the plan.  0 whether declined or not; -1 on error. */
+/*
+ * SHARED (ckpt-run): compute the plan.  0 whether declined or not; -1 on error.
+ * A declined plan has decline_reason and decline_message set and every set
+ * empty; warnings are filled either way.  Release with ckpt_plan_release.
+ */
 int ckpt_plan_compute(const struct ckpt_graph *g, const struct ckpt_plan_opts *o,
 		      struct ckpt_plan *out, struct ckpt_err *e);
 json_t *ckpt_plan_to_json(const struct ckpt_graph *g, const struct ckpt_plan *p);
 void ckpt_plan_release(struct ckpt_plan *p);
+
+/* What ckpt-plan -D draws: the plan, and optionally the subtasks a failure restarts. */
+struct ckpt_dot_input {
+	const struct ckpt_plan *plan;
+	const struct ckpt_bits *restart;     /* g->nv sets, or NULL */
+	const struct ckpt_task_ref *failed;  /* nfailed subtasks drawn as failed */
+	size_t nfailed;
+};
+
+/* Write g with its plan as a Graphviz DOT digraph on f; -1 on a write error. */
+int ckpt_plan_dot(FILE *f, const struct ckpt_graph *g, const struct ckpt_dot_input *in);
 
 /* ----------------------------------------------------------- failover.c */
 
@@ -311,6 +327,79 @@ struct ckpt_task_ref {
 int ckpt_failover_restart(const struct ckpt_graph *g, enum ckpt_failover_strategy s,
 			  const struct ckpt_task_ref *failed, size_t nfailed,
 			  const struct ckpt_bits *lost, struct ckpt_bits *restart, struct ckpt_err *e);
+
+/*
+ * Failover regions at subtask level.  Subtasks are numbered globally in
+ * topological order of their vertices (base[v] + subtask); regions are
+ * numbered by their first subtask, and list their members ascending.
+ * Region: the connected sets over pipelined and pipelined_bounded edges with
+ * regions that depend on each other in a cycle merged; approximate: one
+ * region per subtask; full: one region holding everything.
+ */
+struct ckpt_regions {
+	enum ckpt_failover_strategy strategy;
+	size_t n;          /* number of regions */
+	uint64_t *base;    /* per vertex (indexed like g->v): global number of its subtask 0 */
+	uint32_t *of;      /* per global subtask: its region */
+	uint32_t *first;   /* n + 1 offsets into members */
+	uint32_t *members; /* global subtask numbers, region by region, ascending */
+};
+
+/* Compute the regions of g under s into out (release with ckpt_regions_release). */
+int ckpt_regions_compute(const struct ckpt_graph *g, enum ckpt_failover_strategy s,
+			 struct ckpt_regions *out, struct ckpt_err *e);
+void ckpt_regions_release(struct ckpt_regions *r);
+/* The vertex (index into g->v) holding global subtask number k. */
+size_t ckpt_regions_vertex(const struct ckpt_graph *g, const struct ckpt_regions *r, uint64_t k);
+/* {"strategy": ..., "regions": [[{"vertex": ..., "subtasks": "0-3"}, ...], ...]}; NULL on allocation failure. */
+json_t *ckpt_regions_to_json(const struct ckpt_graph *g, const struct ckpt_regions *r);
+/*
+ * ckpt_failover_restart over regions already computed (r->strategy decides);
+ * *nregions (may be NULL) receives how many regions restart.
+ */
+int ckpt_failover_restart_in(const struct ckpt_graph *g, const struct ckpt_regions *r,
+			     const struct ckpt_task_ref *failed, size_t nfailed,
+			     const struct ckpt_bits *lost, struct ckpt_bits *restart,
+			     size_t *nregions, struct ckpt_err *e);
+/* The name of a strategy ("full", "region", "approximate"), and back (-1 if unknown). */
+const char *ckpt_failover_strategy_name(enum ckpt_failover_strategy s);
+int ckpt_failover_strategy_parse(const char *name);
+/* Per-vertex subtask sets as [{"vertex": id, "subtasks": "0-3"}, ...] in topological order, empty sets left out. */
+json_t *ckpt_vertex_sets_to_json(const struct ckpt_graph *g, const struct ckpt_bits *sets);
+
+/* ---------------------------------------------------------- flinkrest.c */
+
+/*
+ * Graphs from a stream of documents: ckpt-graph(5) documents, or Flink REST
+ * responses (a GET /jobs/:jobid document followed by the
+ * GET /jobs/:jobid/vertices/:vertexid documents of its vertices), which are
+ * converted.  Where the REST documents cannot decide the graph (placeholder
+ * ids, counts without per-subtask states) the reader says so.
+ */
+struct ckpt_graphin;
+
+/*
+ * Read the named files one after the other as one stream (so that vertex
+ * documents may come in files of their own), or standard input when npaths
+ * is 0 ("-" names it too).  A file holding no document is an error.  The
+ * paths must outlive the reader.
+ */
+struct ckpt_graphin *ckpt_graphin_open(char *const *paths, size_t npaths, struct ckpt_err *e);
+/*
+ * The next graph: 1 with *g (the caller frees it) and *doc (the document it
+ * came from, valid until the next call), 0 at the end, -1 on error.
+ */
+int ckpt_graphin_next(struct ckpt_graphin *in, struct ckpt_graph **g, const struct ckpt_jdoc **doc,
+		      struct ckpt_err *e);
+const char *ckpt_graphin_name(const struct ckpt_graphin *in);
+void ckpt_graphin_free(struct ckpt_graphin *in);
+/* Is doc a Flink REST job document (GET /jobs/:jobid)? */
+int ckpt_rest_is_job(const json_t *root);
+/* Is doc a Flink REST vertex document (GET /jobs/:jobid/vertices/:vertexid)? */
+int ckpt_rest_is_vertex(const json_t *root);
+/* Convert a job document and the vertex documents that followed it into a graph; NULL on error. */
+struct ckpt_graph *ckpt_rest_to_graph(const struct ckpt_jdoc *job, const struct ckpt_jdoc *const *vertices,
+				      size_t nvertices, struct ckpt_err *e);
 
 /* -------------------------------------------------------------- state.c */
 
@@ -421,6 +510,10 @@ int ckpt_mode_parse(const char *name);        /* -1 if unknown */
  * kv[i].value.p, in[i].data.p, out[i].data.p, and the arrays), unless st->arena
  * is set: then the pieces point into the arena and only the arrays and the arena
  * are freed.  Copy the bytes out (or keep the subtask loaded) before unloading.
+ * Unloading frees entries only when they can be loaded again (an archive member,
+ * st->member set); subtasks of state documents and hand-built ones keep theirs.
+ * Archive members are read front to back: loading subtasks in the order of the
+ * snapshot reads a tar or zip once (out of order, it is read again from the start).
  */
 /* Recompute st->kvstats (and nkv, kv_bytes, per-state n and bytes, in/out bytes) from loaded entries. */
 int ckpt_subtask_recount(struct ckpt_subtask *st, struct ckpt_err *e);
@@ -497,7 +590,200 @@ void ckpt_murmur3_128(const void *buf, size_t len, uint32_t seed, unsigned char 
 
 /* ------------------------------------------------------------- eventlog.c */
 
+/*
+ * The job event log (ckpt-events(5), FLIP-383): a directory of segments
+ * events.0, events.1, ... read in order while contiguous.  A record is,
+ * big-endian: u32 payload length, u32 type, u64 XXH3-64 of the payload, then
+ * the payload, a UTF-8 JSON object.
+ */
+enum ckpt_event_type {
+	CKPT_EVENT_VERTEX_FINISHED = 1,    /* {vertex, subtask, attempt, partitions?, metrics?, snapshots?} */
+	CKPT_EVENT_VERTICES_RESET = 2,     /* {subtasks: [{vertex, subtask}]} */
+	CKPT_EVENT_VERTEX_INITIALIZED = 3, /* {vertex, parallelism, inputs?} */
+};
+
+#define CKPT_EVENT_HEADER 16               /* bytes before the payload */
+#define CKPT_EVENT_PAYLOAD_LIMIT (64u << 20) /* larger payloads are refused as corruption */
+#define CKPT_EVENT_BUFFER (1u << 20)       /* the writer's buffer (Flink's write-buffer.size) */
+
+/* "vertex_finished", ...; NULL for an unknown type. */
+const char *ckpt_event_type_name(uint32_t type);
+/* The type of a name; 0 when unknown. */
+uint32_t ckpt_event_type_parse(const char *name, size_t len);
+
+struct ckpt_event_task {
+	const char *vertex;
+	uint32_t subtask;
+};
+
+struct ckpt_event_input {
+	const char *vertex;
+	enum ckpt_distribution distribution; /* default all_to_all */
+	enum ckpt_partition partition;       /* default blocking: the log is written by batch jobs */
+};
+
+/* One record, decoded.  Every pointer is valid until the next record is read. */
+struct ckpt_event {
+	uint32_t type;
+	uint32_t segment;              /* N of events.N */
+	uint64_t offset;               /* byte offset of the record in its segment */
+	const unsigned char *payload;  /* the payload as stored (len bytes, not NUL-terminated) */
+	size_t len;
+	const char *vertex;            /* finished, initialized */
+	uint32_t subtask, attempt;     /* finished */
+	uint32_t parallelism;          /* initialized */
+	const char *snapshots;         /* finished: the "snapshots" object's text, NULL when absent or null */
+	size_t snapshots_len;
+	struct ckpt_event_task *tasks; /* reset */
+	size_t ntasks;
+	struct ckpt_event_input *inputs; /* initialized */
+	size_t ninputs;
+};
+
+/*
+ * Payload checking and NDJSON event lines ({"type": NAME or id, "payload": {...}}),
+ * without building a JSON tree, so that a million records take well under a
+ * second (lib/evparse.c).
+ */
+struct ckpt_evparser;
+struct ckpt_evparser *ckpt_evparser_new(struct ckpt_err *e);
+void ckpt_evparser_free(struct ckpt_evparser *p);
+/*
+ * Check and decode a payload of a known type into ev (strings live in p).  On
+ * error -1, e->text says what is wrong and *at (when not NULL) points at the
+ * offending byte of payload; the caller sets where and the kind.
+ */
+int ckpt_evparser_decode(struct ckpt_evparser *p, uint32_t type, const void *payload, size_t len,
+			 struct ckpt_event *ev, const char **at, struct ckpt_err *e);
+/*
+ * Parse one NDJSON event line: ev is decoded and ev->payload/len is the payload
+ * with insignificant white space removed (owned by p).  Errors as above.
+ */
+int ckpt_evparser_line(struct ckpt_evparser *p, const char *line, size_t len, struct ckpt_event *ev,
+		       const char **at, struct ckpt_err *e);
+
+/*
+ * The writer.  A session writes new segments only (the first one numbered
+ * after the last existing segment) and never touches old ones.  Flush and
+ * fsync policy: records are buffered (CKPT_EVENT_BUFFER); the buffer is
+ * written when full, when an append comes a second or more after the last
+ * write, and at ckpt_evwriter_flush; fsync happens at ckpt_evwriter_flush
+ * with sync set, at ckpt_evwriter_cut and at ckpt_evwriter_close.  Only whole
+ * records are buffered, and a failed write truncates the segment back to its
+ * last whole record and stops the writer: every later call fails.
+ */
+struct ckpt_evwriter;
+enum {
+	CKPT_EVW_WHOLE = 1,    /* a segment appears (under its name) only when complete: cut or close */
+	CKPT_EVW_CUT_TORN = 2, /* cut a torn tail off the last segment instead of refusing to write */
+};
+/*
+ * Open a session on dir (created when missing).  Refuses (CKPT_ERR_REFUSED)
+ * a log with a gap in its segment numbers or, without CKPT_EVW_CUT_TORN,
+ * one whose last segment ends in a torn record.  NULL on error.
+ */
+struct ckpt_evwriter *ckpt_evwriter_open(const char *dir, unsigned flags, struct ckpt_err *e);
+/* Append one record; payload must be a JSON object's text (not checked here). */
+int ckpt_evwriter_append(struct ckpt_evwriter *w, uint32_t type, const void *payload, size_t len,
+			 struct ckpt_err *e);
+/* Append json_dumps(payload) (compact). */
+int ckpt_evwriter_append_json(struct ckpt_evwriter *w, uint32_t type, const json_t *payload,
+			      struct ckpt_err *e);
+/* Write the buffer out; with sync, fsync too. */
+int ckpt_evwriter_flush(struct ckpt_evwriter *w, int sync, struct ckpt_err *e);
+/* End the current segment (Flink's cutBlock); the next record starts a new one. */
+int ckpt_evwriter_cut(struct ckpt_evwriter *w, struct ckpt_err *e);
+/* Records appended in this session. */
+uint64_t ckpt_evwriter_records(const struct ckpt_evwriter *w);
+/* Cut, close and free w (NULL is fine); -1 if anything failed, w is freed anyway. */
+int ckpt_evwriter_close(struct ckpt_evwriter *w, struct ckpt_err *e);
+/* Free w without writing what is buffered; with CKPT_EVW_WHOLE the unfinished segment is removed. */
+void ckpt_evwriter_abort(struct ckpt_evwriter *w);
+
+/* What reading a log found. */
+struct ckpt_evlog_stats {
+	uint32_t segments;      /* contiguous segments read */
+	uint64_t records;       /* whole records read */
+	uint64_t torn_bytes;    /* bytes of the torn record at the end of the last segment */
+	uint64_t torn_offset;   /* where it starts (valid when torn_bytes > 0) */
+	uint32_t ignored;       /* events.N files after a gap, not read */
+	uint32_t gap;           /* the first missing segment number (valid when ignored > 0) */
+};
+
+/*
+ * The reader: records in order, each checked (length, checksum, type,
+ * payload).  A record cut short at the end of the last segment is a torn
+ * write: not returned, counted in the stats.  Anything else wrong is
+ * corruption: CKPT_ERR_REFUSED, where "dir/events.N", text "offset X: ...".
+ * Memory is bounded by the largest record, not by the log.
+ */
+struct ckpt_evreader;
+/* NULL on error (a missing directory is an error; an empty one is an empty log). */
+struct ckpt_evreader *ckpt_evreader_open(const char *dir, struct ckpt_err *e);
+/* 1 and ev filled, 0 at the end of the log, -1 on error. */
+int ckpt_evreader_next(struct ckpt_evreader *r, struct ckpt_event *ev, struct ckpt_err *e);
+const struct ckpt_evlog_stats *ckpt_evreader_stats(const struct ckpt_evreader *r);
+/* Set an error of kind at ev's record ("dir/events.N", "offset X: ..."); returns -1. */
+int ckpt_evreader_err(const struct ckpt_evreader *r, const struct ckpt_event *ev, struct ckpt_err *e,
+		      enum ckpt_errkind kind, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+void ckpt_evreader_free(struct ckpt_evreader *r);
+
+/*
+ * Copy the log in dir to the new directory out, whole or not at all, with a
+ * torn tail cut off; out must not exist.  st (may be NULL) receives what was read.
+ */
+int ckpt_evlog_copy(const char *dir, const char *out, struct ckpt_evlog_stats *st, struct ckpt_err *e);
+
 /* ------------------------------------------------------------- replay.c */
+
+struct ckpt_replay_opts {
+	/* The job graph, or NULL to build it from the log's vertex_initialized records. */
+	const struct ckpt_graph *graph;
+	/* A JSON array of available partition ids "vertex:subtask", or NULL: all available. */
+	const struct ckpt_jdoc *available;
+};
+
+/* A vertex the log initialized, as recovery leaves it. */
+struct ckpt_replay_vertex {
+	char *id;
+	size_t graph_index;       /* index in ckpt_replay.graph */
+	uint32_t parallelism;     /* decided parallelism, from the log */
+	struct ckpt_bits finished; /* restored as FINISHED; the others are reset */
+	uint32_t *attempt;        /* attempt number of each finished subtask */
+	int unrecovered;          /* fully finished with a coordinator that cannot snapshot in batch:
+				     a later restart of any subtask restarts all */
+};
+
+struct ckpt_replay_coordinator {
+	char *op;
+	size_t vertex;            /* index in ckpt_replay.v */
+	json_t *state;            /* the entry (owned) */
+};
+
+/* The recovery plan of ckpt-replay(1). */
+struct ckpt_replay {
+	struct ckpt_replay_vertex *v; /* in the order the log initialized them */
+	size_t nv;
+	struct ckpt_replay_coordinator *coord;
+	size_t ncoord;
+	json_t *shuffle;              /* array of {incremental, state} in restore order (owned) */
+	struct ckpt_task_ref *lost;   /* lost partitions that caused a reset (vertex: index in v) */
+	size_t nlost;
+	struct ckpt_evlog_stats log;
+	uint64_t dropped_tail_events;
+	struct ckpt_graph *graph;     /* the graph replay used (owned) */
+};
+
+/*
+ * SHARED (ckpt-run): replay the log in dir and compute the recovery plan.
+ * 0 and out filled, or -1 (corruption is CKPT_ERR_REFUSED).  Memory grows
+ * with the number of subtasks, not of records.
+ */
+int ckpt_replay_run(const char *dir, const struct ckpt_replay_opts *o, struct ckpt_replay *out,
+		    struct ckpt_err *e);
+/* SHARED: the plan as ckpt-replay prints it; NULL on allocation failure. */
+json_t *ckpt_replay_to_json(const struct ckpt_replay *r);
+void ckpt_replay_release(struct ckpt_replay *r);
 
 /* -------------------------------------------------------- redistribute.c */
 
@@ -552,5 +838,33 @@ json_t *ckpt_redist_to_json(const struct ckpt_redist *r, struct ckpt_err *e);
 void ckpt_redist_free(struct ckpt_redist *r);
 
 /* ------------------------------------------------------- engine (lib/engine/) */
+
+/* A pipeline (ckpt-pipeline(5)): vertices with built-in operators, edges, settings. */
+struct ckpt_pipeline;
+
+/* Load and validate a pipeline file (path "-" or NULL: stdin); errors name file:line:col. */
+struct ckpt_pipeline *ckpt_pipeline_load(const char *path, struct ckpt_err *e);
+void ckpt_pipeline_free(struct ckpt_pipeline *p);
+
+struct ckpt_run_opts {
+	const char *restore;     /* -r: start from this snapshot, or NULL */
+	const char *dir;         /* overrides the pipeline's checkpoint directory, or NULL */
+	const char *savepoint;   /* where the stop savepoint goes, or NULL (the checkpoint directory) */
+	int64_t stop_after_ms;   /* stop with a savepoint after this long (0: never) */
+	int64_t stop_after_cps;  /* stop with a savepoint after this many completed checkpoints (0: never) */
+	int drain;               /* the stop drains (MAX_WATERMARK, finish) */
+	volatile int *stop;      /* set asynchronously (SIGTERM): stop with a savepoint */
+	volatile int *cancel;    /* set asynchronously (SIGINT): cancel the job */
+	/* Called for every event, one at a time, from engine threads; the event is borrowed. */
+	void (*event)(void *arg, const json_t *ev);
+	void *arg;
+};
+
+/*
+ * Run the pipeline to its end.  0 when the job finished (or was stopped with a
+ * savepoint); -1 with e set when it failed (CKPT_ERR_REFUSED: the job failed,
+ * e.g. the restart limit was reached; other kinds: it could not run).
+ */
+int ckpt_pipeline_run(struct ckpt_pipeline *p, const struct ckpt_run_opts *o, struct ckpt_err *e);
 
 #endif

@@ -22,6 +22,7 @@ struct rd {
 	json_t *regional; /* v7 reference checkpoint ids */
 	uint64_t inline_bytes, state_size;
 	size_t nhandles, nin, nout, nentries, nfinished, nfully;
+	int canonical; /* saw a savepoint key-groups handle (tag 7) */
 };
 
 /* A decoded stream state handle (the leaf of every other handle). */
@@ -650,16 +651,17 @@ add_opstate(struct rd *r, struct ckpt_subtask *st, const char *name, enum ckpt_m
  * each from its first offset, so a state runs to the next state's first offset or to the end.
  */
 static int
-opstate_bytes(struct rd *r, struct fm_opoff *o, size_t n, uint64_t size, uint64_t *bytes)
+opstate_bytes(struct rd *r, struct fm_opoff *o, size_t n, uint64_t size, uint64_t *bytes, size_t nstates)
 {
-	qsort(o, n, sizeof *o, cmp_opoff);
+	if (n > 0) /* o is NULL when there are no offsets, and qsort wants a pointer */
+		qsort(o, n, sizeof *o, cmp_opoff);
 	for (size_t i = 0; i < n; i++) {
 		int64_t end = i + 1 < n ? o[i + 1].off : (int64_t)size;
 
 		if (o[i].off < 0 || (uint64_t)o[i].off > size || end < o[i].off) {
 			warn(r, "operator state offset %lld lies outside its %llu-byte stream",
 			     (long long)o[i].off, (unsigned long long)size);
-			memset(bytes, 0, sizeof *bytes * n);
+			memset(bytes, 0, sizeof *bytes * nstates);
 			return 0;
 		}
 		bytes[o[i].state] += (uint64_t)(end - o[i].off);
@@ -750,7 +752,7 @@ opstate_to_model(struct rd *r, struct ckpt_subtask *st, struct fm_opread *o, uin
 	uint64_t *bytes = ckpt_calloc(o->nstates + 1, sizeof *bytes, r->e);
 	int rc = -1;
 
-	if (bytes == NULL || opstate_bytes(r, o->off, o->noff, size, bytes) < 0)
+	if (bytes == NULL || opstate_bytes(r, o->off, o->noff, size, bytes, o->nstates) < 0)
 		goto out;
 	for (size_t i = 0; i < o->nstates; i++) {
 		json_t *s = json_array_get(o->states, i);
@@ -881,6 +883,7 @@ keyed_groups(struct rd *r, struct fm_keyed *k, uint8_t tag)
 	if (tag == 12 && (rd_utf(r, &hid, "state handle id") < 0 || jputs(r, k->j, "handle_id", hid) < 0))
 		goto out;
 	k->kind = tag == 7 ? "savepoint_key_groups" : "key_groups";
+	r->canonical |= tag == 7;
 	rc = 0;
 out:
 	free(hid);
@@ -1466,8 +1469,10 @@ rd_operator_head(struct rd *r, struct ckpt_operator *op)
 		if (op->uid[0] == '\0')
 			free(op->uid), op->uid = NULL;
 	}
-	if (need(r, 16, "operator id") < 0 || (op->id = malloc(33)) == NULL)
-		return op->id ? -1 : nomem(r);
+	if (need(r, 16, "operator id") < 0)
+		return -1;
+	if ((op->id = malloc(33)) == NULL)
+		return nomem(r);
 	for (int i = 0; i < 16; i++) {
 		op->id[2 * i] = hex[r->p[r->pos + i] >> 4];
 		op->id[2 * i + 1] = hex[r->p[r->pos + i] & 15];
@@ -1688,16 +1693,16 @@ jfields(struct jrd *j, struct jclass *c)
 	if ((c->ftype = ckpt_calloc(n + 1, 1, r->e)) == NULL ||
 	    (c->fname = ckpt_calloc(n + 1, sizeof *c->fname, r->e)) == NULL)
 		return -1;
-	for (; c->nfields < n; c->nfields++) {
+	while (c->nfields < n) {
 		uint8_t t;
 		const char *sig;
 
 		at = r->pos;
-		if (rd_u8(r, &t, "Java field type") < 0 || rd_utf(r, &c->fname[c->nfields], "Java field name") < 0)
+		if (rd_u8(r, &t, "Java field type") < 0 || rd_utf(r, &c->fname[c->nfields++], "Java field name") < 0)
 			return -1;
 		if (strchr("BCDFIJSZL[", t) == NULL || t == 0)
 			return fail(r, at, "invalid Java field type 0x%02x", t);
-		c->ftype[c->nfields] = (char)t;
+		c->ftype[c->nfields - 1] = (char)t;
 		if ((t == 'L' || t == '[') && jstring(j, &sig) < 0)
 			return -1;
 	}
@@ -2043,6 +2048,20 @@ out:
 	return out;
 }
 
+/* Before version 4 (or with null properties) the file does not say whether it is a savepoint; what it
+ * holds may hint. */
+static int
+kind_guess(struct rd *r, json_t *f)
+{
+	if (r->nin + r->nout > 0)
+		return jput(r, f, "kind_guess", json_pack("{s:s,s:s}", "kind", "checkpoint", "because",
+							  "it holds in-flight channel state (savepoints are aligned)"));
+	if (r->canonical)
+		return jput(r, f, "kind_guess", json_pack("{s:s,s:s}", "kind", "savepoint", "because",
+							  "it holds savepoint key-group handles (tag 7)"));
+	return 0;
+}
+
 static int
 build_flink(struct rd *r, struct ckpt_snapshot *s, json_t *masters, json_t *props, int has_props)
 {
@@ -2070,6 +2089,8 @@ build_flink(struct rd *r, struct ckpt_snapshot *s, json_t *masters, json_t *prop
 					   "files", (json_int_t)json_array_size(files))) < 0)
 		goto fail;
 	if (jput(r, f, "files", files) < 0)
+		return -1;
+	if (s->kind == NULL && kind_guess(r, f) < 0)
 		return -1;
 	if (json_array_size(r->regional) && jput(r, f, "ref_checkpoint_ids", json_incref(r->regional)) < 0)
 		return -1;

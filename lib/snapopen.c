@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -20,32 +21,32 @@
 #define METADATA_LIMIT ((uint64_t)1 << 30)
 
 struct arch_backing {
-	struct snap_backing base;
+	struct ckpt_snap_backing base;
 	char *name;        /* as the user named it ("<stdin>" for standard input) */
 	int fd;            /* archives; -1 for directories */
 	char *dir;         /* directories */
-	struct snap_member *members;
+	struct ckpt_snap_member *members;
 	size_t nmembers;
 	struct archive *a; /* reader left after the last member it read, or NULL */
 	int fresh;         /* a has read only the manifest */
 };
 
 static void
-arch_free(struct snap_backing *base)
+arch_free(struct ckpt_snap_backing *base)
 {
 	struct arch_backing *b = (struct arch_backing *)base;
 
-	arc_close(b->a);
+	ckpt_arc_close(b->a);
 	if (b->fd >= 0)
 		close(b->fd);
-	snap_members_free(b->members, b->nmembers);
+	ckpt_snap_members_free(b->members, b->nmembers);
 	free(b->name);
 	free(b->dir);
 	free(b);
 }
 
 static void
-plain_free(struct snap_backing *b)
+plain_free(struct ckpt_snap_backing *b)
 {
 	free(b);
 }
@@ -74,7 +75,7 @@ sink_put(void *arg, const void *p, size_t n, int64_t off)
 }
 
 static int
-check_member(const struct snap_member *m, uint64_t got, uint64_t hash, const char *where,
+check_member(const struct ckpt_snap_member *m, uint64_t got, uint64_t hash, const char *where,
 	     struct ckpt_err *e)
 {
 	char h1[17], h2[17];
@@ -122,7 +123,7 @@ read_fd(int fd, unsigned char *buf, uint64_t size, struct ckpt_hasher *h, const 
 
 /* Read member data from a libarchive reader (a != NULL) or a file descriptor. */
 static unsigned char *
-read_member(struct archive *a, int fd, const struct snap_member *m, const char *where,
+read_member(struct archive *a, int fd, const struct ckpt_snap_member *m, const char *where,
 	    struct ckpt_err *e)
 {
 	struct sink k = {.cap = m->size, .where = where, .e = e};
@@ -139,7 +140,7 @@ read_member(struct archive *a, int fd, const struct snap_member *m, const char *
 		goto fail;
 	}
 	if (a) {
-		got = arc_stream(a, sink_put, &k, where, e);
+		got = ckpt_arc_stream(a, sink_put, &k, where, e);
 	} else {
 		got = read_fd(fd, k.buf, m->size, k.h, where, e);
 	}
@@ -157,21 +158,21 @@ fail:
 
 /* Position the reader at member m: forward from where it is, else once more from the start. */
 static int
-seek_member(struct arch_backing *b, const struct snap_member *m, const char *where, struct ckpt_err *e)
+seek_member(struct arch_backing *b, const struct ckpt_snap_member *m, const char *where, struct ckpt_err *e)
 {
 	for (int pass = 0; pass < 2; pass++) {
 		struct archive_entry *ent;
 		int r;
 
 		if (b->a == NULL) {
-			b->a = arc_open_read(b->fd, b->name, e);
-			if (b->a == NULL || arc_next(b->a, &ent, b->name, e) <= 0)
+			b->a = ckpt_arc_open_read(b->fd, b->name, e);
+			if (b->a == NULL || ckpt_arc_next(b->a, &ent, b->name, e) <= 0)
 				return -1;
 			b->fresh = 1;
 		} else if (b->fresh) {
 			pass = 1;
 		}
-		while ((r = arc_next(b->a, &ent, b->name, e)) > 0) {
+		while ((r = ckpt_arc_next(b->a, &ent, b->name, e)) > 0) {
 			b->fresh = 0;
 			if (strcmp(archive_entry_pathname(ent), m->name) == 0) {
 				if (archive_entry_size_is_set(ent) && (uint64_t)archive_entry_size(ent) != m->size)
@@ -182,7 +183,7 @@ seek_member(struct arch_backing *b, const struct snap_member *m, const char *whe
 				return 0;
 			}
 		}
-		arc_close(b->a);
+		ckpt_arc_close(b->a);
 		b->a = NULL;
 		if (r < 0)
 			return -1;
@@ -191,7 +192,7 @@ seek_member(struct arch_backing *b, const struct snap_member *m, const char *whe
 }
 
 static unsigned char *
-fetch_member(struct arch_backing *b, const struct snap_member *m, const char *where, struct ckpt_err *e)
+fetch_member(struct arch_backing *b, const struct ckpt_snap_member *m, const char *where, struct ckpt_err *e)
 {
 	unsigned char *buf;
 	char p[4096];
@@ -202,7 +203,7 @@ fetch_member(struct arch_backing *b, const struct snap_member *m, const char *wh
 			return NULL;
 		buf = read_member(b->a, -1, m, where, e);
 		if (buf == NULL) {
-			arc_close(b->a); /* its position is unknown now */
+			ckpt_arc_close(b->a); /* its position is unknown now */
 			b->a = NULL;
 		}
 		return buf;
@@ -225,7 +226,7 @@ static int
 arch_load(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subtask *st, struct ckpt_err *e)
 {
 	struct arch_backing *b = s->backing;
-	const struct snap_member *m = st->member;
+	const struct ckpt_snap_member *m = st->member;
 	char where[1024];
 	unsigned char *buf;
 
@@ -234,7 +235,7 @@ arch_load(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subtask
 	buf = fetch_member(b, m, where, e);
 	if (buf == NULL)
 		return -1;
-	if (snap_decode_subtask(st, buf, (size_t)m->size, where, e) < 0) {
+	if (ckpt_snap_decode_subtask(st, buf, (size_t)m->size, where, e) < 0) {
 		ckpt_subtask_unload(st);
 		return -1;
 	}
@@ -245,7 +246,7 @@ int
 ckpt_subtask_load(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subtask *st,
 		  struct ckpt_err *e)
 {
-	struct snap_backing *b = s->backing;
+	struct ckpt_snap_backing *b = s->backing;
 
 	if (st->loaded)
 		return 0;
@@ -264,7 +265,7 @@ ckpt_subtask_load(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt
 
 /* Read the manifest, the current member of a; NULL with e set. */
 static struct ckpt_snapshot *
-read_manifest_text(char *text, size_t len, const char *name, struct snap_member **members,
+read_manifest_text(char *text, size_t len, const char *name, struct ckpt_snap_member **members,
 		   size_t *nmembers, struct ckpt_err *e)
 {
 	struct ckpt_jdoc doc = {.src = text, .len = len, .line0 = 1, .col0 = 1};
@@ -282,7 +283,7 @@ read_manifest_text(char *text, size_t len, const char *name, struct snap_member 
 		ckpt_err_set(e, CKPT_ERR_INPUT, w2, "%s", jerr.text);
 		return NULL;
 	}
-	s = snap_from_json(&doc, SNAP_MANIFEST, members, nmembers, e);
+	s = ckpt_snap_from_json(&doc, SNAP_MANIFEST, members, nmembers, e);
 	json_decref(doc.root);
 	return s;
 }
@@ -324,12 +325,12 @@ static struct archive *
 open_manifest(int fd, const char *name, struct grow *g, struct ckpt_err *e)
 {
 	struct archive_entry *ent;
-	struct archive *a = arc_open_read(fd, name, e);
+	struct archive *a = ckpt_arc_open_read(fd, name, e);
 	int r;
 
 	if (a == NULL)
 		return NULL;
-	r = arc_next(a, &ent, name, e);
+	r = ckpt_arc_next(a, &ent, name, e);
 	if (r == 0)
 		ckpt_err_set(e, CKPT_ERR_INPUT, name, "not a snapshot: empty archive");
 	else if (r > 0 && strcmp(archive_entry_pathname(ent), SNAP_MANIFEST_NAME) != 0)
@@ -338,10 +339,10 @@ open_manifest(int fd, const char *name, struct grow *g, struct ckpt_err *e)
 	if (r > 0) {
 		g->where = name;
 		g->e = e;
-		if (arc_stream(a, grow_put, g, name, e) >= 0)
+		if (ckpt_arc_stream(a, grow_put, g, name, e) >= 0)
 			return a;
 	}
-	arc_close(a);
+	ckpt_arc_close(a);
 	return NULL;
 }
 
@@ -393,7 +394,7 @@ open_archive(int fd, const char *name, struct ckpt_err *e)
 	free(g.buf);
 	return s;
 fail:
-	arc_close(a);
+	ckpt_arc_close(a);
 	free(g.buf);
 	close(fd);
 	return NULL;
@@ -485,7 +486,7 @@ open_flink(int fd, const char *name, struct ckpt_err *e)
 	}
 	close(fd);
 	if (s && s->backing == NULL) {
-		struct snap_backing *b = ckpt_calloc(1, sizeof *b, e);
+		struct ckpt_snap_backing *b = ckpt_calloc(1, sizeof *b, e);
 
 		if (b == NULL) {
 			ckpt_snapshot_free(s);
@@ -603,10 +604,308 @@ ckpt_snapshot_open(const char *path, struct ckpt_err *e)
 	return open_archive(fd, path, e);
 }
 
+/* ---- verifying */
+
+struct verify {
+	const char *name;
+	ckpt_verify_report *report;
+	void *arg;
+	struct ckpt_snap_member *members;
+	size_t nmembers;
+	size_t *order; /* member indices sorted by name */
+	long problems;
+	uint64_t nchecked, bytes;
+};
+
+static void
+problem(struct verify *v, const char *member, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void
+problem(struct verify *v, const char *member, const char *fmt, ...)
+{
+	char where[1024], what[1024];
+	va_list ap;
+
+	if (member)
+		snprintf(where, sizeof where, "%s:%s", v->name, member);
+	else
+		snprintf(where, sizeof where, "%s", v->name);
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	v->report(v->arg, where, what);
+	v->problems++;
+}
+
+static struct ckpt_snap_member *sort_base;
+
+static int
+by_name(const void *a, const void *b)
+{
+	return strcmp(sort_base[*(const size_t *)a].name, sort_base[*(const size_t *)b].name);
+}
+
+static struct ckpt_snap_member *
+lookup(struct verify *v, const char *name)
+{
+	size_t lo = 0, hi = v->nmembers;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(v->members[v->order[mid]].name, name);
+
+		if (c == 0)
+			return &v->members[v->order[mid]];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* Parse the manifest text; a damaged one is a problem (exit 1), not an error. */
+static int
+verify_manifest(struct verify *v, char *text, size_t len, struct ckpt_err *e)
+{
+	struct ckpt_err me = {0};
+	struct ckpt_snapshot *s = read_manifest_text(text, len, v->name, &v->members, &v->nmembers, &me);
+
+	if (s == NULL) {
+		char what[1100];
+
+		if (me.kind == CKPT_ERR_NOMEM)
+			return ckpt_err_set(e, CKPT_ERR_NOMEM, v->name, "out of memory");
+		snprintf(what, sizeof what, "damaged manifest: %s", me.text);
+		v->report(v->arg, me.where, what);
+		v->problems++;
+		return 1;
+	}
+	ckpt_snapshot_free(s);
+	v->order = ckpt_calloc(v->nmembers ? v->nmembers : 1, sizeof *v->order, e);
+	if (v->order == NULL)
+		return -1;
+	for (size_t i = 0; i < v->nmembers; i++) {
+		v->order[i] = i;
+		v->members[i].seen = 0; /* the loader marked the members subtasks name */
+	}
+	sort_base = v->members;
+	qsort(v->order, v->nmembers, sizeof *v->order, by_name);
+	return 0;
+}
+
+static void
+verify_done(struct verify *v, uint64_t got, uint64_t hash, struct ckpt_snap_member *m)
+{
+	struct ckpt_err me = {0};
+	char where[1024];
+
+	snprintf(where, sizeof where, "%s:%s", v->name, m->name);
+	if (check_member(m, got, hash, where, &me) < 0) {
+		v->report(v->arg, me.where, me.text);
+		v->problems++;
+	}
+}
+
+static void
+verify_missing(struct verify *v)
+{
+	for (size_t i = 0; i < v->nmembers; i++)
+		if (!v->members[i].seen)
+			problem(v, v->members[i].name, "missing member");
+}
+
+static int
+hash_block(void *arg, const void *p, size_t n, int64_t off)
+{
+	(void)off;
+	ckpt_hasher_update(arg, p, n);
+	return 0;
+}
+
+/* One member of an archive: 0 checked, 1 the archive is cut (stop), -1 error. */
+static int
+verify_entry(struct verify *v, struct archive *a, const char *name, struct ckpt_hasher *h)
+{
+	struct ckpt_snap_member *m = lookup(v, name);
+	struct ckpt_err me = {0};
+	char where[1024];
+	int64_t got;
+
+	if (strcmp(name, SNAP_MANIFEST_NAME) == 0) {
+		problem(v, name, "duplicate member");
+		return 0;
+	}
+	if (m == NULL) {
+		problem(v, name, "extra member (not in the manifest)");
+		return 0;
+	}
+	if (m->seen) {
+		problem(v, name, "duplicate member");
+		return 0;
+	}
+	m->seen = 1;
+	snprintf(where, sizeof where, "%s:%s", v->name, name);
+	ckpt_hasher_reset(h);
+	got = ckpt_arc_stream(a, hash_block, h, where, &me);
+	if (got < 0) {
+		problem(v, name, "truncated member: the archive ends inside it");
+		return 1;
+	}
+	v->nchecked++;
+	v->bytes += (uint64_t)got;
+	verify_done(v, (uint64_t)got, ckpt_hasher_digest(h), m);
+	return 0;
+}
+
+static int
+verify_archive(struct verify *v, int fd, struct ckpt_hasher *h, struct ckpt_err *e)
+{
+	struct ckpt_err me = {0};
+	struct grow g = {0};
+	struct archive *a = open_manifest(fd, v->name, &g, &me);
+	struct archive_entry *ent;
+	int r;
+
+	if (a == NULL) {
+		free(g.buf);
+		if (me.kind == CKPT_ERR_NOMEM || strstr(me.text, "not a snapshot") == me.text) {
+			*e = me;
+			return -1;
+		}
+		v->report(v->arg, me.where, me.text);
+		v->problems++;
+		return 0;
+	}
+	r = verify_manifest(v, g.buf, g.len, e);
+	free(g.buf);
+	while (r == 0) {
+		int n = ckpt_arc_next(a, &ent, v->name, &me);
+
+		if (n == 0)
+			break;
+		if (n < 0) {
+			problem(v, NULL, "truncated archive: %s", me.text);
+			break;
+		}
+		if (verify_entry(v, a, archive_entry_pathname(ent), h) != 0)
+			break;
+	}
+	ckpt_arc_close(a);
+	if (r == 0)
+		verify_missing(v);
+	return r < 0 ? -1 : 0;
+}
+
+/* Files of the directory tree under dir/rel that the manifest does not list. */
+static int
+verify_extra(struct verify *v, const char *dir, const char *rel, int depth)
+{
+	char p[4096], r2[4096];
+	struct dirent *d;
+	DIR *dh;
+
+	snprintf(p, sizeof p, "%s%s%s", dir, *rel ? "/" : "", rel);
+	if (depth > 64 || (dh = opendir(p)) == NULL)
+		return 0;
+	while ((d = readdir(dh)) != NULL) {
+		struct stat sb;
+
+		if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0)
+			continue;
+		snprintf(r2, sizeof r2, "%s%s%s", rel, *rel ? "/" : "", d->d_name);
+		snprintf(p, sizeof p, "%s/%s", dir, r2);
+		if (lstat(p, &sb) != 0)
+			continue;
+		if (S_ISDIR(sb.st_mode))
+			verify_extra(v, dir, r2, depth + 1);
+		else if (strcmp(r2, SNAP_MANIFEST_NAME) != 0 && lookup(v, r2) == NULL)
+			problem(v, r2, "extra member (not in the manifest)");
+	}
+	closedir(dh);
+	return 0;
+}
+
+static int
+verify_dir(struct verify *v, const char *dir, struct ckpt_hasher *h, struct ckpt_err *e)
+{
+	char p[4096], *text = NULL;
+	size_t len;
+	int fd, r;
+
+	snprintf(p, sizeof p, "%s/%s", dir, SNAP_MANIFEST_NAME);
+	if ((fd = open(p, O_RDONLY)) < 0)
+		return ckpt_err_sys(e, p, "cannot open");
+	r = read_file_fd(fd, p, MANIFEST_LIMIT, &text, &len, e);
+	close(fd);
+	if (r < 0)
+		return -1;
+	r = verify_manifest(v, text, len, e);
+	free(text);
+	if (r != 0)
+		return r < 0 ? -1 : 0;
+	for (size_t i = 0; i < v->nmembers; i++) {
+		struct ckpt_snap_member *m = &v->members[i];
+		int64_t got;
+
+		snprintf(p, sizeof p, "%s/%s", dir, m->name);
+		if ((fd = open(p, O_RDONLY)) < 0)
+			continue; /* reported as missing */
+		ckpt_hasher_reset(h);
+		got = read_fd(fd, NULL, m->size, h, p, e);
+		close(fd);
+		if (got < 0)
+			return -1;
+		m->seen = 1;
+		v->nchecked++;
+		v->bytes += (uint64_t)got;
+		verify_done(v, (uint64_t)got, ckpt_hasher_digest(h), m);
+	}
+	verify_missing(v);
+	return verify_extra(v, dir, "", 0);
+}
+
 long
 ckpt_archive_verify(const char *path, ckpt_verify_report *report, void *arg, uint64_t *members,
 		    uint64_t *bytes, struct ckpt_err *e)
 {
-	(void)path, (void)report, (void)arg, (void)members, (void)bytes;
-	return ckpt_err_set(e, CKPT_ERR_INPUT, path, "verification is not implemented yet");
+	int is_stdin = path == NULL || strcmp(path, "-") == 0;
+	struct verify v = {.name = is_stdin ? "<stdin>" : path, .report = report, .arg = arg};
+	struct ckpt_hasher *h = ckpt_hasher_new();
+	struct stat sb;
+	int fd = -1, r = -1;
+
+	if (h == NULL)
+		return ckpt_err_set(e, CKPT_ERR_NOMEM, v.name, "out of memory");
+	if (!is_stdin && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+		r = verify_dir(&v, path, h, e);
+		goto out;
+	}
+	fd = is_stdin ? 0 : open(path, O_RDONLY);
+	if (fd < 0) {
+		ckpt_err_sys(e, path, "cannot open");
+		goto out;
+	}
+	if (!is_stdin) {
+		unsigned char head[512];
+		ssize_t n = pread(fd, head, sizeof head, 0), i = 0;
+
+		while (i < n && head[i] != '{' && is_json_start(head[i]))
+			i++;
+		if ((n > 0 && ckpt_flinkmeta_sniff(head, (size_t)n)) || (i < n && head[i] == '{')) {
+			ckpt_err_set(e, CKPT_ERR_INPUT, path, "not an archive: only archives carry checksums");
+			goto out;
+		}
+	}
+	r = verify_archive(&v, fd, h, e);
+out:
+	if (fd > 0)
+		close(fd);
+	ckpt_hasher_free(h);
+	free(v.order);
+	ckpt_snap_members_free(v.members, v.nmembers);
+	*members = v.nchecked;
+	*bytes = v.bytes;
+	return r < 0 ? -1 : v.problems;
 }

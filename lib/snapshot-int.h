@@ -5,52 +5,52 @@
 #include "ckpt.h"
 
 /* Many small allocations freed at once: the entries of one subtask. */
-struct snap_arena;
-struct snap_arena *snap_arena_new(void);
-void *snap_arena_alloc(struct snap_arena *a, size_t n);
+struct ckpt_snap_arena;
+struct ckpt_snap_arena *ckpt_snap_arena_new(void);
+void *ckpt_snap_arena_alloc(struct ckpt_snap_arena *a, size_t n);
 /* Take ownership of a malloc'd block (freed with the arena); -1 on allocation failure (block freed). */
-int snap_arena_adopt(struct snap_arena *a, void *block);
-void snap_arena_free(struct snap_arena *a);
+int ckpt_snap_arena_adopt(struct ckpt_snap_arena *a, void *block);
+void ckpt_snap_arena_free(struct ckpt_snap_arena *a);
 
 /* Where a snapshot's unloaded entries come from (s->backing). */
-struct snap_backing {
+struct ckpt_snap_backing {
 	const char *format;
 	int (*load)(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subtask *st,
 		    struct ckpt_err *e);
-	void (*free)(struct snap_backing *b);
+	void (*free)(struct ckpt_snap_backing *b);
 };
 
 /* An archive member as the manifest lists it (st->member points at one). */
-struct snap_member {
+struct ckpt_snap_member {
 	char *name;
 	uint64_t size, xxh3;
 	int seen;
 };
 
 /* The state document loader also reads manifests, where entries are replaced by counts. */
-enum snap_docmode { SNAP_DOC, SNAP_MANIFEST };
-struct ckpt_snapshot *snap_from_json(const struct ckpt_jdoc *doc, enum snap_docmode mode,
-				     struct snap_member **members, size_t *nmembers, struct ckpt_err *e);
+enum ckpt_snap_docmode { SNAP_DOC, SNAP_MANIFEST };
+struct ckpt_snapshot *ckpt_snap_from_json(const struct ckpt_jdoc *doc, enum ckpt_snap_docmode mode,
+				     struct ckpt_snap_member **members, size_t *nmembers, struct ckpt_err *e);
 /* One subtask as a manifest lists it (counts, not entries), member named when not NULL. */
-json_t *snap_subtask_manifest(const struct ckpt_subtask *st, const char *member);
+json_t *ckpt_snap_subtask_manifest(const struct ckpt_subtask *st, const char *member);
 /* An operator without its subtasks, as both documents show it. */
-json_t *snap_operator_head(const struct ckpt_operator *op);
+json_t *ckpt_snap_operator_head(const struct ckpt_operator *op);
 /* The handles of a subtask as JSON. */
-json_t *snap_handles_json(const struct ckpt_subtask *st);
-void snap_members_free(struct snap_member *m, size_t n);
+json_t *ckpt_snap_handles_json(const struct ckpt_subtask *st);
+void ckpt_snap_members_free(struct ckpt_snap_member *m, size_t n);
 
 /* The state file of one subtask (ckpt-archive(5)): encoder and decoder. */
 #define SNAP_MAGIC "ckptsub1"
 #define SNAP_MAGIC_LEN 8
-struct snap_out; /* a buffered sink that counts and hashes */
-struct snap_out *snap_out_new(FILE *f);
-int snap_out_subtask(struct snap_out *o, const struct ckpt_subtask *st);
+struct ckpt_snap_out; /* a buffered sink that counts and hashes */
+struct ckpt_snap_out *ckpt_snap_out_new(FILE *f);
+int ckpt_snap_out_subtask(struct ckpt_snap_out *o, const struct ckpt_subtask *st);
 /* Flush; the size and XXH3-64 of what was written since the last reset. -1 on write error. */
-int snap_out_finish(struct snap_out *o, uint64_t *size, uint64_t *xxh3);
-void snap_out_free(struct snap_out *o);
+int ckpt_snap_out_finish(struct ckpt_snap_out *o, uint64_t *size, uint64_t *xxh3);
+void ckpt_snap_out_free(struct ckpt_snap_out *o);
 /* Parse the member bytes (buf, len; adopted by the subtask's arena) into st, checking them
  * against the counts the manifest gave; where names the member in errors. */
-int snap_decode_subtask(struct ckpt_subtask *st, void *buf, size_t len, const char *where,
+int ckpt_snap_decode_subtask(struct ckpt_subtask *st, void *buf, size_t len, const char *where,
 			struct ckpt_err *e);
 
 /* The libarchive helper (archive.c), for the readers in snapopen.c. */
@@ -59,12 +59,12 @@ struct archive_entry;
 #define SNAP_MANIFEST_NAME "MANIFEST.json"
 #define SNAP_BLOCK ((size_t)1 << 20)
 /* A reader over fd from its start (tar or zip, plain or compressed); NULL with e set. */
-struct archive *arc_open_read(int fd, const char *name, struct ckpt_err *e);
+struct archive *ckpt_arc_open_read(int fd, const char *name, struct ckpt_err *e);
 /* Next member: 1 and *ent, 0 at the end, -1 on error. */
-int arc_next(struct archive *a, struct archive_entry **ent, const char *name, struct ckpt_err *e);
+int ckpt_arc_next(struct archive *a, struct archive_entry **ent, const char *name, struct ckpt_err *e);
 /* Feed the current member's data to fn block by block; the byte count, or -1. */
-int64_t arc_stream(struct archive *a, int (*fn)(void *arg, const void *p, size_t n, int64_t off),
+int64_t ckpt_arc_stream(struct archive *a, int (*fn)(void *arg, const void *p, size_t n, int64_t off),
 		   void *arg, const char *where, struct ckpt_err *e);
-void arc_close(struct archive *a);
+void ckpt_arc_close(struct archive *a);
 
 #endif

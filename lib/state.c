@@ -18,18 +18,18 @@ struct arena_block {
 	unsigned char *p;
 };
 
-struct snap_arena {
+struct ckpt_snap_arena {
 	struct arena_block *head; /* head is the block being filled */
 };
 
-struct snap_arena *
-snap_arena_new(void)
+struct ckpt_snap_arena *
+ckpt_snap_arena_new(void)
 {
-	return calloc(1, sizeof(struct snap_arena));
+	return calloc(1, sizeof(struct ckpt_snap_arena));
 }
 
 static struct arena_block *
-arena_push(struct snap_arena *a, void *p, size_t cap, size_t used)
+arena_push(struct ckpt_snap_arena *a, void *p, size_t cap, size_t used)
 {
 	struct arena_block *b = malloc(sizeof *b);
 
@@ -49,7 +49,7 @@ arena_push(struct snap_arena *a, void *p, size_t cap, size_t used)
 }
 
 void *
-snap_arena_alloc(struct snap_arena *a, size_t n)
+ckpt_snap_arena_alloc(struct ckpt_snap_arena *a, size_t n)
 {
 	struct arena_block *b = a->head;
 	void *p;
@@ -79,7 +79,7 @@ snap_arena_alloc(struct snap_arena *a, size_t n)
 }
 
 int
-snap_arena_adopt(struct snap_arena *a, void *block)
+ckpt_snap_arena_adopt(struct ckpt_snap_arena *a, void *block)
 {
 	if (arena_push(a, block, 1, 1) == NULL) {
 		free(block);
@@ -89,7 +89,7 @@ snap_arena_adopt(struct snap_arena *a, void *block)
 }
 
 void
-snap_arena_free(struct snap_arena *a)
+ckpt_snap_arena_free(struct ckpt_snap_arena *a)
 {
 	struct arena_block *b, *next;
 
@@ -126,11 +126,9 @@ ckpt_mode_parse(const char *name)
 const char *
 ckpt_snapshot_format(const struct ckpt_snapshot *s)
 {
-	const struct snap_backing *b = s->backing;
+	const struct ckpt_snap_backing *b = s->backing;
 
-	if (b != NULL)
-		return b->format;
-	return s->flink ? "flink metadata" : "state document";
+	return b != NULL ? b->format : "state document";
 }
 
 /* ---- freeing */
@@ -164,7 +162,7 @@ free_entries(struct ckpt_subtask *st)
 	free(st->out);
 	st->kv = NULL;
 	st->in = st->out = NULL;
-	snap_arena_free(st->arena);
+	ckpt_snap_arena_free(st->arena);
 	st->arena = NULL;
 }
 
@@ -220,7 +218,7 @@ ckpt_subtask_release(struct ckpt_subtask *st)
 void
 ckpt_snapshot_free(struct ckpt_snapshot *s)
 {
-	struct snap_backing *b;
+	struct ckpt_snap_backing *b;
 
 	if (s == NULL)
 		return;
@@ -248,7 +246,7 @@ ckpt_snapshot_free(struct ckpt_snapshot *s)
 }
 
 void
-snap_members_free(struct snap_member *m, size_t n)
+ckpt_snap_members_free(struct ckpt_snap_member *m, size_t n)
 {
 	if (m == NULL)
 		return;
@@ -340,7 +338,7 @@ opt_str(const char *s)
 }
 
 json_t *
-snap_operator_head(const struct ckpt_operator *op)
+ckpt_snap_operator_head(const struct ckpt_operator *op)
 {
 	json_t *o = json_object();
 
@@ -362,7 +360,7 @@ snap_operator_head(const struct ckpt_operator *op)
 }
 
 json_t *
-snap_handles_json(const struct ckpt_subtask *st)
+ckpt_snap_handles_json(const struct ckpt_subtask *st)
 {
 	json_t *arr = json_array();
 
@@ -517,7 +515,7 @@ subtask_json(const struct ckpt_subtask *st, int counts, const char *member)
 	if (!counts && !st->loaded) { /* only handles: the entries live in Flink's files */
 		if (st->keyed && ckpt_json_set_new(o, "keyed_state", keyed_json(st, counts)) < 0)
 			goto fail;
-		if (st->nhandles && ckpt_json_set_new(o, "handles", snap_handles_json(st)) < 0)
+		if (st->nhandles && ckpt_json_set_new(o, "handles", ckpt_snap_handles_json(st)) < 0)
 			goto fail;
 		return o;
 	}
@@ -528,7 +526,7 @@ subtask_json(const struct ckpt_subtask *st, int counts, const char *member)
 		goto fail;
 	if ((st->nin || st->nout) && ckpt_json_set_new(o, "channel_state", channel_json(st, counts)) < 0)
 		goto fail;
-	if (st->nhandles && ckpt_json_set_new(o, "handles", snap_handles_json(st)) < 0)
+	if (st->nhandles && ckpt_json_set_new(o, "handles", ckpt_snap_handles_json(st)) < 0)
 		goto fail;
 	return o;
 fail:
@@ -538,7 +536,7 @@ fail:
 
 /* Counts are taken from the entries when loaded (a caller's fields may be stale). */
 json_t *
-snap_subtask_manifest(const struct ckpt_subtask *st, const char *member)
+ckpt_snap_subtask_manifest(const struct ckpt_subtask *st, const char *member)
 {
 	struct ckpt_subtask c = *st;
 	json_t *v = NULL;
@@ -550,7 +548,8 @@ snap_subtask_manifest(const struct ckpt_subtask *st, const char *member)
 	c.ops = calloc(st->nops ? st->nops : 1, sizeof *c.ops);
 	if (c.ops == NULL)
 		return NULL;
-	memcpy(c.ops, st->ops, st->nops * sizeof *c.ops);
+	if (st->nops)
+		memcpy(c.ops, st->ops, st->nops * sizeof *c.ops);
 	if (ckpt_subtask_recount(&c, NULL) == 0)
 		v = subtask_json(&c, 1, member);
 	for (size_t i = 0; i < c.nkvstats; i++)
@@ -600,7 +599,7 @@ ckpt_snapshot_to_json(struct ckpt_snapshot *s, struct ckpt_err *e)
 		goto nomem;
 	for (size_t i = 0; i < s->nops; i++) {
 		struct ckpt_operator *op = &s->ops[i];
-		json_t *o = snap_operator_head(op), *subs = json_array();
+		json_t *o = ckpt_snap_operator_head(op), *subs = json_array();
 
 		if (ckpt_json_append_new(ops, o) < 0 || ckpt_json_set_new(o, "subtasks", subs) < 0)
 			goto nomem;

@@ -18,7 +18,7 @@ enum { TAG_OPSTATE = 'O', TAG_KV = 'K', TAG_IN = 'I', TAG_OUT = 'P', TAG_END = '
 #define MIN_CHAN (1 + 4 + 4 + 8)
 #define MIN_OPSTATE (1 + 4 + 1 + 1 + 8)
 
-struct snap_out {
+struct ckpt_snap_out {
 	FILE *f;
 	struct ckpt_hasher *h;
 	uint64_t size;
@@ -27,10 +27,10 @@ struct snap_out {
 	unsigned char buf[OUTBUF];
 };
 
-struct snap_out *
-snap_out_new(FILE *f)
+struct ckpt_snap_out *
+ckpt_snap_out_new(FILE *f)
 {
-	struct snap_out *o = malloc(sizeof *o);
+	struct ckpt_snap_out *o = malloc(sizeof *o);
 
 	if (o == NULL)
 		return NULL;
@@ -47,7 +47,7 @@ snap_out_new(FILE *f)
 }
 
 void
-snap_out_free(struct snap_out *o)
+ckpt_snap_out_free(struct ckpt_snap_out *o)
 {
 	if (o == NULL)
 		return;
@@ -56,7 +56,7 @@ snap_out_free(struct snap_out *o)
 }
 
 static void
-out_write(struct snap_out *o, const void *p, size_t n)
+out_write(struct ckpt_snap_out *o, const void *p, size_t n)
 {
 	ckpt_hasher_update(o->h, p, n);
 	if (fwrite(p, 1, n, o->f) != n)
@@ -65,7 +65,7 @@ out_write(struct snap_out *o, const void *p, size_t n)
 }
 
 static void
-out_flush(struct snap_out *o)
+out_flush(struct ckpt_snap_out *o)
 {
 	if (o->used)
 		out_write(o, o->buf, o->used);
@@ -73,7 +73,7 @@ out_flush(struct snap_out *o)
 }
 
 static void
-put(struct snap_out *o, const void *p, size_t n)
+put(struct ckpt_snap_out *o, const void *p, size_t n)
 {
 	if (n > OUTBUF - o->used)
 		out_flush(o);
@@ -86,7 +86,7 @@ put(struct snap_out *o, const void *p, size_t n)
 }
 
 static void
-put_u8(struct snap_out *o, unsigned v)
+put_u8(struct ckpt_snap_out *o, unsigned v)
 {
 	unsigned char b = (unsigned char)v;
 
@@ -94,7 +94,7 @@ put_u8(struct snap_out *o, unsigned v)
 }
 
 static void
-put_u32(struct snap_out *o, uint32_t v)
+put_u32(struct ckpt_snap_out *o, uint32_t v)
 {
 	unsigned char b[4] = {(unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16),
 			      (unsigned char)(v >> 24)};
@@ -103,7 +103,7 @@ put_u32(struct snap_out *o, uint32_t v)
 }
 
 static void
-put_u64(struct snap_out *o, uint64_t v)
+put_u64(struct ckpt_snap_out *o, uint64_t v)
 {
 	unsigned char b[8];
 
@@ -113,7 +113,7 @@ put_u64(struct snap_out *o, uint64_t v)
 }
 
 static void
-put_name(struct snap_out *o, const char *s)
+put_name(struct ckpt_snap_out *o, const char *s)
 {
 	size_t n = strlen(s);
 
@@ -123,7 +123,7 @@ put_name(struct snap_out *o, const char *s)
 }
 
 static void
-put_bytes(struct snap_out *o, const struct ckpt_bytes *b)
+put_bytes(struct ckpt_snap_out *o, const struct ckpt_bytes *b)
 {
 	put_u64(o, b->len);
 	if (b->len)
@@ -131,7 +131,7 @@ put_bytes(struct snap_out *o, const struct ckpt_bytes *b)
 }
 
 int
-snap_out_subtask(struct snap_out *o, const struct ckpt_subtask *st)
+ckpt_snap_out_subtask(struct ckpt_snap_out *o, const struct ckpt_subtask *st)
 {
 	put(o, SNAP_MAGIC, SNAP_MAGIC_LEN);
 	for (size_t i = 0; i < st->nops; i++) {
@@ -168,7 +168,7 @@ snap_out_subtask(struct snap_out *o, const struct ckpt_subtask *st)
 }
 
 int
-snap_out_finish(struct snap_out *o, uint64_t *size, uint64_t *xxh3)
+ckpt_snap_out_finish(struct ckpt_snap_out *o, uint64_t *size, uint64_t *xxh3)
 {
 	out_flush(o);
 	*size = o->size;
@@ -369,17 +369,17 @@ decode_all(struct cur *c, struct ckpt_subtask *st)
 }
 
 int
-snap_decode_subtask(struct ckpt_subtask *st, void *buf, size_t len, const char *where,
+ckpt_snap_decode_subtask(struct ckpt_subtask *st, void *buf, size_t len, const char *where,
 		    struct ckpt_err *e)
 {
 	struct cur c = {.p = buf, .len = len, .where = where, .e = e};
 
-	st->arena = snap_arena_new();
+	st->arena = ckpt_snap_arena_new();
 	if (st->arena == NULL) {
 		free(buf);
 		return ckpt_err_set(e, CKPT_ERR_NOMEM, where, "out of memory");
 	}
-	if (snap_arena_adopt(st->arena, buf) < 0)
+	if (ckpt_snap_arena_adopt(st->arena, buf) < 0)
 		return ckpt_err_set(e, CKPT_ERR_NOMEM, where, "out of memory");
 	st->loaded = 1; /* so that a failure below frees what was allocated */
 	if (decode_all(&c, st) < 0 || ckpt_subtask_recount(st, e) < 0)

@@ -13,10 +13,10 @@
 struct ldr {
 	const struct ckpt_jdoc *doc;
 	struct ckpt_err *e;
-	enum snap_docmode mode;
-	struct snap_member *members;
+	enum ckpt_snap_docmode mode;
+	struct ckpt_snap_member *members;
 	size_t nmembers;
-	struct snap_arena *arena; /* the subtask being loaded (documents only) */
+	struct ckpt_snap_arena *arena; /* the subtask being loaded (documents only) */
 };
 
 /* Append "/" and key, escaped as a JSON pointer token, to base. */
@@ -171,7 +171,7 @@ get_entry(struct ldr *L, const json_t *v, const char *ptr, const char *what, str
 
 	if (json_is_string(v)) {
 		len = json_string_length(v);
-		out->p = snap_arena_alloc(L->arena, len);
+		out->p = ckpt_snap_arena_alloc(L->arena, len);
 		if (out->p == NULL)
 			return ckpt_err_set(L->e, CKPT_ERR_NOMEM, L->doc->name, "out of memory");
 		memcpy(out->p, json_string_value(v), len);
@@ -186,7 +186,7 @@ get_entry(struct ldr *L, const json_t *v, const char *ptr, const char *what, str
 		snprintf(text, sizeof text, "%s", L->e ? L->e->text : "");
 		return ckpt_jdoc_err(L->doc, L->e, ptr, "%s: %s", what, text);
 	}
-	out->p = snap_arena_alloc(L->arena, len);
+	out->p = ckpt_snap_arena_alloc(L->arena, len);
 	if (out->p == NULL) {
 		free(tmp);
 		return ckpt_err_set(L->e, CKPT_ERR_NOMEM, L->doc->name, "out of memory");
@@ -315,11 +315,8 @@ load_key_groups(struct ldr *L, struct ckpt_subtask *st, const json_t *v, uint32_
 		return ckpt_jdoc_err(L->doc, L->e, ptr, "%s: missing \"key_groups\"", what);
 	ptr_key(p, ptr, "key_groups");
 	if (ckpt_rangelist_from_json(v, maxp, &b, L->e) < 0) {
-		char text[sizeof L->e->text];
-
-		snprintf(text, sizeof text, "%s", L->e ? L->e->text : "");
-		return ckpt_jdoc_err(L->doc, L->e, p, "%s: key_groups: %s (max parallelism %u)", what, text,
-				     maxp);
+		return ckpt_jdoc_err(L->doc, L->e, p, "%s: key_groups must be a range within 0-%u (max parallelism %u)",
+				     what, maxp - 1, maxp);
 	}
 	first = last = ckpt_bits_next(&b, 0);
 	count = ckpt_bits_count(&b);
@@ -357,7 +354,7 @@ load_kv(struct ldr *L, struct ckpt_subtask *st, struct ckpt_kv *kv, const json_t
 	    strlen(json_string_value(s)) != json_string_length(s))
 		return ckpt_jdoc_err(L->doc, L->e, p, "%s: \"state\" must be a non-empty string", what);
 	len = json_string_length(s);
-	kv->state = snap_arena_alloc(L->arena, len + 1);
+	kv->state = ckpt_snap_arena_alloc(L->arena, len + 1);
 	if (kv->state == NULL)
 		return ckpt_err_set(L->e, CKPT_ERR_NOMEM, L->doc->name, "out of memory");
 	memcpy(kv->state, json_string_value(s), len + 1);
@@ -675,7 +672,7 @@ load_subtask(struct ldr *L, struct ckpt_operator *op, size_t k, const json_t *ob
 	snprintf(what, sizeof what, "%s: subtask %u", owhat, st->index);
 	if (get_bool(L, obj, "finished", ptr, what, &st->finished) < 0)
 		return -1;
-	if (L->mode == SNAP_DOC && (L->arena = st->arena = snap_arena_new()) == NULL)
+	if (L->mode == SNAP_DOC && (L->arena = st->arena = ckpt_snap_arena_new()) == NULL)
 		return ckpt_err_set(L->e, CKPT_ERR_NOMEM, L->doc->name, "out of memory");
 	if (load_subtask_parts(L, op, st, obj, ptr, what, modes, taken) < 0)
 		return -1;
@@ -808,6 +805,28 @@ out:
 
 /* ---- the document */
 
+/* A relative path of plain components: no "", ".", ".." or leading '/', nothing a directory could escape by. */
+static int
+safe_name(const char *s)
+{
+	const char *c = s;
+
+	if (strlen(s) > 1024)
+		return 0;
+	for (;;) {
+		size_t n = strcspn(c, "/");
+
+		if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+			return 0;
+		for (size_t i = 0; i < n; i++)
+			if ((unsigned char)c[i] < 0x20)
+				return 0;
+		if (c[n] == '\0')
+			return 1;
+		c += n + 1;
+	}
+}
+
 static int
 load_members(struct ldr *L, const json_t *root)
 {
@@ -823,7 +842,7 @@ load_members(struct ldr *L, const json_t *root)
 	if (L->members == NULL)
 		return -1;
 	json_array_foreach(arr, i, v) {
-		struct snap_member *m = &L->members[i];
+		struct ckpt_snap_member *m = &L->members[i];
 		char p[PTRLEN], w[PTRLEN], hp[PTRLEN];
 		json_t *h;
 
@@ -835,6 +854,8 @@ load_members(struct ldr *L, const json_t *root)
 		L->nmembers++;
 		if (m->name == NULL || m->name[0] == '\0' || strcmp(m->name, "MANIFEST.json") == 0)
 			return ckpt_jdoc_err(L->doc, L->e, p, "%s: needs a \"name\" other than MANIFEST.json", w);
+		if (!safe_name(m->name))
+			return ckpt_jdoc_err(L->doc, L->e, p, "%s: unsafe member name \"%s\"", w, m->name);
 		for (size_t k = 0; k < i; k++)
 			if (strcmp(L->members[k].name, m->name) == 0)
 				return ckpt_jdoc_err(L->doc, L->e, p, "%s: \"%s\" listed twice", w, m->name);
@@ -886,7 +907,7 @@ load_head(struct ldr *L, struct ckpt_snapshot *s, const json_t *root)
 }
 
 struct ckpt_snapshot *
-snap_from_json(const struct ckpt_jdoc *doc, enum snap_docmode mode, struct snap_member **members,
+ckpt_snap_from_json(const struct ckpt_jdoc *doc, enum ckpt_snap_docmode mode, struct ckpt_snap_member **members,
 	       size_t *nmembers, struct ckpt_err *e)
 {
 	struct ldr L = {.doc = doc, .e = e, .mode = mode};
@@ -916,17 +937,17 @@ snap_from_json(const struct ckpt_jdoc *doc, enum snap_docmode mode, struct snap_
 		*members = L.members;
 		*nmembers = L.nmembers;
 	} else {
-		snap_members_free(L.members, L.nmembers);
+		ckpt_snap_members_free(L.members, L.nmembers);
 	}
 	return s;
 fail:
 	ckpt_snapshot_free(s);
-	snap_members_free(L.members, L.nmembers);
+	ckpt_snap_members_free(L.members, L.nmembers);
 	return NULL;
 }
 
 struct ckpt_snapshot *
 ckpt_snapshot_from_json(const struct ckpt_jdoc *doc, struct ckpt_err *e)
 {
-	return snap_from_json(doc, SNAP_DOC, NULL, NULL, e);
+	return ckpt_snap_from_json(doc, SNAP_DOC, NULL, NULL, e);
 }

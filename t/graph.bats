@@ -87,3 +87,96 @@ load helper
 	status_is 0
 	output_is '{"vertices":[{"id":"a","parallelism":9,"finished":"0-2,5,7-8"}],"edges":[]}'
 }
+
+# bad DOC LINE: the document on stdin is refused with exactly LINE and exit 2.
+bad() {
+	run sh -c 'printf "%s" "$1" | ckpt-plan -g' sh "$1"
+	status_is 2
+	output_is "$2"
+}
+
+@test "graph: not JSON, not an object, no vertices" {
+	bad 'hello' "ckpt-plan: <stdin>:1:6: '[' or '{' expected near 'hello'"
+	bad '[1,2]' 'ckpt-plan: <stdin>:1:1: a job graph must be an object'
+	bad '{"edges":[]}' 'ckpt-plan: <stdin>:1:1: graph: "vertices" must be an array'
+	bad '{"vertices":{}}' 'ckpt-plan: <stdin>:1:13: graph: "vertices" must be an array'
+}
+
+@test "graph: bytes that are not UTF-8, and a duplicate key" {
+	run sh -c 'printf "\377\376" | ckpt-plan'
+	status_is 2
+	output_is 'ckpt-plan: <stdin>:1:1: unable to decode byte 0xff'
+	bad '{"vertices":[], "vertices":[]}' "ckpt-plan: <stdin>:1:27: duplicate object key near '\"vertices\"'"
+}
+
+@test "graph: an unknown key is named (a misspelling is not ignored)" {
+	bad '{"vertices":[{"id":"a","paralelism":1}]}' 'ckpt-plan: <stdin>:1:37: vertex 0: unknown key "paralelism"'
+}
+
+@test "graph: a vertex without id, a parallelism that is not an integer" {
+	bad '{"vertices":[{"parallelism":4}]}' 'ckpt-plan: <stdin>:1:14: vertex 0: missing "id"'
+	bad '{"vertices":[{"id":"a","parallelism":"2"}]}' 'ckpt-plan: <stdin>:1:38: vertex "a": "parallelism" must be an integer'
+}
+
+@test "graph: max_parallelism below parallelism or above 32768" {
+	bad '{"vertices":[{"id":"a","parallelism":4,"max_parallelism":2}]}' 'ckpt-plan: <stdin>:1:58: vertex "a": max_parallelism 2 is below parallelism 4'
+	bad '{"vertices":[{"id":"a","parallelism":4,"max_parallelism":40000}]}' 'ckpt-plan: <stdin>:1:58: vertex "a": max_parallelism 40000 out of range (1 to 32768)'
+}
+
+@test "graph: more subtasks than the limit are refused before anything is allocated for them" {
+	bad '{"vertices":[{"id":"a","parallelism":16777216},{"id":"b","parallelism":16777216},{"id":"c","parallelism":16777216},{"id":"d","parallelism":16777216},{"id":"e","parallelism":1}]}' 'ckpt-plan: <stdin>:1:150: vertex "e": more than 67108864 subtasks in the graph'
+}
+
+@test "graph: tasks and finished together, a state that is not a string" {
+	bad '{"vertices":[{"id":"a","parallelism":1,"tasks":["RUNNING"],"finished":"0"}]}' 'ckpt-plan: <stdin>:1:14: vertex "a": give "tasks" or "finished", not both'
+	bad '{"vertices":[{"id":"a","parallelism":1,"tasks":[4]}]}' 'ckpt-plan: <stdin>:1:49: vertex "a": tasks[0] must be a string'
+}
+
+@test "graph: an edge without target, an unknown distribution, an unknown partition type" {
+	bad '{"vertices":[{"id":"a","parallelism":1}],"edges":[{"source":"a"}]}' 'ckpt-plan: <stdin>:1:51: edge 0: missing "target"'
+	bad '{"vertices":[{"id":"a","parallelism":1}],"edges":[{"source":"a","target":"a","distribution":"forward"}]}' 'ckpt-plan: <stdin>:1:93: edge 0: distribution must be "all_to_all" or "pointwise"'
+	bad '{"vertices":[{"id":"a","parallelism":1}],"edges":[{"source":"a","target":"a","partition":"blocking_persistent"}]}' 'ckpt-plan: <stdin>:1:90: edge 0: unknown partition type "blocking_persistent"'
+}
+
+@test "graph: an edge from a vertex to itself is a cycle" {
+	bad '{"vertices":[{"id":"a","parallelism":1}],"edges":[{"source":"a","target":"a"}]}' 'ckpt-plan: <stdin>:1:14: cycle through vertices "a" -> "a"'
+}
+
+@test "graph: operator state without a mode, batch_snapshot not a boolean" {
+	bad '{"vertices":[{"id":"a","parallelism":1,"operators":[{"state":[{"name":"x"}]}]}]}' 'ckpt-plan: <stdin>:1:63: vertex "a": operator 0: state 0 needs "name" and "mode"'
+	bad '{"vertices":[{"id":"a","parallelism":1,"batch_snapshot":"no"}]}' 'ckpt-plan: <stdin>:1:57: vertex "a": "batch_snapshot" must be true or false'
+}
+
+@test "graph: a bad document after good ones stops the stream with exit 2, naming its line" {
+	run sh -c 'printf "%s\n%s\n" "{\"vertices\":[{\"id\":\"a\",\"parallelism\":1}]}" "{\"vertices\":[{\"id\":\"a\",\"parallelism\":0}]}" | ckpt-plan -g'
+	status_is 2
+	[ "${lines[0]}" = '{"vertices":[{"id":"a","parallelism":1}],"edges":[]}' ]
+	[ "${lines[1]}" = 'ckpt-plan: <stdin>:2:38: vertex "a": parallelism 0 out of range (1 to 16777216)' ]
+	run sh -c 'printf "%s x" "{\"vertices\":[]}" | ckpt-plan -g'
+	status_is 2
+	[ "${lines[1]}" = "ckpt-plan: <stdin>:1:18: '[' or '{' expected near 'x'" ]
+}
+
+@test "graph: the same error from a file names the file" {
+	printf '{"vertices":[{"id":"a","parallelism":1,"tasks":["RUNING"]}]}' > bad.json
+	run ckpt-plan bad.json
+	status_is 2
+	output_is 'ckpt-plan: bad.json:1:49: vertex "a": tasks[0]: unknown state "RUNING"'
+}
+
+@test "graph: unreadable input" {
+	run ckpt-plan /
+	status_is 2
+	output_is 'ckpt-plan: /: read error: Is a directory'
+	run ckpt-plan missing.json
+	status_is 2
+	output_is 'ckpt-plan: missing.json: cannot open: No such file or directory'
+}
+
+@test "graph: an empty file among others is an error" {
+	: > empty.json
+	run ckpt-plan -g "$DATA/graph/example.json" empty.json
+	status_is 2
+	[ "${#lines[@]}" -eq 2 ]
+	[ "${lines[1]}" = 'ckpt-plan: empty.json: no job graph in input' ]
+}

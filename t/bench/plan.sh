@@ -1,0 +1,78 @@
+#!/bin/sh
+# Benchmark of ckpt-plan (not run by make check): prints times and peak memory.
+#  1. 1,000,000 subtasks: two vertices of parallelism 100,000 joined ALL_TO_ALL,
+#     then a POINTWISE chain of eight more, some subtasks finished; planned end
+#     to end (target: under 2 s and under 200 MB).
+#  2. two vertices of parallelism 30,000 joined ALL_TO_ALL whose upstream
+#     subtasks are all finished but the last: the fast algorithm against
+#     -A reference, whole process against whole process (target: >= 100x).
+# Each case runs several times: the best wall time, the mean CPU time of the
+# whole process, and its peak RSS are shown.
+cd "$(dirname "$0")/../.." || exit 2
+BIN=${CKPT_BIN:-bin}
+tmp=$(mktemp -d) || exit 2
+trap 'rm -rf "$tmp"' EXIT
+
+# measure N LABEL CMD...: sets $wall (best of N, s), $cpu (mean task-clock of the
+# whole process, s; from perf when installed, else user + system from time(1))
+# and $mb (peak RSS), and prints them
+measure() {
+	n=$1 label=$2
+	shift 2
+	: > "$tmp/wall"
+	i=0
+	while [ $i -lt "$n" ]; do
+		t0=$(date +%s%N)
+		"$@" > /dev/null
+		st=$?
+		t1=$(date +%s%N)
+		[ $st -gt 1 ] && echo "$label: exit status $st" >&2
+		echo $((t1 - t0)) >> "$tmp/wall"
+		i=$((i + 1))
+	done
+	wall=$(sort -n "$tmp/wall" | awk 'NR == 1 { printf "%.4f", $1 / 1e9 }')
+	/usr/bin/time -f '%U %S %M' -o "$tmp/time" "$@" > /dev/null
+	read -r u s kb < "$tmp/time"
+	mb=$(echo "$kb" | awk '{ printf "%.1f", $1 / 1024 }')
+	if command -v perf > /dev/null && perf stat -x, -r "$n" -e task-clock -o "$tmp/perf" "$@" > /dev/null 2>&1; then
+		cpu=$(awk -F, '$3 == "task-clock" { printf "%.4f", $1 / 1000 }' "$tmp/perf")
+	else
+		cpu=$(echo "$u $s" | awk '{ printf "%.4f", $1 + $2 }')
+	fi
+	printf '%-46s wall %7.4f s  cpu %7.4f s  %6.1f MB\n' "$label" "$wall" "$cpu" "$mb"
+}
+
+awk 'BEGIN {
+	P = 100000
+	printf "{\"vertices\":[{\"id\":\"src\",\"parallelism\":%d,\"finished\":\"0-49999\"},", P
+	printf "{\"id\":\"agg\",\"parallelism\":%d}", P
+	for (i = 1; i <= 8; i++)
+		printf ",{\"id\":\"m%d\",\"parallelism\":%d%s}", i, P, i == 5 ? ",\"finished\":\"0-9999,20000-29999\"" : ""
+	printf "],\"edges\":[{\"source\":\"src\",\"target\":\"agg\"},"
+	printf "{\"source\":\"agg\",\"target\":\"m1\",\"distribution\":\"pointwise\"}"
+	for (i = 2; i <= 8; i++)
+		printf ",{\"source\":\"m%d\",\"target\":\"m%d\",\"distribution\":\"pointwise\"}", i - 1, i
+	print "]}"
+}' > "$tmp/million.json"
+
+echo '{"vertices":[{"id":"up","parallelism":30000,"finished":"0-29998"},{"id":"down","parallelism":30000}],"edges":[{"source":"up","target":"down"}]}' > "$tmp/wide.json"
+
+echo "ckpt-plan benchmark: $(nproc) CPUs, $(uname -m)"
+measure 50 "process floor: ckpt-plan -V" "$BIN/ckpt-plan" -V
+floor=$wall
+measure 5 "1M subtasks: plan (fast)" "$BIN/ckpt-plan" "$tmp/million.json"
+mwall=$wall mmb=$mb
+measure 1 "1M subtasks: -A both (cross-checked)" "$BIN/ckpt-plan" -A both "$tmp/million.json"
+measure 3 "1M subtasks: -g (normal form)" "$BIN/ckpt-plan" -g "$tmp/million.json"
+measure 3 "1M subtasks: -f m4:7 (region restart set)" "$BIN/ckpt-plan" -f m4:7 "$tmp/million.json"
+measure 3 "1M subtasks: -r (regions)" "$BIN/ckpt-plan" -r "$tmp/million.json"
+measure 50 "30,000 x 30,000 ALL_TO_ALL: fast" "$BIN/ckpt-plan" "$tmp/wide.json"
+fwall=$wall fcpu=$cpu
+measure 3 "30,000 x 30,000 ALL_TO_ALL: -A reference" "$BIN/ckpt-plan" -A reference "$tmp/wide.json"
+rwall=$wall rcpu=$cpu
+echo "$mwall $mmb $fwall $fcpu $rwall $rcpu $floor" | awk '{
+	printf "\n1M subtasks planned in %.3f s (target < 2 s), peak %.1f MB (target < 200 MB)\n", $1, $2
+	printf "reference / fast, CPU time of the whole process: %.0fx (target >= 100x)\n", $6 / $4
+	printf "reference / fast, wall time of the whole process: %.0fx", $5 / $3
+	printf " (ckpt-plan -V alone takes %.4f s of wall time here)\n", $7
+}'

@@ -1,0 +1,176 @@
+#!/usr/bin/env bats
+# ckpt-plan -r and -f: pipelined regions and restart sets (Flink's region tests, reference part B.5).
+
+load helper
+load failover-helper
+
+F=$DATA/failover
+
+@test "regions: SchedulingPipelinedRegionComputeUtilTest 1-5 (unconnected, pairs, all-to-all, cascade, fan-out)" {
+	[ "$(regions "$F/r01-unconnected.json")" = "v1:0 v2:0 v3:0" ]
+	[ "$(regions "$F/r02-pairs.json")" = "a:0,b:0 a:1,b:1 a:2,b:2" ]
+	[ "$(regions "$F/r03-two-all-to-all.json")" = "a:0-1,b:0-1,c:0-1" ]
+	[ "$(regions "$F/r04-cascade.json")" = "v1:0,v2:0,v3:0,v4:0,v5:0,v6:0,v7:0" ]
+	[ "$(regions "$F/r05-fan-out.json")" = "v1:0,v2:0,v3:0,v4:0,v5:0,v6:0,v7:0" ]
+}
+
+@test "regions: SchedulingPipelinedRegionComputeUtilTest 6-8 (blocking edges split regions)" {
+	[ "$(regions "$F/r06-blocking-pointwise.json")" = "a:0-1,b:0-1 c:0 c:1" ]
+	[ "$(regions "$F/r07-blocking-all-to-all.json")" = "a:0-1,b:0-1 c:0 c:1" ]
+	[ "$(regions "$F/r08-blocking-join.json")" = "v1:0,v2:0,v5:0 v3:0,v4:0,v6:0 v7:0" ]
+}
+
+@test "regions: SchedulingPipelinedRegionComputeUtilTest 9-11 (diamond, cycle of regions merged, approximate)" {
+	[ "$(regions "$F/r09-diamond.json")" = "v1:0,v2:0,v3:0,v4:0" ]
+	[ "$(regions "$F/r10-region-cycle.json")" = "v1:0,v2:0,v3:0,v4:0" ]
+	[ "$(regions "$F/r11-approximate-diamond.json")" = "v1:0 v2:0 v3:0 v4:0" ]
+}
+
+@test "regions: LogicalPipelinedRegionComputeUtilTest chains, join and split" {
+	[ "$(regions "$F/l1-chain-bp.json")" = "v1:0 v2:0,v3:0" ]
+	[ "$(regions "$F/l2-chain-bb.json")" = "v1:0 v2:0 v3:0" ]
+	[ "$(regions "$F/l3-chain-pp.json")" = "v1:0,v2:0,v3:0" ]
+	[ "$(regions "$F/l4-join.json")" = "v1:0,v3:0,v4:0 v2:0" ]
+	[ "$(regions "$F/l5-split.json")" = "v1:0,v2:0,v3:0 v4:0" ]
+}
+
+@test "regions: the full JSON, from a file and from stdin alike" {
+	want='{"strategy":"region","regions":[[{"vertex":"a","subtasks":"0-1"},{"vertex":"b","subtasks":"0-1"}],[{"vertex":"c","subtasks":"0"}],[{"vertex":"c","subtasks":"1"}]]}'
+	run ckpt-plan -r "$F/r06-blocking-pointwise.json"
+	status_is 0
+	output_is "$want"
+	run sh -c 'ckpt-plan -r < "$1"' sh "$F/r06-blocking-pointwise.json"
+	status_is 0
+	output_is "$want"
+}
+
+@test "regions: -s approximate gives one region per subtask, -s full one for everything" {
+	[ "$(regions -s approximate "$F/r03-two-all-to-all.json")" = "a:0 a:1 b:0 b:1 c:0 c:1" ]
+	[ "$(regions -s full "$F/r06-blocking-pointwise.json")" = "a:0-1,b:0-1,c:0-1" ]
+	run ckpt-plan -r -s full "$F/r01-unconnected.json"
+	output_is '{"strategy":"full","regions":[[{"vertex":"v1","subtasks":"0"},{"vertex":"v2","subtasks":"0"},{"vertex":"v3","subtasks":"0"}]]}'
+}
+
+@test "regions: the pointwise table (S->T) as regions of one pipelined pointwise edge" {
+	run sh -c 'for p in "4 4" "4 2" "2 4" "5 3" "3 5" "16 3" "3 16" "21 19" "19 21"; do
+		set -- $p
+		printf "{\"vertices\":[{\"id\":\"up\",\"parallelism\":%d},{\"id\":\"down\",\"parallelism\":%d}],\"edges\":[{\"source\":\"up\",\"target\":\"down\",\"distribution\":\"pointwise\"}]}" $1 $2 |
+		ckpt-plan -r | jq -r "\"$1->$2: \" + ([.regions[] | [.[] | .vertex + \":\" + .subtasks] | join(\",\")] | join(\" \"))"
+	done'
+	status_is 0
+	match_golden "$F/pointwise-table.out"
+}
+
+@test "restart: internal errors over blocking edges (RestartPipelinedRegionFailoverStrategyTest 1)" {
+	[ "$(restart -f v1:0 "$F/f1-blocking.json")" = "v1:0,v4:0,v5:0 (3 regions)" ]
+	[ "$(restart -f v2:0 "$F/f1-blocking.json")" = "v2:0,v4:0,v5:0 (3 regions)" ]
+	[ "$(restart -f v3:0 "$F/f1-blocking.json")" = "v3:0,v6:0 (2 regions)" ]
+	[ "$(restart -f v4:0 "$F/f1-blocking.json")" = "v4:0 (1 regions)" ]
+	[ "$(restart -f v5:0 "$F/f1-blocking.json")" = "v5:0 (1 regions)" ]
+	[ "$(restart -f v6:0 "$F/f1-blocking.json")" = "v6:0 (1 regions)" ]
+}
+
+@test "restart: data-consumption errors, the partition read named lost with -l (test 2)" {
+	[ "$(restart -f v4:0 -l v1:0 "$F/f1-blocking.json")" = "v1:0,v4:0,v5:0 (3 regions)" ]
+	[ "$(restart -f v4:0 -l v2:0 "$F/f1-blocking.json")" = "v2:0,v4:0,v5:0 (3 regions)" ]
+	[ "$(restart -f v5:0 -l v1:0 "$F/f1-blocking.json")" = "v1:0,v4:0,v5:0 (3 regions)" ]
+	[ "$(restart -f v5:0 -l v2:0 "$F/f1-blocking.json")" = "v2:0,v4:0,v5:0 (3 regions)" ]
+	[ "$(restart -f v6:0 -l v3:0 "$F/f1-blocking.json")" = "v3:0,v6:0 (2 regions)" ]
+}
+
+@test "restart: availability combinations (test 3)" {
+	g=$F/f3-availability.json
+	[ "$(restart -f v1:0 "$g")" = "v1:0,v3:0 (2 regions)" ]
+	[ "$(restart -f v2:0 "$g")" = "v2:0,v3:0 (2 regions)" ]
+	[ "$(restart -f v3:0 "$g")" = "v3:0 (1 regions)" ]
+	[ "$(restart -f v1:0 -l v1:0 "$g")" = "v1:0,v3:0 (2 regions)" ]
+	[ "$(restart -f v2:0 -l v1:0 "$g")" = "v1:0,v2:0,v3:0 (3 regions)" ]
+	[ "$(restart -f v3:0 -l v1:0 "$g")" = "v1:0,v3:0 (2 regions)" ]
+	[ "$(restart -f v1:0 -l v2:0 "$g")" = "v1:0,v2:0,v3:0 (3 regions)" ]
+	[ "$(restart -f v2:0 -l v2:0 "$g")" = "v2:0,v3:0 (2 regions)" ]
+	[ "$(restart -f v3:0 -l v2:0 "$g")" = "v2:0,v3:0 (2 regions)" ]
+	for v in v1 v2 v3; do
+		[ "$(restart -f $v:0 -l v1:0 -l v2:0 "$g")" = "v1:0,v2:0,v3:0 (3 regions)" ]
+	done
+}
+
+@test "restart: multi-vertex regions (test 4)" {
+	[ "$(restart -f v3:0 "$F/f4-multi-vertex.json")" = "v3:0,v4:0,v5:0,v6:0 (2 regions)" ]
+	[ "$(restart -f v3:0 -l v2:0 "$F/f4-multi-vertex.json")" = "v1:0,v2:0,v3:0,v4:0,v5:0,v6:0 (3 regions)" ]
+}
+
+@test "restart: pipelined_approximate diamond, and -s approximate on a pipelined one (test 6)" {
+	for g in "$F/r11-approximate-diamond.json" "-s approximate $F/f9-pipelined-diamond.json"; do
+		[ "$(restart -f v1:0 $g)" = "v1:0,v2:0,v3:0,v4:0 (4 regions)" ]
+		[ "$(restart -f v2:0 $g)" = "v2:0,v4:0 (2 regions)" ]
+		[ "$(restart -f v3:0 $g)" = "v3:0,v4:0 (2 regions)" ]
+		[ "$(restart -f v4:0 $g)" = "v4:0 (1 regions)" ]
+	done
+	[ "$(restart -f v4:0 "$F/f9-pipelined-diamond.json")" = "v1:0,v2:0,v3:0,v4:0 (1 regions)" ]
+}
+
+@test "restart: hybrid edges, hybrid_selective pulls its producer in (test 7)" {
+	[ "$(restart -f v5:0 "$F/f7-hybrid.json")" = "v3:0,v4:0,v5:0,v6:0 (3 regions)" ]
+	[ "$(restart -f v6:0 "$F/f7-hybrid.json")" = "v6:0 (1 regions)" ]
+}
+
+@test "restart: -s full restarts everything (RestartAllFailoverStrategyTest)" {
+	run ckpt-plan -f v1:0 -s full "$F/f8-restart-all.json"
+	status_is 0
+	output_is '{"strategy":"full","failed":{"vertex":"v1","subtask":0},"restart":[{"vertex":"v1","subtasks":"0"},{"vertex":"v2","subtasks":"0"},{"vertex":"v3","subtasks":"0"}],"regions":1}'
+}
+
+@test "restart: approximate local recovery restarts the failed task and its downstream only (ITCase)" {
+	[ "$(restart -s approximate -f map:0 "$F/a1-chain.json")" = "map:0,sink:0 (2 regions)" ]
+	[ "$(restart -s approximate -f map:0 "$F/a2-keyby.json")" = "map:0,sink:0 (2 regions)" ]
+	[ "$(restart -f map:0 "$F/a2-keyby.json")" = "source:0,map:0-1,sink:0 (1 regions)" ]
+}
+
+@test "restart: several failed subtasks at once give an array of failed" {
+	run ckpt-plan -f v4:0 -f v6:0 "$F/f1-blocking.json"
+	status_is 0
+	output_is '{"strategy":"region","failed":[{"vertex":"v4","subtask":0},{"vertex":"v6","subtask":0}],"restart":[{"vertex":"v4","subtasks":"0"},{"vertex":"v6","subtasks":"0"}],"regions":2}'
+}
+
+@test "restart: pointwise regions restart only what they connect (21->19 and 19->21)" {
+	for p in "21 19 up:9 up:9-10,down:9" "21 19 down:18 up:19-20,down:18" "19 21 up:9 up:9,down:10-11" "19 21 down:1 up:0,down:0-1"; do
+		set -- $p
+		got=$(printf '{"vertices":[{"id":"up","parallelism":%d},{"id":"down","parallelism":%d}],"edges":[{"source":"up","target":"down","distribution":"pointwise"}]}' $1 $2 |
+			ckpt-plan -f $3 | jq -r '[.restart[] | .vertex + ":" + .subtasks] | join(",")')
+		[ "$got" = "$4" ]
+	done
+}
+
+@test "restart: a blocking pointwise edge restarts the consumers of the failed producer only" {
+	g='{"vertices":[{"id":"up","parallelism":21},{"id":"down","parallelism":19}],"edges":[{"source":"up","target":"down","distribution":"pointwise","partition":"blocking"}]}'
+	[ "$(echo "$g" | restart -f up:10)" = "up:10,down:9 (2 regions)" ]
+	[ "$(echo "$g" | restart -f down:9)" = "down:9 (1 regions)" ]
+	[ "$(echo "$g" | restart -f down:9 -l up:9)" = "up:9,down:9 (2 regions)" ]
+}
+
+@test "restart: errors in -f and -l name the option" {
+	run ckpt-plan -f mapp:1 "$F/a2-keyby.json"
+	status_is 2
+	output_is 'ckpt-plan: -f mapp:1: unknown vertex "mapp"'
+	run ckpt-plan -f map:2 "$F/a2-keyby.json"
+	status_is 2
+	output_is 'ckpt-plan: -f map:2: subtask 2 out of range (parallelism 2)'
+	run ckpt-plan -f map:0 -l source:1 "$F/a2-keyby.json"
+	status_is 2
+	output_is 'ckpt-plan: -l source:1: subtask 1 out of range (parallelism 1)'
+	run ckpt-plan -f map "$F/a2-keyby.json"
+	status_is 2
+	[ "${lines[0]}" = 'ckpt-plan: -f map: expected VERTEX:SUBTASK' ]
+	run ckpt-plan -f map:-1 "$F/a2-keyby.json"
+	status_is 2
+	[ "${lines[0]}" = 'ckpt-plan: -f map:-1: expected VERTEX:SUBTASK' ]
+	run ckpt-plan -f map:0 -s regional "$F/a2-keyby.json"
+	status_is 2
+	[ "${lines[0]}" = 'ckpt-plan: -s regional: expected full, region or approximate' ]
+	run ckpt-plan -l map:0 "$F/a2-keyby.json"
+	status_is 2
+	[ "${lines[0]}" = 'ckpt-plan: -l needs -f' ]
+	run ckpt-plan -r -g "$F/a2-keyby.json"
+	status_is 2
+	[ "${lines[0]}" = 'ckpt-plan: -g, -r, -f and -D exclude each other (but -D takes -f)' ]
+}

@@ -1,0 +1,129 @@
+#!/usr/bin/env bats
+# ckpt-plan on Flink REST responses: GET /jobs/:jobid followed by GET /jobs/:jobid/vertices/:vertexid.
+
+load helper
+
+R=$DATA/rest
+SRC=bc764cd8ddf7a0cff126f51c16239658
+CNT=0a448493b4782967b150582570326227
+SINK=ea632d67b7d595e5b851708ae9ad79d6
+
+@test "rest: a job document and a vertex document become a graph (-g), in one stream or two files" {
+	want='{"vertices":[{"id":"'$SRC'","name":"ClickEvent Source","parallelism":2,"max_parallelism":128,"finished":"0"},{"id":"'$CNT'","name":"ClickEvent Counter","parallelism":2,"max_parallelism":128},{"id":"'$SINK'","name":"ClickEventStatistics Sink","parallelism":2,"max_parallelism":128}],"edges":[{"source":"'$SRC'","target":"'$CNT'","distribution":"all_to_all","partition":"pipelined_bounded"},{"source":"'$CNT'","target":"'$SINK'","distribution":"pointwise","partition":"pipelined_bounded"}]}'
+	run sh -c 'cat "$1" "$2" | ckpt-plan -g' sh "$R/job.json" "$R/vertex-source.json"
+	status_is 0
+	output_is "$want"
+	run ckpt-plan -g "$R/job.json" "$R/vertex-source.json"
+	status_is 0
+	output_is "$want"
+	run sh -c 'cat "$2" | ckpt-plan -g "$1" -' sh "$R/job.json" "$R/vertex-source.json"
+	status_is 0
+	output_is "$want"
+}
+
+@test "rest: the plan of a job read from REST, and the normal form piped on plans the same" {
+	run ckpt-plan "$R/job.json" "$R/vertex-source.json"
+	status_is 0
+	output_is '{"trigger":[{"vertex":"'$SRC'","subtasks":"1"}],"wait_for":[{"vertex":"'$SRC'","subtasks":"1"},{"vertex":"'$CNT'","subtasks":"0-1"},{"vertex":"'$SINK'","subtasks":"0-1"}],"commit_to":[{"vertex":"'$SRC'","subtasks":"1"},{"vertex":"'$CNT'","subtasks":"0-1"},{"vertex":"'$SINK'","subtasks":"0-1"}],"finished":[{"vertex":"'$SRC'","subtasks":"0"}],"fully_finished":[],"warnings":[],"decline":null}'
+	direct=$output
+	run sh -c 'ckpt-plan -g "$1" "$2" | ckpt-plan' sh "$R/job.json" "$R/vertex-source.json"
+	output_is "$direct"
+}
+
+@test "rest: failover on REST input, vertices named by id or by name" {
+	run ckpt-plan -f "ClickEvent Counter:1" "$R/job.json" "$R/vertex-source.json"
+	status_is 0
+	output_is '{"strategy":"region","failed":{"vertex":"'$CNT'","subtask":1},"restart":[{"vertex":"'$SRC'","subtasks":"0-1"},{"vertex":"'$CNT'","subtasks":"0-1"},{"vertex":"'$SINK'","subtasks":"0-1"}],"regions":1}'
+	run ckpt-plan -f "$CNT:1" "$R/job.json" "$R/vertex-source.json"
+	status_is 0
+}
+
+@test "rest: counts decide when all of a vertex's subtasks are in one state" {
+	run sh -c 'jq ".vertices[0].tasks = {\"RUNNING\": 0, \"FINISHED\": 2}" "$1" | ckpt-plan | jq -c ".fully_finished, .trigger"' sh "$R/job.json"
+	output_is '["'$SRC'"]
+[{"vertex":"'$CNT'","subtasks":"0-1"}]'
+}
+
+@test "rest: counts that cannot say which subtask is in which state are refused" {
+	run ckpt-plan "$R/job.json"
+	status_is 2
+	output_is "ckpt-plan: $R/job.json:22:16: vertex \"$SRC\": subtasks in 2 different states and no vertex document (GET /jobs/:jobid/vertices/$SRC) says which is which"
+}
+
+@test "rest: counts that do not add up to the parallelism are refused" {
+	run sh -c 'jq -c ".vertices[1].tasks = {\"RUNNING\": 3}" "$1" | ckpt-plan - "$2"' sh "$R/job.json" "$R/vertex-source.json"
+	status_is 2
+	[[ "$output" == 'ckpt-plan: <stdin>:1:'*": vertex \"$CNT\": tasks counts 3 subtasks for parallelism 2" ]]
+}
+
+@test "rest: ship_strategy FORWARD and RESCALE are pointwise, the rest all-to-all; exchange is the partition" {
+	run sh -c 'ckpt-plan -g "$1" | jq -r ".edges[] | .distribution + \" \" + .partition"' sh "$R/job-strategies.json"
+	status_is 0
+	output_is 'pointwise pipelined
+pointwise pipelined_bounded
+all_to_all blocking
+all_to_all blocking
+all_to_all hybrid_full
+all_to_all hybrid_selective
+all_to_all pipelined_approximate
+all_to_all pipelined
+all_to_all pipelined
+pointwise pipelined_bounded
+all_to_all pipelined
+all_to_all blocking
+pointwise blocking
+pointwise hybrid_full'
+}
+
+@test "rest: the documentation's example with placeholder ids is refused clearly" {
+	run ckpt-plan -g "$FIXTURES/flink-rest/jobs-jobid-docs-operations-playground.json"
+	status_is 2
+	output_is "ckpt-plan: $FIXTURES/flink-rest/jobs-jobid-docs-operations-playground.json:24:13: vertex 0: id \"<vertex-id>\" is a placeholder, not a JobVertexID; edges cannot be resolved"
+}
+
+@test "rest: a vertex document without its job document is refused" {
+	run ckpt-plan "$FIXTURES/flink-rest/jobs-jobid-vertices-vertexid-docs-legacy.json"
+	status_is 2
+	output_is "ckpt-plan: $FIXTURES/flink-rest/jobs-jobid-vertices-vertexid-docs-legacy.json:1:1: a vertex document (GET /jobs/:jobid/vertices/:vertexid) must follow its job document (GET /jobs/:jobid)"
+}
+
+@test "rest: a vertex document of another job is refused" {
+	run ckpt-plan "$R/job.json" "$FIXTURES/flink-rest/jobs-jobid-vertices-vertexid-docs-legacy.json"
+	status_is 2
+	output_is "ckpt-plan: $FIXTURES/flink-rest/jobs-jobid-vertices-vertexid-docs-legacy.json:2:9: vertex \"dceafe2df1f57a1206fcb907cb38ad97\" is not in the job document before it"
+}
+
+@test "rest: bad vertex documents: subtask count, unknown status, repeated index, second document" {
+	run sh -c 'jq -c "del(.subtasks[1])" "$2" | ckpt-plan "$1" -' sh "$R/job.json" "$R/vertex-source.json"
+	status_is 2
+	output_is "ckpt-plan: <stdin>:1:137: vertex \"$SRC\": 1 subtasks for parallelism 2"
+	run sh -c 'jq -c ".subtasks[1].status = \"SLEEPING\"" "$2" | ckpt-plan "$1" -' sh "$R/job.json" "$R/vertex-source.json"
+	status_is 2
+	[[ "$output" == "ckpt-plan: <stdin>:1:"*": vertex \"$SRC\": subtask 1: unknown state" ]]
+	run sh -c 'jq -c ".subtasks[1].subtask = 0" "$2" | ckpt-plan "$1" -' sh "$R/job.json" "$R/vertex-source.json"
+	status_is 2
+	[[ "$output" == "ckpt-plan: <stdin>:1:"*": vertex \"$SRC\": subtask 1: bad or repeated \"subtask\" index" ]]
+	run ckpt-plan "$R/job.json" "$R/vertex-source.json" "$R/vertex-source.json"
+	status_is 2
+	output_is "ckpt-plan: $R/vertex-source.json:2:9: second vertex document for \"$SRC\""
+}
+
+@test "rest: bad plans: an input from an unknown vertex, an unknown exchange, a cycle" {
+	run sh -c 'jq -c ".plan.nodes[0].inputs[0].id = \"ffffffffffffffffffffffffffffffff\"" "$1" | ckpt-plan -g - "$2"' sh "$R/job.json" "$R/vertex-source.json"
+	status_is 2
+	[[ "$output" == 'ckpt-plan: <stdin>:1:'*': plan input: unknown vertex "ffffffffffffffffffffffffffffffff"' ]]
+	run sh -c 'jq -c ".plan.nodes[0].inputs[0].exchange = \"teleport\"" "$1" | ckpt-plan -g - "$2"' sh "$R/job.json" "$R/vertex-source.json"
+	status_is 2
+	[[ "$output" == 'ckpt-plan: <stdin>:1:'*': plan input: unknown exchange "teleport"' ]]
+	run sh -c 'jq -c ".plan.nodes[2].inputs = [{\"num\":0,\"id\":\"'$SINK'\",\"ship_strategy\":\"HASH\"}]" "$1" | ckpt-plan -g - "$2"' sh "$R/job.json" "$R/vertex-source.json"
+	status_is 2
+	[[ "$output" == 'ckpt-plan: <stdin>:1:'*': cycle through vertices "'* ]]
+}
+
+@test "rest: two jobs and a graph document in one stream give three results" {
+	run sh -c 'cat "$1" "$2" "$1" "$2" "$3" | ckpt-plan | jq -c .trigger[0].subtasks' sh "$R/job.json" "$R/vertex-source.json" "$DATA/plan/c1-all-running.json"
+	status_is 0
+	output_is '"1"
+"1"
+"0-2"'
+}
