@@ -170,12 +170,18 @@ meta() { # perl pack arguments: the bytes of a _metadata file
 	output_is 'ckpt-replay: <stdin>:1:61: vertex_finished: "subtask" must be an integer from 0 to 16777215'
 }
 
-@test "limits: event payloads nested deeper than 64" {
-	awk 'BEGIN { printf "{\"type\":2,\"payload\":{\"subtasks\":"; for (i = 0; i < 100; i++) printf "["
-		for (i = 0; i < 100; i++) printf "]"; print "}}" }' > e.ndjson
+@test "limits: event payloads nested deeper than 64, and 100000 deep" {
+	awk 'BEGIN { printf "{\"type\":1,\"payload\":{\"vertex\":\"a\",\"subtask\":0,\"attempt\":0,\"metrics\":"
+		for (i = 0; i < 100; i++) printf "["; for (i = 0; i < 100; i++) printf "]"; print "}}" }' > e.ndjson
 	run ckpt-replay -w L < e.ndjson
 	status_is 2
-	output_is 'ckpt-replay: <stdin>:1:96: not JSON: nesting deeper than 64'
+	output_is 'ckpt-replay: <stdin>:1:133: not JSON: nesting deeper than 64'
+	awk 'BEGIN { printf "{\"type\":1,\"payload\":{\"vertex\":\"a\",\"subtask\":0,\"attempt\":0,\"metrics\":"
+		for (i = 0; i < 100000; i++) printf "{\"a\":"; printf "1"; for (i = 0; i < 100000; i++) printf "}"; print "}}" }' > e.ndjson
+	run ckpt-replay -w L < e.ndjson
+	status_is 2
+	output_is 'ckpt-replay: <stdin>:1:389: not JSON: nesting deeper than 64'
+	[ ! -e L/events.0 ]
 }
 
 # ---- state documents: huge numbers
