@@ -171,7 +171,7 @@ main(int argc, char **argv)
 	o.uids = calloc((size_t)argc, sizeof *o.uids);
 	if (o.uids == NULL)
 		return 2;
-	while ((c = getopt(argc, argv, "hVpacd:u:")) != -1) {
+	while ((c = getopt(argc, argv, ":hVpacd:u:")) != -1) {
 		switch (c) {
 		case 'h':
 			usage();
@@ -198,7 +198,7 @@ main(int argc, char **argv)
 			o.uids[o.nuids++] = optarg;
 			break;
 		default:
-			cli_usage_fail("unknown option");
+			cli_bad_option(c, argv);
 		}
 	}
 	if (o.nuids && o.mode != SUMMARY)

@@ -214,7 +214,6 @@ main(int argc, char **argv)
 	int c, status;
 
 	cli_init("ckpt-merge");
-	opterr = 0;
 	while ((c = getopt(argc, argv, ":hVpP:g:no:")) != -1) {
 		switch (c) {
 		case 'h':
@@ -238,10 +237,8 @@ main(int argc, char **argv)
 		case 'o':
 			o.out = optarg;
 			break;
-		case ':':
-			cli_usage_fail("-%c needs an argument", optopt);
 		default:
-			cli_usage_fail("-%c: unknown option", optopt);
+			cli_bad_option(c, argv);
 		}
 	}
 	if (argc - optind > 1)

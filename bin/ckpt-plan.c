@@ -451,7 +451,7 @@ main(int argc, char **argv)
 	int c, status = 0, strategy_set = 0, s;
 
 	cli_init("ckpt-plan");
-	while ((c = getopt_long(argc, argv, "hVpgNA:f:s:l:rD", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hVpgNA:f:s:l:rD", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'h': usage(); return cli_finish(0);
 		case 'V': cli_version(); return cli_finish(0);
@@ -469,7 +469,7 @@ main(int argc, char **argv)
 			o.strategy = (enum ckpt_failover_strategy)s;
 			strategy_set = 1;
 			break;
-		default: cli_usage_fail("unknown option");
+		default: cli_bad_option(c, argv);
 		}
 	}
 	check_opts(&o, strategy_set);

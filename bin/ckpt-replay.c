@@ -216,7 +216,7 @@ main(int argc, char **argv)
 	int c;
 
 	cli_init("ckpt-replay");
-	while ((c = getopt(argc, argv, "hVpg:a:ewR:")) != -1) {
+	while ((c = getopt(argc, argv, ":hVpg:a:ewR:")) != -1) {
 		switch (c) {
 		case 'h':
 			usage();
@@ -244,7 +244,7 @@ main(int argc, char **argv)
 			o.out = optarg;
 			break;
 		default:
-			cli_usage_fail("unknown option");
+			cli_bad_option(c, argv);
 		}
 	}
 	if (argc - optind != 1)

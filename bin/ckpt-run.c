@@ -53,7 +53,7 @@ main(int argc, char **argv)
 
 	cli_init("ckpt-run");
 	cli_pretty = 0;
-	while ((c = getopt(argc, argv, "hVpaDr:d:o:s:n:")) != -1) {
+	while ((c = getopt(argc, argv, ":hVpaDr:d:o:s:n:")) != -1) {
 		switch (c) {
 		case 'h':
 			usage();
@@ -86,7 +86,7 @@ main(int argc, char **argv)
 			o.stop_after_cps = number(optarg, "-n");
 			break;
 		default:
-			cli_usage_fail("unknown option");
+			cli_bad_option(c, argv);
 		}
 	}
 	if (argc - optind != 1)

@@ -1,5 +1,6 @@
 /* cli.c: diagnostics, usage errors and output shared by the ckpt front ends. */
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@ void
 cli_init(const char *prog)
 {
 	cli_prog = prog;
+	opterr = 0; /* cli_bad_option says it, in one line */
 }
 
 void
@@ -46,8 +48,23 @@ cli_usage_fail(const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\n%s: try '%s -h' for usage\n", cli_prog, cli_prog);
+	fprintf(stderr, " (see %s -h)\n", cli_prog);
 	exit(2);
+}
+
+void
+cli_bad_option(int c, char **argv)
+{
+	const char *arg = optind > 0 ? argv[optind - 1] : "";
+
+	if (c == ':') {
+		if (optopt)
+			cli_usage_fail("option -%c needs an argument", optopt);
+		cli_usage_fail("option %s needs an argument", arg);
+	}
+	if (optopt)
+		cli_usage_fail("unknown option -%c", optopt);
+	cli_usage_fail("unknown option %s", arg);
 }
 
 void

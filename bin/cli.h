@@ -14,6 +14,8 @@ void cli_error(const struct ckpt_err *e);
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A usage error: "prog: text" and "usage: ..." hint on stderr, exit 2. */
 _Noreturn void cli_usage_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The usage error for what getopt returned as '?' or ':' (optstrings start with ':'), exit 2. */
+_Noreturn void cli_bad_option(int c, char **argv);
 /* "prog VERSION" on stdout. */
 void cli_version(void);
 /* Print a JSON value as the user asked (-p or the terminal decides); 0 or -1 on write error. */

@@ -440,14 +440,6 @@ fail:
 	return NULL;
 }
 
-static mode_t
-current_umask(void)
-{
-	mode_t m = umask(022);
-
-	umask(m);
-	return m;
-}
 
 static int
 commit_dir(struct ckpt_awriter *w, const char *text, struct ckpt_err *e)
@@ -465,7 +457,7 @@ commit_dir(struct ckpt_awriter *w, const char *text, struct ckpt_err *e)
 		r = ckpt_err_sys(e, w->path, "write error");
 	if (r < 0)
 		return -1;
-	if (chmod(w->tmpdir, 0777 & ~current_umask()) != 0) /* mkdtemp makes 0700 */
+	if (chmod(w->tmpdir, 0777 & ~(mode_t)ckpt_umask()) != 0) /* mkdtemp makes 0700 */
 		return ckpt_err_sys(e, w->path, "cannot set permissions");
 	if (rename(w->tmpdir, w->path) != 0)
 		return ckpt_err_sys(e, w->path, "cannot rename into place");
@@ -561,11 +553,6 @@ commit_archive(struct ckpt_awriter *w, const char *text, struct ckpt_err *e)
 	at = ckpt_atomic_open(w->path, e);
 	if (at == NULL)
 		return -1;
-	/* mkstemp makes 0600; the archive gets what any new file would */
-	if (fchmod(fileno(ckpt_atomic_file(at)), 0666 & ~current_umask()) != 0) {
-		ckpt_err_sys(e, w->path, "cannot set permissions");
-		goto out;
-	}
 	buf = malloc(BLOCK);
 	a = buf ? arc_open_write(w->kind, fileno(ckpt_atomic_file(at))) : NULL;
 	if (a == NULL) {

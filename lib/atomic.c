@@ -2,6 +2,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <pthread.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -31,6 +33,13 @@ ckpt_atomic_open(const char *path, struct ckpt_err *e)
 	fd = mkstemp(w->tmp);
 	if (fd < 0) {
 		ckpt_err_sys(e, path, "cannot create");
+		goto fail;
+	}
+	/* mkstemp makes 0600; the file gets what any new file would */
+	if (fchmod(fd, 0666 & ~(mode_t)ckpt_umask()) != 0) {
+		ckpt_err_sys(e, path, "cannot set permissions");
+		close(fd);
+		unlink(w->tmp);
 		goto fail;
 	}
 	w->f = fdopen(fd, "wb");
@@ -97,6 +106,19 @@ ckpt_atomic_abort(struct ckpt_atomic *w)
 	fclose(w->f);
 	unlink(w->tmp);
 	atomic_free(w);
+}
+
+unsigned
+ckpt_umask(void)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	mode_t m;
+
+	pthread_mutex_lock(&lock);
+	m = umask(022);
+	umask(m);
+	pthread_mutex_unlock(&lock);
+	return m;
 }
 
 int

@@ -171,6 +171,8 @@ struct ckpt_atomic *ckpt_atomic_open(const char *path, struct ckpt_err *e);
 FILE *ckpt_atomic_file(struct ckpt_atomic *w);
 int ckpt_atomic_commit(struct ckpt_atomic *w, struct ckpt_err *e);
 void ckpt_atomic_abort(struct ckpt_atomic *w);
+/* The process's umask, read without changing it for long (new files get 0666 & ~umask). */
+unsigned ckpt_umask(void);
 /* fsync the directory holding path (after a rename). */
 int ckpt_fsync_dir_of(const char *path, struct ckpt_err *e);
 
@@ -238,13 +240,15 @@ struct ckpt_graph {
 	size_t ne;
 	size_t *topo;        /* vertex indices in topological order, ties in input order */
 	uint64_t nsubtasks;  /* sum of parallelisms */
+	size_t *idmap;       /* private: hash of vertex ids (index + 1 per slot), or NULL */
+	size_t idcap;        /* private: slots in idmap, a power of two */
 };
 
 /* Validate and load a ckpt-graph(5) document. NULL on error, with the place named. */
 struct ckpt_graph *ckpt_graph_from_json(const struct ckpt_jdoc *doc, struct ckpt_err *e);
 /* The normalised document (tasks as arrays only when some subtask is neither RUNNING nor FINISHED). */
 json_t *ckpt_graph_to_json(const struct ckpt_graph *g);
-/* Index of the vertex with that id, or -1. */
+/* Index of the vertex with that id, or -1 (constant time once the graph is finished). */
 long ckpt_graph_find(const struct ckpt_graph *g, const char *id);
 /* Fill g->topo and each vertex's in/out lists; -1 with the vertices of a cycle named. */
 int ckpt_graph_finish(struct ckpt_graph *g, struct ckpt_err *e);

@@ -331,12 +331,8 @@ open_segment(struct ckpt_evwriter *w, struct ckpt_err *e)
 			return -1;
 		snprintf(w->tmp, n, "%s/.events.%u.XXXXXX", w->dir, w->next);
 		w->fd = mkstemp(w->tmp);
-		if (w->fd >= 0) {
-			mode_t mask = umask(0);
-
-			umask(mask);
-			(void)fchmod(w->fd, 0666 & ~mask);
-		}
+		if (w->fd >= 0)
+			(void)fchmod(w->fd, 0666 & ~(mode_t)ckpt_umask());
 	} else {
 		w->fd = open(w->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
 	}

@@ -84,12 +84,44 @@ ckpt_graph_free(struct ckpt_graph *g)
 	free(g->v);
 	free(g->e);
 	free(g->topo);
+	free(g->idmap);
 	free(g);
+}
+
+/* ---- vertex ids: an open-addressing hash, so that large graphs load in linear time */
+
+static size_t *
+idmap_slot(const struct ckpt_graph *g, const char *id)
+{
+	size_t mask = g->idcap - 1, i = (size_t)ckpt_xxh3(id, strlen(id)) & mask;
+
+	while (g->idmap[i] && strcmp(g->v[g->idmap[i] - 1].id, id) != 0)
+		i = (i + 1) & mask;
+	return &g->idmap[i];
+}
+
+/* Room for n vertices (emptied). */
+static int
+idmap_init(struct ckpt_graph *g, size_t n, struct ckpt_err *e)
+{
+	size_t cap = 16;
+
+	while (cap < 2 * n)
+		cap *= 2;
+	free(g->idmap);
+	g->idcap = cap;
+	g->idmap = ckpt_calloc(cap, sizeof *g->idmap, e);
+	return g->idmap ? 0 : -1;
 }
 
 long
 ckpt_graph_find(const struct ckpt_graph *g, const char *id)
 {
+	if (g->idmap) {
+		size_t k = *idmap_slot(g, id);
+
+		return k ? (long)k - 1 : -1;
+	}
 	for (size_t i = 0; i < g->nv; i++)
 		if (g->v[i].id && strcmp(g->v[i].id, id) == 0)
 			return (long)i;
@@ -310,13 +342,17 @@ load_vertex(struct loader *L, size_t idx, const json_t *obj)
 		return -1;
 	if (v->id == NULL || v->id[0] == '\0')
 		return ckpt_jdoc_err(L->doc, L->e, ptr, "%s: missing \"id\"", what);
-	for (size_t k = 0; k < idx; k++)
-		if (strcmp(L->g->v[k].id, v->id) == 0) {
+	{
+		size_t *slot = idmap_slot(L->g, v->id);
+
+		if (*slot) {
 			char p[80];
 
 			snprintf(p, sizeof p, "%s/id", ptr);
 			return ckpt_jdoc_err(L->doc, L->e, p, "%s: duplicate vertex \"%s\"", what, v->id);
 		}
+		*slot = idx + 1;
+	}
 	snprintf(what, sizeof what, "vertex \"%s\"", v->id);
 	if (opt_string(L, obj, "name", ptr, what, &v->name) < 0)
 		return -1;
@@ -449,7 +485,7 @@ ckpt_graph_from_json(const struct ckpt_jdoc *doc, struct ckpt_err *e)
 		return NULL;
 	L.g->v = ckpt_calloc(json_array_size(vs), sizeof *L.g->v, e);
 	L.g->e = ckpt_calloc(json_array_size(es), sizeof *L.g->e, e);
-	if (L.g->v == NULL || L.g->e == NULL)
+	if (L.g->v == NULL || L.g->e == NULL || idmap_init(L.g, json_array_size(vs), e) < 0)
 		goto fail;
 	json_array_foreach(vs, i, x) {
 		L.g->nv++;
@@ -587,8 +623,11 @@ ckpt_graph_finish(struct ckpt_graph *g, struct ckpt_err *e)
 	size_t *indeg = NULL, *heap = NULL, nheap = 0, ntopo = 0;
 	int r = -1;
 
-	if (build_adjacency(g, e) < 0)
+	if (build_adjacency(g, e) < 0 || idmap_init(g, g->nv, e) < 0)
 		return -1;
+	for (size_t i = 0; i < g->nv; i++)
+		if (g->v[i].id)
+			*idmap_slot(g, g->v[i].id) = i + 1;
 	free(g->topo);
 	g->topo = ckpt_calloc(g->nv, sizeof *g->topo, e);
 	indeg = ckpt_calloc(g->nv, sizeof *indeg, e);

@@ -111,6 +111,22 @@ advance(const char *buf, size_t from, size_t to, size_t *line, size_t *col)
 	}
 }
 
+/* jansson places a syntax error after the token it names ("... near 'x'"); the user wants its start. */
+static size_t
+near_token_len(const char *text, size_t pos)
+{
+	const char *q = strstr(text, " near '");
+	size_t n;
+
+	if (q == NULL)
+		return 0;
+	q += 7;
+	n = strlen(q);
+	if (n == 0 || q[n - 1] != '\'' || n - 1 > pos)
+		return 0;
+	return n - 1;
+}
+
 int
 ckpt_jsonin_next(struct ckpt_jsonin *in, struct ckpt_jdoc **doc, struct ckpt_err *e)
 {
@@ -134,6 +150,7 @@ ckpt_jsonin_next(struct ckpt_jsonin *in, struct ckpt_jdoc **doc, struct ckpt_err
 
 		if (pos > in->len - start)
 			pos = in->len - start;
+		pos -= near_token_len(jerr.text, pos);
 		advance(in->buf, start, start + pos, &line, &col);
 		snprintf(where, sizeof where, "%s:%zu:%zu", in->name, line, col);
 		return ckpt_err_set(e, CKPT_ERR_INPUT, where, "%s", jerr.text);

@@ -28,32 +28,32 @@ load hardening-helper
 
 @test "catalogue: ckpt-plan: bytes that are not UTF-8" {
 	printf '{"vertices":[{"id":"a\303\050","parallelism":1}]}' > g.json
-	bad 2 "ckpt-plan: g.json:1:22: unable to decode byte 0xc3 near '\"a'" ckpt-plan g.json
+	bad 2 "ckpt-plan: g.json:1:20: unable to decode byte 0xc3 near '\"a'" ckpt-plan g.json
 }
 
 @test "catalogue: ckpt-plan: a NUL escaped in a string" {
 	printf '{"vertices":[{"id":"a\\u0000","parallelism":1}]}' > g.json
-	bad 2 "ckpt-plan: g.json:1:29: \\u0000 is not allowed without JSON_ALLOW_NUL near '\"a\\u0000\"'" ckpt-plan g.json
+	bad 2 "ckpt-plan: g.json:1:20: \\u0000 is not allowed without JSON_ALLOW_NUL near '\"a\\u0000\"'" ckpt-plan g.json
 }
 
 @test "catalogue: ckpt-plan: single quotes instead of JSON's double quotes" {
 	printf "{'vertices':[]}" > g.json
-	bad 2 "ckpt-plan: g.json:1:3: string or '}' expected near '''" ckpt-plan g.json
+	bad 2 "ckpt-plan: g.json:1:2: string or '}' expected near '''" ckpt-plan g.json
 }
 
 @test "catalogue: ckpt-plan: a trailing comma" {
 	printf '{"vertices":[],}' > g.json
-	bad 2 "ckpt-plan: g.json:1:17: string or '}' expected near '}'" ckpt-plan g.json
+	bad 2 "ckpt-plan: g.json:1:16: string or '}' expected near '}'" ckpt-plan g.json
 }
 
 @test "catalogue: ckpt-plan: a comment" {
 	printf '/* c */ {"vertices":[]}' > g.json
-	bad 2 "ckpt-plan: g.json:1:2: '[' or '{' expected near '/'" ckpt-plan g.json
+	bad 2 "ckpt-plan: g.json:1:1: '[' or '{' expected near '/'" ckpt-plan g.json
 }
 
 @test "catalogue: ckpt-plan: a duplicate key" {
 	printf '{"vertices":[{"id":"a","parallelism":1}],\n"edges":[{"source":"a","target":"b","source":"a"}]}' > g.json
-	bad 2 "ckpt-plan: g.json:2:45: duplicate object key near '\"source\"'" ckpt-plan g.json
+	bad 2 "ckpt-plan: g.json:2:37: duplicate object key near '\"source\"'" ckpt-plan g.json
 }
 
 @test "catalogue: ckpt-plan: an array where a graph object belongs" {
@@ -160,7 +160,7 @@ load hardening-helper
 	run ckpt-plan -g g.json
 	status_is 2
 	# each document's result is whole; the garbage is named and fails the run
-	output_is "$(printf '%s\n' '{"vertices":[],"edges":[]}' '{"vertices":[],"edges":[]}' "ckpt-plan: g.json:3:2: '[' or '{' expected near 'x'")"
+	output_is "$(printf '%s\n' '{"vertices":[],"edges":[]}' '{"vertices":[],"edges":[]}' "ckpt-plan: g.json:3:1: '[' or '{' expected near 'x'")"
 }
 
 # ---- ckpt-inspect: snapshots of every kind
@@ -212,7 +212,7 @@ archive() {
 	bad 2 'ckpt-inspect: cut.zip: unreadable archive: Truncated ZIP file header' ckpt-inspect -a cut.zip
 	# cut inside the manifest's compressed bytes: damage found in a member (exit 1)
 	head -c 200 good.zip > cut.zip
-	bad 1 'ckpt-inspect: cut.zip: truncated member (ZIP decompression failed (-5))' ckpt-inspect -a cut.zip
+	bad 1 'ckpt-inspect: cut.zip: unreadable member: ZIP decompression failed (-5)' ckpt-inspect -a cut.zip
 }
 
 @test "catalogue: ckpt-inspect: a state file whose bytes changed in the archive" {
@@ -239,7 +239,7 @@ archive() {
 
 @test "catalogue: ckpt-inspect: a kind that is neither checkpoint nor savepoint" {
 	printf '{"format":"ckpt-state","version":1,"checkpoint_id":1,"kind":"snapshot","operators":[]}' > s.json
-	bad 2 'ckpt-inspect: s.json:1:61: state document: "kind" must be "checkpoint" or "savepoint"' ckpt-inspect s.json
+	bad 2 'ckpt-inspect: s.json:1:61: state document: "kind" must be "checkpoint", "savepoint" or null' ckpt-inspect s.json
 }
 
 @test "catalogue: ckpt-inspect: parallelism above max parallelism" {
@@ -312,7 +312,7 @@ archive() {
 	archive tar
 	run ckpt-merge -o out.rar good.tar
 	status_is 2
-	[ "${lines[0]}" = 'ckpt-merge: out.rar: name the archive .tar, .tar.gz, .tgz or .zip, or end it with / for a directory' ]
+	[ "${lines[0]}" = 'ckpt-merge: out.rar: name the archive .tar, .tar.gz, .tgz or .zip, or end it with / for a directory (see ckpt-merge -h)' ]
 	[ ! -e out.rar ]
 }
 
@@ -326,7 +326,7 @@ archive() {
 	ln -s good.tar link.tar
 	run ckpt-merge -o link.tar good.tar
 	status_is 2
-	[ "${lines[0]}" = 'ckpt-merge: link.tar: the output would overwrite the input' ]
+	[ "${lines[0]}" = 'ckpt-merge: link.tar: the output would overwrite the input (see ckpt-merge -h)' ]
 	cmp good.tar "$(readlink -f link.tar)"
 }
 
@@ -413,7 +413,7 @@ archive() {
 @test "catalogue: ckpt-run: no pipeline named" {
 	run ckpt-run
 	status_is 2
-	[ "${lines[0]}" = 'ckpt-run: one pipeline file expected' ]
+	[ "${lines[0]}" = 'ckpt-run: one pipeline file expected (see ckpt-run -h)' ]
 }
 
 @test "catalogue: ckpt-run: a pipeline without vertices" {

@@ -96,7 +96,7 @@ bad() {
 }
 
 @test "graph: not JSON, not an object, no vertices" {
-	bad 'hello' "ckpt-plan: <stdin>:1:6: '[' or '{' expected near 'hello'"
+	bad 'hello' "ckpt-plan: <stdin>:1:1: '[' or '{' expected near 'hello'"
 	bad '[1,2]' 'ckpt-plan: <stdin>:1:1: a job graph must be an object'
 	bad '{"edges":[]}' 'ckpt-plan: <stdin>:1:1: graph: "vertices" must be an array'
 	bad '{"vertices":{}}' 'ckpt-plan: <stdin>:1:13: graph: "vertices" must be an array'
@@ -106,7 +106,7 @@ bad() {
 	run sh -c 'printf "\377\376" | ckpt-plan'
 	status_is 2
 	output_is 'ckpt-plan: <stdin>:1:1: unable to decode byte 0xff'
-	bad '{"vertices":[], "vertices":[]}' "ckpt-plan: <stdin>:1:27: duplicate object key near '\"vertices\"'"
+	bad '{"vertices":[], "vertices":[]}' "ckpt-plan: <stdin>:1:17: duplicate object key near '\"vertices\"'"
 }
 
 @test "graph: an unknown key is named (a misspelling is not ignored)" {
@@ -154,7 +154,7 @@ bad() {
 	[ "${lines[1]}" = 'ckpt-plan: <stdin>:2:38: vertex "a": parallelism 0 out of range (1 to 16777216)' ]
 	run sh -c 'printf "%s x" "{\"vertices\":[]}" | ckpt-plan -g'
 	status_is 2
-	[ "${lines[1]}" = "ckpt-plan: <stdin>:1:18: '[' or '{' expected near 'x'" ]
+	[ "${lines[1]}" = "ckpt-plan: <stdin>:1:17: '[' or '{' expected near 'x'" ]
 }
 
 @test "graph: the same error from a file names the file" {

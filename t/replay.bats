@@ -265,14 +265,12 @@ plan() {
 @test "replay: usage errors" {
 	run ckpt-replay
 	status_is 2
-	output_is "ckpt-replay: missing LOGDIR
-ckpt-replay: try 'ckpt-replay -h' for usage"
+	output_is "ckpt-replay: missing LOGDIR (see ckpt-replay -h)"
 	run ckpt-replay -e -w L
 	status_is 2
 	run ckpt-replay -e -g g.json L
 	status_is 2
-	output_is "ckpt-replay: -g and -a apply to the recovery plan only
-ckpt-replay: try 'ckpt-replay -h' for usage"
+	output_is "ckpt-replay: -g and -a apply to the recovery plan only (see ckpt-replay -h)"
 	run ckpt-replay a b
 	status_is 2
 	run ckpt-replay -h
