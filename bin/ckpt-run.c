@@ -11,7 +11,7 @@ static volatile int stop_flag, cancel_flag;
 static void
 usage(void)
 {
-	printf("usage: ckpt-run [-p] [-D] [-r ARCHIVE] [-d DIR] [-o SAVEPOINT] [-s MS] [-n N] PIPELINE\n");
+	printf("usage: ckpt-run [-paD] [-r ARCHIVE] [-d DIR] [-o SAVEPOINT] [-s MS] [-n N] PIPELINE\n");
 }
 
 static void
@@ -53,7 +53,7 @@ main(int argc, char **argv)
 
 	cli_init("ckpt-run");
 	cli_pretty = 0;
-	while ((c = getopt(argc, argv, "hVpDr:d:o:s:n:")) != -1) {
+	while ((c = getopt(argc, argv, "hVpaDr:d:o:s:n:")) != -1) {
 		switch (c) {
 		case 'h':
 			usage();
@@ -66,6 +66,9 @@ main(int argc, char **argv)
 			break;
 		case 'D':
 			o.drain = 1;
+			break;
+		case 'a':
+			o.allow_non_restored = 1;
 			break;
 		case 'r':
 			o.restore = optarg;

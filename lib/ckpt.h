@@ -848,6 +848,7 @@ void ckpt_pipeline_free(struct ckpt_pipeline *p);
 
 struct ckpt_run_opts {
 	const char *restore;     /* -r: start from this snapshot, or NULL */
+	int allow_non_restored;  /* -a: drop state that no operator of the pipeline takes */
 	const char *dir;         /* overrides the pipeline's checkpoint directory, or NULL */
 	const char *savepoint;   /* where the stop savepoint goes, or NULL (the checkpoint directory) */
 	int64_t stop_after_ms;   /* stop with a savepoint after this long (0: never) */

@@ -117,3 +117,11 @@ bh_rpc_trigger(struct task *t, const struct barrier *b)
 		if (!t->in[i].eop)
 			bh_on_barrier(t, b, i, 1);
 }
+
+/* The coordinator gave checkpoint id up (expired, declined elsewhere): stop aligning for it. */
+void
+bh_on_abort_notified(struct task *t, int64_t id)
+{
+	if (id == t->cur_id && pending(t))
+		bh_abort(t, id, "CHECKPOINT_DECLINED");
+}

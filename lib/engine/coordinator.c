@@ -48,6 +48,20 @@ counts_as_failure(const char *reason)
 	       strcmp(reason, "CHECKPOINT_DECLINED_ON_CANCELLATION_BARRIER") != 0;
 }
 
+/* notify-checkpoint-aborted, to the subtasks that still owed an acknowledgement */
+static void
+notify_aborted(struct job *j, const struct pending_cp *pc)
+{
+	for (size_t t = 0; t < j->nt; t++) {
+		struct task *k = &j->t[t];
+
+		if (!ckpt_bits_test(&pc->wait[k->vi], k->sub) || atomic_load(&k->aborted) >= pc->id)
+			continue;
+		atomic_store(&k->aborted, pc->id);
+		notify_wake(&k->nt);
+	}
+}
+
 static void
 abort_pending(struct job *j, struct pending_cp *pc, const char *reason)
 {
@@ -57,6 +71,7 @@ abort_pending(struct job *j, struct pending_cp *pc, const char *reason)
 			       reason));
 	if (counts_as_failure(reason))
 		j->failures++;
+	notify_aborted(j, pc);
 	if (stop)
 		j->savepoint_id = -1;
 	pending_free(j, pc);

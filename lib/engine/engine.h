@@ -252,6 +252,8 @@ struct task {
 	struct barrier mail[MAIL_CAP];
 	size_t mhead, mn;
 	atomic_llong completed; /* newest checkpoint notified complete */
+	atomic_llong aborted;   /* newest checkpoint notified aborted */
+	int64_t last_aborted;
 	atomic_int cancel;
 	/* lifecycle */
 	enum task_phase phase;
@@ -302,6 +304,7 @@ void bh_on_barrier(struct task *t, const struct barrier *b, size_t ch, int rpc);
 void bh_on_cancel(struct task *t, int64_t id);
 void bh_on_end_of_partition(struct task *t, size_t ch);
 void bh_rpc_trigger(struct task *t, const struct barrier *b);
+void bh_on_abort_notified(struct task *t, int64_t id);
 /* Snapshot the task and forward the barrier (task.c). */
 void task_checkpoint(struct task *t, const struct barrier *b, int64_t align_ns);
 void task_decline(struct task *t, int64_t id, const char *reason);
@@ -391,6 +394,9 @@ struct job {
 	const char *final_state;
 	struct ckpt_snapshot *restore; /* snapshot tasks restore from (current attempt) */
 	int64_t restore_id;
+	struct ckpt_snapshot *src;     /* -r: the snapshot as read, */
+	struct ckpt_redist *redist;    /* its redistribution onto the pipeline, */
+	struct ckpt_snapshot *view;    /* and the result, which tasks restore from */
 	struct ckpt_snapshot **old_restores; /* replaced ones, freed at the end (a task may still read one) */
 	size_t nold;
 	char *dir;             /* checkpoint directory */

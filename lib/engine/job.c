@@ -217,6 +217,8 @@ reset_task(struct job *j, struct task *t)
 	t->attempt++;
 	atomic_store(&t->cancel, 0);
 	atomic_store(&t->completed, -1);
+	atomic_store(&t->aborted, -1);
+	t->last_aborted = -1;
 	t->phase = PH_RUNNING;
 	t->finished_ops = 0;
 	t->final_min_id = -1;
@@ -312,10 +314,10 @@ job_restored_state(struct job *j, struct task *t, int *fully_finished, struct ck
 		return NULL;
 	}
 	if (op->parallelism != t->v->parallelism) {
-		ckpt_err_set(e, CKPT_ERR_REFUSED, j->o->restore ? j->o->restore : "",
-			     "operator \"%s\" has parallelism %u in the snapshot and %u in the pipeline: "
-			     "rescale the snapshot with ckpt-merge -P %s=%u", op->id, op->parallelism,
-			     t->v->parallelism, op->id, t->v->parallelism);
+		/* only a -r snapshot is redistributed; checkpoints of this run match the pipeline */
+		ckpt_err_set(e, CKPT_ERR_INPUT, j->latest ? j->latest : "",
+			     "operator \"%s\" has parallelism %u in the snapshot and %u in the pipeline", op->id,
+			     op->parallelism, t->v->parallelism);
 		return NULL;
 	}
 	for (size_t i = 0; i < op->nsubtasks; i++) {
@@ -325,7 +327,10 @@ job_restored_state(struct job *j, struct task *t, int *fully_finished, struct ck
 			continue;
 		if (st->finished)
 			return NULL;
-		if (ckpt_subtask_load(j->restore, op, st, e) < 0)
+		if (st->loaded)
+			return st;
+		if (j->restore == j->view ? ckpt_redist_fill(j->redist, op, st, e) < 0
+					  : ckpt_subtask_load(j->restore, op, st, e) < 0)
 			return NULL;
 		return st;
 	}
@@ -452,7 +457,7 @@ restart_tasks(struct job *j, struct ckpt_bits *sets, uint64_t *lost, struct ckpt
 			free(in);
 			return -1;
 		}
-		if (j->restore)
+		if (j->restore && j->restore != j->view)
 			j->old_restores[j->nold++] = j->restore;
 		j->restore = s;
 		j->restore_id = j->latest_id;
@@ -518,6 +523,37 @@ all_finished(const struct job *j)
 	return 1;
 }
 
+/*
+ * -r: the snapshot as Flink assigns it on restore onto this pipeline's job graph (the same code as
+ * ckpt-merge -g): rescaled, operators matched by uid, Flink's refusals.
+ */
+static int
+open_view(struct job *j, const char *path, struct ckpt_err *e)
+{
+	struct ckpt_redist_opts ro = {.name = path, .graph = j->p->graph, .reopen = path,
+				      .allow_non_restored = j->o->allow_non_restored};
+
+	j->src = ckpt_snapshot_open(path, e);
+	if (j->src == NULL)
+		return -1;
+	j->redist = ckpt_redist_plan(j->src, &ro, e);
+	if (j->redist == NULL)
+		return -1;
+	j->view = j->restore = ckpt_redist_snapshot(j->redist);
+	return 0;
+}
+
+static void
+free_view(struct job *j)
+{
+	for (size_t i = 0; j->view && i < j->view->nops; i++)
+		for (size_t k = 0; k < j->view->ops[i].nsubtasks; k++)
+			if (j->view->ops[i].subtasks[k].loaded)
+				ckpt_redist_release(&j->view->ops[i].subtasks[k]);
+	ckpt_redist_free(j->redist);
+	ckpt_snapshot_free(j->src);
+}
+
 static void
 free_job(struct job *j)
 {
@@ -551,7 +587,9 @@ free_job(struct job *j)
 	}
 	for (size_t i = 0; i < j->nold; i++)
 		ckpt_snapshot_free(j->old_restores[i]);
-	ckpt_snapshot_free(j->restore);
+	if (j->restore != j->view)
+		ckpt_snapshot_free(j->restore);
+	free_view(j);
 	for (size_t i = 0; i < j->nretained; i++)
 		free(j->retained[i]);
 	free(j->retained);
@@ -595,13 +633,12 @@ setup(struct job *j, struct ckpt_pipeline *p, const struct ckpt_run_opts *o, str
 	if (init_tasks(j, e) < 0 || wire(j, e) < 0)
 		return -1;
 	if (o->restore != NULL) {
-		j->restore = ckpt_snapshot_open(o->restore, e);
-		if (j->restore == NULL)
+		if (open_view(j, o->restore, e) < 0)
 			return -1;
 		j->latest = ckpt_strdup(o->restore, e);
 		if (j->latest == NULL)
 			return -1;
-		j->latest_id = j->restore_id = (int64_t)j->restore->checkpoint_id;
+		j->latest_id = j->restore_id = (int64_t)j->src->checkpoint_id;
 		j->next_id = j->latest_id + 1;
 	}
 	if ((p->interval_ms > 0 || o->stop || o->stop_after_ms || o->stop_after_cps) && mkdir(j->dir, 0777) < 0 &&
@@ -614,16 +651,15 @@ static void
 finished_event(struct job *j)
 {
 	int64_t ms = now_ms() - j->start_ms;
-	uint64_t recs = atomic_load(&j->sink_records);
+	uint64_t recs = atomic_load(&j->sink_records), lost = 0;
+	json_t *ev;
 
-	json_t *ev = json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:i,s:I}", "event", "job_finished", "state",
-			       j->final_state, "records", (json_int_t)recs, "source_records",
-			       (json_int_t)atomic_load(&j->records), "duration_ms", (json_int_t)ms,
-			       "records_per_second", (json_int_t)(ms > 0 ? recs * 1000 / (uint64_t)ms : recs),
-			       "restarts", (json_int_t)j->restarts, "checkpoints", (json_int_t)j->completed);
-	uint64_t lost = 0;
-
-	/* records dropped in flight, only approximate failover drops any */
+	ev = json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:i,s:I}", "event", "job_finished", "state", j->final_state,
+		       "records", (json_int_t)recs, "source_records", (json_int_t)atomic_load(&j->records),
+		       "duration_ms", (json_int_t)ms, "records_per_second",
+		       (json_int_t)(ms > 0 ? recs * 1000 / (uint64_t)ms : recs), "restarts", (json_int_t)j->restarts,
+		       "checkpoints", (json_int_t)j->completed);
+	/* records dropped in flight: only approximate failover drops any */
 	for (size_t c = 0; c < j->nch; c++)
 		lost += j->chs[c]->lost_records;
 	if (j->p->strategy == CKPT_FAILOVER_APPROXIMATE)

@@ -56,6 +56,14 @@ task_checkpoint(struct task *t, const struct barrier *b, int64_t align_ns)
 
 	if (b->id <= t->last_cp_id)
 		return;
+	if (b->id == atomic_load(&t->aborted)) {
+		/* notified aborted before it got here: no snapshot, only the cancellation downstream */
+		struct entry cancel = {.kind = ENT_CANCEL, .bar = {.id = b->id}};
+
+		t->last_cp_id = b->id;
+		task_broadcast_event(t, &cancel);
+		return;
+	}
 	t->last_cp_id = b->id;
 	if (t->phase == PH_ENDED && t->final_min_id < 0)
 		t->final_min_id = b->id;
@@ -131,7 +139,7 @@ task_end_of_data(struct task *t, int drain)
 static void
 handle_mail(struct task *t)
 {
-	int64_t done = atomic_load(&t->completed);
+	int64_t done = atomic_load(&t->completed), ab;
 
 	for (;;) {
 		struct barrier b;
@@ -151,6 +159,11 @@ handle_mail(struct task *t)
 			task_checkpoint(t, &b, 0);
 		else
 			bh_rpc_trigger(t, &b);
+	}
+	ab = atomic_load(&t->aborted);
+	if (ab > t->last_aborted) {
+		t->last_aborted = ab;
+		bh_on_abort_notified(t, ab);
 	}
 	if (done > t->last_notified) {
 		t->last_notified = done;
