@@ -796,7 +796,7 @@ void ckpt_replay_release(struct ckpt_replay *r);
  * Flink assigns state on restore (RoundRobinOperatorStateRepartitioner,
  * key-group ranges, FLIP-147 finished state).  The plan is computed from
  * counts alone; entries then move one new subtask at a time, loading one old
- * subtask at a time, so memory is bounded by one member, not the snapshot.
+ * subtask at a time, so memory is bounded by a few members, not the snapshot.
  * (redistribute.c; restore.c restores onto a job graph, assignment.c prints the plan.)
  */
 

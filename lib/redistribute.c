@@ -6,9 +6,10 @@
 
 /*
  * The plan is made from counts (n, nkv, key-group ranges) only, so that it
- * works on a Flink _metadata whose bytes live elsewhere and never needs more
- * than one old subtask in memory.  Names are processed in bytewise order, which
- * is our deterministic stand-in for the Java HashMap order Flink iterates in.
+ * works on a Flink _metadata whose bytes live elsewhere and, when moving
+ * entries, never needs more than a few old subtasks in memory.  Names are
+ * processed in bytewise order, our deterministic stand-in for the Java
+ * HashMap order Flink iterates in.
  */
 
 const char *

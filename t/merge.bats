@@ -452,3 +452,32 @@ FULL2='{"id": "op2", "parallelism": 2, "max_parallelism": 2, "fully_finished": t
 	status_is 2
 	[[ "$output" == "ckpt-merge: s.json:"*'"t-1"'*union* ]]
 }
+
+@test "topology change (CheckpointCoordinatorRestoringTest): new chains, op4 dropped with -n, op3 at 20, 8 and 10" {
+	gen_state 5 10 64 3 | jq '.operators[0] as $o | .operators = [
+		($o | .id = "op1" | .vertex = "a" | .subtasks |= map(del(.keyed_state))),
+		($o | .id = "op2" | .vertex = "a" | .subtasks |= map(del(.keyed_state) | .operator_state |= with_entries(.key |= "x" + .))),
+		($o | .id = "op3" | .vertex = "b" | .subtasks |= map(.operator_state |= with_entries(select(.value.mode == "list")))),
+		($o | .id = "op4" | .vertex = "b" | .subtasks |= map(del(.keyed_state)))]' > old.json
+	run ckpt-merge -g "$M/topology-graph.json" old.json
+	status_is 1
+	[[ "$output" == *"Cannot map checkpoint/savepoint state for operator op4 to the new program"* ]]
+	for p in 20 8 10; do
+		jq --argjson p "$p" '.vertices[1].parallelism = $p' "$M/topology-graph.json" > g.json
+		ckpt-merge -n -g g.json old.json > new.json
+		run jq -c '[.operators[] | [.id, .vertex, .parallelism]]' new.json
+		output_is "[[\"op1\",\"A\",10],[\"op2\",\"A\",10],[\"op3\",\"B\",$p]]"
+		[ "$(jq -c '.operators[0:2] | map(.subtasks)' new.json)" = "$(ckpt-merge old.json | jq -c '.operators[0:2] | map(.subtasks)')" ]
+		jq '.operators |= [.[2]]' old.json > a.json
+		jq '.operators |= [.[2]]' new.json > b.json
+		run invariants a.json b.json
+		output_is ok
+		case $p in
+		20) want='["0-3","4-6","7-9"]' ;;
+		8) want='["0-7","8-15","16-23"]' ;;
+		10) want='["0-6","7-12","13-19"]' ;;
+		esac
+		run jq -c '[.operators[2].subtasks[0:3][].keyed_state.key_groups]' new.json
+		output_is "$want"
+	done
+}
