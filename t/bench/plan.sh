@@ -21,28 +21,27 @@ trap 'rm -rf "$tmp"' EXIT
 measure() {
 	n=$1 label=$2
 	shift 2
-	: > "$tmp/runs"
+	: > "$tmp/wall"
+	: > "$tmp/cpu"
 	i=0
 	while [ $i -lt "$n" ]; do
 		t0=$(date +%s%N)
-		if [ -n "$PERF" ]; then
-			perf stat -x, -e task-clock -o "$tmp/perf" "$@" > /dev/null
-		else
-			/usr/bin/time -f '%U %S' -o "$tmp/time" "$@" > /dev/null
-		fi
+		"$@" > /dev/null
 		st=$?
 		t1=$(date +%s%N)
 		[ $st -gt 1 ] && echo "$label: exit status $st" >&2
+		echo $((t1 - t0)) >> "$tmp/wall"
 		if [ -n "$PERF" ]; then
-			c=$(awk -F, '$3 == "task-clock" { print $1 / 1000 }' "$tmp/perf")
+			perf stat -x, -e task-clock -o "$tmp/perf" "$@" > /dev/null
+			awk -F, '$3 == "task-clock" { print $1 / 1000 }' "$tmp/perf" >> "$tmp/cpu"
 		else
-			c=$(awk '{ print $1 + $2 }' "$tmp/time")
+			/usr/bin/time -f '%U %S' -o "$tmp/time" "$@" > /dev/null
+			awk '{ print $1 + $2 }' "$tmp/time" >> "$tmp/cpu"
 		fi
-		echo "$((t1 - t0)) $c" >> "$tmp/runs"
 		i=$((i + 1))
 	done
-	wall=$(sort -n "$tmp/runs" | awk 'NR == 1 { printf "%.4f", $1 / 1e9 }')
-	cpu=$(sort -g -k2 "$tmp/runs" | awk 'NR == 1 { printf "%.4f", $2 }')
+	wall=$(sort -n "$tmp/wall" | awk 'NR == 1 { printf "%.4f", $1 / 1e9 }')
+	cpu=$(sort -g "$tmp/cpu" | awk 'NR == 1 { printf "%.4f", $1 }')
 	/usr/bin/time -f '%M' -o "$tmp/time" "$@" > /dev/null
 	mb=$(awk '{ printf "%.1f", $1 / 1024 }' "$tmp/time")
 	printf '%-46s wall %7.4f s  cpu %7.4f s  %6.1f MB\n' "$label" "$wall" "$cpu" "$mb"
