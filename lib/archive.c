@@ -1,17 +1,661 @@
-/* archive.c: STUB until the snapshot concern lands; see ckpt.h. */
-#include "ckpt.h"
+/*
+ * archive.c: the one helper over libarchive.  Writes snapshots as tar, tar.gz,
+ * zip or a directory (ckpt-archive(5)), whole or not at all; opens any
+ * snapshot; loads one subtask's state file at a time; verifies streaming.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <archive.h>
+#include <archive_entry.h>
+
+#include "snapshot-int.h"
+
+#define MANIFEST "MANIFEST.json"
+#define BLOCK ((size_t)1 << 20)
+#define MANIFEST_LIMIT ((uint64_t)1 << 30)
+#define METADATA_LIMIT ((uint64_t)1 << 30)
 
 int
 ckpt_archive_kind_of(const char *path)
 {
-	(void)path;
+	size_t n = strlen(path);
+
+	if (n > 1 && path[n - 1] == '/')
+		return CKPT_ARCHIVE_DIR;
+	if (n > 7 && strcmp(path + n - 7, ".tar.gz") == 0)
+		return CKPT_ARCHIVE_TARGZ;
+	if (n > 4 && strcmp(path + n - 4, ".tgz") == 0)
+		return CKPT_ARCHIVE_TARGZ;
+	if (n > 4 && strcmp(path + n - 4, ".tar") == 0)
+		return CKPT_ARCHIVE_TAR;
+	if (n > 4 && strcmp(path + n - 4, ".zip") == 0)
+		return CKPT_ARCHIVE_ZIP;
 	return -1;
+}
+
+const char *
+ckpt_archive_kind_name(enum ckpt_archive_kind kind)
+{
+	static const char *const names[] = {"tar", "tar.gz", "zip", "directory"};
+
+	return (unsigned)kind < 4 ? names[kind] : "tar";
+}
+
+/* ---- reading through libarchive */
+
+/* A reader over fd from its start: tar or zip, plain or compressed. */
+struct archive *
+ckpt_arc_open_read(int fd, const char *name, struct ckpt_err *e)
+{
+	struct archive *a = archive_read_new();
+
+	if (a == NULL) {
+		ckpt_err_set(e, CKPT_ERR_NOMEM, name, "out of memory");
+		return NULL;
+	}
+	archive_read_support_filter_all(a);
+	archive_read_support_format_tar(a);
+	archive_read_support_format_zip(a);
+	if (lseek(fd, 0, SEEK_SET) < 0 && errno != ESPIPE) {
+		ckpt_err_sys(e, name, "cannot seek");
+		archive_read_free(a);
+		return NULL;
+	}
+	if (archive_read_open_fd(a, fd, BLOCK) != ARCHIVE_OK) {
+		ckpt_err_set(e, CKPT_ERR_INPUT, name, "not a snapshot: %s", archive_error_string(a));
+		archive_read_free(a);
+		return NULL;
+	}
+	return a;
+}
+
+/* Next member: 1 and *ent, 0 at the end, -1 on error (named). */
+int
+ckpt_arc_next(struct archive *a, struct archive_entry **ent, const char *name, struct ckpt_err *e)
+{
+	int r = archive_read_next_header(a, ent);
+
+	if (r == ARCHIVE_EOF)
+		return 0;
+	if (r == ARCHIVE_OK || r == ARCHIVE_WARN)
+		return 1;
+	return ckpt_err_set(e, CKPT_ERR_INPUT, name, "unreadable archive: %s", archive_error_string(a));
+}
+
+/*
+ * Stream the current member's data to fn in blocks; returns the bytes seen, or
+ * -1 with e set when the data cannot be read (a cut archive) or fn fails.
+ */
+int64_t
+ckpt_arc_stream(struct archive *a, int (*fn)(void *arg, const void *p, size_t n, int64_t off), void *arg,
+	   const char *where, struct ckpt_err *e)
+{
+	int64_t total = 0;
+
+	for (;;) {
+		const void *p;
+		size_t n;
+		la_int64_t off;
+		int r = archive_read_data_block(a, &p, &n, &off);
+
+		if (r == ARCHIVE_EOF)
+			return total;
+		if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
+			return ckpt_err_set(e, CKPT_ERR_REFUSED, where, "truncated member (%s)",
+					    archive_error_string(a));
+		if (off != total)
+			return ckpt_err_set(e, CKPT_ERR_REFUSED, where, "sparse member");
+		if (n && fn(arg, p, n, off) < 0)
+			return -1;
+		total += (int64_t)n;
+	}
+}
+
+/* ---- writing */
+
+struct wmember {
+	char *name;
+	uint64_t off, size, xxh3;
+};
+
+struct ckpt_awriter {
+	char *path;   /* as given, without a trailing '/' for directories */
+	enum ckpt_archive_kind kind;
+	FILE *spool;  /* archives: the members, one after the other */
+	char *tmpdir; /* directories: built here, renamed into place */
+	struct ckpt_snap_out *out;
+	json_t *ops;  /* the manifest's operators */
+	json_t *subs; /* the current operator's subtasks */
+	char *cur_id;
+	uint32_t cur_p, cur_maxp;
+	int64_t last_index;
+	struct wmember *m;
+	size_t nm, cap;
+};
+
+static void
+awriter_free(struct ckpt_awriter *w)
+{
+	if (w->spool)
+		fclose(w->spool);
+	ckpt_snap_out_free(w->out);
+	json_decref(w->ops);
+	for (size_t i = 0; i < w->nm; i++)
+		free(w->m[i].name);
+	free(w->m);
+	free(w->cur_id);
+	free(w->tmpdir);
+	free(w->path);
+	free(w);
+}
+
+static int
+rm_one(const char *p, const struct stat *sb, int flag, struct FTW *f)
+{
+	(void)sb, (void)flag, (void)f;
+	return remove(p);
+}
+
+void
+ckpt_awriter_abort(struct ckpt_awriter *w)
+{
+	if (w == NULL)
+		return;
+	if (w->tmpdir)
+		nftw(w->tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	awriter_free(w);
+}
+
+/* A temporary name next to path: "dir/.name.tmp.XXXXXX". */
+static char *
+temp_next_to(const char *path, struct ckpt_err *e)
+{
+	char *copy = ckpt_strdup(path, e), *copy2 = ckpt_strdup(path, e), *t = NULL;
+
+	if (copy && copy2) {
+		const char *d = dirname(copy), *b = basename(copy2);
+		size_t n = strlen(d) + strlen(b) + 20;
+
+		t = malloc(n);
+		if (t)
+			snprintf(t, n, "%s/.%s.tmp.XXXXXX", d, b);
+		else
+			ckpt_err_set(e, CKPT_ERR_NOMEM, path, "out of memory");
+	}
+	free(copy);
+	free(copy2);
+	return t;
+}
+
+static int
+open_spool(struct ckpt_awriter *w, struct ckpt_err *e)
+{
+	char *t = temp_next_to(w->path, e);
+	int fd;
+
+	if (t == NULL)
+		return -1;
+	fd = mkstemp(t);
+	if (fd < 0) {
+		free(t);
+		return ckpt_err_sys(e, w->path, "cannot create");
+	}
+	unlink(t); /* the spool is never seen, whatever happens */
+	free(t);
+	w->spool = fdopen(fd, "w+b");
+	if (w->spool == NULL) {
+		close(fd);
+		return ckpt_err_sys(e, w->path, "cannot create");
+	}
+	return 0;
+}
+
+struct ckpt_awriter *
+ckpt_awriter_open(const char *path, enum ckpt_archive_kind kind, struct ckpt_err *e)
+{
+	struct ckpt_awriter *w = ckpt_calloc(1, sizeof *w, e);
+	size_t n;
+
+	if (w == NULL)
+		return NULL;
+	w->kind = kind;
+	w->path = ckpt_strdup(path, e);
+	if (w->path == NULL)
+		goto fail;
+	n = strlen(w->path);
+	while (n > 1 && w->path[n - 1] == '/')
+		w->path[--n] = '\0';
+	w->ops = json_array();
+	if (w->ops == NULL) {
+		ckpt_err_set(e, CKPT_ERR_NOMEM, path, "out of memory");
+		goto fail;
+	}
+	if (kind == CKPT_ARCHIVE_DIR) {
+		w->tmpdir = temp_next_to(w->path, e);
+		if (w->tmpdir == NULL)
+			goto fail;
+		if (mkdtemp(w->tmpdir) == NULL) {
+			ckpt_err_sys(e, path, "cannot create");
+			free(w->tmpdir);
+			w->tmpdir = NULL;
+			goto fail;
+		}
+	} else if (open_spool(w, e) < 0) {
+		goto fail;
+	}
+	return w;
+fail:
+	ckpt_awriter_abort(w);
+	return NULL;
+}
+
+int
+ckpt_awriter_operator(struct ckpt_awriter *w, const struct ckpt_operator *op, struct ckpt_err *e)
+{
+	json_t *o, *v;
+	size_t i;
+
+	/* what the reader would refuse is refused here, before anything is written */
+	if (op->id == NULL || op->id[0] == '\0')
+		return ckpt_err_set(e, CKPT_ERR_INPUT, w->path, "an operator without an id");
+	if (op->max_parallelism < 1 || op->max_parallelism > CKPT_MAX_PARALLELISM_LIMIT ||
+	    op->parallelism < 1 || op->parallelism > op->max_parallelism)
+		return ckpt_err_set(e, CKPT_ERR_INPUT, w->path,
+				    "operator \"%s\": parallelism %u with max parallelism %u", op->id,
+				    op->parallelism, op->max_parallelism);
+	json_array_foreach(w->ops, i, v)
+		if (strcmp(json_string_value(json_object_get(v, "id")), op->id) == 0)
+			return ckpt_err_set(e, CKPT_ERR_INPUT, w->path, "duplicate operator \"%s\"", op->id);
+	o = ckpt_snap_operator_head(op);
+	w->subs = json_array();
+	if (ckpt_json_append_new(w->ops, o) < 0 || ckpt_json_set_new(o, "subtasks", w->subs) < 0)
+		return ckpt_err_set(e, CKPT_ERR_NOMEM, w->path, "out of memory");
+	free(w->cur_id);
+	w->cur_id = ckpt_strdup(op->id, e);
+	if (w->cur_id == NULL)
+		return -1;
+	w->cur_p = op->parallelism;
+	w->cur_maxp = op->max_parallelism;
+	w->last_index = -1;
+	return 0;
+}
+
+/* "op/<id>/<index>", the id's bytes outside [A-Za-z0-9._-] as %XX. */
+static char *
+member_name(const char *id, uint32_t index)
+{
+	size_t n = strlen(id);
+	char *s = malloc(n * 3 + 32), *o = s;
+
+	if (s == NULL)
+		return NULL;
+	o += sprintf(o, "op/");
+	for (const unsigned char *p = (const unsigned char *)id; *p; p++) {
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		    *p == '-' || *p == '_' || (*p == '.' && p != (const unsigned char *)id))
+			*o++ = (char)*p;
+		else
+			o += sprintf(o, "%%%02X", *p);
+	}
+	sprintf(o, "/%u", index);
+	return s;
+}
+
+static int
+mkdirs_for(const char *root, const char *name, struct ckpt_err *e)
+{
+	char p[4096];
+	size_t n = (size_t)snprintf(p, sizeof p, "%s/%s", root, name);
+
+	if (n >= sizeof p)
+		return ckpt_err_set(e, CKPT_ERR_INPUT, root, "member name too long");
+	for (char *s = p + strlen(root) + 1; (s = strchr(s, '/')) != NULL; s++) {
+		*s = '\0';
+		if (mkdir(p, 0755) != 0 && errno != EEXIST)
+			return ckpt_err_sys(e, p, "cannot create directory");
+		*s = '/';
+	}
+	return 0;
+}
+
+/* Write one state file: into the spool, or as a file of the directory. */
+static int
+write_member(struct ckpt_awriter *w, const struct ckpt_subtask *st, struct wmember *m,
+	     struct ckpt_err *e)
+{
+	FILE *f = w->spool;
+	char p[4096];
+	int r = 0;
+
+	if (w->kind == CKPT_ARCHIVE_DIR) {
+		if (mkdirs_for(w->tmpdir, m->name, e) < 0)
+			return -1;
+		snprintf(p, sizeof p, "%s/%s", w->tmpdir, m->name);
+		if ((f = fopen(p, "wb")) == NULL)
+			return ckpt_err_sys(e, p, "cannot create");
+	} else {
+		m->off = (uint64_t)ftello(f);
+	}
+	if ((w->out = ckpt_snap_out_new(f)) == NULL)
+		r = ckpt_err_set(e, CKPT_ERR_NOMEM, w->path, "out of memory");
+	if (r == 0 && (ckpt_snap_out_subtask(w->out, st) < 0 || ckpt_snap_out_finish(w->out, &m->size, &m->xxh3) < 0))
+		r = ckpt_err_sys(e, w->path, "write error");
+	ckpt_snap_out_free(w->out);
+	w->out = NULL;
+	if (w->kind == CKPT_ARCHIVE_DIR) {
+		if (r == 0 && (fflush(f) != 0 || fsync(fileno(f)) != 0))
+			r = ckpt_err_sys(e, p, "write error");
+		if (fclose(f) != 0 && r == 0)
+			r = ckpt_err_sys(e, p, "write error");
+	}
+	return r;
+}
+
+static int
+any_entries(const struct ckpt_subtask *st)
+{
+	for (size_t i = 0; i < st->nops; i++)
+		if (st->ops[i].n)
+			return 1;
+	return 0;
+}
+
+int
+ckpt_awriter_subtask(struct ckpt_awriter *w, const struct ckpt_subtask *st, struct ckpt_err *e)
+{
+	struct wmember m = {0};
+	json_t *v;
+
+	if (w->cur_id == NULL)
+		return ckpt_err_set(e, CKPT_ERR_INPUT, w->path, "a subtask before its operator");
+	if (st->index >= w->cur_p || (int64_t)st->index <= w->last_index)
+		return ckpt_err_set(e, CKPT_ERR_INPUT, w->path,
+				    "operator \"%s\": subtask %u out of order or beyond parallelism %u",
+				    w->cur_id, st->index, w->cur_p);
+	w->last_index = st->index;
+	if (st->keyed && (st->kg_first > st->kg_last || st->kg_last >= w->cur_maxp))
+		return ckpt_err_set(e, CKPT_ERR_INPUT, w->path,
+				    "operator \"%s\": subtask %u: key groups %u-%u outside max parallelism %u",
+				    w->cur_id, st->index, st->kg_first, st->kg_last, w->cur_maxp);
+	if (st->finished && st->loaded && (st->nkv || st->nin || st->nout || any_entries(st)))
+		return ckpt_err_set(e, CKPT_ERR_INPUT, w->path,
+				    "operator \"%s\": subtask %u: a finished subtask holds no state", w->cur_id,
+				    st->index);
+	if (st->loaded && !st->finished) {
+		if (w->nm == w->cap) {
+			size_t nc = w->cap ? w->cap * 2 : 16;
+			struct wmember *t = ckpt_reallocarray(w->m, nc, sizeof *t, e);
+
+			if (t == NULL)
+				return -1;
+			w->m = t;
+			w->cap = nc;
+		}
+		m.name = member_name(w->cur_id, st->index);
+		if (m.name == NULL)
+			return ckpt_err_set(e, CKPT_ERR_NOMEM, w->path, "out of memory");
+		w->m[w->nm++] = m;
+		if (write_member(w, st, &w->m[w->nm - 1], e) < 0)
+			return -1;
+	}
+	v = ckpt_snap_subtask_manifest(st, st->loaded && !st->finished ? w->m[w->nm - 1].name : NULL);
+	if (ckpt_json_append_new(w->subs, v) < 0)
+		return ckpt_err_set(e, CKPT_ERR_NOMEM, w->path, "out of memory");
+	return 0;
+}
+
+static json_t *
+manifest_json(struct ckpt_awriter *w, const struct ckpt_snapshot *s)
+{
+	json_t *o = json_pack("{s:s, s:i, s:I, s:s}", "format", "ckpt-archive", "version", 1, "checkpoint_id",
+			      (json_int_t)s->checkpoint_id, "kind", s->kind ? s->kind : "checkpoint");
+	json_t *mem = json_array();
+
+	if (o == NULL || mem == NULL)
+		goto fail;
+	if (s->flink && json_object_set(o, "flink", s->flink) < 0)
+		goto fail;
+	if (json_object_set(o, "operators", w->ops) < 0 || json_object_set(o, "members", mem) < 0)
+		goto fail;
+	for (size_t i = 0; i < w->nm; i++) {
+		char hex[17];
+
+		ckpt_hex64(w->m[i].xxh3, hex);
+		if (ckpt_json_append_new(mem, json_pack("{s:s, s:I, s:s}", "name", w->m[i].name, "size",
+							(json_int_t)w->m[i].size, "xxh3", hex)) < 0)
+			goto fail;
+	}
+	json_decref(mem);
+	return o;
+fail:
+	json_decref(mem);
+	json_decref(o);
+	return NULL;
+}
+
+static mode_t
+current_umask(void)
+{
+	mode_t m = umask(022);
+
+	umask(m);
+	return m;
+}
+
+static int
+commit_dir(struct ckpt_awriter *w, const char *text, struct ckpt_err *e)
+{
+	char p[4096];
+	FILE *f;
+	int r = 0;
+
+	snprintf(p, sizeof p, "%s/%s", w->tmpdir, MANIFEST);
+	if ((f = fopen(p, "wb")) == NULL)
+		return ckpt_err_sys(e, w->path, "cannot create");
+	if (fputs(text, f) == EOF || fflush(f) != 0 || fsync(fileno(f)) != 0)
+		r = ckpt_err_sys(e, w->path, "write error");
+	if (fclose(f) != 0 && r == 0)
+		r = ckpt_err_sys(e, w->path, "write error");
+	if (r < 0)
+		return -1;
+	if (chmod(w->tmpdir, 0777 & ~current_umask()) != 0) /* mkdtemp makes 0700 */
+		return ckpt_err_sys(e, w->path, "cannot set permissions");
+	if (rename(w->tmpdir, w->path) != 0)
+		return ckpt_err_sys(e, w->path, "cannot rename into place");
+	free(w->tmpdir);
+	w->tmpdir = NULL;
+	return ckpt_fsync_dir_of(w->path, e);
+}
+
+static int
+arc_write_header(struct archive *a, const char *name, uint64_t size)
+{
+	struct archive_entry *ent = archive_entry_new();
+	int r;
+
+	if (ent == NULL)
+		return ARCHIVE_FATAL;
+	archive_entry_set_pathname(ent, name);
+	archive_entry_set_size(ent, (la_int64_t)size);
+	archive_entry_set_filetype(ent, AE_IFREG);
+	archive_entry_set_perm(ent, 0644);
+	archive_entry_set_mtime(ent, 315532800, 0); /* fixed (1980, zip's epoch): equal input, equal archive */
+	r = archive_write_header(a, ent);
+	archive_entry_free(ent);
+	return r;
+}
+
+static int
+arc_write_all(struct archive *a, const void *p, size_t n)
+{
+	while (n > 0) {
+		la_ssize_t k = archive_write_data(a, p, n);
+
+		if (k <= 0)
+			return -1;
+		p = (const char *)p + k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+static int
+copy_member(struct ckpt_awriter *w, struct archive *a, const struct wmember *m, unsigned char *buf)
+{
+	uint64_t done = 0;
+
+	if (arc_write_header(a, m->name, m->size) != ARCHIVE_OK)
+		return -1;
+	while (done < m->size) {
+		size_t n = m->size - done < BLOCK ? (size_t)(m->size - done) : BLOCK;
+		ssize_t k = pread(fileno(w->spool), buf, n, (off_t)(m->off + done));
+
+		if (k <= 0)
+			return -1;
+		if (arc_write_all(a, buf, (size_t)k) < 0)
+			return -1;
+		done += (uint64_t)k;
+	}
+	return 0;
+}
+
+static struct archive *
+arc_open_write(enum ckpt_archive_kind kind, int fd)
+{
+	struct archive *a = archive_write_new();
+
+	if (a == NULL)
+		return NULL;
+	if (kind == CKPT_ARCHIVE_ZIP) {
+		archive_write_set_format_zip(a);
+	} else {
+		archive_write_set_format_pax_restricted(a);
+		if (kind == CKPT_ARCHIVE_TARGZ)
+			archive_write_add_filter_gzip(a);
+		archive_write_set_bytes_in_last_block(a, 1);
+	}
+	if (archive_write_open_fd(a, fd) != ARCHIVE_OK) {
+		archive_write_free(a);
+		return NULL;
+	}
+	return a;
+}
+
+static int
+commit_archive(struct ckpt_awriter *w, const char *text, struct ckpt_err *e)
+{
+	struct ckpt_atomic *at = NULL;
+	struct archive *a = NULL;
+	unsigned char *buf = NULL;
+	int r = -1;
+
+	if (fflush(w->spool) != 0 || ferror(w->spool))
+		return ckpt_err_sys(e, w->path, "write error");
+	at = ckpt_atomic_open(w->path, e);
+	if (at == NULL)
+		return -1;
+	/* mkstemp makes 0600; the archive gets what any new file would */
+	if (fchmod(fileno(ckpt_atomic_file(at)), 0666 & ~current_umask()) != 0) {
+		ckpt_err_sys(e, w->path, "cannot set permissions");
+		goto out;
+	}
+	buf = malloc(BLOCK);
+	a = buf ? arc_open_write(w->kind, fileno(ckpt_atomic_file(at))) : NULL;
+	if (a == NULL) {
+		ckpt_err_set(e, CKPT_ERR_NOMEM, w->path, "cannot start the archive");
+		goto out;
+	}
+	if (arc_write_header(a, MANIFEST, strlen(text)) != ARCHIVE_OK || arc_write_all(a, text, strlen(text)) < 0)
+		goto arcerr;
+	for (size_t i = 0; i < w->nm; i++)
+		if (copy_member(w, a, &w->m[i], buf) < 0)
+			goto arcerr;
+	if (archive_write_close(a) != ARCHIVE_OK)
+		goto arcerr;
+	r = ckpt_atomic_commit(at, e);
+	at = NULL;
+	goto out;
+arcerr:
+	errno = archive_errno(a) > 0 ? archive_errno(a) : EIO;
+	ckpt_err_sys(e, w->path, "write error");
+out:
+	if (a)
+		archive_write_free(a);
+	ckpt_atomic_abort(at);
+	free(buf);
+	return r;
+}
+
+int
+ckpt_awriter_commit(struct ckpt_awriter *w, const struct ckpt_snapshot *s, struct ckpt_err *e)
+{
+	json_t *man = manifest_json(w, s);
+	char *text = man ? json_dumps(man, JSON_PRESERVE_ORDER | JSON_INDENT(1)) : NULL;
+	int r;
+
+	json_decref(man);
+	if (text != NULL) { /* the manifest ends its line, like any text file */
+		size_t n = strlen(text);
+		char *t = realloc(text, n + 2);
+
+		if (t == NULL)
+			free(text);
+		else
+			memcpy(t + n, "\n", 2);
+		text = t;
+	}
+	if (text == NULL) {
+		ckpt_awriter_abort(w);
+		return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+	}
+	r = w->kind == CKPT_ARCHIVE_DIR ? commit_dir(w, text, e) : commit_archive(w, text, e);
+	free(text);
+	ckpt_awriter_abort(w);
+	return r;
 }
 
 int
 ckpt_snapshot_write(struct ckpt_snapshot *s, const char *path, enum ckpt_archive_kind kind,
 		    struct ckpt_err *e)
 {
-	(void)s, (void)kind;
-	return ckpt_err_set(e, CKPT_ERR_INPUT, path, "archives are not implemented yet");
+	struct ckpt_awriter *w = ckpt_awriter_open(path, kind, e);
+
+	if (w == NULL)
+		return -1;
+	for (size_t i = 0; i < s->nops; i++) {
+		struct ckpt_operator *op = &s->ops[i];
+
+		if (ckpt_awriter_operator(w, op, e) < 0)
+			goto fail;
+		for (size_t k = 0; k < op->nsubtasks; k++) {
+			struct ckpt_subtask *st = &op->subtasks[k];
+			int was = st->loaded, r;
+
+			if (!was && st->nhandles == 0 && ckpt_subtask_load(s, op, st, e) < 0)
+				goto fail;
+			r = ckpt_awriter_subtask(w, st, e);
+			if (!was)
+				ckpt_subtask_unload(st);
+			if (r < 0)
+				goto fail;
+		}
+	}
+	return ckpt_awriter_commit(w, s, e);
+fail:
+	ckpt_awriter_abort(w);
+	return -1;
+}
+
+void
+ckpt_arc_close(struct archive *a)
+{
+	if (a)
+		archive_read_free(a);
 }

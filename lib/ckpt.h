@@ -422,6 +422,13 @@ struct ckpt_bytes {
 /* Distribution mode of a named operator state. */
 enum ckpt_mode { CKPT_MODE_LIST, CKPT_MODE_UNION, CKPT_MODE_BROADCAST };
 
+/* Keyed state of one subtask summed per state name. */
+struct ckpt_kvstat {
+	char *state;
+	size_t n;
+	uint64_t bytes; /* keys and values */
+};
+
 /* One named operator state of one subtask; n and bytes are valid even when entries are not loaded. */
 struct ckpt_opstate {
 	char *name;
@@ -469,6 +476,10 @@ struct ckpt_subtask {
 	struct ckpt_handle *handles; /* Flink _metadata only */
 	size_t nhandles;
 	int loaded;                  /* entries, kv, in and out are present */
+	struct ckpt_kvstat *kvstats; /* keyed entries and bytes per state name, first-seen order, or NULL */
+	size_t nkvstats;
+	void *arena;  /* when not NULL, loaded bytes and kv state names point into it (freed on unload) */
+	void *member; /* private: where the entries are stored (archive member) */
 };
 
 struct ckpt_operator {
@@ -503,6 +514,32 @@ void ckpt_snapshot_free(struct ckpt_snapshot *s);
 const char *ckpt_mode_name(enum ckpt_mode m); /* "list", "union", "broadcast" */
 int ckpt_mode_parse(const char *name);        /* -1 if unknown */
 
+/*
+ * Ownership: ckpt_snapshot_free frees everything reachable from s.  A subtask's
+ * entries are malloc'd piece by piece (entries[i].p, kv[i].state, kv[i].key.p,
+ * kv[i].value.p, in[i].data.p, out[i].data.p, and the arrays), unless st->arena
+ * is set: then the pieces point into the arena and only the arrays and the arena
+ * are freed.  Copy the bytes out (or keep the subtask loaded) before unloading.
+ * Unloading frees entries only when they can be loaded again (an archive member,
+ * st->member set); subtasks of state documents and hand-built ones keep theirs.
+ * Archive members are read front to back: loading subtasks in the order of the
+ * snapshot reads a tar or zip once (out of order, it is read again from the start).
+ */
+/* Recompute st->kvstats (and nkv, kv_bytes, per-state n and bytes, in/out bytes) from loaded entries. */
+int ckpt_subtask_recount(struct ckpt_subtask *st, struct ckpt_err *e);
+/* Free everything a subtask owns (its index and flags stay); for snapshots built by hand. */
+void ckpt_subtask_release(struct ckpt_subtask *st);
+/* A short word for what ckpt_snapshot_open found: "tar", "tar.gz", "zip", "directory",
+ * "state document", "flink metadata". */
+const char *ckpt_snapshot_format(const struct ckpt_snapshot *s);
+
+/* The summary ckpt-inspect prints (ckpt-inspect(1)); file is how the input is named. */
+json_t *ckpt_snapshot_summary(struct ckpt_snapshot *s, const char *file, struct ckpt_err *e);
+/* Operators added, removed and rescaled, states added, removed and resized from a to b;
+ * *differ is set when anything differs. */
+json_t *ckpt_snapshot_diff(struct ckpt_snapshot *a, struct ckpt_snapshot *b, int *differ,
+			   struct ckpt_err *e);
+
 /* ------------------------------------------------------------ archive.c */
 
 enum ckpt_archive_kind { CKPT_ARCHIVE_TAR, CKPT_ARCHIVE_TARGZ, CKPT_ARCHIVE_ZIP, CKPT_ARCHIVE_DIR };
@@ -512,6 +549,41 @@ int ckpt_archive_kind_of(const char *path);
 /* SHARED: write s as an archive, whole or not at all (the target appears only when complete). */
 int ckpt_snapshot_write(struct ckpt_snapshot *s, const char *path, enum ckpt_archive_kind kind,
 			struct ckpt_err *e);
+/* "tar", "tar.gz", "zip", "directory". */
+const char *ckpt_archive_kind_name(enum ckpt_archive_kind kind);
+
+/*
+ * A streaming archive writer, one operator subtask at a time, so that memory
+ * stays bounded by the manifest and one subtask: open; for each operator in
+ * order, ckpt_awriter_operator then ckpt_awriter_subtask for its subtasks in
+ * ascending index; then commit (the archive appears whole) or abort (nothing
+ * appears).  Members are spooled to a temporary file next to path (directories:
+ * written in a temporary directory) until commit writes the manifest first.
+ */
+struct ckpt_awriter;
+struct ckpt_awriter *ckpt_awriter_open(const char *path, enum ckpt_archive_kind kind,
+				       struct ckpt_err *e);
+/* Start the next operator: its id, uid, name, vertex, parallelism, max parallelism,
+ * fully finished and coordinator are copied; its subtasks are not looked at. */
+int ckpt_awriter_operator(struct ckpt_awriter *w, const struct ckpt_operator *op, struct ckpt_err *e);
+/* Write one subtask of the current operator; it must be loaded (or finished, or hold only handles).
+ * Nothing of st is kept: the caller may unload or free it afterwards. */
+int ckpt_awriter_subtask(struct ckpt_awriter *w, const struct ckpt_subtask *st, struct ckpt_err *e);
+/* Write the manifest (checkpoint id, kind and flink facts taken from s) and the members; frees w. */
+int ckpt_awriter_commit(struct ckpt_awriter *w, const struct ckpt_snapshot *s, struct ckpt_err *e);
+/* Remove every temporary file; frees w (NULL is fine). */
+void ckpt_awriter_abort(struct ckpt_awriter *w);
+
+/*
+ * Verify every member of an archive or directory against its manifest, streaming.
+ * Each problem (checksum mismatch, size mismatch, truncated, missing, extra or
+ * duplicate member, damaged manifest) is passed to report (where: "archive:member")
+ * as it is found.  Returns the number of problems, or -1 on an error that stops
+ * the verification (also reported through e).  *members and *bytes count what was checked.
+ */
+typedef void ckpt_verify_report(void *arg, const char *where, const char *what);
+long ckpt_archive_verify(const char *path, ckpt_verify_report *report, void *arg,
+			 uint64_t *members, uint64_t *bytes, struct ckpt_err *e);
 
 /* ---------------------------------------------------------- flinkmeta.c */
 
@@ -523,13 +595,286 @@ struct ckpt_snapshot *ckpt_flinkmeta_decode(const void *buf, size_t len, const c
 					    struct ckpt_err *e);
 /* SHARED: the operator id Flink derives from a uid (murmur3_128, seed 0), as Flink prints it. */
 void ckpt_flink_operator_id(const char *uid, size_t len, char out[33]);
+/* MurmurHash3_x64_128 of buf: h1 then h2, each little-endian (Guava's asBytes() order). */
+void ckpt_murmur3_128(const void *buf, size_t len, uint32_t seed, unsigned char out[16]);
 
 /* ------------------------------------------------------------- eventlog.c */
 
+/*
+ * The job event log (ckpt-events(5), FLIP-383): a directory of segments
+ * events.0, events.1, ... read in order while contiguous.  A record is,
+ * big-endian: u32 payload length, u32 type, u64 XXH3-64 of the payload, then
+ * the payload, a UTF-8 JSON object.
+ */
+enum ckpt_event_type {
+	CKPT_EVENT_VERTEX_FINISHED = 1,    /* {vertex, subtask, attempt, partitions?, metrics?, snapshots?} */
+	CKPT_EVENT_VERTICES_RESET = 2,     /* {subtasks: [{vertex, subtask}]} */
+	CKPT_EVENT_VERTEX_INITIALIZED = 3, /* {vertex, parallelism, inputs?} */
+};
+
+#define CKPT_EVENT_HEADER 16               /* bytes before the payload */
+#define CKPT_EVENT_PAYLOAD_LIMIT (64u << 20) /* larger payloads are refused as corruption */
+#define CKPT_EVENT_BUFFER (1u << 20)       /* the writer's buffer (Flink's write-buffer.size) */
+
+/* "vertex_finished", ...; NULL for an unknown type. */
+const char *ckpt_event_type_name(uint32_t type);
+/* The type of a name; 0 when unknown. */
+uint32_t ckpt_event_type_parse(const char *name, size_t len);
+
+struct ckpt_event_task {
+	const char *vertex;
+	uint32_t subtask;
+};
+
+struct ckpt_event_input {
+	const char *vertex;
+	enum ckpt_distribution distribution; /* default all_to_all */
+	enum ckpt_partition partition;       /* default blocking: the log is written by batch jobs */
+};
+
+/* One record, decoded.  Every pointer is valid until the next record is read. */
+struct ckpt_event {
+	uint32_t type;
+	uint32_t segment;              /* N of events.N */
+	uint64_t offset;               /* byte offset of the record in its segment */
+	const unsigned char *payload;  /* the payload as stored (len bytes, not NUL-terminated) */
+	size_t len;
+	const char *vertex;            /* finished, initialized */
+	uint32_t subtask, attempt;     /* finished */
+	uint32_t parallelism;          /* initialized */
+	const char *snapshots;         /* finished: the "snapshots" object's text, NULL when absent or null */
+	size_t snapshots_len;
+	struct ckpt_event_task *tasks; /* reset */
+	size_t ntasks;
+	struct ckpt_event_input *inputs; /* initialized */
+	size_t ninputs;
+};
+
+/*
+ * Payload checking and NDJSON event lines ({"type": NAME or id, "payload": {...}}),
+ * without building a JSON tree, so that a million records take well under a
+ * second (lib/evparse.c).
+ */
+struct ckpt_evparser;
+struct ckpt_evparser *ckpt_evparser_new(struct ckpt_err *e);
+void ckpt_evparser_free(struct ckpt_evparser *p);
+/*
+ * Check and decode a payload of a known type into ev (strings live in p).  On
+ * error -1, e->text says what is wrong and *at (when not NULL) points at the
+ * offending byte of payload; the caller sets where and the kind.
+ */
+int ckpt_evparser_decode(struct ckpt_evparser *p, uint32_t type, const void *payload, size_t len,
+			 struct ckpt_event *ev, const char **at, struct ckpt_err *e);
+/*
+ * Parse one NDJSON event line: ev is decoded and ev->payload/len is the payload
+ * with insignificant white space removed (owned by p).  Errors as above.
+ */
+int ckpt_evparser_line(struct ckpt_evparser *p, const char *line, size_t len, struct ckpt_event *ev,
+		       const char **at, struct ckpt_err *e);
+
+/*
+ * The writer.  A session writes new segments only (the first one numbered
+ * after the last existing segment) and never touches old ones.  Flush and
+ * fsync policy: records are buffered (CKPT_EVENT_BUFFER); the buffer is
+ * written when full, when an append comes a second or more after the last
+ * write, and at ckpt_evwriter_flush; fsync happens at ckpt_evwriter_flush
+ * with sync set, at ckpt_evwriter_cut and at ckpt_evwriter_close.  Only whole
+ * records are buffered, and a failed write truncates the segment back to its
+ * last whole record and stops the writer: every later call fails.
+ */
+struct ckpt_evwriter;
+enum {
+	CKPT_EVW_WHOLE = 1,    /* a segment appears (under its name) only when complete: cut or close */
+	CKPT_EVW_CUT_TORN = 2, /* cut a torn tail off the last segment instead of refusing to write */
+};
+/*
+ * Open a session on dir (created when missing).  Refuses (CKPT_ERR_REFUSED)
+ * a log with a gap in its segment numbers or, without CKPT_EVW_CUT_TORN,
+ * one whose last segment ends in a torn record.  NULL on error.
+ */
+struct ckpt_evwriter *ckpt_evwriter_open(const char *dir, unsigned flags, struct ckpt_err *e);
+/* Append one record; payload must be a JSON object's text (not checked here). */
+int ckpt_evwriter_append(struct ckpt_evwriter *w, uint32_t type, const void *payload, size_t len,
+			 struct ckpt_err *e);
+/* Append json_dumps(payload) (compact). */
+int ckpt_evwriter_append_json(struct ckpt_evwriter *w, uint32_t type, const json_t *payload,
+			      struct ckpt_err *e);
+/* Write the buffer out; with sync, fsync too. */
+int ckpt_evwriter_flush(struct ckpt_evwriter *w, int sync, struct ckpt_err *e);
+/* End the current segment (Flink's cutBlock); the next record starts a new one. */
+int ckpt_evwriter_cut(struct ckpt_evwriter *w, struct ckpt_err *e);
+/* Records appended in this session. */
+uint64_t ckpt_evwriter_records(const struct ckpt_evwriter *w);
+/* Cut, close and free w (NULL is fine); -1 if anything failed, w is freed anyway. */
+int ckpt_evwriter_close(struct ckpt_evwriter *w, struct ckpt_err *e);
+/* Free w without writing what is buffered; with CKPT_EVW_WHOLE the unfinished segment is removed. */
+void ckpt_evwriter_abort(struct ckpt_evwriter *w);
+
+/* What reading a log found. */
+struct ckpt_evlog_stats {
+	uint32_t segments;      /* contiguous segments read */
+	uint64_t records;       /* whole records read */
+	uint64_t torn_bytes;    /* bytes of the torn record at the end of the last segment */
+	uint64_t torn_offset;   /* where it starts (valid when torn_bytes > 0) */
+	uint32_t ignored;       /* events.N files after a gap, not read */
+	uint32_t gap;           /* the first missing segment number (valid when ignored > 0) */
+};
+
+/*
+ * The reader: records in order, each checked (length, checksum, type,
+ * payload).  A record cut short at the end of the last segment is a torn
+ * write: not returned, counted in the stats.  Anything else wrong is
+ * corruption: CKPT_ERR_REFUSED, where "dir/events.N", text "offset X: ...".
+ * Memory is bounded by the largest record, not by the log.
+ */
+struct ckpt_evreader;
+/* NULL on error (a missing directory is an error; an empty one is an empty log). */
+struct ckpt_evreader *ckpt_evreader_open(const char *dir, struct ckpt_err *e);
+/* 1 and ev filled, 0 at the end of the log, -1 on error. */
+int ckpt_evreader_next(struct ckpt_evreader *r, struct ckpt_event *ev, struct ckpt_err *e);
+const struct ckpt_evlog_stats *ckpt_evreader_stats(const struct ckpt_evreader *r);
+/* Set an error of kind at ev's record ("dir/events.N", "offset X: ..."); returns -1. */
+int ckpt_evreader_err(const struct ckpt_evreader *r, const struct ckpt_event *ev, struct ckpt_err *e,
+		      enum ckpt_errkind kind, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+void ckpt_evreader_free(struct ckpt_evreader *r);
+
+/*
+ * Copy the log in dir to the new directory out, whole or not at all, with a
+ * torn tail cut off; out must not exist.  st (may be NULL) receives what was read.
+ */
+int ckpt_evlog_copy(const char *dir, const char *out, struct ckpt_evlog_stats *st, struct ckpt_err *e);
+
 /* ------------------------------------------------------------- replay.c */
+
+struct ckpt_replay_opts {
+	/* The job graph, or NULL to build it from the log's vertex_initialized records. */
+	const struct ckpt_graph *graph;
+	/* A JSON array of available partition ids "vertex:subtask", or NULL: all available. */
+	const struct ckpt_jdoc *available;
+};
+
+/* A vertex the log initialized, as recovery leaves it. */
+struct ckpt_replay_vertex {
+	char *id;
+	size_t graph_index;       /* index in ckpt_replay.graph */
+	uint32_t parallelism;     /* decided parallelism, from the log */
+	struct ckpt_bits finished; /* restored as FINISHED; the others are reset */
+	uint32_t *attempt;        /* attempt number of each finished subtask */
+	int unrecovered;          /* fully finished with a coordinator that cannot snapshot in batch:
+				     a later restart of any subtask restarts all */
+};
+
+struct ckpt_replay_coordinator {
+	char *op;
+	size_t vertex;            /* index in ckpt_replay.v */
+	json_t *state;            /* the entry (owned) */
+};
+
+/* The recovery plan of ckpt-replay(1). */
+struct ckpt_replay {
+	struct ckpt_replay_vertex *v; /* in the order the log initialized them */
+	size_t nv;
+	struct ckpt_replay_coordinator *coord;
+	size_t ncoord;
+	json_t *shuffle;              /* array of {incremental, state} in restore order (owned) */
+	struct ckpt_task_ref *lost;   /* lost partitions that caused a reset (vertex: index in v) */
+	size_t nlost;
+	struct ckpt_evlog_stats log;
+	uint64_t dropped_tail_events;
+	struct ckpt_graph *graph;     /* the graph replay used (owned) */
+};
+
+/*
+ * SHARED (ckpt-run): replay the log in dir and compute the recovery plan.
+ * 0 and out filled, or -1 (corruption is CKPT_ERR_REFUSED).  Memory grows
+ * with the number of subtasks, not of records.
+ */
+int ckpt_replay_run(const char *dir, const struct ckpt_replay_opts *o, struct ckpt_replay *out,
+		    struct ckpt_err *e);
+/* SHARED: the plan as ckpt-replay prints it; NULL on allocation failure. */
+json_t *ckpt_replay_to_json(const struct ckpt_replay *r);
+void ckpt_replay_release(struct ckpt_replay *r);
 
 /* -------------------------------------------------------- redistribute.c */
 
+/*
+ * Redistribution of a snapshot onto new parallelism or a new job graph, as
+ * Flink assigns state on restore (RoundRobinOperatorStateRepartitioner,
+ * key-group ranges, FLIP-147 finished state).  The plan is computed from
+ * counts alone; entries then move one new subtask at a time, loading one old
+ * subtask at a time, so memory is bounded by one member, not the snapshot.
+ * (redistribute.c; restore.c restores onto a job graph, assignment.c prints the plan.)
+ */
+
+/* -P OP=N: op names an operator by id or uid. */
+struct ckpt_par {
+	const char *op;
+	uint32_t n;
+};
+
+struct ckpt_redist_opts {
+	const char *name;               /* the input as messages name it */
+	uint32_t parallelism;           /* -P N: every operator not named; 0 keeps each one's */
+	const struct ckpt_par *per_op;  /* -P OP=N, applied to the operator's whole vertex */
+	size_t nper_op;
+	const struct ckpt_graph *graph; /* -g: restore onto this job graph, or NULL */
+	int allow_non_restored;         /* -n: drop state no operator of the graph takes */
+	const char *reopen;             /* the input's path, so that an archive can be read by a few
+					   readers, each going forward only; NULL for standard input */
+};
+
+struct ckpt_redist;
+
+/*
+ * Plan the redistribution of s, which must outlive the plan.  NULL on error:
+ * CKPT_ERR_REFUSED (exit 1) for what Flink refuses, with its words; CKPT_ERR_INPUT
+ * for inconsistent input or an unknown operator named by -P.
+ */
+struct ckpt_redist *ckpt_redist_plan(struct ckpt_snapshot *s, const struct ckpt_redist_opts *o,
+				     struct ckpt_err *e);
+/* The redistributed snapshot, owned by the plan: operators and the subtasks that will hold
+ * something, with entries not loaded (counts of keyed entries are known only once filled). */
+struct ckpt_snapshot *ckpt_redist_snapshot(struct ckpt_redist *r);
+/* Fill the entries of subtask st of operator op of ckpt_redist_snapshot(r), loading the old
+ * subtasks it takes from one at a time; ckpt_redist_release frees them again.  -1 on error. */
+int ckpt_redist_fill(struct ckpt_redist *r, const struct ckpt_operator *op, struct ckpt_subtask *st,
+		     struct ckpt_err *e);
+void ckpt_redist_release(struct ckpt_subtask *st);
+/* Fill every subtask (for printing a whole document). */
+int ckpt_redist_fill_all(struct ckpt_redist *r, struct ckpt_err *e);
+/* The assignment itself: per new subtask, which old subtasks (and their handles, for a Flink
+ * _metadata), which list elements, union and broadcast copies and key groups.  NULL on no memory. */
+json_t *ckpt_redist_to_json(const struct ckpt_redist *r, struct ckpt_err *e);
+void ckpt_redist_free(struct ckpt_redist *r);
+
 /* ------------------------------------------------------- engine (lib/engine/) */
+
+/* A pipeline (ckpt-pipeline(5)): vertices with built-in operators, edges, settings. */
+struct ckpt_pipeline;
+
+/* Load and validate a pipeline file (path "-" or NULL: stdin); errors name file:line:col. */
+struct ckpt_pipeline *ckpt_pipeline_load(const char *path, struct ckpt_err *e);
+void ckpt_pipeline_free(struct ckpt_pipeline *p);
+
+struct ckpt_run_opts {
+	const char *restore;     /* -r: start from this snapshot, or NULL */
+	const char *dir;         /* overrides the pipeline's checkpoint directory, or NULL */
+	const char *savepoint;   /* where the stop savepoint goes, or NULL (the checkpoint directory) */
+	int64_t stop_after_ms;   /* stop with a savepoint after this long (0: never) */
+	int64_t stop_after_cps;  /* stop with a savepoint after this many completed checkpoints (0: never) */
+	int drain;               /* the stop drains (MAX_WATERMARK, finish) */
+	volatile int *stop;      /* set asynchronously (SIGTERM): stop with a savepoint */
+	volatile int *cancel;    /* set asynchronously (SIGINT): cancel the job */
+	/* Called for every event, one at a time, from engine threads; the event is borrowed. */
+	void (*event)(void *arg, const json_t *ev);
+	void *arg;
+};
+
+/*
+ * Run the pipeline to its end.  0 when the job finished (or was stopped with a
+ * savepoint); -1 with e set when it failed (CKPT_ERR_REFUSED: the job failed,
+ * e.g. the restart limit was reached; other kinds: it could not run).
+ */
+int ckpt_pipeline_run(struct ckpt_pipeline *p, const struct ckpt_run_opts *o, struct ckpt_err *e);
 
 #endif

@@ -1,0 +1,226 @@
+/* ckpt-inspect: look inside a snapshot: summary, state document, checksums, difference, uids. */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cli.h"
+
+enum mode { SUMMARY, ALL, CHECK, DIFF };
+
+struct opts {
+	enum mode mode;
+	const char *other;
+	const char **uids;
+	size_t nuids;
+};
+
+static void
+usage(void)
+{
+	printf("usage: ckpt-inspect [-p] [-a | -c | -d OTHER] [-u UID ...] [file ...]\n");
+}
+
+static const char *
+display(const char *path)
+{
+	return path == NULL || strcmp(path, "-") == 0 ? "<stdin>" : path;
+}
+
+/* Mark the operators each uid names; 1 when some uid names none. */
+static int
+match_uids(const struct opts *o, const struct ckpt_snapshot *s, json_t *sum, const char *file)
+{
+	json_t *ops = json_object_get(sum, "operators"), *list = json_array();
+	int unmatched = 0;
+
+	for (size_t u = 0; u < o->nuids; u++) {
+		char id[33];
+		json_t *hits = json_array();
+
+		ckpt_flink_operator_id(o->uids[u], strlen(o->uids[u]), id);
+		for (size_t i = 0; i < s->nops; i++) {
+			const struct ckpt_operator *op = &s->ops[i];
+
+			if (strcasecmp(op->id, id) == 0 || strcmp(op->id, o->uids[u]) == 0 ||
+			    (op->uid && strcmp(op->uid, o->uids[u]) == 0)) {
+				json_array_append_new(hits, json_string(op->id));
+				json_object_set_new(json_array_get(ops, i), "matched_uid", json_string(o->uids[u]));
+			}
+		}
+		if (json_array_size(hits) == 0) {
+			cli_warn("%s: uid \"%s\" (operator id %s) names no operator", file, o->uids[u], id);
+			unmatched = 1;
+		}
+		json_array_append_new(list, json_pack("{s:s, s:s, s:o}", "uid", o->uids[u], "id", id, "operators", hits));
+	}
+	json_object_set_new(sum, "uids", list);
+	return unmatched;
+}
+
+static int
+print_result(json_t *v, struct ckpt_err *e)
+{
+	int r;
+
+	if (v == NULL) {
+		cli_error(e);
+		return 2;
+	}
+	r = cli_print_json(v);
+	json_decref(v);
+	return r < 0 ? 2 : 0;
+}
+
+static void
+report(void *arg, const char *where, const char *what)
+{
+	json_t *problems = arg;
+
+	cli_warn("%s: %s", where, what);
+	json_array_append_new(problems, json_pack("{s:s, s:s}", "where", where, "problem", what));
+}
+
+static int
+check_file(const char *path)
+{
+	struct ckpt_err e = {0};
+	json_t *problems = json_array();
+	uint64_t members = 0, bytes = 0;
+	long n = ckpt_archive_verify(path, report, problems, &members, &bytes, &e);
+	int status;
+
+	if (n < 0) {
+		cli_error(&e);
+		json_decref(problems);
+		return ckpt_err_status(&e);
+	}
+	status = print_result(json_pack("{s:s, s:b, s:I, s:I, s:o}", "file", display(path), "ok", n == 0,
+					"members", (json_int_t)members, "bytes", (json_int_t)bytes,
+					"problems", problems), &e);
+	return status ? status : n > 0;
+}
+
+static int
+diff_file(const char *path, struct ckpt_snapshot *s, struct ckpt_snapshot *other, const char *oname)
+{
+	struct ckpt_err e = {0};
+	int differ = 0;
+	json_t *d = ckpt_snapshot_diff(s, other, &differ, &e);
+	int status;
+
+	json_t *o = d ? json_pack("{s:s, s:s}", "from", display(path), "to", oname) : NULL;
+
+	if (o && json_object_update(o, d) < 0) {
+		json_decref(o);
+		o = NULL;
+	}
+	json_decref(d);
+	status = print_result(o, &e);
+	return status ? status : differ;
+}
+
+static int
+inspect_file(const struct opts *o, const char *path, struct ckpt_snapshot *other)
+{
+	struct ckpt_err e = {0};
+	struct ckpt_snapshot *s;
+	int status = 0;
+	json_t *v;
+
+	if (o->mode == CHECK)
+		return check_file(path);
+	s = ckpt_snapshot_open(path, &e);
+	if (s == NULL) {
+		cli_error(&e);
+		return ckpt_err_status(&e);
+	}
+	if (o->mode == DIFF) {
+		status = diff_file(path, s, other, o->other);
+	} else if (o->mode == ALL) {
+		status = print_result(ckpt_snapshot_to_json(s, &e), &e);
+	} else {
+		v = ckpt_snapshot_summary(s, display(path), &e);
+		if (v && o->nuids)
+			status = match_uids(o, s, v, display(path));
+		if (print_result(v, &e))
+			status = 2;
+	}
+	if (status == 2 && e.kind != CKPT_ERR_NONE)
+		status = ckpt_err_status(&e);
+	ckpt_snapshot_free(s);
+	return status;
+}
+
+static void
+set_mode(struct opts *o, enum mode m)
+{
+	if (o->mode != SUMMARY && o->mode != m)
+		cli_usage_fail("-a, -c and -d exclude each other");
+	o->mode = m;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct opts o = {0};
+	struct ckpt_snapshot *other = NULL;
+	int c, status = 0;
+
+	cli_init("ckpt-inspect");
+	o.uids = calloc((size_t)argc, sizeof *o.uids);
+	if (o.uids == NULL)
+		return 2;
+	while ((c = getopt(argc, argv, "hVpacd:u:")) != -1) {
+		switch (c) {
+		case 'h':
+			usage();
+			free(o.uids);
+			return cli_finish(0);
+		case 'V':
+			cli_version();
+			free(o.uids);
+			return cli_finish(0);
+		case 'p':
+			cli_pretty = 1;
+			break;
+		case 'a':
+			set_mode(&o, ALL);
+			break;
+		case 'c':
+			set_mode(&o, CHECK);
+			break;
+		case 'd':
+			set_mode(&o, DIFF);
+			o.other = optarg;
+			break;
+		case 'u':
+			o.uids[o.nuids++] = optarg;
+			break;
+		default:
+			cli_usage_fail("unknown option");
+		}
+	}
+	if (o.nuids && o.mode != SUMMARY)
+		cli_usage_fail("-u goes with the summary, not with -a, -c or -d");
+	if (o.mode == DIFF) {
+		struct ckpt_err e = {0};
+
+		other = ckpt_snapshot_open(o.other, &e);
+		if (other == NULL) {
+			cli_error(&e);
+			free(o.uids);
+			return cli_finish(ckpt_err_status(&e));
+		}
+	}
+	if (optind == argc)
+		status = inspect_file(&o, NULL, other);
+	for (int i = optind; i < argc; i++) {
+		int r = inspect_file(&o, argv[i], other);
+
+		status = r > status ? r : status;
+	}
+	ckpt_snapshot_free(other);
+	free(o.uids);
+	return cli_finish(status);
+}

@@ -1,0 +1,257 @@
+/* ckpt-merge: redistribute a snapshot onto new parallelism; without -P or -g it packs the input as it is. */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+
+static void
+usage(void)
+{
+	printf("usage: ckpt-merge [-p] [-P N | -P OPERATOR=N ...] [-g GRAPH] [-n] [-o OUT] [file]\n");
+}
+
+/* Is out the very file or directory the input is?  No program overwrites its input. */
+static int
+same_file(const char *in, const char *out)
+{
+	struct stat a, b;
+	char *o = strdup(out);
+	size_t n;
+	int same;
+
+	if (in == NULL || strcmp(in, "-") == 0 || o == NULL) {
+		free(o);
+		return 0;
+	}
+	n = strlen(o);
+	while (n > 1 && o[n - 1] == '/')
+		o[--n] = '\0';
+	same = stat(in, &a) == 0 && stat(o, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+	free(o);
+	return same;
+}
+
+/* Pack mode: the snapshot as it is, to an archive or as the state document. */
+static int
+pack(const char *in, const char *out)
+{
+	struct ckpt_err e = {0};
+	struct ckpt_snapshot *s;
+	int kind = out ? ckpt_archive_kind_of(out) : 0, status = 0;
+
+	if (out && kind < 0)
+		cli_usage_fail("%s: name the archive .tar, .tar.gz, .tgz or .zip, or end it with / for a directory",
+			       out);
+	if (out && same_file(in, out))
+		cli_usage_fail("%s: the output would overwrite the input", out);
+	s = ckpt_snapshot_open(in, &e);
+	if (s == NULL) {
+		cli_error(&e);
+		return ckpt_err_status(&e);
+	}
+	if (out) {
+		if (ckpt_snapshot_write(s, out, (enum ckpt_archive_kind)kind, &e) < 0)
+			status = ckpt_err_status(&e);
+	} else {
+		json_t *v = ckpt_snapshot_to_json(s, &e);
+
+		if (v == NULL)
+			status = ckpt_err_status(&e);
+		else if (cli_print_json(v) < 0)
+			status = 2;
+		json_decref(v);
+	}
+	if (status && e.kind != CKPT_ERR_NONE)
+		cli_error(&e);
+	ckpt_snapshot_free(s);
+	return status;
+}
+
+/* What the options ask for. */
+struct merge_opts {
+	struct ckpt_redist_opts ro;
+	struct ckpt_par *par;
+	const char *graph, *out;
+	int rescale;
+};
+
+/* -P N or -P OPERATOR=N; OPERATOR may itself hold '=', N is after the last one. */
+static void
+parse_par(struct merge_opts *o, char *arg)
+{
+	char *eq = strrchr(arg, '='), *num = eq ? eq + 1 : arg, *end;
+	unsigned long n;
+
+	errno = 0;
+	n = strtoul(num, &end, 10);
+	if (!isdigit((unsigned char)*num) || *end || errno || n < 1 || n > CKPT_PARALLELISM_LIMIT)
+		cli_usage_fail("-P %s: the parallelism must be a number from 1 to %u", arg,
+			       CKPT_PARALLELISM_LIMIT);
+	o->rescale = 1;
+	if (eq == NULL) {
+		o->ro.parallelism = (uint32_t)n;
+		return;
+	}
+	if (eq == arg)
+		cli_usage_fail("-P %s: no operator named", arg);
+	*eq = '\0';
+	o->par = realloc(o->par, (o->ro.nper_op + 1) * sizeof *o->par);
+	if (o->par == NULL)
+		cli_usage_fail("out of memory");
+	o->par[o->ro.nper_op].op = arg;
+	o->par[o->ro.nper_op++].n = (uint32_t)n;
+	o->ro.per_op = o->par;
+}
+
+static struct ckpt_graph *
+load_graph(const char *path, struct ckpt_err *e)
+{
+	struct ckpt_jdoc *doc = ckpt_jdoc_load(path, e);
+	struct ckpt_graph *g = doc ? ckpt_graph_from_json(doc, e) : NULL;
+
+	ckpt_jdoc_free(doc);
+	return g;
+}
+
+/* Move the entries one new subtask at a time into the streaming writer. */
+static int
+write_stream(struct ckpt_redist *r, const char *out, int kind, struct ckpt_err *e)
+{
+	struct ckpt_snapshot *s = ckpt_redist_snapshot(r);
+	struct ckpt_awriter *w = ckpt_awriter_open(out, (enum ckpt_archive_kind)kind, e);
+
+	if (w == NULL)
+		return -1;
+	for (size_t i = 0; i < s->nops; i++) {
+		struct ckpt_operator *op = &s->ops[i];
+
+		if (ckpt_awriter_operator(w, op, e) < 0)
+			goto fail;
+		for (size_t k = 0; k < op->nsubtasks; k++) {
+			int rc = ckpt_redist_fill(r, op, &op->subtasks[k], e);
+
+			if (rc == 0)
+				rc = ckpt_awriter_subtask(w, &op->subtasks[k], e);
+			ckpt_redist_release(&op->subtasks[k]);
+			if (rc < 0)
+				goto fail;
+		}
+	}
+	return ckpt_awriter_commit(w, s, e);
+fail:
+	ckpt_awriter_abort(w);
+	return -1;
+}
+
+static int
+print_result(struct ckpt_redist *r, int flink, struct ckpt_err *e)
+{
+	json_t *v;
+	int rc;
+
+	if (flink)
+		v = ckpt_redist_to_json(r, e);
+	else
+		v = ckpt_redist_fill_all(r, e) < 0 ? NULL : ckpt_snapshot_to_json(ckpt_redist_snapshot(r), e);
+	if (v == NULL)
+		return -1;
+	rc = cli_print_json(v);
+	json_decref(v);
+	if (rc < 0)
+		ckpt_err_sys(e, "stdout", "write error");
+	return rc;
+}
+
+/* Rescale mode: plan, then print the state document, the assignment, or write the archive. */
+static int
+rescale(struct merge_opts *o, const char *in)
+{
+	struct ckpt_err e = {0};
+	struct ckpt_graph *g = NULL;
+	struct ckpt_snapshot *s = NULL;
+	struct ckpt_redist *r = NULL;
+	int kind = o->out ? ckpt_archive_kind_of(o->out) : 0, flink, rc = -1;
+
+	if (o->out && kind < 0)
+		cli_usage_fail("%s: name the archive .tar, .tar.gz, .tgz or .zip, or end it with / for a directory",
+			       o->out);
+	if (o->out && same_file(in, o->out))
+		cli_usage_fail("%s: the output would overwrite the input", o->out);
+	if (o->graph && (g = load_graph(o->graph, &e)) == NULL)
+		goto out;
+	o->ro.graph = g;
+	o->ro.name = in && strcmp(in, "-") != 0 ? in : "<stdin>";
+	o->ro.reopen = in && strcmp(in, "-") != 0 ? in : NULL;
+	if ((s = ckpt_snapshot_open(in, &e)) == NULL)
+		goto out;
+	flink = strcmp(ckpt_snapshot_format(s), "flink metadata") == 0;
+	if (flink && o->out) {
+		ckpt_err_set(&e, CKPT_ERR_INPUT, o->ro.name,
+			     "a Flink _metadata keeps its state in other files: its assignment is printed, not written");
+		goto out;
+	}
+	if ((r = ckpt_redist_plan(s, &o->ro, &e)) == NULL)
+		goto out;
+	rc = o->out ? write_stream(r, o->out, kind, &e) : print_result(r, flink, &e);
+out:
+	if (rc < 0)
+		cli_error(&e);
+	ckpt_redist_free(r);
+	ckpt_snapshot_free(s);
+	ckpt_graph_free(g);
+	return rc < 0 ? ckpt_err_status(&e) : 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct merge_opts o = {0};
+	const char *in;
+	int c, status;
+
+	cli_init("ckpt-merge");
+	opterr = 0;
+	while ((c = getopt(argc, argv, ":hVpP:g:no:")) != -1) {
+		switch (c) {
+		case 'h':
+			usage();
+			return cli_finish(0);
+		case 'V':
+			cli_version();
+			return cli_finish(0);
+		case 'p':
+			cli_pretty = 1;
+			break;
+		case 'P':
+			parse_par(&o, optarg);
+			break;
+		case 'g':
+			o.graph = optarg;
+			break;
+		case 'n':
+			o.ro.allow_non_restored = 1;
+			break;
+		case 'o':
+			o.out = optarg;
+			break;
+		case ':':
+			cli_usage_fail("-%c needs an argument", optopt);
+		default:
+			cli_usage_fail("-%c: unknown option", optopt);
+		}
+	}
+	if (argc - optind > 1)
+		cli_usage_fail("one input at most");
+	if (o.graph && o.rescale)
+		cli_usage_fail("-P and -g exclude each other: the graph gives the parallelism");
+	if (o.ro.allow_non_restored && !o.graph)
+		cli_usage_fail("-n needs -g");
+	in = optind < argc ? argv[optind] : NULL;
+	status = o.rescale || o.graph ? rescale(&o, in) : pack(in, o.out);
+	free(o.par);
+	return cli_finish(status);
+}

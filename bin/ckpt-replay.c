@@ -1,0 +1,265 @@
+/* ckpt-replay: replay a job event log (FLIP-383) into a recovery plan; dump, append to or copy the log. */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+enum mode { PLAN, EVENTS, WRITE, REPAIR };
+
+struct opts {
+	enum mode mode;
+	const char *graph, *available, *out, *dir;
+};
+
+static void
+usage(void)
+{
+	printf("usage: ckpt-replay [-p] [-g GRAPH] [-a AVAILABLE] LOGDIR\n"
+	       "       ckpt-replay -e LOGDIR\n"
+	       "       ckpt-replay -w LOGDIR < events.ndjson\n"
+	       "       ckpt-replay -R OUT LOGDIR\n");
+}
+
+/* Say what reading the log passed over: a gap, and (for -e) a torn tail. */
+static void
+warn_log(const char *dir, const struct ckpt_evlog_stats *st, int torn)
+{
+	if (st->ignored > 0)
+		cli_warn("%s: events.%u is missing: %u later segment%s ignored", dir, st->gap, st->ignored,
+			 st->ignored == 1 ? "" : "s");
+	if (torn && st->torn_bytes > 0)
+		cli_warn("%s/events.%u: offset %llu: torn record of %llu bytes ignored", dir, st->segments - 1,
+			 (unsigned long long)st->torn_offset, (unsigned long long)st->torn_bytes);
+}
+
+static int
+fail(const struct ckpt_err *e)
+{
+	cli_error(e);
+	return ckpt_err_status(e);
+}
+
+static int
+run_plan(const struct opts *o)
+{
+	struct ckpt_replay_opts ro = {0};
+	struct ckpt_jdoc *gdoc = NULL, *adoc = NULL;
+	struct ckpt_graph *g = NULL;
+	struct ckpt_replay plan;
+	struct ckpt_err e = {0};
+	json_t *j = NULL;
+	int status = 0;
+
+	if (o->graph && ((gdoc = ckpt_jdoc_load(o->graph, &e)) == NULL ||
+			 (g = ckpt_graph_from_json(gdoc, &e)) == NULL))
+		goto fail;
+	if (o->available && (adoc = ckpt_jdoc_load(o->available, &e)) == NULL)
+		goto fail;
+	ro.graph = g;
+	ro.available = adoc;
+	if (ckpt_replay_run(o->dir, &ro, &plan, &e) < 0)
+		goto fail;
+	warn_log(o->dir, &plan.log, 0);
+	j = ckpt_replay_to_json(&plan);
+	ckpt_replay_release(&plan);
+	if (j == NULL) {
+		ckpt_err_set(&e, CKPT_ERR_NOMEM, "", "out of memory");
+		goto fail;
+	}
+	if (cli_print_json(j) < 0)
+		status = 2;
+	goto out;
+fail:
+	status = fail(&e);
+out:
+	json_decref(j);
+	ckpt_graph_free(g);
+	ckpt_jdoc_free(gdoc);
+	ckpt_jdoc_free(adoc);
+	return status;
+}
+
+/* The payload on one line: white space outside strings dropped (a stored payload may hold newlines). */
+static void
+put_payload(const unsigned char *p, size_t len)
+{
+	int instr = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = p[i];
+
+		if (instr) {
+			if (c == '\\' && i + 1 < len) {
+				putchar_unlocked(c);
+				c = p[++i];
+			} else if (c == '"') {
+				instr = 0;
+			}
+		} else if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+			continue;
+		} else if (c == '"') {
+			instr = 1;
+		}
+		putchar_unlocked(c);
+	}
+}
+
+static int
+run_events(const struct opts *o)
+{
+	struct ckpt_err e = {0};
+	struct ckpt_evreader *r = ckpt_evreader_open(o->dir, &e);
+	struct ckpt_event ev;
+	int k;
+
+	if (r == NULL)
+		return fail(&e);
+	while ((k = ckpt_evreader_next(r, &ev, &e)) > 0) {
+		printf("{\"type\":\"%s\",\"payload\":", ckpt_event_type_name(ev.type));
+		put_payload(ev.payload, ev.len);
+		fputs("}\n", stdout);
+		if (fflush(stdout) == EOF)
+			break;
+	}
+	if (k < 0) {
+		ckpt_evreader_free(r);
+		return fail(&e);
+	}
+	warn_log(o->dir, ckpt_evreader_stats(r), 1);
+	ckpt_evreader_free(r);
+	return 0;
+}
+
+/* Is the line only white space? */
+static int
+blank(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strchr(" \t\r\n", s[i]))
+			return 0;
+	return 1;
+}
+
+static int
+run_write(const struct opts *o)
+{
+	struct ckpt_err e = {0};
+	struct ckpt_evwriter *w = NULL;
+	struct ckpt_evparser *ps = ckpt_evparser_new(&e);
+	struct ckpt_event ev;
+	char *line = NULL;
+	size_t cap = 0, lineno = 0;
+	ssize_t n;
+	int status = 0;
+
+	setvbuf(stdin, NULL, _IOFBF, 1 << 20);
+	if (ps == NULL || (w = ckpt_evwriter_open(o->dir, CKPT_EVW_WHOLE, &e)) == NULL)
+		goto fail;
+	while ((n = getline(&line, &cap, stdin)) >= 0) {
+		const char *at = NULL;
+
+		lineno++;
+		if (blank(line, (size_t)n))
+			continue;
+		if (ckpt_evparser_line(ps, line, (size_t)n, &ev, &at, &e) < 0) {
+			char where[64], text[sizeof e.text];
+
+			memcpy(text, e.text, sizeof text);
+			snprintf(where, sizeof where, "<stdin>:%zu:%zu", lineno, at ? (size_t)(at - line) + 1 : 1);
+			ckpt_err_set(&e, CKPT_ERR_INPUT, where, "%s", text);
+			goto fail;
+		}
+		if (ckpt_evwriter_append(w, ev.type, ev.payload, ev.len, &e) < 0)
+			goto fail;
+	}
+	if (ferror(stdin)) {
+		ckpt_err_sys(&e, "<stdin>", "read error");
+		goto fail;
+	}
+	status = ckpt_evwriter_close(w, &e) < 0 ? fail(&e) : 0;
+	w = NULL;
+	goto out;
+fail:
+	status = fail(&e);
+out:
+	ckpt_evwriter_abort(w);
+	ckpt_evparser_free(ps);
+	free(line);
+	return status;
+}
+
+static int
+run_repair(const struct opts *o)
+{
+	struct ckpt_err e = {0};
+	struct ckpt_evlog_stats st;
+
+	if (ckpt_evlog_copy(o->dir, o->out, &st, &e) < 0)
+		return fail(&e);
+	warn_log(o->dir, &st, 0);
+	return 0;
+}
+
+static void
+set_mode(struct opts *o, enum mode m)
+{
+	if (o->mode != PLAN && o->mode != m)
+		cli_usage_fail("-e, -w and -R exclude each other");
+	o->mode = m;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct opts o = {0};
+	int c;
+
+	cli_init("ckpt-replay");
+	while ((c = getopt(argc, argv, "hVpg:a:ewR:")) != -1) {
+		switch (c) {
+		case 'h':
+			usage();
+			return cli_finish(0);
+		case 'V':
+			cli_version();
+			return cli_finish(0);
+		case 'p':
+			cli_pretty = 1;
+			break;
+		case 'g':
+			o.graph = optarg;
+			break;
+		case 'a':
+			o.available = optarg;
+			break;
+		case 'e':
+			set_mode(&o, EVENTS);
+			break;
+		case 'w':
+			set_mode(&o, WRITE);
+			break;
+		case 'R':
+			set_mode(&o, REPAIR);
+			o.out = optarg;
+			break;
+		default:
+			cli_usage_fail("unknown option");
+		}
+	}
+	if (argc - optind != 1)
+		cli_usage_fail(argc == optind ? "missing LOGDIR" : "too many operands");
+	if (o.mode != PLAN && (o.graph || o.available))
+		cli_usage_fail("-g and -a apply to the recovery plan only");
+	o.dir = argv[optind];
+	switch (o.mode) {
+	case EVENTS:
+		return cli_finish(run_events(&o));
+	case WRITE:
+		return cli_finish(run_write(&o));
+	case REPAIR:
+		return cli_finish(run_repair(&o));
+	default:
+		return cli_finish(run_plan(&o));
+	}
+}

@@ -1,0 +1,106 @@
+/* ckpt-run: run a pipeline on threads with checkpoints, failover and savepoints; events as NDJSON. */
+#include <getopt.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static volatile int stop_flag, cancel_flag;
+
+static void
+usage(void)
+{
+	printf("usage: ckpt-run [-p] [-D] [-r ARCHIVE] [-d DIR] [-o SAVEPOINT] [-s MS] [-n N] PIPELINE\n");
+}
+
+static void
+on_signal(int sig)
+{
+	if (sig == SIGTERM)
+		stop_flag = 1;
+	else
+		cancel_flag = 1;
+}
+
+static void
+print_event(void *arg, const json_t *ev)
+{
+	(void)arg;
+	cli_print_json(ev);
+	fflush(stdout);
+}
+
+static long long
+number(const char *s, const char *what)
+{
+	char *end;
+	long long x = strtoll(s, &end, 10);
+
+	if (*s == '\0' || *end != '\0' || x < 0)
+		cli_usage_fail("%s must be a non-negative integer: %s", what, s);
+	return x;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct ckpt_run_opts o = {0};
+	struct ckpt_err e = {0};
+	struct ckpt_pipeline *p;
+	struct sigaction sa;
+	int c, status = 0;
+
+	cli_init("ckpt-run");
+	cli_pretty = 0;
+	while ((c = getopt(argc, argv, "hVpDr:d:o:s:n:")) != -1) {
+		switch (c) {
+		case 'h':
+			usage();
+			return cli_finish(0);
+		case 'V':
+			cli_version();
+			return cli_finish(0);
+		case 'p':
+			cli_pretty = 1;
+			break;
+		case 'D':
+			o.drain = 1;
+			break;
+		case 'r':
+			o.restore = optarg;
+			break;
+		case 'd':
+			o.dir = optarg;
+			break;
+		case 'o':
+			o.savepoint = optarg;
+			break;
+		case 's':
+			o.stop_after_ms = number(optarg, "-s");
+			break;
+		case 'n':
+			o.stop_after_cps = number(optarg, "-n");
+			break;
+		default:
+			cli_usage_fail("unknown option");
+		}
+	}
+	if (argc - optind != 1)
+		cli_usage_fail("one pipeline file expected");
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	o.stop = &stop_flag;
+	o.cancel = &cancel_flag;
+	o.event = print_event;
+	p = ckpt_pipeline_load(argv[optind], &e);
+	if (p == NULL || ckpt_pipeline_run(p, &o, &e) < 0) {
+		cli_error(&e);
+		status = ckpt_err_status(&e);
+	}
+	ckpt_pipeline_free(p);
+	return cli_finish(status);
+}

@@ -1,0 +1,472 @@
+/*
+ * coordinator.c: the checkpoint coordinator: periodic triggers (interval, min pause, max concurrent),
+ * the trigger set from libckpt's plan (FLIP-147), acknowledgements, timeouts, tolerable failures,
+ * completion into an archive written atomically, retention, and notifications to the tasks.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine.h"
+
+static const char *const op_display[OP_NKINDS] = {
+	"Source", "Map", "Filter", "KeyedSum", "TumblingEventTimeWindow", "BroadcastState", "TwoPhaseCommitFileSink",
+	"DiscardingSink",
+};
+
+void
+pending_free(struct job *j, struct pending_cp *pc)
+{
+	size_t k = (size_t)(pc - j->pend);
+
+	for (size_t v = 0; pc->wait && v < j->p->nv; v++)
+		ckpt_bits_release(&pc->wait[v]);
+	free(pc->wait);
+	for (size_t t = 0; pc->acks && t < j->nt; t++)
+		engine_subtask_free(pc->acks[t]);
+	free(pc->acks);
+	free(pc->finished);
+	free(pc->fully);
+	memmove(&j->pend[k], &j->pend[k + 1], (j->npend - k - 1) * sizeof *pc);
+	j->npend--;
+}
+
+static struct pending_cp *
+find_pending(struct job *j, int64_t id)
+{
+	for (size_t i = 0; i < j->npend; i++)
+		if (j->pend[i].id == id)
+			return &j->pend[i];
+	return NULL;
+}
+
+static int
+counts_as_failure(const char *reason)
+{
+	return strstr(reason, "SUBSUMED") == NULL && strcmp(reason, "TASK_FAILURE") != 0 &&
+	       strcmp(reason, "CHECKPOINT_DECLINED_ON_CANCELLATION_BARRIER") != 0;
+}
+
+static void
+abort_pending(struct job *j, struct pending_cp *pc, const char *reason)
+{
+	int stop = pc->bar.kind == BAR_SYNC_SAVEPOINT;
+
+	job_event(j, json_pack("{s:s,s:I,s:s}", "event", "checkpoint_aborted", "id", (json_int_t)pc->id, "reason",
+			       reason));
+	if (counts_as_failure(reason))
+		j->failures++;
+	if (stop)
+		j->savepoint_id = -1;
+	pending_free(j, pc);
+	if (stop && strcmp(reason, "TASK_FAILURE") != 0) {
+		/* the sources already stopped: as in Flink, the failed stop-with-savepoint fails the job over */
+		if (job_failover(j, SIZE_MAX, "Stop-with-savepoint failed", &j->err) < 0)
+			j->fatal = 1;
+	}
+}
+
+void
+coord_abort_all(struct job *j, const char *reason)
+{
+	while (j->npend > 0)
+		abort_pending(j, &j->pend[j->npend - 1], reason);
+}
+
+static void
+update_graph(struct job *j)
+{
+	for (size_t v = 0; v < j->p->nv; v++)
+		for (uint32_t s = 0; s < j->p->v[v].parallelism; s++)
+			j->p->graph->v[v].tasks[s] = j->state[j->vfirst[v] + s];
+}
+
+static int
+mail_trigger(struct task *t, const struct barrier *b)
+{
+	int r = -1;
+
+	pthread_mutex_lock(&t->mmu);
+	if (t->mn < MAIL_CAP) {
+		t->mail[(t->mhead + t->mn) % MAIL_CAP] = *b;
+		t->mn++;
+		r = 0;
+	}
+	pthread_mutex_unlock(&t->mmu);
+	notify_wake(&t->nt);
+	return r;
+}
+
+static int
+init_pending(struct job *j, struct pending_cp *pc, const struct ckpt_plan *plan, struct ckpt_err *e)
+{
+	pc->wait = ckpt_calloc(j->p->nv, sizeof *pc->wait, e);
+	pc->acks = ckpt_calloc(j->nt, sizeof *pc->acks, e);
+	pc->finished = ckpt_calloc(j->nt, 1, e);
+	pc->fully = ckpt_calloc(j->p->nv, 1, e);
+	if (pc->wait == NULL || pc->acks == NULL || pc->finished == NULL || pc->fully == NULL)
+		return -1;
+	for (size_t v = 0; v < j->p->nv; v++) {
+		if (ckpt_bits_init(&pc->wait[v], j->p->v[v].parallelism, e) < 0)
+			return -1;
+		for (uint32_t s = 0; s < j->p->v[v].parallelism; s++) {
+			if (ckpt_bits_test(&plan->wait_for[v], s)) {
+				ckpt_bits_set(&pc->wait[v], s);
+				pc->nwait++;
+			}
+			pc->finished[j->vfirst[v] + s] = (unsigned char)ckpt_bits_test(&plan->finished[v], s);
+		}
+		pc->fully[v] = plan->fully_finished[v];
+	}
+	return 0;
+}
+
+static void complete(struct job *j, struct pending_cp *pc);
+
+/* Trigger a checkpoint now: 1 triggered, 0 declined by the plan (e says why), -1 on error. */
+int
+coord_trigger(struct job *j, enum bar_kind kind, int drain, struct ckpt_err *e)
+{
+	struct ckpt_plan_opts po = {CKPT_PLAN_FAST, !j->p->after_finish};
+	struct ckpt_plan plan = {0};
+	struct pending_cp *pc, *np;
+	int r = -1;
+
+	update_graph(j);
+	if (ckpt_plan_compute(j->p->graph, &po, &plan, e) < 0)
+		return -1;
+	if (plan.decline_reason != NULL) {
+		ckpt_err_set(e, CKPT_ERR_REFUSED, "", "%s", plan.decline_message ? plan.decline_message : "");
+		r = 0;
+		goto out;
+	}
+	np = ckpt_reallocarray(j->pend, j->npend + 1, sizeof *np, e);
+	if (np == NULL)
+		goto out;
+	j->pend = np;
+	pc = &j->pend[j->npend++];
+	memset(pc, 0, sizeof *pc);
+	pc->id = j->next_id++;
+	pc->start_ms = now_ms();
+	pc->bar = (struct barrier){.id = pc->id, .ts_ms = pc->start_ms, .kind = kind, .drain = drain};
+	if (init_pending(j, pc, &plan, e) < 0) {
+		pending_free(j, pc);
+		goto out;
+	}
+	if (kind == BAR_SYNC_SAVEPOINT)
+		j->savepoint_id = pc->id;
+	job_event(j, json_pack("{s:s,s:I,s:s,s:o}", "event", "checkpoint_triggered", "id", (json_int_t)pc->id,
+			       "kind", kind == BAR_CHECKPOINT ? "checkpoint" : "savepoint", "trigger",
+			       subtask_sets_json(j, plan.trigger)));
+	r = 1;
+	for (size_t t = 0; t < j->nt; t++)
+		if (ckpt_bits_test(&plan.trigger[j->t[t].vi], j->t[t].sub) && mail_trigger(&j->t[t], &pc->bar) < 0) {
+			abort_pending(j, pc, "CHECKPOINT_DECLINED_TASK_NOT_READY");
+			goto out;
+		}
+	if (pc->nwait == 0)
+		complete(j, pc);
+out:
+	ckpt_plan_release(&plan);
+	return r;
+}
+
+/* ---- completion */
+
+static int
+fill_operator(struct job *j, struct pending_cp *pc, size_t v, struct ckpt_operator *op, struct ckpt_err *e)
+{
+	const struct pl_vertex *pv = &j->p->v[v];
+
+	op->id = ckpt_strdup(pv->id, e);
+	op->uid = ckpt_strdup(pv->prm.uid ? pv->prm.uid : pv->id, e);
+	op->name = ckpt_strdup(op_display[pv->op], e);
+	op->vertex = ckpt_strdup(pv->id, e);
+	op->subtasks = ckpt_calloc(pv->parallelism, sizeof *op->subtasks, e);
+	if (!op->id || !op->uid || !op->name || !op->vertex || !op->subtasks)
+		return -1;
+	op->parallelism = pv->parallelism;
+	op->max_parallelism = pv->max_parallelism;
+	op->fully_finished = 1;
+	for (uint32_t s = 0; s < pv->parallelism; s++)
+		op->fully_finished &= pc->finished[j->vfirst[v] + s];
+	for (uint32_t s = 0; s < pv->parallelism; s++) {
+		size_t gi = j->vfirst[v] + s;
+		struct ckpt_subtask *st = &op->subtasks[op->nsubtasks++];
+
+		if (pc->acks[gi] != NULL) {
+			*st = *pc->acks[gi];
+			free(pc->acks[gi]);
+			pc->acks[gi] = NULL;
+		}
+		st->index = s;
+		st->finished = pc->finished[gi];
+		st->loaded = 1;
+	}
+	return 0;
+}
+
+static struct ckpt_snapshot *
+build_snapshot(struct job *j, struct pending_cp *pc, uint64_t *state_bytes, struct ckpt_err *e)
+{
+	struct ckpt_snapshot *s = ckpt_calloc(1, sizeof *s, e);
+
+	if (s == NULL)
+		return NULL;
+	s->checkpoint_id = (uint64_t)pc->id;
+	s->kind = ckpt_strdup(pc->bar.kind == BAR_CHECKPOINT ? "checkpoint" : "savepoint", e);
+	s->ops = ckpt_calloc(j->p->nv, sizeof *s->ops, e);
+	if (s->kind == NULL || s->ops == NULL)
+		goto fail;
+	for (size_t v = 0; v < j->p->nv; v++) {
+		s->nops++;
+		if (fill_operator(j, pc, v, &s->ops[v], e) < 0)
+			goto fail;
+		for (size_t k = 0; k < s->ops[v].nsubtasks; k++) {
+			const struct ckpt_subtask *st = &s->ops[v].subtasks[k];
+
+			*state_bytes += st->kv_bytes;
+			for (size_t o = 0; o < st->nops; o++)
+				*state_bytes += st->ops[o].bytes;
+		}
+	}
+	return s;
+fail:
+	engine_snapshot_free(s);
+	return NULL;
+}
+
+static char *
+archive_path(struct job *j, const struct pending_cp *pc, struct ckpt_err *e)
+{
+	char buf[4200];
+
+	if (pc->bar.kind != BAR_CHECKPOINT && j->o->savepoint)
+		return ckpt_strdup(j->o->savepoint, e);
+	snprintf(buf, sizeof buf, "%s/%s-%" PRId64 ".tar", j->dir, pc->bar.kind == BAR_CHECKPOINT ? "chk" : "savepoint",
+		 pc->id);
+	return ckpt_strdup(buf, e);
+}
+
+/* Keep the newest `retain` checkpoints (savepoints belong to the user and stay). */
+static void
+retain(struct job *j, char *path)
+{
+	char **r = realloc(j->retained, (j->nretained + 1) * sizeof *r);
+
+	if (r == NULL) {
+		free(path);
+		return;
+	}
+	j->retained = r;
+	j->retained[j->nretained++] = path;
+	while (j->nretained > j->p->retain) {
+		unlink(j->retained[0]);
+		free(j->retained[0]);
+		memmove(j->retained, j->retained + 1, --j->nretained * sizeof *r);
+	}
+}
+
+static void
+notify_complete(struct job *j, int64_t id)
+{
+	for (size_t t = 0; t < j->nt; t++) {
+		struct task *k = &j->t[t];
+
+		if (j->state[t] == CKPT_FINISHED || atomic_load(&k->completed) >= id)
+			continue;
+		atomic_store(&k->completed, id);
+		notify_wake(&k->nt);
+	}
+}
+
+static int
+write_archive(struct job *j, struct pending_cp *pc, const char *path, uint64_t *state_bytes, struct ckpt_err *e)
+{
+	struct ckpt_snapshot *s = build_snapshot(j, pc, state_bytes, e);
+	int kind = ckpt_archive_kind_of(path), r;
+
+	if (s == NULL)
+		return -1;
+	r = ckpt_snapshot_write(s, path, kind < 0 ? CKPT_ARCHIVE_TAR : (enum ckpt_archive_kind)kind, e);
+	engine_snapshot_free(s);
+	return r;
+}
+
+static void
+complete(struct job *j, struct pending_cp *pc)
+{
+	struct ckpt_err e = {0};
+	uint64_t state_bytes = 0;
+	int64_t now = now_ms(), id = pc->id;
+	char *path = archive_path(j, pc, &e);
+	enum bar_kind kind = pc->bar.kind;
+	int drain = pc->bar.drain;
+
+	if (path == NULL || write_archive(j, pc, path, &state_bytes, &e) < 0) {
+		char why[1600];
+
+		ckpt_err_format(&e, why, sizeof why);
+		job_event(j, json_pack("{s:s,s:I,s:s}", "event", "checkpoint_failure", "id", (json_int_t)id, "error", why));
+		free(path);
+		abort_pending(j, pc, "IO_EXCEPTION");
+		return;
+	}
+	job_event(j, json_pack("{s:s,s:I,s:s,s:I,s:I,s:I,s:I,s:s}", "event", "checkpoint_completed", "id",
+			       (json_int_t)id, "kind", kind == BAR_CHECKPOINT ? "checkpoint" : "savepoint",
+			       "duration_ms", (json_int_t)(now - pc->start_ms), "alignment_ms", (json_int_t)pc->align_ms,
+			       "persisted_bytes", (json_int_t)pc->persisted, "state_bytes", (json_int_t)state_bytes,
+			       "path", path));
+	if (kind != BAR_CHECKPOINT)
+		job_event(j, json_pack("{s:s,s:I,s:s,s:b}", "event", "savepoint", "id", (json_int_t)id, "path", path,
+				       "drain", drain));
+	free(j->latest);
+	j->latest = ckpt_strdup(path, &e);
+	j->latest_id = id;
+	if (kind == BAR_CHECKPOINT)
+		retain(j, path);
+	else
+		free(path);
+	pending_free(j, pc);
+	/* a completed checkpoint subsumes every older pending one */
+	for (size_t i = j->npend; i-- > 0;)
+		if (j->pend[i].id < id)
+			abort_pending(j, &j->pend[i], "CHECKPOINT_SUBSUMED");
+	j->failures = 0;
+	j->completed++;
+	j->last_complete_ms = now;
+	notify_complete(j, id);
+	if (j->o->stop_after_cps > 0 && j->completed >= j->o->stop_after_cps)
+		j->stop_requested = 1;
+}
+
+static void
+on_ack(struct job *j, struct msg *m)
+{
+	struct pending_cp *pc = find_pending(j, m->id);
+	const struct task *t = &j->t[m->task];
+
+	if (pc == NULL || !ckpt_bits_test(&pc->wait[t->vi], t->sub))
+		return;
+	ckpt_bits_clear(&pc->wait[t->vi], t->sub);
+	pc->acks[m->task] = m->st;
+	m->st = NULL;
+	if (m->align_ms > pc->align_ms)
+		pc->align_ms = m->align_ms;
+	pc->persisted += m->persisted;
+	if (--pc->nwait == 0)
+		complete(j, pc);
+}
+
+/*
+ * A task that finished after a checkpoint was triggered on it will not acknowledge: it is recorded
+ * as finished in that checkpoint (its final checkpoint completed, EndOfPartition stood in for its
+ * barrier downstream), as Flink's checkpoint plan fulfils the status of tasks finished meanwhile.
+ */
+void
+coord_task_finished(struct job *j, size_t gi)
+{
+	const struct task *t = &j->t[gi];
+
+	for (size_t i = j->npend; i-- > 0;) {
+		struct pending_cp *pc = &j->pend[i];
+
+		if (!ckpt_bits_test(&pc->wait[t->vi], t->sub))
+			continue;
+		ckpt_bits_clear(&pc->wait[t->vi], t->sub);
+		pc->finished[gi] = 1;
+		if (--pc->nwait == 0)
+			complete(j, pc);
+	}
+}
+
+static int
+all_reached_end(const struct job *j)
+{
+	for (size_t t = 0; t < j->nt; t++)
+		if (j->state[t] != CKPT_FINISHED && !j->eod[t])
+			return 0;
+	return 1;
+}
+
+void
+coord_handle(struct job *j, struct msg *m)
+{
+	struct pending_cp *pc;
+
+	switch (m->kind) {
+	case MSG_ACK:
+		on_ack(j, m);
+		break;
+	case MSG_DECLINE:
+		if ((pc = find_pending(j, m->id)) != NULL)
+			abort_pending(j, pc, m->reason);
+		break;
+	case MSG_END_OF_DATA:
+		j->eod[m->task] = 1;
+		break;
+	default:
+		break;
+	}
+}
+
+static int
+tick_stop(struct job *j)
+{
+	struct ckpt_err e = {0};
+	int r;
+
+	if (!j->stop_requested || j->savepoint_id >= 0 || j->npend >= j->p->max_concurrent + 1)
+		return 0;
+	r = coord_trigger(j, BAR_SYNC_SAVEPOINT, j->o->drain, &e);
+	if (r < 0) {
+		j->err = e;
+		return -1;
+	}
+	return 0;
+}
+
+int
+coord_tick(struct job *j, int64_t now)
+{
+	const struct ckpt_pipeline *p = j->p;
+	struct ckpt_err e = {0};
+
+	for (size_t i = j->npend; i-- > 0;)
+		if (now - j->pend[i].start_ms >= p->timeout_ms)
+			abort_pending(j, &j->pend[i], "CHECKPOINT_EXPIRED");
+	if (j->failures > p->tolerable_failures) {
+		j->failures = 0;
+		if (job_failover(j, SIZE_MAX, "Exceeded checkpoint tolerable failure threshold.", &j->err) < 0)
+			return -1;
+	}
+	if (tick_stop(j) < 0)
+		return -1;
+	if (p->interval_ms <= 0 || j->stop_requested || j->savepoint_id >= 0 || j->npend >= p->max_concurrent)
+		return 0;
+	/* the final checkpoint goes right after every task reached the end of its data */
+	if (!j->final_fast && all_reached_end(j) && j->npend == 0) {
+		j->final_fast = 1;
+	} else if (now < j->next_trigger_ms || now - j->last_complete_ms < p->min_pause_ms) {
+		return 0;
+	}
+	j->next_trigger_ms = now + p->interval_ms;
+	if (coord_trigger(j, BAR_CHECKPOINT, 0, &e) < 0) {
+		j->err = e;
+		return -1;
+	}
+	return 0;
+}
+
+int64_t
+coord_next_deadline(struct job *j, int64_t now)
+{
+	int64_t d = 100;
+
+	if (j->p->interval_ms > 0 && j->next_trigger_ms - now < d)
+		d = j->next_trigger_ms - now;
+	if (j->stop_at_ms && j->stop_at_ms - now < d)
+		d = j->stop_at_ms - now;
+	return d < 1 ? 1 : d;
+}

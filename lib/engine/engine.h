@@ -1,0 +1,423 @@
+/* engine.h: the private model of ckpt-run's engine: pipeline, buffers, channels, tasks, coordinator. */
+#ifndef CKPT_ENGINE_H
+#define CKPT_ENGINE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "../ckpt.h"
+
+/* ---- the pipeline file (pipeline.c) */
+
+enum part_kind { PART_FORWARD, PART_RESCALE, PART_REBALANCE, PART_HASH, PART_BROADCAST };
+
+enum op_kind {
+	OP_SOURCE, OP_MAP, OP_FILTER, OP_KEYED_SUM, OP_WINDOW, OP_BROADCAST_STATE, OP_FILE_SINK,
+	OP_DISCARD_SINK, OP_NKINDS
+};
+
+struct pl_params {
+	int64_t records;         /* source: per split; 0 = unbounded */
+	uint64_t keys;           /* source: distinct keys */
+	int64_t delay_us;        /* map/filter/source: per-record delay (busy) */
+	int64_t watermark_every; /* source: records between watermarks */
+	int union_offsets;       /* source: offsets as union state */
+	int64_t add;             /* map: added to each value */
+	int64_t modulo;          /* filter: keep values not divisible by it */
+	int64_t size_ms;         /* window: tumbling size */
+	char *path;              /* file_sink: output directory */
+	char *uid;               /* operator uid (default: vertex id) */
+};
+
+struct pl_vertex {
+	char *id;
+	enum op_kind op;
+	uint32_t parallelism, max_parallelism;
+	struct pl_params prm;
+	size_t *in, *out; /* edge indices */
+	size_t nin, nout;
+};
+
+struct pl_edge {
+	size_t source, target;
+	enum part_kind part;
+	enum ckpt_partition ptype;
+};
+
+struct pl_failure {
+	size_t vertex;
+	uint32_t subtask;
+	int64_t after_records;
+};
+
+struct ckpt_pipeline {
+	struct pl_vertex *v;
+	size_t nv;
+	struct pl_edge *e;
+	size_t ne;
+	/* checkpointing */
+	int64_t interval_ms; /* 0: off */
+	int unaligned;
+	int64_t aligned_timeout_ms, timeout_ms, min_pause_ms;
+	uint32_t max_concurrent, tolerable_failures, retain;
+	int after_finish;
+	char *dir;
+	/* failover */
+	enum ckpt_failover_strategy strategy;
+	uint32_t restart_limit;
+	struct pl_failure *fail;
+	size_t nfail;
+	/* network */
+	uint32_t buffer_bytes, buffers_per_channel, floating_buffers, max_buffers_per_channel;
+	int64_t buffer_timeout_ms;
+	struct ckpt_graph *graph; /* the job graph for plans and failover (tasks updated live) */
+};
+
+const char *pl_op_name(enum op_kind k);
+/* The producer subtasks [lo, hi) that consumer j of an edge reads (job.c). */
+void edge_inputs(const struct ckpt_pipeline *p, const struct pl_edge *ed, uint32_t j, uint32_t *lo, uint32_t *hi);
+const char *pl_part_name(enum part_kind k);
+
+/* ---- stream elements, buffers and channels (channel.c) */
+
+#define EL_RECORD 1
+#define EL_WATERMARK 2
+#define REC_SIZE 25 /* tag, key, value, timestamp: a record never spans buffers */
+#define MAX_WATERMARK INT64_MAX
+
+struct rec {
+	uint64_t key;
+	int64_t value, ts;
+};
+
+/* One task's wake-up: an event count, so a waiter never misses a wake between check and sleep. */
+struct notify {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	atomic_uint seq;
+	atomic_int waiters;
+};
+
+void notify_init(struct notify *n);
+void notify_destroy(struct notify *n);
+static inline unsigned notify_prepare(struct notify *n) { return atomic_load(&n->seq); }
+void notify_wait(struct notify *n, unsigned seq, int64_t timeout_ms);
+void notify_wake(struct notify *n);
+
+struct gate;
+struct channel;
+
+struct buf {
+	struct buf *next;
+	struct channel *home_ch; /* exclusive buffer of this channel, or */
+	struct gate *home_gate;  /* a floating buffer of this gate */
+	uint32_t len, nrec;
+	unsigned char data[];
+};
+
+enum ent_kind { ENT_BUFFER, ENT_BARRIER, ENT_CANCEL, ENT_END_OF_DATA, ENT_END_OF_PARTITION };
+
+enum bar_kind { BAR_CHECKPOINT, BAR_SAVEPOINT, BAR_SYNC_SAVEPOINT };
+
+struct barrier {
+	int64_t id;
+	int64_t ts_ms; /* trigger time at the coordinator */
+	enum bar_kind kind;
+	int drain;     /* sync savepoint: stop with drain */
+	int unaligned; /* room for issue 7 */
+};
+
+struct entry {
+	enum ent_kind kind;
+	struct buf *b;      /* ENT_BUFFER */
+	struct barrier bar; /* ENT_BARRIER, ENT_CANCEL (id), ENT_END_OF_DATA (drain) */
+};
+
+/* A consumer's input gate (one per input edge): the floating buffers its channels share. */
+struct gate {
+	pthread_mutex_t mu;
+	struct buf *free;
+	size_t nfree;
+	struct channel **ch; /* its channels, to wake producers when a floating buffer returns */
+	size_t nch;
+};
+
+/* One producer subtask to one consumer subtask: a bounded FIFO of entries and its credits. */
+struct channel {
+	pthread_mutex_t mu;
+	struct entry *q;
+	size_t cap, head, n;
+	struct buf *free; /* exclusive buffers not in use (the consumer's credits) */
+	size_t nfree, inflight, max_inflight;
+	struct gate *gate;
+	struct task *prod, *cons;
+	unsigned gen;          /* bumped on reset: a producer holding a buffer of an older one drops it */
+	atomic_int eod_acked;  /* the consumer consumed EndOfData */
+	uint64_t lost_records; /* records dropped by resets (approximate failover) */
+	int eod_sent, eod_drain, eop_sent; /* replayed to a consumer restarted alone (approximate failover) */
+};
+
+int channel_init(struct channel *c, struct gate *g, size_t exclusive, size_t max_inflight,
+		 size_t bufsize, struct ckpt_err *e);
+void channel_destroy(struct channel *c);
+int gate_init(struct gate *g, size_t floating, size_t bufsize, struct ckpt_err *e);
+void gate_destroy(struct gate *g);
+/* Producer: a free buffer (exclusive first, then floating), NULL if none now. */
+struct buf *channel_take_buffer(struct channel *c, unsigned *gen);
+/* Producer: give back a buffer it took but never pushed. */
+void channel_return_unused(struct channel *c, struct buf *b);
+/* Producer: append an entry; 0, or -1 when the queue is full (events only; buffers always fit). */
+int channel_push(struct channel *c, const struct entry *en, unsigned gen);
+/* Consumer: pop the head entry into *en; 0 when empty. */
+int channel_pop(struct channel *c, struct entry *en);
+int channel_peek_kind(struct channel *c);
+/* Consumer: give a buffer back (a credit to its producer). */
+void buffer_release(struct buf *b);
+/* Drop what is queued (with keep_end, EndOfData/EndOfPartition already sent are queued again); records dropped. */
+uint64_t channel_reset(struct channel *c, int keep_end);
+
+/* ---- tasks (task.c, output.c, barrier.c) */
+
+/* Producer side of one channel. */
+struct outch {
+	struct channel *ch;
+	struct buf *cur;
+	unsigned gen;
+	uint32_t cap; /* buffer bytes */
+};
+
+/* One output edge of a task: its channels, in consumer-subtask order, and its partitioner. */
+struct outpart {
+	enum part_kind part;
+	struct outch *oc;
+	size_t noc;
+	uint32_t lo;   /* first consumer subtask (forward, rescale) */
+	uint32_t rr;   /* round robin position */
+	uint32_t maxp; /* consumer max parallelism (hash) */
+};
+
+struct inch {
+	struct channel *ch;
+	size_t gate;
+	int blocked, aligned, eod, eop;
+	int eod_drain;
+	int64_t wm;
+};
+
+enum task_phase { PH_RUNNING, PH_ENDED, PH_DONE };
+
+/* Coordinator-to-task mail: triggers are queued, notifications are counters. */
+#define MAIL_CAP 16
+
+struct task;
+struct job;
+
+/* A built-in operator: its hooks, called on the task thread. */
+struct opdef {
+	int (*open)(struct task *t, const struct ckpt_subtask *restored, struct ckpt_err *e);
+	void (*record)(struct task *t, const struct rec *r, size_t input);
+	void (*watermark)(struct task *t, int64_t wm);
+	void (*finish)(struct task *t);
+	/* fill st's operator and keyed state (st->index is set) */
+	int (*snapshot)(struct task *t, int64_t id, struct ckpt_subtask *st, struct ckpt_err *e);
+	void (*complete)(struct task *t, int64_t id);
+	void (*close)(struct task *t);   /* after the final checkpoint completed */
+	void (*dispose)(struct task *t); /* free the operator's memory, whatever happened */
+	int (*emit_some)(struct task *t); /* sources: emit a batch; 1 when the input ended */
+};
+
+const struct opdef *op_def(enum op_kind k);
+
+struct task {
+	struct job *job;
+	size_t vi;        /* vertex index */
+	uint32_t sub;     /* subtask index */
+	size_t gi;        /* global index */
+	const struct pl_vertex *v;
+	const struct opdef *op;
+	void *ost;        /* operator state */
+	pthread_t th;
+	int started;
+	struct notify nt;
+	struct inch *in;
+	size_t nin;
+	struct gate *gates;
+	size_t ngates;
+	struct outpart *out;
+	size_t nout;
+	size_t rr_in;     /* next input channel to look at */
+	/* mail from the coordinator */
+	pthread_mutex_t mmu;
+	struct barrier mail[MAIL_CAP];
+	size_t mhead, mn;
+	atomic_llong completed; /* newest checkpoint notified complete */
+	atomic_int cancel;
+	/* lifecycle */
+	enum task_phase phase;
+	int finished_ops;       /* finish() called */
+	int64_t final_min_id;   /* first checkpoint performed after end of data (-1 none yet) */
+	int64_t sync_savepoint; /* stop-with-savepoint id (-1 none) */
+	int stop_drain;
+	int64_t last_notified;
+	int64_t wm_out;         /* last watermark emitted */
+	uint64_t records_in, records_out, counted;
+	int64_t wm_in;          /* combined input watermark */
+	int64_t fail_after;     /* injected failure: after this many records (-1 none) */
+	size_t fail_index;
+	int failed;
+	int64_t last_flush_ms;
+	int64_t delay_debt_ns;  /* per-record delays owed (operators' delay_us) */
+	/* barrier handler (aligned) */
+	int64_t cur_id, done_id;
+	struct barrier pending;
+	size_t naligned, target, nopen;
+	int64_t align_start_ns;
+	int64_t last_cp_id;
+	/* restore */
+	struct ckpt_subtask *restored;
+	int restoring;         /* the operator is in the restore snapshot (restored may still be NULL) */
+	int deployed_finished; /* fully finished operator on restore: send EndOfData and EndOfPartition only */
+	uint32_t attempt;
+};
+
+void *task_main(void *arg);
+void task_fail_injected(struct task *t);
+/* Counted per record processed (or emitted, for sources): the injected failure fires here. */
+static inline void
+task_count_record(struct task *t)
+{
+	if (t->fail_after > 0 && (int64_t)++t->counted >= t->fail_after)
+		task_fail_injected(t);
+}
+void task_end_of_data(struct task *t, int drain);
+/* Emit a record (or the watermark) through every output edge; blocks under back-pressure. */
+void task_emit(struct task *t, const struct rec *r);
+void task_emit_watermark(struct task *t, int64_t wm);
+void task_broadcast_event(struct task *t, const struct entry *en);
+void task_flush(struct task *t);
+void task_release_outputs(struct task *t);
+/* Aligned barrier handling (barrier.c). */
+void bh_on_barrier(struct task *t, const struct barrier *b, size_t ch, int rpc);
+void bh_on_cancel(struct task *t, int64_t id);
+void bh_on_end_of_partition(struct task *t, size_t ch);
+void bh_rpc_trigger(struct task *t, const struct barrier *b);
+/* Snapshot the task and forward the barrier (task.c). */
+void task_checkpoint(struct task *t, const struct barrier *b, int64_t align_ns);
+void task_decline(struct task *t, int64_t id, const char *reason);
+int64_t now_ms(void);
+int64_t now_ns(void);
+
+/* Building and freeing the snapshot of a subtask (snapbuild.c). */
+int st_add_opstate(struct ckpt_subtask *st, const char *name, enum ckpt_mode mode, struct ckpt_err *e);
+int st_add_entry(struct ckpt_subtask *st, size_t opi, const void *p, size_t len, struct ckpt_err *e);
+int st_add_kv(struct ckpt_subtask *st, const char *state, uint32_t kg, const char *key, const char *val,
+	      struct ckpt_err *e);
+const struct ckpt_opstate *st_find_opstate(const struct ckpt_subtask *st, const char *name);
+void engine_subtask_release(struct ckpt_subtask *st);
+void engine_subtask_free(struct ckpt_subtask *st);
+void engine_snapshot_free(struct ckpt_snapshot *s);
+
+/* key groups as Flink assigns them */
+uint32_t key_group_of(uint64_t key, uint32_t maxp);
+uint32_t subtask_of_key_group(uint32_t kg, uint32_t maxp, uint32_t p);
+void key_group_range(uint32_t maxp, uint32_t p, uint32_t i, uint32_t *first, uint32_t *last);
+
+/* ---- the job and its coordinator (job.c, coordinator.c) */
+
+enum msg_kind { MSG_STATE, MSG_ACK, MSG_DECLINE, MSG_END_OF_DATA, MSG_FAILED };
+
+struct msg {
+	struct msg *next;
+	enum msg_kind kind;
+	size_t task;
+	uint32_t attempt;
+	int64_t id;
+	enum ckpt_exec_state state;
+	struct ckpt_subtask *st; /* ACK: owned by the message */
+	int64_t align_ms;
+	uint64_t persisted;
+	char reason[160];
+};
+
+struct pending_cp {
+	int64_t id;
+	int64_t start_ms;
+	struct barrier bar;
+	struct ckpt_bits *wait;  /* per vertex, subtasks still to ack */
+	size_t nwait;
+	struct ckpt_subtask **acks; /* per global task */
+	unsigned char *finished;    /* per global task: FINISHED at trigger */
+	unsigned char *fully;       /* per vertex */
+	int64_t align_ms;
+	uint64_t persisted;
+	int active;
+};
+
+struct job {
+	struct ckpt_pipeline *p;
+	const struct ckpt_run_opts *o;
+	struct task *t;
+	size_t nt;
+	size_t *vfirst;        /* first global task index of each vertex */
+	struct channel **chs;  /* all channels */
+	size_t nch;
+	struct gate **gts;
+	size_t ngt;
+	/* coordinator inbox */
+	pthread_mutex_t cmu;
+	struct notify cnt;
+	struct msg *inbox, **inbox_tail;
+	unsigned char *state;  /* per global task: enum ckpt_exec_state (coordinator's view) */
+	unsigned char *eod;    /* per global task: reached end of data */
+	/* checkpoints */
+	int64_t next_id;
+	struct pending_cp *pend;
+	size_t npend;
+	int64_t last_complete_ms, next_trigger_ms;
+	uint32_t failures;     /* consecutive checkpoint failures */
+	char *latest;          /* newest completed checkpoint's archive */
+	int64_t latest_id;
+	char **retained;
+	size_t nretained;
+	int64_t savepoint_id;  /* pending stop-with-savepoint (-1 none) */
+	int stop_requested, stop_drain;
+	int64_t stop_at_ms;
+	uint32_t restarts;
+	size_t *fail_fired;    /* per failure spec: fired */
+	atomic_ullong records; /* records emitted by sources */
+	atomic_ullong sink_records;
+	int64_t start_ms;
+	const char *final_state;
+	struct ckpt_snapshot *restore; /* snapshot tasks restore from (current attempt) */
+	int64_t restore_id;
+	struct ckpt_snapshot **old_restores; /* replaced ones, freed at the end (a task may still read one) */
+	size_t nold;
+	char *dir;             /* checkpoint directory */
+	int64_t completed;     /* checkpoints completed */
+	int final_fast;        /* the checkpoint after everything reached end of data was triggered */
+	struct ckpt_err err;
+	int fatal;
+	pthread_mutex_t emu; /* serialises events */
+};
+
+void job_post(struct job *j, struct msg *m);
+struct msg *msg_new(enum msg_kind k, const struct task *t);
+void job_event(struct job *j, json_t *ev);
+json_t *task_ref_json(const struct job *j, size_t gi);
+json_t *subtask_sets_json(const struct job *j, const struct ckpt_bits *sets);
+/* Coordinator (coordinator.c). */
+int coord_tick(struct job *j, int64_t now);
+void coord_handle(struct job *j, struct msg *m);
+void coord_task_finished(struct job *j, size_t gi);
+void coord_abort_all(struct job *j, const char *reason);
+int64_t coord_next_deadline(struct job *j, int64_t now);
+int coord_trigger(struct job *j, enum bar_kind kind, int drain, struct ckpt_err *e);
+void pending_free(struct job *j, struct pending_cp *pc);
+/* Failover (failover in job.c). */
+int job_failover(struct job *j, size_t task, const char *reason, struct ckpt_err *e);
+/* State of one subtask in the restore snapshot, loaded; NULL when none. */
+struct ckpt_subtask *job_restored_state(struct job *j, struct task *t, int *fully_finished,
+					struct ckpt_err *e);
+
+#endif

@@ -1,0 +1,23 @@
+/* kvtable.h: a small hash table from (key, namespace) to int64, the operators' working state. */
+#ifndef CKPT_KVTABLE_H
+#define CKPT_KVTABLE_H
+
+#include "../ckpt.h"
+
+struct kvslot {
+	uint64_t k;
+	int64_t ns, v;
+	int used;
+};
+
+struct kvt {
+	struct kvslot *s;
+	size_t cap, n;
+};
+
+/* The value of (k, ns); created as 0 when create is set; NULL when absent (or out of memory). */
+int64_t *kvt_get(struct kvt *t, uint64_t k, int64_t ns, int create);
+void kvt_del(struct kvt *t, uint64_t k, int64_t ns);
+void kvt_free(struct kvt *t);
+
+#endif

@@ -1,0 +1,188 @@
+/* output.c: a task's outputs: partitioners, records serialized into buffers, back-pressure, events. */
+#include <string.h>
+
+#include "engine.h"
+
+/* Wait for a credit on oc's channel; flushes the other outputs first so nobody waits on us. NULL if cancelled. */
+static struct buf *
+wait_buffer(struct task *t, struct outch *oc)
+{
+	int flushed = 0;
+
+	for (;;) {
+		unsigned seq = notify_prepare(&t->nt);
+		struct buf *b = channel_take_buffer(oc->ch, &oc->gen);
+
+		if (b != NULL)
+			return b;
+		if (atomic_load(&t->cancel))
+			return NULL;
+		if (!flushed) {
+			task_flush(t);
+			flushed = 1;
+			continue;
+		}
+		notify_wait(&t->nt, seq, 100);
+	}
+}
+
+static void
+push_cur(struct task *t, struct outch *oc)
+{
+	struct entry en = {.kind = ENT_BUFFER, .b = oc->cur};
+
+	(void)t;
+	oc->cur = NULL;
+	channel_push(oc->ch, &en, oc->gen);
+}
+
+static inline unsigned char *
+room(struct task *t, struct outch *oc)
+{
+	struct buf *b = oc->cur;
+
+	if (b == NULL || b->len + REC_SIZE > oc->cap) {
+		if (b != NULL)
+			push_cur(t, oc);
+		oc->cur = wait_buffer(t, oc);
+		if (oc->cur == NULL)
+			return NULL;
+		b = oc->cur;
+	}
+	return b->data + b->len;
+}
+
+static inline void
+put_rec(struct task *t, struct outch *oc, const struct rec *r)
+{
+	unsigned char *d = room(t, oc);
+
+	if (d == NULL)
+		return;
+	d[0] = EL_RECORD;
+	memcpy(d + 1, &r->key, 8);
+	memcpy(d + 9, &r->value, 8);
+	memcpy(d + 17, &r->ts, 8);
+	oc->cur->len += REC_SIZE;
+	oc->cur->nrec++;
+}
+
+uint32_t
+key_group_of(uint64_t key, uint32_t maxp)
+{
+	return (uint32_t)(ckpt_xxh3(&key, sizeof key) % maxp);
+}
+
+/* Flink's KeyGroupRangeAssignment: the operator index of a key group. */
+uint32_t
+subtask_of_key_group(uint32_t kg, uint32_t maxp, uint32_t p)
+{
+	return (uint32_t)((uint64_t)kg * p / maxp);
+}
+
+void
+key_group_range(uint32_t maxp, uint32_t p, uint32_t i, uint32_t *first, uint32_t *last)
+{
+	*first = (uint32_t)(((uint64_t)i * maxp + p - 1) / p);
+	*last = (uint32_t)((((uint64_t)i + 1) * maxp - 1) / p);
+}
+
+void
+task_emit(struct task *t, const struct rec *r)
+{
+	for (size_t k = 0; k < t->nout; k++) {
+		struct outpart *o = &t->out[k];
+
+		switch (o->part) {
+		case PART_FORWARD:
+			put_rec(t, &o->oc[0], r);
+			break;
+		case PART_RESCALE:
+		case PART_REBALANCE:
+			put_rec(t, &o->oc[o->rr], r);
+			if (++o->rr == o->noc)
+				o->rr = 0;
+			break;
+		case PART_HASH: {
+			uint32_t kg = key_group_of(r->key, o->maxp);
+
+			put_rec(t, &o->oc[subtask_of_key_group(kg, o->maxp, (uint32_t)o->noc)], r);
+			break;
+		}
+		case PART_BROADCAST:
+			for (size_t i = 0; i < o->noc; i++)
+				put_rec(t, &o->oc[i], r);
+			break;
+		}
+	}
+	t->records_out++;
+}
+
+void
+task_emit_watermark(struct task *t, int64_t wm)
+{
+	if (wm <= t->wm_out)
+		return;
+	t->wm_out = wm;
+	for (size_t k = 0; k < t->nout; k++)
+		for (size_t i = 0; i < t->out[k].noc; i++) {
+			struct outch *oc = &t->out[k].oc[i];
+			unsigned char *d = room(t, oc);
+
+			if (d == NULL)
+				return;
+			d[0] = EL_WATERMARK;
+			memcpy(d + 1, &wm, 8);
+			memset(d + 9, 0, 16);
+			oc->cur->len += REC_SIZE;
+		}
+}
+
+void
+task_flush(struct task *t)
+{
+	for (size_t k = 0; k < t->nout; k++)
+		for (size_t i = 0; i < t->out[k].noc; i++) {
+			struct outch *oc = &t->out[k].oc[i];
+
+			if (oc->cur != NULL && oc->cur->len > 0)
+				push_cur(t, oc);
+		}
+}
+
+/* Events go behind the data already written: flush, then append (waiting only if the event slots are full). */
+void
+task_broadcast_event(struct task *t, const struct entry *en)
+{
+	task_flush(t);
+	for (size_t k = 0; k < t->nout; k++)
+		for (size_t i = 0; i < t->out[k].noc; i++) {
+			struct outch *oc = &t->out[k].oc[i];
+
+			for (;;) {
+				unsigned seq = notify_prepare(&t->nt);
+				unsigned gen;
+
+				/* an event travels in whatever generation the channel is in now */
+				pthread_mutex_lock(&oc->ch->mu);
+				gen = oc->ch->gen;
+				pthread_mutex_unlock(&oc->ch->mu);
+				if (channel_push(oc->ch, en, gen) == 0 || atomic_load(&t->cancel))
+					break;
+				notify_wait(&t->nt, seq, 100);
+			}
+		}
+}
+
+void
+task_release_outputs(struct task *t)
+{
+	for (size_t k = 0; k < t->nout; k++)
+		for (size_t i = 0; i < t->out[k].noc; i++) {
+			struct outch *oc = &t->out[k].oc[i];
+
+			if (oc->cur != NULL)
+				channel_return_unused(oc->ch, oc->cur);
+			oc->cur = NULL;
+		}
+}

@@ -1,0 +1,149 @@
+/* snapbuild.c: filling the snapshot model (ckpt.h, state.c) from a running subtask, and freeing what we built. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+
+/* Grow an array at powers of two so appends stay amortised O(1). */
+static void *
+grow(void *p, size_t n, size_t size, struct ckpt_err *e)
+{
+	if (n != 0 && (n & (n - 1)) != 0)
+		return p;
+	return ckpt_reallocarray(p, n ? 2 * n : 4, size, e);
+}
+
+int
+st_add_opstate(struct ckpt_subtask *st, const char *name, enum ckpt_mode mode, struct ckpt_err *e)
+{
+	struct ckpt_opstate *ops = grow(st->ops, st->nops, sizeof *st->ops, e);
+
+	if (ops == NULL)
+		return -1;
+	st->ops = ops;
+	memset(&ops[st->nops], 0, sizeof *ops);
+	ops[st->nops].name = ckpt_strdup(name, e);
+	ops[st->nops].mode = mode;
+	if (ops[st->nops].name == NULL)
+		return -1;
+	st->loaded = 1;
+	return (int)st->nops++;
+}
+
+static int
+bytes_dup(struct ckpt_bytes *b, const void *p, size_t len, struct ckpt_err *e)
+{
+	b->p = ckpt_calloc(len + 1, 1, e);
+	if (b->p == NULL)
+		return -1;
+	memcpy(b->p, p, len);
+	b->len = len;
+	return 0;
+}
+
+int
+st_add_entry(struct ckpt_subtask *st, size_t opi, const void *p, size_t len, struct ckpt_err *e)
+{
+	struct ckpt_opstate *o = &st->ops[opi];
+	struct ckpt_bytes *en = grow(o->entries, o->n, sizeof *o->entries, e);
+
+	if (en == NULL)
+		return -1;
+	o->entries = en;
+	if (bytes_dup(&en[o->n], p, len, e) < 0)
+		return -1;
+	o->n++;
+	o->bytes += len;
+	return 0;
+}
+
+int
+st_add_kv(struct ckpt_subtask *st, const char *state, uint32_t kg, const char *key, const char *val,
+	  struct ckpt_err *e)
+{
+	struct ckpt_kv *kv = grow(st->kv, st->nkv, sizeof *st->kv, e);
+
+	if (kv == NULL)
+		return -1;
+	st->kv = kv;
+	kv = &kv[st->nkv];
+	memset(kv, 0, sizeof *kv);
+	kv->key_group = kg;
+	kv->state = ckpt_strdup(state, e);
+	if (kv->state == NULL || bytes_dup(&kv->key, key, strlen(key), e) < 0 ||
+	    bytes_dup(&kv->value, val, strlen(val), e) < 0) {
+		free(kv->state);
+		free(kv->key.p);
+		return -1;
+	}
+	st->nkv++;
+	st->kv_bytes += strlen(key) + strlen(val);
+	st->loaded = 1;
+	return 0;
+}
+
+const struct ckpt_opstate *
+st_find_opstate(const struct ckpt_subtask *st, const char *name)
+{
+	if (st == NULL)
+		return NULL;
+	for (size_t i = 0; i < st->nops; i++)
+		if (strcmp(st->ops[i].name, name) == 0)
+			return &st->ops[i];
+	return NULL;
+}
+
+void
+engine_subtask_release(struct ckpt_subtask *st)
+{
+	for (size_t i = 0; i < st->nops; i++) {
+		for (size_t k = 0; st->ops[i].entries && k < st->ops[i].n; k++)
+			free(st->ops[i].entries[k].p);
+		free(st->ops[i].entries);
+		free(st->ops[i].name);
+	}
+	for (size_t i = 0; st->kv && i < st->nkv; i++) {
+		free(st->kv[i].state);
+		free(st->kv[i].key.p);
+		free(st->kv[i].value.p);
+	}
+	for (size_t i = 0; st->in && i < st->nin; i++)
+		free(st->in[i].data.p);
+	for (size_t i = 0; st->out && i < st->nout; i++)
+		free(st->out[i].data.p);
+	free(st->ops);
+	free(st->kv);
+	free(st->in);
+	free(st->out);
+	memset(st, 0, sizeof *st);
+}
+
+void
+engine_subtask_free(struct ckpt_subtask *st)
+{
+	if (st == NULL)
+		return;
+	engine_subtask_release(st);
+	free(st);
+}
+
+void
+engine_snapshot_free(struct ckpt_snapshot *s)
+{
+	if (s == NULL)
+		return;
+	for (size_t i = 0; i < s->nops; i++) {
+		struct ckpt_operator *op = &s->ops[i];
+
+		for (size_t k = 0; k < op->nsubtasks; k++)
+			engine_subtask_release(&op->subtasks[k]);
+		free(op->subtasks);
+		free(op->id);
+		free(op->uid);
+		free(op->name);
+		free(op->vertex);
+	}
+	free(s->ops);
+	free(s->kind);
+	free(s);
+}

@@ -1,0 +1,409 @@
+/* task.c: one subtask on one thread: its mailbox loop, input processing, checkpoints and finishing (FLIP-147). */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine.h"
+
+int64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int64_t
+now_ms(void)
+{
+	return now_ns() / 1000000;
+}
+
+static void
+post_state(struct task *t, enum ckpt_exec_state s)
+{
+	struct msg *m = msg_new(MSG_STATE, t);
+
+	if (m == NULL)
+		return;
+	m->state = s;
+	job_post(t->job, m);
+}
+
+void
+task_decline(struct task *t, int64_t id, const char *reason)
+{
+	struct entry en = {.kind = ENT_CANCEL, .bar = {.id = id}};
+	struct msg *m = msg_new(MSG_DECLINE, t);
+
+	task_broadcast_event(t, &en);
+	if (m == NULL)
+		return;
+	m->id = id;
+	snprintf(m->reason, sizeof m->reason, "%s", reason);
+	job_post(t->job, m);
+}
+
+/* The synchronous part of a checkpoint: forward the barrier, snapshot the operator, acknowledge. */
+void
+task_checkpoint(struct task *t, const struct barrier *b, int64_t align_ns)
+{
+	struct entry en = {.kind = ENT_BARRIER, .bar = *b};
+	struct ckpt_subtask *st;
+	struct msg *m;
+	struct ckpt_err e = {0};
+
+	if (b->id <= t->last_cp_id)
+		return;
+	t->last_cp_id = b->id;
+	if (t->phase == PH_ENDED && t->final_min_id < 0)
+		t->final_min_id = b->id;
+	if (b->kind == BAR_SYNC_SAVEPOINT)
+		t->sync_savepoint = b->id;
+	task_broadcast_event(t, &en);
+	st = ckpt_calloc(1, sizeof *st, &e);
+	m = msg_new(MSG_ACK, t);
+	if (st == NULL || m == NULL) {
+		free(st);
+		free(m);
+		task_decline(t, b->id, "CHECKPOINT_DECLINED_TASK_NOT_READY");
+		return;
+	}
+	st->index = t->sub;
+	if (t->op->snapshot && t->op->snapshot(t, b->id, st, &e) < 0) {
+		engine_subtask_free(st);
+		free(m);
+		task_decline(t, b->id, "CHECKPOINT_ASYNC_EXCEPTION");
+		return;
+	}
+	m->id = b->id;
+	m->st = st;
+	m->align_ms = align_ns / 1000000;
+	job_post(t->job, m);
+}
+
+static void
+fail_task(struct task *t, const char *why)
+{
+	struct msg *m = msg_new(MSG_FAILED, t);
+
+	t->failed = 1;
+	atomic_store(&t->cancel, 1);
+	if (m == NULL)
+		return;
+	m->id = (int64_t)t->fail_index;
+	snprintf(m->reason, sizeof m->reason, "%s", why);
+	job_post(t->job, m);
+}
+
+/* The injected failure of this attempt fires (task_count_record counts). */
+void
+task_fail_injected(struct task *t)
+{
+	if (!t->failed)
+		fail_task(t, "injected failure");
+}
+
+/* Input ended (bounded source, stop, or EndOfData on every input): finish() and EndOfData downstream. */
+void
+task_end_of_data(struct task *t, int drain)
+{
+	struct entry en = {.kind = ENT_END_OF_DATA, .bar = {.drain = drain}};
+	struct msg *m;
+
+	if (t->phase != PH_RUNNING)
+		return;
+	if (drain) {
+		if (t->v->op == OP_SOURCE)
+			task_emit_watermark(t, MAX_WATERMARK);
+		if (t->op->finish)
+			t->op->finish(t);
+		t->finished_ops = 1;
+	}
+	task_broadcast_event(t, &en);
+	t->phase = PH_ENDED;
+	t->final_min_id = -1;
+	if ((m = msg_new(MSG_END_OF_DATA, t)) != NULL)
+		job_post(t->job, m);
+}
+
+static void
+handle_mail(struct task *t)
+{
+	int64_t done = atomic_load(&t->completed);
+
+	for (;;) {
+		struct barrier b;
+
+		pthread_mutex_lock(&t->mmu);
+		if (t->mn == 0) {
+			pthread_mutex_unlock(&t->mmu);
+			break;
+		}
+		b = t->mail[t->mhead];
+		t->mhead = (t->mhead + 1) % MAIL_CAP;
+		t->mn--;
+		pthread_mutex_unlock(&t->mmu);
+		if (b.kind == BAR_SYNC_SAVEPOINT && t->nin == 0)
+			task_end_of_data(t, b.drain); /* stop-with-savepoint: EndOfData goes before the barrier */
+		if (t->nin == 0)
+			task_checkpoint(t, &b, 0);
+		else
+			bh_rpc_trigger(t, &b);
+	}
+	if (done > t->last_notified) {
+		t->last_notified = done;
+		if (t->op->complete)
+			t->op->complete(t, done);
+	}
+}
+
+/* Watermarks of several channels combine to their minimum (closed channels do not hold it back). */
+static void
+on_watermark(struct task *t, size_t ch, int64_t wm)
+{
+	int64_t min = MAX_WATERMARK;
+	int open = 0;
+
+	if (wm > t->in[ch].wm)
+		t->in[ch].wm = wm;
+	for (size_t i = 0; i < t->nin; i++)
+		if (!t->in[i].eop) {
+			open = 1;
+			if (t->in[i].wm < min)
+				min = t->in[i].wm;
+		}
+	/* the end of the last input is no watermark: without drain, timers stay for a restore */
+	if (open && min > t->wm_in) {
+		t->wm_in = min;
+		if (t->op->watermark)
+			t->op->watermark(t, min);
+		task_emit_watermark(t, min);
+	}
+}
+
+static void
+process_buffer(struct task *t, size_t ch, struct buf *b)
+{
+	size_t input = t->in[ch].gate;
+
+	for (uint32_t off = 0; off + REC_SIZE <= b->len && !atomic_load(&t->cancel); off += REC_SIZE) {
+		const unsigned char *d = b->data + off;
+
+		if (d[0] == EL_RECORD) {
+			struct rec r;
+
+			memcpy(&r.key, d + 1, 8);
+			memcpy(&r.value, d + 9, 8);
+			memcpy(&r.ts, d + 17, 8);
+			t->records_in++;
+			t->op->record(t, &r, input);
+			task_count_record(t);
+		} else {
+			int64_t wm;
+
+			memcpy(&wm, d + 1, 8);
+			on_watermark(t, ch, wm);
+		}
+	}
+	buffer_release(b);
+}
+
+static void
+on_end_of_data(struct task *t, size_t ch, int drain)
+{
+	int all = 1, all_drain = 1;
+
+	t->in[ch].eod = 1;
+	t->in[ch].eod_drain = drain;
+	atomic_store(&t->in[ch].ch->eod_acked, 1);
+	if (t->in[ch].ch->prod)
+		notify_wake(&t->in[ch].ch->prod->nt);
+	for (size_t i = 0; i < t->nin; i++) {
+		all &= t->in[i].eod;
+		all_drain &= t->in[i].eod_drain;
+	}
+	if (all)
+		task_end_of_data(t, all_drain);
+}
+
+static void
+on_entry(struct task *t, size_t ch, struct entry *en)
+{
+	switch (en->kind) {
+	case ENT_BUFFER:
+		process_buffer(t, ch, en->b);
+		break;
+	case ENT_BARRIER:
+		bh_on_barrier(t, &en->bar, ch, 0);
+		break;
+	case ENT_CANCEL:
+		bh_on_cancel(t, en->bar.id);
+		break;
+	case ENT_END_OF_DATA:
+		on_end_of_data(t, ch, en->bar.drain);
+		break;
+	case ENT_END_OF_PARTITION:
+		t->in[ch].eop = 1;
+		bh_on_end_of_partition(t, ch);
+		on_watermark(t, ch, INT64_MIN);
+		break;
+	}
+}
+
+/* Take one entry from the next readable channel (round robin); 0 when none is readable. */
+static int
+read_input(struct task *t)
+{
+	for (size_t k = 0; k < t->nin; k++) {
+		size_t ch = (t->rr_in + k) % t->nin;
+		struct entry en;
+
+		if (t->in[ch].blocked || t->in[ch].eop || !channel_pop(t->in[ch].ch, &en))
+			continue;
+		t->rr_in = (ch + 1) % t->nin;
+		on_entry(t, ch, &en);
+		return 1;
+	}
+	return 0;
+}
+
+static int
+outputs_acked(struct task *t)
+{
+	for (size_t k = 0; k < t->nout; k++)
+		for (size_t i = 0; i < t->out[k].noc; i++)
+			if (!atomic_load(&t->out[k].oc[i].ch->eod_acked))
+				return 0;
+	return 1;
+}
+
+/* After EndOfData: close once downstream consumed it and a checkpoint after finish() completed. */
+static int
+may_close(struct task *t)
+{
+	const struct ckpt_pipeline *p = t->job->p;
+	int64_t done = atomic_load(&t->completed);
+
+	if (t->nopen > 0 || !outputs_acked(t))
+		return 0;
+	if (t->sync_savepoint >= 0)
+		return done >= t->sync_savepoint;
+	if (p->interval_ms > 0 && p->after_finish)
+		return t->final_min_id >= 0 && done >= t->final_min_id;
+	return 1;
+}
+
+static void
+close_task(struct task *t)
+{
+	struct entry en = {.kind = ENT_END_OF_PARTITION};
+
+	if (t->op->close)
+		t->op->close(t);
+	task_broadcast_event(t, &en);
+	t->phase = PH_DONE;
+}
+
+static void
+delay_source(struct task *t)
+{
+	int64_t now = now_ms();
+
+	if (now - t->last_flush_ms >= t->job->p->buffer_timeout_ms) {
+		task_flush(t);
+		t->last_flush_ms = now;
+	}
+}
+
+/*
+ * Idle: partly filled buffers leave once they are buffer_timeout_ms old (Flink's output flusher),
+ * so a consumer faster than its producer does not turn every buffer into a few records.
+ * Returns how long to sleep.
+ */
+static int64_t
+idle_flush(struct task *t)
+{
+	int64_t now = now_ms(), bt = t->job->p->buffer_timeout_ms;
+
+	if (now - t->last_flush_ms >= bt) {
+		task_flush(t);
+		t->last_flush_ms = now;
+		return bt > 0 ? bt : 200;
+	}
+	return bt - (now - t->last_flush_ms);
+}
+
+static void
+run_loop(struct task *t)
+{
+	while (!atomic_load(&t->cancel) && t->phase != PH_DONE) {
+		unsigned seq = notify_prepare(&t->nt);
+		int busy = 0;
+
+		handle_mail(t);
+		if (t->phase == PH_RUNNING && t->nin == 0 && t->op->emit_some) {
+			if (t->op->emit_some(t))
+				task_end_of_data(t, 1);
+			delay_source(t);
+			busy = 1;
+		} else {
+			for (int k = 0; k < 64 && read_input(t); k++)
+				busy = 1;
+		}
+		if (t->phase == PH_ENDED && may_close(t)) {
+			close_task(t);
+			break;
+		}
+		if (busy)
+			continue;
+		notify_wait(&t->nt, seq, idle_flush(t));
+	}
+}
+
+/* Restored as fully finished: no operator runs, downstream only learns that this input ended. */
+static void
+run_finished(struct task *t)
+{
+	struct entry eod = {.kind = ENT_END_OF_DATA, .bar = {.drain = 1}};
+	struct entry eop = {.kind = ENT_END_OF_PARTITION};
+
+	task_broadcast_event(t, &eod);
+	task_broadcast_event(t, &eop);
+	t->phase = PH_DONE;
+}
+
+void *
+task_main(void *arg)
+{
+	struct task *t = arg;
+	struct ckpt_err e = {0};
+
+	post_state(t, CKPT_INITIALIZING);
+	if (t->deployed_finished) {
+		run_finished(t);
+	} else if (t->op->open && t->op->open(t, t->restored, &e) < 0) {
+		char buf[600];
+
+		ckpt_err_format(&e, buf, sizeof buf);
+		fail_task(t, buf);
+	} else {
+		post_state(t, CKPT_RUNNING);
+		run_loop(t);
+	}
+	task_release_outputs(t);
+	/* the job's counters are shared: added once per attempt, not per record */
+	if (t->nin == 0)
+		atomic_fetch_add(&t->job->records, t->records_out);
+	if (t->nout == 0)
+		atomic_fetch_add(&t->job->sink_records, t->records_in);
+	if (t->op->dispose)
+		t->op->dispose(t);
+	if (t->phase == PH_DONE && !t->failed) {
+		post_state(t, CKPT_FINISHED);
+	} else if (!t->failed) {
+		post_state(t, CKPT_CANCELED);
+	}
+	return NULL;
+}

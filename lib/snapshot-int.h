@@ -1,0 +1,70 @@
+/* snapshot-int.h: what state.c, statefile.c and archive.c share and nobody else sees. */
+#ifndef CKPT_SNAPSHOT_INT_H
+#define CKPT_SNAPSHOT_INT_H
+
+#include "ckpt.h"
+
+/* Many small allocations freed at once: the entries of one subtask. */
+struct ckpt_snap_arena;
+struct ckpt_snap_arena *ckpt_snap_arena_new(void);
+void *ckpt_snap_arena_alloc(struct ckpt_snap_arena *a, size_t n);
+/* Take ownership of a malloc'd block (freed with the arena); -1 on allocation failure (block freed). */
+int ckpt_snap_arena_adopt(struct ckpt_snap_arena *a, void *block);
+void ckpt_snap_arena_free(struct ckpt_snap_arena *a);
+
+/* Where a snapshot's unloaded entries come from (s->backing). */
+struct ckpt_snap_backing {
+	const char *format;
+	int (*load)(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subtask *st,
+		    struct ckpt_err *e);
+	void (*free)(struct ckpt_snap_backing *b);
+};
+
+/* An archive member as the manifest lists it (st->member points at one). */
+struct ckpt_snap_member {
+	char *name;
+	uint64_t size, xxh3;
+	int seen;
+};
+
+/* The state document loader also reads manifests, where entries are replaced by counts. */
+enum ckpt_snap_docmode { SNAP_DOC, SNAP_MANIFEST };
+struct ckpt_snapshot *ckpt_snap_from_json(const struct ckpt_jdoc *doc, enum ckpt_snap_docmode mode,
+				     struct ckpt_snap_member **members, size_t *nmembers, struct ckpt_err *e);
+/* One subtask as a manifest lists it (counts, not entries), member named when not NULL. */
+json_t *ckpt_snap_subtask_manifest(const struct ckpt_subtask *st, const char *member);
+/* An operator without its subtasks, as both documents show it. */
+json_t *ckpt_snap_operator_head(const struct ckpt_operator *op);
+/* The handles of a subtask as JSON. */
+json_t *ckpt_snap_handles_json(const struct ckpt_subtask *st);
+void ckpt_snap_members_free(struct ckpt_snap_member *m, size_t n);
+
+/* The state file of one subtask (ckpt-archive(5)): encoder and decoder. */
+#define SNAP_MAGIC "ckptsub1"
+#define SNAP_MAGIC_LEN 8
+struct ckpt_snap_out; /* a buffered sink that counts and hashes */
+struct ckpt_snap_out *ckpt_snap_out_new(FILE *f);
+int ckpt_snap_out_subtask(struct ckpt_snap_out *o, const struct ckpt_subtask *st);
+/* Flush; the size and XXH3-64 of what was written since the last reset. -1 on write error. */
+int ckpt_snap_out_finish(struct ckpt_snap_out *o, uint64_t *size, uint64_t *xxh3);
+void ckpt_snap_out_free(struct ckpt_snap_out *o);
+/* Parse the member bytes (buf, len; adopted by the subtask's arena) into st, checking them
+ * against the counts the manifest gave; where names the member in errors. */
+int ckpt_snap_decode_subtask(struct ckpt_subtask *st, void *buf, size_t len, const char *where,
+			struct ckpt_err *e);
+
+/* The libarchive helper (archive.c), for the readers in snapopen.c. */
+struct archive;
+struct archive_entry;
+#define SNAP_MANIFEST_NAME "MANIFEST.json"
+#define SNAP_BLOCK ((size_t)1 << 20)
+/* A reader over fd from its start (tar or zip, plain or compressed); NULL with e set. */
+struct archive *ckpt_arc_open_read(int fd, const char *name, struct ckpt_err *e);
+/* Next member: 1 and *ent, 0 at the end, -1 on error. */
+int ckpt_arc_next(struct archive *a, struct archive_entry **ent, const char *name, struct ckpt_err *e);
+/* Feed the current member's data to fn block by block; the byte count, or -1. */
+int64_t ckpt_arc_stream(struct archive *a, int (*fn)(void *arg, const void *p, size_t n, int64_t off),
+		   void *arg, const char *where, struct ckpt_err *e);
+void ckpt_arc_close(struct archive *a);
+
+#endif

@@ -1,0 +1,155 @@
+#!/usr/bin/env bats
+# ckpt-archive(5): every archive form round-trips the state document; -c names what is wrong.
+
+load helper
+
+setup() {
+	cd "$BATS_TEST_TMPDIR" || return 1
+	ckpt-inspect -a "$ROOT/examples/state.json" > doc.json
+}
+
+@test "archive: state document -> tar, tar.gz, tgz, zip, directory -> state document, byte equal" {
+	for out in x.tar x.tar.gz x.tgz x.zip xd/; do
+		run ckpt-merge -o "$out" doc.json
+		status_is 0
+		run ckpt-inspect -a "$out"
+		status_is 0
+		output_is "$(cat doc.json)"
+		run ckpt-inspect -c "$out"
+		status_is 0
+	done
+	run ckpt-inspect -a "$DATA/state/normal.json"
+	output_is "$(cat doc.json)"
+}
+
+@test "archive: stdin and files alike, through ckpt-merge and ckpt-inspect" {
+	ckpt-merge -o x.tar < doc.json
+	run sh -c 'ckpt-inspect -a < x.tar'
+	status_is 0
+	output_is "$(cat doc.json)"
+	run sh -c 'ckpt-inspect -a x.tar | ckpt-merge'
+	output_is "$(cat doc.json)"
+	run sh -c 'ckpt-inspect -c < x.tar'
+	status_is 0
+	output_is '{"file":"<stdin>","ok":true,"members":3,"bytes":273,"problems":[]}'
+}
+
+@test "archive: MANIFEST.json comes first, then one state file per operator subtask" {
+	ckpt-merge -o x.tar doc.json
+	run sh -c 'bsdtar -tf x.tar'
+	output_is "MANIFEST.json
+op/src/0
+op/src/1
+op/map/0"
+	run sh -c 'bsdtar -xOf x.tar op/map/0 | head -c 8'
+	output_is ckptsub1
+	run sh -c 'bsdtar -xOf x.tar MANIFEST.json | jq -c ".members[2]"'
+	output_is "{\"name\":\"op/map/0\",\"size\":162,\"xxh3\":\"$(bsdtar -xOf x.tar op/map/0 | xxhsum -H3 | sed 's/.*= //')\"}"
+}
+
+@test "archive: the same snapshot always packs to the same bytes" {
+	ckpt-merge -o a.tar doc.json
+	ckpt-merge -o b.tar doc.json
+	cmp a.tar b.tar
+}
+
+flip() { # flip one byte of member $2 in tar $1 at offset $3 into the member
+	python3 - "$1" "$2" "$3" <<'PY'
+import sys, tarfile
+t = tarfile.open(sys.argv[1]); m = t.getmember(sys.argv[2]); t.close()
+b = bytearray(open(sys.argv[1], 'rb').read()); b[m.offset_data + int(sys.argv[3])] ^= 1
+open(sys.argv[1], 'wb').write(b)
+PY
+}
+
+@test "archive: -c names a flipped byte and exits 1" {
+	ckpt-merge -o x.tar doc.json
+	flip x.tar op/map/0 20
+	run ckpt-inspect -c x.tar
+	status_is 1
+	[ "${lines[0]}" = "ckpt-inspect: x.tar:op/map/0: checksum mismatch: xxh3 3c0167f1ce7ed4bf, manifest says 30c26d44f02197ad" ]
+	run ckpt-inspect -a x.tar
+	status_is 1
+	output_is "ckpt-inspect: x.tar:op/map/0: checksum mismatch: xxh3 3c0167f1ce7ed4bf, manifest says 30c26d44f02197ad"
+}
+
+@test "archive: -c names a truncated member, in a cut tar and in a directory" {
+	ckpt-merge -o x.tar doc.json
+	python3 -c '
+import tarfile; t = tarfile.open("x.tar"); m = t.getmember("op/map/0")
+open("cut.tar", "wb").write(open("x.tar", "rb").read()[:m.offset_data + 50])'
+	run sh -c 'ckpt-inspect -c cut.tar 2>&1 >/dev/null'
+	status_is 1
+	output_is "ckpt-inspect: cut.tar:op/map/0: truncated member: the archive ends inside it"
+	ckpt-merge -o d/ doc.json
+	truncate -s 100 d/op/map/0
+	run sh -c 'ckpt-inspect -c d 2>&1 >/dev/null'
+	status_is 1
+	output_is "ckpt-inspect: d:op/map/0: truncated member: 100 of 162 bytes"
+}
+
+@test "archive: -c names a missing and an extra member" {
+	ckpt-merge -o d/ doc.json
+	rm d/op/src/1
+	echo stray > d/op/stray
+	run ckpt-inspect -c d
+	status_is 1
+	[ "${lines[0]}" = "ckpt-inspect: d:op/src/1: missing member" ]
+	[ "${lines[1]}" = "ckpt-inspect: d:op/stray: extra member (not in the manifest)" ]
+	bsdtar -cf m.tar -C d MANIFEST.json op/src/0 op/map/0 op/stray
+	run sh -c 'ckpt-inspect -c m.tar 2>&1 >/dev/null'
+	status_is 1
+	output_is "ckpt-inspect: m.tar:op/stray: extra member (not in the manifest)
+ckpt-inspect: m.tar:op/src/1: missing member"
+	run ckpt-inspect -a m.tar
+	status_is 1
+	output_is "ckpt-inspect: m.tar:op/src/1: missing member"
+}
+
+@test "archive: -c names a damaged manifest" {
+	ckpt-merge -o d/ doc.json
+	sed 's/"version": 1/"version": 1,,/' d/MANIFEST.json > m && mv m d/MANIFEST.json
+	run sh -c 'ckpt-inspect -c d 2>&1 >/dev/null'
+	status_is 1
+	output_is "ckpt-inspect: d:MANIFEST.json:3:15: damaged manifest: string or '}' expected near ','"
+	ckpt-merge -o e/ doc.json
+	sed 's/"xxh3": "[0-9a-f]*"/"xxh3": "xyz"/' e/MANIFEST.json > m && mv m e/MANIFEST.json
+	run sh -c 'ckpt-inspect -c e 2>&1 >/dev/null'
+	status_is 1
+	[[ "$output" == 'ckpt-inspect: e:MANIFEST.json:'*': damaged manifest: member 0: "xxh3" must be 16 lowercase hex digits' ]]
+	run ckpt-inspect e
+	status_is 2
+}
+
+@test "archive: a tar whose first member is not the manifest is refused" {
+	ckpt-merge -o d/ doc.json
+	bsdtar -cf bad.tar -C d op/src/0 MANIFEST.json
+	run ckpt-inspect bad.tar
+	status_is 2
+	output_is 'ckpt-inspect: bad.tar: not a ckpt archive: first member is "op/src/0", not MANIFEST.json'
+}
+
+@test "archive: a manifest naming a member outside the archive is refused" {
+	ckpt-merge -o d/ doc.json
+	sed 's#"op/src/0"#"../src/0"#' d/MANIFEST.json > m && mv m d/MANIFEST.json
+	run ckpt-inspect d
+	status_is 2
+	[[ "$output" == *'member 0: unsafe member name "../src/0"' ]]
+}
+
+@test "archive: an output name of unknown kind, or the input itself, is a usage error" {
+	run ckpt-merge -o x.rar doc.json
+	status_is 2
+	[ "${lines[0]}" = "ckpt-merge: x.rar: name the archive .tar, .tar.gz, .tgz or .zip, or end it with / for a directory" ]
+	ckpt-merge -o x.tar doc.json
+	run ckpt-merge -o x.tar x.tar
+	status_is 2
+	[ "${lines[0]}" = "ckpt-merge: x.tar: the output would overwrite the input" ]
+}
+
+@test "archive: a failed write leaves nothing behind" {
+	run ckpt-merge -o nodir/x.tar doc.json
+	status_is 2
+	[ ! -e nodir ]
+	[ -z "$(ls -A | grep -v doc.json)" ]
+}

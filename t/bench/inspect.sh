@@ -1,0 +1,58 @@
+#!/bin/sh
+# Throughput of `ckpt-inspect -c` on a 1 GiB tar next to `bsdtar -xOf | xxhsum -H3` and
+# `xxhsum -H3` on the file itself, all measured in this run, and its peak memory.
+set -e
+cd "$(dirname "$0")/../.."
+BIN=${CKPT_BIN:-$PWD/bin}
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+N=16                       # members
+SIZE=$((64 * 1024 * 1024)) # bytes of the one list entry of each member
+
+# A directory archive written by hand from ckpt-archive(5), then packed by ckpt-merge.
+le() { # little-endian bytes of $1 in $2 bytes, as printf escapes
+	v=$1 i=0
+	while [ $i -lt $2 ]; do printf '\\%03o' $((v & 255)); v=$((v >> 8)); i=$((i + 1)); done
+}
+mkdir -p "$W/d/op/big"
+head -c $SIZE /dev/urandom > "$W/payload"
+subs= members= i=0
+while [ $i -lt $N ]; do
+	f="$W/d/op/big/$i"
+	{ printf 'ckptsub1O'; printf "$(le 1 4)s\\000\\000$(le 1 8)$(le $SIZE 8)"; cat "$W/payload"; printf E; } > "$f"
+	printf '%08d' $i | dd of="$f" bs=1 seek=40 conv=notrunc 2>/dev/null # members differ
+	sz=$(stat -c %s "$f")
+	h=$(xxhsum -H3 "$f" | sed 's/.*= //;s/ .*//')
+	case $h in XXH3*) h=$(xxhsum -H3 "$f" | awk '{print $1}' | sed 's/^XXH3_//');; esac
+	sep=${subs:+,}
+	subs="$subs$sep{\"index\":$i,\"member\":\"op/big/$i\",\"operator_state\":{\"s\":{\"mode\":\"list\",\"entries\":1,\"bytes\":$SIZE}}}"
+	members="$members$sep{\"name\":\"op/big/$i\",\"size\":$sz,\"xxh3\":\"$h\"}"
+	i=$((i + 1))
+done
+printf '{"format":"ckpt-archive","version":1,"checkpoint_id":1,"kind":"checkpoint","operators":[{"id":"big","parallelism":%d,"max_parallelism":128,"subtasks":[%s]}],"members":[%s]}\n' \
+	$N "$subs" "$members" > "$W/d/MANIFEST.json"
+"$BIN/ckpt-merge" -o "$W/big.tar" "$W/d/"
+rm -rf "$W/d" "$W/payload"
+A="$W/big.tar"
+BYTES=$(stat -c %s "$A")
+cat "$A" > /dev/null # into the page cache
+
+now() { date +%s.%N; }
+rate() { echo "$BYTES $1 $2" | awk '{printf "%.2f GB/s (%.3f s)", $1 / ($3 - $2) / 1e9, $3 - $2}'; }
+best() { # best of three runs of "$@", as a rate
+	b=
+	for r in 1 2 3; do
+		t0=$(now); "$@" > /dev/null; t1=$(now)
+		d=$(echo "$t0 $t1" | awk '{print $2 - $1}')
+		if [ -z "$b" ] || [ "$(echo "$d $b" | awk '{print ($1 < $2)}')" = 1 ]; then b=$d; fi
+	done
+	echo "$BYTES $b" | awk '{printf "%.2f GB/s (%.3f s)", $1 / $2 / 1e9, $2}'
+}
+pipeline() { bsdtar -xOf "$A" | xxhsum -H3; }
+
+echo "archive: $BYTES bytes, $N members"
+echo "ckpt-inspect -c:            $(best "$BIN/ckpt-inspect" -c "$A")"
+echo "bsdtar -xOf | xxhsum -H3:   $(best pipeline)"
+echo "xxhsum -H3 archive:         $(best xxhsum -H3 "$A")"
+/usr/bin/time -f '%M' -o "$W/mem" "$BIN/ckpt-inspect" -c "$A" > /dev/null
+echo "ckpt-inspect -c peak memory: $(awk '{printf "%.1f MB", $1 / 1024}' "$W/mem")"

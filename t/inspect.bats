@@ -1,0 +1,67 @@
+#!/usr/bin/env bats
+# ckpt-inspect: the summary, -d and -u, on state documents and every archive form.
+
+load helper
+
+@test "inspect: the summary of a state document and of its archives" {
+	cp "$ROOT/examples/state.json" state.json
+	run ckpt-inspect state.json
+	status_is 0
+	match_golden "$DATA/inspect/summary.json"
+	ckpt-merge -o x.zip "$ROOT/examples/state.json"
+	run sh -c 'ckpt-inspect x.zip | jq -c "del(.file, .format)"'
+	output_is "$(jq -c 'del(.file, .format)' "$DATA/inspect/summary.json")"
+	run sh -c 'ckpt-inspect x.zip | jq -r .format'
+	output_is zip
+}
+
+@test "inspect: -d names operators added, removed, rescaled and states added, removed, resized" {
+	d="$ROOT/examples/state.json"
+	jq '.operators[0].id = "src2" | .operators[1].parallelism = 3
+	    | .operators[1].subtasks[0].operator_state.buffer.entries += ["b"]
+	    | .operators[1].subtasks[0].operator_state.extra = {"mode": "broadcast", "entries": ["c"]}
+	    | .operators[1].subtasks[0].keyed_state.entries |= map(select(.state != "seen"))' "$d" > b.json
+	ckpt-merge -o b.tar b.json
+	run ckpt-inspect -d b.tar "$d"
+	status_is 1
+	output_is "{\"from\":\"$d\",\"to\":\"b.tar\",\"operators_added\":[{\"id\":\"src2\",\"uid\":\"source-1\",\"name\":\"Kafka Source\",\"parallelism\":2,\"max_parallelism\":128}],\"operators_removed\":[{\"id\":\"src\",\"uid\":\"source-1\",\"name\":\"Kafka Source\",\"parallelism\":2,\"max_parallelism\":128}],\"operators_rescaled\":[{\"id\":\"map\",\"parallelism\":[2,3],\"max_parallelism\":[128,128]}],\"states_added\":[{\"operator\":\"map\",\"state\":{\"name\":\"extra\",\"mode\":\"broadcast\",\"entries\":1,\"bytes\":1}}],\"states_removed\":[{\"operator\":\"map\",\"state\":{\"name\":\"seen\",\"mode\":\"keyed\",\"entries\":1,\"bytes\":2}}],\"states_resized\":[{\"operator\":\"map\",\"state\":\"buffer\",\"mode\":[\"list\",\"list\"],\"entries\":[2,3],\"bytes\":[5,6]}]}"
+	run ckpt-inspect -d "$d" "$d"
+	status_is 0
+}
+
+@test "inspect: -u names operators by uid, id, or the id Flink derives from the uid" {
+	run sh -c 'ckpt-inspect -u map-1 -u src "$1" | jq -c ".uids, [.operators[].matched_uid]"' sh "$ROOT/examples/state.json"
+	status_is 0
+	[ "${lines[1]}" = '["src","map-1"]' ]
+	run ckpt-inspect -u nope "$ROOT/examples/state.json"
+	status_is 1
+	[[ "${lines[0]}" == 'ckpt-inspect: '*'/examples/state.json: uid "nope" (operator id '*') names no operator' ]]
+}
+
+@test "inspect: usage" {
+	run ckpt-inspect -h
+	status_is 0
+	output_is 'usage: ckpt-inspect [-p] [-a | -c | -d OTHER] [-u UID ...] [file ...]'
+	run ckpt-inspect -a -c x
+	status_is 2
+	run ckpt-inspect nosuch.tar
+	status_is 2
+	output_is 'ckpt-inspect: nosuch.tar: cannot open: No such file or directory'
+	echo garbage > g.bin
+	run ckpt-inspect g.bin
+	status_is 2
+	output_is 'ckpt-inspect: g.bin: not a snapshot: Unrecognized archive format'
+}
+
+@test "inspect: Flink handles and facts survive every form; the summary lists handles and state files" {
+	cp "$DATA/state/handles.json" handles.json
+	run ckpt-inspect handles.json
+	status_is 0
+	match_golden "$DATA/inspect/handles-summary.json"
+	for out in h.tar h.tgz h.zip hd/; do
+		ckpt-merge -o "$out" handles.json
+		run ckpt-inspect -a "$out"
+		status_is 0
+		output_is "$(cat handles.json)"
+	done
+}

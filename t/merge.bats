@@ -1,0 +1,447 @@
+#!/usr/bin/env bats
+# ckpt-merge: state redistributed as Flink does on restore (scenarios of Flink's own tests),
+# FLIP-147 finished state, job-graph restores, refusals, archives.
+
+load helper
+load merge-helper
+
+M=$DATA/merge
+
+# Run ckpt-merge -p with the arguments and compare with the golden file t/data/merge/$1.
+merge_golden() {
+	local g=$1
+	shift
+	run ckpt-merge -p "$@"
+	status_is 0
+	match_golden "$M/$g"
+}
+
+# Run ckpt-merge, expect a refusal (exit 1) with exactly this diagnostic.
+refused() {
+	local msg=$1
+	shift
+	run ckpt-merge "$@"
+	status_is 1
+	output_is "$msg"
+}
+
+# Build a state document from operator objects (JSON, one per argument).
+state_of() {
+	local ops
+	ops=$(IFS=,; echo "$*")
+	printf '{"format": "ckpt-state", "version": 1, "checkpoint_id": 1, "kind": "savepoint", "operators": [%s]}\n' "$ops"
+}
+
+RUNNING1='{"id": "op1", "parallelism": 2, "max_parallelism": 2, "subtasks": [{"index": 0, "finished": false, "operator_state": {"l": {"mode": "list", "entries": ["a"]}}}]}'
+PARTIAL1='{"id": "op1", "parallelism": 2, "max_parallelism": 2, "subtasks": [{"index": 0, "finished": true}, {"index": 1, "finished": false, "operator_state": {"l": {"mode": "list", "entries": ["b"]}}}]}'
+RUNNING2='{"id": "op2", "parallelism": 2, "max_parallelism": 2, "subtasks": [{"index": 1, "finished": false, "operator_state": {"m": {"mode": "list", "entries": ["c"]}}}]}'
+PARTIAL2='{"id": "op2", "parallelism": 2, "max_parallelism": 2, "subtasks": [{"index": 0, "finished": true}]}'
+FULL1='{"id": "op1", "parallelism": 2, "max_parallelism": 2, "fully_finished": true, "subtasks": []}'
+FULL2='{"id": "op2", "parallelism": 2, "max_parallelism": 2, "fully_finished": true, "subtasks": []}'
+
+# ------------------------------------------------ StateAssignmentOperationTest
+
+@test "S1 split distribute 2 to 3: contiguous runs, names in bytewise order" {
+	merge_golden s1-split.P3 -P 3 "$M/s1-split.json"
+}
+
+@test "S1 split distribute 2 to 1: everything on one subtask" {
+	merge_golden s1-split.P1 -P 1 "$M/s1-split.json"
+}
+
+@test "S1 split distribute 2 to 2: list state stays where it is" {
+	run ckpt-merge -P 2 "$M/s1-split.json"
+	status_is 0
+	[ "$output" = "$(ckpt-merge "$M/s1-split.json")" ]
+}
+
+@test "S2 union 2 to 3, 2 to 1, 2 to 2: every subtask gets every entry" {
+	merge_golden s2-union.P3 -P 3 "$M/s2-union.json"
+	merge_golden s2-union.P1 -P 1 "$M/s2-union.json"
+	merge_golden s2-union.P2 -P 2 "$M/s2-union.json"
+}
+
+@test "S3 broadcast 2 to 3 and 2 to 1: copy t mod n" {
+	merge_golden s3-broadcast.P3 -P 3 "$M/s3-broadcast.json"
+	merge_golden s3-broadcast.P1 -P 1 "$M/s3-broadcast.json"
+}
+
+@test "S3 broadcast 2 to 2: unchanged" {
+	run ckpt-merge -P 2 "$M/s3-broadcast.json"
+	status_is 0
+	[ "$output" = "$(ckpt-merge "$M/s3-broadcast.json")" ]
+}
+
+@test "S4 broadcast with a missing subtask: every new subtask gets the one copy" {
+	merge_golden s4-broadcast-null.P3 -P 3 "$M/s4-broadcast-null.json"
+	merge_golden s4-broadcast-null.P2 -P 2 "$M/s4-broadcast-null.json"
+}
+
+@test "S5 broadcast with an empty subtask: same as a missing one" {
+	merge_golden s4-broadcast-null.P3 -P 3 "$M/s5-broadcast-empty.json"
+	merge_golden s4-broadcast-null.P2 -P 2 "$M/s5-broadcast-empty.json"
+}
+
+@test "S6 combined union, list and broadcast 2 to 3, 2 to 1, 2 to 2" {
+	merge_golden s6-combined.P3 -P 3 "$M/s6-combined.json"
+	merge_golden s6-combined.P1 -P 1 "$M/s6-combined.json"
+	merge_golden s6-combined.P2 -P 2 "$M/s6-combined.json"
+}
+
+@test "F1 a finished subtask holds nothing: 3 to 3, 3 to 2, 3 to 4" {
+	merge_golden f1-finished.P3 -P 3 "$M/f1-finished.json"
+	merge_golden f1-finished.P2 -P 2 "$M/f1-finished.json"
+	merge_golden f1-finished.P4 -P 4 "$M/f1-finished.json"
+}
+
+@test "M the start carries over from one list name to the next: 2 to 3, 2 to 4" {
+	merge_golden m-carry.P3 -P 3 "$M/m-carry.json"
+	merge_golden m-carry.P4 -P 4 "$M/m-carry.json"
+	run list_totals <(ckpt-merge -P 3 "$M/m-carry.json")
+	output_is "[3,3,2]"
+}
+
+@test "empty lists: a name whose run is empty is not registered" {
+	merge_golden empty-first.P3 -P 3 "$M/empty-first.json"
+	merge_golden empty-last.P3 -P 3 "$M/empty-last.json"
+}
+
+@test "testStateWithFullyFinishedOperators: fully finished stays so at any parallelism" {
+	merge_golden finished-ops.P2 -P 2 "$M/finished-ops.json"
+	run ckpt-merge -P 500 "$M/finished-ops.json"
+	status_is 1
+	run ckpt-merge -P op1=2 -P op0=256 "$M/finished-ops.json"
+	status_is 0
+	[ "$(jq -c '[.operators[] | [.id, .parallelism, .fully_finished, (.subtasks | length)]]' <<<"$output")" = '[["op0",256,true,0],["op1",2,false,2]]' ]
+	run ckpt-merge -P op1=2 -P op0=257 "$M/finished-ops.json"
+	status_is 1
+	output_is "ckpt-merge: $M/finished-ops.json: The state for task v0 can not be restored. The maximum parallelism (256) of the restored state is lower than the configured parallelism (257). Please reduce the parallelism of the task to be lower or equal to the maximum parallelism."
+}
+
+# ------------------------------------------------------------- keyed state
+
+@test "keyed state 2 to 3 at max parallelism 128: entries follow their key groups" {
+	merge_golden keyed.P3 -P 3 "$M/keyed.json"
+}
+
+@test "keyed state 2 to 4 and back to 2 is the identity" {
+	ckpt-merge -P 4 "$M/keyed.json" > four.json
+	run keyed_misplaced four.json
+	output_is "[]"
+	run ckpt-merge -P 2 four.json
+	status_is 0
+	[ "$output" = "$(ckpt-merge "$M/keyed.json")" ]
+}
+
+@test "CheckpointCoordinatorRestoringTest: scale out 2 to 13 and in 13 to 2 at max parallelism 13" {
+	jq '.operators[0].id = "v2" | .operators[0].uid = "u2" | .operators[0].vertex = "v2" | .operators[0].max_parallelism = 13
+	    | .operators[0].subtasks |= map(.keyed_state.key_groups = (if .index == 0 then "0-6" else "7-12" end)
+	    | .keyed_state.entries = [range(if .index == 0 then 0 else 7 end; if .index == 0 then 7 else 13 end)
+	      | {state: "v", key_group: ., key: "k\(.)", value: "\(.)"}]
+	    | .operator_state = {"state-0": {mode: "list", entries: ["\(.index)-0-0", "\(.index)-0-1", "\(.index)-0-2", "\(.index)-0-3", "\(.index)-0-4", "\(.index)-0-5", "\(.index)-0-6", "\(.index)-0-7"]},
+	                         "state-1": {mode: "list", entries: ["\(.index)-1-0", "\(.index)-1-1", "\(.index)-1-2", "\(.index)-1-3", "\(.index)-1-4", "\(.index)-1-5", "\(.index)-1-6", "\(.index)-1-7"]}})' \
+		"$M/keyed.json" > v2.json
+	jq --slurpfile v2 v2.json '.operators[0] |= (.id = "v1" | .uid = "u1" | .vertex = "v1" | .parallelism = 3 | .max_parallelism = 42
+	    | .subtasks = [range(3) | {index: ., finished: false, keyed_state: {key_groups: ["0-13", "14-27", "28-41"][.], entries: []}}])
+	    | .operators += $v2[0].operators' "$M/keyed.json" > old.json
+	ckpt-merge -P v2=13 old.json > out.json
+	[ "$(jq -c '.operators[0]' out.json)" = "$(ckpt-merge old.json | jq -c '.operators[0]')" ]
+	jq '.operators |= [.[1]]' old.json > a.json
+	jq '.operators |= [.[1]]' out.json > b.json
+	[ "$(list_multiset a.json)" = "$(list_multiset b.json)" ]
+	[ "$(keyed_multiset a.json)" = "$(keyed_multiset b.json)" ]
+	run keyed_misplaced b.json
+	output_is "[]"
+	run jq -c '[.operators[0].subtasks[].keyed_state.key_groups]' b.json
+	output_is '["0","1","2","3","4","5","6","7","8","9","10","11","12"]'
+	ckpt-merge -P 2 b.json > c.json
+	[ "$(list_multiset a.json)" = "$(list_multiset c.json)" ]
+	[ "$(jq -c '.operators[0].subtasks[].keyed_state' c.json)" = "$(jq -c '.operators[0].subtasks[].keyed_state' a.json)" ]
+}
+
+# -------------------------------------------------------------- invariants
+
+@test "invariants over generated snapshots: elements kept, totals within one, unions everywhere, keys in range" {
+	for seed in 1 2 3 4 5 6; do
+		for pair in "1 4" "3 1" "4 7" "7 3" "5 5" "2 16"; do
+			set -- $pair
+			gen_state "$seed" "$1" 16 $((seed + 2)) > in.json
+			ckpt-merge -P "$2" in.json > out.json
+			[ "$(list_multiset in.json)" = "$(list_multiset out.json)" ]
+			[ "$(keyed_multiset in.json)" = "$(keyed_multiset out.json)" ]
+			[ "$(keyed_misplaced out.json)" = "[]" ]
+			if [ "$1" -ne "$2" ]; then
+				jq -e 'max - min <= 1' <(list_totals out.json) > /dev/null
+			fi
+			u=$(union_all in.json)
+			jq -e --argjson u "$u" 'length == '"$2"' and all(.[]; . == $u)' <(union_per_subtask out.json) > /dev/null
+		done
+	done
+}
+
+@test "invariants: broadcast copy t mod n of the holders" {
+	gen_state 9 5 16 3 > in.json
+	ckpt-merge -P 7 in.json > out.json
+	run jq -c '[.operators[0].subtasks[].operator_state.s2.entries]' out.json
+	output_is '[["b0","b1"],["b0","b1"],["b0","b1"],["b0","b1"],["b0","b1"],["b0","b1"],["b0","b1"]]'
+	run jq -c '[.operators[0].subtasks[] | .operator_state | keys]' out.json
+	status_is 0
+}
+
+@test "the output is deterministic" {
+	gen_state 11 6 32 6 > in.json
+	a=$(ckpt-merge -P 4 in.json)
+	b=$(ckpt-merge -P 4 in.json)
+	[ "$a" = "$b" ]
+}
+
+# --------------------------------------------------------------- refusals
+
+@test "refused: a partly finished operator with union state (Flink's message)" {
+	refused "ckpt-merge: $M/partial-union.json: The vertex Source (id = src) has used UnionListState, but part of its tasks are FINISHED." -P 3 "$M/partial-union.json"
+	refused "ckpt-merge: $M/partial-union.json: The vertex Source (id = src) has used UnionListState, but part of its tasks are FINISHED." -P 2 -o out.tar "$M/partial-union.json"
+	[ ! -e out.tar ]
+	[ -z "$(ls)" ]
+}
+
+@test "refused: parallelism above max parallelism (Flink's message)" {
+	refused "ckpt-merge: $M/keyed.json: The state for task count can not be restored. The maximum parallelism (128) of the restored state is lower than the configured parallelism (129). Please reduce the parallelism of the task to be lower or equal to the maximum parallelism." -P 129 "$M/keyed.json"
+	run ckpt-merge -P 128 "$M/keyed.json"
+	status_is 0
+}
+
+@test "refused: rescaling in-flight data; at unchanged parallelism it stays with its subtask" {
+	refused "ckpt-merge: $M/channel.json: operator map holds in-flight data of an unaligned checkpoint and cannot be rescaled from 2 to 3: take a savepoint and rescale from that" -P 3 -o x.zip "$M/channel.json"
+	[ ! -e x.zip ]
+	run ckpt-merge -P 2 "$M/channel.json"
+	status_is 0
+	[ "$output" = "$(ckpt-merge "$M/channel.json")" ]
+}
+
+# ------------------------------------------------------------ job graphs
+
+@test "graph: operators matched by uid take the vertex's id and parallelism" {
+	merge_golden keyed.graph-uid -g "$M/graph-uid.json" "$M/keyed.json"
+}
+
+@test "graph: state without an operator is refused, or dropped with -n" {
+	refused "ckpt-merge: $M/keyed.json: Failed to rollback to checkpoint/savepoint $M/keyed.json. Cannot map checkpoint/savepoint state for operator count to the new program, because the operator is not available in the new program. If you want to allow to skip this, you can set the --allowNonRestoredState option on the CLI." -g "$M/graph-a2a.json" "$M/keyed.json"
+	run ckpt-merge -n -g "$M/graph-a2a.json" "$M/keyed.json"
+	status_is 0
+	[ "$(jq -c .operators <<<"$output")" = "[]" ]
+}
+
+@test "graph: an operator without state needs no operator in the graph" {
+	state_of "$RUNNING1" '{"id": "gone", "parallelism": 1, "max_parallelism": 4, "subtasks": []}' > s.json
+	run ckpt-merge -g "$M/graph-a2a.json" s.json
+	status_is 0
+	[ "$(jq -c '[.operators[].id]' <<<"$output")" = '["op1"]' ]
+}
+
+@test "graph: a changed max parallelism is refused" {
+	jq '.vertices[0].max_parallelism = 4' "$M/graph-a2a.json" > g.json
+	state_of "$RUNNING1" > s.json
+	refused "ckpt-merge: s.json: Failed to rollback to checkpoint/savepoint s.json. Max parallelism mismatch between checkpoint/savepoint state and new program. Cannot map operator op1 with max parallelism 2 to new program with max parallelism 4. This indicates that the program has been changed in a non-compatible way after the checkpoint/savepoint." -g g.json s.json
+}
+
+@test "R1/R2 mixed finished operators in one vertex, state under the uid or the id" {
+	state_of '{"id": "x", "uid": "first", "parallelism": 2, "max_parallelism": 2, "fully_finished": true, "subtasks": []}' "$RUNNING2" > s.json
+	refused "ckpt-merge: s.json: Can not restore vertex v1(v1) which contain mixed operator finished state: [ALL_RUNNING, FULLY_FINISHED]" -g "$M/graph-chain.json" s.json
+	state_of "$FULL1" "$RUNNING2" > s.json
+	refused "ckpt-merge: s.json: Can not restore vertex v1(v1) which contain mixed operator finished state: [ALL_RUNNING, FULLY_FINISHED]" -g "$M/graph-chain.json" s.json
+}
+
+@test "R3/R4 a fully finished vertex after one not fully finished" {
+	msg="Illegal JobGraph modification. Cannot run a program with fully finished vertices predeceased with the ones not fully finished. Task vertex vert2(v2) has a predecessor not fully finished"
+	state_of "$RUNNING1" "$FULL2" > s.json
+	refused "ckpt-merge: s.json: $msg" -g "$M/graph-a2a.json" s.json
+	state_of "$PARTIAL1" "$FULL2" > s.json
+	refused "ckpt-merge: s.json: $msg" -g "$M/graph-a2a.json" s.json
+}
+
+@test "R5/R6/R7 a partially finished vertex after a running or partial one over all_to_all" {
+	msg="Illegal JobGraph modification. Cannot run a program with partially finished vertices predeceased with running or partially finished ones and connected via the ALL_TO_ALL edges. Task vertex vert2(v2) has a"
+	state_of "$RUNNING1" "$PARTIAL2" > s.json
+	refused "ckpt-merge: s.json: $msg all running predecessor" -g "$M/graph-a2a.json" s.json
+	state_of "$PARTIAL1" "$PARTIAL2" > s.json
+	refused "ckpt-merge: s.json: $msg partially finished predecessor" -g "$M/graph-a2a.json" s.json
+	refused "ckpt-merge: s.json: $msg partially finished predecessor" -g "$M/graph-both.json" s.json
+}
+
+@test "R8 a partially finished vertex after an all running one over pointwise" {
+	state_of "$RUNNING1" "$PARTIAL2" > s.json
+	refused "ckpt-merge: s.json: Illegal JobGraph modification. Cannot run a program with partially finished vertices predeceased with all running ones. Task vertex vert2(v2) has a all running predecessor" -g "$M/graph-pw.json" s.json
+}
+
+@test "allowed: partial after partial over pointwise, fully finished first, anything into all running" {
+	state_of "$PARTIAL1" "$PARTIAL2" > s.json
+	run ckpt-merge -g "$M/graph-pw.json" s.json
+	status_is 0
+	state_of "$FULL1" "$PARTIAL2" > s.json
+	run ckpt-merge -g "$M/graph-a2a.json" s.json
+	status_is 0
+	state_of "$FULL1" "$FULL2" > s.json
+	run ckpt-merge -g "$M/graph-a2a.json" s.json
+	status_is 0
+	state_of "$PARTIAL1" "$RUNNING2" > s.json
+	run ckpt-merge -g "$M/graph-a2a.json" s.json
+	status_is 0
+	[ "$(jq -c '[.operators[] | [.id, .vertex, .parallelism, [.subtasks[] | .finished]]]' <<<"$output")" = '[["op1","v1",2,[false]],["op2","v2",2,[false]]]' ]
+}
+
+# ----------------------------------------------------------- usage errors
+
+@test "usage errors exit 2" {
+	for args in "-P 0" "-P x" "-P 3x" "-P =3" "-P op=" "-P 16777217" "-g $M/graph-a2a.json -P 3" "-n -P 2" "-Z"; do
+		run ckpt-merge $args "$M/keyed.json"
+		status_is 2
+		[ "${lines[1]}" = "ckpt-merge: try 'ckpt-merge -h' for usage" ]
+	done
+	run ckpt-merge -P 2 "$M/keyed.json" "$M/keyed.json"
+	status_is 2
+	run ckpt-merge -P 2 -o out.rar "$M/keyed.json"
+	status_is 2
+	[ ! -e out.rar ]
+}
+
+@test "an operator named by -P must exist" {
+	run ckpt-merge -P nosuch=3 "$M/keyed.json"
+	status_is 2
+	output_is "ckpt-merge: $M/keyed.json: -P nosuch=3: no operator with that id or uid"
+}
+
+@test "-P by uid rescales the operator's whole vertex" {
+	run ckpt-merge -P count-1=3 "$M/keyed.json"
+	status_is 0
+	[ "$output" = "$(ckpt-merge -P 3 "$M/keyed.json")" ]
+	jq '.operators += [.operators[0] | .id = "chained" | .uid = null]' "$M/keyed.json" > two.json
+	run ckpt-merge -P chained=4 two.json
+	status_is 0
+	[ "$(jq -c '[.operators[].parallelism]' <<<"$output")" = "[4,4]" ]
+	run ckpt-merge -P chained=4 -P count=3 two.json
+	status_is 2
+	output_is "ckpt-merge: two.json: -P count=3 and -P chained=4: operators of vertex count share one parallelism"
+}
+
+# --------------------------------------------------- archives and input
+
+@test "round trips through every archive form" {
+	want=$(ckpt-merge -P 3 "$M/s6-combined.json")
+	for out in x.tar x.tar.gz x.zip x.dir/; do
+		ckpt-merge -o "$out" "$M/s6-combined.json"
+		run ckpt-merge -P 3 "$out"
+		status_is 0
+		[ "$output" = "$want" ]
+		ckpt-merge -P 3 -o "r-$out" "$M/s6-combined.json"
+		run ckpt-merge "r-$out"
+		status_is 0
+		[ "$output" = "$want" ]
+		run ckpt-merge -P 2 -o "back-$out" "r-$out"
+		status_is 0
+		[ "$(ckpt-merge "back-$out")" = "$(ckpt-merge -P 2 <<<"$want")" ]
+	done
+}
+
+@test "standard input and files give the same output" {
+	a=$(ckpt-merge -P 3 "$M/m-carry.json")
+	b=$(ckpt-merge -P 3 < "$M/m-carry.json")
+	c=$(ckpt-merge -P 3 - < "$M/m-carry.json")
+	[ "$a" = "$b" ]
+	[ "$a" = "$c" ]
+}
+
+@test "bad input exits 2 without output" {
+	printf '{"format": "ckpt-state"' > bad.json
+	run ckpt-merge -P 2 -o out.tar bad.json
+	status_is 2
+	[ ! -e out.tar ]
+	run ckpt-merge -P 2 no-such-file
+	status_is 2
+}
+
+# ----------------------------------------------------------- Flink _metadata
+
+@test "_metadata: the assignment per new subtask names handles, offsets and key groups" {
+	f=$FIXTURES/flink-savepoints/v4-flink1.20-complexkeyed-savepoint/_metadata
+	run ckpt-merge -P 2 "$f"
+	status_is 0
+	run jq -c '.operators[1] | [.old_parallelism, .parallelism, [.subtasks[] | [.index, .key_groups, [.from[] | [.subtask, .key_groups, [.handles[].key_groups]]]]]]' <<<"$output"
+	output_is '[4,2,[[0,"0-63",[[0,"0-31",["0-31"]],[1,"32-63",["32-63"]]]],[1,"64-127",[[2,"64-95",["64-95"]],[3,"96-127",["96-127"]]]]]]'
+}
+
+@test "_metadata: union offsets go to every new subtask" {
+	f=$FIXTURES/flink-savepoints/v4-flink1.20-broadcast-rocksdb-savepoint-native/_metadata
+	merge_golden broadcast-native.P3 -P 3 "$f"
+}
+
+@test "_metadata: cannot be written as an archive" {
+	f=$FIXTURES/flink-savepoints/v4-flink1.20-broadcast-rocksdb-savepoint-native/_metadata
+	run ckpt-merge -P 3 -o out.tar "$f"
+	status_is 2
+	[ ! -e out.tar ]
+}
+
+@test "from an archive read by several forward readers: the same result as from the document" {
+	gen_state 21 9 64 6 > in.json
+	want=$(ckpt-merge -P 4 in.json)
+	for out in in.tar in.tar.gz in.zip in.dir/; do
+		ckpt-merge -o "$out" in.json
+		run ckpt-merge -P 4 "$out"
+		status_is 0
+		[ "$output" = "$want" ]
+		ckpt-merge -P 4 -o "four-$out" "$out"
+		[ "$(ckpt-merge -P 9 "four-$out")" = "$(ckpt-merge -P 9 <<<"$want")" ]
+	done
+	run ckpt-merge -P 4 < in.tar
+	status_is 0
+	[ "$output" = "$want" ]
+}
+
+@test "the EXAMPLES of ckpt-merge(1) run as shown" {
+	tmp=$PWD
+	cd "$ROOT"
+	run sh -c "ckpt-merge -P 3 examples/merge-state.json | jq -c '.operators[1].subtasks[] | [.index, .keyed_state.key_groups]'"
+	output_is '[0,"0-42"]
+[1,"43-85"]
+[2,"86-127"]'
+	ckpt-merge -P count=4 -o "$tmp/count4.tar" examples/merge-state.json
+	run sh -c "ckpt-merge -P 2 '$tmp/count4.tar' | jq -c '.operators[1].parallelism'"
+	output_is 2
+	run sh -c "ckpt-merge -g examples/merge-job.json examples/merge-state.json | jq -c '[.operators[] | [.id, .parallelism]]'"
+	output_is '[["source-v2",3],["count-v2",4]]'
+	run sh -c "ckpt-merge -P 2 ../shared/fixtures/flink-savepoints/v4-flink1.20-complexkeyed-savepoint/_metadata | jq -c '.operators[1].subtasks[1] | [.key_groups, [.from[] | [.subtask, .handles[0].size, .handles[0].key_groups]]]'"
+	output_is '["64-127",[[2,2496,"64-95"],[3,2536,"96-127"]]]'
+}
+
+@test "graph: state stored under the id Flink derives from a uid matches that uid" {
+	id=8409efe6adc6d20787611f16017c808f
+	[ "$(ckpt-inspect -u my-uid "$M/keyed.json" 2>/dev/null | jq -r '.uids[0].id')" = "$id" ]
+	jq --arg id "$id" '.operators[0].id = $id | .operators[0].uid = null' "$M/keyed.json" > s.json
+	printf '{"vertices": [{"id": "v", "parallelism": 3, "operators": [{"id": "gen", "uid": "my-uid"}]}], "edges": []}\n' > g.json
+	run ckpt-merge -g g.json s.json
+	status_is 0
+	[ "$(jq -c '.operators[] | [.id, .uid, .vertex, .parallelism, [.subtasks[].keyed_state.key_groups]]' <<<"$output")" = '["gen","my-uid","v",3,["0-42","43-85","86-127"]]' ]
+}
+
+@test "bad graphs and an output over the input exit 2 without output" {
+	run ckpt-merge -g nosuch.json "$M/keyed.json"
+	status_is 2
+	output_is "ckpt-merge: nosuch.json: cannot open: No such file or directory"
+	printf '{"vertices": [{"id": "a", "parallelism": 0}], "edges": []}\n' > g.json
+	run ckpt-merge -g g.json -o out.tar "$M/keyed.json"
+	status_is 2
+	output_is "ckpt-merge: g.json:1:42: vertex \"a\": parallelism 0 out of range (1 to 16777216)"
+	[ ! -e out.tar ]
+	ckpt-merge -o k.tar "$M/keyed.json"
+	cksum k.tar > before
+	run ckpt-merge -P 3 -o k.tar k.tar
+	status_is 2
+	cksum k.tar | cmp - before
+}
+
+@test "a state with two modes in one operator is bad input" {
+	jq '.operators[0].subtasks[1].operator_state = {"t-1": {"mode": "union", "entries": ["x"]}}' "$M/s1-split.json" > s.json
+	run ckpt-merge -P 3 s.json
+	status_is 2
+	[[ "$output" == "ckpt-merge: s.json:"*'"t-1"'*union* ]]
+}

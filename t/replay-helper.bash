@@ -1,0 +1,52 @@
+# Helpers for the event-log tests: NDJSON events, raw records, Flink's test job.
+
+# init VERTEX PARALLELISM [INPUTS-JSON]
+init() {
+	printf '{"type":"vertex_initialized","payload":{"vertex":"%s","parallelism":%s%s}}\n' \
+		"$1" "$2" "${3:+,\"inputs\":$3}"
+}
+
+# fin VERTEX SUBTASK [SNAPSHOTS-JSON]: a subtask finished (attempt 0)
+fin() {
+	printf '{"type":"vertex_finished","payload":{"vertex":"%s","subtask":%s,"attempt":0%s}}\n' \
+		"$1" "$2" "${3:+,\"snapshots\":$3}"
+}
+
+# snap COORDINATOR STATE [incremental|full SHUFFLE-STATE]: a snapshots object
+snap() {
+	local sh=null
+	[ -n "$3" ] && sh="{\"incremental\":$([ "$3" = incremental ] && echo true || echo false),\"state\":\"$4\"}"
+	printf '{"coordinators":{"%s":"%s"},"shuffle":%s}' "$1" "$2" "$sh"
+}
+
+# reset VERTEX:SUBTASK ...: a vertices_reset event
+reset() {
+	local list="" t
+	for t in "$@"; do
+		list="$list${list:+,}{\"vertex\":\"${t%:*}\",\"subtask\":${t##*:}}"
+	done
+	printf '{"type":"vertices_reset","payload":{"subtasks":[%s]}}\n' "$list"
+}
+
+# Flink's BatchJobRecoveryTest job: source (5) -pointwise, blocking-> middle (5)
+# -all_to_all, blocking-> sink (parallelism decided at run time: 2).
+flink_job() {
+	init source 5
+	init middle 5 '[{"vertex":"source","distribution":"pointwise","partition":"blocking"}]'
+}
+
+# rec TYPE PAYLOAD [HASH]: one raw record (HASH: 16 hex digits, default zeros)
+rec() {
+	perl -e 'print pack("NNH16", length($ARGV[1]), $ARGV[0], $ARGV[2]), $ARGV[1]' "$1" "$2" "${3:-0000000000000000}"
+}
+
+# flip FILE OFFSET: flip the lowest bit of the byte at OFFSET
+flip() {
+	perl -e 'open(F, "+<", $ARGV[0]) or die; seek(F, $ARGV[1], 0); read(F, $b, 1);
+		 seek(F, $ARGV[1], 0); print F chr(ord($b) ^ 1); close F' "$1" "$2"
+}
+
+# size FILE
+size() {
+	wc -c < "$1" | tr -d ' '
+}

@@ -1,0 +1,294 @@
+#!/usr/bin/env bats
+# ckpt-run: the engine: data path, aligned checkpoints, finishing (FLIP-147), failover, savepoints, restore.
+
+load helper
+load run-helper
+
+@test "run: usage" {
+	run ckpt-run -h
+	status_is 0
+	output_is 'usage: ckpt-run [-p] [-D] [-r ARCHIVE] [-d DIR] [-o SAVEPOINT] [-s MS] [-n N] PIPELINE'
+	run ckpt-run
+	status_is 2
+	run ckpt-run -s x p.json
+	status_is 2
+	[ "${lines[0]}" = "ckpt-run: -s must be a non-negative integer: x" ]
+}
+
+@test "run: a bounded job runs to its end and counts its records" {
+	pipeline windows '.vertices[1] = {"id": "map", "operator": "map", "parallelism": 2} | .vertices[2] = {"id": "sink", "operator": "discard_sink", "parallelism": 2} | .edges = [{"source": "src", "target": "map", "partitioner": "rebalance"}, {"source": "map", "target": "sink", "partitioner": "forward"}] | del(.checkpointing)'
+	run_job p.json
+	status_is 0
+	[ "$(events job_finished | jq -r '[.state, .records, .source_records] | @tsv')" = "FINISHED	8000	8000" ]
+	# every subtask went INITIALIZING, RUNNING, FINISHED
+	[ "$(events task_state | jq -r .state | sort | uniq -c | awk '{print $1, $2}' | tr '\n' ' ')" = "6 FINISHED 6 INITIALIZING 6 RUNNING " ]
+}
+
+@test "run: without checkpoints the file sink commits at the end of input" {
+	pipeline windows 'del(.checkpointing)'
+	run_job p.json
+	status_is 0
+	[ "$(committed | wc -l)" -eq 640 ]
+	[ "$(ls out)" = "$(printf 'part-0-0\npart-1-0')" ]
+}
+
+@test "run: checkpoints are archives ckpt-inspect reads; retain keeps the newest" {
+	pipeline windows
+	run_job p.json
+	status_is 0
+	n=$(events checkpoint_completed | wc -l)
+	[ "$n" -ge 3 ]
+	last=$(events checkpoint_completed | tail -1)
+	path=$(echo "$last" | jq -r .path)
+	[ "$(echo "$last" | jq -r 'keys_unsorted | join(",")')" = "event,id,kind,duration_ms,alignment_ms,persisted_bytes,state_bytes,path" ]
+	[ "$(ls ck | wc -l)" -eq 2 ]
+	[ -f "$path" ]
+	run ckpt-inspect -c "$path"
+	status_is 0
+	run ckpt-inspect "$path"
+	status_is 0
+	[ "$(echo "$output" | jq .checkpoint_id)" = "$(echo "$last" | jq .id)" ]
+	[ "$(echo "$output" | jq -c '[.operators[] | .id]')" = '["src","win","sink"]' ]
+	# each triggered checkpoint names its trigger set: the sources
+	[ "$(events checkpoint_triggered | head -1 | jq -c .trigger)" = '[{"vertex":"src","subtasks":"0-1"}]' ]
+}
+
+@test "run: keyed state and list state in the archive, by key group" {
+	pipeline windows '.vertices[0].params.delay_us = 100'
+	run_job -n 2 p.json
+	status_is 0
+	sp=$(events savepoint | jq -r .path)
+	run ckpt-inspect "$sp"
+	status_is 0
+	[ "$(echo "$output" | jq -c '.operators[1].key_groups')" = '{"0":"0-63","1":"64-127"}' ]
+	[ "$(echo "$output" | jq -c '.operators[0].states[0] | [.name, .mode, .entries]')" = '["offsets","list",2]' ]
+	[ "$(echo "$output" | jq -c '.operators[2].states[0] | [.name, .mode]')" = '["pending","list"]' ]
+}
+
+# Exactly-once: the committed output under failures equals the failure-free run's.
+exactly_once() {
+	local base=$1 strategy=$2 failures=$3 expect=$4
+	pipeline "$base"
+	run_job p.json
+	status_is 0
+	committed > ref.txt
+	[ "$(wc -l < ref.txt)" -eq "$expect" ]
+	rm -rf out ck
+	pipeline "$base" ".failover.strategy = \"$strategy\" | .failover.failures = $failures"
+	run_job p.json
+	status_is 0
+	[ "$(events failure | wc -l)" -ge 1 ]
+	[ "$(events restart | head -1 | jq -r .strategy)" = "$strategy" ]
+	committed > got.txt
+	cmp ref.txt got.txt
+}
+
+@test "run: exactly once, window and 2PC sink, one failure, full failover" {
+	exactly_once windows full '[{"vertex": "win", "subtask": 1, "after_records": 1500}]' 640
+}
+
+@test "run: exactly once, window and 2PC sink, failures in every vertex, region failover" {
+	exactly_once windows region '[{"vertex": "win", "subtask": 1, "after_records": 1500}, {"vertex": "sink", "subtask": 0, "after_records": 50}, {"vertex": "src", "subtask": 1, "after_records": 1000}]' 640
+}
+
+@test "run: exactly once, keyed running sums, many seeded failures" {
+	exactly_once sum region '[{"vertex": "sum", "subtask": 0, "after_records": 1000}]' 6000
+	rm -rf out ck
+	pipeline sum '.failover.random = {"seed": 3, "count": 5, "max_records": 800}'
+	run_job p.json
+	status_is 0
+	[ "$(events restart | wc -l)" -ge 3 ]
+	committed > many.txt
+	cmp ref.txt many.txt
+}
+
+@test "run: a restart before the first checkpoint starts over and stays exactly once" {
+	pipeline sum '.checkpointing.interval_ms = 100000'
+	run_job p.json
+	committed > ref.txt
+	rm -rf out ck
+	pipeline sum '.checkpointing.interval_ms = 100000 | .failover.failures = [{"vertex": "sink", "subtask": 1, "after_records": 10}]'
+	run_job p.json
+	status_is 0
+	[ "$(events restart | jq -c .checkpoint)" = "null" ]
+	committed > got.txt
+	cmp ref.txt got.txt
+}
+
+@test "run: approximate failover restarts only downstream and reports what it lost" {
+	pipeline windows '.vertices[1] = {"id": "map", "operator": "map", "parallelism": 2} | .vertices[2] = {"id": "sink", "operator": "discard_sink", "parallelism": 2} | .edges = [{"source": "src", "target": "map", "partitioner": "rebalance"}, {"source": "map", "target": "sink", "partitioner": "forward"}] | .failover = {"strategy": "approximate", "failures": [{"vertex": "map", "subtask": 1, "after_records": 1000}]}'
+	run_job p.json
+	status_is 0
+	[ "$(events restart | jq -c '[.strategy, .restart]')" = '["approximate",[{"vertex":"map","subtasks":"1"},{"vertex":"sink","subtasks":"1"}]]' ]
+	events restart | jq -e 'has("lost_records")'
+	events job_finished | jq -e 'has("lost_records")'
+}
+
+@test "run: region failover restarts only the failed region" {
+	run_job -d ck "$ROOT/examples/regions.pipeline.json"
+	status_is 0
+	[ "$(events restart | jq -c .restart)" = '[{"vertex":"a_src","subtasks":"0-1"},{"vertex":"a_sum","subtasks":"0-1"},{"vertex":"a_sink","subtasks":"0"}]' ]
+	# b_src ran once: one attempt only
+	[ "$(events task_state | jq -r 'select(.vertex == "b_src") | .attempt' | sort -u)" = 1 ]
+}
+
+@test "run: the restart limit fails the job" {
+	pipeline sum '.failover = {"restart_limit": 1, "failures": [{"vertex": "sum", "subtask": 0, "after_records": 100}, {"vertex": "sum", "subtask": 0, "after_records": 100}]}'
+	run_job p.json
+	status_is 1
+	[ "$(cat err.txt)" = "ckpt-run: the job failed: restart limit 1 reached (injected failure)" ]
+	[ "$(events job_finished | jq -r .state)" = FAILED ]
+}
+
+@test "run: finishing: checkpoints go on after a source finished, with the new roots" {
+	pipeline finishing
+	run_job p.json
+	status_is 0
+	# after "short" finished, checkpoints trigger only "long"
+	after=$(jq -c 'select(.event == "task_state" and .vertex == "short" and .state == "FINISHED"), select(.event == "checkpoint_triggered")' events.ndjson |
+		sed -n '/FINISHED/,$p' | sed 1d | head -1)
+	[ "$(echo "$after" | jq -c .trigger)" = '[{"vertex":"long","subtasks":"0-1"}]' ]
+	id=$(echo "$after" | jq .id)
+	done=$(events checkpoint_completed | jq -r "select(.id == $id) | .path")
+	[ -n "$done" ]
+	run ckpt-inspect "$done"
+	[ "$(echo "$output" | jq -c '.operators[] | select(.id == "short") | [.fully_finished, .finished_subtasks]')" = '[true,"0"]' ]
+	[ "$(echo "$output" | jq -c '.operators[] | select(.id == "long") | .fully_finished')" = false ]
+	# the final checkpoint committed the sink's last transaction: every record is there
+	[ "$(committed | wc -l)" -eq 6300 ]
+}
+
+@test "run: finishing: the sink waits for a checkpoint after finish() (FLIP-147)" {
+	pipeline finishing '.checkpointing.interval_ms = 100000'
+	run_job p.json
+	status_is 0
+	# with a long interval, the checkpoint after the end of data is triggered at once
+	[ "$(events checkpoint_completed | wc -l)" -ge 1 ]
+	[ "$(committed | wc -l)" -eq 6300 ]
+	# tasks finished only after that checkpoint completed
+	first=$(jq -c 'select(.event == "checkpoint_completed" or (.event == "task_state" and .state == "FINISHED"))' events.ndjson | head -1 | jq -r .event)
+	[ "$first" = checkpoint_completed ]
+}
+
+@test "run: without checkpoints after tasks finish, the last transaction is never committed" {
+	pipeline finishing '.checkpointing.after_tasks_finish = false'
+	run_job p.json
+	status_is 0
+	[ "$(cat out/part-* | wc -l)" -lt 6300 ]
+	# no checkpoint is triggered once a task finished
+	jq -c 'select(.event == "task_state" and .state == "FINISHED"), select(.event == "checkpoint_triggered")' events.ndjson |
+		sed -n '/FINISHED/,$p' > after.txt
+	! grep -q checkpoint_triggered after.txt
+}
+
+@test "run: savepoint without drain, then restore: the output of an uninterrupted run" {
+	pipeline windows '.vertices[0].params.delay_us = 50'
+	run_job p.json
+	committed > ref.txt
+	rm -rf out ck
+	run_job -n 2 p.json
+	status_is 0
+	sp=$(events savepoint | jq -r .path)
+	[ "$(events savepoint | jq -c '[.drain]')" = '[false]' ]
+	[ "$(committed | wc -l)" -lt 640 ]
+	# without drain the windows stay in the savepoint
+	[ "$(ckpt-inspect "$sp" | jq '.operators[1].entries')" -gt 0 ]
+	run_job -r "$sp" p.json
+	status_is 0
+	[ "$(events checkpoint_triggered | head -1 | jq .id)" -gt "$(basename "$sp" .tar | sed 's/.*-//')" ]
+	committed > got.txt
+	cmp ref.txt got.txt
+}
+
+@test "run: savepoint with drain fires every window (MAX_WATERMARK) and leaves none" {
+	pipeline unbounded
+	run_job -D -n 2 -o sp.tar p.json
+	status_is 0
+	[ "$(events savepoint | jq -c '[.path, .drain]')" = '["sp.tar",true]' ]
+	[ "$(ckpt-inspect sp.tar | jq '.operators[1].entries')" -eq 0 ]
+	[ "$(events job_finished | jq -r .state)" = FINISHED ]
+	# the last windows fired: the largest committed timestamp is the end of the last window
+	[ "$(committed | awk '{print $3}' | sort -n | tail -1)" -ge 49 ]
+}
+
+@test "run: SIGTERM stops with a savepoint" {
+	pipeline unbounded
+	timeout 60 ckpt-run p.json > events.ndjson 2> err.txt &
+	pid=$!
+	for i in $(seq 1 200); do
+		grep -q checkpoint_completed events.ndjson && break
+		sleep 0.05
+	done
+	kill -TERM "$pid"
+	wait "$pid"
+	[ "$(events savepoint | jq -r .drain)" = false ]
+	[ "$(events job_finished | jq -r .state)" = FINISHED ]
+	[ -f "$(events savepoint | jq -r .path)" ]
+}
+
+@test "run: restore from an archive rescaled by ckpt-merge" {
+	pipeline windows
+	run_job p.json
+	committed > ref.txt
+	rm -rf out ck
+	run_job -n 2 -o sp.tar p.json
+	status_is 0
+	run ckpt-merge -P 3 -o sp3.tar sp.tar
+	status_is 0
+	pipeline windows '.vertices[].parallelism = 3'
+	run_job -r sp3.tar p.json
+	status_is 0
+	committed > got.txt
+	cmp ref.txt got.txt
+}
+
+@test "run: restore at another parallelism without ckpt-merge is refused" {
+	pipeline windows
+	run_job -n 1 -o sp.tar p.json
+	status_is 0
+	pipeline windows '.vertices[1].parallelism = 3 | .vertices[2].parallelism = 3'
+	run_job -r sp.tar p.json
+	status_is 1
+	[ "$(cat err.txt)" = 'ckpt-run: sp.tar: operator "win" has parallelism 2 in the snapshot and 3 in the pipeline: rescale the snapshot with ckpt-merge -P win=3' ]
+	run_job -r nonexistent.tar p.json
+	status_is 2
+}
+
+@test "run: max_concurrent 1 never has two checkpoints pending" {
+	pipeline windows '.checkpointing.interval_ms = 1'
+	run_job p.json
+	status_is 0
+	jq -r 'select(.event | startswith("checkpoint_")) | .event' events.ndjson |
+		awk '/triggered/ {p++; if (p > 1) exit 1} /completed|aborted/ {p--}'
+}
+
+@test "run: an expired checkpoint is aborted; tolerable failures keep the job running" {
+	pipeline sum '.vertices[1] = {"id": "sum", "operator": "map", "parallelism": 2, "params": {"delay_us": 300}} | .checkpointing.timeout_ms = 1 | .checkpointing.tolerable_failures = 1000 | .vertices[0].params.records = 1000'
+	run_job p.json
+	status_is 0
+	[ "$(events checkpoint_aborted | head -1 | jq -r .reason)" = CHECKPOINT_EXPIRED ]
+	[ "$(events failure | wc -l)" -eq 0 ]
+}
+
+@test "run: checkpoint failures beyond the tolerable number fail the job over" {
+	pipeline sum '.vertices[1] = {"id": "sum", "operator": "map", "parallelism": 2, "params": {"delay_us": 300}} | .checkpointing.timeout_ms = 1 | .failover.restart_limit = 1 | .vertices[0].params.records = 1000'
+	run_job p.json
+	status_is 1
+	[ "$(events failure | head -1 | jq -r .reason)" = "Exceeded checkpoint tolerable failure threshold." ]
+	[ "$(events restart | head -1 | jq -r .strategy)" = full ]
+}
+
+@test "run: back-pressure with small buffers loses nothing" {
+	run_job -d ck "$ROOT/examples/backpressure.pipeline.json"
+	status_is 0
+	[ "$(events job_finished | jq .records)" -eq 6000 ]
+	[ "$(events checkpoint_completed | wc -l)" -ge 1 ]
+}
+
+@test "run: broadcast state is in every subtask's snapshot" {
+	jq '.checkpointing.retain = 100' "$ROOT/examples/broadcast.pipeline.json" > p.json
+	run_job -d ck p.json
+	status_is 0
+	path=$(events checkpoint_completed | head -1 | jq -r .path)
+	[ "$(ckpt-inspect "$path" | jq -c '.operators[] | select(.id == "enrich") | .states[0] | [.name, .mode]')" = '["rules","broadcast"]' ]
+}
