@@ -326,7 +326,17 @@ struct ckpt_task_ref {
  * SHARED (ckpt-replay, ckpt-run): the subtasks to restart when the failed
  * subtasks fail.  lost, when not NULL, holds one bit set per vertex naming
  * the producer subtasks whose partitions are lost.  restart receives
- * g->nv bit sets (initialised here; release each with ckpt_bits_release).
+ * g->nv bit sets (initialised here; release each with ckpt_bits_release;
+ * on failure none is left allocated).
+ * full: everything.  region (Flink's RestartPipelinedRegionFailoverStrategy):
+ * the failed subtasks' regions, every region consuming from a restarting one
+ * (transitively), and the region of every producer whose partition a
+ * restarting region reads and that is unavailable: pipelined kinds and
+ * hybrid_selective cannot be read again, nor can lost ones.  approximate:
+ * every edge taken as pipelined_approximate (each subtask its own region,
+ * partitions available unless lost): the failed subtasks and everything
+ * downstream.  Subtask states are not looked at.  Errors: a failed subtask
+ * outside the graph, lost sets of the wrong size, absurd graph sizes.
  */
 int ckpt_failover_restart(const struct ckpt_graph *g, enum ckpt_failover_strategy s,
 			  const struct ckpt_task_ref *failed, size_t nfailed,

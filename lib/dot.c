@@ -147,6 +147,13 @@ vertex_node(const struct dot *d, size_t v)
 		ckpt_bits_release(&fin);
 	}
 	add_ranges(label, sizeof label, "restart", d->in->restart ? &d->in->restart[v] : NULL);
+	if (d->in->nfailed && ckpt_bits_init(&fin, vx->parallelism, NULL) == 0) {
+		for (size_t k = 0; k < d->in->nfailed; k++)
+			if (d->in->failed[k].vertex == v)
+				ckpt_bits_set(&fin, d->in->failed[k].subtask);
+		add_ranges(label, sizeof label, "failed", &fin);
+		ckpt_bits_release(&fin);
+	}
 	if (ckpt_bits_next(&p->wait_for[v], 0) < vx->parallelism)
 		fill = C_WAIT;
 	if (ckpt_bits_next(&p->trigger[v], 0) < vx->parallelism)

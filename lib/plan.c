@@ -84,6 +84,67 @@ decline(struct ckpt_plan *p, const char *reason, struct ckpt_err *e, const char 
 	return p->decline_message ? 1 : -1;
 }
 
+/*
+ * What the plan looks at, gathered in one pass before any decision (Flink
+ * too gathers the running sets first, so that no decision depends on the
+ * order of vertices).
+ */
+struct census {
+	struct ckpt_bits *unfinished; /* per vertex: subtasks not FINISHED (Flink's "running" set) */
+	size_t *nrun;                 /* per vertex: RUNNING subtasks */
+	size_t *nfin;                 /* per vertex: FINISHED subtasks */
+};
+
+static void
+census_release(struct census *c, size_t nv)
+{
+	for (size_t v = 0; c->unfinished && v < nv; v++)
+		ckpt_bits_release(&c->unfinished[v]);
+	free(c->unfinished);
+	free(c->nrun);
+	free(c->nfin);
+}
+
+/* Count a vertex's states and build its unfinished set 64 subtasks at a time. */
+static void
+census_vertex(struct census *c, const struct ckpt_vertex *vx, size_t v)
+{
+	const unsigned char *t = vx->tasks;
+	size_t nrun = 0, nfin = 0;
+
+	for (uint32_t base = 0; base < vx->parallelism; base += 64) {
+		uint32_t lim = vx->parallelism - base < 64 ? vx->parallelism - base : 64;
+		uint64_t w = 0;
+
+		for (uint32_t b = 0; b < lim; b++) {
+			w |= (uint64_t)(t[base + b] != CKPT_FINISHED) << b;
+			nrun += t[base + b] == CKPT_RUNNING;
+			nfin += t[base + b] == CKPT_FINISHED;
+		}
+		c->unfinished[v].w[base >> 6] = w;
+	}
+	c->nrun[v] = nrun;
+	c->nfin[v] = nfin;
+}
+
+static int
+census_init(struct census *c, const struct ckpt_graph *g, struct ckpt_err *e)
+{
+	size_t n = g->nv ? g->nv : 1;
+
+	c->unfinished = ckpt_calloc(n, sizeof *c->unfinished, e);
+	c->nrun = ckpt_calloc(n, sizeof *c->nrun, e);
+	c->nfin = ckpt_calloc(n, sizeof *c->nfin, e);
+	if (c->unfinished == NULL || c->nrun == NULL || c->nfin == NULL)
+		return -1;
+	for (size_t v = 0; v < g->nv; v++) {
+		if (ckpt_bits_init(&c->unfinished[v], g->v[v].parallelism, e) < 0)
+			return -1;
+		census_vertex(c, &g->v[v], v);
+	}
+	return 0;
+}
+
 /* ---- declines, in the order Flink meets them: 1 declined, 0 not, -1 error */
 
 static int
@@ -97,19 +158,21 @@ has_union_state(const struct ckpt_vertex *v)
 }
 
 static int
-check_declines(const struct ckpt_graph *g, const struct ckpt_plan_opts *o, struct ckpt_plan *p,
-	       struct ckpt_err *e)
+check_declines(const struct ckpt_graph *g, const struct census *c, const struct ckpt_plan_opts *o,
+	       struct ckpt_plan *p, struct ckpt_err *e)
 {
 	int any_finished = 0;
 
-	for (size_t v = 0; v < g->nv && !any_finished; v++)
-		any_finished = memchr(g->v[v].tasks, CKPT_FINISHED, g->v[v].parallelism) != NULL;
+	for (size_t v = 0; v < g->nv; v++)
+		any_finished |= c->nfin[v] > 0;
 	if (any_finished && o->no_finished)
 		return decline(p, NOT_ALL_RUNNING, e, "Some tasks of the job have already finished and "
 			       "checkpointing with finished tasks is not enabled.");
 	for (size_t k = 0; k < g->nv; k++) {
 		const struct ckpt_vertex *v = &g->v[g->topo[k]];
 
+		if (c->nrun[g->topo[k]] + c->nfin[g->topo[k]] == v->parallelism)
+			continue;
 		for (uint32_t i = 0; i < v->parallelism; i++)
 			if (v->tasks[i] != CKPT_RUNNING && v->tasks[i] != CKPT_FINISHED)
 				return decline(p, NOT_ALL_RUNNING, e, "Checkpoint triggering task %s (%u/%u) is "
@@ -118,10 +181,8 @@ check_declines(const struct ckpt_graph *g, const struct ckpt_plan_opts *o, struc
 	}
 	for (size_t k = 0; k < g->nv; k++) {
 		const struct ckpt_vertex *v = &g->v[g->topo[k]];
-		size_t nfin = 0;
+		size_t nfin = c->nfin[g->topo[k]];
 
-		for (uint32_t i = 0; i < v->parallelism; i++)
-			nfin += v->tasks[i] == CKPT_FINISHED;
 		if (nfin > 0 && nfin < v->parallelism && has_union_state(v))
 			return decline(p, FINALIZE_FAILURE, e, "The vertex %s (id = %s) has used UnionListState, "
 				       "but part of its tasks are FINISHED.", vertex_name(v), v->id);
@@ -157,14 +218,14 @@ any_running(const struct ckpt_vertex *u, uint32_t lo, uint32_t hi)
 
 /* Mark in bad the finished subtasks of v that have a running predecessor. */
 static void
-inconsistent(const struct ckpt_graph *g, size_t v, const unsigned char *runs, struct ckpt_bits *bad)
+inconsistent(const struct ckpt_graph *g, const struct census *c, size_t v, struct ckpt_bits *bad)
 {
 	const struct ckpt_vertex *vx = &g->v[v];
 
 	for (size_t k = 0; k < vx->nin; k++) {
 		const struct ckpt_edge *ed = &g->e[vx->in[k]];
 
-		if (ed->distribution == CKPT_ALL_TO_ALL && runs[ed->source]) {
+		if (ed->distribution == CKPT_ALL_TO_ALL && c->nrun[ed->source] > 0) {
 			for (uint32_t i = 0; i < vx->parallelism; i++)
 				if (vx->tasks[i] == CKPT_FINISHED)
 					ckpt_bits_set(bad, i);
@@ -175,7 +236,9 @@ inconsistent(const struct ckpt_graph *g, size_t v, const unsigned char *runs, st
 		const struct ckpt_edge *ed = &g->e[vx->in[k]];
 		const struct ckpt_vertex *u = &g->v[ed->source];
 
-		for (uint32_t i = 0; ed->distribution == CKPT_POINTWISE && i < vx->parallelism; i++) {
+		if (ed->distribution != CKPT_POINTWISE || c->nrun[ed->source] == 0)
+			continue;
+		for (uint32_t i = 0; i < vx->parallelism; i++) {
 			uint32_t lo, hi;
 
 			if (vx->tasks[i] != CKPT_FINISHED || ckpt_bits_test(bad, i))
@@ -188,23 +251,18 @@ inconsistent(const struct ckpt_graph *g, size_t v, const unsigned char *runs, st
 }
 
 static int
-find_warnings(const struct ckpt_graph *g, struct ckpt_plan *p, struct ckpt_err *e)
+find_warnings(const struct ckpt_graph *g, const struct census *c, struct ckpt_plan *p, struct ckpt_err *e)
 {
-	unsigned char *runs = ckpt_calloc(g->nv ? g->nv : 1, 1, e);
-	int ret = -1;
-
-	if (runs == NULL)
-		return -1;
-	for (size_t v = 0; v < g->nv; v++)
-		runs[v] = memchr(g->v[v].tasks, CKPT_RUNNING, g->v[v].parallelism) != NULL;
 	for (size_t k = 0; k < g->nv; k++) {
 		size_t v = g->topo[k];
 		struct ckpt_bits bad;
 		char *list, text[1024];
 
+		if (c->nfin[v] == 0 || g->v[v].nin == 0)
+			continue;
 		if (ckpt_bits_init(&bad, g->v[v].parallelism, e) < 0)
-			goto out;
-		inconsistent(g, v, runs, &bad);
+			return -1;
+		inconsistent(g, c, v, &bad);
 		list = ckpt_bits_next(&bad, 0) < bad.n ? ckpt_rangelist_format(&bad) : NULL;
 		ckpt_bits_release(&bad);
 		if (list == NULL)
@@ -213,92 +271,86 @@ find_warnings(const struct ckpt_graph *g, struct ckpt_plan *p, struct ckpt_err *
 			 g->v[v].id, list);
 		free(list);
 		if (add_warning(p, text, e) < 0)
-			goto out;
+			return -1;
 	}
-	ret = 0;
-out:
-	free(runs);
-	return ret;
+	return 0;
 }
 
 /* ---- the fast algorithm: O(vertices + edges + subtasks + pointwise connections) */
 
+/* dst = src, or its complement within dst->n bits. */
+static void
+copy_bits(struct ckpt_bits *dst, const struct ckpt_bits *src, int complement)
+{
+	size_t nw = (dst->n + 63) / 64;
+
+	for (size_t k = 0; k < nw; k++)
+		dst->w[k] = complement ? ~src->w[k] : src->w[k];
+	if (complement && (dst->n & 63))
+		dst->w[nw - 1] &= ~UINT64_C(0) >> (64 - (dst->n & 63));
+}
+
 /* pw: scratch room for the indices of v's POINTWISE input edges. */
 static void
-fast_vertex(const struct ckpt_graph *g, size_t v, const struct ckpt_bits *running, const size_t *nrun,
-	    size_t *pw, struct ckpt_plan *p)
+fast_vertex(const struct ckpt_graph *g, const struct census *c, size_t v, size_t *pw, struct ckpt_plan *p)
 {
 	const struct ckpt_vertex *vx = &g->v[v];
+	const struct ckpt_bits *unf = &c->unfinished[v];
 	size_t npw = 0;
 	int must_check = 1;
 
-	/* a running ALL_TO_ALL upstream, or a fully running POINTWISE one, gives every subtask a running predecessor */
+	copy_bits(&p->wait_for[v], unf, 0);
+	copy_bits(&p->finished[v], unf, 1);
+	/* an unfinished ALL_TO_ALL upstream, or an all unfinished POINTWISE one, gives every subtask a running predecessor */
 	for (size_t k = 0; k < vx->nin && must_check; k++) {
 		const struct ckpt_edge *ed = &g->e[vx->in[k]];
+		size_t nfin = c->nfin[ed->source];
 
-		if (ed->distribution == CKPT_ALL_TO_ALL ? nrun[ed->source] > 0
-							: nrun[ed->source] == g->v[ed->source].parallelism)
+		if (ed->distribution == CKPT_ALL_TO_ALL ? nfin < g->v[ed->source].parallelism : nfin == 0)
 			must_check = 0;
 		if (ed->distribution == CKPT_POINTWISE)
 			pw[npw++] = vx->in[k];
 	}
-	for (uint32_t i = 0; i < vx->parallelism; i++) {
+	if (!must_check)
+		return;
+	if (npw == 0) {
+		copy_bits(&p->trigger[v], unf, 0);
+		return;
+	}
+	for (size_t i = ckpt_bits_next(unf, 0); i < unf->n; i = ckpt_bits_next(unf, i + 1)) {
 		int pred = 0;
 
-		if (!ckpt_bits_test(&running[v], i)) {
-			ckpt_bits_set(&p->finished[v], i);
-			continue;
-		}
-		ckpt_bits_set(&p->wait_for[v], i);
-		for (size_t k = 0; k < npw && must_check && !pred; k++) {
+		for (size_t k = 0; k < npw && !pred; k++) {
 			const struct ckpt_edge *ed = &g->e[pw[k]];
 			uint32_t lo, hi;
 
-			ckpt_pointwise_inputs(g->v[ed->source].parallelism, vx->parallelism, i, &lo, &hi);
-			pred = ckpt_bits_any_in(&running[ed->source], lo, hi);
+			ckpt_pointwise_inputs(g->v[ed->source].parallelism, vx->parallelism, (uint32_t)i, &lo, &hi);
+			pred = ckpt_bits_any_in(&c->unfinished[ed->source], lo, hi);
 		}
-		if (must_check && !pred)
+		if (!pred)
 			ckpt_bits_set(&p->trigger[v], i);
 	}
 }
 
 static int
-plan_fast(const struct ckpt_graph *g, struct ckpt_plan *p, struct ckpt_err *e)
+plan_fast(const struct ckpt_graph *g, const struct census *c, struct ckpt_plan *p, struct ckpt_err *e)
 {
-	struct ckpt_bits *running = ckpt_calloc(g->nv ? g->nv : 1, sizeof *running, e);
-	size_t *nrun = ckpt_calloc(g->nv ? g->nv : 1, sizeof *nrun, e);
 	size_t *pw = ckpt_calloc(g->ne ? g->ne : 1, sizeof *pw, e);
-	int ret = -1;
 
-	if (running == NULL || nrun == NULL || pw == NULL)
-		goto out;
-	/* gathered before the loop, so that no decision depends on the order of vertices */
-	for (size_t v = 0; v < g->nv; v++) {
-		if (ckpt_bits_init(&running[v], g->v[v].parallelism, e) < 0)
-			goto out;
-		for (uint32_t i = 0; i < g->v[v].parallelism; i++)
-			if (g->v[v].tasks[i] != CKPT_FINISHED)
-				ckpt_bits_set(&running[v], i);
-		nrun[v] = ckpt_bits_count(&running[v]);
-	}
+	if (pw == NULL)
+		return -1;
 	for (size_t k = 0; k < g->nv; k++) {
 		size_t v = g->topo[k];
 
-		if (nrun[v] == 0) {
+		if (c->nfin[v] == g->v[v].parallelism) {
 			p->fully_finished[v] = 1;
 			ckpt_bits_set_range(&p->finished[v], 0, g->v[v].parallelism);
 			continue;
 		}
-		fast_vertex(g, v, running, nrun, pw, p);
+		fast_vertex(g, c, v, pw, p);
 	}
-	ret = 0;
-out:
-	for (size_t v = 0; running && v < g->nv; v++)
-		ckpt_bits_release(&running[v]);
-	free(running);
-	free(nrun);
 	free(pw);
-	return ret;
+	return 0;
 }
 
 /* ---- the reference algorithm: every predecessor of every subtask, plainly */
@@ -392,24 +444,27 @@ int
 ckpt_plan_compute(const struct ckpt_graph *g, const struct ckpt_plan_opts *o, struct ckpt_plan *out,
 		  struct ckpt_err *e)
 {
-	int declined;
+	struct census c = {0};
+	int declined, ret = -1;
 
 	memset(out, 0, sizeof *out);
 	if (check_size(g, e) < 0)
 		return -1;
-	if (plan_init(out, g, e) < 0 || find_warnings(g, out, e) < 0 ||
-	    (declined = check_declines(g, o, out, e)) < 0)
-		goto fail;
-	if (declined)
-		return 0; /* a declined checkpoint has no plan: the sets stay empty */
-	if (o->algo == CKPT_PLAN_REFERENCE)
-		plan_reference(g, out);
-	else if (plan_fast(g, out, e) < 0)
-		goto fail;
-	return 0;
-fail:
-	ckpt_plan_release(out);
-	return -1;
+	if (plan_init(out, g, e) < 0 || census_init(&c, g, e) < 0 || find_warnings(g, &c, out, e) < 0 ||
+	    (declined = check_declines(g, &c, o, out, e)) < 0)
+		goto out;
+	if (!declined) { /* a declined checkpoint has no plan: the sets stay empty */
+		if (o->algo == CKPT_PLAN_REFERENCE)
+			plan_reference(g, out);
+		else if (plan_fast(g, &c, out, e) < 0)
+			goto out;
+	}
+	ret = 0;
+out:
+	census_release(&c, g->nv);
+	if (ret < 0)
+		ckpt_plan_release(out);
+	return ret;
 }
 
 /* ---- JSON */

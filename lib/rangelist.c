@@ -102,6 +102,25 @@ fail:
 	return -1;
 }
 
+/* The first clear bit at or after i (b->n when none), a word at a time. */
+static size_t
+next_zero(const struct ckpt_bits *b, size_t i)
+{
+	size_t k = i >> 6, nw = (b->n + 63) / 64;
+	uint64_t w;
+
+	if (i >= b->n)
+		return b->n;
+	w = ~b->w[k] & (~UINT64_C(0) << (i & 63));
+	while (w == 0) {
+		if (++k >= nw)
+			return b->n;
+		w = ~b->w[k];
+	}
+	i = k * 64 + (size_t)__builtin_ctzll(w);
+	return i < b->n ? i : b->n;
+}
+
 char *
 ckpt_rangelist_format(const struct ckpt_bits *b)
 {
@@ -112,12 +131,10 @@ ckpt_rangelist_format(const struct ckpt_bits *b)
 		return NULL;
 	s[0] = '\0';
 	while (i < b->n) {
-		size_t j = i;
+		size_t j = next_zero(b, i) - 1; /* the last of the run starting at i */
 		char tmp[48];
 		int k;
 
-		while (j + 1 < b->n && ckpt_bits_test(b, j + 1))
-			j++;
 		if (j == i)
 			k = snprintf(tmp, sizeof tmp, "%s%zu", len ? "," : "", i);
 		else

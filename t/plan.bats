@@ -223,3 +223,17 @@ null'
 	grep -q '<svg' plan.svg || ! command -v dot > /dev/null
 	ckpt-plan job-graph.json > /dev/null
 }
+
+@test "-D escapes names for DOT and marks a failed subtask of a wide vertex" {
+	cat > g.json <<'G'
+{"vertices":[{"id":"a\"b","name":"x\\y \"q\"\nz","parallelism":2},{"id":"c{}","parallelism":40,"finished":"1-3"}],
+ "edges":[{"source":"a\"b","target":"c{}","distribution":"pointwise","partition":"hybrid_selective"}]}
+G
+	run ckpt-plan -D -f 'c{}:5' g.json
+	status_is 0
+	[ "${lines[5]}" = '		label="x\\y \"q\"\nz (a\"b)\nparallelism 2";' ]
+	[ "${lines[10]}" = '	v1 [label="c{}\nparallelism 40\nwait for: 0,4-39 (37)\nfinished: 1-3 (3)\nrestart: 0-19 (20)\nfailed: 5 (1)", fillcolor="#bcd9f5", color="#d62728", penwidth=3];' ]
+	if command -v dot > /dev/null; then
+		ckpt-plan -D -f 'c{}:5' g.json | dot -Tsvg > g.svg
+	fi
+}

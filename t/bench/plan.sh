@@ -6,20 +6,23 @@
 #  2. two vertices of parallelism 30,000 joined ALL_TO_ALL whose upstream
 #     subtasks are all finished but the last: the fast algorithm against
 #     -A reference, whole process against whole process (target: >= 100x).
-# Each case runs several times: the best wall time, the mean CPU time of the
+# Each case runs several times: the best wall time, the best CPU time of the
 # whole process, and its peak RSS are shown.
 cd "$(dirname "$0")/../.." || exit 2
 BIN=${CKPT_BIN:-bin}
 tmp=$(mktemp -d) || exit 2
 trap 'rm -rf "$tmp"' EXIT
 
-# measure N LABEL CMD...: sets $wall (best of N, s), $cpu (mean task-clock of the
-# whole process, s; from perf when installed, else user + system from time(1))
-# and $mb (peak RSS), and prints them
+# measure N LABEL CMD...: runs CMD N times and sets (and prints) $wall, the
+# best wall time, $cpu, the best CPU time of the whole process (task-clock
+# from perf(1) when installed, else user + system time from time(1), which
+# counts in hundredths), and $mb, the peak RSS.  The best of several runs is
+# the least disturbed by whatever else the machine is doing.
 measure() {
 	n=$1 label=$2
 	shift 2
 	: > "$tmp/wall"
+	: > "$tmp/cpu"
 	i=0
 	while [ $i -lt "$n" ]; do
 		t0=$(date +%s%N)
@@ -28,19 +31,24 @@ measure() {
 		t1=$(date +%s%N)
 		[ $st -gt 1 ] && echo "$label: exit status $st" >&2
 		echo $((t1 - t0)) >> "$tmp/wall"
+		if [ -n "$PERF" ]; then
+			perf stat -x, -e task-clock -o "$tmp/perf" "$@" > /dev/null
+			awk -F, '$3 == "task-clock" { print $1 / 1000 }' "$tmp/perf" >> "$tmp/cpu"
+		else
+			/usr/bin/time -f '%U %S' -o "$tmp/time" "$@" > /dev/null
+			awk '{ print $1 + $2 }' "$tmp/time" >> "$tmp/cpu"
+		fi
 		i=$((i + 1))
 	done
 	wall=$(sort -n "$tmp/wall" | awk 'NR == 1 { printf "%.4f", $1 / 1e9 }')
-	/usr/bin/time -f '%U %S %M' -o "$tmp/time" "$@" > /dev/null
-	read -r u s kb < "$tmp/time"
-	mb=$(echo "$kb" | awk '{ printf "%.1f", $1 / 1024 }')
-	if command -v perf > /dev/null && perf stat -x, -r "$n" -e task-clock -o "$tmp/perf" "$@" > /dev/null 2>&1; then
-		cpu=$(awk -F, '$3 == "task-clock" { printf "%.4f", $1 / 1000 }' "$tmp/perf")
-	else
-		cpu=$(echo "$u $s" | awk '{ printf "%.4f", $1 + $2 }')
-	fi
+	cpu=$(sort -g "$tmp/cpu" | awk 'NR == 1 { printf "%.4f", $1 }')
+	/usr/bin/time -f '%M' -o "$tmp/time" "$@" > /dev/null
+	mb=$(awk '{ printf "%.1f", $1 / 1024 }' "$tmp/time")
 	printf '%-46s wall %7.4f s  cpu %7.4f s  %6.1f MB\n' "$label" "$wall" "$cpu" "$mb"
 }
+
+PERF=
+command -v perf > /dev/null && perf stat -x, -e task-clock -o /dev/null true 2> /dev/null && PERF=1
 
 awk 'BEGIN {
 	P = 100000
@@ -68,7 +76,7 @@ measure 3 "1M subtasks: -f m4:7 (region restart set)" "$BIN/ckpt-plan" -f m4:7 "
 measure 3 "1M subtasks: -r (regions)" "$BIN/ckpt-plan" -r "$tmp/million.json"
 measure 50 "30,000 x 30,000 ALL_TO_ALL: fast" "$BIN/ckpt-plan" "$tmp/wide.json"
 fwall=$wall fcpu=$cpu
-measure 3 "30,000 x 30,000 ALL_TO_ALL: -A reference" "$BIN/ckpt-plan" -A reference "$tmp/wide.json"
+measure 5 "30,000 x 30,000 ALL_TO_ALL: -A reference" "$BIN/ckpt-plan" -A reference "$tmp/wide.json"
 rwall=$wall rcpu=$cpu
 echo "$mwall $mmb $fwall $fcpu $rwall $rcpu $floor" | awk '{
 	printf "\n1M subtasks planned in %.3f s (target < 2 s), peak %.1f MB (target < 200 MB)\n", $1, $2
