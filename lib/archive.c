@@ -529,8 +529,12 @@ arc_open_write(enum ckpt_archive_kind kind, int fd)
 		archive_write_set_format_zip(a);
 	} else {
 		archive_write_set_format_pax_restricted(a);
-		if (kind == CKPT_ARCHIVE_TARGZ)
-			archive_write_add_filter_gzip(a);
+		/* no time stamp in the gzip header: equal input, equal archive */
+		if (kind == CKPT_ARCHIVE_TARGZ && (archive_write_add_filter_gzip(a) != ARCHIVE_OK ||
+						   archive_write_set_filter_option(a, "gzip", "timestamp", NULL) != ARCHIVE_OK)) {
+			archive_write_free(a);
+			return NULL;
+		}
 		archive_write_set_bytes_in_last_block(a, 1);
 	}
 	if (archive_write_open_fd(a, fd) != ARCHIVE_OK) {

@@ -1396,7 +1396,12 @@ check_key_groups(struct rd *r, const struct ckpt_operator *op, const struct ckpt
 static int
 rd_subtasks(struct rd *r, struct ckpt_operator *op, size_t n)
 {
+	struct ckpt_bits seen = {0};
+	int rc = -1;
+
 	if ((op->subtasks = ckpt_calloc(n ? n : 1, sizeof *op->subtasks, r->e)) == NULL)
+		return -1;
+	if (n && ckpt_bits_init(&seen, op->parallelism, r->e) < 0)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
 		struct ckpt_subtask *st = &op->subtasks[i];
@@ -1408,22 +1413,29 @@ rd_subtasks(struct rd *r, struct ckpt_operator *op, size_t n)
 		op->nsubtasks++;
 		st->finished = r->version >= 3 && idx < 0;
 		st->index = st->finished ? (uint32_t)(-(int64_t)idx - 1) : (uint32_t)idx;
-		if ((idx < 0 && !st->finished) || st->index >= op->parallelism)
-			return fail(r, at, "subtask index %d of operator %s is outside its parallelism %u", idx,
-				    op->id, op->parallelism);
-		for (size_t j = 0; j < i; j++)
-			if (op->subtasks[j].index == st->index)
-				return fail(r, at, "duplicate subtask %u of operator %s", st->index, op->id);
+		if ((idx < 0 && !st->finished) || st->index >= op->parallelism) {
+			fail(r, at, "subtask index %d of operator %s is outside its parallelism %u", idx, op->id,
+			     op->parallelism);
+			goto out;
+		}
+		if (ckpt_bits_test(&seen, st->index)) {
+			fail(r, at, "duplicate subtask %u of operator %s", st->index, op->id);
+			goto out;
+		}
+		ckpt_bits_set(&seen, st->index);
 		r->nentries++;
 		if (st->finished)
 			r->nfinished++;
 		else if (rd_subtask(r, op, st) < 0)
-			return -1;
+			goto out;
 	}
 	qsort(op->subtasks, op->nsubtasks, sizeof *op->subtasks, cmp_subtask);
 	for (size_t i = 0; i < op->nsubtasks; i++)
 		check_key_groups(r, op, &op->subtasks[i]);
-	return 0;
+	rc = 0;
+out:
+	ckpt_bits_release(&seen);
+	return rc;
 }
 
 static int
@@ -1485,6 +1497,9 @@ rd_operator_head(struct rd *r, struct ckpt_operator *op)
 	if (p < 0 || m < 0 || p > m)
 		return fail(r, at, "operator %s: parallelism %d is not smaller or equal to max parallelism %d",
 			    op->id, p, m);
+	if ((uint32_t)p > CKPT_PARALLELISM_LIMIT)
+		return fail(r, at, "operator %s: parallelism %d is above the limit %u", op->id, p,
+			    CKPT_PARALLELISM_LIMIT);
 	op->parallelism = (uint32_t)p;
 	op->max_parallelism = (uint32_t)m;
 	if (op->uid) {

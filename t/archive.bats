@@ -153,3 +153,11 @@ ckpt-inspect: m.tar:op/src/1: missing member"
 	[ ! -e nodir ]
 	[ -z "$(ls -A | grep -v doc.json)" ]
 }
+
+@test "archive: tar.gz output is reproducible (no time stamp in the gzip header)" {
+	ckpt-merge -o a.tar.gz "$ROOT/examples/state.json"
+	touch -d '2001-01-01' a.tar.gz
+	sleep 1.1
+	ckpt-merge -o b.tar.gz "$ROOT/examples/state.json"
+	cmp a.tar.gz b.tar.gz
+}
