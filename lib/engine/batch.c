@@ -525,8 +525,9 @@ log_finished(struct bjob *b, struct task *t, struct ckpt_err *e)
 	}
 	if (log_append(b, CKPT_EVENT_VERTEX_FINISHED, pl, e) < 0)
 		return -1;
-	/* Flink's cutBlock: a segment ends where a job vertex finished */
-	return complete ? ckpt_evwriter_cut(b->w, e) : 0;
+	/* Flink's cutBlock: a segment ends where a job vertex finished (fsync); else written out now,
+	 * so that a crash of the process (not of the machine) loses no finished subtask */
+	return complete ? ckpt_evwriter_cut(b->w, e) : ckpt_evwriter_flush(b->w, 0, e);
 }
 
 /* ---- scheduling */
