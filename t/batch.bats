@@ -82,9 +82,11 @@ reference() {
 		last=$(ls log | sort -t. -k2 -n | tail -1)
 		truncate -s -5 "log/$last"
 	}
-	kill_recover 13 tear
+	kill_recover 11 tear
 	jq -e '.log.torn_bytes > 0' plan.json
-	kill_recover 3 tear
+	jq -se 'map(select(.event == "recovered"))[0].plan.log.torn_bytes > 0' second.out
+	kill_recover 6 tear
+	jq -e '.log.torn_bytes > 0' plan.json
 }
 
 @test "batch: a partition file deleted before recovery: its producer and what depends on it run again" {
