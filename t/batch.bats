@@ -177,3 +177,27 @@ sink:1'
 	status_is 2
 	grep -q '^ckpt-run: nolog' err.txt
 }
+
+@test "batch: the example killed with kill -9 in the middle of a stage, then -R" {
+	jq '.batch.log = "log" | .batch.partitions = "parts" | .vertices[3].params.path = "out"' \
+		"$ROOT/examples/batch.pipeline.json" > p.json
+	jq '.vertices[0].params.delay_us = 0' p.json > fast.json
+	run timeout 60 ckpt-run fast.json
+	status_is 0
+	output_of > ref.txt
+	rm -rf log parts out
+	ckpt-run p.json > first.out &
+	pid=$! # ckpt-run itself, not a timeout around it: it is the one killed
+	# killed once a map subtask is running: sources are done, map is at work
+	timeout 30 sh -c 'until grep -q "\"map\",\"subtask\":[0-9],\"state\":\"RUNNING\"" first.out; do sleep 0.01; done'
+	kill -9 "$pid"
+	wait "$pid" || true
+	! grep -q job_finished first.out
+	avail
+	ckpt-replay -a avail.json -g "$DATA/batch/graph-snap.json" log > plan.json
+	BRUN_OUT=second brun -R log p.json
+	status_is 0
+	diff <(planned) <(started second)
+	! grep -q '"src"' <(started second)
+	diff ref.txt <(output_of)
+}
