@@ -783,6 +783,21 @@ log_is_empty(const char *dir)
 	return stat(p, &sb) < 0;
 }
 
+static void
+init_task(struct bjob *b, size_t v, uint32_t s)
+{
+	struct task *t = &b->t[b->vfirst[v] + s];
+
+	t->job = &b->j;
+	t->vi = v;
+	t->sub = s;
+	t->gi = b->vfirst[v] + s;
+	t->v = &b->p->v[v];
+	t->op = op_def(b->p->v[v].op);
+	notify_init(&t->nt);
+	pthread_mutex_init(&t->mmu, NULL);
+}
+
 static int
 setup(struct bjob *b, struct ckpt_pipeline *p, const struct ckpt_run_opts *o, struct ckpt_err *e)
 {
@@ -800,8 +815,13 @@ setup(struct bjob *b, struct ckpt_pipeline *p, const struct ckpt_run_opts *o, st
 		return -1;
 	for (size_t v = 0; v < p->nv; v++)
 		b->vfirst[v + 1] = b->vfirst[v] + p->v[v].parallelism;
-	b->nt = b->j.nt = b->vfirst[p->nv];
-	b->t = b->j.t = ckpt_calloc(b->nt, sizeof *b->t, e);
+	b->t = b->j.t = ckpt_calloc(b->vfirst[p->nv], sizeof *b->t, e);
+	if (b->t == NULL)
+		return -1;
+	b->nt = b->j.nt = b->vfirst[p->nv]; /* from here on free_bjob destroys what init_task made */
+	for (size_t v = 0; v < p->nv; v++)
+		for (uint32_t s = 0; s < p->v[v].parallelism; s++)
+			init_task(b, v, s);
 	b->st = ckpt_calloc(b->nt, 1, e);
 	b->done = ckpt_calloc(b->nt, 1, e);
 	b->terr = ckpt_calloc(b->nt, sizeof *b->terr, e);
@@ -810,22 +830,9 @@ setup(struct bjob *b, struct ckpt_pipeline *p, const struct ckpt_run_opts *o, st
 	b->since_snap = ckpt_calloc(p->nv, 1, e);
 	b->fail_fired = ckpt_calloc(p->nfail + 1, 1, e);
 	b->shuffle_new = json_array();
-	if (!b->t || !b->st || !b->done || !b->terr || !b->inited || !b->unrecovered || !b->since_snap ||
-	    !b->fail_fired || !b->shuffle_new)
+	if (!b->st || !b->done || !b->terr || !b->inited || !b->unrecovered || !b->since_snap || !b->fail_fired ||
+	    !b->shuffle_new)
 		return -1;
-	for (size_t v = 0; v < p->nv; v++)
-		for (uint32_t s = 0; s < p->v[v].parallelism; s++) {
-			struct task *t = &b->t[b->vfirst[v] + s];
-
-			t->job = &b->j;
-			t->vi = v;
-			t->sub = s;
-			t->gi = b->vfirst[v] + s;
-			t->v = &p->v[v];
-			t->op = op_def(p->v[v].op);
-			notify_init(&t->nt);
-			pthread_mutex_init(&t->mmu, NULL);
-		}
 	if (mkdir(b->partdir, 0777) < 0 && errno != EEXIST)
 		return ckpt_err_sys(e, b->partdir, "cannot create the partition directory");
 	if (!o->recover && !log_is_empty(b->logdir))
