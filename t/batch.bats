@@ -175,6 +175,13 @@ sum:1'
 	brun -R nolog p.json
 	status_is 2
 	grep -q '^ckpt-run: nolog' err.txt
+	brun -n 1 p.json
+	status_is 2
+	[ "$(cat err.txt)" = "ckpt-run: batch mode takes no snapshot options (-r, -o, -s, -n, -D)" ]
+	jq '.edges[].partition = "pipelined" | del(.batch)' p.json > s.json
+	brun -L log s.json
+	status_is 2
+	[ "$(cat err.txt)" = "ckpt-run: -L, -R and -B need a pipeline in batch mode (blocking edges)" ]
 }
 
 @test "batch: the example killed with kill -9 in the middle of a stage, then -R" {
