@@ -107,6 +107,27 @@ sum:0
 sum:1'
 }
 
+@test "batch: a damaged partition file counts as lost" {
+	pipeline
+	reference
+	rm -rf log parts out
+	brun -K 13 p.json
+	status_is 137
+	printf 'X' | dd of=parts/map.1 bs=1 seek=100 conv=notrunc 2>/dev/null
+	BRUN_OUT=second brun -R log p.json
+	status_is 0
+	run jq -sc 'map(select(.event == "recovered"))[0].plan.lost_partitions' second.out
+	output_is '["map:1"]'
+	run started second
+	output_is 'map:1
+sink:0
+sink:1
+src:1
+sum:0
+sum:1'
+	diff ref.txt <(output_of)
+}
+
 @test "batch: a partition file whose consumers all finished is not needed again" {
 	pipeline
 	reference
