@@ -197,7 +197,7 @@ sum:1'
 	status_is 2
 	grep -q '^ckpt-run: nolog' err.txt
 	brun -n 1 p.json
-	status_is 2
+	status_is 1
 	[ "$(cat err.txt)" = "ckpt-run: batch mode takes no snapshot options (-r, -o, -s, -n, -D)" ]
 	jq '.edges[].partition = "pipelined" | del(.batch)' p.json > s.json
 	brun -L log s.json

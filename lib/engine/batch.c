@@ -897,7 +897,8 @@ batch_run(struct ckpt_pipeline *p, const struct ckpt_run_opts *o, struct ckpt_er
 	if (!batch_mode(p))
 		return ckpt_err_set(e, CKPT_ERR_INPUT, "", "-L, -R and -B need a pipeline in batch mode (blocking edges)");
 	if (o->restore || o->savepoint || o->stop_after_ms || o->stop_after_cps || o->drain)
-		return ckpt_err_set(e, CKPT_ERR_INPUT, "", "batch mode takes no snapshot options (-r, -o, -s, -n, -D)");
+		/* a refusal, as Flink refuses savepoints of a batch job */
+		return ckpt_err_set(e, CKPT_ERR_REFUSED, "", "batch mode takes no snapshot options (-r, -o, -s, -n, -D)");
 	if (setup(&b, p, o, e) < 0)
 		goto out;
 	for (;;) {
