@@ -1,4 +1,5 @@
 /* batch.c: batch mode: blocking partitions on disk, subtasks run as their inputs complete, the job event log, recovery. */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -798,6 +799,26 @@ init_task(struct bjob *b, size_t v, uint32_t s)
 	pthread_mutex_init(&t->mmu, NULL);
 }
 
+/* Temporary files of partitions whose writer was killed (ckpt_atomic's NAME.tmp.XXXXXX). */
+static void
+clean_partdir(const struct bjob *b)
+{
+	DIR *d = opendir(b->partdir);
+	struct dirent *de;
+
+	if (d == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		char p[4200];
+
+		if (strstr(de->d_name, ".tmp.") == NULL || de->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof p, "%s/%s", b->partdir, de->d_name);
+		unlink(p);
+	}
+	closedir(d);
+}
+
 static int
 setup(struct bjob *b, struct ckpt_pipeline *p, const struct ckpt_run_opts *o, struct ckpt_err *e)
 {
@@ -835,6 +856,7 @@ setup(struct bjob *b, struct ckpt_pipeline *p, const struct ckpt_run_opts *o, st
 		return -1;
 	if (mkdir(b->partdir, 0777) < 0 && errno != EEXIST)
 		return ckpt_err_sys(e, b->partdir, "cannot create the partition directory");
+	clean_partdir(b);
 	if (!o->recover && !log_is_empty(b->logdir))
 		return ckpt_err_set(e, CKPT_ERR_INPUT, b->logdir,
 				    "the job event log is not empty (recover with -R, or remove it)");
