@@ -12,8 +12,8 @@ static long long kill_after, nevents; /* -K: testing recovery after a crash */
 static void
 usage(void)
 {
-	printf("usage: ckpt-run [-paD] [-r ARCHIVE] [-d DIR] [-o SAVEPOINT] [-s MS] [-n N]\n"
-	       "                [-L LOGDIR | -R LOGDIR] [-B PARTDIR] [-K N] PIPELINE\n");
+	printf("usage: ckpt-run [-paD] [-r ARCHIVE] [-d DIR] [-o SAVEPOINT] [-s MS] [-n N] [-L LOGDIR | -R LOGDIR] [-B PARTDIR] [-K N] "
+	       "PIPELINE\n");
 }
 
 static void
