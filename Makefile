@@ -21,6 +21,7 @@ SANFLAGS =
 BINDIR = bin
 endif
 OBJDIR = build/$(VARIANT)/obj
+CHECK_FUZZ_SECONDS ?= 15
 ALL_CFLAGS = $(WARN) $(CFLAGS) $(SANFLAGS) -pthread -Ilib $(DEP_CFLAGS) -MMD -MP
 ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS) -pthread
 
@@ -58,10 +59,18 @@ $(BINDIR)/%: $(OBJDIR)/bin/%.o $(CLI_OBJ) $(LIB)
 deps:
 	@sh .ci/deps
 
-# The test command of the README: build, run every test, lint every man page.
+# The test command of the README: build, run every test, lint every man page;
+# then (unless SANITIZE=1 asked for that suite alone) the same suite under
+# ASan + UBSan with leak checking, and each fuzz target briefly.
 check: deps
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory test lint
+ifneq ($(SANITIZE),1)
+	@echo "== the suite again under ASan + UBSan"
+	@$(MAKE) --no-print-directory SANITIZE=1 all test
+	@if grep -q '^fuzz-smoke:' Makefile; then echo "== each fuzz target briefly"; \
+		$(MAKE) --no-print-directory fuzz-smoke FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS); fi
+endif
 
 test:
 	@CKPT_BIN=$(CURDIR)/$(BINDIR) sh t/run

@@ -362,6 +362,13 @@ run_graph(const struct opts *o, struct ckpt_graph *g, const struct ckpt_jdoc *do
 	default: r = do_plan(&j, e); break;
 	}
 out:
+	if (r < 0 && e->kind == CKPT_ERR_INPUT && e->where[0] == '\0') {
+		/* a problem of the whole graph: name where it starts */
+		char text[sizeof e->text];
+
+		memcpy(text, e->text, sizeof text);
+		ckpt_jdoc_err(doc, e, "", "%s", text);
+	}
 	job_release(&j);
 	return r;
 }

@@ -108,7 +108,7 @@ ckpt_arc_stream(struct archive *a, int (*fn)(void *arg, const void *p, size_t n,
 		if (r == ARCHIVE_EOF)
 			return total;
 		if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
-			return ckpt_err_set(e, CKPT_ERR_REFUSED, where, "truncated member (%s)",
+			return ckpt_err_set(e, CKPT_ERR_REFUSED, where, "unreadable member: %s",
 					    archive_error_string(a));
 		if (off != total)
 			return ckpt_err_set(e, CKPT_ERR_REFUSED, where, "sparse member");
@@ -414,8 +414,8 @@ ckpt_awriter_subtask(struct ckpt_awriter *w, const struct ckpt_subtask *st, stru
 static json_t *
 manifest_json(struct ckpt_awriter *w, const struct ckpt_snapshot *s)
 {
-	json_t *o = json_pack("{s:s, s:i, s:I, s:s}", "format", "ckpt-archive", "version", 1, "checkpoint_id",
-			      (json_int_t)s->checkpoint_id, "kind", s->kind ? s->kind : "checkpoint");
+	json_t *o = json_pack("{s:s, s:i, s:I, s:o}", "format", "ckpt-archive", "version", 1, "checkpoint_id",
+			      (json_int_t)s->checkpoint_id, "kind", s->kind ? json_string(s->kind) : json_null());
 	json_t *mem = json_array();
 
 	if (o == NULL || mem == NULL)

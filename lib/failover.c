@@ -6,7 +6,7 @@
 
 /*
  * Beyond this many subtask-to-subtask pointwise connections (summed over
- * the edges) the region graph is refused rather than allocated.
+ * the edges) a graph is refused rather than worked on.
  */
 #define CONNECTIONS_LIMIT (UINT64_C(1) << 28)
 
@@ -47,6 +47,22 @@ static uint64_t
 pointwise_connections(uint32_t S, uint32_t T)
 {
 	return S > T ? S : T;
+}
+
+/* Regions, restart walks and the region graph grow with the pointwise connections: bound them. */
+static int
+check_size(const struct ckpt_graph *g, struct ckpt_err *e)
+{
+	uint64_t conn = 0;
+
+	for (size_t k = 0; k < g->ne; k++)
+		if (g->e[k].distribution == CKPT_POINTWISE)
+			conn += pointwise_connections(g->v[g->e[k].source].parallelism,
+						      g->v[g->e[k].target].parallelism);
+	if (conn > CONNECTIONS_LIMIT)
+		return ckpt_err_set(e, CKPT_ERR_INPUT, "", "more than %llu pointwise connections in the graph",
+				    (unsigned long long)CONNECTIONS_LIMIT);
+	return 0;
 }
 
 void
@@ -262,7 +278,6 @@ build_region_graph(struct dg *d, const struct ckpt_graph *g, const struct ckpt_r
 		   struct ckpt_err *e)
 {
 	unsigned char *hubs = ckpt_calloc(g->nv ? g->nv : 1, 1, e);
-	uint64_t conn = 0;
 	int ret = -1, any = 0;
 
 	if (hubs == NULL)
@@ -276,18 +291,11 @@ build_region_graph(struct dg *d, const struct ckpt_graph *g, const struct ckpt_r
 		if (ed->distribution == CKPT_ALL_TO_ALL) {
 			hubs[ed->source] |= 1;
 			hubs[ed->target] |= 2;
-		} else {
-			conn += pointwise_connections(g->v[ed->source].parallelism, g->v[ed->target].parallelism);
 		}
 	}
 	if (!any) {
 		d->nn = 0;
 		ret = 0;
-		goto out;
-	}
-	if (conn > CONNECTIONS_LIMIT) {
-		ckpt_err_set(e, CKPT_ERR_INPUT, "", "more than %llu pointwise connections between regions",
-			     (unsigned long long)CONNECTIONS_LIMIT);
 		goto out;
 	}
 	d->nn = r->n + 2 * g->nv;
@@ -445,6 +453,8 @@ ckpt_regions_compute(const struct ckpt_graph *g, enum ckpt_failover_strategy s,
 
 	memset(out, 0, sizeof *out);
 	out->strategy = s;
+	if (check_size(g, e) < 0)
+		return -1;
 	out->base = ckpt_calloc(g->nv ? g->nv : 1, sizeof *out->base, e);
 	if (out->base == NULL)
 		goto fail;

@@ -11,6 +11,7 @@
 
 #define NOT_ALL_RUNNING "NOT_ALL_REQUIRED_TASKS_RUNNING"
 #define FINALIZE_FAILURE "FINALIZE_CHECKPOINT_FAILURE"
+#define CONNECTIONS_LIMIT (UINT64_C(1) << 32)
 
 void
 ckpt_plan_release(struct ckpt_plan *p)
@@ -162,19 +163,23 @@ inconsistent(const struct ckpt_graph *g, size_t v, const unsigned char *runs, st
 
 	for (size_t k = 0; k < vx->nin; k++) {
 		const struct ckpt_edge *ed = &g->e[vx->in[k]];
+
+		if (ed->distribution == CKPT_ALL_TO_ALL && runs[ed->source]) {
+			for (uint32_t i = 0; i < vx->parallelism; i++)
+				if (vx->tasks[i] == CKPT_FINISHED)
+					ckpt_bits_set(bad, i);
+			return;
+		}
+	}
+	for (size_t k = 0; k < vx->nin; k++) {
+		const struct ckpt_edge *ed = &g->e[vx->in[k]];
 		const struct ckpt_vertex *u = &g->v[ed->source];
 
-		for (uint32_t i = 0; i < vx->parallelism; i++) {
+		for (uint32_t i = 0; ed->distribution == CKPT_POINTWISE && i < vx->parallelism; i++) {
 			uint32_t lo, hi;
 
 			if (vx->tasks[i] != CKPT_FINISHED || ckpt_bits_test(bad, i))
 				continue;
-			if (ed->distribution == CKPT_ALL_TO_ALL) {
-				if (!runs[ed->source])
-					break;
-				ckpt_bits_set(bad, i);
-				continue;
-			}
 			ckpt_pointwise_inputs(u->parallelism, vx->parallelism, i, &lo, &hi);
 			if (any_running(u, lo, hi))
 				ckpt_bits_set(bad, i);
@@ -218,11 +223,13 @@ out:
 
 /* ---- the fast algorithm: O(vertices + edges + subtasks + pointwise connections) */
 
+/* pw: scratch room for the indices of v's POINTWISE input edges. */
 static void
 fast_vertex(const struct ckpt_graph *g, size_t v, const struct ckpt_bits *running, const size_t *nrun,
-	    struct ckpt_plan *p)
+	    size_t *pw, struct ckpt_plan *p)
 {
 	const struct ckpt_vertex *vx = &g->v[v];
+	size_t npw = 0;
 	int must_check = 1;
 
 	/* a running ALL_TO_ALL upstream, or a fully running POINTWISE one, gives every subtask a running predecessor */
@@ -232,6 +239,8 @@ fast_vertex(const struct ckpt_graph *g, size_t v, const struct ckpt_bits *runnin
 		if (ed->distribution == CKPT_ALL_TO_ALL ? nrun[ed->source] > 0
 							: nrun[ed->source] == g->v[ed->source].parallelism)
 			must_check = 0;
+		if (ed->distribution == CKPT_POINTWISE)
+			pw[npw++] = vx->in[k];
 	}
 	for (uint32_t i = 0; i < vx->parallelism; i++) {
 		int pred = 0;
@@ -241,12 +250,10 @@ fast_vertex(const struct ckpt_graph *g, size_t v, const struct ckpt_bits *runnin
 			continue;
 		}
 		ckpt_bits_set(&p->wait_for[v], i);
-		for (size_t k = 0; k < vx->nin && must_check && !pred; k++) {
-			const struct ckpt_edge *ed = &g->e[vx->in[k]];
+		for (size_t k = 0; k < npw && must_check && !pred; k++) {
+			const struct ckpt_edge *ed = &g->e[pw[k]];
 			uint32_t lo, hi;
 
-			if (ed->distribution != CKPT_POINTWISE)
-				continue;
 			ckpt_pointwise_inputs(g->v[ed->source].parallelism, vx->parallelism, i, &lo, &hi);
 			pred = ckpt_bits_any_in(&running[ed->source], lo, hi);
 		}
@@ -260,9 +267,10 @@ plan_fast(const struct ckpt_graph *g, struct ckpt_plan *p, struct ckpt_err *e)
 {
 	struct ckpt_bits *running = ckpt_calloc(g->nv ? g->nv : 1, sizeof *running, e);
 	size_t *nrun = ckpt_calloc(g->nv ? g->nv : 1, sizeof *nrun, e);
+	size_t *pw = ckpt_calloc(g->ne ? g->ne : 1, sizeof *pw, e);
 	int ret = -1;
 
-	if (running == NULL || nrun == NULL)
+	if (running == NULL || nrun == NULL || pw == NULL)
 		goto out;
 	/* gathered before the loop, so that no decision depends on the order of vertices */
 	for (size_t v = 0; v < g->nv; v++) {
@@ -281,7 +289,7 @@ plan_fast(const struct ckpt_graph *g, struct ckpt_plan *p, struct ckpt_err *e)
 			ckpt_bits_set_range(&p->finished[v], 0, g->v[v].parallelism);
 			continue;
 		}
-		fast_vertex(g, v, running, nrun, p);
+		fast_vertex(g, v, running, nrun, pw, p);
 	}
 	ret = 0;
 out:
@@ -289,6 +297,7 @@ out:
 		ckpt_bits_release(&running[v]);
 	free(running);
 	free(nrun);
+	free(pw);
 	return ret;
 }
 
@@ -361,12 +370,33 @@ plan_reference(const struct ckpt_graph *g, struct ckpt_plan *p)
 	}
 }
 
+/* The work of both algorithms grows with the pointwise connections: refuse absurd numbers, not hang. */
+static int
+check_size(const struct ckpt_graph *g, struct ckpt_err *e)
+{
+	uint64_t conn = 0;
+
+	for (size_t k = 0; k < g->ne; k++) {
+		uint32_t S = g->v[g->e[k].source].parallelism, T = g->v[g->e[k].target].parallelism;
+
+		if (g->e[k].distribution == CKPT_POINTWISE)
+			conn += S > T ? S : T;
+	}
+	if (conn > CONNECTIONS_LIMIT)
+		return ckpt_err_set(e, CKPT_ERR_INPUT, "", "more than %llu pointwise connections in the graph",
+				    (unsigned long long)CONNECTIONS_LIMIT);
+	return 0;
+}
+
 int
 ckpt_plan_compute(const struct ckpt_graph *g, const struct ckpt_plan_opts *o, struct ckpt_plan *out,
 		  struct ckpt_err *e)
 {
 	int declined;
 
+	memset(out, 0, sizeof *out);
+	if (check_size(g, e) < 0)
+		return -1;
 	if (plan_init(out, g, e) < 0 || find_warnings(g, out, e) < 0 ||
 	    (declined = check_declines(g, o, out, e)) < 0)
 		goto fail;

@@ -750,7 +750,10 @@ verify_entry(struct verify *v, struct archive *a, const char *name, struct ckpt_
 	ckpt_hasher_reset(h);
 	got = ckpt_arc_stream(a, hash_block, h, where, &me);
 	if (got < 0) {
-		problem(v, name, "truncated member: the archive ends inside it");
+		if (strstr(me.text, "runcated") != NULL || strstr(me.text, "premature") != NULL)
+			problem(v, name, "truncated member: the archive ends inside it");
+		else
+			problem(v, name, "damaged member: %s", me.text);
 		return 1;
 	}
 	v->nchecked++;

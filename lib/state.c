@@ -562,8 +562,8 @@ ckpt_snap_subtask_manifest(const struct ckpt_subtask *st, const char *member)
 static json_t *
 snapshot_head(const struct ckpt_snapshot *s)
 {
-	json_t *o = json_pack("{s:s, s:i, s:I, s:s}", "format", "ckpt-state", "version", 1, "checkpoint_id",
-			      (json_int_t)s->checkpoint_id, "kind", s->kind ? s->kind : "checkpoint");
+	json_t *o = json_pack("{s:s, s:i, s:I, s:o}", "format", "ckpt-state", "version", 1, "checkpoint_id",
+			      (json_int_t)s->checkpoint_id, "kind", s->kind ? json_string(s->kind) : json_null());
 
 	if (o && s->flink && json_object_set(o, "flink", s->flink) < 0) {
 		json_decref(o);

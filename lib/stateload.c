@@ -895,9 +895,10 @@ load_head(struct ldr *L, struct ckpt_snapshot *s, const json_t *root)
 	if (get_u64(L, root, "checkpoint_id", "", what, 0, INT64_MAX, 1, 0, &s->checkpoint_id) < 0 ||
 	    opt_string(L, root, "kind", "", what, &s->kind) < 0)
 		return -1;
-	if (s->kind == NULL || (strcmp(s->kind, "checkpoint") && strcmp(s->kind, "savepoint")))
+	/* null: unknown, as in a Flink _metadata before version 4 */
+	if (json_object_get(root, "kind") == NULL || (s->kind && strcmp(s->kind, "checkpoint") && strcmp(s->kind, "savepoint")))
 		return ckpt_jdoc_err(L->doc, L->e, s->kind ? "/kind" : "",
-				     "%s: \"kind\" must be \"checkpoint\" or \"savepoint\"", what);
+				     "%s: \"kind\" must be \"checkpoint\", \"savepoint\" or null", what);
 	fl = json_object_get(root, "flink");
 	if (fl && !json_is_null(fl) && !json_is_object(fl))
 		return ckpt_jdoc_err(L->doc, L->e, "/flink", "%s: \"flink\" must be an object", what);

@@ -172,8 +172,8 @@ json_t *
 ckpt_snapshot_summary(struct ckpt_snapshot *s, const char *file, struct ckpt_err *e)
 {
 	struct totals t = {.files = json_array()};
-	json_t *o = json_pack("{s:s, s:s, s:I, s:s}", "file", file, "format", ckpt_snapshot_format(s),
-			      "checkpoint_id", (json_int_t)s->checkpoint_id, "kind", s->kind ? s->kind : "checkpoint");
+	json_t *o = json_pack("{s:s, s:s, s:I, s:o}", "file", file, "format", ckpt_snapshot_format(s),
+			      "checkpoint_id", (json_int_t)s->checkpoint_id, "kind", s->kind ? json_string(s->kind) : json_null());
 	json_t *ops = json_array(), *tot;
 
 	if (o == NULL || ops == NULL || t.files == NULL)

@@ -162,3 +162,286 @@ load hardening-helper
 	# each document's result is whole; the garbage is named and fails the run
 	output_is "$(printf '%s\n' '{"vertices":[],"edges":[]}' '{"vertices":[],"edges":[]}' "ckpt-plan: g.json:3:2: '[' or '{' expected near 'x'")"
 }
+
+# ---- ckpt-inspect: snapshots of every kind
+
+doc() { # a state document whose one operator "a" has the given members
+	printf '{"format":"ckpt-state","version":1,"checkpoint_id":1,"kind":"savepoint","operators":[{"id":"a",%s}]}' "$1" > s.json
+}
+
+# archive KIND: a small archive good.KIND (tar, tar.gz, zip), made by the tools themselves
+archive() {
+	printf '{"format":"ckpt-state","version":1,"checkpoint_id":7,"kind":"savepoint","operators":[{"id":"map","parallelism":2,"max_parallelism":128,"subtasks":[{"index":0,"operator_state":{"offsets":{"mode":"list","entries":["p0:17"]}}}]}]}' > good.json
+	ckpt-merge -o "good.$1" good.json
+}
+
+@test "catalogue: ckpt-inspect: empty standard input" {
+	bad 2 'ckpt-inspect: <stdin>: empty input' sh -c 'ckpt-inspect < /dev/null'
+}
+
+@test "catalogue: ckpt-inspect: an empty file" {
+	: > empty
+	bad 2 'ckpt-inspect: empty: empty input' ckpt-inspect empty
+}
+
+@test "catalogue: ckpt-inspect: a directory that holds no snapshot" {
+	mkdir d
+	bad 2 'ckpt-inspect: d: not a snapshot: no MANIFEST.json and no _metadata' ckpt-inspect d
+}
+
+@test "catalogue: ckpt-inspect: a text file that is no archive" {
+	printf 'hello' > junk
+	bad 2 'ckpt-inspect: junk: not a snapshot: Unrecognized archive format' ckpt-inspect junk
+}
+
+@test "catalogue: ckpt-inspect: a tar cut short" {
+	archive tar
+	head -c 2000 good.tar > cut.tar
+	bad 2 'ckpt-inspect: cut.tar: unreadable archive: Truncated tar archive' ckpt-inspect -a cut.tar
+}
+
+@test "catalogue: ckpt-inspect: a tar.gz cut short" {
+	archive tar.gz
+	head -c 300 good.tar.gz > cut.tar.gz
+	bad 2 'ckpt-inspect: cut.tar.gz: not a snapshot: truncated gzip input' ckpt-inspect cut.tar.gz
+}
+
+@test "catalogue: ckpt-inspect: a zip cut short" {
+	archive zip
+	head -c 400 good.zip > cut.zip
+	bad 2 'ckpt-inspect: cut.zip: unreadable archive: Truncated ZIP file header' ckpt-inspect -a cut.zip
+	# cut inside the manifest's compressed bytes: damage found in a member (exit 1)
+	head -c 200 good.zip > cut.zip
+	bad 1 'ckpt-inspect: cut.zip: truncated member (ZIP decompression failed (-5))' ckpt-inspect -a cut.zip
+}
+
+@test "catalogue: ckpt-inspect: a state file whose bytes changed in the archive" {
+	archive tar
+	# the member's data starts at 2048 in this tar; flip a byte of it
+	printf 'Z' | dd of=good.tar bs=1 seek=2050 conv=notrunc 2>/dev/null
+	run ckpt-inspect -a good.tar
+	status_is 1
+	[[ $output == 'ckpt-inspect: good.tar:op/map/0: checksum mismatch: xxh3 '*', manifest says '* ]]
+	[ "${#lines[@]}" -eq 1 ]
+}
+
+@test "catalogue: ckpt-inspect: a state document of another format or version" {
+	printf '{"format":"other","version":1,"operators":[]}' > s.json
+	bad 2 'ckpt-inspect: s.json:1:11: not a state document: "format" must be "ckpt-state"' ckpt-inspect s.json
+	printf '{"format":"ckpt-state","version":2,"operators":[]}' > s.json
+	bad 2 'ckpt-inspect: s.json:1:34: state document: unsupported version 2 (this is version 1)' ckpt-inspect s.json
+}
+
+@test "catalogue: ckpt-inspect: a negative checkpoint id" {
+	printf '{"format":"ckpt-state","version":1,"checkpoint_id":-1,"kind":"savepoint","operators":[]}' > s.json
+	bad 2 'ckpt-inspect: s.json:1:52: state document: checkpoint_id -1 out of range (0 to 9223372036854775807)' ckpt-inspect s.json
+}
+
+@test "catalogue: ckpt-inspect: a kind that is neither checkpoint nor savepoint" {
+	printf '{"format":"ckpt-state","version":1,"checkpoint_id":1,"kind":"snapshot","operators":[]}' > s.json
+	bad 2 'ckpt-inspect: s.json:1:61: state document: "kind" must be "checkpoint" or "savepoint"' ckpt-inspect s.json
+}
+
+@test "catalogue: ckpt-inspect: parallelism above max parallelism" {
+	doc '"parallelism":2,"max_parallelism":1,"subtasks":[]'
+	bad 2 'ckpt-inspect: s.json:1:110: operator "a": parallelism 2 exceeds max parallelism 1' ckpt-inspect s.json
+}
+
+@test "catalogue: ckpt-inspect: a subtask index beyond the parallelism, and twice the same" {
+	doc '"parallelism":2,"max_parallelism":128,"subtasks":[{"index":2}]'
+	bad 2 'ckpt-inspect: s.json:1:155: operator "a": subtask 0: index 2 out of range (0 to 1)' ckpt-inspect s.json
+	doc '"parallelism":2,"max_parallelism":128,"subtasks":[{"index":0},{"index":0}]'
+	bad 2 'ckpt-inspect: s.json:1:167: operator "a": subtask 1: index 0 appears twice' ckpt-inspect s.json
+}
+
+@test "catalogue: ckpt-inspect: two operators of one id" {
+	printf '{"format":"ckpt-state","version":1,"checkpoint_id":1,"kind":"savepoint","operators":[{"id":"a","parallelism":2,"max_parallelism":128,"subtasks":[]},{"id":"a","parallelism":2,"max_parallelism":128,"subtasks":[]}]}' > s.json
+	bad 2 'ckpt-inspect: s.json:1:155: operator 1: duplicate operator "a"' ckpt-inspect s.json
+}
+
+@test "catalogue: ckpt-inspect: an operator state mode Flink has not" {
+	doc '"parallelism":2,"max_parallelism":128,"subtasks":[{"index":0,"operator_state":{"s":{"mode":"keyed","entries":[]}}}]'
+	bad 2 'ckpt-inspect: s.json:1:187: operator "a": subtask 0: state "s": unknown mode "keyed" (list, union or broadcast)' ckpt-inspect s.json
+}
+
+@test "catalogue: ckpt-inspect: an entry of bad base64" {
+	doc '"parallelism":2,"max_parallelism":128,"subtasks":[{"index":0,"operator_state":{"s":{"mode":"list","entries":[{"base64":"!!"}]}}}]'
+	bad 2 'ckpt-inspect: s.json:1:205: operator "a": subtask 0: state "s": entry 0: bad base64 in entry' ckpt-inspect s.json
+}
+
+@test "catalogue: ckpt-inspect: a keyed entry outside its subtask's key groups" {
+	doc '"parallelism":2,"max_parallelism":128,"subtasks":[{"index":0,"keyed_state":{"key_groups":"0-63","entries":[{"state":"s","key_group":64,"key":"k","value":"v"}]}}]'
+	bad 2 "ckpt-inspect: s.json:1:228: operator \"a\": subtask 0: keyed entry 0: key group 64 outside the subtask's 0-63" ckpt-inspect s.json
+}
+
+@test "catalogue: ckpt-inspect: a Flink 1.2 _metadata (version 1) is refused" {
+	bad 2 "ckpt-inspect: $FIXTURES/flink-savepoints/unsupported-v1-flink1.2-complexkeyed-savepoint/_metadata: offset 4: this savepoint / checkpoint version (Flink 1.1 / 1.2) is no longer supported" \
+		ckpt-inspect "$FIXTURES/flink-savepoints/unsupported-v1-flink1.2-complexkeyed-savepoint/_metadata"
+}
+
+@test "catalogue: ckpt-inspect: a _metadata of an unknown version" {
+	perl -e 'print pack("NN", 0x4960672d, 8)' > _metadata
+	bad 2 'ckpt-inspect: _metadata: offset 4: unrecognized checkpoint version number: 8' ckpt-inspect _metadata
+}
+
+@test "catalogue: ckpt-inspect: a _metadata cut short, in a directory" {
+	mkdir cp
+	head -c 100 "$FIXTURES/flink-savepoints/v3-flink1.15dev-unified-sink-v1-savepoint/_metadata" > cp/_metadata
+	bad 2 'ckpt-inspect: cp/_metadata: offset 20: operator count 4 is more than the remaining 76 bytes can hold' ckpt-inspect cp
+}
+
+@test "catalogue: ckpt-inspect: a _metadata with bytes after its end" {
+	cat "$FIXTURES/flink-savepoints/v3-flink1.15dev-unified-sink-v1-savepoint/_metadata" > _metadata
+	printf 'xx' >> _metadata
+	bad 2 'ckpt-inspect: _metadata: offset 1640: 2 unexpected bytes after the last operator' ckpt-inspect _metadata
+}
+
+@test "catalogue: ckpt-inspect: a _metadata with Flink 1.1's Checkpointed state" {
+	bad 2 "ckpt-inspect: $FIXTURES/flink-savepoints/unsupported-v2-flink1.3-legacy-checkpointed-savepoint/_metadata: offset 204: legacy state (from Flink <= 1.1, created through the 'Checkpointed' interface) is no longer supported" \
+		ckpt-inspect "$FIXTURES/flink-savepoints/unsupported-v2-flink1.3-legacy-checkpointed-savepoint/_metadata"
+}
+
+@test "catalogue: ckpt-inspect: -d naming a snapshot that does not exist" {
+	archive tar
+	bad 2 'ckpt-inspect: nope: cannot open: No such file or directory' ckpt-inspect -d nope good.tar
+}
+
+# ---- ckpt-merge: outputs
+
+@test "catalogue: ckpt-merge: an output name of no archive kind" {
+	archive tar
+	run ckpt-merge -o out.rar good.tar
+	status_is 2
+	[ "${lines[0]}" = 'ckpt-merge: out.rar: name the archive .tar, .tar.gz, .tgz or .zip, or end it with / for a directory' ]
+	[ ! -e out.rar ]
+}
+
+@test "catalogue: ckpt-merge: an output in a directory that does not exist" {
+	archive tar
+	bad 2 'ckpt-merge: nodir/out.tar: cannot create: No such file or directory' ckpt-merge -o nodir/out.tar good.tar
+}
+
+@test "catalogue: ckpt-merge: an output that is the input, also through a link" {
+	archive tar
+	ln -s good.tar link.tar
+	run ckpt-merge -o link.tar good.tar
+	status_is 2
+	[ "${lines[0]}" = 'ckpt-merge: link.tar: the output would overwrite the input' ]
+	cmp good.tar "$(readlink -f link.tar)"
+}
+
+@test "catalogue: ckpt-merge: an output directory that exists and is not empty" {
+	archive tar
+	mkdir out
+	touch out/keep
+	bad 2 'ckpt-merge: out: cannot rename into place: Directory not empty' ckpt-merge -o out/ good.tar
+	[ "$(ls out)" = keep ]
+}
+
+@test "catalogue: ckpt-merge: a full disk on standard output" {
+	archive tar
+	[ -w /dev/full ] || skip "no /dev/full"
+	bad 2 'ckpt-merge: stdout: write error: No space left on device' sh -c 'ckpt-merge good.tar > /dev/full'
+}
+
+@test "catalogue: ckpt-merge: a corrupt member stops the merge and writes nothing" {
+	archive tar
+	printf 'Z' | dd of=good.tar bs=1 seek=2050 conv=notrunc 2>/dev/null
+	run ckpt-merge -o new.tar good.tar
+	status_is 1
+	[[ $output == 'ckpt-merge: good.tar:op/map/0: checksum mismatch: '* ]]
+	[ ! -e new.tar ]
+}
+
+# ---- ckpt-replay: logs
+
+@test "catalogue: ckpt-replay: a log directory that does not exist" {
+	bad 2 'ckpt-replay: nope: cannot open: No such file or directory' ckpt-replay nope
+}
+
+@test "catalogue: ckpt-replay: a file given as the log directory" {
+	: > file
+	bad 2 'ckpt-replay: file: cannot open: Not a directory' ckpt-replay file
+}
+
+@test "catalogue: ckpt-replay: a record whose checksum does not match" {
+	mkdir L
+	perl -e 'print pack("NNH16", 2, 3, "0" x 16), "{}"' > L/events.0
+	run ckpt-replay L
+	status_is 1
+	output_is 'ckpt-replay: L/events.0: offset 0: checksum mismatch (record says 0000000000000000, payload has 1349cde127705c16)'
+}
+
+@test "catalogue: ckpt-replay: a torn record refuses to be appended to" {
+	mkdir L
+	perl -e 'print pack("NNH16", 0xffffffff, 1, "0" x 16), "x" x 100' > L/events.0
+	printf '{"type":"vertex_initialized","payload":{"vertex":"a","parallelism":2}}\n' > e.ndjson
+	bad 1 'ckpt-replay: L/events.0: offset 0: the log ends in a torn record (116 bytes); cut it off first (ckpt-replay -R)' \
+		sh -c 'ckpt-replay -w L < e.ndjson'
+}
+
+@test "catalogue: ckpt-replay: an NDJSON event of an unknown type" {
+	printf '{"type":"vertex_finshed","payload":{}}\n' > e.ndjson
+	bad 2 'ckpt-replay: <stdin>:1:9: unknown event type "vertex_finshed"' sh -c 'ckpt-replay -w L < e.ndjson'
+	[ ! -e L/events.0 ]
+}
+
+@test "catalogue: ckpt-replay: an NDJSON line that is not JSON" {
+	bad 2 'ckpt-replay: <stdin>:1:1: an event must be an object' sh -c 'echo "not json" | ckpt-replay -w L'
+}
+
+@test "catalogue: ckpt-replay: an event without a required member" {
+	printf '{"type":"vertex_initialized","payload":{"vertex":"a"}}\n' > e.ndjson
+	bad 2 'ckpt-replay: <stdin>:1:40: vertex_initialized: missing "parallelism"' sh -c 'ckpt-replay -w L < e.ndjson'
+}
+
+@test "catalogue: ckpt-replay: an available-partitions file cut short, or of bad ids" {
+	mkdir L
+	printf '["a:0"' > av.json
+	bad 2 "ckpt-replay: av.json:1:7: ']' expected near end of file" ckpt-replay -a av.json L
+	printf '["zz"]' > av.json
+	bad 2 'ckpt-replay: av.json:1:2: partition 0: not a "vertex:subtask" string' ckpt-replay -a av.json L
+}
+
+@test "catalogue: ckpt-replay: a copy onto a directory that exists" {
+	mkdir L R
+	bad 2 'ckpt-replay: R: already exists' ckpt-replay -R R L
+}
+
+# ---- ckpt-run: pipelines
+
+@test "catalogue: ckpt-run: no pipeline named" {
+	run ckpt-run
+	status_is 2
+	[ "${lines[0]}" = 'ckpt-run: one pipeline file expected' ]
+}
+
+@test "catalogue: ckpt-run: a pipeline without vertices" {
+	printf '{}' > p.json
+	bad 2 'ckpt-run: p.json:1:1: pipeline: "vertices" must be a non-empty array' ckpt-run p.json
+}
+
+@test "catalogue: ckpt-run: an operator that is not built in" {
+	printf '{"vertices":[{"id":"src","operator":"teleport","parallelism":1}]}' > p.json
+	bad 2 'ckpt-run: p.json:1:37: vertex "src": unknown operator "teleport" (one of source, map, filter, keyed_sum, window, broadcast_state, file_sink, discard_sink)' ckpt-run p.json
+}
+
+@test "catalogue: ckpt-run: forward partitioning between different parallelisms" {
+	printf '{"vertices":[{"id":"src","operator":"source","parallelism":1},{"id":"m","operator":"map","parallelism":2}],"edges":[{"source":"src","target":"m","partitioner":"forward"}]}' > p.json
+	bad 2 'ckpt-run: p.json:1:117: edge 0: forward partitioning does not allow change of parallelism ("src" 1, "m" 2): use rescale, rebalance, hash or broadcast' ckpt-run p.json
+}
+
+@test "catalogue: ckpt-run: an unknown partitioner" {
+	printf '{"vertices":[{"id":"src","operator":"source","parallelism":1},{"id":"m","operator":"map","parallelism":1}],"edges":[{"source":"src","target":"m","partitioner":"zigzag"}]}' > p.json
+	bad 2 'ckpt-run: p.json:1:160: edge 0: unknown partitioner "zigzag" (one of forward, rescale, rebalance, hash, broadcast)' ckpt-run p.json
+}
+
+@test "catalogue: ckpt-run: a negative record count" {
+	printf '{"vertices":[{"id":"src","operator":"source","parallelism":1,"params":{"records":-5}}]}' > p.json
+	bad 2 'ckpt-run: p.json:1:82: vertex "src": params: records -5 out of range (0 to 2305843009213693951)' ckpt-run p.json
+}
+
+@test "catalogue: ckpt-run: a restore from an archive that does not exist" {
+	printf '{"vertices":[{"id":"src","operator":"source","parallelism":1}]}' > p.json
+	bad 2 'ckpt-run: nope.tar: cannot open: No such file or directory' ckpt-run -r nope.tar p.json
+}

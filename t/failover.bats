@@ -174,3 +174,23 @@ F=$DATA/failover
 	status_is 2
 	[ "${lines[0]}" = 'ckpt-plan: -g, -r, -f and -D exclude each other (but -D takes -f)' ]
 }
+
+@test "regions and restart sets agree with a plain model on random graphs" {
+	random_failover 150 11 regions 3> want > graphs.json
+	ckpt-plan -r graphs.json > got.json
+	while IFS= read -r line; do regions_line "$line"; done < got.json > got
+	diff want got
+	seed=20
+	for mode in "region v1:0 -" "region v2:0 v0:0" "region v0:0 v2:0" "approximate v1:0 -" "approximate v2:0 v0:0"; do
+		set -- $mode
+		seed=$((seed + 1))
+		random_failover 80 $seed "$mode" 3> want > graphs.json
+		if [ "$3" = - ]; then
+			ckpt-plan -s $1 -f $2 graphs.json > got.json
+		else
+			ckpt-plan -s $1 -f $2 -l $3 graphs.json > got.json
+		fi
+		while IFS= read -r line; do restart_line "$line"; done < got.json > got
+		diff want got
+	done
+}

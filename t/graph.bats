@@ -180,3 +180,15 @@ bad() {
 	[ "${#lines[@]}" -eq 2 ]
 	[ "${lines[1]}" = 'ckpt-plan: empty.json: no job graph in input' ]
 }
+
+@test "graph: absurd numbers of pointwise connections are refused, not worked on for hours" {
+	awk 'BEGIN { printf "{\"vertices\":[{\"id\":\"a\",\"parallelism\":16777216},{\"id\":\"b\",\"parallelism\":16777216}],\"edges\":["
+		for (i = 0; i < 257; i++) printf "%s{\"source\":\"a\",\"target\":\"b\",\"distribution\":\"pointwise\"}", i ? "," : ""
+		print "]}" }' > huge.json
+	run ckpt-plan huge.json
+	status_is 2
+	output_is 'ckpt-plan: huge.json:1:1: more than 4294967296 pointwise connections in the graph'
+	run ckpt-plan -f a:0 huge.json
+	status_is 2
+	output_is 'ckpt-plan: huge.json:1:1: more than 268435456 pointwise connections in the graph'
+}

@@ -65,3 +65,26 @@ load helper
 		output_is "$(cat handles.json)"
 	done
 }
+
+@test "inspect: stdin gives the same summary as the file, named <stdin>" {
+	run sh -c 'ckpt-inspect < "$1"' sh "$ROOT/examples/state.json"
+	status_is 0
+	output_is "$(sed 's|"file":"state.json"|"file":"<stdin>"|' "$DATA/inspect/summary.json")"
+	ckpt-merge -o x.tgz "$ROOT/examples/state.json"
+	run sh -c 'ckpt-inspect - < x.tgz | jq -c "del(.format)"'
+	output_is "$(sed 's|"file":"state.json","format":"state document"|"file":"<stdin>"|' "$DATA/inspect/summary.json")"
+}
+
+@test "inspect: several files give one value each; the worst status wins" {
+	ckpt-merge -o a.tar "$ROOT/examples/state.json"
+	ckpt-merge -o b/ "$ROOT/examples/state.json"
+	rm b/op/src/0
+	run sh -c 'ckpt-inspect -c a.tar b a.tar 2>/dev/null | jq -c .ok'
+	output_is 'true
+false
+true'
+	run ckpt-inspect -c a.tar b
+	status_is 1
+	run ckpt-inspect -c a.tar nosuch b
+	status_is 2
+}

@@ -79,3 +79,150 @@ graph1() { # a one-vertex graph with the given members
 	status_is 2
 	output_is "ckpt-plan: deep.json:1:2050: maximum parsing depth reached near '['"
 }
+
+# ---- Flink _metadata: every count and length is weighed against the bytes left first
+
+meta() { # perl pack arguments: the bytes of a _metadata file
+	perl -e "print $1" > _metadata
+}
+
+@test "limits: _metadata claiming 2^31-1 operators" {
+	meta 'pack("NNQ>NN", 0x4960672d, 3, 1, 0, 0x7fffffff)'
+	run_lowmem ckpt-inspect _metadata
+	status_is 2
+	output_is 'ckpt-inspect: _metadata: offset 20: operator count 2147483647 is more than the remaining 0 bytes can hold'
+}
+
+@test "limits: _metadata claiming 2^31-1 master states, or one of 2 GiB" {
+	meta 'pack("NNQ>N", 0x4960672d, 3, 1, 0x7fffffff)'
+	run_lowmem ckpt-inspect _metadata
+	status_is 2
+	output_is 'ckpt-inspect: _metadata: offset 16: master state count 2147483647 is more than the remaining 0 bytes can hold'
+	meta 'pack("NNQ>NNN", 0x4960672d, 3, 1, 1, 0xc96b1696, 0x7fffffff), "x" x 10'
+	run_lowmem ckpt-inspect _metadata
+	status_is 2
+	output_is 'ckpt-inspect: _metadata: offset 24: master state length 2147483647 is more than the remaining 10 bytes can hold'
+}
+
+@test "limits: _metadata claiming a count of -2^31" {
+	meta 'pack("NNQ>N", 0x4960672d, 3, 1, 0x80000000)'
+	run_lowmem ckpt-inspect _metadata
+	status_is 2
+	output_is 'ckpt-inspect: _metadata: offset 16: negative master state count -2147483648'
+}
+
+@test "limits: _metadata operator claiming 2^31-1 subtasks" {
+	meta 'pack("NNQ>NN", 0x4960672d, 3, 1, 0, 1), "\x01" x 16, pack("NN", 4, 128), "\x00", pack("N", 0x7fffffff)'
+	run_lowmem ckpt-inspect _metadata
+	status_is 2
+	output_is 'ckpt-inspect: _metadata: offset 49: subtask count 2147483647 is more than the remaining 0 bytes can hold'
+}
+
+@test "limits: _metadata inline state of 2 GiB, and a 64 KiB name in 100 bytes" {
+	meta 'pack("NNQ>NN", 0x4960672d, 3, 1, 0, 1), "\x01" x 16, pack("NN", 4, 128), "\x01", pack("n", 1), "h", pack("N", 0x7fffffff), "x" x 64'
+	run_lowmem ckpt-inspect _metadata
+	status_is 2
+	output_is 'ckpt-inspect: _metadata: offset 52: inline byte count 2147483647 is more than the remaining 64 bytes can hold'
+	meta 'pack("NNQ>NN", 0x4960672d, 5, 1, 0, 1), pack("n", 65535), "a" x 100'
+	run_lowmem ckpt-inspect _metadata
+	status_is 2
+	output_is 'ckpt-inspect: _metadata: offset 26: truncated operator name'
+}
+
+# ---- the job event log: record lengths and claimed parallelism
+
+@test "limits: a log record claiming 4 GiB, at the end of the log, is a torn tail" {
+	mkdir L
+	perl -e 'print pack("NNH16", 0xffffffff, 1, "0" x 16), "x" x 100' > L/events.0
+	run_lowmem ckpt-replay L
+	status_is 0
+	output_is '{"vertices":[],"coordinators":{},"shuffle":[],"lost_partitions":[],"log":{"segments":1,"records":0,"torn_bytes":116,"dropped_tail_events":0}}'
+}
+
+@test "limits: a log record claiming 4 GiB before another segment is corruption" {
+	mkdir L
+	perl -e 'print pack("NNH16", 0xffffffff, 1, "0" x 16), "x" x 100' > L/events.0
+	printf '{"type":"vertex_initialized","payload":{"vertex":"a","parallelism":2}}\n' > e.ndjson
+	ckpt-replay -w M < e.ndjson
+	cp M/events.0 L/events.1
+	run_lowmem ckpt-replay L
+	status_is 1
+	output_is 'ckpt-replay: L/events.0: offset 0: record runs past the end of the segment (116 bytes left in a segment that is not the last)'
+}
+
+@test "limits: a log record of 64 MiB + 1 whose bytes are there is refused without reading them" {
+	mkdir L
+	perl -e 'print pack("NNH16", 0x04000001, 1, "0" x 16)' > L/events.0
+	truncate -s $((16 + 0x04000001)) L/events.0 # sparse: no disk is spent
+	run_lowmem ckpt-replay L
+	status_is 1
+	output_is 'ckpt-replay: L/events.0: offset 0: record length 67108865 is above the limit of 67108864'
+}
+
+@test "limits: events claiming parallelism 2^31 or subtask 2^32 are refused on writing" {
+	printf '{"type":"vertex_initialized","payload":{"vertex":"a","parallelism":2147483648}}\n' > e.ndjson
+	run_lowmem ckpt-replay -w L < e.ndjson
+	status_is 2
+	output_is 'ckpt-replay: <stdin>:1:68: vertex_initialized: "parallelism" must be an integer from 1 to 16777216'
+	printf '{"type":"vertex_finished","payload":{"vertex":"a","subtask":4294967296,"attempt":0}}\n' > e.ndjson
+	run_lowmem ckpt-replay -w L < e.ndjson
+	status_is 2
+	output_is 'ckpt-replay: <stdin>:1:61: vertex_finished: "subtask" must be an integer from 0 to 16777215'
+}
+
+@test "limits: event payloads nested deeper than 64, and 100000 deep" {
+	awk 'BEGIN { printf "{\"type\":1,\"payload\":{\"vertex\":\"a\",\"subtask\":0,\"attempt\":0,\"metrics\":"
+		for (i = 0; i < 100; i++) printf "["; for (i = 0; i < 100; i++) printf "]"; print "}}" }' > e.ndjson
+	run ckpt-replay -w L < e.ndjson
+	status_is 2
+	output_is 'ckpt-replay: <stdin>:1:133: not JSON: nesting deeper than 64'
+	awk 'BEGIN { printf "{\"type\":1,\"payload\":{\"vertex\":\"a\",\"subtask\":0,\"attempt\":0,\"metrics\":"
+		for (i = 0; i < 100000; i++) printf "{\"a\":"; printf "1"; for (i = 0; i < 100000; i++) printf "}"; print "}}" }' > e.ndjson
+	run ckpt-replay -w L < e.ndjson
+	status_is 2
+	output_is 'ckpt-replay: <stdin>:1:389: not JSON: nesting deeper than 64'
+	[ ! -e L/events.0 ]
+}
+
+# ---- state documents: huge numbers
+
+state1() { # a state document with one operator with the given members
+	printf '{"format":"ckpt-state","version":1,"checkpoint_id":1,"kind":"savepoint","operators":[{"id":"a",%s}]}\n' "$1"
+}
+
+@test "limits: state document with parallelism 2^31 and max parallelism 32769" {
+	state1 '"parallelism":2147483648,"max_parallelism":128,"subtasks":[]' > s.json
+	run_lowmem ckpt-inspect s.json
+	status_is 2
+	output_is 'ckpt-inspect: s.json:1:110: operator "a": parallelism 2147483648 out of range (1 to 16777216)'
+	state1 '"parallelism":1,"max_parallelism":32769,"subtasks":[]' > s.json
+	run_lowmem ckpt-inspect s.json
+	status_is 2
+	output_is 'ckpt-inspect: s.json:1:130: operator "a": max_parallelism 32769 out of range (1 to 32768)'
+}
+
+@test "limits: state document with a checkpoint id of 2^63 and of 2^63-1" {
+	printf '{"format":"ckpt-state","version":1,"checkpoint_id":9223372036854775808,"kind":"savepoint","operators":[]}' > s.json
+	run ckpt-inspect s.json
+	status_is 2
+	output_is "ckpt-inspect: s.json:1:71: too big integer near '9223372036854775808'"
+	printf '{"format":"ckpt-state","version":1,"checkpoint_id":9223372036854775807,"kind":"savepoint","operators":[]}' > s.json
+	run ckpt-inspect -a s.json
+	status_is 0
+	output_is '{"format":"ckpt-state","version":1,"checkpoint_id":9223372036854775807,"kind":"savepoint","operators":[]}'
+}
+
+@test "limits: state document with subtask index, key group and gate of 2^32" {
+	state1 '"parallelism":1,"max_parallelism":128,"subtasks":[{"index":4294967296}]' > s.json
+	run_lowmem ckpt-inspect s.json
+	status_is 2
+	output_is 'ckpt-inspect: s.json:1:155: operator "a": subtask 0: index 4294967296 out of range (0 to 0)'
+	state1 '"parallelism":1,"max_parallelism":128,"subtasks":[{"index":0,"keyed_state":{"key_groups":"0-127","entries":[{"state":"s","key_group":4294967296,"key":"k","value":"v"}]}}]' > s.json
+	run_lowmem ckpt-inspect s.json
+	status_is 2
+	output_is 'ckpt-inspect: s.json:1:229: operator "a": subtask 0: keyed entry 0: key_group 4294967296 out of range (0 to 4294967295)'
+	state1 '"parallelism":1,"max_parallelism":128,"subtasks":[{"index":0,"channel_state":{"input":[{"gate":4294967296,"channel":0,"data":""}]}}]' > s.json
+	run_lowmem ckpt-inspect s.json
+	status_is 2
+	output_is 'ckpt-inspect: s.json:1:191: operator "a": subtask 0: input 0: gate 4294967296 out of range (0 to 4294967295)'
+}

@@ -50,19 +50,6 @@ list_totals() {
 		   | select(.value.mode == "list") | .value.entries | length] | add // 0]' "$1"
 }
 
-# Union names: every old entry, in old-subtask order.
-union_all() {
-	jq -c '[.operators[0].subtasks[].operator_state // {} | to_entries[]
-		| select(.value.mode == "union")] | group_by(.key)
-		| map({(.[0].key): [.[].value.entries[]]}) | add // {}' "$1"
-}
-
-# Per new subtask, its union names.
-union_per_subtask() {
-	jq -c '[.operators[0].subtasks[] | .operator_state // {} | with_entries(select(.value.mode == "union"))
-		| map_values(.entries)]' "$1"
-}
-
 keyed_multiset() {
 	jq -c '[.operators[0].subtasks[].keyed_state.entries // [] | .[]] | sort_by(.key)' "$1"
 }
@@ -78,4 +65,30 @@ keyed_misplaced() {
 			 or $r[1] != (((($i + 1) * $o.max_parallelism) - 1) / $o.parallelism | floor)
 			 or any(.keyed_state.entries[]; .key_group < $r[0] or .key_group > $r[1]))
 		| .index]' "$1"
+}
+
+# All invariants of a rescale of operator 0 from $1 to $2 in one jq run: prints "ok" or what broke.
+invariants() {
+	jq -rn --slurpfile a "$1" --slurpfile b "$2" '
+	def lists(x): [x.subtasks[].operator_state // {} | to_entries[] | select(.value.mode == "list")
+		| .key as $k | .value.entries[] | [$k, .]] | sort;
+	def kv(x): [x.subtasks[].keyed_state.entries // [] | .[]] | sort_by(.key);
+	def totals(x): [range(x.parallelism) as $t | [x.subtasks[] | select(.index == $t)
+		| .operator_state // {} | to_entries[] | select(.value.mode == "list") | .value.entries | length] | add // 0];
+	def unions(x): [x.subtasks[].operator_state // {} | to_entries[] | select(.value.mode == "union")]
+		| group_by(.key) | map({(.[0].key): [.[].value.entries[]]}) | add // {};
+	def range_of($i; x): [((($i * x.max_parallelism) + x.parallelism - 1) / x.parallelism | floor),
+		(((($i + 1) * x.max_parallelism) - 1) / x.parallelism | floor)];
+	def misplaced(x): [x.subtasks[] | select(.keyed_state) | . as $s | range_of($s.index; x) as $r
+		| select(($s.keyed_state.key_groups | split("-") | map(tonumber) | if length == 1 then [.[0], .[0]] else . end) != $r
+			 or any($s.keyed_state.entries[]; .key_group < $r[0] or .key_group > $r[1])) | .index];
+	$a[0].operators[0] as $o | $b[0].operators[0] as $n | unions($o) as $u
+	| [ (if lists($o) != lists($n) then "list elements differ" else empty end),
+	    (if kv($o) != kv($n) then "keyed entries differ" else empty end),
+	    (totals($n) | if $o.parallelism != $n.parallelism and max - min > 1 then "list totals \(.)" else empty end),
+	    (if ($n.subtasks | length) != $n.parallelism
+	        or any($n.subtasks[]; (.operator_state // {} | with_entries(select(.value.mode == "union"))
+	               | map_values(.entries)) != $u) then "union entries missing" else empty end),
+	    (misplaced($n) | if length > 0 then "keyed entries outside the range of \(.)" else empty end) ]
+	| if length == 0 then "ok" else join("; ") end'
 }

@@ -32,7 +32,7 @@ OP='"id":"map","parallelism":2,"max_parallelism":8'
 	output_is 'ckpt-inspect: s.json:1:52: state document: checkpoint_id -1 out of range (0 to 9223372036854775807)'
 	echo '{"format":"ckpt-state","version":1,"checkpoint_id":1,"kind":"snapshot","operators":[]}' > s.json
 	run ckpt-inspect s.json
-	output_is 'ckpt-inspect: s.json:1:61: state document: "kind" must be "checkpoint" or "savepoint"'
+	output_is 'ckpt-inspect: s.json:1:61: state document: "kind" must be "checkpoint", "savepoint" or null'
 	echo '{"format":"ckpt-state","version":1,"checkpoint_id":1,"kind":"checkpoint","operators":[],"extra":1}' > s.json
 	run ckpt-inspect s.json
 	output_is 'ckpt-inspect: s.json:1:97: state document: unknown key "extra"'

@@ -74,9 +74,9 @@ fail_over(const struct ckpt_graph *g)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	const char *path = fuzz_memfile(data, size);
+	char *path = (char *)fuzz_memfile(data, size);
 	struct ckpt_err e = {0};
-	struct ckpt_graphin *in = ckpt_graphin_open(path, &e);
+	struct ckpt_graphin *in = ckpt_graphin_open(&path, 1, &e);
 	const struct ckpt_jdoc *doc;
 	struct ckpt_graph *g;
 
