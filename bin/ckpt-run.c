@@ -7,11 +7,13 @@
 #include "cli.h"
 
 static volatile int stop_flag, cancel_flag;
+static long long kill_after, nevents; /* -K: testing recovery after a crash */
 
 static void
 usage(void)
 {
-	printf("usage: ckpt-run [-paD] [-r ARCHIVE] [-d DIR] [-o SAVEPOINT] [-s MS] [-n N] PIPELINE\n");
+	printf("usage: ckpt-run [-paD] [-r ARCHIVE] [-d DIR] [-o SAVEPOINT] [-s MS] [-n N] [-L LOGDIR | -R LOGDIR] [-B PARTDIR] [-K N] "
+	       "PIPELINE\n");
 }
 
 static void
@@ -29,6 +31,8 @@ print_event(void *arg, const json_t *ev)
 	(void)arg;
 	cli_print_json(ev);
 	fflush(stdout);
+	if (kill_after > 0 && ++nevents == kill_after)
+		raise(SIGKILL); /* -K: die as kill -9 would, right after this event */
 }
 
 static long long
@@ -53,7 +57,7 @@ main(int argc, char **argv)
 
 	cli_init("ckpt-run");
 	cli_pretty = 0;
-	while ((c = getopt(argc, argv, ":hVpaDr:d:o:s:n:")) != -1) {
+	while ((c = getopt(argc, argv, ":hVpaDr:d:o:s:n:L:R:B:K:")) != -1) {
 		switch (c) {
 		case 'h':
 			usage();
@@ -84,6 +88,20 @@ main(int argc, char **argv)
 			break;
 		case 'n':
 			o.stop_after_cps = number(optarg, "-n");
+			break;
+		case 'L':
+			o.log = optarg;
+			o.recover = 0;
+			break;
+		case 'R':
+			o.log = optarg;
+			o.recover = 1;
+			break;
+		case 'B':
+			o.partitions = optarg;
+			break;
+		case 'K':
+			kill_after = number(optarg, "-K");
 			break;
 		default:
 			cli_bad_option(c, argv);

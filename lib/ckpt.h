@@ -868,6 +868,9 @@ struct ckpt_run_opts {
 	int64_t stop_after_ms;   /* stop with a savepoint after this long (0: never) */
 	int64_t stop_after_cps;  /* stop with a savepoint after this many completed checkpoints (0: never) */
 	int drain;               /* the stop drains (MAX_WATERMARK, finish) */
+	const char *log;         /* batch mode: the job event log directory, or NULL (the pipeline's) */
+	int recover;             /* batch mode: -R: recover from the log instead of starting afresh */
+	const char *partitions;  /* batch mode: the blocking partitions' directory, or NULL (the pipeline's) */
 	volatile int *stop;      /* set asynchronously (SIGTERM): stop with a savepoint */
 	volatile int *cancel;    /* set asynchronously (SIGINT): cancel the job */
 	/* Called for every event, one at a time, from engine threads; the event is borrowed. */

@@ -128,9 +128,9 @@ load_pipeline() {
 	load_pipeline '{"vertices": [{"id": "a", "operator": "source"}], "bogus": 1}'
 	status_is 2
 	output_is 'ckpt-run: p.json:1:60: pipeline: unknown key "bogus"'
-	load_pipeline '{"vertices": [{"id": "a", "operator": "source"}, {"id": "b", "operator": "map"}], "edges": [{"source": "a", "target": "b", "partition": "blocking"}]}'
+	load_pipeline '{"vertices": [{"id": "a", "operator": "source"}, {"id": "b", "operator": "map"}], "edges": [{"source": "a", "target": "b", "partition": "hybrid_full"}]}'
 	status_is 2
-	output_is 'ckpt-run: p.json:1:137: edge 0: partition type "blocking" is not supported (pipelined, pipelined_bounded or pipelined_approximate)'
+	output_is 'ckpt-run: p.json:1:137: edge 0: partition type "hybrid_full" is not supported (pipelined, pipelined_bounded, pipelined_approximate or blocking)'
 }
 
 @test "pipeline: a cycle is named" {

@@ -28,6 +28,7 @@ struct pl_params {
 	int64_t size_ms;         /* window: tumbling size */
 	char *path;              /* file_sink: output directory */
 	char *uid;               /* operator uid (default: vertex id) */
+	int no_batch_snapshot;   /* source: its split coordinator cannot snapshot in batch mode */
 };
 
 struct pl_vertex {
@@ -71,6 +72,9 @@ struct ckpt_pipeline {
 	/* network */
 	uint32_t buffer_bytes, buffers_per_channel, floating_buffers, max_buffers_per_channel;
 	int64_t buffer_timeout_ms;
+	/* batch mode (batch.c): where the job event log and the blocking partitions go */
+	char *batch_log, *batch_partitions;
+	int64_t batch_min_pause_ms;
 	struct ckpt_graph *graph; /* the job graph for plans and failover (tasks updated live) */
 };
 
@@ -281,6 +285,7 @@ struct task {
 	int restoring;         /* the operator is in the restore snapshot (restored may still be NULL) */
 	int deployed_finished; /* fully finished operator on restore: send EndOfData and EndOfPartition only */
 	uint32_t attempt;
+	struct bout *bout;      /* batch mode: the blocking partitions this subtask writes (batch.c) */
 };
 
 void *task_main(void *arg);
@@ -425,5 +430,13 @@ int job_failover(struct job *j, size_t task, const char *reason, struct ckpt_err
 /* State of one subtask in the restore snapshot, loaded; NULL when none. */
 struct ckpt_subtask *job_restored_state(struct job *j, struct task *t, int *fully_finished,
 					struct ckpt_err *e);
+
+/* ---- batch mode (batch.c): blocking edges, region by region, the job event log */
+
+/* Does p run in batch mode (every edge blocking)? */
+int batch_mode(const struct ckpt_pipeline *p);
+int batch_run(struct ckpt_pipeline *p, const struct ckpt_run_opts *o, struct ckpt_err *e);
+/* A record into t's blocking partitions. */
+void batch_emit(struct task *t, const struct rec *r);
 
 #endif

@@ -700,6 +700,8 @@ ckpt_pipeline_run(struct ckpt_pipeline *p, const struct ckpt_run_opts *o, struct
 	struct job j = {0};
 	int r = -1;
 
+	if (batch_mode(p) || o->log || o->recover || o->partitions)
+		return batch_run(p, o, e); /* blocking edges: region by region (batch.c) */
 	if (setup(&j, p, o, e) < 0)
 		goto out;
 	for (size_t t = 0; t < j.nt; t++)

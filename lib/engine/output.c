@@ -90,6 +90,10 @@ key_group_range(uint32_t maxp, uint32_t p, uint32_t i, uint32_t *first, uint32_t
 void
 task_emit(struct task *t, const struct rec *r)
 {
+	if (t->bout != NULL) {
+		batch_emit(t, r); /* batch mode: blocking partitions on disk */
+		return;
+	}
 	for (size_t k = 0; k < t->nout; k++) {
 		struct outpart *o = &t->out[k];
 
@@ -121,7 +125,7 @@ task_emit(struct task *t, const struct rec *r)
 void
 task_emit_watermark(struct task *t, int64_t wm)
 {
-	if (wm <= t->wm_out)
+	if (wm <= t->wm_out || t->bout != NULL)
 		return;
 	t->wm_out = wm;
 	for (size_t k = 0; k < t->nout; k++)

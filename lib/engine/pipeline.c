@@ -12,7 +12,7 @@ static const char *const part_names[] = {"forward", "rescale", "rebalance", "has
 
 /* Parameters each operator accepts (uid everywhere). */
 static const char *const op_params[OP_NKINDS][8] = {
-	[OP_SOURCE] = {"uid", "records", "keys", "delay_us", "watermark_every", "union_offsets", NULL},
+	[OP_SOURCE] = {"uid", "records", "keys", "delay_us", "watermark_every", "union_offsets", "batch_snapshot", NULL},
 	[OP_MAP] = {"uid", "add", "delay_us", NULL},
 	[OP_FILTER] = {"uid", "modulo", "delay_us", NULL},
 	[OP_KEYED_SUM] = {"uid", NULL},
@@ -169,6 +169,11 @@ load_params(struct ld *L, struct pl_vertex *v, const json_t *obj, const char *pt
 	if (check_keys(L, obj, p, w, op_params[v->op]) < 0)
 		return -1;
 	int64_t keys = (int64_t)q->keys;
+	int bsnap = 1;
+
+	if (get_bool(L, obj, "batch_snapshot", p, w, &bsnap) < 0)
+		return -1;
+	q->no_batch_snapshot = !bsnap;
 
 	if (get_int(L, obj, "records", p, w, 0, INT64_MAX / 4, &q->records) < 0 ||
 	    get_int(L, obj, "keys", p, w, 1, 1 << 24, &keys) < 0 ||
@@ -277,11 +282,43 @@ load_edge(struct ld *L, size_t i, const json_t *obj)
 		pt = json_is_string(x) ? ckpt_partition_parse(json_string_value(x)) : -1;
 		if (pt < 0)
 			return ckpt_jdoc_err(L->doc, L->e, p, "%s: unknown partition type", what);
-		if (pt != CKPT_PIPELINED && pt != CKPT_PIPELINED_BOUNDED && pt != CKPT_PIPELINED_APPROXIMATE)
+		if (pt != CKPT_PIPELINED && pt != CKPT_PIPELINED_BOUNDED && pt != CKPT_PIPELINED_APPROXIMATE &&
+		    pt != CKPT_BLOCKING)
 			return ckpt_jdoc_err(L->doc, L->e, p, "%s: partition type \"%s\" is not supported (pipelined, "
-					     "pipelined_bounded or pipelined_approximate)", what, json_string_value(x));
+					     "pipelined_bounded, pipelined_approximate or blocking)", what,
+					     json_string_value(x));
 	}
 	ed->ptype = (enum ckpt_partition)pt;
+	return 0;
+}
+
+/* batch mode (batch.c): every edge blocking, no checkpoints; where the event log and partitions go */
+static int
+load_batch(struct ld *L, const json_t *obj)
+{
+	static const char *const keys[] = {"log", "partitions", "snapshot_min_pause_ms", NULL};
+	struct ckpt_pipeline *p = L->p;
+	size_t nblocking = 0;
+
+	p->batch_min_pause_ms = 180000; /* Flink's execution.batch.job-recovery.snapshot.min-pause */
+	if (obj != NULL && (check_keys(L, obj, "/batch", "batch", keys) < 0 ||
+			    get_str(L, obj, "log", "/batch", "batch", &p->batch_log) < 0 ||
+			    get_str(L, obj, "partitions", "/batch", "batch", &p->batch_partitions) < 0 ||
+			    get_int(L, obj, "snapshot_min_pause_ms", "/batch", "batch", 0, INT64_MAX / 4,
+				    &p->batch_min_pause_ms) < 0))
+		return -1;
+	for (size_t i = 0; i < p->ne; i++)
+		nblocking += p->e[i].ptype == CKPT_BLOCKING;
+	for (size_t i = 0; nblocking > 0 && i < p->ne; i++)
+		if (p->e[i].ptype != CKPT_BLOCKING) {
+			char ptr[64];
+
+			snprintf(ptr, sizeof ptr, "/edges/%zu", i);
+			return ckpt_jdoc_err(L->doc, L->e, ptr, "edge %zu: batch mode needs every edge blocking", i);
+		}
+	if (nblocking > 0 && p->interval_ms > 0)
+		return ckpt_jdoc_err(L->doc, L->e, "/checkpointing", "checkpointing: batch mode (blocking edges) "
+				     "runs without checkpoints");
 	return 0;
 }
 
@@ -546,6 +583,8 @@ build_graph(struct ld *L)
 						    "max_parallelism", (json_int_t)p->v[i].max_parallelism,
 						    "operators", "id", p->v[i].id, "uid",
 						    p->v[i].prm.uid ? p->v[i].prm.uid : p->v[i].id, "state", st));
+		if (p->v[i].prm.no_batch_snapshot)
+			json_object_set_new(json_array_get(vs, i), "batch_snapshot", json_false());
 	}
 	for (size_t i = 0; i < p->ne; i++) {
 		const struct pl_edge *ed = &p->e[i];
@@ -566,7 +605,8 @@ build_graph(struct ld *L)
 static int
 load_root(struct ld *L)
 {
-	static const char *const keys[] = {"vertices", "edges", "checkpointing", "failover", "network", NULL};
+	static const char *const keys[] = {"vertices", "edges", "checkpointing", "failover", "network", "batch",
+					   NULL};
 	const json_t *root = L->doc->root;
 	json_t *vs, *es, *x;
 	size_t i;
@@ -600,7 +640,8 @@ load_root(struct ld *L)
 		return -1;
 	if (load_checkpointing(L, json_object_get(root, "checkpointing")) < 0 ||
 	    load_failover(L, json_object_get(root, "failover")) < 0 ||
-	    load_network(L, json_object_get(root, "network")) < 0 || check_network(L) < 0)
+	    load_network(L, json_object_get(root, "network")) < 0 || check_network(L) < 0 ||
+	    load_batch(L, json_object_get(root, "batch")) < 0)
 		return -1;
 	L->p->graph = build_graph(L);
 	return L->p->graph ? 0 : -1;
@@ -639,6 +680,8 @@ ckpt_pipeline_free(struct ckpt_pipeline *p)
 	free(p->e);
 	free(p->fail);
 	free(p->dir);
+	free(p->batch_log);
+	free(p->batch_partitions);
 	ckpt_graph_free(p->graph);
 	free(p);
 }

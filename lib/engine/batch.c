@@ -1,0 +1,962 @@
+/* batch.c: batch mode: blocking partitions on disk, subtasks run as their inputs complete, the job event log, recovery. */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "engine.h"
+
+#define PART_MAGIC "CKPTPRT1"
+#define PART_REC 24                       /* key, value, timestamp */
+#define PART_LIMIT ((uint64_t)1 << 32)    /* a partition file larger than this is refused */
+
+/* One section of a subtask's blocking output: the records for one consumer subtask of one edge. */
+struct bsec {
+	unsigned char *d;
+	size_t n, cap;
+};
+
+/* The blocking partition a subtask writes: sections first[q] + consumer, per output edge q. */
+struct bout {
+	struct bsec *sec;
+	size_t *first;
+	uint32_t *rr;
+	size_t nsec;
+	int nomem;
+};
+
+enum { B_PENDING, B_RUNNING, B_FINISHED };
+
+struct bjob {
+	struct job j; /* first: what operators reach through t->job */
+	struct ckpt_pipeline *p;
+	const struct ckpt_run_opts *o;
+	struct task *t;
+	size_t nt, *vfirst;
+	unsigned char *st;       /* per task: B_* */
+	unsigned char *done;     /* per task: its thread ended (1 ok, 2 error); under j.cmu */
+	struct ckpt_err *terr;   /* per task: why its thread failed */
+	unsigned char *inited;   /* per vertex: vertex_initialized is in the log */
+	unsigned char *unrecovered;  /* per vertex: from the replay (a restart of one restarts all) */
+	unsigned char *since_snap;   /* per vertex: subtasks finished since the last snapshot */
+	json_t *shuffle_new;     /* partitions registered since the last snapshot */
+	struct ckpt_evwriter *w;
+	const char *logdir, *partdir;
+	int64_t last_snap_ms, start_ms;
+	uint32_t restarts;
+	unsigned char *fail_fired;
+	uint64_t source_records, sink_records;
+};
+
+int
+batch_mode(const struct ckpt_pipeline *p)
+{
+	return p->ne > 0 && p->e[0].ptype == CKPT_BLOCKING; /* the loader makes it all or nothing */
+}
+
+/* ---- blocking partitions */
+
+static void
+part_path(const struct bjob *b, size_t v, uint32_t sub, char *out, size_t size)
+{
+	snprintf(out, size, "%s/%s.%u", b->partdir, b->p->v[v].id, sub);
+}
+
+static int
+bout_init(struct bjob *b, struct task *t, struct ckpt_err *e)
+{
+	struct bout *o;
+
+	if (t->v->nout == 0)
+		return 0;
+	o = ckpt_calloc(1, sizeof *o, e);
+	if (o == NULL)
+		return -1;
+	t->bout = o;
+	o->first = ckpt_calloc(t->v->nout + 1, sizeof *o->first, e);
+	o->rr = ckpt_calloc(t->v->nout + 1, sizeof *o->rr, e);
+	if (o->first == NULL || o->rr == NULL)
+		return -1;
+	for (size_t q = 0; q < t->v->nout; q++) {
+		const struct pl_edge *ed = &b->p->e[t->v->out[q]];
+		uint32_t T = b->p->v[ed->target].parallelism, lo, hi;
+
+		o->first[q] = o->nsec;
+		o->nsec += T;
+		if (ed->part == PART_REBALANCE)
+			o->rr[q] = t->sub % T;
+		else if (ed->part == PART_RESCALE) {
+			ckpt_pointwise_outputs(t->v->parallelism, T, t->sub, &lo, &hi);
+			o->rr[q] = t->sub % (hi - lo);
+		}
+	}
+	o->sec = ckpt_calloc(o->nsec + 1, sizeof *o->sec, e);
+	return o->sec ? 0 : -1;
+}
+
+static void
+bout_free(struct task *t)
+{
+	struct bout *o = t->bout;
+
+	if (o == NULL)
+		return;
+	for (size_t i = 0; o->sec && i < o->nsec; i++)
+		free(o->sec[i].d);
+	free(o->sec);
+	free(o->first);
+	free(o->rr);
+	free(o);
+	t->bout = NULL;
+}
+
+static void
+put64(unsigned char *d, uint64_t x)
+{
+	for (int i = 7; i >= 0; i--, x >>= 8)
+		d[i] = (unsigned char)x;
+}
+
+static uint64_t
+get64(const unsigned char *d)
+{
+	uint64_t x = 0;
+
+	for (int i = 0; i < 8; i++)
+		x = x << 8 | d[i];
+	return x;
+}
+
+static void
+sec_add(struct bout *o, size_t i, const struct rec *r)
+{
+	struct bsec *s = &o->sec[i];
+
+	if (s->n + PART_REC > s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 4096;
+		unsigned char *d = realloc(s->d, cap);
+
+		if (d == NULL) {
+			o->nomem = 1;
+			return;
+		}
+		s->d = d;
+		s->cap = cap;
+	}
+	put64(s->d + s->n, r->key);
+	put64(s->d + s->n + 8, (uint64_t)r->value);
+	put64(s->d + s->n + 16, (uint64_t)r->ts);
+	s->n += PART_REC;
+}
+
+/* The partitioners of output.c, into sections instead of channels. */
+void
+batch_emit(struct task *t, const struct rec *r)
+{
+	struct bout *o = t->bout;
+	const struct ckpt_pipeline *p = t->job->p;
+
+	for (size_t q = 0; q < t->v->nout; q++) {
+		const struct pl_edge *ed = &p->e[t->v->out[q]];
+		uint32_t T = p->v[ed->target].parallelism, lo, hi;
+		size_t base = o->first[q];
+
+		switch (ed->part) {
+		case PART_FORWARD:
+			sec_add(o, base + t->sub, r);
+			break;
+		case PART_RESCALE:
+			ckpt_pointwise_outputs(t->v->parallelism, T, t->sub, &lo, &hi);
+			sec_add(o, base + lo + o->rr[q], r);
+			o->rr[q] = (o->rr[q] + 1) % (hi - lo);
+			break;
+		case PART_REBALANCE:
+			sec_add(o, base + o->rr[q], r);
+			o->rr[q] = (o->rr[q] + 1) % T;
+			break;
+		case PART_HASH: {
+			uint32_t maxp = p->v[ed->target].max_parallelism;
+
+			sec_add(o, base + subtask_of_key_group(key_group_of(r->key, maxp), maxp, T), r);
+			break;
+		}
+		case PART_BROADCAST:
+			for (uint32_t c = 0; c < T; c++)
+				sec_add(o, base + c, r);
+			break;
+		}
+	}
+	t->records_out++;
+}
+
+/*
+ * The file: "CKPTPRT1", u64 number of sections, per section u64 edge, u64
+ * consumer subtask, u64 bytes and the records (u64 key, value, timestamp),
+ * then the XXH3-64 of everything before; integers big-endian.  Written whole
+ * or not at all.
+ */
+static int
+write_partition(struct bjob *b, struct task *t, struct ckpt_err *e)
+{
+	struct bout *o = t->bout;
+	size_t len = 16 + 8, k = 16;
+	unsigned char *d;
+	struct ckpt_atomic *a;
+	char path[4200];
+	int r = -1;
+
+	if (o->nomem)
+		return ckpt_err_set(e, CKPT_ERR_NOMEM, t->v->id, "out of memory for a blocking partition");
+	for (size_t i = 0; i < o->nsec; i++)
+		len += 24 + o->sec[i].n;
+	if ((d = malloc(len)) == NULL)
+		return ckpt_err_set(e, CKPT_ERR_NOMEM, t->v->id, "out of memory for a blocking partition");
+	memcpy(d, PART_MAGIC, 8);
+	put64(d + 8, o->nsec);
+	for (size_t q = 0; q < t->v->nout; q++)
+		for (size_t i = o->first[q]; i < (q + 1 < t->v->nout ? o->first[q + 1] : o->nsec); i++) {
+			put64(d + k, t->v->out[q]);
+			put64(d + k + 8, i - o->first[q]);
+			put64(d + k + 16, o->sec[i].n);
+			if (o->sec[i].n)
+				memcpy(d + k + 24, o->sec[i].d, o->sec[i].n);
+			k += 24 + o->sec[i].n;
+		}
+	put64(d + k, ckpt_xxh3(d, k));
+	part_path(b, t->vi, t->sub, path, sizeof path);
+	if ((a = ckpt_atomic_open(path, e)) == NULL)
+		goto out;
+	if (fwrite(d, 1, len, ckpt_atomic_file(a)) != len) {
+		ckpt_atomic_abort(a);
+		ckpt_err_sys(e, path, "cannot write the partition");
+		goto out;
+	}
+	r = ckpt_atomic_commit(a, e);
+out:
+	free(d);
+	return r;
+}
+
+/* Read and check a whole partition file; *d (malloc'd) and *len. */
+static int
+read_partition(const char *path, unsigned char **d, size_t *len, struct ckpt_err *e)
+{
+	FILE *f = fopen(path, "rb");
+	struct stat sb;
+	int r = -1;
+
+	*d = NULL;
+	if (f == NULL)
+		return ckpt_err_sys(e, path, "cannot open the blocking partition");
+	if (fstat(fileno(f), &sb) < 0 || sb.st_size < 24 || (uint64_t)sb.st_size > PART_LIMIT) {
+		ckpt_err_set(e, CKPT_ERR_INPUT, path, "not a blocking partition");
+		goto out;
+	}
+	*len = (size_t)sb.st_size;
+	if ((*d = malloc(*len)) == NULL) {
+		ckpt_err_set(e, CKPT_ERR_NOMEM, path, "out of memory");
+		goto out;
+	}
+	if (fread(*d, 1, *len, f) != *len) {
+		ckpt_err_sys(e, path, "cannot read the blocking partition");
+		goto out;
+	}
+	if (memcmp(*d, PART_MAGIC, 8) != 0 || get64(*d + *len - 8) != ckpt_xxh3(*d, *len - 8)) {
+		ckpt_err_set(e, CKPT_ERR_INPUT, path, "blocking partition is corrupt (checksum mismatch)");
+		goto out;
+	}
+	r = 0;
+out:
+	if (r < 0) {
+		free(*d);
+		*d = NULL;
+	}
+	fclose(f);
+	return r;
+}
+
+/* The section of edge k for consumer c: start and bytes; -1 when the file has none or lies. */
+static int
+find_section(const unsigned char *d, size_t len, size_t k, uint32_t c, size_t *at, size_t *n)
+{
+	uint64_t nsec = get64(d + 8);
+	size_t off = 16, end = len - 8;
+
+	for (uint64_t i = 0; i < nsec; i++) {
+		uint64_t sz;
+
+		if (end - off < 24)
+			return -1;
+		sz = get64(d + off + 16);
+		if (sz > end - off - 24 || sz % PART_REC)
+			return -1;
+		if (get64(d + off) == k && get64(d + off + 8) == c) {
+			*at = off + 24;
+			*n = (size_t)sz;
+			return 0;
+		}
+		off += 24 + (size_t)sz;
+	}
+	return -1;
+}
+
+/* Feed input g of t: the sections of its producers, producer by producer. */
+static int
+feed(struct bjob *b, struct task *t, size_t g, struct ckpt_err *e)
+{
+	size_t k = t->v->in[g];
+	const struct pl_edge *ed = &b->p->e[k];
+	uint32_t lo, hi;
+
+	edge_inputs(b->p, ed, t->sub, &lo, &hi);
+	for (uint32_t i = lo; i < hi && !atomic_load(&t->cancel); i++) {
+		unsigned char *d;
+		size_t len, at, n;
+		char path[4200];
+
+		part_path(b, ed->source, i, path, sizeof path);
+		if (read_partition(path, &d, &len, e) < 0)
+			return -1;
+		if (find_section(d, len, k, t->sub, &at, &n) < 0) {
+			free(d);
+			return ckpt_err_set(e, CKPT_ERR_INPUT, path, "blocking partition has no data for %s:%u",
+					    t->v->id, t->sub);
+		}
+		for (size_t x = at; x < at + n && !atomic_load(&t->cancel); x += PART_REC) {
+			struct rec r = {get64(d + x), (int64_t)get64(d + x + 8), (int64_t)get64(d + x + 16)};
+
+			t->records_in++;
+			t->op->record(t, &r, g);
+			task_count_record(t);
+		}
+		free(d);
+	}
+	return 0;
+}
+
+/* ---- one subtask: open, all of its input, end of input, its partition written */
+
+static int
+run_subtask(struct bjob *b, struct task *t, struct ckpt_err *e)
+{
+	int r = -1;
+
+	if (bout_init(b, t, e) < 0)
+		goto out;
+	if (t->op->open && t->op->open(t, NULL, e) < 0)
+		goto out;
+	if (t->op->emit_some)
+		while (!atomic_load(&t->cancel) && !t->op->emit_some(t))
+			;
+	for (size_t g = 0; g < t->v->nin && !atomic_load(&t->cancel); g++)
+		if (feed(b, t, g, e) < 0)
+			goto out;
+	if (!atomic_load(&t->cancel)) {
+		/* batch semantics: no watermarks on the way, MAX_WATERMARK at the end of input */
+		if (t->op->watermark)
+			t->op->watermark(t, MAX_WATERMARK);
+		if (t->op->finish)
+			t->op->finish(t);
+		if (t->op->close)
+			t->op->close(t);
+		if (t->bout != NULL && write_partition(b, t, e) < 0)
+			goto out;
+	}
+	r = 0;
+out:
+	if (t->op->dispose)
+		t->op->dispose(t);
+	bout_free(t);
+	return r;
+}
+
+static void *
+btask_main(void *arg)
+{
+	struct task *t = arg;
+	struct bjob *b = (struct bjob *)t->job;
+	int r = run_subtask(b, t, &b->terr[t->gi]);
+
+	pthread_mutex_lock(&b->j.cmu);
+	b->done[t->gi] = r < 0 ? 2 : 1;
+	pthread_mutex_unlock(&b->j.cmu);
+	notify_wake(&b->j.cnt);
+	return NULL;
+}
+
+/* ---- events: stdout and the job event log */
+
+static void
+emit(struct bjob *b, json_t *ev)
+{
+	if (ev != NULL && b->o->event)
+		b->o->event(b->o->arg, ev);
+	json_decref(ev);
+}
+
+static void
+state_event(struct bjob *b, struct task *t, const char *state)
+{
+	emit(b, json_pack("{s:s,s:s,s:i,s:s,s:i}", "event", "task_state", "vertex", t->v->id, "subtask",
+			  (json_int_t)t->sub, "state", state, "attempt", (json_int_t)t->attempt));
+}
+
+static int
+log_append(struct bjob *b, uint32_t type, json_t *payload, struct ckpt_err *e)
+{
+	int r;
+
+	if (payload == NULL)
+		return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+	r = ckpt_evwriter_append_json(b->w, type, payload, e);
+	json_decref(payload);
+	return r;
+}
+
+static int
+log_initialized(struct bjob *b, size_t v, struct ckpt_err *e)
+{
+	const struct pl_vertex *pv = &b->p->v[v];
+	json_t *in = json_array();
+
+	for (size_t g = 0; g < pv->nin; g++) {
+		const struct pl_edge *ed = &b->p->e[pv->in[g]];
+		int pw = ed->part == PART_FORWARD || ed->part == PART_RESCALE;
+
+		json_array_append_new(in, json_pack("{s:s,s:s,s:s}", "vertex", b->p->v[ed->source].id,
+						    "distribution", pw ? "pointwise" : "all_to_all", "partition",
+						    "blocking"));
+	}
+	b->inited[v] = 1;
+	return log_append(b, CKPT_EVENT_VERTEX_INITIALIZED,
+			  json_pack("{s:s,s:i,s:o}", "vertex", pv->id, "parallelism", (json_int_t)pv->parallelism,
+				    "inputs", in),
+			  e);
+}
+
+/* The split coordinator of a source: the splits whose readers finished (split i is subtask i's). */
+static json_t *
+coordinator_state(struct bjob *b, size_t v)
+{
+	struct ckpt_bits done;
+	json_t *s;
+	char *rl;
+
+	if (ckpt_bits_init(&done, b->p->v[v].parallelism, NULL) < 0)
+		return NULL;
+	for (uint32_t i = 0; i < b->p->v[v].parallelism; i++)
+		if (b->st[b->vfirst[v] + i] == B_FINISHED)
+			ckpt_bits_set(&done, i);
+	rl = ckpt_rangelist_format(&done);
+	ckpt_bits_release(&done);
+	s = rl ? json_sprintf("finished_splits=%s", rl) : NULL;
+	free(rl);
+	return s;
+}
+
+/*
+ * Coordinator and shuffle snapshots, as Flink's batch recovery handler takes
+ * them: for the vertices with subtasks finished since the last snapshot,
+ * coordinators that support batch snapshots; the partition registry
+ * incrementally (the partitions registered since).
+ */
+static json_t *
+snapshots(struct bjob *b)
+{
+	json_t *co = json_object(), *sh;
+	const char *s;
+	size_t i;
+	json_t *x;
+	char *joined = NULL;
+	size_t len = 0;
+
+	for (size_t v = 0; v < b->p->nv; v++) {
+		if (b->since_snap[v] && b->p->v[v].op == OP_SOURCE && !b->p->v[v].prm.no_batch_snapshot)
+			json_object_set_new(co, b->p->v[v].id, coordinator_state(b, v));
+		b->since_snap[v] = 0;
+	}
+	json_array_foreach(b->shuffle_new, i, x) {
+		s = json_string_value(x);
+		char *n = realloc(joined, len + strlen(s) + 2);
+
+		if (n == NULL)
+			break;
+		joined = n;
+		len += (size_t)sprintf(joined + len, "%s%s", len ? "," : "", s);
+	}
+	sh = json_pack("{s:b,s:s}", "incremental", 1, "state", joined ? joined : "");
+	free(joined);
+	json_array_clear(b->shuffle_new);
+	return json_pack("{s:o,s:o}", "coordinators", co, "shuffle", sh);
+}
+
+static int
+vertex_complete(const struct bjob *b, size_t v)
+{
+	for (uint32_t i = 0; i < b->p->v[v].parallelism; i++)
+		if (b->st[b->vfirst[v] + i] != B_FINISHED)
+			return 0;
+	return 1;
+}
+
+static int
+log_finished(struct bjob *b, struct task *t, struct ckpt_err *e)
+{
+	int complete = vertex_complete(b, t->vi);
+	int64_t now = now_ms();
+	json_t *pl = json_pack("{s:s,s:i,s:i,s:{s:I,s:I}}", "vertex", t->v->id, "subtask", (json_int_t)t->sub,
+			       "attempt", (json_int_t)t->attempt, "metrics", "records_in",
+			       (json_int_t)t->records_in, "records_out", (json_int_t)t->records_out);
+
+	if (pl == NULL)
+		return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+	b->since_snap[t->vi] = 1;
+	if (t->v->nout > 0) {
+		json_t *id = json_sprintf("%s:%u", t->v->id, t->sub);
+
+		json_object_set_new(pl, "partitions", json_pack("[O]", id));
+		json_array_append_new(b->shuffle_new, id);
+	}
+	if (complete || now - b->last_snap_ms >= b->p->batch_min_pause_ms) {
+		json_object_set_new(pl, "snapshots", snapshots(b));
+		b->last_snap_ms = now;
+	}
+	if (log_append(b, CKPT_EVENT_VERTEX_FINISHED, pl, e) < 0)
+		return -1;
+	/* Flink's cutBlock: a segment ends where a job vertex finished (fsync); else written out now,
+	 * so that a crash of the process (not of the machine) loses no finished subtask */
+	return complete ? ckpt_evwriter_cut(b->w, e) : ckpt_evwriter_flush(b->w, 0, e);
+}
+
+/* ---- scheduling */
+
+static int
+inputs_complete(const struct bjob *b, const struct task *t)
+{
+	for (size_t g = 0; g < t->v->nin; g++) {
+		const struct pl_edge *ed = &b->p->e[t->v->in[g]];
+		uint32_t lo, hi;
+
+		edge_inputs(b->p, ed, t->sub, &lo, &hi);
+		for (uint32_t i = lo; i < hi; i++)
+			if (b->st[b->vfirst[ed->source] + i] != B_FINISHED)
+				return 0;
+	}
+	return 1;
+}
+
+static void
+prepare_task(struct bjob *b, struct task *t)
+{
+	t->attempt++;
+	atomic_store(&t->cancel, 0);
+	atomic_store(&t->completed, -1);
+	atomic_store(&t->aborted, -1);
+	t->phase = PH_RUNNING;
+	t->wm_out = t->wm_in = INT64_MIN;
+	t->records_in = t->records_out = t->counted = 0;
+	t->failed = 0;
+	t->ost = NULL;
+	t->fail_after = -1;
+	t->last_flush_ms = now_ms();
+	t->delay_debt_ns = 0;
+	for (size_t f = 0; f < b->p->nfail; f++)
+		if (!b->fail_fired[f] && b->p->fail[f].vertex == t->vi && b->p->fail[f].subtask == t->sub) {
+			t->fail_after = b->p->fail[f].after_records;
+			t->fail_index = f;
+			break;
+		}
+}
+
+static int
+start_ready(struct bjob *b, struct ckpt_err *e)
+{
+	for (size_t v = 0; v < b->p->nv; v++)
+		for (uint32_t s = 0; s < b->p->v[v].parallelism; s++) {
+			struct task *t = &b->t[b->vfirst[v] + s];
+
+			if (b->st[t->gi] != B_PENDING || !inputs_complete(b, t))
+				continue;
+			if (!b->inited[v] && log_initialized(b, v, e) < 0)
+				return -1;
+			prepare_task(b, t);
+			b->st[t->gi] = B_RUNNING;
+			b->done[t->gi] = 0;
+			state_event(b, t, "RUNNING");
+			errno = pthread_create(&t->th, NULL, btask_main, t);
+			if (errno != 0)
+				return ckpt_err_sys(e, "", "cannot start a task thread");
+			t->started = 1;
+		}
+	return 0;
+}
+
+static void
+join_task(struct task *t)
+{
+	if (t->started) {
+		atomic_store(&t->cancel, 1);
+		pthread_join(t->th, NULL);
+		t->started = 0;
+	}
+}
+
+/* A subtask failed: region failover over the job graph; the restart set is reset in the log and runs again. */
+static int
+failover(struct bjob *b, struct task *ft, struct ckpt_err *e)
+{
+	struct ckpt_graph *g = b->p->graph;
+	struct ckpt_bits *sets = ckpt_calloc(b->p->nv, sizeof *sets, e);
+	struct ckpt_task_ref ref = {ft->vi, ft->sub};
+	json_t *reset = json_array();
+	int r = -1;
+
+	if (sets == NULL)
+		goto out;
+	b->fail_fired[ft->fail_index] = 1;
+	emit(b, json_pack("{s:s,s:o,s:s}", "event", "failure", "task",
+			  json_pack("{s:s,s:i}", "vertex", ft->v->id, "subtask", (json_int_t)ft->sub), "reason",
+			  "injected failure"));
+	if (b->restarts >= b->p->restart_limit) {
+		ckpt_err_set(e, CKPT_ERR_REFUSED, "", "the job failed: restart limit %u reached (injected failure)",
+			     b->p->restart_limit);
+		goto out;
+	}
+	b->restarts++;
+	for (size_t v = 0; v < b->p->nv; v++)
+		for (uint32_t s = 0; s < b->p->v[v].parallelism; s++) {
+			unsigned char st = b->st[b->vfirst[v] + s];
+
+			g->v[v].tasks[s] = st == B_FINISHED ? CKPT_FINISHED : st == B_RUNNING ? CKPT_RUNNING : CKPT_CREATED;
+		}
+	if (ckpt_failover_restart(g, b->p->strategy, &ref, 1, NULL, sets, e) < 0)
+		goto out;
+	for (size_t v = 0; v < b->p->nv; v++)
+		if (b->unrecovered[v] && ckpt_bits_count(&sets[v]) > 0) {
+			/* a coordinator that could not snapshot: after recovery, one restart restarts all */
+			ckpt_bits_set_range(&sets[v], 0, b->p->v[v].parallelism);
+			b->unrecovered[v] = 0;
+		}
+	for (size_t v = 0; v < b->p->nv; v++)
+		for (uint32_t s = 0; s < b->p->v[v].parallelism; s++) {
+			struct task *t = &b->t[b->vfirst[v] + s];
+
+			if (!ckpt_bits_test(&sets[v], s))
+				continue;
+			join_task(t);
+			b->st[t->gi] = B_PENDING;
+			json_array_append_new(reset, json_pack("{s:s,s:i}", "vertex", t->v->id, "subtask", (json_int_t)s));
+		}
+	if (log_append(b, CKPT_EVENT_VERTICES_RESET, json_pack("{s:O}", "subtasks", reset), e) < 0)
+		goto out;
+	emit(b, json_pack("{s:s,s:s,s:o,s:i,s:n}", "event", "restart", "strategy",
+			  ckpt_failover_strategy_name(b->p->strategy), "restart", subtask_sets_json(&b->j, sets), "attempt",
+			  (json_int_t)b->restarts, "checkpoint"));
+	r = 0;
+out:
+	json_decref(reset);
+	for (size_t v = 0; sets && v < b->p->nv; v++)
+		ckpt_bits_release(&sets[v]);
+	free(sets);
+	return r;
+}
+
+/* Threads that ended: finished (logged), failed (failover) or broken (the job fails). */
+static int
+reap(struct bjob *b, struct ckpt_err *e)
+{
+	for (size_t i = 0; i < b->nt; i++) {
+		struct task *t = &b->t[i];
+		unsigned char d;
+
+		pthread_mutex_lock(&b->j.cmu);
+		d = b->done[i];
+		b->done[i] = 0;
+		pthread_mutex_unlock(&b->j.cmu);
+		if (d == 0 || b->st[i] != B_RUNNING)
+			continue;
+		pthread_join(t->th, NULL);
+		t->started = 0;
+		if (d == 2) {
+			*e = b->terr[i];
+			return -1;
+		}
+		if (t->failed) {
+			if (failover(b, t, e) < 0)
+				return -1;
+			continue;
+		}
+		b->st[i] = B_FINISHED;
+		if (t->v->op == OP_SOURCE)
+			b->source_records += t->records_out;
+		if (t->v->nout == 0)
+			b->sink_records += t->records_in;
+		if (log_finished(b, t, e) < 0)
+			return -1;
+		state_event(b, t, "FINISHED");
+	}
+	return 0;
+}
+
+static int
+all_done(const struct bjob *b)
+{
+	for (size_t i = 0; i < b->nt; i++)
+		if (b->st[i] != B_FINISHED)
+			return 0;
+	return 1;
+}
+
+/* ---- recovery: the log replayed (ckpt_replay_run, as ckpt-replay), partitions that survived */
+
+static json_t *
+available_partitions(struct bjob *b)
+{
+	json_t *a = json_array();
+
+	for (size_t v = 0; v < b->p->nv; v++)
+		for (uint32_t s = 0; b->p->v[v].nout > 0 && s < b->p->v[v].parallelism; s++) {
+			struct ckpt_err ignored = {0};
+			unsigned char *d;
+			size_t len;
+			char path[4200];
+
+			part_path(b, v, s, path, sizeof path);
+			if (read_partition(path, &d, &len, &ignored) == 0)
+				json_array_append_new(a, json_sprintf("%s:%u", b->p->v[v].id, s));
+			free(d);
+		}
+	return a;
+}
+
+static int
+recover(struct bjob *b, struct ckpt_err *e)
+{
+	struct ckpt_replay_opts ro = {.graph = b->p->graph};
+	struct ckpt_replay plan = {0};
+	struct ckpt_jdoc *avail = ckpt_jdoc_wrap(available_partitions(b), "partitions", e);
+	json_t *pj;
+	int r = -1;
+
+	if (avail == NULL)
+		return -1;
+	ro.available = avail;
+	if (ckpt_replay_run(b->logdir, &ro, &plan, e) < 0)
+		goto out;
+	for (size_t i = 0; i < plan.nv; i++) {
+		const struct ckpt_replay_vertex *rv = &plan.v[i];
+		long v = ckpt_graph_find(b->p->graph, rv->id);
+
+		if (v < 0 || rv->parallelism != b->p->v[v].parallelism) {
+			ckpt_err_set(e, CKPT_ERR_INPUT, b->logdir, "the log does not belong to this pipeline (vertex \"%s\")",
+				     rv->id);
+			goto out;
+		}
+		b->inited[v] = 1;
+		b->unrecovered[v] = (unsigned char)rv->unrecovered;
+		for (uint32_t s = 0; s < rv->parallelism; s++)
+			if (ckpt_bits_test(&rv->finished, s)) {
+				b->st[b->vfirst[v] + s] = B_FINISHED;
+				b->t[b->vfirst[v] + s].attempt = rv->attempt[s];
+			}
+	}
+	pj = ckpt_replay_to_json(&plan);
+	emit(b, json_pack("{s:s,s:s,s:o}", "event", "recovered", "log", b->logdir, "plan", pj ? pj : json_null()));
+	r = 0;
+out:
+	ckpt_replay_release(&plan);
+	ckpt_jdoc_free(avail);
+	return r;
+}
+
+/* ---- the run */
+
+static int
+log_is_empty(const char *dir)
+{
+	char p[4200];
+	struct stat sb;
+
+	snprintf(p, sizeof p, "%s/events.0", dir);
+	return stat(p, &sb) < 0;
+}
+
+static void
+init_task(struct bjob *b, size_t v, uint32_t s)
+{
+	struct task *t = &b->t[b->vfirst[v] + s];
+
+	t->job = &b->j;
+	t->vi = v;
+	t->sub = s;
+	t->gi = b->vfirst[v] + s;
+	t->v = &b->p->v[v];
+	t->op = op_def(b->p->v[v].op);
+	notify_init(&t->nt);
+	pthread_mutex_init(&t->mmu, NULL);
+}
+
+/* Temporary files of partitions whose writer was killed (ckpt_atomic's NAME.tmp.XXXXXX). */
+static void
+clean_partdir(const struct bjob *b)
+{
+	DIR *d = opendir(b->partdir);
+	struct dirent *de;
+
+	if (d == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		char p[4200];
+
+		if (strstr(de->d_name, ".tmp.") == NULL || de->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof p, "%s/%s", b->partdir, de->d_name);
+		unlink(p);
+	}
+	closedir(d);
+}
+
+static int
+setup(struct bjob *b, struct ckpt_pipeline *p, const struct ckpt_run_opts *o, struct ckpt_err *e)
+{
+	b->p = b->j.p = p;
+	b->o = b->j.o = o;
+	pthread_mutex_init(&b->j.cmu, NULL);
+	pthread_mutex_init(&b->j.emu, NULL);
+	notify_init(&b->j.cnt);
+	b->j.inbox_tail = &b->j.inbox;
+	b->logdir = o->log ? o->log : p->batch_log ? p->batch_log : "job-events";
+	b->partdir = o->partitions ? o->partitions : p->batch_partitions ? p->batch_partitions : "partitions";
+	b->start_ms = b->last_snap_ms = now_ms();
+	b->vfirst = ckpt_calloc(p->nv + 1, sizeof *b->vfirst, e);
+	if (b->vfirst == NULL)
+		return -1;
+	for (size_t v = 0; v < p->nv; v++)
+		b->vfirst[v + 1] = b->vfirst[v] + p->v[v].parallelism;
+	b->t = b->j.t = ckpt_calloc(b->vfirst[p->nv], sizeof *b->t, e);
+	if (b->t == NULL)
+		return -1;
+	b->nt = b->j.nt = b->vfirst[p->nv]; /* from here on free_bjob destroys what init_task made */
+	for (size_t v = 0; v < p->nv; v++)
+		for (uint32_t s = 0; s < p->v[v].parallelism; s++)
+			init_task(b, v, s);
+	b->st = ckpt_calloc(b->nt, 1, e);
+	b->done = ckpt_calloc(b->nt, 1, e);
+	b->terr = ckpt_calloc(b->nt, sizeof *b->terr, e);
+	b->inited = ckpt_calloc(p->nv, 1, e);
+	b->unrecovered = ckpt_calloc(p->nv, 1, e);
+	b->since_snap = ckpt_calloc(p->nv, 1, e);
+	b->fail_fired = ckpt_calloc(p->nfail + 1, 1, e);
+	b->shuffle_new = json_array();
+	if (!b->st || !b->done || !b->terr || !b->inited || !b->unrecovered || !b->since_snap || !b->fail_fired ||
+	    !b->shuffle_new)
+		return -1;
+	if (mkdir(b->partdir, 0777) < 0 && errno != EEXIST)
+		return ckpt_err_sys(e, b->partdir, "cannot create the partition directory");
+	clean_partdir(b);
+	if (!o->recover && !log_is_empty(b->logdir))
+		return ckpt_err_set(e, CKPT_ERR_INPUT, b->logdir,
+				    "the job event log is not empty (recover with -R, or remove it)");
+	if (o->recover && recover(b, e) < 0)
+		return -1;
+	b->w = ckpt_evwriter_open(b->logdir, o->recover ? CKPT_EVW_CUT_TORN : 0, e);
+	return b->w ? 0 : -1;
+}
+
+static void
+free_bjob(struct bjob *b)
+{
+	for (size_t i = 0; b->t && i < b->nt; i++) {
+		join_task(&b->t[i]);
+		notify_destroy(&b->t[i].nt);
+		pthread_mutex_destroy(&b->t[i].mmu);
+	}
+	for (struct msg *m = b->j.inbox; m != NULL;) {
+		struct msg *n = m->next;
+
+		engine_subtask_free(m->st);
+		free(m);
+		m = n;
+	}
+	ckpt_evwriter_abort(b->w);
+	json_decref(b->shuffle_new);
+	free(b->t);
+	free(b->vfirst);
+	free(b->st);
+	free(b->done);
+	free(b->terr);
+	free(b->inited);
+	free(b->unrecovered);
+	free(b->since_snap);
+	free(b->fail_fired);
+	notify_destroy(&b->j.cnt);
+	pthread_mutex_destroy(&b->j.cmu);
+	pthread_mutex_destroy(&b->j.emu);
+}
+
+static void
+finished_event(struct bjob *b, const char *state)
+{
+	int64_t ms = now_ms() - b->start_ms;
+
+	emit(b, json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:i,s:i}", "event", "job_finished", "state", state, "records",
+			  (json_int_t)b->sink_records, "source_records", (json_int_t)b->source_records,
+			  "duration_ms", (json_int_t)ms, "records_per_second",
+			  (json_int_t)(ms > 0 ? b->sink_records * 1000 / (uint64_t)ms : b->sink_records), "restarts",
+			  (json_int_t)b->restarts, "checkpoints", 0));
+}
+
+int
+batch_run(struct ckpt_pipeline *p, const struct ckpt_run_opts *o, struct ckpt_err *e)
+{
+	struct bjob b = {0};
+	const char *state = "FINISHED";
+	int r = -1;
+
+	if (!batch_mode(p))
+		return ckpt_err_set(e, CKPT_ERR_INPUT, "", "-L, -R and -B need a pipeline in batch mode (blocking edges)");
+	if (o->restore || o->savepoint || o->stop_after_ms || o->stop_after_cps || o->drain)
+		/* a refusal, as Flink refuses savepoints of a batch job */
+		return ckpt_err_set(e, CKPT_ERR_REFUSED, "", "batch mode takes no snapshot options (-r, -o, -s, -n, -D)");
+	if (setup(&b, p, o, e) < 0)
+		goto out;
+	for (;;) {
+		unsigned seq = notify_prepare(&b.j.cnt);
+
+		if (reap(&b, e) < 0) {
+			state = "FAILED";
+			break;
+		}
+		if (all_done(&b))
+			break;
+		if (o->cancel && *o->cancel) {
+			state = "CANCELED";
+			break;
+		}
+		if (start_ready(&b, e) < 0) {
+			state = "FAILED";
+			break;
+		}
+		notify_wait(&b.j.cnt, seq, 100);
+	}
+	for (size_t i = 0; i < b.nt; i++)
+		join_task(&b.t[i]);
+	if (strcmp(state, "FAILED") != 0) {
+		struct ckpt_evwriter *w = b.w;
+
+		b.w = NULL;
+		if (ckpt_evwriter_close(w, e) < 0)
+			state = "FAILED";
+	}
+	finished_event(&b, state);
+	if (strcmp(state, "FINISHED") == 0)
+		r = 0;
+	else if (strcmp(state, "CANCELED") == 0)
+		r = ckpt_err_set(e, CKPT_ERR_REFUSED, "", "the job was cancelled");
+out:
+	free_bjob(&b);
+	return r;
+}

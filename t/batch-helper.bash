@@ -1,0 +1,51 @@
+# Helpers of t/batch.bats: batch pipelines from t/data/batch, kills, recovery plans.
+
+# pipeline JQ-FILTER: t/data/batch/batch.json changed by the filter, to p.json.
+pipeline() {
+	jq "${1:-.}" "$DATA/batch/batch.json" > p.json
+}
+
+# brun ARGS...: ckpt-run with a deadline, events to NAME.out (BRUN_OUT, default run), stderr to err.txt.
+brun() {
+	run sh -c 'o=$1; shift; timeout 60 ckpt-run "$@" > "$o.out" 2> err.txt' sh "${BRUN_OUT:-run}" "$@"
+}
+
+# The sink's committed output, sorted.
+output_of() {
+	cat "${1:-out}"/part-* | sort
+}
+
+# avail.json: the partitions that exist in parts/ as "vertex:subtask" ids (temporary files left out).
+avail() {
+	ls parts | sed -n 's/^\([a-z_]*\)\.\([0-9][0-9]*\)$/\1:\2/p' | jq -R . | jq -sc . > avail.json
+}
+
+# The subtasks the recovery plan (plan.json) runs again: reset ones, and all of a vertex the log never initialized.
+planned() {
+	jq -r --slurpfile p p.json '
+	  def expand: if . == "" then [] else split(",") | map(split("-") | map(tonumber)
+	      | if length == 1 then .[0] else range(.[0]; .[1] + 1) end) end;
+	  . as $plan | $p[0].vertices[] | .id as $v | .parallelism as $n
+	  | ([$plan.vertices[] | select(.vertex == $v)] | first // null) as $pv
+	  | (if $pv == null then range(0; $n) else ($pv.reset | expand[]) end) | "\($v):\(.)"' plan.json | sort
+}
+
+# The subtasks a run (FILE.out) started.
+started() {
+	jq -r 'select(.event == "task_state" and .state == "RUNNING") | "\(.vertex):\(.subtask)"' "$1.out" | sort
+}
+
+# kill_recover K [EXTRA]: a run killed (-9) after K events, EXTRA run on the remains, the plan
+# ckpt-replay makes of them, then -R: the output equals ref.txt and the subtasks run are the plan's.
+kill_recover() {
+	rm -rf log parts out
+	BRUN_OUT=first brun -K "$1" p.json
+	[ "$status" -eq 137 ] || { echo "not killed: $status"; cat err.txt; return 1; }
+	${2:-true}
+	avail
+	ckpt-replay -a avail.json -g "${GRAPH:-$DATA/batch/graph-snap.json}" log > plan.json || return 1
+	BRUN_OUT=second brun -R log p.json
+	status_is 0 || { cat err.txt; return 1; }
+	diff <(planned) <(started second) || { echo "after $1 events: reran differs from the plan"; return 1; }
+	diff ref.txt <(output_of) > /dev/null || { echo "after $1 events: output differs"; return 1; }
+}

@@ -1,0 +1,230 @@
+#!/usr/bin/env bats
+# ckpt-run batch mode: blocking partitions on disk, the job event log, recovery after kill -9 (issue 8).
+
+load helper
+load batch-helper
+
+# The output of an uninterrupted batch run, in ref.txt.
+reference() {
+	brun p.json
+	status_is 0
+	output_of > ref.txt
+	rm -rf log parts out
+}
+
+@test "batch: region by region, partitions on disk, output of a pipelined run" {
+	jq '.vertices[2] = {"id": "sum", "operator": "filter", "parallelism": 2, "params": {"modulo": 3}}' \
+		"$DATA/batch/batch.json" > p.json
+	brun p.json
+	status_is 0
+	[ "$(ls parts | tr '\n' ' ')" = "map.0 map.1 map.2 src.0 src.1 src.2 sum.0 sum.1 " ]
+	# a consumer starts only after every producer it reads from finished
+	run jq -sc '[.[] | select(.event == "task_state") | "\(.vertex):\(.subtask):\(.state)"]
+		| (index("map:0:RUNNING") > index("src:0:FINISHED")) and
+		  (index("sum:0:RUNNING") > ([index("map:0:FINISHED"), index("map:1:FINISHED"), index("map:2:FINISHED")] | max))' run.out
+	output_is true
+	output_of > batch.txt
+	[ "$(wc -l < batch.txt)" -gt 100 ]
+	rm -rf out
+	jq '.edges[].partition = "pipelined" | del(.batch)' p.json > pipelined.json
+	run timeout 60 ckpt-run pipelined.json
+	status_is 0
+	diff batch.txt <(output_of)
+}
+
+@test "batch: the job event log: initialized, finished with partitions and snapshots, cut per vertex" {
+	pipeline
+	brun p.json
+	status_is 0
+	[ "$(ls log | tr '\n' ' ')" = "events.0 events.1 events.2 events.3 " ]
+	run sh -c 'ckpt-replay -e log | jq -c "select(.type == \"vertex_initialized\") | .payload"'
+	output_is '{"vertex":"src","parallelism":3,"inputs":[]}
+{"vertex":"map","parallelism":3,"inputs":[{"vertex":"src","distribution":"pointwise","partition":"blocking"}]}
+{"vertex":"sum","parallelism":2,"inputs":[{"vertex":"map","distribution":"all_to_all","partition":"blocking"}]}
+{"vertex":"sink","parallelism":2,"inputs":[{"vertex":"sum","distribution":"pointwise","partition":"blocking"}]}'
+	run sh -c 'ckpt-replay -e log.0 2>/dev/null; ckpt-replay -e log | jq -c "select(.type == \"vertex_finished\" and .payload.vertex == \"map\" and .payload.subtask == 1) | .payload | [.partitions, .attempt, .metrics.records_in, .snapshots.shuffle.incremental]"'
+	output_is '[["map:1"],1,600,true]'
+	# the last finished event of the source carries its split coordinator's state
+	run sh -c 'ckpt-replay log | jq -c .coordinators'
+	output_is '{"src":{"state":"finished_splits=0-2","subtask_reset":""}}'
+	# a fresh run does not write over the log of another
+	brun p.json
+	status_is 2
+	[ "$(cat err.txt)" = "ckpt-run: log: the job event log is not empty (recover with -R, or remove it)" ]
+}
+
+@test "batch: kill -9 before, during and after each stage, then -R: the plan's subtasks run again, same output" {
+	pipeline
+	reference
+	# 1: the first subtask started; 5: sources partly done; 8, 14: at the end of a stage; 12, 17: in the middle of one;
+	# 19: the last subtask running; 20: every subtask finished, the job not yet
+	for k in 1 5 8 12 14 17 19 20; do
+		kill_recover "$k"
+	done
+}
+
+@test "batch: recovery after recovery, and -R of a finished job runs nothing" {
+	pipeline
+	reference
+	kill_recover 6
+	rm -rf out/.inprogress*
+	BRUN_OUT=third brun -R log p.json
+	status_is 0
+	[ -z "$(started third)" ]
+	diff ref.txt <(output_of)
+}
+
+@test "batch: a log write torn by the kill is cut off on recovery" {
+	pipeline
+	reference
+	tear() {
+		local last
+		last=$(ls log | sort -t. -k2 -n | tail -1)
+		truncate -s -5 "log/$last"
+	}
+	kill_recover 11 tear
+	jq -e '.log.torn_bytes > 0' plan.json
+	jq -se 'map(select(.event == "recovered"))[0].plan.log.torn_bytes > 0' second.out
+	kill_recover 6 tear
+	jq -e '.log.torn_bytes > 0' plan.json
+}
+
+@test "batch: a partition file deleted before recovery: its producer and what depends on it run again" {
+	# and src:1, whose partition map:1 reads: all its consumers had finished, so it was OPTIONAL,
+	# a partition Flink's recovery does not keep track of (ckpt-replay's plan, as Flink's recoverPartitions)
+	pipeline
+	reference
+	rmpart() { rm parts/map.1; }
+	kill_recover 13 rmpart
+	run jq -c '.lost_partitions' plan.json
+	output_is '["map:1"]'
+	run started second
+	output_is 'map:1
+sink:0
+sink:1
+src:1
+sum:0
+sum:1'
+}
+
+@test "batch: a damaged partition file counts as lost" {
+	pipeline
+	reference
+	rm -rf log parts out
+	brun -K 13 p.json
+	status_is 137
+	printf 'X' | dd of=parts/map.1 bs=1 seek=100 conv=notrunc 2>/dev/null
+	BRUN_OUT=second brun -R log p.json
+	status_is 0
+	run jq -sc 'map(select(.event == "recovered"))[0].plan.lost_partitions' second.out
+	output_is '["map:1"]'
+	run started second
+	output_is 'map:1
+sink:0
+sink:1
+src:1
+sum:0
+sum:1'
+	diff ref.txt <(output_of)
+}
+
+@test "batch: a partition file whose consumers all finished is not needed again" {
+	pipeline
+	reference
+	rmparts() { rm parts/map.1 parts/src.0; }
+	# 18 events: every subtask but a sink finished (the last event is a sink finishing)
+	kill_recover 18 rmparts
+	run jq -c '.lost_partitions' plan.json
+	output_is '[]'
+	started second > again.txt
+	[ -z "$(grep -v '^sink:[01]$' again.txt)" ]
+	[ -n "$(started second)" ]
+}
+
+@test "batch: a log corrupted in the middle: recovery refuses with the place named" {
+	pipeline
+	brun -K 16 p.json
+	status_is 137
+	printf 'X' | dd of=log/events.1 bs=1 seek=20 conv=notrunc 2>/dev/null
+	brun -R log p.json
+	status_is 1
+	grep -q '^ckpt-run: log/events.1: offset 0: checksum mismatch' err.txt || { cat err.txt; false; }
+	[ "$(wc -l < err.txt)" -eq 1 ]
+	[ ! -s run.out ]
+}
+
+@test "batch: a failure in batch mode restarts its region only, logged as vertices_reset" {
+	pipeline '.failover = {"strategy": "region", "failures": [{"vertex": "map", "subtask": 2, "after_records": 100}]}'
+	reference
+	brun p.json
+	status_is 0
+	run jq -c 'select(.event == "restart") | .restart' run.out
+	output_is '[{"vertex":"map","subtasks":"2"},{"vertex":"sum","subtasks":"0-1"},{"vertex":"sink","subtasks":"0-1"}]'
+	run sh -c 'ckpt-replay -e log | jq -c "select(.type == \"vertices_reset\") | .payload"'
+	output_is '{"subtasks":[{"vertex":"map","subtask":2},{"vertex":"sum","subtask":0},{"vertex":"sum","subtask":1},{"vertex":"sink","subtask":0},{"vertex":"sink","subtask":1}]}'
+	diff ref.txt <(output_of)
+}
+
+@test "batch: a source whose coordinator cannot snapshot in batch mode: Flink's rules" {
+	pipeline '.vertices[0].params.batch_snapshot = false'
+	reference
+	GRAPH=$DATA/batch/graph.json
+	# unfinished: every subtask of the source runs again, finished ones too
+	kill_recover 5
+	run jq -c '.vertices[0]' plan.json
+	output_is '{"vertex":"src","parallelism":3,"finished":"","reset":"0-2"}'
+	# finished: kept, and no coordinator state is logged for it
+	kill_recover 12
+	run jq -c '[.vertices[0].reset, .coordinators]' plan.json
+	output_is '["",{}]'
+}
+
+@test "batch: bad settings" {
+	pipeline '.edges[1].partition = "pipelined"'
+	brun p.json
+	status_is 2
+	grep -q '^ckpt-run: p.json:[0-9]*:[0-9]*: edge 1: batch mode needs every edge blocking$' err.txt || { cat err.txt; false; }
+	pipeline '.checkpointing = {"interval_ms": 100}'
+	brun p.json
+	status_is 2
+	grep -q 'batch mode (blocking edges) runs without checkpoints' err.txt
+	pipeline '.batch.logs = "x"'
+	brun p.json
+	status_is 2
+	grep -q 'unknown' err.txt
+	pipeline
+	brun -R nolog p.json
+	status_is 2
+	grep -q '^ckpt-run: nolog' err.txt
+	brun -n 1 p.json
+	status_is 1
+	[ "$(cat err.txt)" = "ckpt-run: batch mode takes no snapshot options (-r, -o, -s, -n, -D)" ]
+	jq '.edges[].partition = "pipelined" | del(.batch)' p.json > s.json
+	brun -L log s.json
+	status_is 2
+	[ "$(cat err.txt)" = "ckpt-run: -L, -R and -B need a pipeline in batch mode (blocking edges)" ]
+}
+
+@test "batch: the example killed with kill -9 in the middle of a stage, then -R" {
+	jq '.batch.log = "log" | .batch.partitions = "parts" | .vertices[3].params.path = "out"' \
+		"$ROOT/examples/batch.pipeline.json" > p.json
+	jq '.vertices[0].params.delay_us = 0' p.json > fast.json
+	run timeout 60 ckpt-run fast.json
+	status_is 0
+	output_of > ref.txt
+	rm -rf log parts out
+	ckpt-run p.json > first.out &
+	pid=$! # ckpt-run itself, not a timeout around it: it is the one killed
+	# killed once a map subtask is running: sources are done, map is at work
+	timeout 30 sh -c 'until grep -q "\"map\",\"subtask\":[0-9],\"state\":\"RUNNING\"" first.out; do sleep 0.01; done'
+	kill -9 "$pid"
+	wait "$pid" || true
+	! grep -q job_finished first.out
+	avail
+	ckpt-replay -a avail.json -g "$DATA/batch/graph-snap.json" log > plan.json
+	BRUN_OUT=second brun -R log p.json
+	status_is 0
+	diff <(planned) <(started second)
+	! grep -q '"src"' <(started second)
+	diff ref.txt <(output_of)
+}
