@@ -189,15 +189,15 @@ null'
 	[[ "$output" =~ ^ckpt-plan\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
 	run ckpt-plan -A quick "$P/c1-all-running.json"
 	status_is 2
-	[ "${lines[0]}" = 'ckpt-plan: -A quick: expected fast, reference or both' ]
+	[ "${lines[0]}" = 'ckpt-plan: -A quick: expected fast, reference or both (see ckpt-plan -h)' ]
 	run ckpt-plan -x
 	status_is 2
 	run ckpt-plan -g -A both "$P/c1-all-running.json"
 	status_is 2
-	[ "${lines[0]}" = 'ckpt-plan: -A applies to checkpoint plans only' ]
+	[ "${lines[0]}" = 'ckpt-plan: -A applies to checkpoint plans only (see ckpt-plan -h)' ]
 	run ckpt-plan -s full "$P/c1-all-running.json"
 	status_is 2
-	[ "${lines[0]}" = 'ckpt-plan: -s needs -f or -r' ]
+	[ "${lines[0]}" = 'ckpt-plan: -s needs -f or -r (see ckpt-plan -h)' ]
 }
 
 @test "a missing file is an error naming it; later files are not read" {

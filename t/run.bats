@@ -12,7 +12,7 @@ load run-helper
 	status_is 2
 	run ckpt-run -s x p.json
 	status_is 2
-	[ "${lines[0]}" = "ckpt-run: -s must be a non-negative integer: x" ]
+	[ "${lines[0]}" = "ckpt-run: -s must be a non-negative integer: x (see ckpt-run -h)" ]
 }
 
 @test "run: a bounded job runs to its end and counts its records" {
