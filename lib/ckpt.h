@@ -156,6 +156,8 @@ json_t *ckpt_entry_to_json(const void *p, size_t len);
 /* The bytes of an entry; *out is malloc'd (may be NULL when *len is 0). -1 with a message if v is not an entry. */
 int ckpt_entry_from_json(const json_t *v, unsigned char **out, size_t *len, struct ckpt_err *e);
 int ckpt_utf8_valid(const void *p, size_t len);
+/* Write the UTF-8 form of code point cp (at most 4 bytes) at o; its length. */
+size_t ckpt_utf8_put(char *o, uint32_t cp);
 char *ckpt_base64_encode(const void *p, size_t len);
 int ckpt_base64_decode(const char *s, size_t slen, unsigned char **out, size_t *len);
 

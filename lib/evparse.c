@@ -184,31 +184,6 @@ hex4(const unsigned char *p, unsigned *out)
 	return 0;
 }
 
-static size_t
-put_utf8(char *o, unsigned cp)
-{
-	if (cp < 0x80) {
-		o[0] = (char)cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		o[0] = (char)(0xc0 | cp >> 6);
-		o[1] = (char)(0x80 | (cp & 0x3f));
-		return 2;
-	}
-	if (cp < 0x10000) {
-		o[0] = (char)(0xe0 | cp >> 12);
-		o[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		o[2] = (char)(0x80 | (cp & 0x3f));
-		return 3;
-	}
-	o[0] = (char)(0xf0 | cp >> 18);
-	o[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-	o[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-	o[3] = (char)(0x80 | (cp & 0x3f));
-	return 4;
-}
-
 /* A \u escape at s->p (after the backslash and 'u'); the code point, or -1. */
 static long
 unicode_escape(struct scan *s)
@@ -277,7 +252,7 @@ string(struct scan *s, const unsigned char **raw, size_t *rawlen, size_t *dec)
 				if ((cp = unicode_escape(s)) < 0)
 					return -1;
 				if (dec)
-					ps->alen += put_utf8(ps->arena + ps->alen, (unsigned)cp);
+					ps->alen += ckpt_utf8_put(ps->arena + ps->alen, (unsigned)cp);
 				continue;
 			default:
 				return syntax(s, s->p - 2, "invalid escape");

@@ -166,32 +166,6 @@ rd_count(struct rd *r, size_t *n, size_t min, const char *what)
 	return 0;
 }
 
-/* Append the UTF-8 form of code point cp. */
-static size_t
-put_utf8(char *o, uint32_t cp)
-{
-	if (cp < 0x80) {
-		o[0] = (char)cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		o[0] = (char)(0xc0 | cp >> 6);
-		o[1] = (char)(0x80 | (cp & 0x3f));
-		return 2;
-	}
-	if (cp < 0x10000) {
-		o[0] = (char)(0xe0 | cp >> 12);
-		o[1] = (char)(0x80 | (cp >> 6 & 0x3f));
-		o[2] = (char)(0x80 | (cp & 0x3f));
-		return 3;
-	}
-	o[0] = (char)(0xf0 | cp >> 18);
-	o[1] = (char)(0x80 | (cp >> 12 & 0x3f));
-	o[2] = (char)(0x80 | (cp >> 6 & 0x3f));
-	o[3] = (char)(0x80 | (cp & 0x3f));
-	return 4;
-}
-
 /* One UTF-16 unit of Java's modified UTF-8 at s[*i]; -1 if malformed. */
 static long
 mutf8_unit(const unsigned char *s, size_t n, size_t *i)
@@ -238,7 +212,7 @@ mutf8_decode(struct rd *r, size_t at, const unsigned char *s, size_t n, char **o
 				goto bad;
 			u = 0x10000 + ((u - 0xd800) << 10) + (lo - 0xdc00);
 		}
-		k += put_utf8(o + k, (uint32_t)u);
+		k += ckpt_utf8_put(o + k, (uint32_t)u);
 	}
 	o[k] = '\0';
 	*out = o;
