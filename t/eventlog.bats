@@ -290,3 +290,17 @@ ckpt-replay: L/events.0: offset 46: unknown record type 99999'
 	run ckpt-replay -e L
 	output_is '{"type":"vertex_initialized","payload":{"vertex":"a","parallelism":1}}'
 }
+
+@test "eventlog: -R of a whole log is a byte-for-byte copy, of an empty one an empty directory" {
+	events5 | ckpt-replay -w L
+	init b 1 | ckpt-replay -w L
+	run ckpt-replay -R OUT L
+	status_is 0
+	cmp L/events.0 OUT/events.0
+	cmp L/events.1 OUT/events.1
+	mkdir E
+	run ckpt-replay -R EOUT E
+	status_is 0
+	[ -d EOUT ] && [ -z "$(ls -A EOUT)" ]
+	[ -z "$(ls -d *.tmp.* 2>/dev/null)" ]
+}
