@@ -174,6 +174,35 @@ task_broadcast_event(struct task *t, const struct entry *en)
 		}
 }
 
+int
+task_reserve_outputs(struct task *t)
+{
+	for (size_t k = 0; k < t->nout; k++)
+		for (size_t i = 0; i < t->out[k].noc; i++) {
+			struct outch *oc = &t->out[k].oc[i];
+
+			if (oc->cur != NULL && oc->cur->len + REC_SIZE <= oc->cap)
+				continue;
+			if (oc->cur != NULL)
+				push_cur(t, oc);
+			if ((oc->cur = channel_take_buffer(oc->ch, &oc->gen)) == NULL)
+				return 0;
+		}
+	return 1;
+}
+
+void
+task_put_raw(struct task *t, struct outch *oc, const unsigned char *elem)
+{
+	unsigned char *d = room(t, oc);
+
+	if (d == NULL)
+		return;
+	memcpy(d, elem, REC_SIZE);
+	oc->cur->len += REC_SIZE;
+	oc->cur->nrec += elem[0] == EL_RECORD;
+}
+
 void
 task_release_outputs(struct task *t)
 {
