@@ -291,14 +291,15 @@ struct task {
 	const unsigned char *cur_d; /* the buffer being processed: its rest is channel state at a snapshot */
 	size_t cur_len, cur_off, cur_ch;
 	int in_buf, replaying;
+	int64_t ua_room;         /* elements every output takes without waiting (a cheap per-record check) */
 };
 
 void *task_main(void *arg);
 void task_handle_mail(struct task *t);
 /* Process the stream elements d[0..len) as if read from input channel ch. */
 void task_process_elems(struct task *t, size_t ch, const unsigned char *d, size_t len);
-/* Unaligned: room for one element on every output without waiting; 0 when some output has no credit. */
-int task_reserve_outputs(struct task *t);
+/* Unaligned: room for one element on every output without waiting: how many fit; 0 when some output has no credit. */
+int64_t task_reserve_outputs(struct task *t);
 /* Write one serialized element to an output channel (restore of output channel state). */
 void task_put_raw(struct task *t, struct outch *oc, const unsigned char *elem);
 void task_fail_injected(struct task *t);
@@ -333,6 +334,13 @@ void ua_on_buffer(struct task *t, size_t ch, const struct buf *b);
 void ua_poll(struct task *t);
 /* At a record boundary: priority events, the aligned timeout, then room on every output (mail while waiting). */
 int ua_boundary(struct task *t);
+static inline int
+ua_at_boundary(struct task *t)
+{
+	if (--t->ua_room > 0 && !atomic_load_explicit(&t->prio, memory_order_relaxed) && t->ua_deadline_ms == 0)
+		return 0;
+	return ua_boundary(t);
+}
 int64_t ua_wait_ms(struct task *t, int64_t ms);
 int ua_restore(struct task *t, struct ckpt_err *e);
 void ua_release(struct task *t);

@@ -141,6 +141,7 @@ task_emit_watermark(struct task *t, int64_t wm)
 void
 task_flush(struct task *t)
 {
+	t->ua_room = 0;
 	for (size_t k = 0; k < t->nout; k++)
 		for (size_t i = 0; i < t->out[k].noc; i++) {
 			struct outch *oc = &t->out[k].oc[i];
@@ -174,9 +175,11 @@ task_broadcast_event(struct task *t, const struct entry *en)
 		}
 }
 
-int
+int64_t
 task_reserve_outputs(struct task *t)
 {
+	int64_t room = INT64_MAX;
+
 	for (size_t k = 0; k < t->nout; k++)
 		for (size_t i = 0; i < t->out[k].noc; i++) {
 			struct outch *oc = &t->out[k].oc[i];
@@ -188,7 +191,15 @@ task_reserve_outputs(struct task *t)
 			if ((oc->cur = channel_take_buffer(oc->ch, &oc->gen)) == NULL)
 				return 0;
 		}
-	return 1;
+	for (size_t k = 0; k < t->nout; k++)
+		for (size_t i = 0; i < t->out[k].noc; i++) {
+			const struct outch *oc = &t->out[k].oc[i];
+			int64_t n = (oc->cap - oc->cur->len) / REC_SIZE;
+
+			if (n < room)
+				room = n;
+		}
+	return room;
 }
 
 void

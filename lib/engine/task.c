@@ -206,17 +206,19 @@ task_process_elems(struct task *t, size_t ch, const unsigned char *data, size_t 
 	size_t input = t->in[ch].gate;
 	int ua = t->job->p->unaligned && !t->replaying;
 
+	if (ua) {
+		t->cur_d = data;
+		t->cur_len = len;
+		t->cur_ch = ch;
+		t->in_buf = 1;
+	}
 	for (size_t off = 0; off + REC_SIZE <= len && !atomic_load(&t->cancel); off += REC_SIZE) {
 		const unsigned char *d = data + off;
 
 		if (ua) {
 			/* a record boundary: where an unaligned barrier may overtake the rest of this buffer */
-			t->cur_d = data;
-			t->cur_len = len;
 			t->cur_off = off;
-			t->cur_ch = ch;
-			t->in_buf = 1;
-			if (ua_boundary(t) < 0)
+			if (ua_at_boundary(t) < 0)
 				break;
 		}
 		if (d[0] == EL_RECORD) {

@@ -516,9 +516,11 @@ ua_poll(struct task *t)
 int
 ua_boundary(struct task *t)
 {
+	int64_t room;
+
 	if (atomic_load_explicit(&t->prio, memory_order_relaxed) || timed_out(t))
 		ua_poll(t);
-	while (!task_reserve_outputs(t)) {
+	while ((room = task_reserve_outputs(t)) == 0) {
 		unsigned seq = notify_prepare(&t->nt);
 
 		if (atomic_load(&t->cancel))
@@ -529,10 +531,12 @@ ua_boundary(struct task *t)
 			ua_poll(t);
 		if (t->phase != PH_RUNNING && t->nin == 0)
 			return -1;
-		if (task_reserve_outputs(t))
+		if ((room = task_reserve_outputs(t)) > 0)
 			break;
 		notify_wait(&t->nt, seq, ua_wait_ms(t, 100));
 	}
+	/* a source may write a watermark besides its record: half the room is safe without a look */
+	t->ua_room = room == INT64_MAX ? 1 << 20 : room / 2;
 	return atomic_load(&t->cancel) ? -1 : 0;
 }
 
