@@ -106,10 +106,10 @@ load_pipeline() {
 	output_is 'ckpt-run: p.json:1:91: checkpointing: "after_tasks_finish" must be true or false'
 }
 
-@test "pipeline: unaligned checkpoints are refused for now" {
-	load_pipeline '{"vertices": [{"id": "a", "operator": "source"}], "checkpointing": {"mode": "unaligned"}}'
+@test "pipeline: approximate failover and unaligned checkpoints together are refused (Flink's message)" {
+	load_pipeline '{"vertices": [{"id": "a", "operator": "source"}], "checkpointing": {"mode": "unaligned"}, "failover": {"strategy": "approximate"}}'
 	status_is 2
-	output_is 'ckpt-run: p.json:1:77: checkpointing: unaligned checkpoints are not supported yet'
+	output_is 'ckpt-run: p.json:1:77: Approximate Local Recovery and Unaligned Checkpoint can not be used together yet'
 }
 
 @test "pipeline: an injected failure names an existing subtask" {

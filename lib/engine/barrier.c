@@ -61,6 +61,10 @@ mark_aligned(struct task *t, size_t ch, int block)
 void
 bh_on_barrier(struct task *t, const struct barrier *b, size_t ch, int rpc)
 {
+	if (t->job->p->unaligned) {
+		ua_on_barrier(t, b, ch, rpc);
+		return;
+	}
 	if (b->id < t->cur_id || (b->id == t->cur_id && !pending(t)))
 		return; /* obsolete: subsumed, cancelled or already done */
 	if (b->id > t->cur_id) {
@@ -80,6 +84,10 @@ bh_on_barrier(struct task *t, const struct barrier *b, size_t ch, int rpc)
 void
 bh_on_cancel(struct task *t, int64_t id)
 {
+	if (t->job->p->unaligned) {
+		ua_on_cancel(t, id);
+		return;
+	}
 	if (id > t->cur_id || (id == t->cur_id && pending(t) && t->naligned > 0))
 		bh_abort(t, id, "CHECKPOINT_DECLINED_ON_CANCELLATION_BARRIER");
 }
@@ -88,6 +96,10 @@ bh_on_cancel(struct task *t, int64_t id)
 void
 bh_on_end_of_partition(struct task *t, size_t ch)
 {
+	if (t->job->p->unaligned) {
+		ua_on_end_of_partition(t, ch);
+		return;
+	}
 	t->nopen--;
 	if (!pending(t))
 		return;
@@ -105,6 +117,10 @@ bh_on_end_of_partition(struct task *t, size_t ch)
 void
 bh_rpc_trigger(struct task *t, const struct barrier *b)
 {
+	if (t->job->p->unaligned) {
+		ua_rpc_trigger(t, b);
+		return;
+	}
 	if (t->nopen == 0) {
 		if (b->id > t->cur_id) {
 			t->cur_id = b->id;
@@ -122,6 +138,10 @@ bh_rpc_trigger(struct task *t, const struct barrier *b)
 void
 bh_on_abort_notified(struct task *t, int64_t id)
 {
+	if (t->job->p->unaligned) {
+		ua_on_abort_notified(t, id);
+		return;
+	}
 	if (id == t->cur_id && pending(t))
 		bh_abort(t, id, "CHECKPOINT_DECLINED");
 }

@@ -273,6 +273,8 @@ channel_push(struct channel *c, const struct entry *en, unsigned gen)
 		en->b->next = (struct buf *)c; /* where a floating buffer goes back to */
 	c->n++;
 	wake = 1;
+	if (en->kind == ENT_BARRIER && c->cons)
+		atomic_store(&c->cons->prio, 1); /* the announcement of an aligned barrier (unaligned.c) */
 out:
 	pthread_mutex_unlock(&c->mu);
 	if (wake && c->cons)
@@ -290,6 +292,8 @@ channel_pop(struct channel *c, struct entry *en)
 		*en = c->q[c->head];
 		c->head = (c->head + 1) % c->cap;
 		c->n--;
+		if (c->nprio > 0)
+			c->nprio--;
 		r = 1;
 	}
 	pthread_mutex_unlock(&c->mu);
@@ -323,6 +327,7 @@ channel_reset(struct channel *c, int keep_end)
 		}
 	}
 	c->n = 0;
+	c->nprio = 0;
 	c->gen++;
 	c->lost_records += lost;
 	atomic_store(&c->eod_acked, 0);

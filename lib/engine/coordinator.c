@@ -45,7 +45,8 @@ static int
 counts_as_failure(const char *reason)
 {
 	return strstr(reason, "SUBSUMED") == NULL && strcmp(reason, "TASK_FAILURE") != 0 &&
-	       strcmp(reason, "CHECKPOINT_DECLINED_ON_CANCELLATION_BARRIER") != 0;
+	       strcmp(reason, "CHECKPOINT_DECLINED_ON_CANCELLATION_BARRIER") != 0 &&
+	       strcmp(reason, "CHECKPOINT_DECLINED_TASK_CLOSING") != 0;
 }
 
 /* notify-checkpoint-aborted, to the subtasks that still owed an acknowledgement */
@@ -103,7 +104,9 @@ mail_trigger(struct task *t, const struct barrier *b)
 	int r = -1;
 
 	pthread_mutex_lock(&t->mmu);
-	if (t->mn < MAIL_CAP) {
+	if (t->mail_closed) {
+		r = -2;
+	} else if (t->mn < MAIL_CAP) {
 		t->mail[(t->mhead + t->mn) % MAIL_CAP] = *b;
 		t->mn++;
 		r = 0;
@@ -146,7 +149,7 @@ coord_trigger(struct job *j, enum bar_kind kind, int drain, struct ckpt_err *e)
 	struct ckpt_plan_opts po = {CKPT_PLAN_FAST, !j->p->after_finish};
 	struct ckpt_plan plan = {0};
 	struct pending_cp *pc, *np;
-	int r = -1;
+	int r = -1, mr;
 
 	update_graph(j);
 	if (ckpt_plan_compute(j->p->graph, &po, &plan, e) < 0)
@@ -165,6 +168,8 @@ coord_trigger(struct job *j, enum bar_kind kind, int drain, struct ckpt_err *e)
 	pc->id = j->next_id++;
 	pc->start_ms = now_ms();
 	pc->bar = (struct barrier){.id = pc->id, .ts_ms = pc->start_ms, .kind = kind, .drain = drain};
+	/* savepoints are aligned; a timeout of 0 makes a checkpoint unaligned from the start (FLIP-76) */
+	pc->bar.unaligned = j->p->unaligned && kind == BAR_CHECKPOINT && j->p->aligned_timeout_ms == 0;
 	if (init_pending(j, pc, &plan, e) < 0) {
 		pending_free(j, pc);
 		goto out;
@@ -176,8 +181,9 @@ coord_trigger(struct job *j, enum bar_kind kind, int drain, struct ckpt_err *e)
 			       subtask_sets_json(j, plan.trigger)));
 	r = 1;
 	for (size_t t = 0; t < j->nt; t++)
-		if (ckpt_bits_test(&plan.trigger[j->t[t].vi], j->t[t].sub) && mail_trigger(&j->t[t], &pc->bar) < 0) {
-			abort_pending(j, pc, "CHECKPOINT_DECLINED_TASK_NOT_READY");
+		if (ckpt_bits_test(&plan.trigger[j->t[t].vi], j->t[t].sub) && (mr = mail_trigger(&j->t[t], &pc->bar)) < 0) {
+			/* a task finishing meanwhile is no failure: the next trigger plans without it */
+			abort_pending(j, pc, mr == -2 ? "CHECKPOINT_DECLINED_TASK_CLOSING" : "CHECKPOINT_DECLINED_TASK_NOT_READY");
 			goto out;
 		}
 	if (pc->nwait == 0)

@@ -160,6 +160,7 @@ struct channel {
 	atomic_int eod_acked;  /* the consumer consumed EndOfData */
 	uint64_t lost_records; /* records dropped by resets (approximate failover) */
 	int eod_sent, eod_drain, eop_sent; /* replayed to a consumer restarted alone (approximate failover) */
+	size_t nprio; /* priority events at the head of q (unaligned barriers, unaligned.c) */
 };
 
 int channel_init(struct channel *c, struct gate *g, size_t exclusive, size_t max_inflight,
@@ -255,6 +256,7 @@ struct task {
 	pthread_mutex_t mmu;
 	struct barrier mail[MAIL_CAP];
 	size_t mhead, mn;
+	int mail_closed;        /* the task is closing: no more triggers (CHECKPOINT_DECLINED_TASK_CLOSING) */
 	atomic_llong completed; /* newest checkpoint notified complete */
 	atomic_llong aborted;   /* newest checkpoint notified aborted */
 	int64_t last_aborted;
@@ -286,9 +288,25 @@ struct task {
 	int deployed_finished; /* fully finished operator on restore: send EndOfData and EndOfPartition only */
 	uint32_t attempt;
 	struct bout *bout;      /* batch mode: the blocking partitions this subtask writes (batch.c) */
+	/* unaligned checkpoints (unaligned.c) */
+	atomic_int prio;         /* a barrier was pushed to one of our inputs: look at the priority events */
+	struct ua *ua;           /* the unaligned checkpoint whose in-flight input is being captured */
+	int ua_unaligned;        /* the pending checkpoint switched to (or started) unaligned */
+	int64_t ua_deadline_ms;  /* aligned timeout of the pending checkpoint (0 none) */
+	const unsigned char *cur_d; /* the buffer being processed: its rest is channel state at a snapshot */
+	size_t cur_len, cur_off, cur_ch;
+	int in_buf, replaying;
+	int64_t ua_room;         /* elements every output takes without waiting (a cheap per-record check) */
 };
 
 void *task_main(void *arg);
+void task_handle_mail(struct task *t);
+/* Process the stream elements d[0..len) as if read from input channel ch. */
+void task_process_elems(struct task *t, size_t ch, const unsigned char *d, size_t len);
+/* Unaligned: room for one element on every output without waiting: how many fit; 0 when some output has no credit. */
+int64_t task_reserve_outputs(struct task *t);
+/* Write one serialized element to an output channel (restore of output channel state). */
+void task_put_raw(struct task *t, struct outch *oc, const unsigned char *elem);
 void task_fail_injected(struct task *t);
 /* Counted per record processed (or emitted, for sources): the injected failure fires here. */
 static inline void
@@ -310,6 +328,27 @@ void bh_on_cancel(struct task *t, int64_t id);
 void bh_on_end_of_partition(struct task *t, size_t ch);
 void bh_rpc_trigger(struct task *t, const struct barrier *b);
 void bh_on_abort_notified(struct task *t, int64_t id);
+/* Unaligned checkpoints and the aligned timeout (unaligned.c): the handler used when mode is unaligned. */
+void ua_on_barrier(struct task *t, const struct barrier *b, size_t ch, int rpc);
+void ua_on_cancel(struct task *t, int64_t id);
+void ua_on_end_of_partition(struct task *t, size_t ch);
+void ua_rpc_trigger(struct task *t, const struct barrier *b);
+void ua_on_abort_notified(struct task *t, int64_t id);
+void ua_checkpoint(struct task *t, const struct barrier *b, int64_t align_ns);
+void ua_on_buffer(struct task *t, size_t ch, const struct buf *b);
+void ua_poll(struct task *t);
+/* At a record boundary: priority events, the aligned timeout, then room on every output (mail while waiting). */
+int ua_boundary(struct task *t);
+static inline int
+ua_at_boundary(struct task *t)
+{
+	if (--t->ua_room > 0 && !atomic_load_explicit(&t->prio, memory_order_relaxed) && t->ua_deadline_ms == 0)
+		return 0;
+	return ua_boundary(t);
+}
+int64_t ua_wait_ms(struct task *t, int64_t ms);
+int ua_restore(struct task *t, struct ckpt_err *e);
+void ua_release(struct task *t);
 /* Snapshot the task and forward the barrier (task.c). */
 void task_checkpoint(struct task *t, const struct barrier *b, int64_t align_ns);
 void task_decline(struct task *t, int64_t id, const char *reason);

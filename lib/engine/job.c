@@ -231,6 +231,7 @@ reset_task(struct job *j, struct task *t)
 	t->naligned = t->target = 0;
 	t->nopen = t->nin;
 	t->mhead = t->mn = 0;
+	t->mail_closed = 0;
 	t->rr_in = 0;
 	t->ost = NULL;
 	t->restored = NULL;
@@ -238,6 +239,10 @@ reset_task(struct job *j, struct task *t)
 	t->deployed_finished = 0;
 	t->last_flush_ms = now_ms();
 	t->delay_debt_ns = 0;
+	atomic_store(&t->prio, 0);
+	t->ua_unaligned = t->in_buf = t->replaying = 0;
+	t->ua_deadline_ms = 0;
+	t->ua_room = 0;
 	for (size_t i = 0; i < t->nin; i++) {
 		struct inch *in = &t->in[i];
 

@@ -105,6 +105,9 @@ source_emit_some(struct task *t)
 
 		if (s->n == 0)
 			return 1;
+		/* unaligned: wait for output room here, between records, where a checkpoint may run */
+		if (t->job->p->unaligned && ua_at_boundary(t) < 0)
+			return 0;
 		if (s->cur >= s->n)
 			s->cur = 0;
 		sp = &s->sp[s->cur];

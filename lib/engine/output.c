@@ -145,6 +145,7 @@ task_emit_watermark(struct task *t, int64_t wm)
 void
 task_flush(struct task *t)
 {
+	t->ua_room = 0;
 	for (size_t k = 0; k < t->nout; k++)
 		for (size_t i = 0; i < t->out[k].noc; i++) {
 			struct outch *oc = &t->out[k].oc[i];
@@ -176,6 +177,45 @@ task_broadcast_event(struct task *t, const struct entry *en)
 				notify_wait(&t->nt, seq, 100);
 			}
 		}
+}
+
+int64_t
+task_reserve_outputs(struct task *t)
+{
+	int64_t room = INT64_MAX;
+
+	for (size_t k = 0; k < t->nout; k++)
+		for (size_t i = 0; i < t->out[k].noc; i++) {
+			struct outch *oc = &t->out[k].oc[i];
+
+			if (oc->cur != NULL && oc->cur->len + REC_SIZE <= oc->cap)
+				continue;
+			if (oc->cur != NULL)
+				push_cur(t, oc);
+			if ((oc->cur = channel_take_buffer(oc->ch, &oc->gen)) == NULL)
+				return 0;
+		}
+	for (size_t k = 0; k < t->nout; k++)
+		for (size_t i = 0; i < t->out[k].noc; i++) {
+			const struct outch *oc = &t->out[k].oc[i];
+			int64_t n = (oc->cap - oc->cur->len) / REC_SIZE;
+
+			if (n < room)
+				room = n;
+		}
+	return room;
+}
+
+void
+task_put_raw(struct task *t, struct outch *oc, const unsigned char *elem)
+{
+	unsigned char *d = room(t, oc);
+
+	if (d == NULL)
+		return;
+	memcpy(d, elem, REC_SIZE);
+	oc->cur->len += REC_SIZE;
+	oc->cur->nrec += elem[0] == EL_RECORD;
 }
 
 void

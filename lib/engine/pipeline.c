@@ -350,9 +350,6 @@ load_checkpointing(struct ld *L, const json_t *obj)
 	    get_u32(L, obj, "retain", "/checkpointing", w, 1, 1 << 20, &p->retain) < 0 ||
 	    get_bool(L, obj, "after_tasks_finish", "/checkpointing", w, &p->after_finish) < 0)
 		return -1;
-	if (p->unaligned)
-		return ckpt_jdoc_err(L->doc, L->e, "/checkpointing/mode",
-				     "checkpointing: unaligned checkpoints are not supported yet");
 	return 0;
 }
 
@@ -643,6 +640,9 @@ load_root(struct ld *L)
 	    load_network(L, json_object_get(root, "network")) < 0 || check_network(L) < 0 ||
 	    load_batch(L, json_object_get(root, "batch")) < 0)
 		return -1;
+	if (L->p->unaligned && L->p->strategy == CKPT_FAILOVER_APPROXIMATE)
+		return ckpt_jdoc_err(L->doc, L->e, "/checkpointing/mode",
+				     "Approximate Local Recovery and Unaligned Checkpoint can not be used together yet");
 	L->p->graph = build_graph(L);
 	return L->p->graph ? 0 : -1;
 }

@@ -69,6 +69,10 @@ task_checkpoint(struct task *t, const struct barrier *b, int64_t align_ns)
 		t->final_min_id = b->id;
 	if (b->kind == BAR_SYNC_SAVEPOINT)
 		t->sync_savepoint = b->id;
+	if (b->unaligned) {
+		ua_checkpoint(t, b, align_ns);
+		return;
+	}
 	task_broadcast_event(t, &en);
 	st = ckpt_calloc(1, sizeof *st, &e);
 	m = msg_new(MSG_ACK, t);
@@ -136,8 +140,8 @@ task_end_of_data(struct task *t, int drain)
 		job_post(t->job, m);
 }
 
-static void
-handle_mail(struct task *t)
+void
+task_handle_mail(struct task *t)
 {
 	int64_t done = atomic_load(&t->completed), ab;
 
@@ -196,14 +200,27 @@ on_watermark(struct task *t, size_t ch, int64_t wm)
 	}
 }
 
-static void
-process_buffer(struct task *t, size_t ch, struct buf *b)
+void
+task_process_elems(struct task *t, size_t ch, const unsigned char *data, size_t len)
 {
 	size_t input = t->in[ch].gate;
+	int ua = t->job->p->unaligned && !t->replaying;
 
-	for (uint32_t off = 0; off + REC_SIZE <= b->len && !atomic_load(&t->cancel); off += REC_SIZE) {
-		const unsigned char *d = b->data + off;
+	if (ua) {
+		t->cur_d = data;
+		t->cur_len = len;
+		t->cur_ch = ch;
+		t->in_buf = 1;
+	}
+	for (size_t off = 0; off + REC_SIZE <= len && !atomic_load(&t->cancel); off += REC_SIZE) {
+		const unsigned char *d = data + off;
 
+		if (ua) {
+			/* a record boundary: where an unaligned barrier may overtake the rest of this buffer */
+			t->cur_off = off;
+			if (ua_at_boundary(t) < 0)
+				break;
+		}
 		if (d[0] == EL_RECORD) {
 			struct rec r;
 
@@ -220,6 +237,15 @@ process_buffer(struct task *t, size_t ch, struct buf *b)
 			on_watermark(t, ch, wm);
 		}
 	}
+	t->in_buf = 0;
+}
+
+static void
+process_buffer(struct task *t, size_t ch, struct buf *b)
+{
+	if (t->ua != NULL)
+		ua_on_buffer(t, ch, b);
+	task_process_elems(t, ch, b->data, b->len);
 	buffer_release(b);
 }
 
@@ -308,6 +334,22 @@ may_close(struct task *t)
 	return 1;
 }
 
+/*
+ * The mailbox closes with the task: a trigger that came after the last look at the mail is
+ * performed first (the loop goes on), one that comes later is refused to the coordinator.
+ */
+static int
+close_mail(struct task *t)
+{
+	int ok;
+
+	pthread_mutex_lock(&t->mmu);
+	ok = t->mn == 0;
+	t->mail_closed = ok;
+	pthread_mutex_unlock(&t->mmu);
+	return ok;
+}
+
 static void
 close_task(struct task *t)
 {
@@ -355,7 +397,9 @@ run_loop(struct task *t)
 		unsigned seq = notify_prepare(&t->nt);
 		int busy = 0;
 
-		handle_mail(t);
+		task_handle_mail(t);
+		if (t->job->p->unaligned && (atomic_load(&t->prio) || t->ua_deadline_ms))
+			ua_poll(t);
 		if (t->phase == PH_RUNNING && t->nin == 0 && t->op->emit_some) {
 			if (t->op->emit_some(t))
 				task_end_of_data(t, 1);
@@ -365,13 +409,13 @@ run_loop(struct task *t)
 			for (int k = 0; k < 64 && read_input(t); k++)
 				busy = 1;
 		}
-		if (t->phase == PH_ENDED && may_close(t)) {
+		if (t->phase == PH_ENDED && may_close(t) && close_mail(t)) {
 			close_task(t);
 			break;
 		}
 		if (busy)
 			continue;
-		notify_wait(&t->nt, seq, idle_flush(t));
+		notify_wait(&t->nt, seq, ua_wait_ms(t, idle_flush(t)));
 	}
 }
 
@@ -401,10 +445,16 @@ task_main(void *arg)
 
 		ckpt_err_format(&e, buf, sizeof buf);
 		fail_task(t, buf);
+	} else if (ua_restore(t, &e) < 0) {
+		char buf[600];
+
+		ckpt_err_format(&e, buf, sizeof buf);
+		fail_task(t, buf);
 	} else {
 		post_state(t, CKPT_RUNNING);
 		run_loop(t);
 	}
+	ua_release(t);
 	task_release_outputs(t);
 	/* the job's counters are shared: added once per attempt, not per record */
 	if (t->nin == 0)
