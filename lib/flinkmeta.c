@@ -1383,7 +1383,7 @@ rd_subtasks(struct rd *r, struct ckpt_operator *op, size_t n)
 		int32_t idx;
 
 		if (rd_i32(r, &idx, "subtask index") < 0)
-			return -1;
+			goto out;
 		op->nsubtasks++;
 		st->finished = r->version >= 3 && idx < 0;
 		st->index = st->finished ? (uint32_t)(-(int64_t)idx - 1) : (uint32_t)idx;
