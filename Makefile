@@ -83,7 +83,7 @@ demo: deps
 	@sh examples/demo.sh
 
 bench: all
-	@for b in t/bench/*.sh; do sh $$b || exit 1; done
+	@for b in t/bench/*.sh; do bash $$b || exit 1; done
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
