@@ -84,6 +84,8 @@ ckpt_arc_next(struct archive *a, struct archive_entry **ent, const char *name, s
 
 	if (r == ARCHIVE_EOF)
 		return 0;
+	if ((r == ARCHIVE_OK || r == ARCHIVE_WARN) && archive_entry_pathname(*ent) == NULL)
+		return ckpt_err_set(e, CKPT_ERR_INPUT, name, "unreadable archive: a member without a name");
 	if (r == ARCHIVE_OK || r == ARCHIVE_WARN)
 		return 1;
 	return ckpt_err_set(e, CKPT_ERR_INPUT, name, "unreadable archive: %s", archive_error_string(a));

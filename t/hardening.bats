@@ -23,3 +23,10 @@ REG=$T/fuzz/regress
 	cp "$REG/flinkmeta/opstate-no-offsets-qsort-null" _metadata
 	bad 2 'ckpt-inspect: _metadata: offset 73: invalid raw_operator state flag 28313088 (0 or 1 expected)' ckpt-inspect _metadata
 }
+
+@test "regress: a zip whose first member has no name (strcmp of NULL, UBSan)" {
+	cp "$REG/archive/unnamed-member.zip" z.zip
+	run ckpt-inspect z.zip
+	status_is 2
+	output_is "ckpt-inspect: z.zip: unreadable archive: a member without a name"
+}
