@@ -1,7 +1,7 @@
 #!/bin/sh
-# -seed=1: every run explores the same sequence of inputs, so what passed here passes in CI.
 # Run each fuzz target for FUZZ_SECONDS from its seed corpus (t/fuzz/corpus/<name>/ and
 # t/fuzz/regress/<name>/); fail on the first crash, leak or timeout, leaving the input in build/fuzz/artifacts/.
+# -seed=1: every run explores the same sequence of inputs, so what passed here passes in CI.
 secs=${FUZZ_SECONDS:-20}
 here=$(cd "$(dirname "$0")" && pwd)
 status=0
