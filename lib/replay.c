@@ -14,19 +14,31 @@
 struct vstate {
 	char *id;
 	uint32_t p;
-	uint64_t *seq;       /* per subtask: order of its finished event in the map, 0 = none */
-	uint32_t *attempt;
-	char **snap;         /* the finished event's "snapshots" text, or NULL */
-	uint32_t *snaplen;
 	size_t *inputs;      /* vertex indices */
 	struct ckpt_event_input *in; /* their distribution and partition (vertex unused) */
 	size_t ninputs;
+};
+
+/*
+ * A subtask some vertex_finished record named: only these take memory, so
+ * that a log claiming a huge parallelism costs what its records say, not
+ * what the parallelism would.
+ */
+struct rec {
+	uint64_t seq;        /* order of its finished event in the map, 0 = none (reset) */
+	size_t v;
+	uint32_t subtask, attempt;
+	char *snap;          /* the finished event's "snapshots" text, or NULL */
+	uint32_t snaplen;
 };
 
 struct rp {
 	struct vstate *v;
 	size_t nv, vcap;
 	size_t *hash, hcap;  /* open addressing: vertex index + 1, 0 when free */
+	struct rec *rec;
+	size_t nrec, reccap;
+	size_t *rhash, rhcap; /* open addressing over rec: index + 1, 0 when free */
 	uint64_t seq, nsubtasks;
 	struct ckpt_evreader *r;
 	struct ckpt_err *e;
@@ -35,8 +47,7 @@ struct rp {
 /* A finished event that survives the replay. */
 struct kept {
 	uint64_t seq;
-	size_t v;
-	uint32_t subtask;
+	size_t rec;
 };
 
 /* ---- vertices by id */
@@ -85,13 +96,6 @@ static void
 vstate_free(struct vstate *v)
 {
 	free(v->id);
-	free(v->seq);
-	free(v->attempt);
-	if (v->snap)
-		for (uint32_t i = 0; i < v->p; i++)
-			free(v->snap[i]);
-	free(v->snap);
-	free(v->snaplen);
 	free(v->inputs);
 	free(v->in);
 }
@@ -103,6 +107,10 @@ rp_free(struct rp *R)
 		vstate_free(&R->v[i]);
 	free(R->v);
 	free(R->hash);
+	for (size_t i = 0; i < R->nrec; i++)
+		free(R->rec[i].snap);
+	free(R->rec);
+	free(R->rhash);
 	ckpt_evreader_free(R->r);
 }
 
@@ -174,12 +182,6 @@ on_initialized(struct rp *R, const struct ckpt_event *ev)
 	v->p = ev->parallelism;
 	if ((v->id = ckpt_strdup(ev->vertex, R->e)) == NULL || init_inputs(R, v, ev) < 0)
 		return -1;
-	v->seq = ckpt_calloc(v->p, sizeof *v->seq, R->e);
-	v->attempt = ckpt_calloc(v->p, sizeof *v->attempt, R->e);
-	v->snap = ckpt_calloc(v->p, sizeof *v->snap, R->e);
-	v->snaplen = ckpt_calloc(v->p, sizeof *v->snaplen, R->e);
-	if (v->seq == NULL || v->attempt == NULL || v->snap == NULL || v->snaplen == NULL)
-		return -1;
 	R->nsubtasks += v->p;
 	if (2 * R->nv > R->hcap)
 		return rehash(R);
@@ -209,26 +211,101 @@ subtask_of(struct rp *R, const struct ckpt_event *ev, const char *id, uint32_t s
 	return &R->v[k];
 }
 
+/* ---- the records by (vertex, subtask) */
+
+static size_t
+rec_slot(const struct rp *R, size_t v, uint32_t subtask)
+{
+	uint64_t h = ((uint64_t)v << 32 | subtask) * UINT64_C(0x9e3779b97f4a7c15);
+
+	return (size_t)(h >> 32) & (R->rhcap - 1);
+}
+
+/* The record of subtask i of vertex v, or NULL. */
+static struct rec *
+rec_find(const struct rp *R, size_t v, uint32_t i)
+{
+	if (R->rhcap == 0)
+		return NULL;
+	for (size_t k = rec_slot(R, v, i);; k = (k + 1) & (R->rhcap - 1)) {
+		struct rec *x;
+
+		if (R->rhash[k] == 0)
+			return NULL;
+		x = &R->rec[R->rhash[k] - 1];
+		if (x->v == v && x->subtask == i)
+			return x;
+	}
+}
+
+static int
+rec_rehash(struct rp *R)
+{
+	size_t cap = R->rhcap ? R->rhcap * 2 : 256;
+	size_t *h = ckpt_calloc(cap, sizeof *h, R->e);
+
+	if (h == NULL)
+		return -1;
+	free(R->rhash);
+	R->rhash = h;
+	R->rhcap = cap;
+	for (size_t n = 0; n < R->nrec; n++) {
+		size_t k = rec_slot(R, R->rec[n].v, R->rec[n].subtask);
+
+		while (h[k])
+			k = (k + 1) & (cap - 1);
+		h[k] = n + 1;
+	}
+	return 0;
+}
+
+/* The record of subtask i of vertex v, made when missing; NULL on no memory. */
+static struct rec *
+rec_get(struct rp *R, size_t v, uint32_t i)
+{
+	struct rec *x = rec_find(R, v, i);
+	size_t k;
+
+	if (x != NULL)
+		return x;
+	if (R->nrec == R->reccap) {
+		size_t cap = R->reccap ? 2 * R->reccap : 256;
+
+		if ((x = ckpt_reallocarray(R->rec, cap, sizeof *x, R->e)) == NULL)
+			return NULL;
+		R->rec = x;
+		R->reccap = cap;
+	}
+	x = &R->rec[R->nrec++];
+	*x = (struct rec){0, v, i, 0, NULL, 0};
+	if (2 * R->nrec > R->rhcap)
+		return rec_rehash(R) < 0 ? NULL : x;
+	for (k = rec_slot(R, v, i); R->rhash[k]; k = (k + 1) & (R->rhcap - 1))
+		;
+	R->rhash[k] = R->nrec;
+	return x;
+}
+
 /* A LinkedHashMap put: a subtask already present keeps its place, a new one goes last. */
 static int
 on_finished(struct rp *R, const struct ckpt_event *ev)
 {
 	struct vstate *v = subtask_of(R, ev, ev->vertex, ev->subtask);
-	uint32_t i = ev->subtask;
+	struct rec *x;
 
-	if (v == NULL)
+	if (v == NULL || (x = rec_get(R, (size_t)(v - R->v), ev->subtask)) == NULL)
 		return -1;
-	if (v->seq[i] == 0)
-		v->seq[i] = ++R->seq;
-	v->attempt[i] = ev->attempt;
-	free(v->snap[i]);
-	v->snap[i] = NULL;
-	v->snaplen[i] = 0;
+	if (x->seq == 0)
+		x->seq = ++R->seq;
+	x->attempt = ev->attempt;
+	free(x->snap);
+	x->snap = NULL;
+	x->snaplen = 0;
 	if (ev->snapshots != NULL) {
-		if ((v->snap[i] = malloc(ev->snapshots_len)) == NULL)
+		if ((x->snap = malloc(ev->snapshots_len)) == NULL)
 			return ckpt_err_set(R->e, CKPT_ERR_NOMEM, "", "out of memory");
-		memcpy(v->snap[i], ev->snapshots, ev->snapshots_len);
-		v->snaplen[i] = (uint32_t)ev->snapshots_len;
+		memcpy(x->snap, ev->snapshots, ev->snapshots_len);
+		x->snaplen = (uint32_t)ev->snapshots_len;
 	}
 	return 0;
 }
@@ -238,13 +315,15 @@ on_reset(struct rp *R, const struct ckpt_event *ev)
 {
 	for (size_t k = 0; k < ev->ntasks; k++) {
 		struct vstate *v = subtask_of(R, ev, ev->tasks[k].vertex, ev->tasks[k].subtask);
-		uint32_t i = ev->tasks[k].subtask;
+		struct rec *x;
 
 		if (v == NULL)
 			return -1;
-		v->seq[i] = 0;
-		free(v->snap[i]);
-		v->snap[i] = NULL;
+		if ((x = rec_find(R, (size_t)(v - R->v), ev->tasks[k].subtask)) != NULL) {
+			x->seq = 0;
+			free(x->snap);
+			x->snap = NULL;
+		}
 	}
 	return 0;
 }
@@ -343,8 +422,8 @@ struct ctx {
 	struct ckpt_replay *out;
 	const struct ckpt_graph *g;
 	long *g2p;                 /* graph vertex -> plan vertex, or -1 */
-	struct ckpt_task_ref *refs; /* subtasks to reset next */
-	size_t nrefs;
+	struct ckpt_bits *failed;  /* per graph vertex: subtasks to reset next */
+	int pipelined;             /* some edge joins subtasks into larger regions */
 	struct ckpt_err *e;
 };
 
@@ -356,6 +435,18 @@ cmp_kept(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* The attempt numbers of the finished subtasks of plan vertex pv, allocated when first needed. */
+static int
+set_attempt(struct ctx *X, size_t pv, uint32_t i, uint32_t attempt)
+{
+	struct ckpt_replay_vertex *v = &X->out->v[pv];
+
+	if (v->attempt == NULL && (v->attempt = ckpt_calloc(v->parallelism, sizeof *v->attempt, X->e)) == NULL)
+		return -1;
+	v->attempt[i] = attempt;
+	return 0;
+}
+
 /*
  * The finished events left in map order, cut after the last one carrying
  * snapshots (coordinator and shuffle state are known only up to there).
@@ -365,25 +456,26 @@ restore_finished(struct ctx *X, struct kept **keptp, size_t *nkept)
 {
 	struct rp *R = X->R;
 	struct kept *k;
-	size_t n = 0, m = 0, last = 0;
+	size_t n = 0, last = 0;
 
-	for (size_t v = 0; v < R->nv; v++)
-		for (uint32_t i = 0; i < R->v[v].p; i++)
-			n += R->v[v].seq[i] != 0;
-	if ((k = ckpt_calloc(n ? n : 1, sizeof *k, X->e)) == NULL)
+	if ((k = ckpt_calloc(R->nrec ? R->nrec : 1, sizeof *k, X->e)) == NULL)
 		return -1;
-	for (size_t v = 0; v < R->nv; v++)
-		for (uint32_t i = 0; i < R->v[v].p; i++)
-			if (R->v[v].seq[i] != 0)
-				k[m++] = (struct kept){R->v[v].seq[i], v, i};
+	for (size_t i = 0; i < R->nrec; i++)
+		if (R->rec[i].seq != 0)
+			k[n++] = (struct kept){R->rec[i].seq, i};
 	qsort(k, n, sizeof *k, cmp_kept);
+	*keptp = k;
 	for (size_t i = 0; i < n; i++)
-		if (R->v[k[i].v].snap[k[i].subtask] != NULL)
+		if (R->rec[k[i].rec].snap != NULL)
 			last = i + 1;
 	X->out->dropped_tail_events = n - last;
-	for (size_t i = 0; i < last; i++)
-		ckpt_bits_set(&X->out->v[k[i].v].finished, k[i].subtask);
-	*keptp = k;
+	for (size_t i = 0; i < last; i++) {
+		const struct rec *x = &R->rec[k[i].rec];
+
+		ckpt_bits_set(&X->out->v[x->v].finished, x->subtask);
+		if (set_attempt(X, x->v, x->subtask, x->attempt) < 0)
+			return -1;
+	}
 	*nkept = last;
 	return 0;
 }
@@ -455,21 +547,22 @@ restore_snapshots(struct ctx *X, const struct kept *k, size_t n)
 	if (index == NULL || X->out->shuffle == NULL)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
-		const struct vstate *v = &X->R->v[k[i].v];
-		const char *s = v->snap[k[i].subtask], *op;
+		const struct rec *x = &X->R->rec[k[i].rec];
+		const struct vstate *v = &X->R->v[x->v];
+		const char *s = x->snap, *op;
 		json_t *j, *sh, *st;
 		json_error_t jerr;
 
 		if (s == NULL)
 			continue;
-		j = json_loadb(s, v->snaplen[k[i].subtask], JSON_REJECT_DUPLICATES, &jerr);
+		j = json_loadb(s, x->snaplen, JSON_REJECT_DUPLICATES, &jerr);
 		if (j == NULL) {
 			ckpt_err_set(X->e, CKPT_ERR_REFUSED, "", "snapshots of %s subtask %u: %s", v->id,
-				     k[i].subtask, jerr.text);
+				     x->subtask, jerr.text);
 			goto out;
 		}
 		json_object_foreach(json_object_get(j, "coordinators"), op, st)
-			if (restore_coordinator(X, index, op, st, k[i].v) < 0) {
+			if (restore_coordinator(X, index, op, st, x->v) < 0) {
 				json_decref(j);
 				goto out;
 			}
@@ -487,50 +580,299 @@ out:
 	return r;
 }
 
+/* Partitions a consumer can read again after it restarts (under region failover). */
+static int
+reconsumable(enum ckpt_partition p)
+{
+	return p == CKPT_BLOCKING || p == CKPT_HYBRID_FULL || p == CKPT_PIPELINED_APPROXIMATE;
+}
+
+/* Edges that join producer and consumer into one region. */
+static int
+joins(enum ckpt_partition p)
+{
+	return p == CKPT_PIPELINED || p == CKPT_PIPELINED_BOUNDED;
+}
+
+/* ckpt_failover_restart's bound on pointwise connections, kept by the walk that stands in for it. */
+static int
+check_connections(const struct ckpt_graph *g, struct ckpt_err *e)
+{
+	uint64_t conn = 0;
+
+	for (size_t k = 0; k < g->ne; k++)
+		if (g->e[k].distribution == CKPT_POINTWISE) {
+			uint32_t S = g->v[g->e[k].source].parallelism, T = g->v[g->e[k].target].parallelism;
+
+			conn += S > T ? S : T;
+		}
+	if (conn > (UINT64_C(1) << 28))
+		return ckpt_err_set(e, CKPT_ERR_INPUT, "", "more than %llu pointwise connections in the graph",
+				    (unsigned long long)(UINT64_C(1) << 28));
+	return 0;
+}
+
 static void
 add_ref(struct ctx *X, size_t gv, uint32_t i)
 {
-	X->refs[X->nrefs++] = (struct ckpt_task_ref){gv, i};
+	ckpt_bits_set(&X->failed[gv], i);
+}
+
+/* d |= s, or every bit of d when s is NULL; whether d changed. */
+static int
+bits_or(struct ckpt_bits *d, const struct ckpt_bits *s)
+{
+	size_t nw = (d->n + 63) / 64;
+	uint64_t changed = 0;
+
+	for (size_t k = 0; k < nw; k++) {
+		uint64_t w = s ? s->w[k] : ~UINT64_C(0);
+
+		if (s == NULL && k == nw - 1 && (d->n & 63))
+			w &= (UINT64_C(1) << (d->n & 63)) - 1;
+		changed |= w & ~d->w[k];
+		d->w[k] |= w;
+	}
+	return changed != 0;
+}
+
+/* d |= the complement of s (same size). */
+static void
+bits_or_not(struct ckpt_bits *d, const struct ckpt_bits *s)
+{
+	size_t nw = (d->n + 63) / 64;
+
+	for (size_t k = 0; k < nw; k++) {
+		uint64_t w = ~s->w[k];
+
+		if (k == nw - 1 && (d->n & 63))
+			w &= (UINT64_C(1) << (d->n & 63)) - 1;
+		d->w[k] |= w;
+	}
+}
+
+static int
+bits_empty(const struct ckpt_bits *b)
+{
+	return ckpt_bits_next(b, 0) >= b->n;
+}
+
+/* Take the restart sets out of the finished sets; an unrecovered vertex touched restarts whole. */
+static void
+apply_restart(struct ctx *X, const struct ckpt_bits *restart)
+{
+	for (size_t gv = 0; gv < X->g->nv; gv++) {
+		struct ckpt_replay_vertex *v = X->g2p[gv] < 0 ? NULL : &X->out->v[X->g2p[gv]];
+
+		if (v == NULL || restart[gv].w == NULL)
+			continue;
+		for (size_t w = 0; w < (v->finished.n + 63) / 64; w++)
+			v->finished.w[w] &= ~restart[gv].w[w];
+		if (v->unrecovered && !bits_empty(&restart[gv])) {
+			v->unrecovered = 0;
+			bits_or(&X->failed[gv], NULL);
+		}
+	}
+}
+
+/* Region failover from the failed sets through Flink's regions (ckpt_failover_restart), round by round. */
+static int
+reset_by_regions(struct ctx *X, const struct ckpt_bits *lost)
+{
+	const struct ckpt_graph *g = X->g;
+	struct ckpt_regions reg;
+	int r = 0;
+
+	if (ckpt_regions_compute(g, CKPT_FAILOVER_REGION, &reg, X->e) < 0)
+		return -1;
+	for (;;) {
+		struct ckpt_bits *restart = NULL;
+		struct ckpt_task_ref *refs;
+		size_t n = 0, m = 0;
+
+		for (size_t gv = 0; gv < g->nv; gv++)
+			n += ckpt_bits_count(&X->failed[gv]);
+		if (n == 0)
+			break;
+		refs = ckpt_calloc(n, sizeof *refs, X->e);
+		restart = ckpt_calloc(g->nv, sizeof *restart, X->e);
+		r = refs && restart ? 0 : -1;
+		for (size_t gv = 0; r == 0 && gv < g->nv; gv++) {
+			struct ckpt_bits *b = &X->failed[gv];
+
+			for (size_t i = ckpt_bits_next(b, 0); i < b->n; i = ckpt_bits_next(b, i + 1))
+				refs[m++] = (struct ckpt_task_ref){gv, (uint32_t)i};
+			memset(b->w, 0, (b->n + 63) / 64 * sizeof *b->w);
+		}
+		if (r == 0 && (r = ckpt_failover_restart_in(g, &reg, refs, n, lost, restart, NULL, X->e)) == 0)
+			apply_restart(X, restart);
+		for (size_t gv = 0; restart && r == 0 && gv < g->nv; gv++)
+			ckpt_bits_release(&restart[gv]);
+		free(restart);
+		free(refs);
+		if (r < 0)
+			break;
+	}
+	ckpt_regions_release(&reg);
+	return r;
+}
+
+/*
+ * Region failover when no edge joins subtasks (every partition blocking,
+ * hybrid or approximate: each subtask is a region of its own), over bit
+ * sets alone, so that memory stays a few bits per subtask: the same walk
+ * as ckpt_failover_restart, run to a fixed point vertex by vertex.
+ */
+struct walk {
+	struct ctx *X;
+	const struct ckpt_bits *lost;
+	struct ckpt_bits *restart, *done; /* per graph vertex */
+	unsigned char *dirty;             /* per graph vertex: restart has bits not yet followed */
+};
+
+static void
+walk_mark(struct walk *W, size_t gv, uint32_t i)
+{
+	if (!ckpt_bits_test(&W->restart[gv], i)) {
+		ckpt_bits_set(&W->restart[gv], i);
+		W->dirty[gv] = 1;
+	}
+}
+
+static void
+walk_or(struct walk *W, size_t gv, const struct ckpt_bits *s)
+{
+	if (bits_or(&W->restart[gv], s))
+		W->dirty[gv] = 1;
+}
+
+/* Subtask i of gv restarts: its pointwise consumers, and the pointwise producers it cannot read again. */
+static void
+walk_subtask(struct walk *W, size_t gv, uint32_t i)
+{
+	const struct ckpt_graph *g = W->X->g;
+	const struct ckpt_vertex *vx = &g->v[gv];
+	uint32_t lo, hi;
+
+	for (size_t k = 0; k < vx->nout; k++) {
+		const struct ckpt_edge *ed = &g->e[vx->out[k]];
+
+		if (ed->distribution != CKPT_POINTWISE)
+			continue;
+		ckpt_pointwise_outputs(vx->parallelism, g->v[ed->target].parallelism, i, &lo, &hi);
+		for (uint32_t j = lo; j < hi; j++)
+			walk_mark(W, ed->target, j);
+	}
+	for (size_t k = 0; k < vx->nin; k++) {
+		const struct ckpt_edge *ed = &g->e[vx->in[k]];
+		int avail = reconsumable(ed->partition);
+
+		if (ed->distribution != CKPT_POINTWISE)
+			continue;
+		ckpt_pointwise_inputs(g->v[ed->source].parallelism, vx->parallelism, i, &lo, &hi);
+		for (uint32_t j = lo; j < hi; j++)
+			if (!avail || (W->lost && ckpt_bits_test(&W->lost[ed->source], j)))
+				walk_mark(W, ed->source, j);
+	}
+}
+
+/* Follow what restarting gv's new subtasks restarts. */
+static void
+walk_vertex(struct walk *W, size_t gv)
+{
+	const struct ckpt_graph *g = W->X->g;
+	const struct ckpt_vertex *vx = &g->v[gv];
+	struct ckpt_bits *rs = &W->restart[gv], *dn = &W->done[gv];
+	long pv = W->X->g2p[gv];
+
+	W->dirty[gv] = 0;
+	if (pv >= 0 && W->X->out->v[pv].unrecovered) {
+		W->X->out->v[pv].unrecovered = 0;
+		bits_or(rs, NULL);
+	}
+	for (size_t k = 0; k < vx->nout; k++) {
+		const struct ckpt_edge *ed = &g->e[vx->out[k]];
+
+		if (ed->distribution == CKPT_ALL_TO_ALL)
+			walk_or(W, ed->target, NULL);
+	}
+	for (size_t k = 0; k < vx->nin; k++) {
+		const struct ckpt_edge *ed = &g->e[vx->in[k]];
+
+		if (ed->distribution != CKPT_ALL_TO_ALL)
+			continue;
+		if (!reconsumable(ed->partition))
+			walk_or(W, ed->source, NULL);
+		else if (W->lost != NULL)
+			walk_or(W, ed->source, &W->lost[ed->source]);
+	}
+	for (size_t k = 0; k < (rs->n + 63) / 64; k++) {
+		uint64_t w = rs->w[k] & ~dn->w[k];
+
+		dn->w[k] |= w;
+		for (; w; w &= w - 1)
+			walk_subtask(W, gv, (uint32_t)(k * 64 + (size_t)__builtin_ctzll(w)));
+	}
+}
+
+static int
+reset_by_walk(struct ctx *X, const struct ckpt_bits *lost)
+{
+	const struct ckpt_graph *g = X->g;
+	size_t nv = g->nv ? g->nv : 1;
+	struct walk W = {X, lost, ckpt_calloc(nv, sizeof *W.restart, X->e), ckpt_calloc(nv, sizeof *W.done, X->e),
+			 ckpt_calloc(nv, 1, X->e)};
+	int r = -1, more = 1;
+
+	if (W.restart == NULL || W.done == NULL || W.dirty == NULL)
+		goto out;
+	for (size_t gv = 0; gv < g->nv; gv++) {
+		if (ckpt_bits_init(&W.restart[gv], g->v[gv].parallelism, X->e) < 0 ||
+		    ckpt_bits_init(&W.done[gv], g->v[gv].parallelism, X->e) < 0)
+			goto out;
+		walk_or(&W, gv, &X->failed[gv]);
+		memset(X->failed[gv].w, 0, (X->failed[gv].n + 63) / 64 * sizeof *X->failed[gv].w);
+	}
+	while (more) {
+		more = 0;
+		for (size_t gv = 0; gv < g->nv; gv++)
+			if (W.dirty[gv]) {
+				walk_vertex(&W, gv);
+				more = 1;
+			}
+	}
+	apply_restart(X, W.restart);
+	r = 0;
+out:
+	for (size_t gv = 0; gv < g->nv; gv++) {
+		if (W.restart)
+			ckpt_bits_release(&W.restart[gv]);
+		if (W.done)
+			ckpt_bits_release(&W.done[gv]);
+	}
+	free(W.restart);
+	free(W.done);
+	free(W.dirty);
+	return r;
 }
 
 /*
  * Flink's resetVerticesInRecovering: region failover from the subtasks in
- * X->refs; a fully finished vertex whose coordinator cannot snapshot in
+ * X->failed; a fully finished vertex whose coordinator cannot snapshot in
  * batch mode restarts whole the first time a restart touches it.
  */
 static int
 reset_in_recovering(struct ctx *X, const struct ckpt_bits *lost)
 {
-	const struct ckpt_graph *g = X->g;
+	int any = 0;
 
-	while (X->nrefs > 0) {
-		struct ckpt_bits *restart = ckpt_calloc(g->nv ? g->nv : 1, sizeof *restart, X->e);
-		int r;
-
-		if (restart == NULL)
-			return -1;
-		r = ckpt_failover_restart(g, CKPT_FAILOVER_REGION, X->refs, X->nrefs, lost, restart, X->e);
-		X->nrefs = 0;
-		for (size_t gv = 0; r == 0 && gv < g->nv; gv++) {
-			struct ckpt_replay_vertex *v = X->g2p[gv] < 0 ? NULL : &X->out->v[X->g2p[gv]];
-
-			if (v == NULL || restart[gv].w == NULL)
-				continue;
-			for (size_t w = 0; w < (v->finished.n + 63) / 64; w++)
-				v->finished.w[w] &= ~restart[gv].w[w];
-			if (v->unrecovered && ckpt_bits_next(&restart[gv], 0) < restart[gv].n) {
-				v->unrecovered = 0;
-				for (uint32_t i = 0; i < v->parallelism; i++)
-					add_ref(X, gv, i);
-			}
-		}
-		for (size_t gv = 0; gv < g->nv; gv++)
-			ckpt_bits_release(&restart[gv]);
-		free(restart);
-		if (r < 0)
-			return -1;
-	}
-	return 0;
+	for (size_t gv = 0; gv < X->g->nv && !any; gv++)
+		any = !bits_empty(&X->failed[gv]);
+	if (!any)
+		return 0;
+	if (check_connections(X->g, X->e) < 0)
+		return -1;
+	return X->pipelined ? reset_by_regions(X, lost) : reset_by_walk(X, lost);
 }
 
 /* Flink's determineVerticesForResetAfterRestoreOpCoordinator (every vertex counts as holding a coordinator). */
@@ -541,27 +883,17 @@ coordinator_resets(struct ctx *X)
 		struct ckpt_replay_vertex *v = &X->out->v[pv];
 		size_t done = ckpt_bits_count(&v->finished);
 
-		if (X->g->v[v->graph_index].batch_snapshot) {
-			for (uint32_t i = 0; i < v->parallelism; i++)
-				if (!ckpt_bits_test(&v->finished, i))
-					add_ref(X, v->graph_index, i);
-		} else if (done == v->parallelism) {
+		if (X->g->v[v->graph_index].batch_snapshot)
+			bits_or_not(&X->failed[v->graph_index], &v->finished);
+		else if (done == v->parallelism)
 			v->unrecovered = 1;
-		} else {
-			for (uint32_t i = 0; i < v->parallelism; i++)
-				add_ref(X, v->graph_index, i);
-		}
+		else
+			bits_or(&X->failed[v->graph_index], NULL);
 	}
 	return reset_in_recovering(X, NULL);
 }
 
 /* ---- lost partitions */
-
-static int
-reconsumable(enum ckpt_partition p)
-{
-	return p == CKPT_BLOCKING || p == CKPT_HYBRID_FULL || p == CKPT_PIPELINED_APPROXIMATE;
-}
 
 /* Flink's RESERVE: some consumer of subtask i's partition over edge ed is not finished (or not initialized). */
 static int
@@ -617,7 +949,7 @@ parse_available(struct ctx *X, const struct ckpt_jdoc *doc, struct ckpt_bits *li
 	return 0;
 }
 
-/* Classify subtask i of plan vertex pv: sets its lost bit, and lists it when a partition it must keep is missing. */
+/* Classify finished subtask i of plan vertex pv: sets its lost bit, and lists it when a partition it must keep is missing. */
 static int
 classify(struct ctx *X, size_t pv, uint32_t i, const struct ckpt_bits *listed, const unsigned char *full,
 	 struct ckpt_bits *lost)
@@ -626,10 +958,6 @@ classify(struct ctx *X, size_t pv, uint32_t i, const struct ckpt_bits *listed, c
 	const struct ckpt_vertex *gv = &X->g->v[v->graph_index];
 	int missing = 0, untracked = 0;
 
-	if (!ckpt_bits_test(&v->finished, i)) {
-		ckpt_bits_set(lost, i);
-		return 0;
-	}
 	for (size_t k = 0; k < gv->nout; k++) {
 		const struct ckpt_edge *ed = &X->g->e[gv->out[k]];
 		int reserve = reserved(X, ed, i, full);
@@ -686,10 +1014,15 @@ partition_resets(struct ctx *X, const struct ckpt_jdoc *available)
 	}
 	for (size_t pv = 0; pv < X->out->nv; pv++)
 		full[pv] = ckpt_bits_count(&X->out->v[pv].finished) == X->out->v[pv].parallelism;
-	for (size_t pv = 0; pv < X->out->nv; pv++)
-		for (uint32_t i = 0; i < X->out->v[pv].parallelism; i++)
-			if (classify(X, pv, i, listed, full, &lost[X->out->v[pv].graph_index]) < 0)
+	for (size_t pv = 0; pv < X->out->nv; pv++) {
+		const struct ckpt_bits *fin = &X->out->v[pv].finished;
+		struct ckpt_bits *l = &lost[X->out->v[pv].graph_index];
+
+		bits_or_not(l, fin); /* what did not finish has nothing to keep */
+		for (size_t i = ckpt_bits_next(fin, 0); i < fin->n; i = ckpt_bits_next(fin, i + 1))
+			if (classify(X, pv, (uint32_t)i, listed, full, l) < 0)
 				goto out;
+	}
 	r = reset_in_recovering(X, lost);
 out:
 	for (size_t gv = 0; gv < g->nv; gv++) {
@@ -706,6 +1039,16 @@ out:
 
 /* ---- the plan */
 
+/* Does an input edge of graph vertex gv join it with its producer into one region? */
+static int
+joins_any(const struct ckpt_graph *g, size_t gv)
+{
+	for (size_t k = 0; k < g->v[gv].nin; k++)
+		if (joins(g->e[g->v[gv].in[k]].partition))
+			return 1;
+	return 0;
+}
+
 static int
 plan_vertices(struct ctx *X)
 {
@@ -716,18 +1059,20 @@ plan_vertices(struct ctx *X)
 		return -1;
 	if ((X->g2p = ckpt_calloc(X->g->nv ? X->g->nv : 1, sizeof *X->g2p, X->e)) == NULL)
 		return -1;
-	if ((X->refs = ckpt_calloc(X->g->nsubtasks ? X->g->nsubtasks : 1, sizeof *X->refs, X->e)) == NULL)
+	if ((X->failed = ckpt_calloc(X->g->nv ? X->g->nv : 1, sizeof *X->failed, X->e)) == NULL)
 		return -1;
-	for (size_t gv = 0; gv < X->g->nv; gv++)
+	for (size_t gv = 0; gv < X->g->nv; gv++) {
 		X->g2p[gv] = -1;
+		X->pipelined |= X->g->v[gv].nin > 0 && joins_any(X->g, gv);
+		if (ckpt_bits_init(&X->failed[gv], X->g->v[gv].parallelism, X->e) < 0)
+			return -1;
+	}
 	for (size_t pv = 0; pv < R->nv; pv++) {
 		struct ckpt_replay_vertex *v = &out->v[pv];
 
 		out->nv++;
 		v->id = R->v[pv].id;
 		R->v[pv].id = NULL;
-		v->attempt = R->v[pv].attempt;
-		R->v[pv].attempt = NULL;
 		v->parallelism = R->v[pv].p;
 		v->graph_index = (size_t)ckpt_graph_find(X->g, v->id);
 		X->g2p[v->graph_index] = (long)pv;
@@ -785,7 +1130,9 @@ unname:
 out:
 	free(kept);
 	free(X.g2p);
-	free(X.refs);
+	for (size_t gv = 0; X.failed && gv < X.g->nv; gv++)
+		ckpt_bits_release(&X.failed[gv]);
+	free(X.failed);
 	rp_free(&R);
 	if (r < 0)
 		ckpt_replay_release(out);
