@@ -765,7 +765,7 @@ struct ckpt_replay_vertex {
 	size_t graph_index;       /* index in ckpt_replay.graph */
 	uint32_t parallelism;     /* decided parallelism, from the log */
 	struct ckpt_bits finished; /* restored as FINISHED; the others are reset */
-	uint32_t *attempt;        /* attempt number of each finished subtask */
+	uint32_t *attempt;        /* attempt number of each finished subtask; NULL when none finished */
 	int unrecovered;          /* fully finished with a coordinator that cannot snapshot in batch:
 				     a later restart of any subtask restarts all */
 };

@@ -226,3 +226,19 @@ state1() { # a state document with one operator with the given members
 	status_is 2
 	output_is 'ckpt-inspect: s.json:1:191: operator "a": subtask 0: input 0: gate 4294967296 out of range (0 to 4294967295)'
 }
+
+@test "limits: a log of a few hundred bytes claiming parallelism 2^24 in three vertices replays in small memory" {
+	# a keeps the one subtask that finished, b restarts whole, c stands alone and keeps its last subtask
+	{
+		echo '{"type":"vertex_initialized","payload":{"vertex":"a","parallelism":16777216}}'
+		echo '{"type":"vertex_initialized","payload":{"vertex":"b","parallelism":16777216,"inputs":[{"vertex":"a","distribution":"pointwise"}]}}'
+		echo '{"type":"vertex_initialized","payload":{"vertex":"c","parallelism":16777216}}'
+		echo '{"type":"vertex_finished","payload":{"vertex":"a","subtask":5,"attempt":2,"snapshots":{"coordinators":{"x":"s"}}}}'
+		echo '{"type":"vertex_finished","payload":{"vertex":"c","subtask":16777215,"attempt":0,"snapshots":{"shuffle":{"incremental":false,"state":"p"}}}}'
+	} > e.ndjson
+	ckpt-replay -w L < e.ndjson
+	[ "$(wc -c < L/events.0)" -lt 600 ]
+	run_lowmem ckpt-replay L
+	status_is 0
+	output_is '{"vertices":[{"vertex":"a","parallelism":16777216,"finished":"5","reset":"0-4,6-16777215"},{"vertex":"b","parallelism":16777216,"finished":"","reset":"0-16777215"},{"vertex":"c","parallelism":16777216,"finished":"16777215","reset":"0-16777214"}],"coordinators":{"x":{"state":"s","subtask_reset":"0-4,6-16777215"}},"shuffle":[{"incremental":false,"state":"p"}],"lost_partitions":[],"log":{"segments":1,"records":5,"torn_bytes":0,"dropped_tail_events":0}}'
+}
