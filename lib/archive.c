@@ -50,6 +50,25 @@ ckpt_archive_kind_name(enum ckpt_archive_kind kind)
 
 /* ---- reading through libarchive */
 
+/*
+ * libarchive's message in our style: first letter lowercase unless it starts
+ * a word in capitals ("ZIP ..."), no final period or new line.
+ */
+static const char *
+arc_msg(struct archive *a, char *buf, size_t size)
+{
+	const char *m = archive_error_string(a);
+	size_t n;
+
+	snprintf(buf, size, "%s", m && *m ? m : "unknown error");
+	if (buf[0] >= 'A' && buf[0] <= 'Z' && !(buf[1] >= 'A' && buf[1] <= 'Z'))
+		buf[0] = (char)(buf[0] - 'A' + 'a');
+	n = strlen(buf);
+	while (n > 0 && (buf[n - 1] == '.' || buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		buf[--n] = '\0';
+	return buf;
+}
+
 /* A reader over fd from its start: tar or zip, plain or compressed. */
 struct archive *
 ckpt_arc_open_read(int fd, const char *name, struct ckpt_err *e)
@@ -69,7 +88,9 @@ ckpt_arc_open_read(int fd, const char *name, struct ckpt_err *e)
 		return NULL;
 	}
 	if (archive_read_open_fd(a, fd, BLOCK) != ARCHIVE_OK) {
-		ckpt_err_set(e, CKPT_ERR_INPUT, name, "not a snapshot: %s", archive_error_string(a));
+		char m[256];
+
+		ckpt_err_set(e, CKPT_ERR_INPUT, name, "not a snapshot: %s", arc_msg(a, m, sizeof m));
 		archive_read_free(a);
 		return NULL;
 	}
@@ -81,6 +102,7 @@ int
 ckpt_arc_next(struct archive *a, struct archive_entry **ent, const char *name, struct ckpt_err *e)
 {
 	int r = archive_read_next_header(a, ent);
+	char m[256];
 
 	if (r == ARCHIVE_EOF)
 		return 0;
@@ -88,7 +110,7 @@ ckpt_arc_next(struct archive *a, struct archive_entry **ent, const char *name, s
 		return ckpt_err_set(e, CKPT_ERR_INPUT, name, "unreadable archive: a member without a name");
 	if (r == ARCHIVE_OK || r == ARCHIVE_WARN)
 		return 1;
-	return ckpt_err_set(e, CKPT_ERR_INPUT, name, "unreadable archive: %s", archive_error_string(a));
+	return ckpt_err_set(e, CKPT_ERR_INPUT, name, "unreadable archive: %s", arc_msg(a, m, sizeof m));
 }
 
 /*
@@ -109,9 +131,12 @@ ckpt_arc_stream(struct archive *a, int (*fn)(void *arg, const void *p, size_t n,
 
 		if (r == ARCHIVE_EOF)
 			return total;
-		if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
+		if (r != ARCHIVE_OK && r != ARCHIVE_WARN) {
+			char m[256];
+
 			return ckpt_err_set(e, CKPT_ERR_REFUSED, where, "unreadable member: %s",
-					    archive_error_string(a));
+					    arc_msg(a, m, sizeof m));
+		}
 		if (off != total)
 			return ckpt_err_set(e, CKPT_ERR_REFUSED, where, "sparse member");
 		if (n && fn(arg, p, n, off) < 0)

@@ -191,13 +191,13 @@ archive() {
 
 @test "catalogue: ckpt-inspect: a text file that is no archive" {
 	printf 'hello' > junk
-	bad 2 'ckpt-inspect: junk: not a snapshot: Unrecognized archive format' ckpt-inspect junk
+	bad 2 'ckpt-inspect: junk: not a snapshot: unrecognized archive format' ckpt-inspect junk
 }
 
 @test "catalogue: ckpt-inspect: a tar cut short" {
 	archive tar
 	head -c 2000 good.tar > cut.tar
-	bad 2 'ckpt-inspect: cut.tar: unreadable archive: Truncated tar archive' ckpt-inspect -a cut.tar
+	bad 2 'ckpt-inspect: cut.tar: unreadable archive: truncated tar archive' ckpt-inspect -a cut.tar
 }
 
 @test "catalogue: ckpt-inspect: a tar.gz cut short" {
@@ -209,7 +209,7 @@ archive() {
 @test "catalogue: ckpt-inspect: a zip cut short" {
 	archive zip
 	head -c 400 good.zip > cut.zip
-	bad 2 'ckpt-inspect: cut.zip: unreadable archive: Truncated ZIP file header' ckpt-inspect -a cut.zip
+	bad 2 'ckpt-inspect: cut.zip: unreadable archive: truncated ZIP file header' ckpt-inspect -a cut.zip
 	# cut inside the manifest's compressed bytes: damage found in a member (exit 1)
 	head -c 200 good.zip > cut.zip
 	bad 1 'ckpt-inspect: cut.zip: unreadable member: ZIP decompression failed (-5)' ckpt-inspect -a cut.zip

@@ -50,7 +50,7 @@ load helper
 	echo garbage > g.bin
 	run ckpt-inspect g.bin
 	status_is 2
-	output_is 'ckpt-inspect: g.bin: not a snapshot: Unrecognized archive format'
+	output_is 'ckpt-inspect: g.bin: not a snapshot: unrecognized archive format'
 }
 
 @test "inspect: Flink handles and facts survive every form; the summary lists handles and state files" {
