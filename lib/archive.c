@@ -145,6 +145,17 @@ ckpt_arc_stream(struct archive *a, int (*fn)(void *arg, const void *p, size_t n,
 	}
 }
 
+/* Skip the current member's data (a seek in a plain tar); -1 with e set as ckpt_arc_stream sets it. */
+int
+ckpt_arc_skip(struct archive *a, const char *where, struct ckpt_err *e)
+{
+	char m[256];
+
+	if (archive_read_data_skip(a) == ARCHIVE_OK)
+		return 0;
+	return ckpt_err_set(e, CKPT_ERR_REFUSED, where, "unreadable member: %s", arc_msg(a, m, sizeof m));
+}
+
 /* ---- writing */
 
 struct wmember {

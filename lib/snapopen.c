@@ -261,6 +261,138 @@ ckpt_subtask_load(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt
 	return b->load(s, op, st, e);
 }
 
+/* ---- the members present, for the summary */
+
+static int
+by_member_name(const void *a, const void *b)
+{
+	return strcmp((*(struct ckpt_snap_member *const *)a)->name, (*(struct ckpt_snap_member *const *)b)->name);
+}
+
+/* The member called name, by binary search in idx (sorted by name). */
+static struct ckpt_snap_member *
+member_named(struct ckpt_snap_member **idx, size_t n, const char *name)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(idx[mid]->name, name);
+
+		if (c == 0)
+			return idx[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* A member's size as found (header or file) against the manifest: -c's words. */
+static int
+member_size(const struct ckpt_snap_member *m, uint64_t got, const char *where, struct ckpt_err *e)
+{
+	if (got < m->size)
+		return ckpt_err_set(e, CKPT_ERR_REFUSED, where, "truncated member: %llu of %llu bytes",
+				    (unsigned long long)got, (unsigned long long)m->size);
+	if (got > m->size)
+		return ckpt_err_set(e, CKPT_ERR_REFUSED, where, "size mismatch: %llu bytes, manifest says %llu",
+				    (unsigned long long)got, (unsigned long long)m->size);
+	return 0;
+}
+
+static int
+dir_members(struct arch_backing *b, struct ckpt_err *e)
+{
+	for (size_t i = 0; i < b->nmembers; i++) {
+		char p[4096], where[4096];
+		struct stat sb;
+
+		snprintf(p, sizeof p, "%s/%s", b->dir, b->members[i].name);
+		snprintf(where, sizeof where, "%s:%s", b->name, b->members[i].name);
+		if (stat(p, &sb) != 0)
+			return errno == ENOENT ? ckpt_err_set(e, CKPT_ERR_REFUSED, where, "missing member")
+					       : ckpt_err_sys(e, where, "cannot open");
+		if (member_size(&b->members[i], (uint64_t)sb.st_size, where, e) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Walk the member headers (a tar's data is skipped by seeking), comparing names and sizes. */
+static int
+walk_members(struct arch_backing *b, struct ckpt_snap_member **idx, unsigned char *found, struct ckpt_err *e)
+{
+	struct archive *a = ckpt_arc_open_read(b->fd, b->name, e);
+	struct archive_entry *ent;
+	char where[4096];
+	int r = -1, n;
+
+	if (a == NULL)
+		return -1;
+	while ((n = ckpt_arc_next(a, &ent, b->name, e)) > 0) {
+		const char *name = archive_entry_pathname(ent);
+		struct ckpt_snap_member *m = member_named(idx, b->nmembers, name);
+
+		snprintf(where, sizeof where, "%s:%s", b->name, name);
+		if (m == NULL)
+			continue; /* the manifest, or an extra member: -c reports those */
+		found[m - b->members] = 1;
+		if (archive_entry_size_is_set(ent) && member_size(m, (uint64_t)archive_entry_size(ent), where, e) < 0)
+			goto out;
+		if (ckpt_arc_skip(a, where, e) < 0) {
+			/* -c's words */
+			if (strstr(e->text, "runcated") != NULL || strstr(e->text, "premature") != NULL)
+				ckpt_err_set(e, CKPT_ERR_REFUSED, where, "truncated member: the archive ends inside it");
+			else
+				ckpt_err_prefix(e, "damaged member");
+			goto out;
+		}
+	}
+	r = n;
+out:
+	ckpt_arc_close(a);
+	return r;
+}
+
+int
+ckpt_snap_members_check(struct ckpt_snapshot *s, struct ckpt_err *e)
+{
+	struct arch_backing *b = s->backing;
+	struct ckpt_snap_member **idx;
+	unsigned char *found;
+	int r;
+
+	if (b == NULL || b->base.load != arch_load)
+		return 0;
+	if (b->dir != NULL)
+		return dir_members(b, e);
+	found = ckpt_calloc(b->nmembers ? b->nmembers : 1, 1, e);
+	idx = ckpt_calloc(b->nmembers ? b->nmembers : 1, sizeof *idx, e);
+	if (found == NULL || idx == NULL) {
+		free(found);
+		free(idx);
+		return -1;
+	}
+	for (size_t i = 0; i < b->nmembers; i++)
+		idx[i] = &b->members[i];
+	qsort(idx, b->nmembers, sizeof *idx, by_member_name);
+	ckpt_arc_close(b->a); /* the walk moves the file offset under it */
+	b->a = NULL;
+	r = walk_members(b, idx, found, e);
+	for (size_t i = 0; r == 0 && i < b->nmembers; i++)
+		if (!found[i]) {
+			char where[4096];
+
+			snprintf(where, sizeof where, "%s:%s", b->name, b->members[i].name);
+			r = ckpt_err_set(e, CKPT_ERR_REFUSED, where, "missing member");
+		}
+	free(found);
+	free(idx);
+	return r;
+}
+
 /* ---- opening */
 
 /* Read the manifest, the current member of a; NULL with e set. */

@@ -38,6 +38,9 @@ json_t *ckpt_snap_operator_head(const struct ckpt_operator *op);
 /* The handles of a subtask as JSON. */
 json_t *ckpt_snap_handles_json(const struct ckpt_subtask *st);
 void ckpt_snap_members_free(struct ckpt_snap_member *m, size_t n);
+/* For the summary: every member the manifest lists is there, whole, by its header or file size
+ * (a tar's data is skipped by seeking; a tar.gz is decompressed).  0 for other snapshots. */
+int ckpt_snap_members_check(struct ckpt_snapshot *s, struct ckpt_err *e);
 
 /* The state file of one subtask (ckpt-archive(5)): encoder and decoder. */
 #define SNAP_MAGIC "ckptsub1"
@@ -65,6 +68,8 @@ int ckpt_arc_next(struct archive *a, struct archive_entry **ent, const char *nam
 /* Feed the current member's data to fn block by block; the byte count, or -1. */
 int64_t ckpt_arc_stream(struct archive *a, int (*fn)(void *arg, const void *p, size_t n, int64_t off),
 		   void *arg, const char *where, struct ckpt_err *e);
+/* Skip the current member's data; -1 with e set like ckpt_arc_stream. */
+int ckpt_arc_skip(struct archive *a, const char *where, struct ckpt_err *e);
 void ckpt_arc_close(struct archive *a);
 
 #endif

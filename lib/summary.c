@@ -178,6 +178,12 @@ ckpt_snapshot_summary(struct ckpt_snapshot *s, const char *file, struct ckpt_err
 
 	if (o == NULL || ops == NULL || t.files == NULL)
 		goto fail;
+	if (ckpt_snap_members_check(s, e) < 0) {
+		json_decref(o);
+		json_decref(ops);
+		json_decref(t.files);
+		return NULL;
+	}
 	if (s->flink && json_object_set(o, "flink", s->flink) < 0)
 		goto fail;
 	for (size_t i = 0; i < s->nops; i++)
