@@ -69,6 +69,21 @@ arc_msg(struct archive *a, char *buf, size_t size)
 	return buf;
 }
 
+/*
+ * The read block for fd: BLOCK, or a small file's size rounded up to 4 KiB,
+ * so that opening a small archive (as the fuzzer and most tests do, several
+ * times each) does not cost a megabyte buffer each time.
+ */
+static size_t
+read_block(int fd)
+{
+	struct stat sb;
+
+	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && (uint64_t)sb.st_size < BLOCK)
+		return ((size_t)sb.st_size + 4095) / 4096 * 4096 + 4096;
+	return BLOCK;
+}
+
 /* A reader over fd from its start: tar or zip, plain or compressed. */
 struct archive *
 ckpt_arc_open_read(int fd, const char *name, struct ckpt_err *e)
@@ -87,7 +102,7 @@ ckpt_arc_open_read(int fd, const char *name, struct ckpt_err *e)
 		archive_read_free(a);
 		return NULL;
 	}
-	if (archive_read_open_fd(a, fd, BLOCK) != ARCHIVE_OK) {
+	if (archive_read_open_fd(a, fd, read_block(fd)) != ARCHIVE_OK) {
 		char m[256];
 
 		ckpt_err_set(e, CKPT_ERR_INPUT, name, "not a snapshot: %s", arc_msg(a, m, sizeof m));

@@ -643,6 +643,8 @@ close_segment(struct ckpt_evreader *r)
 static int
 fill(struct ckpt_evreader *r, size_t n, struct ckpt_err *e)
 {
+	size_t want;
+
 	if (r->hi - r->lo >= n)
 		return 0;
 	if (r->lo > 0) {
@@ -651,8 +653,10 @@ fill(struct ckpt_evreader *r, size_t n, struct ckpt_err *e)
 		r->hi -= r->lo;
 		r->lo = 0;
 	}
-	if (n > r->cap || r->cap < READ_CHUNK) {
-		size_t nc = n > READ_CHUNK ? n : READ_CHUNK;
+	/* READ_CHUNK at a time, but no more than the segment holds: a small log needs no megabyte */
+	want = r->size - r->off < READ_CHUNK ? (size_t)((r->size - r->off + 4095) / 4096 * 4096) : READ_CHUNK;
+	if (n > r->cap || r->cap < want) {
+		size_t nc = n > want ? n : want;
 		unsigned char *t = ckpt_reallocarray(r->buf, nc, 1, e);
 
 		if (t == NULL)
