@@ -172,18 +172,9 @@ main(int argc, char **argv)
 	if (o.uids == NULL)
 		return 2;
 	while ((c = getopt(argc, argv, ":hVpacd:u:")) != -1) {
+		if (cli_common_option(c, usage))
+			continue;
 		switch (c) {
-		case 'h':
-			usage();
-			free(o.uids);
-			return cli_finish(0);
-		case 'V':
-			cli_version();
-			free(o.uids);
-			return cli_finish(0);
-		case 'p':
-			cli_pretty = 1;
-			break;
 		case 'a':
 			set_mode(&o, ALL);
 			break;

@@ -215,16 +215,9 @@ main(int argc, char **argv)
 
 	cli_init("ckpt-merge");
 	while ((c = getopt(argc, argv, ":hVpP:g:no:")) != -1) {
+		if (cli_common_option(c, usage))
+			continue;
 		switch (c) {
-		case 'h':
-			usage();
-			return cli_finish(0);
-		case 'V':
-			cli_version();
-			return cli_finish(0);
-		case 'p':
-			cli_pretty = 1;
-			break;
 		case 'P':
 			parse_par(&o, optarg);
 			break;

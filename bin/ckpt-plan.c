@@ -452,10 +452,9 @@ main(int argc, char **argv)
 
 	cli_init("ckpt-plan");
 	while ((c = getopt_long(argc, argv, ":hVpgNA:f:s:l:rD", longopts, NULL)) != -1) {
+		if (cli_common_option(c, usage))
+			continue;
 		switch (c) {
-		case 'h': usage(); return cli_finish(0);
-		case 'V': cli_version(); return cli_finish(0);
-		case 'p': cli_pretty = 1; break;
 		case 'g': set_mode(&o, MODE_GRAPH); break;
 		case 'N': o.no_finished = 1; break;
 		case 'A': parse_algo(&o, optarg); break;

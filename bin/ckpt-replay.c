@@ -217,16 +217,9 @@ main(int argc, char **argv)
 
 	cli_init("ckpt-replay");
 	while ((c = getopt(argc, argv, ":hVpg:a:ewR:")) != -1) {
+		if (cli_common_option(c, usage))
+			continue;
 		switch (c) {
-		case 'h':
-			usage();
-			return cli_finish(0);
-		case 'V':
-			cli_version();
-			return cli_finish(0);
-		case 'p':
-			cli_pretty = 1;
-			break;
 		case 'g':
 			o.graph = optarg;
 			break;

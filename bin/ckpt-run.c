@@ -58,16 +58,9 @@ main(int argc, char **argv)
 	cli_init("ckpt-run");
 	cli_pretty = 0;
 	while ((c = getopt(argc, argv, ":hVpaDr:d:o:s:n:L:R:B:K:")) != -1) {
+		if (cli_common_option(c, usage))
+			continue;
 		switch (c) {
-		case 'h':
-			usage();
-			return cli_finish(0);
-		case 'V':
-			cli_version();
-			return cli_finish(0);
-		case 'p':
-			cli_pretty = 1;
-			break;
 		case 'D':
 			o.drain = 1;
 			break;

@@ -74,6 +74,24 @@ cli_version(void)
 }
 
 int
+cli_common_option(int c, void (*usage)(void))
+{
+	switch (c) {
+	case 'h':
+		usage();
+		exit(cli_finish(0));
+	case 'V':
+		cli_version();
+		exit(cli_finish(0));
+	case 'p':
+		cli_pretty = 1;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+int
 cli_print_json(const json_t *v)
 {
 	int pretty = cli_pretty >= 0 ? cli_pretty : isatty(STDOUT_FILENO);

@@ -18,6 +18,11 @@ _Noreturn void cli_usage_fail(const char *fmt, ...) __attribute__((format(printf
 _Noreturn void cli_bad_option(int c, char **argv);
 /* "prog VERSION" on stdout. */
 void cli_version(void);
+/*
+ * The options every program takes, for its getopt loop: -h (usage) and -V
+ * (version) print and exit 0, -p sets cli_pretty.  1 when c was one of them.
+ */
+int cli_common_option(int c, void (*usage)(void));
 /* Print a JSON value as the user asked (-p or the terminal decides); 0 or -1 on write error. */
 int cli_print_json(const json_t *v);
 /* Flush and close stdout; a write error is reported and turns status into 2. */
