@@ -42,6 +42,21 @@ ptr_idx(char *out, const char *base, size_t i)
 	snprintf(out, PTRLEN, "%s/%zu", base, i);
 }
 
+/* Element i of the array at base: its pointer p and its name w in messages ("what: label i"). */
+static void
+elem_place(char *p, char *w, const char *base, const char *what, const char *label, size_t i)
+{
+	ptr_idx(p, base, i);
+	snprintf(w, PTRLEN, "%s: %s %zu", what, label, i);
+}
+
+/* Zeroed room for one element of size per member of arr (at least one). */
+static void *
+alloc_elems(struct ldr *L, const json_t *arr, size_t size)
+{
+	return ckpt_calloc(json_array_size(arr) ? json_array_size(arr) : 1, size, L->e);
+}
+
 static int
 check_keys(struct ldr *L, const json_t *obj, const char *ptr, const char *what,
 	   const char *const *allowed)
@@ -207,14 +222,12 @@ load_list_entries(struct ldr *L, struct ckpt_opstate *os, const json_t *arr, con
 	size_t i;
 	json_t *v;
 
-	os->entries = ckpt_calloc(json_array_size(arr) ? json_array_size(arr) : 1, sizeof *os->entries, L->e);
-	if (os->entries == NULL)
+	if ((os->entries = alloc_elems(L, arr, sizeof *os->entries)) == NULL)
 		return -1;
 	json_array_foreach(arr, i, v) {
 		char p[PTRLEN], w[PTRLEN];
 
-		ptr_idx(p, ptr, i);
-		snprintf(w, sizeof w, "%s: entry %zu", what, i);
+		elem_place(p, w, ptr, what, "entry", i);
 		if (get_entry(L, v, p, w, &os->entries[i]) < 0)
 			return -1;
 		os->n++;
@@ -439,15 +452,13 @@ load_keyed(struct ldr *L, struct ckpt_subtask *st, const json_t *obj, uint32_t m
 		return -1;
 	if (arr == NULL)
 		return 0;
-	st->kv = ckpt_calloc(json_array_size(arr) ? json_array_size(arr) : 1, sizeof *st->kv, L->e);
-	if (st->kv == NULL)
+	if ((st->kv = alloc_elems(L, arr, sizeof *st->kv)) == NULL)
 		return -1;
 	ptr_key(p, ptr, "entries");
 	json_array_foreach(arr, i, v) {
 		char ep[PTRLEN], w[PTRLEN];
 
-		ptr_idx(ep, p, i);
-		snprintf(w, sizeof w, "%s: keyed entry %zu", what, i);
+		elem_place(ep, w, p, what, "keyed entry", i);
 		if (load_kv(L, st, &st->kv[i], v, ep, w) < 0)
 			return -1;
 		st->nkv++;
@@ -467,15 +478,13 @@ load_chans(struct ldr *L, const json_t *arr, const char *ptr, const char *what, 
 	size_t i;
 	json_t *v;
 
-	*out = ckpt_calloc(json_array_size(arr) ? json_array_size(arr) : 1, sizeof **out, L->e);
-	if (*out == NULL)
+	if ((*out = alloc_elems(L, arr, sizeof **out)) == NULL)
 		return -1;
 	json_array_foreach(arr, i, v) {
 		struct ckpt_chan *c = &(*out)[i];
 		char p[PTRLEN], w[PTRLEN], dp[PTRLEN];
 
-		ptr_idx(p, ptr, i);
-		snprintf(w, sizeof w, "%s: %s %zu", what, input ? "input" : "output", i);
+		elem_place(p, w, ptr, what, input ? "input" : "output", i);
 		if (need_object(L, v, p, w) < 0 || check_keys(L, v, p, w, keys) < 0 ||
 		    get_u32(L, v, keys[0], p, w, 0, UINT32_MAX, &c->a) < 0 ||
 		    get_u32(L, v, keys[1], p, w, 0, UINT32_MAX, &c->b) < 0)
@@ -560,14 +569,12 @@ load_handles(struct ldr *L, struct ckpt_subtask *st, const json_t *arr, const ch
 	size_t i;
 	json_t *v;
 
-	st->handles = ckpt_calloc(json_array_size(arr) ? json_array_size(arr) : 1, sizeof *st->handles, L->e);
-	if (st->handles == NULL)
+	if ((st->handles = alloc_elems(L, arr, sizeof *st->handles)) == NULL)
 		return -1;
 	json_array_foreach(arr, i, v) {
 		char p[PTRLEN], w[PTRLEN];
 
-		ptr_idx(p, ptr, i);
-		snprintf(w, sizeof w, "%s: handle %zu", what, i);
+		elem_place(p, w, ptr, what, "handle", i);
 		st->nhandles++;
 		if (load_handle(L, &st->handles[i], v, p, w) < 0)
 			return -1;
