@@ -34,25 +34,23 @@ check_round_trip(const struct ckpt_graph *g)
 	ckpt_jdoc_free(d);
 }
 
+static void
+one_graph(const struct ckpt_jdoc *doc)
+{
+	struct ckpt_err e = {0};
+	struct ckpt_graph *g = ckpt_graph_from_json(doc, &e);
+
+	if (g != NULL)
+		check_round_trip(g);
+	ckpt_graph_free(g);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	const char *path = fuzz_memfile(data, size);
+	const char *path = fuzz_each_doc(data, size, 8, one_graph);
 	struct ckpt_err e = {0};
-	struct ckpt_jsonin *in = ckpt_jsonin_open(path, &e);
-	struct ckpt_jdoc *doc;
 
-	if (in == NULL)
-		abort(); /* a readable file cannot fail to open */
-	for (int n = 0; n < 8 && ckpt_jsonin_next(in, &doc, &e) > 0; n++) {
-		struct ckpt_graph *g = ckpt_graph_from_json(doc, &e);
-
-		if (g != NULL)
-			check_round_trip(g);
-		ckpt_graph_free(g);
-	}
-	ckpt_jsonin_free(in);
-	doc = ckpt_jdoc_load(path, &e);
-	ckpt_jdoc_free(doc);
+	ckpt_jdoc_free(ckpt_jdoc_load(path, &e));
 	return 0;
 }

@@ -48,23 +48,20 @@ check_round_trip(struct ckpt_snapshot *s)
 	ckpt_jdoc_free(d);
 }
 
+static void
+one_snapshot(const struct ckpt_jdoc *doc)
+{
+	struct ckpt_err e = {0};
+	struct ckpt_snapshot *s = ckpt_snapshot_from_json(doc, &e);
+
+	if (s != NULL)
+		check_round_trip(s);
+	ckpt_snapshot_free(s);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	const char *path = fuzz_memfile(data, size);
-	struct ckpt_err e = {0};
-	struct ckpt_jsonin *in = ckpt_jsonin_open(path, &e);
-	struct ckpt_jdoc *doc;
-
-	if (in == NULL)
-		abort();
-	for (int n = 0; n < 4 && ckpt_jsonin_next(in, &doc, &e) > 0; n++) {
-		struct ckpt_snapshot *s = ckpt_snapshot_from_json(doc, &e);
-
-		if (s != NULL)
-			check_round_trip(s);
-		ckpt_snapshot_free(s);
-	}
-	ckpt_jsonin_free(in);
+	fuzz_each_doc(data, size, 4, one_snapshot);
 	return 0;
 }

@@ -97,3 +97,19 @@ fuzz_dir_clear(void)
 	}
 	closedir(d);
 }
+
+const char *
+fuzz_each_doc(const uint8_t *data, size_t size, int max, void (*fn)(const struct ckpt_jdoc *doc))
+{
+	const char *path = fuzz_memfile(data, size);
+	struct ckpt_err e = {0};
+	struct ckpt_jsonin *in = ckpt_jsonin_open(path, &e);
+	struct ckpt_jdoc *doc;
+
+	if (in == NULL)
+		abort(); /* a readable file cannot fail to open */
+	for (int n = 0; n < max && ckpt_jsonin_next(in, &doc, &e) > 0; n++)
+		fn(doc);
+	ckpt_jsonin_free(in);
+	return path;
+}
