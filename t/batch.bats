@@ -228,3 +228,125 @@ sum:1'
 	! grep -q '"src"' <(started second)
 	diff ref.txt <(output_of)
 }
+
+# mixed: src -forward, pipelined-> map -hash, blocking-> sum -forward, pipelined-> sink; its job graph in g.json
+mixed() {
+	pipeline ".edges[0].partition = \"pipelined\" | .edges[2].partition = \"pipelined\" | ${1:-.}"
+	jq '.edges[0].partition = "pipelined" | .edges[2].partition = "pipelined"' "$DATA/batch/graph-snap.json" > g.json
+}
+
+@test "batch: blocking and pipelined edges mixed: pipelined regions, one after another" {
+	mixed
+	brun p.json
+	status_is 0
+	# only producers over a blocking edge write partitions
+	[ "$(ls parts | tr '\n' ' ')" = "map.0 map.1 map.2 " ]
+	# region {src:i, map:i} runs together; {sum:j, sink:j} after every map finished
+	run jq -sc '[.[] | select(.event == "task_state") | "\(.vertex):\(.subtask):\(.state)"]
+		| (index("map:2:RUNNING") < index("src:0:FINISHED")) and
+		  (index("sum:0:RUNNING") > ([index("map:0:FINISHED"), index("map:1:FINISHED"), index("map:2:FINISHED")] | max)) and
+		  (index("sink:1:RUNNING") < index("sum:1:FINISHED"))' run.out
+	output_is true
+	run sh -c 'ckpt-replay -e log | jq -c "select(.type == \"vertex_initialized\") | .payload.inputs"'
+	output_is '[]
+[{"vertex":"src","distribution":"pointwise","partition":"pipelined"}]
+[{"vertex":"map","distribution":"all_to_all","partition":"blocking"}]
+[{"vertex":"sum","distribution":"pointwise","partition":"pipelined"}]'
+	run sh -c 'ckpt-replay -e log | jq -c "select(.type == \"vertex_finished\" and .payload.subtask == 1) | [.payload.vertex, .payload.partitions]"'
+	output_is '["src",null]
+["map",["map:1"]]
+["sum",null]
+["sink",null]'
+	# the same records as the all-blocking and the pipelined runs
+	output_of > mixed.txt
+	rm -rf log parts out
+	jq '.edges[].partition = "blocking"' p.json > b.json
+	brun b.json
+	status_is 0
+	diff mixed.txt <(output_of)
+	rm -rf out
+	jq '.edges[].partition = "pipelined" | del(.batch)' p.json > s.json
+	run timeout 60 ckpt-run s.json
+	status_is 0
+	[ "$(wc -l < mixed.txt)" -eq 1800 ]
+}
+
+@test "batch: an all-to-all pipelined edge inside a region: the records of a pipelined run" {
+	pipeline '.vertices[1] = {"id": "map", "operator": "filter", "parallelism": 2, "params": {"modulo": 3}}
+		| .edges[0] = {"source": "src", "target": "map", "partitioner": "rebalance", "partition": "pipelined"}
+		| .vertices[2] = {"id": "sum", "operator": "filter", "parallelism": 2, "params": {"modulo": 5}}
+		| .edges[2].partition = "pipelined"'
+	# (a keyed sum behind it would see its records in a different order in every run)
+	brun p.json
+	status_is 0
+	[ "$(ls parts | tr '\n' ' ')" = "map.0 map.1 " ]
+	output_of > mixed.txt
+	[ "$(wc -l < mixed.txt)" -eq 1027 ]
+	rm -rf out
+	jq '.edges[].partition = "pipelined" | del(.batch)' p.json > s.json
+	run timeout 60 ckpt-run s.json
+	status_is 0
+	diff mixed.txt <(output_of)
+}
+
+@test "batch: mixed edges: a failure restarts the failed subtask's pipelined region and what it feeds" {
+	mixed '.failover = {"strategy": "region", "failures": [{"vertex": "map", "subtask": 1, "after_records": 100}]}'
+	reference
+	brun p.json
+	status_is 0
+	run jq -c 'select(.event == "restart") | .restart' run.out
+	output_is '[{"vertex":"src","subtasks":"1"},{"vertex":"map","subtasks":"1"},{"vertex":"sum","subtasks":"0-1"},{"vertex":"sink","subtasks":"0-1"}]'
+	run sh -c 'ckpt-replay -e log | jq -c "select(.type == \"vertices_reset\") | .payload"'
+	output_is '{"subtasks":[{"vertex":"src","subtask":1},{"vertex":"map","subtask":1},{"vertex":"sum","subtask":0},{"vertex":"sum","subtask":1},{"vertex":"sink","subtask":0},{"vertex":"sink","subtask":1}]}'
+	diff ref.txt <(output_of)
+	# approximate failover restarts whole pipelined regions as well (they share their queues)
+	mixed '.failover = {"strategy": "approximate", "failures": [{"vertex": "map", "subtask": 1, "after_records": 100}]}'
+	rm -rf log parts out
+	brun p.json
+	status_is 0
+	run jq -c 'select(.event == "restart") | .restart' run.out
+	output_is '[{"vertex":"src","subtasks":"1"},{"vertex":"map","subtasks":"1"},{"vertex":"sum","subtasks":"0-1"},{"vertex":"sink","subtasks":"0-1"}]'
+	diff ref.txt <(output_of)
+}
+
+@test "batch: mixed edges killed with kill -9 at every point, then -R: the plan's subtasks run again, same output" {
+	mixed
+	reference
+	for k in 1 3 5 6 8 9 11 12 14 16 18 20; do
+		GRAPH=g.json kill_recover "$k"
+	done
+	# a finished source whose pipelined consumer had not finished runs again with it (its output was not kept)
+	rm -rf log parts out
+	BRUN_OUT=first brun -K 8 p.json
+	avail
+	ckpt-replay -a avail.json -g g.json log > plan.json
+	run jq -c '[.vertices[] | select(.vertex == "src") | .reset]' plan.json
+	output_is '["0-2"]'
+}
+
+@test "batch: mixed edges: a partition deleted before recovery re-runs its producer's region" {
+	mixed
+	reference
+	rmpart() { rm parts/map.1; }
+	GRAPH=g.json kill_recover 14 rmpart
+	run jq -c '.lost_partitions' plan.json
+	output_is '["map:1"]'
+	run started second
+	output_is 'map:1
+sink:0
+sink:1
+src:1
+sum:0
+sum:1'
+}
+
+@test "batch: mixed edges the regions cannot run" {
+	pipeline '.edges[2].partition = "pipelined" | .edges += [{"source": "map", "target": "sink", "partitioner": "rebalance", "partition": "pipelined"}]'
+	brun p.json
+	status_is 2
+	grep -q '^ckpt-run: p.json:[0-9]*:[0-9]*: edge 1: a blocking edge inside a pipelined region (its ends are joined by pipelined edges)$' err.txt || { cat err.txt; false; }
+	pipeline '.edges[0].partition = "pipelined_approximate"'
+	brun p.json
+	status_is 2
+	grep -q '^ckpt-run: p.json:[0-9]*:[0-9]*: edge 0: batch mode takes blocking, pipelined or pipelined_bounded edges$' err.txt || { cat err.txt; false; }
+}

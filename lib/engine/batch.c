@@ -28,6 +28,21 @@ struct bout {
 	int nomem;
 };
 
+/*
+ * A pipelined edge inside a region, to one consumer subtask: the records of
+ * all its producers in arrival order, bounded (a producer waits for room), and
+ * how many producers ended.  Producer and consumer belong to one pipelined
+ * region, so they start, fail and restart together.
+ */
+struct pq {
+	pthread_mutex_t mu;
+	unsigned char *d;
+	size_t n, cap;
+	uint32_t ended, nprod;
+};
+
+#define PQ_LIMIT (4096 * PART_REC) /* bytes queued before a producer waits */
+
 enum { B_PENDING, B_RUNNING, B_FINISHED };
 
 struct bjob {
@@ -36,6 +51,10 @@ struct bjob {
 	const struct ckpt_run_opts *o;
 	struct task *t;
 	size_t nt, *vfirst;
+	struct pq *pq;           /* queues of pipelined edges: pqfirst[k] + consumer subtask */
+	size_t *pqfirst, npq;
+	size_t *region;          /* per task: the first task of its pipelined region */
+	unsigned char *ready;    /* per task, scratch of start_ready */
 	unsigned char *st;       /* per task: B_* */
 	unsigned char *done;     /* per task: its thread ended (1 ok, 2 error); under j.cmu */
 	struct ckpt_err *terr;   /* per task: why its thread failed */
@@ -54,15 +73,66 @@ struct bjob {
 int
 batch_mode(const struct ckpt_pipeline *p)
 {
-	return p->ne > 0 && p->e[0].ptype == CKPT_BLOCKING; /* the loader makes it all or nothing */
+	for (size_t k = 0; k < p->ne; k++)
+		if (p->e[k].ptype == CKPT_BLOCKING)
+			return 1;
+	return 0;
+}
+
+static int
+blocking(const struct ckpt_pipeline *p, size_t k)
+{
+	return p->e[k].ptype == CKPT_BLOCKING;
+}
+
+/* Does vertex v write a blocking partition (some output edge blocking)? */
+static int
+has_partition(const struct ckpt_pipeline *p, size_t v)
+{
+	for (size_t q = 0; q < p->v[v].nout; q++)
+		if (blocking(p, p->v[v].out[q]))
+			return 1;
+	return 0;
 }
 
 /* ---- blocking partitions */
 
+#define PART_NAME_MAX 200 /* an encoded id longer than this is refused (NAME_MAX with ".SUB.tmp.XXXXXX") */
+
+/* The vertex id as a file name: bytes other than [A-Za-z0-9_-] percent-encoded ("a/.." is "a%2F%2E%2E"). */
+static size_t
+encode_id(const char *id, char *out, size_t size)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t n = 0;
+
+	for (const unsigned char *c = (const unsigned char *)id; *c; c++) {
+		int plain = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+			    *c == '_' || *c == '-';
+
+		if (n + 4 <= size) {
+			if (plain)
+				out[n] = (char)*c;
+			else {
+				out[n] = '%';
+				out[n + 1] = hex[*c >> 4];
+				out[n + 2] = hex[*c & 15];
+			}
+		}
+		n += plain ? 1 : 3;
+	}
+	if (size > 0)
+		out[n < size ? n : size - 1] = '\0';
+	return n;
+}
+
 static void
 part_path(const struct bjob *b, size_t v, uint32_t sub, char *out, size_t size)
 {
-	snprintf(out, size, "%s/%s.%u", b->partdir, b->p->v[v].id, sub);
+	char name[3 * PART_NAME_MAX + 4];
+
+	encode_id(b->p->v[v].id, name, sizeof name);
+	snprintf(out, size, "%s/%s.%u", b->partdir, name, sub);
 }
 
 static int
@@ -93,6 +163,7 @@ bout_init(struct bjob *b, struct task *t, struct ckpt_err *e)
 			o->rr[q] = t->sub % (hi - lo);
 		}
 	}
+	o->first[t->v->nout] = o->nsec;
 	o->sec = ckpt_calloc(o->nsec + 1, sizeof *o->sec, e);
 	return o->sec ? 0 : -1;
 }
@@ -153,42 +224,152 @@ sec_add(struct bout *o, size_t i, const struct rec *r)
 }
 
 /* The partitioners of output.c, into sections instead of channels. */
-void
-batch_emit(struct task *t, const struct rec *r)
+/* ---- pipelined edges inside a region: bounded queues between threads */
+
+static struct pq *
+pq_of(struct bjob *b, size_t k, uint32_t c)
+{
+	return &b->pq[b->pqfirst[k] + c];
+}
+
+/* A record to consumer c over pipelined edge k; waits while the queue is full (until cancelled). */
+static void
+pq_put(struct bjob *b, struct task *t, size_t k, uint32_t c, const struct rec *r)
+{
+	struct pq *q = pq_of(b, k, c);
+	struct task *ct = &b->t[b->vfirst[b->p->e[k].target] + c];
+	int wake;
+
+	for (;;) {
+		unsigned seq = notify_prepare(&t->nt);
+
+		pthread_mutex_lock(&q->mu);
+		if (q->n < PQ_LIMIT)
+			break;
+		pthread_mutex_unlock(&q->mu);
+		if (atomic_load(&t->cancel))
+			return;
+		notify_wait(&t->nt, seq, 100);
+	}
+	if (q->n + PART_REC > q->cap) {
+		size_t cap = q->cap ? 2 * q->cap : 4096;
+		unsigned char *d = realloc(q->d, cap);
+
+		if (d == NULL) {
+			pthread_mutex_unlock(&q->mu);
+			t->bout->nomem = 1;
+			atomic_store(&t->cancel, 1);
+			return;
+		}
+		q->d = d;
+		q->cap = cap;
+	}
+	put64(q->d + q->n, r->key);
+	put64(q->d + q->n + 8, (uint64_t)r->value);
+	put64(q->d + q->n + 16, (uint64_t)r->ts);
+	wake = q->n == 0;
+	q->n += PART_REC;
+	pthread_mutex_unlock(&q->mu);
+	if (wake)
+		notify_wake(&ct->nt);
+}
+
+/* t ended: each consumer of its pipelined edges counts one more producer done. */
+static void
+pq_end(struct bjob *b, struct task *t)
+{
+	for (size_t q = 0; q < t->v->nout; q++) {
+		size_t k = t->v->out[q];
+		const struct pl_edge *ed = &b->p->e[k];
+
+		if (blocking(b->p, k))
+			continue;
+		for (uint32_t c = 0; c < b->p->v[ed->target].parallelism; c++) {
+			struct pq *pq = pq_of(b, k, c);
+			uint32_t lo, hi;
+
+			edge_inputs(b->p, ed, c, &lo, &hi);
+			if (t->sub < lo || t->sub >= hi)
+				continue;
+			pthread_mutex_lock(&pq->mu);
+			pq->ended++;
+			pthread_mutex_unlock(&pq->mu);
+			notify_wake(&b->t[b->vfirst[ed->target] + c].nt);
+		}
+	}
+}
+
+/* Before t (re)starts: its pipelined inputs are empty and none of their producers ended. */
+static void
+pq_reset_inputs(struct bjob *b, struct task *t)
+{
+	for (size_t g = 0; g < t->v->nin; g++) {
+		struct pq *q;
+
+		if (blocking(b->p, t->v->in[g]))
+			continue;
+		q = pq_of(b, t->v->in[g], t->sub);
+		pthread_mutex_lock(&q->mu);
+		q->n = 0;
+		q->ended = 0;
+		pthread_mutex_unlock(&q->mu);
+	}
+}
+
+/* The partitioners of output.c, into sections (blocking edges) or queues (pipelined ones). */
+static void
+route(struct task *t, size_t q, const struct rec *r, void (*put)(struct task *, size_t, uint32_t, const struct rec *))
 {
 	struct bout *o = t->bout;
 	const struct ckpt_pipeline *p = t->job->p;
+	const struct pl_edge *ed = &p->e[t->v->out[q]];
+	uint32_t T = p->v[ed->target].parallelism, lo, hi;
 
-	for (size_t q = 0; q < t->v->nout; q++) {
-		const struct pl_edge *ed = &p->e[t->v->out[q]];
-		uint32_t T = p->v[ed->target].parallelism, lo, hi;
-		size_t base = o->first[q];
+	switch (ed->part) {
+	case PART_FORWARD:
+		put(t, q, t->sub, r);
+		break;
+	case PART_RESCALE:
+		ckpt_pointwise_outputs(t->v->parallelism, T, t->sub, &lo, &hi);
+		put(t, q, lo + o->rr[q], r);
+		o->rr[q] = (o->rr[q] + 1) % (hi - lo);
+		break;
+	case PART_REBALANCE:
+		put(t, q, o->rr[q], r);
+		o->rr[q] = (o->rr[q] + 1) % T;
+		break;
+	case PART_HASH: {
+		uint32_t maxp = p->v[ed->target].max_parallelism;
 
-		switch (ed->part) {
-		case PART_FORWARD:
-			sec_add(o, base + t->sub, r);
-			break;
-		case PART_RESCALE:
-			ckpt_pointwise_outputs(t->v->parallelism, T, t->sub, &lo, &hi);
-			sec_add(o, base + lo + o->rr[q], r);
-			o->rr[q] = (o->rr[q] + 1) % (hi - lo);
-			break;
-		case PART_REBALANCE:
-			sec_add(o, base + o->rr[q], r);
-			o->rr[q] = (o->rr[q] + 1) % T;
-			break;
-		case PART_HASH: {
-			uint32_t maxp = p->v[ed->target].max_parallelism;
-
-			sec_add(o, base + subtask_of_key_group(key_group_of(r->key, maxp), maxp, T), r);
-			break;
-		}
-		case PART_BROADCAST:
-			for (uint32_t c = 0; c < T; c++)
-				sec_add(o, base + c, r);
-			break;
-		}
+		put(t, q, subtask_of_key_group(key_group_of(r->key, maxp), maxp, T), r);
+		break;
 	}
+	case PART_BROADCAST:
+		for (uint32_t c = 0; c < T; c++)
+			put(t, q, c, r);
+		break;
+	}
+}
+
+static void
+put_section(struct task *t, size_t q, uint32_t c, const struct rec *r)
+{
+	sec_add(t->bout, t->bout->first[q] + c, r);
+}
+
+static void
+put_queue(struct task *t, size_t q, uint32_t c, const struct rec *r)
+{
+	pq_put((struct bjob *)t->job, t, t->v->out[q], c, r);
+}
+
+void
+batch_emit(struct task *t, const struct rec *r)
+{
+	const struct ckpt_pipeline *p = t->job->p;
+
+	for (size_t q = 0; q < t->v->nout && !atomic_load(&t->cancel); q++)
+		route(t, q, r, blocking(p, t->v->out[q]) ? put_section : put_queue);
 	t->records_out++;
 }
 
@@ -206,18 +387,20 @@ write_partition(struct bjob *b, struct task *t, struct ckpt_err *e)
 	unsigned char *d;
 	struct ckpt_atomic *a;
 	char path[4200];
+	size_t nsec = 0;
 	int r = -1;
 
-	if (o->nomem)
-		return ckpt_err_set(e, CKPT_ERR_NOMEM, t->v->id, "out of memory for a blocking partition");
-	for (size_t i = 0; i < o->nsec; i++)
-		len += 24 + o->sec[i].n;
+	for (size_t q = 0; q < t->v->nout; q++)
+		for (size_t i = o->first[q]; blocking(b->p, t->v->out[q]) && i < o->first[q + 1]; i++) {
+			len += 24 + o->sec[i].n;
+			nsec++;
+		}
 	if ((d = malloc(len)) == NULL)
 		return ckpt_err_set(e, CKPT_ERR_NOMEM, t->v->id, "out of memory for a blocking partition");
 	memcpy(d, PART_MAGIC, 8);
-	put64(d + 8, o->nsec);
+	put64(d + 8, nsec);
 	for (size_t q = 0; q < t->v->nout; q++)
-		for (size_t i = o->first[q]; i < (q + 1 < t->v->nout ? o->first[q + 1] : o->nsec); i++) {
+		for (size_t i = o->first[q]; blocking(b->p, t->v->out[q]) && i < o->first[q + 1]; i++) {
 			put64(d + k, t->v->out[q]);
 			put64(d + k + 8, i - o->first[q]);
 			put64(d + k + 16, o->sec[i].n);
@@ -337,6 +520,77 @@ feed(struct bjob *b, struct task *t, size_t g, struct ckpt_err *e)
 	return 0;
 }
 
+static void
+take_records(struct task *t, const unsigned char *d, size_t n, size_t g)
+{
+	for (size_t x = 0; x < n && !atomic_load(&t->cancel); x += PART_REC) {
+		struct rec r = {get64(d + x), (int64_t)get64(d + x + 8), (int64_t)get64(d + x + 16)};
+
+		t->records_in++;
+		t->op->record(t, &r, g);
+		task_count_record(t);
+	}
+}
+
+/* Take what queue q holds (swapping buffers with mine); 1 when every producer ended and nothing is left. */
+static int
+pq_take(struct bjob *b, struct task *t, size_t g, struct bsec *mine)
+{
+	const struct pl_edge *ed = &b->p->e[t->v->in[g]];
+	struct pq *q = pq_of(b, t->v->in[g], t->sub);
+	struct bsec got;
+	int ended;
+	uint32_t lo, hi;
+
+	pthread_mutex_lock(&q->mu);
+	got = (struct bsec){q->d, q->n, q->cap};
+	q->d = mine->d;
+	q->cap = mine->cap;
+	q->n = 0;
+	ended = q->ended == q->nprod;
+	pthread_mutex_unlock(&q->mu);
+	*mine = got;
+	if (got.n == 0)
+		return ended;
+	edge_inputs(b->p, ed, t->sub, &lo, &hi);
+	for (uint32_t i = lo; i < hi; i++)
+		notify_wake(&b->t[b->vfirst[ed->source] + i].nt);
+	take_records(t, got.d, got.n, g);
+	return 0;
+}
+
+/* The pipelined inputs of t, taken as they come, until every producer ended. */
+static int
+feed_pipelined(struct bjob *b, struct task *t, struct ckpt_err *e)
+{
+	unsigned char *done = ckpt_calloc(t->v->nin + 1, 1, e);
+	struct bsec mine = {0};
+	size_t left = 0;
+
+	if (done == NULL)
+		return -1;
+	for (size_t g = 0; g < t->v->nin; g++)
+		if (blocking(b->p, t->v->in[g]))
+			done[g] = 1;
+		else
+			left++;
+	while (left > 0 && !atomic_load(&t->cancel)) {
+		unsigned seq = notify_prepare(&t->nt);
+		size_t before = t->records_in;
+
+		for (size_t g = 0; g < t->v->nin; g++)
+			if (!done[g] && pq_take(b, t, g, &mine)) {
+				done[g] = 1;
+				left--;
+			}
+		if (left > 0 && t->records_in == before)
+			notify_wait(&t->nt, seq, 100);
+	}
+	free(mine.d);
+	free(done);
+	return 0;
+}
+
 /* ---- one subtask: open, all of its input, end of input, its partition written */
 
 static int
@@ -352,8 +606,10 @@ run_subtask(struct bjob *b, struct task *t, struct ckpt_err *e)
 		while (!atomic_load(&t->cancel) && !t->op->emit_some(t))
 			;
 	for (size_t g = 0; g < t->v->nin && !atomic_load(&t->cancel); g++)
-		if (feed(b, t, g, e) < 0)
+		if (blocking(b->p, t->v->in[g]) && feed(b, t, g, e) < 0)
 			goto out;
+	if (feed_pipelined(b, t, e) < 0)
+		goto out;
 	if (!atomic_load(&t->cancel)) {
 		/* batch semantics: no watermarks on the way, MAX_WATERMARK at the end of input */
 		if (t->op->watermark)
@@ -362,8 +618,14 @@ run_subtask(struct bjob *b, struct task *t, struct ckpt_err *e)
 			t->op->finish(t);
 		if (t->op->close)
 			t->op->close(t);
-		if (t->bout != NULL && write_partition(b, t, e) < 0)
+		if (t->bout != NULL && t->bout->nomem) {
+			ckpt_err_set(e, CKPT_ERR_NOMEM, t->v->id, "out of memory for a blocking partition");
 			goto out;
+		}
+		if (has_partition(b->p, t->vi) && write_partition(b, t, e) < 0)
+			goto out;
+		if (!atomic_load(&t->cancel))
+			pq_end(b, t);
 	}
 	r = 0;
 out:
@@ -428,7 +690,7 @@ log_initialized(struct bjob *b, size_t v, struct ckpt_err *e)
 
 		json_array_append_new(in, json_pack("{s:s,s:s,s:s}", "vertex", b->p->v[ed->source].id,
 						    "distribution", pw ? "pointwise" : "all_to_all", "partition",
-						    "blocking"));
+						    ckpt_partition_name(ed->ptype)));
 	}
 	b->inited[v] = 1;
 	return log_append(b, CKPT_EVENT_VERTEX_INITIALIZED,
@@ -514,7 +776,7 @@ log_finished(struct bjob *b, struct task *t, struct ckpt_err *e)
 	if (pl == NULL)
 		return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
 	b->since_snap[t->vi] = 1;
-	if (t->v->nout > 0) {
+	if (has_partition(b->p, t->vi)) {
 		json_t *id = json_sprintf("%s:%u", t->v->id, t->sub);
 
 		json_object_set_new(pl, "partitions", json_pack("[O]", id));
@@ -540,6 +802,8 @@ inputs_complete(const struct bjob *b, const struct task *t)
 		const struct pl_edge *ed = &b->p->e[t->v->in[g]];
 		uint32_t lo, hi;
 
+		if (!blocking(b->p, t->v->in[g]))
+			continue;
 		edge_inputs(b->p, ed, t->sub, &lo, &hi);
 		for (uint32_t i = lo; i < hi; i++)
 			if (b->st[b->vfirst[ed->source] + i] != B_FINISHED)
@@ -563,6 +827,7 @@ prepare_task(struct bjob *b, struct task *t)
 	t->fail_after = -1;
 	t->last_flush_ms = now_ms();
 	t->delay_debt_ns = 0;
+	pq_reset_inputs(b, t);
 	for (size_t f = 0; f < b->p->nfail; f++)
 		if (!b->fail_fired[f] && b->p->fail[f].vertex == t->vi && b->p->fail[f].subtask == t->sub) {
 			t->fail_after = b->p->fail[f].after_records;
@@ -571,26 +836,40 @@ prepare_task(struct bjob *b, struct task *t)
 		}
 }
 
+/*
+ * A pipelined region starts when the blocking inputs of all its subtasks are
+ * complete (Flink's PipelinedRegionSchedulingStrategy): all its pending
+ * subtasks are set up first, their queues empty, then their threads start.
+ */
 static int
 start_ready(struct bjob *b, struct ckpt_err *e)
 {
-	for (size_t v = 0; v < b->p->nv; v++)
-		for (uint32_t s = 0; s < b->p->v[v].parallelism; s++) {
-			struct task *t = &b->t[b->vfirst[v] + s];
+	memset(b->ready, 1, b->nt);
+	for (size_t i = 0; i < b->nt; i++)
+		if (b->st[i] == B_PENDING && !inputs_complete(b, &b->t[i]))
+			b->ready[b->region[i]] = 0;
+	for (size_t i = 0; i < b->nt; i++) {
+		struct task *t = &b->t[i];
 
-			if (b->st[t->gi] != B_PENDING || !inputs_complete(b, t))
-				continue;
-			if (!b->inited[v] && log_initialized(b, v, e) < 0)
-				return -1;
-			prepare_task(b, t);
-			b->st[t->gi] = B_RUNNING;
-			b->done[t->gi] = 0;
-			state_event(b, t, "RUNNING");
-			errno = pthread_create(&t->th, NULL, btask_main, t);
-			if (errno != 0)
-				return ckpt_err_sys(e, "", "cannot start a task thread");
-			t->started = 1;
-		}
+		if (b->st[i] != B_PENDING || !b->ready[b->region[i]])
+			continue;
+		if (!b->inited[t->vi] && log_initialized(b, t->vi, e) < 0)
+			return -1;
+		prepare_task(b, t);
+		b->st[i] = B_RUNNING;
+		b->done[i] = 0;
+	}
+	for (size_t i = 0; i < b->nt; i++) {
+		struct task *t = &b->t[i];
+
+		if (b->st[i] != B_RUNNING || t->started || b->done[i])
+			continue;
+		state_event(b, t, "RUNNING");
+		errno = pthread_create(&t->th, NULL, btask_main, t);
+		if (errno != 0)
+			return ckpt_err_sys(e, "", "cannot start a task thread");
+		t->started = 1;
+	}
 	return 0;
 }
 
@@ -599,9 +878,25 @@ join_task(struct task *t)
 {
 	if (t->started) {
 		atomic_store(&t->cancel, 1);
+		notify_wake(&t->nt);
 		pthread_join(t->th, NULL);
 		t->started = 0;
 	}
+}
+
+/* Whole pipelined regions restart (with approximate failover too: their queues are shared). */
+static void
+close_over_regions(struct bjob *b, struct ckpt_bits *sets)
+{
+	memset(b->ready, 0, b->nt);
+	for (size_t v = 0; v < b->p->nv; v++)
+		for (uint32_t s = 0; s < b->p->v[v].parallelism; s++)
+			if (ckpt_bits_test(&sets[v], s))
+				b->ready[b->region[b->vfirst[v] + s]] = 1;
+	for (size_t v = 0; v < b->p->nv; v++)
+		for (uint32_t s = 0; s < b->p->v[v].parallelism; s++)
+			if (b->ready[b->region[b->vfirst[v] + s]])
+				ckpt_bits_set(&sets[v], s);
 }
 
 /* A subtask failed: region failover over the job graph; the restart set is reset in the log and runs again. */
@@ -634,6 +929,7 @@ failover(struct bjob *b, struct task *ft, struct ckpt_err *e)
 		}
 	if (ckpt_failover_restart(g, b->p->strategy, &ref, 1, NULL, sets, e) < 0)
 		goto out;
+	close_over_regions(b, sets);
 	for (size_t v = 0; v < b->p->nv; v++)
 		if (b->unrecovered[v] && ckpt_bits_count(&sets[v]) > 0) {
 			/* a coordinator that could not snapshot: after recovery, one restart restarts all */
@@ -718,7 +1014,7 @@ available_partitions(struct bjob *b)
 	json_t *a = json_array();
 
 	for (size_t v = 0; v < b->p->nv; v++)
-		for (uint32_t s = 0; b->p->v[v].nout > 0 && s < b->p->v[v].parallelism; s++) {
+		for (uint32_t s = 0; has_partition(b->p, v) && s < b->p->v[v].parallelism; s++) {
 			struct ckpt_err ignored = {0};
 			unsigned char *d;
 			size_t len;
@@ -819,6 +1115,69 @@ clean_partdir(const struct bjob *b)
 	closedir(d);
 }
 
+static size_t
+uf_find(size_t *up, size_t i)
+{
+	while (up[i] != i)
+		i = up[i] = up[up[i]];
+	return i;
+}
+
+/* Pipelined regions of subtasks (Flink's SchedulingPipelinedRegionComputeUtil: pipelined edges join)
+ * and the queues of pipelined edges. */
+static int
+setup_regions(struct bjob *b, struct ckpt_err *e)
+{
+	const struct ckpt_pipeline *p = b->p;
+
+	b->region = ckpt_calloc(b->nt + 1, sizeof *b->region, e);
+	b->ready = ckpt_calloc(b->nt + 1, 1, e);
+	b->pqfirst = ckpt_calloc(p->ne + 1, sizeof *b->pqfirst, e);
+	if (b->region == NULL || b->ready == NULL || b->pqfirst == NULL)
+		return -1;
+	for (size_t i = 0; i < b->nt; i++)
+		b->region[i] = i;
+	for (size_t k = 0; k < p->ne; k++) {
+		b->pqfirst[k] = b->npq;
+		if (!blocking(p, k))
+			b->npq += p->v[p->e[k].target].parallelism;
+	}
+	if ((b->pq = ckpt_calloc(b->npq + 1, sizeof *b->pq, e)) == NULL)
+		return -1;
+	for (size_t i = 0; i < b->npq; i++)
+		pthread_mutex_init(&b->pq[i].mu, NULL);
+	for (size_t k = 0; k < p->ne; k++) {
+		const struct pl_edge *ed = &p->e[k];
+
+		for (uint32_t c = 0; !blocking(p, k) && c < p->v[ed->target].parallelism; c++) {
+			uint32_t lo, hi;
+
+			edge_inputs(p, ed, c, &lo, &hi);
+			pq_of(b, k, c)->nprod = hi - lo;
+			for (uint32_t i = lo; i < hi; i++) {
+				size_t x = uf_find(b->region, b->vfirst[ed->source] + i);
+				size_t y = uf_find(b->region, b->vfirst[ed->target] + c);
+
+				b->region[x > y ? x : y] = x < y ? x : y;
+			}
+		}
+	}
+	for (size_t i = 0; i < b->nt; i++)
+		b->region[i] = uf_find(b->region, i);
+	return 0;
+}
+
+/* Partition files are named by the vertex id, encoded: a name too long for a file system is refused. */
+static int
+check_names(const struct bjob *b, struct ckpt_err *e)
+{
+	for (size_t v = 0; v < b->p->nv; v++)
+		if (has_partition(b->p, v) && encode_id(b->p->v[v].id, NULL, 0) > PART_NAME_MAX)
+			return ckpt_err_set(e, CKPT_ERR_INPUT, "",
+					    "vertex id \"%.40s...\" is too long for a partition file name", b->p->v[v].id);
+	return 0;
+}
+
 static int
 setup(struct bjob *b, struct ckpt_pipeline *p, const struct ckpt_run_opts *o, struct ckpt_err *e)
 {
@@ -854,6 +1213,8 @@ setup(struct bjob *b, struct ckpt_pipeline *p, const struct ckpt_run_opts *o, st
 	if (!b->st || !b->done || !b->terr || !b->inited || !b->unrecovered || !b->since_snap || !b->fail_fired ||
 	    !b->shuffle_new)
 		return -1;
+	if (setup_regions(b, e) < 0 || check_names(b, e) < 0)
+		return -1;
 	if (mkdir(b->partdir, 0777) < 0 && errno != EEXIST)
 		return ckpt_err_sys(e, b->partdir, "cannot create the partition directory");
 	clean_partdir(b);
@@ -883,6 +1244,14 @@ free_bjob(struct bjob *b)
 	}
 	ckpt_evwriter_abort(b->w);
 	json_decref(b->shuffle_new);
+	for (size_t i = 0; b->pq && i < b->npq; i++) {
+		pthread_mutex_destroy(&b->pq[i].mu);
+		free(b->pq[i].d);
+	}
+	free(b->pq);
+	free(b->pqfirst);
+	free(b->region);
+	free(b->ready);
 	free(b->t);
 	free(b->vfirst);
 	free(b->st);

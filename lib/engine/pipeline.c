@@ -292,7 +292,83 @@ load_edge(struct ld *L, size_t i, const json_t *obj)
 	return 0;
 }
 
-/* batch mode (batch.c): every edge blocking, no checkpoints; where the event log and partitions go */
+static size_t
+region_of(size_t *up, size_t i)
+{
+	while (up[i] != i)
+		i = up[i] = up[up[i]];
+	return i;
+}
+
+/*
+ * Batch mode runs pipelined regions (vertices joined by pipelined edges) one
+ * after another along blocking edges; a blocking edge inside a region, or
+ * regions that wait for each other, could never start (Flink merges them
+ * into one region and relies on its scheduler; we refuse).
+ */
+static int
+check_regions(struct ld *L)
+{
+	struct ckpt_pipeline *p = L->p;
+	size_t *up = ckpt_calloc(p->nv + 1, sizeof *up, L->e), *indeg = ckpt_calloc(p->nv + 1, sizeof *indeg, L->e);
+	size_t *stack = ckpt_calloc(p->nv + 1, sizeof *stack, L->e), n = 0, seen = 0, roots = 0;
+	unsigned char *dead = ckpt_calloc(p->ne + 1, 1, L->e);
+	char ptr[64];
+	int r = -1;
+
+	if (up == NULL || indeg == NULL || stack == NULL || dead == NULL)
+		goto out;
+	for (size_t v = 0; v < p->nv; v++)
+		up[v] = v;
+	for (size_t k = 0; k < p->ne; k++)
+		if (p->e[k].ptype != CKPT_BLOCKING)
+			up[region_of(up, p->e[k].source)] = region_of(up, p->e[k].target);
+	for (size_t k = 0; k < p->ne; k++) {
+		size_t a = region_of(up, p->e[k].source), z = region_of(up, p->e[k].target);
+
+		snprintf(ptr, sizeof ptr, "/edges/%zu", k);
+		if (p->e[k].ptype == CKPT_BLOCKING && a == z) {
+			ckpt_jdoc_err(L->doc, L->e, ptr, "edge %zu: a blocking edge inside a pipelined region "
+				      "(its ends are joined by pipelined edges)", k);
+			goto out;
+		}
+		if (p->e[k].ptype == CKPT_BLOCKING)
+			indeg[z]++;
+	}
+	/* Kahn's algorithm over the regions and their blocking edges */
+	for (size_t v = 0; v < p->nv; v++)
+		if (region_of(up, v) == v && (roots++, indeg[v] == 0))
+			stack[n++] = v;
+	while (n > 0) {
+		size_t x = stack[--n];
+
+		seen++;
+		for (size_t k = 0; k < p->ne; k++)
+			if (p->e[k].ptype == CKPT_BLOCKING && !dead[k] && region_of(up, p->e[k].source) == x) {
+				size_t z = region_of(up, p->e[k].target);
+
+				dead[k] = 1;
+				if (--indeg[z] == 0)
+					stack[n++] = z;
+			}
+	}
+	for (size_t k = 0; seen < roots && k < p->ne; k++)
+		if (p->e[k].ptype == CKPT_BLOCKING && !dead[k]) {
+			snprintf(ptr, sizeof ptr, "/edges/%zu", k);
+			ckpt_jdoc_err(L->doc, L->e, ptr, "edge %zu: pipelined regions wait for each other's blocking "
+				      "partitions", k);
+			goto out;
+		}
+	r = 0;
+out:
+	free(up);
+	free(indeg);
+	free(stack);
+	free(dead);
+	return r;
+}
+
+/* batch mode (batch.c): some edge blocking, no checkpoints; where the event log and partitions go */
 static int
 load_batch(struct ld *L, const json_t *obj)
 {
@@ -310,16 +386,17 @@ load_batch(struct ld *L, const json_t *obj)
 	for (size_t i = 0; i < p->ne; i++)
 		nblocking += p->e[i].ptype == CKPT_BLOCKING;
 	for (size_t i = 0; nblocking > 0 && i < p->ne; i++)
-		if (p->e[i].ptype != CKPT_BLOCKING) {
+		if (p->e[i].ptype == CKPT_PIPELINED_APPROXIMATE) {
 			char ptr[64];
 
-			snprintf(ptr, sizeof ptr, "/edges/%zu", i);
-			return ckpt_jdoc_err(L->doc, L->e, ptr, "edge %zu: batch mode needs every edge blocking", i);
+			snprintf(ptr, sizeof ptr, "/edges/%zu/partition", i);
+			return ckpt_jdoc_err(L->doc, L->e, ptr, "edge %zu: batch mode takes blocking, pipelined or "
+					     "pipelined_bounded edges", i);
 		}
 	if (nblocking > 0 && p->interval_ms > 0)
 		return ckpt_jdoc_err(L->doc, L->e, "/checkpointing", "checkpointing: batch mode (blocking edges) "
 				     "runs without checkpoints");
-	return 0;
+	return nblocking > 0 ? check_regions(L) : 0;
 }
 
 static int
