@@ -356,3 +356,36 @@ sum:1'
 	status_is 2
 	grep -q '^ckpt-run: p.json:[0-9]*:[0-9]*: edge 0: batch mode takes blocking, pipelined or pipelined_bounded edges$' err.txt || { cat err.txt; false; }
 }
+
+@test "batch: vertex ids unsafe in file names are percent-encoded in partition names" {
+	pipeline '.vertices[0].id = "a/b" | .vertices[1].id = ".." | .vertices[2].id = "s%um:1"
+		| .edges[0].source = "a/b" | .edges[0].target = ".." | .edges[1].source = ".." | .edges[1].target = "s%um:1"
+		| .edges[2].source = "s%um:1"'
+	reference
+	[ "$(wc -l < ref.txt)" -eq 1800 ]
+	brun p.json
+	status_is 0
+	[ "$(ls parts | tr '\n' ' ')" = "%2E%2E.0 %2E%2E.1 %2E%2E.2 a%2Fb.0 a%2Fb.1 a%2Fb.2 s%25um%3A1.0 s%25um%3A1.1 " ]
+	run sh -c 'ckpt-replay -e log | jq -c "select(.type == \"vertex_finished\" and .payload.subtask == 1) | .payload.partitions"'
+	output_is '["a/b:1"]
+["..:1"]
+["s%um:1:1"]
+null'
+	# recovery finds them: the one deleted is the one lost
+	rm -rf log parts out
+	BRUN_OUT=first brun -K 13 p.json
+	status_is 137
+	rm 'parts/%2E%2E.1'
+	BRUN_OUT=second brun -R log p.json
+	status_is 0
+	run jq -sc 'map(select(.event == "recovered"))[0].plan.lost_partitions' second.out
+	output_is '["..:1"]'
+	diff ref.txt <(output_of)
+	# an id whose encoded name would not fit a file name
+	long=$(printf 'x%.0s' $(seq 201))
+	pipeline ".vertices[1].id = \"$long\" | .edges[0].target = \"$long\" | .edges[1].source = \"$long\""
+	rm -rf log parts out
+	brun p.json
+	status_is 2
+	[ "$(cat err.txt)" = "ckpt-run: vertex id \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...\" is too long for a partition file name" ]
+}
