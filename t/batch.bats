@@ -9,6 +9,7 @@ reference() {
 	brun p.json
 	status_is 0
 	output_of > ref.txt
+	counts run > ref-counts.txt
 	rm -rf log parts out
 }
 
@@ -72,6 +73,10 @@ reference() {
 	status_is 0
 	[ -z "$(started third)" ]
 	diff ref.txt <(output_of)
+	# job_finished counts the whole job: what the kept subtasks did comes from the log
+	run counts third
+	output_is '[1800,1800,0]'
+	diff ref-counts.txt <(counts second)
 }
 
 @test "batch: a log write torn by the kill is cut off on recovery" {

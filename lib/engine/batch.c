@@ -67,7 +67,8 @@ struct bjob {
 	int64_t last_snap_ms, start_ms;
 	uint32_t restarts;
 	unsigned char *fail_fired;
-	uint64_t source_records, sink_records;
+	uint64_t *rin, *rout;    /* per task: records read and written by its finished attempt */
+	unsigned char *ran;      /* per task: finished in this session (not kept by recovery) */
 };
 
 int
@@ -986,10 +987,9 @@ reap(struct bjob *b, struct ckpt_err *e)
 			continue;
 		}
 		b->st[i] = B_FINISHED;
-		if (t->v->op == OP_SOURCE)
-			b->source_records += t->records_out;
-		if (t->v->nout == 0)
-			b->sink_records += t->records_in;
+		b->rin[i] = t->records_in;
+		b->rout[i] = t->records_out;
+		b->ran[i] = 1;
 		if (log_finished(b, t, e) < 0)
 			return -1;
 		state_event(b, t, "FINISHED");
@@ -1028,6 +1028,46 @@ available_partitions(struct bjob *b)
 	return a;
 }
 
+/* The metrics of a vertex_finished payload into the task it names (a vertex the pipeline lacks is skipped). */
+static void
+finished_metrics(struct bjob *b, const struct ckpt_event *ev)
+{
+	long v = ckpt_graph_find(b->p->graph, ev->vertex);
+	json_t *j, *m;
+
+	if (v < 0 || ev->subtask >= b->p->v[v].parallelism)
+		return;
+	j = json_loadb((const char *)ev->payload, ev->len, 0, NULL);
+	m = json_object_get(j, "metrics");
+	b->rin[b->vfirst[v] + ev->subtask] = (uint64_t)json_integer_value(json_object_get(m, "records_in"));
+	b->rout[b->vfirst[v] + ev->subtask] = (uint64_t)json_integer_value(json_object_get(m, "records_out"));
+	json_decref(j);
+}
+
+/*
+ * The records of the subtasks recovery keeps, from the metrics of their
+ * finished events (the last one of each subtask, as replay keeps it), so
+ * that job_finished counts the whole job, not this session only.
+ */
+static int
+recover_metrics(struct bjob *b, struct ckpt_err *e)
+{
+	struct ckpt_evreader *r = ckpt_evreader_open(b->logdir, e);
+	struct ckpt_event ev;
+	int k;
+
+	if (r == NULL)
+		return -1;
+	while ((k = ckpt_evreader_next(r, &ev, e)) > 0)
+		if (ev.type == CKPT_EVENT_VERTEX_FINISHED)
+			finished_metrics(b, &ev);
+	ckpt_evreader_free(r);
+	for (size_t i = 0; i < b->nt; i++)
+		if (b->st[i] != B_FINISHED)
+			b->rin[i] = b->rout[i] = 0;
+	return k;
+}
+
 static int
 recover(struct bjob *b, struct ckpt_err *e)
 {
@@ -1059,6 +1099,8 @@ recover(struct bjob *b, struct ckpt_err *e)
 				b->t[b->vfirst[v] + s].attempt = rv->attempt[s];
 			}
 	}
+	if (recover_metrics(b, e) < 0)
+		goto out;
 	pj = ckpt_replay_to_json(&plan);
 	emit(b, json_pack("{s:s,s:s,s:o}", "event", "recovered", "log", b->logdir, "plan", pj ? pj : json_null()));
 	r = 0;
@@ -1209,9 +1251,12 @@ setup(struct bjob *b, struct ckpt_pipeline *p, const struct ckpt_run_opts *o, st
 	b->unrecovered = ckpt_calloc(p->nv, 1, e);
 	b->since_snap = ckpt_calloc(p->nv, 1, e);
 	b->fail_fired = ckpt_calloc(p->nfail + 1, 1, e);
+	b->rin = ckpt_calloc(b->nt + 1, sizeof *b->rin, e);
+	b->rout = ckpt_calloc(b->nt + 1, sizeof *b->rout, e);
+	b->ran = ckpt_calloc(b->nt + 1, 1, e);
 	b->shuffle_new = json_array();
 	if (!b->st || !b->done || !b->terr || !b->inited || !b->unrecovered || !b->since_snap || !b->fail_fired ||
-	    !b->shuffle_new)
+	    !b->shuffle_new || !b->rin || !b->rout || !b->ran)
 		return -1;
 	if (setup_regions(b, e) < 0 || check_names(b, e) < 0)
 		return -1;
@@ -1261,20 +1306,38 @@ free_bjob(struct bjob *b)
 	free(b->unrecovered);
 	free(b->since_snap);
 	free(b->fail_fired);
+	free(b->rin);
+	free(b->rout);
+	free(b->ran);
 	notify_destroy(&b->j.cnt);
 	pthread_mutex_destroy(&b->j.cmu);
 	pthread_mutex_destroy(&b->j.emu);
 }
 
+/*
+ * The whole job's records: each finished subtask once, with its last attempt,
+ * kept by recovery or run now; the rate is this session's (its sinks' records
+ * over its duration).
+ */
 static void
 finished_event(struct bjob *b, const char *state)
 {
 	int64_t ms = now_ms() - b->start_ms;
+	uint64_t sink = 0, source = 0, now = 0;
 
+	for (size_t i = 0; i < b->nt; i++) {
+		if (b->st[i] != B_FINISHED)
+			continue;
+		if (b->t[i].v->op == OP_SOURCE)
+			source += b->rout[i];
+		if (b->t[i].v->nout == 0) {
+			sink += b->rin[i];
+			now += b->ran[i] ? b->rin[i] : 0;
+		}
+	}
 	emit(b, json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:i,s:i}", "event", "job_finished", "state", state, "records",
-			  (json_int_t)b->sink_records, "source_records", (json_int_t)b->source_records,
-			  "duration_ms", (json_int_t)ms, "records_per_second",
-			  (json_int_t)(ms > 0 ? b->sink_records * 1000 / (uint64_t)ms : b->sink_records), "restarts",
+			  (json_int_t)sink, "source_records", (json_int_t)source, "duration_ms", (json_int_t)ms,
+			  "records_per_second", (json_int_t)(ms > 0 ? now * 1000 / (uint64_t)ms : now), "restarts",
 			  (json_int_t)b->restarts, "checkpoints", 0));
 }
 
