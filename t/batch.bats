@@ -394,3 +394,43 @@ null'
 	status_is 2
 	[ "$(cat err.txt)" = "ckpt-run: vertex id \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...\" is too long for a partition file name" ]
 }
+
+@test "batch: a partition vanishing while the job runs reruns its producer (and what depends on it), logged as vertices_reset" {
+	pipeline
+	reference
+	# sum:1's partition vanishes before sink:1 reads it: sink:1 fails, as on Flink's PartitionNotFoundException
+	pipeline '.failover = {"failures": [{"vertex": "sum", "subtask": 1, "lose_partition": true}]}'
+	brun p.json
+	status_is 0
+	run jq -c 'select(.event == "failure" or .event == "restart") | del(.event)' run.out
+	output_is '{"task":{"vertex":"sink","subtask":1},"reason":"partition sum:1 not found"}
+{"strategy":"region","restart":[{"vertex":"sum","subtasks":"1"},{"vertex":"sink","subtasks":"1"}],"attempt":1,"checkpoint":null}'
+	run sh -c 'ckpt-replay -e log | jq -c "select(.type == \"vertices_reset\") | .payload"'
+	output_is '{"subtasks":[{"vertex":"sum","subtask":1},{"vertex":"sink","subtask":1}]}'
+	run sh -c 'ckpt-replay -e log | jq -c "select(.type == \"vertex_finished\" and .payload.vertex == \"sum\" and .payload.subtask == 1) | .payload.attempt"'
+	output_is '1
+2'
+	diff ref.txt <(output_of)
+	diff ref-counts.txt <(counts run | sed 's/,1]$/,0]/')
+	# map:1's, read by both sum subtasks: whichever reads it first fails; the restart set is the same
+	pipeline '.failover = {"failures": [{"vertex": "map", "subtask": 1, "lose_partition": true}]}'
+	rm -rf log parts out
+	brun p.json
+	status_is 0
+	run jq -c 'select(.event == "failure") | .reason' run.out
+	output_is '"partition map:1 not found"'
+	run jq -c 'select(.event == "restart") | .restart' run.out
+	output_is '[{"vertex":"map","subtasks":"1"},{"vertex":"sum","subtasks":"0-1"},{"vertex":"sink","subtasks":"0-1"}]'
+	diff ref.txt <(output_of)
+	# it counts as a restart
+	pipeline '.failover = {"restart_limit": 0, "failures": [{"vertex": "sum", "subtask": 1, "lose_partition": true}]}'
+	rm -rf log parts out
+	brun p.json
+	status_is 1
+	[ "$(cat err.txt)" = "ckpt-run: the job failed: restart limit 0 reached (partition sum:1 not found)" ]
+	# only for a vertex that writes a blocking partition
+	pipeline '.failover = {"failures": [{"vertex": "sink", "lose_partition": true}]}'
+	brun p.json
+	status_is 2
+	grep -q '^ckpt-run: p.json:[0-9]*:[0-9]*: failure 0: vertex "sink" writes no blocking partition (lose_partition is for batch mode)$' err.txt || { cat err.txt; false; }
+}

@@ -69,6 +69,7 @@ struct bjob {
 	unsigned char *fail_fired;
 	uint64_t *rin, *rout;    /* per task: records read and written by its finished attempt */
 	unsigned char *ran;      /* per task: finished in this session (not kept by recovery) */
+	size_t *lost_from;       /* per task: 1 + the producer task whose partition it found gone, or 0 */
 };
 
 int
@@ -487,6 +488,34 @@ find_section(const unsigned char *d, size_t len, size_t k, uint32_t c, size_t *a
 	return -1;
 }
 
+/* The failure injection lose_partition: producer (v, s)'s partition vanishes before it is first read. */
+static void
+lose_partition(struct bjob *b, size_t v, uint32_t s, const char *path)
+{
+	for (size_t f = 0; f < b->p->nfail; f++) {
+		const struct pl_failure *pf = &b->p->fail[f];
+		int fire = 0;
+
+		if (!pf->lose_partition || pf->vertex != v || pf->subtask != s)
+			continue;
+		pthread_mutex_lock(&b->j.cmu);
+		fire = !b->fail_fired[f];
+		b->fail_fired[f] = 1;
+		pthread_mutex_unlock(&b->j.cmu);
+		if (fire)
+			unlink(path);
+	}
+}
+
+/* A partition missing or damaged: Flink's PartitionNotFoundException, a failover that reruns its producer. */
+static int
+partition_lost(struct bjob *b, struct task *t, size_t producer, struct ckpt_err *e)
+{
+	if (e->kind == CKPT_ERR_INPUT || (e->kind == CKPT_ERR_IO && e->sys_errno == ENOENT))
+		b->lost_from[t->gi] = producer + 1;
+	return -1;
+}
+
 /* Feed input g of t: the sections of its producers, producer by producer. */
 static int
 feed(struct bjob *b, struct task *t, size_t g, struct ckpt_err *e)
@@ -502,12 +531,14 @@ feed(struct bjob *b, struct task *t, size_t g, struct ckpt_err *e)
 		char path[4200];
 
 		part_path(b, ed->source, i, path, sizeof path);
+		lose_partition(b, ed->source, i, path);
 		if (read_partition(path, &d, &len, e) < 0)
-			return -1;
+			return partition_lost(b, t, b->vfirst[ed->source] + i, e);
 		if (find_section(d, len, k, t->sub, &at, &n) < 0) {
 			free(d);
-			return ckpt_err_set(e, CKPT_ERR_INPUT, path, "blocking partition has no data for %s:%u",
-					    t->v->id, t->sub);
+			ckpt_err_set(e, CKPT_ERR_INPUT, path, "blocking partition has no data for %s:%u", t->v->id,
+				     t->sub);
+			return partition_lost(b, t, b->vfirst[ed->source] + i, e);
 		}
 		for (size_t x = at; x < at + n && !atomic_load(&t->cancel); x += PART_REC) {
 			struct rec r = {get64(d + x), (int64_t)get64(d + x + 8), (int64_t)get64(d + x + 16)};
@@ -644,7 +675,7 @@ btask_main(void *arg)
 	int r = run_subtask(b, t, &b->terr[t->gi]);
 
 	pthread_mutex_lock(&b->j.cmu);
-	b->done[t->gi] = r < 0 ? 2 : 1;
+	b->done[t->gi] = r == 0 ? 1 : b->lost_from[t->gi] ? 3 : 2;
 	pthread_mutex_unlock(&b->j.cmu);
 	notify_wake(&b->j.cnt);
 	return NULL;
@@ -828,9 +859,11 @@ prepare_task(struct bjob *b, struct task *t)
 	t->fail_after = -1;
 	t->last_flush_ms = now_ms();
 	t->delay_debt_ns = 0;
+	b->lost_from[t->gi] = 0;
 	pq_reset_inputs(b, t);
 	for (size_t f = 0; f < b->p->nfail; f++)
-		if (!b->fail_fired[f] && b->p->fail[f].vertex == t->vi && b->p->fail[f].subtask == t->sub) {
+		if (!b->p->fail[f].lose_partition && !b->fail_fired[f] && b->p->fail[f].vertex == t->vi &&
+		    b->p->fail[f].subtask == t->sub) {
 			t->fail_after = b->p->fail[f].after_records;
 			t->fail_index = f;
 			break;
@@ -900,25 +933,54 @@ close_over_regions(struct bjob *b, struct ckpt_bits *sets)
 				ckpt_bits_set(&sets[v], s);
 }
 
-/* A subtask failed: region failover over the job graph; the restart set is reset in the log and runs again. */
+/* The producer whose partition ft found gone, as the lost partition of a failover. */
+static int
+lost_sets(struct bjob *b, const struct task *ft, struct ckpt_bits **lost, char *reason, size_t size,
+	  struct ckpt_err *e)
+{
+	const struct task *pt;
+
+	*lost = NULL;
+	if (b->lost_from[ft->gi] == 0) {
+		snprintf(reason, size, "injected failure");
+		return 0;
+	}
+	pt = &b->t[b->lost_from[ft->gi] - 1];
+	snprintf(reason, size, "partition %s:%u not found", pt->v->id, pt->sub);
+	if ((*lost = ckpt_calloc(b->p->nv, sizeof **lost, e)) == NULL)
+		return -1;
+	for (size_t v = 0; v < b->p->nv; v++)
+		if (ckpt_bits_init(&(*lost)[v], b->p->v[v].parallelism, e) < 0)
+			return -1;
+	ckpt_bits_set(&(*lost)[pt->vi], pt->sub);
+	return 0;
+}
+
+/*
+ * A subtask failed (an injected failure, or a partition it reads is gone):
+ * region failover over the job graph (with the lost partition's producer);
+ * the restart set is reset in the log and runs again.
+ */
 static int
 failover(struct bjob *b, struct task *ft, struct ckpt_err *e)
 {
 	struct ckpt_graph *g = b->p->graph;
-	struct ckpt_bits *sets = ckpt_calloc(b->p->nv, sizeof *sets, e);
+	struct ckpt_bits *sets = ckpt_calloc(b->p->nv, sizeof *sets, e), *lost = NULL;
 	struct ckpt_task_ref ref = {ft->vi, ft->sub};
 	json_t *reset = json_array();
+	char reason[160];
 	int r = -1;
 
-	if (sets == NULL)
+	if (sets == NULL || lost_sets(b, ft, &lost, reason, sizeof reason, e) < 0)
 		goto out;
-	b->fail_fired[ft->fail_index] = 1;
+	if (lost == NULL)
+		b->fail_fired[ft->fail_index] = 1;
 	emit(b, json_pack("{s:s,s:o,s:s}", "event", "failure", "task",
 			  json_pack("{s:s,s:i}", "vertex", ft->v->id, "subtask", (json_int_t)ft->sub), "reason",
-			  "injected failure"));
+			  reason));
 	if (b->restarts >= b->p->restart_limit) {
-		ckpt_err_set(e, CKPT_ERR_REFUSED, "", "the job failed: restart limit %u reached (injected failure)",
-			     b->p->restart_limit);
+		ckpt_err_set(e, CKPT_ERR_REFUSED, "", "the job failed: restart limit %u reached (%s)",
+			     b->p->restart_limit, reason);
 		goto out;
 	}
 	b->restarts++;
@@ -928,7 +990,7 @@ failover(struct bjob *b, struct task *ft, struct ckpt_err *e)
 
 			g->v[v].tasks[s] = st == B_FINISHED ? CKPT_FINISHED : st == B_RUNNING ? CKPT_RUNNING : CKPT_CREATED;
 		}
-	if (ckpt_failover_restart(g, b->p->strategy, &ref, 1, NULL, sets, e) < 0)
+	if (ckpt_failover_restart(g, b->p->strategy, &ref, 1, lost, sets, e) < 0)
 		goto out;
 	close_over_regions(b, sets);
 	for (size_t v = 0; v < b->p->nv; v++)
@@ -955,9 +1017,14 @@ failover(struct bjob *b, struct task *ft, struct ckpt_err *e)
 	r = 0;
 out:
 	json_decref(reset);
-	for (size_t v = 0; sets && v < b->p->nv; v++)
-		ckpt_bits_release(&sets[v]);
+	for (size_t v = 0; v < b->p->nv; v++) {
+		if (sets)
+			ckpt_bits_release(&sets[v]);
+		if (lost)
+			ckpt_bits_release(&lost[v]);
+	}
 	free(sets);
+	free(lost);
 	return r;
 }
 
@@ -981,7 +1048,7 @@ reap(struct bjob *b, struct ckpt_err *e)
 			*e = b->terr[i];
 			return -1;
 		}
-		if (t->failed) {
+		if (t->failed || d == 3) {
 			if (failover(b, t, e) < 0)
 				return -1;
 			continue;
@@ -1254,9 +1321,11 @@ setup(struct bjob *b, struct ckpt_pipeline *p, const struct ckpt_run_opts *o, st
 	b->rin = ckpt_calloc(b->nt + 1, sizeof *b->rin, e);
 	b->rout = ckpt_calloc(b->nt + 1, sizeof *b->rout, e);
 	b->ran = ckpt_calloc(b->nt + 1, 1, e);
+	b->lost_from = ckpt_calloc(b->nt + 1, sizeof *b->lost_from, e);
 	b->shuffle_new = json_array();
 	if (!b->st || !b->done || !b->terr || !b->inited || !b->unrecovered || !b->since_snap || !b->fail_fired ||
-	    !b->shuffle_new || !b->rin || !b->rout || !b->ran)
+	    !b->shuffle_new || !b->rin || !b->rout || !b->ran ||
+	    !b->lost_from)
 		return -1;
 	if (setup_regions(b, e) < 0 || check_names(b, e) < 0)
 		return -1;
@@ -1309,6 +1378,7 @@ free_bjob(struct bjob *b)
 	free(b->rin);
 	free(b->rout);
 	free(b->ran);
+	free(b->lost_from);
 	notify_destroy(&b->j.cnt);
 	pthread_mutex_destroy(&b->j.cmu);
 	pthread_mutex_destroy(&b->j.emu);

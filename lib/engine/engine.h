@@ -50,6 +50,7 @@ struct pl_failure {
 	size_t vertex;
 	uint32_t subtask;
 	int64_t after_records;
+	int lose_partition; /* batch mode: the subtask's blocking partition vanishes before it is first read */
 };
 
 struct ckpt_pipeline {

@@ -368,6 +368,15 @@ out:
 	return r;
 }
 
+static int
+writes_partition(const struct ckpt_pipeline *p, size_t v)
+{
+	for (size_t k = 0; k < p->ne; k++)
+		if (p->e[k].source == v && p->e[k].ptype == CKPT_BLOCKING)
+			return 1;
+	return 0;
+}
+
 /* batch mode (batch.c): some edge blocking, no checkpoints; where the event log and partitions go */
 static int
 load_batch(struct ld *L, const json_t *obj)
@@ -396,6 +405,14 @@ load_batch(struct ld *L, const json_t *obj)
 	if (nblocking > 0 && p->interval_ms > 0)
 		return ckpt_jdoc_err(L->doc, L->e, "/checkpointing", "checkpointing: batch mode (blocking edges) "
 				     "runs without checkpoints");
+	for (size_t i = 0; i < p->nfail; i++)
+		if (p->fail[i].lose_partition && !writes_partition(p, p->fail[i].vertex)) {
+			char ptr[64];
+
+			snprintf(ptr, sizeof ptr, "/failover/failures/%zu/lose_partition", i);
+			return ckpt_jdoc_err(L->doc, L->e, ptr, "failure %zu: vertex \"%s\" writes no blocking partition "
+					     "(lose_partition is for batch mode)", i, p->v[p->fail[i].vertex].id);
+		}
 	return nblocking > 0 ? check_regions(L) : 0;
 }
 
@@ -433,7 +450,7 @@ load_checkpointing(struct ld *L, const json_t *obj)
 static int
 load_failure(struct ld *L, size_t i, const json_t *obj)
 {
-	static const char *const keys[] = {"vertex", "subtask", "after_records", NULL};
+	static const char *const keys[] = {"vertex", "subtask", "after_records", "lose_partition", NULL};
 	struct pl_failure *f = &L->p->fail[i];
 	char ptr[64], what[64];
 	int64_t sub = 0;
@@ -443,7 +460,8 @@ load_failure(struct ld *L, size_t i, const json_t *obj)
 	f->after_records = 1;
 	if (check_keys(L, obj, ptr, what, keys) < 0 || find_vertex(L, obj, "vertex", ptr, what, &f->vertex) < 0 ||
 	    get_int(L, obj, "subtask", ptr, what, 0, L->p->v[f->vertex].parallelism - 1, &sub) < 0 ||
-	    get_int(L, obj, "after_records", ptr, what, 1, INT64_MAX / 4, &f->after_records) < 0)
+	    get_int(L, obj, "after_records", ptr, what, 1, INT64_MAX / 4, &f->after_records) < 0 ||
+	    get_bool(L, obj, "lose_partition", ptr, what, &f->lose_partition) < 0)
 		return -1;
 	f->subtask = (uint32_t)sub;
 	return 0;
