@@ -165,8 +165,11 @@ sum:1'
 	status_is 0
 	run jq -c 'select(.event == "restart") | .restart' run.out
 	output_is '[{"vertex":"map","subtasks":"2"},{"vertex":"sum","subtasks":"0-1"},{"vertex":"sink","subtasks":"0-1"}]'
+	# only vertices already initialized are reset in the log (sum and sink are not yet): the log replays
 	run sh -c 'ckpt-replay -e log | jq -c "select(.type == \"vertices_reset\") | .payload"'
-	output_is '{"subtasks":[{"vertex":"map","subtask":2},{"vertex":"sum","subtask":0},{"vertex":"sum","subtask":1},{"vertex":"sink","subtask":0},{"vertex":"sink","subtask":1}]}'
+	output_is '{"subtasks":[{"vertex":"map","subtask":2}]}'
+	run sh -c 'ckpt-replay log | jq -c "[.vertices[] | .finished]"'
+	output_is '["0-2","0-2","0-1","0-1"]'
 	diff ref.txt <(output_of)
 }
 
@@ -304,7 +307,7 @@ mixed() {
 	run jq -c 'select(.event == "restart") | .restart' run.out
 	output_is '[{"vertex":"src","subtasks":"1"},{"vertex":"map","subtasks":"1"},{"vertex":"sum","subtasks":"0-1"},{"vertex":"sink","subtasks":"0-1"}]'
 	run sh -c 'ckpt-replay -e log | jq -c "select(.type == \"vertices_reset\") | .payload"'
-	output_is '{"subtasks":[{"vertex":"src","subtask":1},{"vertex":"map","subtask":1},{"vertex":"sum","subtask":0},{"vertex":"sum","subtask":1},{"vertex":"sink","subtask":0},{"vertex":"sink","subtask":1}]}'
+	output_is '{"subtasks":[{"vertex":"src","subtask":1},{"vertex":"map","subtask":1}]}'
 	diff ref.txt <(output_of)
 	# approximate failover restarts whole pipelined regions as well (they share their queues)
 	mixed '.failover = {"strategy": "approximate", "failures": [{"vertex": "map", "subtask": 1, "after_records": 100}]}'

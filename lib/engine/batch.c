@@ -43,7 +43,7 @@ struct pq {
 
 #define PQ_LIMIT (4096 * PART_REC) /* bytes queued before a producer waits */
 
-enum { B_PENDING, B_RUNNING, B_FINISHED };
+enum { B_PENDING, B_RUNNING, B_FINISHED, B_ABSENT /* beyond a decided parallelism */ };
 
 struct bjob {
 	struct job j; /* first: what operators reach through t->job */
@@ -70,6 +70,7 @@ struct bjob {
 	uint64_t *rin, *rout;    /* per task: records read and written by its finished attempt */
 	unsigned char *ran;      /* per task: finished in this session (not kept by recovery) */
 	size_t *lost_from;       /* per task: 1 + the producer task whose partition it found gone, or 0 */
+	unsigned char *decided;  /* per vertex: its parallelism is known (not "auto", or decided) */
 };
 
 int
@@ -95,6 +96,42 @@ has_partition(const struct ckpt_pipeline *p, size_t v)
 		if (blocking(p, p->v[v].out[q]))
 			return 1;
 	return 0;
+}
+
+/*
+ * Subpartitions of edge k: one per consumer subtask, or, into a vertex whose
+ * parallelism is decided later, one per key group (hash, rebalance) or one
+ * (broadcast), of which each consumer subtask reads a range, as Flink's
+ * dynamic graphs do.
+ */
+static uint32_t
+nsub(const struct ckpt_pipeline *p, size_t k)
+{
+	const struct pl_vertex *t = &p->v[p->e[k].target];
+
+	if (!t->auto_par)
+		return t->parallelism;
+	return p->e[k].part == PART_BROADCAST ? 1 : t->max_parallelism;
+}
+
+/* The subpartitions [*lo, *hi) of edge k that consumer subtask j reads. */
+static void
+sub_range(const struct ckpt_pipeline *p, size_t k, uint32_t j, uint32_t *lo, uint32_t *hi)
+{
+	const struct pl_vertex *t = &p->v[p->e[k].target];
+	uint32_t first, last;
+
+	if (!t->auto_par) {
+		*lo = j;
+		*hi = j + 1;
+	} else if (p->e[k].part == PART_BROADCAST) {
+		*lo = 0;
+		*hi = 1;
+	} else {
+		key_group_range(t->max_parallelism, t->parallelism, j, &first, &last);
+		*lo = first;
+		*hi = last + 1;
+	}
 }
 
 /* ---- blocking partitions */
@@ -154,7 +191,7 @@ bout_init(struct bjob *b, struct task *t, struct ckpt_err *e)
 		return -1;
 	for (size_t q = 0; q < t->v->nout; q++) {
 		const struct pl_edge *ed = &b->p->e[t->v->out[q]];
-		uint32_t T = b->p->v[ed->target].parallelism, lo, hi;
+		uint32_t T = nsub(b->p, t->v->out[q]), lo, hi;
 
 		o->first[q] = o->nsec;
 		o->nsec += T;
@@ -325,7 +362,7 @@ route(struct task *t, size_t q, const struct rec *r, void (*put)(struct task *, 
 	struct bout *o = t->bout;
 	const struct ckpt_pipeline *p = t->job->p;
 	const struct pl_edge *ed = &p->e[t->v->out[q]];
-	uint32_t T = p->v[ed->target].parallelism, lo, hi;
+	uint32_t T = nsub(p, t->v->out[q]), lo, hi;
 
 	switch (ed->part) {
 	case PART_FORWARD:
@@ -341,9 +378,9 @@ route(struct task *t, size_t q, const struct rec *r, void (*put)(struct task *, 
 		o->rr[q] = (o->rr[q] + 1) % T;
 		break;
 	case PART_HASH: {
-		uint32_t maxp = p->v[ed->target].max_parallelism;
+		uint32_t maxp = p->v[ed->target].max_parallelism, kg = key_group_of(r->key, maxp);
 
-		put(t, q, subtask_of_key_group(key_group_of(r->key, maxp), maxp, T), r);
+		put(t, q, p->v[ed->target].auto_par ? kg : subtask_of_key_group(kg, maxp, T), r);
 		break;
 	}
 	case PART_BROADCAST:
@@ -488,6 +525,18 @@ find_section(const unsigned char *d, size_t len, size_t k, uint32_t c, size_t *a
 	return -1;
 }
 
+static void
+take_records(struct task *t, const unsigned char *d, size_t n, size_t g)
+{
+	for (size_t x = 0; x < n && !atomic_load(&t->cancel); x += PART_REC) {
+		struct rec r = {get64(d + x), (int64_t)get64(d + x + 8), (int64_t)get64(d + x + 16)};
+
+		t->records_in++;
+		t->op->record(t, &r, g);
+		task_count_record(t);
+	}
+}
+
 /* The failure injection lose_partition: producer (v, s)'s partition vanishes before it is first read. */
 static void
 lose_partition(struct bjob *b, size_t v, uint32_t s, const char *path)
@@ -522,9 +571,10 @@ feed(struct bjob *b, struct task *t, size_t g, struct ckpt_err *e)
 {
 	size_t k = t->v->in[g];
 	const struct pl_edge *ed = &b->p->e[k];
-	uint32_t lo, hi;
+	uint32_t lo, hi, slo, shi;
 
 	edge_inputs(b->p, ed, t->sub, &lo, &hi);
+	sub_range(b->p, k, t->sub, &slo, &shi);
 	for (uint32_t i = lo; i < hi && !atomic_load(&t->cancel); i++) {
 		unsigned char *d;
 		size_t len, at, n;
@@ -534,34 +584,18 @@ feed(struct bjob *b, struct task *t, size_t g, struct ckpt_err *e)
 		lose_partition(b, ed->source, i, path);
 		if (read_partition(path, &d, &len, e) < 0)
 			return partition_lost(b, t, b->vfirst[ed->source] + i, e);
-		if (find_section(d, len, k, t->sub, &at, &n) < 0) {
-			free(d);
-			ckpt_err_set(e, CKPT_ERR_INPUT, path, "blocking partition has no data for %s:%u", t->v->id,
-				     t->sub);
-			return partition_lost(b, t, b->vfirst[ed->source] + i, e);
-		}
-		for (size_t x = at; x < at + n && !atomic_load(&t->cancel); x += PART_REC) {
-			struct rec r = {get64(d + x), (int64_t)get64(d + x + 8), (int64_t)get64(d + x + 16)};
-
-			t->records_in++;
-			t->op->record(t, &r, g);
-			task_count_record(t);
+		for (uint32_t sp = slo; sp < shi && !atomic_load(&t->cancel); sp++) {
+			if (find_section(d, len, k, sp, &at, &n) < 0) {
+				free(d);
+				ckpt_err_set(e, CKPT_ERR_INPUT, path, "blocking partition has no data for %s:%u",
+					     t->v->id, t->sub);
+				return partition_lost(b, t, b->vfirst[ed->source] + i, e);
+			}
+			take_records(t, d + at, n, g);
 		}
 		free(d);
 	}
 	return 0;
-}
-
-static void
-take_records(struct task *t, const unsigned char *d, size_t n, size_t g)
-{
-	for (size_t x = 0; x < n && !atomic_load(&t->cancel); x += PART_REC) {
-		struct rec r = {get64(d + x), (int64_t)get64(d + x + 8), (int64_t)get64(d + x + 16)};
-
-		t->records_in++;
-		t->op->record(t, &r, g);
-		task_count_record(t);
-	}
 }
 
 /* Take what queue q holds (swapping buffers with mine); 1 when every producer ended and nothing is left. */
@@ -871,6 +905,52 @@ prepare_task(struct bjob *b, struct task *t)
 }
 
 /*
+ * Set vertex v's parallelism (at most the bound it was set up with): in the
+ * pipeline and in its job graph (failover), and the subtasks beyond it absent.
+ */
+static void
+set_parallelism(struct bjob *b, size_t v, uint32_t n)
+{
+	struct ckpt_vertex *gv = &b->p->graph->v[v];
+
+	b->p->graph->nsubtasks -= gv->parallelism - n;
+	gv->parallelism = n;
+	b->p->v[v].parallelism = n;
+	for (size_t i = b->vfirst[v] + n; i < b->vfirst[v + 1]; i++)
+		b->st[i] = B_ABSENT;
+	b->decided[v] = 1;
+}
+
+/*
+ * Flink's adaptive batch scheduler (DefaultVertexParallelismAndInputInfosDecider):
+ * once every producer of an "auto" vertex finished, its parallelism is the
+ * bytes they sent it (24 per record, a broadcast counted once) over
+ * bytes_per_task, rounded up, within [min_parallelism, its bound].
+ */
+static void
+decide(struct bjob *b, size_t v)
+{
+	const struct pl_vertex *pv = &b->p->v[v];
+	uint64_t bytes = 0, n;
+
+	for (size_t g = 0; g < pv->nin; g++) {
+		size_t src = b->p->e[pv->in[g]].source;
+
+		if (!b->decided[src])
+			return;
+		for (uint32_t i = 0; i < b->p->v[src].parallelism; i++) {
+			if (b->st[b->vfirst[src] + i] != B_FINISHED)
+				return;
+			bytes += b->rout[b->vfirst[src] + i] * PART_REC;
+		}
+	}
+	n = (bytes + (uint64_t)b->p->auto_bytes_per_task - 1) / (uint64_t)b->p->auto_bytes_per_task;
+	n = n < b->p->auto_min ? b->p->auto_min : n;
+	n = n > b->vfirst[v + 1] - b->vfirst[v] ? b->vfirst[v + 1] - b->vfirst[v] : n;
+	set_parallelism(b, v, (uint32_t)n);
+}
+
+/*
  * A pipelined region starts when the blocking inputs of all its subtasks are
  * complete (Flink's PipelinedRegionSchedulingStrategy): all its pending
  * subtasks are set up first, their queues empty, then their threads start.
@@ -878,9 +958,12 @@ prepare_task(struct bjob *b, struct task *t)
 static int
 start_ready(struct bjob *b, struct ckpt_err *e)
 {
+	for (size_t v = 0; v < b->p->nv; v++)
+		if (!b->decided[v])
+			decide(b, v);
 	memset(b->ready, 1, b->nt);
 	for (size_t i = 0; i < b->nt; i++)
-		if (b->st[i] == B_PENDING && !inputs_complete(b, &b->t[i]))
+		if (b->st[i] == B_PENDING && (!b->decided[b->t[i].vi] || !inputs_complete(b, &b->t[i])))
 			b->ready[b->region[i]] = 0;
 	for (size_t i = 0; i < b->nt; i++) {
 		struct task *t = &b->t[i];
@@ -1007,7 +1090,10 @@ failover(struct bjob *b, struct task *ft, struct ckpt_err *e)
 				continue;
 			join_task(t);
 			b->st[t->gi] = B_PENDING;
-			json_array_append_new(reset, json_pack("{s:s,s:i}", "vertex", t->v->id, "subtask", (json_int_t)s));
+			/* a vertex not yet initialized has nothing to reset, and the replay refuses to hear of it */
+			if (b->inited[v])
+				json_array_append_new(reset, json_pack("{s:s,s:i}", "vertex", t->v->id, "subtask",
+								       (json_int_t)s));
 		}
 	if (log_append(b, CKPT_EVENT_VERTICES_RESET, json_pack("{s:O}", "subtasks", reset), e) < 0)
 		goto out;
@@ -1068,7 +1154,7 @@ static int
 all_done(const struct bjob *b)
 {
 	for (size_t i = 0; i < b->nt; i++)
-		if (b->st[i] != B_FINISHED)
+		if (b->st[i] != B_FINISHED && b->st[i] != B_ABSENT)
 			return 0;
 	return 1;
 }
@@ -1153,6 +1239,8 @@ recover(struct bjob *b, struct ckpt_err *e)
 		const struct ckpt_replay_vertex *rv = &plan.v[i];
 		long v = ckpt_graph_find(b->p->graph, rv->id);
 
+		if (v >= 0 && !b->decided[v] && rv->parallelism <= b->vfirst[v + 1] - b->vfirst[v])
+			set_parallelism(b, (size_t)v, rv->parallelism); /* as the log recorded it, not decided again */
 		if (v < 0 || rv->parallelism != b->p->v[v].parallelism) {
 			ckpt_err_set(e, CKPT_ERR_INPUT, b->logdir, "the log does not belong to this pipeline (vertex \"%s\")",
 				     rv->id);
@@ -1322,11 +1410,14 @@ setup(struct bjob *b, struct ckpt_pipeline *p, const struct ckpt_run_opts *o, st
 	b->rout = ckpt_calloc(b->nt + 1, sizeof *b->rout, e);
 	b->ran = ckpt_calloc(b->nt + 1, 1, e);
 	b->lost_from = ckpt_calloc(b->nt + 1, sizeof *b->lost_from, e);
+	b->decided = ckpt_calloc(p->nv + 1, 1, e);
 	b->shuffle_new = json_array();
 	if (!b->st || !b->done || !b->terr || !b->inited || !b->unrecovered || !b->since_snap || !b->fail_fired ||
 	    !b->shuffle_new || !b->rin || !b->rout || !b->ran ||
-	    !b->lost_from)
+	    !b->lost_from || !b->decided)
 		return -1;
+	for (size_t v = 0; v < p->nv; v++)
+		b->decided[v] = !p->v[v].auto_par;
 	if (setup_regions(b, e) < 0 || check_names(b, e) < 0)
 		return -1;
 	if (mkdir(b->partdir, 0777) < 0 && errno != EEXIST)
@@ -1379,6 +1470,7 @@ free_bjob(struct bjob *b)
 	free(b->rout);
 	free(b->ran);
 	free(b->lost_from);
+	free(b->decided);
 	notify_destroy(&b->j.cnt);
 	pthread_mutex_destroy(&b->j.cmu);
 	pthread_mutex_destroy(&b->j.emu);

@@ -35,6 +35,8 @@ struct pl_vertex {
 	char *id;
 	enum op_kind op;
 	uint32_t parallelism, max_parallelism;
+	int auto_par;     /* batch mode: parallelism "auto", decided from the input size (parallelism is the bound
+			     until then, batch.c sets the decided one) */
 	struct pl_params prm;
 	size_t *in, *out; /* edge indices */
 	size_t nin, nout;
@@ -76,6 +78,8 @@ struct ckpt_pipeline {
 	/* batch mode (batch.c): where the job event log and the blocking partitions go */
 	char *batch_log, *batch_partitions;
 	int64_t batch_min_pause_ms;
+	int64_t auto_bytes_per_task;          /* batch.auto_parallelism: input bytes per subtask, */
+	uint32_t auto_min, auto_max;          /* and the bounds of a decided parallelism */
 	struct ckpt_graph *graph; /* the job graph for plans and failover (tasks updated live) */
 };
 

@@ -206,6 +206,7 @@ load_vertex(struct ld *L, size_t i, const json_t *obj)
 	static const char *const keys[] = {"id", "operator", "parallelism", "max_parallelism", "params", NULL};
 	struct pl_vertex *v = &L->p->v[i];
 	char ptr[64], what[300];
+	const json_t *x;
 	int op = -1;
 
 	snprintf(ptr, sizeof ptr, "/vertices/%zu", i);
@@ -226,11 +227,23 @@ load_vertex(struct ld *L, size_t i, const json_t *obj)
 		return -1;
 	v->op = (enum op_kind)op;
 	v->parallelism = 1;
-	if (get_u32(L, obj, "parallelism", ptr, what, 1, 1024, &v->parallelism) < 0)
-		return -1;
-	v->max_parallelism = default_maxp(v->parallelism);
-	if (get_u32(L, obj, "max_parallelism", ptr, what, 1, CKPT_MAX_PARALLELISM_LIMIT, &v->max_parallelism) < 0)
-		return -1;
+	x = json_object_get(obj, "parallelism");
+	if (json_is_string(x) && strcmp(json_string_value(x), "auto") == 0) {
+		/* Flink's adaptive batch scheduler: the bound is the max parallelism, by default its setting */
+		v->auto_par = 1;
+		v->max_parallelism = L->p->auto_max;
+		if (get_u32(L, obj, "max_parallelism", ptr, what, 1, CKPT_MAX_PARALLELISM_LIMIT,
+			    &v->max_parallelism) < 0)
+			return -1;
+		v->parallelism = v->max_parallelism < L->p->auto_max ? v->max_parallelism : L->p->auto_max;
+	} else {
+		if (get_u32(L, obj, "parallelism", ptr, what, 1, 1024, &v->parallelism) < 0)
+			return -1;
+		v->max_parallelism = default_maxp(v->parallelism);
+		if (get_u32(L, obj, "max_parallelism", ptr, what, 1, CKPT_MAX_PARALLELISM_LIMIT,
+			    &v->max_parallelism) < 0)
+			return -1;
+	}
 	if (v->max_parallelism < v->parallelism)
 		return ckpt_jdoc_err(L->doc, L->e, ptr,
 				     "%s: the parallelism %u is higher than the max parallelism %u", what,
@@ -381,7 +394,7 @@ writes_partition(const struct ckpt_pipeline *p, size_t v)
 static int
 load_batch(struct ld *L, const json_t *obj)
 {
-	static const char *const keys[] = {"log", "partitions", "snapshot_min_pause_ms", NULL};
+	static const char *const keys[] = {"log", "partitions", "snapshot_min_pause_ms", "auto_parallelism", NULL};
 	struct ckpt_pipeline *p = L->p;
 	size_t nblocking = 0;
 
@@ -598,6 +611,11 @@ check_shape(struct ld *L)
 		char ptr[64];
 
 		snprintf(ptr, sizeof ptr, "/edges/%zu", i);
+		if ((s->auto_par || t->auto_par) && (ed->part == PART_FORWARD || ed->part == PART_RESCALE ||
+						     ed->ptype != CKPT_BLOCKING))
+			return ckpt_jdoc_err(L->doc, L->e, ptr, "edge %zu: a vertex of parallelism \"auto\" (\"%s\") "
+					     "takes blocking edges with the hash, rebalance or broadcast partitioner "
+					     "only", i, s->auto_par ? s->id : t->id);
 		if (ed->part == PART_FORWARD && s->parallelism != t->parallelism)
 			return ckpt_jdoc_err(L->doc, L->e, ptr,
 					     "edge %zu: forward partitioning does not allow change of parallelism "
@@ -619,6 +637,9 @@ check_shape(struct ld *L)
 		snprintf(ptr, sizeof ptr, "/vertices/%zu", i);
 		for (size_t k = 0; k < v->nin; k++)
 			nb += p->e[v->in[k]].part == PART_BROADCAST;
+		if (v->auto_par && v->op == OP_SOURCE)
+			return ckpt_jdoc_err(L->doc, L->e, ptr, "vertex \"%s\": a source's parallelism cannot be "
+					     "\"auto\" (it is decided from the input)", v->id);
 		if (v->op != OP_SOURCE && v->nin == 0)
 			return ckpt_jdoc_err(L->doc, L->e, ptr, "vertex \"%s\": %s needs an input edge", v->id,
 					     op_names[v->op]);
@@ -694,6 +715,32 @@ build_graph(struct ld *L)
 	return gr;
 }
 
+/* batch.auto_parallelism (read before the vertices, which take its bound): Flink's
+ * execution.batch.adaptive.auto-parallelism.{avg-data-volume-per-task, min-parallelism, max-parallelism}. */
+static int
+load_auto(struct ld *L, const json_t *batch)
+{
+	static const char *const keys[] = {"bytes_per_task", "min_parallelism", "max_parallelism", NULL};
+	const char *ptr = "/batch/auto_parallelism", *w = "batch: auto_parallelism";
+	const json_t *obj = json_is_object(batch) ? json_object_get(batch, "auto_parallelism") : NULL;
+	struct ckpt_pipeline *p = L->p;
+
+	p->auto_bytes_per_task = 16 << 20;
+	p->auto_min = 1;
+	p->auto_max = 128;
+	if (obj == NULL)
+		return 0;
+	if (check_keys(L, obj, ptr, w, keys) < 0 ||
+	    get_int(L, obj, "bytes_per_task", ptr, w, 1, INT64_MAX / 4, &p->auto_bytes_per_task) < 0 ||
+	    get_u32(L, obj, "min_parallelism", ptr, w, 1, 1024, &p->auto_min) < 0 ||
+	    get_u32(L, obj, "max_parallelism", ptr, w, 1, 1024, &p->auto_max) < 0)
+		return -1;
+	if (p->auto_min > p->auto_max)
+		return ckpt_jdoc_err(L->doc, L->e, ptr, "%s: min_parallelism %u is above max_parallelism %u", w,
+				     p->auto_min, p->auto_max);
+	return 0;
+}
+
 static int
 load_root(struct ld *L)
 {
@@ -716,7 +763,7 @@ load_root(struct ld *L)
 		return ckpt_jdoc_err(L->doc, L->e, "", "pipeline: more than 256 vertices or 1024 edges");
 	L->p->v = ckpt_calloc(json_array_size(vs), sizeof *L->p->v, L->e);
 	L->p->e = ckpt_calloc(json_array_size(es) + 1, sizeof *L->p->e, L->e);
-	if (L->p->v == NULL || L->p->e == NULL)
+	if (L->p->v == NULL || L->p->e == NULL || load_auto(L, json_object_get(root, "batch")) < 0)
 		return -1;
 	json_array_foreach(vs, i, x) {
 		L->p->nv++;
