@@ -437,3 +437,97 @@ null'
 	status_is 2
 	grep -q '^ckpt-run: p.json:[0-9]*:[0-9]*: failure 0: vertex "sink" writes no blocking partition (lose_partition is for batch mode)$' err.txt || { cat err.txt; false; }
 }
+
+# auto: sum and sink of parallelism "auto" (sink at most 4), 10000 input bytes per subtask
+auto() {
+	pipeline '.vertices[2].parallelism = "auto" | .vertices[3].parallelism = "auto" | .vertices[3].max_parallelism = 4
+		| .edges[2].partitioner = "rebalance" | .batch.auto_parallelism = {"bytes_per_task": 10000}'
+}
+
+# The parallelism each vertex_initialized of the log records, "vertex=N" a line.
+initialized() {
+	ckpt-replay -e log | jq -r 'select(.type == "vertex_initialized") | .payload | "\(.vertex)=\(.parallelism)"'
+}
+
+@test "batch: parallelism \"auto\" decided from the bytes the producers wrote, recorded in vertex_initialized" {
+	pipeline '.edges[2].partitioner = "rebalance"'
+	reference
+	auto
+	brun p.json
+	status_is 0
+	# 1800 records of 24 bytes into sum and into sink: 43200 bytes, 5 subtasks of 10000; sink bounded by 4
+	run initialized
+	output_is 'src=3
+map=3
+sum=5
+sink=4'
+	[ "$(ls parts | tr '\n' ' ')" = "map.0 map.1 map.2 src.0 src.1 src.2 sum.0 sum.1 sum.2 sum.3 sum.4 " ]
+	[ "$(ls out | tr '\n' ' ')" = "part-0-0 part-1-0 part-2-0 part-3-0 " ]
+	diff ref.txt <(output_of)
+	run counts run
+	output_is '[1800,1800,0]'
+	# the bounds: min_parallelism, and the max_parallelism setting
+	for s in '{"bytes_per_task": 1000000};1;1' '{"bytes_per_task": 1000000, "min_parallelism": 2};2;2' \
+		 '{"bytes_per_task": 1, "max_parallelism": 3};3;3' '{"bytes_per_task": 1};128;4'; do
+		IFS=';' read -r cfg psum psink <<< "$s"
+		auto
+		jq ".batch.auto_parallelism = $cfg" p.json > q.json
+		rm -rf log parts out
+		brun q.json
+		status_is 0
+		[ "$(initialized | tail -2 | tr '\n' ' ')" = "sum=$psum sink=$psink " ] || { initialized; false; }
+		diff ref.txt <(output_of)
+	done
+}
+
+@test "batch: recovery keeps the auto parallelism the log recorded, and decides the others anew" {
+	auto
+	reference
+	# killed after the first sum subtask finished: sum was initialized with 5, sink not yet
+	BRUN_OUT=first brun -K 18 p.json
+	status_is 137
+	# with 20000 bytes per subtask now, sum would be 3
+	jq '.batch.auto_parallelism.bytes_per_task = 20000' p.json > q.json
+	BRUN_OUT=second brun -R log q.json
+	status_is 0
+	run jq -sc 'map(select(.event == "recovered"))[0].plan.vertices | map([.vertex, .parallelism])' second.out
+	output_is '[["src",3],["map",3],["sum",5]]'
+	run initialized
+	output_is 'src=3
+map=3
+sum=5
+sink=3'
+	[ "$(started second | grep -c '^sum:')" -eq 4 ]
+	[ "$(started second | grep '^sink:' | tr '\n' ' ')" = "sink:0 sink:1 sink:2 " ]
+	diff ref.txt <(output_of)
+	run counts second
+	output_is '[1800,1800,0]'
+}
+
+@test "batch: parallelism \"auto\" where it cannot be" {
+	pipeline '.vertices[2].parallelism = "auto"'
+	brun p.json
+	status_is 2
+	grep -q '^ckpt-run: p.json:[0-9]*:[0-9]*: edge 2: a vertex of parallelism "auto" ("sum") takes blocking edges with the hash, rebalance or broadcast partitioner only$' err.txt || { cat err.txt; false; }
+	pipeline '.vertices[0].parallelism = "auto" | .edges[0].partitioner = "rebalance"'
+	brun p.json
+	status_is 2
+	grep -q '^ckpt-run: p.json:[0-9]*:[0-9]*: vertex "src": a source.s parallelism cannot be "auto" (it is decided from the input)$' err.txt || { cat err.txt; false; }
+	auto
+	jq '.batch.auto_parallelism = {"min_parallelism": 9, "max_parallelism": 8}' p.json > q.json
+	brun q.json
+	status_is 2
+	grep -q '^ckpt-run: q.json:[0-9]*:[0-9]*: batch: auto_parallelism: min_parallelism 9 is above max_parallelism 8$' err.txt || { cat err.txt; false; }
+	jq '.batch.auto_parallelism = {"bytes_per_task": 0}' p.json > q.json
+	brun q.json
+	status_is 2
+	jq '.vertices[2].parallelism = "many"' p.json > q.json
+	brun q.json
+	status_is 2
+	grep -q '^ckpt-run: q.json:[0-9]*:[0-9]*: vertex "sum"' err.txt || { cat err.txt; false; }
+	# a pipelined run has no parallelism to decide
+	jq '.edges[].partition = "pipelined" | del(.batch)' p.json > q.json
+	brun q.json
+	status_is 2
+	grep -q 'edge 1: a vertex of parallelism "auto" ("sum") takes blocking edges' err.txt || { cat err.txt; false; }
+}
