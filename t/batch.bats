@@ -531,3 +531,20 @@ sink=3'
 	status_is 2
 	grep -q 'edge 1: a vertex of parallelism "auto" ("sum") takes blocking edges' err.txt || { cat err.txt; false; }
 }
+
+@test "batch: mixed edges: after recovery, a restart touching a source that could not snapshot restarts it whole, with its regions" {
+	mixed '.vertices[0].params.batch_snapshot = false'
+	reference
+	# killed when src and map, one region per subtask, all finished; sum not started
+	BRUN_OUT=first brun -K 12 p.json
+	status_is 137
+	# then map:1's partition vanishes: map:1 and its region src:1 run again, so all of src (unrecovered), so all of map
+	jq '.failover = {"failures": [{"vertex": "map", "subtask": 1, "lose_partition": true}]}' p.json > q.json
+	BRUN_OUT=second brun -R log q.json
+	status_is 0
+	run jq -sc 'map(select(.event == "recovered"))[0].plan.vertices | map(.finished)' second.out
+	output_is '["0-2","0-2"]'
+	run jq -c 'select(.event == "restart") | .restart' second.out
+	output_is '[{"vertex":"src","subtasks":"0-2"},{"vertex":"map","subtasks":"0-2"},{"vertex":"sum","subtasks":"0-1"},{"vertex":"sink","subtasks":"0-1"}]'
+	diff ref.txt <(output_of)
+}

@@ -1082,6 +1082,7 @@ failover(struct bjob *b, struct task *ft, struct ckpt_err *e)
 			ckpt_bits_set_range(&sets[v], 0, b->p->v[v].parallelism);
 			b->unrecovered[v] = 0;
 		}
+	close_over_regions(b, sets); /* again: the whole vertices just added have regions too */
 	for (size_t v = 0; v < b->p->nv; v++)
 		for (uint32_t s = 0; s < b->p->v[v].parallelism; s++) {
 			struct task *t = &b->t[b->vfirst[v] + s];
