@@ -1,4 +1,8 @@
-/* batch.c: batch mode: blocking partitions on disk, subtasks run as their inputs complete, the job event log, recovery. */
+/*
+ * batch.c: batch mode: pipelined regions run as their blocking inputs complete (pipelined edges
+ * as queues inside a region, blocking partitions on disk), parallelism decided at run time,
+ * the job event log, recovery.
+ */
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
