@@ -433,6 +433,8 @@ write_partition(struct bjob *b, struct task *t, struct ckpt_err *e)
 	size_t nsec = 0;
 	int r = -1;
 
+	if (o->nomem)
+		return ckpt_err_set(e, CKPT_ERR_NOMEM, t->v->id, "out of memory for a blocking partition");
 	for (size_t q = 0; q < t->v->nout; q++)
 		for (size_t i = o->first[q]; blocking(b->p, t->v->out[q]) && i < o->first[q + 1]; i++) {
 			len += 24 + o->sec[i].n;
@@ -688,14 +690,14 @@ run_subtask(struct bjob *b, struct task *t, struct ckpt_err *e)
 			t->op->finish(t);
 		if (t->op->close)
 			t->op->close(t);
-		if (t->bout != NULL && t->bout->nomem) {
-			ckpt_err_set(e, CKPT_ERR_NOMEM, t->v->id, "out of memory for a blocking partition");
-			goto out;
-		}
 		if (has_partition(b->p, t->vi) && write_partition(b, t, e) < 0)
 			goto out;
 		if (!atomic_load(&t->cancel))
 			pq_end(b, t);
+	}
+	if (t->bout != NULL && t->bout->nomem) { /* it cancelled itself: not finished */
+		ckpt_err_set(e, CKPT_ERR_NOMEM, t->v->id, "out of memory for a blocking partition");
+		goto out;
 	}
 	r = 0;
 out:
