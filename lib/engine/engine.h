@@ -333,7 +333,6 @@ void bh_on_abort_notified(struct task *t, int64_t id);
 void ua_on_barrier(struct task *t, const struct barrier *b, size_t ch, int rpc);
 void ua_on_cancel(struct task *t, int64_t id);
 void ua_on_end_of_partition(struct task *t, size_t ch);
-void ua_rpc_trigger(struct task *t, const struct barrier *b);
 void ua_on_abort_notified(struct task *t, int64_t id);
 void ua_checkpoint(struct task *t, const struct barrier *b, int64_t align_ns);
 void ua_on_buffer(struct task *t, size_t ch, const struct buf *b);

@@ -455,22 +455,6 @@ ua_on_end_of_partition(struct task *t, size_t ch)
 }
 
 void
-ua_rpc_trigger(struct task *t, const struct barrier *b)
-{
-	if (t->nopen == 0) {
-		if (b->id > t->cur_id) {
-			t->cur_id = b->id;
-			t->done_id = b->id;
-			task_checkpoint(t, b, 0);
-		}
-		return;
-	}
-	for (size_t i = 0; i < t->nin; i++)
-		if (!t->in[i].eop)
-			ua_on_barrier(t, b, i, 1);
-}
-
-void
 ua_on_abort_notified(struct task *t, int64_t id)
 {
 	if (id == t->cur_id && pending(t))
