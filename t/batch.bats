@@ -548,3 +548,20 @@ sink=3'
 	output_is '[{"vertex":"src","subtasks":"0-2"},{"vertex":"map","subtasks":"0-2"},{"vertex":"sum","subtasks":"0-1"},{"vertex":"sink","subtasks":"0-1"}]'
 	diff ref.txt <(output_of)
 }
+
+@test "batch: parallelism \"auto\" behind a broadcast edge: its bytes counted once, the records of a fixed parallelism" {
+	jq '.vertices[2].parallelism = 6 | del(.batch)' "$DATA/batch/broadcast-auto.json" > fixed.json
+	brun fixed.json
+	status_is 0
+	output_of > ref.txt
+	rm -rf out job-events partitions
+	# (20 rules + 1000 records) x 24 bytes over 5000 a subtask: 5
+	brun "$DATA/batch/broadcast-auto.json"
+	status_is 0
+	run sh -c 'ckpt-replay -e job-events | jq -r "select(.type == \"vertex_initialized\") | .payload | \"\(.vertex)=\(.parallelism)\""'
+	output_is 'rules=1
+src=2
+bs=5
+sink=2'
+	diff ref.txt <(output_of)
+}
