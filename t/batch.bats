@@ -492,6 +492,11 @@ sink=4'
 	# killed after the first sum subtask finished: sum was initialized with 5, sink not yet
 	BRUN_OUT=first brun -K 18 p.json
 	status_is 137
+	# a pipeline whose sum cannot have the 5 subtasks the log recorded is another job
+	jq '.vertices[2].max_parallelism = 4' p.json > q.json
+	BRUN_OUT=wrong brun -R log q.json
+	status_is 2
+	[ "$(cat err.txt)" = 'ckpt-run: log: the log does not belong to this pipeline (vertex "sum")' ]
 	# with 20000 bytes per subtask now, sum would be 3
 	jq '.batch.auto_parallelism.bytes_per_task = 20000' p.json > q.json
 	BRUN_OUT=second brun -R log q.json
