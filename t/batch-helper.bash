@@ -30,6 +30,11 @@ planned() {
 	  | (if $pv == null then range(0; $n) else ($pv.reset | expand[]) end) | "\($v):\(.)"' plan.json | sort
 }
 
+# job_finished of a run (FILE.out): [records, source_records, restarts].
+counts() {
+	jq -c 'select(.event == "job_finished") | [.records, .source_records, .restarts]' "$1.out"
+}
+
 # The subtasks a run (FILE.out) started.
 started() {
 	jq -r 'select(.event == "task_state" and .state == "RUNNING") | "\(.vertex):\(.subtask)"' "$1.out" | sort
@@ -48,4 +53,5 @@ kill_recover() {
 	status_is 0 || { cat err.txt; return 1; }
 	diff <(planned) <(started second) || { echo "after $1 events: reran differs from the plan"; return 1; }
 	diff ref.txt <(output_of) > /dev/null || { echo "after $1 events: output differs"; return 1; }
+	[ ! -f ref-counts.txt ] || diff ref-counts.txt <(counts second) || { echo "after $1 events: job_finished counts differ"; return 1; }
 }

@@ -117,10 +117,6 @@ bh_on_end_of_partition(struct task *t, size_t ch)
 void
 bh_rpc_trigger(struct task *t, const struct barrier *b)
 {
-	if (t->job->p->unaligned) {
-		ua_rpc_trigger(t, b);
-		return;
-	}
 	if (t->nopen == 0) {
 		if (b->id > t->cur_id) {
 			t->cur_id = b->id;
@@ -131,7 +127,7 @@ bh_rpc_trigger(struct task *t, const struct barrier *b)
 	}
 	for (size_t i = 0; i < t->nin; i++)
 		if (!t->in[i].eop)
-			bh_on_barrier(t, b, i, 1);
+			bh_on_barrier(t, b, i, 1); /* unaligned: handed on to ua_on_barrier */
 }
 
 /* The coordinator gave checkpoint id up (expired, declined elsewhere): stop aligning for it. */

@@ -1,4 +1,8 @@
-/* batch.c: batch mode: blocking partitions on disk, subtasks run as their inputs complete, the job event log, recovery. */
+/*
+ * batch.c: batch mode: pipelined regions run as their blocking inputs complete (pipelined edges
+ * as queues inside a region, blocking partitions on disk), parallelism decided at run time,
+ * the job event log, recovery.
+ */
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -28,7 +32,22 @@ struct bout {
 	int nomem;
 };
 
-enum { B_PENDING, B_RUNNING, B_FINISHED };
+/*
+ * A pipelined edge inside a region, to one consumer subtask: the records of
+ * all its producers in arrival order, bounded (a producer waits for room), and
+ * how many producers ended.  Producer and consumer belong to one pipelined
+ * region, so they start, fail and restart together.
+ */
+struct pq {
+	pthread_mutex_t mu;
+	unsigned char *d;
+	size_t n, cap;
+	uint32_t ended, nprod;
+};
+
+#define PQ_LIMIT (4096 * PART_REC) /* bytes queued before a producer waits */
+
+enum { B_PENDING, B_RUNNING, B_FINISHED, B_ABSENT /* beyond a decided parallelism */ };
 
 struct bjob {
 	struct job j; /* first: what operators reach through t->job */
@@ -36,6 +55,10 @@ struct bjob {
 	const struct ckpt_run_opts *o;
 	struct task *t;
 	size_t nt, *vfirst;
+	struct pq *pq;           /* queues of pipelined edges: pqfirst[k] + consumer subtask */
+	size_t *pqfirst, npq;
+	size_t *region;          /* per task: the first task of its pipelined region */
+	unsigned char *ready;    /* per task, scratch of start_ready */
 	unsigned char *st;       /* per task: B_* */
 	unsigned char *done;     /* per task: its thread ended (1 ok, 2 error); under j.cmu */
 	struct ckpt_err *terr;   /* per task: why its thread failed */
@@ -48,21 +71,111 @@ struct bjob {
 	int64_t last_snap_ms, start_ms;
 	uint32_t restarts;
 	unsigned char *fail_fired;
-	uint64_t source_records, sink_records;
+	uint64_t *rin, *rout;    /* per task: records read and written by its finished attempt */
+	unsigned char *ran;      /* per task: finished in this session (not kept by recovery) */
+	size_t *lost_from;       /* per task: 1 + the producer task whose partition it found gone, or 0 */
+	unsigned char *decided;  /* per vertex: its parallelism is known (not "auto", or decided) */
 };
 
 int
 batch_mode(const struct ckpt_pipeline *p)
 {
-	return p->ne > 0 && p->e[0].ptype == CKPT_BLOCKING; /* the loader makes it all or nothing */
+	for (size_t k = 0; k < p->ne; k++)
+		if (p->e[k].ptype == CKPT_BLOCKING)
+			return 1;
+	return 0;
+}
+
+static int
+blocking(const struct ckpt_pipeline *p, size_t k)
+{
+	return p->e[k].ptype == CKPT_BLOCKING;
+}
+
+/* Does vertex v write a blocking partition (some output edge blocking)? */
+static int
+has_partition(const struct ckpt_pipeline *p, size_t v)
+{
+	for (size_t q = 0; q < p->v[v].nout; q++)
+		if (blocking(p, p->v[v].out[q]))
+			return 1;
+	return 0;
+}
+
+/*
+ * Subpartitions of edge k: one per consumer subtask, or, into a vertex whose
+ * parallelism is decided later, one per key group (hash, rebalance) or one
+ * (broadcast), of which each consumer subtask reads a range, as Flink's
+ * dynamic graphs do.
+ */
+static uint32_t
+nsub(const struct ckpt_pipeline *p, size_t k)
+{
+	const struct pl_vertex *t = &p->v[p->e[k].target];
+
+	if (!t->auto_par)
+		return t->parallelism;
+	return p->e[k].part == PART_BROADCAST ? 1 : t->max_parallelism;
+}
+
+/* The subpartitions [*lo, *hi) of edge k that consumer subtask j reads. */
+static void
+sub_range(const struct ckpt_pipeline *p, size_t k, uint32_t j, uint32_t *lo, uint32_t *hi)
+{
+	const struct pl_vertex *t = &p->v[p->e[k].target];
+	uint32_t first, last;
+
+	if (!t->auto_par) {
+		*lo = j;
+		*hi = j + 1;
+	} else if (p->e[k].part == PART_BROADCAST) {
+		*lo = 0;
+		*hi = 1;
+	} else {
+		key_group_range(t->max_parallelism, t->parallelism, j, &first, &last);
+		*lo = first;
+		*hi = last + 1;
+	}
 }
 
 /* ---- blocking partitions */
 
+#define PART_NAME_MAX 200 /* an encoded id longer than this is refused (NAME_MAX with ".SUB.tmp.XXXXXX") */
+
+/* The vertex id as a file name: bytes other than [A-Za-z0-9_-] percent-encoded ("a/.." is "a%2F%2E%2E"). */
+static size_t
+encode_id(const char *id, char *out, size_t size)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t n = 0;
+
+	for (const unsigned char *c = (const unsigned char *)id; *c; c++) {
+		int plain = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+			    *c == '_' || *c == '-';
+
+		if (n + 4 <= size) {
+			if (plain)
+				out[n] = (char)*c;
+			else {
+				out[n] = '%';
+				out[n + 1] = hex[*c >> 4];
+				out[n + 2] = hex[*c & 15];
+			}
+		}
+		n += plain ? 1 : 3;
+	}
+	if (size > 0)
+		out[n < size ? n : size - 1] = '\0';
+	return n;
+}
+
 static void
 part_path(const struct bjob *b, size_t v, uint32_t sub, char *out, size_t size)
 {
-	snprintf(out, size, "%s/%s.%u", b->partdir, b->p->v[v].id, sub);
+	char name[3 * PART_NAME_MAX + 4];
+
+	encode_id(b->p->v[v].id, name, sizeof name);
+	snprintf(out, size, "%s/%s.%u", b->partdir, name, sub);
 }
 
 static int
@@ -82,7 +195,7 @@ bout_init(struct bjob *b, struct task *t, struct ckpt_err *e)
 		return -1;
 	for (size_t q = 0; q < t->v->nout; q++) {
 		const struct pl_edge *ed = &b->p->e[t->v->out[q]];
-		uint32_t T = b->p->v[ed->target].parallelism, lo, hi;
+		uint32_t T = nsub(b->p, t->v->out[q]), lo, hi;
 
 		o->first[q] = o->nsec;
 		o->nsec += T;
@@ -93,6 +206,7 @@ bout_init(struct bjob *b, struct task *t, struct ckpt_err *e)
 			o->rr[q] = t->sub % (hi - lo);
 		}
 	}
+	o->first[t->v->nout] = o->nsec;
 	o->sec = ckpt_calloc(o->nsec + 1, sizeof *o->sec, e);
 	return o->sec ? 0 : -1;
 }
@@ -153,42 +267,152 @@ sec_add(struct bout *o, size_t i, const struct rec *r)
 }
 
 /* The partitioners of output.c, into sections instead of channels. */
-void
-batch_emit(struct task *t, const struct rec *r)
+/* ---- pipelined edges inside a region: bounded queues between threads */
+
+static struct pq *
+pq_of(struct bjob *b, size_t k, uint32_t c)
+{
+	return &b->pq[b->pqfirst[k] + c];
+}
+
+/* A record to consumer c over pipelined edge k; waits while the queue is full (until cancelled). */
+static void
+pq_put(struct bjob *b, struct task *t, size_t k, uint32_t c, const struct rec *r)
+{
+	struct pq *q = pq_of(b, k, c);
+	struct task *ct = &b->t[b->vfirst[b->p->e[k].target] + c];
+	int wake;
+
+	for (;;) {
+		unsigned seq = notify_prepare(&t->nt);
+
+		pthread_mutex_lock(&q->mu);
+		if (q->n < PQ_LIMIT)
+			break;
+		pthread_mutex_unlock(&q->mu);
+		if (atomic_load(&t->cancel))
+			return;
+		notify_wait(&t->nt, seq, 100);
+	}
+	if (q->n + PART_REC > q->cap) {
+		size_t cap = q->cap ? 2 * q->cap : 4096;
+		unsigned char *d = realloc(q->d, cap);
+
+		if (d == NULL) {
+			pthread_mutex_unlock(&q->mu);
+			t->bout->nomem = 1;
+			atomic_store(&t->cancel, 1);
+			return;
+		}
+		q->d = d;
+		q->cap = cap;
+	}
+	put64(q->d + q->n, r->key);
+	put64(q->d + q->n + 8, (uint64_t)r->value);
+	put64(q->d + q->n + 16, (uint64_t)r->ts);
+	wake = q->n == 0;
+	q->n += PART_REC;
+	pthread_mutex_unlock(&q->mu);
+	if (wake)
+		notify_wake(&ct->nt);
+}
+
+/* t ended: each consumer of its pipelined edges counts one more producer done. */
+static void
+pq_end(struct bjob *b, struct task *t)
+{
+	for (size_t q = 0; q < t->v->nout; q++) {
+		size_t k = t->v->out[q];
+		const struct pl_edge *ed = &b->p->e[k];
+
+		if (blocking(b->p, k))
+			continue;
+		for (uint32_t c = 0; c < b->p->v[ed->target].parallelism; c++) {
+			struct pq *pq = pq_of(b, k, c);
+			uint32_t lo, hi;
+
+			edge_inputs(b->p, ed, c, &lo, &hi);
+			if (t->sub < lo || t->sub >= hi)
+				continue;
+			pthread_mutex_lock(&pq->mu);
+			pq->ended++;
+			pthread_mutex_unlock(&pq->mu);
+			notify_wake(&b->t[b->vfirst[ed->target] + c].nt);
+		}
+	}
+}
+
+/* Before t (re)starts: its pipelined inputs are empty and none of their producers ended. */
+static void
+pq_reset_inputs(struct bjob *b, struct task *t)
+{
+	for (size_t g = 0; g < t->v->nin; g++) {
+		struct pq *q;
+
+		if (blocking(b->p, t->v->in[g]))
+			continue;
+		q = pq_of(b, t->v->in[g], t->sub);
+		pthread_mutex_lock(&q->mu);
+		q->n = 0;
+		q->ended = 0;
+		pthread_mutex_unlock(&q->mu);
+	}
+}
+
+/* The partitioners of output.c, into sections (blocking edges) or queues (pipelined ones). */
+static void
+route(struct task *t, size_t q, const struct rec *r, void (*put)(struct task *, size_t, uint32_t, const struct rec *))
 {
 	struct bout *o = t->bout;
 	const struct ckpt_pipeline *p = t->job->p;
+	const struct pl_edge *ed = &p->e[t->v->out[q]];
+	uint32_t T = nsub(p, t->v->out[q]), lo, hi;
 
-	for (size_t q = 0; q < t->v->nout; q++) {
-		const struct pl_edge *ed = &p->e[t->v->out[q]];
-		uint32_t T = p->v[ed->target].parallelism, lo, hi;
-		size_t base = o->first[q];
+	switch (ed->part) {
+	case PART_FORWARD:
+		put(t, q, t->sub, r);
+		break;
+	case PART_RESCALE:
+		ckpt_pointwise_outputs(t->v->parallelism, T, t->sub, &lo, &hi);
+		put(t, q, lo + o->rr[q], r);
+		o->rr[q] = (o->rr[q] + 1) % (hi - lo);
+		break;
+	case PART_REBALANCE:
+		put(t, q, o->rr[q], r);
+		o->rr[q] = (o->rr[q] + 1) % T;
+		break;
+	case PART_HASH: {
+		uint32_t maxp = p->v[ed->target].max_parallelism, kg = key_group_of(r->key, maxp);
 
-		switch (ed->part) {
-		case PART_FORWARD:
-			sec_add(o, base + t->sub, r);
-			break;
-		case PART_RESCALE:
-			ckpt_pointwise_outputs(t->v->parallelism, T, t->sub, &lo, &hi);
-			sec_add(o, base + lo + o->rr[q], r);
-			o->rr[q] = (o->rr[q] + 1) % (hi - lo);
-			break;
-		case PART_REBALANCE:
-			sec_add(o, base + o->rr[q], r);
-			o->rr[q] = (o->rr[q] + 1) % T;
-			break;
-		case PART_HASH: {
-			uint32_t maxp = p->v[ed->target].max_parallelism;
-
-			sec_add(o, base + subtask_of_key_group(key_group_of(r->key, maxp), maxp, T), r);
-			break;
-		}
-		case PART_BROADCAST:
-			for (uint32_t c = 0; c < T; c++)
-				sec_add(o, base + c, r);
-			break;
-		}
+		put(t, q, p->v[ed->target].auto_par ? kg : subtask_of_key_group(kg, maxp, T), r);
+		break;
 	}
+	case PART_BROADCAST:
+		for (uint32_t c = 0; c < T; c++)
+			put(t, q, c, r);
+		break;
+	}
+}
+
+static void
+put_section(struct task *t, size_t q, uint32_t c, const struct rec *r)
+{
+	sec_add(t->bout, t->bout->first[q] + c, r);
+}
+
+static void
+put_queue(struct task *t, size_t q, uint32_t c, const struct rec *r)
+{
+	pq_put((struct bjob *)t->job, t, t->v->out[q], c, r);
+}
+
+void
+batch_emit(struct task *t, const struct rec *r)
+{
+	const struct ckpt_pipeline *p = t->job->p;
+
+	for (size_t q = 0; q < t->v->nout && !atomic_load(&t->cancel); q++)
+		route(t, q, r, blocking(p, t->v->out[q]) ? put_section : put_queue);
 	t->records_out++;
 }
 
@@ -206,18 +430,22 @@ write_partition(struct bjob *b, struct task *t, struct ckpt_err *e)
 	unsigned char *d;
 	struct ckpt_atomic *a;
 	char path[4200];
+	size_t nsec = 0;
 	int r = -1;
 
 	if (o->nomem)
 		return ckpt_err_set(e, CKPT_ERR_NOMEM, t->v->id, "out of memory for a blocking partition");
-	for (size_t i = 0; i < o->nsec; i++)
-		len += 24 + o->sec[i].n;
+	for (size_t q = 0; q < t->v->nout; q++)
+		for (size_t i = o->first[q]; blocking(b->p, t->v->out[q]) && i < o->first[q + 1]; i++) {
+			len += 24 + o->sec[i].n;
+			nsec++;
+		}
 	if ((d = malloc(len)) == NULL)
 		return ckpt_err_set(e, CKPT_ERR_NOMEM, t->v->id, "out of memory for a blocking partition");
 	memcpy(d, PART_MAGIC, 8);
-	put64(d + 8, o->nsec);
+	put64(d + 8, nsec);
 	for (size_t q = 0; q < t->v->nout; q++)
-		for (size_t i = o->first[q]; i < (q + 1 < t->v->nout ? o->first[q + 1] : o->nsec); i++) {
+		for (size_t i = o->first[q]; blocking(b->p, t->v->out[q]) && i < o->first[q + 1]; i++) {
 			put64(d + k, t->v->out[q]);
 			put64(d + k + 8, i - o->first[q]);
 			put64(d + k + 16, o->sec[i].n);
@@ -303,37 +531,135 @@ find_section(const unsigned char *d, size_t len, size_t k, uint32_t c, size_t *a
 	return -1;
 }
 
+static void
+take_records(struct task *t, const unsigned char *d, size_t n, size_t g)
+{
+	for (size_t x = 0; x < n && !atomic_load(&t->cancel); x += PART_REC) {
+		struct rec r = {get64(d + x), (int64_t)get64(d + x + 8), (int64_t)get64(d + x + 16)};
+
+		t->records_in++;
+		t->op->record(t, &r, g);
+		task_count_record(t);
+	}
+}
+
+/* The failure injection lose_partition: producer (v, s)'s partition vanishes before it is first read. */
+static void
+lose_partition(struct bjob *b, size_t v, uint32_t s, const char *path)
+{
+	for (size_t f = 0; f < b->p->nfail; f++) {
+		const struct pl_failure *pf = &b->p->fail[f];
+		int fire = 0;
+
+		if (!pf->lose_partition || pf->vertex != v || pf->subtask != s)
+			continue;
+		pthread_mutex_lock(&b->j.cmu);
+		fire = !b->fail_fired[f];
+		b->fail_fired[f] = 1;
+		pthread_mutex_unlock(&b->j.cmu);
+		if (fire)
+			unlink(path);
+	}
+}
+
+/* A partition missing or damaged: Flink's PartitionNotFoundException, a failover that reruns its producer. */
+static int
+partition_lost(struct bjob *b, struct task *t, size_t producer, struct ckpt_err *e)
+{
+	if (e->kind == CKPT_ERR_INPUT || (e->kind == CKPT_ERR_IO && e->sys_errno == ENOENT))
+		b->lost_from[t->gi] = producer + 1;
+	return -1;
+}
+
 /* Feed input g of t: the sections of its producers, producer by producer. */
 static int
 feed(struct bjob *b, struct task *t, size_t g, struct ckpt_err *e)
 {
 	size_t k = t->v->in[g];
 	const struct pl_edge *ed = &b->p->e[k];
-	uint32_t lo, hi;
+	uint32_t lo, hi, slo, shi;
 
 	edge_inputs(b->p, ed, t->sub, &lo, &hi);
+	sub_range(b->p, k, t->sub, &slo, &shi);
 	for (uint32_t i = lo; i < hi && !atomic_load(&t->cancel); i++) {
 		unsigned char *d;
 		size_t len, at, n;
 		char path[4200];
 
 		part_path(b, ed->source, i, path, sizeof path);
+		lose_partition(b, ed->source, i, path);
 		if (read_partition(path, &d, &len, e) < 0)
-			return -1;
-		if (find_section(d, len, k, t->sub, &at, &n) < 0) {
-			free(d);
-			return ckpt_err_set(e, CKPT_ERR_INPUT, path, "blocking partition has no data for %s:%u",
-					    t->v->id, t->sub);
-		}
-		for (size_t x = at; x < at + n && !atomic_load(&t->cancel); x += PART_REC) {
-			struct rec r = {get64(d + x), (int64_t)get64(d + x + 8), (int64_t)get64(d + x + 16)};
-
-			t->records_in++;
-			t->op->record(t, &r, g);
-			task_count_record(t);
+			return partition_lost(b, t, b->vfirst[ed->source] + i, e);
+		for (uint32_t sp = slo; sp < shi && !atomic_load(&t->cancel); sp++) {
+			if (find_section(d, len, k, sp, &at, &n) < 0) {
+				free(d);
+				ckpt_err_set(e, CKPT_ERR_INPUT, path, "blocking partition has no data for %s:%u",
+					     t->v->id, t->sub);
+				return partition_lost(b, t, b->vfirst[ed->source] + i, e);
+			}
+			take_records(t, d + at, n, g);
 		}
 		free(d);
 	}
+	return 0;
+}
+
+/* Take what queue q holds (swapping buffers with mine); 1 when every producer ended and nothing is left. */
+static int
+pq_take(struct bjob *b, struct task *t, size_t g, struct bsec *mine)
+{
+	const struct pl_edge *ed = &b->p->e[t->v->in[g]];
+	struct pq *q = pq_of(b, t->v->in[g], t->sub);
+	struct bsec got;
+	int ended;
+	uint32_t lo, hi;
+
+	pthread_mutex_lock(&q->mu);
+	got = (struct bsec){q->d, q->n, q->cap};
+	q->d = mine->d;
+	q->cap = mine->cap;
+	q->n = 0;
+	ended = q->ended == q->nprod;
+	pthread_mutex_unlock(&q->mu);
+	*mine = got;
+	if (got.n == 0)
+		return ended;
+	edge_inputs(b->p, ed, t->sub, &lo, &hi);
+	for (uint32_t i = lo; i < hi; i++)
+		notify_wake(&b->t[b->vfirst[ed->source] + i].nt);
+	take_records(t, got.d, got.n, g);
+	return 0;
+}
+
+/* The pipelined inputs of t, taken as they come, until every producer ended. */
+static int
+feed_pipelined(struct bjob *b, struct task *t, struct ckpt_err *e)
+{
+	unsigned char *done = ckpt_calloc(t->v->nin + 1, 1, e);
+	struct bsec mine = {0};
+	size_t left = 0;
+
+	if (done == NULL)
+		return -1;
+	for (size_t g = 0; g < t->v->nin; g++)
+		if (blocking(b->p, t->v->in[g]))
+			done[g] = 1;
+		else
+			left++;
+	while (left > 0 && !atomic_load(&t->cancel)) {
+		unsigned seq = notify_prepare(&t->nt);
+		size_t before = t->records_in;
+
+		for (size_t g = 0; g < t->v->nin; g++)
+			if (!done[g] && pq_take(b, t, g, &mine)) {
+				done[g] = 1;
+				left--;
+			}
+		if (left > 0 && t->records_in == before)
+			notify_wait(&t->nt, seq, 100);
+	}
+	free(mine.d);
+	free(done);
 	return 0;
 }
 
@@ -352,8 +678,10 @@ run_subtask(struct bjob *b, struct task *t, struct ckpt_err *e)
 		while (!atomic_load(&t->cancel) && !t->op->emit_some(t))
 			;
 	for (size_t g = 0; g < t->v->nin && !atomic_load(&t->cancel); g++)
-		if (feed(b, t, g, e) < 0)
+		if (blocking(b->p, t->v->in[g]) && feed(b, t, g, e) < 0)
 			goto out;
+	if (feed_pipelined(b, t, e) < 0)
+		goto out;
 	if (!atomic_load(&t->cancel)) {
 		/* batch semantics: no watermarks on the way, MAX_WATERMARK at the end of input */
 		if (t->op->watermark)
@@ -362,8 +690,14 @@ run_subtask(struct bjob *b, struct task *t, struct ckpt_err *e)
 			t->op->finish(t);
 		if (t->op->close)
 			t->op->close(t);
-		if (t->bout != NULL && write_partition(b, t, e) < 0)
+		if (has_partition(b->p, t->vi) && write_partition(b, t, e) < 0)
 			goto out;
+		if (!atomic_load(&t->cancel))
+			pq_end(b, t);
+	}
+	if (t->bout != NULL && t->bout->nomem) { /* it cancelled itself: not finished */
+		ckpt_err_set(e, CKPT_ERR_NOMEM, t->v->id, "out of memory for a blocking partition");
+		goto out;
 	}
 	r = 0;
 out:
@@ -381,7 +715,7 @@ btask_main(void *arg)
 	int r = run_subtask(b, t, &b->terr[t->gi]);
 
 	pthread_mutex_lock(&b->j.cmu);
-	b->done[t->gi] = r < 0 ? 2 : 1;
+	b->done[t->gi] = r == 0 ? 1 : b->lost_from[t->gi] ? 3 : 2;
 	pthread_mutex_unlock(&b->j.cmu);
 	notify_wake(&b->j.cnt);
 	return NULL;
@@ -428,7 +762,7 @@ log_initialized(struct bjob *b, size_t v, struct ckpt_err *e)
 
 		json_array_append_new(in, json_pack("{s:s,s:s,s:s}", "vertex", b->p->v[ed->source].id,
 						    "distribution", pw ? "pointwise" : "all_to_all", "partition",
-						    "blocking"));
+						    ckpt_partition_name(ed->ptype)));
 	}
 	b->inited[v] = 1;
 	return log_append(b, CKPT_EVENT_VERTEX_INITIALIZED,
@@ -514,7 +848,7 @@ log_finished(struct bjob *b, struct task *t, struct ckpt_err *e)
 	if (pl == NULL)
 		return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
 	b->since_snap[t->vi] = 1;
-	if (t->v->nout > 0) {
+	if (has_partition(b->p, t->vi)) {
 		json_t *id = json_sprintf("%s:%u", t->v->id, t->sub);
 
 		json_object_set_new(pl, "partitions", json_pack("[O]", id));
@@ -540,6 +874,8 @@ inputs_complete(const struct bjob *b, const struct task *t)
 		const struct pl_edge *ed = &b->p->e[t->v->in[g]];
 		uint32_t lo, hi;
 
+		if (!blocking(b->p, t->v->in[g]))
+			continue;
 		edge_inputs(b->p, ed, t->sub, &lo, &hi);
 		for (uint32_t i = lo; i < hi; i++)
 			if (b->st[b->vfirst[ed->source] + i] != B_FINISHED)
@@ -563,34 +899,100 @@ prepare_task(struct bjob *b, struct task *t)
 	t->fail_after = -1;
 	t->last_flush_ms = now_ms();
 	t->delay_debt_ns = 0;
+	b->lost_from[t->gi] = 0;
+	pq_reset_inputs(b, t);
 	for (size_t f = 0; f < b->p->nfail; f++)
-		if (!b->fail_fired[f] && b->p->fail[f].vertex == t->vi && b->p->fail[f].subtask == t->sub) {
+		if (!b->p->fail[f].lose_partition && !b->fail_fired[f] && b->p->fail[f].vertex == t->vi &&
+		    b->p->fail[f].subtask == t->sub) {
 			t->fail_after = b->p->fail[f].after_records;
 			t->fail_index = f;
 			break;
 		}
 }
 
+/*
+ * Set vertex v's parallelism (at most the bound it was set up with): in the
+ * pipeline and in its job graph (failover), and the subtasks beyond it absent.
+ */
+static void
+set_parallelism(struct bjob *b, size_t v, uint32_t n)
+{
+	struct ckpt_vertex *gv = &b->p->graph->v[v];
+
+	b->p->graph->nsubtasks -= gv->parallelism - n;
+	gv->parallelism = n;
+	b->p->v[v].parallelism = n;
+	for (size_t i = b->vfirst[v] + n; i < b->vfirst[v + 1]; i++)
+		b->st[i] = B_ABSENT;
+	b->decided[v] = 1;
+}
+
+/*
+ * Flink's adaptive batch scheduler (DefaultVertexParallelismAndInputInfosDecider):
+ * once every producer of an "auto" vertex finished, its parallelism is the
+ * bytes they sent it (24 per record, a broadcast counted once) over
+ * bytes_per_task, rounded up, within [min_parallelism, its bound].
+ */
+static void
+decide(struct bjob *b, size_t v)
+{
+	const struct pl_vertex *pv = &b->p->v[v];
+	uint64_t bytes = 0, n;
+
+	for (size_t g = 0; g < pv->nin; g++) {
+		size_t src = b->p->e[pv->in[g]].source;
+
+		if (!b->decided[src])
+			return;
+		for (uint32_t i = 0; i < b->p->v[src].parallelism; i++) {
+			if (b->st[b->vfirst[src] + i] != B_FINISHED)
+				return;
+			bytes += b->rout[b->vfirst[src] + i] * PART_REC;
+		}
+	}
+	n = (bytes + (uint64_t)b->p->auto_bytes_per_task - 1) / (uint64_t)b->p->auto_bytes_per_task;
+	n = n < b->p->auto_min ? b->p->auto_min : n;
+	n = n > b->vfirst[v + 1] - b->vfirst[v] ? b->vfirst[v + 1] - b->vfirst[v] : n;
+	set_parallelism(b, v, (uint32_t)n);
+}
+
+/*
+ * A pipelined region starts when the blocking inputs of all its subtasks are
+ * complete (Flink's PipelinedRegionSchedulingStrategy): all its pending
+ * subtasks are set up first, their queues empty, then their threads start.
+ */
 static int
 start_ready(struct bjob *b, struct ckpt_err *e)
 {
 	for (size_t v = 0; v < b->p->nv; v++)
-		for (uint32_t s = 0; s < b->p->v[v].parallelism; s++) {
-			struct task *t = &b->t[b->vfirst[v] + s];
+		if (!b->decided[v])
+			decide(b, v);
+	memset(b->ready, 1, b->nt);
+	for (size_t i = 0; i < b->nt; i++)
+		if (b->st[i] == B_PENDING && (!b->decided[b->t[i].vi] || !inputs_complete(b, &b->t[i])))
+			b->ready[b->region[i]] = 0;
+	for (size_t i = 0; i < b->nt; i++) {
+		struct task *t = &b->t[i];
 
-			if (b->st[t->gi] != B_PENDING || !inputs_complete(b, t))
-				continue;
-			if (!b->inited[v] && log_initialized(b, v, e) < 0)
-				return -1;
-			prepare_task(b, t);
-			b->st[t->gi] = B_RUNNING;
-			b->done[t->gi] = 0;
-			state_event(b, t, "RUNNING");
-			errno = pthread_create(&t->th, NULL, btask_main, t);
-			if (errno != 0)
-				return ckpt_err_sys(e, "", "cannot start a task thread");
-			t->started = 1;
-		}
+		if (b->st[i] != B_PENDING || !b->ready[b->region[i]])
+			continue;
+		if (!b->inited[t->vi] && log_initialized(b, t->vi, e) < 0)
+			return -1;
+		prepare_task(b, t);
+		b->st[i] = B_RUNNING;
+		b->done[i] = 0;
+	}
+	for (size_t i = 0; i < b->nt; i++) {
+		struct task *t = &b->t[i];
+
+		if (b->st[i] != B_RUNNING || t->started || b->done[i])
+			continue;
+		state_event(b, t, "RUNNING");
+		errno = pthread_create(&t->th, NULL, btask_main, t);
+		if (errno != 0)
+			return ckpt_err_sys(e, "", "cannot start a task thread");
+		t->started = 1;
+	}
 	return 0;
 }
 
@@ -599,30 +1001,75 @@ join_task(struct task *t)
 {
 	if (t->started) {
 		atomic_store(&t->cancel, 1);
+		notify_wake(&t->nt);
 		pthread_join(t->th, NULL);
 		t->started = 0;
 	}
 }
 
-/* A subtask failed: region failover over the job graph; the restart set is reset in the log and runs again. */
+/* Whole pipelined regions restart (with approximate failover too: their queues are shared). */
+static void
+close_over_regions(struct bjob *b, struct ckpt_bits *sets)
+{
+	memset(b->ready, 0, b->nt);
+	for (size_t v = 0; v < b->p->nv; v++)
+		for (uint32_t s = 0; s < b->p->v[v].parallelism; s++)
+			if (ckpt_bits_test(&sets[v], s))
+				b->ready[b->region[b->vfirst[v] + s]] = 1;
+	for (size_t v = 0; v < b->p->nv; v++)
+		for (uint32_t s = 0; s < b->p->v[v].parallelism; s++)
+			if (b->ready[b->region[b->vfirst[v] + s]])
+				ckpt_bits_set(&sets[v], s);
+}
+
+/* The producer whose partition ft found gone, as the lost partition of a failover. */
+static int
+lost_sets(struct bjob *b, const struct task *ft, struct ckpt_bits **lost, char *reason, size_t size,
+	  struct ckpt_err *e)
+{
+	const struct task *pt;
+
+	*lost = NULL;
+	if (b->lost_from[ft->gi] == 0) {
+		snprintf(reason, size, "injected failure");
+		return 0;
+	}
+	pt = &b->t[b->lost_from[ft->gi] - 1];
+	snprintf(reason, size, "partition %s:%u not found", pt->v->id, pt->sub);
+	if ((*lost = ckpt_calloc(b->p->nv, sizeof **lost, e)) == NULL)
+		return -1;
+	for (size_t v = 0; v < b->p->nv; v++)
+		if (ckpt_bits_init(&(*lost)[v], b->p->v[v].parallelism, e) < 0)
+			return -1;
+	ckpt_bits_set(&(*lost)[pt->vi], pt->sub);
+	return 0;
+}
+
+/*
+ * A subtask failed (an injected failure, or a partition it reads is gone):
+ * region failover over the job graph (with the lost partition's producer);
+ * the restart set is reset in the log and runs again.
+ */
 static int
 failover(struct bjob *b, struct task *ft, struct ckpt_err *e)
 {
 	struct ckpt_graph *g = b->p->graph;
-	struct ckpt_bits *sets = ckpt_calloc(b->p->nv, sizeof *sets, e);
+	struct ckpt_bits *sets = ckpt_calloc(b->p->nv, sizeof *sets, e), *lost = NULL;
 	struct ckpt_task_ref ref = {ft->vi, ft->sub};
 	json_t *reset = json_array();
+	char reason[160];
 	int r = -1;
 
-	if (sets == NULL)
+	if (sets == NULL || lost_sets(b, ft, &lost, reason, sizeof reason, e) < 0)
 		goto out;
-	b->fail_fired[ft->fail_index] = 1;
+	if (lost == NULL)
+		b->fail_fired[ft->fail_index] = 1;
 	emit(b, json_pack("{s:s,s:o,s:s}", "event", "failure", "task",
 			  json_pack("{s:s,s:i}", "vertex", ft->v->id, "subtask", (json_int_t)ft->sub), "reason",
-			  "injected failure"));
+			  reason));
 	if (b->restarts >= b->p->restart_limit) {
-		ckpt_err_set(e, CKPT_ERR_REFUSED, "", "the job failed: restart limit %u reached (injected failure)",
-			     b->p->restart_limit);
+		ckpt_err_set(e, CKPT_ERR_REFUSED, "", "the job failed: restart limit %u reached (%s)",
+			     b->p->restart_limit, reason);
 		goto out;
 	}
 	b->restarts++;
@@ -632,14 +1079,16 @@ failover(struct bjob *b, struct task *ft, struct ckpt_err *e)
 
 			g->v[v].tasks[s] = st == B_FINISHED ? CKPT_FINISHED : st == B_RUNNING ? CKPT_RUNNING : CKPT_CREATED;
 		}
-	if (ckpt_failover_restart(g, b->p->strategy, &ref, 1, NULL, sets, e) < 0)
+	if (ckpt_failover_restart(g, b->p->strategy, &ref, 1, lost, sets, e) < 0)
 		goto out;
+	close_over_regions(b, sets);
 	for (size_t v = 0; v < b->p->nv; v++)
 		if (b->unrecovered[v] && ckpt_bits_count(&sets[v]) > 0) {
 			/* a coordinator that could not snapshot: after recovery, one restart restarts all */
 			ckpt_bits_set_range(&sets[v], 0, b->p->v[v].parallelism);
 			b->unrecovered[v] = 0;
 		}
+	close_over_regions(b, sets); /* again: the whole vertices just added have regions too */
 	for (size_t v = 0; v < b->p->nv; v++)
 		for (uint32_t s = 0; s < b->p->v[v].parallelism; s++) {
 			struct task *t = &b->t[b->vfirst[v] + s];
@@ -648,7 +1097,10 @@ failover(struct bjob *b, struct task *ft, struct ckpt_err *e)
 				continue;
 			join_task(t);
 			b->st[t->gi] = B_PENDING;
-			json_array_append_new(reset, json_pack("{s:s,s:i}", "vertex", t->v->id, "subtask", (json_int_t)s));
+			/* a vertex not yet initialized has nothing to reset, and the replay refuses to hear of it */
+			if (b->inited[v])
+				json_array_append_new(reset, json_pack("{s:s,s:i}", "vertex", t->v->id, "subtask",
+								       (json_int_t)s));
 		}
 	if (log_append(b, CKPT_EVENT_VERTICES_RESET, json_pack("{s:O}", "subtasks", reset), e) < 0)
 		goto out;
@@ -658,9 +1110,14 @@ failover(struct bjob *b, struct task *ft, struct ckpt_err *e)
 	r = 0;
 out:
 	json_decref(reset);
-	for (size_t v = 0; sets && v < b->p->nv; v++)
-		ckpt_bits_release(&sets[v]);
+	for (size_t v = 0; v < b->p->nv; v++) {
+		if (sets)
+			ckpt_bits_release(&sets[v]);
+		if (lost)
+			ckpt_bits_release(&lost[v]);
+	}
 	free(sets);
+	free(lost);
 	return r;
 }
 
@@ -684,16 +1141,15 @@ reap(struct bjob *b, struct ckpt_err *e)
 			*e = b->terr[i];
 			return -1;
 		}
-		if (t->failed) {
+		if (t->failed || d == 3) {
 			if (failover(b, t, e) < 0)
 				return -1;
 			continue;
 		}
 		b->st[i] = B_FINISHED;
-		if (t->v->op == OP_SOURCE)
-			b->source_records += t->records_out;
-		if (t->v->nout == 0)
-			b->sink_records += t->records_in;
+		b->rin[i] = t->records_in;
+		b->rout[i] = t->records_out;
+		b->ran[i] = 1;
 		if (log_finished(b, t, e) < 0)
 			return -1;
 		state_event(b, t, "FINISHED");
@@ -705,7 +1161,7 @@ static int
 all_done(const struct bjob *b)
 {
 	for (size_t i = 0; i < b->nt; i++)
-		if (b->st[i] != B_FINISHED)
+		if (b->st[i] != B_FINISHED && b->st[i] != B_ABSENT)
 			return 0;
 	return 1;
 }
@@ -718,7 +1174,7 @@ available_partitions(struct bjob *b)
 	json_t *a = json_array();
 
 	for (size_t v = 0; v < b->p->nv; v++)
-		for (uint32_t s = 0; b->p->v[v].nout > 0 && s < b->p->v[v].parallelism; s++) {
+		for (uint32_t s = 0; has_partition(b->p, v) && s < b->p->v[v].parallelism; s++) {
 			struct ckpt_err ignored = {0};
 			unsigned char *d;
 			size_t len;
@@ -730,6 +1186,46 @@ available_partitions(struct bjob *b)
 			free(d);
 		}
 	return a;
+}
+
+/* The metrics of a vertex_finished payload into the task it names (a vertex the pipeline lacks is skipped). */
+static void
+finished_metrics(struct bjob *b, const struct ckpt_event *ev)
+{
+	long v = ckpt_graph_find(b->p->graph, ev->vertex);
+	json_t *j, *m;
+
+	if (v < 0 || ev->subtask >= b->p->v[v].parallelism)
+		return;
+	j = json_loadb((const char *)ev->payload, ev->len, 0, NULL);
+	m = json_object_get(j, "metrics");
+	b->rin[b->vfirst[v] + ev->subtask] = (uint64_t)json_integer_value(json_object_get(m, "records_in"));
+	b->rout[b->vfirst[v] + ev->subtask] = (uint64_t)json_integer_value(json_object_get(m, "records_out"));
+	json_decref(j);
+}
+
+/*
+ * The records of the subtasks recovery keeps, from the metrics of their
+ * finished events (the last one of each subtask, as replay keeps it), so
+ * that job_finished counts the whole job, not this session only.
+ */
+static int
+recover_metrics(struct bjob *b, struct ckpt_err *e)
+{
+	struct ckpt_evreader *r = ckpt_evreader_open(b->logdir, e);
+	struct ckpt_event ev;
+	int k;
+
+	if (r == NULL)
+		return -1;
+	while ((k = ckpt_evreader_next(r, &ev, e)) > 0)
+		if (ev.type == CKPT_EVENT_VERTEX_FINISHED)
+			finished_metrics(b, &ev);
+	ckpt_evreader_free(r);
+	for (size_t i = 0; i < b->nt; i++)
+		if (b->st[i] != B_FINISHED)
+			b->rin[i] = b->rout[i] = 0;
+	return k;
 }
 
 static int
@@ -750,6 +1246,8 @@ recover(struct bjob *b, struct ckpt_err *e)
 		const struct ckpt_replay_vertex *rv = &plan.v[i];
 		long v = ckpt_graph_find(b->p->graph, rv->id);
 
+		if (v >= 0 && !b->decided[v] && rv->parallelism <= b->vfirst[v + 1] - b->vfirst[v])
+			set_parallelism(b, (size_t)v, rv->parallelism); /* as the log recorded it, not decided again */
 		if (v < 0 || rv->parallelism != b->p->v[v].parallelism) {
 			ckpt_err_set(e, CKPT_ERR_INPUT, b->logdir, "the log does not belong to this pipeline (vertex \"%s\")",
 				     rv->id);
@@ -763,6 +1261,8 @@ recover(struct bjob *b, struct ckpt_err *e)
 				b->t[b->vfirst[v] + s].attempt = rv->attempt[s];
 			}
 	}
+	if (recover_metrics(b, e) < 0)
+		goto out;
 	pj = ckpt_replay_to_json(&plan);
 	emit(b, json_pack("{s:s,s:s,s:o}", "event", "recovered", "log", b->logdir, "plan", pj ? pj : json_null()));
 	r = 0;
@@ -819,6 +1319,69 @@ clean_partdir(const struct bjob *b)
 	closedir(d);
 }
 
+static size_t
+uf_find(size_t *up, size_t i)
+{
+	while (up[i] != i)
+		i = up[i] = up[up[i]];
+	return i;
+}
+
+/* Pipelined regions of subtasks (Flink's SchedulingPipelinedRegionComputeUtil: pipelined edges join)
+ * and the queues of pipelined edges. */
+static int
+setup_regions(struct bjob *b, struct ckpt_err *e)
+{
+	const struct ckpt_pipeline *p = b->p;
+
+	b->region = ckpt_calloc(b->nt + 1, sizeof *b->region, e);
+	b->ready = ckpt_calloc(b->nt + 1, 1, e);
+	b->pqfirst = ckpt_calloc(p->ne + 1, sizeof *b->pqfirst, e);
+	if (b->region == NULL || b->ready == NULL || b->pqfirst == NULL)
+		return -1;
+	for (size_t i = 0; i < b->nt; i++)
+		b->region[i] = i;
+	for (size_t k = 0; k < p->ne; k++) {
+		b->pqfirst[k] = b->npq;
+		if (!blocking(p, k))
+			b->npq += p->v[p->e[k].target].parallelism;
+	}
+	if ((b->pq = ckpt_calloc(b->npq + 1, sizeof *b->pq, e)) == NULL)
+		return -1;
+	for (size_t i = 0; i < b->npq; i++)
+		pthread_mutex_init(&b->pq[i].mu, NULL);
+	for (size_t k = 0; k < p->ne; k++) {
+		const struct pl_edge *ed = &p->e[k];
+
+		for (uint32_t c = 0; !blocking(p, k) && c < p->v[ed->target].parallelism; c++) {
+			uint32_t lo, hi;
+
+			edge_inputs(p, ed, c, &lo, &hi);
+			pq_of(b, k, c)->nprod = hi - lo;
+			for (uint32_t i = lo; i < hi; i++) {
+				size_t x = uf_find(b->region, b->vfirst[ed->source] + i);
+				size_t y = uf_find(b->region, b->vfirst[ed->target] + c);
+
+				b->region[x > y ? x : y] = x < y ? x : y;
+			}
+		}
+	}
+	for (size_t i = 0; i < b->nt; i++)
+		b->region[i] = uf_find(b->region, i);
+	return 0;
+}
+
+/* Partition files are named by the vertex id, encoded: a name too long for a file system is refused. */
+static int
+check_names(const struct bjob *b, struct ckpt_err *e)
+{
+	for (size_t v = 0; v < b->p->nv; v++)
+		if (has_partition(b->p, v) && encode_id(b->p->v[v].id, NULL, 0) > PART_NAME_MAX)
+			return ckpt_err_set(e, CKPT_ERR_INPUT, "",
+					    "vertex id \"%.40s...\" is too long for a partition file name", b->p->v[v].id);
+	return 0;
+}
+
 static int
 setup(struct bjob *b, struct ckpt_pipeline *p, const struct ckpt_run_opts *o, struct ckpt_err *e)
 {
@@ -850,9 +1413,19 @@ setup(struct bjob *b, struct ckpt_pipeline *p, const struct ckpt_run_opts *o, st
 	b->unrecovered = ckpt_calloc(p->nv, 1, e);
 	b->since_snap = ckpt_calloc(p->nv, 1, e);
 	b->fail_fired = ckpt_calloc(p->nfail + 1, 1, e);
+	b->rin = ckpt_calloc(b->nt + 1, sizeof *b->rin, e);
+	b->rout = ckpt_calloc(b->nt + 1, sizeof *b->rout, e);
+	b->ran = ckpt_calloc(b->nt + 1, 1, e);
+	b->lost_from = ckpt_calloc(b->nt + 1, sizeof *b->lost_from, e);
+	b->decided = ckpt_calloc(p->nv + 1, 1, e);
 	b->shuffle_new = json_array();
 	if (!b->st || !b->done || !b->terr || !b->inited || !b->unrecovered || !b->since_snap || !b->fail_fired ||
-	    !b->shuffle_new)
+	    !b->shuffle_new || !b->rin || !b->rout || !b->ran ||
+	    !b->lost_from || !b->decided)
+		return -1;
+	for (size_t v = 0; v < p->nv; v++)
+		b->decided[v] = !p->v[v].auto_par;
+	if (setup_regions(b, e) < 0 || check_names(b, e) < 0)
 		return -1;
 	if (mkdir(b->partdir, 0777) < 0 && errno != EEXIST)
 		return ckpt_err_sys(e, b->partdir, "cannot create the partition directory");
@@ -883,6 +1456,14 @@ free_bjob(struct bjob *b)
 	}
 	ckpt_evwriter_abort(b->w);
 	json_decref(b->shuffle_new);
+	for (size_t i = 0; b->pq && i < b->npq; i++) {
+		pthread_mutex_destroy(&b->pq[i].mu);
+		free(b->pq[i].d);
+	}
+	free(b->pq);
+	free(b->pqfirst);
+	free(b->region);
+	free(b->ready);
 	free(b->t);
 	free(b->vfirst);
 	free(b->st);
@@ -892,20 +1473,40 @@ free_bjob(struct bjob *b)
 	free(b->unrecovered);
 	free(b->since_snap);
 	free(b->fail_fired);
+	free(b->rin);
+	free(b->rout);
+	free(b->ran);
+	free(b->lost_from);
+	free(b->decided);
 	notify_destroy(&b->j.cnt);
 	pthread_mutex_destroy(&b->j.cmu);
 	pthread_mutex_destroy(&b->j.emu);
 }
 
+/*
+ * The whole job's records: each finished subtask once, with its last attempt,
+ * kept by recovery or run now; the rate is this session's (its sinks' records
+ * over its duration).
+ */
 static void
 finished_event(struct bjob *b, const char *state)
 {
 	int64_t ms = now_ms() - b->start_ms;
+	uint64_t sink = 0, source = 0, now = 0;
 
+	for (size_t i = 0; i < b->nt; i++) {
+		if (b->st[i] != B_FINISHED)
+			continue;
+		if (b->t[i].v->op == OP_SOURCE)
+			source += b->rout[i];
+		if (b->t[i].v->nout == 0) {
+			sink += b->rin[i];
+			now += b->ran[i] ? b->rin[i] : 0;
+		}
+	}
 	emit(b, json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:i,s:i}", "event", "job_finished", "state", state, "records",
-			  (json_int_t)b->sink_records, "source_records", (json_int_t)b->source_records,
-			  "duration_ms", (json_int_t)ms, "records_per_second",
-			  (json_int_t)(ms > 0 ? b->sink_records * 1000 / (uint64_t)ms : b->sink_records), "restarts",
+			  (json_int_t)sink, "source_records", (json_int_t)source, "duration_ms", (json_int_t)ms,
+			  "records_per_second", (json_int_t)(ms > 0 ? now * 1000 / (uint64_t)ms : now), "restarts",
 			  (json_int_t)b->restarts, "checkpoints", 0));
 }
 

@@ -35,6 +35,8 @@ struct pl_vertex {
 	char *id;
 	enum op_kind op;
 	uint32_t parallelism, max_parallelism;
+	int auto_par;     /* batch mode: parallelism "auto", decided from the input size (parallelism is the bound
+			     until then, batch.c sets the decided one) */
 	struct pl_params prm;
 	size_t *in, *out; /* edge indices */
 	size_t nin, nout;
@@ -50,6 +52,7 @@ struct pl_failure {
 	size_t vertex;
 	uint32_t subtask;
 	int64_t after_records;
+	int lose_partition; /* batch mode: the subtask's blocking partition vanishes before it is first read */
 };
 
 struct ckpt_pipeline {
@@ -75,6 +78,8 @@ struct ckpt_pipeline {
 	/* batch mode (batch.c): where the job event log and the blocking partitions go */
 	char *batch_log, *batch_partitions;
 	int64_t batch_min_pause_ms;
+	int64_t auto_bytes_per_task;          /* batch.auto_parallelism: input bytes per subtask, */
+	uint32_t auto_min, auto_max;          /* and the bounds of a decided parallelism */
 	struct ckpt_graph *graph; /* the job graph for plans and failover (tasks updated live) */
 };
 
@@ -296,7 +301,8 @@ struct task {
 	const unsigned char *cur_d; /* the buffer being processed: its rest is channel state at a snapshot */
 	size_t cur_len, cur_off, cur_ch;
 	int in_buf, replaying;
-	int64_t ua_room;         /* elements every output takes without waiting (a cheap per-record check) */
+	int64_t ua_room;         /* records until the next look (a cheap per-record count down) */
+	int64_t ua_avail;        /* reserved room on every output beyond ua_room (INT64_MAX: no outputs) */
 };
 
 void *task_main(void *arg);
@@ -332,20 +338,16 @@ void bh_on_abort_notified(struct task *t, int64_t id);
 void ua_on_barrier(struct task *t, const struct barrier *b, size_t ch, int rpc);
 void ua_on_cancel(struct task *t, int64_t id);
 void ua_on_end_of_partition(struct task *t, size_t ch);
-void ua_rpc_trigger(struct task *t, const struct barrier *b);
 void ua_on_abort_notified(struct task *t, int64_t id);
 void ua_checkpoint(struct task *t, const struct barrier *b, int64_t align_ns);
 void ua_on_buffer(struct task *t, size_t ch, const struct buf *b);
 void ua_poll(struct task *t);
-/* At a record boundary: priority events, the aligned timeout, then room on every output (mail while waiting). */
+/* At most this many records go by between two looks at the priority events and the aligned timeout: a
+ * run of records without a check each, for a barrier that waits a microsecond or two longer. */
+#define UA_LOOK_EVERY 64
+/* A look, at a record boundary: priority events, the aligned timeout, then room on every output (mail while
+ * waiting); sets ua_room, the records that may go by before the next look (at least 1). */
 int ua_boundary(struct task *t);
-static inline int
-ua_at_boundary(struct task *t)
-{
-	if (--t->ua_room > 0 && !atomic_load_explicit(&t->prio, memory_order_relaxed) && t->ua_deadline_ms == 0)
-		return 0;
-	return ua_boundary(t);
-}
 int64_t ua_wait_ms(struct task *t, int64_t ms);
 int ua_restore(struct task *t, struct ckpt_err *e);
 void ua_release(struct task *t);

@@ -242,7 +242,7 @@ reset_task(struct job *j, struct task *t)
 	atomic_store(&t->prio, 0);
 	t->ua_unaligned = t->in_buf = t->replaying = 0;
 	t->ua_deadline_ms = 0;
-	t->ua_room = 0;
+	t->ua_room = t->ua_avail = 0;
 	for (size_t i = 0; i < t->nin; i++) {
 		struct inch *in = &t->in[i];
 

@@ -98,6 +98,7 @@ source_emit_some(struct task *t)
 {
 	struct source *s = t->ost;
 	const struct pl_params *q = &t->v->prm;
+	int lim = t->job->p->unaligned ? 0 : 256; /* unaligned: the records until the next look */
 
 	for (int k = 0; k < 256 && !atomic_load(&t->cancel); k++) {
 		struct split *sp;
@@ -105,9 +106,13 @@ source_emit_some(struct task *t)
 
 		if (s->n == 0)
 			return 1;
-		/* unaligned: wait for output room here, between records, where a checkpoint may run */
-		if (t->job->p->unaligned && ua_at_boundary(t) < 0)
-			return 0;
+		if (k >= lim) {
+			/* unaligned: wait for output room here, between records, where a checkpoint may run */
+			if (ua_boundary(t) < 0)
+				return 0;
+			lim = k + (int)t->ua_room;
+			t->ua_room = 0;
+		}
 		if (s->cur >= s->n)
 			s->cur = 0;
 		sp = &s->sp[s->cur];

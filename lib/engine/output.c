@@ -145,7 +145,7 @@ task_emit_watermark(struct task *t, int64_t wm)
 void
 task_flush(struct task *t)
 {
-	t->ua_room = 0;
+	t->ua_room = t->ua_avail = 0;
 	for (size_t k = 0; k < t->nout; k++)
 		for (size_t i = 0; i < t->out[k].noc; i++) {
 			struct outch *oc = &t->out[k].oc[i];

@@ -206,6 +206,7 @@ load_vertex(struct ld *L, size_t i, const json_t *obj)
 	static const char *const keys[] = {"id", "operator", "parallelism", "max_parallelism", "params", NULL};
 	struct pl_vertex *v = &L->p->v[i];
 	char ptr[64], what[300];
+	const json_t *x;
 	int op = -1;
 
 	snprintf(ptr, sizeof ptr, "/vertices/%zu", i);
@@ -226,11 +227,23 @@ load_vertex(struct ld *L, size_t i, const json_t *obj)
 		return -1;
 	v->op = (enum op_kind)op;
 	v->parallelism = 1;
-	if (get_u32(L, obj, "parallelism", ptr, what, 1, 1024, &v->parallelism) < 0)
-		return -1;
-	v->max_parallelism = default_maxp(v->parallelism);
-	if (get_u32(L, obj, "max_parallelism", ptr, what, 1, CKPT_MAX_PARALLELISM_LIMIT, &v->max_parallelism) < 0)
-		return -1;
+	x = json_object_get(obj, "parallelism");
+	if (json_is_string(x) && strcmp(json_string_value(x), "auto") == 0) {
+		/* Flink's adaptive batch scheduler: the bound is the max parallelism, by default its setting */
+		v->auto_par = 1;
+		v->max_parallelism = L->p->auto_max;
+		if (get_u32(L, obj, "max_parallelism", ptr, what, 1, CKPT_MAX_PARALLELISM_LIMIT,
+			    &v->max_parallelism) < 0)
+			return -1;
+		v->parallelism = v->max_parallelism < L->p->auto_max ? v->max_parallelism : L->p->auto_max;
+	} else {
+		if (get_u32(L, obj, "parallelism", ptr, what, 1, 1024, &v->parallelism) < 0)
+			return -1;
+		v->max_parallelism = default_maxp(v->parallelism);
+		if (get_u32(L, obj, "max_parallelism", ptr, what, 1, CKPT_MAX_PARALLELISM_LIMIT,
+			    &v->max_parallelism) < 0)
+			return -1;
+	}
 	if (v->max_parallelism < v->parallelism)
 		return ckpt_jdoc_err(L->doc, L->e, ptr,
 				     "%s: the parallelism %u is higher than the max parallelism %u", what,
@@ -292,11 +305,96 @@ load_edge(struct ld *L, size_t i, const json_t *obj)
 	return 0;
 }
 
-/* batch mode (batch.c): every edge blocking, no checkpoints; where the event log and partitions go */
+static size_t
+region_of(size_t *up, size_t i)
+{
+	while (up[i] != i)
+		i = up[i] = up[up[i]];
+	return i;
+}
+
+/*
+ * Batch mode runs pipelined regions (vertices joined by pipelined edges) one
+ * after another along blocking edges; a blocking edge inside a region, or
+ * regions that wait for each other, could never start (Flink merges them
+ * into one region and relies on its scheduler; we refuse).
+ */
+static int
+check_regions(struct ld *L)
+{
+	struct ckpt_pipeline *p = L->p;
+	size_t *up = ckpt_calloc(p->nv + 1, sizeof *up, L->e), *indeg = ckpt_calloc(p->nv + 1, sizeof *indeg, L->e);
+	size_t *stack = ckpt_calloc(p->nv + 1, sizeof *stack, L->e), n = 0, seen = 0, roots = 0;
+	unsigned char *dead = ckpt_calloc(p->ne + 1, 1, L->e);
+	char ptr[64];
+	int r = -1;
+
+	if (up == NULL || indeg == NULL || stack == NULL || dead == NULL)
+		goto out;
+	for (size_t v = 0; v < p->nv; v++)
+		up[v] = v;
+	for (size_t k = 0; k < p->ne; k++)
+		if (p->e[k].ptype != CKPT_BLOCKING)
+			up[region_of(up, p->e[k].source)] = region_of(up, p->e[k].target);
+	for (size_t k = 0; k < p->ne; k++) {
+		size_t a = region_of(up, p->e[k].source), z = region_of(up, p->e[k].target);
+
+		snprintf(ptr, sizeof ptr, "/edges/%zu", k);
+		if (p->e[k].ptype == CKPT_BLOCKING && a == z) {
+			ckpt_jdoc_err(L->doc, L->e, ptr, "edge %zu: a blocking edge inside a pipelined region "
+				      "(its ends are joined by pipelined edges)", k);
+			goto out;
+		}
+		if (p->e[k].ptype == CKPT_BLOCKING)
+			indeg[z]++;
+	}
+	/* Kahn's algorithm over the regions and their blocking edges */
+	for (size_t v = 0; v < p->nv; v++)
+		if (region_of(up, v) == v && (roots++, indeg[v] == 0))
+			stack[n++] = v;
+	while (n > 0) {
+		size_t x = stack[--n];
+
+		seen++;
+		for (size_t k = 0; k < p->ne; k++)
+			if (p->e[k].ptype == CKPT_BLOCKING && !dead[k] && region_of(up, p->e[k].source) == x) {
+				size_t z = region_of(up, p->e[k].target);
+
+				dead[k] = 1;
+				if (--indeg[z] == 0)
+					stack[n++] = z;
+			}
+	}
+	for (size_t k = 0; seen < roots && k < p->ne; k++)
+		if (p->e[k].ptype == CKPT_BLOCKING && !dead[k]) {
+			snprintf(ptr, sizeof ptr, "/edges/%zu", k);
+			ckpt_jdoc_err(L->doc, L->e, ptr, "edge %zu: pipelined regions wait for each other's blocking "
+				      "partitions", k);
+			goto out;
+		}
+	r = 0;
+out:
+	free(up);
+	free(indeg);
+	free(stack);
+	free(dead);
+	return r;
+}
+
+static int
+writes_partition(const struct ckpt_pipeline *p, size_t v)
+{
+	for (size_t k = 0; k < p->ne; k++)
+		if (p->e[k].source == v && p->e[k].ptype == CKPT_BLOCKING)
+			return 1;
+	return 0;
+}
+
+/* batch mode (batch.c): some edge blocking, no checkpoints; where the event log and partitions go */
 static int
 load_batch(struct ld *L, const json_t *obj)
 {
-	static const char *const keys[] = {"log", "partitions", "snapshot_min_pause_ms", NULL};
+	static const char *const keys[] = {"log", "partitions", "snapshot_min_pause_ms", "auto_parallelism", NULL};
 	struct ckpt_pipeline *p = L->p;
 	size_t nblocking = 0;
 
@@ -310,16 +408,25 @@ load_batch(struct ld *L, const json_t *obj)
 	for (size_t i = 0; i < p->ne; i++)
 		nblocking += p->e[i].ptype == CKPT_BLOCKING;
 	for (size_t i = 0; nblocking > 0 && i < p->ne; i++)
-		if (p->e[i].ptype != CKPT_BLOCKING) {
+		if (p->e[i].ptype == CKPT_PIPELINED_APPROXIMATE) {
 			char ptr[64];
 
-			snprintf(ptr, sizeof ptr, "/edges/%zu", i);
-			return ckpt_jdoc_err(L->doc, L->e, ptr, "edge %zu: batch mode needs every edge blocking", i);
+			snprintf(ptr, sizeof ptr, "/edges/%zu/partition", i);
+			return ckpt_jdoc_err(L->doc, L->e, ptr, "edge %zu: batch mode takes blocking, pipelined or "
+					     "pipelined_bounded edges", i);
 		}
 	if (nblocking > 0 && p->interval_ms > 0)
 		return ckpt_jdoc_err(L->doc, L->e, "/checkpointing", "checkpointing: batch mode (blocking edges) "
 				     "runs without checkpoints");
-	return 0;
+	for (size_t i = 0; i < p->nfail; i++)
+		if (p->fail[i].lose_partition && !writes_partition(p, p->fail[i].vertex)) {
+			char ptr[64];
+
+			snprintf(ptr, sizeof ptr, "/failover/failures/%zu/lose_partition", i);
+			return ckpt_jdoc_err(L->doc, L->e, ptr, "failure %zu: vertex \"%s\" writes no blocking partition "
+					     "(lose_partition is for batch mode)", i, p->v[p->fail[i].vertex].id);
+		}
+	return nblocking > 0 ? check_regions(L) : 0;
 }
 
 static int
@@ -356,7 +463,7 @@ load_checkpointing(struct ld *L, const json_t *obj)
 static int
 load_failure(struct ld *L, size_t i, const json_t *obj)
 {
-	static const char *const keys[] = {"vertex", "subtask", "after_records", NULL};
+	static const char *const keys[] = {"vertex", "subtask", "after_records", "lose_partition", NULL};
 	struct pl_failure *f = &L->p->fail[i];
 	char ptr[64], what[64];
 	int64_t sub = 0;
@@ -366,7 +473,8 @@ load_failure(struct ld *L, size_t i, const json_t *obj)
 	f->after_records = 1;
 	if (check_keys(L, obj, ptr, what, keys) < 0 || find_vertex(L, obj, "vertex", ptr, what, &f->vertex) < 0 ||
 	    get_int(L, obj, "subtask", ptr, what, 0, L->p->v[f->vertex].parallelism - 1, &sub) < 0 ||
-	    get_int(L, obj, "after_records", ptr, what, 1, INT64_MAX / 4, &f->after_records) < 0)
+	    get_int(L, obj, "after_records", ptr, what, 1, INT64_MAX / 4, &f->after_records) < 0 ||
+	    get_bool(L, obj, "lose_partition", ptr, what, &f->lose_partition) < 0)
 		return -1;
 	f->subtask = (uint32_t)sub;
 	return 0;
@@ -503,6 +611,11 @@ check_shape(struct ld *L)
 		char ptr[64];
 
 		snprintf(ptr, sizeof ptr, "/edges/%zu", i);
+		if ((s->auto_par || t->auto_par) && (ed->part == PART_FORWARD || ed->part == PART_RESCALE ||
+						     ed->ptype != CKPT_BLOCKING))
+			return ckpt_jdoc_err(L->doc, L->e, ptr, "edge %zu: a vertex of parallelism \"auto\" (\"%s\") "
+					     "takes blocking edges with the hash, rebalance or broadcast partitioner "
+					     "only", i, s->auto_par ? s->id : t->id);
 		if (ed->part == PART_FORWARD && s->parallelism != t->parallelism)
 			return ckpt_jdoc_err(L->doc, L->e, ptr,
 					     "edge %zu: forward partitioning does not allow change of parallelism "
@@ -524,6 +637,9 @@ check_shape(struct ld *L)
 		snprintf(ptr, sizeof ptr, "/vertices/%zu", i);
 		for (size_t k = 0; k < v->nin; k++)
 			nb += p->e[v->in[k]].part == PART_BROADCAST;
+		if (v->auto_par && v->op == OP_SOURCE)
+			return ckpt_jdoc_err(L->doc, L->e, ptr, "vertex \"%s\": a source's parallelism cannot be "
+					     "\"auto\" (it is decided from the input)", v->id);
 		if (v->op != OP_SOURCE && v->nin == 0)
 			return ckpt_jdoc_err(L->doc, L->e, ptr, "vertex \"%s\": %s needs an input edge", v->id,
 					     op_names[v->op]);
@@ -599,6 +715,32 @@ build_graph(struct ld *L)
 	return gr;
 }
 
+/* batch.auto_parallelism (read before the vertices, which take its bound): Flink's
+ * execution.batch.adaptive.auto-parallelism.{avg-data-volume-per-task, min-parallelism, max-parallelism}. */
+static int
+load_auto(struct ld *L, const json_t *batch)
+{
+	static const char *const keys[] = {"bytes_per_task", "min_parallelism", "max_parallelism", NULL};
+	const char *ptr = "/batch/auto_parallelism", *w = "batch: auto_parallelism";
+	const json_t *obj = json_is_object(batch) ? json_object_get(batch, "auto_parallelism") : NULL;
+	struct ckpt_pipeline *p = L->p;
+
+	p->auto_bytes_per_task = 16 << 20;
+	p->auto_min = 1;
+	p->auto_max = 128;
+	if (obj == NULL)
+		return 0;
+	if (check_keys(L, obj, ptr, w, keys) < 0 ||
+	    get_int(L, obj, "bytes_per_task", ptr, w, 1, INT64_MAX / 4, &p->auto_bytes_per_task) < 0 ||
+	    get_u32(L, obj, "min_parallelism", ptr, w, 1, 1024, &p->auto_min) < 0 ||
+	    get_u32(L, obj, "max_parallelism", ptr, w, 1, 1024, &p->auto_max) < 0)
+		return -1;
+	if (p->auto_min > p->auto_max)
+		return ckpt_jdoc_err(L->doc, L->e, ptr, "%s: min_parallelism %u is above max_parallelism %u", w,
+				     p->auto_min, p->auto_max);
+	return 0;
+}
+
 static int
 load_root(struct ld *L)
 {
@@ -621,7 +763,7 @@ load_root(struct ld *L)
 		return ckpt_jdoc_err(L->doc, L->e, "", "pipeline: more than 256 vertices or 1024 edges");
 	L->p->v = ckpt_calloc(json_array_size(vs), sizeof *L->p->v, L->e);
 	L->p->e = ckpt_calloc(json_array_size(es) + 1, sizeof *L->p->e, L->e);
-	if (L->p->v == NULL || L->p->e == NULL)
+	if (L->p->v == NULL || L->p->e == NULL || load_auto(L, json_object_get(root, "batch")) < 0)
 		return -1;
 	json_array_foreach(vs, i, x) {
 		L->p->nv++;

@@ -200,27 +200,15 @@ on_watermark(struct task *t, size_t ch, int64_t wm)
 	}
 }
 
-void
-task_process_elems(struct task *t, size_t ch, const unsigned char *data, size_t len)
+/* The elements d[off..end) of input channel ch, in order; where it stopped (end unless cancelled). */
+static size_t
+process_range(struct task *t, size_t ch, const unsigned char *data, size_t off, size_t end)
 {
 	size_t input = t->in[ch].gate;
-	int ua = t->job->p->unaligned && !t->replaying;
 
-	if (ua) {
-		t->cur_d = data;
-		t->cur_len = len;
-		t->cur_ch = ch;
-		t->in_buf = 1;
-	}
-	for (size_t off = 0; off + REC_SIZE <= len && !atomic_load(&t->cancel); off += REC_SIZE) {
+	for (; off < end && !atomic_load(&t->cancel); off += REC_SIZE) {
 		const unsigned char *d = data + off;
 
-		if (ua) {
-			/* a record boundary: where an unaligned barrier may overtake the rest of this buffer */
-			t->cur_off = off;
-			if (ua_at_boundary(t) < 0)
-				break;
-		}
 		if (d[0] == EL_RECORD) {
 			struct rec r;
 
@@ -236,6 +224,38 @@ task_process_elems(struct task *t, size_t ch, const unsigned char *data, size_t 
 			memcpy(&wm, d + 1, 8);
 			on_watermark(t, ch, wm);
 		}
+	}
+	return off;
+}
+
+void
+task_process_elems(struct task *t, size_t ch, const unsigned char *data, size_t len)
+{
+	size_t off = 0, end = len - len % REC_SIZE;
+
+	if (!t->job->p->unaligned || t->replaying) {
+		process_range(t, ch, data, 0, end);
+		return;
+	}
+	t->cur_d = data;
+	t->cur_len = len;
+	t->cur_ch = ch;
+	t->in_buf = 1;
+	/* unaligned: runs of at most ua_room records, with a look between them (ua_boundary) at a record
+	 * boundary, where a barrier may overtake the rest of this buffer */
+	while (off < end && !atomic_load(&t->cancel)) {
+		size_t n;
+
+		if (t->ua_room <= 0) {
+			t->cur_off = off;
+			if (ua_boundary(t) < 0)
+				break;
+		}
+		n = (end - off) / REC_SIZE;
+		if ((int64_t)n > t->ua_room)
+			n = (size_t)t->ua_room;
+		t->ua_room -= (int64_t)n; /* a flush on the way sets it to 0: the next run starts with a look */
+		off = process_range(t, ch, data, off, off + n * REC_SIZE);
 	}
 	t->in_buf = 0;
 }

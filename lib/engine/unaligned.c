@@ -455,22 +455,6 @@ ua_on_end_of_partition(struct task *t, size_t ch)
 }
 
 void
-ua_rpc_trigger(struct task *t, const struct barrier *b)
-{
-	if (t->nopen == 0) {
-		if (b->id > t->cur_id) {
-			t->cur_id = b->id;
-			t->done_id = b->id;
-			task_checkpoint(t, b, 0);
-		}
-		return;
-	}
-	for (size_t i = 0; i < t->nin; i++)
-		if (!t->in[i].eop)
-			ua_on_barrier(t, b, i, 1);
-}
-
-void
 ua_on_abort_notified(struct task *t, int64_t id)
 {
 	if (id == t->cur_id && pending(t))
@@ -517,9 +501,12 @@ int
 ua_boundary(struct task *t)
 {
 	int64_t room;
+	int flushed = 0;
 
 	if (atomic_load_explicit(&t->prio, memory_order_relaxed) || timed_out(t))
 		ua_poll(t);
+	if (t->ua_avail > 0)
+		goto grant; /* room reserved earlier and not flushed since: no need to look at the outputs */
 	while ((room = task_reserve_outputs(t)) == 0) {
 		unsigned seq = notify_prepare(&t->nt);
 
@@ -533,10 +520,21 @@ ua_boundary(struct task *t)
 			return -1;
 		if ((room = task_reserve_outputs(t)) > 0)
 			break;
+		if (!flushed) {
+			/* as wait_buffer: what the other outputs hold goes out, so nobody downstream waits on us */
+			task_flush(t);
+			flushed = 1;
+			continue;
+		}
 		notify_wait(&t->nt, seq, ua_wait_ms(t, 100));
 	}
 	/* a source may write a watermark besides its record: half the room is safe without a look */
-	t->ua_room = room == INT64_MAX ? 1 << 20 : room / 2;
+	t->ua_avail = room == INT64_MAX ? INT64_MAX : room / 2;
+grant:
+	/* at least the one element there is room for (a watermark beside it may wait: the look comes again next) */
+	t->ua_room = t->ua_avail < 1 ? 1 : t->ua_avail < UA_LOOK_EVERY ? t->ua_avail : UA_LOOK_EVERY;
+	if (t->ua_avail != INT64_MAX)
+		t->ua_avail = t->ua_avail > t->ua_room ? t->ua_avail - t->ua_room : 0;
 	return atomic_load(&t->cancel) ? -1 : 0;
 }
 

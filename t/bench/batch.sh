@@ -20,3 +20,10 @@ echo "partitions: $(du -sk partitions | cut -f1) KiB, log: $(du -sk job-events |
 rm -rf job-events partitions
 "$BIN/ckpt-run" -K 14 p.json > /dev/null 2>&1 || true
 "$BIN/ckpt-run" -R job-events p.json | tail -1 | sed 's/^/recovery after the map stage: /'
+# the same job with its forward edges pipelined (regions {src:i, map:i} and {sum:j, sink:j}),
+# records handed from thread to thread instead of through files
+rm -rf job-events partitions
+sed 's/"forward", "partition": "blocking"/"forward", "partition": "pipelined"/; s/"rebalance", "partition": "blocking"/"rebalance", "partition": "pipelined"/' \
+	p.json > mixed.json
+"$BIN/ckpt-run" mixed.json | tail -1 | sed 's/^/mixed run: /'
+echo "partitions: $(du -sk partitions | cut -f1) KiB"

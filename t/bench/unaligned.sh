@@ -8,7 +8,7 @@
 # 2. flink-benchmarks' CheckpointingTimeBenchmark shape: source -> rebalance -> map -> rebalance ->
 #    a sink taking 200 us a record; one checkpoint at a time under sustained back-pressure.
 # 3. No back-pressure: throughput without checkpoints, aligned and unaligned every 100 ms (median
-#    of 3 runs each, interleaved).
+#    of 5 runs each, interleaved).
 # Per-record delays are slept a millisecond at a time (ckpt-pipeline(5)), not busy-waited.
 set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -114,7 +114,7 @@ cat > tp.json <<'EOF'
            {"source": "map", "target": "sink", "partitioner": "rebalance"}],
  "checkpointing": {"interval_ms": 100, "dir": "ck", "retain": 1}}
 EOF
-for r in 1 2 3; do
+for r in 1 2 3 4 5; do
 	for m in none aligned unaligned; do
 		jq "$(mode_filter $m)" tp.json > p.json
 		rm -rf ck
@@ -123,8 +123,8 @@ for r in 1 2 3; do
 done
 : > tp.dat
 for m in none aligned unaligned; do
-	med=$(sort -n "tp-$m.txt" | sed -n 2p)
-	printf '%-34s %9s %9s %4s %12s %12s\n' "no-backpressure $m (median of 3)" - - - - "$med"
+	med=$(sort -n "tp-$m.txt" | sed -n 3p)
+	printf '%-34s %9s %9s %4s %12s %12s\n' "no-backpressure $m (median of 5)" - - - - "$med"
 	echo "$m $med" >> tp.dat
 done
 base=$(awk '$1 == "aligned" {print $2}' tp.dat)
