@@ -793,7 +793,8 @@ struct ckpt_replay {
 /*
  * SHARED (ckpt-run): replay the log in dir and compute the recovery plan.
  * 0 and out filled, or -1 (corruption is CKPT_ERR_REFUSED).  Memory grows
- * with the number of subtasks, not of records.
+ * with the subtasks the finished records name, plus a few bits per claimed
+ * subtask (a word per subtask only when an edge is pipelined).
  */
 int ckpt_replay_run(const char *dir, const struct ckpt_replay_opts *o, struct ckpt_replay *out,
 		    struct ckpt_err *e);
