@@ -342,9 +342,10 @@ void ua_on_abort_notified(struct task *t, int64_t id);
 void ua_checkpoint(struct task *t, const struct barrier *b, int64_t align_ns);
 void ua_on_buffer(struct task *t, size_t ch, const struct buf *b);
 void ua_poll(struct task *t);
-/* At most this many records go by between two looks at the priority events and the aligned timeout: a
- * run of records without a check each, for a barrier that waits a microsecond or two longer. */
-#define UA_LOOK_EVERY 64
+/* At most this many records go by between two looks at the outputs' room: a run of records with one relaxed
+ * load each (a priority event ends the run; sources get none, their triggers are mail); while an aligned
+ * timeout runs, the look is at every record. */
+#define UA_LOOK_EVERY 1024
 /* A look, at a record boundary: priority events, the aligned timeout, then room on every output (mail while
  * waiting); sets ua_room, the records that may go by before the next look (at least 1). */
 int ua_boundary(struct task *t);

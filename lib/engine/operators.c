@@ -106,6 +106,7 @@ source_emit_some(struct task *t)
 
 		if (s->n == 0)
 			return 1;
+		/* no priority events reach a source (it has no inputs): its triggers are mail, read between calls */
 		if (k >= lim) {
 			/* unaligned: wait for output room here, between records, where a checkpoint may run */
 			if (ua_boundary(t) < 0)

@@ -200,9 +200,10 @@ on_watermark(struct task *t, size_t ch, int64_t wm)
 	}
 }
 
-/* The elements d[off..end) of input channel ch, in order; where it stopped (end unless cancelled). */
-static size_t
-process_range(struct task *t, size_t ch, const unsigned char *data, size_t off, size_t end)
+/* The elements d[off..end) of input channel ch, in order; where it stopped: end, or earlier when cancelled
+ * or (prio set) after the element at which a priority event came in. */
+static inline __attribute__((always_inline)) size_t /* inlined twice: prio is a constant in each */
+process_range(struct task *t, size_t ch, const unsigned char *data, size_t off, size_t end, int prio)
 {
 	size_t input = t->in[ch].gate;
 
@@ -224,6 +225,9 @@ process_range(struct task *t, size_t ch, const unsigned char *data, size_t off, 
 			memcpy(&wm, d + 1, 8);
 			on_watermark(t, ch, wm);
 		}
+		/* one relaxed load a record, as Flink's mailbox looks before each record */
+		if (prio && atomic_load_explicit(&t->prio, memory_order_relaxed))
+			return off + REC_SIZE;
 	}
 	return off;
 }
@@ -234,7 +238,7 @@ task_process_elems(struct task *t, size_t ch, const unsigned char *data, size_t 
 	size_t off = 0, end = len - len % REC_SIZE;
 
 	if (!t->job->p->unaligned || t->replaying) {
-		process_range(t, ch, data, 0, end);
+		process_range(t, ch, data, 0, end, 0);
 		return;
 	}
 	t->cur_d = data;
@@ -242,9 +246,9 @@ task_process_elems(struct task *t, size_t ch, const unsigned char *data, size_t 
 	t->cur_ch = ch;
 	t->in_buf = 1;
 	/* unaligned: runs of at most ua_room records, with a look between them (ua_boundary) at a record
-	 * boundary, where a barrier may overtake the rest of this buffer */
+	 * boundary, where a barrier may overtake the rest of this buffer; a priority event ends a run early */
 	while (off < end && !atomic_load(&t->cancel)) {
-		size_t n;
+		size_t n, stop;
 
 		if (t->ua_room <= 0) {
 			t->cur_off = off;
@@ -255,7 +259,9 @@ task_process_elems(struct task *t, size_t ch, const unsigned char *data, size_t 
 		if ((int64_t)n > t->ua_room)
 			n = (size_t)t->ua_room;
 		t->ua_room -= (int64_t)n; /* a flush on the way sets it to 0: the next run starts with a look */
-		off = process_range(t, ch, data, off, off + n * REC_SIZE);
+		stop = off + n * REC_SIZE;
+		if ((off = process_range(t, ch, data, off, stop, 1)) < stop)
+			t->ua_room = 0;
 	}
 	t->in_buf = 0;
 }

@@ -533,6 +533,8 @@ ua_boundary(struct task *t)
 grant:
 	/* at least the one element there is room for (a watermark beside it may wait: the look comes again next) */
 	t->ua_room = t->ua_avail < 1 ? 1 : t->ua_avail < UA_LOOK_EVERY ? t->ua_avail : UA_LOOK_EVERY;
+	if (t->ua_deadline_ms != 0)
+		t->ua_room = 1; /* an aligned timeout is running: the clock is read at every record */
 	if (t->ua_avail != INT64_MAX)
 		t->ua_avail = t->ua_avail > t->ua_room ? t->ua_avail - t->ua_room : 0;
 	return atomic_load(&t->cancel) ? -1 : 0;
