@@ -1,7 +1,6 @@
 /*
- * batch.c: batch mode: pipelined regions run as their blocking inputs complete (pipelined edges
- * as queues inside a region, blocking partitions on disk), parallelism decided at run time,
- * the job event log, recovery.
+ * batch.c: batch mode's control side: pipelined regions scheduled as their blocking inputs complete,
+ * parallelism decided at run time, the job event log, failover and recovery (data side: partition.c).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -11,715 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "engine.h"
-
-#define PART_MAGIC "CKPTPRT1"
-#define PART_REC 24                       /* key, value, timestamp */
-#define PART_LIMIT ((uint64_t)1 << 32)    /* a partition file larger than this is refused */
-
-/* One section of a subtask's blocking output: the records for one consumer subtask of one edge. */
-struct bsec {
-	unsigned char *d;
-	size_t n, cap;
-};
-
-/* The blocking partition a subtask writes: sections first[q] + consumer, per output edge q. */
-struct bout {
-	struct bsec *sec;
-	size_t *first;
-	uint32_t *rr;
-	size_t nsec;
-	int nomem;
-};
-
-/*
- * A pipelined edge inside a region, to one consumer subtask: the records of
- * all its producers in arrival order, bounded (a producer waits for room), and
- * how many producers ended.  Producer and consumer belong to one pipelined
- * region, so they start, fail and restart together.
- */
-struct pq {
-	pthread_mutex_t mu;
-	unsigned char *d;
-	size_t n, cap;
-	uint32_t ended, nprod;
-};
-
-#define PQ_LIMIT (4096 * PART_REC) /* bytes queued before a producer waits */
-
-enum { B_PENDING, B_RUNNING, B_FINISHED, B_ABSENT /* beyond a decided parallelism */ };
-
-struct bjob {
-	struct job j; /* first: what operators reach through t->job */
-	struct ckpt_pipeline *p;
-	const struct ckpt_run_opts *o;
-	struct task *t;
-	size_t nt, *vfirst;
-	struct pq *pq;           /* queues of pipelined edges: pqfirst[k] + consumer subtask */
-	size_t *pqfirst, npq;
-	size_t *region;          /* per task: the first task of its pipelined region */
-	unsigned char *ready;    /* per task, scratch of start_ready */
-	unsigned char *st;       /* per task: B_* */
-	unsigned char *done;     /* per task: its thread ended (1 ok, 2 error); under j.cmu */
-	struct ckpt_err *terr;   /* per task: why its thread failed */
-	unsigned char *inited;   /* per vertex: vertex_initialized is in the log */
-	unsigned char *unrecovered;  /* per vertex: from the replay (a restart of one restarts all) */
-	unsigned char *since_snap;   /* per vertex: subtasks finished since the last snapshot */
-	json_t *shuffle_new;     /* partitions registered since the last snapshot */
-	struct ckpt_evwriter *w;
-	const char *logdir, *partdir;
-	int64_t last_snap_ms, start_ms;
-	uint32_t restarts;
-	unsigned char *fail_fired;
-	uint64_t *rin, *rout;    /* per task: records read and written by its finished attempt */
-	unsigned char *ran;      /* per task: finished in this session (not kept by recovery) */
-	size_t *lost_from;       /* per task: 1 + the producer task whose partition it found gone, or 0 */
-	unsigned char *decided;  /* per vertex: its parallelism is known (not "auto", or decided) */
-};
-
-int
-batch_mode(const struct ckpt_pipeline *p)
-{
-	for (size_t k = 0; k < p->ne; k++)
-		if (p->e[k].ptype == CKPT_BLOCKING)
-			return 1;
-	return 0;
-}
-
-static int
-blocking(const struct ckpt_pipeline *p, size_t k)
-{
-	return p->e[k].ptype == CKPT_BLOCKING;
-}
-
-/* Does vertex v write a blocking partition (some output edge blocking)? */
-static int
-has_partition(const struct ckpt_pipeline *p, size_t v)
-{
-	for (size_t q = 0; q < p->v[v].nout; q++)
-		if (blocking(p, p->v[v].out[q]))
-			return 1;
-	return 0;
-}
-
-/*
- * Subpartitions of edge k: one per consumer subtask, or, into a vertex whose
- * parallelism is decided later, one per key group (hash, rebalance) or one
- * (broadcast), of which each consumer subtask reads a range, as Flink's
- * dynamic graphs do.
- */
-static uint32_t
-nsub(const struct ckpt_pipeline *p, size_t k)
-{
-	const struct pl_vertex *t = &p->v[p->e[k].target];
-
-	if (!t->auto_par)
-		return t->parallelism;
-	return p->e[k].part == PART_BROADCAST ? 1 : t->max_parallelism;
-}
-
-/* The subpartitions [*lo, *hi) of edge k that consumer subtask j reads. */
-static void
-sub_range(const struct ckpt_pipeline *p, size_t k, uint32_t j, uint32_t *lo, uint32_t *hi)
-{
-	const struct pl_vertex *t = &p->v[p->e[k].target];
-	uint32_t first, last;
-
-	if (!t->auto_par) {
-		*lo = j;
-		*hi = j + 1;
-	} else if (p->e[k].part == PART_BROADCAST) {
-		*lo = 0;
-		*hi = 1;
-	} else {
-		key_group_range(t->max_parallelism, t->parallelism, j, &first, &last);
-		*lo = first;
-		*hi = last + 1;
-	}
-}
-
-/* ---- blocking partitions */
-
-#define PART_NAME_MAX 200 /* an encoded id longer than this is refused (NAME_MAX with ".SUB.tmp.XXXXXX") */
-
-/* The vertex id as a file name: bytes other than [A-Za-z0-9_-] percent-encoded ("a/.." is "a%2F%2E%2E"). */
-static size_t
-encode_id(const char *id, char *out, size_t size)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	size_t n = 0;
-
-	for (const unsigned char *c = (const unsigned char *)id; *c; c++) {
-		int plain = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
-			    *c == '_' || *c == '-';
-
-		if (n + 4 <= size) {
-			if (plain)
-				out[n] = (char)*c;
-			else {
-				out[n] = '%';
-				out[n + 1] = hex[*c >> 4];
-				out[n + 2] = hex[*c & 15];
-			}
-		}
-		n += plain ? 1 : 3;
-	}
-	if (size > 0)
-		out[n < size ? n : size - 1] = '\0';
-	return n;
-}
-
-static void
-part_path(const struct bjob *b, size_t v, uint32_t sub, char *out, size_t size)
-{
-	char name[3 * PART_NAME_MAX + 4];
-
-	encode_id(b->p->v[v].id, name, sizeof name);
-	snprintf(out, size, "%s/%s.%u", b->partdir, name, sub);
-}
-
-static int
-bout_init(struct bjob *b, struct task *t, struct ckpt_err *e)
-{
-	struct bout *o;
-
-	if (t->v->nout == 0)
-		return 0;
-	o = ckpt_calloc(1, sizeof *o, e);
-	if (o == NULL)
-		return -1;
-	t->bout = o;
-	o->first = ckpt_calloc(t->v->nout + 1, sizeof *o->first, e);
-	o->rr = ckpt_calloc(t->v->nout + 1, sizeof *o->rr, e);
-	if (o->first == NULL || o->rr == NULL)
-		return -1;
-	for (size_t q = 0; q < t->v->nout; q++) {
-		const struct pl_edge *ed = &b->p->e[t->v->out[q]];
-		uint32_t T = nsub(b->p, t->v->out[q]), lo, hi;
-
-		o->first[q] = o->nsec;
-		o->nsec += T;
-		if (ed->part == PART_REBALANCE)
-			o->rr[q] = t->sub % T;
-		else if (ed->part == PART_RESCALE) {
-			ckpt_pointwise_outputs(t->v->parallelism, T, t->sub, &lo, &hi);
-			o->rr[q] = t->sub % (hi - lo);
-		}
-	}
-	o->first[t->v->nout] = o->nsec;
-	o->sec = ckpt_calloc(o->nsec + 1, sizeof *o->sec, e);
-	return o->sec ? 0 : -1;
-}
-
-static void
-bout_free(struct task *t)
-{
-	struct bout *o = t->bout;
-
-	if (o == NULL)
-		return;
-	for (size_t i = 0; o->sec && i < o->nsec; i++)
-		free(o->sec[i].d);
-	free(o->sec);
-	free(o->first);
-	free(o->rr);
-	free(o);
-	t->bout = NULL;
-}
-
-static void
-put64(unsigned char *d, uint64_t x)
-{
-	for (int i = 7; i >= 0; i--, x >>= 8)
-		d[i] = (unsigned char)x;
-}
-
-static uint64_t
-get64(const unsigned char *d)
-{
-	uint64_t x = 0;
-
-	for (int i = 0; i < 8; i++)
-		x = x << 8 | d[i];
-	return x;
-}
-
-static void
-sec_add(struct bout *o, size_t i, const struct rec *r)
-{
-	struct bsec *s = &o->sec[i];
-
-	if (s->n + PART_REC > s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 4096;
-		unsigned char *d = realloc(s->d, cap);
-
-		if (d == NULL) {
-			o->nomem = 1;
-			return;
-		}
-		s->d = d;
-		s->cap = cap;
-	}
-	put64(s->d + s->n, r->key);
-	put64(s->d + s->n + 8, (uint64_t)r->value);
-	put64(s->d + s->n + 16, (uint64_t)r->ts);
-	s->n += PART_REC;
-}
-
-/* The partitioners of output.c, into sections instead of channels. */
-/* ---- pipelined edges inside a region: bounded queues between threads */
-
-static struct pq *
-pq_of(struct bjob *b, size_t k, uint32_t c)
-{
-	return &b->pq[b->pqfirst[k] + c];
-}
-
-/* A record to consumer c over pipelined edge k; waits while the queue is full (until cancelled). */
-static void
-pq_put(struct bjob *b, struct task *t, size_t k, uint32_t c, const struct rec *r)
-{
-	struct pq *q = pq_of(b, k, c);
-	struct task *ct = &b->t[b->vfirst[b->p->e[k].target] + c];
-	int wake;
-
-	for (;;) {
-		unsigned seq = notify_prepare(&t->nt);
-
-		pthread_mutex_lock(&q->mu);
-		if (q->n < PQ_LIMIT)
-			break;
-		pthread_mutex_unlock(&q->mu);
-		if (atomic_load(&t->cancel))
-			return;
-		notify_wait(&t->nt, seq, 100);
-	}
-	if (q->n + PART_REC > q->cap) {
-		size_t cap = q->cap ? 2 * q->cap : 4096;
-		unsigned char *d = realloc(q->d, cap);
-
-		if (d == NULL) {
-			pthread_mutex_unlock(&q->mu);
-			t->bout->nomem = 1;
-			atomic_store(&t->cancel, 1);
-			return;
-		}
-		q->d = d;
-		q->cap = cap;
-	}
-	put64(q->d + q->n, r->key);
-	put64(q->d + q->n + 8, (uint64_t)r->value);
-	put64(q->d + q->n + 16, (uint64_t)r->ts);
-	wake = q->n == 0;
-	q->n += PART_REC;
-	pthread_mutex_unlock(&q->mu);
-	if (wake)
-		notify_wake(&ct->nt);
-}
-
-/* t ended: each consumer of its pipelined edges counts one more producer done. */
-static void
-pq_end(struct bjob *b, struct task *t)
-{
-	for (size_t q = 0; q < t->v->nout; q++) {
-		size_t k = t->v->out[q];
-		const struct pl_edge *ed = &b->p->e[k];
-
-		if (blocking(b->p, k))
-			continue;
-		for (uint32_t c = 0; c < b->p->v[ed->target].parallelism; c++) {
-			struct pq *pq = pq_of(b, k, c);
-			uint32_t lo, hi;
-
-			edge_inputs(b->p, ed, c, &lo, &hi);
-			if (t->sub < lo || t->sub >= hi)
-				continue;
-			pthread_mutex_lock(&pq->mu);
-			pq->ended++;
-			pthread_mutex_unlock(&pq->mu);
-			notify_wake(&b->t[b->vfirst[ed->target] + c].nt);
-		}
-	}
-}
-
-/* Before t (re)starts: its pipelined inputs are empty and none of their producers ended. */
-static void
-pq_reset_inputs(struct bjob *b, struct task *t)
-{
-	for (size_t g = 0; g < t->v->nin; g++) {
-		struct pq *q;
-
-		if (blocking(b->p, t->v->in[g]))
-			continue;
-		q = pq_of(b, t->v->in[g], t->sub);
-		pthread_mutex_lock(&q->mu);
-		q->n = 0;
-		q->ended = 0;
-		pthread_mutex_unlock(&q->mu);
-	}
-}
-
-/* The partitioners of output.c, into sections (blocking edges) or queues (pipelined ones). */
-static void
-route(struct task *t, size_t q, const struct rec *r, void (*put)(struct task *, size_t, uint32_t, const struct rec *))
-{
-	struct bout *o = t->bout;
-	const struct ckpt_pipeline *p = t->job->p;
-	const struct pl_edge *ed = &p->e[t->v->out[q]];
-	uint32_t T = nsub(p, t->v->out[q]), lo, hi;
-
-	switch (ed->part) {
-	case PART_FORWARD:
-		put(t, q, t->sub, r);
-		break;
-	case PART_RESCALE:
-		ckpt_pointwise_outputs(t->v->parallelism, T, t->sub, &lo, &hi);
-		put(t, q, lo + o->rr[q], r);
-		o->rr[q] = (o->rr[q] + 1) % (hi - lo);
-		break;
-	case PART_REBALANCE:
-		put(t, q, o->rr[q], r);
-		o->rr[q] = (o->rr[q] + 1) % T;
-		break;
-	case PART_HASH: {
-		uint32_t maxp = p->v[ed->target].max_parallelism, kg = key_group_of(r->key, maxp);
-
-		put(t, q, p->v[ed->target].auto_par ? kg : subtask_of_key_group(kg, maxp, T), r);
-		break;
-	}
-	case PART_BROADCAST:
-		for (uint32_t c = 0; c < T; c++)
-			put(t, q, c, r);
-		break;
-	}
-}
-
-static void
-put_section(struct task *t, size_t q, uint32_t c, const struct rec *r)
-{
-	sec_add(t->bout, t->bout->first[q] + c, r);
-}
-
-static void
-put_queue(struct task *t, size_t q, uint32_t c, const struct rec *r)
-{
-	pq_put((struct bjob *)t->job, t, t->v->out[q], c, r);
-}
-
-void
-batch_emit(struct task *t, const struct rec *r)
-{
-	const struct ckpt_pipeline *p = t->job->p;
-
-	for (size_t q = 0; q < t->v->nout && !atomic_load(&t->cancel); q++)
-		route(t, q, r, blocking(p, t->v->out[q]) ? put_section : put_queue);
-	t->records_out++;
-}
-
-/*
- * The file: "CKPTPRT1", u64 number of sections, per section u64 edge, u64
- * consumer subtask, u64 bytes and the records (u64 key, value, timestamp),
- * then the XXH3-64 of everything before; integers big-endian.  Written whole
- * or not at all.
- */
-static int
-write_partition(struct bjob *b, struct task *t, struct ckpt_err *e)
-{
-	struct bout *o = t->bout;
-	size_t len = 16 + 8, k = 16;
-	unsigned char *d;
-	struct ckpt_atomic *a;
-	char path[4200];
-	size_t nsec = 0;
-	int r = -1;
-
-	if (o->nomem)
-		return ckpt_err_set(e, CKPT_ERR_NOMEM, t->v->id, "out of memory for a blocking partition");
-	for (size_t q = 0; q < t->v->nout; q++)
-		for (size_t i = o->first[q]; blocking(b->p, t->v->out[q]) && i < o->first[q + 1]; i++) {
-			len += 24 + o->sec[i].n;
-			nsec++;
-		}
-	if ((d = malloc(len)) == NULL)
-		return ckpt_err_set(e, CKPT_ERR_NOMEM, t->v->id, "out of memory for a blocking partition");
-	memcpy(d, PART_MAGIC, 8);
-	put64(d + 8, nsec);
-	for (size_t q = 0; q < t->v->nout; q++)
-		for (size_t i = o->first[q]; blocking(b->p, t->v->out[q]) && i < o->first[q + 1]; i++) {
-			put64(d + k, t->v->out[q]);
-			put64(d + k + 8, i - o->first[q]);
-			put64(d + k + 16, o->sec[i].n);
-			if (o->sec[i].n)
-				memcpy(d + k + 24, o->sec[i].d, o->sec[i].n);
-			k += 24 + o->sec[i].n;
-		}
-	put64(d + k, ckpt_xxh3(d, k));
-	part_path(b, t->vi, t->sub, path, sizeof path);
-	if ((a = ckpt_atomic_open(path, e)) == NULL)
-		goto out;
-	if (fwrite(d, 1, len, ckpt_atomic_file(a)) != len) {
-		ckpt_atomic_abort(a);
-		ckpt_err_sys(e, path, "cannot write the partition");
-		goto out;
-	}
-	r = ckpt_atomic_commit(a, e);
-out:
-	free(d);
-	return r;
-}
-
-/* Read and check a whole partition file; *d (malloc'd) and *len. */
-static int
-read_partition(const char *path, unsigned char **d, size_t *len, struct ckpt_err *e)
-{
-	FILE *f = fopen(path, "rb");
-	struct stat sb;
-	int r = -1;
-
-	*d = NULL;
-	if (f == NULL)
-		return ckpt_err_sys(e, path, "cannot open the blocking partition");
-	if (fstat(fileno(f), &sb) < 0 || sb.st_size < 24 || (uint64_t)sb.st_size > PART_LIMIT) {
-		ckpt_err_set(e, CKPT_ERR_INPUT, path, "not a blocking partition");
-		goto out;
-	}
-	*len = (size_t)sb.st_size;
-	if ((*d = malloc(*len)) == NULL) {
-		ckpt_err_set(e, CKPT_ERR_NOMEM, path, "out of memory");
-		goto out;
-	}
-	if (fread(*d, 1, *len, f) != *len) {
-		ckpt_err_sys(e, path, "cannot read the blocking partition");
-		goto out;
-	}
-	if (memcmp(*d, PART_MAGIC, 8) != 0 || get64(*d + *len - 8) != ckpt_xxh3(*d, *len - 8)) {
-		ckpt_err_set(e, CKPT_ERR_INPUT, path, "blocking partition is corrupt (checksum mismatch)");
-		goto out;
-	}
-	r = 0;
-out:
-	if (r < 0) {
-		free(*d);
-		*d = NULL;
-	}
-	fclose(f);
-	return r;
-}
-
-/* The section of edge k for consumer c: start and bytes; -1 when the file has none or lies. */
-static int
-find_section(const unsigned char *d, size_t len, size_t k, uint32_t c, size_t *at, size_t *n)
-{
-	uint64_t nsec = get64(d + 8);
-	size_t off = 16, end = len - 8;
-
-	for (uint64_t i = 0; i < nsec; i++) {
-		uint64_t sz;
-
-		if (end - off < 24)
-			return -1;
-		sz = get64(d + off + 16);
-		if (sz > end - off - 24 || sz % PART_REC)
-			return -1;
-		if (get64(d + off) == k && get64(d + off + 8) == c) {
-			*at = off + 24;
-			*n = (size_t)sz;
-			return 0;
-		}
-		off += 24 + (size_t)sz;
-	}
-	return -1;
-}
-
-static void
-take_records(struct task *t, const unsigned char *d, size_t n, size_t g)
-{
-	for (size_t x = 0; x < n && !atomic_load(&t->cancel); x += PART_REC) {
-		struct rec r = {get64(d + x), (int64_t)get64(d + x + 8), (int64_t)get64(d + x + 16)};
-
-		t->records_in++;
-		t->op->record(t, &r, g);
-		task_count_record(t);
-	}
-}
-
-/* The failure injection lose_partition: producer (v, s)'s partition vanishes before it is first read. */
-static void
-lose_partition(struct bjob *b, size_t v, uint32_t s, const char *path)
-{
-	for (size_t f = 0; f < b->p->nfail; f++) {
-		const struct pl_failure *pf = &b->p->fail[f];
-		int fire = 0;
-
-		if (!pf->lose_partition || pf->vertex != v || pf->subtask != s)
-			continue;
-		pthread_mutex_lock(&b->j.cmu);
-		fire = !b->fail_fired[f];
-		b->fail_fired[f] = 1;
-		pthread_mutex_unlock(&b->j.cmu);
-		if (fire)
-			unlink(path);
-	}
-}
-
-/* A partition missing or damaged: Flink's PartitionNotFoundException, a failover that reruns its producer. */
-static int
-partition_lost(struct bjob *b, struct task *t, size_t producer, struct ckpt_err *e)
-{
-	if (e->kind == CKPT_ERR_INPUT || (e->kind == CKPT_ERR_IO && e->sys_errno == ENOENT))
-		b->lost_from[t->gi] = producer + 1;
-	return -1;
-}
-
-/* Feed input g of t: the sections of its producers, producer by producer. */
-static int
-feed(struct bjob *b, struct task *t, size_t g, struct ckpt_err *e)
-{
-	size_t k = t->v->in[g];
-	const struct pl_edge *ed = &b->p->e[k];
-	uint32_t lo, hi, slo, shi;
-
-	edge_inputs(b->p, ed, t->sub, &lo, &hi);
-	sub_range(b->p, k, t->sub, &slo, &shi);
-	for (uint32_t i = lo; i < hi && !atomic_load(&t->cancel); i++) {
-		unsigned char *d;
-		size_t len, at, n;
-		char path[4200];
-
-		part_path(b, ed->source, i, path, sizeof path);
-		lose_partition(b, ed->source, i, path);
-		if (read_partition(path, &d, &len, e) < 0)
-			return partition_lost(b, t, b->vfirst[ed->source] + i, e);
-		for (uint32_t sp = slo; sp < shi && !atomic_load(&t->cancel); sp++) {
-			if (find_section(d, len, k, sp, &at, &n) < 0) {
-				free(d);
-				ckpt_err_set(e, CKPT_ERR_INPUT, path, "blocking partition has no data for %s:%u",
-					     t->v->id, t->sub);
-				return partition_lost(b, t, b->vfirst[ed->source] + i, e);
-			}
-			take_records(t, d + at, n, g);
-		}
-		free(d);
-	}
-	return 0;
-}
-
-/* Take what queue q holds (swapping buffers with mine); 1 when every producer ended and nothing is left. */
-static int
-pq_take(struct bjob *b, struct task *t, size_t g, struct bsec *mine)
-{
-	const struct pl_edge *ed = &b->p->e[t->v->in[g]];
-	struct pq *q = pq_of(b, t->v->in[g], t->sub);
-	struct bsec got;
-	int ended;
-	uint32_t lo, hi;
-
-	pthread_mutex_lock(&q->mu);
-	got = (struct bsec){q->d, q->n, q->cap};
-	q->d = mine->d;
-	q->cap = mine->cap;
-	q->n = 0;
-	ended = q->ended == q->nprod;
-	pthread_mutex_unlock(&q->mu);
-	*mine = got;
-	if (got.n == 0)
-		return ended;
-	edge_inputs(b->p, ed, t->sub, &lo, &hi);
-	for (uint32_t i = lo; i < hi; i++)
-		notify_wake(&b->t[b->vfirst[ed->source] + i].nt);
-	take_records(t, got.d, got.n, g);
-	return 0;
-}
-
-/* The pipelined inputs of t, taken as they come, until every producer ended. */
-static int
-feed_pipelined(struct bjob *b, struct task *t, struct ckpt_err *e)
-{
-	unsigned char *done = ckpt_calloc(t->v->nin + 1, 1, e);
-	struct bsec mine = {0};
-	size_t left = 0;
-
-	if (done == NULL)
-		return -1;
-	for (size_t g = 0; g < t->v->nin; g++)
-		if (blocking(b->p, t->v->in[g]))
-			done[g] = 1;
-		else
-			left++;
-	while (left > 0 && !atomic_load(&t->cancel)) {
-		unsigned seq = notify_prepare(&t->nt);
-		size_t before = t->records_in;
-
-		for (size_t g = 0; g < t->v->nin; g++)
-			if (!done[g] && pq_take(b, t, g, &mine)) {
-				done[g] = 1;
-				left--;
-			}
-		if (left > 0 && t->records_in == before)
-			notify_wait(&t->nt, seq, 100);
-	}
-	free(mine.d);
-	free(done);
-	return 0;
-}
-
-/* ---- one subtask: open, all of its input, end of input, its partition written */
-
-static int
-run_subtask(struct bjob *b, struct task *t, struct ckpt_err *e)
-{
-	int r = -1;
-
-	if (bout_init(b, t, e) < 0)
-		goto out;
-	if (t->op->open && t->op->open(t, NULL, e) < 0)
-		goto out;
-	if (t->op->emit_some)
-		while (!atomic_load(&t->cancel) && !t->op->emit_some(t))
-			;
-	for (size_t g = 0; g < t->v->nin && !atomic_load(&t->cancel); g++)
-		if (blocking(b->p, t->v->in[g]) && feed(b, t, g, e) < 0)
-			goto out;
-	if (feed_pipelined(b, t, e) < 0)
-		goto out;
-	if (!atomic_load(&t->cancel)) {
-		/* batch semantics: no watermarks on the way, MAX_WATERMARK at the end of input */
-		if (t->op->watermark)
-			t->op->watermark(t, MAX_WATERMARK);
-		if (t->op->finish)
-			t->op->finish(t);
-		if (t->op->close)
-			t->op->close(t);
-		if (has_partition(b->p, t->vi) && write_partition(b, t, e) < 0)
-			goto out;
-		if (!atomic_load(&t->cancel))
-			pq_end(b, t);
-	}
-	if (t->bout != NULL && t->bout->nomem) { /* it cancelled itself: not finished */
-		ckpt_err_set(e, CKPT_ERR_NOMEM, t->v->id, "out of memory for a blocking partition");
-		goto out;
-	}
-	r = 0;
-out:
-	if (t->op->dispose)
-		t->op->dispose(t);
-	bout_free(t);
-	return r;
-}
-
-static void *
-btask_main(void *arg)
-{
-	struct task *t = arg;
-	struct bjob *b = (struct bjob *)t->job;
-	int r = run_subtask(b, t, &b->terr[t->gi]);
-
-	pthread_mutex_lock(&b->j.cmu);
-	b->done[t->gi] = r == 0 ? 1 : b->lost_from[t->gi] ? 3 : 2;
-	pthread_mutex_unlock(&b->j.cmu);
-	notify_wake(&b->j.cnt);
-	return NULL;
-}
+#include "batch.h"
 
 /* ---- events: stdout and the job event log */
 
@@ -848,7 +139,7 @@ log_finished(struct bjob *b, struct task *t, struct ckpt_err *e)
 	if (pl == NULL)
 		return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
 	b->since_snap[t->vi] = 1;
-	if (has_partition(b->p, t->vi)) {
+	if (bp_has_partition(b->p, t->vi)) {
 		json_t *id = json_sprintf("%s:%u", t->v->id, t->sub);
 
 		json_object_set_new(pl, "partitions", json_pack("[O]", id));
@@ -874,7 +165,7 @@ inputs_complete(const struct bjob *b, const struct task *t)
 		const struct pl_edge *ed = &b->p->e[t->v->in[g]];
 		uint32_t lo, hi;
 
-		if (!blocking(b->p, t->v->in[g]))
+		if (!bp_blocking(b->p, t->v->in[g]))
 			continue;
 		edge_inputs(b->p, ed, t->sub, &lo, &hi);
 		for (uint32_t i = lo; i < hi; i++)
@@ -900,7 +191,7 @@ prepare_task(struct bjob *b, struct task *t)
 	t->last_flush_ms = now_ms();
 	t->delay_debt_ns = 0;
 	b->lost_from[t->gi] = 0;
-	pq_reset_inputs(b, t);
+	bp_pq_reset_inputs(b, t);
 	for (size_t f = 0; f < b->p->nfail; f++)
 		if (!b->p->fail[f].lose_partition && !b->fail_fired[f] && b->p->fail[f].vertex == t->vi &&
 		    b->p->fail[f].subtask == t->sub) {
@@ -988,7 +279,7 @@ start_ready(struct bjob *b, struct ckpt_err *e)
 		if (b->st[i] != B_RUNNING || t->started || b->done[i])
 			continue;
 		state_event(b, t, "RUNNING");
-		errno = pthread_create(&t->th, NULL, btask_main, t);
+		errno = pthread_create(&t->th, NULL, bp_task_main, t);
 		if (errno != 0)
 			return ckpt_err_sys(e, "", "cannot start a task thread");
 		t->started = 1;
@@ -1174,14 +465,14 @@ available_partitions(struct bjob *b)
 	json_t *a = json_array();
 
 	for (size_t v = 0; v < b->p->nv; v++)
-		for (uint32_t s = 0; has_partition(b->p, v) && s < b->p->v[v].parallelism; s++) {
+		for (uint32_t s = 0; bp_has_partition(b->p, v) && s < b->p->v[v].parallelism; s++) {
 			struct ckpt_err ignored = {0};
 			unsigned char *d;
 			size_t len;
 			char path[4200];
 
-			part_path(b, v, s, path, sizeof path);
-			if (read_partition(path, &d, &len, &ignored) == 0)
+			bp_part_path(b, v, s, path, sizeof path);
+			if (bp_read_partition(path, &d, &len, &ignored) == 0)
 				json_array_append_new(a, json_sprintf("%s:%u", b->p->v[v].id, s));
 			free(d);
 		}
@@ -1343,7 +634,7 @@ setup_regions(struct bjob *b, struct ckpt_err *e)
 		b->region[i] = i;
 	for (size_t k = 0; k < p->ne; k++) {
 		b->pqfirst[k] = b->npq;
-		if (!blocking(p, k))
+		if (!bp_blocking(p, k))
 			b->npq += p->v[p->e[k].target].parallelism;
 	}
 	if ((b->pq = ckpt_calloc(b->npq + 1, sizeof *b->pq, e)) == NULL)
@@ -1353,11 +644,11 @@ setup_regions(struct bjob *b, struct ckpt_err *e)
 	for (size_t k = 0; k < p->ne; k++) {
 		const struct pl_edge *ed = &p->e[k];
 
-		for (uint32_t c = 0; !blocking(p, k) && c < p->v[ed->target].parallelism; c++) {
+		for (uint32_t c = 0; !bp_blocking(p, k) && c < p->v[ed->target].parallelism; c++) {
 			uint32_t lo, hi;
 
 			edge_inputs(p, ed, c, &lo, &hi);
-			pq_of(b, k, c)->nprod = hi - lo;
+			bp_pq_of(b, k, c)->nprod = hi - lo;
 			for (uint32_t i = lo; i < hi; i++) {
 				size_t x = uf_find(b->region, b->vfirst[ed->source] + i);
 				size_t y = uf_find(b->region, b->vfirst[ed->target] + c);
@@ -1376,7 +667,7 @@ static int
 check_names(const struct bjob *b, struct ckpt_err *e)
 {
 	for (size_t v = 0; v < b->p->nv; v++)
-		if (has_partition(b->p, v) && encode_id(b->p->v[v].id, NULL, 0) > PART_NAME_MAX)
+		if (bp_has_partition(b->p, v) && bp_encode_id(b->p->v[v].id, NULL, 0) > PART_NAME_MAX)
 			return ckpt_err_set(e, CKPT_ERR_INPUT, "",
 					    "vertex id \"%.40s...\" is too long for a partition file name", b->p->v[v].id);
 	return 0;
