@@ -744,7 +744,7 @@ struct verify {
 	void *arg;
 	struct ckpt_snap_member *members;
 	size_t nmembers;
-	size_t *order; /* member indices sorted by name */
+	struct ckpt_snap_member **order; /* the members sorted by name */
 	long problems;
 	uint64_t nchecked, bytes;
 };
@@ -770,33 +770,6 @@ problem(struct verify *v, const char *member, const char *fmt, ...)
 	v->problems++;
 }
 
-static struct ckpt_snap_member *sort_base;
-
-static int
-by_name(const void *a, const void *b)
-{
-	return strcmp(sort_base[*(const size_t *)a].name, sort_base[*(const size_t *)b].name);
-}
-
-static struct ckpt_snap_member *
-lookup(struct verify *v, const char *name)
-{
-	size_t lo = 0, hi = v->nmembers;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(v->members[v->order[mid]].name, name);
-
-		if (c == 0)
-			return &v->members[v->order[mid]];
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
-}
-
 /* Parse the manifest text; a damaged one is a problem (exit 1), not an error. */
 static int
 verify_manifest(struct verify *v, char *text, size_t len, struct ckpt_err *e)
@@ -819,11 +792,10 @@ verify_manifest(struct verify *v, char *text, size_t len, struct ckpt_err *e)
 	if (v->order == NULL)
 		return -1;
 	for (size_t i = 0; i < v->nmembers; i++) {
-		v->order[i] = i;
+		v->order[i] = &v->members[i];
 		v->members[i].seen = 0; /* the loader marked the members subtasks name */
 	}
-	sort_base = v->members;
-	qsort(v->order, v->nmembers, sizeof *v->order, by_name);
+	qsort(v->order, v->nmembers, sizeof *v->order, by_member_name);
 	return 0;
 }
 
@@ -860,7 +832,7 @@ hash_block(void *arg, const void *p, size_t n, int64_t off)
 static int
 verify_entry(struct verify *v, struct archive *a, const char *name, struct ckpt_hasher *h)
 {
-	struct ckpt_snap_member *m = lookup(v, name);
+	struct ckpt_snap_member *m = member_named(v->order, v->nmembers, name);
 	struct ckpt_err me = {0};
 	char where[1024];
 	int64_t got;
@@ -955,7 +927,7 @@ verify_extra(struct verify *v, const char *dir, const char *rel, int depth)
 			continue;
 		if (S_ISDIR(sb.st_mode))
 			verify_extra(v, dir, r2, depth + 1);
-		else if (strcmp(r2, SNAP_MANIFEST_NAME) != 0 && lookup(v, r2) == NULL)
+		else if (strcmp(r2, SNAP_MANIFEST_NAME) != 0 && member_named(v->order, v->nmembers, r2) == NULL)
 			problem(v, r2, "extra member (not in the manifest)");
 	}
 	closedir(dh);
