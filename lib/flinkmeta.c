@@ -480,54 +480,6 @@ rd_stream(struct rd *r, struct fm_stream *s, const char *what)
 
 /* ------------------------------------------------------------ the snapshot being built */
 
-static void
-handle_release(struct ckpt_handle *h)
-{
-	free(h->scope);
-	free(h->kind);
-	free(h->path);
-	json_decref(h->detail);
-}
-
-static void
-subtask_release(struct ckpt_subtask *st)
-{
-	for (size_t i = 0; i < st->nops; i++)
-		free(st->ops[i].name);
-	free(st->ops);
-	for (size_t i = 0; i < st->nhandles; i++)
-		handle_release(&st->handles[i]);
-	free(st->handles);
-}
-
-static void
-operator_release(struct ckpt_operator *op)
-{
-	free(op->id);
-	free(op->uid);
-	free(op->name);
-	free(op->vertex);
-	if (op->coordinator)
-		free(op->coordinator->p);
-	free(op->coordinator);
-	for (size_t i = 0; i < op->nsubtasks; i++)
-		subtask_release(&op->subtasks[i]);
-	free(op->subtasks);
-}
-
-static void
-snapshot_release(struct ckpt_snapshot *s)
-{
-	if (s == NULL)
-		return;
-	for (size_t i = 0; i < s->nops; i++)
-		operator_release(&s->ops[i]);
-	free(s->ops);
-	free(s->kind);
-	json_decref(s->flink);
-	free(s);
-}
-
 /* Add a handle to st; takes detail and path. */
 static struct ckpt_handle *
 add_handle(struct rd *r, struct ckpt_subtask *st, const char *scope, const char *kind, uint64_t size,
@@ -2174,7 +2126,7 @@ out:
 	json_decref(r.warnings);
 	json_decref(r.regional);
 	if (!ok) {
-		snapshot_release(s);
+		ckpt_snapshot_free(s); /* no backing yet: the model only */
 		return NULL;
 	}
 	return s;

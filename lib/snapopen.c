@@ -74,18 +74,27 @@ sink_put(void *arg, const void *p, size_t n, int64_t off)
 	return 0;
 }
 
+/* A member's size as found (header or file) against the manifest: -c's words. */
 static int
-check_member(const struct ckpt_snap_member *m, uint64_t got, uint64_t hash, const char *where,
-	     struct ckpt_err *e)
+member_size(const struct ckpt_snap_member *m, uint64_t got, const char *where, struct ckpt_err *e)
 {
-	char h1[17], h2[17];
-
 	if (got < m->size)
 		return ckpt_err_set(e, CKPT_ERR_REFUSED, where, "truncated member: %llu of %llu bytes",
 				    (unsigned long long)got, (unsigned long long)m->size);
 	if (got > m->size)
 		return ckpt_err_set(e, CKPT_ERR_REFUSED, where, "size mismatch: %llu bytes, manifest says %llu",
 				    (unsigned long long)got, (unsigned long long)m->size);
+	return 0;
+}
+
+static int
+check_member(const struct ckpt_snap_member *m, uint64_t got, uint64_t hash, const char *where,
+	     struct ckpt_err *e)
+{
+	char h1[17], h2[17];
+
+	if (member_size(m, got, where, e) < 0)
+		return -1;
 	if (hash != m->xxh3) {
 		ckpt_hex64(hash, h1);
 		ckpt_hex64(m->xxh3, h2);
@@ -287,19 +296,6 @@ member_named(struct ckpt_snap_member **idx, size_t n, const char *name)
 			hi = mid;
 	}
 	return NULL;
-}
-
-/* A member's size as found (header or file) against the manifest: -c's words. */
-static int
-member_size(const struct ckpt_snap_member *m, uint64_t got, const char *where, struct ckpt_err *e)
-{
-	if (got < m->size)
-		return ckpt_err_set(e, CKPT_ERR_REFUSED, where, "truncated member: %llu of %llu bytes",
-				    (unsigned long long)got, (unsigned long long)m->size);
-	if (got > m->size)
-		return ckpt_err_set(e, CKPT_ERR_REFUSED, where, "size mismatch: %llu bytes, manifest says %llu",
-				    (unsigned long long)got, (unsigned long long)m->size);
-	return 0;
 }
 
 static int
