@@ -71,9 +71,8 @@ struct bjob {
 
 /* ---- partition.c: the data side */
 
-/* Edge k is a blocking exchange; vertex v writes a blocking partition. */
+/* Edge k is a blocking exchange. */
 int bp_blocking(const struct ckpt_pipeline *p, size_t k);
-int bp_has_partition(const struct ckpt_pipeline *p, size_t v);
 /* A vertex id percent-encoded for a file name into out (size bytes); the encoded length. */
 size_t bp_encode_id(const char *id, char *out, size_t size);
 /* The path of subtask sub of vertex v's blocking partition. */

@@ -473,10 +473,12 @@ int job_failover(struct job *j, size_t task, const char *reason, struct ckpt_err
 struct ckpt_subtask *job_restored_state(struct job *j, struct task *t, int *fully_finished,
 					struct ckpt_err *e);
 
-/* ---- batch mode (batch.c): blocking edges, region by region, the job event log */
+/* ---- batch mode (batch.c, partition.c): blocking edges, region by region, the job event log */
 
-/* Does p run in batch mode (every edge blocking)? */
+/* Does p run in batch mode (some edge blocking)? */
 int batch_mode(const struct ckpt_pipeline *p);
+/* Vertex v writes a blocking partition (some output edge is blocking). */
+int bp_has_partition(const struct ckpt_pipeline *p, size_t v);
 int batch_run(struct ckpt_pipeline *p, const struct ckpt_run_opts *o, struct ckpt_err *e);
 /* A record into t's blocking partitions. */
 void batch_emit(struct task *t, const struct rec *r);

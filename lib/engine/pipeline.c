@@ -381,15 +381,6 @@ out:
 	return r;
 }
 
-static int
-writes_partition(const struct ckpt_pipeline *p, size_t v)
-{
-	for (size_t k = 0; k < p->ne; k++)
-		if (p->e[k].source == v && p->e[k].ptype == CKPT_BLOCKING)
-			return 1;
-	return 0;
-}
-
 /* batch mode (batch.c): some edge blocking, no checkpoints; where the event log and partitions go */
 static int
 load_batch(struct ld *L, const json_t *obj)
@@ -419,7 +410,7 @@ load_batch(struct ld *L, const json_t *obj)
 		return ckpt_jdoc_err(L->doc, L->e, "/checkpointing", "checkpointing: batch mode (blocking edges) "
 				     "runs without checkpoints");
 	for (size_t i = 0; i < p->nfail; i++)
-		if (p->fail[i].lose_partition && !writes_partition(p, p->fail[i].vertex)) {
+		if (p->fail[i].lose_partition && !bp_has_partition(p, p->fail[i].vertex)) {
 			char ptr[64];
 
 			snprintf(ptr, sizeof ptr, "/failover/failures/%zu/lose_partition", i);
