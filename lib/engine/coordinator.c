@@ -254,7 +254,7 @@ build_snapshot(struct job *j, struct pending_cp *pc, uint64_t *state_bytes, stru
 	}
 	return s;
 fail:
-	engine_snapshot_free(s);
+	ckpt_snapshot_free(s);
 	return NULL;
 }
 
@@ -311,7 +311,7 @@ write_archive(struct job *j, struct pending_cp *pc, const char *path, uint64_t *
 	if (s == NULL)
 		return -1;
 	r = ckpt_snapshot_write(s, path, kind < 0 ? CKPT_ARCHIVE_TAR : (enum ckpt_archive_kind)kind, e);
-	engine_snapshot_free(s);
+	ckpt_snapshot_free(s);
 	return r;
 }
 

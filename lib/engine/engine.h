@@ -366,7 +366,6 @@ int st_add_kv(struct ckpt_subtask *st, const char *state, uint32_t kg, const cha
 const struct ckpt_opstate *st_find_opstate(const struct ckpt_subtask *st, const char *name);
 void engine_subtask_release(struct ckpt_subtask *st);
 void engine_subtask_free(struct ckpt_subtask *st);
-void engine_snapshot_free(struct ckpt_snapshot *s);
 
 /* key groups as Flink assigns them */
 uint32_t key_group_of(uint64_t key, uint32_t maxp);

@@ -93,28 +93,11 @@ st_find_opstate(const struct ckpt_subtask *st, const char *name)
 	return NULL;
 }
 
+/* The model's own release (the engine's subtasks own their bytes: no arena); then all zero, to refill. */
 void
 engine_subtask_release(struct ckpt_subtask *st)
 {
-	for (size_t i = 0; i < st->nops; i++) {
-		for (size_t k = 0; st->ops[i].entries && k < st->ops[i].n; k++)
-			free(st->ops[i].entries[k].p);
-		free(st->ops[i].entries);
-		free(st->ops[i].name);
-	}
-	for (size_t i = 0; st->kv && i < st->nkv; i++) {
-		free(st->kv[i].state);
-		free(st->kv[i].key.p);
-		free(st->kv[i].value.p);
-	}
-	for (size_t i = 0; st->in && i < st->nin; i++)
-		free(st->in[i].data.p);
-	for (size_t i = 0; st->out && i < st->nout; i++)
-		free(st->out[i].data.p);
-	free(st->ops);
-	free(st->kv);
-	free(st->in);
-	free(st->out);
+	ckpt_subtask_release(st);
 	memset(st, 0, sizeof *st);
 }
 
@@ -125,25 +108,4 @@ engine_subtask_free(struct ckpt_subtask *st)
 		return;
 	engine_subtask_release(st);
 	free(st);
-}
-
-void
-engine_snapshot_free(struct ckpt_snapshot *s)
-{
-	if (s == NULL)
-		return;
-	for (size_t i = 0; i < s->nops; i++) {
-		struct ckpt_operator *op = &s->ops[i];
-
-		for (size_t k = 0; k < op->nsubtasks; k++)
-			engine_subtask_release(&op->subtasks[k]);
-		free(op->subtasks);
-		free(op->id);
-		free(op->uid);
-		free(op->name);
-		free(op->vertex);
-	}
-	free(s->ops);
-	free(s->kind);
-	free(s);
 }
