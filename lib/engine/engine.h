@@ -326,6 +326,8 @@ void task_end_of_data(struct task *t, int drain);
 void task_emit(struct task *t, const struct rec *r);
 void task_emit_watermark(struct task *t, int64_t wm);
 void task_broadcast_event(struct task *t, const struct entry *en);
+/* Flush, then push(t, k, i, arg) one event to every output channel, retried while its slots are full. */
+void task_push_all(struct task *t, int (*push)(struct task *t, size_t k, size_t i, void *arg), void *arg);
 void task_flush(struct task *t);
 void task_release_outputs(struct task *t);
 /* Aligned barrier handling (barrier.c). */

@@ -155,28 +155,40 @@ task_flush(struct task *t)
 		}
 }
 
-/* Events go behind the data already written: flush, then append (waiting only if the event slots are full). */
+/* Flush, then push one event to every output channel (k, i), waiting while push finds the event slots full. */
 void
-task_broadcast_event(struct task *t, const struct entry *en)
+task_push_all(struct task *t, int (*push)(struct task *t, size_t k, size_t i, void *arg), void *arg)
 {
 	task_flush(t);
 	for (size_t k = 0; k < t->nout; k++)
-		for (size_t i = 0; i < t->out[k].noc; i++) {
-			struct outch *oc = &t->out[k].oc[i];
-
+		for (size_t i = 0; i < t->out[k].noc; i++)
 			for (;;) {
 				unsigned seq = notify_prepare(&t->nt);
-				unsigned gen;
 
-				/* an event travels in whatever generation the channel is in now */
-				pthread_mutex_lock(&oc->ch->mu);
-				gen = oc->ch->gen;
-				pthread_mutex_unlock(&oc->ch->mu);
-				if (channel_push(oc->ch, en, gen) == 0 || atomic_load(&t->cancel))
+				if (push(t, k, i, arg) == 0 || atomic_load(&t->cancel))
 					break;
 				notify_wait(&t->nt, seq, 100);
 			}
-		}
+}
+
+static int
+push_event(struct task *t, size_t k, size_t i, void *arg)
+{
+	struct channel *c = t->out[k].oc[i].ch;
+	unsigned gen;
+
+	/* an event travels in whatever generation the channel is in now */
+	pthread_mutex_lock(&c->mu);
+	gen = c->gen;
+	pthread_mutex_unlock(&c->mu);
+	return channel_push(c, arg, gen);
+}
+
+/* Events go behind the data already written. */
+void
+task_broadcast_event(struct task *t, const struct entry *en)
+{
+	task_push_all(t, push_event, (void *)en);
 }
 
 int64_t

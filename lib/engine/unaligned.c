@@ -133,24 +133,27 @@ push_priority(struct channel *c, const struct entry *en, struct ckpt_subtask *st
 	return 0;
 }
 
+struct prio_push {
+	const struct entry *en;
+	struct ckpt_subtask *st;
+	int *oom;
+};
+
+static int
+push_one_priority(struct task *t, size_t k, size_t i, void *arg)
+{
+	const struct prio_push *pp = arg;
+
+	return push_priority(t->out[k].oc[i].ch, pp->en, pp->st, (uint32_t)k, (uint32_t)i, pp->oom);
+}
+
 /* The barrier goes out as a priority event on every output; what it jumps is output channel state. */
 static void
 broadcast_priority(struct task *t, const struct entry *en, struct ckpt_subtask *st, int *oom)
 {
-	task_flush(t);
-	for (size_t k = 0; k < t->nout; k++)
-		for (size_t i = 0; i < t->out[k].noc; i++) {
-			struct outch *oc = &t->out[k].oc[i];
+	struct prio_push pp = {en, st, oom};
 
-			for (;;) {
-				unsigned seq = notify_prepare(&t->nt);
-
-				if (push_priority(oc->ch, en, st, (uint32_t)k, (uint32_t)i, oom) == 0 ||
-				    atomic_load(&t->cancel))
-					break;
-				notify_wait(&t->nt, seq, 100);
-			}
-		}
+	task_push_all(t, push_one_priority, &pp);
 }
 
 /* Pop the head of c if it is a priority event. */
