@@ -117,34 +117,25 @@ load_graph(const char *path, struct ckpt_err *e)
 	return g;
 }
 
+static int
+redist_fill(void *arg, struct ckpt_operator *op, struct ckpt_subtask *st, struct ckpt_err *e)
+{
+	return ckpt_redist_fill(arg, op, st, e);
+}
+
+static void
+redist_drop(void *arg, struct ckpt_subtask *st)
+{
+	(void)arg;
+	ckpt_redist_release(st);
+}
+
 /* Move the entries one new subtask at a time into the streaming writer. */
 static int
 write_stream(struct ckpt_redist *r, const char *out, int kind, struct ckpt_err *e)
 {
-	struct ckpt_snapshot *s = ckpt_redist_snapshot(r);
-	struct ckpt_awriter *w = ckpt_awriter_open(out, (enum ckpt_archive_kind)kind, e);
-
-	if (w == NULL)
-		return -1;
-	for (size_t i = 0; i < s->nops; i++) {
-		struct ckpt_operator *op = &s->ops[i];
-
-		if (ckpt_awriter_operator(w, op, e) < 0)
-			goto fail;
-		for (size_t k = 0; k < op->nsubtasks; k++) {
-			int rc = ckpt_redist_fill(r, op, &op->subtasks[k], e);
-
-			if (rc == 0)
-				rc = ckpt_awriter_subtask(w, &op->subtasks[k], e);
-			ckpt_redist_release(&op->subtasks[k]);
-			if (rc < 0)
-				goto fail;
-		}
-	}
-	return ckpt_awriter_commit(w, s, e);
-fail:
-	ckpt_awriter_abort(w);
-	return -1;
+	return ckpt_snapshot_write_with(ckpt_redist_snapshot(r), out, (enum ckpt_archive_kind)kind, redist_fill,
+					redist_drop, r, e);
 }
 
 static int

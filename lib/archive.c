@@ -666,8 +666,10 @@ ckpt_awriter_commit(struct ckpt_awriter *w, const struct ckpt_snapshot *s, struc
 }
 
 int
-ckpt_snapshot_write(struct ckpt_snapshot *s, const char *path, enum ckpt_archive_kind kind,
-		    struct ckpt_err *e)
+ckpt_snapshot_write_with(struct ckpt_snapshot *s, const char *path, enum ckpt_archive_kind kind,
+			 int (*fill)(void *arg, struct ckpt_operator *op, struct ckpt_subtask *st,
+				     struct ckpt_err *e),
+			 void (*drop)(void *arg, struct ckpt_subtask *st), void *arg, struct ckpt_err *e)
 {
 	struct ckpt_awriter *w = ckpt_awriter_open(path, kind, e);
 
@@ -680,13 +682,11 @@ ckpt_snapshot_write(struct ckpt_snapshot *s, const char *path, enum ckpt_archive
 			goto fail;
 		for (size_t k = 0; k < op->nsubtasks; k++) {
 			struct ckpt_subtask *st = &op->subtasks[k];
-			int was = st->loaded, r;
+			int r = fill(arg, op, st, e);
 
-			if (!was && st->nhandles == 0 && ckpt_subtask_load(s, op, st, e) < 0)
-				goto fail;
-			r = ckpt_awriter_subtask(w, st, e);
-			if (!was)
-				ckpt_subtask_unload(st);
+			if (r == 0)
+				r = ckpt_awriter_subtask(w, st, e);
+			drop(arg, st);
 			if (r < 0)
 				goto fail;
 		}
@@ -695,6 +695,41 @@ ckpt_snapshot_write(struct ckpt_snapshot *s, const char *path, enum ckpt_archive
 fail:
 	ckpt_awriter_abort(w);
 	return -1;
+}
+
+/* The snapshot's own subtasks: loaded for the write when not loaded already (and then unloaded). */
+struct own_load {
+	struct ckpt_snapshot *s;
+	int was;
+};
+
+static int
+own_fill(void *arg, struct ckpt_operator *op, struct ckpt_subtask *st, struct ckpt_err *e)
+{
+	struct own_load *l = arg;
+
+	l->was = st->loaded;
+	if (!l->was && st->nhandles == 0)
+		return ckpt_subtask_load(l->s, op, st, e);
+	return 0;
+}
+
+static void
+own_drop(void *arg, struct ckpt_subtask *st)
+{
+	const struct own_load *l = arg;
+
+	if (!l->was)
+		ckpt_subtask_unload(st);
+}
+
+int
+ckpt_snapshot_write(struct ckpt_snapshot *s, const char *path, enum ckpt_archive_kind kind,
+		    struct ckpt_err *e)
+{
+	struct own_load l = {s, 0};
+
+	return ckpt_snapshot_write_with(s, path, kind, own_fill, own_drop, &l, e);
 }
 
 void

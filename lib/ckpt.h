@@ -555,6 +555,12 @@ int ckpt_archive_kind_of(const char *path);
 /* SHARED: write s as an archive, whole or not at all (the target appears only when complete). */
 int ckpt_snapshot_write(struct ckpt_snapshot *s, const char *path, enum ckpt_archive_kind kind,
 			struct ckpt_err *e);
+/* The same, with each subtask's bytes from fill (0, or -1 with e set) and given back with drop after it
+ * is written: the snapshot's own subtasks are loaded and unloaded this way. */
+int ckpt_snapshot_write_with(struct ckpt_snapshot *s, const char *path, enum ckpt_archive_kind kind,
+			     int (*fill)(void *arg, struct ckpt_operator *op, struct ckpt_subtask *st,
+					 struct ckpt_err *e),
+			     void (*drop)(void *arg, struct ckpt_subtask *st), void *arg, struct ckpt_err *e);
 /* "tar", "tar.gz", "zip", "directory". */
 const char *ckpt_archive_kind_name(enum ckpt_archive_kind kind);
 
