@@ -216,9 +216,10 @@ sum:1'
 }
 
 @test "batch: the example killed with kill -9 in the middle of a stage, then -R" {
-	jq '.batch.log = "log" | .batch.partitions = "parts" | .vertices[3].params.path = "out"' \
-		"$ROOT/examples/batch.pipeline.json" > p.json
-	jq '.vertices[0].params.delay_us = 0' p.json > fast.json
+	# the map slowed too (0.4 s a subtask), so that the kill lands in its stage, not after the job
+	jq '.batch.log = "log" | .batch.partitions = "parts" | .vertices[3].params.path = "out"
+		| .vertices[1].params.delay_us = 100' "$ROOT/examples/batch.pipeline.json" > p.json
+	jq '.vertices[0,1].params.delay_us = 0' p.json > fast.json
 	run timeout 60 ckpt-run fast.json
 	status_is 0
 	output_of > ref.txt
