@@ -1,5 +1,5 @@
 /* flinkmeta.c: Flink's binary _metadata (format versions 2 to 7) decoded, to its last byte, into a
- * snapshot whose subtasks hold state handles; see flink-metadata-format.md for the layout. */
+ * snapshot whose subtasks hold state handles; the layout is in ckpt-flink(5). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -328,7 +328,7 @@ rd_keygroups(struct rd *r, json_t *o, uint32_t *first, uint32_t *count)
 	return jputs(r, o, "key_groups", buf);
 }
 
-/* ------------------------------------------------------------ stream handles (§8) */
+/* ------------------------------------ stream handles (ckpt-flink(5), STATE HANDLES, Stream handles) */
 
 static void
 stream_release(struct fm_stream *s)
@@ -523,7 +523,7 @@ take_delegate(struct rd *r, json_t *detail, struct fm_stream *d, char **path)
 	return jput(r, detail, "delegate", d->present ? json_incref(d->j) : json_null());
 }
 
-/* ------------------------------------------------------------ operator state (§6) */
+/* ---------------------------- operator state (ckpt-flink(5), STATE HANDLES, Operator state handles) */
 
 static const char *const mode_names[] = {"SPLIT_DISTRIBUTE", "UNION", "BROADCAST"};
 static const enum ckpt_mode mode_model[] = {CKPT_MODE_LIST, CKPT_MODE_UNION, CKPT_MODE_BROADCAST};
@@ -768,7 +768,7 @@ rd_opstate(struct rd *r, struct ckpt_subtask *st, const char *scope)
 	return rd_opstate_body(r, st, scope, tag);
 }
 
-/* ------------------------------------------------------------ keyed state (§7) */
+/* ---------------------------------- keyed state (ckpt-flink(5), STATE HANDLES, Keyed state handles) */
 
 /* What a keyed handle decodes to; nested ones (changelog) become JSON only. */
 struct fm_keyed {
@@ -1101,7 +1101,7 @@ rd_keyed_top(struct rd *r, struct ckpt_subtask *st, const char *scope)
 	return 0;
 }
 
-/* ------------------------------------------------------------ channel state (§9) */
+/* ----------------------------------------------------- channel state (ckpt-flink(5), CHANNEL STATE) */
 
 struct fm_chan {
 	int input;
@@ -1249,7 +1249,7 @@ rd_channels(struct rd *r, struct ckpt_subtask *st, int input)
 	return 0;
 }
 
-/* ------------------------------------------------------------ subtasks and operators (§4, §5) */
+/* --------------------------------- subtasks and operators (ckpt-flink(5), OPERATORS, SUBTASK STATE) */
 
 static int
 rd_subtask_v2_legacy(struct rd *r)
@@ -1471,7 +1471,7 @@ rd_operator(struct rd *r, struct ckpt_operator *op)
 	return rd_subtasks(r, op, n);
 }
 
-/* ------------------------------------------------------------ master states (§3.1) */
+/* ----------------------------------------------------- master states (ckpt-flink(5), MASTER STATES) */
 
 static int
 rd_master_block(struct rd *r, json_t *ms)
@@ -1527,7 +1527,7 @@ rd_master_states(struct rd *r, json_t *ms)
 	return 0;
 }
 
-/* ------------------------------------------------------------ CheckpointProperties (§10) */
+/* -------------------------------------- CheckpointProperties (ckpt-flink(5), CHECKPOINT PROPERTIES) */
 
 /*
  * The trailer is a Java serialization stream holding one object.  This reads the subset of the

@@ -117,6 +117,30 @@ null'
 	output_is "ckpt-inspect: unsupported-v2-flink1.3-legacy-checkpointed-savepoint/_metadata: offset 204: legacy state (from Flink <= 1.1, created through the 'Checkpointed' interface) is no longer supported"
 }
 
+# Each "$ " line of the EXAMPLES of ckpt-flink(5), run in the fixtures' directory, prints (stdout
+# and stderr) exactly the lines shown under it.
+@test "flinkmeta: the EXAMPLES of ckpt-flink(5) print what they show" {
+	local line cmd= want= got n=0
+	cd "$SP"
+	while IFS= read -r line; do
+		if [[ $line == '$ '* || $line == .* ]]; then
+			if [ -n "$cmd" ]; then
+				got=$(sh -c "$cmd" 2>&1) || true
+				if [ "$got" != "$want" ]; then
+					printf 'command: %s\nshown:\n%s\nprinted:\n%s\n' "$cmd" "$want" "$got"
+					return 1
+				fi
+				n=$((n + 1))
+			fi
+			cmd= want=
+			if [[ $line == '$ '* ]]; then cmd=${line#\$ }; fi
+		elif [ -n "$cmd" ]; then
+			want+=${want:+$'\n'}$line
+		fi
+	done < <(sed -n '/^\.Sh EXAMPLES/,/^\.Sh SEE ALSO/p' "$ROOT/man/ckpt-flink.5")
+	[ "$n" -eq 8 ]
+}
+
 @test "flinkmeta: a directory holding _metadata, the file itself and stdin give the same" {
 	d=v4-flink1.20-complexkeyed-savepoint
 	cd "$SP"
