@@ -377,6 +377,23 @@ int ckpt_failover_restart_in(const struct ckpt_graph *g, const struct ckpt_regio
 			     const struct ckpt_task_ref *failed, size_t nfailed,
 			     const struct ckpt_bits *lost, struct ckpt_bits *restart,
 			     size_t *nregions, struct ckpt_err *e);
+/*
+ * Lost partitions one by one (Flink tracks each result partition on its
+ * own): lost(arg, k, j) is nonzero when the partition that subtask j of
+ * g->e[k].source produces for edge k is gone.
+ */
+struct ckpt_partition_loss {
+	int (*lost)(void *arg, size_t edge, uint32_t j);
+	void *arg;
+};
+/*
+ * SHARED (ckpt-replay): ckpt_failover_restart_in with the lost partitions
+ * asked of loss, per edge, instead of per producing subtask.
+ */
+int ckpt_failover_restart_loss(const struct ckpt_graph *g, const struct ckpt_regions *r,
+			       const struct ckpt_task_ref *failed, size_t nfailed,
+			       const struct ckpt_partition_loss *loss, struct ckpt_bits *restart,
+			       size_t *nregions, struct ckpt_err *e);
 /* The name of a strategy ("full", "region", "approximate"), and back (-1 if unknown). */
 const char *ckpt_failover_strategy_name(enum ckpt_failover_strategy s);
 int ckpt_failover_strategy_parse(const char *name);

@@ -492,14 +492,24 @@ struct walk {
 	const struct ckpt_graph *g;
 	const struct ckpt_regions *r;
 	const struct ckpt_bits *lost;
+	const struct ckpt_partition_loss *loss; /* per partition instead of lost, or NULL */
 	struct ckpt_bits *restart;
 	struct ckpt_bits seen;    /* regions queued */
 	uint32_t *queue;
 	size_t head, tail;
 	unsigned char *all;       /* per vertex: every subtask queued */
-	unsigned char *lost_done; /* per vertex: its lost producers queued */
+	unsigned char *lost_done; /* per vertex (per edge with loss): its lost producers queued */
 	unsigned char *a2a_done;  /* per vertex: its ALL_TO_ALL edges handled */
 };
+
+/* Is the partition producer subtask j writes for edge k lost? */
+static int
+is_lost(const struct walk *w, size_t k, uint32_t j)
+{
+	if (w->loss != NULL)
+		return w->loss->lost(w->loss->arg, k, j);
+	return w->lost != NULL && ckpt_bits_test(&w->lost[w->g->e[k].source], j);
+}
 
 static void
 queue_region(struct walk *w, uint32_t region)
@@ -526,11 +536,22 @@ queue_vertex(struct walk *w, size_t v)
 		queue_subtask(w, v, i);
 }
 
+/* The producers of edge k whose partitions are lost. */
 static void
-queue_lost(struct walk *w, size_t v)
+queue_lost(struct walk *w, size_t k)
 {
+	size_t v = w->g->e[k].source;
 	const struct ckpt_bits *b;
 
+	if (w->loss != NULL) {
+		if (w->lost_done[k] || w->all[v])
+			return;
+		w->lost_done[k] = 1;
+		for (uint32_t j = 0; j < w->g->v[v].parallelism; j++)
+			if (w->loss->lost(w->loss->arg, k, j))
+				queue_subtask(w, v, j);
+		return;
+	}
 	if (w->lost == NULL || w->lost_done[v] || w->all[v])
 		return;
 	w->lost_done[v] = 1;
@@ -560,7 +581,7 @@ visit_vertex(struct walk *w, size_t v)
 		if (ed->distribution != CKPT_ALL_TO_ALL)
 			continue;
 		if (reconsumable(w->r->strategy, ed->partition))
-			queue_lost(w, ed->source);
+			queue_lost(w, vx->in[k]);
 		else
 			queue_vertex(w, ed->source);
 	}
@@ -593,7 +614,7 @@ visit_subtask(struct walk *w, size_t v, uint32_t i)
 			continue;
 		ckpt_pointwise_inputs(w->g->v[ed->source].parallelism, vx->parallelism, i, &lo, &hi);
 		for (uint32_t j = lo; j < hi; j++)
-			if (!avail || (w->lost && ckpt_bits_test(&w->lost[ed->source], j)))
+			if (!avail || is_lost(w, vx->in[k], j))
 				queue_subtask(w, ed->source, j);
 	}
 }
@@ -642,13 +663,13 @@ release_sets(struct ckpt_bits *sets, size_t n)
 		ckpt_bits_release(&sets[v]);
 }
 
-int
-ckpt_failover_restart_in(const struct ckpt_graph *g, const struct ckpt_regions *r,
-			 const struct ckpt_task_ref *failed, size_t nfailed,
-			 const struct ckpt_bits *lost, struct ckpt_bits *restart,
-			 size_t *nregions, struct ckpt_err *e)
+static int
+restart_walk(const struct ckpt_graph *g, const struct ckpt_regions *r, const struct ckpt_task_ref *failed,
+	     size_t nfailed, const struct ckpt_bits *lost, const struct ckpt_partition_loss *loss,
+	     struct ckpt_bits *restart, size_t *nregions, struct ckpt_err *e)
 {
-	struct walk w = {g, r, lost, restart, {0}, NULL, 0, 0, NULL, NULL, NULL};
+	struct walk w = {g, r, lost, loss, restart, {0}, NULL, 0, 0, NULL, NULL, NULL};
+	size_t nd = loss ? g->ne : g->nv;
 	int ret = -1;
 
 	memset(restart, 0, g->nv * sizeof *restart);
@@ -659,7 +680,7 @@ ckpt_failover_restart_in(const struct ckpt_graph *g, const struct ckpt_regions *
 			goto out;
 	w.queue = ckpt_calloc(r->n ? r->n : 1, sizeof *w.queue, e);
 	w.all = ckpt_calloc(g->nv ? g->nv : 1, 1, e);
-	w.lost_done = ckpt_calloc(g->nv ? g->nv : 1, 1, e);
+	w.lost_done = ckpt_calloc(nd ? nd : 1, 1, e);
 	w.a2a_done = ckpt_calloc(g->nv ? g->nv : 1, 1, e);
 	if (w.queue == NULL || w.all == NULL || w.lost_done == NULL || w.a2a_done == NULL ||
 	    ckpt_bits_init(&w.seen, r->n, e) < 0)
@@ -679,6 +700,24 @@ out:
 	free(w.lost_done);
 	free(w.a2a_done);
 	return ret;
+}
+
+int
+ckpt_failover_restart_in(const struct ckpt_graph *g, const struct ckpt_regions *r,
+			 const struct ckpt_task_ref *failed, size_t nfailed,
+			 const struct ckpt_bits *lost, struct ckpt_bits *restart,
+			 size_t *nregions, struct ckpt_err *e)
+{
+	return restart_walk(g, r, failed, nfailed, lost, NULL, restart, nregions, e);
+}
+
+int
+ckpt_failover_restart_loss(const struct ckpt_graph *g, const struct ckpt_regions *r,
+			   const struct ckpt_task_ref *failed, size_t nfailed,
+			   const struct ckpt_partition_loss *loss, struct ckpt_bits *restart,
+			   size_t *nregions, struct ckpt_err *e)
+{
+	return restart_walk(g, r, failed, nfailed, NULL, loss, restart, nregions, e);
 }
 
 int

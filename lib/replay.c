@@ -424,6 +424,8 @@ struct ctx {
 	long *g2p;                 /* graph vertex -> plan vertex, or -1 */
 	struct ckpt_bits *failed;  /* per graph vertex: subtasks to reset next */
 	int pipelined;             /* some edge joins subtasks into larger regions */
+	const struct ckpt_bits *listed; /* per graph vertex: the producers -a names, or NULL: all */
+	unsigned char *full;       /* per plan vertex: every subtask finished, as of now */
 	struct ckpt_err *e;
 };
 
@@ -612,6 +614,59 @@ check_connections(const struct ckpt_graph *g, struct ckpt_err *e)
 	return 0;
 }
 
+/* ---- partitions, one per producing subtask and edge, as Flink tracks them */
+
+/* Flink's RESERVE: some consumer of subtask i's partition over edge ed is not finished (or not initialized). */
+static int
+reserved(const struct ctx *X, const struct ckpt_edge *ed, uint32_t i)
+{
+	long pw = X->g2p[ed->target];
+	const struct ckpt_replay_vertex *w;
+	uint32_t lo, hi;
+
+	if (pw < 0)
+		return 1;
+	if (ed->distribution == CKPT_ALL_TO_ALL)
+		return !X->full[pw];
+	w = &X->out->v[pw];
+	ckpt_pointwise_outputs(X->g->v[ed->source].parallelism, w->parallelism, i, &lo, &hi);
+	for (uint32_t j = lo; j < hi; j++)
+		if (!ckpt_bits_test(&w->finished, j))
+			return 1;
+	return 0;
+}
+
+static void
+refresh_full(struct ctx *X)
+{
+	for (size_t pv = 0; pv < X->out->nv; pv++)
+		X->full[pv] = ckpt_bits_count(&X->out->v[pv].finished) == X->out->v[pv].parallelism;
+}
+
+/*
+ * Is the partition that producer subtask j wrote for edge k untracked?
+ * Flink's availability checker asks the partition tracker, which tracks
+ * only the RESERVE partitions the shuffle master reported.  Asked of the
+ * finished sets as they are now, not as they were when the partitions were
+ * reconciled: the answer can differ only for a partition one of whose
+ * consumers was reset since, and that reset asked first, under the old sets
+ * (resetting the producer when untracked), so the restart sets come out the
+ * same without a copy of the finished sets.
+ */
+static int
+partition_lost(void *arg, size_t k, uint32_t j)
+{
+	const struct ctx *X = arg;
+	const struct ckpt_edge *ed = &X->g->e[k];
+	long pv = X->g2p[ed->source];
+
+	if (pv < 0 || !ckpt_bits_test(&X->out->v[pv].finished, j))
+		return 1; /* RELEASE: the producer did not finish */
+	if (X->listed != NULL && !ckpt_bits_test(&X->listed[ed->source], j))
+		return 1; /* not reported */
+	return !reserved(X, ed, j); /* OPTIONAL: reported, but not tracked */
+}
+
 static void
 add_ref(struct ctx *X, size_t gv, uint32_t i)
 {
@@ -675,11 +730,16 @@ apply_restart(struct ctx *X, const struct ckpt_bits *restart)
 	}
 }
 
-/* Region failover from the failed sets through Flink's regions (ckpt_failover_restart), round by round. */
+/*
+ * Region failover from the failed sets through Flink's regions
+ * (ckpt_failover_restart), round by round; with avail, partitions count as
+ * available only when tracked (partition_lost).
+ */
 static int
-reset_by_regions(struct ctx *X, const struct ckpt_bits *lost)
+reset_by_regions(struct ctx *X, int avail)
 {
 	const struct ckpt_graph *g = X->g;
+	struct ckpt_partition_loss loss = {partition_lost, X};
 	struct ckpt_regions reg;
 	int r = 0;
 
@@ -704,7 +764,12 @@ reset_by_regions(struct ctx *X, const struct ckpt_bits *lost)
 				refs[m++] = (struct ckpt_task_ref){gv, (uint32_t)i};
 			memset(b->w, 0, (b->n + 63) / 64 * sizeof *b->w);
 		}
-		if (r == 0 && (r = ckpt_failover_restart_in(g, &reg, refs, n, lost, restart, NULL, X->e)) == 0)
+		if (r == 0 && avail)
+			refresh_full(X);
+		if (r == 0)
+			r = avail ? ckpt_failover_restart_loss(g, &reg, refs, n, &loss, restart, NULL, X->e)
+				  : ckpt_failover_restart_in(g, &reg, refs, n, NULL, restart, NULL, X->e);
+		if (r == 0)
 			apply_restart(X, restart);
 		for (size_t gv = 0; restart && r == 0 && gv < g->nv; gv++)
 			ckpt_bits_release(&restart[gv]);
@@ -725,7 +790,7 @@ reset_by_regions(struct ctx *X, const struct ckpt_bits *lost)
  */
 struct walk {
 	struct ctx *X;
-	const struct ckpt_bits *lost;
+	int avail;                        /* partitions available only when tracked */
 	struct ckpt_bits *restart, *done; /* per graph vertex */
 	unsigned char *dirty;             /* per graph vertex: restart has bits not yet followed */
 };
@@ -744,6 +809,34 @@ walk_or(struct walk *W, size_t gv, const struct ckpt_bits *s)
 {
 	if (bits_or(&W->restart[gv], s))
 		W->dirty[gv] = 1;
+}
+
+/* The producers of ALL_TO_ALL edge k whose partitions are untracked (partition_lost, a word at a time). */
+static void
+walk_lost_a2a(struct walk *W, size_t k)
+{
+	const struct ctx *X = W->X;
+	const struct ckpt_edge *ed = &X->g->e[k];
+	long pv = X->g2p[ed->source];
+	struct ckpt_bits *rs = &W->restart[ed->source];
+	const struct ckpt_bits *fin, *ls = X->listed ? &X->listed[ed->source] : NULL;
+	uint64_t changed = 0;
+
+	if (pv < 0 || !reserved(X, ed, 0)) {
+		walk_or(W, ed->source, NULL);
+		return;
+	}
+	fin = &X->out->v[pv].finished;
+	for (size_t w = 0; w < (rs->n + 63) / 64; w++) {
+		uint64_t x = ~(fin->w[w] & (ls ? ls->w[w] : ~UINT64_C(0)));
+
+		if (w == (rs->n - 1) / 64 && (rs->n & 63))
+			x &= (UINT64_C(1) << (rs->n & 63)) - 1;
+		changed |= x & ~rs->w[w];
+		rs->w[w] |= x;
+	}
+	if (changed)
+		W->dirty[ed->source] = 1;
 }
 
 /* Subtask i of gv restarts: its pointwise consumers, and the pointwise producers it cannot read again. */
@@ -771,7 +864,7 @@ walk_subtask(struct walk *W, size_t gv, uint32_t i)
 			continue;
 		ckpt_pointwise_inputs(g->v[ed->source].parallelism, vx->parallelism, i, &lo, &hi);
 		for (uint32_t j = lo; j < hi; j++)
-			if (!avail || (W->lost && ckpt_bits_test(&W->lost[ed->source], j)))
+			if (!avail || (W->avail && partition_lost(W->X, vx->in[k], j)))
 				walk_mark(W, ed->source, j);
 	}
 }
@@ -803,8 +896,8 @@ walk_vertex(struct walk *W, size_t gv)
 			continue;
 		if (!reconsumable(ed->partition))
 			walk_or(W, ed->source, NULL);
-		else if (W->lost != NULL)
-			walk_or(W, ed->source, &W->lost[ed->source]);
+		else if (W->avail)
+			walk_lost_a2a(W, vx->in[k]);
 	}
 	for (size_t k = 0; k < (rs->n + 63) / 64; k++) {
 		uint64_t w = rs->w[k] & ~dn->w[k];
@@ -816,11 +909,11 @@ walk_vertex(struct walk *W, size_t gv)
 }
 
 static int
-reset_by_walk(struct ctx *X, const struct ckpt_bits *lost)
+reset_by_walk(struct ctx *X, int avail)
 {
 	const struct ckpt_graph *g = X->g;
 	size_t nv = g->nv ? g->nv : 1;
-	struct walk W = {X, lost, ckpt_calloc(nv, sizeof *W.restart, X->e), ckpt_calloc(nv, sizeof *W.done, X->e),
+	struct walk W = {X, avail, ckpt_calloc(nv, sizeof *W.restart, X->e), ckpt_calloc(nv, sizeof *W.done, X->e),
 			 ckpt_calloc(nv, 1, X->e)};
 	int r = -1, more = 1;
 
@@ -862,7 +955,7 @@ out:
  * batch mode restarts whole the first time a restart touches it.
  */
 static int
-reset_in_recovering(struct ctx *X, const struct ckpt_bits *lost)
+reset_in_recovering(struct ctx *X, int avail)
 {
 	int any = 0;
 
@@ -872,7 +965,9 @@ reset_in_recovering(struct ctx *X, const struct ckpt_bits *lost)
 		return 0;
 	if (check_connections(X->g, X->e) < 0)
 		return -1;
-	return X->pipelined ? reset_by_regions(X, lost) : reset_by_walk(X, lost);
+	if (avail)
+		refresh_full(X);
+	return X->pipelined ? reset_by_regions(X, avail) : reset_by_walk(X, avail);
 }
 
 /* Flink's determineVerticesForResetAfterRestoreOpCoordinator (every vertex counts as holding a coordinator). */
@@ -890,30 +985,10 @@ coordinator_resets(struct ctx *X)
 		else
 			bits_or(&X->failed[v->graph_index], NULL);
 	}
-	return reset_in_recovering(X, NULL);
+	return reset_in_recovering(X, 0);
 }
 
 /* ---- lost partitions */
-
-/* Flink's RESERVE: some consumer of subtask i's partition over edge ed is not finished (or not initialized). */
-static int
-reserved(struct ctx *X, const struct ckpt_edge *ed, uint32_t i, const unsigned char *full)
-{
-	long pw = X->g2p[ed->target];
-	const struct ckpt_replay_vertex *w;
-	uint32_t lo, hi;
-
-	if (pw < 0)
-		return 1;
-	if (ed->distribution == CKPT_ALL_TO_ALL)
-		return !full[pw];
-	w = &X->out->v[pw];
-	ckpt_pointwise_outputs(X->g->v[ed->source].parallelism, w->parallelism, i, &lo, &hi);
-	for (uint32_t j = lo; j < hi; j++)
-		if (!ckpt_bits_test(&w->finished, j))
-			return 1;
-	return 0;
-}
 
 /* "vertex:subtask" ids of the -a document as bit sets per graph vertex. */
 static int
@@ -949,60 +1024,50 @@ parse_available(struct ctx *X, const struct ckpt_jdoc *doc, struct ckpt_bits *li
 	return 0;
 }
 
-/* Classify finished subtask i of plan vertex pv: sets its lost bit, and lists it when a partition it must keep is missing. */
+/*
+ * Flink's missing partitions: a RESERVE partition the shuffle master did not
+ * report.  -a names producing subtasks, so a subtask it leaves out misses
+ * every partition it wrote; one that some consumer still needs is listed
+ * lost and reset.
+ */
 static int
-classify(struct ctx *X, size_t pv, uint32_t i, const struct ckpt_bits *listed, const unsigned char *full,
-	 struct ckpt_bits *lost)
+classify(struct ctx *X, size_t pv, uint32_t i)
 {
 	const struct ckpt_replay_vertex *v = &X->out->v[pv];
 	const struct ckpt_vertex *gv = &X->g->v[v->graph_index];
-	int missing = 0, untracked = 0;
+	struct ckpt_task_ref *t;
+	int missing = 0;
 
-	for (size_t k = 0; k < gv->nout; k++) {
-		const struct ckpt_edge *ed = &X->g->e[gv->out[k]];
-		int reserve = reserved(X, ed, i, full);
-		int avail = (listed == NULL || ckpt_bits_test(&listed[v->graph_index], i)) &&
-			    reconsumable(ed->partition);
-
-		missing |= reserve && !avail;
-		untracked |= !(reserve && avail);
-	}
-	if (untracked)
-		ckpt_bits_set(lost, i);
-	if (missing) {
-		struct ckpt_task_ref *t = ckpt_reallocarray(X->out->lost, X->out->nlost + 1, sizeof *t, X->e);
-
-		if (t == NULL)
-			return -1;
-		X->out->lost = t;
-		t[X->out->nlost++] = (struct ckpt_task_ref){pv, i};
-		add_ref(X, v->graph_index, i);
-	}
+	if (X->listed == NULL || ckpt_bits_test(&X->listed[v->graph_index], i))
+		return 0;
+	for (size_t k = 0; k < gv->nout && !missing; k++)
+		missing = reserved(X, &X->g->e[gv->out[k]], i);
+	if (!missing)
+		return 0;
+	if ((t = ckpt_reallocarray(X->out->lost, X->out->nlost + 1, sizeof *t, X->e)) == NULL)
+		return -1;
+	X->out->lost = t;
+	t[X->out->nlost++] = (struct ckpt_task_ref){pv, i};
+	add_ref(X, v->graph_index, i);
 	return 0;
 }
 
 /*
  * Flink's recoverPartitions: a finished producer's partition is RESERVE when
  * a consumer has not finished, OPTIONAL when all have; RESERVE partitions
- * not available are missing, and their producers are reset with the
+ * not reported are missing, and their producers are reset with the
  * availability check (only RESERVE partitions that are there are tracked).
+ * Each partition (producer subtask and edge) counts on its own.
  */
 static int
 partition_resets(struct ctx *X, const struct ckpt_jdoc *available)
 {
 	const struct ckpt_graph *g = X->g;
-	struct ckpt_bits *listed = NULL, *lost = ckpt_calloc(g->nv ? g->nv : 1, sizeof *lost, X->e);
-	unsigned char *full = ckpt_calloc(X->out->nv ? X->out->nv : 1, 1, X->e);
+	struct ckpt_bits *listed = NULL;
 	int r = -1;
 
-	if (lost == NULL || full == NULL)
+	if ((X->full = ckpt_calloc(X->out->nv ? X->out->nv : 1, 1, X->e)) == NULL)
 		goto out;
-	for (size_t gv = 0; gv < g->nv; gv++) {
-		if (ckpt_bits_init(&lost[gv], g->v[gv].parallelism, X->e) < 0)
-			goto out;
-		if (X->g2p[gv] < 0)
-			ckpt_bits_set_range(&lost[gv], 0, g->v[gv].parallelism);
-	}
 	if (available != NULL) {
 		if ((listed = ckpt_calloc(g->nv ? g->nv : 1, sizeof *listed, X->e)) == NULL)
 			goto out;
@@ -1011,29 +1076,24 @@ partition_resets(struct ctx *X, const struct ckpt_jdoc *available)
 				goto out;
 		if (parse_available(X, available, listed) < 0)
 			goto out;
+		X->listed = listed;
 	}
-	for (size_t pv = 0; pv < X->out->nv; pv++)
-		full[pv] = ckpt_bits_count(&X->out->v[pv].finished) == X->out->v[pv].parallelism;
+	refresh_full(X);
 	for (size_t pv = 0; pv < X->out->nv; pv++) {
 		const struct ckpt_bits *fin = &X->out->v[pv].finished;
-		struct ckpt_bits *l = &lost[X->out->v[pv].graph_index];
 
-		bits_or_not(l, fin); /* what did not finish has nothing to keep */
 		for (size_t i = ckpt_bits_next(fin, 0); i < fin->n; i = ckpt_bits_next(fin, i + 1))
-			if (classify(X, pv, (uint32_t)i, listed, full, l) < 0)
+			if (classify(X, pv, (uint32_t)i) < 0)
 				goto out;
 	}
-	r = reset_in_recovering(X, lost);
+	r = reset_in_recovering(X, 1);
 out:
-	for (size_t gv = 0; gv < g->nv; gv++) {
-		if (lost)
-			ckpt_bits_release(&lost[gv]);
-		if (listed)
-			ckpt_bits_release(&listed[gv]);
-	}
-	free(lost);
+	for (size_t gv = 0; listed && gv < g->nv; gv++)
+		ckpt_bits_release(&listed[gv]);
 	free(listed);
-	free(full);
+	X->listed = NULL;
+	free(X->full);
+	X->full = NULL;
 	return r;
 }
 

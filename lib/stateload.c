@@ -315,7 +315,11 @@ load_opstates(struct ldr *L, struct ckpt_subtask *st, const json_t *obj, const c
 
 /* ---- keyed state */
 
-/* A key-group range: one contiguous non-empty range list within [0, maxp), overlapping no other. */
+/*
+ * A key-group range: one contiguous non-empty range list within [0, maxp),
+ * overlapping no other; taken is NULL for a finished subtask, whose range
+ * holds nothing and is dropped.
+ */
 static int
 load_key_groups(struct ldr *L, struct ckpt_subtask *st, const json_t *v, uint32_t maxp,
 		const char *ptr, const char *what, struct ckpt_bits *taken)
@@ -340,10 +344,11 @@ load_key_groups(struct ldr *L, struct ckpt_subtask *st, const json_t *v, uint32_
 		return ckpt_jdoc_err(L->doc, L->e, p, "%s: key_groups is empty", what);
 	if (last - first + 1 != count)
 		return ckpt_jdoc_err(L->doc, L->e, p, "%s: key_groups is not one contiguous range", what);
-	if (ckpt_bits_any_in(taken, first, last + 1))
+	if (taken != NULL && ckpt_bits_any_in(taken, first, last + 1))
 		return ckpt_jdoc_err(L->doc, L->e, p, "%s: key groups %zu-%zu overlap another subtask's",
 				     what, first, last);
-	ckpt_bits_set_range(taken, first, last + 1);
+	if (taken != NULL)
+		ckpt_bits_set_range(taken, first, last + 1);
 	st->kg_first = (uint32_t)first;
 	st->kg_last = (uint32_t)last;
 	return 0;
@@ -624,7 +629,7 @@ load_subtask_parts(struct ldr *L, const struct ckpt_operator *op, struct ckpt_su
 	}
 	if ((v = json_object_get(obj, "keyed_state")) != NULL) {
 		ptr_key(p, ptr, "keyed_state");
-		if (load_keyed(L, st, v, op->max_parallelism, p, what, taken) < 0)
+		if (load_keyed(L, st, v, op->max_parallelism, p, what, st->finished ? NULL : taken) < 0)
 			return -1;
 	}
 	if ((v = json_object_get(obj, "channel_state")) != NULL) {
@@ -642,14 +647,75 @@ load_subtask_parts(struct ldr *L, const struct ckpt_operator *op, struct ckpt_su
 	return 0;
 }
 
-static int
-holds_state(const struct ckpt_subtask *st)
+/* How many keyed entries of the first state named st holds, and that name (NULL when not known). */
+static size_t
+first_keyed_state(const struct ckpt_subtask *st, const char **name)
 {
-	if (st->keyed || st->nin || st->nout || st->nhandles)
-		return 1;
+	size_t n = 0;
+
+	*name = NULL;
+	if (st->kv != NULL && st->nkv > 0) {
+		*name = st->kv[0].state;
+		for (size_t k = 0; k < st->nkv; k++)
+			n += strcmp(st->kv[k].state, *name) == 0;
+		return n;
+	}
+	for (size_t i = 0; i < st->nkvstats; i++)
+		if (st->kvstats[i].n > 0) {
+			*name = st->kvstats[i].state;
+			return st->kvstats[i].n;
+		}
+	return st->nkv;
+}
+
+static const char *
+entries(size_t n)
+{
+	return n == 1 ? "entry" : "entries";
+}
+
+/*
+ * A finished subtask holds no state: empty containers are dropped, and the
+ * first thing it does hold is named, at the value holding it.
+ */
+static int
+check_finished(struct ldr *L, struct ckpt_subtask *st, const char *ptr, const char *what)
+{
+	char p[PTRLEN], q[PTRLEN];
+	const char *name;
+	size_t n;
+
 	for (size_t i = 0; i < st->nops; i++)
-		if (st->ops[i].n)
-			return 1;
+		if (st->ops[i].n > 0) {
+			ptr_key(q, ptr, "operator_state");
+			ptr_key(p, q, st->ops[i].name);
+			return ckpt_jdoc_err(L->doc, L->e, p, "%s: finished, but holds %zu %s of %s state \"%s\"",
+					     what, st->ops[i].n, entries(st->ops[i].n), ckpt_mode_name(st->ops[i].mode),
+					     st->ops[i].name);
+		}
+	ptr_key(p, ptr, "keyed_state");
+	if (st->nkv > 0 && (n = first_keyed_state(st, &name), name != NULL))
+		return ckpt_jdoc_err(L->doc, L->e, p, "%s: finished, but holds %zu %s of keyed state \"%s\"",
+				     what, n, entries(n), name);
+	if (st->nkv > 0)
+		return ckpt_jdoc_err(L->doc, L->e, p, "%s: finished, but holds %zu %s of keyed state", what,
+				     st->nkv, entries(st->nkv));
+	ptr_key(q, ptr, "channel_state");
+	ptr_key(p, q, st->nin > 0 ? "input" : "output");
+	if (st->nin > 0 || st->nout > 0)
+		return ckpt_jdoc_err(L->doc, L->e, p, "%s: finished, but holds %zu %s of %s channel state", what,
+				     st->nin ? st->nin : st->nout, entries(st->nin ? st->nin : st->nout),
+				     st->nin ? "input" : "output");
+	ptr_key(p, ptr, "handles");
+	if (st->nhandles > 0)
+		return ckpt_jdoc_err(L->doc, L->e, p, "%s: finished, but holds %zu state handle%s", what,
+				     st->nhandles, st->nhandles == 1 ? "" : "s");
+	ckpt_subtask_release(st);
+	L->arena = NULL;
+	st->keyed = 0;
+	st->kg_first = st->kg_last = 0;
+	st->nkv = st->nin = st->nout = 0;
+	st->kv_bytes = st->in_bytes = st->out_bytes = 0;
 	return 0;
 }
 
@@ -683,8 +749,8 @@ load_subtask(struct ldr *L, struct ckpt_operator *op, size_t k, const json_t *ob
 		return ckpt_err_set(L->e, CKPT_ERR_NOMEM, L->doc->name, "out of memory");
 	if (load_subtask_parts(L, op, st, obj, ptr, what, modes, taken) < 0)
 		return -1;
-	if (st->finished && holds_state(st))
-		return ckpt_jdoc_err(L->doc, L->e, ptr, "%s: a finished subtask holds no state", what);
+	if (st->finished && check_finished(L, st, ptr, what) < 0)
+		return -1;
 	if (op->fully_finished && !st->finished)
 		return ckpt_jdoc_err(L->doc, L->e, ptr, "%s: not finished in a fully finished operator", what);
 	if (L->mode == SNAP_DOC) {

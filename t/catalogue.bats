@@ -274,6 +274,22 @@ archive() {
 	bad 2 "ckpt-inspect: s.json:1:228: operator \"a\": subtask 0: keyed entry 0: key group 64 outside the subtask's 0-63" ckpt-inspect s.json
 }
 
+@test "catalogue: ckpt-inspect: a finished subtask that holds entries" {
+	fin='"parallelism":1,"max_parallelism":128,"subtasks":[{"index":0,"finished":true,'
+	doc "$fin"'"operator_state":{"s":{"mode":"list","entries":["x","y"]}}}]'
+	bad 2 'ckpt-inspect: s.json:1:195: operator "a": subtask 0: finished, but holds 2 entries of list state "s"' ckpt-inspect s.json
+	doc "$fin"'"operator_state":{"s":{"mode":"union","entries":["x"]}}}]'
+	bad 2 'ckpt-inspect: s.json:1:195: operator "a": subtask 0: finished, but holds 1 entry of union state "s"' ckpt-inspect s.json
+	doc "$fin"'"operator_state":{"s":{"mode":"broadcast","entries":["x"]}}}]'
+	bad 2 'ckpt-inspect: s.json:1:195: operator "a": subtask 0: finished, but holds 1 entry of broadcast state "s"' ckpt-inspect s.json
+	doc "$fin"'"keyed_state":{"key_groups":"0-127","entries":[{"state":"s","key_group":3,"key":"k","value":"v"}]}}]'
+	bad 2 'ckpt-inspect: s.json:1:187: operator "a": subtask 0: finished, but holds 1 entry of keyed state "s"' ckpt-inspect s.json
+	doc "$fin"'"channel_state":{"input":[{"gate":0,"channel":0,"data":"d"}]}}]'
+	bad 2 'ckpt-inspect: s.json:1:198: operator "a": subtask 0: finished, but holds 1 entry of input channel state' ckpt-inspect s.json
+	doc "$fin"'"channel_state":{"output":[{"partition":0,"subpartition":0,"data":"d"}]}}]'
+	bad 2 'ckpt-inspect: s.json:1:199: operator "a": subtask 0: finished, but holds 1 entry of output channel state' ckpt-inspect s.json
+}
+
 @test "catalogue: ckpt-inspect: a Flink 1.2 _metadata (version 1) is refused" {
 	bad 2 "ckpt-inspect: $FIXTURES/flink-savepoints/unsupported-v1-flink1.2-complexkeyed-savepoint/_metadata: offset 4: this savepoint / checkpoint version (Flink 1.1 / 1.2) is no longer supported" \
 		ckpt-inspect "$FIXTURES/flink-savepoints/unsupported-v1-flink1.2-complexkeyed-savepoint/_metadata"

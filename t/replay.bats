@@ -195,6 +195,60 @@ plan() {
 	output_is '["0-1,3","0","",["a:2"]]'
 }
 
+# p -> x, p -> y, q -> y, all blocking, parallelism 1; p, q and x finished, y not
+per_edge_log() {
+	local d=${1:+,\"distribution\":\"$1\"}
+	{ init p 1; init q 1
+	  init x 1 "[{\"vertex\":\"p\"$d}]"
+	  init y 1 "[{\"vertex\":\"p\"$d},{\"vertex\":\"q\"$d}]"
+	  fin p 0 "$(snap cp s)"; fin q 0 "$(snap cq s)"; fin x 0 "$(snap cx s)"; } | ckpt-replay -w L
+}
+
+@test "replay: each partition is tracked on its own: a producer whose partition to a finished consumer is untracked keeps the one still needed" {
+	# Flink: p's partition to x is OPTIONAL (x finished), the one to y RESERVE and reported, so tracked;
+	# q's to y is missing, so q resets, and y with it, whose input from p is available: p and x stay finished
+	per_edge_log
+	echo '["p:0"]' > avail.json
+	run ckpt-replay -p -a avail.json L
+	status_is 0
+	match_golden "$DATA/replay/per-partition.json"
+	# the same through pointwise edges, and through regions computed per subtask (a pipelined edge y -> z)
+	rm -r L
+	per_edge_log pointwise
+	run ckpt-replay -p -a avail.json L
+	status_is 0
+	match_golden "$DATA/replay/per-partition.json"
+	jq -n '{vertices: [{id: "p", parallelism: 1}, {id: "q", parallelism: 1}, {id: "x", parallelism: 1},
+				{id: "y", parallelism: 1}, {id: "z", parallelism: 1}],
+		edges: [{source: "p", target: "x", partition: "blocking"}, {source: "p", target: "y", partition: "blocking"},
+			{source: "q", target: "y", partition: "blocking"}, {source: "y", target: "z", partition: "pipelined"}]}' > g.json
+	run ckpt-replay -p -g g.json -a avail.json L
+	status_is 0
+	match_golden "$DATA/replay/per-partition.json"
+	# p's partition to y not reported either: p resets, and x with it
+	echo '[]' > avail.json
+	run sh -c 'ckpt-replay -a avail.json L | jq -c "[.vertices[].finished, .lost_partitions]"'
+	output_is '["","","","",["p:0","q:0"]]'
+}
+
+@test "replay: a hybrid_selective partition listed as available is not lost" {
+	# b is not initialized, so a's partition is RESERVE; reported, it is not missing (its kind only
+	# matters when a consumer restarts: it cannot be read again)
+	{ init a 1; fin a 0 "$(snap op s)"; } | ckpt-replay -w L
+	jq -n '{vertices: [{id: "a", parallelism: 1}, {id: "b", parallelism: 1}], edges: [{source: "a", target: "b", partition: "hybrid_selective"}]}' > g.json
+	echo '["a:0"]' > avail.json
+	run ckpt-replay -p -g g.json -a avail.json L
+	status_is 0
+	match_golden "$DATA/replay/hybrid-selective-listed.json"
+	run ckpt-replay -p -g g.json L
+	status_is 0
+	match_golden "$DATA/replay/hybrid-selective-listed.json"
+	# not reported, it is lost
+	echo '[]' > avail.json
+	run sh -c 'ckpt-replay -g g.json -a avail.json L | jq -c "[.vertices[].reset, .lost_partitions]"'
+	output_is '["0",["a:0"]]'
+}
+
 @test "replay: a pipelined edge puts producer and consumer in one region" {
 	{ init a 2
 	  init b 2 '[{"vertex":"a","distribution":"pointwise","partition":"pipelined"}]'

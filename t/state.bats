@@ -65,9 +65,68 @@ OP='"id":"map","parallelism":2,"max_parallelism":8'
 @test "state: finished subtasks hold nothing; fully finished operators have only finished subtasks" {
 	bad_op "{$OP,\"subtasks\":[{\"index\":0,\"finished\":true,\"operator_state\":{\"s\":{\"mode\":\"list\",\"entries\":[\"x\"]}}}]}"
 	status_is 2
-	output_is 'ckpt-inspect: s.json:1:147: operator "map": subtask 0: a finished subtask holds no state'
+	output_is 'ckpt-inspect: s.json:1:196: operator "map": subtask 0: finished, but holds 1 entry of list state "s"'
 	bad_op "{$OP,\"fully_finished\":true,\"subtasks\":[{\"index\":0}]}"
 	output_is 'ckpt-inspect: s.json:1:169: operator "map": subtask 0: not finished in a fully finished operator'
+}
+
+# A document where subtask 0 of "map" is running with key groups 0-3 and subtask 1 finished with the
+# members $1 (the containers a user or jq left in it).
+finished_doc() {
+	printf '{"format":"ckpt-state","version":1,"checkpoint_id":1,"kind":"checkpoint","operators":[{%s,"subtasks":[{"index":0,"keyed_state":{"key_groups":"0-3","entries":[]}},{"index":1,"finished":true,%s}]}]}\n' "$OP" "$1"
+}
+
+# ckpt-inspect -a of the document made of $1, from a file and from stdin: exit status $2, stdout $3, stderr $4
+# (the file's name in $4 is FILE, <stdin> for stdin).
+inspect_both() {
+	finished_doc "$1" > s.json
+	run --separate-stderr ckpt-inspect -a s.json
+	status_is "$2"
+	output_is "$3"
+	[ "$stderr" = "${4//FILE/s.json}" ] || { echo "stderr: $stderr"; return 1; }
+	run --separate-stderr sh -c 'ckpt-inspect -a < s.json'
+	status_is "$2"
+	output_is "$3"
+	[ "$stderr" = "${4//FILE/<stdin>}" ] || { echo "stderr: $stderr"; return 1; }
+}
+
+@test "state: a finished subtask's empty containers hold nothing: accepted, and dropped on output" {
+	bats_require_minimum_version 1.5.0
+	want='{"format":"ckpt-state","version":1,"checkpoint_id":1,"kind":"checkpoint","operators":[{"id":"map","uid":null,"name":null,"vertex":null,"parallelism":2,"max_parallelism":8,"fully_finished":false,"coordinator":null,"subtasks":[{"index":0,"finished":false,"operator_state":{},"keyed_state":{"key_groups":"0-3","entries":[]}},{"index":1,"finished":true}]}]}'
+	# keyed state: its key groups hold nothing, so they may overlap the running subtask's
+	inspect_both '"keyed_state":{"key_groups":"2-5","entries":[]}' 0 "$want" ''
+	inspect_both '"keyed_state":{"key_groups":"4-7"}' 0 "$want" ''
+	# list, union and broadcast state, and empty operator_state
+	inspect_both '"operator_state":{"L":{"mode":"list","entries":[]}}' 0 "$want" ''
+	inspect_both '"operator_state":{"U":{"mode":"union","entries":[]}}' 0 "$want" ''
+	inspect_both '"operator_state":{"B":{"mode":"broadcast"}}' 0 "$want" ''
+	inspect_both '"operator_state":{}' 0 "$want" ''
+	# channel state
+	inspect_both '"channel_state":{"input":[],"output":[]}' 0 "$want" ''
+	inspect_both '"channel_state":{}' 0 "$want" ''
+	# all of them at once, and packed into an archive
+	all='"operator_state":{"L":{"mode":"list","entries":[]},"B":{"mode":"broadcast","entries":[]}},"keyed_state":{"key_groups":"0-7","entries":[]},"channel_state":{"input":[]}'
+	inspect_both "$all" 0 "$want" ''
+	finished_doc "$all" | ckpt-merge -o x.tar
+	run ckpt-inspect -a x.tar
+	status_is 0
+	output_is "$want"
+}
+
+@test "state: a finished subtask holding entries is refused, naming the first thing it holds" {
+	bats_require_minimum_version 1.5.0
+	inspect_both '"operator_state":{"E":{"mode":"list","entries":[]},"L":{"mode":"list","entries":["a","b","c"]}}' 2 '' \
+		'ckpt-inspect: FILE:1:289: operator "map": subtask 1: finished, but holds 3 entries of list state "L"'
+	inspect_both '"operator_state":{"U":{"mode":"union","entries":["a"]}}' 2 '' \
+		'ckpt-inspect: FILE:1:256: operator "map": subtask 1: finished, but holds 1 entry of union state "U"'
+	inspect_both '"operator_state":{"B":{"mode":"broadcast","entries":["a","b"]}}' 2 '' \
+		'ckpt-inspect: FILE:1:256: operator "map": subtask 1: finished, but holds 2 entries of broadcast state "B"'
+	inspect_both '"keyed_state":{"key_groups":"4-7","entries":[{"state":"count","key_group":4,"key":"k","value":"1"},{"state":"sum","key_group":5,"key":"k","value":"2"},{"state":"count","key_group":6,"key":"j","value":"3"}]}' 2 '' \
+		'ckpt-inspect: FILE:1:248: operator "map": subtask 1: finished, but holds 2 entries of keyed state "count"'
+	inspect_both '"channel_state":{"input":[{"gate":0,"channel":1,"data":"x"}],"output":[]}' 2 '' \
+		'ckpt-inspect: FILE:1:259: operator "map": subtask 1: finished, but holds 1 entry of input channel state'
+	inspect_both '"channel_state":{"output":[{"partition":0,"subpartition":1,"data":"x"},{"partition":0,"subpartition":0,"data":"y"}]}' 2 '' \
+		'ckpt-inspect: FILE:1:260: operator "map": subtask 1: finished, but holds 2 entries of output channel state'
 }
 
 @test "state: operator state: unknown mode, mode differing between subtasks, bad entries" {
