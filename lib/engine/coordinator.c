@@ -499,12 +499,49 @@ tick_stop(struct job *j)
 	return 0;
 }
 
+/* When the aligned timeout of a checkpoint ends (0: no timer runs). */
+static int64_t
+align_deadline(const struct job *j, const struct pending_cp *pc)
+{
+	if (!j->p->unaligned || j->p->aligned_timeout_ms <= 0 || pc->bar.kind != BAR_CHECKPOINT || pc->bar.unaligned ||
+	    !pc->delivered || pc->timer_fired)
+		return 0;
+	return pc->bar.ts_ms + j->p->aligned_timeout_ms;
+}
+
+/*
+ * Flink's alignment timer: when the aligned timeout passed, every subtask with inputs that still owes
+ * the acknowledgement is told to look, as a priority event does (its one relaxed load a record sees
+ * it), and switches to unaligned if it is still aligning.  No task reads the clock per record.
+ */
+static void
+fire_align_timers(struct job *j, int64_t now)
+{
+	for (size_t i = 0; i < j->npend; i++) {
+		struct pending_cp *pc = &j->pend[i];
+		int64_t d = align_deadline(j, pc);
+
+		if (d == 0 || now < d)
+			continue;
+		pc->timer_fired = 1;
+		for (size_t t = 0; t < j->nt; t++) {
+			struct task *k = &j->t[t];
+
+			if (k->nin == 0 || !ckpt_bits_test(&pc->wait[k->vi], k->sub))
+				continue;
+			atomic_store(&k->prio, 1);
+			notify_wake(&k->nt);
+		}
+	}
+}
+
 int
 coord_tick(struct job *j, int64_t now)
 {
 	const struct ckpt_pipeline *p = j->p;
 	struct ckpt_err e = {0};
 
+	fire_align_timers(j, now);
 	for (size_t i = j->npend; i-- > 0;)
 		if (now - j->pend[i].start_ms >= p->timeout_ms)
 			abort_pending(j, &j->pend[i], "CHECKPOINT_EXPIRED");
@@ -540,5 +577,11 @@ coord_next_deadline(struct job *j, int64_t now)
 		d = j->next_trigger_ms - now;
 	if (j->stop_at_ms && j->stop_at_ms - now < d)
 		d = j->stop_at_ms - now;
+	for (size_t i = 0; i < j->npend; i++) {
+		int64_t a = align_deadline(j, &j->pend[i]);
+
+		if (a != 0 && a - now < d)
+			d = a - now;
+	}
 	return d < 1 ? 1 : d;
 }

@@ -295,7 +295,7 @@ struct task {
 	uint32_t attempt;
 	struct bout *bout;      /* batch mode: the blocking partitions this subtask writes (batch.c) */
 	/* unaligned checkpoints (unaligned.c) */
-	atomic_int prio;         /* a barrier was pushed to one of our inputs: look at the priority events */
+	atomic_int prio;         /* a barrier was pushed to one of our inputs, or the aligned timeout passed: look */
 	struct ua *ua;           /* the unaligned checkpoint whose in-flight input is being captured */
 	int ua_unaligned;        /* the pending checkpoint switched to (or started) unaligned */
 	int64_t ua_deadline_ms;  /* aligned timeout of the pending checkpoint (0 none) */
@@ -346,11 +346,11 @@ void ua_checkpoint(struct task *t, const struct barrier *b, int64_t align_ns);
 void ua_on_buffer(struct task *t, size_t ch, const struct buf *b);
 void ua_poll(struct task *t);
 /* At most this many records go by between two looks at the outputs' room: a run of records with one relaxed
- * load each (a priority event ends the run; sources get none, their triggers are mail); while an aligned
- * timeout runs, the look is at every record. */
+ * load each (a priority event ends the run; sources get none, their triggers are mail); the aligned timeout
+ * is a timer that ends the run the same way when it passes (coordinator.c), not a look at the clock. */
 #define UA_LOOK_EVERY 1024
-/* A look, at a record boundary: priority events, the aligned timeout, then room on every output (mail while
- * waiting); sets ua_room, the records that may go by before the next look (at least 1). */
+/* A look, at a record boundary: priority events (the aligned timeout's timer among them), then room on every
+ * output (mail while waiting); sets ua_room, the records that may go by before the next look (at least 1). */
 int ua_boundary(struct task *t);
 int64_t ua_wait_ms(struct task *t, int64_t ms);
 int ua_restore(struct task *t, struct ckpt_err *e);
