@@ -236,7 +236,7 @@ declined_stop_pipeline() {
 	declined_stop_pipeline
 	run_job -n 2 -o sp.tar p.json
 	status_is 1
-	[ "$(cat err.txt)" = "ckpt-run: the job finished without a savepoint: stop-with-savepoint 3 was declined (CHECKPOINT_DECLINED_TASK_CLOSING)" ]
+	[ "$(cat err.txt)" = "ckpt-run: the job finished without a savepoint: stop-with-savepoint 3 failed (CHECKPOINT_DECLINED_TASK_CLOSING)" ]
 	[ "$(events checkpoint_triggered | jq -c 'select(.id == 3) | .kind')" = '"savepoint"' ]
 	[ "$(events checkpoint_aborted | jq -r 'select(.id == 3) | .reason')" = CHECKPOINT_DECLINED_TASK_CLOSING ]
 	# as Flink: no failover, the job runs on to its end with periodic checkpoints, every record once

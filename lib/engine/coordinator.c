@@ -75,7 +75,7 @@ abort_pending(struct job *j, struct pending_cp *pc, const char *reason)
 	notify_aborted(j, pc);
 	if (stop) {
 		j->savepoint_id = -1;
-		snprintf(j->stop_why, sizeof j->stop_why, "stop-with-savepoint %lld was declined (%s)",
+		snprintf(j->stop_why, sizeof j->stop_why, "stop-with-savepoint %lld failed (%s)",
 			 (long long)pc->id, reason);
 	}
 	if (stop && !stopped) {
