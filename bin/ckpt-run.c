@@ -20,7 +20,7 @@ static void
 on_signal(int sig)
 {
 	if (sig == SIGTERM)
-		stop_flag = 1;
+		stop_flag++; /* each signal is a new stop-with-savepoint request */
 	else
 		cancel_flag = 1;
 }

@@ -897,7 +897,7 @@ struct ckpt_run_opts {
 	const char *log;         /* batch mode: the job event log directory, or NULL (the pipeline's) */
 	int recover;             /* batch mode: -R: recover from the log instead of starting afresh */
 	const char *partitions;  /* batch mode: the blocking partitions' directory, or NULL (the pipeline's) */
-	volatile int *stop;      /* set asynchronously (SIGTERM): stop with a savepoint */
+	volatile int *stop;      /* changed asynchronously (SIGTERM): each change asks to stop with a savepoint */
 	volatile int *cancel;    /* set asynchronously (SIGINT): cancel the job */
 	/* Called for every event, one at a time, from engine threads; the event is borrowed. */
 	void (*event)(void *arg, const json_t *ev);
@@ -907,7 +907,8 @@ struct ckpt_run_opts {
 /*
  * Run the pipeline to its end.  0 when the job finished (or was stopped with a
  * savepoint); -1 with e set when it failed (CKPT_ERR_REFUSED: the job failed,
- * e.g. the restart limit was reached; other kinds: it could not run).
+ * e.g. the restart limit was reached, was cancelled, or finished without the
+ * savepoint a stop asked for; other kinds: it could not run).
  */
 int ckpt_pipeline_run(struct ckpt_pipeline *p, const struct ckpt_run_opts *o, struct ckpt_err *e);
 

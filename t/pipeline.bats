@@ -119,6 +119,10 @@ load_pipeline() {
 	load_pipeline '{"vertices": [{"id": "a", "operator": "source"}], "failover": {"strategy": "partial"}}'
 	status_is 2
 	output_is 'ckpt-run: p.json:1:76: failover: unknown strategy "partial" (one of full, region, approximate)'
+	# the test hook "closing" declines a stop-with-savepoint, which batch mode does not take
+	load_pipeline '{"vertices": [{"id": "src", "operator": "source", "params": {"records": 10}}, {"id": "sink", "operator": "discard_sink"}], "edges": [{"source": "src", "target": "sink", "partition": "blocking"}], "failover": {"failures": [{"vertex": "src", "closing": true}]}}'
+	status_is 2
+	output_is 'ckpt-run: p.json:1:252: failure 0: batch mode takes no stop-with-savepoint (closing is for pipelined jobs)'
 }
 
 @test "pipeline: duplicate vertex, unknown key, blocking edges" {

@@ -227,6 +227,69 @@ exactly_once() {
 	[ -f "$(events savepoint | jq -r .path)" ]
 }
 
+# A stop-with-savepoint whose trigger finds subtask src:1 closing (the failures[] hook "closing").
+declined_stop_pipeline() {
+	pipeline sum '.vertices[0].parallelism = 2 | .vertices[0].params.delay_us = 50 | .vertices[2] = {"id": "sink", "operator": "discard_sink", "parallelism": 2} | .checkpointing.interval_ms = 5 | .failover.failures = [{"vertex": "src", "subtask": 1, "closing": true}]'"${1:+ | $1}"
+}
+
+@test "run: a declined stop-with-savepoint fails the request, not the job; no savepoint is exit 1" {
+	declined_stop_pipeline
+	run_job -n 2 -o sp.tar p.json
+	status_is 1
+	[ "$(cat err.txt)" = "ckpt-run: the job finished without a savepoint: stop-with-savepoint 3 failed (CHECKPOINT_DECLINED_TASK_CLOSING)" ]
+	[ "$(events checkpoint_triggered | jq -c 'select(.id == 3) | .kind')" = '"savepoint"' ]
+	[ "$(events checkpoint_aborted | jq -r 'select(.id == 3) | .reason')" = CHECKPOINT_DECLINED_TASK_CLOSING ]
+	# as Flink: no failover, the job runs on to its end with periodic checkpoints, every record once
+	[ "$(events failure | wc -l)" -eq 0 ]
+	[ "$(events restart | wc -l)" -eq 0 ]
+	[ "$(events checkpoint_completed | jq 'select(.id > 3) | .id' | wc -l)" -ge 1 ]
+	[ "$(events job_finished | jq -r '[.state, .records, .restarts] | @tsv')" = "FINISHED	12000	0" ]
+	[ "$(events savepoint | wc -l)" -eq 0 ]
+	[ ! -e sp.tar ]
+}
+
+@test "run: after a declined stop-with-savepoint the job runs on; SIGTERM asks again" {
+	declined_stop_pipeline '.vertices[0].params.records = 0'
+	# --foreground: timeout passes on every SIGTERM (else it ignores those after the first)
+	timeout --foreground 60 ckpt-run -o sp.tar p.json > events.ndjson 2> err.txt &
+	pid=$!
+	for i in $(seq 1 200); do
+		grep -q checkpoint_completed events.ndjson && break
+		sleep 0.05
+	done
+	kill -TERM "$pid"
+	for i in $(seq 1 200); do
+		grep -q checkpoint_aborted events.ndjson && break
+		sleep 0.05
+	done
+	[ "$(events checkpoint_aborted | head -1 | jq -r .reason)" = CHECKPOINT_DECLINED_TASK_CLOSING ]
+	[ "$(events checkpoint_aborted | head -1 | jq .id)" = "$(events checkpoint_triggered | jq 'select(.kind == "savepoint") | .id' | head -1)" ]
+	# still running: checkpoints go on
+	n=$(events checkpoint_completed | wc -l)
+	for i in $(seq 1 200); do
+		[ "$(events checkpoint_completed | wc -l)" -gt "$n" ] && break
+		sleep 0.05
+	done
+	[ "$(events checkpoint_completed | wc -l)" -gt "$n" ]
+	kill -TERM "$pid"
+	st=0
+	wait "$pid" || st=$?
+	[ "$st" -eq 0 ]
+	[ ! -s err.txt ]
+	[ "$(events savepoint | jq -r .path)" = sp.tar ]
+	[ "$(events restart | wc -l)" -eq 0 ]
+	ckpt-inspect -c sp.tar
+}
+
+@test "run: a job that finishes before -s stops it has no savepoint: exit 1" {
+	pipeline sum '.vertices[0].params.records = 10 | .vertices[0].params.delay_us = 0'
+	run_job -s 60000 -o sp.tar p.json
+	status_is 1
+	[ "$(cat err.txt)" = "ckpt-run: the job finished without a savepoint: it ended before the stop-with-savepoint was triggered" ]
+	[ "$(events job_finished | jq -r .state)" = FINISHED ]
+	[ ! -e sp.tar ]
+}
+
 @test "run: restore from an archive rescaled by ckpt-merge" {
 	pipeline windows
 	run_job p.json

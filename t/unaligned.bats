@@ -29,6 +29,27 @@ load unaligned-helper
 	[ "$(events checkpoint_completed | jq -s '[.[] | .persisted_bytes] | add')" -eq 0 ]
 }
 
+@test "unaligned: the aligned timeout switches to unaligned when its timer fires, with no barrier coming" {
+	# slow takes 5 ms a record and has up to 100 records queued on each input: aligned, a checkpoint
+	# waits hundreds of milliseconds for the barriers behind them; the 20 ms timer switches it
+	cat > p.json <<'EOF'
+{"vertices": [
+  {"id": "src", "operator": "source", "parallelism": 2, "params": {"records": 150, "keys": 50}},
+  {"id": "slow", "operator": "map", "parallelism": 2, "params": {"delay_us": 5000}},
+  {"id": "sink", "operator": "discard_sink", "parallelism": 2}],
+ "edges": [{"source": "src", "target": "slow", "partitioner": "rebalance"},
+           {"source": "slow", "target": "sink", "partitioner": "rebalance"}],
+ "checkpointing": {"interval_ms": 50, "dir": "ck", "mode": "unaligned", "aligned_timeout_ms": 20},
+ "network": {"buffer_bytes": 256}}
+EOF
+	ua_run p.json
+	status_is 0
+	[ "$(events job_finished | jq .records)" -eq 300 ]
+	[ "$(events checkpoint_completed | jq -s '[.[] | select(.persisted_bytes > 0)] | length')" -ge 5 ]
+	# the median alignment of the switched checkpoints: about the timeout, not the queue's 300 ms and more
+	[ "$(events checkpoint_completed | jq -s '[.[] | select(.persisted_bytes > 0) | .alignment_ms] | sort | .[length / 2 | floor]')" -le 100 ]
+}
+
 @test "unaligned: channel state in the archive, shown by ckpt-inspect" {
 	ua_pipeline
 	ua_run p.json

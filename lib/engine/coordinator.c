@@ -66,17 +66,25 @@ notify_aborted(struct job *j, const struct pending_cp *pc)
 static void
 abort_pending(struct job *j, struct pending_cp *pc, const char *reason)
 {
-	int stop = pc->bar.kind == BAR_SYNC_SAVEPOINT;
+	int stop = pc->bar.kind == BAR_SYNC_SAVEPOINT, stopped = stop && pc->delivered;
 
 	job_event(j, json_pack("{s:s,s:I,s:s}", "event", "checkpoint_aborted", "id", (json_int_t)pc->id, "reason",
 			       reason));
 	if (counts_as_failure(reason))
 		j->failures++;
 	notify_aborted(j, pc);
-	if (stop)
+	if (stop) {
 		j->savepoint_id = -1;
+		snprintf(j->stop_why, sizeof j->stop_why, "stop-with-savepoint %lld failed (%s)",
+			 (long long)pc->id, reason);
+	}
+	if (stop && !stopped) {
+		/* no task got the trigger (one was closing): as Flink's StopWithSavepointTerminationHandlerImpl,
+		 * the request fails, the job goes on running and periodic checkpoints resume */
+		j->stop_requested = 0;
+	}
 	pending_free(j, pc);
-	if (stop && strcmp(reason, "TASK_FAILURE") != 0) {
+	if (stopped && strcmp(reason, "TASK_FAILURE") != 0) {
 		/* the sources already stopped: as in Flink, the failed stop-with-savepoint fails the job over */
 		if (job_failover(j, SIZE_MAX, "Stop-with-savepoint failed", &j->err) < 0)
 			j->fatal = 1;
@@ -98,21 +106,52 @@ update_graph(struct job *j)
 			j->p->graph->v[v].tasks[s] = j->state[j->vfirst[v] + s];
 }
 
+/* The test hook of failures[]: the first stop-with-savepoint trigger finds subtask t closing. */
 static int
-mail_trigger(struct task *t, const struct barrier *b)
+hook_closing(struct job *j, const struct task *t, const struct barrier *b)
 {
-	int r = -1;
+	for (size_t f = 0; b->kind == BAR_SYNC_SAVEPOINT && f < j->p->nfail; f++)
+		if (j->p->fail[f].closing && !j->fail_fired[f] && j->p->fail[f].vertex == t->vi &&
+		    j->p->fail[f].subtask == t->sub) {
+			j->fail_fired[f] = 1;
+			return 1;
+		}
+	return 0;
+}
 
-	pthread_mutex_lock(&t->mmu);
-	if (t->mail_closed) {
-		r = -2;
-	} else if (t->mn < MAIL_CAP) {
-		t->mail[(t->mhead + t->mn) % MAIL_CAP] = *b;
-		t->mn++;
-		r = 0;
+/*
+ * Mail the trigger to every subtask of the trigger set, or to none: 0, -2 when one is closing
+ * (CHECKPOINT_DECLINED_TASK_CLOSING), -1 when a mailbox is full.  All or none, so that a declined
+ * stop-with-savepoint has stopped no source.  Only the coordinator holds several mailbox locks.
+ */
+static int
+mail_triggers(struct job *j, const struct ckpt_plan *plan, const struct barrier *b)
+{
+	int r = 0;
+	size_t t;
+
+	for (t = 0; t < j->nt; t++) {
+		struct task *k = &j->t[t];
+
+		if (!ckpt_bits_test(&plan->trigger[k->vi], k->sub))
+			continue;
+		pthread_mutex_lock(&k->mmu);
+		if (k->mail_closed || hook_closing(j, k, b))
+			r = -2;
+		else if (k->mn == MAIL_CAP && r == 0)
+			r = -1;
 	}
-	pthread_mutex_unlock(&t->mmu);
-	notify_wake(&t->nt);
+	for (t = 0; t < j->nt; t++) {
+		struct task *k = &j->t[t];
+
+		if (!ckpt_bits_test(&plan->trigger[k->vi], k->sub))
+			continue;
+		if (r == 0)
+			k->mail[(k->mhead + k->mn++) % MAIL_CAP] = *b;
+		pthread_mutex_unlock(&k->mmu);
+		if (r == 0)
+			notify_wake(&k->nt);
+	}
 	return r;
 }
 
@@ -180,12 +219,12 @@ coord_trigger(struct job *j, enum bar_kind kind, int drain, struct ckpt_err *e)
 			       "kind", kind == BAR_CHECKPOINT ? "checkpoint" : "savepoint", "trigger",
 			       subtask_sets_json(j, plan.trigger)));
 	r = 1;
-	for (size_t t = 0; t < j->nt; t++)
-		if (ckpt_bits_test(&plan.trigger[j->t[t].vi], j->t[t].sub) && (mr = mail_trigger(&j->t[t], &pc->bar)) < 0) {
-			/* a task finishing meanwhile is no failure: the next trigger plans without it */
-			abort_pending(j, pc, mr == -2 ? "CHECKPOINT_DECLINED_TASK_CLOSING" : "CHECKPOINT_DECLINED_TASK_NOT_READY");
-			goto out;
-		}
+	if ((mr = mail_triggers(j, &plan, &pc->bar)) < 0) {
+		/* a task finishing meanwhile is no failure: the next trigger plans without it */
+		abort_pending(j, pc, mr == -2 ? "CHECKPOINT_DECLINED_TASK_CLOSING" : "CHECKPOINT_DECLINED_TASK_NOT_READY");
+		goto out;
+	}
+	pc->delivered = 1;
 	if (pc->nwait == 0)
 		complete(j, pc);
 out:
@@ -342,6 +381,8 @@ complete(struct job *j, struct pending_cp *pc)
 	if (kind != BAR_CHECKPOINT)
 		job_event(j, json_pack("{s:s,s:I,s:s,s:b}", "event", "savepoint", "id", (json_int_t)id, "path", path,
 				       "drain", drain));
+	if (kind != BAR_CHECKPOINT)
+		j->savepoints++;
 	free(j->latest);
 	j->latest = ckpt_strdup(path, &e);
 	j->latest_id = id;
@@ -358,8 +399,8 @@ complete(struct job *j, struct pending_cp *pc)
 	j->completed++;
 	j->last_complete_ms = now;
 	notify_complete(j, id);
-	if (j->o->stop_after_cps > 0 && j->completed >= j->o->stop_after_cps)
-		j->stop_requested = 1;
+	if (j->o->stop_after_cps > 0 && j->completed == j->o->stop_after_cps)
+		coord_request_stop(j); /* once: a request that fails is not made again */
 }
 
 static void
@@ -432,6 +473,14 @@ coord_handle(struct job *j, struct msg *m)
 	}
 }
 
+/* A stop-with-savepoint is asked for (-s, -n, the stop flag). */
+void
+coord_request_stop(struct job *j)
+{
+	j->stop_requested = 1;
+	j->stop_asked = 1;
+}
+
 static int
 tick_stop(struct job *j)
 {
@@ -445,7 +494,45 @@ tick_stop(struct job *j)
 		j->err = e;
 		return -1;
 	}
+	if (r == 0) /* the plan declined: tried again at the next tick */
+		snprintf(j->stop_why, sizeof j->stop_why, "stop-with-savepoint declined: %s", e.text);
 	return 0;
+}
+
+/* When the aligned timeout of a checkpoint ends (0: no timer runs). */
+static int64_t
+align_deadline(const struct job *j, const struct pending_cp *pc)
+{
+	if (!j->p->unaligned || j->p->aligned_timeout_ms <= 0 || pc->bar.kind != BAR_CHECKPOINT || pc->bar.unaligned ||
+	    !pc->delivered || pc->timer_fired)
+		return 0;
+	return pc->bar.ts_ms + j->p->aligned_timeout_ms;
+}
+
+/*
+ * Flink's alignment timer: when the aligned timeout passed, every subtask with inputs that still owes
+ * the acknowledgement is told to look, as a priority event does (its one relaxed load a record sees
+ * it), and switches to unaligned if it is still aligning.  No task reads the clock per record.
+ */
+static void
+fire_align_timers(struct job *j, int64_t now)
+{
+	for (size_t i = 0; i < j->npend; i++) {
+		struct pending_cp *pc = &j->pend[i];
+		int64_t d = align_deadline(j, pc);
+
+		if (d == 0 || now < d)
+			continue;
+		pc->timer_fired = 1;
+		for (size_t t = 0; t < j->nt; t++) {
+			struct task *k = &j->t[t];
+
+			if (k->nin == 0 || !ckpt_bits_test(&pc->wait[k->vi], k->sub))
+				continue;
+			atomic_store(&k->prio, 1);
+			notify_wake(&k->nt);
+		}
+	}
 }
 
 int
@@ -454,6 +541,7 @@ coord_tick(struct job *j, int64_t now)
 	const struct ckpt_pipeline *p = j->p;
 	struct ckpt_err e = {0};
 
+	fire_align_timers(j, now);
 	for (size_t i = j->npend; i-- > 0;)
 		if (now - j->pend[i].start_ms >= p->timeout_ms)
 			abort_pending(j, &j->pend[i], "CHECKPOINT_EXPIRED");
@@ -489,5 +577,11 @@ coord_next_deadline(struct job *j, int64_t now)
 		d = j->next_trigger_ms - now;
 	if (j->stop_at_ms && j->stop_at_ms - now < d)
 		d = j->stop_at_ms - now;
+	for (size_t i = 0; i < j->npend; i++) {
+		int64_t a = align_deadline(j, &j->pend[i]);
+
+		if (a != 0 && a - now < d)
+			d = a - now;
+	}
 	return d < 1 ? 1 : d;
 }

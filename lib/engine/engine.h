@@ -53,6 +53,7 @@ struct pl_failure {
 	uint32_t subtask;
 	int64_t after_records;
 	int lose_partition; /* batch mode: the subtask's blocking partition vanishes before it is first read */
+	int closing;        /* test hook: the first stop-with-savepoint trigger finds the subtask closing */
 };
 
 struct ckpt_pipeline {
@@ -294,7 +295,7 @@ struct task {
 	uint32_t attempt;
 	struct bout *bout;      /* batch mode: the blocking partitions this subtask writes (batch.c) */
 	/* unaligned checkpoints (unaligned.c) */
-	atomic_int prio;         /* a barrier was pushed to one of our inputs: look at the priority events */
+	atomic_int prio;         /* a barrier was pushed to one of our inputs, or the aligned timeout passed: look */
 	struct ua *ua;           /* the unaligned checkpoint whose in-flight input is being captured */
 	int ua_unaligned;        /* the pending checkpoint switched to (or started) unaligned */
 	int64_t ua_deadline_ms;  /* aligned timeout of the pending checkpoint (0 none) */
@@ -345,11 +346,11 @@ void ua_checkpoint(struct task *t, const struct barrier *b, int64_t align_ns);
 void ua_on_buffer(struct task *t, size_t ch, const struct buf *b);
 void ua_poll(struct task *t);
 /* At most this many records go by between two looks at the outputs' room: a run of records with one relaxed
- * load each (a priority event ends the run; sources get none, their triggers are mail); while an aligned
- * timeout runs, the look is at every record. */
+ * load each (a priority event ends the run; sources get none, their triggers are mail); the aligned timeout
+ * is a timer that ends the run the same way when it passes (coordinator.c), not a look at the clock. */
 #define UA_LOOK_EVERY 1024
-/* A look, at a record boundary: priority events, the aligned timeout, then room on every output (mail while
- * waiting); sets ua_room, the records that may go by before the next look (at least 1). */
+/* A look, at a record boundary: priority events (the aligned timeout's timer among them), then room on every
+ * output (mail while waiting); sets ua_room, the records that may go by before the next look (at least 1). */
 int ua_boundary(struct task *t);
 int64_t ua_wait_ms(struct task *t, int64_t ms);
 int ua_restore(struct task *t, struct ckpt_err *e);
@@ -403,6 +404,8 @@ struct pending_cp {
 	int64_t align_ms;
 	uint64_t persisted;
 	int active;
+	int delivered;    /* the triggers are in the tasks' mailboxes (before: nothing happened in the tasks) */
+	int timer_fired;  /* the aligned timeout passed and the aligning tasks were told to look (unaligned.c) */
 };
 
 struct job {
@@ -434,6 +437,10 @@ struct job {
 	int64_t savepoint_id;  /* pending stop-with-savepoint (-1 none) */
 	int stop_requested, stop_drain;
 	int64_t stop_at_ms;
+	int stop_asked;        /* a stop-with-savepoint was asked for (-s, -n, the stop flag) */
+	int stop_seen;         /* the value of *o->stop last acted on: each change is a new request */
+	int64_t savepoints;    /* savepoints written */
+	char stop_why[1200];   /* why the last stop-with-savepoint failed ("" none) */
 	uint32_t restarts;
 	size_t *fail_fired;    /* per failure spec: fired */
 	atomic_ullong records; /* records emitted by sources */
@@ -465,6 +472,7 @@ int coord_tick(struct job *j, int64_t now);
 void coord_handle(struct job *j, struct msg *m);
 void coord_task_finished(struct job *j, size_t gi);
 void coord_abort_all(struct job *j, const char *reason);
+void coord_request_stop(struct job *j);
 int64_t coord_next_deadline(struct job *j, int64_t now);
 int coord_trigger(struct job *j, enum bar_kind kind, int drain, struct ckpt_err *e);
 void pending_free(struct job *j, struct pending_cp *pc);

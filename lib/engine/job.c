@@ -251,7 +251,8 @@ reset_task(struct job *j, struct task *t)
 	}
 	t->fail_after = -1;
 	for (size_t f = 0; f < j->p->nfail; f++)
-		if (!j->fail_fired[f] && j->p->fail[f].vertex == t->vi && j->p->fail[f].subtask == t->sub) {
+		if (!j->fail_fired[f] && !j->p->fail[f].closing && j->p->fail[f].vertex == t->vi &&
+		    j->p->fail[f].subtask == t->sub) {
 			t->fail_after = j->p->fail[f].after_records;
 			t->fail_index = f;
 			break;
@@ -630,6 +631,8 @@ setup(struct job *j, struct ckpt_pipeline *p, const struct ckpt_run_opts *o, str
 	j->start_ms = j->last_complete_ms = now_ms();
 	j->next_trigger_ms = j->start_ms + p->interval_ms;
 	j->stop_at_ms = o->stop_after_ms > 0 ? j->start_ms + o->stop_after_ms : 0;
+	/* -s and -n ask for a savepoint from the start: a job that ends before the stop is triggered has none */
+	j->stop_asked = o->stop_after_ms > 0 || o->stop_after_cps > 0;
 	j->fail_fired = ckpt_calloc(p->nfail + 1, sizeof *j->fail_fired, e);
 	j->old_restores = ckpt_calloc(p->restart_limit + 2, sizeof *j->old_restores, e);
 	j->dir = ckpt_strdup(o->dir ? o->dir : p->dir ? p->dir : "checkpoints", e);
@@ -689,8 +692,14 @@ main_loop(struct job *j)
 			break;
 		}
 		now = now_ms();
-		if ((j->o->stop && *j->o->stop) || (j->stop_at_ms && now >= j->stop_at_ms))
-			j->stop_requested = 1;
+		if (j->o->stop && *j->o->stop != j->stop_seen) {
+			j->stop_seen = *j->o->stop;
+			coord_request_stop(j);
+		}
+		if (j->stop_at_ms && now >= j->stop_at_ms) {
+			j->stop_at_ms = 0;
+			coord_request_stop(j);
+		}
 		if (coord_tick(j, now) < 0) {
 			j->fatal = 1;
 			break;
@@ -724,6 +733,10 @@ ckpt_pipeline_run(struct ckpt_pipeline *p, const struct ckpt_run_opts *o, struct
 	r = j.fatal ? -1 : 0;
 	if (!j.fatal && strcmp(j.final_state, "CANCELED") == 0)
 		r = ckpt_err_set(e, CKPT_ERR_REFUSED, "", "the job was cancelled");
+	else if (!j.fatal && j.stop_asked && j.savepoints == 0)
+		/* a script that asked for a savepoint must learn that there is none */
+		r = ckpt_err_set(e, CKPT_ERR_REFUSED, "", "the job finished without a savepoint: %s",
+				 j.stop_why[0] ? j.stop_why : "it ended before the stop-with-savepoint was triggered");
 out:
 	free_job(&j);
 	return r;

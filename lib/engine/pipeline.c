@@ -416,6 +416,12 @@ load_batch(struct ld *L, const json_t *obj)
 			snprintf(ptr, sizeof ptr, "/failover/failures/%zu/lose_partition", i);
 			return ckpt_jdoc_err(L->doc, L->e, ptr, "failure %zu: vertex \"%s\" writes no blocking partition "
 					     "(lose_partition is for batch mode)", i, p->v[p->fail[i].vertex].id);
+		} else if (p->fail[i].closing && nblocking > 0) {
+			char ptr[64];
+
+			snprintf(ptr, sizeof ptr, "/failover/failures/%zu/closing", i);
+			return ckpt_jdoc_err(L->doc, L->e, ptr, "failure %zu: batch mode takes no stop-with-savepoint "
+					     "(closing is for pipelined jobs)", i);
 		}
 	return nblocking > 0 ? check_regions(L) : 0;
 }
@@ -454,7 +460,7 @@ load_checkpointing(struct ld *L, const json_t *obj)
 static int
 load_failure(struct ld *L, size_t i, const json_t *obj)
 {
-	static const char *const keys[] = {"vertex", "subtask", "after_records", "lose_partition", NULL};
+	static const char *const keys[] = {"vertex", "subtask", "after_records", "lose_partition", "closing", NULL};
 	struct pl_failure *f = &L->p->fail[i];
 	char ptr[64], what[64];
 	int64_t sub = 0;
@@ -465,7 +471,8 @@ load_failure(struct ld *L, size_t i, const json_t *obj)
 	if (check_keys(L, obj, ptr, what, keys) < 0 || find_vertex(L, obj, "vertex", ptr, what, &f->vertex) < 0 ||
 	    get_int(L, obj, "subtask", ptr, what, 0, L->p->v[f->vertex].parallelism - 1, &sub) < 0 ||
 	    get_int(L, obj, "after_records", ptr, what, 1, INT64_MAX / 4, &f->after_records) < 0 ||
-	    get_bool(L, obj, "lose_partition", ptr, what, &f->lose_partition) < 0)
+	    get_bool(L, obj, "lose_partition", ptr, what, &f->lose_partition) < 0 ||
+	    get_bool(L, obj, "closing", ptr, what, &f->closing) < 0)
 		return -1;
 	f->subtask = (uint32_t)sub;
 	return 0;

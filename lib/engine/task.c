@@ -424,7 +424,7 @@ run_loop(struct task *t)
 		int busy = 0;
 
 		task_handle_mail(t);
-		if (t->job->p->unaligned && (atomic_load(&t->prio) || t->ua_deadline_ms))
+		if (t->job->p->unaligned && atomic_load(&t->prio))
 			ua_poll(t);
 		if (t->phase == PH_RUNNING && t->nin == 0 && t->op->emit_some) {
 			if (t->op->emit_some(t))

@@ -506,7 +506,8 @@ ua_boundary(struct task *t)
 	int64_t room;
 	int flushed = 0;
 
-	if (atomic_load_explicit(&t->prio, memory_order_relaxed) || timed_out(t))
+	/* the aligned timeout needs no look of its own: its timer (coordinator.c) sets prio when it passes */
+	if (atomic_load_explicit(&t->prio, memory_order_relaxed))
 		ua_poll(t);
 	if (t->ua_avail > 0)
 		goto grant; /* room reserved earlier and not flushed since: no need to look at the outputs */
@@ -517,7 +518,7 @@ ua_boundary(struct task *t)
 			return -1;
 		/* back-pressured: the mailbox still runs (triggers, notifications, priority barriers) */
 		task_handle_mail(t);
-		if (atomic_load(&t->prio) || timed_out(t))
+		if (atomic_load(&t->prio))
 			ua_poll(t);
 		if (t->phase != PH_RUNNING && t->nin == 0)
 			return -1;
@@ -536,8 +537,6 @@ ua_boundary(struct task *t)
 grant:
 	/* at least the one element there is room for (a watermark beside it may wait: the look comes again next) */
 	t->ua_room = t->ua_avail < 1 ? 1 : t->ua_avail < UA_LOOK_EVERY ? t->ua_avail : UA_LOOK_EVERY;
-	if (t->ua_deadline_ms != 0)
-		t->ua_room = 1; /* an aligned timeout is running: the clock is read at every record */
 	if (t->ua_avail != INT64_MAX)
 		t->ua_avail = t->ua_avail > t->ua_room ? t->ua_avail - t->ua_room : 0;
 	return atomic_load(&t->cancel) ? -1 : 0;
