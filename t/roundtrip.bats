@@ -29,7 +29,7 @@ PY
 		[ -z "$stderr" ]
 		output_is "$(cat want.json)"
 	done
-	run sh -c 'bsdtar -xOf x.tar op/op/1 | head -c 8'
+	run sh -c 'bsdtar -xOf x.tar op/op/1 2> /dev/null | head -c 8'
 	output_is ckptsub1
 }
 
@@ -126,8 +126,8 @@ unaligned_pipeline() {
 		ckpt-inspect -c "$a" > /dev/null
 		ckpt-inspect -a "$a" > /dev/null
 	done
+	# out/ stays: the restored sink commits its transactions again (they are committed already)
 	a=$(jq -r -s '[.[] | select(.event == "checkpoint_completed" and .persisted_bytes >= 32768)][0].path' events.ndjson)
-	rm -rf out
 	run sh -c 'timeout 120 ckpt-run -r "$1" p.json > events2.ndjson' sh "$a"
 	status_is 0
 }
