@@ -1,10 +1,28 @@
 /* hash.c: XXH3-64, the one checksum of archives and logs. */
 #include <stdlib.h>
 
-#define XXH_INLINE_ALL /* the hash inlined: -c runs at memory speed */
+#define XXH_INLINE_ALL /* the hash inlined: small inputs cost no call */
 #include <xxhash.h>
 
 #include "ckpt.h"
+
+/*
+ * Inlined, XXH3 is compiled for the build's baseline, SSE2 on x86-64: half the
+ * speed of AVX2 and AVX-512, which libxxhash's own entry points choose at run
+ * time (xxh_x86dispatch, as xxhsum does).  Large inputs go there when the
+ * library has them (the Makefile looks: CKPT_XXH_DISPATCH); the state is the
+ * same struct either way.
+ */
+#define DISPATCH_MIN 4096
+#ifdef CKPT_XXH_DISPATCH
+XXH_errorcode XXH3_64bits_update_dispatch(XXH3_state_t *st, const void *p, size_t len);
+XXH64_hash_t XXH3_64bits_dispatch(const void *p, size_t len);
+#define HAVE_DISPATCH 1
+#else
+#define HAVE_DISPATCH 0
+#define XXH3_64bits_update_dispatch XXH3_64bits_update
+#define XXH3_64bits_dispatch XXH3_64bits
+#endif
 
 struct ckpt_hasher {
 	XXH3_state_t *st;
@@ -13,6 +31,8 @@ struct ckpt_hasher {
 uint64_t
 ckpt_xxh3(const void *p, size_t len)
 {
+	if (len >= DISPATCH_MIN && HAVE_DISPATCH)
+		return XXH3_64bits_dispatch(p, len);
 	return XXH3_64bits(p, len);
 }
 
@@ -41,7 +61,10 @@ ckpt_hasher_reset(struct ckpt_hasher *h)
 void
 ckpt_hasher_update(struct ckpt_hasher *h, const void *p, size_t len)
 {
-	XXH3_64bits_update(h->st, p, len);
+	if (len >= DISPATCH_MIN && HAVE_DISPATCH)
+		XXH3_64bits_update_dispatch(h->st, p, len);
+	else
+		XXH3_64bits_update(h->st, p, len);
 }
 
 uint64_t

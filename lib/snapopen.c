@@ -104,10 +104,13 @@ check_member(const struct ckpt_snap_member *m, uint64_t got, uint64_t hash, cons
 	return 0;
 }
 
-/* Read up to size bytes of fd into buf (NULL: only hash), then look for one more; the count or -1. */
+/*
+ * Read up to size bytes of fd into buf (NULL: only hash, and check with chk when not NULL), then
+ * look for one more; the count or -1.
+ */
 static int64_t
-read_fd(int fd, unsigned char *buf, uint64_t size, struct ckpt_hasher *h, const char *where,
-	struct ckpt_err *e)
+read_fd(int fd, unsigned char *buf, uint64_t size, struct ckpt_hasher *h, struct ckpt_snap_check *chk,
+	const char *where, struct ckpt_err *e)
 {
 	static unsigned char scratch[1 << 16];
 	uint64_t got = 0;
@@ -126,6 +129,8 @@ read_fd(int fd, unsigned char *buf, uint64_t size, struct ckpt_hasher *h, const 
 		if (n == 0 || got >= size)
 			return (int64_t)(got + (uint64_t)n);
 		ckpt_hasher_update(h, p, (size_t)n);
+		if (chk)
+			ckpt_snap_check_feed(chk, p, (size_t)n);
 		got += (uint64_t)n;
 	}
 }
@@ -151,7 +156,7 @@ read_member(struct archive *a, int fd, const struct ckpt_snap_member *m, const c
 	if (a) {
 		got = ckpt_arc_stream(a, sink_put, &k, where, e);
 	} else {
-		got = read_fd(fd, k.buf, m->size, k.h, where, e);
+		got = read_fd(fd, k.buf, m->size, k.h, NULL, where, e);
 	}
 	if (got < 0 || check_member(m, (uint64_t)got, ckpt_hasher_digest(k.h), where, e) < 0)
 		goto fail;
@@ -741,6 +746,10 @@ struct verify {
 	struct ckpt_snap_member *members;
 	size_t nmembers;
 	struct ckpt_snap_member **order; /* the members sorted by name */
+	struct ckpt_snapshot *snap;      /* the manifest's */
+	const struct ckpt_subtask **sub; /* each member's subtask, by member index */
+	struct ckpt_hasher *h;
+	struct ckpt_snap_check *chk;     /* the member being read, or NULL */
 	long problems;
 	uint64_t nchecked, bytes;
 };
@@ -783,10 +792,16 @@ verify_manifest(struct verify *v, char *text, size_t len, struct ckpt_err *e)
 		v->problems++;
 		return 1;
 	}
-	ckpt_snapshot_free(s);
+	v->snap = s;
 	v->order = ckpt_calloc(v->nmembers ? v->nmembers : 1, sizeof *v->order, e);
-	if (v->order == NULL)
+	v->sub = ckpt_calloc(v->nmembers ? v->nmembers : 1, sizeof *v->sub, e);
+	if (v->order == NULL || v->sub == NULL)
 		return -1;
+	for (size_t i = 0; i < s->nops; i++)
+		for (size_t k = 0; k < s->ops[i].nsubtasks; k++)
+			if (s->ops[i].subtasks[k].member)
+				v->sub[(struct ckpt_snap_member *)s->ops[i].subtasks[k].member - v->members] =
+					&s->ops[i].subtasks[k];
 	for (size_t i = 0; i < v->nmembers; i++) {
 		v->order[i] = &v->members[i];
 		v->members[i].seen = 0; /* the loader marked the members subtasks name */
@@ -795,17 +810,38 @@ verify_manifest(struct verify *v, char *text, size_t len, struct ckpt_err *e)
 	return 0;
 }
 
+/* Start reading member m: its hash and, when a subtask's state file, its parse check. */
+static int
+verify_start(struct verify *v, struct ckpt_snap_member *m, struct ckpt_err *e)
+{
+	const struct ckpt_subtask *st = v->sub[m - v->members];
+
+	ckpt_hasher_reset(v->h);
+	if (st == NULL)
+		return 0;
+	v->chk = ckpt_snap_check_new(st, m->size);
+	if (v->chk == NULL)
+		return ckpt_err_set(e, CKPT_ERR_NOMEM, v->name, "out of memory");
+	return 0;
+}
+
+/* Member m read whole (got bytes): its size, its checksum, then (only when those are right) its parse. */
 static void
-verify_done(struct verify *v, uint64_t got, uint64_t hash, struct ckpt_snap_member *m)
+verify_done(struct verify *v, uint64_t got, struct ckpt_snap_member *m)
 {
 	struct ckpt_err me = {0};
-	char where[1024];
+	char where[1024], what[256];
 
 	snprintf(where, sizeof where, "%s:%s", v->name, m->name);
-	if (check_member(m, got, hash, where, &me) < 0) {
+	if (check_member(m, got, ckpt_hasher_digest(v->h), where, &me) < 0) {
 		v->report(v->arg, me.where, me.text);
 		v->problems++;
+	} else if (v->chk && ckpt_snap_check_end(v->chk, what, sizeof what) < 0) {
+		v->report(v->arg, where, what);
+		v->problems++;
 	}
+	ckpt_snap_check_free(v->chk);
+	v->chk = NULL;
 }
 
 static void
@@ -816,17 +852,22 @@ verify_missing(struct verify *v)
 			problem(v, v->members[i].name, "missing member");
 }
 
+/* Each block read once: hashed and checked as it passes. */
 static int
-hash_block(void *arg, const void *p, size_t n, int64_t off)
+verify_block(void *arg, const void *p, size_t n, int64_t off)
 {
+	struct verify *v = arg;
+
 	(void)off;
-	ckpt_hasher_update(arg, p, n);
+	ckpt_hasher_update(v->h, p, n);
+	if (v->chk)
+		ckpt_snap_check_feed(v->chk, p, n);
 	return 0;
 }
 
 /* One member of an archive: 0 checked, 1 the archive is cut (stop), -1 error. */
 static int
-verify_entry(struct verify *v, struct archive *a, const char *name, struct ckpt_hasher *h)
+verify_entry(struct verify *v, struct archive *a, const char *name, struct ckpt_err *e)
 {
 	struct ckpt_snap_member *m = member_named(v->order, v->nmembers, name);
 	struct ckpt_err me = {0};
@@ -847,9 +888,12 @@ verify_entry(struct verify *v, struct archive *a, const char *name, struct ckpt_
 	}
 	m->seen = 1;
 	snprintf(where, sizeof where, "%s:%s", v->name, name);
-	ckpt_hasher_reset(h);
-	got = ckpt_arc_stream(a, hash_block, h, where, &me);
+	if (verify_start(v, m, e) < 0)
+		return -1;
+	got = ckpt_arc_stream(a, verify_block, v, where, &me);
 	if (got < 0) {
+		ckpt_snap_check_free(v->chk);
+		v->chk = NULL;
 		if (strstr(me.text, "runcated") != NULL || strstr(me.text, "premature") != NULL)
 			problem(v, name, "truncated member: the archive ends inside it");
 		else
@@ -858,12 +902,12 @@ verify_entry(struct verify *v, struct archive *a, const char *name, struct ckpt_
 	}
 	v->nchecked++;
 	v->bytes += (uint64_t)got;
-	verify_done(v, (uint64_t)got, ckpt_hasher_digest(h), m);
+	verify_done(v, (uint64_t)got, m);
 	return 0;
 }
 
 static int
-verify_archive(struct verify *v, int fd, struct ckpt_hasher *h, struct ckpt_err *e)
+verify_archive(struct verify *v, int fd, struct ckpt_err *e)
 {
 	struct ckpt_err me = {0};
 	struct grow g = {0};
@@ -892,8 +936,10 @@ verify_archive(struct verify *v, int fd, struct ckpt_hasher *h, struct ckpt_err 
 			problem(v, NULL, "truncated archive: %s", me.text);
 			break;
 		}
-		if (verify_entry(v, a, archive_entry_pathname(ent), h) != 0)
+		if ((n = verify_entry(v, a, archive_entry_pathname(ent), e)) != 0) {
+			r = n < 0 ? -1 : r;
 			break;
+		}
 	}
 	ckpt_arc_close(a);
 	if (r == 0)
@@ -931,7 +977,7 @@ verify_extra(struct verify *v, const char *dir, const char *rel, int depth)
 }
 
 static int
-verify_dir(struct verify *v, const char *dir, struct ckpt_hasher *h, struct ckpt_err *e)
+verify_dir(struct verify *v, const char *dir, struct ckpt_err *e)
 {
 	char p[4096], *text = NULL;
 	size_t len;
@@ -955,15 +1001,21 @@ verify_dir(struct verify *v, const char *dir, struct ckpt_hasher *h, struct ckpt
 		snprintf(p, sizeof p, "%s/%s", dir, m->name);
 		if ((fd = open(p, O_RDONLY)) < 0)
 			continue; /* reported as missing */
-		ckpt_hasher_reset(h);
-		got = read_fd(fd, NULL, m->size, h, p, e);
-		close(fd);
-		if (got < 0)
+		if (verify_start(v, m, e) < 0) {
+			close(fd);
 			return -1;
+		}
+		got = read_fd(fd, NULL, m->size, v->h, v->chk, p, e);
+		close(fd);
+		if (got < 0) {
+			ckpt_snap_check_free(v->chk);
+			v->chk = NULL;
+			return -1;
+		}
 		m->seen = 1;
 		v->nchecked++;
 		v->bytes += (uint64_t)got;
-		verify_done(v, (uint64_t)got, ckpt_hasher_digest(h), m);
+		verify_done(v, (uint64_t)got, m);
 	}
 	verify_missing(v);
 	return verify_extra(v, dir, "", 0);
@@ -975,14 +1027,14 @@ ckpt_archive_verify(const char *path, ckpt_verify_report *report, void *arg, uin
 {
 	int is_stdin = path == NULL || strcmp(path, "-") == 0;
 	struct verify v = {.name = is_stdin ? "<stdin>" : path, .report = report, .arg = arg};
-	struct ckpt_hasher *h = ckpt_hasher_new();
 	struct stat sb;
 	int fd = -1, r = -1;
 
-	if (h == NULL)
+	v.h = ckpt_hasher_new();
+	if (v.h == NULL)
 		return ckpt_err_set(e, CKPT_ERR_NOMEM, v.name, "out of memory");
 	if (!is_stdin && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-		r = verify_dir(&v, path, h, e);
+		r = verify_dir(&v, path, e);
 		goto out;
 	}
 	fd = is_stdin ? 0 : open(path, O_RDONLY);
@@ -1001,11 +1053,13 @@ ckpt_archive_verify(const char *path, ckpt_verify_report *report, void *arg, uin
 			goto out;
 		}
 	}
-	r = verify_archive(&v, fd, h, e);
+	r = verify_archive(&v, fd, e);
 out:
 	if (fd > 0)
 		close(fd);
-	ckpt_hasher_free(h);
+	ckpt_hasher_free(v.h);
+	ckpt_snapshot_free(v.snap);
+	free(v.sub);
 	free(v.order);
 	ckpt_snap_members_free(v.members, v.nmembers);
 	*members = v.nchecked;

@@ -56,6 +56,15 @@ void ckpt_snap_out_free(struct ckpt_snap_out *o);
 int ckpt_snap_decode_subtask(struct ckpt_subtask *st, void *buf, size_t len, const char *where,
 			struct ckpt_err *e);
 
+/* A state file checked as its bytes stream past, block by block, without holding them: what the
+ * decoder would refuse, in its words, at the same byte.  st gives the manifest's counts, size the
+ * member's size; feed every byte, then end: 0, or -1 and what ("damaged state file: ... at byte N"). */
+struct ckpt_snap_check;
+struct ckpt_snap_check *ckpt_snap_check_new(const struct ckpt_subtask *st, uint64_t size);
+void ckpt_snap_check_feed(struct ckpt_snap_check *c, const void *p, size_t n);
+int ckpt_snap_check_end(struct ckpt_snap_check *c, char *what, size_t size);
+void ckpt_snap_check_free(struct ckpt_snap_check *c);
+
 /* The libarchive helper (archive.c), for the readers in snapopen.c. */
 struct archive;
 struct archive_entry;

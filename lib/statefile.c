@@ -72,15 +72,21 @@ out_flush(struct ckpt_snap_out *o)
 	o->used = 0;
 }
 
+/*
+ * Append n bytes: small ones through the buffer, large ones (half the buffer
+ * or more) written straight through.  What is buffered always goes out first,
+ * large or not: the bytes reach the file in the order they were put.
+ */
 static void
 put(struct ckpt_snap_out *o, const void *p, size_t n)
 {
-	if (n > OUTBUF - o->used)
-		out_flush(o);
 	if (n >= OUTBUF / 2) {
+		out_flush(o);
 		out_write(o, p, n);
 		return;
 	}
+	if (n > OUTBUF - o->used)
+		out_flush(o);
 	memcpy(o->buf + o->used, p, n);
 	o->used += n;
 }
@@ -385,4 +391,284 @@ ckpt_snap_decode_subtask(struct ckpt_subtask *st, void *buf, size_t len, const c
 	if (decode_all(&c, st) < 0 || ckpt_subtask_recount(st, e) < 0)
 		return -1;
 	return 0;
+}
+
+/* ---- checking a state file as it streams past (ckpt-inspect -c) */
+
+/*
+ * Where the checker is in the file: each value is one field, read whole into
+ * acc when it is short, compared or skipped block by block when it is a name
+ * or data.  The checks and the words are the decoder's, at the same bytes.
+ */
+enum at {
+	AT_MAGIC, AT_OP_TAG, AT_OP_NAMELEN, AT_OP_NAME, AT_OP_MODECOUNT, AT_OP_LEN, AT_OP_DATA,
+	AT_KV_TAG, AT_KV_NAMELEN, AT_KV_NAME, AT_KV_KG, AT_KV_KEYLEN, AT_KV_KEY, AT_KV_VALLEN, AT_KV_VAL,
+	AT_CH_TAG, AT_CH_AB, AT_CH_LEN, AT_CH_DATA, AT_END, AT_AFTER, AT_FAILED
+};
+
+struct ckpt_snap_check {
+	const struct ckpt_subtask *st;
+	uint64_t size, off; /* the file's size (the manifest's); bytes seen */
+	enum at at;
+	size_t i, k;        /* operator state, or keyed entry, or channel; entry of the operator state */
+	int out;            /* channels: the output ones */
+	uint64_t start, left; /* the current field: where it starts, bytes still to come */
+	uint64_t width;
+	unsigned char acc[16];
+	const char *want;   /* names: the manifest's, or NULL */
+	int nul, differs;   /* names: a NUL inside; other than want */
+	char what[128];
+	uint64_t fail_off;
+};
+
+struct ckpt_snap_check *
+ckpt_snap_check_new(const struct ckpt_subtask *st, uint64_t size)
+{
+	struct ckpt_snap_check *c = calloc(1, sizeof *c);
+
+	if (c == NULL)
+		return NULL;
+	c->st = st;
+	c->size = size;
+	c->at = AT_MAGIC;
+	c->left = c->width = SNAP_MAGIC_LEN;
+	if (size < SNAP_MAGIC_LEN)
+		c->at = AT_FAILED, snprintf(c->what, sizeof c->what, "no " SNAP_MAGIC " magic");
+	return c;
+}
+
+void
+ckpt_snap_check_free(struct ckpt_snap_check *c)
+{
+	free(c);
+}
+
+static int
+chk_fail(struct ckpt_snap_check *c, uint64_t off, const char *what)
+{
+	c->at = AT_FAILED;
+	c->fail_off = off;
+	snprintf(c->what, sizeof c->what, "%s", what);
+	return -1;
+}
+
+/* The next field: width bytes at c->off, which must be in the file (else -1). */
+static int
+chk_field(struct ckpt_snap_check *c, enum at at, uint64_t width)
+{
+	if (width > c->size - c->off)
+		return chk_fail(c, c->off, "record runs past the end");
+	c->at = at;
+	c->start = c->off;
+	c->width = c->left = width;
+	return 0;
+}
+
+static uint64_t
+chk_le(const struct ckpt_snap_check *c, size_t from, size_t n)
+{
+	uint64_t v = 0;
+
+	for (size_t i = n; i-- > 0;)
+		v = v << 8 | c->acc[from + i];
+	return v;
+}
+
+/* A name of n bytes and its NUL comes next, to be want when want is not NULL. */
+static int
+chk_name(struct ckpt_snap_check *c, enum at at, uint64_t n, const char *want)
+{
+	c->want = want != NULL && strlen(want) == n ? want : NULL;
+	c->differs = want != NULL && c->want == NULL;
+	c->nul = 0;
+	return chk_field(c, at, n + 1);
+}
+
+static int chk_next_opstate(struct ckpt_snap_check *c);
+static int chk_next_kv(struct ckpt_snap_check *c);
+static int chk_next_chan(struct ckpt_snap_check *c);
+
+static int
+chk_next_entry(struct ckpt_snap_check *c)
+{
+	if (c->k < c->st->ops[c->i].n)
+		return chk_field(c, AT_OP_LEN, 8);
+	c->i++;
+	return chk_next_opstate(c);
+}
+
+static int
+chk_next_opstate(struct ckpt_snap_check *c)
+{
+	c->k = 0;
+	if (c->i < c->st->nops)
+		return chk_field(c, AT_OP_TAG, 1);
+	return chk_next_kv(c);
+}
+
+static int
+chk_next_kv(struct ckpt_snap_check *c)
+{
+	if (c->k < c->st->nkv)
+		return chk_field(c, AT_KV_TAG, 1);
+	c->k = 0;
+	c->out = 0;
+	return chk_next_chan(c);
+}
+
+static int
+chk_next_chan(struct ckpt_snap_check *c)
+{
+	if (!c->out && c->k == c->st->nin)
+		c->out = 1, c->k = 0;
+	if (c->k < (c->out ? c->st->nout : c->st->nin))
+		return chk_field(c, AT_CH_TAG, 1);
+	return chk_field(c, AT_END, 1);
+}
+
+/* The current field is whole: check it and go on to the next; -1 when it is wrong (c says why). */
+static int
+chk_done(struct ckpt_snap_check *c)
+{
+	const struct ckpt_subtask *st = c->st;
+	uint64_t v;
+
+	switch (c->at) {
+	case AT_MAGIC:
+		if (memcmp(c->acc, SNAP_MAGIC, SNAP_MAGIC_LEN) != 0)
+			return chk_fail(c, 0, "no " SNAP_MAGIC " magic");
+		if (!counts_fit(st, c->size))
+			return chk_fail(c, c->off, "the manifest's counts do not fit in the file");
+		c->i = 0;
+		return chk_next_opstate(c);
+	case AT_OP_TAG:
+		if (c->acc[0] != TAG_OPSTATE)
+			return chk_fail(c, c->start, "operator state record expected");
+		return chk_field(c, AT_OP_NAMELEN, 4);
+	case AT_OP_NAMELEN:
+		return chk_name(c, AT_OP_NAME, chk_le(c, 0, 4), st->ops[c->i].name);
+	case AT_OP_NAME:
+	case AT_KV_NAME:
+		if (c->nul || c->acc[0] != 0)
+			return chk_fail(c, c->start, "name not terminated");
+		if (c->at == AT_KV_NAME)
+			return chk_field(c, AT_KV_KG, 4);
+		if (c->differs)
+			return chk_fail(c, c->off, "operator state name differs from the manifest");
+		return chk_field(c, AT_OP_MODECOUNT, 9);
+	case AT_OP_MODECOUNT:
+		if (c->acc[0] != st->ops[c->i].mode)
+			return chk_fail(c, c->start + 1, "mode differs from the manifest");
+		if (chk_le(c, 1, 8) != st->ops[c->i].n)
+			return chk_fail(c, c->off, "entry count differs from the manifest");
+		return chk_next_entry(c);
+	case AT_OP_LEN:
+		return chk_field(c, AT_OP_DATA, chk_le(c, 0, 8));
+	case AT_OP_DATA:
+		c->k++;
+		return chk_next_entry(c);
+	case AT_KV_TAG:
+		if (c->acc[0] != TAG_KV)
+			return chk_fail(c, c->start, "keyed entry expected");
+		return chk_field(c, AT_KV_NAMELEN, 4);
+	case AT_KV_NAMELEN:
+		return chk_name(c, AT_KV_NAME, chk_le(c, 0, 4), NULL);
+	case AT_KV_KG:
+		v = chk_le(c, 0, 4);
+		if (!st->keyed || v < st->kg_first || v > st->kg_last)
+			return chk_fail(c, c->off, "key group outside the subtask's range");
+		return chk_field(c, AT_KV_KEYLEN, 8);
+	case AT_KV_KEYLEN:
+		return chk_field(c, AT_KV_KEY, chk_le(c, 0, 8));
+	case AT_KV_KEY:
+		return chk_field(c, AT_KV_VALLEN, 8);
+	case AT_KV_VALLEN:
+		return chk_field(c, AT_KV_VAL, chk_le(c, 0, 8));
+	case AT_KV_VAL:
+		c->k++;
+		return chk_next_kv(c);
+	case AT_CH_TAG:
+		if (c->acc[0] != (c->out ? TAG_OUT : TAG_IN))
+			return chk_fail(c, c->start,
+					c->out ? "output channel record expected" : "input channel record expected");
+		return chk_field(c, AT_CH_AB, 8);
+	case AT_CH_AB:
+		return chk_field(c, AT_CH_LEN, 8);
+	case AT_CH_LEN:
+		return chk_field(c, AT_CH_DATA, chk_le(c, 0, 8));
+	case AT_CH_DATA:
+		c->k++;
+		return chk_next_chan(c);
+	case AT_END:
+		if (c->acc[0] != TAG_END)
+			return chk_fail(c, c->start, "end record expected");
+		c->at = AT_AFTER;
+		return 0;
+	case AT_AFTER:
+	case AT_FAILED:
+		break;
+	}
+	return 0;
+}
+
+/* Fields of no bytes (empty data) are done at once. */
+static void
+chk_settle(struct ckpt_snap_check *c)
+{
+	while (c->at != AT_FAILED && c->at != AT_AFTER && c->left == 0)
+		if (chk_done(c) < 0)
+			break;
+}
+
+static int
+chk_skips(enum at at)
+{
+	return at == AT_OP_DATA || at == AT_KV_KEY || at == AT_KV_VAL || at == AT_CH_DATA;
+}
+
+void
+ckpt_snap_check_feed(struct ckpt_snap_check *c, const void *buf, size_t n)
+{
+	const unsigned char *p = buf;
+
+	chk_settle(c);
+	while (n > 0 && c->at != AT_FAILED) {
+		size_t take;
+
+		if (c->at == AT_AFTER) {
+			chk_fail(c, c->off, "bytes after the end record");
+			break;
+		}
+		take = c->left < n ? (size_t)c->left : n;
+		if (c->at == AT_OP_NAME || c->at == AT_KV_NAME) {
+			uint64_t pos = c->width - c->left; /* of the name; its NUL at width - 1 */
+			size_t body = pos + take <= c->width - 1 ? take : (size_t)(c->width - 1 - pos);
+
+			if (memchr(p, 0, body) != NULL)
+				c->nul = 1;
+			if (c->want && memcmp(c->want + pos, p, body) != 0)
+				c->differs = 1;
+			if (body < take)
+				c->acc[0] = p[body];
+		} else if (!chk_skips(c->at)) {
+			memcpy(c->acc + (c->width - c->left), p, take);
+		}
+		p += take;
+		n -= take;
+		c->off += take;
+		c->left -= take;
+		chk_settle(c);
+	}
+}
+
+int
+ckpt_snap_check_end(struct ckpt_snap_check *c, char *what, size_t size)
+{
+	chk_settle(c);
+	if (c->at == AT_AFTER)
+		return 0;
+	if (c->at != AT_FAILED)
+		chk_fail(c, c->off, "record runs past the end");
+	snprintf(what, size, "damaged state file: %s at byte %llu", c->what, (unsigned long long)c->fail_off);
+	return -1;
 }

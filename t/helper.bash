@@ -5,6 +5,10 @@ DATA=$T/data
 FIXTURES=$(cd "$ROOT/../shared/fixtures" 2>/dev/null && pwd)
 PATH="${CKPT_BIN:-$ROOT/bin}:$PATH"
 export PATH
+# ckpt-run reads back every snapshot it writes, and stops with status 2 when one does not read back
+# as written (ckpt-run(1), ENVIRONMENT): a writer bug fails the test that meets it.
+CKPT_VERIFY_SNAPSHOTS=1
+export CKPT_VERIFY_SNAPSHOTS
 
 setup() {
 	cd "$BATS_TEST_TMPDIR" || return 1
