@@ -1,5 +1,5 @@
 /*
- * evparse.c: checking event-log payloads and NDJSON event lines without a JSON tree
+ * evlog-parse.c: checking event-log payloads and NDJSON event lines without a JSON tree
  * (jansson needs about a microsecond per record; a log has millions of them).
  */
 #include <math.h>

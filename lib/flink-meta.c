@@ -1,4 +1,4 @@
-/* flinkmeta.c: Flink's binary _metadata (format versions 2 to 7) decoded, to its last byte, into a
+/* flink-meta.c: Flink's binary _metadata (format versions 2 to 7) decoded, to its last byte, into a
  * snapshot whose subtasks hold state handles; see flink-metadata-format.md for the layout. */
 #include <stdlib.h>
 #include <string.h>
