@@ -79,7 +79,8 @@ which_key(struct ckpt_jscan *s, const char *what, const char *const *names, cons
 	for (int i = 0; names[i]; i++)
 		if (key_is(k, kl, names[i]))
 			return seen(s, mask, i, k, kl) < 0 ? -1 : i;
-	return ckpt_jscan_fail(s, k - 1, "%s: unknown key \"%.*s\"", what, (int)(kl > 64 ? 64 : kl), (const char *)k);
+	return ckpt_jscan_fail(s, k - 1, "%s: unknown key \"%.*s\"", what, (int)(kl > 64 ? 64 : kl),
+			       (const char *)k);
 }
 
 static int
@@ -515,7 +516,8 @@ line_type(struct ckpt_jscan *s, uint32_t *type)
 		if (ckpt_jscan_string(s, &raw, &len, NULL, NULL) < 0)
 			return -1;
 		if ((*type = ckpt_event_type_parse((const char *)raw, len)) == 0)
-			return ckpt_jscan_fail(s, at, "unknown event type \"%.*s\"", (int)(len > 64 ? 64 : len), (const char *)raw);
+			return ckpt_jscan_fail(s, at, "unknown event type \"%.*s\"", (int)(len > 64 ? 64 : len),
+					       (const char *)raw);
 		return 0;
 	}
 	if (s->p < s->end && *s->p >= '0' && *s->p <= '9') {
@@ -534,7 +536,8 @@ ckpt_evparser_line(struct ckpt_evparser *p, const char *line, size_t len, struct
 		   const char **at, struct ckpt_err *e)
 {
 	static const char *const keys[] = {"type", "payload", NULL};
-	struct ckpt_jscan s = {.p = (const unsigned char *)line, .end = (const unsigned char *)line + len, .e = e, .arg = p};
+	struct ckpt_jscan s = {.p = (const unsigned char *)line, .end = (const unsigned char *)line + len,
+			       .e = e, .arg = p};
 	const unsigned char *k, *pl = NULL, *plend = NULL, *start;
 	size_t kl;
 	uint32_t type = 0;
@@ -565,7 +568,8 @@ ckpt_evparser_line(struct ckpt_evparser *p, const char *line, size_t len, struct
 		}
 	}
 	ckpt_jscan_ws(&s);
-	if (r < 0 || (r == 0 && s.p != s.end && ckpt_jscan_fail(&s, s.p, "end of line expected after the event") < 0))
+	if (r < 0 ||
+	    (r == 0 && s.p != s.end && ckpt_jscan_fail(&s, s.p, "end of line expected after the event") < 0))
 		goto fail;
 	if (mask != 3) {
 		ckpt_jscan_fail(&s, start, "event: missing \"%s\"", mask & 1 ? "payload" : "type");

@@ -40,7 +40,8 @@ struct ckpt_javaser {
 	size_t nmem, memcap;
 };
 
-static int fail(struct ckpt_javaser *j, size_t at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(struct ckpt_javaser *j, size_t at, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 static int
 fail(struct ckpt_javaser *j, size_t at, const char *fmt, ...)
@@ -736,7 +737,8 @@ content(struct ckpt_javaser *j, struct ckpt_javaser_value **out)
 /* ------------------------------------------------------------ the API */
 
 struct ckpt_javaser *
-ckpt_javaser_new(const void *buf, size_t len, const char *name, unsigned flags, int depth, struct ckpt_err *e)
+ckpt_javaser_new(const void *buf, size_t len, const char *name, unsigned flags, int depth,
+		 struct ckpt_err *e)
 {
 	struct ckpt_javaser *j = ckpt_calloc(1, sizeof *j, e);
 

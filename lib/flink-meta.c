@@ -1620,7 +1620,8 @@ properties_read(struct rd *r, json_t **props, const char **kind)
 	if (json_is_object(v)) {
 		cls = json_string_value(json_object_get(v, "class")); /* NULL if a field "class" hid it */
 		if (cls == NULL || strcmp(cls, want) != 0) {
-			fail(r, at, "checkpoint properties of unexpected class %s", cls ? cls : "(hidden by a field \"class\")");
+			fail(r, at, "checkpoint properties of unexpected class %s",
+			     cls ? cls : "(hidden by a field \"class\")");
 			goto out;
 		}
 		json_object_del(v, "class");

@@ -383,7 +383,8 @@ ckpt_jscan_value(struct ckpt_jscan *s, int depth)
 
 /* Copy the JSON text [from, to) to out without white space outside strings (out->len its length). */
 int
-ckpt_jscan_minify(struct ckpt_jscan *s, const unsigned char *from, const unsigned char *to, struct ckpt_jscan_buf *out)
+ckpt_jscan_minify(struct ckpt_jscan *s, const unsigned char *from, const unsigned char *to,
+		  struct ckpt_jscan_buf *out)
 {
 	int instr = 0;
 	size_t k = 0;

@@ -34,8 +34,8 @@ void ckpt_jscan_ws(struct ckpt_jscan *s);
 int ckpt_jscan_expect(struct ckpt_jscan *s, unsigned char c);
 /* A string at s->p: its raw text between the quotes in *raw, *rawlen (when raw is not NULL);
  * with dec, its decoded UTF-8 appended to dec, NUL-terminated, at offset *off. */
-int ckpt_jscan_string(struct ckpt_jscan *s, const unsigned char **raw, size_t *rawlen, struct ckpt_jscan_buf *dec,
-		      size_t *off);
+int ckpt_jscan_string(struct ckpt_jscan *s, const unsigned char **raw, size_t *rawlen,
+		      struct ckpt_jscan_buf *dec, size_t *off);
 /* A number; *isint and *v (when it is a non-negative integer below 10^18). */
 int ckpt_jscan_number(struct ckpt_jscan *s, int *isint, uint64_t *v);
 /* The literal word (true, false, null) at s->p. */
