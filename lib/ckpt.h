@@ -400,7 +400,7 @@ int ckpt_failover_strategy_parse(const char *name);
 /* Per-vertex subtask sets as [{"vertex": id, "subtasks": "0-3"}, ...] in topological order, empty sets left out. */
 json_t *ckpt_vertex_sets_to_json(const struct ckpt_graph *g, const struct ckpt_bits *sets);
 
-/* ---------------------------------------------------------- flinkrest.c */
+/* --------------------------------------------------------- flink-rest.c */
 
 /*
  * Graphs from a stream of documents: ckpt-graph(5) documents, or Flink REST
@@ -614,7 +614,7 @@ typedef void ckpt_verify_report(void *arg, const char *where, const char *what);
 long ckpt_archive_verify(const char *path, ckpt_verify_report *report, void *arg,
 			 uint64_t *members, uint64_t *bytes, struct ckpt_err *e);
 
-/* ---------------------------------------------------------- flinkmeta.c */
+/* ---------------------------------------- flink-meta.c, flink-murmur3.c */
 
 /* SHARED: does buf start like a Flink _metadata file (magic 0x4960672d)? */
 int ckpt_flinkmeta_sniff(const void *buf, size_t len);
@@ -627,7 +627,7 @@ void ckpt_flink_operator_id(const char *uid, size_t len, char out[33]);
 /* MurmurHash3_x64_128 of buf: h1 then h2, each little-endian (Guava's asBytes() order). */
 void ckpt_murmur3_128(const void *buf, size_t len, uint32_t seed, unsigned char out[16]);
 
-/* ------------------------------------------------------------- eventlog.c */
+/* ------------------------------------------------- evlog.c, evlog-parse.c */
 
 /*
  * The job event log (ckpt-events(5), FLIP-383): a directory of segments
@@ -682,7 +682,7 @@ struct ckpt_event {
 /*
  * Payload checking and NDJSON event lines ({"type": NAME or id, "payload": {...}}),
  * without building a JSON tree, so that a million records take well under a
- * second (lib/evparse.c).
+ * second (lib/evlog-parse.c).
  */
 struct ckpt_evparser;
 struct ckpt_evparser *ckpt_evparser_new(struct ckpt_err *e);

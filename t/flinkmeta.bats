@@ -354,3 +354,16 @@ null'
 	status_is 2
 	output_is 'ckpt-inspect: jcycle: offset 56: Java object refers to itself'
 }
+
+@test "flinkmeta: checkpoint properties whose field \"class\" hides the object's class are refused (was a crash)" {
+	B=; b_i32 0x4960672d; b_i32 4; b_i64 9; b_i32 0; b_i32 0; b_u8 0xac; b_u8 0xed; b_i16 5
+	b_u8 0x73; b_u8 0x72; b_utf X; b_i64 1; b_u8 2; b_i16 1; b_u8 76; b_utf class; b_u8 0x74; b_utf 'LX;'
+	b_u8 0x78; b_u8 0x70; b_u8 0x70
+	b_write classfield
+	run sh -c 'ckpt-inspect classfield 2>/dev/null'
+	status_is 2
+	[ "$output" = "" ]
+	run ckpt-inspect classfield
+	status_is 2
+	output_is 'ckpt-inspect: classfield: offset 24: checkpoint properties of unexpected class (hidden by a field "class")'
+}

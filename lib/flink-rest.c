@@ -1,5 +1,5 @@
 /*
- * flinkrest.c: job graphs from Flink's REST responses (GET /jobs/:jobid and
+ * flink-rest.c: job graphs from Flink's REST responses (GET /jobs/:jobid and
  * GET /jobs/:jobid/vertices/:vertexid), and the reader of graph streams.
  */
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* murmur3.c: MurmurHash3_x64_128, the hash Flink (through Guava) derives operator ids from uids with. */
+/* flink-murmur3.c: MurmurHash3_x64_128, the hash Flink (through Guava) derives operator ids from uids with. */
 #include <string.h>
 
 #include "ckpt.h"

@@ -1,9 +1,10 @@
-/* flinkmeta.c: Flink's binary _metadata (format versions 2 to 7) decoded, to its last byte, into a
+/* flink-meta.c: Flink's binary _metadata (format versions 2 to 7) decoded, to its last byte, into a
  * snapshot whose subtasks hold state handles; the layout is in ckpt-flink(5). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "ckpt.h"
+#include "flink-javaser.h"
 
 #define FM_MAGIC 0x4960672dU
 #define FM_MASTER_MAGIC 0xc96b1696U
@@ -166,60 +167,16 @@ rd_count(struct rd *r, size_t *n, size_t min, const char *what)
 	return 0;
 }
 
-/* One UTF-16 unit of Java's modified UTF-8 at s[*i]; -1 if malformed. */
-static long
-mutf8_unit(const unsigned char *s, size_t n, size_t *i)
-{
-	unsigned c = s[*i];
-
-	if (c < 0x80) {
-		*i += 1;
-		return c;
-	}
-	if ((c & 0xe0) == 0xc0 && *i + 1 < n && (s[*i + 1] & 0xc0) == 0x80) {
-		*i += 2;
-		return (long)((c & 0x1f) << 6 | (s[*i - 1] & 0x3f));
-	}
-	if ((c & 0xf0) == 0xe0 && *i + 2 < n && (s[*i + 1] & 0xc0) == 0x80 && (s[*i + 2] & 0xc0) == 0x80) {
-		*i += 3;
-		return (long)((c & 0x0f) << 12 | (s[*i - 2] & 0x3f) << 6 | (s[*i - 1] & 0x3f));
-	}
-	return -1;
-}
-
-/* Java's modified UTF-8 (DataOutput.writeUTF) to UTF-8; surrogate pairs joined. */
+/* Java's modified UTF-8 (DataOutput.writeUTF) to UTF-8, with the error naming what it is and where. */
 static int
 mutf8_decode(struct rd *r, size_t at, const unsigned char *s, size_t n, char **out, const char *what)
 {
-	char *o = malloc(n + 1);
-	size_t i = 0, k = 0;
-
-	if (o == NULL)
-		return nomem(r);
-	while (i < n) {
-		long u = mutf8_unit(s, n, &i), lo;
-
-		if (u < 0)
-			goto bad;
-		if (u == 0) {
-			free(o);
-			return fail(r, at, "%s holds a NUL character, which is not supported", what);
-		}
-		if (u >= 0xdc00 && u <= 0xdfff)
-			goto bad;
-		if (u >= 0xd800 && u <= 0xdbff) {
-			if (i >= n || (lo = mutf8_unit(s, n, &i)) < 0xdc00 || lo > 0xdfff)
-				goto bad;
-			u = 0x10000 + ((u - 0xd800) << 10) + (lo - 0xdc00);
-		}
-		k += ckpt_utf8_put(o + k, (uint32_t)u);
+	switch (ckpt_javaser_mutf8(s, n, out)) {
+	case 0: return 0;
+	case CKPT_JAVASER_ENUL: return fail(r, at, "%s holds a NUL character, which is not supported", what);
+	case CKPT_JAVASER_ENOMEM: return nomem(r);
+	default: return fail(r, at, "invalid modified UTF-8 in %s", what);
 	}
-	o[k] = '\0';
-	*out = o;
-	return 0;
-bad:
-	free(o);
-	return fail(r, at, "invalid modified UTF-8 in %s", what);
 }
 
 static int
@@ -1530,197 +1487,14 @@ rd_master_states(struct rd *r, json_t *ms)
 /* -------------------------------------- CheckpointProperties (ckpt-flink(5), CHECKPOINT PROPERTIES) */
 
 /*
- * The trailer is a Java serialization stream holding one object.  This reads the subset of the
- * grammar (java.io.ObjectOutputStream) that plain serializable classes and enums produce, and
- * turns the object into JSON: fields by their names in snake_case, objects with their "class".
+ * The trailer is a Java serialization stream holding one object of plain serializable classes
+ * and enums (flink-javaser.c reads it), turned into JSON: fields by their names in snake_case,
+ * objects with their "class", enum constants by their names.
  */
-struct jclass {
-	char *name;
-	uint8_t flags;
-	size_t nfields;
-	char *ftype; /* type code per field */
-	char **fname;
-	struct jclass *super;
-};
-
-struct jhandle {
-	struct jclass *cls; /* a class descriptor, or */
-	json_t *v;          /* a string, object or enum constant (the table holds a reference) */
-	int building;       /* an object whose fields are being read: a reference to it is a cycle */
-};
-
-struct jrd {
+struct jconv {
 	struct rd *r;
-	struct jhandle *h;
-	size_t nh, cap;
-	struct jclass **cls;
-	size_t ncls;
+	json_t **memo; /* per handle: a value already converted (a back-reference shares it) */
 };
-
-static int jcontent(struct jrd *j, json_t **out);
-
-static int
-jassign(struct jrd *j, struct jclass *c, json_t *v)
-{
-	if (j->nh == j->cap) {
-		size_t cap = j->cap ? 2 * j->cap : 16;
-		struct jhandle *h = ckpt_reallocarray(j->h, cap, sizeof *h, j->r->e);
-
-		if (h == NULL)
-			return -1;
-		j->h = h;
-		j->cap = cap;
-	}
-	j->h[j->nh++] = (struct jhandle){c, json_incref(v), 0};
-	return 0;
-}
-
-static void
-jclass_free(struct jclass *c)
-{
-	for (size_t i = 0; i < c->nfields; i++)
-		free(c->fname[i]);
-	free(c->fname);
-	free(c->ftype);
-	free(c->name);
-	free(c);
-}
-
-static int
-jreference(struct jrd *j, struct jhandle **out)
-{
-	size_t at = j->r->pos;
-	int32_t h;
-
-	if (rd_i32(j->r, &h, "Java reference") < 0)
-		return -1;
-	if (h < 0x7e0000 || (size_t)(h - 0x7e0000) >= j->nh)
-		return fail(j->r, at, "invalid Java reference 0x%x", (unsigned)h);
-	*out = &j->h[h - 0x7e0000];
-	return 0;
-}
-
-/* A string object (TC_STRING, or TC_REFERENCE to one); *out borrowed. */
-static int
-jstring(struct jrd *j, const char **out)
-{
-	size_t at = j->r->pos;
-	json_t *v;
-
-	if (jcontent(j, &v) < 0)
-		return -1;
-	if (!json_is_string(v)) {
-		json_decref(v);
-		return fail(j->r, at, "Java string expected");
-	}
-	*out = json_string_value(v);
-	json_decref(v); /* the handle table still holds it */
-	return 0;
-}
-
-static int jclassdesc(struct jrd *j, struct jclass **out);
-
-static int
-jfields(struct jrd *j, struct jclass *c)
-{
-	struct rd *r = j->r;
-	size_t at = r->pos;
-	uint16_t n;
-
-	if (rd_u16(r, &n, "Java field count") < 0)
-		return -1;
-	if ((size_t)n * 3 > left(r))
-		return fail(r, at, "Java field count %u is more than the remaining %zu bytes can hold", n, left(r));
-	if ((c->ftype = ckpt_calloc(n + 1, 1, r->e)) == NULL ||
-	    (c->fname = ckpt_calloc(n + 1, sizeof *c->fname, r->e)) == NULL)
-		return -1;
-	while (c->nfields < n) {
-		uint8_t t;
-		const char *sig;
-
-		at = r->pos;
-		if (rd_u8(r, &t, "Java field type") < 0 || rd_utf(r, &c->fname[c->nfields++], "Java field name") < 0)
-			return -1;
-		if (strchr("BCDFIJSZL[", t) == NULL || t == 0)
-			return fail(r, at, "invalid Java field type 0x%02x", t);
-		c->ftype[c->nfields - 1] = (char)t;
-		if ((t == 'L' || t == '[') && jstring(j, &sig) < 0)
-			return -1;
-	}
-	return 0;
-}
-
-static int
-jnewclass(struct jrd *j, struct jclass **out)
-{
-	struct rd *r = j->r;
-	struct jclass *c, **cl;
-	int64_t suid;
-	size_t at;
-	uint8_t end;
-
-	if ((c = ckpt_calloc(1, sizeof *c, r->e)) == NULL)
-		return -1;
-	cl = ckpt_reallocarray(j->cls, j->ncls + 1, sizeof *cl, r->e);
-	if (cl == NULL) {
-		free(c);
-		return -1;
-	}
-	j->cls = cl;
-	j->cls[j->ncls++] = c;
-	if (rd_utf(r, &c->name, "Java class name") < 0 || rd_i64(r, &suid, "serialVersionUID") < 0 ||
-	    jassign(j, c, NULL) < 0)
-		return -1;
-	at = r->pos;
-	if (rd_u8(r, &c->flags, "Java class flags") < 0)
-		return -1;
-	if (c->flags != 0x02 && c->flags != 0x12)
-		return fail(r, at, "unsupported Java class flags 0x%02x of %s", c->flags, c->name);
-	if (jfields(j, c) < 0)
-		return -1;
-	at = r->pos;
-	if (rd_u8(r, &end, "Java class annotation") < 0)
-		return -1;
-	if (end != 0x78)
-		return fail(r, at, "unsupported Java class annotation in %s", c->name);
-	if (jclassdesc(j, &c->super) < 0)
-		return -1;
-	*out = c;
-	return 0;
-}
-
-/* TC_CLASSDESC, TC_REFERENCE to one, or TC_NULL. */
-static int
-jclassdesc(struct jrd *j, struct jclass **out)
-{
-	struct rd *r = j->r;
-	size_t at = r->pos;
-	struct jhandle *h;
-	uint8_t t;
-	int rc;
-
-	*out = NULL;
-	if (rd_u8(r, &t, "Java class descriptor") < 0)
-		return -1;
-	if (t == 0x70)
-		return 0;
-	if (t == 0x71) {
-		if (jreference(j, &h) < 0)
-			return -1;
-		if (h->cls == NULL)
-			return fail(r, at, "Java reference to an object where a class was expected");
-		*out = h->cls;
-		return 0;
-	}
-	if (t != 0x72)
-		return fail(r, at, "unsupported Java class descriptor 0x%02x", t);
-	if (r->depth >= FM_DEPTH)
-		return fail(r, at, "Java classes nested more than %d deep", FM_DEPTH);
-	r->depth++;
-	rc = jnewclass(j, out);
-	r->depth--;
-	return rc;
-}
 
 static int
 snake_key(struct rd *r, json_t *o, const char *name, json_t *v)
@@ -1741,154 +1515,85 @@ snake_key(struct rd *r, json_t *o, const char *name, json_t *v)
 	return jput(r, o, key, v);
 }
 
-static int
-jprimitive(struct jrd *j, char t, json_t **v)
+static json_t *
+jprimitive(const struct ckpt_javaser_value *v)
 {
-	static const char codes[] = "BCDFIJSZ";
-	static const size_t sizes[] = {1, 2, 8, 4, 4, 8, 2, 1};
-	size_t n = sizes[strchr(codes, t) - codes];
-	uint64_t x;
-	union { uint64_t u; double d; } dv;
-	union { uint32_t u; float f; } fv;
-
-	if (need(j->r, n, "Java field value") < 0)
-		return -1;
-	x = be(j->r->p + j->r->pos, n);
-	j->r->pos += n;
-	if (t == 'Z')
-		*v = json_boolean(x != 0);
-	else if (t == 'D')
-		dv.u = x, *v = json_real(dv.d);
-	else if (t == 'F')
-		fv.u = (uint32_t)x, *v = json_real(fv.f);
-	else if (t == 'B')
-		*v = json_integer((int8_t)x);
-	else if (t == 'S')
-		*v = json_integer((int16_t)x);
-	else if (t == 'I')
-		*v = json_integer((int32_t)x);
-	else if (t == 'J')
-		*v = json_integer((int64_t)x);
-	else
-		*v = json_integer((long long)x);
-	return *v ? 0 : nomem(j->r);
+	if (v->type == 'Z')
+		return json_boolean(v->i != 0);
+	if (v->type == 'D' || v->type == 'F')
+		return json_real(v->d);
+	return json_integer((json_int_t)v->i);
 }
 
-/* Field values of c's hierarchy, the top-most serializable class first. */
-static int
-jvalues(struct jrd *j, struct jclass *c, json_t *o, int level)
-{
-	if (level > FM_DEPTH)
-		return fail(j->r, j->r->pos, "Java class hierarchy deeper than %d", FM_DEPTH);
-	if (c->super && jvalues(j, c->super, o, level + 1) < 0)
-		return -1;
-	for (size_t i = 0; i < c->nfields; i++) {
-		json_t *v;
+static int jvalue(struct jconv *c, const struct ckpt_javaser_value *v, json_t **out);
 
-		if (c->ftype[i] == 'L' || c->ftype[i] == '[') {
-			if (jcontent(j, &v) < 0)
+/* The fields of each class of the hierarchy, the top-most serializable class first. */
+static int
+jobject(struct jconv *c, const struct ckpt_javaser_value *v, json_t *o)
+{
+	if (jputs(c->r, o, "class", v->cls->name) < 0)
+		return -1;
+	for (size_t i = 0; i < v->n; i++) {
+		const struct ckpt_javaser_classdata *d = &v->data[i];
+
+		for (size_t k = 0; k < d->cls->nfields; k++) {
+			json_t *f;
+
+			if (jvalue(c, d->fields[k], &f) < 0 || snake_key(c->r, o, d->cls->fields[k].name, f) < 0)
 				return -1;
-		} else if (jprimitive(j, c->ftype[i], &v) < 0) {
-			return -1;
 		}
-		if (snake_key(j->r, o, c->fname[i], v) < 0)
-			return -1;
 	}
 	return 0;
 }
 
+/* A value as a new reference in *out. */
 static int
-jobject(struct jrd *j, json_t **out, size_t at)
+jvalue(struct jconv *c, const struct ckpt_javaser_value *v, json_t **out)
 {
-	struct jclass *c;
-	json_t *o;
-	size_t slot;
+	json_t *j;
 
-	if (jclassdesc(j, &c) < 0)
-		return -1;
-	if (c == NULL || (c->flags & 0x10))
-		return fail(j->r, at, "Java object without a serializable class");
-	if ((o = jnew(j->r)) == NULL)
-		return -1;
-	if (jputs(j->r, o, "class", c->name) < 0 || jassign(j, NULL, o) < 0) {
-		json_decref(o);
-		return -1;
+	if (v->handle != SIZE_MAX && c->memo[v->handle]) {
+		*out = json_incref(c->memo[v->handle]);
+		return 0;
 	}
-	slot = j->nh - 1;
-	j->h[slot].building = 1;
-	if (jvalues(j, c, o, 0) < 0) {
-		json_decref(o);
-		return -1;
+	switch (v->kind) {
+	case CKPT_JAVASER_NULL: j = json_null(); break;
+	case CKPT_JAVASER_PRIM: j = jprimitive(v); break;
+	case CKPT_JAVASER_STRING: /* fall through */
+	case CKPT_JAVASER_ENUM: j = json_string(v->str); break;
+	case CKPT_JAVASER_OBJECT: j = json_object(); break;
+	default: return fail(c->r, v->at, "unsupported Java value"); /* the reader refuses them */
 	}
-	j->h[slot].building = 0;
-	*out = o;
+	if (j == NULL)
+		return nomem(c->r);
+	if (v->handle != SIZE_MAX)
+		c->memo[v->handle] = j;
+	if (v->kind == CKPT_JAVASER_OBJECT && jobject(c, v, j) < 0)
+		return -1;
+	*out = json_incref(j);
 	return 0;
 }
 
+/* The Java object at r->pos, read to its end, as JSON. */
 static int
-jenum(struct jrd *j, json_t **out, size_t at)
+java_read(struct rd *r, json_t **out)
 {
-	struct jclass *c;
-	const char *name;
-	size_t slot;
+	struct ckpt_javaser *j = ckpt_javaser_new(r->p, r->len, r->name, CKPT_JAVASER_PLAIN, FM_DEPTH, r->e);
+	const struct ckpt_javaser_value *v;
+	struct jconv c = {.r = r};
+	int rc = -1;
 
-	if (jclassdesc(j, &c) < 0)
-		return -1;
-	if (c == NULL || !(c->flags & 0x10))
-		return fail(j->r, at, "Java enum without an enum class");
-	slot = j->nh;
-	if (jassign(j, NULL, NULL) < 0 || jstring(j, &name) < 0)
-		return -1;
-	if ((*out = json_string(name)) == NULL)
-		return nomem(j->r);
-	j->h[slot].v = json_incref(*out);
-	return 0;
-}
-
-/* Any content, as a new reference in *out; strings and objects are owned by whoever holds them. */
-static int
-jcontent(struct jrd *j, json_t **out)
-{
-	struct rd *r = j->r;
-	size_t at = r->pos;
-	struct jhandle *h;
-	uint8_t t;
-	char *s;
-	int rc;
-
-	if (rd_u8(r, &t, "Java object") < 0)
-		return -1;
-	if (r->depth >= FM_DEPTH)
-		return fail(r, at, "Java objects nested more than %d deep", FM_DEPTH);
-	r->depth++;
-	switch (t) {
-	case 0x70:
-		rc = (*out = json_null()) ? 0 : -1;
-		break;
-	case 0x71:
-		rc = jreference(j, &h);
-		if (rc == 0 && h->v == NULL)
-			rc = fail(r, at, "Java reference to a class where an object was expected");
-		if (rc == 0 && h->building)
-			rc = fail(r, at, "Java object refers to itself");
-		if (rc == 0)
-			*out = json_incref(h->v);
-		break;
-	case 0x74:
-		rc = rd_utf(r, &s, "Java string");
-		if (rc == 0) {
-			*out = json_string(s);
-			free(s);
-			rc = *out && jassign(j, NULL, *out) == 0 ? 0 : -1;
-			if (*out == NULL)
-				rc = nomem(r);
-		}
-		break;
-	case 0x73: rc = jobject(j, out, at); break;
-	case 0x7e: rc = jenum(j, out, at); break;
-	default: rc = fail(r, at, "unsupported Java serialization token 0x%02x", t); break;
-	}
-	r->depth--;
+	*out = NULL;
+	if (j == NULL || ckpt_javaser_read(j, &r->pos, &v) < 0)
+		goto out;
+	if ((c.memo = ckpt_calloc(ckpt_javaser_handles(j), sizeof *c.memo, r->e)) == NULL)
+		goto out;
+	rc = jvalue(&c, v, out);
+out:
+	for (size_t i = 0; c.memo && i < ckpt_javaser_handles(j); i++)
+		json_decref(c.memo[i]);
+	free(c.memo);
+	ckpt_javaser_free(j);
 	return rc;
 }
 
@@ -1897,7 +1602,6 @@ static int
 properties_read(struct rd *r, json_t **props, const char **kind)
 {
 	static const char want[] = "org.apache.flink.runtime.checkpoint.CheckpointProperties";
-	struct jrd j = {.r = r};
 	size_t at = r->pos;
 	json_t *v = NULL, *type;
 	const char *cls;
@@ -1911,12 +1615,13 @@ properties_read(struct rd *r, json_t **props, const char **kind)
 		goto out;
 	}
 	r->pos += 4;
-	if (jcontent(&j, &v) < 0)
+	if (java_read(r, &v) < 0)
 		goto out;
 	if (json_is_object(v)) {
-		if (strcmp(json_string_value(json_object_get(v, "class")), want) != 0) {
+		cls = json_string_value(json_object_get(v, "class")); /* NULL if a field "class" hid it */
+		if (cls == NULL || strcmp(cls, want) != 0) {
 			fail(r, at, "checkpoint properties of unexpected class %s",
-			     json_string_value(json_object_get(v, "class")));
+			     cls ? cls : "(hidden by a field \"class\")");
 			goto out;
 		}
 		json_object_del(v, "class");
@@ -1935,12 +1640,6 @@ properties_read(struct rd *r, json_t **props, const char **kind)
 	rc = 0;
 out:
 	json_decref(v);
-	for (size_t i = 0; i < j.ncls; i++)
-		jclass_free(j.cls[i]);
-	for (size_t i = 0; i < j.nh; i++)
-		json_decref(j.h[i].v);
-	free(j.cls);
-	free(j.h);
 	return rc;
 }
 

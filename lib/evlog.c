@@ -1,5 +1,5 @@
 /*
- * eventlog.c: the job event log of FLIP-383 on disk: segments, record framing,
+ * evlog.c: the job event log of FLIP-383 on disk: segments, record framing,
  * the buffered writer, the checking reader and the torn-tail-free copy.
  */
 #include <dirent.h>
