@@ -19,7 +19,8 @@ events() {
 	jq -c "select(.event == \"$1\")" events.ndjson
 }
 
-# run_job ARGS...: ckpt-run with a deadline, events to events.ndjson, diagnostics to err.txt.
+# run_job ARGS...: ckpt-run with a deadline of $DEADLINE seconds (default 60), events to events.ndjson,
+# diagnostics to err.txt.  The deadline's SIGTERM asks for a savepoint; a job that ignores it is killed.
 run_job() {
-	run sh -c 'timeout 60 ckpt-run "$@" > events.ndjson 2> err.txt' sh "$@"
+	run sh -c 'timeout -k 5 "${DEADLINE:-60}" ckpt-run "$@" > events.ndjson 2> err.txt' sh "$@"
 }

@@ -27,6 +27,7 @@ pending_free(struct job *j, struct pending_cp *pc)
 		engine_subtask_free(pc->acks[t]);
 	free(pc->acks);
 	free(pc->finished);
+	free(pc->ended);
 	free(pc->fully);
 	memmove(&j->pend[k], &j->pend[k + 1], (j->npend - k - 1) * sizeof *pc);
 	j->npend--;
@@ -46,6 +47,7 @@ counts_as_failure(const char *reason)
 {
 	return strstr(reason, "SUBSUMED") == NULL && strcmp(reason, "TASK_FAILURE") != 0 &&
 	       strcmp(reason, "CHECKPOINT_DECLINED_ON_CANCELLATION_BARRIER") != 0 &&
+	       strcmp(reason, "FINALIZE_CHECKPOINT_FAILURE") != 0 &&
 	       strcmp(reason, "CHECKPOINT_DECLINED_TASK_CLOSING") != 0;
 }
 
@@ -161,8 +163,9 @@ init_pending(struct job *j, struct pending_cp *pc, const struct ckpt_plan *plan,
 	pc->wait = ckpt_calloc(j->p->nv, sizeof *pc->wait, e);
 	pc->acks = ckpt_calloc(j->nt, sizeof *pc->acks, e);
 	pc->finished = ckpt_calloc(j->nt, 1, e);
+	pc->ended = ckpt_calloc(j->nt, 1, e);
 	pc->fully = ckpt_calloc(j->p->nv, 1, e);
-	if (pc->wait == NULL || pc->acks == NULL || pc->finished == NULL || pc->fully == NULL)
+	if (pc->wait == NULL || pc->acks == NULL || pc->finished == NULL || pc->ended == NULL || pc->fully == NULL)
 		return -1;
 	for (size_t v = 0; v < j->p->nv; v++) {
 		if (ckpt_bits_init(&pc->wait[v], j->p->v[v].parallelism, e) < 0)
@@ -181,6 +184,51 @@ init_pending(struct job *j, struct pending_cp *pc, const struct ckpt_plan *plan,
 
 static void complete(struct job *j, struct pending_cp *pc);
 
+static int
+union_vertex(const struct job *j, size_t v)
+{
+	const struct ckpt_vertex *gv = &j->p->graph->v[v];
+
+	for (size_t k = 0; k < gv->nops; k++)
+		for (size_t s = 0; s < gv->ops[k].nstate; s++)
+			if (strcmp(gv->ops[k].state[s].mode, "union") == 0)
+				return 1;
+	return 0;
+}
+
+/*
+ * Flink's rule for union state (FLINK-21080): each subtask's state is every subtask's, so all the
+ * subtasks of such a vertex must share one final checkpoint.  No checkpoint is taken while some of
+ * them ended their input and others did not: those that ended wait, and all close together.
+ * The vertex whose subtasks partly ended (of pc's acknowledgements, or now when pc is NULL), else -1.
+ */
+static ssize_t
+union_partly_ended(const struct job *j, const struct pending_cp *pc)
+{
+	for (size_t v = 0; v < j->p->nv; v++) {
+		uint32_t n = 0, par = j->p->v[v].parallelism;
+
+		if (!union_vertex(j, v))
+			continue;
+		for (uint32_t s = 0; s < par; s++) {
+			size_t gi = j->vfirst[v] + s;
+
+			n += pc ? pc->ended[gi] || pc->finished[gi] : j->eod[gi] || j->state[gi] == CKPT_FINISHED;
+		}
+		if (n > 0 && n < par)
+			return (ssize_t)v;
+	}
+	return -1;
+}
+
+static int
+decline_union(struct job *j, size_t v, struct ckpt_err *e)
+{
+	return ckpt_err_set(e, CKPT_ERR_REFUSED, "",
+			    "The vertex %s (id = %s) has used UnionListState, but part of its tasks has called "
+			    "operators' finish method.", j->p->v[v].id, j->p->v[v].id);
+}
+
 /* Trigger a checkpoint now: 1 triggered, 0 declined by the plan (e says why), -1 on error. */
 int
 coord_trigger(struct job *j, enum bar_kind kind, int drain, struct ckpt_err *e)
@@ -188,6 +236,7 @@ coord_trigger(struct job *j, enum bar_kind kind, int drain, struct ckpt_err *e)
 	struct ckpt_plan_opts po = {CKPT_PLAN_FAST, !j->p->after_finish};
 	struct ckpt_plan plan = {0};
 	struct pending_cp *pc, *np;
+	ssize_t uv;
 	int r = -1, mr;
 
 	update_graph(j);
@@ -195,6 +244,12 @@ coord_trigger(struct job *j, enum bar_kind kind, int drain, struct ckpt_err *e)
 		return -1;
 	if (plan.decline_reason != NULL) {
 		ckpt_err_set(e, CKPT_ERR_REFUSED, "", "%s", plan.decline_message ? plan.decline_message : "");
+		r = 0;
+		goto out;
+	}
+	/* a stop-with-savepoint ends every subtask's input before its barrier: the final checkpoint of all */
+	if (kind != BAR_SYNC_SAVEPOINT && (uv = union_partly_ended(j, NULL)) >= 0) {
+		decline_union(j, (size_t)uv, e);
 		r = 0;
 		goto out;
 	}
@@ -396,7 +451,14 @@ complete(struct job *j, struct pending_cp *pc)
 	char *path = archive_path(j, pc, &e);
 	enum bar_kind kind = pc->bar.kind;
 	int drain = pc->bar.drain;
+	ssize_t uv = union_partly_ended(j, pc);
 
+	if (uv >= 0) {
+		/* some ended before their barrier came: the trigger could not see it; not counted as a failure */
+		free(path);
+		abort_pending(j, pc, "FINALIZE_CHECKPOINT_FAILURE");
+		return;
+	}
 	if (path == NULL || write_archive(j, pc, path, &state_bytes, &e) < 0) {
 		char why[1600];
 
@@ -446,6 +508,7 @@ on_ack(struct job *j, struct msg *m)
 		return;
 	ckpt_bits_clear(&pc->wait[t->vi], t->sub);
 	pc->acks[m->task] = m->st;
+	pc->ended[m->task] = (unsigned char)m->ended;
 	m->st = NULL;
 	if (m->align_ms > pc->align_ms)
 		pc->align_ms = m->align_ms;
@@ -514,8 +577,13 @@ coord_request_stop(struct job *j)
 	j->stop_asked = 1;
 }
 
+/*
+ * The stop-with-savepoint, tried again while its plan declines (a subtask restarting, say); a
+ * stop whose plan keeps declining for the checkpoint timeout fails the job, so that a stop always
+ * ends it.
+ */
 static int
-tick_stop(struct job *j)
+tick_stop(struct job *j, int64_t now)
 {
 	struct ckpt_err e = {0};
 	int r;
@@ -527,9 +595,18 @@ tick_stop(struct job *j)
 		j->err = e;
 		return -1;
 	}
-	if (r == 0) /* the plan declined: tried again at the next tick */
-		snprintf(j->stop_why, sizeof j->stop_why, "stop-with-savepoint declined: %s", e.text);
-	return 0;
+	if (r > 0) {
+		j->stop_declined_ms = 0;
+		return 0;
+	}
+	snprintf(j->stop_why, sizeof j->stop_why, "stop-with-savepoint declined: %s", e.text);
+	if (j->stop_declined_ms == 0)
+		j->stop_declined_ms = now;
+	if (now - j->stop_declined_ms < j->p->timeout_ms)
+		return 0;
+	j->final_state = "FAILED";
+	ckpt_err_set(&j->err, CKPT_ERR_REFUSED, "", "stop-with-savepoint failed: %s", e.text);
+	return -1;
 }
 
 /* When the aligned timeout of a checkpoint ends (0: no timer runs). */
@@ -583,7 +660,7 @@ coord_tick(struct job *j, int64_t now)
 		if (job_failover(j, SIZE_MAX, "Exceeded checkpoint tolerable failure threshold.", &j->err) < 0)
 			return -1;
 	}
-	if (tick_stop(j) < 0)
+	if (tick_stop(j, now) < 0)
 		return -1;
 	if (p->interval_ms <= 0 || j->stop_requested || j->savepoint_id >= 0 || j->npend >= p->max_concurrent)
 		return 0;

@@ -389,6 +389,7 @@ struct msg {
 	struct ckpt_subtask *st; /* ACK: owned by the message */
 	int64_t align_ms;
 	uint64_t persisted;
+	int ended; /* ACK: the task had ended its input: this checkpoint may be its final one */
 	char reason[160];
 };
 
@@ -400,6 +401,7 @@ struct pending_cp {
 	size_t nwait;
 	struct ckpt_subtask **acks; /* per global task */
 	unsigned char *finished;    /* per global task: FINISHED at trigger */
+	unsigned char *ended;       /* per global task: acknowledged after the end of its input */
 	unsigned char *fully;       /* per vertex */
 	int64_t align_ms;
 	uint64_t persisted;
@@ -436,6 +438,7 @@ struct job {
 	size_t nretained;
 	int64_t savepoint_id;  /* pending stop-with-savepoint (-1 none) */
 	int stop_requested, stop_drain;
+	int64_t stop_declined_ms; /* since when the stop's savepoint is declined (0: it is not) */
 	int64_t stop_at_ms;
 	int stop_asked;        /* a stop-with-savepoint was asked for (-s, -n, the stop flag) */
 	int stop_seen;         /* the value of *o->stop last acted on: each change is a new request */

@@ -78,14 +78,34 @@ source_open(struct task *t, const struct ckpt_subtask *r, struct ckpt_err *e)
 		s->sp[s->n++] = (struct split){t->sub, 0, 0, t->sub % 7};
 		return 0;
 	}
+	/* one state keeps its mode, as Flink refuses a list state restored as union state and back */
+	if (os && (os->mode == CKPT_MODE_UNION) != (t->v->prm.union_offsets != 0))
+		return ckpt_err_set(e, CKPT_ERR_INPUT, t->v->id,
+				    "state \"offsets\" is %s state in the snapshot and %s state in the pipeline",
+				    ckpt_mode_name(os->mode), t->v->prm.union_offsets ? "union" : "list");
 	for (size_t i = 0; i < n; i++) {
 		struct split sp;
+		size_t k;
 
 		if (parse_split(&os->entries[i], &sp) < 0)
 			return ckpt_err_set(e, CKPT_ERR_INPUT, t->v->id, "offsets entry %zu is not \"sN:OFFSET\"", i);
 		/* union state: every subtask sees every split and keeps its own share */
 		if (t->v->prm.union_offsets && sp.id % t->v->parallelism != t->sub)
 			continue;
+		/*
+		 * A split is read once however often the state names it: a snapshot written by ckpt-merge
+		 * holds the whole union in every subtask, and the restore unites those copies again.  Like
+		 * Flink's Kafka consumer, which restores its union into a map by partition.
+		 */
+		for (k = 0; k < s->n && s->sp[k].id != sp.id; k++)
+			;
+		if (k < s->n) {
+			if (s->sp[k].off != sp.off)
+				return ckpt_err_set(e, CKPT_ERR_INPUT, t->v->id,
+						    "split s%u restored at two offsets, %" PRId64 " and %" PRId64, sp.id,
+						    s->sp[k].off, sp.off);
+			continue;
+		}
 		sp.key = (uint64_t)sp.off % t->v->prm.keys;
 		sp.v7 = (sp.off + sp.id) % 7;
 		s->sp[s->n++] = sp;

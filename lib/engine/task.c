@@ -92,6 +92,7 @@ task_checkpoint(struct task *t, const struct barrier *b, int64_t align_ns)
 	m->id = b->id;
 	m->st = st;
 	m->align_ms = align_ns / 1000000;
+	m->ended = t->final_min_id >= 0 && t->final_min_id <= b->id;
 	job_post(t->job, m);
 }
 

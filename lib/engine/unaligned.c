@@ -268,6 +268,7 @@ ack(struct task *t)
 	m->st = u->st;
 	m->align_ms = u->align_ns / 1000000;
 	m->persisted = u->st->in_bytes + u->st->out_bytes;
+	m->ended = t->final_min_id >= 0 && t->final_min_id <= u->id;
 	free(u);
 	job_post(t->job, m);
 }

@@ -1,0 +1,139 @@
+#!/usr/bin/env bats
+# ckpt-run and ckpt-merge: a source's offsets as union and as list state, rescaled at restore (-r) or
+# beforehand (ckpt-merge -P): every path ends, and commits what an uninterrupted run commits.
+
+load helper
+load run-helper
+
+DEADLINE=20
+
+# The committed output of keyed_sum, independent of how the splits interleave: each record's key and
+# timestamp, and each key's final sum.
+normalized() {
+	committed | awk '{print $1, $3}' | sort
+	committed | awk '{ if ($2 > m[$1]) m[$1] = $2 } END { for (k in m) print "sum", k, m[k] }' | sort
+}
+
+# rescale MODE FROM TO: run at FROM uninterrupted; then stop after 3 checkpoints and go on at TO,
+# restoring the savepoint (-r) or (MODE merge) what ckpt-merge -P TO made of it.
+rescale() {
+	pipeline union ".vertices[].parallelism = $2 | .vertices[0].params.union_offsets = ${UNION:-true}"
+	run_job p.json
+	status_is 0
+	normalized > ref.txt
+	[ "$(committed | wc -l)" -eq $(($2 * 8000)) ]
+	rm -rf out ck
+	run_job -n 3 -o sp.tar p.json
+	status_is 0
+	[ "$(committed | wc -l)" -lt $(($2 * 8000)) ]
+	sp=sp.tar
+	if [ "$1" = merge ]; then
+		run ckpt-merge -P "$3" -o sp2.tar sp.tar
+		status_is 0
+		sp=sp2.tar
+	fi
+	pipeline union ".vertices[].parallelism = $3 | .vertices[0].params.union_offsets = ${UNION:-true}"
+	run_job -r "$sp" p.json
+	status_is 0
+	[ "$(events job_finished | jq -r .state)" = FINISHED ]
+	normalized > got.txt
+	cmp -s ref.txt got.txt || { diff ref.txt got.txt | head -20; return 1; }
+}
+
+@test "union: restore 2 to 4 ends, exactly once" {
+	rescale restore 2 4
+	# subtasks 2 and 3 own no split: they end at once and wait for the final checkpoint of all four
+	[ "$(events task_state | jq -r 'select(.vertex == "src" and .state == "FINISHED") | .subtask' | sort | tr -d '\n')" = 0123 ]
+}
+
+@test "union: restore 3 to 2 ends, exactly once" {
+	rescale restore 3 2
+}
+
+@test "union: restore 1 to 3 ends, exactly once" {
+	rescale restore 1 3
+}
+
+@test "union: ckpt-merge -P at the same parallelism, then restore: each split read once" {
+	rescale merge 2 2
+	# the merged snapshot holds the whole union in every subtask
+	run ckpt-inspect -a sp2.tar
+	[ "$(echo "$output" | jq -c '[.operators[0].subtasks[].operator_state.offsets.entries | length]')" = '[2,2]' ]
+}
+
+@test "union: ckpt-merge -P 4 and -P 2, then restore" {
+	rescale merge 2 4
+	rm -rf out ck
+	rescale merge 3 2
+}
+
+@test "list: restore and ckpt-merge -P, 2 to 4 and 3 to 2" {
+	UNION=false rescale restore 2 4
+	rm -rf out ck
+	UNION=false rescale merge 2 4
+	rm -rf out ck
+	UNION=false rescale restore 3 2
+	rm -rf out ck
+	UNION=false rescale merge 3 2
+}
+
+@test "union: no checkpoint while some subtasks ended and others not; they close together" {
+	pipeline union '.vertices[].parallelism = 3'
+	run_job -n 3 -o sp.tar p.json
+	status_is 0
+	pipeline union '.vertices[].parallelism = 2'
+	run_job -r sp.tar p.json
+	status_is 0
+	# subtask 0 reads splits 0 and 2, subtask 1 split 1: subtask 1 ends first and waits
+	end1=$(grep -n '"event":"task_state","vertex":"src","subtask":1,"state":"FINISHED"' events.ndjson | cut -d: -f1)
+	end0=$(grep -n '"event":"task_state","vertex":"src","subtask":0,"state":"FINISHED"' events.ndjson | cut -d: -f1)
+	last=$(grep -n '"event":"checkpoint_completed"' events.ndjson | tail -1 | cut -d: -f1)
+	[ "$last" -lt "$end0" ] && [ "$last" -lt "$end1" ]
+	[ "$(ckpt-inspect "$(events checkpoint_completed | tail -1 | jq -r .path)" | jq -r '.operators[0].fully_finished')" = false ]
+}
+
+@test "union: SIGTERM stops a job restored onto more subtasks than splits with a savepoint" {
+	pipeline union '.vertices[0].params.records = 0'
+	run_job -n 2 -o sp.tar p.json
+	status_is 0
+	pipeline union '.vertices[].parallelism = 4 | .vertices[0].params.records = 0'
+	timeout -k 5 "$DEADLINE" ckpt-run -r sp.tar p.json > events.ndjson 2> err.txt &
+	pid=$!
+	# wait until the subtasks without a split ended
+	for i in $(seq 1 200); do
+		grep -q '"event":"task_state","vertex":"map","subtask":3,"state":"RUNNING"' events.ndjson && break
+		sleep 0.05
+	done
+	sleep 0.3
+	kill -TERM "$pid"
+	st=0
+	wait "$pid" || st=$?
+	[ "$st" -eq 0 ]
+	[ "$(events job_finished | jq -r .state)" = FINISHED ]
+	[ "$(events savepoint | jq -r .drain)" = false ]
+	[ -s err.txt ] && cat err.txt && return 1
+	# the savepoint goes on from where the job stopped
+	path=$(events savepoint | jq -r .path)
+	[ "$(ckpt-inspect -a "$path" | jq -c '[.operators[0].subtasks[].operator_state.offsets.entries | length] | add')" -eq 2 ]
+}
+
+@test "run: a stop whose savepoint stays declined for timeout_ms fails the job" {
+	pipeline union '.vertices[0].params.records = 0 | .vertices[0].params.union_offsets = false'
+	run_job -n 2 -o sp.tar p.json
+	status_is 0
+	pipeline union '.vertices[].parallelism = 4 | .vertices[0].params.records = 0 | .vertices[0].params.union_offsets = false | .checkpointing.after_tasks_finish = false | .checkpointing.timeout_ms = 300'
+	timeout -k 5 "$DEADLINE" ckpt-run -r sp.tar p.json > events.ndjson 2> err.txt &
+	pid=$!
+	# sources 2 and 3 get no split and finish: no checkpoint can be taken without checkpoints after tasks finish
+	for i in $(seq 1 200); do
+		grep -q '"event":"task_state","vertex":"src","subtask":3,"state":"FINISHED"' events.ndjson && break
+		sleep 0.05
+	done
+	kill -TERM "$pid"
+	st=0
+	wait "$pid" || st=$?
+	[ "$st" -eq 1 ]
+	[ "$(events job_finished | jq -r .state)" = FAILED ]
+	[ "$(cat err.txt)" = "ckpt-run: stop-with-savepoint failed: Some tasks of the job have already finished and checkpointing with finished tasks is not enabled." ]
+	[ "$(events savepoint | wc -l)" -eq 0 ]
+}
