@@ -182,6 +182,7 @@ main(int argc, char **argv)
 	int c, status = 0;
 
 	cli_init("ckpt-inspect");
+	cli_progress();
 	o.uids = calloc((size_t)argc, sizeof *o.uids);
 	if (o.uids == NULL)
 		return 2;

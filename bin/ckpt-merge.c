@@ -225,6 +225,7 @@ main(int argc, char **argv)
 	int c, status;
 
 	cli_init("ckpt-merge");
+	cli_progress();
 	while ((c = getopt_long(argc, argv, ":hVpP:g:no:", longopts, NULL)) != -1) {
 		if (cli_common_option(c, usage))
 			continue;

@@ -2,6 +2,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -261,6 +262,8 @@ main(int argc, char **argv)
 	if (o.mode != PLAN && (o.graph || o.available))
 		cli_usage_fail("-g and -a apply to the recovery plan only");
 	o.dir = argv[optind];
+	if (o.mode != EVENTS || !isatty(STDOUT_FILENO))
+		cli_progress(); /* -e to the terminal shows the records themselves */
 	switch (o.mode) {
 	case EVENTS:
 		return cli_finish(run_events(&o));
