@@ -88,7 +88,9 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	@sh examples/demo.sh
 
-bench: all
+bench:
+	@sh .ci/deps bench
+	@$(MAKE) --no-print-directory all
 	@for b in t/bench/*.sh; do bash $$b || exit 1; done
 
 install: all

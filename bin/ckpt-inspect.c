@@ -18,7 +18,15 @@ struct opts {
 static void
 usage(void)
 {
-	printf("usage: ckpt-inspect [-p] [-a | -c | -d OTHER] [-u UID ...] [file ...]\n");
+	printf("usage: ckpt-inspect [-p] [-a | -c | -d OTHER] [-u UID ...] [file ...]\n"
+	       "options:\n"
+	       "  -a, --all             print the whole state document\n"
+	       "  -c, --check           verify each archive against its manifest\n"
+	       "  -d, --diff=OTHER      how OTHER differs from each file\n"
+	       "  -u, --uid=UID         name the operators the uid UID names (repeatable)\n"
+	       "  -p, --pretty          indented JSON\n"
+	       "  -h, --help            this help\n"
+	       "  -V, --version         the version\n");
 }
 
 static const char *
@@ -163,15 +171,22 @@ set_mode(struct opts *o, enum mode m)
 int
 main(int argc, char **argv)
 {
+	static const struct option longopts[] = {
+		{"all", no_argument, NULL, 'a'},     {"check", no_argument, NULL, 'c'},
+		{"diff", required_argument, NULL, 'd'}, {"uid", required_argument, NULL, 'u'},
+		{"pretty", no_argument, NULL, 'p'},  {"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'}, {NULL, 0, NULL, 0},
+	};
 	struct opts o = {0};
 	struct ckpt_snapshot *other = NULL;
 	int c, status = 0;
 
 	cli_init("ckpt-inspect");
+	cli_progress();
 	o.uids = calloc((size_t)argc, sizeof *o.uids);
 	if (o.uids == NULL)
 		return 2;
-	while ((c = getopt(argc, argv, ":hVpacd:u:")) != -1) {
+	while ((c = getopt_long(argc, argv, ":hVpacd:u:", longopts, NULL)) != -1) {
 		if (cli_common_option(c, usage))
 			continue;
 		switch (c) {

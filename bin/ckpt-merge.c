@@ -11,7 +11,17 @@
 static void
 usage(void)
 {
-	printf("usage: ckpt-merge [-p] [-P N | -P OPERATOR=N ...] [-g GRAPH] [-n] [-o OUT] [file]\n");
+	printf("usage: ckpt-merge [-p] [-P N | -P OPERATOR=N ...] [-g GRAPH] [-n] [-o OUT] [file]\n"
+	       "options:\n"
+	       "  -P, --parallelism=[OPERATOR=]N\n"
+	       "                        restore at parallelism N (every operator, or OPERATOR; repeatable)\n"
+	       "  -g, --graph=GRAPH     restore onto the job graph in the file GRAPH\n"
+	       "  -n, --allow-non-restored-state\n"
+	       "                        with -g: drop state no operator of the graph takes\n"
+	       "  -o, --output=OUT      write an archive (.tar, .tar.gz, .tgz, .zip or DIR/)\n"
+	       "  -p, --pretty          indented JSON\n"
+	       "  -h, --help            this help\n"
+	       "  -V, --version         the version\n");
 }
 
 /* Is out the very file or directory the input is?  No program overwrites its input. */
@@ -200,12 +210,23 @@ out:
 int
 main(int argc, char **argv)
 {
+	static const struct option longopts[] = {
+		{"parallelism", required_argument, NULL, 'P'},
+		{"graph", required_argument, NULL, 'g'},
+		{"allow-non-restored-state", no_argument, NULL, 'n'},
+		{"output", required_argument, NULL, 'o'},
+		{"pretty", no_argument, NULL, 'p'},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{NULL, 0, NULL, 0},
+	};
 	struct merge_opts o = {0};
 	const char *in;
 	int c, status;
 
 	cli_init("ckpt-merge");
-	while ((c = getopt(argc, argv, ":hVpP:g:no:")) != -1) {
+	cli_progress();
+	while ((c = getopt_long(argc, argv, ":hVpP:g:no:", longopts, NULL)) != -1) {
 		if (cli_common_option(c, usage))
 			continue;
 		switch (c) {

@@ -2,6 +2,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -18,7 +19,16 @@ usage(void)
 	printf("usage: ckpt-replay [-p] [-g GRAPH] [-a AVAILABLE] LOGDIR\n"
 	       "       ckpt-replay -e LOGDIR\n"
 	       "       ckpt-replay -w LOGDIR < events.ndjson\n"
-	       "       ckpt-replay -R OUT LOGDIR\n");
+	       "       ckpt-replay -R OUT LOGDIR\n"
+	       "options:\n"
+	       "  -g, --graph=GRAPH     the job graph (default: built from the log)\n"
+	       "  -a, --available=FILE  the partitions that still exist, a JSON array of ids\n"
+	       "  -e, --events          print the log's records as NDJSON\n"
+	       "  -w, --write           append the NDJSON events of stdin to the log\n"
+	       "  -R, --repair=OUT      copy the log to the new directory OUT, torn tail cut off\n"
+	       "  -p, --pretty          indented JSON\n"
+	       "  -h, --help            this help\n"
+	       "  -V, --version         the version\n");
 }
 
 /* Say what reading the log passed over: a gap, and (for -e) a torn tail. */
@@ -212,11 +222,18 @@ set_mode(struct opts *o, enum mode m)
 int
 main(int argc, char **argv)
 {
+	static const struct option longopts[] = {
+		{"graph", required_argument, NULL, 'g'}, {"available", required_argument, NULL, 'a'},
+		{"events", no_argument, NULL, 'e'},      {"write", no_argument, NULL, 'w'},
+		{"repair", required_argument, NULL, 'R'}, {"pretty", no_argument, NULL, 'p'},
+		{"help", no_argument, NULL, 'h'},        {"version", no_argument, NULL, 'V'},
+		{NULL, 0, NULL, 0},
+	};
 	struct opts o = {0};
 	int c;
 
 	cli_init("ckpt-replay");
-	while ((c = getopt(argc, argv, ":hVpg:a:ewR:")) != -1) {
+	while ((c = getopt_long(argc, argv, ":hVpg:a:ewR:", longopts, NULL)) != -1) {
 		if (cli_common_option(c, usage))
 			continue;
 		switch (c) {
@@ -245,6 +262,8 @@ main(int argc, char **argv)
 	if (o.mode != PLAN && (o.graph || o.available))
 		cli_usage_fail("-g and -a apply to the recovery plan only");
 	o.dir = argv[optind];
+	if (o.mode != EVENTS || !isatty(STDOUT_FILENO))
+		cli_progress(); /* -e to the terminal shows the records themselves */
 	switch (o.mode) {
 	case EVENTS:
 		return cli_finish(run_events(&o));

@@ -12,8 +12,26 @@ static long long kill_after, nevents; /* -K: testing recovery after a crash */
 static void
 usage(void)
 {
-	printf("usage: ckpt-run [-paD] [-r ARCHIVE] [-d DIR] [-o SAVEPOINT] [-s MS] [-n N] [-L LOGDIR | -R LOGDIR] [-B PARTDIR] [-K N] "
-	       "PIPELINE\n");
+	printf("usage: ckpt-run [-paD] [-r ARCHIVE] [-d DIR] [-o SAVEPOINT] [-s MS] [-n N] PIPELINE\n"
+	       "       ckpt-run [-p] [-L LOGDIR | -R LOGDIR] [-B PARTDIR] [-K N] PIPELINE\n"
+	       "options:\n"
+	       "  -r, --restore=ARCHIVE start from the snapshot ARCHIVE\n"
+	       "  -a, --allow-non-restored-state\n"
+	       "                        with -r: drop state no operator takes\n"
+	       "  -d, --dir=DIR         the checkpoint directory\n"
+	       "  -o, --savepoint=PATH  where the stop savepoint goes\n"
+	       "  -s, --stop-after-ms=MS\n"
+	       "                        stop with a savepoint after MS milliseconds\n"
+	       "  -n, --stop-after-checkpoints=N\n"
+	       "                        stop with a savepoint after N completed checkpoints\n"
+	       "  -D, --drain           stop with drain\n"
+	       "  -L, --log=LOGDIR      batch mode: write the job event log to LOGDIR\n"
+	       "  -R, --recover=LOGDIR  batch mode: recover from the log in LOGDIR\n"
+	       "  -B, --partitions=DIR  batch mode: where blocking partitions go\n"
+	       "  -K, --kill-after=N    testing: SIGKILL after N events\n"
+	       "  -p, --pretty          indented events\n"
+	       "  -h, --help            this help\n"
+	       "  -V, --version         the version\n");
 }
 
 static void
@@ -49,6 +67,23 @@ number(const char *s, const char *what)
 int
 main(int argc, char **argv)
 {
+	static const struct option longopts[] = {
+		{"restore", required_argument, NULL, 'r'},
+		{"allow-non-restored-state", no_argument, NULL, 'a'},
+		{"dir", required_argument, NULL, 'd'},
+		{"savepoint", required_argument, NULL, 'o'},
+		{"stop-after-ms", required_argument, NULL, 's'},
+		{"stop-after-checkpoints", required_argument, NULL, 'n'},
+		{"drain", no_argument, NULL, 'D'},
+		{"log", required_argument, NULL, 'L'},
+		{"recover", required_argument, NULL, 'R'},
+		{"partitions", required_argument, NULL, 'B'},
+		{"kill-after", required_argument, NULL, 'K'},
+		{"pretty", no_argument, NULL, 'p'},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{NULL, 0, NULL, 0},
+	};
 	struct ckpt_run_opts o = {0};
 	struct ckpt_err e = {0};
 	struct ckpt_pipeline *p;
@@ -57,7 +92,7 @@ main(int argc, char **argv)
 
 	cli_init("ckpt-run");
 	cli_pretty = 0;
-	while ((c = getopt(argc, argv, ":hVpaDr:d:o:s:n:L:R:B:K:")) != -1) {
+	while ((c = getopt_long(argc, argv, ":hVpaDr:d:o:s:n:L:R:B:K:", longopts, NULL)) != -1) {
 		if (cli_common_option(c, usage))
 			continue;
 		switch (c) {

@@ -4,12 +4,15 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
 
 const char *cli_prog = "ckpt";
 int cli_pretty = -1;
+
+static void progress_clear(void);
 
 void
 cli_init(const char *prog)
@@ -24,6 +27,7 @@ cli_error(const struct ckpt_err *e)
 	char buf[2048];
 
 	ckpt_err_format(e, buf, sizeof buf);
+	progress_clear();
 	fprintf(stderr, "%s: %s\n", cli_prog, buf);
 }
 
@@ -32,6 +36,7 @@ cli_warn(const char *fmt, ...)
 {
 	va_list ap;
 
+	progress_clear();
 	fprintf(stderr, "%s: ", cli_prog);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -44,6 +49,7 @@ cli_usage_fail(const char *fmt, ...)
 {
 	va_list ap;
 
+	progress_clear();
 	fprintf(stderr, "%s: ", cli_prog);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -113,4 +119,83 @@ cli_finish(int status)
 		return 2;
 	}
 	return status;
+}
+
+/* ---- progress on a terminal */
+
+static struct {
+	struct timespec last;
+	int shown;  /* a line is on the terminal */
+	int begun;  /* last is set */
+} prog;
+
+static void
+human(char *buf, size_t size, const char *unit, uint64_t n)
+{
+	static const char *const sfx[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+	double x = (double)n;
+	unsigned k = 0;
+
+	if (strcmp(unit, "bytes") != 0) {
+		snprintf(buf, size, "%llu", (unsigned long long)n);
+		return;
+	}
+	while (x >= 1024 && k + 1 < sizeof sfx / sizeof sfx[0]) {
+		x /= 1024;
+		k++;
+	}
+	snprintf(buf, size, k ? "%.1f %s" : "%.0f %s", x, sfx[k]);
+}
+
+static void
+progress_update(void *arg, const char *unit, uint64_t done, uint64_t total)
+{
+	struct timespec now;
+	char d[32], t[32];
+
+	(void)arg;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+	if (prog.begun && (now.tv_sec - prog.last.tv_sec) * 1000 + (now.tv_nsec - prog.last.tv_nsec) / 1000000 < 250)
+		return;
+	prog.last = now;
+	prog.begun = 1;
+	human(d, sizeof d, unit, done);
+	if (total > 0 && done <= total) {
+		human(t, sizeof t, unit, total);
+		fprintf(stderr, "\r%s: %s of %s%s%s (%u%%)\033[K", cli_prog, d, t, strcmp(unit, "bytes") ? " " : "",
+			strcmp(unit, "bytes") ? unit : "", (unsigned)(done * 100 / total));
+	} else {
+		fprintf(stderr, "\r%s: %s%s%s\033[K", cli_prog, d, strcmp(unit, "bytes") ? " " : "",
+			strcmp(unit, "bytes") ? unit : "");
+	}
+	fflush(stderr);
+	prog.shown = 1;
+}
+
+/* Take the progress line off the terminal (before a message, and at the end); the next update redraws it. */
+static void
+progress_clear(void)
+{
+	if (prog.shown) {
+		fputs("\r\033[K", stderr);
+		fflush(stderr);
+	}
+	prog.shown = 0;
+}
+
+static void
+progress_end(void *arg)
+{
+	(void)arg;
+	progress_clear();
+	prog.begun = 0;
+}
+
+void
+cli_progress(void)
+{
+	static const struct ckpt_progress p = {progress_update, progress_end, NULL};
+
+	if (isatty(STDERR_FILENO))
+		ckpt_progress_set(&p);
 }

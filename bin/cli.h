@@ -23,6 +23,12 @@ void cli_version(void);
  * (version) print and exit 0, -p sets cli_pretty.  1 when c was one of them.
  */
 int cli_common_option(int c, void (*usage)(void));
+/*
+ * Show the progress of long work (ckpt_progress) on stderr when it is a
+ * terminal, and nothing otherwise: "prog: 1.5 GiB of 4.0 GiB (37%)" on one
+ * line, rewritten at most four times a second, cleared when the work ends.
+ */
+void cli_progress(void);
 /* Print a JSON value as the user asked (-p or the terminal decides); 0 or -1 on write error. */
 int cli_print_json(const json_t *v);
 /* Flush and close stdout; a write error is reported and turns status into 2. */

@@ -15,6 +15,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 
+#include "progress-int.h"
 #include "snapshot-int.h"
 
 #define MANIFEST "MANIFEST.json"
@@ -157,6 +158,7 @@ ckpt_arc_stream(struct archive *a, int (*fn)(void *arg, const void *p, size_t n,
 		if (n && fn(arg, p, n, off) < 0)
 			return -1;
 		total += (int64_t)n;
+		ckpt_progress_at(a, (uint64_t)archive_filter_bytes(a, -1));
 	}
 }
 
@@ -672,9 +674,13 @@ ckpt_snapshot_write_with(struct ckpt_snapshot *s, const char *path, enum ckpt_ar
 			 void (*drop)(void *arg, struct ckpt_subtask *st), void *arg, struct ckpt_err *e)
 {
 	struct ckpt_awriter *w = ckpt_awriter_open(path, kind, e);
+	uint64_t done = 0, total = 0;
 
 	if (w == NULL)
 		return -1;
+	for (size_t i = 0; i < s->nops; i++)
+		total += s->ops[i].nsubtasks;
+	ckpt_progress_begin(s, "subtasks", total);
 	for (size_t i = 0; i < s->nops; i++) {
 		struct ckpt_operator *op = &s->ops[i];
 
@@ -689,10 +695,13 @@ ckpt_snapshot_write_with(struct ckpt_snapshot *s, const char *path, enum ckpt_ar
 			drop(arg, st);
 			if (r < 0)
 				goto fail;
+			ckpt_progress_at(s, ++done);
 		}
 	}
+	ckpt_progress_end(s);
 	return ckpt_awriter_commit(w, s, e);
 fail:
+	ckpt_progress_end(s);
 	ckpt_awriter_abort(w);
 	return -1;
 }

@@ -563,6 +563,23 @@ json_t *ckpt_snapshot_summary(struct ckpt_snapshot *s, const char *file, struct 
 json_t *ckpt_snapshot_diff(struct ckpt_snapshot *a, struct ckpt_snapshot *b, int *differ,
 			   struct ckpt_err *e);
 
+/* ----------------------------------------------------------- progress.c */
+
+/*
+ * Progress of long work: ckpt_archive_verify (bytes of the archive file),
+ * ckpt_snapshot_write and ckpt_snapshot_write_with (subtasks written) and the
+ * event log reader (bytes of its segments).  update gets what is done of the
+ * total (0 when unknown) often, every block or subtask: the caller decides
+ * what to show and how often; end is called once when that work is over.  The
+ * library never prints.  One hook for the process; NULL turns it off.
+ */
+struct ckpt_progress {
+	void (*update)(void *arg, const char *unit, uint64_t done, uint64_t total);
+	void (*end)(void *arg);
+	void *arg;
+};
+void ckpt_progress_set(const struct ckpt_progress *p);
+
 /* ------------------------------------------------------------ archive.c */
 
 enum ckpt_archive_kind { CKPT_ARCHIVE_TAR, CKPT_ARCHIVE_TARGZ, CKPT_ARCHIVE_ZIP, CKPT_ARCHIVE_DIR };

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "ckpt.h"
+#include "progress-int.h"
 
 #define READ_CHUNK (1u << 20)
 #define SEGMENT_LIMIT 100000000u /* events.N with N below this */
@@ -529,6 +530,7 @@ struct ckpt_evreader {
 	size_t cap, lo, hi;      /* buf[lo, hi) holds unread bytes */
 	struct ckpt_evparser *ps;
 	struct ckpt_evlog_stats st;
+	uint64_t before;         /* bytes of the segments before the open one (for progress) */
 };
 
 struct ckpt_evreader *
@@ -543,6 +545,17 @@ ckpt_evreader_open(const char *dir, struct ckpt_err *e)
 		goto fail;
 	if (list_segments(dir, &r->st.segments, &r->st.ignored, &r->st.gap, e) < 0)
 		goto fail;
+	if (ckpt_progress_on()) {
+		struct ckpt_err pe = {0};
+		uint64_t total = 0;
+		struct stat sb;
+		char *p;
+
+		for (uint32_t k = 0; k < r->st.segments; k++, free(p))
+			if ((p = segment_path(dir, k, &pe)) != NULL && stat(p, &sb) == 0)
+				total += (uint64_t)sb.st_size;
+		ckpt_progress_begin(r, "bytes", total);
+	}
 	return r;
 fail:
 	ckpt_evreader_free(r);
@@ -560,6 +573,7 @@ ckpt_evreader_free(struct ckpt_evreader *r)
 {
 	if (r == NULL)
 		return;
+	ckpt_progress_end(r);
 	if (r->fd >= 0)
 		close(r->fd);
 	free(r->dir);
@@ -637,6 +651,7 @@ close_segment(struct ckpt_evreader *r)
 	close(r->fd);
 	r->fd = -1;
 	r->cur++;
+	r->before += r->size;
 }
 
 /* Make buf[lo, lo+n) hold the next n bytes of the segment (n no more than what is left). */
@@ -675,6 +690,7 @@ fill(struct ckpt_evreader *r, size_t n, struct ckpt_err *e)
 			return ckpt_err_set(e, CKPT_ERR_IO, r->path, "segment shrank while being read");
 		r->hi += (size_t)k;
 	}
+	ckpt_progress_at(r, r->before + r->off + r->hi);
 	return 0;
 }
 

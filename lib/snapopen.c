@@ -15,6 +15,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 
+#include "progress-int.h"
 #include "snapshot-int.h"
 
 #define MANIFEST_LIMIT ((uint64_t)1 << 30)
@@ -927,6 +928,11 @@ verify_archive(struct verify *v, int fd, struct ckpt_err *e)
 	}
 	r = verify_manifest(v, g.buf, g.len, e);
 	free(g.buf);
+	if (ckpt_progress_on()) {
+		struct stat sb;
+
+		ckpt_progress_begin(a, "bytes", fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) ? (uint64_t)sb.st_size : 0);
+	}
 	while (r == 0) {
 		int n = ckpt_arc_next(a, &ent, v->name, &me);
 
@@ -941,6 +947,7 @@ verify_archive(struct verify *v, int fd, struct ckpt_err *e)
 			break;
 		}
 	}
+	ckpt_progress_end(a);
 	ckpt_arc_close(a);
 	if (r == 0)
 		verify_missing(v);

@@ -291,6 +291,7 @@ archive() {
 }
 
 @test "catalogue: ckpt-inspect: a Flink 1.2 _metadata (version 1) is refused" {
+	needs_fixtures
 	bad 2 "ckpt-inspect: $FIXTURES/flink-savepoints/unsupported-v1-flink1.2-complexkeyed-savepoint/_metadata: offset 4: this savepoint / checkpoint version (Flink 1.1 / 1.2) is no longer supported" \
 		ckpt-inspect "$FIXTURES/flink-savepoints/unsupported-v1-flink1.2-complexkeyed-savepoint/_metadata"
 }
@@ -301,18 +302,21 @@ archive() {
 }
 
 @test "catalogue: ckpt-inspect: a _metadata cut short, in a directory" {
+	needs_fixtures
 	mkdir cp
 	head -c 100 "$FIXTURES/flink-savepoints/v3-flink1.15dev-unified-sink-v1-savepoint/_metadata" > cp/_metadata
 	bad 2 'ckpt-inspect: cp/_metadata: offset 20: operator count 4 is more than the remaining 76 bytes can hold' ckpt-inspect cp
 }
 
 @test "catalogue: ckpt-inspect: a _metadata with bytes after its end" {
+	needs_fixtures
 	cat "$FIXTURES/flink-savepoints/v3-flink1.15dev-unified-sink-v1-savepoint/_metadata" > _metadata
 	printf 'xx' >> _metadata
 	bad 2 'ckpt-inspect: _metadata: offset 1640: 2 unexpected bytes after the last operator' ckpt-inspect _metadata
 }
 
 @test "catalogue: ckpt-inspect: a _metadata with Flink 1.1's Checkpointed state" {
+	needs_fixtures
 	bad 2 "ckpt-inspect: $FIXTURES/flink-savepoints/unsupported-v2-flink1.3-legacy-checkpointed-savepoint/_metadata: offset 204: legacy state (from Flink <= 1.1, created through the 'Checkpointed' interface) is no longer supported" \
 		ckpt-inspect "$FIXTURES/flink-savepoints/unsupported-v2-flink1.3-legacy-checkpointed-savepoint/_metadata"
 }

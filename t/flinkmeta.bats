@@ -16,6 +16,7 @@ goldens() {
 }
 
 @test "flinkmeta: the summary of every fixture" {
+	needs_fixtures
 	cd "$SP"
 	[ "$(ls -d v* | wc -l)" -eq 26 ]
 	run ckpt-inspect -p v*
@@ -25,6 +26,7 @@ goldens() {
 }
 
 @test "flinkmeta: -a of every fixture" {
+	needs_fixtures
 	cd "$SP"
 	run ckpt-inspect -a v*/_metadata
 	status_is 0
@@ -61,6 +63,7 @@ v6-table-ml-predict-async-unordered-savepoint|6|1|4|4|0|Suspend Savepoint, CANON
 v6-table-multi-join-three-way-inner-savepoint|6|1|6|6|0|Suspend Savepoint, CANONICAL|0'
 
 @test "flinkmeta: every fixture gives the top-level values of SOURCES.md" {
+	needs_fixtures
 	filter='[.flink.format_version, .checkpoint_id, (.operators | length),
 	  ([.operators[].subtasks[]] | length), (.flink.master_states | length),
 	  (if (.flink | has("properties")) | not then "-" elif .flink.properties == null then "null object"
@@ -76,6 +79,7 @@ v6-table-multi-join-three-way-inner-savepoint|6|1|6|6|0|Suspend Savepoint, CANON
 }
 
 @test "flinkmeta: operator details the fixtures' notes name" {
+	needs_fixtures
 	run sh -c 'ckpt-inspect "$1" | jq -c "[.operators[] | select(.coordinator_bytes) | .coordinator_bytes]"' sh \
 		"$SP/v3-flink1.15dev-unified-sink-v1-savepoint"
 	output_is '[16]'
@@ -108,6 +112,7 @@ null'
 }
 
 @test "flinkmeta: version 1 and legacy Checkpointed state are refused with Flink's words" {
+	needs_fixtures
 	cd "$SP"
 	run ckpt-inspect unsupported-v1-flink1.2-complexkeyed-savepoint
 	status_is 2
@@ -142,6 +147,7 @@ null'
 }
 
 @test "flinkmeta: a directory holding _metadata, the file itself and stdin give the same" {
+	needs_fixtures
 	d=v4-flink1.20-complexkeyed-savepoint
 	cd "$SP"
 	run sh -c 'ckpt-inspect "$1" | jq -c "del(.file)"' sh "$d"
@@ -157,6 +163,7 @@ null'
 }
 
 @test "flinkmeta: -u names operators by the ids Flink derives from uids, in every version" {
+	needs_fixtures
 	run sh -c 'ckpt-inspect -u first -u second -u third "$1" | jq -c ".uids"' sh "$SP/v2-flink1.8-nonkeyed-chain-savepoint"
 	status_is 0
 	output_is '[{"uid":"first","id":"adf090656b210b1609ad3203d4ee7329","operators":["adf090656b210b1609ad3203d4ee7329"]},{"uid":"second","id":"6730ef7375fb60f9d9bbdfdfd174d803","operators":["6730ef7375fb60f9d9bbdfdfd174d803"]},{"uid":"third","id":"013ef814c76e319e5fe9a82a3ba14933","operators":["013ef814c76e319e5fe9a82a3ba14933"]}]'
@@ -181,6 +188,7 @@ null'
 
 # Every stored uid of the v5/v6 fixtures hashes to the stored id (the decoder warns otherwise).
 @test "flinkmeta: stored uids and ids agree" {
+	needs_fixtures
 	cd "$SP"
 	for d in v5* v6*; do
 		run sh -c 'ckpt-inspect "$1" | jq -c ".flink.warnings // []"' sh "$d"
@@ -209,6 +217,7 @@ gen() {
 # (The three smallest fixtures: v4 with incremental handles and the Java trailer, v3 with
 # coordinator state, v3 with channel state; the next test cuts every fixture at chosen places.)
 @test "flinkmeta: _metadata cut at every length is refused" {
+	needs_fixtures
 	for d in v4-flink1.16-typeserializer-rocksdb-checkpoint v3-flink1.15dev-unified-sink-v1-savepoint \
 		v3-flink1.15-scala-broadcast-rocksdb-checkpoint-unaligned; do
 		rm -f c*
@@ -222,6 +231,7 @@ gen() {
 }
 
 @test "flinkmeta: every fixture cut near its start, its end and at each eighth is refused" {
+	needs_fixtures
 	mkdir d
 	gen fm_damage_all "$SP" d
 	[ "$(ls d/*.c* | wc -l)" -eq $((26 * 59)) ]
@@ -233,6 +243,7 @@ gen() {
 }
 
 @test "flinkmeta: _metadata with random bytes replaced never crashes (exit 0 or 2, one line per failure)" {
+	needs_fixtures
 	mkdir d
 	gen fm_damage_all "$SP" d flips
 	[ "$(ls d/*.m* | wc -l)" -eq $((26 * 8)) ]
@@ -243,6 +254,7 @@ gen() {
 }
 
 @test "flinkmeta: a trailing byte, a bad magic and an unknown version are refused" {
+	needs_fixtures
 	f=$SP/v3-flink1.12-complexkeyed-savepoint/_metadata
 	{ cat "$f"; printf x; } >t
 	run ckpt-inspect t

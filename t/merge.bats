@@ -369,6 +369,7 @@ FULL2='{"id": "op2", "parallelism": 2, "max_parallelism": 2, "fully_finished": t
 # ----------------------------------------------------------- Flink _metadata
 
 @test "_metadata: the assignment per new subtask names handles, offsets and key groups" {
+	needs_fixtures
 	f=$FIXTURES/flink-savepoints/v4-flink1.20-complexkeyed-savepoint/_metadata
 	run ckpt-merge -P 2 "$f"
 	status_is 0
@@ -377,11 +378,13 @@ FULL2='{"id": "op2", "parallelism": 2, "max_parallelism": 2, "fully_finished": t
 }
 
 @test "_metadata: union offsets go to every new subtask" {
+	needs_fixtures
 	f=$FIXTURES/flink-savepoints/v4-flink1.20-broadcast-rocksdb-savepoint-native/_metadata
 	merge_golden broadcast-native.P3 -P 3 "$f"
 }
 
 @test "_metadata: cannot be written as an archive" {
+	needs_fixtures
 	f=$FIXTURES/flink-savepoints/v4-flink1.20-broadcast-rocksdb-savepoint-native/_metadata
 	run ckpt-merge -P 3 -o out.tar "$f"
 	status_is 2
@@ -416,7 +419,12 @@ FULL2='{"id": "op2", "parallelism": 2, "max_parallelism": 2, "fully_finished": t
 	output_is 2
 	run sh -c "ckpt-merge -g examples/merge-job.json examples/merge-state.json | jq -c '[.operators[] | [.id, .parallelism]]'"
 	output_is '[["source-v2",3],["count-v2",4]]'
-	run sh -c "ckpt-merge -P 2 ../shared/fixtures/flink-savepoints/v4-flink1.20-complexkeyed-savepoint/_metadata | jq -c '.operators[1].subtasks[1] | [.key_groups, [.from[] | [.subtask, .handles[0].size, .handles[0].key_groups]]]'"
+}
+
+@test "the EXAMPLES of ckpt-merge(1): the real Flink savepoint" {
+	needs_fixtures
+	ln -s "$FIXTURES/flink-savepoints/v4-flink1.20-complexkeyed-savepoint" savepoint-complexkeyed
+	run sh -c "ckpt-merge -P 2 savepoint-complexkeyed/_metadata | jq -c '.operators[1].subtasks[1] | [.key_groups, [.from[] | [.subtask, .handles[0].size, .handles[0].key_groups]]]'"
 	output_is '["64-127",[[2,2496,"64-95"],[3,2536,"96-127"]]]'
 }
 

@@ -76,18 +76,21 @@ pointwise hybrid_full'
 }
 
 @test "rest: the documentation's example with placeholder ids is refused clearly" {
+	needs_fixtures
 	run ckpt-plan -g "$FIXTURES/flink-rest/jobs-jobid-docs-operations-playground.json"
 	status_is 2
 	output_is "ckpt-plan: $FIXTURES/flink-rest/jobs-jobid-docs-operations-playground.json:24:13: vertex 0: id \"<vertex-id>\" is a placeholder, not a JobVertexID; edges cannot be resolved"
 }
 
 @test "rest: a vertex document without its job document is refused" {
+	needs_fixtures
 	run ckpt-plan "$FIXTURES/flink-rest/jobs-jobid-vertices-vertexid-docs-legacy.json"
 	status_is 2
 	output_is "ckpt-plan: $FIXTURES/flink-rest/jobs-jobid-vertices-vertexid-docs-legacy.json:1:1: a vertex document (GET /jobs/:jobid/vertices/:vertexid) must follow its job document (GET /jobs/:jobid)"
 }
 
 @test "rest: a vertex document of another job is refused" {
+	needs_fixtures
 	run ckpt-plan "$R/job.json" "$FIXTURES/flink-rest/jobs-jobid-vertices-vertexid-docs-legacy.json"
 	status_is 2
 	output_is "ckpt-plan: $FIXTURES/flink-rest/jobs-jobid-vertices-vertexid-docs-legacy.json:2:9: vertex \"dceafe2df1f57a1206fcb907cb38ad97\" is not in the job document before it"

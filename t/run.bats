@@ -7,7 +7,7 @@ load run-helper
 @test "run: usage" {
 	run ckpt-run -h
 	status_is 0
-	output_is 'usage: ckpt-run [-paD] [-r ARCHIVE] [-d DIR] [-o SAVEPOINT] [-s MS] [-n N] [-L LOGDIR | -R LOGDIR] [-B PARTDIR] [-K N] PIPELINE'
+	match_golden "$DATA/usage/ckpt-run.txt"
 	run ckpt-run
 	status_is 2
 	run ckpt-run -s x p.json

@@ -9,6 +9,8 @@ trap 'rm -rf "$W"' EXIT
 N=16                       # members
 SIZE=$((64 * 1024 * 1024)) # bytes of the one list entry of each member
 
+# xxhsum -q: without it each file hashed writes a line of 79 blanks and a carriage return to
+# stderr (its status line, cleared), a screenful before the table.
 # A directory archive written by hand from ckpt-archive(5), then packed by ckpt-merge
 # (CKPT_BENCH_ARCHIVE names a place to keep it between runs).
 A=${CKPT_BENCH_ARCHIVE:-$W/big.tar}
@@ -25,8 +27,8 @@ while [ $i -lt $N ]; do
 	{ printf 'ckptsub1O'; printf "$(le 1 4)s\\000\\000$(le 1 8)$(le $SIZE 8)"; cat "$W/payload"; printf E; } > "$f"
 	printf '%08d' $i | dd of="$f" bs=1 seek=40 conv=notrunc 2>/dev/null # members differ
 	sz=$(stat -c %s "$f")
-	h=$(xxhsum -H3 "$f" | sed 's/.*= //;s/ .*//')
-	case $h in XXH3*) h=$(xxhsum -H3 "$f" | awk '{print $1}' | sed 's/^XXH3_//');; esac
+	h=$(xxhsum -q -H3 "$f" | sed 's/.*= //;s/ .*//')
+	case $h in XXH3*) h=$(xxhsum -q -H3 "$f" | awk '{print $1}' | sed 's/^XXH3_//');; esac
 	sep=${subs:+,}
 	subs="$subs$sep{\"index\":$i,\"member\":\"op/big/$i\",\"operator_state\":{\"s\":{\"mode\":\"list\",\"entries\":1,\"bytes\":$SIZE}}}"
 	members="$members$sep{\"name\":\"op/big/$i\",\"size\":$sz,\"xxh3\":\"$h\"}"
@@ -55,7 +57,7 @@ best() {
 }
 echo "archive: $BYTES bytes, $N members"
 echo "ckpt-inspect -c:            $(best "$BIN/ckpt-inspect" -c "$A")"
-echo "bsdtar -xOf | xxhsum -H3:   $(best sh -c 'bsdtar -xOf "$1" | xxhsum -H3' sh "$A")"
-echo "xxhsum -H3 archive:         $(best xxhsum -H3 "$A")"
+echo "bsdtar -xOf | xxhsum -H3:   $(best sh -c 'bsdtar -xOf "$1" | xxhsum -q -H3' sh "$A")"
+echo "xxhsum -H3 archive:         $(best xxhsum -q -H3 "$A")"
 /usr/bin/time -f '%M' -o "$W/mem" "$BIN/ckpt-inspect" -c "$A" > /dev/null
 echo "ckpt-inspect -c peak memory: $(awk '{printf "%.1f MB", $1 / 1024}' "$W/mem")"

@@ -2,8 +2,12 @@
 # Run each fuzz target for FUZZ_SECONDS from its seed corpus (t/fuzz/corpus/<name>/ and
 # t/fuzz/regress/<name>/); fail on the first crash, leak or timeout, leaving the input in build/fuzz/artifacts/.
 # -seed=1: every run explores the same sequence of inputs, so what passed here passes in CI.
+# The real Flink _metadata files (not part of the project: CKPT_FIXTURES, default ../shared/fixtures
+# beside the repository) seed fuzz_flinkmeta too when present; absent, it starts from its synthetic
+# seeds alone, saying so (and failing when CI=true).
 secs=${FUZZ_SECONDS:-20}
 here=$(cd "$(dirname "$0")" && pwd)
+fixtures=$(cd "${CKPT_FIXTURES:-$here/../../../shared/fixtures}" 2>/dev/null && pwd)
 status=0
 for bin in "$@"; do
 	name=${bin##*/fuzz_}
@@ -18,6 +22,19 @@ for bin in "$@"; do
 	for d in "$here/corpus/$name" "$here/regress/$name"; do
 		[ -d "$d" ] && seeds="$seeds $d"
 	done
+	if [ "$name" = flinkmeta ]; then
+		if [ -n "$fixtures" ] && [ -d "$fixtures/flink-savepoints" ]; then
+			for f in "$fixtures"/flink-savepoints/*/_metadata; do
+				g=${f%/_metadata}
+				cp "$f" "$work/${g##*/}"
+			done
+		elif [ "${CI-}" = true ]; then
+			echo "fuzz $name: no Flink fixtures (set CKPT_FIXTURES), and CI=true requires them"
+			status=1
+		else
+			echo "fuzz $name: no Flink fixtures (set CKPT_FIXTURES): synthetic seeds only"
+		fi
+	fi
 	echo "fuzz $name: ${secs}s"
 	# shellcheck disable=SC2086
 	if ! "$bin" "$@" "$work" $seeds >"$work.log" 2>&1; then
