@@ -125,6 +125,7 @@ null'
 # Each "$ " line of the EXAMPLES of ckpt-flink(5), run in the fixtures' directory, prints (stdout
 # and stderr) exactly the lines shown under it.
 @test "flinkmeta: the EXAMPLES of ckpt-flink(5) print what they show" {
+	needs_fixtures
 	local line cmd= want= got n=0
 	cd "$SP"
 	while IFS= read -r line; do
