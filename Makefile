@@ -34,7 +34,7 @@ PROGS = $(PROG_SRC:bin/%.c=$(BINDIR)/%)
 MAN = $(sort $(wildcard man/*.[157]))
 
 .SECONDARY:
-.PHONY: all deps check test lint demo install uninstall clean bench fuzz
+.PHONY: all deps check test lint symbols demo install uninstall clean bench fuzz
 .DEFAULT_GOAL := all
 
 all: $(PROGS)
@@ -70,7 +70,7 @@ deps:
 # ASan + UBSan with leak checking, and each fuzz target briefly.
 check: deps
 	@$(MAKE) --no-print-directory all
-	@$(MAKE) --no-print-directory test lint
+	@$(MAKE) --no-print-directory symbols test lint
 ifneq ($(SANITIZE),1)
 	@echo "== the suite again under ASan + UBSan"
 	@$(MAKE) --no-print-directory SANITIZE=1 all test
@@ -80,6 +80,12 @@ endif
 
 test:
 	@CKPT_BIN=$(CURDIR)/$(BINDIR) sh t/run
+
+# Every external symbol of the library starts with ckpt_, so that it cannot clash with a program's.
+symbols: $(LIB_OBJ)
+	@bad=$$(nm -g --defined-only $(LIB_OBJ) | awk 'NF == 3 && $$3 !~ /^ckpt_/ { print $$3 }' | sort -u); \
+	if [ -n "$$bad" ]; then echo "libckpt exports symbols without the ckpt_ prefix:" $$bad >&2; exit 1; fi; \
+	echo "symbols: every external symbol of libckpt starts with ckpt_"
 
 lint:
 	@if [ -n "$(MAN)" ]; then mandoc -Tlint -Wwarning $(MAN) && echo "mandoc: $(words $(MAN)) pages clean"; fi

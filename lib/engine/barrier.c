@@ -18,7 +18,7 @@ unblock_all(struct task *t)
 		t->in[i].aligned = 0;
 	}
 	t->naligned = 0;
-	notify_wake(&t->nt);
+	ckpt_notify_wake(&t->nt);
 }
 
 /* Give up checkpoint id here: decline it and tell downstream to stop aligning for it. */
@@ -31,18 +31,18 @@ bh_abort(struct task *t, int64_t id, const char *reason)
 		t->done_id = id;
 	t->target = 0;
 	unblock_all(t);
-	task_decline(t, id, reason);
+	ckpt_task_decline(t, id, reason);
 }
 
 static void
 alignment_done(struct task *t)
 {
-	int64_t align = now_ns() - t->align_start_ns;
+	int64_t align = ckpt_now_ns() - t->align_start_ns;
 	struct barrier b = t->pending;
 
 	t->done_id = t->cur_id;
 	unblock_all(t);
-	task_checkpoint(t, &b, t->target > 1 ? align : 0);
+	ckpt_task_checkpoint(t, &b, t->target > 1 ? align : 0);
 }
 
 static void
@@ -59,10 +59,10 @@ mark_aligned(struct task *t, size_t ch, int block)
 }
 
 void
-bh_on_barrier(struct task *t, const struct barrier *b, size_t ch, int rpc)
+ckpt_bh_on_barrier(struct task *t, const struct barrier *b, size_t ch, int rpc)
 {
 	if (t->job->p->unaligned) {
-		ua_on_barrier(t, b, ch, rpc);
+		ckpt_ua_on_barrier(t, b, ch, rpc);
 		return;
 	}
 	if (b->id < t->cur_id || (b->id == t->cur_id && !pending(t)))
@@ -74,7 +74,7 @@ bh_on_barrier(struct task *t, const struct barrier *b, size_t ch, int rpc)
 		t->pending = *b;
 		t->naligned = 0;
 		t->target = t->nopen;
-		t->align_start_ns = now_ns();
+		t->align_start_ns = ckpt_now_ns();
 		for (size_t i = 0; i < t->nin; i++)
 			t->in[i].aligned = 0;
 	}
@@ -82,10 +82,10 @@ bh_on_barrier(struct task *t, const struct barrier *b, size_t ch, int rpc)
 }
 
 void
-bh_on_cancel(struct task *t, int64_t id)
+ckpt_bh_on_cancel(struct task *t, int64_t id)
 {
 	if (t->job->p->unaligned) {
-		ua_on_cancel(t, id);
+		ckpt_ua_on_cancel(t, id);
 		return;
 	}
 	if (id > t->cur_id || (id == t->cur_id && pending(t) && t->naligned > 0))
@@ -94,10 +94,10 @@ bh_on_cancel(struct task *t, int64_t id)
 
 /* EndOfPartition counts as the channel's barrier for a pending checkpoint (FLIP-147). */
 void
-bh_on_end_of_partition(struct task *t, size_t ch)
+ckpt_bh_on_end_of_partition(struct task *t, size_t ch)
 {
 	if (t->job->p->unaligned) {
-		ua_on_end_of_partition(t, ch);
+		ckpt_ua_on_end_of_partition(t, ch);
 		return;
 	}
 	t->nopen--;
@@ -115,27 +115,27 @@ bh_on_end_of_partition(struct task *t, size_t ch)
  * input closed it checkpoints like a source, else a virtual, non-blocking barrier on each open channel.
  */
 void
-bh_rpc_trigger(struct task *t, const struct barrier *b)
+ckpt_bh_rpc_trigger(struct task *t, const struct barrier *b)
 {
 	if (t->nopen == 0) {
 		if (b->id > t->cur_id) {
 			t->cur_id = b->id;
 			t->done_id = b->id;
-			task_checkpoint(t, b, 0);
+			ckpt_task_checkpoint(t, b, 0);
 		}
 		return;
 	}
 	for (size_t i = 0; i < t->nin; i++)
 		if (!t->in[i].eop)
-			bh_on_barrier(t, b, i, 1); /* unaligned: handed on to ua_on_barrier */
+			ckpt_bh_on_barrier(t, b, i, 1); /* unaligned: handed on to ckpt_ua_on_barrier */
 }
 
 /* The coordinator gave checkpoint id up (expired, declined elsewhere): stop aligning for it. */
 void
-bh_on_abort_notified(struct task *t, int64_t id)
+ckpt_bh_on_abort_notified(struct task *t, int64_t id)
 {
 	if (t->job->p->unaligned) {
-		ua_on_abort_notified(t, id);
+		ckpt_ua_on_abort_notified(t, id);
 		return;
 	}
 	if (id == t->cur_id && pending(t))

@@ -131,7 +131,7 @@ static int
 log_finished(struct bjob *b, struct task *t, struct ckpt_err *e)
 {
 	int complete = vertex_complete(b, t->vi);
-	int64_t now = now_ms();
+	int64_t now = ckpt_now_ms();
 	json_t *pl = json_pack("{s:s,s:i,s:i,s:{s:I,s:I}}", "vertex", t->v->id, "subtask", (json_int_t)t->sub,
 			       "attempt", (json_int_t)t->attempt, "metrics", "records_in",
 			       (json_int_t)t->records_in, "records_out", (json_int_t)t->records_out);
@@ -139,7 +139,7 @@ log_finished(struct bjob *b, struct task *t, struct ckpt_err *e)
 	if (pl == NULL)
 		return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
 	b->since_snap[t->vi] = 1;
-	if (bp_has_partition(b->p, t->vi)) {
+	if (ckpt_bp_has_partition(b->p, t->vi)) {
 		json_t *id = json_sprintf("%s:%u", t->v->id, t->sub);
 
 		json_object_set_new(pl, "partitions", json_pack("[O]", id));
@@ -165,9 +165,9 @@ inputs_complete(const struct bjob *b, const struct task *t)
 		const struct pl_edge *ed = &b->p->e[t->v->in[g]];
 		uint32_t lo, hi;
 
-		if (!bp_blocking(b->p, t->v->in[g]))
+		if (!ckpt_bp_blocking(b->p, t->v->in[g]))
 			continue;
-		edge_inputs(b->p, ed, t->sub, &lo, &hi);
+		ckpt_edge_inputs(b->p, ed, t->sub, &lo, &hi);
 		for (uint32_t i = lo; i < hi; i++)
 			if (b->st[b->vfirst[ed->source] + i] != B_FINISHED)
 				return 0;
@@ -188,10 +188,10 @@ prepare_task(struct bjob *b, struct task *t)
 	t->failed = 0;
 	t->ost = NULL;
 	t->fail_after = -1;
-	t->last_flush_ms = now_ms();
+	t->last_flush_ms = ckpt_now_ms();
 	t->delay_debt_ns = 0;
 	b->lost_from[t->gi] = 0;
-	bp_pq_reset_inputs(b, t);
+	ckpt_bp_pq_reset_inputs(b, t);
 	for (size_t f = 0; f < b->p->nfail; f++)
 		if (!b->p->fail[f].lose_partition && !b->fail_fired[f] && b->p->fail[f].vertex == t->vi &&
 		    b->p->fail[f].subtask == t->sub) {
@@ -279,7 +279,7 @@ start_ready(struct bjob *b, struct ckpt_err *e)
 		if (b->st[i] != B_RUNNING || t->started || b->done[i])
 			continue;
 		state_event(b, t, "RUNNING");
-		errno = pthread_create(&t->th, NULL, bp_task_main, t);
+		errno = pthread_create(&t->th, NULL, ckpt_bp_task_main, t);
 		if (errno != 0)
 			return ckpt_err_sys(e, "", "cannot start a task thread");
 		t->started = 1;
@@ -292,7 +292,7 @@ join_task(struct task *t)
 {
 	if (t->started) {
 		atomic_store(&t->cancel, 1);
-		notify_wake(&t->nt);
+		ckpt_notify_wake(&t->nt);
 		pthread_join(t->th, NULL);
 		t->started = 0;
 	}
@@ -396,7 +396,7 @@ failover(struct bjob *b, struct task *ft, struct ckpt_err *e)
 	if (log_append(b, CKPT_EVENT_VERTICES_RESET, json_pack("{s:O}", "subtasks", reset), e) < 0)
 		goto out;
 	emit(b, json_pack("{s:s,s:s,s:o,s:i,s:n}", "event", "restart", "strategy",
-			  ckpt_failover_strategy_name(b->p->strategy), "restart", subtask_sets_json(&b->j, sets), "attempt",
+			  ckpt_failover_strategy_name(b->p->strategy), "restart", ckpt_subtask_sets_json(&b->j, sets), "attempt",
 			  (json_int_t)b->restarts, "checkpoint"));
 	r = 0;
 out:
@@ -465,14 +465,14 @@ available_partitions(struct bjob *b)
 	json_t *a = json_array();
 
 	for (size_t v = 0; v < b->p->nv; v++)
-		for (uint32_t s = 0; bp_has_partition(b->p, v) && s < b->p->v[v].parallelism; s++) {
+		for (uint32_t s = 0; ckpt_bp_has_partition(b->p, v) && s < b->p->v[v].parallelism; s++) {
 			struct ckpt_err ignored = {0};
 			unsigned char *d;
 			size_t len;
 			char path[4200];
 
-			bp_part_path(b, v, s, path, sizeof path);
-			if (bp_read_partition(path, &d, &len, &ignored) == 0)
+			ckpt_bp_part_path(b, v, s, path, sizeof path);
+			if (ckpt_bp_read_partition(path, &d, &len, &ignored) == 0)
 				json_array_append_new(a, json_sprintf("%s:%u", b->p->v[v].id, s));
 			free(d);
 		}
@@ -585,8 +585,8 @@ init_task(struct bjob *b, size_t v, uint32_t s)
 	t->sub = s;
 	t->gi = b->vfirst[v] + s;
 	t->v = &b->p->v[v];
-	t->op = op_def(b->p->v[v].op);
-	notify_init(&t->nt);
+	t->op = ckpt_op_def(b->p->v[v].op);
+	ckpt_notify_init(&t->nt);
 	pthread_mutex_init(&t->mmu, NULL);
 }
 
@@ -634,7 +634,7 @@ setup_regions(struct bjob *b, struct ckpt_err *e)
 		b->region[i] = i;
 	for (size_t k = 0; k < p->ne; k++) {
 		b->pqfirst[k] = b->npq;
-		if (!bp_blocking(p, k))
+		if (!ckpt_bp_blocking(p, k))
 			b->npq += p->v[p->e[k].target].parallelism;
 	}
 	if ((b->pq = ckpt_calloc(b->npq + 1, sizeof *b->pq, e)) == NULL)
@@ -644,11 +644,11 @@ setup_regions(struct bjob *b, struct ckpt_err *e)
 	for (size_t k = 0; k < p->ne; k++) {
 		const struct pl_edge *ed = &p->e[k];
 
-		for (uint32_t c = 0; !bp_blocking(p, k) && c < p->v[ed->target].parallelism; c++) {
+		for (uint32_t c = 0; !ckpt_bp_blocking(p, k) && c < p->v[ed->target].parallelism; c++) {
 			uint32_t lo, hi;
 
-			edge_inputs(p, ed, c, &lo, &hi);
-			bp_pq_of(b, k, c)->nprod = hi - lo;
+			ckpt_edge_inputs(p, ed, c, &lo, &hi);
+			ckpt_bp_pq_of(b, k, c)->nprod = hi - lo;
 			for (uint32_t i = lo; i < hi; i++) {
 				size_t x = uf_find(b->region, b->vfirst[ed->source] + i);
 				size_t y = uf_find(b->region, b->vfirst[ed->target] + c);
@@ -667,7 +667,7 @@ static int
 check_names(const struct bjob *b, struct ckpt_err *e)
 {
 	for (size_t v = 0; v < b->p->nv; v++)
-		if (bp_has_partition(b->p, v) && bp_encode_id(b->p->v[v].id, NULL, 0) > PART_NAME_MAX)
+		if (ckpt_bp_has_partition(b->p, v) && ckpt_bp_encode_id(b->p->v[v].id, NULL, 0) > PART_NAME_MAX)
 			return ckpt_err_set(e, CKPT_ERR_INPUT, "",
 					    "vertex id \"%.40s...\" is too long for a partition file name", b->p->v[v].id);
 	return 0;
@@ -680,11 +680,11 @@ setup(struct bjob *b, struct ckpt_pipeline *p, const struct ckpt_run_opts *o, st
 	b->o = b->j.o = o;
 	pthread_mutex_init(&b->j.cmu, NULL);
 	pthread_mutex_init(&b->j.emu, NULL);
-	notify_init(&b->j.cnt);
+	ckpt_notify_init(&b->j.cnt);
 	b->j.inbox_tail = &b->j.inbox;
 	b->logdir = o->log ? o->log : p->batch_log ? p->batch_log : "job-events";
 	b->partdir = o->partitions ? o->partitions : p->batch_partitions ? p->batch_partitions : "partitions";
-	b->start_ms = b->last_snap_ms = now_ms();
+	b->start_ms = b->last_snap_ms = ckpt_now_ms();
 	b->vfirst = ckpt_calloc(p->nv + 1, sizeof *b->vfirst, e);
 	if (b->vfirst == NULL)
 		return -1;
@@ -735,13 +735,13 @@ free_bjob(struct bjob *b)
 {
 	for (size_t i = 0; b->t && i < b->nt; i++) {
 		join_task(&b->t[i]);
-		notify_destroy(&b->t[i].nt);
+		ckpt_notify_destroy(&b->t[i].nt);
 		pthread_mutex_destroy(&b->t[i].mmu);
 	}
 	for (struct msg *m = b->j.inbox; m != NULL;) {
 		struct msg *n = m->next;
 
-		engine_subtask_free(m->st);
+		ckpt_engine_subtask_free(m->st);
 		free(m);
 		m = n;
 	}
@@ -769,7 +769,7 @@ free_bjob(struct bjob *b)
 	free(b->ran);
 	free(b->lost_from);
 	free(b->decided);
-	notify_destroy(&b->j.cnt);
+	ckpt_notify_destroy(&b->j.cnt);
 	pthread_mutex_destroy(&b->j.cmu);
 	pthread_mutex_destroy(&b->j.emu);
 }
@@ -782,7 +782,7 @@ free_bjob(struct bjob *b)
 static void
 finished_event(struct bjob *b, const char *state)
 {
-	int64_t ms = now_ms() - b->start_ms;
+	int64_t ms = ckpt_now_ms() - b->start_ms;
 	uint64_t sink = 0, source = 0, now = 0;
 
 	for (size_t i = 0; i < b->nt; i++) {
@@ -802,13 +802,13 @@ finished_event(struct bjob *b, const char *state)
 }
 
 int
-batch_run(struct ckpt_pipeline *p, const struct ckpt_run_opts *o, struct ckpt_err *e)
+ckpt_batch_run(struct ckpt_pipeline *p, const struct ckpt_run_opts *o, struct ckpt_err *e)
 {
 	struct bjob b = {0};
 	const char *state = "FINISHED";
 	int r = -1;
 
-	if (!batch_mode(p))
+	if (!ckpt_batch_mode(p))
 		return ckpt_err_set(e, CKPT_ERR_INPUT, "", "-L, -R and -B need a pipeline in batch mode (blocking edges)");
 	if (o->restore || o->savepoint || o->stop_after_ms || o->stop_after_cps || o->drain)
 		/* a refusal, as Flink refuses savepoints of a batch job */
@@ -832,7 +832,7 @@ batch_run(struct ckpt_pipeline *p, const struct ckpt_run_opts *o, struct ckpt_er
 			state = "FAILED";
 			break;
 		}
-		notify_wait(&b.j.cnt, seq, 100);
+		ckpt_notify_wait(&b.j.cnt, seq, 100);
 	}
 	for (size_t i = 0; i < b.nt; i++)
 		join_task(&b.t[i]);

@@ -72,18 +72,18 @@ struct bjob {
 /* ---- partition.c: the data side */
 
 /* Edge k is a blocking exchange. */
-int bp_blocking(const struct ckpt_pipeline *p, size_t k);
+int ckpt_bp_blocking(const struct ckpt_pipeline *p, size_t k);
 /* A vertex id percent-encoded for a file name into out (size bytes); the encoded length. */
-size_t bp_encode_id(const char *id, char *out, size_t size);
+size_t ckpt_bp_encode_id(const char *id, char *out, size_t size);
 /* The path of subtask sub of vertex v's blocking partition. */
-void bp_part_path(const struct bjob *b, size_t v, uint32_t sub, char *out, size_t size);
+void ckpt_bp_part_path(const struct bjob *b, size_t v, uint32_t sub, char *out, size_t size);
 /* The queue of pipelined edge k to consumer subtask c. */
-struct pq *bp_pq_of(struct bjob *b, size_t k, uint32_t c);
+struct pq *ckpt_bp_pq_of(struct bjob *b, size_t k, uint32_t c);
 /* Before t (re)starts: its pipelined inputs empty, none of their producers ended. */
-void bp_pq_reset_inputs(struct bjob *b, struct task *t);
+void ckpt_bp_pq_reset_inputs(struct bjob *b, struct task *t);
 /* A whole blocking partition file, checked; a missing or damaged one is an error. */
-int bp_read_partition(const char *path, unsigned char **d, size_t *len, struct ckpt_err *e);
+int ckpt_bp_read_partition(const char *path, unsigned char **d, size_t *len, struct ckpt_err *e);
 /* The thread of one batch subtask: run it, then tell the scheduler how it ended. */
-void *bp_task_main(void *arg);
+void *ckpt_bp_task_main(void *arg);
 
 #endif

@@ -15,7 +15,7 @@
 #define EVENT_SLOTS 64
 
 void
-notify_init(struct notify *n)
+ckpt_notify_init(struct notify *n)
 {
 	pthread_condattr_t a;
 
@@ -29,14 +29,14 @@ notify_init(struct notify *n)
 }
 
 void
-notify_destroy(struct notify *n)
+ckpt_notify_destroy(struct notify *n)
 {
 	pthread_mutex_destroy(&n->mu);
 	pthread_cond_destroy(&n->cv);
 }
 
 void
-notify_wait(struct notify *n, unsigned seq, int64_t timeout_ms)
+ckpt_notify_wait(struct notify *n, unsigned seq, int64_t timeout_ms)
 {
 	struct timespec ts;
 
@@ -69,7 +69,7 @@ notify_wait(struct notify *n, unsigned seq, int64_t timeout_ms)
  * and nobody pays for a system call when nobody sleeps.
  */
 void
-notify_wake(struct notify *n)
+ckpt_notify_wake(struct notify *n)
 {
 	atomic_fetch_add(&n->seq, 1);
 	if (atomic_load(&n->waiters) == 0)
@@ -86,7 +86,7 @@ buf_new(size_t bufsize, struct ckpt_err *e)
 }
 
 int
-gate_init(struct gate *g, size_t floating, size_t bufsize, struct ckpt_err *e)
+ckpt_gate_init(struct gate *g, size_t floating, size_t bufsize, struct ckpt_err *e)
 {
 	pthread_mutex_init(&g->mu, NULL);
 	for (size_t i = 0; i < floating; i++) {
@@ -103,7 +103,7 @@ gate_init(struct gate *g, size_t floating, size_t bufsize, struct ckpt_err *e)
 }
 
 void
-gate_destroy(struct gate *g)
+ckpt_gate_destroy(struct gate *g)
 {
 	while (g->free) {
 		struct buf *b = g->free;
@@ -116,7 +116,7 @@ gate_destroy(struct gate *g)
 }
 
 int
-channel_init(struct channel *c, struct gate *g, size_t exclusive, size_t max_inflight, size_t bufsize,
+ckpt_channel_init(struct channel *c, struct gate *g, size_t exclusive, size_t max_inflight, size_t bufsize,
 	     struct ckpt_err *e)
 {
 	pthread_mutex_init(&c->mu, NULL);
@@ -140,7 +140,7 @@ channel_init(struct channel *c, struct gate *g, size_t exclusive, size_t max_inf
 }
 
 void
-channel_destroy(struct channel *c)
+ckpt_channel_destroy(struct channel *c)
 {
 	for (size_t i = 0; i < c->n; i++) {
 		struct entry *en = &c->q[(c->head + i) % c->cap];
@@ -167,7 +167,7 @@ channel_destroy(struct channel *c)
 }
 
 struct buf *
-channel_take_buffer(struct channel *c, unsigned *gen)
+ckpt_channel_take_buffer(struct channel *c, unsigned *gen)
 {
 	struct buf *b = NULL;
 
@@ -215,7 +215,7 @@ give_back(struct channel *c, struct buf *b)
 }
 
 void
-channel_return_unused(struct channel *c, struct buf *b)
+ckpt_channel_return_unused(struct channel *c, struct buf *b)
 {
 	pthread_mutex_lock(&c->mu);
 	give_back(c, b);
@@ -223,7 +223,7 @@ channel_return_unused(struct channel *c, struct buf *b)
 }
 
 void
-buffer_release(struct buf *b)
+ckpt_buffer_release(struct buf *b)
 {
 	struct channel *c = b->home_ch;
 	int floating = b->home_gate != NULL;
@@ -239,14 +239,14 @@ buffer_release(struct buf *b)
 
 		for (size_t i = 0; i < g->nch; i++)
 			if (g->ch[i]->prod)
-				notify_wake(&g->ch[i]->prod->nt);
+				ckpt_notify_wake(&g->ch[i]->prod->nt);
 	} else if (c->prod) {
-		notify_wake(&c->prod->nt);
+		ckpt_notify_wake(&c->prod->nt);
 	}
 }
 
 int
-channel_push(struct channel *c, const struct entry *en, unsigned gen)
+ckpt_channel_push(struct channel *c, const struct entry *en, unsigned gen)
 {
 	int r = 0, wake = 0;
 
@@ -278,12 +278,12 @@ channel_push(struct channel *c, const struct entry *en, unsigned gen)
 out:
 	pthread_mutex_unlock(&c->mu);
 	if (wake && c->cons)
-		notify_wake(&c->cons->nt);
+		ckpt_notify_wake(&c->cons->nt);
 	return r;
 }
 
 int
-channel_pop(struct channel *c, struct entry *en)
+ckpt_channel_pop(struct channel *c, struct entry *en)
 {
 	int r = 0;
 
@@ -301,7 +301,7 @@ channel_pop(struct channel *c, struct entry *en)
 }
 
 int
-channel_peek_kind(struct channel *c)
+ckpt_channel_peek_kind(struct channel *c)
 {
 	int k = -1;
 
@@ -313,7 +313,7 @@ channel_peek_kind(struct channel *c)
 }
 
 uint64_t
-channel_reset(struct channel *c, int keep_end)
+ckpt_channel_reset(struct channel *c, int keep_end)
 {
 	uint64_t lost = 0;
 
@@ -342,6 +342,6 @@ channel_reset(struct channel *c, int keep_end)
 	}
 	pthread_mutex_unlock(&c->mu);
 	if (c->prod)
-		notify_wake(&c->prod->nt);
+		ckpt_notify_wake(&c->prod->nt);
 	return lost;
 }

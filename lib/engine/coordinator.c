@@ -16,7 +16,7 @@ static const char *const op_display[OP_NKINDS] = {
 };
 
 void
-pending_free(struct job *j, struct pending_cp *pc)
+ckpt_pending_free(struct job *j, struct pending_cp *pc)
 {
 	size_t k = (size_t)(pc - j->pend);
 
@@ -24,7 +24,7 @@ pending_free(struct job *j, struct pending_cp *pc)
 		ckpt_bits_release(&pc->wait[v]);
 	free(pc->wait);
 	for (size_t t = 0; pc->acks && t < j->nt; t++)
-		engine_subtask_free(pc->acks[t]);
+		ckpt_engine_subtask_free(pc->acks[t]);
 	free(pc->acks);
 	free(pc->finished);
 	free(pc->ended);
@@ -61,7 +61,7 @@ notify_aborted(struct job *j, const struct pending_cp *pc)
 		if (!ckpt_bits_test(&pc->wait[k->vi], k->sub) || atomic_load(&k->aborted) >= pc->id)
 			continue;
 		atomic_store(&k->aborted, pc->id);
-		notify_wake(&k->nt);
+		ckpt_notify_wake(&k->nt);
 	}
 }
 
@@ -70,7 +70,7 @@ abort_pending(struct job *j, struct pending_cp *pc, const char *reason)
 {
 	int stop = pc->bar.kind == BAR_SYNC_SAVEPOINT, stopped = stop && pc->delivered;
 
-	job_event(j, json_pack("{s:s,s:I,s:s}", "event", "checkpoint_aborted", "id", (json_int_t)pc->id, "reason",
+	ckpt_job_event(j, json_pack("{s:s,s:I,s:s}", "event", "checkpoint_aborted", "id", (json_int_t)pc->id, "reason",
 			       reason));
 	if (counts_as_failure(reason))
 		j->failures++;
@@ -85,16 +85,16 @@ abort_pending(struct job *j, struct pending_cp *pc, const char *reason)
 		 * the request fails, the job goes on running and periodic checkpoints resume */
 		j->stop_requested = 0;
 	}
-	pending_free(j, pc);
+	ckpt_pending_free(j, pc);
 	if (stopped && strcmp(reason, "TASK_FAILURE") != 0) {
 		/* the sources already stopped: as in Flink, the failed stop-with-savepoint fails the job over */
-		if (job_failover(j, SIZE_MAX, "Stop-with-savepoint failed", &j->err) < 0)
+		if (ckpt_job_failover(j, SIZE_MAX, "Stop-with-savepoint failed", &j->err) < 0)
 			j->fatal = 1;
 	}
 }
 
 void
-coord_abort_all(struct job *j, const char *reason)
+ckpt_coord_abort_all(struct job *j, const char *reason)
 {
 	while (j->npend > 0)
 		abort_pending(j, &j->pend[j->npend - 1], reason);
@@ -152,7 +152,7 @@ mail_triggers(struct job *j, const struct ckpt_plan *plan, const struct barrier 
 			k->mail[(k->mhead + k->mn++) % MAIL_CAP] = *b;
 		pthread_mutex_unlock(&k->mmu);
 		if (r == 0)
-			notify_wake(&k->nt);
+			ckpt_notify_wake(&k->nt);
 	}
 	return r;
 }
@@ -231,7 +231,7 @@ decline_union(struct job *j, size_t v, struct ckpt_err *e)
 
 /* Trigger a checkpoint now: 1 triggered, 0 declined by the plan (e says why), -1 on error. */
 int
-coord_trigger(struct job *j, enum bar_kind kind, int drain, struct ckpt_err *e)
+ckpt_coord_trigger(struct job *j, enum bar_kind kind, int drain, struct ckpt_err *e)
 {
 	struct ckpt_plan_opts po = {CKPT_PLAN_FAST, !j->p->after_finish};
 	struct ckpt_plan plan = {0};
@@ -260,19 +260,19 @@ coord_trigger(struct job *j, enum bar_kind kind, int drain, struct ckpt_err *e)
 	pc = &j->pend[j->npend++];
 	memset(pc, 0, sizeof *pc);
 	pc->id = j->next_id++;
-	pc->start_ms = now_ms();
+	pc->start_ms = ckpt_now_ms();
 	pc->bar = (struct barrier){.id = pc->id, .ts_ms = pc->start_ms, .kind = kind, .drain = drain};
 	/* savepoints are aligned; a timeout of 0 makes a checkpoint unaligned from the start (FLIP-76) */
 	pc->bar.unaligned = j->p->unaligned && kind == BAR_CHECKPOINT && j->p->aligned_timeout_ms == 0;
 	if (init_pending(j, pc, &plan, e) < 0) {
-		pending_free(j, pc);
+		ckpt_pending_free(j, pc);
 		goto out;
 	}
 	if (kind == BAR_SYNC_SAVEPOINT)
 		j->savepoint_id = pc->id;
-	job_event(j, json_pack("{s:s,s:I,s:s,s:o}", "event", "checkpoint_triggered", "id", (json_int_t)pc->id,
+	ckpt_job_event(j, json_pack("{s:s,s:I,s:s,s:o}", "event", "checkpoint_triggered", "id", (json_int_t)pc->id,
 			       "kind", kind == BAR_CHECKPOINT ? "checkpoint" : "savepoint", "trigger",
-			       subtask_sets_json(j, plan.trigger)));
+			       ckpt_subtask_sets_json(j, plan.trigger)));
 	r = 1;
 	if ((mr = mail_triggers(j, &plan, &pc->bar)) < 0) {
 		/* a task finishing meanwhile is no failure: the next trigger plans without it */
@@ -392,7 +392,7 @@ notify_complete(struct job *j, int64_t id)
 		if (j->state[t] == CKPT_FINISHED || atomic_load(&k->completed) >= id)
 			continue;
 		atomic_store(&k->completed, id);
-		notify_wake(&k->nt);
+		ckpt_notify_wake(&k->nt);
 	}
 }
 
@@ -447,7 +447,7 @@ complete(struct job *j, struct pending_cp *pc)
 {
 	struct ckpt_err e = {0};
 	uint64_t state_bytes = 0;
-	int64_t now = now_ms(), id = pc->id;
+	int64_t now = ckpt_now_ms(), id = pc->id;
 	char *path = archive_path(j, pc, &e);
 	enum bar_kind kind = pc->bar.kind;
 	int drain = pc->bar.drain;
@@ -463,18 +463,18 @@ complete(struct job *j, struct pending_cp *pc)
 		char why[1600];
 
 		ckpt_err_format(&e, why, sizeof why);
-		job_event(j, json_pack("{s:s,s:I,s:s}", "event", "checkpoint_failure", "id", (json_int_t)id, "error", why));
+		ckpt_job_event(j, json_pack("{s:s,s:I,s:s}", "event", "checkpoint_failure", "id", (json_int_t)id, "error", why));
 		free(path);
 		abort_pending(j, pc, "IO_EXCEPTION");
 		return;
 	}
-	job_event(j, json_pack("{s:s,s:I,s:s,s:I,s:I,s:I,s:I,s:s}", "event", "checkpoint_completed", "id",
+	ckpt_job_event(j, json_pack("{s:s,s:I,s:s,s:I,s:I,s:I,s:I,s:s}", "event", "checkpoint_completed", "id",
 			       (json_int_t)id, "kind", kind == BAR_CHECKPOINT ? "checkpoint" : "savepoint",
 			       "duration_ms", (json_int_t)(now - pc->start_ms), "alignment_ms", (json_int_t)pc->align_ms,
 			       "persisted_bytes", (json_int_t)pc->persisted, "state_bytes", (json_int_t)state_bytes,
 			       "path", path));
 	if (kind != BAR_CHECKPOINT)
-		job_event(j, json_pack("{s:s,s:I,s:s,s:b}", "event", "savepoint", "id", (json_int_t)id, "path", path,
+		ckpt_job_event(j, json_pack("{s:s,s:I,s:s,s:b}", "event", "savepoint", "id", (json_int_t)id, "path", path,
 				       "drain", drain));
 	if (kind != BAR_CHECKPOINT)
 		j->savepoints++;
@@ -485,7 +485,7 @@ complete(struct job *j, struct pending_cp *pc)
 		retain(j, path);
 	else
 		free(path);
-	pending_free(j, pc);
+	ckpt_pending_free(j, pc);
 	/* a completed checkpoint subsumes every older pending one */
 	for (size_t i = j->npend; i-- > 0;)
 		if (j->pend[i].id < id)
@@ -495,7 +495,7 @@ complete(struct job *j, struct pending_cp *pc)
 	j->last_complete_ms = now;
 	notify_complete(j, id);
 	if (j->o->stop_after_cps > 0 && j->completed == j->o->stop_after_cps)
-		coord_request_stop(j); /* once: a request that fails is not made again */
+		ckpt_coord_request_stop(j); /* once: a request that fails is not made again */
 }
 
 static void
@@ -523,7 +523,7 @@ on_ack(struct job *j, struct msg *m)
  * barrier downstream), as Flink's checkpoint plan fulfils the status of tasks finished meanwhile.
  */
 void
-coord_task_finished(struct job *j, size_t gi)
+ckpt_coord_task_finished(struct job *j, size_t gi)
 {
 	const struct task *t = &j->t[gi];
 
@@ -549,7 +549,7 @@ all_reached_end(const struct job *j)
 }
 
 void
-coord_handle(struct job *j, struct msg *m)
+ckpt_coord_handle(struct job *j, struct msg *m)
 {
 	struct pending_cp *pc;
 
@@ -571,7 +571,7 @@ coord_handle(struct job *j, struct msg *m)
 
 /* A stop-with-savepoint is asked for (-s, -n, the stop flag). */
 void
-coord_request_stop(struct job *j)
+ckpt_coord_request_stop(struct job *j)
 {
 	j->stop_requested = 1;
 	j->stop_asked = 1;
@@ -590,7 +590,7 @@ tick_stop(struct job *j, int64_t now)
 
 	if (!j->stop_requested || j->savepoint_id >= 0 || j->npend >= j->p->max_concurrent + 1)
 		return 0;
-	r = coord_trigger(j, BAR_SYNC_SAVEPOINT, j->o->drain, &e);
+	r = ckpt_coord_trigger(j, BAR_SYNC_SAVEPOINT, j->o->drain, &e);
 	if (r < 0) {
 		j->err = e;
 		return -1;
@@ -640,13 +640,13 @@ fire_align_timers(struct job *j, int64_t now)
 			if (k->nin == 0 || !ckpt_bits_test(&pc->wait[k->vi], k->sub))
 				continue;
 			atomic_store(&k->prio, 1);
-			notify_wake(&k->nt);
+			ckpt_notify_wake(&k->nt);
 		}
 	}
 }
 
 int
-coord_tick(struct job *j, int64_t now)
+ckpt_coord_tick(struct job *j, int64_t now)
 {
 	const struct ckpt_pipeline *p = j->p;
 	struct ckpt_err e = {0};
@@ -657,7 +657,7 @@ coord_tick(struct job *j, int64_t now)
 			abort_pending(j, &j->pend[i], "CHECKPOINT_EXPIRED");
 	if (j->failures > p->tolerable_failures) {
 		j->failures = 0;
-		if (job_failover(j, SIZE_MAX, "Exceeded checkpoint tolerable failure threshold.", &j->err) < 0)
+		if (ckpt_job_failover(j, SIZE_MAX, "Exceeded checkpoint tolerable failure threshold.", &j->err) < 0)
 			return -1;
 	}
 	if (tick_stop(j, now) < 0)
@@ -671,7 +671,7 @@ coord_tick(struct job *j, int64_t now)
 		return 0;
 	}
 	j->next_trigger_ms = now + p->interval_ms;
-	if (coord_trigger(j, BAR_CHECKPOINT, 0, &e) < 0) {
+	if (ckpt_coord_trigger(j, BAR_CHECKPOINT, 0, &e) < 0) {
 		j->err = e;
 		return -1;
 	}
@@ -679,7 +679,7 @@ coord_tick(struct job *j, int64_t now)
 }
 
 int64_t
-coord_next_deadline(struct job *j, int64_t now)
+ckpt_coord_next_deadline(struct job *j, int64_t now)
 {
 	int64_t d = 100;
 

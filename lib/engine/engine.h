@@ -84,10 +84,10 @@ struct ckpt_pipeline {
 	struct ckpt_graph *graph; /* the job graph for plans and failover (tasks updated live) */
 };
 
-const char *pl_op_name(enum op_kind k);
+const char *ckpt_pl_op_name(enum op_kind k);
 /* The producer subtasks [lo, hi) that consumer j of an edge reads (job.c). */
-void edge_inputs(const struct ckpt_pipeline *p, const struct pl_edge *ed, uint32_t j, uint32_t *lo, uint32_t *hi);
-const char *pl_part_name(enum part_kind k);
+void ckpt_edge_inputs(const struct ckpt_pipeline *p, const struct pl_edge *ed, uint32_t j, uint32_t *lo, uint32_t *hi);
+const char *ckpt_pl_part_name(enum part_kind k);
 
 /* ---- stream elements, buffers and channels (channel.c) */
 
@@ -109,11 +109,11 @@ struct notify {
 	atomic_int waiters;
 };
 
-void notify_init(struct notify *n);
-void notify_destroy(struct notify *n);
+void ckpt_notify_init(struct notify *n);
+void ckpt_notify_destroy(struct notify *n);
 static inline unsigned notify_prepare(struct notify *n) { return atomic_load(&n->seq); }
-void notify_wait(struct notify *n, unsigned seq, int64_t timeout_ms);
-void notify_wake(struct notify *n);
+void ckpt_notify_wait(struct notify *n, unsigned seq, int64_t timeout_ms);
+void ckpt_notify_wake(struct notify *n);
 
 struct gate;
 struct channel;
@@ -169,24 +169,24 @@ struct channel {
 	size_t nprio; /* priority events at the head of q (unaligned barriers, unaligned.c) */
 };
 
-int channel_init(struct channel *c, struct gate *g, size_t exclusive, size_t max_inflight,
+int ckpt_channel_init(struct channel *c, struct gate *g, size_t exclusive, size_t max_inflight,
 		 size_t bufsize, struct ckpt_err *e);
-void channel_destroy(struct channel *c);
-int gate_init(struct gate *g, size_t floating, size_t bufsize, struct ckpt_err *e);
-void gate_destroy(struct gate *g);
+void ckpt_channel_destroy(struct channel *c);
+int ckpt_gate_init(struct gate *g, size_t floating, size_t bufsize, struct ckpt_err *e);
+void ckpt_gate_destroy(struct gate *g);
 /* Producer: a free buffer (exclusive first, then floating), NULL if none now. */
-struct buf *channel_take_buffer(struct channel *c, unsigned *gen);
+struct buf *ckpt_channel_take_buffer(struct channel *c, unsigned *gen);
 /* Producer: give back a buffer it took but never pushed. */
-void channel_return_unused(struct channel *c, struct buf *b);
+void ckpt_channel_return_unused(struct channel *c, struct buf *b);
 /* Producer: append an entry; 0, or -1 when the queue is full (events only; buffers always fit). */
-int channel_push(struct channel *c, const struct entry *en, unsigned gen);
+int ckpt_channel_push(struct channel *c, const struct entry *en, unsigned gen);
 /* Consumer: pop the head entry into *en; 0 when empty. */
-int channel_pop(struct channel *c, struct entry *en);
-int channel_peek_kind(struct channel *c);
+int ckpt_channel_pop(struct channel *c, struct entry *en);
+int ckpt_channel_peek_kind(struct channel *c);
 /* Consumer: give a buffer back (a credit to its producer). */
-void buffer_release(struct buf *b);
+void ckpt_buffer_release(struct buf *b);
 /* Drop what is queued (with keep_end, EndOfData/EndOfPartition already sent are queued again); records dropped. */
-uint64_t channel_reset(struct channel *c, int keep_end);
+uint64_t ckpt_channel_reset(struct channel *c, int keep_end);
 
 /* ---- tasks (task.c, output.c, barrier.c) */
 
@@ -238,7 +238,7 @@ struct opdef {
 	int (*emit_some)(struct task *t); /* sources: emit a batch; 1 when the input ended */
 };
 
-const struct opdef *op_def(enum op_kind k);
+const struct opdef *ckpt_op_def(enum op_kind k);
 
 struct task {
 	struct job *job;
@@ -306,74 +306,74 @@ struct task {
 	int64_t ua_avail;        /* reserved room on every output beyond ua_room (INT64_MAX: no outputs) */
 };
 
-void *task_main(void *arg);
-void task_handle_mail(struct task *t);
+void *ckpt_task_main(void *arg);
+void ckpt_task_handle_mail(struct task *t);
 /* Process the stream elements d[0..len) as if read from input channel ch. */
-void task_process_elems(struct task *t, size_t ch, const unsigned char *d, size_t len);
+void ckpt_task_process_elems(struct task *t, size_t ch, const unsigned char *d, size_t len);
 /* Unaligned: room for one element on every output without waiting: how many fit; 0 when some output has no credit. */
-int64_t task_reserve_outputs(struct task *t);
+int64_t ckpt_task_reserve_outputs(struct task *t);
 /* Write one serialized element to an output channel (restore of output channel state). */
-void task_put_raw(struct task *t, struct outch *oc, const unsigned char *elem);
-void task_fail_injected(struct task *t);
+void ckpt_task_put_raw(struct task *t, struct outch *oc, const unsigned char *elem);
+void ckpt_task_fail_injected(struct task *t);
 /* Counted per record processed (or emitted, for sources): the injected failure fires here. */
 static inline void
 task_count_record(struct task *t)
 {
 	if (t->fail_after > 0 && (int64_t)++t->counted >= t->fail_after)
-		task_fail_injected(t);
+		ckpt_task_fail_injected(t);
 }
-void task_end_of_data(struct task *t, int drain);
+void ckpt_task_end_of_data(struct task *t, int drain);
 /* Emit a record (or the watermark) through every output edge; blocks under back-pressure. */
-void task_emit(struct task *t, const struct rec *r);
-void task_emit_watermark(struct task *t, int64_t wm);
-void task_broadcast_event(struct task *t, const struct entry *en);
+void ckpt_task_emit(struct task *t, const struct rec *r);
+void ckpt_task_emit_watermark(struct task *t, int64_t wm);
+void ckpt_task_broadcast_event(struct task *t, const struct entry *en);
 /* Flush, then push(t, k, i, arg) one event to every output channel, retried while its slots are full. */
-void task_push_all(struct task *t, int (*push)(struct task *t, size_t k, size_t i, void *arg), void *arg);
-void task_flush(struct task *t);
-void task_release_outputs(struct task *t);
+void ckpt_task_push_all(struct task *t, int (*push)(struct task *t, size_t k, size_t i, void *arg), void *arg);
+void ckpt_task_flush(struct task *t);
+void ckpt_task_release_outputs(struct task *t);
 /* Aligned barrier handling (barrier.c). */
-void bh_on_barrier(struct task *t, const struct barrier *b, size_t ch, int rpc);
-void bh_on_cancel(struct task *t, int64_t id);
-void bh_on_end_of_partition(struct task *t, size_t ch);
-void bh_rpc_trigger(struct task *t, const struct barrier *b);
-void bh_on_abort_notified(struct task *t, int64_t id);
+void ckpt_bh_on_barrier(struct task *t, const struct barrier *b, size_t ch, int rpc);
+void ckpt_bh_on_cancel(struct task *t, int64_t id);
+void ckpt_bh_on_end_of_partition(struct task *t, size_t ch);
+void ckpt_bh_rpc_trigger(struct task *t, const struct barrier *b);
+void ckpt_bh_on_abort_notified(struct task *t, int64_t id);
 /* Unaligned checkpoints and the aligned timeout (unaligned.c): the handler used when mode is unaligned. */
-void ua_on_barrier(struct task *t, const struct barrier *b, size_t ch, int rpc);
-void ua_on_cancel(struct task *t, int64_t id);
-void ua_on_end_of_partition(struct task *t, size_t ch);
-void ua_on_abort_notified(struct task *t, int64_t id);
-void ua_checkpoint(struct task *t, const struct barrier *b, int64_t align_ns);
-void ua_on_buffer(struct task *t, size_t ch, const struct buf *b);
-void ua_poll(struct task *t);
+void ckpt_ua_on_barrier(struct task *t, const struct barrier *b, size_t ch, int rpc);
+void ckpt_ua_on_cancel(struct task *t, int64_t id);
+void ckpt_ua_on_end_of_partition(struct task *t, size_t ch);
+void ckpt_ua_on_abort_notified(struct task *t, int64_t id);
+void ckpt_ua_checkpoint(struct task *t, const struct barrier *b, int64_t align_ns);
+void ckpt_ua_on_buffer(struct task *t, size_t ch, const struct buf *b);
+void ckpt_ua_poll(struct task *t);
 /* At most this many records go by between two looks at the outputs' room: a run of records with one relaxed
  * load each (a priority event ends the run; sources get none, their triggers are mail); the aligned timeout
  * is a timer that ends the run the same way when it passes (coordinator.c), not a look at the clock. */
 #define UA_LOOK_EVERY 1024
 /* A look, at a record boundary: priority events (the aligned timeout's timer among them), then room on every
  * output (mail while waiting); sets ua_room, the records that may go by before the next look (at least 1). */
-int ua_boundary(struct task *t);
-int64_t ua_wait_ms(struct task *t, int64_t ms);
-int ua_restore(struct task *t, struct ckpt_err *e);
-void ua_release(struct task *t);
+int ckpt_ua_boundary(struct task *t);
+int64_t ckpt_ua_wait_ms(struct task *t, int64_t ms);
+int ckpt_ua_restore(struct task *t, struct ckpt_err *e);
+void ckpt_ua_release(struct task *t);
 /* Snapshot the task and forward the barrier (task.c). */
-void task_checkpoint(struct task *t, const struct barrier *b, int64_t align_ns);
-void task_decline(struct task *t, int64_t id, const char *reason);
-int64_t now_ms(void);
-int64_t now_ns(void);
+void ckpt_task_checkpoint(struct task *t, const struct barrier *b, int64_t align_ns);
+void ckpt_task_decline(struct task *t, int64_t id, const char *reason);
+int64_t ckpt_now_ms(void);
+int64_t ckpt_now_ns(void);
 
 /* Building and freeing the snapshot of a subtask (snapbuild.c). */
-int st_add_opstate(struct ckpt_subtask *st, const char *name, enum ckpt_mode mode, struct ckpt_err *e);
-int st_add_entry(struct ckpt_subtask *st, size_t opi, const void *p, size_t len, struct ckpt_err *e);
-int st_add_kv(struct ckpt_subtask *st, const char *state, uint32_t kg, const char *key, const char *val,
+int ckpt_st_add_opstate(struct ckpt_subtask *st, const char *name, enum ckpt_mode mode, struct ckpt_err *e);
+int ckpt_st_add_entry(struct ckpt_subtask *st, size_t opi, const void *p, size_t len, struct ckpt_err *e);
+int ckpt_st_add_kv(struct ckpt_subtask *st, const char *state, uint32_t kg, const char *key, const char *val,
 	      struct ckpt_err *e);
-const struct ckpt_opstate *st_find_opstate(const struct ckpt_subtask *st, const char *name);
-void engine_subtask_release(struct ckpt_subtask *st);
-void engine_subtask_free(struct ckpt_subtask *st);
+const struct ckpt_opstate *ckpt_st_find_opstate(const struct ckpt_subtask *st, const char *name);
+void ckpt_engine_subtask_release(struct ckpt_subtask *st);
+void ckpt_engine_subtask_free(struct ckpt_subtask *st);
 
 /* key groups as Flink assigns them */
-uint32_t key_group_of(uint64_t key, uint32_t maxp);
-uint32_t subtask_of_key_group(uint32_t kg, uint32_t maxp, uint32_t p);
-void key_group_range(uint32_t maxp, uint32_t p, uint32_t i, uint32_t *first, uint32_t *last);
+uint32_t ckpt_key_group_of(uint64_t key, uint32_t maxp);
+uint32_t ckpt_subtask_of_key_group(uint32_t kg, uint32_t maxp, uint32_t p);
+void ckpt_key_group_range(uint32_t maxp, uint32_t p, uint32_t i, uint32_t *first, uint32_t *last);
 
 /* ---- the job and its coordinator (job.c, coordinator.c) */
 
@@ -465,34 +465,34 @@ struct job {
 	pthread_mutex_t emu; /* serialises events */
 };
 
-void job_post(struct job *j, struct msg *m);
-struct msg *msg_new(enum msg_kind k, const struct task *t);
-void job_event(struct job *j, json_t *ev);
-json_t *task_ref_json(const struct job *j, size_t gi);
-json_t *subtask_sets_json(const struct job *j, const struct ckpt_bits *sets);
+void ckpt_job_post(struct job *j, struct msg *m);
+struct msg *ckpt_msg_new(enum msg_kind k, const struct task *t);
+void ckpt_job_event(struct job *j, json_t *ev);
+json_t *ckpt_task_ref_json(const struct job *j, size_t gi);
+json_t *ckpt_subtask_sets_json(const struct job *j, const struct ckpt_bits *sets);
 /* Coordinator (coordinator.c). */
-int coord_tick(struct job *j, int64_t now);
-void coord_handle(struct job *j, struct msg *m);
-void coord_task_finished(struct job *j, size_t gi);
-void coord_abort_all(struct job *j, const char *reason);
-void coord_request_stop(struct job *j);
-int64_t coord_next_deadline(struct job *j, int64_t now);
-int coord_trigger(struct job *j, enum bar_kind kind, int drain, struct ckpt_err *e);
-void pending_free(struct job *j, struct pending_cp *pc);
+int ckpt_coord_tick(struct job *j, int64_t now);
+void ckpt_coord_handle(struct job *j, struct msg *m);
+void ckpt_coord_task_finished(struct job *j, size_t gi);
+void ckpt_coord_abort_all(struct job *j, const char *reason);
+void ckpt_coord_request_stop(struct job *j);
+int64_t ckpt_coord_next_deadline(struct job *j, int64_t now);
+int ckpt_coord_trigger(struct job *j, enum bar_kind kind, int drain, struct ckpt_err *e);
+void ckpt_pending_free(struct job *j, struct pending_cp *pc);
 /* Failover (failover in job.c). */
-int job_failover(struct job *j, size_t task, const char *reason, struct ckpt_err *e);
+int ckpt_job_failover(struct job *j, size_t task, const char *reason, struct ckpt_err *e);
 /* State of one subtask in the restore snapshot, loaded; NULL when none. */
-struct ckpt_subtask *job_restored_state(struct job *j, struct task *t, int *fully_finished,
+struct ckpt_subtask *ckpt_job_restored_state(struct job *j, struct task *t, int *fully_finished,
 					struct ckpt_err *e);
 
 /* ---- batch mode (batch.c, partition.c): blocking edges, region by region, the job event log */
 
 /* Does p run in batch mode (some edge blocking)? */
-int batch_mode(const struct ckpt_pipeline *p);
+int ckpt_batch_mode(const struct ckpt_pipeline *p);
 /* Vertex v writes a blocking partition (some output edge is blocking). */
-int bp_has_partition(const struct ckpt_pipeline *p, size_t v);
-int batch_run(struct ckpt_pipeline *p, const struct ckpt_run_opts *o, struct ckpt_err *e);
+int ckpt_bp_has_partition(const struct ckpt_pipeline *p, size_t v);
+int ckpt_batch_run(struct ckpt_pipeline *p, const struct ckpt_run_opts *o, struct ckpt_err *e);
 /* A record into t's blocking partitions. */
-void batch_emit(struct task *t, const struct rec *r);
+void ckpt_batch_emit(struct task *t, const struct rec *r);
 
 #endif

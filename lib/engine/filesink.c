@@ -67,7 +67,7 @@ clean_stale(struct task *t, int64_t restored_id)
 static int
 sink_open(struct task *t, const struct ckpt_subtask *r, struct ckpt_err *e)
 {
-	const struct ckpt_opstate *os = st_find_opstate(r, "pending");
+	const struct ckpt_opstate *os = ckpt_st_find_opstate(r, "pending");
 	struct fsink *s = ckpt_calloc(1, sizeof *s, e);
 
 	if (s == NULL)
@@ -149,13 +149,13 @@ sink_snapshot(struct task *t, int64_t id, struct ckpt_subtask *st, struct ckpt_e
 		}
 		s->pend[s->npend++] = id;
 	}
-	if ((k = st_add_opstate(st, "pending", CKPT_MODE_LIST, e)) < 0)
+	if ((k = ckpt_st_add_opstate(st, "pending", CKPT_MODE_LIST, e)) < 0)
 		return -1;
 	for (size_t i = 0; i < s->npend; i++) {
 		char b[64];
 		int len = snprintf(b, sizeof b, ".pending-%u-%" PRId64, t->sub, s->pend[i]);
 
-		if (st_add_entry(st, (size_t)k, b, (size_t)len, e) < 0)
+		if (ckpt_st_add_entry(st, (size_t)k, b, (size_t)len, e) < 0)
 			return -1;
 	}
 	return 0;
@@ -201,7 +201,7 @@ sink_dispose(struct task *t)
 	t->ost = NULL;
 }
 
-const struct opdef file_sink_def = {
+const struct opdef ckpt_file_sink_def = {
 	.open = sink_open,
 	.record = sink_record,
 	.finish = sink_finish,

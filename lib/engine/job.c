@@ -7,7 +7,7 @@
 #include "engine.h"
 
 struct msg *
-msg_new(enum msg_kind k, const struct task *t)
+ckpt_msg_new(enum msg_kind k, const struct task *t)
 {
 	struct msg *m = calloc(1, sizeof *m);
 
@@ -22,18 +22,18 @@ msg_new(enum msg_kind k, const struct task *t)
 }
 
 void
-job_post(struct job *j, struct msg *m)
+ckpt_job_post(struct job *j, struct msg *m)
 {
 	pthread_mutex_lock(&j->cmu);
 	m->next = NULL;
 	*j->inbox_tail = m;
 	j->inbox_tail = &m->next;
 	pthread_mutex_unlock(&j->cmu);
-	notify_wake(&j->cnt);
+	ckpt_notify_wake(&j->cnt);
 }
 
 void
-job_event(struct job *j, json_t *ev)
+ckpt_job_event(struct job *j, json_t *ev)
 {
 	if (ev == NULL)
 		return;
@@ -46,7 +46,7 @@ job_event(struct job *j, json_t *ev)
 
 /* The producer subtasks [lo, hi) that consumer j of edge ed reads. */
 void
-edge_inputs(const struct ckpt_pipeline *p, const struct pl_edge *ed, uint32_t j, uint32_t *lo, uint32_t *hi)
+ckpt_edge_inputs(const struct ckpt_pipeline *p, const struct pl_edge *ed, uint32_t j, uint32_t *lo, uint32_t *hi)
 {
 	uint32_t S = p->v[ed->source].parallelism, T = p->v[ed->target].parallelism;
 
@@ -102,8 +102,8 @@ init_tasks(struct job *j, struct ckpt_err *e)
 			t->sub = s;
 			t->gi = j->vfirst[v] + s;
 			t->v = &p->v[v];
-			t->op = op_def(p->v[v].op);
-			notify_init(&t->nt);
+			t->op = ckpt_op_def(p->v[v].op);
+			ckpt_notify_init(&t->nt);
 			pthread_mutex_init(&t->mmu, NULL);
 			t->ngates = p->v[v].nin;
 			t->nout = p->v[v].nout;
@@ -132,8 +132,8 @@ wire_edge(struct job *j, size_t k, size_t gate_index, struct ckpt_err *e)
 		struct gate *g = &ct->gates[gate_index];
 		uint32_t lo, hi;
 
-		edge_inputs(p, ed, c, &lo, &hi);
-		if (gate_init(g, p->floating_buffers, p->buffer_bytes, e) < 0)
+		ckpt_edge_inputs(p, ed, c, &lo, &hi);
+		if (ckpt_gate_init(g, p->floating_buffers, p->buffer_bytes, e) < 0)
 			goto out;
 		g->ch = ckpt_calloc(hi - lo + 1, sizeof *g->ch, e);
 		if (g->ch == NULL)
@@ -148,7 +148,7 @@ wire_edge(struct job *j, size_t k, size_t gate_index, struct ckpt_err *e)
 			}
 			j->chs = all;
 			j->chs[j->nch++] = ch;
-			if (channel_init(ch, g, p->buffers_per_channel, p->max_buffers_per_channel, p->buffer_bytes, e) < 0)
+			if (ckpt_channel_init(ch, g, p->buffers_per_channel, p->max_buffers_per_channel, p->buffer_bytes, e) < 0)
 				goto out;
 			ch->prod = &j->t[j->vfirst[ed->source] + i];
 			ch->cons = ct;
@@ -196,7 +196,7 @@ wire(struct job *j, struct ckpt_err *e)
 		for (size_t g = 0; g < v->nin; g++) {
 			uint32_t lo, hi;
 
-			edge_inputs(p, &p->e[v->in[g]], j->t[t].sub, &lo, &hi);
+			ckpt_edge_inputs(p, &p->e[v->in[g]], j->t[t].sub, &lo, &hi);
 			n += hi - lo;
 		}
 		j->t[t].in = ckpt_calloc(n + 1, sizeof *j->t[t].in, e);
@@ -237,7 +237,7 @@ reset_task(struct job *j, struct task *t)
 	t->restored = NULL;
 	t->restoring = 0;
 	t->deployed_finished = 0;
-	t->last_flush_ms = now_ms();
+	t->last_flush_ms = ckpt_now_ms();
 	t->delay_debt_ns = 0;
 	atomic_store(&t->prio, 0);
 	t->ua_unaligned = t->in_buf = t->replaying = 0;
@@ -268,12 +268,12 @@ start_task(struct job *j, struct task *t, struct ckpt_err *e)
 	j->state[t->gi] = CKPT_CREATED;
 	j->eod[t->gi] = 0;
 	if (j->restore != NULL) {
-		t->restored = job_restored_state(j, t, &fully, e);
+		t->restored = ckpt_job_restored_state(j, t, &fully, e);
 		if (t->restored == NULL && e->kind != CKPT_ERR_NONE)
 			return -1;
 		t->deployed_finished = fully;
 	}
-	errno = pthread_create(&t->th, NULL, task_main, t);
+	errno = pthread_create(&t->th, NULL, ckpt_task_main, t);
 	if (errno != 0)
 		return ckpt_err_sys(e, "", "cannot start a task thread");
 	t->started = 1;
@@ -286,7 +286,7 @@ stop_task(struct task *t)
 	if (!t->started)
 		return;
 	atomic_store(&t->cancel, 1);
-	notify_wake(&t->nt);
+	ckpt_notify_wake(&t->nt);
 	pthread_join(t->th, NULL);
 	t->started = 0;
 }
@@ -307,7 +307,7 @@ find_operator(struct ckpt_snapshot *s, const struct pl_vertex *v)
 }
 
 struct ckpt_subtask *
-job_restored_state(struct job *j, struct task *t, int *fully_finished, struct ckpt_err *e)
+ckpt_job_restored_state(struct job *j, struct task *t, int *fully_finished, struct ckpt_err *e)
 {
 	struct ckpt_operator *op = find_operator(j->restore, t->v);
 
@@ -346,14 +346,14 @@ job_restored_state(struct job *j, struct task *t, int *fully_finished, struct ck
 /* ---- events */
 
 json_t *
-task_ref_json(const struct job *j, size_t gi)
+ckpt_task_ref_json(const struct job *j, size_t gi)
 {
 	return json_pack("{s:s,s:i}", "vertex", j->t[gi].v->id, "subtask", (json_int_t)j->t[gi].sub);
 }
 
 /* [{"vertex": ..., "subtasks": "0-3"}] for one bit set per vertex, empty sets left out. */
 json_t *
-subtask_sets_json(const struct job *j, const struct ckpt_bits *sets)
+ckpt_subtask_sets_json(const struct job *j, const struct ckpt_bits *sets)
 {
 	json_t *a = json_array();
 
@@ -373,11 +373,11 @@ static void
 on_state(struct job *j, struct msg *m)
 {
 	j->state[m->task] = (unsigned char)m->state;
-	job_event(j, json_pack("{s:s,s:s,s:i,s:s,s:i}", "event", "task_state", "vertex", j->t[m->task].v->id,
+	ckpt_job_event(j, json_pack("{s:s,s:s,s:i,s:s,s:i}", "event", "task_state", "vertex", j->t[m->task].v->id,
 			       "subtask", (json_int_t)j->t[m->task].sub, "state", ckpt_exec_state_name(m->state),
 			       "attempt", (json_int_t)m->attempt));
 	if (m->state == CKPT_FINISHED)
-		coord_task_finished(j, m->task);
+		ckpt_coord_task_finished(j, m->task);
 }
 
 static void
@@ -400,13 +400,13 @@ dispatch(struct job *j)
 		} else if (m->kind == MSG_FAILED) {
 			if (m->reason[0] && strcmp(m->reason, "injected failure") == 0)
 				j->fail_fired[m->id] = 1;
-			if (job_failover(j, m->task, m->reason, &j->err) < 0)
+			if (ckpt_job_failover(j, m->task, m->reason, &j->err) < 0)
 				j->fatal = 1;
 		} else {
-			coord_handle(j, m);
+			ckpt_coord_handle(j, m);
 		}
 		if (m->st != NULL)
-			engine_subtask_free(m->st);
+			ckpt_engine_subtask_free(m->st);
 		free(m);
 		m = next;
 	}
@@ -454,7 +454,7 @@ restart_tasks(struct job *j, struct ckpt_bits *sets, uint64_t *lost, struct ckpt
 		struct channel *ch = j->chs[c];
 
 		if (in[ch->cons->gi] || in[ch->prod->gi])
-			*lost += channel_reset(ch, !in[ch->prod->gi]);
+			*lost += ckpt_channel_reset(ch, !in[ch->prod->gi]);
 	}
 	if (j->latest != NULL && (j->restore == NULL || j->restore_id != j->latest_id)) {
 		struct ckpt_snapshot *s = ckpt_snapshot_open(j->latest, e);
@@ -478,7 +478,7 @@ restart_tasks(struct job *j, struct ckpt_bits *sets, uint64_t *lost, struct ckpt
 }
 
 int
-job_failover(struct job *j, size_t gi, const char *reason, struct ckpt_err *e)
+ckpt_job_failover(struct job *j, size_t gi, const char *reason, struct ckpt_err *e)
 {
 	struct ckpt_bits *sets = ckpt_calloc(j->p->nv, sizeof *sets, e);
 	uint64_t lost = 0;
@@ -486,9 +486,9 @@ job_failover(struct job *j, size_t gi, const char *reason, struct ckpt_err *e)
 
 	if (sets == NULL)
 		return -1;
-	job_event(j, json_pack("{s:s,s:o,s:s}", "event", "failure", "task",
-			       gi == SIZE_MAX ? json_null() : task_ref_json(j, gi), "reason", reason));
-	coord_abort_all(j, "TASK_FAILURE");
+	ckpt_job_event(j, json_pack("{s:s,s:o,s:s}", "event", "failure", "task",
+			       gi == SIZE_MAX ? json_null() : ckpt_task_ref_json(j, gi), "reason", reason));
+	ckpt_coord_abort_all(j, "TASK_FAILURE");
 	if (j->restarts >= j->p->restart_limit) {
 		ckpt_err_set(e, CKPT_ERR_REFUSED, "", "the job failed: restart limit %u reached (%s)",
 			     j->p->restart_limit, reason);
@@ -503,12 +503,12 @@ job_failover(struct job *j, size_t gi, const char *reason, struct ckpt_err *e)
 	{
 		json_t *ev = json_pack("{s:s,s:s,s:o,s:i,s:o}", "event", "restart", "strategy",
 				       gi == SIZE_MAX ? "full" : strategy_names[j->p->strategy], "restart",
-				       subtask_sets_json(j, sets), "attempt", (json_int_t)j->restarts, "checkpoint",
+				       ckpt_subtask_sets_json(j, sets), "attempt", (json_int_t)j->restarts, "checkpoint",
 				       j->latest ? json_integer(j->latest_id) : json_null());
 
 		if (j->p->strategy == CKPT_FAILOVER_APPROXIMATE)
 			json_object_set_new(ev, "lost_records", json_integer((json_int_t)lost));
-		job_event(j, ev);
+		ckpt_job_event(j, ev);
 	}
 	r = 0;
 out:
@@ -566,28 +566,28 @@ free_job(struct job *j)
 	for (size_t t = 0; t < j->nt; t++)
 		stop_task(&j->t[t]);
 	for (size_t c = 0; c < j->nch; c++) {
-		channel_destroy(j->chs[c]);
+		ckpt_channel_destroy(j->chs[c]);
 		free(j->chs[c]);
 	}
 	for (size_t t = 0; t < j->nt; t++) {
 		struct task *k = &j->t[t];
 
 		for (size_t g = 0; g < k->ngates; g++)
-			gate_destroy(&k->gates[g]);
+			ckpt_gate_destroy(&k->gates[g]);
 		for (size_t o = 0; o < k->nout; o++)
 			free(k->out[o].oc);
 		free(k->gates);
 		free(k->out);
 		free(k->in);
-		notify_destroy(&k->nt);
+		ckpt_notify_destroy(&k->nt);
 		pthread_mutex_destroy(&k->mmu);
 	}
 	while (j->npend > 0)
-		pending_free(j, &j->pend[0]);
+		ckpt_pending_free(j, &j->pend[0]);
 	for (struct msg *m = j->inbox; m != NULL;) {
 		struct msg *n = m->next;
 
-		engine_subtask_free(m->st);
+		ckpt_engine_subtask_free(m->st);
 		free(m);
 		m = n;
 	}
@@ -609,7 +609,7 @@ free_job(struct job *j)
 	free(j->eod);
 	free(j->fail_fired);
 	free(j->dir);
-	notify_destroy(&j->cnt);
+	ckpt_notify_destroy(&j->cnt);
 	pthread_mutex_destroy(&j->cmu);
 	pthread_mutex_destroy(&j->emu);
 }
@@ -621,14 +621,14 @@ setup(struct job *j, struct ckpt_pipeline *p, const struct ckpt_run_opts *o, str
 	j->o = o;
 	pthread_mutex_init(&j->cmu, NULL);
 	pthread_mutex_init(&j->emu, NULL);
-	notify_init(&j->cnt);
+	ckpt_notify_init(&j->cnt);
 	j->inbox_tail = &j->inbox;
 	j->savepoint_id = -1;
 	j->latest_id = -1;
 	j->restore_id = -1;
 	j->next_id = 1;
 	j->final_state = "FINISHED";
-	j->start_ms = j->last_complete_ms = now_ms();
+	j->start_ms = j->last_complete_ms = ckpt_now_ms();
 	j->next_trigger_ms = j->start_ms + p->interval_ms;
 	j->stop_at_ms = o->stop_after_ms > 0 ? j->start_ms + o->stop_after_ms : 0;
 	/* -s and -n ask for a savepoint from the start: a job that ends before the stop is triggered has none */
@@ -658,7 +658,7 @@ setup(struct job *j, struct ckpt_pipeline *p, const struct ckpt_run_opts *o, str
 static void
 finished_event(struct job *j)
 {
-	int64_t ms = now_ms() - j->start_ms;
+	int64_t ms = ckpt_now_ms() - j->start_ms;
 	uint64_t recs = atomic_load(&j->sink_records), lost = 0;
 	json_t *ev;
 
@@ -672,7 +672,7 @@ finished_event(struct job *j)
 		lost += j->chs[c]->lost_records;
 	if (j->p->strategy == CKPT_FAILOVER_APPROXIMATE)
 		json_object_set_new(ev, "lost_records", json_integer((json_int_t)lost));
-	job_event(j, ev);
+	ckpt_job_event(j, ev);
 }
 
 static void
@@ -691,20 +691,20 @@ main_loop(struct job *j)
 			j->final_state = "CANCELED";
 			break;
 		}
-		now = now_ms();
+		now = ckpt_now_ms();
 		if (j->o->stop && *j->o->stop != j->stop_seen) {
 			j->stop_seen = *j->o->stop;
-			coord_request_stop(j);
+			ckpt_coord_request_stop(j);
 		}
 		if (j->stop_at_ms && now >= j->stop_at_ms) {
 			j->stop_at_ms = 0;
-			coord_request_stop(j);
+			ckpt_coord_request_stop(j);
 		}
-		if (coord_tick(j, now) < 0) {
+		if (ckpt_coord_tick(j, now) < 0) {
 			j->fatal = 1;
 			break;
 		}
-		notify_wait(&j->cnt, seq, coord_next_deadline(j, now_ms()));
+		ckpt_notify_wait(&j->cnt, seq, ckpt_coord_next_deadline(j, ckpt_now_ms()));
 	}
 }
 
@@ -714,8 +714,8 @@ ckpt_pipeline_run(struct ckpt_pipeline *p, const struct ckpt_run_opts *o, struct
 	struct job j = {0};
 	int r = -1;
 
-	if (batch_mode(p) || o->log || o->recover || o->partitions)
-		return batch_run(p, o, e); /* blocking edges: region by region (batch.c) */
+	if (ckpt_batch_mode(p) || o->log || o->recover || o->partitions)
+		return ckpt_batch_run(p, o, e); /* blocking edges: region by region (batch.c) */
 	if (setup(&j, p, o, e) < 0)
 		goto out;
 	for (size_t t = 0; t < j.nt; t++)

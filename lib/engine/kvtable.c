@@ -23,14 +23,14 @@ kvt_grow(struct kvt *t)
 		return -1;
 	for (size_t i = 0; i < t->cap; i++)
 		if (t->s[i].used)
-			*kvt_get(&n, t->s[i].k, t->s[i].ns, 1) = t->s[i].v;
+			*ckpt_kvt_get(&n, t->s[i].k, t->s[i].ns, 1) = t->s[i].v;
 	free(t->s);
 	*t = n;
 	return 0;
 }
 
 int64_t *
-kvt_get(struct kvt *t, uint64_t k, int64_t ns, int create)
+ckpt_kvt_get(struct kvt *t, uint64_t k, int64_t ns, int create)
 {
 	size_t i;
 
@@ -55,7 +55,7 @@ kvt_get(struct kvt *t, uint64_t k, int64_t ns, int create)
 
 /* Backward-shift deletion keeps probe chains whole without tombstones. */
 void
-kvt_del(struct kvt *t, uint64_t k, int64_t ns)
+ckpt_kvt_del(struct kvt *t, uint64_t k, int64_t ns)
 {
 	size_t i, j;
 
@@ -82,7 +82,7 @@ kvt_del(struct kvt *t, uint64_t k, int64_t ns)
 }
 
 void
-kvt_free(struct kvt *t)
+ckpt_kvt_free(struct kvt *t)
 {
 	free(t->s);
 	memset(t, 0, sizeof *t);

@@ -16,8 +16,8 @@ struct kvt {
 };
 
 /* The value of (k, ns); created as 0 when create is set; NULL when absent (or out of memory). */
-int64_t *kvt_get(struct kvt *t, uint64_t k, int64_t ns, int create);
-void kvt_del(struct kvt *t, uint64_t k, int64_t ns);
-void kvt_free(struct kvt *t);
+int64_t *ckpt_kvt_get(struct kvt *t, uint64_t k, int64_t ns, int create);
+void ckpt_kvt_del(struct kvt *t, uint64_t k, int64_t ns);
+void ckpt_kvt_free(struct kvt *t);
 
 #endif

@@ -19,11 +19,11 @@ delay_us(struct task *t, int64_t us)
 	t->delay_debt_ns += us * 1000;
 	if (t->delay_debt_ns < 1000000)
 		return 0;
-	start = now_ns();
+	start = ckpt_now_ns();
 	struct timespec ts = {t->delay_debt_ns / 1000000000, t->delay_debt_ns % 1000000000};
 
 	nanosleep(&ts, NULL);
-	t->delay_debt_ns -= now_ns() - start;
+	t->delay_debt_ns -= ckpt_now_ns() - start;
 	return 1;
 }
 
@@ -64,7 +64,7 @@ static int
 source_open(struct task *t, const struct ckpt_subtask *r, struct ckpt_err *e)
 {
 	struct source *s = ckpt_calloc(1, sizeof *s, e);
-	const struct ckpt_opstate *os = st_find_opstate(r, "offsets");
+	const struct ckpt_opstate *os = ckpt_st_find_opstate(r, "offsets");
 	size_t n = os ? os->n : 0;
 
 	if (s == NULL)
@@ -129,7 +129,7 @@ source_emit_some(struct task *t)
 		/* no priority events reach a source (it has no inputs): its triggers are mail, read between calls */
 		if (k >= lim) {
 			/* unaligned: wait for output room here, between records, where a checkpoint may run */
-			if (ua_boundary(t) < 0)
+			if (ckpt_ua_boundary(t) < 0)
 				return 0;
 			lim = k + (int)t->ua_room;
 			t->ua_room = 0;
@@ -150,7 +150,7 @@ source_emit_some(struct task *t)
 		if (++sp->v7 == 7)
 			sp->v7 = 0;
 		s->cur++;
-		task_emit(t, &r);
+		ckpt_task_emit(t, &r);
 		task_count_record(t);
 		/* after a pause, look at the mail before going on */
 		if (q->delay_us && delay_us(t, q->delay_us))
@@ -162,7 +162,7 @@ source_emit_some(struct task *t)
 			for (size_t i = 0; i < s->n; i++)
 				if (s->sp[i].off - 1 < wm)
 					wm = s->sp[i].off - 1;
-			task_emit_watermark(t, wm);
+			ckpt_task_emit_watermark(t, wm);
 		}
 	}
 	return 0;
@@ -172,7 +172,7 @@ static int
 source_snapshot(struct task *t, int64_t id, struct ckpt_subtask *st, struct ckpt_err *e)
 {
 	struct source *s = t->ost;
-	int k = st_add_opstate(st, "offsets", t->v->prm.union_offsets ? CKPT_MODE_UNION : CKPT_MODE_LIST, e);
+	int k = ckpt_st_add_opstate(st, "offsets", t->v->prm.union_offsets ? CKPT_MODE_UNION : CKPT_MODE_LIST, e);
 
 	(void)id;
 	if (k < 0)
@@ -181,7 +181,7 @@ source_snapshot(struct task *t, int64_t id, struct ckpt_subtask *st, struct ckpt
 		char b[64];
 		int len = snprintf(b, sizeof b, "s%u:%" PRId64, s->sp[i].id, s->sp[i].off);
 
-		if (st_add_entry(st, (size_t)k, b, (size_t)len, e) < 0)
+		if (ckpt_st_add_entry(st, (size_t)k, b, (size_t)len, e) < 0)
 			return -1;
 	}
 	return 0;
@@ -209,7 +209,7 @@ map_record(struct task *t, const struct rec *r, size_t input)
 	if (t->v->prm.delay_us)
 		delay_us(t, t->v->prm.delay_us);
 	o.value += t->v->prm.add;
-	task_emit(t, &o);
+	ckpt_task_emit(t, &o);
 }
 
 static void
@@ -218,7 +218,7 @@ filter_record(struct task *t, const struct rec *r, size_t input)
 	(void)input;
 	delay_us(t, t->v->prm.delay_us);
 	if (r->value % t->v->prm.modulo != 0)
-		task_emit(t, r);
+		ckpt_task_emit(t, r);
 }
 
 /* ---- keyed operators: state by key group */
@@ -228,7 +228,7 @@ check_kg(struct task *t, uint32_t kg, struct ckpt_err *e)
 {
 	uint32_t first, last;
 
-	key_group_range(t->v->max_parallelism, t->v->parallelism, t->sub, &first, &last);
+	ckpt_key_group_range(t->v->max_parallelism, t->v->parallelism, t->sub, &first, &last);
 	if (kg < first || kg > last)
 		return ckpt_err_set(e, CKPT_ERR_INPUT, t->v->id,
 				    "subtask %u restored key group %u outside its range %u-%u", t->sub, kg, first, last);
@@ -268,7 +268,7 @@ keyed_open(struct task *t, const struct ckpt_subtask *r, const char *state, stru
 					    state, i);
 		if (check_kg(t, r->kv[i].key_group, e) < 0)
 			return -1;
-		if ((slot = kvt_get(kv, k, ns, 1)) == NULL)
+		if ((slot = ckpt_kvt_get(kv, k, ns, 1)) == NULL)
 			return ckpt_err_set(e, CKPT_ERR_NOMEM, t->v->id, "out of memory");
 		*slot = v;
 	}
@@ -281,7 +281,7 @@ keyed_snapshot(struct task *t, const char *state, int with_ns, struct ckpt_subta
 	struct kvt *kv = t->ost;
 
 	st->keyed = 1;
-	key_group_range(t->v->max_parallelism, t->v->parallelism, t->sub, &st->kg_first, &st->kg_last);
+	ckpt_key_group_range(t->v->max_parallelism, t->v->parallelism, t->sub, &st->kg_first, &st->kg_last);
 	for (size_t i = 0; i < kv->cap; i++) {
 		const struct kvslot *s = &kv->s[i];
 		char key[64], val[32];
@@ -293,7 +293,7 @@ keyed_snapshot(struct task *t, const char *state, int with_ns, struct ckpt_subta
 		else
 			snprintf(key, sizeof key, "%" PRIu64, s->k);
 		snprintf(val, sizeof val, "%" PRId64, s->v);
-		if (st_add_kv(st, state, key_group_of(s->k, t->v->max_parallelism), key, val, e) < 0)
+		if (ckpt_st_add_kv(st, state, ckpt_key_group_of(s->k, t->v->max_parallelism), key, val, e) < 0)
 			return -1;
 	}
 	return 0;
@@ -303,7 +303,7 @@ static void
 free_kv(struct task *t)
 {
 	if (t->ost)
-		kvt_free(t->ost);
+		ckpt_kvt_free(t->ost);
 	free(t->ost);
 	t->ost = NULL;
 }
@@ -317,7 +317,7 @@ sum_open(struct task *t, const struct ckpt_subtask *r, struct ckpt_err *e)
 static void
 sum_record(struct task *t, const struct rec *r, size_t input)
 {
-	int64_t *v = kvt_get(t->ost, r->key, 0, 1);
+	int64_t *v = ckpt_kvt_get(t->ost, r->key, 0, 1);
 	struct rec o = *r;
 
 	(void)input;
@@ -325,7 +325,7 @@ sum_record(struct task *t, const struct rec *r, size_t input)
 		return;
 	*v += r->value;
 	o.value = *v;
-	task_emit(t, &o);
+	ckpt_task_emit(t, &o);
 }
 
 static int
@@ -352,7 +352,7 @@ window_record(struct task *t, const struct rec *r, size_t input)
 	(void)input;
 	if (start + size - 1 <= t->wm_in)
 		return; /* late: its window already fired */
-	if ((v = kvt_get(t->ost, r->key, start, 1)) != NULL)
+	if ((v = ckpt_kvt_get(t->ost, r->key, start, 1)) != NULL)
 		*v += r->value;
 }
 
@@ -368,8 +368,8 @@ window_watermark(struct task *t, int64_t wm)
 		if (s.used && s.ns + size - 1 <= wm) {
 			struct rec o = {s.k, s.v, s.ns + size - 1};
 
-			task_emit(t, &o);
-			kvt_del(kv, s.k, s.ns);
+			ckpt_task_emit(t, &o);
+			ckpt_kvt_del(kv, s.k, s.ns);
 			continue; /* the deletion may have shifted another entry into slot i */
 		}
 		i++;
@@ -388,7 +388,7 @@ window_snapshot(struct task *t, int64_t id, struct ckpt_subtask *st, struct ckpt
 static int
 bcast_open(struct task *t, const struct ckpt_subtask *r, struct ckpt_err *e)
 {
-	const struct ckpt_opstate *os = st_find_opstate(r, "rules");
+	const struct ckpt_opstate *os = ckpt_st_find_opstate(r, "rules");
 	struct kvt *kv = ckpt_calloc(1, sizeof *kv, e);
 
 	if (kv == NULL)
@@ -402,7 +402,7 @@ bcast_open(struct task *t, const struct ckpt_subtask *r, struct ckpt_err *e)
 
 		if (kv_field(&os->entries[i], tmp, sizeof tmp) < 0 || sscanf(tmp, "%llu=%lld", &k, &v) != 2)
 			return ckpt_err_set(e, CKPT_ERR_INPUT, t->v->id, "rules entry %zu is not \"KEY=VALUE\"", i);
-		if ((slot = kvt_get(kv, k, 0, 1)) == NULL)
+		if ((slot = ckpt_kvt_get(kv, k, 0, 1)) == NULL)
 			return ckpt_err_set(e, CKPT_ERR_NOMEM, t->v->id, "out of memory");
 		*slot = v;
 	}
@@ -417,20 +417,20 @@ bcast_record(struct task *t, const struct rec *r, size_t input)
 	struct rec o = *r;
 
 	if (ed->part == PART_BROADCAST) {
-		if ((v = kvt_get(t->ost, r->key, 0, 1)) != NULL)
+		if ((v = ckpt_kvt_get(t->ost, r->key, 0, 1)) != NULL)
 			*v = r->value;
 		return;
 	}
-	if ((v = kvt_get(t->ost, r->key, 0, 0)) != NULL)
+	if ((v = ckpt_kvt_get(t->ost, r->key, 0, 0)) != NULL)
 		o.value += *v;
-	task_emit(t, &o);
+	ckpt_task_emit(t, &o);
 }
 
 static int
 bcast_snapshot(struct task *t, int64_t id, struct ckpt_subtask *st, struct ckpt_err *e)
 {
 	struct kvt *kv = t->ost;
-	int k = st_add_opstate(st, "rules", CKPT_MODE_BROADCAST, e);
+	int k = ckpt_st_add_opstate(st, "rules", CKPT_MODE_BROADCAST, e);
 
 	(void)id;
 	if (k < 0)
@@ -442,7 +442,7 @@ bcast_snapshot(struct task *t, int64_t id, struct ckpt_subtask *st, struct ckpt_
 		if (!kv->s[i].used)
 			continue;
 		len = snprintf(b, sizeof b, "%" PRIu64 "=%" PRId64, kv->s[i].k, kv->s[i].v);
-		if (st_add_entry(st, (size_t)k, b, (size_t)len, e) < 0)
+		if (ckpt_st_add_entry(st, (size_t)k, b, (size_t)len, e) < 0)
 			return -1;
 	}
 	return 0;
@@ -457,7 +457,7 @@ discard_record(struct task *t, const struct rec *r, size_t input)
 	(void)t, (void)r, (void)input;
 }
 
-extern const struct opdef file_sink_def;
+extern const struct opdef ckpt_file_sink_def;
 
 static const struct opdef defs[OP_NKINDS] = {
 	[OP_SOURCE] = {.open = source_open, .snapshot = source_snapshot, .dispose = free_ost,
@@ -473,8 +473,8 @@ static const struct opdef defs[OP_NKINDS] = {
 };
 
 const struct opdef *
-op_def(enum op_kind k)
+ckpt_op_def(enum op_kind k)
 {
-	return k == OP_FILE_SINK ? &file_sink_def : &defs[k];
+	return k == OP_FILE_SINK ? &ckpt_file_sink_def : &defs[k];
 }
 

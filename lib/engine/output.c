@@ -11,18 +11,18 @@ wait_buffer(struct task *t, struct outch *oc)
 
 	for (;;) {
 		unsigned seq = notify_prepare(&t->nt);
-		struct buf *b = channel_take_buffer(oc->ch, &oc->gen);
+		struct buf *b = ckpt_channel_take_buffer(oc->ch, &oc->gen);
 
 		if (b != NULL)
 			return b;
 		if (atomic_load(&t->cancel))
 			return NULL;
 		if (!flushed) {
-			task_flush(t);
+			ckpt_task_flush(t);
 			flushed = 1;
 			continue;
 		}
-		notify_wait(&t->nt, seq, 100);
+		ckpt_notify_wait(&t->nt, seq, 100);
 	}
 }
 
@@ -33,7 +33,7 @@ push_cur(struct task *t, struct outch *oc)
 
 	(void)t;
 	oc->cur = NULL;
-	channel_push(oc->ch, &en, oc->gen);
+	ckpt_channel_push(oc->ch, &en, oc->gen);
 }
 
 static inline unsigned char *
@@ -68,30 +68,30 @@ put_rec(struct task *t, struct outch *oc, const struct rec *r)
 }
 
 uint32_t
-key_group_of(uint64_t key, uint32_t maxp)
+ckpt_key_group_of(uint64_t key, uint32_t maxp)
 {
 	return (uint32_t)(ckpt_xxh3(&key, sizeof key) % maxp);
 }
 
 /* Flink's KeyGroupRangeAssignment: the operator index of a key group. */
 uint32_t
-subtask_of_key_group(uint32_t kg, uint32_t maxp, uint32_t p)
+ckpt_subtask_of_key_group(uint32_t kg, uint32_t maxp, uint32_t p)
 {
 	return (uint32_t)((uint64_t)kg * p / maxp);
 }
 
 void
-key_group_range(uint32_t maxp, uint32_t p, uint32_t i, uint32_t *first, uint32_t *last)
+ckpt_key_group_range(uint32_t maxp, uint32_t p, uint32_t i, uint32_t *first, uint32_t *last)
 {
 	*first = (uint32_t)(((uint64_t)i * maxp + p - 1) / p);
 	*last = (uint32_t)((((uint64_t)i + 1) * maxp - 1) / p);
 }
 
 void
-task_emit(struct task *t, const struct rec *r)
+ckpt_task_emit(struct task *t, const struct rec *r)
 {
 	if (t->bout != NULL) {
-		batch_emit(t, r); /* batch mode: blocking partitions on disk */
+		ckpt_batch_emit(t, r); /* batch mode: blocking partitions on disk */
 		return;
 	}
 	for (size_t k = 0; k < t->nout; k++) {
@@ -108,9 +108,9 @@ task_emit(struct task *t, const struct rec *r)
 				o->rr = 0;
 			break;
 		case PART_HASH: {
-			uint32_t kg = key_group_of(r->key, o->maxp);
+			uint32_t kg = ckpt_key_group_of(r->key, o->maxp);
 
-			put_rec(t, &o->oc[subtask_of_key_group(kg, o->maxp, (uint32_t)o->noc)], r);
+			put_rec(t, &o->oc[ckpt_subtask_of_key_group(kg, o->maxp, (uint32_t)o->noc)], r);
 			break;
 		}
 		case PART_BROADCAST:
@@ -123,7 +123,7 @@ task_emit(struct task *t, const struct rec *r)
 }
 
 void
-task_emit_watermark(struct task *t, int64_t wm)
+ckpt_task_emit_watermark(struct task *t, int64_t wm)
 {
 	if (wm <= t->wm_out || t->bout != NULL)
 		return;
@@ -143,7 +143,7 @@ task_emit_watermark(struct task *t, int64_t wm)
 }
 
 void
-task_flush(struct task *t)
+ckpt_task_flush(struct task *t)
 {
 	t->ua_room = t->ua_avail = 0;
 	for (size_t k = 0; k < t->nout; k++)
@@ -157,9 +157,9 @@ task_flush(struct task *t)
 
 /* Flush, then push one event to every output channel (k, i), waiting while push finds the event slots full. */
 void
-task_push_all(struct task *t, int (*push)(struct task *t, size_t k, size_t i, void *arg), void *arg)
+ckpt_task_push_all(struct task *t, int (*push)(struct task *t, size_t k, size_t i, void *arg), void *arg)
 {
-	task_flush(t);
+	ckpt_task_flush(t);
 	for (size_t k = 0; k < t->nout; k++)
 		for (size_t i = 0; i < t->out[k].noc; i++)
 			for (;;) {
@@ -167,7 +167,7 @@ task_push_all(struct task *t, int (*push)(struct task *t, size_t k, size_t i, vo
 
 				if (push(t, k, i, arg) == 0 || atomic_load(&t->cancel))
 					break;
-				notify_wait(&t->nt, seq, 100);
+				ckpt_notify_wait(&t->nt, seq, 100);
 			}
 }
 
@@ -181,18 +181,18 @@ push_event(struct task *t, size_t k, size_t i, void *arg)
 	pthread_mutex_lock(&c->mu);
 	gen = c->gen;
 	pthread_mutex_unlock(&c->mu);
-	return channel_push(c, arg, gen);
+	return ckpt_channel_push(c, arg, gen);
 }
 
 /* Events go behind the data already written. */
 void
-task_broadcast_event(struct task *t, const struct entry *en)
+ckpt_task_broadcast_event(struct task *t, const struct entry *en)
 {
-	task_push_all(t, push_event, (void *)en);
+	ckpt_task_push_all(t, push_event, (void *)en);
 }
 
 int64_t
-task_reserve_outputs(struct task *t)
+ckpt_task_reserve_outputs(struct task *t)
 {
 	int64_t room = INT64_MAX;
 
@@ -204,7 +204,7 @@ task_reserve_outputs(struct task *t)
 				continue;
 			if (oc->cur != NULL)
 				push_cur(t, oc);
-			if ((oc->cur = channel_take_buffer(oc->ch, &oc->gen)) == NULL)
+			if ((oc->cur = ckpt_channel_take_buffer(oc->ch, &oc->gen)) == NULL)
 				return 0;
 		}
 	for (size_t k = 0; k < t->nout; k++)
@@ -219,7 +219,7 @@ task_reserve_outputs(struct task *t)
 }
 
 void
-task_put_raw(struct task *t, struct outch *oc, const unsigned char *elem)
+ckpt_task_put_raw(struct task *t, struct outch *oc, const unsigned char *elem)
 {
 	unsigned char *d = room(t, oc);
 
@@ -231,14 +231,14 @@ task_put_raw(struct task *t, struct outch *oc, const unsigned char *elem)
 }
 
 void
-task_release_outputs(struct task *t)
+ckpt_task_release_outputs(struct task *t)
 {
 	for (size_t k = 0; k < t->nout; k++)
 		for (size_t i = 0; i < t->out[k].noc; i++) {
 			struct outch *oc = &t->out[k].oc[i];
 
 			if (oc->cur != NULL)
-				channel_return_unused(oc->ch, oc->cur);
+				ckpt_channel_return_unused(oc->ch, oc->cur);
 			oc->cur = NULL;
 		}
 }

@@ -12,7 +12,7 @@
 #include "batch.h"
 
 int
-batch_mode(const struct ckpt_pipeline *p)
+ckpt_batch_mode(const struct ckpt_pipeline *p)
 {
 	for (size_t k = 0; k < p->ne; k++)
 		if (p->e[k].ptype == CKPT_BLOCKING)
@@ -21,17 +21,17 @@ batch_mode(const struct ckpt_pipeline *p)
 }
 
 int
-bp_blocking(const struct ckpt_pipeline *p, size_t k)
+ckpt_bp_blocking(const struct ckpt_pipeline *p, size_t k)
 {
 	return p->e[k].ptype == CKPT_BLOCKING;
 }
 
 /* Does vertex v write a blocking partition (some output edge blocking)? */
 int
-bp_has_partition(const struct ckpt_pipeline *p, size_t v)
+ckpt_bp_has_partition(const struct ckpt_pipeline *p, size_t v)
 {
 	for (size_t q = 0; q < p->v[v].nout; q++)
-		if (bp_blocking(p, p->v[v].out[q]))
+		if (ckpt_bp_blocking(p, p->v[v].out[q]))
 			return 1;
 	return 0;
 }
@@ -66,7 +66,7 @@ sub_range(const struct ckpt_pipeline *p, size_t k, uint32_t j, uint32_t *lo, uin
 		*lo = 0;
 		*hi = 1;
 	} else {
-		key_group_range(t->max_parallelism, t->parallelism, j, &first, &last);
+		ckpt_key_group_range(t->max_parallelism, t->parallelism, j, &first, &last);
 		*lo = first;
 		*hi = last + 1;
 	}
@@ -77,7 +77,7 @@ sub_range(const struct ckpt_pipeline *p, size_t k, uint32_t j, uint32_t *lo, uin
 
 /* The vertex id as a file name: bytes other than [A-Za-z0-9_-] percent-encoded ("a/.." is "a%2F%2E%2E"). */
 size_t
-bp_encode_id(const char *id, char *out, size_t size)
+ckpt_bp_encode_id(const char *id, char *out, size_t size)
 {
 	static const char hex[] = "0123456789ABCDEF";
 	size_t n = 0;
@@ -103,11 +103,11 @@ bp_encode_id(const char *id, char *out, size_t size)
 }
 
 void
-bp_part_path(const struct bjob *b, size_t v, uint32_t sub, char *out, size_t size)
+ckpt_bp_part_path(const struct bjob *b, size_t v, uint32_t sub, char *out, size_t size)
 {
 	char name[3 * PART_NAME_MAX + 4];
 
-	bp_encode_id(b->p->v[v].id, name, sizeof name);
+	ckpt_bp_encode_id(b->p->v[v].id, name, sizeof name);
 	snprintf(out, size, "%s/%s.%u", b->partdir, name, sub);
 }
 
@@ -203,7 +203,7 @@ sec_add(struct bout *o, size_t i, const struct rec *r)
 /* ---- pipelined edges inside a region: bounded queues between threads */
 
 struct pq *
-bp_pq_of(struct bjob *b, size_t k, uint32_t c)
+ckpt_bp_pq_of(struct bjob *b, size_t k, uint32_t c)
 {
 	return &b->pq[b->pqfirst[k] + c];
 }
@@ -212,7 +212,7 @@ bp_pq_of(struct bjob *b, size_t k, uint32_t c)
 static void
 pq_put(struct bjob *b, struct task *t, size_t k, uint32_t c, const struct rec *r)
 {
-	struct pq *q = bp_pq_of(b, k, c);
+	struct pq *q = ckpt_bp_pq_of(b, k, c);
 	struct task *ct = &b->t[b->vfirst[b->p->e[k].target] + c];
 	int wake;
 
@@ -225,7 +225,7 @@ pq_put(struct bjob *b, struct task *t, size_t k, uint32_t c, const struct rec *r
 		pthread_mutex_unlock(&q->mu);
 		if (atomic_load(&t->cancel))
 			return;
-		notify_wait(&t->nt, seq, 100);
+		ckpt_notify_wait(&t->nt, seq, 100);
 	}
 	if (q->n + PART_REC > q->cap) {
 		size_t cap = q->cap ? 2 * q->cap : 4096;
@@ -247,7 +247,7 @@ pq_put(struct bjob *b, struct task *t, size_t k, uint32_t c, const struct rec *r
 	q->n += PART_REC;
 	pthread_mutex_unlock(&q->mu);
 	if (wake)
-		notify_wake(&ct->nt);
+		ckpt_notify_wake(&ct->nt);
 }
 
 /* t ended: each consumer of its pipelined edges counts one more producer done. */
@@ -258,33 +258,33 @@ pq_end(struct bjob *b, struct task *t)
 		size_t k = t->v->out[q];
 		const struct pl_edge *ed = &b->p->e[k];
 
-		if (bp_blocking(b->p, k))
+		if (ckpt_bp_blocking(b->p, k))
 			continue;
 		for (uint32_t c = 0; c < b->p->v[ed->target].parallelism; c++) {
-			struct pq *pq = bp_pq_of(b, k, c);
+			struct pq *pq = ckpt_bp_pq_of(b, k, c);
 			uint32_t lo, hi;
 
-			edge_inputs(b->p, ed, c, &lo, &hi);
+			ckpt_edge_inputs(b->p, ed, c, &lo, &hi);
 			if (t->sub < lo || t->sub >= hi)
 				continue;
 			pthread_mutex_lock(&pq->mu);
 			pq->ended++;
 			pthread_mutex_unlock(&pq->mu);
-			notify_wake(&b->t[b->vfirst[ed->target] + c].nt);
+			ckpt_notify_wake(&b->t[b->vfirst[ed->target] + c].nt);
 		}
 	}
 }
 
 /* Before t (re)starts: its pipelined inputs are empty and none of their producers ended. */
 void
-bp_pq_reset_inputs(struct bjob *b, struct task *t)
+ckpt_bp_pq_reset_inputs(struct bjob *b, struct task *t)
 {
 	for (size_t g = 0; g < t->v->nin; g++) {
 		struct pq *q;
 
-		if (bp_blocking(b->p, t->v->in[g]))
+		if (ckpt_bp_blocking(b->p, t->v->in[g]))
 			continue;
-		q = bp_pq_of(b, t->v->in[g], t->sub);
+		q = ckpt_bp_pq_of(b, t->v->in[g], t->sub);
 		pthread_mutex_lock(&q->mu);
 		q->n = 0;
 		q->ended = 0;
@@ -315,9 +315,9 @@ route(struct task *t, size_t q, const struct rec *r, void (*put)(struct task *, 
 		o->rr[q] = (o->rr[q] + 1) % T;
 		break;
 	case PART_HASH: {
-		uint32_t maxp = p->v[ed->target].max_parallelism, kg = key_group_of(r->key, maxp);
+		uint32_t maxp = p->v[ed->target].max_parallelism, kg = ckpt_key_group_of(r->key, maxp);
 
-		put(t, q, p->v[ed->target].auto_par ? kg : subtask_of_key_group(kg, maxp, T), r);
+		put(t, q, p->v[ed->target].auto_par ? kg : ckpt_subtask_of_key_group(kg, maxp, T), r);
 		break;
 	}
 	case PART_BROADCAST:
@@ -340,12 +340,12 @@ put_queue(struct task *t, size_t q, uint32_t c, const struct rec *r)
 }
 
 void
-batch_emit(struct task *t, const struct rec *r)
+ckpt_batch_emit(struct task *t, const struct rec *r)
 {
 	const struct ckpt_pipeline *p = t->job->p;
 
 	for (size_t q = 0; q < t->v->nout && !atomic_load(&t->cancel); q++)
-		route(t, q, r, bp_blocking(p, t->v->out[q]) ? put_section : put_queue);
+		route(t, q, r, ckpt_bp_blocking(p, t->v->out[q]) ? put_section : put_queue);
 	t->records_out++;
 }
 
@@ -369,7 +369,7 @@ write_partition(struct bjob *b, struct task *t, struct ckpt_err *e)
 	if (o->nomem)
 		return ckpt_err_set(e, CKPT_ERR_NOMEM, t->v->id, "out of memory for a blocking partition");
 	for (size_t q = 0; q < t->v->nout; q++)
-		for (size_t i = o->first[q]; bp_blocking(b->p, t->v->out[q]) && i < o->first[q + 1]; i++) {
+		for (size_t i = o->first[q]; ckpt_bp_blocking(b->p, t->v->out[q]) && i < o->first[q + 1]; i++) {
 			len += 24 + o->sec[i].n;
 			nsec++;
 		}
@@ -378,7 +378,7 @@ write_partition(struct bjob *b, struct task *t, struct ckpt_err *e)
 	memcpy(d, PART_MAGIC, 8);
 	put64(d + 8, nsec);
 	for (size_t q = 0; q < t->v->nout; q++)
-		for (size_t i = o->first[q]; bp_blocking(b->p, t->v->out[q]) && i < o->first[q + 1]; i++) {
+		for (size_t i = o->first[q]; ckpt_bp_blocking(b->p, t->v->out[q]) && i < o->first[q + 1]; i++) {
 			put64(d + k, t->v->out[q]);
 			put64(d + k + 8, i - o->first[q]);
 			put64(d + k + 16, o->sec[i].n);
@@ -387,7 +387,7 @@ write_partition(struct bjob *b, struct task *t, struct ckpt_err *e)
 			k += 24 + o->sec[i].n;
 		}
 	put64(d + k, ckpt_xxh3(d, k));
-	bp_part_path(b, t->vi, t->sub, path, sizeof path);
+	ckpt_bp_part_path(b, t->vi, t->sub, path, sizeof path);
 	if ((a = ckpt_atomic_open(path, e)) == NULL)
 		goto out;
 	if (fwrite(d, 1, len, ckpt_atomic_file(a)) != len) {
@@ -403,7 +403,7 @@ out:
 
 /* Read and check a whole partition file; *d (malloc'd) and *len. */
 int
-bp_read_partition(const char *path, unsigned char **d, size_t *len, struct ckpt_err *e)
+ckpt_bp_read_partition(const char *path, unsigned char **d, size_t *len, struct ckpt_err *e)
 {
 	FILE *f = fopen(path, "rb");
 	struct stat sb;
@@ -512,16 +512,16 @@ feed(struct bjob *b, struct task *t, size_t g, struct ckpt_err *e)
 	const struct pl_edge *ed = &b->p->e[k];
 	uint32_t lo, hi, slo, shi;
 
-	edge_inputs(b->p, ed, t->sub, &lo, &hi);
+	ckpt_edge_inputs(b->p, ed, t->sub, &lo, &hi);
 	sub_range(b->p, k, t->sub, &slo, &shi);
 	for (uint32_t i = lo; i < hi && !atomic_load(&t->cancel); i++) {
 		unsigned char *d;
 		size_t len, at, n;
 		char path[4200];
 
-		bp_part_path(b, ed->source, i, path, sizeof path);
+		ckpt_bp_part_path(b, ed->source, i, path, sizeof path);
 		lose_partition(b, ed->source, i, path);
-		if (bp_read_partition(path, &d, &len, e) < 0)
+		if (ckpt_bp_read_partition(path, &d, &len, e) < 0)
 			return partition_lost(b, t, b->vfirst[ed->source] + i, e);
 		for (uint32_t sp = slo; sp < shi && !atomic_load(&t->cancel); sp++) {
 			if (find_section(d, len, k, sp, &at, &n) < 0) {
@@ -542,7 +542,7 @@ static int
 pq_take(struct bjob *b, struct task *t, size_t g, struct bsec *mine)
 {
 	const struct pl_edge *ed = &b->p->e[t->v->in[g]];
-	struct pq *q = bp_pq_of(b, t->v->in[g], t->sub);
+	struct pq *q = ckpt_bp_pq_of(b, t->v->in[g], t->sub);
 	struct bsec got;
 	int ended;
 	uint32_t lo, hi;
@@ -557,9 +557,9 @@ pq_take(struct bjob *b, struct task *t, size_t g, struct bsec *mine)
 	*mine = got;
 	if (got.n == 0)
 		return ended;
-	edge_inputs(b->p, ed, t->sub, &lo, &hi);
+	ckpt_edge_inputs(b->p, ed, t->sub, &lo, &hi);
 	for (uint32_t i = lo; i < hi; i++)
-		notify_wake(&b->t[b->vfirst[ed->source] + i].nt);
+		ckpt_notify_wake(&b->t[b->vfirst[ed->source] + i].nt);
 	take_records(t, got.d, got.n, g);
 	return 0;
 }
@@ -575,7 +575,7 @@ feed_pipelined(struct bjob *b, struct task *t, struct ckpt_err *e)
 	if (done == NULL)
 		return -1;
 	for (size_t g = 0; g < t->v->nin; g++)
-		if (bp_blocking(b->p, t->v->in[g]))
+		if (ckpt_bp_blocking(b->p, t->v->in[g]))
 			done[g] = 1;
 		else
 			left++;
@@ -589,7 +589,7 @@ feed_pipelined(struct bjob *b, struct task *t, struct ckpt_err *e)
 				left--;
 			}
 		if (left > 0 && t->records_in == before)
-			notify_wait(&t->nt, seq, 100);
+			ckpt_notify_wait(&t->nt, seq, 100);
 	}
 	free(mine.d);
 	free(done);
@@ -611,7 +611,7 @@ run_subtask(struct bjob *b, struct task *t, struct ckpt_err *e)
 		while (!atomic_load(&t->cancel) && !t->op->emit_some(t))
 			;
 	for (size_t g = 0; g < t->v->nin && !atomic_load(&t->cancel); g++)
-		if (bp_blocking(b->p, t->v->in[g]) && feed(b, t, g, e) < 0)
+		if (ckpt_bp_blocking(b->p, t->v->in[g]) && feed(b, t, g, e) < 0)
 			goto out;
 	if (feed_pipelined(b, t, e) < 0)
 		goto out;
@@ -623,7 +623,7 @@ run_subtask(struct bjob *b, struct task *t, struct ckpt_err *e)
 			t->op->finish(t);
 		if (t->op->close)
 			t->op->close(t);
-		if (bp_has_partition(b->p, t->vi) && write_partition(b, t, e) < 0)
+		if (ckpt_bp_has_partition(b->p, t->vi) && write_partition(b, t, e) < 0)
 			goto out;
 		if (!atomic_load(&t->cancel))
 			pq_end(b, t);
@@ -641,7 +641,7 @@ out:
 }
 
 void *
-bp_task_main(void *arg)
+ckpt_bp_task_main(void *arg)
 {
 	struct task *t = arg;
 	struct bjob *b = (struct bjob *)t->job;
@@ -650,6 +650,6 @@ bp_task_main(void *arg)
 	pthread_mutex_lock(&b->j.cmu);
 	b->done[t->gi] = r == 0 ? 1 : b->lost_from[t->gi] ? 3 : 2;
 	pthread_mutex_unlock(&b->j.cmu);
-	notify_wake(&b->j.cnt);
+	ckpt_notify_wake(&b->j.cnt);
 	return NULL;
 }

@@ -23,13 +23,13 @@ static const char *const op_params[OP_NKINDS][8] = {
 };
 
 const char *
-pl_op_name(enum op_kind k)
+ckpt_pl_op_name(enum op_kind k)
 {
 	return op_names[k];
 }
 
 const char *
-pl_part_name(enum part_kind k)
+ckpt_pl_part_name(enum part_kind k)
 {
 	return part_names[k];
 }
@@ -410,7 +410,7 @@ load_batch(struct ld *L, const json_t *obj)
 		return ckpt_jdoc_err(L->doc, L->e, "/checkpointing", "checkpointing: batch mode (blocking edges) "
 				     "runs without checkpoints");
 	for (size_t i = 0; i < p->nfail; i++)
-		if (p->fail[i].lose_partition && !bp_has_partition(p, p->fail[i].vertex)) {
+		if (p->fail[i].lose_partition && !ckpt_bp_has_partition(p, p->fail[i].vertex)) {
 			char ptr[64];
 
 			snprintf(ptr, sizeof ptr, "/failover/failures/%zu/lose_partition", i);
@@ -584,7 +584,7 @@ check_network(struct ld *L)
 		for (uint32_t j = 0; j < T; j++) {
 			uint32_t lo, hi;
 
-			edge_inputs(p, ed, j, &lo, &hi);
+			ckpt_edge_inputs(p, ed, j, &lo, &hi);
 			nch += hi - lo;
 		}
 		bufs += nch * p->buffers_per_channel + T * p->floating_buffers;

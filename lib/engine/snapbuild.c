@@ -14,7 +14,7 @@ grow(void *p, size_t n, size_t size, struct ckpt_err *e)
 }
 
 int
-st_add_opstate(struct ckpt_subtask *st, const char *name, enum ckpt_mode mode, struct ckpt_err *e)
+ckpt_st_add_opstate(struct ckpt_subtask *st, const char *name, enum ckpt_mode mode, struct ckpt_err *e)
 {
 	struct ckpt_opstate *ops = grow(st->ops, st->nops, sizeof *st->ops, e);
 
@@ -42,7 +42,7 @@ bytes_dup(struct ckpt_bytes *b, const void *p, size_t len, struct ckpt_err *e)
 }
 
 int
-st_add_entry(struct ckpt_subtask *st, size_t opi, const void *p, size_t len, struct ckpt_err *e)
+ckpt_st_add_entry(struct ckpt_subtask *st, size_t opi, const void *p, size_t len, struct ckpt_err *e)
 {
 	struct ckpt_opstate *o = &st->ops[opi];
 	struct ckpt_bytes *en = grow(o->entries, o->n, sizeof *o->entries, e);
@@ -58,7 +58,7 @@ st_add_entry(struct ckpt_subtask *st, size_t opi, const void *p, size_t len, str
 }
 
 int
-st_add_kv(struct ckpt_subtask *st, const char *state, uint32_t kg, const char *key, const char *val,
+ckpt_st_add_kv(struct ckpt_subtask *st, const char *state, uint32_t kg, const char *key, const char *val,
 	  struct ckpt_err *e)
 {
 	struct ckpt_kv *kv = grow(st->kv, st->nkv, sizeof *st->kv, e);
@@ -83,7 +83,7 @@ st_add_kv(struct ckpt_subtask *st, const char *state, uint32_t kg, const char *k
 }
 
 const struct ckpt_opstate *
-st_find_opstate(const struct ckpt_subtask *st, const char *name)
+ckpt_st_find_opstate(const struct ckpt_subtask *st, const char *name)
 {
 	if (st == NULL)
 		return NULL;
@@ -95,17 +95,17 @@ st_find_opstate(const struct ckpt_subtask *st, const char *name)
 
 /* The model's own release (the engine's subtasks own their bytes: no arena); then all zero, to refill. */
 void
-engine_subtask_release(struct ckpt_subtask *st)
+ckpt_engine_subtask_release(struct ckpt_subtask *st)
 {
 	ckpt_subtask_release(st);
 	memset(st, 0, sizeof *st);
 }
 
 void
-engine_subtask_free(struct ckpt_subtask *st)
+ckpt_engine_subtask_free(struct ckpt_subtask *st)
 {
 	if (st == NULL)
 		return;
-	engine_subtask_release(st);
+	ckpt_engine_subtask_release(st);
 	free(st);
 }

@@ -6,7 +6,7 @@
 #include "engine.h"
 
 int64_t
-now_ns(void)
+ckpt_now_ns(void)
 {
 	struct timespec ts;
 
@@ -15,39 +15,39 @@ now_ns(void)
 }
 
 int64_t
-now_ms(void)
+ckpt_now_ms(void)
 {
-	return now_ns() / 1000000;
+	return ckpt_now_ns() / 1000000;
 }
 
 static void
 post_state(struct task *t, enum ckpt_exec_state s)
 {
-	struct msg *m = msg_new(MSG_STATE, t);
+	struct msg *m = ckpt_msg_new(MSG_STATE, t);
 
 	if (m == NULL)
 		return;
 	m->state = s;
-	job_post(t->job, m);
+	ckpt_job_post(t->job, m);
 }
 
 void
-task_decline(struct task *t, int64_t id, const char *reason)
+ckpt_task_decline(struct task *t, int64_t id, const char *reason)
 {
 	struct entry en = {.kind = ENT_CANCEL, .bar = {.id = id}};
-	struct msg *m = msg_new(MSG_DECLINE, t);
+	struct msg *m = ckpt_msg_new(MSG_DECLINE, t);
 
-	task_broadcast_event(t, &en);
+	ckpt_task_broadcast_event(t, &en);
 	if (m == NULL)
 		return;
 	m->id = id;
 	snprintf(m->reason, sizeof m->reason, "%s", reason);
-	job_post(t->job, m);
+	ckpt_job_post(t->job, m);
 }
 
 /* The synchronous part of a checkpoint: forward the barrier, snapshot the operator, acknowledge. */
 void
-task_checkpoint(struct task *t, const struct barrier *b, int64_t align_ns)
+ckpt_task_checkpoint(struct task *t, const struct barrier *b, int64_t align_ns)
 {
 	struct entry en = {.kind = ENT_BARRIER, .bar = *b};
 	struct ckpt_subtask *st;
@@ -61,7 +61,7 @@ task_checkpoint(struct task *t, const struct barrier *b, int64_t align_ns)
 		struct entry cancel = {.kind = ENT_CANCEL, .bar = {.id = b->id}};
 
 		t->last_cp_id = b->id;
-		task_broadcast_event(t, &cancel);
+		ckpt_task_broadcast_event(t, &cancel);
 		return;
 	}
 	t->last_cp_id = b->id;
@@ -70,36 +70,36 @@ task_checkpoint(struct task *t, const struct barrier *b, int64_t align_ns)
 	if (b->kind == BAR_SYNC_SAVEPOINT)
 		t->sync_savepoint = b->id;
 	if (b->unaligned) {
-		ua_checkpoint(t, b, align_ns);
+		ckpt_ua_checkpoint(t, b, align_ns);
 		return;
 	}
-	task_broadcast_event(t, &en);
+	ckpt_task_broadcast_event(t, &en);
 	st = ckpt_calloc(1, sizeof *st, &e);
-	m = msg_new(MSG_ACK, t);
+	m = ckpt_msg_new(MSG_ACK, t);
 	if (st == NULL || m == NULL) {
 		free(st);
 		free(m);
-		task_decline(t, b->id, "CHECKPOINT_DECLINED_TASK_NOT_READY");
+		ckpt_task_decline(t, b->id, "CHECKPOINT_DECLINED_TASK_NOT_READY");
 		return;
 	}
 	st->index = t->sub;
 	if (t->op->snapshot && t->op->snapshot(t, b->id, st, &e) < 0) {
-		engine_subtask_free(st);
+		ckpt_engine_subtask_free(st);
 		free(m);
-		task_decline(t, b->id, "CHECKPOINT_ASYNC_EXCEPTION");
+		ckpt_task_decline(t, b->id, "CHECKPOINT_ASYNC_EXCEPTION");
 		return;
 	}
 	m->id = b->id;
 	m->st = st;
 	m->align_ms = align_ns / 1000000;
 	m->ended = t->final_min_id >= 0 && t->final_min_id <= b->id;
-	job_post(t->job, m);
+	ckpt_job_post(t->job, m);
 }
 
 static void
 fail_task(struct task *t, const char *why)
 {
-	struct msg *m = msg_new(MSG_FAILED, t);
+	struct msg *m = ckpt_msg_new(MSG_FAILED, t);
 
 	t->failed = 1;
 	atomic_store(&t->cancel, 1);
@@ -107,12 +107,12 @@ fail_task(struct task *t, const char *why)
 		return;
 	m->id = (int64_t)t->fail_index;
 	snprintf(m->reason, sizeof m->reason, "%s", why);
-	job_post(t->job, m);
+	ckpt_job_post(t->job, m);
 }
 
 /* The injected failure of this attempt fires (task_count_record counts). */
 void
-task_fail_injected(struct task *t)
+ckpt_task_fail_injected(struct task *t)
 {
 	if (!t->failed)
 		fail_task(t, "injected failure");
@@ -120,7 +120,7 @@ task_fail_injected(struct task *t)
 
 /* Input ended (bounded source, stop, or EndOfData on every input): finish() and EndOfData downstream. */
 void
-task_end_of_data(struct task *t, int drain)
+ckpt_task_end_of_data(struct task *t, int drain)
 {
 	struct entry en = {.kind = ENT_END_OF_DATA, .bar = {.drain = drain}};
 	struct msg *m;
@@ -129,20 +129,20 @@ task_end_of_data(struct task *t, int drain)
 		return;
 	if (drain) {
 		if (t->v->op == OP_SOURCE)
-			task_emit_watermark(t, MAX_WATERMARK);
+			ckpt_task_emit_watermark(t, MAX_WATERMARK);
 		if (t->op->finish)
 			t->op->finish(t);
 		t->finished_ops = 1;
 	}
-	task_broadcast_event(t, &en);
+	ckpt_task_broadcast_event(t, &en);
 	t->phase = PH_ENDED;
 	t->final_min_id = -1;
-	if ((m = msg_new(MSG_END_OF_DATA, t)) != NULL)
-		job_post(t->job, m);
+	if ((m = ckpt_msg_new(MSG_END_OF_DATA, t)) != NULL)
+		ckpt_job_post(t->job, m);
 }
 
 void
-task_handle_mail(struct task *t)
+ckpt_task_handle_mail(struct task *t)
 {
 	int64_t done = atomic_load(&t->completed), ab;
 
@@ -159,16 +159,16 @@ task_handle_mail(struct task *t)
 		t->mn--;
 		pthread_mutex_unlock(&t->mmu);
 		if (b.kind == BAR_SYNC_SAVEPOINT && t->nin == 0)
-			task_end_of_data(t, b.drain); /* stop-with-savepoint: EndOfData goes before the barrier */
+			ckpt_task_end_of_data(t, b.drain); /* stop-with-savepoint: EndOfData goes before the barrier */
 		if (t->nin == 0)
-			task_checkpoint(t, &b, 0);
+			ckpt_task_checkpoint(t, &b, 0);
 		else
-			bh_rpc_trigger(t, &b);
+			ckpt_bh_rpc_trigger(t, &b);
 	}
 	ab = atomic_load(&t->aborted);
 	if (ab > t->last_aborted) {
 		t->last_aborted = ab;
-		bh_on_abort_notified(t, ab);
+		ckpt_bh_on_abort_notified(t, ab);
 	}
 	if (done > t->last_notified) {
 		t->last_notified = done;
@@ -197,7 +197,7 @@ on_watermark(struct task *t, size_t ch, int64_t wm)
 		t->wm_in = min;
 		if (t->op->watermark)
 			t->op->watermark(t, min);
-		task_emit_watermark(t, min);
+		ckpt_task_emit_watermark(t, min);
 	}
 }
 
@@ -234,7 +234,7 @@ process_range(struct task *t, size_t ch, const unsigned char *data, size_t off, 
 }
 
 void
-task_process_elems(struct task *t, size_t ch, const unsigned char *data, size_t len)
+ckpt_task_process_elems(struct task *t, size_t ch, const unsigned char *data, size_t len)
 {
 	size_t off = 0, end = len - len % REC_SIZE;
 
@@ -246,14 +246,14 @@ task_process_elems(struct task *t, size_t ch, const unsigned char *data, size_t 
 	t->cur_len = len;
 	t->cur_ch = ch;
 	t->in_buf = 1;
-	/* unaligned: runs of at most ua_room records, with a look between them (ua_boundary) at a record
+	/* unaligned: runs of at most ua_room records, with a look between them (ckpt_ua_boundary) at a record
 	 * boundary, where a barrier may overtake the rest of this buffer; a priority event ends a run early */
 	while (off < end && !atomic_load(&t->cancel)) {
 		size_t n, stop;
 
 		if (t->ua_room <= 0) {
 			t->cur_off = off;
-			if (ua_boundary(t) < 0)
+			if (ckpt_ua_boundary(t) < 0)
 				break;
 		}
 		n = (end - off) / REC_SIZE;
@@ -271,9 +271,9 @@ static void
 process_buffer(struct task *t, size_t ch, struct buf *b)
 {
 	if (t->ua != NULL)
-		ua_on_buffer(t, ch, b);
-	task_process_elems(t, ch, b->data, b->len);
-	buffer_release(b);
+		ckpt_ua_on_buffer(t, ch, b);
+	ckpt_task_process_elems(t, ch, b->data, b->len);
+	ckpt_buffer_release(b);
 }
 
 static void
@@ -285,13 +285,13 @@ on_end_of_data(struct task *t, size_t ch, int drain)
 	t->in[ch].eod_drain = drain;
 	atomic_store(&t->in[ch].ch->eod_acked, 1);
 	if (t->in[ch].ch->prod)
-		notify_wake(&t->in[ch].ch->prod->nt);
+		ckpt_notify_wake(&t->in[ch].ch->prod->nt);
 	for (size_t i = 0; i < t->nin; i++) {
 		all &= t->in[i].eod;
 		all_drain &= t->in[i].eod_drain;
 	}
 	if (all)
-		task_end_of_data(t, all_drain);
+		ckpt_task_end_of_data(t, all_drain);
 }
 
 static void
@@ -302,17 +302,17 @@ on_entry(struct task *t, size_t ch, struct entry *en)
 		process_buffer(t, ch, en->b);
 		break;
 	case ENT_BARRIER:
-		bh_on_barrier(t, &en->bar, ch, 0);
+		ckpt_bh_on_barrier(t, &en->bar, ch, 0);
 		break;
 	case ENT_CANCEL:
-		bh_on_cancel(t, en->bar.id);
+		ckpt_bh_on_cancel(t, en->bar.id);
 		break;
 	case ENT_END_OF_DATA:
 		on_end_of_data(t, ch, en->bar.drain);
 		break;
 	case ENT_END_OF_PARTITION:
 		t->in[ch].eop = 1;
-		bh_on_end_of_partition(t, ch);
+		ckpt_bh_on_end_of_partition(t, ch);
 		on_watermark(t, ch, INT64_MIN);
 		break;
 	}
@@ -326,7 +326,7 @@ read_input(struct task *t)
 		size_t ch = (t->rr_in + k) % t->nin;
 		struct entry en;
 
-		if (t->in[ch].blocked || t->in[ch].eop || !channel_pop(t->in[ch].ch, &en))
+		if (t->in[ch].blocked || t->in[ch].eop || !ckpt_channel_pop(t->in[ch].ch, &en))
 			continue;
 		t->rr_in = (ch + 1) % t->nin;
 		on_entry(t, ch, &en);
@@ -384,17 +384,17 @@ close_task(struct task *t)
 
 	if (t->op->close)
 		t->op->close(t);
-	task_broadcast_event(t, &en);
+	ckpt_task_broadcast_event(t, &en);
 	t->phase = PH_DONE;
 }
 
 static void
 delay_source(struct task *t)
 {
-	int64_t now = now_ms();
+	int64_t now = ckpt_now_ms();
 
 	if (now - t->last_flush_ms >= t->job->p->buffer_timeout_ms) {
-		task_flush(t);
+		ckpt_task_flush(t);
 		t->last_flush_ms = now;
 	}
 }
@@ -407,10 +407,10 @@ delay_source(struct task *t)
 static int64_t
 idle_flush(struct task *t)
 {
-	int64_t now = now_ms(), bt = t->job->p->buffer_timeout_ms;
+	int64_t now = ckpt_now_ms(), bt = t->job->p->buffer_timeout_ms;
 
 	if (now - t->last_flush_ms >= bt) {
-		task_flush(t);
+		ckpt_task_flush(t);
 		t->last_flush_ms = now;
 		return bt > 0 ? bt : 200;
 	}
@@ -424,12 +424,12 @@ run_loop(struct task *t)
 		unsigned seq = notify_prepare(&t->nt);
 		int busy = 0;
 
-		task_handle_mail(t);
+		ckpt_task_handle_mail(t);
 		if (t->job->p->unaligned && atomic_load(&t->prio))
-			ua_poll(t);
+			ckpt_ua_poll(t);
 		if (t->phase == PH_RUNNING && t->nin == 0 && t->op->emit_some) {
 			if (t->op->emit_some(t))
-				task_end_of_data(t, 1);
+				ckpt_task_end_of_data(t, 1);
 			delay_source(t);
 			busy = 1;
 		} else {
@@ -442,7 +442,7 @@ run_loop(struct task *t)
 		}
 		if (busy)
 			continue;
-		notify_wait(&t->nt, seq, ua_wait_ms(t, idle_flush(t)));
+		ckpt_notify_wait(&t->nt, seq, ckpt_ua_wait_ms(t, idle_flush(t)));
 	}
 }
 
@@ -453,13 +453,13 @@ run_finished(struct task *t)
 	struct entry eod = {.kind = ENT_END_OF_DATA, .bar = {.drain = 1}};
 	struct entry eop = {.kind = ENT_END_OF_PARTITION};
 
-	task_broadcast_event(t, &eod);
-	task_broadcast_event(t, &eop);
+	ckpt_task_broadcast_event(t, &eod);
+	ckpt_task_broadcast_event(t, &eop);
 	t->phase = PH_DONE;
 }
 
 void *
-task_main(void *arg)
+ckpt_task_main(void *arg)
 {
 	struct task *t = arg;
 	struct ckpt_err e = {0};
@@ -472,7 +472,7 @@ task_main(void *arg)
 
 		ckpt_err_format(&e, buf, sizeof buf);
 		fail_task(t, buf);
-	} else if (ua_restore(t, &e) < 0) {
+	} else if (ckpt_ua_restore(t, &e) < 0) {
 		char buf[600];
 
 		ckpt_err_format(&e, buf, sizeof buf);
@@ -481,8 +481,8 @@ task_main(void *arg)
 		post_state(t, CKPT_RUNNING);
 		run_loop(t);
 	}
-	ua_release(t);
-	task_release_outputs(t);
+	ckpt_ua_release(t);
+	ckpt_task_release_outputs(t);
 	/* the job's counters are shared: added once per attempt, not per record */
 	if (t->nin == 0)
 		atomic_fetch_add(&t->job->records, t->records_out);

@@ -93,7 +93,7 @@ capture_in(struct task *t, size_t ch, const unsigned char *p, size_t len)
 
 /* A buffer taken from a channel whose barrier has not come yet: it is in flight across the cut. */
 void
-ua_on_buffer(struct task *t, size_t ch, const struct buf *b)
+ckpt_ua_on_buffer(struct task *t, size_t ch, const struct buf *b)
 {
 	if (!t->in[ch].aligned && !t->in[ch].eop)
 		capture_in(t, ch, b->data, b->len);
@@ -129,7 +129,7 @@ push_priority(struct channel *c, const struct entry *en, struct ckpt_subtask *st
 		atomic_store(&c->cons->prio, 1);
 	pthread_mutex_unlock(&c->mu);
 	if (c->cons)
-		notify_wake(&c->cons->nt);
+		ckpt_notify_wake(&c->cons->nt);
 	return 0;
 }
 
@@ -153,7 +153,7 @@ broadcast_priority(struct task *t, const struct entry *en, struct ckpt_subtask *
 {
 	struct prio_push pp = {en, st, oom};
 
-	task_push_all(t, push_one_priority, &pp);
+	ckpt_task_push_all(t, push_one_priority, &pp);
 }
 
 /* Pop the head of c if it is a priority event. */
@@ -235,13 +235,13 @@ ua_drop(struct task *t)
 {
 	if (t->ua == NULL)
 		return;
-	engine_subtask_free(t->ua->st);
+	ckpt_engine_subtask_free(t->ua->st);
 	free(t->ua);
 	t->ua = NULL;
 }
 
 void
-ua_release(struct task *t)
+ckpt_ua_release(struct task *t)
 {
 	ua_drop(t);
 }
@@ -256,12 +256,12 @@ ack(struct task *t)
 	if (u == NULL)
 		return;
 	t->ua = NULL;
-	if (u->oom || (m = msg_new(MSG_ACK, t)) == NULL) {
+	if (u->oom || (m = ckpt_msg_new(MSG_ACK, t)) == NULL) {
 		int64_t id = u->id;
 
-		engine_subtask_free(u->st);
+		ckpt_engine_subtask_free(u->st);
 		free(u);
-		task_decline(t, id, "CHECKPOINT_DECLINED_TASK_NOT_READY");
+		ckpt_task_decline(t, id, "CHECKPOINT_DECLINED_TASK_NOT_READY");
 		return;
 	}
 	m->id = u->id;
@@ -270,16 +270,16 @@ ack(struct task *t)
 	m->persisted = u->st->in_bytes + u->st->out_bytes;
 	m->ended = t->final_min_id >= 0 && t->final_min_id <= u->id;
 	free(u);
-	job_post(t->job, m);
+	ckpt_job_post(t->job, m);
 }
 
 /*
- * The synchronous part of an unaligned checkpoint (task_checkpoint's, for an unaligned barrier):
+ * The synchronous part of an unaligned checkpoint (ckpt_task_checkpoint's, for an unaligned barrier):
  * the barrier overtakes the outputs, the operator snapshots, the rest of the buffer being
  * processed is input state; the acknowledgement waits for the barriers of the other channels.
  */
 void
-ua_checkpoint(struct task *t, const struct barrier *b, int64_t align_ns)
+ckpt_ua_checkpoint(struct task *t, const struct barrier *b, int64_t align_ns)
 {
 	struct entry en = {.kind = ENT_BARRIER, .bar = *b};
 	struct ckpt_err e = {0};
@@ -291,7 +291,7 @@ ua_checkpoint(struct task *t, const struct barrier *b, int64_t align_ns)
 		free(u);
 		free(st);
 		broadcast_priority(t, &en, NULL, NULL);
-		task_decline(t, b->id, "CHECKPOINT_DECLINED_TASK_NOT_READY");
+		ckpt_task_decline(t, b->id, "CHECKPOINT_DECLINED_TASK_NOT_READY");
 		return;
 	}
 	st->index = t->sub;
@@ -300,9 +300,9 @@ ua_checkpoint(struct task *t, const struct barrier *b, int64_t align_ns)
 	u->align_ns = align_ns;
 	broadcast_priority(t, &en, st, &u->oom);
 	if (t->op->snapshot && t->op->snapshot(t, b->id, st, &e) < 0) {
-		engine_subtask_free(st);
+		ckpt_engine_subtask_free(st);
 		free(u);
-		task_decline(t, b->id, "CHECKPOINT_ASYNC_EXCEPTION");
+		ckpt_task_decline(t, b->id, "CHECKPOINT_ASYNC_EXCEPTION");
 		return;
 	}
 	t->ua = u;
@@ -319,7 +319,7 @@ unblock_all(struct task *t)
 {
 	for (size_t i = 0; i < t->nin; i++)
 		t->in[i].blocked = 0;
-	notify_wake(&t->nt);
+	ckpt_notify_wake(&t->nt);
 }
 
 static void
@@ -343,7 +343,7 @@ abort_cp(struct task *t, int64_t id, const char *reason)
 	ua_drop(t);
 	unblock_all(t);
 	clear_aligned(t);
-	task_decline(t, id, reason);
+	ckpt_task_decline(t, id, reason);
 }
 
 /* Every open channel delivered the barrier or its EndOfPartition. */
@@ -359,7 +359,7 @@ all_in(struct task *t)
 		t->ua_unaligned = 0;
 		ack(t);
 	} else {
-		task_checkpoint(t, &b, t->target > 1 ? now_ns() - t->align_start_ns : 0);
+		ckpt_task_checkpoint(t, &b, t->target > 1 ? ckpt_now_ns() - t->align_start_ns : 0);
 	}
 }
 
@@ -382,7 +382,7 @@ switch_unaligned(struct task *t)
 	t->ua_unaligned = 1;
 	t->ua_deadline_ms = 0;
 	unblock_all(t);
-	task_checkpoint(t, &b, now_ns() - t->align_start_ns);
+	ckpt_task_checkpoint(t, &b, ckpt_now_ns() - t->align_start_ns);
 	for (size_t i = 0; i < t->nin; i++)
 		if (!t->in[i].aligned && !t->in[i].eop && extract_barrier(t, i, b.id))
 			mark(t, i);
@@ -397,7 +397,7 @@ start_new(struct task *t, const struct barrier *b)
 	t->pending = *b;
 	clear_aligned(t);
 	t->target = t->nopen;
-	t->align_start_ns = now_ns();
+	t->align_start_ns = ckpt_now_ns();
 	t->ua_unaligned = 0;
 	/* measured from the trigger at the coordinator, not from this task's first barrier */
 	t->ua_deadline_ms = timeoutable(t, b) ? b->ts_ms + t->job->p->aligned_timeout_ms : 0;
@@ -406,7 +406,7 @@ start_new(struct task *t, const struct barrier *b)
 static int
 timed_out(const struct task *t)
 {
-	return t->ua_deadline_ms != 0 && now_ms() >= t->ua_deadline_ms;
+	return t->ua_deadline_ms != 0 && ckpt_now_ms() >= t->ua_deadline_ms;
 }
 
 static void
@@ -419,7 +419,7 @@ after_mark(struct task *t)
 }
 
 void
-ua_on_barrier(struct task *t, const struct barrier *b, size_t ch, int rpc)
+ckpt_ua_on_barrier(struct task *t, const struct barrier *b, size_t ch, int rpc)
 {
 	if (b->id < t->cur_id || (b->id == t->cur_id && !pending(t)))
 		return;
@@ -437,7 +437,7 @@ ua_on_barrier(struct task *t, const struct barrier *b, size_t ch, int rpc)
 }
 
 void
-ua_on_cancel(struct task *t, int64_t id)
+ckpt_ua_on_cancel(struct task *t, int64_t id)
 {
 	if (id > t->cur_id || (id == t->cur_id && pending(t) && (t->naligned > 0 || t->ua_unaligned)))
 		abort_cp(t, id, "CHECKPOINT_DECLINED_ON_CANCELLATION_BARRIER");
@@ -445,7 +445,7 @@ ua_on_cancel(struct task *t, int64_t id)
 
 /* EndOfPartition stands in for the channel's barrier (FLIP-147): it also ends its capture. */
 void
-ua_on_end_of_partition(struct task *t, size_t ch)
+ckpt_ua_on_end_of_partition(struct task *t, size_t ch)
 {
 	t->nopen--;
 	if (!pending(t))
@@ -459,7 +459,7 @@ ua_on_end_of_partition(struct task *t, size_t ch)
 }
 
 void
-ua_on_abort_notified(struct task *t, int64_t id)
+ckpt_ua_on_abort_notified(struct task *t, int64_t id)
 {
 	if (id == t->cur_id && pending(t))
 		abort_cp(t, id, "CHECKPOINT_DECLINED");
@@ -470,7 +470,7 @@ ua_on_abort_notified(struct task *t, int64_t id)
  * a barrier queued behind data starts the aligned timer, or, once unaligned, is taken at once.
  */
 void
-ua_poll(struct task *t)
+ckpt_ua_poll(struct task *t)
 {
 	struct barrier nb;
 
@@ -480,7 +480,7 @@ ua_poll(struct task *t)
 
 		while (!t->in[i].eop && pop_priority(t->in[i].ch, &en))
 			if (en.kind == ENT_BARRIER)
-				ua_on_barrier(t, &en.bar, i, 0);
+				ckpt_ua_on_barrier(t, &en.bar, i, 0);
 	}
 	if (pending(t) && t->ua_unaligned) {
 		for (size_t i = 0; i < t->nin; i++)
@@ -502,36 +502,36 @@ ua_poll(struct task *t)
 }
 
 int
-ua_boundary(struct task *t)
+ckpt_ua_boundary(struct task *t)
 {
 	int64_t room;
 	int flushed = 0;
 
 	/* the aligned timeout needs no look of its own: its timer (coordinator.c) sets prio when it passes */
 	if (atomic_load_explicit(&t->prio, memory_order_relaxed))
-		ua_poll(t);
+		ckpt_ua_poll(t);
 	if (t->ua_avail > 0)
 		goto grant; /* room reserved earlier and not flushed since: no need to look at the outputs */
-	while ((room = task_reserve_outputs(t)) == 0) {
+	while ((room = ckpt_task_reserve_outputs(t)) == 0) {
 		unsigned seq = notify_prepare(&t->nt);
 
 		if (atomic_load(&t->cancel))
 			return -1;
 		/* back-pressured: the mailbox still runs (triggers, notifications, priority barriers) */
-		task_handle_mail(t);
+		ckpt_task_handle_mail(t);
 		if (atomic_load(&t->prio))
-			ua_poll(t);
+			ckpt_ua_poll(t);
 		if (t->phase != PH_RUNNING && t->nin == 0)
 			return -1;
-		if ((room = task_reserve_outputs(t)) > 0)
+		if ((room = ckpt_task_reserve_outputs(t)) > 0)
 			break;
 		if (!flushed) {
 			/* as wait_buffer: what the other outputs hold goes out, so nobody downstream waits on us */
-			task_flush(t);
+			ckpt_task_flush(t);
 			flushed = 1;
 			continue;
 		}
-		notify_wait(&t->nt, seq, ua_wait_ms(t, 100));
+		ckpt_notify_wait(&t->nt, seq, ckpt_ua_wait_ms(t, 100));
 	}
 	/* a source may write a watermark besides its record: half the room is safe without a look */
 	t->ua_avail = room == INT64_MAX ? INT64_MAX : room / 2;
@@ -544,10 +544,10 @@ grant:
 }
 
 int64_t
-ua_wait_ms(struct task *t, int64_t ms)
+ckpt_ua_wait_ms(struct task *t, int64_t ms)
 {
 	if (t->ua_deadline_ms != 0) {
-		int64_t left = t->ua_deadline_ms - now_ms();
+		int64_t left = t->ua_deadline_ms - ckpt_now_ms();
 
 		if (left < ms)
 			ms = left < 1 ? 1 : left;
@@ -580,7 +580,7 @@ find_in(const struct task *t, uint32_t gate, uint32_t idx)
 }
 
 int
-ua_restore(struct task *t, struct ckpt_err *e)
+ckpt_ua_restore(struct task *t, struct ckpt_err *e)
 {
 	const struct ckpt_subtask *r = t->restored;
 
@@ -595,9 +595,9 @@ ua_restore(struct task *t, struct ckpt_err *e)
 		if (check_len(t, c, "output", e) < 0)
 			return -1;
 		for (size_t off = 0; off < c->data.len && !atomic_load(&t->cancel); off += REC_SIZE)
-			task_put_raw(t, &t->out[c->a].oc[c->b], c->data.p + off);
+			ckpt_task_put_raw(t, &t->out[c->a].oc[c->b], c->data.p + off);
 	}
-	task_flush(t);
+	ckpt_task_flush(t);
 	t->replaying = 1;
 	for (size_t k = 0; r->in && k < r->nin; k++) {
 		const struct ckpt_chan *c = &r->in[k];
@@ -612,7 +612,7 @@ ua_restore(struct task *t, struct ckpt_err *e)
 			t->replaying = 0;
 			return -1;
 		}
-		task_process_elems(t, ch, c->data.p, c->data.len);
+		ckpt_task_process_elems(t, ch, c->data.p, c->data.len);
 	}
 	t->replaying = 0;
 	return 0;
