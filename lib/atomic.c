@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ckpt.h"
+#include "ckpt-internal.h"
 
 struct ckpt_atomic {
 	char *path, *tmp;

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ckpt.h"
+#include "ckpt-internal.h"
 
 int
 ckpt_bits_init(struct ckpt_bits *b, size_t n, struct ckpt_err *e)

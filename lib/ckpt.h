@@ -1,7 +1,18 @@
 /*
- * libckpt: the library behind the ckpt programs.  It never prints and never
- * exits; every function that can fail fills a caller's struct ckpt_err.
- * This header is the whole public API, one section per concern (lib/<concern>.c).
+ * libckpt: the library behind the five ckpt programs, and its whole public API,
+ * one section per concern.
+ *
+ * Who owns what (as jq's jv.h says it): the caller owns what a function returns.
+ * A heap object struct ckpt_X * is freed with ckpt_X_free, which accepts NULL; a
+ * struct the caller embeds and a function fills is emptied with ckpt_X_release;
+ * every json_t * that a *_to_json function (or any other) returns is a new
+ * reference, to be json_decref'd.  Arguments are borrowed: nothing passed in is
+ * kept past the call unless the function's comment says so.
+ *
+ * The library never prints and never exits: a function that can fail returns -1
+ * (or NULL) and fills the caller's struct ckpt_err, whose kind gives the exit
+ * status (ckpt_err_status).  What only the library itself uses is declared in
+ * ckpt-internal.h, which programs never include.
  */
 #ifndef CKPT_H
 #define CKPT_H
@@ -35,23 +46,16 @@ struct ckpt_err {
 /* Fill e (may be NULL) and return -1, so callers can write `return ckpt_err_set(...)`. */
 int ckpt_err_set(struct ckpt_err *e, enum ckpt_errkind kind, const char *where,
 		 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-int ckpt_err_vset(struct ckpt_err *e, enum ckpt_errkind kind, const char *where,
-		  const char *fmt, va_list ap);
 /* Like ckpt_err_set with CKPT_ERR_IO and the current errno. */
 int ckpt_err_sys(struct ckpt_err *e, const char *where, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-/* Prefix e->text with "prefix: " (for adding context such as "edge 2"). */
-void ckpt_err_prefix(struct ckpt_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The whole diagnostic without the program name: "where: text[: strerror]". */
 void ckpt_err_format(const struct ckpt_err *e, char *buf, size_t size);
 /* The exit status the error calls for: 1 for CKPT_ERR_REFUSED, else 2. */
 int ckpt_err_status(const struct ckpt_err *e);
-void ckpt_err_clear(struct ckpt_err *e);
 
 /* Allocation that reports failure through e; size overflow is checked. */
 void *ckpt_calloc(size_t n, size_t size, struct ckpt_err *e);
-void *ckpt_reallocarray(void *p, size_t n, size_t size, struct ckpt_err *e);
-char *ckpt_strdup(const char *s, struct ckpt_err *e);
 
 /* --------------------------------------------------------------- json.c */
 
@@ -74,8 +78,6 @@ struct ckpt_jsonin;
 struct ckpt_jsonin *ckpt_jsonin_open(const char *path, struct ckpt_err *e);
 /* Next document: 1 and *doc filled (valid until the next call or free), 0 at the end, -1 on error. */
 int ckpt_jsonin_next(struct ckpt_jsonin *in, struct ckpt_jdoc **doc, struct ckpt_err *e);
-/* Display name of the stream ("<stdin>" for standard input). */
-const char *ckpt_jsonin_name(const struct ckpt_jsonin *in);
 void ckpt_jsonin_free(struct ckpt_jsonin *in);
 
 /* Read exactly one document from path (error if none or more than one). Caller frees with ckpt_jdoc_free. */
@@ -94,8 +96,6 @@ int ckpt_jdoc_err(const struct ckpt_jdoc *doc, struct ckpt_err *e, const char *p
 /* Print v on f: compact on one line, or indented by 2 when pretty; then a newline. -1 on write error. */
 int ckpt_json_print(FILE *f, const json_t *v, int pretty);
 
-/* Small helpers for building output: they abort nothing and return -1 on allocation failure. */
-int ckpt_json_set_new(json_t *obj, const char *key, json_t *v);
 int ckpt_json_append_new(json_t *arr, json_t *v);
 
 /* --------------------------------------------------------------- bits.c */
@@ -109,74 +109,6 @@ struct ckpt_bits {
 int ckpt_bits_init(struct ckpt_bits *b, size_t n, struct ckpt_err *e);
 void ckpt_bits_release(struct ckpt_bits *b);
 static inline void ckpt_bits_set(struct ckpt_bits *b, size_t i) { b->w[i >> 6] |= UINT64_C(1) << (i & 63); }
-static inline void ckpt_bits_clear(struct ckpt_bits *b, size_t i) { b->w[i >> 6] &= ~(UINT64_C(1) << (i & 63)); }
-static inline int ckpt_bits_test(const struct ckpt_bits *b, size_t i) { return (b->w[i >> 6] >> (i & 63)) & 1; }
-/* Set bits [lo, hi). */
-void ckpt_bits_set_range(struct ckpt_bits *b, size_t lo, size_t hi);
-size_t ckpt_bits_count(const struct ckpt_bits *b);
-/* Index of the first set bit at or after i, or b->n when none. */
-size_t ckpt_bits_next(const struct ckpt_bits *b, size_t i);
-/* Any set bit in [lo, hi)? */
-int ckpt_bits_any_in(const struct ckpt_bits *b, size_t lo, size_t hi);
-
-/* ---------------------------------------------------------- rangelist.c */
-
-/*
- * Range lists in cpuset syntax ("0-3,7,9-10"; "" is empty), ascending and
- * within [0, n).  Parse into a fresh bit set of n bits; on error the message
- * says what is wrong (the caller adds where).
- */
-int ckpt_rangelist_parse(const char *s, size_t n, struct ckpt_bits *out, struct ckpt_err *e);
-/* Accept a range-list string or a JSON array of integers. */
-int ckpt_rangelist_from_json(const json_t *v, size_t n, struct ckpt_bits *out, struct ckpt_err *e);
-/* The canonical range list of b; malloc'd, NULL on allocation failure. */
-char *ckpt_rangelist_format(const struct ckpt_bits *b);
-
-/* --------------------------------------------------------------- hash.c */
-
-/* XXH3-64 of a buffer; the one hashing helper. */
-uint64_t ckpt_xxh3(const void *p, size_t len);
-/* Streaming XXH3-64. */
-struct ckpt_hasher;
-struct ckpt_hasher *ckpt_hasher_new(void);
-void ckpt_hasher_reset(struct ckpt_hasher *h);
-void ckpt_hasher_update(struct ckpt_hasher *h, const void *p, size_t len);
-uint64_t ckpt_hasher_digest(const struct ckpt_hasher *h);
-void ckpt_hasher_free(struct ckpt_hasher *h);
-/* 16 lowercase hex digits and a NUL. */
-void ckpt_hex64(uint64_t v, char out[17]);
-/* Parse exactly 16 hex digits; -1 if s is not that. */
-int ckpt_parse_hex64(const char *s, uint64_t *out);
-
-/* -------------------------------------------------------------- bytes.c */
-
-/* An entry (list element, key, value, channel data, coordinator state) as JSON:
- * a string when the bytes are valid UTF-8 without NUL, else {"base64": "..."}. */
-json_t *ckpt_entry_to_json(const void *p, size_t len);
-/* The bytes of an entry; *out is malloc'd (may be NULL when *len is 0). -1 with a message if v is not an entry. */
-int ckpt_entry_from_json(const json_t *v, unsigned char **out, size_t *len, struct ckpt_err *e);
-int ckpt_utf8_valid(const void *p, size_t len);
-/* Write the UTF-8 form of code point cp (at most 4 bytes) at o; its length. */
-size_t ckpt_utf8_put(char *o, uint32_t cp);
-char *ckpt_base64_encode(const void *p, size_t len);
-int ckpt_base64_decode(const char *s, size_t slen, unsigned char **out, size_t *len);
-
-/* ------------------------------------------------------------- atomic.c */
-
-/*
- * Files written whole or not at all: a temporary name in the same
- * directory, fsync, rename.  ckpt_atomic_commit closes and renames;
- * ckpt_atomic_abort closes and removes.  Both free w.
- */
-struct ckpt_atomic;
-struct ckpt_atomic *ckpt_atomic_open(const char *path, struct ckpt_err *e);
-FILE *ckpt_atomic_file(struct ckpt_atomic *w);
-int ckpt_atomic_commit(struct ckpt_atomic *w, struct ckpt_err *e);
-void ckpt_atomic_abort(struct ckpt_atomic *w);
-/* The process's umask, read without changing it for long (new files get 0666 & ~umask). */
-unsigned ckpt_umask(void);
-/* fsync the directory holding path (after a rename). */
-int ckpt_fsync_dir_of(const char *path, struct ckpt_err *e);
 
 /* -------------------------------------------------------------- graph.c */
 
@@ -197,13 +129,6 @@ enum ckpt_partition {
 #define CKPT_PARALLELISM_LIMIT (1u << 24)     /* per vertex */
 #define CKPT_SUBTASKS_LIMIT (UINT64_C(1) << 26) /* per graph */
 #define CKPT_MAX_PARALLELISM_LIMIT 32768u     /* Flink's upper bound for max parallelism */
-
-const char *ckpt_exec_state_name(enum ckpt_exec_state s);
-/* -1 if name is not an ExecutionState name (upper case, as Flink spells them). */
-int ckpt_exec_state_parse(const char *name);
-const char *ckpt_distribution_name(enum ckpt_distribution d); /* "all_to_all" | "pointwise" */
-const char *ckpt_partition_name(enum ckpt_partition p);       /* "pipelined", ... */
-int ckpt_partition_parse(const char *name);                   /* -1 if unknown */
 
 struct ckpt_state_decl {
 	char *name;
@@ -252,27 +177,7 @@ struct ckpt_graph *ckpt_graph_from_json(const struct ckpt_jdoc *doc, struct ckpt
 json_t *ckpt_graph_to_json(const struct ckpt_graph *g);
 /* Index of the vertex with that id, or -1 (constant time once the graph is finished). */
 long ckpt_graph_find(const struct ckpt_graph *g, const char *id);
-/* Fill g->topo and each vertex's in/out lists; -1 with the vertices of a cycle named. */
-int ckpt_graph_finish(struct ckpt_graph *g, struct ckpt_err *e);
 void ckpt_graph_free(struct ckpt_graph *g);
-
-/* ----------------------------------------------------------- pointwise.c */
-
-/*
- * POINTWISE connection arithmetic (Flink's EdgeManagerBuildUtil), S upstream
- * and T downstream subtasks.  The half-open range of upstream subtasks that
- * downstream subtask j reads, and of downstream subtasks that upstream i feeds.
- */
-void ckpt_pointwise_inputs(uint32_t S, uint32_t T, uint32_t j, uint32_t *lo, uint32_t *hi);
-void ckpt_pointwise_outputs(uint32_t S, uint32_t T, uint32_t i, uint32_t *lo, uint32_t *hi);
-
-/*
- * ================================================================
- * The sections below belong to one concern each; the owner of the
- * concern may add to its section.  Signatures marked SHARED are used
- * by other concerns: change them only together with their users.
- * ================================================================
- */
 
 /* --------------------------------------------------------------- plan.c */
 
@@ -295,7 +200,7 @@ struct ckpt_plan {
 };
 
 /*
- * SHARED (ckpt-run): compute the plan.  0 whether declined or not; -1 on error.
+ * compute the plan.  0 whether declined or not; -1 on error.
  * A declined plan has decline_reason and decline_message set and every set
  * empty; warnings are filled either way.  Release with ckpt_plan_release.
  */
@@ -325,7 +230,7 @@ struct ckpt_task_ref {
 };
 
 /*
- * SHARED (ckpt-replay, ckpt-run): the subtasks to restart when the failed
+ * the subtasks to restart when the failed
  * subtasks fail.  lost, when not NULL, holds one bit set per vertex naming
  * the producer subtasks whose partitions are lost.  restart receives
  * g->nv bit sets (initialised here; release each with ckpt_bits_release;
@@ -365,8 +270,6 @@ struct ckpt_regions {
 int ckpt_regions_compute(const struct ckpt_graph *g, enum ckpt_failover_strategy s,
 			 struct ckpt_regions *out, struct ckpt_err *e);
 void ckpt_regions_release(struct ckpt_regions *r);
-/* The vertex (index into g->v) holding global subtask number k. */
-size_t ckpt_regions_vertex(const struct ckpt_graph *g, const struct ckpt_regions *r, uint64_t k);
 /* {"strategy": ..., "regions": [[{"vertex": ..., "subtasks": "0-3"}, ...], ...]}; NULL on allocation failure. */
 json_t *ckpt_regions_to_json(const struct ckpt_graph *g, const struct ckpt_regions *r);
 /*
@@ -386,14 +289,6 @@ struct ckpt_partition_loss {
 	int (*lost)(void *arg, size_t edge, uint32_t j);
 	void *arg;
 };
-/*
- * SHARED (ckpt-replay): ckpt_failover_restart_in with the lost partitions
- * asked of loss, per edge, instead of per producing subtask.
- */
-int ckpt_failover_restart_loss(const struct ckpt_graph *g, const struct ckpt_regions *r,
-			       const struct ckpt_task_ref *failed, size_t nfailed,
-			       const struct ckpt_partition_loss *loss, struct ckpt_bits *restart,
-			       size_t *nregions, struct ckpt_err *e);
 /* The name of a strategy ("full", "region", "approximate"), and back (-1 if unknown). */
 const char *ckpt_failover_strategy_name(enum ckpt_failover_strategy s);
 int ckpt_failover_strategy_parse(const char *name);
@@ -424,15 +319,7 @@ struct ckpt_graphin *ckpt_graphin_open(char *const *paths, size_t npaths, struct
  */
 int ckpt_graphin_next(struct ckpt_graphin *in, struct ckpt_graph **g, const struct ckpt_jdoc **doc,
 		      struct ckpt_err *e);
-const char *ckpt_graphin_name(const struct ckpt_graphin *in);
 void ckpt_graphin_free(struct ckpt_graphin *in);
-/* Is doc a Flink REST job document (GET /jobs/:jobid)? */
-int ckpt_rest_is_job(const json_t *root);
-/* Is doc a Flink REST vertex document (GET /jobs/:jobid/vertices/:vertexid)? */
-int ckpt_rest_is_vertex(const json_t *root);
-/* Convert a job document and the vertex documents that followed it into a graph; NULL on error. */
-struct ckpt_graph *ckpt_rest_to_graph(const struct ckpt_jdoc *job, const struct ckpt_jdoc *const *vertices,
-				      size_t nvertices, struct ckpt_err *e);
 
 /* -------------------------------------------------------------- state.c */
 
@@ -523,20 +410,16 @@ struct ckpt_snapshot {
 	void *backing;     /* private: where unloaded entries come from */
 };
 
-/* SHARED: open any snapshot: an archive (tar, tar.gz, zip), a directory, a state document, a
+/* open any snapshot: an archive (tar, tar.gz, zip), a directory, a state document, a
  * Flink _metadata (or a directory holding one).  Entries may be left unloaded. */
 struct ckpt_snapshot *ckpt_snapshot_open(const char *path, struct ckpt_err *e);
-/* SHARED: load (or unload) the entries of one subtask; loading a loaded subtask does nothing. */
+/* load (or unload) the entries of one subtask; loading a loaded subtask does nothing. */
 int ckpt_subtask_load(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subtask *st,
 		      struct ckpt_err *e);
-void ckpt_subtask_unload(struct ckpt_subtask *st);
-/* SHARED: a state document (ckpt-state(5)) to a snapshot, and back (loads every subtask). */
+/* a state document (ckpt-state(5)) to a snapshot, and back (loads every subtask). */
 struct ckpt_snapshot *ckpt_snapshot_from_json(const struct ckpt_jdoc *doc, struct ckpt_err *e);
 json_t *ckpt_snapshot_to_json(struct ckpt_snapshot *s, struct ckpt_err *e);
 void ckpt_snapshot_free(struct ckpt_snapshot *s);
-const char *ckpt_mode_name(enum ckpt_mode m); /* "list", "union", "broadcast" */
-int ckpt_mode_parse(const char *name);        /* -1 if unknown */
-
 /*
  * Ownership: ckpt_snapshot_free frees everything reachable from s.  A subtask's
  * entries are malloc'd piece by piece (entries[i].p, kv[i].state, kv[i].key.p,
@@ -550,8 +433,6 @@ int ckpt_mode_parse(const char *name);        /* -1 if unknown */
  */
 /* Recompute st->kvstats (and nkv, kv_bytes, per-state n and bytes, in/out bytes) from loaded entries. */
 int ckpt_subtask_recount(struct ckpt_subtask *st, struct ckpt_err *e);
-/* Free everything a subtask owns (its index and flags stay); for snapshots built by hand. */
-void ckpt_subtask_release(struct ckpt_subtask *st);
 /* A short word for what ckpt_snapshot_open found: "tar", "tar.gz", "zip", "directory",
  * "state document", "flink metadata". */
 const char *ckpt_snapshot_format(const struct ckpt_snapshot *s);
@@ -586,7 +467,7 @@ enum ckpt_archive_kind { CKPT_ARCHIVE_TAR, CKPT_ARCHIVE_TARGZ, CKPT_ARCHIVE_ZIP,
 
 /* The kind a path asks for: .tar, .tar.gz (.tgz), .zip, or a trailing '/' for a directory; -1 otherwise. */
 int ckpt_archive_kind_of(const char *path);
-/* SHARED: write s as an archive, whole or not at all (the target appears only when complete). */
+/* write s as an archive, whole or not at all (the target appears only when complete). */
 int ckpt_snapshot_write(struct ckpt_snapshot *s, const char *path, enum ckpt_archive_kind kind,
 			struct ckpt_err *e);
 /* The same, with each subtask's bytes from fill (0, or -1 with e set) and given back with drop after it
@@ -595,30 +476,6 @@ int ckpt_snapshot_write_with(struct ckpt_snapshot *s, const char *path, enum ckp
 			     int (*fill)(void *arg, struct ckpt_operator *op, struct ckpt_subtask *st,
 					 struct ckpt_err *e),
 			     void (*drop)(void *arg, struct ckpt_subtask *st), void *arg, struct ckpt_err *e);
-/* "tar", "tar.gz", "zip", "directory". */
-const char *ckpt_archive_kind_name(enum ckpt_archive_kind kind);
-
-/*
- * A streaming archive writer, one operator subtask at a time, so that memory
- * stays bounded by the manifest and one subtask: open; for each operator in
- * order, ckpt_awriter_operator then ckpt_awriter_subtask for its subtasks in
- * ascending index; then commit (the archive appears whole) or abort (nothing
- * appears).  Members are spooled to a temporary file next to path (directories:
- * written in a temporary directory) until commit writes the manifest first.
- */
-struct ckpt_awriter;
-struct ckpt_awriter *ckpt_awriter_open(const char *path, enum ckpt_archive_kind kind,
-				       struct ckpt_err *e);
-/* Start the next operator: its id, uid, name, vertex, parallelism, max parallelism,
- * fully finished and coordinator are copied; its subtasks are not looked at. */
-int ckpt_awriter_operator(struct ckpt_awriter *w, const struct ckpt_operator *op, struct ckpt_err *e);
-/* Write one subtask of the current operator; it must be loaded (or finished, or hold only handles).
- * Nothing of st is kept: the caller may unload or free it afterwards. */
-int ckpt_awriter_subtask(struct ckpt_awriter *w, const struct ckpt_subtask *st, struct ckpt_err *e);
-/* Write the manifest (checkpoint id, kind and flink facts taken from s) and the members; frees w. */
-int ckpt_awriter_commit(struct ckpt_awriter *w, const struct ckpt_snapshot *s, struct ckpt_err *e);
-/* Remove every temporary file; frees w (NULL is fine). */
-void ckpt_awriter_abort(struct ckpt_awriter *w);
 
 /*
  * Verify every member of an archive or directory against its manifest, streaming.
@@ -633,16 +490,14 @@ long ckpt_archive_verify(const char *path, ckpt_verify_report *report, void *arg
 
 /* ---------------------------------------- flink-meta.c, flink-murmur3.c */
 
-/* SHARED: does buf start like a Flink _metadata file (magic 0x4960672d)? */
+/* does buf start like a Flink _metadata file (magic 0x4960672d)? */
 int ckpt_flinkmeta_sniff(const void *buf, size_t len);
-/* SHARED: decode a Flink _metadata (format versions 2 to 7) into a snapshot whose subtasks hold
+/* decode a Flink _metadata (format versions 2 to 7) into a snapshot whose subtasks hold
  * handles, not entries; name is used in errors.  Decodes to the last byte or fails. */
 struct ckpt_snapshot *ckpt_flinkmeta_decode(const void *buf, size_t len, const char *name,
 					    struct ckpt_err *e);
-/* SHARED: the operator id Flink derives from a uid (murmur3_128, seed 0), as Flink prints it. */
+/* the operator id Flink derives from a uid (murmur3_128, seed 0), as Flink prints it. */
 void ckpt_flink_operator_id(const char *uid, size_t len, char out[33]);
-/* MurmurHash3_x64_128 of buf: h1 then h2, each little-endian (Guava's asBytes() order). */
-void ckpt_murmur3_128(const void *buf, size_t len, uint32_t seed, unsigned char out[16]);
 
 /* ------------------------------------------------- evlog.c, evlog-parse.c */
 
@@ -664,8 +519,6 @@ enum ckpt_event_type {
 
 /* "vertex_finished", ...; NULL for an unknown type. */
 const char *ckpt_event_type_name(uint32_t type);
-/* The type of a name; 0 when unknown. */
-uint32_t ckpt_event_type_parse(const char *name, size_t len);
 
 struct ckpt_event_task {
 	const char *vertex;
@@ -705,13 +558,6 @@ struct ckpt_evparser;
 struct ckpt_evparser *ckpt_evparser_new(struct ckpt_err *e);
 void ckpt_evparser_free(struct ckpt_evparser *p);
 /*
- * Check and decode a payload of a known type into ev (strings live in p).  On
- * error -1, e->text says what is wrong and *at (when not NULL) points at the
- * offending byte of payload; the caller sets where and the kind.
- */
-int ckpt_evparser_decode(struct ckpt_evparser *p, uint32_t type, const void *payload, size_t len,
-			 struct ckpt_event *ev, const char **at, struct ckpt_err *e);
-/*
  * Parse one NDJSON event line: ev is decoded and ev->payload/len is the payload
  * with insignificant white space removed (owned by p).  Errors as above.
  */
@@ -742,15 +588,6 @@ struct ckpt_evwriter *ckpt_evwriter_open(const char *dir, unsigned flags, struct
 /* Append one record; payload must be a JSON object's text (not checked here). */
 int ckpt_evwriter_append(struct ckpt_evwriter *w, uint32_t type, const void *payload, size_t len,
 			 struct ckpt_err *e);
-/* Append json_dumps(payload) (compact). */
-int ckpt_evwriter_append_json(struct ckpt_evwriter *w, uint32_t type, const json_t *payload,
-			      struct ckpt_err *e);
-/* Write the buffer out; with sync, fsync too. */
-int ckpt_evwriter_flush(struct ckpt_evwriter *w, int sync, struct ckpt_err *e);
-/* End the current segment (Flink's cutBlock); the next record starts a new one. */
-int ckpt_evwriter_cut(struct ckpt_evwriter *w, struct ckpt_err *e);
-/* Records appended in this session. */
-uint64_t ckpt_evwriter_records(const struct ckpt_evwriter *w);
 /* Cut, close and free w (NULL is fine); -1 if anything failed, w is freed anyway. */
 int ckpt_evwriter_close(struct ckpt_evwriter *w, struct ckpt_err *e);
 /* Free w without writing what is buffered; with CKPT_EVW_WHOLE the unfinished segment is removed. */
@@ -779,9 +616,6 @@ struct ckpt_evreader *ckpt_evreader_open(const char *dir, struct ckpt_err *e);
 /* 1 and ev filled, 0 at the end of the log, -1 on error. */
 int ckpt_evreader_next(struct ckpt_evreader *r, struct ckpt_event *ev, struct ckpt_err *e);
 const struct ckpt_evlog_stats *ckpt_evreader_stats(const struct ckpt_evreader *r);
-/* Set an error of kind at ev's record ("dir/events.N", "offset X: ..."); returns -1. */
-int ckpt_evreader_err(const struct ckpt_evreader *r, const struct ckpt_event *ev, struct ckpt_err *e,
-		      enum ckpt_errkind kind, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 void ckpt_evreader_free(struct ckpt_evreader *r);
 
 /*
@@ -831,14 +665,14 @@ struct ckpt_replay {
 };
 
 /*
- * SHARED (ckpt-run): replay the log in dir and compute the recovery plan.
+ * replay the log in dir and compute the recovery plan.
  * 0 and out filled, or -1 (corruption is CKPT_ERR_REFUSED).  Memory grows
  * with the subtasks the finished records name, plus a few bits per claimed
  * subtask (a word per subtask only when an edge is pipelined).
  */
 int ckpt_replay_run(const char *dir, const struct ckpt_replay_opts *o, struct ckpt_replay *out,
 		    struct ckpt_err *e);
-/* SHARED: the plan as ckpt-replay prints it; NULL on allocation failure. */
+/* the plan as ckpt-replay prints it; NULL on allocation failure. */
 json_t *ckpt_replay_to_json(const struct ckpt_replay *r);
 void ckpt_replay_release(struct ckpt_replay *r);
 

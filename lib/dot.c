@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ckpt.h"
+#include "ckpt-internal.h"
 
 #define DETAIL_LIMIT 32 /* vertices up to this parallelism are drawn subtask by subtask */
 #define EDGE_LIMIT 256  /* ALL_TO_ALL edges with up to this many connections are drawn one by one */

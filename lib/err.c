@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ckpt.h"
+#include "ckpt-internal.h"
 
 int
 ckpt_err_vset(struct ckpt_err *e, enum ckpt_errkind kind, const char *where,

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ckpt.h"
+#include "ckpt-internal.h"
 #include "json-scan.h"
 
 #define ATTEMPT_LIMIT INT32_MAX

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ckpt.h"
+#include "ckpt-internal.h"
 #include "progress-int.h"
 
 #define READ_CHUNK (1u << 20)

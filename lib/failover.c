@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ckpt.h"
+#include "ckpt-internal.h"
 
 /*
  * Beyond this many subtask-to-subtask pointwise connections (summed over

@@ -3,7 +3,7 @@
 #ifndef CKPT_FLINK_JAVASER_H
 #define CKPT_FLINK_JAVASER_H
 
-#include "ckpt.h"
+#include "ckpt-internal.h"
 
 #define CKPT_JAVASER_MAGIC 0xaced0005U /* STREAM_MAGIC, STREAM_VERSION */
 

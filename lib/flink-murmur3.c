@@ -1,7 +1,7 @@
 /* flink-murmur3.c: MurmurHash3_x64_128, the hash Flink (through Guava) derives operator ids from uids with. */
 #include <string.h>
 
-#include "ckpt.h"
+#include "ckpt-internal.h"
 
 static uint64_t
 rotl(uint64_t x, int r)

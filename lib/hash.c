@@ -4,7 +4,7 @@
 #define XXH_INLINE_ALL /* the hash inlined: small inputs cost no call */
 #include <xxhash.h>
 
-#include "ckpt.h"
+#include "ckpt-internal.h"
 
 /*
  * Inlined, XXH3 is compiled for the build's baseline, SSE2 on x86-64: half the

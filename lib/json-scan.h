@@ -3,7 +3,7 @@
 #ifndef CKPT_JSON_SCAN_H
 #define CKPT_JSON_SCAN_H
 
-#include "ckpt.h"
+#include "ckpt-internal.h"
 
 /* A cursor over JSON text [p, end); on error e says what and at points at the offending byte. */
 struct ckpt_jscan {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ckpt.h"
+#include "ckpt-internal.h"
 
 #define INPUT_LIMIT ((size_t)1 << 30)
 

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "ckpt.h"
+#include "ckpt-internal.h"
 
 #define NOT_ALL_RUNNING "NOT_ALL_REQUIRED_TASKS_RUNNING"
 #define FINALIZE_FAILURE "FINALIZE_CHECKPOINT_FAILURE"

@@ -1,5 +1,5 @@
 /* pointwise.c: which subtasks a POINTWISE edge connects (EdgeManagerBuildUtil.connectPointwise). */
-#include "ckpt.h"
+#include "ckpt-internal.h"
 
 void
 ckpt_pointwise_inputs(uint32_t S, uint32_t T, uint32_t j, uint32_t *lo, uint32_t *hi)

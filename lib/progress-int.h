@@ -2,7 +2,7 @@
 #ifndef CKPT_PROGRESS_INT_H
 #define CKPT_PROGRESS_INT_H
 
-#include "ckpt.h"
+#include "ckpt-internal.h"
 
 /* Is a hook set?  (To skip work done only for the report, such as summing sizes.) */
 int ckpt_progress_on(void);

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ckpt.h"
+#include "ckpt-internal.h"
 
 /* Read a decimal number of at most 10 digits at *p; -1 if there is none. */
 static int

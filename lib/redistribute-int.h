@@ -2,7 +2,7 @@
 #ifndef CKPT_REDISTRIBUTE_INT_H
 #define CKPT_REDISTRIBUTE_INT_H
 
-#include "ckpt.h"
+#include "ckpt-internal.h"
 
 enum rd_how { RD_FINISHED, RD_IN_PLACE, RD_RESCALE };
 

@@ -2,7 +2,7 @@
 #ifndef CKPT_SNAPSHOT_INT_H
 #define CKPT_SNAPSHOT_INT_H
 
-#include "ckpt.h"
+#include "ckpt-internal.h"
 
 /* Many small allocations freed at once: the entries of one subtask. */
 struct ckpt_snap_arena;

@@ -6,7 +6,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "../ckpt.h"
+#include "../ckpt-internal.h"
 
 /* ---- the pipeline file (pipeline.c) */
 

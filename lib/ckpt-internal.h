@@ -1,0 +1,214 @@
+/*
+ * ckpt-internal.h: what the library's own files (lib/, lib/engine/) share and
+ * programs must not use; the public API is ckpt.h, included here.  Sections
+ * follow ckpt.h's.
+ */
+#ifndef CKPT_INTERNAL_H
+#define CKPT_INTERNAL_H
+
+#ifndef CKPT_LIBRARY
+#error "ckpt-internal.h is for libckpt's own files; programs include ckpt.h"
+#endif
+
+#include "ckpt.h"
+
+/* ---------------------------------------------------------------- err.c */
+
+int ckpt_err_vset(struct ckpt_err *e, enum ckpt_errkind kind, const char *where,
+		  const char *fmt, va_list ap);
+/* Prefix e->text with "prefix: " (for adding context such as "edge 2"). */
+void ckpt_err_prefix(struct ckpt_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void ckpt_err_clear(struct ckpt_err *e);
+void *ckpt_reallocarray(void *p, size_t n, size_t size, struct ckpt_err *e);
+char *ckpt_strdup(const char *s, struct ckpt_err *e);
+
+/* --------------------------------------------------------------- json.c */
+
+/* Display name of the stream ("<stdin>" for standard input). */
+const char *ckpt_jsonin_name(const struct ckpt_jsonin *in);
+/* Small helpers for building output: they abort nothing and return -1 on allocation failure. */
+int ckpt_json_set_new(json_t *obj, const char *key, json_t *v);
+
+/* --------------------------------------------------------------- bits.c */
+
+static inline void ckpt_bits_clear(struct ckpt_bits *b, size_t i) { b->w[i >> 6] &= ~(UINT64_C(1) << (i & 63)); }
+static inline int ckpt_bits_test(const struct ckpt_bits *b, size_t i) { return (b->w[i >> 6] >> (i & 63)) & 1; }
+/* Set bits [lo, hi). */
+void ckpt_bits_set_range(struct ckpt_bits *b, size_t lo, size_t hi);
+size_t ckpt_bits_count(const struct ckpt_bits *b);
+/* Index of the first set bit at or after i, or b->n when none. */
+size_t ckpt_bits_next(const struct ckpt_bits *b, size_t i);
+/* Any set bit in [lo, hi)? */
+int ckpt_bits_any_in(const struct ckpt_bits *b, size_t lo, size_t hi);
+
+/* ---------------------------------------------------------- rangelist.c */
+
+/*
+ * Range lists in cpuset syntax ("0-3,7,9-10"; "" is empty), ascending and
+ * within [0, n).  Parse into a fresh bit set of n bits; on error the message
+ * says what is wrong (the caller adds where).
+ */
+int ckpt_rangelist_parse(const char *s, size_t n, struct ckpt_bits *out, struct ckpt_err *e);
+/* Accept a range-list string or a JSON array of integers. */
+int ckpt_rangelist_from_json(const json_t *v, size_t n, struct ckpt_bits *out, struct ckpt_err *e);
+/* The canonical range list of b; malloc'd, NULL on allocation failure. */
+char *ckpt_rangelist_format(const struct ckpt_bits *b);
+
+/* --------------------------------------------------------------- hash.c */
+
+/* XXH3-64 of a buffer; the one hashing helper. */
+uint64_t ckpt_xxh3(const void *p, size_t len);
+/* Streaming XXH3-64. */
+struct ckpt_hasher;
+struct ckpt_hasher *ckpt_hasher_new(void);
+void ckpt_hasher_reset(struct ckpt_hasher *h);
+void ckpt_hasher_update(struct ckpt_hasher *h, const void *p, size_t len);
+uint64_t ckpt_hasher_digest(const struct ckpt_hasher *h);
+void ckpt_hasher_free(struct ckpt_hasher *h);
+/* 16 lowercase hex digits and a NUL. */
+void ckpt_hex64(uint64_t v, char out[17]);
+/* Parse exactly 16 hex digits; -1 if s is not that. */
+int ckpt_parse_hex64(const char *s, uint64_t *out);
+
+/* -------------------------------------------------------------- bytes.c */
+
+/* An entry (list element, key, value, channel data, coordinator state) as JSON:
+ * a string when the bytes are valid UTF-8 without NUL, else {"base64": "..."}. */
+json_t *ckpt_entry_to_json(const void *p, size_t len);
+/* The bytes of an entry; *out is malloc'd (may be NULL when *len is 0). -1 with a message if v is not an entry. */
+int ckpt_entry_from_json(const json_t *v, unsigned char **out, size_t *len, struct ckpt_err *e);
+int ckpt_utf8_valid(const void *p, size_t len);
+/* Write the UTF-8 form of code point cp (at most 4 bytes) at o; its length. */
+size_t ckpt_utf8_put(char *o, uint32_t cp);
+char *ckpt_base64_encode(const void *p, size_t len);
+int ckpt_base64_decode(const char *s, size_t slen, unsigned char **out, size_t *len);
+
+/* ------------------------------------------------------------- atomic.c */
+
+/*
+ * Files written whole or not at all: a temporary name in the same
+ * directory, fsync, rename.  ckpt_atomic_commit closes and renames;
+ * ckpt_atomic_abort closes and removes.  Both free w.
+ */
+struct ckpt_atomic;
+struct ckpt_atomic *ckpt_atomic_open(const char *path, struct ckpt_err *e);
+FILE *ckpt_atomic_file(struct ckpt_atomic *w);
+int ckpt_atomic_commit(struct ckpt_atomic *w, struct ckpt_err *e);
+void ckpt_atomic_abort(struct ckpt_atomic *w);
+/* The process's umask, read without changing it for long (new files get 0666 & ~umask). */
+unsigned ckpt_umask(void);
+/* fsync the directory holding path (after a rename). */
+int ckpt_fsync_dir_of(const char *path, struct ckpt_err *e);
+
+/* -------------------------------------------------------------- graph.c */
+
+const char *ckpt_exec_state_name(enum ckpt_exec_state s);
+/* -1 if name is not an ExecutionState name (upper case, as Flink spells them). */
+int ckpt_exec_state_parse(const char *name);
+const char *ckpt_distribution_name(enum ckpt_distribution d); /* "all_to_all" | "pointwise" */
+const char *ckpt_partition_name(enum ckpt_partition p);       /* "pipelined", ... */
+int ckpt_partition_parse(const char *name);                   /* -1 if unknown */
+
+/* Fill g->topo and each vertex's in/out lists; -1 with the vertices of a cycle named. */
+int ckpt_graph_finish(struct ckpt_graph *g, struct ckpt_err *e);
+
+/* ----------------------------------------------------------- pointwise.c */
+
+/*
+ * POINTWISE connection arithmetic (Flink's EdgeManagerBuildUtil), S upstream
+ * and T downstream subtasks.  The half-open range of upstream subtasks that
+ * downstream subtask j reads, and of downstream subtasks that upstream i feeds.
+ */
+void ckpt_pointwise_inputs(uint32_t S, uint32_t T, uint32_t j, uint32_t *lo, uint32_t *hi);
+void ckpt_pointwise_outputs(uint32_t S, uint32_t T, uint32_t i, uint32_t *lo, uint32_t *hi);
+
+/* ----------------------------------------------------------- failover.c */
+
+/* The vertex (index into g->v) holding global subtask number k. */
+size_t ckpt_regions_vertex(const struct ckpt_graph *g, const struct ckpt_regions *r, uint64_t k);
+/*
+ * ckpt_failover_restart_in with the lost partitions
+ * asked of loss, per edge, instead of per producing subtask.
+ */
+int ckpt_failover_restart_loss(const struct ckpt_graph *g, const struct ckpt_regions *r,
+			       const struct ckpt_task_ref *failed, size_t nfailed,
+			       const struct ckpt_partition_loss *loss, struct ckpt_bits *restart,
+			       size_t *nregions, struct ckpt_err *e);
+
+/* --------------------------------------------------------- flink-rest.c */
+
+const char *ckpt_graphin_name(const struct ckpt_graphin *in);
+/* Is doc a Flink REST job document (GET /jobs/:jobid)? */
+int ckpt_rest_is_job(const json_t *root);
+/* Is doc a Flink REST vertex document (GET /jobs/:jobid/vertices/:vertexid)? */
+int ckpt_rest_is_vertex(const json_t *root);
+/* Convert a job document and the vertex documents that followed it into a graph; NULL on error. */
+struct ckpt_graph *ckpt_rest_to_graph(const struct ckpt_jdoc *job, const struct ckpt_jdoc *const *vertices,
+				      size_t nvertices, struct ckpt_err *e);
+
+/* -------------------------------------------------------------- state.c */
+
+void ckpt_subtask_unload(struct ckpt_subtask *st);
+const char *ckpt_mode_name(enum ckpt_mode m); /* "list", "union", "broadcast" */
+int ckpt_mode_parse(const char *name);        /* -1 if unknown */
+
+/* Free everything a subtask owns (its index and flags stay); for snapshots built by hand. */
+void ckpt_subtask_release(struct ckpt_subtask *st);
+
+/* ------------------------------------------------------------ archive.c */
+
+/* "tar", "tar.gz", "zip", "directory". */
+const char *ckpt_archive_kind_name(enum ckpt_archive_kind kind);
+
+/*
+ * A streaming archive writer, one operator subtask at a time, so that memory
+ * stays bounded by the manifest and one subtask: open; for each operator in
+ * order, ckpt_awriter_operator then ckpt_awriter_subtask for its subtasks in
+ * ascending index; then commit (the archive appears whole) or abort (nothing
+ * appears).  Members are spooled to a temporary file next to path (directories:
+ * written in a temporary directory) until commit writes the manifest first.
+ */
+struct ckpt_awriter;
+struct ckpt_awriter *ckpt_awriter_open(const char *path, enum ckpt_archive_kind kind,
+				       struct ckpt_err *e);
+/* Start the next operator: its id, uid, name, vertex, parallelism, max parallelism,
+ * fully finished and coordinator are copied; its subtasks are not looked at. */
+int ckpt_awriter_operator(struct ckpt_awriter *w, const struct ckpt_operator *op, struct ckpt_err *e);
+/* Write one subtask of the current operator; it must be loaded (or finished, or hold only handles).
+ * Nothing of st is kept: the caller may unload or free it afterwards. */
+int ckpt_awriter_subtask(struct ckpt_awriter *w, const struct ckpt_subtask *st, struct ckpt_err *e);
+/* Write the manifest (checkpoint id, kind and flink facts taken from s) and the members; frees w. */
+int ckpt_awriter_commit(struct ckpt_awriter *w, const struct ckpt_snapshot *s, struct ckpt_err *e);
+/* Remove every temporary file; frees w (NULL is fine). */
+void ckpt_awriter_abort(struct ckpt_awriter *w);
+
+/* ---------------------------------------- flink-meta.c, flink-murmur3.c */
+
+/* MurmurHash3_x64_128 of buf: h1 then h2, each little-endian (Guava's asBytes() order). */
+void ckpt_murmur3_128(const void *buf, size_t len, uint32_t seed, unsigned char out[16]);
+
+/* ------------------------------------------------- evlog.c, evlog-parse.c */
+
+/* The type of a name; 0 when unknown. */
+uint32_t ckpt_event_type_parse(const char *name, size_t len);
+/*
+ * Check and decode a payload of a known type into ev (strings live in p).  On
+ * error -1, e->text says what is wrong and *at (when not NULL) points at the
+ * offending byte of payload; the caller sets where and the kind.
+ */
+int ckpt_evparser_decode(struct ckpt_evparser *p, uint32_t type, const void *payload, size_t len,
+			 struct ckpt_event *ev, const char **at, struct ckpt_err *e);
+/* Append json_dumps(payload) (compact). */
+int ckpt_evwriter_append_json(struct ckpt_evwriter *w, uint32_t type, const json_t *payload,
+			      struct ckpt_err *e);
+/* Write the buffer out; with sync, fsync too. */
+int ckpt_evwriter_flush(struct ckpt_evwriter *w, int sync, struct ckpt_err *e);
+/* End the current segment (Flink's cutBlock); the next record starts a new one. */
+int ckpt_evwriter_cut(struct ckpt_evwriter *w, struct ckpt_err *e);
+/* Records appended in this session. */
+uint64_t ckpt_evwriter_records(const struct ckpt_evwriter *w);
+/* Set an error of kind at ev's record ("dir/events.N", "offset X: ..."); returns -1. */
+int ckpt_evreader_err(const struct ckpt_evreader *r, const struct ckpt_event *ev, struct ckpt_err *e,
+		      enum ckpt_errkind kind, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+#endif
