@@ -16,7 +16,7 @@
 #include <archive_entry.h>
 
 #include "progress-int.h"
-#include "snapshot-int.h"
+#include "snap-internal.h"
 
 #define MANIFEST "MANIFEST.json"
 #define BLOCK ((size_t)1 << 20)

@@ -1,6 +1,6 @@
-/* snapshot-int.h: what state.c, statefile.c and archive.c share and nobody else sees. */
-#ifndef CKPT_SNAPSHOT_INT_H
-#define CKPT_SNAPSHOT_INT_H
+/* snap-internal.h: what the snapshot files (snap*.c, archive.c) share and nobody else sees. */
+#ifndef CKPT_SNAP_INTERNAL_H
+#define CKPT_SNAP_INTERNAL_H
 
 #include "ckpt.h"
 
@@ -65,7 +65,7 @@ void ckpt_snap_check_feed(struct ckpt_snap_check *c, const void *p, size_t n);
 int ckpt_snap_check_end(struct ckpt_snap_check *c, char *what, size_t size);
 void ckpt_snap_check_free(struct ckpt_snap_check *c);
 
-/* The libarchive helper (archive.c), for the readers in snapopen.c. */
+/* The libarchive helper (archive.c), for the readers in snap-open.c. */
 struct archive;
 struct archive_entry;
 #define SNAP_MANIFEST_NAME "MANIFEST.json"

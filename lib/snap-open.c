@@ -1,5 +1,5 @@
 /*
- * snapopen.c: opening any snapshot (archive, directory, state document, Flink
+ * snap-open.c: opening any snapshot (archive, directory, state document, Flink
  * _metadata), loading one subtask's state file at a time, and verifying an
  * archive against its manifest, streaming.
  */
@@ -16,7 +16,7 @@
 #include <archive_entry.h>
 
 #include "progress-int.h"
-#include "snapshot-int.h"
+#include "snap-internal.h"
 
 #define MANIFEST_LIMIT ((uint64_t)1 << 30)
 #define METADATA_LIMIT ((uint64_t)1 << 30)

@@ -1,12 +1,12 @@
 /*
- * state.c: the snapshot model and its JSON forms: the state document
+ * snap.c: the snapshot model and its JSON forms: the state document
  * (ckpt-state(5)), read and written losslessly, and the manifest of an archive
  * (ckpt-archive(5)), which is the same document with counts instead of entries.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "snapshot-int.h"
+#include "snap-internal.h"
 
 /* ---- arena: one subtask's entries live in a few big blocks */
 
