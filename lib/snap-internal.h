@@ -4,7 +4,7 @@
 
 #include "ckpt.h"
 
-/* Many small allocations freed at once: the entries of one subtask. */
+/* Many small allocations freed at once: the entries of one subtask (snap-arena.c). */
 struct ckpt_snap_arena;
 struct ckpt_snap_arena *ckpt_snap_arena_new(void);
 void *ckpt_snap_arena_alloc(struct ckpt_snap_arena *a, size_t n);
