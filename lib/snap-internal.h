@@ -65,7 +65,7 @@ void ckpt_snap_check_feed(struct ckpt_snap_check *c, const void *p, size_t n);
 int ckpt_snap_check_end(struct ckpt_snap_check *c, char *what, size_t size);
 void ckpt_snap_check_free(struct ckpt_snap_check *c);
 
-/* The libarchive helper (archive.c), for the readers in snap-open.c. */
+/* The libarchive helper (archive.c), for the readers in snap-open.c and the writer in snap-write.c. */
 struct archive;
 struct archive_entry;
 #define SNAP_MANIFEST_NAME "MANIFEST.json"
@@ -80,5 +80,11 @@ int64_t ckpt_arc_stream(struct archive *a, int (*fn)(void *arg, const void *p, s
 /* Skip the current member's data; -1 with e set like ckpt_arc_stream. */
 int ckpt_arc_skip(struct archive *a, const char *where, struct ckpt_err *e);
 void ckpt_arc_close(struct archive *a);
+/* A writer onto fd: pax tar (gzip'd without a time stamp for tar.gz) or zip; NULL on failure. */
+struct archive *ckpt_arc_open_write(enum ckpt_archive_kind kind, int fd);
+/* A member's header: a regular file of size bytes, fixed mode and time; libarchive's status. */
+int ckpt_arc_write_header(struct archive *a, const char *name, uint64_t size);
+/* All n bytes of the current member's data; -1 on failure (archive_errno tells). */
+int ckpt_arc_write_all(struct archive *a, const void *p, size_t n);
 
 #endif
