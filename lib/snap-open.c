@@ -1,12 +1,10 @@
 /*
  * snap-open.c: opening any snapshot (archive, directory, state document, Flink
- * _metadata), loading one subtask's state file at a time, and verifying an
- * archive against its manifest, streaming.
+ * _metadata) and loading one subtask's state file at a time, each member read
+ * whole and checked against the manifest; snap-verify.c verifies without loading.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -15,27 +13,14 @@
 #include <archive.h>
 #include <archive_entry.h>
 
-#include "progress-int.h"
 #include "snap-internal.h"
 
-#define MANIFEST_LIMIT ((uint64_t)1 << 30)
 #define METADATA_LIMIT ((uint64_t)1 << 30)
-
-struct arch_backing {
-	struct ckpt_snap_backing base;
-	char *name;        /* as the user named it ("<stdin>" for standard input) */
-	int fd;            /* archives; -1 for directories */
-	char *dir;         /* directories */
-	struct ckpt_snap_member *members;
-	size_t nmembers;
-	struct archive *a; /* reader left after the last member it read, or NULL */
-	int fresh;         /* a has read only the manifest */
-};
 
 static void
 arch_free(struct ckpt_snap_backing *base)
 {
-	struct arch_backing *b = (struct arch_backing *)base;
+	struct ckpt_snap_arch *b = (struct ckpt_snap_arch *)base;
 
 	ckpt_arc_close(b->a);
 	if (b->fd >= 0)
@@ -76,8 +61,8 @@ sink_put(void *arg, const void *p, size_t n, int64_t off)
 }
 
 /* A member's size as found (header or file) against the manifest: -c's words. */
-static int
-member_size(const struct ckpt_snap_member *m, uint64_t got, const char *where, struct ckpt_err *e)
+int
+ckpt_snap_member_size(const struct ckpt_snap_member *m, uint64_t got, const char *where, struct ckpt_err *e)
 {
 	if (got < m->size)
 		return ckpt_err_set(e, CKPT_ERR_REFUSED, where, "truncated member: %llu of %llu bytes",
@@ -88,13 +73,13 @@ member_size(const struct ckpt_snap_member *m, uint64_t got, const char *where, s
 	return 0;
 }
 
-static int
-check_member(const struct ckpt_snap_member *m, uint64_t got, uint64_t hash, const char *where,
+int
+ckpt_snap_member_verify(const struct ckpt_snap_member *m, uint64_t got, uint64_t hash, const char *where,
 	     struct ckpt_err *e)
 {
 	char h1[17], h2[17];
 
-	if (member_size(m, got, where, e) < 0)
+	if (ckpt_snap_member_size(m, got, where, e) < 0)
 		return -1;
 	if (hash != m->xxh3) {
 		ckpt_hex64(hash, h1);
@@ -109,9 +94,9 @@ check_member(const struct ckpt_snap_member *m, uint64_t got, uint64_t hash, cons
  * Read up to size bytes of fd into buf (NULL: only hash, and check with chk when not NULL), then
  * look for one more; the count or -1.
  */
-static int64_t
-read_fd(int fd, unsigned char *buf, uint64_t size, struct ckpt_hasher *h, struct ckpt_snap_check *chk,
-	const char *where, struct ckpt_err *e)
+int64_t
+ckpt_snap_read_fd(int fd, unsigned char *buf, uint64_t size, struct ckpt_hasher *h,
+		  struct ckpt_snap_check *chk, const char *where, struct ckpt_err *e)
 {
 	static unsigned char scratch[1 << 16];
 	uint64_t got = 0;
@@ -157,9 +142,9 @@ read_member(struct archive *a, int fd, const struct ckpt_snap_member *m, const c
 	if (a) {
 		got = ckpt_arc_stream(a, sink_put, &k, where, e);
 	} else {
-		got = read_fd(fd, k.buf, m->size, k.h, NULL, where, e);
+		got = ckpt_snap_read_fd(fd, k.buf, m->size, k.h, NULL, where, e);
 	}
-	if (got < 0 || check_member(m, (uint64_t)got, ckpt_hasher_digest(k.h), where, e) < 0)
+	if (got < 0 || ckpt_snap_member_verify(m, (uint64_t)got, ckpt_hasher_digest(k.h), where, e) < 0)
 		goto fail;
 	ckpt_hasher_free(k.h);
 	return k.buf;
@@ -173,7 +158,7 @@ fail:
 
 /* Position the reader at member m: forward from where it is, else once more from the start. */
 static int
-seek_member(struct arch_backing *b, const struct ckpt_snap_member *m, const char *where, struct ckpt_err *e)
+seek_member(struct ckpt_snap_arch *b, const struct ckpt_snap_member *m, const char *where, struct ckpt_err *e)
 {
 	for (int pass = 0; pass < 2; pass++) {
 		struct archive_entry *ent;
@@ -207,7 +192,8 @@ seek_member(struct arch_backing *b, const struct ckpt_snap_member *m, const char
 }
 
 static unsigned char *
-fetch_member(struct arch_backing *b, const struct ckpt_snap_member *m, const char *where, struct ckpt_err *e)
+fetch_member(struct ckpt_snap_arch *b, const struct ckpt_snap_member *m, const char *where,
+	     struct ckpt_err *e)
 {
 	unsigned char *buf;
 	char p[4096];
@@ -237,10 +223,11 @@ fetch_member(struct arch_backing *b, const struct ckpt_snap_member *m, const cha
 	return buf;
 }
 
-static int
-arch_load(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subtask *st, struct ckpt_err *e)
+int
+ckpt_snap_arch_load(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subtask *st,
+		    struct ckpt_err *e)
 {
-	struct arch_backing *b = s->backing;
+	struct ckpt_snap_arch *b = s->backing;
 	const struct ckpt_snap_member *m = st->member;
 	char where[1024];
 	unsigned char *buf;
@@ -276,130 +263,11 @@ ckpt_subtask_load(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt
 	return b->load(s, op, st, e);
 }
 
-/* ---- the members present, for the summary */
-
-static int
-by_member_name(const void *a, const void *b)
-{
-	return strcmp((*(struct ckpt_snap_member *const *)a)->name, (*(struct ckpt_snap_member *const *)b)->name);
-}
-
-/* The member called name, by binary search in idx (sorted by name). */
-static struct ckpt_snap_member *
-member_named(struct ckpt_snap_member **idx, size_t n, const char *name)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(idx[mid]->name, name);
-
-		if (c == 0)
-			return idx[mid];
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
-}
-
-static int
-dir_members(struct arch_backing *b, struct ckpt_err *e)
-{
-	for (size_t i = 0; i < b->nmembers; i++) {
-		char p[4096], where[4096];
-		struct stat sb;
-
-		snprintf(p, sizeof p, "%s/%s", b->dir, b->members[i].name);
-		snprintf(where, sizeof where, "%s:%s", b->name, b->members[i].name);
-		if (stat(p, &sb) != 0)
-			return errno == ENOENT ? ckpt_err_set(e, CKPT_ERR_REFUSED, where, "missing member")
-					       : ckpt_err_sys(e, where, "cannot open");
-		if (member_size(&b->members[i], (uint64_t)sb.st_size, where, e) < 0)
-			return -1;
-	}
-	return 0;
-}
-
-/* Walk the member headers (a tar's data is skipped by seeking), comparing names and sizes. */
-static int
-walk_members(struct arch_backing *b, struct ckpt_snap_member **idx, unsigned char *found, struct ckpt_err *e)
-{
-	struct archive *a = ckpt_arc_open_read(b->fd, b->name, e);
-	struct archive_entry *ent;
-	char where[4096];
-	int r = -1, n;
-
-	if (a == NULL)
-		return -1;
-	while ((n = ckpt_arc_next(a, &ent, b->name, e)) > 0) {
-		const char *name = archive_entry_pathname(ent);
-		struct ckpt_snap_member *m = member_named(idx, b->nmembers, name);
-
-		snprintf(where, sizeof where, "%s:%s", b->name, name);
-		if (m == NULL)
-			continue; /* the manifest, or an extra member: -c reports those */
-		found[m - b->members] = 1;
-		if (archive_entry_size_is_set(ent) && member_size(m, (uint64_t)archive_entry_size(ent), where, e) < 0)
-			goto out;
-		if (ckpt_arc_skip(a, where, e) < 0) {
-			/* -c's words */
-			if (strstr(e->text, "runcated") != NULL || strstr(e->text, "premature") != NULL)
-				ckpt_err_set(e, CKPT_ERR_REFUSED, where, "truncated member: the archive ends inside it");
-			else
-				ckpt_err_prefix(e, "damaged member");
-			goto out;
-		}
-	}
-	r = n;
-out:
-	ckpt_arc_close(a);
-	return r;
-}
-
-int
-ckpt_snap_members_check(struct ckpt_snapshot *s, struct ckpt_err *e)
-{
-	struct arch_backing *b = s->backing;
-	struct ckpt_snap_member **idx;
-	unsigned char *found;
-	int r;
-
-	if (b == NULL || b->base.load != arch_load)
-		return 0;
-	if (b->dir != NULL)
-		return dir_members(b, e);
-	found = ckpt_calloc(b->nmembers ? b->nmembers : 1, 1, e);
-	idx = ckpt_calloc(b->nmembers ? b->nmembers : 1, sizeof *idx, e);
-	if (found == NULL || idx == NULL) {
-		free(found);
-		free(idx);
-		return -1;
-	}
-	for (size_t i = 0; i < b->nmembers; i++)
-		idx[i] = &b->members[i];
-	qsort(idx, b->nmembers, sizeof *idx, by_member_name);
-	ckpt_arc_close(b->a); /* the walk moves the file offset under it */
-	b->a = NULL;
-	r = walk_members(b, idx, found, e);
-	for (size_t i = 0; r == 0 && i < b->nmembers; i++)
-		if (!found[i]) {
-			char where[4096];
-
-			snprintf(where, sizeof where, "%s:%s", b->name, b->members[i].name);
-			r = ckpt_err_set(e, CKPT_ERR_REFUSED, where, "missing member");
-		}
-	free(found);
-	free(idx);
-	return r;
-}
-
 /* ---- opening */
 
 /* Read the manifest, the current member of a; NULL with e set. */
-static struct ckpt_snapshot *
-read_manifest_text(char *text, size_t len, const char *name, struct ckpt_snap_member **members,
+struct ckpt_snapshot *
+ckpt_snap_read_manifest(char *text, size_t len, const char *name, struct ckpt_snap_member **members,
 		   size_t *nmembers, struct ckpt_err *e)
 {
 	struct ckpt_jdoc doc = {.src = text, .len = len, .line0 = 1, .col0 = 1};
@@ -422,20 +290,13 @@ read_manifest_text(char *text, size_t len, const char *name, struct ckpt_snap_me
 	return s;
 }
 
-struct grow {
-	char *buf;
-	size_t len, cap;
-	const char *where;
-	struct ckpt_err *e;
-};
-
 static int
 grow_put(void *arg, const void *p, size_t n, int64_t off)
 {
-	struct grow *g = arg;
+	struct ckpt_snap_grow *g = arg;
 
 	(void)off;
-	if (g->len + n > MANIFEST_LIMIT)
+	if (g->len + n > SNAP_MANIFEST_LIMIT)
 		return ckpt_err_set(g->e, CKPT_ERR_INPUT, g->where, "manifest larger than 1 GiB");
 	if (g->len + n > g->cap) {
 		size_t nc = g->cap ? g->cap : 65536;
@@ -455,8 +316,8 @@ grow_put(void *arg, const void *p, size_t n, int64_t off)
 }
 
 /* Open fd as an archive: the manifest must be its first member. */
-static struct archive *
-open_manifest(int fd, const char *name, struct grow *g, struct ckpt_err *e)
+struct archive *
+ckpt_snap_open_manifest(int fd, const char *name, struct ckpt_snap_grow *g, struct ckpt_err *e)
 {
 	struct archive_entry *ent;
 	struct archive *a = ckpt_arc_open_read(fd, name, e);
@@ -480,15 +341,15 @@ open_manifest(int fd, const char *name, struct grow *g, struct ckpt_err *e)
 	return NULL;
 }
 
-static struct arch_backing *
+static struct ckpt_snap_arch *
 new_backing(const char *format, const char *name, struct ckpt_err *e)
 {
-	struct arch_backing *b = ckpt_calloc(1, sizeof *b, e);
+	struct ckpt_snap_arch *b = ckpt_calloc(1, sizeof *b, e);
 
 	if (b == NULL)
 		return NULL;
 	b->base.format = format;
-	b->base.load = arch_load;
+	b->base.load = ckpt_snap_arch_load;
 	b->base.free = arch_free;
 	b->fd = -1;
 	b->name = ckpt_strdup(name, e);
@@ -502,9 +363,9 @@ new_backing(const char *format, const char *name, struct ckpt_err *e)
 static struct ckpt_snapshot *
 open_archive(int fd, const char *name, struct ckpt_err *e)
 {
-	struct grow g = {0};
-	struct archive *a = open_manifest(fd, name, &g, e);
-	struct arch_backing *b;
+	struct ckpt_snap_grow g = {0};
+	struct archive *a = ckpt_snap_open_manifest(fd, name, &g, e);
+	struct ckpt_snap_arch *b;
 	struct ckpt_snapshot *s = NULL;
 	const char *format;
 
@@ -516,7 +377,7 @@ open_archive(int fd, const char *name, struct ckpt_err *e)
 	b = new_backing(format, name, e);
 	if (b == NULL)
 		goto fail;
-	s = read_manifest_text(g.buf, g.len, name, &b->members, &b->nmembers, e);
+	s = ckpt_snap_read_manifest(g.buf, g.len, name, &b->members, &b->nmembers, e);
 	if (s == NULL) {
 		arch_free(&b->base);
 		goto fail;
@@ -534,10 +395,10 @@ fail:
 	return NULL;
 }
 
-static int
-read_file_fd(int fd, const char *name, uint64_t limit, char **out, size_t *len, struct ckpt_err *e)
+int
+ckpt_snap_read_file(int fd, const char *name, uint64_t limit, char **out, size_t *len, struct ckpt_err *e)
 {
-	struct grow g = {.where = name, .e = e};
+	struct ckpt_snap_grow g = {.where = name, .e = e};
 	char buf[65536];
 	ssize_t n;
 
@@ -568,7 +429,7 @@ open_dir(const char *path, struct ckpt_err *e)
 	int fd;
 	char *text = NULL;
 	size_t len;
-	struct arch_backing *b;
+	struct ckpt_snap_arch *b;
 	struct ckpt_snapshot *s;
 
 	snprintf(p, sizeof p, "%s/%s", path, SNAP_MANIFEST_NAME);
@@ -584,13 +445,13 @@ open_dir(const char *path, struct ckpt_err *e)
 		ckpt_err_sys(e, p, "cannot open");
 		return NULL;
 	}
-	if (read_file_fd(fd, p, MANIFEST_LIMIT, &text, &len, e) < 0) {
+	if (ckpt_snap_read_file(fd, p, SNAP_MANIFEST_LIMIT, &text, &len, e) < 0) {
 		close(fd);
 		return NULL;
 	}
 	close(fd);
 	b = new_backing("directory", path, e);
-	s = b ? read_manifest_text(text, len, path, &b->members, &b->nmembers, e) : NULL;
+	s = b ? ckpt_snap_read_manifest(text, len, path, &b->members, &b->nmembers, e) : NULL;
 	free(text);
 	if (s == NULL) {
 		if (b)
@@ -614,7 +475,7 @@ open_flink(int fd, const char *name, struct ckpt_err *e)
 	char *buf;
 	size_t len;
 
-	if (read_file_fd(fd, name, METADATA_LIMIT, &buf, &len, e) == 0) {
+	if (ckpt_snap_read_file(fd, name, METADATA_LIMIT, &buf, &len, e) == 0) {
 		s = ckpt_flinkmeta_decode(buf, len, name, e);
 		free(buf);
 	}
@@ -646,8 +507,8 @@ open_json(const char *path, struct ckpt_err *e)
 	return s;
 }
 
-static int
-is_json_start(int c)
+int
+ckpt_snap_is_json_start(int c)
 {
 	return c == '{' || c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
@@ -689,7 +550,7 @@ open_stdin(struct ckpt_err *e)
 		return NULL;
 	}
 	ungetc(c, stdin);
-	if (is_json_start(c))
+	if (ckpt_snap_is_json_start(c))
 		return open_json(NULL, e);
 	fd = spool_stdin(e);
 	if (fd < 0)
@@ -729,347 +590,11 @@ ckpt_snapshot_open(const char *path, struct ckpt_err *e)
 	}
 	if (ckpt_flinkmeta_sniff(head, (size_t)n))
 		return open_flink(fd, path, e);
-	while (i < n && head[i] != '{' && is_json_start(head[i]))
+	while (i < n && head[i] != '{' && ckpt_snap_is_json_start(head[i]))
 		i++;
 	if (i < n && head[i] == '{') {
 		close(fd);
 		return open_json(path, e);
 	}
 	return open_archive(fd, path, e);
-}
-
-/* ---- verifying */
-
-struct verify {
-	const char *name;
-	ckpt_verify_report *report;
-	void *arg;
-	struct ckpt_snap_member *members;
-	size_t nmembers;
-	struct ckpt_snap_member **order; /* the members sorted by name */
-	struct ckpt_snapshot *snap;      /* the manifest's */
-	const struct ckpt_subtask **sub; /* each member's subtask, by member index */
-	struct ckpt_hasher *h;
-	struct ckpt_snap_check *chk;     /* the member being read, or NULL */
-	long problems;
-	uint64_t nchecked, bytes;
-};
-
-static void
-problem(struct verify *v, const char *member, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void
-problem(struct verify *v, const char *member, const char *fmt, ...)
-{
-	char where[1024], what[1024];
-	va_list ap;
-
-	if (member)
-		snprintf(where, sizeof where, "%s:%s", v->name, member);
-	else
-		snprintf(where, sizeof where, "%s", v->name);
-	va_start(ap, fmt);
-	vsnprintf(what, sizeof what, fmt, ap);
-	va_end(ap);
-	v->report(v->arg, where, what);
-	v->problems++;
-}
-
-/* Parse the manifest text; a damaged one is a problem (exit 1), not an error. */
-static int
-verify_manifest(struct verify *v, char *text, size_t len, struct ckpt_err *e)
-{
-	struct ckpt_err me = {0};
-	struct ckpt_snapshot *s = read_manifest_text(text, len, v->name, &v->members, &v->nmembers, &me);
-
-	if (s == NULL) {
-		char what[1100];
-
-		if (me.kind == CKPT_ERR_NOMEM)
-			return ckpt_err_set(e, CKPT_ERR_NOMEM, v->name, "out of memory");
-		snprintf(what, sizeof what, "damaged manifest: %s", me.text);
-		v->report(v->arg, me.where, what);
-		v->problems++;
-		return 1;
-	}
-	v->snap = s;
-	v->order = ckpt_calloc(v->nmembers ? v->nmembers : 1, sizeof *v->order, e);
-	v->sub = ckpt_calloc(v->nmembers ? v->nmembers : 1, sizeof *v->sub, e);
-	if (v->order == NULL || v->sub == NULL)
-		return -1;
-	for (size_t i = 0; i < s->nops; i++)
-		for (size_t k = 0; k < s->ops[i].nsubtasks; k++)
-			if (s->ops[i].subtasks[k].member)
-				v->sub[(struct ckpt_snap_member *)s->ops[i].subtasks[k].member - v->members] =
-					&s->ops[i].subtasks[k];
-	for (size_t i = 0; i < v->nmembers; i++) {
-		v->order[i] = &v->members[i];
-		v->members[i].seen = 0; /* the loader marked the members subtasks name */
-	}
-	qsort(v->order, v->nmembers, sizeof *v->order, by_member_name);
-	return 0;
-}
-
-/* Start reading member m: its hash and, when a subtask's state file, its parse check. */
-static int
-verify_start(struct verify *v, struct ckpt_snap_member *m, struct ckpt_err *e)
-{
-	const struct ckpt_subtask *st = v->sub[m - v->members];
-
-	ckpt_hasher_reset(v->h);
-	if (st == NULL)
-		return 0;
-	v->chk = ckpt_snap_check_new(st, m->size);
-	if (v->chk == NULL)
-		return ckpt_err_set(e, CKPT_ERR_NOMEM, v->name, "out of memory");
-	return 0;
-}
-
-/* Member m read whole (got bytes): its size, its checksum, then (only when those are right) its parse. */
-static void
-verify_done(struct verify *v, uint64_t got, struct ckpt_snap_member *m)
-{
-	struct ckpt_err me = {0};
-	char where[1024], what[256];
-
-	snprintf(where, sizeof where, "%s:%s", v->name, m->name);
-	if (check_member(m, got, ckpt_hasher_digest(v->h), where, &me) < 0) {
-		v->report(v->arg, me.where, me.text);
-		v->problems++;
-	} else if (v->chk && ckpt_snap_check_end(v->chk, what, sizeof what) < 0) {
-		v->report(v->arg, where, what);
-		v->problems++;
-	}
-	ckpt_snap_check_free(v->chk);
-	v->chk = NULL;
-}
-
-static void
-verify_missing(struct verify *v)
-{
-	for (size_t i = 0; i < v->nmembers; i++)
-		if (!v->members[i].seen)
-			problem(v, v->members[i].name, "missing member");
-}
-
-/* Each block read once: hashed and checked as it passes. */
-static int
-verify_block(void *arg, const void *p, size_t n, int64_t off)
-{
-	struct verify *v = arg;
-
-	(void)off;
-	ckpt_hasher_update(v->h, p, n);
-	if (v->chk)
-		ckpt_snap_check_feed(v->chk, p, n);
-	return 0;
-}
-
-/* One member of an archive: 0 checked, 1 the archive is cut (stop), -1 error. */
-static int
-verify_entry(struct verify *v, struct archive *a, const char *name, struct ckpt_err *e)
-{
-	struct ckpt_snap_member *m = member_named(v->order, v->nmembers, name);
-	struct ckpt_err me = {0};
-	char where[1024];
-	int64_t got;
-
-	if (strcmp(name, SNAP_MANIFEST_NAME) == 0) {
-		problem(v, name, "duplicate member");
-		return 0;
-	}
-	if (m == NULL) {
-		problem(v, name, "extra member (not in the manifest)");
-		return 0;
-	}
-	if (m->seen) {
-		problem(v, name, "duplicate member");
-		return 0;
-	}
-	m->seen = 1;
-	snprintf(where, sizeof where, "%s:%s", v->name, name);
-	if (verify_start(v, m, e) < 0)
-		return -1;
-	got = ckpt_arc_stream(a, verify_block, v, where, &me);
-	if (got < 0) {
-		ckpt_snap_check_free(v->chk);
-		v->chk = NULL;
-		if (strstr(me.text, "runcated") != NULL || strstr(me.text, "premature") != NULL)
-			problem(v, name, "truncated member: the archive ends inside it");
-		else
-			problem(v, name, "damaged member: %s", me.text);
-		return 1;
-	}
-	v->nchecked++;
-	v->bytes += (uint64_t)got;
-	verify_done(v, (uint64_t)got, m);
-	return 0;
-}
-
-static int
-verify_archive(struct verify *v, int fd, struct ckpt_err *e)
-{
-	struct ckpt_err me = {0};
-	struct grow g = {0};
-	struct archive *a = open_manifest(fd, v->name, &g, &me);
-	struct archive_entry *ent;
-	int r;
-
-	if (a == NULL) {
-		free(g.buf);
-		if (me.kind == CKPT_ERR_NOMEM || strstr(me.text, "not a snapshot") == me.text) {
-			*e = me;
-			return -1;
-		}
-		v->report(v->arg, me.where, me.text);
-		v->problems++;
-		return 0;
-	}
-	r = verify_manifest(v, g.buf, g.len, e);
-	free(g.buf);
-	if (ckpt_progress_on()) {
-		struct stat sb;
-
-		ckpt_progress_begin(a, "bytes", fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) ? (uint64_t)sb.st_size : 0);
-	}
-	while (r == 0) {
-		int n = ckpt_arc_next(a, &ent, v->name, &me);
-
-		if (n == 0)
-			break;
-		if (n < 0) {
-			problem(v, NULL, "truncated archive: %s", me.text);
-			break;
-		}
-		if ((n = verify_entry(v, a, archive_entry_pathname(ent), e)) != 0) {
-			r = n < 0 ? -1 : r;
-			break;
-		}
-	}
-	ckpt_progress_end(a);
-	ckpt_arc_close(a);
-	if (r == 0)
-		verify_missing(v);
-	return r < 0 ? -1 : 0;
-}
-
-/* Files of the directory tree under dir/rel that the manifest does not list. */
-static int
-verify_extra(struct verify *v, const char *dir, const char *rel, int depth)
-{
-	char p[4096], r2[4096];
-	struct dirent *d;
-	DIR *dh;
-
-	snprintf(p, sizeof p, "%s%s%s", dir, *rel ? "/" : "", rel);
-	if (depth > 64 || (dh = opendir(p)) == NULL)
-		return 0;
-	while ((d = readdir(dh)) != NULL) {
-		struct stat sb;
-
-		if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0)
-			continue;
-		snprintf(r2, sizeof r2, "%s%s%s", rel, *rel ? "/" : "", d->d_name);
-		snprintf(p, sizeof p, "%s/%s", dir, r2);
-		if (lstat(p, &sb) != 0)
-			continue;
-		if (S_ISDIR(sb.st_mode))
-			verify_extra(v, dir, r2, depth + 1);
-		else if (strcmp(r2, SNAP_MANIFEST_NAME) != 0 && member_named(v->order, v->nmembers, r2) == NULL)
-			problem(v, r2, "extra member (not in the manifest)");
-	}
-	closedir(dh);
-	return 0;
-}
-
-static int
-verify_dir(struct verify *v, const char *dir, struct ckpt_err *e)
-{
-	char p[4096], *text = NULL;
-	size_t len;
-	int fd, r;
-
-	snprintf(p, sizeof p, "%s/%s", dir, SNAP_MANIFEST_NAME);
-	if ((fd = open(p, O_RDONLY)) < 0)
-		return ckpt_err_sys(e, p, "cannot open");
-	r = read_file_fd(fd, p, MANIFEST_LIMIT, &text, &len, e);
-	close(fd);
-	if (r < 0)
-		return -1;
-	r = verify_manifest(v, text, len, e);
-	free(text);
-	if (r != 0)
-		return r < 0 ? -1 : 0;
-	for (size_t i = 0; i < v->nmembers; i++) {
-		struct ckpt_snap_member *m = &v->members[i];
-		int64_t got;
-
-		snprintf(p, sizeof p, "%s/%s", dir, m->name);
-		if ((fd = open(p, O_RDONLY)) < 0)
-			continue; /* reported as missing */
-		if (verify_start(v, m, e) < 0) {
-			close(fd);
-			return -1;
-		}
-		got = read_fd(fd, NULL, m->size, v->h, v->chk, p, e);
-		close(fd);
-		if (got < 0) {
-			ckpt_snap_check_free(v->chk);
-			v->chk = NULL;
-			return -1;
-		}
-		m->seen = 1;
-		v->nchecked++;
-		v->bytes += (uint64_t)got;
-		verify_done(v, (uint64_t)got, m);
-	}
-	verify_missing(v);
-	return verify_extra(v, dir, "", 0);
-}
-
-long
-ckpt_archive_verify(const char *path, ckpt_verify_report *report, void *arg, uint64_t *members,
-		    uint64_t *bytes, struct ckpt_err *e)
-{
-	int is_stdin = path == NULL || strcmp(path, "-") == 0;
-	struct verify v = {.name = is_stdin ? "<stdin>" : path, .report = report, .arg = arg};
-	struct stat sb;
-	int fd = -1, r = -1;
-
-	v.h = ckpt_hasher_new();
-	if (v.h == NULL)
-		return ckpt_err_set(e, CKPT_ERR_NOMEM, v.name, "out of memory");
-	if (!is_stdin && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-		r = verify_dir(&v, path, e);
-		goto out;
-	}
-	fd = is_stdin ? 0 : open(path, O_RDONLY);
-	if (fd < 0) {
-		ckpt_err_sys(e, path, "cannot open");
-		goto out;
-	}
-	if (!is_stdin) {
-		unsigned char head[512];
-		ssize_t n = pread(fd, head, sizeof head, 0), i = 0;
-
-		while (i < n && head[i] != '{' && is_json_start(head[i]))
-			i++;
-		if ((n > 0 && ckpt_flinkmeta_sniff(head, (size_t)n)) || (i < n && head[i] == '{')) {
-			ckpt_err_set(e, CKPT_ERR_INPUT, path, "not an archive: only archives carry checksums");
-			goto out;
-		}
-	}
-	r = verify_archive(&v, fd, e);
-out:
-	if (fd > 0)
-		close(fd);
-	ckpt_hasher_free(v.h);
-	ckpt_snapshot_free(v.snap);
-	free(v.sub);
-	free(v.order);
-	ckpt_snap_members_free(v.members, v.nmembers);
-	*members = v.nchecked;
-	*bytes = v.bytes;
-	return r < 0 ? -1 : v.problems;
 }
