@@ -1,12 +1,12 @@
 /*
- * stateload.c: the validating loader of state documents (ckpt-state(5)) and of
+ * snap-doc.c: the validating loader of state documents (ckpt-state(5)) and of
  * archive manifests (ckpt-archive(5)); every error names the file:line:col of
  * the value at fault.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "snapshot-int.h"
+#include "snap-internal.h"
 
 #define PTRLEN 1024
 

@@ -1,8 +1,8 @@
-/* assignment.c: the redistribution as JSON: per new subtask, the old subtasks, elements, key groups and handles it reads. */
+/* redist-assign.c: the redistribution as JSON: per new subtask, the old subtasks, elements, key groups and handles it reads. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "redistribute-int.h"
+#include "redist-internal.h"
 
 static int
 set_range(json_t *obj, const char *key, uint64_t a, uint64_t b)

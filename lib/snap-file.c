@@ -1,12 +1,12 @@
 /*
- * statefile.c: the state file of one operator subtask inside an archive
+ * snap-file.c: the state file of one operator subtask inside an archive
  * (ckpt-archive(5)): tagged, length-prefixed little-endian records, so that
  * any bytes survive and a reader knows every length before it reads.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "snapshot-int.h"
+#include "snap-internal.h"
 
 #define OUTBUF ((size_t)1 << 16)
 

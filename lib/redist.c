@@ -1,8 +1,8 @@
-/* redistribute.c: a snapshot's state onto new parallelism or a new job graph, as Flink assigns it on restore. */
+/* redist.c: a snapshot's state onto new parallelism or a new job graph, as Flink assigns it on restore. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "redistribute-int.h"
+#include "redist-internal.h"
 
 /*
  * The plan is made from counts (n, nkv, key-group ranges) only, so that it

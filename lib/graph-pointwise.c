@@ -1,4 +1,4 @@
-/* pointwise.c: which subtasks a POINTWISE edge connects (EdgeManagerBuildUtil.connectPointwise). */
+/* graph-pointwise.c: which subtasks a POINTWISE edge connects (EdgeManagerBuildUtil.connectPointwise). */
 #include "ckpt-internal.h"
 
 void

@@ -1,4 +1,4 @@
-/* dot.c: a job graph with its checkpoint plan (and a failure's restart set) as Graphviz DOT, for ckpt-plan -D. */
+/* plan-dot.c: a job graph with its checkpoint plan (and a failure's restart set) as Graphviz DOT, for ckpt-plan -D. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,8 +1,8 @@
-/* restore.c: restoring a snapshot onto a new job graph: operators matched, unmapped state, FLIP-147 finished-state rules. */
+/* redist-restore.c: restoring a snapshot onto a new job graph: operators matched, unmapped state, FLIP-147 finished-state rules. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "redistribute-int.h"
+#include "redist-internal.h"
 
 /* One operator slot of the new graph; a vertex without operators is one slot named by its id. */
 struct gslot {

@@ -1,8 +1,8 @@
-/* summary.c: what ckpt-inspect shows of a snapshot, and the difference of two, from counts alone. */
+/* snap-summary.c: what ckpt-inspect shows of a snapshot, and the difference of two, from counts alone. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "snapshot-int.h"
+#include "snap-internal.h"
 
 /* Add n entries and bytes to the state called name (mode as given) in the array states. */
 static int
