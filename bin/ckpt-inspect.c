@@ -46,15 +46,9 @@ match_uids(const struct opts *o, const struct ckpt_snapshot *s, json_t *sum, con
 		char id[33];
 		json_t *hits = json_array();
 
-		ckpt_flink_operator_id(o->uids[u], strlen(o->uids[u]), id);
-		for (size_t i = 0; i < s->nops; i++) {
-			const struct ckpt_operator *op = &s->ops[i];
-
-			if (strcasecmp(op->id, id) == 0 || strcmp(op->id, o->uids[u]) == 0 ||
-			    (op->uid && strcmp(op->uid, o->uids[u]) == 0)) {
-				json_array_append_new(hits, json_string(op->id));
-				json_object_set_new(json_array_get(ops, i), "matched_uid", json_string(o->uids[u]));
-			}
+		for (size_t i = 0; (i = ckpt_snapshot_match_uid(s, o->uids[u], i, id)) < s->nops; i++) {
+			json_array_append_new(hits, json_string(s->ops[i].id));
+			json_object_set_new(json_array_get(ops, i), "matched_uid", json_string(o->uids[u]));
 		}
 		if (json_array_size(hits) == 0) {
 			cli_warn("%s: uid \"%s\" (operator id %s) names no operator", file, o->uids[u], id);

@@ -111,7 +111,7 @@ parse_par(struct merge_opts *o, char *arg)
 	*eq = '\0';
 	o->par = realloc(o->par, (o->ro.nper_op + 1) * sizeof *o->par);
 	if (o->par == NULL)
-		cli_usage_fail("out of memory");
+		cli_out_of_memory();
 	o->par[o->ro.nper_op].op = arg;
 	o->par[o->ro.nper_op++].n = (uint32_t)n;
 	o->ro.per_op = o->par;

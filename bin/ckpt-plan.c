@@ -69,10 +69,8 @@ add_target(struct target **list, size_t *n, const char *opt, const char *arg)
 		cli_usage_fail("-%s %s: expected VERTEX:SUBTASK", opt, arg);
 	*list = realloc(*list, (*n + 1) * sizeof **list);
 	t = *list ? &(*list)[*n] : NULL;
-	if (t == NULL || (t->vertex = strndup(arg, (size_t)(colon - arg))) == NULL) {
-		cli_warn("out of memory");
-		exit(2);
-	}
+	if (t == NULL || (t->vertex = strndup(arg, (size_t)(colon - arg))) == NULL)
+		cli_out_of_memory();
 	t->arg = arg;
 	t->subtask = (uint32_t)x;
 	(*n)++;
@@ -202,10 +200,8 @@ do_failover(struct job *j, struct ckpt_err *e)
 	out = json_pack("{s:s,s:o,s:o,s:I}", "strategy", ckpt_failover_strategy_name(j->o->strategy),
 			"failed", failed_to_json(j), "restart", ckpt_vertex_sets_to_json(j->g, sets),
 			"regions", (json_int_t)nregions);
-	if (out == NULL) {
-		ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
-		goto out;
-	}
+	if (out == NULL)
+		cli_out_of_memory();
 	ret = emit(out, e);
 out:
 	release_sets(sets, j->g->nv);
@@ -223,7 +219,7 @@ do_regions(struct job *j, struct ckpt_err *e)
 	out = ckpt_regions_to_json(j->g, &r);
 	ckpt_regions_release(&r);
 	if (out == NULL)
-		return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		cli_out_of_memory();
 	return emit(out, e);
 }
 
@@ -233,40 +229,8 @@ do_graph(struct job *j, struct ckpt_err *e)
 	json_t *out = ckpt_graph_to_json(j->g);
 
 	if (out == NULL)
-		return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		cli_out_of_memory();
 	return emit(out, e);
-}
-
-/* Name the first difference between two plans, or return 0 when they agree. */
-static int
-plans_differ(const struct ckpt_graph *g, const struct ckpt_plan *a, const struct ckpt_plan *b,
-	     char *what, size_t size)
-{
-	static const char *const names[] = {"trigger", "wait_for", "finished"};
-
-	if ((a->decline_reason == NULL) != (b->decline_reason == NULL) ||
-	    (a->decline_reason && strcmp(a->decline_reason, b->decline_reason) != 0)) {
-		snprintf(what, size, "decline");
-		return 1;
-	}
-	if (a->decline_reason)
-		return 0;
-	for (size_t k = 0; k < g->nv; k++) {
-		size_t v = g->topo[k];
-		const struct ckpt_bits *sa[] = {&a->trigger[v], &a->wait_for[v], &a->finished[v]};
-		const struct ckpt_bits *sb[] = {&b->trigger[v], &b->wait_for[v], &b->finished[v]};
-
-		for (int s = 0; s < 3; s++)
-			if (memcmp(sa[s]->w, sb[s]->w, (sa[s]->n + 63) / 64 * sizeof(uint64_t)) != 0) {
-				snprintf(what, size, "%s of \"%s\"", names[s], g->v[v].id);
-				return 1;
-			}
-		if (a->fully_finished[v] != b->fully_finished[v]) {
-			snprintf(what, size, "fully_finished of \"%s\"", g->v[v].id);
-			return 1;
-		}
-	}
-	return 0;
 }
 
 /* Compute the plan with the chosen algorithm (both: cross-checked). */
@@ -288,7 +252,7 @@ compute_plan(const struct job *j, struct ckpt_plan *p, struct ckpt_err *e)
 		ckpt_plan_release(p);
 		return -1;
 	}
-	differ = plans_differ(j->g, p, &ref, what, sizeof what);
+	differ = ckpt_plan_diff(j->g, p, &ref, what, sizeof what);
 	ckpt_plan_release(&ref);
 	if (differ) {
 		ckpt_plan_release(p);
@@ -311,7 +275,7 @@ do_plan(struct job *j, struct ckpt_err *e)
 	out = ckpt_plan_to_json(j->g, &p);
 	ckpt_plan_release(&p);
 	if (out == NULL)
-		return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		cli_out_of_memory();
 	if (emit(out, e) < 0)
 		return -1;
 	return declined;

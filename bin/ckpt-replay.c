@@ -73,10 +73,8 @@ run_plan(const struct opts *o)
 	warn_log(o->dir, &plan.log, 0);
 	j = ckpt_replay_to_json(&plan);
 	ckpt_replay_release(&plan);
-	if (j == NULL) {
-		ckpt_err_set(&e, CKPT_ERR_NOMEM, "", "out of memory");
-		goto fail;
-	}
+	if (j == NULL)
+		cli_out_of_memory();
 	if (cli_print_json(j) < 0)
 		status = 2;
 	goto out;
@@ -90,31 +88,6 @@ out:
 	return status;
 }
 
-/* The payload on one line: white space outside strings dropped (a stored payload may hold newlines). */
-static void
-put_payload(const unsigned char *p, size_t len)
-{
-	int instr = 0;
-
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = p[i];
-
-		if (instr) {
-			if (c == '\\' && i + 1 < len) {
-				putchar_unlocked(c);
-				c = p[++i];
-			} else if (c == '"') {
-				instr = 0;
-			}
-		} else if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
-			continue;
-		} else if (c == '"') {
-			instr = 1;
-		}
-		putchar_unlocked(c);
-	}
-}
-
 static int
 run_events(const struct opts *o)
 {
@@ -126,10 +99,7 @@ run_events(const struct opts *o)
 	if (r == NULL)
 		return fail(&e);
 	while ((k = ckpt_evreader_next(r, &ev, &e)) > 0) {
-		printf("{\"type\":\"%s\",\"payload\":", ckpt_event_type_name(ev.type));
-		put_payload(ev.payload, ev.len);
-		fputs("}\n", stdout);
-		if (fflush(stdout) == EOF)
+		if (ckpt_event_print(stdout, &ev) < 0 || fflush(stdout) == EOF)
 			break;
 	}
 	if (k < 0) {

@@ -32,6 +32,16 @@ cli_error(const struct ckpt_err *e)
 }
 
 void
+cli_out_of_memory(void)
+{
+	struct ckpt_err e = {0};
+
+	ckpt_err_set(&e, CKPT_ERR_NOMEM, "", "out of memory");
+	cli_error(&e);
+	exit(2);
+}
+
+void
 cli_warn(const char *fmt, ...)
 {
 	va_list ap;

@@ -10,6 +10,9 @@ extern int cli_pretty;        /* -1: indent when stdout is a terminal; 0 compact
 void cli_init(const char *prog);
 /* "prog: where: text[: strerror]" on stderr. */
 void cli_error(const struct ckpt_err *e);
+/* Allocation failed in a front end: "prog: out of memory" on stderr (as the library's
+ * CKPT_ERR_NOMEM prints) and exit 2; the one way a program reports it. */
+_Noreturn void cli_out_of_memory(void);
 /* "prog: text" on stderr. */
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A usage error: "prog: text" and "usage: ..." hint on stderr, exit 2. */

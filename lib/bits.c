@@ -92,3 +92,20 @@ ckpt_bits_any_in(const struct ckpt_bits *b, size_t lo, size_t hi)
 			return 1;
 	return (b->w[wh] & mhi) != 0;
 }
+
+void
+ckpt_bits_copy(struct ckpt_bits *dst, const struct ckpt_bits *src, int complement)
+{
+	size_t nw = (dst->n + 63) / 64;
+
+	for (size_t k = 0; k < nw; k++)
+		dst->w[k] = complement ? ~src->w[k] : src->w[k];
+	if (complement && (dst->n & 63))
+		dst->w[nw - 1] &= ~UINT64_C(0) >> (64 - (dst->n & 63));
+}
+
+int
+ckpt_bits_equal(const struct ckpt_bits *a, const struct ckpt_bits *b)
+{
+	return a->n == b->n && memcmp(a->w, b->w, (a->n + 63) / 64 * sizeof *a->w) == 0;
+}

@@ -18,6 +18,8 @@ int ckpt_err_vset(struct ckpt_err *e, enum ckpt_errkind kind, const char *where,
 		  const char *fmt, va_list ap);
 /* Prefix e->text with "prefix: " (for adding context such as "edge 2"). */
 void ckpt_err_prefix(struct ckpt_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Give an error a callee filled a new kind and place, its text kept.  Returns -1. */
+int ckpt_err_locate(struct ckpt_err *e, enum ckpt_errkind kind, const char *where);
 void ckpt_err_clear(struct ckpt_err *e);
 void *ckpt_reallocarray(void *p, size_t n, size_t size, struct ckpt_err *e);
 char *ckpt_strdup(const char *s, struct ckpt_err *e);
@@ -26,6 +28,9 @@ char *ckpt_strdup(const char *s, struct ckpt_err *e);
 
 /* Display name of the stream ("<stdin>" for standard input). */
 const char *ckpt_jsonin_name(const struct ckpt_jsonin *in);
+/* Place an error a callee filled (its text kept) at the value ptr designates, as an input error;
+ * an out-of-memory error is left as it is.  Returns -1. */
+int ckpt_jdoc_locate(const struct ckpt_jdoc *doc, struct ckpt_err *e, const char *ptr);
 /* Small helpers for building output: they abort nothing and return -1 on allocation failure. */
 int ckpt_json_set_new(json_t *obj, const char *key, json_t *v);
 
@@ -40,6 +45,21 @@ size_t ckpt_bits_count(const struct ckpt_bits *b);
 size_t ckpt_bits_next(const struct ckpt_bits *b, size_t i);
 /* Any set bit in [lo, hi)? */
 int ckpt_bits_any_in(const struct ckpt_bits *b, size_t lo, size_t hi);
+/* Bits [base, base + 64) from w (base a multiple of 64; bits past b->n must be 0 in w). */
+static inline void ckpt_bits_store64(struct ckpt_bits *b, size_t base, uint64_t w) { b->w[base >> 6] = w; }
+/* dst = src, or its complement within dst->n bits (both of dst->n bits). */
+void ckpt_bits_copy(struct ckpt_bits *dst, const struct ckpt_bits *src, int complement);
+/* Same size and the same bits? */
+int ckpt_bits_equal(const struct ckpt_bits *a, const struct ckpt_bits *b);
+
+/* ----------------------------------------------------------- keygroup.c */
+
+/*
+ * Flink's KeyGroupRangeAssignment: subtask i of p holds the key groups
+ * [ceil(i*maxp/p), ((i+1)*maxp-1) div p]; key group kg belongs to subtask kg*p div maxp.
+ */
+void ckpt_key_group_range(uint32_t maxp, uint32_t p, uint32_t i, uint32_t *first, uint32_t *last);
+uint32_t ckpt_subtask_of_key_group(uint32_t kg, uint32_t maxp, uint32_t p);
 
 /* ---------------------------------------------------------- rangelist.c */
 
@@ -149,6 +169,8 @@ struct ckpt_graph *ckpt_rest_to_graph(const struct ckpt_jdoc *job, const struct 
 /* -------------------------------------------------------------- state.c */
 
 void ckpt_subtask_unload(struct ckpt_subtask *st);
+/* The operator state of st named name (st may be NULL), or NULL. */
+const struct ckpt_opstate *ckpt_subtask_opstate(const struct ckpt_subtask *st, const char *name);
 const char *ckpt_mode_name(enum ckpt_mode m); /* "list", "union", "broadcast" */
 int ckpt_mode_parse(const char *name);        /* -1 if unknown */
 

@@ -208,6 +208,10 @@ int ckpt_plan_compute(const struct ckpt_graph *g, const struct ckpt_plan_opts *o
 		      struct ckpt_plan *out, struct ckpt_err *e);
 json_t *ckpt_plan_to_json(const struct ckpt_graph *g, const struct ckpt_plan *p);
 void ckpt_plan_release(struct ckpt_plan *p);
+/* Two plans of g compared: 0 when they agree, else 1 with the first difference named in what
+ * ("decline", "trigger of \"map\"", ...). */
+int ckpt_plan_diff(const struct ckpt_graph *g, const struct ckpt_plan *a, const struct ckpt_plan *b, char *what,
+		   size_t size);
 
 /* What ckpt-plan -D draws: the plan, and optionally the subtasks a failure restarts. */
 struct ckpt_dot_input {
@@ -498,6 +502,10 @@ struct ckpt_snapshot *ckpt_flinkmeta_decode(const void *buf, size_t len, const c
 					    struct ckpt_err *e);
 /* the operator id Flink derives from a uid (murmur3_128, seed 0), as Flink prints it. */
 void ckpt_flink_operator_id(const char *uid, size_t len, char out[33]);
+/* The first operator of s at or after index from that uid names (its stored uid, the operator id
+ * Flink derives from uid, or uid as an id itself): its index, or s->nops when none.  id receives
+ * the derived operator id. */
+size_t ckpt_snapshot_match_uid(const struct ckpt_snapshot *s, const char *uid, size_t from, char id[33]);
 
 /* ------------------------------------------------- evlog.c, evlog-parse.c */
 
@@ -548,6 +556,10 @@ struct ckpt_event {
 	struct ckpt_event_input *inputs; /* initialized */
 	size_t ninputs;
 };
+
+/* Print ev as one NDJSON event line, {"type": NAME, "payload": ...} with the payload's white space
+ * outside strings dropped (a stored payload may hold newlines); -1 on a write error. */
+int ckpt_event_print(FILE *f, const struct ckpt_event *ev);
 
 /*
  * Payload checking and NDJSON event lines ({"type": NAME or id, "payload": {...}}),

@@ -60,6 +60,17 @@ ckpt_err_prefix(struct ckpt_err *e, const char *fmt, ...)
 	snprintf(e->text, sizeof e->text, "%s: %s", pre, old);
 }
 
+int
+ckpt_err_locate(struct ckpt_err *e, enum ckpt_errkind kind, const char *where)
+{
+	if (e != NULL) {
+		e->kind = kind;
+		e->sys_errno = 0;
+		snprintf(e->where, sizeof e->where, "%s", where ? where : "");
+	}
+	return -1;
+}
+
 void
 ckpt_err_format(const struct ckpt_err *e, char *buf, size_t size)
 {

@@ -593,3 +593,22 @@ fail:
 		*at = (const char *)s.at;
 	return -1;
 }
+
+int
+ckpt_event_print(FILE *f, const struct ckpt_event *ev)
+{
+	struct ckpt_minify m = {0};
+	char buf[4096];
+	const char *name = ckpt_event_type_name(ev->type);
+
+	if (name == NULL || fprintf(f, "{\"type\":\"%s\",\"payload\":", name) < 0)
+		return -1;
+	for (size_t at = 0; at < ev->len; at += sizeof buf) {
+		size_t n = ev->len - at < sizeof buf ? ev->len - at : sizeof buf;
+
+		n = ckpt_minify_chunk(&m, buf, ev->payload + at, n);
+		if (fwrite(buf, 1, n, f) != n)
+			return -1;
+	}
+	return fputs("}\n", f) == EOF ? -1 : 0;
+}

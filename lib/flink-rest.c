@@ -352,10 +352,7 @@ ckpt_rest_to_graph(const struct ckpt_jdoc *job, const struct ckpt_jdoc *const *v
 		g = ckpt_graph_from_json(doc, e);
 	if (g == NULL && e && e->kind == CKPT_ERR_INPUT) {
 		/* only a cycle is left to find; the converted document has no place to name */
-		char text[sizeof e->text];
-
-		memcpy(text, e->text, sizeof text);
-		ckpt_jdoc_err(job, e, "/plan", "%s", text);
+		ckpt_jdoc_locate(job, e, "/plan");
 	}
 out:
 	ckpt_jdoc_free(doc);

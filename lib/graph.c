@@ -310,10 +310,8 @@ load_tasks(struct loader *L, struct ckpt_vertex *v, const json_t *obj, const cha
 
 		snprintf(p, sizeof p, "%s/finished", ptr);
 		if (ckpt_rangelist_from_json(fin, v->parallelism, &b, L->e) < 0) {
-			char text[sizeof L->e->text];
-
-			memcpy(text, L->e->text, sizeof text);
-			return ckpt_jdoc_err(L->doc, L->e, p, "%s: finished: %s", what, text);
+			ckpt_err_prefix(L->e, "%s: finished", what);
+			return ckpt_jdoc_locate(L->doc, L->e, p);
 		}
 		for (size_t i = ckpt_bits_next(&b, 0); i < b.n; i = ckpt_bits_next(&b, i + 1))
 			v->tasks[i] = CKPT_FINISHED;
@@ -499,11 +497,10 @@ ckpt_graph_from_json(const struct ckpt_jdoc *doc, struct ckpt_err *e)
 	}
 	if (ckpt_graph_finish(L.g, e) < 0) {
 		/* name the place: a vertex of the cycle, whose index is in e->where */
-		char p[64], text[sizeof e->text];
+		char p[64];
 
-		memcpy(text, e->text, sizeof text);
 		snprintf(p, sizeof p, "/vertices/%s", e->where);
-		ckpt_jdoc_err(doc, e, p, "%s", text);
+		ckpt_jdoc_locate(doc, e, p);
 		goto fail;
 	}
 	return L.g;

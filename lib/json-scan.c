@@ -381,29 +381,38 @@ ckpt_jscan_value(struct ckpt_jscan *s, int depth)
 	}
 }
 
+size_t
+ckpt_minify_chunk(struct ckpt_minify *m, char *out, const unsigned char *in, size_t len)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = in[i];
+
+		if (m->esc)
+			m->esc = 0;
+		else if (m->instr && c == '\\')
+			m->esc = 1;
+		else if (m->instr && c == '"')
+			m->instr = 0;
+		else if (!m->instr && (c == ' ' || c == '\t' || c == '\n' || c == '\r'))
+			continue;
+		else if (c == '"')
+			m->instr = 1;
+		out[k++] = (char)c;
+	}
+	return k;
+}
+
 /* Copy the JSON text [from, to) to out without white space outside strings (out->len its length). */
 int
 ckpt_jscan_minify(struct ckpt_jscan *s, const unsigned char *from, const unsigned char *to,
 		  struct ckpt_jscan_buf *out)
 {
-	int instr = 0;
-	size_t k = 0;
+	struct ckpt_minify m = {0};
 
 	if (ckpt_jscan_grow((void **)&out->p, &out->cap, (size_t)(to - from) + 1, 1, s) < 0)
 		return -1;
-	for (const unsigned char *q = from; q < to; q++) {
-		if (instr) {
-			if (*q == '\\')
-				out->p[k++] = (char)*q++;
-			else if (*q == '"')
-				instr = 0;
-		} else if (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r') {
-			continue;
-		} else if (*q == '"') {
-			instr = 1;
-		}
-		out->p[k++] = (char)*q;
-	}
-	out->len = k;
+	out->len = ckpt_minify_chunk(&m, out->p, from, (size_t)(to - from));
 	return 0;
 }

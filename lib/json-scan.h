@@ -46,6 +46,12 @@ int ckpt_jscan_members(struct ckpt_jscan *s, int *first, const unsigned char **k
 int ckpt_jscan_elements(struct ckpt_jscan *s, int *first);
 /* Check any value, nested depth deep already (at most 64 in all). */
 int ckpt_jscan_value(struct ckpt_jscan *s, int depth);
+/* JSON text without white space outside strings, chunk by chunk: start with m zeroed; out holds at
+ * least len bytes; returns the bytes written. */
+struct ckpt_minify {
+	int instr, esc;
+};
+size_t ckpt_minify_chunk(struct ckpt_minify *m, char *out, const unsigned char *in, size_t len);
 /* Copy the JSON text [from, to) to out without white space outside strings. */
 int ckpt_jscan_minify(struct ckpt_jscan *s, const unsigned char *from, const unsigned char *to,
 		      struct ckpt_jscan_buf *out);

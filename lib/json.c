@@ -397,6 +397,20 @@ locate(const struct ckpt_jdoc *doc, const char *ptr)
 	return (size_t)(p - doc->src);
 }
 
+/* "name:line:col" of the value ptr designates ("name" for a document built in memory). */
+static void
+doc_where(const struct ckpt_jdoc *doc, const char *ptr, char *where, size_t size)
+{
+	if (doc->src != NULL) {
+		size_t line = doc->line0, col = doc->col0;
+
+		advance(doc->src, 0, locate(doc, ptr ? ptr : ""), &line, &col);
+		snprintf(where, size, "%s:%zu:%zu", doc->name, line, col);
+	} else {
+		snprintf(where, size, "%s", doc->name);
+	}
+}
+
 int
 ckpt_jdoc_err(const struct ckpt_jdoc *doc, struct ckpt_err *e, const char *ptr,
 	      const char *fmt, ...)
@@ -404,18 +418,22 @@ ckpt_jdoc_err(const struct ckpt_jdoc *doc, struct ckpt_err *e, const char *ptr,
 	char where[600];
 	va_list ap;
 
-	if (doc->src != NULL) {
-		size_t line = doc->line0, col = doc->col0;
-
-		advance(doc->src, 0, locate(doc, ptr ? ptr : ""), &line, &col);
-		snprintf(where, sizeof where, "%s:%zu:%zu", doc->name, line, col);
-	} else {
-		snprintf(where, sizeof where, "%s", doc->name);
-	}
+	doc_where(doc, ptr, where, sizeof where);
 	va_start(ap, fmt);
 	ckpt_err_vset(e, CKPT_ERR_INPUT, where, fmt, ap);
 	va_end(ap);
 	return -1;
+}
+
+int
+ckpt_jdoc_locate(const struct ckpt_jdoc *doc, struct ckpt_err *e, const char *ptr)
+{
+	char where[600];
+
+	if (e == NULL || e->kind == CKPT_ERR_NOMEM)
+		return -1;
+	doc_where(doc, ptr, where, sizeof where);
+	return ckpt_err_locate(e, CKPT_ERR_INPUT, where);
 }
 
 int

@@ -121,7 +121,7 @@ census_vertex(struct census *c, const struct ckpt_vertex *vx, size_t v)
 			nrun += t[base + b] == CKPT_RUNNING;
 			nfin += t[base + b] == CKPT_FINISHED;
 		}
-		c->unfinished[v].w[base >> 6] = w;
+		ckpt_bits_store64(&c->unfinished[v], base, w);
 	}
 	c->nrun[v] = nrun;
 	c->nfin[v] = nfin;
@@ -278,18 +278,6 @@ find_warnings(const struct ckpt_graph *g, const struct census *c, struct ckpt_pl
 
 /* ---- the fast algorithm: O(vertices + edges + subtasks + pointwise connections) */
 
-/* dst = src, or its complement within dst->n bits. */
-static void
-copy_bits(struct ckpt_bits *dst, const struct ckpt_bits *src, int complement)
-{
-	size_t nw = (dst->n + 63) / 64;
-
-	for (size_t k = 0; k < nw; k++)
-		dst->w[k] = complement ? ~src->w[k] : src->w[k];
-	if (complement && (dst->n & 63))
-		dst->w[nw - 1] &= ~UINT64_C(0) >> (64 - (dst->n & 63));
-}
-
 /* pw: scratch room for the indices of v's POINTWISE input edges. */
 static void
 fast_vertex(const struct ckpt_graph *g, const struct census *c, size_t v, size_t *pw, struct ckpt_plan *p)
@@ -299,8 +287,8 @@ fast_vertex(const struct ckpt_graph *g, const struct census *c, size_t v, size_t
 	size_t npw = 0;
 	int must_check = 1;
 
-	copy_bits(&p->wait_for[v], unf, 0);
-	copy_bits(&p->finished[v], unf, 1);
+	ckpt_bits_copy(&p->wait_for[v], unf, 0);
+	ckpt_bits_copy(&p->finished[v], unf, 1);
 	/* an unfinished ALL_TO_ALL upstream, or an all unfinished POINTWISE one, gives every subtask a running predecessor */
 	for (size_t k = 0; k < vx->nin && must_check; k++) {
 		const struct ckpt_edge *ed = &g->e[vx->in[k]];
@@ -314,7 +302,7 @@ fast_vertex(const struct ckpt_graph *g, const struct census *c, size_t v, size_t
 	if (!must_check)
 		return;
 	if (npw == 0) {
-		copy_bits(&p->trigger[v], unf, 0);
+		ckpt_bits_copy(&p->trigger[v], unf, 0);
 		return;
 	}
 	for (size_t i = ckpt_bits_next(unf, 0); i < unf->n; i = ckpt_bits_next(unf, i + 1)) {
@@ -501,4 +489,35 @@ fail:
 	json_decref(ff);
 	json_decref(w);
 	return NULL;
+}
+
+int
+ckpt_plan_diff(const struct ckpt_graph *g, const struct ckpt_plan *a, const struct ckpt_plan *b, char *what,
+	       size_t size)
+{
+	static const char *const names[] = {"trigger", "wait_for", "finished"};
+
+	if ((a->decline_reason == NULL) != (b->decline_reason == NULL) ||
+	    (a->decline_reason && strcmp(a->decline_reason, b->decline_reason) != 0)) {
+		snprintf(what, size, "decline");
+		return 1;
+	}
+	if (a->decline_reason)
+		return 0;
+	for (size_t k = 0; k < g->nv; k++) {
+		size_t v = g->topo[k];
+		const struct ckpt_bits *sa[] = {&a->trigger[v], &a->wait_for[v], &a->finished[v]};
+		const struct ckpt_bits *sb[] = {&b->trigger[v], &b->wait_for[v], &b->finished[v]};
+
+		for (int s = 0; s < 3; s++)
+			if (!ckpt_bits_equal(sa[s], sb[s])) {
+				snprintf(what, size, "%s of \"%s\"", names[s], g->v[v].id);
+				return 1;
+			}
+		if (a->fully_finished[v] != b->fully_finished[v]) {
+			snprintf(what, size, "fully_finished of \"%s\"", g->v[v].id);
+			return 1;
+		}
+	}
+	return 0;
 }

@@ -169,7 +169,7 @@ new_subtask_json(const struct rd_op *o, uint32_t t)
 	uint32_t f, l;
 
 	if (s && o->how == RD_RESCALE && o->keyed) {
-		ckpt_rd_kg_range(o->maxp, o->p, t, &f, &l);
+		ckpt_key_group_range(o->maxp, o->p, t, &f, &l);
 		set_range(s, "key_groups", f, l);
 	}
 	for (uint32_t j = 0; s && j < o->P; j++) {

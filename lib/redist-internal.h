@@ -58,10 +58,6 @@ struct ckpt_redist {
 const char *ckpt_rd_opname(const struct ckpt_operator *op);
 /* The name's plan in o, or NULL. */
 struct rd_name *ckpt_rd_find_name(const struct rd_op *o, const char *name);
-/* The named operator state of an old subtask (NULL st is fine), or NULL. */
-const struct ckpt_opstate *ckpt_rd_state(const struct ckpt_subtask *st, const char *name);
-/* Key-group range of new subtask i of p: [ceil(i*maxP/p), ((i+1)*maxP-1) div p]. */
-void ckpt_rd_kg_range(uint32_t maxp, uint32_t p, uint32_t i, uint32_t *first, uint32_t *last);
 /* The elements [*a, *b) of old subtask j's state nm that new subtask t takes; 0 when none. */
 int ckpt_rd_piece(const struct rd_op *o, const struct rd_name *nm, uint32_t t, uint32_t j, uint64_t *a,
 		  uint64_t *b);

@@ -43,23 +43,6 @@ ckpt_rd_find_name(const struct rd_op *o, const char *name)
 	return NULL;
 }
 
-const struct ckpt_opstate *
-ckpt_rd_state(const struct ckpt_subtask *st, const char *name)
-{
-	for (size_t k = 0; st && k < st->nops; k++)
-		if (strcmp(st->ops[k].name, name) == 0)
-			return &st->ops[k];
-	return NULL;
-}
-
-/* Key-group range of new subtask i: [ceil(i*maxP/p), ((i+1)*maxP-1) div p]. */
-void
-ckpt_rd_kg_range(uint32_t maxp, uint32_t p, uint32_t i, uint32_t *first, uint32_t *last)
-{
-	*first = (uint32_t)(((uint64_t)i * maxp + p - 1) / p);
-	*last = (uint32_t)((((uint64_t)i + 1) * maxp - 1) / p);
-}
-
 /* ------------------------------------------------------------ names */
 
 static int
@@ -108,7 +91,7 @@ check_modes(struct ckpt_redist *r, struct rd_op *o, struct ckpt_err *e)
 		int seen = 0;
 
 		for (uint32_t j = 0; j < o->P; j++) {
-			const struct ckpt_opstate *s = ckpt_rd_state(o->at[j], nm->name);
+			const struct ckpt_opstate *s = ckpt_subtask_opstate(o->at[j], nm->name);
 
 			if (s == NULL)
 				continue;
@@ -141,7 +124,7 @@ plan_list(struct rd_op *o, struct rd_name *nm, uint32_t *start, struct ckpt_err 
 	if (nm->cum == NULL)
 		return -1;
 	for (uint32_t j = 0; j < o->P; j++) {
-		const struct ckpt_opstate *s = ckpt_rd_state(o->at[j], nm->name);
+		const struct ckpt_opstate *s = ckpt_subtask_opstate(o->at[j], nm->name);
 
 		nm->cum[j + 1] = nm->cum[j] + (s ? s->n : 0);
 	}
@@ -172,7 +155,7 @@ plan_holders(struct rd_op *o, struct rd_name *nm, struct ckpt_err *e)
 	if (nm->holders == NULL)
 		return -1;
 	for (uint32_t j = 0; j < o->P; j++) {
-		const struct ckpt_opstate *s = ckpt_rd_state(o->at[j], nm->name);
+		const struct ckpt_opstate *s = ckpt_subtask_opstate(o->at[j], nm->name);
 
 		if (s != NULL) {
 			nm->holders[nm->nholders++] = j;
@@ -385,7 +368,7 @@ holds_name(const struct rd_op *o, const struct rd_name *nm, uint32_t t, size_t *
 			*n = (size_t)nm->len[t];
 			return nm->len[t] > 0;
 		}
-		s = ckpt_rd_state(o->at[t], nm->name);
+		s = ckpt_subtask_opstate(o->at[t], nm->name);
 		*n = s ? s->n : 0;
 		return s != NULL;
 	case CKPT_MODE_UNION:
@@ -394,7 +377,7 @@ holds_name(const struct rd_op *o, const struct rd_name *nm, uint32_t t, size_t *
 	default:
 		if (nm->nholders == 0)
 			return 0;
-		s = ckpt_rd_state(o->at[nm->holders[t % nm->nholders]], nm->name);
+		s = ckpt_subtask_opstate(o->at[nm->holders[t % nm->nholders]], nm->name);
 		*n = s->n;
 		return 1;
 	}
@@ -421,7 +404,7 @@ skeleton_subtask(const struct rd_op *o, uint32_t t, struct ckpt_subtask *st, str
 	}
 	if (o->how == RD_RESCALE && o->keyed) {
 		st->keyed = 1;
-		ckpt_rd_kg_range(o->maxp, o->p, t, &st->kg_first, &st->kg_last);
+		ckpt_key_group_range(o->maxp, o->p, t, &st->kg_first, &st->kg_last);
 	} else if (was && (was->keyed || was->nkv)) {
 		st->keyed = 1;
 		st->kg_first = was->keyed ? was->kg_first : 0;
@@ -505,7 +488,7 @@ skeleton(struct ckpt_redist *r, struct ckpt_err *e)
 int
 ckpt_rd_piece(const struct rd_op *o, const struct rd_name *nm, uint32_t t, uint32_t j, uint64_t *a, uint64_t *b)
 {
-	const struct ckpt_opstate *s = ckpt_rd_state(o->at[j], nm->name);
+	const struct ckpt_opstate *s = ckpt_subtask_opstate(o->at[j], nm->name);
 	uint64_t lo, hi;
 
 	if (s == NULL)
@@ -541,7 +524,7 @@ ckpt_rd_kg_piece(const struct rd_op *o, uint32_t t, uint32_t j, uint32_t *a, uin
 	*b = st->keyed ? st->kg_last : o->old->max_parallelism - 1;
 	if (o->how != RD_RESCALE)
 		return j == t;
-	ckpt_rd_kg_range(o->maxp, o->p, t, &f, &l);
+	ckpt_key_group_range(o->maxp, o->p, t, &f, &l);
 	if (f > *a)
 		*a = f;
 	if (l < *b)
@@ -572,7 +555,7 @@ take_list(struct ckpt_redist *r, const struct rd_op *o, struct ckpt_subtask *st,
 	for (size_t k = 0; k < st->nops; k++) {
 		struct ckpt_opstate *to = &st->ops[k];
 		const struct rd_name *nm = ckpt_rd_find_name(o, to->name);
-		const struct ckpt_opstate *from = ckpt_rd_state(src, to->name);
+		const struct ckpt_opstate *from = ckpt_subtask_opstate(src, to->name);
 		uint64_t a, b;
 
 		if (!ckpt_rd_piece(o, nm, st->index, j, &a, &b))

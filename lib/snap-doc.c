@@ -194,12 +194,9 @@ get_entry(struct ldr *L, const json_t *v, const char *ptr, const char *what, str
 		return 0;
 	}
 	if (ckpt_entry_from_json(v, &tmp, &len, L->e) < 0) {
-		char text[sizeof L->e->text];
-
-		if (L->e && L->e->kind == CKPT_ERR_NOMEM)
-			return -1;
-		snprintf(text, sizeof text, "%s", L->e ? L->e->text : "");
-		return ckpt_jdoc_err(L->doc, L->e, ptr, "%s: %s", what, text);
+		if (L->e && L->e->kind != CKPT_ERR_NOMEM)
+			ckpt_err_prefix(L->e, "%s", what);
+		return ckpt_jdoc_locate(L->doc, L->e, ptr);
 	}
 	out->p = ckpt_snap_arena_alloc(L->arena, len);
 	if (out->p == NULL) {
@@ -781,10 +778,8 @@ load_coordinator(struct ldr *L, struct ckpt_operator *op, const json_t *obj, con
 		return 0;
 	ptr_key(cp, ptr, "coordinator");
 	if (ckpt_entry_from_json(v, &p, &len, L->e) < 0) {
-		char text[sizeof L->e->text];
-
-		snprintf(text, sizeof text, "%s", L->e ? L->e->text : "");
-		return ckpt_jdoc_err(L->doc, L->e, cp, "%s: coordinator: %s", what, text);
+		ckpt_err_prefix(L->e, "%s: coordinator", what);
+		return ckpt_jdoc_locate(L->doc, L->e, cp);
 	}
 	op->coordinator = ckpt_calloc(1, sizeof *op->coordinator, L->e);
 	if (op->coordinator == NULL) {

@@ -524,3 +524,25 @@ fail:
 	json_decref(root);
 	return NULL;
 }
+
+const struct ckpt_opstate *
+ckpt_subtask_opstate(const struct ckpt_subtask *st, const char *name)
+{
+	for (size_t k = 0; st != NULL && k < st->nops; k++)
+		if (strcmp(st->ops[k].name, name) == 0)
+			return &st->ops[k];
+	return NULL;
+}
+
+size_t
+ckpt_snapshot_match_uid(const struct ckpt_snapshot *s, const char *uid, size_t from, char id[33])
+{
+	ckpt_flink_operator_id(uid, strlen(uid), id);
+	for (size_t i = from; i < s->nops; i++) {
+		const struct ckpt_operator *op = &s->ops[i];
+
+		if (strcasecmp(op->id, id) == 0 || strcmp(op->id, uid) == 0 || (op->uid && strcmp(op->uid, uid) == 0))
+			return i;
+	}
+	return s->nops;
+}

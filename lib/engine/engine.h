@@ -366,14 +366,11 @@ int ckpt_st_add_opstate(struct ckpt_subtask *st, const char *name, enum ckpt_mod
 int ckpt_st_add_entry(struct ckpt_subtask *st, size_t opi, const void *p, size_t len, struct ckpt_err *e);
 int ckpt_st_add_kv(struct ckpt_subtask *st, const char *state, uint32_t kg, const char *key, const char *val,
 	      struct ckpt_err *e);
-const struct ckpt_opstate *ckpt_st_find_opstate(const struct ckpt_subtask *st, const char *name);
 void ckpt_engine_subtask_release(struct ckpt_subtask *st);
 void ckpt_engine_subtask_free(struct ckpt_subtask *st);
 
-/* key groups as Flink assigns them */
+/* the key group of a record's key (the engine's own hash; ckpt_key_group_range is Flink's) */
 uint32_t ckpt_key_group_of(uint64_t key, uint32_t maxp);
-uint32_t ckpt_subtask_of_key_group(uint32_t kg, uint32_t maxp, uint32_t p);
-void ckpt_key_group_range(uint32_t maxp, uint32_t p, uint32_t i, uint32_t *first, uint32_t *last);
 
 /* ---- the job and its coordinator (job.c, coordinator.c) */
 

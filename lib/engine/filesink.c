@@ -67,7 +67,7 @@ clean_stale(struct task *t, int64_t restored_id)
 static int
 sink_open(struct task *t, const struct ckpt_subtask *r, struct ckpt_err *e)
 {
-	const struct ckpt_opstate *os = ckpt_st_find_opstate(r, "pending");
+	const struct ckpt_opstate *os = ckpt_subtask_opstate(r, "pending");
 	struct fsink *s = ckpt_calloc(1, sizeof *s, e);
 
 	if (s == NULL)

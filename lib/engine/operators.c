@@ -64,7 +64,7 @@ static int
 source_open(struct task *t, const struct ckpt_subtask *r, struct ckpt_err *e)
 {
 	struct source *s = ckpt_calloc(1, sizeof *s, e);
-	const struct ckpt_opstate *os = ckpt_st_find_opstate(r, "offsets");
+	const struct ckpt_opstate *os = ckpt_subtask_opstate(r, "offsets");
 	size_t n = os ? os->n : 0;
 
 	if (s == NULL)
@@ -388,7 +388,7 @@ window_snapshot(struct task *t, int64_t id, struct ckpt_subtask *st, struct ckpt
 static int
 bcast_open(struct task *t, const struct ckpt_subtask *r, struct ckpt_err *e)
 {
-	const struct ckpt_opstate *os = ckpt_st_find_opstate(r, "rules");
+	const struct ckpt_opstate *os = ckpt_subtask_opstate(r, "rules");
 	struct kvt *kv = ckpt_calloc(1, sizeof *kv, e);
 
 	if (kv == NULL)

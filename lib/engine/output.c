@@ -73,20 +73,6 @@ ckpt_key_group_of(uint64_t key, uint32_t maxp)
 	return (uint32_t)(ckpt_xxh3(&key, sizeof key) % maxp);
 }
 
-/* Flink's KeyGroupRangeAssignment: the operator index of a key group. */
-uint32_t
-ckpt_subtask_of_key_group(uint32_t kg, uint32_t maxp, uint32_t p)
-{
-	return (uint32_t)((uint64_t)kg * p / maxp);
-}
-
-void
-ckpt_key_group_range(uint32_t maxp, uint32_t p, uint32_t i, uint32_t *first, uint32_t *last)
-{
-	*first = (uint32_t)(((uint64_t)i * maxp + p - 1) / p);
-	*last = (uint32_t)((((uint64_t)i + 1) * maxp - 1) / p);
-}
-
 void
 ckpt_task_emit(struct task *t, const struct rec *r)
 {

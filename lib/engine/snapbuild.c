@@ -82,17 +82,6 @@ ckpt_st_add_kv(struct ckpt_subtask *st, const char *state, uint32_t kg, const ch
 	return 0;
 }
 
-const struct ckpt_opstate *
-ckpt_st_find_opstate(const struct ckpt_subtask *st, const char *name)
-{
-	if (st == NULL)
-		return NULL;
-	for (size_t i = 0; i < st->nops; i++)
-		if (strcmp(st->ops[i].name, name) == 0)
-			return &st->ops[i];
-	return NULL;
-}
-
 /* The model's own release (the engine's subtasks own their bytes: no arena); then all zero, to refill. */
 void
 ckpt_engine_subtask_release(struct ckpt_subtask *st)
