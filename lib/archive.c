@@ -12,7 +12,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 
-#include "progress-int.h"
+#include "progress-internal.h"
 #include "snap-internal.h"
 
 #define BLOCK ((size_t)1 << 20)

@@ -6,8 +6,9 @@
 
 static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-int
-ckpt_utf8_valid(const void *p, size_t len)
+/* Is [p, p + len) valid UTF-8? */
+static int
+utf8_valid(const void *p, size_t len)
 {
 	const unsigned char *s = p, *end = s + len;
 
@@ -74,8 +75,9 @@ ckpt_utf8_put(char *o, uint32_t cp)
 	return 4;
 }
 
-char *
-ckpt_base64_encode(const void *p, size_t len)
+/* Standard base64 with padding; malloc'd, NULL on allocation failure. */
+static char *
+base64_encode(const void *p, size_t len)
 {
 	const unsigned char *s = p;
 	char *out, *o;
@@ -115,8 +117,9 @@ b64val(char c)
 	return q ? (int)(q - b64) : -1;
 }
 
-int
-ckpt_base64_decode(const char *s, size_t slen, unsigned char **out, size_t *len)
+/* Decode standard base64, padded to a multiple of 4; *out malloc'd; -1 on bad input or no memory. */
+static int
+base64_decode(const char *s, size_t slen, unsigned char **out, size_t *len)
 {
 	unsigned char *buf, *o;
 
@@ -153,9 +156,9 @@ ckpt_entry_to_json(const void *p, size_t len)
 	char *enc;
 	json_t *v;
 
-	if (ckpt_utf8_valid(p, len))
+	if (utf8_valid(p, len))
 		return json_stringn(len ? p : "", len);
-	enc = ckpt_base64_encode(p, len);
+	enc = base64_encode(p, len);
 	if (enc == NULL)
 		return NULL;
 	v = json_pack("{s:s}", "base64", enc);
@@ -180,7 +183,7 @@ ckpt_entry_from_json(const json_t *v, unsigned char **out, size_t *len, struct c
 	}
 	if (json_is_object(v) && json_object_size(v) == 1 &&
 	    json_is_string(b = json_object_get(v, "base64"))) {
-		if (ckpt_base64_decode(json_string_value(b), json_string_length(b), out, len) < 0)
+		if (base64_decode(json_string_value(b), json_string_length(b), out, len) < 0)
 			return ckpt_err_set(e, CKPT_ERR_INPUT, "", "bad base64 in entry");
 		return 0;
 	}

@@ -12,7 +12,7 @@
 
 #include "ckpt.h"
 
-/* ---------------------------------------------------------------- err.c */
+/* ----------------------------------------------------------------- errors and allocation: err.c */
 
 int ckpt_err_vset(struct ckpt_err *e, enum ckpt_errkind kind, const char *where,
 		  const char *fmt, va_list ap);
@@ -20,11 +20,10 @@ int ckpt_err_vset(struct ckpt_err *e, enum ckpt_errkind kind, const char *where,
 void ckpt_err_prefix(struct ckpt_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Give an error a callee filled a new kind and place, its text kept.  Returns -1. */
 int ckpt_err_locate(struct ckpt_err *e, enum ckpt_errkind kind, const char *where);
-void ckpt_err_clear(struct ckpt_err *e);
 void *ckpt_reallocarray(void *p, size_t n, size_t size, struct ckpt_err *e);
 char *ckpt_strdup(const char *s, struct ckpt_err *e);
 
-/* --------------------------------------------------------------- json.c */
+/* ----------------------------------------------------------------------- JSON documents: json.c */
 
 /* Display name of the stream ("<stdin>" for standard input). */
 const char *ckpt_jsonin_name(const struct ckpt_jsonin *in);
@@ -34,7 +33,7 @@ int ckpt_jdoc_locate(const struct ckpt_jdoc *doc, struct ckpt_err *e, const char
 /* Small helpers for building output: they abort nothing and return -1 on allocation failure. */
 int ckpt_json_set_new(json_t *obj, const char *key, json_t *v);
 
-/* --------------------------------------------------------------- bits.c */
+/* ------------------------------------------------------------------------- subtask sets: bits.c */
 
 static inline void ckpt_bits_clear(struct ckpt_bits *b, size_t i) { b->w[i >> 6] &= ~(UINT64_C(1) << (i & 63)); }
 static inline int ckpt_bits_test(const struct ckpt_bits *b, size_t i) { return (b->w[i >> 6] >> (i & 63)) & 1; }
@@ -52,7 +51,7 @@ void ckpt_bits_copy(struct ckpt_bits *dst, const struct ckpt_bits *src, int comp
 /* Same size and the same bits? */
 int ckpt_bits_equal(const struct ckpt_bits *a, const struct ckpt_bits *b);
 
-/* ----------------------------------------------------------- keygroup.c */
+/* ----------------------------------------------------------------------- key groups: keygroup.c */
 
 /*
  * Flink's KeyGroupRangeAssignment: subtask i of p holds the key groups
@@ -61,20 +60,14 @@ int ckpt_bits_equal(const struct ckpt_bits *a, const struct ckpt_bits *b);
 void ckpt_key_group_range(uint32_t maxp, uint32_t p, uint32_t i, uint32_t *first, uint32_t *last);
 uint32_t ckpt_subtask_of_key_group(uint32_t kg, uint32_t maxp, uint32_t p);
 
-/* ---------------------------------------------------------- rangelist.c */
+/* ------------------------------------------------------------ subtask sets as text: rangelist.c */
 
-/*
- * Range lists in cpuset syntax ("0-3,7,9-10"; "" is empty), ascending and
- * within [0, n).  Parse into a fresh bit set of n bits; on error the message
- * says what is wrong (the caller adds where).
- */
-int ckpt_rangelist_parse(const char *s, size_t n, struct ckpt_bits *out, struct ckpt_err *e);
 /* Accept a range-list string or a JSON array of integers. */
 int ckpt_rangelist_from_json(const json_t *v, size_t n, struct ckpt_bits *out, struct ckpt_err *e);
 /* The canonical range list of b; malloc'd, NULL on allocation failure. */
 char *ckpt_rangelist_format(const struct ckpt_bits *b);
 
-/* --------------------------------------------------------------- hash.c */
+/* ------------------------------------------------------------------------------ hashing: hash.c */
 
 /* XXH3-64 of a buffer; the one hashing helper. */
 uint64_t ckpt_xxh3(const void *p, size_t len);
@@ -90,20 +83,17 @@ void ckpt_hex64(uint64_t v, char out[17]);
 /* Parse exactly 16 hex digits; -1 if s is not that. */
 int ckpt_parse_hex64(const char *s, uint64_t *out);
 
-/* -------------------------------------------------------------- bytes.c */
+/* --------------------------------------------------------------------- entries as JSON: bytes.c */
 
 /* An entry (list element, key, value, channel data, coordinator state) as JSON:
  * a string when the bytes are valid UTF-8 without NUL, else {"base64": "..."}. */
 json_t *ckpt_entry_to_json(const void *p, size_t len);
 /* The bytes of an entry; *out is malloc'd (may be NULL when *len is 0). -1 with a message if v is not an entry. */
 int ckpt_entry_from_json(const json_t *v, unsigned char **out, size_t *len, struct ckpt_err *e);
-int ckpt_utf8_valid(const void *p, size_t len);
 /* Write the UTF-8 form of code point cp (at most 4 bytes) at o; its length. */
 size_t ckpt_utf8_put(char *o, uint32_t cp);
-char *ckpt_base64_encode(const void *p, size_t len);
-int ckpt_base64_decode(const char *s, size_t slen, unsigned char **out, size_t *len);
 
-/* ------------------------------------------------------------- atomic.c */
+/* ---------------------------------------------------------------- files written whole: atomic.c */
 
 /*
  * Files written whole or not at all: a temporary name in the same
@@ -120,7 +110,7 @@ unsigned ckpt_umask(void);
 /* fsync the directory holding path (after a rename). */
 int ckpt_fsync_dir_of(const char *path, struct ckpt_err *e);
 
-/* -------------------------------------------------------------- graph.c */
+/* -------------------------------------------------------------------------- job graphs: graph.c */
 
 const char *ckpt_exec_state_name(enum ckpt_exec_state s);
 /* -1 if name is not an ExecutionState name (upper case, as Flink spells them). */
@@ -129,10 +119,7 @@ const char *ckpt_distribution_name(enum ckpt_distribution d); /* "all_to_all" | 
 const char *ckpt_partition_name(enum ckpt_partition p);       /* "pipelined", ... */
 int ckpt_partition_parse(const char *name);                   /* -1 if unknown */
 
-/* Fill g->topo and each vertex's in/out lists; -1 with the vertices of a cycle named. */
-int ckpt_graph_finish(struct ckpt_graph *g, struct ckpt_err *e);
-
-/* ----------------------------------------------------------- pointwise.c */
+/* ----------------------------------------------------------- POINTWISE edges: graph-pointwise.c */
 
 /*
  * POINTWISE connection arithmetic (Flink's EdgeManagerBuildUtil), S upstream
@@ -142,10 +129,8 @@ int ckpt_graph_finish(struct ckpt_graph *g, struct ckpt_err *e);
 void ckpt_pointwise_inputs(uint32_t S, uint32_t T, uint32_t j, uint32_t *lo, uint32_t *hi);
 void ckpt_pointwise_outputs(uint32_t S, uint32_t T, uint32_t i, uint32_t *lo, uint32_t *hi);
 
-/* ----------------------------------------------------------- failover.c */
+/* ------------------------------------------------------------- failover and regions: failover.c */
 
-/* The vertex (index into g->v) holding global subtask number k. */
-size_t ckpt_regions_vertex(const struct ckpt_graph *g, const struct ckpt_regions *r, uint64_t k);
 /*
  * ckpt_failover_restart_in with the lost partitions
  * asked of loss, per edge, instead of per producing subtask.
@@ -155,18 +140,7 @@ int ckpt_failover_restart_loss(const struct ckpt_graph *g, const struct ckpt_reg
 			       const struct ckpt_partition_loss *loss, struct ckpt_bits *restart,
 			       size_t *nregions, struct ckpt_err *e);
 
-/* --------------------------------------------------------- flink-rest.c */
-
-const char *ckpt_graphin_name(const struct ckpt_graphin *in);
-/* Is doc a Flink REST job document (GET /jobs/:jobid)? */
-int ckpt_rest_is_job(const json_t *root);
-/* Is doc a Flink REST vertex document (GET /jobs/:jobid/vertices/:vertexid)? */
-int ckpt_rest_is_vertex(const json_t *root);
-/* Convert a job document and the vertex documents that followed it into a graph; NULL on error. */
-struct ckpt_graph *ckpt_rest_to_graph(const struct ckpt_jdoc *job, const struct ckpt_jdoc *const *vertices,
-				      size_t nvertices, struct ckpt_err *e);
-
-/* -------------------------------------------------------------- state.c */
+/* ---------------------- snapshots: snap.c, snap-open.c, snap-doc.c, snap-file.c, snap-summary.c */
 
 void ckpt_subtask_unload(struct ckpt_subtask *st);
 /* The operator state of st named name (st may be NULL), or NULL. */
@@ -174,45 +148,16 @@ const struct ckpt_opstate *ckpt_subtask_opstate(const struct ckpt_subtask *st, c
 const char *ckpt_mode_name(enum ckpt_mode m); /* "list", "union", "broadcast" */
 int ckpt_mode_parse(const char *name);        /* -1 if unknown */
 
+/* Recompute st->kvstats (and nkv, kv_bytes, per-state n and bytes, in/out bytes) from loaded entries. */
+int ckpt_subtask_recount(struct ckpt_subtask *st, struct ckpt_err *e);
 /* Free everything a subtask owns (its index and flags stay); for snapshots built by hand. */
 void ckpt_subtask_release(struct ckpt_subtask *st);
 
-/* ------------------------------------------------------------ archive.c */
+/* ------------------------------------------------------- job event logs: evlog.c, evlog-parse.c */
 
-/* "tar", "tar.gz", "zip", "directory". */
-const char *ckpt_archive_kind_name(enum ckpt_archive_kind kind);
+/* "vertex_finished", ...; NULL for an unknown type. */
+const char *ckpt_event_type_name(uint32_t type);
 
-/*
- * A streaming archive writer, one operator subtask at a time, so that memory
- * stays bounded by the manifest and one subtask: open; for each operator in
- * order, ckpt_awriter_operator then ckpt_awriter_subtask for its subtasks in
- * ascending index; then commit (the archive appears whole) or abort (nothing
- * appears).  Members are spooled to a temporary file next to path (directories:
- * written in a temporary directory) until commit writes the manifest first.
- */
-struct ckpt_awriter;
-struct ckpt_awriter *ckpt_awriter_open(const char *path, enum ckpt_archive_kind kind,
-				       struct ckpt_err *e);
-/* Start the next operator: its id, uid, name, vertex, parallelism, max parallelism,
- * fully finished and coordinator are copied; its subtasks are not looked at. */
-int ckpt_awriter_operator(struct ckpt_awriter *w, const struct ckpt_operator *op, struct ckpt_err *e);
-/* Write one subtask of the current operator; it must be loaded (or finished, or hold only handles).
- * Nothing of st is kept: the caller may unload or free it afterwards. */
-int ckpt_awriter_subtask(struct ckpt_awriter *w, const struct ckpt_subtask *st, struct ckpt_err *e);
-/* Write the manifest (checkpoint id, kind and flink facts taken from s) and the members; frees w. */
-int ckpt_awriter_commit(struct ckpt_awriter *w, const struct ckpt_snapshot *s, struct ckpt_err *e);
-/* Remove every temporary file; frees w (NULL is fine). */
-void ckpt_awriter_abort(struct ckpt_awriter *w);
-
-/* ---------------------------------------- flink-meta.c, flink-murmur3.c */
-
-/* MurmurHash3_x64_128 of buf: h1 then h2, each little-endian (Guava's asBytes() order). */
-void ckpt_murmur3_128(const void *buf, size_t len, uint32_t seed, unsigned char out[16]);
-
-/* ------------------------------------------------- evlog.c, evlog-parse.c */
-
-/* The type of a name; 0 when unknown. */
-uint32_t ckpt_event_type_parse(const char *name, size_t len);
 /*
  * Check and decode a payload of a known type into ev (strings live in p).  On
  * error -1, e->text says what is wrong and *at (when not NULL) points at the
@@ -227,8 +172,6 @@ int ckpt_evwriter_append_json(struct ckpt_evwriter *w, uint32_t type, const json
 int ckpt_evwriter_flush(struct ckpt_evwriter *w, int sync, struct ckpt_err *e);
 /* End the current segment (Flink's cutBlock); the next record starts a new one. */
 int ckpt_evwriter_cut(struct ckpt_evwriter *w, struct ckpt_err *e);
-/* Records appended in this session. */
-uint64_t ckpt_evwriter_records(const struct ckpt_evwriter *w);
 /* Set an error of kind at ev's record ("dir/events.N", "offset X: ..."); returns -1. */
 int ckpt_evreader_err(const struct ckpt_evreader *r, const struct ckpt_event *ev, struct ckpt_err *e,
 		      enum ckpt_errkind kind, const char *fmt, ...) __attribute__((format(printf, 5, 6)));

@@ -26,7 +26,7 @@
 
 #define CKPT_VERSION "0.1.0"
 
-/* ---------------------------------------------------------------- err.c */
+/* ----------------------------------------------------------------- errors and allocation: err.c */
 
 enum ckpt_errkind {
 	CKPT_ERR_NONE = 0,
@@ -57,7 +57,7 @@ int ckpt_err_status(const struct ckpt_err *e);
 /* Allocation that reports failure through e; size overflow is checked. */
 void *ckpt_calloc(size_t n, size_t size, struct ckpt_err *e);
 
-/* --------------------------------------------------------------- json.c */
+/* ----------------------------------------------------------------------- JSON documents: json.c */
 
 /*
  * A JSON document with where it came from, so that validators can name the
@@ -98,7 +98,7 @@ int ckpt_json_print(FILE *f, const json_t *v, int pretty);
 
 int ckpt_json_append_new(json_t *arr, json_t *v);
 
-/* --------------------------------------------------------------- bits.c */
+/* ------------------------------------------------------------------------- subtask sets: bits.c */
 
 /* A fixed-size bit set, the representation of subtask sets. */
 struct ckpt_bits {
@@ -110,7 +110,7 @@ int ckpt_bits_init(struct ckpt_bits *b, size_t n, struct ckpt_err *e);
 void ckpt_bits_release(struct ckpt_bits *b);
 static inline void ckpt_bits_set(struct ckpt_bits *b, size_t i) { b->w[i >> 6] |= UINT64_C(1) << (i & 63); }
 
-/* -------------------------------------------------------------- graph.c */
+/* -------------------------------------------------------------------------- job graphs: graph.c */
 
 enum ckpt_exec_state {
 	CKPT_CREATED, CKPT_SCHEDULED, CKPT_DEPLOYING, CKPT_INITIALIZING, CKPT_RUNNING,
@@ -179,7 +179,7 @@ json_t *ckpt_graph_to_json(const struct ckpt_graph *g);
 long ckpt_graph_find(const struct ckpt_graph *g, const char *id);
 void ckpt_graph_free(struct ckpt_graph *g);
 
-/* --------------------------------------------------------------- plan.c */
+/* --------------------------------------------------------- checkpoint plans: plan.c, plan-dot.c */
 
 enum ckpt_plan_algo { CKPT_PLAN_FAST, CKPT_PLAN_REFERENCE };
 
@@ -224,7 +224,7 @@ struct ckpt_dot_input {
 /* Write g with its plan as a Graphviz DOT digraph on f; -1 on a write error. */
 int ckpt_plan_dot(FILE *f, const struct ckpt_graph *g, const struct ckpt_dot_input *in);
 
-/* ----------------------------------------------------------- failover.c */
+/* ------------------------------------------------------------- failover and regions: failover.c */
 
 enum ckpt_failover_strategy { CKPT_FAILOVER_FULL, CKPT_FAILOVER_REGION, CKPT_FAILOVER_APPROXIMATE };
 
@@ -299,7 +299,7 @@ int ckpt_failover_strategy_parse(const char *name);
 /* Per-vertex subtask sets as [{"vertex": id, "subtasks": "0-3"}, ...] in topological order, empty sets left out. */
 json_t *ckpt_vertex_sets_to_json(const struct ckpt_graph *g, const struct ckpt_bits *sets);
 
-/* --------------------------------------------------------- flink-rest.c */
+/* ----------------------------------------------------------- Flink REST responses: flink-rest.c */
 
 /*
  * Graphs from a stream of documents: ckpt-graph(5) documents, or Flink REST
@@ -325,7 +325,7 @@ int ckpt_graphin_next(struct ckpt_graphin *in, struct ckpt_graph **g, const stru
 		      struct ckpt_err *e);
 void ckpt_graphin_free(struct ckpt_graphin *in);
 
-/* -------------------------------------------------------------- state.c */
+/* ---------------------- snapshots: snap.c, snap-open.c, snap-doc.c, snap-file.c, snap-summary.c */
 
 /* Bytes of an entry (list element, key, value, channel data, coordinator state). */
 struct ckpt_bytes {
@@ -435,8 +435,6 @@ void ckpt_snapshot_free(struct ckpt_snapshot *s);
  * Archive members are read front to back: loading subtasks in the order of the
  * snapshot reads a tar or zip once (out of order, it is read again from the start).
  */
-/* Recompute st->kvstats (and nkv, kv_bytes, per-state n and bytes, in/out bytes) from loaded entries. */
-int ckpt_subtask_recount(struct ckpt_subtask *st, struct ckpt_err *e);
 /* A short word for what ckpt_snapshot_open found: "tar", "tar.gz", "zip", "directory",
  * "state document", "flink metadata". */
 const char *ckpt_snapshot_format(const struct ckpt_snapshot *s);
@@ -448,7 +446,7 @@ json_t *ckpt_snapshot_summary(struct ckpt_snapshot *s, const char *file, struct 
 json_t *ckpt_snapshot_diff(struct ckpt_snapshot *a, struct ckpt_snapshot *b, int *differ,
 			   struct ckpt_err *e);
 
-/* ----------------------------------------------------------- progress.c */
+/* ------------------------------------------------------------ progress of long work: progress.c */
 
 /*
  * Progress of long work: ckpt_archive_verify (bytes of the archive file),
@@ -465,7 +463,7 @@ struct ckpt_progress {
 };
 void ckpt_progress_set(const struct ckpt_progress *p);
 
-/* ------------------------------------------------------------ archive.c */
+/* --------------------------------- writing and verifying snapshots: snap-write.c, snap-verify.c */
 
 enum ckpt_archive_kind { CKPT_ARCHIVE_TAR, CKPT_ARCHIVE_TARGZ, CKPT_ARCHIVE_ZIP, CKPT_ARCHIVE_DIR };
 
@@ -492,7 +490,7 @@ typedef void ckpt_verify_report(void *arg, const char *where, const char *what);
 long ckpt_archive_verify(const char *path, ckpt_verify_report *report, void *arg,
 			 uint64_t *members, uint64_t *bytes, struct ckpt_err *e);
 
-/* ---------------------------------------- flink-meta.c, flink-murmur3.c */
+/* ----------------------------------------------- Flink _metadata: flink-meta.c, flink-murmur3.c */
 
 /* does buf start like a Flink _metadata file (magic 0x4960672d)? */
 int ckpt_flinkmeta_sniff(const void *buf, size_t len);
@@ -507,7 +505,7 @@ void ckpt_flink_operator_id(const char *uid, size_t len, char out[33]);
  * the derived operator id. */
 size_t ckpt_snapshot_match_uid(const struct ckpt_snapshot *s, const char *uid, size_t from, char id[33]);
 
-/* ------------------------------------------------- evlog.c, evlog-parse.c */
+/* ------------------------------------------------------- job event logs: evlog.c, evlog-parse.c */
 
 /*
  * The job event log (ckpt-events(5), FLIP-383): a directory of segments
@@ -524,9 +522,6 @@ enum ckpt_event_type {
 #define CKPT_EVENT_HEADER 16               /* bytes before the payload */
 #define CKPT_EVENT_PAYLOAD_LIMIT (64u << 20) /* larger payloads are refused as corruption */
 #define CKPT_EVENT_BUFFER (1u << 20)       /* the writer's buffer (Flink's write-buffer.size) */
-
-/* "vertex_finished", ...; NULL for an unknown type. */
-const char *ckpt_event_type_name(uint32_t type);
 
 struct ckpt_event_task {
 	const char *vertex;
@@ -636,7 +631,7 @@ void ckpt_evreader_free(struct ckpt_evreader *r);
  */
 int ckpt_evlog_copy(const char *dir, const char *out, struct ckpt_evlog_stats *st, struct ckpt_err *e);
 
-/* ------------------------------------------------------------- replay.c */
+/* ----------------------------------------------------- recovery plans: replay.c, replay-reset.c */
 
 struct ckpt_replay_opts {
 	/* The job graph, or NULL to build it from the log's vertex_initialized records. */
@@ -688,7 +683,7 @@ int ckpt_replay_run(const char *dir, const struct ckpt_replay_opts *o, struct ck
 json_t *ckpt_replay_to_json(const struct ckpt_replay *r);
 void ckpt_replay_release(struct ckpt_replay *r);
 
-/* -------------------------------------------------------- redistribute.c */
+/* ---------------------------------- redistribution: redist.c, redist-restore.c, redist-assign.c */
 
 /*
  * Redistribution of a snapshot onto new parallelism or a new job graph, as
@@ -740,7 +735,7 @@ int ckpt_redist_fill_all(struct ckpt_redist *r, struct ckpt_err *e);
 json_t *ckpt_redist_to_json(const struct ckpt_redist *r, struct ckpt_err *e);
 void ckpt_redist_free(struct ckpt_redist *r);
 
-/* ------------------------------------------------------- engine (lib/engine/) */
+/* ---------------------------------------------------------- the engine of ckpt-run: lib/engine/ */
 
 /* A pipeline (ckpt-pipeline(5)): vertices with built-in operators, edges, settings. */
 struct ckpt_pipeline;

@@ -88,11 +88,6 @@ ckpt_err_status(const struct ckpt_err *e)
 	return e->kind == CKPT_ERR_REFUSED ? 1 : 2;
 }
 
-void
-ckpt_err_clear(struct ckpt_err *e)
-{
-	memset(e, 0, sizeof *e);
-}
 
 void *
 ckpt_calloc(size_t n, size_t size, struct ckpt_err *e)

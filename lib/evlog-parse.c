@@ -28,8 +28,9 @@ ckpt_event_type_name(uint32_t type)
 	return type >= 1 && type <= 3 ? type_names[type] : NULL;
 }
 
-uint32_t
-ckpt_event_type_parse(const char *name, size_t len)
+/* The type of a name; 0 when unknown. */
+static uint32_t
+event_type_parse(const char *name, size_t len)
 {
 	for (uint32_t t = 1; t <= 3; t++)
 		if (strlen(type_names[t]) == len && memcmp(type_names[t], name, len) == 0)
@@ -515,7 +516,7 @@ line_type(struct ckpt_jscan *s, uint32_t *type)
 	if (s->p < s->end && *s->p == '"') {
 		if (ckpt_jscan_string(s, &raw, &len, NULL, NULL) < 0)
 			return -1;
-		if ((*type = ckpt_event_type_parse((const char *)raw, len)) == 0)
+		if ((*type = event_type_parse((const char *)raw, len)) == 0)
 			return ckpt_jscan_fail(s, at, "unknown event type \"%.*s\"", (int)(len > 64 ? 64 : len),
 					       (const char *)raw);
 		return 0;

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "ckpt-internal.h"
-#include "progress-int.h"
+#include "progress-internal.h"
 
 #define READ_CHUNK (1u << 20)
 #define SEGMENT_LIMIT 100000000u /* events.N with N below this */
@@ -473,11 +473,6 @@ ckpt_evwriter_cut(struct ckpt_evwriter *w, struct ckpt_err *e)
 	return r;
 }
 
-uint64_t
-ckpt_evwriter_records(const struct ckpt_evwriter *w)
-{
-	return w->records;
-}
 
 static void
 writer_free(struct ckpt_evwriter *w)

@@ -75,8 +75,9 @@ ckpt_regions_release(struct ckpt_regions *r)
 	memset(r, 0, sizeof *r);
 }
 
-size_t
-ckpt_regions_vertex(const struct ckpt_graph *g, const struct ckpt_regions *r, uint64_t k)
+/* The vertex (index into g->v) holding global subtask number k. */
+static size_t
+regions_vertex(const struct ckpt_graph *g, const struct ckpt_regions *r, uint64_t k)
 {
 	size_t lo = 0, hi = g->nv; /* positions in g->topo; answer is the last with base <= k */
 
@@ -627,7 +628,7 @@ walk_run(struct walk *w)
 
 		for (uint32_t m = w->r->first[region]; m < w->r->first[region + 1]; m++) {
 			uint32_t x = w->r->members[m];
-			size_t v = ckpt_regions_vertex(w->g, w->r, x);
+			size_t v = regions_vertex(w->g, w->r, x);
 
 			visit_subtask(w, v, (uint32_t)(x - w->r->base[v]));
 		}
@@ -813,7 +814,7 @@ region_to_json(const struct ckpt_graph *g, const struct ckpt_regions *r, size_t 
 	uint32_t m = r->first[region], end = r->first[region + 1];
 
 	while (arr && m < end) {
-		size_t v = ckpt_regions_vertex(g, r, r->members[m]), n = 0;
+		size_t v = regions_vertex(g, r, r->members[m]), n = 0;
 		uint64_t lo = r->base[v], hi = lo + g->v[v].parallelism;
 
 		for (; m < end && r->members[m] < hi; m++)

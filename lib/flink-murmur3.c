@@ -38,8 +38,9 @@ store_le(unsigned char *p, uint64_t v)
 		p[i] = (unsigned char)v;
 }
 
-void
-ckpt_murmur3_128(const void *buf, size_t len, uint32_t seed, unsigned char out[16])
+/* MurmurHash3_x64_128 of buf: h1 then h2, each little-endian (Guava's asBytes() order). */
+static void
+murmur3_128(const void *buf, size_t len, uint32_t seed, unsigned char out[16])
 {
 	const uint64_t c1 = UINT64_C(0x87c37b91114253d5), c2 = UINT64_C(0x4cf5ad432745937f);
 	const unsigned char *p = buf;
@@ -78,7 +79,7 @@ ckpt_flink_operator_id(const char *uid, size_t len, char out[33])
 	static const char hex[] = "0123456789abcdef";
 	unsigned char h[16];
 
-	ckpt_murmur3_128(uid, len, 0, h);
+	murmur3_128(uid, len, 0, h);
 	for (int i = 0; i < 16; i++) {
 		out[2 * i] = hex[h[i] >> 4];
 		out[2 * i + 1] = hex[h[i] & 15];

@@ -7,14 +7,16 @@
 
 #include "ckpt-internal.h"
 
-int
-ckpt_rest_is_job(const json_t *root)
+/* Is doc a Flink REST job document (GET /jobs/:jobid)? */
+static int
+rest_is_job(const json_t *root)
 {
 	return json_is_object(root) && json_object_get(root, "jid") && json_object_get(root, "plan");
 }
 
-int
-ckpt_rest_is_vertex(const json_t *root)
+/* Is doc a Flink REST vertex document (GET /jobs/:jobid/vertices/:vertexid)? */
+static int
+rest_is_vertex(const json_t *root)
 {
 	return json_is_object(root) && json_is_array(json_object_get(root, "subtasks")) &&
 	       json_object_get(root, "vertices") == NULL;
@@ -325,8 +327,9 @@ fail:
 	return NULL;
 }
 
-struct ckpt_graph *
-ckpt_rest_to_graph(const struct ckpt_jdoc *job, const struct ckpt_jdoc *const *vertices,
+/* Convert a job document and the vertex documents that followed it into a graph; NULL on error. */
+static struct ckpt_graph *
+rest_to_graph(const struct ckpt_jdoc *job, const struct ckpt_jdoc *const *vertices,
 		   size_t nvertices, struct ckpt_err *e)
 {
 	struct rest R = {job, vertices, nvertices, e, NULL, NULL, 0, NULL};
@@ -441,11 +444,6 @@ next_doc(struct ckpt_graphin *gi, struct ckpt_jdoc **d, struct ckpt_err *e)
 	}
 }
 
-const char *
-ckpt_graphin_name(const struct ckpt_graphin *gi)
-{
-	return gi->in ? ckpt_jsonin_name(gi->in) : gi->ndone ? ckpt_jsonin_name(gi->done[gi->ndone - 1]) : "";
-}
 
 static void
 hold(struct ckpt_jdoc *dst, const struct ckpt_jdoc *src)
@@ -494,7 +492,7 @@ collect_vertices(struct ckpt_graphin *gi, struct ckpt_err *e)
 	int r;
 
 	while ((r = next_doc(gi, &d, e)) > 0) {
-		if (!ckpt_rest_is_vertex(d->root)) {
+		if (!rest_is_vertex(d->root)) {
 			hold(&gi->pending, d);
 			gi->has_pending = 1;
 			return 0;
@@ -527,11 +525,11 @@ ckpt_graphin_next(struct ckpt_graphin *gi, struct ckpt_graph **g, const struct c
 	}
 	gi->has_cur = 1;
 	*doc = &gi->cur;
-	if (ckpt_rest_is_vertex(gi->cur.root))
+	if (rest_is_vertex(gi->cur.root))
 		return ckpt_jdoc_err(&gi->cur, e, "",
 				     "a vertex document (GET /jobs/:jobid/vertices/:vertexid) must follow its job "
 				     "document (GET /jobs/:jobid)");
-	if (!ckpt_rest_is_job(gi->cur.root)) {
+	if (!rest_is_job(gi->cur.root)) {
 		*g = ckpt_graph_from_json(&gi->cur, e);
 		return *g ? 1 : -1;
 	}
@@ -539,7 +537,7 @@ ckpt_graphin_next(struct ckpt_graphin *gi, struct ckpt_graph **g, const struct c
 		return -1;
 	for (size_t k = 0; k < gi->nvdocs; k++)
 		gi->vptrs[k] = &gi->vdocs[k];
-	*g = ckpt_rest_to_graph(&gi->cur, gi->vptrs, gi->nvdocs, e);
+	*g = rest_to_graph(&gi->cur, gi->vptrs, gi->nvdocs, e);
 	return *g ? 1 : -1;
 }
 

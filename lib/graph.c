@@ -454,6 +454,9 @@ load_edge(struct loader *L, size_t idx, const json_t *obj)
 	return 0;
 }
 
+/* Fill g->topo and each vertex's in/out lists; -1 with the vertices of a cycle named. */
+static int graph_finish(struct ckpt_graph *g, struct ckpt_err *e);
+
 struct ckpt_graph *
 ckpt_graph_from_json(const struct ckpt_jdoc *doc, struct ckpt_err *e)
 {
@@ -495,7 +498,7 @@ ckpt_graph_from_json(const struct ckpt_jdoc *doc, struct ckpt_err *e)
 		if (load_edge(&L, i, x) < 0)
 			goto fail;
 	}
-	if (ckpt_graph_finish(L.g, e) < 0) {
+	if (graph_finish(L.g, e) < 0) {
 		/* name the place: a vertex of the cycle, whose index is in e->where */
 		char p[64];
 
@@ -614,8 +617,8 @@ report_cycle(struct ckpt_graph *g, const size_t *indeg, struct ckpt_err *e)
 	return ckpt_err_set(e, CKPT_ERR_INPUT, where, "%s", text);
 }
 
-int
-ckpt_graph_finish(struct ckpt_graph *g, struct ckpt_err *e)
+static int
+graph_finish(struct ckpt_graph *g, struct ckpt_err *e)
 {
 	size_t *indeg = NULL, *heap = NULL, nheap = 0, ntopo = 0;
 	int r = -1;

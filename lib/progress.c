@@ -1,5 +1,5 @@
 /* progress.c: the hook through which long work reports how far it is (the library never prints). */
-#include "progress-int.h"
+#include "progress-internal.h"
 
 static struct ckpt_progress hook;
 static const void *cur;     /* the work being reported, or NULL */

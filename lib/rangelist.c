@@ -25,8 +25,13 @@ read_num(const char **p, uint64_t *out)
 	return 0;
 }
 
-int
-ckpt_rangelist_parse(const char *s, size_t n, struct ckpt_bits *out, struct ckpt_err *e)
+/*
+ * Range lists in cpuset syntax ("0-3,7,9-10"; "" is empty), ascending and
+ * within [0, n).  Parse into a fresh bit set of n bits; on error the message
+ * says what is wrong (the caller adds where).
+ */
+static int
+rangelist_parse(const char *s, size_t n, struct ckpt_bits *out, struct ckpt_err *e)
 {
 	const char *p = s;
 
@@ -76,7 +81,7 @@ ckpt_rangelist_from_json(const json_t *v, size_t n, struct ckpt_bits *out, struc
 	json_t *x;
 
 	if (json_is_string(v))
-		return ckpt_rangelist_parse(json_string_value(v), n, out, e);
+		return rangelist_parse(json_string_value(v), n, out, e);
 	if (!json_is_array(v))
 		return ckpt_err_set(e, CKPT_ERR_INPUT, "", "expected a range list or an array of subtask indices");
 	if (ckpt_bits_init(out, n, e) < 0)

@@ -14,7 +14,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 
-#include "progress-int.h"
+#include "progress-internal.h"
 #include "snap-internal.h"
 
 /* ---- the members present, for the summary */

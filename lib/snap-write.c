@@ -12,7 +12,7 @@
 
 #include <archive.h>
 
-#include "progress-int.h"
+#include "progress-internal.h"
 #include "snap-internal.h"
 
 int
@@ -33,13 +33,6 @@ ckpt_archive_kind_of(const char *path)
 	return -1;
 }
 
-const char *
-ckpt_archive_kind_name(enum ckpt_archive_kind kind)
-{
-	static const char *const names[] = {"tar", "tar.gz", "zip", "directory"};
-
-	return (unsigned)kind < 4 ? names[kind] : "tar";
-}
 /* ---- writing */
 
 struct wmember {
@@ -47,6 +40,14 @@ struct wmember {
 	uint64_t off, size, xxh3;
 };
 
+/*
+ * A streaming archive writer, one operator subtask at a time, so that memory
+ * stays bounded by the manifest and one subtask: open; for each operator in
+ * order, awriter_operator then awriter_subtask for its subtasks in
+ * ascending index; then commit (the archive appears whole) or abort (nothing
+ * appears).  Members are spooled to a temporary file next to path (directories:
+ * written in a temporary directory) until commit writes the manifest first.
+ */
 struct ckpt_awriter {
 	char *path;   /* as given, without a trailing '/' for directories */
 	enum ckpt_archive_kind kind;
@@ -85,8 +86,9 @@ rm_one(const char *p, const struct stat *sb, int flag, struct FTW *f)
 	return remove(p);
 }
 
-void
-ckpt_awriter_abort(struct ckpt_awriter *w)
+/* Remove every temporary file; frees w (NULL is fine). */
+static void
+awriter_abort(struct ckpt_awriter *w)
 {
 	if (w == NULL)
 		return;
@@ -139,8 +141,9 @@ open_spool(struct ckpt_awriter *w, struct ckpt_err *e)
 	return 0;
 }
 
-struct ckpt_awriter *
-ckpt_awriter_open(const char *path, enum ckpt_archive_kind kind, struct ckpt_err *e)
+/* Open a streaming writer of path as kind; NULL on error. */
+static struct ckpt_awriter *
+awriter_open(const char *path, enum ckpt_archive_kind kind, struct ckpt_err *e)
 {
 	struct ckpt_awriter *w = ckpt_calloc(1, sizeof *w, e);
 	size_t n;
@@ -174,12 +177,14 @@ ckpt_awriter_open(const char *path, enum ckpt_archive_kind kind, struct ckpt_err
 	}
 	return w;
 fail:
-	ckpt_awriter_abort(w);
+	awriter_abort(w);
 	return NULL;
 }
 
-int
-ckpt_awriter_operator(struct ckpt_awriter *w, const struct ckpt_operator *op, struct ckpt_err *e)
+/* Start the next operator: its id, uid, name, vertex, parallelism, max parallelism,
+ * fully finished and coordinator are copied; its subtasks are not looked at. */
+static int
+awriter_operator(struct ckpt_awriter *w, const struct ckpt_operator *op, struct ckpt_err *e)
 {
 	json_t *o, *v;
 	size_t i;
@@ -289,8 +294,10 @@ any_entries(const struct ckpt_subtask *st)
 	return 0;
 }
 
-int
-ckpt_awriter_subtask(struct ckpt_awriter *w, const struct ckpt_subtask *st, struct ckpt_err *e)
+/* Write one subtask of the current operator; it must be loaded (or finished, or hold only handles).
+ * Nothing of st is kept: the caller may unload or free it afterwards. */
+static int
+awriter_subtask(struct ckpt_awriter *w, const struct ckpt_subtask *st, struct ckpt_err *e)
 {
 	struct wmember m = {0};
 	json_t *v;
@@ -447,8 +454,9 @@ out:
 	return r;
 }
 
-int
-ckpt_awriter_commit(struct ckpt_awriter *w, const struct ckpt_snapshot *s, struct ckpt_err *e)
+/* Write the manifest (checkpoint id, kind and flink facts taken from s) and the members; frees w. */
+static int
+awriter_commit(struct ckpt_awriter *w, const struct ckpt_snapshot *s, struct ckpt_err *e)
 {
 	json_t *man = manifest_json(w, s);
 	char *text = man ? json_dumps(man, JSON_PRESERVE_ORDER | JSON_INDENT(1)) : NULL;
@@ -466,12 +474,12 @@ ckpt_awriter_commit(struct ckpt_awriter *w, const struct ckpt_snapshot *s, struc
 		text = t;
 	}
 	if (text == NULL) {
-		ckpt_awriter_abort(w);
+		awriter_abort(w);
 		return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
 	}
 	r = w->kind == CKPT_ARCHIVE_DIR ? commit_dir(w, text, e) : commit_archive(w, text, e);
 	free(text);
-	ckpt_awriter_abort(w);
+	awriter_abort(w);
 	return r;
 }
 
@@ -481,7 +489,7 @@ ckpt_snapshot_write_with(struct ckpt_snapshot *s, const char *path, enum ckpt_ar
 				     struct ckpt_err *e),
 			 void (*drop)(void *arg, struct ckpt_subtask *st), void *arg, struct ckpt_err *e)
 {
-	struct ckpt_awriter *w = ckpt_awriter_open(path, kind, e);
+	struct ckpt_awriter *w = awriter_open(path, kind, e);
 	uint64_t done = 0, total = 0;
 
 	if (w == NULL)
@@ -492,14 +500,14 @@ ckpt_snapshot_write_with(struct ckpt_snapshot *s, const char *path, enum ckpt_ar
 	for (size_t i = 0; i < s->nops; i++) {
 		struct ckpt_operator *op = &s->ops[i];
 
-		if (ckpt_awriter_operator(w, op, e) < 0)
+		if (awriter_operator(w, op, e) < 0)
 			goto fail;
 		for (size_t k = 0; k < op->nsubtasks; k++) {
 			struct ckpt_subtask *st = &op->subtasks[k];
 			int r = fill(arg, op, st, e);
 
 			if (r == 0)
-				r = ckpt_awriter_subtask(w, st, e);
+				r = awriter_subtask(w, st, e);
 			drop(arg, st);
 			if (r < 0)
 				goto fail;
@@ -507,10 +515,10 @@ ckpt_snapshot_write_with(struct ckpt_snapshot *s, const char *path, enum ckpt_ar
 		}
 	}
 	ckpt_progress_end(s);
-	return ckpt_awriter_commit(w, s, e);
+	return awriter_commit(w, s, e);
 fail:
 	ckpt_progress_end(s);
-	ckpt_awriter_abort(w);
+	awriter_abort(w);
 	return -1;
 }
 
