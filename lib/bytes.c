@@ -6,48 +6,48 @@
 
 static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-/* Is [p, p + len) valid UTF-8? */
+int
+ckpt_utf8_feed(struct ckpt_utf8 *u, const void *p, size_t len)
+{
+	const unsigned char *s = p;
+
+	for (size_t i = 0; i < len && !u->bad; i++) {
+		unsigned c = s[i];
+
+		if (u->need > 0) {
+			if ((c & 0xc0) != 0x80) {
+				u->bad = 1;
+				break;
+			}
+			u->cp = u->cp << 6 | (c & 0x3f);
+			if (--u->need == 0 && ((u->n == 2 && u->cp < 0x800) ||
+					       (u->n == 3 && (u->cp < 0x10000 || u->cp > 0x10ffff)) ||
+					       (u->cp >= 0xd800 && u->cp <= 0xdfff)))
+				u->bad = 1;
+		} else if (c == 0) {
+			u->bad = 1;
+		} else if (c >= 0x80) {
+			if (c >= 0xc2 && c <= 0xdf)
+				u->n = 1, u->cp = c & 0x1f;
+			else if (c >= 0xe0 && c <= 0xef)
+				u->n = 2, u->cp = c & 0x0f;
+			else if (c >= 0xf0 && c <= 0xf4)
+				u->n = 3, u->cp = c & 0x07;
+			else
+				u->bad = 1;
+			u->need = u->n;
+		}
+	}
+	return u->bad ? -1 : 0;
+}
+
+/* Is [p, p + len) valid UTF-8 without NUL? */
 static int
 utf8_valid(const void *p, size_t len)
 {
-	const unsigned char *s = p, *end = s + len;
+	struct ckpt_utf8 u = {0};
 
-	while (s < end) {
-		unsigned c = *s;
-		size_t n;
-		uint32_t cp;
-
-		if (c == 0)
-			return 0;
-		if (c < 0x80) {
-			s++;
-			continue;
-		}
-		if (c >= 0xc2 && c <= 0xdf) {
-			n = 1;
-			cp = c & 0x1f;
-		} else if (c >= 0xe0 && c <= 0xef) {
-			n = 2;
-			cp = c & 0x0f;
-		} else if (c >= 0xf0 && c <= 0xf4) {
-			n = 3;
-			cp = c & 0x07;
-		} else {
-			return 0;
-		}
-		if ((size_t)(end - s) <= n)
-			return 0;
-		for (size_t i = 1; i <= n; i++) {
-			if ((s[i] & 0xc0) != 0x80)
-				return 0;
-			cp = cp << 6 | (s[i] & 0x3f);
-		}
-		if ((n == 2 && cp < 0x800) || (n == 3 && (cp < 0x10000 || cp > 0x10ffff)) ||
-		    (cp >= 0xd800 && cp <= 0xdfff))
-			return 0;
-		s += n + 1;
-	}
-	return 1;
+	return ckpt_utf8_feed(&u, p, len) == 0 && ckpt_utf8_done(&u);
 }
 
 size_t

@@ -90,6 +90,14 @@ int ckpt_parse_hex64(const char *s, uint64_t *out);
 json_t *ckpt_entry_to_json(const void *p, size_t len);
 /* The bytes of an entry; *out is malloc'd (may be NULL when *len is 0). -1 with a message if v is not an entry. */
 int ckpt_entry_from_json(const json_t *v, unsigned char **out, size_t *len, struct ckpt_err *e);
+/* UTF-8 checked chunk by chunk: start zeroed, feed (-1 once invalid; NUL counts as invalid),
+ * and at the end ask ckpt_utf8_done (no sequence left open). */
+struct ckpt_utf8 {
+	uint32_t cp;
+	unsigned char need, n, bad;
+};
+int ckpt_utf8_feed(struct ckpt_utf8 *u, const void *p, size_t len);
+static inline int ckpt_utf8_done(const struct ckpt_utf8 *u) { return !u->bad && u->need == 0; }
 /* Write the UTF-8 form of code point cp (at most 4 bytes) at o; its length. */
 size_t ckpt_utf8_put(char *o, uint32_t cp);
 

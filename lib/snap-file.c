@@ -254,6 +254,10 @@ get_name(struct cur *c, char **out)
 		return -1;
 	if (c->p[c->off + n] != 0 || memchr(c->p + c->off, 0, n) != NULL)
 		return bad(c, "name not terminated");
+	struct ckpt_utf8 u = {0};
+
+	if (ckpt_utf8_feed(&u, c->p + c->off, n) < 0 || !ckpt_utf8_done(&u))
+		return bad(c, "name not UTF-8");
 	*out = (char *)c->p + c->off;
 	c->off += (size_t)n + 1;
 	return 0;
@@ -417,6 +421,7 @@ struct ckpt_snap_check {
 	unsigned char acc[16];
 	const char *want;   /* names: the manifest's, or NULL */
 	int nul, differs;   /* names: a NUL inside; other than want */
+	struct ckpt_utf8 u8; /* names: checked as they stream by */
 	char what[128];
 	uint64_t fail_off;
 };
@@ -481,6 +486,7 @@ chk_name(struct ckpt_snap_check *c, enum at at, uint64_t n, const char *want)
 	c->want = want != NULL && strlen(want) == n ? want : NULL;
 	c->differs = want != NULL && c->want == NULL;
 	c->nul = 0;
+	memset(&c->u8, 0, sizeof c->u8);
 	return chk_field(c, at, n + 1);
 }
 
@@ -551,6 +557,8 @@ chk_done(struct ckpt_snap_check *c)
 	case AT_KV_NAME:
 		if (c->nul || c->acc[0] != 0)
 			return chk_fail(c, c->start, "name not terminated");
+		if (!ckpt_utf8_done(&c->u8))
+			return chk_fail(c, c->start, "name not UTF-8");
 		if (c->at == AT_KV_NAME)
 			return chk_field(c, AT_KV_KG, 4);
 		if (c->differs)
@@ -646,6 +654,7 @@ ckpt_snap_check_feed(struct ckpt_snap_check *c, const void *buf, size_t n)
 
 			if (memchr(p, 0, body) != NULL)
 				c->nul = 1;
+			ckpt_utf8_feed(&c->u8, p, body);
 			if (c->want && memcmp(c->want + pos, p, body) != 0)
 				c->differs = 1;
 			if (body < take)

@@ -143,3 +143,28 @@ unaligned_pipeline() {
 		ckpt-inspect -a "$a" > /dev/null
 	done
 }
+
+@test "roundtrip: a keyed state name that is not UTF-8 is damage, named at its byte by -c and -a alike" {
+	ckpt-inspect -a "$ROOT/examples/state.json" |
+		jq '(.operators[1].subtasks[0].keyed_state.entries[0].state) = "\u00e9t"' > doc.json
+	ckpt-merge -o xd/ doc.json
+	# the name's first byte 0xc3 becomes 0xff: no UTF-8 sequence starts so
+	python3 - xd/op/map/0 <<'PY'
+import sys
+b = bytearray(open(sys.argv[1], 'rb').read())
+i = b.index(b'\xc3\xa9t\x00')
+b[i] = 0xff
+open(sys.argv[1], 'wb').write(bytes(b))
+PY
+	h=$(xxhsum -H3 xd/op/map/0 | sed 's/.*= //')
+	jq --arg h "$h" '(.members[] | select(.name == "op/map/0") | .xxh3) = $h' xd/MANIFEST.json > m.json
+	mv m.json xd/MANIFEST.json
+	run --separate-stderr ckpt-inspect -c xd/
+	status_is 1
+	[[ "$stderr" == "ckpt-inspect: xd/:op/map/0: damaged state file: name not UTF-8 at byte "* ]]
+	want=$stderr
+	run --separate-stderr ckpt-inspect -a xd/
+	status_is 2
+	output_is ""
+	[ "$stderr" = "$want" ]
+}
