@@ -73,13 +73,14 @@ public final class Main {
         mc.start();
         rest = mc.getRestAddress().get();
         try {
-            streaming();
+            if (!System.getProperty("ckpt.only", "").equals("batch")) streaming();
             if (args.length > 1 && args[1].equals("batch")) Batch.run(mc, out);
         } finally {
             mc.close();
         }
         Json.save(out.resolve("index.json"), Json.obj("flink_version", version, "artifacts", artifacts,
                 "restores", restores, "rest", restCaptures,
+                "batch", Files.exists(out.resolve("batch/sidecar.json")) ? "batch/sidecar.json" : null,
                 "seconds", (System.nanoTime() - t0) / 1_000_000_000L));
         System.out.println("flink " + version + ": " + artifacts.size() + " artifacts, " + restores.size()
                 + " restores, " + restCaptures.size() + " REST captures in " + out);
