@@ -60,7 +60,7 @@ final class Batch {
 
     static final int SOURCE_P = 4, MAP_P = 4, REDUCE_P = 2, SINK_P = 2;
     static final List<Map<String, Object>> attempts = new CopyOnWriteArrayList<>();
-    static final Set<Integer> held = ConcurrentHashMap.newKeySet();
+    static final Set<String> held = ConcurrentHashMap.newKeySet();
 
     /** Records each attempt it opens; Map holds the subtasks in {@link #held}. */
     static final class Track extends AbstractStreamOperator<Long> implements OneInputStreamOperator<Long, Long> {
@@ -79,7 +79,7 @@ final class Batch {
 
         @Override
         public void processElement(StreamRecord<Long> rec) throws Exception {
-            while (name.equals("Map") && held.contains(getRuntimeContext().getTaskInfo().getIndexOfThisSubtask())) {
+            while (held.contains(name + "/" + getRuntimeContext().getTaskInfo().getIndexOfThisSubtask())) {
                 Thread.sleep(10);
             }
             output.collect(rec);
@@ -91,8 +91,10 @@ final class Batch {
         Files.createDirectories(dir);
         attempts.clear();
         held.clear();
-        held.add(2);
-        held.add(3);
+        held.add("Map/2");
+        held.add("Map/3");
+        held.add("Sink/0");
+        held.add("Sink/1");
         ScheduledExecutorService exec = Executors.newSingleThreadScheduledExecutor();
         EmbeddedHaServicesWithLeadershipControl ha = new EmbeddedHaServicesWithLeadershipControl(exec);
         Configuration c = new Configuration();
@@ -139,9 +141,16 @@ final class Batch {
             Main.waitFor("Map 0 and 1 FINISHED", () -> finished(mc, id, "Map").size() == 2);
             Map<String, Object> atFailure = states(mc, id);
             int before = attempts.size();
-            List<Object> filesAtFailure = eventFiles(dir);
+            // Flink deletes the job's event log when the job ends: copies are kept, one taken when
+            // the JobMaster loses leadership (the log it cut), one while the last stage runs
+            List<Object> filesAtFailure = copyEvents(dir, "events-at-failure");
             ha.revokeJobMasterLeadership(id).get(60, TimeUnit.SECONDS);
             ha.grantJobMasterLeadership(id);
+            held.remove("Map/2");
+            held.remove("Map/3");
+            Main.waitFor("Sink running after the failure", () -> attempts.stream().filter(a -> a.get("vertex").equals("Sink")).count() == SINK_P);
+            Thread.sleep(500);
+            List<Object> filesAtEnd = copyEvents(dir, "events-before-end");
             held.clear();
             JobResult result = mc.requestJobResult(id).get(120, TimeUnit.SECONDS);
             if (result.getSerializedThrowable().isPresent()) throw new IllegalStateException("batch job failed");
@@ -153,7 +162,7 @@ final class Batch {
             }
             Json.save(dir.resolve("sidecar.json"), Json.obj("job_id", id.toString(), "vertices", vertices,
                     "failure", "JobMaster leadership revoked and granted again (HaLeadershipControl)",
-                    "event_files_at_failure", filesAtFailure, "event_files", eventFiles(dir),
+                    "event_files_at_failure", filesAtFailure, "event_files", filesAtEnd,
                     "states_at_failure", atFailure, "attempts", ran));
         } finally {
             mc.close();
@@ -188,13 +197,19 @@ final class Batch {
         return m;
     }
 
-    static List<Object> eventFiles(Path dir) throws Exception {
+    /** Copy the events.N files under the HA storage directory into dir/to; list the copies. */
+    static List<Object> copyEvents(Path dir, String to) throws Exception {
         List<Object> l = new ArrayList<>();
+        List<Path> files;
         try (Stream<Path> s = Files.walk(dir.resolve("ha"))) {
-            s.filter(p -> p.getFileName().toString().startsWith("events.")).sorted()
-                    .forEach(p -> l.add(Json.obj("path", dir.getParent().relativize(p).toString(), "size", p.toFile().length())));
-        } catch (java.nio.file.NoSuchFileException e) {
-            return l;
+            files = s.filter(p -> p.getFileName().toString().startsWith("events.")).sorted().collect(java.util.stream.Collectors.toList());
+        }
+        Files.createDirectories(dir.resolve(to));
+        for (Path p : files) {
+            Path copy = dir.resolve(to).resolve(p.getFileName());
+            Files.copy(p, copy, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            l.add(Json.obj("path", dir.getParent().relativize(copy).toString(), "size", Files.size(copy),
+                    "flink_path", dir.getParent().relativize(p).toString()));
         }
         return l;
     }

@@ -63,6 +63,11 @@ public final class Main {
         cc.set(RestOptions.BIND_ADDRESS, "127.0.0.1");
         cc.set(RestOptions.ADDRESS, "127.0.0.1");
         cc.set(RestOptions.BIND_PORT, "0");
+        // the REST handlers cache the execution graph and checkpoint statistics (3 s by default):
+        // a capture must show the moment it is taken
+        cc.set(org.apache.flink.configuration.ConfigOptions.key("web.refresh-interval").stringType().noDefaultValue(), "100");
+        cc.set(org.apache.flink.configuration.ConfigOptions.key("rest.cache.checkpoint-statistics.timeout").stringType()
+                .noDefaultValue(), "100 ms");
         // read by the JobManager: the harness keeps every checkpoint it names
         cc.set(CheckpointingOptions.MAX_RETAINED_CHECKPOINTS, 20);
         cc.set(TaskManagerOptions.MANAGED_MEMORY_SIZE, MemorySize.parse("64m"));
@@ -208,6 +213,7 @@ public final class Main {
 
     /** GET /jobs/:id, each vertex, /checkpoints and the details of its latest checkpoint, into rest/NAME/. */
     static void captureRest(Run r, String name, String note) throws Exception {
+        Thread.sleep(300);
         Path dir = out.resolve("rest").resolve(name);
         Files.createDirectories(dir);
         String job = get("/jobs/" + r.id);
@@ -225,8 +231,16 @@ public final class Main {
         files.add("checkpoints.json");
         long latest = JSON.readTree(cps).path("latest").path("completed").path("id").asLong(-1);
         if (latest >= 0) {
-            Files.writeString(dir.resolve("checkpoint-details.json"), get("/jobs/" + r.id + "/checkpoints/details/" + latest));
+            String details = get("/jobs/" + r.id + "/checkpoints/details/" + latest);
+            Files.writeString(dir.resolve("checkpoint-details.json"), details);
             files.add("checkpoint-details.json");
+            // per vertex, each subtask's part in that checkpoint
+            for (var it = JSON.readTree(details).path("tasks").fieldNames(); it.hasNext(); ) {
+                String v = it.next();
+                String f = "checkpoint-subtasks-" + v + ".json";
+                Files.writeString(dir.resolve(f), get("/jobs/" + r.id + "/checkpoints/details/" + latest + "/subtasks/" + v));
+                files.add(f);
+            }
         }
         restCaptures.add(Json.obj("name", name, "path", out.relativize(dir).toString(), "job_id", r.id.toString(),
                 "files", files, "note", note, "job", r.job));
