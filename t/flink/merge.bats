@@ -33,3 +33,28 @@ load helper
 	[ "$n" -ge 6 ] || { echo "expected the restores of 2 Flink lines, found $n"; bad=1; }
 	[ "$bad" -eq 0 ]
 }
+
+# The restores Flink refused (a uid the new job lacks, without --allowNonRestoredState; a changed
+# max parallelism): ckpt-merge -g on the job graph Flink generated refuses them with Flink's words.
+# The savepoint is named differently (Flink: the path it was given; ckpt: its command line), so
+# that one part of each message is replaced by SAVEPOINT before comparing.
+@test "flink: ckpt-merge -g refuses what Flink's restore refused, in Flink's words" {
+	local v f bad=0 n=0 dir uri
+	for v in $(flink_versions); do
+		for f in $(jq -r '.refusals[]?.sidecar' "$FLINK_OUT/$v/index.json"); do
+			n=$((n + 1))
+			jq .graph "$FLINK_OUT/$v/$f" >graph.json
+			dir=$FLINK_OUT/$v/$(jq -r .path "$FLINK_OUT/$v/$f")
+			uri=$(jq -r .savepoint_uri "$FLINK_OUT/$v/$f")
+			want=$(jq -r .message "$FLINK_OUT/$v/$f" | awk -v u="${uri%/}" '{ gsub(u "/?", "SAVEPOINT") } 1')
+			run --separate-stderr ckpt-merge -g graph.json "$dir"
+			got=$(printf '%s\n' "$stderr" | awk -v u="$dir" '{ gsub(u, "SAVEPOINT") } 1')
+			if [ "$status" -ne 1 ] || [ "$got" != "ckpt-merge: $want" ]; then
+				printf '%s: status %s\n  ckpt:  %s\n  flink: ckpt-merge: %s\n' "$v/${f##*/}" "$status" "$got" "$want"
+				bad=1
+			fi
+		done
+	done
+	[ "$n" -ge 4 ] || { echo "expected 2 refusals for each of 2 Flink lines, found $n"; bad=1; }
+	[ "$bad" -eq 0 ]
+}

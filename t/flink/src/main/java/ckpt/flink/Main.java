@@ -84,7 +84,7 @@ public final class Main {
             mc.close();
         }
         Json.save(out.resolve("index.json"), Json.obj("flink_version", version, "artifacts", artifacts,
-                "restores", restores, "rest", restCaptures,
+                "restores", restores, "refusals", refusals, "rest", restCaptures,
                 "batch", Files.exists(out.resolve("batch/sidecar.json")) ? "batch/sidecar.json" : null,
                 "seconds", (System.nanoTime() - t0) / 1_000_000_000L));
         System.out.println("flink " + version + ": " + artifacts.size() + " artifacts, " + restores.size()
@@ -107,6 +107,7 @@ public final class Main {
         final JobClient client;
         final JobID id;
         final Map<String, Object> job;
+        final Map<String, Object> jobGraph;
 
         Run(String name, String backend, Configuration conf, Map<String, Integer> p) throws Exception {
             this.name = name;
@@ -116,6 +117,7 @@ public final class Main {
             StreamGraph sg = env.getStreamGraph();
             sg.setJobName("ckpt-" + name);
             job = graph(sg);
+            jobGraph = ckptGraph(sg, job);
             client = env.executeAsync(sg);
             id = client.getJobID();
         }
@@ -145,6 +147,36 @@ public final class Main {
                     "id", new OperatorID(hashes.get(n.getId())).toHexString(), "parallelism", n.getParallelism()));
         }
         return Json.obj("name", sg.getJobName(), "max_parallelism", StateJob.MAX_PARALLELISM, "operators", ops);
+    }
+
+    /** The job graph Flink generates from sg, in ckpt-graph(5)'s words (for ckpt-merge -g). */
+    static Map<String, Object> ckptGraph(StreamGraph sg, Map<String, Object> job) {
+        Map<String, String> uids = new TreeMap<>();
+        for (Object o : (List<?>) job.get("operators")) {
+            Map<?, ?> m = (Map<?, ?>) o;
+            if (m.get("uid") != null) uids.put((String) m.get("id"), (String) m.get("uid"));
+        }
+        org.apache.flink.runtime.jobgraph.JobGraph jg =
+                org.apache.flink.streaming.api.graph.StreamingJobGraphGenerator.createJobGraph(sg);
+        List<Object> vertices = new ArrayList<>();
+        List<Object> edges = new ArrayList<>();
+        for (org.apache.flink.runtime.jobgraph.JobVertex v : jg.getVerticesSortedTopologicallyFromSources()) {
+            List<Object> ops = new ArrayList<>();
+            for (org.apache.flink.runtime.OperatorIDPair op : v.getOperatorIDs()) {
+                String id = op.getGeneratedOperatorID().toHexString();
+                Map<String, Object> o = Json.obj("id", id);
+                if (uids.containsKey(id)) o.put("uid", uids.get(id));
+                ops.add(o);
+            }
+            vertices.add(Json.obj("id", v.getID().toString(), "name", v.getName(), "parallelism", v.getParallelism(),
+                    "max_parallelism", v.getMaxParallelism(), "operators", ops));
+            for (org.apache.flink.runtime.jobgraph.JobEdge e : v.getInputs()) {
+                edges.add(Json.obj("source", e.getSource().getProducer().getID().toString(), "target", v.getID().toString(),
+                        "distribution", e.getDistributionPattern().toString().toLowerCase(java.util.Locale.ROOT),
+                        "partition", e.getSource().getResultType().toString().toLowerCase(java.util.Locale.ROOT)));
+            }
+        }
+        return Json.obj("vertices", vertices, "edges", edges);
     }
 
     static void waitFor(String what, BooleanSupplier cond) throws Exception {
@@ -279,13 +311,14 @@ public final class Main {
         Ctl.releaseFinishing = true;
         // the finishing subtask waits for a checkpoint to complete before it is FINISHED
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (!finishedSubtasks(hm, 1)) {
+        while (!finishedSubtasks(hm, 1 + p.get("src-done"))) {
             if (System.nanoTime() > end) throw new IllegalStateException("src-finishing subtask 0 never FINISHED");
             checkpoint(hm, null, false, null);
             Thread.sleep(200);
         }
-        Path cpFinished = checkpoint(hm, "checkpoint-hashmap-finished", true, "subtask 0 of src-finishing FINISHED");
-        captureRest(hm, "partly-finished", "subtask 0 of src-finishing FINISHED; latest checkpoint taken after that");
+        Path cpFinished = checkpoint(hm, "checkpoint-hashmap-finished", true,
+                "subtask 0 of src-finishing FINISHED, src-done fully finished");
+        captureRest(hm, "partly-finished", "subtask 0 of src-finishing and all of src-done FINISHED; latest checkpoint taken after that");
         hm.cancel();
 
         // RocksDB with incremental checkpoints: both savepoint formats, two incremental checkpoints
@@ -316,6 +349,7 @@ public final class Main {
         Map<String, Integer> q = new TreeMap<>(p);
         q.put("src-union", 3);
         q.put("src-finishing", 2);
+        q.put("src-done", 3);
         q.put("chain", 2);
         q.put("keyed", 3);
         q.put("broadcast", 3);
@@ -326,6 +360,14 @@ public final class Main {
         Map<String, Integer> one = new TreeMap<>(p);
         for (String k : one.keySet()) one.put(k, 1);
         restore("savepoint-hashmap-canonical", spCanonical, "hashmap", one);
+
+        // restores Flink refuses: the new job lacks a uid that has state; the max parallelism changed
+        StateJob.broadcastUid = "broadcast-v2";
+        refused("missing-uid", "savepoint-hashmap-canonical", spCanonical, p);
+        StateJob.broadcastUid = "broadcast";
+        StateJob.maxParallelism = 64;
+        refused("max-parallelism", "savepoint-hashmap-canonical", spCanonical, p);
+        StateJob.maxParallelism = StateJob.MAX_PARALLELISM;
         if (cpu == null) throw new IllegalStateException("no unaligned checkpoint");
     }
 
@@ -358,6 +400,35 @@ public final class Main {
                 "periodic unaligned checkpoint under back-pressure; contents not fixed (the sources flood)");
         Ctl.reset();
         return cpu;
+    }
+
+    static final List<Object> refusals = new ArrayList<>();
+
+    /** Restore dir onto the job as it now is, which Flink refuses: record Flink's message and the graph. */
+    static void refused(String name, String artifact, Path dir, Map<String, Integer> p) throws Exception {
+        Ctl.reset();
+        Ctl.emit = false;
+        Configuration c = jobConf("refused", "hashmap");
+        c.set(StateRecoveryOptions.SAVEPOINT_PATH, dir.toUri().toString());
+        c.set(org.apache.flink.configuration.ConfigOptions.key("restart-strategy.type").stringType().noDefaultValue(), "none");
+        String message = null;
+        Map<String, Object> graph = null;
+        try {
+            Run r = new Run("refused-" + name, "hashmap", c, p);
+            graph = r.jobGraph;
+            r.client.getJobExecutionResult().get(90, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            for (Throwable t = e; t != null && message == null; t = t.getCause()) {
+                if (t.getMessage() != null && t.getMessage().startsWith("Failed to rollback to checkpoint/savepoint")) message = t.getMessage();
+            }
+            if (message == null) throw new IllegalStateException("restore " + name + ": not Flink's refusal", e);
+        }
+        if (message == null) throw new IllegalStateException("restore " + name + ": Flink did not refuse it");
+        Path sc = out.resolve("refusals").resolve(name + ".json");
+        Json.save(sc, Json.obj("name", name, "artifact", artifact, "path", out.relativize(dir).toString(),
+                "savepoint_uri", dir.toUri().toString(), "message", message, "graph", graph));
+        refusals.add(Json.obj("name", name, "sidecar", out.relativize(sc).toString()));
+        Ctl.reset();
     }
 
     static void restore(String artifact, Path dir, String backend, Map<String, Integer> p) throws Exception {

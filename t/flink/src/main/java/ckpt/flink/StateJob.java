@@ -48,7 +48,8 @@ import java.util.TreeMap;
  *
  * <pre>
  *  src-union (union list state, p 2) ──rebalance──┐
- *  src-finishing (list state, p 3; subtask 0 ends) ─┴─> map-list (list state) -> [filter, no uid]
+ *  src-finishing (list state, p 3; subtask 0 ends) ─┤
+ *  src-done (list state, p 2; both subtasks end) ───┴─> map-list (list state) -> [filter, no uid]
  *      -> map-tag   (one chain, p 3) ──hash──> keyed (value, list, map, reducing state, timers; p 2)
  *      ──forward──> broadcast (broadcast state "rules" fed by rules-filter from src-union; p 2)
  *      ──> sink (p 1)
@@ -58,9 +59,13 @@ public final class StateJob {
     private StateJob() {}
 
     public static final int MAX_PARALLELISM = 32;
+    /** Changed by the harness for the restores Flink refuses: the broadcast operator's uid, the max parallelism. */
+    static volatile String broadcastUid = "broadcast";
+    static volatile int maxParallelism = MAX_PARALLELISM;
     public static final int UNION_RECORDS = 50;
     public static final int FINISHING_RECORDS = 30;
     public static final int RULES_PER_SUBTASK = 3;
+    public static final int DONE_RECORDS = 10;
 
     /** The uids and default parallelisms; the filter has no uid. */
     public static final String[] UIDS = {"src-union", "src-finishing", "map-list", "map-tag", "keyed", "broadcast", "rules-filter", "sink"};
@@ -69,6 +74,7 @@ public final class StateJob {
         Map<String, Integer> p = new TreeMap<>();
         p.put("src-union", 2);
         p.put("src-finishing", 3);
+        p.put("src-done", 2);
         p.put("chain", 3);
         p.put("keyed", 2);
         p.put("broadcast", 2);
@@ -78,20 +84,23 @@ public final class StateJob {
 
     /** Records the job puts through, once every source has emitted and nothing floods. */
     public static long expectedRecords(Map<String, Integer> p) {
-        return (long) p.get("src-union") * UNION_RECORDS + (long) p.get("src-finishing") * FINISHING_RECORDS;
+        return (long) p.get("src-union") * UNION_RECORDS + (long) p.get("src-finishing") * FINISHING_RECORDS
+                + (long) p.get("src-done") * DONE_RECORDS;
     }
 
     public static final MapStateDescriptor<String, Long> RULES =
             new MapStateDescriptor<>("rules", Types.STRING, Types.LONG);
 
     public static void build(StreamExecutionEnvironment env, Map<String, Integer> p) {
-        env.setMaxParallelism(MAX_PARALLELISM);
+        env.setMaxParallelism(maxParallelism);
         DataStream<Long> union = env.addSource(new UnionSource(), "src-union", Types.LONG)
                 .uid("src-union").setParallelism(p.get("src-union"));
         DataStream<Long> finishing = env.addSource(new FinishingSource(), "src-finishing", Types.LONG)
                 .uid("src-finishing").setParallelism(p.get("src-finishing"));
+        DataStream<Long> done = env.addSource(new DoneSource(), "src-done", Types.LONG)
+                .uid("src-done").setParallelism(p.get("src-done"));
         int chain = p.get("chain");
-        DataStream<Long> tagged = union.rebalance().union(finishing)
+        DataStream<Long> tagged = union.rebalance().union(finishing, done.rebalance())
                 .map(new ListMap()).name("map-list").uid("map-list").setParallelism(chain)
                 .filter(v -> v >= 0).name("no-uid-filter").setParallelism(chain)
                 .map(v -> v).returns(Types.LONG).name("map-tag").uid("map-tag").setParallelism(chain);
@@ -101,7 +110,7 @@ public final class StateJob {
                 .name("rules-filter").uid("rules-filter").setParallelism(p.get("src-union"))
                 .broadcast(RULES);
         keyed.connect(rules).process(new Broadcast()).returns(Types.LONG)
-                .name("broadcast").uid("broadcast").setParallelism(p.get("broadcast"))
+                .name("broadcast").uid(broadcastUid).setParallelism(p.get("broadcast"))
                 .sinkTo(new DiscardingSink<>()).name("sink").uid("sink").setParallelism(p.get("sink"));
     }
 
@@ -244,6 +253,45 @@ public final class StateJob {
         }
     }
 
+    /** A source with list state "done" whose subtasks all finish when told: fully finished (FLIP-147). */
+    public static final class DoneSource extends LegacySource<Long> implements CheckpointedFunction, Cancellable {
+        private volatile boolean running = true;
+        private transient ListState<String> state;
+        private int idx;
+
+        public boolean running() {
+            return running;
+        }
+
+        @Override
+        public void initializeState(FunctionInitializationContext ctx) throws Exception {
+            idx = getRuntimeContext().getTaskInfo().getIndexOfThisSubtask();
+            state = ctx.getOperatorStateStore().getListState(new ListStateDescriptor<>("done", Types.STRING));
+        }
+
+        @Override
+        public void snapshotState(FunctionSnapshotContext ctx) throws Exception {
+            List<String> l = List.of("d" + idx);
+            state.update(l);
+            Ctl.contents.put("src-done/" + idx, Json.obj("done", l));
+        }
+
+        @Override
+        protected void produce(Out<Long> out) throws Exception {
+            if (Ctl.emit) {
+                for (int k = 0; k < DONE_RECORDS && running; k++) out.emit(200000L + idx * 1000L + k);
+                while (running && !Ctl.releaseFinishing) Thread.sleep(10);
+                return;
+            }
+            idle(this);
+        }
+
+        @Override
+        public void cancel() {
+            running = false;
+        }
+    }
+
     /** Head of the chain: operator list state "buffer" with idx + 2 elements. */
     public static final class ListMap extends RichMapFunction<Long, Long> implements CheckpointedFunction {
         private transient ListState<String> state;
@@ -339,7 +387,7 @@ public final class StateJob {
             Long c = count.value();
             count.update(c == null ? 1 : c + 1);
             if (v % 3 == 0) multiples.add(v);
-            String src = v >= 100000 ? "finishing" : "union";
+            String src = v >= 200000 ? "done" : v >= 100000 ? "finishing" : "union";
             Long s = bySource.get(src);
             bySource.put(src, s == null ? 1 : s + 1);
             sum.add(v);
