@@ -13,6 +13,7 @@ compare_artifact() {
 	jq "$JQ_FLINK" "$side" | jq -r "$JQ_LEAVES" | sort >flink.txt
 	{ ckpt-inspect "$dir" && ckpt-inspect -a "$dir"; } | jq -s "$JQ_CKPT" | jq -r "$JQ_LEAVES" | sort >ckpt.txt
 	[ -s flink.txt ] || { echo "$v/$name: the sidecar lists nothing"; return 1; }
+	[ -s ckpt.txt ] || { echo "$v/$name: ckpt-inspect gave nothing to compare"; return 1; }
 	join -j1 -t'|' -a1 -a2 -e '(none)' -o 0,1.2,2.2 \
 		<(sed 's/ = /|/' ckpt.txt | sort -t'|' -k1,1) <(sed 's/ = /|/' flink.txt | sort -t'|' -k1,1) |
 		awk -F'|' -v a="$v/$name" '$2 != $3 { print a ": " $1 ": ckpt " $2 ", flink " $3; bad = 1 } END { exit bad }'

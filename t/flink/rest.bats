@@ -14,24 +14,29 @@ captures() {
 	done
 }
 
-# jq on the job document, slurped with its vertex documents: the graph in ckpt-graph(5)'s words.
-# A FORWARD or RESCALE ship strategy is Flink's POINTWISE distribution, every other ALL_TO_ALL.
+# jq on the job graph Flink generated for the job (jobgraph.json: vertices, their parallelism and
+# max parallelism; edges with Flink's DistributionPattern and ResultPartitionType), slurped with the
+# REST vertex documents (which subtasks are FINISHED): the graph ckpt-plan -g must read from REST.
 JQ_REST_GRAPH='def r: sort | reduce .[] as $x ([]; if length > 0 and .[-1][1] == $x - 1
 	then .[-1][1] = $x else . + [[$x, $x]] end) | map(if .[0] == .[1] then "\(.[0])" else "\(.[0])-\(.[1])" end) | join(",");
-.[0] as $job | (.[1:] | map({key: .id, value: ([.subtasks[] | select(.status == "FINISHED") | .subtask] | r)}) | from_entries) as $fin
-| {vertices: ($job.vertices | map({id, name, parallelism, max_parallelism: .maxParallelism}
+.[0] as $g | (.[1:] | map({key: .id, value: ([.subtasks[] | select(.status == "FINISHED") | .subtask] | r)}) | from_entries) as $fin
+| {vertices: ($g.vertices | map({id, name, parallelism, max_parallelism}
 	+ (if ($fin[.id] // "") != "" then {finished: $fin[.id]} else {} end)) | sort_by(.id)),
-   edges: ([$job.plan.nodes[] | .id as $t | .inputs[]? | {source: .id, target: $t,
-	distribution: (if .ship_strategy == "FORWARD" or .ship_strategy == "RESCALE" then "pointwise" else "all_to_all" end),
-	partition: .exchange}] | sort_by(.source, .target))}'
+   edges: ($g.edges | sort_by(.source, .target))}'
+
+# jq: vertices keyed by id, edges by "SOURCE->TARGET" (#N when a pair has several), so that a
+# difference names them.
+JQ_KEYED='{vertices: (.vertices | map({key: .id, value: del(.id)}) | from_entries),
+	edges: (.edges | group_by([.source, .target]) | map(to_entries[] | {key: ("\(.value.source)->\(.value.target)"
+		+ (if .key > 0 then "#\(.key)" else "" end)), value: (.value | del(.source, .target))}) | from_entries)}'
 
 @test "flink rest: ckpt-plan -g gives the job's real graph: vertices, parallelism, finished, edges" {
 	local v d bad=0 n=0
 	while read -r v d; do
 		n=$((n + 1))
-		jq -s "$JQ_REST_GRAPH" "$d/job.json" "$d"/vertex-*.json | jq -r "$JQ_LEAVES" | sort >flink.txt
-		ckpt-plan -g "$d/job.json" "$d"/vertex-*.json | jq '.vertices |= sort_by(.id) | .edges |= sort_by(.source, .target)' |
-			jq -r "$JQ_LEAVES" | sort >ckpt.txt
+		jq -s "$JQ_REST_GRAPH" "$d/jobgraph.json" "$d"/vertex-*.json | jq "$JQ_KEYED" | jq -r "$JQ_LEAVES" | sort >flink.txt
+		ckpt-plan -g "$d/job.json" "$d"/vertex-*.json | jq "$JQ_KEYED" | jq -r "$JQ_LEAVES" | sort >ckpt.txt
+		[ -s flink.txt ] && [ -s ckpt.txt ] || { echo "$v/${d##*/}: nothing to compare"; bad=1; continue; }
 		join -j1 -t'|' -a1 -a2 -e '(none)' -o 0,1.2,2.2 <(sed 's/ = /|/' ckpt.txt) <(sed 's/ = /|/' flink.txt) |
 			awk -F'|' -v a="$v/${d##*/}" '$2 != $3 { print a ": " $1 ": ckpt " $2 ", flink " $3; bad = 1 } END { exit bad }' ||
 			bad=1
