@@ -75,3 +75,34 @@ check_refusal() {
 	skip "ckpt-merge names the savepoint where Flink prints 'Checkpoint Metadata' (refusals/max-parallelism)"
 	check_refusal max-parallelism
 }
+
+# Flink restores an unaligned checkpoint at other parallelisms, in-flight data included (rescaling
+# unaligned checkpoints, FLIP-76's later part, Flink 1.13 on); the harness did so at the
+# parallelisms of the other restores and recorded whether Flink accepted it.
+@test "flink: ckpt-merge -P rescales an unaligned checkpoint with in-flight data, as Flink's restore did" {
+	local v s dir n=0
+	for v in $(flink_versions); do
+		s=$FLINK_OUT/$v/$(jq -r '.in_flight_restore // "none"' "$FLINK_OUT/$v/index.json")
+		[ -f "$s" ] || { echo "$v: no in-flight restore recorded"; return 1; }
+		[ "$(jq -r .accepted "$s")" = true ] || { echo "$v: Flink refused: $(jq -r .message "$s")"; return 1; }
+		[ "$(jq '.reports | length' "$FLINK_OUT/$v/$(jq -r .restore "$s")")" -gt 0 ] || { echo "$v: the restore reported nothing"; return 1; }
+		n=$((n + 1))
+	done
+	[ "$n" -eq 2 ]
+	for v in $(flink_versions); do
+		s=$FLINK_OUT/$v/$(jq -r .in_flight_restore "$FLINK_OUT/$v/index.json")
+		r=$FLINK_OUT/$v/$(jq -r .restore "$s")
+		dir=$FLINK_OUT/$v/$(jq -r .path "$s")
+		set -- $(jq -r '.job.operators[] | "-P \(.id)=\(.parallelism)"' "$r")
+		run --separate-stderr ckpt-merge "$@" "$dir"
+		if [ "$status" -eq 1 ] && [[ "$stderr" == *"holds in-flight data of an unaligned checkpoint and cannot be rescaled"* ]]; then
+			skip "ckpt-merge refuses to rescale in-flight data (FLIP-76's first version); Flink $v restores it at other parallelisms"
+		fi
+		[ "$status" -eq 0 ] || { echo "$v: ckpt-merge: $stderr"; return 1; }
+		# the key groups each keyed subtask got
+		jq -r '.reports[] | select(.uid == "keyed") | "\(.subtask) \(.key_groups | if .[0] == .[1] then "\(.[0])" else "\(.[0])-\(.[1])" end)"' "$r" | sort >flink.txt
+		kid=$(jq -r '.job.operators[] | select(.uid == "keyed") | .id' "$r")
+		printf '%s\n' "$output" | jq -r --arg k "$kid" '.operators[] | select(.id == $k) | .subtasks[] | "\(.index) \(.key_groups)"' | sort >ckpt.txt
+		diff ckpt.txt flink.txt
+	done
+}

@@ -84,7 +84,7 @@ public final class Main {
             mc.close();
         }
         Json.save(out.resolve("index.json"), Json.obj("flink_version", version, "artifacts", artifacts,
-                "restores", restores, "refusals", refusals, "rest", restCaptures,
+                "restores", restores, "refusals", refusals, "in_flight_restore", inFlightRestore, "rest", restCaptures,
                 "batch", Files.exists(out.resolve("batch/sidecar.json")) ? "batch/sidecar.json" : null,
                 "seconds", (System.nanoTime() - t0) / 1_000_000_000L));
         System.out.println("flink " + version + ": " + artifacts.size() + " artifacts, " + restores.size()
@@ -363,6 +363,19 @@ public final class Main {
         for (String k : one.keySet()) one.put(k, 1);
         restore("savepoint-hashmap-canonical", spCanonical, "hashmap", one);
 
+        // the unaligned checkpoint, with its in-flight data, at other parallelisms: Flink rescales it
+        Map<String, Object> inFlight = Json.obj("artifact", "checkpoint-unaligned", "path", out.relativize(cpu).toString(),
+                "parallelism", q);
+        try {
+            inFlight.put("restore", restore("checkpoint-unaligned", cpu, "hashmap", q, false));
+            inFlight.put("accepted", true);
+        } catch (Exception e) {
+            inFlight.put("accepted", false);
+            inFlight.put("message", String.valueOf(e));
+        }
+        Json.save(out.resolve("restores").resolve("checkpoint-unaligned-rescaled.json"), inFlight);
+        inFlightRestore = "restores/checkpoint-unaligned-rescaled.json";
+
         // restores Flink refuses: the new job lacks a uid that has state; the max parallelism changed
         StateJob.broadcastUid = "broadcast-v2";
         refused("missing-uid", "savepoint-hashmap-canonical", spCanonical, p);
@@ -405,6 +418,7 @@ public final class Main {
     }
 
     static final List<Object> refusals = new ArrayList<>();
+    static String inFlightRestore;
 
     /** Restore dir onto the job as it now is, which Flink refuses: record Flink's message and the graph. */
     static void refused(String name, String artifact, Path dir, Map<String, Integer> p) throws Exception {
@@ -433,7 +447,12 @@ public final class Main {
         Ctl.reset();
     }
 
-    static void restore(String artifact, Path dir, String backend, Map<String, Integer> p) throws Exception {
+    static String restore(String artifact, Path dir, String backend, Map<String, Integer> p) throws Exception {
+        return restore(artifact, dir, backend, p, true);
+    }
+
+    /** Restore dir at parallelisms p; every operator reports; the sidecar (listed in index.json if listed). */
+    static String restore(String artifact, Path dir, String backend, Map<String, Integer> p, boolean listed) throws Exception {
         Ctl.reset();
         Ctl.emit = false;
         Configuration c = jobConf("restore", backend);
@@ -469,7 +488,8 @@ public final class Main {
         Path sc = out.resolve("restores").resolve(name + ".json");
         Json.save(sc, Json.obj("artifact", artifact, "path", out.relativize(dir).toString(),
                 "parallelism", par, "job", r.job, "reports", reports));
-        restores.add(Json.obj("name", name, "artifact", artifact, "sidecar", out.relativize(sc).toString()));
+        if (listed) restores.add(Json.obj("name", name, "artifact", artifact, "sidecar", out.relativize(sc).toString()));
         Ctl.reset();
+        return out.relativize(sc).toString();
     }
 }
