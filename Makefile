@@ -84,7 +84,7 @@ flink-fixtures:
 	@sh t/flink/run.sh
 
 flink-test: flink-fixtures
-	@CKPT_BIN=$(CURDIR)/$(BINDIR) bats t/flink
+	@CKPT_BIN=$(CURDIR)/$(BINDIR) sh t/flink/test.sh
 
 lint:
 	@if [ -n "$(MAN)" ]; then mandoc -Tlint -Wwarning $(MAN) && echo "mandoc: $(words $(MAN)) pages clean"; fi
