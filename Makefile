@@ -35,6 +35,7 @@ MAN = $(sort $(wildcard man/*.[157]))
 
 .SECONDARY:
 .PHONY: all deps check test lint symbols demo install uninstall clean bench fuzz
+.PHONY: flink-fixtures flink-test
 .DEFAULT_GOAL := all
 
 all: $(PROGS)
@@ -80,6 +81,8 @@ ifneq ($(SANITIZE),1)
 	@if grep -q '^fuzz-smoke:' Makefile; then echo "== each fuzz target briefly"; \
 		$(MAKE) --no-print-directory fuzz-smoke FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS); fi
 endif
+	@echo "== against real Flink (t/flink)"
+	@$(MAKE) --no-print-directory flink-test
 
 test:
 	@CKPT_BIN=$(CURDIR)/$(BINDIR) sh t/run
@@ -89,6 +92,14 @@ symbols: $(LIB_OBJ)
 	@bad=$$(nm -g --defined-only $(LIB_OBJ) | awk 'NF == 3 && $$3 !~ /^ckpt_/ { print $$3 }' | sort -u); \
 	if [ -n "$$bad" ]; then echo "libckpt exports symbols without the ckpt_ prefix:" $$bad >&2; exit 1; fi; \
 	echo "symbols: every external symbol of libckpt starts with ckpt_"
+
+# Issue 15: real Flink jobs write checkpoints, savepoints, REST responses and event logs with
+# sidecars of what Flink says about them (t/flink/README); t/flink/*.bats check ckpt against them.
+flink-fixtures:
+	@sh t/flink/run.sh
+
+flink-test: flink-fixtures
+	@CKPT_BIN=$(CURDIR)/$(BINDIR) sh t/flink/test.sh
 
 lint:
 	@if [ -n "$(MAN)" ]; then mandoc -Tlint -Wwarning $(MAN) && echo "mandoc: $(words $(MAN)) pages clean"; fi
