@@ -111,10 +111,12 @@ map_operator(struct ckpt_redist *r, struct gmap *m, struct ckpt_operator *op, in
 				    "Failed to rollback to checkpoint/savepoint %s. Cannot map checkpoint/savepoint state for operator %s to the new program, because the operator is not available in the new program. If you want to allow to skip this, you can set the --allowNonRestoredState option on the CLI.",
 				    r->name, op->id);
 	}
+	/* Flink formats its CheckpointMetadata object here, whose toString is "Checkpoint Metadata"
+	 * (Checkpoints.loadAndValidateCheckpoint); the file is named before the message anyway. */
 	if (s->v->max_parallelism && s->v->max_parallelism != op->max_parallelism)
 		return ckpt_err_set(e, CKPT_ERR_REFUSED, r->name,
-				    "Failed to rollback to checkpoint/savepoint %s. Max parallelism mismatch between checkpoint/savepoint state and new program. Cannot map operator %s with max parallelism %u to new program with max parallelism %u. This indicates that the program has been changed in a non-compatible way after the checkpoint/savepoint.",
-				    r->name, op->id, op->max_parallelism, s->v->max_parallelism);
+				    "Failed to rollback to checkpoint/savepoint Checkpoint Metadata. Max parallelism mismatch between checkpoint/savepoint state and new program. Cannot map operator %s with max parallelism %u to new program with max parallelism %u. This indicates that the program has been changed in a non-compatible way after the checkpoint/savepoint.",
+				    op->id, op->max_parallelism, s->v->max_parallelism);
 	s->state = op;
 	o = &r->ops[r->nops++];
 	o->old = op;

@@ -247,7 +247,7 @@ FULL2='{"id": "op2", "parallelism": 2, "max_parallelism": 2, "fully_finished": t
 @test "graph: a changed max parallelism is refused" {
 	jq '.vertices[0].max_parallelism = 4' "$M/graph-a2a.json" > g.json
 	state_of "$RUNNING1" > s.json
-	refused "ckpt-merge: s.json: Failed to rollback to checkpoint/savepoint s.json. Max parallelism mismatch between checkpoint/savepoint state and new program. Cannot map operator op1 with max parallelism 2 to new program with max parallelism 4. This indicates that the program has been changed in a non-compatible way after the checkpoint/savepoint." -g g.json s.json
+	refused "ckpt-merge: s.json: Failed to rollback to checkpoint/savepoint Checkpoint Metadata. Max parallelism mismatch between checkpoint/savepoint state and new program. Cannot map operator op1 with max parallelism 2 to new program with max parallelism 4. This indicates that the program has been changed in a non-compatible way after the checkpoint/savepoint." -g g.json s.json
 }
 
 @test "R1/R2 mixed finished operators in one vertex, state under the uid or the id" {

@@ -69,10 +69,7 @@ check_refusal() {
 
 @test "flink: ckpt-merge -g refuses a changed max parallelism, in Flink's words" {
 	# Flink (2.3.0 and 1.20.5, Checkpoints.loadAndValidateCheckpoint) formats the CheckpointMetadata
-	# object into this message, whose toString is "Checkpoint Metadata": "Failed to rollback to
-	# checkpoint/savepoint Checkpoint Metadata. Max parallelism mismatch ..."; ckpt-merge prints the
-	# savepoint's path there (lib/restore.c).  The rest of the message agrees.
-	skip "ckpt-merge names the savepoint where Flink prints 'Checkpoint Metadata' (refusals/max-parallelism)"
+	# object into this message, whose toString is "Checkpoint Metadata"; so does ckpt-merge.
 	check_refusal max-parallelism
 }
 
