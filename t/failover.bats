@@ -58,7 +58,7 @@ F=$DATA/failover
 		ckpt-plan -r | jq -r "\"$1->$2: \" + ([.regions[] | [.[] | .vertex + \":\" + .subtasks] | join(\",\")] | join(\" \"))"
 	done'
 	status_is 0
-	match_golden "$F/pointwise-table.out"
+	match_golden "$F/pointwise-table.expected"
 }
 
 @test "restart: internal errors over blocking edges (RestartPipelinedRegionFailoverStrategyTest 1)" {

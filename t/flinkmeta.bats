@@ -3,7 +3,7 @@
 # the refused legacy formats, cut and damaged files, synthetic files for what no fixture holds, -u.
 #
 # Goldens are regenerated (after checking the change is intended) with:
-#   cd "$FIXTURES/flink-savepoints" && for d in v*; do ckpt-inspect -p $d > $DATA/flinkmeta/$d.summary.json
+#   cd "$FIXTURES/flink-savepoints" && for d in v*; do ckpt-inspect -p $d > $DATA/flinkmeta/$d.summary.expected
 #   ckpt-inspect -a $d > $DATA/flinkmeta/$d.all.json; done
 
 load helper
@@ -12,7 +12,7 @@ load flinkmeta-helper
 # All fixtures in one run (one document each, in order), so that the sanitizer build stays quick.
 goldens() {
 	local d
-	for d in v*; do cat "$DATA/flinkmeta/$d.$1.json"; done
+	for d in v*; do cat "$DATA/flinkmeta/$d.$1.expected"; done
 }
 
 @test "flinkmeta: the summary of every fixture" {
@@ -154,7 +154,7 @@ null'
 	run sh -c 'ckpt-inspect "$1" | jq -c "del(.file)"' sh "$d"
 	status_is 0
 	want=$output
-	[ "$(jq -c 'del(.file)' "$DATA/flinkmeta/$d.summary.json")" = "$want" ]
+	[ "$(jq -c 'del(.file)' "$DATA/flinkmeta/$d.summary.expected")" = "$want" ]
 	run sh -c 'ckpt-inspect "$1/_metadata" | jq -c "del(.file)"' sh "$d"
 	output_is "$want"
 	run sh -c 'ckpt-inspect < "$1/_metadata" | jq -c "del(.file)"' sh "$d"

@@ -13,7 +13,7 @@ merge_golden() {
 	shift
 	run ckpt-merge -p "$@"
 	status_is 0
-	match_golden "$M/$g"
+	match_golden "$M/$g.expected"
 }
 
 # Run ckpt-merge, expect a refusal (exit 1) with exactly this diagnostic.

@@ -18,10 +18,10 @@ plan() {
 	  fin source 4 "$(snap enumerator unassigned:0 incremental s4)"; } | ckpt-replay -w L
 	run ckpt-replay -p L
 	status_is 0
-	match_golden "$DATA/replay/a4-1-basic.json"
+	match_golden "$DATA/replay/a4-1-basic.expected"
 	run ckpt-replay -p -g "$GRAPH" -a "$DATA/replay/all-sources.json" L
 	status_is 0
-	match_golden "$DATA/replay/a4-1-basic.json"
+	match_golden "$DATA/replay/a4-1-basic.expected"
 }
 
 @test "replay: A.4 2, middle's coordinator cannot snapshot, middle unfinished, source 0's partition lost" {
@@ -32,7 +32,7 @@ plan() {
 	echo '["source:1", "source:2", "source:3", "source:4", "middle:0"]' > avail.json
 	run ckpt-replay -p -g g.json -a avail.json L
 	status_is 0
-	match_golden "$DATA/replay/a4-2-middle-unsupported.json"
+	match_golden "$DATA/replay/a4-2-middle-unsupported.expected"
 	# the older revision: every partition reported, so only the middles restart
 	run ckpt-replay -g g.json L
 	status_is 0
@@ -81,7 +81,7 @@ plan() {
 	echo '["source:1", "source:2", "source:3", "source:4"]' > avail.json
 	run ckpt-replay -p -a avail.json L
 	status_is 0
-	match_golden "$DATA/replay/a4-5-lost.json"
+	match_golden "$DATA/replay/a4-5-lost.expected"
 	# the older variant: every source partition lost
 	run sh -c 'echo "[]" > none.json; ckpt-replay -a none.json L | jq -c "[.vertices[0], .lost_partitions]"'
 	output_is '[{"vertex":"source","parallelism":5,"finished":"","reset":"0-4"},["source:0","source:1","source:2","source:3","source:4"]]'
@@ -95,7 +95,7 @@ plan() {
 	  fin sink 0 "$(snap enumerator x)"; fin sink 1 "$(snap enumerator x)"; } | ckpt-replay -w L
 	run ckpt-replay -p -g "$GRAPH" L
 	status_is 0
-	match_golden "$DATA/replay/a4-6-parallelism.json"
+	match_golden "$DATA/replay/a4-6-parallelism.expected"
 	run sh -c 'ckpt-replay L | jq -c .vertices[2]'
 	output_is '{"vertex":"sink","parallelism":2,"finished":"0-1","reset":""}'
 }
@@ -211,20 +211,20 @@ per_edge_log() {
 	echo '["p:0"]' > avail.json
 	run ckpt-replay -p -a avail.json L
 	status_is 0
-	match_golden "$DATA/replay/per-partition.json"
+	match_golden "$DATA/replay/per-partition.expected"
 	# the same through pointwise edges, and through regions computed per subtask (a pipelined edge y -> z)
 	rm -r L
 	per_edge_log pointwise
 	run ckpt-replay -p -a avail.json L
 	status_is 0
-	match_golden "$DATA/replay/per-partition.json"
+	match_golden "$DATA/replay/per-partition.expected"
 	jq -n '{vertices: [{id: "p", parallelism: 1}, {id: "q", parallelism: 1}, {id: "x", parallelism: 1},
 				{id: "y", parallelism: 1}, {id: "z", parallelism: 1}],
 		edges: [{source: "p", target: "x", partition: "blocking"}, {source: "p", target: "y", partition: "blocking"},
 			{source: "q", target: "y", partition: "blocking"}, {source: "y", target: "z", partition: "pipelined"}]}' > g.json
 	run ckpt-replay -p -g g.json -a avail.json L
 	status_is 0
-	match_golden "$DATA/replay/per-partition.json"
+	match_golden "$DATA/replay/per-partition.expected"
 	# p's partition to y not reported either: p resets, and x with it
 	echo '[]' > avail.json
 	run sh -c 'ckpt-replay -a avail.json L | jq -c "[.vertices[].finished, .lost_partitions]"'
@@ -239,10 +239,10 @@ per_edge_log() {
 	echo '["a:0"]' > avail.json
 	run ckpt-replay -p -g g.json -a avail.json L
 	status_is 0
-	match_golden "$DATA/replay/hybrid-selective-listed.json"
+	match_golden "$DATA/replay/hybrid-selective-listed.expected"
 	run ckpt-replay -p -g g.json L
 	status_is 0
-	match_golden "$DATA/replay/hybrid-selective-listed.json"
+	match_golden "$DATA/replay/hybrid-selective-listed.expected"
 	# not reported, it is lost
 	echo '[]' > avail.json
 	run sh -c 'ckpt-replay -g g.json -a avail.json L | jq -c "[.vertices[].reset, .lost_partitions]"'

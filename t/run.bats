@@ -7,7 +7,7 @@ load run-helper
 @test "run: usage" {
 	run ckpt-run -h
 	status_is 0
-	match_golden "$DATA/usage/ckpt-run.txt"
+	match_golden "$DATA/usage/ckpt-run.expected"
 	run ckpt-run
 	status_is 2
 	run ckpt-run -s x p.json
