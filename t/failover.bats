@@ -149,15 +149,9 @@ F=$DATA/failover
 }
 
 @test "restart: errors in -f and -l name the option" {
-	run ckpt-plan -f mapp:1 "$F/a2-keyby.json"
-	status_is 2
-	output_is 'ckpt-plan: -f mapp:1: unknown vertex "mapp"'
-	run ckpt-plan -f map:2 "$F/a2-keyby.json"
-	status_is 2
-	output_is 'ckpt-plan: -f map:2: subtask 2 out of range (parallelism 2)'
-	run ckpt-plan -f map:0 -l source:1 "$F/a2-keyby.json"
-	status_is 2
-	output_is 'ckpt-plan: -l source:1: subtask 1 out of range (parallelism 1)'
+	bad 2 'ckpt-plan: -f mapp:1: unknown vertex "mapp"' ckpt-plan -f mapp:1 "$F/a2-keyby.json"
+	bad 2 'ckpt-plan: -f map:2: subtask 2 out of range (parallelism 2)' ckpt-plan -f map:2 "$F/a2-keyby.json"
+	bad 2 'ckpt-plan: -l source:1: subtask 1 out of range (parallelism 1)' ckpt-plan -f map:0 -l source:1 "$F/a2-keyby.json"
 	run ckpt-plan -f map "$F/a2-keyby.json"
 	status_is 2
 	[ "${lines[0]}" = 'ckpt-plan: -f map: expected VERTEX:SUBTASK (see ckpt-plan -h)' ]

@@ -44,13 +44,9 @@ load helper
 	match_golden "$DATA/usage/ckpt-inspect.expected"
 	run ckpt-inspect -a -c x
 	status_is 2
-	run ckpt-inspect nosuch.tar
-	status_is 2
-	output_is 'ckpt-inspect: nosuch.tar: cannot open: No such file or directory'
+	bad 2 'ckpt-inspect: nosuch.tar: cannot open: No such file or directory' ckpt-inspect nosuch.tar
 	echo garbage > g.bin
-	run ckpt-inspect g.bin
-	status_is 2
-	output_is 'ckpt-inspect: g.bin: not a snapshot: unrecognized archive format'
+	bad 2 'ckpt-inspect: g.bin: not a snapshot: unrecognized archive format' ckpt-inspect g.bin
 }
 
 @test "inspect: Flink handles and facts survive every form; the summary lists handles and state files" {

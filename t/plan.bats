@@ -201,9 +201,7 @@ null'
 }
 
 @test "a missing file is an error naming it; later files are not read" {
-	run ckpt-plan nonexistent.json "$P/c1-all-running.json"
-	status_is 2
-	output_is 'ckpt-plan: nonexistent.json: cannot open: No such file or directory'
+	bad 2 'ckpt-plan: nonexistent.json: cannot open: No such file or directory' ckpt-plan nonexistent.json "$P/c1-all-running.json"
 }
 
 @test "the EXAMPLES of ckpt-plan(1) and ckpt-graph(5) run" {

@@ -2,7 +2,6 @@
 # ckpt-run: the engine: data path, aligned checkpoints, finishing (FLIP-147), failover, savepoints, restore.
 
 load helper
-load run-helper
 
 @test "run: usage" {
 	run ckpt-run -h
