@@ -124,13 +124,9 @@ ckpt-inspect: m.tar:op/src/1: missing member"
 }
 
 @test "archive: an output name of unknown kind, or the input itself, is a usage error" {
-	run ckpt-merge -o x.rar doc.json
-	status_is 2
-	[ "${lines[0]}" = "ckpt-merge: x.rar: name the archive .tar, .tar.gz, .tgz or .zip, or end it with / for a directory (see ckpt-merge -h)" ]
+	bad 2 "ckpt-merge: x.rar: name the archive .tar, .tar.gz, .tgz or .zip, or end it with / for a directory (see ckpt-merge -h)" ckpt-merge -o x.rar doc.json
 	ckpt-merge -o x.tar doc.json
-	run ckpt-merge -o x.tar x.tar
-	status_is 2
-	[ "${lines[0]}" = "ckpt-merge: x.tar: the output would overwrite the input (see ckpt-merge -h)" ]
+	bad 2 "ckpt-merge: x.tar: the output would overwrite the input (see ckpt-merge -h)" ckpt-merge -o x.tar x.tar
 }
 
 @test "archive: a failed write leaves nothing behind" {

@@ -2,17 +2,26 @@
 # Flink _metadata through ckpt-inspect: every real fixture (goldens and the oracle of SOURCES.md),
 # the refused legacy formats, cut and damaged files, synthetic files for what no fixture holds, -u.
 #
-# Goldens are regenerated (after checking the change is intended) with:
-#   cd "$FIXTURES/flink-savepoints" && for d in v*; do ckpt-inspect -p $d > $DATA/flinkmeta/$d.summary.expected
-#   ckpt-inspect -a $d > $DATA/flinkmeta/$d.all.json; done
+# Goldens: t/data/flinkmeta/FIXTURE.summary.expected (ckpt-inspect -p FIXTURE) and
+# FIXTURE.all.expected (ckpt-inspect -a FIXTURE/_metadata); CKPT_REGOLD=1 rewrites them (t/README).
 
 load helper
 load flinkmeta-helper
 
-# All fixtures in one run (one document each, in order), so that the sanitizer build stays quick.
+# goldens KIND: the goldens of every fixture, one after another, as one run of ckpt-inspect over
+# all fixtures prints them (one run keeps the sanitizer build quick). With CKPT_REGOLD=1 each is
+# first rewritten from ckpt-inspect (KIND summary: -p FIXTURE; all: -a FIXTURE/_metadata).
 goldens() {
 	local d
-	for d in v*; do cat "$DATA/flinkmeta/$d.$1.expected"; done
+	for d in v*; do
+		if [ "${CKPT_REGOLD-}" = 1 ]; then
+			case $1 in
+			summary) ckpt-inspect -p "$d" ;;
+			all) ckpt-inspect -a "$d/_metadata" ;;
+			esac >"$DATA/flinkmeta/$d.$1.expected"
+		fi
+		cat "$DATA/flinkmeta/$d.$1.expected"
+	done
 }
 
 @test "flinkmeta: the summary of every fixture" {

@@ -80,14 +80,19 @@ bad() {
 	fi
 }
 
-# run_lowmem COMMAND...: run under a 512 MiB address-space limit, so that allocating what the
+# lowmem COMMAND...: COMMAND under a 512 MiB address-space limit, so that allocating what the
 # input claims (gigabytes) fails loudly; ASan reserves terabytes of shadow, so its builds run
-# unlimited (the sanitizer itself then reports huge allocations).
-run_lowmem() {
+# unlimited (the sanitizer itself then reports huge allocations). As `bad 2 LINE lowmem CMD...`.
+lowmem() {
 	case ${CKPT_BIN:-} in
-	*/san/*) run "$@" ;;
-	*) run sh -c 'ulimit -v 524288 && exec "$@"' sh "$@" ;;
+	*/san/*) "$@" ;;
+	*) sh -c 'ulimit -v 524288 && exec "$@"' sh "$@" ;;
 	esac
+}
+
+# run_lowmem COMMAND...: `run lowmem COMMAND...`.
+run_lowmem() {
+	run lowmem "$@"
 }
 
 # --- ckpt-run -----------------------------------------------------------------------------

@@ -187,17 +187,11 @@ null'
 	run ckpt-plan -V
 	status_is 0
 	[[ "$output" =~ ^ckpt-plan\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
-	run ckpt-plan -A quick "$P/c1-all-running.json"
-	status_is 2
-	[ "${lines[0]}" = 'ckpt-plan: -A quick: expected fast, reference or both (see ckpt-plan -h)' ]
+	bad 2 'ckpt-plan: -A quick: expected fast, reference or both (see ckpt-plan -h)' ckpt-plan -A quick "$P/c1-all-running.json"
 	run ckpt-plan -x
 	status_is 2
-	run ckpt-plan -g -A both "$P/c1-all-running.json"
-	status_is 2
-	[ "${lines[0]}" = 'ckpt-plan: -A applies to checkpoint plans only (see ckpt-plan -h)' ]
-	run ckpt-plan -s full "$P/c1-all-running.json"
-	status_is 2
-	[ "${lines[0]}" = 'ckpt-plan: -s needs -f or -r (see ckpt-plan -h)' ]
+	bad 2 'ckpt-plan: -A applies to checkpoint plans only (see ckpt-plan -h)' ckpt-plan -g -A both "$P/c1-all-running.json"
+	bad 2 'ckpt-plan: -s needs -f or -r (see ckpt-plan -h)' ckpt-plan -s full "$P/c1-all-running.json"
 }
 
 @test "a missing file is an error naming it; later files are not read" {
