@@ -89,7 +89,7 @@ open("cut.tar", "wb").write(open("x.tar", "rb").read()[:m.offset_data + 50])'
 	[ "${lines[0]}" = "ckpt-inspect: d:op/src/1: missing member" ]
 	[ "${lines[1]}" = "ckpt-inspect: d:op/stray: extra member (not in the manifest)" ]
 	bsdtar -cf m.tar -C d MANIFEST.json op/src/0 op/map/0 op/stray
-	run sh -c 'ckpt-inspect -c m.tar >/dev/null'
+	run sh -c 'ckpt-inspect -c m.tar 2>&1 >/dev/null'
 	status_is 1
 	output_is "ckpt-inspect: m.tar:op/stray: extra member (not in the manifest)
 ckpt-inspect: m.tar:op/src/1: missing member"
@@ -102,7 +102,7 @@ ckpt-inspect: m.tar:op/src/1: missing member"
 	bad 1 "ckpt-inspect: d:MANIFEST.json:3:15: damaged manifest: string or '}' expected near ','" sh -c 'ckpt-inspect -c d >/dev/null'
 	ckpt-merge -o e/ doc.json
 	sed 's/"xxh3": "[0-9a-f]*"/"xxh3": "xyz"/' e/MANIFEST.json > m && mv m e/MANIFEST.json
-	run sh -c 'ckpt-inspect -c e >/dev/null'
+	run sh -c 'ckpt-inspect -c e 2>&1 >/dev/null'
 	status_is 1
 	[[ "$output" == 'ckpt-inspect: e:MANIFEST.json:'*': damaged manifest: member 0: "xxh3" must be 16 lowercase hex digits' ]]
 	run ckpt-inspect e
