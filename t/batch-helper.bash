@@ -1,13 +1,8 @@
 # Helpers of t/batch.bats: batch pipelines from t/data/batch, kills, recovery plans.
 
-# pipeline JQ-FILTER: t/data/batch/batch.json changed by the filter, to p.json.
-pipeline() {
+# batch_pipeline [JQ-FILTER]: t/data/batch/batch.json changed by the filter, to p.json.
+batch_pipeline() {
 	jq "${1:-.}" "$DATA/batch/batch.json" > p.json
-}
-
-# brun ARGS...: ckpt-run with a deadline, events to NAME.out (BRUN_OUT, default run), stderr to err.txt.
-brun() {
-	run sh -c 'o=$1; shift; timeout 60 ckpt-run "$@" > "$o.out" 2> err.txt' sh "${BRUN_OUT:-run}" "$@"
 }
 
 # The sink's committed output, sorted.
@@ -44,12 +39,12 @@ started() {
 # ckpt-replay makes of them, then -R: the output equals ref.txt and the subtasks run are the plan's.
 kill_recover() {
 	rm -rf log parts out
-	BRUN_OUT=first brun -K "$1" p.json
+	EVENTS=first.out run_job -K "$1" p.json
 	[ "$status" -eq 137 ] || { echo "not killed: $status"; cat err.txt; return 1; }
 	${2:-true}
 	avail
 	ckpt-replay -a avail.json -g "${GRAPH:-$DATA/batch/graph-snap.json}" log > plan.json || return 1
-	BRUN_OUT=second brun -R log p.json
+	EVENTS=second.out run_job -R log p.json
 	status_is 0 || { cat err.txt; return 1; }
 	diff <(planned) <(started second) || { echo "after $1 events: reran differs from the plan"; return 1; }
 	diff ref.txt <(output_of) > /dev/null || { echo "after $1 events: output differs"; return 1; }

@@ -4,9 +4,11 @@
 load helper
 load batch-helper
 
+EVENTS=run.out # run_job's events (first.out, second.out for the runs of kill_recover)
+
 # The output of an uninterrupted batch run, in ref.txt.
 reference() {
-	brun p.json
+	run_job p.json
 	status_is 0
 	output_of > ref.txt
 	counts run > ref-counts.txt
@@ -16,7 +18,7 @@ reference() {
 @test "batch: region by region, partitions on disk, output of a pipelined run" {
 	jq '.vertices[2] = {"id": "sum", "operator": "filter", "parallelism": 2, "params": {"modulo": 3}}' \
 		"$DATA/batch/batch.json" > p.json
-	brun p.json
+	run_job p.json
 	status_is 0
 	[ "$(ls parts | tr '\n' ' ')" = "map.0 map.1 map.2 src.0 src.1 src.2 sum.0 sum.1 " ]
 	# a consumer starts only after every producer it reads from finished
@@ -34,8 +36,8 @@ reference() {
 }
 
 @test "batch: the job event log: initialized, finished with partitions and snapshots, cut per vertex" {
-	pipeline
-	brun p.json
+	batch_pipeline
+	run_job p.json
 	status_is 0
 	[ "$(ls log | tr '\n' ' ')" = "events.0 events.1 events.2 events.3 " ]
 	run sh -c 'ckpt-replay -e log | jq -c "select(.type == \"vertex_initialized\") | .payload"'
@@ -49,13 +51,13 @@ reference() {
 	run sh -c 'ckpt-replay log | jq -c .coordinators'
 	output_is '{"src":{"state":"finished_splits=0-2","subtask_reset":""}}'
 	# a fresh run does not write over the log of another
-	brun p.json
+	run_job p.json
 	status_is 2
 	[ "$(cat err.txt)" = "ckpt-run: log: the job event log is not empty (recover with -R, or remove it)" ]
 }
 
 @test "batch: kill -9 before, during and after each stage, then -R: the plan's subtasks run again, same output" {
-	pipeline
+	batch_pipeline
 	reference
 	# 1: the first subtask started; 5: sources partly done; 8, 14: at the end of a stage; 12, 17: in the middle of one;
 	# 19: the last subtask running; 20: every subtask finished, the job not yet
@@ -65,11 +67,11 @@ reference() {
 }
 
 @test "batch: recovery after recovery, and -R of a finished job runs nothing" {
-	pipeline
+	batch_pipeline
 	reference
 	kill_recover 6
 	rm -rf out/.inprogress*
-	BRUN_OUT=third brun -R log p.json
+	EVENTS=third.out run_job -R log p.json
 	status_is 0
 	[ -z "$(started third)" ]
 	diff ref.txt <(output_of)
@@ -80,7 +82,7 @@ reference() {
 }
 
 @test "batch: a log write torn by the kill is cut off on recovery" {
-	pipeline
+	batch_pipeline
 	reference
 	tear() {
 		local last
@@ -97,7 +99,7 @@ reference() {
 @test "batch: a partition file deleted before recovery: its producer and what depends on it run again" {
 	# and src:1, whose partition map:1 reads: all its consumers had finished, so it was OPTIONAL,
 	# a partition Flink's recovery does not keep track of (ckpt-replay's plan, as Flink's recoverPartitions)
-	pipeline
+	batch_pipeline
 	reference
 	rmpart() { rm parts/map.1; }
 	kill_recover 13 rmpart
@@ -113,13 +115,13 @@ sum:1'
 }
 
 @test "batch: a damaged partition file counts as lost" {
-	pipeline
+	batch_pipeline
 	reference
 	rm -rf log parts out
-	brun -K 13 p.json
+	run_job -K 13 p.json
 	status_is 137
 	printf 'X' | dd of=parts/map.1 bs=1 seek=100 conv=notrunc 2>/dev/null
-	BRUN_OUT=second brun -R log p.json
+	EVENTS=second.out run_job -R log p.json
 	status_is 0
 	run jq -sc 'map(select(.event == "recovered"))[0].plan.lost_partitions' second.out
 	output_is '["map:1"]'
@@ -134,7 +136,7 @@ sum:1'
 }
 
 @test "batch: a partition file whose consumers all finished is not needed again" {
-	pipeline
+	batch_pipeline
 	reference
 	rmparts() { rm parts/map.1 parts/src.0; }
 	# 18 events: every subtask but a sink finished (the last event is a sink finishing)
@@ -147,11 +149,11 @@ sum:1'
 }
 
 @test "batch: a log corrupted in the middle: recovery refuses with the place named" {
-	pipeline
-	brun -K 16 p.json
+	batch_pipeline
+	run_job -K 16 p.json
 	status_is 137
 	printf 'X' | dd of=log/events.1 bs=1 seek=20 conv=notrunc 2>/dev/null
-	brun -R log p.json
+	run_job -R log p.json
 	status_is 1
 	grep -q '^ckpt-run: log/events.1: offset 0: checksum mismatch' err.txt || { cat err.txt; false; }
 	[ "$(wc -l < err.txt)" -eq 1 ]
@@ -159,9 +161,9 @@ sum:1'
 }
 
 @test "batch: a failure in batch mode restarts its region only, logged as vertices_reset" {
-	pipeline '.failover = {"strategy": "region", "failures": [{"vertex": "map", "subtask": 2, "after_records": 100}]}'
+	batch_pipeline '.failover = {"strategy": "region", "failures": [{"vertex": "map", "subtask": 2, "after_records": 100}]}'
 	reference
-	brun p.json
+	run_job p.json
 	status_is 0
 	run jq -c 'select(.event == "restart") | .restart' run.out
 	output_is '[{"vertex":"map","subtasks":"2"},{"vertex":"sum","subtasks":"0-1"},{"vertex":"sink","subtasks":"0-1"}]'
@@ -174,7 +176,7 @@ sum:1'
 }
 
 @test "batch: a source whose coordinator cannot snapshot in batch mode: Flink's rules" {
-	pipeline '.vertices[0].params.batch_snapshot = false'
+	batch_pipeline '.vertices[0].params.batch_snapshot = false'
 	reference
 	GRAPH=$DATA/batch/graph.json
 	# unfinished: every subtask of the source runs again, finished ones too
@@ -189,28 +191,28 @@ sum:1'
 
 @test "batch: bad settings" {
 	# src -> map -> sum all pipelined, sum -> sink blocking, and map -> sink pipelined: sink waits for its own region
-	pipeline '.edges[0].partition = "pipelined" | .edges[1].partition = "pipelined"
+	batch_pipeline '.edges[0].partition = "pipelined" | .edges[1].partition = "pipelined"
 		| .edges += [{"source": "map", "target": "sink", "partitioner": "rebalance", "partition": "pipelined"}]'
-	brun p.json
+	run_job p.json
 	status_is 2
 	grep -q '^ckpt-run: p.json:[0-9]*:[0-9]*: edge 2: a blocking edge inside a pipelined region (its ends are joined by pipelined edges)$' err.txt || { cat err.txt; false; }
-	pipeline '.checkpointing = {"interval_ms": 100}'
-	brun p.json
+	batch_pipeline '.checkpointing = {"interval_ms": 100}'
+	run_job p.json
 	status_is 2
 	grep -q 'batch mode (blocking edges) runs without checkpoints' err.txt
-	pipeline '.batch.logs = "x"'
-	brun p.json
+	batch_pipeline '.batch.logs = "x"'
+	run_job p.json
 	status_is 2
 	grep -q 'unknown' err.txt
-	pipeline
-	brun -R nolog p.json
+	batch_pipeline
+	run_job -R nolog p.json
 	status_is 2
 	grep -q '^ckpt-run: nolog' err.txt
-	brun -n 1 p.json
+	run_job -n 1 p.json
 	status_is 1
 	[ "$(cat err.txt)" = "ckpt-run: batch mode takes no snapshot options (-r, -o, -s, -n, -D)" ]
 	jq '.edges[].partition = "pipelined" | del(.batch)' p.json > s.json
-	brun -L log s.json
+	run_job -L log s.json
 	status_is 2
 	[ "$(cat err.txt)" = "ckpt-run: -L, -R and -B need a pipeline in batch mode (blocking edges)" ]
 }
@@ -233,7 +235,7 @@ sum:1'
 	! grep -q job_finished first.out
 	avail
 	ckpt-replay -a avail.json -g "$DATA/batch/graph-snap.json" log > plan.json
-	BRUN_OUT=second brun -R log p.json
+	EVENTS=second.out run_job -R log p.json
 	status_is 0
 	diff <(planned) <(started second)
 	! grep -q '"src"' <(started second)
@@ -242,13 +244,13 @@ sum:1'
 
 # mixed: src -forward, pipelined-> map -hash, blocking-> sum -forward, pipelined-> sink; its job graph in g.json
 mixed() {
-	pipeline ".edges[0].partition = \"pipelined\" | .edges[2].partition = \"pipelined\" | ${1:-.}"
+	batch_pipeline ".edges[0].partition = \"pipelined\" | .edges[2].partition = \"pipelined\" | ${1:-.}"
 	jq '.edges[0].partition = "pipelined" | .edges[2].partition = "pipelined"' "$DATA/batch/graph-snap.json" > g.json
 }
 
 @test "batch: blocking and pipelined edges mixed: pipelined regions, one after another" {
 	mixed
-	brun p.json
+	run_job p.json
 	status_is 0
 	# only producers over a blocking edge write partitions
 	[ "$(ls parts | tr '\n' ' ')" = "map.0 map.1 map.2 " ]
@@ -272,7 +274,7 @@ mixed() {
 	output_of > mixed.txt
 	rm -rf log parts out
 	jq '.edges[].partition = "blocking"' p.json > b.json
-	brun b.json
+	run_job b.json
 	status_is 0
 	diff mixed.txt <(output_of)
 	# and as the pipelined run, as far as it is deterministic: as many records, the same final sum per key
@@ -289,12 +291,12 @@ mixed() {
 }
 
 @test "batch: an all-to-all pipelined edge inside a region: the records of a pipelined run" {
-	pipeline '.vertices[1] = {"id": "map", "operator": "filter", "parallelism": 2, "params": {"modulo": 3}}
+	batch_pipeline '.vertices[1] = {"id": "map", "operator": "filter", "parallelism": 2, "params": {"modulo": 3}}
 		| .edges[0] = {"source": "src", "target": "map", "partitioner": "rebalance", "partition": "pipelined"}
 		| .vertices[2] = {"id": "sum", "operator": "filter", "parallelism": 2, "params": {"modulo": 5}}
 		| .edges[2].partition = "pipelined"'
 	# (a keyed sum behind it would see its records in a different order in every run)
-	brun p.json
+	run_job p.json
 	status_is 0
 	[ "$(ls parts | tr '\n' ' ')" = "map.0 map.1 " ]
 	output_of > mixed.txt
@@ -309,7 +311,7 @@ mixed() {
 @test "batch: mixed edges: a failure restarts the failed subtask's pipelined region and what it feeds" {
 	mixed '.failover = {"strategy": "region", "failures": [{"vertex": "map", "subtask": 1, "after_records": 100}]}'
 	reference
-	brun p.json
+	run_job p.json
 	status_is 0
 	run jq -c 'select(.event == "restart") | .restart' run.out
 	output_is '[{"vertex":"src","subtasks":"1"},{"vertex":"map","subtasks":"1"},{"vertex":"sum","subtasks":"0-1"},{"vertex":"sink","subtasks":"0-1"}]'
@@ -319,7 +321,7 @@ mixed() {
 	# approximate failover restarts whole pipelined regions as well (they share their queues)
 	mixed '.failover = {"strategy": "approximate", "failures": [{"vertex": "map", "subtask": 1, "after_records": 100}]}'
 	rm -rf log parts out
-	brun p.json
+	run_job p.json
 	status_is 0
 	run jq -c 'select(.event == "restart") | .restart' run.out
 	output_is '[{"vertex":"src","subtasks":"1"},{"vertex":"map","subtasks":"1"},{"vertex":"sum","subtasks":"0-1"},{"vertex":"sink","subtasks":"0-1"}]'
@@ -334,7 +336,7 @@ mixed() {
 	done
 	# a finished source whose pipelined consumer had not finished runs again with it (its output was not kept)
 	rm -rf log parts out
-	BRUN_OUT=first brun -K 8 p.json
+	EVENTS=first.out run_job -K 8 p.json
 	avail
 	ckpt-replay -a avail.json -g g.json log > plan.json
 	run jq -c '[.vertices[] | select(.vertex == "src") | .reset]' plan.json
@@ -358,27 +360,25 @@ sum:1'
 }
 
 @test "batch: mixed edges the regions cannot run" {
-	pipeline '.edges[2].partition = "pipelined" | .edges += [{"source": "map", "target": "sink", "partitioner": "rebalance", "partition": "pipelined"}]'
-	brun p.json
+	batch_pipeline '.edges[2].partition = "pipelined" | .edges += [{"source": "map", "target": "sink", "partitioner": "rebalance", "partition": "pipelined"}]'
+	run_job p.json
 	status_is 2
 	grep -q '^ckpt-run: p.json:[0-9]*:[0-9]*: edge 1: a blocking edge inside a pipelined region (its ends are joined by pipelined edges)$' err.txt || { cat err.txt; false; }
 	# Flink's cycle of regions (SchedulingPipelinedRegionComputeUtilTest): {v1, v3, v4} and {v2} wait for each other
-	run ckpt-run "$DATA/batch/region-cycle.json"
-	status_is 2
-	output_is "ckpt-run: $DATA/batch/region-cycle.json:5:12: edge 0: pipelined regions wait for each other's blocking partitions"
-	pipeline '.edges[0].partition = "pipelined_approximate"'
-	brun p.json
+	bad 2 "ckpt-run: $DATA/batch/region-cycle.json:5:12: edge 0: pipelined regions wait for each other's blocking partitions" ckpt-run "$DATA/batch/region-cycle.json"
+	batch_pipeline '.edges[0].partition = "pipelined_approximate"'
+	run_job p.json
 	status_is 2
 	grep -q '^ckpt-run: p.json:[0-9]*:[0-9]*: edge 0: batch mode takes blocking, pipelined or pipelined_bounded edges$' err.txt || { cat err.txt; false; }
 }
 
 @test "batch: vertex ids unsafe in file names are percent-encoded in partition names" {
-	pipeline '.vertices[0].id = "a/b" | .vertices[1].id = ".." | .vertices[2].id = "s%um:1"
+	batch_pipeline '.vertices[0].id = "a/b" | .vertices[1].id = ".." | .vertices[2].id = "s%um:1"
 		| .edges[0].source = "a/b" | .edges[0].target = ".." | .edges[1].source = ".." | .edges[1].target = "s%um:1"
 		| .edges[2].source = "s%um:1"'
 	reference
 	[ "$(wc -l < ref.txt)" -eq 1800 ]
-	brun p.json
+	run_job p.json
 	status_is 0
 	[ "$(ls parts | tr '\n' ' ')" = "%2E%2E.0 %2E%2E.1 %2E%2E.2 a%2Fb.0 a%2Fb.1 a%2Fb.2 s%25um%3A1.0 s%25um%3A1.1 " ]
 	run sh -c 'ckpt-replay -e log | jq -c "select(.type == \"vertex_finished\" and .payload.subtask == 1) | .payload.partitions"'
@@ -388,29 +388,29 @@ sum:1'
 null'
 	# recovery finds them: the one deleted is the one lost
 	rm -rf log parts out
-	BRUN_OUT=first brun -K 13 p.json
+	EVENTS=first.out run_job -K 13 p.json
 	status_is 137
 	rm 'parts/%2E%2E.1'
-	BRUN_OUT=second brun -R log p.json
+	EVENTS=second.out run_job -R log p.json
 	status_is 0
 	run jq -sc 'map(select(.event == "recovered"))[0].plan.lost_partitions' second.out
 	output_is '["..:1"]'
 	diff ref.txt <(output_of)
 	# an id whose encoded name would not fit a file name
 	long=$(printf 'x%.0s' $(seq 201))
-	pipeline ".vertices[1].id = \"$long\" | .edges[0].target = \"$long\" | .edges[1].source = \"$long\""
+	batch_pipeline ".vertices[1].id = \"$long\" | .edges[0].target = \"$long\" | .edges[1].source = \"$long\""
 	rm -rf log parts out
-	brun p.json
+	run_job p.json
 	status_is 2
 	[ "$(cat err.txt)" = "ckpt-run: vertex id \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...\" is too long for a partition file name" ]
 }
 
 @test "batch: a partition vanishing while the job runs reruns its producer (and what depends on it), logged as vertices_reset" {
-	pipeline
+	batch_pipeline
 	reference
 	# sum:1's partition vanishes before sink:1 reads it: sink:1 fails, as on Flink's PartitionNotFoundException
-	pipeline '.failover = {"failures": [{"vertex": "sum", "subtask": 1, "lose_partition": true}]}'
-	brun p.json
+	batch_pipeline '.failover = {"failures": [{"vertex": "sum", "subtask": 1, "lose_partition": true}]}'
+	run_job p.json
 	status_is 0
 	run jq -c 'select(.event == "failure" or .event == "restart") | del(.event)' run.out
 	output_is '{"task":{"vertex":"sink","subtask":1},"reason":"partition sum:1 not found"}
@@ -423,9 +423,9 @@ null'
 	diff ref.txt <(output_of)
 	diff ref-counts.txt <(counts run | sed 's/,1]$/,0]/')
 	# map:1's, read by both sum subtasks: whichever reads it first fails; the restart set is the same
-	pipeline '.failover = {"failures": [{"vertex": "map", "subtask": 1, "lose_partition": true}]}'
+	batch_pipeline '.failover = {"failures": [{"vertex": "map", "subtask": 1, "lose_partition": true}]}'
 	rm -rf log parts out
-	brun p.json
+	run_job p.json
 	status_is 0
 	run jq -c 'select(.event == "failure") | .reason' run.out
 	output_is '"partition map:1 not found"'
@@ -433,21 +433,21 @@ null'
 	output_is '[{"vertex":"map","subtasks":"1"},{"vertex":"sum","subtasks":"0-1"},{"vertex":"sink","subtasks":"0-1"}]'
 	diff ref.txt <(output_of)
 	# it counts as a restart
-	pipeline '.failover = {"restart_limit": 0, "failures": [{"vertex": "sum", "subtask": 1, "lose_partition": true}]}'
+	batch_pipeline '.failover = {"restart_limit": 0, "failures": [{"vertex": "sum", "subtask": 1, "lose_partition": true}]}'
 	rm -rf log parts out
-	brun p.json
+	run_job p.json
 	status_is 1
 	[ "$(cat err.txt)" = "ckpt-run: the job failed: restart limit 0 reached (partition sum:1 not found)" ]
 	# only for a vertex that writes a blocking partition
-	pipeline '.failover = {"failures": [{"vertex": "sink", "lose_partition": true}]}'
-	brun p.json
+	batch_pipeline '.failover = {"failures": [{"vertex": "sink", "lose_partition": true}]}'
+	run_job p.json
 	status_is 2
 	grep -q '^ckpt-run: p.json:[0-9]*:[0-9]*: failure 0: vertex "sink" writes no blocking partition (lose_partition is for batch mode)$' err.txt || { cat err.txt; false; }
 }
 
 # auto: sum and sink of parallelism "auto" (sink at most 4), 10000 input bytes per subtask
 auto() {
-	pipeline '.vertices[2].parallelism = "auto" | .vertices[3].parallelism = "auto" | .vertices[3].max_parallelism = 4
+	batch_pipeline '.vertices[2].parallelism = "auto" | .vertices[3].parallelism = "auto" | .vertices[3].max_parallelism = 4
 		| .edges[2].partitioner = "rebalance" | .batch.auto_parallelism = {"bytes_per_task": 10000}'
 }
 
@@ -457,10 +457,10 @@ initialized() {
 }
 
 @test "batch: parallelism \"auto\" decided from the bytes the producers wrote, recorded in vertex_initialized" {
-	pipeline '.edges[2].partitioner = "rebalance"'
+	batch_pipeline '.edges[2].partitioner = "rebalance"'
 	reference
 	auto
-	brun p.json
+	run_job p.json
 	status_is 0
 	# 1800 records of 24 bytes into sum and into sink: 43200 bytes, 5 subtasks of 10000; sink bounded by 4
 	run initialized
@@ -480,7 +480,7 @@ sink=4'
 		auto
 		jq ".batch.auto_parallelism = $cfg" p.json > q.json
 		rm -rf log parts out
-		brun q.json
+		run_job q.json
 		status_is 0
 		[ "$(initialized | tail -2 | tr '\n' ' ')" = "sum=$psum sink=$psink " ] || { initialized; false; }
 		diff ref.txt <(output_of)
@@ -491,16 +491,16 @@ sink=4'
 	auto
 	reference
 	# killed after the first sum subtask finished: sum was initialized with 5, sink not yet
-	BRUN_OUT=first brun -K 18 p.json
+	EVENTS=first.out run_job -K 18 p.json
 	status_is 137
 	# a pipeline whose sum cannot have the 5 subtasks the log recorded is another job
 	jq '.vertices[2].max_parallelism = 4' p.json > q.json
-	BRUN_OUT=wrong brun -R log q.json
+	EVENTS=wrong.out run_job -R log q.json
 	status_is 2
 	[ "$(cat err.txt)" = 'ckpt-run: log: the log does not belong to this pipeline (vertex "sum")' ]
 	# with 20000 bytes per subtask now, sum would be 3
 	jq '.batch.auto_parallelism.bytes_per_task = 20000' p.json > q.json
-	BRUN_OUT=second brun -R log q.json
+	EVENTS=second.out run_job -R log q.json
 	status_is 0
 	run jq -sc 'map(select(.event == "recovered"))[0].plan.vertices | map([.vertex, .parallelism])' second.out
 	output_is '[["src",3],["map",3],["sum",5]]'
@@ -517,29 +517,29 @@ sink=3'
 }
 
 @test "batch: parallelism \"auto\" where it cannot be" {
-	pipeline '.vertices[2].parallelism = "auto"'
-	brun p.json
+	batch_pipeline '.vertices[2].parallelism = "auto"'
+	run_job p.json
 	status_is 2
 	grep -q '^ckpt-run: p.json:[0-9]*:[0-9]*: edge 2: a vertex of parallelism "auto" ("sum") takes blocking edges with the hash, rebalance or broadcast partitioner only$' err.txt || { cat err.txt; false; }
-	pipeline '.vertices[0].parallelism = "auto" | .edges[0].partitioner = "rebalance"'
-	brun p.json
+	batch_pipeline '.vertices[0].parallelism = "auto" | .edges[0].partitioner = "rebalance"'
+	run_job p.json
 	status_is 2
 	grep -q '^ckpt-run: p.json:[0-9]*:[0-9]*: vertex "src": a source.s parallelism cannot be "auto" (it is decided from the input)$' err.txt || { cat err.txt; false; }
 	auto
 	jq '.batch.auto_parallelism = {"min_parallelism": 9, "max_parallelism": 8}' p.json > q.json
-	brun q.json
+	run_job q.json
 	status_is 2
 	grep -q '^ckpt-run: q.json:[0-9]*:[0-9]*: batch: auto_parallelism: min_parallelism 9 is above max_parallelism 8$' err.txt || { cat err.txt; false; }
 	jq '.batch.auto_parallelism = {"bytes_per_task": 0}' p.json > q.json
-	brun q.json
+	run_job q.json
 	status_is 2
 	jq '.vertices[2].parallelism = "many"' p.json > q.json
-	brun q.json
+	run_job q.json
 	status_is 2
 	grep -q '^ckpt-run: q.json:[0-9]*:[0-9]*: vertex "sum"' err.txt || { cat err.txt; false; }
 	# a pipelined run has no parallelism to decide
 	jq '.edges[].partition = "pipelined" | del(.batch)' p.json > q.json
-	brun q.json
+	run_job q.json
 	status_is 2
 	grep -q 'edge 1: a vertex of parallelism "auto" ("sum") takes blocking edges' err.txt || { cat err.txt; false; }
 }
@@ -548,11 +548,11 @@ sink=3'
 	mixed '.vertices[0].params.batch_snapshot = false'
 	reference
 	# killed when src and map, one region per subtask, all finished; sum not started
-	BRUN_OUT=first brun -K 12 p.json
+	EVENTS=first.out run_job -K 12 p.json
 	status_is 137
 	# then map:1's partition vanishes: map:1 and its region src:1 run again, so all of src (unrecovered), so all of map
 	jq '.failover = {"failures": [{"vertex": "map", "subtask": 1, "lose_partition": true}]}' p.json > q.json
-	BRUN_OUT=second brun -R log q.json
+	EVENTS=second.out run_job -R log q.json
 	status_is 0
 	run jq -sc 'map(select(.event == "recovered"))[0].plan.vertices | map(.finished)' second.out
 	output_is '["0-2","0-2"]'
@@ -563,12 +563,12 @@ sink=3'
 
 @test "batch: parallelism \"auto\" behind a broadcast edge: its bytes counted once, the records of a fixed parallelism" {
 	jq '.vertices[2].parallelism = 6 | del(.batch)' "$DATA/batch/broadcast-auto.json" > fixed.json
-	brun fixed.json
+	run_job fixed.json
 	status_is 0
 	output_of > ref.txt
 	rm -rf out job-events partitions
 	# (20 rules + 1000 records) x 24 bytes over 5000 a subtask: 5
-	brun "$DATA/batch/broadcast-auto.json"
+	run_job "$DATA/batch/broadcast-auto.json"
 	status_is 0
 	run sh -c 'ckpt-replay -e job-events | jq -r "select(.type == \"vertex_initialized\") | .payload | \"\(.vertex)=\(.parallelism)\""'
 	output_is 'rules=1

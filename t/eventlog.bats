@@ -66,33 +66,19 @@ null
 @test "eventlog: -w creates the log directory, not its parents" {
 	init a 1 | ckpt-replay -w L
 	[ -f L/events.0 ]
-	run ckpt-replay -w no/such/L < /dev/null
-	status_is 2
-	output_is 'ckpt-replay: no/such/L: cannot create directory: No such file or directory'
+	bad 2 'ckpt-replay: no/such/L: cannot create directory: No such file or directory' ckpt-replay -w no/such/L < /dev/null
 }
 
 @test "eventlog: -w with a bad line writes nothing and names the line and column" {
 	init a 1 | ckpt-replay -w L
 	printf '%s\n' "$(init a 2)" '{"type":"vertex_finshed","payload":{}}' > bad.ndjson
-	run ckpt-replay -w L < bad.ndjson
-	status_is 2
-	output_is 'ckpt-replay: <stdin>:2:9: unknown event type "vertex_finshed"'
+	bad 2 'ckpt-replay: <stdin>:2:9: unknown event type "vertex_finshed"' ckpt-replay -w L < bad.ndjson
 	[ "$(ls L)" = events.0 ]
-	run sh -c 'echo "{\"type\":1,\"payload\":{\"vertex\":\"a\",\"subtask\":-1,\"attempt\":0}}" | ckpt-replay -w L'
-	status_is 2
-	output_is 'ckpt-replay: <stdin>:1:45: vertex_finished: "subtask" must be an integer from 0 to 16777215'
-	run sh -c 'echo "{\"type\":1,\"payload\":{\"vertex\":\"a\",\"subtask\":0" | ckpt-replay -w L'
-	status_is 2
-	output_is "ckpt-replay: <stdin>:1:47: not JSON: ',' or '}' expected near end of text"
-	run sh -c 'echo "{\"type\":2,\"payload\":{\"subtasks\":[{\"vertex\":\"a\"}]}}" | ckpt-replay -w L'
-	status_is 2
-	output_is 'ckpt-replay: <stdin>:1:34: vertices_reset: each subtask needs "vertex" and "subtask"'
-	run sh -c 'echo "{\"type\":3,\"payload\":{\"vertex\":\"a\",\"parallelism\":1,\"x\":2}}" | ckpt-replay -w L'
-	status_is 2
-	output_is 'ckpt-replay: <stdin>:1:51: vertex_initialized: unknown key "x"'
-	run sh -c 'echo "{\"type\":3}" | ckpt-replay -w L'
-	status_is 2
-	output_is 'ckpt-replay: <stdin>:1:1: event: missing "payload"'
+	bad 2 'ckpt-replay: <stdin>:1:45: vertex_finished: "subtask" must be an integer from 0 to 16777215' sh -c 'echo "{\"type\":1,\"payload\":{\"vertex\":\"a\",\"subtask\":-1,\"attempt\":0}}" | ckpt-replay -w L'
+	bad 2 "ckpt-replay: <stdin>:1:47: not JSON: ',' or '}' expected near end of text" sh -c 'echo "{\"type\":1,\"payload\":{\"vertex\":\"a\",\"subtask\":0" | ckpt-replay -w L'
+	bad 2 'ckpt-replay: <stdin>:1:34: vertices_reset: each subtask needs "vertex" and "subtask"' sh -c 'echo "{\"type\":2,\"payload\":{\"subtasks\":[{\"vertex\":\"a\"}]}}" | ckpt-replay -w L'
+	bad 2 'ckpt-replay: <stdin>:1:51: vertex_initialized: unknown key "x"' sh -c 'echo "{\"type\":3,\"payload\":{\"vertex\":\"a\",\"parallelism\":1,\"x\":2}}" | ckpt-replay -w L'
+	bad 2 'ckpt-replay: <stdin>:1:1: event: missing "payload"' sh -c 'echo "{\"type\":3}" | ckpt-replay -w L'
 	[ "$(ls -A L)" = events.0 ]
 }
 
@@ -148,9 +134,7 @@ ckpt-replay: L/events.0: offset 156: torn record of 4 bytes ignored'
 @test "eventlog: -R refuses an existing OUT, and writes nothing from a corrupt log" {
 	events5 | ckpt-replay -w L
 	mkdir OUT
-	run ckpt-replay -R OUT L
-	status_is 2
-	output_is 'ckpt-replay: OUT: already exists'
+	bad 2 'ckpt-replay: OUT: already exists' ckpt-replay -R OUT L
 	rmdir OUT
 	flip L/events.0 60
 	run ckpt-replay -R OUT L
@@ -162,25 +146,19 @@ ckpt-replay: L/events.0: offset 156: torn record of 4 bytes ignored'
 @test "eventlog: -w refuses to write after a torn tail (cut it with -R) or into a gap" {
 	events5 | ckpt-replay -w L
 	printf '\000\000' >> L/events.0
-	run ckpt-replay -w L < /dev/null
-	status_is 1
-	output_is 'ckpt-replay: L/events.0: offset 406: the log ends in a torn record (2 bytes); cut it off first (ckpt-replay -R)'
+	bad 1 'ckpt-replay: L/events.0: offset 406: the log ends in a torn record (2 bytes); cut it off first (ckpt-replay -R)' ckpt-replay -w L < /dev/null
 	mkdir G
 	init a 1 | ckpt-replay -w G
 	init a 1 | ckpt-replay -w G
 	mv G/events.1 G/events.2
-	run ckpt-replay -w G < /dev/null
-	status_is 1
-	output_is 'ckpt-replay: G: events.1 is missing but 1 later segment exist; refusing to write into the gap'
+	bad 1 'ckpt-replay: G: events.1 is missing but 1 later segment exist; refusing to write into the gap' ckpt-replay -w G < /dev/null
 }
 
 @test "eventlog: a flipped bit in the middle is corruption: exit 1, segment and offset named" {
 	events5 | ckpt-replay -w L
 	{ init b 2; fin b 1; } | ckpt-replay -w L
 	flip L/events.0 120
-	run ckpt-replay L
-	status_is 1
-	output_is 'ckpt-replay: L/events.0: offset 46: checksum mismatch (record says 0ea5c7d74922d6a2, payload has afce0d4c9d0de127)'
+	bad 1 'ckpt-replay: L/events.0: offset 46: checksum mismatch (record says 0ea5c7d74922d6a2, payload has afce0d4c9d0de127)' ckpt-replay L
 	run ckpt-replay -e L
 	status_is 1
 	[ "${#lines[@]}" -eq 2 ]
@@ -191,14 +169,10 @@ ckpt-replay: L/events.0: offset 156: torn record of 4 bytes ignored'
 	events5 | ckpt-replay -w L
 	{ init b 2; fin b 1; } | ckpt-replay -w L
 	flip L/events.0 48
-	run ckpt-replay L
-	status_is 1
-	output_is 'ckpt-replay: L/events.0: offset 46: record runs past the end of the segment (360 bytes left in a segment that is not the last)'
+	bad 1 'ckpt-replay: L/events.0: offset 46: record runs past the end of the segment (360 bytes left in a segment that is not the last)' ckpt-replay L
 	flip L/events.0 48
 	flip L/events.0 53
-	run ckpt-replay L
-	status_is 1
-	output_is 'ckpt-replay: L/events.0: offset 46: unknown record type 0'
+	bad 1 'ckpt-replay: L/events.0: offset 46: unknown record type 0' ckpt-replay L
 }
 
 @test "eventlog: a record claiming 4 GB: corruption in the middle, a torn write at the end, never allocated" {
@@ -211,9 +185,7 @@ ckpt-replay: L/events.0: offset 156: torn record of 4 bytes ignored'
 	mkdir M
 	cp L/events.0 M/events.0
 	cp W/events.0 M/events.1
-	run ckpt-replay M
-	status_is 1
-	output_is 'ckpt-replay: M/events.0: offset 46: record runs past the end of the segment (18 bytes left in a segment that is not the last)'
+	bad 1 'ckpt-replay: M/events.0: offset 46: record runs past the end of the segment (18 bytes left in a segment that is not the last)' ckpt-replay M
 }
 
 @test "eventlog: a truncated record in a segment that is not the last is corruption (Flink would skip it)" {
@@ -223,9 +195,7 @@ ckpt-replay: L/events.0: offset 156: torn record of 4 bytes ignored'
 	cat bogus >> L/events.0
 	init z 1 | ckpt-replay -w Z
 	cp Z/events.0 L/events.1
-	run ckpt-replay L
-	status_is 1
-	output_is 'ckpt-replay: L/events.0: offset 406: record runs past the end of the segment (422 bytes left in a segment that is not the last)'
+	bad 1 'ckpt-replay: L/events.0: offset 406: record runs past the end of the segment (422 bytes left in a segment that is not the last)' ckpt-replay L
 }
 
 @test "eventlog: a gap in segment numbers ends the log; the later segments are ignored with a warning" {
@@ -246,12 +216,8 @@ ckpt-replay: L: events.1 is missing: 2 later segments ignored'
 	run ckpt-replay -e L
 	status_is 0
 	output_is ''
-	run ckpt-replay nope
-	status_is 2
-	output_is 'ckpt-replay: nope: cannot open: No such file or directory'
-	run ckpt-replay -e nope
-	status_is 2
-	output_is 'ckpt-replay: nope: cannot open: No such file or directory'
+	bad 2 'ckpt-replay: nope: cannot open: No such file or directory' ckpt-replay nope
+	bad 2 'ckpt-replay: nope: cannot open: No such file or directory' ckpt-replay -e nope
 }
 
 @test "eventlog: an unknown record type is corruption" {
@@ -266,26 +232,18 @@ ckpt-replay: L/events.0: offset 46: unknown record type 99999'
 @test "eventlog: a payload that is not JSON, not an object, not UTF-8 is corruption" {
 	mkdir L M N
 	{ rec 3 '{"vertex":"a","parallelism":2}' cb02b17315b2b49d; rec 1 '{"vertex":"a",' 0fa7023198c3e9a0; } > L/events.0
-	run ckpt-replay L
-	status_is 1
-	output_is 'ckpt-replay: L/events.0: offset 46: payload byte 14: not JSON: string expected near end of text'
+	bad 1 'ckpt-replay: L/events.0: offset 46: payload byte 14: not JSON: string expected near end of text' ckpt-replay L
 	rec 1 '[1]' 7e22e688c546b965 > M/events.0
-	run ckpt-replay M
-	status_is 1
-	output_is 'ckpt-replay: M/events.0: offset 0: payload byte 0: the payload must be a JSON object'
+	bad 1 'ckpt-replay: M/events.0: offset 0: payload byte 0: the payload must be a JSON object' ckpt-replay M
 	printf '{"vertex":"a\377","subtask":0,"attempt":0}' > p
 	{ perl -e 'print pack("NNH16", $ARGV[0], 1, "5317851c771bd1fb")' "$(size p)"; cat p; } > N/events.0
-	run ckpt-replay N
-	status_is 1
-	output_is 'ckpt-replay: N/events.0: offset 0: payload byte 12: not JSON: invalid UTF-8 in string'
+	bad 1 'ckpt-replay: N/events.0: offset 0: payload byte 12: not JSON: invalid UTF-8 in string' ckpt-replay N
 }
 
 @test "eventlog: a failed write is reported, stops the writer and leaves no segment" {
 	init a 1 | ckpt-replay -w L
 	awk 'BEGIN { for (i = 0; i < 40000; i++) print "{\"type\":3,\"payload\":{\"vertex\":\"v" i "\",\"parallelism\":1}}" }' > big.ndjson
-	run bash -c 'trap "" XFSZ; ulimit -f 200; ckpt-replay -w L < big.ndjson'
-	status_is 2
-	output_is 'ckpt-replay: L/events.1: write error: File too large'
+	bad 2 'ckpt-replay: L/events.1: write error: File too large' bash -c 'trap "" XFSZ; ulimit -f 200; ckpt-replay -w L < big.ndjson'
 	[ "$(ls -A L)" = events.0 ]
 	run ckpt-replay -e L
 	output_is '{"type":"vertex_initialized","payload":{"vertex":"a","parallelism":1}}'

@@ -2,17 +2,26 @@
 # Flink _metadata through ckpt-inspect: every real fixture (goldens and the oracle of SOURCES.md),
 # the refused legacy formats, cut and damaged files, synthetic files for what no fixture holds, -u.
 #
-# Goldens are regenerated (after checking the change is intended) with:
-#   cd "$FIXTURES/flink-savepoints" && for d in v*; do ckpt-inspect -p $d > $DATA/flinkmeta/$d.summary.json
-#   ckpt-inspect -a $d > $DATA/flinkmeta/$d.all.json; done
+# Goldens: t/data/flinkmeta/FIXTURE.summary.expected (ckpt-inspect -p FIXTURE) and
+# FIXTURE.all.expected (ckpt-inspect -a FIXTURE/_metadata); CKPT_REGOLD=1 rewrites them (t/README).
 
 load helper
 load flinkmeta-helper
 
-# All fixtures in one run (one document each, in order), so that the sanitizer build stays quick.
+# goldens KIND: the goldens of every fixture, one after another, as one run of ckpt-inspect over
+# all fixtures prints them (one run keeps the sanitizer build quick). With CKPT_REGOLD=1 each is
+# first rewritten from ckpt-inspect (KIND summary: -p FIXTURE; all: -a FIXTURE/_metadata).
 goldens() {
 	local d
-	for d in v*; do cat "$DATA/flinkmeta/$d.$1.json"; done
+	for d in v*; do
+		if [ "${CKPT_REGOLD-}" = 1 ]; then
+			case $1 in
+			summary) ckpt-inspect -p "$d" ;;
+			all) ckpt-inspect -a "$d/_metadata" ;;
+			esac >"$DATA/flinkmeta/$d.$1.expected"
+		fi
+		cat "$DATA/flinkmeta/$d.$1.expected"
+	done
 }
 
 @test "flinkmeta: the summary of every fixture" {
@@ -114,12 +123,8 @@ null'
 @test "flinkmeta: version 1 and legacy Checkpointed state are refused with Flink's words" {
 	needs_fixtures
 	cd "$SP"
-	run ckpt-inspect unsupported-v1-flink1.2-complexkeyed-savepoint
-	status_is 2
-	output_is 'ckpt-inspect: unsupported-v1-flink1.2-complexkeyed-savepoint/_metadata: offset 4: this savepoint / checkpoint version (Flink 1.1 / 1.2) is no longer supported'
-	run ckpt-inspect -a unsupported-v2-flink1.3-legacy-checkpointed-savepoint/_metadata
-	status_is 2
-	output_is "ckpt-inspect: unsupported-v2-flink1.3-legacy-checkpointed-savepoint/_metadata: offset 204: legacy state (from Flink <= 1.1, created through the 'Checkpointed' interface) is no longer supported"
+	bad 2 'ckpt-inspect: unsupported-v1-flink1.2-complexkeyed-savepoint/_metadata: offset 4: this savepoint / checkpoint version (Flink 1.1 / 1.2) is no longer supported' ckpt-inspect unsupported-v1-flink1.2-complexkeyed-savepoint
+	bad 2 "ckpt-inspect: unsupported-v2-flink1.3-legacy-checkpointed-savepoint/_metadata: offset 204: legacy state (from Flink <= 1.1, created through the 'Checkpointed' interface) is no longer supported" ckpt-inspect -a unsupported-v2-flink1.3-legacy-checkpointed-savepoint/_metadata
 }
 
 # Each "$ " line of the EXAMPLES of ckpt-flink(5), run in the fixtures' directory, prints (stdout
@@ -154,7 +159,7 @@ null'
 	run sh -c 'ckpt-inspect "$1" | jq -c "del(.file)"' sh "$d"
 	status_is 0
 	want=$output
-	[ "$(jq -c 'del(.file)' "$DATA/flinkmeta/$d.summary.json")" = "$want" ]
+	[ "$(jq -c 'del(.file)' "$DATA/flinkmeta/$d.summary.expected")" = "$want" ]
 	run sh -c 'ckpt-inspect "$1/_metadata" | jq -c "del(.file)"' sh "$d"
 	output_is "$want"
 	run sh -c 'ckpt-inspect < "$1/_metadata" | jq -c "del(.file)"' sh "$d"
@@ -182,9 +187,7 @@ null'
 		"$SP/v3-flink1.15dev-unified-sink-v1-savepoint"
 	output_is 709a96cf35a587d849796342cfd36979
 	cd "$SP"
-	run sh -c 'ckpt-inspect -u nosuch v4-flink1.16-typeserializer-rocksdb-checkpoint 2>&1 >/dev/null'
-	status_is 1
-	output_is 'ckpt-inspect: v4-flink1.16-typeserializer-rocksdb-checkpoint: uid "nosuch" (operator id 245a7c5152266a38200c1fd720d17cac) names no operator'
+	bad 1 'ckpt-inspect: v4-flink1.16-typeserializer-rocksdb-checkpoint: uid "nosuch" (operator id 245a7c5152266a38200c1fd720d17cac) names no operator' sh -c 'ckpt-inspect -u nosuch v4-flink1.16-typeserializer-rocksdb-checkpoint >/dev/null'
 }
 
 # Every stored uid of the v5/v6 fixtures hashes to the stored id (the decoder warns otherwise).
@@ -258,17 +261,12 @@ gen() {
 	needs_fixtures
 	f=$SP/v3-flink1.12-complexkeyed-savepoint/_metadata
 	{ cat "$f"; printf x; } >t
-	run ckpt-inspect t
-	status_is 2
-	output_is 'ckpt-inspect: t: offset 18009: 1 unexpected bytes after the last operator'
+	bad 2 'ckpt-inspect: t: offset 18009: 1 unexpected bytes after the last operator' ckpt-inspect t
 	f=$SP/v4-flink1.16-typeserializer-rocksdb-checkpoint/_metadata
 	{ cat "$f"; printf x; } >t
-	run ckpt-inspect t
-	output_is 'ckpt-inspect: t: offset 1281: 1 unexpected bytes after the checkpoint properties'
+	bad 2 'ckpt-inspect: t: offset 1281: 1 unexpected bytes after the checkpoint properties' ckpt-inspect t
 	B=; b_i32 0x4960672d; b_i32 8; b_write v8
-	run ckpt-inspect v8
-	status_is 2
-	output_is 'ckpt-inspect: v8: offset 4: unrecognized checkpoint version number: 8'
+	bad 2 'ckpt-inspect: v8: offset 4: unrecognized checkpoint version number: 8' ckpt-inspect v8
 }
 
 # A header of format $1 (default 3): checkpoint id 9, no master states, one operator (named "Name"
@@ -281,12 +279,9 @@ v3_head() {
 
 @test "flinkmeta: a count larger than the file fails fast with a clear message" {
 	B=; b_i32 0x4960672d; b_i32 3; b_i64 1; b_i32 0; b_i32 0x7fffffff; b_write big
-	run ckpt-inspect big
-	status_is 2
-	output_is 'ckpt-inspect: big: offset 20: operator count 2147483647 is more than the remaining 0 bytes can hold'
+	bad 2 'ckpt-inspect: big: offset 20: operator count 2147483647 is more than the remaining 0 bytes can hold' ckpt-inspect big
 	v3_head; b_u8 0; b_i32 1; b_i32 0; b_i32 1; b_u8 4; b_i32 0x7fffffff; b_write big
-	run ckpt-inspect big
-	output_is 'ckpt-inspect: big: offset 62: operator state count 2147483647 is more than the remaining 0 bytes can hold'
+	bad 2 'ckpt-inspect: big: offset 62: operator state count 2147483647 is more than the remaining 0 bytes can hold' ckpt-inspect big
 }
 
 @test "flinkmeta: synthetic v3: finished subtasks, fully finished operators, file handles, input channels" {
@@ -316,9 +311,7 @@ v3_head() {
 	run sh -c 'ckpt-inspect -a ff | jq -c ".operators[0] | [.fully_finished, .subtasks]"'
 	output_is '[true,[]]'
 	v3_head; b_u8 1; b_utf c; b_i32 1; b_u8 0; b_i32 -1; b_write ffc
-	run ckpt-inspect ffc
-	status_is 2
-	output_is 'ckpt-inspect: ffc: offset 57: fully finished operator 0102030405060708090a0b0c0d0e0f10 has coordinator state'
+	bad 2 'ckpt-inspect: ffc: offset 57: fully finished operator 0102030405060708090a0b0c0d0e0f10 has coordinator state' ckpt-inspect ffc
 }
 
 @test "flinkmeta: synthetic v6 merged channels and v7 reference checkpoint ids" {
@@ -352,20 +345,14 @@ null'
 	b_u8 0; b_i32 1; b_i32 0; b_i32 0; b_i32 0
 	for ((i = 0; i < 40; i++)); do b_u8 14; b_i32 0; b_i32 1; b_i64 0; b_i32 1; done
 	b_write deep
-	run ckpt-inspect deep
-	status_is 2
-	output_is 'ckpt-inspect: deep: offset 401: keyed state handles nested more than 16 deep'
+	bad 2 'ckpt-inspect: deep: offset 401: keyed state handles nested more than 16 deep' ckpt-inspect deep
 	# class C { C f; }, 40 deep; then one whose field refers to the object itself (handle 0x7e0002)
 	java() { B=; b_i32 0x4960672d; b_i32 4; b_i64 9; b_i32 0; b_i32 0; b_u8 0xac; b_u8 0xed; b_i16 5; }
 	obj() { b_u8 0x73; b_u8 0x72; b_utf C; b_i64 1; b_u8 2; b_i16 1; b_u8 76; b_utf f; b_u8 0x74; b_utf 'LC;'; b_u8 0x78; b_u8 0x70; }
 	java; for ((i = 0; i < 40; i++)); do obj; done; b_write jdeep
-	run ckpt-inspect jdeep
-	status_is 2
-	output_is 'ckpt-inspect: jdeep: offset 440: Java objects nested more than 16 deep'
+	bad 2 'ckpt-inspect: jdeep: offset 440: Java objects nested more than 16 deep' ckpt-inspect jdeep
 	java; obj; b_u8 0x71; b_i32 0x7e0002; b_write jcycle
-	run ckpt-inspect jcycle
-	status_is 2
-	output_is 'ckpt-inspect: jcycle: offset 56: Java object refers to itself'
+	bad 2 'ckpt-inspect: jcycle: offset 56: Java object refers to itself' ckpt-inspect jcycle
 }
 
 @test "flinkmeta: checkpoint properties whose field \"class\" hides the object's class are refused (was a crash)" {
@@ -376,7 +363,5 @@ null'
 	run sh -c 'ckpt-inspect classfield 2>/dev/null'
 	status_is 2
 	[ "$output" = "" ]
-	run ckpt-inspect classfield
-	status_is 2
-	output_is 'ckpt-inspect: classfield: offset 24: checkpoint properties of unexpected class (hidden by a field "class")'
+	bad 2 'ckpt-inspect: classfield: offset 24: checkpoint properties of unexpected class (hidden by a field "class")' ckpt-inspect classfield
 }

@@ -1,4 +1,6 @@
-# Shared by every test file: the built programs first on PATH, a fresh directory per test.
+# Shared by every test file (t/README says what goes where): the built programs first on PATH, a
+# fresh directory per test, and the one copy of each helper the files share.
+bats_require_minimum_version 1.5.0 # run --separate-stderr
 T=$(cd "$BATS_TEST_DIRNAME" && pwd)
 ROOT=$(cd "$T/.." && pwd)
 DATA=$T/data
@@ -29,28 +31,110 @@ setup() {
 	cd "$BATS_TEST_TMPDIR" || return 1
 }
 
-# Compare output with a golden file, showing the difference on failure.
+# --- assertions on the last `run` -----------------------------------------------------------
+
+# match_golden FILE: the output equals FILE (diff shown on failure). With CKPT_REGOLD=1 the output
+# is written to FILE instead, and the test passes: review the change with git diff.
 match_golden() {
+	if [ "${CKPT_REGOLD-}" = 1 ]; then
+		printf '%s\n' "$output" >"$1"
+		return
+	fi
 	if [ "$output" != "$(cat "$1")" ]; then
 		diff -u "$1" <(printf '%s\n' "$output") || true
 		return 1
 	fi
 }
 
-# Assert the exit status.
+# status_is STATUS: the exit status.
 status_is() {
 	if [ "$status" -ne "$1" ]; then
 		echo "expected status $1, got $status; output:"
 		printf '%s\n' "$output"
+		[ -z "${stderr-}" ] || printf 'stderr:\n%s\n' "$stderr"
 		return 1
 	fi
 }
 
-# Assert the whole output equals the expected text.
+# output_is TEXT: the whole output equals TEXT.
 output_is() {
 	if [ "$output" != "$1" ]; then
 		echo "expected: $1"
 		echo "got:      $output"
 		return 1
 	fi
+}
+
+# bad STATUS LINE COMMAND...: run COMMAND; it exits STATUS, prints exactly LINE on stderr and
+# nothing on stdout (the error contract of CONTRACT.md). $output is then stdout, $stderr stderr.
+bad() {
+	local want_status=$1 want=$2
+	shift 2
+	run --separate-stderr "$@"
+	rm -f "$BATS_TEST_TMPDIR"/separate-stderr-* # bats leaves its capture in the test's directory
+	if [ "$status" -ne "$want_status" ] || [ "$stderr" != "$want" ] || [ -n "$output" ]; then
+		echo "expected: status $want_status, stderr: $want, nothing on stdout"
+		echo "got:      status $status, stderr: $stderr"
+		[ -z "$output" ] || printf 'stdout:   %s\n' "$output"
+		return 1
+	fi
+}
+
+# lowmem COMMAND...: COMMAND under a 512 MiB address-space limit, so that allocating what the
+# input claims (gigabytes) fails loudly; ASan reserves terabytes of shadow, so its builds run
+# unlimited (the sanitizer itself then reports huge allocations). As `bad 2 LINE lowmem CMD...`.
+lowmem() {
+	case ${CKPT_BIN:-} in
+	*/san/*) "$@" ;;
+	*) sh -c 'ulimit -v 524288 && exec "$@"' sh "$@" ;;
+	esac
+}
+
+# run_lowmem COMMAND...: `run lowmem COMMAND...`.
+run_lowmem() {
+	run lowmem "$@"
+}
+
+# --- ckpt-run -----------------------------------------------------------------------------
+
+# pipeline BASE [JQ-FILTER]: t/data/run/BASE.json changed by the filter, to p.json.
+pipeline() {
+	jq "${2:-.}" "$DATA/run/$1.json" > p.json
+}
+
+# run_job ARGS...: `run` ckpt-run with a deadline of DEADLINE seconds (read from the environment:
+# export it or prefix the call; default 60), its events to $EVENTS (default events.ndjson), its
+# diagnostics to err.txt. The deadline's SIGTERM asks for a savepoint; a job that ignores it is
+# killed 5 seconds later.
+run_job() {
+	run sh -c 'o=$1; shift; timeout -k 5 "${DEADLINE:-60}" ckpt-run "$@" > "$o" 2> err.txt' sh "${EVENTS:-events.ndjson}" "$@"
+}
+
+# events NAME [FILE]: the events named NAME in FILE (default $EVENTS or events.ndjson), compact,
+# one a line.
+events() {
+	jq -c --arg e "$1" 'select(.event == $e)' "${2:-${EVENTS:-events.ndjson}}"
+}
+
+# committed [DIR]: the committed output of the file sink under DIR (default out), sorted; nothing
+# pending may be left.
+committed() {
+	local d=${1:-out}
+	if ls -A "$d" | grep -q '^\.pending'; then
+		echo "pending transactions left in $d:"; ls -A "$d"; return 1
+	fi
+	cat "$d"/part-* | sort
+}
+
+# --- files --------------------------------------------------------------------------------
+
+# flip FILE OFFSET: flip the lowest bit of the byte at OFFSET, in place.
+flip() {
+	perl -e 'open(F, "+<", $ARGV[0]) or die; seek(F, $ARGV[1], 0); read(F, $b, 1);
+		 seek(F, $ARGV[1], 0); print F chr(ord($b) ^ 1); close F' "$1" "$2"
+}
+
+# size FILE: its size in bytes.
+size() {
+	wc -c < "$1" | tr -d ' '
 }

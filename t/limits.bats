@@ -3,7 +3,6 @@
 # anything is allocated from them; each claim is refused with the place named (exit 2).
 
 load helper
-load hardening-helper
 
 graph1() { # a one-vertex graph with the given members
 	printf '{"vertices":[{"id":"a",%s}]}\n' "$1"
@@ -11,9 +10,7 @@ graph1() { # a one-vertex graph with the given members
 
 @test "limits: graph parallelism 2^31 is refused before the tasks are allocated" {
 	graph1 '"parallelism":2147483648' > g.json
-	run_lowmem ckpt-plan -g g.json
-	status_is 2
-	output_is 'ckpt-plan: g.json:1:38: vertex "a": parallelism 2147483648 out of range (1 to 16777216)'
+	bad 2 'ckpt-plan: g.json:1:38: vertex "a": parallelism 2147483648 out of range (1 to 16777216)' lowmem ckpt-plan -g g.json
 }
 
 @test "limits: graph parallelism just above the limit, 2^32 and 2^63-1" {
@@ -27,9 +24,7 @@ graph1() { # a one-vertex graph with the given members
 
 @test "limits: graph parallelism beyond 64 bits is a JSON error" {
 	graph1 '"parallelism":18446744073709551616' > g.json
-	run ckpt-plan -g g.json
-	status_is 2
-	output_is "ckpt-plan: g.json:1:38: too big integer near '18446744073709551616'"
+	bad 2 "ckpt-plan: g.json:1:38: too big integer near '18446744073709551616'" ckpt-plan -g g.json
 }
 
 @test "limits: the largest parallelism loads" {
@@ -41,9 +36,7 @@ graph1() { # a one-vertex graph with the given members
 
 @test "limits: max_parallelism above Flink's 32768" {
 	graph1 '"parallelism":1,"max_parallelism":32769' > g.json
-	run ckpt-plan -g g.json
-	status_is 2
-	output_is 'ckpt-plan: g.json:1:58: vertex "a": max_parallelism 32769 out of range (1 to 32768)'
+	bad 2 'ckpt-plan: g.json:1:58: vertex "a": max_parallelism 32769 out of range (1 to 32768)' ckpt-plan -g g.json
 }
 
 @test "limits: a graph of more than 2^26 subtasks in all" {
@@ -53,31 +46,21 @@ graph1() { # a one-vertex graph with the given members
 		printf '{"id":"v%d","parallelism":16777216}' $i >> g.json
 	done
 	printf ']}\n' >> g.json
-	run ckpt-plan -g g.json
-	status_is 2
-	output_is 'ckpt-plan: g.json:1:154: vertex "v4": more than 67108864 subtasks in the graph'
+	bad 2 'ckpt-plan: g.json:1:154: vertex "v4": more than 67108864 subtasks in the graph' ckpt-plan -g g.json
 }
 
 @test "limits: a subtask index of 11 digits in a range list" {
 	graph1 '"parallelism":4,"finished":"99999999999"' > g.json
-	run ckpt-plan -g g.json
-	status_is 2
-	output_is 'ckpt-plan: g.json:1:51: vertex "a": finished: bad range list "99999999999"'
+	bad 2 'ckpt-plan: g.json:1:51: vertex "a": finished: bad range list "99999999999"' ckpt-plan -g g.json
 	graph1 '"parallelism":4,"finished":"0-4294967296"' > g.json
-	run ckpt-plan -g g.json
-	status_is 2
-	output_is 'ckpt-plan: g.json:1:51: vertex "a": finished: range list "0-4294967296": subtask 4294967296 out of range (parallelism 4)'
+	bad 2 'ckpt-plan: g.json:1:51: vertex "a": finished: range list "0-4294967296": subtask 4294967296 out of range (parallelism 4)' ckpt-plan -g g.json
 	graph1 '"parallelism":4,"finished":[4294967296]' > g.json
-	run ckpt-plan -g g.json
-	status_is 2
-	output_is 'ckpt-plan: g.json:1:51: vertex "a": finished: subtask 4294967296 out of range (parallelism 4)'
+	bad 2 'ckpt-plan: g.json:1:51: vertex "a": finished: subtask 4294967296 out of range (parallelism 4)' ckpt-plan -g g.json
 }
 
 @test "limits: JSON nested 100000 deep stops at the parser's depth" {
 	awk 'BEGIN { for (i = 0; i < 100000; i++) printf "["; for (i = 0; i < 100000; i++) printf "]"; print "" }' > deep.json
-	run ckpt-plan deep.json
-	status_is 2
-	output_is "ckpt-plan: deep.json:1:2049: maximum parsing depth reached near '['"
+	bad 2 "ckpt-plan: deep.json:1:2049: maximum parsing depth reached near '['" ckpt-plan deep.json
 }
 
 # ---- Flink _metadata: every count and length is weighed against the bytes left first
@@ -88,45 +71,31 @@ meta() { # perl pack arguments: the bytes of a _metadata file
 
 @test "limits: _metadata claiming 2^31-1 operators" {
 	meta 'pack("NNQ>NN", 0x4960672d, 3, 1, 0, 0x7fffffff)'
-	run_lowmem ckpt-inspect _metadata
-	status_is 2
-	output_is 'ckpt-inspect: _metadata: offset 20: operator count 2147483647 is more than the remaining 0 bytes can hold'
+	bad 2 'ckpt-inspect: _metadata: offset 20: operator count 2147483647 is more than the remaining 0 bytes can hold' lowmem ckpt-inspect _metadata
 }
 
 @test "limits: _metadata claiming 2^31-1 master states, or one of 2 GiB" {
 	meta 'pack("NNQ>N", 0x4960672d, 3, 1, 0x7fffffff)'
-	run_lowmem ckpt-inspect _metadata
-	status_is 2
-	output_is 'ckpt-inspect: _metadata: offset 16: master state count 2147483647 is more than the remaining 0 bytes can hold'
+	bad 2 'ckpt-inspect: _metadata: offset 16: master state count 2147483647 is more than the remaining 0 bytes can hold' lowmem ckpt-inspect _metadata
 	meta 'pack("NNQ>NNN", 0x4960672d, 3, 1, 1, 0xc96b1696, 0x7fffffff), "x" x 10'
-	run_lowmem ckpt-inspect _metadata
-	status_is 2
-	output_is 'ckpt-inspect: _metadata: offset 24: master state length 2147483647 is more than the remaining 10 bytes can hold'
+	bad 2 'ckpt-inspect: _metadata: offset 24: master state length 2147483647 is more than the remaining 10 bytes can hold' lowmem ckpt-inspect _metadata
 }
 
 @test "limits: _metadata claiming a count of -2^31" {
 	meta 'pack("NNQ>N", 0x4960672d, 3, 1, 0x80000000)'
-	run_lowmem ckpt-inspect _metadata
-	status_is 2
-	output_is 'ckpt-inspect: _metadata: offset 16: negative master state count -2147483648'
+	bad 2 'ckpt-inspect: _metadata: offset 16: negative master state count -2147483648' lowmem ckpt-inspect _metadata
 }
 
 @test "limits: _metadata operator claiming 2^31-1 subtasks" {
 	meta 'pack("NNQ>NN", 0x4960672d, 3, 1, 0, 1), "\x01" x 16, pack("NN", 4, 128), "\x00", pack("N", 0x7fffffff)'
-	run_lowmem ckpt-inspect _metadata
-	status_is 2
-	output_is 'ckpt-inspect: _metadata: offset 49: subtask count 2147483647 is more than the remaining 0 bytes can hold'
+	bad 2 'ckpt-inspect: _metadata: offset 49: subtask count 2147483647 is more than the remaining 0 bytes can hold' lowmem ckpt-inspect _metadata
 }
 
 @test "limits: _metadata inline state of 2 GiB, and a 64 KiB name in 100 bytes" {
 	meta 'pack("NNQ>NN", 0x4960672d, 3, 1, 0, 1), "\x01" x 16, pack("NN", 4, 128), "\x01", pack("n", 1), "h", pack("N", 0x7fffffff), "x" x 64'
-	run_lowmem ckpt-inspect _metadata
-	status_is 2
-	output_is 'ckpt-inspect: _metadata: offset 52: inline byte count 2147483647 is more than the remaining 64 bytes can hold'
+	bad 2 'ckpt-inspect: _metadata: offset 52: inline byte count 2147483647 is more than the remaining 64 bytes can hold' lowmem ckpt-inspect _metadata
 	meta 'pack("NNQ>NN", 0x4960672d, 5, 1, 0, 1), pack("n", 65535), "a" x 100'
-	run_lowmem ckpt-inspect _metadata
-	status_is 2
-	output_is 'ckpt-inspect: _metadata: offset 26: truncated operator name'
+	bad 2 'ckpt-inspect: _metadata: offset 26: truncated operator name' lowmem ckpt-inspect _metadata
 }
 
 # ---- the job event log: record lengths and claimed parallelism
@@ -145,42 +114,30 @@ meta() { # perl pack arguments: the bytes of a _metadata file
 	printf '{"type":"vertex_initialized","payload":{"vertex":"a","parallelism":2}}\n' > e.ndjson
 	ckpt-replay -w M < e.ndjson
 	cp M/events.0 L/events.1
-	run_lowmem ckpt-replay L
-	status_is 1
-	output_is 'ckpt-replay: L/events.0: offset 0: record runs past the end of the segment (116 bytes left in a segment that is not the last)'
+	bad 1 'ckpt-replay: L/events.0: offset 0: record runs past the end of the segment (116 bytes left in a segment that is not the last)' lowmem ckpt-replay L
 }
 
 @test "limits: a log record of 64 MiB + 1 whose bytes are there is refused without reading them" {
 	mkdir L
 	perl -e 'print pack("NNH16", 0x04000001, 1, "0" x 16)' > L/events.0
 	truncate -s $((16 + 0x04000001)) L/events.0 # sparse: no disk is spent
-	run_lowmem ckpt-replay L
-	status_is 1
-	output_is 'ckpt-replay: L/events.0: offset 0: record length 67108865 is above the limit of 67108864'
+	bad 1 'ckpt-replay: L/events.0: offset 0: record length 67108865 is above the limit of 67108864' lowmem ckpt-replay L
 }
 
 @test "limits: events claiming parallelism 2^31 or subtask 2^32 are refused on writing" {
 	printf '{"type":"vertex_initialized","payload":{"vertex":"a","parallelism":2147483648}}\n' > e.ndjson
-	run_lowmem ckpt-replay -w L < e.ndjson
-	status_is 2
-	output_is 'ckpt-replay: <stdin>:1:68: vertex_initialized: "parallelism" must be an integer from 1 to 16777216'
+	bad 2 'ckpt-replay: <stdin>:1:68: vertex_initialized: "parallelism" must be an integer from 1 to 16777216' lowmem ckpt-replay -w L < e.ndjson
 	printf '{"type":"vertex_finished","payload":{"vertex":"a","subtask":4294967296,"attempt":0}}\n' > e.ndjson
-	run_lowmem ckpt-replay -w L < e.ndjson
-	status_is 2
-	output_is 'ckpt-replay: <stdin>:1:61: vertex_finished: "subtask" must be an integer from 0 to 16777215'
+	bad 2 'ckpt-replay: <stdin>:1:61: vertex_finished: "subtask" must be an integer from 0 to 16777215' lowmem ckpt-replay -w L < e.ndjson
 }
 
 @test "limits: event payloads nested deeper than 64, and 100000 deep" {
 	awk 'BEGIN { printf "{\"type\":1,\"payload\":{\"vertex\":\"a\",\"subtask\":0,\"attempt\":0,\"metrics\":"
 		for (i = 0; i < 100; i++) printf "["; for (i = 0; i < 100; i++) printf "]"; print "}}" }' > e.ndjson
-	run ckpt-replay -w L < e.ndjson
-	status_is 2
-	output_is 'ckpt-replay: <stdin>:1:133: not JSON: nesting deeper than 64'
+	bad 2 'ckpt-replay: <stdin>:1:133: not JSON: nesting deeper than 64' ckpt-replay -w L < e.ndjson
 	awk 'BEGIN { printf "{\"type\":1,\"payload\":{\"vertex\":\"a\",\"subtask\":0,\"attempt\":0,\"metrics\":"
 		for (i = 0; i < 100000; i++) printf "{\"a\":"; printf "1"; for (i = 0; i < 100000; i++) printf "}"; print "}}" }' > e.ndjson
-	run ckpt-replay -w L < e.ndjson
-	status_is 2
-	output_is 'ckpt-replay: <stdin>:1:389: not JSON: nesting deeper than 64'
+	bad 2 'ckpt-replay: <stdin>:1:389: not JSON: nesting deeper than 64' ckpt-replay -w L < e.ndjson
 	[ ! -e L/events.0 ]
 }
 
@@ -192,20 +149,14 @@ state1() { # a state document with one operator with the given members
 
 @test "limits: state document with parallelism 2^31 and max parallelism 32769" {
 	state1 '"parallelism":2147483648,"max_parallelism":128,"subtasks":[]' > s.json
-	run_lowmem ckpt-inspect s.json
-	status_is 2
-	output_is 'ckpt-inspect: s.json:1:110: operator "a": parallelism 2147483648 out of range (1 to 16777216)'
+	bad 2 'ckpt-inspect: s.json:1:110: operator "a": parallelism 2147483648 out of range (1 to 16777216)' lowmem ckpt-inspect s.json
 	state1 '"parallelism":1,"max_parallelism":32769,"subtasks":[]' > s.json
-	run_lowmem ckpt-inspect s.json
-	status_is 2
-	output_is 'ckpt-inspect: s.json:1:130: operator "a": max_parallelism 32769 out of range (1 to 32768)'
+	bad 2 'ckpt-inspect: s.json:1:130: operator "a": max_parallelism 32769 out of range (1 to 32768)' lowmem ckpt-inspect s.json
 }
 
 @test "limits: state document with a checkpoint id of 2^63 and of 2^63-1" {
 	printf '{"format":"ckpt-state","version":1,"checkpoint_id":9223372036854775808,"kind":"savepoint","operators":[]}' > s.json
-	run ckpt-inspect s.json
-	status_is 2
-	output_is "ckpt-inspect: s.json:1:52: too big integer near '9223372036854775808'"
+	bad 2 "ckpt-inspect: s.json:1:52: too big integer near '9223372036854775808'" ckpt-inspect s.json
 	printf '{"format":"ckpt-state","version":1,"checkpoint_id":9223372036854775807,"kind":"savepoint","operators":[]}' > s.json
 	run ckpt-inspect -a s.json
 	status_is 0
@@ -214,17 +165,11 @@ state1() { # a state document with one operator with the given members
 
 @test "limits: state document with subtask index, key group and gate of 2^32" {
 	state1 '"parallelism":1,"max_parallelism":128,"subtasks":[{"index":4294967296}]' > s.json
-	run_lowmem ckpt-inspect s.json
-	status_is 2
-	output_is 'ckpt-inspect: s.json:1:155: operator "a": subtask 0: index 4294967296 out of range (0 to 0)'
+	bad 2 'ckpt-inspect: s.json:1:155: operator "a": subtask 0: index 4294967296 out of range (0 to 0)' lowmem ckpt-inspect s.json
 	state1 '"parallelism":1,"max_parallelism":128,"subtasks":[{"index":0,"keyed_state":{"key_groups":"0-127","entries":[{"state":"s","key_group":4294967296,"key":"k","value":"v"}]}}]' > s.json
-	run_lowmem ckpt-inspect s.json
-	status_is 2
-	output_is 'ckpt-inspect: s.json:1:229: operator "a": subtask 0: keyed entry 0: key_group 4294967296 out of range (0 to 4294967295)'
+	bad 2 'ckpt-inspect: s.json:1:229: operator "a": subtask 0: keyed entry 0: key_group 4294967296 out of range (0 to 4294967295)' lowmem ckpt-inspect s.json
 	state1 '"parallelism":1,"max_parallelism":128,"subtasks":[{"index":0,"channel_state":{"input":[{"gate":4294967296,"channel":0,"data":""}]}}]' > s.json
-	run_lowmem ckpt-inspect s.json
-	status_is 2
-	output_is 'ckpt-inspect: s.json:1:191: operator "a": subtask 0: input 0: gate 4294967296 out of range (0 to 4294967295)'
+	bad 2 'ckpt-inspect: s.json:1:191: operator "a": subtask 0: input 0: gate 4294967296 out of range (0 to 4294967295)' lowmem ckpt-inspect s.json
 }
 
 @test "limits: a log of a few hundred bytes claiming parallelism 2^24 in three vertices replays in small memory" {

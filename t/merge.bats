@@ -13,16 +13,14 @@ merge_golden() {
 	shift
 	run ckpt-merge -p "$@"
 	status_is 0
-	match_golden "$M/$g"
+	match_golden "$M/$g.expected"
 }
 
-# Run ckpt-merge, expect a refusal (exit 1) with exactly this diagnostic.
+# refused LINE ARGS...: ckpt-merge ARGS refuses (exit 1) with exactly LINE on stderr, nothing on stdout.
 refused() {
 	local msg=$1
 	shift
-	run ckpt-merge "$@"
-	status_is 1
-	output_is "$msg"
+	bad 1 "$msg" ckpt-merge "$@"
 }
 
 # Build a state document from operator objects (JSON, one per argument).
@@ -113,9 +111,7 @@ FULL2='{"id": "op2", "parallelism": 2, "max_parallelism": 2, "fully_finished": t
 	run ckpt-merge -P op1=2 -P op0=256 "$M/finished-ops.json"
 	status_is 0
 	[ "$(jq -c '[.operators[] | [.id, .parallelism, .fully_finished, (.subtasks | length)]]' <<<"$output")" = '[["op0",256,true,0],["op1",2,false,2]]' ]
-	run ckpt-merge -P op1=2 -P op0=257 "$M/finished-ops.json"
-	status_is 1
-	output_is "ckpt-merge: $M/finished-ops.json: The state for task v0 can not be restored. The maximum parallelism (256) of the restored state is lower than the configured parallelism (257). Please reduce the parallelism of the task to be lower or equal to the maximum parallelism."
+	bad 1 "ckpt-merge: $M/finished-ops.json: The state for task v0 can not be restored. The maximum parallelism (256) of the restored state is lower than the configured parallelism (257). Please reduce the parallelism of the task to be lower or equal to the maximum parallelism." ckpt-merge -P op1=2 -P op0=257 "$M/finished-ops.json"
 }
 
 # ------------------------------------------------------------- keyed state
@@ -312,9 +308,7 @@ FULL2='{"id": "op2", "parallelism": 2, "max_parallelism": 2, "fully_finished": t
 }
 
 @test "an operator named by -P must exist" {
-	run ckpt-merge -P nosuch=3 "$M/keyed.json"
-	status_is 2
-	output_is "ckpt-merge: $M/keyed.json: -P nosuch=3: no operator with that id or uid"
+	bad 2 "ckpt-merge: $M/keyed.json: -P nosuch=3: no operator with that id or uid" ckpt-merge -P nosuch=3 "$M/keyed.json"
 }
 
 @test "-P by uid rescales the operator's whole vertex" {
@@ -325,9 +319,7 @@ FULL2='{"id": "op2", "parallelism": 2, "max_parallelism": 2, "fully_finished": t
 	run ckpt-merge -P chained=4 two.json
 	status_is 0
 	[ "$(jq -c '[.operators[].parallelism]' <<<"$output")" = "[4,4]" ]
-	run ckpt-merge -P chained=4 -P count=3 two.json
-	status_is 2
-	output_is "ckpt-merge: two.json: -P count=3 and -P chained=4: operators of vertex count share one parallelism"
+	bad 2 "ckpt-merge: two.json: -P count=3 and -P chained=4: operators of vertex count share one parallelism" ckpt-merge -P chained=4 -P count=3 two.json
 }
 
 # --------------------------------------------------- archives and input
@@ -439,9 +431,7 @@ FULL2='{"id": "op2", "parallelism": 2, "max_parallelism": 2, "fully_finished": t
 }
 
 @test "bad graphs and an output over the input exit 2 without output" {
-	run ckpt-merge -g nosuch.json "$M/keyed.json"
-	status_is 2
-	output_is "ckpt-merge: nosuch.json: cannot open: No such file or directory"
+	bad 2 "ckpt-merge: nosuch.json: cannot open: No such file or directory" ckpt-merge -g nosuch.json "$M/keyed.json"
 	printf '{"vertices": [{"id": "a", "parallelism": 0}], "edges": []}\n' > g.json
 	run ckpt-merge -g g.json -o out.tar "$M/keyed.json"
 	status_is 2

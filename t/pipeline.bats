@@ -156,10 +156,6 @@ load_pipeline() {
 	load_pipeline '[1]'
 	status_is 2
 	output_is 'ckpt-run: p.json:1:1: pipeline must be an object'
-	run ckpt-run nonexistent.json
-	status_is 2
-	output_is 'ckpt-run: nonexistent.json: cannot open: No such file or directory'
-	run sh -c 'echo "{\"vertices\": 1}" | ckpt-run -'
-	status_is 2
-	output_is 'ckpt-run: <stdin>:1:14: pipeline: "vertices" must be a non-empty array'
+	bad 2 'ckpt-run: nonexistent.json: cannot open: No such file or directory' ckpt-run nonexistent.json
+	bad 2 'ckpt-run: <stdin>:1:14: pipeline: "vertices" must be a non-empty array' sh -c 'echo "{\"vertices\": 1}" | ckpt-run -'
 }

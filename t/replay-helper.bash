@@ -1,4 +1,5 @@
-# Helpers for the event-log tests: NDJSON events, raw records, Flink's test job.
+# Helpers of the ckpt-replay tests (eventlog.bats, replay.bats): events of a job event log as NDJSON,
+# raw records, Flink's test job.
 
 # init VERTEX PARALLELISM [INPUTS-JSON]
 init() {
@@ -38,15 +39,4 @@ flink_job() {
 # rec TYPE PAYLOAD [HASH]: one raw record (HASH: 16 hex digits, default zeros)
 rec() {
 	perl -e 'print pack("NNH16", length($ARGV[1]), $ARGV[0], $ARGV[2]), $ARGV[1]' "$1" "$2" "${3:-0000000000000000}"
-}
-
-# flip FILE OFFSET: flip the lowest bit of the byte at OFFSET
-flip() {
-	perl -e 'open(F, "+<", $ARGV[0]) or die; seek(F, $ARGV[1], 0); read(F, $b, 1);
-		 seek(F, $ARGV[1], 0); print F chr(ord($b) ^ 1); close F' "$1" "$2"
-}
-
-# size FILE
-size() {
-	wc -c < "$1" | tr -d ' '
 }

@@ -18,10 +18,10 @@ plan() {
 	  fin source 4 "$(snap enumerator unassigned:0 incremental s4)"; } | ckpt-replay -w L
 	run ckpt-replay -p L
 	status_is 0
-	match_golden "$DATA/replay/a4-1-basic.json"
+	match_golden "$DATA/replay/a4-1-basic.expected"
 	run ckpt-replay -p -g "$GRAPH" -a "$DATA/replay/all-sources.json" L
 	status_is 0
-	match_golden "$DATA/replay/a4-1-basic.json"
+	match_golden "$DATA/replay/a4-1-basic.expected"
 }
 
 @test "replay: A.4 2, middle's coordinator cannot snapshot, middle unfinished, source 0's partition lost" {
@@ -32,7 +32,7 @@ plan() {
 	echo '["source:1", "source:2", "source:3", "source:4", "middle:0"]' > avail.json
 	run ckpt-replay -p -g g.json -a avail.json L
 	status_is 0
-	match_golden "$DATA/replay/a4-2-middle-unsupported.json"
+	match_golden "$DATA/replay/a4-2-middle-unsupported.expected"
 	# the older revision: every partition reported, so only the middles restart
 	run ckpt-replay -g g.json L
 	status_is 0
@@ -81,7 +81,7 @@ plan() {
 	echo '["source:1", "source:2", "source:3", "source:4"]' > avail.json
 	run ckpt-replay -p -a avail.json L
 	status_is 0
-	match_golden "$DATA/replay/a4-5-lost.json"
+	match_golden "$DATA/replay/a4-5-lost.expected"
 	# the older variant: every source partition lost
 	run sh -c 'echo "[]" > none.json; ckpt-replay -a none.json L | jq -c "[.vertices[0], .lost_partitions]"'
 	output_is '[{"vertex":"source","parallelism":5,"finished":"","reset":"0-4"},["source:0","source:1","source:2","source:3","source:4"]]'
@@ -95,7 +95,7 @@ plan() {
 	  fin sink 0 "$(snap enumerator x)"; fin sink 1 "$(snap enumerator x)"; } | ckpt-replay -w L
 	run ckpt-replay -p -g "$GRAPH" L
 	status_is 0
-	match_golden "$DATA/replay/a4-6-parallelism.json"
+	match_golden "$DATA/replay/a4-6-parallelism.expected"
 	run sh -c 'ckpt-replay L | jq -c .vertices[2]'
 	output_is '{"vertex":"sink","parallelism":2,"finished":"0-1","reset":""}'
 }
@@ -211,20 +211,20 @@ per_edge_log() {
 	echo '["p:0"]' > avail.json
 	run ckpt-replay -p -a avail.json L
 	status_is 0
-	match_golden "$DATA/replay/per-partition.json"
+	match_golden "$DATA/replay/per-partition.expected"
 	# the same through pointwise edges, and through regions computed per subtask (a pipelined edge y -> z)
 	rm -r L
 	per_edge_log pointwise
 	run ckpt-replay -p -a avail.json L
 	status_is 0
-	match_golden "$DATA/replay/per-partition.json"
+	match_golden "$DATA/replay/per-partition.expected"
 	jq -n '{vertices: [{id: "p", parallelism: 1}, {id: "q", parallelism: 1}, {id: "x", parallelism: 1},
 				{id: "y", parallelism: 1}, {id: "z", parallelism: 1}],
 		edges: [{source: "p", target: "x", partition: "blocking"}, {source: "p", target: "y", partition: "blocking"},
 			{source: "q", target: "y", partition: "blocking"}, {source: "y", target: "z", partition: "pipelined"}]}' > g.json
 	run ckpt-replay -p -g g.json -a avail.json L
 	status_is 0
-	match_golden "$DATA/replay/per-partition.json"
+	match_golden "$DATA/replay/per-partition.expected"
 	# p's partition to y not reported either: p resets, and x with it
 	echo '[]' > avail.json
 	run sh -c 'ckpt-replay -a avail.json L | jq -c "[.vertices[].finished, .lost_partitions]"'
@@ -239,10 +239,10 @@ per_edge_log() {
 	echo '["a:0"]' > avail.json
 	run ckpt-replay -p -g g.json -a avail.json L
 	status_is 0
-	match_golden "$DATA/replay/hybrid-selective-listed.json"
+	match_golden "$DATA/replay/hybrid-selective-listed.expected"
 	run ckpt-replay -p -g g.json L
 	status_is 0
-	match_golden "$DATA/replay/hybrid-selective-listed.json"
+	match_golden "$DATA/replay/hybrid-selective-listed.expected"
 	# not reported, it is lost
 	echo '[]' > avail.json
 	run sh -c 'ckpt-replay -g g.json -a avail.json L | jq -c "[.vertices[].reset, .lost_partitions]"'
@@ -266,65 +266,41 @@ per_edge_log() {
 
 @test "replay: a finish of a vertex never initialized is corruption" {
 	{ init a 2; fin b 0; } | ckpt-replay -w L
-	run ckpt-replay L
-	status_is 1
-	output_is 'ckpt-replay: L/events.0: offset 46: vertex_finished: vertex "b" was not initialized'
+	bad 1 'ckpt-replay: L/events.0: offset 46: vertex_finished: vertex "b" was not initialized' ckpt-replay L
 }
 
 @test "replay: a subtask beyond the parallelism, a second initialization that disagrees, an unknown input" {
 	{ init a 2; fin a 2; } | ckpt-replay -w L
-	run ckpt-replay L
-	status_is 1
-	output_is 'ckpt-replay: L/events.0: offset 46: vertex_finished: subtask 2 of vertex "a" out of range (parallelism 2)'
+	bad 1 'ckpt-replay: L/events.0: offset 46: vertex_finished: subtask 2 of vertex "a" out of range (parallelism 2)' ckpt-replay L
 	{ init a 2; init a 3; } | ckpt-replay -w M
-	run ckpt-replay M
-	status_is 1
-	output_is 'ckpt-replay: M/events.0: offset 46: vertex_initialized: vertex "a" initialized again with parallelism 3 (was 2)'
+	bad 1 'ckpt-replay: M/events.0: offset 46: vertex_initialized: vertex "a" initialized again with parallelism 3 (was 2)' ckpt-replay M
 	{ init b 2 '["a"]'; } | ckpt-replay -w N
-	run ckpt-replay N
-	status_is 1
-	output_is 'ckpt-replay: N/events.0: offset 0: vertex_initialized: input "a" of vertex "b" is not initialized'
+	bad 1 'ckpt-replay: N/events.0: offset 0: vertex_initialized: input "a" of vertex "b" is not initialized' ckpt-replay N
 	{ init a 2; reset a:5; } | ckpt-replay -w O
-	run ckpt-replay O
-	status_is 1
-	output_is 'ckpt-replay: O/events.0: offset 46: vertices_reset: subtask 5 of vertex "a" out of range (parallelism 2)'
+	bad 1 'ckpt-replay: O/events.0: offset 46: vertices_reset: subtask 5 of vertex "a" out of range (parallelism 2)' ckpt-replay O
 }
 
 @test "replay: -a errors name the place" {
 	{ init a 2; fin a 0 "$(snap op s)"; } | ckpt-replay -w L
 	printf '["a:0",\n "x:1"]' > avail.json
-	run ckpt-replay -a avail.json L
-	status_is 2
-	output_is 'ckpt-replay: avail.json:2:2: partition "x:1": unknown vertex'
+	bad 2 'ckpt-replay: avail.json:2:2: partition "x:1": unknown vertex' ckpt-replay -a avail.json L
 	echo '["a:2"]' > avail.json
-	run ckpt-replay -a avail.json L
-	status_is 2
-	output_is 'ckpt-replay: avail.json:1:2: partition "a:2": no such subtask (parallelism 2)'
+	bad 2 'ckpt-replay: avail.json:1:2: partition "a:2": no such subtask (parallelism 2)' ckpt-replay -a avail.json L
 	echo '{"a":0}' > avail.json
-	run ckpt-replay -a avail.json L
-	status_is 2
-	output_is 'ckpt-replay: avail.json:1:1: available partitions must be an array of "vertex:subtask"'
-	run ckpt-replay -a nope.json L
-	status_is 2
-	output_is 'ckpt-replay: nope.json: cannot open: No such file or directory'
+	bad 2 'ckpt-replay: avail.json:1:1: available partitions must be an array of "vertex:subtask"' ckpt-replay -a avail.json L
+	bad 2 'ckpt-replay: nope.json: cannot open: No such file or directory' ckpt-replay -a nope.json L
 }
 
 @test "replay: -g must hold every vertex of the log" {
 	{ init a 2; } | ckpt-replay -w L
-	run ckpt-replay -g "$GRAPH" L
-	status_is 2
-	output_is 'ckpt-replay: L: vertex "a" of the log is not in the job graph'
+	bad 2 'ckpt-replay: L: vertex "a" of the log is not in the job graph' ckpt-replay -g "$GRAPH" L
 }
 
 @test "replay: usage errors" {
-	run ckpt-replay
-	status_is 2
-	output_is "ckpt-replay: missing LOGDIR (see ckpt-replay -h)"
+	bad 2 "ckpt-replay: missing LOGDIR (see ckpt-replay -h)" ckpt-replay
 	run ckpt-replay -e -w L
 	status_is 2
-	run ckpt-replay -e -g g.json L
-	status_is 2
-	output_is "ckpt-replay: -g and -a apply to the recovery plan only (see ckpt-replay -h)"
+	bad 2 "ckpt-replay: -g and -a apply to the recovery plan only (see ckpt-replay -h)" ckpt-replay -e -g g.json L
 	run ckpt-replay a b
 	status_is 2
 	run ckpt-replay -h

@@ -84,9 +84,7 @@ pointwise hybrid_full'
 
 @test "rest: a vertex document without its job document is refused" {
 	needs_fixtures
-	run ckpt-plan "$FIXTURES/flink-rest/jobs-jobid-vertices-vertexid-docs-legacy.json"
-	status_is 2
-	output_is "ckpt-plan: $FIXTURES/flink-rest/jobs-jobid-vertices-vertexid-docs-legacy.json:1:1: a vertex document (GET /jobs/:jobid/vertices/:vertexid) must follow its job document (GET /jobs/:jobid)"
+	bad 2 "ckpt-plan: $FIXTURES/flink-rest/jobs-jobid-vertices-vertexid-docs-legacy.json:1:1: a vertex document (GET /jobs/:jobid/vertices/:vertexid) must follow its job document (GET /jobs/:jobid)" ckpt-plan "$FIXTURES/flink-rest/jobs-jobid-vertices-vertexid-docs-legacy.json"
 }
 
 @test "rest: a vertex document of another job is refused" {

@@ -2,17 +2,14 @@
 # ckpt-run: the engine: data path, aligned checkpoints, finishing (FLIP-147), failover, savepoints, restore.
 
 load helper
-load run-helper
 
 @test "run: usage" {
 	run ckpt-run -h
 	status_is 0
-	match_golden "$DATA/usage/ckpt-run.txt"
+	match_golden "$DATA/usage/ckpt-run.expected"
 	run ckpt-run
 	status_is 2
-	run ckpt-run -s x p.json
-	status_is 2
-	[ "${lines[0]}" = "ckpt-run: -s must be a non-negative integer: x (see ckpt-run -h)" ]
+	bad 2 "ckpt-run: -s must be a non-negative integer: x (see ckpt-run -h)" ckpt-run -s x p.json
 }
 
 @test "run: a bounded job runs to its end and counts its records" {

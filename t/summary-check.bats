@@ -4,7 +4,6 @@
 # Regressions of issue 9: a truncated archive used to pass the summary.
 
 load helper
-load hardening-helper
 
 # An archive of kind $1 whose member op/map/0 holds 2 MB of incompressible bytes, so that
 # cutting the file in half cuts inside that member (past the manifest) in every kind.

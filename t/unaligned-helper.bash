@@ -16,27 +16,18 @@ per_key() {
 		END {for (k in n) print k, n[k], m[k], d[k] + 0}' | sort -n
 }
 
-# ua_run ARGS...: ckpt-run with a deadline, events to events.ndjson.
-ua_run() {
-	run sh -c 'timeout 120 ckpt-run "$@" > events.ndjson 2> err.txt' sh "$@"
-}
-
-events() {
-	jq -c "select(.event == \"$1\")" events.ndjson
-}
-
 # The failure-free reference, then the same pipeline under seeded failures: the same summary, and
 # the restarts really restored checkpoints holding in-flight data.
 exactly_once_under_failures() {
 	ua_pipeline "$1"
-	ua_run p.json
+	run_job p.json
 	status_is 0
 	per_key > ref.txt
 	[ "$(wc -l < ref.txt)" -eq 50 ]
 	[ "$(awk '{s += $2} END {print s}' ref.txt)" -eq 40000 ]
 	rm -rf out ck
 	ua_pipeline "$1 | .failover.random = {\"seed\": $2, \"count\": 6, \"max_records\": 15000}"
-	ua_run p.json
+	run_job p.json
 	status_is 0
 	[ "$(events restart | wc -l)" -ge 3 ]
 	# restarts from a checkpoint with persisted in-flight data (its archive holds it too)

@@ -4,6 +4,8 @@
 load helper
 load unaligned-helper
 
+export DEADLINE=120 # run_job's deadline: these pipelines run under back-pressure
+
 @test "unaligned: exactly once under many failures, in-flight data restored" {
 	exactly_once_under_failures . 3
 }
@@ -14,7 +16,7 @@ load unaligned-helper
 
 @test "unaligned: under back-pressure every checkpoint persists in-flight data" {
 	ua_pipeline
-	ua_run p.json
+	run_job p.json
 	status_is 0
 	# all but the checkpoints after the sources ended caught data in flight
 	[ "$(events checkpoint_completed | jq -s '[.[] | select(.persisted_bytes > 0)] | length')" -ge 3 ]
@@ -23,7 +25,7 @@ load unaligned-helper
 
 @test "unaligned: a long aligned timeout keeps checkpoints aligned: nothing persisted" {
 	ua_pipeline '.checkpointing.aligned_timeout_ms = 100000'
-	ua_run p.json
+	run_job p.json
 	status_is 0
 	[ "$(events checkpoint_completed | wc -l)" -ge 3 ]
 	[ "$(events checkpoint_completed | jq -s '[.[] | .persisted_bytes] | add')" -eq 0 ]
@@ -42,7 +44,7 @@ load unaligned-helper
  "checkpointing": {"interval_ms": 50, "dir": "ck", "mode": "unaligned", "aligned_timeout_ms": 20},
  "network": {"buffer_bytes": 256}}
 EOF
-	ua_run p.json
+	run_job p.json
 	status_is 0
 	[ "$(events job_finished | jq .records)" -eq 300 ]
 	[ "$(events checkpoint_completed | jq -s '[.[] | select(.persisted_bytes > 0)] | length')" -ge 5 ]
@@ -52,7 +54,7 @@ EOF
 
 @test "unaligned: channel state in the archive, shown by ckpt-inspect" {
 	ua_pipeline
-	ua_run p.json
+	run_job p.json
 	status_is 0
 	path=$(events checkpoint_completed | jq -s -r '[.[] | select(.persisted_bytes > 0)][0].path')
 	bytes=$(events checkpoint_completed | jq -s -r '[.[] | select(.persisted_bytes > 0)][0].persisted_bytes')
@@ -73,7 +75,7 @@ EOF
 
 @test "unaligned: restore of an unaligned checkpoint at the same parallelism replays its in-flight data" {
 	ua_pipeline '.vertices[0].params.records = 60000'
-	ua_run p.json
+	run_job p.json
 	status_is 0
 	per_key > ref.txt
 	rm -rf out ck
@@ -88,7 +90,7 @@ EOF
 	wait $pid || true
 	last=$(events checkpoint_completed | tail -1)
 	[ "$(echo "$last" | jq .persisted_bytes)" -gt 0 ]
-	ua_run -r "$(echo "$last" | jq -r .path)" p.json
+	run_job -r "$(echo "$last" | jq -r .path)" p.json
 	status_is 0
 	per_key > got.txt
 	cmp ref.txt got.txt
@@ -96,7 +98,7 @@ EOF
 
 @test "unaligned: ckpt-merge refuses to rescale a checkpoint holding in-flight data" {
 	ua_pipeline
-	ua_run p.json
+	run_job p.json
 	status_is 0
 	path=$(events checkpoint_completed | jq -s -r '[.[] | select(.persisted_bytes > 0)][0].path')
 	run ckpt-merge -P 3 "$path"
@@ -110,7 +112,7 @@ EOF
 
 @test "unaligned: tasks finish: checkpoints after tasks finish still work, every record committed" {
 	jq '.checkpointing.mode = "unaligned"' "$DATA/run/finishing.json" > p.json
-	ua_run p.json
+	run_job p.json
 	status_is 0
 	[ "$(events job_finished | jq -r .state)" = FINISHED ]
 	[ "$(events checkpoint_triggered | jq -c .trigger | grep -c '^\[{"vertex":"long"')" -ge 1 ]
@@ -119,7 +121,7 @@ EOF
 
 @test "unaligned: savepoints stay aligned" {
 	ua_pipeline '.vertices[0].params.records = 0'
-	ua_run -n 3 p.json
+	run_job -n 3 p.json
 	status_is 0
 	[ "$(events savepoint | wc -l)" -eq 1 ]
 	id=$(events savepoint | jq .id)

@@ -3,7 +3,6 @@
 # beforehand (ckpt-merge -P): every path ends, and commits what an uninterrupted run commits.
 
 load helper
-load run-helper
 
 DEADLINE=20
 

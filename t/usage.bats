@@ -10,21 +10,21 @@ load helper
 		run --separate-stderr "$p" -h
 		status_is 0
 		[ -z "$stderr" ]
-		match_golden "$DATA/usage/$p.txt" || { echo "in $p -h"; return 1; }
+		match_golden "$DATA/usage/$p.expected" || { echo "in $p -h"; return 1; }
 		run --separate-stderr "$p" --help
 		status_is 0
-		match_golden "$DATA/usage/$p.txt" || { echo "in $p --help"; return 1; }
+		match_golden "$DATA/usage/$p.expected" || { echo "in $p --help"; return 1; }
 	done
 }
 
 @test "usage: every long option of -h is in the program's man page, and every option letter in -h" {
 	for p in ckpt-inspect ckpt-merge ckpt-plan ckpt-replay ckpt-run; do
-		for l in $(grep -o -- '--[a-z-]*' "$DATA/usage/$p.txt"); do
+		for l in $(grep -o -- '--[a-z-]*' "$DATA/usage/$p.expected"); do
 			grep -q -- "^\.It Fl .*Fl -${l#--}\b" "$ROOT/man/$p.1" || { echo "$p: $l not in the man page"; return 1; }
 		done
 		# each letter of the optstring has its line in -h
 		for c in $(grep -o "getopt_long(argc, argv, \":[^\"]*\"" "$ROOT/bin/$p.c" | sed 's/.*":\(.*\)"/\1/; s/://g' | fold -w1); do
-			grep -q -- "^  -$c, --" "$DATA/usage/$p.txt" || { echo "$p: -$c has no help line"; return 1; }
+			grep -q -- "^  -$c, --" "$DATA/usage/$p.expected" || { echo "$p: -$c has no help line"; return 1; }
 		done
 	done
 }

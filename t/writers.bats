@@ -5,7 +5,6 @@
 # injects the signal there, so the points are exact), and a few at random times.
 
 load helper
-load hardening-helper
 
 setup() {
 	strace -f -o /dev/null true 2>/dev/null || skip "strace cannot trace here"
@@ -120,16 +119,16 @@ old_or_new() {
 	done
 }
 
-# a log of one vertex of parallelism 64 whose subtasks finish N times each
-events() {
+# finish_log N: a log (NDJSON) of one vertex of parallelism 64 whose subtasks finish N times each
+finish_log() {
 	printf '{"type":"vertex_initialized","payload":{"vertex":"a","parallelism":64}}\n'
 	awk -v n="$1" 'BEGIN { for (k = 0; k < n; k++) for (i = 0; i < 64; i++)
 		printf "{\"type\":\"vertex_finished\",\"payload\":{\"vertex\":\"a\",\"subtask\":%d,\"attempt\":%d}}\n", i, k }'
 }
 
 @test "writers: ckpt-replay -w killed at any point leaves the old log or the old log and the whole new segment" {
-	events 1 > old.ndjson
-	events 100 | tail -n +2 > new.ndjson
+	finish_log 1 > old.ndjson
+	finish_log 100 | tail -n +2 > new.ndjson
 	ckpt-replay -w OLD < old.ndjson
 	cp -r OLD REF
 	ckpt-replay -w REF < new.ndjson
@@ -156,7 +155,7 @@ events() {
 }
 
 @test "writers: ckpt-replay -R killed at any point leaves no copy or the whole copy" {
-	events 10 > in.ndjson
+	finish_log 10 > in.ndjson
 	ckpt-replay -w L < in.ndjson
 	printf '\000\000\001\000\000\000\000\001torn' >> L/events.0
 	ckpt-replay -R REF L 2>/dev/null
