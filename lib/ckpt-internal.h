@@ -60,6 +60,42 @@ int ckpt_bits_equal(const struct ckpt_bits *a, const struct ckpt_bits *b);
 void ckpt_key_group_range(uint32_t maxp, uint32_t p, uint32_t i, uint32_t *first, uint32_t *last);
 uint32_t ckpt_subtask_of_key_group(uint32_t kg, uint32_t maxp, uint32_t p);
 
+/* --------------------------------------------------------------------- keys to indices: idmap.c */
+
+/*
+ * The library's open-addressing hash (linear probing, at most half full) from
+ * the keys of a caller's array to their indices: a slot holds index + 1, 0
+ * when free.  The caller hashes keys and says whether index i holds a key
+ * (eq); growing asks it the hash of each index again (hash).  No deletion.
+ * Zero-initialised it is empty; ckpt_idmap_release frees it.
+ */
+struct ckpt_idmap {
+	size_t *slot;
+	size_t cap, n; /* cap a power of two, or 0 */
+};
+typedef uint64_t ckpt_idmap_hash_fn(const void *ctx, size_t i);
+typedef int ckpt_idmap_eq_fn(const void *ctx, size_t i, const void *key);
+
+/* Empty, with room for n indices before it grows. */
+int ckpt_idmap_init(struct ckpt_idmap *m, size_t n, struct ckpt_err *e);
+/* Add index i, whose key (of hash h) is not in m yet. */
+int ckpt_idmap_add(struct ckpt_idmap *m, uint64_t h, size_t i, ckpt_idmap_hash_fn *hash, const void *ctx,
+		   struct ckpt_err *e);
+void ckpt_idmap_release(struct ckpt_idmap *m);
+/* The index holding key (of hash h), or -1.  Inline, so that the callers' eq is inlined too. */
+static inline long
+ckpt_idmap_find(const struct ckpt_idmap *m, uint64_t h, const void *key, ckpt_idmap_eq_fn *eq, const void *ctx)
+{
+	if (m->cap == 0)
+		return -1;
+	for (size_t k = (size_t)h & (m->cap - 1);; k = (k + 1) & (m->cap - 1)) {
+		if (m->slot[k] == 0)
+			return -1;
+		if (eq(ctx, m->slot[k] - 1, key))
+			return (long)(m->slot[k] - 1);
+	}
+}
+
 /* ------------------------------------------------------------ subtask sets as text: rangelist.c */
 
 /* Accept a range-list string or a JSON array of integers. */

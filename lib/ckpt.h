@@ -167,8 +167,7 @@ struct ckpt_graph {
 	size_t ne;
 	size_t *topo;        /* vertex indices in topological order, ties in input order */
 	uint64_t nsubtasks;  /* sum of parallelisms */
-	size_t *idmap;       /* private: hash of vertex ids (index + 1 per slot), or NULL */
-	size_t idcap;        /* private: slots in idmap, a power of two */
+	struct ckpt_idmap *idmap; /* not visible to programs (the library's index of vertex ids) */
 };
 
 /* Validate and load a ckpt-graph(5) document. NULL on error, with the place named. */

@@ -84,44 +84,52 @@ ckpt_graph_free(struct ckpt_graph *g)
 	free(g->v);
 	free(g->e);
 	free(g->topo);
+	if (g->idmap)
+		ckpt_idmap_release(g->idmap);
 	free(g->idmap);
 	free(g);
 }
 
-/* ---- vertex ids: an open-addressing hash, so that large graphs load in linear time */
+/* ---- vertex ids: hashed (ckpt_idmap), so that large graphs load in linear time */
 
-static size_t *
-idmap_slot(const struct ckpt_graph *g, const char *id)
+static uint64_t
+id_hash(const char *id)
 {
-	size_t mask = g->idcap - 1, i = (size_t)ckpt_xxh3(id, strlen(id)) & mask;
+	return ckpt_xxh3(id, strlen(id));
+}
 
-	while (g->idmap[i] && strcmp(g->v[g->idmap[i] - 1].id, id) != 0)
-		i = (i + 1) & mask;
-	return &g->idmap[i];
+static uint64_t
+vertex_hash(const void *g, size_t i)
+{
+	return id_hash(((const struct ckpt_graph *)g)->v[i].id);
+}
+
+static int
+vertex_is(const void *g, size_t i, const void *id)
+{
+	return strcmp(((const struct ckpt_graph *)g)->v[i].id, id) == 0;
 }
 
 /* Room for n vertices (emptied). */
 static int
 idmap_init(struct ckpt_graph *g, size_t n, struct ckpt_err *e)
 {
-	size_t cap = 16;
+	if (g->idmap == NULL && (g->idmap = ckpt_calloc(1, sizeof *g->idmap, e)) == NULL)
+		return -1;
+	return ckpt_idmap_init(g->idmap, n, e);
+}
 
-	while (cap < 2 * n)
-		cap *= 2;
-	free(g->idmap);
-	g->idcap = cap;
-	g->idmap = ckpt_calloc(cap, sizeof *g->idmap, e);
-	return g->idmap ? 0 : -1;
+static int
+idmap_add(struct ckpt_graph *g, size_t i, struct ckpt_err *e)
+{
+	return ckpt_idmap_add(g->idmap, id_hash(g->v[i].id), i, vertex_hash, g, e);
 }
 
 long
 ckpt_graph_find(const struct ckpt_graph *g, const char *id)
 {
-	if (g->idmap) {
-		size_t k = *idmap_slot(g, id);
-
-		return k ? (long)k - 1 : -1;
-	}
+	if (g->idmap)
+		return ckpt_idmap_find(g->idmap, id_hash(id), id, vertex_is, g);
 	for (size_t i = 0; i < g->nv; i++)
 		if (g->v[i].id && strcmp(g->v[i].id, id) == 0)
 			return (long)i;
@@ -340,17 +348,14 @@ load_vertex(struct loader *L, size_t idx, const json_t *obj)
 		return -1;
 	if (v->id == NULL || v->id[0] == '\0')
 		return ckpt_jdoc_err(L->doc, L->e, ptr, "%s: missing \"id\"", what);
-	{
-		size_t *slot = idmap_slot(L->g, v->id);
+	if (ckpt_graph_find(L->g, v->id) >= 0) {
+		char p[80];
 
-		if (*slot) {
-			char p[80];
-
-			snprintf(p, sizeof p, "%s/id", ptr);
-			return ckpt_jdoc_err(L->doc, L->e, p, "%s: duplicate vertex \"%s\"", what, v->id);
-		}
-		*slot = idx + 1;
+		snprintf(p, sizeof p, "%s/id", ptr);
+		return ckpt_jdoc_err(L->doc, L->e, p, "%s: duplicate vertex \"%s\"", what, v->id);
 	}
+	if (idmap_add(L->g, idx, L->e) < 0)
+		return -1;
 	snprintf(what, sizeof what, "vertex \"%s\"", v->id);
 	if (opt_string(L, obj, "name", ptr, what, &v->name) < 0)
 		return -1;
@@ -626,8 +631,8 @@ graph_finish(struct ckpt_graph *g, struct ckpt_err *e)
 	if (build_adjacency(g, e) < 0 || idmap_init(g, g->nv, e) < 0)
 		return -1;
 	for (size_t i = 0; i < g->nv; i++)
-		if (g->v[i].id)
-			*idmap_slot(g, g->v[i].id) = i + 1;
+		if (g->v[i].id && idmap_add(g, i, e) < 0)
+			return -1;
 	free(g->topo);
 	g->topo = ckpt_calloc(g->nv, sizeof *g->topo, e);
 	indeg = ckpt_calloc(g->nv, sizeof *indeg, e);

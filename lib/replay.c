@@ -36,10 +36,10 @@ struct rec {
 struct rp {
 	struct vstate *v;
 	size_t nv, vcap;
-	size_t *hash, hcap;  /* open addressing: vertex index + 1, 0 when free */
+	struct ckpt_idmap vids; /* v by id */
 	struct rec *rec;
 	size_t nrec, reccap;
-	size_t *rhash, rhcap; /* open addressing over rec: index + 1, 0 when free */
+	struct ckpt_idmap recs; /* rec by vertex and subtask */
 	uint64_t seq, nsubtasks;
 	struct ckpt_evreader *r;
 	struct ckpt_err *e;
@@ -59,38 +59,22 @@ hash_id(const char *s)
 	return ckpt_xxh3(s, strlen(s));
 }
 
-static long
-find(const struct rp *R, const char *id)
+static uint64_t
+vertex_hash(const void *R, size_t i)
 {
-	if (R->hcap == 0)
-		return -1;
-	for (size_t i = hash_id(id) & (R->hcap - 1);; i = (i + 1) & (R->hcap - 1)) {
-		if (R->hash[i] == 0)
-			return -1;
-		if (strcmp(R->v[R->hash[i] - 1].id, id) == 0)
-			return (long)(R->hash[i] - 1);
-	}
+	return hash_id(((const struct rp *)R)->v[i].id);
 }
 
 static int
-rehash(struct rp *R)
+vertex_is(const void *R, size_t i, const void *id)
 {
-	size_t cap = R->hcap ? R->hcap * 2 : 64;
-	size_t *h = ckpt_calloc(cap, sizeof *h, R->e);
+	return strcmp(((const struct rp *)R)->v[i].id, id) == 0;
+}
 
-	if (h == NULL)
-		return -1;
-	free(R->hash);
-	R->hash = h;
-	R->hcap = cap;
-	for (size_t k = 0; k < R->nv; k++) {
-		size_t i = hash_id(R->v[k].id) & (cap - 1);
-
-		while (h[i])
-			i = (i + 1) & (cap - 1);
-		h[i] = k + 1;
-	}
-	return 0;
+static long
+find(const struct rp *R, const char *id)
+{
+	return ckpt_idmap_find(&R->vids, hash_id(id), id, vertex_is, R);
 }
 
 static void
@@ -107,11 +91,11 @@ rp_free(struct rp *R)
 	for (size_t i = 0; i < R->nv; i++)
 		vstate_free(&R->v[i]);
 	free(R->v);
-	free(R->hash);
+	ckpt_idmap_release(&R->vids);
 	for (size_t i = 0; i < R->nrec; i++)
 		free(R->rec[i].snap);
 	free(R->rec);
-	free(R->rhash);
+	ckpt_idmap_release(&R->recs);
 	ckpt_evreader_free(R->r);
 }
 
@@ -184,13 +168,7 @@ on_initialized(struct rp *R, const struct ckpt_event *ev)
 	if ((v->id = ckpt_strdup(ev->vertex, R->e)) == NULL || init_inputs(R, v, ev) < 0)
 		return -1;
 	R->nsubtasks += v->p;
-	if (2 * R->nv > R->hcap)
-		return rehash(R);
-	for (size_t i = hash_id(v->id) & (R->hcap - 1);; i = (i + 1) & (R->hcap - 1))
-		if (R->hash[i] == 0) {
-			R->hash[i] = R->nv;
-			return 0;
-		}
+	return ckpt_idmap_add(&R->vids, hash_id(v->id), R->nv - 1, vertex_hash, R, R->e);
 }
 
 /* The vertex and subtask an event names, both known. */
@@ -214,50 +192,43 @@ subtask_of(struct rp *R, const struct ckpt_event *ev, const char *id, uint32_t s
 
 /* ---- the records by (vertex, subtask) */
 
-static size_t
-rec_slot(const struct rp *R, size_t v, uint32_t subtask)
-{
-	uint64_t h = ((uint64_t)v << 32 | subtask) * UINT64_C(0x9e3779b97f4a7c15);
+/* A record's key. */
+struct rec_key {
+	size_t v;
+	uint32_t subtask;
+};
 
-	return (size_t)(h >> 32) & (R->rhcap - 1);
+static uint64_t
+rec_hash(size_t v, uint32_t subtask)
+{
+	return ((uint64_t)v << 32 | subtask) * UINT64_C(0x9e3779b97f4a7c15) >> 32;
+}
+
+static uint64_t
+rec_hash_at(const void *R, size_t n)
+{
+	const struct rec *x = &((const struct rp *)R)->rec[n];
+
+	return rec_hash(x->v, x->subtask);
+}
+
+static int
+rec_is(const void *R, size_t n, const void *key)
+{
+	const struct rec *x = &((const struct rp *)R)->rec[n];
+	const struct rec_key *k = key;
+
+	return x->v == k->v && x->subtask == k->subtask;
 }
 
 /* The record of subtask i of vertex v, or NULL. */
 static struct rec *
 rec_find(const struct rp *R, size_t v, uint32_t i)
 {
-	if (R->rhcap == 0)
-		return NULL;
-	for (size_t k = rec_slot(R, v, i);; k = (k + 1) & (R->rhcap - 1)) {
-		struct rec *x;
+	struct rec_key k = {v, i};
+	long n = ckpt_idmap_find(&R->recs, rec_hash(v, i), &k, rec_is, R);
 
-		if (R->rhash[k] == 0)
-			return NULL;
-		x = &R->rec[R->rhash[k] - 1];
-		if (x->v == v && x->subtask == i)
-			return x;
-	}
-}
-
-static int
-rec_rehash(struct rp *R)
-{
-	size_t cap = R->rhcap ? R->rhcap * 2 : 256;
-	size_t *h = ckpt_calloc(cap, sizeof *h, R->e);
-
-	if (h == NULL)
-		return -1;
-	free(R->rhash);
-	R->rhash = h;
-	R->rhcap = cap;
-	for (size_t n = 0; n < R->nrec; n++) {
-		size_t k = rec_slot(R, R->rec[n].v, R->rec[n].subtask);
-
-		while (h[k])
-			k = (k + 1) & (cap - 1);
-		h[k] = n + 1;
-	}
-	return 0;
+	return n < 0 ? NULL : &R->rec[n];
 }
 
 /* The record of subtask i of vertex v, made when missing; NULL on no memory. */
@@ -265,7 +236,6 @@ static struct rec *
 rec_get(struct rp *R, size_t v, uint32_t i)
 {
 	struct rec *x = rec_find(R, v, i);
-	size_t k;
 
 	if (x != NULL)
 		return x;
@@ -279,12 +249,7 @@ rec_get(struct rp *R, size_t v, uint32_t i)
 	}
 	x = &R->rec[R->nrec++];
 	*x = (struct rec){0, v, i, 0, NULL, 0};
-	if (2 * R->nrec > R->rhcap)
-		return rec_rehash(R) < 0 ? NULL : x;
-	for (k = rec_slot(R, v, i); R->rhash[k]; k = (k + 1) & (R->rhcap - 1))
-		;
-	R->rhash[k] = R->nrec;
-	return x;
+	return ckpt_idmap_add(&R->recs, rec_hash(v, i), R->nrec - 1, rec_hash_at, R, R->e) < 0 ? NULL : x;
 }
 
 /* A LinkedHashMap put: a subtask already present keeps its place, a new one goes last. */

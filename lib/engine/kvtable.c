@@ -1,4 +1,10 @@
-/* kvtable.c: the operators' in-memory state: an open-addressing table from (key, namespace) to a number. */
+/*
+ * kvtable.c: the operators' in-memory state: an open-addressing table from
+ * (key, namespace) to a number.  Not ckpt_idmap: this is the operators' hot
+ * path, so the entries live in the slots themselves (one cache line per
+ * probe, no index into a second array), and state is deleted (backward
+ * shift), which the index-only ckpt_idmap does not offer.
+ */
 #include <stdlib.h>
 #include <string.h>
 
