@@ -109,3 +109,65 @@ ckpt_bits_equal(const struct ckpt_bits *a, const struct ckpt_bits *b)
 {
 	return a->n == b->n && memcmp(a->w, b->w, (a->n + 63) / 64 * sizeof *a->w) == 0;
 }
+
+/* The bits of the last word of b that lie within b->n. */
+static uint64_t
+last_mask(const struct ckpt_bits *b)
+{
+	return b->n & 63 ? (UINT64_C(1) << (b->n & 63)) - 1 : ~UINT64_C(0);
+}
+
+int
+ckpt_bits_fill(struct ckpt_bits *b)
+{
+	size_t nw = (b->n + 63) / 64;
+	uint64_t changed = 0;
+
+	for (size_t k = 0; k < nw; k++) {
+		uint64_t w = k == nw - 1 ? last_mask(b) : ~UINT64_C(0);
+
+		changed |= w & ~b->w[k];
+		b->w[k] |= w;
+	}
+	return changed != 0;
+}
+
+int
+ckpt_bits_or(struct ckpt_bits *dst, const struct ckpt_bits *src)
+{
+	uint64_t changed = 0;
+
+	for (size_t k = 0; k < (dst->n + 63) / 64; k++) {
+		changed |= src->w[k] & ~dst->w[k];
+		dst->w[k] |= src->w[k];
+	}
+	return changed != 0;
+}
+
+int
+ckpt_bits_or_not(struct ckpt_bits *dst, const struct ckpt_bits *src)
+{
+	size_t nw = (dst->n + 63) / 64;
+	uint64_t changed = 0;
+
+	for (size_t k = 0; k < nw; k++) {
+		uint64_t w = k == nw - 1 ? ~src->w[k] & last_mask(dst) : ~src->w[k];
+
+		changed |= w & ~dst->w[k];
+		dst->w[k] |= w;
+	}
+	return changed != 0;
+}
+
+void
+ckpt_bits_andnot(struct ckpt_bits *dst, const struct ckpt_bits *src)
+{
+	for (size_t k = 0; k < (dst->n + 63) / 64; k++)
+		dst->w[k] &= ~src->w[k];
+}
+
+void
+ckpt_bits_clear_all(struct ckpt_bits *b)
+{
+	memset(b->w, 0, (b->n + 63) / 64 * sizeof *b->w);
+}

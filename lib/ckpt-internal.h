@@ -50,6 +50,16 @@ static inline void ckpt_bits_store64(struct ckpt_bits *b, size_t base, uint64_t 
 void ckpt_bits_copy(struct ckpt_bits *dst, const struct ckpt_bits *src, int complement);
 /* Same size and the same bits? */
 int ckpt_bits_equal(const struct ckpt_bits *a, const struct ckpt_bits *b);
+/* Set every bit of b; whether any was clear. */
+int ckpt_bits_fill(struct ckpt_bits *b);
+/* dst |= src (both of dst->n bits); whether dst changed. */
+int ckpt_bits_or(struct ckpt_bits *dst, const struct ckpt_bits *src);
+/* dst |= the complement of src within dst->n bits; whether dst changed. */
+int ckpt_bits_or_not(struct ckpt_bits *dst, const struct ckpt_bits *src);
+/* dst &= the complement of src (both of dst->n bits). */
+void ckpt_bits_andnot(struct ckpt_bits *dst, const struct ckpt_bits *src);
+/* Clear every bit. */
+void ckpt_bits_clear_all(struct ckpt_bits *b);
 
 /* ----------------------------------------------------------------------- key groups: keygroup.c */
 

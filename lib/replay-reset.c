@@ -92,45 +92,6 @@ add_ref(struct rp_ctx *X, size_t gv, uint32_t i)
 	ckpt_bits_set(&X->failed[gv], i);
 }
 
-/* d |= s, or every bit of d when s is NULL; whether d changed. */
-static int
-bits_or(struct ckpt_bits *d, const struct ckpt_bits *s)
-{
-	size_t nw = (d->n + 63) / 64;
-	uint64_t changed = 0;
-
-	for (size_t k = 0; k < nw; k++) {
-		uint64_t w = s ? s->w[k] : ~UINT64_C(0);
-
-		if (s == NULL && k == nw - 1 && (d->n & 63))
-			w &= (UINT64_C(1) << (d->n & 63)) - 1;
-		changed |= w & ~d->w[k];
-		d->w[k] |= w;
-	}
-	return changed != 0;
-}
-
-/* d |= the complement of s (same size). */
-static void
-bits_or_not(struct ckpt_bits *d, const struct ckpt_bits *s)
-{
-	size_t nw = (d->n + 63) / 64;
-
-	for (size_t k = 0; k < nw; k++) {
-		uint64_t w = ~s->w[k];
-
-		if (k == nw - 1 && (d->n & 63))
-			w &= (UINT64_C(1) << (d->n & 63)) - 1;
-		d->w[k] |= w;
-	}
-}
-
-static int
-bits_empty(const struct ckpt_bits *b)
-{
-	return ckpt_bits_next(b, 0) >= b->n;
-}
-
 /* Take the restart sets out of the finished sets; an unrecovered vertex touched restarts whole. */
 static void
 apply_restart(struct rp_ctx *X, const struct ckpt_bits *restart)
@@ -140,11 +101,10 @@ apply_restart(struct rp_ctx *X, const struct ckpt_bits *restart)
 
 		if (v == NULL || restart[gv].w == NULL)
 			continue;
-		for (size_t w = 0; w < (v->finished.n + 63) / 64; w++)
-			v->finished.w[w] &= ~restart[gv].w[w];
-		if (v->unrecovered && !bits_empty(&restart[gv])) {
+		ckpt_bits_andnot(&v->finished, &restart[gv]);
+		if (v->unrecovered && ckpt_bits_any_in(&restart[gv], 0, restart[gv].n)) {
 			v->unrecovered = 0;
-			bits_or(&X->failed[gv], NULL);
+			ckpt_bits_fill(&X->failed[gv]);
 		}
 	}
 }
@@ -181,7 +141,7 @@ reset_by_regions(struct rp_ctx *X, int avail)
 
 			for (size_t i = ckpt_bits_next(b, 0); i < b->n; i = ckpt_bits_next(b, i + 1))
 				refs[m++] = (struct ckpt_task_ref){gv, (uint32_t)i};
-			memset(b->w, 0, (b->n + 63) / 64 * sizeof *b->w);
+			ckpt_bits_clear_all(b);
 		}
 		if (r == 0 && avail)
 			refresh_full(X);
@@ -223,10 +183,11 @@ walk_mark(struct walk *W, size_t gv, uint32_t i)
 	}
 }
 
+/* restart[gv] |= s, or every subtask of gv when s is NULL. */
 static void
 walk_or(struct walk *W, size_t gv, const struct ckpt_bits *s)
 {
-	if (bits_or(&W->restart[gv], s))
+	if (s ? ckpt_bits_or(&W->restart[gv], s) : ckpt_bits_fill(&W->restart[gv]))
 		W->dirty[gv] = 1;
 }
 
@@ -238,22 +199,18 @@ walk_lost_a2a(struct walk *W, size_t k)
 	const struct ckpt_edge *ed = &X->g->e[k];
 	long pv = X->g2p[ed->source];
 	struct ckpt_bits *rs = &W->restart[ed->source];
-	const struct ckpt_bits *fin, *ls = X->listed ? &X->listed[ed->source] : NULL;
-	uint64_t changed = 0;
+	const struct ckpt_bits *fin;
+	int changed;
 
 	if (pv < 0 || !reserved(X, ed, 0)) {
 		walk_or(W, ed->source, NULL);
 		return;
 	}
+	/* untracked: not finished, or not listed */
 	fin = &X->out->v[pv].finished;
-	for (size_t w = 0; w < (rs->n + 63) / 64; w++) {
-		uint64_t x = ~(fin->w[w] & (ls ? ls->w[w] : ~UINT64_C(0)));
-
-		if (w == (rs->n - 1) / 64 && (rs->n & 63))
-			x &= (UINT64_C(1) << (rs->n & 63)) - 1;
-		changed |= x & ~rs->w[w];
-		rs->w[w] |= x;
-	}
+	changed = ckpt_bits_or_not(rs, fin);
+	if (X->listed)
+		changed |= ckpt_bits_or_not(rs, &X->listed[ed->source]);
 	if (changed)
 		W->dirty[ed->source] = 1;
 }
@@ -300,7 +257,7 @@ walk_vertex(struct walk *W, size_t gv)
 	W->dirty[gv] = 0;
 	if (pv >= 0 && W->X->out->v[pv].unrecovered) {
 		W->X->out->v[pv].unrecovered = 0;
-		bits_or(rs, NULL);
+		ckpt_bits_fill(rs);
 	}
 	for (size_t k = 0; k < vx->nout; k++) {
 		const struct ckpt_edge *ed = &g->e[vx->out[k]];
@@ -318,6 +275,7 @@ walk_vertex(struct walk *W, size_t gv)
 		else if (W->avail)
 			walk_lost_a2a(W, vx->in[k]);
 	}
+	/* the new subtasks (restart and not done), a word at a time so that they are walked as they are found */
 	for (size_t k = 0; k < (rs->n + 63) / 64; k++) {
 		uint64_t w = rs->w[k] & ~dn->w[k];
 
@@ -343,7 +301,7 @@ reset_by_walk(struct rp_ctx *X, int avail)
 		    ckpt_bits_init(&W.done[gv], g->v[gv].parallelism, X->e) < 0)
 			goto out;
 		walk_or(&W, gv, &X->failed[gv]);
-		memset(X->failed[gv].w, 0, (X->failed[gv].n + 63) / 64 * sizeof *X->failed[gv].w);
+		ckpt_bits_clear_all(&X->failed[gv]);
 	}
 	while (more) {
 		more = 0;
@@ -379,7 +337,7 @@ reset_in_recovering(struct rp_ctx *X, int avail)
 	int any = 0;
 
 	for (size_t gv = 0; gv < X->g->nv && !any; gv++)
-		any = !bits_empty(&X->failed[gv]);
+		any = ckpt_bits_any_in(&X->failed[gv], 0, X->failed[gv].n);
 	if (!any)
 		return 0;
 	if (check_connections(X->g, X->e) < 0)
@@ -398,11 +356,11 @@ ckpt_rp_coordinator_resets(struct rp_ctx *X)
 		size_t done = ckpt_bits_count(&v->finished);
 
 		if (X->g->v[v->graph_index].batch_snapshot)
-			bits_or_not(&X->failed[v->graph_index], &v->finished);
+			ckpt_bits_or_not(&X->failed[v->graph_index], &v->finished);
 		else if (done == v->parallelism)
 			v->unrecovered = 1;
 		else
-			bits_or(&X->failed[v->graph_index], NULL);
+			ckpt_bits_fill(&X->failed[v->graph_index]);
 	}
 	return reset_in_recovering(X, 0);
 }

@@ -662,9 +662,7 @@ reset_json(const struct ckpt_replay_vertex *v)
 
 	if (ckpt_bits_init(&b, v->parallelism, NULL) < 0)
 		return NULL;
-	for (uint32_t i = 0; i < v->parallelism; i++)
-		if (!ckpt_bits_test(&v->finished, i))
-			ckpt_bits_set(&b, i);
+	ckpt_bits_copy(&b, &v->finished, 1);
 	j = rangelist_json(&b);
 	ckpt_bits_release(&b);
 	return j;
