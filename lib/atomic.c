@@ -1,4 +1,4 @@
-/* atomic.c: files that appear whole or not at all (temporary name, fsync, rename). */
+/* atomic.c: files that appear whole or not at all (temporary name, fsync, rename), and files read whole. */
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -136,4 +136,39 @@ ckpt_fsync_dir_of(const char *path, struct ckpt_err *e)
 		close(fd);
 	free(copy);
 	return r;
+}
+
+int
+ckpt_read_all(FILE *f, const char *name, char **out, size_t *outlen, struct ckpt_err *e)
+{
+	size_t cap = 0, len = 0, n;
+	char *buf = NULL, *t;
+
+	do {
+		if (len == cap) {
+			size_t nc = cap ? 2 * cap : (size_t)1 << 16;
+
+			if (len > CKPT_READ_LIMIT) {
+				free(buf);
+				return ckpt_err_set(e, CKPT_ERR_INPUT, name, "input larger than 1 GiB");
+			}
+			if (nc > CKPT_READ_LIMIT + 1)
+				nc = CKPT_READ_LIMIT + 1; /* the byte past the limit tells a larger input */
+			if ((t = realloc(buf, nc)) == NULL) {
+				free(buf);
+				return ckpt_err_set(e, CKPT_ERR_NOMEM, name, "out of memory");
+			}
+			buf = t;
+			cap = nc;
+		}
+		n = fread(buf + len, 1, cap - len, f);
+		len += n;
+	} while (n > 0);
+	if (ferror(f)) {
+		free(buf);
+		return ckpt_err_sys(e, name, "read error");
+	}
+	*out = buf;
+	*outlen = len;
+	return 0;
 }

@@ -163,6 +163,9 @@ void ckpt_atomic_abort(struct ckpt_atomic *w);
 unsigned ckpt_umask(void);
 /* fsync the directory holding path (after a rename). */
 int ckpt_fsync_dir_of(const char *path, struct ckpt_err *e);
+/* All of f (name for errors; at most CKPT_READ_LIMIT bytes) into a new buffer *out of *len bytes; 0 or -1. */
+#define CKPT_READ_LIMIT ((size_t)1 << 30)
+int ckpt_read_all(FILE *f, const char *name, char **out, size_t *len, struct ckpt_err *e);
 
 /* -------------------------------------------------------------------------- job graphs: graph.c */
 

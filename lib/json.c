@@ -8,8 +8,6 @@
 
 #include "ckpt-internal.h"
 
-#define INPUT_LIMIT ((size_t)1 << 30)
-
 struct ckpt_jsonin {
 	char *name;
 	char *buf;
@@ -17,47 +15,6 @@ struct ckpt_jsonin {
 	size_t line, col; /* position of buf[off] */
 	struct ckpt_jdoc doc;
 };
-
-static int
-read_all(FILE *f, const char *name, char **out, size_t *outlen, struct ckpt_err *e)
-{
-	size_t cap = 1 << 16, len = 0;
-	char *buf = malloc(cap);
-
-	if (buf == NULL)
-		return ckpt_err_set(e, CKPT_ERR_NOMEM, name, "out of memory");
-	for (;;) {
-		size_t n;
-
-		if (len == cap) {
-			char *t;
-
-			if (cap >= INPUT_LIMIT) {
-				free(buf);
-				return ckpt_err_set(e, CKPT_ERR_INPUT, name, "input larger than 1 GiB");
-			}
-			cap *= 2;
-			t = realloc(buf, cap);
-			if (t == NULL) {
-				free(buf);
-				return ckpt_err_set(e, CKPT_ERR_NOMEM, name, "out of memory");
-			}
-			buf = t;
-		}
-		n = fread(buf + len, 1, cap - len, f);
-		len += n;
-		if (n == 0) {
-			if (ferror(f)) {
-				free(buf);
-				return ckpt_err_sys(e, name, "read error");
-			}
-			break;
-		}
-	}
-	*out = buf;
-	*outlen = len;
-	return 0;
-}
 
 struct ckpt_jsonin *
 ckpt_jsonin_open(const char *path, struct ckpt_err *e)
@@ -77,7 +34,7 @@ ckpt_jsonin_open(const char *path, struct ckpt_err *e)
 		ckpt_err_sys(e, path, "cannot open");
 		goto fail;
 	}
-	if (read_all(f, in->name, &in->buf, &in->len, e) < 0) {
+	if (ckpt_read_all(f, in->name, &in->buf, &in->len, e) < 0) {
 		if (!is_stdin)
 			fclose(f);
 		goto fail;

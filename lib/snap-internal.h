@@ -127,9 +127,6 @@ struct ckpt_snap_grow {
  * or NULL with e set (g->buf may hold bytes to free either way). */
 struct archive *ckpt_snap_open_manifest(int fd, const char *name, struct ckpt_snap_grow *g,
 					struct ckpt_err *e);
-/* All of fd (at most limit bytes) into a new buffer *out of *len bytes; 0 or -1. */
-int ckpt_snap_read_file(int fd, const char *name, uint64_t limit, char **out, size_t *len,
-			struct ckpt_err *e);
 /* Can a state document start with byte c (an opening brace or white space)? */
 int ckpt_snap_is_json_start(int c);
 

@@ -15,8 +15,6 @@
 
 #include "snap-internal.h"
 
-#define METADATA_LIMIT ((uint64_t)1 << 30)
-
 static void
 arch_free(struct ckpt_snap_backing *base)
 {
@@ -395,61 +393,34 @@ fail:
 	return NULL;
 }
 
-int
-ckpt_snap_read_file(int fd, const char *name, uint64_t limit, char **out, size_t *len, struct ckpt_err *e)
-{
-	struct ckpt_snap_grow g = {.where = name, .e = e};
-	char buf[65536];
-	ssize_t n;
-
-	while ((n = read(fd, buf, sizeof buf)) > 0) {
-		if (g.len + (size_t)n > limit) {
-			free(g.buf);
-			return ckpt_err_set(e, CKPT_ERR_INPUT, name, "file larger than %llu bytes",
-					    (unsigned long long)limit);
-		}
-		if (grow_put(&g, buf, (size_t)n, 0) < 0) {
-			free(g.buf);
-			return -1;
-		}
-	}
-	if (n < 0) {
-		free(g.buf);
-		return ckpt_err_sys(e, name, "read error");
-	}
-	*out = g.buf;
-	*len = g.len;
-	return 0;
-}
-
 static struct ckpt_snapshot *
 open_dir(const char *path, struct ckpt_err *e)
 {
 	char p[4096];
-	int fd;
+	FILE *f;
 	char *text = NULL;
 	size_t len;
+	int r;
 	struct ckpt_snap_arch *b;
 	struct ckpt_snapshot *s;
 
 	snprintf(p, sizeof p, "%s/%s", path, SNAP_MANIFEST_NAME);
-	fd = open(p, O_RDONLY);
-	if (fd < 0 && errno == ENOENT) {
+	f = fopen(p, "rb");
+	if (f == NULL && errno == ENOENT) {
 		snprintf(p, sizeof p, "%s/_metadata", path);
 		if (access(p, F_OK) == 0)
 			return ckpt_snapshot_open(p, e);
 		ckpt_err_set(e, CKPT_ERR_INPUT, path, "not a snapshot: no %s and no _metadata", SNAP_MANIFEST_NAME);
 		return NULL;
 	}
-	if (fd < 0) {
+	if (f == NULL) {
 		ckpt_err_sys(e, p, "cannot open");
 		return NULL;
 	}
-	if (ckpt_snap_read_file(fd, p, SNAP_MANIFEST_LIMIT, &text, &len, e) < 0) {
-		close(fd);
+	r = ckpt_read_all(f, p, &text, &len, e);
+	fclose(f);
+	if (r < 0)
 		return NULL;
-	}
-	close(fd);
 	b = new_backing("directory", path, e);
 	s = b ? ckpt_snap_read_manifest(text, len, path, &b->members, &b->nmembers, e) : NULL;
 	free(text);
@@ -472,14 +443,20 @@ static struct ckpt_snapshot *
 open_flink(int fd, const char *name, struct ckpt_err *e)
 {
 	struct ckpt_snapshot *s = NULL;
+	FILE *f = fdopen(fd, "rb");
 	char *buf;
 	size_t len;
 
-	if (ckpt_snap_read_file(fd, name, METADATA_LIMIT, &buf, &len, e) == 0) {
+	if (f == NULL) {
+		ckpt_err_sys(e, name, "cannot open");
+		close(fd);
+		return NULL;
+	}
+	if (ckpt_read_all(f, name, &buf, &len, e) == 0) {
 		s = ckpt_flinkmeta_decode(buf, len, name, e);
 		free(buf);
 	}
-	close(fd);
+	fclose(f);
 	if (s && s->backing == NULL) {
 		struct ckpt_snap_backing *b = ckpt_calloc(1, sizeof *b, e);
 

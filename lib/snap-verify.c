@@ -388,13 +388,14 @@ verify_dir(struct verify *v, const char *dir, struct ckpt_err *e)
 {
 	char p[4096], *text = NULL;
 	size_t len;
+	FILE *f;
 	int fd, r;
 
 	snprintf(p, sizeof p, "%s/%s", dir, SNAP_MANIFEST_NAME);
-	if ((fd = open(p, O_RDONLY)) < 0)
+	if ((f = fopen(p, "rb")) == NULL)
 		return ckpt_err_sys(e, p, "cannot open");
-	r = ckpt_snap_read_file(fd, p, SNAP_MANIFEST_LIMIT, &text, &len, e);
-	close(fd);
+	r = ckpt_read_all(f, p, &text, &len, e);
+	fclose(f);
 	if (r < 0)
 		return -1;
 	r = verify_manifest(v, text, len, e);
