@@ -41,15 +41,24 @@ cli_out_of_memory(void)
 	exit(2);
 }
 
+/* "prog: message" on stderr, without the end of the line. */
+static void vsay(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+
+static void
+vsay(const char *fmt, va_list ap)
+{
+	progress_clear();
+	fprintf(stderr, "%s: ", cli_prog);
+	vfprintf(stderr, fmt, ap);
+}
+
 void
 cli_warn(const char *fmt, ...)
 {
 	va_list ap;
 
-	progress_clear();
-	fprintf(stderr, "%s: ", cli_prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsay(fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 }
@@ -59,10 +68,8 @@ cli_usage_fail(const char *fmt, ...)
 {
 	va_list ap;
 
-	progress_clear();
-	fprintf(stderr, "%s: ", cli_prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsay(fmt, ap);
 	va_end(ap);
 	fprintf(stderr, " (see %s -h)\n", cli_prog);
 	exit(2);

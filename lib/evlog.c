@@ -578,13 +578,20 @@ ckpt_evreader_free(struct ckpt_evreader *r)
 	free(r);
 }
 
+/* The place of segment seg: "dir/events.N". */
+static void
+seg_where(const struct ckpt_evreader *r, uint32_t seg, char *where, size_t size)
+{
+	snprintf(where, size, "%s/events.%u", r->dir, seg);
+}
+
 static int
 verr(const struct ckpt_evreader *r, uint32_t seg, uint64_t off, struct ckpt_err *e, enum ckpt_errkind kind,
      const char *fmt, va_list ap)
 {
 	char where[sizeof e->where], text[sizeof e->text];
 
-	snprintf(where, sizeof where, "%s/events.%u", r->dir, seg);
+	seg_where(r, seg, where, sizeof where);
 	vsnprintf(text, sizeof text, fmt, ap);
 	return ckpt_err_set(e, kind, where, "offset %llu: %s", (unsigned long long)off, text);
 }
@@ -741,10 +748,12 @@ read_record(struct ckpt_evreader *r, struct ckpt_event *ev, struct ckpt_err *e)
 	if (ckpt_event_type_name(type) == NULL)
 		return corrupt(r, off, e, "unknown record type %u", type);
 	if (ckpt_evparser_decode(r->ps, type, pl, len, ev, &at, e) < 0) {
-		char text[sizeof e->text];
+		char where[sizeof e->where];
 
-		memcpy(text, e->text, sizeof text);
-		return corrupt(r, off, e, "payload byte %zu: %s", at ? (size_t)(at - (const char *)pl) : 0, text);
+		ckpt_err_prefix(e, "offset %llu: payload byte %zu", (unsigned long long)off,
+				at ? (size_t)(at - (const char *)pl) : 0);
+		seg_where(r, r->cur, where, sizeof where);
+		return ckpt_err_locate(e, CKPT_ERR_REFUSED, where);
 	}
 	ev->segment = r->cur;
 	ev->offset = off;
