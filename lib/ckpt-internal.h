@@ -131,6 +131,26 @@ int ckpt_parse_hex64(const char *s, uint64_t *out);
 
 /* --------------------------------------------------------------------- entries as JSON: bytes.c */
 
+/* The number in the n (<= 8) bytes at p, big- or little-endian, whatever the host's byte order. */
+static inline uint64_t
+ckpt_load_be(const unsigned char *p, size_t n)
+{
+	uint64_t v = 0;
+
+	for (size_t i = 0; i < n; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+static inline uint64_t
+ckpt_load_le(const unsigned char *p, size_t n)
+{
+	uint64_t v = 0;
+
+	for (size_t i = n; i-- > 0;)
+		v = v << 8 | p[i];
+	return v;
+}
+
 /* An entry (list element, key, value, channel data, coordinator state) as JSON:
  * a string when the bytes are valid UTF-8 without NUL, else {"base64": "..."}. */
 json_t *ckpt_entry_to_json(const void *p, size_t len);

@@ -35,7 +35,7 @@ put32(unsigned char *p, uint32_t v)
 static uint32_t
 get32(const unsigned char *p)
 {
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+	return (uint32_t)ckpt_load_be(p, 4);
 }
 
 static void

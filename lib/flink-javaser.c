@@ -106,22 +106,12 @@ need(struct ckpt_javaser *j, size_t n, const char *what)
 	return 0;
 }
 
-static uint64_t
-be(const unsigned char *p, size_t n)
-{
-	uint64_t v = 0;
-
-	for (size_t i = 0; i < n; i++)
-		v = v << 8 | p[i];
-	return v;
-}
-
 static int
 rd_be(struct ckpt_javaser *j, size_t n, uint64_t *v, const char *what)
 {
 	if (need(j, n, what) < 0)
 		return -1;
-	*v = be(j->p + j->pos, n);
+	*v = ckpt_load_be(j->p + j->pos, n);
 	j->pos += n;
 	return 0;
 }
@@ -463,7 +453,7 @@ primitive(struct ckpt_javaser *j, char t, struct ckpt_javaser_value **out)
 
 	if (need(j, n, "Java field value") < 0 || (v = value_new(j, CKPT_JAVASER_PRIM, j->pos)) == NULL)
 		return -1;
-	x = be(j->p + j->pos, n);
+	x = ckpt_load_be(j->p + j->pos, n);
 	j->pos += n;
 	v->type = t;
 	if (t == 'D')
@@ -771,9 +761,9 @@ ckpt_javaser_header(struct ckpt_javaser *j, size_t *pos)
 	j->pos = *pos;
 	if (need(j, 4, "Java serialization stream header") < 0)
 		return -1;
-	if (be(j->p + j->pos, 4) != CKPT_JAVASER_MAGIC)
+	if (ckpt_load_be(j->p + j->pos, 4) != CKPT_JAVASER_MAGIC)
 		return fail(j, j->pos, "not a Java serialization stream (0x%08x, want 0x%08x)",
-			    (unsigned)be(j->p + j->pos, 4), CKPT_JAVASER_MAGIC);
+			    (unsigned)ckpt_load_be(j->p + j->pos, 4), CKPT_JAVASER_MAGIC);
 	*pos = j->pos + 4;
 	return 0;
 }

@@ -86,16 +86,6 @@ need(struct rd *r, size_t n, const char *what)
 	return 0;
 }
 
-static uint64_t
-be(const unsigned char *p, size_t n)
-{
-	uint64_t v = 0;
-
-	for (size_t i = 0; i < n; i++)
-		v = v << 8 | p[i];
-	return v;
-}
-
 static int
 rd_u8(struct rd *r, uint8_t *v, const char *what)
 {
@@ -110,7 +100,7 @@ rd_u16(struct rd *r, uint16_t *v, const char *what)
 {
 	if (need(r, 2, what) < 0)
 		return -1;
-	*v = (uint16_t)be(r->p + r->pos, 2);
+	*v = (uint16_t)ckpt_load_be(r->p + r->pos, 2);
 	r->pos += 2;
 	return 0;
 }
@@ -120,7 +110,7 @@ rd_i32(struct rd *r, int32_t *v, const char *what)
 {
 	if (need(r, 4, what) < 0)
 		return -1;
-	*v = (int32_t)(uint32_t)be(r->p + r->pos, 4);
+	*v = (int32_t)(uint32_t)ckpt_load_be(r->p + r->pos, 4);
 	r->pos += 4;
 	return 0;
 }
@@ -130,7 +120,7 @@ rd_i64(struct rd *r, int64_t *v, const char *what)
 {
 	if (need(r, 8, what) < 0)
 		return -1;
-	*v = (int64_t)be(r->p + r->pos, 8);
+	*v = (int64_t)ckpt_load_be(r->p + r->pos, 8);
 	r->pos += 8;
 	return 0;
 }
@@ -1414,7 +1404,7 @@ rd_operator(struct rd *r, struct ckpt_operator *op)
 	at = r->pos;
 	if (need(r, 4, "subtask count") < 0)
 		return -1;
-	nsub = (int32_t)(uint32_t)be(r->p + r->pos, 4);
+	nsub = (int32_t)(uint32_t)ckpt_load_be(r->p + r->pos, 4);
 	if (nsub < 0) {
 		r->pos += 4;
 		if (op->coordinator)
@@ -1610,7 +1600,7 @@ properties_read(struct rd *r, json_t **props, const char **kind)
 	*kind = NULL;
 	if (need(r, 4, "checkpoint properties") < 0)
 		goto out;
-	if (be(r->p + r->pos, 4) != 0xaced0005) {
+	if (ckpt_load_be(r->p + r->pos, 4) != 0xaced0005) {
 		fail(r, at, "checkpoint properties are not a Java serialization stream");
 		goto out;
 	}
@@ -1794,7 +1784,7 @@ rd_body(struct rd *r, struct ckpt_snapshot *s, json_t *masters, json_t **props)
 int
 ckpt_flinkmeta_sniff(const void *buf, size_t len)
 {
-	return len >= 4 && be(buf, 4) == FM_MAGIC;
+	return len >= 4 && ckpt_load_be(buf, 4) == FM_MAGIC;
 }
 
 struct ckpt_snapshot *

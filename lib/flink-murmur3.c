@@ -20,17 +20,6 @@ fmix(uint64_t k)
 	return k;
 }
 
-/* Little-endian load of n (<= 8) bytes, whatever the host's byte order. */
-static uint64_t
-load_le(const unsigned char *p, size_t n)
-{
-	uint64_t v = 0;
-
-	for (size_t i = n; i-- > 0;)
-		v = v << 8 | p[i];
-	return v;
-}
-
 static void
 store_le(unsigned char *p, uint64_t v)
 {
@@ -48,15 +37,15 @@ murmur3_128(const void *buf, size_t len, uint32_t seed, unsigned char out[16])
 	size_t i, nblocks = len / 16, rest = len % 16;
 
 	for (i = 0; i < nblocks; i++, p += 16) {
-		k1 = load_le(p, 8);
-		k2 = load_le(p + 8, 8);
+		k1 = ckpt_load_le(p, 8);
+		k2 = ckpt_load_le(p + 8, 8);
 		h1 ^= rotl(k1 * c1, 31) * c2;
 		h1 = (rotl(h1, 27) + h2) * 5 + 0x52dce729;
 		h2 ^= rotl(k2 * c2, 33) * c1;
 		h2 = (rotl(h2, 31) + h1) * 5 + 0x38495ab5;
 	}
-	k1 = load_le(p, rest < 8 ? rest : 8);
-	k2 = rest > 8 ? load_le(p + 8, rest - 8) : 0;
+	k1 = ckpt_load_le(p, rest < 8 ? rest : 8);
+	k2 = rest > 8 ? ckpt_load_le(p + 8, rest - 8) : 0;
 	if (rest > 8)
 		h2 ^= rotl(k2 * c2, 33) * c1;
 	if (rest > 0)

@@ -221,11 +221,8 @@ get_u32(struct cur *c)
 static uint64_t
 get_u64(struct cur *c)
 {
-	const unsigned char *b = c->p + c->off;
-	uint64_t v = 0;
+	uint64_t v = ckpt_load_le(c->p + c->off, 8);
 
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | b[i];
 	c->off += 8;
 	return v;
 }
@@ -472,11 +469,7 @@ chk_field(struct ckpt_snap_check *c, enum at at, uint64_t width)
 static uint64_t
 chk_le(const struct ckpt_snap_check *c, size_t from, size_t n)
 {
-	uint64_t v = 0;
-
-	for (size_t i = n; i-- > 0;)
-		v = v << 8 | c->acc[from + i];
-	return v;
+	return ckpt_load_le(c->acc + from, n);
 }
 
 /* A name of n bytes and its NUL comes next, to be want when want is not NULL. */

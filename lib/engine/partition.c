@@ -170,11 +170,7 @@ put64(unsigned char *d, uint64_t x)
 static uint64_t
 get64(const unsigned char *d)
 {
-	uint64_t x = 0;
-
-	for (int i = 0; i < 8; i++)
-		x = x << 8 | d[i];
-	return x;
+	return ckpt_load_be(d, 8);
 }
 
 static void
