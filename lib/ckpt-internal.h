@@ -167,7 +167,7 @@ static inline int ckpt_utf8_done(const struct ckpt_utf8 *u) { return !u->bad && 
 /* Write the UTF-8 form of code point cp (at most 4 bytes) at o; its length. */
 size_t ckpt_utf8_put(char *o, uint32_t cp);
 
-/* ---------------------------------------------------------------- files written whole: atomic.c */
+/* ------------------------------------------------------- files written and read whole: atomic.c */
 
 /*
  * Files written whole or not at all: a temporary name in the same
