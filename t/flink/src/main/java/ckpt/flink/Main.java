@@ -463,14 +463,15 @@ public final class Main {
     static final List<Object> accepted = new ArrayList<>();
     static final Map<String, Object> unionRefusal = new java.util.LinkedHashMap<>();
 
-    /** The innermost message of e's causes that names union list state, else the whole chain. */
+    /** The innermost message among e's causes that names union list state, else the whole chain. */
     static String flinkMessage(Throwable e) {
         StringBuilder all = new StringBuilder();
+        String found = null;
         for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t.getMessage() != null && t.getMessage().contains("UnionListState")) return t.getMessage();
+            if (t.getMessage() != null && t.getMessage().contains("UnionListState")) found = t.getMessage();
             all.append(all.length() > 0 ? " <- " : "").append(t);
         }
-        return all.toString();
+        return found != null ? found : all.toString();
     }
 
     /** The src-union vertex's subtask states, as GET /jobs/:id/vertices/:vid lists them. */
