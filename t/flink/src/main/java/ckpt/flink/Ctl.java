@@ -19,6 +19,8 @@ public final class Ctl {
     public static volatile boolean flood = false;
     /** Subtask 0 of the finishing source returns once this is set (FLIP-147). */
     public static volatile boolean releaseFinishing = false;
+    /** Subtask 0 of the union-state source returns once this is set (union state partly finished). */
+    public static volatile boolean releaseUnion = false;
     /** Per record, the keyed operator sleeps this many microseconds (back-pressure). */
     public static volatile int slowMicros = 0;
 
@@ -35,6 +37,7 @@ public final class Ctl {
         emit = true;
         flood = false;
         releaseFinishing = false;
+        releaseUnion = false;
         slowMicros = 0;
         keyedSeen.set(0);
         broadcastSeen.set(0);

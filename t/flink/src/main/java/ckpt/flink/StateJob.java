@@ -184,7 +184,11 @@ public final class StateJob {
                     if (k % 50 == 0) Thread.sleep(1);
                 }
             }
-            idle(this);
+            while (running) {
+                // subtask 0 finishes when told, its union state still in the others (FLIP-147)
+                if (idx == 0 && Ctl.emit && Ctl.releaseUnion) return;
+                Thread.sleep(20);
+            }
         }
 
         @Override
@@ -399,7 +403,8 @@ public final class StateJob {
             for (Map.Entry<String, Long> e : bySource.entries()) bs.put(e.getKey(), e.getValue());
             mirror.put(key, Json.obj("key_group", KeyGroupRangeAssignment.assignToKeyGroup(key, MAX_PARALLELISM),
                     "count", count.value(), "multiples-of-3", ml, "by-source", bs, "sum", sum.get(),
-                    "event_timer", 1_000_000_000L + key, "processing_timer", Long.MAX_VALUE / 2 + key));
+                    "event_timer", String.valueOf(1_000_000_000L + key),
+                    "processing_timer", String.valueOf(Long.MAX_VALUE / 2 + key)));
             int us = Ctl.slowMicros;
             if (us > 0) Thread.sleep(us / 1000, (us % 1000) * 1000);
             Ctl.keyedSeen.incrementAndGet();
