@@ -148,7 +148,7 @@ check_refusal() {
 		jq .graph "$side" >graph.json
 		run --separate-stderr ckpt-merge -g graph.json "$dir"
 		if [ "$status" -eq 1 ] && [[ "$stderr" == *"has used UnionListState, but part of its tasks are FINISHED."* ]]; then
-			skip "ckpt-merge refuses at restore what Flink refuses only at checkpoint time: on $v/checkpoint-union-partly-finished ckpt-merge -g exits 1 with 'The vertex Source: src-union -> rules-filter (id = ...) has used UnionListState, but part of its tasks are FINISHED.'; Flink $v restores it (each src-union subtask gets subtask 1's union-offsets)"
+			skip "deliberate (ckpt-merge(1) CAVEATS): ckpt-merge refuses at restore what Flink refuses only at checkpoint time: on $v/checkpoint-union-partly-finished ckpt-merge -g exits 1 with 'The vertex Source: src-union -> rules-filter (id = ...) has used UnionListState, but part of its tasks are FINISHED.'; Flink $v restores it (each src-union subtask gets subtask 1's union-offsets)"
 		fi
 		[ "$status" -eq 0 ] || { echo "$v: ckpt-merge -g: $stderr"; return 1; }
 		printf '%s\n' "$output" >assignment.json
