@@ -102,6 +102,17 @@ pipeline() {
 	jq "${2:-.}" "$DATA/run/$1.json" > p.json
 }
 
+# slow_sources PIPELINE OUT: PIPELINE with every source slowed to 1 ms a record, to OUT: for the run
+# of a bounded job that a test stops with a savepoint (-n, -s) and then restores.  Such a stop races
+# with the job's end: a trigger that finds a source closing is declined and the job ends without a
+# savepoint (exit 1, ckpt-run(1)); one that comes after the sources' end of input takes a savepoint
+# of a job that has already flushed its windows.  At 1 ms a record the splits of t/data/run last
+# 4 s or more, while the stop comes after a few checkpoints (20 to 30 ms apart); the restore goes on
+# at the pipeline's own speed.  Only where the output compared does not depend on timing.
+slow_sources() {
+	jq '(.vertices[] | select(.operator == "source") | .params.delay_us) = 1000' "$1" > "$2"
+}
+
 # run_job ARGS...: `run` ckpt-run with a deadline of DEADLINE seconds (read from the environment:
 # export it or prefix the call; default 60), its events to $EVENTS (default events.ndjson), its
 # diagnostics to err.txt. The deadline's SIGTERM asks for a savepoint; a job that ignores it is

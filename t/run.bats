@@ -51,7 +51,8 @@ load helper
 }
 
 @test "run: keyed state and list state in the archive, by key group" {
-	pipeline windows '.vertices[0].params.delay_us = 100'
+	# unbounded: only the stop ends the job, the savepoint cannot race with its end (both splits stay)
+	pipeline windows '.vertices[0].params.records = 0 | .vertices[0].params.delay_us = 100'
 	run_job -n 2 p.json
 	status_is 0
 	sp=$(events savepoint | jq -r .path)
@@ -184,7 +185,8 @@ exactly_once() {
 	run_job p.json
 	committed > ref.txt
 	rm -rf out ck
-	run_job -n 2 p.json
+	slow_sources p.json slow.json
+	run_job -n 2 slow.json
 	status_is 0
 	sp=$(events savepoint | jq -r .path)
 	[ "$(events savepoint | jq -c '[.drain]')" = '[false]' ]
@@ -230,7 +232,8 @@ declined_stop_pipeline() {
 }
 
 @test "run: a declined stop-with-savepoint fails the request, not the job; no savepoint is exit 1" {
-	declined_stop_pipeline
+	# sources of 1.2 s: the stop is asked after 2 checkpoints, long before they end (the job runs to its end)
+	declined_stop_pipeline '.vertices[0].params.delay_us = 200'
 	run_job -n 2 -o sp.tar p.json
 	status_is 1
 	[ "$(cat err.txt)" = "ckpt-run: the job finished without a savepoint: stop-with-savepoint 3 failed (CHECKPOINT_DECLINED_TASK_CLOSING)" ]
@@ -292,7 +295,8 @@ declined_stop_pipeline() {
 	run_job p.json
 	committed > ref.txt
 	rm -rf out ck
-	run_job -n 2 -o sp.tar p.json
+	slow_sources p.json slow.json
+	run_job -n 2 -o sp.tar slow.json
 	status_is 0
 	run ckpt-merge -P 3 -o sp3.tar sp.tar
 	status_is 0
@@ -308,7 +312,8 @@ declined_stop_pipeline() {
 	run_job p.json
 	committed > ref.txt
 	rm -rf out ck
-	run_job -n 2 -o sp.tar p.json
+	slow_sources p.json slow.json
+	run_job -n 2 -o sp.tar slow.json
 	status_is 0
 	pipeline windows '.vertices[1].parallelism = 3 | .vertices[2].parallelism = 3'
 	run_job -r sp.tar p.json
@@ -318,7 +323,8 @@ declined_stop_pipeline() {
 }
 
 @test "run: state no operator takes is refused unless -a" {
-	pipeline windows
+	# unbounded: only the stop ends the job, the savepoint cannot race with its end
+	pipeline windows '.vertices[0].params.records = 0'
 	run_job -n 1 -o sp.tar p.json
 	status_is 0
 	pipeline windows '.vertices[1].id = "win2" | .edges[0].target = "win2" | .edges[1].source = "win2"'

@@ -22,7 +22,8 @@ rescale() {
 	normalized > ref.txt
 	[ "$(committed | wc -l)" -eq $(($2 * 8000)) ]
 	rm -rf out ck
-	run_job -n 3 -o sp.tar p.json
+	slow_sources p.json slow.json
+	run_job -n 3 -o sp.tar slow.json
 	status_is 0
 	[ "$(committed | wc -l)" -lt $(($2 * 8000)) ]
 	sp=sp.tar
@@ -78,7 +79,8 @@ rescale() {
 
 @test "union: no checkpoint while some subtasks ended and others not; they close together" {
 	pipeline union '.vertices[].parallelism = 3'
-	run_job -n 3 -o sp.tar p.json
+	slow_sources p.json slow.json
+	run_job -n 3 -o sp.tar slow.json
 	status_is 0
 	pipeline union '.vertices[].parallelism = 2'
 	run_job -r sp.tar p.json

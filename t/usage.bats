@@ -76,13 +76,14 @@ load helper
 }
 
 @test "usage: long options of ckpt-run" {
-	jq '.vertices[0].params.records = 4000 | .checkpointing.interval_ms = 20' "$ROOT/examples/windows.pipeline.json" > p.json
-	run --separate-stderr ckpt-run --dir=chk --stop-after-checkpoints 1 --savepoint=sp.tar p.json
+	# unbounded: only the stops end the runs, their savepoints cannot race with the end of the job
+	jq '.vertices[0].params.records = 0 | .checkpointing.interval_ms = 20' "$ROOT/examples/windows.pipeline.json" > p.json
+	run --separate-stderr timeout 60 ckpt-run --dir=chk --stop-after-checkpoints 1 --savepoint=sp.tar p.json
 	status_is 0
 	[ -f sp.tar ]
 	ls chk/chk-*.tar > /dev/null
 	[ "$(tail -1 <<<"$output" | jq -r .event)" = job_finished ]
-	run --separate-stderr ckpt-run --restore=sp.tar --drain --stop-after-ms=1 --dir=chk2 p.json
+	run --separate-stderr timeout 60 ckpt-run --restore=sp.tar --drain --stop-after-ms=1 --dir=chk2 p.json
 	status_is 0
 	# checkpoint ids go on after the restored savepoint's (2)
 	sp=$(ls chk2/savepoint-*.tar)
