@@ -345,12 +345,16 @@ outputs_acked(struct task *t)
 	return 1;
 }
 
-/* After EndOfData: close once downstream consumed it and a checkpoint after finish() completed. */
+/*
+ * After EndOfData: close once downstream consumed it and a checkpoint after finish() completed and
+ * was notified to the operator (last_notified, not completed: a completion that lands after the
+ * mail was handled must still be committed by the next turn of the loop before the task closes).
+ */
 static int
 may_close(struct task *t)
 {
 	const struct ckpt_pipeline *p = t->job->p;
-	int64_t done = atomic_load(&t->completed);
+	int64_t done = t->last_notified;
 
 	if (t->nopen > 0 || !outputs_acked(t))
 		return 0;
