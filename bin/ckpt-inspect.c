@@ -1,8 +1,10 @@
 /* ckpt-inspect: look inside a snapshot: summary, state document, checksums, difference, uids. */
 #include <getopt.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -13,12 +15,15 @@ struct opts {
 	const char *other;
 	const char **uids;
 	size_t nuids;
+	const char **roots; /* -r OLDPREFIX=DIR */
+	size_t nroots;
+	int meta_only;      /* -m: a Flink snapshot's _metadata only, not the state its handles point to */
 };
 
 static void
 usage(void)
 {
-	printf("usage: ckpt-inspect [-p] [-a | -c | -d OTHER] [-u UID ...] [file ...]\n");
+	printf("usage: ckpt-inspect [-pm] [-a | -c | -d OTHER] [-u UID ...] [-r OLDPREFIX=DIR ...] [file ...]\n");
 }
 
 static const char *
@@ -101,6 +106,52 @@ check_file(const char *path)
 	return status ? status : n > 0;
 }
 
+/* Is path a Flink _metadata, or a directory holding one and no manifest? */
+static int
+is_flink(const char *path)
+{
+	unsigned char head[4];
+	char p[4096];
+	struct stat sb;
+	FILE *f;
+	size_t n = 0;
+
+	if (path == NULL || strcmp(path, "-") == 0)
+		return 0;
+	snprintf(p, sizeof p, "%s", path);
+	if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+		snprintf(p, sizeof p, "%s/MANIFEST.json", path);
+		if (access(p, F_OK) == 0)
+			return 0;
+		snprintf(p, sizeof p, "%s/_metadata", path);
+	}
+	if ((f = fopen(p, "rb")) != NULL) {
+		n = fread(head, 1, 4, f);
+		fclose(f);
+	}
+	return ckpt_flinkmeta_sniff(head, n);
+}
+
+static int
+check_flink(const char *path, struct ckpt_snapshot *s)
+{
+	struct ckpt_err e = {0};
+	json_t *problems = json_array();
+	uint64_t files = 0, bytes = 0;
+	long n = ckpt_flink_state_verify(s, report, problems, &files, &bytes, &e);
+	int status;
+
+	if (n < 0) {
+		cli_error(&e);
+		json_decref(problems);
+		return ckpt_err_status(&e);
+	}
+	status = print_result(json_pack("{s:s, s:b, s:I, s:I, s:o}", "file", display(path), "ok", n == 0,
+					"files", (json_int_t)files, "bytes", (json_int_t)bytes,
+					"problems", problems), &e);
+	return status ? status : n > 0;
+}
+
 static int
 diff_file(const char *path, struct ckpt_snapshot *s, struct ckpt_snapshot *other, const char *oname)
 {
@@ -120,6 +171,37 @@ diff_file(const char *path, struct ckpt_snapshot *s, struct ckpt_snapshot *other
 	return status ? status : differ;
 }
 
+/* A Flink snapshot's state is read unless -m asks for its _metadata only. */
+static int
+read_flink_state(const struct opts *o, struct ckpt_snapshot *s, struct ckpt_err *e)
+{
+	if (o->meta_only || s->flink == NULL || strcmp(ckpt_snapshot_format(s), "flink metadata") != 0)
+		return 0;
+	return ckpt_flink_state_enable(s, o->roots, o->nroots, e);
+}
+
+/* Add each operator's Flink state (ckpt_flink_state_summary) to the summary as "flink_state". */
+static int
+summary_state(const struct opts *o, struct ckpt_snapshot *s, json_t *sum, struct ckpt_err *e)
+{
+	json_t *st, *ops = json_object_get(sum, "operators");
+
+	if (o->meta_only || s->flink == NULL || strcmp(ckpt_snapshot_format(s), "flink metadata") != 0)
+		return 0;
+	if ((st = ckpt_flink_state_summary(s, e)) == NULL)
+		return -1;
+	for (size_t i = 0; i < json_array_size(ops); i++) {
+		json_t *op = json_array_get(ops, i), *v = json_object_get(st, json_string_value(json_object_get(op, "id")));
+
+		if (v && json_object_set(op, "flink_state", v) < 0) {
+			json_decref(st);
+			return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		}
+	}
+	json_decref(st);
+	return 0;
+}
+
 static int
 inspect_file(const struct opts *o, const char *path, struct ckpt_snapshot *other)
 {
@@ -128,19 +210,26 @@ inspect_file(const struct opts *o, const char *path, struct ckpt_snapshot *other
 	int status = 0;
 	json_t *v;
 
-	if (o->mode == CHECK)
+	if (o->mode == CHECK && !is_flink(path))
 		return check_file(path);
 	s = ckpt_snapshot_open(path, &e);
-	if (s == NULL) {
+	if (s == NULL || read_flink_state(o, s, &e) < 0) {
 		cli_error(&e);
+		ckpt_snapshot_free(s);
 		return ckpt_err_status(&e);
 	}
-	if (o->mode == DIFF) {
+	if (o->mode == CHECK) {
+		status = check_flink(path, s);
+	} else if (o->mode == DIFF) {
 		status = diff_file(path, s, other, o->other);
 	} else if (o->mode == ALL) {
 		status = print_result(ckpt_snapshot_to_json(s, &e), &e);
 	} else {
 		v = ckpt_snapshot_summary(s, display(path), &e);
+		if (v && summary_state(o, s, v, &e) < 0) {
+			json_decref(v);
+			v = NULL;
+		}
 		if (v && o->nuids)
 			status = match_uids(o, s, v, display(path));
 		if (print_result(v, &e))
@@ -160,6 +249,11 @@ set_mode(struct opts *o, enum mode m)
 	o->mode = m;
 }
 
+static const struct option longopts[] = {
+	{"root", required_argument, NULL, 'r'},
+	{NULL, 0, NULL, 0},
+};
+
 int
 main(int argc, char **argv)
 {
@@ -169,9 +263,10 @@ main(int argc, char **argv)
 
 	cli_init("ckpt-inspect");
 	o.uids = calloc((size_t)argc, sizeof *o.uids);
-	if (o.uids == NULL)
+	o.roots = calloc((size_t)argc, sizeof *o.roots);
+	if (o.uids == NULL || o.roots == NULL)
 		return 2;
-	while ((c = getopt(argc, argv, ":hVpacd:u:")) != -1) {
+	while ((c = getopt_long(argc, argv, ":hVpacmd:u:r:", longopts, NULL)) != -1) {
 		if (cli_common_option(c, usage))
 			continue;
 		switch (c) {
@@ -188,6 +283,14 @@ main(int argc, char **argv)
 		case 'u':
 			o.uids[o.nuids++] = optarg;
 			break;
+		case 'm':
+			o.meta_only = 1;
+			break;
+		case 'r':
+			if (strchr(optarg, '=') == NULL || optarg[0] == '=' || strchr(optarg, '=')[1] == '\0')
+				cli_usage_fail("-r needs OLDPREFIX=DIR, not \"%s\"", optarg);
+			o.roots[o.nroots++] = optarg;
+			break;
 		default:
 			cli_bad_option(c, argv);
 		}
@@ -198,9 +301,11 @@ main(int argc, char **argv)
 		struct ckpt_err e = {0};
 
 		other = ckpt_snapshot_open(o.other, &e);
-		if (other == NULL) {
+		if (other == NULL || read_flink_state(&o, other, &e) < 0) {
 			cli_error(&e);
+			ckpt_snapshot_free(other);
 			free(o.uids);
+			free(o.roots);
 			return cli_finish(ckpt_err_status(&e));
 		}
 	}
@@ -213,5 +318,6 @@ main(int argc, char **argv)
 	}
 	ckpt_snapshot_free(other);
 	free(o.uids);
+	free(o.roots);
 	return cli_finish(status);
 }
