@@ -13,6 +13,7 @@
 
 #define END_OF_KEY_GROUP 0xffff
 #define MAX_STATES 32767
+#define SNAPPY_ID 10 /* a Snappy stream identifier chunk; compressed operator state offsets come after it */
 
 /* The backing of a snapshot read from a Flink _metadata: where relative files are, the --root maps. */
 struct flink_backing {
@@ -523,8 +524,10 @@ cut_snappy(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, const j
 			return ckpt_err_set(c->e, CKPT_ERR_REFUSED, c->where,
 					    "compressed operator state \"%s\" has no lengths and its serializer %s is "
 					    "not one ckpt decodes", name, stop);
-		if (ckpt_fsrc_seek(s, el[i].off, 1) < 0)
-			return -1;
+		if (el[i].off < SNAPPY_ID || ckpt_fsrc_seek(s, el[i].off - SNAPPY_ID, 1) < 0)
+			return el[i].off < SNAPPY_ID ? ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "offset %llu of compressed "
+								  "operator state \"%s\" leaves no room for its stream "
+								  "identifier", (unsigned long long)el[i].off, name) : -1;
 		for (; j < nel && el[j].state == el[i].state; j++) {
 			json_t *v = NULL;
 			int32_t hh, cnt;
@@ -549,7 +552,7 @@ cut_snappy(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, const j
 			if (r < 0 || emit_op(c, h, name, el[j].idx, s->cap, s->clen, el[j].off) < 0)
 				return -1;
 		}
-		if (!ckpt_fsrc_drained(s) || ckpt_fsrc_tell(s) != (j < nel ? el[j].off : c->h->size))
+		if (!ckpt_fsrc_drained(s) || ckpt_fsrc_tell(s) != (j < nel ? el[j].off - SNAPPY_ID : c->h->size))
 			return ckpt_fsrc_fail(s, "compressed operator state \"%s\" does not end where the next begins", name);
 		i = j;
 	}
@@ -599,9 +602,10 @@ read_operator(struct fctx *c, int managed)
 		goto out;
 	if (managed && c->k->header && c->k->header(c->k->arg, "operator", &h) < 0)
 		goto out;
-	if (managed && !h.stopped && h.version >= 5 && nel > 0 && el[0].off != h.end) {
+	if (managed && !h.stopped && nel > 0 && el[0].off != h.end + (h.compressed ? SNAPPY_ID : 0)) {
 		ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "offset %llu: the first element starts at %llu, not where "
-			     "the header ends", (unsigned long long)h.end, (unsigned long long)el[0].off);
+			     "the header ends%s", (unsigned long long)h.end, (unsigned long long)el[0].off,
+			     h.compressed ? " and the Snappy stream identifier after it" : "");
 		goto out;
 	}
 	if (h.compressed)
@@ -1239,6 +1243,8 @@ flink_load(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subtas
 		if (st->ops[i].entries == NULL && (st->ops[i].entries = ckpt_calloc(1, sizeof *st->ops[i].entries, e)) == NULL)
 			goto out;
 	}
+	/* in-flight data stays in its channel handles: it is not read */
+	st->nin = st->nout = 0;
 	st->loaded = 1;
 	st->member = NULL;
 	rc = ckpt_subtask_recount(st, e);
