@@ -20,6 +20,8 @@ struct opts {
 	int meta_only;      /* -m: a Flink snapshot's _metadata only, not the state its handles point to */
 };
 
+static int meta_only; /* -m */
+
 static void
 usage(void)
 {
@@ -30,6 +32,13 @@ static const char *
 display(const char *path)
 {
 	return path == NULL || strcmp(path, "-") == 0 ? "<stdin>" : path;
+}
+
+/* Is s a Flink snapshot whose state files are read? */
+static int
+flink_state(const struct ckpt_snapshot *s)
+{
+	return s->flink && strcmp(ckpt_snapshot_format(s), "flink metadata") == 0 && !meta_only;
 }
 
 /* Mark the operators each uid names; 1 when some uid names none. */
@@ -160,6 +169,16 @@ diff_file(const char *path, struct ckpt_snapshot *s, struct ckpt_snapshot *other
 	json_t *d = ckpt_snapshot_diff(s, other, &differ, &e);
 	int status;
 
+	/* two Flink snapshots whose state is read: entries by operator, state and key group too */
+	if (d && flink_state(s) && flink_state(other)) {
+		json_t *st = ckpt_flink_state_diff(s, other, &differ, &e);
+
+		if (st == NULL || json_object_set_new(d, "state", st) < 0) {
+			json_decref(d);
+			d = NULL;
+		}
+	}
+
 	json_t *o = d ? json_pack("{s:s, s:s}", "from", display(path), "to", oname) : NULL;
 
 	if (o && json_object_update(o, d) < 0) {
@@ -284,7 +303,7 @@ main(int argc, char **argv)
 			o.uids[o.nuids++] = optarg;
 			break;
 		case 'm':
-			o.meta_only = 1;
+			o.meta_only = meta_only = 1;
 			break;
 		case 'r':
 			if (strchr(optarg, '=') == NULL || optarg[0] == '=' || strchr(optarg, '=')[1] == '\0')

@@ -490,10 +490,12 @@ cut_plain(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, const js
 		unsigned char *p;
 		int r;
 
-		if (el[i].off > c->h->size)
+		if (end > c->h->size)
 			return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where,
 					    "offset %llu of operator state \"%s\" lies past the end (%llu bytes)",
-					    (unsigned long long)el[i].off, name, (unsigned long long)c->h->size);
+					    (unsigned long long)end, json_string_value(json_object_get(
+						    json_array_get(states, el[i + 1].state), "name")),
+					    (unsigned long long)c->h->size);
 		if ((p = malloc(end - el[i].off + 1)) == NULL)
 			return ckpt_err_set(c->e, CKPT_ERR_NOMEM, c->where, "out of memory");
 		r = ckpt_fsrc_seek(s, el[i].off, 0) < 0 ||
@@ -1043,12 +1045,47 @@ is_heap(struct ckpt_fsrc *s, const struct fheader *h, const struct kgs *g)
 }
 
 static int
+dry_op(void *arg, const char *state, size_t idx, const unsigned char *p, size_t n, json_t *typed)
+{
+	(void)arg, (void)state, (void)idx, (void)p, (void)n;
+	json_decref(typed);
+	return 0;
+}
+
+static int
+dry_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v,
+       size_t vn, json_t *typed)
+{
+	(void)arg, (void)state, (void)kg, (void)k, (void)kn, (void)v, (void)vn;
+	json_decref(typed);
+	return 0;
+}
+
+/* When key group 0 comes first (its number and a state id with a key length look alike) or the
+ * header stopped early, the layout is the one that parses to its end: 1 heap, 0 canonical. */
+static int
+which_layout(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, const struct kgs *g)
+{
+	const struct fsink dry = {.op = dry_op, .kv = dry_kv, .untyped = 1}, *k = c->k;
+	struct ckpt_err scratch = {0}, *e = c->e;
+	int heap = 1;
+
+	c->k = &dry;
+	c->e = s->e = &scratch;
+	if (h->stopped || read_heap(c, s, h, g) < 0)
+		heap = read_canonical(c, s, h, g) < 0;
+	c->k = k;
+	c->e = s->e = e;
+	return heap;
+}
+
+static int
 read_keyed(struct fctx *c)
 {
 	struct fheader h = {0};
 	struct ckpt_fsrc s = {0};
 	struct kgs g = {0};
-	int fd = -1, rc = -1;
+	int fd = -1, rc = -1, heap;
 
 	s.fd = -1;
 	c->prefix = c->op->max_parallelism > 128 ? 2 : 1;
@@ -1056,10 +1093,10 @@ read_keyed(struct fctx *c)
 		goto out;
 	if (c->k->header && c->k->header(c->k->arg, "keyed", &h) < 0)
 		goto out;
-	if (strcmp(c->h->kind, "key_groups") == 0 && is_heap(&s, &h, &g))
-		rc = read_heap(c, &s, &h, &g);
-	else
-		rc = read_canonical(c, &s, &h, &g);
+	heap = strcmp(c->h->kind, "key_groups") == 0 && is_heap(&s, &h, &g);
+	if (heap && (h.stopped || g.first == 0))
+		heap = which_layout(c, &s, &h, &g);
+	rc = heap ? read_heap(c, &s, &h, &g) : read_canonical(c, &s, &h, &g);
 out:
 	free(g.off);
 	header_release(&h);
@@ -1617,10 +1654,178 @@ out:
 	return rc;
 }
 
+/* ------------------------------------------------------------ -d */
+
+/* Entries of one operator by identity: keyed entries by (state, key group, key) to their value's
+ * hash; operator state elements by (state, element hash) to their count. */
+struct differ {
+	json_t *seen;    /* identity -> value hash (keyed) or count (operator) */
+	json_t *states;  /* state -> {"added", "removed", "changed", "key_groups": {kg: {...}}} */
+	int pass;        /* 0 reading a, 1 reading b */
+	struct ckpt_err *e;
+};
+
+static char *
+hex(const unsigned char *p, size_t n)
+{
+	char *o = malloc(2 * n + 1);
+
+	for (size_t i = 0; o && i < n; i++)
+		snprintf(o + 2 * i, 3, "%02x", p[i]);
+	if (o)
+		o[2 * n] = '\0';
+	return o;
+}
+
+/* Count one difference of kind ("added", "removed", "changed") for state (and key group, or -1). */
+static int
+diff_count(struct differ *D, const char *state, long kg, const char *kind)
+{
+	json_t *st = json_object_get(D->states, state), *g;
+	char k[16];
+
+	if (st == NULL && json_object_set_new(D->states, state, st = json_pack("{s:i, s:i, s:i}", "added", 0,
+									    "removed", 0, "changed", 0)) < 0)
+		return ckpt_err_set(D->e, CKPT_ERR_NOMEM, "", "out of memory");
+	add_int(st, kind, 1);
+	if (kg < 0)
+		return 0;
+	if ((g = json_object_get(st, "key_groups")) == NULL)
+		json_object_set_new(st, "key_groups", g = json_object());
+	snprintf(k, sizeof k, "%ld", kg);
+	if (json_object_get(g, k) == NULL)
+		json_object_set_new(g, k, json_pack("{s:i, s:i, s:i}", "added", 0, "removed", 0, "changed", 0));
+	add_int(json_object_get(g, k), kind, 1);
+	return 0;
+}
+
+static int
+diff_op(void *arg, const char *state, size_t idx, const unsigned char *p, size_t n, json_t *typed)
+{
+	struct differ *D = arg;
+	char id[600];
+	json_t *c;
+
+	(void)idx;
+	json_decref(typed);
+	snprintf(id, sizeof id, "o\x1f%s\x1f%016llx", state, (unsigned long long)ckpt_xxh3(p, n));
+	c = json_object_get(D->seen, id);
+	if (D->pass == 0)
+		return json_object_set_new(D->seen, id, json_integer(json_integer_value(c) + 1)) < 0 ?
+			ckpt_err_set(D->e, CKPT_ERR_NOMEM, "", "out of memory") : 0;
+	if (c == NULL || json_integer_value(c) == 0)
+		return diff_count(D, state, -1, "added");
+	json_object_set_new(D->seen, id, json_integer(json_integer_value(c) - 1));
+	return 0;
+}
+
+static int
+diff_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v,
+	size_t vn, json_t *typed)
+{
+	struct differ *D = arg;
+	char *h = hex(k, kn), *id;
+	json_t *c;
+	int rc = 0;
+
+	json_decref(typed);
+	if (h == NULL || (id = malloc(strlen(state) + strlen(h) + 32)) == NULL) {
+		free(h);
+		return ckpt_err_set(D->e, CKPT_ERR_NOMEM, "", "out of memory");
+	}
+	sprintf(id, "k\x1f%s\x1f%u\x1f%s", state, kg, h);
+	c = json_object_get(D->seen, id);
+	if (D->pass == 0)
+		rc = json_object_set_new(D->seen, id, json_integer((json_int_t)ckpt_xxh3(v, vn))) < 0 ?
+			ckpt_err_set(D->e, CKPT_ERR_NOMEM, "", "out of memory") : 0;
+	else if (c == NULL)
+		rc = diff_count(D, state, kg, "added");
+	else {
+		if (json_integer_value(c) != (json_int_t)ckpt_xxh3(v, vn))
+			rc = diff_count(D, state, kg, "changed");
+		json_object_del(D->seen, id);
+	}
+	free(id);
+	free(h);
+	return rc;
+}
+
+/* What is left of a after b: removed entries. */
+static int
+diff_removed(struct differ *D)
+{
+	const char *id;
+	json_t *v;
+
+	json_object_foreach(D->seen, id, v) {
+		char state[600];
+		const char *a = id + 2, *b = strchr(a, '\x1f');
+		long n = id[0] == 'o' ? (long)json_integer_value(v) : 1;
+
+		snprintf(state, sizeof state, "%.*s", (int)(b - a), a);
+		for (long i = 0; i < n; i++)
+			if (diff_count(D, state, id[0] == 'k' ? strtol(b + 1, NULL, 10) : -1, "removed") < 0)
+				return -1;
+	}
+	return 0;
+}
+
+static int
+diff_side(struct flink_backing *b, const struct ckpt_operator *op, struct differ *D, struct ckpt_err *e)
+{
+	struct fsink k = {.op = diff_op, .kv = diff_kv, .arg = D, .untyped = 1};
+
+	for (size_t j = 0; op && j < op->nsubtasks; j++)
+		if (read_subtask(b, op, &op->subtasks[j], &k, e) < 0)
+			return -1;
+	return 0;
+}
+
+static const struct ckpt_operator *
+op_by_id(const struct ckpt_snapshot *s, const char *id)
+{
+	for (size_t i = 0; i < s->nops; i++)
+		if (strcmp(s->ops[i].id, id) == 0)
+			return &s->ops[i];
+	return NULL;
+}
+
 json_t *
 ckpt_flink_state_diff(struct ckpt_snapshot *a, struct ckpt_snapshot *b, int *differ, struct ckpt_err *e)
 {
-	(void)a; (void)b; (void)differ;
-	ckpt_err_set(e, CKPT_ERR_INPUT, "", "todo");
-	return NULL;
+	struct flink_backing *ba = backing_of(a, e), *bb = ba ? backing_of(b, e) : NULL;
+	json_t *out = NULL;
+
+	if (bb == NULL || (out = json_object()) == NULL)
+		return NULL;
+	for (size_t pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < (pass ? b->nops : a->nops); i++) {
+			const struct ckpt_operator *oa = pass ? op_by_id(a, b->ops[i].id) : &a->ops[i];
+			const struct ckpt_operator *ob = pass ? &b->ops[i] : op_by_id(b, a->ops[i].id);
+			struct differ D = {.e = e};
+
+			if (pass && oa) /* done in the first pass */
+				continue;
+			D.seen = json_object();
+			D.states = json_object();
+			if (D.seen == NULL || D.states == NULL || diff_side(ba, oa, &D, e) < 0)
+				goto fail;
+			D.pass = 1;
+			if (diff_side(bb, ob, &D, e) < 0 || diff_removed(&D) < 0)
+				goto fail;
+			json_decref(D.seen);
+			if (json_object_size(D.states)) {
+				*differ = 1;
+				json_object_set_new(out, pass ? ob->id : oa->id, D.states);
+			} else {
+				json_decref(D.states);
+			}
+			continue;
+fail:
+			json_decref(D.seen);
+			json_decref(D.states);
+			json_decref(out);
+			return NULL;
+		}
+	return out;
 }
