@@ -41,7 +41,7 @@ load helper
 @test "inspect: usage" {
 	run ckpt-inspect -h
 	status_is 0
-	output_is 'usage: ckpt-inspect [-p] [-a | -c | -d OTHER] [-u UID ...] [file ...]'
+	output_is 'usage: ckpt-inspect [-pm] [-a | -c | -d OTHER] [-u UID ...] [-r OLDPREFIX=DIR ...] [file ...]'
 	run ckpt-inspect -a -c x
 	status_is 2
 	run ckpt-inspect nosuch.tar
