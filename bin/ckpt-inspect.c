@@ -207,12 +207,24 @@ read_flink_state(const struct opts *o, struct ckpt_snapshot *s, struct ckpt_err 
 
 /* Add each operator's Flink state (ckpt_flink_state_summary) to the summary as "flink_state". */
 static int
-summary_state(const struct opts *o, struct ckpt_snapshot *s, json_t *sum, struct ckpt_err *e)
+summary_state(const struct opts *o, struct ckpt_snapshot *s, const char *file, json_t *sum, struct ckpt_err *e)
 {
 	json_t *st, *ops = json_object_get(sum, "operators");
 
 	if (o->meta_only || s->flink == NULL || strcmp(ckpt_snapshot_format(s), "flink metadata") != 0)
 		return 0;
+	/* users often copy only the _metadata: then its summary alone, naming what is not there */
+	if ((st = ckpt_flink_state_missing(s, e)) == NULL)
+		return -1;
+	if (json_array_size(st) > 0) {
+		size_t n = json_array_size(st);
+
+		cli_warn("%s: %zu state file%s missing (%s%s); the summary is of the _metadata alone", file, n,
+			 n == 1 ? "" : "s", n == 1 ? "" : "first ", json_string_value(json_array_get(st, 0)));
+		return json_object_set_new(sum, "missing_files", st) < 0
+			       ? ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory") : 0;
+	}
+	json_decref(st);
 	if ((st = ckpt_flink_state_summary(s, e)) == NULL)
 		return -1;
 	for (size_t i = 0; i < json_array_size(ops); i++) {
@@ -251,7 +263,7 @@ inspect_file(const struct opts *o, const char *path, struct ckpt_snapshot *other
 		status = print_result(ckpt_snapshot_to_json(s, &e), &e);
 	} else {
 		v = ckpt_snapshot_summary(s, display(path), &e);
-		if (v && summary_state(o, s, v, &e) < 0) {
+		if (v && summary_state(o, s, display(path), v, &e) < 0) {
 			json_decref(v);
 			v = NULL;
 		}

@@ -520,6 +520,9 @@ int ckpt_flink_state_enable(struct ckpt_snapshot *s, const char *const *roots, s
 /* Per operator id: its states (scope, kind or mode, serializer classes, entries and bytes, per key
  * group too) and the files of state ckpt does not read (RocksDB SST, changelog); reads every state. */
 json_t *ckpt_flink_state_summary(struct ckpt_snapshot *s, struct ckpt_err *e);
+/* The files the _metadata names that are not there (local paths, or the path as named when it
+ * is not local and no root maps it), in the _metadata's order: a new array, empty when none. */
+json_t *ckpt_flink_state_missing(struct ckpt_snapshot *s, struct ckpt_err *e);
 /* -c for a Flink snapshot: every file the _metadata names is there with its recorded size, and the
  * state ckpt reads parses to its end.  Each problem goes to report (where: the file); returns the
  * number of problems, or -1 on an error that stops the check.  *files and *bytes count what was checked. */

@@ -1609,6 +1609,39 @@ verify_files(struct flink_backing *b, const struct ckpt_snapshot *s, struct veri
 	return 0;
 }
 
+json_t *
+ckpt_flink_state_missing(struct ckpt_snapshot *s, struct ckpt_err *e)
+{
+	struct flink_backing *b = backing_of(s, e);
+	const json_t *list = s->flink ? json_object_get(s->flink, "files") : NULL;
+	struct ckpt_err ignored = {0};
+	struct fctx c = {.b = b, .e = &ignored};
+	json_t *out;
+
+	if (b == NULL)
+		return NULL;
+	if ((out = json_array()) == NULL)
+		goto nomem;
+	for (size_t i = 0; i < json_array_size(list); i++) {
+		const json_t *f = json_array_get(list, i);
+		const char *kind = json_string_value(json_object_get(f, "kind"));
+		const char *named = json_string_value(json_object_get(f, "path"));
+		char path[1024];
+		struct stat sb;
+		int local = local_path(&c, kind, named, path, sizeof path) == 0;
+
+		if (local && stat(path, &sb) == 0)
+			continue;
+		if (json_array_append_new(out, json_string(local ? path : named)) < 0)
+			goto nomem;
+	}
+	return out;
+nomem:
+	json_decref(out);
+	ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+	return NULL;
+}
+
 long
 ckpt_flink_state_verify(struct ckpt_snapshot *s, ckpt_verify_report *report, void *arg, uint64_t *files,
 			uint64_t *bytes, struct ckpt_err *e)

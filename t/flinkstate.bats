@@ -122,6 +122,40 @@ want_entries='[["\u0002a","\u0003bc"],["a","bc"],[29,{"base64":"HQAAACoA"},{"bas
 ["count","keyed","value",{"NAMESPACE_SERIALIZER":"org.apache.flink.runtime.state.VoidNamespaceSerializer$VoidNamespaceSerializerSnapshot","VALUE_SERIALIZER":"org.apache.flink.api.common.typeutils.base.LongSerializer$LongSerializerSnapshot"},3,42,{"29":{"entries":1,"bytes":14},"86":{"entries":1,"bytes":14},"94":{"entries":1,"bytes":14}}]'
 }
 
+@test "flinkstate: state files absent: the summary of the _metadata alone naming them, -a refuses, -m and -c" {
+	sp_dir
+	ckpt-inspect -m sp | jq -c . >meta.json
+	rm sp/kv
+	run --separate-stderr ckpt-inspect sp
+	status_is 0
+	[ "$stderr" = "ckpt-inspect: sp: 1 state file missing (sp/kv); the summary is of the _metadata alone" ]
+	[ "$(jq -c 'del(.missing_files)' <<<"$output")" = "$(cat meta.json)" ]
+	[ "$(jq -c .missing_files <<<"$output")" = '["sp/kv"]' ]
+	rm sp/op
+	run --separate-stderr ckpt-inspect sp
+	status_is 0
+	[ "$stderr" = "ckpt-inspect: sp: 2 state files missing (first sp/kv); the summary is of the _metadata alone" ]
+	[ "$(jq -c .missing_files <<<"$output")" = '["sp/kv","sp/op"]' ]
+	bad 2 'ckpt-inspect: sp/op: cannot open the state file of operator 0102030405060708090a0b0c0d0e0f10 subtask 0: No such file or directory' ckpt-inspect -a sp
+	run --separate-stderr ckpt-inspect -m -a sp
+	status_is 0
+	[ "$stderr" = "" ]
+	run --separate-stderr ckpt-inspect -c sp
+	status_is 1
+	[ "$(jq -c '[.ok, .problems]' <<<"$output")" = '[false,[{"where":"sp/kv","problem":"missing (No such file or directory)"},{"where":"sp/op","problem":"missing (No such file or directory)"}]]' ]
+}
+
+@test "flinkstate: the summary of a real fixture whose state files are absent is its _metadata's, naming them" {
+	needs_fixtures
+	cd "$SP"
+	d=v4-flink1.16-typeserializer-rocksdb-checkpoint
+	run --separate-stderr ckpt-inspect -p $d
+	status_is 0
+	[ "$stderr" = "ckpt-inspect: $d: 6 state files missing (first $d/723d217f-3a43-4dda-a451-ad912a908e1c); the summary is of the _metadata alone" ]
+	[ "$(jq -c 'del(.missing_files)' <<<"$output")" = "$(jq -c . "$DATA/flinkmeta/$d.summary.expected")" ]
+	[ "$(jq -c '.missing_files | length' <<<"$output")" = 6 ]
+}
+
 @test "flinkstate: Snappy-compressed key groups decode; a bad chunk checksum is named" {
 	sp_dir
 	kvz_file sp/kv
