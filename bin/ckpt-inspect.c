@@ -1,8 +1,10 @@
 /* ckpt-inspect: look inside a snapshot: summary, state document, checksums, difference, uids. */
 #include <getopt.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -13,17 +15,26 @@ struct opts {
 	const char *other;
 	const char **uids;
 	size_t nuids;
+	const char **roots; /* -r OLDPREFIX=DIR */
+	size_t nroots;
+	int meta_only;      /* -m: a Flink snapshot's _metadata only, not the state its handles point to */
 };
+
+static int meta_only; /* -m */
 
 static void
 usage(void)
 {
-	printf("usage: ckpt-inspect [-p] [-a | -c | -d OTHER] [-u UID ...] [file ...]\n"
+	printf("usage: ckpt-inspect [-pm] [-a | -c | -d OTHER] [-u UID ...] [-r OLDPREFIX=DIR ...] [file ...]\n"
 	       "options:\n"
 	       "  -a, --all             print the whole state document\n"
-	       "  -c, --check           verify each archive against its manifest\n"
+	       "  -c, --check           verify each archive against its manifest, or each state file\n"
+	       "                        a Flink _metadata names\n"
 	       "  -d, --diff=OTHER      how OTHER differs from each file\n"
 	       "  -u, --uid=UID         name the operators the uid UID names (repeatable)\n"
+	       "  -m, --metadata-only   a Flink _metadata alone, not the state files it names\n"
+	       "  -r, --root=OLDPREFIX=DIR\n"
+	       "                        read Flink state files named under OLDPREFIX from DIR (repeatable)\n"
 	       "  -p, --pretty          indented JSON\n"
 	       "  -h, --help            this help\n"
 	       "  -V, --version         the version\n");
@@ -33,6 +44,13 @@ static const char *
 display(const char *path)
 {
 	return path == NULL || strcmp(path, "-") == 0 ? "<stdin>" : path;
+}
+
+/* Is s a Flink snapshot whose state files are read? */
+static int
+flink_state(const struct ckpt_snapshot *s)
+{
+	return s->flink && strcmp(ckpt_snapshot_format(s), "flink metadata") == 0 && !meta_only;
 }
 
 /* Mark the operators each uid names; 1 when some uid names none. */
@@ -103,6 +121,52 @@ check_file(const char *path)
 	return status ? status : n > 0;
 }
 
+/* Is path a Flink _metadata, or a directory holding one and no manifest? */
+static int
+is_flink(const char *path)
+{
+	unsigned char head[4];
+	char p[4096];
+	struct stat sb;
+	FILE *f;
+	size_t n = 0;
+
+	if (path == NULL || strcmp(path, "-") == 0)
+		return 0;
+	snprintf(p, sizeof p, "%s", path);
+	if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+		snprintf(p, sizeof p, "%s/MANIFEST.json", path);
+		if (access(p, F_OK) == 0)
+			return 0;
+		snprintf(p, sizeof p, "%s/_metadata", path);
+	}
+	if ((f = fopen(p, "rb")) != NULL) {
+		n = fread(head, 1, 4, f);
+		fclose(f);
+	}
+	return ckpt_flinkmeta_sniff(head, n);
+}
+
+static int
+check_flink(const char *path, struct ckpt_snapshot *s)
+{
+	struct ckpt_err e = {0};
+	json_t *problems = json_array();
+	uint64_t files = 0, bytes = 0;
+	long n = ckpt_flink_state_verify(s, report, problems, &files, &bytes, &e);
+	int status;
+
+	if (n < 0) {
+		cli_error(&e);
+		json_decref(problems);
+		return ckpt_err_status(&e);
+	}
+	status = print_result(json_pack("{s:s, s:b, s:I, s:I, s:o}", "file", display(path), "ok", n == 0,
+					"files", (json_int_t)files, "bytes", (json_int_t)bytes,
+					"problems", problems), &e);
+	return status ? status : n > 0;
+}
+
 static int
 diff_file(const char *path, struct ckpt_snapshot *s, struct ckpt_snapshot *other, const char *oname)
 {
@@ -110,6 +174,16 @@ diff_file(const char *path, struct ckpt_snapshot *s, struct ckpt_snapshot *other
 	int differ = 0;
 	json_t *d = ckpt_snapshot_diff(s, other, &differ, &e);
 	int status;
+
+	/* two Flink snapshots whose state is read: entries by operator, state and key group too */
+	if (d && flink_state(s) && flink_state(other)) {
+		json_t *st = ckpt_flink_state_diff(s, other, &differ, &e);
+
+		if (st == NULL || json_object_set_new(d, "state", st) < 0) {
+			json_decref(d);
+			d = NULL;
+		}
+	}
 
 	json_t *o = d ? json_pack("{s:s, s:s}", "from", display(path), "to", oname) : NULL;
 
@@ -122,6 +196,49 @@ diff_file(const char *path, struct ckpt_snapshot *s, struct ckpt_snapshot *other
 	return status ? status : differ;
 }
 
+/* A Flink snapshot's state is read unless -m asks for its _metadata only. */
+static int
+read_flink_state(const struct opts *o, struct ckpt_snapshot *s, struct ckpt_err *e)
+{
+	if (o->meta_only || s->flink == NULL || strcmp(ckpt_snapshot_format(s), "flink metadata") != 0)
+		return 0;
+	return ckpt_flink_state_enable(s, o->roots, o->nroots, e);
+}
+
+/* Add each operator's Flink state (ckpt_flink_state_summary) to the summary as "flink_state". */
+static int
+summary_state(const struct opts *o, struct ckpt_snapshot *s, const char *file, json_t *sum, struct ckpt_err *e)
+{
+	json_t *st, *ops = json_object_get(sum, "operators");
+
+	if (o->meta_only || s->flink == NULL || strcmp(ckpt_snapshot_format(s), "flink metadata") != 0)
+		return 0;
+	/* users often copy only the _metadata: then its summary alone, naming what is not there */
+	if ((st = ckpt_flink_state_missing(s, e)) == NULL)
+		return -1;
+	if (json_array_size(st) > 0) {
+		size_t n = json_array_size(st);
+
+		cli_warn("%s: %zu state file%s missing (%s%s); the summary is of the _metadata alone", file, n,
+			 n == 1 ? "" : "s", n == 1 ? "" : "first ", json_string_value(json_array_get(st, 0)));
+		return json_object_set_new(sum, "missing_files", st) < 0
+			       ? ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory") : 0;
+	}
+	json_decref(st);
+	if ((st = ckpt_flink_state_summary(s, e)) == NULL)
+		return -1;
+	for (size_t i = 0; i < json_array_size(ops); i++) {
+		json_t *op = json_array_get(ops, i), *v = json_object_get(st, json_string_value(json_object_get(op, "id")));
+
+		if (v && json_object_set(op, "flink_state", v) < 0) {
+			json_decref(st);
+			return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		}
+	}
+	json_decref(st);
+	return 0;
+}
+
 static int
 inspect_file(const struct opts *o, const char *path, struct ckpt_snapshot *other)
 {
@@ -130,19 +247,26 @@ inspect_file(const struct opts *o, const char *path, struct ckpt_snapshot *other
 	int status = 0;
 	json_t *v;
 
-	if (o->mode == CHECK)
+	if (o->mode == CHECK && !is_flink(path))
 		return check_file(path);
 	s = ckpt_snapshot_open(path, &e);
-	if (s == NULL) {
+	if (s == NULL || read_flink_state(o, s, &e) < 0) {
 		cli_error(&e);
+		ckpt_snapshot_free(s);
 		return ckpt_err_status(&e);
 	}
-	if (o->mode == DIFF) {
+	if (o->mode == CHECK) {
+		status = check_flink(path, s);
+	} else if (o->mode == DIFF) {
 		status = diff_file(path, s, other, o->other);
 	} else if (o->mode == ALL) {
 		status = print_result(ckpt_snapshot_to_json(s, &e), &e);
 	} else {
 		v = ckpt_snapshot_summary(s, display(path), &e);
+		if (v && summary_state(o, s, display(path), v, &e) < 0) {
+			json_decref(v);
+			v = NULL;
+		}
 		if (v && o->nuids)
 			status = match_uids(o, s, v, display(path));
 		if (print_result(v, &e))
@@ -169,6 +293,7 @@ main(int argc, char **argv)
 		{"all", no_argument, NULL, 'a'},     {"check", no_argument, NULL, 'c'},
 		{"diff", required_argument, NULL, 'd'}, {"uid", required_argument, NULL, 'u'},
 		{"pretty", no_argument, NULL, 'p'},  {"help", no_argument, NULL, 'h'},
+		{"metadata-only", no_argument, NULL, 'm'}, {"root", required_argument, NULL, 'r'},
 		{"version", no_argument, NULL, 'V'}, {NULL, 0, NULL, 0},
 	};
 	struct opts o = {0};
@@ -178,9 +303,10 @@ main(int argc, char **argv)
 	cli_init("ckpt-inspect");
 	cli_progress();
 	o.uids = calloc((size_t)argc, sizeof *o.uids);
-	if (o.uids == NULL)
+	o.roots = calloc((size_t)argc, sizeof *o.roots);
+	if (o.uids == NULL || o.roots == NULL)
 		return 2;
-	while ((c = getopt_long(argc, argv, ":hVpacd:u:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hVpacmd:u:r:", longopts, NULL)) != -1) {
 		if (cli_common_option(c, usage))
 			continue;
 		switch (c) {
@@ -197,6 +323,14 @@ main(int argc, char **argv)
 		case 'u':
 			o.uids[o.nuids++] = optarg;
 			break;
+		case 'm':
+			o.meta_only = meta_only = 1;
+			break;
+		case 'r':
+			if (strchr(optarg, '=') == NULL || optarg[0] == '=' || strchr(optarg, '=')[1] == '\0')
+				cli_usage_fail("-r needs OLDPREFIX=DIR, not \"%s\"", optarg);
+			o.roots[o.nroots++] = optarg;
+			break;
 		default:
 			cli_bad_option(c, argv);
 		}
@@ -207,9 +341,11 @@ main(int argc, char **argv)
 		struct ckpt_err e = {0};
 
 		other = ckpt_snapshot_open(o.other, &e);
-		if (other == NULL) {
+		if (other == NULL || read_flink_state(&o, other, &e) < 0) {
 			cli_error(&e);
+			ckpt_snapshot_free(other);
 			free(o.uids);
+			free(o.roots);
 			return cli_finish(ckpt_err_status(&e));
 		}
 	}
@@ -222,5 +358,6 @@ main(int argc, char **argv)
 	}
 	ckpt_snapshot_free(other);
 	free(o.uids);
+	free(o.roots);
 	return cli_finish(status);
 }

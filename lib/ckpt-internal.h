@@ -230,6 +230,14 @@ int ckpt_subtask_recount(struct ckpt_subtask *st, struct ckpt_err *e);
 /* Free everything a subtask owns (its index and flags stay); for snapshots built by hand. */
 void ckpt_subtask_release(struct ckpt_subtask *st);
 
+/* ------------------------------------------------------- Flink state files: flink-state.c */
+
+/* The backing of a snapshot decoded from the _metadata named meta ("<stdin>" for standard input):
+ * its subtasks load nothing until ckpt_flink_state_enable (snap-open.c gives it to a Flink snapshot;
+ * the state readers share flink-state.h). */
+struct ckpt_snap_backing;
+struct ckpt_snap_backing *ckpt_flink_backing_new(const char *meta, struct ckpt_err *e);
+
 /* ------------------------------------------------------- job event logs: evlog.c, evlog-parse.c */
 
 /* "vertex_finished", ...; NULL for an unknown type. */

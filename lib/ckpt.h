@@ -349,12 +349,14 @@ struct ckpt_opstate {
 	size_t n;
 	uint64_t bytes;
 	struct ckpt_bytes *entries; /* n entries, or NULL when not loaded */
+	json_t *typed; /* Flink state: the entries decoded by their serializers (array, null where not), or NULL */
 };
 
 struct ckpt_kv {
 	char *state;
 	uint32_t key_group;
 	struct ckpt_bytes key, value;
+	json_t *typed; /* Flink state: key, namespace and value decoded by their serializers, or NULL (owned) */
 };
 
 /* In-flight data: input (a = gate, b = channel) or output (a = partition, b = subpartition). */
@@ -371,6 +373,7 @@ struct ckpt_handle {
 	uint64_t size; /* bytes, as the file records them */
 	char *path;    /* the file it names, NULL when the bytes are inline */
 	json_t *detail; /* everything else the decoder knows: key groups, offsets per name, ... (owned) */
+	struct ckpt_bytes data; /* the bytes of an inline (byte_stream) delegate, owned; p NULL otherwise */
 };
 
 struct ckpt_subtask {
@@ -503,6 +506,31 @@ void ckpt_flink_operator_id(const char *uid, size_t len, char out[33]);
  * Flink derives from uid, or uid as an id itself): its index, or s->nops when none.  id receives
  * the derived operator id. */
 size_t ckpt_snapshot_match_uid(const struct ckpt_snapshot *s, const char *uid, size_t from, char id[33]);
+
+/* ------------------------------------------------------- Flink state files: flink-state.c */
+
+/*
+ * Read the state a Flink snapshot's handles point to (ckpt-flink(5), STATE FILES) when its
+ * subtasks are loaded: operator state, and keyed state of canonical savepoints and heap snapshots;
+ * files named relative to the _metadata's directory, absolute local paths, or under a prefix
+ * mapped by a root "OLDPREFIX=DIR".  -1 when s is not a Flink snapshot.
+ */
+int ckpt_flink_state_enable(struct ckpt_snapshot *s, const char *const *roots, size_t nroots,
+			    struct ckpt_err *e);
+/* Per operator id: its states (scope, kind or mode, serializer classes, entries and bytes, per key
+ * group too) and the files of state ckpt does not read (RocksDB SST, changelog); reads every state. */
+json_t *ckpt_flink_state_summary(struct ckpt_snapshot *s, struct ckpt_err *e);
+/* The files the _metadata names that are not there (local paths, or the path as named when it
+ * is not local and no root maps it), in the _metadata's order: a new array, empty when none. */
+json_t *ckpt_flink_state_missing(struct ckpt_snapshot *s, struct ckpt_err *e);
+/* -c for a Flink snapshot: every file the _metadata names is there with its recorded size, and the
+ * state ckpt reads parses to its end.  Each problem goes to report (where: the file); returns the
+ * number of problems, or -1 on an error that stops the check.  *files and *bytes count what was checked. */
+long ckpt_flink_state_verify(struct ckpt_snapshot *s, ckpt_verify_report *report, void *arg,
+			     uint64_t *files, uint64_t *bytes, struct ckpt_err *e);
+/* Entries added, removed and changed between two Flink snapshots, by operator, state and key group. */
+json_t *ckpt_flink_state_diff(struct ckpt_snapshot *a, struct ckpt_snapshot *b, int *differ,
+			      struct ckpt_err *e);
 
 /* ------------------------------------------------------- job event logs: evlog.c, evlog-parse.c */
 

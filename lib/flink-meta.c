@@ -461,6 +461,21 @@ fail:
 	return NULL;
 }
 
+/* Keep an inline delegate's bytes with the handle (the state readers of flink-state.c read them). */
+static int
+inline_data(struct rd *r, struct ckpt_handle *h, const unsigned char *p, size_t n)
+{
+	if (h == NULL)
+		return -1;
+	if (p == NULL)
+		return 0;
+	if ((h->data.p = malloc(n ? n : 1)) == NULL)
+		return nomem(r);
+	memcpy(h->data.p, p, n);
+	h->data.len = n;
+	return 0;
+}
+
 /* Move the delegate's path and description into a handle's detail. */
 static int
 take_delegate(struct rd *r, json_t *detail, struct fm_stream *d, char **path)
@@ -678,8 +693,8 @@ rd_opstate_body(struct rd *r, struct ckpt_subtask *st, const char *scope, uint8_
 	}
 	if (opstate_to_model(r, st, &o, d.size) < 0 || take_delegate(r, detail, &d, &path) < 0)
 		goto out;
-	rc = add_handle(r, st, scope, tag == 4 ? "operator_stream" : "file_merging_operator_stream", d.size,
-			path, detail) ? 0 : -1;
+	rc = inline_data(r, add_handle(r, st, scope, tag == 4 ? "operator_stream" : "file_merging_operator_stream",
+				       d.size, path, detail), d.data, d.dlen);
 	detail = NULL;
 	path = NULL;
 out:
@@ -725,6 +740,8 @@ struct fm_keyed {
 	char *path;
 	json_t *j; /* kind, size, path, then the rest */
 	uint32_t kg_first, kg_count;
+	const unsigned char *data; /* an inline delegate's bytes (into the buffer), else NULL */
+	size_t dlen;
 };
 
 static void
@@ -751,6 +768,8 @@ keyed_groups(struct rd *r, struct fm_keyed *k, uint8_t tag)
 	if (rd_stream(r, &d, "key-group data handle") < 0)
 		return -1;
 	k->size = d.size;
+	k->data = d.data;
+	k->dlen = d.dlen;
 	if (take_delegate(r, k->j, &d, &k->path) < 0)
 		goto out;
 	if (tag == 12 && (rd_utf(r, &hid, "state handle id") < 0 || jputs(r, k->j, "handle_id", hid) < 0))
@@ -1038,7 +1057,7 @@ rd_keyed_top(struct rd *r, struct ckpt_subtask *st, const char *scope)
 	json_object_del(detail, "kind");
 	json_object_del(detail, "size");
 	json_object_del(detail, "path");
-	if (add_handle(r, st, scope, k.kind, k.size, k.path, detail) == NULL) {
+	if (inline_data(r, add_handle(r, st, scope, k.kind, k.size, k.path, detail), k.data, k.dlen) < 0) {
 		k.path = NULL;
 		keyed_release(&k);
 		return -1;

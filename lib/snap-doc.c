@@ -237,7 +237,7 @@ static int
 load_opstate(struct ldr *L, struct ckpt_opstate *os, const char *name, const json_t *v,
 	     const char *ptr, const char *what, json_t *modes)
 {
-	static const char *const dkeys[] = {"mode", "entries", NULL};
+	static const char *const dkeys[] = {"mode", "entries", "typed", NULL};
 	static const char *const mkeys[] = {"mode", "entries", "bytes", NULL};
 	const char *mname;
 	json_t *m = json_object_get(v, "mode"), *seen;
@@ -355,7 +355,7 @@ static int
 load_kv(struct ldr *L, struct ckpt_subtask *st, struct ckpt_kv *kv, const json_t *v,
 	const char *ptr, const char *what)
 {
-	static const char *const keys[] = {"state", "key_group", "key", "value", NULL};
+	static const char *const keys[] = {"state", "key_group", "key", "value", "typed", NULL};
 	json_t *s = json_object_get(v, "state");
 	char p[PTRLEN];
 	size_t len;

@@ -29,12 +29,6 @@ arch_free(struct ckpt_snap_backing *base)
 	free(b);
 }
 
-static void
-plain_free(struct ckpt_snap_backing *b)
-{
-	free(b);
-}
-
 /* ---- reading a member whole, hashing it */
 
 struct sink {
@@ -250,6 +244,8 @@ ckpt_subtask_load(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt
 
 	if (st->loaded)
 		return 0;
+	if (b && b->load && strcmp(b->format, "flink metadata") == 0) /* ckpt_flink_state_enable */
+		return b->load(s, op, st, e);
 	if (st->member == NULL || b == NULL || b->load == NULL) {
 		if (st->nhandles)
 			return ckpt_err_set(e, CKPT_ERR_INPUT, "",
@@ -457,16 +453,9 @@ open_flink(int fd, const char *name, struct ckpt_err *e)
 		free(buf);
 	}
 	fclose(f);
-	if (s && s->backing == NULL) {
-		struct ckpt_snap_backing *b = ckpt_calloc(1, sizeof *b, e);
-
-		if (b == NULL) {
-			ckpt_snapshot_free(s);
-			return NULL;
-		}
-		b->format = "flink metadata";
-		b->free = plain_free;
-		s->backing = b;
+	if (s && s->backing == NULL && (s->backing = ckpt_flink_backing_new(name, e)) == NULL) {
+		ckpt_snapshot_free(s);
+		return NULL;
 	}
 	return s;
 }

@@ -49,7 +49,11 @@ free_entries(struct ckpt_subtask *st)
 				free(st->ops[i].entries[k].p);
 		free(st->ops[i].entries);
 		st->ops[i].entries = NULL;
+		json_decref(st->ops[i].typed);
+		st->ops[i].typed = NULL;
 	}
+	for (size_t k = 0; st->kv && k < st->nkv; k++)
+		json_decref(st->kv[k].typed);
 	if (own && st->kv)
 		for (size_t k = 0; k < st->nkv; k++) {
 			free(st->kv[k].state);
@@ -94,6 +98,7 @@ free_handles(struct ckpt_subtask *st)
 		free(st->handles[i].kind);
 		free(st->handles[i].path);
 		json_decref(st->handles[i].detail);
+		free(st->handles[i].data.p);
 	}
 	free(st->handles);
 	st->handles = NULL;
@@ -323,6 +328,11 @@ opstates_json(const struct ckpt_subtask *st, int counts)
 			json_pack("{s:s, s:o}", "mode", ckpt_mode_name(os->mode), "entries",
 				  entries_json(os->entries, os->n));
 
+		if (v && !counts && os->typed && json_object_set(v, "typed", os->typed) < 0) {
+			json_decref(v);
+			v = NULL;
+		}
+
 		if (ckpt_json_set_new(o, os->name, v) < 0) {
 			json_decref(o);
 			return NULL;
@@ -334,9 +344,15 @@ opstates_json(const struct ckpt_subtask *st, int counts)
 static json_t *
 kv_json(const struct ckpt_kv *kv)
 {
-	return json_pack("{s:s, s:I, s:o, s:o}", "state", kv->state, "key_group", (json_int_t)kv->key_group,
-			 "key", ckpt_entry_to_json(kv->key.p, kv->key.len), "value",
-			 ckpt_entry_to_json(kv->value.p, kv->value.len));
+	json_t *o = json_pack("{s:s, s:I, s:o, s:o}", "state", kv->state, "key_group", (json_int_t)kv->key_group,
+			      "key", ckpt_entry_to_json(kv->key.p, kv->key.len), "value",
+			      ckpt_entry_to_json(kv->value.p, kv->value.len));
+
+	if (o && kv->typed && json_object_set(o, "typed", kv->typed) < 0) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
 }
 
 static json_t *
@@ -477,15 +493,18 @@ snapshot_head(const struct ckpt_snapshot *s)
 	return o;
 }
 
-/* A subtask is loaded for printing (and unloaded after) unless it holds only handles. */
+/* A subtask is loaded for printing (and unloaded after) unless it holds only handles whose state
+ * nobody asked to read (ckpt_flink_state_enable). */
 static json_t *
 subtask_doc(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subtask *st,
 	    struct ckpt_err *e)
 {
+	const struct ckpt_snap_backing *b = s->backing;
 	int was = st->loaded;
 	json_t *v;
 
-	if (!st->loaded && st->nhandles == 0 && ckpt_subtask_load(s, op, st, e) < 0)
+	if (!st->loaded && (st->nhandles == 0 || (b && b->load && strcmp(b->format, "flink metadata") == 0)) &&
+	    ckpt_subtask_load(s, op, st, e) < 0)
 		return NULL;
 	v = subtask_json(st, 0, NULL);
 	if (!was)

@@ -2,8 +2,8 @@
 # Flink _metadata through ckpt-inspect: every real fixture (goldens and the oracle of SOURCES.md),
 # the refused legacy formats, cut and damaged files, synthetic files for what no fixture holds, -u.
 #
-# Goldens: t/data/flinkmeta/FIXTURE.summary.expected (ckpt-inspect -p FIXTURE) and
-# FIXTURE.all.expected (ckpt-inspect -a FIXTURE/_metadata); CKPT_REGOLD=1 rewrites them (t/README).
+# Goldens: t/data/flinkmeta/FIXTURE.summary.expected (ckpt-inspect -m -p FIXTURE) and
+# FIXTURE.all.expected (ckpt-inspect -m -a FIXTURE/_metadata); CKPT_REGOLD=1 rewrites them (t/README).
 
 load helper
 load flinkmeta-helper
@@ -16,8 +16,8 @@ goldens() {
 	for d in v*; do
 		if [ "${CKPT_REGOLD-}" = 1 ]; then
 			case $1 in
-			summary) ckpt-inspect -p "$d" ;;
-			all) ckpt-inspect -a "$d/_metadata" ;;
+			summary) ckpt-inspect -m -p "$d" ;;
+			all) ckpt-inspect -m -a "$d/_metadata" ;;
 			esac >"$DATA/flinkmeta/$d.$1.expected"
 		fi
 		cat "$DATA/flinkmeta/$d.$1.expected"
@@ -28,7 +28,7 @@ goldens() {
 	needs_fixtures
 	cd "$SP"
 	[ "$(ls -d v* | wc -l)" -eq 26 ]
-	run ckpt-inspect -p v*
+	run ckpt-inspect -m -p v*
 	status_is 0
 	goldens summary >"$BATS_TEST_TMPDIR/want"
 	match_golden "$BATS_TEST_TMPDIR/want"
@@ -37,7 +37,7 @@ goldens() {
 @test "flinkmeta: -a of every fixture" {
 	needs_fixtures
 	cd "$SP"
-	run ckpt-inspect -a v*/_metadata
+	run ckpt-inspect -m -a v*/_metadata
 	status_is 0
 	goldens all >"$BATS_TEST_TMPDIR/want"
 	match_golden "$BATS_TEST_TMPDIR/want"
@@ -81,7 +81,7 @@ v6-table-multi-join-three-way-inner-savepoint|6|1|6|6|0|Suspend Savepoint, CANON
 	  .flink.counts.subtask_entries, .flink.counts.input_channel_handles + .flink.counts.output_channel_handles]
 	  | map(tostring) | join("|")'
 	cd "$SP"
-	run sh -c 'for d in $(echo "$2" | cut -d"|" -f1); do ckpt-inspect -a "$d" || exit; done | jq -r "$1"' sh "$filter" "$oracle"
+	run sh -c 'for d in $(echo "$2" | cut -d"|" -f1); do ckpt-inspect -m -a "$d" || exit; done | jq -r "$1"' sh "$filter" "$oracle"
 	status_is 0
 	# the file's own counts agree with what the document holds
 	output_is "$(echo "$oracle" | cut -d'|' -f2- | awk -F'|' '{ print $0 "|" $4 "|" $7 }')"
@@ -89,34 +89,34 @@ v6-table-multi-join-three-way-inner-savepoint|6|1|6|6|0|Suspend Savepoint, CANON
 
 @test "flinkmeta: operator details the fixtures' notes name" {
 	needs_fixtures
-	run sh -c 'ckpt-inspect "$1" | jq -c "[.operators[] | select(.coordinator_bytes) | .coordinator_bytes]"' sh \
+	run sh -c 'ckpt-inspect -m "$1" | jq -c "[.operators[] | select(.coordinator_bytes) | .coordinator_bytes]"' sh \
 		"$SP/v3-flink1.15dev-unified-sink-v1-savepoint"
 	output_is '[16]'
-	run sh -c 'ckpt-inspect -a "$1" | jq -c "[.operators[] | select(.fully_finished) | [.uid, .subtasks]],
+	run sh -c 'ckpt-inspect -m -a "$1" | jq -c "[.operators[] | select(.fully_finished) | [.uid, .subtasks]],
 	  .flink.master_states[0].name, .flink.master_states[0].payload_bytes"' sh "$SP/v5-state-processor-table-state-checkpoint"
 	output_is '[["broadcast-source-uid",[]]]
 "com.example.state.writer.job.masterstate.MasterTriggerRestoreHook"
 8'
-	run sh -c 'ckpt-inspect "$1" | jq -c "[.operators[] | [.uid, .name]] | sort"' sh "$SP/v5-flink2.0-nonkeyed-chain-savepoint"
+	run sh -c 'ckpt-inspect -m "$1" | jq -c "[.operators[] | [.uid, .name]] | sort"' sh "$SP/v5-flink2.0-nonkeyed-chain-savepoint"
 	output_is '[[null,"Map"],[null,"Source: Custom Source"],["first","Map"],["second","Map"],["third","Map"]]'
-	run sh -c 'ckpt-inspect "$1" | jq -c "[.operators[] | select(.id == \"01203aa9a12dc1ec725e03853dd7c8f2\") | .key_groups]"' sh \
+	run sh -c 'ckpt-inspect -m "$1" | jq -c "[.operators[] | select(.id == \"01203aa9a12dc1ec725e03853dd7c8f2\") | .key_groups]"' sh \
 		"$SP/v3-flink1.12-complexkeyed-savepoint"
 	output_is '[{"0":"0-31","1":"32-63","2":"64-95","3":"96-127"}]'
-	run sh -c 'ckpt-inspect "$1" | jq -c "[.operators[].states[] | [.name, .mode]] | unique"' sh \
+	run sh -c 'ckpt-inspect -m "$1" | jq -c "[.operators[].states[] | [.name, .mode]] | unique"' sh \
 		"$SP/v2-flink1.5-broadcast-memory-savepoint"
 	output_is '[["broadcast-state-1","broadcast"],["broadcast-state-2","broadcast"],["broadcast-state-3","broadcast"],["source-state","list"],["source-state","union"]]'
-	run sh -c 'ckpt-inspect -a "$1" | jq -c "[.operators[].subtasks[].handles[]? | select(.scope == \"managed_keyed\") | [.kind, (.non_materialized | map(.kind))]] | unique"' sh \
+	run sh -c 'ckpt-inspect -m -a "$1" | jq -c "[.operators[].subtasks[].handles[]? | select(.scope == \"managed_keyed\") | [.kind, (.non_materialized | map(.kind))]] | unique"' sh \
 		"$SP/v4-flink1.17-udf-hashmap-checkpoint-changelog"
 	output_is '[["changelog",["changelog_bytes"]]]'
-	run sh -c 'ckpt-inspect -a "$1" | jq -c "[.operators[].subtasks[].handles[]? | select(.scope == \"output_channel\")][0] | [.subtask, .partition, .subpartition, .size, .delegate.kind]"' sh \
+	run sh -c 'ckpt-inspect -m -a "$1" | jq -c "[.operators[].subtasks[].handles[]? | select(.scope == \"output_channel\")][0] | [.subtask, .partition, .subpartition, .size, .delegate.kind]"' sh \
 		"$SP/v4-flink1.17-udf-rocksdb-checkpoint-unaligned"
 	output_is '[0,0,0,4,"relative_file"]'
-	run sh -c 'ckpt-inspect "$1" | jq -c ".flink.counts.files, (.flink.files | length), .flink.kind_guess"' sh \
+	run sh -c 'ckpt-inspect -m "$1" | jq -c ".flink.counts.files, (.flink.files | length), .flink.kind_guess"' sh \
 		"$SP/v4-flink1.17-udf-rocksdb-checkpoint-unaligned"
 	output_is '85
 85
 null'
-	run sh -c 'ckpt-inspect "$1" | jq -c ".flink.kind_guess.kind"' sh "$SP/v3-flink1.14-broadcast-rocksdb-savepoint"
+	run sh -c 'ckpt-inspect -m "$1" | jq -c ".flink.kind_guess.kind"' sh "$SP/v3-flink1.14-broadcast-rocksdb-savepoint"
 	output_is '"savepoint"'
 }
 
@@ -156,38 +156,38 @@ null'
 	needs_fixtures
 	d=v4-flink1.20-complexkeyed-savepoint
 	cd "$SP"
-	run sh -c 'ckpt-inspect "$1" | jq -c "del(.file)"' sh "$d"
+	run sh -c 'ckpt-inspect -m "$1" | jq -c "del(.file)"' sh "$d"
 	status_is 0
 	want=$output
 	[ "$(jq -c 'del(.file)' "$DATA/flinkmeta/$d.summary.expected")" = "$want" ]
-	run sh -c 'ckpt-inspect "$1/_metadata" | jq -c "del(.file)"' sh "$d"
+	run sh -c 'ckpt-inspect -m "$1/_metadata" | jq -c "del(.file)"' sh "$d"
 	output_is "$want"
-	run sh -c 'ckpt-inspect < "$1/_metadata" | jq -c "del(.file)"' sh "$d"
+	run sh -c 'ckpt-inspect -m < "$1/_metadata" | jq -c "del(.file)"' sh "$d"
 	output_is "$want"
-	run sh -c 'ckpt-inspect - < "$1/_metadata" | jq -r .file' sh "$d"
+	run sh -c 'ckpt-inspect -m - < "$1/_metadata" | jq -r .file' sh "$d"
 	output_is '<stdin>'
 }
 
 @test "flinkmeta: -u names operators by the ids Flink derives from uids, in every version" {
 	needs_fixtures
-	run sh -c 'ckpt-inspect -u first -u second -u third "$1" | jq -c ".uids"' sh "$SP/v2-flink1.8-nonkeyed-chain-savepoint"
+	run sh -c 'ckpt-inspect -m -u first -u second -u third "$1" | jq -c ".uids"' sh "$SP/v2-flink1.8-nonkeyed-chain-savepoint"
 	status_is 0
 	output_is '[{"uid":"first","id":"adf090656b210b1609ad3203d4ee7329","operators":["adf090656b210b1609ad3203d4ee7329"]},{"uid":"second","id":"6730ef7375fb60f9d9bbdfdfd174d803","operators":["6730ef7375fb60f9d9bbdfdfd174d803"]},{"uid":"third","id":"013ef814c76e319e5fe9a82a3ba14933","operators":["013ef814c76e319e5fe9a82a3ba14933"]}]'
-	run sh -c 'ckpt-inspect -u window "$1" | jq -c "[.operators[] | select(.matched_uid) | [.id, .matched_uid]]"' sh \
+	run sh -c 'ckpt-inspect -m -u window "$1" | jq -c "[.operators[] | select(.matched_uid) | [.id, .matched_uid]]"' sh \
 		"$SP/v3-flink1.12-complexkeyed-savepoint"
 	output_is '[["01203aa9a12dc1ec725e03853dd7c8f2","window"]]'
 	for u in CheckpointingSource1:69f32d314b97c6f7f9ed7873983167f2 \
 		CheckpointingKeyedStateFlatMap1:d5c8b168c6cbfe8c507a10f88b325243 BrProcess1:12d7d939fd56473cac7cff0603179a41; do
 		f=$SP/v2-flink1.9-udf-rocksdb-savepoint
 		[ "${u%%:*}" = BrProcess1 ] && f=$SP/v2-flink1.5-broadcast-memory-savepoint
-		run sh -c 'ckpt-inspect -u "$1" "$2" | jq -r ".uids[0].operators[0]"' sh "${u%%:*}" "$f"
+		run sh -c 'ckpt-inspect -m -u "$1" "$2" | jq -r ".uids[0].operators[0]"' sh "${u%%:*}" "$f"
 		output_is "${u#*:}"
 	done
-	run sh -c 'ckpt-inspect -u 1c4ec0f9-2d96-46e9-99ea-45e8c3df5202 "$1" | jq -r ".uids[0].operators[0]"' sh \
+	run sh -c 'ckpt-inspect -m -u 1c4ec0f9-2d96-46e9-99ea-45e8c3df5202 "$1" | jq -r ".uids[0].operators[0]"' sh \
 		"$SP/v3-flink1.15dev-unified-sink-v1-savepoint"
 	output_is 709a96cf35a587d849796342cfd36979
 	cd "$SP"
-	bad 1 'ckpt-inspect: v4-flink1.16-typeserializer-rocksdb-checkpoint: uid "nosuch" (operator id 245a7c5152266a38200c1fd720d17cac) names no operator' sh -c 'ckpt-inspect -u nosuch v4-flink1.16-typeserializer-rocksdb-checkpoint >/dev/null'
+	bad 1 'ckpt-inspect: v4-flink1.16-typeserializer-rocksdb-checkpoint: uid "nosuch" (operator id 245a7c5152266a38200c1fd720d17cac) names no operator' sh -c 'ckpt-inspect -m -u nosuch v4-flink1.16-typeserializer-rocksdb-checkpoint >/dev/null'
 }
 
 # Every stored uid of the v5/v6 fixtures hashes to the stored id (the decoder warns otherwise).
@@ -195,22 +195,22 @@ null'
 	needs_fixtures
 	cd "$SP"
 	for d in v5* v6*; do
-		run sh -c 'ckpt-inspect "$1" | jq -c ".flink.warnings // []"' sh "$d"
+		run sh -c 'ckpt-inspect -m "$1" | jq -c ".flink.warnings // []"' sh "$d"
 		output_is '[]'
 	done
-	run sh -c 'ckpt-inspect "$1" | jq -r "[.operators[] | select(.uid == \"6_over-aggregate\") | .id][0]"' sh \
+	run sh -c 'ckpt-inspect -m "$1" | jq -r "[.operators[] | select(.uid == \"6_over-aggregate\") | .id][0]"' sh \
 		v5-table-over-aggregate-unbounded-partitioned-rows-savepoint
 	want=$output
-	run sh -c 'ckpt-inspect -u 6_over-aggregate "$1" | jq -r ".uids[0].id"' sh v5-table-over-aggregate-unbounded-partitioned-rows-savepoint
+	run sh -c 'ckpt-inspect -m -u 6_over-aggregate "$1" | jq -r ".uids[0].id"' sh v5-table-over-aggregate-unbounded-partitioned-rows-savepoint
 	output_is "$want"
 }
 
 # A cut file never decodes: one line each naming the byte offset (or the file as no snapshot), exit 2.
 check_cuts() {
-	run ckpt-inspect c*
+	run ckpt-inspect -m c*
 	status_is 2
 	[ "${#lines[@]}" -eq "$1" ] || { echo "$1 files, ${#lines[@]} lines"; return 1; }
-	run sh -c 'ckpt-inspect c* 2>&1 | grep -Ev "^ckpt-inspect: c[0-9]+: (offset [0-9]+: .+|empty input|not a snapshot: .+)$"'
+	run sh -c 'ckpt-inspect -m c* 2>&1 | grep -Ev "^ckpt-inspect: c[0-9]+: (offset [0-9]+: .+|empty input|not a snapshot: .+)$"'
 	status_is 1
 }
 
@@ -229,7 +229,7 @@ gen() {
 		size=$(wc -c <"$SP/$d/_metadata")
 		[ -f c$((size - 1)) ] && [ ! -f c$size ]
 		check_cuts "$size" || { echo "in $d"; return 1; }
-		run ckpt-inspect c$((size - 1))
+		run ckpt-inspect -m c$((size - 1))
 		[[ $output == "ckpt-inspect: c$((size - 1)): offset "*": truncated "* ]]
 	done
 }
@@ -239,10 +239,10 @@ gen() {
 	mkdir d
 	gen fm_damage_all "$SP" d
 	[ "$(ls d/*.c* | wc -l)" -eq $((26 * 59)) ]
-	run ckpt-inspect d/*.c*
+	run ckpt-inspect -m d/*.c*
 	status_is 2
 	[ "${#lines[@]}" -eq $((26 * 59)) ]
-	run sh -c 'ckpt-inspect d/*.c* 2>&1 | grep -Ev "^ckpt-inspect: d/v[^:]*\.c[0-9]+: (offset [0-9]+: .+|empty input|not a snapshot: .+)$"'
+	run sh -c 'ckpt-inspect -m d/*.c* 2>&1 | grep -Ev "^ckpt-inspect: d/v[^:]*\.c[0-9]+: (offset [0-9]+: .+|empty input|not a snapshot: .+)$"'
 	status_is 1
 }
 
@@ -251,9 +251,9 @@ gen() {
 	mkdir d
 	gen fm_damage_all "$SP" d flips
 	[ "$(ls d/*.m* | wc -l)" -eq $((26 * 8)) ]
-	run ckpt-inspect d/*.m*
+	run ckpt-inspect -m d/*.m*
 	[ "$status" -eq 0 ] || [ "$status" -eq 2 ] || { echo "status $status"; printf '%s\n' "$output"; return 1; }
-	run sh -c 'ckpt-inspect d/*.m* 2>&1 >/dev/null | grep -Ev "^ckpt-inspect: d/v[^:]*\.m[0-9]+: [a-z]"'
+	run sh -c 'ckpt-inspect -m d/*.m* 2>&1 >/dev/null | grep -Ev "^ckpt-inspect: d/v[^:]*\.m[0-9]+: [a-z]"'
 	status_is 1
 }
 
@@ -300,15 +300,15 @@ v3_head() {
 	b_u8 3; b_i32 0; b_i32 1; b_i64 0; b_u8 1; b_utf n; b_i32 1; b_u8 7     #   delegate: key groups as stream
 	b_i32 0                                                                 # no output channels
 	b_write m
-	run sh -c 'ckpt-inspect -a m | jq -c ".operators[0] | [.id, .subtasks[].finished, (.subtasks[0].handles[] | [.scope, .kind, .size, .path])]"'
+	run sh -c 'ckpt-inspect -m -a m | jq -c ".operators[0] | [.id, .subtasks[].finished, (.subtasks[0].handles[] | [.scope, .kind, .size, .path])]"'
 	status_is 0
 	output_is '["0102030405060708090a0b0c0d0e0f10",false,true,["managed_operator","operator_stream",9,"hdfs:/x/op"],["managed_keyed","incremental",7,null],["input_channel","channel",4,null]]'
-	run sh -c 'ckpt-inspect m | jq -c "(.operators[0] | [.finished_subtasks, .states, .key_groups, .in_flight_bytes]), .flink.files"'
+	run sh -c 'ckpt-inspect -m m | jq -c "(.operators[0] | [.finished_subtasks, .states, .key_groups, .in_flight_bytes]), .flink.files"'
 	output_is '["1",[{"name":"s","mode":"union","entries":2,"bytes":9}],{"0":"0-1"},4]
 [{"path":"hdfs:/x/op","kind":"file","size":9},{"path":"rel","kind":"relative_file","size":7}]'
 	# the same operator fully finished: no entries may follow, and no coordinator state
 	v3_head; b_u8 0; b_i32 -1; b_write ff
-	run sh -c 'ckpt-inspect -a ff | jq -c ".operators[0] | [.fully_finished, .subtasks]"'
+	run sh -c 'ckpt-inspect -m -a ff | jq -c ".operators[0] | [.fully_finished, .subtasks]"'
 	output_is '[true,[]]'
 	v3_head; b_u8 1; b_utf c; b_i32 1; b_u8 0; b_i32 -1; b_write ffc
 	bad 2 'ckpt-inspect: ffc: offset 57: fully finished operator 0102030405060708090a0b0c0d0e0f10 has coordinator state' ckpt-inspect ffc
@@ -328,13 +328,13 @@ v3_head() {
 		[ $v = 7 ] && { b_u8 1; b_i64 4; }              # v7: reference checkpoint 4
 		b_u8 0xac; b_u8 0xed; b_i16 5; b_u8 0x70        # null properties
 		b_write m$v
-		run sh -c 'ckpt-inspect -a "$1" | jq -c "[.operators[0].name, (.operators[0].subtasks[0].handles[0] | .kind, .size, .path, (.channels | map([.subpartition, .size])))], .flink.ref_checkpoint_ids"' sh m$v
+		run sh -c 'ckpt-inspect -m -a "$1" | jq -c "[.operators[0].name, (.operators[0].subtasks[0].handles[0] | .kind, .size, .path, (.channels | map([.subpartition, .size])))], .flink.ref_checkpoint_ids"' sh m$v
 		status_is 0
 		[ "${lines[0]}" = '["Name","merged_channels",12,"chan",[[3,5],[4,7]]]' ]
 	done
 	[ "$output" = '["Name","merged_channels",12,"chan",[[3,5],[4,7]]]
 [{"operator":"0102030405060708090a0b0c0d0e0f10","subtask":1,"ref_checkpoint_id":4}]' ]
-	run sh -c 'ckpt-inspect m6 | jq -c ".operators[0].in_flight_bytes, .flink.properties, .flink.ref_checkpoint_ids"'
+	run sh -c 'ckpt-inspect -m m6 | jq -c ".operators[0].in_flight_bytes, .flink.properties, .flink.ref_checkpoint_ids"'
 	output_is '12
 null
 null'

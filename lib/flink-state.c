@@ -1,0 +1,1864 @@
+/* flink-state.c: the state Flink's handles point to (ckpt-flink(5), STATE FILES): where the bytes
+ * are, the operator and keyed serialization proxies, operator list/union/broadcast state, keyed
+ * state in the canonical savepoint and the heap layouts; loading, summary and verification. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "flink-state.h"
+#include "snap-internal.h"
+
+#define END_OF_KEY_GROUP 0xffff
+#define MAX_STATES 32767
+#define SNAPPY_ID 10 /* a Snappy stream identifier chunk; compressed operator state offsets come after it */
+
+/* The backing of a snapshot read from a Flink _metadata: where relative files are, the --root maps. */
+struct flink_backing {
+	struct ckpt_snap_backing base;
+	char *meta;   /* the _metadata as the user named it */
+	char *dir;    /* its directory; NULL when it came from standard input */
+	char **from, **to;
+	size_t nroots;
+};
+
+/* One state of a serialization proxy's header (StateMetaInfoSnapshot). */
+struct fmeta {
+	char *name;
+	int32_t type;  /* BackendStateType: 0 key-value, 1 operator, 2 broadcast, 3 priority queue, 4 key-value v2 */
+	char *kind;    /* KEYED_STATE_TYPE lower case, "timers" for priority queues */
+	char *mode;    /* OPERATOR_STATE_DISTRIBUTION_MODE */
+	struct ckpt_fser *key, *ns, *value;
+	json_t *serializers; /* option name -> class tree */
+};
+
+struct fheader {
+	int32_t version;
+	int compressed;
+	struct ckpt_fser *key; /* keyed: the key serializer */
+	struct fmeta *m;
+	size_t n, nlist;       /* operator: the first nlist states are list/union, the rest broadcast */
+	int stopped;
+	char stop[600];        /* why the header was not read to its end */
+	uint64_t end;
+};
+
+/* Where entries go: the loader keeps them, the summary and -c count them.  typed is given away. */
+struct fsink {
+	int (*header)(void *arg, const char *scope, const struct fheader *h);
+	int (*op)(void *arg, const char *state, size_t idx, const unsigned char *p, size_t n, json_t *typed);
+	int (*kv)(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn,
+		  const unsigned char *v, size_t vn, json_t *typed);
+	void *arg;
+	int untyped; /* skip decoding values where the layout does not need it (counting only) */
+};
+
+struct fctx {
+	struct flink_backing *b;
+	const struct ckpt_operator *op;
+	const struct ckpt_subtask *st;
+	const struct ckpt_handle *h;
+	const struct fsink *k;
+	struct ckpt_err *e;
+	char where[1024];
+	unsigned prefix; /* key-group prefix bytes */
+};
+
+/* ------------------------------------------------------------ the header */
+
+static void
+header_release(struct fheader *h)
+{
+	for (size_t i = 0; i < h->n; i++) {
+		free(h->m[i].name);
+		free(h->m[i].kind);
+		free(h->m[i].mode);
+		ckpt_fser_free(h->m[i].key);
+		ckpt_fser_free(h->m[i].ns);
+		ckpt_fser_free(h->m[i].value);
+		json_decref(h->m[i].serializers);
+	}
+	free(h->m);
+	ckpt_fser_free(h->key);
+	memset(h, 0, sizeof *h);
+}
+
+static int
+header_stop(struct fheader *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int
+header_stop(struct fheader *h, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(h->stop, sizeof h->stop, fmt, ap);
+	va_end(ap);
+	h->stopped = 1;
+	return 1;
+}
+
+static int
+read_count(struct ckpt_fsrc *s, int32_t *n, int32_t max, const char *what)
+{
+	if (ckpt_fsrc_i32(s, n, what) < 0)
+		return -1;
+	if (*n < 0 || *n > max)
+		return ckpt_fsrc_fail(s, "%s %d (0 to %d expected)", what, *n, max);
+	return 0;
+}
+
+static int
+read_options(struct ckpt_fsrc *s, struct fmeta *m)
+{
+	int32_t n;
+
+	if (read_count(s, &n, 64, "state option count") < 0)
+		return -1;
+	for (int32_t i = 0; i < n; i++) {
+		char *k = NULL, *v = NULL;
+
+		if (ckpt_fsrc_utf(s, &k, "state option") < 0 || ckpt_fsrc_utf(s, &v, "state option value") < 0) {
+			free(k);
+			return -1;
+		}
+		if (strcmp(k, "KEYED_STATE_TYPE") == 0 && m->kind == NULL) {
+			for (char *p = v; *p; p++)
+				*p = (char)(*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
+			m->kind = v;
+			v = NULL;
+		} else if (strcmp(k, "OPERATOR_STATE_DISTRIBUTION_MODE") == 0 && m->mode == NULL) {
+			m->mode = v;
+			v = NULL;
+		}
+		free(k);
+		free(v);
+	}
+	return 0;
+}
+
+/* The serializers map of a state; 1 when a snapshot class stops the parse. */
+static int
+read_serializers(struct ckpt_fsrc *s, struct fheader *h, struct fmeta *m)
+{
+	int32_t n;
+
+	if (read_count(s, &n, 16, "state serializer count") < 0)
+		return -1;
+	for (int32_t i = 0; i < n; i++) {
+		struct ckpt_fser *t = NULL, **slot;
+		char *k;
+		int r;
+
+		if (ckpt_fsrc_utf(s, &k, "serializer name") < 0)
+			return -1;
+		if (strcmp(k, "KEY_SERIALIZER") == 0)
+			slot = &m->key;
+		else if (strcmp(k, "NAMESPACE_SERIALIZER") == 0)
+			slot = &m->ns;
+		else if (strcmp(k, "VALUE_SERIALIZER") == 0)
+			slot = &m->value;
+		else {
+			ckpt_fsrc_fail(s, "unknown serializer name \"%s\" of state \"%s\"", k, m->name);
+			free(k);
+			return -1;
+		}
+		if (*slot != NULL) {
+			ckpt_fsrc_fail(s, "state \"%s\" names its %s twice", m->name, k);
+			free(k);
+			return -1;
+		}
+		r = ckpt_fser_read(s, 1, &t);
+		*slot = t;
+		if (r == 0 && json_object_set_new(m->serializers, k, ckpt_fser_json(t)) < 0)
+			r = ckpt_err_set(s->e, CKPT_ERR_NOMEM, s->where, "out of memory");
+		if (r == 1) {
+			const char *cls = ckpt_fser_blocker(t);
+
+			header_stop(h, "the %s of state \"%s\" is a %s, whose snapshot ckpt cannot step over", k,
+				    m->name, cls ? cls : "?");
+		}
+		free(k);
+		if (r != 0)
+			return r;
+	}
+	return 0;
+}
+
+/* StateMetaInfoSnapshotReadersWriters' current reader (meta-info versions 6 and 7). */
+static int
+read_meta(struct ckpt_fsrc *s, struct fheader *h)
+{
+	struct fmeta *m = realloc(h->m, (h->n + 1) * sizeof *m);
+
+	if (m == NULL)
+		return ckpt_err_set(s->e, CKPT_ERR_NOMEM, s->where, "out of memory");
+	h->m = m;
+	m = &h->m[h->n++];
+	memset(m, 0, sizeof *m);
+	if ((m->serializers = json_object()) == NULL)
+		return ckpt_err_set(s->e, CKPT_ERR_NOMEM, s->where, "out of memory");
+	if (ckpt_fsrc_utf(s, &m->name, "state name") < 0 || ckpt_fsrc_i32(s, &m->type, "state type") < 0)
+		return -1;
+	if (m->type < 0 || m->type > 4)
+		return ckpt_fsrc_fail(s, "state type %d of state \"%s\" (0 to 4 expected)", m->type, m->name);
+	for (size_t i = 0; i + 1 < h->n; i++)
+		if (strcmp(h->m[i].name, m->name) == 0)
+			return ckpt_fsrc_fail(s, "state \"%s\" twice in one header", m->name);
+	if (read_options(s, m) < 0)
+		return -1;
+	if (m->type == 3 && m->kind == NULL && (m->kind = strdup("timers")) == NULL)
+		return ckpt_err_set(s->e, CKPT_ERR_NOMEM, s->where, "out of memory");
+	return read_serializers(s, h, m);
+}
+
+static int
+read_metas(struct ckpt_fsrc *s, struct fheader *h, const char *what)
+{
+	int16_t n;
+
+	if (ckpt_fsrc_i16(s, &n, what) < 0)
+		return -1;
+	if (n < 0)
+		return ckpt_fsrc_fail(s, "negative %s %d", what, n);
+	for (int16_t i = 0; i < n; i++) {
+		int r = read_meta(s, h);
+
+		if (r != 0)
+			return r;
+	}
+	return 0;
+}
+
+static int
+read_flag(struct ckpt_fsrc *s, int *v, const char *what)
+{
+	uint8_t b;
+
+	if (ckpt_fsrc_u8(s, &b, what) < 0)
+		return -1;
+	if (b > 1)
+		return ckpt_fsrc_fail(s, "%s %u (a boolean expected)", what, b);
+	*v = b;
+	return 0;
+}
+
+/* OperatorBackendSerializationProxy; 1 when the header stops early (h->stop says why). */
+static int
+read_op_header(struct ckpt_fsrc *s, struct fheader *h)
+{
+	int r;
+
+	if (ckpt_fsrc_seek(s, 0, 0) < 0 || ckpt_fsrc_i32(s, &h->version, "operator state header version") < 0)
+		return -1;
+	if (h->version < 1 || h->version > 6)
+		return ckpt_fsrc_fail(s, "operator state header version %d (1 to 6 expected)", h->version);
+	if (h->version < 5)
+		return header_stop(h, "operator state header version %d (Flink 1.6 and before) is not read",
+				   h->version);
+	if (h->version == 6 && read_flag(s, &h->compressed, "compression flag") < 0)
+		return -1;
+	if ((r = read_metas(s, h, "operator state count")) != 0)
+		return r;
+	h->nlist = h->n;
+	if ((r = read_metas(s, h, "broadcast state count")) != 0)
+		return r;
+	h->end = ckpt_fsrc_tell(s);
+	return 0;
+}
+
+/* KeyedBackendSerializationProxy; 1 when the header stops early. */
+static int
+read_keyed_header(struct ckpt_fsrc *s, struct fheader *h)
+{
+	int r;
+
+	if (ckpt_fsrc_seek(s, 0, 0) < 0 || ckpt_fsrc_i32(s, &h->version, "keyed state header version") < 0)
+		return -1;
+	if (h->version < 1 || h->version > 6)
+		return ckpt_fsrc_fail(s, "keyed state header version %d (1 to 6 expected)", h->version);
+	if (h->version < 6)
+		return header_stop(h, "keyed state header version %d (Flink 1.6 and before) is not read",
+				   h->version);
+	if (read_flag(s, &h->compressed, "key-group compression flag") < 0)
+		return -1;
+	if ((r = ckpt_fser_read(s, 1, &h->key)) != 0) {
+		if (r == 1)
+			header_stop(h, "the key serializer is a %s, whose snapshot ckpt cannot step over",
+				    ckpt_fser_blocker(h->key));
+		return r;
+	}
+	if ((r = read_metas(s, h, "keyed state count")) != 0)
+		return r;
+	h->end = ckpt_fsrc_tell(s);
+	return 0;
+}
+
+/* ------------------------------------------------------------ where the bytes are */
+
+static int
+has_prefix(const char *p, const char *pre)
+{
+	size_t n = strlen(pre);
+
+	return strncmp(p, pre, n) == 0 && (p[n] == '\0' || p[n] == '/' || (n > 0 && pre[n - 1] == '/'));
+}
+
+/* A handle's path as a local path: a --root map, file: URIs, absolute paths. */
+static int
+resolve(struct fctx *c, const char *p, char *out, size_t n)
+{
+	for (size_t i = 0; i < c->b->nroots; i++)
+		if (has_prefix(p, c->b->from[i])) {
+			snprintf(out, n, "%s%s", c->b->to[i], p + strlen(c->b->from[i]));
+			return 0;
+		}
+	if (strncmp(p, "file:", 5) == 0) {
+		p += 5;
+		if (strncmp(p, "//", 2) == 0) /* file://host/x or file:///x */
+			p = strchr(p + 2, '/');
+		if (p == NULL || *p != '/')
+			return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "state file URI without a path");
+	}
+	if (*p != '/')
+		return ckpt_err_set(c->e, CKPT_ERR_INPUT, p, "not a local path: map its prefix with --root PREFIX=DIR");
+	snprintf(out, n, "%s", p);
+	return 0;
+}
+
+/* The local path of a file the _metadata names (kind: file, relative_file, segment_file). */
+static int
+local_path(struct fctx *c, const char *kind, const char *p, char *out, size_t n)
+{
+	if (strcmp(kind, "relative_file") == 0) {
+		if (c->b->dir == NULL)
+			return ckpt_err_set(c->e, CKPT_ERR_INPUT, p,
+					    "a relative state file, but the _metadata came from standard input");
+		snprintf(out, n, "%s/%s", c->b->dir, p);
+		return 0;
+	}
+	return resolve(c, p, out, n);
+}
+
+/* Open the bytes of handle h's delegate: *fd >= 0 for a file (close it), -1 inline. */
+static int
+open_bytes(struct fctx *c, struct ckpt_fsrc *s, int *fd)
+{
+	const json_t *d = json_object_get(c->h->detail, "delegate");
+	const char *kind = json_string_value(json_object_get(d, "kind")), *path = c->h->path;
+	uint64_t start = (uint64_t)json_integer_value(json_object_get(d, "start"));
+	struct stat sb;
+
+	*fd = -1;
+	if (kind == NULL)
+		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->b->meta, "operator %s subtask %u: a handle without data",
+				    c->op->id, c->st->index);
+	if (strcmp(kind, "byte_stream") == 0 || strcmp(kind, "empty_segment_file") == 0) {
+		snprintf(c->where, sizeof c->where, "%s:inline:%s", c->b->meta,
+			 json_string_value(json_object_get(d, "handle_name")) ?
+			 json_string_value(json_object_get(d, "handle_name")) : "");
+		return ckpt_fsrc_mem(s, c->h->data.p, c->h->data.len, c->where, c->e);
+	}
+	if (path == NULL)
+		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->b->meta, "operator %s subtask %u: a %s handle without a path",
+				    c->op->id, c->st->index, kind);
+	if (local_path(c, kind, path, c->where, sizeof c->where) < 0)
+		return -1;
+	if ((*fd = open(c->where, O_RDONLY)) < 0)
+		return ckpt_err_sys(c->e, c->where, "cannot open the state file of operator %s subtask %u",
+				    c->op->id, c->st->index);
+	if (fstat(*fd, &sb) < 0)
+		return ckpt_err_sys(c->e, c->where, "cannot stat");
+	if (strcmp(kind, "segment_file") == 0 ? (uint64_t)sb.st_size < start + c->h->size :
+	    (uint64_t)sb.st_size != c->h->size)
+		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "%llu bytes, but the _metadata records %llu",
+				    (unsigned long long)sb.st_size,
+				    (unsigned long long)(strcmp(kind, "segment_file") == 0 ? start + c->h->size :
+							 c->h->size));
+	return ckpt_fsrc_file(s, *fd, strcmp(kind, "segment_file") == 0 ? start : 0, c->h->size, c->where, c->e);
+}
+
+/* ------------------------------------------------------------ values */
+
+/* Decode p[0, n) (at offset at of the source) as one value of t, to its last byte. */
+static int
+decode_all(struct fctx *c, const struct ckpt_fser *t, const unsigned char *p, size_t n, uint64_t at,
+	   const char *what, json_t **v)
+{
+	struct ckpt_fsrc m;
+	int32_t h;
+	int hd, r;
+
+	ckpt_fsrc_mem(&m, p, n, c->where, c->e);
+	m.base = at;
+	r = ckpt_fser_value(t, &m, v, &h, &hd);
+	if (r == 0 && !ckpt_fsrc_drained(&m)) {
+		json_decref(*v);
+		*v = NULL;
+		r = ckpt_fsrc_fail(&m, "%s does not end where its serializer (%s) ends", what, t->cls);
+	}
+	ckpt_fsrc_release(&m);
+	return r;
+}
+
+/* ------------------------------------------------------------ operator state */
+
+struct opel {
+	uint64_t off;
+	size_t state, idx;
+};
+
+static int
+cmp_opel(const void *a, const void *b)
+{
+	const struct opel *x = a, *y = b;
+
+	if (x->off != y->off)
+		return x->off < y->off ? -1 : 1;
+	if (x->state != y->state)
+		return x->state < y->state ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static const struct fmeta *
+meta_named(const struct fheader *h, const char *name)
+{
+	for (size_t i = 0; i < h->n; i++)
+		if (strcmp(h->m[i].name, name) == 0)
+			return &h->m[i];
+	return NULL;
+}
+
+/* A broadcast state's bytes: i32 size, then size (key, value) pairs. */
+static int
+decode_broadcast(struct fctx *c, const struct fmeta *m, const unsigned char *p, size_t n, uint64_t at, json_t **v)
+{
+	struct ckpt_fsrc s;
+	int32_t cnt, h;
+	int hd, r;
+
+	ckpt_fsrc_mem(&s, p, n, c->where, c->e);
+	s.base = at;
+	*v = json_array();
+	r = *v ? read_count(&s, &cnt, INT32_MAX, "broadcast state size") : -1;
+	for (int32_t i = 0; r == 0 && i < cnt; i++) {
+		json_t *k = NULL, *x = NULL;
+
+		r = ckpt_fser_value(m->key, &s, &k, &h, &hd);
+		if (r == 0 && (r = ckpt_fser_value(m->value, &s, &x, &h, &hd)) < 0)
+			json_decref(k);
+		if (r == 0)
+			json_array_append_new(*v, json_pack("{s:o, s:o}", "key", k, "value", x));
+	}
+	if (r == 0 && !ckpt_fsrc_drained(&s))
+		r = ckpt_fsrc_fail(&s, "broadcast state \"%s\" does not end where its entries end", m->name);
+	ckpt_fsrc_release(&s);
+	if (r < 0) {
+		json_decref(*v);
+		*v = NULL;
+	}
+	return r;
+}
+
+static int
+emit_op(struct fctx *c, const struct fheader *h, const char *name, size_t idx, const unsigned char *p, size_t n,
+	uint64_t at)
+{
+	const struct fmeta *m = h && !c->k->untyped ? meta_named(h, name) : NULL;
+	json_t *typed = NULL;
+	int broadcast = m && m->type == 2;
+
+	if (m && !broadcast && m->value && !ckpt_fser_blocker(m->value) &&
+	    decode_all(c, m->value, p, n, at, "list element", &typed) < 0)
+		return -1;
+	if (broadcast && m->key && m->value && !ckpt_fser_blocker(m->key) && !ckpt_fser_blocker(m->value) &&
+	    decode_broadcast(c, m, p, n, at, &typed) < 0)
+		return -1;
+	return c->k->op(c->k->arg, name, idx, p, n, typed);
+}
+
+/* Every element of every state, cut by the offsets the _metadata records. */
+static int
+cut_plain(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, const json_t *states, struct opel *el,
+	  size_t nel)
+{
+	for (size_t i = 0; i < nel; i++) {
+		uint64_t end = i + 1 < nel ? el[i + 1].off : c->h->size;
+		const char *name = json_string_value(json_object_get(json_array_get(states, el[i].state), "name"));
+		unsigned char *p;
+		int r;
+
+		if (end > c->h->size)
+			return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where,
+					    "offset %llu of operator state \"%s\" lies past the end (%llu bytes)",
+					    (unsigned long long)end, json_string_value(json_object_get(
+						    json_array_get(states, el[i + 1].state), "name")),
+					    (unsigned long long)c->h->size);
+		if ((p = malloc(end - el[i].off + 1)) == NULL)
+			return ckpt_err_set(c->e, CKPT_ERR_NOMEM, c->where, "out of memory");
+		r = ckpt_fsrc_seek(s, el[i].off, 0) < 0 ||
+		    ckpt_fsrc_read(s, p, (size_t)(end - el[i].off), "operator state element") < 0 ? -1 :
+		    emit_op(c, h, name, el[i].idx, p, (size_t)(end - el[i].off), el[i].off);
+		free(p);
+		if (r < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Compressed operator state: each state one Snappy stream from its first offset, its elements
+ * one after the other with no lengths, so they are cut by decoding them. */
+static int
+cut_snappy(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, const json_t *states, struct opel *el,
+	   size_t nel)
+{
+	for (size_t i = 0; i < nel;) {
+		const char *name = json_string_value(json_object_get(json_array_get(states, el[i].state), "name"));
+		const struct fmeta *m = meta_named(h, name);
+		const char *stop = m == NULL ? "(not in the header)" :
+			m->type == 2 ? (ckpt_fser_blocker(m->key) ? ckpt_fser_blocker(m->key) : ckpt_fser_blocker(m->value)) :
+			ckpt_fser_blocker(m->value);
+		size_t j = i;
+
+		if (stop)
+			return ckpt_err_set(c->e, CKPT_ERR_REFUSED, c->where,
+					    "compressed operator state \"%s\" has no lengths and its serializer %s is "
+					    "not one ckpt decodes", name, stop);
+		if (el[i].off < SNAPPY_ID || ckpt_fsrc_seek(s, el[i].off - SNAPPY_ID, 1) < 0)
+			return el[i].off < SNAPPY_ID ? ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "offset %llu of compressed "
+								  "operator state \"%s\" leaves no room for its stream "
+								  "identifier", (unsigned long long)el[i].off, name) : -1;
+		for (; j < nel && el[j].state == el[i].state; j++) {
+			json_t *v = NULL;
+			int32_t hh, cnt;
+			int hd, r;
+
+			ckpt_fsrc_capture(s, 1);
+			if (m->type == 2) {
+				r = read_count(s, &cnt, INT32_MAX, "broadcast state size");
+				for (int32_t k = 0; r == 0 && k < cnt; k++) {
+					json_t *a = NULL, *b = NULL;
+
+					r = ckpt_fser_value(m->key, s, &a, &hh, &hd) < 0 ||
+					    ckpt_fser_value(m->value, s, &b, &hh, &hd) < 0 ? -1 : 0;
+					json_decref(a);
+					json_decref(b);
+				}
+			} else {
+				r = ckpt_fser_value(m->value, s, &v, &hh, &hd);
+			}
+			json_decref(v);
+			ckpt_fsrc_capture(s, 0);
+			if (r < 0 || emit_op(c, h, name, el[j].idx, s->cap, s->clen, el[j].off) < 0)
+				return -1;
+		}
+		if (!ckpt_fsrc_drained(s) || ckpt_fsrc_tell(s) != (j < nel ? el[j].off - SNAPPY_ID : c->h->size))
+			return ckpt_fsrc_fail(s, "compressed operator state \"%s\" does not end where the next begins", name);
+		i = j;
+	}
+	return 0;
+}
+
+static int
+collect_offsets(struct fctx *c, const json_t *states, struct opel **out, size_t *n)
+{
+	size_t cap = 0;
+
+	*out = NULL;
+	*n = 0;
+	for (size_t i = 0; i < json_array_size(states); i++) {
+		const json_t *offs = json_object_get(json_array_get(states, i), "offsets");
+
+		for (size_t k = 0; k < json_array_size(offs); k++) {
+			if (*n == cap) {
+				struct opel *p = ckpt_reallocarray(*out, cap = cap ? cap * 2 : 16, sizeof *p, c->e);
+
+				if (p == NULL)
+					return -1;
+				*out = p;
+			}
+			(*out)[(*n)++] = (struct opel){(uint64_t)json_integer_value(json_array_get(offs, k)), i, k};
+		}
+	}
+	if (*n)
+		qsort(*out, *n, sizeof **out, cmp_opel);
+	return 0;
+}
+
+static int
+read_operator(struct fctx *c, int managed)
+{
+	const json_t *states = json_object_get(c->h->detail, "states");
+	struct fheader h = {0};
+	struct ckpt_fsrc s = {0};
+	struct opel *el = NULL;
+	size_t nel = 0;
+	int fd = -1, rc = -1, r = 0;
+
+	s.fd = -1;
+	if (open_bytes(c, &s, &fd) < 0 || collect_offsets(c, states, &el, &nel) < 0)
+		goto out;
+	if (managed && (r = read_op_header(&s, &h)) < 0)
+		goto out;
+	if (managed && c->k->header && c->k->header(c->k->arg, "operator", &h) < 0)
+		goto out;
+	if (managed && !h.stopped && nel > 0 && el[0].off != h.end + (h.compressed ? SNAPPY_ID : 0)) {
+		ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "offset %llu: the first element starts at %llu, not where "
+			     "the header ends%s", (unsigned long long)h.end, (unsigned long long)el[0].off,
+			     h.compressed ? " and the Snappy stream identifier after it" : "");
+		goto out;
+	}
+	if (h.compressed)
+		rc = cut_snappy(c, &s, &h, states, el, nel);
+	else
+		rc = cut_plain(c, &s, managed && !h.stopped ? &h : NULL, states, el, nel);
+out:
+	free(el);
+	header_release(&h);
+	ckpt_fsrc_release(&s);
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+/* ------------------------------------------------------------ keyed state */
+
+struct kgs {
+	uint32_t first, n;
+	uint64_t *off;
+};
+
+static int
+read_kgs(struct fctx *c, struct kgs *g)
+{
+	const char *r = json_string_value(json_object_get(c->h->detail, "key_groups"));
+	const json_t *offs = json_object_get(c->h->detail, "offsets");
+	unsigned a = 0, b = 0;
+	int k;
+
+	memset(g, 0, sizeof *g);
+	if (r == NULL || *r == '\0')
+		return 0;
+	k = sscanf(r, "%u-%u", &a, &b);
+	if (k == 1)
+		b = a;
+	g->first = a;
+	g->n = b - a + 1;
+	if (json_array_size(offs) != g->n)
+		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->b->meta, "a key-groups handle with %zu offsets for %u key groups",
+				    json_array_size(offs), g->n);
+	if ((g->off = ckpt_calloc(g->n, sizeof *g->off, c->e)) == NULL)
+		return -1;
+	for (uint32_t i = 0; i < g->n; i++)
+		g->off[i] = (uint64_t)json_integer_value(json_array_get(offs, i));
+	return 0;
+}
+
+/* The state of id within the header, or a stand-in "#id" when the header stopped before it. */
+static const char *
+state_name(const struct fheader *h, int16_t id, char buf[16])
+{
+	if ((size_t)id < h->n)
+		return h->m[id].name;
+	snprintf(buf, 16, "#%d", id);
+	return buf;
+}
+
+/* The typed form of one canonical entry: key ‖ namespace (‖ user key) and the value. */
+static int
+typed_entry(struct fctx *c, const struct fheader *h, const struct fmeta *m, const unsigned char *k, size_t kn,
+	    const unsigned char *v, size_t vn, uint64_t at, uint32_t kg, json_t **out)
+{
+	struct ckpt_fsrc s;
+	json_t *key = NULL, *ns = NULL, *uk = NULL, *val = NULL, *x;
+	const struct ckpt_fser *vs = m->value;
+	int32_t hash, hh;
+	int hashed = 0, hd, r = -1;
+
+	*out = NULL;
+	if (strcmp(m->kind ? m->kind : "", "timers") == 0) {
+		if (vn != 0)
+			return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "offset %llu: a timer with a value",
+					    (unsigned long long)at);
+		return decode_all(c, m->value, k + c->prefix, kn - c->prefix, at, "timer", out);
+	}
+	ckpt_fsrc_mem(&s, k, kn, c->where, c->e);
+	s.base = at;
+	if (ckpt_fsrc_read(&s, NULL, c->prefix, "key-group prefix") < 0 ||
+	    ckpt_fser_value(h->key, &s, &key, &hash, &hashed) < 0 || ckpt_fser_value(m->ns, &s, &ns, &hh, &hd) < 0)
+		goto out;
+	if (m->kind && strcmp(m->kind, "map") == 0) {
+		if (ckpt_fser_value(vs->kids[0], &s, &uk, &hh, &hd) < 0)
+			goto out;
+		vs = vs->kids[1];
+	}
+	if (!ckpt_fsrc_drained(&s)) {
+		ckpt_fsrc_fail(&s, "key of state \"%s\" does not end where its serializers end", m->name);
+		goto out;
+	}
+	if (hashed && ckpt_flink_key_group(hash, c->op->max_parallelism) != kg) {
+		ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "offset %llu: a key of state \"%s\" in key group %u hashes "
+			     "to key group %u", (unsigned long long)at, m->name, kg,
+			     ckpt_flink_key_group(hash, c->op->max_parallelism));
+		goto out;
+	}
+	ckpt_fsrc_release(&s);
+	ckpt_fsrc_mem(&s, v, vn, c->where, c->e);
+	s.base = at;
+	if (m->kind && strcmp(m->kind, "map") == 0) {
+		uint8_t isnull;
+
+		if (ckpt_fsrc_u8(&s, &isnull, "map value null flag") < 0 ||
+		    (!isnull && ckpt_fser_value(vs, &s, &val, &hh, &hd) < 0))
+			goto out;
+	} else if (m->kind && strcmp(m->kind, "list") == 0) {
+		/* ListDelimitedSerializer: elements joined by ',' */
+		if ((val = json_array()) == NULL)
+			goto out;
+		while (!ckpt_fsrc_drained(&s)) {
+			uint8_t comma;
+
+			if (json_array_size(val) > 0 && (ckpt_fsrc_u8(&s, &comma, "list delimiter") < 0 ||
+							 (comma != ',' && ckpt_fsrc_fail(&s, "list delimiter %u", comma))))
+				goto out;
+			if (ckpt_fser_value(vs->kids[0], &s, &x, &hh, &hd) < 0)
+				goto out;
+			json_array_append_new(val, x);
+		}
+	} else if (ckpt_fser_value(vs, &s, &val, &hh, &hd) < 0) {
+		goto out;
+	}
+	if (!ckpt_fsrc_drained(&s)) {
+		ckpt_fsrc_fail(&s, "value of state \"%s\" does not end where its serializer ends", m->name);
+		goto out;
+	}
+	*out = json_pack("{s:o, s:o}", "key", key, "namespace", ns);
+	key = ns = NULL;
+	if (*out && uk)
+		json_object_set_new(*out, "user_key", uk), uk = NULL;
+	if (*out)
+		json_object_set_new(*out, "value", val ? val : json_null()), val = NULL;
+	r = *out ? 0 : ckpt_err_set(c->e, CKPT_ERR_NOMEM, c->where, "out of memory");
+out:
+	ckpt_fsrc_release(&s);
+	json_decref(key);
+	json_decref(ns);
+	json_decref(uk);
+	json_decref(val);
+	return r;
+}
+
+/* Can entries of m be typed?  Key and namespace both of variable length need a suffix ckpt skips. */
+static int
+typable(const struct fheader *h, const struct fmeta *m)
+{
+	if (h->stopped || m == NULL || m->value == NULL || ckpt_fser_blocker(m->value))
+		return 0;
+	if (strcmp(m->kind ? m->kind : "", "timers") == 0)
+		return 1;
+	if (m->ns == NULL || ckpt_fser_blocker(m->ns) || ckpt_fser_blocker(h->key))
+		return 0;
+	if (ckpt_fser_fixed_length(h->key) < 0 && ckpt_fser_fixed_length(m->ns) < 0)
+		return 0;
+	if (m->kind && strcmp(m->kind, "map") == 0)
+		return m->value->kind == FSER_MAP;
+	if (m->kind && strcmp(m->kind, "list") == 0)
+		return m->value->kind == FSER_LIST;
+	return 1;
+}
+
+/* One key group of the canonical layout, from its offset to its end-of-key-group mark. */
+static int
+canonical_group(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, uint32_t kg, uint64_t off)
+{
+	int16_t id;
+	char buf[16];
+
+	if (ckpt_fsrc_seek(s, off, h->compressed) < 0 || ckpt_fsrc_i16(s, &id, "state id") < 0)
+		return -1;
+	for (;;) {
+		unsigned char *k = NULL, *v = NULL;
+		size_t kn, vn;
+		uint64_t at;
+		int more, r;
+		json_t *typed = NULL;
+		uint32_t pk;
+
+		if (id < 0 || id >= MAX_STATES || (!h->stopped && (size_t)id >= h->n))
+			return ckpt_fsrc_fail(s, "state id %d (the header has %zu states)", id, h->n);
+		at = ckpt_fsrc_tell(s);
+		if (ckpt_fsrc_blob(s, &k, &kn, "key") < 0)
+			return -1;
+		if (kn < c->prefix) {
+			free(k);
+			return ckpt_fsrc_fail(s, "a key of %zu bytes, shorter than its key-group prefix", kn);
+		}
+		more = k[0] & 0x80;
+		k[0] &= 0x7f;
+		pk = c->prefix == 2 ? (uint32_t)k[0] << 8 | k[1] : k[0];
+		r = 0;
+		if (pk != kg)
+			r = ckpt_fsrc_fail(s, "a key of key group %u at the offset of key group %u", pk, kg);
+		if (r == 0)
+			r = ckpt_fsrc_blob(s, &v, &vn, "value");
+		if (r == 0 && !c->k->untyped && typable(h, (size_t)id < h->n ? &h->m[id] : NULL))
+			r = typed_entry(c, h, &h->m[id], k, kn, v, vn, at, kg, &typed);
+		if (r == 0)
+			r = c->k->kv(c->k->arg, state_name(h, id, buf), kg, k, kn, v ? v : (unsigned char *)"", vn, typed);
+		free(k);
+		free(v);
+		if (r < 0)
+			return -1;
+		if (!more)
+			continue;
+		if (ckpt_fsrc_i16(s, &id, "state id or end of key group") < 0)
+			return -1;
+		if ((uint16_t)id == END_OF_KEY_GROUP)
+			return 0;
+	}
+}
+
+/* Sort the non-empty key groups by offset, so each one's end is the next one's start. */
+struct kgoff {
+	uint64_t off;
+	uint32_t kg;
+};
+
+static int
+cmp_kgoff(const void *a, const void *b)
+{
+	const struct kgoff *x = a, *y = b;
+
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+static int
+read_canonical(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, const struct kgs *g)
+{
+	struct kgoff *o = ckpt_calloc(g->n + 1, sizeof *o, c->e);
+	size_t n = 0;
+	int rc = -1;
+
+	if (o == NULL)
+		return -1;
+	for (uint32_t i = 0; i < g->n; i++)
+		if (g->off[i] != 0)
+			o[n++] = (struct kgoff){g->off[i], g->first + i};
+	qsort(o, n, sizeof *o, cmp_kgoff);
+	if (!h->stopped && (n ? o[0].off : c->h->size) != h->end) {
+		ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "offset %llu: the header ends here, but the first key group "
+			     "starts at %llu", (unsigned long long)h->end, (unsigned long long)(n ? o[0].off : c->h->size));
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint64_t end = i + 1 < n ? o[i + 1].off : c->h->size;
+
+		if (o[i].off > c->h->size) {
+			ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "key group %u at offset %llu, past the end (%llu bytes)",
+				     o[i].kg, (unsigned long long)o[i].off, (unsigned long long)c->h->size);
+			goto out;
+		}
+		if (canonical_group(c, s, h, o[i].kg, o[i].off) < 0)
+			goto out;
+		if ((h->compressed && !ckpt_fsrc_drained(s)) || ckpt_fsrc_tell(s) != end) {
+			ckpt_fsrc_fail(s, "key group %u ends here, but the next data starts at %llu", o[i].kg,
+				       (unsigned long long)end);
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	free(o);
+	return rc;
+}
+
+/* One value read with t, its bytes captured (appended to *buf). */
+static int
+heap_piece(struct ckpt_fsrc *s, const struct ckpt_fser *t, unsigned char **buf, size_t *len, json_t **v,
+	   int32_t *hash, int *hashed)
+{
+	unsigned char *n;
+
+	ckpt_fsrc_capture(s, 1);
+	if (ckpt_fser_value(t, s, v, hash, hashed) < 0) {
+		ckpt_fsrc_capture(s, 0);
+		return -1;
+	}
+	ckpt_fsrc_capture(s, 0);
+	if ((n = realloc(*buf, *len + s->clen + 1)) == NULL)
+		return ckpt_err_set(s->e, CKPT_ERR_NOMEM, s->where, "out of memory");
+	memcpy(n + *len, s->cap, s->clen);
+	*buf = n;
+	*len += s->clen;
+	return 0;
+}
+
+/* One (namespace, key, state) of a heap state map, or one timer, as a canonical key and value. */
+static int
+heap_entry(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, const struct fmeta *m, uint32_t kg)
+{
+	unsigned char *ns = NULL, *key = NULL, *val = NULL;
+	size_t nn = 0, kn = c->prefix, vn = 0;
+	json_t *tn = NULL, *tk = NULL, *tv = NULL, *typed = NULL;
+	int32_t hash = 0, hh;
+	int hashed = 0, hd, rc = -1, timer = strcmp(m->kind ? m->kind : "", "timers") == 0;
+	uint64_t at = ckpt_fsrc_tell(s);
+
+	if ((key = malloc(c->prefix)) == NULL)
+		return ckpt_err_set(c->e, CKPT_ERR_NOMEM, c->where, "out of memory");
+	key[0] = (unsigned char)(c->prefix == 2 ? kg >> 8 : kg);
+	if (c->prefix == 2)
+		key[1] = (unsigned char)kg;
+	if (timer) {
+		if (heap_piece(s, m->value, &key, &kn, &typed, &hh, &hd) < 0)
+			goto out;
+	} else {
+		if (heap_piece(s, m->ns, &ns, &nn, &tn, &hh, &hd) < 0 ||
+		    heap_piece(s, h->key, &key, &kn, &tk, &hash, &hashed) < 0 ||
+		    heap_piece(s, m->value, &val, &vn, &tv, &hh, &hd) < 0)
+			goto out;
+		if (hashed && ckpt_flink_key_group(hash, c->op->max_parallelism) != kg) {
+			ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "offset %llu: a key of state \"%s\" in key group %u "
+				     "hashes to key group %u", (unsigned long long)at, m->name, kg,
+				     ckpt_flink_key_group(hash, c->op->max_parallelism));
+			goto out;
+		}
+		if (nn) { /* the canonical order: key, then namespace */
+			unsigned char *x = realloc(key, kn + nn);
+
+			if (x == NULL)
+				goto out;
+			memcpy(x + kn, ns, nn);
+			key = x;
+			kn += nn;
+		}
+		typed = json_pack("{s:o, s:o, s:o}", "key", tk, "namespace", tn, "value", tv);
+		tk = tn = tv = NULL;
+	}
+	rc = c->k->kv(c->k->arg, m->name, kg, key, kn, val ? val : (unsigned char *)"", vn, typed);
+out:
+	json_decref(tn);
+	json_decref(tk);
+	json_decref(tv);
+	free(ns);
+	free(key);
+	free(val);
+	return rc;
+}
+
+/* One state block of a heap key group: i16 state id, i32 count, the entries with no lengths. */
+static int
+heap_state(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, uint32_t kg, unsigned char *seen)
+{
+	const struct fmeta *m;
+	const char *stop;
+	int16_t id;
+	int32_t n;
+
+	if (h->compressed && ckpt_fsrc_seek(s, ckpt_fsrc_tell(s), 1) < 0)
+		return -1;
+	if (ckpt_fsrc_i16(s, &id, "state id") < 0)
+		return -1;
+	if (id < 0 || (size_t)id >= h->n || seen[id])
+		return ckpt_fsrc_fail(s, "state id %d in key group %u (%zu states, each once)", id, kg, h->n);
+	seen[id] = 1;
+	m = &h->m[id];
+	stop = strcmp(m->kind ? m->kind : "", "timers") == 0 ? ckpt_fser_blocker(m->value) :
+		ckpt_fser_blocker(m->ns) ? ckpt_fser_blocker(m->ns) : ckpt_fser_blocker(m->value);
+	if (stop == NULL)
+		stop = ckpt_fser_blocker(h->key);
+	if (stop)
+		return ckpt_err_set(c->e, CKPT_ERR_REFUSED, c->where, "state \"%s\" of a heap snapshot has no lengths, "
+				    "and its serializer %s is not one ckpt decodes", m->name, stop);
+	if (read_count(s, &n, INT32_MAX, "entry count") < 0)
+		return -1;
+	for (int32_t i = 0; i < n; i++)
+		if (heap_entry(c, s, h, m, kg) < 0)
+			return -1;
+	if (h->compressed && !ckpt_fsrc_drained(s))
+		return ckpt_fsrc_fail(s, "state \"%s\" in key group %u does not end with its compressed stream", m->name, kg);
+	return 0;
+}
+
+/* HeapSnapshotStrategy: per key group in the range, i32 key group, then one block per state. */
+static int
+read_heap(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, const struct kgs *g)
+{
+	unsigned char *seen = ckpt_calloc(h->n + 1, 1, c->e);
+	int rc = -1;
+
+	if (seen == NULL)
+		return -1;
+	if (h->stopped) {
+		ckpt_err_set(c->e, CKPT_ERR_REFUSED, c->where, "a heap snapshot, whose entries have no lengths, and %s",
+			     h->stop);
+		goto out;
+	}
+	for (uint32_t i = 0; i < g->n; i++) {
+		uint64_t end = i + 1 < g->n ? g->off[i + 1] : c->h->size;
+		int32_t kg;
+
+		if (g->off[i] != (i ? ckpt_fsrc_tell(s) : h->end)) {
+			ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "key group %u at offset %llu, but the data before it "
+				     "ends at %llu", g->first + i, (unsigned long long)g->off[i],
+				     (unsigned long long)(i ? ckpt_fsrc_tell(s) : h->end));
+			goto out;
+		}
+		if (ckpt_fsrc_seek(s, g->off[i], 0) < 0 || ckpt_fsrc_i32(s, &kg, "key group") < 0)
+			goto out;
+		if ((uint32_t)kg != g->first + i) {
+			ckpt_fsrc_fail(s, "key group %d where key group %u starts", kg, g->first + i);
+			goto out;
+		}
+		memset(seen, 0, h->n);
+		for (size_t k = 0; k < h->n; k++)
+			if (heap_state(c, s, h, (uint32_t)kg, seen) < 0)
+				goto out;
+		if (ckpt_fsrc_tell(s) != end) {
+			ckpt_fsrc_fail(s, "key group %d ends here, but the next data starts at %llu", kg,
+				       (unsigned long long)end);
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	free(seen);
+	return rc;
+}
+
+/* Tags 3 and 12 are written by the heap backend and by full RocksDB snapshots alike: the heap
+ * layout has every key group, each opening with its number. */
+static int
+is_heap(struct ckpt_fsrc *s, const struct fheader *h, const struct kgs *g)
+{
+	int32_t kg;
+
+	for (uint32_t i = 0; i < g->n; i++)
+		if (g->off[i] == 0)
+			return 0;
+	(void)h;
+	if (g->n == 0 || ckpt_fsrc_seek(s, g->off[0], 0) < 0 || g->off[0] + 4 > s->size)
+		return 0;
+	return ckpt_fsrc_i32(s, &kg, "key group") == 0 && (uint32_t)kg == g->first;
+}
+
+static int
+dry_op(void *arg, const char *state, size_t idx, const unsigned char *p, size_t n, json_t *typed)
+{
+	(void)arg, (void)state, (void)idx, (void)p, (void)n;
+	json_decref(typed);
+	return 0;
+}
+
+static int
+dry_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v,
+       size_t vn, json_t *typed)
+{
+	(void)arg, (void)state, (void)kg, (void)k, (void)kn, (void)v, (void)vn;
+	json_decref(typed);
+	return 0;
+}
+
+/* When key group 0 comes first (its number and a state id with a key length look alike) or the
+ * header stopped early, the layout is the one that parses to its end: 1 heap, 0 canonical. */
+static int
+which_layout(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, const struct kgs *g)
+{
+	const struct fsink dry = {.op = dry_op, .kv = dry_kv, .untyped = 1}, *k = c->k;
+	struct ckpt_err scratch = {0}, *e = c->e;
+	int heap = 1;
+
+	c->k = &dry;
+	c->e = s->e = &scratch;
+	if (h->stopped || read_heap(c, s, h, g) < 0)
+		heap = read_canonical(c, s, h, g) < 0;
+	c->k = k;
+	c->e = s->e = e;
+	return heap;
+}
+
+static int
+read_keyed(struct fctx *c)
+{
+	struct fheader h = {0};
+	struct ckpt_fsrc s = {0};
+	struct kgs g = {0};
+	int fd = -1, rc = -1, heap;
+
+	s.fd = -1;
+	c->prefix = c->op->max_parallelism > 128 ? 2 : 1;
+	if (read_kgs(c, &g) < 0 || open_bytes(c, &s, &fd) < 0 || read_keyed_header(&s, &h) < 0)
+		goto out;
+	if (c->k->header && c->k->header(c->k->arg, "keyed", &h) < 0)
+		goto out;
+	heap = strcmp(c->h->kind, "key_groups") == 0 && is_heap(&s, &h, &g);
+	if (heap && (h.stopped || g.first == 0))
+		heap = which_layout(c, &s, &h, &g);
+	rc = heap ? read_heap(c, &s, &h, &g) : read_canonical(c, &s, &h, &g);
+out:
+	free(g.off);
+	header_release(&h);
+	ckpt_fsrc_release(&s);
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+/* ------------------------------------------------------------ one subtask */
+
+/* Which handles hold state ckpt reads: 1 operator (managed), 2 raw operator, 3 keyed, 0 none. */
+static int
+handle_role(const struct ckpt_handle *h)
+{
+	if (strcmp(h->kind, "operator_stream") == 0 || strcmp(h->kind, "file_merging_operator_stream") == 0)
+		return strcmp(h->scope, "managed_operator") == 0 ? 1 : 2;
+	if (strcmp(h->scope, "managed_keyed") == 0 &&
+	    (strcmp(h->kind, "savepoint_key_groups") == 0 || strcmp(h->kind, "key_groups") == 0))
+		return 3;
+	return 0;
+}
+
+static int
+read_subtask(struct flink_backing *b, const struct ckpt_operator *op, const struct ckpt_subtask *st,
+	     const struct fsink *k, struct ckpt_err *e)
+{
+	struct fctx c = {.b = b, .op = op, .st = st, .k = k, .e = e};
+
+	for (size_t i = 0; i < st->nhandles; i++) {
+		int role = handle_role(&st->handles[i]), r = 0;
+
+		c.h = &st->handles[i];
+		snprintf(c.where, sizeof c.where, "%s", b->meta);
+		if (role == 1 || role == 2)
+			r = read_operator(&c, role == 1);
+		else if (role == 3)
+			r = read_keyed(&c);
+		if (r < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ loading into the model */
+
+struct loader {
+	struct ckpt_subtask *st;
+	struct ckpt_snap_arena *arena;
+	size_t *filled;  /* per operator state: elements placed */
+	size_t kvcap;
+	struct ckpt_err *e;
+};
+
+static unsigned char *
+arena_copy(struct loader *L, const void *p, size_t n)
+{
+	unsigned char *q = ckpt_snap_arena_alloc(L->arena, n ? n : 1);
+
+	if (q == NULL) {
+		ckpt_err_set(L->e, CKPT_ERR_NOMEM, "", "out of memory");
+		return NULL;
+	}
+	memcpy(q, p, n);
+	return q;
+}
+
+static int
+load_op(void *arg, const char *state, size_t idx, const unsigned char *p, size_t n, json_t *typed)
+{
+	struct loader *L = arg;
+	struct ckpt_opstate *o = NULL;
+	size_t i;
+
+	(void)idx;
+	for (i = 0; i < L->st->nops && o == NULL; i++)
+		if (strcmp(L->st->ops[i].name, state) == 0)
+			o = &L->st->ops[i];
+	i--;
+	if (o == NULL || L->filled[i] >= o->n) {
+		json_decref(typed);
+		return ckpt_err_set(L->e, CKPT_ERR_INPUT, "", "operator state \"%s\" holds more elements than its handles "
+				    "record", state);
+	}
+	if (o->entries == NULL && (o->entries = ckpt_calloc(o->n, sizeof *o->entries, L->e)) == NULL) {
+		json_decref(typed);
+		return -1;
+	}
+	if (typed && o->typed == NULL && (o->typed = json_array()) == NULL) {
+		json_decref(typed);
+		return ckpt_err_set(L->e, CKPT_ERR_NOMEM, "", "out of memory");
+	}
+	if (o->typed) {
+		while (json_array_size(o->typed) < L->filled[i])
+			json_array_append_new(o->typed, json_null());
+		json_array_append_new(o->typed, typed ? typed : json_null());
+	}
+	o->entries[L->filled[i]].len = n;
+	if ((o->entries[L->filled[i]].p = arena_copy(L, p, n)) == NULL)
+		return -1;
+	L->filled[i]++;
+	return 0;
+}
+
+static int
+load_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v,
+	size_t vn, json_t *typed)
+{
+	struct loader *L = arg;
+	struct ckpt_subtask *st = L->st;
+	struct ckpt_kv *kv;
+
+	if (!st->keyed || kg < st->kg_first || kg > st->kg_last) {
+		json_decref(typed);
+		return ckpt_err_set(L->e, CKPT_ERR_INPUT, "", "an entry of key group %u, outside the subtask's range", kg);
+	}
+	if (st->nkv == L->kvcap) {
+		size_t nc = L->kvcap ? L->kvcap * 2 : 64;
+
+		if ((kv = ckpt_reallocarray(st->kv, nc, sizeof *kv, L->e)) == NULL) {
+			json_decref(typed);
+			return -1;
+		}
+		st->kv = kv;
+		L->kvcap = nc;
+	}
+	kv = &st->kv[st->nkv];
+	memset(kv, 0, sizeof *kv);
+	kv->typed = typed;
+	st->nkv++;
+	kv->key_group = kg;
+	kv->key.len = kn;
+	kv->value.len = vn;
+	if ((kv->state = (char *)arena_copy(L, state, strlen(state) + 1)) == NULL ||
+	    (kv->key.p = arena_copy(L, k, kn)) == NULL || (kv->value.p = arena_copy(L, v, vn)) == NULL)
+		return -1;
+	return 0;
+}
+
+static void
+unload_partial(struct ckpt_subtask *st)
+{
+	for (size_t i = 0; i < st->nops; i++) {
+		free(st->ops[i].entries);
+		st->ops[i].entries = NULL;
+		json_decref(st->ops[i].typed);
+		st->ops[i].typed = NULL;
+	}
+	for (size_t i = 0; i < st->nkv; i++)
+		json_decref(st->kv[i].typed);
+	free(st->kv);
+	st->kv = NULL;
+	st->nkv = 0;
+	ckpt_snap_arena_free(st->arena);
+	st->arena = NULL;
+}
+
+static int
+flink_load(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subtask *st, struct ckpt_err *e)
+{
+	struct loader L = {.st = st, .e = e};
+	struct fsink k = {.op = load_op, .kv = load_kv, .arg = &L};
+	int rc = -1;
+
+	L.filled = ckpt_calloc(st->nops + 1, sizeof *L.filled, e);
+	st->arena = L.arena = ckpt_snap_arena_new();
+	if (L.filled == NULL || L.arena == NULL) {
+		ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		goto out;
+	}
+	st->nkv = 0;
+	if (read_subtask((struct flink_backing *)s->backing, op, st, &k, e) < 0)
+		goto out;
+	for (size_t i = 0; i < st->nops; i++) {
+		if (L.filled[i] != st->ops[i].n) {
+			ckpt_err_set(e, CKPT_ERR_INPUT, ((struct flink_backing *)s->backing)->meta,
+				     "operator %s subtask %u: %zu of the %zu elements of \"%s\" read", op->id, st->index,
+				     L.filled[i], st->ops[i].n, st->ops[i].name);
+			goto out;
+		}
+		if (st->ops[i].entries == NULL && (st->ops[i].entries = ckpt_calloc(1, sizeof *st->ops[i].entries, e)) == NULL)
+			goto out;
+	}
+	/* in-flight data stays in its channel handles: it is not read */
+	st->nin = st->nout = 0;
+	st->loaded = 1;
+	st->member = NULL;
+	rc = ckpt_subtask_recount(st, e);
+out:
+	if (rc < 0 && !st->loaded)
+		unload_partial(st);
+	free(L.filled);
+	return rc;
+}
+
+/* ------------------------------------------------------------ the backing */
+
+static void
+flink_free(struct ckpt_snap_backing *base)
+{
+	struct flink_backing *b = (struct flink_backing *)base;
+
+	for (size_t i = 0; i < b->nroots; i++) {
+		free(b->from[i]);
+		free(b->to[i]);
+	}
+	free(b->from);
+	free(b->to);
+	free(b->meta);
+	free(b->dir);
+	free(b);
+}
+
+struct ckpt_snap_backing *
+ckpt_flink_backing_new(const char *meta, struct ckpt_err *e)
+{
+	struct flink_backing *b = ckpt_calloc(1, sizeof *b, e);
+	const char *slash;
+
+	if (b == NULL)
+		return NULL;
+	b->base.format = "flink metadata";
+	b->base.free = flink_free;
+	if ((b->meta = ckpt_strdup(meta, e)) == NULL)
+		goto fail;
+	if (strcmp(meta, "<stdin>") != 0) {
+		slash = strrchr(meta, '/');
+		b->dir = slash ? strndup(meta, (size_t)(slash - meta) + (slash == meta)) : strdup(".");
+		if (b->dir == NULL) {
+			ckpt_err_set(e, CKPT_ERR_NOMEM, meta, "out of memory");
+			goto fail;
+		}
+	}
+	return &b->base;
+fail:
+	flink_free(&b->base);
+	return NULL;
+}
+
+static struct flink_backing *
+backing_of(struct ckpt_snapshot *s, struct ckpt_err *e)
+{
+	if (s->backing == NULL || ((struct ckpt_snap_backing *)s->backing)->free != flink_free) {
+		ckpt_err_set(e, CKPT_ERR_INPUT, "", "not a Flink snapshot");
+		return NULL;
+	}
+	return s->backing;
+}
+
+int
+ckpt_flink_state_enable(struct ckpt_snapshot *s, const char *const *roots, size_t nroots, struct ckpt_err *e)
+{
+	struct flink_backing *b = backing_of(s, e);
+
+	if (b == NULL)
+		return -1;
+	if (nroots && ((b->from = ckpt_calloc(nroots, sizeof *b->from, e)) == NULL ||
+		       (b->to = ckpt_calloc(nroots, sizeof *b->to, e)) == NULL))
+		return -1;
+	for (size_t i = 0; i < nroots; i++) {
+		const char *eq = strchr(roots[i], '=');
+
+		if (eq == NULL || eq == roots[i] || eq[1] == '\0')
+			return ckpt_err_set(e, CKPT_ERR_INPUT, roots[i], "a root is OLDPREFIX=DIR");
+		b->from[i] = strndup(roots[i], (size_t)(eq - roots[i]));
+		b->to[i] = strdup(eq + 1);
+		b->nroots = i + 1;
+		if (b->from[i] == NULL || b->to[i] == NULL)
+			return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+	}
+	b->base.load = flink_load;
+	return 0;
+}
+
+/* ------------------------------------------------------------ the summary */
+
+struct counter {
+	json_t *ops;      /* operator id -> {"states": [...], ...} */
+	json_t *op;       /* the current operator's object */
+	json_t *states;   /* its "states" array */
+	struct ckpt_err *e;
+};
+
+/* The state object of name in the current operator, added when new. */
+static json_t *
+count_state(struct counter *C, const char *name)
+{
+	json_t *o;
+
+	for (size_t i = 0; i < json_array_size(C->states); i++)
+		if (strcmp(json_string_value(json_object_get(json_array_get(C->states, i), "name")), name) == 0)
+			return json_array_get(C->states, i);
+	o = json_pack("{s:s, s:I, s:I}", "name", name, "entries", (json_int_t)0, "bytes", (json_int_t)0);
+	if (o == NULL || json_array_append_new(C->states, o) < 0)
+		return NULL;
+	return o;
+}
+
+static void
+add_int(json_t *o, const char *k, json_int_t v)
+{
+	json_object_set_new(o, k, json_integer(json_integer_value(json_object_get(o, k)) + v));
+}
+
+static const char *
+meta_kind(const struct fmeta *m)
+{
+	if (m->type == 2)
+		return "broadcast";
+	if (m->type == 1)
+		return m->mode && strcmp(m->mode, "UNION") == 0 ? "union" : "list";
+	return m->kind ? m->kind : "value";
+}
+
+static int
+count_header(void *arg, const char *scope, const struct fheader *h)
+{
+	struct counter *C = arg;
+
+	if (h->key && !json_object_get(C->op, "key_serializer"))
+		json_object_set_new(C->op, "key_serializer", ckpt_fser_json(h->key));
+	if (h->compressed)
+		json_object_set_new(C->op, "compressed", json_true());
+	if (h->stopped) {
+		json_t *a = json_object_get(C->op, "not_read");
+		int seen = 0;
+
+		if (a == NULL)
+			json_object_set_new(C->op, "not_read", a = json_array());
+		for (size_t i = 0; i < json_array_size(a); i++)
+			seen |= strcmp(json_string_value(json_array_get(a, i)), h->stop) == 0;
+		if (!seen)
+			json_array_append_new(a, json_string(h->stop));
+	}
+	for (size_t i = 0; i < h->n; i++) {
+		json_t *o = count_state(C, h->m[i].name);
+
+		if (o == NULL)
+			return ckpt_err_set(C->e, CKPT_ERR_NOMEM, "", "out of memory");
+		if (json_object_get(o, "scope") == NULL) {
+			json_object_set_new(o, "scope", json_string(strcmp(scope, "keyed") == 0 ? "keyed" : "operator"));
+			json_object_set_new(o, "kind", json_string(meta_kind(&h->m[i])));
+			json_object_set(o, "serializers", h->m[i].serializers);
+		}
+	}
+	return 0;
+}
+
+static int
+count_op(void *arg, const char *state, size_t idx, const unsigned char *p, size_t n, json_t *typed)
+{
+	struct counter *C = arg;
+	json_t *o = count_state(C, state);
+
+	(void)idx;
+	(void)p;
+	json_decref(typed);
+	if (o == NULL)
+		return ckpt_err_set(C->e, CKPT_ERR_NOMEM, "", "out of memory");
+	add_int(o, "entries", 1);
+	add_int(o, "bytes", (json_int_t)n);
+	return 0;
+}
+
+static int
+count_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v,
+	 size_t vn, json_t *typed)
+{
+	struct counter *C = arg;
+	json_t *o = count_state(C, state), *g, *x;
+	char key[16];
+
+	(void)k;
+	(void)v;
+	json_decref(typed);
+	if (o == NULL)
+		return ckpt_err_set(C->e, CKPT_ERR_NOMEM, "", "out of memory");
+	add_int(o, "entries", 1);
+	add_int(o, "bytes", (json_int_t)(kn + vn));
+	if ((g = json_object_get(o, "key_groups")) == NULL)
+		json_object_set_new(o, "key_groups", g = json_object());
+	snprintf(key, sizeof key, "%u", kg);
+	if ((x = json_object_get(g, key)) == NULL)
+		json_object_set_new(g, key, x = json_pack("{s:I, s:I}", "entries", (json_int_t)0, "bytes", (json_int_t)0));
+	if (x == NULL)
+		return ckpt_err_set(C->e, CKPT_ERR_NOMEM, "", "out of memory");
+	add_int(x, "entries", 1);
+	add_int(x, "bytes", (json_int_t)(kn + vn));
+	return 0;
+}
+
+/* The files of handles ckpt does not read (RocksDB incremental, changelog), from the handles only. */
+static int
+count_unread(struct counter *C, const struct ckpt_subtask *st, const struct ckpt_handle *h)
+{
+	json_t *a = json_object_get(C->op, "files"), *f;
+	static const char *const lists[] = {"shared", "private", NULL};
+
+	if (a == NULL)
+		json_object_set_new(C->op, "files", a = json_array());
+	if (strcmp(h->kind, "incremental") != 0) {
+		f = json_pack("{s:I, s:s, s:s, s:I, s:o}", "subtask", (json_int_t)st->index, "scope", h->scope,
+			      "kind", h->kind, "size", (json_int_t)h->size, "path", h->path ? json_string(h->path) : json_null());
+		return json_array_append_new(a, f);
+	}
+	for (int l = 0; lists[l]; l++) {
+		json_t *files = json_object_get(h->detail, lists[l]);
+
+		for (size_t i = 0; i < json_array_size(files); i++) {
+			json_t *x = json_array_get(files, i);
+
+			f = json_pack("{s:I, s:s, s:s, s:O?, s:O?, s:O?}", "subtask", (json_int_t)st->index, "scope",
+				      h->scope, "kind", lists[l], "local_name", json_object_get(x, "local_name"),
+				      "size", json_object_get(x, "size"), "path", json_object_get(x, "path"));
+			if (json_array_append_new(a, f) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+json_t *
+ckpt_flink_state_summary(struct ckpt_snapshot *s, struct ckpt_err *e)
+{
+	struct flink_backing *b = backing_of(s, e);
+	struct counter C = {.e = e};
+	struct fsink k = {.header = count_header, .op = count_op, .kv = count_kv, .arg = &C, .untyped = 1};
+
+	if (b == NULL || (C.ops = json_object()) == NULL)
+		return NULL;
+	for (size_t i = 0; i < s->nops; i++) {
+		const struct ckpt_operator *op = &s->ops[i];
+
+		C.op = json_pack("{s:[]}", "states");
+		if (C.op == NULL || json_object_set_new(C.ops, op->id, C.op) < 0)
+			goto fail;
+		C.states = json_object_get(C.op, "states");
+		for (size_t j = 0; j < op->nsubtasks; j++) {
+			const struct ckpt_subtask *st = &op->subtasks[j];
+
+			if (read_subtask(b, op, st, &k, e) < 0)
+				goto fail;
+			for (size_t h = 0; h < st->nhandles; h++)
+				if (handle_role(&st->handles[h]) == 0 && strstr(st->handles[h].scope, "channel") == NULL &&
+				    count_unread(&C, st, &st->handles[h]) < 0)
+					goto fail;
+		}
+	}
+	return C.ops;
+fail:
+	json_decref(C.ops);
+	return NULL;
+}
+
+/* ------------------------------------------------------------ -c */
+
+struct verifier {
+	ckpt_verify_report *report;
+	void *arg;
+	json_t *bad; /* paths already reported */
+	long problems;
+};
+
+static void
+problem(struct verifier *V, const char *where, const char *what)
+{
+	V->problems++;
+	json_object_set_new(V->bad, where, json_true());
+	V->report(V->arg, where, what);
+}
+
+/* Every file the _metadata names: there, and of its recorded size (segment files: at least). */
+static int
+verify_files(struct flink_backing *b, const struct ckpt_snapshot *s, struct verifier *V, uint64_t *files,
+	     uint64_t *bytes, struct ckpt_err *e)
+{
+	const json_t *list = json_object_get(s->flink, "files");
+	struct fctx c = {.b = b, .e = e};
+
+	for (size_t i = 0; i < json_array_size(list); i++) {
+		const json_t *f = json_array_get(list, i);
+		const char *kind = json_string_value(json_object_get(f, "kind"));
+		uint64_t size = (uint64_t)json_integer_value(json_object_get(f, "size"));
+		char path[1024], what[256];
+		struct stat sb;
+
+		if (local_path(&c, kind, json_string_value(json_object_get(f, "path")), path, sizeof path) < 0) {
+			char msg[1200];
+
+			ckpt_err_format(e, msg, sizeof msg);
+			problem(V, json_string_value(json_object_get(f, "path")), msg);
+			memset(e, 0, sizeof *e);
+			continue;
+		}
+		(*files)++;
+		if (stat(path, &sb) < 0) {
+			snprintf(what, sizeof what, "missing (%s)", strerror(errno));
+			problem(V, path, what);
+			continue;
+		}
+		if (strcmp(kind, "segment_file") == 0 ? (uint64_t)sb.st_size < size : (uint64_t)sb.st_size != size) {
+			snprintf(what, sizeof what, "%s: %llu bytes, the _metadata records %llu",
+				 (uint64_t)sb.st_size < size ? "short" : "long", (unsigned long long)sb.st_size,
+				 (unsigned long long)size);
+			problem(V, path, what);
+			continue;
+		}
+		*bytes += size;
+	}
+	return 0;
+}
+
+json_t *
+ckpt_flink_state_missing(struct ckpt_snapshot *s, struct ckpt_err *e)
+{
+	struct flink_backing *b = backing_of(s, e);
+	const json_t *list = s->flink ? json_object_get(s->flink, "files") : NULL;
+	struct ckpt_err ignored = {0};
+	struct fctx c = {.b = b, .e = &ignored};
+	json_t *out;
+
+	if (b == NULL)
+		return NULL;
+	if ((out = json_array()) == NULL)
+		goto nomem;
+	for (size_t i = 0; i < json_array_size(list); i++) {
+		const json_t *f = json_array_get(list, i);
+		const char *kind = json_string_value(json_object_get(f, "kind"));
+		const char *named = json_string_value(json_object_get(f, "path"));
+		char path[1024];
+		struct stat sb;
+		int local = local_path(&c, kind, named, path, sizeof path) == 0;
+
+		if (local && stat(path, &sb) == 0)
+			continue;
+		if (json_array_append_new(out, json_string(local ? path : named)) < 0)
+			goto nomem;
+	}
+	return out;
+nomem:
+	json_decref(out);
+	ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+	return NULL;
+}
+
+long
+ckpt_flink_state_verify(struct ckpt_snapshot *s, ckpt_verify_report *report, void *arg, uint64_t *files,
+			uint64_t *bytes, struct ckpt_err *e)
+{
+	struct flink_backing *b = backing_of(s, e);
+	struct verifier V = {.report = report, .arg = arg};
+	struct counter C = {.e = e};
+	struct fsink k = {.header = count_header, .op = count_op, .kv = count_kv, .arg = &C};
+	long rc = -1;
+
+	*files = *bytes = 0;
+	if (b == NULL || (V.bad = json_object()) == NULL || (C.op = json_pack("{s:[]}", "states")) == NULL)
+		goto out;
+	C.states = json_object_get(C.op, "states");
+	if (verify_files(b, s, &V, files, bytes, e) < 0)
+		goto out;
+	for (size_t i = 0; i < s->nops; i++)
+		for (size_t j = 0; j < s->ops[i].nsubtasks; j++) {
+			struct ckpt_err pe = {0};
+			char msg[1200];
+
+			if (read_subtask(b, &s->ops[i], &s->ops[i].subtasks[j], &k, &pe) == 0)
+				continue;
+			if (pe.kind == CKPT_ERR_NOMEM) {
+				*e = pe;
+				goto out;
+			}
+			if (json_object_get(V.bad, pe.where)) /* missing or of the wrong size: said already */
+				continue;
+			snprintf(msg, sizeof msg, "%s%s%s", pe.kind == CKPT_ERR_REFUSED ? "not checked: " : "", pe.text,
+				 pe.sys_errno ? ": " : "");
+			if (pe.sys_errno)
+				snprintf(msg + strlen(msg), sizeof msg - strlen(msg), "%s", strerror(pe.sys_errno));
+			if (pe.kind == CKPT_ERR_REFUSED)
+				report(arg, pe.where, msg);
+			else
+				problem(&V, pe.where, msg);
+		}
+	rc = V.problems;
+out:
+	json_decref(V.bad);
+	json_decref(C.op);
+	return rc;
+}
+
+/* ------------------------------------------------------------ -d */
+
+/* Entries of one operator by identity: keyed entries by (state, key group, key) to their value's
+ * hash; operator state elements by (state, element hash) to their count. */
+struct differ {
+	json_t *seen;    /* identity -> value hash (keyed) or count (operator) */
+	json_t *states;  /* state -> {"added", "removed", "changed", "key_groups": {kg: {...}}} */
+	int pass;        /* 0 reading a, 1 reading b */
+	struct ckpt_err *e;
+};
+
+static char *
+hex(const unsigned char *p, size_t n)
+{
+	char *o = malloc(2 * n + 1);
+
+	for (size_t i = 0; o && i < n; i++)
+		snprintf(o + 2 * i, 3, "%02x", p[i]);
+	if (o)
+		o[2 * n] = '\0';
+	return o;
+}
+
+/* Count one difference of kind ("added", "removed", "changed") for state (and key group, or -1). */
+static int
+diff_count(struct differ *D, const char *state, long kg, const char *kind)
+{
+	json_t *st = json_object_get(D->states, state), *g;
+	char k[16];
+
+	if (st == NULL && json_object_set_new(D->states, state, st = json_pack("{s:i, s:i, s:i}", "added", 0,
+									    "removed", 0, "changed", 0)) < 0)
+		return ckpt_err_set(D->e, CKPT_ERR_NOMEM, "", "out of memory");
+	add_int(st, kind, 1);
+	if (kg < 0)
+		return 0;
+	if ((g = json_object_get(st, "key_groups")) == NULL)
+		json_object_set_new(st, "key_groups", g = json_object());
+	snprintf(k, sizeof k, "%ld", kg);
+	if (json_object_get(g, k) == NULL)
+		json_object_set_new(g, k, json_pack("{s:i, s:i, s:i}", "added", 0, "removed", 0, "changed", 0));
+	add_int(json_object_get(g, k), kind, 1);
+	return 0;
+}
+
+static int
+diff_op(void *arg, const char *state, size_t idx, const unsigned char *p, size_t n, json_t *typed)
+{
+	struct differ *D = arg;
+	char id[600];
+	json_t *c;
+
+	(void)idx;
+	json_decref(typed);
+	snprintf(id, sizeof id, "o\x1f%s\x1f%016llx", state, (unsigned long long)ckpt_xxh3(p, n));
+	c = json_object_get(D->seen, id);
+	if (D->pass == 0)
+		return json_object_set_new(D->seen, id, json_integer(json_integer_value(c) + 1)) < 0 ?
+			ckpt_err_set(D->e, CKPT_ERR_NOMEM, "", "out of memory") : 0;
+	if (c == NULL || json_integer_value(c) == 0)
+		return diff_count(D, state, -1, "added");
+	json_object_set_new(D->seen, id, json_integer(json_integer_value(c) - 1));
+	return 0;
+}
+
+static int
+diff_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v,
+	size_t vn, json_t *typed)
+{
+	struct differ *D = arg;
+	char *h = hex(k, kn), *id;
+	json_t *c;
+	int rc = 0;
+
+	json_decref(typed);
+	if (h == NULL || (id = malloc(strlen(state) + strlen(h) + 32)) == NULL) {
+		free(h);
+		return ckpt_err_set(D->e, CKPT_ERR_NOMEM, "", "out of memory");
+	}
+	sprintf(id, "k\x1f%s\x1f%u\x1f%s", state, kg, h);
+	c = json_object_get(D->seen, id);
+	if (D->pass == 0)
+		rc = json_object_set_new(D->seen, id, json_integer((json_int_t)ckpt_xxh3(v, vn))) < 0 ?
+			ckpt_err_set(D->e, CKPT_ERR_NOMEM, "", "out of memory") : 0;
+	else if (c == NULL)
+		rc = diff_count(D, state, kg, "added");
+	else {
+		if (json_integer_value(c) != (json_int_t)ckpt_xxh3(v, vn))
+			rc = diff_count(D, state, kg, "changed");
+		json_object_del(D->seen, id);
+	}
+	free(id);
+	free(h);
+	return rc;
+}
+
+/* What is left of a after b: removed entries. */
+static int
+diff_removed(struct differ *D)
+{
+	const char *id;
+	json_t *v;
+
+	json_object_foreach(D->seen, id, v) {
+		char state[600];
+		const char *a = id + 2, *b = strchr(a, '\x1f');
+		long n = id[0] == 'o' ? (long)json_integer_value(v) : 1;
+
+		snprintf(state, sizeof state, "%.*s", (int)(b - a), a);
+		for (long i = 0; i < n; i++)
+			if (diff_count(D, state, id[0] == 'k' ? strtol(b + 1, NULL, 10) : -1, "removed") < 0)
+				return -1;
+	}
+	return 0;
+}
+
+static int
+diff_side(struct flink_backing *b, const struct ckpt_operator *op, struct differ *D, struct ckpt_err *e)
+{
+	struct fsink k = {.op = diff_op, .kv = diff_kv, .arg = D, .untyped = 1};
+
+	for (size_t j = 0; op && j < op->nsubtasks; j++)
+		if (read_subtask(b, op, &op->subtasks[j], &k, e) < 0)
+			return -1;
+	return 0;
+}
+
+static const struct ckpt_operator *
+op_by_id(const struct ckpt_snapshot *s, const char *id)
+{
+	for (size_t i = 0; i < s->nops; i++)
+		if (strcmp(s->ops[i].id, id) == 0)
+			return &s->ops[i];
+	return NULL;
+}
+
+json_t *
+ckpt_flink_state_diff(struct ckpt_snapshot *a, struct ckpt_snapshot *b, int *differ, struct ckpt_err *e)
+{
+	struct flink_backing *ba = backing_of(a, e), *bb = ba ? backing_of(b, e) : NULL;
+	json_t *out = NULL;
+
+	if (bb == NULL || (out = json_object()) == NULL)
+		return NULL;
+	for (size_t pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < (pass ? b->nops : a->nops); i++) {
+			const struct ckpt_operator *oa = pass ? op_by_id(a, b->ops[i].id) : &a->ops[i];
+			const struct ckpt_operator *ob = pass ? &b->ops[i] : op_by_id(b, a->ops[i].id);
+			struct differ D = {.e = e};
+
+			if (pass && oa) /* done in the first pass */
+				continue;
+			D.seen = json_object();
+			D.states = json_object();
+			if (D.seen == NULL || D.states == NULL || diff_side(ba, oa, &D, e) < 0)
+				goto fail;
+			D.pass = 1;
+			if (diff_side(bb, ob, &D, e) < 0 || diff_removed(&D) < 0)
+				goto fail;
+			json_decref(D.seen);
+			if (json_object_size(D.states)) {
+				*differ = 1;
+				json_object_set_new(out, pass ? ob->id : oa->id, D.states);
+			} else {
+				json_decref(D.states);
+			}
+			continue;
+fail:
+			json_decref(D.seen);
+			json_decref(D.states);
+			json_decref(out);
+			return NULL;
+		}
+	return out;
+}

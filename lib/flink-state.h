@@ -1,0 +1,120 @@
+/* flink-state.h: what the readers of Flink's state files share (flink-state.c, flink-source.c,
+ * flink-serializer.c, flink-snappy.c; the layouts are in ckpt-flink(5), STATE FILES).  Programs
+ * never include it. */
+#ifndef CKPT_FLINK_STATE_H
+#define CKPT_FLINK_STATE_H
+
+#include "ckpt-internal.h"
+
+/* ------------------------------------------------------------ flink-snappy.c */
+
+#define CKPT_FSNAPPY_BLOCK 65536u  /* the most data one chunk holds */
+#define CKPT_FSNAPPY_BODY 76494u   /* the longest chunk body: checksum and the worst Snappy expansion */
+
+/* CRC-32C (Castagnoli) of p. */
+uint32_t ckpt_fsnappy_crc32c(const void *p, size_t n);
+/* A chunk's 4-byte header: its type and body length. */
+void ckpt_fsnappy_header(const unsigned char hdr[4], unsigned *type, size_t *len);
+/* Check a chunk body; a data chunk is decoded into out (CKPT_FSNAPPY_BLOCK bytes) and its masked
+ * CRC-32C verified, every other kind gives *n = 0.  0, or -1 with *why a static message. */
+int ckpt_fsnappy_body(unsigned type, const unsigned char *body, size_t len, unsigned char *out, size_t *n,
+		      const char **why);
+
+/* ------------------------------------------------------------ flink-source.c */
+
+/*
+ * The bytes a reader pulls: a region of a file (read through a window, never whole) or bytes in
+ * memory, plain or as Snappy-framed streams starting where the reader seeks.  Errors name the
+ * file and the offset (for framed streams, the chunk's offset and the byte within the stream).
+ */
+struct ckpt_fsrc {
+	const char *where;
+	struct ckpt_err *e;
+	int fd;                    /* -1 for memory */
+	const unsigned char *mem;
+	uint64_t base, size;       /* the region: [base, base + size) of fd, or mem[0, size) */
+	uint64_t raw;              /* region offset of the next raw byte not yet taken */
+	const unsigned char *win;  /* the window: plain bytes, or one chunk's data */
+	unsigned char *buf;        /* the window's storage (NULL while the window is mem itself) */
+	size_t wpos, wlen;
+	uint64_t wat;              /* region offset of win[0] (plain) or of the chunk (framed) */
+	int snappy, zstarted;
+	uint64_t zdone;            /* data bytes of the framed stream before win[0] */
+	unsigned char *zbody;
+	unsigned char *cap;        /* when capturing, every byte read is appended here */
+	size_t clen, ccap;
+	int capture;
+	int depth;                 /* nesting of the value being decoded */
+};
+
+/* A source over size bytes of fd from base; where names it in errors.  0, or -1 with e set. */
+int ckpt_fsrc_file(struct ckpt_fsrc *s, int fd, uint64_t base, uint64_t size, const char *where,
+		   struct ckpt_err *e);
+/* A source over p[0, n) (kept by the caller). */
+int ckpt_fsrc_mem(struct ckpt_fsrc *s, const void *p, size_t n, const char *where, struct ckpt_err *e);
+void ckpt_fsrc_release(struct ckpt_fsrc *s);
+/* Continue at region offset off, plain or at the start of a framed stream. */
+int ckpt_fsrc_seek(struct ckpt_fsrc *s, uint64_t off, int snappy);
+/* Exactly n bytes (what names them in the error when they are not there). */
+int ckpt_fsrc_read(struct ckpt_fsrc *s, void *p, size_t n, const char *what);
+int ckpt_fsrc_u8(struct ckpt_fsrc *s, uint8_t *v, const char *what);
+int ckpt_fsrc_i16(struct ckpt_fsrc *s, int16_t *v, const char *what);
+int ckpt_fsrc_i32(struct ckpt_fsrc *s, int32_t *v, const char *what);
+int ckpt_fsrc_i64(struct ckpt_fsrc *s, int64_t *v, const char *what);
+/* Java's writeUTF (modified UTF-8, u16 length) as a NUL-terminated UTF-8 string (malloc'd). */
+int ckpt_fsrc_utf(struct ckpt_fsrc *s, char **out, const char *what);
+/* An i32 length then that many bytes (malloc'd, never more than the region holds when plain). */
+int ckpt_fsrc_blob(struct ckpt_fsrc *s, unsigned char **out, size_t *n, const char *what);
+/* Nothing is left in the window (a framed stream may end here). */
+int ckpt_fsrc_drained(const struct ckpt_fsrc *s);
+/* Region offset of the next byte (plain), or of the next chunk once drained (framed). */
+uint64_t ckpt_fsrc_tell(const struct ckpt_fsrc *s);
+/* Fail at the current position: "where: offset N: text". */
+int ckpt_fsrc_fail(struct ckpt_fsrc *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Start (or stop) copying what is read into s->cap. */
+void ckpt_fsrc_capture(struct ckpt_fsrc *s, int on);
+
+/* ------------------------------------------------------------ flink-serializer.c */
+
+enum ckpt_fser_kind {
+	FSER_UNKNOWN,  /* a snapshot class ckpt cannot step over: parsing stops there */
+	FSER_OPAQUE,   /* stepped over, but its values have no layout ckpt knows (Java, Kryo, ...) */
+	FSER_STRING, FSER_LONG, FSER_INT, FSER_SHORT, FSER_BYTE, FSER_BOOL, FSER_FLOAT, FSER_DOUBLE,
+	FSER_CHAR, FSER_VOID,
+	FSER_BYTES,    /* byte[] */
+	FSER_PARRAY,   /* other primitive arrays and String[]: elem says which */
+	FSER_VOIDNS, FSER_TIMEWINDOW, FSER_GLOBALWINDOW,
+	FSER_TUPLE, FSER_ROW, FSER_POJO, FSER_LIST, FSER_MAP, FSER_ARRAY, FSER_TTL, FSER_NULLABLE,
+	FSER_ENUM, FSER_TIMER,
+};
+
+struct ckpt_fser {
+	enum ckpt_fser_kind kind;
+	enum ckpt_fser_kind elem; /* FSER_PARRAY */
+	char *cls;                /* the snapshot class */
+	char *name;               /* tuple, POJO or enum class */
+	int version;              /* the snapshot's version */
+	int flag;                 /* ROW: row kind bits present; NULLABLE: padding length */
+	struct ckpt_fser **kids;  /* nested serializers (POJO: one per field, NULL when absent) */
+	char **names;             /* POJO field names, enum constants */
+	size_t nkids, nnames;
+};
+
+/* One serializer snapshot, after the i32 format version of TypeSerializerSnapshotSerializationUtil
+ * when proxy is set.  0; 1 when some class cannot be stepped over (*out is then the tree so far,
+ * its FSER_UNKNOWN node naming the class); -1 on damaged input. */
+int ckpt_fser_read(struct ckpt_fsrc *s, int proxy, struct ckpt_fser **out);
+void ckpt_fser_free(struct ckpt_fser *t);
+/* NULL when values of t can be decoded, else the snapshot class that stops it. */
+const char *ckpt_fser_blocker(const struct ckpt_fser *t);
+/* The serialized length when fixed, else -1 (CompositeKeySerializationUtils' ambiguity test). */
+int ckpt_fser_fixed_length(const struct ckpt_fser *t);
+/* Decode one value (t must have no blocker): 0 and *v a new reference, or -1 with the error set.
+ * *hashed is set when *hash is the value's Java hashCode (built-in key types). */
+int ckpt_fser_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, json_t **v, int32_t *hash, int *hashed);
+/* The class names, nested: "C" or {"class": C, "nested": [...]} (for the summary). */
+json_t *ckpt_fser_json(const struct ckpt_fser *t);
+/* Flink's KeyGroupRangeAssignment: MathUtils.murmurHash(hashCode) % maxParallelism. */
+uint32_t ckpt_flink_key_group(int32_t hash, uint32_t max_parallelism);
+
+#endif

@@ -1,0 +1,211 @@
+#!/usr/bin/env bats
+# Flink state files through ckpt-inspect: the real fixtures' inline state (goldens), synthetic
+# savepoints for where the bytes are, typed values, key groups, Snappy, -c, -d, cut and damaged
+# state files.
+#
+# Goldens are regenerated (after checking the change is intended) with:
+#   cd "$FIXTURES/flink-savepoints" && for d in $INLINE; do ckpt-inspect -p $d > $DATA/flinkstate/$d.summary.expected
+#   ckpt-inspect -a $d > $DATA/flinkstate/$d.all.expected; done
+
+bats_require_minimum_version 1.5.0
+load helper
+load flinkstate-helper
+
+# The fixtures whose state is all inline in their _metadata.
+INLINE='v2-flink1.3-typeserializer-rocksdb-savepoint v2-flink1.5-broadcast-memory-savepoint
+v2-flink1.8-nonkeyed-chain-savepoint v2-flink1.9-udf-rocksdb-savepoint v3-flink1.11-udf-memory-savepoint
+v3-flink1.12-complexkeyed-savepoint v3-flink1.12-legacy-raw-heap-timers-rocksdb-savepoint
+v3-flink1.14-broadcast-rocksdb-savepoint v3-flink1.15dev-unified-sink-v1-savepoint
+v4-flink1.18-table-over-aggregate-lag-savepoint v4-flink1.20-complexkeyed-savepoint
+v4-table-group-aggregate-simple-savepoint v5-flink2.0-nonkeyed-chain-savepoint
+v5-state-processor-table-state-checkpoint v5-state-processor-table-state-nulls
+v5-table-over-aggregate-unbounded-partitioned-rows-savepoint v6-table-ml-predict-async-unordered-savepoint
+v6-table-multi-join-three-way-inner-savepoint'
+
+goldens() {
+	local d
+	for d in $INLINE; do cat "$DATA/flinkstate/$d.$1.expected"; done
+}
+
+@test "flinkstate: -a of every fixture whose state is inline decodes it to its end" {
+	cd "$SP"
+	run ckpt-inspect -a $INLINE
+	status_is 0
+	goldens all >"$BATS_TEST_TMPDIR/want"
+	match_golden "$BATS_TEST_TMPDIR/want"
+}
+
+@test "flinkstate: the summary of every fixture whose state is inline" {
+	cd "$SP"
+	run ckpt-inspect -p $INLINE
+	status_is 0
+	goldens summary >"$BATS_TEST_TMPDIR/want"
+	match_golden "$BATS_TEST_TMPDIR/want"
+}
+
+@test "flinkstate: typed values of the fixtures: POJOs, lists, maps, broadcast entries, timers" {
+	cd "$SP"
+	run sh -c 'ckpt-inspect -a v5-state-processor-table-state-nulls | jq -c "[.operators[].subtasks[0].keyed_state.entries // [] | .[] | select(.typed.key == 4) | [.state, .typed.value]] | sort | .[]"'
+	output_is '["KeyedPojoValue",{"privateLong":1,"publicLong":1}]
+["KeyedPrimitiveValue",1]
+["KeyedPrimitiveValueList",[4]]
+["KeyedPrimitiveValueMap",[{"key":4,"value":4}]]
+["total",{"privateLong":4,"publicLong":4}]'
+	run sh -c 'ckpt-inspect -a v5-state-processor-table-state-nulls | jq -c "[.operators[].subtasks[].operator_state.LongBroadcastState.typed[0] // empty][0][0:2]"'
+	output_is '[{"key":0,"value":0},{"key":1,"value":1}]'
+	# (jq prints Long.MIN_VALUE as a double)
+	run sh -c 'ckpt-inspect -a v3-flink1.11-udf-memory-savepoint | jq -c "[.operators[].subtasks[].keyed_state.entries // [] | .[] | select(.state | startswith(\"_timer\"))][0:2][] | [.state, .key_group, .value, .typed]"'
+	output_is '["_timer_state/processing_timer",1,"",{"timestamp":1595516554622,"key":[3],"namespace":3}]
+["_timer_state/event_timer",1,"",{"timestamp":-9223372036854776000,"key":[3],"namespace":3}]'
+}
+
+@test "flinkstate: state in files the fixtures lack is named, and -m reads the _metadata alone" {
+	cd "$SP"
+	run --separate-stderr ckpt-inspect -a v4-flink1.20-broadcast-rocksdb-savepoint-native
+	status_is 2
+	[ "$output" = "" ]
+	[ "$stderr" = "ckpt-inspect: v4-flink1.20-broadcast-rocksdb-savepoint-native/c77110d1-0a51-430e-a8c6-b07852c0cc9f: cannot open the state file of operator 1f2b5df5a66154aca61fcb26193792be subtask 0: No such file or directory" ]
+	run ckpt-inspect -m -a v4-flink1.20-broadcast-rocksdb-savepoint-native
+	status_is 0
+}
+
+@test "flinkstate: a heap snapshot whose serializer ckpt cannot step over says which" {
+	cd "$SP"
+	run --separate-stderr ckpt-inspect -a v2-flink1.7-state-evolution-e2e-savepoint
+	status_is 1
+	[ "$output" = "" ]
+	[ "$stderr" = 'ckpt-inspect: v2-flink1.7-state-evolution-e2e-savepoint/_metadata:inline:file:/Users/igalshilman/Desktop/savepoint/1.7.0-rc4/savepoint-cddfda-fe80eba603eb/5c37f587-70c4-4047-b1f1-55e63483ad2a: a heap snapshot, whose entries have no lengths, and the VALUE_SERIALIZER of state "either-state" is a org.apache.flink.api.java.typeutils.runtime.EitherSerializerSnapshot, whose snapshot ckpt cannot step over' ]
+}
+
+entries='.operators[0].subtasks[0] | [.operator_state.names.entries, .operator_state.names.typed, (.keyed_state.entries[] | [.key_group, .key, .value, .typed])]'
+want_entries='[["\u0002a","\u0003bc"],["a","bc"],[29,{"base64":"HQAAACoA"},{"base64":"AAAAAAAAAAc="},{"key":42,"namespace":null,"value":7}],[86,{"base64":"VgAAAAEA"},{"base64":"AAAAAAAAAAg="},{"key":1,"namespace":null,"value":8}],[94,{"base64":"XgAAAAAA"},{"base64":"AAAAAAAAAAk="},{"key":0,"namespace":null,"value":9}]]'
+
+@test "flinkstate: relative, absolute, file: URI, --root mapped and inline state read alike" {
+	sp_dir
+	run sh -c "ckpt-inspect -a sp | jq -c '$entries'"
+	status_is 0
+	output_is "$want_entries"
+	for how in "abs $PWD/sp/op|abs $PWD/sp/kv" "abs file://$PWD/sp/op|abs file:$PWD/sp/kv" \
+		"abs hdfs://nn/chk/op|abs hdfs://nn/chk/kv" "inline op|inline kv"; do
+		mkdir -p m
+		(cd sp && meta_file "${how%|*}" "${how#*|}" ../m)
+		run sh -c "ckpt-inspect -a -r hdfs://nn/chk=$PWD/sp m | jq -c '$entries'"
+		status_is 0
+		output_is "$want_entries"
+	done
+	(cd sp && meta_file "abs hdfs://nn/chk/op" "rel kv" ../m)
+	run --separate-stderr ckpt-inspect -a m
+	status_is 2
+	[ "$stderr" = "ckpt-inspect: hdfs://nn/chk/op: not a local path: map its prefix with --root PREFIX=DIR" ]
+	run --separate-stderr ckpt-inspect -a -r nn=x m
+	status_is 2
+	run --separate-stderr ckpt-inspect -a -r hdfs://nn/chk m
+	status_is 2
+	[ "$stderr" = 'ckpt-inspect: -r needs OLDPREFIX=DIR, not "hdfs://nn/chk" (see ckpt-inspect -h)' ]
+}
+
+@test "flinkstate: each key's key group is checked against its prefix and its hash" {
+	sp_dir
+	KEY_OF=([29]=43)
+	kv_file sp/kv
+	run --separate-stderr ckpt-inspect -a sp
+	status_is 2
+	[ "$output" = "" ]
+	[ "$stderr" = 'ckpt-inspect: sp/kv: offset 367: a key of state "count" in key group 29 hashes to key group 61' ]
+}
+
+@test "flinkstate: the summary: states, kinds, serializers, entries and bytes per key group" {
+	sp_dir
+	run sh -c 'ckpt-inspect sp | jq -c ".operators[0].flink_state.states[] | [.name, .scope, .kind, .serializers, .entries, .bytes, .key_groups]"'
+	status_is 0
+	output_is '["names","operator","list",{"VALUE_SERIALIZER":"org.apache.flink.api.common.typeutils.base.StringSerializer$StringSerializerSnapshot"},2,5,null]
+["count","keyed","value",{"NAMESPACE_SERIALIZER":"org.apache.flink.runtime.state.VoidNamespaceSerializer$VoidNamespaceSerializerSnapshot","VALUE_SERIALIZER":"org.apache.flink.api.common.typeutils.base.LongSerializer$LongSerializerSnapshot"},3,42,{"29":{"entries":1,"bytes":14},"86":{"entries":1,"bytes":14},"94":{"entries":1,"bytes":14}}]'
+}
+
+@test "flinkstate: state files absent: the summary of the _metadata alone naming them, -a refuses, -m and -c" {
+	sp_dir
+	ckpt-inspect -m sp | jq -c . >meta.json
+	rm sp/kv
+	run --separate-stderr ckpt-inspect sp
+	status_is 0
+	[ "$stderr" = "ckpt-inspect: sp: 1 state file missing (sp/kv); the summary is of the _metadata alone" ]
+	[ "$(jq -c 'del(.missing_files)' <<<"$output")" = "$(cat meta.json)" ]
+	[ "$(jq -c .missing_files <<<"$output")" = '["sp/kv"]' ]
+	rm sp/op
+	run --separate-stderr ckpt-inspect sp
+	status_is 0
+	[ "$stderr" = "ckpt-inspect: sp: 2 state files missing (first sp/kv); the summary is of the _metadata alone" ]
+	[ "$(jq -c .missing_files <<<"$output")" = '["sp/kv","sp/op"]' ]
+	bad 2 'ckpt-inspect: sp/op: cannot open the state file of operator 0102030405060708090a0b0c0d0e0f10 subtask 0: No such file or directory' ckpt-inspect -a sp
+	run --separate-stderr ckpt-inspect -m -a sp
+	status_is 0
+	[ "$stderr" = "" ]
+	run --separate-stderr ckpt-inspect -c sp
+	status_is 1
+	[ "$(jq -c '[.ok, .problems]' <<<"$output")" = '[false,[{"where":"sp/kv","problem":"missing (No such file or directory)"},{"where":"sp/op","problem":"missing (No such file or directory)"}]]' ]
+}
+
+@test "flinkstate: the summary of a real fixture whose state files are absent is its _metadata's, naming them" {
+	needs_fixtures
+	cd "$SP"
+	d=v4-flink1.16-typeserializer-rocksdb-checkpoint
+	run --separate-stderr ckpt-inspect -p $d
+	status_is 0
+	[ "$stderr" = "ckpt-inspect: $d: 6 state files missing (first $d/723d217f-3a43-4dda-a451-ad912a908e1c); the summary is of the _metadata alone" ]
+	[ "$(jq -c 'del(.missing_files)' <<<"$output")" = "$(jq -c . "$DATA/flinkmeta/$d.summary.expected")" ]
+	[ "$(jq -c '.missing_files | length' <<<"$output")" = 6 ]
+}
+
+@test "flinkstate: Snappy-compressed key groups decode; a bad chunk checksum is named" {
+	sp_dir
+	kvz_file sp/kv
+	(cd sp && meta_file "rel op" "rel kv" .)
+	run sh -c "ckpt-inspect -a sp | jq -c '$entries'"
+	status_is 0
+	output_is "$want_entries"
+	# the first chunk's checksum: 16 bytes into key group 29's stream
+	printf '\x00' | dd of=sp/kv bs=1 seek=$((KV_OFF[0] + 14)) conv=notrunc status=none
+	run --separate-stderr ckpt-inspect -a sp
+	status_is 2
+	[ "$stderr" = "ckpt-inspect: sp/kv: offset $((KV_OFF[0] + 10)) (Snappy chunk), byte 0 of its stream: Snappy chunk checksum mismatch" ]
+}
+
+@test "flinkstate: -c names each missing, short and damaged file (exit 1)" {
+	sp_dir
+	run ckpt-inspect -c sp
+	status_is 0
+	output_is '{"file":"sp","ok":true,"files":2,"bytes":640,"problems":[]}'
+	head -c 100 sp/kv >k && mv k sp/kv
+	printf '\x7f' | dd of=sp/op bs=1 seek=$((OP_HDR)) conv=notrunc status=none
+	run --separate-stderr ckpt-inspect -c sp
+	status_is 1
+	[ "$output" = '{"file":"sp","ok":false,"files":2,"bytes":197,"problems":[{"where":"sp/kv","problem":"short: 100 bytes, the _metadata records 443"},{"where":"sp/op","problem":"offset 194: truncated string character"}]}' ]
+	[ "$stderr" = 'ckpt-inspect: sp/kv: short: 100 bytes, the _metadata records 443
+ckpt-inspect: sp/op: offset 194: truncated string character' ]
+	rm sp/kv
+	run --separate-stderr ckpt-inspect -c sp
+	status_is 1
+	[[ ${lines[0]} == *'"problems":[{"where":"sp/kv","problem":"missing (No such file or directory)"}'* ]]
+}
+
+@test "flinkstate: -d compares entries by operator, state and key group" {
+	sp_dir
+	cp -r sp sp2
+	kv_file sp2/kv
+	run sh -c 'ckpt-inspect -d sp2 sp | jq -c .state'
+	status_is 0
+	output_is '{}'
+	# key 42's value 7 becomes 70: 16 bytes into its key group (state id, key length, key, value length)
+	B=; b_i64 70; printf '%b' "$B" | dd of=sp2/kv bs=1 seek=$((KV_OFF[0] + 16)) conv=notrunc status=none
+	run ckpt-inspect -d sp2 sp
+	status_is 1
+	run sh -c 'ckpt-inspect -d sp2 sp | jq -c .state'
+	output_is '{"0102030405060708090a0b0c0d0e0f10":{"count":{"added":0,"removed":0,"changed":1,"key_groups":{"29":{"added":0,"removed":0,"changed":1}}}}}'
+}
+
+@test "flinkstate: state files cut at every length or with bytes replaced: one line naming the file, never a crash" {
+	# outside bats' per-command trap, which would make the loops slow
+	run bash -c '. "$1/flinkstate-helper.bash"; sp_dir; damage_runs' sh "$T"
+	status_is 0
+	output_is ''
+}
