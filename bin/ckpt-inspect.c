@@ -1,10 +1,7 @@
 /* ckpt-inspect: look inside a snapshot: summary, state document, checksums, difference, uids. */
 #include <getopt.h>
-#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <unistd.h>
 
 #include "cli.h"
 
@@ -101,6 +98,23 @@ report(void *arg, const char *where, const char *what)
 	json_array_append_new(problems, json_pack("{s:s, s:s}", "where", where, "problem", what));
 }
 
+/* -c's report, {"file", "ok", COUNTED: count, "bytes", "problems"}: the exit status (1: problems). */
+static int
+print_check(const char *path, long n, const char *counted, uint64_t count, uint64_t bytes, json_t *problems,
+	    struct ckpt_err *e)
+{
+	int status;
+
+	if (n < 0) {
+		cli_error(e);
+		json_decref(problems);
+		return ckpt_err_status(e);
+	}
+	status = print_result(json_pack("{s:s, s:b, s:I, s:I, s:o}", "file", display(path), "ok", n == 0, counted,
+					(json_int_t)count, "bytes", (json_int_t)bytes, "problems", problems), e);
+	return status ? status : n > 0;
+}
+
 static int
 check_file(const char *path)
 {
@@ -108,43 +122,8 @@ check_file(const char *path)
 	json_t *problems = json_array();
 	uint64_t members = 0, bytes = 0;
 	long n = ckpt_archive_verify(path, report, problems, &members, &bytes, &e);
-	int status;
 
-	if (n < 0) {
-		cli_error(&e);
-		json_decref(problems);
-		return ckpt_err_status(&e);
-	}
-	status = print_result(json_pack("{s:s, s:b, s:I, s:I, s:o}", "file", display(path), "ok", n == 0,
-					"members", (json_int_t)members, "bytes", (json_int_t)bytes,
-					"problems", problems), &e);
-	return status ? status : n > 0;
-}
-
-/* Is path a Flink _metadata, or a directory holding one and no manifest? */
-static int
-is_flink(const char *path)
-{
-	unsigned char head[4];
-	char p[4096];
-	struct stat sb;
-	FILE *f;
-	size_t n = 0;
-
-	if (path == NULL || strcmp(path, "-") == 0)
-		return 0;
-	snprintf(p, sizeof p, "%s", path);
-	if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-		snprintf(p, sizeof p, "%s/MANIFEST.json", path);
-		if (access(p, F_OK) == 0)
-			return 0;
-		snprintf(p, sizeof p, "%s/_metadata", path);
-	}
-	if ((f = fopen(p, "rb")) != NULL) {
-		n = fread(head, 1, 4, f);
-		fclose(f);
-	}
-	return ckpt_flinkmeta_sniff(head, n);
+	return print_check(path, n, "members", members, bytes, problems, &e);
 }
 
 static int
@@ -154,17 +133,8 @@ check_flink(const char *path, struct ckpt_snapshot *s)
 	json_t *problems = json_array();
 	uint64_t files = 0, bytes = 0;
 	long n = ckpt_flink_state_verify(s, report, problems, &files, &bytes, &e);
-	int status;
 
-	if (n < 0) {
-		cli_error(&e);
-		json_decref(problems);
-		return ckpt_err_status(&e);
-	}
-	status = print_result(json_pack("{s:s, s:b, s:I, s:I, s:o}", "file", display(path), "ok", n == 0,
-					"files", (json_int_t)files, "bytes", (json_int_t)bytes,
-					"problems", problems), &e);
-	return status ? status : n > 0;
+	return print_check(path, n, "files", files, bytes, problems, &e);
 }
 
 static int
@@ -247,7 +217,7 @@ inspect_file(const struct opts *o, const char *path, struct ckpt_snapshot *other
 	int status = 0;
 	json_t *v;
 
-	if (o->mode == CHECK && !is_flink(path))
+	if (o->mode == CHECK && !ckpt_snapshot_is_flink(path))
 		return check_file(path);
 	s = ckpt_snapshot_open(path, &e);
 	if (s == NULL || read_flink_state(o, s, &e) < 0) {

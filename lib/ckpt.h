@@ -419,6 +419,9 @@ struct ckpt_snapshot {
 /* open any snapshot: an archive (tar, tar.gz, zip), a directory, a state document, a
  * Flink _metadata (or a directory holding one).  Entries may be left unloaded. */
 struct ckpt_snapshot *ckpt_snapshot_open(const char *path, struct ckpt_err *e);
+/* Is path a Flink _metadata, or a directory holding one and no MANIFEST.json?  (Standard input
+ * and unreadable paths: no.)  What ckpt_snapshot_open would open as a Flink snapshot. */
+int ckpt_snapshot_is_flink(const char *path);
 /* load (or unload) the entries of one subtask; loading a loaded subtask does nothing. */
 int ckpt_subtask_load(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subtask *st,
 		      struct ckpt_err *e);

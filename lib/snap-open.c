@@ -564,3 +564,28 @@ ckpt_snapshot_open(const char *path, struct ckpt_err *e)
 	}
 	return open_archive(fd, path, e);
 }
+
+int
+ckpt_snapshot_is_flink(const char *path)
+{
+	unsigned char head[4];
+	char p[4096];
+	struct stat sb;
+	FILE *f;
+	size_t n = 0;
+
+	if (path == NULL || strcmp(path, "-") == 0)
+		return 0;
+	snprintf(p, sizeof p, "%s", path);
+	if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+		snprintf(p, sizeof p, "%s/MANIFEST.json", path);
+		if (access(p, F_OK) == 0)
+			return 0;
+		snprintf(p, sizeof p, "%s/_metadata", path);
+	}
+	if ((f = fopen(p, "rb")) != NULL) {
+		n = fread(head, 1, 4, f);
+		fclose(f);
+	}
+	return ckpt_flinkmeta_sniff(head, n);
+}
