@@ -28,6 +28,7 @@ goldens() {
 }
 
 @test "flinkstate: -a of every fixture whose state is inline decodes it to its end" {
+	needs_fixtures
 	cd "$SP"
 	run ckpt-inspect -a $INLINE
 	status_is 0
@@ -36,6 +37,7 @@ goldens() {
 }
 
 @test "flinkstate: the summary of every fixture whose state is inline" {
+	needs_fixtures
 	cd "$SP"
 	run ckpt-inspect -p $INLINE
 	status_is 0
@@ -44,6 +46,7 @@ goldens() {
 }
 
 @test "flinkstate: typed values of the fixtures: POJOs, lists, maps, broadcast entries, timers" {
+	needs_fixtures
 	cd "$SP"
 	run sh -c 'ckpt-inspect -a v5-state-processor-table-state-nulls | jq -c "[.operators[].subtasks[0].keyed_state.entries // [] | .[] | select(.typed.key == 4) | [.state, .typed.value]] | sort | .[]"'
 	output_is '["KeyedPojoValue",{"privateLong":1,"publicLong":1}]
@@ -60,6 +63,7 @@ goldens() {
 }
 
 @test "flinkstate: state in files the fixtures lack is named, and -m reads the _metadata alone" {
+	needs_fixtures
 	cd "$SP"
 	run --separate-stderr ckpt-inspect -a v4-flink1.20-broadcast-rocksdb-savepoint-native
 	status_is 2
@@ -70,6 +74,7 @@ goldens() {
 }
 
 @test "flinkstate: a heap snapshot whose serializer ckpt cannot step over says which" {
+	needs_fixtures
 	cd "$SP"
 	run --separate-stderr ckpt-inspect -a v2-flink1.7-state-evolution-e2e-savepoint
 	status_is 1
