@@ -441,7 +441,8 @@ public final class Main {
         Run un = new Run("unaligned", "hashmap", uc, p);
         waitFor("back-pressure", () -> Ctl.keyedSeen.get() > 200);
         String path = null;
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        // a loaded machine can starve the checkpoint lock of the flooding legacy sources for a while
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(180);
         while (path == null) {
             if (System.nanoTime() > end) throw new IllegalStateException("no unaligned checkpoint with channel state: "
                     + get("/jobs/" + un.id + "/checkpoints"));

@@ -180,8 +180,8 @@ public final class StateJob {
                         emitted++;
                     }
                     // a legacy source holds the checkpoint lock while it waits for a buffer: let the
-                    // checkpoint in now and then
-                    if (k % 50 == 0) Thread.sleep(1);
+                    // checkpoint in often (every 50 records starved it on a loaded machine)
+                    if (k % 10 == 0) Thread.sleep(1);
                 }
             }
             while (running) {
@@ -241,7 +241,7 @@ public final class StateJob {
                         out.emit(100000L + idx * 1000L + (k % 997));
                         emitted++;
                     }
-                    if (k % 50 == 0) Thread.sleep(1);
+                    if (k % 10 == 0) Thread.sleep(1);
                 }
                 if (idx == 0) {
                     while (running && !Ctl.releaseFinishing) Thread.sleep(10);
