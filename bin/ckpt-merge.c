@@ -12,6 +12,8 @@ static void
 usage(void)
 {
 	printf("usage: ckpt-merge [-p] [-P N | -P OPERATOR=N ...] [-g GRAPH] [-n] [-o OUT] [file]\n"
+	       "       ckpt-merge [--uid OLD=NEW ...] [--drop UID_OR_ID ...] [--relocate OLDPREFIX=NEWPREFIX ...]\n"
+	       "                  [--link] [-g GRAPH [-n]] -S OUTDIR SAVEPOINT\n"
 	       "options:\n"
 	       "  -P, --parallelism=[OPERATOR=]N\n"
 	       "                        restore at parallelism N (every operator, or OPERATOR; repeatable)\n"
@@ -19,6 +21,13 @@ usage(void)
 	       "  -n, --allow-non-restored-state\n"
 	       "                        with -g: drop state no operator of the graph takes\n"
 	       "  -o, --output=OUT      write an archive (.tar, .tar.gz, .tgz, .zip or DIR/)\n"
+	       "  -S, --savepoint=OUTDIR\n"
+	       "                        write the Flink savepoint, edited, as the new directory OUTDIR\n"
+	       "      --uid=OLD=NEW     with -S: the operator of uid or id OLD takes the uid NEW (and its id)\n"
+	       "      --drop=UID_OR_ID  with -S: remove the operator's state\n"
+	       "      --relocate=OLDPREFIX=NEWPREFIX\n"
+	       "                        with -S: absolute paths starting with OLDPREFIX start with NEWPREFIX\n"
+	       "      --link            with -S: hard-link the state files instead of copying them\n"
 	       "  -p, --pretty          indented JSON\n"
 	       "  -h, --help            this help\n"
 	       "  -V, --version         the version\n");
@@ -85,9 +94,72 @@ pack(const char *in, const char *out)
 struct merge_opts {
 	struct ckpt_redist_opts ro;
 	struct ckpt_par *par;
-	const char *graph, *out;
+	const char *graph, *out, *savepoint;
 	int rescale;
+	struct ckpt_flink_edit *edits;
+	size_t nedits;
+	int link;
 };
+
+static struct ckpt_graph *load_graph(const char *path, struct ckpt_err *e);
+
+enum { OPT_UID = 256, OPT_DROP, OPT_RELOCATE, OPT_LINK };
+
+/* --uid OLD=NEW, --drop X, --relocate OLD=NEW: split at the first '='. */
+static void
+parse_edit(struct merge_opts *o, int c, char *arg)
+{
+	static const char *const names[] = {"--uid", "--drop", "--relocate"};
+	struct ckpt_flink_edit *ed;
+	char *eq = c == OPT_DROP ? NULL : strchr(arg, '=');
+
+	if (c != OPT_DROP && (eq == NULL || eq == arg || eq[1] == '\0'))
+		cli_usage_fail("%s %s: give %s", names[c - OPT_UID], arg,
+			       c == OPT_UID ? "OLD=NEW (a uid or operator id, and the new uid)" :
+			       "OLDPREFIX=NEWPREFIX");
+	if (c == OPT_DROP && *arg == '\0')
+		cli_usage_fail("--drop: name an operator by its uid or id");
+	if ((ed = realloc(o->edits, (o->nedits + 1) * sizeof *ed)) == NULL)
+		cli_out_of_memory();
+	o->edits = ed;
+	ed += o->nedits++;
+	ed->kind = c == OPT_UID ? CKPT_FLINK_UID : c == OPT_DROP ? CKPT_FLINK_DROP : CKPT_FLINK_RELOCATE;
+	ed->from = arg;
+	ed->to = NULL;
+	if (eq) {
+		*eq = '\0';
+		ed->to = eq + 1;
+	}
+}
+
+/* -S: the Flink savepoint written again, edited, as a new directory. */
+static int
+savepoint(struct merge_opts *o, const char *in)
+{
+	struct ckpt_flink_write_opts wo = {.edits = o->edits, .nedits = o->nedits, .link = o->link,
+					   .allow_non_restored = o->ro.allow_non_restored};
+	struct ckpt_err e = {0};
+	struct ckpt_graph *g = NULL;
+	struct stat st;
+	int rc = -1;
+
+	if (in == NULL || strcmp(in, "-") == 0)
+		cli_usage_fail("-S needs the savepoint (its directory or its _metadata), not standard input");
+	if (stat(in, &st) == 0 && !ckpt_snapshot_is_flink(in)) {
+		ckpt_err_set(&e, CKPT_ERR_INPUT, in, "not a Flink snapshot: -S, --uid, --drop and --relocate "
+			     "write Flink savepoints only");
+		goto out;
+	}
+	if (o->graph && (g = load_graph(o->graph, &e)) == NULL)
+		goto out;
+	wo.graph = g;
+	rc = ckpt_flink_savepoint_write(in, o->savepoint, &wo, &e);
+out:
+	if (rc < 0)
+		cli_error(&e);
+	ckpt_graph_free(g);
+	return rc < 0 ? ckpt_err_status(&e) : 0;
+}
 
 /* -P N or -P OPERATOR=N; OPERATOR may itself hold '=', N is after the last one. */
 static void
@@ -215,6 +287,11 @@ main(int argc, char **argv)
 		{"graph", required_argument, NULL, 'g'},
 		{"allow-non-restored-state", no_argument, NULL, 'n'},
 		{"output", required_argument, NULL, 'o'},
+		{"savepoint", required_argument, NULL, 'S'},
+		{"uid", required_argument, NULL, OPT_UID},
+		{"drop", required_argument, NULL, OPT_DROP},
+		{"relocate", required_argument, NULL, OPT_RELOCATE},
+		{"link", no_argument, NULL, OPT_LINK},
 		{"pretty", no_argument, NULL, 'p'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
@@ -226,7 +303,7 @@ main(int argc, char **argv)
 
 	cli_init("ckpt-merge");
 	cli_progress();
-	while ((c = getopt_long(argc, argv, ":hVpP:g:no:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hVpP:g:no:S:", longopts, NULL)) != -1) {
 		if (cli_common_option(c, usage))
 			continue;
 		switch (c) {
@@ -242,6 +319,17 @@ main(int argc, char **argv)
 		case 'o':
 			o.out = optarg;
 			break;
+		case 'S':
+			o.savepoint = optarg;
+			break;
+		case OPT_UID: /* fall through */
+		case OPT_DROP: /* fall through */
+		case OPT_RELOCATE:
+			parse_edit(&o, c, optarg);
+			break;
+		case OPT_LINK:
+			o.link = 1;
+			break;
 		default:
 			cli_bad_option(c, argv);
 		}
@@ -252,8 +340,16 @@ main(int argc, char **argv)
 		cli_usage_fail("-P and -g exclude each other: the graph gives the parallelism");
 	if (o.ro.allow_non_restored && !o.graph)
 		cli_usage_fail("-n needs -g");
+	if ((o.nedits || o.link) && !o.savepoint)
+		cli_usage_fail("--uid, --drop, --relocate and --link need -S OUTDIR");
+	if (o.savepoint && (o.rescale || o.out))
+		cli_usage_fail("-S excludes -P and -o: Flink rescales a savepoint on restore, unedited");
 	in = optind < argc ? argv[optind] : NULL;
-	status = o.rescale || o.graph ? rescale(&o, in) : pack(in, o.out);
+	if (o.savepoint)
+		status = savepoint(&o, in);
+	else
+		status = o.rescale || o.graph ? rescale(&o, in) : pack(in, o.out);
 	free(o.par);
+	free(o.edits);
 	return cli_finish(status);
 }

@@ -230,6 +230,44 @@ int ckpt_subtask_recount(struct ckpt_subtask *st, struct ckpt_err *e);
 /* Free everything a subtask owns (its index and flags stay); for snapshots built by hand. */
 void ckpt_subtask_release(struct ckpt_subtask *st);
 
+/* ------------------------------------------------ Flink _metadata spans: flink-meta.c, flink-meta-write.c */
+
+/*
+ * Where the fields an edit rewrites lie in a decoded _metadata, so that the writer re-encodes
+ * those and copies every other byte as it is.  Offsets are into the decoded buffer.
+ */
+enum ckpt_fmpath_kind {
+	CKPT_FMPATH_FILE,     /* an absolute file handle's path (stream tag 2) */
+	CKPT_FMPATH_RELATIVE, /* a relative file handle's path (stream tag 6), relative to _metadata's directory */
+	CKPT_FMPATH_SEGMENT,  /* a segment file handle's path (stream tag 15) */
+	CKPT_FMPATH_DIR,      /* a file-merging operator state handle's directory (tag 17) */
+};
+
+struct ckpt_fmpath {
+	size_t at, end; /* the utf field: u16 length and its bytes */
+	enum ckpt_fmpath_kind kind;
+	size_t op;      /* index of the operator it belongs to */
+	char *path;     /* decoded (UTF-8), owned */
+};
+
+struct ckpt_fmop {
+	size_t at, body, end; /* its record; body: after the max parallelism (the coordinator on) */
+};
+
+struct ckpt_fmspans {
+	int version;
+	size_t masters_at, ops_at, trailer_at; /* master state count, operator count, after the last operator */
+	struct ckpt_fmop *ops;                  /* one per operator, in file order */
+	size_t nops;
+	struct ckpt_fmpath *paths;              /* in file order */
+	size_t npaths;
+};
+
+/* ckpt_flinkmeta_decode, and sp filled (release it with ckpt_fmspans_release, on failure too). */
+struct ckpt_snapshot *ckpt_flinkmeta_decode_spans(const void *buf, size_t len, const char *name,
+						  struct ckpt_fmspans *sp, struct ckpt_err *e);
+void ckpt_fmspans_release(struct ckpt_fmspans *sp);
+
 /* ------------------------------------------------------- Flink state files: flink-state.c */
 
 /* The backing of a snapshot decoded from the _metadata named meta ("<stdin>" for standard input):

@@ -510,6 +510,45 @@ void ckpt_flink_operator_id(const char *uid, size_t len, char out[33]);
  * the derived operator id. */
 size_t ckpt_snapshot_match_uid(const struct ckpt_snapshot *s, const char *uid, size_t from, char id[33]);
 
+/* ------------------------------- editing Flink savepoints: flink-meta-write.c, flink-savepoint.c */
+
+enum ckpt_flink_edit_kind { CKPT_FLINK_UID, CKPT_FLINK_DROP, CKPT_FLINK_RELOCATE };
+
+/* One edit, as ckpt-merge(1) takes it: --uid FROM=TO, --drop FROM, --relocate FROM=TO. */
+struct ckpt_flink_edit {
+	enum ckpt_flink_edit_kind kind;
+	const char *from; /* a uid or a 32-hex operator id; for RELOCATE a path prefix */
+	const char *to;   /* the new uid; for RELOCATE the new prefix; NULL for DROP */
+};
+
+/*
+ * Encode the _metadata in buf (format versions 3 to 7) again with the edits applied: every byte
+ * the edits do not change is kept.  out->p is new (the caller frees it); *relative, when relative
+ * is not NULL, a new sorted array of the relative paths the result names.  -1 with e set:
+ * CKPT_ERR_INPUT for input that does not decode, version 2, two edits of one operator that
+ * conflict; CKPT_ERR_REFUSED for an edit naming no operator or path, a new uid or id colliding.
+ */
+int ckpt_flinkmeta_rewrite(const void *buf, size_t len, const char *name, const struct ckpt_flink_edit *ed,
+			   size_t ned, struct ckpt_bytes *out, json_t **relative, struct ckpt_err *e);
+
+struct ckpt_flink_write_opts {
+	const struct ckpt_flink_edit *edits;
+	size_t nedits;
+	int link;                       /* hard-link the state files (copied across file systems) */
+	const struct ckpt_graph *graph; /* first check that the result restores onto it, or NULL */
+	int allow_non_restored;         /* with graph: state no operator takes is dropped, not refused */
+};
+
+/*
+ * Write the savepoint directory outdir from the Flink snapshot in (a directory holding _metadata, or
+ * the file): the edited _metadata and the files its relative handles name, whole or not at all
+ * (built in a temporary directory beside outdir, renamed at the end).  outdir must not exist nor lie
+ * in the input's directory.  -1 with e set (nothing written): the errors of ckpt_flinkmeta_rewrite,
+ * CKPT_ERR_REFUSED for state the graph would not restore, CKPT_ERR_INPUT or CKPT_ERR_IO else.
+ */
+int ckpt_flink_savepoint_write(const char *in, const char *outdir, const struct ckpt_flink_write_opts *o,
+			       struct ckpt_err *e);
+
 /* ------------------------------------------------------- Flink state files: flink-state.c */
 
 /*

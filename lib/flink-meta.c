@@ -24,6 +24,8 @@ struct rd {
 	uint64_t inline_bytes, state_size;
 	size_t nhandles, nin, nout, nentries, nfinished, nfully;
 	int canonical; /* saw a savepoint key-groups handle (tag 7) */
+	struct ckpt_fmspans *sp; /* where the rewritable fields lie, for the writer; or NULL */
+	size_t op;               /* the operator being read */
 };
 
 /* A decoded stream state handle (the leaf of every other handle). */
@@ -182,6 +184,26 @@ rd_utf(struct rd *r, char **out, const char *what)
 	return mutf8_decode(r, at, r->p + at + 2, n, out, what);
 }
 
+/* Remember where a path string read from at lies (for the writer), when asked to. */
+static int
+note_path(struct rd *r, size_t at, enum ckpt_fmpath_kind kind, const char *path)
+{
+	struct ckpt_fmpath *p;
+
+	if (r->sp == NULL)
+		return 0;
+	p = ckpt_reallocarray(r->sp->paths, r->sp->npaths + 1, sizeof *p, r->e);
+	if (p == NULL)
+		return -1;
+	r->sp->paths = p;
+	p += r->sp->npaths;
+	*p = (struct ckpt_fmpath){.at = at, .end = r->pos, .kind = kind, .op = r->op};
+	if ((p->path = strdup(path)) == NULL)
+		return nomem(r);
+	r->sp->npaths++;
+	return 0;
+}
+
 /* ------------------------------------------------------------ JSON helpers */
 
 static int
@@ -321,12 +343,18 @@ static int
 stream_file(struct rd *r, struct fm_stream *s, int relative)
 {
 	const char *kind = relative ? "relative_file" : "file";
+	size_t at;
 
 	if (relative) {
-		if (rd_utf(r, &s->path, "relative path") < 0 || rd_u63(r, &s->size, "file size") < 0)
+		at = r->pos;
+		if (rd_utf(r, &s->path, "relative path") < 0 || note_path(r, at, CKPT_FMPATH_RELATIVE, s->path) < 0 ||
+		    rd_u63(r, &s->size, "file size") < 0)
 			return -1;
 	} else {
-		if (rd_u63(r, &s->size, "file size") < 0 || rd_utf(r, &s->path, "file path") < 0)
+		if (rd_u63(r, &s->size, "file size") < 0)
+			return -1;
+		at = r->pos;
+		if (rd_utf(r, &s->path, "file path") < 0 || note_path(r, at, CKPT_FMPATH_FILE, s->path) < 0)
 			return -1;
 	}
 	if (jputs(r, s->j, "kind", kind) < 0 || jputi(r, s->j, "size", (long long)s->size) < 0 ||
@@ -353,7 +381,9 @@ stream_segment(struct rd *r, struct fm_stream *s)
 		fail(r, at, "invalid segment scope %d", scope);
 		goto out;
 	}
-	if (rd_utf(r, &s->path, "segment file path") < 0 || rd_utf(r, &lid, "logical file id") < 0)
+	at = r->pos;
+	if (rd_utf(r, &s->path, "segment file path") < 0 || note_path(r, at, CKPT_FMPATH_SEGMENT, s->path) < 0 ||
+	    rd_utf(r, &lid, "logical file id") < 0)
 		goto out;
 	if (jputs(r, s->j, "kind", "segment_file") < 0 || jputi(r, s->j, "size", (long long)s->size) < 0 ||
 	    jputs(r, s->j, "path", s->path) < 0 || jputi(r, s->j, "start", (long long)start) < 0 ||
@@ -617,10 +647,14 @@ static int
 rd_opstate_merging(struct rd *r, json_t *detail)
 {
 	char *own = NULL, *shared = NULL;
+	size_t at = r->pos, at2;
 	uint8_t empty;
 	int rc = -1;
 
-	if (rd_utf(r, &own, "task-owned directory") < 0 || rd_utf(r, &shared, "shared directory") < 0 ||
+	if (rd_utf(r, &own, "task-owned directory") < 0 || note_path(r, at, CKPT_FMPATH_DIR, own) < 0)
+		goto out;
+	at2 = r->pos;
+	if (rd_utf(r, &shared, "shared directory") < 0 || note_path(r, at2, CKPT_FMPATH_DIR, shared) < 0 ||
 	    rd_u8(r, &empty, "empty flag") < 0)
 		goto out;
 	if (jputs(r, detail, "task_owned_directory", own) < 0 ||
@@ -1413,6 +1447,8 @@ rd_operator(struct rd *r, struct ckpt_operator *op)
 
 	if (rd_operator_head(r, op) < 0)
 		return -1;
+	if (r->sp)
+		r->sp->ops[r->op].body = r->pos;
 	if (r->version == 2) {
 		if (rd_i32(r, &chain, "chain length") < 0 || rd_count(r, &n, 4, "subtask count") < 0)
 			return -1;
@@ -1777,17 +1813,32 @@ rd_body(struct rd *r, struct ckpt_snapshot *s, json_t *masters, json_t **props)
 	const char *kind;
 	size_t n;
 
-	if (rd_u63(r, &s->checkpoint_id, "checkpoint id") < 0 || rd_master_states(r, masters) < 0)
+	if (rd_u63(r, &s->checkpoint_id, "checkpoint id") < 0)
 		return -1;
+	if (r->sp)
+		r->sp->masters_at = r->pos;
+	if (rd_master_states(r, masters) < 0)
+		return -1;
+	if (r->sp)
+		r->sp->ops_at = r->pos;
 	if (rd_count(r, &n, r->version == 2 ? 32 : r->version < 5 ? 29 : 33, "operator count") < 0)
 		return -1;
 	if ((s->ops = ckpt_calloc(n ? n : 1, sizeof *s->ops, r->e)) == NULL)
 		return -1;
+	if (r->sp && (r->sp->ops = ckpt_calloc(n ? n : 1, sizeof *r->sp->ops, r->e)) == NULL)
+		return -1;
 	for (size_t i = 0; i < n; i++) {
 		s->nops++;
+		r->op = i;
+		if (r->sp)
+			r->sp->ops[r->sp->nops++].at = r->pos;
 		if (rd_operator(r, &s->ops[i]) < 0)
 			return -1;
+		if (r->sp)
+			r->sp->ops[i].end = r->pos;
 	}
+	if (r->sp)
+		r->sp->trailer_at = r->pos;
 	if (r->version >= 4) {
 		if (properties_read(r, props, &kind) < 0)
 			return -1;
@@ -1806,10 +1857,27 @@ ckpt_flinkmeta_sniff(const void *buf, size_t len)
 	return len >= 4 && ckpt_load_be(buf, 4) == FM_MAGIC;
 }
 
+void
+ckpt_fmspans_release(struct ckpt_fmspans *sp)
+{
+	for (size_t i = 0; i < sp->npaths; i++)
+		free(sp->paths[i].path);
+	free(sp->paths);
+	free(sp->ops);
+	memset(sp, 0, sizeof *sp);
+}
+
 struct ckpt_snapshot *
 ckpt_flinkmeta_decode(const void *buf, size_t len, const char *name, struct ckpt_err *e)
 {
-	struct rd r = {.p = buf, .len = len, .name = name, .e = e};
+	return ckpt_flinkmeta_decode_spans(buf, len, name, NULL, e);
+}
+
+struct ckpt_snapshot *
+ckpt_flinkmeta_decode_spans(const void *buf, size_t len, const char *name, struct ckpt_fmspans *sp,
+			    struct ckpt_err *e)
+{
+	struct rd r = {.p = buf, .len = len, .name = name, .e = e, .sp = sp};
 	struct ckpt_snapshot *s = ckpt_calloc(1, sizeof *s, e);
 	json_t *masters = json_array(), *props = NULL;
 	int ok = 0;
@@ -1823,7 +1891,13 @@ ckpt_flinkmeta_decode(const void *buf, size_t len, const char *name, struct ckpt
 		nomem(&r);
 		goto out;
 	}
-	if (rd_header(&r) < 0 || rd_body(&r, s, masters, &props) < 0 ||
+	if (sp)
+		memset(sp, 0, sizeof *sp);
+	if (rd_header(&r) < 0)
+		goto out;
+	if (sp)
+		sp->version = r.version;
+	if (rd_body(&r, s, masters, &props) < 0 ||
 	    build_flink(&r, s, masters, props, r.version >= 4) < 0)
 		goto out;
 	ok = 1;
