@@ -157,7 +157,7 @@ edit_one(const struct ckpt_snapshot *s, struct opedit *oe, const struct ckpt_fli
 	 const char *name, struct ckpt_err *e)
 {
 	char me[1100], other[1100];
-	size_t k = find_op(s, ed->from);
+	size_t k = find_op(s, ed[nth].from);
 	struct opedit *o = &oe[k];
 
 	edit_text(&ed[nth], me, sizeof me);
@@ -199,11 +199,11 @@ check_collisions(const struct ckpt_snapshot *s, const struct opedit *oe, int uid
 				continue;
 			edit_text(&ed[oe[k].by], me, sizeof me);
 			if (strcmp(id, oe[k].id) == 0)
-				return ckpt_err_set(e, CKPT_ERR_REFUSED, name, "%s: the new id %s is also operator "
-						    "%s's", me, oe[k].id, s->ops[j].id);
+				return ckpt_err_set(e, CKPT_ERR_REFUSED, name, "%s: another operator already has the "
+						    "id %s that uid \"%s\" gives", me, oe[k].id, oe[k].uid);
 			if (uids && uid && strcmp(uid, oe[k].uid) == 0)
-				return ckpt_err_set(e, CKPT_ERR_REFUSED, name, "%s: the uid \"%s\" is also operator "
-						    "%s's", me, uid, s->ops[j].id);
+				return ckpt_err_set(e, CKPT_ERR_REFUSED, name, "%s: operator %s already has the uid "
+						    "\"%s\"", me, s->ops[j].id, uid);
 		}
 	}
 	return 0;

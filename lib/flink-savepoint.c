@@ -14,6 +14,7 @@
 
 /* Where the input is: its _metadata and the directory relative handles are resolved against. */
 struct spin {
+	const char *name; /* as the user named it */
 	char *meta, *dir;
 };
 
@@ -265,7 +266,7 @@ prepare(const struct spin *in, const struct ckpt_flink_write_opts *o, struct ckp
 	}
 	if (ckpt_flinkmeta_rewrite(buf, len, in->meta, o->edits, o->nedits, b, rel, e) < 0)
 		goto out;
-	if (o->graph && check_graph(b, in->meta, o, e) < 0)
+	if (o->graph && check_graph(b, in->name, o, e) < 0)
 		goto out;
 	rc = 0;
 out:
@@ -278,7 +279,7 @@ int
 ckpt_flink_savepoint_write(const char *in_path, const char *outdir, const struct ckpt_flink_write_opts *o,
 			   struct ckpt_err *e)
 {
-	struct spin in = {0};
+	struct spin in = {.name = in_path};
 	struct ckpt_bytes b = {0};
 	json_t *rel = NULL;
 	char *out = NULL, *tmp = NULL;
