@@ -1,0 +1,281 @@
+#!/usr/bin/env bats
+# ckpt-merge -S: Flink savepoints written again (the _metadata writer of lib/flink-meta-write.c) and
+# edited (--uid, --drop, --relocate): decode then encode is the identity on every real fixture of
+# versions 3 to 6 and on synthetic files of versions 3 to 7; each edit's effect as ckpt-inspect
+# sees it; every refusal with its line, and nothing written then; state files copied or linked.
+#
+# Goldens: t/data/flinkwrite/NAME.expected (CKPT_REGOLD=1 rewrites them, t/README).
+
+load helper
+load flinkmeta-helper
+
+# ops DIR: each operator of DIR's _metadata as [id, uid, name, parallelism, subtask entries].
+ops() {
+	ckpt-inspect -m "$1" | jq -c '.operators[] | [.id, .uid, .name, .parallelism, .subtasks]'
+}
+
+# copy_fixture NAME DIR: the fixture's _metadata in DIR, with an empty file for every relative path
+# it names (the fixtures hold the _metadata alone; ckpt-merge -S copies the files it names).
+copy_fixture() {
+	mkdir -p "$2"
+	cp "$SP/$1/_metadata" "$2/_metadata"
+	chmod u+w "$2/_metadata"
+	ckpt-inspect -m "$2" | jq -r '.flink.files[] | select(.kind == "relative_file") | .path' |
+		while read -r f; do : >"$2/$f"; done
+}
+
+# nothing_written [NAME]: no output directory NAME (default out) and no temporary one beside it.
+nothing_written() {
+	run ls -A
+	[ "$(printf '%s\n' "$output" | grep -c "^${1:-out}")" -eq 0 ] || { echo "left behind: $output"; return 1; }
+}
+
+# syn VERSION: a synthetic _metadata to file m: master state "hook"; operator uid "first" (one
+# subtask: union state "s" in hdfs:/old/x, savepoint key groups in relative file "r1"); operator
+# uid "second", fully finished; an operator without uid (file-merging state: directories and a
+# segment under hdfs:/old/); from version 5 names and uids, from 4 null properties, in 7 a
+# reference checkpoint id.
+syn() {
+	local v=$1
+	B=; b_i32 0x4960672d; b_i32 "$v"; b_i64 42
+	b_i32 1; b_i32 0xc96b1696; b_i32 16; b_i32 1; b_utf hook; b_i32 2; b_u8 7; b_u8 8
+	b_i32 3
+	[ "$v" -ge 5 ] && { b_utf Map; b_utf first; }
+	b_i64 0xadf090656b210b16; b_i64 0x09ad3203d4ee7329; b_i32 2; b_i32 4
+	b_u8 0; b_i32 1; b_i32 0
+	b_i32 1; b_u8 4; b_i32 1; b_utf s; b_u8 1; b_i32 1; b_i64 0; b_u8 2; b_i64 9; b_utf hdfs:/old/x
+	b_i32 0
+	b_u8 7; b_i32 0; b_i32 2; b_i64 0; b_i64 3; b_u8 6; b_utf r1; b_i64 5
+	b_u8 0; b_i32 0; b_i32 0
+	[ "$v" -ge 7 ] && { b_u8 1; b_i64 40; }
+	[ "$v" -ge 5 ] && { b_utf Sink; b_utf second; }
+	b_i64 0x6730ef7375fb60f9; b_i64 0xd9bbdfdfd174d803; b_i32 1; b_i32 4; b_u8 0; b_i32 -1
+	[ "$v" -ge 5 ] && { b_utf Merging; b_utf ""; }
+	b_i64 0x0102030405060708; b_i64 0x090a0b0c0d0e0f10; b_i32 1; b_i32 4
+	b_u8 0; b_i32 1; b_i32 0
+	b_i32 1; b_u8 17; b_i32 1; b_utf t; b_u8 0; b_i32 1; b_i64 0
+	b_utf hdfs:/old/own; b_utf hdfs:/old/shared; b_u8 0
+	b_u8 15; b_i64 0; b_i64 3; b_i32 1; b_utf hdfs:/old/seg; b_utf L
+	b_i32 0; b_u8 0; b_u8 0; b_i32 0; b_i32 0
+	[ "$v" -ge 7 ] && b_u8 0
+	[ "$v" -ge 4 ] && { b_u8 0xac; b_u8 0xed; b_i16 5; b_u8 0x70; }
+	mkdir -p in
+	b_write in/_metadata
+	printf 'rfile' >in/r1
+}
+
+@test "flinkwrite: decode then encode is the identity on every fixture of versions 3 to 6" {
+	needs_fixtures
+	local d n=0 bad=0
+	for d in "$SP"/v[3-6]-*; do
+		d=${d##*/}
+		copy_fixture "$d" "in-$d"
+		if ! ckpt-merge -S "out-$d" "in-$d" || ! cmp "in-$d/_metadata" "out-$d/_metadata"; then
+			echo "$d: not written back byte for byte"
+			bad=1
+		fi
+		n=$((n + 1))
+	done
+	[ "$n" -eq 21 ] || { echo "expected 21 fixtures of versions 3 to 6, found $n"; bad=1; }
+	[ "$bad" -eq 0 ]
+}
+
+@test "flinkwrite: version 2 and below are read-only, as for Flink" {
+	needs_fixtures
+	copy_fixture v2-flink1.8-nonkeyed-chain-savepoint in
+	bad 2 'ckpt-merge: in/_metadata: format version 2: version 2 and below are read-only: Flink cannot write them either' ckpt-merge -S out in
+	nothing_written
+	bad 2 "ckpt-merge: $SP/unsupported-v1-flink1.2-complexkeyed-savepoint/_metadata: offset 4: this savepoint / checkpoint version (Flink 1.1 / 1.2) is no longer supported" ckpt-merge -S out "$SP/unsupported-v1-flink1.2-complexkeyed-savepoint"
+	nothing_written
+}
+
+@test "flinkwrite: synthetic files of versions 3 to 7 are written back byte for byte" {
+	local v
+	for v in 3 4 5 6 7; do
+		syn "$v"
+		ckpt-merge -S "out$v" in
+		cmp in/_metadata "out$v/_metadata"
+		[ "$(cat "out$v/r1")" = rfile ]
+		rm -r in
+	done
+}
+
+@test "flinkwrite: uids are encoded as Java's modified UTF-8: supplementary characters as surrogate pairs" {
+	# v6, one operator of uid "é😀" (the emoji as two 3-byte surrogates), no state
+	B=; b_i32 0x4960672d; b_i32 6; b_i64 1; b_i32 0; b_i32 1
+	b_utf N; b_i16 8; B+='\xc3\xa9\xed\xa0\xbd\xed\xb8\x80'
+	b_i64 1; b_i64 2; b_i32 1; b_i32 1; b_u8 0; b_i32 0
+	b_u8 0xac; b_u8 0xed; b_i16 5; b_u8 0x70
+	mkdir in; b_write in/_metadata
+	ckpt-merge -S out in
+	cmp in/_metadata out/_metadata
+	ckpt-merge --uid 'é😀=ü😀' -S out2 in
+	run sh -c 'od -An -tx1 -j27 -N10 out2/_metadata | tr -d " \n"'
+	output_is '0008c3bceda0bdedb880'
+	run sh -c 'ckpt-inspect -m -u "ü😀" out2 | jq -c ".operators[] | [.uid, .matched_uid]"'
+	output_is '["ü😀","ü😀"]'
+}
+
+@test "flinkwrite: --uid gives the operator Flink's id of the new uid, and the uid where the version stores it" {
+	syn 5
+	ckpt-merge --uid first=renamed -S out in
+	run ops out
+	output_is '["d96cb4bbd5f5bc302b14f969ee21bc59","renamed","Map",2,1]
+["6730ef7375fb60f9d9bbdfdfd174d803","second","Sink",1,0]
+["0102030405060708090a0b0c0d0e0f10",null,"Merging",1,1]'
+	run sh -c 'ckpt-inspect -m -u renamed out | jq -r ".operators[] | select(.matched_uid) | .id"'
+	output_is d96cb4bbd5f5bc302b14f969ee21bc59
+	# version 4 stores no uid: the id alone changes; OLD may be the operator id (any case)
+	rm -r in; syn 4
+	ckpt-merge --uid 0102030405060708090A0B0C0D0E0F10=third -S out4 in
+	run ops out4
+	output_is '["adf090656b210b1609ad3203d4ee7329",null,null,2,1]
+["6730ef7375fb60f9d9bbdfdfd174d803",null,null,1,0]
+["013ef814c76e319e5fe9a82a3ba14933",null,null,1,1]'
+	# everything but the operator record's id is as it was
+	cmp -n 56 in/_metadata out4/_metadata
+	[ "$(size in/_metadata)" -eq "$(size out4/_metadata)" ]
+	[ "$(cmp -l in/_metadata out4/_metadata | wc -l)" -le 16 ]
+}
+
+@test "flinkwrite: --drop removes an operator's state, named by uid or id" {
+	syn 6
+	ckpt-merge --drop second --drop 0102030405060708090a0b0c0d0e0f10 -S out in
+	run ops out
+	output_is '["adf090656b210b1609ad3203d4ee7329","first","Map",2,1]'
+	run sh -c 'ckpt-inspect -m out | jq -c "[.flink.counts.operators, .flink.master_states[].name, .flink.files]"'
+	output_is '[1,"hook",[{"path":"hdfs:/old/x","kind":"file","size":9},{"path":"r1","kind":"relative_file","size":5}]]'
+	# dropping the only operator whose state names r1 leaves r1 out of the directory
+	ckpt-merge --drop first -S out2 in
+	[ ! -e out2/r1 ]
+	[ "$(ls out2)" = _metadata ]
+}
+
+@test "flinkwrite: --relocate rewrites absolute paths (files, segments, file-merging directories), not relative ones" {
+	syn 6
+	ckpt-merge --relocate hdfs:/old/=s3://bucket/new/ -S out in
+	run sh -c 'ckpt-inspect -m -a out | jq -c "[.operators[].subtasks[].handles[] | [.kind, .path, .task_owned_directory, .shared_directory]]"'
+	output_is '[["operator_stream","s3://bucket/new/x",null,null],["savepoint_key_groups","r1",null,null],["file_merging_operator_stream","s3://bucket/new/seg","s3://bucket/new/own","s3://bucket/new/shared"]]'
+	# the first --relocate whose prefix matches wins
+	ckpt-merge --relocate hdfs:/old/x=file:/x --relocate hdfs:/old=file:/o -S out2 in
+	run sh -c 'ckpt-inspect -m -a out2 | jq -c "[.operators[].subtasks[].handles[] | .path, .task_owned_directory?]"'
+	output_is '["file:/x",null,"r1",null,"file:/o/seg","file:/o/own"]'
+}
+
+@test "flinkwrite: the edits' goldens on real fixtures" {
+	needs_fixtures
+	copy_fixture v5-flink2.0-nonkeyed-chain-savepoint in5
+	ckpt-merge --uid first=first-v2 --uid 013ef814c76e319e5fe9a82a3ba14933=third-v2 --drop second -S out5 in5
+	copy_fixture v4-flink1.20-complexkeyed-savepoint in4
+	ckpt-merge --uid window=window-v2 --drop first -S out4 in4
+	run sh -c 'ckpt-inspect -m -p out5 out4 | sed "s/\"file\": \"out/\"file\": \"OUT/"'
+	match_golden "$DATA/flinkwrite/edits.expected"
+}
+
+@test "flinkwrite: an edit naming no operator is refused with the State Processor API's words" {
+	syn 5
+	bad 1 'ckpt-merge: in/_metadata: --uid nosuch=x: no operator has the uid or id "nosuch" (Some identifier changes were never applied!)' ckpt-merge --uid nosuch=x -S out in
+	nothing_written
+	bad 1 'ckpt-merge: in/_metadata: --drop 00000000000000000000000000000000: no operator has the uid or id "00000000000000000000000000000000" (Some identifier changes were never applied!)' ckpt-merge --drop 00000000000000000000000000000000 -S out in
+	nothing_written
+	bad 1 'ckpt-merge: in/_metadata: --relocate s3:/=file:/: no absolute path of a kept operator starts with "s3:/"' ckpt-merge --relocate s3:/=file:/ -S out in
+	nothing_written
+}
+
+@test "flinkwrite: two edits of one operator that conflict are a usage error" {
+	syn 5
+	bad 2 'ckpt-merge: in/_metadata: --uid first=x and --drop adf090656b210b1609ad3203d4ee7329 edit the same operator adf090656b210b1609ad3203d4ee7329' ckpt-merge --uid first=x --drop adf090656b210b1609ad3203d4ee7329 -S out in
+	nothing_written
+	bad 2 'ckpt-merge: in/_metadata: --uid first=x and --uid first=y edit the same operator adf090656b210b1609ad3203d4ee7329' ckpt-merge --uid first=x --uid first=y -S out in
+	nothing_written
+	# the same edit twice is no conflict
+	ckpt-merge --uid first=x --uid adf090656b210b1609ad3203d4ee7329=x --drop second --drop second -S out in
+	[ "$(ops out | wc -l)" -eq 2 ]
+}
+
+@test "flinkwrite: a new uid colliding with an operator kept is refused" {
+	syn 5
+	bad 1 'ckpt-merge: in/_metadata: --uid first=second: another operator already has the id 6730ef7375fb60f9d9bbdfdfd174d803 that uid "second" gives' ckpt-merge --uid first=second -S out in
+	nothing_written
+	bad 1 'ckpt-merge: in/_metadata: --uid first=x: another operator already has the id e7fe1aba01e8166d8c78ae6b966dedd7 that uid "x" gives' ckpt-merge --uid first=x --uid 0102030405060708090a0b0c0d0e0f10=x -S out in
+	nothing_written
+	# the operator holding that id dropped, or re-uided itself: no collision
+	ckpt-merge --uid first=second --drop second -S out in
+	ckpt-merge --uid first=second --uid second=first -S out2 in
+	run ops out2
+	output_is '["6730ef7375fb60f9d9bbdfdfd174d803","second","Map",2,1]
+["adf090656b210b1609ad3203d4ee7329","first","Sink",1,0]
+["0102030405060708090a0b0c0d0e0f10",null,"Merging",1,1]'
+}
+
+@test "flinkwrite: the output must be new and outside the input's directory" {
+	syn 5
+	bad 2 "ckpt-merge: in/out: the output would lie in the input's directory in" ckpt-merge -S in/out in
+	bad 2 "ckpt-merge: in/sub/out: the output would lie in the input's directory in" sh -c 'mkdir in/sub && ckpt-merge -S in/sub/out in/_metadata'
+	[ "$(ls in)" = "$(printf '%s\n' _metadata r1 sub)" ]
+	bad 2 "ckpt-merge: in: already exists: the savepoint is written to a new directory" ckpt-merge -S in in
+	mkdir out
+	bad 2 "ckpt-merge: out: already exists: the savepoint is written to a new directory" ckpt-merge -S out/ in
+	bad 2 "ckpt-merge: nodir/out: cannot create: No such file or directory" ckpt-merge -S nodir/out in
+}
+
+@test "flinkwrite: -S and the edits on what is not a Flink snapshot, or wrongly combined" {
+	syn 5
+	echo '{"format":"ckpt-state","version":1,"checkpoint_id":1,"operators":[]}' >state.json
+	bad 2 'ckpt-merge: state.json: not a Flink snapshot: -S, --uid, --drop and --relocate write Flink savepoints only' ckpt-merge -S out state.json
+	bad 2 'ckpt-merge: --uid, --drop, --relocate and --link need -S OUTDIR (see ckpt-merge -h)' ckpt-merge --uid first=x in
+	bad 2 'ckpt-merge: -S excludes -P and -o: Flink rescales a savepoint on restore, unedited (see ckpt-merge -h)' ckpt-merge -P 2 -S out in
+	bad 2 'ckpt-merge: -S needs the savepoint (its directory or its _metadata), not standard input (see ckpt-merge -h)' sh -c 'ckpt-merge -S out < in/_metadata'
+	bad 2 'ckpt-merge: --uid first: give OLD=NEW (a uid or operator id, and the new uid) (see ckpt-merge -h)' ckpt-merge --uid first -S out in
+	bad 2 'ckpt-merge: --relocate a=: give OLDPREFIX=NEWPREFIX (see ckpt-merge -h)' ckpt-merge --relocate a= -S out in
+	bad 2 $'ckpt-merge: in/_metadata: operator uid "\xff" is not UTF-8' ckpt-merge --uid $'first=\xff' -S out in
+	nothing_written
+}
+
+@test "flinkwrite: a state file missing or outside the directory: nothing written" {
+	syn 5
+	rm in/r1
+	bad 2 'ckpt-merge: in/r1: cannot open: No such file or directory' ckpt-merge -S out in
+	nothing_written
+	# a relative path that leaves the directory ("../r1")
+	B=${B/'\x00\x02r1'/'\x00\x05../r1'}
+	b_write in/_metadata
+	bad 2 'ckpt-merge: in/_metadata: relative path "../r1" leaves the savepoint directory' ckpt-merge -S out in
+	nothing_written
+}
+
+@test "flinkwrite: state files are copied, or hard-linked with --link; never moved" {
+	syn 5
+	ckpt-merge -S copy in
+	[ "$(stat -c %i in/r1)" != "$(stat -c %i copy/r1)" ]
+	cmp in/r1 copy/r1
+	ckpt-merge --link -S linked in
+	[ "$(stat -c %i in/r1)" = "$(stat -c %i linked/r1)" ]
+	[ -e in/r1 ] && [ -e in/_metadata ]
+	# across file systems a link cannot be made: the file is copied
+	local other
+	other=$(df --output=target /dev/shm 2>/dev/null | tail -1)
+	[ -n "$other" ] && [ "$other" != "$(df --output=target . | tail -1)" ] || skip "no second file system (/dev/shm)"
+	other=$(mktemp -d /dev/shm/ckpt-flinkwrite.XXXXXX)
+	ckpt-merge --link -S "$other/out" in
+	cmp in/r1 "$other/out/r1"
+	rm -r "$other"
+}
+
+@test "flinkwrite: -g checks the edited savepoint against the new job graph first" {
+	syn 5
+	cat >graph.json <<-'EOF'
+	{"vertices": [{"id": "v", "parallelism": 2, "max_parallelism": 4,
+	  "operators": [{"id": "adf090656b210b1609ad3203d4ee7329", "uid": "first"}]},
+	  {"id": "w", "parallelism": 1, "max_parallelism": 4,
+	  "operators": [{"id": "6730ef7375fb60f9d9bbdfdfd174d803", "uid": "second"}]}],
+	 "edges": []}
+	EOF
+	bad 1 'ckpt-merge: in: Failed to rollback to checkpoint/savepoint in. Cannot map checkpoint/savepoint state for operator 0102030405060708090a0b0c0d0e0f10 to the new program, because the operator is not available in the new program. If you want to allow to skip this, you can set the --allowNonRestoredState option on the CLI.' ckpt-merge -g graph.json -S out in
+	nothing_written
+	ckpt-merge -g graph.json --drop 0102030405060708090a0b0c0d0e0f10 -S out in
+	ckpt-merge -g graph.json -n -S out2 in
+	cmp in/_metadata out2/_metadata
+	bad 1 'ckpt-merge: in: Failed to rollback to checkpoint/savepoint in. Cannot map checkpoint/savepoint state for operator 03445f265812b71a258f80c0a29de2e4 to the new program, because the operator is not available in the new program. If you want to allow to skip this, you can set the --allowNonRestoredState option on the CLI.' ckpt-merge -g graph.json --uid first=other --drop 0102030405060708090a0b0c0d0e0f10 -S out3 in
+	nothing_written out3
+}
