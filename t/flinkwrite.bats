@@ -279,3 +279,20 @@ syn() {
 	bad 1 'ckpt-merge: in: Failed to rollback to checkpoint/savepoint in. Cannot map checkpoint/savepoint state for operator 03445f265812b71a258f80c0a29de2e4 to the new program, because the operator is not available in the new program. If you want to allow to skip this, you can set the --allowNonRestoredState option on the CLI.' ckpt-merge -g graph.json --uid first=other --drop 0102030405060708090a0b0c0d0e0f10 -S out3 in
 	nothing_written out3
 }
+
+@test "flinkwrite: the EXAMPLES of ckpt-merge(1) for -S run as shown" {
+	needs_fixtures
+	ln -s "$SP/v5-flink2.0-nonkeyed-chain-savepoint" savepoint-chain
+	ckpt-merge --uid first=first-v2 --drop third -S edited savepoint-chain
+	run sh -c "ckpt-inspect -m edited | jq -c '[.operators[].uid]'"
+	output_is '["second",null,"first-v2",null]'
+	syn 6
+	mv in chk-42
+	ckpt-merge --relocate hdfs:/old/=s3://bucket/new/ -S moved chk-42
+	run sh -c "ckpt-inspect -m moved | jq -c '[.flink.files[].path]'"
+	output_is '["r1","s3://bucket/new/seg","s3://bucket/new/x"]'
+	printf '{"vertices": [{"id": "v", "parallelism": 4, "operators": [{"uid": "first-v2"}, {"uid": "second"}, {"id": "bc764cd8ddf7a0cff126f51c16239658"}, {"id": "1265f98db15949b4489d98bcba215148"}]}], "edges": []}\n' >new-job.json
+	bad 1 "ckpt-merge: savepoint-chain: Failed to rollback to checkpoint/savepoint savepoint-chain. Cannot map checkpoint/savepoint state for operator 013ef814c76e319e5fe9a82a3ba14933 to the new program, because the operator is not available in the new program. If you want to allow to skip this, you can set the --allowNonRestoredState option on the CLI." ckpt-merge -g new-job.json --uid first=first-v2 -S edited2 savepoint-chain
+	nothing_written edited2
+	ckpt-merge -g new-job.json --uid first=first-v2 --drop third -S edited2 savepoint-chain
+}
