@@ -296,3 +296,14 @@ syn() {
 	nothing_written edited2
 	ckpt-merge -g new-job.json --uid first=first-v2 --drop third -S edited2 savepoint-chain
 }
+
+@test "flinkwrite: a relative path in a subdirectory keeps its place under OUTDIR" {
+	syn 6
+	B=${B/'\x00\x02r1'/'\x00\x04d/r1'}
+	b_write in/_metadata
+	mkdir in/d
+	mv in/r1 in/d/r1
+	ckpt-merge -S out in
+	cmp in/_metadata out/_metadata
+	[ "$(cat out/d/r1)" = rfile ]
+}
