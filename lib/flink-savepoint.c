@@ -178,7 +178,7 @@ place_files(const struct spin *in, const char *tmp, json_t *rel, int link_files,
 		}
 		if (make_parents(dst, strlen(tmp), e) < 0)
 			rc = -1;
-		else if (!link_files || link(src, dst) != 0) {
+		else if (!link_files || linkat(AT_FDCWD, src, AT_FDCWD, dst, AT_SYMLINK_FOLLOW) != 0) {
 			if (link_files && errno != EXDEV && errno != EPERM && errno != EMLINK)
 				rc = ckpt_err_sys(e, src, "cannot link");
 			else
