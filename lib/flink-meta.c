@@ -1882,6 +1882,8 @@ ckpt_flinkmeta_decode_spans(const void *buf, size_t len, const char *name, struc
 	json_t *masters = json_array(), *props = NULL;
 	int ok = 0;
 
+	if (sp)
+		memset(sp, 0, sizeof *sp);
 	r.files = json_array();
 	r.warnings = json_array();
 	r.regional = json_array();
@@ -1891,8 +1893,6 @@ ckpt_flinkmeta_decode_spans(const void *buf, size_t len, const char *name, struc
 		nomem(&r);
 		goto out;
 	}
-	if (sp)
-		memset(sp, 0, sizeof *sp);
 	if (rd_header(&r) < 0)
 		goto out;
 	if (sp)
