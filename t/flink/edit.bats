@@ -40,7 +40,8 @@ op_id() {
 }
 
 # setup_file: per Flink line, the edits ckpt-merge makes (when it can) into $W/VERSION/NAME, then one
-# JVM restores them all, beside the unedited savepoints and the State Processor API's rewrites.
+# JVM restores them all, beside the unedited savepoints and the State Processor API's rewrites (the
+# two lines' JVMs at once).
 setup_file() {
 	local v b sp rl old new
 	W=$BATS_FILE_TMPDIR
@@ -76,8 +77,10 @@ setup_file() {
 				set -- "$@" "$W/$v/relocated.json" "$W/$v/relocated" --backend rocksdb
 			echo "status $?" >>"$W/$v/relocated.ckpt"
 		fi
-		flink_java "$v" restore "$@" >"$W/$v/restore.log" 2>&1 || echo "status $?" >>"$W/$v/restore.log"
+		# the lines' JVMs side by side: most of each is the MiniCluster's start
+		{ flink_java "$v" restore "$@" >"$W/$v/restore.log" 2>&1 || echo "status $?" >>"$W/$v/restore.log"; } &
 	done
+	wait
 }
 
 setup() {
@@ -100,14 +103,23 @@ same_reports() {
 		{ echo "$1: the reports differ from those of the plain restore ${3##*/}:"; head -40 reports.diff; return 1; }
 }
 
+JQ_LOOSE='del(.checkpoint_id, .checkpoint_type, .format_type) | .operators |= sort_by(.id)'
+
+# like_spa NAME OUT SPA_OUT: the metadata Flink read from ckpt-merge's rewrite equals what it read
+# from the State Processor API's of the same edit, as far as that keeps the input (JQ_LOOSE).
+like_spa() {
+	diff -u <(jq -S ".metadata | $JQ_LOOSE" "$3") <(jq -S ".metadata | $JQ_LOOSE" "$2") >spa.diff ||
+		{ echo "$1: the metadata differs from the State Processor API's rewrite ${3##*/}:"; head -40 spa.diff; return 1; }
+}
+
 # same_metadata NAME OUT SIDECAR EDIT [loose]: what Flink read from OUT's _metadata equals the
 # sidecar's metadata with EDIT (jq, on .operators; $ENV.OLD, $ENV.NEW, $ENV.NEWUID) applied.  loose:
-# operators compared as a set, and the checkpoint properties left out (the State Processor API
-# writes neither in the input's order nor the properties).
+# operators compared as a set, the checkpoint id and properties left out (the State Processor API
+# keeps neither the input's order nor its properties, and 1.20's writes checkpoint id 0).
 same_metadata() {
 	local norm=.
 	[ "$(jq .metadata "$2")" != null ] || { echo "$1: Flink could not read the _metadata: $(jq -r .metadata_error "$2")"; return 1; }
-	[ -z "${5:-}" ] || norm='del(.checkpoint_type, .format_type) | .operators |= sort_by(.id)'
+	[ -z "${5:-}" ] || norm=$JQ_LOOSE
 	diff -u <(jq -S ".metadata | .operators |= ($4) | $norm" "$3") <(jq -S ".metadata | $norm" "$2") >metadata.diff ||
 		{ echo "$1: the metadata Flink read differs from the input's with the edit:"; head -40 metadata.diff; return 1; }
 }
@@ -207,6 +219,21 @@ check_refused() {
 	[ "$n" -eq 2 ] || { echo "expected 2 Flink lines, found $n"; return 1; }
 }
 
+# ckpt-merge -g agrees with Flink: with EDIT the savepoint SP maps onto the graph Flink generated for
+# the job of restore OUT (exit 0), without it not (exit 1, nothing written).  graph_agrees NAME OUT SP EDIT...
+graph_agrees() {
+	local name=$1 out=$2 sp=$3
+	shift 3
+	jq .graph "$out" >graph.json
+	[ "$(jq '.vertices | length' graph.json)" -gt 0 ] || { echo "$name: no graph in ${out##*/}"; return 1; }
+	run --separate-stderr ckpt-merge "$@" -g graph.json -S with-edit "$sp"
+	[ "$status" -eq 0 ] || { echo "$name: ckpt-merge $* -g: status $status: $stderr"; return 1; }
+	run --separate-stderr ckpt-merge -g graph.json -S without-edit "$sp"
+	[ "$status" -eq 1 ] && [ ! -e without-edit ] ||
+		{ echo "$name: ckpt-merge -g without $*: status $status, $(ls -d without-edit 2>/dev/null): $stderr"; return 1; }
+	rm -rf with-edit
+}
+
 # Each ckpt-merge run of setup_file: exit 0, nothing on stderr.
 ckpt_ran() {
 	local f=$W/$1.ckpt
@@ -223,6 +250,8 @@ ckpt_ran() {
 			s=$FLINK_OUT/$v/sidecars/$sp.json
 			ckpt_ran "$v/reuid-$sp" || { bad=1; continue; }
 			check_reuid "$v/reuid-$sp" "$W/$v/reuid-$sp.json" "$s" "$FLINK_OUT/$v/restores/$sp-to-3.json" || bad=1
+			[ "$sp" != savepoint-hashmap-canonical ] || like_spa "$v/reuid-$sp" "$W/$v/reuid-$sp.json" "$W/$v/spa-reuid.json" || bad=1
+			graph_agrees "$v/reuid-$sp" "$W/$v/spa-reuid.json" "$FLINK_OUT/$v/$sp" --uid broadcast=broadcast-v2 || bad=1
 			n=$((n + 1))
 		done
 		check_refused "$v/unedited-reuid-rocksdb" "$W/$v/unedited-reuid-rocksdb.json" \
@@ -242,6 +271,8 @@ ckpt_ran() {
 			ckpt_ran "$v/drop-$sp" || { bad=1; continue; }
 			check_dropped "$v/drop-$sp" "$W/$v/drop-$sp.json" "$FLINK_OUT/$v/sidecars/$sp.json" \
 				"$FLINK_OUT/$v/restores/$sp-to-3.json" || bad=1
+			[ "$sp" != savepoint-hashmap-canonical ] || like_spa "$v/drop-$sp" "$W/$v/drop-$sp.json" "$W/$v/spa-drop-without.json" || bad=1
+			graph_agrees "$v/drop-$sp" "$W/$v/spa-drop-without.json" "$FLINK_OUT/$v/$sp" --drop broadcast || bad=1
 			n=$((n + 1))
 		done
 	done

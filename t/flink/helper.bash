@@ -119,5 +119,5 @@ flink_java() {
 	local v=$1 cp
 	shift
 	cp=$(flink_classpath "$v") || { echo "no harness classes for Flink $v under $T/target/$v (run t/flink/run.sh)" >&2; return 2; }
-	java -Xmx700m -XX:+UseSerialGC --add-opens=java.base/java.lang=ALL-UNNAMED -cp "$cp" ckpt.flink.Main "$@"
+	java -Xmx700m -XX:+UseSerialGC --add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base/java.util=ALL-UNNAMED -cp "$cp" ckpt.flink.Main "$@"
 }
