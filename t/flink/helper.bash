@@ -99,3 +99,25 @@ JQ_ASSIGNED='def numsort: sort_by(split(":") | map(tonumber? // .));
 		| {n: .key, e: [.value.elements | expand | .[] | "\($o):\(.)"]}]
 		| group_by(.n) | map({key: .[0].n, value: ([.[].e[]] | numsort)}) | from_entries)} end)}]
 | from_entries'
+
+# The class path of the harness built for Flink VERSION (run.sh: t/flink/target/VERSION/, of this
+# tree, else of the tree whose build/flink FLINK_OUT is).
+flink_classpath() {
+	local d
+	for d in "$T/target/$1" "$FLINK_OUT/../../t/flink/target/$1"; do
+		if [ -f "$d/classpath.txt" ] && [ -f "$d/classes/ckpt/flink/Restore.class" ]; then
+			echo "$d/classes:$(cat "$d/classpath.txt")"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# flink_java VERSION ARG...: ckpt.flink.Main of that line's harness, with run.sh's JVM options
+# (`flink_java 2.3.0 restore OUT.json SAVEPOINT_DIR ...`: Restore.java; README).
+flink_java() {
+	local v=$1 cp
+	shift
+	cp=$(flink_classpath "$v") || { echo "no harness classes for Flink $v under $T/target/$v (run t/flink/run.sh)" >&2; return 2; }
+	java -Xmx700m -XX:+UseSerialGC --add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base/java.util=ALL-UNNAMED -cp "$cp" ckpt.flink.Main "$@"
+}

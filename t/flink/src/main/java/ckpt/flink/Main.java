@@ -45,8 +45,8 @@ import java.util.function.BooleanSupplier;
  * sidecar under the output directory (build/flink/VERSION).  See t/flink/README.
  */
 public final class Main {
-    private static Path out;
-    private static MiniCluster mc;
+    static Path out;
+    static MiniCluster mc;
     private static URI rest;
     private static final List<Object> artifacts = new ArrayList<>();
     private static final List<Object> restores = new ArrayList<>();
@@ -54,11 +54,32 @@ public final class Main {
     private static final HttpClient http = HttpClient.newHttpClient();
 
     public static void main(String[] args) throws Exception {
+        if (args.length > 0 && args[0].equals("restore")) {
+            System.exit(Restore.main(args));
+        }
         out = Paths.get(args[0]).toAbsolutePath();
         String version = org.apache.flink.runtime.util.EnvironmentInformation.getVersion();
         if (Files.exists(out)) FileUtils.deleteDirectory(out.toFile());
         Files.createDirectories(out);
         long t0 = System.nanoTime();
+        startCluster();
+        try {
+            if (!System.getProperty("ckpt.only", "").equals("batch")) streaming();
+            if (args.length > 1 && args[1].equals("batch")) Batch.run(mc, out);
+        } finally {
+            mc.close();
+        }
+        Json.save(out.resolve("index.json"), Json.obj("flink_version", version, "artifacts", artifacts,
+                "restores", restores, "refusals", refusals, "accepted", accepted, "in_flight_restore", inFlightRestore, "rest", restCaptures,
+                "edited", edited, "relocatable", relocatable,
+                "batch", Files.exists(out.resolve("batch/sidecar.json")) ? "batch/sidecar.json" : null,
+                "seconds", (System.nanoTime() - t0) / 1_000_000_000L));
+        System.out.println("flink " + version + ": " + artifacts.size() + " artifacts, " + restores.size()
+                + " restores, " + restCaptures.size() + " REST captures in " + out);
+    }
+
+    /** The MiniCluster every job of the harness runs in (and the restores of Restore). */
+    static void startCluster() throws Exception {
         Configuration cc = new Configuration();
         cc.set(RestOptions.BIND_ADDRESS, "127.0.0.1");
         cc.set(RestOptions.ADDRESS, "127.0.0.1");
@@ -77,18 +98,6 @@ public final class Main {
                 .setNumTaskManagers(1).setNumSlotsPerTaskManager(4).setCommonBindAddress("127.0.0.1").build());
         mc.start();
         rest = mc.getRestAddress().get();
-        try {
-            if (!System.getProperty("ckpt.only", "").equals("batch")) streaming();
-            if (args.length > 1 && args[1].equals("batch")) Batch.run(mc, out);
-        } finally {
-            mc.close();
-        }
-        Json.save(out.resolve("index.json"), Json.obj("flink_version", version, "artifacts", artifacts,
-                "restores", restores, "refusals", refusals, "accepted", accepted, "in_flight_restore", inFlightRestore, "rest", restCaptures,
-                "batch", Files.exists(out.resolve("batch/sidecar.json")) ? "batch/sidecar.json" : null,
-                "seconds", (System.nanoTime() - t0) / 1_000_000_000L));
-        System.out.println("flink " + version + ": " + artifacts.size() + " artifacts, " + restores.size()
-                + " restores, " + restCaptures.size() + " REST captures in " + out);
     }
 
     static Configuration jobConf(String run, String backend) {
@@ -209,13 +218,19 @@ public final class Main {
 
     static void artifact(String backend, String jobId, Map<String, Object> job, String name, String kind, Path dir,
             Map<String, Object> contents, String note) throws Exception {
+        artifact(backend, jobId, job, name, kind, dir, contents, note, true);
+    }
+
+    /** The sidecar of an artifact, listed in index.json's "artifacts" if listed. */
+    static void artifact(String backend, String jobId, Map<String, Object> job, String name, String kind, Path dir,
+            Map<String, Object> contents, String note, boolean listed) throws Exception {
         Map<String, Object> side = Json.obj("artifact", name, "kind", kind, "backend", backend,
                 "path", out.relativize(dir).toString(), "job_id", jobId, "note", note,
                 "metadata", Meta.read(dir.resolve("_metadata")), "job", job, "contents", contents);
         Path sc = out.resolve("sidecars").resolve(name + ".json");
         Json.save(sc, side);
         sidecars.put(name, side);
-        artifacts.add(Json.obj("name", name, "kind", kind, "path", out.relativize(dir).toString(),
+        if (listed) artifacts.add(Json.obj("name", name, "kind", kind, "path", out.relativize(dir).toString(),
                 "sidecar", out.relativize(sc).toString()));
     }
 
@@ -367,6 +382,17 @@ public final class Main {
         spa("savepoint-hashmap-canonical");
         spa("savepoint-rocksdb-canonical");
 
+        // ckpt-merge's edits as Flink's State Processor API makes them (SavepointWriter): the
+        // stand-ins edit.bats restores beside ckpt-merge -S's output
+        editedBySpa("spa-reuid", "savepoint-hashmap-canonical", spCanonical, List.of("--uid", "broadcast=broadcast-v2"),
+                w -> w.changeOperatorIdentifier(org.apache.flink.state.api.OperatorIdentifier.forUid("broadcast"),
+                        org.apache.flink.state.api.OperatorIdentifier.forUid("broadcast-v2")));
+        editedBySpa("spa-drop", "savepoint-hashmap-canonical", spCanonical, List.of("--drop", "broadcast"),
+                w -> w.removeOperator(org.apache.flink.state.api.OperatorIdentifier.forUid("broadcast")));
+
+        // a retained checkpoint moved away from where Flink wrote it, its _metadata naming the old place
+        relocatable(p);
+
         // restores at other parallelisms (max parallelism unchanged)
         Map<String, Integer> q = new TreeMap<>(p);
         q.put("src-union", 3);
@@ -397,17 +423,17 @@ public final class Main {
         inFlightRestore = "restores/checkpoint-unaligned-rescaled.json";
 
         // restores Flink refuses: the new job lacks a uid that has state; the max parallelism changed
-        StateJob.broadcastUid = "broadcast-v2";
+        StateJob.newUids.put("broadcast", "broadcast-v2");
         refused("missing-uid", "savepoint-hashmap-canonical", spCanonical, p);
-        StateJob.broadcastUid = "broadcast";
+        StateJob.newUids.clear();
         StateJob.maxParallelism = 64;
         refused("max-parallelism", "savepoint-hashmap-canonical", spCanonical, p);
         StateJob.maxParallelism = StateJob.MAX_PARALLELISM;
 
         // the uid the new job lacks, with allowNonRestoredState: Flink drops that state and runs
-        StateJob.broadcastUid = "broadcast-v2";
+        StateJob.newUids.put("broadcast", "broadcast-v2");
         String allowed = restore("savepoint-hashmap-canonical", spCanonical, "hashmap", p, false, "missing-uid-allowed");
-        StateJob.broadcastUid = "broadcast";
+        StateJob.newUids.clear();
         accepted.add(Json.obj("name", "missing-uid-allowed", "sidecar", allowed));
 
         // union list state partly finished: a checkpoint Flink itself never completes (unionFinishing),
@@ -458,6 +484,60 @@ public final class Main {
                 "periodic unaligned checkpoint under back-pressure; contents not fixed (the sources flood)");
         Ctl.reset();
         return cpu;
+    }
+
+    static final List<Object> edited = new ArrayList<>();
+    static final List<Object> relocatable = new ArrayList<>();
+
+    /** A savepoint the State Processor API wrote from dir with one edit, into edited/NAME (index "edited"). */
+    static void editedBySpa(String name, String artifact, Path dir, List<String> ckptArgs,
+            java.util.function.UnaryOperator<org.apache.flink.state.api.SavepointWriter> edit) throws Exception {
+        Path to = out.resolve("edited").resolve(name);
+        Spa.write(mc, dir, to, edit);
+        edited.add(Json.obj("name", name, "artifact", artifact, "path", out.relativize(to).toString(),
+                "ckpt_merge", ckptArgs, "by", "State Processor API (SavepointWriter.fromExistingSavepoint)"));
+    }
+
+    /**
+     * RocksDB, incremental, every state in a file (no inline handles: the small-file threshold 0): a
+     * retained checkpoint written under relocate-old/, restored by Flink from there (restores/
+     * checkpoint-rocksdb-moved-to-3.json), then moved to relocated/; Flink's restore from the new place
+     * fails (its _metadata names the old one).  Index "relocatable"; sidecars/checkpoint-rocksdb-moved.json.
+     */
+    static void relocatable(Map<String, Integer> p) throws Exception {
+        Ctl.reset();
+        Path old = out.resolve("relocate-old");
+        Path moved = out.resolve("relocated");
+        Configuration c = jobConf("relocate", "rocksdb");
+        c.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, old.toUri().toString());
+        c.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, true);
+        c.set(CheckpointingOptions.FS_SMALL_FILE_THRESHOLD, MemorySize.ZERO);
+        Run r = new Run("relocate", "rocksdb", c, p);
+        drained(p);
+        Ctl.contents.clear();
+        String pointer = mc.triggerCheckpoint(r.id).get(60, TimeUnit.SECONDS);
+        Map<String, Object> contents = contents();
+        r.cancel();
+        Path cp = local(pointer);
+        String name = "checkpoint-rocksdb-moved";
+        String before = restore(name, cp, "rocksdb", Restore.parallelism(3), false);
+        Path newCp = moved.resolve(old.relativize(cp));
+        Files.move(old, moved);
+        // Flink itself cannot restore it from the new place
+        String refusal;
+        try {
+            restoreReports(name, newCp, "rocksdb", Restore.parallelism(3), false, java.util.Set.of());
+            throw new IllegalStateException(name + ": Flink restored it from the new place");
+        } catch (RestoreFailed e) {
+            refusal = Restore.message(e.getCause());
+        }
+        String oldPrefix = pointer.substring(0, pointer.length() - old.relativize(cp).toString().length() - 1);
+        artifact(r.backend, r.id.toString(), r.job, name, "checkpoint", newCp, contents,
+                "retained checkpoint moved from old_prefix (deleted) to new_dir; its _metadata names absolute paths", false);
+        relocatable.add(Json.obj("name", name, "path", out.relativize(newCp).toString(),
+                "sidecar", "sidecars/" + name + ".json", "old_prefix", oldPrefix, "old_dir", old.toString(),
+                "new_dir", out.relativize(moved).toString(), "restore_before_move", before, "backend", "rocksdb",
+                "unmoved_restore_message", refusal));
     }
 
     static final List<Object> refusals = new ArrayList<>();
@@ -593,27 +673,84 @@ public final class Main {
     /** Restore dir at parallelisms p; every operator reports; the sidecar (listed in index.json if listed). */
     static String restore(String artifact, Path dir, String backend, Map<String, Integer> p, boolean listed,
             String variant) throws Exception {
-        Ctl.reset();
         boolean allowNonRestored = "missing-uid-allowed".equals(variant);
+        // with allowNonRestoredState the broadcast operator (new uid) may report nothing restored
+        Map<String, Object> r = restoreReports(artifact, dir, backend, p, allowNonRestored,
+                allowNonRestored ? java.util.Set.of("broadcast") : java.util.Set.of());
+        String name = artifact + (variant == null ? "-to-" + p.get("keyed") : "-" + variant);
+        Path sc = out.resolve("restores").resolve(name + ".json");
+        Json.save(sc, Json.obj("artifact", artifact, "path", out.relativize(dir).toString(),
+                "parallelism", r.get("parallelism"), "allow_non_restored_state", allowNonRestored, "job", r.get("job"),
+                "graph", r.get("graph"), "reports", r.get("reports")));
+        if (listed) restores.add(Json.obj("name", name, "artifact", artifact, "sidecar", out.relativize(sc).toString()));
+        return out.relativize(sc).toString();
+    }
+
+    /** The operators that report their restored state, and the parallelism key of each. */
+    static final String[][] REPORTING = {{"src-union", "src-union"}, {"src-finishing", "src-finishing"},
+            {"map-list", "chain"}, {"keyed", "keyed"}, {"broadcast", "broadcast"}};
+
+    /** A restore Flink did not run: its failure, Flink's own exception (refusal or failed task) as cause. */
+    static final class RestoreFailed extends Exception {
+        RestoreFailed(String what, Throwable cause) {
+            super(what, cause);
+        }
+    }
+
+    /** Why the job failed, as its execution result says (Flink's exception chain). */
+    static Throwable failure(Run r) {
+        try {
+            r.client.getJobExecutionResult().get(60, TimeUnit.SECONDS);
+            return null;
+        } catch (Exception e) {
+            return e;
+        }
+    }
+
+    /**
+     * Restore dir at parallelisms p onto the job as StateJob now builds it (its uids and the operators
+     * left out), emitting nothing, and collect what every operator reports from initializeState.  The
+     * operators in optional may report nothing (their state dropped); the others must all report.
+     * {"parallelism", "job", "graph", "reports"}; RestoreFailed when Flink refuses or the job fails.
+     */
+    @SuppressWarnings("unchecked")
+    static Map<String, Object> restoreReports(String artifact, Path dir, String backend, Map<String, Integer> p,
+            boolean allowNonRestored, java.util.Set<String> optional) throws Exception {
+        Ctl.reset();
         Ctl.emit = false;
         Configuration c = jobConf("restore", backend);
         c.set(StateRecoveryOptions.SAVEPOINT_PATH, dir.toUri().toString());
         // a restore that fails must not be retried: its reports would mix two attempts
         c.set(org.apache.flink.configuration.ConfigOptions.key("restart-strategy.type").stringType().noDefaultValue(), "none");
         if (allowNonRestored) c.set(StateRecoveryOptions.SAVEPOINT_IGNORE_UNCLAIMED_STATE, true);
-        Run r = new Run("restore", backend, c, p);
-        // with allowNonRestoredState the broadcast operator (new uid) may report nothing restored
-        int least = p.get("src-union") + p.get("src-finishing") + p.get("chain") + p.get("keyed")
-                + (allowNonRestored ? 0 : p.get("broadcast"));
+        Run r;
+        try {
+            r = new Run("restore", backend, c, p);
+        } catch (Exception e) {
+            Ctl.reset();
+            throw new RestoreFailed("restore of " + artifact + ": Flink refused the job", e);
+        }
+        int least = 0;
+        for (String[] op : REPORTING) {
+            if (!optional.contains(op[0]) && !StateJob.without.contains(op[0])) least += p.get(op[1]);
+        }
         final int expect0 = least;
-        waitFor("every operator's restore report (" + expect0 + ")", () -> {
-            if (r.status() == JobStatus.FAILED) throw new IllegalStateException("restore of " + artifact + " failed");
-            return Ctl.restored.size() >= expect0;
-        });
+        try {
+            waitFor("every operator's restore report (" + expect0 + ")", () -> {
+                if (r.status() == JobStatus.FAILED) throw new IllegalStateException("restore of " + artifact + " failed");
+                return Ctl.restored.size() >= expect0;
+            });
+        } catch (IllegalStateException e) {
+            if (r.status() != JobStatus.FAILED) throw e;
+            Throwable why = failure(r);
+            Ctl.reset();
+            throw new RestoreFailed("restore of " + artifact + " failed", why);
+        }
         int expect = least;
-        if (allowNonRestored) Thread.sleep(1000);
+        // an operator whose state was dropped may still report (empty): give it the time the others took
+        if (!optional.isEmpty()) Thread.sleep(1000);
         r.cancel();
-        if (allowNonRestored) expect = Ctl.restored.size();
+        if (!optional.isEmpty()) expect = Ctl.restored.size();
         if (Ctl.restored.size() != expect) throw new IllegalStateException("restore of " + artifact + ": "
                 + Ctl.restored.size() + " reports, expected " + expect);
         List<Map<String, Object>> reports = new ArrayList<>(Ctl.restored);
@@ -632,13 +769,7 @@ public final class Main {
         for (Map<String, Object> o : (List<Map<String, Object>>) (List<?>) r.job.get("operators")) {
             par.put(o.get("uid") == null ? (String) o.get("id") : (String) o.get("uid"), o.get("parallelism"));
         }
-        String name = artifact + (variant == null ? "-to-" + p.get("keyed") : "-" + variant);
-        Path sc = out.resolve("restores").resolve(name + ".json");
-        Json.save(sc, Json.obj("artifact", artifact, "path", out.relativize(dir).toString(),
-                "parallelism", par, "allow_non_restored_state", allowNonRestored, "job", r.job, "graph", r.jobGraph,
-                "reports", reports));
-        if (listed) restores.add(Json.obj("name", name, "artifact", artifact, "sidecar", out.relativize(sc).toString()));
         Ctl.reset();
-        return out.relativize(sc).toString();
+        return Json.obj("parallelism", par, "job", r.job, "graph", r.jobGraph, "reports", reports);
     }
 }

@@ -15,6 +15,7 @@ import org.apache.flink.runtime.minicluster.MiniCluster;
 import org.apache.flink.runtime.state.hashmap.HashMapStateBackend;
 import org.apache.flink.state.api.OperatorIdentifier;
 import org.apache.flink.state.api.SavepointReader;
+import org.apache.flink.state.api.SavepointWriter;
 import org.apache.flink.state.api.functions.KeyedStateReaderFunction;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -82,6 +83,17 @@ public final class Spa {
             if (!out.containsKey(uid)) throw new IllegalStateException("State Processor API read nothing of " + uid + " in " + savepoint);
         }
         return out;
+    }
+
+    /** fromExistingSavepoint(from), edited, written to to: the State Processor API's own rewrite. */
+    public static void write(MiniCluster mc, Path from, Path to,
+            java.util.function.UnaryOperator<SavepointWriter> edit) throws Exception {
+        StreamExecutionEnvironment env = new TestStreamEnvironment(mc, new Configuration(), 1,
+                Collections.emptyList(), Collections.emptyList());
+        SavepointWriter w = SavepointWriter.fromExistingSavepoint(env, from.toUri().toString(), new HashMapStateBackend());
+        edit.apply(w).write(to.toUri().toString());
+        env.execute("ckpt-spa-write-" + to.getFileName());
+        if (!java.nio.file.Files.exists(to.resolve("_metadata"))) throw new IllegalStateException("State Processor API wrote no " + to + "/_metadata");
     }
 
     static List<String> timers(Set<Long> s) {
