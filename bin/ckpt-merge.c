@@ -13,21 +13,20 @@ usage(void)
 {
 	printf("usage: ckpt-merge [-p] [-P N | -P OPERATOR=N ...] [-g GRAPH] [-n] [-o OUT] [file]\n"
 	       "       ckpt-merge [--uid OLD=NEW ...] [--drop UID_OR_ID ...] [--relocate OLDPREFIX=NEWPREFIX ...]\n"
-	       "                  [--link] [-g GRAPH [-n]] -S OUTDIR SAVEPOINT\n"
+	       "                  [--link] [-g GRAPH [-n]] -o OUTDIR/ SAVEPOINT\n"
 	       "options:\n"
 	       "  -P, --parallelism=[OPERATOR=]N\n"
 	       "                        restore at parallelism N (every operator, or OPERATOR; repeatable)\n"
 	       "  -g, --graph=GRAPH     restore onto the job graph in the file GRAPH\n"
 	       "  -n, --allow-non-restored-state\n"
 	       "                        with -g: drop state no operator of the graph takes\n"
-	       "  -o, --output=OUT      write an archive (.tar, .tar.gz, .tgz, .zip or DIR/)\n"
-	       "  -S, --savepoint=OUTDIR\n"
-	       "                        write the Flink savepoint, edited, as the new directory OUTDIR\n"
-	       "      --uid=OLD=NEW     with -S: the operator of uid or id OLD takes the uid NEW (and its id)\n"
-	       "      --drop=UID_OR_ID  with -S: remove the operator's state\n"
+	       "  -o, --output=OUT      write an archive (.tar, .tar.gz, .tgz, .zip or DIR/);\n"
+	       "                        a Flink savepoint as DIR/ is written again as a Flink savepoint\n"
+	       "      --uid=OLD=NEW     the operator of uid or id OLD takes the uid NEW (and its id)\n"
+	       "      --drop=UID_OR_ID  remove the operator's state\n"
 	       "      --relocate=OLDPREFIX=NEWPREFIX\n"
-	       "                        with -S: absolute paths starting with OLDPREFIX start with NEWPREFIX\n"
-	       "      --link            with -S: hard-link the state files instead of copying them\n"
+	       "                        absolute paths starting with OLDPREFIX start with NEWPREFIX\n"
+	       "      --link            hard-link the state files into DIR/ instead of copying them\n"
 	       "  -p, --pretty          indented JSON\n"
 	       "  -h, --help            this help\n"
 	       "  -V, --version         the version\n");
@@ -95,6 +94,7 @@ struct merge_opts {
 	struct ckpt_redist_opts ro;
 	struct ckpt_par *par;
 	const char *graph, *out, *savepoint;
+	char *sp_dir; /* savepoint: -o's directory without its trailing '/' */
 	int rescale;
 	struct ckpt_flink_edit *edits;
 	size_t nedits;
@@ -132,7 +132,16 @@ parse_edit(struct merge_opts *o, int c, char *arg)
 	}
 }
 
-/* -S: the Flink savepoint written again, edited, as a new directory. */
+/* Does -o name a directory (a trailing '/')? */
+static int
+dir_output(const char *out)
+{
+	size_t n = strlen(out);
+
+	return n > 0 && out[n - 1] == '/';
+}
+
+/* -o DIR/ of a Flink snapshot: the savepoint written again, edited, as a new directory. */
 static int
 savepoint(struct merge_opts *o, const char *in)
 {
@@ -144,10 +153,11 @@ savepoint(struct merge_opts *o, const char *in)
 	int rc = -1;
 
 	if (in == NULL || strcmp(in, "-") == 0)
-		cli_usage_fail("-S needs the savepoint (its directory or its _metadata), not standard input");
+		cli_usage_fail("--uid, --drop, --relocate and --link need the savepoint (its directory or its "
+			       "_metadata), not standard input");
 	if (stat(in, &st) == 0 && !ckpt_snapshot_is_flink(in)) {
-		ckpt_err_set(&e, CKPT_ERR_INPUT, in, "not a Flink snapshot: -S, --uid, --drop and --relocate "
-			     "write Flink savepoints only");
+		ckpt_err_set(&e, CKPT_ERR_INPUT, in, "not a Flink snapshot: --uid, --drop, --relocate and "
+			     "--link edit Flink savepoints only");
 		goto out;
 	}
 	if (o->graph && (g = load_graph(o->graph, &e)) == NULL)
@@ -287,7 +297,6 @@ main(int argc, char **argv)
 		{"graph", required_argument, NULL, 'g'},
 		{"allow-non-restored-state", no_argument, NULL, 'n'},
 		{"output", required_argument, NULL, 'o'},
-		{"savepoint", required_argument, NULL, 'S'},
 		{"uid", required_argument, NULL, OPT_UID},
 		{"drop", required_argument, NULL, OPT_DROP},
 		{"relocate", required_argument, NULL, OPT_RELOCATE},
@@ -303,7 +312,7 @@ main(int argc, char **argv)
 
 	cli_init("ckpt-merge");
 	cli_progress();
-	while ((c = getopt_long(argc, argv, ":hVpP:g:no:S:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hVpP:g:no:", longopts, NULL)) != -1) {
 		if (cli_common_option(c, usage))
 			continue;
 		switch (c) {
@@ -318,9 +327,6 @@ main(int argc, char **argv)
 			break;
 		case 'o':
 			o.out = optarg;
-			break;
-		case 'S':
-			o.savepoint = optarg;
 			break;
 		case OPT_UID: /* fall through */
 		case OPT_DROP: /* fall through */
@@ -340,16 +346,29 @@ main(int argc, char **argv)
 		cli_usage_fail("-P and -g exclude each other: the graph gives the parallelism");
 	if (o.ro.allow_non_restored && !o.graph)
 		cli_usage_fail("-n needs -g");
-	if ((o.nedits || o.link) && !o.savepoint)
-		cli_usage_fail("--uid, --drop, --relocate and --link need -S OUTDIR");
-	if (o.savepoint && (o.rescale || o.out))
-		cli_usage_fail("-S excludes -P and -o: Flink rescales a savepoint on restore, unedited");
 	in = optind < argc ? argv[optind] : NULL;
+	/* A Flink savepoint written to DIR/ stays a Flink savepoint (edited or not); edits need that. */
+	if (o.out && dir_output(o.out) && (o.nedits || o.link || ckpt_snapshot_is_flink(in)))
+		o.savepoint = o.out;
+	if (o.savepoint) {
+		size_t n = strlen(o.out);
+
+		while (n > 1 && o.out[n - 1] == '/')
+			n--;
+		if ((o.savepoint = o.sp_dir = strndup(o.out, n)) == NULL)
+			cli_out_of_memory();
+	}
+	if ((o.nedits || o.link) && !o.savepoint)
+		cli_usage_fail("--uid, --drop, --relocate and --link write a Flink savepoint: give -o DIR/");
+	if (o.savepoint && o.rescale)
+		cli_usage_fail("-P excludes writing a Flink savepoint: Flink rescales a savepoint on restore, "
+			       "unedited");
 	if (o.savepoint)
 		status = savepoint(&o, in);
 	else
 		status = o.rescale || o.graph ? rescale(&o, in) : pack(in, o.out);
 	free(o.par);
 	free(o.edits);
+	free(o.sp_dir);
 	return cli_finish(status);
 }

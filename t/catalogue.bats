@@ -353,7 +353,7 @@ archive() {
 	[ "$(ls out)" = keep ]
 }
 
-# ---- ckpt-merge -S: edited Flink savepoints (t/flinkwrite.bats tests each beside its feature)
+# ---- ckpt-merge -o DIR/ of a Flink savepoint: edited Flink savepoints (t/flinkwrite.bats tests each beside its feature)
 
 # savepoint: a Flink 1.20 savepoint (format version 4) of operators of uids first, second, third
 # and window, in sp/.
@@ -363,37 +363,37 @@ savepoint() {
 	cp "$FIXTURES/flink-savepoints/v4-flink1.20-complexkeyed-savepoint/_metadata" sp/
 }
 
-@test "catalogue: ckpt-merge -S: --uid or --drop naming no operator" {
+@test "catalogue: ckpt-merge -o DIR/ of a Flink savepoint: --uid or --drop naming no operator" {
 	savepoint
-	bad 1 'ckpt-merge: sp/_metadata: --uid nosuch=x: no operator has the uid or id "nosuch" (Some identifier changes were never applied!)' ckpt-merge --uid nosuch=x -S out sp
-	bad 1 'ckpt-merge: sp/_metadata: --drop nosuch: no operator has the uid or id "nosuch" (Some identifier changes were never applied!)' ckpt-merge --drop nosuch -S out sp
+	bad 1 'ckpt-merge: sp/_metadata: --uid nosuch=x: no operator has the uid or id "nosuch" (Some identifier changes were never applied!)' ckpt-merge --uid nosuch=x -o out/ sp
+	bad 1 'ckpt-merge: sp/_metadata: --drop nosuch: no operator has the uid or id "nosuch" (Some identifier changes were never applied!)' ckpt-merge --drop nosuch -o out/ sp
 	[ ! -e out ]
 }
 
-@test "catalogue: ckpt-merge -S: two edits of one operator that conflict" {
+@test "catalogue: ckpt-merge -o DIR/ of a Flink savepoint: two edits of one operator that conflict" {
 	savepoint
-	bad 2 'ckpt-merge: sp/_metadata: --uid first=x and --drop first edit the same operator adf090656b210b1609ad3203d4ee7329' ckpt-merge --uid first=x --drop first -S out sp
+	bad 2 'ckpt-merge: sp/_metadata: --uid first=x and --drop first edit the same operator adf090656b210b1609ad3203d4ee7329' ckpt-merge --uid first=x --drop first -o out/ sp
 	[ ! -e out ]
 }
 
-@test "catalogue: ckpt-merge -S: a new uid colliding with an operator" {
+@test "catalogue: ckpt-merge -o DIR/ of a Flink savepoint: a new uid colliding with an operator" {
 	savepoint
-	bad 1 'ckpt-merge: sp/_metadata: --uid first=window: another operator already has the id 01203aa9a12dc1ec725e03853dd7c8f2 that uid "window" gives' ckpt-merge --uid first=window -S out sp
+	bad 1 'ckpt-merge: sp/_metadata: --uid first=window: another operator already has the id 01203aa9a12dc1ec725e03853dd7c8f2 that uid "window" gives' ckpt-merge --uid first=window -o out/ sp
 	[ ! -e out ]
 }
 
-@test "catalogue: ckpt-merge -S: an output in the input's directory, or one that exists" {
+@test "catalogue: ckpt-merge -o DIR/ of a Flink savepoint: an output in the input's directory, or one that exists" {
 	savepoint
-	bad 2 "ckpt-merge: sp/out: the output would lie in the input's directory sp" ckpt-merge -S sp/out sp
-	bad 2 'ckpt-merge: sp: already exists: the savepoint is written to a new directory' ckpt-merge -S sp sp
+	bad 2 "ckpt-merge: sp/out: the output would lie in the input's directory sp" ckpt-merge -o sp/out/ sp
+	bad 2 'ckpt-merge: sp: already exists: the savepoint is written to a new directory' ckpt-merge -o sp/ sp
 	[ "$(ls sp)" = _metadata ]
 }
 
-@test "catalogue: ckpt-merge -S: input that is not a Flink snapshot, or of version 2" {
+@test "catalogue: ckpt-merge -o DIR/ of a Flink savepoint: input that is not a Flink snapshot, or of version 2" {
 	archive tar
-	bad 2 'ckpt-merge: good.tar: not a Flink snapshot: -S, --uid, --drop and --relocate write Flink savepoints only' ckpt-merge -S out good.tar
+	bad 2 'ckpt-merge: good.tar: not a Flink snapshot: --uid, --drop, --relocate and --link edit Flink savepoints only' ckpt-merge --drop x -o out/ good.tar
 	needs_fixtures
-	bad 2 "ckpt-merge: $FIXTURES/flink-savepoints/v2-flink1.8-nonkeyed-chain-savepoint/_metadata: format version 2: version 2 and below are read-only: Flink cannot write them either" ckpt-merge --drop x -S out "$FIXTURES/flink-savepoints/v2-flink1.8-nonkeyed-chain-savepoint"
+	bad 2 "ckpt-merge: $FIXTURES/flink-savepoints/v2-flink1.8-nonkeyed-chain-savepoint/_metadata: format version 2: version 2 and below are read-only: Flink cannot write them either" ckpt-merge --drop x -o out/ "$FIXTURES/flink-savepoints/v2-flink1.8-nonkeyed-chain-savepoint"
 	[ ! -e out ]
 }
 

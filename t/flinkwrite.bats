@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# ckpt-merge -S: Flink savepoints written again (the _metadata writer of lib/flink-meta-write.c) and
+# ckpt-merge -o DIR/ of a Flink savepoint: Flink savepoints written again (the _metadata writer of lib/flink-meta-write.c) and
 # edited (--uid, --drop, --relocate): decode then encode is the identity on every real fixture of
 # versions 3 to 6 and on synthetic files of versions 3 to 7; each edit's effect as ckpt-inspect
 # sees it; every refusal with its line, and nothing written then; state files copied or linked.
@@ -15,7 +15,7 @@ ops() {
 }
 
 # copy_fixture NAME DIR: the fixture's _metadata in DIR, with an empty file for every relative path
-# it names (the fixtures hold the _metadata alone; ckpt-merge -S copies the files it names).
+# it names (the fixtures hold the _metadata alone; ckpt-merge -o copies the files it names).
 copy_fixture() {
 	mkdir -p "$2"
 	cp "$SP/$1/_metadata" "$2/_metadata"
@@ -70,7 +70,7 @@ syn() {
 	for d in "$SP"/v[3-6]-*; do
 		d=${d##*/}
 		copy_fixture "$d" "in-$d"
-		if ! ckpt-merge -S "out-$d" "in-$d" || ! cmp "in-$d/_metadata" "out-$d/_metadata"; then
+		if ! ckpt-merge -o "out-$d/" "in-$d" || ! cmp "in-$d/_metadata" "out-$d/_metadata"; then
 			echo "$d: not written back byte for byte"
 			bad=1
 		fi
@@ -83,9 +83,9 @@ syn() {
 @test "flinkwrite: version 2 and below are read-only, as for Flink" {
 	needs_fixtures
 	copy_fixture v2-flink1.8-nonkeyed-chain-savepoint in
-	bad 2 'ckpt-merge: in/_metadata: format version 2: version 2 and below are read-only: Flink cannot write them either' ckpt-merge -S out in
+	bad 2 'ckpt-merge: in/_metadata: format version 2: version 2 and below are read-only: Flink cannot write them either' ckpt-merge -o out/ in
 	nothing_written
-	bad 2 "ckpt-merge: $SP/unsupported-v1-flink1.2-complexkeyed-savepoint/_metadata: offset 4: this savepoint / checkpoint version (Flink 1.1 / 1.2) is no longer supported" ckpt-merge -S out "$SP/unsupported-v1-flink1.2-complexkeyed-savepoint"
+	bad 2 "ckpt-merge: $SP/unsupported-v1-flink1.2-complexkeyed-savepoint/_metadata: offset 4: this savepoint / checkpoint version (Flink 1.1 / 1.2) is no longer supported" ckpt-merge -o out/ "$SP/unsupported-v1-flink1.2-complexkeyed-savepoint"
 	nothing_written
 }
 
@@ -93,7 +93,7 @@ syn() {
 	local v
 	for v in 3 4 5 6 7; do
 		syn "$v"
-		ckpt-merge -S "out$v" in
+		ckpt-merge -o "out$v/" in
 		cmp in/_metadata "out$v/_metadata"
 		[ "$(cat "out$v/r1")" = rfile ]
 		rm -r in
@@ -107,9 +107,9 @@ syn() {
 	b_i64 1; b_i64 2; b_i32 1; b_i32 1; b_u8 0; b_i32 0
 	b_u8 0xac; b_u8 0xed; b_i16 5; b_u8 0x70
 	mkdir in; b_write in/_metadata
-	ckpt-merge -S out in
+	ckpt-merge -o out/ in
 	cmp in/_metadata out/_metadata
-	ckpt-merge --uid 'é😀=ü😀' -S out2 in
+	ckpt-merge --uid 'é😀=ü😀' -o out2/ in
 	run sh -c 'od -An -tx1 -j27 -N10 out2/_metadata | tr -d " \n"'
 	output_is '0008c3bceda0bdedb880'
 	run sh -c 'ckpt-inspect -m -u "ü😀" out2 | jq -c ".operators[] | [.uid, .matched_uid]"'
@@ -118,7 +118,7 @@ syn() {
 
 @test "flinkwrite: --uid gives the operator Flink's id of the new uid, and the uid where the version stores it" {
 	syn 5
-	ckpt-merge --uid first=renamed -S out in
+	ckpt-merge --uid first=renamed -o out/ in
 	run ops out
 	output_is '["d96cb4bbd5f5bc302b14f969ee21bc59","renamed","Map",2,1]
 ["6730ef7375fb60f9d9bbdfdfd174d803","second","Sink",1,0]
@@ -127,7 +127,7 @@ syn() {
 	output_is d96cb4bbd5f5bc302b14f969ee21bc59
 	# version 4 stores no uid: the id alone changes; OLD may be the operator id (any case)
 	rm -r in; syn 4
-	ckpt-merge --uid 0102030405060708090A0B0C0D0E0F10=third -S out4 in
+	ckpt-merge --uid 0102030405060708090A0B0C0D0E0F10=third -o out4/ in
 	run ops out4
 	output_is '["adf090656b210b1609ad3203d4ee7329",null,null,2,1]
 ["6730ef7375fb60f9d9bbdfdfd174d803",null,null,1,0]
@@ -140,24 +140,24 @@ syn() {
 
 @test "flinkwrite: --drop removes an operator's state, named by uid or id" {
 	syn 6
-	ckpt-merge --drop second --drop 0102030405060708090a0b0c0d0e0f10 -S out in
+	ckpt-merge --drop second --drop 0102030405060708090a0b0c0d0e0f10 -o out/ in
 	run ops out
 	output_is '["adf090656b210b1609ad3203d4ee7329","first","Map",2,1]'
 	run sh -c 'ckpt-inspect -m out | jq -c "[.flink.counts.operators, .flink.master_states[].name, .flink.files]"'
 	output_is '[1,"hook",[{"path":"hdfs:/old/x","kind":"file","size":9},{"path":"r1","kind":"relative_file","size":5}]]'
 	# dropping the only operator whose state names r1 leaves r1 out of the directory
-	ckpt-merge --drop first -S out2 in
+	ckpt-merge --drop first -o out2/ in
 	[ ! -e out2/r1 ]
 	[ "$(ls out2)" = _metadata ]
 }
 
 @test "flinkwrite: --relocate rewrites absolute paths (files, segments, file-merging directories), not relative ones" {
 	syn 6
-	ckpt-merge --relocate hdfs:/old/=s3://bucket/new/ -S out in
+	ckpt-merge --relocate hdfs:/old/=s3://bucket/new/ -o out/ in
 	run sh -c 'ckpt-inspect -m -a out | jq -c "[.operators[].subtasks[].handles[] | [.kind, .path, .task_owned_directory, .shared_directory]]"'
 	output_is '[["operator_stream","s3://bucket/new/x",null,null],["savepoint_key_groups","r1",null,null],["file_merging_operator_stream","s3://bucket/new/seg","s3://bucket/new/own","s3://bucket/new/shared"]]'
 	# the first --relocate whose prefix matches wins
-	ckpt-merge --relocate hdfs:/old/x=file:/x --relocate hdfs:/old=file:/o -S out2 in
+	ckpt-merge --relocate hdfs:/old/x=file:/x --relocate hdfs:/old=file:/o -o out2/ in
 	run sh -c 'ckpt-inspect -m -a out2 | jq -c "[.operators[].subtasks[].handles[] | .path, .task_owned_directory?]"'
 	output_is '["file:/x",null,"r1",null,"file:/o/seg","file:/o/own"]'
 }
@@ -165,43 +165,43 @@ syn() {
 @test "flinkwrite: the edits' goldens on real fixtures" {
 	needs_fixtures
 	copy_fixture v5-flink2.0-nonkeyed-chain-savepoint in5
-	ckpt-merge --uid first=first-v2 --uid 013ef814c76e319e5fe9a82a3ba14933=third-v2 --drop second -S out5 in5
+	ckpt-merge --uid first=first-v2 --uid 013ef814c76e319e5fe9a82a3ba14933=third-v2 --drop second -o out5/ in5
 	copy_fixture v4-flink1.20-complexkeyed-savepoint in4
-	ckpt-merge --uid window=window-v2 --drop first -S out4 in4
+	ckpt-merge --uid window=window-v2 --drop first -o out4/ in4
 	run sh -c 'ckpt-inspect -m -p out5 out4 | sed "s/\"file\": \"out/\"file\": \"OUT/"'
 	match_golden "$DATA/flinkwrite/edits.expected"
 }
 
 @test "flinkwrite: an edit naming no operator is refused with the State Processor API's words" {
 	syn 5
-	bad 1 'ckpt-merge: in/_metadata: --uid nosuch=x: no operator has the uid or id "nosuch" (Some identifier changes were never applied!)' ckpt-merge --uid nosuch=x -S out in
+	bad 1 'ckpt-merge: in/_metadata: --uid nosuch=x: no operator has the uid or id "nosuch" (Some identifier changes were never applied!)' ckpt-merge --uid nosuch=x -o out/ in
 	nothing_written
-	bad 1 'ckpt-merge: in/_metadata: --drop 00000000000000000000000000000000: no operator has the uid or id "00000000000000000000000000000000" (Some identifier changes were never applied!)' ckpt-merge --drop 00000000000000000000000000000000 -S out in
+	bad 1 'ckpt-merge: in/_metadata: --drop 00000000000000000000000000000000: no operator has the uid or id "00000000000000000000000000000000" (Some identifier changes were never applied!)' ckpt-merge --drop 00000000000000000000000000000000 -o out/ in
 	nothing_written
-	bad 1 'ckpt-merge: in/_metadata: --relocate s3:/=file:/: no absolute path of a kept operator starts with "s3:/"' ckpt-merge --relocate s3:/=file:/ -S out in
+	bad 1 'ckpt-merge: in/_metadata: --relocate s3:/=file:/: no absolute path of a kept operator starts with "s3:/"' ckpt-merge --relocate s3:/=file:/ -o out/ in
 	nothing_written
 }
 
 @test "flinkwrite: two edits of one operator that conflict are a usage error" {
 	syn 5
-	bad 2 'ckpt-merge: in/_metadata: --uid first=x and --drop adf090656b210b1609ad3203d4ee7329 edit the same operator adf090656b210b1609ad3203d4ee7329' ckpt-merge --uid first=x --drop adf090656b210b1609ad3203d4ee7329 -S out in
+	bad 2 'ckpt-merge: in/_metadata: --uid first=x and --drop adf090656b210b1609ad3203d4ee7329 edit the same operator adf090656b210b1609ad3203d4ee7329' ckpt-merge --uid first=x --drop adf090656b210b1609ad3203d4ee7329 -o out/ in
 	nothing_written
-	bad 2 'ckpt-merge: in/_metadata: --uid first=x and --uid first=y edit the same operator adf090656b210b1609ad3203d4ee7329' ckpt-merge --uid first=x --uid first=y -S out in
+	bad 2 'ckpt-merge: in/_metadata: --uid first=x and --uid first=y edit the same operator adf090656b210b1609ad3203d4ee7329' ckpt-merge --uid first=x --uid first=y -o out/ in
 	nothing_written
 	# the same edit twice is no conflict
-	ckpt-merge --uid first=x --uid adf090656b210b1609ad3203d4ee7329=x --drop second --drop second -S out in
+	ckpt-merge --uid first=x --uid adf090656b210b1609ad3203d4ee7329=x --drop second --drop second -o out/ in
 	[ "$(ops out | wc -l)" -eq 2 ]
 }
 
 @test "flinkwrite: a new uid colliding with an operator kept is refused" {
 	syn 5
-	bad 1 'ckpt-merge: in/_metadata: --uid first=second: another operator already has the id 6730ef7375fb60f9d9bbdfdfd174d803 that uid "second" gives' ckpt-merge --uid first=second -S out in
+	bad 1 'ckpt-merge: in/_metadata: --uid first=second: another operator already has the id 6730ef7375fb60f9d9bbdfdfd174d803 that uid "second" gives' ckpt-merge --uid first=second -o out/ in
 	nothing_written
-	bad 1 'ckpt-merge: in/_metadata: --uid first=x: another operator already has the id e7fe1aba01e8166d8c78ae6b966dedd7 that uid "x" gives' ckpt-merge --uid first=x --uid 0102030405060708090a0b0c0d0e0f10=x -S out in
+	bad 1 'ckpt-merge: in/_metadata: --uid first=x: another operator already has the id e7fe1aba01e8166d8c78ae6b966dedd7 that uid "x" gives' ckpt-merge --uid first=x --uid 0102030405060708090a0b0c0d0e0f10=x -o out/ in
 	nothing_written
 	# the operator holding that id dropped, or re-uided itself: no collision
-	ckpt-merge --uid first=second --drop second -S out in
-	ckpt-merge --uid first=second --uid second=first -S out2 in
+	ckpt-merge --uid first=second --drop second -o out/ in
+	ckpt-merge --uid first=second --uid second=first -o out2/ in
 	run ops out2
 	output_is '["6730ef7375fb60f9d9bbdfdfd174d803","second","Map",2,1]
 ["adf090656b210b1609ad3203d4ee7329","first","Sink",1,0]
@@ -210,46 +210,47 @@ syn() {
 
 @test "flinkwrite: the output must be new and outside the input's directory" {
 	syn 5
-	bad 2 "ckpt-merge: in/out: the output would lie in the input's directory in" ckpt-merge -S in/out in
-	bad 2 "ckpt-merge: in/sub/out: the output would lie in the input's directory in" sh -c 'mkdir in/sub && ckpt-merge -S in/sub/out in/_metadata'
+	bad 2 "ckpt-merge: in/out: the output would lie in the input's directory in" ckpt-merge -o in/out/ in
+	bad 2 "ckpt-merge: in/sub/out: the output would lie in the input's directory in" sh -c 'mkdir in/sub && ckpt-merge -o in/sub/out/ in/_metadata'
 	[ "$(ls in)" = "$(printf '%s\n' _metadata r1 sub)" ]
-	bad 2 "ckpt-merge: in: already exists: the savepoint is written to a new directory" ckpt-merge -S in in
+	bad 2 "ckpt-merge: in: already exists: the savepoint is written to a new directory" ckpt-merge -o in/ in
 	mkdir out
-	bad 2 "ckpt-merge: out: already exists: the savepoint is written to a new directory" ckpt-merge -S out/ in
-	bad 2 "ckpt-merge: nodir/out: cannot create: No such file or directory" ckpt-merge -S nodir/out in
+	bad 2 "ckpt-merge: out: already exists: the savepoint is written to a new directory" ckpt-merge -o out/ in
+	bad 2 "ckpt-merge: nodir/out: cannot create: No such file or directory" ckpt-merge -o nodir/out/ in
 }
 
-@test "flinkwrite: -S and the edits on what is not a Flink snapshot, or wrongly combined" {
+@test "flinkwrite: -o DIR/ and the edits on what is not a Flink snapshot, or wrongly combined" {
 	syn 5
 	echo '{"format":"ckpt-state","version":1,"checkpoint_id":1,"operators":[]}' >state.json
-	bad 2 'ckpt-merge: state.json: not a Flink snapshot: -S, --uid, --drop and --relocate write Flink savepoints only' ckpt-merge -S out state.json
-	bad 2 'ckpt-merge: --uid, --drop, --relocate and --link need -S OUTDIR (see ckpt-merge -h)' ckpt-merge --uid first=x in
-	bad 2 'ckpt-merge: -S excludes -P and -o: Flink rescales a savepoint on restore, unedited (see ckpt-merge -h)' ckpt-merge -P 2 -S out in
-	bad 2 'ckpt-merge: -S needs the savepoint (its directory or its _metadata), not standard input (see ckpt-merge -h)' sh -c 'ckpt-merge -S out < in/_metadata'
-	bad 2 'ckpt-merge: --uid first: give OLD=NEW (a uid or operator id, and the new uid) (see ckpt-merge -h)' ckpt-merge --uid first -S out in
-	bad 2 'ckpt-merge: --relocate a=: give OLDPREFIX=NEWPREFIX (see ckpt-merge -h)' ckpt-merge --relocate a= -S out in
-	bad 2 $'ckpt-merge: in/_metadata: operator uid "\xff" is not UTF-8' ckpt-merge --uid $'first=\xff' -S out in
+	bad 2 'ckpt-merge: state.json: not a Flink snapshot: --uid, --drop, --relocate and --link edit Flink savepoints only' ckpt-merge --drop first -o out/ state.json
+	bad 2 'ckpt-merge: --uid, --drop, --relocate and --link write a Flink savepoint: give -o DIR/ (see ckpt-merge -h)' ckpt-merge --uid first=x in
+	bad 2 'ckpt-merge: --uid, --drop, --relocate and --link write a Flink savepoint: give -o DIR/ (see ckpt-merge -h)' ckpt-merge --uid first=x -o out.tar in
+	bad 2 'ckpt-merge: -P excludes writing a Flink savepoint: Flink rescales a savepoint on restore, unedited (see ckpt-merge -h)' ckpt-merge -P 2 -o out/ in
+	bad 2 'ckpt-merge: --uid, --drop, --relocate and --link need the savepoint (its directory or its _metadata), not standard input (see ckpt-merge -h)' sh -c 'ckpt-merge --drop first -o out/ < in/_metadata'
+	bad 2 'ckpt-merge: --uid first: give OLD=NEW (a uid or operator id, and the new uid) (see ckpt-merge -h)' ckpt-merge --uid first -o out/ in
+	bad 2 'ckpt-merge: --relocate a=: give OLDPREFIX=NEWPREFIX (see ckpt-merge -h)' ckpt-merge --relocate a= -o out/ in
+	bad 2 $'ckpt-merge: in/_metadata: operator uid "\xff" is not UTF-8' ckpt-merge --uid $'first=\xff' -o out/ in
 	nothing_written
 }
 
 @test "flinkwrite: a state file missing or outside the directory: nothing written" {
 	syn 5
 	rm in/r1
-	bad 2 'ckpt-merge: in/r1: cannot open: No such file or directory' ckpt-merge -S out in
+	bad 2 'ckpt-merge: in/r1: cannot open: No such file or directory' ckpt-merge -o out/ in
 	nothing_written
 	# a relative path that leaves the directory ("../r1")
 	B=${B/'\x00\x02r1'/'\x00\x05../r1'}
 	b_write in/_metadata
-	bad 2 'ckpt-merge: in/_metadata: relative path "../r1" leaves the savepoint directory' ckpt-merge -S out in
+	bad 2 'ckpt-merge: in/_metadata: relative path "../r1" leaves the savepoint directory' ckpt-merge -o out/ in
 	nothing_written
 }
 
 @test "flinkwrite: state files are copied, or hard-linked with --link; never moved" {
 	syn 5
-	ckpt-merge -S copy in
+	ckpt-merge -o copy/ in
 	[ "$(stat -c %i in/r1)" != "$(stat -c %i copy/r1)" ]
 	cmp in/r1 copy/r1
-	ckpt-merge --link -S linked in
+	ckpt-merge --link -o linked/ in
 	[ "$(stat -c %i in/r1)" = "$(stat -c %i linked/r1)" ]
 	[ -e in/r1 ] && [ -e in/_metadata ]
 	# across file systems a link cannot be made: the file is copied
@@ -257,7 +258,7 @@ syn() {
 	other=$(df --output=target /dev/shm 2>/dev/null | tail -1)
 	[ -n "$other" ] && [ "$other" != "$(df --output=target . | tail -1)" ] || skip "no second file system (/dev/shm)"
 	other=$(mktemp -d /dev/shm/ckpt-flinkwrite.XXXXXX)
-	ckpt-merge --link -S "$other/out" in
+	ckpt-merge --link -o "$other/out/" in
 	cmp in/r1 "$other/out/r1"
 	rm -r "$other"
 }
@@ -271,30 +272,30 @@ syn() {
 	  "operators": [{"id": "6730ef7375fb60f9d9bbdfdfd174d803", "uid": "second"}]}],
 	 "edges": []}
 	EOF
-	bad 1 'ckpt-merge: in: Failed to rollback to checkpoint/savepoint in. Cannot map checkpoint/savepoint state for operator 0102030405060708090a0b0c0d0e0f10 to the new program, because the operator is not available in the new program. If you want to allow to skip this, you can set the --allowNonRestoredState option on the CLI.' ckpt-merge -g graph.json -S out in
+	bad 1 'ckpt-merge: in: Failed to rollback to checkpoint/savepoint in. Cannot map checkpoint/savepoint state for operator 0102030405060708090a0b0c0d0e0f10 to the new program, because the operator is not available in the new program. If you want to allow to skip this, you can set the --allowNonRestoredState option on the CLI.' ckpt-merge -g graph.json -o out/ in
 	nothing_written
-	ckpt-merge -g graph.json --drop 0102030405060708090a0b0c0d0e0f10 -S out in
-	ckpt-merge -g graph.json -n -S out2 in
+	ckpt-merge -g graph.json --drop 0102030405060708090a0b0c0d0e0f10 -o out/ in
+	ckpt-merge -g graph.json -n -o out2/ in
 	cmp in/_metadata out2/_metadata
-	bad 1 'ckpt-merge: in: Failed to rollback to checkpoint/savepoint in. Cannot map checkpoint/savepoint state for operator 03445f265812b71a258f80c0a29de2e4 to the new program, because the operator is not available in the new program. If you want to allow to skip this, you can set the --allowNonRestoredState option on the CLI.' ckpt-merge -g graph.json --uid first=other --drop 0102030405060708090a0b0c0d0e0f10 -S out3 in
+	bad 1 'ckpt-merge: in: Failed to rollback to checkpoint/savepoint in. Cannot map checkpoint/savepoint state for operator 03445f265812b71a258f80c0a29de2e4 to the new program, because the operator is not available in the new program. If you want to allow to skip this, you can set the --allowNonRestoredState option on the CLI.' ckpt-merge -g graph.json --uid first=other --drop 0102030405060708090a0b0c0d0e0f10 -o out3/ in
 	nothing_written out3
 }
 
-@test "flinkwrite: the EXAMPLES of ckpt-merge(1) for -S run as shown" {
+@test "flinkwrite: the EXAMPLES of ckpt-merge(1) for -o run as shown" {
 	needs_fixtures
 	ln -s "$SP/v5-flink2.0-nonkeyed-chain-savepoint" savepoint-chain
-	ckpt-merge --uid first=first-v2 --drop third -S edited savepoint-chain
+	ckpt-merge --uid first=first-v2 --drop third -o edited/ savepoint-chain
 	run sh -c "ckpt-inspect -m edited | jq -c '[.operators[].uid]'"
 	output_is '["second",null,"first-v2",null]'
 	syn 6
 	mv in chk-42
-	ckpt-merge --relocate hdfs:/old/=s3://bucket/new/ -S moved chk-42
+	ckpt-merge --relocate hdfs:/old/=s3://bucket/new/ -o moved/ chk-42
 	run sh -c "ckpt-inspect -m moved | jq -c '[.flink.files[].path]'"
 	output_is '["r1","s3://bucket/new/seg","s3://bucket/new/x"]'
 	printf '{"vertices": [{"id": "v", "parallelism": 4, "operators": [{"uid": "first-v2"}, {"uid": "second"}, {"id": "bc764cd8ddf7a0cff126f51c16239658"}, {"id": "1265f98db15949b4489d98bcba215148"}]}], "edges": []}\n' >new-job.json
-	bad 1 "ckpt-merge: savepoint-chain: Failed to rollback to checkpoint/savepoint savepoint-chain. Cannot map checkpoint/savepoint state for operator 013ef814c76e319e5fe9a82a3ba14933 to the new program, because the operator is not available in the new program. If you want to allow to skip this, you can set the --allowNonRestoredState option on the CLI." ckpt-merge -g new-job.json --uid first=first-v2 -S edited2 savepoint-chain
+	bad 1 "ckpt-merge: savepoint-chain: Failed to rollback to checkpoint/savepoint savepoint-chain. Cannot map checkpoint/savepoint state for operator 013ef814c76e319e5fe9a82a3ba14933 to the new program, because the operator is not available in the new program. If you want to allow to skip this, you can set the --allowNonRestoredState option on the CLI." ckpt-merge -g new-job.json --uid first=first-v2 -o edited2/ savepoint-chain
 	nothing_written edited2
-	ckpt-merge -g new-job.json --uid first=first-v2 --drop third -S edited2 savepoint-chain
+	ckpt-merge -g new-job.json --uid first=first-v2 --drop third -o edited2/ savepoint-chain
 }
 
 @test "flinkwrite: a relative path in a subdirectory keeps its place under OUTDIR" {
@@ -303,7 +304,7 @@ syn() {
 	b_write in/_metadata
 	mkdir in/d
 	mv in/r1 in/d/r1
-	ckpt-merge -S out in
+	ckpt-merge -o out/ in
 	cmp in/_metadata out/_metadata
 	[ "$(cat out/d/r1)" = rfile ]
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # ckpt-merge's edits of real Flink savepoints (issue 17), verified by Flink: Flink restores what
-# `ckpt-merge ... -S OUTDIR SAVEPOINT` wrote.  The restores run through the harness's own entry point
+# `ckpt-merge ... -o OUTDIR/ SAVEPOINT` wrote.  The restores run through the harness's own entry point
 # (`ckpt.flink.Main restore`, Restore.java), all of a Flink line in one JVM and one MiniCluster
 # (setup_file), always without allowNonRestoredState; each writes what Flink's
 # Checkpoints.loadCheckpointMetadata read ("metadata", the sidecars' shape) and what every operator
@@ -19,14 +19,14 @@
 # The same assertions run on the State Processor API's own rewrites (the harness's edited/spa-reuid
 # and edited/spa-drop, SavepointWriter.changeOperatorIdentifier / removeOperator), which must pass
 # them, and on the unedited savepoints, which must fail them: the oracle that the checks can fail.
-# The ckpt-merge tests skip while ckpt-merge cannot write a savepoint (-h lists no -S).
+# The ckpt-merge tests skip while ckpt-merge cannot edit a savepoint (-h lists no --relocate).
 
 load helper
 bats_require_minimum_version 1.5.0
 
-# ckpt-merge writes Flink savepoints: its help lists -S.
+# ckpt-merge edits Flink savepoints: its help lists --relocate.
 ckpt_writes() {
-	ckpt-merge -h 2>&1 | grep -Eq -- '(^|[][[:space:]])-S([],[:space:]]|$)'
+	ckpt-merge -h 2>&1 | grep -q -- '--relocate'
 }
 
 # jq: a restore's reports, each list and union sorted (Flink hands a new subtask the old handles in
@@ -59,11 +59,11 @@ setup_file() {
 		if ckpt_writes; then
 			# ckpt-merge's exit status and stderr: $W/VERSION/NAME.ckpt; its savepoint: $W/VERSION/NAME
 			for sp in savepoint-hashmap-canonical savepoint-rocksdb-native; do
-				ckpt-merge --uid broadcast=broadcast-v2 -S "$W/$v/reuid-$sp" "$b/$sp" >/dev/null 2>"$W/$v/reuid-$sp.ckpt" &&
+				ckpt-merge --uid broadcast=broadcast-v2 -o "$W/$v/reuid-$sp/" "$b/$sp" >/dev/null 2>"$W/$v/reuid-$sp.ckpt" &&
 					set -- "$@" "$W/$v/reuid-$sp.json" "$W/$v/reuid-$sp" --uid broadcast=broadcast-v2 \
 						--backend "$(jq -r .backend "$b/sidecars/$sp.json")"
 				echo "status $?" >>"$W/$v/reuid-$sp.ckpt"
-				ckpt-merge --drop broadcast -S "$W/$v/drop-$sp" "$b/$sp" >/dev/null 2>"$W/$v/drop-$sp.ckpt" &&
+				ckpt-merge --drop broadcast -o "$W/$v/drop-$sp/" "$b/$sp" >/dev/null 2>"$W/$v/drop-$sp.ckpt" &&
 					set -- "$@" "$W/$v/drop-$sp.json" "$W/$v/drop-$sp" \
 						"$([ "$sp" = savepoint-hashmap-canonical ] && echo --without || echo --empty)" broadcast \
 						--backend "$(jq -r .backend "$b/sidecars/$sp.json")"
@@ -73,7 +73,7 @@ setup_file() {
 			rl=$(jq -r '.relocatable[0].path' "$b/index.json")
 			old=$(jq -r '.relocatable[0].old_prefix' "$b/index.json")
 			new="file:$(cd "$b/$(jq -r '.relocatable[0].new_dir' "$b/index.json")" && pwd)"
-			ckpt-merge --relocate "$old=$new" -S "$W/$v/relocated" "$b/$rl" >/dev/null 2>"$W/$v/relocated.ckpt" &&
+			ckpt-merge --relocate "$old=$new" -o "$W/$v/relocated/" "$b/$rl" >/dev/null 2>"$W/$v/relocated.ckpt" &&
 				set -- "$@" "$W/$v/relocated.json" "$W/$v/relocated" --backend rocksdb
 			echo "status $?" >>"$W/$v/relocated.ckpt"
 		fi
@@ -226,9 +226,9 @@ graph_agrees() {
 	shift 3
 	jq .graph "$out" >graph.json
 	[ "$(jq '.vertices | length' graph.json)" -gt 0 ] || { echo "$name: no graph in ${out##*/}"; return 1; }
-	run --separate-stderr ckpt-merge "$@" -g graph.json -S with-edit "$sp"
+	run --separate-stderr ckpt-merge "$@" -g graph.json -o with-edit/ "$sp"
 	[ "$status" -eq 0 ] || { echo "$name: ckpt-merge $* -g: status $status: $stderr"; return 1; }
-	run --separate-stderr ckpt-merge -g graph.json -S without-edit "$sp"
+	run --separate-stderr ckpt-merge -g graph.json -o without-edit/ "$sp"
 	[ "$status" -eq 1 ] && [ ! -e without-edit ] ||
 		{ echo "$name: ckpt-merge -g without $*: status $status, $(ls -d without-edit 2>/dev/null): $stderr"; return 1; }
 	rm -rf with-edit

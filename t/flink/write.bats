@@ -1,9 +1,9 @@
 #!/usr/bin/env bats
-# ckpt-merge -S against real Flink: every checkpoint and savepoint the harness had Flink write
+# ckpt-merge -o against real Flink: every checkpoint and savepoint the harness had Flink write
 # (build/flink/VERSION/) is written back byte for byte, state files and all; a re-uided operator
 # holds, under its new id, what Flink said the old one held (the sidecar); relocated absolute paths
 # lead to the files; -g checks the edited savepoint against the job graph Flink refused it for.
-# Flink restoring what ckpt-merge -S writes is t/flink/edit.bats.
+# Flink restoring what ckpt-merge -o writes is t/flink/edit.bats.
 
 bats_require_minimum_version 1.5.0
 load helper
@@ -13,14 +13,14 @@ artifact_dir() {
 	echo "$FLINK_OUT/$1/$(jq -r --arg n "$2" '.artifacts[] | select(.name == $n) | .path' "$FLINK_OUT/$1/index.json")"
 }
 
-@test "flink: ckpt-merge -S writes every artifact back byte for byte, with its relative state files" {
+@test "flink: ckpt-merge -o writes every artifact back byte for byte, with its relative state files" {
 	local v name dir n=0 bad=0 f
 	for v in $(flink_versions); do
 		for name in $(jq -r '.artifacts[].name' "$FLINK_OUT/$v/index.json"); do
 			dir=$(artifact_dir "$v" "$name")
 			n=$((n + 1))
-			if ! ckpt-merge -S "$v-$name" "$dir"; then
-				echo "$v/$name: ckpt-merge -S failed"
+			if ! ckpt-merge -o "$v-$name/" "$dir"; then
+				echo "$v/$name: ckpt-merge -o failed"
 				bad=1
 				continue
 			fi
@@ -44,7 +44,7 @@ artifact_dir() {
 	for v in $(flink_versions); do
 		for name in savepoint-hashmap-canonical savepoint-rocksdb-native; do
 			dir=$(artifact_dir "$v" "$name")
-			ckpt-merge --uid keyed=keyed-v2 -S "$v-$name" "$dir"
+			ckpt-merge --uid keyed=keyed-v2 -o "$v-$name/" "$dir"
 			new=$(ckpt-inspect -m -u keyed-v2 "$v-$name" | jq -r '.operators[] | select(.matched_uid) | .id')
 			[ "${#new}" -eq 32 ] && [ "$new" != e7beec23fd9f6ed5e1b8395129d43728 ] || { echo "$v/$name: id $new"; bad=1; }
 			want=$(jq -c "$JQ_FLINK"' | .operators["e7beec23fd9f6ed5e1b8395129d43728"] | del(.uid)' \
@@ -70,7 +70,7 @@ artifact_dir() {
 		dir=$(artifact_dir "$v" checkpoint-rocksdb-incremental-2)
 		job=${dir%/chk-*}
 		cp -r "$job/shared" "$v-shared"
-		ckpt-merge --relocate "file:$job/shared/=file:$PWD/$v-shared/" -S "$v-sp" "$dir"
+		ckpt-merge --relocate "file:$job/shared/=file:$PWD/$v-shared/" -o "$v-sp/" "$dir"
 		run sh -c 'ckpt-inspect -m "$1" | jq -r ".flink.files[] | select(.kind == \"file\") | .path"' sh "$v-sp"
 		[ -n "$output" ] || { echo "$v: no absolute paths"; bad=1; }
 		printf '%s\n' "$output" | grep -v "^file:$PWD/$v-shared/" && { echo "$v: not relocated"; bad=1; }
@@ -86,15 +86,15 @@ artifact_dir() {
 		f=$FLINK_OUT/$v/refusals/missing-uid.json
 		jq .graph "$f" >graph.json
 		dir=$FLINK_OUT/$v/$(jq -r .path "$f")
-		run --separate-stderr ckpt-merge -g graph.json -S "$v-refused" "$dir"
+		run --separate-stderr ckpt-merge -g graph.json -o "$v-refused/" "$dir"
 		[ "$status" -eq 1 ] && [ ! -e "$v-refused" ] || { echo "$v: status $status: $stderr"; bad=1; }
 		case $stderr in
 		*"Cannot map checkpoint/savepoint state for operator cd609d6d6e317ffa5c3a045fcad5ecc9 to the new program"*) ;;
 		*) echo "$v: $stderr"; bad=1 ;;
 		esac
-		ckpt-merge -g graph.json --uid broadcast=broadcast-v2 -S "$v-reuid" "$dir" || bad=1
+		ckpt-merge -g graph.json --uid broadcast=broadcast-v2 -o "$v-reuid/" "$dir" || bad=1
 		ckpt-merge -g graph.json "$v-reuid" >/dev/null || { echo "$v: the re-uided savepoint does not map"; bad=1; }
-		ckpt-merge -g graph.json --drop broadcast -S "$v-dropped" "$dir" || bad=1
+		ckpt-merge -g graph.json --drop broadcast -o "$v-dropped/" "$dir" || bad=1
 	done
 	[ "$bad" -eq 0 ]
 }

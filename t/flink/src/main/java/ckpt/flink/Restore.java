@@ -15,7 +15,7 @@ import java.util.TreeSet;
 
 /**
  * The harness's restore as a command, for savepoints written outside the harness (edit.bats: those
- * ckpt-merge -S wrote, and the State Processor API's stand-ins).  One MiniCluster for all requests:
+ * ckpt-merge -o DIR/ wrote, and the State Processor API's stand-ins).  One MiniCluster for all requests:
  *
  * <pre>
  *   java ckpt.flink.Main restore OUT.json SAVEPOINT_DIR [OPTION...] [OUT.json SAVEPOINT_DIR [OPTION...]]...
