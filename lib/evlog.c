@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "ckpt-internal.h"
+#include "flink-javaser.h"
 #include "progress-internal.h"
 
 #define READ_CHUNK (1u << 20)
@@ -209,16 +210,19 @@ out:
 int
 ckpt_evlog_is_flink(const unsigned char *p, size_t n)
 {
-	/* Flink's records open with the type, 1 to 3; ours with the payload's length, which no event
-	 * of ckpt-events(5) has below 4 */
-	return n >= 4 && get32(p) >= 1 && get32(p) <= 3;
+	/* Flink's records open with the type, 1 to 3, ours with the payload's length, which no event
+	 * of ckpt-events(5) has below 4; a record of a type Flink does not know still has its payload
+	 * begin with a Java stream (after the first stream's length in type 1's layout) */
+	if (n >= 4 && get32(p) >= 1 && get32(p) <= 3)
+		return 1;
+	return (n >= 12 && get32(p + 8) == CKPT_JAVASER_MAGIC) || (n >= 16 && get32(p + 12) == CKPT_JAVASER_MAGIC);
 }
 
 /* Is the log of n segments in dir Flink's?  Its first segment that is not empty says. */
 static int
 log_is_flink(const char *dir, uint32_t n, int *flink, struct ckpt_err *e)
 {
-	unsigned char h[CKPT_EVFLINK_HEADER];
+	unsigned char h[16];
 
 	*flink = 0;
 	for (uint32_t k = 0; k < n; k++) {
