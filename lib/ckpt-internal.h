@@ -259,8 +259,8 @@ int ckpt_evwriter_flush(struct ckpt_evwriter *w, int sync, struct ckpt_err *e);
 int ckpt_evwriter_cut(struct ckpt_evwriter *w, struct ckpt_err *e);
 /*
  * Flink's job event log (FileSystemJobEventStore, evlog-flink.c): a record is a big-endian int
- * type and int length, then the payload, Java serialization.  CKPT_EVFLINK_HEADER bytes of a
- * segment's start tell the formats apart (ckpt_evlog_is_flink).
+ * type and int length, then the payload, Java serialization.  The first 16 bytes of a segment
+ * tell the formats apart (ckpt_evlog_is_flink).
  */
 #define CKPT_EVFLINK_HEADER 8
 int ckpt_evlog_is_flink(const unsigned char *p, size_t n);

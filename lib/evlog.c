@@ -210,15 +210,13 @@ out:
 int
 ckpt_evlog_is_flink(const unsigned char *p, size_t n)
 {
-	/* Flink's records open with the type, 1 to 3, ours with the payload's length, which no event
-	 * of ckpt-events(5) has below 4; a record of a type Flink does not know still has its payload
-	 * begin with a Java stream (after the first stream's length in type 1's layout) */
-	if (n >= 4 && get32(p) >= 1 && get32(p) <= 3)
-		return 1;
-	return (n >= 12 && get32(p + 8) == CKPT_JAVASER_MAGIC) || (n >= 16 && get32(p + 12) == CKPT_JAVASER_MAGIC);
+	/* a payload of Flink's begins with a Java stream, or (type 1) with its length and one; here
+	 * bytes 8 to 15 are the checksum */
+	return n >= 16 && (get32(p + 8) == CKPT_JAVASER_MAGIC || get32(p + 12) == CKPT_JAVASER_MAGIC);
 }
 
-/* Is the log of n segments in dir Flink's?  Its first segment that is not empty says. */
+/* Is the log of n segments in dir Flink's?  Its first segment of 16 bytes or more says; a log
+ * without one is read as ckpt's (in either format it holds no whole record). */
 static int
 log_is_flink(const char *dir, uint32_t n, int *flink, struct ckpt_err *e)
 {
@@ -245,8 +243,8 @@ log_is_flink(const char *dir, uint32_t n, int *flink, struct ckpt_err *e)
 		free(path);
 		if (got < 0)
 			return -1;
-		if (got > 0) {
-			*flink = ckpt_evlog_is_flink(h, (size_t)got);
+		if (got == (ssize_t)sizeof h) {
+			*flink = ckpt_evlog_is_flink(h, sizeof h);
 			return 0;
 		}
 	}

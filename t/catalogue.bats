@@ -422,9 +422,9 @@ archive() {
 }
 
 @test "catalogue: ckpt-replay: Flink's log: a payload that is not a Java serialization stream" {
-	printf '{"type":"vertex_initialized","payload":{"vertex":"%032x","parallelism":2}}\n' 1 | python3 "$T/flinklog.py" L
-	flip L/events.0 9
-	bad 1 "ckpt-replay: L/events.0: offset 0: payload byte 0: not a Java serialization stream (0xacec0005, want 0xaced0005)" ckpt-replay L
+	printf '{"type":"vertex_initialized","payload":{"vertex":"%032x","parallelism":2}}\n' 1 2 | python3 "$T/flinklog.py" L
+	flip L/events.0 $((506 + 9))
+	bad 1 "ckpt-replay: L/events.0: offset 506: payload byte 0: not a Java serialization stream (0xacec0005, want 0xaced0005)" ckpt-replay L
 }
 
 @test "catalogue: ckpt-replay: Flink's log: a record of a type Flink has no serializer for" {
