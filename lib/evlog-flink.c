@@ -172,7 +172,8 @@ collection(struct dec *d, const struct ckpt_javaser_value *v, const char *what, 
 	for (size_t i = 0; i < v->n; i++)
 		if (strcmp(v->data[i].cls->name, top) == 0)
 			cd = &v->data[i];
-	if (cd == NULL || cd->nextra < 1 || cd->extra[0]->kind != CKPT_JAVASER_BLOCK || cd->extra[0]->len < (map ? 8 : 4))
+	if (cd == NULL || cd->nextra < 1 || cd->extra[0]->kind != CKPT_JAVASER_BLOCK ||
+	    cd->extra[0]->len != (map ? 8u : 4u))
 		return bad(d, v->at, "%s: the size written by %s.writeObject is missing", what, top);
 	{
 		const unsigned char *b = cd->extra[0]->bytes + (map ? 4 : 0);
@@ -278,7 +279,7 @@ fail:
 	return NULL;
 }
 
-/* The big-endian int at *pos, a length of what follows (0 allowed when zero_ok). */
+/* The big-endian int at *pos, the length of what follows, within the payload. */
 static int
 length(struct dec *d, size_t *pos, const char *what, uint32_t *n)
 {
@@ -369,7 +370,8 @@ finished_event(struct dec *d, const struct ckpt_javaser_value *v)
 	if (want(d, v, C_FINISHED, "the event") < 0)
 		return NULL;
 	att = ckpt_javaser_field(v, "executionAttemptId");
-	if (want(d, att, C_ATTEMPT, "executionAttemptId") < 0 || prim(d, att, "attemptNumber", 'I', "executionAttemptId", &num) < 0 ||
+	if (want(d, att, C_ATTEMPT, "executionAttemptId") < 0 ||
+	    prim(d, att, "attemptNumber", 'I', "executionAttemptId", &num) < 0 ||
 	    vertex_id(d, ckpt_javaser_field(att, "executionVertexId"), hex, &sub) < 0)
 		return NULL;
 	if (num->i < 0) {
@@ -378,7 +380,8 @@ finished_event(struct dec *d, const struct ckpt_javaser_value *v)
 	}
 	if ((m = metrics(d, ckpt_javaser_field(v, "ioMetrics"))) == NULL)
 		return NULL;
-	return json_pack("{s:s,s:I,s:I,s:o}", "vertex", hex, "subtask", sub, "attempt", (json_int_t)num->i, "metrics", m);
+	return json_pack("{s:s,s:I,s:I,s:o}", "vertex", hex, "subtask", sub, "attempt", (json_int_t)num->i,
+			 "metrics", m);
 }
 
 /* ExecutionVertexFinishedEvent.Serializer: three length-prefixed streams, the last one optional. */
@@ -391,7 +394,8 @@ finished(struct dec *d)
 
 	if (length(d, &pos, "the event", &n) < 0 || (ev = stream(d, &pos, n, finished_event)) == NULL)
 		goto fail;
-	if (length(d, &pos, "the coordinator snapshots", &n) < 0 || (co = stream(d, &pos, n, coordinators)) == NULL)
+	if (length(d, &pos, "the coordinator snapshots", &n) < 0 ||
+	    (co = stream(d, &pos, n, coordinators)) == NULL)
 		goto fail;
 	if (length(d, &pos, "the shuffle master snapshot", &n) < 0)
 		goto fail;
