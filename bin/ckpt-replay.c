@@ -39,8 +39,9 @@ warn_log(const char *dir, const struct ckpt_evlog_stats *st, int torn)
 		cli_warn("%s: events.%u is missing: %u later segment%s ignored", dir, st->gap, st->ignored,
 			 st->ignored == 1 ? "" : "s");
 	if (torn && st->torn_bytes > 0)
-		cli_warn("%s/events.%u: offset %llu: torn record of %llu bytes ignored", dir, st->segments - 1,
-			 (unsigned long long)st->torn_offset, (unsigned long long)st->torn_bytes);
+		cli_warn("%s/events.%u: offset %llu: torn record of %llu bytes ignored%s", dir, st->torn_segment,
+			 (unsigned long long)st->torn_offset, (unsigned long long)st->torn_bytes,
+			 st->torn_tails > 1 ? " (and torn tails of later segments)" : "");
 }
 
 static int

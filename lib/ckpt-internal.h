@@ -295,6 +295,23 @@ int ckpt_evwriter_append_json(struct ckpt_evwriter *w, uint32_t type, const json
 int ckpt_evwriter_flush(struct ckpt_evwriter *w, int sync, struct ckpt_err *e);
 /* End the current segment (Flink's cutBlock); the next record starts a new one. */
 int ckpt_evwriter_cut(struct ckpt_evwriter *w, struct ckpt_err *e);
+/*
+ * Flink's job event log (FileSystemJobEventStore, evlog-flink.c): a record is a big-endian int
+ * type and int length, then the payload, Java serialization.  The first 16 bytes of a segment
+ * tell the formats apart (ckpt_evlog_is_flink).
+ */
+#define CKPT_EVFLINK_HEADER 8
+int ckpt_evlog_is_flink(const unsigned char *p, size_t n);
+struct ckpt_evflink;
+struct ckpt_evflink *ckpt_evflink_new(struct ckpt_err *e);
+void ckpt_evflink_free(struct ckpt_evflink *f);
+/*
+ * The payload of a Flink record of a known type as a ckpt-events(5) payload, *text (tlen bytes,
+ * owned by f, valid until the next call).  On error -1, e->text says what is wrong and *at is
+ * the payload byte at fault; the caller sets where.
+ */
+int ckpt_evflink_decode(struct ckpt_evflink *f, uint32_t type, const unsigned char *p, size_t len,
+			const char **text, size_t *tlen, size_t *at, struct ckpt_err *e);
 /* Set an error of kind at ev's record ("dir/events.N", "offset X: ..."); returns -1. */
 int ckpt_evreader_err(const struct ckpt_evreader *r, const struct ckpt_event *ev, struct ckpt_err *e,
 		      enum ckpt_errkind kind, const char *fmt, ...) __attribute__((format(printf, 5, 6)));

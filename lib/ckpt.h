@@ -675,6 +675,9 @@ struct ckpt_evlog_stats {
 	uint64_t records;       /* whole records read */
 	uint64_t torn_bytes;    /* bytes of the torn record at the end of the last segment */
 	uint64_t torn_offset;   /* where it starts (valid when torn_bytes > 0) */
+	uint32_t torn_segment;  /* in which segment (valid when torn_bytes > 0) */
+	uint32_t torn_tails;    /* records cut short: at most 1 in ckpt's format, one a segment in Flink's */
+	int flink;              /* the log is Flink's (FileSystemJobEventStore), not ckpt-events(5) */
 	uint32_t ignored;       /* events.N files after a gap, not read */
 	uint32_t gap;           /* the first missing segment number (valid when ignored > 0) */
 };

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "ckpt-internal.h"
+#include "flink-javaser.h"
 #include "progress-internal.h"
 
 #define READ_CHUNK (1u << 20)
@@ -206,6 +207,50 @@ out:
 	return r;
 }
 
+int
+ckpt_evlog_is_flink(const unsigned char *p, size_t n)
+{
+	/* a payload of Flink's begins with a Java stream, or (type 1) with its length and one; here
+	 * bytes 8 to 15 are the checksum */
+	return n >= 16 && (get32(p + 8) == CKPT_JAVASER_MAGIC || get32(p + 12) == CKPT_JAVASER_MAGIC);
+}
+
+/* Is the log of n segments in dir Flink's?  Its first segment of 16 bytes or more says; a log
+ * without one is read as ckpt's (in either format it holds no whole record). */
+static int
+log_is_flink(const char *dir, uint32_t n, int *flink, struct ckpt_err *e)
+{
+	unsigned char h[16];
+
+	*flink = 0;
+	for (uint32_t k = 0; k < n; k++) {
+		char *path = segment_path(dir, k, e);
+		ssize_t got;
+		int fd;
+
+		if (path == NULL)
+			return -1;
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+			ckpt_err_sys(e, path, "cannot open");
+			free(path);
+			return -1;
+		}
+		while ((got = pread(fd, h, sizeof h, 0)) < 0 && errno == EINTR)
+			;
+		if (got < 0)
+			ckpt_err_sys(e, path, "read error");
+		close(fd);
+		free(path);
+		if (got < 0)
+			return -1;
+		if (got == (ssize_t)sizeof h) {
+			*flink = ckpt_evlog_is_flink(h, sizeof h);
+			return 0;
+		}
+	}
+	return 0;
+}
+
 /* ---- the writer */
 
 struct ckpt_evwriter {
@@ -267,6 +312,7 @@ ckpt_evwriter_open(const char *dir, unsigned flags, struct ckpt_err *e)
 {
 	struct ckpt_evwriter *w = ckpt_calloc(1, sizeof *w, e);
 	uint32_t ignored, gap;
+	int flink;
 
 	if (w == NULL)
 		return NULL;
@@ -288,6 +334,12 @@ ckpt_evwriter_open(const char *dir, unsigned flags, struct ckpt_err *e)
 		ckpt_err_set(e, CKPT_ERR_REFUSED, dir,
 			     "events.%u is missing but %u later segment%s exist; refusing to write into the gap",
 			     gap, ignored, ignored == 1 ? "" : "s");
+		goto fail;
+	}
+	if (log_is_flink(dir, w->next, &flink, e) < 0)
+		goto fail;
+	if (flink) {
+		ckpt_err_set(e, CKPT_ERR_REFUSED, dir, "a Flink job event log: ckpt writes ckpt-events(5) logs only");
 		goto fail;
 	}
 	if (check_last(w, e) < 0)
@@ -524,6 +576,9 @@ struct ckpt_evreader {
 	unsigned char *buf;
 	size_t cap, lo, hi;      /* buf[lo, hi) holds unread bytes */
 	struct ckpt_evparser *ps;
+	struct ckpt_evflink *fl;  /* Flink's format: its payload decoder; NULL for ours */
+	const unsigned char *raw; /* Flink's format: the last record's payload as stored */
+	size_t rawlen;
 	struct ckpt_evlog_stats st;
 	uint64_t before;         /* bytes of the segments before the open one (for progress) */
 };
@@ -532,13 +587,18 @@ struct ckpt_evreader *
 ckpt_evreader_open(const char *dir, struct ckpt_err *e)
 {
 	struct ckpt_evreader *r = ckpt_calloc(1, sizeof *r, e);
+	int flink;
 
 	if (r == NULL)
 		return NULL;
 	r->fd = -1;
 	if ((r->dir = ckpt_strdup(dir, e)) == NULL || (r->ps = ckpt_evparser_new(e)) == NULL)
 		goto fail;
-	if (list_segments(dir, &r->st.segments, &r->st.ignored, &r->st.gap, e) < 0)
+	if (list_segments(dir, &r->st.segments, &r->st.ignored, &r->st.gap, e) < 0 ||
+	    log_is_flink(dir, r->st.segments, &flink, e) < 0)
+		goto fail;
+	r->st.flink = flink;
+	if (flink && (r->fl = ckpt_evflink_new(e)) == NULL)
 		goto fail;
 	if (ckpt_progress_on()) {
 		struct ckpt_err pe = {0};
@@ -575,6 +635,7 @@ ckpt_evreader_free(struct ckpt_evreader *r)
 	free(r->path);
 	free(r->buf);
 	ckpt_evparser_free(r->ps);
+	ckpt_evflink_free(r->fl);
 	free(r);
 }
 
@@ -696,6 +757,19 @@ fill(struct ckpt_evreader *r, size_t n, struct ckpt_err *e)
 	return 0;
 }
 
+/* A torn tail of left bytes at off ends the open segment. */
+static int
+torn(struct ckpt_evreader *r, uint64_t off, uint64_t left)
+{
+	if (r->st.torn_tails++ == 0) {
+		r->st.torn_bytes = left;
+		r->st.torn_offset = off;
+		r->st.torn_segment = r->cur;
+	}
+	close_segment(r);
+	return 0;
+}
+
 /* The segment ends in a record cut short at off: torn at the end of the last segment, else corruption. */
 static int
 short_record(struct ckpt_evreader *r, uint64_t off, uint64_t left, const char *what, struct ckpt_err *e)
@@ -703,10 +777,7 @@ short_record(struct ckpt_evreader *r, uint64_t off, uint64_t left, const char *w
 	if (r->cur + 1 < r->st.segments)
 		return corrupt(r, off, e, "%s (%llu bytes left in a segment that is not the last)", what,
 			       (unsigned long long)left);
-	r->st.torn_bytes = left;
-	r->st.torn_offset = off;
-	close_segment(r);
-	return 0;
+	return torn(r, off, left);
 }
 
 /* One record of the open segment: 1 read, 0 the segment is done, -1 error. */
@@ -762,6 +833,67 @@ read_record(struct ckpt_evreader *r, struct ckpt_event *ev, struct ckpt_err *e)
 	return 1;
 }
 
+/* Where a payload error is: "offset X: payload byte N: ..." of the open segment. */
+static int
+payload_error(struct ckpt_evreader *r, uint64_t off, size_t at, struct ckpt_err *e)
+{
+	char where[sizeof e->where];
+
+	if (e->kind == CKPT_ERR_NOMEM)
+		return -1;
+	ckpt_err_prefix(e, "offset %llu: payload byte %zu", (unsigned long long)off, at);
+	seg_where(r, r->cur, where, sizeof where);
+	return ckpt_err_locate(e, CKPT_ERR_REFUSED, where);
+}
+
+/*
+ * One record of Flink's format.  Flink's reader (FileSystemJobEventStore.readEvent) takes an
+ * EOFException, a record cut short, as the end of the segment and goes on with the next one:
+ * a torn tail wherever it is.  A negative length fails its allocation: corruption.
+ */
+static int
+read_flink_record(struct ckpt_evreader *r, struct ckpt_event *ev, struct ckpt_err *e)
+{
+	uint64_t off = r->off + r->lo, left = r->size - off;
+	const unsigned char *pl;
+	const char *text, *at = NULL;
+	size_t tlen, pat = 0;
+	uint32_t len, type;
+
+	if (left == 0) {
+		close_segment(r);
+		return 0;
+	}
+	if (left < CKPT_EVFLINK_HEADER)
+		return torn(r, off, left);
+	if (fill(r, CKPT_EVFLINK_HEADER, e) < 0)
+		return -1;
+	type = get32(r->buf + r->lo);
+	len = get32(r->buf + r->lo + 4);
+	if (len > INT32_MAX)
+		return corrupt(r, off, e, "record length %d is negative", (int32_t)len);
+	if (len > left - CKPT_EVFLINK_HEADER)
+		return torn(r, off, left);
+	if (len > CKPT_EVENT_PAYLOAD_LIMIT)
+		return corrupt(r, off, e, "record length %u is above the limit of %u", len, CKPT_EVENT_PAYLOAD_LIMIT);
+	if (ckpt_event_type_name(type) == NULL)
+		return corrupt(r, off, e, "unknown record type %d", (int32_t)type);
+	if (fill(r, CKPT_EVFLINK_HEADER + (size_t)len, e) < 0)
+		return -1;
+	pl = r->buf + r->lo + CKPT_EVFLINK_HEADER;
+	if (ckpt_evflink_decode(r->fl, type, pl, len, &text, &tlen, &pat, e) < 0)
+		return payload_error(r, off, pat, e);
+	if (ckpt_evparser_decode(r->ps, type, text, tlen, ev, &at, e) < 0)
+		return payload_error(r, off, 0, e);
+	ev->segment = r->cur;
+	ev->offset = off;
+	r->raw = pl;
+	r->rawlen = len;
+	r->lo += CKPT_EVFLINK_HEADER + (size_t)len;
+	r->st.records++;
+	return 1;
+}
+
 int
 ckpt_evreader_next(struct ckpt_evreader *r, struct ckpt_event *ev, struct ckpt_err *e)
 {
@@ -773,7 +905,7 @@ ckpt_evreader_next(struct ckpt_evreader *r, struct ckpt_event *ev, struct ckpt_e
 			if (k <= 0)
 				return k;
 		}
-		k = read_record(r, ev, e);
+		k = r->fl ? read_flink_record(r, ev, e) : read_record(r, ev, e);
 		if (k != 0)
 			return k;
 	}
@@ -848,6 +980,14 @@ copy_records(struct ckpt_evreader *r, struct copy *c, struct ckpt_err *e)
 
 		if (copy_segment(c, ev.segment) < 0)
 			return -1;
+		if (r->fl) {
+			/* Flink's log stays Flink's: its record as stored */
+			put32(h, ev.type);
+			put32(h + 4, (uint32_t)r->rawlen);
+			if (write_all(c->fd, h, CKPT_EVFLINK_HEADER) < 0 || write_all(c->fd, r->raw, r->rawlen) < 0)
+				return ckpt_err_sys(e, c->tmpdir, "write error");
+			continue;
+		}
 		encode_header(h, ev.type, ev.payload, ev.len);
 		if (write_all(c->fd, h, sizeof h) < 0 || write_all(c->fd, ev.payload, ev.len) < 0)
 			return ckpt_err_sys(e, c->tmpdir, "write error");

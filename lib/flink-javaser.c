@@ -19,6 +19,8 @@
 #define TC_LONGSTRING 0x7c
 #define TC_ENUM 0x7e
 #define TC_BLOCKDATALONG 0x7a
+
+#define ARENA_CHUNK 8192
 #define BASE_HANDLE 0x7e0000
 
 struct jhandle {
@@ -38,6 +40,8 @@ struct ckpt_javaser {
 	size_t nh, cap;
 	void **mem; /* every allocation, freed with the reader */
 	size_t nmem, memcap;
+	unsigned char *arena; /* the chunk jalloc takes small blocks from */
+	size_t arena_used;
 };
 
 static int fail(struct ckpt_javaser *j, size_t at, const char *fmt, ...)
@@ -84,10 +88,31 @@ adopt(struct ckpt_javaser *j, void *p)
 	return j->mem[j->nmem++] = p;
 }
 
+/*
+ * Zeroed memory for n objects of size bytes, freed with the reader: small blocks come from
+ * chunks, as a stream makes many small values (a job event holds hundreds).
+ */
 static void *
 jalloc(struct ckpt_javaser *j, size_t n, size_t size)
 {
-	return adopt(j, calloc(n ? n : 1, size ? size : 1));
+	size_t total;
+
+	if (n == 0 || size == 0)
+		n = size = 1;
+	if (n > SIZE_MAX / size) {
+		nomem(j);
+		return NULL;
+	}
+	total = (n * size + 15) & ~(size_t)15;
+	if (total > ARENA_CHUNK / 4)
+		return adopt(j, calloc(n, size));
+	if (j->arena == NULL || ARENA_CHUNK - j->arena_used < total) {
+		if ((j->arena = adopt(j, malloc(ARENA_CHUNK))) == NULL)
+			return NULL;
+		j->arena_used = 0;
+	}
+	j->arena_used += total;
+	return memset(j->arena + j->arena_used - total, 0, total);
 }
 
 /* ------------------------------------------------------------ primitives */
@@ -159,41 +184,54 @@ mutf8_unit(const unsigned char *s, size_t n, size_t *i)
 	return -1;
 }
 
-int
-ckpt_javaser_mutf8(const unsigned char *s, size_t n, char **out)
+/* Modified UTF-8 into o, n + 1 bytes (a UTF-16 unit takes no more bytes in UTF-8, a pair fewer). */
+static int
+mutf8_into(const unsigned char *s, size_t n, char *o)
 {
-	char *o = malloc(n + 1); /* a UTF-16 unit takes no more bytes in UTF-8, a pair fewer */
 	size_t i = 0, k = 0;
-	int rc = CKPT_JAVASER_EUTF;
 
-	*out = NULL;
-	if (o == NULL)
-		return CKPT_JAVASER_ENOMEM;
+	/* names of classes and fields are ASCII */
+	while (i < n && s[i] != 0 && s[i] < 0x80)
+		i++;
+	memcpy(o, s, i);
+	k = i;
 	while (i < n) {
 		long u = mutf8_unit(s, n, &i), lo;
 
 		if (u < 0)
-			goto bad;
-		if (u == 0) {
-			rc = CKPT_JAVASER_ENUL;
-			goto bad;
-		}
+			return CKPT_JAVASER_EUTF;
+		if (u == 0)
+			return CKPT_JAVASER_ENUL;
 		if (u >= 0xdc00 && u <= 0xdfff)
-			goto bad;
+			return CKPT_JAVASER_EUTF;
 		if (u >= 0xd800 && u <= 0xdbff) {
 			if (i >= n || (lo = mutf8_unit(s, n, &i)) < 0xdc00 || lo > 0xdfff)
-				goto bad;
+				return CKPT_JAVASER_EUTF;
 			u = 0x10000 + ((u - 0xd800) << 10) + (lo - 0xdc00);
 		}
 		k += ckpt_utf8_put(o + k, (uint32_t)u);
 	}
 	o[k] = '\0';
+	return 0;
+}
+
+int
+ckpt_javaser_mutf8(const unsigned char *s, size_t n, char **out)
+{
+	char *o = malloc(n + 1);
+	int rc;
+
+	*out = NULL;
+	if (o == NULL)
+		return CKPT_JAVASER_ENOMEM;
+	if ((rc = mutf8_into(s, n, o)) < 0) {
+		free(o);
+		return rc;
+	}
 	*out = o;
 	return 0;
-bad:
-	free(o);
-	return rc;
 }
+
 
 /* n bytes of modified UTF-8 at the cursor, whose length field began at at. */
 static int
@@ -202,10 +240,11 @@ rd_mutf8(struct ckpt_javaser *j, size_t at, size_t n, char **out, const char *wh
 	const unsigned char *s = j->p + j->pos;
 
 	j->pos += n;
-	switch (ckpt_javaser_mutf8(s, n, out)) {
-	case 0: return adopt(j, *out) ? 0 : -1;
+	if ((*out = jalloc(j, n + 1, 1)) == NULL)
+		return -1;
+	switch (mutf8_into(s, n, *out)) {
+	case 0: return 0;
 	case CKPT_JAVASER_ENUL: return fail(j, at, "%s holds a NUL character, which is not supported", what);
-	case CKPT_JAVASER_ENOMEM: return nomem(j);
 	default: return fail(j, at, "invalid modified UTF-8 in %s", what);
 	}
 }

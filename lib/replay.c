@@ -685,10 +685,17 @@ ckpt_replay_to_json(const struct ckpt_replay *r)
 
 	for (size_t i = 0; !bad && i < r->nv; i++) {
 		const struct ckpt_replay_vertex *v = &r->v[i];
+		const char *name = r->graph->v[v->graph_index].name;
+		json_t *o = json_pack("{s:s}", "vertex", v->id), *rest;
 
-		bad |= ckpt_json_append_new(vs, json_pack("{s:s,s:I,s:o,s:o}", "vertex", v->id, "parallelism",
-							  (json_int_t)v->parallelism, "finished",
-							  rangelist_json(&v->finished), "reset", reset_json(v))) < 0;
+		/* a Flink log names vertices by their JobVertexID: the name the graph gives goes beside it */
+		if (o != NULL && r->log.flink && name != NULL)
+			bad |= json_object_set_new(o, "name", json_string(name)) < 0;
+		rest = json_pack("{s:I,s:o,s:o}", "parallelism", (json_int_t)v->parallelism, "finished",
+				 rangelist_json(&v->finished), "reset", reset_json(v));
+		bad |= o == NULL || rest == NULL || json_object_update(o, rest) < 0;
+		json_decref(rest);
+		bad |= ckpt_json_append_new(vs, o) < 0;
 	}
 	for (size_t i = 0; !bad && i < r->ncoord; i++)
 		bad |= ckpt_json_set_new(co, r->coord[i].op, json_pack("{s:O,s:o}", "state", r->coord[i].state,

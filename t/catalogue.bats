@@ -465,6 +465,23 @@ savepoint() {
 	bad 2 'ckpt-replay: R: already exists' ckpt-replay -R R L
 }
 
+@test "catalogue: ckpt-replay: Flink's log: a payload that is not a Java serialization stream" {
+	printf '{"type":"vertex_initialized","payload":{"vertex":"%032x","parallelism":2}}\n' 1 2 | python3 "$T/flinklog.py" L
+	flip L/events.0 $((506 + 9))
+	bad 1 "ckpt-replay: L/events.0: offset 506: payload byte 0: not a Java serialization stream (0xacec0005, want 0xaced0005)" ckpt-replay L
+}
+
+@test "catalogue: ckpt-replay: Flink's log: a record of a type Flink has no serializer for" {
+	printf '{"type":"vertex_initialized","payload":{"vertex":"%032x","parallelism":2}}\n' 1 | python3 "$T/flinklog.py" L
+	{ printf '\0\0\0\11'; tail -c +5 L/events.0; } > t && mv t L/events.0
+	bad 1 "ckpt-replay: L/events.0: offset 0: unknown record type 9" ckpt-replay L
+}
+
+@test "catalogue: ckpt-replay: Flink's log is not appended to" {
+	printf '{"type":"vertex_initialized","payload":{"vertex":"%032x","parallelism":2}}\n' 1 | python3 "$T/flinklog.py" L
+	bad 1 "ckpt-replay: L: a Flink job event log: ckpt writes ckpt-events(5) logs only" ckpt-replay -w L < /dev/null
+}
+
 # ---- ckpt-run: pipelines
 
 @test "catalogue: ckpt-run: no pipeline named" {

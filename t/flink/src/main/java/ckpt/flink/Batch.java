@@ -21,6 +21,13 @@ import org.apache.flink.runtime.jobgraph.JobGraph;
 import org.apache.flink.runtime.jobgraph.JobType;
 import org.apache.flink.runtime.jobgraph.JobVertex;
 import org.apache.flink.runtime.jobmaster.JobResult;
+import org.apache.flink.runtime.jobmaster.event.ExecutionJobVertexInitializedEvent;
+import org.apache.flink.runtime.jobmaster.event.ExecutionVertexFinishedEvent;
+import org.apache.flink.runtime.jobmaster.event.ExecutionVertexResetEvent;
+import org.apache.flink.runtime.jobmaster.event.FileSystemJobEventStore;
+import org.apache.flink.runtime.jobmaster.event.JobEvent;
+import org.apache.flink.runtime.scheduler.strategy.ExecutionVertexID;
+import org.apache.flink.runtime.shuffle.ShuffleMasterSnapshot;
 import org.apache.flink.runtime.minicluster.MiniCluster;
 import org.apache.flink.runtime.minicluster.TestingMiniCluster;
 import org.apache.flink.runtime.minicluster.TestingMiniClusterConfiguration;
@@ -36,6 +43,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -163,6 +171,8 @@ final class Batch {
             Json.save(dir.resolve("sidecar.json"), Json.obj("job_id", id.toString(), "vertices", vertices,
                     "failure", "JobMaster leadership revoked and granted again (HaLeadershipControl)",
                     "event_files_at_failure", filesAtFailure, "event_files", filesAtEnd,
+                    "events", readEvents(dir.resolve("events-before-end"), filesAtEnd.size()),
+                    "events_recovered", readEvents(dir.resolve("events-before-end"), filesAtFailure.size()),
                     "states_at_failure", atFailure, "attempts", ran));
         } finally {
             mc.close();
@@ -195,6 +205,58 @@ final class Batch {
             m.put(v.getName(), l);
         }
         return m;
+    }
+
+    /**
+     * The events Flink's own reader (FileSystemJobEventStore.readEvent, its deserializers) reads
+     * from the first n segments of the log in from: what its recovery reads when those were the
+     * segments at the failure (a new JobMaster writes only segments after them).
+     */
+    static List<Object> readEvents(Path from, int n) throws Exception {
+        Path tmp = Files.createTempDirectory("ckpt-events");
+        for (int i = 0; i < n; i++) Files.copy(from.resolve("events." + i), tmp.resolve("events." + i));
+        FileSystemJobEventStore store = new FileSystemJobEventStore(
+                new org.apache.flink.core.fs.Path(tmp.toUri()), new Configuration());
+        List<Object> l = new ArrayList<>();
+        store.start();
+        try {
+            for (JobEvent e; (e = store.readEvent()) != null; ) l.add(eventJson(e));
+        } finally {
+            store.stop(true);
+        }
+        return l;
+    }
+
+    static Map<String, Object> eventJson(JobEvent e) throws Exception {
+        if (e instanceof ExecutionJobVertexInitializedEvent) {
+            ExecutionJobVertexInitializedEvent i = (ExecutionJobVertexInitializedEvent) e;
+            return Json.obj("type", "vertex_initialized", "vertex", i.getJobVertexId().toString(),
+                    "parallelism", i.getParallelism(), "inputs", i.getJobVertexInputInfos().size());
+        }
+        if (e instanceof ExecutionVertexResetEvent) {
+            List<Object> l = new ArrayList<>();
+            for (ExecutionVertexID v : ((ExecutionVertexResetEvent) e).getExecutionVertexIds()) {
+                l.add(Json.obj("vertex", v.getJobVertexId().toString(), "subtask", v.getSubtaskIndex()));
+            }
+            return Json.obj("type", "vertices_reset", "subtasks", l);
+        }
+        ExecutionVertexFinishedEvent f = (ExecutionVertexFinishedEvent) e;
+        Map<String, Object> co = new TreeMap<>();
+        for (Map.Entry<org.apache.flink.runtime.jobgraph.OperatorID, java.util.concurrent.CompletableFuture<byte[]>> c :
+                f.getOperatorCoordinatorSnapshotFutures().entrySet()) {
+            co.put(c.getKey().toString(), Base64.getEncoder().encodeToString(c.getValue().get()));
+        }
+        Object shuffle = null;
+        if (f.getShuffleMasterSnapshotFuture() != null) {
+            ShuffleMasterSnapshot sms = f.getShuffleMasterSnapshotFuture().get();
+            shuffle = Json.obj("class", sms.getClass().getName(), "incremental", sms.isIncremental());
+        }
+        return Json.obj("type", "vertex_finished", "vertex", f.getExecutionVertexId().getJobVertexId().toString(),
+                "subtask", f.getExecutionVertexId().getSubtaskIndex(), "attempt", f.getAttemptNumber(),
+                "snapshots", f.hasOperatorCoordinatorAndShuffleMasterSnapshots(), "coordinators", co,
+                "shuffle", shuffle, "records_in", f.getIOMetrics().getNumRecordsIn(),
+                "records_out", f.getIOMetrics().getNumRecordsOut(), "bytes_in", f.getIOMetrics().getNumBytesIn(),
+                "bytes_out", f.getIOMetrics().getNumBytesOut());
     }
 
     /** Copy the events.N files under the HA storage directory into dir/to; list the copies. */

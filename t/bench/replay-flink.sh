@@ -1,0 +1,56 @@
+#!/bin/sh
+# Benchmark of ckpt-replay on Flink's own job event log (FileSystemJobEventStore): a log of
+# 100,000 ExecutionVertexFinishedEvents written by t/flinklog.py (the test writer of Flink's
+# format, whose output Flink's own reader reads), replayed beside ckpt's format of the same
+# events (ckpt-replay -e | ckpt-replay -w).  Target: within 2 times of ckpt's format; memory
+# bounded as there: the same job from a log ten times shorter peaks alike.
+set -e
+cd "$(dirname "$0")/../.."
+BIN=${CKPT_BIN:-$PWD/bin}
+N=${N:-100000}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# 4 vertices x 25,000 subtasks; vertex ids are JobVertexIDs.  The records: the 4
+# vertex_initialized, then finishes over the subtasks, one in 100 carrying a coordinator
+# snapshot and Flink's EmptyShuffleMasterSnapshot, as Flink writes at most every
+# job-recovery.snapshot.min-pause.
+gen() {
+	awk -v n="$1" -v P=25000 'BEGIN {
+		split("000000000000000000000000000000a1 000000000000000000000000000000b2 000000000000000000000000000000c3 000000000000000000000000000000d4", V, " ");
+		for (i = 1; i <= 4; i++)
+			print "{\"type\":\"vertex_initialized\",\"payload\":{\"vertex\":\"" V[i] "\",\"parallelism\":" P "}}";
+		for (k = 0; k < n; k++) {
+			v = V[1 + int(k / P) % 4]; s = (k * 7919) % P;
+			m = "\"metrics\":{\"records_in\":" k ",\"records_out\":" k ",\"bytes_in\":" 8 * k ",\"bytes_out\":" 8 * k ",\"idle_ms\":1,\"back_pressured_ms\":0,\"busy_ms\":2.5}";
+			if (k % 100 == 99)
+				print "{\"type\":\"vertex_finished\",\"payload\":{\"vertex\":\"" v "\",\"subtask\":" s ",\"attempt\":0," m ",\"snapshots\":{\"coordinators\":{\"" v "\":{\"base64\":\"AAAAAQ==\"}},\"shuffle\":{\"incremental\":false,\"state\":\"\"}}}}";
+			else
+				print "{\"type\":\"vertex_finished\",\"payload\":{\"vertex\":\"" v "\",\"subtask\":" s ",\"attempt\":0," m "}}";
+		}
+	}'
+}
+
+measure() { # prints "wall cpu peak_kib"
+	/usr/bin/time -f '%e %U %S %M' -o "$tmp/time" "$@"
+	awk '{printf "%.3f %.3f %d", $1, $2 + $3, $4}' "$tmp/time"
+}
+
+gen "$N" > "$tmp/events.ndjson"
+gen $((N / 10)) > "$tmp/small.ndjson"
+python3 t/flinklog.py "$tmp/flink" < "$tmp/events.ndjson"
+python3 t/flinklog.py "$tmp/flink-small" < "$tmp/small.ndjson"
+"$BIN/ckpt-replay" -e "$tmp/flink" | "$BIN/ckpt-replay" -w "$tmp/ours"
+set -- $(measure sh -c "\"$BIN/ckpt-replay\" \"$tmp/flink\" > \"$tmp/flink.json\"")
+f_wall=$1 f_cpu=$2 f_mem=$3
+set -- $(measure sh -c "\"$BIN/ckpt-replay\" \"$tmp/ours\" > \"$tmp/ours.json\"")
+o_wall=$1 o_cpu=$2 o_mem=$3
+set -- $(measure sh -c "\"$BIN/ckpt-replay\" \"$tmp/flink-small\" > /dev/null")
+s_mem=$3
+jq -c 'del(.log)' "$tmp/flink.json" > "$tmp/a"
+jq -c 'del(.log)' "$tmp/ours.json" > "$tmp/b"
+cmp -s "$tmp/a" "$tmp/b" || { echo "replay-flink: the two plans differ" >&2; exit 1; }
+echo "records:      $N finished events + 4 ($(wc -c < "$tmp/flink/events.0") bytes in Flink's format, $(wc -c < "$tmp/ours/events.0") in ckpt's), load $(cut -d' ' -f1 /proc/loadavg)"
+echo "replay:       Flink's ${f_wall} s wall, ${f_cpu} s cpu; ckpt's ${o_wall} s wall, ${o_cpu} s cpu;" \
+	"$(echo "$f_cpu $o_cpu" | awk '{printf "%.2f", ($2 > 0) ? $1 / $2 : 0}') times (cpu); target <= 2"
+echo "peak memory:  Flink's ${f_mem} KiB ($N records), ${s_mem} KiB ($((N / 10)) records); ckpt's ${o_mem} KiB"
