@@ -1660,8 +1660,8 @@ ckpt_flink_state_verify(struct ckpt_snapshot *s, ckpt_verify_report *report, voi
 		goto out;
 	for (size_t i = 0; i < s->nops; i++)
 		for (size_t j = 0; j < s->ops[i].nsubtasks; j++) {
-			struct ckpt_err pe = {0};
-			char msg[1200];
+			struct ckpt_err pe = {0}, pw;
+			char msg[1200], text[1100];
 
 			if (read_subtask(b, &s->ops[i], &s->ops[i].subtasks[j], &k, &pe) == 0)
 				continue;
@@ -1671,10 +1671,10 @@ ckpt_flink_state_verify(struct ckpt_snapshot *s, ckpt_verify_report *report, voi
 			}
 			if (json_object_get(V.bad, pe.where)) /* missing or of the wrong size: said already */
 				continue;
-			snprintf(msg, sizeof msg, "%s%s%s", pe.kind == CKPT_ERR_REFUSED ? "not checked: " : "", pe.text,
-				 pe.sys_errno ? ": " : "");
-			if (pe.sys_errno)
-				snprintf(msg + strlen(msg), sizeof msg - strlen(msg), "%s", strerror(pe.sys_errno));
+			pw = pe; /* the diagnostic -a prints, one line, after its "where: " */
+			pw.where[0] = '\0';
+			ckpt_err_format(&pw, text, sizeof text);
+			snprintf(msg, sizeof msg, "%s%s", pe.kind == CKPT_ERR_REFUSED ? "not checked: " : "", text);
 			if (pe.kind == CKPT_ERR_REFUSED)
 				report(arg, pe.where, msg);
 			else
