@@ -49,7 +49,8 @@ int ckpt_err_set(struct ckpt_err *e, enum ckpt_errkind kind, const char *where,
 /* Like ckpt_err_set with CKPT_ERR_IO and the current errno. */
 int ckpt_err_sys(struct ckpt_err *e, const char *where, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-/* The whole diagnostic without the program name: "where: text[: strerror]". */
+/* The whole diagnostic without the program name: "where: text[: strerror]", one line: control
+ * characters (a name read from a damaged file may hold a newline) as \xHH. */
 void ckpt_err_format(const struct ckpt_err *e, char *buf, size_t size);
 /* The exit status the error calls for: 1 for CKPT_ERR_REFUSED, else 2. */
 int ckpt_err_status(const struct ckpt_err *e);

@@ -71,15 +71,43 @@ ckpt_err_locate(struct ckpt_err *e, enum ckpt_errkind kind, const char *where)
 	return -1;
 }
 
+/* s into buf (size > 0), each control character as \xHH: names read from a damaged file (a state
+ * name, a class name) may hold a newline, and a diagnostic is one line. */
+static void
+one_line(const char *s, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c < 0x20 || c == 0x7f) {
+			if (n + 4 >= size)
+				break;
+			snprintf(buf + n, 5, "\\x%02x", c);
+			n += 4;
+		} else {
+			if (n + 1 >= size)
+				break;
+			buf[n++] = (char)c;
+		}
+	}
+	buf[n] = '\0';
+}
+
 void
 ckpt_err_format(const struct ckpt_err *e, char *buf, size_t size)
 {
 	const char *sep = e->where[0] ? ": " : "";
+	char raw[sizeof e->where + sizeof e->text + 256];
 
+	if (size == 0)
+		return;
 	if (e->sys_errno)
-		snprintf(buf, size, "%s%s%s: %s", e->where, sep, e->text, strerror(e->sys_errno));
+		snprintf(raw, sizeof raw, "%s%s%s: %s", e->where, sep, e->text, strerror(e->sys_errno));
 	else
-		snprintf(buf, size, "%s%s%s", e->where, sep, e->text);
+		snprintf(raw, sizeof raw, "%s%s%s", e->where, sep, e->text);
+	one_line(raw, buf, size);
 }
 
 int

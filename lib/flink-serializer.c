@@ -557,7 +557,7 @@ read_primitive(struct ckpt_fsrc *s, enum ckpt_fser_kind kind, json_t **v, int32_
 	};
 	size_t n = size[kind];
 
-	if (ckpt_fsrc_read(s, b, n, "value") < 0)
+	if (ckpt_fsrc_read(s, b, n, s->what ? s->what : "value") < 0)
 		return -1;
 	for (size_t i = 0; i < n; i++)
 		x = x << 8 | b[i];

@@ -874,19 +874,21 @@ out:
 	return rc;
 }
 
-/* One value read with t, its bytes captured (appended to *buf). */
+/* One value read with t, its bytes captured (appended to *buf); what names it in errors. */
 static int
-heap_piece(struct ckpt_fsrc *s, const struct ckpt_fser *t, unsigned char **buf, size_t *len, json_t **v,
-	   int32_t *hash, int *hashed)
+heap_piece(struct ckpt_fsrc *s, const struct ckpt_fser *t, const char *what, unsigned char **buf, size_t *len,
+	   json_t **v, int32_t *hash, int *hashed)
 {
 	unsigned char *n;
+	int r;
 
 	ckpt_fsrc_capture(s, 1);
-	if (ckpt_fser_value(t, s, v, hash, hashed) < 0) {
-		ckpt_fsrc_capture(s, 0);
-		return -1;
-	}
+	s->what = what;
+	r = ckpt_fser_value(t, s, v, hash, hashed);
+	s->what = NULL;
 	ckpt_fsrc_capture(s, 0);
+	if (r < 0)
+		return -1;
 	if ((n = realloc(*buf, *len + s->clen + 1)) == NULL)
 		return ckpt_err_set(s->e, CKPT_ERR_NOMEM, s->where, "out of memory");
 	memcpy(n + *len, s->cap, s->clen);
@@ -912,12 +914,12 @@ heap_entry(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, const s
 	if (c->prefix == 2)
 		key[1] = (unsigned char)kg;
 	if (timer) {
-		if (heap_piece(s, m->value, &key, &kn, &typed, &hh, &hd) < 0)
+		if (heap_piece(s, m->value, "timer", &key, &kn, &typed, &hh, &hd) < 0)
 			goto out;
 	} else {
-		if (heap_piece(s, m->ns, &ns, &nn, &tn, &hh, &hd) < 0 ||
-		    heap_piece(s, h->key, &key, &kn, &tk, &hash, &hashed) < 0 ||
-		    heap_piece(s, m->value, &val, &vn, &tv, &hh, &hd) < 0)
+		if (heap_piece(s, m->ns, "namespace", &ns, &nn, &tn, &hh, &hd) < 0 ||
+		    heap_piece(s, h->key, "key", &key, &kn, &tk, &hash, &hashed) < 0 ||
+		    heap_piece(s, m->value, "value", &val, &vn, &tv, &hh, &hd) < 0)
 			goto out;
 		if (hashed && ckpt_flink_key_group(hash, c->op->max_parallelism) != kg) {
 			ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "offset %llu: a key of state \"%s\" in key group %u "
@@ -1660,8 +1662,8 @@ ckpt_flink_state_verify(struct ckpt_snapshot *s, ckpt_verify_report *report, voi
 		goto out;
 	for (size_t i = 0; i < s->nops; i++)
 		for (size_t j = 0; j < s->ops[i].nsubtasks; j++) {
-			struct ckpt_err pe = {0};
-			char msg[1200];
+			struct ckpt_err pe = {0}, pw;
+			char msg[1200], text[1100];
 
 			if (read_subtask(b, &s->ops[i], &s->ops[i].subtasks[j], &k, &pe) == 0)
 				continue;
@@ -1671,10 +1673,10 @@ ckpt_flink_state_verify(struct ckpt_snapshot *s, ckpt_verify_report *report, voi
 			}
 			if (json_object_get(V.bad, pe.where)) /* missing or of the wrong size: said already */
 				continue;
-			snprintf(msg, sizeof msg, "%s%s%s", pe.kind == CKPT_ERR_REFUSED ? "not checked: " : "", pe.text,
-				 pe.sys_errno ? ": " : "");
-			if (pe.sys_errno)
-				snprintf(msg + strlen(msg), sizeof msg - strlen(msg), "%s", strerror(pe.sys_errno));
+			pw = pe; /* the diagnostic -a prints, one line, after its "where: " */
+			pw.where[0] = '\0';
+			ckpt_err_format(&pw, text, sizeof text);
+			snprintf(msg, sizeof msg, "%s%s", pe.kind == CKPT_ERR_REFUSED ? "not checked: " : "", text);
 			if (pe.kind == CKPT_ERR_REFUSED)
 				report(arg, pe.where, msg);
 			else

@@ -45,6 +45,7 @@ struct ckpt_fsrc {
 	size_t clen, ccap;
 	int capture;
 	int depth;                 /* nesting of the value being decoded */
+	const char *what;          /* what a fixed-size read cut short is called ("key"; NULL: "value") */
 };
 
 /* A source over size bytes of fd from base; where names it in errors.  0, or -1 with e set. */

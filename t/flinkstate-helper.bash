@@ -44,7 +44,8 @@ kv_file() {
 
 # _metadata (format 3) of one operator, parallelism 1, max parallelism 128, subtask 0 holding the
 # operator state of op (delegate $1) and the keyed state of kv (delegate $2); a delegate is
-# "rel NAME", "abs PATH" or "inline FILE".
+# "rel NAME", "abs PATH" or "inline FILE".  The keyed handle is a KeyGroupsSavepointStateHandle
+# (KG_TAG 7) of key groups 0-127 (KG_FIRST, KG_COUNT), key groups KV_KGS at offsets KV_OFF.
 b_delegate() {
 	case $1 in
 	rel) b_u8 6; b_utf "$2"; b_i64 "$3";;
@@ -60,20 +61,38 @@ meta_file() {
 	b_i32 1; b_u8 4; b_i32 1; b_utf names; b_u8 0; b_i32 2; b_i64 "$OP_HDR"; b_i64 $((OP_HDR + 2))
 	b_delegate $1 "$(wc -c <op)"
 	b_i32 0
-	b_u8 7; b_i32 0; b_i32 128
-	if [ "${KG_FOR-}" != "${KV_OFF[*]}" ]; then # the 128 offsets, written once per KV_OFF
-		local save=$B
+	b_u8 "${KG_TAG:-7}"; b_i32 "${KG_FIRST:-0}"; b_i32 "${KG_COUNT:-128}"
+	if [ "${KG_FOR-}" != "${KV_OFF[*]}/${KG_FIRST-}" ]; then # the offsets, written once per KV_OFF
+		local save=$B kgs=(${KV_KGS:-29 86 94}) k
 		B=
-		for ((i = 0; i < 128; i++)); do
-			case $i in 29) j=${KV_OFF[0]};; 86) j=${KV_OFF[1]};; 94) j=${KV_OFF[2]};; *) j=0;; esac
+		for ((i = ${KG_FIRST:-0}; i < ${KG_FIRST:-0} + ${KG_COUNT:-128}; i++)); do
+			j=0
+			for k in "${!kgs[@]}"; do [ "${kgs[k]}" -eq $i ] && j=${KV_OFF[k]}; done
 			b_i64 "$j"
 		done
-		KG_B=$B KG_FOR=${KV_OFF[*]} B=$save
+		KG_B=$B KG_FOR=${KV_OFF[*]}/${KG_FIRST-} B=$save
 	fi
 	B+=$KG_B
 	b_delegate $2 "$(wc -c <kv)"
 	b_u8 0; b_i32 0; b_i32 0
 	b_write "${3:-sp}/_metadata"
+}
+
+# hv: the keyed state of kv in the heap layout (HeapSnapshotStrategy, KeyGroupsStateHandle, no
+# lengths): key groups 29 (key 42 -> 7) and 30 (empty), each its number, then per state its id,
+# its entry count and the entries (namespace, key, value).  Sets what meta_file needs for it.
+hv_file() {
+	B=; b_i32 6; b_u8 0
+	s_proxy "$SER.IntSerializer\$IntSerializerSnapshot"
+	b_i16 1; b_utf count; b_i32 0; b_i32 1; b_utf KEYED_STATE_TYPE; b_utf VALUE
+	b_i32 2; b_utf NAMESPACE_SERIALIZER; s_proxy "$VOIDNS"
+	b_utf VALUE_SERIALIZER; s_proxy "$SER.LongSerializer\$LongSerializerSnapshot"
+	KV_OFF=("$(blen)")
+	b_i32 29; b_i16 0; b_i32 1; b_u8 0; b_i32 42; b_i64 7
+	KV_OFF+=("$(blen)")
+	b_i32 30; b_i16 0; b_i32 0
+	b_write "${1:-kv}"
+	KV_KGS="29 30" KG_TAG=3 KG_FIRST=29 KG_COUNT=2
 }
 
 # A savepoint directory sp/ with op and kv beside its _metadata.
@@ -129,31 +148,101 @@ kvz_file() {
 	b_write "${1:-kv}"
 }
 
-# In a savepoint sp/ made by sp_dir: cut kv at every length (the size the _metadata records
-# following), then replace bytes in 200 copies; print every run that is not one error line naming
-# sp/kv and an offset with empty output (status 2 for cuts, 0 to 2 for replaced bytes).
-damage_runs() {
-	local n m i r out err
-	cp sp/kv kv.whole
-	n=$(wc -c <kv.whole)
-	m=$(($(wc -c <sp/_metadata) - 17)) # the keyed handle's size: the i64 before the last 9 bytes
-	for ((i = 0; i < n; i++)); do
-		head -c $i kv.whole >sp/kv
-		B=; b_i64 $i; printf '%b' "$B" | dd of=sp/_metadata bs=1 seek=$m conv=notrunc status=none
-		out=$(ckpt-inspect -a sp 2>err); r=$?; err=$(cat err)
-		[ $r -eq 2 ] && [ -z "$out" ] &&
-			[[ $err =~ ^ckpt-inspect:\ sp/kv:\ offset\ [0-9]+(\ \(Snappy\ chunk\),\ byte\ [0-9]+\ of\ its\ stream)?:\ [a-z][^$'\n']*$ ]] ||
-			echo "cut at $i: status $r: $err"
+# sp_kind KIND: a savepoint sp/ as sp_dir makes it, its keyed state kv in the layout KIND: kv
+# (canonical), kvz (canonical, Snappy-compressed) or hv (heap).
+sp_kind() {
+	rm -rf sp
+	mkdir sp
+	unset KV_KGS KG_TAG KG_FIRST KG_COUNT KG_FOR
+	op_file sp/op
+	case $1 in kv) kv_file sp/kv ;; kvz) kvz_file sp/kv ;; hv) hv_file sp/kv ;; esac
+	(cd sp && meta_file "rel op" "rel kv" .)
+}
+
+# size_at FILE: the offset in sp/_metadata of the size recorded for sp/FILE (op or kv).
+size_at() {
+	if [ "$1" = op ]; then
+		echo $(($(grep -obUaP '\x06\x00\x02op' sp/_metadata | cut -d: -f1) + 5))
+	else
+		echo $(($(wc -c <sp/_metadata) - 17)) # the i64 before the last 9 bytes
+	fi
+}
+set_size() { B=; b_i64 "$2"; printf '%b' "$B" | dd of=sp/_metadata bs=1 seek="$1" conv=notrunc status=none; }
+
+# cut_runs KIND FILE FROM: in sp/ (sp_kind KIND) cut sp/FILE at every length from FROM on, the size
+# the _metadata records following.  Prints "KIND CUT: LINE", LINE the one line -a printed, and
+# "bad: ..." for a run that breaks the contract: -a exits 2, prints nothing on stdout and one line
+# naming sp/FILE and an offset; -c exits 1 with that line on stderr and as the file's problem.
+cut_runs() {
+	local kind=$1 f=$2 i n m r e p
+	cp "sp/$f" "whole.$kind.$f"
+	n=$(wc -c <"whole.$kind.$f")
+	m=$(size_at "$f")
+	for ((i = $3; i < n; i++)); do
+		head -c $i "whole.$kind.$f" >"sp/$f"
+		set_size "$m" $i
+		ckpt-inspect -a sp >out 2>err
+		r=$?
+		e=$(<err)
+		echo "$kind $i: $e"
+		[ $r -eq 2 ] && [ ! -s out ] && [[ $e =~ ^ckpt-inspect:\ sp/$f:\ offset\ [0-9]+[\ :][^$'\n']+$ ]] ||
+			echo "bad: $kind $i: -a: status $r, $(wc -c <out) bytes on stdout"
+		ckpt-inspect -c sp >out 2>err
+		r=$?
+		p=${e#"ckpt-inspect: sp/$f: "}
+		p=${p//\"/\\\"}
+		[ $r -eq 1 ] && [ "$(<err)" = "$e" ] && [[ $(<out) == *"{\"where\":\"sp/$f\",\"problem\":\"$p\"}"* ]] ||
+			echo "bad: $kind $i: -c: status $r: $(<err) $(<out)"
 	done
-	B=; b_i64 "$n"; printf '%b' "$B" | dd of=sp/_metadata bs=1 seek=$m conv=notrunc status=none
-	fm_flips kv.whole f 200 7
-	for ((i = 1; i <= 200; i++)); do
-		cp "f$i" sp/kv
-		out=$(ckpt-inspect -a sp 2>err); r=$?; err=$(cat err)
-		if [ $r -gt 2 ] || { [ $r -ne 0 ] && { [ -n "$out" ] || ! [[ $err =~ ^ckpt-inspect:\ sp/kv:\ [^$'\n']+$ ]]; }; }; then
-			echo "flip $i: status $r: $err"
+	cp "whole.$kind.$f" "sp/$f"
+	set_size "$m" "$n"
+}
+
+# Every state file of every layout cut: the operator state and the header (with kv), and from the
+# first key group on the Snappy-compressed and the heap layout.
+cut_all() {
+	sp_kind kv
+	cut_runs kv op 0
+	cut_runs kv kv 0
+	sp_kind kvz
+	cut_runs kvz kv "${KV_OFF[0]}"
+	sp_kind hv
+	cut_runs hv kv "${KV_OFF[0]}"
+}
+
+# flip_runs KIND FILE N SEED: in sp/ (sp_kind KIND), N copies of sp/FILE with 1 to 4 bytes
+# replaced; print every run that breaks the contract: -a exits 0, or 1 or 2 with nothing on
+# stdout and one line naming sp/FILE; -c then exits 0 or 1, and 1 with the same line when -a
+# found the file damaged (2).
+flip_runs() {
+	local kind=$1 f=$2 i r r2 e
+	cp "sp/$f" "whole.$kind.$f"
+	fm_flips "whole.$kind.$f" flip "$3" "$4"
+	for ((i = 1; i <= $3; i++)); do
+		cp "flip$i" "sp/$f"
+		ckpt-inspect -a sp >out 2>err
+		r=$?
+		e=$(<err)
+		if [ $r -gt 2 ] || { [ $r -ne 0 ] && { [ -s out ] || ! [[ $e =~ ^ckpt-inspect:\ sp/$f:\ [^$'\n']+$ ]]; }; }; then
+			echo "$kind flip $i: -a: status $r: $e"
+		fi
+		ckpt-inspect -c sp >out 2>err
+		r2=$?
+		if [ $r2 -gt 1 ] || { [ $r -eq 2 ] && { [ $r2 -ne 1 ] || [ "$(<err)" != "$e" ]; }; }; then
+			echo "$kind flip $i: -c: status $r2: $(<err) (-a: status $r: $e)"
 		fi
 	done
+	cp "whole.$kind.$f" "sp/$f"
+}
+
+flip_all() {
+	sp_kind kv
+	flip_runs kv kv 200 7
+	flip_runs kv op 50 8
+	sp_kind kvz
+	flip_runs kvz kv 50 9
+	sp_kind hv
+	flip_runs hv kv 50 10
 }
 
 # Run as a script (bash flinkstate-helper.bash FUNCTION ...), the loops escape bats' per-command trap.

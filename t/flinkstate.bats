@@ -6,6 +6,8 @@
 # Goldens are regenerated (after checking the change is intended) with:
 #   cd "$FIXTURES/flink-savepoints" && for d in $INLINE; do ckpt-inspect -p $d > $DATA/flinkstate/$d.summary.expected
 #   ckpt-inspect -a $d > $DATA/flinkstate/$d.all.expected; done
+# and the cut state files' lines (t/data/flinkstate/cuts.expected) with
+#   CKPT_REGOLD=1 CKPT_BIN=$PWD/bin bats -f 'cut at every length' t/flinkstate.bats
 
 bats_require_minimum_version 1.5.0
 load helper
@@ -65,10 +67,8 @@ goldens() {
 @test "flinkstate: state in files the fixtures lack is named, and -m reads the _metadata alone" {
 	needs_fixtures
 	cd "$SP"
-	run --separate-stderr ckpt-inspect -a v4-flink1.20-broadcast-rocksdb-savepoint-native
-	status_is 2
-	[ "$output" = "" ]
-	[ "$stderr" = "ckpt-inspect: v4-flink1.20-broadcast-rocksdb-savepoint-native/c77110d1-0a51-430e-a8c6-b07852c0cc9f: cannot open the state file of operator 1f2b5df5a66154aca61fcb26193792be subtask 0: No such file or directory" ]
+	bad 2 "ckpt-inspect: v4-flink1.20-broadcast-rocksdb-savepoint-native/c77110d1-0a51-430e-a8c6-b07852c0cc9f: cannot open the state file of operator 1f2b5df5a66154aca61fcb26193792be subtask 0: No such file or directory" \
+		ckpt-inspect -a v4-flink1.20-broadcast-rocksdb-savepoint-native
 	run ckpt-inspect -m -a v4-flink1.20-broadcast-rocksdb-savepoint-native
 	status_is 0
 }
@@ -76,10 +76,8 @@ goldens() {
 @test "flinkstate: a heap snapshot whose serializer ckpt cannot step over says which" {
 	needs_fixtures
 	cd "$SP"
-	run --separate-stderr ckpt-inspect -a v2-flink1.7-state-evolution-e2e-savepoint
-	status_is 1
-	[ "$output" = "" ]
-	[ "$stderr" = 'ckpt-inspect: v2-flink1.7-state-evolution-e2e-savepoint/_metadata:inline:file:/Users/igalshilman/Desktop/savepoint/1.7.0-rc4/savepoint-cddfda-fe80eba603eb/5c37f587-70c4-4047-b1f1-55e63483ad2a: a heap snapshot, whose entries have no lengths, and the VALUE_SERIALIZER of state "either-state" is a org.apache.flink.api.java.typeutils.runtime.EitherSerializerSnapshot, whose snapshot ckpt cannot step over' ]
+	bad 1 'ckpt-inspect: v2-flink1.7-state-evolution-e2e-savepoint/_metadata:inline:file:/Users/igalshilman/Desktop/savepoint/1.7.0-rc4/savepoint-cddfda-fe80eba603eb/5c37f587-70c4-4047-b1f1-55e63483ad2a: a heap snapshot, whose entries have no lengths, and the VALUE_SERIALIZER of state "either-state" is a org.apache.flink.api.java.typeutils.runtime.EitherSerializerSnapshot, whose snapshot ckpt cannot step over' \
+		ckpt-inspect -a v2-flink1.7-state-evolution-e2e-savepoint
 }
 
 entries='.operators[0].subtasks[0] | [.operator_state.names.entries, .operator_state.names.typed, (.keyed_state.entries[] | [.key_group, .key, .value, .typed])]'
@@ -99,24 +97,19 @@ want_entries='[["\u0002a","\u0003bc"],["a","bc"],[29,{"base64":"HQAAACoA"},{"bas
 		output_is "$want_entries"
 	done
 	(cd sp && meta_file "abs hdfs://nn/chk/op" "rel kv" ../m)
-	run --separate-stderr ckpt-inspect -a m
-	status_is 2
-	[ "$stderr" = "ckpt-inspect: hdfs://nn/chk/op: not a local path: map its prefix with --root PREFIX=DIR" ]
-	run --separate-stderr ckpt-inspect -a -r nn=x m
-	status_is 2
-	run --separate-stderr ckpt-inspect -a -r hdfs://nn/chk m
-	status_is 2
-	[ "$stderr" = 'ckpt-inspect: -r needs OLDPREFIX=DIR, not "hdfs://nn/chk" (see ckpt-inspect -h)' ]
+	bad 2 "ckpt-inspect: hdfs://nn/chk/op: not a local path: map its prefix with --root PREFIX=DIR" ckpt-inspect -a m
+	# a prefix that is not the path's
+	bad 2 "ckpt-inspect: hdfs://nn/chk/op: not a local path: map its prefix with --root PREFIX=DIR" \
+		ckpt-inspect -a -r nn=x m
+	bad 2 'ckpt-inspect: -r needs OLDPREFIX=DIR, not "hdfs://nn/chk" (see ckpt-inspect -h)' \
+		ckpt-inspect -a -r hdfs://nn/chk m
 }
 
 @test "flinkstate: each key's key group is checked against its prefix and its hash" {
 	sp_dir
 	KEY_OF=([29]=43)
 	kv_file sp/kv
-	run --separate-stderr ckpt-inspect -a sp
-	status_is 2
-	[ "$output" = "" ]
-	[ "$stderr" = 'ckpt-inspect: sp/kv: offset 367: a key of state "count" in key group 29 hashes to key group 61' ]
+	bad 2 'ckpt-inspect: sp/kv: offset 367: a key of state "count" in key group 29 hashes to key group 61' ckpt-inspect -a sp
 }
 
 @test "flinkstate: the summary: states, kinds, serializers, entries and bytes per key group" {
@@ -170,9 +163,8 @@ want_entries='[["\u0002a","\u0003bc"],["a","bc"],[29,{"base64":"HQAAACoA"},{"bas
 	output_is "$want_entries"
 	# the first chunk's checksum: 16 bytes into key group 29's stream
 	printf '\x00' | dd of=sp/kv bs=1 seek=$((KV_OFF[0] + 14)) conv=notrunc status=none
-	run --separate-stderr ckpt-inspect -a sp
-	status_is 2
-	[ "$stderr" = "ckpt-inspect: sp/kv: offset $((KV_OFF[0] + 10)) (Snappy chunk), byte 0 of its stream: Snappy chunk checksum mismatch" ]
+	bad 2 "ckpt-inspect: sp/kv: offset $((KV_OFF[0] + 10)) (Snappy chunk), byte 0 of its stream: Snappy chunk checksum mismatch" \
+		ckpt-inspect -a sp
 }
 
 @test "flinkstate: -c names each missing, short and damaged file (exit 1)" {
@@ -208,9 +200,47 @@ ckpt-inspect: sp/op: offset 194: truncated string character' ]
 	output_is '{"0102030405060708090a0b0c0d0e0f10":{"count":{"added":0,"removed":0,"changed":1,"key_groups":{"29":{"added":0,"removed":0,"changed":1}}}}}'
 }
 
-@test "flinkstate: state files cut at every length or with bytes replaced: one line naming the file, never a crash" {
+@test "flinkstate: state files cut at every length: -a and -c name the file and the offset, never a crash" {
+	# operator state, canonical keyed state and its header, Snappy-compressed and heap keyed state;
 	# outside bats' per-command trap, which would make the loops slow
-	run bash -c '. "$1/flinkstate-helper.bash"; sp_dir; damage_runs' sh "$T"
+	run bash -c '. "$1/flinkstate-helper.bash"; cut_all' sh "$T"
+	status_is 0
+	[[ $output != *bad:* ]] || { grep bad: <<<"$output"; return 1; }
+	match_golden "$DATA/flinkstate/cuts.expected"
+}
+
+@test "flinkstate: state files with bytes replaced: -a and -c print one line naming the file, never a crash" {
+	run bash -c '. "$1/flinkstate-helper.bash"; flip_all' sh "$T"
 	status_is 0
 	output_is ''
+}
+
+@test "flinkstate: damaged state files: the one line names the file, the offset and what is wrong" {
+	sp_kind kv
+	# key group 29's state id 0 becomes 1 (one state)
+	printf '\x01' | dd of=sp/kv bs=1 seek=$((KV_OFF[0] + 1)) conv=notrunc status=none
+	bad 2 "ckpt-inspect: sp/kv: offset $((KV_OFF[0] + 2)): state id 1 (the header has 1 states)" ckpt-inspect -a sp
+	sp_kind hv
+	# the heap layout: key group 30's number is 31; its entry count of state 0 is 2^31 - 1
+	B=; b_i32 31; printf '%b' "$B" | dd of=sp/kv bs=1 seek="${KV_OFF[1]}" conv=notrunc status=none
+	bad 2 "ckpt-inspect: sp/kv: offset $((KV_OFF[1] + 4)): key group 31 where key group 30 starts" ckpt-inspect -a sp
+	run --separate-stderr ckpt-inspect -c sp
+	status_is 1
+	[ "$stderr" = "ckpt-inspect: sp/kv: offset $((KV_OFF[1] + 4)): key group 31 where key group 30 starts" ]
+	sp_kind hv
+	B=; b_i32 0x7fffffff; printf '%b' "$B" | dd of=sp/kv bs=1 seek=$((KV_OFF[0] + 6)) conv=notrunc status=none
+	# (the entries read on into key group 30, and past the end)
+	bad 2 "ckpt-inspect: sp/kv: offset $((KV_OFF[1] + 10)): truncated value" ckpt-inspect -a sp
+	# a class name with a newline in it is printed as \x0a: the diagnostic stays one line
+	sp_kind hv
+	perl -pi -e 's/VoidNamespaceSerializer\$VoidNamespaceSerializerSnapshot/VoidNamespaceSerializer\$VoidNamespace\nerializerSnapshot/' sp/kv
+	bad 1 'ckpt-inspect: sp/kv: a heap snapshot, whose entries have no lengths, and the NAMESPACE_SERIALIZER of state "count" is a org.apache.flink.runtime.state.VoidNamespaceSerializer$VoidNamespace\x0aerializerSnapshot, whose snapshot ckpt cannot step over' \
+		ckpt-inspect -a sp
+	run --separate-stderr ckpt-inspect -c sp
+	status_is 0 # what ckpt cannot read is not a damaged file
+	[ "$stderr" = 'ckpt-inspect: sp/kv: not checked: a heap snapshot, whose entries have no lengths, and the NAMESPACE_SERIALIZER of state "count" is a org.apache.flink.runtime.state.VoidNamespaceSerializer$VoidNamespace\x0aerializerSnapshot, whose snapshot ckpt cannot step over' ]
+	# an operator state element's string length one past its end
+	sp_kind kv
+	printf '\x04' | dd of=sp/op bs=1 seek=$((OP_HDR + 2)) conv=notrunc status=none
+	bad 2 "ckpt-inspect: sp/op: offset $((OP_HDR + 5)): truncated string character" ckpt-inspect -a sp
 }

@@ -121,3 +121,90 @@ flink_java() {
 	cp=$(flink_classpath "$v") || { echo "no harness classes for Flink $v under $T/target/$v (run t/flink/run.sh)" >&2; return 2; }
 	java -Xmx700m -XX:+UseSerialGC --add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base/java.util=ALL-UNNAMED -cp "$cp" ckpt.flink.Main "$@"
 }
+
+# jq: a sidecar's "contents" (the job's record, per "UID/SUBTASK") in the shape of its "spa" (README):
+# list and union elements of all subtasks together, sorted; the broadcast entries once; every key.
+# Applied to {"contents": X} it puts any document of the contents' shape in the spa's.
+JQ_CONTENTS='.contents | to_entries | map(.key |= split("/")[0]) | group_by(.key)
+| map({key: .[0].key, value: (
+	if .[0].key == "keyed" then {keys: ([.[].value.keys] | add | map_values({count, "multiples-of-3": .["multiples-of-3"],
+		"by-source": .["by-source"], sum, event_timers: [.event_timer], processing_timers: [.processing_timer]}))}
+	elif .[0].key == "broadcast" then {rules: ([.[].value.rules] | add)}
+	else ([.[].value | to_entries[]] | group_by(.key) | map({key: .[0].key, value: ([.[].value[]] | sort)}) | from_entries)
+	end)})
+| from_entries'
+
+# ckpt_state DIR OUT: ckpt-inspect's summary and -a of DIR, one after the other, to OUT, for JQ_STATE
+# and JQ_SST_CKPT (status: ckpt-inspect's, when not 0).
+# jq 1.6 reads every number as a double, and the processing-time timers (near 2^62) are beyond
+# one: a timer's "timestamp" (ckpt-state(5): only timers have the member; a string cannot hold
+# `"timestamp":` unescaped) becomes a decimal string here, as the sidecars write timers.
+ckpt_state() {
+	ckpt-inspect "$1" >summary.json && ckpt-inspect -a "$1" >all.json || return
+	cat summary.json all.json | sed -E 's/"timestamp":(-?[0-9]+)/"timestamp":"\1"/g' >"$2"
+}
+
+# jq, slurping ckpt_state's output, with --slurpfile S (the artifact's sidecar, for each operator
+# id's uid): the typed entries of ckpt-inspect -a in the shape of the sidecar's "contents", per
+# "UID/SUBTASK" (finished subtasks and subtasks holding nothing left out).  Operator state: list
+# and union elements in order; a broadcast state as an object.  Keyed state by key (decimal): its
+# key group, per state by the kind the summary gives it: a map state as an object, a list state
+# sorted (the job records its list sorted), a value or reducing state as the value, a timer state
+# as the timestamp ("event_timer", "processing_timer" for the job's "user-timers" service).  What
+# is not one thing where the job has one (two key groups or entries for one key and state, a map
+# key twice, a namespace that is not VoidNamespace) is kept as found, so it differs.
+JQ_STATE='.[0] as $s | .[1] as $a
+| ($S[0].job.operators | map({key: .id, value: .uid}) | from_entries) as $uid
+| ([$s.operators[] | {key: .id, value: ([.flink_state.states[]? | {key: .name, value: .kind}] | from_entries)}]
+	| from_entries) as $kind
+| def one: if length == 1 then .[0] else . end;
+def obj: if (map(.key) | unique | length) == length then map({key: (.key | tostring), value}) | from_entries
+	else {duplicate_keys: .} end;
+def vals(f): if length == 1 then .[0].typed | f else {duplicate_entries: map(.typed)} end;
+def timer: {"_timer_state/event_user-timers": "event_timer",
+	"_timer_state/processing_user-timers": "processing_timer"}[.] // .;
+[$a.operators[] | .id as $id | ($uid[.id] // .uid // .id) as $u | .subtasks[] | select(.finished | not)
+	| ((.operator_state // {} | with_entries(.value |= if .mode == "broadcast"
+		then (.typed // [] | map(if type == "array" then obj else . end) | one) else .typed end))
+	+ if (.keyed_state.entries // []) == [] then {} else {keys: (.keyed_state.entries | group_by(.typed.key)
+		| map({key: (.[0].typed.key | tostring), value: ({key_group: ([.[].key_group] | unique | one)}
+			+ ([.[].typed.namespace] | unique | if . == [null] then {} else {namespaces: .} end)
+			+ (group_by(.state) | map(.[0].state as $n | $kind[$id][$n] as $k | {key: ($n | timer), value: (
+				if $k == "timers" then vals(.timestamp)
+				elif $k == "map" and (.[0].typed | has("user_key")) then map({key: .typed.user_key, value: .typed.value}) | obj
+				elif $k == "map" then vals(.value | if type == "array" then obj else . end)
+				elif $k == "list" then vals(.value | if type == "array" then sort else . end)
+				else vals(.value) end)}) | from_entries))})
+		| from_entries)} end) as $c
+	| select($c != {}) | {key: "\($u)/\(.index)", value: $c}]
+| from_entries'
+
+# jq, slurping ckpt_state's output, with --slurpfile S: what ckpt-inspect -a lists of each RocksDB
+# native or incremental keyed handle (whose SST files ckpt does not read), per "UID/SUBTASK": its
+# size, checkpointed size and key groups as recorded, the number of shared files (and of those
+# named *.sst: RocksDB's shared files are its SST files) and private files, and "listed": the
+# sizes of the meta data handle and every file listed, added up (Flink's state size is that sum).
+JQ_SST_CKPT='.[1] | ($S[0].job.operators | map({key: .id, value: .uid}) | from_entries) as $uid
+| [.operators[] | ($uid[.id] // .uid // .id) as $u | .subtasks[] | .index as $i | .handles[]?
+	| select(.scope == "managed_keyed" and .kind == "incremental")
+	| {key: "\($u)/\($i)", value: {size, checkpointed_size, key_groups, shared_files: (.shared | length),
+		sst_files: ([.shared[] | select(.local_name | endswith(".sst"))] | length),
+		private_files: (.private | length), listed: ([.meta.size, .shared[].size, .private[].size] | add)}}]
+| from_entries'
+# jq: the same of a sidecar's metadata (IncrementalRemoteKeyedStateHandle).
+JQ_SST_FLINK='(.job.operators | map({key: .id, value: .uid}) | from_entries) as $uid
+| [.metadata.operators[] | ($uid[.id] // .uid // .id) as $u | .subtasks[] | .index as $i | .handles[]
+	| select(.scope == "managed_keyed" and .class == "IncrementalRemoteKeyedStateHandle")
+	| {key: "\($u)/\($i)", value: {size, checkpointed_size,
+		key_groups: (.key_groups | if .[0] == .[1] then "\(.[0])" else "\(.[0])-\(.[1])" end),
+		shared_files, sst_files: .shared_files, private_files, listed: .size}}]
+| from_entries'
+
+# differ WHAT A B: A and B (JSON files) leaf by leaf; each difference as "WHAT: FIELD: ckpt X, flink
+# Y" ("(none)" for a leaf on one side only); status 1 when any.
+differ() {
+	join -j1 -t'|' -a1 -a2 -e '(none)' -o 0,1.2,2.2 \
+		<(jq -r "$JQ_LEAVES" "$2" | sed 's/ = /|/' | sort -t'|' -k1,1) \
+		<(jq -r "$JQ_LEAVES" "$3" | sed 's/ = /|/' | sort -t'|' -k1,1) |
+		awk -F'|' -v a="$1" '$2 != $3 { print a ": " $1 ": ckpt " $2 ", flink " $3; bad = 1 } END { exit bad }'
+}

@@ -8,16 +8,6 @@
 
 load helper
 
-# jq: a sidecar's "contents" in the shape of its "spa" (README).
-JQ_CONTENTS='.contents | to_entries | map(.key |= split("/")[0]) | group_by(.key)
-| map({key: .[0].key, value: (
-	if .[0].key == "keyed" then {keys: ([.[].value.keys] | add | map_values({count, "multiples-of-3": .["multiples-of-3"],
-		"by-source": .["by-source"], sum, event_timers: [.event_timer], processing_timers: [.processing_timer]}))}
-	elif .[0].key == "broadcast" then {rules: ([.[].value.rules] | add)}
-	else ([.[].value | to_entries[]] | group_by(.key) | map({key: .[0].key, value: ([.[].value[]] | sort)}) | from_entries)
-	end)})
-| from_entries'
-
 @test "flink: the State Processor API reads back from the canonical savepoints what the job put there" {
 	local v a side bad=0 n=0
 	for v in $(flink_versions); do

@@ -1,0 +1,188 @@
+#!/usr/bin/env bats
+# ckpt-inspect -a against real Flink: the typed entries it reads from the state of every
+# checkpoint and savepoint the harness had Flink write (build/flink/VERSION/, `make
+# flink-fixtures`) equal what the job put in state (the sidecar's "contents") and, for the
+# canonical savepoints, what Flink's State Processor API read back (its "spa"), leaf by leaf.  Of
+# RocksDB native and incremental snapshots ckpt reads the operator state and lists the keyed
+# state's files; the listing equals the handles Flink loaded.  The unaligned checkpoint's
+# contents are not fixed: its state decodes to its end.
+
+bats_require_minimum_version 1.5.0 # run --separate-stderr
+load helper
+
+# The artifacts by what is compared: contents (and spa where the sidecar has it); contents of
+# operator state and the SST listing; decoding only.
+FULL='savepoint-hashmap-canonical savepoint-hashmap-native savepoint-rocksdb-canonical
+checkpoint-hashmap-aligned checkpoint-hashmap-finished checkpoint-hashmap-snappy checkpoint-union-partly-finished'
+ROCKS='savepoint-rocksdb-native checkpoint-rocksdb-incremental-1 checkpoint-rocksdb-incremental-2'
+DECODE='checkpoint-unaligned'
+
+artifact_dir() {
+	echo "$FLINK_OUT/$1/$(jq -r --arg n "$2" '.artifacts[] | select(.name == $n) | .path' "$FLINK_OUT/$1/index.json")"
+}
+
+# compare_state VERSION ARTIFACT [SIDECAR [DIR]]: ckpt-inspect -a of the artifact (or DIR) in the
+# sidecar's shapes against the sidecar (or SIDECAR); each difference printed as
+# "VERSION/ARTIFACT: FIELD: ckpt X, flink Y", status 1 when any.
+compare_state() {
+	local v=$1 a=$2 side=${3:-$FLINK_OUT/$1/sidecars/$2.json} dir=${4:-$(artifact_dir "$1" "$2")} bad=0
+	ckpt_state "$dir" st.json || { echo "$v/$a: ckpt-inspect failed ($?)"; return 1; }
+	jq -s --slurpfile S "$side" "$JQ_STATE" st.json >ckpt.json
+	case " $ROCKS " in
+	*" $a "*)
+		# keyed state: the files listed, not their contents
+		jq '.contents | with_entries(select(.key | startswith("keyed/") | not))' "$side" >flink.json
+		jq -s --slurpfile S "$side" "{sst: ($JQ_SST_CKPT)}" st.json >ckpt-sst.json
+		jq "{sst: ($JQ_SST_FLINK)}" "$side" >flink-sst.json
+		[ "$(jq '.sst | length' flink-sst.json)" -gt 0 ] || { echo "$v/$a: the sidecar lists no RocksDB handle"; bad=1; }
+		differ "$v/$a" ckpt-sst.json flink-sst.json || bad=1
+		;;
+	*) jq .contents "$side" >flink.json ;;
+	esac
+	[ "$(jq length flink.json)" -gt 0 ] || { echo "$v/$a: the sidecar's contents list nothing"; return 1; }
+	differ "$v/$a" ckpt.json flink.json || bad=1
+	if [ "$(jq 'has("spa")' "$side")" = true ]; then
+		jq "{spa: ({contents: .} | $JQ_CONTENTS)}" ckpt.json >ckpt-spa.json
+		jq '{spa}' "$side" >flink-spa.json
+		differ "$v/$a" ckpt-spa.json flink-spa.json || bad=1
+	fi
+	return $bad
+}
+
+@test "flink state: every artifact of each line is compared or decoded here" {
+	local v a n=0
+	for v in $(flink_versions); do
+		n=$((n + 1))
+		for a in $(jq -r '.artifacts[].name' "$FLINK_OUT/$v/index.json"); do
+			case " $(echo $FULL $ROCKS $DECODE) " in
+			*" $a "*) ;;
+			*) echo "$v/$a: an artifact state.bats does not know"; return 1 ;;
+			esac
+		done
+		for a in $FULL $ROCKS $DECODE; do
+			[ -f "$FLINK_OUT/$v/sidecars/$a.json" ] || { echo "$v/$a: no sidecar"; return 1; }
+		done
+		# compare_state compares "spa" where the sidecar has it: the canonical savepoints
+		for a in savepoint-hashmap-canonical savepoint-rocksdb-canonical; do
+			[ "$(jq '.spa | length' "$FLINK_OUT/$v/sidecars/$a.json")" -gt 0 ] || { echo "$v/$a: no spa"; return 1; }
+		done
+	done
+	[ "$n" -eq 2 ] || { echo "expected the artifacts of 2 Flink lines under $FLINK_OUT, found $n"; return 1; }
+}
+
+@test "flink state: ckpt-inspect -a reads what the job put in state and what the State Processor API read back" {
+	local v a bad=0 n=0
+	for v in $(flink_versions); do
+		for a in $FULL $ROCKS; do
+			n=$((n + 1))
+			compare_state "$v" "$a" || bad=1
+		done
+	done
+	[ "$n" -eq 20 ] || { echo "expected 10 artifacts of each of 2 Flink lines, compared $n"; bad=1; }
+	[ "$bad" -eq 0 ]
+}
+
+@test "flink state: every artifact's state decodes to its end (the unaligned checkpoint's too), every entry typed, every file whole (-c)" {
+	local v a dir bad=0
+	for v in $(flink_versions); do
+		for a in $FULL $ROCKS $DECODE; do
+			dir=$(artifact_dir "$v" "$a")
+			run --separate-stderr ckpt-inspect -a "$dir"
+			if [ "$status" -ne 0 ] || [ -n "$stderr" ]; then
+				echo "$v/$a: -a: status $status: $stderr"
+				bad=1
+				continue
+			fi
+			# null where an element or entry was not decoded (ckpt-state(5))
+			u=$(jq '[.operators[].subtasks[] | (.operator_state // {} | .[] | select((.entries | length) > 0)
+				| if (.typed | type) == "array" then .typed[] else null end),
+				(.keyed_state.entries // [] | .[].typed)] | map(select(. == null)) | length' <<<"$output")
+			[ "$u" -eq 0 ] || { echo "$v/$a: $u elements or entries not typed"; bad=1; }
+			run --separate-stderr ckpt-inspect -c "$dir"
+			if [ "$status" -ne 0 ] || [ -n "$stderr" ] || [ "$(jq -c '[.ok, .problems]' <<<"$output")" != '[true,[]]' ]; then
+				echo "$v/$a: -c: status $status: $stderr $output"
+				bad=1
+			fi
+		done
+	done
+	[ "$bad" -eq 0 ]
+}
+
+# The first line's canonical hashmap savepoint, for the tests below that change one value.
+first() {
+	v=$(flink_versions | head -n 1)
+	[ -n "$v" ] || { echo "no Flink artifacts under $FLINK_OUT"; return 1; }
+}
+
+# did WANT: the differences printed ($output) are WANT's lines, in any order.
+did() {
+	if [ "$(sort <<<"$output")" != "$(sort <<<"$1")" ]; then
+		diff <(sort <<<"$1") <(sort <<<"$output")
+		return 1
+	fi
+}
+
+@test "flink state: the comparison fails on one value the job recorded or Flink read back changed" {
+	first
+	a=savepoint-hashmap-canonical
+	jq '.contents["src-union/1"]["union-offsets"][1] = "u1:x"
+		| .contents["src-finishing/2"].positions[2] = "f2:x9" | .contents["map-list/1"].buffer[1] = "m1:9"
+		| .contents["src-done/0"].done[0] = "d9" | .contents["broadcast/1"].rules.r1000 = 999
+		| .contents["keyed/0"].keys["4"] |= (.count = 20 | .["multiples-of-3"][0] = 25 | .["by-source"].union = 11
+			| .sum = 1 | .key_group = 8 | .event_timer = "1000000005" | .processing_timer = "4611686018427387908")
+		| .spa["src-union"]["union-offsets"][0] = "u0:x" | .spa.broadcast.rules.r2 = 3
+		| .spa.keyed.keys["8"] |= (.["multiples-of-3"] += [9] | .processing_timers[0] = "4611686018427387912")' \
+		"$FLINK_OUT/$v/sidecars/$a.json" >side.json
+	run compare_state "$v" "$a" side.json
+	[ "$status" -eq 1 ] || { echo "status $status: $output"; return 1; }
+	did "$v/$a: src-union/1.union-offsets.1: ckpt \"u1:meta\", flink \"u1:x\"
+$v/$a: src-finishing/2.positions.2: ckpt \"f2:x1\", flink \"f2:x9\"
+$v/$a: map-list/1.buffer.1: ckpt \"m1:1\", flink \"m1:9\"
+$v/$a: src-done/0.done.0: ckpt \"d0\", flink \"d9\"
+$v/$a: broadcast/1.rules.r1000: ckpt 1000, flink 999
+$v/$a: keyed/0.keys.4.count: ckpt 21, flink 20
+$v/$a: keyed/0.keys.4.multiples-of-3.0: ckpt 24, flink 25
+$v/$a: keyed/0.keys.4.by-source.union: ckpt 10, flink 11
+$v/$a: keyed/0.keys.4.sum: ckpt 1315374, flink 1
+$v/$a: keyed/0.keys.4.key_group: ckpt 7, flink 8
+$v/$a: keyed/0.keys.4.event_timer: ckpt \"1000000004\", flink \"1000000005\"
+$v/$a: keyed/0.keys.4.processing_timer: ckpt \"4611686018427387907\", flink \"4611686018427387908\"
+$v/$a: spa.src-union.union-offsets.0: ckpt \"u0:50\", flink \"u0:x\"
+$v/$a: spa.broadcast.rules.r2: ckpt 2, flink 3
+$v/$a: spa.keyed.keys.8.multiples-of-3.7: ckpt (none), flink 9
+$v/$a: spa.keyed.keys.8.processing_timers.0: ckpt \"4611686018427387911\", flink \"4611686018427387912\""
+}
+
+@test "flink state: the comparison fails on one value of the state changed" {
+	first
+	a=savepoint-hashmap-canonical
+	cp -r "$(artifact_dir "$v" "$a")" sp
+	# all inline in the _metadata: a list element "m1:2" becomes "m1:7", key 4's sum 1315374
+	# (0x14122e) 1315375, its processing-time timer (sign bit flipped, then key 4) one later
+	perl -0777 -pi -e 's/m1:2/m1:7/ == 1 or die "m1:2";
+		s/\x00{5}\x14\x12\x2e/\x00\x00\x00\x00\x00\x14\x12\x2f/ == 1 or die "sum";
+		s/\xc0\x00{6}\x03(\x00{7}\x04)/\xc0\x00\x00\x00\x00\x00\x00\x04$1/ == 1 or die "timer"' sp/_metadata
+	run compare_state "$v" "$a" "" "$PWD/sp"
+	[ "$status" -eq 1 ] || { echo "status $status: $output"; return 1; }
+	did "$v/$a: map-list/1.buffer.2: ckpt \"m1:7\", flink \"m1:2\"
+$v/$a: keyed/0.keys.4.sum: ckpt 1315375, flink 1315374
+$v/$a: keyed/0.keys.4.processing_timer: ckpt \"4611686018427387908\", flink \"4611686018427387907\"
+$v/$a: spa.map-list.buffer.4: ckpt \"m1:7\", flink \"m1:2\"
+$v/$a: spa.keyed.keys.4.sum: ckpt 1315375, flink 1315374
+$v/$a: spa.keyed.keys.4.processing_timers.0: ckpt \"4611686018427387908\", flink \"4611686018427387907\""
+}
+
+@test "flink state: the SST listing's comparison fails on one count or size Flink recorded changed" {
+	first
+	a=checkpoint-rocksdb-incremental-2
+	id=$(jq -r '.job.operators[] | select(.uid == "keyed") | .id' "$FLINK_OUT/$v/sidecars/$a.json")
+	jq --arg id "$id" '(.metadata.operators[] | select(.id == $id) | .subtasks[1].handles[0]) |= (.shared_files -= 1
+		| .private_files += 1 | .size += 1 | .checkpointed_size += 1 | .key_groups = [16, 30])' \
+		"$FLINK_OUT/$v/sidecars/$a.json" >side.json
+	run compare_state "$v" "$a" side.json
+	[ "$status" -eq 1 ] || { echo "status $status: $output"; return 1; }
+	[ "${#lines[@]}" -eq 7 ] || { printf '%s\n' "$output"; return 1; }
+	for f in shared_files sst_files private_files size listed checkpointed_size key_groups; do
+		[[ $output == *"$v/$a: sst.keyed/1.$f: ckpt "* ]] || { echo "no difference in $f: $output"; return 1; }
+	done
+}
