@@ -1,7 +1,7 @@
 /*
- * snap-print.c: the state document (ckpt-state(5)) written as it is read, subtask by subtask and,
- * for a Flink snapshot, entry by entry, byte for byte what ckpt_json_print of
- * ckpt_snapshot_to_json writes (jansson's compact and two-space indented forms), in bounded memory.
+ * snap-print.c: the state document (ckpt-state(5)) of a Flink snapshot written as it is read,
+ * entry by entry, byte for byte what ckpt_json_print of ckpt_snapshot_to_json writes (jansson's
+ * compact and two-space indented forms), in bounded memory; other snapshots are built whole.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -316,7 +316,7 @@ ckpt_jw_failed(struct ckpt_jw *w, struct ckpt_err *e)
 	return ckpt_err_sys(e, "stdout", "write error");
 }
 
-/* One subtask: streamed by the backing when it can, else built whole (one subtask at a time). */
+/* One subtask: streamed by the backing, or built whole when it is loaded already. */
 static int
 print_subtask(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subtask *st, struct ckpt_jw *w,
 	      struct ckpt_err *e)
@@ -362,9 +362,20 @@ ckpt_snapshot_print(struct ckpt_snapshot *s, FILE *f, int pretty, struct ckpt_er
 	json_t *head;
 	int rc = -1;
 
+	/* archives are checked member by member as they are loaded: built whole, as before, so
+	 * that a damaged member prints nothing */
+	if (b == NULL || b->print == NULL) {
+		json_t *v = ckpt_snapshot_to_json(s, e);
+
+		if (v == NULL)
+			return -1;
+		rc = ckpt_json_print(f, v, pretty);
+		json_decref(v);
+		return rc < 0 ? ckpt_err_sys(e, "stdout", "write error") : 0;
+	}
 	/* every state file is read through once before anything is printed: what would stop the
 	 * document half-way stops it before it starts */
-	if (b && b->check && b->check(s, e) < 0)
+	if (b->check && b->check(s, e) < 0)
 		return -1;
 	if ((w = ckpt_calloc(1, sizeof *w, e)) == NULL)
 		return -1;
