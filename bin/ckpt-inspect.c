@@ -166,6 +166,18 @@ diff_file(const char *path, struct ckpt_snapshot *s, struct ckpt_snapshot *other
 	return status ? status : differ;
 }
 
+/* -a: the state document, written as it is read (ckpt_snapshot_print). */
+static int
+print_all(struct ckpt_snapshot *s, struct ckpt_err *e)
+{
+	if (ckpt_snapshot_print(s, stdout, cli_want_pretty(), e) == 0 && fflush(stdout) != EOF)
+		return 0;
+	if (ferror(stdout))
+		return 2; /* cli_finish says it */
+	cli_error(e);
+	return 2;
+}
+
 /* A Flink snapshot's state is read unless -m asks for its _metadata only. */
 static int
 read_flink_state(const struct opts *o, struct ckpt_snapshot *s, struct ckpt_err *e)
@@ -230,7 +242,7 @@ inspect_file(const struct opts *o, const char *path, struct ckpt_snapshot *other
 	} else if (o->mode == DIFF) {
 		status = diff_file(path, s, other, o->other);
 	} else if (o->mode == ALL) {
-		status = print_result(ckpt_snapshot_to_json(s, &e), &e);
+		status = print_all(s, &e);
 	} else {
 		v = ckpt_snapshot_summary(s, display(path), &e);
 		if (v && summary_state(o, s, display(path), v, &e) < 0) {

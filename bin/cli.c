@@ -115,9 +115,15 @@ cli_common_option(int c, void (*usage)(void))
 }
 
 int
+cli_want_pretty(void)
+{
+	return cli_pretty >= 0 ? cli_pretty : isatty(STDOUT_FILENO);
+}
+
+int
 cli_print_json(const json_t *v)
 {
-	int pretty = cli_pretty >= 0 ? cli_pretty : isatty(STDOUT_FILENO);
+	int pretty = cli_want_pretty();
 
 	if (ckpt_json_print(stdout, v, pretty) < 0 || fflush(stdout) == EOF)
 		return -1;

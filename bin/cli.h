@@ -34,6 +34,8 @@ int cli_common_option(int c, void (*usage)(void));
 void cli_progress(void);
 /* Print a JSON value as the user asked (-p or the terminal decides); 0 or -1 on write error. */
 int cli_print_json(const json_t *v);
+/* Does the user want indented JSON (-p, or stdout is a terminal)? */
+int cli_want_pretty(void);
 /* Flush and close stdout; a write error is reported and turns status into 2. */
 int cli_finish(int status);
 

@@ -429,6 +429,13 @@ int ckpt_subtask_load(struct ckpt_snapshot *s, struct ckpt_operator *op, struct 
 /* a state document (ckpt-state(5)) to a snapshot, and back (loads every subtask). */
 struct ckpt_snapshot *ckpt_snapshot_from_json(const struct ckpt_jdoc *doc, struct ckpt_err *e);
 json_t *ckpt_snapshot_to_json(struct ckpt_snapshot *s, struct ckpt_err *e);
+/* The state document written to f (pretty: indented), byte for byte what ckpt_json_print of
+ * ckpt_snapshot_to_json writes.  A Flink snapshot whose state is read (ckpt_flink_state_enable)
+ * is written as it is read, in memory bounded whatever its size: its state files are read through
+ * once, checked, before anything is written, then entry by entry.  Other snapshots are built
+ * whole first.  0, or -1 with e set; a -1 after the first byte (a write error, a state file
+ * changed between the two reads) leaves the document cut, never closed. */
+int ckpt_snapshot_print(struct ckpt_snapshot *s, FILE *f, int pretty, struct ckpt_err *e);
 void ckpt_snapshot_free(struct ckpt_snapshot *s);
 /*
  * Ownership: ckpt_snapshot_free frees everything reachable from s.  A subtask's

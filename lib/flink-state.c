@@ -53,6 +53,8 @@ struct fsink {
 		  const unsigned char *v, size_t vn, json_t *typed);
 	void *arg;
 	int untyped; /* skip decoding values where the layout does not need it (counting only) */
+	int part;    /* 0 every handle; 1 operator state handles only; 2 keyed state handles only */
+	const char *only; /* operator state: give (and decode) only this state's elements */
 };
 
 struct fctx {
@@ -469,6 +471,9 @@ emit_op(struct fctx *c, const struct fheader *h, const char *name, size_t idx, c
 	const struct fmeta *m = h && !c->k->untyped ? meta_named(h, name) : NULL;
 	json_t *typed = NULL;
 	int broadcast = m && m->type == 2;
+
+	if (c->k->only && strcmp(name, c->k->only) != 0)
+		return 0;
 
 	if (m && !broadcast && m->value && !ckpt_fser_blocker(m->value) &&
 	    decode_all(c, m->value, p, n, at, "list element", &typed) < 0)
@@ -1133,6 +1138,8 @@ read_subtask(struct flink_backing *b, const struct ckpt_operator *op, const stru
 
 		c.h = &st->handles[i];
 		snprintf(c.where, sizeof c.where, "%s", b->meta);
+		if ((k->part == 1 && role == 3) || (k->part == 2 && role != 3))
+			continue;
 		if (role == 1 || role == 2)
 			r = read_operator(&c, role == 1);
 		else if (role == 3)
@@ -1166,23 +1173,55 @@ arena_copy(struct loader *L, const void *p, size_t n)
 	return q;
 }
 
+/* The subtask's operator state an element of state belongs to, counted in filled; -1 when the
+ * handles record fewer (typed is then freed). */
+static long
+op_slot(const struct ckpt_subtask *st, size_t *filled, const char *state, json_t *typed, struct ckpt_err *e)
+{
+	for (size_t i = 0; i < st->nops; i++)
+		if (strcmp(st->ops[i].name, state) == 0) {
+			if (filled[i] >= st->ops[i].n)
+				break;
+			return (long)i;
+		}
+	json_decref(typed);
+	return ckpt_err_set(e, CKPT_ERR_INPUT, "", "operator state \"%s\" holds more elements than its handles record",
+			    state);
+}
+
+static int
+kv_in_range(const struct ckpt_subtask *st, uint32_t kg, json_t *typed, struct ckpt_err *e)
+{
+	if (st->keyed && kg >= st->kg_first && kg <= st->kg_last)
+		return 0;
+	json_decref(typed);
+	return ckpt_err_set(e, CKPT_ERR_INPUT, "", "an entry of key group %u, outside the subtask's range", kg);
+}
+
+/* Every element the handles record was read. */
+static int
+all_filled(const struct flink_backing *b, const struct ckpt_operator *op, const struct ckpt_subtask *st,
+	   const size_t *filled, struct ckpt_err *e)
+{
+	for (size_t i = 0; i < st->nops; i++)
+		if (filled[i] != st->ops[i].n)
+			return ckpt_err_set(e, CKPT_ERR_INPUT, b->meta, "operator %s subtask %u: %zu of the %zu elements of "
+					    "\"%s\" read", op->id, st->index, filled[i], st->ops[i].n, st->ops[i].name);
+	return 0;
+}
+
 static int
 load_op(void *arg, const char *state, size_t idx, const unsigned char *p, size_t n, json_t *typed)
 {
 	struct loader *L = arg;
-	struct ckpt_opstate *o = NULL;
-	size_t i;
+	struct ckpt_opstate *o;
+	long slot = op_slot(L->st, L->filled, state, typed, L->e);
+	size_t i = (size_t)slot;
 
 	(void)idx;
-	for (i = 0; i < L->st->nops && o == NULL; i++)
-		if (strcmp(L->st->ops[i].name, state) == 0)
-			o = &L->st->ops[i];
-	i--;
-	if (o == NULL || L->filled[i] >= o->n) {
-		json_decref(typed);
-		return ckpt_err_set(L->e, CKPT_ERR_INPUT, "", "operator state \"%s\" holds more elements than its handles "
-				    "record", state);
-	}
+	if (slot < 0)
+		return -1;
+	o = &L->st->ops[i];
 	if (o->entries == NULL && (o->entries = ckpt_calloc(o->n, sizeof *o->entries, L->e)) == NULL) {
 		json_decref(typed);
 		return -1;
@@ -1211,10 +1250,8 @@ load_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_
 	struct ckpt_subtask *st = L->st;
 	struct ckpt_kv *kv;
 
-	if (!st->keyed || kg < st->kg_first || kg > st->kg_last) {
-		json_decref(typed);
-		return ckpt_err_set(L->e, CKPT_ERR_INPUT, "", "an entry of key group %u, outside the subtask's range", kg);
-	}
+	if (kv_in_range(st, kg, typed, L->e) < 0)
+		return -1;
 	if (st->nkv == L->kvcap) {
 		size_t nc = L->kvcap ? L->kvcap * 2 : 64;
 
@@ -1272,13 +1309,9 @@ flink_load(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subtas
 	st->nkv = 0;
 	if (read_subtask((struct flink_backing *)s->backing, op, st, &k, e) < 0)
 		goto out;
+	if (all_filled((struct flink_backing *)s->backing, op, st, L.filled, e) < 0)
+		goto out;
 	for (size_t i = 0; i < st->nops; i++) {
-		if (L.filled[i] != st->ops[i].n) {
-			ckpt_err_set(e, CKPT_ERR_INPUT, ((struct flink_backing *)s->backing)->meta,
-				     "operator %s subtask %u: %zu of the %zu elements of \"%s\" read", op->id, st->index,
-				     L.filled[i], st->ops[i].n, st->ops[i].name);
-			goto out;
-		}
 		if (st->ops[i].entries == NULL && (st->ops[i].entries = ckpt_calloc(1, sizeof *st->ops[i].entries, e)) == NULL)
 			goto out;
 	}
@@ -1292,6 +1325,221 @@ out:
 		unload_partial(st);
 	free(L.filled);
 	return rc;
+}
+
+/* ------------------------------------------------------------ printing as it reads */
+
+/* The check before printing: what flink_load would refuse, without keeping the entries. */
+struct checker {
+	const struct ckpt_subtask *st;
+	size_t *filled;
+	struct ckpt_err *e;
+};
+
+static int
+check_op(void *arg, const char *state, size_t idx, const unsigned char *p, size_t n, json_t *typed)
+{
+	struct checker *C = arg;
+	long slot = op_slot(C->st, C->filled, state, typed, C->e);
+
+	(void)idx, (void)p, (void)n;
+	if (slot < 0)
+		return -1;
+	C->filled[slot]++;
+	json_decref(typed);
+	return 0;
+}
+
+static int
+check_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v,
+	 size_t vn, json_t *typed)
+{
+	struct checker *C = arg;
+
+	(void)state, (void)k, (void)kn, (void)v, (void)vn;
+	if (kv_in_range(C->st, kg, typed, C->e) < 0)
+		return -1;
+	json_decref(typed);
+	return 0;
+}
+
+static int
+flink_check(struct ckpt_snapshot *s, struct ckpt_err *e)
+{
+	struct flink_backing *b = (struct flink_backing *)s->backing;
+	struct checker C = {.e = e};
+	struct fsink k = {.op = check_op, .kv = check_kv, .arg = &C};
+	int rc = 0;
+
+	for (size_t i = 0; i < s->nops && rc == 0; i++)
+		for (size_t j = 0; j < s->ops[i].nsubtasks && rc == 0; j++) {
+			C.st = &s->ops[i].subtasks[j];
+			if (C.st->loaded)
+				continue;
+			if ((C.filled = ckpt_calloc(C.st->nops + 1, sizeof *C.filled, e)) == NULL)
+				return -1;
+			rc = read_subtask(b, &s->ops[i], C.st, &k, e) < 0 ||
+			     all_filled(b, &s->ops[i], C.st, C.filled, e) < 0 ? -1 : 0;
+			free(C.filled);
+		}
+	return rc;
+}
+
+/* The entries of one subtask, written as they are read. */
+struct printer {
+	struct ckpt_jw *w;
+	size_t n;      /* items written */
+	int typed;     /* some element had a typed form */
+};
+
+static int
+print_op(void *arg, const char *state, size_t idx, const unsigned char *p, size_t n, json_t *typed)
+{
+	struct printer *P = arg;
+
+	(void)state, (void)idx;
+	P->typed |= typed != NULL;
+	json_decref(typed);
+	ckpt_jw_elem(P->w);
+	ckpt_jw_entry(P->w, p, n);
+	return 0;
+}
+
+static int
+print_typed(void *arg, const char *state, size_t idx, const unsigned char *p, size_t n, json_t *typed)
+{
+	struct printer *P = arg;
+
+	(void)state, (void)idx, (void)p, (void)n;
+	ckpt_jw_elem(P->w);
+	if (typed)
+		ckpt_jw_json(P->w, typed);
+	else
+		ckpt_jw_json(P->w, json_null());
+	json_decref(typed);
+	return 0;
+}
+
+static int
+print_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v,
+	 size_t vn, json_t *typed)
+{
+	struct printer *P = arg;
+	struct ckpt_jw *w = P->w;
+
+	if (P->n++ == 0) {
+		ckpt_jw_key(w, "entries");
+		ckpt_jw_open(w, '[');
+	}
+	ckpt_jw_elem(w);
+	ckpt_jw_open(w, '{');
+	ckpt_jw_key(w, "state");
+	ckpt_jw_str(w, state);
+	ckpt_jw_key(w, "key_group");
+	ckpt_jw_int(w, kg);
+	ckpt_jw_key(w, "key");
+	ckpt_jw_entry(w, k, kn);
+	ckpt_jw_key(w, "value");
+	ckpt_jw_entry(w, v, vn);
+	if (typed) {
+		ckpt_jw_key(w, "typed");
+		ckpt_jw_json(w, typed);
+		json_decref(typed);
+	}
+	ckpt_jw_close(w, '}');
+	return ckpt_jw_failed(w, NULL);
+}
+
+/* A read stopped by the reader (e set) or by a failed write (said now). */
+static int
+print_failed(struct ckpt_jw *w, struct ckpt_err *e)
+{
+	ckpt_jw_failed(w, e);
+	return -1;
+}
+
+static int
+print_opstates(struct flink_backing *b, const struct ckpt_operator *op, const struct ckpt_subtask *st,
+	       struct ckpt_jw *w, struct ckpt_err *e)
+{
+	ckpt_jw_key(w, "operator_state");
+	ckpt_jw_open(w, '{');
+	for (size_t i = 0; i < st->nops; i++) {
+		struct printer P = {.w = w};
+		struct fsink k = {.op = print_op, .kv = dry_kv, .arg = &P, .part = 1, .only = st->ops[i].name};
+
+		ckpt_jw_key(w, st->ops[i].name);
+		ckpt_jw_open(w, '{');
+		ckpt_jw_key(w, "mode");
+		ckpt_jw_str(w, ckpt_mode_name(st->ops[i].mode));
+		ckpt_jw_key(w, "entries");
+		ckpt_jw_open(w, '[');
+		if (read_subtask(b, op, st, &k, e) < 0)
+			return print_failed(w, e);
+		ckpt_jw_close(w, ']');
+		if (P.typed) { /* the typed forms follow the raw ones: a second read of the same elements */
+			k.op = print_typed;
+			ckpt_jw_key(w, "typed");
+			ckpt_jw_open(w, '[');
+			if (read_subtask(b, op, st, &k, e) < 0)
+				return print_failed(w, e);
+			ckpt_jw_close(w, ']');
+		}
+		ckpt_jw_close(w, '}');
+	}
+	ckpt_jw_close(w, '}');
+	return 0;
+}
+
+/* What ckpt_snap_subtask_doc gives of a loaded subtask (subtask_json in snap.c), written as read. */
+static int
+flink_print(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subtask *st, struct ckpt_jw *w,
+	    struct ckpt_err *e)
+{
+	struct flink_backing *b = (struct flink_backing *)s->backing;
+
+	ckpt_jw_open(w, '{');
+	ckpt_jw_key(w, "index");
+	ckpt_jw_int(w, st->index);
+	ckpt_jw_key(w, "finished");
+	ckpt_jw_bool(w, st->finished);
+	if (!st->finished && (st->nops > 0 || st->nhandles == 0) && print_opstates(b, op, st, w, e) < 0)
+		return -1;
+	if (st->keyed) {
+		struct printer P = {.w = w};
+		struct fsink k = {.op = dry_op, .kv = print_kv, .arg = &P, .part = 2};
+		char kg[32];
+
+		if (st->kg_first == st->kg_last)
+			snprintf(kg, sizeof kg, "%u", st->kg_first);
+		else
+			snprintf(kg, sizeof kg, "%u-%u", st->kg_first, st->kg_last);
+		ckpt_jw_key(w, "keyed_state");
+		ckpt_jw_open(w, '{');
+		ckpt_jw_key(w, "key_groups");
+		ckpt_jw_str(w, kg);
+		if (read_subtask(b, op, st, &k, e) < 0)
+			return print_failed(w, e);
+		if (P.n > 0)
+			ckpt_jw_close(w, ']');
+		else if (st->nhandles == 0) {
+			ckpt_jw_key(w, "entries");
+			ckpt_jw_open(w, '[');
+			ckpt_jw_close(w, ']');
+		}
+		ckpt_jw_close(w, '}');
+	}
+	if (st->nhandles) {
+		json_t *h = ckpt_snap_handles_json(st);
+
+		if (h == NULL)
+			return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		ckpt_jw_key(w, "handles");
+		ckpt_jw_json(w, h);
+		json_decref(h);
+	}
+	ckpt_jw_close(w, '}');
+	return 0;
 }
 
 /* ------------------------------------------------------------ the backing */
@@ -1370,6 +1618,8 @@ ckpt_flink_state_enable(struct ckpt_snapshot *s, const char *const *roots, size_
 			return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
 	}
 	b->base.load = flink_load;
+	b->base.check = flink_check;
+	b->base.print = flink_print;
 	return 0;
 }
 

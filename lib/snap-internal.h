@@ -12,12 +12,32 @@ void *ckpt_snap_arena_alloc(struct ckpt_snap_arena *a, size_t n);
 int ckpt_snap_arena_adopt(struct ckpt_snap_arena *a, void *block);
 void ckpt_snap_arena_free(struct ckpt_snap_arena *a);
 
-/* Where a snapshot's unloaded entries come from (s->backing). */
+/* The state document written as it is read (snap-print.c): containers opened and closed, keys and
+ * values, in jansson's compact or indented form.  Write errors are kept and told by ckpt_jw_failed. */
+struct ckpt_jw;
+void ckpt_jw_open(struct ckpt_jw *w, char c);   /* '{' or '[' */
+void ckpt_jw_close(struct ckpt_jw *w, char c);  /* '}' or ']' */
+void ckpt_jw_key(struct ckpt_jw *w, const char *k); /* a member's key: its value follows */
+void ckpt_jw_elem(struct ckpt_jw *w);           /* an array element follows */
+void ckpt_jw_str(struct ckpt_jw *w, const char *s);
+void ckpt_jw_int(struct ckpt_jw *w, long long v);
+void ckpt_jw_bool(struct ckpt_jw *w, int v);
+void ckpt_jw_entry(struct ckpt_jw *w, const void *p, size_t n); /* as ckpt_entry_to_json */
+void ckpt_jw_json(struct ckpt_jw *w, const json_t *v);
+/* -1 with e set ("stdout: write error") once a write failed. */
+int ckpt_jw_failed(struct ckpt_jw *w, struct ckpt_err *e);
+
+/* Where a snapshot's unloaded entries come from (s->backing).  check and print are optional:
+ * check reads every subtask's entries through before the document is printed, print writes one
+ * unloaded subtask's object as it reads it (what ckpt_snap_subtask_doc would give). */
 struct ckpt_snap_backing {
 	const char *format;
 	int (*load)(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subtask *st,
 		    struct ckpt_err *e);
 	void (*free)(struct ckpt_snap_backing *b);
+	int (*check)(struct ckpt_snapshot *s, struct ckpt_err *e);
+	int (*print)(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subtask *st,
+		     struct ckpt_jw *w, struct ckpt_err *e);
 };
 
 /* An archive member as the manifest lists it (st->member points at one). */
@@ -33,6 +53,11 @@ struct ckpt_snapshot *ckpt_snap_from_json(const struct ckpt_jdoc *doc, enum ckpt
 				     struct ckpt_snap_member **members, size_t *nmembers, struct ckpt_err *e);
 /* One subtask as a manifest lists it (counts, not entries), member named when not NULL. */
 json_t *ckpt_snap_subtask_manifest(const struct ckpt_subtask *st, const char *member);
+/* The document's members before "operators". */
+json_t *ckpt_snap_head(const struct ckpt_snapshot *s);
+/* One subtask of the state document, loaded for it (and unloaded after) when it has to be. */
+json_t *ckpt_snap_subtask_doc(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subtask *st,
+			      struct ckpt_err *e);
 /* An operator without its subtasks, as both documents show it. */
 json_t *ckpt_snap_operator_head(const struct ckpt_operator *op);
 /* The handles of a subtask as JSON. */

@@ -480,8 +480,8 @@ ckpt_snap_subtask_manifest(const struct ckpt_subtask *st, const char *member)
 	return v;
 }
 
-static json_t *
-snapshot_head(const struct ckpt_snapshot *s)
+json_t *
+ckpt_snap_head(const struct ckpt_snapshot *s)
 {
 	json_t *o = json_pack("{s:s, s:i, s:I, s:o}", "format", "ckpt-state", "version", 1, "checkpoint_id",
 			      (json_int_t)s->checkpoint_id, "kind", s->kind ? json_string(s->kind) : json_null());
@@ -495,9 +495,9 @@ snapshot_head(const struct ckpt_snapshot *s)
 
 /* A subtask is loaded for printing (and unloaded after) unless it holds only handles whose state
  * nobody asked to read (ckpt_flink_state_enable). */
-static json_t *
-subtask_doc(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subtask *st,
-	    struct ckpt_err *e)
+json_t *
+ckpt_snap_subtask_doc(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subtask *st,
+		      struct ckpt_err *e)
 {
 	const struct ckpt_snap_backing *b = s->backing;
 	int was = st->loaded;
@@ -517,7 +517,7 @@ subtask_doc(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subta
 json_t *
 ckpt_snapshot_to_json(struct ckpt_snapshot *s, struct ckpt_err *e)
 {
-	json_t *root = snapshot_head(s), *ops = json_array();
+	json_t *root = ckpt_snap_head(s), *ops = json_array();
 
 	if (ckpt_json_set_new(root, "operators", ops) < 0)
 		goto nomem;
@@ -528,7 +528,7 @@ ckpt_snapshot_to_json(struct ckpt_snapshot *s, struct ckpt_err *e)
 		if (ckpt_json_append_new(ops, o) < 0 || ckpt_json_set_new(o, "subtasks", subs) < 0)
 			goto nomem;
 		for (size_t k = 0; k < op->nsubtasks; k++) {
-			json_t *v = subtask_doc(s, op, &op->subtasks[k], e);
+			json_t *v = ckpt_snap_subtask_doc(s, op, &op->subtasks[k], e);
 
 			if (v == NULL)
 				goto fail;

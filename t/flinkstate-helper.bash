@@ -249,3 +249,39 @@ flip_all() {
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
 	"$@"
 fi
+
+# kv_file, then key group 29 of sp/kv grown to $1 entries of "count" (64 Integer keys hashing to
+# key group 29, over and over, value = key), the other key groups moved after it; KV_OFF follows.
+kv_big() {
+	kv_file sp/kv
+	read -r -a KV_OFF < <(python3 - "$1" "${KV_OFF[@]}" <<'PY'
+import struct, sys
+n, offs = int(sys.argv[1]), [int(x) for x in sys.argv[2:]]
+def murmur(c):  # Flink's MathUtils.murmurHash of an int hash code
+    m = 0xffffffff
+    rotl = lambda x, r: ((x << r) | (x >> (32 - r))) & m
+    c = (c * 0xcc9e2d51) & m; c = rotl(c, 15); c = (c * 0x1b873593) & m
+    c = rotl(c, 13); c = (c * 5 + 0xe6546b64) & m; c ^= 4
+    c ^= c >> 16; c = (c * 0x85ebca6b) & m; c ^= c >> 13; c = (c * 0xc2b2ae35) & m; c ^= c >> 16
+    c = c - (1 << 32) if c & 0x80000000 else c
+    return c if c >= 0 else (-c if c != -(1 << 31) else 0)
+old = open("sp/kv", "rb").read()
+keys, k = [], 100
+while len(keys) < 64:  # the same 64 keys over and over: the reader does not look for duplicates
+    if murmur(k) % 128 == 29:
+        keys.append(k)
+    k += 1
+out = [struct.pack(">h", 0)]
+for i in range(n):
+    k = keys[i % 64]
+    out.append(struct.pack(">iBiBiq", 6, 29 | (128 if i == n - 1 else 0), k, 0, 8, k))
+out.append(struct.pack(">h", -1))
+group = b"".join(out)
+new = old[:offs[0]] + group + old[offs[1]:]
+open("sp/kv", "wb").write(new)
+d = len(group) - (offs[1] - offs[0])
+print(offs[0], offs[1] + d, offs[2] + d)
+PY
+)
+	(cd sp && meta_file "rel op" "rel kv" .)
+}

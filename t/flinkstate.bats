@@ -244,3 +244,16 @@ ckpt-inspect: sp/op: offset 194: truncated string character' ]
 	printf '\x04' | dd of=sp/op bs=1 seek=$((OP_HDR + 2)) conv=notrunc status=none
 	bad 2 "ckpt-inspect: sp/op: offset $((OP_HDR + 5)): truncated string character" ckpt-inspect -a sp
 }
+
+@test "flinkstate: -a streams: a keyed state file of 400000 entries prints in small memory" {
+	mkdir -p sp
+	op_file sp/op
+	kv_big 400000
+	[ "$(wc -c <sp/kv)" -gt 8000000 ]
+	# holding the document took more than the 512 MB lowmem allows; streaming, a few MB
+	run lowmem sh -c 'ckpt-inspect -a sp | grep -o "\"state\":\"count\"" | wc -l'
+	status_is 0
+	output_is 400002
+	run sh -c 'ckpt-inspect -a sp | jq -c ".operators[0].subtasks[0].keyed_state.entries | [length, .[0].typed, .[399999].typed, .[400001].typed]"'
+	output_is '[400002,{"key":161,"namespace":null,"value":161},{"key":7828,"namespace":null,"value":7828},{"key":0,"namespace":null,"value":9}]'
+}

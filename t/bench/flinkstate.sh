@@ -1,0 +1,96 @@
+#!/bin/sh
+# Throughput of `ckpt-inspect -a > /dev/null` on a canonical savepoint of about 1 GiB written by
+# real Flink, next to the State Processor API reading the same savepoint (the whole `java`
+# process, JVM start included, and the read alone as timed inside the JVM) and next to `cat` of
+# its files (the limit), all measured in this run; and the peak memory (RSS) of each.
+#
+# The savepoint: t/flink's BenchState (run only here, never by make flink-fixtures) writes it with
+# the State Processor API's SavepointWriter, Flink 2.3.0, in the canonical format: two keyed
+# operators, "by-string" (String keys) and "by-long" (Long keys), each key with a ValueState<Long>
+# "count" and a ListState<Long> "events" of 6 elements: many keys, small values.  (It bootstraps
+# the state in RocksDB: a heap backend holding 1 GiB of small entries stalls in garbage collection;
+# the canonical format is the same whichever backend wrote it.)  BenchState reads it back with
+# SavepointReader, a HashMapStateBackend (the fastest reader) and a KeyedStateReaderFunction
+# that touches every value.
+#
+#   CKPT_BENCH_STATE_MB=N      a savepoint of about N MiB instead of 1024 (a quick run: 32)
+#   CKPT_BENCH_SAVEPOINT=DIR   where the savepoint is written, and kept for the next run
+#                              (default: a temporary directory under build/bench/, removed)
+#   CKPT_BENCH_RUNS=N          runs of ckpt-inspect and cat, the best counted (default 3)
+#   CKPT_BENCH_JAVA_HEAP=SIZE  -Xmx of both JVMs (default 8g: the reader's heap backend holds
+#                              all the state)
+#
+# Needs the harness's JDK 17 and Maven (sh .ci/deps; the Maven cache filled by make
+# flink-fixtures) and /usr/bin/time (sh .ci/deps bench).  Targets (issue 16): ckpt-inspect -a at
+# least 10 times faster than the State Processor API, within 3 times of cat, under 64 MB.
+set -e
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+BIN=${CKPT_BIN:-$ROOT/bin}
+MB=${CKPT_BENCH_STATE_MB:-1024}
+HEAP=${CKPT_BENCH_JAVA_HEAP:-8g}
+mkdir -p "$ROOT/build/bench"
+W=$(mktemp -d "$ROOT/build/bench/flinkstate.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+SP=${CKPT_BENCH_SAVEPOINT:-$W/savepoint}
+
+# the harness's classes and class path for Flink 2.3.0 (as t/flink/run.sh builds them)
+CP=target/2.3.0/classpath.txt
+(cd t/flink && { mvn -B -q -o -P flink2 compile dependency:build-classpath -Dmdep.outputFile=$CP >/dev/null 2>&1 ||
+	mvn -B -q -P flink2 compile dependency:build-classpath -Dmdep.outputFile=$CP; })
+JCP="$ROOT/t/flink/target/2.3.0/classes:$(cat t/flink/$CP)"
+# Kryo (Flink's fallback serializer, used for the SavepointWriter's operator states) defines
+# accessor classes in the application's class loader only with java.lang open.  A script, so that
+# /usr/bin/time can run it.
+cat >"$W/bench-java" <<EOF
+#!/bin/sh
+exec java -Xmx$HEAP -XX:+UseParallelGC --add-opens java.base/java.lang=ALL-UNNAMED \\
+	--add-opens java.base/java.util=ALL-UNNAMED -cp '$JCP' ckpt.flink.BenchState "\$@"
+EOF
+chmod +x "$W/bench-java"
+
+# 1 GiB is about 5.1 million keys per operator (115 bytes a String key, 97 a Long key, both states)
+KEYS=$((MB * 1024 * 1024 / 212))
+if [ ! -f "$SP/_metadata" ]; then
+	rm -rf "$SP"
+	echo "writing the savepoint ($KEYS keys per operator) with Flink ..."
+	"$W/bench-java" write "$SP" "$KEYS" >"$W/write.log" 2>&1 || { tail -20 "$W/write.log"; exit 1; }
+fi
+BYTES=$(du -cb "$SP"/* | tail -1 | cut -f1)
+cat "$SP"/* >/dev/null # into the page cache
+
+# Best of CKPT_BENCH_RUNS runs of "$@" (stdout to /dev/null): elapsed seconds, CPU seconds (user +
+# system, the figure that stays honest when other work shares the machine), peak RSS in KB.
+best() {
+	b= c= m=
+	for r in $(seq "${CKPT_BENCH_RUNS:-3}"); do
+		/usr/bin/time -f '%e %U %S %M' -o "$W/t" "$@" >/dev/null
+		e=$(awk '{print $1}' "$W/t"); u=$(awk '{print $2 + $3}' "$W/t"); k=$(awk '{print $4}' "$W/t")
+		if [ -z "$b" ] || [ "$(echo "$e $b" | awk '{print ($1 < $2)}')" = 1 ]; then b=$e; fi
+		if [ -z "$c" ] || [ "$(echo "$u $c" | awk '{print ($1 < $2)}')" = 1 ]; then c=$u; fi
+		if [ -z "$m" ] || [ "$k" -gt "$m" ]; then m=$k; fi
+	done
+	echo "$b $c $m"
+}
+show() { # label, elapsed, cpu, rss KB
+	echo "$BYTES $2 $3 $4" | awk -v l="$1" '{printf "%-32s %7.1f MB/s elapsed (%6.2f s), %7.1f MB/s of CPU (%6.2f s), peak %7.1f MB\n",
+		l, $1 / ($2 > 0 ? $2 : 0.01) / 1e6, $2, $1 / ($3 > 0 ? $3 : 0.01) / 1e6, $3, $4 / 1024}'
+}
+
+echo "savepoint: $BYTES bytes ($SP)"
+set -- $(best "$BIN/ckpt-inspect" -a "$SP"); CK_E=$1 CK_C=$2 CK_M=$3
+show "ckpt-inspect -a > /dev/null:" "$CK_E" "$CK_C" "$CK_M"
+set -- $(best sh -c 'cat "$1"/* ' sh "$SP"); CAT_E=$1
+show "cat of the files:" "$1" "$2" "$3"
+# the State Processor API once (it takes long): the whole process, and the read it times itself
+/usr/bin/time -f '%e %U %S %M' -o "$W/t" "$W/bench-java" read "$SP" >"$W/read.log" 2>&1 || { tail -20 "$W/read.log"; exit 1; }
+read -r SPA_E SPA_U SPA_S SPA_M <"$W/t"
+SPA_C=$(echo "$SPA_U $SPA_S" | awk '{print $1 + $2}')
+show "State Processor API (java):" "$SPA_E" "$SPA_C" "$SPA_M"
+SPA_IN=$(awk '/read-ms/ {print $NF / 1000}' "$W/read.log")
+show "State Processor API (read):" "$SPA_IN" 0 0 | sed 's/, *[0-9.]* MB\/s of CPU.*//'
+grep '^keys' "$W/read.log" | sed 's/^/  State Processor API read: /'
+echo "$CK_E $SPA_E $SPA_IN $CAT_E $CK_M $CK_C $SPA_C" | awk '{
+	printf "ckpt-inspect -a: %.1fx faster than the State Processor API with JVM start (target 10x), %.1fx without;", $2 / $1, $3 / $1
+	printf " %.1fx less CPU\n", $7 / ($6 > 0 ? $6 : 0.01)
+	printf "ckpt-inspect -a: %.1fx the time of cat (target: within 3x); peak %.1f MB (target: under 64 MB)\n", $1 / ($4 > 0 ? $4 : 0.01), $5 / 1024 }'
