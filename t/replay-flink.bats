@@ -3,6 +3,7 @@
 # logs written by t/flinklog.py, a test-only writer of Flink's format, from NDJSON events.
 
 load helper
+bats_require_minimum_version 1.5.0
 
 D=$DATA/replay-flink
 SRC=bc764cd8ddf7a0cff126f51c16239658

@@ -6,6 +6,7 @@
 # failure restarts the subtasks Flink's recovery ran again and keeps the ones it kept.
 
 load helper
+bats_require_minimum_version 1.5.0
 
 @test "flink batch: the sidecar lists the event files, those cut at the failure, and the attempts" {
 	local v s n=0
