@@ -101,6 +101,33 @@ struct ckpt_fser {
 	size_t nkids, nnames;
 };
 
+/* Where a decoded value goes: nowhere (only checked), into a jansson value (root), or written
+ * straight into a document (ckpt_jw, snap-print.c).  One decoder feeds all three. */
+enum ckpt_fout_mode { FOUT_NONE, FOUT_JSON, FOUT_WRITE };
+#define FOUT_DEPTH 160
+struct ckpt_jw;
+struct ckpt_fout {
+	enum ckpt_fout_mode mode;
+	struct ckpt_jw *w;          /* FOUT_WRITE */
+	json_t *root;               /* FOUT_JSON: the value built (a new reference; NULL before) */
+	json_t *stack[FOUT_DEPTH];  /* FOUT_JSON: the open containers (borrowed) */
+	const char *key;            /* FOUT_JSON: the key of the next member */
+	unsigned char obj[FOUT_DEPTH]; /* FOUT_WRITE: the open container is an object */
+	int depth;
+};
+/* Emit one value or container boundary: 0, or -1 when out of memory (FOUT_JSON). */
+int ckpt_fout_null(struct ckpt_fout *o);
+int ckpt_fout_int(struct ckpt_fout *o, long long v);
+int ckpt_fout_bool(struct ckpt_fout *o, int v);
+int ckpt_fout_str(struct ckpt_fout *o, const char *p, size_t n); /* valid UTF-8 */
+int ckpt_fout_entry(struct ckpt_fout *o, const void *p, size_t n); /* bytes, as ckpt_entry_to_json */
+int ckpt_fout_json(struct ckpt_fout *o, json_t *v);   /* v is taken */
+int ckpt_fout_open(struct ckpt_fout *o, char c);      /* '{' or '[' */
+void ckpt_fout_key(struct ckpt_fout *o, const char *k); /* kept until its value is emitted */
+void ckpt_fout_close(struct ckpt_fout *o);
+/* Drop what a failed decode left (FOUT_JSON). */
+void ckpt_fout_reset(struct ckpt_fout *o);
+
 /* One serializer snapshot, after the i32 format version of TypeSerializerSnapshotSerializationUtil
  * when proxy is set.  0; 1 when some class cannot be stepped over (*out is then the tree so far,
  * its FSER_UNKNOWN node naming the class); -1 on damaged input. */
@@ -113,6 +140,8 @@ int ckpt_fser_fixed_length(const struct ckpt_fser *t);
 /* Decode one value (t must have no blocker): 0 and *v a new reference, or -1 with the error set.
  * *hashed is set when *hash is the value's Java hashCode (built-in key types). */
 int ckpt_fser_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, json_t **v, int32_t *hash, int *hashed);
+/* The same, the value emitted into o (nothing emitted for FOUT_NONE, but every check made). */
+int ckpt_fser_emit(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash, int *hashed);
 /* The class names, nested: "C" or {"class": C, "nested": [...]} (for the summary). */
 json_t *ckpt_fser_json(const struct ckpt_fser *t);
 /* Flink's KeyGroupRangeAssignment: MathUtils.murmurHash(hashCode) % maxParallelism. */

@@ -154,6 +154,18 @@ ckpt_jw_str(struct ckpt_jw *w, const char *s)
 	jw_string(w, s, strlen(s));
 }
 
+void
+ckpt_jw_strn(struct ckpt_jw *w, const char *s, size_t n)
+{
+	jw_string(w, s, n);
+}
+
+void
+ckpt_jw_null(struct ckpt_jw *w)
+{
+	jw_raw(w, "null", 4);
+}
+
 /* "%lld" without printf's machinery: one of the hot spots of a document of many small entries. */
 void
 ckpt_jw_int(struct ckpt_jw *w, long long v)
