@@ -70,9 +70,11 @@ ckpt_fsrc_mem(struct ckpt_fsrc *s, const void *p, size_t n, const char *where, s
 void
 ckpt_fsrc_release(struct ckpt_fsrc *s)
 {
-	free(s->buf);
-	free(s->zbody);
-	free(s->cap);
+	if (s->buf || s->zbody || s->cap) {
+		free(s->buf);
+		free(s->zbody);
+		free(s->cap);
+	}
 	memset(s, 0, sizeof *s);
 	s->fd = -1;
 }
@@ -214,7 +216,7 @@ cap_add(struct ckpt_fsrc *s, const void *p, size_t n)
 }
 
 int
-ckpt_fsrc_read(struct ckpt_fsrc *s, void *p, size_t n, const char *what)
+ckpt_fsrc_read_slow(struct ckpt_fsrc *s, void *p, size_t n, const char *what)
 {
 	unsigned char *o = p;
 
@@ -245,7 +247,11 @@ ckpt_fsrc_read(struct ckpt_fsrc *s, void *p, size_t n, const char *what)
 int
 ckpt_fsrc_u8(struct ckpt_fsrc *s, uint8_t *v, const char *what)
 {
-	return ckpt_fsrc_read(s, v, 1, what);
+	if (s->wpos < s->wlen && !s->capture) {
+		*v = s->win[s->wpos++];
+		return 0;
+	}
+	return ckpt_fsrc_read_slow(s, v, 1, what);
 }
 
 int

@@ -32,6 +32,8 @@ struct fmeta {
 	char *mode;    /* OPERATOR_STATE_DISTRIBUTION_MODE */
 	struct ckpt_fser *key, *ns, *value;
 	json_t *serializers; /* option name -> class tree */
+	signed char typable;  /* typable()'s answer once asked: 0 not yet, 1 yes, -1 no */
+	char kindc;           /* set with typable: kind 't'imers, 'm'ap, 'l'ist, or 0 */
 };
 
 struct fheader {
@@ -724,9 +726,9 @@ typed_out(const struct ftyped *t, struct ckpt_fout *o)
 	struct ckpt_fsrc s;
 	const struct ckpt_fser *vs = m->value;
 	int32_t hash, hh;
-	int hashed = 0, hd, r = -1, map = m->kind && strcmp(m->kind, "map") == 0;
+	int hashed = 0, hd, r = -1, map = m->kindc == 'm'; /* typable() set kindc */
 
-	if (strcmp(m->kind ? m->kind : "", "timers") == 0) {
+	if (m->kindc == 't') {
 		if (vn != 0)
 			return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "offset %llu: a timer with a value",
 					    (unsigned long long)at);
@@ -771,7 +773,7 @@ typed_out(const struct ftyped *t, struct ckpt_fout *o)
 			goto out;
 		if (isnull ? ckpt_fout_null(o) < 0 && fo_nomem(c) : ckpt_fser_emit(vs, &s, o, &hh, &hd) < 0)
 			goto out;
-	} else if (m->kind && strcmp(m->kind, "list") == 0) {
+	} else if (m->kindc == 'l') {
 		/* ListDelimitedSerializer: elements joined by ',' */
 		if (ckpt_fout_open(o, '[') < 0) {
 			fo_nomem(c);
@@ -847,9 +849,26 @@ typed_check(struct ftyped *t)
 	return typed_emit(t, &o);
 }
 
+static int typable_of(const struct fheader *h, const struct fmeta *m);
+
+/* Can entries of m be typed?  Asked once a state (an entry's question, in the hot loop). */
+static int
+typable(const struct fheader *h, struct fmeta *m)
+{
+	if (m == NULL)
+		return 0;
+	if (m->typable == 0) {
+		m->typable = typable_of(h, m) ? 1 : -1;
+		m->kindc = strcmp(m->kind ? m->kind : "", "timers") == 0 ? 't' :
+			   strcmp(m->kind ? m->kind : "", "map") == 0 ? 'm' :
+			   strcmp(m->kind ? m->kind : "", "list") == 0 ? 'l' : 0;
+	}
+	return m->typable > 0;
+}
+
 /* Can entries of m be typed?  Key and namespace both of variable length need a suffix ckpt skips. */
 static int
-typable(const struct fheader *h, const struct fmeta *m)
+typable_of(const struct fheader *h, const struct fmeta *m)
 {
 	if (h->stopped || m == NULL || m->value == NULL || ckpt_fser_blocker(m->value))
 		return 0;

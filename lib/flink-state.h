@@ -4,6 +4,8 @@
 #ifndef CKPT_FLINK_STATE_H
 #define CKPT_FLINK_STATE_H
 
+#include <string.h>
+
 #include "ckpt-internal.h"
 
 /* ------------------------------------------------------------ flink-snappy.c */
@@ -57,7 +59,18 @@ void ckpt_fsrc_release(struct ckpt_fsrc *s);
 /* Continue at region offset off, plain or at the start of a framed stream. */
 int ckpt_fsrc_seek(struct ckpt_fsrc *s, uint64_t off, int snappy);
 /* Exactly n bytes (what names them in the error when they are not there). */
-int ckpt_fsrc_read(struct ckpt_fsrc *s, void *p, size_t n, const char *what);
+int ckpt_fsrc_read_slow(struct ckpt_fsrc *s, void *p, size_t n, const char *what);
+static inline int
+ckpt_fsrc_read(struct ckpt_fsrc *s, void *p, size_t n, const char *what)
+{
+	if (n <= s->wlen - s->wpos && !s->capture) { /* the common case: all in the window */
+		if (p)
+			memcpy(p, s->win + s->wpos, n);
+		s->wpos += n;
+		return 0;
+	}
+	return ckpt_fsrc_read_slow(s, p, n, what);
+}
 int ckpt_fsrc_u8(struct ckpt_fsrc *s, uint8_t *v, const char *what);
 int ckpt_fsrc_i16(struct ckpt_fsrc *s, int16_t *v, const char *what);
 int ckpt_fsrc_i32(struct ckpt_fsrc *s, int32_t *v, const char *what);
