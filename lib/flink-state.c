@@ -762,9 +762,7 @@ typed_out(const struct ftyped *t, struct ckpt_fout *o)
 			     ckpt_flink_key_group(hash, c->op->max_parallelism));
 		goto out;
 	}
-	ckpt_fsrc_release(&s);
-	ckpt_fsrc_mem(&s, v, vn, c->where, c->e);
-	s.base = at;
+	ckpt_fsrc_mem_again(&s, v, vn);
 	ckpt_fout_key(o, "value");
 	if (map) {
 		uint8_t isnull;
@@ -889,55 +887,63 @@ typable_of(const struct fheader *h, const struct fmeta *m)
 static int
 canonical_group(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, uint32_t kg, uint64_t off)
 {
+	unsigned char *k = NULL, *v = NULL; /* each entry's key and value, the buffers reused */
+	size_t kcap = 0, vcap = 0;
 	int16_t id;
 	char buf[16];
+	int rc = -1;
 
 	if (ckpt_fsrc_seek(s, off, h->compressed) < 0 || ckpt_fsrc_i16(s, &id, "state id") < 0)
 		return -1;
 	for (;;) {
-		unsigned char *k = NULL, *v = NULL;
-		size_t kn, vn;
+		size_t kn, vn = 0;
 		uint64_t at;
 		int more, r;
-		struct ftyped t = {0};
+		struct ftyped t;
 		uint32_t pk;
 
-		if (id < 0 || id >= MAX_STATES || (!h->stopped && (size_t)id >= h->n))
-			return ckpt_fsrc_fail(s, "state id %d (the header has %zu states)", id, h->n);
+		if (id < 0 || id >= MAX_STATES || (!h->stopped && (size_t)id >= h->n)) {
+			ckpt_fsrc_fail(s, "state id %d (the header has %zu states)", id, h->n);
+			break;
+		}
 		at = ckpt_fsrc_tell(s);
-		if (ckpt_fsrc_blob(s, &k, &kn, "key") < 0)
-			return -1;
+		if (ckpt_fsrc_blob_buf(s, &k, &kcap, &kn, "key") < 0)
+			break;
 		if (kn < c->prefix) {
-			free(k);
-			return ckpt_fsrc_fail(s, "a key of %zu bytes, shorter than its key-group prefix", kn);
+			ckpt_fsrc_fail(s, "a key of %zu bytes, shorter than its key-group prefix", kn);
+			break;
 		}
 		more = k[0] & 0x80;
 		k[0] &= 0x7f;
 		pk = c->prefix == 2 ? (uint32_t)k[0] << 8 | k[1] : k[0];
 		r = 0;
+		t.c = NULL;
 		if (pk != kg)
 			r = ckpt_fsrc_fail(s, "a key of key group %u at the offset of key group %u", pk, kg);
 		if (r == 0)
-			r = ckpt_fsrc_blob(s, &v, &vn, "value");
+			r = ckpt_fsrc_blob_buf(s, &v, &vcap, &vn, "value");
 		if (r == 0 && !c->k->untyped && typable(h, (size_t)id < h->n ? &h->m[id] : NULL))
-			t = (struct ftyped){.c = c, .h = h, .m = &h->m[id], .k = k, .kn = kn, .v = v, .vn = vn, .at = at,
-					    .kg = kg};
+			t = (struct ftyped){.c = c, .h = h, .m = &h->m[id], .k = k, .kn = kn, .v = v ? v : (unsigned char *)"",
+					    .vn = vn, .at = at, .kg = kg};
 		if (r == 0)
 			r = c->k->kv(c->k->arg, state_name(h, id, buf), kg, k, kn, v ? v : (unsigned char *)"", vn,
 				     t.c ? &t : NULL);
 		if (r == 0)
 			r = typed_check(t.c ? &t : NULL);
-		free(k);
-		free(v);
 		if (r < 0)
-			return -1;
+			break;
 		if (!more)
 			continue;
 		if (ckpt_fsrc_i16(s, &id, "state id or end of key group") < 0)
-			return -1;
-		if ((uint16_t)id == END_OF_KEY_GROUP)
-			return 0;
+			break;
+		if ((uint16_t)id == END_OF_KEY_GROUP) {
+			rc = 0;
+			break;
+		}
 	}
+	free(k);
+	free(v);
+	return rc;
 }
 
 /* Sort the non-empty key groups by offset, so each one's end is the next one's start. */

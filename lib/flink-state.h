@@ -56,6 +56,8 @@ int ckpt_fsrc_file(struct ckpt_fsrc *s, int fd, uint64_t base, uint64_t size, co
 /* A source over p[0, n) (kept by the caller). */
 int ckpt_fsrc_mem(struct ckpt_fsrc *s, const void *p, size_t n, const char *where, struct ckpt_err *e);
 void ckpt_fsrc_release(struct ckpt_fsrc *s);
+/* A memory source (nothing read with capture, no window of its own) over p[0, n) instead. */
+void ckpt_fsrc_mem_again(struct ckpt_fsrc *s, const void *p, size_t n);
 /* Continue at region offset off, plain or at the start of a framed stream. */
 int ckpt_fsrc_seek(struct ckpt_fsrc *s, uint64_t off, int snappy);
 /* Exactly n bytes (what names them in the error when they are not there). */
@@ -79,6 +81,8 @@ int ckpt_fsrc_i64(struct ckpt_fsrc *s, int64_t *v, const char *what);
 int ckpt_fsrc_utf(struct ckpt_fsrc *s, char **out, const char *what);
 /* An i32 length then that many bytes (malloc'd, never more than the region holds when plain). */
 int ckpt_fsrc_blob(struct ckpt_fsrc *s, unsigned char **out, size_t *n, const char *what);
+/* The same into *out, a buffer of *cap bytes (grown, kept by the caller even on failure). */
+int ckpt_fsrc_blob_buf(struct ckpt_fsrc *s, unsigned char **out, size_t *cap, size_t *n, const char *what);
 /* Nothing is left in the window (a framed stream may end here). */
 int ckpt_fsrc_drained(const struct ckpt_fsrc *s);
 /* Region offset of the next byte (plain), or of the next chunk once drained (framed). */

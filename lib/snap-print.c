@@ -96,6 +96,30 @@ ckpt_jw_close(struct ckpt_jw *w, char c)
 	jw_raw(w, &c, 1);
 }
 
+/* The common case of a string: short, nothing to escape (and, with ascii, only ASCII), written
+ * in one pass; 0 when it is not, nothing written. */
+static inline int
+jw_plain(struct ckpt_jw *w, const unsigned char *s, size_t n, int ascii)
+{
+	char *o;
+	size_t i;
+
+	if (n > JW_BUF / 4)
+		return 0;
+	o = jw_room(w, n + 2);
+	for (i = 0; i < n; i++) {
+		unsigned char c = s[i];
+
+		if (c < 0x20 || c == '"' || c == '\\' || (ascii && c >= 0x80))
+			return 0;
+		o[i + 1] = (char)c;
+	}
+	o[0] = '"';
+	o[n + 1] = '"';
+	w->len += n + 2;
+	return 1;
+}
+
 /* A JSON string of p[0, n), escaped as jansson does (p is valid UTF-8). */
 static void
 jw_string(struct ckpt_jw *w, const char *p, size_t n)
@@ -103,6 +127,8 @@ jw_string(struct ckpt_jw *w, const char *p, size_t n)
 	const unsigned char *s = (const unsigned char *)p;
 	size_t i = 0;
 
+	if (jw_plain(w, s, n, 0))
+		return;
 	jw_raw(w, "\"", 1);
 	while (i < n) {
 		size_t j = i;
@@ -241,6 +267,8 @@ utf8_ok(const unsigned char *p, size_t n)
 void
 ckpt_jw_entry(struct ckpt_jw *w, const void *p, size_t n)
 {
+	if (jw_plain(w, p, n, 1)) /* printable ASCII: valid UTF-8, nothing escaped */
+		return;
 	if (utf8_ok(p, n)) {
 		jw_string(w, n ? p : "", n);
 		return;
