@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "flink-state.h"
+#include "snap-internal.h"
 
 #define FSER_DEPTH 32
 #define COMPOSITE_MAGIC 911108
@@ -430,6 +431,149 @@ ckpt_fser_fixed_length(const struct ckpt_fser *t)
 	}
 }
 
+/* ---------------------------------------------------------------- where values go */
+
+/* FOUT_JSON: give x (taken) its place, the root or a member or element of the open container. */
+static int
+fo_put(struct ckpt_fout *o, json_t *x)
+{
+	json_t *top;
+
+	if (x == NULL)
+		return -1;
+	if (o->depth == 0) {
+		json_decref(o->root);
+		o->root = x;
+		return 0;
+	}
+	top = o->stack[o->depth - 1];
+	return json_is_object(top) ? json_object_set_new(top, o->key, x) : json_array_append_new(top, x);
+}
+
+/* FOUT_WRITE: an element of an open array is preceded by its separator (a member by its key). */
+static inline void
+fo_elem(struct ckpt_fout *o)
+{
+	if (o->depth > 0 && !o->obj[o->depth - 1])
+		ckpt_jw_elem(o->w);
+}
+
+int
+ckpt_fout_null(struct ckpt_fout *o)
+{
+	if (o->mode == FOUT_WRITE) {
+		fo_elem(o);
+		ckpt_jw_null(o->w);
+		return 0;
+	}
+	return o->mode == FOUT_JSON ? fo_put(o, json_null()) : 0;
+}
+
+int
+ckpt_fout_int(struct ckpt_fout *o, long long v)
+{
+	if (o->mode == FOUT_WRITE) {
+		fo_elem(o);
+		ckpt_jw_int(o->w, v);
+		return 0;
+	}
+	return o->mode == FOUT_JSON ? fo_put(o, json_integer((json_int_t)v)) : 0;
+}
+
+int
+ckpt_fout_bool(struct ckpt_fout *o, int v)
+{
+	if (o->mode == FOUT_WRITE) {
+		fo_elem(o);
+		ckpt_jw_bool(o->w, v);
+		return 0;
+	}
+	return o->mode == FOUT_JSON ? fo_put(o, json_boolean(v)) : 0;
+}
+
+int
+ckpt_fout_str(struct ckpt_fout *o, const char *p, size_t n)
+{
+	if (o->mode == FOUT_WRITE) {
+		fo_elem(o);
+		ckpt_jw_strn(o->w, p, n);
+		return 0;
+	}
+	return o->mode == FOUT_JSON ? fo_put(o, json_stringn(p, n)) : 0;
+}
+
+int
+ckpt_fout_entry(struct ckpt_fout *o, const void *p, size_t n)
+{
+	if (o->mode == FOUT_WRITE) {
+		fo_elem(o);
+		ckpt_jw_entry(o->w, n ? p : "", n);
+		return 0;
+	}
+	return o->mode == FOUT_JSON ? fo_put(o, ckpt_entry_to_json(n ? p : "", n)) : 0;
+}
+
+int
+ckpt_fout_json(struct ckpt_fout *o, json_t *v)
+{
+	if (v == NULL)
+		return -1;
+	if (o->mode == FOUT_JSON)
+		return fo_put(o, v);
+	if (o->mode == FOUT_WRITE) {
+		fo_elem(o);
+		ckpt_jw_json(o->w, v);
+	}
+	json_decref(v);
+	return 0;
+}
+
+int
+ckpt_fout_open(struct ckpt_fout *o, char c)
+{
+	json_t *x;
+
+	if (o->depth >= FOUT_DEPTH)
+		return -1;
+	if (o->mode == FOUT_WRITE) {
+		fo_elem(o);
+		ckpt_jw_open(o->w, c);
+		o->obj[o->depth] = c == '{';
+	} else if (o->mode == FOUT_JSON) {
+		x = c == '{' ? json_object() : json_array();
+		if (fo_put(o, x) < 0)
+			return -1;
+		o->stack[o->depth] = x;
+	}
+	o->depth++;
+	return 0;
+}
+
+void
+ckpt_fout_key(struct ckpt_fout *o, const char *k)
+{
+	if (o->mode == FOUT_WRITE)
+		ckpt_jw_key(o->w, k);
+	else
+		o->key = k;
+}
+
+void
+ckpt_fout_close(struct ckpt_fout *o)
+{
+	o->depth--;
+	if (o->mode == FOUT_WRITE)
+		ckpt_jw_close(o->w, o->obj[o->depth] ? '}' : ']');
+}
+
+void
+ckpt_fout_reset(struct ckpt_fout *o)
+{
+	json_decref(o->root);
+	o->root = NULL;
+	o->depth = 0;
+}
+
 /* ---------------------------------------------------------------- values */
 
 static int32_t
@@ -440,30 +584,37 @@ long_hash(int64_t v)
 	return (int32_t)(uint32_t)(u ^ (u >> 32));
 }
 
-/* A UTF-16 unit sequence to UTF-8; lone surrogates become U+FFFD. */
-static json_t *
-utf16_json(const uint16_t *u, size_t n)
+/* A UTF-16 unit sequence as UTF-8 into o; lone surrogates become U+FFFD. */
+static int
+utf16_out(struct ckpt_fsrc *s, struct ckpt_fout *o, const uint16_t *u, size_t n)
 {
-	char *o = malloc(n * 3 + 1);
+	char small[3 * 128], *b = small;
 	size_t k = 0;
-	json_t *v;
+	int r;
 
-	if (o == NULL)
-		return NULL;
+	if (o->mode == FOUT_NONE)
+		return 0;
+	if (n > 128 && (b = malloc(n * 3 + 1)) == NULL)
+		return nomem(s);
 	for (size_t i = 0; i < n; i++) {
 		uint32_t c = u[i];
 
+		if (c < 0x80) {
+			b[k++] = (char)c;
+			continue;
+		}
 		if (c >= 0xd800 && c <= 0xdbff && i + 1 < n && u[i + 1] >= 0xdc00 && u[i + 1] <= 0xdfff) {
 			c = 0x10000 + ((c - 0xd800) << 10) + (u[i + 1] - 0xdc00u);
 			i++;
 		} else if (c >= 0xd800 && c <= 0xdfff) {
 			c = 0xfffd;
 		}
-		k += ckpt_utf8_put(o + k, c);
+		k += ckpt_utf8_put(b + k, c);
 	}
-	v = json_stringn(o, k);
-	free(o);
-	return v;
+	r = ckpt_fout_str(o, b, k) < 0 ? nomem(s) : 0;
+	if (b != small)
+		free(b);
+	return r;
 }
 
 /* StringValue's variable-length unsigned int: 7 bits a byte, low first. */
@@ -489,20 +640,19 @@ read_varint(struct ckpt_fsrc *s, uint32_t *v, const char *what)
 
 /* StringValue.writeString: length + 1 (0 for null), then each UTF-16 unit as a varint. */
 static int
-read_string(struct ckpt_fsrc *s, json_t **v, int32_t *hash)
+read_string(struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash)
 {
-	uint16_t *u = NULL;
+	uint16_t small[128], *u = small;
 	uint32_t len;
-	size_t cap = 0;
+	size_t cap = sizeof small / sizeof *small;
 	int32_t h = 0;
+	int r;
 
 	if (read_varint(s, &len, "string length") < 0)
 		return -1;
-	if (len == 0) {
-		*v = json_null();
-		*hash = 0;
-		return 0;
-	}
+	*hash = 0;
+	if (len == 0)
+		return ckpt_fout_null(o) < 0 ? nomem(s) : 0;
 	len--;
 	for (uint32_t i = 0; i < len; i++) {
 		uint32_t c;
@@ -516,38 +666,48 @@ read_string(struct ckpt_fsrc *s, json_t **v, int32_t *hash)
 		if (i == cap) {
 			uint16_t *n;
 
-			cap = cap ? cap * 2 : 64;
-			if ((n = realloc(u, cap * sizeof *u)) == NULL) {
+			cap *= 2;
+			if ((n = realloc(u == small ? NULL : u, cap * sizeof *u)) == NULL) {
 				nomem(s);
 				goto fail;
 			}
+			if (u == small)
+				memcpy(n, small, sizeof small);
 			u = n;
 		}
 		u[i] = (uint16_t)c;
 		h = (int32_t)((uint32_t)h * 31u + c);
 	}
-	*v = utf16_json(u, len);
-	free(u);
+	r = utf16_out(s, o, u, len);
+	if (u != small)
+		free(u);
 	*hash = h;
-	return *v ? 0 : nomem(s);
+	return r;
 fail:
-	free(u);
+	if (u != small)
+		free(u);
 	return -1;
 }
 
-static json_t *
-real_json(double d)
+static int
+real_out(struct ckpt_fsrc *s, struct ckpt_fout *o, double d)
 {
+	int r;
+
+	if (o->mode == FOUT_NONE)
+		return 0;
 	if (isnan(d))
-		return json_string("NaN");
-	if (isinf(d))
-		return json_string(d > 0 ? "Infinity" : "-Infinity");
-	return json_real(d);
+		r = ckpt_fout_str(o, "NaN", 3);
+	else if (isinf(d))
+		r = d > 0 ? ckpt_fout_str(o, "Infinity", 8) : ckpt_fout_str(o, "-Infinity", 9);
+	else
+		r = ckpt_fout_json(o, json_real(d));
+	return r < 0 ? nomem(s) : 0;
 }
 
 /* The primitive kinds: value and Java hashCode. */
 static int
-read_primitive(struct ckpt_fsrc *s, enum ckpt_fser_kind kind, json_t **v, int32_t *hash)
+read_primitive(struct ckpt_fsrc *s, enum ckpt_fser_kind kind, struct ckpt_fout *o, int32_t *hash)
 {
 	unsigned char b[8];
 	uint64_t x = 0;
@@ -556,6 +716,7 @@ read_primitive(struct ckpt_fsrc *s, enum ckpt_fser_kind kind, json_t **v, int32_
 		[FSER_FLOAT] = 4, [FSER_DOUBLE] = 8, [FSER_CHAR] = 2,
 	};
 	size_t n = size[kind];
+	int r;
 
 	if (ckpt_fsrc_read(s, b, n, s->what ? s->what : "value") < 0)
 		return -1;
@@ -563,23 +724,23 @@ read_primitive(struct ckpt_fsrc *s, enum ckpt_fser_kind kind, json_t **v, int32_
 		x = x << 8 | b[i];
 	switch (kind) {
 	case FSER_LONG:
-		*v = json_integer((json_int_t)(int64_t)x);
+		r = ckpt_fout_int(o, (int64_t)x);
 		*hash = long_hash((int64_t)x);
 		break;
 	case FSER_INT:
-		*v = json_integer((int32_t)(uint32_t)x);
+		r = ckpt_fout_int(o, (int32_t)(uint32_t)x);
 		*hash = (int32_t)(uint32_t)x;
 		break;
 	case FSER_SHORT:
-		*v = json_integer((int16_t)(uint16_t)x);
+		r = ckpt_fout_int(o, (int16_t)(uint16_t)x);
 		*hash = (int16_t)(uint16_t)x;
 		break;
 	case FSER_BYTE:
-		*v = json_integer((int8_t)(uint8_t)x);
+		r = ckpt_fout_int(o, (int8_t)(uint8_t)x);
 		*hash = (int8_t)(uint8_t)x;
 		break;
 	case FSER_BOOL:
-		*v = json_boolean(x != 0);
+		r = ckpt_fout_bool(o, x != 0);
 		*hash = x != 0 ? 1231 : 1237;
 		break;
 	case FSER_FLOAT: {
@@ -587,30 +748,27 @@ read_primitive(struct ckpt_fsrc *s, enum ckpt_fser_kind kind, json_t **v, int32_
 		float f;
 
 		memcpy(&f, &bits, 4);
-		*v = real_json(f);
 		*hash = (int32_t)(isnan(f) ? 0x7fc00000u : bits);
-		break;
+		return real_out(s, o, f);
 	}
 	case FSER_DOUBLE: {
 		double d;
 
 		memcpy(&d, &x, 8);
-		*v = real_json(d);
 		*hash = long_hash((int64_t)(isnan(d) ? 0x7ff8000000000000ull : x));
-		break;
+		return real_out(s, o, d);
 	}
 	default: { /* FSER_CHAR */
 		uint16_t c = (uint16_t)x;
 
-		*v = utf16_json(&c, 1);
 		*hash = c;
-		break;
+		return utf16_out(s, o, &c, 1);
 	}
 	}
-	return *v ? 0 : nomem(s);
+	return r < 0 ? nomem(s) : 0;
 }
 
-static int value(const struct ckpt_fser *t, struct ckpt_fsrc *s, json_t **v, int32_t *hash, int *hashed);
+static int value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash, int *hashed);
 
 static int
 read_count(struct ckpt_fsrc *s, int32_t *n, const char *what)
@@ -622,13 +780,18 @@ read_count(struct ckpt_fsrc *s, int32_t *n, const char *what)
 	return 0;
 }
 
-/* Append n values of t (a NULL t: elem primitives) to the array a. */
 static int
-read_elements(struct ckpt_fsrc *s, const struct ckpt_fser *t, enum ckpt_fser_kind elem, int32_t n, json_t *a,
-	      int nullable)
+out_open(struct ckpt_fsrc *s, struct ckpt_fout *o, char c)
+{
+	return ckpt_fout_open(o, c) < 0 ? nomem(s) : 0;
+}
+
+/* n values of t (a NULL t: elem primitives), as elements of the array open in o. */
+static int
+read_elements(struct ckpt_fsrc *s, const struct ckpt_fser *t, enum ckpt_fser_kind elem, int32_t n,
+	      struct ckpt_fout *o, int nullable)
 {
 	for (int32_t i = 0; i < n; i++) {
-		json_t *x = NULL;
 		int32_t h;
 		int hd, r;
 
@@ -638,27 +801,25 @@ read_elements(struct ckpt_fsrc *s, const struct ckpt_fser *t, enum ckpt_fser_kin
 			if (ckpt_fsrc_u8(s, &present, "array element flag") < 0)
 				return -1;
 			if (!present) {
-				if (json_array_append_new(a, json_null()) < 0)
+				if (ckpt_fout_null(o) < 0)
 					return nomem(s);
 				continue;
 			}
 		}
 		if (t)
-			r = value(t, s, &x, &h, &hd);
+			r = value(t, s, o, &h, &hd);
 		else if (elem == FSER_STRING)
-			r = read_string(s, &x, &h);
+			r = read_string(s, o, &h);
 		else
-			r = read_primitive(s, elem, &x, &h);
+			r = read_primitive(s, elem, o, &h);
 		if (r < 0)
 			return -1;
-		if (json_array_append_new(a, x) < 0)
-			return nomem(s);
 	}
 	return 0;
 }
 
 static int
-read_map(const struct ckpt_fser *t, struct ckpt_fsrc *s, json_t *a)
+read_map(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o)
 {
 	int32_t n, h;
 	int hd;
@@ -666,18 +827,17 @@ read_map(const struct ckpt_fser *t, struct ckpt_fsrc *s, json_t *a)
 	if (read_count(s, &n, "map size") < 0)
 		return -1;
 	for (int32_t i = 0; i < n; i++) {
-		json_t *k = NULL, *x = NULL;
 		uint8_t isnull;
 
-		if (value(t->kids[0], s, &k, &h, &hd) < 0)
+		if (out_open(s, o, '{') < 0)
 			return -1;
-		if (ckpt_fsrc_u8(s, &isnull, "map value null flag") < 0 ||
-		    (!isnull && value(t->kids[1], s, &x, &h, &hd) < 0)) {
-			json_decref(k);
+		ckpt_fout_key(o, "key");
+		if (value(t->kids[0], s, o, &h, &hd) < 0 || ckpt_fsrc_u8(s, &isnull, "map value null flag") < 0)
 			return -1;
-		}
-		if (json_array_append_new(a, json_pack("{s:o, s:o}", "key", k, "value", x ? x : json_null())) < 0)
-			return nomem(s);
+		ckpt_fout_key(o, "value");
+		if (isnull ? ckpt_fout_null(o) < 0 && nomem(s) : value(t->kids[1], s, o, &h, &hd) < 0)
+			return -1;
+		ckpt_fout_close(o);
 	}
 	return 0;
 }
@@ -686,11 +846,10 @@ static const char *const row_kinds[] = {"+I", "-U", "+U", "-D"};
 
 /* Row: a mask (row kind bits, then one null bit per field, high bit first), then the fields. */
 static int
-read_row(const struct ckpt_fser *t, struct ckpt_fsrc *s, json_t **v)
+read_row(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o)
 {
 	size_t off = t->flag ? 2 : 0, bits = off + t->nkids;
 	unsigned char mask[8192];
-	json_t *fields;
 	int32_t h;
 	int hd;
 
@@ -699,59 +858,68 @@ read_row(const struct ckpt_fser *t, struct ckpt_fsrc *s, json_t **v)
 	if (ckpt_fsrc_read(s, mask, (bits + 7) / 8, "row null mask") < 0)
 		return -1;
 #define BIT(i) ((mask[(i) / 8] >> (7 - (i) % 8)) & 1)
-	if ((fields = json_array()) == NULL)
+	if (out_open(s, o, '{') < 0)
+		return -1;
+	ckpt_fout_key(o, "kind");
+	if ((t->flag ? ckpt_fout_str(o, row_kinds[BIT(0) | BIT(1) << 1], 2) : ckpt_fout_null(o)) < 0)
 		return nomem(s);
-	for (size_t i = 0; i < t->nkids; i++) {
-		json_t *x = NULL;
-
-		if (!BIT(off + i) && value(t->kids[i], s, &x, &h, &hd) < 0) {
-			json_decref(fields);
+	ckpt_fout_key(o, "fields");
+	if (out_open(s, o, '[') < 0)
+		return -1;
+	for (size_t i = 0; i < t->nkids; i++)
+		if (BIT(off + i) ? ckpt_fout_null(o) < 0 && nomem(s) : value(t->kids[i], s, o, &h, &hd) < 0)
 			return -1;
-		}
-		json_array_append_new(fields, x ? x : json_null());
-	}
-	*v = json_pack("{s:o, s:o}", "kind", t->flag ? json_string(row_kinds[BIT(0) | BIT(1) << 1]) : json_null(),
-		       "fields", fields);
 #undef BIT
-	return *v ? 0 : nomem(s);
+	ckpt_fout_close(o);
+	ckpt_fout_close(o);
+	return 0;
 }
 
 /* PojoSerializer: flags (1 null, 2 the class itself, 4 and 8 subclasses), then per field a null flag. */
 static int
-read_pojo_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, json_t **v)
+read_pojo_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o)
 {
 	uint8_t flags;
 	int32_t h;
 	int hd;
 
-	if (ckpt_fsrc_u8(s, &flags, "POJO flags") < 0)
-		return -1;
-	if (flags == 1) {
-		*v = json_null();
-		return 0;
-	}
-	if (flags != 2)
-		return ckpt_fsrc_fail(s, "POJO flags %u: a subclass of %s, which ckpt does not decode", flags, t->name);
-	if ((*v = json_object()) == NULL)
-		return nomem(s);
-	for (size_t i = 0; i < t->nkids; i++) {
-		json_t *x = NULL;
-		uint8_t isnull;
+	if (o->mode == FOUT_WRITE) { /* built first: a field name a subclass repeats is kept once, as jansson does */
+		struct ckpt_fout j; /* the same decoder, into jansson; the stacks are written before read */
 
-		if (ckpt_fsrc_u8(s, &isnull, "POJO field null flag") < 0 ||
-		    (!isnull && value(t->kids[i], s, &x, &h, &hd) < 0) ||
-		    json_object_set_new(*v, t->names[i], x ? x : json_null()) < 0) {
-			json_decref(*v);
+		j.mode = FOUT_JSON;
+		j.root = NULL;
+		j.depth = 0;
+		if (read_pojo_value(t, s, &j) < 0) {
+			ckpt_fout_reset(&j);
 			return -1;
 		}
+		return ckpt_fout_json(o, j.root) < 0 ? nomem(s) : 0;
 	}
+	if (ckpt_fsrc_u8(s, &flags, "POJO flags") < 0)
+		return -1;
+	if (flags == 1)
+		return ckpt_fout_null(o) < 0 ? nomem(s) : 0;
+	if (flags != 2)
+		return ckpt_fsrc_fail(s, "POJO flags %u: a subclass of %s, which ckpt does not decode", flags, t->name);
+	if (out_open(s, o, '{') < 0)
+		return -1;
+	for (size_t i = 0; i < t->nkids; i++) {
+		uint8_t isnull;
+
+		if (ckpt_fsrc_u8(s, &isnull, "POJO field null flag") < 0)
+			return -1;
+		ckpt_fout_key(o, t->names[i]);
+		if (isnull ? ckpt_fout_null(o) < 0 && nomem(s) : value(t->kids[i], s, o, &h, &hd) < 0)
+			return -1;
+	}
+	ckpt_fout_close(o);
 	return 0;
 }
 
 static int
-read_composite_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, json_t **v, int32_t *hash, int *hashed)
+read_composite_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash,
+		     int *hashed)
 {
-	json_t *a = NULL, *b = NULL;
 	int32_t n, h = 0, h1;
 	int64_t ts;
 	int hd = 0, hd1;
@@ -759,64 +927,72 @@ read_composite_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, json_t **v,
 
 	switch (t->kind) {
 	case FSER_TUPLE:
-		if ((*v = json_array()) == NULL)
-			return nomem(s);
+		if (out_open(s, o, '[') < 0)
+			return -1;
 		*hashed = 1;
 		for (size_t i = 0; i < t->nkids; i++) {
-			if (value(t->kids[i], s, &a, &h1, &hd1) < 0)
+			if (value(t->kids[i], s, o, &h1, &hd1) < 0)
 				return -1;
-			json_array_append_new(*v, a);
 			h = (int32_t)((uint32_t)h * (i ? 31u : 0u) + (uint32_t)h1); /* TupleN.hashCode */
 			*hashed &= hd1;
 		}
+		ckpt_fout_close(o);
 		*hash = h;
 		return 0;
 	case FSER_LIST: case FSER_ARRAY:
-		if (read_count(s, &n, t->kind == FSER_LIST ? "list size" : "array length") < 0)
+		if (read_count(s, &n, t->kind == FSER_LIST ? "list size" : "array length") < 0 || out_open(s, o, '[') < 0 ||
+		    read_elements(s, t->kids[0], 0, n, o, t->kind == FSER_ARRAY) < 0)
 			return -1;
-		if ((*v = json_array()) == NULL)
-			return nomem(s);
-		return read_elements(s, t->kids[0], 0, n, *v, t->kind == FSER_ARRAY);
+		ckpt_fout_close(o);
+		return 0;
 	case FSER_MAP:
-		if ((*v = json_array()) == NULL)
-			return nomem(s);
-		return read_map(t, s, *v);
+		if (out_open(s, o, '[') < 0 || read_map(t, s, o) < 0)
+			return -1;
+		ckpt_fout_close(o);
+		return 0;
 	case FSER_TTL:
-		if (value(t->kids[0], s, &a, &h, &hd) < 0)
+		if (out_open(s, o, '{') < 0)
 			return -1;
-		if (value(t->kids[1], s, &b, &h, &hd) < 0) {
-			json_decref(a);
+		ckpt_fout_key(o, "last_access");
+		if (value(t->kids[0], s, o, &h, &hd) < 0)
 			return -1;
-		}
-		*v = json_pack("{s:o, s:o}", "last_access", a, "value", b);
-		return *v ? 0 : nomem(s);
+		ckpt_fout_key(o, "value");
+		if (value(t->kids[1], s, o, &h, &hd) < 0)
+			return -1;
+		ckpt_fout_close(o);
+		return 0;
 	case FSER_TIMER:
-		if (ckpt_fsrc_i64(s, &ts, "timer timestamp") < 0 || value(t->kids[0], s, &a, &h, &hd) < 0)
+		if (ckpt_fsrc_i64(s, &ts, "timer timestamp") < 0 || out_open(s, o, '{') < 0)
 			return -1;
-		if (value(t->kids[1], s, &b, &h1, &hd1) < 0) {
-			json_decref(a);
+		ckpt_fout_key(o, "timestamp");
+		if (ckpt_fout_int(o, (int64_t)((uint64_t)ts ^ (1ull << 63))) < 0)
+			return nomem(s);
+		ckpt_fout_key(o, "key");
+		if (value(t->kids[0], s, o, &h, &hd) < 0)
 			return -1;
-		}
-		*v = json_pack("{s:I, s:o, s:o}", "timestamp", (json_int_t)(int64_t)((uint64_t)ts ^ (1ull << 63)),
-			       "key", a, "namespace", b);
-		return *v ? 0 : nomem(s);
+		ckpt_fout_key(o, "namespace");
+		if (value(t->kids[1], s, o, &h1, &hd1) < 0)
+			return -1;
+		ckpt_fout_close(o);
+		return 0;
 	case FSER_NULLABLE:
 		if (ckpt_fsrc_u8(s, &flag, "null flag") < 0)
 			return -1;
 		if (flag) {
-			*v = json_null();
-			return ckpt_fsrc_read(s, NULL, (size_t)t->flag, "null padding");
+			if (ckpt_fsrc_read(s, NULL, (size_t)t->flag, "null padding") < 0)
+				return -1;
+			return ckpt_fout_null(o) < 0 ? nomem(s) : 0;
 		}
-		return value(t->kids[0], s, v, hash, hashed);
+		return value(t->kids[0], s, o, hash, hashed);
 	case FSER_ROW:
-		return read_row(t, s, v);
+		return read_row(t, s, o);
 	default:
-		return read_pojo_value(t, s, v);
+		return read_pojo_value(t, s, o);
 	}
 }
 
 static int
-value(const struct ckpt_fser *t, struct ckpt_fsrc *s, json_t **v, int32_t *hash, int *hashed)
+value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash, int *hashed)
 {
 	unsigned char *p;
 	size_t n;
@@ -825,7 +1001,6 @@ value(const struct ckpt_fser *t, struct ckpt_fsrc *s, json_t **v, int32_t *hash,
 	uint8_t z;
 	int r;
 
-	*v = NULL;
 	*hashed = 0;
 	*hash = 0;
 	if (s->depth >= FSER_DEPTH)
@@ -833,67 +1008,88 @@ value(const struct ckpt_fser *t, struct ckpt_fsrc *s, json_t **v, int32_t *hash,
 	s->depth++;
 	switch (t->kind) {
 	case FSER_STRING:
-		r = read_string(s, v, hash);
+		r = read_string(s, o, hash);
 		*hashed = r == 0;
 		break;
 	case FSER_LONG: case FSER_INT: case FSER_SHORT: case FSER_BYTE: case FSER_BOOL:
 	case FSER_FLOAT: case FSER_DOUBLE: case FSER_CHAR:
-		r = read_primitive(s, t->kind, v, hash);
+		r = read_primitive(s, t->kind, o, hash);
 		*hashed = r == 0;
 		break;
 	case FSER_VOID:
-		*v = json_null();
-		r = 0;
+		r = ckpt_fout_null(o) < 0 ? nomem(s) : 0;
 		break;
 	case FSER_VOIDNS: case FSER_GLOBALWINDOW:
 		if ((r = ckpt_fsrc_u8(s, &z, "namespace byte")) == 0 && z != 0)
 			r = ckpt_fsrc_fail(s, "namespace byte %u (0 expected)", z);
-		*v = json_null();
+		if (r == 0 && ckpt_fout_null(o) < 0)
+			r = nomem(s);
 		break;
 	case FSER_TIMEWINDOW:
 		r = ckpt_fsrc_i64(s, &a, "window start") < 0 || ckpt_fsrc_i64(s, &b, "window end") < 0 ? -1 : 0;
-		if (r == 0 && (*v = json_pack("{s:I, s:I}", "start", (json_int_t)a, "end", (json_int_t)b)) == NULL)
-			r = nomem(s);
+		if (r == 0) {
+			if (out_open(s, o, '{') < 0)
+				r = -1;
+			else {
+				ckpt_fout_key(o, "start");
+				r = ckpt_fout_int(o, a);
+				ckpt_fout_key(o, "end");
+				r |= ckpt_fout_int(o, b);
+				ckpt_fout_close(o);
+				r = r < 0 ? nomem(s) : 0;
+			}
+		}
 		break;
 	case FSER_BYTES:
 		r = ckpt_fsrc_blob(s, &p, &n, "byte array");
 		if (r == 0) {
-			*v = ckpt_entry_to_json(p ? p : (const unsigned char *)"", n);
-			free(p);
-			if (*v == NULL)
+			if (ckpt_fout_entry(o, p ? p : (const unsigned char *)"", n) < 0)
 				r = nomem(s);
+			free(p);
 		}
 		break;
 	case FSER_PARRAY:
 		r = read_count(s, &len, "array length");
-		if (r == 0 && (*v = json_array()) == NULL)
-			r = nomem(s);
 		if (r == 0)
-			r = read_elements(s, NULL, t->elem, len, *v, 0);
+			r = out_open(s, o, '[');
+		if (r == 0 && (r = read_elements(s, NULL, t->elem, len, o, 0)) == 0)
+			ckpt_fout_close(o);
 		break;
 	case FSER_ENUM:
 		r = ckpt_fsrc_i32(s, &i, "enum ordinal");
 		if (r == 0 && (i < 0 || (size_t)i >= t->nnames))
 			r = ckpt_fsrc_fail(s, "enum ordinal %d of %s, which has %zu constants", i, t->name, t->nnames);
-		if (r == 0 && (*v = json_string(t->names[i])) == NULL)
+		if (r == 0 && ckpt_fout_str(o, t->names[i], strlen(t->names[i])) < 0)
 			r = nomem(s);
 		break;
 	default:
-		r = read_composite_value(t, s, v, hash, hashed);
+		r = read_composite_value(t, s, o, hash, hashed);
 		break;
 	}
 	s->depth--;
-	if (r < 0) {
-		json_decref(*v);
-		*v = NULL;
-	}
 	return r;
+}
+
+int
+ckpt_fser_emit(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash, int *hashed)
+{
+	return value(t, s, o, hash, hashed);
 }
 
 int
 ckpt_fser_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, json_t **v, int32_t *hash, int *hashed)
 {
-	return value(t, s, v, hash, hashed);
+	struct ckpt_fout o; /* the stacks are written before they are read: not cleared */
+	int r;
+
+	o.mode = FOUT_JSON;
+	o.root = NULL;
+	o.depth = 0;
+	r = value(t, s, &o, hash, hashed);
+	*v = r == 0 ? o.root : NULL;
+	if (r < 0)
+		ckpt_fout_reset(&o);
+	return r;
 }
 
 json_t *

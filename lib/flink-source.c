@@ -68,11 +68,22 @@ ckpt_fsrc_mem(struct ckpt_fsrc *s, const void *p, size_t n, const char *where, s
 }
 
 void
+ckpt_fsrc_mem_again(struct ckpt_fsrc *s, const void *p, size_t n)
+{
+	s->mem = s->win = p;
+	s->size = s->wlen = s->raw = n;
+	s->wpos = 0;
+	s->wat = s->zdone = 0;
+}
+
+void
 ckpt_fsrc_release(struct ckpt_fsrc *s)
 {
-	free(s->buf);
-	free(s->zbody);
-	free(s->cap);
+	if (s->buf || s->zbody || s->cap) {
+		free(s->buf);
+		free(s->zbody);
+		free(s->cap);
+	}
 	memset(s, 0, sizeof *s);
 	s->fd = -1;
 }
@@ -214,7 +225,7 @@ cap_add(struct ckpt_fsrc *s, const void *p, size_t n)
 }
 
 int
-ckpt_fsrc_read(struct ckpt_fsrc *s, void *p, size_t n, const char *what)
+ckpt_fsrc_read_slow(struct ckpt_fsrc *s, void *p, size_t n, const char *what)
 {
 	unsigned char *o = p;
 
@@ -245,7 +256,11 @@ ckpt_fsrc_read(struct ckpt_fsrc *s, void *p, size_t n, const char *what)
 int
 ckpt_fsrc_u8(struct ckpt_fsrc *s, uint8_t *v, const char *what)
 {
-	return ckpt_fsrc_read(s, v, 1, what);
+	if (s->wpos < s->wlen && !s->capture) {
+		*v = s->win[s->wpos++];
+		return 0;
+	}
+	return ckpt_fsrc_read_slow(s, v, 1, what);
 }
 
 int
@@ -305,11 +320,23 @@ ckpt_fsrc_utf(struct ckpt_fsrc *s, char **out, const char *what)
 int
 ckpt_fsrc_blob(struct ckpt_fsrc *s, unsigned char **out, size_t *n, const char *what)
 {
-	unsigned char *p = NULL;
-	size_t have = 0, cap = 0;
-	int32_t len;
+	size_t cap = 0;
 
 	*out = NULL;
+	if (ckpt_fsrc_blob_buf(s, out, &cap, n, what) == 0)
+		return 0;
+	free(*out);
+	*out = NULL;
+	return -1;
+}
+
+int
+ckpt_fsrc_blob_buf(struct ckpt_fsrc *s, unsigned char **out, size_t *bufcap, size_t *n, const char *what)
+{
+	unsigned char *p = *out;
+	size_t have = 0, cap = *bufcap;
+	int32_t len;
+
 	*n = 0;
 	if (ckpt_fsrc_i32(s, &len, what) < 0)
 		return -1;
@@ -324,20 +351,15 @@ ckpt_fsrc_blob(struct ckpt_fsrc *s, unsigned char **out, size_t *n, const char *
 		if (have + k > cap) {
 			unsigned char *q = realloc(p, have + k);
 
-			if (q == NULL) {
-				free(p);
+			if (q == NULL)
 				return nomem(s);
-			}
-			p = q;
-			cap = have + k;
+			*out = p = q;
+			*bufcap = cap = have + k;
 		}
-		if (ckpt_fsrc_read(s, p + have, k, what) < 0) {
-			free(p);
+		if (ckpt_fsrc_read(s, p + have, k, what) < 0)
 			return -1;
-		}
 		have += k;
 	}
-	*out = p;
 	*n = have;
 	return 0;
 }

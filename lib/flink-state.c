@@ -32,6 +32,8 @@ struct fmeta {
 	char *mode;    /* OPERATOR_STATE_DISTRIBUTION_MODE */
 	struct ckpt_fser *key, *ns, *value;
 	json_t *serializers; /* option name -> class tree */
+	signed char typable;  /* typable()'s answer once asked: 0 not yet, 1 yes, -1 no */
+	char kindc;           /* set with typable: kind 't'imers, 'm'ap, 'l'ist, or 0 */
 };
 
 struct fheader {
@@ -45,12 +47,27 @@ struct fheader {
 	uint64_t end;
 };
 
+/* The typed form of the key-value entry a sink is given: decoded when the sink asks for it
+ * (typed_emit), into a jansson value, straight into the document, or nowhere (only checked); the
+ * reader checks it itself when the sink did not ask. */
+struct ftyped {
+	struct fctx *c;
+	const struct fheader *h;
+	const struct fmeta *m;
+	const unsigned char *k, *v;
+	size_t kn, vn;
+	uint64_t at;
+	uint32_t kg;
+	json_t *ready; /* decoded already (heap snapshots, whose entries are found by decoding them) */
+	int done;
+};
+
 /* Where entries go: the loader keeps them, the summary and -c count them.  typed is given away. */
 struct fsink {
 	int (*header)(void *arg, const char *scope, const struct fheader *h);
 	int (*op)(void *arg, const char *state, size_t idx, const unsigned char *p, size_t n, json_t *typed);
 	int (*kv)(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn,
-		  const unsigned char *v, size_t vn, json_t *typed);
+		  const unsigned char *v, size_t vn, struct ftyped *typed); /* typed NULL: none */
 	void *arg;
 	int untyped; /* skip decoding values where the layout does not need it (counting only) */
 	int part;    /* 0 every handle; 1 operator state handles only; 2 keyed state handles only */
@@ -384,7 +401,25 @@ open_bytes(struct fctx *c, struct ckpt_fsrc *s, int *fd)
 
 /* ------------------------------------------------------------ values */
 
-/* Decode p[0, n) (at offset at of the source) as one value of t, to its last byte. */
+/* Decode p[0, n) (at offset at of the source) as one value of t, to its last byte, into o. */
+static int
+decode_out(struct fctx *c, const struct ckpt_fser *t, const unsigned char *p, size_t n, uint64_t at,
+	   const char *what, struct ckpt_fout *o)
+{
+	struct ckpt_fsrc m;
+	int32_t h;
+	int hd, r;
+
+	ckpt_fsrc_mem(&m, p, n, c->where, c->e);
+	m.base = at;
+	r = ckpt_fser_emit(t, &m, o, &h, &hd);
+	if (r == 0 && !ckpt_fsrc_drained(&m))
+		r = ckpt_fsrc_fail(&m, "%s does not end where its serializer (%s) ends", what, t->cls);
+	ckpt_fsrc_release(&m);
+	return r;
+}
+
+/* The same, as a jansson value. */
 static int
 decode_all(struct fctx *c, const struct ckpt_fser *t, const unsigned char *p, size_t n, uint64_t at,
 	   const char *what, json_t **v)
@@ -671,31 +706,49 @@ state_name(const struct fheader *h, int16_t id, char buf[16])
 	return buf;
 }
 
-/* The typed form of one canonical entry: key ‖ namespace (‖ user key) and the value. */
 static int
-typed_entry(struct fctx *c, const struct fheader *h, const struct fmeta *m, const unsigned char *k, size_t kn,
-	    const unsigned char *v, size_t vn, uint64_t at, uint32_t kg, json_t **out)
+fo_nomem(struct fctx *c)
 {
+	return ckpt_err_set(c->e, CKPT_ERR_NOMEM, c->where, "out of memory");
+}
+
+/* The typed form of one canonical entry: key ‖ namespace (‖ user key) and the value, into o. */
+static int
+typed_out(const struct ftyped *t, struct ckpt_fout *o)
+{
+	struct fctx *c = t->c;
+	const struct fheader *h = t->h;
+	const struct fmeta *m = t->m;
+	const unsigned char *k = t->k, *v = t->v;
+	size_t kn = t->kn, vn = t->vn;
+	uint64_t at = t->at;
+	uint32_t kg = t->kg;
 	struct ckpt_fsrc s;
-	json_t *key = NULL, *ns = NULL, *uk = NULL, *val = NULL, *x;
 	const struct ckpt_fser *vs = m->value;
 	int32_t hash, hh;
-	int hashed = 0, hd, r = -1;
+	int hashed = 0, hd, r = -1, map = m->kindc == 'm'; /* typable() set kindc */
 
-	*out = NULL;
-	if (strcmp(m->kind ? m->kind : "", "timers") == 0) {
+	if (m->kindc == 't') {
 		if (vn != 0)
 			return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "offset %llu: a timer with a value",
 					    (unsigned long long)at);
-		return decode_all(c, m->value, k + c->prefix, kn - c->prefix, at, "timer", out);
+		return decode_out(c, m->value, k + c->prefix, kn - c->prefix, at, "timer", o);
 	}
+	if (ckpt_fout_open(o, '{') < 0)
+		return fo_nomem(c);
 	ckpt_fsrc_mem(&s, k, kn, c->where, c->e);
 	s.base = at;
-	if (ckpt_fsrc_read(&s, NULL, c->prefix, "key-group prefix") < 0 ||
-	    ckpt_fser_value(h->key, &s, &key, &hash, &hashed) < 0 || ckpt_fser_value(m->ns, &s, &ns, &hh, &hd) < 0)
+	if (ckpt_fsrc_read(&s, NULL, c->prefix, "key-group prefix") < 0)
 		goto out;
-	if (m->kind && strcmp(m->kind, "map") == 0) {
-		if (ckpt_fser_value(vs->kids[0], &s, &uk, &hh, &hd) < 0)
+	ckpt_fout_key(o, "key");
+	if (ckpt_fser_emit(h->key, &s, o, &hash, &hashed) < 0)
+		goto out;
+	ckpt_fout_key(o, "namespace");
+	if (ckpt_fser_emit(m->ns, &s, o, &hh, &hd) < 0)
+		goto out;
+	if (map) {
+		ckpt_fout_key(o, "user_key");
+		if (ckpt_fser_emit(vs->kids[0], &s, o, &hh, &hd) < 0)
 			goto out;
 		vs = vs->kids[1];
 	}
@@ -709,55 +762,111 @@ typed_entry(struct fctx *c, const struct fheader *h, const struct fmeta *m, cons
 			     ckpt_flink_key_group(hash, c->op->max_parallelism));
 		goto out;
 	}
-	ckpt_fsrc_release(&s);
-	ckpt_fsrc_mem(&s, v, vn, c->where, c->e);
-	s.base = at;
-	if (m->kind && strcmp(m->kind, "map") == 0) {
+	ckpt_fsrc_mem_again(&s, v, vn);
+	ckpt_fout_key(o, "value");
+	if (map) {
 		uint8_t isnull;
 
-		if (ckpt_fsrc_u8(&s, &isnull, "map value null flag") < 0 ||
-		    (!isnull && ckpt_fser_value(vs, &s, &val, &hh, &hd) < 0))
+		if (ckpt_fsrc_u8(&s, &isnull, "map value null flag") < 0)
 			goto out;
-	} else if (m->kind && strcmp(m->kind, "list") == 0) {
+		if (isnull ? ckpt_fout_null(o) < 0 && fo_nomem(c) : ckpt_fser_emit(vs, &s, o, &hh, &hd) < 0)
+			goto out;
+	} else if (m->kindc == 'l') {
 		/* ListDelimitedSerializer: elements joined by ',' */
-		if ((val = json_array()) == NULL)
+		if (ckpt_fout_open(o, '[') < 0) {
+			fo_nomem(c);
 			goto out;
-		while (!ckpt_fsrc_drained(&s)) {
+		}
+		for (size_t i = 0; !ckpt_fsrc_drained(&s); i++) {
 			uint8_t comma;
 
-			if (json_array_size(val) > 0 && (ckpt_fsrc_u8(&s, &comma, "list delimiter") < 0 ||
-							 (comma != ',' && ckpt_fsrc_fail(&s, "list delimiter %u", comma))))
+			if (i > 0 && (ckpt_fsrc_u8(&s, &comma, "list delimiter") < 0 ||
+				      (comma != ',' && ckpt_fsrc_fail(&s, "list delimiter %u", comma))))
 				goto out;
-			if (ckpt_fser_value(vs->kids[0], &s, &x, &hh, &hd) < 0)
+			if (ckpt_fser_emit(vs->kids[0], &s, o, &hh, &hd) < 0)
 				goto out;
-			json_array_append_new(val, x);
 		}
-	} else if (ckpt_fser_value(vs, &s, &val, &hh, &hd) < 0) {
+		ckpt_fout_close(o);
+	} else if (ckpt_fser_emit(vs, &s, o, &hh, &hd) < 0) {
 		goto out;
 	}
 	if (!ckpt_fsrc_drained(&s)) {
 		ckpt_fsrc_fail(&s, "value of state \"%s\" does not end where its serializer ends", m->name);
 		goto out;
 	}
-	*out = json_pack("{s:o, s:o}", "key", key, "namespace", ns);
-	key = ns = NULL;
-	if (*out && uk)
-		json_object_set_new(*out, "user_key", uk), uk = NULL;
-	if (*out)
-		json_object_set_new(*out, "value", val ? val : json_null()), val = NULL;
-	r = *out ? 0 : ckpt_err_set(c->e, CKPT_ERR_NOMEM, c->where, "out of memory");
+	ckpt_fout_close(o);
+	r = 0;
 out:
 	ckpt_fsrc_release(&s);
-	json_decref(key);
-	json_decref(ns);
-	json_decref(uk);
-	json_decref(val);
 	return r;
+}
+
+/* What a sink calls to have the typed form: into o (FOUT_JSON's root, the document, or nowhere). */
+static int
+typed_emit(struct ftyped *t, struct ckpt_fout *o)
+{
+	json_t *v = t->ready;
+
+	t->done = 1;
+	if (v == NULL)
+		return typed_out(t, o);
+	t->ready = NULL;
+	return ckpt_fout_json(o, v) < 0 ? fo_nomem(t->c) : 0;
+}
+
+/* The typed form as a new jansson value (*v NULL when there is none). */
+static int
+typed_json(struct ftyped *t, json_t **v)
+{
+	struct ckpt_fout o; /* the stacks are written before they are read: not cleared */
+
+	*v = NULL;
+	if (t == NULL)
+		return 0;
+	o.mode = FOUT_JSON;
+	o.root = NULL;
+	o.depth = 0;
+	if (typed_emit(t, &o) < 0) {
+		ckpt_fout_reset(&o);
+		return -1;
+	}
+	*v = o.root;
+	return 0;
+}
+
+/* Check the typed form the sink did not ask for. */
+static int
+typed_check(struct ftyped *t)
+{
+	struct ckpt_fout o;
+
+	if (t == NULL || t->done)
+		return 0;
+	o.mode = FOUT_NONE;
+	o.depth = 0;
+	return typed_emit(t, &o);
+}
+
+static int typable_of(const struct fheader *h, const struct fmeta *m);
+
+/* Can entries of m be typed?  Asked once a state (an entry's question, in the hot loop). */
+static int
+typable(const struct fheader *h, struct fmeta *m)
+{
+	if (m == NULL)
+		return 0;
+	if (m->typable == 0) {
+		m->typable = typable_of(h, m) ? 1 : -1;
+		m->kindc = strcmp(m->kind ? m->kind : "", "timers") == 0 ? 't' :
+			   strcmp(m->kind ? m->kind : "", "map") == 0 ? 'm' :
+			   strcmp(m->kind ? m->kind : "", "list") == 0 ? 'l' : 0;
+	}
+	return m->typable > 0;
 }
 
 /* Can entries of m be typed?  Key and namespace both of variable length need a suffix ckpt skips. */
 static int
-typable(const struct fheader *h, const struct fmeta *m)
+typable_of(const struct fheader *h, const struct fmeta *m)
 {
 	if (h->stopped || m == NULL || m->value == NULL || ckpt_fser_blocker(m->value))
 		return 0;
@@ -778,51 +887,63 @@ typable(const struct fheader *h, const struct fmeta *m)
 static int
 canonical_group(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, uint32_t kg, uint64_t off)
 {
+	unsigned char *k = NULL, *v = NULL; /* each entry's key and value, the buffers reused */
+	size_t kcap = 0, vcap = 0;
 	int16_t id;
 	char buf[16];
+	int rc = -1;
 
 	if (ckpt_fsrc_seek(s, off, h->compressed) < 0 || ckpt_fsrc_i16(s, &id, "state id") < 0)
 		return -1;
 	for (;;) {
-		unsigned char *k = NULL, *v = NULL;
-		size_t kn, vn;
+		size_t kn, vn = 0;
 		uint64_t at;
 		int more, r;
-		json_t *typed = NULL;
+		struct ftyped t;
 		uint32_t pk;
 
-		if (id < 0 || id >= MAX_STATES || (!h->stopped && (size_t)id >= h->n))
-			return ckpt_fsrc_fail(s, "state id %d (the header has %zu states)", id, h->n);
+		if (id < 0 || id >= MAX_STATES || (!h->stopped && (size_t)id >= h->n)) {
+			ckpt_fsrc_fail(s, "state id %d (the header has %zu states)", id, h->n);
+			break;
+		}
 		at = ckpt_fsrc_tell(s);
-		if (ckpt_fsrc_blob(s, &k, &kn, "key") < 0)
-			return -1;
+		if (ckpt_fsrc_blob_buf(s, &k, &kcap, &kn, "key") < 0)
+			break;
 		if (kn < c->prefix) {
-			free(k);
-			return ckpt_fsrc_fail(s, "a key of %zu bytes, shorter than its key-group prefix", kn);
+			ckpt_fsrc_fail(s, "a key of %zu bytes, shorter than its key-group prefix", kn);
+			break;
 		}
 		more = k[0] & 0x80;
 		k[0] &= 0x7f;
 		pk = c->prefix == 2 ? (uint32_t)k[0] << 8 | k[1] : k[0];
 		r = 0;
+		t.c = NULL;
 		if (pk != kg)
 			r = ckpt_fsrc_fail(s, "a key of key group %u at the offset of key group %u", pk, kg);
 		if (r == 0)
-			r = ckpt_fsrc_blob(s, &v, &vn, "value");
+			r = ckpt_fsrc_blob_buf(s, &v, &vcap, &vn, "value");
 		if (r == 0 && !c->k->untyped && typable(h, (size_t)id < h->n ? &h->m[id] : NULL))
-			r = typed_entry(c, h, &h->m[id], k, kn, v, vn, at, kg, &typed);
+			t = (struct ftyped){.c = c, .h = h, .m = &h->m[id], .k = k, .kn = kn, .v = v ? v : (unsigned char *)"",
+					    .vn = vn, .at = at, .kg = kg};
 		if (r == 0)
-			r = c->k->kv(c->k->arg, state_name(h, id, buf), kg, k, kn, v ? v : (unsigned char *)"", vn, typed);
-		free(k);
-		free(v);
+			r = c->k->kv(c->k->arg, state_name(h, id, buf), kg, k, kn, v ? v : (unsigned char *)"", vn,
+				     t.c ? &t : NULL);
+		if (r == 0)
+			r = typed_check(t.c ? &t : NULL);
 		if (r < 0)
-			return -1;
+			break;
 		if (!more)
 			continue;
 		if (ckpt_fsrc_i16(s, &id, "state id or end of key group") < 0)
-			return -1;
-		if ((uint16_t)id == END_OF_KEY_GROUP)
-			return 0;
+			break;
+		if ((uint16_t)id == END_OF_KEY_GROUP) {
+			rc = 0;
+			break;
+		}
 	}
+	free(k);
+	free(v);
+	return rc;
 }
 
 /* Sort the non-empty key groups by offset, so each one's end is the next one's start. */
@@ -944,8 +1065,14 @@ heap_entry(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, const s
 		typed = json_pack("{s:o, s:o, s:o}", "key", tk, "namespace", tn, "value", tv);
 		tk = tn = tv = NULL;
 	}
-	rc = c->k->kv(c->k->arg, m->name, kg, key, kn, val ? val : (unsigned char *)"", vn, typed);
+	{
+		struct ftyped t = {.c = c, .ready = typed, .done = typed == NULL};
+
+		rc = c->k->kv(c->k->arg, m->name, kg, key, kn, val ? val : (unsigned char *)"", vn, typed ? &t : NULL);
+		typed = t.ready; /* not taken */
+	}
 out:
+	json_decref(typed);
 	json_decref(tn);
 	json_decref(tk);
 	json_decref(tv);
@@ -1061,10 +1188,9 @@ dry_op(void *arg, const char *state, size_t idx, const unsigned char *p, size_t 
 
 static int
 dry_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v,
-       size_t vn, json_t *typed)
+       size_t vn, struct ftyped *typed)
 {
-	(void)arg, (void)state, (void)kg, (void)k, (void)kn, (void)v, (void)vn;
-	json_decref(typed);
+	(void)arg, (void)state, (void)kg, (void)k, (void)kn, (void)v, (void)vn, (void)typed;
 	return 0;
 }
 
@@ -1190,11 +1316,10 @@ op_slot(const struct ckpt_subtask *st, size_t *filled, const char *state, json_t
 }
 
 static int
-kv_in_range(const struct ckpt_subtask *st, uint32_t kg, json_t *typed, struct ckpt_err *e)
+kv_in_range(const struct ckpt_subtask *st, uint32_t kg, struct ckpt_err *e)
 {
 	if (st->keyed && kg >= st->kg_first && kg <= st->kg_last)
 		return 0;
-	json_decref(typed);
 	return ckpt_err_set(e, CKPT_ERR_INPUT, "", "an entry of key group %u, outside the subtask's range", kg);
 }
 
@@ -1244,14 +1369,19 @@ load_op(void *arg, const char *state, size_t idx, const unsigned char *p, size_t
 
 static int
 load_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v,
-	size_t vn, json_t *typed)
+	size_t vn, struct ftyped *t)
 {
 	struct loader *L = arg;
 	struct ckpt_subtask *st = L->st;
 	struct ckpt_kv *kv;
+	json_t *typed;
 
-	if (kv_in_range(st, kg, typed, L->e) < 0)
+	if (typed_json(t, &typed) < 0)
 		return -1;
+	if (kv_in_range(st, kg, L->e) < 0) {
+		json_decref(typed);
+		return -1;
+	}
 	if (st->nkv == L->kvcap) {
 		size_t nc = L->kvcap ? L->kvcap * 2 : 64;
 
@@ -1352,15 +1482,14 @@ check_op(void *arg, const char *state, size_t idx, const unsigned char *p, size_
 
 static int
 check_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v,
-	 size_t vn, json_t *typed)
+	 size_t vn, struct ftyped *typed)
 {
 	struct checker *C = arg;
 
 	(void)state, (void)k, (void)kn, (void)v, (void)vn;
-	if (kv_in_range(C->st, kg, typed, C->e) < 0)
+	if (typed_check(typed) < 0) /* decoded, nothing built */
 		return -1;
-	json_decref(typed);
-	return 0;
+	return kv_in_range(C->st, kg, C->e);
 }
 
 static int
@@ -1388,6 +1517,7 @@ flink_check(struct ckpt_snapshot *s, struct ckpt_err *e)
 /* The entries of one subtask, written as they are read. */
 struct printer {
 	struct ckpt_jw *w;
+	struct ckpt_fout out; /* FOUT_WRITE into w */
 	size_t n;      /* items written */
 	int typed;     /* some element had a typed form */
 };
@@ -1422,7 +1552,7 @@ print_typed(void *arg, const char *state, size_t idx, const unsigned char *p, si
 
 static int
 print_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v,
-	 size_t vn, json_t *typed)
+	 size_t vn, struct ftyped *typed)
 {
 	struct printer *P = arg;
 	struct ckpt_jw *w = P->w;
@@ -1441,10 +1571,11 @@ print_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size
 	ckpt_jw_entry(w, k, kn);
 	ckpt_jw_key(w, "value");
 	ckpt_jw_entry(w, v, vn);
-	if (typed) {
+	if (typed) { /* written as it is decoded */
 		ckpt_jw_key(w, "typed");
-		ckpt_jw_json(w, typed);
-		json_decref(typed);
+		P->out.depth = 0;
+		if (typed_emit(typed, &P->out) < 0)
+			return -1;
 	}
 	ckpt_jw_close(w, '}');
 	return ckpt_jw_failed(w, NULL);
@@ -1506,7 +1637,7 @@ flink_print(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subta
 	if (!st->finished && (st->nops > 0 || st->nhandles == 0) && print_opstates(b, op, st, w, e) < 0)
 		return -1;
 	if (st->keyed) {
-		struct printer P = {.w = w};
+		struct printer P = {.w = w, .out = {.mode = FOUT_WRITE, .w = w}};
 		struct fsink k = {.op = dry_op, .kv = print_kv, .arg = &P, .part = 2};
 		char kg[32];
 
@@ -1715,7 +1846,7 @@ count_op(void *arg, const char *state, size_t idx, const unsigned char *p, size_
 
 static int
 count_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v,
-	 size_t vn, json_t *typed)
+	 size_t vn, struct ftyped *typed)
 {
 	struct counter *C = arg;
 	json_t *o = count_state(C, state), *g, *x;
@@ -1723,7 +1854,7 @@ count_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size
 
 	(void)k;
 	(void)v;
-	json_decref(typed);
+	(void)typed; /* checked by the reader */
 	if (o == NULL)
 		return ckpt_err_set(C->e, CKPT_ERR_NOMEM, "", "out of memory");
 	add_int(o, "entries", 1);
@@ -2006,14 +2137,14 @@ diff_op(void *arg, const char *state, size_t idx, const unsigned char *p, size_t
 
 static int
 diff_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v,
-	size_t vn, json_t *typed)
+	size_t vn, struct ftyped *typed)
 {
 	struct differ *D = arg;
 	char *h = hex(k, kn), *id;
 	json_t *c;
 	int rc = 0;
 
-	json_decref(typed);
+	(void)typed;
 	if (h == NULL || (id = malloc(strlen(state) + strlen(h) + 32)) == NULL) {
 		free(h);
 		return ckpt_err_set(D->e, CKPT_ERR_NOMEM, "", "out of memory");

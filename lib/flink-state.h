@@ -4,6 +4,8 @@
 #ifndef CKPT_FLINK_STATE_H
 #define CKPT_FLINK_STATE_H
 
+#include <string.h>
+
 #include "ckpt-internal.h"
 
 /* ------------------------------------------------------------ flink-snappy.c */
@@ -54,10 +56,23 @@ int ckpt_fsrc_file(struct ckpt_fsrc *s, int fd, uint64_t base, uint64_t size, co
 /* A source over p[0, n) (kept by the caller). */
 int ckpt_fsrc_mem(struct ckpt_fsrc *s, const void *p, size_t n, const char *where, struct ckpt_err *e);
 void ckpt_fsrc_release(struct ckpt_fsrc *s);
+/* A memory source (nothing read with capture, no window of its own) over p[0, n) instead. */
+void ckpt_fsrc_mem_again(struct ckpt_fsrc *s, const void *p, size_t n);
 /* Continue at region offset off, plain or at the start of a framed stream. */
 int ckpt_fsrc_seek(struct ckpt_fsrc *s, uint64_t off, int snappy);
 /* Exactly n bytes (what names them in the error when they are not there). */
-int ckpt_fsrc_read(struct ckpt_fsrc *s, void *p, size_t n, const char *what);
+int ckpt_fsrc_read_slow(struct ckpt_fsrc *s, void *p, size_t n, const char *what);
+static inline int
+ckpt_fsrc_read(struct ckpt_fsrc *s, void *p, size_t n, const char *what)
+{
+	if (n <= s->wlen - s->wpos && !s->capture) { /* the common case: all in the window */
+		if (p)
+			memcpy(p, s->win + s->wpos, n);
+		s->wpos += n;
+		return 0;
+	}
+	return ckpt_fsrc_read_slow(s, p, n, what);
+}
 int ckpt_fsrc_u8(struct ckpt_fsrc *s, uint8_t *v, const char *what);
 int ckpt_fsrc_i16(struct ckpt_fsrc *s, int16_t *v, const char *what);
 int ckpt_fsrc_i32(struct ckpt_fsrc *s, int32_t *v, const char *what);
@@ -66,6 +81,8 @@ int ckpt_fsrc_i64(struct ckpt_fsrc *s, int64_t *v, const char *what);
 int ckpt_fsrc_utf(struct ckpt_fsrc *s, char **out, const char *what);
 /* An i32 length then that many bytes (malloc'd, never more than the region holds when plain). */
 int ckpt_fsrc_blob(struct ckpt_fsrc *s, unsigned char **out, size_t *n, const char *what);
+/* The same into *out, a buffer of *cap bytes (grown, kept by the caller even on failure). */
+int ckpt_fsrc_blob_buf(struct ckpt_fsrc *s, unsigned char **out, size_t *cap, size_t *n, const char *what);
 /* Nothing is left in the window (a framed stream may end here). */
 int ckpt_fsrc_drained(const struct ckpt_fsrc *s);
 /* Region offset of the next byte (plain), or of the next chunk once drained (framed). */
@@ -101,6 +118,33 @@ struct ckpt_fser {
 	size_t nkids, nnames;
 };
 
+/* Where a decoded value goes: nowhere (only checked), into a jansson value (root), or written
+ * straight into a document (ckpt_jw, snap-print.c).  One decoder feeds all three. */
+enum ckpt_fout_mode { FOUT_NONE, FOUT_JSON, FOUT_WRITE };
+#define FOUT_DEPTH 160
+struct ckpt_jw;
+struct ckpt_fout {
+	enum ckpt_fout_mode mode;
+	struct ckpt_jw *w;          /* FOUT_WRITE */
+	json_t *root;               /* FOUT_JSON: the value built (a new reference; NULL before) */
+	json_t *stack[FOUT_DEPTH];  /* FOUT_JSON: the open containers (borrowed) */
+	const char *key;            /* FOUT_JSON: the key of the next member */
+	unsigned char obj[FOUT_DEPTH]; /* FOUT_WRITE: the open container is an object */
+	int depth;
+};
+/* Emit one value or container boundary: 0, or -1 when out of memory (FOUT_JSON). */
+int ckpt_fout_null(struct ckpt_fout *o);
+int ckpt_fout_int(struct ckpt_fout *o, long long v);
+int ckpt_fout_bool(struct ckpt_fout *o, int v);
+int ckpt_fout_str(struct ckpt_fout *o, const char *p, size_t n); /* valid UTF-8 */
+int ckpt_fout_entry(struct ckpt_fout *o, const void *p, size_t n); /* bytes, as ckpt_entry_to_json */
+int ckpt_fout_json(struct ckpt_fout *o, json_t *v);   /* v is taken */
+int ckpt_fout_open(struct ckpt_fout *o, char c);      /* '{' or '[' */
+void ckpt_fout_key(struct ckpt_fout *o, const char *k); /* kept until its value is emitted */
+void ckpt_fout_close(struct ckpt_fout *o);
+/* Drop what a failed decode left (FOUT_JSON). */
+void ckpt_fout_reset(struct ckpt_fout *o);
+
 /* One serializer snapshot, after the i32 format version of TypeSerializerSnapshotSerializationUtil
  * when proxy is set.  0; 1 when some class cannot be stepped over (*out is then the tree so far,
  * its FSER_UNKNOWN node naming the class); -1 on damaged input. */
@@ -113,6 +157,8 @@ int ckpt_fser_fixed_length(const struct ckpt_fser *t);
 /* Decode one value (t must have no blocker): 0 and *v a new reference, or -1 with the error set.
  * *hashed is set when *hash is the value's Java hashCode (built-in key types). */
 int ckpt_fser_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, json_t **v, int32_t *hash, int *hashed);
+/* The same, the value emitted into o (nothing emitted for FOUT_NONE, but every check made). */
+int ckpt_fser_emit(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash, int *hashed);
 /* The class names, nested: "C" or {"class": C, "nested": [...]} (for the summary). */
 json_t *ckpt_fser_json(const struct ckpt_fser *t);
 /* Flink's KeyGroupRangeAssignment: MathUtils.murmurHash(hashCode) % maxParallelism. */

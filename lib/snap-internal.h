@@ -20,6 +20,8 @@ void ckpt_jw_close(struct ckpt_jw *w, char c);  /* '}' or ']' */
 void ckpt_jw_key(struct ckpt_jw *w, const char *k); /* a member's key: its value follows */
 void ckpt_jw_elem(struct ckpt_jw *w);           /* an array element follows */
 void ckpt_jw_str(struct ckpt_jw *w, const char *s);
+void ckpt_jw_strn(struct ckpt_jw *w, const char *s, size_t n); /* valid UTF-8 */
+void ckpt_jw_null(struct ckpt_jw *w);
 void ckpt_jw_int(struct ckpt_jw *w, long long v);
 void ckpt_jw_bool(struct ckpt_jw *w, int v);
 void ckpt_jw_entry(struct ckpt_jw *w, const void *p, size_t n); /* as ckpt_entry_to_json */

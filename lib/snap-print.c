@@ -96,6 +96,30 @@ ckpt_jw_close(struct ckpt_jw *w, char c)
 	jw_raw(w, &c, 1);
 }
 
+/* The common case of a string: short, nothing to escape (and, with ascii, only ASCII), written
+ * in one pass; 0 when it is not, nothing written. */
+static inline int
+jw_plain(struct ckpt_jw *w, const unsigned char *s, size_t n, int ascii)
+{
+	char *o;
+	size_t i;
+
+	if (n > JW_BUF / 4)
+		return 0;
+	o = jw_room(w, n + 2);
+	for (i = 0; i < n; i++) {
+		unsigned char c = s[i];
+
+		if (c < 0x20 || c == '"' || c == '\\' || (ascii && c >= 0x80))
+			return 0;
+		o[i + 1] = (char)c;
+	}
+	o[0] = '"';
+	o[n + 1] = '"';
+	w->len += n + 2;
+	return 1;
+}
+
 /* A JSON string of p[0, n), escaped as jansson does (p is valid UTF-8). */
 static void
 jw_string(struct ckpt_jw *w, const char *p, size_t n)
@@ -103,6 +127,8 @@ jw_string(struct ckpt_jw *w, const char *p, size_t n)
 	const unsigned char *s = (const unsigned char *)p;
 	size_t i = 0;
 
+	if (jw_plain(w, s, n, 0))
+		return;
 	jw_raw(w, "\"", 1);
 	while (i < n) {
 		size_t j = i;
@@ -154,21 +180,48 @@ ckpt_jw_str(struct ckpt_jw *w, const char *s)
 	jw_string(w, s, strlen(s));
 }
 
-/* "%lld" without printf's machinery: one of the hot spots of a document of many small entries. */
+void
+ckpt_jw_strn(struct ckpt_jw *w, const char *s, size_t n)
+{
+	jw_string(w, s, n);
+}
+
+void
+ckpt_jw_null(struct ckpt_jw *w)
+{
+	jw_raw(w, "null", 4);
+}
+
+/* "%lld" without printf's machinery, two digits a step: one of the hot spots of a document of
+ * many small entries. */
+static const char digits2[] =
+	"0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849"
+	"5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+
 void
 ckpt_jw_int(struct ckpt_jw *w, long long v)
 {
 	unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
-	char tmp[24], *o = jw_room(w, 24);
-	size_t n = 0;
+	char tmp[24], *t = tmp + sizeof tmp, *o = jw_room(w, 24);
+	size_t n;
 
-	do
-		tmp[n++] = (char)('0' + u % 10);
-	while ((u /= 10) > 0);
+	while (u >= 100) {
+		unsigned d = (unsigned)(u % 100);
+
+		u /= 100;
+		t -= 2;
+		memcpy(t, digits2 + 2 * d, 2);
+	}
+	if (u >= 10) {
+		t -= 2;
+		memcpy(t, digits2 + 2 * u, 2);
+	} else {
+		*--t = (char)('0' + u);
+	}
 	if (v < 0)
-		*o++ = '-', w->len++;
-	for (size_t i = 0; i < n; i++)
-		o[i] = tmp[n - 1 - i];
+		*--t = '-';
+	n = (size_t)(tmp + sizeof tmp - t);
+	memcpy(o, t, n);
 	w->len += n;
 }
 
@@ -229,6 +282,8 @@ utf8_ok(const unsigned char *p, size_t n)
 void
 ckpt_jw_entry(struct ckpt_jw *w, const void *p, size_t n)
 {
+	if (jw_plain(w, p, n, 1)) /* printable ASCII: valid UTF-8, nothing escaped */
+		return;
 	if (utf8_ok(p, n)) {
 		jw_string(w, n ? p : "", n);
 		return;
