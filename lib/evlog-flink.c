@@ -24,7 +24,8 @@
 #define C_EMPTY_SHUFFLE "org.apache.flink.runtime.shuffle.EmptyShuffleMasterSnapshot"
 
 struct ckpt_evflink {
-	char *text; /* the last payload made (json_dumps) */
+	char *text;            /* the last payload made (json_dumps) */
+	struct ckpt_javaser *j; /* one reader for every stream: it remembers their class descriptors */
 };
 
 /* One payload being decoded: its bytes and where the error is. */
@@ -33,12 +34,19 @@ struct dec {
 	size_t len;
 	size_t at;
 	struct ckpt_err *e;
+	struct ckpt_javaser *j;
 };
 
 struct ckpt_evflink *
 ckpt_evflink_new(struct ckpt_err *e)
 {
-	return ckpt_calloc(1, sizeof(struct ckpt_evflink), e);
+	struct ckpt_evflink *f = ckpt_calloc(1, sizeof *f, e);
+
+	if (f != NULL && (f->j = ckpt_javaser_new(NULL, 0, "", 0, JDEPTH, e)) == NULL) {
+		free(f);
+		return NULL;
+	}
+	return f;
 }
 
 void
@@ -47,6 +55,7 @@ ckpt_evflink_free(struct ckpt_evflink *f)
 	if (f == NULL)
 		return;
 	free(f->text);
+	ckpt_javaser_free(f->j);
 	free(f);
 }
 
@@ -124,16 +133,15 @@ abstract_id(struct dec *d, const struct ckpt_javaser_value *v, const char *cls, 
 	return 0;
 }
 
-/* One Java serialization stream of exactly n bytes at *pos holding one object. */
+/* One Java serialization stream of exactly n bytes at *pos holding one object; *out lives until
+ * the next stream is read. */
 static int
-one_object(struct dec *d, struct ckpt_javaser **j, size_t *pos, size_t n, const struct ckpt_javaser_value **out)
+one_object(struct dec *d, size_t *pos, size_t n, const struct ckpt_javaser_value **out)
 {
 	size_t end = *pos + n;
 
-	*j = ckpt_javaser_new(d->p, end, "", 0, JDEPTH, d->e);
-	if (*j == NULL)
-		return -1;
-	if (ckpt_javaser_header(*j, pos) < 0 || ckpt_javaser_read(*j, pos, out) < 0)
+	ckpt_javaser_reset(d->j, d->p, end, d->e);
+	if (ckpt_javaser_header(d->j, pos) < 0 || ckpt_javaser_read(d->j, pos, out) < 0)
 		return javaser_failed(d);
 	if (*pos != end)
 		return bad(d, *pos, "end of the Java serialization stream expected (%zu bytes left)", end - *pos);
@@ -340,14 +348,9 @@ fail:
 static json_t *
 stream(struct dec *d, size_t *pos, uint32_t n, json_t *(*conv)(struct dec *, const struct ckpt_javaser_value *))
 {
-	struct ckpt_javaser *j = NULL;
 	const struct ckpt_javaser_value *v;
-	json_t *r = NULL;
 
-	if (one_object(d, &j, pos, n, &v) == 0)
-		r = conv(d, v);
-	ckpt_javaser_free(j);
-	return r;
+	return one_object(d, pos, n, &v) == 0 ? conv(d, v) : NULL;
 }
 
 static json_t *
@@ -426,7 +429,7 @@ int
 ckpt_evflink_decode(struct ckpt_evflink *f, uint32_t type, const unsigned char *p, size_t len, const char **text,
 		    size_t *tlen, size_t *at, struct ckpt_err *e)
 {
-	struct dec d = {p, len, 0, e};
+	struct dec d = {p, len, 0, e, f->j};
 	json_t *j = NULL;
 
 	e->kind = CKPT_ERR_NONE;
@@ -434,12 +437,10 @@ ckpt_evflink_decode(struct ckpt_evflink *f, uint32_t type, const unsigned char *
 		j = finished(&d);
 	} else {
 		size_t pos = 0;
-		struct ckpt_javaser *js = NULL;
 		const struct ckpt_javaser_value *v;
 
-		if (one_object(&d, &js, &pos, len, &v) == 0)
+		if (one_object(&d, &pos, len, &v) == 0)
 			j = type == CKPT_EVENT_VERTICES_RESET ? reset(&d, v) : initialized(&d, v);
-		ckpt_javaser_free(js);
 	}
 	if (j == NULL) {
 		*at = d.at;
