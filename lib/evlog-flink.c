@@ -3,6 +3,7 @@
  * serialization streams, decoded into events whose payloads are ckpt-events(5) text; the mapping is
  * in ckpt-events(5).
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,28 +98,67 @@ room(struct ckpt_evflink *f, size_t n)
 	return 0;
 }
 
+/* Append the n bytes of s; -1 on no memory. */
+static int
+put_bytes(struct ckpt_evflink *f, const char *s, size_t n)
+{
+	if (room(f, n) < 0)
+		return -1;
+	memcpy(f->text + f->len, s, n);
+	f->len += n;
+	return 0;
+}
+
+static int
+put_int(struct ckpt_evflink *f, long long v)
+{
+	unsigned long long u = v < 0 ? 0 - (unsigned long long)v : (unsigned long long)v;
+	char num[24], *d = num + sizeof num;
+
+	do
+		*--d = (char)('0' + u % 10);
+	while ((u /= 10) > 0);
+	if (v < 0)
+		*--d = '-';
+	return put_bytes(f, d, (size_t)(num + sizeof num - d));
+}
+
 static int put(struct ckpt_evflink *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Append printf-formatted text to the payload; -1 on no memory. */
+/*
+ * Append fmt to the payload with its conversions filled in as printf would, for the two the
+ * payloads use, %s and %lld, without printf's cost on every record (any other is refused).
+ * -1 on no memory.
+ */
 static int
 put(struct ckpt_evflink *f, const char *fmt, ...)
 {
 	va_list ap;
-	int n;
+	int rc = 0;
 
-	for (;;) {
-		va_start(ap, fmt);
-		n = vsnprintf(f->text + f->len, f->cap - f->len, fmt, ap);
-		va_end(ap);
-		if (n < 0)
-			return -1;
-		if ((size_t)n < f->cap - f->len) {
-			f->len += (size_t)n;
-			return 0;
+	va_start(ap, fmt);
+	while (rc == 0 && *fmt != '\0') {
+		const char *pc = strchr(fmt, '%');
+		size_t n = pc ? (size_t)(pc - fmt) : strlen(fmt);
+
+		rc = put_bytes(f, fmt, n);
+		fmt += n;
+		if (rc < 0 || pc == NULL)
+			break;
+		if (strncmp(pc, "%s", 2) == 0) {
+			const char *a = va_arg(ap, const char *);
+
+			rc = put_bytes(f, a, strlen(a));
+			fmt += 2;
+		} else if (strncmp(pc, "%lld", 4) == 0) {
+			rc = put_int(f, va_arg(ap, long long));
+			fmt += 4;
+		} else {
+			rc = -1;
 		}
-		if (room(f, (size_t)n) < 0)
-			return -1;
 	}
+	va_end(ap);
+	return rc;
 }
 
 /* Append a jansson value as json_dumps writes it; -1 on no memory. */
@@ -302,7 +342,7 @@ initialized(struct dec *d, const struct ckpt_javaser_value *v)
 	}
 	d->ev->vertex = f->vertex;
 	d->ev->parallelism = (uint32_t)par->i;
-	return put(f, "{\"vertex\":\"%s\",\"parallelism\":%u}", f->vertex, d->ev->parallelism);
+	return put(f, "{\"vertex\":\"%s\",\"parallelism\":%lld}", f->vertex, (long long)d->ev->parallelism);
 }
 
 /* Room for n subtasks of a reset. */
@@ -342,7 +382,7 @@ reset(struct dec *d, const struct ckpt_javaser_value *v)
 
 		t->vertex = f->hex[i];
 		if (vertex_id(d, items[i], f->hex[i], &t->subtask) < 0 ||
-		    put(f, "%s{\"vertex\":\"%s\",\"subtask\":%u}", i ? "," : "", t->vertex, t->subtask) < 0)
+		    put(f, "%s{\"vertex\":\"%s\",\"subtask\":%lld}", i ? "," : "", t->vertex, (long long)t->subtask) < 0)
 			return -1;
 	}
 	d->ev->tasks = f->tasks;
@@ -350,8 +390,35 @@ reset(struct dec *d, const struct ckpt_javaser_value *v)
 	return put(f, "]}");
 }
 
+/*
+ * A real as json_dumps writes it ("%.17g", with ".0" when that reads as an integer).  A value with
+ * at most four binary fraction digits and twelve integer digits is exactly its short decimal, which
+ * is what "%.17g" writes: written here without printf; any other value goes through jansson (and
+ * one it cannot write, not finite, fails as no memory, as json_real does).
+ */
+static int
+put_real(struct ckpt_evflink *f, double v)
+{
+	double a = fabs(v);
+	char frac[6] = ".0";
+
+	if (!(a < 1e12 && a * 16 == floor(a * 16)))
+		return json_real_set(f->real, v) < 0 ? -1 : put_json(f, f->real);
+	if (signbit(v) && put_bytes(f, "-", 1) < 0)
+		return -1;
+	if ((uint64_t)(a * 16) % 16 != 0) {
+		unsigned d = (unsigned)((uint64_t)(a * 16) % 16) * 625; /* sixteenths in ten-thousandths */
+
+		for (int i = 4; i > 0; i--, d /= 10)
+			frac[i] = (char)('0' + d % 10);
+		for (size_t n = 5; frac[n - 1] == '0'; n--)
+			frac[n - 1] = '\0';
+	}
+	return put_int(f, (long long)(a)) < 0 ? -1 : put_bytes(f, frac, strlen(frac));
+}
+
 /* IOMetrics as the "metrics" value; resultPartitionBytes must be null (its keys name data sets, not
- * vertices).  A busy time jansson cannot write (not finite) fails as no memory, as json_real does. */
+ * vertices). */
 static int
 metrics(struct dec *d, const struct ckpt_javaser_value *v)
 {
@@ -374,8 +441,8 @@ metrics(struct dec *d, const struct ckpt_javaser_value *v)
 		if (prim(d, v, names[i][0], 'J', "ioMetrics", &m) < 0 ||
 		    put(f, "%s\"%s\":%lld", i ? "," : "{", names[i][1], (long long)m->i) < 0)
 			return -1;
-	if (prim(d, v, "accumulateBusyTime", 'D', "ioMetrics", &m) < 0 || json_real_set(f->real, m->d) < 0 ||
-	    put(f, ",\"busy_ms\":") < 0 || put_json(f, f->real) < 0)
+	if (prim(d, v, "accumulateBusyTime", 'D', "ioMetrics", &m) < 0 || put(f, ",\"busy_ms\":") < 0 ||
+	    put_real(f, m->d) < 0)
 		return -1;
 	return put(f, "}");
 }
@@ -455,8 +522,8 @@ finished_event(struct dec *d, const struct ckpt_javaser_value *v)
 		return bad(d, num->at, "attempt number %lld out of range", (long long)num->i);
 	ev->vertex = d->f->vertex;
 	ev->attempt = (uint32_t)num->i;
-	if (put(d->f, "{\"vertex\":\"%s\",\"subtask\":%u,\"attempt\":%u,\"metrics\":", ev->vertex, ev->subtask,
-		ev->attempt) < 0)
+	if (put(d->f, "{\"vertex\":\"%s\",\"subtask\":%lld,\"attempt\":%lld,\"metrics\":", ev->vertex,
+		(long long)ev->subtask, (long long)ev->attempt) < 0)
 		return -1;
 	return metrics(d, ckpt_javaser_field(v, "ioMetrics"));
 }

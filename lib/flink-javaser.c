@@ -659,12 +659,23 @@ classdesc(struct ckpt_javaser *j, struct ckpt_javaser_class **out)
 /* ------------------------------------------------------------ values */
 
 static const char prim_codes[] = "BCDFIJSZ";
-static const size_t prim_sizes[] = {1, 2, 8, 4, 4, 8, 2, 1};
+
+/* The size of primitive type t (one of prim_codes): a switch, as every field value asks. */
+static size_t
+prim_size(char t)
+{
+	switch (t) {
+	case 'D': case 'J': return 8;
+	case 'F': case 'I': return 4;
+	case 'C': case 'S': return 2;
+	default: return 1;
+	}
+}
 
 static int
 primitive(struct ckpt_javaser *j, char t, struct ckpt_javaser_value **out)
 {
-	size_t n = prim_sizes[strchr(prim_codes, t) - prim_codes];
+	size_t n = prim_size(t);
 	struct ckpt_javaser_value *v;
 	union { uint64_t u; double d; } dv;
 	union { uint32_t u; float f; } fv;
@@ -816,7 +827,7 @@ array(struct ckpt_javaser *j, struct ckpt_javaser_value **out, size_t at)
 	if (rd_i32(j, &n, "Java array length") < 0)
 		return -1;
 	prim = t == 'L' || t == '[' ? NULL : strchr(prim_codes, t);
-	min = prim ? prim_sizes[prim - prim_codes] : 1;
+	min = prim ? prim_size(t) : 1;
 	if (n < 0 || (uint64_t)n * min > left(j))
 		return fail(j, at, "Java array length %d is more than the remaining %zu bytes can hold", n, left(j));
 	if ((a->items = jalloc(j, (size_t)n, sizeof *a->items)) == NULL)
@@ -1033,7 +1044,7 @@ ckpt_javaser_field(const struct ckpt_javaser_value *obj, const char *name)
 		const struct ckpt_javaser_classdata *d = &obj->data[i];
 
 		for (size_t k = 0; d->fields && k < d->cls->nfields; k++)
-			if (strcmp(d->cls->fields[k].name, name) == 0)
+			if (d->cls->fields[k].name[0] == name[0] && strcmp(d->cls->fields[k].name, name) == 0)
 				return d->fields[k];
 	}
 	return NULL;
