@@ -572,7 +572,8 @@ desc_remember(struct ckpt_javaser *j, size_t at, struct ckpt_javaser_class *c)
 		goto out;
 	memcpy(bytes, j->p + at, len);
 	memcpy(h, j->h + j->desc_nh, nhnew * sizeof *h);
-	memcpy(refs, j->refs, j->nrefs * sizeof *refs);
+	if (j->nrefs > 0) /* j->refs is NULL until a descriptor refers back */
+		memcpy(refs, j->refs, j->nrefs * sizeof *refs);
 	*d = (struct jdesc){at, j->desc_nh, len, j->depth, bytes, c, h, nhnew, refs, j->nrefs, NULL};
 	slot = desc_find(j, at, d->nh, d->depth);
 	if (*slot != NULL)
