@@ -163,7 +163,7 @@ jalloc(struct ckpt_javaser *j, size_t n, size_t size)
 static void
 pool_clear(struct pool *pl, int keep)
 {
-	size_t kept = 0;
+	int kept = 0;
 
 	for (size_t i = 0; i < pl->nmem; i++)
 		if (keep && pl->mem[i] == pl->arena)
