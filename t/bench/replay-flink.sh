@@ -4,6 +4,13 @@
 # format, whose output Flink's own reader reads), replayed beside ckpt's format of the same
 # events (ckpt-replay -e | ckpt-replay -w).  Target: within 2 times of ckpt's format; memory
 # bounded as there: the same job from a log ten times shorter peaks alike.
+#
+# Measured (2-core machine shared with other work, load 4-5): Flink's log, 141 MB, in 0.27-0.29 s
+# CPU against 0.15 s for ckpt's, 22.5 MB: 1.8-1.9 times; peaks 11.3 MB and 3.9 MB (log ten
+# times shorter) against 11.2 MB.  It was 0.99-1.60 s, 10-13 times, while every record's class
+# descriptors were parsed anew and the record went through a jansson tree, its text and ckpt's
+# parser: now flink-javaser.c remembers the descriptors across streams and evlog-flink.c decodes
+# straight into the event.
 set -e
 cd "$(dirname "$0")/../.."
 BIN=${CKPT_BIN:-$PWD/bin}
