@@ -436,6 +436,7 @@ fields(struct ckpt_javaser *j, struct ckpt_javaser_class *c)
 		if (strchr("BCDFIJSZL[", t) == NULL || t == 0)
 			return fail(j, at, "invalid Java field type 0x%02x", t);
 		f->type = (char)t;
+		f->len = strlen(f->name);
 		if ((t == 'L' || t == '[') && string(j, &f->sig) < 0)
 			return -1;
 	}
@@ -1039,13 +1040,15 @@ ckpt_javaser_handles(const struct ckpt_javaser *j)
 const struct ckpt_javaser_value *
 ckpt_javaser_field(const struct ckpt_javaser_value *obj, const char *name)
 {
+	size_t len = strlen(name);
+
 	if (obj == NULL || obj->kind != CKPT_JAVASER_OBJECT)
 		return NULL;
 	for (size_t i = obj->n; i-- > 0;) {
 		const struct ckpt_javaser_classdata *d = &obj->data[i];
 
 		for (size_t k = 0; d->fields && k < d->cls->nfields; k++)
-			if (d->cls->fields[k].name[0] == name[0] && strcmp(d->cls->fields[k].name, name) == 0)
+			if (d->cls->fields[k].len == len && memcmp(d->cls->fields[k].name, name, len) == 0)
 				return d->fields[k];
 	}
 	return NULL;

@@ -34,6 +34,7 @@ enum ckpt_javaser_kind {
 struct ckpt_javaser_field {
 	char type;       /* B C D F I J S Z, L (object) or [ (array) */
 	char *name;
+	size_t len;      /* strlen(name) */
 	const char *sig; /* L and [: the field's type as a JVM signature ("Ljava/lang/String;"), else NULL */
 };
 
