@@ -46,6 +46,7 @@ struct dec {
 	struct ckpt_err *e;
 	struct ckpt_evflink *f; /* what it is decoded into */
 	struct ckpt_event *ev;
+	int too_big;            /* a metric of more than 18 digits, which ckpt-events(5) refuses */
 };
 
 struct ckpt_evflink *
@@ -437,10 +438,12 @@ metrics(struct dec *d, const struct ckpt_javaser_value *v)
 	rpb = ckpt_javaser_field(v, "resultPartitionBytes");
 	if (rpb != NULL && rpb->kind != CKPT_JAVASER_NULL)
 		return bad(d, rpb->at, "IOMetrics.resultPartitionBytes is not null: not supported");
-	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
 		if (prim(d, v, names[i][0], 'J', "ioMetrics", &m) < 0 ||
 		    put(f, "%s\"%s\":%lld", i ? "," : "{", names[i][1], (long long)m->i) < 0)
 			return -1;
+		d->too_big |= m->i >= 1000000000000000000 || m->i <= -1000000000000000000;
+	}
 	if (prim(d, v, "accumulateBusyTime", 'D', "ioMetrics", &m) < 0 || put(f, ",\"busy_ms\":") < 0 ||
 	    put_real(f, m->d) < 0)
 		return -1;
@@ -590,7 +593,7 @@ int
 ckpt_evflink_decode(struct ckpt_evflink *f, uint32_t type, const unsigned char *p, size_t len,
 		    struct ckpt_event *ev, size_t *at, struct ckpt_err *e)
 {
-	struct dec d = {p, len, 0, e, f, ev};
+	struct dec d = {p, len, 0, e, f, ev, 0};
 	const struct ckpt_javaser_value *v;
 	size_t pos = 0;
 	int rc;
@@ -602,6 +605,9 @@ ckpt_evflink_decode(struct ckpt_evflink *f, uint32_t type, const unsigned char *
 		rc = finished(&d);
 	else if ((rc = one_object(&d, &pos, len, &v)) == 0)
 		rc = type == CKPT_EVENT_VERTICES_RESET ? reset(&d, v) : initialized(&d, v);
+	/* as ckpt-events(5)'s parser says of such a payload, at its start, once it is all decoded */
+	if (rc == 0 && d.too_big)
+		rc = bad(&d, 0, "not JSON: too big integer");
 	if (rc < 0) {
 		*at = d.at;
 		if (e->kind == CKPT_ERR_NONE)
