@@ -306,12 +306,13 @@ struct ckpt_evflink;
 struct ckpt_evflink *ckpt_evflink_new(struct ckpt_err *e);
 void ckpt_evflink_free(struct ckpt_evflink *f);
 /*
- * The payload of a Flink record of a known type as a ckpt-events(5) payload, *text (tlen bytes,
- * owned by f, valid until the next call).  On error -1, e->text says what is wrong and *at is
- * the payload byte at fault; the caller sets where.
+ * The payload of a Flink record of a known type decoded into ev, whose payload is the event's
+ * ckpt-events(5) payload as json_dumps writes it (compact); what ev points to is owned by f and
+ * valid until the next call.  Segment and offset are the caller's to set.  On error -1, e->text
+ * says what is wrong and *at is the payload byte at fault; the caller sets where.
  */
 int ckpt_evflink_decode(struct ckpt_evflink *f, uint32_t type, const unsigned char *p, size_t len,
-			const char **text, size_t *tlen, size_t *at, struct ckpt_err *e);
+			struct ckpt_event *ev, size_t *at, struct ckpt_err *e);
 /* Set an error of kind at ev's record ("dir/events.N", "offset X: ..."); returns -1. */
 int ckpt_evreader_err(const struct ckpt_evreader *r, const struct ckpt_event *ev, struct ckpt_err *e,
 		      enum ckpt_errkind kind, const char *fmt, ...) __attribute__((format(printf, 5, 6)));

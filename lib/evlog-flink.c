@@ -1,7 +1,10 @@
 /*
  * evlog-flink.c: the payloads of Flink's own job event log (FileSystemJobEventStore), Java
- * serialization streams, turned into ckpt-events(5) payloads; the mapping is in ckpt-events(5).
+ * serialization streams, decoded into events whose payloads are ckpt-events(5) text; the mapping is
+ * in ckpt-events(5).
  */
+#include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,8 +26,16 @@
 #define C_IOMETRICS "org.apache.flink.runtime.executiongraph.IOMetrics"
 #define C_EMPTY_SHUFFLE "org.apache.flink.runtime.shuffle.EmptyShuffleMasterSnapshot"
 
+/* What the last record was decoded into: the event points into it. */
 struct ckpt_evflink {
-	char *text; /* the last payload made (json_dumps) */
+	struct ckpt_javaser *j; /* one reader for every stream: it remembers their class descriptors */
+	char *text;             /* the payload made, as json_dumps would (compact, in order) */
+	size_t len, cap;
+	json_t *real;           /* busy_ms, for jansson to write as it writes every real */
+	char vertex[33];
+	struct ckpt_event_task *tasks; /* reset: the subtasks, their vertices in hex */
+	char (*hex)[33];
+	size_t tcap;
 };
 
 /* One payload being decoded: its bytes and where the error is. */
@@ -33,12 +44,24 @@ struct dec {
 	size_t len;
 	size_t at;
 	struct ckpt_err *e;
+	struct ckpt_evflink *f; /* what it is decoded into */
+	struct ckpt_event *ev;
+	int too_big;            /* a metric of more than 18 digits, which ckpt-events(5) refuses */
 };
 
 struct ckpt_evflink *
 ckpt_evflink_new(struct ckpt_err *e)
 {
-	return ckpt_calloc(1, sizeof(struct ckpt_evflink), e);
+	struct ckpt_evflink *f = ckpt_calloc(1, sizeof *f, e);
+
+	if (f == NULL)
+		return NULL;
+	if ((f->j = ckpt_javaser_new(NULL, 0, "", 0, JDEPTH, e)) == NULL || (f->real = json_real(0)) == NULL) {
+		ckpt_evflink_free(f);
+		ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		return NULL;
+	}
+	return f;
 }
 
 void
@@ -46,8 +69,116 @@ ckpt_evflink_free(struct ckpt_evflink *f)
 {
 	if (f == NULL)
 		return;
+	ckpt_javaser_free(f->j);
+	json_decref(f->real);
 	free(f->text);
+	free(f->tasks);
+	free(f->hex);
 	free(f);
+}
+
+/* Room for n more bytes of text; -1 on no memory. */
+static int
+room(struct ckpt_evflink *f, size_t n)
+{
+	char *t;
+	size_t cap;
+
+	if (f->cap - f->len > n)
+		return 0;
+	cap = f->cap ? f->cap : 256;
+	while (cap - f->len <= n) {
+		if (cap > SIZE_MAX / 2)
+			return -1;
+		cap *= 2;
+	}
+	if ((t = realloc(f->text, cap)) == NULL)
+		return -1;
+	f->text = t;
+	f->cap = cap;
+	return 0;
+}
+
+/* Append the n bytes of s; -1 on no memory. */
+static int
+put_bytes(struct ckpt_evflink *f, const char *s, size_t n)
+{
+	if (room(f, n) < 0)
+		return -1;
+	memcpy(f->text + f->len, s, n);
+	f->len += n;
+	return 0;
+}
+
+static int
+put_int(struct ckpt_evflink *f, long long v)
+{
+	unsigned long long u = v < 0 ? 0 - (unsigned long long)v : (unsigned long long)v;
+	char num[24], *d = num + sizeof num;
+
+	do
+		*--d = (char)('0' + u % 10);
+	while ((u /= 10) > 0);
+	if (v < 0)
+		*--d = '-';
+	return put_bytes(f, d, (size_t)(num + sizeof num - d));
+}
+
+static int put(struct ckpt_evflink *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * Append fmt to the payload with its conversions filled in as printf would, for the two the
+ * payloads use, %s and %lld, without printf's cost on every record (any other is refused).
+ * -1 on no memory.
+ */
+static int
+put(struct ckpt_evflink *f, const char *fmt, ...)
+{
+	va_list ap;
+	int rc = 0;
+
+	va_start(ap, fmt);
+	while (rc == 0 && *fmt != '\0') {
+		const char *pc = strchr(fmt, '%');
+		size_t n = pc ? (size_t)(pc - fmt) : strlen(fmt);
+
+		rc = put_bytes(f, fmt, n);
+		fmt += n;
+		if (rc < 0 || pc == NULL)
+			break;
+		if (strncmp(pc, "%s", 2) == 0) {
+			const char *a = va_arg(ap, const char *);
+
+			rc = put_bytes(f, a, strlen(a));
+			fmt += 2;
+		} else if (strncmp(pc, "%lld", 4) == 0) {
+			rc = put_int(f, va_arg(ap, long long));
+			fmt += 4;
+		} else {
+			rc = -1;
+		}
+	}
+	va_end(ap);
+	return rc;
+}
+
+/* Append a jansson value as json_dumps writes it; -1 on no memory. */
+static int
+put_json(struct ckpt_evflink *f, const json_t *v)
+{
+	for (;;) {
+		size_t n = json_dumpb(v, f->text + f->len, f->cap - f->len,
+				      JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
+
+		if (n == 0)
+			return -1;
+		if (n <= f->cap - f->len) {
+			f->len += n;
+			return 0;
+		}
+		if (room(f, n) < 0)
+			return -1;
+	}
 }
 
 static int bad(struct dec *d, size_t at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -120,20 +251,20 @@ abstract_id(struct dec *d, const struct ckpt_javaser_value *v, const char *cls, 
 	if (want(d, v, cls, what) < 0 || prim(d, v, "lowerPart", 'J', what, &lo) < 0 ||
 	    prim(d, v, "upperPart", 'J', what, &hi) < 0)
 		return -1;
-	snprintf(hex, 33, "%016llx%016llx", (unsigned long long)lo->i, (unsigned long long)hi->i);
+	ckpt_hex64((uint64_t)lo->i, hex);
+	ckpt_hex64((uint64_t)hi->i, hex + 16);
 	return 0;
 }
 
-/* One Java serialization stream of exactly n bytes at *pos holding one object. */
+/* One Java serialization stream of exactly n bytes at *pos holding one object; *out lives until
+ * the next stream is read. */
 static int
-one_object(struct dec *d, struct ckpt_javaser **j, size_t *pos, size_t n, const struct ckpt_javaser_value **out)
+one_object(struct dec *d, size_t *pos, size_t n, const struct ckpt_javaser_value **out)
 {
 	size_t end = *pos + n;
 
-	*j = ckpt_javaser_new(d->p, end, "", 0, JDEPTH, d->e);
-	if (*j == NULL)
-		return -1;
-	if (ckpt_javaser_header(*j, pos) < 0 || ckpt_javaser_read(*j, pos, out) < 0)
+	ckpt_javaser_reset(d->f->j, d->p, end, d->e);
+	if (ckpt_javaser_header(d->f->j, pos) < 0 || ckpt_javaser_read(d->f->j, pos, out) < 0)
 		return javaser_failed(d);
 	if (*pos != end)
 		return bad(d, *pos, "end of the Java serialization stream expected (%zu bytes left)", end - *pos);
@@ -142,7 +273,7 @@ one_object(struct dec *d, struct ckpt_javaser **j, size_t *pos, size_t n, const 
 
 /* An ExecutionVertexID into vertex and subtask. */
 static int
-vertex_id(struct dec *d, const struct ckpt_javaser_value *v, char hex[33], json_int_t *subtask)
+vertex_id(struct dec *d, const struct ckpt_javaser_value *v, char hex[33], uint32_t *subtask)
 {
 	const struct ckpt_javaser_value *s = NULL;
 
@@ -152,7 +283,7 @@ vertex_id(struct dec *d, const struct ckpt_javaser_value *v, char hex[33], json_
 		return -1;
 	if (s->i < 0 || s->i >= CKPT_PARALLELISM_LIMIT)
 		return bad(d, s->at, "subtask index %lld out of range", (long long)s->i);
-	*subtask = (json_int_t)s->i;
+	*subtask = (uint32_t)s->i;
 	return 0;
 }
 
@@ -189,61 +320,107 @@ collection(struct dec *d, const struct ckpt_javaser_value *v, const char *what, 
 }
 
 /* ExecutionJobVertexInitializedEvent: {vertex, parallelism}; the inputs are checked, not kept. */
-static json_t *
+static int
 initialized(struct dec *d, const struct ckpt_javaser_value *v)
 {
+	struct ckpt_evflink *f = d->f;
 	const struct ckpt_javaser_value *par = NULL, *const *items = NULL;
-	char hex[33];
 	size_t n;
 
 	if (want(d, v, C_INIT, "the event") < 0 ||
-	    abstract_id(d, ckpt_javaser_field(v, "jobVertexId"), C_JVID, "jobVertexId", hex) < 0 ||
+	    abstract_id(d, ckpt_javaser_field(v, "jobVertexId"), C_JVID, "jobVertexId", f->vertex) < 0 ||
 	    prim(d, v, "parallelism", 'I', "the event", &par) < 0 ||
 	    collection(d, ckpt_javaser_field(v, "jobVertexInputInfos"), "jobVertexInputInfos", 1, &items, &n) < 0)
-		return NULL;
-	if (par->i < 1 || par->i > CKPT_PARALLELISM_LIMIT) {
-		bad(d, par->at, "parallelism %lld out of range", (long long)par->i);
-		return NULL;
-	}
+		return -1;
+	if (par->i < 1 || par->i > CKPT_PARALLELISM_LIMIT)
+		return bad(d, par->at, "parallelism %lld out of range", (long long)par->i);
 	for (size_t i = 0; i < n; i++) {
 		char ds[33];
 
 		if (abstract_id(d, items[2 * i], C_DSID, "an input's data set", ds) < 0 ||
 		    want(d, items[2 * i + 1], C_VINPUT, "an input's JobVertexInputInfo") < 0)
-			return NULL;
+			return -1;
 	}
-	return json_pack("{s:s,s:I}", "vertex", hex, "parallelism", (json_int_t)par->i);
+	d->ev->vertex = f->vertex;
+	d->ev->parallelism = (uint32_t)par->i;
+	return put(f, "{\"vertex\":\"%s\",\"parallelism\":%lld}", f->vertex, (long long)d->ev->parallelism);
+}
+
+/* Room for n subtasks of a reset. */
+static int
+tasks_room(struct dec *d, size_t n)
+{
+	struct ckpt_evflink *f = d->f;
+	struct ckpt_event_task *t;
+	char(*hex)[33];
+
+	if (n <= f->tcap)
+		return 0;
+	if ((t = ckpt_reallocarray(f->tasks, n, sizeof *t, d->e)) == NULL)
+		return -1;
+	f->tasks = t;
+	if ((hex = ckpt_reallocarray(f->hex, n, sizeof *hex, d->e)) == NULL)
+		return -1;
+	f->hex = hex;
+	f->tcap = n;
+	return 0;
 }
 
 /* ExecutionVertexResetEvent: {subtasks: [{vertex, subtask}]}. */
-static json_t *
+static int
 reset(struct dec *d, const struct ckpt_javaser_value *v)
 {
+	struct ckpt_evflink *f = d->f;
 	const struct ckpt_javaser_value *const *items;
-	json_t *list, *r;
 	size_t n;
 
 	if (want(d, v, C_RESET, "the event") < 0 ||
-	    collection(d, ckpt_javaser_field(v, "executionVertexIds"), "executionVertexIds", 0, &items, &n) < 0)
-		return NULL;
-	if ((list = json_array()) == NULL)
-		return NULL;
+	    collection(d, ckpt_javaser_field(v, "executionVertexIds"), "executionVertexIds", 0, &items, &n) < 0 ||
+	    tasks_room(d, n) < 0 || put(f, "{\"subtasks\":[") < 0)
+		return -1;
 	for (size_t i = 0; i < n; i++) {
-		char hex[33];
-		json_int_t sub;
+		struct ckpt_event_task *t = &f->tasks[i];
 
-		if (vertex_id(d, items[i], hex, &sub) < 0 ||
-		    json_array_append_new(list, json_pack("{s:s,s:I}", "vertex", hex, "subtask", sub)) < 0) {
-			json_decref(list);
-			return NULL;
-		}
+		t->vertex = f->hex[i];
+		if (vertex_id(d, items[i], f->hex[i], &t->subtask) < 0 ||
+		    put(f, "%s{\"vertex\":\"%s\",\"subtask\":%lld}", i ? "," : "", t->vertex, (long long)t->subtask) < 0)
+			return -1;
 	}
-	r = json_pack("{s:o}", "subtasks", list);
-	return r;
+	d->ev->tasks = f->tasks;
+	d->ev->ntasks = n;
+	return put(f, "]}");
 }
 
-/* IOMetrics as "metrics"; resultPartitionBytes must be null (its keys name data sets, not vertices). */
-static json_t *
+/*
+ * A real as json_dumps writes it ("%.17g", with ".0" when that reads as an integer).  A value with
+ * at most four binary fraction digits and twelve integer digits is exactly its short decimal, which
+ * is what "%.17g" writes: written here without printf; any other value goes through jansson (and
+ * one it cannot write, not finite, fails as no memory, as json_real does).
+ */
+static int
+put_real(struct ckpt_evflink *f, double v)
+{
+	double a = fabs(v);
+	char frac[6] = ".0";
+
+	if (!(a < 1e12 && a * 16 == floor(a * 16)))
+		return json_real_set(f->real, v) < 0 ? -1 : put_json(f, f->real);
+	if (signbit(v) && put_bytes(f, "-", 1) < 0)
+		return -1;
+	if ((uint64_t)(a * 16) % 16 != 0) {
+		unsigned d = (unsigned)((uint64_t)(a * 16) % 16) * 625; /* sixteenths in ten-thousandths */
+
+		for (int i = 4; i > 0; i--, d /= 10)
+			frac[i] = (char)('0' + d % 10);
+		for (size_t n = 5; frac[n - 1] == '0'; n--)
+			frac[n - 1] = '\0';
+	}
+	return put_int(f, (long long)(a)) < 0 ? -1 : put_bytes(f, frac, strlen(frac));
+}
+
+/* IOMetrics as the "metrics" value; resultPartitionBytes must be null (its keys name data sets, not
+ * vertices). */
+static int
 metrics(struct dec *d, const struct ckpt_javaser_value *v)
 {
 	static const char *const names[][2] = {
@@ -251,32 +428,26 @@ metrics(struct dec *d, const struct ckpt_javaser_value *v)
 		{"numBytesOut", "bytes_out"}, {"accumulateIdleTime", "idle_ms"},
 		{"accumulateBackPressuredTime", "back_pressured_ms"},
 	};
-	const struct ckpt_javaser_value *f = NULL, *rpb;
-	json_t *m;
+	const struct ckpt_javaser_value *m = NULL, *rpb;
+	struct ckpt_evflink *f = d->f;
 
 	if (v != NULL && v->kind == CKPT_JAVASER_NULL)
-		return json_null();
+		return put(f, "null");
 	if (want(d, v, C_IOMETRICS, "ioMetrics") < 0)
-		return NULL;
+		return -1;
 	rpb = ckpt_javaser_field(v, "resultPartitionBytes");
-	if (rpb != NULL && rpb->kind != CKPT_JAVASER_NULL) {
-		bad(d, rpb->at, "IOMetrics.resultPartitionBytes is not null: not supported");
-		return NULL;
-	}
-	if ((m = json_object()) == NULL)
-		return NULL;
+	if (rpb != NULL && rpb->kind != CKPT_JAVASER_NULL)
+		return bad(d, rpb->at, "IOMetrics.resultPartitionBytes is not null: not supported");
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-		if (prim(d, v, names[i][0], 'J', "ioMetrics", &f) < 0 ||
-		    json_object_set_new(m, names[i][1], json_integer((json_int_t)f->i)) < 0)
-			goto fail;
+		if (prim(d, v, names[i][0], 'J', "ioMetrics", &m) < 0 ||
+		    put(f, "%s\"%s\":%lld", i ? "," : "{", names[i][1], (long long)m->i) < 0)
+			return -1;
+		d->too_big |= m->i >= 1000000000000000000 || m->i <= -1000000000000000000;
 	}
-	if (prim(d, v, "accumulateBusyTime", 'D', "ioMetrics", &f) < 0 ||
-	    json_object_set_new(m, "busy_ms", json_real(f->d)) < 0)
-		goto fail;
-	return m;
-fail:
-	json_decref(m);
-	return NULL;
+	if (prim(d, v, "accumulateBusyTime", 'D', "ioMetrics", &m) < 0 || put(f, ",\"busy_ms\":") < 0 ||
+	    put_real(f, m->d) < 0)
+		return -1;
+	return put(f, "}");
 }
 
 /* The big-endian int at *pos, the length of what follows, within the payload. */
@@ -298,16 +469,20 @@ length(struct dec *d, size_t *pos, const char *what, uint32_t *n)
 	return 0;
 }
 
-/* The operator coordinator snapshots, a HashMap<OperatorID, byte[]>, as {operator: entry}. */
-static json_t *
-coordinators(struct dec *d, const struct ckpt_javaser_value *v)
+/*
+ * The operator coordinator snapshots, a HashMap<OperatorID, byte[]>, as {operator: entry} in *out,
+ * NULL when there are none (the caller frees it, also on error).  They are rarely kept (see
+ * finished), so jansson makes them: entries are JSON the one way ckpt_entry_to_json makes them.
+ */
+static int
+coordinators(struct dec *d, const struct ckpt_javaser_value *v, json_t **out)
 {
 	const struct ckpt_javaser_value *const *items;
-	json_t *o = json_object();
 	size_t n;
 
-	if (o == NULL || collection(d, v, "the coordinator snapshots", 1, &items, &n) < 0)
-		goto fail;
+	*out = NULL;
+	if (collection(d, v, "the coordinator snapshots", 1, &items, &n) < 0)
+		return -1;
 	for (size_t i = 0; i < n; i++) {
 		const struct ckpt_javaser_value *b = items[2 * i + 1];
 		unsigned char *bytes;
@@ -315,144 +490,131 @@ coordinators(struct dec *d, const struct ckpt_javaser_value *v)
 		json_t *ent;
 
 		if (abstract_id(d, items[2 * i], C_OPID, "a coordinator's operator", op) < 0)
-			goto fail;
-		if (b->kind != CKPT_JAVASER_ARRAY || strcmp(b->cls->name, "[B") != 0) {
-			bad(d, b->at, "a coordinator's snapshot is not a byte[] (%s)",
-			    b->kind == CKPT_JAVASER_NULL ? "null" : b->cls ? b->cls->name : "not an array");
-			goto fail;
-		}
-		if ((bytes = malloc(b->n ? b->n : 1)) == NULL)
-			goto fail;
+			return -1;
+		if (b->kind != CKPT_JAVASER_ARRAY || strcmp(b->cls->name, "[B") != 0)
+			return bad(d, b->at, "a coordinator's snapshot is not a byte[] (%s)",
+				   b->kind == CKPT_JAVASER_NULL ? "null" : b->cls ? b->cls->name : "not an array");
+		if ((*out == NULL && (*out = json_object()) == NULL) || (bytes = malloc(b->n ? b->n : 1)) == NULL)
+			return -1;
 		for (size_t k = 0; k < b->n; k++)
 			bytes[k] = (unsigned char)b->items[k]->i;
 		ent = ckpt_entry_to_json(bytes, b->n);
 		free(bytes);
-		if (json_object_set_new(o, op, ent) < 0)
-			goto fail;
+		if (json_object_set_new(*out, op, ent) < 0)
+			return -1;
 	}
-	return o;
-fail:
-	json_decref(o);
-	return NULL;
+	return 0;
 }
 
-/* The stream of n bytes at *pos as JSON made by conv; *pos steps over it. */
-static json_t *
-stream(struct dec *d, size_t *pos, uint32_t n, json_t *(*conv)(struct dec *, const struct ckpt_javaser_value *))
-{
-	struct ckpt_javaser *j = NULL;
-	const struct ckpt_javaser_value *v;
-	json_t *r = NULL;
-
-	if (one_object(d, &j, pos, n, &v) == 0)
-		r = conv(d, v);
-	ckpt_javaser_free(j);
-	return r;
-}
-
-static json_t *
-shuffle(struct dec *d, const struct ckpt_javaser_value *v)
-{
-	if (want(d, v, C_EMPTY_SHUFFLE, "the shuffle master snapshot") < 0)
-		return NULL;
-	return json_pack("{s:b,s:s}", "incremental", 0, "state", "");
-}
-
-/* ExecutionVertexFinishedEvent's first stream: the event without its snapshots. */
-static json_t *
+/* ExecutionVertexFinishedEvent's first stream: the event without its snapshots, and the payload's
+ * text up to them. */
+static int
 finished_event(struct dec *d, const struct ckpt_javaser_value *v)
 {
+	struct ckpt_event *ev = d->ev;
 	const struct ckpt_javaser_value *att, *num = NULL;
-	json_int_t sub;
-	char hex[33];
-	json_t *m;
 
 	if (want(d, v, C_FINISHED, "the event") < 0)
-		return NULL;
+		return -1;
 	att = ckpt_javaser_field(v, "executionAttemptId");
 	if (want(d, att, C_ATTEMPT, "executionAttemptId") < 0 ||
 	    prim(d, att, "attemptNumber", 'I', "executionAttemptId", &num) < 0 ||
-	    vertex_id(d, ckpt_javaser_field(att, "executionVertexId"), hex, &sub) < 0)
-		return NULL;
-	if (num->i < 0) {
-		bad(d, num->at, "attempt number %lld out of range", (long long)num->i);
-		return NULL;
+	    vertex_id(d, ckpt_javaser_field(att, "executionVertexId"), d->f->vertex, &ev->subtask) < 0)
+		return -1;
+	if (num->i < 0)
+		return bad(d, num->at, "attempt number %lld out of range", (long long)num->i);
+	ev->vertex = d->f->vertex;
+	ev->attempt = (uint32_t)num->i;
+	if (put(d->f, "{\"vertex\":\"%s\",\"subtask\":%lld,\"attempt\":%lld,\"metrics\":", ev->vertex,
+		(long long)ev->subtask, (long long)ev->attempt) < 0)
+		return -1;
+	return metrics(d, ckpt_javaser_field(v, "ioMetrics"));
+}
+
+/* The snapshots, {coordinators, shuffle} (Flink's EmptyShuffleMasterSnapshot), after the payload's
+ * text so far, from its offset *at; co is taken. */
+static int
+snapshots(struct dec *d, json_t *co, size_t *at)
+{
+	struct ckpt_evflink *f = d->f;
+	json_t *s;
+	int rc;
+
+	s = json_pack("{s:o,s:{s:b,s:s}}", "coordinators", co ? co : json_object(), "shuffle", "incremental", 0,
+		      "state", "");
+	if (s == NULL || put(f, ",\"snapshots\":") < 0) {
+		json_decref(s);
+		return -1;
 	}
-	if ((m = metrics(d, ckpt_javaser_field(v, "ioMetrics"))) == NULL)
-		return NULL;
-	return json_pack("{s:s,s:I,s:I,s:o}", "vertex", hex, "subtask", sub, "attempt", (json_int_t)num->i,
-			 "metrics", m);
+	*at = f->len;
+	rc = put_json(f, s);
+	json_decref(s);
+	d->ev->snapshots_len = f->len - *at;
+	return rc;
 }
 
 /* ExecutionVertexFinishedEvent.Serializer: three length-prefixed streams, the last one optional. */
-static json_t *
+static int
 finished(struct dec *d)
 {
-	json_t *ev = NULL, *co = NULL, *sh = NULL;
-	size_t pos = 0;
+	const struct ckpt_javaser_value *v;
+	json_t *co = NULL;
+	size_t pos = 0, snap = 0;
 	uint32_t n;
+	int rc = -1;
 
-	if (length(d, &pos, "the event", &n) < 0 || (ev = stream(d, &pos, n, finished_event)) == NULL)
-		goto fail;
-	if (length(d, &pos, "the coordinator snapshots", &n) < 0 ||
-	    (co = stream(d, &pos, n, coordinators)) == NULL)
-		goto fail;
-	if (length(d, &pos, "the shuffle master snapshot", &n) < 0)
-		goto fail;
-	if (n > 0 && (sh = stream(d, &pos, n, shuffle)) == NULL)
-		goto fail;
+	if (length(d, &pos, "the event", &n) < 0 || one_object(d, &pos, n, &v) < 0 || finished_event(d, v) < 0 ||
+	    length(d, &pos, "the coordinator snapshots", &n) < 0 || one_object(d, &pos, n, &v) < 0 ||
+	    coordinators(d, v, &co) < 0 || length(d, &pos, "the shuffle master snapshot", &n) < 0)
+		goto out;
+	if (n > 0 && (one_object(d, &pos, n, &v) < 0 ||
+		      want(d, v, C_EMPTY_SHUFFLE, "the shuffle master snapshot") < 0))
+		goto out;
 	if (pos != d->len) {
 		bad(d, pos, "end of payload expected (%zu bytes left)", d->len - pos);
-		goto fail;
+		goto out;
 	}
 	/* Flink: the event carries snapshots when it has a shuffle master snapshot */
-	if (sh != NULL) {
-		json_t *s = json_pack("{s:o,s:o}", "coordinators", co, "shuffle", sh);
-
-		co = sh = NULL;
-		if (s == NULL || json_object_set_new(ev, "snapshots", s) < 0)
-			goto fail;
+	if (n > 0) {
+		rc = snapshots(d, co, &snap);
+		co = NULL;
+		if (rc < 0)
+			goto out;
 	}
+	/* the text may have moved as it grew */
+	if ((rc = put(d->f, "}")) == 0 && n > 0)
+		d->ev->snapshots = d->f->text + snap;
+out:
 	json_decref(co);
-	return ev;
-fail:
-	json_decref(ev);
-	json_decref(co);
-	json_decref(sh);
-	return NULL;
+	return rc;
 }
 
 int
-ckpt_evflink_decode(struct ckpt_evflink *f, uint32_t type, const unsigned char *p, size_t len, const char **text,
-		    size_t *tlen, size_t *at, struct ckpt_err *e)
+ckpt_evflink_decode(struct ckpt_evflink *f, uint32_t type, const unsigned char *p, size_t len,
+		    struct ckpt_event *ev, size_t *at, struct ckpt_err *e)
 {
-	struct dec d = {p, len, 0, e};
-	json_t *j = NULL;
+	struct dec d = {p, len, 0, e, f, ev, 0};
+	const struct ckpt_javaser_value *v;
+	size_t pos = 0;
+	int rc;
 
 	e->kind = CKPT_ERR_NONE;
-	if (type == CKPT_EVENT_VERTEX_FINISHED) {
-		j = finished(&d);
-	} else {
-		size_t pos = 0;
-		struct ckpt_javaser *js = NULL;
-		const struct ckpt_javaser_value *v;
-
-		if (one_object(&d, &js, &pos, len, &v) == 0)
-			j = type == CKPT_EVENT_VERTICES_RESET ? reset(&d, v) : initialized(&d, v);
-		ckpt_javaser_free(js);
-	}
-	if (j == NULL) {
+	*ev = (struct ckpt_event){.type = type};
+	f->len = 0;
+	if (type == CKPT_EVENT_VERTEX_FINISHED)
+		rc = finished(&d);
+	else if ((rc = one_object(&d, &pos, len, &v)) == 0)
+		rc = type == CKPT_EVENT_VERTICES_RESET ? reset(&d, v) : initialized(&d, v);
+	/* as ckpt-events(5)'s parser says of such a payload, at its start, once it is all decoded */
+	if (rc == 0 && d.too_big)
+		rc = bad(&d, 0, "not JSON: too big integer");
+	if (rc < 0) {
 		*at = d.at;
 		if (e->kind == CKPT_ERR_NONE)
 			ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
 		return -1;
 	}
-	free(f->text);
-	f->text = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	json_decref(j);
-	if (f->text == NULL)
-		return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
-	*text = f->text;
-	*tlen = strlen(f->text);
+	ev->payload = (const unsigned char *)f->text;
+	ev->len = f->len;
 	return 0;
 }

@@ -856,8 +856,7 @@ read_flink_record(struct ckpt_evreader *r, struct ckpt_event *ev, struct ckpt_er
 {
 	uint64_t off = r->off + r->lo, left = r->size - off;
 	const unsigned char *pl;
-	const char *text, *at = NULL;
-	size_t tlen, pat = 0;
+	size_t pat = 0;
 	uint32_t len, type;
 
 	if (left == 0) {
@@ -881,10 +880,8 @@ read_flink_record(struct ckpt_evreader *r, struct ckpt_event *ev, struct ckpt_er
 	if (fill(r, CKPT_EVFLINK_HEADER + (size_t)len, e) < 0)
 		return -1;
 	pl = r->buf + r->lo + CKPT_EVFLINK_HEADER;
-	if (ckpt_evflink_decode(r->fl, type, pl, len, &text, &tlen, &pat, e) < 0)
+	if (ckpt_evflink_decode(r->fl, type, pl, len, ev, &pat, e) < 0)
 		return payload_error(r, off, pat, e);
-	if (ckpt_evparser_decode(r->ps, type, text, tlen, ev, &at, e) < 0)
-		return payload_error(r, off, 0, e);
 	ev->segment = r->cur;
 	ev->offset = off;
 	r->raw = pl;

@@ -22,11 +22,46 @@
 
 #define ARENA_CHUNK 8192
 #define BASE_HANDLE 0x7e0000
+#define DESC_SLOTS 256             /* remembered class descriptors, by where they are */
+#define DESC_MAX 1024              /* how many, and */
+#define DESC_POOL_LIMIT (4u << 20) /* the bytes, kept before they are all forgotten */
 
 struct jhandle {
 	struct ckpt_javaser_class *cls; /* a class descriptor, or */
 	struct ckpt_javaser_value *v;   /* a string, object, array, enum constant or Class */
 	int building; /* an object or array being read: a reference to it is a cycle */
+};
+
+/* Allocations freed together: small blocks from chunks, big ones on their own. */
+struct pool {
+	void **mem;
+	size_t nmem, memcap;
+	unsigned char *arena; /* the chunk small blocks come from, zero past arena_used */
+	size_t arena_used;
+	size_t bytes;         /* held, for the descriptor pool's limit */
+};
+
+/* A reference a remembered descriptor made to a handle from before it. */
+struct jref {
+	size_t i;
+	struct jhandle h;
+};
+
+/*
+ * A class descriptor read before (Flink writes each job event as a new stream that repeats the
+ * same descriptors): the same bytes at the same place, with the same handles before them where it
+ * refers back, read the same, so they are taken as read.
+ */
+struct jdesc {
+	size_t at, nh, len; /* its offset, the handles before it, its bytes */
+	int depth;          /* nesting at its start */
+	const unsigned char *bytes;
+	struct ckpt_javaser_class *cls;
+	struct jhandle *h;  /* the handles it assigned */
+	size_t nhnew;
+	struct jref *refs;  /* its references to earlier handles */
+	size_t nrefs;
+	struct jdesc *next; /* in its slot */
 };
 
 struct ckpt_javaser {
@@ -38,10 +73,15 @@ struct ckpt_javaser {
 	int limit, depth;
 	struct jhandle *h;
 	size_t nh, cap;
-	void **mem; /* every allocation, freed with the reader */
-	size_t nmem, memcap;
-	unsigned char *arena; /* the chunk jalloc takes small blocks from */
-	size_t arena_used;
+	struct pool vals;    /* the values of the stream, freed by ckpt_javaser_reset */
+	struct pool classes; /* class descriptors and what they hold, kept with the remembered ones */
+	struct pool *pool;   /* where jalloc takes from */
+	struct jdesc *desc[DESC_SLOTS];
+	size_t ndesc;
+	int in_desc;         /* reading a class descriptor (outermost), recording it */
+	size_t desc_nh;      /* the handles before it */
+	struct jref *refs;   /* its references to handles before it */
+	size_t nrefs, refcap;
 };
 
 static int fail(struct ckpt_javaser *j, size_t at, const char *fmt, ...)
@@ -65,36 +105,40 @@ nomem(struct ckpt_javaser *j)
 	return ckpt_err_set(j->e, CKPT_ERR_NOMEM, j->name, "out of memory");
 }
 
-/* Take ownership of a malloc'd block (freed now if it cannot be recorded). */
+/* Take ownership of a malloc'd block of size bytes (freed now if it cannot be recorded). */
 static void *
-adopt(struct ckpt_javaser *j, void *p)
+adopt(struct ckpt_javaser *j, void *p, size_t size)
 {
+	struct pool *pl = j->pool;
+
 	if (p == NULL) {
 		nomem(j);
 		return NULL;
 	}
-	if (j->nmem == j->memcap) {
-		size_t cap = j->memcap ? 2 * j->memcap : 64;
-		void **m = realloc(j->mem, cap * sizeof *m);
+	if (pl->nmem == pl->memcap) {
+		size_t cap = pl->memcap ? 2 * pl->memcap : 64;
+		void **m = realloc(pl->mem, cap * sizeof *m);
 
 		if (m == NULL) {
 			free(p);
 			nomem(j);
 			return NULL;
 		}
-		j->mem = m;
-		j->memcap = cap;
+		pl->mem = m;
+		pl->memcap = cap;
 	}
-	return j->mem[j->nmem++] = p;
+	pl->bytes += size;
+	return pl->mem[pl->nmem++] = p;
 }
 
 /*
- * Zeroed memory for n objects of size bytes, freed with the reader: small blocks come from
+ * Zeroed memory for n objects of size bytes from the current pool: small blocks come from
  * chunks, as a stream makes many small values (a job event holds hundreds).
  */
 static void *
 jalloc(struct ckpt_javaser *j, size_t n, size_t size)
 {
+	struct pool *pl = j->pool;
 	size_t total;
 
 	if (n == 0 || size == 0)
@@ -105,14 +149,42 @@ jalloc(struct ckpt_javaser *j, size_t n, size_t size)
 	}
 	total = (n * size + 15) & ~(size_t)15;
 	if (total > ARENA_CHUNK / 4)
-		return adopt(j, calloc(n, size));
-	if (j->arena == NULL || ARENA_CHUNK - j->arena_used < total) {
-		if ((j->arena = adopt(j, malloc(ARENA_CHUNK))) == NULL)
+		return adopt(j, calloc(n, size), n * size);
+	if (pl->arena == NULL || ARENA_CHUNK - pl->arena_used < total) {
+		if ((pl->arena = adopt(j, calloc(1, ARENA_CHUNK), ARENA_CHUNK)) == NULL)
 			return NULL;
-		j->arena_used = 0;
+		pl->arena_used = 0;
 	}
-	j->arena_used += total;
-	return memset(j->arena + j->arena_used - total, 0, total);
+	pl->arena_used += total;
+	return pl->arena + pl->arena_used - total;
+}
+
+/* Free what the pool holds; with keep, all but its current chunk, which is used again. */
+static void
+pool_clear(struct pool *pl, int keep)
+{
+	int kept = 0;
+
+	for (size_t i = 0; i < pl->nmem; i++)
+		if (keep && pl->mem[i] == pl->arena)
+			kept = 1;
+		else
+			free(pl->mem[i]);
+	pl->nmem = 0;
+	pl->bytes = 0;
+	if (kept) {
+		memset(pl->arena, 0, pl->arena_used);
+		pl->mem[pl->nmem++] = pl->arena;
+		pl->bytes = ARENA_CHUNK;
+	} else {
+		pl->arena = NULL;
+	}
+	pl->arena_used = 0;
+	if (!keep) {
+		free(pl->mem);
+		pl->mem = NULL;
+		pl->memcap = 0;
+	}
 }
 
 /* ------------------------------------------------------------ primitives */
@@ -293,6 +365,18 @@ reference(struct ckpt_javaser *j, struct jhandle **out)
 	if (h < BASE_HANDLE || (size_t)(h - BASE_HANDLE) >= j->nh)
 		return fail(j, at, "invalid Java reference 0x%x", (unsigned)h);
 	*out = &j->h[h - BASE_HANDLE];
+	if (j->in_desc && (size_t)(h - BASE_HANDLE) < j->desc_nh) {
+		if (j->nrefs == j->refcap) {
+			size_t cap = j->refcap ? 2 * j->refcap : 16;
+			struct jref *r = ckpt_reallocarray(j->refs, cap, sizeof *r, j->e);
+
+			if (r == NULL)
+				return -1;
+			j->refs = r;
+			j->refcap = cap;
+		}
+		j->refs[j->nrefs++] = (struct jref){(size_t)(h - BASE_HANDLE), **out};
+	}
 	return 0;
 }
 
@@ -352,6 +436,7 @@ fields(struct ckpt_javaser *j, struct ckpt_javaser_class *c)
 		if (strchr("BCDFIJSZL[", t) == NULL || t == 0)
 			return fail(j, at, "invalid Java field type 0x%02x", t);
 		f->type = (char)t;
+		f->len = strlen(f->name);
 		if ((t == 'L' || t == '[') && string(j, &f->sig) < 0)
 			return -1;
 	}
@@ -444,6 +529,87 @@ newclass(struct ckpt_javaser *j, struct ckpt_javaser_class **out, size_t at)
 	return 0;
 }
 
+/* The slot of a descriptor at at with nh handles before it, and in it the one at depth. */
+static struct jdesc **
+desc_find(struct ckpt_javaser *j, size_t at, size_t nh, int depth)
+{
+	struct jdesc **d = &j->desc[(at * 0x9e3779b1u ^ nh) % DESC_SLOTS];
+
+	while (*d != NULL && !((*d)->at == at && (*d)->nh == nh && (*d)->depth == depth))
+		d = &(*d)->next;
+	return d;
+}
+
+/* Whether what the descriptor just read holds can be kept past the stream: classes without
+ * annotations (which may hold block data, pointing into the stream) and strings. */
+static int
+keepable(const struct jhandle *h)
+{
+	if (h->cls)
+		return h->cls->nannotations == 0;
+	return h->v != NULL && h->v->kind == CKPT_JAVASER_STRING;
+}
+
+/* Remember the class descriptor just read at at, from the TC_CLASSDESC up to j->pos. */
+static int
+desc_remember(struct ckpt_javaser *j, size_t at, struct ckpt_javaser_class *c)
+{
+	size_t len = j->pos - at, nhnew = j->nh - j->desc_nh;
+	struct jdesc *d, **slot;
+	unsigned char *bytes;
+	struct jhandle *h;
+	struct jref *refs;
+	int rc = -1;
+
+	for (size_t i = j->desc_nh; i < j->nh; i++)
+		if (!keepable(&j->h[i]))
+			return 0;
+	for (size_t i = 0; i < j->nrefs; i++)
+		if (!keepable(&j->refs[i].h))
+			return 0;
+	j->pool = &j->classes;
+	if ((d = jalloc(j, 1, sizeof *d)) == NULL || (bytes = jalloc(j, len, 1)) == NULL ||
+	    (h = jalloc(j, nhnew, sizeof *h)) == NULL || (refs = jalloc(j, j->nrefs, sizeof *refs)) == NULL)
+		goto out;
+	memcpy(bytes, j->p + at, len);
+	memcpy(h, j->h + j->desc_nh, nhnew * sizeof *h);
+	if (j->nrefs > 0) /* j->refs is NULL until a descriptor refers back */
+		memcpy(refs, j->refs, j->nrefs * sizeof *refs);
+	*d = (struct jdesc){at, j->desc_nh, len, j->depth, bytes, c, h, nhnew, refs, j->nrefs, NULL};
+	slot = desc_find(j, at, d->nh, d->depth);
+	if (*slot != NULL)
+		d->next = (*slot)->next; /* replaced: its memory stays in the pool until the pool is cleared */
+	else
+		j->ndesc++;
+	*slot = d;
+	rc = 0;
+out:
+	j->pool = &j->vals;
+	return rc;
+}
+
+/* The class descriptor at at read before, taken as read: 1, or 0 if it was not, -1 on no memory. */
+static int
+desc_again(struct ckpt_javaser *j, size_t at, struct ckpt_javaser_class **out)
+{
+	const struct jdesc *d = *desc_find(j, at, j->nh, j->depth);
+
+	if (d == NULL || d->len > j->len - at || memcmp(d->bytes, j->p + at, d->len) != 0)
+		return 0;
+	for (size_t i = 0; i < d->nrefs; i++) {
+		const struct jhandle *h = &j->h[d->refs[i].i];
+
+		if (h->cls != d->refs[i].h.cls || h->v != d->refs[i].h.v || h->building)
+			return 0;
+	}
+	for (size_t i = 0; i < d->nhnew; i++)
+		if (assign(j, d->h[i].cls, d->h[i].v) < 0)
+			return -1;
+	j->pos = at + d->len;
+	*out = d->cls;
+	return 1;
+}
+
 /* TC_CLASSDESC, TC_REFERENCE to one, or TC_NULL. */
 static int
 classdesc(struct ckpt_javaser *j, struct ckpt_javaser_class **out)
@@ -468,23 +634,50 @@ classdesc(struct ckpt_javaser *j, struct ckpt_javaser_class **out)
 	}
 	if (t != TC_CLASSDESC)
 		return fail(j, at, "unsupported Java class descriptor 0x%02x", t);
+	if (!j->in_desc && (rc = desc_again(j, at, out)) != 0)
+		return rc < 0 ? -1 : 0;
 	if (j->depth >= j->limit)
 		return fail(j, at, "Java classes nested more than %d deep", j->limit);
+	if (j->in_desc) {
+		j->depth++;
+		rc = newclass(j, out, at);
+		j->depth--;
+		return rc;
+	}
+	j->in_desc = 1;
+	j->desc_nh = j->nh;
+	j->nrefs = 0;
+	j->pool = &j->classes;
 	j->depth++;
 	rc = newclass(j, out, at);
 	j->depth--;
+	j->pool = &j->vals;
+	j->in_desc = 0;
+	if (rc == 0)
+		return desc_remember(j, at, *out);
 	return rc;
 }
 
 /* ------------------------------------------------------------ values */
 
 static const char prim_codes[] = "BCDFIJSZ";
-static const size_t prim_sizes[] = {1, 2, 8, 4, 4, 8, 2, 1};
+
+/* The size of primitive type t (one of prim_codes): a switch, as every field value asks. */
+static size_t
+prim_size(char t)
+{
+	switch (t) {
+	case 'D': case 'J': return 8;
+	case 'F': case 'I': return 4;
+	case 'C': case 'S': return 2;
+	default: return 1;
+	}
+}
 
 static int
 primitive(struct ckpt_javaser *j, char t, struct ckpt_javaser_value **out)
 {
-	size_t n = prim_sizes[strchr(prim_codes, t) - prim_codes];
+	size_t n = prim_size(t);
 	struct ckpt_javaser_value *v;
 	union { uint64_t u; double d; } dv;
 	union { uint32_t u; float f; } fv;
@@ -636,7 +829,7 @@ array(struct ckpt_javaser *j, struct ckpt_javaser_value **out, size_t at)
 	if (rd_i32(j, &n, "Java array length") < 0)
 		return -1;
 	prim = t == 'L' || t == '[' ? NULL : strchr(prim_codes, t);
-	min = prim ? prim_sizes[prim - prim_codes] : 1;
+	min = prim ? prim_size(t) : 1;
 	if (n < 0 || (uint64_t)n * min > left(j))
 		return fail(j, at, "Java array length %d is more than the remaining %zu bytes can hold", n, left(j));
 	if ((a->items = jalloc(j, (size_t)n, sizeof *a->items)) == NULL)
@@ -778,8 +971,25 @@ ckpt_javaser_new(const void *buf, size_t len, const char *name, unsigned flags, 
 		j->e = e;
 		j->flags = flags;
 		j->limit = depth;
+		j->pool = &j->vals;
 	}
 	return j;
+}
+
+void
+ckpt_javaser_reset(struct ckpt_javaser *j, const void *buf, size_t len, struct ckpt_err *e)
+{
+	j->p = buf;
+	j->len = len;
+	j->pos = 0;
+	j->e = e;
+	j->nh = 0;
+	pool_clear(&j->vals, 1);
+	if (j->classes.bytes > DESC_POOL_LIMIT || j->ndesc > DESC_MAX) {
+		pool_clear(&j->classes, 1);
+		memset(j->desc, 0, sizeof j->desc);
+		j->ndesc = 0;
+	}
 }
 
 void
@@ -787,9 +997,9 @@ ckpt_javaser_free(struct ckpt_javaser *j)
 {
 	if (j == NULL)
 		return;
-	for (size_t i = 0; i < j->nmem; i++)
-		free(j->mem[i]);
-	free(j->mem);
+	pool_clear(&j->vals, 0);
+	pool_clear(&j->classes, 0);
+	free(j->refs);
 	free(j->h);
 	free(j);
 }
@@ -830,13 +1040,15 @@ ckpt_javaser_handles(const struct ckpt_javaser *j)
 const struct ckpt_javaser_value *
 ckpt_javaser_field(const struct ckpt_javaser_value *obj, const char *name)
 {
+	size_t len = strlen(name);
+
 	if (obj == NULL || obj->kind != CKPT_JAVASER_OBJECT)
 		return NULL;
 	for (size_t i = obj->n; i-- > 0;) {
 		const struct ckpt_javaser_classdata *d = &obj->data[i];
 
 		for (size_t k = 0; d->fields && k < d->cls->nfields; k++)
-			if (strcmp(d->cls->fields[k].name, name) == 0)
+			if (d->cls->fields[k].len == len && memcmp(d->cls->fields[k].name, name, len) == 0)
 				return d->fields[k];
 	}
 	return NULL;

@@ -34,6 +34,7 @@ enum ckpt_javaser_kind {
 struct ckpt_javaser_field {
 	char type;       /* B C D F I J S Z, L (object) or [ (array) */
 	char *name;
+	size_t len;      /* strlen(name) */
 	const char *sig; /* L and [: the field's type as a JVM signature ("Ljava/lang/String;"), else NULL */
 };
 
@@ -85,6 +86,13 @@ struct ckpt_javaser_value {
  */
 struct ckpt_javaser *ckpt_javaser_new(const void *buf, size_t len, const char *name, unsigned flags,
 				      int depth, struct ckpt_err *e);
+/*
+ * Make the reader read the len bytes of buf instead, a new stream (handles start again), with
+ * errors into e.  Values of the stream before are freed; its class descriptors are remembered, so
+ * that the same descriptor bytes at the same place of a later stream are not read again (memory
+ * for them is bounded).
+ */
+void ckpt_javaser_reset(struct ckpt_javaser *j, const void *buf, size_t len, struct ckpt_err *e);
 /* Free the reader and every value, class and string it returned.  Accepts NULL. */
 void ckpt_javaser_free(struct ckpt_javaser *j);
 /* Check the stream header (magic, version 5) at *pos and step over it; -1 with e set if absent. */

@@ -124,6 +124,13 @@ init() {
 	bad 1 "ckpt-replay: L/events.0: offset $off: payload byte 4: unknown class org.apache.flink.runtime.jobmaster.event.ExecutionJobVertexInitializedEvent for the event (expected org.apache.flink.runtime.jobmaster.event.ExecutionVertexResetEvent)" ckpt-replay L
 }
 
+@test "replay flink: a metric of 19 digits is refused as ckpt's format refuses it" {
+	{ init $SRC 2
+	  printf '{"type":"vertex_finished","payload":{"vertex":"%s","subtask":0,"attempt":0,"metrics":{"records_in":%s,"records_out":0,"bytes_in":0,"bytes_out":0,"idle_ms":0,"back_pressured_ms":0,"busy_ms":1.0}}}\n' $SRC 1000000000000000000; } | flinklog L
+	off=$(( $(od -A n -t u1 -j 4 -N 4 L/events.0 | awk '{print $1*16777216 + $2*65536 + $3*256 + $4}') + 8 ))
+	bad 1 "ckpt-replay: L/events.0: offset $off: payload byte 0: not JSON: too big integer" ckpt-replay L
+}
+
 @test "replay flink: an unknown class inside a payload is named, never guessed" {
 	sed "s/\"shuffle\":{\"incremental\":false,\"state\":\"\"}/\"shuffle\":{\"incremental\":true,\"state\":\"x\"}/" "$D/log.ndjson" | flinklog L
 	run --separate-stderr ckpt-replay L

@@ -1,6 +1,7 @@
 /* fuzz_javaser.c: the Java serialization stream reader (general, then plain) on any bytes, every
- * value it returns walked. */
+ * value it returns walked, twice: the second reading, with class descriptors remembered, the same. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "flink-javaser.h"
@@ -33,6 +34,29 @@ walk(const struct ckpt_javaser_value *v, int depth)
 	return h;
 }
 
+/* Every value of the stream read from its start: their digest, where the reading stopped, why. */
+struct pass {
+	size_t digest, pos, handles;
+	char why[sizeof ((struct ckpt_err *)0)->text];
+};
+
+static void
+read_all(struct ckpt_javaser *j, const uint8_t *data, size_t size, struct pass *p)
+{
+	struct ckpt_err e = {0};
+	const struct ckpt_javaser_value *v;
+
+	ckpt_javaser_reset(j, data, size, &e);
+	memset(p, 0, sizeof *p);
+	if (ckpt_javaser_header(j, &p->pos) == 0)
+		while (p->pos < size && ckpt_javaser_read(j, &p->pos, &v) == 0)
+			p->digest += walk(v, 0);
+	p->handles = ckpt_javaser_handles(j);
+	snprintf(p->why, sizeof p->why, "%s", e.text);
+}
+
+/* Each mode reads the bytes twice with one reader: the second time with the class descriptors
+ * of the first remembered, which must read exactly as the first did. */
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -42,14 +66,18 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t m = 0; m < 2; m++) {
 		struct ckpt_err e = {0};
 		struct ckpt_javaser *j = ckpt_javaser_new(data, size, "fuzz", modes[m], 32, &e);
-		const struct ckpt_javaser_value *v;
-		size_t pos = 0;
+		struct pass a, b;
 
-		if (j && ckpt_javaser_header(j, &pos) == 0)
-			while (pos < size && ckpt_javaser_read(j, &pos, &v) == 0)
-				sink += walk(v, 0);
-		if (j && sink < ckpt_javaser_handles(j))
-			sink++;
+		if (j == NULL)
+			continue;
+		read_all(j, data, size, &a);
+		read_all(j, data, size, &b);
+		if (a.digest != b.digest || a.pos != b.pos || a.handles != b.handles || strcmp(a.why, b.why) != 0) {
+			fprintf(stderr, "fuzz_javaser: a second reading differs: %zu %zu %zu \"%s\", then %zu %zu %zu \"%s\"\n",
+				a.digest, a.pos, a.handles, a.why, b.digest, b.pos, b.handles, b.why);
+			abort();
+		}
+		sink += a.digest;
 		ckpt_javaser_free(j);
 	}
 	return 0;
