@@ -550,12 +550,17 @@ sink=3'
 	# killed when src and map, one region per subtask, all finished; sum not started
 	EVENTS=first.out run_job -K 12 p.json
 	status_is 137
+	cp -r log log.first && ls -l parts >parts.first
 	# then map:1's partition vanishes: map:1 and its region src:1 run again, so all of src (unrecovered), so all of map
 	jq '.failover = {"failures": [{"vertex": "map", "subtask": 1, "lose_partition": true}]}' p.json > q.json
 	EVENTS=second.out run_job -R log q.json
 	status_is 0
 	run jq -sc 'map(select(.event == "recovered"))[0].plan.vertices | map(.finished)' second.out
-	output_is '["0-2","0-2"]'
+	# (once, under load in CI, both were "": what the first run left is printed if it happens again)
+	[ "$output" = '["0-2","0-2"]' ] || {
+		echo "recovered finished: $output"; echo "first run:"; cat first.out; echo "its log:"; ckpt-replay -e log.first
+		echo "its partitions:"; cat parts.first; echo "second run:"; head -5 second.out; cat err.txt; false
+	}
 	run jq -c 'select(.event == "restart") | .restart' second.out
 	output_is '[{"vertex":"src","subtasks":"0-2"},{"vertex":"map","subtasks":"0-2"},{"vertex":"sum","subtasks":"0-1"},{"vertex":"sink","subtasks":"0-1"}]'
 	diff ref.txt <(output_of)
