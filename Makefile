@@ -84,7 +84,7 @@ endif
 	@echo "== against real Flink (t/flink)"
 	@$(MAKE) --no-print-directory flink-test
 
-test:
+test: all
 	@CKPT_BIN=$(CURDIR)/$(BINDIR) sh t/run
 
 # Every external symbol of the library starts with ckpt_, so that it cannot clash with a program's.
