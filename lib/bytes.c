@@ -41,13 +41,16 @@ ckpt_utf8_feed(struct ckpt_utf8 *u, const void *p, size_t len)
 	return u->bad ? -1 : 0;
 }
 
-/* Is [p, p + len) valid UTF-8 without NUL? */
-static int
-utf8_valid(const void *p, size_t len)
+int
+ckpt_utf8_valid(const void *p, size_t len)
 {
+	const unsigned char *s = p;
 	struct ckpt_utf8 u = {0};
+	size_t i = 0;
 
-	return ckpt_utf8_feed(&u, p, len) == 0 && ckpt_utf8_done(&u);
+	while (i < len && s[i] - 1u < 0x7fu) /* plain ASCII without NUL, decided without the decoder */
+		i++;
+	return i == len || (ckpt_utf8_feed(&u, s + i, len - i) == 0 && ckpt_utf8_done(&u));
 }
 
 size_t
@@ -75,20 +78,13 @@ ckpt_utf8_put(char *o, uint32_t cp)
 	return 4;
 }
 
-/* Standard base64 with padding; malloc'd, NULL on allocation failure. */
-static char *
-base64_encode(const void *p, size_t len)
+size_t
+ckpt_base64_put(char *o, const void *p, size_t len)
 {
 	const unsigned char *s = p;
-	char *out, *o;
+	char *start = o;
 	size_t i;
 
-	if (len > (SIZE_MAX - 1) / 4 * 3 - 3)
-		return NULL;
-	out = malloc((len + 2) / 3 * 4 + 1);
-	if (out == NULL)
-		return NULL;
-	o = out;
 	for (i = 0; i + 2 < len; i += 3) {
 		uint32_t v = (uint32_t)s[i] << 16 | (uint32_t)s[i + 1] << 8 | s[i + 2];
 
@@ -105,7 +101,21 @@ base64_encode(const void *p, size_t len)
 		*o++ = i + 1 < len ? b64[(v >> 6) & 63] : '=';
 		*o++ = '=';
 	}
-	*o = '\0';
+	return (size_t)(o - start);
+}
+
+/* Standard base64 with padding; malloc'd, NULL on allocation failure. */
+static char *
+base64_encode(const void *p, size_t len)
+{
+	char *out;
+
+	if (len > (SIZE_MAX - 1) / 4 * 3 - 3)
+		return NULL;
+	out = malloc((len + 2) / 3 * 4 + 1);
+	if (out == NULL)
+		return NULL;
+	out[ckpt_base64_put(out, p, len)] = '\0';
 	return out;
 }
 
@@ -156,7 +166,7 @@ ckpt_entry_to_json(const void *p, size_t len)
 	char *enc;
 	json_t *v;
 
-	if (utf8_valid(p, len))
+	if (ckpt_utf8_valid(p, len))
 		return json_stringn(len ? p : "", len);
 	enc = base64_encode(p, len);
 	if (enc == NULL)

@@ -166,6 +166,10 @@ int ckpt_utf8_feed(struct ckpt_utf8 *u, const void *p, size_t len);
 static inline int ckpt_utf8_done(const struct ckpt_utf8 *u) { return !u->bad && u->need == 0; }
 /* Write the UTF-8 form of code point cp (at most 4 bytes) at o; its length. */
 size_t ckpt_utf8_put(char *o, uint32_t cp);
+/* Is [p, p + len) valid UTF-8 without NUL (the rule that makes an entry a string)? */
+int ckpt_utf8_valid(const void *p, size_t len);
+/* Standard base64 with padding of [p, p + len) at o: writes (len + 2) / 3 * 4 bytes, returns that. */
+size_t ckpt_base64_put(char *o, const void *p, size_t len);
 
 /* ------------------------------------------------------- files written and read whole: atomic.c */
 

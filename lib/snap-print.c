@@ -21,7 +21,6 @@ struct ckpt_jw {
 };
 
 static const char hexd[] = "0123456789ABCDEF";
-static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 static void
 jw_flush(struct ckpt_jw *w)
@@ -234,49 +233,13 @@ ckpt_jw_bool(struct ckpt_jw *w, int v)
 static void
 jw_base64(struct ckpt_jw *w, const unsigned char *s, size_t len)
 {
-	size_t i = 0;
+	while (len > 0) {
+		size_t chunk = len < JW_BUF / 8 * 3 ? len : JW_BUF / 8 * 3; /* whole triples but the last */
 
-	while (i + 2 < len) {
-		size_t chunk = (len - i) / 3, k;
-		char *o;
-
-		if (chunk > JW_BUF / 8)
-			chunk = JW_BUF / 8;
-		o = jw_room(w, chunk * 4);
-		for (k = 0; k < chunk; k++, i += 3) {
-			uint32_t v = (uint32_t)s[i] << 16 | (uint32_t)s[i + 1] << 8 | s[i + 2];
-
-			*o++ = b64[v >> 18];
-			*o++ = b64[(v >> 12) & 63];
-			*o++ = b64[(v >> 6) & 63];
-			*o++ = b64[v & 63];
-		}
-		w->len += chunk * 4;
+		w->len += ckpt_base64_put(jw_room(w, (chunk + 2) / 3 * 4), s, chunk);
+		s += chunk;
+		len -= chunk;
 	}
-	if (i < len) {
-		uint32_t v = (uint32_t)s[i] << 16 | (i + 1 < len ? (uint32_t)s[i + 1] << 8 : 0);
-		char *o = jw_room(w, 4);
-
-		o[0] = b64[v >> 18];
-		o[1] = b64[(v >> 12) & 63];
-		o[2] = i + 1 < len ? b64[(v >> 6) & 63] : '=';
-		o[3] = '=';
-		w->len += 4;
-	}
-}
-
-/* Valid UTF-8 without NUL (bytes.c's rule): plain ASCII decided without the decoder. */
-static int
-utf8_ok(const unsigned char *p, size_t n)
-{
-	struct ckpt_utf8 u = {0};
-	size_t i = 0;
-
-	while (i < n && p[i] - 1u < 0x7fu)
-		i++;
-	if (i == n)
-		return 1;
-	return ckpt_utf8_feed(&u, p + i, n - i) == 0 && ckpt_utf8_done(&u);
 }
 
 void
@@ -284,7 +247,7 @@ ckpt_jw_entry(struct ckpt_jw *w, const void *p, size_t n)
 {
 	if (jw_plain(w, p, n, 1)) /* printable ASCII: valid UTF-8, nothing escaped */
 		return;
-	if (utf8_ok(p, n)) {
+	if (ckpt_utf8_valid(p, n)) {
 		jw_string(w, n ? p : "", n);
 		return;
 	}
