@@ -104,6 +104,38 @@ ckpt_base64_put(char *o, const void *p, size_t len)
 	return (size_t)(o - start);
 }
 
+/* Two decimal digits a step: the state document prints many small integers. */
+static const char digits2[] =
+	"0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849"
+	"5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+
+size_t
+ckpt_dec_put(char *o, long long v)
+{
+	unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+	char tmp[CKPT_DEC_MAX], *t = tmp + sizeof tmp;
+	size_t n;
+
+	while (u >= 100) {
+		unsigned d = (unsigned)(u % 100);
+
+		u /= 100;
+		t -= 2;
+		memcpy(t, digits2 + 2 * d, 2);
+	}
+	if (u >= 10) {
+		t -= 2;
+		memcpy(t, digits2 + 2 * u, 2);
+	} else {
+		*--t = (char)('0' + u);
+	}
+	if (v < 0)
+		*--t = '-';
+	n = (size_t)(tmp + sizeof tmp - t);
+	memcpy(o, t, n);
+	return n;
+}
+
 /* Standard base64 with padding; malloc'd, NULL on allocation failure. */
 static char *
 base64_encode(const void *p, size_t len)

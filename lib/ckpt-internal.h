@@ -170,6 +170,9 @@ size_t ckpt_utf8_put(char *o, uint32_t cp);
 int ckpt_utf8_valid(const void *p, size_t len);
 /* Standard base64 with padding of [p, p + len) at o: writes (len + 2) / 3 * 4 bytes, returns that. */
 size_t ckpt_base64_put(char *o, const void *p, size_t len);
+/* v in decimal, as printf's %lld, at o (room for CKPT_DEC_MAX bytes, no NUL); returns the length. */
+#define CKPT_DEC_MAX 20
+size_t ckpt_dec_put(char *o, long long v);
 
 /* ------------------------------------------------------- files written and read whole: atomic.c */
 

@@ -113,15 +113,10 @@ put_bytes(struct ckpt_evflink *f, const char *s, size_t n)
 static int
 put_int(struct ckpt_evflink *f, long long v)
 {
-	unsigned long long u = v < 0 ? 0 - (unsigned long long)v : (unsigned long long)v;
-	char num[24], *d = num + sizeof num;
-
-	do
-		*--d = (char)('0' + u % 10);
-	while ((u /= 10) > 0);
-	if (v < 0)
-		*--d = '-';
-	return put_bytes(f, d, (size_t)(num + sizeof num - d));
+	if (room(f, CKPT_DEC_MAX) < 0)
+		return -1;
+	f->len += ckpt_dec_put(f->text + f->len, v);
+	return 0;
 }
 
 static int put(struct ckpt_evflink *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -191,37 +191,10 @@ ckpt_jw_null(struct ckpt_jw *w)
 	jw_raw(w, "null", 4);
 }
 
-/* "%lld" without printf's machinery, two digits a step: one of the hot spots of a document of
- * many small entries. */
-static const char digits2[] =
-	"0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849"
-	"5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
-
 void
 ckpt_jw_int(struct ckpt_jw *w, long long v)
 {
-	unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
-	char tmp[24], *t = tmp + sizeof tmp, *o = jw_room(w, 24);
-	size_t n;
-
-	while (u >= 100) {
-		unsigned d = (unsigned)(u % 100);
-
-		u /= 100;
-		t -= 2;
-		memcpy(t, digits2 + 2 * d, 2);
-	}
-	if (u >= 10) {
-		t -= 2;
-		memcpy(t, digits2 + 2 * u, 2);
-	} else {
-		*--t = (char)('0' + u);
-	}
-	if (v < 0)
-		*--t = '-';
-	n = (size_t)(tmp + sizeof tmp - t);
-	memcpy(o, t, n);
-	w->len += n;
+	w->len += ckpt_dec_put(jw_room(w, CKPT_DEC_MAX), v);
 }
 
 void
