@@ -10,6 +10,8 @@
 #error "ckpt-internal.h is for libckpt's own files; programs include ckpt.h"
 #endif
 
+#include <string.h>
+
 #include "ckpt.h"
 
 /* ----------------------------------------------------------------- errors and allocation: err.c */
@@ -140,6 +142,36 @@ ckpt_load_be(const unsigned char *p, size_t n)
 	for (size_t i = 0; i < n; i++)
 		v = v << 8 | p[i];
 	return v;
+}
+/* The same for 2, 4 and 8 bytes, in one load where the host allows. */
+static inline uint64_t
+ckpt_be64(const unsigned char *p)
+{
+#if defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return __builtin_bswap64(v);
+#else
+	return ckpt_load_be(p, 8);
+#endif
+}
+static inline uint32_t
+ckpt_be32(const unsigned char *p)
+{
+#if defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return __builtin_bswap32(v);
+#else
+	return (uint32_t)ckpt_load_be(p, 4);
+#endif
+}
+static inline uint16_t
+ckpt_be16(const unsigned char *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
 }
 static inline uint64_t
 ckpt_load_le(const unsigned char *p, size_t n)

@@ -434,8 +434,8 @@ ckpt_fser_fixed_length(const struct ckpt_fser *t)
 /* ---------------------------------------------------------------- where values go */
 
 /* FOUT_JSON: give x (taken) its place, the root or a member or element of the open container. */
-static int
-fo_put(struct ckpt_fout *o, json_t *x)
+int
+ckpt_fout_put(struct ckpt_fout *o, json_t *x)
 {
 	json_t *top;
 
@@ -450,67 +450,15 @@ fo_put(struct ckpt_fout *o, json_t *x)
 	return json_is_object(top) ? json_object_set_new(top, o->key, x) : json_array_append_new(top, x);
 }
 
-/* FOUT_WRITE: an element of an open array is preceded by its separator (a member by its key). */
-static inline void
-fo_elem(struct ckpt_fout *o)
-{
-	if (o->depth > 0 && !o->obj[o->depth - 1])
-		ckpt_jw_elem(o->w);
-}
-
-int
-ckpt_fout_null(struct ckpt_fout *o)
-{
-	if (o->mode == FOUT_WRITE) {
-		fo_elem(o);
-		ckpt_jw_null(o->w);
-		return 0;
-	}
-	return o->mode == FOUT_JSON ? fo_put(o, json_null()) : 0;
-}
-
-int
-ckpt_fout_int(struct ckpt_fout *o, long long v)
-{
-	if (o->mode == FOUT_WRITE) {
-		fo_elem(o);
-		ckpt_jw_int(o->w, v);
-		return 0;
-	}
-	return o->mode == FOUT_JSON ? fo_put(o, json_integer((json_int_t)v)) : 0;
-}
-
-int
-ckpt_fout_bool(struct ckpt_fout *o, int v)
-{
-	if (o->mode == FOUT_WRITE) {
-		fo_elem(o);
-		ckpt_jw_bool(o->w, v);
-		return 0;
-	}
-	return o->mode == FOUT_JSON ? fo_put(o, json_boolean(v)) : 0;
-}
-
-int
-ckpt_fout_str(struct ckpt_fout *o, const char *p, size_t n)
-{
-	if (o->mode == FOUT_WRITE) {
-		fo_elem(o);
-		ckpt_jw_strn(o->w, p, n);
-		return 0;
-	}
-	return o->mode == FOUT_JSON ? fo_put(o, json_stringn(p, n)) : 0;
-}
-
 int
 ckpt_fout_entry(struct ckpt_fout *o, const void *p, size_t n)
 {
 	if (o->mode == FOUT_WRITE) {
-		fo_elem(o);
+		ckpt_fout_elem(o);
 		ckpt_jw_entry(o->w, n ? p : "", n);
 		return 0;
 	}
-	return o->mode == FOUT_JSON ? fo_put(o, ckpt_entry_to_json(n ? p : "", n)) : 0;
+	return o->mode == FOUT_JSON ? ckpt_fout_put(o, ckpt_entry_to_json(n ? p : "", n)) : 0;
 }
 
 int
@@ -519,9 +467,9 @@ ckpt_fout_json(struct ckpt_fout *o, json_t *v)
 	if (v == NULL)
 		return -1;
 	if (o->mode == FOUT_JSON)
-		return fo_put(o, v);
+		return ckpt_fout_put(o, v);
 	if (o->mode == FOUT_WRITE) {
-		fo_elem(o);
+		ckpt_fout_elem(o);
 		ckpt_jw_json(o->w, v);
 	}
 	json_decref(v);
@@ -536,34 +484,17 @@ ckpt_fout_open(struct ckpt_fout *o, char c)
 	if (o->depth >= FOUT_DEPTH)
 		return -1;
 	if (o->mode == FOUT_WRITE) {
-		fo_elem(o);
+		ckpt_fout_elem(o);
 		ckpt_jw_open(o->w, c);
 		o->obj[o->depth] = c == '{';
 	} else if (o->mode == FOUT_JSON) {
 		x = c == '{' ? json_object() : json_array();
-		if (fo_put(o, x) < 0)
+		if (ckpt_fout_put(o, x) < 0)
 			return -1;
 		o->stack[o->depth] = x;
 	}
 	o->depth++;
 	return 0;
-}
-
-void
-ckpt_fout_key(struct ckpt_fout *o, const char *k)
-{
-	if (o->mode == FOUT_WRITE)
-		ckpt_jw_key(o->w, k);
-	else
-		o->key = k;
-}
-
-void
-ckpt_fout_close(struct ckpt_fout *o)
-{
-	o->depth--;
-	if (o->mode == FOUT_WRITE)
-		ckpt_jw_close(o->w, o->obj[o->depth] ? '}' : ']');
 }
 
 void
@@ -618,8 +549,19 @@ utf16_out(struct ckpt_fsrc *s, struct ckpt_fout *o, const uint16_t *u, size_t n)
 }
 
 /* StringValue's variable-length unsigned int: 7 bits a byte, low first. */
-static int
+static int read_varint_slow(struct ckpt_fsrc *s, uint32_t *v, const char *what);
+static inline int
 read_varint(struct ckpt_fsrc *s, uint32_t *v, const char *what)
+{
+	if (s->wpos < s->wlen && s->win[s->wpos] < 0x80 && !s->capture) { /* one byte: the common case */
+		*v = s->win[s->wpos++];
+		return 0;
+	}
+	return read_varint_slow(s, v, what);
+}
+
+static int
+read_varint_slow(struct ckpt_fsrc *s, uint32_t *v, const char *what)
 {
 	uint32_t x = 0;
 
@@ -654,6 +596,21 @@ read_string(struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash)
 	if (len == 0)
 		return ckpt_fout_null(o) < 0 ? nomem(s) : 0;
 	len--;
+	if (len <= s->wlen - s->wpos && !s->capture) { /* ASCII in the window: its bytes are its UTF-8 */
+		const unsigned char *p = s->win + s->wpos;
+		uint32_t i = 0;
+
+		while (i < len && p[i] < 0x80) {
+			h = (int32_t)((uint32_t)h * 31u + p[i]);
+			i++;
+		}
+		if (i == len) {
+			s->wpos += len;
+			*hash = h;
+			return ckpt_fout_str(o, (const char *)p, len) < 0 ? nomem(s) : 0;
+		}
+		h = 0;
+	}
 	for (uint32_t i = 0; i < len; i++) {
 		uint32_t c;
 
@@ -710,18 +667,27 @@ static int
 read_primitive(struct ckpt_fsrc *s, enum ckpt_fser_kind kind, struct ckpt_fout *o, int32_t *hash)
 {
 	unsigned char b[8];
-	uint64_t x = 0;
+	uint64_t x;
 	static const size_t size[] = {
 		[FSER_LONG] = 8, [FSER_INT] = 4, [FSER_SHORT] = 2, [FSER_BYTE] = 1, [FSER_BOOL] = 1,
 		[FSER_FLOAT] = 4, [FSER_DOUBLE] = 8, [FSER_CHAR] = 2,
 	};
 	size_t n = size[kind];
+	const unsigned char *q = b;
 	int r;
 
-	if (ckpt_fsrc_read(s, b, n, s->what ? s->what : "value") < 0)
+	if (n <= s->wlen - s->wpos && !s->capture) { /* in the window: read in place */
+		q = s->win + s->wpos;
+		s->wpos += n;
+	} else if (ckpt_fsrc_read_slow(s, b, n, s->what ? s->what : "value") < 0) {
 		return -1;
-	for (size_t i = 0; i < n; i++)
-		x = x << 8 | b[i];
+	}
+	switch (n) {
+	case 8: x = ckpt_be64(q); break;
+	case 4: x = ckpt_be32(q); break;
+	case 2: x = ckpt_be16(q); break;
+	default: x = q[0];
+	}
 	switch (kind) {
 	case FSER_LONG:
 		r = ckpt_fout_int(o, (int64_t)x);
@@ -831,10 +797,10 @@ read_map(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o)
 
 		if (out_open(s, o, '{') < 0)
 			return -1;
-		ckpt_fout_key(o, "key");
+		ckpt_fout_key_lit(o, "key");
 		if (value(t->kids[0], s, o, &h, &hd) < 0 || ckpt_fsrc_u8(s, &isnull, "map value null flag") < 0)
 			return -1;
-		ckpt_fout_key(o, "value");
+		ckpt_fout_key_lit(o, "value");
 		if (isnull ? ckpt_fout_null(o) < 0 && nomem(s) : value(t->kids[1], s, o, &h, &hd) < 0)
 			return -1;
 		ckpt_fout_close(o);
@@ -860,10 +826,10 @@ read_row(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o)
 #define BIT(i) ((mask[(i) / 8] >> (7 - (i) % 8)) & 1)
 	if (out_open(s, o, '{') < 0)
 		return -1;
-	ckpt_fout_key(o, "kind");
+	ckpt_fout_key_lit(o, "kind");
 	if ((t->flag ? ckpt_fout_str(o, row_kinds[BIT(0) | BIT(1) << 1], 2) : ckpt_fout_null(o)) < 0)
 		return nomem(s);
-	ckpt_fout_key(o, "fields");
+	ckpt_fout_key_lit(o, "fields");
 	if (out_open(s, o, '[') < 0)
 		return -1;
 	for (size_t i = 0; i < t->nkids; i++)
@@ -953,10 +919,10 @@ read_composite_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt
 	case FSER_TTL:
 		if (out_open(s, o, '{') < 0)
 			return -1;
-		ckpt_fout_key(o, "last_access");
+		ckpt_fout_key_lit(o, "last_access");
 		if (value(t->kids[0], s, o, &h, &hd) < 0)
 			return -1;
-		ckpt_fout_key(o, "value");
+		ckpt_fout_key_lit(o, "value");
 		if (value(t->kids[1], s, o, &h, &hd) < 0)
 			return -1;
 		ckpt_fout_close(o);
@@ -964,13 +930,13 @@ read_composite_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt
 	case FSER_TIMER:
 		if (ckpt_fsrc_i64(s, &ts, "timer timestamp") < 0 || out_open(s, o, '{') < 0)
 			return -1;
-		ckpt_fout_key(o, "timestamp");
+		ckpt_fout_key_lit(o, "timestamp");
 		if (ckpt_fout_int(o, (int64_t)((uint64_t)ts ^ (1ull << 63))) < 0)
 			return nomem(s);
-		ckpt_fout_key(o, "key");
+		ckpt_fout_key_lit(o, "key");
 		if (value(t->kids[0], s, o, &h, &hd) < 0)
 			return -1;
-		ckpt_fout_key(o, "namespace");
+		ckpt_fout_key_lit(o, "namespace");
 		if (value(t->kids[1], s, o, &h1, &hd1) < 0)
 			return -1;
 		ckpt_fout_close(o);
@@ -1031,9 +997,9 @@ value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32
 			if (out_open(s, o, '{') < 0)
 				r = -1;
 			else {
-				ckpt_fout_key(o, "start");
+				ckpt_fout_key_lit(o, "start");
 				r = ckpt_fout_int(o, a);
-				ckpt_fout_key(o, "end");
+				ckpt_fout_key_lit(o, "end");
 				r |= ckpt_fout_int(o, b);
 				ckpt_fout_close(o);
 				r = r < 0 ? nomem(s) : 0;
@@ -1073,7 +1039,17 @@ value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32
 int
 ckpt_fser_emit(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash, int *hashed)
 {
-	return value(t, s, o, hash, hashed);
+	/* the common leaves without value()'s frame: they nest nothing */
+	switch (t->kind) {
+	case FSER_STRING:
+		*hashed = read_string(s, o, hash) == 0;
+		return *hashed ? 0 : -1;
+	case FSER_LONG: case FSER_INT:
+		*hashed = read_primitive(s, t->kind, o, hash) == 0;
+		return *hashed ? 0 : -1;
+	default:
+		return value(t, s, o, hash, hashed);
+	}
 }
 
 int

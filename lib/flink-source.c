@@ -254,49 +254,6 @@ ckpt_fsrc_read_slow(struct ckpt_fsrc *s, void *p, size_t n, const char *what)
 }
 
 int
-ckpt_fsrc_u8(struct ckpt_fsrc *s, uint8_t *v, const char *what)
-{
-	if (s->wpos < s->wlen && !s->capture) {
-		*v = s->win[s->wpos++];
-		return 0;
-	}
-	return ckpt_fsrc_read_slow(s, v, 1, what);
-}
-
-int
-ckpt_fsrc_i16(struct ckpt_fsrc *s, int16_t *v, const char *what)
-{
-	unsigned char b[2];
-
-	if (ckpt_fsrc_read(s, b, 2, what) < 0)
-		return -1;
-	*v = (int16_t)(uint16_t)ckpt_load_be(b, 2);
-	return 0;
-}
-
-int
-ckpt_fsrc_i32(struct ckpt_fsrc *s, int32_t *v, const char *what)
-{
-	unsigned char b[4];
-
-	if (ckpt_fsrc_read(s, b, 4, what) < 0)
-		return -1;
-	*v = (int32_t)(uint32_t)ckpt_load_be(b, 4);
-	return 0;
-}
-
-int
-ckpt_fsrc_i64(struct ckpt_fsrc *s, int64_t *v, const char *what)
-{
-	unsigned char b[8];
-
-	if (ckpt_fsrc_read(s, b, 8, what) < 0)
-		return -1;
-	*v = (int64_t)ckpt_load_be(b, 8);
-	return 0;
-}
-
-int
 ckpt_fsrc_utf(struct ckpt_fsrc *s, char **out, const char *what)
 {
 	unsigned char b[65536];
@@ -342,6 +299,12 @@ ckpt_fsrc_blob_buf(struct ckpt_fsrc *s, unsigned char **out, size_t *bufcap, siz
 		return -1;
 	if (len < 0)
 		return ckpt_fsrc_fail(s, "negative length %d of %s", len, what);
+	if ((size_t)len <= cap && (size_t)len <= s->wlen - s->wpos && !s->capture) { /* the common case */
+		memcpy(p, s->win + s->wpos, (size_t)len);
+		s->wpos += (size_t)len;
+		*n = (size_t)len;
+		return 0;
+	}
 	if (!s->snappy && (uint64_t)len > s->size - ckpt_fsrc_tell(s))
 		return ckpt_fsrc_fail(s, "%s of %d bytes, more than the %llu left", what, len,
 				      (unsigned long long)(s->size - ckpt_fsrc_tell(s)));
@@ -364,16 +327,3 @@ ckpt_fsrc_blob_buf(struct ckpt_fsrc *s, unsigned char **out, size_t *bufcap, siz
 	return 0;
 }
 
-int
-ckpt_fsrc_drained(const struct ckpt_fsrc *s)
-{
-	return s->wpos == s->wlen;
-}
-
-uint64_t
-ckpt_fsrc_tell(const struct ckpt_fsrc *s)
-{
-	if (s->snappy)
-		return s->wpos == s->wlen ? s->raw : s->wat;
-	return s->wat + s->wpos;
-}

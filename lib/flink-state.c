@@ -740,14 +740,14 @@ typed_out(const struct ftyped *t, struct ckpt_fout *o)
 	s.base = at;
 	if (ckpt_fsrc_read(&s, NULL, c->prefix, "key-group prefix") < 0)
 		goto out;
-	ckpt_fout_key(o, "key");
+	ckpt_fout_key_lit(o, "key");
 	if (ckpt_fser_emit(h->key, &s, o, &hash, &hashed) < 0)
 		goto out;
-	ckpt_fout_key(o, "namespace");
+	ckpt_fout_key_lit(o, "namespace");
 	if (ckpt_fser_emit(m->ns, &s, o, &hh, &hd) < 0)
 		goto out;
 	if (map) {
-		ckpt_fout_key(o, "user_key");
+		ckpt_fout_key_lit(o, "user_key");
 		if (ckpt_fser_emit(vs->kids[0], &s, o, &hh, &hd) < 0)
 			goto out;
 		vs = vs->kids[1];
@@ -763,7 +763,7 @@ typed_out(const struct ftyped *t, struct ckpt_fout *o)
 		goto out;
 	}
 	ckpt_fsrc_mem_again(&s, v, vn);
-	ckpt_fout_key(o, "value");
+	ckpt_fout_key_lit(o, "value");
 	if (map) {
 		uint8_t isnull;
 
@@ -1558,21 +1558,21 @@ print_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size
 	struct ckpt_jw *w = P->w;
 
 	if (P->n++ == 0) {
-		ckpt_jw_key(w, "entries");
+		ckpt_jw_key_lit(w, "entries");
 		ckpt_jw_open(w, '[');
 	}
 	ckpt_jw_elem(w);
 	ckpt_jw_open(w, '{');
-	ckpt_jw_key(w, "state");
+	ckpt_jw_key_lit(w, "state");
 	ckpt_jw_str(w, state);
-	ckpt_jw_key(w, "key_group");
+	ckpt_jw_key_lit(w, "key_group");
 	ckpt_jw_int(w, kg);
-	ckpt_jw_key(w, "key");
+	ckpt_jw_key_lit(w, "key");
 	ckpt_jw_entry(w, k, kn);
-	ckpt_jw_key(w, "value");
+	ckpt_jw_key_lit(w, "value");
 	ckpt_jw_entry(w, v, vn);
 	if (typed) { /* written as it is decoded */
-		ckpt_jw_key(w, "typed");
+		ckpt_jw_key_lit(w, "typed");
 		P->out.depth = 0;
 		if (typed_emit(typed, &P->out) < 0)
 			return -1;
@@ -1593,7 +1593,7 @@ static int
 print_opstates(struct flink_backing *b, const struct ckpt_operator *op, const struct ckpt_subtask *st,
 	       struct ckpt_jw *w, struct ckpt_err *e)
 {
-	ckpt_jw_key(w, "operator_state");
+	ckpt_jw_key_lit(w, "operator_state");
 	ckpt_jw_open(w, '{');
 	for (size_t i = 0; i < st->nops; i++) {
 		struct printer P = {.w = w};
@@ -1601,16 +1601,16 @@ print_opstates(struct flink_backing *b, const struct ckpt_operator *op, const st
 
 		ckpt_jw_key(w, st->ops[i].name);
 		ckpt_jw_open(w, '{');
-		ckpt_jw_key(w, "mode");
+		ckpt_jw_key_lit(w, "mode");
 		ckpt_jw_str(w, ckpt_mode_name(st->ops[i].mode));
-		ckpt_jw_key(w, "entries");
+		ckpt_jw_key_lit(w, "entries");
 		ckpt_jw_open(w, '[');
 		if (read_subtask(b, op, st, &k, e) < 0)
 			return print_failed(w, e);
 		ckpt_jw_close(w, ']');
 		if (P.typed) { /* the typed forms follow the raw ones: a second read of the same elements */
 			k.op = print_typed;
-			ckpt_jw_key(w, "typed");
+			ckpt_jw_key_lit(w, "typed");
 			ckpt_jw_open(w, '[');
 			if (read_subtask(b, op, st, &k, e) < 0)
 				return print_failed(w, e);
@@ -1630,9 +1630,9 @@ flink_print(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subta
 	struct flink_backing *b = (struct flink_backing *)s->backing;
 
 	ckpt_jw_open(w, '{');
-	ckpt_jw_key(w, "index");
+	ckpt_jw_key_lit(w, "index");
 	ckpt_jw_int(w, st->index);
-	ckpt_jw_key(w, "finished");
+	ckpt_jw_key_lit(w, "finished");
 	ckpt_jw_bool(w, st->finished);
 	if (!st->finished && (st->nops > 0 || st->nhandles == 0) && print_opstates(b, op, st, w, e) < 0)
 		return -1;
@@ -1645,16 +1645,16 @@ flink_print(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subta
 			snprintf(kg, sizeof kg, "%u", st->kg_first);
 		else
 			snprintf(kg, sizeof kg, "%u-%u", st->kg_first, st->kg_last);
-		ckpt_jw_key(w, "keyed_state");
+		ckpt_jw_key_lit(w, "keyed_state");
 		ckpt_jw_open(w, '{');
-		ckpt_jw_key(w, "key_groups");
+		ckpt_jw_key_lit(w, "key_groups");
 		ckpt_jw_str(w, kg);
 		if (read_subtask(b, op, st, &k, e) < 0)
 			return print_failed(w, e);
 		if (P.n > 0)
 			ckpt_jw_close(w, ']');
 		else if (st->nhandles == 0) {
-			ckpt_jw_key(w, "entries");
+			ckpt_jw_key_lit(w, "entries");
 			ckpt_jw_open(w, '[');
 			ckpt_jw_close(w, ']');
 		}
@@ -1665,7 +1665,7 @@ flink_print(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subta
 
 		if (h == NULL)
 			return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
-		ckpt_jw_key(w, "handles");
+		ckpt_jw_key_lit(w, "handles");
 		ckpt_jw_json(w, h);
 		json_decref(h);
 	}

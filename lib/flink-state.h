@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ckpt-internal.h"
+#include "snap-internal.h"
 
 /* ------------------------------------------------------------ flink-snappy.c */
 
@@ -73,10 +74,46 @@ ckpt_fsrc_read(struct ckpt_fsrc *s, void *p, size_t n, const char *what)
 	}
 	return ckpt_fsrc_read_slow(s, p, n, what);
 }
-int ckpt_fsrc_u8(struct ckpt_fsrc *s, uint8_t *v, const char *what);
-int ckpt_fsrc_i16(struct ckpt_fsrc *s, int16_t *v, const char *what);
-int ckpt_fsrc_i32(struct ckpt_fsrc *s, int32_t *v, const char *what);
-int ckpt_fsrc_i64(struct ckpt_fsrc *s, int64_t *v, const char *what);
+/* Big-endian integers, read inline when the window holds them (the hot loops read millions). */
+static inline int
+ckpt_fsrc_u8(struct ckpt_fsrc *s, uint8_t *v, const char *what)
+{
+	if (s->wpos < s->wlen && !s->capture) {
+		*v = s->win[s->wpos++];
+		return 0;
+	}
+	return ckpt_fsrc_read_slow(s, v, 1, what);
+}
+static inline int
+ckpt_fsrc_i16(struct ckpt_fsrc *s, int16_t *v, const char *what)
+{
+	unsigned char b[2];
+
+	if (ckpt_fsrc_read(s, b, 2, what) < 0)
+		return -1;
+	*v = (int16_t)ckpt_be16(b);
+	return 0;
+}
+static inline int
+ckpt_fsrc_i32(struct ckpt_fsrc *s, int32_t *v, const char *what)
+{
+	unsigned char b[4];
+
+	if (ckpt_fsrc_read(s, b, 4, what) < 0)
+		return -1;
+	*v = (int32_t)ckpt_be32(b);
+	return 0;
+}
+static inline int
+ckpt_fsrc_i64(struct ckpt_fsrc *s, int64_t *v, const char *what)
+{
+	unsigned char b[8];
+
+	if (ckpt_fsrc_read(s, b, 8, what) < 0)
+		return -1;
+	*v = (int64_t)ckpt_be64(b);
+	return 0;
+}
 /* Java's writeUTF (modified UTF-8, u16 length) as a NUL-terminated UTF-8 string (malloc'd). */
 int ckpt_fsrc_utf(struct ckpt_fsrc *s, char **out, const char *what);
 /* An i32 length then that many bytes (malloc'd, never more than the region holds when plain). */
@@ -84,9 +121,19 @@ int ckpt_fsrc_blob(struct ckpt_fsrc *s, unsigned char **out, size_t *n, const ch
 /* The same into *out, a buffer of *cap bytes (grown, kept by the caller even on failure). */
 int ckpt_fsrc_blob_buf(struct ckpt_fsrc *s, unsigned char **out, size_t *cap, size_t *n, const char *what);
 /* Nothing is left in the window (a framed stream may end here). */
-int ckpt_fsrc_drained(const struct ckpt_fsrc *s);
+static inline int
+ckpt_fsrc_drained(const struct ckpt_fsrc *s)
+{
+	return s->wpos == s->wlen;
+}
 /* Region offset of the next byte (plain), or of the next chunk once drained (framed). */
-uint64_t ckpt_fsrc_tell(const struct ckpt_fsrc *s);
+static inline uint64_t
+ckpt_fsrc_tell(const struct ckpt_fsrc *s)
+{
+	if (s->snappy)
+		return s->wpos == s->wlen ? s->raw : s->wat;
+	return s->wat + s->wpos;
+}
 /* Fail at the current position: "where: offset N: text". */
 int ckpt_fsrc_fail(struct ckpt_fsrc *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Start (or stop) copying what is read into s->cap. */
@@ -132,16 +179,85 @@ struct ckpt_fout {
 	unsigned char obj[FOUT_DEPTH]; /* FOUT_WRITE: the open container is an object */
 	int depth;
 };
-/* Emit one value or container boundary: 0, or -1 when out of memory (FOUT_JSON). */
-int ckpt_fout_null(struct ckpt_fout *o);
-int ckpt_fout_int(struct ckpt_fout *o, long long v);
-int ckpt_fout_bool(struct ckpt_fout *o, int v);
-int ckpt_fout_str(struct ckpt_fout *o, const char *p, size_t n); /* valid UTF-8 */
+/* Emit one value or container boundary: 0, or -1 when out of memory (FOUT_JSON).  The common ones
+ * are inline: the hot loops emit tens of millions. */
+int ckpt_fout_put(struct ckpt_fout *o, json_t *x); /* FOUT_JSON: x (taken) where it belongs */
 int ckpt_fout_entry(struct ckpt_fout *o, const void *p, size_t n); /* bytes, as ckpt_entry_to_json */
 int ckpt_fout_json(struct ckpt_fout *o, json_t *v);   /* v is taken */
 int ckpt_fout_open(struct ckpt_fout *o, char c);      /* '{' or '[' */
-void ckpt_fout_key(struct ckpt_fout *o, const char *k); /* kept until its value is emitted */
-void ckpt_fout_close(struct ckpt_fout *o);
+/* FOUT_WRITE: an element of an open array is preceded by its separator (a member by its key). */
+static inline void
+ckpt_fout_elem(struct ckpt_fout *o)
+{
+	if (o->depth > 0 && !o->obj[o->depth - 1])
+		ckpt_jw_elem(o->w);
+}
+static inline int
+ckpt_fout_null(struct ckpt_fout *o)
+{
+	if (o->mode == FOUT_WRITE) {
+		ckpt_fout_elem(o);
+		ckpt_jw_null(o->w);
+		return 0;
+	}
+	return o->mode == FOUT_JSON ? ckpt_fout_put(o, json_null()) : 0;
+}
+static inline int
+ckpt_fout_int(struct ckpt_fout *o, long long v)
+{
+	if (o->mode == FOUT_WRITE) {
+		ckpt_fout_elem(o);
+		ckpt_jw_int(o->w, v);
+		return 0;
+	}
+	return o->mode == FOUT_JSON ? ckpt_fout_put(o, json_integer((json_int_t)v)) : 0;
+}
+static inline int
+ckpt_fout_bool(struct ckpt_fout *o, int v)
+{
+	if (o->mode == FOUT_WRITE) {
+		ckpt_fout_elem(o);
+		ckpt_jw_bool(o->w, v);
+		return 0;
+	}
+	return o->mode == FOUT_JSON ? ckpt_fout_put(o, json_boolean(v)) : 0;
+}
+static inline int
+ckpt_fout_str(struct ckpt_fout *o, const char *p, size_t n) /* valid UTF-8 */
+{
+	if (o->mode == FOUT_WRITE) {
+		ckpt_fout_elem(o);
+		ckpt_jw_strn(o->w, p, n);
+		return 0;
+	}
+	return o->mode == FOUT_JSON ? ckpt_fout_put(o, json_stringn(p, n)) : 0;
+}
+/* The key of the next member (kept until its value is emitted). */
+static inline void
+ckpt_fout_key(struct ckpt_fout *o, const char *k)
+{
+	if (o->mode == FOUT_WRITE)
+		ckpt_jw_key(o->w, k);
+	else
+		o->key = k;
+}
+/* The same for a string literal, which needs no escape. */
+#define ckpt_fout_key_lit(o, k) ckpt_fout_key_raw((o), (k), "\"" k "\": ", sizeof(k) + 2)
+static inline void
+ckpt_fout_key_raw(struct ckpt_fout *o, const char *k, const char *quoted, size_t n)
+{
+	if (o->mode == FOUT_WRITE)
+		ckpt_jw_key_raw(o->w, quoted, n);
+	else
+		o->key = k;
+}
+static inline void
+ckpt_fout_close(struct ckpt_fout *o)
+{
+	o->depth--;
+	if (o->mode == FOUT_WRITE)
+		ckpt_jw_close(o->w, o->obj[o->depth] ? '}' : ']');
+}
 /* Drop what a failed decode left (FOUT_JSON). */
 void ckpt_fout_reset(struct ckpt_fout *o);
 

@@ -2,6 +2,9 @@
 #ifndef CKPT_SNAP_INTERNAL_H
 #define CKPT_SNAP_INTERNAL_H
 
+#include <stdio.h>
+#include <string.h>
+
 #include "ckpt-internal.h"
 
 /* Many small allocations freed at once: the entries of one subtask (snap-arena.c). */
@@ -13,21 +16,142 @@ int ckpt_snap_arena_adopt(struct ckpt_snap_arena *a, void *block);
 void ckpt_snap_arena_free(struct ckpt_snap_arena *a);
 
 /* The state document written as it is read (snap-print.c): containers opened and closed, keys and
- * values, in jansson's compact or indented form.  Write errors are kept and told by ckpt_jw_failed. */
-struct ckpt_jw;
-void ckpt_jw_open(struct ckpt_jw *w, char c);   /* '{' or '[' */
-void ckpt_jw_close(struct ckpt_jw *w, char c);  /* '}' or ']' */
-void ckpt_jw_key(struct ckpt_jw *w, const char *k); /* a member's key: its value follows */
-void ckpt_jw_elem(struct ckpt_jw *w);           /* an array element follows */
-void ckpt_jw_str(struct ckpt_jw *w, const char *s);
-void ckpt_jw_strn(struct ckpt_jw *w, const char *s, size_t n); /* valid UTF-8 */
-void ckpt_jw_null(struct ckpt_jw *w);
-void ckpt_jw_int(struct ckpt_jw *w, long long v);
-void ckpt_jw_bool(struct ckpt_jw *w, int v);
+ * values, in jansson's compact or indented form.  Write errors are kept and told by ckpt_jw_failed.
+ * The writer is here, not opaque, so that the hot calls (an entry's keys, separators, integers and
+ * plain strings) are inline; what is rare or long is in snap-print.c. */
+#define CKPT_JW_BUF ((size_t)1 << 16)
+/* deeper than any document: a typed value's FOUT_DEPTH (160) levels inside the document's few */
+#define CKPT_JW_DEPTH 256
+struct ckpt_jw {
+	FILE *f;
+	int pretty, depth, failed;
+	size_t count[CKPT_JW_DEPTH]; /* items written in each open container */
+	size_t len;
+	char buf[CKPT_JW_BUF];
+};
+void ckpt_jw_flush(struct ckpt_jw *w);
+void ckpt_jw_indent(struct ckpt_jw *w, int depth); /* a new line and two spaces a level (pretty) */
+void ckpt_jw_string(struct ckpt_jw *w, const char *p, size_t n); /* any valid UTF-8, escaped */
 void ckpt_jw_entry(struct ckpt_jw *w, const void *p, size_t n); /* as ckpt_entry_to_json */
 void ckpt_jw_json(struct ckpt_jw *w, const json_t *v);
 /* -1 with e set ("stdout: write error") once a write failed. */
 int ckpt_jw_failed(struct ckpt_jw *w, struct ckpt_err *e);
+
+/* Room for n more bytes (n <= CKPT_JW_BUF) at the returned place; the caller adds what it wrote
+ * to w->len. */
+static inline char *
+ckpt_jw_room(struct ckpt_jw *w, size_t n)
+{
+	if (w->len + n > CKPT_JW_BUF)
+		ckpt_jw_flush(w);
+	return w->buf + w->len;
+}
+static inline void
+ckpt_jw_byte(struct ckpt_jw *w, char c)
+{
+	*ckpt_jw_room(w, 1) = c;
+	w->len++;
+}
+/* Before an item of the innermost container: its separator and indentation. */
+static inline void
+ckpt_jw_elem(struct ckpt_jw *w)
+{
+	if (w->depth == 0)
+		return;
+	if (w->count[w->depth - 1]++ > 0)
+		ckpt_jw_byte(w, ',');
+	if (w->pretty)
+		ckpt_jw_indent(w, w->depth);
+}
+static inline void
+ckpt_jw_open(struct ckpt_jw *w, char c) /* '{' or '[' */
+{
+	ckpt_jw_byte(w, c);
+	w->count[w->depth++] = 0;
+}
+static inline void
+ckpt_jw_close(struct ckpt_jw *w, char c) /* '}' or ']' */
+{
+	w->depth--;
+	if (w->pretty && w->count[w->depth] > 0)
+		ckpt_jw_indent(w, w->depth);
+	ckpt_jw_byte(w, c);
+}
+/* A string of n bytes when it is short and needs no escape (nor, with ascii, holds a byte over
+ * 0x7f), followed by tail (ntail bytes): 1, or 0 with nothing written. */
+static inline int
+ckpt_jw_plain(struct ckpt_jw *w, const unsigned char *s, size_t n, int ascii, const char *tail, size_t ntail)
+{
+	char *o;
+
+	if (n > CKPT_JW_BUF / 4)
+		return 0;
+	o = ckpt_jw_room(w, n + 2 + ntail);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = s[i];
+
+		if (c < 0x20 || c == '"' || c == '\\' || (ascii && c >= 0x80))
+			return 0;
+		o[i + 1] = (char)c;
+	}
+	o[0] = '"';
+	o[n + 1] = '"';
+	memcpy(o + n + 2, tail, ntail);
+	w->len += n + 2 + ntail;
+	return 1;
+}
+static inline void
+ckpt_jw_strn(struct ckpt_jw *w, const char *s, size_t n) /* valid UTF-8 */
+{
+	if (!ckpt_jw_plain(w, (const unsigned char *)s, n, 0, "", 0))
+		ckpt_jw_string(w, s, n);
+}
+static inline void
+ckpt_jw_str(struct ckpt_jw *w, const char *s)
+{
+	ckpt_jw_strn(w, s, strlen(s));
+}
+/* A member's key: its value follows. */
+static inline void
+ckpt_jw_key(struct ckpt_jw *w, const char *k)
+{
+	size_t n = strlen(k);
+
+	ckpt_jw_elem(w);
+	if (ckpt_jw_plain(w, (const unsigned char *)k, n, 0, ": ", w->pretty ? 2 : 1))
+		return;
+	ckpt_jw_string(w, k, n);
+	ckpt_jw_byte(w, ':');
+	if (w->pretty)
+		ckpt_jw_byte(w, ' ');
+}
+/* The same for a key given quoted, with its colon and a space after: "\"k\": ", n bytes without
+ * the space (ckpt_jw_key_lit takes a string literal, which needs no escape). */
+#define ckpt_jw_key_lit(w, k) ckpt_jw_key_raw((w), "\"" k "\": ", sizeof(k) + 2)
+static inline void
+ckpt_jw_key_raw(struct ckpt_jw *w, const char *quoted, size_t n)
+{
+	ckpt_jw_elem(w);
+	memcpy(ckpt_jw_room(w, n + 1), quoted, n + 1);
+	w->len += n + (w->pretty != 0);
+}
+static inline void
+ckpt_jw_null(struct ckpt_jw *w)
+{
+	memcpy(ckpt_jw_room(w, 4), "null", 4);
+	w->len += 4;
+}
+static inline void
+ckpt_jw_bool(struct ckpt_jw *w, int v)
+{
+	memcpy(ckpt_jw_room(w, 5), v ? "true" : "false", v ? 4 : 5);
+	w->len += v ? 4 : 5;
+}
+static inline void
+ckpt_jw_int(struct ckpt_jw *w, long long v)
+{
+	w->len += ckpt_dec_put(ckpt_jw_room(w, CKPT_DEC_MAX), v);
+}
 
 /* Where a snapshot's unloaded entries come from (s->backing).  check and print are optional:
  * check reads every subtask's entries through before the document is printed, print writes one
