@@ -50,6 +50,8 @@ ckpt_utf8_valid(const void *p, size_t len)
 
 	while (i < len && s[i] - 1u < 0x7fu) /* plain ASCII without NUL, decided without the decoder */
 		i++;
+	if (i < len && s[i] == 0)
+		return 0;
 	return i == len || (ckpt_utf8_feed(&u, s + i, len - i) == 0 && ckpt_utf8_done(&u));
 }
 
