@@ -72,7 +72,15 @@ struct fsink {
 	int untyped; /* skip decoding values where the layout does not need it (counting only) */
 	int part;    /* 0 every handle; 1 operator state handles only; 2 keyed state handles only */
 	const char *only; /* operator state: give (and decode) only this state's elements */
+	uint32_t kg_lo, kg_hi; /* keyed state: only key groups in [kg_lo, kg_hi) when kg_hi > 0 */
 };
+
+/* Is key group kg outside the sink's window? */
+static inline int
+kg_skipped(const struct fsink *k, uint32_t kg)
+{
+	return k->kg_hi > 0 && (kg < k->kg_lo || kg >= k->kg_hi);
+}
 
 struct fctx {
 	struct flink_backing *b;
@@ -986,6 +994,8 @@ read_canonical(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, con
 				     o[i].kg, (unsigned long long)o[i].off, (unsigned long long)c->h->size);
 			goto out;
 		}
+		if (kg_skipped(c->k, o[i].kg))
+			continue;
 		if (canonical_group(c, s, h, o[i].kg, o[i].off) < 0)
 			goto out;
 		if ((h->compressed && !ckpt_fsrc_drained(s)) || ckpt_fsrc_tell(s) != end) {
@@ -1134,7 +1144,9 @@ read_heap(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, const st
 		uint64_t end = i + 1 < g->n ? g->off[i + 1] : c->h->size;
 		int32_t kg;
 
-		if (g->off[i] != (i ? ckpt_fsrc_tell(s) : h->end)) {
+		if (kg_skipped(c->k, g->first + i))
+			continue;
+		if ((i == 0 || !kg_skipped(c->k, g->first + i - 1)) && g->off[i] != (i ? ckpt_fsrc_tell(s) : h->end)) {
 			ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "key group %u at offset %llu, but the data before it "
 				     "ends at %llu", g->first + i, (unsigned long long)g->off[i],
 				     (unsigned long long)(i ? ckpt_fsrc_tell(s) : h->end));
@@ -1222,7 +1234,13 @@ read_keyed(struct fctx *c)
 
 	s.fd = -1;
 	c->prefix = c->op->max_parallelism > 128 ? 2 : 1;
-	if (read_kgs(c, &g) < 0 || open_bytes(c, &s, &fd) < 0 || read_keyed_header(&s, &h) < 0)
+	if (read_kgs(c, &g) < 0)
+		goto out;
+	if (c->k->kg_hi > 0 && (g.n == 0 || g.first >= c->k->kg_hi || g.first + g.n <= c->k->kg_lo)) {
+		rc = 0; /* nothing in the window */
+		goto out;
+	}
+	if (open_bytes(c, &s, &fd) < 0 || read_keyed_header(&s, &h) < 0)
 		goto out;
 	if (c->k->header && c->k->header(c->k->arg, "keyed", &h) < 0)
 		goto out;
@@ -2074,24 +2092,33 @@ out:
 
 /* Entries of one operator by identity: keyed entries by (state, key group, key) to their value's
  * hash; operator state elements by (state, element hash) to their count. */
+/*
+ * -d: operator state is compared whole (Flink holds it whole on restore too); keyed state a
+ * window of key groups at a time, so that what is held follows the largest window of the first
+ * snapshot (about DIFF_WINDOW bytes of its files, or one key group bigger than that), never the
+ * snapshot: its entries' identities (state and key, exact) in an arena, their values by XXH3.
+ */
+#define DIFF_WINDOW ((uint64_t)2 << 20)
+
+struct dentry {
+	const unsigned char *id; /* state name, NUL, key: in the arena; NULL for a free slot */
+	size_t n;
+	uint64_t h, vh;
+	uint32_t kg;
+	int live;                /* not found in the second snapshot (yet) */
+};
+
 struct differ {
-	json_t *seen;    /* identity -> value hash (keyed) or count (operator) */
+	json_t *seen;    /* operator state: identity -> count */
 	json_t *states;  /* state -> {"added", "removed", "changed", "key_groups": {kg: {...}}} */
 	int pass;        /* 0 reading a, 1 reading b */
 	struct ckpt_err *e;
+	struct dentry *t; /* keyed state of a's window: open addressing, cap a power of two */
+	size_t cap, n;
+	struct ckpt_snap_arena *arena;
+	unsigned char *id; /* the identity being looked up */
+	size_t idcap;
 };
-
-static char *
-hex(const unsigned char *p, size_t n)
-{
-	char *o = malloc(2 * n + 1);
-
-	for (size_t i = 0; o && i < n; i++)
-		snprintf(o + 2 * i, 3, "%02x", p[i]);
-	if (o)
-		o[2 * n] = '\0';
-	return o;
-}
 
 /* Count one difference of kind ("added", "removed", "changed") for state (and key group, or -1). */
 static int
@@ -2136,37 +2163,90 @@ diff_op(void *arg, const char *state, size_t idx, const unsigned char *p, size_t
 }
 
 static int
+diff_nomem(struct differ *D)
+{
+	return ckpt_err_set(D->e, CKPT_ERR_NOMEM, "", "out of memory");
+}
+
+/* The slot of identity id (hash h): where it is, or the free slot where it would go. */
+static struct dentry *
+diff_slot(struct differ *D, const unsigned char *id, size_t n, uint64_t h)
+{
+	for (size_t i = h & (D->cap - 1);; i = (i + 1) & (D->cap - 1)) {
+		struct dentry *d = &D->t[i];
+
+		if (d->id == NULL || (d->h == h && d->n == n && memcmp(d->id, id, n) == 0))
+			return d;
+	}
+}
+
+static int
+diff_grow(struct differ *D)
+{
+	struct dentry *old = D->t;
+	size_t ocap = D->cap;
+
+	D->cap = ocap ? 2 * ocap : 1024;
+	if ((D->t = calloc(D->cap, sizeof *D->t)) == NULL) {
+		D->t = old;
+		D->cap = ocap;
+		return diff_nomem(D);
+	}
+	for (size_t i = 0; i < ocap; i++)
+		if (old[i].id)
+			*diff_slot(D, old[i].id, old[i].n, old[i].h) = old[i];
+	free(old);
+	return 0;
+}
+
+static int
 diff_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v,
 	size_t vn, struct ftyped *typed)
 {
 	struct differ *D = arg;
-	char *h = hex(k, kn), *id;
-	json_t *c;
-	int rc = 0;
+	size_t sn = strlen(state), n = sn + 1 + kn;
+	struct dentry *d;
+	uint64_t h;
 
 	(void)typed;
-	if (h == NULL || (id = malloc(strlen(state) + strlen(h) + 32)) == NULL) {
-		free(h);
-		return ckpt_err_set(D->e, CKPT_ERR_NOMEM, "", "out of memory");
+	if (n > D->idcap) {
+		unsigned char *q = realloc(D->id, n);
+
+		if (q == NULL)
+			return diff_nomem(D);
+		D->id = q;
+		D->idcap = n;
 	}
-	sprintf(id, "k\x1f%s\x1f%u\x1f%s", state, kg, h);
-	c = json_object_get(D->seen, id);
-	if (D->pass == 0)
-		rc = json_object_set_new(D->seen, id, json_integer((json_int_t)ckpt_xxh3(v, vn))) < 0 ?
-			ckpt_err_set(D->e, CKPT_ERR_NOMEM, "", "out of memory") : 0;
-	else if (c == NULL)
-		rc = diff_count(D, state, kg, "added");
-	else {
-		if (json_integer_value(c) != (json_int_t)ckpt_xxh3(v, vn))
-			rc = diff_count(D, state, kg, "changed");
-		json_object_del(D->seen, id);
+	memcpy(D->id, state, sn + 1);
+	memcpy(D->id + sn + 1, k, kn);
+	h = ckpt_xxh3(D->id, n);
+	if (D->pass == 0 && 2 * (D->n + 1) > D->cap && diff_grow(D) < 0)
+		return -1;
+	d = D->cap ? diff_slot(D, D->id, n, h) : NULL;
+	if (D->pass == 1) {
+		if (d == NULL || d->id == NULL || !d->live)
+			return diff_count(D, state, kg, "added");
+		d->live = 0;
+		return d->vh != ckpt_xxh3(v, vn) ? diff_count(D, state, kg, "changed") : 0;
 	}
-	free(id);
-	free(h);
-	return rc;
+	if (d->id == NULL) {
+		unsigned char *q = ckpt_snap_arena_alloc(D->arena, n);
+
+		if (q == NULL)
+			return diff_nomem(D);
+		memcpy(q, D->id, n);
+		*d = (struct dentry){.id = q, .n = n, .h = h, .kg = kg};
+		D->n++;
+	}
+	d->vh = ckpt_xxh3(v, vn);
+	d->live = 1;
+	return 0;
 }
 
-/* What is left of a after b: removed entries. */
+static int diff_clear(struct differ *D);
+
+/* What is left of a after b: removed entries (operator state, and the keyed window), then
+ * forgotten. */
 static int
 diff_removed(struct differ *D)
 {
@@ -2176,25 +2256,115 @@ diff_removed(struct differ *D)
 	json_object_foreach(D->seen, id, v) {
 		char state[600];
 		const char *a = id + 2, *b = strchr(a, '\x1f');
-		long n = id[0] == 'o' ? (long)json_integer_value(v) : 1;
 
 		snprintf(state, sizeof state, "%.*s", (int)(b - a), a);
-		for (long i = 0; i < n; i++)
-			if (diff_count(D, state, id[0] == 'k' ? strtol(b + 1, NULL, 10) : -1, "removed") < 0)
+		for (json_int_t i = 0; i < json_integer_value(v); i++)
+			if (diff_count(D, state, -1, "removed") < 0)
 				return -1;
 	}
+	json_object_clear(D->seen);
+	for (size_t i = 0; i < D->cap; i++)
+		if (D->t[i].id && D->t[i].live && diff_count(D, (const char *)D->t[i].id, D->t[i].kg, "removed") < 0)
+			return -1;
+	return diff_clear(D);
+}
+
+/* Forget a's window. */
+static int
+diff_clear(struct differ *D)
+{
+	ckpt_snap_arena_free(D->arena);
+	if ((D->arena = ckpt_snap_arena_new()) == NULL)
+		return diff_nomem(D);
+	if (D->cap)
+		memset(D->t, 0, D->cap * sizeof *D->t);
+	D->n = 0;
 	return 0;
 }
 
 static int
-diff_side(struct flink_backing *b, const struct ckpt_operator *op, struct differ *D, struct ckpt_err *e)
+diff_side(struct flink_backing *b, const struct ckpt_operator *op, const struct fsink *k,
+	  struct ckpt_err *e)
 {
-	struct fsink k = {.op = diff_op, .kv = diff_kv, .arg = D, .untyped = 1};
-
 	for (size_t j = 0; op && j < op->nsubtasks; j++)
-		if (read_subtask(b, op, &op->subtasks[j], &k, e) < 0)
+		if (read_subtask(b, op, &op->subtasks[j], k, e) < 0)
 			return -1;
 	return 0;
+}
+
+/* Bytes of op's keyed state files in each of its key groups (about: what lies between one key
+ * group's offset and the next one's) into by[0, m). */
+static void
+kg_bytes(const struct ckpt_operator *op, uint64_t *by, uint32_t m)
+{
+	for (size_t j = 0; op && j < op->nsubtasks; j++)
+		for (size_t i = 0; i < op->subtasks[j].nhandles; i++) {
+			const struct ckpt_handle *h = &op->subtasks[j].handles[i];
+			const char *r = json_string_value(json_object_get(h->detail, "key_groups"));
+			const json_t *offs = json_object_get(h->detail, "offsets");
+			unsigned a = 0, z = 0;
+			int got = r && handle_role(h) == 3 ? sscanf(r, "%u-%u", &a, &z) : 0;
+
+			if (got == 1)
+				z = a;
+			for (unsigned g = a; got > 0 && g <= z && g < m; g++) {
+				uint64_t at = (uint64_t)json_integer_value(json_array_get(offs, g - a)), next = h->size;
+
+				for (size_t x = 0; x < json_array_size(offs); x++) { /* the next offset up */
+					uint64_t o = (uint64_t)json_integer_value(json_array_get(offs, x));
+
+					if (o > at && o < next)
+						next = o;
+				}
+				by[g] += at && next > at ? next - at : 0;
+			}
+		}
+}
+
+/* One operator's differences (oa or ob may be NULL) into D->states. */
+static int
+diff_operator(struct flink_backing *ba, const struct ckpt_operator *oa, struct flink_backing *bb,
+	      const struct ckpt_operator *ob, struct differ *D, struct ckpt_err *e)
+{
+	struct fsink k = {.op = diff_op, .kv = diff_kv, .arg = D, .untyped = 1, .part = 1};
+	uint32_t m = 1, lo = 0;
+	uint64_t *by;
+	int rc = -1;
+
+	D->pass = 0;
+	if (diff_side(ba, oa, &k, e) < 0)
+		return -1;
+	D->pass = 1;
+	if (diff_side(bb, ob, &k, e) < 0 || diff_removed(D) < 0)
+		return -1;
+	if (oa && oa->max_parallelism > m)
+		m = oa->max_parallelism;
+	if (ob && ob->max_parallelism > m)
+		m = ob->max_parallelism;
+	if ((by = ckpt_calloc(m, sizeof *by, e)) == NULL)
+		return -1;
+	kg_bytes(oa, by, m);
+	k.part = 2;
+	while (lo < m) { /* the windows: key groups whose bytes in a add up to DIFF_WINDOW, at least one */
+		uint64_t sum = by[lo];
+		uint32_t hi = lo + 1;
+
+		while (hi < m && sum + by[hi] <= DIFF_WINDOW)
+			sum += by[hi++];
+		k.kg_lo = lo;
+		k.kg_hi = hi;
+		D->pass = 0;
+		if (diff_side(ba, oa, &k, e) < 0)
+			goto out;
+		D->pass = 1;
+		if (diff_side(bb, ob, &k, e) < 0 || diff_removed(D) < 0)
+			goto out;
+		lo = hi;
+	}
+	rc = 0;
+out:
+	free(by);
+	return rc;
 }
 
 static const struct ckpt_operator *
@@ -2206,42 +2376,90 @@ op_by_id(const struct ckpt_snapshot *s, const char *id)
 	return NULL;
 }
 
+static int
+cmp_kgkey(const void *a, const void *b)
+{
+	long x = strtol(*(const char *const *)a, NULL, 10), y = strtol(*(const char *const *)b, NULL, 10);
+
+	return (x > y) - (x < y);
+}
+
+/* Each state's key groups in numeric order, whichever order they were met in. */
+static int
+diff_sort(json_t *states)
+{
+	const char *name, *kg;
+	json_t *st, *v;
+
+	json_object_foreach(states, name, st) {
+		json_t *g = json_object_get(st, "key_groups"), *sorted = json_object();
+		size_t n = 0, i = 0;
+		const char **keys = g ? calloc(json_object_size(g) + 1, sizeof *keys) : NULL;
+
+		if (g == NULL) {
+			json_decref(sorted);
+			continue;
+		}
+		if (keys == NULL || sorted == NULL) {
+			free(keys);
+			json_decref(sorted);
+			return -1;
+		}
+		json_object_foreach(g, kg, v)
+			keys[n++] = kg;
+		qsort(keys, n, sizeof *keys, cmp_kgkey);
+		for (i = 0; i < n; i++)
+			if (json_object_set(sorted, keys[i], json_object_get(g, keys[i])) < 0)
+				break;
+		free(keys);
+		if (i < n) {
+			json_decref(sorted);
+			return -1;
+		}
+		if (json_object_set_new(st, "key_groups", sorted) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 json_t *
 ckpt_flink_state_diff(struct ckpt_snapshot *a, struct ckpt_snapshot *b, int *differ, struct ckpt_err *e)
 {
 	struct flink_backing *ba = backing_of(a, e), *bb = ba ? backing_of(b, e) : NULL;
 	json_t *out = NULL;
+	struct differ D = {.e = e};
 
-	if (bb == NULL || (out = json_object()) == NULL)
-		return NULL;
+	if (bb == NULL || (out = json_object()) == NULL || (D.seen = json_object()) == NULL ||
+	    (D.arena = ckpt_snap_arena_new()) == NULL)
+		goto fail;
 	for (size_t pass = 0; pass < 2; pass++)
 		for (size_t i = 0; i < (pass ? b->nops : a->nops); i++) {
 			const struct ckpt_operator *oa = pass ? op_by_id(a, b->ops[i].id) : &a->ops[i];
 			const struct ckpt_operator *ob = pass ? &b->ops[i] : op_by_id(b, a->ops[i].id);
-			struct differ D = {.e = e};
 
 			if (pass && oa) /* done in the first pass */
 				continue;
-			D.seen = json_object();
-			D.states = json_object();
-			if (D.seen == NULL || D.states == NULL || diff_side(ba, oa, &D, e) < 0)
+			if ((D.states = json_object()) == NULL || diff_operator(ba, oa, bb, ob, &D, e) < 0)
 				goto fail;
-			D.pass = 1;
-			if (diff_side(bb, ob, &D, e) < 0 || diff_removed(&D) < 0)
-				goto fail;
-			json_decref(D.seen);
 			if (json_object_size(D.states)) {
 				*differ = 1;
+				if (diff_sort(D.states) < 0)
+					goto fail;
 				json_object_set_new(out, pass ? ob->id : oa->id, D.states);
 			} else {
 				json_decref(D.states);
 			}
-			continue;
-fail:
-			json_decref(D.seen);
-			json_decref(D.states);
-			json_decref(out);
-			return NULL;
+			D.states = NULL;
 		}
+	goto out;
+fail:
+	json_decref(out);
+	out = NULL;
+out:
+	json_decref(D.seen);
+	json_decref(D.states);
+	ckpt_snap_arena_free(D.arena);
+	free(D.t);
+	free(D.id);
 	return out;
 }

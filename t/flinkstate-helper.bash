@@ -245,6 +245,45 @@ flip_all() {
 	flip_runs hv kv 50 10
 }
 
+# kv_spread N: sp/ (op, kv, _metadata) whose kv holds N distinct Integer keys, every key in its
+# own key group (Flink's murmur hash), all 128 key groups filled, each key -> itself (a Long).
+# KV_OFF: the offsets of key groups 0-127; SPARE64: a key of key group 64 not in the file.
+kv_spread() {
+	rm -rf sp
+	mkdir sp
+	op_file sp/op
+	kv_file sp/kv
+	read -r -a KV_OFF < <(python3 - "$1" "${KV_OFF[0]}" <<'PY'
+import struct, sys
+n, hdr_end = int(sys.argv[1]), int(sys.argv[2])
+def murmur(c):  # Flink's MathUtils.murmurHash of an int hash code
+    m = 0xffffffff
+    c = (c * 0xcc9e2d51) & m; c = ((c << 15) | (c >> 17)) & m; c = (c * 0x1b873593) & m
+    c = ((c << 13) | (c >> 19)) & m; c = (c * 5 + 0xe6546b64) & m; c ^= 4
+    c ^= c >> 16; c = (c * 0x85ebca6b) & m; c ^= c >> 13; c = (c * 0xc2b2ae35) & m; c ^= c >> 16
+    c = c - (1 << 32) if c & 0x80000000 else c
+    return c if c >= 0 else (-c if c != -(1 << 31) else 0)
+groups, spare = [[] for _ in range(128)], [[] for _ in range(128)]
+for k in range(n + 1000):
+    (groups if k < n else spare)[murmur(k) % 128].append(k)
+old = open("sp/kv", "rb").read()
+out, offs, pos, pk = [old[:hdr_end]], [], hdr_end, struct.Struct(">iBiBiq")
+for g, ks in enumerate(groups):  # state 0, the entries (the last flagged), end of key group
+    offs.append(pos)
+    b = b"".join([struct.pack(">h", 0)] + [pk.pack(6, g | (128 if i == len(ks) - 1 else 0), k, 0, 8, k)
+                                          for i, k in enumerate(ks)] + [struct.pack(">h", -1)])
+    out.append(b)
+    pos += len(b)
+open("sp/kv", "wb").write(b"".join(out))
+print(" ".join(map(str, offs)), spare[64][0])
+PY
+)
+	SPARE64=${KV_OFF[128]}
+	unset 'KV_OFF[128]'
+	KV_KGS=$(seq -s' ' 0 127)
+	(cd sp && meta_file "rel op" "rel kv" .)
+}
+
 # Run as a script (bash flinkstate-helper.bash FUNCTION ...), the loops escape bats' per-command trap.
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
 	"$@"

@@ -200,6 +200,25 @@ ckpt-inspect: sp/op: offset 194: truncated string character' ]
 	output_is '{"0102030405060708090a0b0c0d0e0f10":{"count":{"added":0,"removed":0,"changed":1,"key_groups":{"29":{"added":0,"removed":0,"changed":1}}}}}'
 }
 
+@test "flinkstate: -d of snapshots of a million keys: added, removed and changed in every window, in small memory" {
+	kv_spread 1000000
+	cp -r sp sp2
+	# the first keys of key groups 0 and 127 change value: 16 bytes into a key group (state id,
+	# key length, key, value length); the first key of key group 64 becomes another key of that
+	# group: 7 bytes in (state id, key length, prefix)
+	B=; b_i64 -1
+	for g in 0 127; do printf '%b' "$B" | dd of=sp2/kv bs=1 seek=$((KV_OFF[g] + 16)) conv=notrunc status=none; done
+	B=; b_i32 "$SPARE64"; printf '%b' "$B" | dd of=sp2/kv bs=1 seek=$((KV_OFF[64] + 7)) conv=notrunc status=none
+	# holding every entry of one side took about 150 MB; a window of key groups at a time, about 20
+	LOWMEM_KB=131072 run --separate-stderr lowmem ckpt-inspect -d sp2 sp
+	status_is 1
+	[ "$stderr" = "" ]
+	run sh -c 'ckpt-inspect -d sp2 sp | jq -c .state'
+	output_is '{"0102030405060708090a0b0c0d0e0f10":{"count":{"added":1,"removed":1,"changed":2,"key_groups":{"0":{"added":0,"removed":0,"changed":1},"64":{"added":1,"removed":1,"changed":0},"127":{"added":0,"removed":0,"changed":1}}}}}'
+	run sh -c 'ckpt-inspect -d sp sp | jq -c .state'
+	output_is '{}'
+}
+
 @test "flinkstate: state files cut at every length: -a and -c name the file and the offset, never a crash" {
 	# operator state, canonical keyed state and its header, Snappy-compressed and heap keyed state;
 	# outside bats' per-command trap, which would make the loops slow

@@ -80,13 +80,13 @@ bad() {
 	fi
 }
 
-# lowmem COMMAND...: COMMAND under a 512 MiB address-space limit, so that allocating what the
+# lowmem COMMAND...: COMMAND under a 512 MiB address-space limit (LOWMEM_KB), so that allocating what the
 # input claims (gigabytes) fails loudly; ASan reserves terabytes of shadow, so its builds run
 # unlimited (the sanitizer itself then reports huge allocations). As `bad 2 LINE lowmem CMD...`.
 lowmem() {
 	case ${CKPT_BIN:-} in
 	*/san/*) "$@" ;;
-	*) sh -c 'ulimit -v 524288 && exec "$@"' sh "$@" ;;
+	*) sh -c 'ulimit -v "$0" && exec "$@"' "${LOWMEM_KB:-524288}" "$@" ;;
 	esac
 }
 
