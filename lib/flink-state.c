@@ -58,7 +58,8 @@ struct ftyped {
 	size_t kn, vn;
 	uint64_t at;
 	uint32_t kg;
-	json_t *ready; /* decoded already (heap snapshots, whose entries are found by decoding them) */
+	json_t *ready; /* decoded already (the loader's values) */
+	int heap;      /* the heap layout: the value whole (a map or list in one), no user key */
 	int done;
 };
 
@@ -91,6 +92,12 @@ struct fctx {
 	struct ckpt_err *e;
 	char where[1024];
 	unsigned prefix; /* key-group prefix bytes */
+	struct heapbuf *heap; /* read_heap's entry buffers, reused */
+};
+
+struct heapbuf {
+	unsigned char *key, *ns, *val;
+	size_t kcap, ncap, vcap;
 };
 
 /* ------------------------------------------------------------ the header */
@@ -734,7 +741,7 @@ typed_out(const struct ftyped *t, struct ckpt_fout *o)
 	struct ckpt_fsrc s;
 	const struct ckpt_fser *vs = m->value;
 	int32_t hash, hh;
-	int hashed = 0, hd, r = -1, map = m->kindc == 'm'; /* typable() set kindc */
+	int hashed = 0, hd, r = -1, map = m->kindc == 'm' && !t->heap; /* typable() set kindc */
 
 	if (m->kindc == 't') {
 		if (vn != 0)
@@ -779,7 +786,7 @@ typed_out(const struct ftyped *t, struct ckpt_fout *o)
 			goto out;
 		if (isnull ? ckpt_fout_null(o) < 0 && fo_nomem(c) : ckpt_fser_emit(vs, &s, o, &hh, &hd) < 0)
 			goto out;
-	} else if (m->kindc == 'l') {
+	} else if (m->kindc == 'l' && !t->heap) {
 		/* ListDelimitedSerializer: elements joined by ',' */
 		if (ckpt_fout_open(o, '[') < 0) {
 			fo_nomem(c);
@@ -1010,93 +1017,87 @@ out:
 	return rc;
 }
 
-/* One value read with t, its bytes captured (appended to *buf); what names it in errors. */
+/* One value read (and checked) with t, its bytes captured (appended to buf at *len, of *cap
+ * bytes); what names it in errors. */
 static int
-heap_piece(struct ckpt_fsrc *s, const struct ckpt_fser *t, const char *what, unsigned char **buf, size_t *len,
-	   json_t **v, int32_t *hash, int *hashed)
+heap_piece(struct ckpt_fsrc *s, const struct ckpt_fser *t, const char *what, unsigned char **buf, size_t *cap,
+	   size_t *len, int32_t *hash, int *hashed)
 {
-	unsigned char *n;
+	struct ckpt_fout o = {.mode = FOUT_NONE};
 	int r;
 
 	ckpt_fsrc_capture(s, 1);
 	s->what = what;
-	r = ckpt_fser_value(t, s, v, hash, hashed);
+	r = ckpt_fser_emit(t, s, &o, hash, hashed);
 	s->what = NULL;
 	ckpt_fsrc_capture(s, 0);
 	if (r < 0)
 		return -1;
-	if ((n = realloc(*buf, *len + s->clen + 1)) == NULL)
-		return ckpt_err_set(s->e, CKPT_ERR_NOMEM, s->where, "out of memory");
-	memcpy(n + *len, s->cap, s->clen);
-	*buf = n;
+	if (*len + s->clen > *cap) {
+		unsigned char *n = realloc(*buf, *len + s->clen);
+
+		if (n == NULL)
+			return ckpt_err_set(s->e, CKPT_ERR_NOMEM, s->where, "out of memory");
+		*buf = n;
+		*cap = *len + s->clen;
+	}
+	memcpy(*buf + *len, s->cap, s->clen);
 	*len += s->clen;
 	return 0;
 }
 
-/* One (namespace, key, state) of a heap state map, or one timer, as a canonical key and value. */
+/* One (namespace, key, state) of a heap state map, or one timer, as a canonical key (key-group
+ * prefix, key, namespace) and value; its typed form is decoded again from them when asked. */
 static int
-heap_entry(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, const struct fmeta *m, uint32_t kg)
+heap_entry(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, struct fmeta *m, uint32_t kg)
 {
-	unsigned char *ns = NULL, *key = NULL, *val = NULL;
+	struct heapbuf *B = c->heap;
 	size_t nn = 0, kn = c->prefix, vn = 0;
-	json_t *tn = NULL, *tk = NULL, *tv = NULL, *typed = NULL;
 	int32_t hash = 0, hh;
-	int hashed = 0, hd, rc = -1, timer = strcmp(m->kind ? m->kind : "", "timers") == 0;
+	int hashed = 0, hd;
 	uint64_t at = ckpt_fsrc_tell(s);
 
-	if ((key = malloc(c->prefix)) == NULL)
-		return ckpt_err_set(c->e, CKPT_ERR_NOMEM, c->where, "out of memory");
-	key[0] = (unsigned char)(c->prefix == 2 ? kg >> 8 : kg);
-	if (c->prefix == 2)
-		key[1] = (unsigned char)kg;
-	if (timer) {
-		if (heap_piece(s, m->value, "timer", &key, &kn, &typed, &hh, &hd) < 0)
-			goto out;
+	typable(h, m); /* sets m->kindc */
+	B->key[0] = (unsigned char)(c->prefix == 2 ? kg >> 8 : kg);
+	B->key[1] = (unsigned char)kg;
+	if (m->kindc == 't') {
+		if (heap_piece(s, m->value, "timer", &B->key, &B->kcap, &kn, &hh, &hd) < 0)
+			return -1;
 	} else {
-		if (heap_piece(s, m->ns, "namespace", &ns, &nn, &tn, &hh, &hd) < 0 ||
-		    heap_piece(s, h->key, "key", &key, &kn, &tk, &hash, &hashed) < 0 ||
-		    heap_piece(s, m->value, "value", &val, &vn, &tv, &hh, &hd) < 0)
-			goto out;
-		if (hashed && ckpt_flink_key_group(hash, c->op->max_parallelism) != kg) {
-			ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "offset %llu: a key of state \"%s\" in key group %u "
-				     "hashes to key group %u", (unsigned long long)at, m->name, kg,
-				     ckpt_flink_key_group(hash, c->op->max_parallelism));
-			goto out;
-		}
-		if (nn) { /* the canonical order: key, then namespace */
-			unsigned char *x = realloc(key, kn + nn);
+		if (heap_piece(s, m->ns, "namespace", &B->ns, &B->ncap, &nn, &hh, &hd) < 0 ||
+		    heap_piece(s, h->key, "key", &B->key, &B->kcap, &kn, &hash, &hashed) < 0 ||
+		    heap_piece(s, m->value, "value", &B->val, &B->vcap, &vn, &hh, &hd) < 0)
+			return -1;
+		if (hashed && ckpt_flink_key_group(hash, c->op->max_parallelism) != kg)
+			return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "offset %llu: a key of state \"%s\" in key "
+					    "group %u hashes to key group %u", (unsigned long long)at, m->name, kg,
+					    ckpt_flink_key_group(hash, c->op->max_parallelism));
+		if (kn + nn > B->kcap) { /* the canonical order: key, then namespace */
+			unsigned char *x = realloc(B->key, kn + nn);
 
 			if (x == NULL)
-				goto out;
-			memcpy(x + kn, ns, nn);
-			key = x;
-			kn += nn;
+				return ckpt_err_set(c->e, CKPT_ERR_NOMEM, c->where, "out of memory");
+			B->key = x;
+			B->kcap = kn + nn;
 		}
-		typed = json_pack("{s:o, s:o, s:o}", "key", tk, "namespace", tn, "value", tv);
-		tk = tn = tv = NULL;
+		memcpy(B->key + kn, B->ns, nn);
+		kn += nn;
 	}
 	{
-		struct ftyped t = {.c = c, .ready = typed, .done = typed == NULL};
+		struct ftyped t = {.c = c, .h = h, .m = m, .k = B->key, .kn = kn, .v = vn ? B->val : (unsigned char *)"",
+				   .vn = vn, .at = at, .kg = kg, .heap = 1};
 
-		rc = c->k->kv(c->k->arg, m->name, kg, key, kn, val ? val : (unsigned char *)"", vn, typed ? &t : NULL);
-		typed = t.ready; /* not taken */
+		if (c->k->kv(c->k->arg, m->name, kg, B->key, kn, t.v, vn, c->k->untyped ? NULL : &t) < 0)
+			return -1;
+		return c->k->untyped ? 0 : typed_check(&t);
 	}
-out:
-	json_decref(typed);
-	json_decref(tn);
-	json_decref(tk);
-	json_decref(tv);
-	free(ns);
-	free(key);
-	free(val);
-	return rc;
 }
 
 /* One state block of a heap key group: i16 state id, i32 count, the entries with no lengths. */
 static int
 heap_state(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, uint32_t kg, unsigned char *seen)
 {
-	const struct fmeta *m;
+	struct fmeta *m;
 	const char *stop;
 	int16_t id;
 	int32_t n;
@@ -1131,10 +1132,12 @@ static int
 read_heap(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, const struct kgs *g)
 {
 	unsigned char *seen = ckpt_calloc(h->n + 1, 1, c->e);
+	struct heapbuf B = {.key = malloc(2), .kcap = 2};
 	int rc = -1;
 
-	if (seen == NULL)
-		return -1;
+	c->heap = &B;
+	if (seen == NULL || (B.key == NULL && ckpt_err_set(c->e, CKPT_ERR_NOMEM, c->where, "out of memory")))
+		goto out;
 	if (h->stopped) {
 		ckpt_err_set(c->e, CKPT_ERR_REFUSED, c->where, "a heap snapshot, whose entries have no lengths, and %s",
 			     h->stop);
@@ -1171,6 +1174,10 @@ read_heap(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, const st
 	rc = 0;
 out:
 	free(seen);
+	free(B.key);
+	free(B.ns);
+	free(B.val);
+	c->heap = NULL;
 	return rc;
 }
 
