@@ -34,6 +34,7 @@ struct fmeta {
 	json_t *serializers; /* option name -> class tree */
 	signed char typable;  /* typable()'s answer once asked: 0 not yet, 1 yes, -1 no */
 	char kindc;           /* set with typable: kind 't'imers, 'm'ap, 'l'ist, or 0 */
+	char ambiguous;       /* set with typable: key and namespace of variable length, each with a length suffix */
 };
 
 struct fheader {
@@ -712,6 +713,30 @@ fo_nomem(struct fctx *c)
 	return ckpt_err_set(c->e, CKPT_ERR_NOMEM, c->where, "out of memory");
 }
 
+/* The length of what was read since from, as CompositeKeySerializationUtils.writeVariableIntBytes
+ * writes it after a key or namespace when both are of variable length: little-endian, the bytes
+ * until the rest is 0 (at least one).  Flink skips them; ckpt checks them. */
+static int
+length_suffix(struct ckpt_fsrc *s, uint64_t from, const char *what, const char *state)
+{
+	uint64_t len = ckpt_fsrc_tell(s) - from, rest = len, at = s->base + ckpt_fsrc_tell(s), got = 0;
+	int shift = 0;
+	uint8_t b;
+
+	do {
+		if (ckpt_fsrc_u8(s, &b, "length suffix") < 0)
+			return -1;
+		got |= (uint64_t)b << shift;
+		shift += 8;
+		rest >>= 8;
+	} while (rest != 0);
+	if (got != len)
+		return ckpt_err_set(s->e, CKPT_ERR_INPUT, s->where, "offset %llu: %s of state \"%s\" has length "
+				    "suffix %llu, not its length %llu", (unsigned long long)at, what, state,
+				    (unsigned long long)got, (unsigned long long)len);
+	return 0;
+}
+
 /* The typed form of one canonical entry: key ‖ namespace (‖ user key) and the value, into o. */
 static int
 typed_out(const struct ftyped *t, struct ckpt_fout *o)
@@ -723,6 +748,7 @@ typed_out(const struct ftyped *t, struct ckpt_fout *o)
 	size_t kn = t->kn, vn = t->vn;
 	uint64_t at = t->at;
 	uint32_t kg = t->kg;
+	uint64_t from;
 	struct ckpt_fsrc s;
 	const struct ckpt_fser *vs = m->value;
 	int32_t hash, hh;
@@ -737,14 +763,18 @@ typed_out(const struct ftyped *t, struct ckpt_fout *o)
 	if (ckpt_fout_open(o, '{') < 0)
 		return fo_nomem(c);
 	ckpt_fsrc_mem(&s, k, kn, c->where, c->e);
-	s.base = at;
+	s.base = at + 4; /* at is the entry's: the key's i32 length, the key, the value's, the value */
 	if (ckpt_fsrc_read(&s, NULL, c->prefix, "key-group prefix") < 0)
 		goto out;
 	ckpt_fout_key(o, "key");
-	if (ckpt_fser_emit(h->key, &s, o, &hash, &hashed) < 0)
+	from = ckpt_fsrc_tell(&s);
+	if (ckpt_fser_emit(h->key, &s, o, &hash, &hashed) < 0 ||
+	    (m->ambiguous && length_suffix(&s, from, "key", m->name) < 0))
 		goto out;
 	ckpt_fout_key(o, "namespace");
-	if (ckpt_fser_emit(m->ns, &s, o, &hh, &hd) < 0)
+	from = ckpt_fsrc_tell(&s);
+	if (ckpt_fser_emit(m->ns, &s, o, &hh, &hd) < 0 ||
+	    (m->ambiguous && length_suffix(&s, from, "namespace", m->name) < 0))
 		goto out;
 	if (map) {
 		ckpt_fout_key(o, "user_key");
@@ -763,6 +793,7 @@ typed_out(const struct ftyped *t, struct ckpt_fout *o)
 		goto out;
 	}
 	ckpt_fsrc_mem_again(&s, v, vn);
+	s.base = at + 8 + kn;
 	ckpt_fout_key(o, "value");
 	if (map) {
 		uint8_t isnull;
@@ -857,6 +888,8 @@ typable(const struct fheader *h, struct fmeta *m)
 		return 0;
 	if (m->typable == 0) {
 		m->typable = typable_of(h, m) ? 1 : -1;
+		m->ambiguous = m->ns && h->key && ckpt_fser_fixed_length(h->key) < 0 &&
+			       ckpt_fser_fixed_length(m->ns) < 0;
 		m->kindc = strcmp(m->kind ? m->kind : "", "timers") == 0 ? 't' :
 			   strcmp(m->kind ? m->kind : "", "map") == 0 ? 'm' :
 			   strcmp(m->kind ? m->kind : "", "list") == 0 ? 'l' : 0;
@@ -864,7 +897,7 @@ typable(const struct fheader *h, struct fmeta *m)
 	return m->typable > 0;
 }
 
-/* Can entries of m be typed?  Key and namespace both of variable length need a suffix ckpt skips. */
+/* Can entries of m be typed? */
 static int
 typable_of(const struct fheader *h, const struct fmeta *m)
 {
@@ -873,8 +906,6 @@ typable_of(const struct fheader *h, const struct fmeta *m)
 	if (strcmp(m->kind ? m->kind : "", "timers") == 0)
 		return 1;
 	if (m->ns == NULL || ckpt_fser_blocker(m->ns) || ckpt_fser_blocker(h->key))
-		return 0;
-	if (ckpt_fser_fixed_length(h->key) < 0 && ckpt_fser_fixed_length(m->ns) < 0)
 		return 0;
 	if (m->kind && strcmp(m->kind, "map") == 0)
 		return m->value->kind == FSER_MAP;
