@@ -345,3 +345,21 @@ asp_dir() {
 	"${1:-akv}_file" sp/kv
 	(cd sp && meta_file "rel op" "rel kv" .)
 }
+# ekv: canonical keyed state of enum keys (EnumSerializer: getLength() 4, so no length suffixes
+# though the namespace is a String): key BLUE (ordinal 1, key group 81) in namespace "union" of
+# value state "visits" -> 7.
+ekv_file() {
+	B=; b_i32 6; b_u8 0
+	b_i32 2; b_utf "$SER.EnumSerializer\$EnumSerializerSnapshot"; b_i32 3; b_utf x.Color; b_i32 2; b_utf RED; b_utf BLUE
+	b_i16 1
+	b_utf visits; b_i32 0; b_i32 1; b_utf KEYED_STATE_TYPE; b_utf VALUE
+	b_i32 2; b_utf NAMESPACE_SERIALIZER; s_proxy "$SER.StringSerializer\$StringSerializerSnapshot"
+	b_utf VALUE_SERIALIZER; s_proxy "$SER.LongSerializer\$LongSerializerSnapshot"
+	KV_OFF=("$(blen)")
+	b_i16 0
+	b_i32 11; b_u8 $((81 | 128)); b_i32 1; b_str union
+	b_i32 8; b_i64 7
+	b_i16 -1
+	b_write "${1:-kv}"
+	KV_KGS=81
+}

@@ -270,6 +270,13 @@ typed_entries() {
 ["parity",81,{"key":"a","namespace":"union","value":[{"key":"odd","value":3}]}]'
 }
 
+@test "flinkstate: an enum key (fixed length, as EnumSerializer.getLength() says) and a String namespace: no length suffixes" {
+	asp_dir ekv
+	run typed_entries
+	status_is 0
+	output_is '["visits",81,{"key":"BLUE","namespace":"union","value":7}]'
+}
+
 @test "flinkstate: a length suffix that is not its key's or namespace's length: one line naming its offset" {
 	asp_dir akv
 	# key "a" (2 bytes): its suffix 2 becomes 3
