@@ -405,23 +405,26 @@ ckpt_fser_blocker(const struct ckpt_fser *t)
 int
 ckpt_fser_fixed_length(const struct ckpt_fser *t)
 {
+	/* what each serializer's getLength() says (VoidNamespaceSerializer: 0, though it writes a byte) */
 	static const int len[] = {
 		[FSER_LONG] = 8, [FSER_INT] = 4, [FSER_SHORT] = 2, [FSER_BYTE] = 1, [FSER_BOOL] = 1,
-		[FSER_FLOAT] = 4, [FSER_DOUBLE] = 8, [FSER_CHAR] = 2,
+		[FSER_FLOAT] = 4, [FSER_DOUBLE] = 8, [FSER_CHAR] = 2, [FSER_VOID] = 1, [FSER_VOIDNS] = 0,
+		[FSER_TIMEWINDOW] = 16, [FSER_GLOBALWINDOW] = 1, [FSER_ENUM] = 4,
 	};
 	int sum = 0;
 
 	switch (t->kind) {
-	case FSER_VOIDNS: case FSER_TIMEWINDOW: case FSER_GLOBALWINDOW: case FSER_VOID:
-		return 0; /* as Flink's getLength() says, whatever they write */
 	case FSER_LONG: case FSER_INT: case FSER_SHORT: case FSER_BYTE: case FSER_BOOL:
-	case FSER_FLOAT: case FSER_DOUBLE: case FSER_CHAR:
+	case FSER_FLOAT: case FSER_DOUBLE: case FSER_CHAR: case FSER_VOID: case FSER_VOIDNS:
+	case FSER_TIMEWINDOW: case FSER_GLOBALWINDOW: case FSER_ENUM:
 		return len[t->kind];
-	case FSER_TUPLE:
+	case FSER_NULLABLE: /* padded (the padding is the wrapped serializer's length): the flag and it */
+		return t->flag > 0 ? 1 + t->flag : -1;
+	case FSER_TUPLE: /* TupleSerializerBase: fixed when every field's length is above 0 */
 		for (size_t i = 0; i < t->nkids; i++) {
 			int k = t->kids[i] ? ckpt_fser_fixed_length(t->kids[i]) : -1;
 
-			if (k < 0)
+			if (k <= 0)
 				return -1;
 			sum += k;
 		}

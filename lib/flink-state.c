@@ -34,6 +34,7 @@ struct fmeta {
 	json_t *serializers; /* option name -> class tree */
 	signed char typable;  /* typable()'s answer once asked: 0 not yet, 1 yes, -1 no */
 	char kindc;           /* set with typable: kind 't'imers, 'm'ap, 'l'ist, or 0 */
+	char ambiguous;       /* set with typable: key and namespace of variable length, each with a length suffix */
 };
 
 struct fheader {
@@ -727,6 +728,45 @@ fo_nomem(struct fctx *c)
 	return ckpt_err_set(c->e, CKPT_ERR_NOMEM, c->where, "out of memory");
 }
 
+/* The length of what was read since from, as CompositeKeySerializationUtils.writeVariableIntBytes
+ * writes it after a key or namespace when both are of variable length: little-endian, the bytes
+ * until the rest is 0 (at least one).  Flink skips them; ckpt checks them. */
+static int
+length_suffix(struct ckpt_fsrc *s, uint64_t from, const char *what, const char *state)
+{
+	uint64_t len = ckpt_fsrc_tell(s) - from, rest = len, at = s->base + ckpt_fsrc_tell(s), got = 0;
+	int shift = 0;
+	uint8_t b;
+
+	do {
+		if (ckpt_fsrc_u8(s, &b, "length suffix") < 0)
+			return -1;
+		got |= (uint64_t)b << shift;
+		shift += 8;
+		rest >>= 8;
+	} while (rest != 0);
+	if (got != len)
+		return ckpt_err_set(s->e, CKPT_ERR_INPUT, s->where, "offset %llu: %s of state \"%s\" has length "
+				    "suffix %llu, not its length %llu", (unsigned long long)at, what, state,
+				    (unsigned long long)got, (unsigned long long)len);
+	return 0;
+}
+
+/* Write the length suffix of n at o (CompositeKeySerializationUtils.writeVariableIntBytes: its
+ * bytes from the lowest, at least one, at most 5); returns how many. */
+static size_t
+length_suffix_put(unsigned char *o, size_t n)
+{
+	size_t k = 0;
+	uint32_t v = (uint32_t)n;
+
+	do {
+		o[k++] = (unsigned char)v;
+		v >>= 8;
+	} while (v != 0);
+	return k;
+}
+
 /* The typed form of one canonical entry: key ‖ namespace (‖ user key) and the value, into o. */
 static int
 typed_out(const struct ftyped *t, struct ckpt_fout *o)
@@ -738,6 +778,7 @@ typed_out(const struct ftyped *t, struct ckpt_fout *o)
 	size_t kn = t->kn, vn = t->vn;
 	uint64_t at = t->at;
 	uint32_t kg = t->kg;
+	uint64_t from;
 	struct ckpt_fsrc s;
 	const struct ckpt_fser *vs = m->value;
 	int32_t hash, hh;
@@ -752,14 +793,18 @@ typed_out(const struct ftyped *t, struct ckpt_fout *o)
 	if (ckpt_fout_open(o, '{') < 0)
 		return fo_nomem(c);
 	ckpt_fsrc_mem(&s, k, kn, c->where, c->e);
-	s.base = at;
+	s.base = at + 4; /* at is the entry's: the key's i32 length, the key, the value's, the value */
 	if (ckpt_fsrc_read(&s, NULL, c->prefix, "key-group prefix") < 0)
 		goto out;
 	ckpt_fout_key_lit(o, "key");
-	if (ckpt_fser_emit(h->key, &s, o, &hash, &hashed) < 0)
+	from = ckpt_fsrc_tell(&s);
+	if (ckpt_fser_emit(h->key, &s, o, &hash, &hashed) < 0 ||
+	    (m->ambiguous && length_suffix(&s, from, "key", m->name) < 0))
 		goto out;
 	ckpt_fout_key_lit(o, "namespace");
-	if (ckpt_fser_emit(m->ns, &s, o, &hh, &hd) < 0)
+	from = ckpt_fsrc_tell(&s);
+	if (ckpt_fser_emit(m->ns, &s, o, &hh, &hd) < 0 ||
+	    (m->ambiguous && length_suffix(&s, from, "namespace", m->name) < 0))
 		goto out;
 	if (map) {
 		ckpt_fout_key_lit(o, "user_key");
@@ -778,6 +823,7 @@ typed_out(const struct ftyped *t, struct ckpt_fout *o)
 		goto out;
 	}
 	ckpt_fsrc_mem_again(&s, v, vn);
+	s.base = at + 8 + kn;
 	ckpt_fout_key_lit(o, "value");
 	if (map) {
 		uint8_t isnull;
@@ -872,6 +918,8 @@ typable(const struct fheader *h, struct fmeta *m)
 		return 0;
 	if (m->typable == 0) {
 		m->typable = typable_of(h, m) ? 1 : -1;
+		m->ambiguous = m->ns && h->key && ckpt_fser_fixed_length(h->key) < 0 &&
+			       ckpt_fser_fixed_length(m->ns) < 0;
 		m->kindc = strcmp(m->kind ? m->kind : "", "timers") == 0 ? 't' :
 			   strcmp(m->kind ? m->kind : "", "map") == 0 ? 'm' :
 			   strcmp(m->kind ? m->kind : "", "list") == 0 ? 'l' : 0;
@@ -879,7 +927,7 @@ typable(const struct fheader *h, struct fmeta *m)
 	return m->typable > 0;
 }
 
-/* Can entries of m be typed?  Key and namespace both of variable length need a suffix ckpt skips. */
+/* Can entries of m be typed? */
 static int
 typable_of(const struct fheader *h, const struct fmeta *m)
 {
@@ -888,8 +936,6 @@ typable_of(const struct fheader *h, const struct fmeta *m)
 	if (strcmp(m->kind ? m->kind : "", "timers") == 0)
 		return 1;
 	if (m->ns == NULL || ckpt_fser_blocker(m->ns) || ckpt_fser_blocker(h->key))
-		return 0;
-	if (ckpt_fser_fixed_length(h->key) < 0 && ckpt_fser_fixed_length(m->ns) < 0)
 		return 0;
 	if (m->kind && strcmp(m->kind, "map") == 0)
 		return m->value->kind == FSER_MAP;
@@ -1072,16 +1118,22 @@ heap_entry(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, struct 
 			return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "offset %llu: a key of state \"%s\" in key "
 					    "group %u hashes to key group %u", (unsigned long long)at, m->name, kg,
 					    ckpt_flink_key_group(hash, c->op->max_parallelism));
-		if (kn + nn > B->kcap) { /* the canonical order: key, then namespace */
-			unsigned char *x = realloc(B->key, kn + nn);
+		/* the canonical order: key, then namespace, each with its length after it when both
+		 * are of variable length (as the canonical layout has them) */
+		if (kn + nn + 10 > B->kcap) {
+			unsigned char *x = realloc(B->key, kn + nn + 10);
 
 			if (x == NULL)
 				return ckpt_err_set(c->e, CKPT_ERR_NOMEM, c->where, "out of memory");
 			B->key = x;
-			B->kcap = kn + nn;
+			B->kcap = kn + nn + 10;
 		}
+		if (m->ambiguous)
+			kn += length_suffix_put(B->key + kn, kn - c->prefix);
 		memcpy(B->key + kn, B->ns, nn);
 		kn += nn;
+		if (m->ambiguous)
+			kn += length_suffix_put(B->key + kn, nn);
 	}
 	{
 		struct ftyped t = {.c = c, .h = h, .m = m, .k = B->key, .kn = kn, .v = vn ? B->val : (unsigned char *)"",

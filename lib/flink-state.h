@@ -268,7 +268,8 @@ int ckpt_fser_read(struct ckpt_fsrc *s, int proxy, struct ckpt_fser **out);
 void ckpt_fser_free(struct ckpt_fser *t);
 /* NULL when values of t can be decoded, else the snapshot class that stops it. */
 const char *ckpt_fser_blocker(const struct ckpt_fser *t);
-/* The serialized length when fixed, else -1 (CompositeKeySerializationUtils' ambiguity test). */
+/* The serialized length Flink's getLength() gives, -1 when not fixed (CompositeKeySerializationUtils'
+ * ambiguity test: key and namespace both -1 get length suffixes). */
 int ckpt_fser_fixed_length(const struct ckpt_fser *t);
 /* Decode one value (t must have no blocker): 0 and *v a new reference, or -1 with the error set.
  * *hashed is set when *hash is the value's Java hashCode (built-in key types). */

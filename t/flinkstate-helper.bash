@@ -324,3 +324,81 @@ PY
 )
 	(cd sp && meta_file "rel op" "rel kv" .)
 }
+
+# akv: canonical keyed state whose key (String) and namespace (String) are both of variable length,
+# so that each is followed by its length (CompositeKeySerializationUtils.writeVariableIntBytes:
+# little-endian, as many bytes as it needs, at least one).  Key "a" (key group 81): value state
+# "visits" of Long in namespace "union" -> 7 and in LONG_NS (300 characters, a two-byte length)
+# -> 8; map state "parity" (String -> Long) in "union": "odd" -> 3.  KV_OFF: key group 81's offset;
+# AKV_AT: the offsets of the key's length, the "union" namespace's and LONG_NS's, in the first entries.
+LONG_NS=done:$(printf 'd%.0s' $(seq 295))
+b_str() { b_u8 $((${#1} + 1)); B+=$1; } # StringValue.writeString of fewer than 127 ASCII characters
+akv_header() {
+	B=; b_i32 6; b_u8 0
+	s_proxy "$SER.StringSerializer\$StringSerializerSnapshot"
+	b_i16 2
+	b_utf visits; b_i32 0; b_i32 1; b_utf KEYED_STATE_TYPE; b_utf VALUE
+	b_i32 2; b_utf NAMESPACE_SERIALIZER; s_proxy "$SER.StringSerializer\$StringSerializerSnapshot"
+	b_utf VALUE_SERIALIZER; s_proxy "$SER.LongSerializer\$LongSerializerSnapshot"
+	b_utf parity; b_i32 0; b_i32 1; b_utf KEYED_STATE_TYPE; b_utf MAP
+	b_i32 2; b_utf NAMESPACE_SERIALIZER; s_proxy "$SER.StringSerializer\$StringSerializerSnapshot"
+	b_utf VALUE_SERIALIZER; b_i32 2; b_utf "$SER.MapSerializerSnapshot"; b_i32 3; b_i32 911108; b_i32 1
+	b_i32 1333245; b_i32 1; b_i32 2
+	b_utf "$SER.StringSerializer\$StringSerializerSnapshot"; b_i32 3
+	b_utf "$SER.LongSerializer\$LongSerializerSnapshot"; b_i32 3
+}
+akv_file() {
+	akv_header
+	KV_OFF=("$(blen)") AKV_AT=()
+	b_i16 0
+	b_i32 11; b_u8 81; AKV_AT+=($(($(blen) + 2))); b_str a; b_u8 2; AKV_AT+=($(($(blen) + 6))); b_str union; b_u8 6
+	b_i32 8; b_i64 7
+	b_i32 308; b_u8 $((81 | 128)); b_str a; b_u8 2; b_u8 0xad; b_u8 2; B+=$LONG_NS; AKV_AT+=($(blen)); b_u8 0x2e; b_u8 1
+	b_i32 8; b_i64 8
+	b_i16 1
+	b_i32 15; b_u8 $((81 | 128)); b_str a; b_u8 2; b_str union; b_u8 6; b_str odd; b_i32 9; b_u8 0; b_i64 3
+	b_i16 -1
+	b_write "${1:-kv}"
+	KV_KGS=81
+}
+# ahv: the same entries in the heap layout (hv_file), which has no length suffixes: per state the
+# namespace, key and value (the map state's whole map: i32 size, key, null flag, value).
+ahv_file() {
+	akv_header
+	KV_OFF=("$(blen)")
+	b_i32 81
+	b_i16 0; b_i32 2
+	b_str union; b_str a; b_i64 7
+	b_u8 0xad; b_u8 2; B+=$LONG_NS; b_str a; b_i64 8
+	b_i16 1; b_i32 1
+	b_str union; b_str a; b_i32 1; b_str odd; b_u8 0; b_i64 3
+	b_write "${1:-kv}"
+	KV_KGS=81 KG_TAG=3 KG_FIRST=81 KG_COUNT=1
+}
+# asp_dir KIND: a savepoint directory sp/ with op and akv (KIND akv) or ahv (KIND ahv).
+asp_dir() {
+	rm -rf sp
+	mkdir sp
+	unset KV_KGS KG_TAG KG_FIRST KG_COUNT KG_FOR
+	op_file sp/op
+	"${1:-akv}_file" sp/kv
+	(cd sp && meta_file "rel op" "rel kv" .)
+}
+# ekv: canonical keyed state of enum keys (EnumSerializer: getLength() 4, so no length suffixes
+# though the namespace is a String): key BLUE (ordinal 1, key group 81) in namespace "union" of
+# value state "visits" -> 7.
+ekv_file() {
+	B=; b_i32 6; b_u8 0
+	b_i32 2; b_utf "$SER.EnumSerializer\$EnumSerializerSnapshot"; b_i32 3; b_utf x.Color; b_i32 2; b_utf RED; b_utf BLUE
+	b_i16 1
+	b_utf visits; b_i32 0; b_i32 1; b_utf KEYED_STATE_TYPE; b_utf VALUE
+	b_i32 2; b_utf NAMESPACE_SERIALIZER; s_proxy "$SER.StringSerializer\$StringSerializerSnapshot"
+	b_utf VALUE_SERIALIZER; s_proxy "$SER.LongSerializer\$LongSerializerSnapshot"
+	KV_OFF=("$(blen)")
+	b_i16 0
+	b_i32 11; b_u8 $((81 | 128)); b_i32 1; b_str union
+	b_i32 8; b_i64 7
+	b_i16 -1
+	b_write "${1:-kv}"
+	KV_KGS=81
+}

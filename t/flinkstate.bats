@@ -264,6 +264,63 @@ ckpt-inspect: sp/op: offset 194: truncated string character' ]
 	bad 2 "ckpt-inspect: sp/op: offset $((OP_HDR + 5)): truncated string character" ckpt-inspect -a sp
 }
 
+# The typed entries of sp/ (ckpt-inspect -a), a long namespace shortened to its start and length.
+typed_entries() {
+	ckpt-inspect -a sp | jq -c '.operators[0].subtasks[0].keyed_state.entries[]
+		| [.state, .key_group, (.typed | .namespace |= if length > 20 then "\(.[:5])...(\(length))" else . end)]'
+}
+
+@test "flinkstate: key and namespace both of variable length: canonical entries with length suffixes typed, heap ones without" {
+	asp_dir akv
+	run typed_entries
+	status_is 0
+	output_is '["visits",81,{"key":"a","namespace":"union","value":7}]
+["visits",81,{"key":"a","namespace":"done:...(300)","value":8}]
+["parity",81,{"key":"a","namespace":"union","user_key":"odd","value":3}]'
+	run --separate-stderr ckpt-inspect -c sp
+	status_is 0
+	[ -z "$stderr" ] && [ "$(jq -c '[.ok, .problems]' <<<"$output")" = '[true,[]]' ]
+	raw='[.operators[].subtasks[].keyed_state.entries[] | select(.state == "visits") | [.key, .value]]'
+	canonical=$(ckpt-inspect -a sp | jq -c "$raw")
+	# the heap layout writes no suffixes; its raw keys are given as the canonical layout has them
+	asp_dir ahv
+	run typed_entries
+	status_is 0
+	output_is '["visits",81,{"key":"a","namespace":"union","value":7}]
+["visits",81,{"key":"a","namespace":"done:...(300)","value":8}]
+["parity",81,{"key":"a","namespace":"union","value":[{"key":"odd","value":3}]}]'
+	run sh -c "ckpt-inspect -a sp | jq -c '$raw'"
+	output_is "$canonical"
+}
+
+@test "flinkstate: an enum key (fixed length, as EnumSerializer.getLength() says) and a String namespace: no length suffixes" {
+	asp_dir ekv
+	run typed_entries
+	status_is 0
+	output_is '["visits",81,{"key":"BLUE","namespace":"union","value":7}]'
+}
+
+@test "flinkstate: a length suffix that is not its key's or namespace's length: one line naming its offset" {
+	asp_dir akv
+	# key "a" (2 bytes): its suffix 2 becomes 3
+	printf '\x03' | dd of=sp/kv bs=1 seek="${AKV_AT[0]}" conv=notrunc status=none
+	bad 2 "ckpt-inspect: sp/kv: offset ${AKV_AT[0]}: key of state \"visits\" has length suffix 3, not its length 2" \
+		ckpt-inspect -a sp
+	run --separate-stderr ckpt-inspect -c sp
+	status_is 1
+	[ "$stderr" = "ckpt-inspect: sp/kv: offset ${AKV_AT[0]}: key of state \"visits\" has length suffix 3, not its length 2" ]
+	# namespace "union" (6 bytes): 7
+	asp_dir akv
+	printf '\x07' | dd of=sp/kv bs=1 seek="${AKV_AT[1]}" conv=notrunc status=none
+	bad 2 "ckpt-inspect: sp/kv: offset ${AKV_AT[1]}: namespace of state \"visits\" has length suffix 7, not its length 6" \
+		ckpt-inspect -a sp
+	# the long namespace (302 bytes, suffix 0x2e 0x01): its second byte 2
+	asp_dir akv
+	printf '\x02' | dd of=sp/kv bs=1 seek=$((AKV_AT[2] + 1)) conv=notrunc status=none
+	bad 2 "ckpt-inspect: sp/kv: offset ${AKV_AT[2]}: namespace of state \"visits\" has length suffix 558, not its length 302" \
+		ckpt-inspect -a sp
+}
+
 @test "flinkstate: -a streams: a keyed state file of 400000 entries prints in small memory" {
 	mkdir -p sp
 	op_file sp/op

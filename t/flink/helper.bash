@@ -125,7 +125,9 @@ flink_java() {
 # jq: a sidecar's "contents" (the job's record, per "UID/SUBTASK") in the shape of its "spa" (README):
 # list and union elements of all subtasks together, sorted; the broadcast entries once; every key.
 # Applied to {"contents": X} it puts any document of the contents' shape in the spa's.
-JQ_CONTENTS='.contents | to_entries | map(.key |= split("/")[0]) | group_by(.key)
+# "ambig" is left out: its state is in String namespaces, and the State Processor API's
+# readKeyedState reads state in VoidNamespace only.
+JQ_CONTENTS='.contents | to_entries | map(.key |= split("/")[0]) | map(select(.key != "ambig")) | group_by(.key)
 | map({key: .[0].key, value: (
 	if .[0].key == "keyed" then {keys: ([.[].value.keys] | add | map_values({count, "multiples-of-3": .["multiples-of-3"],
 		"by-source": .["by-source"], sum, event_timers: [.event_timer], processing_timers: [.processing_timer]}))}
@@ -150,9 +152,10 @@ ckpt_state() {
 # and union elements in order; a broadcast state as an object.  Keyed state by key (decimal): its
 # key group, per state by the kind the summary gives it: a map state as an object, a list state
 # sorted (the job records its list sorted), a value or reducing state as the value, a timer state
-# as the timestamp ("event_timer", "processing_timer" for the job's "user-timers" service).  What
-# is not one thing where the job has one (two key groups or entries for one key and state, a map
-# key twice, a namespace that is not VoidNamespace) is kept as found, so it differs.
+# as the timestamp ("event_timer", "processing_timer" for the job's "user-timers" service); a state
+# in namespaces other than VoidNamespace (null) as an object by namespace of the same.  What is
+# not one thing where the job has one (two key groups or entries for one key, state and
+# namespace, a map key twice, a namespace where the job has none) is kept as found, so it differs.
 JQ_STATE='.[0] as $s | .[1] as $a
 | ($S[0].job.operators | map({key: .id, value: .uid}) | from_entries) as $uid
 | ([$s.operators[] | {key: .id, value: ([.flink_state.states[]? | {key: .name, value: .kind}] | from_entries)}]
@@ -163,18 +166,20 @@ def obj: if (map(.key) | unique | length) == length then map({key: (.key | tostr
 def vals(f): if length == 1 then .[0].typed | f else {duplicate_entries: map(.typed)} end;
 def timer: {"_timer_state/event_user-timers": "event_timer",
 	"_timer_state/processing_user-timers": "processing_timer"}[.] // .;
+def val($k): if $k == "timers" then vals(.timestamp)
+	elif $k == "map" and (.[0].typed | has("user_key")) then map({key: .typed.user_key, value: .typed.value}) | obj
+	elif $k == "map" then vals(.value | if type == "array" then obj else . end)
+	elif $k == "list" then vals(.value | if type == "array" then sort else . end)
+	else vals(.value) end;
 [$a.operators[] | .id as $id | ($uid[.id] // .uid // .id) as $u | .subtasks[] | select(.finished | not)
 	| ((.operator_state // {} | with_entries(.value |= if .mode == "broadcast"
 		then (.typed // [] | map(if type == "array" then obj else . end) | one) else .typed end))
 	+ if (.keyed_state.entries // []) == [] then {} else {keys: (.keyed_state.entries | group_by(.typed.key)
 		| map({key: (.[0].typed.key | tostring), value: ({key_group: ([.[].key_group] | unique | one)}
-			+ ([.[].typed.namespace] | unique | if . == [null] then {} else {namespaces: .} end)
 			+ (group_by(.state) | map(.[0].state as $n | $kind[$id][$n] as $k | {key: ($n | timer), value: (
-				if $k == "timers" then vals(.timestamp)
-				elif $k == "map" and (.[0].typed | has("user_key")) then map({key: .typed.user_key, value: .typed.value}) | obj
-				elif $k == "map" then vals(.value | if type == "array" then obj else . end)
-				elif $k == "list" then vals(.value | if type == "array" then sort else . end)
-				else vals(.value) end)}) | from_entries))})
+				if ([.[].typed.namespace] | unique) == [null] then val($k)
+				else group_by(.typed.namespace) | map({key: .[0].typed.namespace, value: val($k)}) | obj end)})
+				| from_entries))})
 		| from_entries)} end) as $c
 	| select($c != {}) | {key: "\($u)/\(.index)", value: $c}]
 | from_entries'

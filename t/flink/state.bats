@@ -30,8 +30,8 @@ compare_state() {
 	jq -s --slurpfile S "$side" "$JQ_STATE" st.json >ckpt.json
 	case " $ROCKS " in
 	*" $a "*)
-		# keyed state: the files listed, not their contents
-		jq '.contents | with_entries(select(.key | startswith("keyed/") | not))' "$side" >flink.json
+		# keyed state (of "keyed" and "ambig"): the files listed, not their contents
+		jq '.contents | with_entries(select(.value | has("keys") | not))' "$side" >flink.json
 		jq -s --slurpfile S "$side" "{sst: ($JQ_SST_CKPT)}" st.json >ckpt-sst.json
 		jq "{sst: ($JQ_SST_FLINK)}" "$side" >flink-sst.json
 		[ "$(jq '.sst | length' flink-sst.json)" -gt 0 ] || { echo "$v/$a: the sidecar lists no RocksDB handle"; bad=1; }
@@ -130,6 +130,8 @@ did() {
 		| .contents["src-done/0"].done[0] = "d9" | .contents["broadcast/1"].rules.r1000 = 999
 		| .contents["keyed/0"].keys["4"] |= (.count = 20 | .["multiples-of-3"][0] = 25 | .["by-source"].union = 11
 			| .sum = 1 | .key_group = 8 | .event_timer = "1000000005" | .processing_timer = "4611686018427387908")
+		| .contents["ambig/0"].keys.axx |= (.key_group = 9 | .visits.union = 34 | .parity.finishing.odd = 16)
+		| .contents["ambig/1"].keys.ax.visits |= (.unio = .union | del(.union))
 		| .spa["src-union"]["union-offsets"][0] = "u0:x" | .spa.broadcast.rules.r2 = 3
 		| .spa.keyed.keys["8"] |= (.["multiples-of-3"] += [9] | .processing_timers[0] = "4611686018427387912")' \
 		"$FLINK_OUT/$v/sidecars/$a.json" >side.json
@@ -147,6 +149,11 @@ $v/$a: keyed/0.keys.4.sum: ckpt 1315374, flink 1
 $v/$a: keyed/0.keys.4.key_group: ckpt 7, flink 8
 $v/$a: keyed/0.keys.4.event_timer: ckpt \"1000000004\", flink \"1000000005\"
 $v/$a: keyed/0.keys.4.processing_timer: ckpt \"4611686018427387907\", flink \"4611686018427387908\"
+$v/$a: ambig/0.keys.axx.key_group: ckpt 8, flink 9
+$v/$a: ambig/0.keys.axx.visits.union: ckpt 33, flink 34
+$v/$a: ambig/0.keys.axx.parity.finishing.odd: ckpt 15, flink 16
+$v/$a: ambig/1.keys.ax.visits.union: ckpt 34, flink (none)
+$v/$a: ambig/1.keys.ax.visits.unio: ckpt (none), flink 34
 $v/$a: spa.src-union.union-offsets.0: ckpt \"u0:50\", flink \"u0:x\"
 $v/$a: spa.broadcast.rules.r2: ckpt 2, flink 3
 $v/$a: spa.keyed.keys.8.multiples-of-3.7: ckpt (none), flink 9
@@ -158,18 +165,47 @@ $v/$a: spa.keyed.keys.8.processing_timers.0: ckpt \"4611686018427387911\", flink
 	a=savepoint-hashmap-canonical
 	cp -r "$(artifact_dir "$v" "$a")" sp
 	# all inline in the _metadata: a list element "m1:2" becomes "m1:7", key 4's sum 1315374
-	# (0x14122e) 1315375, its processing-time timer (sign bit flipped, then key 4) one later
+	# (0x14122e) 1315375, its processing-time timer (sign bit flipped, then key 4) one later; the
+	# namespace "finishing" of ambig's key "axx" (each with its length: 4, 10) "finishinG", in
+	# its three entries (visits; parity: even, odd)
 	perl -0777 -pi -e 's/m1:2/m1:7/ == 1 or die "m1:2";
 		s/\x00{5}\x14\x12\x2e/\x00\x00\x00\x00\x00\x14\x12\x2f/ == 1 or die "sum";
-		s/\xc0\x00{6}\x03(\x00{7}\x04)/\xc0\x00\x00\x00\x00\x00\x00\x04$1/ == 1 or die "timer"' sp/_metadata
+		s/\xc0\x00{6}\x03(\x00{7}\x04)/\xc0\x00\x00\x00\x00\x00\x00\x04$1/ == 1 or die "timer";
+		s/(\x04axx\x04\x0afinishin)g\x0a/${1}G\x0a/g == 3 or die "namespace"' sp/_metadata
 	run compare_state "$v" "$a" "" "$PWD/sp"
 	[ "$status" -eq 1 ] || { echo "status $status: $output"; return 1; }
 	did "$v/$a: map-list/1.buffer.2: ckpt \"m1:7\", flink \"m1:2\"
 $v/$a: keyed/0.keys.4.sum: ckpt 1315375, flink 1315374
 $v/$a: keyed/0.keys.4.processing_timer: ckpt \"4611686018427387908\", flink \"4611686018427387907\"
+$v/$a: ambig/0.keys.axx.visits.finishinG: ckpt 30, flink (none)
+$v/$a: ambig/0.keys.axx.visits.finishing: ckpt (none), flink 30
+$v/$a: ambig/0.keys.axx.parity.finishinG.even: ckpt 15, flink (none)
+$v/$a: ambig/0.keys.axx.parity.finishinG.odd: ckpt 15, flink (none)
+$v/$a: ambig/0.keys.axx.parity.finishing.even: ckpt (none), flink 15
+$v/$a: ambig/0.keys.axx.parity.finishing.odd: ckpt (none), flink 15
 $v/$a: spa.map-list.buffer.4: ckpt \"m1:7\", flink \"m1:2\"
 $v/$a: spa.keyed.keys.4.sum: ckpt 1315375, flink 1315374
 $v/$a: spa.keyed.keys.4.processing_timers.0: ckpt \"4611686018427387908\", flink \"4611686018427387907\""
+}
+
+@test "flink state: a length suffix of ambig's String key changed in a copy of a canonical savepoint is named as damage" {
+	first
+	a=savepoint-hashmap-canonical
+	cp -r "$(artifact_dir "$v" "$a")" sp
+	# key "axx" (4 bytes: its StringValue length, then 3 characters) and its length 4, in the
+	# entry of state "visits" in namespace "finishing" (10 bytes)
+	at=$(perl -0777 -ne 'print $-[0] if /\x04axx\x04\x0afinishing\x0a\x00/' sp/_metadata)
+	[ -n "$at" ]
+	at=$((at + 4))
+	printf '\x05' | dd of=sp/_metadata bs=1 seek="$at" conv=notrunc status=none
+	run --separate-stderr ckpt-inspect -a sp
+	# the state is inline, a byte stream handle: its name, an i32 length, its bytes; the offset is
+	# within those
+	[ "$status" -eq 2 ] && [ -z "$output" ] && [[ $stderr =~ ^ckpt-inspect:\ sp/_metadata:inline:([^ ]+):\ offset\ ([0-9]+):\ (.*)$ ]] ||
+		{ echo "status $status: $stderr"; return 1; }
+	[ "${BASH_REMATCH[3]}" = 'key of state "visits" has length suffix 5, not its length 4' ] || { echo "$stderr"; return 1; }
+	start=$(N=${BASH_REMATCH[1]} perl -0777 -ne 'print index($_, $ENV{N}) + length($ENV{N}) + 4' sp/_metadata)
+	[ $((start + BASH_REMATCH[2])) -eq "$at" ] || { echo "offset ${BASH_REMATCH[2]} in the handle from $start, not $at: $stderr"; return 1; }
 }
 
 @test "flink state: the SST listing's comparison fails on one count or size Flink recorded changed" {

@@ -25,6 +25,7 @@ public final class Ctl {
     public static volatile int slowMicros = 0;
 
     public static final AtomicLong keyedSeen = new AtomicLong();
+    public static final AtomicLong ambigSeen = new AtomicLong();
     public static final AtomicLong broadcastSeen = new AtomicLong();
     public static final AtomicLong broadcastRulesSeen = new AtomicLong();
 
@@ -40,6 +41,7 @@ public final class Ctl {
         releaseUnion = false;
         slowMicros = 0;
         keyedSeen.set(0);
+        ambigSeen.set(0);
         broadcastSeen.set(0);
         broadcastRulesSeen.set(0);
         contents.clear();

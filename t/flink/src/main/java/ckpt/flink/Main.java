@@ -199,7 +199,8 @@ public final class Main {
     static void drained(Map<String, Integer> p) throws Exception {
         long n = StateJob.expectedRecords(p);
         long rules = (long) p.get("src-union") * StateJob.RULES_PER_SUBTASK * p.get("broadcast");
-        waitFor("every record through the job", () -> Ctl.keyedSeen.get() == n && Ctl.broadcastSeen.get() == n
+        waitFor("every record through the job", () -> Ctl.keyedSeen.get() == n && Ctl.ambigSeen.get() == n
+                && Ctl.broadcastSeen.get() == n
                 && Ctl.broadcastRulesSeen.get() == rules);
     }
 

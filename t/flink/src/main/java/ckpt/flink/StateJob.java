@@ -12,6 +12,7 @@ import org.apache.flink.api.common.state.ReducingStateDescriptor;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.common.typeutils.base.StringSerializer;
 import org.apache.flink.api.java.functions.KeySelector;
 import org.apache.flink.runtime.state.CheckpointableKeyedStateBackend;
 import org.apache.flink.runtime.state.FunctionInitializationContext;
@@ -53,6 +54,7 @@ import java.util.TreeMap;
  *      -> map-tag   (one chain, p 3) ──hash──> keyed (value, list, map, reducing state, timers; p 2)
  *      ──forward──> broadcast (broadcast state "rules" fed by rules-filter from src-union; p 2)
  *      ──> sink (p 1)
+ *   map-tag ──hash──> ambig (String key, value and map state in String namespaces; p as keyed; no output)
  * </pre>
  */
 public final class StateJob {
@@ -78,7 +80,7 @@ public final class StateJob {
     public static final int DONE_RECORDS = 10;
 
     /** The uids and default parallelisms; the filter has no uid. */
-    public static final String[] UIDS = {"src-union", "src-finishing", "map-list", "map-tag", "keyed", "broadcast", "rules-filter", "sink"};
+    public static final String[] UIDS = {"src-union", "src-finishing", "map-list", "map-tag", "keyed", "ambig", "broadcast", "rules-filter", "sink"};
 
     public static Map<String, Integer> defaultParallelism() {
         Map<String, Integer> p = new TreeMap<>();
@@ -116,6 +118,8 @@ public final class StateJob {
                 .map(v -> v).returns(Types.LONG).name("map-tag").uid(uid("map-tag")).setParallelism(chain);
         DataStream<Long> keyed = tagged.keyBy(new ModKey())
                 .transform("keyed", Types.LONG, new KeyedOp()).uid(uid("keyed")).setParallelism(p.get("keyed"));
+        tagged.keyBy(new AmbigKey()).transform("ambig", Types.LONG, new AmbigOp()).uid(uid("ambig"))
+                .setParallelism(p.get("keyed"));
         BroadcastStream<Long> rules = union.filter(v -> v % 1000 < RULES_PER_SUBTASK)
                 .name("rules-filter").uid(uid("rules-filter")).setParallelism(p.get("src-union"))
                 .broadcast(RULES);
@@ -435,6 +439,77 @@ public final class StateJob {
 
         @Override
         public void onProcessingTime(InternalTimer<Long, VoidNamespace> timer) {}
+    }
+
+    /** Keys of three lengths: "a", "ax", "axx" (key groups 17, 22, 8: on each subtask at p 2 and 3). */
+    public static final class AmbigKey implements KeySelector<Long, String> {
+        @Override
+        public String getKey(Long v) {
+            return "a" + "x".repeat((int) (v % 3));
+        }
+    }
+
+    /** The namespace of a record: its source; "done" one of 300 characters (a two-byte length). */
+    static String source(long v) {
+        return v >= 200000 ? "done:" + "d".repeat(295) : v >= 100000 ? "finishing" : "union";
+    }
+
+    /**
+     * Key and namespace both of variable length (Strings), Flink's "ambiguous key": RocksDB and the
+     * canonical savepoints write each with a length suffix (CompositeKeySerializationUtils).  Per
+     * key and namespace (the record's source) value state "visits" (records) and map state "parity"
+     * ("even"/"odd" -> records).  It reports nothing on a restore.
+     */
+    public static final class AmbigOp extends AbstractStreamOperator<Long> implements OneInputStreamOperator<Long, Long> {
+        private static final ValueStateDescriptor<Long> VISITS = new ValueStateDescriptor<>("visits", Types.LONG);
+        private static final MapStateDescriptor<String, Long> PARITY =
+                new MapStateDescriptor<>("parity", Types.STRING, Types.LONG);
+        private transient Map<String, Map<String, Object>> mirror;
+        private int idx;
+
+        @Override
+        public void initializeState(StateInitializationContext ctx) throws Exception {
+            super.initializeState(ctx);
+            idx = getRuntimeContext().getTaskInfo().getIndexOfThisSubtask();
+            mirror = new TreeMap<>();
+        }
+
+        @Override
+        @SuppressWarnings("unchecked")
+        public void processElement(StreamRecord<Long> rec) throws Exception {
+            long v = rec.getValue();
+            String key = (String) getCurrentKey(), ns = source(v), par = v % 2 == 0 ? "even" : "odd";
+            ValueState<Long> visits = getPartitionedState(ns, StringSerializer.INSTANCE, VISITS);
+            Long c = visits.value();
+            visits.update(c == null ? 1 : c + 1);
+            MapState<String, Long> parity = getPartitionedState(ns, StringSerializer.INSTANCE, PARITY);
+            Long q = parity.get(par);
+            parity.put(par, q == null ? 1 : q + 1);
+            Map<String, Object> m = mirror.computeIfAbsent(key, k -> Json.obj("key_group",
+                    KeyGroupRangeAssignment.assignToKeyGroup(k, MAX_PARALLELISM), "visits", new TreeMap<String, Object>(),
+                    "parity", new TreeMap<String, Object>()));
+            ((Map<String, Object>) m.get("visits")).put(ns, visits.value());
+            ((Map<String, Object>) ((Map<String, Object>) m.get("parity")).computeIfAbsent(ns, k -> new TreeMap<String, Object>()))
+                    .put(par, parity.get(par));
+            Ctl.ambigSeen.incrementAndGet();
+        }
+
+        @Override
+        public void snapshotState(StateSnapshotContext ctx) throws Exception {
+            super.snapshotState(ctx);
+            Map<String, Object> keys = new TreeMap<>();
+            // a copy: the mirror changes with the records after this snapshot
+            for (Map.Entry<String, Map<String, Object>> e : mirror.entrySet()) keys.put(e.getKey(), copy(e.getValue()));
+            Ctl.contents.put("ambig/" + idx, Json.obj("keys", keys));
+        }
+
+        @SuppressWarnings("unchecked")
+        private static Map<String, Object> copy(Map<String, Object> m) {
+            Map<String, Object> c = new TreeMap<>();
+            for (Map.Entry<String, Object> e : m.entrySet())
+                c.put(e.getKey(), e.getValue() instanceof Map ? copy((Map<String, Object>) e.getValue()) : e.getValue());
+            return c;
+        }
     }
 
     /** Broadcast state "rules": "r" + value -> value for every rule record of src-union. */
