@@ -15,6 +15,10 @@ void ckpt_snap_arena_free(struct ckpt_snap_arena *a);
 /* The state document written as it is read (snap-print.c): containers opened and closed, keys and
  * values, in jansson's compact or indented form.  Write errors are kept and told by ckpt_jw_failed. */
 struct ckpt_jw;
+/* A writer to f, pretty (indented) or compact; NULL with e set on no memory. */
+struct ckpt_jw *ckpt_jw_new(FILE *f, int pretty, struct ckpt_err *e);
+/* What is still buffered written to f, then the writer freed; NULL is accepted. */
+void ckpt_jw_free(struct ckpt_jw *w);
 void ckpt_jw_open(struct ckpt_jw *w, char c);   /* '{' or '[' */
 void ckpt_jw_close(struct ckpt_jw *w, char c);  /* '}' or ']' */
 void ckpt_jw_key(struct ckpt_jw *w, const char *k); /* a member's key: its value follows */

@@ -15,7 +15,8 @@
 struct ckpt_jw {
 	FILE *f;
 	int pretty, depth, failed;
-	size_t count[JW_DEPTH]; /* items written in each open container */
+	size_t *count;          /* items written in each open container: cap of them, JW_DEPTH at first */
+	size_t cap;
 	size_t len;
 	char buf[JW_BUF];
 };
@@ -70,18 +71,34 @@ jw_indent(struct ckpt_jw *w, int depth)
 static void
 jw_item(struct ckpt_jw *w)
 {
-	if (w->depth == 0)
+	if (w->depth == 0 || (size_t)w->depth > w->cap) /* deeper only when out of memory (failed) */
 		return;
 	if (w->count[w->depth - 1]++ > 0)
 		jw_raw(w, ",", 1);
 	jw_indent(w, w->depth);
 }
 
+/* Room for one more level of containers: as deep as the value is (jansson's writer has no limit);
+ * out of memory, the writer has failed. */
+static int
+jw_deeper(struct ckpt_jw *w)
+{
+	size_t cap = w->cap ? 2 * w->cap : JW_DEPTH, *c;
+
+	if ((c = reallocarray(w->count, cap, sizeof *c)) == NULL) {
+		w->failed = ENOMEM;
+		return -1;
+	}
+	w->count = c;
+	w->cap = cap;
+	return 0;
+}
+
 void
 ckpt_jw_open(struct ckpt_jw *w, char c)
 {
 	jw_raw(w, &c, 1);
-	if (w->depth < JW_DEPTH)
+	if ((size_t)w->depth < w->cap || jw_deeper(w) == 0)
 		w->count[w->depth] = 0;
 	w->depth++;
 }
@@ -90,7 +107,7 @@ void
 ckpt_jw_close(struct ckpt_jw *w, char c)
 {
 	w->depth--;
-	if (w->depth < JW_DEPTH && w->count[w->depth] > 0)
+	if ((size_t)w->depth < w->cap && w->count[w->depth] > 0)
 		jw_indent(w, w->depth);
 	jw_raw(w, &c, 1);
 }
@@ -298,11 +315,35 @@ jw_members(struct ckpt_jw *w, const json_t *o)
 	}
 }
 
+struct ckpt_jw *
+ckpt_jw_new(FILE *f, int pretty, struct ckpt_err *e)
+{
+	struct ckpt_jw *w = ckpt_calloc(1, sizeof *w, e);
+
+	if (w == NULL)
+		return NULL;
+	w->f = f;
+	w->pretty = pretty;
+	return w;
+}
+
+void
+ckpt_jw_free(struct ckpt_jw *w)
+{
+	if (w == NULL)
+		return;
+	jw_flush(w);
+	free(w->count);
+	free(w);
+}
+
 int
 ckpt_jw_failed(struct ckpt_jw *w, struct ckpt_err *e)
 {
 	if (!w->failed)
 		return 0;
+	if (w->failed == ENOMEM)
+		return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
 	errno = w->failed;
 	return ckpt_err_sys(e, "stdout", "write error");
 }
@@ -368,10 +409,8 @@ ckpt_snapshot_print(struct ckpt_snapshot *s, FILE *f, int pretty, struct ckpt_er
 	 * document half-way stops it before it starts */
 	if (b->check && b->check(s, e) < 0)
 		return -1;
-	if ((w = ckpt_calloc(1, sizeof *w, e)) == NULL)
+	if ((w = ckpt_jw_new(f, pretty, e)) == NULL)
 		return -1;
-	w->f = f;
-	w->pretty = pretty;
 	if ((head = ckpt_snap_head(s)) == NULL) {
 		ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
 		goto out;
@@ -392,8 +431,6 @@ ckpt_snapshot_print(struct ckpt_snapshot *s, FILE *f, int pretty, struct ckpt_er
 	jw_flush(w);
 	rc = ckpt_jw_failed(w, e);
 out:
-	if (rc < 0)
-		jw_flush(w); /* what was printed stays printed: the document is cut, never closed */
-	free(w);
+	ckpt_jw_free(w); /* what was printed stays printed: the document is cut, never closed */
 	return rc;
 }
