@@ -119,42 +119,11 @@ put_int(struct ckpt_evflink *f, long long v)
 	return 0;
 }
 
-static int put(struct ckpt_evflink *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/*
- * Append fmt to the payload with its conversions filled in as printf would, for the two the
- * payloads use, %s and %lld, without printf's cost on every record (any other is refused).
- * -1 on no memory.
- */
+/* Append the string s; -1 on no memory. */
 static int
-put(struct ckpt_evflink *f, const char *fmt, ...)
+put_str(struct ckpt_evflink *f, const char *s)
 {
-	va_list ap;
-	int rc = 0;
-
-	va_start(ap, fmt);
-	while (rc == 0 && *fmt != '\0') {
-		const char *pc = strchr(fmt, '%');
-		size_t n = pc ? (size_t)(pc - fmt) : strlen(fmt);
-
-		rc = put_bytes(f, fmt, n);
-		fmt += n;
-		if (rc < 0 || pc == NULL)
-			break;
-		if (strncmp(pc, "%s", 2) == 0) {
-			const char *a = va_arg(ap, const char *);
-
-			rc = put_bytes(f, a, strlen(a));
-			fmt += 2;
-		} else if (strncmp(pc, "%lld", 4) == 0) {
-			rc = put_int(f, va_arg(ap, long long));
-			fmt += 4;
-		} else {
-			rc = -1;
-		}
-	}
-	va_end(ap);
-	return rc;
+	return put_bytes(f, s, strlen(s));
 }
 
 /* Append a jansson value as json_dumps writes it; -1 on no memory. */
@@ -338,7 +307,10 @@ initialized(struct dec *d, const struct ckpt_javaser_value *v)
 	}
 	d->ev->vertex = f->vertex;
 	d->ev->parallelism = (uint32_t)par->i;
-	return put(f, "{\"vertex\":\"%s\",\"parallelism\":%lld}", f->vertex, (long long)d->ev->parallelism);
+	if (put_str(f, "{\"vertex\":\"") < 0 || put_str(f, f->vertex) < 0 || put_str(f, "\",\"parallelism\":") < 0 ||
+	    put_int(f, d->ev->parallelism) < 0)
+		return -1;
+	return put_str(f, "}");
 }
 
 /* Room for n subtasks of a reset. */
@@ -371,19 +343,20 @@ reset(struct dec *d, const struct ckpt_javaser_value *v)
 
 	if (want(d, v, C_RESET, "the event") < 0 ||
 	    collection(d, ckpt_javaser_field(v, "executionVertexIds"), "executionVertexIds", 0, &items, &n) < 0 ||
-	    tasks_room(d, n) < 0 || put(f, "{\"subtasks\":[") < 0)
+	    tasks_room(d, n) < 0 || put_str(f, "{\"subtasks\":[") < 0)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
 		struct ckpt_event_task *t = &f->tasks[i];
 
 		t->vertex = f->hex[i];
 		if (vertex_id(d, items[i], f->hex[i], &t->subtask) < 0 ||
-		    put(f, "%s{\"vertex\":\"%s\",\"subtask\":%lld}", i ? "," : "", t->vertex, (long long)t->subtask) < 0)
+		    put_str(f, i ? ",{\"vertex\":\"" : "{\"vertex\":\"") < 0 || put_str(f, t->vertex) < 0 ||
+		    put_str(f, "\",\"subtask\":") < 0 || put_int(f, t->subtask) < 0 || put_str(f, "}") < 0)
 			return -1;
 	}
 	d->ev->tasks = f->tasks;
 	d->ev->ntasks = n;
-	return put(f, "]}");
+	return put_str(f, "]}");
 }
 
 /*
@@ -427,7 +400,7 @@ metrics(struct dec *d, const struct ckpt_javaser_value *v)
 	struct ckpt_evflink *f = d->f;
 
 	if (v != NULL && v->kind == CKPT_JAVASER_NULL)
-		return put(f, "null");
+		return put_str(f, "null");
 	if (want(d, v, C_IOMETRICS, "ioMetrics") < 0)
 		return -1;
 	rpb = ckpt_javaser_field(v, "resultPartitionBytes");
@@ -435,14 +408,15 @@ metrics(struct dec *d, const struct ckpt_javaser_value *v)
 		return bad(d, rpb->at, "IOMetrics.resultPartitionBytes is not null: not supported");
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
 		if (prim(d, v, names[i][0], 'J', "ioMetrics", &m) < 0 ||
-		    put(f, "%s\"%s\":%lld", i ? "," : "{", names[i][1], (long long)m->i) < 0)
+		    put_str(f, i ? ",\"" : "{\"") < 0 || put_str(f, names[i][1]) < 0 || put_str(f, "\":") < 0 ||
+		    put_int(f, m->i) < 0)
 			return -1;
 		d->too_big |= m->i >= 1000000000000000000 || m->i <= -1000000000000000000;
 	}
-	if (prim(d, v, "accumulateBusyTime", 'D', "ioMetrics", &m) < 0 || put(f, ",\"busy_ms\":") < 0 ||
+	if (prim(d, v, "accumulateBusyTime", 'D', "ioMetrics", &m) < 0 || put_str(f, ",\"busy_ms\":") < 0 ||
 	    put_real(f, m->d) < 0)
 		return -1;
-	return put(f, "}");
+	return put_str(f, "}");
 }
 
 /* The big-endian int at *pos, the length of what follows, within the payload. */
@@ -520,8 +494,9 @@ finished_event(struct dec *d, const struct ckpt_javaser_value *v)
 		return bad(d, num->at, "attempt number %lld out of range", (long long)num->i);
 	ev->vertex = d->f->vertex;
 	ev->attempt = (uint32_t)num->i;
-	if (put(d->f, "{\"vertex\":\"%s\",\"subtask\":%lld,\"attempt\":%lld,\"metrics\":", ev->vertex,
-		(long long)ev->subtask, (long long)ev->attempt) < 0)
+	if (put_str(d->f, "{\"vertex\":\"") < 0 || put_str(d->f, ev->vertex) < 0 ||
+	    put_str(d->f, "\",\"subtask\":") < 0 || put_int(d->f, ev->subtask) < 0 ||
+	    put_str(d->f, ",\"attempt\":") < 0 || put_int(d->f, ev->attempt) < 0 || put_str(d->f, ",\"metrics\":") < 0)
 		return -1;
 	return metrics(d, ckpt_javaser_field(v, "ioMetrics"));
 }
@@ -537,7 +512,7 @@ snapshots(struct dec *d, json_t *co, size_t *at)
 
 	s = json_pack("{s:o,s:{s:b,s:s}}", "coordinators", co ? co : json_object(), "shuffle", "incremental", 0,
 		      "state", "");
-	if (s == NULL || put(f, ",\"snapshots\":") < 0) {
+	if (s == NULL || put_str(f, ",\"snapshots\":") < 0) {
 		json_decref(s);
 		return -1;
 	}
@@ -577,7 +552,7 @@ finished(struct dec *d)
 			goto out;
 	}
 	/* the text may have moved as it grew */
-	if ((rc = put(d->f, "}")) == 0 && n > 0)
+	if ((rc = put_str(d->f, "}")) == 0 && n > 0)
 		d->ev->snapshots = d->f->text + snap;
 out:
 	json_decref(co);

@@ -20,16 +20,20 @@ void ckpt_snap_arena_free(struct ckpt_snap_arena *a);
  * The writer is here, not opaque, so that the hot calls (an entry's keys, separators, integers and
  * plain strings) are inline; what is rare or long is in snap-print.c. */
 #define CKPT_JW_BUF ((size_t)1 << 16)
-/* deeper than any document: a typed value's FOUT_DEPTH (160) levels inside the document's few */
-#define CKPT_JW_DEPTH 256
 struct ckpt_jw {
 	FILE *f;
 	int pretty, depth, failed;
-	size_t count[CKPT_JW_DEPTH]; /* items written in each open container */
+	size_t *count; /* items written in each open container: cap of them, grown as deep as the value */
+	size_t cap;
 	size_t len;
 	char buf[CKPT_JW_BUF];
 };
+/* A writer to f, pretty (indented) or compact; NULL with e set on no memory. */
+struct ckpt_jw *ckpt_jw_new(FILE *f, int pretty, struct ckpt_err *e);
+/* What is still buffered written to f, then the writer freed; NULL is accepted. */
+void ckpt_jw_free(struct ckpt_jw *w);
 void ckpt_jw_flush(struct ckpt_jw *w);
+int ckpt_jw_deeper(struct ckpt_jw *w); /* room for one more level; -1 (failed) on no memory */
 void ckpt_jw_indent(struct ckpt_jw *w, int depth); /* a new line and two spaces a level (pretty) */
 void ckpt_jw_string(struct ckpt_jw *w, const char *p, size_t n); /* any valid UTF-8, escaped */
 void ckpt_jw_entry(struct ckpt_jw *w, const void *p, size_t n); /* as ckpt_entry_to_json */
@@ -56,7 +60,7 @@ ckpt_jw_byte(struct ckpt_jw *w, char c)
 static inline void
 ckpt_jw_elem(struct ckpt_jw *w)
 {
-	if (w->depth == 0)
+	if (w->depth == 0 || (size_t)w->depth > w->cap) /* deeper only when out of memory (failed) */
 		return;
 	if (w->count[w->depth - 1]++ > 0)
 		ckpt_jw_byte(w, ',');
@@ -67,13 +71,15 @@ static inline void
 ckpt_jw_open(struct ckpt_jw *w, char c) /* '{' or '[' */
 {
 	ckpt_jw_byte(w, c);
-	w->count[w->depth++] = 0;
+	if ((size_t)w->depth < w->cap || ckpt_jw_deeper(w) == 0)
+		w->count[w->depth] = 0;
+	w->depth++;
 }
 static inline void
 ckpt_jw_close(struct ckpt_jw *w, char c) /* '}' or ']' */
 {
 	w->depth--;
-	if (w->pretty && w->count[w->depth] > 0)
+	if (w->pretty && (size_t)w->depth < w->cap && w->count[w->depth] > 0)
 		ckpt_jw_indent(w, w->depth);
 	ckpt_jw_byte(w, c);
 }

@@ -178,11 +178,51 @@ jw_members(struct ckpt_jw *w, const json_t *o)
 	}
 }
 
+/* Room for one more level of containers: as deep as the value is (jansson's writer has no limit);
+ * out of memory, the writer has failed. */
+int
+ckpt_jw_deeper(struct ckpt_jw *w)
+{
+	size_t cap = w->cap ? 2 * w->cap : 64, *c;
+
+	if ((c = reallocarray(w->count, cap, sizeof *c)) == NULL) {
+		w->failed = ENOMEM;
+		return -1;
+	}
+	w->count = c;
+	w->cap = cap;
+	return 0;
+}
+
+struct ckpt_jw *
+ckpt_jw_new(FILE *f, int pretty, struct ckpt_err *e)
+{
+	struct ckpt_jw *w = ckpt_calloc(1, sizeof *w, e);
+
+	if (w == NULL)
+		return NULL;
+	w->f = f;
+	w->pretty = pretty;
+	return w;
+}
+
+void
+ckpt_jw_free(struct ckpt_jw *w)
+{
+	if (w == NULL)
+		return;
+	ckpt_jw_flush(w);
+	free(w->count);
+	free(w);
+}
+
 int
 ckpt_jw_failed(struct ckpt_jw *w, struct ckpt_err *e)
 {
 	if (!w->failed)
 		return 0;
+	if (w->failed == ENOMEM)
+		return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
 	errno = w->failed;
 	return ckpt_err_sys(e, "stdout", "write error");
 }
@@ -248,10 +288,8 @@ ckpt_snapshot_print(struct ckpt_snapshot *s, FILE *f, int pretty, struct ckpt_er
 	 * document half-way stops it before it starts */
 	if (b->check && b->check(s, e) < 0)
 		return -1;
-	if ((w = ckpt_calloc(1, sizeof *w, e)) == NULL)
+	if ((w = ckpt_jw_new(f, pretty, e)) == NULL)
 		return -1;
-	w->f = f;
-	w->pretty = pretty;
 	if ((head = ckpt_snap_head(s)) == NULL) {
 		ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
 		goto out;
@@ -272,8 +310,6 @@ ckpt_snapshot_print(struct ckpt_snapshot *s, FILE *f, int pretty, struct ckpt_er
 	ckpt_jw_flush(w);
 	rc = ckpt_jw_failed(w, e);
 out:
-	if (rc < 0)
-		ckpt_jw_flush(w); /* what was printed stays printed: the document is cut, never closed */
-	free(w);
+	ckpt_jw_free(w); /* what was printed stays printed: the document is cut, never closed */
 	return rc;
 }
