@@ -383,7 +383,7 @@ open_bytes(struct fctx *c, struct ckpt_fsrc *s, int *fd)
 {
 	const json_t *d = json_object_get(c->h->detail, "delegate");
 	const char *kind = json_string_value(json_object_get(d, "kind")), *path = c->h->path;
-	uint64_t start = (uint64_t)json_integer_value(json_object_get(d, "start"));
+	uint64_t start = (uint64_t)json_integer_value(json_object_get(d, "start")), want;
 	struct stat sb;
 
 	*fd = -1;
@@ -406,12 +406,11 @@ open_bytes(struct fctx *c, struct ckpt_fsrc *s, int *fd)
 				    c->op->id, c->st->index);
 	if (fstat(*fd, &sb) < 0)
 		return ckpt_err_sys(c->e, c->where, "cannot stat");
-	if (strcmp(kind, "segment_file") == 0 ? (uint64_t)sb.st_size < start + c->h->size :
-	    (uint64_t)sb.st_size != c->h->size)
-		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "%llu bytes, but the _metadata records %llu",
-				    (unsigned long long)sb.st_size,
-				    (unsigned long long)(strcmp(kind, "segment_file") == 0 ? start + c->h->size :
-							 c->h->size));
+	want = strcmp(kind, "segment_file") == 0 ? start + c->h->size : c->h->size;
+	if (strcmp(kind, "segment_file") == 0 ? (uint64_t)sb.st_size < want : (uint64_t)sb.st_size != want)
+		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "%s: %llu bytes, the _metadata records %llu",
+				    (uint64_t)sb.st_size < want ? "short" : "long", (unsigned long long)sb.st_size,
+				    (unsigned long long)want); /* as -c words it */
 	return ckpt_fsrc_file(s, *fd, strcmp(kind, "segment_file") == 0 ? start : 0, c->h->size, c->where, c->e);
 }
 

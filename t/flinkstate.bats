@@ -167,6 +167,15 @@ want_entries='[["\u0002a","\u0003bc"],["a","bc"],[29,{"base64":"HQAAACoA"},{"bas
 		ckpt-inspect -a sp
 }
 
+@test "flinkstate: -a and the summary stop at a state file of the wrong size, in -c's words" {
+	sp_dir
+	truncate -s 100 sp/kv
+	bad 2 'ckpt-inspect: sp/kv: short: 100 bytes, the _metadata records 443' ckpt-inspect -a sp
+	truncate -s 448 sp/kv
+	bad 2 'ckpt-inspect: sp/kv: long: 448 bytes, the _metadata records 443' ckpt-inspect -a sp
+	bad 2 'ckpt-inspect: sp/kv: long: 448 bytes, the _metadata records 443' ckpt-inspect sp
+}
+
 @test "flinkstate: -c names each missing, short and damaged file (exit 1)" {
 	sp_dir
 	run ckpt-inspect -c sp
