@@ -457,6 +457,7 @@ struct job {
 	char *dir;             /* checkpoint directory */
 	int64_t completed;     /* checkpoints completed */
 	int final_fast;        /* the checkpoint after everything reached end of data was triggered */
+	int test_close_race;   /* CKPT_TEST_CLOSE_RACE=1: test-only hold before the look at closing (task.c) */
 	struct ckpt_err err;
 	int fatal;
 	pthread_mutex_t emu; /* serialises events */
