@@ -169,6 +169,20 @@ exactly_once() {
 	[ "$first" = checkpoint_completed ]
 }
 
+@test "run: finishing: no other checkpoint after one that was every task's final one" {
+	# The source's 200 records go out in one call, held there by back-pressure (one 64-byte buffer a
+	# channel) from a map of 4 ms a record: the first checkpoint, due after min_pause_ms, reaches the
+	# source after its end, and every subtask acknowledges it after the end of its input. It is every
+	# subtask's final checkpoint: they close when it completes, and no final checkpoint is triggered
+	# after it (min_pause_ms keeps a periodic one away while they close).
+	pipeline finishing '.vertices = [{"id": "src", "operator": "source", "parallelism": 1, "params": {"records": 200, "keys": 4}}, {"id": "map", "operator": "map", "parallelism": 1, "params": {"delay_us": 4000}}, {"id": "sink", "operator": "file_sink", "parallelism": 1, "params": {"path": "out"}}] | .edges = [{"source": "src", "target": "map", "partitioner": "forward"}, {"source": "map", "target": "sink", "partitioner": "forward"}] | .network = {"buffer_bytes": 64, "buffers_per_channel": 1, "floating_buffers": 0, "max_buffers_per_channel": 1} | .checkpointing.min_pause_ms = 500'
+	run_job p.json
+	status_is 0
+	[ "$(jq -c 'select(.event | startswith("checkpoint")) | [.event, .id]' events.ndjson | tr '\n' ' ')" = '["checkpoint_triggered",1] ["checkpoint_completed",1] ' ]
+	[ "$(events job_finished | jq -r '[.state, .records, .checkpoints] | @tsv')" = "FINISHED	200	1" ]
+	[ "$(committed | wc -l)" -eq 200 ]
+}
+
 @test "run: finishing: a completion between the look at the mail and the look at closing is still committed" {
 	# CKPT_TEST_CLOSE_RACE=1 (test-only, lib/engine/task.c): every ended task waits, after its look at the
 	# mail and before its look at closing, until its final checkpoint was marked completed. A task that

@@ -452,7 +452,7 @@ complete(struct job *j, struct pending_cp *pc)
 	int64_t now = ckpt_now_ms(), id = pc->id;
 	char *path = archive_path(j, pc, &e);
 	enum bar_kind kind = pc->bar.kind;
-	int drain = pc->bar.drain;
+	int drain = pc->bar.drain, covered = 1;
 	ssize_t uv = union_partly_ended(j, pc);
 
 	if (uv >= 0) {
@@ -483,6 +483,9 @@ complete(struct job *j, struct pending_cp *pc)
 	free(j->latest);
 	j->latest = ckpt_strdup(path, &e);
 	j->latest_id = id;
+	for (size_t t = 0; t < j->nt; t++)
+		covered &= pc->ended[t] || pc->finished[t];
+	j->final_covered = covered;
 	if (kind == BAR_CHECKPOINT)
 		retain(j, path);
 	else
@@ -565,6 +568,7 @@ ckpt_coord_handle(struct job *j, struct msg *m)
 		break;
 	case MSG_END_OF_DATA:
 		j->eod[m->task] = 1;
+		j->final_covered = 0; /* (a restarted task) it needs a checkpoint after this end */
 		break;
 	default:
 		break;
@@ -665,8 +669,9 @@ ckpt_coord_tick(struct job *j, int64_t now)
 		return -1;
 	if (p->interval_ms <= 0 || j->stop_requested || j->savepoint_id >= 0 || j->npend >= p->max_concurrent)
 		return 0;
-	/* the final checkpoint goes right after every task reached the end of its data */
-	if (!j->final_fast && all_reached_end(j) && j->npend == 0) {
+	/* the final checkpoint goes right after every task reached the end of its data, unless the one that
+	 * just completed was already every task's final one (each acknowledged it after its end): they close */
+	if (!j->final_fast && all_reached_end(j) && j->npend == 0 && !j->final_covered) {
 		j->final_fast = 1;
 	} else if (now < j->next_trigger_ms || now - j->last_complete_ms < p->min_pause_ms) {
 		return 0;
