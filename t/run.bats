@@ -169,6 +169,35 @@ exactly_once() {
 	[ "$first" = checkpoint_completed ]
 }
 
+@test "run: finishing: no other checkpoint after one that was every task's final one" {
+	# The source's 200 records go out in one call, held there by back-pressure (one 64-byte buffer a
+	# channel) from a map of 4 ms a record: the first checkpoint, due after min_pause_ms, reaches the
+	# source after its end, and every subtask acknowledges it after the end of its input. It is every
+	# subtask's final checkpoint: they close when it completes, and no final checkpoint is triggered
+	# after it (min_pause_ms keeps a periodic one away while they close).
+	pipeline finishing '.vertices = [{"id": "src", "operator": "source", "parallelism": 1, "params": {"records": 200, "keys": 4}}, {"id": "map", "operator": "map", "parallelism": 1, "params": {"delay_us": 4000}}, {"id": "sink", "operator": "file_sink", "parallelism": 1, "params": {"path": "out"}}] | .edges = [{"source": "src", "target": "map", "partitioner": "forward"}, {"source": "map", "target": "sink", "partitioner": "forward"}] | .network = {"buffer_bytes": 64, "buffers_per_channel": 1, "floating_buffers": 0, "max_buffers_per_channel": 1} | .checkpointing.min_pause_ms = 500'
+	run_job p.json
+	status_is 0
+	[ "$(jq -c 'select(.event | startswith("checkpoint")) | [.event, .id]' events.ndjson | tr '\n' ' ')" = '["checkpoint_triggered",1] ["checkpoint_completed",1] ' ]
+	[ "$(events job_finished | jq -r '[.state, .records, .checkpoints] | @tsv')" = "FINISHED	200	1" ]
+	[ "$(committed | wc -l)" -eq 200 ]
+}
+
+@test "run: finishing: a completion between the look at the mail and the look at closing is still committed" {
+	# CKPT_TEST_CLOSE_RACE=1 (test-only, lib/engine/task.c): every ended task waits, after its look at the
+	# mail and before its look at closing, until its final checkpoint was marked completed. A task that
+	# closed on the completion alone, before its operator was notified of it, left each sink's last
+	# transaction pending: a finished job without its last windows. The window operator's finish() emits
+	# them just before EndOfData: every sink's final transaction holds records.
+	pipeline windows
+	CKPT_TEST_CLOSE_RACE=1 run_job p.json
+	status_is 0
+	[ ! -s err.txt ]
+	[ "$(events job_finished | jq -r '[.state, .records] | @tsv')" = "FINISHED	640" ]
+	[ "$(ls -A out | grep -c '^\.pending')" -eq 0 ]
+	[ "$(committed | wc -l)" -eq 640 ]
+}
+
 @test "run: without checkpoints after tasks finish, the last transaction is never committed" {
 	pipeline finishing '.checkpointing.after_tasks_finish = false'
 	run_job p.json
@@ -288,6 +317,32 @@ declined_stop_pipeline() {
 	[ "$(cat err.txt)" = "ckpt-run: the job finished without a savepoint: it ended before the stop-with-savepoint was triggered" ]
 	[ "$(events job_finished | jq -r .state)" = FINISHED ]
 	[ ! -e sp.tar ]
+}
+
+@test "run: a stop-with-savepoint the plan declines fails at once, as Flink's trigger; the job runs on" {
+	# "short" finishes at once; "long" runs for 3 s. Without checkpoints after tasks finish, the plan
+	# declines every trigger from then on (NOT_ALL_REQUIRED_TASKS_RUNNING). The stop must fail when it is
+	# asked, not be tried again until timeout_ms (1 s) and then fail the job.
+	pipeline finishing '.checkpointing.after_tasks_finish = false | .checkpointing.timeout_ms = 1000 | .vertices[1].params.delay_us = 1000'
+	timeout -k 5 60 ckpt-run p.json > events.ndjson 2> err.txt &
+	pid=$!
+	for i in $(seq 1 200); do
+		grep -q '"event":"task_state","vertex":"short","subtask":0,"state":"FINISHED"' events.ndjson && break
+		sleep 0.05
+	done
+	kill -TERM "$pid"
+	st=0
+	wait "$pid" || st=$?
+	[ "$st" -eq 1 ]
+	[ "$(cat err.txt)" = "ckpt-run: the job finished without a savepoint: stop-with-savepoint failed (NOT_ALL_REQUIRED_TASKS_RUNNING): Some tasks of the job have already finished and checkpointing with finished tasks is not enabled." ]
+	[ "$(events checkpoint_declined)" = '{"event":"checkpoint_declined","kind":"savepoint","reason":"NOT_ALL_REQUIRED_TASKS_RUNNING","message":"Some tasks of the job have already finished and checkpointing with finished tasks is not enabled."}' ]
+	# declined while "long" still ran, which then ran to its end: no savepoint triggered, no failure
+	jq -r 'select(.event == "checkpoint_declined" or (.event == "task_state" and .state == "FINISHED")) | .vertex // .event' events.ndjson > seq.txt
+	[ "$(head -2 seq.txt | tr '\n' ' ')" = "short checkpoint_declined " ]
+	[ "$(sed 1,2d seq.txt | sort | tr '\n' ' ')" = "long long map map sink " ]
+	[ "$(events checkpoint_triggered | jq -c 'select(.kind == "savepoint")' | wc -l)" -eq 0 ]
+	[ "$(events failure | wc -l)" -eq 0 ]
+	[ "$(events job_finished | jq -r '[.state, .records, .restarts] | @tsv')" = "FINISHED	6300	0" ]
 }
 
 @test "run: restore from an archive rescaled by ckpt-merge" {

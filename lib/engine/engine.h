@@ -435,7 +435,6 @@ struct job {
 	size_t nretained;
 	int64_t savepoint_id;  /* pending stop-with-savepoint (-1 none) */
 	int stop_requested, stop_drain;
-	int64_t stop_declined_ms; /* since when the stop's savepoint is declined (0: it is not) */
 	int64_t stop_at_ms;
 	int stop_asked;        /* a stop-with-savepoint was asked for (-s, -n, the stop flag) */
 	int stop_seen;         /* the value of *o->stop last acted on: each change is a new request */
@@ -457,6 +456,8 @@ struct job {
 	char *dir;             /* checkpoint directory */
 	int64_t completed;     /* checkpoints completed */
 	int final_fast;        /* the checkpoint after everything reached end of data was triggered */
+	int final_covered;     /* the newest completed checkpoint was every task's final one (coordinator.c) */
+	int test_close_race;   /* CKPT_TEST_CLOSE_RACE=1: test-only hold before the look at closing (task.c) */
 	struct ckpt_err err;
 	int fatal;
 	pthread_mutex_t emu; /* serialises events */
@@ -474,7 +475,7 @@ void ckpt_coord_task_finished(struct job *j, size_t gi);
 void ckpt_coord_abort_all(struct job *j, const char *reason);
 void ckpt_coord_request_stop(struct job *j);
 int64_t ckpt_coord_next_deadline(struct job *j, int64_t now);
-int ckpt_coord_trigger(struct job *j, enum bar_kind kind, int drain, struct ckpt_err *e);
+int ckpt_coord_trigger(struct job *j, enum bar_kind kind, int drain, const char **declined, struct ckpt_err *e);
 void ckpt_pending_free(struct job *j, struct pending_cp *pc);
 /* Failover (failover in job.c). */
 int ckpt_job_failover(struct job *j, size_t task, const char *reason, struct ckpt_err *e);

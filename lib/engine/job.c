@@ -633,6 +633,8 @@ setup(struct job *j, struct ckpt_pipeline *p, const struct ckpt_run_opts *o, str
 	j->stop_at_ms = o->stop_after_ms > 0 ? j->start_ms + o->stop_after_ms : 0;
 	/* -s and -n ask for a savepoint from the start: a job that ends before the stop is triggered has none */
 	j->stop_asked = o->stop_after_ms > 0 || o->stop_after_cps > 0;
+	/* test-only (task.c, test_hold_before_close): read once here, the tasks look at a flag */
+	j->test_close_race = getenv("CKPT_TEST_CLOSE_RACE") != NULL && strcmp(getenv("CKPT_TEST_CLOSE_RACE"), "1") == 0;
 	j->fail_fired = ckpt_calloc(p->nfail + 1, sizeof *j->fail_fired, e);
 	j->old_restores = ckpt_calloc(p->restart_limit + 2, sizeof *j->old_restores, e);
 	j->dir = ckpt_strdup(o->dir ? o->dir : p->dir ? p->dir : "checkpoints", e);

@@ -365,6 +365,62 @@ may_close(struct task *t)
 	return 1;
 }
 
+/* Every input not yet ended has its EndOfPartition queued (its producer closed). */
+static int
+inputs_closed(struct task *t)
+{
+	for (size_t i = 0; i < t->nin; i++) {
+		struct channel *c = t->in[i].ch;
+		int sent;
+
+		if (t->in[i].eop)
+			continue;
+		pthread_mutex_lock(&c->mu);
+		sent = c->eop_sent;
+		pthread_mutex_unlock(&c->mu);
+		if (!sent)
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * Test-only hook, not for users (CKPT_TEST_CLOSE_RACE=1, read once by job.c's setup; unset, the loop
+ * looks at one flag).  It makes the race of may_close happen every time: the checkpoint a task waits
+ * for to close (its final one, or its stop-with-savepoint) completes between the task's look at the
+ * mail and its look at closing.  Called after the look at the mail and the input, when the mail did
+ * not yet bring that completion (it cannot have, in the turn that acknowledged the checkpoint): the
+ * task waits, on its own wake-up (no sleep), until the coordinator marked the checkpoint completed,
+ * its producers closed and its consumers took its EndOfData, then takes the rest of its input (their
+ * EndOfPartition), so that nothing but that notification keeps it from closing.  may_close must then
+ * still wait for the next look at the mail, which commits it (t/run.bats).  An abort notified or a
+ * cancellation ends the wait.
+ */
+static void
+test_hold_before_close(struct task *t)
+{
+	const struct ckpt_pipeline *p = t->job->p;
+	int64_t want = t->sync_savepoint >= 0 ? t->sync_savepoint : t->final_min_id;
+
+	if (t->sync_savepoint < 0 && !(p->interval_ms > 0 && p->after_finish))
+		return; /* may_close waits for no checkpoint */
+	if (want < 0 || t->last_notified >= want)
+		return;
+	for (;;) {
+		unsigned seq = notify_prepare(&t->nt);
+		int64_t done = atomic_load(&t->completed);
+
+		/* a later checkpoint that needs this task aborted before want completed: want never will */
+		if (atomic_load(&t->cancel) || (done < want && atomic_load(&t->aborted) > want))
+			return;
+		if (done >= want && inputs_closed(t) && outputs_acked(t))
+			break;
+		ckpt_notify_wait(&t->nt, seq, 1000);
+	}
+	while (!atomic_load(&t->cancel) && read_input(t))
+		;
+}
+
 /*
  * The mailbox closes with the task: a trigger that came after the last look at the mail is
  * performed first (the loop goes on), one that comes later is refused to the coordinator.
@@ -440,6 +496,8 @@ run_loop(struct task *t)
 			for (int k = 0; k < 64 && read_input(t); k++)
 				busy = 1;
 		}
+		if (t->phase == PH_ENDED && t->job->test_close_race)
+			test_hold_before_close(t);
 		if (t->phase == PH_ENDED && may_close(t) && close_mail(t)) {
 			close_task(t);
 			break;
