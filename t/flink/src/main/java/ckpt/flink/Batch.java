@@ -103,6 +103,7 @@ final class Batch {
         held.add("Map/3");
         held.add("Sink/0");
         held.add("Sink/1");
+        listenToEventStore();
         ScheduledExecutorService exec = Executors.newSingleThreadScheduledExecutor();
         EmbeddedHaServicesWithLeadershipControl ha = new EmbeddedHaServicesWithLeadershipControl(exec);
         Configuration c = new Configuration();
@@ -151,14 +152,24 @@ final class Batch {
             int before = attempts.size();
             // Flink deletes the job's event log when the job ends: copies are kept, one taken when
             // the JobMaster loses leadership (the log it cut), one while the last stage runs
-            List<Object> filesAtFailure = copyEvents(dir, "events-at-failure");
+            // The log the new JobMaster recovers from is the one the old JobMaster leaves when its
+            // event store stops (FileSystemJobEventStore.stop: the writer closes the open segment,
+            // writing what it had buffered; the new JobMaster's start() then lists events.0, 1, ...
+            // and writes only segments after them).  So the copy is taken after the old store has
+            // stopped and before leadership is granted again: taken before the revocation, it could
+            // miss a segment the writer had not even opened yet (one such run's copy held events.0
+            // alone where Flink's recovery read events.0 and events.1).
+            if (!eventWriterRunning()) throw new IllegalStateException("no " + EVENT_WRITER + " thread while the job runs");
             ha.revokeJobMasterLeadership(id).get(60, TimeUnit.SECONDS);
+            Main.waitFor("the old JobMaster's event store stopped", () -> !eventWriterRunning());
+            List<Object> filesAtFailure = copyEvents(dir, "events-at-failure");
             ha.grantJobMasterLeadership(id);
             held.remove("Map/2");
             held.remove("Map/3");
             Main.waitFor("Sink running after the failure", () -> attempts.stream().filter(a -> a.get("vertex").equals("Sink")).count() == SINK_P);
             Thread.sleep(500);
             List<Object> filesAtEnd = copyEvents(dir, "events-before-end");
+            List<Object> storeLog = new ArrayList<>(eventStoreLog);
             held.clear();
             JobResult result = mc.requestJobResult(id).get(120, TimeUnit.SECONDS);
             if (result.getSerializedThrowable().isPresent()) throw new IllegalStateException("batch job failed");
@@ -172,12 +183,60 @@ final class Batch {
                     "failure", "JobMaster leadership revoked and granted again (HaLeadershipControl)",
                     "event_files_at_failure", filesAtFailure, "event_files", filesAtEnd,
                     "events", readEvents(dir.resolve("events-before-end"), filesAtEnd.size()),
-                    "events_recovered", readEvents(dir.resolve("events-before-end"), filesAtFailure.size()),
+                    "events_recovered", readEvents(dir.resolve("events-at-failure"), filesAtFailure.size()),
+                    "event_store_log", storeLog,
                     "states_at_failure", atFailure, "attempts", ran));
         } finally {
             mc.close();
             exec.shutdownNow();
         }
+    }
+
+    /** The name of FileSystemJobEventStore's writer thread (ExecutorThreadFactory: NAME-thread-N). */
+    static final String EVENT_WRITER = "job-event-writer";
+
+    static boolean eventWriterRunning() {
+        return Thread.getAllStackTraces().keySet().stream()
+                .anyMatch(t -> t.getName().startsWith(EVENT_WRITER) && t.isAlive());
+    }
+
+    /**
+     * Flink's own word on the segments its job event store reads and writes, in order: each
+     * FileSystemJobEventStore INFO line "Job events will be written to {}." as ["write", "events.N"],
+     * each "Start reading job event file {}" (its recovery's replay) as ["read", "events.N"].
+     */
+    static final List<Object> eventStoreLog = new CopyOnWriteArrayList<>();
+
+    static void listenToEventStore() {
+        org.apache.logging.log4j.core.LoggerContext ctx =
+                (org.apache.logging.log4j.core.LoggerContext) org.apache.logging.log4j.LogManager.getContext(false);
+        org.apache.logging.log4j.core.config.Configuration cfg = ctx.getConfiguration();
+        String name = FileSystemJobEventStore.class.getName();
+        eventStoreLog.clear();
+        if (cfg.getLoggers().containsKey(name)) return;
+        org.apache.logging.log4j.core.Appender a = new org.apache.logging.log4j.core.appender.AbstractAppender(
+                "ckpt-event-store", null, null, true, org.apache.logging.log4j.core.config.Property.EMPTY_ARRAY) {
+            @Override
+            public void append(org.apache.logging.log4j.core.LogEvent e) {
+                String f = e.getMessage().getFormat();
+                Object[] p = e.getMessage().getParameters();
+                if (p == null || p.length == 0) return;
+                String file = String.valueOf(p[0]);
+                file = file.substring(file.lastIndexOf('/') + 1);
+                if (f.startsWith("Job events will be written to")) eventStoreLog.add(List.of("write", file));
+                else if (f.startsWith("Start reading job event file")) eventStoreLog.add(List.of("read", file));
+            }
+        };
+        a.start();
+        cfg.addAppender(a);
+        // its INFO lines to this appender only; its warnings and errors still to standard error
+        org.apache.logging.log4j.core.config.LoggerConfig lc = new org.apache.logging.log4j.core.config.LoggerConfig(
+                name, org.apache.logging.log4j.Level.INFO, false);
+        lc.addAppender(a, org.apache.logging.log4j.Level.INFO, null);
+        org.apache.logging.log4j.core.Appender err = cfg.getAppender("err");
+        if (err != null) lc.addAppender(err, org.apache.logging.log4j.Level.WARN, null);
+        cfg.addLogger(name, lc);
+        ctx.updateLoggers();
     }
 
     static List<Integer> finished(MiniCluster mc, JobID id, String vertex) {
@@ -209,8 +268,7 @@ final class Batch {
 
     /**
      * The events Flink's own reader (FileSystemJobEventStore.readEvent, its deserializers) reads
-     * from the first n segments of the log in from: what its recovery reads when those were the
-     * segments at the failure (a new JobMaster writes only segments after them).
+     * from the first n segments of the log in from (events-at-failure: what its recovery read).
      */
     static List<Object> readEvents(Path from, int n) throws Exception {
         Path tmp = Files.createTempDirectory("ckpt-events");
