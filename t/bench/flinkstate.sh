@@ -1,8 +1,9 @@
 #!/bin/sh
 # Throughput of `ckpt-inspect -a > /dev/null` on a canonical savepoint of about 1 GiB written by
 # real Flink, next to the State Processor API reading the same savepoint (the whole `java`
-# process, JVM start included, and the read alone as timed inside the JVM) and next to `cat` of
-# its files (the limit), all measured in this run; and the peak memory (RSS) of each.
+# process, JVM start included, and the read alone as timed inside the JVM), next to `cat` of
+# its files (the limit) and to coreutils' `base64` of them (what the raw bytes the document
+# carries cost alone), all measured in this run; and the peak memory (RSS) of each.
 #
 # The savepoint: t/flink's BenchState (run only here, never by make flink-fixtures) writes it with
 # the State Processor API's SavepointWriter, Flink 2.3.0, in the canonical format: two keyed
@@ -82,6 +83,9 @@ set -- $(best "$BIN/ckpt-inspect" -a "$SP"); CK_E=$1 CK_C=$2 CK_M=$3
 show "ckpt-inspect -a > /dev/null:" "$CK_E" "$CK_C" "$CK_M"
 set -- $(best sh -c 'cat "$1"/* ' sh "$SP"); CAT_E=$1
 show "cat of the files:" "$1" "$2" "$3"
+# what only the raw half of the document costs: the bytes read, in base64 (coreutils)
+set -- $(best sh -c 'for f in "$1"/*; do base64 -w0 "$f"; done' sh "$SP"); B64_E=$1
+show "base64 of the files:" "$1" "$2" "$3"
 # the State Processor API once (it takes long): the whole process, and the read it times itself
 /usr/bin/time -f '%e %U %S %M' -o "$W/t" "$W/bench-java" read "$SP" >"$W/read.log" 2>&1 || { tail -20 "$W/read.log"; exit 1; }
 read -r SPA_E SPA_U SPA_S SPA_M <"$W/t"
@@ -90,7 +94,8 @@ show "State Processor API (java):" "$SPA_E" "$SPA_C" "$SPA_M"
 SPA_IN=$(awk '/read-ms/ {print $NF / 1000}' "$W/read.log")
 show "State Processor API (read):" "$SPA_IN" 0 0 | sed 's/, *[0-9.]* MB\/s of CPU.*//'
 grep '^keys' "$W/read.log" | sed 's/^/  State Processor API read: /'
-echo "$CK_E $SPA_E $SPA_IN $CAT_E $CK_M $CK_C $SPA_C" | awk '{
+echo "$CK_E $SPA_E $SPA_IN $CAT_E $CK_M $CK_C $SPA_C $B64_E" | awk '{
 	printf "ckpt-inspect -a: %.1fx faster than the State Processor API with JVM start (target 10x), %.1fx without;", $2 / $1, $3 / $1
 	printf " %.1fx less CPU\n", $7 / ($6 > 0 ? $6 : 0.01)
-	printf "ckpt-inspect -a: %.1fx the time of cat (target: within 3x); peak %.1f MB (target: under 64 MB)\n", $1 / ($4 > 0 ? $4 : 0.01), $5 / 1024 }'
+	printf "ckpt-inspect -a: %.1fx the time of cat (target: within 3x); peak %.1f MB (target: under 64 MB)\n", $1 / ($4 > 0 ? $4 : 0.01), $5 / 1024
+	printf "base64 of the files alone (the raw bytes every entry carries): %.1fx the time of cat\n", $8 / ($4 > 0 ? $4 : 0.01) }'
