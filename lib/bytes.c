@@ -142,7 +142,15 @@ ckpt_dec_put(char *o, long long v)
 	if (neg)
 		*o++ = '-';
 	t = o + n;
-	while (u >= 100) {
+	while (u >= 10000) { /* four digits a division: half the dependent ones */
+		unsigned d = (unsigned)(u % 10000);
+
+		u /= 10000;
+		t -= 4;
+		memcpy(t, digits2 + 2 * (d / 100), 2);
+		memcpy(t + 2, digits2 + 2 * (d % 100), 2);
+	}
+	if (u >= 100) {
 		unsigned d = (unsigned)(u % 100);
 
 		u /= 100;

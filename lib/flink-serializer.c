@@ -1110,5 +1110,7 @@ ckpt_flink_key_group(int32_t hash, uint32_t max_parallelism)
 	r = (int32_t)c;
 	if (r < 0)
 		r = r == INT32_MIN ? 0 : -r;
+	if ((max_parallelism & (max_parallelism - 1)) == 0) /* Flink's default and usual: no division */
+		return (uint32_t)r & (max_parallelism - 1);
 	return (uint32_t)r % max_parallelism;
 }

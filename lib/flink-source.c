@@ -52,21 +52,6 @@ ckpt_fsrc_file(struct ckpt_fsrc *s, int fd, uint64_t base, uint64_t size, const 
 	return 0;
 }
 
-int
-ckpt_fsrc_mem(struct ckpt_fsrc *s, const void *p, size_t n, const char *where, struct ckpt_err *e)
-{
-	memset(s, 0, sizeof *s);
-	s->fd = -1;
-	s->mem = p;
-	s->size = n;
-	s->where = where;
-	s->e = e;
-	s->win = p;
-	s->wlen = n;
-	s->raw = n;
-	return 0;
-}
-
 void
 ckpt_fsrc_mem_again(struct ckpt_fsrc *s, const void *p, size_t n)
 {
@@ -77,13 +62,11 @@ ckpt_fsrc_mem_again(struct ckpt_fsrc *s, const void *p, size_t n)
 }
 
 void
-ckpt_fsrc_release(struct ckpt_fsrc *s)
+ckpt_fsrc_release_slow(struct ckpt_fsrc *s)
 {
-	if (s->buf || s->zbody || s->cap) {
-		free(s->buf);
-		free(s->zbody);
-		free(s->cap);
-	}
+	free(s->buf);
+	free(s->zbody);
+	free(s->cap);
 	memset(s, 0, sizeof *s);
 	s->fd = -1;
 }

@@ -54,9 +54,22 @@ struct ckpt_fsrc {
 /* A source over size bytes of fd from base; where names it in errors.  0, or -1 with e set. */
 int ckpt_fsrc_file(struct ckpt_fsrc *s, int fd, uint64_t base, uint64_t size, const char *where,
 		   struct ckpt_err *e);
-/* A source over p[0, n) (kept by the caller). */
-int ckpt_fsrc_mem(struct ckpt_fsrc *s, const void *p, size_t n, const char *where, struct ckpt_err *e);
-void ckpt_fsrc_release(struct ckpt_fsrc *s);
+/* A source over p[0, n) (kept by the caller).  Inline, as the typed form of every entry is read
+ * through one. */
+static inline int
+ckpt_fsrc_mem(struct ckpt_fsrc *s, const void *p, size_t n, const char *where, struct ckpt_err *e)
+{
+	*s = (struct ckpt_fsrc){.where = where, .e = e, .fd = -1, .mem = p, .size = n, .raw = n, .win = p, .wlen = n};
+	return 0;
+}
+void ckpt_fsrc_release_slow(struct ckpt_fsrc *s);
+/* What the source holds freed (nothing, for a memory source that captured nothing). */
+static inline void
+ckpt_fsrc_release(struct ckpt_fsrc *s)
+{
+	if (s->buf || s->zbody || s->cap)
+		ckpt_fsrc_release_slow(s);
+}
 /* A memory source (nothing read with capture, no window of its own) over p[0, n) instead. */
 void ckpt_fsrc_mem_again(struct ckpt_fsrc *s, const void *p, size_t n);
 /* Continue at region offset off, plain or at the start of a framed stream. */
