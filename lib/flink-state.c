@@ -3,6 +3,7 @@
  * state in the canonical savepoint and the heap layouts; loading, summary and verification. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -1568,25 +1569,104 @@ check_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size
 	return kv_in_range(C->st, kg, C->e);
 }
 
+/* One subtask's state files read through, each element and entry checked. */
+static int
+check_subtask(struct flink_backing *b, const struct ckpt_operator *op, const struct ckpt_subtask *st,
+	      struct ckpt_err *e)
+{
+	struct checker C = {.st = st, .e = e};
+	struct fsink k = {.op = check_op, .kv = check_kv, .arg = &C};
+	int rc;
+
+	if ((C.filled = ckpt_calloc(st->nops + 1, sizeof *C.filled, e)) == NULL)
+		return -1;
+	rc = read_subtask(b, op, st, &k, e) < 0 || all_filled(b, op, st, C.filled, e) < 0 ? -1 : 0;
+	free(C.filled);
+	return rc;
+}
+
+/*
+ * The check before -a prints: every subtask not loaded yet, on as many threads as there are
+ * processors (at most CHECK_THREADS), each taking the next subtask.  The error said is the first
+ * subtask's in the document's order, as one thread would say it: a thread skips the subtasks after
+ * the first that failed, and every one before it is read.
+ */
+#define CHECK_THREADS 16
+
+struct check_run {
+	struct flink_backing *b;
+	const struct ckpt_operator **op;
+	const struct ckpt_subtask **st;
+	size_t n, next, failed; /* failed: the first subtask that failed (n: none) */
+	struct ckpt_err err;
+	pthread_mutex_t mu;
+};
+
+static void *
+check_worker(void *arg)
+{
+	struct check_run *R = arg;
+
+	for (;;) {
+		struct ckpt_err e = {0};
+		size_t t;
+
+		pthread_mutex_lock(&R->mu);
+		t = R->next++;
+		pthread_mutex_unlock(&R->mu);
+		if (t >= R->n)
+			return NULL;
+		pthread_mutex_lock(&R->mu);
+		if (t > R->failed)
+			t = R->n;
+		pthread_mutex_unlock(&R->mu);
+		if (t == R->n || check_subtask(R->b, R->op[t], R->st[t], &e) == 0)
+			continue;
+		pthread_mutex_lock(&R->mu);
+		if (t < R->failed) {
+			R->failed = t;
+			R->err = e;
+		}
+		pthread_mutex_unlock(&R->mu);
+	}
+}
+
 static int
 flink_check(struct ckpt_snapshot *s, struct ckpt_err *e)
 {
-	struct flink_backing *b = (struct flink_backing *)s->backing;
-	struct checker C = {.e = e};
-	struct fsink k = {.op = check_op, .kv = check_kv, .arg = &C};
-	int rc = 0;
+	struct check_run R = {.b = (struct flink_backing *)s->backing, .mu = PTHREAD_MUTEX_INITIALIZER};
+	pthread_t th[CHECK_THREADS];
+	size_t all = 0, nth = 0, want;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int rc = -1;
 
-	for (size_t i = 0; i < s->nops && rc == 0; i++)
-		for (size_t j = 0; j < s->ops[i].nsubtasks && rc == 0; j++) {
-			C.st = &s->ops[i].subtasks[j];
-			if (C.st->loaded)
-				continue;
-			if ((C.filled = ckpt_calloc(C.st->nops + 1, sizeof *C.filled, e)) == NULL)
-				return -1;
-			rc = read_subtask(b, &s->ops[i], C.st, &k, e) < 0 ||
-			     all_filled(b, &s->ops[i], C.st, C.filled, e) < 0 ? -1 : 0;
-			free(C.filled);
-		}
+	for (size_t i = 0; i < s->nops; i++)
+		all += s->ops[i].nsubtasks;
+	if ((R.op = ckpt_calloc(all + 1, sizeof *R.op, e)) == NULL || (R.st = ckpt_calloc(all + 1, sizeof *R.st, e)) == NULL)
+		goto out;
+	for (size_t i = 0; i < s->nops; i++)
+		for (size_t j = 0; j < s->ops[i].nsubtasks; j++)
+			if (!s->ops[i].subtasks[j].loaded) {
+				R.op[R.n] = &s->ops[i];
+				R.st[R.n++] = &s->ops[i].subtasks[j];
+			}
+	R.failed = R.n;
+	want = cpus > 1 ? (size_t)cpus : 1;
+	want = want < R.n ? want : R.n;
+	want = want < CHECK_THREADS ? want : CHECK_THREADS;
+	while (nth + 1 < want && pthread_create(&th[nth], NULL, check_worker, &R) == 0)
+		nth++;
+	check_worker(&R); /* this thread is one of them */
+	while (nth > 0)
+		pthread_join(th[--nth], NULL);
+	if (R.failed < R.n) {
+		*e = R.err;
+		goto out;
+	}
+	rc = 0;
+out:
+	free(R.op);
+	free(R.st);
 	return rc;
 }
 

@@ -222,3 +222,26 @@ $v/$a: spa.keyed.keys.4.processing_timers.0: ckpt \"4611686018427387908\", flink
 		[[ $output == *"$v/$a: sst.keyed/1.$f: ckpt "* ]] || { echo "no difference in $f: $output"; return 1; }
 	done
 }
+
+@test "flink state: -a checks the subtasks on several threads and names the first damaged one in the document's order" {
+	first
+	a=checkpoint-hashmap-aligned
+	cp -r "$(artifact_dir "$v" "$a")" cp
+	# the inline state (a byte stream handle: its name, an i32 length, its bytes) in the document's
+	# order (operator, subtask); three of them, the second, the fifth and the last, get a version
+	# of 0x7f7f7f7f in place of their first four bytes
+	ckpt-inspect -a cp | jq -r '.operators[].subtasks[].handles[]? | .delegate.handle_name // empty' >names
+	mapfile -t N <names
+	[ "${#N[@]}" -ge 6 ]
+	for i in 1 4 $((${#N[@]} - 1)); do
+		at=$(N=${N[i]} perl -0777 -ne 'print index($_, $ENV{N}) + length($ENV{N}) + 4' cp/_metadata)
+		printf '\x7f\x7f\x7f\x7f' | dd of=cp/_metadata bs=1 seek="$at" conv=notrunc status=none
+	done
+	for r in $(seq 20); do
+		run --separate-stderr ckpt-inspect -a cp
+		[ "$status" -eq 2 ] && [ -z "$output" ] && [[ $stderr == "ckpt-inspect: cp/_metadata:inline:${N[1]}: "* ]] ||
+			{ echo "run $r: status $status: $stderr, not about ${N[1]}"; return 1; }
+		[ "$r" -eq 1 ] && first_err=$stderr
+		[ "$stderr" = "$first_err" ] || { echo "run $r: $stderr, run 1: $first_err"; return 1; }
+	done
+}
