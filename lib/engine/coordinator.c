@@ -76,13 +76,14 @@ abort_pending(struct job *j, struct pending_cp *pc, const char *reason)
 		j->failures++;
 	notify_aborted(j, pc);
 	if (stop) {
-		/* as Flink's StopWithSavepointTerminationHandlerImpl, the request fails and is not made again:
-		 * when no task got the trigger (one was closing) the job goes on running and periodic checkpoints
-		 * resume; when the sources stopped, it goes on after the failover below */
 		j->savepoint_id = -1;
-		j->stop_requested = 0;
 		snprintf(j->stop_why, sizeof j->stop_why, "stop-with-savepoint %lld failed (%s)",
 			 (long long)pc->id, reason);
+	}
+	if (stop && !stopped) {
+		/* no task got the trigger (one was closing): as Flink's StopWithSavepointTerminationHandlerImpl,
+		 * the request fails, the job goes on running and periodic checkpoints resume */
+		j->stop_requested = 0;
 	}
 	ckpt_pending_free(j, pc);
 	if (stopped && strcmp(reason, "TASK_FAILURE") != 0) {
@@ -228,10 +229,9 @@ decline_union(struct job *j, size_t v, struct ckpt_err *e)
 			    "operators' finish method.", j->p->v[v].id, j->p->v[v].id);
 }
 
-/* Trigger a checkpoint now: 1 triggered, 0 declined by the plan (*declined names Flink's reason, e says
- * why), -1 on error. */
+/* Trigger a checkpoint now: 1 triggered, 0 declined by the plan (e says why), -1 on error. */
 int
-ckpt_coord_trigger(struct job *j, enum bar_kind kind, int drain, const char **declined, struct ckpt_err *e)
+ckpt_coord_trigger(struct job *j, enum bar_kind kind, int drain, struct ckpt_err *e)
 {
 	struct ckpt_plan_opts po = {CKPT_PLAN_FAST, !j->p->after_finish};
 	struct ckpt_plan plan = {0};
@@ -243,14 +243,12 @@ ckpt_coord_trigger(struct job *j, enum bar_kind kind, int drain, const char **de
 	if (ckpt_plan_compute(j->p->graph, &po, &plan, e) < 0)
 		return -1;
 	if (plan.decline_reason != NULL) {
-		*declined = plan.decline_reason;
 		ckpt_err_set(e, CKPT_ERR_REFUSED, "", "%s", plan.decline_message ? plan.decline_message : "");
 		r = 0;
 		goto out;
 	}
 	/* a stop-with-savepoint ends every subtask's input before its barrier: the final checkpoint of all */
 	if (kind != BAR_SYNC_SAVEPOINT && (uv = union_partly_ended(j, NULL)) >= 0) {
-		*declined = "FINALIZE_CHECKPOINT_FAILURE";
 		decline_union(j, (size_t)uv, e);
 		r = 0;
 		goto out;
@@ -584,33 +582,35 @@ ckpt_coord_request_stop(struct job *j)
 }
 
 /*
- * The stop-with-savepoint, triggered once.  A plan that declines it (a subtask not running yet, finished
- * subtasks without checkpoints after tasks finish) fails the request at once, as Flink's trigger fails
- * with NOT_ALL_REQUIRED_TASKS_RUNNING before any checkpoint id is given and the job goes on running
- * (StopWithSavepointTerminationHandlerImpl): no subtask heard of it, no source stopped; periodic
- * checkpoints resume, and the request is not made again (another SIGTERM makes a new one).
+ * The stop-with-savepoint, tried again while its plan declines (a subtask restarting, say); a
+ * stop whose plan keeps declining for the checkpoint timeout fails the job, so that a stop always
+ * ends it.
  */
 static int
-tick_stop(struct job *j)
+tick_stop(struct job *j, int64_t now)
 {
 	struct ckpt_err e = {0};
-	const char *declined = "";
 	int r;
 
 	if (!j->stop_requested || j->savepoint_id >= 0 || j->npend >= j->p->max_concurrent + 1)
 		return 0;
-	r = ckpt_coord_trigger(j, BAR_SYNC_SAVEPOINT, j->o->drain, &declined, &e);
+	r = ckpt_coord_trigger(j, BAR_SYNC_SAVEPOINT, j->o->drain, &e);
 	if (r < 0) {
 		j->err = e;
 		return -1;
 	}
-	if (r > 0)
+	if (r > 0) {
+		j->stop_declined_ms = 0;
 		return 0;
-	ckpt_job_event(j, json_pack("{s:s,s:s,s:s,s:s}", "event", "checkpoint_declined", "kind", "savepoint", "reason",
-			       declined, "message", e.text));
-	snprintf(j->stop_why, sizeof j->stop_why, "stop-with-savepoint failed (%s): %s", declined, e.text);
-	j->stop_requested = 0;
-	return 0;
+	}
+	snprintf(j->stop_why, sizeof j->stop_why, "stop-with-savepoint declined: %s", e.text);
+	if (j->stop_declined_ms == 0)
+		j->stop_declined_ms = now;
+	if (now - j->stop_declined_ms < j->p->timeout_ms)
+		return 0;
+	j->final_state = "FAILED";
+	ckpt_err_set(&j->err, CKPT_ERR_REFUSED, "", "stop-with-savepoint failed: %s", e.text);
+	return -1;
 }
 
 /* When the aligned timeout of a checkpoint ends (0: no timer runs). */
@@ -654,7 +654,6 @@ ckpt_coord_tick(struct job *j, int64_t now)
 {
 	const struct ckpt_pipeline *p = j->p;
 	struct ckpt_err e = {0};
-	const char *declined = "";
 
 	fire_align_timers(j, now);
 	for (size_t i = j->npend; i-- > 0;)
@@ -665,7 +664,7 @@ ckpt_coord_tick(struct job *j, int64_t now)
 		if (ckpt_job_failover(j, SIZE_MAX, "Exceeded checkpoint tolerable failure threshold.", &j->err) < 0)
 			return -1;
 	}
-	if (tick_stop(j) < 0)
+	if (tick_stop(j, now) < 0)
 		return -1;
 	if (p->interval_ms <= 0 || j->stop_requested || j->savepoint_id >= 0 || j->npend >= p->max_concurrent)
 		return 0;
@@ -677,8 +676,7 @@ ckpt_coord_tick(struct job *j, int64_t now)
 		return 0;
 	}
 	j->next_trigger_ms = now + p->interval_ms;
-	/* declined by the plan: as Flink's periodic trigger, not counted as a failure, tried at the next interval */
-	if (ckpt_coord_trigger(j, BAR_CHECKPOINT, 0, &declined, &e) < 0) {
+	if (ckpt_coord_trigger(j, BAR_CHECKPOINT, 0, &e) < 0) {
 		j->err = e;
 		return -1;
 	}
