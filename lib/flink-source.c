@@ -282,7 +282,7 @@ ckpt_fsrc_blob_buf(struct ckpt_fsrc *s, unsigned char **out, size_t *bufcap, siz
 		return -1;
 	if (len < 0)
 		return ckpt_fsrc_fail(s, "negative length %d of %s", len, what);
-	if ((size_t)len <= cap && (size_t)len <= s->wlen - s->wpos && !s->capture) { /* the common case */
+	if (len > 0 && (size_t)len <= cap && (size_t)len <= s->wlen - s->wpos && !s->capture) { /* the common case */
 		memcpy(p, s->win + s->wpos, (size_t)len);
 		s->wpos += (size_t)len;
 		*n = (size_t)len;

@@ -1087,7 +1087,8 @@ heap_piece(struct ckpt_fsrc *s, const struct ckpt_fser *t, const char *what, uns
 		*buf = n;
 		*cap = *len + s->clen;
 	}
-	memcpy(*buf + *len, s->cap, s->clen);
+	if (s->clen)
+		memcpy(*buf + *len, s->cap, s->clen);
 	*len += s->clen;
 	return 0;
 }
@@ -1130,7 +1131,8 @@ heap_entry(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, struct 
 		}
 		if (m->ambiguous)
 			kn += length_suffix_put(B->key + kn, kn - c->prefix);
-		memcpy(B->key + kn, B->ns, nn);
+		if (nn)
+			memcpy(B->key + kn, B->ns, nn);
 		kn += nn;
 		if (m->ambiguous)
 			kn += length_suffix_put(B->key + kn, nn);
@@ -2431,32 +2433,42 @@ diff_side(struct flink_backing *b, const struct ckpt_operator *op, const struct 
 }
 
 /* Bytes of op's keyed state files in each of its key groups (about: what lies between one key
- * group's offset and the next one's) into by[0, m). */
-static void
-kg_bytes(const struct ckpt_operator *op, uint64_t *by, uint32_t m)
+ * group's offset and the next one's up) into by[0, m).  0, or -1 with e set. */
+static int
+kg_bytes(const struct ckpt_operator *op, uint64_t *by, uint32_t m, struct ckpt_err *e)
 {
 	for (size_t j = 0; op && j < op->nsubtasks; j++)
 		for (size_t i = 0; i < op->subtasks[j].nhandles; i++) {
 			const struct ckpt_handle *h = &op->subtasks[j].handles[i];
 			const char *r = json_string_value(json_object_get(h->detail, "key_groups"));
 			const json_t *offs = json_object_get(h->detail, "offsets");
+			size_t n = json_array_size(offs);
 			unsigned a = 0, z = 0;
 			int got = r && handle_role(h) == 3 ? sscanf(r, "%u-%u", &a, &z) : 0;
+			struct kgoff *o;
 
 			if (got == 1)
 				z = a;
-			for (unsigned g = a; got > 0 && g <= z && g < m; g++) {
-				uint64_t at = (uint64_t)json_integer_value(json_array_get(offs, g - a)), next = h->size;
+			if (got <= 0 || n == 0)
+				continue;
+			if ((o = ckpt_calloc(n, sizeof *o, e)) == NULL)
+				return -1;
+			for (size_t x = 0; x < n; x++)
+				o[x] = (struct kgoff){(uint64_t)json_integer_value(json_array_get(offs, x)), a + (uint32_t)x};
+			qsort(o, n, sizeof *o, cmp_kgoff); /* each one's end is the next one's start up */
+			for (size_t x = n, next = 0; x-- > 0;) {
+				uint64_t end = h->size;
 
-				for (size_t x = 0; x < json_array_size(offs); x++) { /* the next offset up */
-					uint64_t o = (uint64_t)json_integer_value(json_array_get(offs, x));
-
-					if (o > at && o < next)
-						next = o;
-				}
-				by[g] += at && next > at ? next - at : 0;
+				if (x + 1 < n && o[x + 1].off > o[x].off)
+					next = x + 1;
+				if (next)
+					end = o[next].off;
+				if (o[x].kg <= z && o[x].kg < m && o[x].off && end > o[x].off)
+					by[o[x].kg] += end - o[x].off;
 			}
+			free(o);
 		}
+	return 0;
 }
 
 /* One operator's differences (oa or ob may be NULL) into D->states. */
@@ -2481,7 +2493,8 @@ diff_operator(struct flink_backing *ba, const struct ckpt_operator *oa, struct f
 		m = ob->max_parallelism;
 	if ((by = ckpt_calloc(m, sizeof *by, e)) == NULL)
 		return -1;
-	kg_bytes(oa, by, m);
+	if (kg_bytes(oa, by, m, e) < 0)
+		goto out;
 	k.part = 2;
 	while (lo < m) { /* the windows: key groups whose bytes in a add up to DIFF_WINDOW, at least one */
 		uint64_t sum = by[lo];
