@@ -1106,7 +1106,8 @@ heap_entry(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, struct 
 
 	typable(h, m); /* sets m->kindc */
 	B->key[0] = (unsigned char)(c->prefix == 2 ? kg >> 8 : kg);
-	B->key[1] = (unsigned char)kg;
+	if (c->prefix == 2)
+		B->key[1] = (unsigned char)kg;
 	if (m->kindc == 't') {
 		if (heap_piece(s, m->value, "timer", &B->key, &B->kcap, &kn, &hh, &hd) < 0)
 			return -1;
@@ -1612,17 +1613,15 @@ check_worker(void *arg)
 	for (;;) {
 		struct ckpt_err e = {0};
 		size_t t;
+		int skip;
 
 		pthread_mutex_lock(&R->mu);
 		t = R->next++;
+		skip = t > R->failed; /* after the first that failed: never said */
 		pthread_mutex_unlock(&R->mu);
 		if (t >= R->n)
 			return NULL;
-		pthread_mutex_lock(&R->mu);
-		if (t > R->failed)
-			t = R->n;
-		pthread_mutex_unlock(&R->mu);
-		if (t == R->n || check_subtask(R->b, R->op[t], R->st[t], &e) == 0)
+		if (skip || check_subtask(R->b, R->op[t], R->st[t], &e) == 0)
 			continue;
 		pthread_mutex_lock(&R->mu);
 		if (t < R->failed) {
