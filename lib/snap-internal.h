@@ -117,12 +117,10 @@ ckpt_jw_str(struct ckpt_jw *w, const char *s)
 {
 	ckpt_jw_strn(w, s, strlen(s));
 }
-/* A member's key: its value follows. */
+/* A member's key (n bytes of valid UTF-8): its value follows. */
 static inline void
-ckpt_jw_key(struct ckpt_jw *w, const char *k)
+ckpt_jw_keyn(struct ckpt_jw *w, const char *k, size_t n)
 {
-	size_t n = strlen(k);
-
 	ckpt_jw_elem(w);
 	if (ckpt_jw_plain(w, (const unsigned char *)k, n, 0, ": ", w->pretty ? 2 : 1))
 		return;
@@ -130,6 +128,11 @@ ckpt_jw_key(struct ckpt_jw *w, const char *k)
 	ckpt_jw_byte(w, ':');
 	if (w->pretty)
 		ckpt_jw_byte(w, ' ');
+}
+static inline void
+ckpt_jw_key(struct ckpt_jw *w, const char *k)
+{
+	ckpt_jw_keyn(w, k, strlen(k));
 }
 /* The same for a key given quoted, with its colon and a space after: "\"k\": ", n bytes without
  * the space (ckpt_jw_key_lit takes a string literal, which needs no escape). */

@@ -112,22 +112,18 @@ ckpt_jw_entry(struct ckpt_jw *w, const void *p, size_t n)
 	ckpt_jw_close(w, '}');
 }
 
+static void jw_members(struct ckpt_jw *w, const json_t *o);
+
 void
 ckpt_jw_json(struct ckpt_jw *w, const json_t *v)
 {
-	const char *k;
 	json_t *x;
 	size_t i;
 
 	switch (json_typeof(v)) {
 	case JSON_OBJECT:
 		ckpt_jw_open(w, '{');
-		json_object_foreach((json_t *)v, k, x) {
-			ckpt_jw_elem(w);
-			ckpt_jw_string(w, k, json_object_iter_key_len(json_object_key_to_iter(k)));
-			jw_raw(w, w->pretty ? ": " : ":", w->pretty ? 2 : 1);
-			ckpt_jw_json(w, x);
-		}
+		jw_members(w, v);
 		ckpt_jw_close(w, '}');
 		break;
 	case JSON_ARRAY:
@@ -171,9 +167,7 @@ jw_members(struct ckpt_jw *w, const json_t *o)
 	json_t *x;
 
 	json_object_foreach((json_t *)o, k, x) {
-		ckpt_jw_elem(w);
-		ckpt_jw_string(w, k, json_object_iter_key_len(json_object_key_to_iter(k)));
-		jw_raw(w, w->pretty ? ": " : ":", w->pretty ? 2 : 1);
+		ckpt_jw_keyn(w, k, json_object_iter_key_len(json_object_key_to_iter(k)));
 		ckpt_jw_json(w, x);
 	}
 }
