@@ -83,6 +83,20 @@ goldens() {
 entries='.operators[0].subtasks[0] | [.operator_state.names.entries, .operator_state.names.typed, (.keyed_state.entries[] | [.key_group, .key, .value, .typed])]'
 want_entries='[["\u0002a","\u0003bc"],["a","bc"],[29,{"base64":"HQAAACoA"},{"base64":"AAAAAAAAAAc="},{"key":42,"namespace":null,"value":7}],[86,{"base64":"VgAAAAEA"},{"base64":"AAAAAAAAAAg="},{"key":1,"namespace":null,"value":8}],[94,{"base64":"XgAAAAAA"},{"base64":"AAAAAAAAAAk="},{"key":0,"namespace":null,"value":9}]]'
 
+@test "flinkstate: a _metadata on standard input: inline and absolute state read as from the file, a relative file refused by name" {
+	sp_dir
+	mkdir -p m
+	kv=$PWD/sp/kv
+	(cd sp && meta_file "inline op" "abs $kv" ../m)
+	run sh -c "ckpt-inspect -a < m/_metadata | jq -c '$entries'"
+	status_is 0
+	output_is "$want_entries"
+	run bash -c 'ckpt-inspect -a - < m/_metadata | cmp - <(ckpt-inspect -a m) && echo same'
+	output_is same
+	bad 2 "ckpt-inspect: op: a relative state file, but the _metadata came from standard input" \
+		sh -c 'ckpt-inspect -a < sp/_metadata'
+}
+
 @test "flinkstate: relative, absolute, file: URI, --root mapped and inline state read alike" {
 	sp_dir
 	run sh -c "ckpt-inspect -a sp | jq -c '$entries'"
