@@ -169,6 +169,25 @@ exactly_once() {
 	[ "$first" = checkpoint_completed ]
 }
 
+@test "run: finishing: after a failover the final checkpoint is again taken at once" {
+	# With a long interval, the checkpoint after the end of data (1) is the first; a directory in the
+	# way of its archive fails it (IO_EXCEPTION, no failure tolerated): the job fails over, starts
+	# again from nothing and ends its data again. Its final checkpoint (2) must again be triggered at
+	# once, not 100 s later: then the deadline's stop-with-savepoint (kind savepoint) would be id 2.
+	pipeline finishing '.checkpointing.interval_ms = 100000'
+	mkdir -p ck/chk-1.tar
+	DEADLINE=20 run_job p.json
+	status_is 0
+	[ "$(jq -c 'select(.event | IN("checkpoint_triggered", "checkpoint_aborted", "checkpoint_completed", "restart")) | [.event, .id // .attempt, .kind // .reason]' events.ndjson | tr '\n' ' ')" = '["checkpoint_triggered",1,"checkpoint"] ["checkpoint_aborted",1,"IO_EXCEPTION"] ["restart",1,null] ["checkpoint_triggered",2,"checkpoint"] ["checkpoint_completed",2,"checkpoint"] ' ]
+	[ "$(events failure | jq -r .reason)" = "Exceeded checkpoint tolerable failure threshold." ]
+	# every subtask of the second attempt finished after checkpoint 2 completed
+	jq -r 'select(.event == "restart" or (.event == "task_state" and .state == "FINISHED") or .event == "checkpoint_triggered" or .event == "checkpoint_completed") | .event' events.ndjson |
+		sed -n '/restart/,$p' | uniq -c | awk '{print $1, $2}' > order.txt
+	[ "$(tr '\n' ' ' < order.txt)" = "1 restart 1 checkpoint_triggered 1 checkpoint_completed 6 task_state " ]
+	[ "$(events job_finished | jq -r '[.state, .restarts, .checkpoints] | @tsv')" = "FINISHED	1	1" ]
+	[ "$(committed | wc -l)" -eq 6300 ]
+}
+
 @test "run: finishing: no other checkpoint after one that was every task's final one" {
 	# The source's 200 records go out in one call, held there by back-pressure (one 64-byte buffer a
 	# channel) from a map of 4 ms a record: the first checkpoint, due after min_pause_ms, reaches the

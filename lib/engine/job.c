@@ -500,6 +500,8 @@ ckpt_job_failover(struct job *j, size_t gi, const char *reason, struct ckpt_err 
 		goto out;
 	if (restart_tasks(j, sets, &lost, e) < 0)
 		goto out;
+	/* the restarted tasks end their data again: their final checkpoint goes at once, as the first did */
+	j->final_fast = 0;
 	{
 		json_t *ev = json_pack("{s:s,s:s,s:o,s:i,s:o}", "event", "restart", "strategy",
 				       gi == SIZE_MAX ? "full" : strategy_names[j->p->strategy], "restart",
