@@ -5,9 +5,11 @@
 
 load helper
 
-# symbols OBJ...: `make symbols` over the objects OBJ (absolute paths) instead of the library's.
+# symbols OBJ...: `make symbols` over the objects OBJ (absolute paths) instead of the library's; a
+# make of its own (under `make test`, the outer make's flags and jobserver stay out of it).
 symbols() {
-	run --separate-stderr make -s -C "$ROOT" --no-print-directory symbols SYMBOLS_OBJ="$*"
+	run --separate-stderr env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+		make -s -C "$ROOT" --no-print-directory symbols SYMBOLS_OBJ="$*"
 }
 
 # cc_object NAME SOURCE [FLAGS...]: compile SOURCE (C text) to NAME.o in the test's directory.
