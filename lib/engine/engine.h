@@ -459,7 +459,7 @@ struct job {
 	size_t nold;
 	char *dir;             /* checkpoint directory */
 	int64_t completed;     /* checkpoints completed */
-	int final_fast;        /* the checkpoint after everything reached end of data was triggered (reset by failover) */
+	int final_fast;        /* the checkpoint after every task reached end of data was triggered (failover resets) */
 	int final_covered;     /* the newest completed checkpoint was every task's final one (coordinator.c) */
 	int test_close_race;   /* CKPT_TEST_CLOSE_RACE=1: test-only hold before the look at closing (task.c) */
 	struct ckpt_err err;
