@@ -169,6 +169,25 @@ exactly_once() {
 	[ "$first" = checkpoint_completed ]
 }
 
+@test "run: finishing: after a failover the final checkpoint is again taken at once" {
+	# With a long interval, the checkpoint after the end of data (1) is the first; a directory in the
+	# way of its archive fails it (IO_EXCEPTION, no failure tolerated): the job fails over, starts
+	# again from nothing and ends its data again. Its final checkpoint (2) must again be triggered at
+	# once, not 100 s later: then the deadline's stop-with-savepoint (kind savepoint) would be id 2.
+	pipeline finishing '.checkpointing.interval_ms = 100000'
+	mkdir -p ck/chk-1.tar
+	DEADLINE=20 run_job p.json
+	status_is 0
+	[ "$(jq -c 'select(.event | IN("checkpoint_triggered", "checkpoint_aborted", "checkpoint_completed", "restart")) | [.event, .id // .attempt, .kind // .reason]' events.ndjson | tr '\n' ' ')" = '["checkpoint_triggered",1,"checkpoint"] ["checkpoint_aborted",1,"IO_EXCEPTION"] ["restart",1,null] ["checkpoint_triggered",2,"checkpoint"] ["checkpoint_completed",2,"checkpoint"] ' ]
+	[ "$(events failure | jq -r .reason)" = "Exceeded checkpoint tolerable failure threshold." ]
+	# every subtask of the second attempt finished after checkpoint 2 completed
+	jq -r 'select(.event == "restart" or (.event == "task_state" and .state == "FINISHED") or .event == "checkpoint_triggered" or .event == "checkpoint_completed") | .event' events.ndjson |
+		sed -n '/restart/,$p' | uniq -c | awk '{print $1, $2}' > order.txt
+	[ "$(tr '\n' ' ' < order.txt)" = "1 restart 1 checkpoint_triggered 1 checkpoint_completed 6 task_state " ]
+	[ "$(events job_finished | jq -r '[.state, .restarts, .checkpoints] | @tsv')" = "FINISHED	1	1" ]
+	[ "$(committed | wc -l)" -eq 6300 ]
+}
+
 @test "run: finishing: no other checkpoint after one that was every task's final one" {
 	# The source's 200 records go out in one call, held there by back-pressure (one 64-byte buffer a
 	# channel) from a map of 4 ms a record: the first checkpoint, due after min_pause_ms, reaches the
@@ -308,6 +327,51 @@ declined_stop_pipeline() {
 	[ "$(events savepoint | jq -r .path)" = sp.tar ]
 	[ "$(events restart | wc -l)" -eq 0 ]
 	ckpt-inspect -c sp.tar
+}
+
+@test "run: a stop-with-savepoint the plan declines is a checkpoint_declined event, tried again after a state change" {
+	# The savepoint after checkpoint 1 (-n 1) fails to write (a directory in the way of savepoint-2.tar)
+	# once the sources stopped: the job fails over, and the stop is tried again while the restarted
+	# subtasks are not running yet. The plan declines it (NOT_ALL_REQUIRED_TASKS_RUNNING) until they all
+	# run: each attempt is an event, and an attempt comes only after a change of some task's state.
+	pipeline unbounded '.checkpointing.tolerable_failures = 1'
+	mkdir -p ck/savepoint-2.tar
+	run_job -n 1 p.json
+	status_is 0
+	[ "$(jq -c 'select(.event | IN("checkpoint_triggered", "checkpoint_aborted", "failure", "restart", "savepoint")) | [.event, .id // .attempt, .kind // .reason]' events.ndjson | tr '\n' ' ')" = '["checkpoint_triggered",1,"checkpoint"] ["checkpoint_triggered",2,"savepoint"] ["checkpoint_aborted",2,"IO_EXCEPTION"] ["failure",null,"Stop-with-savepoint failed"] ["restart",1,null] ["checkpoint_triggered",3,"savepoint"] ["savepoint",3,null] ' ]
+	# the first attempt after the restart finds every subtask created, the first source first
+	[ "$(jq -c 'select(.event != "task_state")' events.ndjson | sed -n '/"event":"restart"/{n;p}')" = '{"event":"checkpoint_declined","kind":"savepoint","reason":"NOT_ALL_REQUIRED_TASKS_RUNNING","message":"Checkpoint triggering task src (1/2) is not being executed at the moment. Aborting checkpoint."}' ]
+	[ "$(events checkpoint_declined | jq -r '[.kind, .reason] | @tsv' | sort -u)" = "savepoint	NOT_ALL_REQUIRED_TASKS_RUNNING" ]
+	[ -z "$(events checkpoint_declined | jq -r .message | grep -v -x 'Checkpoint triggering task [a-z]* ([0-9]/[0-9]) is not being executed at the moment\. Aborting checkpoint\.')" ]
+	# declined attempts all come between the restart and savepoint 3, each after a restart or a task_state
+	jq -r .event events.ndjson | sed -n '/^restart$/,/^checkpoint_triggered$/p' > between.txt
+	[ "$(grep -c checkpoint_declined between.txt)" -eq "$(events checkpoint_declined | wc -l)" ]
+	jq -r .event events.ndjson | awk '/checkpoint_declined/ && prev != "task_state" && prev != "restart" { bad = 1 } { prev = $0 } END { exit bad }'
+	[ "$(events checkpoint_declined | wc -l)" -le "$(grep -c task_state between.txt)" ]
+	[ -f ck/savepoint-3.tar ]
+}
+
+@test "run: a stop-with-savepoint declined until timeout_ms is one checkpoint_declined event while nothing changes" {
+	# "short" finishes at once, "long" runs on (unbounded); without checkpoints after tasks finish the
+	# plan declines every trigger once "short" finished. The stop asked for then is declined, and with
+	# no task changing state after it, tried no more until timeout_ms fails the job.
+	pipeline finishing '.vertices[1].params.records = 0 | .checkpointing.after_tasks_finish = false | .checkpointing.timeout_ms = 300'
+	timeout -k 5 60 ckpt-run p.json > events.ndjson 2> err.txt &
+	pid=$!
+	# every subtask of long, map and sink running, short finished: no state changes from then on
+	for i in $(seq 1 400); do
+		[ "$(jq -r 'select(.event == "task_state") | "\(.vertex) \(.subtask) \(.state)"' events.ndjson | grep -c -x -e 'short 0 FINISHED' -e '[a-z]* [01] RUNNING')" -eq 7 ] && break
+		sleep 0.05
+	done
+	kill -TERM "$pid"
+	st=0
+	wait "$pid" || st=$?
+	[ "$st" -eq 1 ]
+	[ "$(cat err.txt)" = "ckpt-run: stop-with-savepoint failed: Some tasks of the job have already finished and checkpointing with finished tasks is not enabled." ]
+	[ "$(events checkpoint_declined)" = '{"event":"checkpoint_declined","kind":"savepoint","reason":"NOT_ALL_REQUIRED_TASKS_RUNNING","message":"Some tasks of the job have already finished and checkpointing with finished tasks is not enabled."}' ]
+	[ "$(jq -r .event events.ndjson | tail -2 | tr '\n' ' ')" = "checkpoint_declined job_finished " ]
+	[ "$(events job_finished | jq -r .state)" = FAILED ]
+	[ "$(events checkpoint_triggered | jq -r 'select(.kind == "savepoint")' | wc -l)" -eq 0 ]
 }
 
 @test "run: a job that finishes before -s stops it has no savepoint: exit 1" {

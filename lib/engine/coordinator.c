@@ -229,9 +229,10 @@ decline_union(struct job *j, size_t v, struct ckpt_err *e)
 			    "operators' finish method.", j->p->v[v].id, j->p->v[v].id);
 }
 
-/* Trigger a checkpoint now: 1 triggered, 0 declined by the plan (e says why), -1 on error. */
+/* Trigger a checkpoint now: 1 triggered, 0 declined by the plan (*declined names Flink's reason, e says
+ * why), -1 on error. */
 int
-ckpt_coord_trigger(struct job *j, enum bar_kind kind, int drain, struct ckpt_err *e)
+ckpt_coord_trigger(struct job *j, enum bar_kind kind, int drain, const char **declined, struct ckpt_err *e)
 {
 	struct ckpt_plan_opts po = {CKPT_PLAN_FAST, !j->p->after_finish};
 	struct ckpt_plan plan = {0};
@@ -243,12 +244,14 @@ ckpt_coord_trigger(struct job *j, enum bar_kind kind, int drain, struct ckpt_err
 	if (ckpt_plan_compute(j->p->graph, &po, &plan, e) < 0)
 		return -1;
 	if (plan.decline_reason != NULL) {
+		*declined = plan.decline_reason;
 		ckpt_err_set(e, CKPT_ERR_REFUSED, "", "%s", plan.decline_message ? plan.decline_message : "");
 		r = 0;
 		goto out;
 	}
 	/* a stop-with-savepoint ends every subtask's input before its barrier: the final checkpoint of all */
 	if (kind != BAR_SYNC_SAVEPOINT && (uv = union_partly_ended(j, NULL)) >= 0) {
+		*declined = "FINALIZE_CHECKPOINT_FAILURE";
 		decline_union(j, (size_t)uv, e);
 		r = 0;
 		goto out;
@@ -584,32 +587,41 @@ ckpt_coord_request_stop(struct job *j)
 /*
  * The stop-with-savepoint, tried again while its plan declines (a subtask restarting, say); a
  * stop whose plan keeps declining for the checkpoint timeout fails the job, so that a stop always
- * ends it.
+ * ends it.  Each declined attempt is a checkpoint_declined event, so that a user sees why the stop
+ * waits.  The plan is a function of the task states alone: a declined stop is tried again when one
+ * of them changed (state_gen), not at every tick with the same answer.
  */
 static int
 tick_stop(struct job *j, int64_t now)
 {
 	struct ckpt_err e = {0};
+	const char *declined = "";
 	int r;
 
 	if (!j->stop_requested || j->savepoint_id >= 0 || j->npend >= j->p->max_concurrent + 1)
 		return 0;
-	r = ckpt_coord_trigger(j, BAR_SYNC_SAVEPOINT, j->o->drain, &e);
-	if (r < 0) {
-		j->err = e;
-		return -1;
+	if (j->stop_declined_ms == 0 || j->stop_declined_gen != j->state_gen) {
+		r = ckpt_coord_trigger(j, BAR_SYNC_SAVEPOINT, j->o->drain, &declined, &e);
+		if (r < 0) {
+			j->err = e;
+			return -1;
+		}
+		if (r > 0) {
+			j->stop_declined_ms = 0;
+			return 0;
+		}
+		ckpt_job_event(j, json_pack("{s:s,s:s,s:s,s:s}", "event", "checkpoint_declined", "kind", "savepoint",
+				       "reason", declined, "message", e.text));
+		snprintf(j->stop_why, sizeof j->stop_why, "stop-with-savepoint declined: %s", e.text);
+		snprintf(j->stop_declined, sizeof j->stop_declined, "%s", e.text);
+		j->stop_declined_gen = j->state_gen;
+		if (j->stop_declined_ms == 0)
+			j->stop_declined_ms = now;
 	}
-	if (r > 0) {
-		j->stop_declined_ms = 0;
-		return 0;
-	}
-	snprintf(j->stop_why, sizeof j->stop_why, "stop-with-savepoint declined: %s", e.text);
-	if (j->stop_declined_ms == 0)
-		j->stop_declined_ms = now;
 	if (now - j->stop_declined_ms < j->p->timeout_ms)
 		return 0;
 	j->final_state = "FAILED";
-	ckpt_err_set(&j->err, CKPT_ERR_REFUSED, "", "stop-with-savepoint failed: %s", e.text);
+	ckpt_err_set(&j->err, CKPT_ERR_REFUSED, "", "stop-with-savepoint failed: %s", j->stop_declined);
 	return -1;
 }
 
@@ -654,6 +666,7 @@ ckpt_coord_tick(struct job *j, int64_t now)
 {
 	const struct ckpt_pipeline *p = j->p;
 	struct ckpt_err e = {0};
+	const char *declined = "";
 
 	fire_align_timers(j, now);
 	for (size_t i = j->npend; i-- > 0;)
@@ -676,7 +689,8 @@ ckpt_coord_tick(struct job *j, int64_t now)
 		return 0;
 	}
 	j->next_trigger_ms = now + p->interval_ms;
-	if (ckpt_coord_trigger(j, BAR_CHECKPOINT, 0, &e) < 0) {
+	/* declined by the plan: not reported, tried again at the next interval */
+	if (ckpt_coord_trigger(j, BAR_CHECKPOINT, 0, &declined, &e) < 0) {
 		j->err = e;
 		return -1;
 	}

@@ -423,6 +423,7 @@ struct job {
 	struct msg *inbox, **inbox_tail;
 	unsigned char *state;  /* per global task: enum ckpt_exec_state (coordinator's view) */
 	unsigned char *eod;    /* per global task: reached end of data */
+	uint64_t state_gen;    /* counts the changes of state[]: a plan of the same states is the same plan */
 	/* checkpoints */
 	int64_t next_id;
 	struct pending_cp *pend;
@@ -436,6 +437,8 @@ struct job {
 	int64_t savepoint_id;  /* pending stop-with-savepoint (-1 none) */
 	int stop_requested, stop_drain;
 	int64_t stop_declined_ms; /* since when the stop's savepoint is declined (0: it is not) */
+	uint64_t stop_declined_gen; /* state_gen at its last declined attempt (coordinator.c, tick_stop) */
+	char stop_declined[1024]; /* why the plan declined it then */
 	int64_t stop_at_ms;
 	int stop_asked;        /* a stop-with-savepoint was asked for (-s, -n, the stop flag) */
 	int stop_seen;         /* the value of *o->stop last acted on: each change is a new request */
@@ -456,7 +459,7 @@ struct job {
 	size_t nold;
 	char *dir;             /* checkpoint directory */
 	int64_t completed;     /* checkpoints completed */
-	int final_fast;        /* the checkpoint after everything reached end of data was triggered */
+	int final_fast;        /* the checkpoint after every task reached end of data was triggered (failover resets) */
 	int final_covered;     /* the newest completed checkpoint was every task's final one (coordinator.c) */
 	int test_close_race;   /* CKPT_TEST_CLOSE_RACE=1: test-only hold before the look at closing (task.c) */
 	struct ckpt_err err;
@@ -476,7 +479,7 @@ void ckpt_coord_task_finished(struct job *j, size_t gi);
 void ckpt_coord_abort_all(struct job *j, const char *reason);
 void ckpt_coord_request_stop(struct job *j);
 int64_t ckpt_coord_next_deadline(struct job *j, int64_t now);
-int ckpt_coord_trigger(struct job *j, enum bar_kind kind, int drain, struct ckpt_err *e);
+int ckpt_coord_trigger(struct job *j, enum bar_kind kind, int drain, const char **declined, struct ckpt_err *e);
 void ckpt_pending_free(struct job *j, struct pending_cp *pc);
 /* Failover (failover in job.c). */
 int ckpt_job_failover(struct job *j, size_t task, const char *reason, struct ckpt_err *e);

@@ -266,6 +266,7 @@ start_task(struct job *j, struct task *t, struct ckpt_err *e)
 
 	reset_task(j, t);
 	j->state[t->gi] = CKPT_CREATED;
+	j->state_gen++;
 	j->eod[t->gi] = 0;
 	if (j->restore != NULL) {
 		t->restored = ckpt_job_restored_state(j, t, &fully, e);
@@ -373,6 +374,7 @@ static void
 on_state(struct job *j, struct msg *m)
 {
 	j->state[m->task] = (unsigned char)m->state;
+	j->state_gen++;
 	ckpt_job_event(j, json_pack("{s:s,s:s,s:i,s:s,s:i}", "event", "task_state", "vertex", j->t[m->task].v->id,
 			       "subtask", (json_int_t)j->t[m->task].sub, "state", ckpt_exec_state_name(m->state),
 			       "attempt", (json_int_t)m->attempt));
@@ -500,6 +502,8 @@ ckpt_job_failover(struct job *j, size_t gi, const char *reason, struct ckpt_err 
 		goto out;
 	if (restart_tasks(j, sets, &lost, e) < 0)
 		goto out;
+	/* the restarted tasks end their data again: their final checkpoint goes at once, as the first did */
+	j->final_fast = 0;
 	{
 		json_t *ev = json_pack("{s:s,s:s,s:o,s:i,s:o}", "event", "restart", "strategy",
 				       gi == SIZE_MAX ? "full" : strategy_names[j->p->strategy], "restart",
