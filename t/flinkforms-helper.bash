@@ -87,11 +87,25 @@ pending() {
 	return 1
 }
 
+# inspect ERR ARGS...: ckpt-inspect ARGS, its stderr to ERR. A status above 2 or a sanitizer's
+# report is a crash, appended to $CRASHES: a crash fails the check, pending or not.
+inspect() {
+	local err=$1 rc
+	shift
+	ckpt-inspect "$@" 2>"$err"
+	rc=$?
+	if [ "$rc" -gt 2 ] || grep -qE 'Sanitizer|runtime error:' "$err"; then
+		echo "ckpt-inspect ${*##*/} exits $rc: $(grep -m1 -E 'Sanitizer|runtime error:' "$err" || head -1 "$err")" >>"$CRASHES"
+	fi
+	return "$rc"
+}
+
 # normal NAME OUT: the normal form of NAME's -a to OUT; fails (the error in OUT.err) when -a does.
 # Integers beyond 2^53 are quoted first, as jq 1.6 would round them (an event timer at Long.MIN_VALUE).
 normal() {
-	ckpt-inspect -a "$ART/$1" 2>"$2.err" >"$2.raw" || return
-	perl -pe 's/(?<=[:,\[])(-?\d{16,})(?=[,\]}])/"$1"/g' "$2.raw" | jq -cS "$NORMAL" >"$2"
+	inspect "$2.err" -a "$ART/$1" >"$2.raw" || return
+	perl -pe 's/(?<=[:,\[])(-?\d{16,})(?=[,\]}])/"$1"/g' "$2.raw" | jq -cS "$NORMAL" >"$2" 2>"$2.err" ||
+		{ sed -i '1s/^/jq on the output of -a: /' "$2.err"; return 1; }
 }
 
 # first_difference A B: the first hunk of the diff of two normal forms, indented.
@@ -107,7 +121,7 @@ verdict() {
 	case $2 in
 	summary | check)
 		[ "$2" = check ] && opt=-c
-		ckpt-inspect $opt "$ART/$1" >/dev/null 2>err.txt && return 0
+		inspect err.txt $opt "$ART/$1" >/dev/null && return 0
 		rc=$?
 		echo "exits $rc: $(head -1 err.txt)"
 		return 1 ;;
@@ -115,11 +129,11 @@ verdict() {
 		# each canonical savepoint read once, in ../canonical
 		[ -e "../canonical/$C" ] || normal "$C" "../canonical/$C" || echo >"../canonical/$C.failed"
 		if [ -e "../canonical/$C.failed" ]; then
-			echo "the -a of $C exits nonzero: $(head -1 "../canonical/$C.err")"
+			echo "the -a of $C fails: $(head -1 "../canonical/$C.err")"
 			return 1
 		fi
 		if ! normal "$1" form.nf; then
-			echo "-a exits nonzero: $(head -1 form.nf.err)"
+			echo "-a fails: $(head -1 form.nf.err)"
 			return 1
 		fi
 		if ! cmp -s "../canonical/$C" form.nf; then
@@ -132,7 +146,7 @@ verdict() {
 			return 1
 		fi ;;
 	diff)
-		out=$(ckpt-inspect -d "$ART/$C" "$ART/$1" 2>err.txt)
+		out=$(inspect err.txt -d "$ART/$C" "$ART/$1")
 		rc=$?
 		if [ "$rc" -gt 1 ]; then
 			echo "-d $C exits $rc: $(head -1 err.txt)"
@@ -155,10 +169,17 @@ verdict() {
 forms_pass() {
 	local name why top bad=0 n=0 ok=0 np=0
 	top=$(mktemp -d) && mkdir "$top/canonical" || return 2
+	CRASHES=$top/crashes
 	for name in $(artifacts); do
 		n=$((n + 1))
 		rm -rf "$top/work" && mkdir "$top/work" && cd "$top/work" || return 2
 		why=$(verdict "$name" "$1") && ok=$((ok + 1))
+		if [ -s "$CRASHES" ]; then
+			echo "$name: $1: crashed: $(head -1 "$CRASHES")"
+			bad=$((bad + 1))
+			rm -f "$CRASHES"
+			continue
+		fi
 		if pending "$name" "$1"; then
 			np=$((np + 1))
 			[ -z "${VERBOSE-}" ] || echo "$name: $1: pending (${ROW_REASON[R]}): ${why%%$'\n'*}"
