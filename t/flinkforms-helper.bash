@@ -127,7 +127,8 @@ verdict() {
 		return 1 ;;
 	entries)
 		# each canonical savepoint read once, in ../canonical
-		[ -e "../canonical/$C" ] || normal "$C" "../canonical/$C" || echo >"../canonical/$C.failed"
+		[ -e "../canonical/$C" ] || [ -e "../canonical/$C.failed" ] ||
+			normal "$C" "../canonical/$C" || echo >"../canonical/$C.failed"
 		if [ -e "../canonical/$C.failed" ]; then
 			echo "the -a of $C fails: $(head -1 "../canonical/$C.err")"
 			return 1
@@ -152,7 +153,10 @@ verdict() {
 			echo "-d $C exits $rc: $(head -1 err.txt)"
 			return 1
 		fi
-		out=$(printf '%s\n' "$out" | jq -c "$DIFFERENCE") || return
+		if ! out=$(printf '%s\n' "$out" | jq -c "$DIFFERENCE" 2>&1); then
+			echo "jq on the output of -d $C: $out"
+			return 1
+		fi
 		if [ "$out" != '{}' ]; then
 			echo "-d $C reports a difference in state: $(printf '%s' "$out" | cut -c1-600)"
 			return 1
@@ -163,17 +167,23 @@ verdict() {
 	esac
 }
 
-# forms_pass CHECK: CHECK on every artifact, each in a temporary directory of its own. An artifact not pending must pass, a pending one must still fail; every one that does not
-# is named, with why, and the status is 1. The last line counts those that pass. With VERBOSE set
-# in the environment, every pending one is named too, with why it fails today.
+# forms_pass CHECK: CHECK on every artifact, each in a temporary directory of its own. An artifact
+# not pending must pass, a pending one must still fail; every one that does not is named, with
+# why, and the status is 1. The last line counts those that pass. With VERBOSE set in the
+# environment, every pending one is named too, with why it fails today.
 forms_pass() {
-	local name why top bad=0 n=0 ok=0 np=0
+	local name why passed top bad=0 n=0 ok=0 np=0
 	top=$(mktemp -d) && mkdir "$top/canonical" || return 2
 	CRASHES=$top/crashes
 	for name in $(artifacts); do
 		n=$((n + 1))
 		rm -rf "$top/work" && mkdir "$top/work" && cd "$top/work" || return 2
-		why=$(verdict "$name" "$1") && ok=$((ok + 1))
+		passed=
+		if why=$(verdict "$name" "$1"); then
+			passed=1 ok=$((ok + 1))
+		else
+			why=${why:-fails}
+		fi
 		if [ -s "$CRASHES" ]; then
 			echo "$name: $1: crashed: $(head -1 "$CRASHES")"
 			bad=$((bad + 1))
@@ -183,11 +193,11 @@ forms_pass() {
 		if pending "$name" "$1"; then
 			np=$((np + 1))
 			[ -z "${VERBOSE-}" ] || echo "$name: $1: pending (${ROW_REASON[R]}): ${why%%$'\n'*}"
-			if [ -z "$why" ]; then
+			if [ -n "$passed" ]; then
 				echo "$name: now passes '$1' (${ROW_REASON[R]}): take '$1' out of PENDING's row '${ROW_GLOB[R]}'"
 				bad=$((bad + 1))
 			fi
-		elif [ -n "$why" ]; then
+		elif [ -z "$passed" ]; then
 			echo "$name: $1: $why"
 			bad=$((bad + 1))
 		fi
