@@ -30,15 +30,18 @@ load helper
 }
 
 @test "run: checkpoints are archives ckpt-inspect reads; retain keeps the newest" {
-	pipeline windows
-	run_job p.json
+	# unbounded, stopped after 3 checkpoints (-n): their number does not depend on the machine's speed
+	pipeline windows '.vertices[0].params.records = 0 | .vertices[0].params.delay_us = 100'
+	run_job -n 3 -o sp.tar p.json
 	status_is 0
-	n=$(events checkpoint_completed | wc -l)
-	[ "$n" -ge 3 ]
-	last=$(events checkpoint_completed | tail -1)
+	events checkpoint_completed | jq -c 'select(.kind == "checkpoint")' > cps.txt
+	[ "$(wc -l < cps.txt)" -eq 3 ]
+	# the newest two (retain 2) are kept, the oldest deleted; the savepoint went to -o
+	[ "$(ls ck | sort)" = "$(tail -2 cps.txt | jq -r .path | sed 's,^ck/,,' | sort)" ]
+	[ -f sp.tar ]
+	last=$(tail -1 cps.txt)
 	path=$(echo "$last" | jq -r .path)
 	[ "$(echo "$last" | jq -r 'keys_unsorted | join(",")')" = "event,id,kind,duration_ms,alignment_ms,persisted_bytes,state_bytes,path" ]
-	[ "$(ls ck | wc -l)" -eq 2 ]
 	[ -f "$path" ]
 	run ckpt-inspect -c "$path"
 	status_is 0
@@ -436,6 +439,37 @@ declined_stop_pipeline() {
 	status_is 0
 	jq -r 'select(.event | startswith("checkpoint_")) | .event' events.ndjson |
 		awk '/triggered/ {p++; if (p > 1) exit 1} /completed|aborted/ {p--}'
+}
+
+# coordinator_sleeps ARGS...: ckpt-run ARGS (to events.ndjson) under strace, which without -f follows
+# the main thread alone: the coordinator's (the tasks are threads of their own).  Its sleeps that ran
+# out (a futex wait with a timeout: ETIMEDOUT) are a count, whatever the machine's speed: at most one
+# per 100 ms when each sleep lasts until a real deadline, about one per millisecond for a coordinator
+# that spins on a deadline already past.  Fewer than one per 20 ms of the job, which lasts 1 s or more.
+# LeakSanitizer does not work under ptrace (the sanitized build): off for this run alone.
+coordinator_sleeps() {
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 run sh -c 'timeout -k 5 60 strace -o calls.txt -e trace=futex ckpt-run "$@" > events.ndjson 2> err.txt' sh "$@"
+	status_is 0
+	n=$(grep -c ETIMEDOUT calls.txt)
+	ms=$(events job_finished | jq .duration_ms)
+	echo "ckpt-run $*: $n sleeps ran out in $ms ms"
+	[ "$ms" -ge 1000 ]
+	[ $((n * 20)) -le "$ms" ]
+}
+
+@test "run: the coordinator sleeps until its next deadline while a checkpoint or a stop is pending, or a pause" {
+	strace -o /dev/null true 2>/dev/null || skip "strace cannot trace here"
+	# a map of 50 ms a record behind 20 records queued (buffers of 2 records): the checkpoint, and
+	# with -s the stop's savepoint, waits about 1 s for its barrier, long past the next interval
+	pipeline windows '.vertices = [{"id": "src", "operator": "source", "parallelism": 1, "params": {"records": 20}}, {"id": "map", "operator": "map", "parallelism": 1, "params": {"delay_us": 50000}}, {"id": "sink", "operator": "discard_sink", "parallelism": 1}] | .edges = [{"source": "src", "target": "map", "partitioner": "forward"}, {"source": "map", "target": "sink", "partitioner": "forward"}] | .checkpointing.interval_ms = 100 | .network.buffer_bytes = 64'
+	coordinator_sleeps p.json
+	[ "$(events checkpoint_completed | wc -l)" -ge 1 ]
+	coordinator_sleeps -s 50 p.json
+	[ "$(events savepoint | wc -l)" -eq 1 ]
+	# min_pause_ms holds each checkpoint back 500 ms after the start or the last one, long past the interval
+	pipeline unbounded '.vertices[0].params.delay_us = 1000 | .checkpointing.interval_ms = 10 | .checkpointing.min_pause_ms = 500'
+	coordinator_sleeps -n 2 p.json
+	[ "$(events savepoint | wc -l)" -eq 1 ]
 }
 
 @test "run: an expired checkpoint is aborted; tolerable failures keep the job running" {

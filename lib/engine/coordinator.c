@@ -697,20 +697,48 @@ ckpt_coord_tick(struct job *j, int64_t now)
 	return 0;
 }
 
+/* When ckpt_coord_tick would next trigger a periodic checkpoint, were nothing else to change (0: it
+ * waits for a change the coordinator is woken for: a completion, an abort, the end of a stop). */
+static int64_t
+trigger_deadline(const struct job *j)
+{
+	const struct ckpt_pipeline *p = j->p;
+	int64_t d = j->next_trigger_ms;
+
+	if (p->interval_ms <= 0 || j->stop_requested || j->savepoint_id >= 0 || j->npend >= p->max_concurrent)
+		return 0;
+	if (j->last_complete_ms + p->min_pause_ms > d)
+		d = j->last_complete_ms + p->min_pause_ms;
+	return d;
+}
+
+/*
+ * How long the coordinator may sleep: until the next deadline of ckpt_coord_tick (a periodic trigger,
+ * a checkpoint's timeout, an alignment timer, -s, a declined stop's timeout), at most 100 ms (the stop
+ * and cancel flags are looked at).  What waits for a message (an acknowledgement, a task's state) has
+ * no deadline: the message wakes the coordinator.  Nor has a periodic trigger held back by pending
+ * checkpoints or a stop: what releases it is a message too, and the interval that passed meanwhile
+ * must not make the coordinator wake every millisecond until then.
+ */
 int64_t
 ckpt_coord_next_deadline(struct job *j, int64_t now)
 {
-	int64_t d = 100;
+	int64_t d = 100, t = trigger_deadline(j);
 
-	if (j->p->interval_ms > 0 && j->next_trigger_ms - now < d)
-		d = j->next_trigger_ms - now;
+	if (t != 0 && t - now < d)
+		d = t - now;
 	if (j->stop_at_ms && j->stop_at_ms - now < d)
 		d = j->stop_at_ms - now;
+	if (j->stop_requested && j->savepoint_id < 0 && j->stop_declined_ms != 0 &&
+	    j->stop_declined_ms + j->p->timeout_ms - now < d)
+		d = j->stop_declined_ms + j->p->timeout_ms - now;
 	for (size_t i = 0; i < j->npend; i++) {
 		int64_t a = align_deadline(j, &j->pend[i]);
 
 		if (a != 0 && a - now < d)
 			d = a - now;
+		if (j->pend[i].start_ms + j->p->timeout_ms - now < d)
+			d = j->pend[i].start_ms + j->p->timeout_ms - now;
 	}
 	return d < 1 ? 1 : d;
 }
