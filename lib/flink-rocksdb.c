@@ -167,7 +167,7 @@ place(const char *dir, const struct ckpt_frocks_file *f, const char *where, stru
 		return 0;
 	}
 	if (stat(f->path, &sb) < 0)
-		return ckpt_err_sys(e, f->path, "cannot open the RocksDB file %s of %s", f->local, where);
+		return ckpt_err_sys(e, f->path, "cannot open the RocksDB file %s", f->local);
 	if ((uint64_t)sb.st_size != f->size)
 		return ckpt_err_set(e, CKPT_ERR_INPUT, f->path, "%s: %llu bytes, the _metadata records %llu",
 				    (uint64_t)sb.st_size < f->size ? "short" : "long", (unsigned long long)sb.st_size,
@@ -369,6 +369,10 @@ ckpt_frocks_open(const struct ckpt_frocks_file *f, size_t n, const char *where, 
 	d->nf = n;
 	snprintf(d->dir, sizeof d->dir, "%s/ckpt-rocksdb-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (mkdtemp(d->dir) == NULL) {
+		int err = errno;
+
+		snprintf(d->dir, sizeof d->dir, "%s/ckpt-rocksdb-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+		errno = err;
 		ckpt_err_sys(e, d->dir, "cannot make a temporary directory");
 		free(d);
 		return NULL;

@@ -3,15 +3,15 @@
 # checkpoint and savepoint the harness had Flink write (build/flink/VERSION/, `make
 # flink-fixtures`) equal what the job put in state (the sidecar's "contents") and, for the
 # canonical savepoints, what Flink's State Processor API read back (its "spa"), leaf by leaf.  Of
-# RocksDB native and incremental snapshots ckpt reads the operator state and lists the keyed
-# state's files; the listing equals the handles Flink loaded.  The unaligned checkpoint's
-# contents are not fixed: its state decodes to its end.
+# RocksDB native and incremental snapshots ckpt reads the keyed state inside the SST files too
+# (ckpt-flink(5), ROCKSDB), and lists those files: the listing equals the handles Flink loaded.
+# The unaligned checkpoint's contents are not fixed: its state decodes to its end.
 
 bats_require_minimum_version 1.5.0 # run --separate-stderr
 load helper
 
-# The artifacts by what is compared: contents (and spa where the sidecar has it); contents of
-# operator state and the SST listing; decoding only.
+# The artifacts by what is compared: contents (and spa where the sidecar has it); contents and
+# the SST listing; decoding only.
 FULL='savepoint-hashmap-canonical savepoint-hashmap-native savepoint-rocksdb-canonical
 checkpoint-hashmap-aligned checkpoint-hashmap-finished checkpoint-hashmap-snappy checkpoint-union-partly-finished'
 ROCKS='savepoint-rocksdb-native checkpoint-rocksdb-incremental-1 checkpoint-rocksdb-incremental-2'
@@ -30,8 +30,8 @@ compare_state() {
 	jq -s --slurpfile S "$side" "$JQ_STATE" st.json >ckpt.json
 	case " $ROCKS " in
 	*" $a "*)
-		# keyed state (of "keyed" and "ambig"): the files listed, not their contents
-		jq '.contents | with_entries(select(.value | has("keys") | not))' "$side" >flink.json
+		# keyed state (of "keyed" and "ambig"): the contents read from the SSTs, and the files listed
+		jq .contents "$side" >flink.json
 		jq -s --slurpfile S "$side" "{sst: ($JQ_SST_CKPT)}" st.json >ckpt-sst.json
 		jq "{sst: ($JQ_SST_FLINK)}" "$side" >flink-sst.json
 		[ "$(jq '.sst | length' flink-sst.json)" -gt 0 ] || { echo "$v/$a: the sidecar lists no RocksDB handle"; bad=1; }
