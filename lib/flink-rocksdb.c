@@ -25,6 +25,7 @@ struct ckpt_frocks_db {
 	rocksdb_block_based_table_options_t *table;
 	rocksdb_readoptions_t *ro;
 	rocksdb_column_family_handle_t **h;
+	rocksdb_iterator_t **it; /* one a column family, made when first scanned */
 	char **names;
 	size_t ncf;
 	const struct ckpt_frocks_file *f; /* to name a file RocksDB's messages name */
@@ -281,6 +282,9 @@ ckpt_frocks_close(struct ckpt_frocks_db *d)
 {
 	if (d == NULL)
 		return;
+	for (size_t i = 0; d->it && i < d->ncf; i++)
+		if (d->it[i])
+			rocksdb_iter_destroy(d->it[i]);
 	for (size_t i = 0; d->h && i < d->ncf; i++)
 		if (d->h[i])
 			rocksdb_column_family_handle_destroy(d->h[i]);
@@ -297,6 +301,7 @@ ckpt_frocks_close(struct ckpt_frocks_db *d)
 	if (d->cache)
 		rocksdb_cache_destroy(d->cache);
 	free(d->h);
+	free(d->it);
 	free(d);
 }
 
@@ -339,7 +344,8 @@ rocks_open(struct ckpt_frocks_db *d, struct ckpt_err *e, const char *where)
 		return rocks_fail(d, e, where, "cannot list its column families", err);
 	if (d->ncf == 0 || d->ncf > MAX_CFS)
 		return ckpt_err_set(e, CKPT_ERR_INPUT, where, "%zu column families", d->ncf);
-	if ((o = ckpt_calloc(d->ncf, sizeof *o, e)) == NULL || (d->h = ckpt_calloc(d->ncf, sizeof *d->h, e)) == NULL) {
+	if ((o = ckpt_calloc(d->ncf, sizeof *o, e)) == NULL || (d->h = ckpt_calloc(d->ncf, sizeof *d->h, e)) == NULL ||
+	    (d->it = ckpt_calloc(d->ncf, sizeof *d->it, e)) == NULL) {
 		free(o);
 		return -1;
 	}
@@ -419,11 +425,12 @@ int
 ckpt_frocks_scan(struct ckpt_frocks_db *d, size_t cf, const void *lo, size_t nlo, const void *hi, size_t nhi,
 		 ckpt_frocks_fn *fn, void *arg, const char *where, struct ckpt_err *e)
 {
-	rocksdb_iterator_t *it = rocksdb_create_iterator_cf(d->db, d->ro, d->h[cf]);
+	rocksdb_iterator_t *it = d->it[cf];
 	char *err = NULL;
 	int rc = 0;
 
-	if (it == NULL)
+	/* one iterator a column family, sought again for each range: making one costs more than a seek */
+	if (it == NULL && (it = d->it[cf] = rocksdb_create_iterator_cf(d->db, d->ro, d->h[cf])) == NULL)
 		return ckpt_err_set(e, CKPT_ERR_NOMEM, where, "out of memory");
 	if (lo)
 		rocksdb_iter_seek(it, lo, nlo);
@@ -447,6 +454,5 @@ ckpt_frocks_scan(struct ckpt_frocks_db *d, size_t cf, const void *lo, size_t nlo
 		if (err)
 			rc = rocks_fail(d, e, where, "cannot read", err);
 	}
-	rocksdb_iter_destroy(it);
 	return rc;
 }

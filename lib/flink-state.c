@@ -1352,8 +1352,11 @@ rocks_kv(void *arg, const unsigned char *k, size_t kn, const unsigned char *v, s
 static int
 rocks_default(void *arg, const unsigned char *k, size_t kn, const unsigned char *v, size_t vn)
 {
+	struct fctx *c = arg;
+
 	(void)k, (void)kn, (void)v, (void)vn;
-	return ckpt_err_set(arg, CKPT_ERR_INPUT, "", "an entry in the default column family, which Flink leaves empty");
+	return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "operator %s subtask %u: an entry in the default column "
+			    "family, which Flink leaves empty", c->op->id, c->st->index);
 }
 
 /* The handle's files, meta first: local paths, or the inline bytes flink-meta.c kept in order. */
@@ -1413,8 +1416,11 @@ rocks_header(struct fctx *c, struct ckpt_fsrc *s, int *fd, struct fheader *h)
 	mh.data.len = mh.data.len < mh.size ? mh.data.len : mh.size; /* the meta's bytes come first */
 	c->h = &mh;
 	rc = open_bytes(c, s, fd);
-	if (rc == 0 && (rc = read_keyed_header(s, h)) == 0 && c->k->header)
-		rc = c->k->header(c->k->arg, "keyed", h);
+	if (rc == 0 && (rc = read_keyed_header(s, h)) == 0 && h->end != mh.size)
+		rc = ckpt_fsrc_fail(s, "the keyed state header ends here, but its meta data handle holds %llu bytes",
+				    (unsigned long long)mh.size);
+	if (rc >= 0 && c->k->header)
+		rc = c->k->header(c->k->arg, "keyed", h) < 0 ? -1 : rc;
 	c->h = was;
 	json_decref(mh.detail);
 	return rc < 0 ? -1 : 0;
@@ -1440,8 +1446,8 @@ rocks_groups(struct fctx *c, struct fheader *h, struct ckpt_frocks_db *db, uint3
 			if (x == NULL && (j < h->n || meta_named(h, name) || strcmp(name, "default") == 0))
 				continue;
 			if (x == NULL && !h->stopped) {
-				ckpt_err_set(c->e, CKPT_ERR_INPUT, where, "column family \"%s\" has no meta info in the "
-					     "state's header", name);
+				ckpt_err_set(c->e, CKPT_ERR_INPUT, where, "operator %s subtask %u: column family \"%s\" has "
+					     "no meta info in the state's header", c->op->id, c->st->index, name);
 				goto out;
 			}
 			m[n] = x;
@@ -1449,10 +1455,8 @@ rocks_groups(struct fctx *c, struct fheader *h, struct ckpt_frocks_db *db, uint3
 		}
 	for (size_t i = 0; i < ncf; i++)
 		if (strcmp(ckpt_frocks_cf(db, i), "default") == 0 && !meta_named(h, "default") &&
-		    ckpt_frocks_scan(db, i, NULL, 0, NULL, 0, rocks_default, c->e, where, c->e) < 0) {
-			snprintf(c->e->where, sizeof c->e->where, "%s", where);
+		    ckpt_frocks_scan(db, i, NULL, 0, NULL, 0, rocks_default, c, where, c->e) < 0)
 			goto out;
-		}
 	for (uint32_t kg = lo; kg < hi; kg++) {
 		unsigned char a[2], b[2];
 		size_t pn = c->prefix;

@@ -134,3 +134,32 @@ copy() {
 		output_is '[[],[],{"41e91aae0bee218c44306cf7d21940ad":{"_timer_state/processing_timer":{"added":4,"removed":4,"changed":0}},"4b818c7923a927796d24b727201ba34d":{"_timer_state/processing_timer":{"added":4,"removed":4,"changed":0}}}]'
 	done
 }
+
+@test "flinkrocksdb: a column family without meta info in the handle's header is named, exit 2" {
+	needs_fixtures
+	copy
+	# the meta data handle of operator 41e91aae... subtask 1: its state "state-name" renamed
+	perl -pi -e 's/state-name/state-namf/' ck/3acbb02e-2e24-4947-a751-fa16ce28aacc
+	bad 2 'ckpt-inspect: ck/_metadata: operator 41e91aae0bee218c44306cf7d21940ad subtask 1: column family "state-name" has no meta info in the state'"'"'s header' \
+		ckpt-inspect -a ck
+}
+
+@test "flinkrocksdb: a signal while the temporary directory exists removes it" {
+	needs_fixtures
+	mkdir tmp
+	# each link made a second late, so that the signal comes while the directory is there
+	TMPDIR=$PWD/tmp strace -f -o /dev/null -e trace=symlink,symlinkat \
+		-e inject=symlink,symlinkat:delay_exit=1000000 ckpt-inspect "$(ART 1.17 rocksdb-checkpoint)" >out 2>err &
+	tracer=$!
+	for i in $(seq 100); do
+		[ -z "$(ls -A tmp/* 2>/dev/null)" ] || break
+		sleep 0.1
+	done
+	[ -n "$(ls -A tmp/*)" ]
+	kill -TERM "$(pgrep -P $tracer)"
+	status=0
+	wait $tracer || status=$?
+	[ "$status" -eq 143 ]
+	[ -z "$(ls -A tmp)" ]
+	[ ! -s out ]
+}
