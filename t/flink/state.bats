@@ -245,3 +245,29 @@ $v/$a: spa.keyed.keys.4.processing_timers.0: ckpt \"4611686018427387908\", flink
 		[ "$stderr" = "$first_err" ] || { echo "run $r: $stderr, run 1: $first_err"; return 1; }
 	done
 }
+
+@test "flink state: a RocksDB handle is read within its key-group range: files holding more are clipped, as Flink's restore clips them" {
+	local v dir op bid
+	for v in $(flink_versions); do
+		dir=$(artifact_dir "$v" checkpoint-rocksdb-incremental-2)
+		mkdir "$v"
+		cp "$dir/_metadata" "$v/_metadata"
+		# the first keyed operator's subtask 0 (key groups 0-15): its handle's range halved, its files kept
+		read -r op bid <<<"$(ckpt-inspect -m -a "$dir" | jq -r '[.operators[] | .id as $o | .subtasks[0].handles[]? |
+			select(.kind == "incremental" and .key_groups == "0-15") | "\($o) \(.backend_id)"][0]')"
+		perl -e 'local $/; open(F, "+<", $ARGV[0]) or die; binmode F; my $d = <F>; my $b = $ARGV[1];
+			my $i = index($d, pack("n", length $b) . $b); die "no backend id" if $i < 0;
+			my $p = $i + 2 + length $b; my (undef, $n) = unpack("NN", substr($d, $p, 8));
+			substr($d, $p + 4, 4) = pack("N", $n / 2); seek(F, 0, 0); print F $d; close F' "$v/_metadata" "$bid"
+		entries() {
+			ckpt-inspect -a "$1" | jq -c --arg o "$op" '.operators[] | select(.id == $o) | .subtasks[0].keyed_state |
+				.key_groups, (.entries[] | select(.key_group < 8))'
+		}
+		entries "$dir" | sed 1s/.*/'"0-7"'/ >want
+		[ "$(wc -l <want)" -gt 5 ]
+		ckpt-inspect -a "$dir" | jq -e --arg o "$op" '[.operators[] | select(.id == $o) | .subtasks[0].keyed_state.entries[] |
+			select(.key_group >= 8)] | length > 0' >/dev/null
+		entries "$v/_metadata" >got
+		diff want got
+	done
+}
