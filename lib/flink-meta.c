@@ -774,13 +774,15 @@ struct fm_keyed {
 	char *path;
 	json_t *j; /* kind, size, path, then the rest */
 	uint32_t kg_first, kg_count;
-	const unsigned char *data; /* an inline delegate's bytes (into the buffer), else NULL */
+	const unsigned char *data; /* an inline delegate's bytes (into the buffer or own), else NULL */
 	size_t dlen;
+	unsigned char *own; /* incremental: its inline files' bytes, one after another (meta, shared, private) */
 };
 
 static void
 keyed_release(struct fm_keyed *k)
 {
+	free(k->own);
 	free(k->path);
 	json_decref(k->j);
 	memset(k, 0, sizeof *k);
@@ -817,6 +819,24 @@ out:
 	return rc;
 }
 
+/* Keep an incremental handle's inline file after the ones before it (the reader finds it by the
+ * sizes of the byte_stream files before it, in the order meta, shared, private). */
+static int
+keep_inline(struct rd *r, struct fm_keyed *k, const struct fm_stream *d)
+{
+	unsigned char *p;
+
+	if (d->data == NULL)
+		return 0;
+	if ((p = realloc(k->own, k->dlen + d->dlen + 1)) == NULL)
+		return nomem(r);
+	memcpy(p + k->dlen, d->data, d->dlen);
+	k->own = p;
+	k->data = p;
+	k->dlen += d->dlen;
+	return 0;
+}
+
 /* The shared or private files of an incremental handle: utf local name, stream handle. */
 static int
 incremental_files(struct rd *r, struct fm_keyed *k, const char *key, uint64_t *size)
@@ -839,6 +859,10 @@ incremental_files(struct rd *r, struct fm_keyed *k, const char *key, uint64_t *s
 		}
 		f = d.present ? json_deep_copy(d.j) : json_object();
 		*size += d.size;
+		if (keep_inline(r, k, &d) < 0) {
+			json_decref(f);
+			f = NULL;
+		}
 		stream_release(&d);
 		if (f == NULL || json_object_set_new(f, "local_name", json_string(local)) < 0 ||
 		    json_array_append_new(a, f) < 0) {
@@ -869,7 +893,7 @@ keyed_incremental(struct rd *r, struct fm_keyed *k, uint8_t tag)
 	if (rd_stream(r, &meta, "meta data handle") < 0)
 		goto out;
 	size = meta.size;
-	rc = jput(r, k->j, "meta", meta.present ? json_incref(meta.j) : json_null());
+	rc = keep_inline(r, k, &meta) < 0 ? -1 : jput(r, k->j, "meta", meta.present ? json_incref(meta.j) : json_null());
 	stream_release(&meta);
 	if (rc < 0 || (rc = incremental_files(r, k, "shared", &size)) < 0 ||
 	    (rc = incremental_files(r, k, "private", &size)) < 0)

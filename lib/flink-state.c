@@ -1319,9 +1319,221 @@ out:
 	return rc;
 }
 
+/* ------------------------------------------------------------ RocksDB state (flink-rocksdb.c) */
+
+/* The entries of a RocksDB handle's column families are the canonical layout's keys and values
+ * (ckpt-flink(5), ROCKSDB), typed as those are. */
+struct rocks {
+	struct fctx *c;
+	struct fheader *h;
+	const char *name; /* the column family's state */
+	struct fmeta *m;  /* its meta info, NULL when the header stopped before it */
+	uint32_t kg;
+};
+
+static int
+rocks_kv(void *arg, const unsigned char *k, size_t kn, const unsigned char *v, size_t vn)
+{
+	struct rocks *R = arg;
+	struct fctx *c = R->c;
+	struct ftyped t = {0};
+
+	if (kn < c->prefix || (c->prefix == 2 ? (uint32_t)k[0] << 8 | k[1] : k[0]) != R->kg)
+		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "a key of %zu bytes in key group %u, shorter than its "
+				    "key-group prefix", kn, R->kg);
+	if (!c->k->untyped && typable(R->h, R->m))
+		t = (struct ftyped){.c = c, .h = R->h, .m = R->m, .k = k, .kn = kn, .v = v ? v : (unsigned char *)"",
+				    .vn = vn, .kg = R->kg};
+	if (c->k->kv(c->k->arg, R->name, R->kg, k, kn, v ? v : (unsigned char *)"", vn, t.c ? &t : NULL) < 0)
+		return -1;
+	return typed_check(t.c ? &t : NULL);
+}
+
+static int
+rocks_default(void *arg, const unsigned char *k, size_t kn, const unsigned char *v, size_t vn)
+{
+	struct fctx *c = arg;
+
+	(void)k, (void)kn, (void)v, (void)vn;
+	return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "operator %s subtask %u: an entry in the default column "
+			    "family, which Flink leaves empty", c->op->id, c->st->index);
+}
+
+/* The handle's files, meta first: local paths, or the inline bytes flink-meta.c kept in order. */
+static int
+rocks_files(struct fctx *c, struct ckpt_frocks_file *f, char (*paths)[1024], size_t *n)
+{
+	static const char *const lists[] = {"shared", "private"};
+	const json_t *meta = json_object_get(c->h->detail, "meta");
+	uint64_t off = 0;
+
+	if (strcmp(json_string_value(json_object_get(meta, "kind")) ?: "", "byte_stream") == 0)
+		off = (uint64_t)json_integer_value(json_object_get(meta, "size"));
+	*n = 0;
+	for (int l = 0; l < 2; l++) {
+		const json_t *a = json_object_get(c->h->detail, lists[l]);
+
+		for (size_t i = 0; i < json_array_size(a); i++) {
+			const json_t *x = json_array_get(a, i);
+			const char *kind = json_string_value(json_object_get(x, "kind")) ?: "";
+			struct ckpt_frocks_file *o = &f[(*n)++];
+
+			o->local = json_string_value(json_object_get(x, "local_name")) ?: "";
+			o->size = (uint64_t)json_integer_value(json_object_get(x, "size"));
+			if (strcmp(kind, "byte_stream") == 0) {
+				if (off + o->size > c->h->data.len)
+					return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->b->meta, "operator %s subtask %u: the "
+							    "inline RocksDB file %s is not there", c->op->id, c->st->index, o->local);
+				o->mem = c->h->data.p + off;
+				off += o->size;
+			} else if (strcmp(kind, "file") == 0 || strcmp(kind, "relative_file") == 0) {
+				if (local_path(c, kind, json_string_value(json_object_get(x, "path")) ?: "", paths[*n - 1],
+					       sizeof paths[0]) < 0)
+					return -1;
+				o->path = paths[*n - 1];
+			} else {
+				return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->b->meta, "operator %s subtask %u: the RocksDB "
+						    "file %s in a %s handle", c->op->id, c->st->index, o->local, kind);
+			}
+		}
+	}
+	return 0;
+}
+
+/* The keyed backend's serialization proxy in the handle's meta data handle. */
+static int
+rocks_header(struct fctx *c, struct ckpt_fsrc *s, int *fd, struct fheader *h)
+{
+	const json_t *meta = json_object_get(c->h->detail, "meta");
+	struct ckpt_handle mh = {.kind = c->h->kind, .scope = c->h->scope, .data = c->h->data,
+				 .size = (uint64_t)json_integer_value(json_object_get(meta, "size")),
+				 .path = (char *)json_string_value(json_object_get(meta, "path"))};
+	const struct ckpt_handle *was = c->h;
+	int rc;
+
+	if ((mh.detail = json_pack("{s:O}", "delegate", meta ? meta : json_null())) == NULL)
+		return fo_nomem(c);
+	mh.data.len = mh.data.len < mh.size ? mh.data.len : mh.size; /* the meta's bytes come first */
+	c->h = &mh;
+	rc = open_bytes(c, s, fd);
+	if (rc == 0 && (rc = read_keyed_header(s, h)) == 0 && h->end != mh.size)
+		rc = ckpt_fsrc_fail(s, "the keyed state header ends here, but its meta data handle holds %llu bytes",
+				    (unsigned long long)mh.size);
+	if (rc >= 0 && c->k->header)
+		rc = c->k->header(c->k->arg, "keyed", h) < 0 ? -1 : rc;
+	c->h = was;
+	json_decref(mh.detail);
+	return rc < 0 ? -1 : 0;
+}
+
+/* Each key group of the range, each state in the header's order (the canonical order). */
+static int
+rocks_groups(struct fctx *c, struct fheader *h, struct ckpt_frocks_db *db, uint32_t lo, uint32_t hi)
+{
+	size_t ncf = ckpt_frocks_ncf(db), *order = ckpt_calloc(ncf + 1, sizeof *order, c->e), n = 0;
+	struct fmeta **m = ckpt_calloc(ncf + 1, sizeof *m, c->e);
+	char where[1024];
+	int rc = -1;
+
+	snprintf(where, sizeof where, "%s", c->where);
+	if (order == NULL || m == NULL)
+		goto out;
+	for (size_t j = 0; j <= h->n; j++) /* the header's states, then those it stopped before */
+		for (size_t i = 0; i < ncf; i++) {
+			const char *name = ckpt_frocks_cf(db, i);
+			struct fmeta *x = j < h->n && strcmp(h->m[j].name, name) == 0 ? &h->m[j] : NULL;
+
+			if (x == NULL && (j < h->n || meta_named(h, name) || strcmp(name, "default") == 0))
+				continue;
+			if (x == NULL && !h->stopped) {
+				ckpt_err_set(c->e, CKPT_ERR_INPUT, where, "operator %s subtask %u: column family \"%s\" has "
+					     "no meta info in the state's header", c->op->id, c->st->index, name);
+				goto out;
+			}
+			m[n] = x;
+			order[n++] = i;
+		}
+	for (size_t i = 0; i < ncf; i++)
+		if (strcmp(ckpt_frocks_cf(db, i), "default") == 0 && !meta_named(h, "default") &&
+		    ckpt_frocks_scan(db, i, NULL, 0, NULL, 0, rocks_default, c, where, c->e) < 0)
+			goto out;
+	for (uint32_t kg = lo; kg < hi; kg++) {
+		unsigned char a[2], b[2];
+		size_t pn = c->prefix;
+		int last = kg + 1 == (pn == 2 ? 65536u : 256u);
+
+		a[0] = (unsigned char)(pn == 2 ? kg >> 8 : kg), a[1] = (unsigned char)kg;
+		b[0] = (unsigned char)(pn == 2 ? (kg + 1) >> 8 : kg + 1), b[1] = (unsigned char)(kg + 1);
+		for (size_t i = 0; i < n; i++) {
+			struct rocks R = {.c = c, .h = h, .m = m[i], .kg = kg, .name = ckpt_frocks_cf(db, order[i])};
+
+			snprintf(c->where, sizeof c->where, "%s:rocksdb:%s", where, R.name);
+			if (ckpt_frocks_scan(db, order[i], a, pn, last ? NULL : b, pn, rocks_kv, &R, where, c->e) < 0)
+				goto out;
+		}
+	}
+	rc = 0;
+out:
+	snprintf(c->where, sizeof c->where, "%s", where);
+	free(order);
+	free(m);
+	return rc;
+}
+
+/* An incremental handle (a checkpoint's or a native savepoint's RocksDB files), clipped to its
+ * key-group range and the sink's window. */
+static int
+read_rocksdb(struct fctx *c)
+{
+	const json_t *sh = json_object_get(c->h->detail, "shared"), *pr = json_object_get(c->h->detail, "private");
+	const char *r = json_string_value(json_object_get(c->h->detail, "key_groups"));
+	size_t nf = json_array_size(sh) + json_array_size(pr), n;
+	struct ckpt_frocks_file *f = ckpt_calloc(nf + 1, sizeof *f, c->e);
+	char (*paths)[1024] = ckpt_calloc(nf + 1, sizeof *paths, c->e);
+	struct ckpt_frocks_db *db = NULL;
+	struct fheader h = {0};
+	struct ckpt_fsrc s = {0};
+	unsigned lo = 0, hi = 0;
+	int fd = -1, rc = -1;
+
+	s.fd = -1;
+	c->prefix = c->op->max_parallelism > 128 ? 2 : 1;
+	if (f == NULL || paths == NULL)
+		goto out;
+	if (r == NULL || *r == '\0' || sscanf(r, "%u-%u", &lo, &hi) < 1) {
+		rc = 0; /* no key groups */
+		goto out;
+	}
+	hi = strchr(r, '-') ? hi + 1 : lo + 1;
+	if (c->k->kg_hi > 0) {
+		lo = lo > c->k->kg_lo ? lo : c->k->kg_lo;
+		hi = hi < c->k->kg_hi ? hi : c->k->kg_hi;
+	}
+	if (lo >= hi || hi > (c->prefix == 2 ? 65536u : 256u)) {
+		rc = 0;
+		goto out;
+	}
+	if (rocks_header(c, &s, &fd, &h) < 0 || rocks_files(c, f, paths, &n) < 0)
+		goto out;
+	snprintf(c->where, sizeof c->where, "%s", c->b->meta);
+	if ((db = ckpt_frocks_open(f, n, c->b->meta, c->e)) == NULL)
+		goto out;
+	rc = rocks_groups(c, &h, db, lo, hi);
+out:
+	ckpt_frocks_close(db);
+	header_release(&h);
+	ckpt_fsrc_release(&s);
+	if (fd >= 0)
+		close(fd);
+	free(f);
+	free(paths);
+	return rc;
+}
+
 /* ------------------------------------------------------------ one subtask */
 
-/* Which handles hold state ckpt reads: 1 operator (managed), 2 raw operator, 3 keyed, 0 none. */
+/* Which handles hold state ckpt reads: 1 operator (managed), 2 raw operator, 3 keyed, 4 RocksDB
+ * (incremental), 0 none. */
 static int
 handle_role(const struct ckpt_handle *h)
 {
@@ -1330,6 +1542,8 @@ handle_role(const struct ckpt_handle *h)
 	if (strcmp(h->scope, "managed_keyed") == 0 &&
 	    (strcmp(h->kind, "savepoint_key_groups") == 0 || strcmp(h->kind, "key_groups") == 0))
 		return 3;
+	if (strcmp(h->scope, "managed_keyed") == 0 && strcmp(h->kind, "incremental") == 0)
+		return 4;
 	return 0;
 }
 
@@ -1344,12 +1558,14 @@ read_subtask(struct flink_backing *b, const struct ckpt_operator *op, const stru
 
 		c.h = &st->handles[i];
 		snprintf(c.where, sizeof c.where, "%s", b->meta);
-		if ((k->part == 1 && role == 3) || (k->part == 2 && role != 3))
+		if ((k->part == 1 && role >= 3) || (k->part == 2 && role < 3))
 			continue;
 		if (role == 1 || role == 2)
 			r = read_operator(&c, role == 1);
 		else if (role == 3)
 			r = read_keyed(&c);
+		else if (role == 4)
+			r = read_rocksdb(&c);
 		if (r < 0)
 			return -1;
 	}
@@ -2080,7 +2296,7 @@ ckpt_flink_state_summary(struct ckpt_snapshot *s, struct ckpt_err *e)
 			if (read_subtask(b, op, st, &k, e) < 0)
 				goto fail;
 			for (size_t h = 0; h < st->nhandles; h++)
-				if (handle_role(&st->handles[h]) == 0 && strstr(st->handles[h].scope, "channel") == NULL &&
+				if (handle_role(&st->handles[h]) % 4 == 0 && strstr(st->handles[h].scope, "channel") == NULL &&
 				    count_unread(&C, st, &st->handles[h]) < 0)
 					goto fail;
 		}

@@ -294,4 +294,32 @@ json_t *ckpt_fser_json(const struct ckpt_fser *t);
 /* Flink's KeyGroupRangeAssignment: MathUtils.murmurHash(hashCode) % maxParallelism. */
 uint32_t ckpt_flink_key_group(int32_t hash, uint32_t max_parallelism);
 
+/* ------------------------------------------------------------ flink-rocksdb.c */
+
+/* One file of a RocksDB handle: its local name (000012.sst, MANIFEST-000005, CURRENT, OPTIONS-...)
+ * and its bytes: a local file of size bytes (path), or size bytes at mem (path NULL). */
+struct ckpt_frocks_file {
+	const char *local;
+	const char *path;
+	const unsigned char *mem;
+	uint64_t size;
+};
+struct ckpt_frocks_db;
+/* The files opened as one read-only database (every column family, a small block cache, Flink's
+ * merge operator) from a temporary directory of links, removed before this returns (and by a
+ * signal arriving meanwhile).  The files are kept by the caller while the database is open.  NULL
+ * with e set: a file missing or of another size (where: its path), or what RocksDB says (where: the
+ * file it names, else the handle's where). */
+struct ckpt_frocks_db *ckpt_frocks_open(const struct ckpt_frocks_file *f, size_t n, const char *where,
+					struct ckpt_err *e);
+void ckpt_frocks_close(struct ckpt_frocks_db *d);
+/* Its column families, in the order RocksDB lists them. */
+size_t ckpt_frocks_ncf(const struct ckpt_frocks_db *d);
+const char *ckpt_frocks_cf(const struct ckpt_frocks_db *d, size_t i);
+/* Every entry of column family cf with lo <= key < hi (lo NULL: from the first; hi NULL: to the
+ * last), in key order, given to fn (0 to go on, -1 to stop, e set).  0, or -1 with e set. */
+typedef int ckpt_frocks_fn(void *arg, const unsigned char *k, size_t kn, const unsigned char *v, size_t vn);
+int ckpt_frocks_scan(struct ckpt_frocks_db *d, size_t cf, const void *lo, size_t nlo, const void *hi, size_t nhi,
+		     ckpt_frocks_fn *fn, void *arg, const char *where, struct ckpt_err *e);
+
 #endif

@@ -3,15 +3,15 @@
 # checkpoint and savepoint the harness had Flink write (build/flink/VERSION/, `make
 # flink-fixtures`) equal what the job put in state (the sidecar's "contents") and, for the
 # canonical savepoints, what Flink's State Processor API read back (its "spa"), leaf by leaf.  Of
-# RocksDB native and incremental snapshots ckpt reads the operator state and lists the keyed
-# state's files; the listing equals the handles Flink loaded.  The unaligned checkpoint's
-# contents are not fixed: its state decodes to its end.
+# RocksDB native and incremental snapshots ckpt reads the keyed state inside the SST files too
+# (ckpt-flink(5), ROCKSDB), and lists those files: the listing equals the handles Flink loaded.
+# The unaligned checkpoint's contents are not fixed: its state decodes to its end.
 
 bats_require_minimum_version 1.5.0 # run --separate-stderr
 load helper
 
-# The artifacts by what is compared: contents (and spa where the sidecar has it); contents of
-# operator state and the SST listing; decoding only.
+# The artifacts by what is compared: contents (and spa where the sidecar has it); contents and
+# the SST listing; decoding only.
 FULL='savepoint-hashmap-canonical savepoint-hashmap-native savepoint-rocksdb-canonical
 checkpoint-hashmap-aligned checkpoint-hashmap-finished checkpoint-hashmap-snappy checkpoint-union-partly-finished'
 ROCKS='savepoint-rocksdb-native checkpoint-rocksdb-incremental-1 checkpoint-rocksdb-incremental-2'
@@ -30,8 +30,8 @@ compare_state() {
 	jq -s --slurpfile S "$side" "$JQ_STATE" st.json >ckpt.json
 	case " $ROCKS " in
 	*" $a "*)
-		# keyed state (of "keyed" and "ambig"): the files listed, not their contents
-		jq '.contents | with_entries(select(.value | has("keys") | not))' "$side" >flink.json
+		# keyed state (of "keyed" and "ambig"): the contents read from the SSTs, and the files listed
+		jq .contents "$side" >flink.json
 		jq -s --slurpfile S "$side" "{sst: ($JQ_SST_CKPT)}" st.json >ckpt-sst.json
 		jq "{sst: ($JQ_SST_FLINK)}" "$side" >flink-sst.json
 		[ "$(jq '.sst | length' flink-sst.json)" -gt 0 ] || { echo "$v/$a: the sidecar lists no RocksDB handle"; bad=1; }
@@ -243,5 +243,31 @@ $v/$a: spa.keyed.keys.4.processing_timers.0: ckpt \"4611686018427387908\", flink
 			{ echo "run $r: status $status: $stderr, not about ${N[1]}"; return 1; }
 		[ "$r" -eq 1 ] && first_err=$stderr
 		[ "$stderr" = "$first_err" ] || { echo "run $r: $stderr, run 1: $first_err"; return 1; }
+	done
+}
+
+@test "flink state: a RocksDB handle is read within its key-group range: files holding more are clipped, as Flink's restore clips them" {
+	local v dir op bid
+	for v in $(flink_versions); do
+		dir=$(artifact_dir "$v" checkpoint-rocksdb-incremental-2)
+		mkdir "$v"
+		cp "$dir/_metadata" "$v/_metadata"
+		# the first keyed operator's subtask 0 (key groups 0-15): its handle's range halved, its files kept
+		read -r op bid <<<"$(ckpt-inspect -m -a "$dir" | jq -r '[.operators[] | .id as $o | .subtasks[0].handles[]? |
+			select(.kind == "incremental" and .key_groups == "0-15") | "\($o) \(.backend_id)"][0]')"
+		perl -e 'local $/; open(F, "+<", $ARGV[0]) or die; binmode F; my $d = <F>; my $b = $ARGV[1];
+			my $i = index($d, pack("n", length $b) . $b); die "no backend id" if $i < 0;
+			my $p = $i + 2 + length $b; my (undef, $n) = unpack("NN", substr($d, $p, 8));
+			substr($d, $p + 4, 4) = pack("N", $n / 2); seek(F, 0, 0); print F $d; close F' "$v/_metadata" "$bid"
+		entries() {
+			ckpt-inspect -a "$1" | jq -c --arg o "$op" '.operators[] | select(.id == $o) | .subtasks[0].keyed_state |
+				.key_groups, (.entries[] | select(.key_group < 8))'
+		}
+		entries "$dir" | sed 1s/.*/'"0-7"'/ >want
+		[ "$(wc -l <want)" -gt 5 ]
+		ckpt-inspect -a "$dir" | jq -e --arg o "$op" '[.operators[] | select(.id == $o) | .subtasks[0].keyed_state.entries[] |
+			select(.key_group >= 8)] | length > 0' >/dev/null
+		entries "$v/_metadata" >got
+		diff want got
 	done
 }
