@@ -29,8 +29,6 @@ new-stateful-broadcast-udf-migration-itcase-flink1.19-*                         
 stateful-scala-with-broadcast-udf-migration-itcase-flink1.19-hashmap-checkpoint       check                      issue 31 defect 1 (compressed operator state of 1.19)
 stateful-scala-with-broadcast-udf-migration-itcase-flink1.19-hashmap-savepoint-native check                      issue 31 defect 1 (compressed operator state of 1.19)
 new-stateful-udf-migration-itcase-flink1.17-hashmap-checkpoint                        entries,diff               issue 31 defect 2 (changelog keyed state shown as empty)
-new-stateful-udf-migration-itcase-flink1.1[79]-rocksdb-checkpoint                     entries,diff               issue 26 (RocksDB incremental state)
-new-stateful-udf-migration-itcase-flink1.1[79]-rocksdb-savepoint-native               entries,diff               issue 26 (RocksDB native savepoint state)
 stateful-scala-*-hashmap-checkpoint                                                   summary                    issue 31 defect 3 (the summary stops at a serializer ckpt cannot walk)
 stateful-scala-*-hashmap-savepoint-native                                             summary                    issue 31 defect 3 (the summary stops at a serializer ckpt cannot walk)
 stateful-scala-udf-migration-itcase-flink1.19-hashmap-savepoint                       summary                    issue 31 defect 3 (the summary stops at a serializer ckpt cannot walk)
