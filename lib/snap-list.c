@@ -1,0 +1,707 @@
+/*
+ * snap-list.c: discovery (ckpt-inspect -l, --latest): every checkpoint and savepoint under a
+ * directory tree, whether it is complete and why not, and the newest complete one.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "snap-internal.h"
+
+#define LIST_DEPTH 64    /* directories deeper than this are not entered */
+#define LIST_THREADS 8   /* at most this many readers, one a core */
+
+enum cand { FLINK, FLINK_NO_META, ARCHIVE_FILE, ARCHIVE_DIR };
+
+struct walk {
+	const char *root;
+	struct ckpt_found *found;
+	unsigned char *how; /* enum cand of each found[i] */
+	size_t n, cap;
+	dev_t *dev;        /* directories entered (a symbolic link met twice is not followed again) */
+	ino_t *ino;
+	size_t nseen, seencap;
+	struct ckpt_err *e;
+};
+
+/* ---- names */
+
+/* Names compared with runs of digits as numbers, so that chk-9 comes before chk-10. */
+static int
+natcmp(const char *a, const char *b)
+{
+	const char *a0 = a, *b0 = b;
+
+	while (*a && *b) {
+		if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
+			size_t na, nb;
+			int c;
+
+			while (*a == '0' && isdigit((unsigned char)a[1]))
+				a++;
+			while (*b == '0' && isdigit((unsigned char)b[1]))
+				b++;
+			for (na = 0; isdigit((unsigned char)a[na]); na++)
+				;
+			for (nb = 0; isdigit((unsigned char)b[nb]); nb++)
+				;
+			if (na != nb)
+				return na < nb ? -1 : 1;
+			if ((c = strncmp(a, b, na)) != 0)
+				return c;
+			a += na;
+			b += nb;
+		} else if (*a != *b) {
+			return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+		} else {
+			a++;
+			b++;
+		}
+	}
+	if (*a || *b)
+		return *a ? 1 : -1;
+	return strcmp(a0, b0);
+}
+
+static int
+by_natname(const void *x, const void *y)
+{
+	return natcmp(*(char *const *)x, *(char *const *)y);
+}
+
+/* Flink's checkpoint directory name, chk-N (ckpt-run's archives: chk-N.tar ...): N, or -1. */
+static int64_t
+chk_id(const char *base)
+{
+	char *end;
+	long long v;
+
+	if (strncmp(base, "chk-", 4) != 0 || !isdigit((unsigned char)base[4]))
+		return -1;
+	errno = 0;
+	v = strtoll(base + 4, &end, 10);
+	if (errno || v < 0 || (*end != '\0' && *end != '.'))
+		return -1;
+	return v;
+}
+
+static const char *
+base_of(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+static int
+has_suffix(const char *s, const char *suf)
+{
+	size_t n = strlen(s), m = strlen(suf);
+
+	return n > m && strcmp(s + n - m, suf) == 0;
+}
+
+static int
+archive_name(const char *name)
+{
+	return has_suffix(name, ".tar") || has_suffix(name, ".tar.gz") || has_suffix(name, ".tgz") ||
+	       has_suffix(name, ".zip");
+}
+
+static char *
+join(const char *dir, const char *name, struct ckpt_err *e)
+{
+	size_t n = strlen(dir), m = strlen(name);
+	char *p = ckpt_calloc(n + m + 2, 1, e);
+
+	if (p == NULL)
+		return NULL;
+	memcpy(p, dir, n);
+	if (n == 0 || dir[n - 1] != '/')
+		p[n++] = '/';
+	memcpy(p + n, name, m + 1);
+	return p;
+}
+
+/* ---- the walk: what is there, by name and type alone */
+
+static int
+add(struct walk *w, char *path, enum cand how)
+{
+	if (path == NULL)
+		return -1;
+	if (w->n == w->cap) {
+		size_t cap = w->cap ? 2 * w->cap : 64;
+		struct ckpt_found *f = ckpt_reallocarray(w->found, cap, sizeof *f, w->e);
+		unsigned char *h = f ? ckpt_reallocarray(w->how, cap, 1, w->e) : NULL;
+
+		if (f)
+			w->found = f;
+		if (h == NULL) {
+			free(path);
+			return -1;
+		}
+		w->how = h;
+		w->cap = cap;
+	}
+	memset(&w->found[w->n], 0, sizeof w->found[w->n]);
+	w->found[w->n].path = path;
+	w->found[w->n].checkpoint_id = -1;
+	w->found[w->n].mtime_sec = -1;
+	w->how[w->n++] = (unsigned char)how;
+	return 0;
+}
+
+/* 1 when the directory (sb) was entered before: a symbolic link loop, or a second way to it. */
+static int
+seen_dir(struct walk *w, const struct stat *sb)
+{
+	for (size_t i = 0; i < w->nseen; i++)
+		if (w->dev[i] == sb->st_dev && w->ino[i] == sb->st_ino)
+			return 1;
+	if (w->nseen == w->seencap) {
+		size_t cap = w->seencap ? 2 * w->seencap : 64;
+		dev_t *d = ckpt_reallocarray(w->dev, cap, sizeof *d, w->e);
+		ino_t *i = d ? ckpt_reallocarray(w->ino, cap, sizeof *i, w->e) : NULL;
+
+		if (d)
+			w->dev = d;
+		if (i == NULL)
+			return -1;
+		w->ino = i;
+		w->seencap = cap;
+	}
+	w->dev[w->nseen] = sb->st_dev;
+	w->ino[w->nseen++] = sb->st_ino;
+	return 0;
+}
+
+/* Is dir/name there, and a regular file (after symbolic links)? */
+static int
+has_file(const char *dir, const char *name)
+{
+	char p[4096];
+	struct stat sb;
+
+	if ((size_t)snprintf(p, sizeof p, "%s/%s", dir, name) >= sizeof p)
+		return 0;
+	return stat(p, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+/* The names in dir, sorted, "." and ".." left out; *n of them (free each and the array). */
+static char **
+read_names(const char *dir, size_t *n, struct ckpt_err *e)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char **v = NULL;
+	size_t cap = 0;
+
+	*n = 0;
+	if (d == NULL) {
+		ckpt_err_sys(e, dir, "cannot open");
+		return NULL;
+	}
+	while ((errno = 0, de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (*n == cap) {
+			char **nv = ckpt_reallocarray(v, cap ? 2 * cap : 16, sizeof *v, e);
+
+			if (nv == NULL)
+				goto fail;
+			v = nv;
+			cap = cap ? 2 * cap : 16;
+		}
+		if ((v[*n] = ckpt_strdup(de->d_name, e)) == NULL)
+			goto fail;
+		(*n)++;
+	}
+	if (errno) {
+		ckpt_err_sys(e, dir, "cannot read");
+		goto fail;
+	}
+	closedir(d);
+	if (v == NULL && (v = ckpt_calloc(1, sizeof *v, e)) == NULL)
+		return NULL;
+	qsort(v, *n, sizeof *v, by_natname);
+	return v;
+fail:
+	closedir(d);
+	while (*n > 0)
+		free(v[--*n]);
+	free(v);
+	return NULL;
+}
+
+static int walk_dir(struct walk *w, const char *dir, int depth);
+
+/* One directory entry: a directory to enter, or an archive file. */
+static int
+walk_entry(struct walk *w, const char *dir, const char *name, int skip_flink_dirs, int depth)
+{
+	char *p = join(dir, name, w->e);
+	struct stat sb;
+	int r = 0;
+
+	if (p == NULL)
+		return -1;
+	if (stat(p, &sb) != 0) {
+		if (errno == ENOENT || errno == ELOOP) /* a dangling link, a link to itself */
+			goto out;
+		r = ckpt_err_sys(w->e, p, "cannot open");
+		goto out;
+	}
+	if (S_ISDIR(sb.st_mode)) {
+		/* Flink's shared/ and taskowned/ beside chk-N hold state files, never snapshots */
+		if (skip_flink_dirs && (strcmp(name, "shared") == 0 || strcmp(name, "taskowned") == 0))
+			goto out;
+		r = walk_dir(w, p, depth + 1);
+	} else if (S_ISREG(sb.st_mode) && archive_name(name)) {
+		r = add(w, p, ARCHIVE_FILE);
+		p = NULL;
+	}
+out:
+	free(p);
+	return r;
+}
+
+static int
+walk_dir(struct walk *w, const char *dir, int depth)
+{
+	struct stat sb;
+	char **names;
+	size_t n;
+	int r = 0, flink_job = 0, seen;
+
+	if (stat(dir, &sb) != 0)
+		return ckpt_err_sys(w->e, dir, "cannot open");
+	if (depth > LIST_DEPTH || (seen = seen_dir(w, &sb)) > 0)
+		return 0;
+	if (seen < 0)
+		return -1;
+	if (has_file(dir, "_metadata"))
+		return add(w, ckpt_strdup(dir, w->e), FLINK);
+	if (has_file(dir, SNAP_MANIFEST_NAME))
+		return add(w, ckpt_strdup(dir, w->e), ARCHIVE_DIR);
+	if (chk_id(base_of(dir)) >= 0 && strchr(base_of(dir), '.') == NULL)
+		return add(w, ckpt_strdup(dir, w->e), FLINK_NO_META);
+	if ((names = read_names(dir, &n, w->e)) == NULL)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (chk_id(names[i]) >= 0 && strchr(names[i], '.') == NULL)
+			flink_job = 1;
+	for (size_t i = 0; i < n && r == 0; i++)
+		r = walk_entry(w, dir, names[i], flink_job, depth);
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return r;
+}
+
+/* ---- looking at each one */
+
+/* The first problem a check reports (not what it only could not check). */
+struct first {
+	char text[1024];
+	int any;
+};
+
+static void
+first_problem(void *arg, const char *where, const char *what)
+{
+	struct first *F = arg;
+
+	if (F->any || strncmp(what, "not checked: ", 13) == 0)
+		return;
+	snprintf(F->text, sizeof F->text, "%s: %s", where, what);
+	F->any = 1;
+}
+
+static int
+set_reason(struct ckpt_found *f, const char *text, struct ckpt_err *e)
+{
+	f->complete = 0;
+	if ((f->reason = ckpt_strdup(text, e)) == NULL)
+		return -1;
+	return 0;
+}
+
+/* A library error that is an answer about the snapshot (it is damaged) becomes its reason. */
+static int
+reason_of(struct ckpt_found *f, const struct ckpt_err *le, struct ckpt_err *e)
+{
+	char text[1600];
+
+	if (le->kind == CKPT_ERR_NOMEM) {
+		*e = *le;
+		return -1;
+	}
+	ckpt_err_format(le, text, sizeof text);
+	return set_reason(f, text, e);
+}
+
+static const char *
+kind_word(const char *k)
+{
+	if (k == NULL)
+		return NULL;
+	return strcmp(k, "checkpoint") == 0 ? "checkpoint" : strcmp(k, "savepoint") == 0 ? "savepoint" : NULL;
+}
+
+/* The kind by name when the file does not say: chk-N is a checkpoint, savepoint-* a savepoint. */
+static const char *
+kind_by_name(const char *path)
+{
+	const char *b = base_of(path);
+
+	if (chk_id(b) >= 0)
+		return "checkpoint";
+	return strncmp(b, "savepoint-", 10) == 0 ? "savepoint" : NULL;
+}
+
+static void
+set_time(struct ckpt_found *f, const struct stat *sb)
+{
+	f->mtime_sec = (int64_t)sb->st_mtim.tv_sec;
+	f->mtime_nsec = sb->st_mtim.tv_nsec;
+}
+
+/* A Flink snapshot: its _metadata decoded, then every file it names there with its size (-c: and
+ * its state parsed, as -c checks it). */
+static int
+look_flink(struct ckpt_found *f, const struct ckpt_list_opts *o, struct ckpt_err *e)
+{
+	struct ckpt_err le = {0};
+	struct ckpt_snapshot *s = NULL;
+	struct first F = {.any = 0};
+	const json_t *files;
+	const char *guess;
+	char *meta = join(f->path, "_metadata", e);
+	struct stat sb;
+	uint64_t nfiles = 0, bytes = 0;
+	long n;
+	int r = -1;
+
+	f->format = "flink metadata";
+	f->kind = kind_by_name(f->path);
+	f->checkpoint_id = chk_id(base_of(f->path));
+	if (meta == NULL)
+		return -1;
+	if (stat(meta, &sb) != 0) {
+		ckpt_err_sys(&le, meta, "cannot open");
+		r = reason_of(f, &le, e);
+		goto out;
+	}
+	set_time(f, &sb);
+	f->size = (uint64_t)sb.st_size;
+	if (sb.st_size == 0) {
+		r = set_reason(f, "_metadata is empty (being written)", e);
+		goto out;
+	}
+	if ((s = ckpt_snapshot_open(meta, &le)) == NULL ||
+	    ckpt_flink_state_enable(s, o->roots, o->nroots, &le) < 0) {
+		r = reason_of(f, &le, e);
+		goto out;
+	}
+	f->checkpoint_id = (int64_t)s->checkpoint_id;
+	/* before format version 4 the file may not say; then what it holds, then its name */
+	guess = json_string_value(json_object_get(json_object_get(s->flink, "kind_guess"), "kind"));
+	if (kind_word(s->kind) || kind_word(guess))
+		f->kind = kind_word(s->kind) ? kind_word(s->kind) : kind_word(guess);
+	files = json_object_get(s->flink, "files");
+	f->files = json_array_size(files);
+	for (size_t i = 0; i < json_array_size(files); i++)
+		f->size += (uint64_t)json_integer_value(json_object_get(json_array_get(files, i), "size"));
+	n = o->check ? ckpt_flink_state_verify(s, first_problem, &F, &nfiles, &bytes, &le)
+		     : ckpt_flink_state_files(s, first_problem, &F, &nfiles, &bytes, &le);
+	if (n < 0)
+		r = reason_of(f, &le, e);
+	else if (n > 0)
+		r = set_reason(f, F.any ? F.text : "not complete", e);
+	else
+		r = 0;
+out:
+	ckpt_snapshot_free(s);
+	free(meta);
+	return r;
+}
+
+/* ckpt's own archive (or unpacked directory): its manifest, then every member there, whole (-c:
+ * every checksum).  1 when the file is no snapshot of ckpt's at all (another tar or zip). */
+static int
+look_archive(struct ckpt_found *f, int is_dir, const struct ckpt_list_opts *o, struct ckpt_err *e)
+{
+	struct ckpt_err le = {0};
+	struct ckpt_snapshot *s;
+	struct first F = {.any = 0};
+	struct stat sb;
+	char *stamp = is_dir ? join(f->path, SNAP_MANIFEST_NAME, e) : ckpt_strdup(f->path, e);
+	uint64_t members = 0, bytes = 0;
+	long n;
+	int r = -1;
+
+	f->format = is_dir ? "directory" : has_suffix(f->path, ".zip") ? "zip" : has_suffix(f->path, ".tar") ? "tar"
+													    : "tar.gz";
+	f->kind = kind_by_name(f->path);
+	f->checkpoint_id = chk_id(base_of(f->path));
+	if (stamp == NULL)
+		return -1;
+	if (stat(stamp, &sb) == 0) {
+		set_time(f, &sb);
+		f->size = (uint64_t)sb.st_size;
+	}
+	if ((s = ckpt_snapshot_open(f->path, &le)) == NULL) {
+		/* a tar or zip of something else is not listed; a damaged one of ckpt's is */
+		if (!is_dir && strncmp(le.text, "not a ckpt archive", 18) == 0)
+			r = 1;
+		else
+			r = reason_of(f, &le, e);
+		goto out;
+	}
+	f->format = ckpt_snapshot_format(s);
+	f->checkpoint_id = (int64_t)s->checkpoint_id;
+	if (kind_word(s->kind))
+		f->kind = kind_word(s->kind);
+	if (s->backing && ((struct ckpt_snap_backing *)s->backing)->load == ckpt_snap_arch_load) {
+		const struct ckpt_snap_arch *b = s->backing;
+
+		f->files = b->nmembers;
+		for (size_t i = 0; is_dir && i < b->nmembers; i++)
+			f->size += b->members[i].size;
+	}
+	if (o->check) {
+		n = ckpt_archive_verify(f->path, first_problem, &F, &members, &bytes, &le);
+		if (n < 0)
+			r = reason_of(f, &le, e);
+		else
+			r = n > 0 ? set_reason(f, F.any ? F.text : "not complete", e) : 0;
+	} else {
+		r = ckpt_snap_members_check(s, &le) < 0 ? reason_of(f, &le, e) : 0;
+	}
+out:
+	ckpt_snapshot_free(s);
+	free(stamp);
+	return r;
+}
+
+/* 0 looked at, 1 not a snapshot (dropped), -1 error (out of memory). */
+static int
+look(struct ckpt_found *f, enum cand how, const struct ckpt_list_opts *o, struct ckpt_err *e)
+{
+	f->complete = 1;
+	switch (how) {
+	case FLINK:
+		return look_flink(f, o, e);
+	case FLINK_NO_META:
+		f->format = "flink metadata";
+		f->kind = "checkpoint";
+		f->checkpoint_id = chk_id(base_of(f->path));
+		return set_reason(f, "no _metadata (being written, or abandoned)", e);
+	case ARCHIVE_FILE:
+		return look_archive(f, 0, o, e);
+	case ARCHIVE_DIR:
+		return look_archive(f, 1, o, e);
+	}
+	return 0;
+}
+
+/* ---- in parallel: each reader takes the next one not yet taken */
+
+struct pool {
+	struct walk *w;
+	const struct ckpt_list_opts *o;
+	size_t next;
+	int failed;
+	unsigned char *drop;
+	pthread_mutex_t mu;
+	struct ckpt_err e;
+};
+
+static void *
+worker(void *arg)
+{
+	struct pool *P = arg;
+
+	for (;;) {
+		struct ckpt_err e = {0};
+		size_t i = __atomic_fetch_add(&P->next, 1, __ATOMIC_RELAXED);
+		int r;
+
+		if (i >= P->w->n || __atomic_load_n(&P->failed, __ATOMIC_RELAXED))
+			return NULL;
+		r = look(&P->w->found[i], (enum cand)P->w->how[i], P->o, &e);
+		if (r > 0)
+			P->drop[i] = 1;
+		if (r < 0) {
+			pthread_mutex_lock(&P->mu);
+			if (!P->failed)
+				P->e = e;
+			__atomic_store_n(&P->failed, 1, __ATOMIC_RELAXED);
+			pthread_mutex_unlock(&P->mu);
+		}
+	}
+}
+
+static int
+look_all(struct walk *w, const struct ckpt_list_opts *o, struct ckpt_err *e)
+{
+	struct pool P = {.w = w, .o = o};
+	pthread_t t[LIST_THREADS];
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t nt = cores < 1 ? 1 : cores > LIST_THREADS ? LIST_THREADS : (size_t)cores, started = 0, k = 0;
+
+	if (nt > w->n)
+		nt = w->n;
+	if ((P.drop = ckpt_calloc(w->n ? w->n : 1, 1, e)) == NULL)
+		return -1;
+	pthread_mutex_init(&P.mu, NULL);
+	while (started + 1 < nt && pthread_create(&t[started], NULL, worker, &P) == 0)
+		started++;
+	worker(&P);
+	for (size_t i = 0; i < started; i++)
+		pthread_join(t[i], NULL);
+	pthread_mutex_destroy(&P.mu);
+	for (size_t i = 0; i < w->n; i++) {
+		if (P.drop[i]) {
+			free(w->found[i].path);
+			free(w->found[i].reason);
+			continue;
+		}
+		w->found[k++] = w->found[i];
+	}
+	w->n = k;
+	free(P.drop);
+	if (P.failed) {
+		*e = P.e;
+		return -1;
+	}
+	return 0;
+}
+
+int
+ckpt_snapshot_list(const char *root, const struct ckpt_list_opts *o, struct ckpt_found **out, size_t *n,
+		   struct ckpt_err *e)
+{
+	struct walk w = {.root = root, .e = e};
+	struct stat sb;
+	int r;
+
+	*out = NULL;
+	*n = 0;
+	if (stat(root, &sb) != 0) {
+		r = ckpt_err_sys(e, root, "cannot open");
+	} else if (S_ISDIR(sb.st_mode)) {
+		r = walk_dir(&w, root, 0);
+	} else if (strcmp(base_of(root), "_metadata") == 0) {
+		/* the _metadata itself: its directory is the snapshot */
+		const char *slash = strrchr(root, '/');
+		char *dir = slash ? strndup(root, (size_t)(slash - root) + (slash == root)) : strdup(".");
+
+		r = dir ? add(&w, dir, FLINK) : ckpt_err_set(e, CKPT_ERR_NOMEM, root, "out of memory");
+	} else {
+		r = add(&w, ckpt_strdup(root, e), ARCHIVE_FILE);
+	}
+	if (r == 0)
+		r = look_all(&w, o, e);
+	free(w.dev);
+	free(w.ino);
+	free(w.how);
+	if (r < 0) {
+		ckpt_found_free(w.found, w.n);
+		return -1;
+	}
+	*out = w.found;
+	*n = w.n;
+	return 0;
+}
+
+void
+ckpt_found_free(struct ckpt_found *f, size_t n)
+{
+	for (size_t i = 0; f && i < n; i++) {
+		free(f[i].path);
+		free(f[i].reason);
+	}
+	free(f);
+}
+
+/* ---- the newest complete one */
+
+/* The directory a checkpoint lies in: checkpoints side by side are one job's. */
+static size_t
+parent_len(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? (size_t)(s - path) : 0;
+}
+
+static int
+same_job(const struct ckpt_found *a, const struct ckpt_found *b)
+{
+	size_t n = parent_len(a->path);
+
+	return n == parent_len(b->path) && strncmp(a->path, b->path, n) == 0;
+}
+
+/* Is a newer than b (time written, then checkpoint id)? */
+static int
+newer(const struct ckpt_found *a, const struct ckpt_found *b)
+{
+	if (a->mtime_sec != b->mtime_sec)
+		return a->mtime_sec > b->mtime_sec;
+	if (a->mtime_nsec != b->mtime_nsec)
+		return a->mtime_nsec > b->mtime_nsec;
+	return a->checkpoint_id > b->checkpoint_id;
+}
+
+static int
+is_checkpoint(const struct ckpt_found *f)
+{
+	return f->kind && strcmp(f->kind, "checkpoint") == 0;
+}
+
+size_t
+ckpt_found_latest(const struct ckpt_found *f, size_t n)
+{
+	size_t best = n;
+
+	for (size_t i = 0; i < n; i++) {
+		int top = f[i].complete;
+
+		/* a job's checkpoint that a higher complete checkpoint of the same job subsumes is out */
+		for (size_t j = 0; top && is_checkpoint(&f[i]) && j < n; j++)
+			if (j != i && f[j].complete && is_checkpoint(&f[j]) && same_job(&f[i], &f[j]) &&
+			    (f[j].checkpoint_id > f[i].checkpoint_id ||
+			     (f[j].checkpoint_id == f[i].checkpoint_id && newer(&f[j], &f[i]))))
+				top = 0;
+		if (top && (best == n || newer(&f[i], &f[best])))
+			best = i;
+	}
+	return best;
+}
+
+/* ---- as JSON */
+
+json_t *
+ckpt_found_to_json(const struct ckpt_found *f)
+{
+	char when[64] = "";
+	struct tm tm;
+	time_t t = (time_t)f->mtime_sec;
+
+	if (f->mtime_sec >= 0 && gmtime_r(&t, &tm) != NULL)
+		strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	return json_pack("{s:s, s:s?, s:s, s:o, s:o, s:I, s:I, s:b, s:s?}", "path", f->path, "kind", f->kind,
+			 "format", f->format, "checkpoint_id",
+			 f->checkpoint_id >= 0 ? json_integer((json_int_t)f->checkpoint_id) : json_null(), "time",
+			 *when ? json_string(when) : json_null(), "size", (json_int_t)f->size, "files",
+			 (json_int_t)f->files, "complete", f->complete, "reason", f->reason);
+}
