@@ -28,7 +28,8 @@ static void
 usage(void)
 {
 	printf("usage: ckpt-inspect [-pm] [-a | -c | -d OTHER] [-u UID ...] [-r OLDPREFIX=DIR ...] [file ...]\n"
-	       "       ckpt-inspect [-pc] [-r OLDPREFIX=DIR ...] -l DIR | --latest=DIR\n"
+	       "       ckpt-inspect [-pc] [-r OLDPREFIX=DIR ...] -l DIR\n"
+	       "       ckpt-inspect [-c] [-r OLDPREFIX=DIR ...] --latest DIR\n"
 	       "options:\n"
 	       "  -a, --all             print the whole state document\n"
 	       "  -c, --check           verify each archive against its manifest, or each state file\n"
