@@ -284,7 +284,10 @@ list_dir(const struct opts *o)
 		return ckpt_err_status(&e);
 	}
 	if (o->latest) {
-		if ((best = ckpt_found_latest(f, n)) < n) {
+		if (ckpt_found_latest(f, n, &best, &e) < 0) {
+			cli_error(&e);
+			status = 2;
+		} else if (best < n) {
 			printf("%s\n", f[best].path);
 		} else {
 			cli_warn("%s: no complete checkpoint or savepoint (%zu found)", o->list, n);

@@ -496,12 +496,12 @@ int ckpt_snapshot_list(const char *root, const struct ckpt_list_opts *o, struct 
 		       struct ckpt_err *e);
 void ckpt_found_free(struct ckpt_found *f, size_t n);
 /*
- * The newest complete one (--latest), or n when none is: checkpoints side by side in one directory
- * are one job's, of which only the highest checkpoint id counts (Flink restores its latest completed
- * checkpoint by id); then, across jobs, savepoints and archives, the latest time written (then the
- * higher id, then the first found).
+ * The newest complete one (--latest): 0 and *best its index (n when none is), or -1 on no memory.
+ * Checkpoints side by side in one directory are one job's, of which only the highest checkpoint id
+ * counts (Flink restores its latest completed checkpoint by id); then, across jobs, savepoints and
+ * archives, the latest time written (then the higher id, then the first found).
  */
-size_t ckpt_found_latest(const struct ckpt_found *f, size_t n);
+int ckpt_found_latest(const struct ckpt_found *f, size_t n, size_t *best, struct ckpt_err *e);
 /* {"path", "kind", "format", "checkpoint_id", "time" (ISO 8601 UTC), "size", "files", "complete",
  * "reason"}; NULL on no memory. */
 json_t *ckpt_found_to_json(const struct ckpt_found *f);

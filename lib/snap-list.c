@@ -668,24 +668,52 @@ is_checkpoint(const struct ckpt_found *f)
 	return f->kind && strcmp(f->kind, "checkpoint") == 0;
 }
 
-size_t
-ckpt_found_latest(const struct ckpt_found *f, size_t n)
+/* Complete checkpoints by job, then highest id (then newest) first. */
+static int
+by_job_then_id(const void *x, const void *y, void *arg)
 {
-	size_t best = n;
+	const struct ckpt_found *f = arg, *a = &f[*(const size_t *)x], *b = &f[*(const size_t *)y];
+	size_t na = parent_len(a->path), nb = parent_len(b->path);
+	int c = strncmp(a->path, b->path, na < nb ? na : nb);
 
+	if (c == 0 && na != nb)
+		c = na < nb ? -1 : 1;
+	if (c != 0)
+		return c;
+	if (a->checkpoint_id != b->checkpoint_id)
+		return a->checkpoint_id > b->checkpoint_id ? -1 : 1;
+	if (newer(a, b) != newer(b, a))
+		return newer(a, b) ? -1 : 1;
+	return *(const size_t *)x < *(const size_t *)y ? -1 : 1;
+}
+
+int
+ckpt_found_latest(const struct ckpt_found *f, size_t n, size_t *best, struct ckpt_err *e)
+{
+	size_t *idx = ckpt_calloc(n ? n : 1, sizeof *idx, e), m = 0, b = n;
+
+	*best = n;
+	if (idx == NULL)
+		return -1;
 	for (size_t i = 0; i < n; i++) {
-		int top = f[i].complete;
-
-		/* a job's checkpoint that a higher complete checkpoint of the same job subsumes is out */
-		for (size_t j = 0; top && is_checkpoint(&f[i]) && j < n; j++)
-			if (j != i && f[j].complete && is_checkpoint(&f[j]) && same_job(&f[i], &f[j]) &&
-			    (f[j].checkpoint_id > f[i].checkpoint_id ||
-			     (f[j].checkpoint_id == f[i].checkpoint_id && newer(&f[j], &f[i]))))
-				top = 0;
-		if (top && (best == n || newer(&f[i], &f[best])))
-			best = i;
+		if (f[i].complete && is_checkpoint(&f[i]))
+			idx[m++] = i;
+		else if (f[i].complete && (b == n || newer(&f[i], &f[b])))
+			b = i;
 	}
-	return best;
+	qsort_r(idx, m, sizeof *idx, by_job_then_id, (void *)f);
+	/* of each job's checkpoints, only the first in that order (its highest id) counts */
+	for (size_t k = 0; k < m; k++) {
+		size_t i = idx[k];
+
+		if (k > 0 && same_job(&f[idx[k - 1]], &f[i]))
+			continue;
+		if (b == n || newer(&f[i], &f[b]) || (!newer(&f[b], &f[i]) && i < b))
+			b = i;
+	}
+	free(idx);
+	*best = b;
+	return 0;
 }
 
 /* ---- as JSON */
