@@ -279,6 +279,7 @@ list_dir(const struct opts *o)
 	size_t n, best;
 	int status = 0;
 
+	ckpt_progress_set(NULL); /* snapshots are read on several threads at once: no progress line */
 	if (ckpt_snapshot_list(o->list, &lo, &f, &n, &e) < 0) {
 		cli_error(&e);
 		return ckpt_err_status(&e);

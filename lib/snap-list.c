@@ -20,7 +20,6 @@
 enum cand { FLINK, FLINK_NO_META, ARCHIVE_FILE, ARCHIVE_DIR };
 
 struct walk {
-	const char *root;
 	struct ckpt_found *found;
 	unsigned char *how; /* enum cand of each found[i] */
 	size_t n, cap;
@@ -242,9 +241,9 @@ fail:
 
 static int walk_dir(struct walk *w, const char *dir, int depth);
 
-/* One directory entry: a directory to enter, or an archive file. */
+/* One directory entry: a directory to enter (*dirs counts them), or an archive file. */
 static int
-walk_entry(struct walk *w, const char *dir, const char *name, int skip_flink_dirs, int depth)
+walk_entry(struct walk *w, const char *dir, const char *name, int skip_flink_dirs, int depth, size_t *dirs)
 {
 	char *p = join(dir, name, w->e);
 	struct stat sb;
@@ -259,6 +258,7 @@ walk_entry(struct walk *w, const char *dir, const char *name, int skip_flink_dir
 		goto out;
 	}
 	if (S_ISDIR(sb.st_mode)) {
+		++*dirs;
 		/* Flink's shared/ and taskowned/ beside chk-N hold state files, never snapshots */
 		if (skip_flink_dirs && (strcmp(name, "shared") == 0 || strcmp(name, "taskowned") == 0))
 			goto out;
@@ -277,7 +277,7 @@ walk_dir(struct walk *w, const char *dir, int depth)
 {
 	struct stat sb;
 	char **names;
-	size_t n;
+	size_t n, dirs = 0, before = w->n;
 	int r = 0, flink_job = 0, seen;
 
 	if (stat(dir, &sb) != 0)
@@ -298,10 +298,13 @@ walk_dir(struct walk *w, const char *dir, int depth)
 		if (chk_id(names[i]) >= 0 && strchr(names[i], '.') == NULL)
 			flink_job = 1;
 	for (size_t i = 0; i < n && r == 0; i++)
-		r = walk_entry(w, dir, names[i], flink_job, depth);
+		r = walk_entry(w, dir, names[i], flink_job, depth, &dirs);
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
+	/* a Flink savepoint directory holding state files but no _metadata yet */
+	if (r == 0 && dirs == 0 && w->n == before && strncmp(base_of(dir), "savepoint-", 10) == 0)
+		r = add(w, ckpt_strdup(dir, w->e), FLINK_NO_META);
 	return r;
 }
 
@@ -501,7 +504,7 @@ look(struct ckpt_found *f, enum cand how, const struct ckpt_list_opts *o, struct
 		return look_flink(f, o, e);
 	case FLINK_NO_META:
 		f->format = "flink metadata";
-		f->kind = "checkpoint";
+		f->kind = kind_by_name(f->path);
 		f->checkpoint_id = chk_id(base_of(f->path));
 		return set_reason(f, "no _metadata (being written, or abandoned)", e);
 	case ARCHIVE_FILE:
@@ -589,16 +592,22 @@ int
 ckpt_snapshot_list(const char *root, const struct ckpt_list_opts *o, struct ckpt_found **out, size_t *n,
 		   struct ckpt_err *e)
 {
-	struct walk w = {.root = root, .e = e};
+	struct walk w = {.e = e};
 	struct stat sb;
+	char *top = ckpt_strdup(root, e);
+	size_t len = top ? strlen(top) : 0;
 	int r;
 
 	*out = NULL;
 	*n = 0;
-	if (stat(root, &sb) != 0) {
-		r = ckpt_err_sys(e, root, "cannot open");
+	if (top == NULL)
+		return -1;
+	while (len > 1 && top[len - 1] == '/') /* JOB/ is JOB: its name says what it is */
+		top[--len] = '\0';
+	if (stat(top, &sb) != 0) {
+		r = ckpt_err_sys(e, root, "cannot open"); /* as the user named it */
 	} else if (S_ISDIR(sb.st_mode)) {
-		r = walk_dir(&w, root, 0);
+		r = walk_dir(&w, top, 0);
 	} else if (strcmp(base_of(root), "_metadata") == 0) {
 		/* the _metadata itself: its directory is the snapshot */
 		const char *slash = strrchr(root, '/');
@@ -613,6 +622,7 @@ ckpt_snapshot_list(const char *root, const struct ckpt_list_opts *o, struct ckpt
 	free(w.dev);
 	free(w.ino);
 	free(w.how);
+	free(top);
 	if (r < 0) {
 		ckpt_found_free(w.found, w.n);
 		return -1;

@@ -119,8 +119,14 @@ flink_job() {
 	stamp '2026-01-02 12:00:00 UTC' savepoints/savepoint-8bc367-0123456789ab
 	run ckpt-inspect --latest .
 	output_is ./savepoints/savepoint-8bc367-0123456789ab
-	run sh -c 'ckpt-inspect -l savepoints | jq -c "{kind, checkpoint_id, files, complete}"'
-	output_is '{"kind":"savepoint","checkpoint_id":2,"files":16,"complete":true}'
+	# a savepoint being written: its state files, no _metadata yet
+	mkdir savepoints/savepoint-8bc367-bbbbbbbbbbbb
+	cp "$FIXTURES/flink-artifacts/$S/03a25f40-09fa-4aa9-a6a6-a7a689cae990" savepoints/savepoint-8bc367-bbbbbbbbbbbb/
+	run sh -c 'ckpt-inspect -l savepoints/ | jq -c "{path, kind, checkpoint_id, files, complete, reason}"'
+	output_is '{"path":"savepoints/savepoint-8bc367-0123456789ab","kind":"savepoint","checkpoint_id":2,"files":16,"complete":true,"reason":null}
+{"path":"savepoints/savepoint-8bc367-bbbbbbbbbbbb","kind":"savepoint","checkpoint_id":null,"files":0,"complete":false,"reason":"no _metadata (being written, or abandoned)"}'
+	run ckpt-inspect --latest .
+	output_is ./savepoints/savepoint-8bc367-0123456789ab
 	# none complete in a tree without snapshots, or an empty one
 	mkdir empty
 	bad 1 "ckpt-inspect: empty: no complete checkpoint or savepoint (0 found)" ckpt-inspect --latest empty
