@@ -19,13 +19,18 @@
 
 enum cand { FLINK, FLINK_NO_META, ARCHIVE_FILE, ARCHIVE_DIR };
 
+struct seen {
+	dev_t dev;
+	ino_t ino;
+	int used;
+};
+
 struct walk {
 	struct ckpt_found *found;
 	unsigned char *how; /* enum cand of each found[i] */
 	size_t n, cap;
-	dev_t *dev;        /* directories entered (a symbolic link met twice is not followed again) */
-	ino_t *ino;
-	size_t nseen, seencap;
+	struct seen *seen; /* directories entered (a symbolic link met twice is not followed again): */
+	size_t nseen, seencap; /* a hash set, open addressing, seencap a power of two */
 	struct ckpt_err *e;
 };
 
@@ -157,27 +162,40 @@ add(struct walk *w, char *path, enum cand how)
 	return 0;
 }
 
+static struct seen *
+seen_slot(struct seen *t, size_t cap, dev_t dev, ino_t ino)
+{
+	size_t i = (size_t)(((uint64_t)ino * UINT64_C(0x9E3779B97F4A7C15)) ^ (uint64_t)dev) & (cap - 1);
+
+	while (t[i].used && (t[i].dev != dev || t[i].ino != ino))
+		i = (i + 1) & (cap - 1);
+	return &t[i];
+}
+
 /* 1 when the directory (sb) was entered before: a symbolic link loop, or a second way to it. */
 static int
 seen_dir(struct walk *w, const struct stat *sb)
 {
-	for (size_t i = 0; i < w->nseen; i++)
-		if (w->dev[i] == sb->st_dev && w->ino[i] == sb->st_ino)
-			return 1;
-	if (w->nseen == w->seencap) {
-		size_t cap = w->seencap ? 2 * w->seencap : 64;
-		dev_t *d = ckpt_reallocarray(w->dev, cap, sizeof *d, w->e);
-		ino_t *i = d ? ckpt_reallocarray(w->ino, cap, sizeof *i, w->e) : NULL;
+	struct seen *slot;
 
-		if (d)
-			w->dev = d;
-		if (i == NULL)
+	if (2 * (w->nseen + 1) > w->seencap) {
+		size_t cap = w->seencap ? 2 * w->seencap : 256;
+		struct seen *t = ckpt_calloc(cap, sizeof *t, w->e);
+
+		if (t == NULL)
 			return -1;
-		w->ino = i;
+		for (size_t i = 0; i < w->seencap; i++)
+			if (w->seen[i].used)
+				*seen_slot(t, cap, w->seen[i].dev, w->seen[i].ino) = w->seen[i];
+		free(w->seen);
+		w->seen = t;
 		w->seencap = cap;
 	}
-	w->dev[w->nseen] = sb->st_dev;
-	w->ino[w->nseen++] = sb->st_ino;
+	slot = seen_slot(w->seen, w->seencap, sb->st_dev, sb->st_ino);
+	if (slot->used)
+		return 1;
+	*slot = (struct seen){.dev = sb->st_dev, .ino = sb->st_ino, .used = 1};
+	w->nseen++;
 	return 0;
 }
 
@@ -619,8 +637,7 @@ ckpt_snapshot_list(const char *root, const struct ckpt_list_opts *o, struct ckpt
 	}
 	if (r == 0)
 		r = look_all(&w, o, e);
-	free(w.dev);
-	free(w.ino);
+	free(w.seen);
 	free(w.how);
 	free(top);
 	if (r < 0) {
