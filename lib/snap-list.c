@@ -394,6 +394,22 @@ set_time(struct ckpt_found *f, const struct stat *sb)
 	f->mtime_nsec = sb->st_mtim.tv_nsec;
 }
 
+/* What a decoded _metadata says: id, kind, the files it names and their sizes. */
+static void
+flink_facts(struct ckpt_found *f, const struct ckpt_snapshot *s)
+{
+	const json_t *files = json_object_get(s->flink, "files");
+	const char *guess = json_string_value(json_object_get(json_object_get(s->flink, "kind_guess"), "kind"));
+
+	f->checkpoint_id = (int64_t)s->checkpoint_id;
+	/* before format version 4 the file may not say; then what it holds, then its name */
+	if (kind_word(s->kind) || kind_word(guess))
+		f->kind = kind_word(s->kind) ? kind_word(s->kind) : kind_word(guess);
+	f->files = json_array_size(files);
+	for (size_t i = 0; i < json_array_size(files); i++)
+		f->size += (uint64_t)json_integer_value(json_object_get(json_array_get(files, i), "size"));
+}
+
 /* A Flink snapshot: its _metadata decoded, then every file it names there with its size (-c: and
  * its state parsed, as -c checks it). */
 static int
@@ -402,8 +418,6 @@ look_flink(struct ckpt_found *f, const struct ckpt_list_opts *o, struct ckpt_err
 	struct ckpt_err le = {0};
 	struct ckpt_snapshot *s = NULL;
 	struct first F = {.any = 0};
-	const json_t *files;
-	const char *guess;
 	char *meta = join(f->path, "_metadata", e);
 	struct stat sb;
 	uint64_t nfiles = 0, bytes = 0;
@@ -431,15 +445,7 @@ look_flink(struct ckpt_found *f, const struct ckpt_list_opts *o, struct ckpt_err
 		r = reason_of(f, &le, e);
 		goto out;
 	}
-	f->checkpoint_id = (int64_t)s->checkpoint_id;
-	/* before format version 4 the file may not say; then what it holds, then its name */
-	guess = json_string_value(json_object_get(json_object_get(s->flink, "kind_guess"), "kind"));
-	if (kind_word(s->kind) || kind_word(guess))
-		f->kind = kind_word(s->kind) ? kind_word(s->kind) : kind_word(guess);
-	files = json_object_get(s->flink, "files");
-	f->files = json_array_size(files);
-	for (size_t i = 0; i < json_array_size(files); i++)
-		f->size += (uint64_t)json_integer_value(json_object_get(json_array_get(files, i), "size"));
+	flink_facts(f, s);
 	n = o->check ? ckpt_flink_state_verify(s, first_problem, &F, &nfiles, &bytes, &le)
 		     : ckpt_flink_state_files(s, first_problem, &F, &nfiles, &bytes, &le);
 	if (n < 0)
@@ -468,8 +474,9 @@ look_archive(struct ckpt_found *f, int is_dir, const struct ckpt_list_opts *o, s
 	long n;
 	int r = -1;
 
-	f->format = is_dir ? "directory" : has_suffix(f->path, ".zip") ? "zip" : has_suffix(f->path, ".tar") ? "tar"
-													    : "tar.gz";
+	/* by name until the archive itself says */
+	f->format = is_dir ? "directory" : has_suffix(f->path, ".zip") ? "zip"
+					 : has_suffix(f->path, ".tar") ? "tar" : "tar.gz";
 	f->kind = kind_by_name(f->path);
 	f->checkpoint_id = chk_id(base_of(f->path));
 	if (stamp == NULL)
