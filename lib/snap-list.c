@@ -549,6 +549,7 @@ struct pool {
 	int failed;
 	unsigned char *drop;
 	pthread_mutex_t mu;
+	pthread_mutex_t arc; /* libarchive initialises some of its tables lazily: one archive at a time */
 	struct ckpt_err e;
 };
 
@@ -564,7 +565,13 @@ worker(void *arg)
 
 		if (i >= P->w->n || __atomic_load_n(&P->failed, __ATOMIC_RELAXED))
 			return NULL;
-		r = look(&P->w->found[i], (enum cand)P->w->how[i], P->o, &e);
+		if (P->w->how[i] == ARCHIVE_FILE || P->w->how[i] == ARCHIVE_DIR) {
+			pthread_mutex_lock(&P->arc);
+			r = look(&P->w->found[i], (enum cand)P->w->how[i], P->o, &e);
+			pthread_mutex_unlock(&P->arc);
+		} else {
+			r = look(&P->w->found[i], (enum cand)P->w->how[i], P->o, &e);
+		}
 		if (r > 0)
 			P->drop[i] = 1;
 		if (r < 0) {
@@ -590,12 +597,15 @@ look_all(struct walk *w, const struct ckpt_list_opts *o, struct ckpt_err *e)
 	if ((P.drop = ckpt_calloc(w->n ? w->n : 1, 1, e)) == NULL)
 		return -1;
 	pthread_mutex_init(&P.mu, NULL);
+	pthread_mutex_init(&P.arc, NULL);
+	json_decref(json_object()); /* jansson seeds its hash function with the first object: here, not in the threads */
 	while (started + 1 < nt && pthread_create(&t[started], NULL, worker, &P) == 0)
 		started++;
 	worker(&P);
 	for (size_t i = 0; i < started; i++)
 		pthread_join(t[i], NULL);
 	pthread_mutex_destroy(&P.mu);
+	pthread_mutex_destroy(&P.arc);
 	for (size_t i = 0; i < w->n; i++) {
 		if (P.drop[i]) {
 			free(w->found[i].path);
