@@ -1,4 +1,5 @@
-/* ckpt-inspect: look inside a snapshot: summary, state document, checksums, difference, uids. */
+/* ckpt-inspect: look inside a snapshot: summary, state document, checksums, difference, uids; find
+ * the snapshots under a directory. */
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,6 +7,8 @@
 #include "cli.h"
 
 enum mode { SUMMARY, ALL, CHECK, DIFF };
+
+enum { OPT_LATEST = 256 }; /* long options without a letter */
 
 struct opts {
 	enum mode mode;
@@ -15,6 +18,8 @@ struct opts {
 	const char **roots; /* -r OLDPREFIX=DIR */
 	size_t nroots;
 	int meta_only;      /* -m: a Flink snapshot's _metadata only, not the state its handles point to */
+	const char *list;   /* -l DIR, --latest DIR: the tree to search */
+	int latest;         /* --latest */
 };
 
 static int meta_only; /* -m */
@@ -23,6 +28,8 @@ static void
 usage(void)
 {
 	printf("usage: ckpt-inspect [-pm] [-a | -c | -d OTHER] [-u UID ...] [-r OLDPREFIX=DIR ...] [file ...]\n"
+	       "       ckpt-inspect [-pc] [-r OLDPREFIX=DIR ...] -l DIR\n"
+	       "       ckpt-inspect [-c] [-r OLDPREFIX=DIR ...] --latest DIR\n"
 	       "options:\n"
 	       "  -a, --all             print the whole state document\n"
 	       "  -c, --check           verify each archive against its manifest, or each state file\n"
@@ -30,6 +37,8 @@ usage(void)
 	       "  -d, --diff=OTHER      how OTHER differs from each file\n"
 	       "  -u, --uid=UID         name the operators the uid UID names (repeatable)\n"
 	       "  -m, --metadata-only   a Flink _metadata alone, not the state files it names\n"
+	       "  -l, --list=DIR        every checkpoint and savepoint under DIR, complete or not (NDJSON)\n"
+	       "      --latest=DIR      the path of the newest complete one under DIR\n"
 	       "  -r, --root=OLDPREFIX=DIR\n"
 	       "                        read Flink state files named under OLDPREFIX from DIR (repeatable)\n"
 	       "  -p, --pretty          indented JSON\n"
@@ -260,6 +269,45 @@ inspect_file(const struct opts *o, const char *path, struct ckpt_snapshot *other
 	return status;
 }
 
+/* -l: one line per snapshot found; --latest: the path of the newest complete one (exit 1: none). */
+static int
+list_dir(const struct opts *o)
+{
+	struct ckpt_list_opts lo = {.check = o->mode == CHECK, .roots = o->roots, .nroots = o->nroots};
+	struct ckpt_err e = {0};
+	struct ckpt_found *f;
+	size_t n, best;
+	int status = 0;
+
+	ckpt_progress_set(NULL); /* snapshots are read on several threads at once: no progress line */
+	if (ckpt_snapshot_list(o->list, &lo, &f, &n, &e) < 0) {
+		cli_error(&e);
+		return ckpt_err_status(&e);
+	}
+	if (o->latest) {
+		if (ckpt_found_latest(f, n, &best, &e) < 0) {
+			cli_error(&e);
+			status = 2;
+		} else if (best < n) {
+			printf("%s\n", f[best].path);
+		} else {
+			cli_warn("%s: no complete checkpoint or savepoint (%zu found)", o->list, n);
+			status = 1;
+		}
+	}
+	for (size_t i = 0; !o->latest && i < n && status == 0; i++) {
+		json_t *v = ckpt_found_to_json(&f[i]);
+
+		if (v == NULL)
+			cli_out_of_memory();
+		if (ckpt_json_print(stdout, v, cli_pretty == 1) < 0 || fflush(stdout) == EOF)
+			status = 2; /* cli_finish says it */
+		json_decref(v);
+	}
+	ckpt_found_free(f, n);
+	return status;
+}
+
 static void
 set_mode(struct opts *o, enum mode m)
 {
@@ -276,7 +324,8 @@ main(int argc, char **argv)
 		{"diff", required_argument, NULL, 'd'}, {"uid", required_argument, NULL, 'u'},
 		{"pretty", no_argument, NULL, 'p'},  {"help", no_argument, NULL, 'h'},
 		{"metadata-only", no_argument, NULL, 'm'}, {"root", required_argument, NULL, 'r'},
-		{"version", no_argument, NULL, 'V'}, {NULL, 0, NULL, 0},
+		{"version", no_argument, NULL, 'V'}, {"list", required_argument, NULL, 'l'},
+		{"latest", required_argument, NULL, OPT_LATEST}, {NULL, 0, NULL, 0},
 	};
 	struct opts o = {0};
 	struct ckpt_snapshot *other = NULL;
@@ -288,7 +337,7 @@ main(int argc, char **argv)
 	o.roots = calloc((size_t)argc, sizeof *o.roots);
 	if (o.uids == NULL || o.roots == NULL)
 		return 2;
-	while ((c = getopt_long(argc, argv, ":hVpacmd:u:r:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hVpacmd:u:r:l:", longopts, NULL)) != -1) {
 		if (cli_common_option(c, usage))
 			continue;
 		switch (c) {
@@ -308,6 +357,13 @@ main(int argc, char **argv)
 		case 'm':
 			o.meta_only = meta_only = 1;
 			break;
+		case 'l':
+		case OPT_LATEST:
+			if (o.list)
+				cli_usage_fail("-l and --latest take one directory, once");
+			o.list = optarg;
+			o.latest = c == OPT_LATEST;
+			break;
 		case 'r':
 			if (strchr(optarg, '=') == NULL || optarg[0] == '=' || strchr(optarg, '=')[1] == '\0')
 				cli_usage_fail("-r needs OLDPREFIX=DIR, not \"%s\"", optarg);
@@ -316,6 +372,17 @@ main(int argc, char **argv)
 		default:
 			cli_bad_option(c, argv);
 		}
+	}
+	if (o.list) {
+		if ((o.mode != SUMMARY && o.mode != CHECK) || o.nuids || o.meta_only)
+			cli_usage_fail("%s goes with -c and -r alone", o.latest ? "--latest" : "-l");
+		if (optind < argc)
+			cli_usage_fail("%s takes its directory, not files: \"%s\"", o.latest ? "--latest" : "-l",
+				       argv[optind]);
+		status = list_dir(&o);
+		free(o.uids);
+		free(o.roots);
+		return cli_finish(status);
 	}
 	if (o.nuids && o.mode != SUMMARY)
 		cli_usage_fail("-u goes with the summary, not with -a, -c or -d");

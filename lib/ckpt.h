@@ -459,6 +459,53 @@ json_t *ckpt_snapshot_summary(struct ckpt_snapshot *s, const char *file, struct 
 json_t *ckpt_snapshot_diff(struct ckpt_snapshot *a, struct ckpt_snapshot *b, int *differ,
 			   struct ckpt_err *e);
 
+/* ------------------------------------------------------ finding snapshots: snap-list.c */
+
+/* A checkpoint or savepoint found under a directory (ckpt-inspect -l). */
+struct ckpt_found {
+	char *path;            /* a Flink snapshot's directory, ckpt's archive or directory, as found */
+	const char *kind;      /* "checkpoint", "savepoint", or NULL when neither file nor name says (static) */
+	const char *format;    /* "flink metadata", "tar", "tar.gz", "zip", "directory" (static) */
+	int64_t checkpoint_id; /* -1 when not known (a _metadata that does not decode, not named chk-N) */
+	int64_t mtime_sec;     /* when written: the _metadata's (the archive's, the manifest's) mtime; -1: not known */
+	long mtime_nsec;
+	uint64_t size;         /* bytes: the _metadata and what it records of each file it names; the archive
+				  file; the manifest and its members */
+	uint64_t files;        /* files the _metadata names, members the manifest lists */
+	int complete;          /* every file named is there with its size (check: and parses, its checksum) */
+	char *reason;          /* why it is not complete, one line ("where: what"); NULL when complete */
+};
+
+struct ckpt_list_opts {
+	int check;                /* also parse each Flink snapshot's state and verify each archive's
+				     checksums (what ckpt-inspect -c checks) */
+	const char *const *roots; /* OLDPREFIX=DIR maps for Flink state files (ckpt_flink_state_enable) */
+	size_t nroots;
+};
+
+/*
+ * Every snapshot under root (a directory tree, or one snapshot: a _metadata, an archive): a directory
+ * holding _metadata (Flink) or MANIFEST.json (ckpt), a chk-N directory without _metadata, a file named
+ * .tar, .tar.gz, .tgz or .zip that is ckpt's archive.  Snapshots are not entered; shared/ and
+ * taskowned/ beside chk-N are not either; a directory met twice (symbolic links) is entered once.
+ * Names are sorted with numbers as numbers (chk-9 before chk-10), depth first.  Snapshots are read
+ * in parallel.  *out (n of them; free with ckpt_found_free) or -1: a directory that cannot be
+ * read, out of memory.  A snapshot that is damaged is no error: it is not complete, and says why.
+ */
+int ckpt_snapshot_list(const char *root, const struct ckpt_list_opts *o, struct ckpt_found **out, size_t *n,
+		       struct ckpt_err *e);
+void ckpt_found_free(struct ckpt_found *f, size_t n);
+/*
+ * The newest complete one (--latest): 0 and *best its index (n when none is), or -1 on no memory.
+ * Checkpoints side by side in one directory are one job's, of which only the highest checkpoint id
+ * counts (Flink restores its latest completed checkpoint by id); then, across jobs, savepoints and
+ * archives, the latest time written (then the higher id, then the first found).
+ */
+int ckpt_found_latest(const struct ckpt_found *f, size_t n, size_t *best, struct ckpt_err *e);
+/* {"path", "kind", "format", "checkpoint_id", "time" (ISO 8601 UTC), "size", "files", "complete",
+ * "reason"}; NULL on no memory. */
+json_t *ckpt_found_to_json(const struct ckpt_found *f);
+
 /* ------------------------------------------------------------ progress of long work: progress.c */
 
 /*
@@ -578,6 +625,10 @@ json_t *ckpt_flink_state_missing(struct ckpt_snapshot *s, struct ckpt_err *e);
  * number of problems, or -1 on an error that stops the check.  *files and *bytes count what was checked. */
 long ckpt_flink_state_verify(struct ckpt_snapshot *s, ckpt_verify_report *report, void *arg,
 			     uint64_t *files, uint64_t *bytes, struct ckpt_err *e);
+/* The first half of ckpt_flink_state_verify alone: every file the _metadata names is there with its
+ * recorded size (nothing is read).  Problems, counts and return as there. */
+long ckpt_flink_state_files(struct ckpt_snapshot *s, ckpt_verify_report *report, void *arg,
+			    uint64_t *files, uint64_t *bytes, struct ckpt_err *e);
 /* Entries added, removed and changed between two Flink snapshots, by operator, state and key group. */
 json_t *ckpt_flink_state_diff(struct ckpt_snapshot *a, struct ckpt_snapshot *b, int *differ,
 			      struct ckpt_err *e);

@@ -2443,6 +2443,25 @@ out:
 	return rc;
 }
 
+long
+ckpt_flink_state_files(struct ckpt_snapshot *s, ckpt_verify_report *report, void *arg, uint64_t *files,
+		       uint64_t *bytes, struct ckpt_err *e)
+{
+	struct flink_backing *b = backing_of(s, e);
+	struct verifier V = {.report = report, .arg = arg};
+	long rc = -1;
+
+	*files = *bytes = 0;
+	if (b == NULL)
+		return -1;
+	if ((V.bad = json_object()) == NULL)
+		return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+	if (verify_files(b, s, &V, files, bytes, e) == 0)
+		rc = V.problems;
+	json_decref(V.bad);
+	return rc;
+}
+
 /* ------------------------------------------------------------ -d */
 
 /* Entries of one operator by identity: keyed entries by (state, key group, key) to their value's

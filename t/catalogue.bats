@@ -325,6 +325,15 @@ archive() {
 	bad 2 'ckpt-inspect: nope: cannot open: No such file or directory' ckpt-inspect -d nope good.tar
 }
 
+@test "catalogue: ckpt-inspect: -l or --latest on a directory that does not exist" {
+	bad 2 'ckpt-inspect: nope: cannot open: No such file or directory' ckpt-inspect -l nope
+}
+
+@test "catalogue: ckpt-inspect: --latest where nothing is complete (a defined negative answer)" {
+	mkdir -p j/chk-3
+	bad 1 'ckpt-inspect: j: no complete checkpoint or savepoint (1 found)' ckpt-inspect --latest j
+}
+
 # ---- ckpt-merge: outputs
 
 @test "catalogue: ckpt-merge: an output name of no archive kind" {

@@ -37,6 +37,10 @@ load helper
 	[ "$output" = "$(ckpt-inspect -c -p s.tar)" ]
 	[ "$(ckpt-inspect --uid=src s.tar)" = "$(ckpt-inspect -u src s.tar)" ]
 	[ "$(ckpt-inspect --diff s.tar "$ROOT/examples/state.json")" = "$(ckpt-inspect -d s.tar "$ROOT/examples/state.json")" ]
+	mkdir -p cps/chk-1 && cp s.tar cps/chk-2.tar
+	[ "$(ckpt-inspect --list=cps)" = "$(ckpt-inspect -l cps)" ]
+	[ "$(ckpt-inspect --list cps | wc -l)" -eq 2 ]
+	[ "$(ckpt-inspect --latest=cps)" = cps/chk-2.tar ]
 	run --separate-stderr ckpt-inspect --nope s.tar
 	status_is 2
 	[ "$stderr" = "ckpt-inspect: unknown option --nope (see ckpt-inspect -h)" ]
