@@ -590,7 +590,7 @@ cut_snappy(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, const j
 			return ckpt_err_set(c->e, CKPT_ERR_REFUSED, c->where,
 					    "compressed operator state \"%s\" has no lengths and its serializer %s is "
 					    "not one ckpt decodes", name, stop);
-		if (stop) { /* the summary: its elements are counted by their offsets, the next state is a stream of its own */
+		if (stop) { /* the summary: counted by its offsets; the next state is a stream of its own */
 			char why[600];
 
 			while (j < nel && el[j].state == el[i].state)
@@ -2243,7 +2243,6 @@ ckpt_flink_state_summary(struct ckpt_snapshot *s, struct ckpt_err *e)
 	struct counter C = {.e = e};
 	struct fsink k = {.header = count_header, .op = count_op, .kv = count_kv, .skip = count_skip, .cut = count_cut,
 			  .arg = &C, .untyped = 1};
-
 	json_t *out = NULL;
 
 	if (b == NULL)
