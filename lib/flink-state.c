@@ -71,6 +71,14 @@ struct fsink {
 	int (*op)(void *arg, const char *state, size_t idx, const unsigned char *p, size_t n, json_t *typed);
 	int (*kv)(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn,
 		  const unsigned char *v, size_t vn, struct ftyped *typed); /* typed NULL: none */
+	/* the summary: a state whose entries have no lengths and a serializer ckpt cannot walk is
+	 * passed over, its entries (n; -1 when not known) in key group kg (-1: operator state) said
+	 * here with why (state NULL: states the header does not name may follow); without it such a
+	 * state is refused */
+	int (*skip)(void *arg, const char *state, long kg, long n, const char *why);
+	/* with skip: heap key group kg read only up to a state passed over, ids[0, n) the states
+	 * found in it; the entries there of every other keyed state are not known */
+	int (*cut)(void *arg, const struct fheader *h, uint32_t kg, const int16_t *ids, size_t n);
 	void *arg;
 	int untyped; /* skip decoding values where the layout does not need it (counting only) */
 	int part;    /* 0 every handle; 1 operator state handles only; 2 keyed state handles only */
@@ -578,10 +586,22 @@ cut_snappy(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, const j
 			ckpt_fser_blocker(m->value);
 		size_t j = i;
 
-		if (stop)
+		if (stop && c->k->skip == NULL)
 			return ckpt_err_set(c->e, CKPT_ERR_REFUSED, c->where,
 					    "compressed operator state \"%s\" has no lengths and its serializer %s is "
 					    "not one ckpt decodes", name, stop);
+		if (stop) { /* the summary: counted by its offsets; the next state is a stream of its own */
+			char why[600];
+
+			while (j < nel && el[j].state == el[i].state)
+				j++;
+			snprintf(why, sizeof why, "compressed operator state has no lengths, and its serializer %s is not "
+				 "one ckpt decodes", stop);
+			if (c->k->skip(c->k->arg, name, -1, (long)(j - i), why) < 0)
+				return -1;
+			i = j;
+			continue;
+		}
 		if (el[i].off < SNAPPY_ID || ckpt_fsrc_seek(s, el[i].off - SNAPPY_ID, 1) < 0)
 			return el[i].off < SNAPPY_ID ? ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "offset %llu of compressed "
 								  "operator state \"%s\" leaves no room for its stream "
@@ -1148,12 +1168,31 @@ heap_entry(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, struct 
 	}
 }
 
-/* One state block of a heap key group: i16 state id, i32 count, the entries with no lengths. */
-static int
-heap_state(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, uint32_t kg, unsigned char *seen)
+/* What stops ckpt from walking the entries of m in a heap snapshot (NULL: nothing); m is NULL for
+ * a state the header does not name, as the last state named is for a header that stopped early:
+ * then its serializers are not all known. */
+static const char *
+heap_stop(const struct fheader *h, const struct fmeta *m)
 {
-	struct fmeta *m;
 	const char *stop;
+
+	if (m == NULL || (h->stopped && m == &h->m[h->n - 1]))
+		return h->stop;
+	stop = strcmp(m->kind ? m->kind : "", "timers") == 0 ? ckpt_fser_blocker(m->value) :
+		ckpt_fser_blocker(m->ns) ? ckpt_fser_blocker(m->ns) : ckpt_fser_blocker(m->value);
+	return stop ? stop : ckpt_fser_blocker(h->key);
+}
+
+/* One state block of a heap key group: i16 state id, i32 count, the entries with no lengths.
+ * 1 when the summary passes a state over (the sink's skip): nothing after it in the key group
+ * can be found; *id is its id. */
+static int
+heap_state(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, uint32_t kg, unsigned char *seen,
+	   int16_t *idp)
+{
+	struct fmeta *m = NULL;
+	const char *stop;
+	char why[700], buf[16];
 	int16_t id;
 	int32_t n;
 
@@ -1161,50 +1200,67 @@ heap_state(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, uint32_
 		return -1;
 	if (ckpt_fsrc_i16(s, &id, "state id") < 0)
 		return -1;
-	if (id < 0 || (size_t)id >= h->n || seen[id])
+	if (id < 0 || id >= MAX_STATES || ((size_t)id >= h->n && !h->stopped) || seen[id])
 		return ckpt_fsrc_fail(s, "state id %d in key group %u (%zu states, each once)", id, kg, h->n);
+	*idp = id;
 	seen[id] = 1;
-	m = &h->m[id];
-	stop = strcmp(m->kind ? m->kind : "", "timers") == 0 ? ckpt_fser_blocker(m->value) :
-		ckpt_fser_blocker(m->ns) ? ckpt_fser_blocker(m->ns) : ckpt_fser_blocker(m->value);
-	if (stop == NULL)
-		stop = ckpt_fser_blocker(h->key);
-	if (stop)
+	if ((size_t)id < h->n)
+		m = &h->m[id];
+	stop = heap_stop(h, m);
+	if (stop && c->k->skip == NULL)
 		return ckpt_err_set(c->e, CKPT_ERR_REFUSED, c->where, "state \"%s\" of a heap snapshot has no lengths, "
 				    "and its serializer %s is not one ckpt decodes", m->name, stop);
 	if (read_count(s, &n, INT32_MAX, "entry count") < 0)
 		return -1;
+	if (stop) { /* with no entries, nothing to step over */
+		if (stop == h->stop)
+			snprintf(why, sizeof why, "a heap snapshot has no lengths, and %s", h->stop);
+		else
+			snprintf(why, sizeof why, "a heap snapshot has no lengths, and its serializer %s is not one "
+				 "ckpt decodes", stop);
+		if (c->k->skip(c->k->arg, state_name(h, id, buf), kg, n, why) < 0)
+			return -1;
+		if (n > 0)
+			return 1;
+	}
 	for (int32_t i = 0; i < n; i++)
 		if (heap_entry(c, s, h, m, kg) < 0)
 			return -1;
 	if (h->compressed && !ckpt_fsrc_drained(s))
-		return ckpt_fsrc_fail(s, "state \"%s\" in key group %u does not end with its compressed stream", m->name, kg);
+		return ckpt_fsrc_fail(s, "state \"%s\" in key group %u does not end with its compressed stream",
+				      state_name(h, id, buf), kg);
 	return 0;
 }
 
-/* HeapSnapshotStrategy: per key group in the range, i32 key group, then one block per state. */
+/* HeapSnapshotStrategy: per key group in the range, i32 key group, then one block per state.
+ * The summary reads a key group up to the first state it passes over (heap_state); every state
+ * is in every key group, so a state found in none read whole, when the header stopped early, may
+ * be missing (the sink's skip is told, with state NULL). */
 static int
 read_heap(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, const struct kgs *g)
 {
-	unsigned char *seen = ckpt_calloc(h->n + 1, 1, c->e);
+	size_t nid = h->stopped ? MAX_STATES : h->n, nseen = 0;
+	unsigned char *seen = ckpt_calloc(nid + 1, 1, c->e);
+	int16_t *ids = ckpt_calloc(nid + 1, sizeof *ids, c->e), id = 0;
 	struct heapbuf B = {.key = malloc(2), .kcap = 2};
-	int rc = -1;
+	int rc = -1, cut = 0, whole = 0; /* cut: the key group before was passed over from a state on */
 
 	c->heap = &B;
-	if (seen == NULL || (B.key == NULL && ckpt_err_set(c->e, CKPT_ERR_NOMEM, c->where, "out of memory")))
+	if (seen == NULL || ids == NULL || (B.key == NULL && ckpt_err_set(c->e, CKPT_ERR_NOMEM, c->where, "out of memory")))
 		goto out;
-	if (h->stopped) {
+	if (h->stopped && c->k->skip == NULL) {
 		ckpt_err_set(c->e, CKPT_ERR_REFUSED, c->where, "a heap snapshot, whose entries have no lengths, and %s",
 			     h->stop);
 		goto out;
 	}
 	for (uint32_t i = 0; i < g->n; i++) {
 		uint64_t end = i + 1 < g->n ? g->off[i + 1] : c->h->size;
+		int known = i == 0 ? !h->stopped : !cut && !kg_skipped(c->k, g->first + i - 1);
 		int32_t kg;
 
 		if (kg_skipped(c->k, g->first + i))
 			continue;
-		if ((i == 0 || !kg_skipped(c->k, g->first + i - 1)) && g->off[i] != (i ? ckpt_fsrc_tell(s) : h->end)) {
+		if (known && g->off[i] != (i ? ckpt_fsrc_tell(s) : h->end)) {
 			ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "key group %u at offset %llu, but the data before it "
 				     "ends at %llu", g->first + i, (unsigned long long)g->off[i],
 				     (unsigned long long)(i ? ckpt_fsrc_tell(s) : h->end));
@@ -1216,19 +1272,36 @@ read_heap(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, const st
 			ckpt_fsrc_fail(s, "key group %d where key group %u starts", kg, g->first + i);
 			goto out;
 		}
-		memset(seen, 0, h->n);
-		for (size_t k = 0; k < h->n; k++)
-			if (heap_state(c, s, h, (uint32_t)kg, seen) < 0)
+		while (nseen > 0)
+			seen[ids[--nseen]] = 0;
+		cut = 0;
+		for (size_t k = 0; !cut && (h->stopped ? ckpt_fsrc_tell(s) < end : k < h->n); k++) {
+			if ((cut = heap_state(c, s, h, (uint32_t)kg, seen, &id)) < 0)
 				goto out;
-		if (ckpt_fsrc_tell(s) != end) {
+			ids[nseen++] = id;
+		}
+		if (cut && c->k->cut(c->k->arg, h, (uint32_t)kg, ids, nseen) < 0)
+			goto out;
+		if (!cut && ckpt_fsrc_tell(s) != end) {
 			ckpt_fsrc_fail(s, "key group %d ends here, but the next data starts at %llu", kg,
 				       (unsigned long long)end);
 			goto out;
 		}
+		whole |= !cut;
+	}
+	if (h->stopped && !whole && g->n > 0) {
+		char why[200], buf[16];
+
+		snprintf(why, sizeof why, "subtask %u may hold states not listed here: its header was not read to its "
+			 "end, and in each of its key groups the states after \"%s\" cannot be found, a heap snapshot "
+			 "having no lengths", c->st->index, state_name(h, id, buf));
+		if (c->k->skip(c->k->arg, NULL, -1, -1, why) < 0)
+			goto out;
 	}
 	rc = 0;
 out:
 	free(seen);
+	free(ids);
 	free(B.key);
 	free(B.ns);
 	free(B.val);
@@ -2133,6 +2206,8 @@ struct counter {
 	json_t *ops;      /* operator id -> {"states": [...], ...} */
 	json_t *op;       /* the current operator's object */
 	json_t *states;   /* its "states" array */
+	json_t *cuts;     /* heap key groups read in part: key group -> {"seen": {state: true}, "why"} */
+	json_t *keyed;    /* keyed states passed over with no entries: state -> true */
 	struct ckpt_err *e;
 };
 
@@ -2151,10 +2226,14 @@ count_state(struct counter *C, const char *name)
 	return o;
 }
 
+/* Add v to the count k of o; a count not known (null) stays so, and v < 0 makes it so. */
 static void
 add_int(json_t *o, const char *k, json_int_t v)
 {
-	json_object_set_new(o, k, json_integer(json_integer_value(json_object_get(o, k)) + v));
+	json_t *x = json_object_get(o, k);
+
+	if (x == NULL || json_is_integer(x))
+		json_object_set_new(o, k, v < 0 ? json_null() : json_integer(json_integer_value(x) + v));
 }
 
 static const char *
@@ -2244,6 +2323,105 @@ count_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size
 	return 0;
 }
 
+/* A state passed over (fsink.skip): n entries (-1: not known) in key group kg, bytes not known. */
+static int
+count_skip(void *arg, const char *state, long kg, long n, const char *why)
+{
+	struct counter *C = arg;
+	json_t *o, *g, *x;
+	char key[16];
+
+	if (state == NULL) {
+		if (json_object_get(C->op, "unlisted_states") == NULL &&
+		    ckpt_json_set_new(C->op, "unlisted_states", json_string(why)) < 0)
+			return ckpt_err_set(C->e, CKPT_ERR_NOMEM, "", "out of memory");
+		return 0;
+	}
+	if ((o = count_state(C, state)) == NULL)
+		return ckpt_err_set(C->e, CKPT_ERR_NOMEM, "", "out of memory");
+	if (n == 0) /* nothing passed over: counted whole */
+		return kg < 0 || json_object_set_new(C->keyed, state, json_true()) == 0 ? 0 :
+			ckpt_err_set(C->e, CKPT_ERR_NOMEM, "", "out of memory");
+	add_int(o, "entries", n);
+	add_int(o, "bytes", -1);
+	if (json_object_get(o, "entries_not_read") == NULL &&
+	    ckpt_json_set_new(o, "entries_not_read", json_string(why)) < 0)
+		return ckpt_err_set(C->e, CKPT_ERR_NOMEM, "", "out of memory");
+	if (kg < 0)
+		return 0;
+	if ((g = json_object_get(o, "key_groups")) == NULL)
+		json_object_set_new(o, "key_groups", g = json_object());
+	snprintf(key, sizeof key, "%ld", kg);
+	if ((x = json_object_get(g, key)) == NULL)
+		json_object_set_new(g, key, x = json_pack("{s:I, s:I}", "entries", (json_int_t)0, "bytes", (json_int_t)0));
+	if (x == NULL)
+		return ckpt_err_set(C->e, CKPT_ERR_NOMEM, "", "out of memory");
+	add_int(x, "entries", n);
+	add_int(x, "bytes", -1);
+	return 0;
+}
+
+/* A heap key group read in part (fsink.cut): which states were found in it, kept until the
+ * operator's every subtask is read (count_cuts). */
+static int
+count_cut(void *arg, const struct fheader *h, uint32_t kg, const int16_t *ids, size_t n)
+{
+	struct counter *C = arg;
+	json_t *seen = json_object();
+	char key[16], why[200], buf[16];
+
+	for (size_t i = 0; seen && i < n; i++)
+		if (json_object_set_new(seen, state_name(h, ids[i], buf), json_true()) < 0) {
+			json_decref(seen);
+			seen = NULL;
+		}
+	snprintf(key, sizeof key, "%u", kg);
+	snprintf(why, sizeof why, "a heap snapshot has no lengths, and in some key group it follows state \"%s\", "
+		 "whose entries are not read", n ? state_name(h, ids[n - 1], buf) : "?");
+	if (seen == NULL || ckpt_json_set_new(C->cuts, key, json_pack("{s:o, s:s}", "seen", seen, "why", why)) < 0)
+		return ckpt_err_set(C->e, CKPT_ERR_NOMEM, "", "out of memory");
+	return 0;
+}
+
+static int
+is_keyed(const struct counter *C, json_t *o)
+{
+	const char *scope = json_string_value(json_object_get(o, "scope"));
+
+	return json_object_get(o, "key_groups") || (scope && strcmp(scope, "keyed") == 0) ||
+	       json_object_get(C->keyed, json_string_value(json_object_get(o, "name")));
+}
+
+/* Every keyed state of the operator not found in a key group read in part: its entries there
+ * (and so in all) are not known.  Every state is in every key group of its file, but a state may
+ * come to light only in another subtask's file, so this waits for the operator's last subtask. */
+static int
+count_cuts(struct counter *C)
+{
+	const char *kg;
+	json_t *cut, *o, *g;
+	size_t i;
+
+	json_object_foreach(C->cuts, kg, cut)
+		json_array_foreach(C->states, i, o) {
+			if (!is_keyed(C, o) ||
+			    json_object_get(json_object_get(cut, "seen"), json_string_value(json_object_get(o, "name"))))
+				continue;
+			add_int(o, "entries", -1);
+			add_int(o, "bytes", -1);
+			if (json_object_get(o, "entries_not_read") == NULL &&
+			    json_object_set(o, "entries_not_read", json_object_get(cut, "why")) < 0)
+				return ckpt_err_set(C->e, CKPT_ERR_NOMEM, "", "out of memory");
+			if ((g = json_object_get(o, "key_groups")) == NULL)
+				json_object_set_new(o, "key_groups", g = json_object());
+			if (ckpt_json_set_new(g, kg, json_pack("{s:n, s:n}", "entries", "bytes")) < 0)
+				return ckpt_err_set(C->e, CKPT_ERR_NOMEM, "", "out of memory");
+		}
+	json_object_clear(C->cuts);
+	json_object_clear(C->keyed);
+	return 0;
+}
+
 /* The files of handles ckpt does not read (RocksDB incremental, changelog), from the handles only. */
 static int
 count_unread(struct counter *C, const struct ckpt_subtask *st, const struct ckpt_handle *h)
@@ -2279,32 +2457,43 @@ ckpt_flink_state_summary(struct ckpt_snapshot *s, struct ckpt_err *e)
 {
 	struct flink_backing *b = backing_of(s, e);
 	struct counter C = {.e = e};
-	struct fsink k = {.header = count_header, .op = count_op, .kv = count_kv, .arg = &C, .untyped = 1};
+	struct fsink k = {.header = count_header, .op = count_op, .kv = count_kv, .skip = count_skip, .cut = count_cut,
+			  .arg = &C, .untyped = 1};
+	json_t *out = NULL;
 
-	if (b == NULL || (C.ops = json_object()) == NULL)
+	if (b == NULL)
 		return NULL;
+	if ((C.ops = json_object()) == NULL || (C.cuts = json_object()) == NULL || (C.keyed = json_object()) == NULL) {
+		ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		goto out;
+	}
 	for (size_t i = 0; i < s->nops; i++) {
 		const struct ckpt_operator *op = &s->ops[i];
 
 		C.op = json_pack("{s:[]}", "states");
 		if (C.op == NULL || json_object_set_new(C.ops, op->id, C.op) < 0)
-			goto fail;
+			goto out;
 		C.states = json_object_get(C.op, "states");
 		for (size_t j = 0; j < op->nsubtasks; j++) {
 			const struct ckpt_subtask *st = &op->subtasks[j];
 
 			if (read_subtask(b, op, st, &k, e) < 0)
-				goto fail;
+				goto out;
 			for (size_t h = 0; h < st->nhandles; h++)
 				if (handle_role(&st->handles[h]) % 4 == 0 && strstr(st->handles[h].scope, "channel") == NULL &&
 				    count_unread(&C, st, &st->handles[h]) < 0)
-					goto fail;
+					goto out;
 		}
+		if (count_cuts(&C) < 0)
+			goto out;
 	}
-	return C.ops;
-fail:
+	out = C.ops;
+	C.ops = NULL;
+out:
 	json_decref(C.ops);
-	return NULL;
+	json_decref(C.cuts);
+	json_decref(C.keyed);
+	return out;
 }
 
 /* ------------------------------------------------------------ -c */
