@@ -54,11 +54,11 @@ $(BINDIR)/%: $(OBJDIR)/bin/%.o $(CLI_OBJ) $(LIB)
 	@echo "  LD $@"
 	@$(CC) $(ALL_LDFLAGS) -o $@ $< $(CLI_OBJ) $(LIB) $(DEP_LIBS) -lm
 
-# lib/hash.c hashes large inputs through libxxhash's run-time choice of SSE2, AVX2 or AVX-512 when
+# lib/base/hash.c hashes large inputs through libxxhash's run-time choice of SSE2, AVX2 or AVX-512 when
 # the library has it (Debian's does); asked when hash.c is compiled.
 XXH_DISPATCH = $(shell printf 'char XXH3_64bits_update_dispatch(void);\nint main(void) { return !XXH3_64bits_update_dispatch; }\n' | \
 	$(CC) -x c -o /dev/null - $(DEP_LIBS) 2>/dev/null && echo -DCKPT_XXH_DISPATCH)
-$(OBJDIR)/lib/hash.o: ALL_CFLAGS += $(XXH_DISPATCH)
+$(OBJDIR)/lib/base/hash.o: ALL_CFLAGS += $(XXH_DISPATCH)
 
 # The library's own files may include ckpt-internal.h; programs may not.
 $(LIB_OBJ): ALL_CFLAGS += -DCKPT_LIBRARY

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ckpt-internal.h"
-#include "flink-javaser.h"
+#include "base/base.h"
+#include "flink/javaser.h"
 
 #define FM_MAGIC 0x4960672dU
 #define FM_MASTER_MAGIC 0xc96b1696U

@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "flink-state.h"
-#include "snap-internal.h"
+#include "flink/flink.h"
+#include "model/model.h"
 
 #define END_OF_KEY_GROUP 0xffff
 #define MAX_STATES 32767

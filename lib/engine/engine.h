@@ -6,7 +6,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "../ckpt-internal.h"
+#include "base/base.h"
 
 /* ---- the pipeline file (pipeline.c) */
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "snap-internal.h"
+#include "model/model.h"
 #include "util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
