@@ -1,13 +1,16 @@
 /*
- * ckpt-internal.h: what the library's own files (lib/, lib/engine/) share and
- * programs must not use; the public API is ckpt.h, included here.  Sections
- * follow ckpt.h's.
+ * base.h: the base layer (lib/base/), which every other layer of libckpt uses and which uses none:
+ * errors and checked allocation, the growing array, bytes and entries, hashing (XXH3-64 and
+ * Flink's murmur3), bit sets and range lists, JSON read (documents, streams, the in-place scanner)
+ * and the one JSON writer (ckpt_jw_*), files written atomically, key groups and progress.  It owns
+ * nothing beyond what each call returns.  The public API is ckpt.h, included here; programs never
+ * include this header.
  */
 #ifndef CKPT_INTERNAL_H
 #define CKPT_INTERNAL_H
 
 #ifndef CKPT_LIBRARY
-#error "ckpt-internal.h is for libckpt's own files; programs include ckpt.h"
+#error "base.h is for libckpt's own files; programs include ckpt.h"
 #endif
 
 #include <string.h>
@@ -226,134 +229,157 @@ int ckpt_fsync_dir_of(const char *path, struct ckpt_err *e);
 #define CKPT_READ_LIMIT ((size_t)1 << 30)
 int ckpt_read_all(FILE *f, const char *name, char **out, size_t *len, struct ckpt_err *e);
 
-/* -------------------------------------------------------------------------- job graphs: graph.c */
+/* ------------------------------------------------------------- the one JSON writer: jw.c */
 
-const char *ckpt_exec_state_name(enum ckpt_exec_state s);
-/* -1 if name is not an ExecutionState name (upper case, as Flink spells them). */
-int ckpt_exec_state_parse(const char *name);
-const char *ckpt_distribution_name(enum ckpt_distribution d); /* "all_to_all" | "pointwise" */
-const char *ckpt_partition_name(enum ckpt_partition p);       /* "pipelined", ... */
-int ckpt_partition_parse(const char *name);                   /* -1 if unknown */
-
-/* ----------------------------------------------------------- POINTWISE edges: graph-pointwise.c */
-
-/*
- * POINTWISE connection arithmetic (Flink's EdgeManagerBuildUtil), S upstream
- * and T downstream subtasks.  The half-open range of upstream subtasks that
- * downstream subtask j reads, and of downstream subtasks that upstream i feeds.
- */
-void ckpt_pointwise_inputs(uint32_t S, uint32_t T, uint32_t j, uint32_t *lo, uint32_t *hi);
-void ckpt_pointwise_outputs(uint32_t S, uint32_t T, uint32_t i, uint32_t *lo, uint32_t *hi);
-
-/* ------------------------------------------------------------- failover and regions: failover.c */
-
-/*
- * ckpt_failover_restart_in with the lost partitions
- * asked of loss, per edge, instead of per producing subtask.
- */
-int ckpt_failover_restart_loss(const struct ckpt_graph *g, const struct ckpt_regions *r,
-			       const struct ckpt_task_ref *failed, size_t nfailed,
-			       const struct ckpt_partition_loss *loss, struct ckpt_bits *restart,
-			       size_t *nregions, struct ckpt_err *e);
-
-/* ---------------------- snapshots: snap.c, snap-open.c, snap-doc.c, snap-file.c, snap-summary.c */
-
-void ckpt_subtask_unload(struct ckpt_subtask *st);
-/* The operator state of st named name (st may be NULL), or NULL. */
-const struct ckpt_opstate *ckpt_subtask_opstate(const struct ckpt_subtask *st, const char *name);
-const char *ckpt_mode_name(enum ckpt_mode m); /* "list", "union", "broadcast" */
-int ckpt_mode_parse(const char *name);        /* -1 if unknown */
-
-/* Recompute st->kvstats (and nkv, kv_bytes, per-state n and bytes, in/out bytes) from loaded entries. */
-int ckpt_subtask_recount(struct ckpt_subtask *st, struct ckpt_err *e);
-/* Free everything a subtask owns (its index and flags stay); for snapshots built by hand. */
-void ckpt_subtask_release(struct ckpt_subtask *st);
-
-/* ------------------------------------------------ Flink _metadata spans: flink-meta.c, flink-meta-write.c */
-
-/*
- * Where the fields an edit rewrites lie in a decoded _metadata, so that the writer re-encodes
- * those and copies every other byte as it is.  Offsets are into the decoded buffer.
- */
-enum ckpt_fmpath_kind {
-	CKPT_FMPATH_FILE,     /* an absolute file handle's path (stream tag 2) */
-	CKPT_FMPATH_RELATIVE, /* a relative file handle's path (stream tag 6), relative to _metadata's directory */
-	CKPT_FMPATH_SEGMENT,  /* a segment file handle's path (stream tag 15) */
-	CKPT_FMPATH_DIR,      /* a file-merging operator state handle's directory (tag 17) */
+/* The state document written as it is read (jw.c): containers opened and closed, keys and
+ * values, in jansson's compact or indented form.  Write errors are kept and told by ckpt_jw_failed.
+ * The writer is here, not opaque, so that the hot calls (an entry's keys, separators, integers and
+ * plain strings) are inline; what is rare or long is in jw.c. */
+#define CKPT_JW_BUF ((size_t)1 << 16)
+struct ckpt_jw {
+	FILE *f;
+	int pretty, depth, failed;
+	size_t *count; /* items written in each open container: cap of them, grown as deep as the value */
+	size_t cap;
+	size_t len;
+	char buf[CKPT_JW_BUF];
 };
+/* A writer to f, pretty (indented) or compact; NULL with e set on no memory. */
+struct ckpt_jw *ckpt_jw_new(FILE *f, int pretty, struct ckpt_err *e);
+/* What is still buffered written to f, then the writer freed; NULL is accepted. */
+void ckpt_jw_free(struct ckpt_jw *w);
+void ckpt_jw_flush(struct ckpt_jw *w);
+int ckpt_jw_deeper(struct ckpt_jw *w); /* room for one more level; -1 (failed) on no memory */
+void ckpt_jw_indent(struct ckpt_jw *w, int depth); /* a new line and two spaces a level (pretty) */
+void ckpt_jw_string(struct ckpt_jw *w, const char *p, size_t n); /* any valid UTF-8, escaped */
+void ckpt_jw_entry(struct ckpt_jw *w, const void *p, size_t n); /* as ckpt_entry_to_json */
+void ckpt_jw_json(struct ckpt_jw *w, const json_t *v);
+void ckpt_jw_members(struct ckpt_jw *w, const json_t *o); /* o's members, into the object open */
+/* -1 with e set ("stdout: write error") once a write failed. */
+int ckpt_jw_failed(struct ckpt_jw *w, struct ckpt_err *e);
 
-struct ckpt_fmpath {
-	size_t at, end; /* the utf field: u16 length and its bytes */
-	enum ckpt_fmpath_kind kind;
-	size_t op;      /* index of the operator it belongs to */
-	char *path;     /* decoded (UTF-8), owned */
-};
+/* Room for n more bytes (n <= CKPT_JW_BUF) at the returned place; the caller adds what it wrote
+ * to w->len. */
+static inline char *
+ckpt_jw_room(struct ckpt_jw *w, size_t n)
+{
+	if (w->len + n > CKPT_JW_BUF)
+		ckpt_jw_flush(w);
+	return w->buf + w->len;
+}
+static inline void
+ckpt_jw_byte(struct ckpt_jw *w, char c)
+{
+	*ckpt_jw_room(w, 1) = c;
+	w->len++;
+}
+/* Before an item of the innermost container: its separator and indentation. */
+static inline void
+ckpt_jw_elem(struct ckpt_jw *w)
+{
+	if (w->depth == 0 || (size_t)w->depth > w->cap) /* deeper only when out of memory (failed) */
+		return;
+	if (w->count[w->depth - 1]++ > 0)
+		ckpt_jw_byte(w, ',');
+	if (w->pretty)
+		ckpt_jw_indent(w, w->depth);
+}
+static inline void
+ckpt_jw_open(struct ckpt_jw *w, char c) /* '{' or '[' */
+{
+	ckpt_jw_byte(w, c);
+	if ((size_t)w->depth < w->cap || ckpt_jw_deeper(w) == 0)
+		w->count[w->depth] = 0;
+	w->depth++;
+}
+static inline void
+ckpt_jw_close(struct ckpt_jw *w, char c) /* '}' or ']' */
+{
+	w->depth--;
+	if (w->pretty && (size_t)w->depth < w->cap && w->count[w->depth] > 0)
+		ckpt_jw_indent(w, w->depth);
+	ckpt_jw_byte(w, c);
+}
+/* A string of n bytes when it is short and needs no escape (nor, with ascii, holds a byte over
+ * 0x7f), followed by tail (ntail bytes): 1, or 0 with nothing written. */
+static inline int
+ckpt_jw_plain(struct ckpt_jw *w, const unsigned char *s, size_t n, int ascii, const char *tail, size_t ntail)
+{
+	char *o;
 
-struct ckpt_fmop {
-	size_t at, body, end; /* its record; body: after the max parallelism (the coordinator on) */
-};
+	if (n > CKPT_JW_BUF / 4)
+		return 0;
+	o = ckpt_jw_room(w, n + 2 + ntail);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = s[i];
 
-struct ckpt_fmspans {
-	int version;
-	size_t masters_at, ops_at, trailer_at; /* master state count, operator count, after the last operator */
-	struct ckpt_fmop *ops;                  /* one per operator, in file order */
-	size_t nops;
-	struct ckpt_fmpath *paths;              /* in file order */
-	size_t npaths;
-};
+		if (c < 0x20 || c == '"' || c == '\\' || (ascii && c >= 0x80))
+			return 0;
+		o[i + 1] = (char)c;
+	}
+	o[0] = '"';
+	o[n + 1] = '"';
+	memcpy(o + n + 2, tail, ntail);
+	w->len += n + 2 + ntail;
+	return 1;
+}
+static inline void
+ckpt_jw_strn(struct ckpt_jw *w, const char *s, size_t n) /* valid UTF-8 */
+{
+	if (!ckpt_jw_plain(w, (const unsigned char *)s, n, 0, "", 0))
+		ckpt_jw_string(w, s, n);
+}
+static inline void
+ckpt_jw_str(struct ckpt_jw *w, const char *s)
+{
+	ckpt_jw_strn(w, s, strlen(s));
+}
+/* A member's key (n bytes of valid UTF-8): its value follows. */
+static inline void
+ckpt_jw_keyn(struct ckpt_jw *w, const char *k, size_t n)
+{
+	ckpt_jw_elem(w);
+	if (ckpt_jw_plain(w, (const unsigned char *)k, n, 0, ": ", w->pretty ? 2 : 1))
+		return;
+	ckpt_jw_string(w, k, n);
+	ckpt_jw_byte(w, ':');
+	if (w->pretty)
+		ckpt_jw_byte(w, ' ');
+}
+static inline void
+ckpt_jw_key(struct ckpt_jw *w, const char *k)
+{
+	ckpt_jw_keyn(w, k, strlen(k));
+}
+/* The same for a key given quoted, with its colon and a space after: "\"k\": ", n bytes without
+ * the space (ckpt_jw_key_lit takes a string literal, which needs no escape). */
+#define ckpt_jw_key_lit(w, k) ckpt_jw_key_raw((w), "\"" k "\": ", sizeof(k) + 2)
+static inline void
+ckpt_jw_key_raw(struct ckpt_jw *w, const char *quoted, size_t n)
+{
+	ckpt_jw_elem(w);
+	memcpy(ckpt_jw_room(w, n + 1), quoted, n + 1);
+	w->len += n + (w->pretty != 0);
+}
+static inline void
+ckpt_jw_null(struct ckpt_jw *w)
+{
+	memcpy(ckpt_jw_room(w, 4), "null", 4);
+	w->len += 4;
+}
+static inline void
+ckpt_jw_bool(struct ckpt_jw *w, int v)
+{
+	memcpy(ckpt_jw_room(w, 5), v ? "true" : "false", v ? 4 : 5);
+	w->len += v ? 4 : 5;
+}
+static inline void
+ckpt_jw_int(struct ckpt_jw *w, long long v)
+{
+	w->len += ckpt_dec_put(ckpt_jw_room(w, CKPT_DEC_MAX), v);
+}
 
-/* ckpt_flinkmeta_decode, and sp filled (release it with ckpt_fmspans_release, on failure too). */
-struct ckpt_snapshot *ckpt_flinkmeta_decode_spans(const void *buf, size_t len, const char *name,
-						  struct ckpt_fmspans *sp, struct ckpt_err *e);
-void ckpt_fmspans_release(struct ckpt_fmspans *sp);
-
-/* ------------------------------------------------------- Flink state files: flink-state.c */
-
-/* The backing of a snapshot decoded from the _metadata named meta ("<stdin>" for standard input):
- * its subtasks load nothing until ckpt_flink_state_enable (snap-open.c gives it to a Flink snapshot;
- * the state readers share flink-state.h). */
-struct ckpt_snap_backing;
-struct ckpt_snap_backing *ckpt_flink_backing_new(const char *meta, struct ckpt_err *e);
-
-/* ------------------------------------------------------- job event logs: evlog.c, evlog-parse.c */
-
-/* "vertex_finished", ...; NULL for an unknown type. */
-const char *ckpt_event_type_name(uint32_t type);
-
-/*
- * Check and decode a payload of a known type into ev (strings live in p).  On
- * error -1, e->text says what is wrong and *at (when not NULL) points at the
- * offending byte of payload; the caller sets where and the kind.
- */
-int ckpt_evparser_decode(struct ckpt_evparser *p, uint32_t type, const void *payload, size_t len,
-			 struct ckpt_event *ev, const char **at, struct ckpt_err *e);
-/* Append json_dumps(payload) (compact). */
-int ckpt_evwriter_append_json(struct ckpt_evwriter *w, uint32_t type, const json_t *payload,
-			      struct ckpt_err *e);
-/* Write the buffer out; with sync, fsync too. */
-int ckpt_evwriter_flush(struct ckpt_evwriter *w, int sync, struct ckpt_err *e);
-/* End the current segment (Flink's cutBlock); the next record starts a new one. */
-int ckpt_evwriter_cut(struct ckpt_evwriter *w, struct ckpt_err *e);
-/*
- * Flink's job event log (FileSystemJobEventStore, evlog-flink.c): a record is a big-endian int
- * type and int length, then the payload, Java serialization.  The first 16 bytes of a segment
- * tell the formats apart (ckpt_evlog_is_flink).
- */
-#define CKPT_EVFLINK_HEADER 8
-int ckpt_evlog_is_flink(const unsigned char *p, size_t n);
-struct ckpt_evflink;
-struct ckpt_evflink *ckpt_evflink_new(struct ckpt_err *e);
-void ckpt_evflink_free(struct ckpt_evflink *f);
-/*
- * The payload of a Flink record of a known type decoded into ev, whose payload is the event's
- * ckpt-events(5) payload as json_dumps writes it (compact); what ev points to is owned by f and
- * valid until the next call.  Segment and offset are the caller's to set.  On error -1, e->text
- * says what is wrong and *at is the payload byte at fault; the caller sets where.
- */
-int ckpt_evflink_decode(struct ckpt_evflink *f, uint32_t type, const unsigned char *p, size_t len,
-			struct ckpt_event *ev, size_t *at, struct ckpt_err *e);
-/* Set an error of kind at ev's record ("dir/events.N", "offset X: ..."); returns -1. */
-int ckpt_evreader_err(const struct ckpt_evreader *r, const struct ckpt_event *ev, struct ckpt_err *e,
-		      enum ckpt_errkind kind, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+#include "progress.h"
+#include "json-scan.h"
 
 #endif

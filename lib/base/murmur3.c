@@ -1,4 +1,4 @@
-/* flink-murmur3.c: MurmurHash3_x64_128, the hash Flink (through Guava) derives operator ids from uids with. */
+/* murmur3.c: MurmurHash3_x64_128, the hash Flink (through Guava) derives operator ids from uids with. */
 #include <string.h>
 
 #include "base.h"

@@ -1,4 +1,4 @@
-/* progress-internal.h: how library code reports progress (progress.c); each call is cheap when no hook is set. */
+/* progress.h: how library code reports progress (progress.c); each call is cheap when no hook is set. */
 #ifndef CKPT_PROGRESS_INT_H
 #define CKPT_PROGRESS_INT_H
 

@@ -15,9 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "base/base.h"
-#include "flink/javaser.h"
-#include "base/progress.h"
+#include "evlog.h"
 
 #define READ_CHUNK (1u << 20)
 #define SEGMENT_LIMIT 100000000u /* events.N with N below this */

@@ -1,5 +1,5 @@
 /*
- * evlog-flink.c: the payloads of Flink's own job event log (FileSystemJobEventStore), Java
+ * flink.c: the payloads of Flink's own job event log (FileSystemJobEventStore), Java
  * serialization streams, decoded into events whose payloads are ckpt-events(5) text; the mapping is
  * in ckpt-events(5).
  */
@@ -9,8 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/base.h"
-#include "flink/javaser.h"
+#include "evlog.h"
 
 #define JDEPTH 64
 #define EV "org.apache.flink.runtime.jobmaster.event."

@@ -1,13 +1,12 @@
 /*
- * evlog-parse.c: the schemas of event-log payloads and NDJSON event lines, checked and decoded
+ * parse.c: the schemas of event-log payloads and NDJSON event lines, checked and decoded
  * with json-scan.c's scanner, without a JSON tree.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/base.h"
-#include "base/json-scan.h"
+#include "evlog.h"
 
 #define ATTEMPT_LIMIT INT32_MAX
 

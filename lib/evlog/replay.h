@@ -1,8 +1,8 @@
-/* replay-internal.h: what replay.c and replay-reset.c share and nobody else sees. */
+/* replay.h: what replay.c and reset.c share and nobody else sees (the layer's face is evlog.h). */
 #ifndef CKPT_REPLAY_INTERNAL_H
 #define CKPT_REPLAY_INTERNAL_H
 
-#include "base/base.h"
+#include "evlog.h"
 
 struct rp; /* the replay of the log's records (replay.c) */
 

@@ -1,5 +1,5 @@
 /*
- * replay-reset.c: the resets of a recovery (replay.c's plan): by coordinator rules, then the
+ * reset.c: the resets of a recovery (replay.c's plan): by coordinator rules, then the
  * producers of lost partitions, each by region failover through Flink's regions or, when no edge
  * joins subtasks, by a walk over bit sets to the same fixed point.
  */

@@ -1,13 +1,15 @@
-/* flink-state.h: what the readers of Flink's state files share (flink-state.c, flink-source.c,
- * flink-serializer.c, flink-snappy.c; the layouts are in ckpt-flink(5), STATE FILES).  Programs
- * never include it. */
-#ifndef CKPT_FLINK_STATE_H
-#define CKPT_FLINK_STATE_H
+/* flink.h: the Flink layer (lib/flink/): Flink's formats read strictly and written as Flink does
+ * (_metadata, Java serialization, serializer snapshots, state files, Snappy framing; the layouts
+ * are in ckpt-flink(5)), offered to the snapshot, redistribution and event-log layers; it owns
+ * its readers and the backing it gives a Flink snapshot.  Uses the model and base layers. */
+#ifndef CKPT_FLINK_H
+#define CKPT_FLINK_H
 
 #include <string.h>
 
 #include "base/base.h"
 #include "model/model.h"
+#include "javaser.h"
 
 /* ------------------------------------------------------------ flink-snappy.c */
 
@@ -293,5 +295,51 @@ int ckpt_fser_emit(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_f
 json_t *ckpt_fser_json(const struct ckpt_fser *t);
 /* Flink's KeyGroupRangeAssignment: MathUtils.murmurHash(hashCode) % maxParallelism. */
 uint32_t ckpt_flink_key_group(int32_t hash, uint32_t max_parallelism);
+
+/* ------------------------------------------------ Flink _metadata spans: flink-meta.c, flink-meta-write.c */
+
+/*
+ * Where the fields an edit rewrites lie in a decoded _metadata, so that the writer re-encodes
+ * those and copies every other byte as it is.  Offsets are into the decoded buffer.
+ */
+enum ckpt_fmpath_kind {
+	CKPT_FMPATH_FILE,     /* an absolute file handle's path (stream tag 2) */
+	CKPT_FMPATH_RELATIVE, /* a relative file handle's path (stream tag 6), relative to _metadata's directory */
+	CKPT_FMPATH_SEGMENT,  /* a segment file handle's path (stream tag 15) */
+	CKPT_FMPATH_DIR,      /* a file-merging operator state handle's directory (tag 17) */
+};
+
+struct ckpt_fmpath {
+	size_t at, end; /* the utf field: u16 length and its bytes */
+	enum ckpt_fmpath_kind kind;
+	size_t op;      /* index of the operator it belongs to */
+	char *path;     /* decoded (UTF-8), owned */
+};
+
+struct ckpt_fmop {
+	size_t at, body, end; /* its record; body: after the max parallelism (the coordinator on) */
+};
+
+struct ckpt_fmspans {
+	int version;
+	size_t masters_at, ops_at, trailer_at; /* master state count, operator count, after the last operator */
+	struct ckpt_fmop *ops;                  /* one per operator, in file order */
+	size_t nops;
+	struct ckpt_fmpath *paths;              /* in file order */
+	size_t npaths;
+};
+
+/* ckpt_flinkmeta_decode, and sp filled (release it with ckpt_fmspans_release, on failure too). */
+struct ckpt_snapshot *ckpt_flinkmeta_decode_spans(const void *buf, size_t len, const char *name,
+						  struct ckpt_fmspans *sp, struct ckpt_err *e);
+void ckpt_fmspans_release(struct ckpt_fmspans *sp);
+
+/* ------------------------------------------------------- Flink state files: flink-state.c */
+
+/* The backing of a snapshot decoded from the _metadata named meta ("<stdin>" for standard input):
+ * its subtasks load nothing until ckpt_flink_state_enable (snap-open.c gives it to a Flink snapshot;
+ * the state readers share flink.h). */
+struct ckpt_snap_backing;
+struct ckpt_snap_backing *ckpt_flink_backing_new(const char *meta, struct ckpt_err *e);
 
 #endif

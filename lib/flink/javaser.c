@@ -1,4 +1,4 @@
-/* flink-javaser.c: Java's object serialization stream (the java.io.ObjectOutputStream protocol)
+/* javaser.c: Java's object serialization stream (the java.io.ObjectOutputStream protocol)
  * read strictly into a small graph of values, for Flink's CheckpointProperties and job events. */
 #include <stdarg.h>
 #include <stdio.h>

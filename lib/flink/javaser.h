@@ -1,4 +1,4 @@
-/* flink-javaser.h: a reader of Java's serialization stream (java.io.ObjectOutputStream), which Flink
+/* javaser.h: a reader of Java's serialization stream (java.io.ObjectOutputStream), which Flink
  * uses for CheckpointProperties and its job events; library-internal, programs never include it. */
 #ifndef CKPT_FLINK_JAVASER_H
 #define CKPT_FLINK_JAVASER_H

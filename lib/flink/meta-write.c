@@ -1,10 +1,10 @@
-/* flink-meta-write.c: a Flink _metadata (format versions 3 to 7) written again as Flink's MetadataV3 to
+/* meta-write.c: a Flink _metadata (format versions 3 to 7) written again as Flink's MetadataV3 to
  * V6 serializers write it, with operators re-uided or dropped and absolute file paths relocated. */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "base/base.h"
+#include "flink.h"
 
 /* A growing output buffer. */
 struct wbuf {

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/base.h"
+#include "flink.h"
 #include "flink/javaser.h"
 
 #define FM_MAGIC 0x4960672dU

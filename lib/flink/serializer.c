@@ -1,4 +1,4 @@
-/* flink-serializer.c: Flink's serializer snapshots (the classes ckpt can step over, since the
+/* serializer.c: Flink's serializer snapshots (the classes ckpt can step over, since the
  * framing has no length) and the values of the built-in serializers they describe. */
 #include <math.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* flink-snappy.c: the chunks of Flink's SnappyFramedOutputStream (xerial, the Snappy framing
+/* snappy.c: the chunks of Flink's SnappyFramedOutputStream (xerial, the Snappy framing
  * format), decoded with libsnappy, every checksum verified (Flink's reader skips them). */
 #include <pthread.h>
 #include <string.h>

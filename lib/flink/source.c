@@ -1,4 +1,4 @@
-/* flink-source.c: the bytes the state readers pull: a file region read through a window (never
+/* source.c: the bytes the state readers pull: a file region read through a window (never
  * whole) or bytes in memory, plain or as Snappy-framed streams; errors name the file and offset. */
 #include <errno.h>
 #include <stdlib.h>

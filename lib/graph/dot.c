@@ -1,8 +1,8 @@
-/* plan-dot.c: a job graph with its checkpoint plan (and a failure's restart set) as Graphviz DOT, for ckpt-plan -D. */
+/* dot.c: a job graph with its checkpoint plan (and a failure's restart set) as Graphviz DOT, for ckpt-plan -D. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/base.h"
+#include "graph.h"
 
 #define DETAIL_LIMIT 32 /* vertices up to this parallelism are drawn subtask by subtask */
 #define EDGE_LIMIT 256  /* ALL_TO_ALL edges with up to this many connections are drawn one by one */

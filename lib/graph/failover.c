@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/base.h"
+#include "graph.h"
 
 /*
  * Beyond this many subtask-to-subtask pointwise connections (summed over

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/base.h"
+#include "graph.h"
 
 static const char *const state_names[CKPT_NSTATES] = {
 	"CREATED", "SCHEDULED", "DEPLOYING", "INITIALIZING", "RUNNING",

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "base/base.h"
+#include "graph.h"
 
 #define NOT_ALL_RUNNING "NOT_ALL_REQUIRED_TASKS_RUNNING"
 #define FINALIZE_FAILURE "FINALIZE_CHECKPOINT_FAILURE"

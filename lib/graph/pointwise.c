@@ -1,5 +1,5 @@
-/* graph-pointwise.c: which subtasks a POINTWISE edge connects (EdgeManagerBuildUtil.connectPointwise). */
-#include "base/base.h"
+/* pointwise.c: which subtasks a POINTWISE edge connects (EdgeManagerBuildUtil.connectPointwise). */
+#include "graph.h"
 
 void
 ckpt_pointwise_inputs(uint32_t S, uint32_t T, uint32_t j, uint32_t *lo, uint32_t *hi)

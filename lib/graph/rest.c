@@ -1,11 +1,11 @@
 /*
- * flink-rest.c: job graphs from Flink's REST responses (GET /jobs/:jobid and
+ * rest.c: job graphs from Flink's REST responses (GET /jobs/:jobid and
  * GET /jobs/:jobid/vertices/:vertexid), and the reader of graph streams.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/base.h"
+#include "graph.h"
 
 /* Is doc a Flink REST job document (GET /jobs/:jobid)? */
 static int

@@ -1,5 +1,5 @@
-/* snap-arena.c: the arena of a subtask's entries: many small allocations in a few big blocks, freed at once
- * (declared in snap-internal.h). */
+/* arena.c: the arena of a subtask's entries: many small allocations in a few big blocks, freed at once
+ * (declared in model.h). */
 #include <stdlib.h>
 
 #include "model.h"

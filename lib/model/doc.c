@@ -1,5 +1,5 @@
 /*
- * snap-doc.c: the validating loader of state documents (ckpt-state(5)) and of
+ * doc.c: the validating loader of state documents (ckpt-state(5)) and of
  * archive manifests (ckpt-archive(5)); every error names the file:line:col of
  * the value at fault.
  */

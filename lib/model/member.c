@@ -1,5 +1,5 @@
 /*
- * snap-file.c: the state file of one operator subtask inside an archive
+ * member.c: the state file of one operator subtask inside an archive
  * (ckpt-archive(5)): tagged, length-prefixed little-endian records, so that
  * any bytes survive and a reader knows every length before it reads.
  */

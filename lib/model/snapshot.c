@@ -1,5 +1,5 @@
 /*
- * snap.c: the snapshot model (names, freeing, counting) and its JSON forms written: the state
+ * snapshot.c: the snapshot model (names, freeing, counting) and its JSON forms written: the state
  * document (ckpt-state(5)), lossless, and the manifest of an archive (ckpt-archive(5)), which is
  * the same document with counts instead of entries; snap-doc.c reads both back.
  */
@@ -564,4 +564,25 @@ ckpt_snapshot_match_uid(const struct ckpt_snapshot *s, const char *uid, size_t f
 			return i;
 	}
 	return s->nops;
+}
+
+int
+ckpt_subtask_load(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subtask *st,
+		  struct ckpt_err *e)
+{
+	struct ckpt_snap_backing *b = s->backing;
+
+	if (st->loaded)
+		return 0;
+	if (b && b->load && strcmp(b->format, "flink metadata") == 0) /* ckpt_flink_state_enable */
+		return b->load(s, op, st, e);
+	if (st->member == NULL || b == NULL || b->load == NULL) {
+		if (st->nhandles)
+			return ckpt_err_set(e, CKPT_ERR_INPUT, "",
+					    "operator \"%s\": subtask %u: its state is in Flink's state files, "
+					    "not in the snapshot", op->id, st->index);
+		st->loaded = 1; /* nothing stored: no entries */
+		return 0;
+	}
+	return b->load(s, op, st, e);
 }

@@ -1,4 +1,4 @@
-/* redist-assign.c: the redistribution as JSON: per new subtask, the old subtasks, elements, key groups and handles it reads. */
+/* assign.c: the redistribution as JSON: per new subtask, the old subtasks, elements, key groups and handles it reads. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,8 +1,14 @@
-/* redist-internal.h: what redist.c, redist-restore.c and redist-assign.c share and nobody else sees. */
+/* redist.h: the redistribution layer (lib/redist/): a snapshot's state assigned to new
+ * parallelism or a new job graph as Flink restores it, and a relocated Flink savepoint written,
+ * offered to the engine; it owns its plans (ckpt_redist_free).  Uses the snapshot, Flink, model
+ * and base layers. */
 #ifndef CKPT_REDIST_INTERNAL_H
 #define CKPT_REDIST_INTERNAL_H
 
 #include "base/base.h"
+#include "model/model.h"
+#include "flink/flink.h"
+#include "snap/snap.h"
 
 enum rd_how { RD_FINISHED, RD_IN_PLACE, RD_RESCALE };
 

@@ -1,4 +1,4 @@
-/* redist-restore.c: restoring a snapshot onto a new job graph: operators matched, unmapped state, FLIP-147 finished-state rules. */
+/* restore.c: restoring a snapshot onto a new job graph: operators matched, unmapped state, FLIP-147 finished-state rules. */
 #include <stdlib.h>
 #include <string.h>
 

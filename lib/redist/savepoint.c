@@ -1,4 +1,4 @@
-/* flink-savepoint.c: a Flink savepoint directory written whole or not at all: an edited _metadata and
+/* savepoint.c: a Flink savepoint directory written whole or not at all: an edited _metadata and
  * the state files its relative handles name, copied or hard-linked beside it. */
 #include <errno.h>
 #include <fcntl.h>
@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "base/base.h"
+#include "redist.h"
 
 /* Where the input is: its _metadata and the directory relative handles are resolved against. */
 struct spin {

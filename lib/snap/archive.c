@@ -12,8 +12,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 
-#include "base/progress.h"
-#include "model/model.h"
+#include "snap.h"
 
 #define BLOCK ((size_t)1 << 20)
 

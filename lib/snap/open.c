@@ -1,5 +1,5 @@
 /*
- * snap-open.c: opening any snapshot (archive, directory, state document, Flink
+ * open.c: opening any snapshot (archive, directory, state document, Flink
  * _metadata) and loading one subtask's state file at a time, each member read
  * whole and checked against the manifest; snap-verify.c verifies without loading.
  */
@@ -13,7 +13,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 
-#include "model/model.h"
+#include "snap.h"
 
 static void
 arch_free(struct ckpt_snap_backing *base)
@@ -234,27 +234,6 @@ ckpt_snap_arch_load(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ck
 		return -1;
 	}
 	return 0;
-}
-
-int
-ckpt_subtask_load(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subtask *st,
-		  struct ckpt_err *e)
-{
-	struct ckpt_snap_backing *b = s->backing;
-
-	if (st->loaded)
-		return 0;
-	if (b && b->load && strcmp(b->format, "flink metadata") == 0) /* ckpt_flink_state_enable */
-		return b->load(s, op, st, e);
-	if (st->member == NULL || b == NULL || b->load == NULL) {
-		if (st->nhandles)
-			return ckpt_err_set(e, CKPT_ERR_INPUT, "",
-					    "operator \"%s\": subtask %u: its state is in Flink's state files, "
-					    "not in the snapshot", op->id, st->index);
-		st->loaded = 1; /* nothing stored: no entries */
-		return 0;
-	}
-	return b->load(s, op, st, e);
 }
 
 /* ---- opening */

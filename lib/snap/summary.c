@@ -1,8 +1,8 @@
-/* snap-summary.c: what ckpt-inspect shows of a snapshot, and the difference of two, from counts alone. */
+/* summary.c: what ckpt-inspect shows of a snapshot, and the difference of two, from counts alone. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/model.h"
+#include "snap.h"
 
 /* Add n entries and bytes to the state called name (mode as given) in the array states. */
 static int

@@ -1,5 +1,5 @@
 /*
- * snap-verify.c: a snapshot's members against its manifest: the summary's check that
+ * verify.c: a snapshot's members against its manifest: the summary's check that
  * every member is there, whole, and -c's streaming verification of every byte.
  */
 #include <dirent.h>
@@ -14,8 +14,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 
-#include "base/progress.h"
-#include "model/model.h"
+#include "snap.h"
 
 /* ---- the members present, for the summary */
 

@@ -1,5 +1,5 @@
 /*
- * snap-write.c: writing a snapshot as tar, tar.gz, zip or a directory (ckpt-archive(5)),
+ * write.c: writing a snapshot as tar, tar.gz, zip or a directory (ckpt-archive(5)),
  * whole or not at all: its state files spooled, then the manifest first and the members.
  */
 #include <errno.h>
@@ -12,8 +12,7 @@
 
 #include <archive.h>
 
-#include "base/progress.h"
-#include "model/model.h"
+#include "snap.h"
 
 int
 ckpt_archive_kind_of(const char *path)
