@@ -34,7 +34,7 @@ PROGS = $(PROG_SRC:bin/%.c=$(BINDIR)/%)
 MAN = $(sort $(wildcard man/*.[157]))
 
 .SECONDARY:
-.PHONY: all deps check test lint symbols demo install uninstall clean bench fuzz
+.PHONY: all deps check test lint symbols layers demo install uninstall clean bench fuzz
 .PHONY: flink-fixtures flink-test
 .DEFAULT_GOAL := all
 
@@ -74,7 +74,7 @@ deps:
 # ASan + UBSan with leak checking, and each fuzz target briefly.
 check: deps
 	@$(MAKE) --no-print-directory all
-	@$(MAKE) --no-print-directory symbols test lint
+	@$(MAKE) --no-print-directory symbols layers test lint
 ifneq ($(SANITIZE),1)
 	@echo "== the suite again under ASan + UBSan"
 	@$(MAKE) --no-print-directory SANITIZE=1 all test
@@ -92,6 +92,10 @@ symbols: $(LIB_OBJ)
 	@bad=$$(nm -g --defined-only $(LIB_OBJ) | awk 'NF == 3 && $$3 !~ /^ckpt_/ { print $$3 }' | sort -u); \
 	if [ -n "$$bad" ]; then echo "libckpt exports symbols without the ckpt_ prefix:" $$bad >&2; exit 1; fi; \
 	echo "symbols: every external symbol of libckpt starts with ckpt_"
+
+# The layers of lib/ (lib/README): every #include and every call between folders goes down.
+layers: $(LIB_OBJ)
+	@sh .ci/layers $(LIB_OBJ)
 
 # Issue 15: real Flink jobs write checkpoints, savepoints, REST responses and event logs with
 # sidecars of what Flink says about them (t/flink/README); t/flink/*.bats check ckpt against them.
