@@ -27,6 +27,10 @@ void ckpt_err_prefix(struct ckpt_err *e, const char *fmt, ...) __attribute__((fo
 int ckpt_err_locate(struct ckpt_err *e, enum ckpt_errkind kind, const char *where);
 void *ckpt_reallocarray(void *p, size_t n, size_t size, struct ckpt_err *e);
 char *ckpt_strdup(const char *s, struct ckpt_err *e);
+/* The one growing array: room for need elements of size bytes in the array whose pointer arrp
+ * points to (a T **), of *cap elements; the capacity doubles (from first when it is 0) until need
+ * fits.  0, or -1 with e set (e may be NULL) and the array and *cap as they were. */
+int ckpt_grow(void *arrp, size_t *cap, size_t need, size_t size, size_t first, struct ckpt_err *e);
 
 /* ----------------------------------------------------------------------- JSON documents: json.c */
 

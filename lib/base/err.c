@@ -142,6 +142,24 @@ ckpt_reallocarray(void *p, size_t n, size_t size, struct ckpt_err *e)
 	return q;
 }
 
+int
+ckpt_grow(void *arrp, size_t *cap, size_t need, size_t size, size_t first, struct ckpt_err *e)
+{
+	size_t n = *cap ? *cap : first ? first : 1;
+	void *p, *q;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n = n > SIZE_MAX / 2 ? need : 2 * n;
+	memcpy(&p, arrp, sizeof p); /* arrp is a T **: its pointer read and written as bytes */
+	if ((q = ckpt_reallocarray(p, n, size, e)) == NULL)
+		return -1;
+	memcpy(arrp, &q, sizeof q);
+	*cap = n;
+	return 0;
+}
+
 char *
 ckpt_strdup(const char *s, struct ckpt_err *e)
 {

@@ -39,24 +39,6 @@ ckpt_jscan_syntax(struct ckpt_jscan *s, const unsigned char *at, const char *fmt
 	return ckpt_jscan_fail(s, at, "not JSON: %s", text);
 }
 
-int
-ckpt_jscan_grow(void **buf, size_t *cap, size_t need, size_t size, struct ckpt_jscan *s)
-{
-	size_t n = *cap ? *cap : 16;
-	void *t;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	t = ckpt_reallocarray(*buf, n, size, s->e);
-	if (t == NULL)
-		return -1;
-	*buf = t;
-	*cap = n;
-	return 0;
-}
-
 void
 ckpt_jscan_ws(struct ckpt_jscan *s)
 {
@@ -163,7 +145,7 @@ ckpt_jscan_string(struct ckpt_jscan *s, const unsigned char **raw, size_t *rawle
 		return ckpt_jscan_syntax(s, s->p, "string expected%s", s->p >= s->end ? " near end of text" : "");
 	start = ++s->p;
 	if (dec) {
-		if (ckpt_jscan_grow((void **)&dec->p, &dec->cap, dec->len + (size_t)(s->end - s->p) + 1, 1, s) < 0)
+		if (ckpt_grow(&dec->p, &dec->cap, dec->len + (size_t)(s->end - s->p) + 1, 1, 16, s->e) < 0)
 			return -1;
 		*off = dec->len;
 	}
@@ -411,7 +393,7 @@ ckpt_jscan_minify(struct ckpt_jscan *s, const unsigned char *from, const unsigne
 {
 	struct ckpt_minify m = {0};
 
-	if (ckpt_jscan_grow((void **)&out->p, &out->cap, (size_t)(to - from) + 1, 1, s) < 0)
+	if (ckpt_grow(&out->p, &out->cap, (size_t)(to - from) + 1, 1, 16, s->e) < 0)
 		return -1;
 	out->len = ckpt_minify_chunk(&m, out->p, from, (size_t)(to - from));
 	return 0;

@@ -176,14 +176,10 @@ ckpt_jw_members(struct ckpt_jw *w, const json_t *o)
 int
 ckpt_jw_deeper(struct ckpt_jw *w)
 {
-	size_t cap = w->cap ? 2 * w->cap : 64, *c;
-
-	if ((c = reallocarray(w->count, cap, sizeof *c)) == NULL) {
+	if (ckpt_grow(&w->count, &w->cap, w->cap + 1, sizeof *w->count, 64, NULL) < 0) {
 		w->failed = ENOMEM;
 		return -1;
 	}
-	w->count = c;
-	w->cap = cap;
 	return 0;
 }
 

@@ -144,16 +144,9 @@ ckpt_rangelist_format(const struct ckpt_bits *b)
 			k = snprintf(tmp, sizeof tmp, "%s%zu", len ? "," : "", i);
 		else
 			k = snprintf(tmp, sizeof tmp, "%s%zu-%zu", len ? "," : "", i, j);
-		if (len + (size_t)k + 1 > cap) {
-			char *t;
-
-			cap = (len + (size_t)k + 1) * 2;
-			t = realloc(s, cap);
-			if (t == NULL) {
-				free(s);
-				return NULL;
-			}
-			s = t;
+		if (ckpt_grow(&s, &cap, len + (size_t)k + 1, 1, 64, NULL) < 0) {
+			free(s);
+			return NULL;
 		}
 		memcpy(s + len, tmp, (size_t)k + 1);
 		len += (size_t)k;

@@ -106,14 +106,8 @@ list_segments(const char *dir, uint32_t *n, uint32_t *ignored, uint32_t *gap, st
 
 		if (k < 0)
 			continue;
-		if (len == cap) {
-			long *t = ckpt_reallocarray(have, cap ? 2 * cap : 64, sizeof *t, e);
-
-			if (t == NULL)
-				goto out;
-			have = t;
-			cap = cap ? 2 * cap : 64;
-		}
+		if (ckpt_grow(&have, &cap, len + 1, sizeof *have, 64, e) < 0)
+			goto out;
 		have[len++] = k;
 	}
 	if (errno != 0) {

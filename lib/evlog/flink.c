@@ -80,22 +80,11 @@ ckpt_evflink_free(struct ckpt_evflink *f)
 static int
 room(struct ckpt_evflink *f, size_t n)
 {
-	char *t;
-	size_t cap;
-
 	if (f->cap - f->len > n)
 		return 0;
-	cap = f->cap ? f->cap : 256;
-	while (cap - f->len <= n) {
-		if (cap > SIZE_MAX / 2)
-			return -1;
-		cap *= 2;
-	}
-	if ((t = realloc(f->text, cap)) == NULL)
+	if (n >= SIZE_MAX - f->len)
 		return -1;
-	f->text = t;
-	f->cap = cap;
-	return 0;
+	return ckpt_grow(&f->text, &f->cap, f->len + n + 1, 1, 256, NULL);
 }
 
 /* Append the n bytes of s; -1 on no memory. */

@@ -269,7 +269,7 @@ reset_list(struct ckpt_jscan *s, struct ckpt_event *ev)
 	if (s->p >= s->end || *s->p != '[')
 		return ckpt_jscan_fail(s, s->p, "vertices_reset: \"subtasks\" must be an array");
 	while ((r = ckpt_jscan_elements(s, &first)) > 0) {
-		if (ckpt_jscan_grow((void **)&ps->tasks, &ps->tcap, ev->ntasks + 1, sizeof *ps->tasks, s) < 0)
+		if (ckpt_grow(&ps->tasks, &ps->tcap, ev->ntasks + 1, sizeof *ps->tasks, 16, s->e) < 0)
 			return -1;
 		if (reset_task(s, &ps->tasks[ev->ntasks]) < 0)
 			return -1;
@@ -344,7 +344,7 @@ input_list(struct ckpt_jscan *s, struct ckpt_event *ev)
 	if (s->p >= s->end || *s->p != '[')
 		return ckpt_jscan_fail(s, s->p, "vertex_initialized: \"inputs\" must be an array");
 	while ((r = ckpt_jscan_elements(s, &first)) > 0) {
-		if (ckpt_jscan_grow((void **)&ps->inputs, &ps->icap, ev->ninputs + 1, sizeof *ps->inputs, s) < 0)
+		if (ckpt_grow(&ps->inputs, &ps->icap, ev->ninputs + 1, sizeof *ps->inputs, 16, s->e) < 0)
 			return -1;
 		if (input(s, &ps->inputs[ev->ninputs]) < 0)
 			return -1;

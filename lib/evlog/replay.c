@@ -152,15 +152,8 @@ on_initialized(struct rp *R, const struct ckpt_event *ev)
 	if (R->nsubtasks + ev->parallelism > CKPT_SUBTASKS_LIMIT)
 		return refuse(R, ev, "vertex_initialized: more than %llu subtasks in the job",
 			      (unsigned long long)CKPT_SUBTASKS_LIMIT);
-	if (R->nv == R->vcap) {
-		size_t cap = R->vcap ? 2 * R->vcap : 16;
-		struct vstate *t = ckpt_reallocarray(R->v, cap, sizeof *t, R->e);
-
-		if (t == NULL)
-			return -1;
-		R->v = t;
-		R->vcap = cap;
-	}
+	if (ckpt_grow(&R->v, &R->vcap, R->nv + 1, sizeof *R->v, 16, R->e) < 0)
+		return -1;
 	v = &R->v[R->nv];
 	memset(v, 0, sizeof *v);
 	R->nv++;
@@ -239,14 +232,8 @@ rec_get(struct rp *R, size_t v, uint32_t i)
 
 	if (x != NULL)
 		return x;
-	if (R->nrec == R->reccap) {
-		size_t cap = R->reccap ? 2 * R->reccap : 256;
-
-		if ((x = ckpt_reallocarray(R->rec, cap, sizeof *x, R->e)) == NULL)
-			return NULL;
-		R->rec = x;
-		R->reccap = cap;
-	}
+	if (ckpt_grow(&R->rec, &R->reccap, R->nrec + 1, sizeof *R->rec, 256, R->e) < 0)
+		return NULL;
 	x = &R->rec[R->nrec++];
 	*x = (struct rec){0, v, i, 0, NULL, 0};
 	return ckpt_idmap_add(&R->recs, rec_hash(v, i), R->nrec - 1, rec_hash_at, R, R->e) < 0 ? NULL : x;

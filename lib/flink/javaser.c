@@ -115,17 +115,10 @@ adopt(struct ckpt_javaser *j, void *p, size_t size)
 		nomem(j);
 		return NULL;
 	}
-	if (pl->nmem == pl->memcap) {
-		size_t cap = pl->memcap ? 2 * pl->memcap : 64;
-		void **m = realloc(pl->mem, cap * sizeof *m);
-
-		if (m == NULL) {
-			free(p);
-			nomem(j);
-			return NULL;
-		}
-		pl->mem = m;
-		pl->memcap = cap;
+	if (ckpt_grow(&pl->mem, &pl->memcap, pl->nmem + 1, sizeof *pl->mem, 64, NULL) < 0) {
+		free(p);
+		nomem(j);
+		return NULL;
 	}
 	pl->bytes += size;
 	return pl->mem[pl->nmem++] = p;
@@ -339,15 +332,8 @@ rd_utf(struct ckpt_javaser *j, char **out, const char *what)
 static int
 assign(struct ckpt_javaser *j, struct ckpt_javaser_class *c, struct ckpt_javaser_value *v)
 {
-	if (j->nh == j->cap) {
-		size_t cap = j->cap ? 2 * j->cap : 16;
-		struct jhandle *h = ckpt_reallocarray(j->h, cap, sizeof *h, j->e);
-
-		if (h == NULL)
-			return -1;
-		j->h = h;
-		j->cap = cap;
-	}
+	if (ckpt_grow(&j->h, &j->cap, j->nh + 1, sizeof *j->h, 16, j->e) < 0)
+		return -1;
 	if (v)
 		v->handle = j->nh;
 	j->h[j->nh++] = (struct jhandle){c, v, 0};
@@ -366,15 +352,8 @@ reference(struct ckpt_javaser *j, struct jhandle **out)
 		return fail(j, at, "invalid Java reference 0x%x", (unsigned)h);
 	*out = &j->h[h - BASE_HANDLE];
 	if (j->in_desc && (size_t)(h - BASE_HANDLE) < j->desc_nh) {
-		if (j->nrefs == j->refcap) {
-			size_t cap = j->refcap ? 2 * j->refcap : 16;
-			struct jref *r = ckpt_reallocarray(j->refs, cap, sizeof *r, j->e);
-
-			if (r == NULL)
-				return -1;
-			j->refs = r;
-			j->refcap = cap;
-		}
+		if (ckpt_grow(&j->refs, &j->refcap, j->nrefs + 1, sizeof *j->refs, 16, j->e) < 0)
+			return -1;
 		j->refs[j->nrefs++] = (struct jref){(size_t)(h - BASE_HANDLE), **out};
 	}
 	return 0;

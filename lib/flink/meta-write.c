@@ -16,17 +16,8 @@ struct wbuf {
 static int
 w_bytes(struct wbuf *w, const void *p, size_t n)
 {
-	if (n > w->cap - w->len) {
-		size_t cap = w->cap ? w->cap : 4096;
-		unsigned char *np;
-
-		while (cap - w->len < n)
-			cap *= 2;
-		if ((np = realloc(w->p, cap)) == NULL)
-			return ckpt_err_set(w->e, CKPT_ERR_NOMEM, "", "out of memory");
-		w->p = np;
-		w->cap = cap;
-	}
+	if (ckpt_grow(&w->p, &w->cap, w->len + n, 1, 4096, w->e) < 0)
+		return -1;
 	if (n)
 		memcpy(w->p + w->len, p, n);
 	w->len += n;

@@ -191,17 +191,8 @@ fill(struct ckpt_fsrc *s)
 static int
 cap_add(struct ckpt_fsrc *s, const void *p, size_t n)
 {
-	if (s->clen + n > s->ccap) {
-		size_t nc = s->ccap ? s->ccap : 256;
-		unsigned char *c;
-
-		while (nc < s->clen + n)
-			nc *= 2;
-		if ((c = realloc(s->cap, nc)) == NULL)
-			return nomem(s);
-		s->cap = c;
-		s->ccap = nc;
-	}
+	if (ckpt_grow(&s->cap, &s->ccap, s->clen + n, 1, 256, NULL) < 0)
+		return nomem(s);
 	memcpy(s->cap + s->clen, p, n);
 	s->clen += n;
 	return 0;

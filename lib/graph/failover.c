@@ -775,15 +775,8 @@ sbuf_add(struct sbuf *b, const char *sep, uint32_t x)
 	char tmp[24];
 	int k = snprintf(tmp, sizeof tmp, "%s%u", sep, x);
 
-	if (b->len + (size_t)k + 1 > b->cap) {
-		size_t cap = (b->len + (size_t)k + 1) * 2;
-		char *t = realloc(b->p, cap);
-
-		if (t == NULL)
-			return -1;
-		b->p = t;
-		b->cap = cap;
-	}
+	if (ckpt_grow(&b->p, &b->cap, b->len + (size_t)k + 1, 1, 64, NULL) < 0)
+		return -1;
 	memcpy(b->p + b->len, tmp, (size_t)k + 1);
 	b->len += (size_t)k;
 	return 0;

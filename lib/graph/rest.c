@@ -466,20 +466,12 @@ drop_held(struct ckpt_graphin *gi)
 static int
 add_vdoc(struct ckpt_graphin *gi, const struct ckpt_jdoc *d, struct ckpt_err *e)
 {
-	if (gi->nvdocs == gi->cap) {
-		size_t cap = gi->cap ? 2 * gi->cap : 8;
-		struct ckpt_jdoc *t = ckpt_reallocarray(gi->vdocs, cap, sizeof *t, e);
-		const struct ckpt_jdoc **p;
+	size_t dcap = gi->cap, pcap = gi->cap; /* two arrays of one capacity */
 
-		if (t == NULL)
-			return -1;
-		gi->vdocs = t;
-		p = ckpt_reallocarray(gi->vptrs, cap, sizeof *p, e);
-		if (p == NULL)
-			return -1;
-		gi->vptrs = p;
-		gi->cap = cap;
-	}
+	if (ckpt_grow(&gi->vdocs, &dcap, gi->nvdocs + 1, sizeof *gi->vdocs, 8, e) < 0 ||
+	    ckpt_grow(&gi->vptrs, &pcap, gi->nvdocs + 1, sizeof *gi->vptrs, 8, e) < 0)
+		return -1;
+	gi->cap = dcap;
 	hold(&gi->vdocs[gi->nvdocs++], d);
 	return 0;
 }

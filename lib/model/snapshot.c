@@ -179,15 +179,8 @@ kvstat_find(struct ckpt_kvstat **v, size_t *n, size_t *cap, const char *name, si
 			*last = i;
 			return &(*v)[i];
 		}
-	if (*n == *cap) {
-		size_t nc = *cap ? *cap * 2 : 4;
-		struct ckpt_kvstat *t = ckpt_reallocarray(*v, nc, sizeof *t, e);
-
-		if (t == NULL)
-			return NULL;
-		*v = t;
-		*cap = nc;
-	}
+	if (ckpt_grow(v, cap, *n + 1, sizeof **v, 4, e) < 0)
+		return NULL;
 	(*v)[*n].state = ckpt_strdup(name, e);
 	if ((*v)[*n].state == NULL)
 		return NULL;

@@ -56,14 +56,8 @@ collect_names(struct rd_op *o, struct ckpt_err *e)
 		const struct ckpt_subtask *st = o->at[j];
 
 		for (size_t k = 0; st && k < st->nops; k++) {
-			if (n == cap) {
-				const char **t = ckpt_reallocarray(all, cap ? cap * 2 : 16, sizeof *all, e);
-
-				if (t == NULL)
-					goto out;
-				all = t;
-				cap = cap ? cap * 2 : 16;
-			}
+			if (ckpt_grow(&all, &cap, n + 1, sizeof *all, 16, e) < 0)
+				goto out;
 			all[n++] = st->ops[k].name;
 		}
 	}
@@ -598,14 +592,8 @@ take_kv(struct ckpt_redist *r, const struct rd_op *o, struct ckpt_subtask *st, u
 					    ckpt_rd_opname(o->old), j, kv->key_group);
 		if (kv->key_group < a || kv->key_group > b)
 			continue;
-		if (st->nkv == *cap) {
-			struct ckpt_kv *t = ckpt_reallocarray(st->kv, *cap ? *cap * 2 : 64, sizeof *t, e);
-
-			if (t == NULL)
-				return -1;
-			st->kv = t;
-			*cap = *cap ? *cap * 2 : 64;
-		}
+		if (ckpt_grow(&st->kv, cap, st->nkv + 1, sizeof *st->kv, 64, e) < 0)
+			return -1;
 		to = &st->kv[st->nkv];
 		memset(to, 0, sizeof *to);
 		st->nkv++;

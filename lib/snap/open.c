@@ -271,18 +271,8 @@ grow_put(void *arg, const void *p, size_t n, int64_t off)
 	(void)off;
 	if (g->len + n > SNAP_MANIFEST_LIMIT)
 		return ckpt_err_set(g->e, CKPT_ERR_INPUT, g->where, "manifest larger than 1 GiB");
-	if (g->len + n > g->cap) {
-		size_t nc = g->cap ? g->cap : 65536;
-		char *t;
-
-		while (nc < g->len + n)
-			nc *= 2;
-		t = realloc(g->buf, nc);
-		if (t == NULL)
-			return ckpt_err_set(g->e, CKPT_ERR_NOMEM, g->where, "out of memory");
-		g->buf = t;
-		g->cap = nc;
-	}
+	if (ckpt_grow(&g->buf, &g->cap, g->len + n, 1, 65536, NULL) < 0)
+		return ckpt_err_set(g->e, CKPT_ERR_NOMEM, g->where, "out of memory");
 	memcpy(g->buf + g->len, p, n);
 	g->len += n;
 	return 0;

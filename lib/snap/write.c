@@ -317,15 +317,8 @@ awriter_subtask(struct ckpt_awriter *w, const struct ckpt_subtask *st, struct ck
 				    "operator \"%s\": subtask %u: a finished subtask holds no state", w->cur_id,
 				    st->index);
 	if (st->loaded && !st->finished) {
-		if (w->nm == w->cap) {
-			size_t nc = w->cap ? w->cap * 2 : 16;
-			struct wmember *t = ckpt_reallocarray(w->m, nc, sizeof *t, e);
-
-			if (t == NULL)
-				return -1;
-			w->m = t;
-			w->cap = nc;
-		}
+		if (ckpt_grow(&w->m, &w->cap, w->nm + 1, sizeof *w->m, 16, e) < 0)
+			return -1;
 		m.name = member_name(w->cur_id, st->index);
 		if (m.name == NULL)
 			return ckpt_err_set(e, CKPT_ERR_NOMEM, w->path, "out of memory");
