@@ -1,4 +1,4 @@
-/* snapbuild.c: filling the snapshot model (ckpt.h, snap.c) from a running subtask, and freeing what we built. */
+/* snapbuild.c: filling the snapshot model (ckpt.h, model/snapshot.c) from a running subtask, and freeing what we built. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -8,7 +8,7 @@
 #include "flink/flink.h"
 #include "graph/graph.h"
 
-/* ------------------------------------------------------- job event logs: evlog.c, evlog-parse.c */
+/* ------------------------------------------------------- job event logs: evlog.c, parse.c, flink.c */
 
 /* "vertex_finished", ...; NULL for an unknown type. */
 const char *ckpt_event_type_name(uint32_t type);
@@ -28,7 +28,7 @@ int ckpt_evwriter_flush(struct ckpt_evwriter *w, int sync, struct ckpt_err *e);
 /* End the current segment (Flink's cutBlock); the next record starts a new one. */
 int ckpt_evwriter_cut(struct ckpt_evwriter *w, struct ckpt_err *e);
 /*
- * Flink's job event log (FileSystemJobEventStore, evlog-flink.c): a record is a big-endian int
+ * Flink's job event log (FileSystemJobEventStore, flink.c): a record is a big-endian int
  * type and int length, then the payload, Java serialization.  The first 16 bytes of a segment
  * tell the formats apart (ckpt_evlog_is_flink).
  */

@@ -3,7 +3,7 @@
  * BatchJobRecoveryHandler (FLIP-383): replay, drop the tail after the last
  * snapshot, restore coordinators and shuffle, reset by coordinator rules,
  * then reset the producers of lost partitions, each reset by region failover
- * (the resets are in replay-reset.c).
+ * (the resets are in reset.c).
  */
 #include <stdarg.h>
 #include <stdlib.h>

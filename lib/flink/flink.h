@@ -11,7 +11,7 @@
 #include "model/model.h"
 #include "javaser.h"
 
-/* ------------------------------------------------------------ flink-snappy.c */
+/* ------------------------------------------------------------ snappy.c */
 
 #define CKPT_FSNAPPY_BLOCK 65536u  /* the most data one chunk holds */
 #define CKPT_FSNAPPY_BODY 76494u   /* the longest chunk body: checksum and the worst Snappy expansion */
@@ -25,7 +25,7 @@ void ckpt_fsnappy_header(const unsigned char hdr[4], unsigned *type, size_t *len
 int ckpt_fsnappy_body(unsigned type, const unsigned char *body, size_t len, unsigned char *out, size_t *n,
 		      const char **why);
 
-/* ------------------------------------------------------------ flink-source.c */
+/* ------------------------------------------------------------ source.c */
 
 /*
  * The bytes a reader pulls: a region of a file (read through a window, never whole) or bytes in
@@ -154,7 +154,7 @@ int ckpt_fsrc_fail(struct ckpt_fsrc *s, const char *fmt, ...) __attribute__((for
 /* Start (or stop) copying what is read into s->cap. */
 void ckpt_fsrc_capture(struct ckpt_fsrc *s, int on);
 
-/* ------------------------------------------------------------ flink-serializer.c */
+/* ------------------------------------------------------------ serializer.c */
 
 enum ckpt_fser_kind {
 	FSER_UNKNOWN,  /* a snapshot class ckpt cannot step over: parsing stops there */
@@ -181,7 +181,7 @@ struct ckpt_fser {
 };
 
 /* Where a decoded value goes: nowhere (only checked), into a jansson value (root), or written
- * straight into a document (ckpt_jw, snap-print.c).  One decoder feeds all three. */
+ * straight into a document (ckpt_jw, base/jw.c).  One decoder feeds all three. */
 enum ckpt_fout_mode { FOUT_NONE, FOUT_JSON, FOUT_WRITE };
 #define FOUT_DEPTH 160
 struct ckpt_jw;
@@ -296,7 +296,7 @@ json_t *ckpt_fser_json(const struct ckpt_fser *t);
 /* Flink's KeyGroupRangeAssignment: MathUtils.murmurHash(hashCode) % maxParallelism. */
 uint32_t ckpt_flink_key_group(int32_t hash, uint32_t max_parallelism);
 
-/* ------------------------------------------------ Flink _metadata spans: flink-meta.c, flink-meta-write.c */
+/* ------------------------------------------------ Flink _metadata spans: meta.c, meta-write.c */
 
 /*
  * Where the fields an edit rewrites lie in a decoded _metadata, so that the writer re-encodes
@@ -334,10 +334,10 @@ struct ckpt_snapshot *ckpt_flinkmeta_decode_spans(const void *buf, size_t len, c
 						  struct ckpt_fmspans *sp, struct ckpt_err *e);
 void ckpt_fmspans_release(struct ckpt_fmspans *sp);
 
-/* ------------------------------------------------------- Flink state files: flink-state.c */
+/* ------------------------------------------------------- Flink state files: state.c */
 
 /* The backing of a snapshot decoded from the _metadata named meta ("<stdin>" for standard input):
- * its subtasks load nothing until ckpt_flink_state_enable (snap-open.c gives it to a Flink snapshot;
+ * its subtasks load nothing until ckpt_flink_state_enable (snap/open.c gives it to a Flink snapshot;
  * the state readers share flink.h). */
 struct ckpt_snap_backing;
 struct ckpt_snap_backing *ckpt_flink_backing_new(const char *meta, struct ckpt_err *e);

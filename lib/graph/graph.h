@@ -15,7 +15,7 @@ const char *ckpt_distribution_name(enum ckpt_distribution d); /* "all_to_all" | 
 const char *ckpt_partition_name(enum ckpt_partition p);       /* "pipelined", ... */
 int ckpt_partition_parse(const char *name);                   /* -1 if unknown */
 
-/* ----------------------------------------------------------- POINTWISE edges: graph-pointwise.c */
+/* ----------------------------------------------------------- POINTWISE edges: pointwise.c */
 
 /*
  * POINTWISE connection arithmetic (Flink's EdgeManagerBuildUtil), S upstream

@@ -10,7 +10,7 @@
 
 #include "base/base.h"
 
-/* Many small allocations freed at once: the entries of one subtask (snap-arena.c). */
+/* Many small allocations freed at once: the entries of one subtask (arena.c). */
 struct ckpt_snap_arena;
 struct ckpt_snap_arena *ckpt_snap_arena_new(void);
 void *ckpt_snap_arena_alloc(struct ckpt_snap_arena *a, size_t n);

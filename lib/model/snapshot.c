@@ -1,7 +1,7 @@
 /*
  * snapshot.c: the snapshot model (names, freeing, counting) and its JSON forms written: the state
  * document (ckpt-state(5)), lossless, and the manifest of an archive (ckpt-archive(5)), which is
- * the same document with counts instead of entries; snap-doc.c reads both back.
+ * the same document with counts instead of entries; doc.c reads both back.
  */
 #include <stdlib.h>
 #include <string.h>

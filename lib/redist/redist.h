@@ -71,7 +71,7 @@ int ckpt_rd_piece(const struct rd_op *o, const struct rd_name *nm, uint32_t t, u
 int ckpt_rd_kg_piece(const struct rd_op *o, uint32_t t, uint32_t j, uint32_t *a, uint32_t *b);
 /* Does new subtask t read anything of old subtask j? */
 int ckpt_rd_needed(const struct rd_op *o, uint32_t t, uint32_t j);
-/* redist-restore.c: map the snapshot's operators onto opt->graph (filling r->ops) and apply Flink's
+/* restore.c: map the snapshot's operators onto opt->graph (filling r->ops) and apply Flink's
  * VertexFinishedStateChecker; refusals in Flink's words. */
 int ckpt_rd_map_graph(struct ckpt_redist *r, const struct ckpt_redist_opts *opt, struct ckpt_err *e);
 

@@ -1,7 +1,7 @@
 /*
  * open.c: opening any snapshot (archive, directory, state document, Flink
  * _metadata) and loading one subtask's state file at a time, each member read
- * whole and checked against the manifest; snap-verify.c verifies without loading.
+ * whole and checked against the manifest; verify.c verifies without loading.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -13,7 +13,7 @@
  * (a tar's data is skipped by seeking; a tar.gz is decompressed).  0 for other snapshots. */
 int ckpt_snap_members_check(struct ckpt_snapshot *s, struct ckpt_err *e);
 
-/* The libarchive helper (archive.c), for the readers (snap-open.c, snap-verify.c) and the writer. */
+/* The libarchive helper (archive.c), for the readers (open.c, verify.c) and the writer. */
 struct archive;
 struct archive_entry;
 #define SNAP_MANIFEST_NAME "MANIFEST.json"
@@ -35,7 +35,7 @@ int ckpt_arc_write_header(struct archive *a, const char *name, uint64_t size);
 /* All n bytes of the current member's data; -1 on failure (archive_errno tells). */
 int ckpt_arc_write_all(struct archive *a, const void *p, size_t n);
 
-/* What snap-open.c shares with snap-verify.c. */
+/* What open.c shares with verify.c. */
 #define SNAP_MANIFEST_LIMIT ((uint64_t)1 << 30)
 /* The backing of an archive or a directory (its load is ckpt_snap_arch_load). */
 struct ckpt_snap_arch {
