@@ -34,7 +34,7 @@ PROGS = $(PROG_SRC:bin/%.c=$(BINDIR)/%)
 MAN = $(sort $(wildcard man/*.[157]))
 
 .SECONDARY:
-.PHONY: all deps check test lint symbols demo install uninstall clean bench fuzz
+.PHONY: all deps check test lint symbols layers demo install uninstall clean bench fuzz
 .PHONY: flink-fixtures flink-test
 .DEFAULT_GOAL := all
 
@@ -54,11 +54,11 @@ $(BINDIR)/%: $(OBJDIR)/bin/%.o $(CLI_OBJ) $(LIB)
 	@echo "  LD $@"
 	@$(CC) $(ALL_LDFLAGS) -o $@ $< $(CLI_OBJ) $(LIB) $(DEP_LIBS) -lm
 
-# lib/hash.c hashes large inputs through libxxhash's run-time choice of SSE2, AVX2 or AVX-512 when
+# lib/base/hash.c hashes large inputs through libxxhash's run-time choice of SSE2, AVX2 or AVX-512 when
 # the library has it (Debian's does); asked when hash.c is compiled.
 XXH_DISPATCH = $(shell printf 'char XXH3_64bits_update_dispatch(void);\nint main(void) { return !XXH3_64bits_update_dispatch; }\n' | \
 	$(CC) -x c -o /dev/null - $(DEP_LIBS) 2>/dev/null && echo -DCKPT_XXH_DISPATCH)
-$(OBJDIR)/lib/hash.o: ALL_CFLAGS += $(XXH_DISPATCH)
+$(OBJDIR)/lib/base/hash.o: ALL_CFLAGS += $(XXH_DISPATCH)
 
 # The library's own files may include ckpt-internal.h; programs may not.
 $(LIB_OBJ): ALL_CFLAGS += -DCKPT_LIBRARY
@@ -74,7 +74,7 @@ deps:
 # ASan + UBSan with leak checking, and each fuzz target briefly.
 check: deps
 	@$(MAKE) --no-print-directory all
-	@$(MAKE) --no-print-directory symbols test lint
+	@$(MAKE) --no-print-directory symbols layers test lint
 ifneq ($(SANITIZE),1)
 	@echo "== the suite again under ASan + UBSan"
 	@$(MAKE) --no-print-directory SANITIZE=1 all test
@@ -96,6 +96,10 @@ symbols: $(SYMBOLS_OBJ)
 		awk 'NF == 3 { s = $$3; sub(/^__odr_asan(\.|_gen_)/, "", s); if (s !~ /^ckpt_/) print s }' | sort -u); \
 	if [ -n "$$bad" ]; then echo "libckpt exports symbols without the ckpt_ prefix:" $$bad >&2; exit 1; fi; \
 	echo "symbols: every external symbol of libckpt starts with ckpt_"
+
+# The layers of lib/ (lib/README): every #include and every call between folders goes down.
+layers: $(LIB_OBJ)
+	@sh .ci/layers $(LIB_OBJ)
 
 # Issue 15: real Flink jobs write checkpoints, savepoints, REST responses and event logs with
 # sidecars of what Flink says about them (t/flink/README); t/flink/*.bats check ckpt against them.

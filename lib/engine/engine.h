@@ -1,4 +1,6 @@
-/* engine.h: the private model of ckpt-run's engine: pipeline, buffers, channels, tasks, coordinator. */
+/* engine.h: the engine layer (lib/engine/), the top of libckpt: ckpt-run's pipeline, buffers,
+ * channels, tasks and coordinator, and its batch mode; a job owns all of them.  Uses every layer
+ * below it (lib/README). */
 #ifndef CKPT_ENGINE_H
 #define CKPT_ENGINE_H
 
@@ -6,7 +8,12 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "../ckpt-internal.h"
+#include "base/base.h"
+#include "graph/graph.h"
+#include "model/model.h"
+#include "snap/snap.h"
+#include "redist/redist.h"
+#include "evlog/evlog.h"
 
 /* ---- the pipeline file (pipeline.c) */
 

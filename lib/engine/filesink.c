@@ -139,14 +139,8 @@ sink_snapshot(struct task *t, int64_t id, struct ckpt_subtask *st, struct ckpt_e
 	if (r < 0)
 		return -1;
 	if (r > 0) {
-		if (s->npend == s->cap) {
-			int64_t *p = ckpt_reallocarray(s->pend, s->cap ? 2 * s->cap : 8, sizeof *p, e);
-
-			if (p == NULL)
-				return -1;
-			s->pend = p;
-			s->cap = s->cap ? 2 * s->cap : 8;
-		}
+		if (ckpt_grow(&s->pend, &s->cap, s->npend + 1, sizeof *s->pend, 8, e) < 0)
+			return -1;
 		s->pend[s->npend++] = id;
 	}
 	if ((k = ckpt_st_add_opstate(st, "pending", CKPT_MODE_LIST, e)) < 0)

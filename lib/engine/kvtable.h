@@ -2,7 +2,7 @@
 #ifndef CKPT_KVTABLE_H
 #define CKPT_KVTABLE_H
 
-#include "../ckpt-internal.h"
+#include "base/base.h"
 
 struct kvslot {
 	uint64_t k;

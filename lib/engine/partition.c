@@ -178,16 +178,9 @@ sec_add(struct bout *o, size_t i, const struct rec *r)
 {
 	struct bsec *s = &o->sec[i];
 
-	if (s->n + PART_REC > s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 4096;
-		unsigned char *d = realloc(s->d, cap);
-
-		if (d == NULL) {
-			o->nomem = 1;
-			return;
-		}
-		s->d = d;
-		s->cap = cap;
+	if (s->n + PART_REC > s->cap && ckpt_grow(&s->d, &s->cap, s->n + PART_REC, 1, 4096, NULL) < 0) {
+		o->nomem = 1;
+		return;
 	}
 	put64(s->d + s->n, r->key);
 	put64(s->d + s->n + 8, (uint64_t)r->value);
@@ -223,18 +216,11 @@ pq_put(struct bjob *b, struct task *t, size_t k, uint32_t c, const struct rec *r
 			return;
 		ckpt_notify_wait(&t->nt, seq, 100);
 	}
-	if (q->n + PART_REC > q->cap) {
-		size_t cap = q->cap ? 2 * q->cap : 4096;
-		unsigned char *d = realloc(q->d, cap);
-
-		if (d == NULL) {
-			pthread_mutex_unlock(&q->mu);
-			t->bout->nomem = 1;
-			atomic_store(&t->cancel, 1);
-			return;
-		}
-		q->d = d;
-		q->cap = cap;
+	if (q->n + PART_REC > q->cap && ckpt_grow(&q->d, &q->cap, q->n + PART_REC, 1, 4096, NULL) < 0) {
+		pthread_mutex_unlock(&q->mu);
+		t->bout->nomem = 1;
+		atomic_store(&t->cancel, 1);
+		return;
 	}
 	put64(q->d + q->n, r->key);
 	put64(q->d + q->n + 8, (uint64_t)r->value);

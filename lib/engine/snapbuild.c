@@ -1,16 +1,19 @@
-/* snapbuild.c: filling the snapshot model (ckpt.h, snap.c) from a running subtask, and freeing what we built. */
+/* snapbuild.c: filling the snapshot model (ckpt.h, model/snapshot.c) from a running subtask, and freeing what we built. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine.h"
 
-/* Grow an array at powers of two so appends stay amortised O(1). */
+/* Room for element n of an array of n that keeps no capacity: its capacity is the power of two
+ * at or above n (4 at least), grown by ckpt_grow. */
 static void *
 grow(void *p, size_t n, size_t size, struct ckpt_err *e)
 {
+	size_t cap = n;
+
 	if (n != 0 && (n & (n - 1)) != 0)
 		return p;
-	return ckpt_reallocarray(p, n ? 2 * n : 4, size, e);
+	return ckpt_grow(&p, &cap, n + 1, size, 4, e) < 0 ? NULL : p;
 }
 
 int

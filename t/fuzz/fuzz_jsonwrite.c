@@ -1,11 +1,11 @@
-/* fuzz_jsonwrite.c: the state document's own JSON writer (ckpt_jw_json, lib/snap-print.c) on any JSON
+/* fuzz_jsonwrite.c: the state document's own JSON writer (ckpt_jw_json, lib/base/jw.c) on any JSON
  * jansson reads as the library does: compact and indented, it must write byte for byte what
  * ckpt_json_print (jansson) writes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "snap-internal.h"
+#include "base/base.h"
 #include "util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

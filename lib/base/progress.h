@@ -1,0 +1,17 @@
+/* progress.h: how library code reports progress (progress.c); each call is cheap when no hook is set. */
+#ifndef CKPT_PROGRESS_INT_H
+#define CKPT_PROGRESS_INT_H
+
+#include "base.h"
+
+/* Is a hook set?  (To skip work done only for the report, such as summing sizes.) */
+int ckpt_progress_on(void);
+/* Start reporting the work key (any address naming it): unit, total (0 when unknown).
+ * Ignored while other work is being reported. */
+void ckpt_progress_begin(const void *key, const char *unit, uint64_t total);
+/* done of key's total; ignored unless key is the work being reported. */
+void ckpt_progress_at(const void *key, uint64_t done);
+/* key is over; the hook's end is called. */
+void ckpt_progress_end(const void *key);
+
+#endif

@@ -1,0 +1,419 @@
+/* meta-write.c: a Flink _metadata (format versions 3 to 7) written again as Flink's MetadataV3 to
+ * V6 serializers write it, with operators re-uided or dropped and absolute file paths relocated. */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "flink.h"
+
+/* A growing output buffer. */
+struct wbuf {
+	unsigned char *p;
+	size_t len, cap;
+	struct ckpt_err *e;
+};
+
+static int
+w_bytes(struct wbuf *w, const void *p, size_t n)
+{
+	if (ckpt_grow(&w->p, &w->cap, w->len + n, 1, 4096, w->e) < 0)
+		return -1;
+	if (n)
+		memcpy(w->p + w->len, p, n);
+	w->len += n;
+	return 0;
+}
+
+/* n big-endian bytes of v (Java's DataOutputStream). */
+static int
+w_be(struct wbuf *w, uint64_t v, int n)
+{
+	unsigned char b[8];
+
+	for (int i = 0; i < n; i++)
+		b[i] = (unsigned char)(v >> (8 * (n - 1 - i)));
+	return w_bytes(w, b, (size_t)n);
+}
+
+/* One code point of UTF-8 at s (NUL-terminated): its length, or 0 when malformed. */
+static size_t
+utf8_next(const unsigned char *s, uint32_t *cp)
+{
+	size_t n = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
+	static const uint32_t min[] = {0, 0, 0x80, 0x800, 0x10000};
+
+	if (n == 0)
+		return 0;
+	*cp = n == 1 ? s[0] : s[0] & (0x7f >> n);
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		*cp = *cp << 6 | (s[i] & 0x3f);
+	}
+	if (*cp < min[n] || *cp > 0x10ffff || (*cp >= 0xd800 && *cp < 0xe000))
+		return 0;
+	return n;
+}
+
+/* Java's DataOutput.writeUTF: u16 length, then modified UTF-8 (NUL as C0 80, supplementary
+ * characters as two 3-byte surrogates). */
+static int
+w_utf(struct wbuf *w, const char *s, const char *what)
+{
+	unsigned char *m = malloc(strlen(s) * 3 / 2 + 4), *o = m;
+	const unsigned char *p = (const unsigned char *)s;
+	int rc = -1;
+
+	if (m == NULL)
+		return ckpt_err_set(w->e, CKPT_ERR_NOMEM, "", "out of memory");
+	while (*p) {
+		uint32_t cp, u[2];
+		size_t n = utf8_next(p, &cp), k = 1;
+
+		if (n == 0) {
+			ckpt_err_set(w->e, CKPT_ERR_INPUT, "", "%s \"%s\" is not UTF-8", what, s);
+			goto out;
+		}
+		p += n;
+		u[0] = cp;
+		if (cp >= 0x10000) {
+			u[0] = 0xd800 + ((cp - 0x10000) >> 10);
+			u[1] = 0xdc00 + ((cp - 0x10000) & 0x3ff);
+			k = 2;
+		}
+		for (size_t i = 0; i < k; i++) {
+			if (u[i] >= 0x01 && u[i] < 0x80) {
+				*o++ = (unsigned char)u[i];
+			} else if (u[i] < 0x800) {
+				*o++ = (unsigned char)(0xc0 | u[i] >> 6);
+				*o++ = (unsigned char)(0x80 | (u[i] & 0x3f));
+			} else {
+				*o++ = (unsigned char)(0xe0 | u[i] >> 12);
+				*o++ = (unsigned char)(0x80 | (u[i] >> 6 & 0x3f));
+				*o++ = (unsigned char)(0x80 | (u[i] & 0x3f));
+			}
+		}
+	}
+	if ((size_t)(o - m) > 65535) {
+		ckpt_err_set(w->e, CKPT_ERR_INPUT, "", "%s is %zu bytes long in modified UTF-8, more than the 65535 "
+			     "Flink can write", what, (size_t)(o - m));
+		goto out;
+	}
+	rc = w_be(w, (uint64_t)(o - m), 2) < 0 || w_bytes(w, m, (size_t)(o - m)) < 0 ? -1 : 0;
+out:
+	free(m);
+	return rc;
+}
+
+/* ------------------------------------------------------------ edits named by the user */
+
+/* What the edits make of one operator. */
+struct opedit {
+	int drop;
+	const char *uid;    /* the new uid, or NULL */
+	char id[33];        /* the new id, when uid is set */
+	size_t by;          /* the edit that set drop or uid */
+};
+
+static void
+edit_text(const struct ckpt_flink_edit *ed, char *buf, size_t n)
+{
+	switch (ed->kind) {
+	case CKPT_FLINK_UID: snprintf(buf, n, "--uid %s=%s", ed->from, ed->to); break;
+	case CKPT_FLINK_DROP: snprintf(buf, n, "--drop %s", ed->from); break;
+	case CKPT_FLINK_RELOCATE: snprintf(buf, n, "--relocate %s=%s", ed->from, ed->to); break;
+	}
+}
+
+/* The operator a uid or an operator id names: its stored uid, the id Flink derives from the uid, or the
+ * id itself (any case); s->nops when none. */
+static size_t
+find_op(const struct ckpt_snapshot *s, const char *name)
+{
+	char id[33];
+
+	ckpt_flink_operator_id(name, strlen(name), id);
+	for (size_t i = 0; i < s->nops; i++) {
+		const struct ckpt_operator *op = &s->ops[i];
+
+		if ((op->uid && strcmp(op->uid, name) == 0) || strcmp(op->id, id) == 0 || strcasecmp(op->id, name) == 0)
+			return i;
+	}
+	return s->nops;
+}
+
+/* Apply one --uid or --drop to oe; conflicting edits of one operator are a usage error. */
+static int
+edit_one(const struct ckpt_snapshot *s, struct opedit *oe, const struct ckpt_flink_edit *ed, size_t nth,
+	 const char *name, struct ckpt_err *e)
+{
+	char me[1100], other[1100];
+	size_t k = find_op(s, ed[nth].from);
+	struct opedit *o = &oe[k];
+
+	edit_text(&ed[nth], me, sizeof me);
+	if (k == s->nops)
+		return ckpt_err_set(e, CKPT_ERR_REFUSED, name, "%s: no operator has the uid or id \"%s\" (Some "
+				    "identifier changes were never applied!)", me, ed[nth].from);
+	edit_text(&ed[o->by], other, sizeof other);
+	if (ed[nth].kind == CKPT_FLINK_DROP) {
+		if (o->uid)
+			return ckpt_err_set(e, CKPT_ERR_INPUT, name, "%s and %s edit the same operator %s", other,
+					    me, s->ops[k].id);
+		o->drop = 1;
+	} else {
+		if (o->drop || (o->uid && strcmp(o->uid, ed[nth].to) != 0))
+			return ckpt_err_set(e, CKPT_ERR_INPUT, name, "%s and %s edit the same operator %s", other,
+					    me, s->ops[k].id);
+		o->uid = ed[nth].to;
+		ckpt_flink_operator_id(o->uid, strlen(o->uid), o->id);
+	}
+	o->by = nth;
+	return 0;
+}
+
+/* A re-uided operator must not take the id (or, where uids are stored, the uid) another kept one has. */
+static int
+check_collisions(const struct ckpt_snapshot *s, const struct opedit *oe, int uids, const struct ckpt_flink_edit *ed,
+		 const char *name, struct ckpt_err *e)
+{
+	char me[1100];
+
+	for (size_t k = 0; k < s->nops; k++) {
+		if (oe[k].uid == NULL || oe[k].drop)
+			continue;
+		for (size_t j = 0; j < s->nops; j++) {
+			const char *id = oe[j].uid ? oe[j].id : s->ops[j].id;
+			const char *uid = oe[j].uid ? oe[j].uid : s->ops[j].uid;
+
+			if (j == k || oe[j].drop)
+				continue;
+			edit_text(&ed[oe[k].by], me, sizeof me);
+			if (strcmp(id, oe[k].id) == 0)
+				return ckpt_err_set(e, CKPT_ERR_REFUSED, name, "%s: another operator already has the "
+						    "id %s that uid \"%s\" gives", me, oe[k].id, oe[k].uid);
+			if (uids && uid && strcmp(uid, oe[k].uid) == 0)
+				return ckpt_err_set(e, CKPT_ERR_REFUSED, name, "%s: operator %s already has the uid "
+						    "\"%s\"", me, s->ops[j].id, uid);
+		}
+	}
+	return 0;
+}
+
+static int
+resolve_edits(const struct ckpt_snapshot *s, struct opedit *oe, int uids, const struct ckpt_flink_edit *ed,
+	      size_t ned, const char *name, struct ckpt_err *e)
+{
+	for (size_t i = 0; i < ned; i++)
+		if (ed[i].kind != CKPT_FLINK_RELOCATE && edit_one(s, oe, ed, i, name, e) < 0)
+			return -1;
+	return check_collisions(s, oe, uids, ed, name, e);
+}
+
+/* ------------------------------------------------------------ encoding */
+
+/* What the rewrite needs besides the output buffer. */
+struct wctx {
+	struct wbuf w;
+	const unsigned char *in;
+	const struct ckpt_snapshot *s;
+	const struct ckpt_fmspans *sp;
+	const struct opedit *oe;
+	const struct ckpt_flink_edit *ed;
+	size_t ned;
+	size_t *used;   /* per edit: how many paths a --relocate rewrote */
+	json_t *rel;    /* relative paths of kept operators, as an object used as a set, or NULL */
+	const char *name;
+};
+
+/* A path, relocated by the first --relocate whose prefix it starts with. */
+static int
+w_path(struct wctx *c, const struct ckpt_fmpath *p)
+{
+	char *moved = NULL;
+	int rc;
+
+	if (p->kind == CKPT_FMPATH_RELATIVE) {
+		if (c->rel && json_object_set_new(c->rel, p->path, json_true()) < 0)
+			return ckpt_err_set(c->w.e, CKPT_ERR_NOMEM, "", "out of memory");
+		return w_utf(&c->w, p->path, "relative path");
+	}
+	for (size_t i = 0; i < c->ned && moved == NULL; i++) {
+		size_t n = strlen(c->ed[i].from);
+
+		if (c->ed[i].kind != CKPT_FLINK_RELOCATE || strncmp(p->path, c->ed[i].from, n) != 0)
+			continue;
+		if ((moved = malloc(strlen(c->ed[i].to) + strlen(p->path + n) + 1)) == NULL)
+			return ckpt_err_set(c->w.e, CKPT_ERR_NOMEM, "", "out of memory");
+		strcpy(stpcpy(moved, c->ed[i].to), p->path + n);
+		c->used[i]++;
+	}
+	rc = w_utf(&c->w, moved ? moved : p->path, "file path");
+	free(moved);
+	return rc;
+}
+
+static int
+w_opid(struct wbuf *w, const char *hex)
+{
+	unsigned char b[16];
+
+	for (int i = 0; i < 16; i++) {
+		int hi = hex[2 * i], lo = hex[2 * i + 1];
+
+		hi = hi <= '9' ? hi - '0' : (hi | 0x20) - 'a' + 10;
+		lo = lo <= '9' ? lo - '0' : (lo | 0x20) - 'a' + 10;
+		b[i] = (unsigned char)(hi << 4 | lo);
+	}
+	return w_bytes(w, b, 16);
+}
+
+/* Operator k: its head encoded (with the new uid and id), its body copied with its paths encoded. */
+static int
+w_operator(struct wctx *c, size_t k, size_t *np)
+{
+	const struct ckpt_operator *op = &c->s->ops[k];
+	const struct opedit *o = &c->oe[k];
+	const struct ckpt_fmop *sp = &c->sp->ops[k];
+	size_t pos = sp->body;
+
+	if (c->sp->version >= 5 && (w_utf(&c->w, op->name ? op->name : "", "operator name") < 0 ||
+				    w_utf(&c->w, o->uid ? o->uid : op->uid ? op->uid : "", "operator uid") < 0))
+		return -1;
+	if (w_opid(&c->w, o->uid ? o->id : op->id) < 0 || w_be(&c->w, op->parallelism, 4) < 0 ||
+	    w_be(&c->w, op->max_parallelism, 4) < 0)
+		return -1;
+	for (; *np < c->sp->npaths && c->sp->paths[*np].op == k; (*np)++) {
+		const struct ckpt_fmpath *p = &c->sp->paths[*np];
+
+		if (w_bytes(&c->w, c->in + pos, p->at - pos) < 0 || w_path(c, p) < 0)
+			return -1;
+		pos = p->end;
+	}
+	return w_bytes(&c->w, c->in + pos, sp->end - pos);
+}
+
+static int
+w_file(struct wctx *c, size_t len)
+{
+	const struct ckpt_fmspans *sp = c->sp;
+	size_t kept = 0, np = 0;
+
+	for (size_t k = 0; k < c->s->nops; k++)
+		kept += !c->oe[k].drop;
+	if (w_be(&c->w, 0x4960672d, 4) < 0 || w_be(&c->w, (uint32_t)sp->version, 4) < 0 ||
+	    w_be(&c->w, c->s->checkpoint_id, 8) < 0 ||
+	    w_bytes(&c->w, c->in + sp->masters_at, sp->ops_at - sp->masters_at) < 0 || w_be(&c->w, kept, 4) < 0)
+		return -1;
+	for (size_t k = 0; k < c->s->nops; k++) {
+		if (c->oe[k].drop) {
+			while (np < sp->npaths && sp->paths[np].op == k)
+				np++;
+			continue;
+		}
+		if (w_operator(c, k, &np) < 0)
+			return -1;
+	}
+	return w_bytes(&c->w, c->in + sp->trailer_at, len - sp->trailer_at);
+}
+
+static int
+unused_relocation(struct wctx *c)
+{
+	char me[1100];
+
+	for (size_t i = 0; i < c->ned; i++) {
+		if (c->ed[i].kind == CKPT_FLINK_RELOCATE && c->used[i] == 0) {
+			edit_text(&c->ed[i], me, sizeof me);
+			return ckpt_err_set(c->w.e, CKPT_ERR_REFUSED, c->name, "%s: no absolute path of a kept "
+					    "operator starts with \"%s\"", me, c->ed[i].from);
+		}
+	}
+	return 0;
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The set of relative paths as a sorted array. */
+static json_t *
+rel_list(json_t *set)
+{
+	json_t *a = json_array();
+	const char **k = calloc(json_object_size(set) + 1, sizeof *k);
+	const char *key;
+	json_t *v;
+	size_t n = 0;
+
+	if (a == NULL || k == NULL)
+		goto fail;
+	json_object_foreach(set, key, v)
+		k[n++] = key;
+	qsort(k, n, sizeof *k, cmp_str);
+	for (size_t i = 0; i < n; i++)
+		if (json_array_append_new(a, json_string(k[i])) < 0)
+			goto fail;
+	free(k);
+	return a;
+fail:
+	free(k);
+	json_decref(a);
+	return NULL;
+}
+
+int
+ckpt_flinkmeta_rewrite(const void *buf, size_t len, const char *name, const struct ckpt_flink_edit *ed,
+		       size_t ned, struct ckpt_bytes *out, json_t **relative, struct ckpt_err *e)
+{
+	struct ckpt_fmspans sp;
+	struct ckpt_snapshot *s = ckpt_flinkmeta_decode_spans(buf, len, name, &sp, e);
+	struct wctx c = {.w = {.e = e}, .in = buf, .s = s, .sp = &sp, .ed = ed, .ned = ned, .name = name};
+	struct opedit *oe = NULL;
+	int rc = -1;
+
+	out->p = NULL;
+	out->len = 0;
+	if (relative)
+		*relative = NULL;
+	if (s == NULL)
+		goto out;
+	if (sp.version < 3) {
+		ckpt_err_set(e, CKPT_ERR_INPUT, name, "format version %d: version 2 and below are read-only: Flink "
+			     "cannot write them either", sp.version);
+		goto out;
+	}
+	oe = ckpt_calloc(s->nops + 1, sizeof *oe, e);
+	c.used = ckpt_calloc(ned + 1, sizeof *c.used, e);
+	if (oe == NULL || c.used == NULL || resolve_edits(s, oe, sp.version >= 5, ed, ned, name, e) < 0)
+		goto out;
+	c.oe = oe;
+	if (relative && (c.rel = json_object()) == NULL) {
+		ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		goto out;
+	}
+	if (w_file(&c, len) < 0) {
+		ckpt_err_locate(e, e->kind, name);
+		goto out;
+	}
+	if (unused_relocation(&c) < 0)
+		goto out;
+	if (relative && (*relative = rel_list(c.rel)) == NULL) {
+		ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		goto out;
+	}
+	out->p = c.w.p;
+	out->len = c.w.len;
+	c.w.p = NULL;
+	rc = 0;
+out:
+	free(c.w.p);
+	free(c.used);
+	free(oe);
+	json_decref(c.rel);
+	ckpt_fmspans_release(&sp);
+	ckpt_snapshot_free(s);
+	return rc;
+}

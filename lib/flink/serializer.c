@@ -1,0 +1,1116 @@
+/* serializer.c: Flink's serializer snapshots (the classes ckpt can step over, since the
+ * framing has no length) and the values of the built-in serializers they describe. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flink.h"
+#include "model/model.h"
+
+#define FSER_DEPTH 32
+#define COMPOSITE_MAGIC 911108
+#define NESTED_MAGIC 1333245
+#define OPTIONAL_MAP_HEADER 0x4f2c69a3d70LL
+
+/* How a snapshot's payload is laid out. */
+enum shape {
+	SIMPLE,    /* SimpleTypeSerializerSnapshot: nothing (version 3) or the serializer class (2) */
+	COMPOSITE, /* CompositeTypeSerializerSnapshot: outer snapshot, then nested snapshots */
+	ENUMS,     /* EnumSerializerSnapshot: class, constant names */
+	POJO,      /* PojoSerializerSnapshot: class, framed field snapshots */
+};
+
+/* Outer snapshots of the composite classes. */
+enum outer { NONE, CLASSNAME, PADDING };
+
+struct known {
+	const char *cls;
+	enum shape shape;
+	enum ckpt_fser_kind kind, elem;
+	enum outer outer;
+};
+
+#define B "org.apache.flink.api.common.typeutils.base."
+#define R "org.apache.flink.api.java.typeutils.runtime."
+#define W "org.apache.flink.streaming.api.windowing.windows."
+static const struct known known[] = {
+	{B "StringSerializer$StringSerializerSnapshot", SIMPLE, FSER_STRING, 0, NONE},
+	{B "LongSerializer$LongSerializerSnapshot", SIMPLE, FSER_LONG, 0, NONE},
+	{B "IntSerializer$IntSerializerSnapshot", SIMPLE, FSER_INT, 0, NONE},
+	{B "ShortSerializer$ShortSerializerSnapshot", SIMPLE, FSER_SHORT, 0, NONE},
+	{B "ByteSerializer$ByteSerializerSnapshot", SIMPLE, FSER_BYTE, 0, NONE},
+	{B "BooleanSerializer$BooleanSerializerSnapshot", SIMPLE, FSER_BOOL, 0, NONE},
+	{B "FloatSerializer$FloatSerializerSnapshot", SIMPLE, FSER_FLOAT, 0, NONE},
+	{B "DoubleSerializer$DoubleSerializerSnapshot", SIMPLE, FSER_DOUBLE, 0, NONE},
+	{B "CharSerializer$CharSerializerSnapshot", SIMPLE, FSER_CHAR, 0, NONE},
+	{B "VoidSerializer$VoidSerializerSnapshot", SIMPLE, FSER_VOID, 0, NONE},
+	{B "array.BytePrimitiveArraySerializer$BytePrimitiveArraySerializerSnapshot", SIMPLE, FSER_BYTES, 0, NONE},
+	{B "array.IntPrimitiveArraySerializer$IntPrimitiveArraySerializerSnapshot", SIMPLE, FSER_PARRAY, FSER_INT, NONE},
+	{B "array.LongPrimitiveArraySerializer$LongPrimitiveArraySerializerSnapshot", SIMPLE, FSER_PARRAY, FSER_LONG, NONE},
+	{B "array.ShortPrimitiveArraySerializer$ShortPrimitiveArraySerializerSnapshot", SIMPLE, FSER_PARRAY, FSER_SHORT, NONE},
+	{B "array.FloatPrimitiveArraySerializer$FloatPrimitiveArraySerializerSnapshot", SIMPLE, FSER_PARRAY, FSER_FLOAT, NONE},
+	{B "array.DoublePrimitiveArraySerializer$DoublePrimitiveArraySerializerSnapshot", SIMPLE, FSER_PARRAY, FSER_DOUBLE, NONE},
+	{B "array.CharPrimitiveArraySerializer$CharPrimitiveArraySerializerSnapshot", SIMPLE, FSER_PARRAY, FSER_CHAR, NONE},
+	{B "array.BooleanPrimitiveArraySerializer$BooleanPrimitiveArraySerializerSnapshot", SIMPLE, FSER_PARRAY, FSER_BOOL, NONE},
+	{B "array.StringArraySerializer$StringArraySerializerSnapshot", SIMPLE, FSER_PARRAY, FSER_STRING, NONE},
+	{"org.apache.flink.runtime.state.VoidNamespaceSerializer$VoidNamespaceSerializerSnapshot", SIMPLE, FSER_VOIDNS, 0, NONE},
+	{W "TimeWindow$Serializer$TimeWindowSerializerSnapshot", SIMPLE, FSER_TIMEWINDOW, 0, NONE},
+	{W "GlobalWindow$Serializer$GlobalWindowSerializerSnapshot", SIMPLE, FSER_GLOBALWINDOW, 0, NONE},
+	{"org.apache.flink.runtime.state.JavaSerializer$JavaSerializerSnapshot", SIMPLE, FSER_OPAQUE, 0, NONE},
+	{B "BigIntSerializer$BigIntSerializerSnapshot", SIMPLE, FSER_OPAQUE, 0, NONE},
+	{B "BigDecSerializer$BigDecSerializerSnapshot", SIMPLE, FSER_OPAQUE, 0, NONE},
+	{B "DateSerializer$DateSerializerSnapshot", SIMPLE, FSER_OPAQUE, 0, NONE},
+	{B "InstantSerializer$InstantSerializerSnapshot", SIMPLE, FSER_OPAQUE, 0, NONE},
+	{B "ListSerializerSnapshot", COMPOSITE, FSER_LIST, 0, NONE},
+	{B "MapSerializerSnapshot", COMPOSITE, FSER_MAP, 0, NONE},
+	{B "GenericArraySerializerSnapshot", COMPOSITE, FSER_ARRAY, 0, CLASSNAME},
+	{R "TupleSerializerSnapshot", COMPOSITE, FSER_TUPLE, 0, CLASSNAME},
+	{R "RowSerializer$RowSerializerSnapshot", COMPOSITE, FSER_ROW, 0, NONE},
+	{R "NullableSerializer$NullableSerializerSnapshot", COMPOSITE, FSER_NULLABLE, 0, PADDING},
+	{"org.apache.flink.runtime.state.ttl.TtlStateFactory$TtlSerializerSnapshot", COMPOSITE, FSER_TTL, 0, NONE},
+	{"org.apache.flink.streaming.api.operators.TimerSerializerSnapshot", COMPOSITE, FSER_TIMER, 0, NONE},
+	{B "EnumSerializer$EnumSerializerSnapshot", ENUMS, FSER_ENUM, 0, NONE},
+	{R "PojoSerializerSnapshot", POJO, FSER_POJO, 0, NONE},
+};
+#undef B
+#undef R
+#undef W
+
+void
+ckpt_fser_free(struct ckpt_fser *t)
+{
+	if (t == NULL)
+		return;
+	for (size_t i = 0; i < t->nkids; i++)
+		ckpt_fser_free(t->kids[i]);
+	for (size_t i = 0; i < t->nnames; i++)
+		free(t->names[i]);
+	free(t->kids);
+	free(t->names);
+	free(t->cls);
+	free(t->name);
+	free(t);
+}
+
+static int
+nomem(struct ckpt_fsrc *s)
+{
+	return ckpt_err_set(s->e, CKPT_ERR_NOMEM, s->where, "out of memory");
+}
+
+static int
+add_kid(struct ckpt_fsrc *s, struct ckpt_fser *t, struct ckpt_fser *k)
+{
+	struct ckpt_fser **n = realloc(t->kids, (t->nkids + 1) * sizeof *n);
+
+	if (n == NULL) {
+		ckpt_fser_free(k);
+		return nomem(s);
+	}
+	t->kids = n;
+	t->kids[t->nkids++] = k;
+	return 0;
+}
+
+static int
+add_name(struct ckpt_fsrc *s, struct ckpt_fser *t, char *name)
+{
+	char **n = realloc(t->names, (t->nnames + 1) * sizeof *n);
+
+	if (n == NULL) {
+		free(name);
+		return nomem(s);
+	}
+	t->names = n;
+	t->names[t->nnames++] = name;
+	return 0;
+}
+
+static int read_versioned(struct ckpt_fsrc *s, struct ckpt_fser **out);
+
+/* The nested snapshots of a composite (NestedSerializersSnapshotDelegate). */
+static int
+read_nested(struct ckpt_fsrc *s, struct ckpt_fser *t)
+{
+	int32_t magic, version, n;
+
+	if (ckpt_fsrc_i32(s, &magic, "nested serializers magic number") < 0)
+		return -1;
+	if (magic != NESTED_MAGIC)
+		return ckpt_fsrc_fail(s, "nested serializers magic number %d (%d expected)", magic, NESTED_MAGIC);
+	if (ckpt_fsrc_i32(s, &version, "nested serializers version") < 0 ||
+	    ckpt_fsrc_i32(s, &n, "nested serializer count") < 0)
+		return -1;
+	if (version != 1)
+		return ckpt_fsrc_fail(s, "nested serializers version %d (1 expected)", version);
+	if (n < 0 || n > 65535)
+		return ckpt_fsrc_fail(s, "nested serializer count %d", n);
+	for (int32_t i = 0; i < n; i++) {
+		struct ckpt_fser *k = NULL;
+		int r = read_versioned(s, &k);
+
+		if (r < 0) {
+			ckpt_fser_free(k);
+			return -1;
+		}
+		if (add_kid(s, t, k) < 0)
+			return -1;
+		if (r == 1)
+			return 1;
+	}
+	return 0;
+}
+
+static int
+read_composite(struct ckpt_fsrc *s, struct ckpt_fser *t, const struct known *k)
+{
+	int32_t outer = t->version;
+
+	if (t->version >= 3) {
+		int32_t magic;
+
+		if (ckpt_fsrc_i32(s, &magic, "composite snapshot magic number") < 0)
+			return -1;
+		if (magic != COMPOSITE_MAGIC)
+			return ckpt_fsrc_fail(s, "composite snapshot magic number %d (%d expected) in %s", magic,
+					      COMPOSITE_MAGIC, t->cls);
+		if (ckpt_fsrc_i32(s, &outer, "outer snapshot version") < 0)
+			return -1;
+	}
+	if (k->outer == CLASSNAME && ckpt_fsrc_utf(s, &t->name, "class name") < 0)
+		return -1;
+	if (k->outer == PADDING) {
+		int32_t pad;
+
+		if (ckpt_fsrc_i32(s, &pad, "null padding length") < 0)
+			return -1;
+		if (pad < 0 || pad > 65536)
+			return ckpt_fsrc_fail(s, "null padding length %d", pad);
+		t->flag = pad;
+	}
+	if (k->kind == FSER_ROW)
+		t->flag = outer >= 3; /* RowSerializerSnapshot before version 3 wrote no row kind */
+	return read_nested(s, t);
+}
+
+static int
+read_enum(struct ckpt_fsrc *s, struct ckpt_fser *t)
+{
+	int32_t n;
+
+	if (ckpt_fsrc_utf(s, &t->name, "enum class") < 0 || ckpt_fsrc_i32(s, &n, "enum constant count") < 0)
+		return -1;
+	if (n < 0 || n > 65535)
+		return ckpt_fsrc_fail(s, "enum constant count %d", n);
+	for (int32_t i = 0; i < n; i++) {
+		char *c;
+
+		if (ckpt_fsrc_utf(s, &c, "enum constant") < 0 || add_name(s, t, c) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* A LinkedOptionalMap: header, count, then per entry a name and two framed optionals. */
+static int
+read_optional_map(struct ckpt_fsrc *s, struct ckpt_fser *t, int fields)
+{
+	int64_t header;
+	int32_t n;
+
+	if (ckpt_fsrc_i64(s, &header, "optional map header") < 0)
+		return -1;
+	if (header != OPTIONAL_MAP_HEADER)
+		return ckpt_fsrc_fail(s, "optional map header %llx", (unsigned long long)header);
+	if (ckpt_fsrc_i32(s, &n, "optional map size") < 0)
+		return -1;
+	if (n < 0 || n > 65535)
+		return ckpt_fsrc_fail(s, "optional map size %d", n);
+	for (int32_t i = 0; i < n; i++) {
+		struct ckpt_fser *k = NULL;
+		unsigned char *frame = NULL;
+		size_t len;
+		uint8_t has;
+		char *name;
+		int r = 0;
+
+		if (ckpt_fsrc_utf(s, &name, "optional map key") < 0)
+			return -1;
+		if (fields && add_name(s, t, name) < 0)
+			return -1;
+		if (!fields)
+			free(name);
+		for (int part = 0; part < 2; part++) {
+			if (ckpt_fsrc_u8(s, &has, "optional map flag") < 0)
+				return -1;
+			if (has > 1)
+				return ckpt_fsrc_fail(s, "optional map flag %u", has);
+			if (!has)
+				continue;
+			if (ckpt_fsrc_blob(s, &frame, &len, "optional map frame") < 0)
+				return -1;
+			if (part == 1 && fields) { /* a field's snapshot: read it from its frame */
+				struct ckpt_fsrc f;
+
+				ckpt_fsrc_mem(&f, frame, len, s->where, s->e);
+				r = read_versioned(&f, &k);
+				if (r == 0 && !ckpt_fsrc_drained(&f))
+					r = ckpt_fsrc_fail(&f, "field snapshot shorter than its frame");
+				ckpt_fsrc_release(&f);
+			}
+			free(frame);
+			if (r < 0) {
+				ckpt_fser_free(k);
+				return -1;
+			}
+		}
+		/* a field whose snapshot ckpt cannot read stays absent: its POJO values stay opaque */
+		if (fields && (r == 1 || k == NULL)) {
+			ckpt_fser_free(k);
+			k = NULL;
+		}
+		if (fields && add_kid(s, t, k) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+read_pojo(struct ckpt_fsrc *s, struct ckpt_fser *t)
+{
+	if (t->version != 2)
+		return 1;
+	if (ckpt_fsrc_utf(s, &t->name, "POJO class") < 0 || read_optional_map(s, t, 1) < 0)
+		return -1;
+	/* registered and non-registered subclasses: stepped over */
+	if (read_optional_map(s, t, 0) < 0 || read_optional_map(s, t, 0) < 0)
+		return -1;
+	return 0;
+}
+
+static const struct known *
+find_known(const char *cls)
+{
+	for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+		if (strcmp(known[i].cls, cls) == 0)
+			return &known[i];
+	return NULL;
+}
+
+/* The payload of a snapshot of class t->cls at t->version. */
+static int
+read_payload(struct ckpt_fsrc *s, struct ckpt_fser *t)
+{
+	const struct known *k = find_known(t->cls);
+
+	if (k == NULL)
+		return 1;
+	t->kind = k->kind;
+	t->elem = k->elem;
+	switch (k->shape) {
+	case SIMPLE:
+		if (t->version == 2) {
+			char *c;
+
+			if (ckpt_fsrc_utf(s, &c, "serializer class") < 0)
+				return -1;
+			free(c);
+		} else if (t->version != 3) {
+			t->kind = FSER_UNKNOWN;
+			return 1;
+		}
+		return 0;
+	case COMPOSITE:
+		if (t->version < 1 || t->version > 3) {
+			t->kind = FSER_UNKNOWN;
+			return 1;
+		}
+		return read_composite(s, t, k);
+	case ENUMS:
+		if (t->version < 2 || t->version > 3) {
+			t->kind = FSER_UNKNOWN;
+			return 1;
+		}
+		return read_enum(s, t);
+	case POJO:
+		if (read_pojo(s, t) == 1) {
+			t->kind = FSER_UNKNOWN;
+			return 1;
+		}
+		return 0;
+	}
+	return 1;
+}
+
+/* TypeSerializerSnapshot.readVersionedSnapshot: class, version, payload. */
+static int
+read_versioned(struct ckpt_fsrc *s, struct ckpt_fser **out)
+{
+	struct ckpt_fser *t = calloc(1, sizeof *t);
+	int32_t version;
+	int r;
+
+	*out = t;
+	if (t == NULL)
+		return nomem(s);
+	if (s->depth >= FSER_DEPTH)
+		return ckpt_fsrc_fail(s, "serializer snapshots nested more than %d deep", FSER_DEPTH);
+	if (ckpt_fsrc_utf(s, &t->cls, "serializer snapshot class") < 0 ||
+	    ckpt_fsrc_i32(s, &version, "serializer snapshot version") < 0)
+		return -1;
+	t->version = version;
+	s->depth++;
+	r = read_payload(s, t);
+	s->depth--;
+	return r;
+}
+
+int
+ckpt_fser_read(struct ckpt_fsrc *s, int proxy, struct ckpt_fser **out)
+{
+	*out = NULL;
+	if (proxy) {
+		int32_t v;
+
+		if (ckpt_fsrc_i32(s, &v, "serializer snapshot format version") < 0)
+			return -1;
+		if (v != 2)
+			return ckpt_fsrc_fail(s, "serializer snapshot format version %d (2, Flink 1.7 on, expected)", v);
+	}
+	return read_versioned(s, out);
+}
+
+const char *
+ckpt_fser_blocker(const struct ckpt_fser *t)
+{
+	if (t == NULL)
+		return "(a field without a snapshot)";
+	if (t->kind == FSER_UNKNOWN || t->kind == FSER_OPAQUE)
+		return t->cls;
+	if (t->kind == FSER_POJO && t->nkids != t->nnames)
+		return t->cls;
+	for (size_t i = 0; i < t->nkids; i++) {
+		const char *b = ckpt_fser_blocker(t->kids[i]);
+
+		if (b)
+			return b;
+	}
+	if ((t->kind == FSER_LIST || t->kind == FSER_ARRAY || t->kind == FSER_NULLABLE) && t->nkids != 1)
+		return t->cls;
+	if ((t->kind == FSER_MAP || t->kind == FSER_TTL || t->kind == FSER_TIMER) && t->nkids != 2)
+		return t->cls;
+	return NULL;
+}
+
+int
+ckpt_fser_fixed_length(const struct ckpt_fser *t)
+{
+	/* what each serializer's getLength() says (VoidNamespaceSerializer: 0, though it writes a byte) */
+	static const int len[] = {
+		[FSER_LONG] = 8, [FSER_INT] = 4, [FSER_SHORT] = 2, [FSER_BYTE] = 1, [FSER_BOOL] = 1,
+		[FSER_FLOAT] = 4, [FSER_DOUBLE] = 8, [FSER_CHAR] = 2, [FSER_VOID] = 1, [FSER_VOIDNS] = 0,
+		[FSER_TIMEWINDOW] = 16, [FSER_GLOBALWINDOW] = 1, [FSER_ENUM] = 4,
+	};
+	int sum = 0;
+
+	switch (t->kind) {
+	case FSER_LONG: case FSER_INT: case FSER_SHORT: case FSER_BYTE: case FSER_BOOL:
+	case FSER_FLOAT: case FSER_DOUBLE: case FSER_CHAR: case FSER_VOID: case FSER_VOIDNS:
+	case FSER_TIMEWINDOW: case FSER_GLOBALWINDOW: case FSER_ENUM:
+		return len[t->kind];
+	case FSER_NULLABLE: /* padded (the padding is the wrapped serializer's length): the flag and it */
+		return t->flag > 0 ? 1 + t->flag : -1;
+	case FSER_TUPLE: /* TupleSerializerBase: fixed when every field's length is above 0 */
+		for (size_t i = 0; i < t->nkids; i++) {
+			int k = t->kids[i] ? ckpt_fser_fixed_length(t->kids[i]) : -1;
+
+			if (k <= 0)
+				return -1;
+			sum += k;
+		}
+		return sum;
+	default:
+		return -1;
+	}
+}
+
+/* ---------------------------------------------------------------- where values go */
+
+/* FOUT_JSON: give x (taken) its place, the root or a member or element of the open container. */
+int
+ckpt_fout_put(struct ckpt_fout *o, json_t *x)
+{
+	json_t *top;
+
+	if (x == NULL)
+		return -1;
+	if (o->depth == 0) {
+		json_decref(o->root);
+		o->root = x;
+		return 0;
+	}
+	top = o->stack[o->depth - 1];
+	return json_is_object(top) ? json_object_set_new(top, o->key, x) : json_array_append_new(top, x);
+}
+
+int
+ckpt_fout_entry(struct ckpt_fout *o, const void *p, size_t n)
+{
+	if (o->mode == FOUT_WRITE) {
+		ckpt_fout_elem(o);
+		ckpt_jw_entry(o->w, n ? p : "", n);
+		return 0;
+	}
+	return o->mode == FOUT_JSON ? ckpt_fout_put(o, ckpt_entry_to_json(n ? p : "", n)) : 0;
+}
+
+int
+ckpt_fout_json(struct ckpt_fout *o, json_t *v)
+{
+	if (v == NULL)
+		return -1;
+	if (o->mode == FOUT_JSON)
+		return ckpt_fout_put(o, v);
+	if (o->mode == FOUT_WRITE) {
+		ckpt_fout_elem(o);
+		ckpt_jw_json(o->w, v);
+	}
+	json_decref(v);
+	return 0;
+}
+
+int
+ckpt_fout_open(struct ckpt_fout *o, char c)
+{
+	json_t *x;
+
+	if (o->depth >= FOUT_DEPTH)
+		return -1;
+	if (o->mode == FOUT_WRITE) {
+		ckpt_fout_elem(o);
+		ckpt_jw_open(o->w, c);
+		o->obj[o->depth] = c == '{';
+	} else if (o->mode == FOUT_JSON) {
+		x = c == '{' ? json_object() : json_array();
+		if (ckpt_fout_put(o, x) < 0)
+			return -1;
+		o->stack[o->depth] = x;
+	}
+	o->depth++;
+	return 0;
+}
+
+void
+ckpt_fout_reset(struct ckpt_fout *o)
+{
+	json_decref(o->root);
+	o->root = NULL;
+	o->depth = 0;
+}
+
+/* ---------------------------------------------------------------- values */
+
+static int32_t
+long_hash(int64_t v)
+{
+	uint64_t u = (uint64_t)v;
+
+	return (int32_t)(uint32_t)(u ^ (u >> 32));
+}
+
+/* A UTF-16 unit sequence as UTF-8 into o; lone surrogates become U+FFFD. */
+static int
+utf16_out(struct ckpt_fsrc *s, struct ckpt_fout *o, const uint16_t *u, size_t n)
+{
+	char small[3 * 128], *b = small;
+	size_t k = 0;
+	int r;
+
+	if (o->mode == FOUT_NONE)
+		return 0;
+	if (n > 128 && (b = malloc(n * 3 + 1)) == NULL)
+		return nomem(s);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t c = u[i];
+
+		if (c < 0x80) {
+			b[k++] = (char)c;
+			continue;
+		}
+		if (c >= 0xd800 && c <= 0xdbff && i + 1 < n && u[i + 1] >= 0xdc00 && u[i + 1] <= 0xdfff) {
+			c = 0x10000 + ((c - 0xd800) << 10) + (u[i + 1] - 0xdc00u);
+			i++;
+		} else if (c >= 0xd800 && c <= 0xdfff) {
+			c = 0xfffd;
+		}
+		k += ckpt_utf8_put(b + k, c);
+	}
+	r = ckpt_fout_str(o, b, k) < 0 ? nomem(s) : 0;
+	if (b != small)
+		free(b);
+	return r;
+}
+
+/* StringValue's variable-length unsigned int: 7 bits a byte, low first. */
+static int read_varint_slow(struct ckpt_fsrc *s, uint32_t *v, const char *what);
+static inline int
+read_varint(struct ckpt_fsrc *s, uint32_t *v, const char *what)
+{
+	if (s->wpos < s->wlen && s->win[s->wpos] < 0x80 && !s->capture) { /* one byte: the common case */
+		*v = s->win[s->wpos++];
+		return 0;
+	}
+	return read_varint_slow(s, v, what);
+}
+
+static int
+read_varint_slow(struct ckpt_fsrc *s, uint32_t *v, const char *what)
+{
+	uint32_t x = 0;
+
+	for (int shift = 0;; shift += 7) {
+		uint8_t b;
+
+		if (ckpt_fsrc_u8(s, &b, what) < 0)
+			return -1;
+		if (shift > 28 || (shift == 28 && (b & 0x7f) > 0xf))
+			return ckpt_fsrc_fail(s, "%s longer than 32 bits", what);
+		x |= (uint32_t)(b & 0x7f) << shift;
+		if (b < 0x80)
+			break;
+	}
+	*v = x;
+	return 0;
+}
+
+/* StringValue.writeString: length + 1 (0 for null), then each UTF-16 unit as a varint. */
+static int
+read_string(struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash)
+{
+	uint16_t small[128], *u = small;
+	uint32_t len;
+	size_t cap = sizeof small / sizeof *small;
+	int32_t h = 0;
+	int r;
+
+	if (read_varint(s, &len, "string length") < 0)
+		return -1;
+	*hash = 0;
+	if (len == 0)
+		return ckpt_fout_null(o) < 0 ? nomem(s) : 0;
+	len--;
+	if (len <= s->wlen - s->wpos && !s->capture) { /* ASCII in the window: its bytes are its UTF-8 */
+		const unsigned char *p = s->win + s->wpos;
+		uint32_t i = 0;
+
+		while (i < len && p[i] < 0x80) {
+			h = (int32_t)((uint32_t)h * 31u + p[i]);
+			i++;
+		}
+		if (i == len) {
+			s->wpos += len;
+			*hash = h;
+			return ckpt_fout_str(o, (const char *)p, len) < 0 ? nomem(s) : 0;
+		}
+		h = 0;
+	}
+	for (uint32_t i = 0; i < len; i++) {
+		uint32_t c;
+
+		if (read_varint(s, &c, "string character") < 0)
+			goto fail;
+		if (c > 0xffff) {
+			ckpt_fsrc_fail(s, "string character %u beyond UTF-16", c);
+			goto fail;
+		}
+		if (i == cap) {
+			uint16_t *n;
+
+			cap *= 2;
+			if ((n = realloc(u == small ? NULL : u, cap * sizeof *u)) == NULL) {
+				nomem(s);
+				goto fail;
+			}
+			if (u == small)
+				memcpy(n, small, sizeof small);
+			u = n;
+		}
+		u[i] = (uint16_t)c;
+		h = (int32_t)((uint32_t)h * 31u + c);
+	}
+	r = utf16_out(s, o, u, len);
+	if (u != small)
+		free(u);
+	*hash = h;
+	return r;
+fail:
+	if (u != small)
+		free(u);
+	return -1;
+}
+
+static int
+real_out(struct ckpt_fsrc *s, struct ckpt_fout *o, double d)
+{
+	int r;
+
+	if (o->mode == FOUT_NONE)
+		return 0;
+	if (isnan(d))
+		r = ckpt_fout_str(o, "NaN", 3);
+	else if (isinf(d))
+		r = d > 0 ? ckpt_fout_str(o, "Infinity", 8) : ckpt_fout_str(o, "-Infinity", 9);
+	else
+		r = ckpt_fout_json(o, json_real(d));
+	return r < 0 ? nomem(s) : 0;
+}
+
+/* The primitive kinds: value and Java hashCode. */
+static int
+read_primitive(struct ckpt_fsrc *s, enum ckpt_fser_kind kind, struct ckpt_fout *o, int32_t *hash)
+{
+	unsigned char b[8];
+	uint64_t x;
+	static const size_t size[] = {
+		[FSER_LONG] = 8, [FSER_INT] = 4, [FSER_SHORT] = 2, [FSER_BYTE] = 1, [FSER_BOOL] = 1,
+		[FSER_FLOAT] = 4, [FSER_DOUBLE] = 8, [FSER_CHAR] = 2,
+	};
+	size_t n = size[kind];
+	const unsigned char *q = b;
+	int r;
+
+	if (n <= s->wlen - s->wpos && !s->capture) { /* in the window: read in place */
+		q = s->win + s->wpos;
+		s->wpos += n;
+	} else if (ckpt_fsrc_read_slow(s, b, n, s->what ? s->what : "value") < 0) {
+		return -1;
+	}
+	switch (n) {
+	case 8: x = ckpt_be64(q); break;
+	case 4: x = ckpt_be32(q); break;
+	case 2: x = ckpt_be16(q); break;
+	default: x = q[0];
+	}
+	switch (kind) {
+	case FSER_LONG:
+		r = ckpt_fout_int(o, (int64_t)x);
+		*hash = long_hash((int64_t)x);
+		break;
+	case FSER_INT:
+		r = ckpt_fout_int(o, (int32_t)(uint32_t)x);
+		*hash = (int32_t)(uint32_t)x;
+		break;
+	case FSER_SHORT:
+		r = ckpt_fout_int(o, (int16_t)(uint16_t)x);
+		*hash = (int16_t)(uint16_t)x;
+		break;
+	case FSER_BYTE:
+		r = ckpt_fout_int(o, (int8_t)(uint8_t)x);
+		*hash = (int8_t)(uint8_t)x;
+		break;
+	case FSER_BOOL:
+		r = ckpt_fout_bool(o, x != 0);
+		*hash = x != 0 ? 1231 : 1237;
+		break;
+	case FSER_FLOAT: {
+		uint32_t bits = (uint32_t)x;
+		float f;
+
+		memcpy(&f, &bits, 4);
+		*hash = (int32_t)(isnan(f) ? 0x7fc00000u : bits);
+		return real_out(s, o, f);
+	}
+	case FSER_DOUBLE: {
+		double d;
+
+		memcpy(&d, &x, 8);
+		*hash = long_hash((int64_t)(isnan(d) ? 0x7ff8000000000000ull : x));
+		return real_out(s, o, d);
+	}
+	default: { /* FSER_CHAR */
+		uint16_t c = (uint16_t)x;
+
+		*hash = c;
+		return utf16_out(s, o, &c, 1);
+	}
+	}
+	return r < 0 ? nomem(s) : 0;
+}
+
+static int value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash, int *hashed);
+
+static int
+read_count(struct ckpt_fsrc *s, int32_t *n, const char *what)
+{
+	if (ckpt_fsrc_i32(s, n, what) < 0)
+		return -1;
+	if (*n < 0)
+		return ckpt_fsrc_fail(s, "negative %s %d", what, *n);
+	return 0;
+}
+
+static int
+out_open(struct ckpt_fsrc *s, struct ckpt_fout *o, char c)
+{
+	return ckpt_fout_open(o, c) < 0 ? nomem(s) : 0;
+}
+
+/* n values of t (a NULL t: elem primitives), as elements of the array open in o. */
+static int
+read_elements(struct ckpt_fsrc *s, const struct ckpt_fser *t, enum ckpt_fser_kind elem, int32_t n,
+	      struct ckpt_fout *o, int nullable)
+{
+	for (int32_t i = 0; i < n; i++) {
+		int32_t h;
+		int hd, r;
+
+		if (nullable) {
+			uint8_t present;
+
+			if (ckpt_fsrc_u8(s, &present, "array element flag") < 0)
+				return -1;
+			if (!present) {
+				if (ckpt_fout_null(o) < 0)
+					return nomem(s);
+				continue;
+			}
+		}
+		if (t)
+			r = value(t, s, o, &h, &hd);
+		else if (elem == FSER_STRING)
+			r = read_string(s, o, &h);
+		else
+			r = read_primitive(s, elem, o, &h);
+		if (r < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+read_map(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o)
+{
+	int32_t n, h;
+	int hd;
+
+	if (read_count(s, &n, "map size") < 0)
+		return -1;
+	for (int32_t i = 0; i < n; i++) {
+		uint8_t isnull;
+
+		if (out_open(s, o, '{') < 0)
+			return -1;
+		ckpt_fout_key_lit(o, "key");
+		if (value(t->kids[0], s, o, &h, &hd) < 0 || ckpt_fsrc_u8(s, &isnull, "map value null flag") < 0)
+			return -1;
+		ckpt_fout_key_lit(o, "value");
+		if (isnull ? ckpt_fout_null(o) < 0 && nomem(s) : value(t->kids[1], s, o, &h, &hd) < 0)
+			return -1;
+		ckpt_fout_close(o);
+	}
+	return 0;
+}
+
+static const char *const row_kinds[] = {"+I", "-U", "+U", "-D"};
+
+/* Row: a mask (row kind bits, then one null bit per field, high bit first), then the fields. */
+static int
+read_row(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o)
+{
+	size_t off = t->flag ? 2 : 0, bits = off + t->nkids;
+	unsigned char mask[8192];
+	int32_t h;
+	int hd;
+
+	if ((bits + 7) / 8 > sizeof mask)
+		return ckpt_fsrc_fail(s, "row of %zu fields", t->nkids);
+	if (ckpt_fsrc_read(s, mask, (bits + 7) / 8, "row null mask") < 0)
+		return -1;
+#define BIT(i) ((mask[(i) / 8] >> (7 - (i) % 8)) & 1)
+	if (out_open(s, o, '{') < 0)
+		return -1;
+	ckpt_fout_key_lit(o, "kind");
+	if ((t->flag ? ckpt_fout_str(o, row_kinds[BIT(0) | BIT(1) << 1], 2) : ckpt_fout_null(o)) < 0)
+		return nomem(s);
+	ckpt_fout_key_lit(o, "fields");
+	if (out_open(s, o, '[') < 0)
+		return -1;
+	for (size_t i = 0; i < t->nkids; i++)
+		if (BIT(off + i) ? ckpt_fout_null(o) < 0 && nomem(s) : value(t->kids[i], s, o, &h, &hd) < 0)
+			return -1;
+#undef BIT
+	ckpt_fout_close(o);
+	ckpt_fout_close(o);
+	return 0;
+}
+
+/* PojoSerializer: flags (1 null, 2 the class itself, 4 and 8 subclasses), then per field a null flag. */
+static int
+read_pojo_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o)
+{
+	uint8_t flags;
+	int32_t h;
+	int hd;
+
+	if (o->mode == FOUT_WRITE) { /* built first: a field name a subclass repeats is kept once, as jansson does */
+		struct ckpt_fout j; /* the same decoder, into jansson; the stacks are written before read */
+
+		j.mode = FOUT_JSON;
+		j.root = NULL;
+		j.depth = 0;
+		if (read_pojo_value(t, s, &j) < 0) {
+			ckpt_fout_reset(&j);
+			return -1;
+		}
+		return ckpt_fout_json(o, j.root) < 0 ? nomem(s) : 0;
+	}
+	if (ckpt_fsrc_u8(s, &flags, "POJO flags") < 0)
+		return -1;
+	if (flags == 1)
+		return ckpt_fout_null(o) < 0 ? nomem(s) : 0;
+	if (flags != 2)
+		return ckpt_fsrc_fail(s, "POJO flags %u: a subclass of %s, which ckpt does not decode", flags, t->name);
+	if (out_open(s, o, '{') < 0)
+		return -1;
+	for (size_t i = 0; i < t->nkids; i++) {
+		uint8_t isnull;
+
+		if (ckpt_fsrc_u8(s, &isnull, "POJO field null flag") < 0)
+			return -1;
+		ckpt_fout_key(o, t->names[i]);
+		if (isnull ? ckpt_fout_null(o) < 0 && nomem(s) : value(t->kids[i], s, o, &h, &hd) < 0)
+			return -1;
+	}
+	ckpt_fout_close(o);
+	return 0;
+}
+
+static int
+read_composite_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash,
+		     int *hashed)
+{
+	int32_t n, h = 0, h1;
+	int64_t ts;
+	int hd = 0, hd1;
+	uint8_t flag;
+
+	switch (t->kind) {
+	case FSER_TUPLE:
+		if (out_open(s, o, '[') < 0)
+			return -1;
+		*hashed = 1;
+		for (size_t i = 0; i < t->nkids; i++) {
+			if (value(t->kids[i], s, o, &h1, &hd1) < 0)
+				return -1;
+			h = (int32_t)((uint32_t)h * (i ? 31u : 0u) + (uint32_t)h1); /* TupleN.hashCode */
+			*hashed &= hd1;
+		}
+		ckpt_fout_close(o);
+		*hash = h;
+		return 0;
+	case FSER_LIST: case FSER_ARRAY:
+		if (read_count(s, &n, t->kind == FSER_LIST ? "list size" : "array length") < 0 || out_open(s, o, '[') < 0 ||
+		    read_elements(s, t->kids[0], 0, n, o, t->kind == FSER_ARRAY) < 0)
+			return -1;
+		ckpt_fout_close(o);
+		return 0;
+	case FSER_MAP:
+		if (out_open(s, o, '[') < 0 || read_map(t, s, o) < 0)
+			return -1;
+		ckpt_fout_close(o);
+		return 0;
+	case FSER_TTL:
+		if (out_open(s, o, '{') < 0)
+			return -1;
+		ckpt_fout_key_lit(o, "last_access");
+		if (value(t->kids[0], s, o, &h, &hd) < 0)
+			return -1;
+		ckpt_fout_key_lit(o, "value");
+		if (value(t->kids[1], s, o, &h, &hd) < 0)
+			return -1;
+		ckpt_fout_close(o);
+		return 0;
+	case FSER_TIMER:
+		if (ckpt_fsrc_i64(s, &ts, "timer timestamp") < 0 || out_open(s, o, '{') < 0)
+			return -1;
+		ckpt_fout_key_lit(o, "timestamp");
+		if (ckpt_fout_int(o, (int64_t)((uint64_t)ts ^ (1ull << 63))) < 0)
+			return nomem(s);
+		ckpt_fout_key_lit(o, "key");
+		if (value(t->kids[0], s, o, &h, &hd) < 0)
+			return -1;
+		ckpt_fout_key_lit(o, "namespace");
+		if (value(t->kids[1], s, o, &h1, &hd1) < 0)
+			return -1;
+		ckpt_fout_close(o);
+		return 0;
+	case FSER_NULLABLE:
+		if (ckpt_fsrc_u8(s, &flag, "null flag") < 0)
+			return -1;
+		if (flag) {
+			if (ckpt_fsrc_read(s, NULL, (size_t)t->flag, "null padding") < 0)
+				return -1;
+			return ckpt_fout_null(o) < 0 ? nomem(s) : 0;
+		}
+		return value(t->kids[0], s, o, hash, hashed);
+	case FSER_ROW:
+		return read_row(t, s, o);
+	default:
+		return read_pojo_value(t, s, o);
+	}
+}
+
+static int
+value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash, int *hashed)
+{
+	unsigned char *p;
+	size_t n;
+	int32_t len, i;
+	int64_t a, b;
+	uint8_t z;
+	int r;
+
+	*hashed = 0;
+	*hash = 0;
+	if (s->depth >= FSER_DEPTH)
+		return ckpt_fsrc_fail(s, "value nested more than %d deep", FSER_DEPTH);
+	s->depth++;
+	switch (t->kind) {
+	case FSER_STRING:
+		r = read_string(s, o, hash);
+		*hashed = r == 0;
+		break;
+	case FSER_LONG: case FSER_INT: case FSER_SHORT: case FSER_BYTE: case FSER_BOOL:
+	case FSER_FLOAT: case FSER_DOUBLE: case FSER_CHAR:
+		r = read_primitive(s, t->kind, o, hash);
+		*hashed = r == 0;
+		break;
+	case FSER_VOID:
+		r = ckpt_fout_null(o) < 0 ? nomem(s) : 0;
+		break;
+	case FSER_VOIDNS: case FSER_GLOBALWINDOW:
+		if ((r = ckpt_fsrc_u8(s, &z, "namespace byte")) == 0 && z != 0)
+			r = ckpt_fsrc_fail(s, "namespace byte %u (0 expected)", z);
+		if (r == 0 && ckpt_fout_null(o) < 0)
+			r = nomem(s);
+		break;
+	case FSER_TIMEWINDOW:
+		r = ckpt_fsrc_i64(s, &a, "window start") < 0 || ckpt_fsrc_i64(s, &b, "window end") < 0 ? -1 : 0;
+		if (r == 0) {
+			if (out_open(s, o, '{') < 0)
+				r = -1;
+			else {
+				ckpt_fout_key_lit(o, "start");
+				r = ckpt_fout_int(o, a);
+				ckpt_fout_key_lit(o, "end");
+				r |= ckpt_fout_int(o, b);
+				ckpt_fout_close(o);
+				r = r < 0 ? nomem(s) : 0;
+			}
+		}
+		break;
+	case FSER_BYTES:
+		r = ckpt_fsrc_blob(s, &p, &n, "byte array");
+		if (r == 0) {
+			if (ckpt_fout_entry(o, p ? p : (const unsigned char *)"", n) < 0)
+				r = nomem(s);
+			free(p);
+		}
+		break;
+	case FSER_PARRAY:
+		r = read_count(s, &len, "array length");
+		if (r == 0)
+			r = out_open(s, o, '[');
+		if (r == 0 && (r = read_elements(s, NULL, t->elem, len, o, 0)) == 0)
+			ckpt_fout_close(o);
+		break;
+	case FSER_ENUM:
+		r = ckpt_fsrc_i32(s, &i, "enum ordinal");
+		if (r == 0 && (i < 0 || (size_t)i >= t->nnames))
+			r = ckpt_fsrc_fail(s, "enum ordinal %d of %s, which has %zu constants", i, t->name, t->nnames);
+		if (r == 0 && ckpt_fout_str(o, t->names[i], strlen(t->names[i])) < 0)
+			r = nomem(s);
+		break;
+	default:
+		r = read_composite_value(t, s, o, hash, hashed);
+		break;
+	}
+	s->depth--;
+	return r;
+}
+
+int
+ckpt_fser_emit(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash, int *hashed)
+{
+	/* the common leaves without value()'s frame: they nest nothing */
+	switch (t->kind) {
+	case FSER_STRING:
+		*hashed = read_string(s, o, hash) == 0;
+		return *hashed ? 0 : -1;
+	case FSER_LONG: case FSER_INT:
+		*hashed = read_primitive(s, t->kind, o, hash) == 0;
+		return *hashed ? 0 : -1;
+	default:
+		return value(t, s, o, hash, hashed);
+	}
+}
+
+int
+ckpt_fser_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, json_t **v, int32_t *hash, int *hashed)
+{
+	struct ckpt_fout o; /* the stacks are written before they are read: not cleared */
+	int r;
+
+	o.mode = FOUT_JSON;
+	o.root = NULL;
+	o.depth = 0;
+	r = value(t, s, &o, hash, hashed);
+	*v = r == 0 ? o.root : NULL;
+	if (r < 0)
+		ckpt_fout_reset(&o);
+	return r;
+}
+
+json_t *
+ckpt_fser_json(const struct ckpt_fser *t)
+{
+	json_t *o, *a;
+
+	if (t == NULL)
+		return json_null();
+	if (t->nkids == 0)
+		return json_string(t->cls);
+	a = json_array();
+	for (size_t i = 0; a && i < t->nkids; i++)
+		if (json_array_append_new(a, ckpt_fser_json(t->kids[i])) < 0) {
+			json_decref(a);
+			a = NULL;
+		}
+	o = a ? json_pack("{s:s, s:o}", "class", t->cls, "nested", a) : NULL;
+	return o;
+}
+
+uint32_t
+ckpt_flink_key_group(int32_t hash, uint32_t max_parallelism)
+{
+	uint32_t c = (uint32_t)hash;
+	int32_t r;
+
+	c *= 0xcc9e2d51u;
+	c = c << 15 | c >> 17;
+	c *= 0x1b873593u;
+	c = c << 13 | c >> 19;
+	c = c * 5 + 0xe6546b64u;
+	c ^= 4;
+	c ^= c >> 16;
+	c *= 0x85ebca6bu;
+	c ^= c >> 13;
+	c *= 0xc2b2ae35u;
+	c ^= c >> 16;
+	r = (int32_t)c;
+	if (r < 0)
+		r = r == INT32_MIN ? 0 : -r;
+	if ((max_parallelism & (max_parallelism - 1)) == 0) /* Flink's default and usual: no division */
+		return (uint32_t)r & (max_parallelism - 1);
+	return (uint32_t)r % max_parallelism;
+}

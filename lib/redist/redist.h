@@ -1,0 +1,78 @@
+/* redist.h: the redistribution layer (lib/redist/): a snapshot's state assigned to new
+ * parallelism or a new job graph as Flink restores it, and a relocated Flink savepoint written,
+ * offered to the engine; it owns its plans (ckpt_redist_free).  Uses the snapshot, Flink, model
+ * and base layers. */
+#ifndef CKPT_REDIST_INTERNAL_H
+#define CKPT_REDIST_INTERNAL_H
+
+#include "base/base.h"
+#include "model/model.h"
+#include "flink/flink.h"
+#include "snap/snap.h"
+
+enum rd_how { RD_FINISHED, RD_IN_PLACE, RD_RESCALE };
+
+struct rd_name {
+	const char *name;  /* borrowed from the input */
+	enum ckpt_mode mode;
+	uint64_t *cum;     /* list: P+1 prefix sums of the old subtasks' counts */
+	uint64_t *lo;      /* list, rescaled: each new subtask's run of the concatenation */
+	uint64_t *len;
+	uint32_t *holders; /* union, broadcast: old indices holding the name, ascending */
+	size_t nholders;
+	uint64_t held;     /* union: the holders' counts summed */
+};
+
+struct rd_op {
+	struct ckpt_operator *old, *out;
+	enum rd_how how;
+	uint32_t P, p, maxp;
+	const char *vid, *vname;   /* vertex id and name for Flink's messages */
+	const char *nid, *nuid, *nname, *nvertex; /* the operator's names in the output */
+	struct ckpt_subtask **at;  /* P: the old subtask at each index; NULL when absent or finished */
+	int some_finished, keyed, chan;
+	struct rd_name *names;     /* every state name, bytewise sorted */
+	size_t nnames;
+};
+
+/*
+ * An archive is read forward; a new subtask may need old subtasks from two places
+ * (the start carried over between list names wraps around), so going back would
+ * mean reading the archive again from its start for every new subtask.  Instead we
+ * keep a few readers of the same input, each moving forward only.
+ */
+#define RD_READERS 8
+
+struct rd_reader {
+	struct ckpt_snapshot *s;
+	size_t pos;                 /* the member after the last one it loaded, in manifest order */
+	struct ckpt_subtask *held;  /* that member, kept: the next new subtask often starts there */
+};
+
+struct ckpt_redist {
+	struct ckpt_snapshot *in;
+	struct ckpt_snapshot *out;
+	struct rd_op *ops;
+	size_t nops;
+	const char *name;
+	const char *reopen;         /* the input's path when more readers may be opened */
+	struct rd_reader rd[RD_READERS];
+	size_t nrd;
+	size_t *base;               /* per input operator: its first subtask's place in manifest order */
+};
+
+const char *ckpt_rd_opname(const struct ckpt_operator *op);
+/* The name's plan in o, or NULL. */
+struct rd_name *ckpt_rd_find_name(const struct rd_op *o, const char *name);
+/* The elements [*a, *b) of old subtask j's state nm that new subtask t takes; 0 when none. */
+int ckpt_rd_piece(const struct rd_op *o, const struct rd_name *nm, uint32_t t, uint32_t j, uint64_t *a,
+		  uint64_t *b);
+/* The key groups [*a, *b] of old subtask j that new subtask t takes; 0 when none. */
+int ckpt_rd_kg_piece(const struct rd_op *o, uint32_t t, uint32_t j, uint32_t *a, uint32_t *b);
+/* Does new subtask t read anything of old subtask j? */
+int ckpt_rd_needed(const struct rd_op *o, uint32_t t, uint32_t j);
+/* restore.c: map the snapshot's operators onto opt->graph (filling r->ops) and apply Flink's
+ * VertexFinishedStateChecker; refusals in Flink's words. */
+int ckpt_rd_map_graph(struct ckpt_redist *r, const struct ckpt_redist_opts *opt, struct ckpt_err *e);
+
+#endif

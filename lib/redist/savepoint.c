@@ -1,0 +1,328 @@
+/* savepoint.c: a Flink savepoint directory written whole or not at all: an edited _metadata and
+ * the state files its relative handles name, copied or hard-linked beside it. */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "redist.h"
+
+/* Where the input is: its _metadata and the directory relative handles are resolved against. */
+struct spin {
+	const char *name; /* as the user named it */
+	char *meta, *dir;
+};
+
+static int
+spin_open(struct spin *in, const char *path, struct ckpt_err *e)
+{
+	struct stat st;
+	char *tmp;
+
+	if (stat(path, &st) != 0)
+		return ckpt_err_sys(e, path, "cannot open");
+	if (S_ISDIR(st.st_mode)) {
+		in->dir = ckpt_strdup(path, e);
+		if (in->dir && asprintf(&in->meta, "%s/_metadata", path) < 0)
+			in->meta = NULL;
+	} else {
+		in->meta = ckpt_strdup(path, e);
+		if ((tmp = ckpt_strdup(path, e)) != NULL)
+			in->dir = ckpt_strdup(dirname(tmp), e);
+		free(tmp);
+	}
+	if (in->meta == NULL || in->dir == NULL)
+		return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+	return 0;
+}
+
+/* outdir, without trailing slashes, must not exist and must not lie in the input's directory. */
+static int
+check_outdir(const struct spin *in, const char *out, struct ckpt_err *e)
+{
+	char *copy = ckpt_strdup(out, e), *parent = NULL, *rin = NULL;
+	struct stat st;
+	size_t n;
+	int rc = -1;
+
+	if (copy == NULL)
+		return -1;
+	if (lstat(out, &st) == 0) {
+		ckpt_err_set(e, CKPT_ERR_INPUT, out, "already exists: the savepoint is written to a new directory");
+		goto out;
+	}
+	if ((parent = realpath(dirname(copy), NULL)) == NULL) {
+		ckpt_err_sys(e, out, "cannot create");
+		goto out;
+	}
+	if ((rin = realpath(in->dir, NULL)) == NULL) {
+		ckpt_err_sys(e, in->dir, "cannot open");
+		goto out;
+	}
+	n = strlen(rin);
+	if (strncmp(parent, rin, n) == 0 && (parent[n] == '\0' || parent[n] == '/' || n == 1)) {
+		ckpt_err_set(e, CKPT_ERR_INPUT, out, "the output would lie in the input's directory %s", in->dir);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(copy);
+	free(parent);
+	free(rin);
+	return rc;
+}
+
+/* A relative handle's path must stay inside the directory: no absolute path, no "..", nothing empty. */
+static int
+check_relative(const char *meta, const char *rel, struct ckpt_err *e)
+{
+	const char *p = rel;
+
+	if (*rel == '\0' || *rel == '/')
+		goto bad;
+	while (*p) {
+		size_t n = strcspn(p, "/");
+
+		if (n == 0 || (n == 2 && strncmp(p, "..", 2) == 0) || (n == 1 && *p == '.'))
+			goto bad;
+		p += n + (p[n] == '/');
+	}
+	return 0;
+bad:
+	return ckpt_err_set(e, CKPT_ERR_INPUT, meta, "relative path \"%s\" leaves the savepoint directory", rel);
+}
+
+/* Create the directories of dst below base (mode as any new directory). */
+static int
+make_parents(const char *dst, size_t base, struct ckpt_err *e)
+{
+	char *p = ckpt_strdup(dst, e), *s;
+	int rc = 0;
+
+	if (p == NULL)
+		return -1;
+	for (s = p + base; (s = strchr(s + 1, '/')) != NULL;) {
+		*s = '\0';
+		if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+			rc = ckpt_err_sys(e, p, "cannot create");
+			break;
+		}
+		*s = '/';
+	}
+	free(p);
+	return rc;
+}
+
+static int
+copy_file(const char *src, const char *dst, struct ckpt_err *e)
+{
+	char buf[1 << 16];
+	int in = open(src, O_RDONLY | O_CLOEXEC), out = -1, rc = -1;
+	ssize_t n;
+
+	if (in < 0)
+		return ckpt_err_sys(e, src, "cannot open");
+	if ((out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666)) < 0) {
+		ckpt_err_sys(e, dst, "cannot create");
+		goto out;
+	}
+	while ((n = read(in, buf, sizeof buf)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ckpt_err_sys(e, src, "read error");
+			goto out;
+		}
+		for (ssize_t w, off = 0; off < n; off += w) {
+			if ((w = write(out, buf + off, (size_t)(n - off))) < 0 && errno != EINTR) {
+				ckpt_err_sys(e, dst, "write error");
+				goto out;
+			}
+			w = w < 0 ? 0 : w;
+		}
+	}
+	if (fsync(out) != 0) {
+		ckpt_err_sys(e, dst, "write error");
+		goto out;
+	}
+	rc = 0;
+out:
+	close(in);
+	if (out >= 0 && close(out) != 0 && rc == 0)
+		rc = ckpt_err_sys(e, dst, "write error");
+	return rc;
+}
+
+/* Each relative file into tmp: a hard link when asked (a copy across file systems), else a copy. */
+static int
+place_files(const struct spin *in, const char *tmp, json_t *rel, int link_files, struct ckpt_err *e)
+{
+	size_t i;
+	json_t *v;
+	int rc = 0;
+
+	json_array_foreach(rel, i, v) {
+		const char *r = json_string_value(v);
+		char *src = NULL, *dst = NULL;
+
+		if (check_relative(in->meta, r, e) < 0)
+			return -1;
+		if (asprintf(&src, "%s/%s", in->dir, r) < 0 || asprintf(&dst, "%s/%s", tmp, r) < 0) {
+			free(src);
+			return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		}
+		if (make_parents(dst, strlen(tmp), e) < 0)
+			rc = -1;
+		else if (!link_files || linkat(AT_FDCWD, src, AT_FDCWD, dst, AT_SYMLINK_FOLLOW) != 0) {
+			if (link_files && errno != EXDEV && errno != EPERM && errno != EMLINK)
+				rc = ckpt_err_sys(e, src, "cannot link");
+			else
+				rc = copy_file(src, dst, e);
+		}
+		free(src);
+		free(dst);
+		if (rc < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+write_meta(const char *tmp, const struct ckpt_bytes *b, struct ckpt_err *e)
+{
+	char *path;
+	FILE *f;
+	int rc = -1;
+
+	if (asprintf(&path, "%s/_metadata", tmp) < 0)
+		return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+	if ((f = fopen(path, "wbx")) == NULL) {
+		ckpt_err_sys(e, path, "cannot create");
+		goto out;
+	}
+	if (fwrite(b->p, 1, b->len, f) != b->len || fflush(f) != 0 || fsync(fileno(f)) != 0) {
+		ckpt_err_sys(e, path, "write error");
+		fclose(f);
+		goto out;
+	}
+	if (fclose(f) != 0) {
+		ckpt_err_sys(e, path, "write error");
+		goto out;
+	}
+	rc = ckpt_fsync_dir_of(path, e); /* the directory's entries: _metadata and the state files */
+out:
+	free(path);
+	return rc;
+}
+
+static int
+rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (flag == FTW_DP)
+		rmdir(path);
+	else
+		unlink(path);
+	return 0;
+}
+
+/* The result restores onto the graph, as ckpt-merge -g checks an unedited snapshot. */
+static int
+check_graph(const struct ckpt_bytes *b, const char *name, const struct ckpt_flink_write_opts *o,
+	    struct ckpt_err *e)
+{
+	struct ckpt_redist_opts ro = {.name = name, .graph = o->graph, .allow_non_restored = o->allow_non_restored};
+	struct ckpt_snapshot *s = ckpt_flinkmeta_decode(b->p, b->len, name, e);
+	struct ckpt_redist *r = s ? ckpt_redist_plan(s, &ro, e) : NULL;
+
+	ckpt_redist_free(r);
+	ckpt_snapshot_free(s);
+	return r ? 0 : -1;
+}
+
+/* Read, edit and check the input, before anything is written. */
+static int
+prepare(const struct spin *in, const struct ckpt_flink_write_opts *o, struct ckpt_bytes *b, json_t **rel,
+	struct ckpt_err *e)
+{
+	FILE *f = fopen(in->meta, "rb");
+	char *buf = NULL;
+	size_t len = 0;
+	int rc = -1;
+
+	if (f == NULL)
+		return ckpt_err_sys(e, in->meta, "cannot open");
+	if (ckpt_read_all(f, in->meta, &buf, &len, e) < 0)
+		goto out;
+	if (!ckpt_flinkmeta_sniff(buf, len)) {
+		ckpt_err_set(e, CKPT_ERR_INPUT, in->meta, "not a Flink _metadata file");
+		goto out;
+	}
+	if (ckpt_flinkmeta_rewrite(buf, len, in->meta, o->edits, o->nedits, b, rel, e) < 0)
+		goto out;
+	if (o->graph && check_graph(b, in->name, o, e) < 0)
+		goto out;
+	rc = 0;
+out:
+	fclose(f);
+	free(buf);
+	return rc;
+}
+
+int
+ckpt_flink_savepoint_write(const char *in_path, const char *outdir, const struct ckpt_flink_write_opts *o,
+			   struct ckpt_err *e)
+{
+	struct spin in = {.name = in_path};
+	struct ckpt_bytes b = {0};
+	json_t *rel = NULL;
+	char *out = NULL, *tmp = NULL;
+	size_t n;
+	int rc = -1;
+
+	if ((out = ckpt_strdup(outdir, e)) == NULL)
+		goto out;
+	for (n = strlen(out); n > 1 && out[n - 1] == '/';)
+		out[--n] = '\0';
+	if (spin_open(&in, in_path, e) < 0 || check_outdir(&in, out, e) < 0 || prepare(&in, o, &b, &rel, e) < 0)
+		goto out;
+	if (asprintf(&tmp, "%s.tmp.XXXXXX", out) < 0) {
+		tmp = NULL;
+		ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		goto out;
+	}
+	if (mkdtemp(tmp) == NULL) {
+		free(tmp);
+		tmp = NULL;
+		ckpt_err_sys(e, out, "cannot create");
+		goto out;
+	}
+	if (chmod(tmp, 0777 & ~(mode_t)ckpt_umask()) != 0 || place_files(&in, tmp, rel, o->link, e) < 0 ||
+	    write_meta(tmp, &b, e) < 0)
+		goto out;
+	if (renameat2(AT_FDCWD, tmp, AT_FDCWD, out, RENAME_NOREPLACE) != 0) {
+		ckpt_err_sys(e, out, "cannot create");
+		goto out;
+	}
+	free(tmp);
+	tmp = NULL;
+	if (ckpt_fsync_dir_of(out, e) < 0)
+		goto out;
+	rc = 0;
+out:
+	if (tmp)
+		nftw(tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	free(tmp);
+	free(out);
+	free(in.meta);
+	free(in.dir);
+	free(b.p);
+	json_decref(rel);
+	return rc;
+}

@@ -1,0 +1,82 @@
+#!/usr/bin/env bats
+# make layers (.ci/layers): the folders of lib/ are layers (lib/README's table), and every #include
+# and every call between them goes down.  Faults are planted in a copy of lib/.
+load helper
+
+layers() {
+	sh "$ROOT/.ci/layers" "$@"
+}
+
+# A copy of the tree's lib/ (sources, headers, README) to plant a fault in.
+copy_lib() {
+	mkdir -p tree && cp -R "$ROOT/lib" tree/
+}
+
+# plant FILE LINE TEXT: TEXT becomes line LINE of tree/lib/FILE.
+plant() {
+	sed -i "$2i\\
+$3" "tree/lib/$1"
+}
+
+@test "layers: the tree holds, includes and (from the built objects) calls" {
+	run layers -C "$ROOT"
+	status_is 0
+	[[ $output =~ ^layers:\ 8\ layers,\ [0-9]+\ files\;\ [0-9]+\ includes\ and\ 0\ calls\ between\ layers,\ all\ downward$ ]]
+	objs=$(ls "$ROOT"/build/plain/obj/lib/*/*.o 2> /dev/null) || skip "the library is not built"
+	run layers -C "$ROOT" $objs
+	status_is 0
+	[[ $output =~ ^layers:\ 8\ layers,\ [0-9]+\ files\;\ [0-9]+\ includes\ and\ [1-9][0-9]+\ calls\ between\ layers,\ all\ downward$ ]]
+}
+
+@test "layers: an upward #include fails, named by file and line" {
+	copy_lib
+	run layers -C tree
+	status_is 0
+	plant base/err.c 2 '#include "engine/engine.h"'
+	bad 1 'layers: lib/base/err.c:2: #include "engine/engine.h": layer engine is above base' layers -C tree
+}
+
+@test "layers: an #include of a layer below that the table does not name fails" {
+	copy_lib
+	plant evlog/parse.c 3 '#include "snap/snap.h"'
+	bad 1 'layers: lib/evlog/parse.c:3: #include "snap/snap.h": layer evlog does not name snap among the layers it uses (lib/README)' layers -C tree
+}
+
+@test "layers: another layer is included through its one header" {
+	copy_lib
+	plant evlog/parse.c 3 '#include "base/json-scan.h"'
+	bad 1 'layers: lib/evlog/parse.c:3: #include "base/json-scan.h": another layer is used through its one header, base/base.h' layers -C tree
+}
+
+@test "layers: a file at lib/'s top, or in a folder the table does not name, fails" {
+	copy_lib
+	echo '#include "base/base.h"' > tree/lib/flink-changelog.c
+	bad 1 "layers: lib/flink-changelog.c: a file at the top of lib/, where only ckpt.h (the public API) belongs: move it into the folder of its layer (lib/README)" layers -C tree
+	rm tree/lib/flink-changelog.c
+	mkdir tree/lib/rocksdb && echo '#include "base/base.h"' > tree/lib/rocksdb/sst.c
+	bad 1 "layers: lib/rocksdb/: a folder that is not a layer of the table in lib/README" layers -C tree
+}
+
+@test "layers: two files of one name in two layers fail (the archive keeps one member a name)" {
+	copy_lib
+	echo "int ckpt_bits_again;" > tree/lib/graph/bits.c
+	bad 1 "layers: lib/graph/bits.c: shares its name with lib/base/bits.c (the static library keeps one member a name)" layers -C tree
+}
+
+@test "layers: a call from a lower layer's object into a higher layer's fails, named by symbol" {
+	copy_lib
+	mkdir -p obj/lib/base obj/lib/engine
+	echo 'void ckpt_up(void); void ckpt_down(void); void ckpt_down(void) { ckpt_up(); }' > down.c
+	echo 'void ckpt_up(void); void ckpt_up(void) {}' > up.c
+	cc -c -o obj/lib/base/down.o down.c && cc -c -o obj/lib/engine/up.o up.c
+	run layers -C tree obj/lib/engine/up.o
+	status_is 0
+	bad 1 'layers: lib/base/down.c: calls ckpt_up of lib/engine/up.c: layer engine is above base' \
+		layers -C tree obj/lib/base/down.o obj/lib/engine/up.o
+}
+
+@test "layers: the table's own faults: a use of a layer above" {
+	copy_lib
+	sed -i 's/^graph   uses base$/graph   uses model base/' tree/lib/README
+	bad 1 "layers: lib/README: layer graph uses model, which is not below it" layers -C tree
+}
