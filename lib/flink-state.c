@@ -565,10 +565,10 @@ cut_plain(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, const js
 }
 
 /* Compressed operator state: its elements one after the other with no lengths, so they are cut by
- * decoding them.  Flink 1.17 and 1.18 began a Snappy stream for each state, its identifier just
- * before the state's first offset; since FLINK-34063 (1.19) one stream holds them all, flushed at
- * each offset, so a state starts at the chunk where the one before ends.  Flink's restore reads
- * both alike: one stream from the header's end, chunks from each offset on. */
+ * decoding them.  Flink 1.17 (and 1.18 before FLINK-34063) began a Snappy stream for each state,
+ * its identifier just before the state's first offset; since FLINK-34063 (1.19) one stream holds
+ * them all, flushed at each offset, so a state starts at the chunk where the one before ends.
+ * Flink's restore reads both alike: one stream from the header's end, chunks from each offset on. */
 static int
 cut_snappy(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, const json_t *states, struct opel *el,
 	   size_t nel)

@@ -164,9 +164,10 @@ kvz_file() {
 }
 
 # opz LAYOUT: sp/ as sp_dir makes it, its operator state compressed: list states "names" ("a",
-# "bc") and "more" ("d"), as Flink 1.17 and 1.18 wrote them (LAYOUT per-state: a Snappy stream
+# "bc") and "more" ("d"), as Flink 1.17 wrote them (LAYOUT per-state: a Snappy stream
 # for each state, every offset of a state where its stream's identifier ends) or as Flink 1.19
-# does (one: one stream, a chunk for each element from its offset).  OPZ_AT: the offsets.
+# does since FLINK-34063 (one: one stream, a chunk for each element from its offset).  OPZ_AT:
+# the offsets.
 opz() {
 	local e
 	rm -rf sp

@@ -181,7 +181,7 @@ want_entries='[["\u0002a","\u0003bc"],["a","bc"],[29,{"base64":"HQAAACoA"},{"bas
 		ckpt-inspect -a sp
 }
 
-@test "flinkstate: compressed operator state as Flink wrote it: a Snappy stream per state (1.17, 1.18), one for all (1.19)" {
+@test "flinkstate: compressed operator state as Flink wrote it: a Snappy stream per state (1.17), one for all (1.19, FLINK-34063)" {
 	for layout in per-state one; do
 		opz $layout
 		run sh -c "ckpt-inspect -a sp | jq -c '.operators[0].subtasks[0].operator_state | [.names.typed, .more.typed]'"
