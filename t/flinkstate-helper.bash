@@ -53,12 +53,23 @@ b_delegate() {
 	inline) b_u8 1; b_utf handle; b_i32 "$3"; b_file "$2";;
 	esac
 }
+# The states of the operator handle: OP_STATES, words NAME:OFFSET,OFFSET... (default: names at
+# OP_HDR and OP_HDR + 2), each SPLIT_DISTRIBUTE.
+b_op_states() {
+	local st=(${OP_STATES:-names:$OP_HDR,$((OP_HDR + 2))}) x o
+	b_i32 ${#st[@]}
+	for x in "${st[@]}"; do
+		IFS=, read -r -a o <<<"${x#*:}"
+		b_utf "${x%%:*}"; b_u8 0; b_i32 ${#o[@]}
+		for x in "${o[@]}"; do b_i64 "$x"; done
+	done
+}
 meta_file() {
 	local i j
 	B=; b_i32 0x4960672d; b_i32 3; b_i64 9; b_i32 0; b_i32 1
 	b_i64 0x0102030405060708; b_i64 0x090a0b0c0d0e0f10; b_i32 1; b_i32 128
 	b_u8 0; b_i32 1; b_i32 0
-	b_i32 1; b_u8 4; b_i32 1; b_utf names; b_u8 0; b_i32 2; b_i64 "$OP_HDR"; b_i64 $((OP_HDR + 2))
+	b_i32 1; b_u8 4; b_op_states
 	b_delegate $1 "$(wc -c <op)"
 	b_i32 0
 	b_u8 "${KG_TAG:-7}"; b_i32 "${KG_FIRST:-0}"; b_i32 "${KG_COUNT:-128}"
@@ -117,9 +128,13 @@ b_le() { local i; for ((i = 0; i < $2; i++)); do b_u8 $(($1 >> (8 * i))); done; 
 # A Snappy framed stream holding the bytes $1 (hex pairs, at most 60): the stream identifier, then
 # one chunk, compressed (a Snappy literal) unless $2 is "raw".
 b_snappy() {
+	b_u8 0xff; b_le 6 3; B+=sNaPpY
+	b_chunk "$@"
+}
+# One chunk of a Snappy framed stream holding the bytes $1, as b_snappy writes it.
+b_chunk() {
 	local n=$((${#1} / 2)) crc
 	crc=$(masked_crc32c "$1")
-	b_u8 0xff; b_le 6 3; B+=sNaPpY
 	if [ "${2-}" = raw ]; then
 		b_u8 1; b_le $((4 + n)) 3; b_le "$crc" 4
 	else
@@ -146,6 +161,42 @@ kvz_file() {
 		b_snappy "$hex" "$z"
 	done
 	b_write "${1:-kv}"
+}
+
+# opz LAYOUT: sp/ as sp_dir makes it, its operator state compressed: list states "names" ("a",
+# "bc") and "more" ("d"), as Flink 1.17 wrote them (LAYOUT per-state: a Snappy stream
+# for each state, every offset of a state where its stream's identifier ends) or as Flink 1.19
+# does since FLINK-34063 (one: one stream, a chunk for each element from its offset).  OPZ_AT:
+# the offsets.
+opz() {
+	local e
+	rm -rf sp
+	mkdir sp
+	unset KV_KGS KG_TAG KG_FIRST KG_COUNT KG_FOR
+	B=; b_i32 6; b_u8 1; b_i16 2
+	for e in names more; do
+		b_utf $e; b_i32 1; b_i32 1; b_utf OPERATOR_STATE_DISTRIBUTION_MODE; b_utf SPLIT_DISTRIBUTE
+		b_i32 1; b_utf VALUE_SERIALIZER; s_proxy "$SER.StringSerializer\$StringSerializerSnapshot"
+	done
+	b_i16 0
+	OP_HDR=$(blen)
+	if [ "$1" = per-state ]; then
+		b_snappy 0261036263
+		OPZ_AT=("$((OP_HDR + 10))" "$((OP_HDR + 10))" "$(($(blen) + 10))")
+		b_snappy 0264
+	else
+		b_u8 0xff; b_le 6 3; B+=sNaPpY
+		OPZ_AT=()
+		for e in 0261 036263 0264; do
+			OPZ_AT+=("$(blen)")
+			b_chunk $e
+		done
+	fi
+	b_write sp/op
+	kv_file sp/kv
+	OP_STATES="names:${OPZ_AT[0]},${OPZ_AT[1]} more:${OPZ_AT[2]}"
+	(cd sp && meta_file "rel op" "rel kv" .)
+	unset OP_STATES
 }
 
 # sp_kind KIND: a savepoint sp/ as sp_dir makes it, its keyed state kv in the layout KIND: kv
@@ -208,6 +259,10 @@ cut_all() {
 	cut_runs kvz kv "${KV_OFF[0]}"
 	sp_kind hv
 	cut_runs hv kv "${KV_OFF[0]}"
+	opz one
+	cut_runs opz-one op "$OP_HDR"
+	opz per-state
+	cut_runs opz-per-state op "$OP_HDR"
 }
 
 # flip_runs KIND FILE N SEED: in sp/ (sp_kind KIND), N copies of sp/FILE with 1 to 4 bytes
@@ -243,6 +298,10 @@ flip_all() {
 	flip_runs kvz kv 50 9
 	sp_kind hv
 	flip_runs hv kv 50 10
+	opz one
+	flip_runs opz op 50 11
+	opz per-state
+	flip_runs opz op 50 12
 }
 
 # kv_spread N: sp/ (op, kv, _metadata) whose kv holds N distinct Integer keys, every key in its

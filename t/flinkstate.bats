@@ -260,6 +260,74 @@ want_entries='[["\u0002a","\u0003bc"],["a","bc"],[29,{"base64":"HQAAACoA"},{"bas
 		ckpt-inspect -a sp
 }
 
+@test "flinkstate: compressed operator state as Flink wrote it: a Snappy stream per state (1.17), one for all (1.19, FLINK-34063)" {
+	for layout in per-state one; do
+		opz $layout
+		run sh -c "ckpt-inspect -a sp | jq -c '.operators[0].subtasks[0].operator_state | [.names.typed, .more.typed]'"
+		status_is 0
+		output_is '[["a","bc"],["d"]]'
+		run ckpt-inspect -c sp
+		status_is 0
+		output_is '{"file":"sp","ok":true,"files":2,"bytes":864,"problems":[]}'
+	done
+	# one stream: "more" recorded a byte past the chunk where "names" ends
+	OP_STATES="names:${OPZ_AT[0]},${OPZ_AT[1]} more:$((OPZ_AT[2] + 1))"
+	(cd sp && meta_file "rel op" "rel kv" .)
+	bad 2 "ckpt-inspect: sp/op: offset ${OPZ_AT[1]} (Snappy chunk), byte 5 of its stream: compressed operator state \"names\" does not end where the next begins" \
+		ckpt-inspect -a sp
+	# a stream per state: the second one's identifier damaged
+	opz per-state
+	flip sp/op $((OPZ_AT[2] - 3))
+	bad 2 "ckpt-inspect: sp/op: offset $((OPZ_AT[2] - 10)) (Snappy chunk), byte 0 of its stream: bad Snappy stream identifier" \
+		ckpt-inspect -a sp
+}
+
+@test "flinkstate: Flink 1.19's compressed operator state (one Snappy stream): the summary, -a and -c; broadcast entries as the job's 1.17 savepoint has them" {
+	needs_fixtures
+	cd "$FIXTURES/flink-artifacts"
+	j=new-stateful-broadcast-udf-migration-itcase-flink
+	q='[.operators[] | [.id, [.subtasks[].operator_state // {} | to_entries[] | select(.key | startswith("broadcast-state")) | [.key, .value.typed]]] | select(.[1] != [])] | sort'
+	want=$(ckpt-inspect -a ${j}1.17-hashmap-savepoint-native | jq -c "$q")
+	[ "$(jq -c '[length, (.[0][1] | length), .[0][1][0]]' <<<"$want")" = '[2,8,["broadcast-state-2",[[{"key":"0","value":0},{"key":"1","value":1},{"key":"2","value":2},{"key":"3","value":3}]]]]' ]
+	for f in hashmap-checkpoint hashmap-savepoint rocksdb-savepoint rocksdb-savepoint-native; do
+		run --separate-stderr ckpt-inspect ${j}1.19-$f
+		status_is 0
+		[ -z "$stderr" ]
+		run --separate-stderr ckpt-inspect -c ${j}1.19-$f
+		status_is 0
+		[ -z "$stderr" ]
+		[ "$(jq -c '[.ok, .problems]' <<<"$output")" = '[true,[]]' ]
+		run sh -c "ckpt-inspect -a ${j}1.19-$f | jq -c '$q'"
+		status_is 0
+		output_is "$want"
+	done
+	# the Scala job's: its broadcast states check (what else ckpt cannot walk is not checked)
+	for f in hashmap-checkpoint hashmap-savepoint-native; do
+		run --separate-stderr ckpt-inspect -c stateful-scala-with-broadcast-udf-migration-itcase-flink1.19-$f
+		status_is 0
+		[ "$(jq -c '[.ok, [.problems[] | select(.problem | contains("broadcast-state") or startswith("not checked") == false)]]' <<<"$output")" = '[true,[]]' ]
+	done
+}
+
+@test "flinkstate: a byte flipped in Flink 1.19's compressed operator state: one line naming the file and the chunk" {
+	needs_fixtures
+	cp -r "$FIXTURES/flink-artifacts/new-stateful-broadcast-udf-migration-itcase-flink1.19-hashmap-checkpoint" sp
+	f=sp/0433147b-1e91-499d-9619-2ca0bf7e50b1
+	cp $f whole
+	# broadcast-state-1 is the stream's second chunk (offset 645, after broadcast-state-2's 44 bytes):
+	# its checksum, then its compressed data
+	for at in 650:'Snappy chunk checksum mismatch' 660:'damaged Snappy chunk'; do
+		cp whole $f
+		flip $f ${at%%:*}
+		line="ckpt-inspect: $f: offset 645 (Snappy chunk), byte 44 of its stream: ${at#*:}"
+		bad 2 "$line" ckpt-inspect -a sp
+		bad 2 "$line" ckpt-inspect sp
+		run --separate-stderr ckpt-inspect -c sp
+		status_is 1
+		[ "$stderr" = "$line" ]
+	done
+}
+
 @test "flinkstate: -a and the summary stop at a state file of the wrong size, in -c's words" {
 	sp_dir
 	truncate -s 100 sp/kv

@@ -572,8 +572,11 @@ cut_plain(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, const js
 	return 0;
 }
 
-/* Compressed operator state: each state one Snappy stream from its first offset, its elements
- * one after the other with no lengths, so they are cut by decoding them. */
+/* Compressed operator state: its elements one after the other with no lengths, so they are cut by
+ * decoding them.  Flink 1.17 (and 1.18 before FLINK-34063) began a Snappy stream for each state,
+ * its identifier just before the state's first offset; since FLINK-34063 (1.19) one stream holds
+ * them all, flushed at each offset, so a state starts at the chunk where the one before ends.
+ * Flink's restore reads both alike: one stream from the header's end, chunks from each offset on. */
 static int
 cut_snappy(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, const json_t *states, struct opel *el,
 	   size_t nel)
@@ -590,7 +593,7 @@ cut_snappy(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, const j
 			return ckpt_err_set(c->e, CKPT_ERR_REFUSED, c->where,
 					    "compressed operator state \"%s\" has no lengths and its serializer %s is "
 					    "not one ckpt decodes", name, stop);
-		if (stop) { /* the summary: counted by its offsets; the next state is a stream of its own */
+		if (stop) { /* the summary: counted by its offsets; the next state read from its own offset */
 			char why[600];
 
 			while (j < nel && el[j].state == el[i].state)
@@ -599,10 +602,15 @@ cut_snappy(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, const j
 				 "one ckpt decodes", stop);
 			if (c->k->skip(c->k->arg, name, -1, (long)(j - i), why) < 0)
 				return -1;
+			/* Flink's restore seeks to each state's offset in one stream: a chunk starts there in
+			 * both layouts (after the state's own identifier in 1.17's, ckpt-flink(5)). */
+			if (j < nel && ckpt_fsrc_seek(s, el[j].off, 2) < 0)
+				return -1;
 			i = j;
 			continue;
 		}
-		if (el[i].off < SNAPPY_ID || ckpt_fsrc_seek(s, el[i].off - SNAPPY_ID, 1) < 0)
+		if ((i == 0 || ckpt_fsrc_tell(s) != el[i].off) &&
+		    (el[i].off < SNAPPY_ID || ckpt_fsrc_seek(s, el[i].off - SNAPPY_ID, 1) < 0))
 			return el[i].off < SNAPPY_ID ? ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "offset %llu of compressed "
 								  "operator state \"%s\" leaves no room for its stream "
 								  "identifier", (unsigned long long)el[i].off, name) : -1;
@@ -630,7 +638,8 @@ cut_snappy(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, const j
 			if (r < 0 || emit_op(c, h, name, el[j].idx, s->cap, s->clen, el[j].off) < 0)
 				return -1;
 		}
-		if (!ckpt_fsrc_drained(s) || ckpt_fsrc_tell(s) != (j < nel ? el[j].off - SNAPPY_ID : c->h->size))
+		if (!ckpt_fsrc_drained(s) || (ckpt_fsrc_tell(s) != (j < nel ? el[j].off : c->h->size) &&
+					      (j == nel || ckpt_fsrc_tell(s) != el[j].off - SNAPPY_ID)))
 			return ckpt_fsrc_fail(s, "compressed operator state \"%s\" does not end where the next begins", name);
 		i = j;
 	}
