@@ -25,83 +25,6 @@ struct flink_backing {
 	size_t nroots;
 };
 
-/* One state of a serialization proxy's header (StateMetaInfoSnapshot). */
-struct fmeta {
-	char *name;
-	int32_t type;  /* BackendStateType: 0 key-value, 1 operator, 2 broadcast, 3 priority queue, 4 key-value v2 */
-	char *kind;    /* KEYED_STATE_TYPE lower case, "timers" for priority queues */
-	char *mode;    /* OPERATOR_STATE_DISTRIBUTION_MODE */
-	struct ckpt_fser *key, *ns, *value;
-	json_t *serializers; /* option name -> class tree */
-	signed char typable;  /* typable()'s answer once asked: 0 not yet, 1 yes, -1 no */
-	char kindc;           /* set with typable: kind 't'imers, 'm'ap, 'l'ist, or 0 */
-	char ambiguous;       /* set with typable: key and namespace of variable length, each with a length suffix */
-};
-
-struct fheader {
-	int32_t version;
-	int compressed;
-	struct ckpt_fser *key; /* keyed: the key serializer */
-	struct fmeta *m;
-	size_t n, nlist;       /* operator: the first nlist states are list/union, the rest broadcast */
-	int stopped;
-	char stop[600];        /* why the header was not read to its end */
-	uint64_t end;
-};
-
-/* The typed form of the key-value entry a sink is given: decoded when the sink asks for it
- * (typed_emit), into a jansson value, straight into the document, or nowhere (only checked); the
- * reader checks it itself when the sink did not ask. */
-struct ftyped {
-	struct fctx *c;
-	const struct fheader *h;
-	const struct fmeta *m;
-	const unsigned char *k, *v;
-	size_t kn, vn;
-	uint64_t at;
-	uint32_t kg;
-	json_t *ready; /* decoded already (the loader's values) */
-	int heap;      /* the heap layout: the value whole (a map or list in one), no user key */
-	int done;
-};
-
-/* Where entries go: the loader keeps them, the summary and -c count them.  typed is given away. */
-struct fsink {
-	int (*header)(void *arg, const char *scope, const struct fheader *h);
-	int (*op)(void *arg, const char *state, size_t idx, const unsigned char *p, size_t n, json_t *typed);
-	int (*kv)(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn,
-		  const unsigned char *v, size_t vn, struct ftyped *typed); /* typed NULL: none */
-	void *arg;
-	int untyped; /* skip decoding values where the layout does not need it (counting only) */
-	int part;    /* 0 every handle; 1 operator state handles only; 2 keyed state handles only */
-	const char *only; /* operator state: give (and decode) only this state's elements */
-	uint32_t kg_lo, kg_hi; /* keyed state: only key groups in [kg_lo, kg_hi) when kg_hi > 0 */
-};
-
-/* Is key group kg outside the sink's window? */
-static inline int
-kg_skipped(const struct fsink *k, uint32_t kg)
-{
-	return k->kg_hi > 0 && (kg < k->kg_lo || kg >= k->kg_hi);
-}
-
-struct fctx {
-	struct flink_backing *b;
-	const struct ckpt_operator *op;
-	const struct ckpt_subtask *st;
-	const struct ckpt_handle *h;
-	const struct fsink *k;
-	struct ckpt_err *e;
-	char where[1024];
-	unsigned prefix; /* key-group prefix bytes */
-	struct heapbuf *heap; /* read_heap's entry buffers, reused */
-};
-
-struct heapbuf {
-	unsigned char *key, *ns, *val;
-	size_t kcap, ncap, vcap;
-};
-
 /* ------------------------------------------------------------ the header */
 
 static void
@@ -1319,9 +1242,65 @@ out:
 	return rc;
 }
 
+/* ------------------------------------------------------------ for flink-changelog.c */
+
+int
+ckpt_fstate_read_meta(struct ckpt_fsrc *s, struct fheader *h)
+{
+	return read_meta(s, h);
+}
+
+void
+ckpt_fstate_header_release(struct fheader *h)
+{
+	header_release(h);
+}
+
+int
+ckpt_fstate_keyed_header(struct fctx *c, struct fheader *h)
+{
+	struct ckpt_fsrc s = {0};
+	int fd = -1, rc;
+
+	s.fd = -1;
+	rc = open_bytes(c, &s, &fd) < 0 || read_keyed_header(&s, h) < 0 ? -1 : 0;
+	ckpt_fsrc_release(&s);
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+int
+ckpt_fstate_read_keyed(struct fctx *c)
+{
+	return read_keyed(c);
+}
+
+int
+ckpt_fstate_local_path(struct fctx *c, const char *kind, const char *p, char *out, size_t n)
+{
+	return local_path(c, kind, p, out, n);
+}
+
+int
+ckpt_fstate_kv(struct fctx *c, const struct fheader *h, struct fmeta *m, uint32_t kg, const unsigned char *k,
+	       size_t kn, const unsigned char *v, size_t vn)
+{
+	struct ftyped t = {.c = c, .h = h, .m = m, .k = k, .kn = kn, .v = vn ? v : (const unsigned char *)"",
+			   .vn = vn, .kg = kg, .heap = 1};
+	int typed = !c->k->untyped && typable(h, m);
+
+	if (kg_skipped(c->k, kg))
+		return 0;
+	if (c->k->kv(c->k->arg, m->name, kg, k, kn, t.v, vn, typed ? &t : NULL) < 0)
+		return -1;
+	return typed ? typed_check(&t) : 0;
+}
+
 /* ------------------------------------------------------------ one subtask */
 
-/* Which handles hold state ckpt reads: 1 operator (managed), 2 raw operator, 3 keyed, 0 none. */
+/* Which handles hold state ckpt reads: 1 operator (managed), 2 raw operator, 3 keyed, 4 keyed in a
+ * changelog, 0 none. */
 static int
 handle_role(const struct ckpt_handle *h)
 {
@@ -1330,6 +1309,8 @@ handle_role(const struct ckpt_handle *h)
 	if (strcmp(h->scope, "managed_keyed") == 0 &&
 	    (strcmp(h->kind, "savepoint_key_groups") == 0 || strcmp(h->kind, "key_groups") == 0))
 		return 3;
+	if (strcmp(h->scope, "managed_keyed") == 0 && strcmp(h->kind, "changelog") == 0)
+		return 4;
 	return 0;
 }
 
@@ -1344,12 +1325,14 @@ read_subtask(struct flink_backing *b, const struct ckpt_operator *op, const stru
 
 		c.h = &st->handles[i];
 		snprintf(c.where, sizeof c.where, "%s", b->meta);
-		if ((k->part == 1 && role == 3) || (k->part == 2 && role != 3))
+		if ((k->part == 1 && role >= 3) || (k->part == 2 && role < 3))
 			continue;
 		if (role == 1 || role == 2)
 			r = read_operator(&c, role == 1);
 		else if (role == 3)
 			r = read_keyed(&c);
+		else if (role == 4)
+			r = ckpt_fchangelog_read(&c);
 		if (r < 0)
 			return -1;
 	}
@@ -2028,7 +2011,20 @@ count_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size
 	return 0;
 }
 
-/* The files of handles ckpt does not read (RocksDB incremental, changelog), from the handles only. */
+/* A state whose entries ckpt cannot read: their number is unknown, never 0. */
+static int
+count_unknown(void *arg, const char *state, const char *why)
+{
+	struct counter *C = arg;
+	json_t *o = count_state(C, state);
+
+	if (o == NULL || json_object_set_new(o, "entries", json_null()) < 0 ||
+	    json_object_set_new(o, "bytes", json_null()) < 0 || json_object_set_new(o, "unknown", json_string(why)) < 0)
+		return ckpt_err_set(C->e, CKPT_ERR_NOMEM, "", "out of memory");
+	return 0;
+}
+
+/* The files of handles ckpt does not read (RocksDB incremental), from the handles only. */
 static int
 count_unread(struct counter *C, const struct ckpt_subtask *st, const struct ckpt_handle *h)
 {
@@ -2063,7 +2059,8 @@ ckpt_flink_state_summary(struct ckpt_snapshot *s, struct ckpt_err *e)
 {
 	struct flink_backing *b = backing_of(s, e);
 	struct counter C = {.e = e};
-	struct fsink k = {.header = count_header, .op = count_op, .kv = count_kv, .arg = &C, .untyped = 1};
+	struct fsink k = {.header = count_header, .op = count_op, .kv = count_kv, .unknown = count_unknown, .arg = &C,
+			  .untyped = 1};
 
 	if (b == NULL || (C.ops = json_object()) == NULL)
 		return NULL;
