@@ -720,6 +720,19 @@ out:
 	return rc;
 }
 
+/* A changelog file is a flag byte, then the rest, whose length (uncompressed) the _metadata records
+ * (FsStateChangelogWriter's handle takes the position after the flag byte): 0 when st bytes fit,
+ * else 1 and the problem in -c's words in what. */
+static int
+size_problem(int z, uint64_t st, uint64_t size, char *what, size_t n)
+{
+	if (z == 1 ? st >= 1 : st == size + 1)
+		return 0;
+	snprintf(what, n, "%s: %llu bytes, the _metadata records %llu and a flag byte", st < size + 1 ? "short" : "long",
+		 (unsigned long long)st, (unsigned long long)size);
+	return 1;
+}
+
 /* One (file, offset) of a ChangelogStateHandleStreamImpl: FsStateChangelogWriter's file, a byte
  * saying whether the rest is Snappy-framed, then change sets; the offset is into the rest. */
 static int
@@ -727,8 +740,10 @@ read_file(struct cl *L, const json_t *f)
 {
 	const char *kind = json_string_value(json_object_get(f, "kind")), *path = json_string_value(json_object_get(f, "path"));
 	json_int_t off = json_integer_value(json_object_get(f, "offset"));
+	uint64_t size = (uint64_t)json_integer_value(json_object_get(f, "size"));
 	struct ckpt_fsrc s = {0};
 	struct stat sb;
+	char what[256];
 	uint8_t z;
 	int fd = -1, rc = -1;
 
@@ -760,6 +775,10 @@ read_file(struct cl *L, const json_t *f)
 		goto out;
 	if (z > 1) {
 		ckpt_fsrc_fail(&s, "compression flag %u (0 or 1 expected)", z);
+		goto out;
+	}
+	if (fd >= 0 && size_problem(z, s.size, size, what, sizeof what)) {
+		ckpt_err_set(L->c->e, CKPT_ERR_INPUT, L->c->where, "%s", what);
 		goto out;
 	}
 	if (off < 0 || (!z && (uint64_t)off > s.size - 1)) {
@@ -979,4 +998,41 @@ ckpt_fchangelog_read(struct fctx *c)
 		L.H.key = NULL;
 	ckpt_fstate_header_release(&L.H);
 	return rc;
+}
+
+/* The size of a changelog file, which -c checks as its own (ckpt_flink_state_verify). */
+int
+ckpt_fchangelog_size(const struct ckpt_snapshot *s, const char *name, const char *path, uint64_t st, char *what,
+		     size_t n)
+{
+	for (size_t i = 0; i < s->nops; i++)
+		for (size_t j = 0; j < s->ops[i].nsubtasks; j++)
+			for (size_t h = 0; h < s->ops[i].subtasks[j].nhandles; h++) {
+				const struct ckpt_handle *x = &s->ops[i].subtasks[j].handles[h];
+				const json_t *non = json_object_get(x->detail, "non_materialized");
+
+				if (strcmp(x->kind, "changelog") != 0)
+					continue;
+				for (size_t k = 0; k < json_array_size(non); k++) {
+					const json_t *fs = json_object_get(json_array_get(non, k), "files");
+
+					for (size_t f = 0; f < json_array_size(fs); f++) {
+						const json_t *o = json_array_get(fs, f);
+						const char *p = json_string_value(json_object_get(o, "path"));
+						unsigned char z = 0;
+						int fd;
+
+						if (p == NULL || strcmp(p, name) != 0)
+							continue;
+						if ((fd = open(path, O_RDONLY)) >= 0) {
+							if (read(fd, &z, 1) != 1)
+								z = 0;
+							close(fd);
+						}
+						return size_problem(z, st, (uint64_t)json_integer_value(json_object_get(o, "size")),
+								    what, n);
+					}
+				}
+			}
+	return -1;
 }

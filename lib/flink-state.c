@@ -2119,6 +2119,7 @@ verify_files(struct flink_backing *b, const struct ckpt_snapshot *s, struct veri
 		uint64_t size = (uint64_t)json_integer_value(json_object_get(f, "size"));
 		char path[1024], what[256];
 		struct stat sb;
+		int cl;
 
 		if (local_path(&c, kind, json_string_value(json_object_get(f, "path")), path, sizeof path) < 0) {
 			char msg[1200];
@@ -2134,6 +2135,14 @@ verify_files(struct flink_backing *b, const struct ckpt_snapshot *s, struct veri
 			problem(V, path, what);
 			continue;
 		}
+		cl = ckpt_fchangelog_size(s, json_string_value(json_object_get(f, "path")), path, (uint64_t)sb.st_size,
+					  what, sizeof what);
+		if (cl == 1)
+			problem(V, path, what);
+		else if (cl == 0)
+			*bytes += size;
+		if (cl >= 0)
+			continue;
 		if (strcmp(kind, "segment_file") == 0 ? (uint64_t)sb.st_size < size : (uint64_t)sb.st_size != size) {
 			snprintf(what, sizeof what, "%s: %llu bytes, the _metadata records %llu",
 				 (uint64_t)sb.st_size < size ? "short" : "long", (unsigned long long)sb.st_size,

@@ -392,5 +392,9 @@ int ckpt_fstate_kv(struct fctx *c, const struct fheader *h, struct fmeta *m, uin
 /* The keyed state of a changelog handle (c->h, kind "changelog") as Flink's changelog restore
  * rebuilds it, to c->k: 0, or -1 with c->e set (CKPT_ERR_REFUSED: a part ckpt does not read). */
 int ckpt_fchangelog_read(struct fctx *c);
+/* -c's size check of a file the _metadata names (name; path, local, of st bytes): -1 when it is no
+ * changelog file, else 0 when the size fits, or 1 with the problem in what. */
+int ckpt_fchangelog_size(const struct ckpt_snapshot *s, const char *name, const char *path, uint64_t st, char *what,
+			 size_t n);
 
 #endif
