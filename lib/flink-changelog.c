@@ -771,6 +771,10 @@ read_file(struct cl *L, const json_t *f)
 		if (ckpt_fsrc_file(&s, fd, 0, (uint64_t)sb.st_size, L->c->where, L->c->e) < 0)
 			goto out;
 	}
+	if (fd >= 0 && s.size == 0 && size_problem(0, 0, size, what, sizeof what)) {
+		ckpt_err_set(L->c->e, CKPT_ERR_INPUT, L->c->where, "%s", what);
+		goto out;
+	}
 	if (ckpt_fsrc_u8(&s, &z, "compression flag") < 0)
 		goto out;
 	if (z > 1) {
@@ -828,8 +832,8 @@ unread(const json_t *j)
 	if (kind && strcmp(kind, "key_groups") == 0)
 		return NULL;
 	if (kind && strcmp(kind, "incremental") == 0)
-		return "its materialized part is a RocksDB incremental snapshot, which ckpt does not read yet";
-	return "its materialized part is a handle of a kind ckpt does not read in a changelog";
+		return "the changelog's materialized part is a RocksDB incremental snapshot, which ckpt does not read yet";
+	return "the changelog's materialized part is a handle of a kind ckpt does not read";
 }
 
 static int
@@ -917,9 +921,9 @@ unknown(struct cl *L, const char *why)
 	const char *first = L->H.n ? L->H.m[0].name : NULL;
 
 	if (L->c->k->unknown == NULL)
-		return ckpt_err_set(L->c->e, CKPT_ERR_REFUSED, L->meta, "operator %s subtask %u: %s%s%s keyed state in a "
-				    "changelog: %s", L->c->op->id, L->c->st->index, first ? "state \"" : "the",
-				    first ? first : "", first ? "\"," : "", why);
+		return ckpt_err_set(L->c->e, CKPT_ERR_REFUSED, L->meta, "operator %s subtask %u: %s%s%s not read: %s",
+				    L->c->op->id, L->c->st->index, first ? "state \"" : "keyed state", first ? first : "",
+				    first ? "\"" : "", why);
 	if (first == NULL)
 		return L->c->k->unknown(L->c->k->arg, "(materialized)", why);
 	for (size_t i = 0; i < L->H.n; i++)
