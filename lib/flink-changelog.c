@@ -416,10 +416,13 @@ static int
 list_add(struct cl *L, struct fmeta *m, uint32_t kg, const unsigned char *e, size_t en, uint32_t n, uint32_t idx)
 {
 	struct clent *x = ent_get(L, idx, L->k.p, L->k.n);
-	uint32_t have = x ? (uint32_t)ckpt_be32(x->val) : 0;
+	uint32_t have;
 	unsigned char cnt[4];
 
-	(void)m;
+	if (x && x->vn < 4)
+		return ckpt_err_set(L->c->e, CKPT_ERR_INPUT, L->c->where, "list state \"%s\": a value of %zu bytes, not "
+				    "a serialized list", m->name, x->vn);
+	have = x ? (uint32_t)ckpt_be32(x->val) : 0;
 	L->x.n = 0;
 	put_be32(cnt, have + n);
 	if (buf_add(L, &L->x, cnt, 4) < 0 || (x && buf_add(L, &L->x, x->val + 4, x->vn - 4) < 0) ||
@@ -440,6 +443,9 @@ map_set(struct cl *L, struct fmeta *m, uint32_t kg, uint32_t idx, const struct b
 	unsigned char cnt[4], flag;
 	int rc = -1;
 
+	if (x && x->vn < 4)
+		return ckpt_err_set(L->c->e, CKPT_ERR_INPUT, L->c->where, "map state \"%s\": a value of %zu bytes, not "
+				    "a serialized map", m->name, x->vn);
 	L->x.n = 0;
 	if (buf_add(L, &L->x, "\0\0\0\0", 4) < 0)
 		return -1;
@@ -471,6 +477,7 @@ map_set(struct cl *L, struct fmeta *m, uint32_t kg, uint32_t idx, const struct b
 		goto out;
 	rc = 0;
 out:
+	ckpt_fsrc_release(&s);
 	free(ek.p);
 	free(ev.p);
 	return rc;
