@@ -34,6 +34,8 @@ struct cl {
 	int borrowed;       /* H.key is a timer state's key serializer, not owned */
 	struct { int16_t id; uint32_t m; } *ids; /* the short ids of the metadata changes */
 	size_t nids;
+	char **why;         /* per state: why it is not read (see set_why), or NULL */
+	size_t nwhy;
 	struct clent *e;
 	size_t n, cap, seq;
 	size_t *slot, nslot; /* open addressing over e: index + 1, 0 empty; nslot a power of two */
@@ -263,66 +265,109 @@ find_key(struct cl *L)
 
 /* ------------------------------------------------------------ one change */
 
+/* State idx cannot be read (why): its changes are skipped, the summary counts it as unknown and
+ * every other reader refuses it.  The first reason stays. */
+static int
+set_why(struct cl *L, uint32_t idx, const char *why)
+{
+	if (idx >= L->nwhy) {
+		char **w = ckpt_reallocarray(L->why, idx + 1, sizeof *w, L->c->e);
+
+		if (w == NULL)
+			return -1;
+		memset(w + L->nwhy, 0, (idx + 1 - L->nwhy) * sizeof *w);
+		L->why = w;
+		L->nwhy = idx + 1;
+	}
+	if (L->why[idx] == NULL && (L->why[idx] = strdup(why)) == NULL)
+		return cl_nomem(L);
+	return 0;
+}
+
+static const char *
+why_of(const struct cl *L, uint32_t idx)
+{
+	return idx < L->nwhy ? L->why[idx] : NULL;
+}
+
+/* The short id of the state to idx. */
+static int
+map_id(struct cl *L, int16_t id, uint32_t idx)
+{
+	void *ids;
+
+	for (size_t i = 0; i < L->nids; i++)
+		if (L->ids[i].id == id) {
+			L->ids[i].m = idx;
+			return 0;
+		}
+	if ((ids = ckpt_reallocarray(L->ids, L->nids + 1, sizeof *L->ids, L->c->e)) == NULL)
+		return -1;
+	L->ids = ids;
+	L->ids[L->nids].id = id;
+	L->ids[L->nids++].m = idx;
+	return 0;
+}
+
 /* ChangelogBackendLogApplier.applyMetaDataChange: the meta info, TTL and default value, the short
- * id, the backend state type. */
+ * id, the backend state type.  A meta info ckpt cannot read to its end makes its state unknown:
+ * the change's length holds it, and its id is its last three bytes but one. */
 static int
 apply_meta(struct cl *L, struct ckpt_fsrc *s)
 {
 	struct fheader h = {0};
-	struct fmeta *m;
+	const char *why = NULL;
+	char msg[700];
 	int32_t version;
 	int16_t id;
-	uint8_t ttl, dflt, type;
+	uint8_t ttl = 0, dflt, type;
 	uint32_t idx;
 	int r, rc = -1;
-	void *ids;
 
 	if (ckpt_fsrc_i32(s, &version, "meta info version") < 0)
 		return -1;
 	if (version != 6 && version != 7)
 		return ckpt_fsrc_fail(s, "state meta info version %d (6 or 7 expected)", version);
-	if ((r = ckpt_fstate_read_meta(s, &h)) != 0) {
-		if (r == 1)
-			ckpt_err_set(L->c->e, CKPT_ERR_REFUSED, L->c->where, "%s", h.stop);
+	if ((r = ckpt_fstate_read_meta(s, &h)) < 0 || h.n == 0)
 		goto out;
+	if (r == 1)
+		why = h.stop;
+	else if ((h.m[0].type == 0 || h.m[0].type == 4) && ckpt_fsrc_u8(s, &ttl, "TTL flag") < 0)
+		goto out;
+	if (ttl) {
+		snprintf(msg, sizeof msg, "state \"%s\" has a TTL configuration (a serialized Java object in its "
+			 "changelog metadata), which ckpt does not read", h.m[0].name);
+		why = msg;
 	}
-	m = &h.m[0];
-	if (m->type == 0 || m->type == 4) { /* KEY_VALUE: TTL config (a Java object), default value */
-		if (ckpt_fsrc_u8(s, &ttl, "TTL flag") < 0)
-			goto out;
-		if (ttl) {
-			ckpt_err_set(L->c->e, CKPT_ERR_REFUSED, L->c->where, "state \"%s\" has a TTL configuration (a "
-				     "serialized Java object in its changelog metadata), which ckpt does not read", m->name);
+	if (why) {
+		if (s->size < 3) {
+			ckpt_fsrc_fail(s, "a metadata change of %llu bytes", (unsigned long long)s->size);
 			goto out;
 		}
-		if (ckpt_fsrc_u8(s, &dflt, "default value flag") < 0 ||
-		    (dflt && piece(L, s, m->value, "default value", &L->x, NULL, NULL) < 0))
+		id = (int16_t)ckpt_load_be(s->mem + s->size - 3, 2);
+	} else {
+		struct fmeta *m = &h.m[0];
+
+		if (m->type == 0 || m->type == 4) { /* KEY_VALUE: default value */
+			if (ckpt_fsrc_u8(s, &dflt, "default value flag") < 0 ||
+			    (dflt && piece(L, s, m->value, "default value", &L->x, NULL, NULL) < 0))
+				goto out;
+		} else if (m->type != 3) {
+			ckpt_fsrc_fail(s, "state \"%s\" of type %d in a keyed changelog", m->name, m->type);
 			goto out;
-	} else if (m->type != 3) {
-		ckpt_fsrc_fail(s, "state \"%s\" of type %d in a keyed changelog", m->name, m->type);
-		goto out;
+		}
+		if (ckpt_fsrc_i16(s, &id, "state id") < 0 || ckpt_fsrc_u8(s, &type, "state type") < 0)
+			goto out;
+		if (!ckpt_fsrc_drained(s)) {
+			ckpt_fsrc_fail(s, "a metadata change of state \"%s\" does not end where its fields end", m->name);
+			goto out;
+		}
 	}
-	if (ckpt_fsrc_i16(s, &id, "state id") < 0 || ckpt_fsrc_u8(s, &type, "state type") < 0)
-		goto out;
-	if (!ckpt_fsrc_drained(s)) {
-		ckpt_fsrc_fail(s, "a metadata change of state \"%s\" does not end where its fields end", m->name);
-		goto out;
-	}
-	if (state_index(L, m->name, &idx) < 0)
+	if (state_index(L, h.m[0].name, &idx) < 0)
 		idx = (uint32_t)L->H.n; /* new: take_states appends it */
-	if (take_states(L, &h) < 0)
+	if ((why && set_why(L, idx, why) < 0) || take_states(L, &h) < 0 || map_id(L, id, idx) < 0)
 		goto out;
-	for (size_t i = 0; i < L->nids; i++)
-		if (L->ids[i].id == id) {
-			L->ids[i].m = idx;
-			rc = 0;
-			goto out;
-		}
-	if ((ids = ckpt_reallocarray(L->ids, L->nids + 1, sizeof *L->ids, L->c->e)) == NULL)
-		goto out;
-	L->ids = ids;
-	L->ids[L->nids].id = id;
-	L->ids[L->nids++].m = idx;
+	find_key(L); /* a timer state registered: the key serializer is known from here on */
 	rc = 0;
 out:
 	ckpt_fstate_header_release(&h);
@@ -362,10 +407,11 @@ suffix(struct cl *L, struct buf *b, size_t n)
 /*
  * The scope of a key-value change (KvStateChangeLoggerImpl.serializeScope: key, namespace) into
  * L->k as the heap layout keys an entry: key-group prefix, key, namespace.  tail: the wire length
- * of what follows the scope, needed only when the key serializer is unknown (-1: not fixed).
+ * of what follows the scope, needed only when the key serializer is unknown (-1: not fixed).  1
+ * when state idx cannot be read so (set_why).
  */
 static int
-scope(struct cl *L, struct ckpt_fsrc *s, struct fmeta *m, uint32_t *kg, long tail)
+scope(struct cl *L, struct ckpt_fsrc *s, struct fmeta *m, uint32_t idx, uint32_t *kg, long tail)
 {
 	unsigned char pre[2] = {(unsigned char)(L->c->prefix == 2 ? *kg >> 8 : *kg), (unsigned char)*kg};
 	const struct ckpt_fser *key = L->H.key;
@@ -383,11 +429,16 @@ scope(struct cl *L, struct ckpt_fsrc *s, struct fmeta *m, uint32_t *kg, long tai
 	} else {
 		long ns = wire(m->ns), left = (long)(s->wlen - s->wpos);
 
+		char msg[700];
+
+		if (key)
+			snprintf(msg, sizeof msg, "state \"%s\" in a changelog, whose changes have no lengths, and its key "
+				 "serializer %s is not one ckpt decodes", m->name, ckpt_fser_blocker(key));
+		else
+			snprintf(msg, sizeof msg, "state \"%s\": the changelog records no key serializer (no materialized "
+				 "part, no timer state), and its namespace and value are not of fixed length", m->name);
 		if (key || ns < 0 || tail < 0 || left < ns + tail)
-			return ckpt_err_set(L->c->e, CKPT_ERR_REFUSED, L->c->where, "state \"%s\": the changelog holds no key "
-					    "serializer%s%s, and the namespace and value are not of fixed length",
-					    m->name, key ? " ckpt decodes: " : " (no materialized part, no timers)",
-					    key ? ckpt_fser_blocker(key) : "");
+			return set_why(L, idx, msg) < 0 ? -1 : 1;
 		if (buf_add(L, &L->k, s->win + s->wpos, (size_t)(left - ns - tail)) < 0 ||
 		    ckpt_fsrc_read(s, NULL, (size_t)(left - ns - tail), "key") < 0)
 			return -1;
@@ -569,17 +620,23 @@ apply_kv(struct cl *L, struct ckpt_fsrc *s, struct fmeta *m, uint32_t kg, uint32
 	char kind = strcmp(k, "list") == 0 ? 'l' : strcmp(k, "map") == 0 ? 'm' : 'v';
 	const char *stop = ckpt_fser_blocker(m->ns) ? ckpt_fser_blocker(m->ns) : ckpt_fser_blocker(m->value);
 	struct buf *v = &L->v;
+	char msg[700];
+	int r;
 
-	if (stop)
-		return ckpt_err_set(L->c->e, CKPT_ERR_REFUSED, L->c->where, "state \"%s\" in a changelog, whose changes "
-				    "have no lengths, and its serializer %s is not one ckpt decodes", m->name, stop);
+	if (stop) {
+		snprintf(msg, sizeof msg, "state \"%s\" in a changelog, whose changes have no lengths, and its "
+			 "serializer %s is not one ckpt decodes", m->name, stop);
+		return set_why(L, idx, msg);
+	}
 	if ((kind == 'l' && m->value->kind != FSER_LIST) || (kind == 'm' && m->value->kind != FSER_MAP))
 		return ckpt_fsrc_fail(s, "%s state \"%s\" with a serializer %s", k, m->name, m->value->cls);
-	if (op == OP_MERGE_NS)
-		return ckpt_err_set(L->c->e, CKPT_ERR_REFUSED, L->c->where, "state \"%s\": a MERGE_NS change (merging "
-				    "windows), which ckpt does not apply", m->name);
-	if (scope(L, s, m, &kg, tail_of(m, kind, op)) < 0)
-		return -1;
+	if (op == OP_MERGE_NS) {
+		snprintf(msg, sizeof msg, "state \"%s\" has a MERGE_NS change (merging windows: it needs the "
+			 "state's function), which ckpt does not apply", m->name);
+		return set_why(L, idx, msg);
+	}
+	if ((r = scope(L, s, m, idx, &kg, tail_of(m, kind, op))) != 0)
+		return r < 0 ? -1 : 0;
 	v->n = 0;
 	if (op == OP_CLEAR) {
 		ent_del(L, idx, L->k.p, L->k.n);
@@ -650,11 +707,15 @@ apply(struct cl *L, int32_t kg, const unsigned char *p, size_t n, uint64_t at)
 		ckpt_fsrc_fail(&s, "a change of state id %d, which no metadata change registered", id);
 		goto out;
 	}
+	if (why_of(L, L->ids[i].m)) {
+		rc = 0; /* a state not read */
+		goto out;
+	}
 	if (L->H.m[L->ids[i].m].type == 3)
 		rc = apply_pq(L, &s, &L->H.m[L->ids[i].m], (uint32_t)kg, L->ids[i].m, op);
 	else
 		rc = apply_kv(L, &s, &L->H.m[L->ids[i].m], (uint32_t)kg, L->ids[i].m, op);
-	if (rc == 0 && !ckpt_fsrc_drained(&s))
+	if (rc == 0 && !why_of(L, L->ids[i].m) && !ckpt_fsrc_drained(&s))
 		rc = ckpt_fsrc_fail(&s, "a change of state \"%s\" does not end where its fields end",
 				    L->H.m[L->ids[i].m].name);
 out:
@@ -894,23 +955,47 @@ cmp_ent(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* The live entries to the caller's sink: by key group, then state, then when each was put. */
+/* The live entries to the caller's sink: by key group, then state, then when each was put.  A state
+ * not read (its why, or all: the whole handle's) is counted as unknown by the summary, refused by
+ * every other reader. */
 static int
-emit(struct cl *L)
+emit(struct cl *L, const char *all)
 {
 	struct clent **v = ckpt_calloc(L->n + 1, sizeof *v, L->c->e);
+	const struct fsink *k = L->c->k;
 	size_t n = 0;
 	int rc = -1;
 
 	if (v == NULL)
 		return -1;
-	for (size_t i = 0; i < L->n; i++)
-		if (L->e[i].live)
+	snprintf(L->c->where, sizeof L->c->where, "%s", L->meta);
+	for (size_t i = 0; i < L->H.n; i++) {
+		const char *why = all ? all : why_of(L, (uint32_t)i);
+
+		if (why && k->unknown == NULL) {
+			ckpt_err_set(L->c->e, CKPT_ERR_REFUSED, L->meta, "operator %s subtask %u: state \"%s\" not read: %s",
+				     L->c->op->id, L->c->st->index, L->H.m[i].name, why);
+			goto out;
+		}
+	}
+	if (all && L->H.n == 0) {
+		rc = k->unknown ? k->unknown(k->arg, "(materialized)", all) :
+			ckpt_err_set(L->c->e, CKPT_ERR_REFUSED, L->meta, "operator %s subtask %u: keyed state not read: %s",
+				     L->c->op->id, L->c->st->index, all);
+		goto out;
+	}
+	if (k->header && k->header(k->arg, "keyed", &L->H) < 0)
+		goto out;
+	for (size_t i = 0; i < L->H.n; i++) {
+		const char *why = all ? all : why_of(L, (uint32_t)i);
+
+		if (why && k->unknown(k->arg, L->H.m[i].name, why) < 0)
+			goto out;
+	}
+	for (size_t i = 0; !all && i < L->n; i++)
+		if (L->e[i].live && !why_of(L, L->e[i].state))
 			v[n++] = &L->e[i];
 	qsort(v, n, sizeof *v, cmp_ent);
-	snprintf(L->c->where, sizeof L->c->where, "%s", L->meta);
-	if (L->c->k->header && L->c->k->header(L->c->k->arg, "keyed", &L->H) < 0)
-		goto out;
 	for (size_t i = 0; i < n; i++)
 		if (ckpt_fstate_kv(L->c, &L->H, &L->H.m[v[i]->state], v[i]->kg, v[i]->key, v[i]->kn, v[i]->val,
 				   v[i]->vn) < 0)
@@ -919,24 +1004,6 @@ emit(struct cl *L)
 out:
 	free(v);
 	return rc;
-}
-
-/* A part not read: the summary counts its states as unknown, every other reader refuses them. */
-static int
-unknown(struct cl *L, const char *why)
-{
-	const char *first = L->H.n ? L->H.m[0].name : NULL;
-
-	if (L->c->k->unknown == NULL)
-		return ckpt_err_set(L->c->e, CKPT_ERR_REFUSED, L->meta, "operator %s subtask %u: %s%s%s not read: %s",
-				    L->c->op->id, L->c->st->index, first ? "state \"" : "keyed state", first ? first : "",
-				    first ? "\"" : "", why);
-	if (first == NULL)
-		return L->c->k->unknown(L->c->k->arg, "(materialized)", why);
-	for (size_t i = 0; i < L->H.n; i++)
-		if (L->c->k->unknown(L->c->k->arg, L->H.m[i].name, why) < 0)
-			return -1;
-	return 0;
 }
 
 static int
@@ -972,7 +1039,7 @@ read_parts(struct cl *L)
 		return ckpt_err_set(L->c->e, CKPT_ERR_INPUT, L->meta, "operator %s subtask %u: %zu inline bytes of a "
 				    "changelog handle not read", L->c->op->id, L->c->st->index, L->inlen - L->inpos);
 	find_key(L);
-	return why ? unknown(L, why) : emit(L);
+	return emit(L, why);
 }
 
 int
@@ -1001,6 +1068,9 @@ ckpt_fchangelog_read(struct fctx *c)
 	free(L.e);
 	free(L.slot);
 	free(L.ids);
+	for (size_t i = 0; i < L.nwhy; i++)
+		free(L.why[i]);
+	free(L.why);
 	free(L.k.p);
 	free(L.ns.p);
 	free(L.v.p);

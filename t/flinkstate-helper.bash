@@ -420,17 +420,22 @@ s_map() { b_i32 2; b_utf "$SER.MapSerializerSnapshot"; b_i32 3; b_i32 911108; b_
 	b_i32 2; b_utf "$SER.IntSerializer\$IntSerializerSnapshot"; b_i32 3
 	b_utf "$SER.LongSerializer\$LongSerializerSnapshot"; b_i32 3; }
 c_kv() { b_u8 "$1"; b_i16 "$2"; b_i32 "$3"; b_u8 0; } # OP ID KEY: the op, the state, the scope
+s_custom() { s_proxy x.CustomSerializer\$Snapshot; } # a snapshot class ckpt cannot step over
 # log: FsStateChangelogWriter's file: a byte 0 (not compressed), then two change sets (StateChangeFormat):
 # the metadata (key group -1) and, in key group 29, count 42 -> 70, seen 42 += 5, 6, m 42: 1 -> 10,
 # 2 -> 20, then 1 removed; the second (at CL_OFF of the rest) count 24 -> 3 in key group 30 and, in
-# key group 31 (not the subtask's: skipped), count 93 -> 9.
+# key group 31 (not the subtask's: skipped), count 93 -> 9.  With CL_CUSTOM=1 also a state "blob"
+# (id 3) of a serializer ckpt cannot step over, set for key 42.
 cl_log() {
+	local x=${CL_CUSTOM:-0}
 	B=; b_u8 0
 	b_i32 2
-	b_i32 3; b_i32 -1; ch c_meta count VALUE 0 s_long; ch c_meta seen LIST 1 s_list; ch c_meta m MAP 2 s_map
-	b_i32 6; b_i32 29
+	b_i32 $((3 + x)); b_i32 -1; ch c_meta count VALUE 0 s_long; ch c_meta seen LIST 1 s_list; ch c_meta m MAP 2 s_map
+	[ "$x" = 1 ] && ch c_meta blob VALUE 3 s_custom
+	b_i32 $((6 + x)); b_i32 29
 	ch eval 'c_kv 1 0 42; b_i64 70'; ch eval 'c_kv 5 1 42; b_i64 5'; ch eval 'c_kv 5 1 42; b_i64 6'
 	ch eval 'c_kv 6 2 42; b_i32 1; b_i64 10'; ch eval 'c_kv 6 2 42; b_i32 2; b_i64 20'; ch eval 'c_kv 7 2 42; b_i32 1'
+	[ "$x" = 1 ] && ch eval 'c_kv 1 3 42; b_i32 7'
 	CL_OFF=$(($(blen) - 1))
 	b_i32 2
 	b_i32 1; b_i32 30; ch eval 'c_kv 1 0 24; b_i64 3'

@@ -416,10 +416,21 @@ FA_JOB=new-stateful-udf-migration-itcase-flink1.17-hashmap
 }
 
 @test "flinkstate: a changelog whose materialized part ckpt does not read: the summary says unknown, -a refuses the state" {
+	local why="the changelog's materialized part is a RocksDB incremental snapshot, which ckpt does not read yet"
 	cl_dir rocksdb
-	run sh -c 'ckpt-inspect cl | jq -c "[.operators[0].flink_state.states[] | select(.scope != \"operator\")]"'
-	output_is '[{"name":"count","entries":null,"bytes":null,"unknown":"the changelog'"'"'s materialized part is a RocksDB incremental snapshot, which ckpt does not read yet"},{"name":"seen","entries":null,"bytes":null,"unknown":"the changelog'"'"'s materialized part is a RocksDB incremental snapshot, which ckpt does not read yet"},{"name":"m","entries":null,"bytes":null,"unknown":"the changelog'"'"'s materialized part is a RocksDB incremental snapshot, which ckpt does not read yet"}]'
-	bad 1 "ckpt-inspect: cl/_metadata: operator 0102030405060708090a0b0c0d0e0f10 subtask 0: state \"count\" not read: the changelog's materialized part is a RocksDB incremental snapshot, which ckpt does not read yet" ckpt-inspect -a cl
+	run sh -c 'ckpt-inspect cl | jq -c "[.operators[0].flink_state.states[] | [.name, .entries, .bytes, .kind, .unknown]]"'
+	status_is 0
+	output_is '[["names",2,5,"list",null],["count",null,null,"value","'"$why"'"],["seen",null,null,"list","'"$why"'"],["m",null,null,"map","'"$why"'"]]'
+	bad 1 "ckpt-inspect: cl/_metadata: operator 0102030405060708090a0b0c0d0e0f10 subtask 0: state \"count\" not read: $why" ckpt-inspect -a cl
+}
+
+@test "flinkstate: a changelog state of a serializer ckpt cannot step over is unknown, the others read" {
+	local why='the VALUE_SERIALIZER of state \"blob\" is a x.CustomSerializer$Snapshot, whose snapshot ckpt cannot step over'
+	CL_CUSTOM=1 cl_dir
+	run sh -c 'ckpt-inspect cl | jq -c "[.operators[0].flink_state.states[] | [.name, .entries, .unknown]]"'
+	status_is 0
+	output_is '[["names",2,null],["count",1,null],["seen",1,null],["m",1,null],["blob",null,"'"$why"'"]]'
+	bad 1 "ckpt-inspect: cl/_metadata: operator 0102030405060708090a0b0c0d0e0f10 subtask 0: state \"blob\" not read: ${why//\\/}" ckpt-inspect -a cl
 }
 
 @test "flinkstate: a cut changelog file: the summary and -a exit 2 naming it, -c names it (exit 1)" {
