@@ -425,7 +425,8 @@ s_custom() { s_proxy x.CustomSerializer\$Snapshot; } # a snapshot class ckpt can
 # the metadata (key group -1) and, in key group 29, count 42 -> 70, seen 42 += 5, 6, m 42: 1 -> 10,
 # 2 -> 20, then 1 removed; the second (at CL_OFF of the rest) count 24 -> 3 in key group 30 and, in
 # key group 31 (not the subtask's: skipped), count 93 -> 9.  With CL_CUSTOM=1 also a state "blob"
-# (id 3) of a serializer ckpt cannot step over, set for key 42.
+# (id 3) of a serializer ckpt cannot step over, set for key 42; with CL_Z=1 Snappy-framed.  CL_LEN:
+# the length of the rest, as the _metadata records it.
 cl_log() {
 	local x=${CL_CUSTOM:-0}
 	B=; b_u8 0
@@ -440,6 +441,12 @@ cl_log() {
 	b_i32 2
 	b_i32 1; b_i32 30; ch eval 'c_kv 1 0 24; b_i64 3'
 	b_i32 1; b_i32 31; ch eval 'c_kv 1 0 93; b_i64 9'
+	CL_LEN=$(($(blen) - 1))
+	if [ "${CL_Z-}" = 1 ]; then # the rest as one uncompressed Snappy chunk: a flag byte 1
+		local hex
+		hex=$(printf '%b' "$B" | tail -c +2 | od -An -v -tx1 | tr -d ' \n')
+		B=; b_u8 1; b_snappy "$hex" raw
+	fi
 	b_write "${1:-log}"
 }
 # cl_dir [MAT]: a checkpoint cl/ whose subtask holds op and, in a ChangelogStateBackendHandle (tag
@@ -453,7 +460,7 @@ cl_dir() {
 	op_file cl/op
 	hv_file cl/kv
 	cl_log cl/log
-	local kv=$(wc -c <cl/kv) log=$(wc -c <cl/log)
+	local kv=$(wc -c <cl/kv) log=$((CL_LEN + 1))
 	B=; b_i32 0x4960672d; b_i32 3; b_i64 9; b_i32 0; b_i32 1
 	b_i64 0x0102030405060708; b_i64 0x090a0b0c0d0e0f10; b_i32 1; b_i32 128
 	b_u8 0; b_i32 1; b_i32 0

@@ -415,6 +415,18 @@ FA_JOB=new-stateful-udf-migration-itcase-flink1.17-hashmap
 	output_is '{"file":"cl","ok":true,"files":3,"bytes":1908,"problems":[]}'
 }
 
+@test "flinkstate: a Snappy-framed changelog file reads as the plain one" {
+	cl_dir
+	ckpt-inspect -a cl >plain
+	CL_Z=1 cl_dir
+	[ "$(head -c 1 cl/log | od -An -tx1)" = " 01" ]
+	run ckpt-inspect -a cl
+	status_is 0
+	output_is "$(cat plain)"
+	run ckpt-inspect -c cl
+	status_is 0
+}
+
 @test "flinkstate: a changelog whose materialized part ckpt does not read: the summary says unknown, -a refuses the state" {
 	local why="the changelog's materialized part is a RocksDB incremental snapshot, which ckpt does not read yet"
 	cl_dir rocksdb
