@@ -461,3 +461,82 @@ ekv_file() {
 	b_write "${1:-kv}"
 	KV_KGS=81
 }
+
+# Changelog keyed state (ckpt-flink(5), CHANGELOG STATE).  ch CMD...: the bytes CMD appends, as
+# one change (i32 length, the bytes).  The metadata changes register states "count" (value of
+# Long, id 0), "seen" (list of Long, id 1) and "m" (map Integer -> Long, id 2), Integer keys, the
+# void namespace.
+ch() { local save=$B x n; B=; "$@"; x=$B; n=$(blen); B=$save; b_i32 "$n"; B+=$x; }
+c_meta() { # NAME KIND ID VALUE-SNAPSHOT-WRITER
+	b_u8 8; b_i32 6; b_utf "$1"; b_i32 0; b_i32 1; b_utf KEYED_STATE_TYPE; b_utf "$2"
+	b_i32 2; b_utf VALUE_SERIALIZER; "$4"; b_utf NAMESPACE_SERIALIZER; s_proxy "$VOIDNS"
+	b_u8 0; b_u8 0; b_i16 "$3"; b_u8 0
+}
+s_long() { s_proxy "$SER.LongSerializer\$LongSerializerSnapshot"; }
+s_list() { b_i32 2; b_utf "$SER.ListSerializerSnapshot"; b_i32 3; b_i32 911108; b_i32 1; b_i32 1333245; b_i32 1
+	b_i32 1; b_utf "$SER.LongSerializer\$LongSerializerSnapshot"; b_i32 3; }
+s_map() { b_i32 2; b_utf "$SER.MapSerializerSnapshot"; b_i32 3; b_i32 911108; b_i32 1; b_i32 1333245; b_i32 1
+	b_i32 2; b_utf "$SER.IntSerializer\$IntSerializerSnapshot"; b_i32 3
+	b_utf "$SER.LongSerializer\$LongSerializerSnapshot"; b_i32 3; }
+c_kv() { b_u8 "$1"; b_i16 "$2"; b_i32 "$3"; b_u8 0; } # OP ID KEY: the op, the state, the scope
+s_custom() { s_proxy x.CustomSerializer\$Snapshot; } # a snapshot class ckpt cannot step over
+# log: FsStateChangelogWriter's file: a byte 0 (not compressed), then two change sets (StateChangeFormat):
+# the metadata (key group -1) and, in key group 29, count 42 -> 70, seen 42 += 5, 6, m 42: 1 -> 10,
+# 2 -> 20, then 1 removed; the second (at CL_OFF of the rest) count 24 -> 3 in key group 30 and, in
+# key group 31 (not the subtask's: skipped), count 93 -> 9.  With CL_CUSTOM=1 also a state "blob"
+# (id 3) of a serializer ckpt cannot step over, set for key 42; with CL_Z=1 Snappy-framed.  CL_LEN:
+# the length of the rest, as the _metadata records it.
+cl_log() {
+	local x=${CL_CUSTOM:-0}
+	B=; b_u8 0
+	b_i32 2
+	b_i32 $((3 + x)); b_i32 -1; ch c_meta count VALUE 0 s_long; ch c_meta seen LIST 1 s_list; ch c_meta m MAP 2 s_map
+	[ "$x" = 1 ] && ch c_meta blob VALUE 3 s_custom
+	b_i32 $((6 + x)); b_i32 29
+	ch eval 'c_kv 1 0 42; b_i64 70'; ch eval 'c_kv 5 1 42; b_i64 5'; ch eval 'c_kv 5 1 42; b_i64 6'
+	ch eval 'c_kv 6 2 42; b_i32 1; b_i64 10'; ch eval 'c_kv 6 2 42; b_i32 2; b_i64 20'; ch eval 'c_kv 7 2 42; b_i32 1'
+	[ "$x" = 1 ] && ch eval 'c_kv 1 3 42; b_i32 7'
+	CL_OFF=$(($(blen) - 1))
+	b_i32 2
+	b_i32 1; b_i32 30; ch eval 'c_kv 1 0 24; b_i64 3'
+	b_i32 1; b_i32 31; ch eval 'c_kv 1 0 93; b_i64 9'
+	CL_LEN=$(($(blen) - 1))
+	if [ "${CL_Z-}" = 1 ]; then # the rest as one uncompressed Snappy chunk: a flag byte 1
+		local hex
+		hex=$(printf '%b' "$B" | tail -c +2 | od -An -v -tx1 | tr -d ' \n')
+		B=; b_u8 1; b_snappy "$hex" raw
+	fi
+	b_write "${1:-log}"
+}
+# cl_dir [MAT]: a checkpoint cl/ whose subtask holds op and, in a ChangelogStateBackendHandle (tag
+# 14) of key groups 29-30, the materialized part hv (heap: count 42 -> 7; MAT "rocksdb": an empty
+# RocksDB incremental handle instead), the changes of log at offsets 0 and CL_OFF (tag 13), then
+# one change inline (tag 9): count 42 cleared.  Left: count 24 -> 3, seen 42 [5, 6], m 42 {2: 20}.
+cl_dir() {
+	rm -rf cl
+	mkdir cl
+	unset KV_KGS KG_TAG KG_FIRST KG_COUNT KG_FOR
+	op_file cl/op
+	hv_file cl/kv
+	cl_log cl/log
+	local kv=$(wc -c <cl/kv) log=$((CL_LEN + 1))
+	B=; b_i32 0x4960672d; b_i32 3; b_i64 9; b_i32 0; b_i32 1
+	b_i64 0x0102030405060708; b_i64 0x090a0b0c0d0e0f10; b_i32 1; b_i32 128
+	b_u8 0; b_i32 1; b_i32 0
+	b_i32 1; b_u8 4; b_i32 1; b_utf names; b_u8 0; b_i32 2; b_i64 "$OP_HDR"; b_i64 $((OP_HDR + 2))
+	b_delegate rel op "$(wc -c <cl/op)"
+	b_i32 0
+	b_u8 14; b_i32 29; b_i32 2; b_i64 100; b_i32 1
+	if [ "${1-}" = rocksdb ]; then
+		b_u8 11; b_i64 1; b_utf backend; b_i32 29; b_i32 2; b_i64 0; b_u8 0; b_i32 0; b_i32 0; b_utf h
+	else
+		b_u8 3; b_i32 29; b_i32 2; b_i64 "${KV_OFF[0]}"; b_i64 "${KV_OFF[1]}"; b_delegate rel kv "$kv"
+	fi
+	b_i32 2
+	b_u8 13; b_i32 29; b_i32 2; b_i32 2; b_i64 0; b_delegate rel log $((log - 1)); b_i64 "$CL_OFF"
+	b_delegate rel log $((log - 1)); b_i64 $((log - 1)); b_i64 $((log - 1)); b_utf h1; b_utf filesystem
+	b_u8 9; b_i32 29; b_i32 2; b_i64 0; b_i64 1; b_i32 1; b_i32 29; ch c_kv 0 0 42; b_utf h2
+	b_i64 1; b_i64 9; b_utf h3
+	b_u8 0; b_i32 0; b_i32 0
+	b_write cl/_metadata
+}

@@ -503,3 +503,124 @@ typed_entries() {
 	run sh -c 'ckpt-inspect -a sp | jq -c ".operators[0].subtasks[0].keyed_state.entries | [length, .[0].typed, .[399999].typed, .[400001].typed]"'
 	output_is '[400002,{"key":161,"namespace":null,"value":161},{"key":7828,"namespace":null,"value":7828},{"key":0,"namespace":null,"value":9}]'
 }
+
+# The 1.17 hashmap checkpoints of flink-artifacts/ keep their keyed state in changelog handles
+# (ChangelogStateBackendHandle): no materialized part, the changes inline in the _metadata.
+FA_JOB=new-stateful-udf-migration-itcase-flink1.17-hashmap
+
+@test "flinkstate: changelog keyed state (a 1.17 hashmap checkpoint): the summary counts it, -a lists it, -c reads it" {
+	needs_fixtures
+	cd "$FIXTURES/flink-artifacts"
+	run sh -c 'ckpt-inspect "$1" | jq -c "[.operators[] | select(.flink_state.states | length > 0) | [.id[0:6], (.flink_state.states[] | [.name, .entries, .kind])]]"' sh "$FA_JOB-checkpoint"
+	status_is 0
+	output_is '[["1f2b5d",["source-state",4,"union"]],["d5c8b1",["state-name",4,"value"]],["41e91a",["state-name",4,"value"],["_timer_state/event_timer",4,"timers"],["_timer_state/processing_timer",4,"timers"]],["dab258",["state-name",4,"value"]],["4b818c",["state-name",4,"value"],["_timer_state/event_timer",4,"timers"],["_timer_state/processing_timer",4,"timers"]],["69f32d",["source-state",4,"list"]]]'
+	run sh -c 'ckpt-inspect -a "$1" | jq -c "[.operators[] | .id[0:6] as \$o | .subtasks[] | .keyed_state.entries[]? | [\$o, .state, .key_group, (.typed | if . then del(.timestamp) else . end)]] | group_by(.[0]) | map([.[0][0], length, (map(.[3]) | unique)])"' sh "$FA_JOB-checkpoint"
+	status_is 0
+	# a changelog records no key serializer: where no timer state nests it, the entries are raw
+	output_is '[["41e91a",12,[{"key":[0],"namespace":0},{"key":[1],"namespace":1},{"key":[2],"namespace":2},{"key":[3],"namespace":3},{"key":[0],"namespace":0,"value":0},{"key":[1],"namespace":1,"value":1},{"key":[2],"namespace":2,"value":2},{"key":[3],"namespace":3,"value":3}]],["4b818c",12,[{"key":[0],"namespace":0},{"key":[1],"namespace":1},{"key":[2],"namespace":2},{"key":[3],"namespace":3},{"key":[0],"namespace":0,"value":0},{"key":[1],"namespace":1,"value":1},{"key":[2],"namespace":2,"value":2},{"key":[3],"namespace":3,"value":3}]],["d5c8b1",4,[null]],["dab258",4,[null]]]'
+	run ckpt-inspect -c "$FA_JOB-checkpoint"
+	status_is 0
+	output_is '{"file":"'"$FA_JOB"'-checkpoint","ok":true,"files":2,"bytes":573,"problems":[]}'
+}
+
+# The oracle of flink-artifacts/SOURCES.md: one job's state in every form.  Processing-time timers
+# differ (each form ran with its own clock): their key, namespace and key group are compared.
+@test "flinkstate: changelog keyed entries equal those of the canonical and native savepoints of the same job" {
+	needs_fixtures
+	local f raw='[.operators[] | .id as $o | .subtasks[] | .keyed_state.entries[]? | select(.state | endswith("processing_timer") | not) | [$o, .state, .key_group, .key, .value]] | sort'
+	local typed='[.operators[] | .id as $o | .subtasks[] | .keyed_state.entries[]? | select(.typed) | [$o, .state, .key_group, (.typed | del(.timestamp?))]] | sort'
+	cd "$FIXTURES/flink-artifacts"
+	for f in checkpoint savepoint savepoint-native; do
+		ckpt-inspect -a "$FA_JOB-$f" >"$BATS_TEST_TMPDIR/$f.json"
+		jq -c "$raw" "$BATS_TEST_TMPDIR/$f.json" >"$BATS_TEST_TMPDIR/$f.raw"
+		jq -c "$typed" "$BATS_TEST_TMPDIR/$f.json" >"$BATS_TEST_TMPDIR/$f.typed"
+	done
+	cd "$BATS_TEST_TMPDIR"
+	[ "$(jq length checkpoint.raw)" -eq 24 ]
+	cmp checkpoint.raw savepoint.raw
+	cmp checkpoint.raw savepoint-native.raw
+	# typed: the changelog's entries typed (24 of 32) are the savepoint's of the same operators
+	[ "$(jq length checkpoint.typed)" -eq 24 ]
+	jq -c --slurpfile c checkpoint.typed '[.[] | select(.[0] as $o | $c[0] | any(.[0] == $o))]' savepoint.typed >want
+	jq -c . checkpoint.typed >got
+	cmp want got
+	run jq -c '[.operators[] | .id as $o | .subtasks[] | .keyed_state.entries[]? | select(.state | endswith("processing_timer")) | [$o, .key_group, (.typed | del(.timestamp))]] | sort' checkpoint.json
+	[ "$output" = "$(jq -c '[.operators[] | .id as $o | .subtasks[] | .keyed_state.entries[]? | select(.state | endswith("processing_timer")) | [$o, .key_group, (.typed | del(.timestamp))]] | sort' savepoint.json)" ]
+}
+
+@test "flinkstate: a changelog: the materialized heap part, then the changes of its files and inline ones, in order" {
+	cl_dir
+	run ckpt-inspect -a cl
+	status_is 0
+	run sh -c 'ckpt-inspect -a cl | jq -c ".operators[0].subtasks[0].keyed_state"'
+	output_is '{"key_groups":"29-30","entries":[{"state":"seen","key_group":29,"key":{"base64":"HQAAACoA"},"value":{"base64":"AAAAAgAAAAAAAAAFAAAAAAAAAAY="},"typed":{"key":42,"namespace":null,"value":[5,6]}},{"state":"m","key_group":29,"key":{"base64":"HQAAACoA"},"value":{"base64":"AAAAAQAAAAIAAAAAAAAAABQ="},"typed":{"key":42,"namespace":null,"value":[{"key":2,"value":20}]}},{"state":"count","key_group":30,"key":{"base64":"HgAAABgA"},"value":{"base64":"AAAAAAAAAAM="},"typed":{"key":24,"namespace":null,"value":3}}]}'
+	run sh -c 'ckpt-inspect cl | jq -c "[.operators[0].flink_state.states[] | [.name, .entries, .bytes, .kind, .key_groups]], .operators[0].flink_state.key_serializer"'
+	output_is '[["names",2,5,"list",null],["count",1,14,"value",{"30":{"entries":1,"bytes":14}}],["seen",1,26,"list",{"29":{"entries":1,"bytes":26}}],["m",1,23,"map",{"29":{"entries":1,"bytes":23}}]]
+"org.apache.flink.api.common.typeutils.base.IntSerializer$IntSerializerSnapshot"'
+	run ckpt-inspect -c cl
+	status_is 0
+	output_is '{"file":"cl","ok":true,"files":3,"bytes":1908,"problems":[]}'
+}
+
+@test "flinkstate: a Snappy-framed changelog file reads as the plain one" {
+	cl_dir
+	ckpt-inspect -a cl >plain
+	CL_Z=1 cl_dir
+	[ "$(head -c 1 cl/log | od -An -tx1)" = " 01" ]
+	run ckpt-inspect -a cl
+	status_is 0
+	output_is "$(cat plain)"
+	run ckpt-inspect -c cl
+	status_is 0
+}
+
+@test "flinkstate: a changelog whose materialized part ckpt does not read: the summary says unknown, -a refuses the state" {
+	local why="the changelog's materialized part is a RocksDB incremental snapshot, which ckpt does not read yet"
+	cl_dir rocksdb
+	run sh -c 'ckpt-inspect cl | jq -c "[.operators[0].flink_state.states[] | [.name, .entries, .bytes, .kind, .entries_not_read]]"'
+	status_is 0
+	output_is '[["names",2,5,"list",null],["count",null,null,"value","'"$why"'"],["seen",null,null,"list","'"$why"'"],["m",null,null,"map","'"$why"'"]]'
+	bad 1 "ckpt-inspect: cl/_metadata: operator 0102030405060708090a0b0c0d0e0f10 subtask 0: state \"count\" not read: $why" ckpt-inspect -a cl
+}
+
+@test "flinkstate: a changelog state of a serializer ckpt cannot step over is unknown, the others read" {
+	local why='the VALUE_SERIALIZER of state \"blob\" is a x.CustomSerializer$Snapshot, whose snapshot ckpt cannot step over'
+	CL_CUSTOM=1 cl_dir
+	run sh -c 'ckpt-inspect cl | jq -c "[.operators[0].flink_state.states[] | [.name, .entries, .entries_not_read]]"'
+	status_is 0
+	output_is '[["names",2,null],["count",1,null],["seen",1,null],["m",1,null],["blob",null,"'"$why"'"]]'
+	bad 1 "ckpt-inspect: cl/_metadata: operator 0102030405060708090a0b0c0d0e0f10 subtask 0: state \"blob\" not read: ${why//\\/}" ckpt-inspect -a cl
+}
+
+@test "flinkstate: a cut changelog file: the summary and -a exit 2 naming it, -c names it (exit 1)" {
+	local n
+	cl_dir
+	for n in 0 1 100 700 $(($(size cl/log) - 1)); do
+		head -c "$n" cl/log >cut && cp cut cl/log
+		bad 2 "ckpt-inspect: cl/log: short: $n bytes, the _metadata records 1313 and a flag byte" ckpt-inspect -a cl
+		bad 2 "ckpt-inspect: cl/log: short: $n bytes, the _metadata records 1313 and a flag byte" ckpt-inspect cl
+		run --separate-stderr ckpt-inspect -c cl
+		status_is 1
+		[ "$stderr" = "ckpt-inspect: cl/log: short: $n bytes, the _metadata records 1313 and a flag byte" ]
+		output_is '{"file":"cl","ok":false,"files":3,"bytes":595,"problems":[{"where":"cl/log","problem":"short: '"$n"' bytes, the _metadata records 1313 and a flag byte"}]}'
+		cl_log cl/log
+	done
+	# of the right size, the last change claiming a byte more than the file holds: the offset named
+	printf '\0\0\0\21' | dd of=cl/log bs=1 seek=$(($(size cl/log) - 20)) conv=notrunc status=none
+	bad 2 "ckpt-inspect: cl/log: offset 1298: state change of 17 bytes, more than the 16 left" ckpt-inspect -a cl
+}
+
+@test "flinkstate: changelog files with bytes replaced: -a prints one line or the whole document, never a crash" {
+	local f
+	cl_dir
+	fm_flips cl/log flip 40 7
+	for f in flip*; do
+		cp "$f" cl/log
+		run --separate-stderr ckpt-inspect -a cl
+		case $status in
+		0) jq -e .operators <<<"$output" >/dev/null ;;
+		1 | 2) [ -z "$output" ] && [ "$(wc -l <<<"$stderr")" -eq 1 ] ;;
+		*) false ;;
+		esac
+	done
+}
