@@ -1,5 +1,5 @@
 /*
- * snap-list.c: discovery (ckpt-inspect -l, --latest): every checkpoint and savepoint under a
+ * list.c: discovery (ckpt-inspect -l, --latest): every checkpoint and savepoint under a
  * directory tree, whether it is complete and why not, and the newest complete one.
  */
 #include <ctype.h>
@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "snap-internal.h"
+#include "snap.h"
 
 #define LIST_DEPTH 64    /* directories deeper than this are not entered */
 #define LIST_THREADS 8   /* at most this many readers, one a core */
