@@ -18,7 +18,14 @@
 #define ORPH_DEPTH 256  /* deeper than this is refused, not skipped: a _metadata there would go unread */
 #define ORPH_THREADS 8
 
-enum place { PLAIN, SHARED, TASKOWNED, KEEP /* ckpt's own archives and directories: whole */ };
+/* KEEP: never listed: ckpt's own archives and directories (whole snapshots), what lies behind a
+ * symbolic link to a directory (not DIR's own files, which are reached without one) */
+enum place { PLAIN, SHARED, TASKOWNED, KEEP };
+
+struct ctx {
+	int job, snap;
+	unsigned char place;
+};
 
 struct key {
 	dev_t dev;
@@ -59,6 +66,13 @@ struct ojob {
 	long nsec;
 };
 
+/* A symbolic link to a directory, entered after every directory reached without one. */
+struct deferred {
+	char *path;
+	struct ctx c;
+	int depth;
+};
+
 struct owalk {
 	struct ofile *f;
 	size_t nf, fcap;
@@ -69,7 +83,8 @@ struct owalk {
 	struct key *dirs; /* directories entered, and the map of them */
 	size_t nd, dcap;
 	struct ckpt_idmap dmap;
-	struct key stack[ORPH_DEPTH + 1];
+	struct deferred *q;
+	size_t nq, qcap;
 	const struct ckpt_orphans_opts *o;
 	struct ckpt_err *e;
 };
@@ -168,12 +183,8 @@ file_eq(const void *ctx, size_t i, const void *key)
 
 struct entry {
 	char *name;
-	struct stat sb;
-};
-
-struct ctx {
-	int job, snap;
-	unsigned char place;
+	struct stat sb; /* after symbolic links */
+	int link;       /* the name is a symbolic link */
 };
 
 static void
@@ -219,7 +230,14 @@ read_entries(struct owalk *w, const char *dir, int fd, struct entry **out, size_
 		if (ckpt_grow(&v, &cap, *n + 1, sizeof *v, 16, w->e) < 0 ||
 		    (v[*n].name = ckpt_strdup(de->d_name, w->e)) == NULL)
 			goto fail;
-		v[(*n)++].sb = sb;
+		v[*n].sb = sb;
+		v[*n].link = de->d_type == DT_LNK;
+		if (de->d_type == DT_UNKNOWN) {
+			struct stat lb;
+
+			v[*n].link = fstatat(dirfd(d), de->d_name, &lb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(lb.st_mode);
+		}
+		(*n)++;
 	}
 	if (errno) {
 		ckpt_err_sys(w->e, dir, "cannot list");
@@ -316,7 +334,15 @@ walk_entries(struct owalk *w, const char *dir, int depth, const struct entry *v,
 				cc.place = SHARED;
 			if (job_here && strcmp(v[i].name, "taskowned") == 0)
 				cc.place = TASKOWNED;
-			r = walk(w, p, v[i].name, depth + 1, cc);
+			if (v[i].link) {
+				r = ckpt_grow(&w->q, &w->qcap, w->nq + 1, sizeof *w->q, 16, w->e);
+				if (r == 0)
+					w->q[w->nq++] = (struct deferred){.path = p, .c = cc, .depth = depth + 1};
+				if (r == 0)
+					continue;
+			} else {
+				r = walk(w, p, v[i].name, depth + 1, cc);
+			}
 		} else if (S_ISREG(v[i].sb.st_mode)) {
 			if (archive_name(v[i].name))
 				cc.place = KEEP;
@@ -350,11 +376,6 @@ walk(struct owalk *w, const char *dir, const char *base, int depth, struct ctx c
 		return ckpt_err_sys(w->e, dir, "cannot list");
 	}
 	k = (struct key){sb.st_dev, sb.st_ino};
-	for (int i = 0; i < depth; i++)
-		if (w->stack[i].dev == k.dev && w->stack[i].ino == k.ino) {
-			close(fd);
-			return ckpt_err_set(w->e, CKPT_ERR_INPUT, dir, "a symbolic link loop");
-		}
 	if (depth >= ORPH_DEPTH) {
 		close(fd);
 		return ckpt_err_set(w->e, CKPT_ERR_INPUT, dir, "more than %d directories deep", ORPH_DEPTH);
@@ -373,13 +394,57 @@ walk(struct owalk *w, const char *dir, const char *base, int depth, struct ctx c
 		return -1;
 	}
 	w->nd++;
-	w->stack[depth] = k;
 	if (read_entries(w, dir, fd, &v, &n) < 0)
 		return -1;
 	if (classify(w, dir, base, v, n, &c) == 0 && walk_entries(w, dir, depth, v, n, &c) == 0)
 		r = 0;
 	free_entries(v, n);
 	return r;
+}
+
+/* A symbolic link to a directory that holds the link: a loop. */
+static int
+link_loop(const char *path, struct ckpt_err *e)
+{
+	char *to = realpath(path, NULL), *here, *slash;
+	size_t n;
+	int r = 0;
+
+	if (to == NULL)
+		return errno == ENOENT ? 0 : ckpt_err_sys(e, path, "cannot open");
+	if ((here = ckpt_strdup(path, e)) == NULL) {
+		free(to);
+		return -1;
+	}
+	slash = strrchr(here, '/');
+	*slash = '\0'; /* a deferred path always has its directory before it */
+	slash = realpath(here, NULL);
+	n = strlen(to);
+	if (slash && strncmp(slash, to, n) == 0 && (slash[n] == '/' || slash[n] == '\0' || n == 1))
+		r = ckpt_err_set(e, CKPT_ERR_INPUT, path, "a symbolic link loop");
+	free(slash);
+	free(here);
+	free(to);
+	return r;
+}
+
+/* The whole tree: every directory reached without a symbolic link first, so that a directory's
+ * place (which job, which checkpoint) is its own; then, in turn, what links lead to. */
+static int
+walk_all(struct owalk *w, const char *top)
+{
+	struct ctx c = {.job = -1, .snap = -1, .place = PLAIN};
+
+	if (walk(w, top, base_of_path(top), 0, c) < 0)
+		return -1;
+	for (size_t i = 0; i < w->nq; i++) {
+		struct deferred d = w->q[i];
+
+		d.c.place = KEEP;
+		if (link_loop(d.path, w->e) < 0 || walk(w, d.path, base_of_path(d.path), d.depth, d.c) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 /* ---- each _metadata read, in parallel */
@@ -668,6 +733,9 @@ walk_free(struct owalk *w)
 	free(w->j);
 	free(w->dirs);
 	ckpt_idmap_release(&w->dmap);
+	for (size_t i = 0; i < w->nq; i++)
+		free(w->q[i].path);
+	free(w->q);
 }
 
 int
@@ -676,7 +744,6 @@ ckpt_snapshot_orphans(const char *dir, const struct ckpt_orphans_opts *o, struct
 {
 	struct owalk w = {.o = o, .e = e};
 	struct ojob all = {.newest_id = -1};
-	struct ctx c = {.job = -1, .snap = -1, .place = PLAIN};
 	char *top = ckpt_strdup(dir, e);
 	size_t len = top ? strlen(top) : 0;
 	int r = -1;
@@ -686,7 +753,7 @@ ckpt_snapshot_orphans(const char *dir, const struct ckpt_orphans_opts *o, struct
 		return -1;
 	while (len > 1 && top[len - 1] == '/') /* JOB/ is JOB: its name says what it is */
 		top[--len] = '\0';
-	if (walk(&w, top, base_of_path(top), 0, c) == 0 && read_all(&w) == 0 && judge_snaps(&w, &all) == 0 &&
+	if (walk_all(&w, top) == 0 && read_all(&w) == 0 && judge_snaps(&w, &all) == 0 &&
 	    mark_refs(&w, &out->outside) == 0 && collect(&w, &all, out) == 0)
 		r = 0;
 	walk_free(&w);
