@@ -86,7 +86,7 @@ leaky_job() {
 	diff <(jq -c 'select(.complete)' <<<"$before") <(ckpt-inspect -l ckpts | jq -c 'select(.complete)')
 	[ "$(ckpt-inspect -l ckpts | jq -r 'select(.complete | not) | .path' | sort | tr '\n' ' ')" = \
 	  "$JOB/chk-1 $JOB/chk-5 $JOB/chk-6 $SP/savepoint-8bc367-0123456789ab " ]
-	[ -z "$(ls -A "$JOB/chk-1" "$SP/savepoint-8bc367-0123456789ab")" ]
+	[ -z "$(find "$JOB/chk-1" "$SP/savepoint-8bc367-0123456789ab" -mindepth 1)" ]
 }
 
 @test "orphans: never listed: what a _metadata names, the _metadata, files newer than the newest one, chk-N above it, taskowned/" {
