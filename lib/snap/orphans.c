@@ -85,6 +85,7 @@ struct owalk {
 	struct ckpt_idmap dmap;
 	struct deferred *q;
 	size_t nq, qcap;
+	struct ckpt_idmap pmap; /* the files by path, built before the _metadata files are read */
 	const struct ckpt_orphans_opts *o;
 	struct ckpt_err *e;
 };
@@ -177,6 +178,20 @@ file_eq(const void *ctx, size_t i, const void *key)
 	const struct key *a = &((const struct ofile *)ctx)[i].k, *b = key;
 
 	return a->dev == b->dev && a->ino == b->ino;
+}
+
+static uint64_t
+path_hash(const void *ctx, size_t i)
+{
+	const char *p = ((const struct ofile *)ctx)[i].path;
+
+	return ckpt_xxh3(p, strlen(p));
+}
+
+static int
+path_eq(const void *ctx, size_t i, const void *key)
+{
+	return strcmp(((const struct ofile *)ctx)[i].path, key) == 0;
 }
 
 /* ---- the walk: every file, and where it lies (job, snapshot, shared/, taskowned/) */
@@ -451,6 +466,7 @@ walk_all(struct owalk *w, const char *top)
 
 struct refctx {
 	struct osnap *s;
+	const struct owalk *w;
 	struct ckpt_err *e;
 };
 
@@ -459,27 +475,36 @@ note_ref(void *arg, const char *path, int local)
 {
 	struct refctx *R = arg;
 	struct stat sb;
+	struct key k;
+	long at;
 
 	if (!local) {
 		R->s->nonlocal++;
 		return 0;
 	}
-	if (stat(path, &sb) != 0) /* missing: the checkpoint is damaged, but nothing here is it */
+	/* a path spelled as the walk found it (a relative handle's, mostly) is that file; any other
+	 * spelling is found by what it leads to */
+	if ((at = ckpt_idmap_find(&R->w->pmap, ckpt_xxh3(path, strlen(path)), path, path_eq, R->w->f)) >= 0)
+		k = R->w->f[at].k;
+	else if (stat(path, &sb) == 0)
+		k = (struct key){sb.st_dev, sb.st_ino};
+	else /* missing: the checkpoint is damaged, but nothing here is it */
 		return 0;
 	if (ckpt_grow(&R->s->refs, &R->s->refcap, R->s->nrefs + 1, sizeof *R->s->refs, 16, R->e) < 0)
 		return -1;
-	R->s->refs[R->s->nrefs++] = (struct key){sb.st_dev, sb.st_ino};
+	R->s->refs[R->s->nrefs++] = k;
 	return 0;
 }
 
 /* 0 read (s->ok says whether whole), -1 out of memory. */
 static int
-read_meta(struct osnap *s, const struct ckpt_orphans_opts *o, struct ckpt_err *e)
+read_meta(struct osnap *s, const struct owalk *w, struct ckpt_err *e)
 {
+	const struct ckpt_orphans_opts *o = w->o;
 	struct ckpt_err le = {0};
 	struct ckpt_snapshot *snap = NULL;
 	char *meta = join(s->dir, "_metadata", e);
-	struct refctx R = {.s = s, .e = e};
+	struct refctx R = {.s = s, .w = w, .e = e};
 	struct stat sb;
 	int r = 0;
 
@@ -528,7 +553,7 @@ reader(void *arg)
 
 		if (i >= P->w->ns || __atomic_load_n(&P->failed, __ATOMIC_RELAXED))
 			return NULL;
-		if (!P->w->s[i].has_meta || read_meta(&P->w->s[i], P->w->o, &e) == 0)
+		if (!P->w->s[i].has_meta || read_meta(&P->w->s[i], P->w, &e) == 0)
 			continue;
 		pthread_mutex_lock(&P->mu);
 		if (!P->failed)
@@ -548,6 +573,11 @@ read_all(struct owalk *w)
 
 	if (nt > w->ns)
 		nt = w->ns;
+	if (ckpt_idmap_init(&w->pmap, w->nf, w->e) < 0)
+		return -1;
+	for (size_t i = 0; i < w->nf; i++)
+		if (ckpt_idmap_add(&w->pmap, path_hash(w->f, i), i, path_hash, w->f, w->e) < 0)
+			return -1;
 	pthread_mutex_init(&P.mu, NULL);
 	json_decref(json_object()); /* jansson seeds its hash function with the first object: here */
 	while (started + 1 < nt && pthread_create(&t[started], NULL, reader, &P) == 0)
@@ -733,6 +763,7 @@ walk_free(struct owalk *w)
 	free(w->j);
 	free(w->dirs);
 	ckpt_idmap_release(&w->dmap);
+	ckpt_idmap_release(&w->pmap);
 	for (size_t i = 0; i < w->nq; i++)
 		free(w->q[i].path);
 	free(w->q);
