@@ -135,6 +135,19 @@ leaky_job() {
 	[ -z "$output" ] && [ -z "$stderr" ]
 }
 
+@test "orphans: a job is dated by its complete checkpoints: a savepoint in it does not date its shared files" {
+	needs_fixtures
+	mkdir -p j/shared j/chk-3
+	cp -r "$FIXTURES/flink-artifacts/$S" j/savepoint-8bc367-fedcba987654
+	head -c 100 "$FIXTURES/flink-artifacts/$R/_metadata" > j/chk-3/_metadata # being written
+	echo x > j/shared/a
+	find j -exec touch -d "$OLD" {} +
+	touch -d '2026-01-02 10:00:00 UTC' j/savepoint-8bc367-fedcba987654/_metadata
+	run --separate-stderr ckpt-inspect --orphans j --older-than 0
+	status_is 0
+	[ -z "$output" ] && [ -z "$stderr" ]
+}
+
 @test "orphans: a cut or empty _metadata below the newest: refused, naming it, nothing listed" {
 	needs_fixtures
 	leaky_job

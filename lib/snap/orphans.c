@@ -610,7 +610,8 @@ judge_snaps(struct owalk *w, struct ojob *all)
 
 	for (size_t i = 0; i < w->ns; i++) {
 		const struct osnap *s = &w->s[i];
-		struct ojob *j = s->job >= 0 ? &w->j[s->job] : NULL;
+		/* a job is dated by its checkpoints alone (a job with none has nothing listed) */
+		struct ojob *j = s->job >= 0 && s->id >= 0 ? &w->j[s->job] : NULL;
 
 		if (!s->has_meta || !s->ok)
 			continue;
