@@ -1,5 +1,5 @@
 /*
- * list.c: discovery (ckpt-inspect -l, --latest): every checkpoint and savepoint under a
+ * snap-list.c: discovery (ckpt-inspect -l, --latest): every checkpoint and savepoint under a
  * directory tree, whether it is complete and why not, and the newest complete one.
  */
 #include <ctype.h>
