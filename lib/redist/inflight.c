@@ -232,7 +232,7 @@ mark_op(struct ckpt_redist *r, struct rd_op *o, struct ckpt_err *e)
 
 /* A mapper Flink needs: refused as Flink refuses (UNSUPPORTED), or for want of the partitioner. */
 static int
-need(struct ckpt_redist *r, const struct rd_op *o, size_t edge, enum rd_mapper m, struct ckpt_err *e)
+need(struct ckpt_redist *r, size_t edge, enum rd_mapper m, struct ckpt_err *e)
 {
 	const struct ckpt_graph *g = r->graph;
 
@@ -240,8 +240,8 @@ need(struct ckpt_redist *r, const struct rd_op *o, size_t edge, enum rd_mapper m
 		return ckpt_err_set(e, CKPT_ERR_REFUSED, r->name, "%s", FLINK_UNSUPPORTED);
 	if (m == M_NONE)
 		return ckpt_err_set(e, CKPT_ERR_REFUSED, r->name,
-				    "operator %s: the in-flight data of an unaligned checkpoint is rescaled by the partitioner of edge %s -> %s, which the graph does not name (ckpt-graph(5) partitioner)",
-				    ckpt_rd_opname(o->old), g->v[g->e[edge].source].id, g->v[g->e[edge].target].id);
+				    "edge %s -> %s holds in-flight data of an unaligned checkpoint, which its partitioner rescales, but the graph does not name the partitioner (ckpt-graph(5))",
+				    g->v[g->e[edge].source].id, g->v[g->e[edge].target].id);
 	return 0;
 }
 
@@ -252,35 +252,6 @@ op_of_vertex(struct ckpt_redist *r, size_t vi)
 		if (r->ops[i].gv == (long)vi && r->ops[i].how != RD_FINISHED)
 			return &r->ops[i];
 	return NULL;
-}
-
-/* Which mappings Flink computes (and so may refuse): a rescaled vertex's every gate's when it or
- * an upstream vertex holds channel state, every partition's when it or a downstream one does. */
-static int
-plan_vertices(struct ckpt_redist *r, struct ckpt_err *e)
-{
-	const struct ckpt_graph *g = r->graph;
-
-	for (size_t i = 0; i < g->nv; i++) {
-		struct rd_vert *V = &r->vx[i];
-		const struct ckpt_vertex *v = &g->v[i];
-		struct rd_op *o = op_of_vertex(r, i);
-		int up = 0, down = 0;
-
-		for (size_t k = 0; k < v->nin; k++)
-			up |= r->vx[g->e[v->in[k]].source].any_out;
-		for (size_t k = 0; k < v->nout; k++)
-			down |= r->vx[g->e[v->out[k]].target].any_in;
-		V->in_cached = V->oldp != V->newp && (V->any_in || up);
-		V->out_cached = V->oldp != V->newp && (V->any_out || down);
-		for (size_t k = 0; o && V->in_cached && k < v->nin; k++)
-			if (need(r, o, v->in[k], down_mapper(g->e[v->in[k]].ship), e) < 0)
-				return -1;
-		for (size_t k = 0; o && V->out_cached && k < v->nout; k++)
-			if (need(r, o, v->out[k], up_mapper(g->e[v->out[k]].ship), e) < 0)
-				return -1;
-	}
-	return 0;
 }
 
 /* Does the gate (input) or partition of vertex vi hold in-flight data, its own or its neighbour's? */
@@ -296,33 +267,46 @@ in_flight(const struct ckpt_redist *r, size_t vi, size_t k, int input)
 	return r->vx[vi].out_state[k] || r->vx[g->e[edge].target].in_state[gate_of(g, edge)];
 }
 
-/* createRescalingDescriptor's checks for vertex vi: NO_RESCALE unless some mapping of its own or
- * of a neighbour on this side was computed; else both mappings of every gate with data. */
 static int
-check_descriptor(struct ckpt_redist *r, size_t vi, int input, struct ckpt_err *e)
+rescaled(const struct rd_vert *V)
+{
+	return V->oldp != V->newp;
+}
+
+/*
+ * Which mappings Flink computes, and so may refuse (since FLINK-38267, in both lines tested:
+ * only those of exchanges with in-flight data): a rescaled vertex's for each such gate and
+ * partition.  Its subtasks then get a rescaling descriptor for a side (inputs, outputs) when it or
+ * the vertex across some such exchange was rescaled, with both mappings of every such exchange.
+ */
+static int
+plan_side(struct ckpt_redist *r, size_t vi, int input, struct ckpt_err *e)
 {
 	const struct ckpt_graph *g = r->graph;
 	const struct ckpt_vertex *v = &g->v[vi];
 	struct rd_vert *V = &r->vx[vi];
 	struct rd_op *o = op_of_vertex(r, vi);
 	size_t n = input ? v->nin : v->nout;
-	int any = input ? V->in_cached : V->out_cached;
+	int any = 0;
 
 	for (size_t k = 0; k < n; k++) {
 		size_t edge = input ? v->in[k] : v->out[k];
+		const struct rd_vert *N = &r->vx[input ? g->e[edge].source : g->e[edge].target];
 
-		any |= input ? r->vx[g->e[edge].source].out_cached : r->vx[g->e[edge].target].in_cached;
+		if (in_flight(r, vi, k, input) && (rescaled(V) || rescaled(N)))
+			any = 1;
 	}
-	if (o == NULL || !any)
+	if (!any)
 		return 0;
-	*(input ? &V->in_desc : &V->out_desc) = 1;
+	*(input ? &V->in_desc : &V->out_desc) = o != NULL;
 	for (size_t k = 0; k < n; k++) {
 		size_t edge = input ? v->in[k] : v->out[k];
 		enum ckpt_ship s = g->e[edge].ship;
 
 		if (!in_flight(r, vi, k, input))
 			continue;
-		if (need(r, o, edge, down_mapper(s), e) < 0 || need(r, o, edge, up_mapper(s), e) < 0)
+		if (need(r, edge, input ? down_mapper(s) : up_mapper(s), e) < 0 ||
+		    need(r, edge, input ? up_mapper(s) : down_mapper(s), e) < 0)
 			return -1;
 	}
 	return 0;
@@ -366,10 +350,8 @@ ckpt_rd_plan_inflight(struct ckpt_redist *r, struct ckpt_err *e)
 	for (size_t i = 0; i < r->nops; i++)
 		if (r->ops[i].gv >= 0 && r->ops[i].how != RD_FINISHED && mark_op(r, &r->ops[i], e) < 0)
 			return -1;
-	if (plan_vertices(r, e) < 0)
-		return -1;
 	for (size_t i = 0; i < g->nv; i++)
-		if (check_descriptor(r, i, 1, e) < 0 || check_descriptor(r, i, 0, e) < 0)
+		if (plan_side(r, i, 1, e) < 0 || plan_side(r, i, 0, e) < 0)
 			return -1;
 	return 0;
 }

@@ -57,7 +57,6 @@ struct rd_vert {
 	unsigned char *in_state;     /* per input gate: some old subtask holds channel state of it */
 	unsigned char *out_state;    /* per result partition */
 	int any_in, any_out;
-	int in_cached, out_cached;   /* Flink computes the gates' (partitions') mappings on restore */
 	int in_desc, out_desc;       /* its subtasks get an input (output) rescaling descriptor */
 };
 
