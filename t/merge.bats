@@ -218,6 +218,9 @@ FULL2='{"id": "op2", "parallelism": 2, "max_parallelism": 2, "fully_finished": t
 	run ckpt-merge -P 2 "$M/channel.json"
 	status_is 0
 	[ "$output" = "$(ckpt-merge "$M/channel.json")" ]
+	# a state document of a Flink snapshot: its in-flight data is rescaled from a _metadata only
+	jq '. + {"flink": {}}' "$M/channel.json" >flink.json
+	refused "ckpt-merge: flink.json: operator map holds in-flight data of an unaligned checkpoint as entries: ckpt-merge rescales a Flink snapshot's in-flight data from its _metadata only" -P 3 flink.json
 }
 
 # ------------------------------------------------------------ job graphs

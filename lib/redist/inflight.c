@@ -312,6 +312,23 @@ plan_side(struct ckpt_redist *r, size_t vi, int input, struct ckpt_err *e)
 	return 0;
 }
 
+/* In-flight data as entries (a state document) rather than as a _metadata's handles. */
+static int
+chan_entries(const struct rd_op *o)
+{
+	for (uint32_t j = 0; j < o->P; j++) {
+		const struct ckpt_subtask *st = o->at[j];
+		size_t n = 0;
+		int input;
+
+		for (size_t h = 0; st && h < st->nhandles; h++)
+			n += (size_t)chan_scope(&st->handles[h], &input);
+		if (st && st->nin + st->nout > 0 && n == 0)
+			return 1;
+	}
+	return 0;
+}
+
 int
 ckpt_rd_plan_inflight(struct ckpt_redist *r, struct ckpt_err *e)
 {
@@ -326,6 +343,10 @@ ckpt_rd_plan_inflight(struct ckpt_redist *r, struct ckpt_err *e)
 			return ckpt_err_set(e, CKPT_ERR_REFUSED, r->name,
 					    "operator %s holds in-flight data of an unaligned checkpoint and cannot be rescaled from %u to %u: take a savepoint and rescale from that",
 					    ckpt_rd_opname(o->old), o->P, o->p);
+		if (chan_entries(o))
+			return ckpt_err_set(e, CKPT_ERR_REFUSED, r->name,
+					    "operator %s holds in-flight data of an unaligned checkpoint as entries: ckpt-merge rescales a Flink snapshot's in-flight data from its _metadata only",
+					    ckpt_rd_opname(o->old));
 		if (g == NULL)
 			return ckpt_err_set(e, CKPT_ERR_REFUSED, r->name,
 					    "operator %s holds in-flight data of an unaligned checkpoint: rescaling it from %u to %u needs the job graph's partitioners (-g)",
