@@ -46,12 +46,6 @@ up_mapper(enum ckpt_ship s)
 	}
 }
 
-static int
-ambiguous_mapper(enum rd_mapper m)
-{
-	return m == M_FULL || m == M_RANGE;
-}
-
 /* Does new subtask t of newp read old subtask j of oldp (getOldSubtasks)? */
 static int
 maps(enum rd_mapper m, uint32_t t, uint32_t oldp, uint32_t newp, uint32_t j)
@@ -75,30 +69,38 @@ maps(enum rd_mapper m, uint32_t t, uint32_t oldp, uint32_t newp, uint32_t j)
 	}
 }
 
-/* RescaleMappings.isIdentity of the mapping new -> old. */
+/* RescaleMappings.isIdentity of the mapping new -> old: new subtask t < oldp reads old t alone,
+ * the others nothing. */
 static int
 identity(enum rd_mapper m, uint32_t oldp, uint32_t newp)
 {
-	if (newp < oldp)
+	switch (m) {
+	case M_ARBITRARY: case M_ROUND_ROBIN:
+		return newp >= oldp;
+	case M_FIRST:
+		return oldp == 1;
+	case M_FULL:
+		return oldp == 1 && newp == 1;
+	case M_RANGE:
+		return newp == oldp;
+	default:
 		return 0;
-	for (uint32_t t = 0; t < newp; t++)
-		for (uint32_t j = 0; j < oldp; j++)
-			if (maps(m, t, oldp, newp, j) != (j == t))
-				return 0;
-	return 1;
+	}
 }
 
-/* RescaleMappings.getAmbiguousTargets, for the mappers that may have some. */
+/* RescaleMappings.getAmbiguousTargets, for the mappers that may have some: does more than one new
+ * subtask read old subtask j?  Under RANGE, those whose key groups overlap j's. */
 static int
 ambiguous(enum rd_mapper m, uint32_t oldp, uint32_t newp, uint32_t j)
 {
-	uint32_t n = 0;
+	uint32_t f, l;
 
-	if (!ambiguous_mapper(m))
+	if (m == M_FULL)
+		return newp > 1;
+	if (m != M_RANGE)
 		return 0;
-	for (uint32_t t = 0; t < newp && n < 2; t++)
-		n += (uint32_t)maps(m, t, oldp, newp, j);
-	return n > 1;
+	ckpt_key_group_range(UPPER_BOUND_MAX_PARALLELISM, oldp, j, &f, &l);
+	return (uint64_t)l * newp / UPPER_BOUND_MAX_PARALLELISM > (uint64_t)f * newp / UPPER_BOUND_MAX_PARALLELISM;
 }
 
 /* ------------------------------------------------------------------ vertices and their edges */
