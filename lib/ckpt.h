@@ -126,6 +126,12 @@ enum ckpt_partition {
 	CKPT_HYBRID_SELECTIVE, CKPT_PIPELINED_APPROXIMATE, CKPT_NPARTITIONS
 };
 
+/* An edge's partitioner (Flink's ship_strategy); CKPT_SHIP_NONE when the graph does not say. */
+enum ckpt_ship {
+	CKPT_SHIP_NONE, CKPT_SHIP_FORWARD, CKPT_SHIP_RESCALE, CKPT_SHIP_REBALANCE, CKPT_SHIP_HASH,
+	CKPT_SHIP_BROADCAST, CKPT_SHIP_GLOBAL, CKPT_SHIP_SHUFFLE, CKPT_SHIP_CUSTOM, CKPT_NSHIPS
+};
+
 /* Upper bounds checked before anything is allocated from input. */
 #define CKPT_PARALLELISM_LIMIT (1u << 24)     /* per vertex */
 #define CKPT_SUBTASKS_LIMIT (UINT64_C(1) << 26) /* per graph */
@@ -159,6 +165,7 @@ struct ckpt_edge {
 	size_t source, target; /* vertex indices */
 	enum ckpt_distribution distribution;
 	enum ckpt_partition partition;
+	enum ckpt_ship ship;   /* the partitioner, CKPT_SHIP_NONE when not given */
 };
 
 struct ckpt_graph {
