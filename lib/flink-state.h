@@ -164,6 +164,8 @@ enum ckpt_fser_kind {
 	FSER_VOIDNS, FSER_TIMEWINDOW, FSER_GLOBALWINDOW,
 	FSER_TUPLE, FSER_ROW, FSER_POJO, FSER_LIST, FSER_MAP, FSER_ARRAY, FSER_TTL, FSER_NULLABLE,
 	FSER_ENUM, FSER_TIMER,
+	/* flink-scala.c: Scala's and Java's Option, Either, Try, collections, Enumeration, Unit */
+	FSER_OPTION, FSER_EITHER, FSER_TRY, FSER_TRAVERSABLE, FSER_SENUM, FSER_UNIT,
 };
 
 struct ckpt_fser {
@@ -173,6 +175,7 @@ struct ckpt_fser {
 	char *name;               /* tuple, POJO or enum class */
 	int version;              /* the snapshot's version */
 	int flag;                 /* ROW: row kind bits present; NULLABLE: padding length */
+	int32_t *ids;             /* SENUM: the id of each constant of names */
 	struct ckpt_fser **kids;  /* nested serializers (POJO: one per field, NULL when absent) */
 	char **names;             /* POJO field names, enum constants */
 	size_t nkids, nnames;
@@ -291,6 +294,15 @@ int ckpt_fser_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, json_t **v, 
 int ckpt_fser_emit(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash, int *hashed);
 /* The class names, nested: "C" or {"class": C, "nested": [...]} (for the summary). */
 json_t *ckpt_fser_json(const struct ckpt_fser *t);
+/* ------------------------------------------------------------ flink-scala.c */
+
+/* The payload of a ScalaEnumSerializerSnapshot (class, then each constant's name and id) into t.
+ * 0, or -1 with the error set. */
+int ckpt_fser_scala_enum(struct ckpt_fsrc *s, struct ckpt_fser *t);
+/* One value of the kinds of flink-scala.c (FSER_OPTION .. FSER_UNIT), its nested values through
+ * ckpt_fser_emit.  0, or -1 with the error set. */
+int ckpt_fser_scala_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o);
+
 /* Flink's KeyGroupRangeAssignment: MathUtils.murmurHash(hashCode) % maxParallelism. */
 uint32_t ckpt_flink_key_group(int32_t hash, uint32_t max_parallelism);
 
