@@ -75,7 +75,7 @@ static const struct known known[] = {
 	{B "EnumSerializer$EnumSerializerSnapshot", ENUMS, FSER_ENUM, 0, NONE},
 	{R "PojoSerializerSnapshot", POJO, FSER_POJO, 0, NONE},
 	{R "JavaEitherSerializerSnapshot", COMPOSITE, FSER_EITHER, 0, NONE},
-	{R "kryo.KryoSerializerSnapshot", KRYO, FSER_OPAQUE, 0, NONE},
+	{R "kryo.KryoSerializerSnapshot", KRYO, FSER_KRYO, 0, NONE},
 	{S "ScalaCaseClassSerializerSnapshot", COMPOSITE, FSER_TUPLE, 0, CLASSNAME},
 	{S "Tuple2CaseClassSerializerSnapshot", COMPOSITE, FSER_TUPLE, 0, CLASSNAME},
 	{S "ScalaOptionSerializerSnapshot", COMPOSITE, FSER_OPTION, 0, NONE},
@@ -422,17 +422,33 @@ ckpt_fser_read(struct ckpt_fsrc *s, int proxy, struct ckpt_fser **out)
 	return read_versioned(s, out);
 }
 
-const char *
-ckpt_fser_blocker(const struct ckpt_fser *t)
+/* Whether the kid i of t is read last of t, so last of the entry when t is. */
+static int
+last_kid(const struct ckpt_fser *t, size_t i)
+{
+	switch (t->kind) {
+	case FSER_TUPLE: case FSER_POJO: case FSER_ROW: case FSER_TTL:
+		return i + 1 == t->nkids;
+	case FSER_OPTION: case FSER_NULLABLE: case FSER_EITHER: case FSER_TRY:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static const char *
+blocker_at(const struct ckpt_fser *t, int tail)
 {
 	if (t == NULL)
 		return "(a field without a snapshot)";
+	if (t->kind == FSER_KRYO)
+		return tail ? NULL : t->cls;
 	if (t->kind == FSER_UNKNOWN || t->kind == FSER_OPAQUE)
 		return t->cls;
 	if (t->kind == FSER_POJO && t->nkids != t->nnames)
 		return t->cls;
 	for (size_t i = 0; i < t->nkids; i++) {
-		const char *b = ckpt_fser_blocker(t->kids[i]);
+		const char *b = blocker_at(t->kids[i], tail && last_kid(t, i));
 
 		if (b)
 			return b;
@@ -444,6 +460,18 @@ ckpt_fser_blocker(const struct ckpt_fser *t)
 	     t->kind == FSER_TRY) && t->nkids != 2)
 		return t->cls;
 	return NULL;
+}
+
+const char *
+ckpt_fser_blocker(const struct ckpt_fser *t)
+{
+	return blocker_at(t, 0);
+}
+
+const char *
+ckpt_fser_blocker_tail(const struct ckpt_fser *t)
+{
+	return blocker_at(t, 1);
 }
 
 int
@@ -1001,6 +1029,8 @@ read_composite_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt
 		return read_row(t, s, o);
 	case FSER_OPTION: case FSER_EITHER: case FSER_TRY: case FSER_TRAVERSABLE: case FSER_SENUM: case FSER_UNIT:
 		return ckpt_fser_scala_value(t, s, o);
+	case FSER_KRYO:
+		return ckpt_fser_kryo_value(t, s, o);
 	default:
 		return read_pojo_value(t, s, o);
 	}

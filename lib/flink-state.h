@@ -49,6 +49,7 @@ struct ckpt_fsrc {
 	int capture;
 	int depth;                 /* nesting of the value being decoded */
 	const char *what;          /* what a fixed-size read cut short is called ("key"; NULL: "value") */
+	size_t tail;               /* memory: the bytes at the end a Kryo value leaves to what follows it */
 };
 
 /* A source over size bytes of fd from base; where names it in errors.  0, or -1 with e set. */
@@ -166,6 +167,7 @@ enum ckpt_fser_kind {
 	FSER_ENUM, FSER_TIMER,
 	/* flink-scala.c: Scala's and Java's Option, Either, Try, collections, Enumeration, Unit */
 	FSER_OPTION, FSER_EITHER, FSER_TRY, FSER_TRAVERSABLE, FSER_SENUM, FSER_UNIT,
+	FSER_KRYO,     /* flink-kryo.c: named and kept raw, only as the last thing of an entry */
 };
 
 struct ckpt_fser {
@@ -284,6 +286,9 @@ int ckpt_fser_read(struct ckpt_fsrc *s, int proxy, struct ckpt_fser **out);
 void ckpt_fser_free(struct ckpt_fser *t);
 /* NULL when values of t can be decoded, else the snapshot class that stops it. */
 const char *ckpt_fser_blocker(const struct ckpt_fser *t);
+/* The same where the value ends where its source does (less s->tail bytes): a Kryo value last
+ * in it (nothing of t read after it) does not stop it. */
+const char *ckpt_fser_blocker_tail(const struct ckpt_fser *t);
 /* The serialized length Flink's getLength() gives, -1 when not fixed (CompositeKeySerializationUtils'
  * ambiguity test: key and namespace both -1 get length suffixes). */
 int ckpt_fser_fixed_length(const struct ckpt_fser *t);
@@ -302,6 +307,12 @@ int ckpt_fser_scala_enum(struct ckpt_fsrc *s, struct ckpt_fser *t);
 /* One value of the kinds of flink-scala.c (FSER_OPTION .. FSER_UNIT), its nested values through
  * ckpt_fser_emit.  0, or -1 with the error set. */
 int ckpt_fser_scala_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o);
+
+/* ------------------------------------------------------------ flink-kryo.c */
+
+/* A Kryo value: the rest of s (a memory source) less s->tail bytes, emitted as {"kryo_class",
+ * "kryo_id", "typed": null, "reason", "bytes"}.  0, or -1 with the error set. */
+int ckpt_fser_kryo_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o);
 
 /* Flink's KeyGroupRangeAssignment: MathUtils.murmurHash(hashCode) % maxParallelism. */
 uint32_t ckpt_flink_key_group(int32_t hash, uint32_t max_parallelism);

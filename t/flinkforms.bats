@@ -36,10 +36,8 @@ stateful-scala-with-broadcast-udf-migration-itcase-*-hashmap-checkpoint         
 stateful-scala-*-hashmap-savepoint-native                                             summary                    issue 31 defect 3 (the summary stops at a serializer ckpt cannot walk)
 stateful-scala-*-hashmap-checkpoint                                                   entries,diff               issue 27 (Kryo keys: a heap snapshot, which has no lengths, not walked)
 stateful-scala-*-hashmap-savepoint-native                                             entries,diff               issue 27 (Kryo keys: a heap snapshot, which has no lengths, not walked)
-stateful-scala-*-rocksdb-*                                                            entries                    issue 27 (Kryo keys: no entry typed)
-stateful-scala-*-flink1.1[79]-rocksdb-checkpoint                                      diff                       issue 26 (RocksDB incremental state)
-stateful-scala-*-flink1.1[79]-rocksdb-savepoint-native                                diff                       issue 26 (RocksDB native savepoint state)
-stateful-scala-*-hashmap-savepoint                                                    entries                    issue 27 (Kryo keys: no entry typed)
+stateful-scala-*-flink1.1[79]-rocksdb-checkpoint                                      entries,diff               issue 26 (RocksDB incremental state)
+stateful-scala-*-flink1.1[79]-rocksdb-savepoint-native                                entries,diff               issue 26 (RocksDB native savepoint state)
 '
 
 export PENDING

@@ -122,3 +122,54 @@ typed_values() {
 	sv_dir 'points:s_list:v_list'
 	bad 2 "ckpt-inspect: sp/kv: offset $((KV_OFF[0] + 20)): collection element flag 7 (0 or 1 expected)" ckpt-inspect -a sp
 }
+
+# kkv: canonical keyed state (kv_file's layout) whose key serializer is Kryo: in key group 29,
+# the key Kryo wrote as the registered java.lang.Long 3 (id 7 + 2, zigzag varint 6) in value state
+# "blob" of a Kryo value of the unregistered class x.Foo (1, name id 0, the name's last byte with
+# its high bit set), then its fields' bytes "zz"; and list state "names" of Strings in the
+# operator state beside it.
+kkv_file() {
+	B=; b_i32 6; b_u8 0
+	b_i32 2; s_kryo
+	b_i16 1; b_utf blob; b_i32 0; b_i32 1; b_utf KEYED_STATE_TYPE; b_utf VALUE
+	b_i32 2; b_utf NAMESPACE_SERIALIZER; s_proxy "$VOIDNS"
+	b_utf VALUE_SERIALIZER; b_i32 2; s_kryo
+	KV_OFF=("$(blen)")
+	b_i16 0; b_i32 4; b_u8 $((29 | 128)); b_u8 9; b_u8 6; b_u8 0
+	b_i32 9; b_u8 1; b_u8 0; B+=x.Fo; b_u8 $((0x6f | 128)); B+=zz
+	b_i16 -1
+	b_write "${1:-kv}"
+	KV_KGS=29
+}
+
+@test "flinktypes: Kryo keys and values in a canonical savepoint: the class named, the bytes kept, typed null" {
+	rm -rf sp
+	mkdir sp
+	unset KV_KGS KG_TAG KG_FIRST KG_COUNT KG_FOR
+	op_file sp/op
+	kkv_file sp/kv
+	(cd sp && meta_file "rel op" "rel kv" .)
+	run sh -c "ckpt-inspect -a sp | jq -c '.operators[].subtasks[].keyed_state.entries[] | [.state, .key_group, .typed]'"
+	status_is 0
+	output_is '["blob",29,{"key":{"kryo_class":"java.lang.Long","kryo_id":7,"typed":null,"reason":"Kryo writes no schema: the bytes are kept as they are","bytes":"\t\u0006"},"namespace":null,"value":{"kryo_class":"x.Foo","kryo_id":null,"typed":null,"reason":"Kryo writes no schema: the bytes are kept as they are","bytes":{"base64":"AQB4LkZv73p6"}}}]'
+}
+
+@test "flinktypes: the Scala fixtures: Kryo keys named, Scala values typed, alike in every canonical form" {
+	needs_fixtures
+	[ -d "$FIXTURES/flink-artifacts" ] || skip "no flink-artifacts/"
+	cd "$FIXTURES/flink-artifacts"
+	for f in stateful-scala-udf-migration-itcase-flink1.1{5,7,9}-{hashmap,rocksdb}-savepoint; do
+		run sh -c "ckpt-inspect -a $f | jq -c '[.operators[].subtasks[].keyed_state.entries // [] | .[] | select(.typed.key.bytes == \"\\t\\u0004\") | [.state, .typed.key.kryo_class, (.typed.value | if type == \"object\" and has(\"failure\") then .failure |= del(.bytes) else . end)]] | sort | .[]'"
+		status_is 0
+		output_is '["caseClassState","java.lang.Long",["2",4]]
+["caseClassWithNestingState","java.lang.Long",[2,["2",4]]]
+["collectionState","java.lang.Long",[["2",4]]]
+["eitherLeftState","java.lang.Long",{"left":["2",4]}]
+["eitherRightState","java.lang.Long",{"right":"6"}]
+["enumOneState","java.lang.Long","THREE"]
+["optionNoneState","java.lang.Long",null]
+["optionState","java.lang.Long",["2",4]]
+["tryFailureState","java.lang.Long",{"failure":{"kryo_class":"java.lang.RuntimeException","kryo_id":null,"typed":null,"reason":"Kryo writes no schema: the bytes are kept as they are"}}]
+["tryState","java.lang.Long",{"success":["2",10]}]'
+	done
+}
