@@ -75,6 +75,7 @@ static const struct known known[] = {
 	{B "EnumSerializer$EnumSerializerSnapshot", ENUMS, FSER_ENUM, 0, NONE},
 	{R "PojoSerializerSnapshot", POJO, FSER_POJO, 0, NONE},
 	{R "JavaEitherSerializerSnapshot", COMPOSITE, FSER_EITHER, 0, NONE},
+	{R "EitherSerializerSnapshot", COMPOSITE, FSER_EITHER, 0, NONE}, /* Flink 1.6 to 1.7: version 2, nested only */
 	{R "kryo.KryoSerializerSnapshot", KRYO, FSER_KRYO, 0, NONE},
 	{S "ScalaCaseClassSerializerSnapshot", COMPOSITE, FSER_TUPLE, 0, CLASSNAME},
 	{S "Tuple2CaseClassSerializerSnapshot", COMPOSITE, FSER_TUPLE, 0, CLASSNAME},

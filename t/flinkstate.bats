@@ -76,7 +76,7 @@ goldens() {
 @test "flinkstate: a heap snapshot whose serializer ckpt cannot step over says which" {
 	needs_fixtures
 	cd "$SP"
-	bad 1 'ckpt-inspect: v2-flink1.7-state-evolution-e2e-savepoint/_metadata:inline:file:/Users/igalshilman/Desktop/savepoint/1.7.0-rc4/savepoint-cddfda-fe80eba603eb/5c37f587-70c4-4047-b1f1-55e63483ad2a: a heap snapshot, whose entries have no lengths, and the VALUE_SERIALIZER of state "either-state" is a org.apache.flink.api.java.typeutils.runtime.EitherSerializerSnapshot, whose snapshot ckpt cannot step over' \
+	bad 1 'ckpt-inspect: v2-flink1.7-state-evolution-e2e-savepoint/_metadata:inline:file:/Users/igalshilman/Desktop/savepoint/1.7.0-rc4/savepoint-cddfda-fe80eba603eb/5c37f587-70c4-4047-b1f1-55e63483ad2a: a heap snapshot, whose entries have no lengths, and the NAMESPACE_SERIALIZER of state "either-state" is a org.apache.flink.api.common.typeutils.ParameterlessTypeSerializerConfig, whose snapshot ckpt cannot step over' \
 		ckpt-inspect -a v2-flink1.7-state-evolution-e2e-savepoint
 }
 
