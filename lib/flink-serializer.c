@@ -1062,8 +1062,10 @@ value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32
 		r = read_primitive(s, t->kind, o, hash);
 		*hashed = r == 0;
 		break;
-	case FSER_VOID:
-		r = ckpt_fout_null(o) < 0 ? nomem(s) : 0;
+	case FSER_VOID: /* VoidSerializer writes one byte, to make progress in the stream */
+		r = ckpt_fsrc_u8(s, &z, "void byte");
+		if (r == 0 && ckpt_fout_null(o) < 0)
+			r = nomem(s);
 		break;
 	case FSER_VOIDNS: case FSER_GLOBALWINDOW:
 		if ((r = ckpt_fsrc_u8(s, &z, "namespace byte")) == 0 && z != 0)

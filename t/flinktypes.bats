@@ -34,11 +34,13 @@ s_try() { s_composite "$S.ScalaTrySerializerSnapshot" s_long s_kryo; }
 s_list() { local save=$B; B=; b_utf 'implicitly[CanBuildFrom[List[x.Point], x.Point, List[x.Point]]]'; OUTER=$B; B=$save; s_composite "$S.TraversableSerializerSnapshot" s_case; }
 s_enum() { b_utf "$S.ScalaEnumSerializerSnapshot"; b_i32 3; b_utf 'x.Color$'; b_i32 2; b_utf RED; b_i32 0; b_utf BLUE; b_i32 5; }
 s_unit() { b_utf "$S.UnitSerializer\$UnitSerializerSnapshot"; b_i32 3; }
+s_void() { b_utf "$SER.VoidSerializer\$VoidSerializerSnapshot"; b_i32 3; }
 
 # Values: Point("ab", 7); the states below, each with its value, in STATES order.
 v_point() { b_str ab; b_i64 7; }
 STATES='option:s_option:v_some none:s_option:v_none left:s_either:v_left right:s_either:v_right
-jleft:s_jeither:v_jleft points:s_list:v_list color:s_enum:v_color unit:s_unit:v_unit ok:s_try:v_ok'
+jleft:s_jeither:v_jleft points:s_list:v_list color:s_enum:v_color unit:s_unit:v_unit void:s_void:v_unit
+ok:s_try:v_ok'
 v_some() { b_u8 1; v_point; }
 v_none() { b_u8 0; }
 v_left() { b_u8 1; v_point; }
@@ -90,8 +92,8 @@ typed_values() {
 	ckpt-inspect -a sp | jq -c '.operators[].subtasks[].keyed_state.entries[] | [.state, .typed.value]'
 }
 
-@test "flinktypes: Scala case classes, Option, Either, collections, Enumeration, Unit and Java's Either typed" {
-	sv_dir "${STATES% ok:*}"
+@test "flinktypes: Scala case classes, Option, Either, collections, Enumeration, Unit, Java's Either and Void typed" {
+	sv_dir "${STATES%[[:space:]]ok:*}"
 	run typed_values
 	status_is 0
 	output_is '["option",["ab",7]]
@@ -101,7 +103,8 @@ typed_values() {
 ["jleft",{"left":-3}]
 ["points",[["ab",7],null,["c",-1]]]
 ["color","BLUE"]
-["unit",null]'
+["unit",null]
+["void",null]'
 }
 
 @test "flinktypes: a Kryo serializer is stepped over: the heap state it is in stops, naming it" {
