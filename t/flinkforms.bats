@@ -24,9 +24,6 @@ PENDING='
 new-stateful-udf-migration-itcase-flink1.17-hashmap-checkpoint                        entries                    a changelog without a materialized part records no key serializer: 8 of its 32 entries untyped (their bytes equal the canonical)
 stateful-scala-*-hashmap-checkpoint                                                   entries,diff               issue 27 (Scala case classes, Option, Either, Kryo: heap snapshot not walked)
 stateful-scala-*-hashmap-savepoint-native                                             entries,diff               issue 27 (Scala case classes, Option, Either, Kryo: heap snapshot not walked)
-stateful-scala-*-rocksdb-*                                                            entries,diff               issue 27 (Scala and Kryo types: state names and values untyped; the 1.17 and 1.19 incremental and native ones issue 26 too)
-stateful-scala-udf-migration-itcase-flink1.19-hashmap-savepoint                       entries,diff               issue 27 (compressed operator state of a Scala case class)
-stateful-scala-*-hashmap-savepoint                                                    entries                    issue 27 (Scala and Kryo types: state names and values untyped)
 '
 
 export PENDING

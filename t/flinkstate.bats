@@ -102,7 +102,7 @@ summary_not_read() {
 	# state "#1", which the header (stopped at either-state) does not name, comes first in each key
 	# group: where it is empty the states after it are counted, in key group 94 they are not
 	summary_not_read "$SP" v2-flink1.7-state-evolution-e2e-savepoint \
-		'ckpt-inspect: v2-flink1.7-state-evolution-e2e-savepoint/_metadata:inline:file:/Users/igalshilman/Desktop/savepoint/1.7.0-rc4/savepoint-cddfda-fe80eba603eb/5c37f587-70c4-4047-b1f1-55e63483ad2a: a heap snapshot, whose entries have no lengths, and the VALUE_SERIALIZER of state "either-state" is a org.apache.flink.api.java.typeutils.runtime.EitherSerializerSnapshot, whose snapshot ckpt cannot step over'
+		'ckpt-inspect: v2-flink1.7-state-evolution-e2e-savepoint/_metadata:inline:file:/Users/igalshilman/Desktop/savepoint/1.7.0-rc4/savepoint-cddfda-fe80eba603eb/5c37f587-70c4-4047-b1f1-55e63483ad2a: a heap snapshot, whose entries have no lengths, and the NAMESPACE_SERIALIZER of state "either-state" is a org.apache.flink.api.common.typeutils.ParameterlessTypeSerializerConfig, whose snapshot ckpt cannot step over'
 }
 
 # A heap file (as hv_file) of two states: "count" (Long) and "blob", of Java serialization, which
@@ -146,17 +146,23 @@ hv_blob_file() {
 @test "flinkstate: a heap checkpoint with Kryo keys: its first state's counts, the rest null, the summary exits 0; -a refuses" {
 	needs_artifacts
 	summary_not_read "$FA" stateful-scala-udf-migration-itcase-flink1.15-hashmap-checkpoint \
-		'ckpt-inspect: stateful-scala-udf-migration-itcase-flink1.15-hashmap-checkpoint/af59b4b8-c925-4b32-b080-366794e3c3c1: a heap snapshot, whose entries have no lengths, and the key serializer is a org.apache.flink.api.java.typeutils.runtime.kryo.KryoSerializerSnapshot, whose snapshot ckpt cannot step over'
+		'ckpt-inspect: stateful-scala-udf-migration-itcase-flink1.15-hashmap-checkpoint/af59b4b8-c925-4b32-b080-366794e3c3c1: state "tryState" of a heap snapshot has no lengths, and its serializer org.apache.flink.api.java.typeutils.runtime.kryo.KryoSerializerSnapshot is not one ckpt decodes'
 	run sh -c 'ckpt-inspect stateful-scala-udf-migration-itcase-flink1.15-hashmap-checkpoint | jq -c ".operators[1].flink_state.states[] | [.name, .entries, .bytes]" | head -3'
-	output_is '["#3",4,null]
-["#6",null,null]
-["#4",null,null]'
+	output_is '["caseClassState",null,null]
+["enumThreeState",null,null]
+["optionState",null,null]'
 }
 
-@test "flinkstate: compressed operator state of a Scala case class: counted by its offsets, bytes null, the summary exits 0; -a refuses" {
+@test "flinkstate: compressed operator state of a Scala case class (Flink 1.19): the summary, -a and -c read it" {
 	needs_artifacts
-	summary_not_read "$FA" stateful-scala-udf-migration-itcase-flink1.19-hashmap-savepoint \
-		'ckpt-inspect: stateful-scala-udf-migration-itcase-flink1.19-hashmap-savepoint/b4d5f474-ef28-4b94-8f7c-105814905c5a: compressed operator state "sourceState" has no lengths and its serializer org.apache.flink.api.scala.typeutils.ScalaCaseClassSerializerSnapshot is not one ckpt decodes'
+	cd "$FA"
+	run ckpt-inspect -p stateful-scala-udf-migration-itcase-flink1.19-hashmap-savepoint
+	status_is 0
+	match_golden "$DATA/flinkstate/stateful-scala-udf-migration-itcase-flink1.19-hashmap-savepoint.summary.expected"
+	run ckpt-inspect -a stateful-scala-udf-migration-itcase-flink1.19-hashmap-savepoint
+	status_is 0
+	run ckpt-inspect -c stateful-scala-udf-migration-itcase-flink1.19-hashmap-savepoint
+	status_is 0
 }
 
 entries='.operators[0].subtasks[0] | [.operator_state.names.entries, .operator_state.names.typed, (.keyed_state.entries[] | [.key_group, .key, .value, .typed])]'

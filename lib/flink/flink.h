@@ -51,6 +51,7 @@ struct ckpt_fsrc {
 	int capture;
 	int depth;                 /* nesting of the value being decoded */
 	const char *what;          /* what a fixed-size read cut short is called ("key"; NULL: "value") */
+	size_t tail;               /* memory: the bytes at the end a Kryo value leaves to what follows it */
 };
 
 /* A source over size bytes of fd from base; where names it in errors.  0, or -1 with e set. */
@@ -167,6 +168,9 @@ enum ckpt_fser_kind {
 	FSER_VOIDNS, FSER_TIMEWINDOW, FSER_GLOBALWINDOW,
 	FSER_TUPLE, FSER_ROW, FSER_POJO, FSER_LIST, FSER_MAP, FSER_ARRAY, FSER_TTL, FSER_NULLABLE,
 	FSER_ENUM, FSER_TIMER,
+	/* scala.c: Scala's and Java's Option, Either, Try, collections, Enumeration, Unit */
+	FSER_OPTION, FSER_EITHER, FSER_TRY, FSER_TRAVERSABLE, FSER_SENUM, FSER_UNIT,
+	FSER_KRYO,     /* kryo.c: named and kept raw, only as the last thing of an entry */
 };
 
 struct ckpt_fser {
@@ -176,6 +180,7 @@ struct ckpt_fser {
 	char *name;               /* tuple, POJO or enum class */
 	int version;              /* the snapshot's version */
 	int flag;                 /* ROW: row kind bits present; NULLABLE: padding length */
+	int32_t *ids;             /* SENUM: the id of each constant of names */
 	struct ckpt_fser **kids;  /* nested serializers (POJO: one per field, NULL when absent) */
 	char **names;             /* POJO field names, enum constants */
 	size_t nkids, nnames;
@@ -284,6 +289,9 @@ int ckpt_fser_read(struct ckpt_fsrc *s, int proxy, struct ckpt_fser **out);
 void ckpt_fser_free(struct ckpt_fser *t);
 /* NULL when values of t can be decoded, else the snapshot class that stops it. */
 const char *ckpt_fser_blocker(const struct ckpt_fser *t);
+/* The same where the value ends where its source does (less s->tail bytes): a Kryo value last
+ * in it (nothing of t read after it) does not stop it. */
+const char *ckpt_fser_blocker_tail(const struct ckpt_fser *t);
 /* The serialized length Flink's getLength() gives, -1 when not fixed (CompositeKeySerializationUtils'
  * ambiguity test: key and namespace both -1 get length suffixes). */
 int ckpt_fser_fixed_length(const struct ckpt_fser *t);
@@ -294,6 +302,21 @@ int ckpt_fser_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, json_t **v, 
 int ckpt_fser_emit(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash, int *hashed);
 /* The class names, nested: "C" or {"class": C, "nested": [...]} (for the summary). */
 json_t *ckpt_fser_json(const struct ckpt_fser *t);
+/* ------------------------------------------------------------ scala.c */
+
+/* The payload of a ScalaEnumSerializerSnapshot (class, then each constant's name and id) into t.
+ * 0, or -1 with the error set. */
+int ckpt_fser_scala_enum(struct ckpt_fsrc *s, struct ckpt_fser *t);
+/* One value of the kinds of scala.c (FSER_OPTION .. FSER_UNIT), its nested values through
+ * ckpt_fser_emit.  0, or -1 with the error set. */
+int ckpt_fser_scala_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o);
+
+/* ------------------------------------------------------------ kryo.c */
+
+/* A Kryo value: the rest of s (a memory source) less s->tail bytes, emitted as {"kryo_class",
+ * "kryo_id", "typed": null, "reason", "bytes"}.  0, or -1 with the error set. */
+int ckpt_fser_kryo_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o);
+
 /* Flink's KeyGroupRangeAssignment: MathUtils.murmurHash(hashCode) % maxParallelism. */
 uint32_t ckpt_flink_key_group(int32_t hash, uint32_t max_parallelism);
 

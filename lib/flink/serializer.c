@@ -18,6 +18,8 @@ enum shape {
 	COMPOSITE, /* CompositeTypeSerializerSnapshot: outer snapshot, then nested snapshots */
 	ENUMS,     /* EnumSerializerSnapshot: class, constant names */
 	POJO,      /* PojoSerializerSnapshot: class, framed field snapshots */
+	SENUM,     /* ScalaEnumSerializerSnapshot: class, (name, id) pairs */
+	KRYO,      /* KryoSerializerSnapshot: class, three optional maps (registrations, serializers) */
 };
 
 /* Outer snapshots of the composite classes. */
@@ -33,6 +35,7 @@ struct known {
 #define B "org.apache.flink.api.common.typeutils.base."
 #define R "org.apache.flink.api.java.typeutils.runtime."
 #define W "org.apache.flink.streaming.api.windowing.windows."
+#define S "org.apache.flink.api.scala.typeutils."
 static const struct known known[] = {
 	{B "StringSerializer$StringSerializerSnapshot", SIMPLE, FSER_STRING, 0, NONE},
 	{B "LongSerializer$LongSerializerSnapshot", SIMPLE, FSER_LONG, 0, NONE},
@@ -71,10 +74,22 @@ static const struct known known[] = {
 	{"org.apache.flink.streaming.api.operators.TimerSerializerSnapshot", COMPOSITE, FSER_TIMER, 0, NONE},
 	{B "EnumSerializer$EnumSerializerSnapshot", ENUMS, FSER_ENUM, 0, NONE},
 	{R "PojoSerializerSnapshot", POJO, FSER_POJO, 0, NONE},
+	{R "JavaEitherSerializerSnapshot", COMPOSITE, FSER_EITHER, 0, NONE},
+	{R "EitherSerializerSnapshot", COMPOSITE, FSER_EITHER, 0, NONE}, /* Flink 1.6 to 1.7: version 2, nested only */
+	{R "kryo.KryoSerializerSnapshot", KRYO, FSER_KRYO, 0, NONE},
+	{S "ScalaCaseClassSerializerSnapshot", COMPOSITE, FSER_TUPLE, 0, CLASSNAME},
+	{S "Tuple2CaseClassSerializerSnapshot", COMPOSITE, FSER_TUPLE, 0, CLASSNAME},
+	{S "ScalaOptionSerializerSnapshot", COMPOSITE, FSER_OPTION, 0, NONE},
+	{S "ScalaEitherSerializerSnapshot", COMPOSITE, FSER_EITHER, 0, NONE},
+	{S "ScalaTrySerializerSnapshot", COMPOSITE, FSER_TRY, 0, NONE},
+	{S "TraversableSerializerSnapshot", COMPOSITE, FSER_TRAVERSABLE, 0, CLASSNAME},
+	{S "ScalaEnumSerializerSnapshot", SENUM, FSER_SENUM, 0, NONE},
+	{S "UnitSerializer$UnitSerializerSnapshot", SIMPLE, FSER_UNIT, 0, NONE},
 };
 #undef B
 #undef R
 #undef W
+#undef S
 
 void
 ckpt_fser_free(struct ckpt_fser *t)
@@ -87,6 +102,7 @@ ckpt_fser_free(struct ckpt_fser *t)
 		free(t->names[i]);
 	free(t->kids);
 	free(t->names);
+	free(t->ids);
 	free(t->cls);
 	free(t->name);
 	free(t);
@@ -190,6 +206,8 @@ read_composite(struct ckpt_fsrc *s, struct ckpt_fser *t, const struct known *k)
 	}
 	if (k->kind == FSER_ROW)
 		t->flag = outer >= 3; /* RowSerializerSnapshot before version 3 wrote no row kind */
+	if (k->kind == FSER_TUPLE) /* a Scala case class: its hashCode is Scala's, not TupleN's */
+		t->flag = strncmp(t->cls, "org.apache.flink.api.scala.", 27) == 0;
 	return read_nested(s, t);
 }
 
@@ -288,6 +306,19 @@ read_pojo(struct ckpt_fsrc *s, struct ckpt_fser *t)
 	return 0;
 }
 
+/* KryoSerializerSnapshotData: the type's class, then registrations, default serializers and
+ * default serializer classes, each a LinkedOptionalMap of Java-serialized values, stepped over. */
+static int
+read_kryo(struct ckpt_fsrc *s, struct ckpt_fser *t)
+{
+	if (ckpt_fsrc_utf(s, &t->name, "Kryo type class") < 0)
+		return -1;
+	for (int i = 0; i < 3; i++)
+		if (read_optional_map(s, t, 0) < 0)
+			return -1;
+	return 0;
+}
+
 static const struct known *
 find_known(const char *cls)
 {
@@ -338,6 +369,18 @@ read_payload(struct ckpt_fsrc *s, struct ckpt_fser *t)
 			return 1;
 		}
 		return 0;
+	case SENUM:
+		if (t->version != 3) {
+			t->kind = FSER_UNKNOWN;
+			return 1;
+		}
+		return ckpt_fser_scala_enum(s, t);
+	case KRYO:
+		if (t->version != 2) {
+			t->kind = FSER_UNKNOWN;
+			return 1;
+		}
+		return read_kryo(s, t);
 	}
 	return 1;
 }
@@ -380,26 +423,56 @@ ckpt_fser_read(struct ckpt_fsrc *s, int proxy, struct ckpt_fser **out)
 	return read_versioned(s, out);
 }
 
-const char *
-ckpt_fser_blocker(const struct ckpt_fser *t)
+/* Whether the kid i of t is read last of t, so last of the entry when t is. */
+static int
+last_kid(const struct ckpt_fser *t, size_t i)
+{
+	switch (t->kind) {
+	case FSER_TUPLE: case FSER_POJO: case FSER_ROW: case FSER_TTL:
+		return i + 1 == t->nkids;
+	case FSER_OPTION: case FSER_NULLABLE: case FSER_EITHER: case FSER_TRY:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static const char *
+blocker_at(const struct ckpt_fser *t, int tail)
 {
 	if (t == NULL)
 		return "(a field without a snapshot)";
+	if (t->kind == FSER_KRYO)
+		return tail ? NULL : t->cls;
 	if (t->kind == FSER_UNKNOWN || t->kind == FSER_OPAQUE)
 		return t->cls;
 	if (t->kind == FSER_POJO && t->nkids != t->nnames)
 		return t->cls;
 	for (size_t i = 0; i < t->nkids; i++) {
-		const char *b = ckpt_fser_blocker(t->kids[i]);
+		const char *b = blocker_at(t->kids[i], tail && last_kid(t, i));
 
 		if (b)
 			return b;
 	}
-	if ((t->kind == FSER_LIST || t->kind == FSER_ARRAY || t->kind == FSER_NULLABLE) && t->nkids != 1)
+	if ((t->kind == FSER_LIST || t->kind == FSER_ARRAY || t->kind == FSER_NULLABLE || t->kind == FSER_OPTION ||
+	     t->kind == FSER_TRAVERSABLE) && t->nkids != 1)
 		return t->cls;
-	if ((t->kind == FSER_MAP || t->kind == FSER_TTL || t->kind == FSER_TIMER) && t->nkids != 2)
+	if ((t->kind == FSER_MAP || t->kind == FSER_TTL || t->kind == FSER_TIMER || t->kind == FSER_EITHER ||
+	     t->kind == FSER_TRY) && t->nkids != 2)
 		return t->cls;
 	return NULL;
+}
+
+const char *
+ckpt_fser_blocker(const struct ckpt_fser *t)
+{
+	return blocker_at(t, 0);
+}
+
+const char *
+ckpt_fser_blocker_tail(const struct ckpt_fser *t)
+{
+	return blocker_at(t, 1);
 }
 
 int
@@ -409,14 +482,14 @@ ckpt_fser_fixed_length(const struct ckpt_fser *t)
 	static const int len[] = {
 		[FSER_LONG] = 8, [FSER_INT] = 4, [FSER_SHORT] = 2, [FSER_BYTE] = 1, [FSER_BOOL] = 1,
 		[FSER_FLOAT] = 4, [FSER_DOUBLE] = 8, [FSER_CHAR] = 2, [FSER_VOID] = 1, [FSER_VOIDNS] = 0,
-		[FSER_TIMEWINDOW] = 16, [FSER_GLOBALWINDOW] = 1, [FSER_ENUM] = 4,
+		[FSER_TIMEWINDOW] = 16, [FSER_GLOBALWINDOW] = 1, [FSER_ENUM] = 4, [FSER_SENUM] = 4, [FSER_UNIT] = 1,
 	};
 	int sum = 0;
 
 	switch (t->kind) {
 	case FSER_LONG: case FSER_INT: case FSER_SHORT: case FSER_BYTE: case FSER_BOOL:
 	case FSER_FLOAT: case FSER_DOUBLE: case FSER_CHAR: case FSER_VOID: case FSER_VOIDNS:
-	case FSER_TIMEWINDOW: case FSER_GLOBALWINDOW: case FSER_ENUM:
+	case FSER_TIMEWINDOW: case FSER_GLOBALWINDOW: case FSER_ENUM: case FSER_SENUM: case FSER_UNIT:
 		return len[t->kind];
 	case FSER_NULLABLE: /* padded (the padding is the wrapped serializer's length): the flag and it */
 		return t->flag > 0 ? 1 + t->flag : -1;
@@ -903,7 +976,7 @@ read_composite_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt
 			if (value(t->kids[i], s, o, &h1, &hd1) < 0)
 				return -1;
 			h = (int32_t)((uint32_t)h * (i ? 31u : 0u) + (uint32_t)h1); /* TupleN.hashCode */
-			*hashed &= hd1;
+			*hashed &= hd1 && !t->flag;
 		}
 		ckpt_fout_close(o);
 		*hash = h;
@@ -955,6 +1028,10 @@ read_composite_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt
 		return value(t->kids[0], s, o, hash, hashed);
 	case FSER_ROW:
 		return read_row(t, s, o);
+	case FSER_OPTION: case FSER_EITHER: case FSER_TRY: case FSER_TRAVERSABLE: case FSER_SENUM: case FSER_UNIT:
+		return ckpt_fser_scala_value(t, s, o);
+	case FSER_KRYO:
+		return ckpt_fser_kryo_value(t, s, o);
 	default:
 		return read_pojo_value(t, s, o);
 	}
@@ -985,8 +1062,10 @@ value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32
 		r = read_primitive(s, t->kind, o, hash);
 		*hashed = r == 0;
 		break;
-	case FSER_VOID:
-		r = ckpt_fout_null(o) < 0 ? nomem(s) : 0;
+	case FSER_VOID: /* VoidSerializer writes one byte, to make progress in the stream */
+		r = ckpt_fsrc_u8(s, &z, "void byte");
+		if (r == 0 && ckpt_fout_null(o) < 0)
+			r = nomem(s);
 		break;
 	case FSER_VOIDNS: case FSER_GLOBALWINDOW:
 		if ((r = ckpt_fsrc_u8(s, &z, "namespace byte")) == 0 && z != 0)

@@ -449,7 +449,7 @@ emit_op(struct fctx *c, const struct fheader *h, const char *name, size_t idx, c
 	if (c->k->only && strcmp(name, c->k->only) != 0)
 		return 0;
 
-	if (m && !broadcast && m->value && !ckpt_fser_blocker(m->value) &&
+	if (m && !broadcast && m->value && !ckpt_fser_blocker_tail(m->value) && /* each element its own bytes */
 	    decode_all(c, m->value, p, n, at, "list element", &typed) < 0)
 		return -1;
 	if (broadcast && m->key && m->value && !ckpt_fser_blocker(m->key) && !ckpt_fser_blocker(m->value) &&
@@ -742,6 +742,7 @@ typed_out(const struct ftyped *t, struct ckpt_fout *o)
 		goto out;
 	ckpt_fout_key_lit(o, "key");
 	from = ckpt_fsrc_tell(&s);
+	s.tail = m->ns->kind == FSER_VOIDNS; /* its one byte follows a Kryo key */
 	if (ckpt_fser_emit(h->key, &s, o, &hash, &hashed) < 0 ||
 	    (m->ambiguous && length_suffix(&s, from, "key", m->name) < 0))
 		goto out;
@@ -768,6 +769,7 @@ typed_out(const struct ftyped *t, struct ckpt_fout *o)
 	}
 	ckpt_fsrc_mem_again(&s, v, vn);
 	s.base = at + 8 + kn;
+	s.tail = 0;
 	ckpt_fout_key_lit(o, "value");
 	if (map) {
 		uint8_t isnull;
@@ -875,11 +877,17 @@ typable(const struct fheader *h, struct fmeta *m)
 static int
 typable_of(const struct fheader *h, const struct fmeta *m)
 {
-	if (h->stopped || m == NULL || m->value == NULL || ckpt_fser_blocker(m->value))
+	int plain = !m || !m->kind || (strcmp(m->kind, "map") != 0 && strcmp(m->kind, "list") != 0);
+
+	if (h->stopped || m == NULL || m->value == NULL)
 		return 0;
 	if (strcmp(m->kind ? m->kind : "", "timers") == 0)
-		return 1;
-	if (m->ns == NULL || ckpt_fser_blocker(m->ns) || ckpt_fser_blocker(h->key))
+		return !ckpt_fser_blocker(m->value);
+	/* a Kryo value last of a canonical entry's value, or its key before a VoidNamespace (typed_out) */
+	if (plain ? ckpt_fser_blocker_tail(m->value) != NULL : ckpt_fser_blocker(m->value) != NULL)
+		return 0;
+	if (m->ns == NULL || ckpt_fser_blocker(m->ns) ||
+	    (m->ns->kind == FSER_VOIDNS && plain ? ckpt_fser_blocker_tail(h->key) : ckpt_fser_blocker(h->key)))
 		return 0;
 	if (m->kind && strcmp(m->kind, "map") == 0)
 		return m->value->kind == FSER_MAP;
