@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "snap-internal.h"
+#include "snap.h"
 
 #define LIST_DEPTH 64    /* directories deeper than this are not entered */
 #define LIST_THREADS 8   /* at most this many readers, one a core */
