@@ -5,7 +5,8 @@
 #
 # Goldens are regenerated (after checking the change is intended) with:
 #   cd "$FIXTURES/flink-savepoints" && for d in $INLINE; do ckpt-inspect -p $d > $DATA/flinkstate/$d.summary.expected
-#   ckpt-inspect -a $d > $DATA/flinkstate/$d.all.expected; done
+#   ckpt-inspect -a $d > $DATA/flinkstate/$d.all.expected
+#   ckpt-inspect --raw -a $d > $DATA/flinkstate/$d.raw.expected; done
 # and the cut state files' lines (t/data/flinkstate/cuts.expected) with
 #   CKPT_REGOLD=1 CKPT_BIN=$PWD/bin bats -f 'cut at every length' t/flinkstate.bats
 
@@ -38,6 +39,15 @@ goldens() {
 	match_golden "$BATS_TEST_TMPDIR/want"
 }
 
+@test "flinkstate: -a --raw of every fixture whose state is inline: every entry's bytes, the typed form beside them" {
+	needs_fixtures
+	cd "$SP"
+	run ckpt-inspect --raw -a $INLINE
+	status_is 0
+	goldens raw >"$BATS_TEST_TMPDIR/want"
+	match_golden "$BATS_TEST_TMPDIR/want"
+}
+
 @test "flinkstate: the summary of every fixture whose state is inline" {
 	needs_fixtures
 	cd "$SP"
@@ -50,18 +60,18 @@ goldens() {
 @test "flinkstate: typed values of the fixtures: POJOs, lists, maps, broadcast entries, timers" {
 	needs_fixtures
 	cd "$SP"
-	run sh -c 'ckpt-inspect -a v5-state-processor-table-state-nulls | jq -c "[.operators[].subtasks[0].keyed_state.entries // [] | .[] | select(.typed.key == 4) | [.state, .typed.value]] | sort | .[]"'
+	run sh -c 'ckpt-inspect -a v5-state-processor-table-state-nulls | jq -c "[.operators[].subtasks[0].keyed_state.entries // [] | .[] | select(.key == 4) | [.state, .value]] | sort | .[]"'
 	output_is '["KeyedPojoValue",{"privateLong":1,"publicLong":1}]
 ["KeyedPrimitiveValue",1]
 ["KeyedPrimitiveValueList",[4]]
 ["KeyedPrimitiveValueMap",[{"key":4,"value":4}]]
 ["total",{"privateLong":4,"publicLong":4}]'
-	run sh -c 'ckpt-inspect -a v5-state-processor-table-state-nulls | jq -c "[.operators[].subtasks[].operator_state.LongBroadcastState.typed[0] // empty][0][0:2]"'
+	run sh -c 'ckpt-inspect -a v5-state-processor-table-state-nulls | jq -c "[.operators[].subtasks[].operator_state.LongBroadcastState.entries[0] // empty][0][0:2]"'
 	output_is '[{"key":0,"value":0},{"key":1,"value":1}]'
 	# (jq prints Long.MIN_VALUE as a double)
-	run sh -c 'ckpt-inspect -a v3-flink1.11-udf-memory-savepoint | jq -c "[.operators[].subtasks[].keyed_state.entries // [] | .[] | select(.state | startswith(\"_timer\"))][0:2][] | [.state, .key_group, .value, .typed]"'
-	output_is '["_timer_state/processing_timer",1,"",{"timestamp":1595516554622,"key":[3],"namespace":3}]
-["_timer_state/event_timer",1,"",{"timestamp":-9223372036854776000,"key":[3],"namespace":3}]'
+	run sh -c 'ckpt-inspect -a v3-flink1.11-udf-memory-savepoint | jq -c "[.operators[].subtasks[].keyed_state.entries // [] | .[] | select(.state | startswith(\"_timer\"))][0:2][] | [.state, .key_group, del(.state, .key_group)]"'
+	output_is '["_timer_state/processing_timer",1,{"timestamp":1595516554622,"key":[3],"namespace":3}]
+["_timer_state/event_timer",1,{"timestamp":-9223372036854776000,"key":[3],"namespace":3}]'
 }
 
 @test "flinkstate: state in files the fixtures lack is named, and -m reads the _metadata alone" {
@@ -160,6 +170,8 @@ hv_blob_file() {
 }
 
 entries='.operators[0].subtasks[0] | [.operator_state.names.entries, .operator_state.names.typed, (.keyed_state.entries[] | [.key_group, .key, .value, .typed])]'
+typed='.operators[0].subtasks[0] | [.operator_state.names, (.keyed_state.entries[] | [.key_group, .key, .namespace, .value, has("untyped")])]'
+want_typed='[{"mode":"list","entries":["a","bc"]},[29,42,null,7,false],[86,1,null,8,false],[94,0,null,9,false]]'
 want_entries='[["\u0002a","\u0003bc"],["a","bc"],[29,{"base64":"HQAAACoA"},{"base64":"AAAAAAAAAAc="},{"key":42,"namespace":null,"value":7}],[86,{"base64":"VgAAAAEA"},{"base64":"AAAAAAAAAAg="},{"key":1,"namespace":null,"value":8}],[94,{"base64":"XgAAAAAA"},{"base64":"AAAAAAAAAAk="},{"key":0,"namespace":null,"value":9}]]'
 
 @test "flinkstate: a _metadata on standard input: inline and absolute state read as from the file, a relative file refused by name" {
@@ -167,7 +179,7 @@ want_entries='[["\u0002a","\u0003bc"],["a","bc"],[29,{"base64":"HQAAACoA"},{"bas
 	mkdir -p m
 	kv=$PWD/sp/kv
 	(cd sp && meta_file "inline op" "abs $kv" ../m)
-	run sh -c "ckpt-inspect -a < m/_metadata | jq -c '$entries'"
+	run sh -c "ckpt-inspect --raw -a < m/_metadata | jq -c '$entries'"
 	status_is 0
 	output_is "$want_entries"
 	run bash -c 'ckpt-inspect -a - < m/_metadata | cmp - <(ckpt-inspect -a m) && echo same'
@@ -178,14 +190,18 @@ want_entries='[["\u0002a","\u0003bc"],["a","bc"],[29,{"base64":"HQAAACoA"},{"bas
 
 @test "flinkstate: relative, absolute, file: URI, --root mapped and inline state read alike" {
 	sp_dir
-	run sh -c "ckpt-inspect -a sp | jq -c '$entries'"
+	run sh -c "ckpt-inspect --raw -a sp | jq -c '$entries'"
 	status_is 0
 	output_is "$want_entries"
+	# typed (no --raw): the operator state's strings and each entry's key, namespace and value, no bytes
+	run sh -c "ckpt-inspect -a sp | jq -c '$typed'"
+	status_is 0
+	output_is "$want_typed"
 	for how in "abs $PWD/sp/op|abs $PWD/sp/kv" "abs file://$PWD/sp/op|abs file:$PWD/sp/kv" \
 		"abs hdfs://nn/chk/op|abs hdfs://nn/chk/kv" "inline op|inline kv"; do
 		mkdir -p m
 		(cd sp && meta_file "${how%|*}" "${how#*|}" ../m)
-		run sh -c "ckpt-inspect -a -r hdfs://nn/chk=$PWD/sp m | jq -c '$entries'"
+		run sh -c "ckpt-inspect --raw -a -r hdfs://nn/chk=$PWD/sp m | jq -c '$entries'"
 		status_is 0
 		output_is "$want_entries"
 	done
@@ -251,9 +267,11 @@ want_entries='[["\u0002a","\u0003bc"],["a","bc"],[29,{"base64":"HQAAACoA"},{"bas
 	sp_dir
 	kvz_file sp/kv
 	(cd sp && meta_file "rel op" "rel kv" .)
-	run sh -c "ckpt-inspect -a sp | jq -c '$entries'"
+	run sh -c "ckpt-inspect --raw -a sp | jq -c '$entries'"
 	status_is 0
 	output_is "$want_entries"
+	run sh -c "ckpt-inspect -a sp | jq -c '$typed'"
+	output_is "$want_typed"
 	# the first chunk's checksum: 16 bytes into key group 29's stream
 	printf '\x00' | dd of=sp/kv bs=1 seek=$((KV_OFF[0] + 14)) conv=notrunc status=none
 	bad 2 "ckpt-inspect: sp/kv: offset $((KV_OFF[0] + 10)) (Snappy chunk), byte 0 of its stream: Snappy chunk checksum mismatch" \
@@ -369,7 +387,7 @@ ckpt-inspect: sp/op: offset 194: truncated string character' ]
 # The typed entries of sp/ (ckpt-inspect -a), a long namespace shortened to its start and length.
 typed_entries() {
 	ckpt-inspect -a sp | jq -c '.operators[0].subtasks[0].keyed_state.entries[]
-		| [.state, .key_group, (.typed | .namespace |= if length > 20 then "\(.[:5])...(\(length))" else . end)]'
+		| [.state, .key_group, (del(.state, .key_group) | .namespace |= if length > 20 then "\(.[:5])...(\(length))" else . end)]'
 }
 
 @test "flinkstate: key and namespace both of variable length: canonical entries with length suffixes typed, heap ones without" {
@@ -383,7 +401,7 @@ typed_entries() {
 	status_is 0
 	[ -z "$stderr" ] && [ "$(jq -c '[.ok, .problems]' <<<"$output")" = '[true,[]]' ]
 	raw='[.operators[].subtasks[].keyed_state.entries[] | select(.state == "visits") | [.key, .value]]'
-	canonical=$(ckpt-inspect -a sp | jq -c "$raw")
+	canonical=$(ckpt-inspect --raw -a sp | jq -c "$raw")
 	# the heap layout writes no suffixes; its raw keys are given as the canonical layout has them
 	asp_dir ahv
 	run typed_entries
@@ -391,7 +409,7 @@ typed_entries() {
 	output_is '["visits",81,{"key":"a","namespace":"union","value":7}]
 ["visits",81,{"key":"a","namespace":"done:...(300)","value":8}]
 ["parity",81,{"key":"a","namespace":"union","value":[{"key":"odd","value":3}]}]'
-	run sh -c "ckpt-inspect -a sp | jq -c '$raw'"
+	run sh -c "ckpt-inspect --raw -a sp | jq -c '$raw'"
 	output_is "$canonical"
 }
 
@@ -432,6 +450,6 @@ typed_entries() {
 	run lowmem sh -c 'ckpt-inspect -a sp | grep -o "\"state\":\"count\"" | wc -l'
 	status_is 0
 	output_is 400002
-	run sh -c 'ckpt-inspect -a sp | jq -c ".operators[0].subtasks[0].keyed_state.entries | [length, .[0].typed, .[399999].typed, .[400001].typed]"'
+	run sh -c 'ckpt-inspect -a sp | jq -c ".operators[0].subtasks[0].keyed_state.entries | [length, .[0], .[399999], .[400001]] | map(if type == \"object\" then del(.state, .key_group) else . end)"'
 	output_is '[400002,{"key":161,"namespace":null,"value":161},{"key":7828,"namespace":null,"value":7828},{"key":0,"namespace":null,"value":9}]'
 }

@@ -193,6 +193,7 @@ struct ckpt_fout {
 	const char *key;            /* FOUT_JSON: the key of the next member */
 	unsigned char obj[FOUT_DEPTH]; /* FOUT_WRITE: the open container is an object */
 	int depth;
+	int flat;                   /* FOUT_WRITE: the outermost object's members go into the object open in w */
 };
 /* Emit one value or container boundary: 0, or -1 when out of memory (FOUT_JSON).  The common ones
  * are inline: the hot loops emit tens of millions. */
@@ -270,7 +271,7 @@ static inline void
 ckpt_fout_close(struct ckpt_fout *o)
 {
 	o->depth--;
-	if (o->mode == FOUT_WRITE)
+	if (o->mode == FOUT_WRITE && !(o->flat && o->depth == 0))
 		ckpt_jw_close(o->w, o->obj[o->depth] ? '}' : ']');
 }
 /* Drop what a failed decode left (FOUT_JSON). */
@@ -341,6 +342,31 @@ void ckpt_fmspans_release(struct ckpt_fmspans *sp);
  * the state readers share flink.h). */
 struct ckpt_snap_backing;
 struct ckpt_snap_backing *ckpt_flink_backing_new(const char *meta, struct ckpt_err *e);
+
+/* ------------------------------------------------------------ rows.c */
+
+/* Rows (ckpt-inspect -R): one JSON object a line, one per entry, map entry or list element, of one
+ * subtask of one operator at a time, written to w. */
+struct ckpt_frows {
+	struct ckpt_jw *w;
+	const char *uid;  /* NULL: null */
+	const char *op;   /* the operator id */
+	uint32_t subtask;
+	uint64_t n;       /* rows written */
+};
+/* One keyed entry, its typed form t ({key, namespace[, user_key], value} or a timer's; NULL: not
+ * typed, the bytes written and why not); kind is the state's (NULL: not known).  0, or -1 on a
+ * failed write. */
+int ckpt_frows_keyed(struct ckpt_frows *r, const char *state, const char *kind, uint32_t kg, const json_t *t,
+		     const void *k, size_t kn, const void *v, size_t vn, const char *why);
+/* One operator state element (mode "list", "union", "broadcast"), typed t or not (p, n and why). */
+int ckpt_frows_op(struct ckpt_frows *r, const char *state, const char *mode, size_t idx, const json_t *t,
+		  const void *p, size_t n, const char *why);
+/* The loaded entries of a subtask of ckpt's own snapshots (bytes: their typed form). */
+int ckpt_frows_model(struct ckpt_frows *r, const struct ckpt_subtask *st);
+
+/* state.c: the rows of a Flink snapshot whose state is read, after a check pass as -a's. */
+int ckpt_flink_state_rows(struct ckpt_snapshot *s, struct ckpt_jw *w, struct ckpt_err *e);
 
 /* ------------------------------------------------------------ rocksdb.c */
 

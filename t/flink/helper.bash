@@ -142,12 +142,12 @@ JQ_CONTENTS='.contents | to_entries | map(.key |= split("/")[0]) | map(select(.k
 # one: a timer's "timestamp" (ckpt-state(5): only timers have the member; a string cannot hold
 # `"timestamp":` unescaped) becomes a decimal string here, as the sidecars write timers.
 ckpt_state() {
-	ckpt-inspect "$1" >summary.json && ckpt-inspect -a "$1" >all.json || return
+	ckpt-inspect "$1" >summary.json && ckpt-inspect --raw -a "$1" >all.json || return
 	cat summary.json all.json | sed -E 's/"timestamp":(-?[0-9]+)/"timestamp":"\1"/g' >"$2"
 }
 
 # jq, slurping ckpt_state's output, with --slurpfile S (the artifact's sidecar, for each operator
-# id's uid): the typed entries of ckpt-inspect -a in the shape of the sidecar's "contents", per
+# id's uid): the typed entries of ckpt-inspect --raw -a in the shape of the sidecar's "contents", per
 # "UID/SUBTASK" (finished subtasks and subtasks holding nothing left out).  Operator state: list
 # and union elements in order; a broadcast state as an object.  Keyed state by key (decimal): its
 # key group, per state by the kind the summary gives it: a map state as an object, a list state
@@ -184,7 +184,7 @@ def val($k): if $k == "timers" then vals(.timestamp)
 	| select($c != {}) | {key: "\($u)/\(.index)", value: $c}]
 | from_entries'
 
-# jq, slurping ckpt_state's output, with --slurpfile S: what ckpt-inspect -a lists of each RocksDB
+# jq, slurping ckpt_state's output, with --slurpfile S: what ckpt-inspect --raw -a lists of each RocksDB
 # native or incremental keyed handle (whose SST files ckpt does not read), per "UID/SUBTASK": its
 # size, checkpointed size and key groups as recorded, the number of shared files (and of those
 # named *.sst: RocksDB's shared files are its SST files) and private files, and "listed": the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# ckpt-inspect -a against real Flink: the typed entries it reads from the state of every
+# ckpt-inspect --raw -a against real Flink: the typed entries it reads from the state of every
 # checkpoint and savepoint the harness had Flink write (build/flink/VERSION/, `make
 # flink-fixtures`) equal what the job put in state (the sidecar's "contents") and, for the
 # canonical savepoints, what Flink's State Processor API read back (its "spa"), leaf by leaf.  Of
@@ -21,7 +21,7 @@ artifact_dir() {
 	echo "$FLINK_OUT/$1/$(jq -r --arg n "$2" '.artifacts[] | select(.name == $n) | .path' "$FLINK_OUT/$1/index.json")"
 }
 
-# compare_state VERSION ARTIFACT [SIDECAR [DIR]]: ckpt-inspect -a of the artifact (or DIR) in the
+# compare_state VERSION ARTIFACT [SIDECAR [DIR]]: ckpt-inspect --raw -a of the artifact (or DIR) in the
 # sidecar's shapes against the sidecar (or SIDECAR); each difference printed as
 # "VERSION/ARTIFACT: FIELD: ckpt X, flink Y", status 1 when any.
 compare_state() {
@@ -70,7 +70,7 @@ compare_state() {
 	[ "$n" -eq 2 ] || { echo "expected the artifacts of 2 Flink lines under $FLINK_OUT, found $n"; return 1; }
 }
 
-@test "flink state: ckpt-inspect -a reads what the job put in state and what the State Processor API read back" {
+@test "flink state: ckpt-inspect --raw -a reads what the job put in state and what the State Processor API read back" {
 	local v a bad=0 n=0
 	for v in $(flink_versions); do
 		for a in $FULL $ROCKS; do
@@ -87,7 +87,7 @@ compare_state() {
 	for v in $(flink_versions); do
 		for a in $FULL $ROCKS $DECODE; do
 			dir=$(artifact_dir "$v" "$a")
-			run --separate-stderr ckpt-inspect -a "$dir"
+			run --separate-stderr ckpt-inspect --raw -a "$dir"
 			if [ "$status" -ne 0 ] || [ -n "$stderr" ]; then
 				echo "$v/$a: -a: status $status: $stderr"
 				bad=1
@@ -198,7 +198,7 @@ $v/$a: spa.keyed.keys.4.processing_timers.0: ckpt \"4611686018427387908\", flink
 	[ -n "$at" ]
 	at=$((at + 4))
 	printf '\x05' | dd of=sp/_metadata bs=1 seek="$at" conv=notrunc status=none
-	run --separate-stderr ckpt-inspect -a sp
+	run --separate-stderr ckpt-inspect --raw -a sp
 	# the state is inline, a byte stream handle: its name, an i32 length, its bytes; the offset is
 	# within those
 	[ "$status" -eq 2 ] && [ -z "$output" ] && [[ $stderr =~ ^ckpt-inspect:\ sp/_metadata:inline:([^ ]+):\ offset\ ([0-9]+):\ (.*)$ ]] ||
@@ -230,7 +230,7 @@ $v/$a: spa.keyed.keys.4.processing_timers.0: ckpt \"4611686018427387908\", flink
 	# the inline state (a byte stream handle: its name, an i32 length, its bytes) in the document's
 	# order (operator, subtask); three of them, the second, the fifth and the last, get a version
 	# of 0x7f7f7f7f in place of their first four bytes
-	ckpt-inspect -a cp | jq -r '.operators[].subtasks[].handles[]? | .delegate.handle_name // empty' >names
+	ckpt-inspect --raw -a cp | jq -r '.operators[].subtasks[].handles[]? | .delegate.handle_name // empty' >names
 	mapfile -t N <names
 	[ "${#N[@]}" -ge 6 ]
 	for i in 1 4 $((${#N[@]} - 1)); do
@@ -238,7 +238,7 @@ $v/$a: spa.keyed.keys.4.processing_timers.0: ckpt \"4611686018427387908\", flink
 		printf '\x7f\x7f\x7f\x7f' | dd of=cp/_metadata bs=1 seek="$at" conv=notrunc status=none
 	done
 	for r in $(seq 20); do
-		run --separate-stderr ckpt-inspect -a cp
+		run --separate-stderr ckpt-inspect --raw -a cp
 		[ "$status" -eq 2 ] && [ -z "$output" ] && [[ $stderr == "ckpt-inspect: cp/_metadata:inline:${N[1]}: "* ]] ||
 			{ echo "run $r: status $status: $stderr, not about ${N[1]}"; return 1; }
 		[ "$r" -eq 1 ] && first_err=$stderr
@@ -253,19 +253,19 @@ $v/$a: spa.keyed.keys.4.processing_timers.0: ckpt \"4611686018427387908\", flink
 		mkdir "$v"
 		cp "$dir/_metadata" "$v/_metadata"
 		# the first keyed operator's subtask 0 (key groups 0-15): its handle's range halved, its files kept
-		read -r op bid <<<"$(ckpt-inspect -m -a "$dir" | jq -r '[.operators[] | .id as $o | .subtasks[0].handles[]? |
+		read -r op bid <<<"$(ckpt-inspect -m --raw -a "$dir" | jq -r '[.operators[] | .id as $o | .subtasks[0].handles[]? |
 			select(.kind == "incremental" and .key_groups == "0-15") | "\($o) \(.backend_id)"][0]')"
 		perl -e 'local $/; open(F, "+<", $ARGV[0]) or die; binmode F; my $d = <F>; my $b = $ARGV[1];
 			my $i = index($d, pack("n", length $b) . $b); die "no backend id" if $i < 0;
 			my $p = $i + 2 + length $b; my (undef, $n) = unpack("NN", substr($d, $p, 8));
 			substr($d, $p + 4, 4) = pack("N", $n / 2); seek(F, 0, 0); print F $d; close F' "$v/_metadata" "$bid"
 		entries() {
-			ckpt-inspect -a "$1" | jq -c --arg o "$op" '.operators[] | select(.id == $o) | .subtasks[0].keyed_state |
+			ckpt-inspect --raw -a "$1" | jq -c --arg o "$op" '.operators[] | select(.id == $o) | .subtasks[0].keyed_state |
 				.key_groups, (.entries[] | select(.key_group < 8))'
 		}
 		entries "$dir" | sed 1s/.*/'"0-7"'/ >want
 		[ "$(wc -l <want)" -gt 5 ]
-		ckpt-inspect -a "$dir" | jq -e --arg o "$op" '[.operators[] | select(.id == $o) | .subtasks[0].keyed_state.entries[] |
+		ckpt-inspect --raw -a "$dir" | jq -e --arg o "$op" '[.operators[] | select(.id == $o) | .subtasks[0].keyed_state.entries[] |
 			select(.key_group >= 8)] | length > 0' >/dev/null
 		entries "$v/_metadata" >got
 		diff want got
