@@ -453,3 +453,40 @@ typed_entries() {
 	run sh -c 'ckpt-inspect -a sp | jq -c ".operators[0].subtasks[0].keyed_state.entries | [length, .[0], .[399999], .[400001]] | map(if type == \"object\" then del(.state, .key_group) else . end)"'
 	output_is '[400002,{"key":161,"namespace":null,"value":161},{"key":7828,"namespace":null,"value":7828},{"key":0,"namespace":null,"value":9}]'
 }
+
+@test "flinkstate: -R: a row an entry, map entry and list element; the heap layout's rows are the canonical layout's" {
+	# a row an element of operator state, by index (no key), one a keyed entry
+	sp_dir
+	run ckpt-inspect -R sp
+	status_is 0
+	output_is '{"uid":null,"operator":"0102030405060708090a0b0c0d0e0f10","state":"names","kind":"list","subtask":0,"index":0,"value":"a"}
+{"uid":null,"operator":"0102030405060708090a0b0c0d0e0f10","state":"names","kind":"list","subtask":0,"index":1,"value":"bc"}
+{"uid":null,"operator":"0102030405060708090a0b0c0d0e0f10","state":"count","kind":"value","subtask":0,"key_group":29,"key":42,"namespace":null,"value":7}
+{"uid":null,"operator":"0102030405060708090a0b0c0d0e0f10","state":"count","kind":"value","subtask":0,"key_group":86,"key":1,"namespace":null,"value":8}
+{"uid":null,"operator":"0102030405060708090a0b0c0d0e0f10","state":"count","kind":"value","subtask":0,"key_group":94,"key":0,"namespace":null,"value":9}'
+	rm -rf sp
+	asp_dir akv
+	cols='[.state, .kind, .subtask, .key_group, .key, (.namespace | if length > 20 then "\(.[:5])...(\(length))" else . end), .user_key, .value]'
+	run sh -c "ckpt-inspect -R sp | jq -c '$cols'"
+	status_is 0
+	output_is '["names","list",0,null,null,null,null,"a"]
+["names","list",0,null,null,null,null,"bc"]
+["visits","value",0,81,"a","union",null,7]
+["visits","value",0,81,"a","done:...(300)",null,8]
+["parity","map",0,81,"a","union","odd",3]'
+	run --separate-stderr ckpt-inspect -R sp
+	status_is 0
+	[ -z "$stderr" ]
+	canonical=$output
+	asp_dir ahv
+	run --separate-stderr ckpt-inspect -R sp
+	status_is 0
+	output_is "$canonical"
+}
+
+@test "flinkstate: -R of a damaged state file prints no row (checked first, as -a is)" {
+	sp_dir
+	truncate -s 100 sp/kv
+	bad 2 'ckpt-inspect: sp/kv: short: 100 bytes, the _metadata records 443' ckpt-inspect -R sp
+	bad 2 'ckpt-inspect: -a, -R, -c and -d exclude each other (see ckpt-inspect -h)' ckpt-inspect -R -a sp
+}
