@@ -320,6 +320,13 @@ archive() {
 		ckpt-inspect "$FIXTURES/flink-savepoints/unsupported-v2-flink1.3-legacy-checkpointed-savepoint/_metadata"
 }
 
+@test "catalogue: ckpt-inspect: a changelog file cut short (FsStateChangelogWriter's, t/flinkstate.bats)" {
+	load flinkstate-helper
+	cl_dir
+	head -c 700 cl/log >cut && cp cut cl/log
+	bad 2 'ckpt-inspect: cl/log: short: 700 bytes, the _metadata records 1313 and a flag byte' ckpt-inspect -a cl
+}
+
 @test "catalogue: ckpt-inspect: -d naming a snapshot that does not exist" {
 	archive tar
 	bad 2 'ckpt-inspect: nope: cannot open: No such file or directory' ckpt-inspect -d nope good.tar

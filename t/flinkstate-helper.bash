@@ -53,12 +53,23 @@ b_delegate() {
 	inline) b_u8 1; b_utf handle; b_i32 "$3"; b_file "$2";;
 	esac
 }
+# The states of the operator handle: OP_STATES, words NAME:OFFSET,OFFSET... (default: names at
+# OP_HDR and OP_HDR + 2), each SPLIT_DISTRIBUTE.
+b_op_states() {
+	local st=(${OP_STATES:-names:$OP_HDR,$((OP_HDR + 2))}) x o
+	b_i32 ${#st[@]}
+	for x in "${st[@]}"; do
+		IFS=, read -r -a o <<<"${x#*:}"
+		b_utf "${x%%:*}"; b_u8 0; b_i32 ${#o[@]}
+		for x in "${o[@]}"; do b_i64 "$x"; done
+	done
+}
 meta_file() {
 	local i j
 	B=; b_i32 0x4960672d; b_i32 3; b_i64 9; b_i32 0; b_i32 1
 	b_i64 0x0102030405060708; b_i64 0x090a0b0c0d0e0f10; b_i32 1; b_i32 128
 	b_u8 0; b_i32 1; b_i32 0
-	b_i32 1; b_u8 4; b_i32 1; b_utf names; b_u8 0; b_i32 2; b_i64 "$OP_HDR"; b_i64 $((OP_HDR + 2))
+	b_i32 1; b_u8 4; b_op_states
 	b_delegate $1 "$(wc -c <op)"
 	b_i32 0
 	b_u8 "${KG_TAG:-7}"; b_i32 "${KG_FIRST:-0}"; b_i32 "${KG_COUNT:-128}"
@@ -117,9 +128,13 @@ b_le() { local i; for ((i = 0; i < $2; i++)); do b_u8 $(($1 >> (8 * i))); done; 
 # A Snappy framed stream holding the bytes $1 (hex pairs, at most 60): the stream identifier, then
 # one chunk, compressed (a Snappy literal) unless $2 is "raw".
 b_snappy() {
+	b_u8 0xff; b_le 6 3; B+=sNaPpY
+	b_chunk "$@"
+}
+# One chunk of a Snappy framed stream holding the bytes $1, as b_snappy writes it.
+b_chunk() {
 	local n=$((${#1} / 2)) crc
 	crc=$(masked_crc32c "$1")
-	b_u8 0xff; b_le 6 3; B+=sNaPpY
 	if [ "${2-}" = raw ]; then
 		b_u8 1; b_le $((4 + n)) 3; b_le "$crc" 4
 	else
@@ -146,6 +161,42 @@ kvz_file() {
 		b_snappy "$hex" "$z"
 	done
 	b_write "${1:-kv}"
+}
+
+# opz LAYOUT: sp/ as sp_dir makes it, its operator state compressed: list states "names" ("a",
+# "bc") and "more" ("d"), as Flink 1.17 wrote them (LAYOUT per-state: a Snappy stream
+# for each state, every offset of a state where its stream's identifier ends) or as Flink 1.19
+# does since FLINK-34063 (one: one stream, a chunk for each element from its offset).  OPZ_AT:
+# the offsets.
+opz() {
+	local e
+	rm -rf sp
+	mkdir sp
+	unset KV_KGS KG_TAG KG_FIRST KG_COUNT KG_FOR
+	B=; b_i32 6; b_u8 1; b_i16 2
+	for e in names more; do
+		b_utf $e; b_i32 1; b_i32 1; b_utf OPERATOR_STATE_DISTRIBUTION_MODE; b_utf SPLIT_DISTRIBUTE
+		b_i32 1; b_utf VALUE_SERIALIZER; s_proxy "$SER.StringSerializer\$StringSerializerSnapshot"
+	done
+	b_i16 0
+	OP_HDR=$(blen)
+	if [ "$1" = per-state ]; then
+		b_snappy 0261036263
+		OPZ_AT=("$((OP_HDR + 10))" "$((OP_HDR + 10))" "$(($(blen) + 10))")
+		b_snappy 0264
+	else
+		b_u8 0xff; b_le 6 3; B+=sNaPpY
+		OPZ_AT=()
+		for e in 0261 036263 0264; do
+			OPZ_AT+=("$(blen)")
+			b_chunk $e
+		done
+	fi
+	b_write sp/op
+	kv_file sp/kv
+	OP_STATES="names:${OPZ_AT[0]},${OPZ_AT[1]} more:${OPZ_AT[2]}"
+	(cd sp && meta_file "rel op" "rel kv" .)
+	unset OP_STATES
 }
 
 # sp_kind KIND: a savepoint sp/ as sp_dir makes it, its keyed state kv in the layout KIND: kv
@@ -208,6 +259,10 @@ cut_all() {
 	cut_runs kvz kv "${KV_OFF[0]}"
 	sp_kind hv
 	cut_runs hv kv "${KV_OFF[0]}"
+	opz one
+	cut_runs opz-one op "$OP_HDR"
+	opz per-state
+	cut_runs opz-per-state op "$OP_HDR"
 }
 
 # flip_runs KIND FILE N SEED: in sp/ (sp_kind KIND), N copies of sp/FILE with 1 to 4 bytes
@@ -243,6 +298,10 @@ flip_all() {
 	flip_runs kvz kv 50 9
 	sp_kind hv
 	flip_runs hv kv 50 10
+	opz one
+	flip_runs opz op 50 11
+	opz per-state
+	flip_runs opz op 50 12
 }
 
 # kv_spread N: sp/ (op, kv, _metadata) whose kv holds N distinct Integer keys, every key in its
@@ -401,4 +460,83 @@ ekv_file() {
 	b_i16 -1
 	b_write "${1:-kv}"
 	KV_KGS=81
+}
+
+# Changelog keyed state (ckpt-flink(5), CHANGELOG STATE).  ch CMD...: the bytes CMD appends, as
+# one change (i32 length, the bytes).  The metadata changes register states "count" (value of
+# Long, id 0), "seen" (list of Long, id 1) and "m" (map Integer -> Long, id 2), Integer keys, the
+# void namespace.
+ch() { local save=$B x n; B=; "$@"; x=$B; n=$(blen); B=$save; b_i32 "$n"; B+=$x; }
+c_meta() { # NAME KIND ID VALUE-SNAPSHOT-WRITER
+	b_u8 8; b_i32 6; b_utf "$1"; b_i32 0; b_i32 1; b_utf KEYED_STATE_TYPE; b_utf "$2"
+	b_i32 2; b_utf VALUE_SERIALIZER; "$4"; b_utf NAMESPACE_SERIALIZER; s_proxy "$VOIDNS"
+	b_u8 0; b_u8 0; b_i16 "$3"; b_u8 0
+}
+s_long() { s_proxy "$SER.LongSerializer\$LongSerializerSnapshot"; }
+s_list() { b_i32 2; b_utf "$SER.ListSerializerSnapshot"; b_i32 3; b_i32 911108; b_i32 1; b_i32 1333245; b_i32 1
+	b_i32 1; b_utf "$SER.LongSerializer\$LongSerializerSnapshot"; b_i32 3; }
+s_map() { b_i32 2; b_utf "$SER.MapSerializerSnapshot"; b_i32 3; b_i32 911108; b_i32 1; b_i32 1333245; b_i32 1
+	b_i32 2; b_utf "$SER.IntSerializer\$IntSerializerSnapshot"; b_i32 3
+	b_utf "$SER.LongSerializer\$LongSerializerSnapshot"; b_i32 3; }
+c_kv() { b_u8 "$1"; b_i16 "$2"; b_i32 "$3"; b_u8 0; } # OP ID KEY: the op, the state, the scope
+s_custom() { s_proxy x.CustomSerializer\$Snapshot; } # a snapshot class ckpt cannot step over
+# log: FsStateChangelogWriter's file: a byte 0 (not compressed), then two change sets (StateChangeFormat):
+# the metadata (key group -1) and, in key group 29, count 42 -> 70, seen 42 += 5, 6, m 42: 1 -> 10,
+# 2 -> 20, then 1 removed; the second (at CL_OFF of the rest) count 24 -> 3 in key group 30 and, in
+# key group 31 (not the subtask's: skipped), count 93 -> 9.  With CL_CUSTOM=1 also a state "blob"
+# (id 3) of a serializer ckpt cannot step over, set for key 42; with CL_Z=1 Snappy-framed.  CL_LEN:
+# the length of the rest, as the _metadata records it.
+cl_log() {
+	local x=${CL_CUSTOM:-0}
+	B=; b_u8 0
+	b_i32 2
+	b_i32 $((3 + x)); b_i32 -1; ch c_meta count VALUE 0 s_long; ch c_meta seen LIST 1 s_list; ch c_meta m MAP 2 s_map
+	[ "$x" = 1 ] && ch c_meta blob VALUE 3 s_custom
+	b_i32 $((6 + x)); b_i32 29
+	ch eval 'c_kv 1 0 42; b_i64 70'; ch eval 'c_kv 5 1 42; b_i64 5'; ch eval 'c_kv 5 1 42; b_i64 6'
+	ch eval 'c_kv 6 2 42; b_i32 1; b_i64 10'; ch eval 'c_kv 6 2 42; b_i32 2; b_i64 20'; ch eval 'c_kv 7 2 42; b_i32 1'
+	[ "$x" = 1 ] && ch eval 'c_kv 1 3 42; b_i32 7'
+	CL_OFF=$(($(blen) - 1))
+	b_i32 2
+	b_i32 1; b_i32 30; ch eval 'c_kv 1 0 24; b_i64 3'
+	b_i32 1; b_i32 31; ch eval 'c_kv 1 0 93; b_i64 9'
+	CL_LEN=$(($(blen) - 1))
+	if [ "${CL_Z-}" = 1 ]; then # the rest as one uncompressed Snappy chunk: a flag byte 1
+		local hex
+		hex=$(printf '%b' "$B" | tail -c +2 | od -An -v -tx1 | tr -d ' \n')
+		B=; b_u8 1; b_snappy "$hex" raw
+	fi
+	b_write "${1:-log}"
+}
+# cl_dir [MAT]: a checkpoint cl/ whose subtask holds op and, in a ChangelogStateBackendHandle (tag
+# 14) of key groups 29-30, the materialized part hv (heap: count 42 -> 7; MAT "rocksdb": an empty
+# RocksDB incremental handle instead), the changes of log at offsets 0 and CL_OFF (tag 13), then
+# one change inline (tag 9): count 42 cleared.  Left: count 24 -> 3, seen 42 [5, 6], m 42 {2: 20}.
+cl_dir() {
+	rm -rf cl
+	mkdir cl
+	unset KV_KGS KG_TAG KG_FIRST KG_COUNT KG_FOR
+	op_file cl/op
+	hv_file cl/kv
+	cl_log cl/log
+	local kv=$(wc -c <cl/kv) log=$((CL_LEN + 1))
+	B=; b_i32 0x4960672d; b_i32 3; b_i64 9; b_i32 0; b_i32 1
+	b_i64 0x0102030405060708; b_i64 0x090a0b0c0d0e0f10; b_i32 1; b_i32 128
+	b_u8 0; b_i32 1; b_i32 0
+	b_i32 1; b_u8 4; b_i32 1; b_utf names; b_u8 0; b_i32 2; b_i64 "$OP_HDR"; b_i64 $((OP_HDR + 2))
+	b_delegate rel op "$(wc -c <cl/op)"
+	b_i32 0
+	b_u8 14; b_i32 29; b_i32 2; b_i64 100; b_i32 1
+	if [ "${1-}" = rocksdb ]; then
+		b_u8 11; b_i64 1; b_utf backend; b_i32 29; b_i32 2; b_i64 0; b_u8 0; b_i32 0; b_i32 0; b_utf h
+	else
+		b_u8 3; b_i32 29; b_i32 2; b_i64 "${KV_OFF[0]}"; b_i64 "${KV_OFF[1]}"; b_delegate rel kv "$kv"
+	fi
+	b_i32 2
+	b_u8 13; b_i32 29; b_i32 2; b_i32 2; b_i64 0; b_delegate rel log $((log - 1)); b_i64 "$CL_OFF"
+	b_delegate rel log $((log - 1)); b_i64 $((log - 1)); b_i64 $((log - 1)); b_utf h1; b_utf filesystem
+	b_u8 9; b_i32 29; b_i32 2; b_i64 0; b_i64 1; b_i32 1; b_i32 29; ch c_kv 0 0 42; b_utf h2
+	b_i64 1; b_i64 9; b_utf h3
+	b_u8 0; b_i32 0; b_i32 0
+	b_write cl/_metadata
 }

@@ -278,6 +278,74 @@ want_entries='[["\u0002a","\u0003bc"],["a","bc"],[29,{"base64":"HQAAACoA"},{"bas
 		ckpt-inspect -a sp
 }
 
+@test "flinkstate: compressed operator state as Flink wrote it: a Snappy stream per state (1.17), one for all (1.19, FLINK-34063)" {
+	for layout in per-state one; do
+		opz $layout
+		run sh -c "ckpt-inspect -a sp | jq -c '.operators[0].subtasks[0].operator_state | [.names.typed, .more.typed]'"
+		status_is 0
+		output_is '[["a","bc"],["d"]]'
+		run ckpt-inspect -c sp
+		status_is 0
+		output_is '{"file":"sp","ok":true,"files":2,"bytes":864,"problems":[]}'
+	done
+	# one stream: "more" recorded a byte past the chunk where "names" ends
+	OP_STATES="names:${OPZ_AT[0]},${OPZ_AT[1]} more:$((OPZ_AT[2] + 1))"
+	(cd sp && meta_file "rel op" "rel kv" .)
+	bad 2 "ckpt-inspect: sp/op: offset ${OPZ_AT[1]} (Snappy chunk), byte 5 of its stream: compressed operator state \"names\" does not end where the next begins" \
+		ckpt-inspect -a sp
+	# a stream per state: the second one's identifier damaged
+	opz per-state
+	flip sp/op $((OPZ_AT[2] - 3))
+	bad 2 "ckpt-inspect: sp/op: offset $((OPZ_AT[2] - 10)) (Snappy chunk), byte 0 of its stream: bad Snappy stream identifier" \
+		ckpt-inspect -a sp
+}
+
+@test "flinkstate: Flink 1.19's compressed operator state (one Snappy stream): the summary, -a and -c; broadcast entries as the job's 1.17 savepoint has them" {
+	needs_fixtures
+	cd "$FIXTURES/flink-artifacts"
+	j=new-stateful-broadcast-udf-migration-itcase-flink
+	q='[.operators[] | [.id, [.subtasks[].operator_state // {} | to_entries[] | select(.key | startswith("broadcast-state")) | [.key, .value.typed]]] | select(.[1] != [])] | sort'
+	want=$(ckpt-inspect -a ${j}1.17-hashmap-savepoint-native | jq -c "$q")
+	[ "$(jq -c '[length, (.[0][1] | length), .[0][1][0]]' <<<"$want")" = '[2,8,["broadcast-state-2",[[{"key":"0","value":0},{"key":"1","value":1},{"key":"2","value":2},{"key":"3","value":3}]]]]' ]
+	for f in hashmap-checkpoint hashmap-savepoint rocksdb-savepoint rocksdb-savepoint-native; do
+		run --separate-stderr ckpt-inspect ${j}1.19-$f
+		status_is 0
+		[ -z "$stderr" ]
+		run --separate-stderr ckpt-inspect -c ${j}1.19-$f
+		status_is 0
+		[ -z "$stderr" ]
+		[ "$(jq -c '[.ok, .problems]' <<<"$output")" = '[true,[]]' ]
+		run sh -c "ckpt-inspect -a ${j}1.19-$f | jq -c '$q'"
+		status_is 0
+		output_is "$want"
+	done
+	# the Scala job's: its broadcast states check (what else ckpt cannot walk is not checked)
+	for f in hashmap-checkpoint hashmap-savepoint-native; do
+		run --separate-stderr ckpt-inspect -c stateful-scala-with-broadcast-udf-migration-itcase-flink1.19-$f
+		status_is 0
+		[ "$(jq -c '[.ok, [.problems[] | select(.problem | contains("broadcast-state") or startswith("not checked") == false)]]' <<<"$output")" = '[true,[]]' ]
+	done
+}
+
+@test "flinkstate: a byte flipped in Flink 1.19's compressed operator state: one line naming the file and the chunk" {
+	needs_fixtures
+	cp -r "$FIXTURES/flink-artifacts/new-stateful-broadcast-udf-migration-itcase-flink1.19-hashmap-checkpoint" sp
+	f=sp/0433147b-1e91-499d-9619-2ca0bf7e50b1
+	cp $f whole
+	# broadcast-state-1 is the stream's second chunk (offset 645, after broadcast-state-2's 44 bytes):
+	# its checksum, then its compressed data
+	for at in 650:'Snappy chunk checksum mismatch' 660:'damaged Snappy chunk'; do
+		cp whole $f
+		flip $f ${at%%:*}
+		line="ckpt-inspect: $f: offset 645 (Snappy chunk), byte 44 of its stream: ${at#*:}"
+		bad 2 "$line" ckpt-inspect -a sp
+		bad 2 "$line" ckpt-inspect sp
+		run --separate-stderr ckpt-inspect -c sp
+		status_is 1
+		[ "$stderr" = "$line" ]
+	done
+}
+
 @test "flinkstate: -a and the summary stop at a state file of the wrong size, in -c's words" {
 	sp_dir
 	truncate -s 100 sp/kv
@@ -489,4 +557,125 @@ typed_entries() {
 	truncate -s 100 sp/kv
 	bad 2 'ckpt-inspect: sp/kv: short: 100 bytes, the _metadata records 443' ckpt-inspect -R sp
 	bad 2 'ckpt-inspect: -a, -R, -c and -d exclude each other (see ckpt-inspect -h)' ckpt-inspect -R -a sp
+}
+
+# The 1.17 hashmap checkpoints of flink-artifacts/ keep their keyed state in changelog handles
+# (ChangelogStateBackendHandle): no materialized part, the changes inline in the _metadata.
+FA_JOB=new-stateful-udf-migration-itcase-flink1.17-hashmap
+
+@test "flinkstate: changelog keyed state (a 1.17 hashmap checkpoint): the summary counts it, -a lists it, -c reads it" {
+	needs_fixtures
+	cd "$FIXTURES/flink-artifacts"
+	run sh -c 'ckpt-inspect "$1" | jq -c "[.operators[] | select(.flink_state.states | length > 0) | [.id[0:6], (.flink_state.states[] | [.name, .entries, .kind])]]"' sh "$FA_JOB-checkpoint"
+	status_is 0
+	output_is '[["1f2b5d",["source-state",4,"union"]],["d5c8b1",["state-name",4,"value"]],["41e91a",["state-name",4,"value"],["_timer_state/event_timer",4,"timers"],["_timer_state/processing_timer",4,"timers"]],["dab258",["state-name",4,"value"]],["4b818c",["state-name",4,"value"],["_timer_state/event_timer",4,"timers"],["_timer_state/processing_timer",4,"timers"]],["69f32d",["source-state",4,"list"]]]'
+	run sh -c 'ckpt-inspect -a "$1" | jq -c "[.operators[] | .id[0:6] as \$o | .subtasks[] | .keyed_state.entries[]? | [\$o, .state, .key_group, (.typed | if . then del(.timestamp) else . end)]] | group_by(.[0]) | map([.[0][0], length, (map(.[3]) | unique)])"' sh "$FA_JOB-checkpoint"
+	status_is 0
+	# a changelog records no key serializer: where no timer state nests it, the entries are raw
+	output_is '[["41e91a",12,[{"key":[0],"namespace":0},{"key":[1],"namespace":1},{"key":[2],"namespace":2},{"key":[3],"namespace":3},{"key":[0],"namespace":0,"value":0},{"key":[1],"namespace":1,"value":1},{"key":[2],"namespace":2,"value":2},{"key":[3],"namespace":3,"value":3}]],["4b818c",12,[{"key":[0],"namespace":0},{"key":[1],"namespace":1},{"key":[2],"namespace":2},{"key":[3],"namespace":3},{"key":[0],"namespace":0,"value":0},{"key":[1],"namespace":1,"value":1},{"key":[2],"namespace":2,"value":2},{"key":[3],"namespace":3,"value":3}]],["d5c8b1",4,[null]],["dab258",4,[null]]]'
+	run ckpt-inspect -c "$FA_JOB-checkpoint"
+	status_is 0
+	output_is '{"file":"'"$FA_JOB"'-checkpoint","ok":true,"files":2,"bytes":573,"problems":[]}'
+}
+
+# The oracle of flink-artifacts/SOURCES.md: one job's state in every form.  Processing-time timers
+# differ (each form ran with its own clock): their key, namespace and key group are compared.
+@test "flinkstate: changelog keyed entries equal those of the canonical and native savepoints of the same job" {
+	needs_fixtures
+	local f raw='[.operators[] | .id as $o | .subtasks[] | .keyed_state.entries[]? | select(.state | endswith("processing_timer") | not) | [$o, .state, .key_group, .key, .value]] | sort'
+	local typed='[.operators[] | .id as $o | .subtasks[] | .keyed_state.entries[]? | select(.typed) | [$o, .state, .key_group, (.typed | del(.timestamp?))]] | sort'
+	cd "$FIXTURES/flink-artifacts"
+	for f in checkpoint savepoint savepoint-native; do
+		ckpt-inspect -a "$FA_JOB-$f" >"$BATS_TEST_TMPDIR/$f.json"
+		jq -c "$raw" "$BATS_TEST_TMPDIR/$f.json" >"$BATS_TEST_TMPDIR/$f.raw"
+		jq -c "$typed" "$BATS_TEST_TMPDIR/$f.json" >"$BATS_TEST_TMPDIR/$f.typed"
+	done
+	cd "$BATS_TEST_TMPDIR"
+	[ "$(jq length checkpoint.raw)" -eq 24 ]
+	cmp checkpoint.raw savepoint.raw
+	cmp checkpoint.raw savepoint-native.raw
+	# typed: the changelog's entries typed (24 of 32) are the savepoint's of the same operators
+	[ "$(jq length checkpoint.typed)" -eq 24 ]
+	jq -c --slurpfile c checkpoint.typed '[.[] | select(.[0] as $o | $c[0] | any(.[0] == $o))]' savepoint.typed >want
+	jq -c . checkpoint.typed >got
+	cmp want got
+	run jq -c '[.operators[] | .id as $o | .subtasks[] | .keyed_state.entries[]? | select(.state | endswith("processing_timer")) | [$o, .key_group, (.typed | del(.timestamp))]] | sort' checkpoint.json
+	[ "$output" = "$(jq -c '[.operators[] | .id as $o | .subtasks[] | .keyed_state.entries[]? | select(.state | endswith("processing_timer")) | [$o, .key_group, (.typed | del(.timestamp))]] | sort' savepoint.json)" ]
+}
+
+@test "flinkstate: a changelog: the materialized heap part, then the changes of its files and inline ones, in order" {
+	cl_dir
+	run ckpt-inspect -a cl
+	status_is 0
+	run sh -c 'ckpt-inspect -a cl | jq -c ".operators[0].subtasks[0].keyed_state"'
+	output_is '{"key_groups":"29-30","entries":[{"state":"seen","key_group":29,"key":{"base64":"HQAAACoA"},"value":{"base64":"AAAAAgAAAAAAAAAFAAAAAAAAAAY="},"typed":{"key":42,"namespace":null,"value":[5,6]}},{"state":"m","key_group":29,"key":{"base64":"HQAAACoA"},"value":{"base64":"AAAAAQAAAAIAAAAAAAAAABQ="},"typed":{"key":42,"namespace":null,"value":[{"key":2,"value":20}]}},{"state":"count","key_group":30,"key":{"base64":"HgAAABgA"},"value":{"base64":"AAAAAAAAAAM="},"typed":{"key":24,"namespace":null,"value":3}}]}'
+	run sh -c 'ckpt-inspect cl | jq -c "[.operators[0].flink_state.states[] | [.name, .entries, .bytes, .kind, .key_groups]], .operators[0].flink_state.key_serializer"'
+	output_is '[["names",2,5,"list",null],["count",1,14,"value",{"30":{"entries":1,"bytes":14}}],["seen",1,26,"list",{"29":{"entries":1,"bytes":26}}],["m",1,23,"map",{"29":{"entries":1,"bytes":23}}]]
+"org.apache.flink.api.common.typeutils.base.IntSerializer$IntSerializerSnapshot"'
+	run ckpt-inspect -c cl
+	status_is 0
+	output_is '{"file":"cl","ok":true,"files":3,"bytes":1908,"problems":[]}'
+}
+
+@test "flinkstate: a Snappy-framed changelog file reads as the plain one" {
+	cl_dir
+	ckpt-inspect -a cl >plain
+	CL_Z=1 cl_dir
+	[ "$(head -c 1 cl/log | od -An -tx1)" = " 01" ]
+	run ckpt-inspect -a cl
+	status_is 0
+	output_is "$(cat plain)"
+	run ckpt-inspect -c cl
+	status_is 0
+}
+
+@test "flinkstate: a changelog whose materialized part ckpt does not read: the summary says unknown, -a refuses the state" {
+	local why="the changelog's materialized part is a RocksDB incremental snapshot, which ckpt does not read yet"
+	cl_dir rocksdb
+	run sh -c 'ckpt-inspect cl | jq -c "[.operators[0].flink_state.states[] | [.name, .entries, .bytes, .kind, .entries_not_read]]"'
+	status_is 0
+	output_is '[["names",2,5,"list",null],["count",null,null,"value","'"$why"'"],["seen",null,null,"list","'"$why"'"],["m",null,null,"map","'"$why"'"]]'
+	bad 1 "ckpt-inspect: cl/_metadata: operator 0102030405060708090a0b0c0d0e0f10 subtask 0: state \"count\" not read: $why" ckpt-inspect -a cl
+}
+
+@test "flinkstate: a changelog state of a serializer ckpt cannot step over is unknown, the others read" {
+	local why='the VALUE_SERIALIZER of state \"blob\" is a x.CustomSerializer$Snapshot, whose snapshot ckpt cannot step over'
+	CL_CUSTOM=1 cl_dir
+	run sh -c 'ckpt-inspect cl | jq -c "[.operators[0].flink_state.states[] | [.name, .entries, .entries_not_read]]"'
+	status_is 0
+	output_is '[["names",2,null],["count",1,null],["seen",1,null],["m",1,null],["blob",null,"'"$why"'"]]'
+	bad 1 "ckpt-inspect: cl/_metadata: operator 0102030405060708090a0b0c0d0e0f10 subtask 0: state \"blob\" not read: ${why//\\/}" ckpt-inspect -a cl
+}
+
+@test "flinkstate: a cut changelog file: the summary and -a exit 2 naming it, -c names it (exit 1)" {
+	local n
+	cl_dir
+	for n in 0 1 100 700 $(($(size cl/log) - 1)); do
+		head -c "$n" cl/log >cut && cp cut cl/log
+		bad 2 "ckpt-inspect: cl/log: short: $n bytes, the _metadata records 1313 and a flag byte" ckpt-inspect -a cl
+		bad 2 "ckpt-inspect: cl/log: short: $n bytes, the _metadata records 1313 and a flag byte" ckpt-inspect cl
+		run --separate-stderr ckpt-inspect -c cl
+		status_is 1
+		[ "$stderr" = "ckpt-inspect: cl/log: short: $n bytes, the _metadata records 1313 and a flag byte" ]
+		output_is '{"file":"cl","ok":false,"files":3,"bytes":595,"problems":[{"where":"cl/log","problem":"short: '"$n"' bytes, the _metadata records 1313 and a flag byte"}]}'
+		cl_log cl/log
+	done
+	# of the right size, the last change claiming a byte more than the file holds: the offset named
+	printf '\0\0\0\21' | dd of=cl/log bs=1 seek=$(($(size cl/log) - 20)) conv=notrunc status=none
+	bad 2 "ckpt-inspect: cl/log: offset 1298: state change of 17 bytes, more than the 16 left" ckpt-inspect -a cl
+}
+
+@test "flinkstate: changelog files with bytes replaced: -a prints one line or the whole document, never a crash" {
+	local f
+	cl_dir
+	fm_flips cl/log flip 40 7
+	for f in flip*; do
+		cp "$f" cl/log
+		run --separate-stderr ckpt-inspect -a cl
+		case $status in
+		0) jq -e .operators <<<"$output" >/dev/null ;;
+		1 | 2) [ -z "$output" ] && [ "$(wc -l <<<"$stderr")" -eq 1 ] ;;
+		*) false ;;
+		esac
+	done
 }

@@ -74,7 +74,8 @@ ckpt_fsrc_release(struct ckpt_fsrc *s)
 }
 /* A memory source (nothing read with capture, no window of its own) over p[0, n) instead. */
 void ckpt_fsrc_mem_again(struct ckpt_fsrc *s, const void *p, size_t n);
-/* Continue at region offset off, plain or at the start of a framed stream. */
+/* Continue at region offset off: plain (snappy 0), at the start of a framed stream (1: its stream
+ * identifier there), or at a chunk of a framed stream begun before (2). */
 int ckpt_fsrc_seek(struct ckpt_fsrc *s, uint64_t off, int snappy);
 /* Exactly n bytes (what names them in the error when they are not there). */
 int ckpt_fsrc_read_slow(struct ckpt_fsrc *s, void *p, size_t n, const char *what);

@@ -26,6 +26,9 @@ struct rd {
 	int canonical; /* saw a savepoint key-groups handle (tag 7) */
 	struct ckpt_fmspans *sp; /* where the rewritable fields lie, for the writer; or NULL */
 	size_t op;               /* the operator being read */
+	int incl;                /* inside a changelog handle: its inline bytes are kept in cl */
+	unsigned char *cl;       /* those bytes, in the order of its nested handles (changelog.c) */
+	size_t cln, clcap;
 };
 
 /* A decoded stream state handle (the leaf of every other handle). */
@@ -506,6 +509,28 @@ inline_data(struct rd *r, struct ckpt_handle *h, const unsigned char *p, size_t 
 	return 0;
 }
 
+/* Inside a changelog handle, keep p[0, n) for the handle (its change records, inline delegates). */
+static int
+cl_keep(struct rd *r, const unsigned char *p, size_t n)
+{
+	if (!r->incl || p == NULL || n == 0)
+		return 0;
+	if (r->cln + n > r->clcap) {
+		size_t cap = r->clcap ? r->clcap : 256;
+		unsigned char *x;
+
+		while (cap < r->cln + n)
+			cap *= 2;
+		if ((x = realloc(r->cl, cap)) == NULL)
+			return nomem(r);
+		r->cl = x;
+		r->clcap = cap;
+	}
+	memcpy(r->cl + r->cln, p, n);
+	r->cln += n;
+	return 0;
+}
+
 /* Move the delegate's path and description into a handle's detail. */
 static int
 take_delegate(struct rd *r, json_t *detail, struct fm_stream *d, char **path)
@@ -806,7 +831,7 @@ keyed_groups(struct rd *r, struct fm_keyed *k, uint8_t tag)
 	k->size = d.size;
 	k->data = d.data;
 	k->dlen = d.dlen;
-	if (take_delegate(r, k->j, &d, &k->path) < 0)
+	if (cl_keep(r, d.data, d.dlen) < 0 || take_delegate(r, k->j, &d, &k->path) < 0)
 		goto out;
 	if (tag == 12 && (rd_utf(r, &hid, "state handle id") < 0 || jputs(r, k->j, "handle_id", hid) < 0))
 		goto out;
@@ -944,11 +969,17 @@ keyed_changelog(struct rd *r, struct fm_keyed *k, uint8_t tag)
 	char *hid = NULL;
 	int rc = -1;
 
-	if (rd_keygroups(r, k->j, &k->kg_first, &k->kg_count) < 0 || rd_u63(r, &csize, "checkpointed size") < 0 ||
-	    jputi(r, k->j, "checkpointed_size", (long long)csize) < 0 ||
-	    keyed_list(r, k, "materialized", &size) < 0 || keyed_list(r, k, "non_materialized", &size) < 0 ||
-	    rd_u63(r, &mid, "materialization id") < 0 || jputi(r, k->j, "materialization_id", (long long)mid) < 0)
+	r->incl++;
+	rc = rd_keygroups(r, k->j, &k->kg_first, &k->kg_count) < 0 || rd_u63(r, &csize, "checkpointed size") < 0 ||
+	     jputi(r, k->j, "checkpointed_size", (long long)csize) < 0 ||
+	     keyed_list(r, k, "materialized", &size) < 0 || keyed_list(r, k, "non_materialized", &size) < 0 ? -1 : 0;
+	r->incl--;
+	if (rc < 0 || rd_u63(r, &mid, "materialization id") < 0 ||
+	    jputi(r, k->j, "materialization_id", (long long)mid) < 0) {
+		rc = -1;
 		goto out;
+	}
+	rc = -1;
 	if (tag == 14 && (rd_u63(r, &cid, "checkpoint id") < 0 ||
 			  jputi(r, k->j, "checkpoint_id", (long long)cid) < 0))
 		goto out;
@@ -967,7 +998,7 @@ static int
 keyed_changelog_bytes(struct rd *r, struct fm_keyed *k)
 {
 	int64_t from, to;
-	size_t n;
+	size_t n, start;
 	uint64_t size = 0;
 	char *hid = NULL;
 	int rc = -1;
@@ -977,6 +1008,7 @@ keyed_changelog_bytes(struct rd *r, struct fm_keyed *k)
 	    jputi(r, k->j, "from_sequence_number", from) < 0 || jputi(r, k->j, "to_sequence_number", to) < 0 ||
 	    rd_count(r, &n, 8, "change count") < 0)
 		goto out;
+	start = r->pos;
 	for (size_t i = 0; i < n; i++) {
 		int32_t kg;
 		size_t len;
@@ -986,6 +1018,8 @@ keyed_changelog_bytes(struct rd *r, struct fm_keyed *k)
 		r->pos += len;
 		size += len;
 	}
+	if (cl_keep(r, r->p + start, r->pos - start) < 0)
+		goto out;
 	r->inline_bytes += size;
 	if (jputi(r, k->j, "changes", (long long)n) < 0 || rd_utf(r, &hid, "state handle id") < 0 ||
 	    jputs(r, k->j, "handle_id", hid) < 0)
@@ -1019,6 +1053,11 @@ keyed_changelog_files(struct rd *r, struct fm_keyed *k, uint8_t tag)
 		if (rd_i64(r, &off, "changelog offset") < 0 || rd_stream(r, &d, "changelog file handle") < 0)
 			goto out;
 		f = d.present ? json_deep_copy(d.j) : json_object();
+		if (cl_keep(r, d.data, d.dlen) < 0) {
+			json_decref(f);
+			stream_release(&d);
+			goto out;
+		}
 		stream_release(&d);
 		if (f == NULL || json_object_set_new(f, "offset", json_integer(off)) < 0 || jappend(r, a, f) < 0) {
 			nomem(r);
@@ -1095,10 +1134,15 @@ rd_keyed_top(struct rd *r, struct ckpt_subtask *st, const char *scope)
 	json_t *detail;
 	uint32_t last;
 
+	r->cln = 0;
 	if (rd_keyed(r, &k) < 0)
 		return -1;
 	if (!k.present)
 		return 0;
+	if (strcmp(k.kind, "changelog") == 0 && r->cln > 0) { /* what changelog.c reads */
+		k.data = r->cl;
+		k.dlen = r->cln;
+	}
 	if (k.kg_count > 0) {
 		last = k.kg_first + k.kg_count - 1;
 		if (!st->keyed || k.kg_first < st->kg_first)
@@ -1931,6 +1975,7 @@ out:
 	json_decref(r.files);
 	json_decref(r.warnings);
 	json_decref(r.regional);
+	free(r.cl);
 	if (!ok) {
 		ckpt_snapshot_free(s); /* no backing yet: the model only */
 		return NULL;

@@ -109,8 +109,8 @@ raw_take(struct ckpt_fsrc *s, void *p, size_t n)
 int
 ckpt_fsrc_seek(struct ckpt_fsrc *s, uint64_t off, int snappy)
 {
-	s->snappy = snappy;
-	s->zstarted = 0;
+	s->snappy = snappy != 0;
+	s->zstarted = snappy == 2;
 	s->zdone = 0;
 	if (!snappy && s->fd < 0) { /* memory: the window is the whole region */
 		s->win = s->mem;

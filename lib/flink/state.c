@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "flink/flink.h"
+#include "state.h"
 #include "model/model.h"
 
 #define END_OF_KEY_GROUP 0xffff
@@ -24,91 +24,6 @@ struct flink_backing {
 	char **from, **to;
 	size_t nroots;
 	int raw;      /* -a: the raw bytes of every entry beside its typed form (ckpt_flink_state_raw) */
-};
-
-/* One state of a serialization proxy's header (StateMetaInfoSnapshot). */
-struct fmeta {
-	char *name;
-	int32_t type;  /* BackendStateType: 0 key-value, 1 operator, 2 broadcast, 3 priority queue, 4 key-value v2 */
-	char *kind;    /* KEYED_STATE_TYPE lower case, "timers" for priority queues */
-	char *mode;    /* OPERATOR_STATE_DISTRIBUTION_MODE */
-	struct ckpt_fser *key, *ns, *value;
-	json_t *serializers; /* option name -> class tree */
-	signed char typable;  /* typable()'s answer once asked: 0 not yet, 1 yes, -1 no */
-	char kindc;           /* set with typable: kind 't'imers, 'm'ap, 'l'ist, or 0 */
-	char ambiguous;       /* set with typable: key and namespace of variable length, each with a length suffix */
-};
-
-struct fheader {
-	int32_t version;
-	int compressed;
-	struct ckpt_fser *key; /* keyed: the key serializer */
-	struct fmeta *m;
-	size_t n, nlist;       /* operator: the first nlist states are list/union, the rest broadcast */
-	int stopped;
-	char stop[600];        /* why the header was not read to its end */
-	uint64_t end;
-};
-
-/* The typed form of the key-value entry a sink is given: decoded when the sink asks for it
- * (typed_emit), into a jansson value, straight into the document, or nowhere (only checked); the
- * reader checks it itself when the sink did not ask. */
-struct ftyped {
-	struct fctx *c;
-	const struct fheader *h;
-	const struct fmeta *m;
-	const unsigned char *k, *v;
-	size_t kn, vn;
-	uint64_t at;
-	uint32_t kg;
-	json_t *ready; /* decoded already (the loader's values) */
-	int heap;      /* the heap layout: the value whole (a map or list in one), no user key */
-	int done;
-};
-
-/* Where entries go: the loader keeps them, the summary and -c count them.  typed is given away. */
-struct fsink {
-	int (*header)(void *arg, const char *scope, const struct fheader *h);
-	int (*op)(void *arg, const char *state, size_t idx, const unsigned char *p, size_t n, json_t *typed);
-	int (*kv)(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn,
-		  const unsigned char *v, size_t vn, struct ftyped *typed); /* typed NULL: none */
-	/* the summary: a state whose entries have no lengths and a serializer ckpt cannot walk is
-	 * passed over, its entries (n; -1 when not known) in key group kg (-1: operator state) said
-	 * here with why (state NULL: states the header does not name may follow); without it such a
-	 * state is refused */
-	int (*skip)(void *arg, const char *state, long kg, long n, const char *why);
-	/* with skip: heap key group kg read only up to a state passed over, ids[0, n) the states
-	 * found in it; the entries there of every other keyed state are not known */
-	int (*cut)(void *arg, const struct fheader *h, uint32_t kg, const int16_t *ids, size_t n);
-	void *arg;
-	int untyped; /* skip decoding values where the layout does not need it (counting only) */
-	int part;    /* 0 every handle; 1 operator state handles only; 2 keyed state handles only */
-	const char *only; /* operator state: give (and decode) only this state's elements */
-	uint32_t kg_lo, kg_hi; /* keyed state: only key groups in [kg_lo, kg_hi) when kg_hi > 0 */
-};
-
-/* Is key group kg outside the sink's window? */
-static inline int
-kg_skipped(const struct fsink *k, uint32_t kg)
-{
-	return k->kg_hi > 0 && (kg < k->kg_lo || kg >= k->kg_hi);
-}
-
-struct fctx {
-	struct flink_backing *b;
-	const struct ckpt_operator *op;
-	const struct ckpt_subtask *st;
-	const struct ckpt_handle *h;
-	const struct fsink *k;
-	struct ckpt_err *e;
-	char where[1024];
-	unsigned prefix; /* key-group prefix bytes */
-	struct heapbuf *heap; /* read_heap's entry buffers, reused */
-};
-
-struct heapbuf {
-	unsigned char *key, *ns, *val;
-	size_t kcap, ncap, vcap;
 };
 
 /* ------------------------------------------------------------ the header */
@@ -573,8 +488,11 @@ cut_plain(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, const js
 	return 0;
 }
 
-/* Compressed operator state: each state one Snappy stream from its first offset, its elements
- * one after the other with no lengths, so they are cut by decoding them. */
+/* Compressed operator state: its elements one after the other with no lengths, so they are cut by
+ * decoding them.  Flink 1.17 (and 1.18 before FLINK-34063) began a Snappy stream for each state,
+ * its identifier just before the state's first offset; since FLINK-34063 (1.19) one stream holds
+ * them all, flushed at each offset, so a state starts at the chunk where the one before ends.
+ * Flink's restore reads both alike: one stream from the header's end, chunks from each offset on. */
 static int
 cut_snappy(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, const json_t *states, struct opel *el,
 	   size_t nel)
@@ -591,7 +509,7 @@ cut_snappy(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, const j
 			return ckpt_err_set(c->e, CKPT_ERR_REFUSED, c->where,
 					    "compressed operator state \"%s\" has no lengths and its serializer %s is "
 					    "not one ckpt decodes", name, stop);
-		if (stop) { /* the summary: counted by its offsets; the next state is a stream of its own */
+		if (stop) { /* the summary: counted by its offsets; the next state read from its own offset */
 			char why[600];
 
 			while (j < nel && el[j].state == el[i].state)
@@ -600,10 +518,15 @@ cut_snappy(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, const j
 				 "one ckpt decodes", stop);
 			if (c->k->skip(c->k->arg, name, -1, (long)(j - i), why) < 0)
 				return -1;
+			/* Flink's restore seeks to each state's offset in one stream: a chunk starts there in
+			 * both layouts (after the state's own identifier in 1.17's, ckpt-flink(5)). */
+			if (j < nel && ckpt_fsrc_seek(s, el[j].off, 2) < 0)
+				return -1;
 			i = j;
 			continue;
 		}
-		if (el[i].off < SNAPPY_ID || ckpt_fsrc_seek(s, el[i].off - SNAPPY_ID, 1) < 0)
+		if ((i == 0 || ckpt_fsrc_tell(s) != el[i].off) &&
+		    (el[i].off < SNAPPY_ID || ckpt_fsrc_seek(s, el[i].off - SNAPPY_ID, 1) < 0))
 			return el[i].off < SNAPPY_ID ? ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "offset %llu of compressed "
 								  "operator state \"%s\" leaves no room for its stream "
 								  "identifier", (unsigned long long)el[i].off, name) : -1;
@@ -631,7 +554,8 @@ cut_snappy(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, const j
 			if (r < 0 || emit_op(c, h, name, el[j].idx, s->cap, s->clen, el[j].off) < 0)
 				return -1;
 		}
-		if (!ckpt_fsrc_drained(s) || ckpt_fsrc_tell(s) != (j < nel ? el[j].off - SNAPPY_ID : c->h->size))
+		if (!ckpt_fsrc_drained(s) || (ckpt_fsrc_tell(s) != (j < nel ? el[j].off : c->h->size) &&
+					      (j == nel || ckpt_fsrc_tell(s) != el[j].off - SNAPPY_ID)))
 			return ckpt_fsrc_fail(s, "compressed operator state \"%s\" does not end where the next begins", name);
 		i = j;
 	}
@@ -1604,10 +1528,65 @@ out:
 	return rc;
 }
 
+/* ------------------------------------------------------------ for changelog.c */
+
+int
+ckpt_fstate_read_meta(struct ckpt_fsrc *s, struct fheader *h)
+{
+	return read_meta(s, h);
+}
+
+void
+ckpt_fstate_header_release(struct fheader *h)
+{
+	header_release(h);
+}
+
+int
+ckpt_fstate_keyed_header(struct fctx *c, struct fheader *h)
+{
+	struct ckpt_fsrc s = {0};
+	int fd = -1, rc;
+
+	s.fd = -1;
+	rc = open_bytes(c, &s, &fd) < 0 || read_keyed_header(&s, h) < 0 ? -1 : 0;
+	ckpt_fsrc_release(&s);
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+int
+ckpt_fstate_read_keyed(struct fctx *c)
+{
+	return read_keyed(c);
+}
+
+int
+ckpt_fstate_local_path(struct fctx *c, const char *kind, const char *p, char *out, size_t n)
+{
+	return local_path(c, kind, p, out, n);
+}
+
+int
+ckpt_fstate_kv(struct fctx *c, const struct fheader *h, struct fmeta *m, uint32_t kg, const unsigned char *k,
+	       size_t kn, const unsigned char *v, size_t vn)
+{
+	struct ftyped t = {.c = c, .h = h, .m = m, .k = k, .kn = kn, .v = vn ? v : (const unsigned char *)"",
+			   .vn = vn, .kg = kg, .heap = 1};
+	int typed = !c->k->untyped && typable(h, m);
+
+	if (kg_skipped(c->k, kg))
+		return 0;
+	if (c->k->kv(c->k->arg, m->name, kg, k, kn, t.v, vn, typed ? &t : NULL) < 0)
+		return -1;
+	return typed ? typed_check(&t) : 0;
+}
+
 /* ------------------------------------------------------------ one subtask */
 
 /* Which handles hold state ckpt reads: 1 operator (managed), 2 raw operator, 3 keyed, 4 RocksDB
- * (incremental), 0 none. */
+ * (incremental), 5 keyed in a changelog, 0 none. */
 static int
 handle_role(const struct ckpt_handle *h)
 {
@@ -1618,6 +1597,8 @@ handle_role(const struct ckpt_handle *h)
 		return 3;
 	if (strcmp(h->scope, "managed_keyed") == 0 && strcmp(h->kind, "incremental") == 0)
 		return 4;
+	if (strcmp(h->scope, "managed_keyed") == 0 && strcmp(h->kind, "changelog") == 0)
+		return 5;
 	return 0;
 }
 
@@ -1640,6 +1621,8 @@ read_subtask(struct flink_backing *b, const struct ckpt_operator *op, const stru
 			r = read_keyed(&c);
 		else if (role == 4)
 			r = read_rocksdb(&c);
+		else if (role == 5)
+			r = ckpt_fchangelog_read(&c);
 		if (r < 0)
 			return -1;
 	}
@@ -2568,7 +2551,16 @@ count_cuts(struct counter *C)
 	return 0;
 }
 
-/* The files of handles ckpt does not read (RocksDB incremental, changelog), from the handles only. */
+/* Handles whose files the summary lists: those of no state ckpt reads, RocksDB's (their entries
+ * counted too) and changelogs. */
+static int
+listed_files(int role)
+{
+	return role == 0 || role == 4 || role == 5;
+}
+
+/* The files of handles that are not a stream of their own (RocksDB incremental, changelog), from
+ * the handles only. */
 static int
 count_unread(struct counter *C, const struct ckpt_subtask *st, const struct ckpt_handle *h)
 {
@@ -2626,7 +2618,8 @@ ckpt_flink_state_summary(struct ckpt_snapshot *s, struct ckpt_err *e)
 			if (read_subtask(b, op, st, &k, e) < 0)
 				goto out;
 			for (size_t h = 0; h < st->nhandles; h++)
-				if (handle_role(&st->handles[h]) % 4 == 0 && strstr(st->handles[h].scope, "channel") == NULL &&
+				if (listed_files(handle_role(&st->handles[h])) &&
+				    strstr(st->handles[h].scope, "channel") == NULL &&
 				    count_unread(&C, st, &st->handles[h]) < 0)
 					goto out;
 		}
@@ -2673,6 +2666,7 @@ verify_files(struct flink_backing *b, const struct ckpt_snapshot *s, struct veri
 		uint64_t size = (uint64_t)json_integer_value(json_object_get(f, "size"));
 		char path[1024], what[256];
 		struct stat sb;
+		int cl;
 
 		if (local_path(&c, kind, json_string_value(json_object_get(f, "path")), path, sizeof path) < 0) {
 			char msg[1200];
@@ -2688,6 +2682,14 @@ verify_files(struct flink_backing *b, const struct ckpt_snapshot *s, struct veri
 			problem(V, path, what);
 			continue;
 		}
+		cl = ckpt_fchangelog_size(s, json_string_value(json_object_get(f, "path")), path, (uint64_t)sb.st_size,
+					  what, sizeof what);
+		if (cl == 1)
+			problem(V, path, what);
+		else if (cl == 0)
+			*bytes += size;
+		if (cl >= 0)
+			continue;
 		if (strcmp(kind, "segment_file") == 0 ? (uint64_t)sb.st_size < size : (uint64_t)sb.st_size != size) {
 			snprintf(what, sizeof what, "%s: %llu bytes, the _metadata records %llu",
 				 (uint64_t)sb.st_size < size ? "short" : "long", (unsigned long long)sb.st_size,
