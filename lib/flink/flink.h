@@ -360,6 +360,10 @@ struct ckpt_frows {
  * failed write. */
 int ckpt_frows_keyed(struct ckpt_frows *r, const char *state, const char *kind, uint32_t kg, const json_t *t,
 		     const void *k, size_t kn, const void *v, size_t vn, const char *why);
+/* A keyed row written as it is decoded: its columns to the key group, then (the caller) key,
+ * namespace (user key) and value, then closed (0, or -1 on a failed write). */
+void ckpt_frows_open(struct ckpt_frows *r, const char *state, const char *kind, uint32_t kg);
+int ckpt_frows_close(struct ckpt_frows *r);
 /* One operator state element (mode "list", "union", "broadcast"), typed t or not (p, n and why). */
 int ckpt_frows_op(struct ckpt_frows *r, const char *state, const char *mode, size_t idx, const json_t *t,
 		  const void *p, size_t n, const char *why);

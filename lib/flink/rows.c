@@ -59,6 +59,20 @@ keyed_open(struct ckpt_frows *r, const char *state, const char *kind, uint32_t k
 	member(r->w, "namespace", json_object_get(t, "namespace"));
 }
 
+void
+ckpt_frows_open(struct ckpt_frows *r, const char *state, const char *kind, uint32_t kg)
+{
+	row_open(r, state, kind);
+	ckpt_jw_key_lit(r->w, "key_group");
+	ckpt_jw_int(r->w, kg);
+}
+
+int
+ckpt_frows_close(struct ckpt_frows *r)
+{
+	return row_close(r);
+}
+
 int
 ckpt_frows_keyed(struct ckpt_frows *r, const char *state, const char *kind, uint32_t kg, const json_t *t,
 		 const void *k, size_t kn, const void *v, size_t vn, const char *why)

@@ -2190,6 +2190,21 @@ row_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t
 	json_t *t = NULL;
 	int rc;
 
+	/* a value (reducing, aggregating) state or a canonical map entry is one row as it is typed:
+	 * written as it is decoded, key, namespace (user key) and value in the row's order */
+	if (typed && m && m->kindc != 't' && m->kindc != 'l' && !(m->kindc == 'm' && typed->heap) &&
+	    typed->ready == NULL) {
+		struct ckpt_fout o; /* the stacks are written before they are read: not cleared */
+
+		o.mode = FOUT_WRITE;
+		o.w = R->r.w;
+		o.flat = 1;
+		o.depth = 0;
+		ckpt_frows_open(&R->r, state, meta_kind(m), kg);
+		if (typed_emit(typed, &o) < 0)
+			return -1;
+		return ckpt_frows_close(&R->r);
+	}
 	if (typed && typed_json(typed, &t) < 0)
 		return -1;
 	rc = ckpt_frows_keyed(&R->r, state, m ? meta_kind(m) : NULL, kg, t, k, kn, v, vn,
