@@ -281,7 +281,7 @@ want_entries='[["\u0002a","\u0003bc"],["a","bc"],[29,{"base64":"HQAAACoA"},{"bas
 @test "flinkstate: compressed operator state as Flink wrote it: a Snappy stream per state (1.17), one for all (1.19, FLINK-34063)" {
 	for layout in per-state one; do
 		opz $layout
-		run sh -c "ckpt-inspect -a sp | jq -c '.operators[0].subtasks[0].operator_state | [.names.typed, .more.typed]'"
+		run sh -c "ckpt-inspect --raw -a sp | jq -c '.operators[0].subtasks[0].operator_state | [.names.typed, .more.typed]'"
 		status_is 0
 		output_is '[["a","bc"],["d"]]'
 		run ckpt-inspect -c sp
@@ -305,7 +305,7 @@ want_entries='[["\u0002a","\u0003bc"],["a","bc"],[29,{"base64":"HQAAACoA"},{"bas
 	cd "$FIXTURES/flink-artifacts"
 	j=new-stateful-broadcast-udf-migration-itcase-flink
 	q='[.operators[] | [.id, [.subtasks[].operator_state // {} | to_entries[] | select(.key | startswith("broadcast-state")) | [.key, .value.typed]]] | select(.[1] != [])] | sort'
-	want=$(ckpt-inspect -a ${j}1.17-hashmap-savepoint-native | jq -c "$q")
+	want=$(ckpt-inspect --raw -a ${j}1.17-hashmap-savepoint-native | jq -c "$q")
 	[ "$(jq -c '[length, (.[0][1] | length), .[0][1][0]]' <<<"$want")" = '[2,8,["broadcast-state-2",[[{"key":"0","value":0},{"key":"1","value":1},{"key":"2","value":2},{"key":"3","value":3}]]]]' ]
 	for f in hashmap-checkpoint hashmap-savepoint rocksdb-savepoint rocksdb-savepoint-native; do
 		run --separate-stderr ckpt-inspect ${j}1.19-$f
@@ -315,7 +315,7 @@ want_entries='[["\u0002a","\u0003bc"],["a","bc"],[29,{"base64":"HQAAACoA"},{"bas
 		status_is 0
 		[ -z "$stderr" ]
 		[ "$(jq -c '[.ok, .problems]' <<<"$output")" = '[true,[]]' ]
-		run sh -c "ckpt-inspect -a ${j}1.19-$f | jq -c '$q'"
+		run sh -c "ckpt-inspect --raw -a ${j}1.19-$f | jq -c '$q'"
 		status_is 0
 		output_is "$want"
 	done
@@ -569,7 +569,7 @@ FA_JOB=new-stateful-udf-migration-itcase-flink1.17-hashmap
 	run sh -c 'ckpt-inspect "$1" | jq -c "[.operators[] | select(.flink_state.states | length > 0) | [.id[0:6], (.flink_state.states[] | [.name, .entries, .kind])]]"' sh "$FA_JOB-checkpoint"
 	status_is 0
 	output_is '[["1f2b5d",["source-state",4,"union"]],["d5c8b1",["state-name",4,"value"]],["41e91a",["state-name",4,"value"],["_timer_state/event_timer",4,"timers"],["_timer_state/processing_timer",4,"timers"]],["dab258",["state-name",4,"value"]],["4b818c",["state-name",4,"value"],["_timer_state/event_timer",4,"timers"],["_timer_state/processing_timer",4,"timers"]],["69f32d",["source-state",4,"list"]]]'
-	run sh -c 'ckpt-inspect -a "$1" | jq -c "[.operators[] | .id[0:6] as \$o | .subtasks[] | .keyed_state.entries[]? | [\$o, .state, .key_group, (.typed | if . then del(.timestamp) else . end)]] | group_by(.[0]) | map([.[0][0], length, (map(.[3]) | unique)])"' sh "$FA_JOB-checkpoint"
+	run sh -c 'ckpt-inspect --raw -a "$1" | jq -c "[.operators[] | .id[0:6] as \$o | .subtasks[] | .keyed_state.entries[]? | [\$o, .state, .key_group, (.typed | if . then del(.timestamp) else . end)]] | group_by(.[0]) | map([.[0][0], length, (map(.[3]) | unique)])"' sh "$FA_JOB-checkpoint"
 	status_is 0
 	# a changelog records no key serializer: where no timer state nests it, the entries are raw
 	output_is '[["41e91a",12,[{"key":[0],"namespace":0},{"key":[1],"namespace":1},{"key":[2],"namespace":2},{"key":[3],"namespace":3},{"key":[0],"namespace":0,"value":0},{"key":[1],"namespace":1,"value":1},{"key":[2],"namespace":2,"value":2},{"key":[3],"namespace":3,"value":3}]],["4b818c",12,[{"key":[0],"namespace":0},{"key":[1],"namespace":1},{"key":[2],"namespace":2},{"key":[3],"namespace":3},{"key":[0],"namespace":0,"value":0},{"key":[1],"namespace":1,"value":1},{"key":[2],"namespace":2,"value":2},{"key":[3],"namespace":3,"value":3}]],["d5c8b1",4,[null]],["dab258",4,[null]]]'
@@ -586,7 +586,7 @@ FA_JOB=new-stateful-udf-migration-itcase-flink1.17-hashmap
 	local typed='[.operators[] | .id as $o | .subtasks[] | .keyed_state.entries[]? | select(.typed) | [$o, .state, .key_group, (.typed | del(.timestamp?))]] | sort'
 	cd "$FIXTURES/flink-artifacts"
 	for f in checkpoint savepoint savepoint-native; do
-		ckpt-inspect -a "$FA_JOB-$f" >"$BATS_TEST_TMPDIR/$f.json"
+		ckpt-inspect --raw -a "$FA_JOB-$f" >"$BATS_TEST_TMPDIR/$f.json"
 		jq -c "$raw" "$BATS_TEST_TMPDIR/$f.json" >"$BATS_TEST_TMPDIR/$f.raw"
 		jq -c "$typed" "$BATS_TEST_TMPDIR/$f.json" >"$BATS_TEST_TMPDIR/$f.typed"
 	done
@@ -607,7 +607,7 @@ FA_JOB=new-stateful-udf-migration-itcase-flink1.17-hashmap
 	cl_dir
 	run ckpt-inspect -a cl
 	status_is 0
-	run sh -c 'ckpt-inspect -a cl | jq -c ".operators[0].subtasks[0].keyed_state"'
+	run sh -c 'ckpt-inspect --raw -a cl | jq -c ".operators[0].subtasks[0].keyed_state"'
 	output_is '{"key_groups":"29-30","entries":[{"state":"seen","key_group":29,"key":{"base64":"HQAAACoA"},"value":{"base64":"AAAAAgAAAAAAAAAFAAAAAAAAAAY="},"typed":{"key":42,"namespace":null,"value":[5,6]}},{"state":"m","key_group":29,"key":{"base64":"HQAAACoA"},"value":{"base64":"AAAAAQAAAAIAAAAAAAAAABQ="},"typed":{"key":42,"namespace":null,"value":[{"key":2,"value":20}]}},{"state":"count","key_group":30,"key":{"base64":"HgAAABgA"},"value":{"base64":"AAAAAAAAAAM="},"typed":{"key":24,"namespace":null,"value":3}}]}'
 	run sh -c 'ckpt-inspect cl | jq -c "[.operators[0].flink_state.states[] | [.name, .entries, .bytes, .kind, .key_groups]], .operators[0].flink_state.key_serializer"'
 	output_is '[["names",2,5,"list",null],["count",1,14,"value",{"30":{"entries":1,"bytes":14}}],["seen",1,26,"list",{"29":{"entries":1,"bytes":26}}],["m",1,23,"map",{"29":{"entries":1,"bytes":23}}]]
