@@ -1,14 +1,17 @@
 /* ckpt-inspect: look inside a snapshot: summary, state document, checksums, difference, uids; find
  * the snapshots under a directory. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 
 enum mode { SUMMARY, ALL, CHECK, DIFF, ROWS };
 
-enum { OPT_LATEST = 256, OPT_RAW }; /* long options without a letter */
+enum { OPT_LATEST = 256, OPT_ORPHANS, OPT_OLDER, OPT_RAW }; /* long options without a letter */
 
 struct opts {
 	enum mode mode;
@@ -21,6 +24,9 @@ struct opts {
 	const char *list;   /* -l DIR, --latest DIR: the tree to search */
 	int latest;         /* --latest */
 	int raw;            /* --raw: -a prints every entry's raw bytes beside its typed form */
+	const char *orphans; /* --orphans DIR */
+	int64_t older_than;  /* --older-than, seconds (default an hour) */
+	int older_set;
 };
 
 static int meta_only; /* -m */
@@ -31,6 +37,7 @@ usage(void)
 	printf("usage: ckpt-inspect [-pm] [-a [--raw] | -R | -c | -d OTHER] [-u UID ...] [-r OLDPREFIX=DIR ...] [file ...]\n"
 	       "       ckpt-inspect [-pc] [-r OLDPREFIX=DIR ...] -l DIR\n"
 	       "       ckpt-inspect [-c] [-r OLDPREFIX=DIR ...] --latest DIR\n"
+	       "       ckpt-inspect [-r OLDPREFIX=DIR ...] [--older-than DURATION] --orphans DIR\n"
 	       "options:\n"
 	       "  -a, --all             print the whole state document, entries typed where their\n"
 	       "                        serializers are known\n"
@@ -43,6 +50,11 @@ usage(void)
 	       "  -m, --metadata-only   a Flink _metadata alone, not the state files it names\n"
 	       "  -l, --list=DIR        every checkpoint and savepoint under DIR, complete or not (NDJSON)\n"
 	       "      --latest=DIR      the path of the newest complete one under DIR\n"
+	       "      --orphans=DIR     the files under DIR no complete checkpoint or savepoint there\n"
+	       "                        references, and not in use (NDJSON; nothing is deleted)\n"
+	       "      --older-than=DURATION\n"
+	       "                        --orphans keeps files younger than DURATION (30s, 10m, 1h, 2d;\n"
+	       "                        default 1h)\n"
 	       "  -r, --root=OLDPREFIX=DIR\n"
 	       "                        read Flink state files named under OLDPREFIX from DIR (repeatable)\n"
 	       "  -p, --pretty          indented JSON\n"
@@ -329,6 +341,68 @@ list_dir(const struct opts *o)
 	return status;
 }
 
+/* --orphans: one line per file no complete snapshot under the directory needs; nothing deleted. */
+static int
+orphans_dir(const struct opts *o)
+{
+	struct ckpt_orphans_opts oo = {.older_than = o->older_set ? o->older_than : 3600, .now = (int64_t)time(NULL),
+				       .roots = o->roots, .nroots = o->nroots};
+	struct ckpt_err e = {0};
+	struct ckpt_orphans out;
+	int status = 0;
+
+	ckpt_progress_set(NULL); /* _metadata files are read on several threads at once */
+	if (ckpt_snapshot_orphans(o->orphans, &oo, &out, &e) < 0) {
+		cli_error(&e);
+		return ckpt_err_status(&e);
+	}
+	for (size_t i = 0; i < out.n && status == 0; i++) {
+		json_t *v = ckpt_orphan_to_json(&out.v[i]);
+
+		if (v == NULL)
+			cli_out_of_memory();
+		if (ckpt_json_print(stdout, v, 0) < 0)
+			status = 2; /* cli_finish says it */
+		json_decref(v);
+	}
+	if (out.outside)
+		cli_warn("%s: %llu file%s a _metadata names lie%s outside it: not listed", o->orphans,
+			 (unsigned long long)out.outside, out.outside == 1 ? "" : "s", out.outside == 1 ? "s" : "");
+	if (isatty(2))
+		cli_warn("%s: %zu file%s, %llu bytes, that no complete checkpoint or savepoint needs", o->orphans,
+			 out.n, out.n == 1 ? "" : "s", (unsigned long long)out.bytes);
+	ckpt_orphans_free(&out);
+	return status;
+}
+
+/* 30s, 10m, 1h, 2d (or 0): seconds, or -1. */
+static int64_t
+duration(const char *s)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || v < 0 || end == s || v > INT64_MAX / 86400)
+		return -1;
+	if (*end == '\0')
+		return v == 0 ? 0 : -1;
+	if (end[1] != '\0')
+		return -1;
+	switch (*end) {
+	case 's':
+		return v;
+	case 'm':
+		return v * 60;
+	case 'h':
+		return v * 3600;
+	case 'd':
+		return v * 86400;
+	}
+	return -1;
+}
+
 static void
 set_mode(struct opts *o, enum mode m)
 {
@@ -346,7 +420,8 @@ main(int argc, char **argv)
 		{"pretty", no_argument, NULL, 'p'},  {"help", no_argument, NULL, 'h'},
 		{"metadata-only", no_argument, NULL, 'm'}, {"root", required_argument, NULL, 'r'},
 		{"version", no_argument, NULL, 'V'}, {"list", required_argument, NULL, 'l'},
-		{"latest", required_argument, NULL, OPT_LATEST}, {"raw", no_argument, NULL, OPT_RAW},
+		{"latest", required_argument, NULL, OPT_LATEST}, {"orphans", required_argument, NULL, OPT_ORPHANS},
+		{"older-than", required_argument, NULL, OPT_OLDER}, {"raw", no_argument, NULL, OPT_RAW},
 		{NULL, 0, NULL, 0},
 	};
 	struct opts o = {0};
@@ -392,6 +467,16 @@ main(int argc, char **argv)
 			o.list = optarg;
 			o.latest = c == OPT_LATEST;
 			break;
+		case OPT_ORPHANS:
+			if (o.orphans)
+				cli_usage_fail("--orphans takes one directory, once");
+			o.orphans = optarg;
+			break;
+		case OPT_OLDER:
+			if ((o.older_than = duration(optarg)) < 0)
+				cli_usage_fail("--older-than needs a duration (30s, 10m, 1h, 2d), not \"%s\"", optarg);
+			o.older_set = 1;
+			break;
 		case 'r':
 			if (strchr(optarg, '=') == NULL || optarg[0] == '=' || strchr(optarg, '=')[1] == '\0')
 				cli_usage_fail("-r needs OLDPREFIX=DIR, not \"%s\"", optarg);
@@ -400,6 +485,18 @@ main(int argc, char **argv)
 		default:
 			cli_bad_option(c, argv);
 		}
+	}
+	if (o.older_set && !o.orphans)
+		cli_usage_fail("--older-than goes with --orphans");
+	if (o.orphans) {
+		if (o.list || o.mode != SUMMARY || o.nuids || o.meta_only || cli_pretty == 1)
+			cli_usage_fail("--orphans goes with --older-than and -r alone");
+		if (optind < argc)
+			cli_usage_fail("--orphans takes its directory, not files: \"%s\"", argv[optind]);
+		status = orphans_dir(&o);
+		free(o.uids);
+		free(o.roots);
+		return cli_finish(status);
 	}
 	if (o.list) {
 		if ((o.mode != SUMMARY && o.mode != CHECK) || o.nuids || o.meta_only)

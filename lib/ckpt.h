@@ -126,6 +126,12 @@ enum ckpt_partition {
 	CKPT_HYBRID_SELECTIVE, CKPT_PIPELINED_APPROXIMATE, CKPT_NPARTITIONS
 };
 
+/* An edge's partitioner (Flink's ship_strategy); CKPT_SHIP_NONE when the graph does not say. */
+enum ckpt_ship {
+	CKPT_SHIP_NONE, CKPT_SHIP_FORWARD, CKPT_SHIP_RESCALE, CKPT_SHIP_REBALANCE, CKPT_SHIP_HASH,
+	CKPT_SHIP_BROADCAST, CKPT_SHIP_GLOBAL, CKPT_SHIP_SHUFFLE, CKPT_SHIP_CUSTOM, CKPT_NSHIPS
+};
+
 /* Upper bounds checked before anything is allocated from input. */
 #define CKPT_PARALLELISM_LIMIT (1u << 24)     /* per vertex */
 #define CKPT_SUBTASKS_LIMIT (UINT64_C(1) << 26) /* per graph */
@@ -159,6 +165,7 @@ struct ckpt_edge {
 	size_t source, target; /* vertex indices */
 	enum ckpt_distribution distribution;
 	enum ckpt_partition partition;
+	enum ckpt_ship ship;   /* the partitioner, CKPT_SHIP_NONE when not given */
 };
 
 struct ckpt_graph {
@@ -509,6 +516,43 @@ int ckpt_found_latest(const struct ckpt_found *f, size_t n, size_t *best, struct
 /* {"path", "kind", "format", "checkpoint_id", "time" (ISO 8601 UTC), "size", "files", "complete",
  * "reason"}; NULL on no memory. */
 json_t *ckpt_found_to_json(const struct ckpt_found *f);
+
+/* ------------------------------------------------------ what no snapshot needs: snap/orphans.c */
+
+/* A file under the directory that no complete checkpoint or savepoint there references. */
+struct ckpt_orphan {
+	char *path;         /* as found: the directory as named, then the names down to it */
+	uint64_t size;
+	int64_t mtime_sec;
+	long mtime_nsec;
+	const char *reason; /* "unreferenced shared file", "aborted checkpoint", ... (static) */
+};
+
+struct ckpt_orphans_opts {
+	int64_t older_than;       /* seconds: files written since now minus this are kept */
+	int64_t now;              /* seconds since the epoch */
+	const char *const *roots; /* OLDPREFIX=DIR maps for the files a _metadata names */
+	size_t nroots;
+};
+
+struct ckpt_orphans {
+	struct ckpt_orphan *v; /* sorted by path */
+	size_t n;
+	uint64_t bytes;        /* of all n */
+	uint64_t outside;      /* files a complete _metadata names that are not under the directory */
+};
+
+/*
+ * ckpt-inspect --orphans (ckpt-inspect(1), ORPHANS, has the rules): every file under dir that no
+ * complete _metadata under it names and that may not be in use yet; nothing is deleted.  0 and *out
+ * (free with ckpt_orphans_free), or -1 with e set and nothing found: a _metadata that cannot be read
+ * whole (where: it), a directory that cannot be listed, a symbolic link loop, out of memory.
+ */
+int ckpt_snapshot_orphans(const char *dir, const struct ckpt_orphans_opts *o, struct ckpt_orphans *out,
+			  struct ckpt_err *e);
+void ckpt_orphans_free(struct ckpt_orphans *o);
+/* {"path", "size", "mtime" (ISO 8601 UTC), "reason"}; NULL on no memory. */
+json_t *ckpt_orphan_to_json(const struct ckpt_orphan *f);
 
 /* ------------------------------------------------------------ progress of long work: progress.c */
 

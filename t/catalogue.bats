@@ -341,6 +341,33 @@ archive() {
 	bad 1 'ckpt-inspect: j: no complete checkpoint or savepoint (1 found)' ckpt-inspect --latest j
 }
 
+@test "catalogue: ckpt-inspect: --orphans on a directory that does not exist, or on a file" {
+	bad 2 'ckpt-inspect: nope: cannot list: No such file or directory' ckpt-inspect --orphans nope
+	: > f
+	bad 2 'ckpt-inspect: f: cannot list: Not a directory' ckpt-inspect --orphans f
+}
+
+@test "catalogue: ckpt-inspect: --orphans where a _metadata below the newest checkpoint is cut" {
+	needs_fixtures
+	mkdir -p j/chk-1 j/chk-2
+	head -c 300 "$FIXTURES/flink-savepoints/v5-flink2.0-nonkeyed-chain-savepoint/_metadata" > j/chk-1/_metadata
+	cp "$FIXTURES/flink-savepoints/v5-flink2.0-nonkeyed-chain-savepoint/_metadata" j/chk-2/
+	bad 2 "ckpt-inspect: j/chk-1/_metadata: not read whole, so no file's use is known and nothing is listed: offset 142: inline byte count 194 is more than the remaining 154 bytes can hold" \
+		ckpt-inspect --orphans j
+}
+
+@test "catalogue: ckpt-inspect: --orphans meeting a symbolic link loop" {
+	mkdir -p j/chk-1
+	ln -s .. j/chk-1/up
+	bad 2 'ckpt-inspect: j/chk-1/up: a symbolic link loop' ckpt-inspect --orphans j
+}
+
+@test "catalogue: ckpt-inspect: --older-than without a unit" {
+	mkdir d
+	bad 2 'ckpt-inspect: --older-than needs a duration (30s, 10m, 1h, 2d), not "60" (see ckpt-inspect -h)' \
+		ckpt-inspect --orphans d --older-than 60
+}
+
 # ---- ckpt-merge: outputs
 
 @test "catalogue: ckpt-merge: an output name of no archive kind" {

@@ -218,6 +218,9 @@ FULL2='{"id": "op2", "parallelism": 2, "max_parallelism": 2, "fully_finished": t
 	run ckpt-merge -P 2 "$M/channel.json"
 	status_is 0
 	[ "$output" = "$(ckpt-merge "$M/channel.json")" ]
+	# a state document of a Flink snapshot: its in-flight data is rescaled from a _metadata only
+	jq '. + {"flink": {}}' "$M/channel.json" >flink.json
+	refused "ckpt-merge: flink.json: operator map holds in-flight data of an unaligned checkpoint as entries: ckpt-merge rescales a Flink snapshot's in-flight data from its _metadata only" -P 3 flink.json
 }
 
 # ------------------------------------------------------------ job graphs
@@ -373,6 +376,55 @@ FULL2='{"id": "op2", "parallelism": 2, "max_parallelism": 2, "fully_finished": t
 	needs_fixtures
 	f=$FIXTURES/flink-savepoints/v4-flink1.20-broadcast-rocksdb-savepoint-native/_metadata
 	merge_golden broadcast-native.P3 -P 3 "$f"
+}
+
+# Flink's unaligned checkpoints at other parallelisms: the channel state handles follow each edge's
+# SubtaskStateMapper (hash: RANGE into the rescaled vertex, ARBITRARY out of it) and every subtask
+# whose side of an exchange with in-flight data was rescaled gets a rescaling descriptor.  The
+# graphs name the fixtures' operator ids (StatefulJobSnapshotMigrationITCase's and the Scala
+# broadcast job's topologies: sources, keyed steps, broadcast input).
+UNALIGNED_V4=flink-savepoints/v4-flink1.17-udf-rocksdb-checkpoint-unaligned/_metadata
+UNALIGNED_V3=flink-savepoints/v3-flink1.15-scala-broadcast-rocksdb-checkpoint-unaligned/_metadata
+
+@test "_metadata unaligned: in-flight data rescaled 4 to 2 and 4 to 3 through hash edges, with descriptors" {
+	needs_fixtures
+	merge_golden unaligned-v4.graph -g "$M/unaligned-v4.graph.json" "$FIXTURES/$UNALIGNED_V4"
+	# flatmap1 4 to 2: old 0,2 (ARBITRARY) of the output, gate 0 read from old 0-1 and 2-3 (RANGE)
+	run jq -c '[.operators[] | select(.vertex == "flatmap1") | .subtasks[] | [.index, [.from[] | select(.channel_state) | .subtask], .input_rescaling, .output_rescaling]]' <<<"$output"
+	output_is '[[0,[0,2],[{"gate":0,"old_subtasks":[0,1],"ambiguous":[],"type":"RESCALING"}],[{"partition":0,"old_subtasks":[0,2],"ambiguous":[],"type":"RESCALING"}]],[1,[1,3],[{"gate":0,"old_subtasks":[2,3],"ambiguous":[],"type":"RESCALING"}],[{"partition":0,"old_subtasks":[1,3],"ambiguous":[],"type":"RESCALING"}]]]'
+}
+
+@test "_metadata unaligned: 4 to 3 over RANGE has ambiguous old subtasks; a broadcast gate without data is no obstacle" {
+	needs_fixtures
+	merge_golden unaligned-v3.graph -g "$M/unaligned-v3.graph.json" "$FIXTURES/$UNALIGNED_V3"
+	run jq -c '[.operators[0].subtasks[0].output_rescaling, [.operators[2].subtasks[] | .input_rescaling[0] | [.old_subtasks, .ambiguous]]]' <<<"$output"
+	output_is '[[{"partition":0,"old_subtasks":[0],"ambiguous":[],"type":"RESCALING"}],[[[0,1],[1,2]],[[1,2],[1,2]],[[2,3],[1,2]]]]'
+}
+
+@test "_metadata unaligned: refused without -g, across a forward edge (Flink's words), without a partitioner" {
+	needs_fixtures
+	f=$FIXTURES/$UNALIGNED_V4
+	refused "ckpt-merge: $f: operator 1f2b5df5a66154aca61fcb26193792be holds in-flight data of an unaligned checkpoint: rescaling it from 1 to 2 needs the job graph's partitioners (-g)" -P 2 "$f"
+	jq '.edges[1].partitioner = "forward"' "$M/unaligned-v4.graph.json" >fwd.json
+	refused "ckpt-merge: $f: Cannot rescale the given pointwise partitioner. Did you change the partitioner to forward or rescale? It may also help to add an explicit shuffle()." -g fwd.json "$f"
+	jq '.edges[1].partitioner = "broadcast"' "$M/unaligned-v4.graph.json" >bc.json
+	refused "ckpt-merge: $f: Cannot rescale the given pointwise partitioner. Did you change the partitioner to forward or rescale? It may also help to add an explicit shuffle()." -g bc.json "$f"
+	jq 'del(.edges[1].partitioner)' "$M/unaligned-v4.graph.json" >none.json
+	refused "ckpt-merge: $f: edge flatmap1 -> timely1 holds in-flight data of an unaligned checkpoint, which its partitioner rescales, but the graph does not name the partitioner (ckpt-graph(5))" -g none.json "$f"
+	# at unchanged parallelism nothing is rescaled and no partitioner is needed
+	jq 'del(.edges[].partitioner) | .vertices[].parallelism |= (if . == 1 then 1 else 4 end)' "$M/unaligned-v4.graph.json" >same.json
+	run ckpt-merge -g same.json "$f"
+	status_is 0
+	[ "$(jq '[.. | .input_rescaling?, .output_rescaling? | select(. != null)] | length' <<<"$output")" -eq 0 ]
+}
+
+@test "_metadata unaligned: channel state of a gate, partition or subpartition the graph lacks is bad input" {
+	needs_fixtures
+	f=$FIXTURES/$UNALIGNED_V4
+	jq 'del(.edges[0])' "$M/unaligned-v4.graph.json" >nogate.json
+	bad 2 "ckpt-merge: $f: operator 1f2b5df5a66154aca61fcb26193792be: subtask 0: output channel state of partition 0, but vertex src1 of the graph has 0 result partitions" ckpt-merge -g nogate.json "$f"
+	jq '.edges[1].distribution = "pointwise" | .vertices[1].parallelism = 4' "$M/unaligned-v4.graph.json" >pw.json
+	bad 2 "ckpt-merge: $f: operator d5c8b168c6cbfe8c507a10f88b325243: subtask 0: output channel state of partition 0 subpartition 1, but that partition has 1 subpartitions in the graph" ckpt-merge -g pw.json "$f"
 }
 
 @test "_metadata: cannot be written as an archive" {

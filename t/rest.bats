@@ -9,7 +9,7 @@ CNT=0a448493b4782967b150582570326227
 SINK=ea632d67b7d595e5b851708ae9ad79d6
 
 @test "rest: a job document and a vertex document become a graph (-g), in one stream or two files" {
-	want='{"vertices":[{"id":"'$SRC'","name":"ClickEvent Source","parallelism":2,"max_parallelism":128,"finished":"0"},{"id":"'$CNT'","name":"ClickEvent Counter","parallelism":2,"max_parallelism":128},{"id":"'$SINK'","name":"ClickEventStatistics Sink","parallelism":2,"max_parallelism":128}],"edges":[{"source":"'$SRC'","target":"'$CNT'","distribution":"all_to_all","partition":"pipelined_bounded"},{"source":"'$CNT'","target":"'$SINK'","distribution":"pointwise","partition":"pipelined_bounded"}]}'
+	want='{"vertices":[{"id":"'$SRC'","name":"ClickEvent Source","parallelism":2,"max_parallelism":128,"finished":"0"},{"id":"'$CNT'","name":"ClickEvent Counter","parallelism":2,"max_parallelism":128},{"id":"'$SINK'","name":"ClickEventStatistics Sink","parallelism":2,"max_parallelism":128}],"edges":[{"source":"'$SRC'","target":"'$CNT'","distribution":"all_to_all","partition":"pipelined_bounded","partitioner":"hash"},{"source":"'$CNT'","target":"'$SINK'","distribution":"pointwise","partition":"pipelined_bounded","partitioner":"forward"}]}'
 	run sh -c 'cat "$1" "$2" | ckpt-plan -g' sh "$R/job.json" "$R/vertex-source.json"
 	status_is 0
 	output_is "$want"

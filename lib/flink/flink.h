@@ -343,6 +343,10 @@ void ckpt_fmspans_release(struct ckpt_fmspans *sp);
  * the state readers share flink.h). */
 struct ckpt_snap_backing;
 struct ckpt_snap_backing *ckpt_flink_backing_new(const char *meta, struct ckpt_err *e);
+/* Each file the _metadata names (s's state enabled), in its order, to fn: its local path (local 1),
+ * or its name as named when it is not local and no root maps it (local 0); fn's -1 stops (e set). */
+int ckpt_flink_state_each_file(struct ckpt_snapshot *s, int (*fn)(void *arg, const char *path, int local),
+			       void *arg, struct ckpt_err *e);
 
 /* ------------------------------------------------------------ rows.c */
 

@@ -2750,6 +2750,29 @@ nomem:
 	return NULL;
 }
 
+int
+ckpt_flink_state_each_file(struct ckpt_snapshot *s, int (*fn)(void *arg, const char *path, int local), void *arg,
+			   struct ckpt_err *e)
+{
+	struct flink_backing *b = backing_of(s, e);
+	const json_t *list = s->flink ? json_object_get(s->flink, "files") : NULL;
+	struct ckpt_err ignored = {0};
+	struct fctx c = {.b = b, .e = &ignored};
+
+	if (b == NULL)
+		return -1;
+	for (size_t i = 0; i < json_array_size(list); i++) {
+		const json_t *f = json_array_get(list, i);
+		const char *named = json_string_value(json_object_get(f, "path"));
+		char path[1024];
+		int local = local_path(&c, json_string_value(json_object_get(f, "kind")), named, path, sizeof path) == 0;
+
+		if (fn(arg, local ? path : named, local) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 long
 ckpt_flink_state_verify(struct ckpt_snapshot *s, ckpt_verify_report *report, void *arg, uint64_t *files,
 			uint64_t *bytes, struct ckpt_err *e)

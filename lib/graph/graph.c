@@ -50,6 +50,25 @@ ckpt_partition_parse(const char *name)
 	return -1;
 }
 
+static const char *const ship_names[CKPT_NSHIPS] = {
+	NULL, "forward", "rescale", "rebalance", "hash", "broadcast", "global", "shuffle", "custom",
+};
+
+const char *
+ckpt_ship_name(enum ckpt_ship s)
+{
+	return (unsigned)s < CKPT_NSHIPS ? ship_names[s] : NULL;
+}
+
+int
+ckpt_ship_parse(const char *name)
+{
+	for (int i = 1; i < CKPT_NSHIPS; i++)
+		if (strcasecmp(name, ship_names[i]) == 0)
+			return i;
+	return -1;
+}
+
 static void
 free_ops(struct ckpt_operator_decl *ops, size_t n)
 {
@@ -421,7 +440,8 @@ edge_end(struct loader *L, const json_t *obj, const char *key, const char *ptr, 
 static int
 load_edge(struct loader *L, size_t idx, const json_t *obj)
 {
-	static const char *const keys[] = {"source", "target", "distribution", "partition", NULL};
+	static const char *const keys[] = {"source", "target", "distribution", "partition", "partitioner",
+					   NULL};
 	struct ckpt_edge *ed = &L->g->e[idx];
 	char ptr[64], what[64], p[80];
 	json_t *x;
@@ -455,6 +475,18 @@ load_edge(struct loader *L, size_t idx, const json_t *obj)
 					     json_is_string(x) ? json_string_value(x) : "(not a string)",
 					     json_is_string(x) ? "\"" : "");
 		ed->partition = (enum ckpt_partition)k;
+	}
+	ed->ship = CKPT_SHIP_NONE;
+	if ((x = json_object_get(obj, "partitioner")) != NULL) {
+		int k = json_is_string(x) ? ckpt_ship_parse(json_string_value(x)) : -1;
+
+		snprintf(p, sizeof p, "%s/partitioner", ptr);
+		if (k < 0)
+			return ckpt_jdoc_err(L->doc, L->e, p, "%s: unknown partitioner %s%s%s", what,
+					     json_is_string(x) ? "\"" : "",
+					     json_is_string(x) ? json_string_value(x) : "(not a string)",
+					     json_is_string(x) ? "\"" : "");
+		ed->ship = (enum ckpt_ship)k;
 	}
 	return 0;
 }
@@ -754,10 +786,11 @@ ckpt_graph_to_json(const struct ckpt_graph *g)
 	for (size_t k = 0; k < g->ne; k++) {
 		const struct ckpt_edge *ed = &g->e[k];
 
-		ckpt_json_append_new(es, json_pack("{s:s,s:s,s:s,s:s}", "source", g->v[ed->source].id,
+		ckpt_json_append_new(es, json_pack("{s:s,s:s,s:s,s:s,s:s*}", "source", g->v[ed->source].id,
 						   "target", g->v[ed->target].id, "distribution",
 						   ckpt_distribution_name(ed->distribution), "partition",
-						   ckpt_partition_name(ed->partition)));
+						   ckpt_partition_name(ed->partition), "partitioner",
+						   ckpt_ship_name(ed->ship)));
 	}
 	ckpt_json_set_new(root, "vertices", vs);
 	ckpt_json_set_new(root, "edges", es);

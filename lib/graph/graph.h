@@ -14,6 +14,8 @@ int ckpt_exec_state_parse(const char *name);
 const char *ckpt_distribution_name(enum ckpt_distribution d); /* "all_to_all" | "pointwise" */
 const char *ckpt_partition_name(enum ckpt_partition p);       /* "pipelined", ... */
 int ckpt_partition_parse(const char *name);                   /* -1 if unknown */
+const char *ckpt_ship_name(enum ckpt_ship s);                 /* "forward", "hash", ...; NULL for none */
+int ckpt_ship_parse(const char *name); /* any case (Flink's FORWARD or ckpt's forward); -1 if unknown */
 
 /* ----------------------------------------------------------- POINTWISE edges: pointwise.c */
 

@@ -244,10 +244,15 @@ rest_input(struct rest *R, const char *ptr, const json_t *in, const char *target
 			return ckpt_jdoc_err(R->job, R->e, p, "plan input: unknown exchange \"%s\"", part);
 		}
 	}
-	return ckpt_json_append_new(edges, json_pack("{s:s,s:s,s:s,s:s}", "source", json_string_value(id),
+	/* the partitioners ckpt knows carry over (in-flight data is rescaled by them); others are
+	 * left unsaid, as a graph without partitioners */
+	return ckpt_json_append_new(edges, json_pack("{s:s,s:s,s:s,s:s,s:s*}", "source", json_string_value(id),
 						     "target", target, "distribution",
 						     distribution_of(json_is_string(ship) ? json_string_value(ship) : ""),
-						     "partition", part));
+						     "partition", part, "partitioner",
+						     ckpt_ship_name(json_is_string(ship) && ckpt_ship_parse(json_string_value(ship)) > 0
+								    ? (enum ckpt_ship)ckpt_ship_parse(json_string_value(ship))
+								    : CKPT_SHIP_NONE)));
 }
 
 /* The plan node of vertex k, or NULL. */

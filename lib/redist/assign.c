@@ -90,9 +90,24 @@ handle_kg(const struct ckpt_handle *h, uint32_t x, uint32_t y)
 	return json_string(buf);
 }
 
+/* A channel handle's gate and channel (partition and subpartition), or its merged channels. */
+static void
+chan_where(json_t *v, const struct ckpt_handle *h)
+{
+	static const char *const keys[] = {"gate", "channel", "partition", "subpartition", "channels"};
+
+	for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
+		json_t *x = json_object_get(h->detail, keys[k]);
+
+		if (x)
+			json_object_set(v, keys[k], x);
+	}
+}
+
 /* The handles of old subtask j that new subtask t reads, with what it takes from each. */
 static json_t *
-handles_json(const struct rd_op *o, uint32_t t, uint32_t j, int kg, uint32_t x, uint32_t y, int chan)
+handles_json(const struct ckpt_redist *r, const struct rd_op *o, uint32_t t, uint32_t j, int kg, uint32_t x,
+	     uint32_t y)
 {
 	const struct ckpt_subtask *st = o->at[j];
 	json_t *arr = json_array();
@@ -106,12 +121,14 @@ handles_json(const struct rd_op *o, uint32_t t, uint32_t j, int kg, uint32_t x, 
 			what = handle_states(o, t, j, k);
 		else if (strstr(h->scope, "keyed"))
 			what = kg ? handle_kg(h, x, y) : NULL, key = "key_groups";
-		else if (chan)
-			what = json_true(), key = "in_place";
+		else if (ckpt_rd_chan_to(r, o, t, j, h))
+			what = json_boolean(o->how == RD_IN_PLACE), key = "in_place";
 		if (what == NULL)
 			continue;
 		v = json_pack("{s:s, s:s, s:I, s:s?, s:o}", "scope", h->scope, "kind", h->kind, "size",
 			      (json_int_t)h->size, "path", h->path, key, what);
+		if (v && strstr(h->scope, "channel"))
+			chan_where(v, h);
 		if (ckpt_json_append_new(arr, v) < 0) {
 			json_decref(arr);
 			return NULL;
@@ -121,13 +138,14 @@ handles_json(const struct rd_op *o, uint32_t t, uint32_t j, int kg, uint32_t x, 
 }
 
 static json_t *
-from_json(const struct rd_op *o, uint32_t t, uint32_t j)
+from_json(const struct ckpt_redist *r, const struct rd_op *o, uint32_t t, uint32_t j)
 {
 	json_t *f = json_pack("{s:i}", "subtask", (json_int_t)j);
 	json_t *list = json_object(), *uni = json_array(), *bc = json_array();
 	uint32_t x = 0, y = 0;
-	int kg = ckpt_rd_kg_piece(o, t, j, &x, &y), chan = o->how == RD_IN_PLACE && j == t &&
-				 (o->at[j]->nin || o->at[j]->nout || o->at[j]->nhandles);
+	int kg = ckpt_rd_kg_piece(o, t, j, &x, &y);
+	int chan = (o->how == RD_IN_PLACE && j == t && (o->at[j]->nin || o->at[j]->nout || o->at[j]->nhandles)) ||
+		   (o->how == RD_RESCALE && ckpt_rd_chan_needed(r, o, t, j));
 
 	for (size_t k = 0; f && list && uni && bc && k < o->nnames; k++) {
 		const struct rd_name *nm = &o->names[k];
@@ -136,12 +154,12 @@ from_json(const struct rd_op *o, uint32_t t, uint32_t j)
 		if (!ckpt_rd_piece(o, nm, t, j, &a, &b))
 			continue;
 		if (nm->mode == CKPT_MODE_LIST) {
-			json_t *r = json_object();
+			json_t *run = json_object();
 
 			if (b > a)
-				set_range(r, "elements", a, b - 1);
-			json_object_set_new(r, "count", json_integer((json_int_t)(b - a)));
-			json_object_set_new(list, nm->name, r);
+				set_range(run, "elements", a, b - 1);
+			json_object_set_new(run, "count", json_integer((json_int_t)(b - a)));
+			json_object_set_new(list, nm->name, run);
 		} else {
 			json_array_append_new(nm->mode == CKPT_MODE_UNION ? uni : bc, json_string(nm->name));
 		}
@@ -154,7 +172,7 @@ from_json(const struct rd_op *o, uint32_t t, uint32_t j)
 			set_range(f, "key_groups", x, y);
 		json_object_set_new(f, "channel_state", json_boolean(chan));
 		if (o->at[j]->nhandles)
-			ckpt_json_set_new(f, "handles", handles_json(o, t, j, kg, x, y, chan));
+			ckpt_json_set_new(f, "handles", handles_json(r, o, t, j, kg, x, y));
 		return f;
 	}
 	json_decref(f), json_decref(list), json_decref(uni), json_decref(bc);
@@ -162,7 +180,7 @@ from_json(const struct rd_op *o, uint32_t t, uint32_t j)
 }
 
 static json_t *
-new_subtask_json(const struct rd_op *o, uint32_t t)
+new_subtask_json(const struct ckpt_redist *r, const struct rd_op *o, uint32_t t)
 {
 	json_t *s = json_pack("{s:i, s:[]}", "index", (json_int_t)t, "from");
 	json_t *from = s ? json_object_get(s, "from") : NULL;
@@ -173,9 +191,17 @@ new_subtask_json(const struct rd_op *o, uint32_t t)
 		set_range(s, "key_groups", f, l);
 	}
 	for (uint32_t j = 0; s && j < o->P; j++) {
-		if (!ckpt_rd_needed(o, t, j))
+		if (!ckpt_rd_needed(r, o, t, j))
 			continue;
-		if (ckpt_json_append_new(from, from_json(o, t, j)) < 0) {
+		if (ckpt_json_append_new(from, from_json(r, o, t, j)) < 0) {
+			json_decref(s);
+			return NULL;
+		}
+	}
+	for (int input = 1; s && input >= 0; input--) {
+		json_t *d = ckpt_rd_descriptor(r, o, t, input);
+
+		if (d && ckpt_json_set_new(s, input ? "input_rescaling" : "output_rescaling", d) < 0) {
 			json_decref(s);
 			return NULL;
 		}
@@ -184,7 +210,7 @@ new_subtask_json(const struct rd_op *o, uint32_t t)
 }
 
 static json_t *
-op_json(const struct rd_op *o)
+op_json(const struct ckpt_redist *r, const struct rd_op *o)
 {
 	json_t *v = json_pack("{s:s, s:s?, s:s?, s:s?, s:i, s:i, s:i, s:b, s:[]}", "id", o->nid, "uid",
 			      o->nuid, "name", o->nname, "vertex", o->nvertex, "old_parallelism",
@@ -193,7 +219,7 @@ op_json(const struct rd_op *o)
 	json_t *subs = v ? json_object_get(v, "subtasks") : NULL;
 
 	for (uint32_t t = 0; v && o->how != RD_FINISHED && t < o->p; t++)
-		if (ckpt_json_append_new(subs, new_subtask_json(o, t)) < 0) {
+		if (ckpt_json_append_new(subs, new_subtask_json(r, o, t)) < 0) {
 			json_decref(v);
 			return NULL;
 		}
@@ -208,7 +234,7 @@ ckpt_redist_to_json(const struct ckpt_redist *r, struct ckpt_err *e)
 	json_t *ops = doc ? json_object_get(doc, "operators") : NULL;
 
 	for (size_t i = 0; doc && i < r->nops; i++)
-		if (ckpt_json_append_new(ops, op_json(&r->ops[i])) < 0) {
+		if (ckpt_json_append_new(ops, op_json(r, &r->ops[i])) < 0) {
 			json_decref(doc);
 			doc = NULL;
 		}

@@ -222,7 +222,9 @@ has_union(const struct rd_op *o)
 static int
 check_refusals(struct ckpt_redist *r, struct rd_op *o, struct ckpt_err *e)
 {
-	if (o->some_finished && has_union(o))
+	/* FLIP-147's check is at checkpoint time in Flink, whose restore accepts such state; ckpt's
+	 * engine refuses it on restore too */
+	if (o->some_finished && has_union(o) && r->in->flink == NULL)
 		return ckpt_err_set(e, CKPT_ERR_REFUSED, r->name,
 				    "The vertex %s (id = %s) has used UnionListState, but part of its tasks are FINISHED.",
 				    o->vname, o->vid);
@@ -230,10 +232,6 @@ check_refusals(struct ckpt_redist *r, struct rd_op *o, struct ckpt_err *e)
 		return ckpt_err_set(e, CKPT_ERR_REFUSED, r->name,
 				    "The state for task %s can not be restored. The maximum parallelism (%u) of the restored state is lower than the configured parallelism (%u). Please reduce the parallelism of the task to be lower or equal to the maximum parallelism.",
 				    o->vid, o->maxp, o->p);
-	if (o->chan && o->how == RD_RESCALE)
-		return ckpt_err_set(e, CKPT_ERR_REFUSED, r->name,
-				    "operator %s holds in-flight data of an unaligned checkpoint and cannot be rescaled from %u to %u: take a savepoint and rescale from that",
-				    ckpt_rd_opname(o->old), o->P, o->p);
 	return 0;
 }
 
@@ -527,7 +525,7 @@ ckpt_rd_kg_piece(const struct rd_op *o, uint32_t t, uint32_t j, uint32_t *a, uin
 }
 
 int
-ckpt_rd_needed(const struct rd_op *o, uint32_t t, uint32_t j)
+ckpt_rd_needed(const struct ckpt_redist *r, const struct rd_op *o, uint32_t t, uint32_t j)
 {
 	uint64_t a, b;
 	uint32_t x, y;
@@ -539,7 +537,7 @@ ckpt_rd_needed(const struct rd_op *o, uint32_t t, uint32_t j)
 	for (size_t k = 0; k < o->nnames; k++)
 		if (ckpt_rd_piece(o, &o->names[k], t, j, &a, &b))
 			return 1;
-	return ckpt_rd_kg_piece(o, t, j, &x, &y);
+	return ckpt_rd_kg_piece(o, t, j, &x, &y) || ckpt_rd_chan_needed(r, o, t, j);
 }
 
 static int
@@ -734,7 +732,7 @@ fill_from_old(struct ckpt_redist *r, struct rd_op *o, struct ckpt_subtask *st, s
 	for (uint32_t j = 0; j < o->P; j++) {
 		struct ckpt_subtask *src;
 
-		if (!ckpt_rd_needed(o, st->index, j))
+		if (!ckpt_rd_needed(r, o, st->index, j))
 			continue;
 		src = load_old(r, i, (size_t)(o->at[j] - o->old->subtasks), e);
 		if (src == NULL || take_from(r, o, st, j, src, pos, &kvcap, e) < 0)
@@ -843,6 +841,7 @@ map_plain(struct ckpt_redist *r, const struct ckpt_redist_opts *opt, struct ckpt
 		o->vid = op->vertex ? op->vertex : op->id;
 		o->vname = op->name ? op->name : o->vid;
 		o->nid = op->id, o->nuid = op->uid, o->nname = op->name, o->nvertex = op->vertex;
+		o->gv = -1;
 	}
 	return choose_parallelism(r, opt, e);
 }
@@ -864,6 +863,7 @@ ckpt_redist_plan(struct ckpt_snapshot *s, const struct ckpt_redist_opts *opt, st
 		return NULL;
 	r->in = s;
 	r->name = opt->name ? opt->name : "";
+	r->graph = opt->graph;
 	r->rd[0].s = s;
 	r->nrd = 1;
 	if (opt->reopen && is_archive(s))
@@ -879,7 +879,7 @@ ckpt_redist_plan(struct ckpt_snapshot *s, const struct ckpt_redist_opts *opt, st
 	for (size_t i = 0; i < r->nops; i++)
 		if (plan_op(r, &r->ops[i], e) < 0)
 			goto fail;
-	if (skeleton(r, e) < 0)
+	if (ckpt_rd_plan_inflight(r, e) < 0 || skeleton(r, e) < 0)
 		goto fail;
 	return r;
 fail:
@@ -937,6 +937,7 @@ ckpt_redist_free(struct ckpt_redist *r)
 		free(o->names);
 		free(o->at);
 	}
+	ckpt_rd_free_inflight(r);
 	for (size_t k = 1; k < r->nrd; k++)
 		ckpt_snapshot_free(r->rd[k].s);
 	free(r->base);

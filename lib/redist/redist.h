@@ -31,6 +31,7 @@ struct rd_op {
 	const char *nid, *nuid, *nname, *nvertex; /* the operator's names in the output */
 	struct ckpt_subtask **at;  /* P: the old subtask at each index; NULL when absent or finished */
 	int some_finished, keyed, chan;
+	long gv;                   /* its vertex in the graph (-g), else -1 */
 	struct rd_name *names;     /* every state name, bytewise sorted */
 	size_t nnames;
 };
@@ -49,6 +50,16 @@ struct rd_reader {
 	struct ckpt_subtask *held;  /* that member, kept: the next new subtask often starts there */
 };
 
+/* A vertex of the graph, for in-flight data (inflight.c). */
+struct rd_vert {
+	uint32_t oldp, newp;
+	int known;                   /* some operator of the snapshot restores into it */
+	unsigned char *in_state;     /* per input gate: some old subtask holds channel state of it */
+	unsigned char *out_state;    /* per result partition */
+	int any_in, any_out;
+	int in_desc, out_desc;       /* its subtasks get an input (output) rescaling descriptor */
+};
+
 struct ckpt_redist {
 	struct ckpt_snapshot *in;
 	struct ckpt_snapshot *out;
@@ -59,6 +70,8 @@ struct ckpt_redist {
 	struct rd_reader rd[RD_READERS];
 	size_t nrd;
 	size_t *base;               /* per input operator: its first subtask's place in manifest order */
+	const struct ckpt_graph *graph; /* -g, or NULL */
+	struct rd_vert *vx;         /* per graph vertex, for the in-flight data of a Flink snapshot */
 };
 
 const char *ckpt_rd_opname(const struct ckpt_operator *op);
@@ -70,7 +83,17 @@ int ckpt_rd_piece(const struct rd_op *o, const struct rd_name *nm, uint32_t t, u
 /* The key groups [*a, *b] of old subtask j that new subtask t takes; 0 when none. */
 int ckpt_rd_kg_piece(const struct rd_op *o, uint32_t t, uint32_t j, uint32_t *a, uint32_t *b);
 /* Does new subtask t read anything of old subtask j? */
-int ckpt_rd_needed(const struct rd_op *o, uint32_t t, uint32_t j);
+int ckpt_rd_needed(const struct ckpt_redist *r, const struct rd_op *o, uint32_t t, uint32_t j);
+/* inflight.c: in-flight data.  Refuse what the input's system refuses (ckpt's archives: any
+ * rescaling of it; Flink's: an UNSUPPORTED mapper), check the handles against the graph. */
+int ckpt_rd_plan_inflight(struct ckpt_redist *r, struct ckpt_err *e);
+void ckpt_rd_free_inflight(struct ckpt_redist *r);
+/* Does new subtask t get channel handle h of old subtask j?  Any of its handles? */
+int ckpt_rd_chan_to(const struct ckpt_redist *r, const struct rd_op *o, uint32_t t, uint32_t j,
+		    const struct ckpt_handle *h);
+int ckpt_rd_chan_needed(const struct ckpt_redist *r, const struct rd_op *o, uint32_t t, uint32_t j);
+/* New subtask t's input (or output) rescaling descriptor as JSON, NULL for Flink's NO_RESCALE. */
+json_t *ckpt_rd_descriptor(const struct ckpt_redist *r, const struct rd_op *o, uint32_t t, int input);
 /* restore.c: map the snapshot's operators onto opt->graph (filling r->ops) and apply Flink's
  * VertexFinishedStateChecker; refusals in Flink's words. */
 int ckpt_rd_map_graph(struct ckpt_redist *r, const struct ckpt_redist_opts *opt, struct ckpt_err *e);

@@ -98,14 +98,14 @@ holds_state(const struct ckpt_operator *op)
 }
 
 static int
-map_operator(struct ckpt_redist *r, struct gmap *m, struct ckpt_operator *op, int allow,
-	     struct ckpt_err *e)
+map_operator(struct ckpt_redist *r, struct gmap *m, struct ckpt_operator *op,
+	     const struct ckpt_redist_opts *opt, struct ckpt_err *e)
 {
 	struct gslot *s = match_slot(m, op);
 	struct rd_op *o;
 
 	if (s == NULL) {
-		if (!holds_state(op) || allow)
+		if (!holds_state(op) || opt->allow_non_restored)
 			return 0;
 		return ckpt_err_set(e, CKPT_ERR_REFUSED, r->name,
 				    "Failed to rollback to checkpoint/savepoint %s. Cannot map checkpoint/savepoint state for operator %s to the new program, because the operator is not available in the new program. If you want to allow to skip this, you can set the --allowNonRestoredState option on the CLI.",
@@ -127,6 +127,7 @@ map_operator(struct ckpt_redist *r, struct gmap *m, struct ckpt_operator *op, in
 	o->nuid = s->d && s->d->uid ? s->d->uid : op->uid;
 	o->nname = s->d && s->d->name ? s->d->name : op->name;
 	o->nvertex = s->v->id;
+	o->gv = (long)(s->v - opt->graph->v);
 	return 0;
 }
 
@@ -238,7 +239,7 @@ ckpt_rd_map_graph(struct ckpt_redist *r, const struct ckpt_redist_opts *opt, str
 	if (gmap_init(&m, opt->graph, e) < 0)
 		goto out;
 	for (size_t i = 0; i < r->in->nops; i++)
-		if (map_operator(r, &m, &r->in->ops[i], opt->allow_non_restored, e) < 0)
+		if (map_operator(r, &m, &r->in->ops[i], opt, e) < 0)
 			goto out;
 	rc = check_finished(r, &m, opt->graph, e);
 out:

@@ -158,6 +158,9 @@ public final class Main {
         return Json.obj("name", sg.getJobName(), "max_parallelism", StateJob.MAX_PARALLELISM, "operators", ops);
     }
 
+    static final java.util.Set<String> PARTITIONERS = java.util.Set.of(
+            "forward", "rescale", "rebalance", "hash", "broadcast", "global", "shuffle", "custom");
+
     /** The job graph Flink generates from sg, in ckpt-graph(5)'s words (for ckpt-merge -g). */
     static Map<String, Object> ckptGraph(StreamGraph sg, Map<String, Object> job) {
         Map<String, String> uids = new TreeMap<>();
@@ -180,9 +183,14 @@ public final class Main {
             vertices.add(Json.obj("id", v.getID().toString(), "name", v.getName(), "parallelism", v.getParallelism(),
                     "max_parallelism", v.getMaxParallelism(), "operators", ops));
             for (org.apache.flink.runtime.jobgraph.JobEdge e : v.getInputs()) {
-                edges.add(Json.obj("source", e.getSource().getProducer().getID().toString(), "target", v.getID().toString(),
+                Map<String, Object> edge = Json.obj("source", e.getSource().getProducer().getID().toString(),
+                        "target", v.getID().toString(),
                         "distribution", e.getDistributionPattern().toString().toLowerCase(java.util.Locale.ROOT),
-                        "partition", e.getSource().getResultType().toString().toLowerCase(java.util.Locale.ROOT)));
+                        "partition", e.getSource().getResultType().toString().toLowerCase(java.util.Locale.ROOT));
+                // the partitioner (ckpt-graph(5)), which rescales in-flight data: the words ckpt knows
+                String ship = String.valueOf(e.getShipStrategyName()).toLowerCase(java.util.Locale.ROOT);
+                if (PARTITIONERS.contains(ship)) edge.put("partitioner", ship);
+                edges.add(edge);
             }
         }
         return Json.obj("vertices", vertices, "edges", edges);
