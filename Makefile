@@ -3,12 +3,12 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 CC ?= cc
 CFLAGS ?= -O2 -g
-PKGS = jansson libarchive libxxhash snappy
+PKGS = jansson libarchive libxxhash snappy libcurl
 WARN = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
        -Wmissing-prototypes -Wpointer-arith -Wformat=2 -Wvla -Wno-format-truncation
 # pkg-config is asked when a recipe runs, so that `make deps` can install it first.
 DEP_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-DEP_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ljansson -larchive -lxxhash -lsnappy)
+DEP_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ljansson -larchive -lxxhash -lsnappy -lcurl)
 
 # SANITIZE=1 builds everything with ASan + UBSan into build/san/ (binaries in build/san/bin).
 ifeq ($(SANITIZE),1)

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "flink-state.h"
+#include "s3-internal.h"
 #include "snap-internal.h"
 
 #define END_OF_KEY_GROUP 0xffff
@@ -349,8 +350,14 @@ resolve(struct fctx *c, const char *p, char *out, size_t n)
 	for (size_t i = 0; i < c->b->nroots; i++)
 		if (has_prefix(p, c->b->from[i])) {
 			snprintf(out, n, "%s%s", c->b->to[i], p + strlen(c->b->from[i]));
+			if (ckpt_s3_is_url(out)) /* mapped into S3: one spelling of the scheme */
+				memmove(out + 5, strstr(out, "://") + 3, strlen(strstr(out, "://") + 3) + 1);
 			return 0;
 		}
+	if (ckpt_s3_is_url(p)) { /* Flink's s3a:// and s3p:// are the same objects */
+		snprintf(out, n, "s3://%s", strstr(p, "://") + 3);
+		return 0;
+	}
 	if (strncmp(p, "file:", 5) == 0) {
 		p += 5;
 		if (strncmp(p, "//", 2) == 0) /* file://host/x or file:///x */
@@ -378,7 +385,46 @@ local_path(struct fctx *c, const char *kind, const char *p, char *out, size_t n)
 	return resolve(c, p, out, n);
 }
 
-/* Open the bytes of handle h's delegate: *fd >= 0 for a file (close it), -1 inline. */
+/* The same from S3: read by range, never whole. */
+static int
+open_s3(struct fctx *c, struct ckpt_fsrc *s, const char *kind, uint64_t start)
+{
+	struct ckpt_s3obj *o = ckpt_s3obj_open(c->where, c->e);
+	int seg = strcmp(kind, "segment_file") == 0;
+	uint64_t want = seg ? start + c->h->size : c->h->size, size;
+
+	if (o == NULL)
+		return -1;
+	size = ckpt_s3obj_size(o);
+	if (seg ? size < want : size != want) {
+		ckpt_s3obj_close(o);
+		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "%s: %llu bytes, the _metadata records %llu",
+				    size < want ? "short" : "long", (unsigned long long)size, (unsigned long long)want);
+	}
+	return ckpt_fsrc_s3(s, o, seg ? start : 0, c->h->size, c->where, c->e);
+}
+
+/* The size of a state file, local or in S3: 0; 1 when it is not there (why says so); -1, e set. */
+static int
+file_size(const char *path, uint64_t *size, char *why, size_t n, struct ckpt_err *e)
+{
+	struct stat sb;
+	int r;
+
+	if (ckpt_s3_is_url(path)) {
+		if ((r = ckpt_s3_stat(path, size, e)) == 1)
+			snprintf(why, n, "missing (no such object)");
+		return r;
+	}
+	if (stat(path, &sb) < 0) {
+		snprintf(why, n, "missing (%s)", strerror(errno));
+		return 1;
+	}
+	*size = (uint64_t)sb.st_size;
+	return 0;
+}
+
+/* Open the bytes of handle h's delegate: *fd >= 0 for a file (close it), -1 inline or S3. */
 static int
 open_bytes(struct fctx *c, struct ckpt_fsrc *s, int *fd)
 {
@@ -402,6 +448,8 @@ open_bytes(struct fctx *c, struct ckpt_fsrc *s, int *fd)
 				    c->op->id, c->st->index, kind);
 	if (local_path(c, kind, path, c->where, sizeof c->where) < 0)
 		return -1;
+	if (ckpt_s3_is_url(c->where))
+		return open_s3(c, s, kind, start);
 	if ((*fd = open(c->where, O_RDONLY)) < 0)
 		return ckpt_err_sys(c->e, c->where, "cannot open the state file of operator %s subtask %u",
 				    c->op->id, c->st->index);
@@ -2120,8 +2168,9 @@ verify_files(struct flink_backing *b, const struct ckpt_snapshot *s, struct veri
 		const json_t *f = json_array_get(list, i);
 		const char *kind = json_string_value(json_object_get(f, "kind"));
 		uint64_t size = (uint64_t)json_integer_value(json_object_get(f, "size"));
-		char path[1024], what[256];
-		struct stat sb;
+		char path[1024], what[1200];
+		uint64_t have;
+		int r;
 
 		if (local_path(&c, kind, json_string_value(json_object_get(f, "path")), path, sizeof path) < 0) {
 			char msg[1200];
@@ -2132,14 +2181,17 @@ verify_files(struct flink_backing *b, const struct ckpt_snapshot *s, struct veri
 			continue;
 		}
 		(*files)++;
-		if (stat(path, &sb) < 0) {
-			snprintf(what, sizeof what, "missing (%s)", strerror(errno));
+		if ((r = file_size(path, &have, what, sizeof what, e)) != 0) {
+			if (r < 0) {
+				ckpt_err_format(e, what, sizeof what);
+				memset(e, 0, sizeof *e);
+			}
 			problem(V, path, what);
 			continue;
 		}
-		if (strcmp(kind, "segment_file") == 0 ? (uint64_t)sb.st_size < size : (uint64_t)sb.st_size != size) {
+		if (strcmp(kind, "segment_file") == 0 ? have < size : have != size) {
 			snprintf(what, sizeof what, "%s: %llu bytes, the _metadata records %llu",
-				 (uint64_t)sb.st_size < size ? "short" : "long", (unsigned long long)sb.st_size,
+				 have < size ? "short" : "long", (unsigned long long)have,
 				 (unsigned long long)size);
 			problem(V, path, what);
 			continue;
@@ -2166,11 +2218,11 @@ ckpt_flink_state_missing(struct ckpt_snapshot *s, struct ckpt_err *e)
 		const json_t *f = json_array_get(list, i);
 		const char *kind = json_string_value(json_object_get(f, "kind"));
 		const char *named = json_string_value(json_object_get(f, "path"));
-		char path[1024];
-		struct stat sb;
+		char path[1024], why[64];
+		uint64_t have;
 		int local = local_path(&c, kind, named, path, sizeof path) == 0;
 
-		if (local && stat(path, &sb) == 0)
+		if (local && file_size(path, &have, why, sizeof why, &ignored) == 0)
 			continue;
 		if (json_array_append_new(out, json_string(local ? path : named)) < 0)
 			goto nomem;
