@@ -35,7 +35,7 @@ MAN = $(sort $(wildcard man/*.[157]))
 
 .SECONDARY:
 .PHONY: all deps check test lint symbols demo install uninstall clean bench fuzz
-.PHONY: flink-fixtures flink-test
+.PHONY: flink-fixtures flink-test s3proxy
 .DEFAULT_GOAL := all
 
 all: $(PROGS)
@@ -104,6 +104,10 @@ flink-fixtures:
 
 flink-test: flink-fixtures
 	@CKPT_BIN=$(CURDIR)/$(BINDIR) sh t/flink/test.sh
+
+# The S3 server t/s3.bats starts (s3proxy from Maven Central, into ~/.m2; .ci/deps does it too).
+s3proxy:
+	@mvn -q -B dependency:get -Dartifact=org.gaul:s3proxy:2.6.0:jar:jar-with-dependencies -Dtransitive=false
 
 lint:
 	@if [ -n "$(MAN)" ]; then mandoc -Tlint -Wwarning $(MAN) && echo "mandoc: $(words $(MAN)) pages clean"; fi

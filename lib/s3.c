@@ -495,10 +495,10 @@ run(struct req *rs, size_t n, struct ckpt_err *e)
 		curl_multi_add_handle(m, rs[i].h);
 	}
 	while (pending > 0) {
-		int running, left;
+		int running, left, added = 0;
 		CURLMsg *msg;
 
-		if (curl_multi_perform(m, &running) != CURLM_OK || curl_multi_poll(m, NULL, 0, 1000, NULL) != CURLM_OK) {
+		if (curl_multi_perform(m, &running) != CURLM_OK) {
 			ckpt_err_set(e, CKPT_ERR_IO, n ? rs[0].l->where : "", "libcurl failed");
 			goto out;
 		}
@@ -517,6 +517,7 @@ run(struct req *rs, size_t n, struct ckpt_err *e)
 					goto out;
 				}
 				curl_multi_add_handle(m, r->h);
+				added = 1;
 				continue;
 			}
 			pending--;
@@ -529,6 +530,10 @@ run(struct req *rs, size_t n, struct ckpt_err *e)
 					     r->attempts > 1 ? (r->attempts == ATTEMPTS ? "5 attempts" : "retries") : "");
 				goto out;
 			}
+		}
+		if (pending > 0 && running > 0 && !added && curl_multi_poll(m, NULL, 0, 1000, NULL) != CURLM_OK) {
+			ckpt_err_set(e, CKPT_ERR_IO, n ? rs[0].l->where : "", "libcurl failed");
+			goto out;
 		}
 	}
 	rc = 0;
