@@ -9,9 +9,9 @@
 
 #include "cli.h"
 
-enum mode { SUMMARY, ALL, CHECK, DIFF };
+enum mode { SUMMARY, ALL, CHECK, DIFF, ROWS };
 
-enum { OPT_LATEST = 256, OPT_ORPHANS, OPT_OLDER }; /* long options without a letter */
+enum { OPT_LATEST = 256, OPT_ORPHANS, OPT_OLDER, OPT_RAW }; /* long options without a letter */
 
 struct opts {
 	enum mode mode;
@@ -23,6 +23,7 @@ struct opts {
 	int meta_only;      /* -m: a Flink snapshot's _metadata only, not the state its handles point to */
 	const char *list;   /* -l DIR, --latest DIR: the tree to search */
 	int latest;         /* --latest */
+	int raw;            /* --raw: -a prints every entry's raw bytes beside its typed form */
 	const char *orphans; /* --orphans DIR */
 	int64_t older_than;  /* --older-than, seconds (default an hour) */
 	int older_set;
@@ -33,12 +34,15 @@ static int meta_only; /* -m */
 static void
 usage(void)
 {
-	printf("usage: ckpt-inspect [-pm] [-a | -c | -d OTHER] [-u UID ...] [-r OLDPREFIX=DIR ...] [file ...]\n"
+	printf("usage: ckpt-inspect [-pm] [-a [--raw] | -R | -c | -d OTHER] [-u UID ...] [-r OLDPREFIX=DIR ...] [file ...]\n"
 	       "       ckpt-inspect [-pc] [-r OLDPREFIX=DIR ...] -l DIR\n"
 	       "       ckpt-inspect [-c] [-r OLDPREFIX=DIR ...] --latest DIR\n"
 	       "       ckpt-inspect [-r OLDPREFIX=DIR ...] [--older-than DURATION] --orphans DIR\n"
 	       "options:\n"
-	       "  -a, --all             print the whole state document\n"
+	       "  -a, --all             print the whole state document, entries typed where their\n"
+	       "                        serializers are known\n"
+	       "      --raw             with -a, every entry's raw bytes beside its typed form\n"
+	       "  -R, --rows            the state as rows (NDJSON): one an entry, map entry, list element\n"
 	       "  -c, --check           verify each archive against its manifest, or each state file\n"
 	       "                        a Flink _metadata names\n"
 	       "  -d, --diff=OTHER      how OTHER differs from each file\n"
@@ -199,13 +203,28 @@ print_all(struct ckpt_snapshot *s, struct ckpt_err *e)
 	return 2;
 }
 
+/* -R: the rows, written as they are read (ckpt_snapshot_rows). */
+static int
+print_rows(struct ckpt_snapshot *s, struct ckpt_err *e)
+{
+	if (ckpt_snapshot_rows(s, stdout, e) == 0 && fflush(stdout) != EOF)
+		return 0;
+	if (ferror(stdout))
+		return 2;
+	cli_error(e);
+	return 2;
+}
+
 /* A Flink snapshot's state is read unless -m asks for its _metadata only. */
 static int
 read_flink_state(const struct opts *o, struct ckpt_snapshot *s, struct ckpt_err *e)
 {
 	if (o->meta_only || s->flink == NULL || strcmp(ckpt_snapshot_format(s), "flink metadata") != 0)
 		return 0;
-	return ckpt_flink_state_enable(s, o->roots, o->nroots, e);
+	if (ckpt_flink_state_enable(s, o->roots, o->nroots, e) < 0)
+		return -1;
+	ckpt_flink_state_raw(s, o->raw);
+	return 0;
 }
 
 /* Add each operator's Flink state (ckpt_flink_state_summary) to the summary as "flink_state". */
@@ -264,6 +283,8 @@ inspect_file(const struct opts *o, const char *path, struct ckpt_snapshot *other
 		status = diff_file(path, s, other, o->other);
 	} else if (o->mode == ALL) {
 		status = print_all(s, &e);
+	} else if (o->mode == ROWS) {
+		status = print_rows(s, &e);
 	} else {
 		v = ckpt_snapshot_summary(s, display(path), &e);
 		if (v && summary_state(o, s, display(path), v, &e) < 0) {
@@ -386,7 +407,7 @@ static void
 set_mode(struct opts *o, enum mode m)
 {
 	if (o->mode != SUMMARY && o->mode != m)
-		cli_usage_fail("-a, -c and -d exclude each other");
+		cli_usage_fail("-a, -R, -c and -d exclude each other");
 	o->mode = m;
 }
 
@@ -394,13 +415,14 @@ int
 main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"all", no_argument, NULL, 'a'},     {"check", no_argument, NULL, 'c'},
+		{"all", no_argument, NULL, 'a'},     {"rows", no_argument, NULL, 'R'},     {"check", no_argument, NULL, 'c'},
 		{"diff", required_argument, NULL, 'd'}, {"uid", required_argument, NULL, 'u'},
 		{"pretty", no_argument, NULL, 'p'},  {"help", no_argument, NULL, 'h'},
 		{"metadata-only", no_argument, NULL, 'm'}, {"root", required_argument, NULL, 'r'},
 		{"version", no_argument, NULL, 'V'}, {"list", required_argument, NULL, 'l'},
 		{"latest", required_argument, NULL, OPT_LATEST}, {"orphans", required_argument, NULL, OPT_ORPHANS},
-		{"older-than", required_argument, NULL, OPT_OLDER}, {NULL, 0, NULL, 0},
+		{"older-than", required_argument, NULL, OPT_OLDER}, {"raw", no_argument, NULL, OPT_RAW},
+		{NULL, 0, NULL, 0},
 	};
 	struct opts o = {0};
 	struct ckpt_snapshot *other = NULL;
@@ -412,12 +434,15 @@ main(int argc, char **argv)
 	o.roots = calloc((size_t)argc, sizeof *o.roots);
 	if (o.uids == NULL || o.roots == NULL)
 		return 2;
-	while ((c = getopt_long(argc, argv, ":hVpacmd:u:r:l:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hVpacRmd:u:r:l:", longopts, NULL)) != -1) {
 		if (cli_common_option(c, usage))
 			continue;
 		switch (c) {
 		case 'a':
 			set_mode(&o, ALL);
+			break;
+		case 'R':
+			set_mode(&o, ROWS);
 			break;
 		case 'c':
 			set_mode(&o, CHECK);
@@ -428,6 +453,9 @@ main(int argc, char **argv)
 			break;
 		case 'u':
 			o.uids[o.nuids++] = optarg;
+			break;
+		case OPT_RAW:
+			o.raw = 1;
 			break;
 		case 'm':
 			o.meta_only = meta_only = 1;
@@ -481,6 +509,8 @@ main(int argc, char **argv)
 		free(o.roots);
 		return cli_finish(status);
 	}
+	if (o.raw && o.mode != ALL)
+		cli_usage_fail("--raw goes with -a");
 	if (o.nuids && o.mode != SUMMARY)
 		cli_usage_fail("-u goes with the summary, not with -a, -c or -d");
 	if (o.mode == DIFF) {

@@ -433,6 +433,10 @@ int ckpt_snapshot_is_flink(const char *path);
 /* load (or unload) the entries of one subtask; loading a loaded subtask does nothing. */
 int ckpt_subtask_load(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subtask *st,
 		      struct ckpt_err *e);
+/* Its state as rows to f (ckpt-state(5), ROWS; ckpt-inspect -R): one JSON object a line per entry,
+ * map entry or list element, subtask by subtask, every file read through first (a damaged one
+ * prints nothing); for a Flink snapshot, once ckpt_flink_state_enable.  0, or -1 with e set. */
+int ckpt_snapshot_rows(struct ckpt_snapshot *s, FILE *f, struct ckpt_err *e);
 /* a state document (ckpt-state(5)) to a snapshot, and back (loads every subtask). */
 struct ckpt_snapshot *ckpt_snapshot_from_json(const struct ckpt_jdoc *doc, struct ckpt_err *e);
 json_t *ckpt_snapshot_to_json(struct ckpt_snapshot *s, struct ckpt_err *e);
@@ -658,6 +662,10 @@ int ckpt_flink_savepoint_write(const char *in, const char *outdir, const struct 
  */
 int ckpt_flink_state_enable(struct ckpt_snapshot *s, const char *const *roots, size_t nroots,
 			    struct ckpt_err *e);
+/* The state document (ckpt_snapshot_print) of a Flink snapshot prints each entry typed where its
+ * serializers are known, its raw bytes and the serializer that stops the typing where not; raw set:
+ * the raw bytes of every entry, the typed form beside them (--raw).  0 when s is not a Flink snapshot. */
+int ckpt_flink_state_raw(struct ckpt_snapshot *s, int raw);
 /* Per operator id: its states (scope, kind or mode, serializer classes, entries and bytes, per key
  * group too) and the files of state ckpt does not read (RocksDB SST, changelog); reads every state. */
 json_t *ckpt_flink_state_summary(struct ckpt_snapshot *s, struct ckpt_err *e);

@@ -5,7 +5,7 @@
 FORMS='hashmap-savepoint rocksdb-savepoint hashmap-checkpoint hashmap-savepoint-native rocksdb-checkpoint rocksdb-savepoint-native'
 CHECKS='summary check entries diff'
 
-# The normal form of `ckpt-inspect -a`: one line per operator (id, uid, name, parallelisms,
+# The normal form of `ckpt-inspect --raw -a`: one line per operator (id, uid, name, parallelisms,
 # finished subtasks), per operator state of a subtask (name, mode, typed elements) and per keyed
 # entry (state, key group, typed key, namespace, value or timestamp), keyed entries sorted. Left
 # out, as they differ from form to form by right: handles (kinds, sizes, paths), the "flink"
@@ -103,7 +103,7 @@ inspect() {
 # normal NAME OUT: the normal form of NAME's -a to OUT; fails (the error in OUT.err) when -a does.
 # Integers beyond 2^53 are quoted first, as jq 1.6 would round them (an event timer at Long.MIN_VALUE).
 normal() {
-	inspect "$2.err" -a "$ART/$1" >"$2.raw" || return
+	inspect "$2.err" --raw -a "$ART/$1" >"$2.raw" || return
 	perl -pe 's/(?<=[:,\[])(-?\d{16,})(?=[,\]}])/"$1"/g' "$2.raw" | jq -cS "$NORMAL" >"$2" 2>"$2.err" ||
 		{ sed -i '1s/^/jq on the output of -a: /' "$2.err"; return 1; }
 }

@@ -5,7 +5,8 @@
 #
 # Goldens are regenerated (after checking the change is intended) with:
 #   cd "$FIXTURES/flink-savepoints" && for d in $INLINE; do ckpt-inspect -p $d > $DATA/flinkstate/$d.summary.expected
-#   ckpt-inspect -a $d > $DATA/flinkstate/$d.all.expected; done
+#   ckpt-inspect -a $d > $DATA/flinkstate/$d.all.expected
+#   ckpt-inspect --raw -a $d > $DATA/flinkstate/$d.raw.expected; done
 # and the cut state files' lines (t/data/flinkstate/cuts.expected) with
 #   CKPT_REGOLD=1 CKPT_BIN=$PWD/bin bats -f 'cut at every length' t/flinkstate.bats
 
@@ -38,6 +39,15 @@ goldens() {
 	match_golden "$BATS_TEST_TMPDIR/want"
 }
 
+@test "flinkstate: -a --raw of every fixture whose state is inline: every entry's bytes, the typed form beside them" {
+	needs_fixtures
+	cd "$SP"
+	run ckpt-inspect --raw -a $INLINE
+	status_is 0
+	goldens raw >"$BATS_TEST_TMPDIR/want"
+	match_golden "$BATS_TEST_TMPDIR/want"
+}
+
 @test "flinkstate: the summary of every fixture whose state is inline" {
 	needs_fixtures
 	cd "$SP"
@@ -50,18 +60,18 @@ goldens() {
 @test "flinkstate: typed values of the fixtures: POJOs, lists, maps, broadcast entries, timers" {
 	needs_fixtures
 	cd "$SP"
-	run sh -c 'ckpt-inspect -a v5-state-processor-table-state-nulls | jq -c "[.operators[].subtasks[0].keyed_state.entries // [] | .[] | select(.typed.key == 4) | [.state, .typed.value]] | sort | .[]"'
+	run sh -c 'ckpt-inspect -a v5-state-processor-table-state-nulls | jq -c "[.operators[].subtasks[0].keyed_state.entries // [] | .[] | select(.key == 4) | [.state, .value]] | sort | .[]"'
 	output_is '["KeyedPojoValue",{"privateLong":1,"publicLong":1}]
 ["KeyedPrimitiveValue",1]
 ["KeyedPrimitiveValueList",[4]]
 ["KeyedPrimitiveValueMap",[{"key":4,"value":4}]]
 ["total",{"privateLong":4,"publicLong":4}]'
-	run sh -c 'ckpt-inspect -a v5-state-processor-table-state-nulls | jq -c "[.operators[].subtasks[].operator_state.LongBroadcastState.typed[0] // empty][0][0:2]"'
+	run sh -c 'ckpt-inspect -a v5-state-processor-table-state-nulls | jq -c "[.operators[].subtasks[].operator_state.LongBroadcastState.entries[0] // empty][0][0:2]"'
 	output_is '[{"key":0,"value":0},{"key":1,"value":1}]'
 	# (jq prints Long.MIN_VALUE as a double)
-	run sh -c 'ckpt-inspect -a v3-flink1.11-udf-memory-savepoint | jq -c "[.operators[].subtasks[].keyed_state.entries // [] | .[] | select(.state | startswith(\"_timer\"))][0:2][] | [.state, .key_group, .value, .typed]"'
-	output_is '["_timer_state/processing_timer",1,"",{"timestamp":1595516554622,"key":[3],"namespace":3}]
-["_timer_state/event_timer",1,"",{"timestamp":-9223372036854776000,"key":[3],"namespace":3}]'
+	run sh -c 'ckpt-inspect -a v3-flink1.11-udf-memory-savepoint | jq -c "[.operators[].subtasks[].keyed_state.entries // [] | .[] | select(.state | startswith(\"_timer\"))][0:2][] | [.state, .key_group, del(.state, .key_group)]"'
+	output_is '["_timer_state/processing_timer",1,{"timestamp":1595516554622,"key":[3],"namespace":3}]
+["_timer_state/event_timer",1,{"timestamp":-9223372036854776000,"key":[3],"namespace":3}]'
 }
 
 @test "flinkstate: state in files the fixtures lack is named, and -m reads the _metadata alone" {
@@ -166,6 +176,8 @@ hv_blob_file() {
 }
 
 entries='.operators[0].subtasks[0] | [.operator_state.names.entries, .operator_state.names.typed, (.keyed_state.entries[] | [.key_group, .key, .value, .typed])]'
+typed='.operators[0].subtasks[0] | [.operator_state.names, (.keyed_state.entries[] | [.key_group, .key, .namespace, .value, has("untyped")])]'
+want_typed='[{"mode":"list","entries":["a","bc"]},[29,42,null,7,false],[86,1,null,8,false],[94,0,null,9,false]]'
 want_entries='[["\u0002a","\u0003bc"],["a","bc"],[29,{"base64":"HQAAACoA"},{"base64":"AAAAAAAAAAc="},{"key":42,"namespace":null,"value":7}],[86,{"base64":"VgAAAAEA"},{"base64":"AAAAAAAAAAg="},{"key":1,"namespace":null,"value":8}],[94,{"base64":"XgAAAAAA"},{"base64":"AAAAAAAAAAk="},{"key":0,"namespace":null,"value":9}]]'
 
 @test "flinkstate: a _metadata on standard input: inline and absolute state read as from the file, a relative file refused by name" {
@@ -173,7 +185,7 @@ want_entries='[["\u0002a","\u0003bc"],["a","bc"],[29,{"base64":"HQAAACoA"},{"bas
 	mkdir -p m
 	kv=$PWD/sp/kv
 	(cd sp && meta_file "inline op" "abs $kv" ../m)
-	run sh -c "ckpt-inspect -a < m/_metadata | jq -c '$entries'"
+	run sh -c "ckpt-inspect --raw -a < m/_metadata | jq -c '$entries'"
 	status_is 0
 	output_is "$want_entries"
 	run bash -c 'ckpt-inspect -a - < m/_metadata | cmp - <(ckpt-inspect -a m) && echo same'
@@ -184,14 +196,18 @@ want_entries='[["\u0002a","\u0003bc"],["a","bc"],[29,{"base64":"HQAAACoA"},{"bas
 
 @test "flinkstate: relative, absolute, file: URI, --root mapped and inline state read alike" {
 	sp_dir
-	run sh -c "ckpt-inspect -a sp | jq -c '$entries'"
+	run sh -c "ckpt-inspect --raw -a sp | jq -c '$entries'"
 	status_is 0
 	output_is "$want_entries"
+	# typed (no --raw): the operator state's strings and each entry's key, namespace and value, no bytes
+	run sh -c "ckpt-inspect -a sp | jq -c '$typed'"
+	status_is 0
+	output_is "$want_typed"
 	for how in "abs $PWD/sp/op|abs $PWD/sp/kv" "abs file://$PWD/sp/op|abs file:$PWD/sp/kv" \
 		"abs hdfs://nn/chk/op|abs hdfs://nn/chk/kv" "inline op|inline kv"; do
 		mkdir -p m
 		(cd sp && meta_file "${how%|*}" "${how#*|}" ../m)
-		run sh -c "ckpt-inspect -a -r hdfs://nn/chk=$PWD/sp m | jq -c '$entries'"
+		run sh -c "ckpt-inspect --raw -a -r hdfs://nn/chk=$PWD/sp m | jq -c '$entries'"
 		status_is 0
 		output_is "$want_entries"
 	done
@@ -257,9 +273,11 @@ want_entries='[["\u0002a","\u0003bc"],["a","bc"],[29,{"base64":"HQAAACoA"},{"bas
 	sp_dir
 	kvz_file sp/kv
 	(cd sp && meta_file "rel op" "rel kv" .)
-	run sh -c "ckpt-inspect -a sp | jq -c '$entries'"
+	run sh -c "ckpt-inspect --raw -a sp | jq -c '$entries'"
 	status_is 0
 	output_is "$want_entries"
+	run sh -c "ckpt-inspect -a sp | jq -c '$typed'"
+	output_is "$want_typed"
 	# the first chunk's checksum: 16 bytes into key group 29's stream
 	printf '\x00' | dd of=sp/kv bs=1 seek=$((KV_OFF[0] + 14)) conv=notrunc status=none
 	bad 2 "ckpt-inspect: sp/kv: offset $((KV_OFF[0] + 10)) (Snappy chunk), byte 0 of its stream: Snappy chunk checksum mismatch" \
@@ -269,7 +287,7 @@ want_entries='[["\u0002a","\u0003bc"],["a","bc"],[29,{"base64":"HQAAACoA"},{"bas
 @test "flinkstate: compressed operator state as Flink wrote it: a Snappy stream per state (1.17), one for all (1.19, FLINK-34063)" {
 	for layout in per-state one; do
 		opz $layout
-		run sh -c "ckpt-inspect -a sp | jq -c '.operators[0].subtasks[0].operator_state | [.names.typed, .more.typed]'"
+		run sh -c "ckpt-inspect --raw -a sp | jq -c '.operators[0].subtasks[0].operator_state | [.names.typed, .more.typed]'"
 		status_is 0
 		output_is '[["a","bc"],["d"]]'
 		run ckpt-inspect -c sp
@@ -293,7 +311,7 @@ want_entries='[["\u0002a","\u0003bc"],["a","bc"],[29,{"base64":"HQAAACoA"},{"bas
 	cd "$FIXTURES/flink-artifacts"
 	j=new-stateful-broadcast-udf-migration-itcase-flink
 	q='[.operators[] | [.id, [.subtasks[].operator_state // {} | to_entries[] | select(.key | startswith("broadcast-state")) | [.key, .value.typed]]] | select(.[1] != [])] | sort'
-	want=$(ckpt-inspect -a ${j}1.17-hashmap-savepoint-native | jq -c "$q")
+	want=$(ckpt-inspect --raw -a ${j}1.17-hashmap-savepoint-native | jq -c "$q")
 	[ "$(jq -c '[length, (.[0][1] | length), .[0][1][0]]' <<<"$want")" = '[2,8,["broadcast-state-2",[[{"key":"0","value":0},{"key":"1","value":1},{"key":"2","value":2},{"key":"3","value":3}]]]]' ]
 	for f in hashmap-checkpoint hashmap-savepoint rocksdb-savepoint rocksdb-savepoint-native; do
 		run --separate-stderr ckpt-inspect ${j}1.19-$f
@@ -303,7 +321,7 @@ want_entries='[["\u0002a","\u0003bc"],["a","bc"],[29,{"base64":"HQAAACoA"},{"bas
 		status_is 0
 		[ -z "$stderr" ]
 		[ "$(jq -c '[.ok, .problems]' <<<"$output")" = '[true,[]]' ]
-		run sh -c "ckpt-inspect -a ${j}1.19-$f | jq -c '$q'"
+		run sh -c "ckpt-inspect --raw -a ${j}1.19-$f | jq -c '$q'"
 		status_is 0
 		output_is "$want"
 	done
@@ -443,7 +461,7 @@ ckpt-inspect: sp/op: offset 194: truncated string character' ]
 # The typed entries of sp/ (ckpt-inspect -a), a long namespace shortened to its start and length.
 typed_entries() {
 	ckpt-inspect -a sp | jq -c '.operators[0].subtasks[0].keyed_state.entries[]
-		| [.state, .key_group, (.typed | .namespace |= if length > 20 then "\(.[:5])...(\(length))" else . end)]'
+		| [.state, .key_group, (del(.state, .key_group) | .namespace |= if length > 20 then "\(.[:5])...(\(length))" else . end)]'
 }
 
 @test "flinkstate: key and namespace both of variable length: canonical entries with length suffixes typed, heap ones without" {
@@ -457,7 +475,7 @@ typed_entries() {
 	status_is 0
 	[ -z "$stderr" ] && [ "$(jq -c '[.ok, .problems]' <<<"$output")" = '[true,[]]' ]
 	raw='[.operators[].subtasks[].keyed_state.entries[] | select(.state == "visits") | [.key, .value]]'
-	canonical=$(ckpt-inspect -a sp | jq -c "$raw")
+	canonical=$(ckpt-inspect --raw -a sp | jq -c "$raw")
 	# the heap layout writes no suffixes; its raw keys are given as the canonical layout has them
 	asp_dir ahv
 	run typed_entries
@@ -465,7 +483,7 @@ typed_entries() {
 	output_is '["visits",81,{"key":"a","namespace":"union","value":7}]
 ["visits",81,{"key":"a","namespace":"done:...(300)","value":8}]
 ["parity",81,{"key":"a","namespace":"union","value":[{"key":"odd","value":3}]}]'
-	run sh -c "ckpt-inspect -a sp | jq -c '$raw'"
+	run sh -c "ckpt-inspect --raw -a sp | jq -c '$raw'"
 	output_is "$canonical"
 }
 
@@ -506,8 +524,45 @@ typed_entries() {
 	run lowmem sh -c 'ckpt-inspect -a sp | grep -o "\"state\":\"count\"" | wc -l'
 	status_is 0
 	output_is 400002
-	run sh -c 'ckpt-inspect -a sp | jq -c ".operators[0].subtasks[0].keyed_state.entries | [length, .[0].typed, .[399999].typed, .[400001].typed]"'
+	run sh -c 'ckpt-inspect -a sp | jq -c ".operators[0].subtasks[0].keyed_state.entries | [length, .[0], .[399999], .[400001]] | map(if type == \"object\" then del(.state, .key_group) else . end)"'
 	output_is '[400002,{"key":161,"namespace":null,"value":161},{"key":7828,"namespace":null,"value":7828},{"key":0,"namespace":null,"value":9}]'
+}
+
+@test "flinkstate: -R: a row an entry, map entry and list element; the heap layout's rows are the canonical layout's" {
+	# a row an element of operator state, by index (no key), one a keyed entry
+	sp_dir
+	run ckpt-inspect -R sp
+	status_is 0
+	output_is '{"uid":null,"operator":"0102030405060708090a0b0c0d0e0f10","state":"names","kind":"list","subtask":0,"index":0,"value":"a"}
+{"uid":null,"operator":"0102030405060708090a0b0c0d0e0f10","state":"names","kind":"list","subtask":0,"index":1,"value":"bc"}
+{"uid":null,"operator":"0102030405060708090a0b0c0d0e0f10","state":"count","kind":"value","subtask":0,"key_group":29,"key":42,"namespace":null,"value":7}
+{"uid":null,"operator":"0102030405060708090a0b0c0d0e0f10","state":"count","kind":"value","subtask":0,"key_group":86,"key":1,"namespace":null,"value":8}
+{"uid":null,"operator":"0102030405060708090a0b0c0d0e0f10","state":"count","kind":"value","subtask":0,"key_group":94,"key":0,"namespace":null,"value":9}'
+	rm -rf sp
+	asp_dir akv
+	cols='[.state, .kind, .subtask, .key_group, .key, (.namespace | if length > 20 then "\(.[:5])...(\(length))" else . end), .user_key, .value]'
+	run sh -c "ckpt-inspect -R sp | jq -c '$cols'"
+	status_is 0
+	output_is '["names","list",0,null,null,null,null,"a"]
+["names","list",0,null,null,null,null,"bc"]
+["visits","value",0,81,"a","union",null,7]
+["visits","value",0,81,"a","done:...(300)",null,8]
+["parity","map",0,81,"a","union","odd",3]'
+	run --separate-stderr ckpt-inspect -R sp
+	status_is 0
+	[ -z "$stderr" ]
+	canonical=$output
+	asp_dir ahv
+	run --separate-stderr ckpt-inspect -R sp
+	status_is 0
+	output_is "$canonical"
+}
+
+@test "flinkstate: -R of a damaged state file prints no row (checked first, as -a is)" {
+	sp_dir
+	truncate -s 100 sp/kv
+	bad 2 'ckpt-inspect: sp/kv: short: 100 bytes, the _metadata records 443' ckpt-inspect -R sp
+	bad 2 'ckpt-inspect: -a, -R, -c and -d exclude each other (see ckpt-inspect -h)' ckpt-inspect -R -a sp
 }
 
 # The 1.17 hashmap checkpoints of flink-artifacts/ keep their keyed state in changelog handles
@@ -520,7 +575,7 @@ FA_JOB=new-stateful-udf-migration-itcase-flink1.17-hashmap
 	run sh -c 'ckpt-inspect "$1" | jq -c "[.operators[] | select(.flink_state.states | length > 0) | [.id[0:6], (.flink_state.states[] | [.name, .entries, .kind])]]"' sh "$FA_JOB-checkpoint"
 	status_is 0
 	output_is '[["1f2b5d",["source-state",4,"union"]],["d5c8b1",["state-name",4,"value"]],["41e91a",["state-name",4,"value"],["_timer_state/event_timer",4,"timers"],["_timer_state/processing_timer",4,"timers"]],["dab258",["state-name",4,"value"]],["4b818c",["state-name",4,"value"],["_timer_state/event_timer",4,"timers"],["_timer_state/processing_timer",4,"timers"]],["69f32d",["source-state",4,"list"]]]'
-	run sh -c 'ckpt-inspect -a "$1" | jq -c "[.operators[] | .id[0:6] as \$o | .subtasks[] | .keyed_state.entries[]? | [\$o, .state, .key_group, (.typed | if . then del(.timestamp) else . end)]] | group_by(.[0]) | map([.[0][0], length, (map(.[3]) | unique)])"' sh "$FA_JOB-checkpoint"
+	run sh -c 'ckpt-inspect --raw -a "$1" | jq -c "[.operators[] | .id[0:6] as \$o | .subtasks[] | .keyed_state.entries[]? | [\$o, .state, .key_group, (.typed | if . then del(.timestamp) else . end)]] | group_by(.[0]) | map([.[0][0], length, (map(.[3]) | unique)])"' sh "$FA_JOB-checkpoint"
 	status_is 0
 	# a changelog records no key serializer: where no timer state nests it, the entries are raw
 	output_is '[["41e91a",12,[{"key":[0],"namespace":0},{"key":[1],"namespace":1},{"key":[2],"namespace":2},{"key":[3],"namespace":3},{"key":[0],"namespace":0,"value":0},{"key":[1],"namespace":1,"value":1},{"key":[2],"namespace":2,"value":2},{"key":[3],"namespace":3,"value":3}]],["4b818c",12,[{"key":[0],"namespace":0},{"key":[1],"namespace":1},{"key":[2],"namespace":2},{"key":[3],"namespace":3},{"key":[0],"namespace":0,"value":0},{"key":[1],"namespace":1,"value":1},{"key":[2],"namespace":2,"value":2},{"key":[3],"namespace":3,"value":3}]],["d5c8b1",4,[null]],["dab258",4,[null]]]'
@@ -537,7 +592,7 @@ FA_JOB=new-stateful-udf-migration-itcase-flink1.17-hashmap
 	local typed='[.operators[] | .id as $o | .subtasks[] | .keyed_state.entries[]? | select(.typed) | [$o, .state, .key_group, (.typed | del(.timestamp?))]] | sort'
 	cd "$FIXTURES/flink-artifacts"
 	for f in checkpoint savepoint savepoint-native; do
-		ckpt-inspect -a "$FA_JOB-$f" >"$BATS_TEST_TMPDIR/$f.json"
+		ckpt-inspect --raw -a "$FA_JOB-$f" >"$BATS_TEST_TMPDIR/$f.json"
 		jq -c "$raw" "$BATS_TEST_TMPDIR/$f.json" >"$BATS_TEST_TMPDIR/$f.raw"
 		jq -c "$typed" "$BATS_TEST_TMPDIR/$f.json" >"$BATS_TEST_TMPDIR/$f.typed"
 	done
@@ -558,7 +613,7 @@ FA_JOB=new-stateful-udf-migration-itcase-flink1.17-hashmap
 	cl_dir
 	run ckpt-inspect -a cl
 	status_is 0
-	run sh -c 'ckpt-inspect -a cl | jq -c ".operators[0].subtasks[0].keyed_state"'
+	run sh -c 'ckpt-inspect --raw -a cl | jq -c ".operators[0].subtasks[0].keyed_state"'
 	output_is '{"key_groups":"29-30","entries":[{"state":"seen","key_group":29,"key":{"base64":"HQAAACoA"},"value":{"base64":"AAAAAgAAAAAAAAAFAAAAAAAAAAY="},"typed":{"key":42,"namespace":null,"value":[5,6]}},{"state":"m","key_group":29,"key":{"base64":"HQAAACoA"},"value":{"base64":"AAAAAQAAAAIAAAAAAAAAABQ="},"typed":{"key":42,"namespace":null,"value":[{"key":2,"value":20}]}},{"state":"count","key_group":30,"key":{"base64":"HgAAABgA"},"value":{"base64":"AAAAAAAAAAM="},"typed":{"key":24,"namespace":null,"value":3}}]}'
 	run sh -c 'ckpt-inspect cl | jq -c "[.operators[0].flink_state.states[] | [.name, .entries, .bytes, .kind, .key_groups]], .operators[0].flink_state.key_serializer"'
 	output_is '[["names",2,5,"list",null],["count",1,14,"value",{"30":{"entries":1,"bytes":14}}],["seen",1,26,"list",{"29":{"entries":1,"bytes":26}}],["m",1,23,"map",{"29":{"entries":1,"bytes":23}}]]

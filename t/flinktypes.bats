@@ -89,7 +89,7 @@ sv_dir() {
 	(cd sp && meta_file "rel op" "rel kv" .)
 }
 typed_values() {
-	ckpt-inspect -a sp | jq -c '.operators[].subtasks[].keyed_state.entries[] | [.state, .typed.value]'
+	ckpt-inspect -a sp | jq -c '.operators[].subtasks[].keyed_state.entries[] | [.state, .value]'
 }
 
 @test "flinktypes: Scala case classes, Option, Either, collections, Enumeration, Unit, Java's Either and Void typed" {
@@ -152,7 +152,7 @@ kkv_file() {
 	op_file sp/op
 	kkv_file sp/kv
 	(cd sp && meta_file "rel op" "rel kv" .)
-	run sh -c "ckpt-inspect -a sp | jq -c '.operators[].subtasks[].keyed_state.entries[] | [.state, .key_group, .typed]'"
+	run sh -c "ckpt-inspect -a sp | jq -c '.operators[].subtasks[].keyed_state.entries[] | [.state, .key_group, {key, namespace, value}]'"
 	status_is 0
 	output_is '["blob",29,{"key":{"kryo_class":"java.lang.Long","kryo_id":7,"typed":null,"reason":"Kryo writes no schema: the bytes are kept as they are","bytes":"\t\u0006"},"namespace":null,"value":{"kryo_class":"x.Foo","kryo_id":null,"typed":null,"reason":"Kryo writes no schema: the bytes are kept as they are","bytes":{"base64":"AQB4LkZv73p6"}}}]'
 }
@@ -162,7 +162,7 @@ kkv_file() {
 	[ -d "$FIXTURES/flink-artifacts" ] || skip "no flink-artifacts/"
 	cd "$FIXTURES/flink-artifacts"
 	for f in stateful-scala-udf-migration-itcase-flink1.1{5,7,9}-{hashmap,rocksdb}-savepoint; do
-		run sh -c "ckpt-inspect -a $f | jq -c '[.operators[].subtasks[].keyed_state.entries // [] | .[] | select(.typed.key.bytes == \"\\t\\u0004\") | [.state, .typed.key.kryo_class, (.typed.value | if type == \"object\" and has(\"failure\") then .failure |= del(.bytes) else . end)]] | sort | .[]'"
+		run sh -c "ckpt-inspect -a $f | jq -c '[.operators[].subtasks[].keyed_state.entries // [] | .[] | select(.key.bytes == \"\\t\\u0004\") | [.state, .key.kryo_class, (.value | if type == \"object\" and has(\"failure\") then .failure |= del(.bytes) else . end)]] | sort | .[]'"
 		status_is 0
 		output_is '["caseClassState","java.lang.Long",["2",4]]
 ["caseClassWithNestingState","java.lang.Long",[2,["2",4]]]

@@ -33,6 +33,19 @@ PY
 	output_is ckptsub1
 }
 
+@test "roundtrip: ckpt's own archives: -a is typed already (their entries are bytes), the same under --raw, and reads back" {
+	cp "$BATS_TEST_DIRNAME/../examples/state.json" doc.json
+	for out in x.tar x.tar.gz x.zip xd/; do
+		ckpt-merge -o "$out" doc.json
+		ckpt-inspect -a "$out" >typed.json
+		run sh -c "ckpt-inspect --raw -a $out | cmp - typed.json && echo same"
+		output_is same
+		run sh -c "ckpt-inspect -a $out | ckpt-merge -o y.tar && ckpt-inspect -a y.tar | cmp - typed.json && echo same"
+		output_is same
+		rm -f y.tar
+	done
+}
+
 @test "roundtrip: three list entries of 32 KiB in one subtask" {
 	python3 -c '
 import json

@@ -199,6 +199,7 @@ struct ckpt_fout {
 	const char *key;            /* FOUT_JSON: the key of the next member */
 	unsigned char obj[FOUT_DEPTH]; /* FOUT_WRITE: the open container is an object */
 	int depth;
+	int flat;                   /* FOUT_WRITE: the outermost object's members go into the object open in w */
 };
 /* Emit one value or container boundary: 0, or -1 when out of memory (FOUT_JSON).  The common ones
  * are inline: the hot loops emit tens of millions. */
@@ -276,7 +277,7 @@ static inline void
 ckpt_fout_close(struct ckpt_fout *o)
 {
 	o->depth--;
-	if (o->mode == FOUT_WRITE)
+	if (o->mode == FOUT_WRITE && !(o->flat && o->depth == 0))
 		ckpt_jw_close(o->w, o->obj[o->depth] ? '}' : ']');
 }
 /* Drop what a failed decode left (FOUT_JSON). */
@@ -369,6 +370,35 @@ struct ckpt_snap_backing *ckpt_flink_backing_new(const char *meta, struct ckpt_e
  * or its name as named when it is not local and no root maps it (local 0); fn's -1 stops (e set). */
 int ckpt_flink_state_each_file(struct ckpt_snapshot *s, int (*fn)(void *arg, const char *path, int local),
 			       void *arg, struct ckpt_err *e);
+
+/* ------------------------------------------------------------ rows.c */
+
+/* Rows (ckpt-inspect -R): one JSON object a line, one per entry, map entry or list element, of one
+ * subtask of one operator at a time, written to w. */
+struct ckpt_frows {
+	struct ckpt_jw *w;
+	const char *uid;  /* NULL: null */
+	const char *op;   /* the operator id */
+	uint32_t subtask;
+	uint64_t n;       /* rows written */
+};
+/* One keyed entry, its typed form t ({key, namespace[, user_key], value} or a timer's; NULL: not
+ * typed, the bytes written and why not); kind is the state's (NULL: not known).  0, or -1 on a
+ * failed write. */
+int ckpt_frows_keyed(struct ckpt_frows *r, const char *state, const char *kind, uint32_t kg, const json_t *t,
+		     const void *k, size_t kn, const void *v, size_t vn, const char *why);
+/* A keyed row written as it is decoded: its columns to the key group, then (the caller) key,
+ * namespace (user key) and value, then closed (0, or -1 on a failed write). */
+void ckpt_frows_open(struct ckpt_frows *r, const char *state, const char *kind, uint32_t kg);
+int ckpt_frows_close(struct ckpt_frows *r);
+/* One operator state element (mode "list", "union", "broadcast"), typed t or not (p, n and why). */
+int ckpt_frows_op(struct ckpt_frows *r, const char *state, const char *mode, size_t idx, const json_t *t,
+		  const void *p, size_t n, const char *why);
+/* The loaded entries of a subtask of ckpt's own snapshots (bytes: their typed form). */
+int ckpt_frows_model(struct ckpt_frows *r, const struct ckpt_subtask *st);
+
+/* state.c: the rows of a Flink snapshot whose state is read, after a check pass as -a's. */
+int ckpt_flink_state_rows(struct ckpt_snapshot *s, struct ckpt_jw *w, struct ckpt_err *e);
 
 /* ------------------------------------------------------------ rocksdb.c */
 

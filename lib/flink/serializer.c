@@ -544,7 +544,9 @@ ckpt_fout_json(struct ckpt_fout *o, json_t *v)
 		return -1;
 	if (o->mode == FOUT_JSON)
 		return ckpt_fout_put(o, v);
-	if (o->mode == FOUT_WRITE) {
+	if (o->mode == FOUT_WRITE && o->flat && o->depth == 0 && json_is_object(v)) {
+		ckpt_jw_members(o->w, v);
+	} else if (o->mode == FOUT_WRITE) {
 		ckpt_fout_elem(o);
 		ckpt_jw_json(o->w, v);
 	}
@@ -559,7 +561,9 @@ ckpt_fout_open(struct ckpt_fout *o, char c)
 
 	if (o->depth >= FOUT_DEPTH)
 		return -1;
-	if (o->mode == FOUT_WRITE) {
+	if (o->mode == FOUT_WRITE && o->flat && o->depth == 0 && c == '{') {
+		o->obj[0] = 1; /* the members go into the object open */
+	} else if (o->mode == FOUT_WRITE) {
 		ckpt_fout_elem(o);
 		ckpt_jw_open(o->w, c);
 		o->obj[o->depth] = c == '{';

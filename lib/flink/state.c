@@ -23,6 +23,7 @@ struct flink_backing {
 	char *dir;    /* its directory; NULL when it came from standard input */
 	char **from, **to;
 	size_t nroots;
+	int raw;      /* -a: the raw bytes of every entry beside its typed form (ckpt_flink_state_raw) */
 };
 
 /* ------------------------------------------------------------ the header */
@@ -1951,13 +1952,49 @@ out:
 	return rc;
 }
 
-/* The entries of one subtask, written as they are read. */
+/* The entries of one subtask, written as they are read: typed where the serializers are known (the
+ * raw bytes and the serializer that stops the typing where not), or raw and typed (--raw). */
 struct printer {
 	struct ckpt_jw *w;
 	struct ckpt_fout out; /* FOUT_WRITE into w */
 	size_t n;      /* items written */
 	int typed;     /* some element had a typed form */
+	int raw;       /* --raw: the bytes of every entry, the typed form beside them */
+	const struct fheader *h; /* the header of the handle being read (keyed) */
+	const char *name; /* operator state: the state printed */
+	char why[600]; /* operator state: what stops its typing */
 };
+
+/* What stops the typing of state m of header h ("" when nothing is known to). */
+static const char *
+untyped_why(const struct fheader *h, const struct fmeta *m)
+{
+	const char *b;
+
+	if (h == NULL)
+		return "";
+	if (m == NULL || (h->stopped && m == &h->m[h->n - 1]))
+		return h->stopped ? h->stop : "";
+	if (m->type == 1 || m->type == 2) /* operator, broadcast */
+		b = m->type == 2 && ckpt_fser_blocker(m->key) ? ckpt_fser_blocker(m->key) : ckpt_fser_blocker(m->value);
+	else
+		b = heap_stop(h, m);
+	if (b == NULL && m->value && (m->kindc == 'm' || m->kindc == 'l'))
+		b = m->value->cls; /* a map or list state whose value serializer is of another kind */
+	return b ? b : "";
+}
+
+static int
+print_header(void *arg, const char *scope, const struct fheader *h)
+{
+	struct printer *P = arg;
+
+	if (strcmp(scope, "keyed") == 0)
+		P->h = h;
+	else if (P->why[0] == '\0')
+		snprintf(P->why, sizeof P->why, "%s", untyped_why(h, h ? meta_named(h, P->name) : NULL));
+	return 0;
+}
 
 static int
 print_op(void *arg, const char *state, size_t idx, const unsigned char *p, size_t n, json_t *typed)
@@ -1966,9 +2003,13 @@ print_op(void *arg, const char *state, size_t idx, const unsigned char *p, size_
 
 	(void)state, (void)idx;
 	P->typed |= typed != NULL;
-	json_decref(typed);
+	P->n++;
 	ckpt_jw_elem(P->w);
-	ckpt_jw_entry(P->w, p, n);
+	if (typed && !P->raw)
+		ckpt_jw_json(P->w, typed);
+	else
+		ckpt_jw_entry(P->w, p, n);
+	json_decref(typed);
 	return 0;
 }
 
@@ -2004,6 +2045,14 @@ print_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size
 	ckpt_jw_str(w, state);
 	ckpt_jw_key_lit(w, "key_group");
 	ckpt_jw_int(w, kg);
+	if (typed && !P->raw) { /* key, namespace (user key) and value, written as they are decoded */
+		P->out.depth = 0;
+		P->out.flat = 1;
+		if (typed_emit(typed, &P->out) < 0)
+			return -1;
+		ckpt_jw_close(w, '}');
+		return ckpt_jw_failed(w, NULL);
+	}
 	ckpt_jw_key_lit(w, "key");
 	ckpt_jw_entry(w, k, kn);
 	ckpt_jw_key_lit(w, "value");
@@ -2011,8 +2060,14 @@ print_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size
 	if (typed) { /* written as it is decoded */
 		ckpt_jw_key_lit(w, "typed");
 		P->out.depth = 0;
+		P->out.flat = 0;
 		if (typed_emit(typed, &P->out) < 0)
 			return -1;
+	} else if (!P->raw) {
+		const struct fmeta *m = P->h ? meta_named(P->h, state) : NULL;
+
+		ckpt_jw_key_lit(w, "untyped");
+		ckpt_jw_str(w, untyped_why(P->h, m));
 	}
 	ckpt_jw_close(w, '}');
 	return ckpt_jw_failed(w, NULL);
@@ -2033,8 +2088,9 @@ print_opstates(struct flink_backing *b, const struct ckpt_operator *op, const st
 	ckpt_jw_key_lit(w, "operator_state");
 	ckpt_jw_open(w, '{');
 	for (size_t i = 0; i < st->nops; i++) {
-		struct printer P = {.w = w};
-		struct fsink k = {.op = print_op, .kv = dry_kv, .arg = &P, .part = 1, .only = st->ops[i].name};
+		struct printer P = {.w = w, .raw = b->raw, .name = st->ops[i].name};
+		struct fsink k = {.header = print_header, .op = print_op, .kv = dry_kv, .arg = &P, .part = 1,
+				  .only = st->ops[i].name};
 
 		ckpt_jw_key(w, st->ops[i].name);
 		ckpt_jw_open(w, '{');
@@ -2045,13 +2101,16 @@ print_opstates(struct flink_backing *b, const struct ckpt_operator *op, const st
 		if (read_subtask(b, op, st, &k, e) < 0)
 			return print_failed(w, e);
 		ckpt_jw_close(w, ']');
-		if (P.typed) { /* the typed forms follow the raw ones: a second read of the same elements */
+		if (P.typed && P.raw) { /* the typed forms follow the raw ones: a second read of the same elements */
 			k.op = print_typed;
 			ckpt_jw_key_lit(w, "typed");
 			ckpt_jw_open(w, '[');
 			if (read_subtask(b, op, st, &k, e) < 0)
 				return print_failed(w, e);
 			ckpt_jw_close(w, ']');
+		} else if (!P.typed && !P.raw && P.n > 0) {
+			ckpt_jw_key_lit(w, "untyped");
+			ckpt_jw_str(w, P.why);
 		}
 		ckpt_jw_close(w, '}');
 	}
@@ -2074,8 +2133,8 @@ flink_print(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subta
 	if (!st->finished && (st->nops > 0 || st->nhandles == 0) && print_opstates(b, op, st, w, e) < 0)
 		return -1;
 	if (st->keyed) {
-		struct printer P = {.w = w, .out = {.mode = FOUT_WRITE, .w = w}};
-		struct fsink k = {.op = dry_op, .kv = print_kv, .arg = &P, .part = 2};
+		struct printer P = {.w = w, .out = {.mode = FOUT_WRITE, .w = w}, .raw = b->raw};
+		struct fsink k = {.header = print_header, .op = dry_op, .kv = print_kv, .arg = &P, .part = 2};
 		char kg[32];
 
 		if (st->kg_first == st->kg_last)
@@ -2108,6 +2167,95 @@ flink_print(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subta
 	}
 	ckpt_jw_close(w, '}');
 	return 0;
+}
+
+static const char *meta_kind(const struct fmeta *m);
+static struct flink_backing *backing_of(struct ckpt_snapshot *s, struct ckpt_err *e);
+
+/* -R: the same reads as the document's, each entry given to rows.c as rows. */
+struct rowsink {
+	struct printer P;     /* first, for print_header: the header and why */
+	struct ckpt_frows r;
+	const char *mode;
+};
+
+static int
+row_op(void *arg, const char *state, size_t idx, const unsigned char *p, size_t n, json_t *typed)
+{
+	struct rowsink *R = arg;
+	int rc = ckpt_frows_op(&R->r, state, R->mode, idx, typed, p, n, R->P.why);
+
+	json_decref(typed);
+	return rc;
+}
+
+static int
+row_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v,
+       size_t vn, struct ftyped *typed)
+{
+	struct rowsink *R = arg;
+	const struct fmeta *m = R->P.h ? meta_named(R->P.h, state) : NULL;
+	json_t *t = NULL;
+	int rc;
+
+	/* a value (reducing, aggregating) state or a canonical map entry is one row as it is typed:
+	 * written as it is decoded, key, namespace (user key) and value in the row's order */
+	if (typed && m && m->kindc != 't' && m->kindc != 'l' && !(m->kindc == 'm' && typed->heap) &&
+	    typed->ready == NULL) {
+		struct ckpt_fout o; /* the stacks are written before they are read: not cleared */
+
+		o.mode = FOUT_WRITE;
+		o.w = R->r.w;
+		o.flat = 1;
+		o.depth = 0;
+		ckpt_frows_open(&R->r, state, meta_kind(m), kg);
+		if (typed_emit(typed, &o) < 0)
+			return -1;
+		return ckpt_frows_close(&R->r);
+	}
+	if (typed && typed_json(typed, &t) < 0)
+		return -1;
+	rc = ckpt_frows_keyed(&R->r, state, m ? meta_kind(m) : NULL, kg, t, k, kn, v, vn,
+			      t ? NULL : untyped_why(R->P.h, m));
+	json_decref(t);
+	return rc;
+}
+
+int
+ckpt_flink_state_rows(struct ckpt_snapshot *s, struct ckpt_jw *w, struct ckpt_err *e)
+{
+	struct flink_backing *b = backing_of(s, e);
+
+	if (b == NULL || flink_check(s, e) < 0) /* a damaged file prints nothing */
+		return -1;
+	for (size_t i = 0; i < s->nops; i++)
+		for (size_t j = 0; j < s->ops[i].nsubtasks; j++) {
+			const struct ckpt_operator *op = &s->ops[i];
+			const struct ckpt_subtask *st = &op->subtasks[j];
+			struct rowsink R = {.r = {.w = w, .uid = op->uid, .op = op->id, .subtask = st->index}};
+
+			/* print_header takes the sink's argument for a printer: R.P is R's first member */
+
+			if (st->finished)
+				continue;
+			for (size_t o = 0; o < st->nops; o++) {
+				struct fsink k = {.header = print_header, .op = row_op, .kv = dry_kv, .arg = &R, .part = 1,
+						  .only = st->ops[o].name};
+
+				R.P = (struct printer){.name = st->ops[o].name};
+				R.mode = ckpt_mode_name(st->ops[o].mode);
+				if (read_subtask(b, op, st, &k, e) < 0)
+					return print_failed(w, e);
+			}
+			if (st->keyed) {
+				struct fsink k = {.header = print_header, .op = dry_op, .kv = row_kv, .arg = &R, .part = 2};
+
+				R.P = (struct printer){0};
+				if (read_subtask(b, op, st, &k, e) < 0)
+					return print_failed(w, e);
+			}
+		}
+	return ckpt_jw_failed(w, e);
 }
 
 /* ------------------------------------------------------------ the backing */
@@ -2152,6 +2300,19 @@ ckpt_flink_backing_new(const char *meta, struct ckpt_err *e)
 fail:
 	flink_free(&b->base);
 	return NULL;
+}
+
+static struct flink_backing *backing_of(struct ckpt_snapshot *s, struct ckpt_err *e);
+
+int
+ckpt_flink_state_raw(struct ckpt_snapshot *s, int raw)
+{
+	struct flink_backing *b = s->backing && ((struct ckpt_snap_backing *)s->backing)->free == flink_free ?
+					  s->backing : NULL;
+
+	if (b)
+		b->raw = raw;
+	return b != NULL;
 }
 
 static struct flink_backing *

@@ -142,12 +142,36 @@ JQ_CONTENTS='.contents | to_entries | map(.key |= split("/")[0]) | map(select(.k
 # one: a timer's "timestamp" (ckpt-state(5): only timers have the member; a string cannot hold
 # `"timestamp":` unescaped) becomes a decimal string here, as the sidecars write timers.
 ckpt_state() {
-	ckpt-inspect "$1" >summary.json && ckpt-inspect -a "$1" >all.json || return
+	ckpt-inspect "$1" >summary.json && ckpt-inspect --raw -a "$1" >all.json || return
 	cat summary.json all.json | sed -E 's/"timestamp":(-?[0-9]+)/"timestamp":"\1"/g' >"$2"
 }
 
+# ckpt_rows DIR OUT: as ckpt_state, the rows of ckpt-inspect -R of DIR made back into the typed
+# entries of a document (JQ_ROWS_DOC) for JQ_STATE: -R gives what --raw -a types, row for row.
+ckpt_rows() {
+	ckpt-inspect "$1" >summary.json && ckpt-inspect -R "$1" >rows.ndjson || return
+	sed -E '/"kind":"timers"/ s/"value":(-?[0-9]+)/"value":"\1"/' rows.ndjson | jq -s "$JQ_ROWS_DOC" >all.json || return
+	cat summary.json all.json | sed -E 's/"timestamp":(-?[0-9]+)/"timestamp":"\1"/g' >"$2"
+}
+
+# jq, slurping -R's rows: a document of their typed entries (operator state by state, its elements
+# by index, a broadcast state's entries as one map; keyed entries, a list state's elements by key,
+# namespace and index as one list, a timer's value as its timestamp).
+JQ_ROWS_DOC='{operators: (group_by(.operator) | map({id: .[0].operator, uid: .[0].uid,
+	subtasks: (group_by(.subtask) | map({index: .[0].subtask, finished: false,
+		operator_state: (map(select(has("key_group") | not)) | group_by(.state) | map({key: .[0].state,
+			value: {mode: .[0].kind, typed: (if .[0].kind == "broadcast" then [map({key: .user_key, value})]
+				else sort_by(.index) | map(.value) end)}}) | from_entries),
+		keyed_state: {entries: (map(select(has("key_group")))
+			| group_by([.state, .key_group, (.key | tojson), (.namespace | tojson)]) | map(
+				if .[0].kind == "list" then [{state: .[0].state, key_group: .[0].key_group,
+					typed: {key: .[0].key, namespace: .[0].namespace, value: (sort_by(.index) | map(.value))}}]
+				elif .[0].kind == "timers" then map({state, key_group, typed: {timestamp: .value, key, namespace}})
+				else map({state, key_group, typed: ({key, namespace} + (if has("user_key") then {user_key} else {} end)
+					+ {value})}) end) | add // [])}}))}))}'
+
 # jq, slurping ckpt_state's output, with --slurpfile S (the artifact's sidecar, for each operator
-# id's uid): the typed entries of ckpt-inspect -a in the shape of the sidecar's "contents", per
+# id's uid): the typed entries of ckpt-inspect --raw -a in the shape of the sidecar's "contents", per
 # "UID/SUBTASK" (finished subtasks and subtasks holding nothing left out).  Operator state: list
 # and union elements in order; a broadcast state as an object.  Keyed state by key (decimal): its
 # key group, per state by the kind the summary gives it: a map state as an object, a list state
@@ -184,7 +208,7 @@ def val($k): if $k == "timers" then vals(.timestamp)
 	| select($c != {}) | {key: "\($u)/\(.index)", value: $c}]
 | from_entries'
 
-# jq, slurping ckpt_state's output, with --slurpfile S: what ckpt-inspect -a lists of each RocksDB
+# jq, slurping ckpt_state's output, with --slurpfile S: what ckpt-inspect --raw -a lists of each RocksDB
 # native or incremental keyed handle (whose SST files ckpt does not read), per "UID/SUBTASK": its
 # size, checkpointed size and key groups as recorded, the number of shared files (and of those
 # named *.sst: RocksDB's shared files are its SST files) and private files, and "listed": the
