@@ -163,3 +163,16 @@ copy() {
 	[ -z "$(ls -A tmp)" ]
 	[ ! -s out ]
 }
+
+@test "flinkrocksdb: a MANIFEST naming a table file the handle lacks is named, exit 2 (-c: 1)" {
+	needs_fixtures
+	copy
+	# every handle lists its 000016.sst as 000099.sst (a name of the same length): the first read fails
+	perl -pi -e 's/000016\.sst/000099.sst/' ck/_metadata
+	line="ck/_metadata: RocksDB's MANIFEST-000004 names the table file 000016.sst, which the handle does not list"
+	bad 2 "ckpt-inspect: $line" ckpt-inspect -a ck
+	run --separate-stderr ckpt-inspect -c ck
+	status_is 1
+	run jq -r '.problems[] | "\(.where): \(.problem)"' <<<"$output"
+	output_is "$line"
+}

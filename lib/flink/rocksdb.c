@@ -333,6 +333,36 @@ rocks_options(struct ckpt_frocks_db *d, struct ckpt_err *e, const char *where)
 	return 0;
 }
 
+/* RocksDB's open fails with "... While open a file for random read: 000016.ldb: No such file or
+ * directory in file MANIFEST-000004" (it tries NNNNNN.sst, then the old NNNNNN.ldb) when its MANIFEST
+ * names a table file the directory lacks; every file of the handle was placed, so the handle lacks
+ * it.  Said so, with the .sst name Flink would have listed; -1 when msg is not that. */
+static int
+rocks_unlisted(struct ckpt_err *e, const char *where, const char *msg)
+{
+	static const char pre[] = "While open a file for random read: ";
+	const char *p = strstr(msg, pre), *m = strstr(msg, " in file "), *slash;
+	unsigned long long num;
+	int used = 0;
+
+	if (p == NULL || m == NULL || strstr(msg, "No such file or directory") == NULL)
+		return -1;
+	m += strlen(" in file ");
+	if ((slash = strrchr(m, '/')) != NULL)
+		m = slash + 1;
+	if (strncmp(m, "MANIFEST-", 9) != 0)
+		return -1;
+	p += sizeof pre - 1;
+	for (const char *q = p; *q && *q != ':'; q++) /* the name, without the temporary directory */
+		if (*q == '/')
+			p = q + 1;
+	if (sscanf(p, "%llu.%*3[ldbst]:%n", &num, &used) < 1 || used == 0)
+		return -1;
+	ckpt_err_set(e, CKPT_ERR_INPUT, where, "RocksDB's %.*s names the table file %06llu.sst, which the handle does "
+		     "not list", (int)strcspn(m, " :"), m, num);
+	return 0;
+}
+
 static int
 rocks_open(struct ckpt_frocks_db *d, struct ckpt_err *e, const char *where)
 {
@@ -357,6 +387,10 @@ rocks_open(struct ckpt_frocks_db *d, struct ckpt_err *e, const char *where)
 	if (err) {
 		memset(d->h, 0, d->ncf * sizeof *d->h);
 		d->db = NULL;
+		if (rocks_unlisted(e, where, err) == 0) {
+			free(err);
+			return -1;
+		}
 		return rocks_fail(d, e, where, "cannot open", err);
 	}
 	return 0;
