@@ -381,6 +381,10 @@ struct ckpt_frows {
 	const char *op;   /* the operator id */
 	uint32_t subtask;
 	uint64_t n;       /* rows written */
+	/* rows.c's copy of the last row's opening columns (uid to subtask) as written, for the next
+	 * row of the same state and kind: the same bytes without escaping them again */
+	char pre[512], pstate[128], pkind[16];
+	size_t npre;      /* 0: none */
 };
 /* One keyed entry, its typed form t ({key, namespace[, user_key], value} or a timer's; NULL: not
  * typed, the bytes written and why not); kind is the state's (NULL: not known).  0, or -1 on a
