@@ -211,7 +211,7 @@ free_entries(struct entry *v, size_t n)
 }
 
 /* The entries of dir, each with what stat says (after symbolic links); a name gone meanwhile or a
- * link to nothing is left out. */
+ * link to nothing is left out.  0, 1 when dir itself is gone (errno ENOENT), -1 with w->e set. */
 static int
 read_entries(struct owalk *w, const char *dir, int fd, struct entry **out, size_t *n)
 {
@@ -223,8 +223,11 @@ read_entries(struct owalk *w, const char *dir, int fd, struct entry **out, size_
 
 	*n = 0;
 	if (d == NULL) {
+		int err = errno;
+
 		close(fd);
-		return ckpt_err_sys(w->e, dir, "cannot list");
+		errno = err;
+		return err == ENOENT ? 1 : ckpt_err_sys(w->e, dir, "cannot list"); /* 1: vanished */
 	}
 	while ((errno = 0, de = readdir(d)) != NULL) {
 		struct stat sb;
@@ -387,7 +390,12 @@ walk(struct owalk *w, const char *dir, const char *base, int depth, struct ctx c
 		return ckpt_err_sys(w->e, dir, "cannot list");
 	}
 	if (fstat(fd, &sb) != 0) {
+		int err = errno;
+
 		close(fd);
+		if (err == ENOENT && depth > 0) /* vanished (a file system that says so of an open one) */
+			return 0;
+		errno = err;
 		return ckpt_err_sys(w->e, dir, "cannot list");
 	}
 	k = (struct key){sb.st_dev, sb.st_ino};
@@ -409,8 +417,12 @@ walk(struct owalk *w, const char *dir, const char *base, int depth, struct ctx c
 		return -1;
 	}
 	w->nd++;
-	if (read_entries(w, dir, fd, &v, &n) < 0)
-		return -1;
+	if ((r = read_entries(w, dir, fd, &v, &n)) != 0) {
+		if (r > 0 && depth > 0)
+			return 0;
+		return r < 0 ? -1 : ckpt_err_sys(w->e, dir, "cannot list");
+	}
+	r = -1;
 	if (classify(w, dir, base, v, n, &c) == 0 && walk_entries(w, dir, depth, v, n, &c) == 0)
 		r = 0;
 	free_entries(v, n);
