@@ -359,7 +359,7 @@ struct ckpt_snapshot *ckpt_flinkmeta_decode_spans(const void *buf, size_t len, c
 						  struct ckpt_fmspans *sp, struct ckpt_err *e);
 void ckpt_fmspans_release(struct ckpt_fmspans *sp);
 
-/* ------------------------------------------------------- Flink state files: state.c */
+/* ------------------------------------------ Flink state files: state-*.c (state.h: their own) */
 
 /* The backing of a snapshot decoded from the _metadata named meta ("<stdin>" for standard input):
  * its subtasks load nothing until ckpt_flink_state_enable (snap/open.c gives it to a Flink snapshot;
@@ -401,7 +401,7 @@ int ckpt_frows_op(struct ckpt_frows *r, const char *state, const char *mode, siz
 /* The loaded entries of a subtask of ckpt's own snapshots (bytes: their typed form). */
 int ckpt_frows_model(struct ckpt_frows *r, const struct ckpt_subtask *st);
 
-/* state.c: the rows of a Flink snapshot whose state is read, after a check pass as -a's. */
+/* state-backing.c: the rows of a Flink snapshot whose state is read, after a check pass as -a's. */
 int ckpt_flink_state_rows(struct ckpt_snapshot *s, struct ckpt_jw *w, struct ckpt_err *e);
 
 /* ------------------------------------------------------------ rocksdb.c */

@@ -275,7 +275,7 @@ fail:
 	return NULL;
 }
 
-/* Keep an inline delegate's bytes with the handle (the state readers of flink-state.c read them). */
+/* Keep an inline delegate's bytes with the handle (the state readers of flink/state-*.c read them). */
 static int
 inline_data(struct rd *r, struct ckpt_handle *h, const unsigned char *p, size_t n)
 {

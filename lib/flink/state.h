@@ -1,12 +1,20 @@
-/* state.h: the state readers' own types, shared by state.c and changelog.c within the
- * flink layer (the headers of a serialization proxy, the sinks entries go to, a reader's context);
- * the layers above see only flink.h. */
+/* state.h: the state readers' own types and functions, shared by the state-*.c files and changelog.c
+ * within the flink layer (the headers of a serialization proxy, the sinks entries go to, a reader's
+ * context); the layers above see only flink.h. */
 #ifndef CKPT_FLINK_STATE_H
 #define CKPT_FLINK_STATE_H
 
 #include "flink.h"
 
-struct flink_backing;
+/* The backing of a snapshot read from a Flink _metadata: where relative files are, the --root maps. */
+struct flink_backing {
+	struct ckpt_snap_backing base;
+	char *meta;   /* the _metadata as the user named it */
+	char *dir;    /* its directory; NULL when it came from standard input */
+	char **from, **to;
+	size_t nroots;
+	int raw;      /* -a: the raw bytes of every entry beside its typed form (ckpt_flink_state_raw) */
+};
 
 /* One state of a serialization proxy's header (StateMetaInfoSnapshot). */
 struct fmeta {
@@ -16,7 +24,7 @@ struct fmeta {
 	char *mode;    /* OPERATOR_STATE_DISTRIBUTION_MODE */
 	struct ckpt_fser *key, *ns, *value;
 	json_t *serializers; /* option name -> class tree */
-	signed char typable;  /* typable()'s answer once asked: 0 not yet, 1 yes, -1 no */
+	signed char typable;  /* ckpt_fstate_typable()'s answer once asked: 0 not yet, 1 yes, -1 no */
 	char kindc;           /* set with typable: kind 't'imers, 'm'ap, 'l'ist, or 0 */
 	char ambiguous;       /* set with typable: key and namespace of variable length, each with a length suffix */
 };
@@ -33,7 +41,7 @@ struct fheader {
 };
 
 /* The typed form of the key-value entry a sink is given: decoded when the sink asks for it
- * (typed_emit), into a jansson value, straight into the document, or nowhere (only checked); the
+ * (ckpt_fstate_typed_emit), into a jansson value, straight into the document, or nowhere (only checked); the
  * reader checks it itself when the sink did not ask. */
 struct ftyped {
 	struct fctx *c;
@@ -93,15 +101,81 @@ struct heapbuf {
 	size_t kcap, ncap, vcap;
 };
 
-/* What changelog.c takes from state.c's readers. */
-int ckpt_fstate_read_meta(struct ckpt_fsrc *s, struct fheader *h);      /* one StateMetaInfoSnapshot into h */
+/* A key group's offset in a keyed state file (read_canonical, -d's key group sizes sort them). */
+struct kgoff {
+	uint64_t off;
+	uint32_t kg;
+};
+
+/* ------------------------------------------------------------ state-read.c */
+
+/* One StateMetaInfoSnapshot into h (meta-info versions 6 and 7). */
+int ckpt_fstate_read_meta(struct ckpt_fsrc *s, struct fheader *h);
 void ckpt_fstate_header_release(struct fheader *h);
+/* An i32 count into *n, failing outside 0 to max. */
+int ckpt_fstate_read_count(struct ckpt_fsrc *s, int32_t *n, int32_t max, const char *what);
+/* The operator and the keyed serialization proxy of s from its start; 1 when the header stops early
+ * (h->stop says why). */
+int ckpt_fstate_op_header(struct ckpt_fsrc *s, struct fheader *h);
+int ckpt_fstate_read_keyed_header(struct ckpt_fsrc *s, struct fheader *h);
 int ckpt_fstate_keyed_header(struct fctx *c, struct fheader *h);        /* the header of c->h's keyed stream */
-int ckpt_fstate_read_keyed(struct fctx *c);                             /* c->h's key-groups handle, to c->k */
+/* The state of h named name (NULL: none), and its kind as the summary and rows name it. */
+const struct fmeta *ckpt_fstate_meta_named(const struct fheader *h, const char *name);
+const char *ckpt_fstate_meta_kind(const struct fmeta *m);
+/* The local path of a file the _metadata names (kind: file, relative_file, segment_file). */
 int ckpt_fstate_local_path(struct fctx *c, const char *kind, const char *p, char *out, size_t n);
+/* Open the bytes of handle c->h's delegate: *fd >= 0 for a file (close it), -1 inline. */
+int ckpt_fstate_open_bytes(struct fctx *c, struct ckpt_fsrc *s, int *fd);
+/* Which handles hold state ckpt reads: 1 operator (managed), 2 raw operator, 3 keyed, 4 RocksDB
+ * (incremental), 5 keyed in a changelog, 0 none. */
+int ckpt_fstate_handle_role(const struct ckpt_handle *h);
+/* Every handle of st that k wants (k->part), to k. */
+int ckpt_fstate_read_subtask(struct flink_backing *b, const struct ckpt_operator *op, const struct ckpt_subtask *st,
+			     const struct fsink *k, struct ckpt_err *e);
+
+/* ------------------------------------------------------------ state-op.c */
+
+/* c->h's operator state (managed: with its serialization proxy; raw: bytes only), to c->k. */
+int ckpt_fstate_read_operator(struct fctx *c, int managed);
+
+/* ------------------------------------------------------------ state-typed.c */
+
+int ckpt_fstate_nomem(struct fctx *c); /* "out of memory" at c->where: -1 */
+/* Can entries of m be typed?  Asked once a state (an entry's question, in the hot loop). */
+int ckpt_fstate_typable(const struct fheader *h, struct fmeta *m);
+/* What a sink calls to have the typed form: into o (FOUT_JSON's root, the document, or nowhere). */
+int ckpt_fstate_typed_emit(struct ftyped *t, struct ckpt_fout *o);
+/* The typed form as a new jansson value (*v NULL when there is none). */
+int ckpt_fstate_typed_json(struct ftyped *t, json_t **v);
+/* Check the typed form the sink did not ask for. */
+int ckpt_fstate_typed_check(struct ftyped *t);
+
+/* ------------------------------------------------------------ state-keyed.c */
+
+int ckpt_fstate_read_keyed(struct fctx *c);                             /* c->h's key-groups handle, to c->k */
+int ckpt_fstate_read_rocksdb(struct fctx *c);                           /* c->h's RocksDB files, to c->k */
 /* One entry in the heap layout (key-group prefix, key, namespace; the value whole) to c->k. */
 int ckpt_fstate_kv(struct fctx *c, const struct fheader *h, struct fmeta *m, uint32_t kg, const unsigned char *k,
 		   size_t kn, const unsigned char *v, size_t vn);
+/* The state of id within the header, or a stand-in "#id" when the header stopped before it. */
+const char *ckpt_fstate_state_name(const struct fheader *h, int16_t id, char buf[16]);
+/* What stops ckpt from walking the entries of m in a heap snapshot (NULL: nothing). */
+const char *ckpt_fstate_heap_stop(const struct fheader *h, const struct fmeta *m);
+int ckpt_fstate_cmp_kgoff(const void *a, const void *b); /* struct kgoffs by offset, for qsort */
+/* A sink's op and kv that keep nothing (typed freed). */
+int ckpt_fstate_dry_op(void *arg, const char *state, size_t idx, const unsigned char *p, size_t n, json_t *typed);
+int ckpt_fstate_dry_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn,
+		       const unsigned char *v, size_t vn, struct ftyped *typed);
+
+/* ------------------------------------------------------------ state-backing.c */
+
+/* s's backing when s is a Flink snapshot, else NULL with e set. */
+struct flink_backing *ckpt_fstate_backing(struct ckpt_snapshot *s, struct ckpt_err *e);
+
+/* ------------------------------------------------------------ state-summary.c */
+
+/* Add v to the count k of o; a count not known (null) stays so, and v < 0 makes it so. */
+void ckpt_fstate_add_int(json_t *o, const char *k, json_int_t v);
 
 /* ------------------------------------------------------------ changelog.c */
 

@@ -1,0 +1,721 @@
+/* state-backing.c: the backing of a snapshot read from a Flink _metadata: its subtasks' state loaded
+ * into the model, checked before -a prints (on threads), printed as read, and -R's rows. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "state.h"
+#include "model/model.h"
+
+/* ------------------------------------------------------------ loading into the model */
+
+struct loader {
+	struct ckpt_subtask *st;
+	struct ckpt_snap_arena *arena;
+	size_t *filled;  /* per operator state: elements placed */
+	size_t kvcap;
+	struct ckpt_err *e;
+};
+
+static unsigned char *
+arena_copy(struct loader *L, const void *p, size_t n)
+{
+	unsigned char *q = ckpt_snap_arena_alloc(L->arena, n ? n : 1);
+
+	if (q == NULL) {
+		ckpt_err_set(L->e, CKPT_ERR_NOMEM, "", "out of memory");
+		return NULL;
+	}
+	memcpy(q, p, n);
+	return q;
+}
+
+/* The subtask's operator state an element of state belongs to, counted in filled; -1 when the
+ * handles record fewer (typed is then freed). */
+static long
+op_slot(const struct ckpt_subtask *st, size_t *filled, const char *state, json_t *typed, struct ckpt_err *e)
+{
+	for (size_t i = 0; i < st->nops; i++)
+		if (strcmp(st->ops[i].name, state) == 0) {
+			if (filled[i] >= st->ops[i].n)
+				break;
+			return (long)i;
+		}
+	json_decref(typed);
+	return ckpt_err_set(e, CKPT_ERR_INPUT, "", "operator state \"%s\" holds more elements than its handles record",
+			    state);
+}
+
+static int
+kv_in_range(const struct ckpt_subtask *st, uint32_t kg, struct ckpt_err *e)
+{
+	if (st->keyed && kg >= st->kg_first && kg <= st->kg_last)
+		return 0;
+	return ckpt_err_set(e, CKPT_ERR_INPUT, "", "an entry of key group %u, outside the subtask's range", kg);
+}
+
+/* Every element the handles record was read. */
+static int
+all_filled(const struct flink_backing *b, const struct ckpt_operator *op, const struct ckpt_subtask *st,
+	   const size_t *filled, struct ckpt_err *e)
+{
+	for (size_t i = 0; i < st->nops; i++)
+		if (filled[i] != st->ops[i].n)
+			return ckpt_err_set(e, CKPT_ERR_INPUT, b->meta, "operator %s subtask %u: %zu of the %zu elements of "
+					    "\"%s\" read", op->id, st->index, filled[i], st->ops[i].n, st->ops[i].name);
+	return 0;
+}
+
+static int
+load_op(void *arg, const char *state, size_t idx, const unsigned char *p, size_t n, json_t *typed)
+{
+	struct loader *L = arg;
+	struct ckpt_opstate *o;
+	long slot = op_slot(L->st, L->filled, state, typed, L->e);
+	size_t i = (size_t)slot;
+
+	(void)idx;
+	if (slot < 0)
+		return -1;
+	o = &L->st->ops[i];
+	if (o->entries == NULL && (o->entries = ckpt_calloc(o->n, sizeof *o->entries, L->e)) == NULL) {
+		json_decref(typed);
+		return -1;
+	}
+	if (typed && o->typed == NULL && (o->typed = json_array()) == NULL) {
+		json_decref(typed);
+		return ckpt_err_set(L->e, CKPT_ERR_NOMEM, "", "out of memory");
+	}
+	if (o->typed) {
+		while (json_array_size(o->typed) < L->filled[i])
+			json_array_append_new(o->typed, json_null());
+		json_array_append_new(o->typed, typed ? typed : json_null());
+	}
+	o->entries[L->filled[i]].len = n;
+	if ((o->entries[L->filled[i]].p = arena_copy(L, p, n)) == NULL)
+		return -1;
+	L->filled[i]++;
+	return 0;
+}
+
+static int
+load_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v,
+	size_t vn, struct ftyped *t)
+{
+	struct loader *L = arg;
+	struct ckpt_subtask *st = L->st;
+	struct ckpt_kv *kv;
+	json_t *typed;
+
+	if (ckpt_fstate_typed_json(t, &typed) < 0)
+		return -1;
+	if (kv_in_range(st, kg, L->e) < 0) {
+		json_decref(typed);
+		return -1;
+	}
+	if (st->nkv == L->kvcap) {
+		size_t nc = L->kvcap ? L->kvcap * 2 : 64;
+
+		if ((kv = ckpt_reallocarray(st->kv, nc, sizeof *kv, L->e)) == NULL) {
+			json_decref(typed);
+			return -1;
+		}
+		st->kv = kv;
+		L->kvcap = nc;
+	}
+	kv = &st->kv[st->nkv];
+	memset(kv, 0, sizeof *kv);
+	kv->typed = typed;
+	st->nkv++;
+	kv->key_group = kg;
+	kv->key.len = kn;
+	kv->value.len = vn;
+	if ((kv->state = (char *)arena_copy(L, state, strlen(state) + 1)) == NULL ||
+	    (kv->key.p = arena_copy(L, k, kn)) == NULL || (kv->value.p = arena_copy(L, v, vn)) == NULL)
+		return -1;
+	return 0;
+}
+
+static void
+unload_partial(struct ckpt_subtask *st)
+{
+	for (size_t i = 0; i < st->nops; i++) {
+		free(st->ops[i].entries);
+		st->ops[i].entries = NULL;
+		json_decref(st->ops[i].typed);
+		st->ops[i].typed = NULL;
+	}
+	for (size_t i = 0; i < st->nkv; i++)
+		json_decref(st->kv[i].typed);
+	free(st->kv);
+	st->kv = NULL;
+	st->nkv = 0;
+	ckpt_snap_arena_free(st->arena);
+	st->arena = NULL;
+}
+
+static int
+flink_load(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subtask *st, struct ckpt_err *e)
+{
+	struct loader L = {.st = st, .e = e};
+	struct fsink k = {.op = load_op, .kv = load_kv, .arg = &L};
+	int rc = -1;
+
+	L.filled = ckpt_calloc(st->nops + 1, sizeof *L.filled, e);
+	st->arena = L.arena = ckpt_snap_arena_new();
+	if (L.filled == NULL || L.arena == NULL) {
+		ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		goto out;
+	}
+	st->nkv = 0;
+	if (ckpt_fstate_read_subtask((struct flink_backing *)s->backing, op, st, &k, e) < 0)
+		goto out;
+	if (all_filled((struct flink_backing *)s->backing, op, st, L.filled, e) < 0)
+		goto out;
+	for (size_t i = 0; i < st->nops; i++) {
+		if (st->ops[i].entries == NULL && (st->ops[i].entries = ckpt_calloc(1, sizeof *st->ops[i].entries, e)) == NULL)
+			goto out;
+	}
+	/* in-flight data stays in its channel handles: it is not read */
+	st->nin = st->nout = 0;
+	st->loaded = 1;
+	st->member = NULL;
+	rc = ckpt_subtask_recount(st, e);
+out:
+	if (rc < 0 && !st->loaded)
+		unload_partial(st);
+	free(L.filled);
+	return rc;
+}
+
+/* ------------------------------------------------------------ printing as it reads */
+
+/* The check before printing: what flink_load would refuse, without keeping the entries. */
+struct checker {
+	const struct ckpt_subtask *st;
+	size_t *filled;
+	struct ckpt_err *e;
+};
+
+static int
+check_op(void *arg, const char *state, size_t idx, const unsigned char *p, size_t n, json_t *typed)
+{
+	struct checker *C = arg;
+	long slot = op_slot(C->st, C->filled, state, typed, C->e);
+
+	(void)idx, (void)p, (void)n;
+	if (slot < 0)
+		return -1;
+	C->filled[slot]++;
+	json_decref(typed);
+	return 0;
+}
+
+static int
+check_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v,
+	 size_t vn, struct ftyped *typed)
+{
+	struct checker *C = arg;
+
+	(void)state, (void)k, (void)kn, (void)v, (void)vn;
+	if (ckpt_fstate_typed_check(typed) < 0) /* decoded, nothing built */
+		return -1;
+	return kv_in_range(C->st, kg, C->e);
+}
+
+/* One subtask's state files read through, each element and entry checked. */
+static int
+check_subtask(struct flink_backing *b, const struct ckpt_operator *op, const struct ckpt_subtask *st,
+	      struct ckpt_err *e)
+{
+	struct checker C = {.st = st, .e = e};
+	struct fsink k = {.op = check_op, .kv = check_kv, .arg = &C};
+	int rc;
+
+	if ((C.filled = ckpt_calloc(st->nops + 1, sizeof *C.filled, e)) == NULL)
+		return -1;
+	rc = ckpt_fstate_read_subtask(b, op, st, &k, e) < 0 || all_filled(b, op, st, C.filled, e) < 0 ? -1 : 0;
+	free(C.filled);
+	return rc;
+}
+
+/*
+ * The check before -a prints: every subtask not loaded yet, on as many threads as there are
+ * processors (at most CHECK_THREADS), each taking the next subtask.  The error said is the first
+ * subtask's in the document's order, as one thread would say it: a thread skips the subtasks after
+ * the first that failed, and every one before it is read.
+ */
+#define CHECK_THREADS 16
+
+struct check_run {
+	struct flink_backing *b;
+	const struct ckpt_operator **op;
+	const struct ckpt_subtask **st;
+	size_t n, next, failed; /* failed: the first subtask that failed (n: none) */
+	struct ckpt_err err;
+	pthread_mutex_t mu;
+};
+
+static void *
+check_worker(void *arg)
+{
+	struct check_run *R = arg;
+
+	for (;;) {
+		struct ckpt_err e = {0};
+		size_t t;
+		int skip;
+
+		pthread_mutex_lock(&R->mu);
+		t = R->next++;
+		skip = t > R->failed; /* after the first that failed: never said */
+		pthread_mutex_unlock(&R->mu);
+		if (t >= R->n)
+			return NULL;
+		if (skip || check_subtask(R->b, R->op[t], R->st[t], &e) == 0)
+			continue;
+		pthread_mutex_lock(&R->mu);
+		if (t < R->failed) {
+			R->failed = t;
+			R->err = e;
+		}
+		pthread_mutex_unlock(&R->mu);
+	}
+}
+
+static int
+flink_check(struct ckpt_snapshot *s, struct ckpt_err *e)
+{
+	struct check_run R = {.b = (struct flink_backing *)s->backing, .mu = PTHREAD_MUTEX_INITIALIZER};
+	pthread_t th[CHECK_THREADS];
+	size_t all = 0, nth = 0, want;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int rc = -1;
+
+	for (size_t i = 0; i < s->nops; i++)
+		all += s->ops[i].nsubtasks;
+	if ((R.op = ckpt_calloc(all + 1, sizeof *R.op, e)) == NULL || (R.st = ckpt_calloc(all + 1, sizeof *R.st, e)) == NULL)
+		goto out;
+	for (size_t i = 0; i < s->nops; i++)
+		for (size_t j = 0; j < s->ops[i].nsubtasks; j++)
+			if (!s->ops[i].subtasks[j].loaded) {
+				R.op[R.n] = &s->ops[i];
+				R.st[R.n++] = &s->ops[i].subtasks[j];
+			}
+	R.failed = R.n;
+	want = cpus > 1 ? (size_t)cpus : 1;
+	want = want < R.n ? want : R.n;
+	want = want < CHECK_THREADS ? want : CHECK_THREADS;
+	while (nth + 1 < want && pthread_create(&th[nth], NULL, check_worker, &R) == 0)
+		nth++;
+	check_worker(&R); /* this thread is one of them */
+	while (nth > 0)
+		pthread_join(th[--nth], NULL);
+	if (R.failed < R.n) {
+		*e = R.err;
+		goto out;
+	}
+	rc = 0;
+out:
+	free(R.op);
+	free(R.st);
+	return rc;
+}
+
+/* The entries of one subtask, written as they are read: typed where the serializers are known (the
+ * raw bytes and the serializer that stops the typing where not), or raw and typed (--raw). */
+struct printer {
+	struct ckpt_jw *w;
+	struct ckpt_fout out; /* FOUT_WRITE into w */
+	size_t n;      /* items written */
+	int typed;     /* some element had a typed form */
+	int raw;       /* --raw: the bytes of every entry, the typed form beside them */
+	const struct fheader *h; /* the header of the handle being read (keyed) */
+	const char *name; /* operator state: the state printed */
+	char why[600]; /* operator state: what stops its typing */
+};
+
+/* What stops the typing of state m of header h ("" when nothing is known to). */
+static const char *
+untyped_why(const struct fheader *h, const struct fmeta *m)
+{
+	const char *b;
+
+	if (h == NULL)
+		return "";
+	if (m == NULL || (h->stopped && m == &h->m[h->n - 1]))
+		return h->stopped ? h->stop : "";
+	if (m->type == 1 || m->type == 2) /* operator, broadcast */
+		b = m->type == 2 && ckpt_fser_blocker(m->key) ? ckpt_fser_blocker(m->key) : ckpt_fser_blocker(m->value);
+	else
+		b = ckpt_fstate_heap_stop(h, m);
+	if (b == NULL && m->value && (m->kindc == 'm' || m->kindc == 'l'))
+		b = m->value->cls; /* a map or list state whose value serializer is of another kind */
+	return b ? b : "";
+}
+
+static int
+print_header(void *arg, const char *scope, const struct fheader *h)
+{
+	struct printer *P = arg;
+
+	if (strcmp(scope, "keyed") == 0)
+		P->h = h;
+	else if (P->why[0] == '\0')
+		snprintf(P->why, sizeof P->why, "%s", untyped_why(h, h ? ckpt_fstate_meta_named(h, P->name) : NULL));
+	return 0;
+}
+
+static int
+print_op(void *arg, const char *state, size_t idx, const unsigned char *p, size_t n, json_t *typed)
+{
+	struct printer *P = arg;
+
+	(void)state, (void)idx;
+	P->typed |= typed != NULL;
+	P->n++;
+	ckpt_jw_elem(P->w);
+	if (typed && !P->raw)
+		ckpt_jw_json(P->w, typed);
+	else
+		ckpt_jw_entry(P->w, p, n);
+	json_decref(typed);
+	return 0;
+}
+
+static int
+print_typed(void *arg, const char *state, size_t idx, const unsigned char *p, size_t n, json_t *typed)
+{
+	struct printer *P = arg;
+
+	(void)state, (void)idx, (void)p, (void)n;
+	ckpt_jw_elem(P->w);
+	if (typed)
+		ckpt_jw_json(P->w, typed);
+	else
+		ckpt_jw_json(P->w, json_null());
+	json_decref(typed);
+	return 0;
+}
+
+static int
+print_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v,
+	 size_t vn, struct ftyped *typed)
+{
+	struct printer *P = arg;
+	struct ckpt_jw *w = P->w;
+
+	if (P->n++ == 0) {
+		ckpt_jw_key_lit(w, "entries");
+		ckpt_jw_open(w, '[');
+	}
+	ckpt_jw_elem(w);
+	ckpt_jw_open(w, '{');
+	ckpt_jw_key_lit(w, "state");
+	ckpt_jw_str(w, state);
+	ckpt_jw_key_lit(w, "key_group");
+	ckpt_jw_int(w, kg);
+	if (typed && !P->raw) { /* key, namespace (user key) and value, written as they are decoded */
+		P->out.depth = 0;
+		P->out.flat = 1;
+		if (ckpt_fstate_typed_emit(typed, &P->out) < 0)
+			return -1;
+		ckpt_jw_close(w, '}');
+		return ckpt_jw_failed(w, NULL);
+	}
+	ckpt_jw_key_lit(w, "key");
+	ckpt_jw_entry(w, k, kn);
+	ckpt_jw_key_lit(w, "value");
+	ckpt_jw_entry(w, v, vn);
+	if (typed) { /* written as it is decoded */
+		ckpt_jw_key_lit(w, "typed");
+		P->out.depth = 0;
+		P->out.flat = 0;
+		if (ckpt_fstate_typed_emit(typed, &P->out) < 0)
+			return -1;
+	} else if (!P->raw) {
+		const struct fmeta *m = P->h ? ckpt_fstate_meta_named(P->h, state) : NULL;
+
+		ckpt_jw_key_lit(w, "untyped");
+		ckpt_jw_str(w, untyped_why(P->h, m));
+	}
+	ckpt_jw_close(w, '}');
+	return ckpt_jw_failed(w, NULL);
+}
+
+/* A read stopped by the reader (e set) or by a failed write (said now). */
+static int
+print_failed(struct ckpt_jw *w, struct ckpt_err *e)
+{
+	ckpt_jw_failed(w, e);
+	return -1;
+}
+
+static int
+print_opstates(struct flink_backing *b, const struct ckpt_operator *op, const struct ckpt_subtask *st,
+	       struct ckpt_jw *w, struct ckpt_err *e)
+{
+	ckpt_jw_key_lit(w, "operator_state");
+	ckpt_jw_open(w, '{');
+	for (size_t i = 0; i < st->nops; i++) {
+		struct printer P = {.w = w, .raw = b->raw, .name = st->ops[i].name};
+		struct fsink k = {.header = print_header, .op = print_op, .kv = ckpt_fstate_dry_kv, .arg = &P,
+				  .part = 1, .only = st->ops[i].name};
+
+		ckpt_jw_key(w, st->ops[i].name);
+		ckpt_jw_open(w, '{');
+		ckpt_jw_key_lit(w, "mode");
+		ckpt_jw_str(w, ckpt_mode_name(st->ops[i].mode));
+		ckpt_jw_key_lit(w, "entries");
+		ckpt_jw_open(w, '[');
+		if (ckpt_fstate_read_subtask(b, op, st, &k, e) < 0)
+			return print_failed(w, e);
+		ckpt_jw_close(w, ']');
+		if (P.typed && P.raw) { /* the typed forms follow the raw ones: a second read of the same elements */
+			k.op = print_typed;
+			ckpt_jw_key_lit(w, "typed");
+			ckpt_jw_open(w, '[');
+			if (ckpt_fstate_read_subtask(b, op, st, &k, e) < 0)
+				return print_failed(w, e);
+			ckpt_jw_close(w, ']');
+		} else if (!P.typed && !P.raw && P.n > 0) {
+			ckpt_jw_key_lit(w, "untyped");
+			ckpt_jw_str(w, P.why);
+		}
+		ckpt_jw_close(w, '}');
+	}
+	ckpt_jw_close(w, '}');
+	return 0;
+}
+
+/* What ckpt_snap_subtask_doc gives of a loaded subtask (subtask_json in snap.c), written as read. */
+static int
+flink_print(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subtask *st, struct ckpt_jw *w,
+	    struct ckpt_err *e)
+{
+	struct flink_backing *b = (struct flink_backing *)s->backing;
+
+	ckpt_jw_open(w, '{');
+	ckpt_jw_key_lit(w, "index");
+	ckpt_jw_int(w, st->index);
+	ckpt_jw_key_lit(w, "finished");
+	ckpt_jw_bool(w, st->finished);
+	if (!st->finished && (st->nops > 0 || st->nhandles == 0) && print_opstates(b, op, st, w, e) < 0)
+		return -1;
+	if (st->keyed) {
+		struct printer P = {.w = w, .out = {.mode = FOUT_WRITE, .w = w}, .raw = b->raw};
+		struct fsink k = {.header = print_header, .op = ckpt_fstate_dry_op, .kv = print_kv, .arg = &P,
+				  .part = 2};
+		char kg[32];
+
+		if (st->kg_first == st->kg_last)
+			snprintf(kg, sizeof kg, "%u", st->kg_first);
+		else
+			snprintf(kg, sizeof kg, "%u-%u", st->kg_first, st->kg_last);
+		ckpt_jw_key_lit(w, "keyed_state");
+		ckpt_jw_open(w, '{');
+		ckpt_jw_key_lit(w, "key_groups");
+		ckpt_jw_str(w, kg);
+		if (ckpt_fstate_read_subtask(b, op, st, &k, e) < 0)
+			return print_failed(w, e);
+		if (P.n > 0)
+			ckpt_jw_close(w, ']');
+		else if (st->nhandles == 0) {
+			ckpt_jw_key_lit(w, "entries");
+			ckpt_jw_open(w, '[');
+			ckpt_jw_close(w, ']');
+		}
+		ckpt_jw_close(w, '}');
+	}
+	if (st->nhandles) {
+		json_t *h = ckpt_snap_handles_json(st);
+
+		if (h == NULL)
+			return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		ckpt_jw_key_lit(w, "handles");
+		ckpt_jw_json(w, h);
+		json_decref(h);
+	}
+	ckpt_jw_close(w, '}');
+	return 0;
+}
+
+/* -R: the same reads as the document's, each entry given to rows.c as rows. */
+struct rowsink {
+	struct printer P;     /* first, for print_header: the header and why */
+	struct ckpt_frows r;
+	const char *mode;
+};
+
+static int
+row_op(void *arg, const char *state, size_t idx, const unsigned char *p, size_t n, json_t *typed)
+{
+	struct rowsink *R = arg;
+	int rc = ckpt_frows_op(&R->r, state, R->mode, idx, typed, p, n, R->P.why);
+
+	json_decref(typed);
+	return rc;
+}
+
+static int
+row_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v,
+       size_t vn, struct ftyped *typed)
+{
+	struct rowsink *R = arg;
+	const struct fmeta *m = R->P.h ? ckpt_fstate_meta_named(R->P.h, state) : NULL;
+	json_t *t = NULL;
+	int rc;
+
+	/* a value (reducing, aggregating) state or a canonical map entry is one row as it is typed:
+	 * written as it is decoded, key, namespace (user key) and value in the row's order */
+	if (typed && m && m->kindc != 't' && m->kindc != 'l' && !(m->kindc == 'm' && typed->heap) &&
+	    typed->ready == NULL) {
+		struct ckpt_fout o; /* the stacks are written before they are read: not cleared */
+
+		o.mode = FOUT_WRITE;
+		o.w = R->r.w;
+		o.flat = 1;
+		o.depth = 0;
+		ckpt_frows_open(&R->r, state, ckpt_fstate_meta_kind(m), kg);
+		if (ckpt_fstate_typed_emit(typed, &o) < 0)
+			return -1;
+		return ckpt_frows_close(&R->r);
+	}
+	if (typed && ckpt_fstate_typed_json(typed, &t) < 0)
+		return -1;
+	rc = ckpt_frows_keyed(&R->r, state, m ? ckpt_fstate_meta_kind(m) : NULL, kg, t, k, kn, v, vn,
+			      t ? NULL : untyped_why(R->P.h, m));
+	json_decref(t);
+	return rc;
+}
+
+int
+ckpt_flink_state_rows(struct ckpt_snapshot *s, struct ckpt_jw *w, struct ckpt_err *e)
+{
+	struct flink_backing *b = ckpt_fstate_backing(s, e);
+
+	if (b == NULL || flink_check(s, e) < 0) /* a damaged file prints nothing */
+		return -1;
+	for (size_t i = 0; i < s->nops; i++)
+		for (size_t j = 0; j < s->ops[i].nsubtasks; j++) {
+			const struct ckpt_operator *op = &s->ops[i];
+			const struct ckpt_subtask *st = &op->subtasks[j];
+			struct rowsink R = {.r = {.w = w, .uid = op->uid, .op = op->id, .subtask = st->index}};
+
+			/* print_header takes the sink's argument for a printer: R.P is R's first member */
+
+			if (st->finished)
+				continue;
+			for (size_t o = 0; o < st->nops; o++) {
+				struct fsink k = {.header = print_header, .op = row_op, .kv = ckpt_fstate_dry_kv, .arg = &R,
+						  .part = 1, .only = st->ops[o].name};
+
+				R.P = (struct printer){.name = st->ops[o].name};
+				R.mode = ckpt_mode_name(st->ops[o].mode);
+				if (ckpt_fstate_read_subtask(b, op, st, &k, e) < 0)
+					return print_failed(w, e);
+			}
+			if (st->keyed) {
+				struct fsink k = {.header = print_header, .op = ckpt_fstate_dry_op, .kv = row_kv, .arg = &R,
+						  .part = 2};
+
+				R.P = (struct printer){0};
+				if (ckpt_fstate_read_subtask(b, op, st, &k, e) < 0)
+					return print_failed(w, e);
+			}
+		}
+	return ckpt_jw_failed(w, e);
+}
+
+/* ------------------------------------------------------------ the backing */
+
+static void
+flink_free(struct ckpt_snap_backing *base)
+{
+	struct flink_backing *b = (struct flink_backing *)base;
+
+	for (size_t i = 0; i < b->nroots; i++) {
+		free(b->from[i]);
+		free(b->to[i]);
+	}
+	free(b->from);
+	free(b->to);
+	free(b->meta);
+	free(b->dir);
+	free(b);
+}
+
+struct ckpt_snap_backing *
+ckpt_flink_backing_new(const char *meta, struct ckpt_err *e)
+{
+	struct flink_backing *b = ckpt_calloc(1, sizeof *b, e);
+	const char *slash;
+
+	if (b == NULL)
+		return NULL;
+	b->base.format = "flink metadata";
+	b->base.free = flink_free;
+	if ((b->meta = ckpt_strdup(meta, e)) == NULL)
+		goto fail;
+	if (strcmp(meta, "<stdin>") != 0) {
+		slash = strrchr(meta, '/');
+		b->dir = slash ? strndup(meta, (size_t)(slash - meta) + (slash == meta)) : strdup(".");
+		if (b->dir == NULL) {
+			ckpt_err_set(e, CKPT_ERR_NOMEM, meta, "out of memory");
+			goto fail;
+		}
+	}
+	return &b->base;
+fail:
+	flink_free(&b->base);
+	return NULL;
+}
+
+int
+ckpt_flink_state_raw(struct ckpt_snapshot *s, int raw)
+{
+	struct flink_backing *b = s->backing && ((struct ckpt_snap_backing *)s->backing)->free == flink_free ?
+					  s->backing : NULL;
+
+	if (b)
+		b->raw = raw;
+	return b != NULL;
+}
+
+struct flink_backing *
+ckpt_fstate_backing(struct ckpt_snapshot *s, struct ckpt_err *e)
+{
+	if (s->backing == NULL || ((struct ckpt_snap_backing *)s->backing)->free != flink_free) {
+		ckpt_err_set(e, CKPT_ERR_INPUT, "", "not a Flink snapshot");
+		return NULL;
+	}
+	return s->backing;
+}
+
+int
+ckpt_flink_state_enable(struct ckpt_snapshot *s, const char *const *roots, size_t nroots, struct ckpt_err *e)
+{
+	struct flink_backing *b = ckpt_fstate_backing(s, e);
+
+	if (b == NULL)
+		return -1;
+	if (nroots && ((b->from = ckpt_calloc(nroots, sizeof *b->from, e)) == NULL ||
+		       (b->to = ckpt_calloc(nroots, sizeof *b->to, e)) == NULL))
+		return -1;
+	for (size_t i = 0; i < nroots; i++) {
+		const char *eq = strchr(roots[i], '=');
+
+		if (eq == NULL || eq == roots[i] || eq[1] == '\0')
+			return ckpt_err_set(e, CKPT_ERR_INPUT, roots[i], "a root is OLDPREFIX=DIR");
+		b->from[i] = strndup(roots[i], (size_t)(eq - roots[i]));
+		b->to[i] = strdup(eq + 1);
+		b->nroots = i + 1;
+		if (b->from[i] == NULL || b->to[i] == NULL)
+			return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+	}
+	b->base.load = flink_load;
+	b->base.check = flink_check;
+	b->base.print = flink_print;
+	return 0;
+}

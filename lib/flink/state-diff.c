@@ -1,0 +1,394 @@
+/* state-diff.c: -d, the differences between the state of two Flink snapshots: operator state
+ * compared whole, keyed state a window of key groups at a time. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "state.h"
+#include "model/model.h"
+
+/* ------------------------------------------------------------ -d */
+
+/* Entries of one operator by identity: keyed entries by (state, key group, key) to their value's
+ * hash; operator state elements by (state, element hash) to their count. */
+/*
+ * -d: operator state is compared whole (Flink holds it whole on restore too); keyed state a
+ * window of key groups at a time, so that what is held follows the largest window of the first
+ * snapshot (about DIFF_WINDOW bytes of its files, or one key group bigger than that), never the
+ * snapshot: its entries' identities (state and key, exact) in an arena, their values by XXH3.
+ */
+#define DIFF_WINDOW ((uint64_t)2 << 20)
+
+struct dentry {
+	const unsigned char *id; /* state name, NUL, key: in the arena; NULL for a free slot */
+	size_t n;
+	uint64_t h, vh;
+	uint32_t kg;
+	int live;                /* not found in the second snapshot (yet) */
+};
+
+struct differ {
+	json_t *seen;    /* operator state: identity -> count */
+	json_t *states;  /* state -> {"added", "removed", "changed", "key_groups": {kg: {...}}} */
+	int pass;        /* 0 reading a, 1 reading b */
+	struct ckpt_err *e;
+	struct dentry *t; /* keyed state of a's window: open addressing, cap a power of two */
+	size_t cap, n;
+	struct ckpt_snap_arena *arena;
+	unsigned char *id; /* the identity being looked up */
+	size_t idcap;
+};
+
+/* Count one difference of kind ("added", "removed", "changed") for state (and key group, or -1). */
+static int
+diff_count(struct differ *D, const char *state, long kg, const char *kind)
+{
+	json_t *st = json_object_get(D->states, state), *g;
+	char k[16];
+
+	if (st == NULL && json_object_set_new(D->states, state, st = json_pack("{s:i, s:i, s:i}", "added", 0,
+									    "removed", 0, "changed", 0)) < 0)
+		return ckpt_err_set(D->e, CKPT_ERR_NOMEM, "", "out of memory");
+	ckpt_fstate_add_int(st, kind, 1);
+	if (kg < 0)
+		return 0;
+	if ((g = json_object_get(st, "key_groups")) == NULL)
+		json_object_set_new(st, "key_groups", g = json_object());
+	snprintf(k, sizeof k, "%ld", kg);
+	if (json_object_get(g, k) == NULL)
+		json_object_set_new(g, k, json_pack("{s:i, s:i, s:i}", "added", 0, "removed", 0, "changed", 0));
+	ckpt_fstate_add_int(json_object_get(g, k), kind, 1);
+	return 0;
+}
+
+static int
+diff_op(void *arg, const char *state, size_t idx, const unsigned char *p, size_t n, json_t *typed)
+{
+	struct differ *D = arg;
+	char id[600];
+	json_t *c;
+
+	(void)idx;
+	json_decref(typed);
+	snprintf(id, sizeof id, "o\x1f%s\x1f%016llx", state, (unsigned long long)ckpt_xxh3(p, n));
+	c = json_object_get(D->seen, id);
+	if (D->pass == 0)
+		return json_object_set_new(D->seen, id, json_integer(json_integer_value(c) + 1)) < 0 ?
+			ckpt_err_set(D->e, CKPT_ERR_NOMEM, "", "out of memory") : 0;
+	if (c == NULL || json_integer_value(c) == 0)
+		return diff_count(D, state, -1, "added");
+	json_object_set_new(D->seen, id, json_integer(json_integer_value(c) - 1));
+	return 0;
+}
+
+static int
+diff_nomem(struct differ *D)
+{
+	return ckpt_err_set(D->e, CKPT_ERR_NOMEM, "", "out of memory");
+}
+
+/* The slot of identity id (hash h): where it is, or the free slot where it would go. */
+static struct dentry *
+diff_slot(struct differ *D, const unsigned char *id, size_t n, uint64_t h)
+{
+	for (size_t i = h & (D->cap - 1);; i = (i + 1) & (D->cap - 1)) {
+		struct dentry *d = &D->t[i];
+
+		if (d->id == NULL || (d->h == h && d->n == n && memcmp(d->id, id, n) == 0))
+			return d;
+	}
+}
+
+static int
+diff_grow(struct differ *D)
+{
+	struct dentry *old = D->t;
+	size_t ocap = D->cap;
+
+	D->cap = ocap ? 2 * ocap : 1024;
+	if ((D->t = calloc(D->cap, sizeof *D->t)) == NULL) {
+		D->t = old;
+		D->cap = ocap;
+		return diff_nomem(D);
+	}
+	for (size_t i = 0; i < ocap; i++)
+		if (old[i].id)
+			*diff_slot(D, old[i].id, old[i].n, old[i].h) = old[i];
+	free(old);
+	return 0;
+}
+
+static int
+diff_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v,
+	size_t vn, struct ftyped *typed)
+{
+	struct differ *D = arg;
+	size_t sn = strlen(state), n = sn + 1 + kn;
+	struct dentry *d;
+	uint64_t h;
+
+	(void)typed;
+	if (n > D->idcap) {
+		unsigned char *q = realloc(D->id, n);
+
+		if (q == NULL)
+			return diff_nomem(D);
+		D->id = q;
+		D->idcap = n;
+	}
+	memcpy(D->id, state, sn + 1);
+	memcpy(D->id + sn + 1, k, kn);
+	h = ckpt_xxh3(D->id, n);
+	if (D->pass == 0 && 2 * (D->n + 1) > D->cap && diff_grow(D) < 0)
+		return -1;
+	d = D->cap ? diff_slot(D, D->id, n, h) : NULL;
+	if (D->pass == 1) {
+		if (d == NULL || d->id == NULL || !d->live)
+			return diff_count(D, state, kg, "added");
+		d->live = 0;
+		return d->vh != ckpt_xxh3(v, vn) ? diff_count(D, state, kg, "changed") : 0;
+	}
+	if (d->id == NULL) {
+		unsigned char *q = ckpt_snap_arena_alloc(D->arena, n);
+
+		if (q == NULL)
+			return diff_nomem(D);
+		memcpy(q, D->id, n);
+		*d = (struct dentry){.id = q, .n = n, .h = h, .kg = kg};
+		D->n++;
+	}
+	d->vh = ckpt_xxh3(v, vn);
+	d->live = 1;
+	return 0;
+}
+
+static int diff_clear(struct differ *D);
+
+/* What is left of a after b: removed entries (operator state, and the keyed window), then
+ * forgotten. */
+static int
+diff_removed(struct differ *D)
+{
+	const char *id;
+	json_t *v;
+
+	json_object_foreach(D->seen, id, v) {
+		char state[600];
+		const char *a = id + 2, *b = strchr(a, '\x1f');
+
+		snprintf(state, sizeof state, "%.*s", (int)(b - a), a);
+		for (json_int_t i = 0; i < json_integer_value(v); i++)
+			if (diff_count(D, state, -1, "removed") < 0)
+				return -1;
+	}
+	json_object_clear(D->seen);
+	for (size_t i = 0; i < D->cap; i++)
+		if (D->t[i].id && D->t[i].live && diff_count(D, (const char *)D->t[i].id, D->t[i].kg, "removed") < 0)
+			return -1;
+	return diff_clear(D);
+}
+
+/* Forget a's window. */
+static int
+diff_clear(struct differ *D)
+{
+	ckpt_snap_arena_free(D->arena);
+	if ((D->arena = ckpt_snap_arena_new()) == NULL)
+		return diff_nomem(D);
+	if (D->cap)
+		memset(D->t, 0, D->cap * sizeof *D->t);
+	D->n = 0;
+	return 0;
+}
+
+static int
+diff_side(struct flink_backing *b, const struct ckpt_operator *op, const struct fsink *k,
+	  struct ckpt_err *e)
+{
+	for (size_t j = 0; op && j < op->nsubtasks; j++)
+		if (ckpt_fstate_read_subtask(b, op, &op->subtasks[j], k, e) < 0)
+			return -1;
+	return 0;
+}
+
+/* Bytes of op's keyed state files in each of its key groups (about: what lies between one key
+ * group's offset and the next one's up) into by[0, m).  0, or -1 with e set. */
+static int
+kg_bytes(const struct ckpt_operator *op, uint64_t *by, uint32_t m, struct ckpt_err *e)
+{
+	for (size_t j = 0; op && j < op->nsubtasks; j++)
+		for (size_t i = 0; i < op->subtasks[j].nhandles; i++) {
+			const struct ckpt_handle *h = &op->subtasks[j].handles[i];
+			const char *r = json_string_value(json_object_get(h->detail, "key_groups"));
+			const json_t *offs = json_object_get(h->detail, "offsets");
+			size_t n = json_array_size(offs);
+			unsigned a = 0, z = 0;
+			int got = r && ckpt_fstate_handle_role(h) == 3 ? sscanf(r, "%u-%u", &a, &z) : 0;
+			struct kgoff *o;
+
+			if (got == 1)
+				z = a;
+			if (got <= 0 || n == 0)
+				continue;
+			if ((o = ckpt_calloc(n, sizeof *o, e)) == NULL)
+				return -1;
+			for (size_t x = 0; x < n; x++)
+				o[x] = (struct kgoff){(uint64_t)json_integer_value(json_array_get(offs, x)), a + (uint32_t)x};
+			qsort(o, n, sizeof *o, ckpt_fstate_cmp_kgoff); /* each one's end is the next one's start up */
+			for (size_t x = n, next = 0; x-- > 0;) {
+				uint64_t end = h->size;
+
+				if (x + 1 < n && o[x + 1].off > o[x].off)
+					next = x + 1;
+				if (next)
+					end = o[next].off;
+				if (o[x].kg <= z && o[x].kg < m && o[x].off && end > o[x].off)
+					by[o[x].kg] += end - o[x].off;
+			}
+			free(o);
+		}
+	return 0;
+}
+
+/* One operator's differences (oa or ob may be NULL) into D->states. */
+static int
+diff_operator(struct flink_backing *ba, const struct ckpt_operator *oa, struct flink_backing *bb,
+	      const struct ckpt_operator *ob, struct differ *D, struct ckpt_err *e)
+{
+	struct fsink k = {.op = diff_op, .kv = diff_kv, .arg = D, .untyped = 1, .part = 1};
+	uint32_t m = 1, lo = 0;
+	uint64_t *by;
+	int rc = -1;
+
+	D->pass = 0;
+	if (diff_side(ba, oa, &k, e) < 0)
+		return -1;
+	D->pass = 1;
+	if (diff_side(bb, ob, &k, e) < 0 || diff_removed(D) < 0)
+		return -1;
+	if (oa && oa->max_parallelism > m)
+		m = oa->max_parallelism;
+	if (ob && ob->max_parallelism > m)
+		m = ob->max_parallelism;
+	if ((by = ckpt_calloc(m, sizeof *by, e)) == NULL)
+		return -1;
+	if (kg_bytes(oa, by, m, e) < 0)
+		goto out;
+	k.part = 2;
+	while (lo < m) { /* the windows: key groups whose bytes in a add up to DIFF_WINDOW, at least one */
+		uint64_t sum = by[lo];
+		uint32_t hi = lo + 1;
+
+		while (hi < m && sum + by[hi] <= DIFF_WINDOW)
+			sum += by[hi++];
+		k.kg_lo = lo;
+		k.kg_hi = hi;
+		D->pass = 0;
+		if (diff_side(ba, oa, &k, e) < 0)
+			goto out;
+		D->pass = 1;
+		if (diff_side(bb, ob, &k, e) < 0 || diff_removed(D) < 0)
+			goto out;
+		lo = hi;
+	}
+	rc = 0;
+out:
+	free(by);
+	return rc;
+}
+
+static const struct ckpt_operator *
+op_by_id(const struct ckpt_snapshot *s, const char *id)
+{
+	for (size_t i = 0; i < s->nops; i++)
+		if (strcmp(s->ops[i].id, id) == 0)
+			return &s->ops[i];
+	return NULL;
+}
+
+static int
+cmp_kgkey(const void *a, const void *b)
+{
+	long x = strtol(*(const char *const *)a, NULL, 10), y = strtol(*(const char *const *)b, NULL, 10);
+
+	return (x > y) - (x < y);
+}
+
+/* Each state's key groups in numeric order, whichever order they were met in. */
+static int
+diff_sort(json_t *states)
+{
+	const char *name, *kg;
+	json_t *st, *v;
+
+	json_object_foreach(states, name, st) {
+		json_t *g = json_object_get(st, "key_groups"), *sorted = json_object();
+		size_t n = 0, i = 0;
+		const char **keys = g ? calloc(json_object_size(g) + 1, sizeof *keys) : NULL;
+
+		if (g == NULL) {
+			json_decref(sorted);
+			continue;
+		}
+		if (keys == NULL || sorted == NULL) {
+			free(keys);
+			json_decref(sorted);
+			return -1;
+		}
+		json_object_foreach(g, kg, v)
+			keys[n++] = kg;
+		qsort(keys, n, sizeof *keys, cmp_kgkey);
+		for (i = 0; i < n; i++)
+			if (json_object_set(sorted, keys[i], json_object_get(g, keys[i])) < 0)
+				break;
+		free(keys);
+		if (i < n) {
+			json_decref(sorted);
+			return -1;
+		}
+		if (json_object_set_new(st, "key_groups", sorted) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+json_t *
+ckpt_flink_state_diff(struct ckpt_snapshot *a, struct ckpt_snapshot *b, int *differ, struct ckpt_err *e)
+{
+	struct flink_backing *ba = ckpt_fstate_backing(a, e), *bb = ba ? ckpt_fstate_backing(b, e) : NULL;
+	json_t *out = NULL;
+	struct differ D = {.e = e};
+
+	if (bb == NULL || (out = json_object()) == NULL || (D.seen = json_object()) == NULL ||
+	    (D.arena = ckpt_snap_arena_new()) == NULL)
+		goto fail;
+	for (size_t pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < (pass ? b->nops : a->nops); i++) {
+			const struct ckpt_operator *oa = pass ? op_by_id(a, b->ops[i].id) : &a->ops[i];
+			const struct ckpt_operator *ob = pass ? &b->ops[i] : op_by_id(b, a->ops[i].id);
+
+			if (pass && oa) /* done in the first pass */
+				continue;
+			if ((D.states = json_object()) == NULL || diff_operator(ba, oa, bb, ob, &D, e) < 0)
+				goto fail;
+			if (json_object_size(D.states)) {
+				*differ = 1;
+				if (diff_sort(D.states) < 0)
+					goto fail;
+				json_object_set_new(out, pass ? ob->id : oa->id, D.states);
+			} else {
+				json_decref(D.states);
+			}
+			D.states = NULL;
+		}
+	goto out;
+fail:
+	json_decref(out);
+	out = NULL;
+out:
+	json_decref(D.seen);
+	json_decref(D.states);
+	ckpt_snap_arena_free(D.arena);
+	free(D.t);
+	free(D.id);
+	return out;
+}

@@ -1,0 +1,403 @@
+/* state-read.c: the bytes a Flink state handle names and the serialization proxies at their head
+ * (ckpt-flink(5), STATE FILES), and each subtask's handles given to the reader of their kind. */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "state.h"
+#include "model/model.h"
+
+/* ------------------------------------------------------------ the header */
+
+void
+ckpt_fstate_header_release(struct fheader *h)
+{
+	for (size_t i = 0; i < h->n; i++) {
+		free(h->m[i].name);
+		free(h->m[i].kind);
+		free(h->m[i].mode);
+		ckpt_fser_free(h->m[i].key);
+		ckpt_fser_free(h->m[i].ns);
+		ckpt_fser_free(h->m[i].value);
+		json_decref(h->m[i].serializers);
+	}
+	free(h->m);
+	ckpt_fser_free(h->key);
+	memset(h, 0, sizeof *h);
+}
+
+static int
+header_stop(struct fheader *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int
+header_stop(struct fheader *h, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(h->stop, sizeof h->stop, fmt, ap);
+	va_end(ap);
+	h->stopped = 1;
+	return 1;
+}
+
+int
+ckpt_fstate_read_count(struct ckpt_fsrc *s, int32_t *n, int32_t max, const char *what)
+{
+	if (ckpt_fsrc_i32(s, n, what) < 0)
+		return -1;
+	if (*n < 0 || *n > max)
+		return ckpt_fsrc_fail(s, "%s %d (0 to %d expected)", what, *n, max);
+	return 0;
+}
+
+static int
+read_options(struct ckpt_fsrc *s, struct fmeta *m)
+{
+	int32_t n;
+
+	if (ckpt_fstate_read_count(s, &n, 64, "state option count") < 0)
+		return -1;
+	for (int32_t i = 0; i < n; i++) {
+		char *k = NULL, *v = NULL;
+
+		if (ckpt_fsrc_utf(s, &k, "state option") < 0 || ckpt_fsrc_utf(s, &v, "state option value") < 0) {
+			free(k);
+			return -1;
+		}
+		if (strcmp(k, "KEYED_STATE_TYPE") == 0 && m->kind == NULL) {
+			for (char *p = v; *p; p++)
+				*p = (char)(*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
+			m->kind = v;
+			v = NULL;
+		} else if (strcmp(k, "OPERATOR_STATE_DISTRIBUTION_MODE") == 0 && m->mode == NULL) {
+			m->mode = v;
+			v = NULL;
+		}
+		free(k);
+		free(v);
+	}
+	return 0;
+}
+
+/* The serializers map of a state; 1 when a snapshot class stops the parse. */
+static int
+read_serializers(struct ckpt_fsrc *s, struct fheader *h, struct fmeta *m)
+{
+	int32_t n;
+
+	if (ckpt_fstate_read_count(s, &n, 16, "state serializer count") < 0)
+		return -1;
+	for (int32_t i = 0; i < n; i++) {
+		struct ckpt_fser *t = NULL, **slot;
+		char *k;
+		int r;
+
+		if (ckpt_fsrc_utf(s, &k, "serializer name") < 0)
+			return -1;
+		if (strcmp(k, "KEY_SERIALIZER") == 0)
+			slot = &m->key;
+		else if (strcmp(k, "NAMESPACE_SERIALIZER") == 0)
+			slot = &m->ns;
+		else if (strcmp(k, "VALUE_SERIALIZER") == 0)
+			slot = &m->value;
+		else {
+			ckpt_fsrc_fail(s, "unknown serializer name \"%s\" of state \"%s\"", k, m->name);
+			free(k);
+			return -1;
+		}
+		if (*slot != NULL) {
+			ckpt_fsrc_fail(s, "state \"%s\" names its %s twice", m->name, k);
+			free(k);
+			return -1;
+		}
+		r = ckpt_fser_read(s, 1, &t);
+		*slot = t;
+		if (r == 0 && json_object_set_new(m->serializers, k, ckpt_fser_json(t)) < 0)
+			r = ckpt_err_set(s->e, CKPT_ERR_NOMEM, s->where, "out of memory");
+		if (r == 1) {
+			const char *cls = ckpt_fser_blocker(t);
+
+			header_stop(h, "the %s of state \"%s\" is a %s, whose snapshot ckpt cannot step over", k,
+				    m->name, cls ? cls : "?");
+		}
+		free(k);
+		if (r != 0)
+			return r;
+	}
+	return 0;
+}
+
+/* StateMetaInfoSnapshotReadersWriters' current reader (meta-info versions 6 and 7). */
+int
+ckpt_fstate_read_meta(struct ckpt_fsrc *s, struct fheader *h)
+{
+	struct fmeta *m = realloc(h->m, (h->n + 1) * sizeof *m);
+
+	if (m == NULL)
+		return ckpt_err_set(s->e, CKPT_ERR_NOMEM, s->where, "out of memory");
+	h->m = m;
+	m = &h->m[h->n++];
+	memset(m, 0, sizeof *m);
+	if ((m->serializers = json_object()) == NULL)
+		return ckpt_err_set(s->e, CKPT_ERR_NOMEM, s->where, "out of memory");
+	if (ckpt_fsrc_utf(s, &m->name, "state name") < 0 || ckpt_fsrc_i32(s, &m->type, "state type") < 0)
+		return -1;
+	if (m->type < 0 || m->type > 4)
+		return ckpt_fsrc_fail(s, "state type %d of state \"%s\" (0 to 4 expected)", m->type, m->name);
+	for (size_t i = 0; i + 1 < h->n; i++)
+		if (strcmp(h->m[i].name, m->name) == 0)
+			return ckpt_fsrc_fail(s, "state \"%s\" twice in one header", m->name);
+	if (read_options(s, m) < 0)
+		return -1;
+	if (m->type == 3 && m->kind == NULL && (m->kind = strdup("timers")) == NULL)
+		return ckpt_err_set(s->e, CKPT_ERR_NOMEM, s->where, "out of memory");
+	return read_serializers(s, h, m);
+}
+
+static int
+read_metas(struct ckpt_fsrc *s, struct fheader *h, const char *what)
+{
+	int16_t n;
+
+	if (ckpt_fsrc_i16(s, &n, what) < 0)
+		return -1;
+	if (n < 0)
+		return ckpt_fsrc_fail(s, "negative %s %d", what, n);
+	for (int16_t i = 0; i < n; i++) {
+		int r = ckpt_fstate_read_meta(s, h);
+
+		if (r != 0)
+			return r;
+	}
+	return 0;
+}
+
+static int
+read_flag(struct ckpt_fsrc *s, int *v, const char *what)
+{
+	uint8_t b;
+
+	if (ckpt_fsrc_u8(s, &b, what) < 0)
+		return -1;
+	if (b > 1)
+		return ckpt_fsrc_fail(s, "%s %u (a boolean expected)", what, b);
+	*v = b;
+	return 0;
+}
+
+/* OperatorBackendSerializationProxy; 1 when the header stops early (h->stop says why). */
+int
+ckpt_fstate_op_header(struct ckpt_fsrc *s, struct fheader *h)
+{
+	int r;
+
+	if (ckpt_fsrc_seek(s, 0, 0) < 0 || ckpt_fsrc_i32(s, &h->version, "operator state header version") < 0)
+		return -1;
+	if (h->version < 1 || h->version > 6)
+		return ckpt_fsrc_fail(s, "operator state header version %d (1 to 6 expected)", h->version);
+	if (h->version < 5)
+		return header_stop(h, "operator state header version %d (Flink 1.6 and before) is not read",
+				   h->version);
+	if (h->version == 6 && read_flag(s, &h->compressed, "compression flag") < 0)
+		return -1;
+	if ((r = read_metas(s, h, "operator state count")) != 0)
+		return r;
+	h->nlist = h->n;
+	if ((r = read_metas(s, h, "broadcast state count")) != 0)
+		return r;
+	h->end = ckpt_fsrc_tell(s);
+	return 0;
+}
+
+/* KeyedBackendSerializationProxy; 1 when the header stops early. */
+int
+ckpt_fstate_read_keyed_header(struct ckpt_fsrc *s, struct fheader *h)
+{
+	int r;
+
+	if (ckpt_fsrc_seek(s, 0, 0) < 0 || ckpt_fsrc_i32(s, &h->version, "keyed state header version") < 0)
+		return -1;
+	if (h->version < 1 || h->version > 6)
+		return ckpt_fsrc_fail(s, "keyed state header version %d (1 to 6 expected)", h->version);
+	if (h->version < 6)
+		return header_stop(h, "keyed state header version %d (Flink 1.6 and before) is not read",
+				   h->version);
+	if (read_flag(s, &h->compressed, "key-group compression flag") < 0)
+		return -1;
+	if ((r = ckpt_fser_read(s, 1, &h->key)) != 0) {
+		if (r == 1)
+			header_stop(h, "the key serializer is a %s, whose snapshot ckpt cannot step over",
+				    ckpt_fser_blocker(h->key));
+		return r;
+	}
+	if ((r = read_metas(s, h, "keyed state count")) != 0)
+		return r;
+	h->end = ckpt_fsrc_tell(s);
+	return 0;
+}
+
+const struct fmeta *
+ckpt_fstate_meta_named(const struct fheader *h, const char *name)
+{
+	for (size_t i = 0; i < h->n; i++)
+		if (strcmp(h->m[i].name, name) == 0)
+			return &h->m[i];
+	return NULL;
+}
+
+const char *
+ckpt_fstate_meta_kind(const struct fmeta *m)
+{
+	if (m->type == 2)
+		return "broadcast";
+	if (m->type == 1)
+		return m->mode && strcmp(m->mode, "UNION") == 0 ? "union" : "list";
+	return m->kind ? m->kind : "value";
+}
+
+/* The keyed serialization proxy at the head of c->h's stream (changelog.c reads it too). */
+int
+ckpt_fstate_keyed_header(struct fctx *c, struct fheader *h)
+{
+	struct ckpt_fsrc s = {0};
+	int fd = -1, rc;
+
+	s.fd = -1;
+	rc = ckpt_fstate_open_bytes(c, &s, &fd) < 0 || ckpt_fstate_read_keyed_header(&s, h) < 0 ? -1 : 0;
+	ckpt_fsrc_release(&s);
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+/* ------------------------------------------------------------ where the bytes are */
+
+static int
+has_prefix(const char *p, const char *pre)
+{
+	size_t n = strlen(pre);
+
+	return strncmp(p, pre, n) == 0 && (p[n] == '\0' || p[n] == '/' || (n > 0 && pre[n - 1] == '/'));
+}
+
+/* A handle's path as a local path: a --root map, file: URIs, absolute paths. */
+static int
+resolve(struct fctx *c, const char *p, char *out, size_t n)
+{
+	for (size_t i = 0; i < c->b->nroots; i++)
+		if (has_prefix(p, c->b->from[i])) {
+			snprintf(out, n, "%s%s", c->b->to[i], p + strlen(c->b->from[i]));
+			return 0;
+		}
+	if (strncmp(p, "file:", 5) == 0) {
+		p += 5;
+		if (strncmp(p, "//", 2) == 0) /* file://host/x or file:///x */
+			p = strchr(p + 2, '/');
+		if (p == NULL || *p != '/')
+			return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "state file URI without a path");
+	}
+	if (*p != '/')
+		return ckpt_err_set(c->e, CKPT_ERR_INPUT, p, "not a local path: map its prefix with --root PREFIX=DIR");
+	snprintf(out, n, "%s", p);
+	return 0;
+}
+
+/* The local path of a file the _metadata names (kind: file, relative_file, segment_file). */
+int
+ckpt_fstate_local_path(struct fctx *c, const char *kind, const char *p, char *out, size_t n)
+{
+	if (strcmp(kind, "relative_file") == 0) {
+		if (c->b->dir == NULL)
+			return ckpt_err_set(c->e, CKPT_ERR_INPUT, p,
+					    "a relative state file, but the _metadata came from standard input");
+		snprintf(out, n, "%s/%s", c->b->dir, p);
+		return 0;
+	}
+	return resolve(c, p, out, n);
+}
+
+/* Open the bytes of handle h's delegate: *fd >= 0 for a file (close it), -1 inline. */
+int
+ckpt_fstate_open_bytes(struct fctx *c, struct ckpt_fsrc *s, int *fd)
+{
+	const json_t *d = json_object_get(c->h->detail, "delegate");
+	const char *kind = json_string_value(json_object_get(d, "kind")), *path = c->h->path;
+	uint64_t start = (uint64_t)json_integer_value(json_object_get(d, "start")), want;
+	struct stat sb;
+
+	*fd = -1;
+	if (kind == NULL)
+		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->b->meta, "operator %s subtask %u: a handle without data",
+				    c->op->id, c->st->index);
+	if (strcmp(kind, "byte_stream") == 0 || strcmp(kind, "empty_segment_file") == 0) {
+		snprintf(c->where, sizeof c->where, "%s:inline:%s", c->b->meta,
+			 json_string_value(json_object_get(d, "handle_name")) ?
+			 json_string_value(json_object_get(d, "handle_name")) : "");
+		return ckpt_fsrc_mem(s, c->h->data.p, c->h->data.len, c->where, c->e);
+	}
+	if (path == NULL)
+		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->b->meta, "operator %s subtask %u: a %s handle without a path",
+				    c->op->id, c->st->index, kind);
+	if (ckpt_fstate_local_path(c, kind, path, c->where, sizeof c->where) < 0)
+		return -1;
+	if ((*fd = open(c->where, O_RDONLY)) < 0)
+		return ckpt_err_sys(c->e, c->where, "cannot open the state file of operator %s subtask %u",
+				    c->op->id, c->st->index);
+	if (fstat(*fd, &sb) < 0)
+		return ckpt_err_sys(c->e, c->where, "cannot stat");
+	want = strcmp(kind, "segment_file") == 0 ? start + c->h->size : c->h->size;
+	if (strcmp(kind, "segment_file") == 0 ? (uint64_t)sb.st_size < want : (uint64_t)sb.st_size != want)
+		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "%s: %llu bytes, the _metadata records %llu",
+				    (uint64_t)sb.st_size < want ? "short" : "long", (unsigned long long)sb.st_size,
+				    (unsigned long long)want); /* as -c words it */
+	return ckpt_fsrc_file(s, *fd, strcmp(kind, "segment_file") == 0 ? start : 0, c->h->size, c->where, c->e);
+}
+
+/* ------------------------------------------------------------ one subtask */
+
+/* Which handles hold state ckpt reads: 1 operator (managed), 2 raw operator, 3 keyed, 4 RocksDB
+ * (incremental), 5 keyed in a changelog, 0 none. */
+int
+ckpt_fstate_handle_role(const struct ckpt_handle *h)
+{
+	if (strcmp(h->kind, "operator_stream") == 0 || strcmp(h->kind, "file_merging_operator_stream") == 0)
+		return strcmp(h->scope, "managed_operator") == 0 ? 1 : 2;
+	if (strcmp(h->scope, "managed_keyed") == 0 &&
+	    (strcmp(h->kind, "savepoint_key_groups") == 0 || strcmp(h->kind, "key_groups") == 0))
+		return 3;
+	if (strcmp(h->scope, "managed_keyed") == 0 && strcmp(h->kind, "incremental") == 0)
+		return 4;
+	if (strcmp(h->scope, "managed_keyed") == 0 && strcmp(h->kind, "changelog") == 0)
+		return 5;
+	return 0;
+}
+
+int
+ckpt_fstate_read_subtask(struct flink_backing *b, const struct ckpt_operator *op, const struct ckpt_subtask *st,
+			 const struct fsink *k, struct ckpt_err *e)
+{
+	struct fctx c = {.b = b, .op = op, .st = st, .k = k, .e = e};
+
+	for (size_t i = 0; i < st->nhandles; i++) {
+		int role = ckpt_fstate_handle_role(&st->handles[i]), r = 0;
+
+		c.h = &st->handles[i];
+		snprintf(c.where, sizeof c.where, "%s", b->meta);
+		if ((k->part == 1 && role >= 3) || (k->part == 2 && role < 3))
+			continue;
+		if (role == 1 || role == 2)
+			r = ckpt_fstate_read_operator(&c, role == 1);
+		else if (role == 3)
+			r = ckpt_fstate_read_keyed(&c);
+		else if (role == 4)
+			r = ckpt_fstate_read_rocksdb(&c);
+		else if (role == 5)
+			r = ckpt_fchangelog_read(&c);
+		if (r < 0)
+			return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,240 @@
+/* state-typed.c: the typed form of a keyed entry (key, namespace, user key, value), decoded by the
+ * state's serializers when a sink asks for it, and whether a state's entries can be typed. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "state.h"
+#include "model/model.h"
+
+int
+ckpt_fstate_nomem(struct fctx *c)
+{
+	return ckpt_err_set(c->e, CKPT_ERR_NOMEM, c->where, "out of memory");
+}
+
+/* Decode p[0, n) (at offset at of the source) as one value of t, to its last byte, into o. */
+static int
+decode_out(struct fctx *c, const struct ckpt_fser *t, const unsigned char *p, size_t n, uint64_t at,
+	   const char *what, struct ckpt_fout *o)
+{
+	struct ckpt_fsrc m;
+	int32_t h;
+	int hd, r;
+
+	ckpt_fsrc_mem(&m, p, n, c->where, c->e);
+	m.base = at;
+	r = ckpt_fser_emit(t, &m, o, &h, &hd);
+	if (r == 0 && !ckpt_fsrc_drained(&m))
+		r = ckpt_fsrc_fail(&m, "%s does not end where its serializer (%s) ends", what, t->cls);
+	ckpt_fsrc_release(&m);
+	return r;
+}
+
+/* The length of what was read since from, as CompositeKeySerializationUtils.writeVariableIntBytes
+ * writes it after a key or namespace when both are of variable length: little-endian, the bytes
+ * until the rest is 0 (at least one).  Flink skips them; ckpt checks them. */
+static int
+length_suffix(struct ckpt_fsrc *s, uint64_t from, const char *what, const char *state)
+{
+	uint64_t len = ckpt_fsrc_tell(s) - from, rest = len, at = s->base + ckpt_fsrc_tell(s), got = 0;
+	int shift = 0;
+	uint8_t b;
+
+	do {
+		if (ckpt_fsrc_u8(s, &b, "length suffix") < 0)
+			return -1;
+		got |= (uint64_t)b << shift;
+		shift += 8;
+		rest >>= 8;
+	} while (rest != 0);
+	if (got != len)
+		return ckpt_err_set(s->e, CKPT_ERR_INPUT, s->where, "offset %llu: %s of state \"%s\" has length "
+				    "suffix %llu, not its length %llu", (unsigned long long)at, what, state,
+				    (unsigned long long)got, (unsigned long long)len);
+	return 0;
+}
+
+/* The typed form of one canonical entry: key ‖ namespace (‖ user key) and the value, into o. */
+static int
+typed_out(const struct ftyped *t, struct ckpt_fout *o)
+{
+	struct fctx *c = t->c;
+	const struct fheader *h = t->h;
+	const struct fmeta *m = t->m;
+	const unsigned char *k = t->k, *v = t->v;
+	size_t kn = t->kn, vn = t->vn;
+	uint64_t at = t->at;
+	uint32_t kg = t->kg;
+	uint64_t from;
+	struct ckpt_fsrc s;
+	const struct ckpt_fser *vs = m->value;
+	int32_t hash, hh;
+	int hashed = 0, hd, r = -1, map = m->kindc == 'm' && !t->heap; /* ckpt_fstate_typable() set kindc */
+
+	if (m->kindc == 't') {
+		if (vn != 0)
+			return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "offset %llu: a timer with a value",
+					    (unsigned long long)at);
+		return decode_out(c, m->value, k + c->prefix, kn - c->prefix, at, "timer", o);
+	}
+	if (ckpt_fout_open(o, '{') < 0)
+		return ckpt_fstate_nomem(c);
+	ckpt_fsrc_mem(&s, k, kn, c->where, c->e);
+	s.base = at + 4; /* at is the entry's: the key's i32 length, the key, the value's, the value */
+	if (ckpt_fsrc_read(&s, NULL, c->prefix, "key-group prefix") < 0)
+		goto out;
+	ckpt_fout_key_lit(o, "key");
+	from = ckpt_fsrc_tell(&s);
+	s.tail = m->ns->kind == FSER_VOIDNS; /* its one byte follows a Kryo key */
+	if (ckpt_fser_emit(h->key, &s, o, &hash, &hashed) < 0 ||
+	    (m->ambiguous && length_suffix(&s, from, "key", m->name) < 0))
+		goto out;
+	ckpt_fout_key_lit(o, "namespace");
+	from = ckpt_fsrc_tell(&s);
+	if (ckpt_fser_emit(m->ns, &s, o, &hh, &hd) < 0 ||
+	    (m->ambiguous && length_suffix(&s, from, "namespace", m->name) < 0))
+		goto out;
+	if (map) {
+		ckpt_fout_key_lit(o, "user_key");
+		if (ckpt_fser_emit(vs->kids[0], &s, o, &hh, &hd) < 0)
+			goto out;
+		vs = vs->kids[1];
+	}
+	if (!ckpt_fsrc_drained(&s)) {
+		ckpt_fsrc_fail(&s, "key of state \"%s\" does not end where its serializers end", m->name);
+		goto out;
+	}
+	if (hashed && ckpt_flink_key_group(hash, c->op->max_parallelism) != kg) {
+		ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "offset %llu: a key of state \"%s\" in key group %u hashes "
+			     "to key group %u", (unsigned long long)at, m->name, kg,
+			     ckpt_flink_key_group(hash, c->op->max_parallelism));
+		goto out;
+	}
+	ckpt_fsrc_mem_again(&s, v, vn);
+	s.base = at + 8 + kn;
+	s.tail = 0;
+	ckpt_fout_key_lit(o, "value");
+	if (map) {
+		uint8_t isnull;
+
+		if (ckpt_fsrc_u8(&s, &isnull, "map value null flag") < 0)
+			goto out;
+		if (isnull ? ckpt_fout_null(o) < 0 && ckpt_fstate_nomem(c) : ckpt_fser_emit(vs, &s, o, &hh, &hd) < 0)
+			goto out;
+	} else if (m->kindc == 'l' && !t->heap) {
+		/* ListDelimitedSerializer: elements joined by ',' */
+		if (ckpt_fout_open(o, '[') < 0) {
+			ckpt_fstate_nomem(c);
+			goto out;
+		}
+		for (size_t i = 0; !ckpt_fsrc_drained(&s); i++) {
+			uint8_t comma;
+
+			if (i > 0 && (ckpt_fsrc_u8(&s, &comma, "list delimiter") < 0 ||
+				      (comma != ',' && ckpt_fsrc_fail(&s, "list delimiter %u", comma))))
+				goto out;
+			if (ckpt_fser_emit(vs->kids[0], &s, o, &hh, &hd) < 0)
+				goto out;
+		}
+		ckpt_fout_close(o);
+	} else if (ckpt_fser_emit(vs, &s, o, &hh, &hd) < 0) {
+		goto out;
+	}
+	if (!ckpt_fsrc_drained(&s)) {
+		ckpt_fsrc_fail(&s, "value of state \"%s\" does not end where its serializer ends", m->name);
+		goto out;
+	}
+	ckpt_fout_close(o);
+	r = 0;
+out:
+	ckpt_fsrc_release(&s);
+	return r;
+}
+
+/* What a sink calls to have the typed form: into o (FOUT_JSON's root, the document, or nowhere). */
+int
+ckpt_fstate_typed_emit(struct ftyped *t, struct ckpt_fout *o)
+{
+	json_t *v = t->ready;
+
+	t->done = 1;
+	if (v == NULL)
+		return typed_out(t, o);
+	t->ready = NULL;
+	return ckpt_fout_json(o, v) < 0 ? ckpt_fstate_nomem(t->c) : 0;
+}
+
+/* The typed form as a new jansson value (*v NULL when there is none). */
+int
+ckpt_fstate_typed_json(struct ftyped *t, json_t **v)
+{
+	struct ckpt_fout o; /* the stacks are written before they are read: not cleared */
+
+	*v = NULL;
+	if (t == NULL)
+		return 0;
+	o.mode = FOUT_JSON;
+	o.root = NULL;
+	o.depth = 0;
+	if (ckpt_fstate_typed_emit(t, &o) < 0) {
+		ckpt_fout_reset(&o);
+		return -1;
+	}
+	*v = o.root;
+	return 0;
+}
+
+/* Check the typed form the sink did not ask for. */
+int
+ckpt_fstate_typed_check(struct ftyped *t)
+{
+	struct ckpt_fout o;
+
+	if (t == NULL || t->done)
+		return 0;
+	o.mode = FOUT_NONE;
+	o.depth = 0;
+	return ckpt_fstate_typed_emit(t, &o);
+}
+
+static int typable_of(const struct fheader *h, const struct fmeta *m);
+
+/* Can entries of m be typed?  Asked once a state (an entry's question, in the hot loop). */
+int
+ckpt_fstate_typable(const struct fheader *h, struct fmeta *m)
+{
+	if (m == NULL)
+		return 0;
+	if (m->typable == 0) {
+		m->typable = typable_of(h, m) ? 1 : -1;
+		m->ambiguous = m->ns && h->key && ckpt_fser_fixed_length(h->key) < 0 &&
+			       ckpt_fser_fixed_length(m->ns) < 0;
+		m->kindc = strcmp(m->kind ? m->kind : "", "timers") == 0 ? 't' :
+			   strcmp(m->kind ? m->kind : "", "map") == 0 ? 'm' :
+			   strcmp(m->kind ? m->kind : "", "list") == 0 ? 'l' : 0;
+	}
+	return m->typable > 0;
+}
+
+/* Can entries of m be typed? */
+static int
+typable_of(const struct fheader *h, const struct fmeta *m)
+{
+	int plain = !m || !m->kind || (strcmp(m->kind, "map") != 0 && strcmp(m->kind, "list") != 0);
+
+	if (h->stopped || m == NULL || m->value == NULL)
+		return 0;
+	if (strcmp(m->kind ? m->kind : "", "timers") == 0)
+		return !ckpt_fser_blocker(m->value);
+	/* a Kryo value last of a canonical entry's value, or its key before a VoidNamespace (typed_out) */
+	if (plain ? ckpt_fser_blocker_tail(m->value) != NULL : ckpt_fser_blocker(m->value) != NULL)
+		return 0;
+	if (m->ns == NULL || ckpt_fser_blocker(m->ns) ||
+	    (m->ns->kind == FSER_VOIDNS && plain ? ckpt_fser_blocker_tail(h->key) : ckpt_fser_blocker(h->key)))
+		return 0;
+	if (m->kind && strcmp(m->kind, "map") == 0)
+		return m->value->kind == FSER_MAP;
+	if (m->kind && strcmp(m->kind, "list") == 0)
+		return m->value->kind == FSER_LIST;
+	return 1;
+}
