@@ -241,10 +241,10 @@ check_subtask(struct flink_backing *b, const struct ckpt_operator *op, const str
 }
 
 /*
- * The check before -a prints: every subtask not loaded yet, on as many threads as there are
- * processors (at most CHECK_THREADS), each taking the next subtask.  The error said is the first
- * subtask's in the document's order, as one thread would say it: a thread skips the subtasks after
- * the first that failed, and every one before it is read.
+ * Subtasks read on as many threads as there are processors (at most CHECK_THREADS), each taking
+ * the next subtask.  The check before -a prints says the first failing subtask's error in the
+ * document's order, as one thread would: a thread skips the subtasks after the first that failed,
+ * and every one before it is read.  -c reads them all and says each one's error in that order.
  */
 #define CHECK_THREADS 16
 
@@ -252,6 +252,9 @@ struct check_run {
 	struct flink_backing *b;
 	const struct ckpt_operator **op;
 	const struct ckpt_subtask **st;
+	int (*fn)(struct flink_backing *b, const struct ckpt_operator *op, const struct ckpt_subtask *st,
+		  struct ckpt_err *e);
+	struct ckpt_err *each; /* NULL: stop at the first failure; else each subtask's error (kind 0: none) */
 	size_t n, next, failed; /* failed: the first subtask that failed (n: none) */
 	struct ckpt_err err;
 	pthread_mutex_t mu;
@@ -269,12 +272,16 @@ check_worker(void *arg)
 
 		pthread_mutex_lock(&R->mu);
 		t = R->next++;
-		skip = t > R->failed; /* after the first that failed: never said */
+		skip = R->each == NULL && t > R->failed; /* after the first that failed: never said */
 		pthread_mutex_unlock(&R->mu);
 		if (t >= R->n)
 			return NULL;
-		if (skip || check_subtask(R->b, R->op[t], R->st[t], &e) == 0)
+		if (skip || R->fn(R->b, R->op[t], R->st[t], &e) == 0)
 			continue;
+		if (e.kind == CKPT_ERR_NONE) /* a failure must not pass for none */
+			e.kind = CKPT_ERR_INPUT;
+		if (R->each)
+			R->each[t] = e;
 		pthread_mutex_lock(&R->mu);
 		if (t < R->failed) {
 			R->failed = t;
@@ -284,22 +291,30 @@ check_worker(void *arg)
 	}
 }
 
+/* The subtasks of s (those not loaded, with all 0) through fn on the threads; each, when not NULL,
+ * gets their errors in the document's order (*n of them).  0, or -1 with e set: the first error
+ * (each NULL), or no memory. */
 static int
-flink_check(struct ckpt_snapshot *s, struct ckpt_err *e)
+run_subtasks(struct ckpt_snapshot *s, int all,
+	     int (*fn)(struct flink_backing *, const struct ckpt_operator *, const struct ckpt_subtask *,
+		       struct ckpt_err *),
+	     struct ckpt_err **each, size_t *n, struct ckpt_err *e)
 {
-	struct check_run R = {.b = (struct flink_backing *)s->backing, .mu = PTHREAD_MUTEX_INITIALIZER};
+	struct check_run R = {.b = (struct flink_backing *)s->backing, .fn = fn, .mu = PTHREAD_MUTEX_INITIALIZER};
 	pthread_t th[CHECK_THREADS];
-	size_t all = 0, nth = 0, want;
+	size_t total = 0, nth = 0, want;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	int rc = -1;
 
 	for (size_t i = 0; i < s->nops; i++)
-		all += s->ops[i].nsubtasks;
-	if ((R.op = ckpt_calloc(all + 1, sizeof *R.op, e)) == NULL || (R.st = ckpt_calloc(all + 1, sizeof *R.st, e)) == NULL)
+		total += s->ops[i].nsubtasks;
+	if ((R.op = ckpt_calloc(total + 1, sizeof *R.op, e)) == NULL ||
+	    (R.st = ckpt_calloc(total + 1, sizeof *R.st, e)) == NULL ||
+	    (each && (R.each = ckpt_calloc(total + 1, sizeof *R.each, e)) == NULL))
 		goto out;
 	for (size_t i = 0; i < s->nops; i++)
 		for (size_t j = 0; j < s->ops[i].nsubtasks; j++)
-			if (!s->ops[i].subtasks[j].loaded) {
+			if (all || !s->ops[i].subtasks[j].loaded) {
 				R.op[R.n] = &s->ops[i];
 				R.st[R.n++] = &s->ops[i].subtasks[j];
 			}
@@ -312,7 +327,11 @@ flink_check(struct ckpt_snapshot *s, struct ckpt_err *e)
 	check_worker(&R); /* this thread is one of them */
 	while (nth > 0)
 		pthread_join(th[--nth], NULL);
-	if (R.failed < R.n) {
+	if (each) {
+		*each = R.each;
+		*n = R.n;
+		R.each = NULL;
+	} else if (R.failed < R.n) {
 		*e = R.err;
 		goto out;
 	}
@@ -320,7 +339,30 @@ flink_check(struct ckpt_snapshot *s, struct ckpt_err *e)
 out:
 	free(R.op);
 	free(R.st);
+	free(R.each);
 	return rc;
+}
+
+static int
+flink_check(struct ckpt_snapshot *s, struct ckpt_err *e)
+{
+	return run_subtasks(s, 0, check_subtask, NULL, NULL, e);
+}
+
+/* -c's read of one subtask: every file read through, every entry decoded, nothing kept. */
+static int
+verify_subtask(struct flink_backing *b, const struct ckpt_operator *op, const struct ckpt_subtask *st,
+	       struct ckpt_err *e)
+{
+	struct fsink k = {.op = ckpt_fstate_dry_op, .kv = ckpt_fstate_dry_kv};
+
+	return ckpt_fstate_read_subtask(b, op, st, &k, e);
+}
+
+int
+ckpt_fstate_verify_all(struct ckpt_snapshot *s, struct ckpt_err **each, size_t *n, struct ckpt_err *e)
+{
+	return run_subtasks(s, 1, verify_subtask, each, n, e);
 }
 
 /* The entries of one subtask, written as they are read: typed where the serializers are known (the

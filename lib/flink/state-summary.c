@@ -435,42 +435,40 @@ ckpt_flink_state_verify(struct ckpt_snapshot *s, ckpt_verify_report *report, voi
 {
 	struct flink_backing *b = ckpt_fstate_backing(s, e);
 	struct verifier V = {.report = report, .arg = arg};
-	struct counter C = {.e = e};
-	struct fsink k = {.header = count_header, .op = count_op, .kv = count_kv, .arg = &C};
+	struct ckpt_err *each = NULL;
+	size_t n = 0;
 	long rc = -1;
 
 	*files = *bytes = 0;
-	if (b == NULL || (V.bad = json_object()) == NULL || (C.op = json_pack("{s:[]}", "states")) == NULL)
+	if (b == NULL || (V.bad = json_object()) == NULL)
 		goto out;
-	C.states = json_object_get(C.op, "states");
-	if (verify_files(b, s, &V, files, bytes, e) < 0)
+	if (verify_files(b, s, &V, files, bytes, e) < 0 || ckpt_fstate_verify_all(s, &each, &n, e) < 0)
 		goto out;
-	for (size_t i = 0; i < s->nops; i++)
-		for (size_t j = 0; j < s->ops[i].nsubtasks; j++) {
-			struct ckpt_err pe = {0}, pw;
-			char msg[1200], text[1100];
+	for (size_t i = 0; i < n; i++) {
+		struct ckpt_err pe = each[i], pw;
+		char msg[1200], text[1100];
 
-			if (ckpt_fstate_read_subtask(b, &s->ops[i], &s->ops[i].subtasks[j], &k, &pe) == 0)
-				continue;
-			if (pe.kind == CKPT_ERR_NOMEM) {
-				*e = pe;
-				goto out;
-			}
-			if (json_object_get(V.bad, pe.where)) /* missing or of the wrong size: said already */
-				continue;
-			pw = pe; /* the diagnostic -a prints, one line, after its "where: " */
-			pw.where[0] = '\0';
-			ckpt_err_format(&pw, text, sizeof text);
-			snprintf(msg, sizeof msg, "%s%s", pe.kind == CKPT_ERR_REFUSED ? "not checked: " : "", text);
-			if (pe.kind == CKPT_ERR_REFUSED)
-				report(arg, pe.where, msg);
-			else
-				problem(&V, pe.where, msg);
+		if (pe.kind == CKPT_ERR_NONE)
+			continue;
+		if (pe.kind == CKPT_ERR_NOMEM) {
+			*e = pe;
+			goto out;
 		}
+		if (json_object_get(V.bad, pe.where)) /* missing or of the wrong size: said already */
+			continue;
+		pw = pe; /* the diagnostic -a prints, one line, after its "where: " */
+		pw.where[0] = '\0';
+		ckpt_err_format(&pw, text, sizeof text);
+		snprintf(msg, sizeof msg, "%s%s", pe.kind == CKPT_ERR_REFUSED ? "not checked: " : "", text);
+		if (pe.kind == CKPT_ERR_REFUSED)
+			report(arg, pe.where, msg);
+		else
+			problem(&V, pe.where, msg);
+	}
 	rc = V.problems;
 out:
+	free(each);
 	json_decref(V.bad);
-	json_decref(C.op);
 	return rc;
 }
 

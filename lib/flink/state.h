@@ -171,6 +171,9 @@ int ckpt_fstate_dry_kv(void *arg, const char *state, uint32_t kg, const unsigned
 
 /* s's backing when s is a Flink snapshot, else NULL with e set. */
 struct flink_backing *ckpt_fstate_backing(struct ckpt_snapshot *s, struct ckpt_err *e);
+/* -c: every subtask of s read through on all processors; *each (the caller frees it) the error of
+ * each in the document's order, kind 0 where none, *n of them.  0, or -1 with e set (no memory). */
+int ckpt_fstate_verify_all(struct ckpt_snapshot *s, struct ckpt_err **each, size_t *n, struct ckpt_err *e);
 
 /* ------------------------------------------------------------ state-summary.c */
 
