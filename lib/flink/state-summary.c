@@ -17,6 +17,12 @@ struct counter {
 	json_t *cuts;     /* heap key groups read in part: key group -> {"seen": {state: true}, "why"} */
 	json_t *keyed;    /* keyed states passed over with no entries: state -> true */
 	struct ckpt_err *e;
+	/* count_kv's entries not yet added: to state object o and its key group's object x, the last
+	 * entry's (state name, key group); added when another comes or anything else is counted */
+	json_t *o, *x;
+	char name[128];
+	uint32_t kg;
+	json_int_t entries, bytes;
 };
 
 /* The state object of name in the current operator, added when new. */
@@ -44,10 +50,26 @@ ckpt_fstate_add_int(json_t *o, const char *k, json_int_t v)
 		json_object_set_new(o, k, v < 0 ? json_null() : json_integer(json_integer_value(x) + v));
 }
 
+/* What count_kv holds back, added. */
+static void
+count_flush(struct counter *C)
+{
+	if (C->o == NULL)
+		return;
+	ckpt_fstate_add_int(C->o, "entries", C->entries);
+	ckpt_fstate_add_int(C->o, "bytes", C->bytes);
+	ckpt_fstate_add_int(C->x, "entries", C->entries);
+	ckpt_fstate_add_int(C->x, "bytes", C->bytes);
+	C->o = C->x = NULL;
+	C->entries = C->bytes = 0;
+}
+
 static int
 count_header(void *arg, const char *scope, const struct fheader *h)
 {
 	struct counter *C = arg;
+
+	count_flush(C);
 
 	if (h->key && !json_object_get(C->op, "key_serializer"))
 		json_object_set_new(C->op, "key_serializer", ckpt_fser_json(h->key));
@@ -82,33 +104,40 @@ static int
 count_op(void *arg, const char *state, size_t idx, const unsigned char *p, size_t n, json_t *typed)
 {
 	struct counter *C = arg;
-	json_t *o = count_state(C, state);
+	json_t *o;
 
 	(void)idx;
 	(void)p;
 	json_decref(typed);
-	if (o == NULL)
+	count_flush(C);
+	if ((o = count_state(C, state)) == NULL)
 		return ckpt_err_set(C->e, CKPT_ERR_NOMEM, "", "out of memory");
 	ckpt_fstate_add_int(o, "entries", 1);
 	ckpt_fstate_add_int(o, "bytes", (json_int_t)n);
 	return 0;
 }
 
+/* Millions of entries come a state and key group at a time: each is added to the counts held back
+ * for the last one's, and those are put into the JSON objects only when that changes. */
 static int
 count_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v,
 	 size_t vn, struct ftyped *typed)
 {
 	struct counter *C = arg;
-	json_t *o = count_state(C, state), *g, *x;
+	json_t *o, *g, *x;
 	char key[16];
 
 	(void)k;
 	(void)v;
 	(void)typed; /* checked by the reader */
-	if (o == NULL)
+	if (C->o && kg == C->kg && strcmp(state, C->name) == 0) {
+		C->entries++;
+		C->bytes += (json_int_t)(kn + vn);
+		return 0;
+	}
+	count_flush(C);
+	if ((o = count_state(C, state)) == NULL)
 		return ckpt_err_set(C->e, CKPT_ERR_NOMEM, "", "out of memory");
-	ckpt_fstate_add_int(o, "entries", 1);
-	ckpt_fstate_add_int(o, "bytes", (json_int_t)(kn + vn));
 	if ((g = json_object_get(o, "key_groups")) == NULL)
 		json_object_set_new(o, "key_groups", g = json_object());
 	snprintf(key, sizeof key, "%u", kg);
@@ -116,12 +145,22 @@ count_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size
 		json_object_set_new(g, key, x = json_pack("{s:I, s:I}", "entries", (json_int_t)0, "bytes", (json_int_t)0));
 	if (x == NULL)
 		return ckpt_err_set(C->e, CKPT_ERR_NOMEM, "", "out of memory");
-	ckpt_fstate_add_int(x, "entries", 1);
-	ckpt_fstate_add_int(x, "bytes", (json_int_t)(kn + vn));
+	if (strlen(state) >= sizeof C->name) { /* too long to hold back: added at once */
+		ckpt_fstate_add_int(o, "entries", 1);
+		ckpt_fstate_add_int(o, "bytes", (json_int_t)(kn + vn));
+		ckpt_fstate_add_int(x, "entries", 1);
+		ckpt_fstate_add_int(x, "bytes", (json_int_t)(kn + vn));
+		return 0;
+	}
+	C->o = o;
+	C->x = x;
+	C->kg = kg;
+	strcpy(C->name, state);
+	C->entries = 1;
+	C->bytes = (json_int_t)(kn + vn);
 	return 0;
 }
 
-/* A state passed over (fsink.skip): n entries (-1: not known) in key group kg, bytes not known. */
 static int
 count_skip(void *arg, const char *state, long kg, long n, const char *why)
 {
@@ -129,6 +168,7 @@ count_skip(void *arg, const char *state, long kg, long n, const char *why)
 	json_t *o, *g, *x;
 	char key[16];
 
+	count_flush(C);
 	if (state == NULL) {
 		if (json_object_get(C->op, "unlisted_states") == NULL &&
 		    ckpt_json_set_new(C->op, "unlisted_states", json_string(why)) < 0)
@@ -168,6 +208,7 @@ count_cut(void *arg, const struct fheader *h, uint32_t kg, const int16_t *ids, s
 	json_t *seen = json_object();
 	char key[16], why[200], buf[16];
 
+	count_flush(C);
 	for (size_t i = 0; seen && i < n; i++)
 		if (json_object_set_new(seen, ckpt_fstate_state_name(h, ids[i], buf), json_true()) < 0) {
 			json_decref(seen);
@@ -286,6 +327,7 @@ ckpt_flink_state_summary(struct ckpt_snapshot *s, struct ckpt_err *e)
 
 			if (ckpt_fstate_read_subtask(b, op, st, &k, e) < 0)
 				goto out;
+			count_flush(&C);
 			for (size_t h = 0; h < st->nhandles; h++)
 				if (listed_files(ckpt_fstate_handle_role(&st->handles[h])) &&
 				    strstr(st->handles[h].scope, "channel") == NULL &&
