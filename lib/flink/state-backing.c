@@ -114,15 +114,9 @@ load_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_
 		json_decref(typed);
 		return -1;
 	}
-	if (st->nkv == L->kvcap) {
-		size_t nc = L->kvcap ? L->kvcap * 2 : 64;
-
-		if ((kv = ckpt_reallocarray(st->kv, nc, sizeof *kv, L->e)) == NULL) {
-			json_decref(typed);
-			return -1;
-		}
-		st->kv = kv;
-		L->kvcap = nc;
+	if (ckpt_grow(&st->kv, &L->kvcap, st->nkv + 1, sizeof *st->kv, 64, L->e) < 0) {
+		json_decref(typed);
+		return -1;
 	}
 	kv = &st->kv[st->nkv];
 	memset(kv, 0, sizeof *kv);
