@@ -483,7 +483,7 @@ print_opstates(struct flink_backing *b, const struct ckpt_operator *op, const st
 	return 0;
 }
 
-/* What ckpt_snap_subtask_doc gives of a loaded subtask (subtask_json in snap.c), written as read. */
+/* What ckpt_snap_subtask_doc gives of a loaded subtask (subtask_json in model/snapshot.c), written as read. */
 static int
 flink_print(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subtask *st, struct ckpt_jw *w,
 	    struct ckpt_err *e)
