@@ -26,7 +26,7 @@
 
 #define CKPT_VERSION "0.1.0"
 
-/* ----------------------------------------------------------------- errors and allocation: err.c */
+/* ------------------------------------------------------------ errors and allocation: base/err.c */
 
 enum ckpt_errkind {
 	CKPT_ERR_NONE = 0,
@@ -58,7 +58,7 @@ int ckpt_err_status(const struct ckpt_err *e);
 /* Allocation that reports failure through e; size overflow is checked. */
 void *ckpt_calloc(size_t n, size_t size, struct ckpt_err *e);
 
-/* ----------------------------------------------------------------------- JSON documents: json.c */
+/* ------------------------------------------------------------------ JSON documents: base/json.c */
 
 /*
  * A JSON document with where it came from, so that validators can name the
@@ -99,7 +99,7 @@ int ckpt_json_print(FILE *f, const json_t *v, int pretty);
 
 int ckpt_json_append_new(json_t *arr, json_t *v);
 
-/* ------------------------------------------------------------------------- subtask sets: bits.c */
+/* -------------------------------------------------------------------- subtask sets: base/bits.c */
 
 /* A fixed-size bit set, the representation of subtask sets. */
 struct ckpt_bits {
@@ -111,7 +111,7 @@ int ckpt_bits_init(struct ckpt_bits *b, size_t n, struct ckpt_err *e);
 void ckpt_bits_release(struct ckpt_bits *b);
 static inline void ckpt_bits_set(struct ckpt_bits *b, size_t i) { b->w[i >> 6] |= UINT64_C(1) << (i & 63); }
 
-/* -------------------------------------------------------------------------- job graphs: graph.c */
+/* -------------------------------------------------------------------- job graphs: graph/graph.c */
 
 enum ckpt_exec_state {
 	CKPT_CREATED, CKPT_SCHEDULED, CKPT_DEPLOYING, CKPT_INITIALIZING, CKPT_RUNNING,
@@ -186,7 +186,7 @@ json_t *ckpt_graph_to_json(const struct ckpt_graph *g);
 long ckpt_graph_find(const struct ckpt_graph *g, const char *id);
 void ckpt_graph_free(struct ckpt_graph *g);
 
-/* --------------------------------------------------------- checkpoint plans: plan.c, plan-dot.c */
+/* -------------------------------------------------- checkpoint plans: graph/plan.c, graph/dot.c */
 
 enum ckpt_plan_algo { CKPT_PLAN_FAST, CKPT_PLAN_REFERENCE };
 
@@ -231,7 +231,7 @@ struct ckpt_dot_input {
 /* Write g with its plan as a Graphviz DOT digraph on f; -1 on a write error. */
 int ckpt_plan_dot(FILE *f, const struct ckpt_graph *g, const struct ckpt_dot_input *in);
 
-/* ------------------------------------------------------------- failover and regions: failover.c */
+/* ------------------------------------------------------- failover and regions: graph/failover.c */
 
 enum ckpt_failover_strategy { CKPT_FAILOVER_FULL, CKPT_FAILOVER_REGION, CKPT_FAILOVER_APPROXIMATE };
 
@@ -306,7 +306,7 @@ int ckpt_failover_strategy_parse(const char *name);
 /* Per-vertex subtask sets as [{"vertex": id, "subtasks": "0-3"}, ...] in topological order, empty sets left out. */
 json_t *ckpt_vertex_sets_to_json(const struct ckpt_graph *g, const struct ckpt_bits *sets);
 
-/* ----------------------------------------------------------- Flink REST responses: flink-rest.c */
+/* ----------------------------------------------------------- Flink REST responses: graph/rest.c */
 
 /*
  * Graphs from a stream of documents: ckpt-graph(5) documents, or Flink REST
@@ -332,7 +332,7 @@ int ckpt_graphin_next(struct ckpt_graphin *in, struct ckpt_graph **g, const stru
 		      struct ckpt_err *e);
 void ckpt_graphin_free(struct ckpt_graphin *in);
 
-/* ---------------------- snapshots: snap.c, snap-open.c, snap-doc.c, snap-file.c, snap-summary.c */
+/* --------------- snapshots: model/snapshot.c, doc.c, print.c; snap/open.c, summary.c, rowsout.c */
 
 /* Bytes of an entry (list element, key, value, channel data, coordinator state). */
 struct ckpt_bytes {
@@ -470,7 +470,7 @@ json_t *ckpt_snapshot_summary(struct ckpt_snapshot *s, const char *file, struct 
 json_t *ckpt_snapshot_diff(struct ckpt_snapshot *a, struct ckpt_snapshot *b, int *differ,
 			   struct ckpt_err *e);
 
-/* ------------------------------------------------------ finding snapshots: snap-list.c */
+/* --------------------------------------------------------------- finding snapshots: snap/list.c */
 
 /* A checkpoint or savepoint found under a directory (ckpt-inspect -l). */
 struct ckpt_found {
@@ -554,7 +554,7 @@ void ckpt_orphans_free(struct ckpt_orphans *o);
 /* {"path", "size", "mtime" (ISO 8601 UTC), "reason"}; NULL on no memory. */
 json_t *ckpt_orphan_to_json(const struct ckpt_orphan *f);
 
-/* ------------------------------------------------------------ progress of long work: progress.c */
+/* ------------------------------------------------------- progress of long work: base/progress.c */
 
 /*
  * Progress of long work: ckpt_archive_verify (bytes of the archive file),
@@ -571,7 +571,7 @@ struct ckpt_progress {
 };
 void ckpt_progress_set(const struct ckpt_progress *p);
 
-/* --------------------------------- writing and verifying snapshots: snap-write.c, snap-verify.c */
+/* --------------------------------- writing and verifying snapshots: snap/write.c, snap/verify.c */
 
 enum ckpt_archive_kind { CKPT_ARCHIVE_TAR, CKPT_ARCHIVE_TARGZ, CKPT_ARCHIVE_ZIP, CKPT_ARCHIVE_DIR };
 
@@ -598,7 +598,7 @@ typedef void ckpt_verify_report(void *arg, const char *where, const char *what);
 long ckpt_archive_verify(const char *path, ckpt_verify_report *report, void *arg,
 			 uint64_t *members, uint64_t *bytes, struct ckpt_err *e);
 
-/* ----------------------------------------------- Flink _metadata: flink-meta.c, flink-murmur3.c */
+/* ------------------------------------------------ Flink _metadata: flink/meta.c, base/murmur3.c */
 
 /* does buf start like a Flink _metadata file (magic 0x4960672d)? */
 int ckpt_flinkmeta_sniff(const void *buf, size_t len);
@@ -613,7 +613,7 @@ void ckpt_flink_operator_id(const char *uid, size_t len, char out[33]);
  * the derived operator id. */
 size_t ckpt_snapshot_match_uid(const struct ckpt_snapshot *s, const char *uid, size_t from, char id[33]);
 
-/* ------------------------------- editing Flink savepoints: flink-meta-write.c, flink-savepoint.c */
+/* ----------------------------- editing Flink savepoints: flink/meta-write.c, redist/savepoint.c */
 
 enum ckpt_flink_edit_kind { CKPT_FLINK_UID, CKPT_FLINK_DROP, CKPT_FLINK_RELOCATE };
 
@@ -652,7 +652,7 @@ struct ckpt_flink_write_opts {
 int ckpt_flink_savepoint_write(const char *in, const char *outdir, const struct ckpt_flink_write_opts *o,
 			       struct ckpt_err *e);
 
-/* ------------------------------------------------------- Flink state files: flink-state.c */
+/* ----------------------------------------------------------- Flink state files: flink/state-*.c */
 
 /*
  * Read the state a Flink snapshot's handles point to (ckpt-flink(5), STATE FILES) when its
@@ -685,7 +685,7 @@ long ckpt_flink_state_files(struct ckpt_snapshot *s, ckpt_verify_report *report,
 json_t *ckpt_flink_state_diff(struct ckpt_snapshot *a, struct ckpt_snapshot *b, int *differ,
 			      struct ckpt_err *e);
 
-/* ------------------------------------------------------- job event logs: evlog.c, evlog-parse.c */
+/* ------------------------------------------------- job event logs: evlog/evlog.c, evlog/parse.c */
 
 /*
  * The job event log (ckpt-events(5), FLIP-383): a directory of segments
@@ -739,7 +739,7 @@ int ckpt_event_print(FILE *f, const struct ckpt_event *ev);
 /*
  * Payload checking and NDJSON event lines ({"type": NAME or id, "payload": {...}}),
  * without building a JSON tree, so that a million records take well under a
- * second (lib/evlog-parse.c).
+ * second (lib/evlog/parse.c).
  */
 struct ckpt_evparser;
 struct ckpt_evparser *ckpt_evparser_new(struct ckpt_err *e);
@@ -814,7 +814,7 @@ void ckpt_evreader_free(struct ckpt_evreader *r);
  */
 int ckpt_evlog_copy(const char *dir, const char *out, struct ckpt_evlog_stats *st, struct ckpt_err *e);
 
-/* ----------------------------------------------------- recovery plans: replay.c, replay-reset.c */
+/* ------------------------------------------------ recovery plans: evlog/replay.c, evlog/reset.c */
 
 struct ckpt_replay_opts {
 	/* The job graph, or NULL to build it from the log's vertex_initialized records. */
@@ -866,7 +866,7 @@ int ckpt_replay_run(const char *dir, const struct ckpt_replay_opts *o, struct ck
 json_t *ckpt_replay_to_json(const struct ckpt_replay *r);
 void ckpt_replay_release(struct ckpt_replay *r);
 
-/* ---------------------------------- redistribution: redist.c, redist-restore.c, redist-assign.c */
+/* --------------------------- redistribution: redist/redist.c, redist/restore.c, redist/assign.c */
 
 /*
  * Redistribution of a snapshot onto new parallelism or a new job graph, as
@@ -874,7 +874,7 @@ void ckpt_replay_release(struct ckpt_replay *r);
  * key-group ranges, FLIP-147 finished state).  The plan is computed from
  * counts alone; entries then move one new subtask at a time, loading one old
  * subtask at a time, so memory is bounded by a few members, not the snapshot.
- * (redistribute.c; restore.c restores onto a job graph, assignment.c prints the plan.)
+ * (redist/redist.c; redist/restore.c restores onto a job graph, redist/assign.c prints the plan.)
  */
 
 /* -P OP=N: op names an operator by id or uid. */

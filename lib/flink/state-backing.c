@@ -114,15 +114,9 @@ load_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_
 		json_decref(typed);
 		return -1;
 	}
-	if (st->nkv == L->kvcap) {
-		size_t nc = L->kvcap ? L->kvcap * 2 : 64;
-
-		if ((kv = ckpt_reallocarray(st->kv, nc, sizeof *kv, L->e)) == NULL) {
-			json_decref(typed);
-			return -1;
-		}
-		st->kv = kv;
-		L->kvcap = nc;
+	if (ckpt_grow(&st->kv, &L->kvcap, st->nkv + 1, sizeof *st->kv, 64, L->e) < 0) {
+		json_decref(typed);
+		return -1;
 	}
 	kv = &st->kv[st->nkv];
 	memset(kv, 0, sizeof *kv);
@@ -531,7 +525,7 @@ print_opstates(struct flink_backing *b, const struct ckpt_operator *op, const st
 	return 0;
 }
 
-/* What ckpt_snap_subtask_doc gives of a loaded subtask (subtask_json in snap.c), written as read. */
+/* What ckpt_snap_subtask_doc gives of a loaded subtask (subtask_json in model/snapshot.c), written as read. */
 static int
 flink_print(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subtask *st, struct ckpt_jw *w,
 	    struct ckpt_err *e)

@@ -507,7 +507,7 @@ ckpt_fstate_kv(struct fctx *c, const struct fheader *h, struct fmeta *m, uint32_
 	return typed ? ckpt_fstate_typed_check(&t) : 0;
 }
 
-/* ------------------------------------------------------------ RocksDB state (flink-rocksdb.c) */
+/* ------------------------------------------------------------ RocksDB state (rocksdb.c) */
 
 /* The entries of a RocksDB handle's column families are the canonical layout's keys and values
  * (ckpt-flink(5), ROCKSDB), typed as those are. */
@@ -547,7 +547,7 @@ rocks_default(void *arg, const unsigned char *k, size_t kn, const unsigned char 
 			    "family, which Flink leaves empty", c->op->id, c->st->index);
 }
 
-/* The handle's files, meta first: local paths, or the inline bytes flink-meta.c kept in order. */
+/* The handle's files, meta first: local paths, or the inline bytes meta-handle.c kept in order. */
 static int
 rocks_files(struct fctx *c, struct ckpt_frocks_file *f, char (*paths)[1024], size_t *n)
 {

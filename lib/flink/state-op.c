@@ -213,13 +213,8 @@ collect_offsets(struct fctx *c, const json_t *states, struct opel **out, size_t 
 		const json_t *offs = json_object_get(json_array_get(states, i), "offsets");
 
 		for (size_t k = 0; k < json_array_size(offs); k++) {
-			if (*n == cap) {
-				struct opel *p = ckpt_reallocarray(*out, cap = cap ? cap * 2 : 16, sizeof *p, c->e);
-
-				if (p == NULL)
-					return -1;
-				*out = p;
-			}
+			if (ckpt_grow(out, &cap, *n + 1, sizeof **out, 16, c->e) < 0)
+				return -1;
 			(*out)[(*n)++] = (struct opel){(uint64_t)json_integer_value(json_array_get(offs, k)), i, k};
 		}
 	}

@@ -134,11 +134,10 @@ read_serializers(struct ckpt_fsrc *s, struct fheader *h, struct fmeta *m)
 int
 ckpt_fstate_read_meta(struct ckpt_fsrc *s, struct fheader *h)
 {
-	struct fmeta *m = realloc(h->m, (h->n + 1) * sizeof *m);
+	struct fmeta *m;
 
-	if (m == NULL)
+	if (ckpt_grow(&h->m, &h->cap, h->n + 1, sizeof *h->m, 4, NULL) < 0)
 		return ckpt_err_set(s->e, CKPT_ERR_NOMEM, s->where, "out of memory");
-	h->m = m;
 	m = &h->m[h->n++];
 	memset(m, 0, sizeof *m);
 	if ((m->serializers = json_object()) == NULL)

@@ -35,6 +35,7 @@ struct fheader {
 	struct ckpt_fser *key; /* keyed: the key serializer */
 	struct fmeta *m;
 	size_t n, nlist;       /* operator: the first nlist states are list/union, the rest broadcast */
+	size_t cap;            /* room in m (ckpt_grow) */
 	int stopped;
 	char stop[600];        /* why the header was not read to its end */
 	uint64_t end;

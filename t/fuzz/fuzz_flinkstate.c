@@ -1,4 +1,4 @@
-/* fuzz_flinkstate.c: the Flink state readers (flink-state.c, flink-serializer.c, flink-snappy.c) on
+/* fuzz_flinkstate.c: the Flink state readers (flink/state-*.c, serializer.c, snappy.c) on
  * any bytes, held inline by a _metadata made around them.  Input: one byte of mode (0 operator
  * state, 1 a canonical savepoint's keyed state, 2 a key-groups handle: heap or full snapshot),
  * three big-endian u32 offsets (operator: the two elements of list state "names"; savepoint: key
