@@ -156,7 +156,7 @@ int ckpt_fsrc_fail(struct ckpt_fsrc *s, const char *fmt, ...) __attribute__((for
 /* Start (or stop) copying what is read into s->cap. */
 void ckpt_fsrc_capture(struct ckpt_fsrc *s, int on);
 
-/* ------------------------------------------------------------ serializer.c */
+/* ------------------------------------------------------------ serializer.c, fout.c */
 
 enum ckpt_fser_kind {
 	FSER_UNKNOWN,  /* a snapshot class ckpt cannot step over: parsing stops there */
