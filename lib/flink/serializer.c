@@ -20,10 +20,11 @@ enum shape {
 	POJO,      /* PojoSerializerSnapshot: class, framed field snapshots */
 	SENUM,     /* ScalaEnumSerializerSnapshot: class, (name, id) pairs */
 	KRYO,      /* KryoSerializerSnapshot: class, three optional maps (registrations, serializers) */
+	TABLE,     /* rowdata.c: the table runtime's snapshots of internal data */
 };
 
 /* Outer snapshots of the composite classes. */
-enum outer { NONE, CLASSNAME, PADDING };
+enum outer { NONE, CLASSNAME, PADDING, DATATYPE };
 
 struct known {
 	const char *cls;
@@ -36,6 +37,7 @@ struct known {
 #define R "org.apache.flink.api.java.typeutils.runtime."
 #define W "org.apache.flink.streaming.api.windowing.windows."
 #define S "org.apache.flink.api.scala.typeutils."
+#define T "org.apache.flink.table.runtime.typeutils."
 static const struct known known[] = {
 	{B "StringSerializer$StringSerializerSnapshot", SIMPLE, FSER_STRING, 0, NONE},
 	{B "LongSerializer$LongSerializerSnapshot", SIMPLE, FSER_LONG, 0, NONE},
@@ -85,11 +87,19 @@ static const struct known known[] = {
 	{S "TraversableSerializerSnapshot", COMPOSITE, FSER_TRAVERSABLE, 0, CLASSNAME},
 	{S "ScalaEnumSerializerSnapshot", SENUM, FSER_SENUM, 0, NONE},
 	{S "UnitSerializer$UnitSerializerSnapshot", SIMPLE, FSER_UNIT, 0, NONE},
+	{T "RowDataSerializer$RowDataSerializerSnapshot", TABLE, FSER_ROWDATA, 0, NONE},
+	{T "ExternalSerializer$ExternalSerializerSnapshot", COMPOSITE, FSER_EXTERNAL, 0, DATATYPE},
+	{T "StringDataSerializer$StringDataSerializerSnapshot", SIMPLE, FSER_STRINGDATA, 0, NONE},
+	{T "TimestampDataSerializer$TimestampDataSerializerSnapshot", TABLE, FSER_TIMESTAMPDATA, 0, NONE},
+	{T "DecimalDataSerializer$DecimalSerializerSnapshot", TABLE, FSER_DECIMALDATA, 0, NONE},
+	{"org.apache.flink.table.runtime.operators.window.TimeWindow$Serializer$TimeWindowSerializerSnapshot", SIMPLE,
+	 FSER_TIMEWINDOW, 0, NONE},
 };
 #undef B
 #undef R
 #undef W
 #undef S
+#undef T
 
 void
 ckpt_fser_free(struct ckpt_fser *t)
@@ -103,6 +113,7 @@ ckpt_fser_free(struct ckpt_fser *t)
 	free(t->kids);
 	free(t->names);
 	free(t->ids);
+	ckpt_fser_rd_free(t->rd);
 	free(t->cls);
 	free(t->name);
 	free(t);
@@ -203,6 +214,12 @@ read_composite(struct ckpt_fsrc *s, struct ckpt_fser *t, const struct known *k)
 		if (pad < 0 || pad > 65536)
 			return ckpt_fsrc_fail(s, "null padding length %d", pad);
 		t->flag = pad;
+	}
+	if (k->outer == DATATYPE) {
+		int r = ckpt_fser_rd_read(s, t);
+
+		if (r != 0)
+			return r;
 	}
 	if (k->kind == FSER_ROW)
 		t->flag = outer >= 3; /* RowSerializerSnapshot before version 3 wrote no row kind */
@@ -381,6 +398,11 @@ read_payload(struct ckpt_fsrc *s, struct ckpt_fser *t)
 			return 1;
 		}
 		return read_kryo(s, t);
+	case TABLE: { /* 2: the nested snapshots follow, as a composite's */
+		int r = ckpt_fser_rd_read(s, t);
+
+		return r == 2 ? read_nested(s, t) : r;
+	}
 	}
 	return 1;
 }
@@ -446,6 +468,8 @@ blocker_at(const struct ckpt_fser *t, int tail)
 		return tail ? NULL : t->cls;
 	if (t->kind == FSER_UNKNOWN || t->kind == FSER_OPAQUE)
 		return t->cls;
+	if (t->kind == FSER_ROWDATA) /* typed by its logical types: its nested snapshots only read */
+		return t->rd ? NULL : t->cls;
 	if (t->kind == FSER_POJO && t->nkids != t->nnames)
 		return t->cls;
 	for (size_t i = 0; i < t->nkids; i++) {
@@ -454,7 +478,7 @@ blocker_at(const struct ckpt_fser *t, int tail)
 		if (b)
 			return b;
 	}
-	if ((t->kind == FSER_LIST || t->kind == FSER_ARRAY || t->kind == FSER_NULLABLE || t->kind == FSER_OPTION ||
+	if ((t->kind == FSER_LIST || t->kind == FSER_ARRAY || t->kind == FSER_EXTERNAL || t->kind == FSER_NULLABLE || t->kind == FSER_OPTION ||
 	     t->kind == FSER_TRAVERSABLE) && t->nkids != 1)
 		return t->cls;
 	if ((t->kind == FSER_MAP || t->kind == FSER_TTL || t->kind == FSER_TIMER || t->kind == FSER_EITHER ||
@@ -503,7 +527,7 @@ ckpt_fser_fixed_length(const struct ckpt_fser *t)
 		}
 		return sum;
 	default:
-		return -1;
+		return ckpt_fser_rd_fixed_length(t);
 	}
 }
 
@@ -958,6 +982,8 @@ read_composite_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt
 		return ckpt_fser_scala_value(t, s, o);
 	case FSER_KRYO:
 		return ckpt_fser_kryo_value(t, s, o);
+	case FSER_ROWDATA: case FSER_EXTERNAL: case FSER_STRINGDATA: case FSER_TIMESTAMPDATA: case FSER_DECIMALDATA:
+		return ckpt_fser_rd_value(t, s, o);
 	default:
 		return read_pojo_value(t, s, o);
 	}
