@@ -172,7 +172,8 @@ enum ckpt_fser_kind {
 	FSER_OPTION, FSER_EITHER, FSER_TRY, FSER_TRAVERSABLE, FSER_SENUM, FSER_UNIT,
 	FSER_KRYO,     /* kryo.c: named and kept raw, only as the last thing of an entry */
 	/* rowdata.c: Flink SQL's internal data (RowData and its fields), typed by logical types */
-	FSER_ROWDATA, FSER_EXTERNAL, FSER_STRINGDATA, FSER_TIMESTAMPDATA, FSER_DECIMALDATA,
+	FSER_ROWDATA, FSER_EXTERNAL, FSER_STRINGDATA, FSER_TIMESTAMPDATA, FSER_DECIMALDATA, FSER_ARRAYDATA,
+	FSER_MAPDATA, FSER_RAWDATA, FSER_LINKEDLIST,
 };
 struct ckpt_rdtype;
 
@@ -324,9 +325,10 @@ int ckpt_fser_kryo_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct 
 
 /* ------------------------------------------------------------ rowdata.c */
 
-/* The payload of a table runtime snapshot (t->kind one of rowdata.c's) into t; EXTERNAL: only its
- * outer snapshot (the Java-serialized DataType and a flag).  0, 1 when it cannot be stepped over
- * (a source it cannot read a Java stream of), or -1 with the error set. */
+/* The payload of a table runtime snapshot (t->kind one of rowdata.c's) into t; EXTERNAL and
+ * LINKEDLIST: only their outer snapshot (t->flag its version).  0; 2 when a composite's nested
+ * snapshots follow; 1 when it cannot be stepped over (a source it cannot read a Java stream of),
+ * or -1 with the error set. */
 int ckpt_fser_rd_read(struct ckpt_fsrc *s, struct ckpt_fser *t);
 void ckpt_fser_rd_free(struct ckpt_rdtype *rd);
 /* getLength() of the kinds of rowdata.c: -1 when not fixed. */

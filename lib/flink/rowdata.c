@@ -196,8 +196,10 @@ fail:
 }
 
 /* One Java serialization stream (InstantiationUtil.serializeObject: a header and an object) at the
- * source's position, stepped over and converted by rdtype (the DataType's logicalType when data).
+ * source's position, stepped over and converted by rdtype: the object (JT_TYPE), the DataType's
+ * logicalType (JT_DATA), or only stepped over (JT_SKIP: a serializer object, *out stays NULL).
  * 0, 1 when the source cannot be read ahead (framed or capturing), -1 with the error set. */
+enum { JT_TYPE, JT_DATA, JT_SKIP };
 static int
 java_type(struct ckpt_fsrc *s, int data, struct ckpt_rdtype **out)
 {
@@ -228,9 +230,9 @@ java_type(struct ckpt_fsrc *s, int data, struct ckpt_rdtype **out)
 		goto done;
 	}
 	if (ckpt_javaser_header(j, &pos) == 0 && ckpt_javaser_read(j, &pos, &v) == 0) {
-		if (data)
+		if (data == JT_DATA)
 			v = ckpt_javaser_field(v, "logicalType");
-		if ((*out = rdtype(v, 0, &why)) != NULL)
+		if (data == JT_SKIP || (*out = rdtype(v, 0, &why)) != NULL)
 			r = 0;
 		else if (why)
 			ckpt_fsrc_fail(s, "%s", why);
@@ -276,7 +278,7 @@ read_rowdata(struct ckpt_fsrc *s, struct ckpt_fser *t)
 	if (rd_scalar(t, RD_ROW, 0, 0) < 0)
 		return nomem(s);
 	for (int32_t i = 0; i < n; i++) {
-		if ((r = java_type(s, 0, &k)) != 0)
+		if ((r = java_type(s, JT_TYPE, &k)) != 0)
 			return r == 1 ? (t->kind = FSER_UNKNOWN, 1) : -1;
 		if (rd_add(t->rd, k, NULL) < 0) {
 			ckpt_fser_rd_free(k);
@@ -290,6 +292,7 @@ read_rowdata(struct ckpt_fsrc *s, struct ckpt_fser *t)
 int
 ckpt_fser_rd_read(struct ckpt_fsrc *s, struct ckpt_fser *t)
 {
+	struct ckpt_rdtype *k;
 	int32_t a, b;
 	uint8_t flag;
 	int r;
@@ -298,9 +301,34 @@ ckpt_fser_rd_read(struct ckpt_fsrc *s, struct ckpt_fser *t)
 	case FSER_ROWDATA:
 		return read_rowdata(s, t);
 	case FSER_EXTERNAL: /* the outer snapshot: DataType Java serialized, isInternalInput */
-		if ((r = java_type(s, 1, &t->rd)) != 0)
+		if ((r = java_type(s, JT_DATA, &t->rd)) != 0)
 			return r == 1 ? (t->kind = FSER_UNKNOWN, 1) : -1;
 		return ckpt_fsrc_u8(s, &flag, "internal input flag");
+	case FSER_LINKEDLIST: /* the outer snapshot: a null mask flag from version 3, implied by 2 */
+		if (t->flag >= 3) {
+			if (ckpt_fsrc_u8(s, &flag, "null mask flag") < 0)
+				return -1;
+			t->flag = flag != 0;
+		} else
+			t->flag = t->flag == 2;
+		return 0;
+	case FSER_ARRAYDATA: case FSER_MAPDATA: /* version 3: the types, then the serializers, Java serialized */
+		if (t->version != 3)
+			return t->kind = FSER_UNKNOWN, 1;
+		if (rd_scalar(t, t->kind == FSER_ARRAYDATA ? RD_ARRAY : RD_MAP, 0, 0) < 0)
+			return nomem(s);
+		for (int i = 0; i < (t->kind == FSER_ARRAYDATA ? 1 : 2); i++) {
+			if ((r = java_type(s, JT_TYPE, &k)) != 0)
+				return r == 1 ? (t->kind = FSER_UNKNOWN, 1) : -1;
+			if (rd_add(t->rd, k, NULL) < 0) {
+				ckpt_fser_rd_free(k);
+				return nomem(s);
+			}
+		}
+		for (int i = 0; i < (t->kind == FSER_ARRAYDATA ? 1 : 2); i++)
+			if ((r = java_type(s, JT_SKIP, &k)) != 0)
+				return r == 1 ? (t->kind = FSER_UNKNOWN, 1) : -1;
+		return 0;
 	case FSER_TIMESTAMPDATA:
 		if (t->version != 1)
 			return t->kind = FSER_UNKNOWN, 1;
@@ -309,8 +337,8 @@ ckpt_fser_rd_read(struct ckpt_fsrc *s, struct ckpt_fser *t)
 		if (a < 0 || a > 9)
 			return ckpt_fsrc_fail(s, "timestamp precision %d", a);
 		return rd_scalar(t, RD_TIMESTAMP, a, 0) < 0 ? nomem(s) : 0;
-	case FSER_DECIMALDATA:
-		if (t->version != 1)
+	case FSER_DECIMALDATA: /* the same payload in versions 1 to 3 */
+		if (t->version < 1 || t->version > 3)
 			return t->kind = FSER_UNKNOWN, 1;
 		if (ckpt_fsrc_i32(s, &a, "decimal precision") < 0 || ckpt_fsrc_i32(s, &b, "decimal scale") < 0)
 			return -1;
@@ -780,18 +808,63 @@ emit_field(struct rdc *c, const struct ckpt_rdtype *t, const unsigned char *p, s
 	}
 }
 
-/* An i32 length, then that many bytes of a binary row, decoded as t. */
+/* An i32 length, then that many bytes of a binary row (array, map), decoded as t. */
 static int
 row_value(const struct ckpt_rdtype *t, struct ckpt_fsrc *s, struct ckpt_fout *o)
 {
-	struct rdc c = {s, o, "row"};
+	struct rdc c = {s, o, t->root == RD_ROW ? "row" : t->root == RD_ARRAY ? "array" : "map"};
+	const unsigned char *q;
 	unsigned char *p;
 	size_t n;
 	int r;
 
-	if (ckpt_fsrc_blob(s, &p, &n, "row") < 0)
+	if (ckpt_fsrc_blob(s, &p, &n, c.what) < 0)
 		return -1;
-	r = emit_row(&c, t, p ? p : (const unsigned char *)"", n, 0);
+	q = p ? p : (const unsigned char *)"";
+	r = t->root == RD_ROW ? emit_row(&c, t, q, n, 0) : t->root == RD_ARRAY ? emit_array(&c, t, q, n, 0)
+									      : emit_map(&c, t, q, n, 0);
+	free(p);
+	return r;
+}
+
+/* LinkedListSerializer: i32 size, a null mask (high bit first) when flagged, the elements. */
+static int
+linked_list(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o)
+{
+	struct rdc c = {s, o, "list"};
+	unsigned char mask[8192];
+	int32_t n, h;
+	int hd;
+
+	if (ckpt_fsrc_i32(s, &n, "list size") < 0)
+		return -1;
+	if (n < 0 || (t->flag && (size_t)n > 8 * sizeof mask))
+		return ckpt_fsrc_fail(s, "list size %d", n);
+	if (t->flag && ckpt_fsrc_read(s, mask, ((size_t)n + 7) / 8, "list null mask") < 0)
+		return -1;
+	if (open_c(&c, '[') < 0)
+		return -1;
+	for (int32_t i = 0; i < n; i++)
+		if (t->flag && mask[i / 8] >> (7 - i % 8) & 1 ? put(&c, ckpt_fout_null(o)) < 0
+							       : ckpt_fser_emit(t->kids[0], s, o, &h, &hd) < 0)
+			return -1;
+	ckpt_fout_close(o);
+	return 0;
+}
+
+/* RawValueDataSerializer: i32 length and the bytes of the nested serializer, kept. */
+static int
+raw_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o)
+{
+	struct rdc c = {s, o, "raw value"};
+	struct ckpt_rdtype rt = {.root = RD_RAW, .name = t->nkids == 1 && t->kids[0] ? t->kids[0]->cls : "?"};
+	unsigned char *p;
+	size_t n;
+	int r;
+
+	if (ckpt_fsrc_blob(s, &p, &n, "raw value") < 0)
+		return -1;
+	r = emit_raw(&c, &rt, p ? p : (const unsigned char *)"", n);
 	free(p);
 	return r;
 }
@@ -807,8 +880,12 @@ ckpt_fser_rd_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_f
 	int hd, r;
 
 	switch (t->kind) {
-	case FSER_ROWDATA:
+	case FSER_ROWDATA: case FSER_ARRAYDATA: case FSER_MAPDATA:
 		return row_value(t->rd, s, o);
+	case FSER_LINKEDLIST:
+		return linked_list(t, s, o);
+	case FSER_RAWDATA:
+		return raw_value(t, s, o);
 	case FSER_EXTERNAL: /* the internal serializer's value; a row named by the DataType's fields */
 		if (t->rd && t->rd->root == RD_ROW && k && k->kind == FSER_ROWDATA && k->rd && k->rd->n == t->rd->n)
 			return row_value(t->rd, s, o);

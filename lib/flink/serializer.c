@@ -24,7 +24,7 @@ enum shape {
 };
 
 /* Outer snapshots of the composite classes. */
-enum outer { NONE, CLASSNAME, PADDING, DATATYPE };
+enum outer { NONE, CLASSNAME, PADDING, TABLE_OUTER };
 
 struct known {
 	const char *cls;
@@ -88,7 +88,12 @@ static const struct known known[] = {
 	{S "ScalaEnumSerializerSnapshot", SENUM, FSER_SENUM, 0, NONE},
 	{S "UnitSerializer$UnitSerializerSnapshot", SIMPLE, FSER_UNIT, 0, NONE},
 	{T "RowDataSerializer$RowDataSerializerSnapshot", TABLE, FSER_ROWDATA, 0, NONE},
-	{T "ExternalSerializer$ExternalSerializerSnapshot", COMPOSITE, FSER_EXTERNAL, 0, DATATYPE},
+	{T "ExternalSerializer$ExternalSerializerSnapshot", COMPOSITE, FSER_EXTERNAL, 0, TABLE_OUTER},
+	{T "LinkedListSerializer$LinkedListSerializerSnapshot", COMPOSITE, FSER_LINKEDLIST, 0, TABLE_OUTER},
+	{T "RawValueDataSerializer$RawValueDataSerializerSnapshot", COMPOSITE, FSER_RAWDATA, 0, NONE},
+	{T "ArrayDataSerializer$ArrayDataSerializerSnapshot", TABLE, FSER_ARRAYDATA, 0, NONE},
+	{T "MapDataSerializer$MapDataSerializerSnapshot", TABLE, FSER_MAPDATA, 0, NONE},
+	{"org.apache.flink.table.dataview.NullSerializer$NullSerializerSnapshot", SIMPLE, FSER_VOID, 0, NONE},
 	{T "StringDataSerializer$StringDataSerializerSnapshot", SIMPLE, FSER_STRINGDATA, 0, NONE},
 	{T "TimestampDataSerializer$TimestampDataSerializerSnapshot", TABLE, FSER_TIMESTAMPDATA, 0, NONE},
 	{T "DecimalDataSerializer$DecimalSerializerSnapshot", TABLE, FSER_DECIMALDATA, 0, NONE},
@@ -215,10 +220,11 @@ read_composite(struct ckpt_fsrc *s, struct ckpt_fser *t, const struct known *k)
 			return ckpt_fsrc_fail(s, "null padding length %d", pad);
 		t->flag = pad;
 	}
-	if (k->outer == DATATYPE) {
-		int r = ckpt_fser_rd_read(s, t);
+	if (k->outer == TABLE_OUTER) {
+		int r;
 
-		if (r != 0)
+		t->flag = outer;
+		if ((r = ckpt_fser_rd_read(s, t)) != 0)
 			return r;
 	}
 	if (k->kind == FSER_ROW)
@@ -459,6 +465,19 @@ last_kid(const struct ckpt_fser *t, size_t i)
 	}
 }
 
+/* The class of a snapshot that stopped the reading, if any. */
+static const char *
+stopped_at(const struct ckpt_fser *t)
+{
+	const char *b = NULL;
+
+	if (t == NULL || t->kind == FSER_UNKNOWN)
+		return t ? t->cls : NULL;
+	for (size_t i = 0; i < t->nkids && b == NULL; i++)
+		b = stopped_at(t->kids[i]);
+	return b;
+}
+
 static const char *
 blocker_at(const struct ckpt_fser *t, int tail)
 {
@@ -468,8 +487,8 @@ blocker_at(const struct ckpt_fser *t, int tail)
 		return tail ? NULL : t->cls;
 	if (t->kind == FSER_UNKNOWN || t->kind == FSER_OPAQUE)
 		return t->cls;
-	if (t->kind == FSER_ROWDATA) /* typed by its logical types: its nested snapshots only read */
-		return t->rd ? NULL : t->cls;
+	if (t->kind == FSER_ROWDATA || t->kind == FSER_RAWDATA) /* its nested snapshots only read */
+		return t->rd || t->kind == FSER_RAWDATA ? stopped_at(t) : t->cls;
 	if (t->kind == FSER_POJO && t->nkids != t->nnames)
 		return t->cls;
 	for (size_t i = 0; i < t->nkids; i++) {
@@ -478,7 +497,7 @@ blocker_at(const struct ckpt_fser *t, int tail)
 		if (b)
 			return b;
 	}
-	if ((t->kind == FSER_LIST || t->kind == FSER_ARRAY || t->kind == FSER_EXTERNAL || t->kind == FSER_NULLABLE || t->kind == FSER_OPTION ||
+	if ((t->kind == FSER_LIST || t->kind == FSER_ARRAY || t->kind == FSER_EXTERNAL || t->kind == FSER_LINKEDLIST || t->kind == FSER_NULLABLE || t->kind == FSER_OPTION ||
 	     t->kind == FSER_TRAVERSABLE) && t->nkids != 1)
 		return t->cls;
 	if ((t->kind == FSER_MAP || t->kind == FSER_TTL || t->kind == FSER_TIMER || t->kind == FSER_EITHER ||
@@ -983,6 +1002,7 @@ read_composite_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt
 	case FSER_KRYO:
 		return ckpt_fser_kryo_value(t, s, o);
 	case FSER_ROWDATA: case FSER_EXTERNAL: case FSER_STRINGDATA: case FSER_TIMESTAMPDATA: case FSER_DECIMALDATA:
+	case FSER_ARRAYDATA: case FSER_MAPDATA: case FSER_RAWDATA: case FSER_LINKEDLIST:
 		return ckpt_fser_rd_value(t, s, o);
 	default:
 		return read_pojo_value(t, s, o);
