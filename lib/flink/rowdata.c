@@ -16,6 +16,7 @@ enum rdroot {
 	RD_UNKNOWN, RD_CHAR, RD_VARCHAR, RD_BOOLEAN, RD_BINARY, RD_VARBINARY, RD_DECIMAL, RD_TINYINT,
 	RD_SMALLINT, RD_INTEGER, RD_BIGINT, RD_FLOAT, RD_DOUBLE, RD_DATE, RD_TIME, RD_TIMESTAMP, RD_TIMESTAMP_LTZ,
 	RD_INTERVAL_YM, RD_INTERVAL_DT, RD_ARRAY, RD_MULTISET, RD_MAP, RD_ROW, RD_RAW,
+	RD_STRUCT, /* a structured type: a nested row of its attributes */
 };
 
 /* LogicalTypeRoot's constants ckpt decodes (the others, as STRUCTURED_TYPE, stay RD_UNKNOWN). */
@@ -29,7 +30,7 @@ static const struct {
 	{"DATE", RD_DATE}, {"TIME_WITHOUT_TIME_ZONE", RD_TIME}, {"TIMESTAMP_WITHOUT_TIME_ZONE", RD_TIMESTAMP},
 	{"TIMESTAMP_WITH_LOCAL_TIME_ZONE", RD_TIMESTAMP_LTZ}, {"INTERVAL_YEAR_MONTH", RD_INTERVAL_YM},
 	{"INTERVAL_DAY_TIME", RD_INTERVAL_DT}, {"ARRAY", RD_ARRAY}, {"MULTISET", RD_MULTISET}, {"MAP", RD_MAP},
-	{"ROW", RD_ROW}, {"RAW", RD_RAW},
+	{"ROW", RD_ROW}, {"RAW", RD_RAW}, {"STRUCTURED_TYPE", RD_STRUCT},
 };
 
 /* A logical type: ROW has its fields as kids (names), ARRAY and MULTISET the element, MAP key and value. */
@@ -130,9 +131,10 @@ rd_children(struct ckpt_rdtype *t, const struct ckpt_javaser_value *v, int depth
 	struct ckpt_rdtype *k;
 	size_t n;
 
-	if (t->root == RD_ROW) {
-		if (jlist(ckpt_javaser_field(v, "fields"), &items, &n, 0) < 0 || n > RD_FIELDS)
-			return *why = "a ROW type whose fields are not a list ckpt reads", -1;
+	if (t->root == RD_ROW || t->root == RD_STRUCT) {
+		if (jlist(ckpt_javaser_field(v, t->root == RD_ROW ? "fields" : "attributes"), &items, &n, 0) < 0 ||
+		    n > RD_FIELDS)
+			return *why = "a ROW or structured type whose fields are not a list ckpt reads", -1;
 		for (size_t i = 0; i < n; i++) {
 			name = ckpt_javaser_field(items[i], "name");
 			if (name == NULL || name->kind != CKPT_JAVASER_STRING)
@@ -748,7 +750,7 @@ emit_var(struct rdc *c, const struct ckpt_rdtype *t, const unsigned char *p, siz
 		return emit_array(c, t, q, len, depth + 1);
 	case RD_MAP: case RD_MULTISET:
 		return emit_map(c, t, q, len, depth + 1);
-	case RD_ROW:
+	case RD_ROW: case RD_STRUCT:
 		return emit_row(c, t, q, len, depth + 1);
 	default:
 		return emit_raw(c, t, q, len);
