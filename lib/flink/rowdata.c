@@ -36,7 +36,7 @@ static const struct {
 /* A logical type: ROW has its fields as kids (names), ARRAY and MULTISET the element, MAP key and value. */
 struct ckpt_rdtype {
 	enum rdroot root;
-	char *name;   /* RD_UNKNOWN: the type root; RD_RAW: the class */
+	char *name;   /* RD_UNKNOWN: why it is not decoded; RD_RAW: the class */
 	int precision, scale;
 	size_t n;
 	struct ckpt_rdtype **kids;
@@ -156,7 +156,7 @@ rd_children(struct ckpt_rdtype *t, const struct ckpt_javaser_value *v, int depth
 
 /* A LogicalType object as a struct ckpt_rdtype; NULL with *why (or *why NULL: out of memory). */
 static struct ckpt_rdtype *
-rdtype(const struct ckpt_javaser_value *v, int depth, const char **why)
+rdtype_strict(const struct ckpt_javaser_value *v, int depth, const char **why)
 {
 	const struct ckpt_javaser_value *r, *c;
 	struct ckpt_rdtype *t;
@@ -172,8 +172,13 @@ rdtype(const struct ckpt_javaser_value *v, int depth, const char **why)
 	for (size_t i = 0; i < sizeof roots / sizeof roots[0]; i++)
 		if (strcmp(roots[i].name, r->str) == 0)
 			t->root = roots[i].root;
-	if (t->root == RD_UNKNOWN && (t->name = strdup(r->str)) == NULL)
-		goto fail;
+	if (t->root == RD_UNKNOWN) {
+		size_t n = strlen(r->str) + 40;
+
+		if ((t->name = malloc(n)) == NULL)
+			goto fail;
+		snprintf(t->name, n, "logical type %s is not decoded", r->str);
+	}
 	if (t->root == RD_DECIMAL && (jint(v, "precision", &t->precision) < 0 || jint(v, "scale", &t->scale) < 0 ||
 				      t->precision < 1 || t->precision > 38 || t->scale < 0 || t->scale > t->precision)) {
 		*why = "a DECIMAL type without a precision and scale ckpt takes";
@@ -195,6 +200,22 @@ rdtype(const struct ckpt_javaser_value *v, int depth, const char **why)
 fail:
 	ckpt_fser_rd_free(t);
 	return NULL;
+}
+
+/* The same, a type ckpt cannot take becoming an unknown one, whose values are typed null with
+ * the reason (a slot of a row is stepped over all the same); NULL only when out of memory. */
+static struct ckpt_rdtype *
+rdtype(const struct ckpt_javaser_value *v, int depth, const char **why)
+{
+	struct ckpt_rdtype *t = rdtype_strict(v, depth, why);
+
+	if (t || *why == NULL)
+		return t;
+	if ((t = calloc(1, sizeof *t)) == NULL || (t->name = strdup(*why)) == NULL) {
+		free(t);
+		return *why = NULL, NULL;
+	}
+	return t;
 }
 
 /* One Java serialization stream (InstantiationUtil.serializeObject: a header and an object) at the
@@ -486,7 +507,7 @@ out_decimal(struct rdc *c, const struct ckpt_rdtype *t, const unsigned char *b, 
 	char dig[48], out[100];
 	int nd = 0, neg, k = 0, carry = 1;
 
-	if (n == 0 || n > 16 + (t->precision > 18 ? 0 : 8))
+	if (n == 0 || n > 16) /* 16 bytes hold 38 digits and the sign */
 		return ckpt_fsrc_fail(c->s, "%s offset %zu: decimal(%d, %d) of %zu bytes", c->what, at, t->precision,
 				      t->scale, n);
 	neg = b[0] & 0x80;
@@ -695,9 +716,8 @@ emit_row(struct rdc *c, const struct ckpt_rdtype *t, const unsigned char *p, siz
 static int
 emit_untyped(struct rdc *c, const struct ckpt_rdtype *t)
 {
-	char why[160];
+	const char *why = t->name ? t->name : "logical type not decoded";
 
-	snprintf(why, sizeof why, "logical type %s is not decoded", t->name ? t->name : "?");
 	if (open_c(c, '{') < 0)
 		return -1;
 	ckpt_fout_key_lit(c->o, "typed");
