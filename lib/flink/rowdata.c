@@ -218,56 +218,57 @@ rdtype(const struct ckpt_javaser_value *v, int depth, const char **why)
 	return t;
 }
 
-/* One Java serialization stream (InstantiationUtil.serializeObject: a header and an object) at the
- * source's position, stepped over and converted by rdtype: the object (JT_TYPE), the DataType's
- * logicalType (JT_DATA), or only stepped over (JT_SKIP: a serializer object, *out stays NULL).
- * 0, 1 when the source cannot be read ahead (framed or capturing), -1 with the error set. */
 enum { JT_TYPE, JT_DATA, JT_SKIP };
+
+/* One Java stream in p[0, n): 0 and *pos past it, *out its type (as java_type says); -1 with the
+ * error set. */
 static int
-java_type(struct ckpt_fsrc *s, int data, struct ckpt_rdtype **out)
+java_parse(struct ckpt_fsrc *s, const unsigned char *p, size_t n, int data, size_t *pos, struct ckpt_rdtype **out)
 {
-	uint64_t at = ckpt_fsrc_tell(s), left = s->size - at;
-	size_t n = left < RD_JAVA_MAX ? (size_t)left : RD_JAVA_MAX, pos = 0;
 	const struct ckpt_javaser_value *v;
-	unsigned char *own = NULL;
-	const unsigned char *p;
 	struct ckpt_javaser *j;
 	const char *why;
 	int r = -1;
 
-	*out = NULL;
-	if (s->snappy || s->capture)
-		return 1;
-	if (s->fd < 0) {
-		p = s->win + s->wpos;
-		n = s->wlen - s->wpos;
-	} else {
-		if ((own = malloc(n ? n : 1)) == NULL)
-			return nomem(s);
-		if (ckpt_fsrc_read(s, own, n, "logical type") < 0)
-			goto done;
-		p = own;
-	}
-	if ((j = ckpt_javaser_new(p, n, s->where, 0, RD_JAVA_DEPTH, s->e)) == NULL) {
-		nomem(s);
-		goto done;
-	}
-	if (ckpt_javaser_header(j, &pos) == 0 && ckpt_javaser_read(j, &pos, &v) == 0) {
+	*pos = 0;
+	if ((j = ckpt_javaser_new(p, n, s->where, 0, RD_JAVA_DEPTH, s->e)) == NULL)
+		return nomem(s);
+	if (ckpt_javaser_header(j, pos) == 0 && ckpt_javaser_read(j, pos, &v) == 0) {
 		if (data == JT_DATA)
 			v = ckpt_javaser_field(v, "logicalType");
 		if (data == JT_SKIP || (*out = rdtype(v, 0, &why)) != NULL)
 			r = 0;
-		else if (why)
-			ckpt_fsrc_fail(s, "%s", why);
 		else
 			nomem(s);
 	}
 	ckpt_javaser_free(j);
-	if (r == 0 && s->fd < 0)
-		s->wpos += pos;
-	else if (r == 0)
+	return r;
+}
+
+/* One Java serialization stream (InstantiationUtil.serializeObject: a header and an object) at the
+ * source's position, stepped over and converted by rdtype: the object (JT_TYPE), the DataType's
+ * logicalType (JT_DATA), or only stepped over (JT_SKIP: a serializer object, *out stays NULL).
+ * Read where the window holds it (then stepped over through the source, so that capturing and
+ * framing go on); else, from a plain file, up to RD_JAVA_MAX bytes ahead and a seek back.
+ * 0, 1 when it cannot be read (framed or capturing, past the window), -1 with the error set. */
+static int
+java_type(struct ckpt_fsrc *s, int data, struct ckpt_rdtype **out)
+{
+	uint64_t at = ckpt_fsrc_tell(s), left = s->size - at;
+	size_t n = left < RD_JAVA_MAX ? (size_t)left : RD_JAVA_MAX, pos;
+	unsigned char *own;
+	int r, whole = s->fd < 0 && !s->snappy; /* the window is the rest of the region */
+
+	*out = NULL;
+	if ((r = java_parse(s, s->win + s->wpos, s->wlen - s->wpos, data, &pos, out)) == 0)
+		return ckpt_fsrc_read(s, NULL, pos, "logical type");
+	if (whole || s->snappy || s->capture || s->fd < 0)
+		return whole ? -1 : 1;
+	if ((own = malloc(n ? n : 1)) == NULL)
+		return nomem(s);
+	r = ckpt_fsrc_read(s, own, n, "logical type");
+	if (r == 0 && (r = java_parse(s, own, n, data, &pos, out)) == 0)
 		r = ckpt_fsrc_seek(s, at + pos, 0);
-done:
 	free(own);
 	return r;
 }
