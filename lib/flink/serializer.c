@@ -497,8 +497,8 @@ blocker_at(const struct ckpt_fser *t, int tail)
 		if (b)
 			return b;
 	}
-	if ((t->kind == FSER_LIST || t->kind == FSER_ARRAY || t->kind == FSER_EXTERNAL || t->kind == FSER_LINKEDLIST || t->kind == FSER_NULLABLE || t->kind == FSER_OPTION ||
-	     t->kind == FSER_TRAVERSABLE) && t->nkids != 1)
+	if ((t->kind == FSER_LIST || t->kind == FSER_ARRAY || t->kind == FSER_EXTERNAL || t->kind == FSER_LINKEDLIST ||
+	     t->kind == FSER_NULLABLE || t->kind == FSER_OPTION || t->kind == FSER_TRAVERSABLE) && t->nkids != 1)
 		return t->cls;
 	if ((t->kind == FSER_MAP || t->kind == FSER_TTL || t->kind == FSER_TIMER || t->kind == FSER_EITHER ||
 	     t->kind == FSER_TRY) && t->nkids != 2)
