@@ -156,7 +156,7 @@ int ckpt_fsrc_fail(struct ckpt_fsrc *s, const char *fmt, ...) __attribute__((for
 /* Start (or stop) copying what is read into s->cap. */
 void ckpt_fsrc_capture(struct ckpt_fsrc *s, int on);
 
-/* ------------------------------------------------------------ serializer.c */
+/* ------------------------------------------------------------ serializer.c, fout.c */
 
 enum ckpt_fser_kind {
 	FSER_UNKNOWN,  /* a snapshot class ckpt cannot step over: parsing stops there */
@@ -171,7 +171,11 @@ enum ckpt_fser_kind {
 	/* scala.c: Scala's and Java's Option, Either, Try, collections, Enumeration, Unit */
 	FSER_OPTION, FSER_EITHER, FSER_TRY, FSER_TRAVERSABLE, FSER_SENUM, FSER_UNIT,
 	FSER_KRYO,     /* kryo.c: named and kept raw, only as the last thing of an entry */
+	/* rowdata.c: Flink SQL's internal data (RowData and its fields), typed by logical types */
+	FSER_ROWDATA, FSER_EXTERNAL, FSER_STRINGDATA, FSER_TIMESTAMPDATA, FSER_DECIMALDATA, FSER_ARRAYDATA,
+	FSER_MAPDATA, FSER_RAWDATA, FSER_LINKEDLIST,
 };
+struct ckpt_rdtype;
 
 struct ckpt_fser {
 	enum ckpt_fser_kind kind;
@@ -182,6 +186,7 @@ struct ckpt_fser {
 	int flag;                 /* ROW: row kind bits present; NULLABLE: padding length */
 	int32_t *ids;             /* SENUM: the id of each constant of names */
 	struct ckpt_fser **kids;  /* nested serializers (POJO: one per field, NULL when absent) */
+	struct ckpt_rdtype *rd;   /* rowdata.c: the logical type (ROWDATA: a ROW of the fields) */
 	char **names;             /* POJO field names, enum constants */
 	size_t nkids, nnames;
 };
@@ -317,6 +322,19 @@ int ckpt_fser_scala_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct
 /* A Kryo value: the rest of s (a memory source) less s->tail bytes, emitted as {"kryo_class",
  * "kryo_id", "typed": null, "reason", "bytes"}.  0, or -1 with the error set. */
 int ckpt_fser_kryo_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o);
+
+/* ------------------------------------------------------------ rowdata.c */
+
+/* The payload of a table runtime snapshot (t->kind one of rowdata.c's) into t; EXTERNAL and
+ * LINKEDLIST: only their outer snapshot (t->flag its version).  0; 2 when a composite's nested
+ * snapshots follow; 1 when it cannot be stepped over (a source it cannot read a Java stream of),
+ * or -1 with the error set. */
+int ckpt_fser_rd_read(struct ckpt_fsrc *s, struct ckpt_fser *t);
+void ckpt_fser_rd_free(struct ckpt_rdtype *rd);
+/* getLength() of the kinds of rowdata.c: -1 when not fixed. */
+int ckpt_fser_rd_fixed_length(const struct ckpt_fser *t);
+/* One value of the kinds of rowdata.c: 0, or -1 with the error set. */
+int ckpt_fser_rd_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o);
 
 /* Flink's KeyGroupRangeAssignment: MathUtils.murmurHash(hashCode) % maxParallelism. */
 uint32_t ckpt_flink_key_group(int32_t hash, uint32_t max_parallelism);

@@ -20,10 +20,11 @@ enum shape {
 	POJO,      /* PojoSerializerSnapshot: class, framed field snapshots */
 	SENUM,     /* ScalaEnumSerializerSnapshot: class, (name, id) pairs */
 	KRYO,      /* KryoSerializerSnapshot: class, three optional maps (registrations, serializers) */
+	TABLE,     /* rowdata.c: the table runtime's snapshots of internal data */
 };
 
 /* Outer snapshots of the composite classes. */
-enum outer { NONE, CLASSNAME, PADDING };
+enum outer { NONE, CLASSNAME, PADDING, TABLE_OUTER };
 
 struct known {
 	const char *cls;
@@ -36,6 +37,7 @@ struct known {
 #define R "org.apache.flink.api.java.typeutils.runtime."
 #define W "org.apache.flink.streaming.api.windowing.windows."
 #define S "org.apache.flink.api.scala.typeutils."
+#define T "org.apache.flink.table.runtime.typeutils."
 static const struct known known[] = {
 	{B "StringSerializer$StringSerializerSnapshot", SIMPLE, FSER_STRING, 0, NONE},
 	{B "LongSerializer$LongSerializerSnapshot", SIMPLE, FSER_LONG, 0, NONE},
@@ -85,11 +87,24 @@ static const struct known known[] = {
 	{S "TraversableSerializerSnapshot", COMPOSITE, FSER_TRAVERSABLE, 0, CLASSNAME},
 	{S "ScalaEnumSerializerSnapshot", SENUM, FSER_SENUM, 0, NONE},
 	{S "UnitSerializer$UnitSerializerSnapshot", SIMPLE, FSER_UNIT, 0, NONE},
+	{T "RowDataSerializer$RowDataSerializerSnapshot", TABLE, FSER_ROWDATA, 0, NONE},
+	{T "ExternalSerializer$ExternalSerializerSnapshot", COMPOSITE, FSER_EXTERNAL, 0, TABLE_OUTER},
+	{T "LinkedListSerializer$LinkedListSerializerSnapshot", COMPOSITE, FSER_LINKEDLIST, 0, TABLE_OUTER},
+	{T "RawValueDataSerializer$RawValueDataSerializerSnapshot", COMPOSITE, FSER_RAWDATA, 0, NONE},
+	{T "ArrayDataSerializer$ArrayDataSerializerSnapshot", TABLE, FSER_ARRAYDATA, 0, NONE},
+	{T "MapDataSerializer$MapDataSerializerSnapshot", TABLE, FSER_MAPDATA, 0, NONE},
+	{"org.apache.flink.table.dataview.NullSerializer$NullSerializerSnapshot", SIMPLE, FSER_VOID, 0, NONE},
+	{T "StringDataSerializer$StringDataSerializerSnapshot", SIMPLE, FSER_STRINGDATA, 0, NONE},
+	{T "TimestampDataSerializer$TimestampDataSerializerSnapshot", TABLE, FSER_TIMESTAMPDATA, 0, NONE},
+	{T "DecimalDataSerializer$DecimalSerializerSnapshot", TABLE, FSER_DECIMALDATA, 0, NONE},
+	{"org.apache.flink.table.runtime.operators.window.TimeWindow$Serializer$TimeWindowSerializerSnapshot", SIMPLE,
+	 FSER_TIMEWINDOW, 0, NONE},
 };
 #undef B
 #undef R
 #undef W
 #undef S
+#undef T
 
 void
 ckpt_fser_free(struct ckpt_fser *t)
@@ -103,6 +118,7 @@ ckpt_fser_free(struct ckpt_fser *t)
 	free(t->kids);
 	free(t->names);
 	free(t->ids);
+	ckpt_fser_rd_free(t->rd);
 	free(t->cls);
 	free(t->name);
 	free(t);
@@ -203,6 +219,13 @@ read_composite(struct ckpt_fsrc *s, struct ckpt_fser *t, const struct known *k)
 		if (pad < 0 || pad > 65536)
 			return ckpt_fsrc_fail(s, "null padding length %d", pad);
 		t->flag = pad;
+	}
+	if (k->outer == TABLE_OUTER) {
+		int r;
+
+		t->flag = outer;
+		if ((r = ckpt_fser_rd_read(s, t)) != 0)
+			return r;
 	}
 	if (k->kind == FSER_ROW)
 		t->flag = outer >= 3; /* RowSerializerSnapshot before version 3 wrote no row kind */
@@ -381,6 +404,11 @@ read_payload(struct ckpt_fsrc *s, struct ckpt_fser *t)
 			return 1;
 		}
 		return read_kryo(s, t);
+	case TABLE: { /* 2: the nested snapshots follow, as a composite's */
+		int r = ckpt_fser_rd_read(s, t);
+
+		return r == 2 ? read_nested(s, t) : r;
+	}
 	}
 	return 1;
 }
@@ -437,6 +465,19 @@ last_kid(const struct ckpt_fser *t, size_t i)
 	}
 }
 
+/* The class of a snapshot that stopped the reading, if any. */
+static const char *
+stopped_at(const struct ckpt_fser *t)
+{
+	const char *b = NULL;
+
+	if (t == NULL || t->kind == FSER_UNKNOWN)
+		return t ? t->cls : NULL;
+	for (size_t i = 0; i < t->nkids && b == NULL; i++)
+		b = stopped_at(t->kids[i]);
+	return b;
+}
+
 static const char *
 blocker_at(const struct ckpt_fser *t, int tail)
 {
@@ -446,6 +487,8 @@ blocker_at(const struct ckpt_fser *t, int tail)
 		return tail ? NULL : t->cls;
 	if (t->kind == FSER_UNKNOWN || t->kind == FSER_OPAQUE)
 		return t->cls;
+	if (t->kind == FSER_ROWDATA || t->kind == FSER_RAWDATA) /* its nested snapshots only read */
+		return t->rd || t->kind == FSER_RAWDATA ? stopped_at(t) : t->cls;
 	if (t->kind == FSER_POJO && t->nkids != t->nnames)
 		return t->cls;
 	for (size_t i = 0; i < t->nkids; i++) {
@@ -454,8 +497,8 @@ blocker_at(const struct ckpt_fser *t, int tail)
 		if (b)
 			return b;
 	}
-	if ((t->kind == FSER_LIST || t->kind == FSER_ARRAY || t->kind == FSER_NULLABLE || t->kind == FSER_OPTION ||
-	     t->kind == FSER_TRAVERSABLE) && t->nkids != 1)
+	if ((t->kind == FSER_LIST || t->kind == FSER_ARRAY || t->kind == FSER_EXTERNAL || t->kind == FSER_LINKEDLIST ||
+	     t->kind == FSER_NULLABLE || t->kind == FSER_OPTION || t->kind == FSER_TRAVERSABLE) && t->nkids != 1)
 		return t->cls;
 	if ((t->kind == FSER_MAP || t->kind == FSER_TTL || t->kind == FSER_TIMER || t->kind == FSER_EITHER ||
 	     t->kind == FSER_TRY) && t->nkids != 2)
@@ -503,86 +546,8 @@ ckpt_fser_fixed_length(const struct ckpt_fser *t)
 		}
 		return sum;
 	default:
-		return -1;
+		return ckpt_fser_rd_fixed_length(t);
 	}
-}
-
-/* ---------------------------------------------------------------- where values go */
-
-/* FOUT_JSON: give x (taken) its place, the root or a member or element of the open container. */
-int
-ckpt_fout_put(struct ckpt_fout *o, json_t *x)
-{
-	json_t *top;
-
-	if (x == NULL)
-		return -1;
-	if (o->depth == 0) {
-		json_decref(o->root);
-		o->root = x;
-		return 0;
-	}
-	top = o->stack[o->depth - 1];
-	return json_is_object(top) ? json_object_set_new(top, o->key, x) : json_array_append_new(top, x);
-}
-
-int
-ckpt_fout_entry(struct ckpt_fout *o, const void *p, size_t n)
-{
-	if (o->mode == FOUT_WRITE) {
-		ckpt_fout_elem(o);
-		ckpt_jw_entry(o->w, n ? p : "", n);
-		return 0;
-	}
-	return o->mode == FOUT_JSON ? ckpt_fout_put(o, ckpt_entry_to_json(n ? p : "", n)) : 0;
-}
-
-int
-ckpt_fout_json(struct ckpt_fout *o, json_t *v)
-{
-	if (v == NULL)
-		return -1;
-	if (o->mode == FOUT_JSON)
-		return ckpt_fout_put(o, v);
-	if (o->mode == FOUT_WRITE && o->flat && o->depth == 0 && json_is_object(v)) {
-		ckpt_jw_members(o->w, v);
-	} else if (o->mode == FOUT_WRITE) {
-		ckpt_fout_elem(o);
-		ckpt_jw_json(o->w, v);
-	}
-	json_decref(v);
-	return 0;
-}
-
-int
-ckpt_fout_open(struct ckpt_fout *o, char c)
-{
-	json_t *x;
-
-	if (o->depth >= FOUT_DEPTH)
-		return -1;
-	if (o->mode == FOUT_WRITE && o->flat && o->depth == 0 && c == '{') {
-		o->obj[0] = 1; /* the members go into the object open */
-	} else if (o->mode == FOUT_WRITE) {
-		ckpt_fout_elem(o);
-		ckpt_jw_open(o->w, c);
-		o->obj[o->depth] = c == '{';
-	} else if (o->mode == FOUT_JSON) {
-		x = c == '{' ? json_object() : json_array();
-		if (ckpt_fout_put(o, x) < 0)
-			return -1;
-		o->stack[o->depth] = x;
-	}
-	o->depth++;
-	return 0;
-}
-
-void
-ckpt_fout_reset(struct ckpt_fout *o)
-{
-	json_decref(o->root);
-	o->root = NULL;
-	o->depth = 0;
 }
 
 /* ---------------------------------------------------------------- values */
@@ -1036,6 +1001,9 @@ read_composite_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt
 		return ckpt_fser_scala_value(t, s, o);
 	case FSER_KRYO:
 		return ckpt_fser_kryo_value(t, s, o);
+	case FSER_ROWDATA: case FSER_EXTERNAL: case FSER_STRINGDATA: case FSER_TIMESTAMPDATA: case FSER_DECIMALDATA:
+	case FSER_ARRAYDATA: case FSER_MAPDATA: case FSER_RAWDATA: case FSER_LINKEDLIST:
+		return ckpt_fser_rd_value(t, s, o);
 	default:
 		return read_pojo_value(t, s, o);
 	}

@@ -1,0 +1,144 @@
+#!/usr/bin/env bats
+# Flink SQL state (RowData, issue 27 item 2) through ckpt-inspect -R: the typed rows of the
+# table planner's restore-test savepoints (CKPT_FIXTURES/flink-sql-restore, one per SQL operator,
+# SOURCES.md there) against goldens and against the rows Flink's test programs list; damaged rows.
+#
+# Goldens are regenerated (after checking the change is intended) with:
+#   cd "$FIXTURES/flink-sql-restore" && for d in */; do d=${d%/}
+#   ckpt-inspect -R $d/_metadata > $DATA/flinksql/$d.rows.expected; done
+
+bats_require_minimum_version 1.5.0
+load helper
+
+sql_fixtures() {
+	needs_fixtures || return 1
+	SQ=$FIXTURES/flink-sql-restore
+	[ -d "$SQ" ] || skip "no flink-sql-restore fixtures in $FIXTURES"
+}
+
+# The rows of state "sink-results" of fixture $1, as Flink's Row.toString prints them.
+sink_rows() {
+	ckpt-inspect -R "$SQ/$1/_metadata" | jq -r 'select(.state == "sink-results") | .value |
+		.kind + "[" + ([.fields[] | if . == null then "null" else tostring end] | join(", ")) + "]"'
+}
+
+# A copy of fixture $1's _metadata as m/_metadata with the bytes $3 (printf escapes) at offset $2,
+# where the bytes $4 (hex) were.
+patched() {
+	mkdir -p m
+	cp "$SQ/$1/_metadata" m/_metadata
+	[ "$(od -An -tx1 -j "$2" -N $((${#4} / 2)) m/_metadata | tr -d ' \n')" = "$4" ] || {
+		echo "fixture $1 changed: not $4 at $2"
+		return 1
+	}
+	printf "$3" | dd of=m/_metadata bs=1 seek="$2" conv=notrunc status=none
+}
+
+@test "flinksql: -R of every SQL fixture: keys, values and sink rows typed (goldens)" {
+	sql_fixtures
+	local d n=0
+	for d in "$SQ"/*/; do
+		d=$(basename "$d")
+		run ckpt-inspect -R "$SQ/$d/_metadata"
+		status_is 0
+		match_golden "$DATA/flinksql/$d.rows.expected"
+		n=$((n + 1))
+	done
+	[ "$n" -eq 31 ]
+}
+
+@test "flinksql: only the CEP operator's NFA state stays untyped" {
+	sql_fixtures
+	run sh -c 'for d in "$0"/*/; do ckpt-inspect -R "$d/_metadata"; done | jq -r "select(.untyped) | .untyped" | sort | uniq -c' "$SQ"
+	output_is '      8 the VALUE_SERIALIZER of state "nfaStateName" is a org.apache.flink.cep.nfa.NFAStateSerializerSnapshot, whose snapshot ckpt cannot step over'
+}
+
+# consumedBeforeRestore of DeduplicationTestPrograms DEDUPLICATE_ASC ("deduplicate-asc")
+@test "flinksql: sink-results of deduplicate-asc are the program's rows" {
+	sql_fixtures
+	run sink_rows stream-exec-deduplicate_1__deduplicate-asc
+	output_is '+I[1, terry, pen, 1000]
++I[4, bob, apple, 4000]'
+}
+
+# GroupAggregateTestPrograms AGG_WITH_STATE_TTL_HINT: "+I[1, 1, null, Hi]", "+I[2, 1, 2.0, Hello]",
+# "+U[2, 2, 2.0, Hello]" (avg_a DOUBLE: Java prints 2.0, JSON has 2)
+@test "flinksql: sink-results of agg-with-state-ttl-hint are the program's rows" {
+	sql_fixtures
+	run sink_rows stream-exec-group-aggregate_1__agg-with-state-ttl-hint
+	output_is '+I[1, 1, null, Hi]
++I[2, 1, 2, Hello]
++U[2, 2, 2, Hello]'
+	run sh -c 'ckpt-inspect -R "$0/_metadata" | jq -c "select(.state == \"sink-results\") | .value.fields" | head -1' \
+		"$SQ/stream-exec-group-aggregate_1__agg-with-state-ttl-hint"
+	output_is '{"b":1,"cnt":1,"avg_a":null,"min_c":"Hi"}'
+}
+
+# IncrementalGroupAggregateTestPrograms INCREMENTAL_GROUP_AGGREGATE_COMPLEX: retractions kept
+@test "flinksql: sink-results of incremental-group-aggregate-complex are the program's rows, kinds included" {
+	sql_fixtures
+	run sink_rows stream-exec-incremental-group-aggregate_1__incremental-group-aggregate-complex
+	output_is '+I[1, 1, 1, 1]
+-U[1, 1, 1, 1]
++U[1, 3, 2, 2]
+-U[1, 3, 2, 2]
++U[1, 5, 2, 3]'
+}
+
+# RankTestPrograms RANK_N_TEST
+@test "flinksql: sink-results of rank-n-test are the program's rows" {
+	sql_fixtures
+	run sink_rows stream-exec-rank_1__rank-n-test
+	output_is '+I[book, 1, 1]
++I[book, 2, 2]
++I[fruit, 4, 1]'
+}
+
+# LimitTestPrograms LIMIT
+@test "flinksql: sink-results of limit are the program's rows" {
+	sql_fixtures
+	run sink_rows stream-exec-limit_1__limit
+	output_is '+I[2, a, 6]
++I[4, b, 8]
++I[6, c, 10]'
+}
+
+# SinkTestPrograms SINK_NDF_PRIMARY_KEY
+@test "flinksql: sink-results of sink-ndf-primary-key are the program's rows" {
+	sql_fixtures
+	run sink_rows stream-exec-sink_1__sink-ndf-primary-key
+	output_is '+I[1, 1, hi--1170105035]
++I[2, 2, hello-234785527]
++I[3, 2, hello world--1360544799]'
+}
+
+@test "flinksql: field types: DECIMAL as a plain string, TIMESTAMP, TIMESTAMP_LTZ, a structured accumulator" {
+	sql_fixtures
+	run sh -c 'ckpt-inspect -R "$0/_metadata" | jq -c "select(.state == \"sink-results\") | .value" | head -1' \
+		"$SQ/stream-exec-window-table-function_1__window-table-function-cumulate-tvf"
+	output_is '{"kind":"+I","fields":{"bid_time":"2020-04-15T08:00:05","price":"4.00","item":"C","window_start":"2020-04-15T08:00:00","window_end":"2020-04-15T08:00:10","window_time":"2020-04-15T08:00:09.999Z"}}'
+	run sh -c 'ckpt-inspect -R "$0/_metadata" | jq -c "select(.state == \"accState\") | .value.fields.f0 | del(.fields.buffer.bytes)"' \
+		"$SQ/stream-exec-over-aggregate_1__over-aggregate-lag"
+	output_is '{"kind":"+I","fields":{"offset":1,"defaultValue":null,"buffer":{"raw_class":"java.util.LinkedList"}}}'
+}
+
+@test "flinksql: a row cut short, an offset outside the row, a decimal past its precision: exit 2, the offset named" {
+	sql_fixtures
+	# the first sink row of deduplicate-asc claims 16 bytes where its four fields take 40
+	patched stream-exec-deduplicate_1__deduplicate-asc 4079 '\x10' 28
+	run --separate-stderr ckpt-inspect -R m/_metadata
+	status_is 2
+	[[ $stderr == *": row of 16 bytes, shorter than the 40 of its fixed part (4 fields)" ]]
+	# the string of the first sink row of over-aggregate-lag at 240 of a row of 48 bytes
+	patched stream-exec-over-aggregate_1__over-aggregate-lag 9039 '\xf0' 18
+	run --separate-stderr ckpt-inspect -R m/_metadata
+	status_is 2
+	[[ $stderr == *": offset 8693: row offset 8: variable part at 240, 19 bytes, outside the row's 48" ]]
+	# DECIMAL(10, 2) price of window-table-function-cumulate-tvf as 2^63 - 1: 19 digits
+	patched stream-exec-window-table-function_1__window-table-function-cumulate-tvf 13186 \
+		'\xff\xff\xff\xff\xff\xff\xff\x7f' 9001000000000000
+	run --separate-stderr ckpt-inspect -R m/_metadata
+	status_is 2
+	[[ $stderr == *": offset 12275: row offset 16: decimal of 19 digits, more than its precision 10" ]]
+	[ -z "$output" ] || [ "$(printf '%s\n' "$output" | wc -l)" -lt 40 ]
+}
