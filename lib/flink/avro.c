@@ -523,6 +523,7 @@ blocks(const struct anode *n, struct ckpt_fsrc *s, struct ckpt_fout *o, int dept
 			break;
 		for (uint64_t i = 0; i < count; i++) {
 			unsigned char *k = NULL;
+			char *key = NULL;
 			size_t kn;
 			int r;
 
@@ -533,10 +534,14 @@ blocks(const struct anode *n, struct ckpt_fsrc *s, struct ckpt_fout *o, int dept
 					free(k);
 					return ckpt_fsrc_fail(s, "Avro map key not UTF-8 or with a NUL");
 				}
-				ckpt_fout_key(o, k ? (const char *)k : "");
+				key = strndup(kn ? (const char *)k : "", kn); /* a key is a C string */
+				free(k);
+				if (key == NULL)
+					return nomem(s);
+				ckpt_fout_key(o, key);
 			}
 			r = avalue(n->kids[0], s, o, depth + 1);
-			free(k);
+			free(key);
 			if (r < 0)
 				return -1;
 		}
