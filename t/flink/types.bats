@@ -8,8 +8,8 @@
 
 load helper
 
-# jq over rows: {key: {state: value}} of operator "types"; a Kryo value as "kryo" (typed null).
-JQ_ROWS='[.[] | select(.uid == "types")] | group_by(.key)
+# jq over rows: {key: {state: value}} of the five states (Flink 1.20 records no uid); a Kryo value as "kryo" (typed null).
+JQ_ROWS='[.[] | select(.state | IN("pojo", "pet", "specific", "generic", "kryo"))] | group_by(.key)
 | map({key: .[0].key, value: (map({key: .state, value: (if .state == "kryo" then
 	(if .value.typed == null and .value.bytes != null then "kryo" else .value end) else .value end)}) | from_entries)})
 | from_entries'
