@@ -187,3 +187,12 @@ sv_dir() {
 	sv_dir 'odd:s_odd:v_odd'
 	bad 1 "ckpt-inspect: sp/kv: state \"odd\" of a heap snapshot has no lengths, and its serializer $AVRO is not one ckpt decodes" ckpt-inspect -R sp
 }
+
+@test "flinkavro: dates beyond years 0 to 9999 signed as Java's LocalDate writes them; timestamps before the epoch" {
+	s_dates() { b_utf "$AVRO"; b_i32 3; b_sv x.Ds; b_sv '{"type":"array","items":[{"type":"int","logicalType":"date"},{"type":"long","logicalType":"timestamp-millis"}]}'; }
+	v_dates() { b_u8 4; b_i32 0; b_i32 2932897; b_i32 0; b_i32 -719529; b_i32 0; b_i32 -719163; b_i32 1; b_i64 -1; b_u8 0; }
+	sv_dir 'dates:s_dates:v_dates'
+	run sh -c "ckpt-inspect -R sp | jq -c 'select(.state == \"dates\") | .value'"
+	status_is 0
+	output_is '["+10000-01-01","-0001-12-31","0000-12-31","1969-12-31T23:59:59.999Z"]'
+}

@@ -370,7 +370,7 @@ floordiv(int64_t a, int64_t b)
 	return a / b - (a % b != 0 && (a < 0) != (b < 0));
 }
 
-/* date "YYYY-MM-DD"; time "HH:MM:SS.fff"; timestamps "YYYY-MM-DDTHH:MM:SS.fff" with "Z" (UTC) or
+/* date "YYYY-MM-DD" (other years signed, as Java's LocalDate writes them); time "HH:MM:SS.fff"; timestamps "YYYY-MM-DDTHH:MM:SS.fff" with "Z" (UTC) or
  * without (local), fractions of 3 digits (millis) or 6 (micros). */
 static int
 datetime(struct ckpt_fsrc *s, struct ckpt_fout *o, enum alogical l, int64_t v)
@@ -387,7 +387,7 @@ datetime(struct ckpt_fsrc *s, struct ckpt_fout *o, enum alogical l, int64_t v)
 			return ckpt_fsrc_fail(s, "Avro time %lld beyond a day", (long long)v);
 	} else {
 		civil(days, &y, &m, &d);
-		k = snprintf(b, sizeof b, y >= 0 && y <= 9999 ? "%04lld-%02u-%02u" : "%+lld-%02u-%02u", (long long)y, m, d);
+		k = snprintf(b, sizeof b, y >= 0 && y <= 9999 ? "%04lld-%02u-%02u" : "%+05lld-%02u-%02u", (long long)y, m, d);
 		if (l == L_DATE)
 			return ckpt_fout_str(o, b, (size_t)k) < 0 ? nomem(s) : 0;
 		b[k++] = 'T';

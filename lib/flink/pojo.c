@@ -72,7 +72,7 @@ frame_snapshot(struct ckpt_fsrc *s, const unsigned char *p, size_t n, struct ckp
 /* A LinkedOptionalMap of subclasses: per entry the class name, the class (a framed optional,
  * absent when the class is gone) and its serializer snapshot (a framed optional). */
 static int
-read_subclasses(struct ckpt_fsrc *s, struct ckpt_fser *t)
+read_subclasses(struct ckpt_fsrc *s, struct ckpt_fser *t, int32_t most)
 {
 	int64_t header;
 	int32_t n;
@@ -83,7 +83,7 @@ read_subclasses(struct ckpt_fsrc *s, struct ckpt_fser *t)
 		return ckpt_fsrc_fail(s, "optional map header %llx", (unsigned long long)header);
 	if (ckpt_fsrc_i32(s, &n, "optional map size") < 0)
 		return -1;
-	if (n < 0 || n > 127) /* a tag is a byte */
+	if (n < 0 || n > most)
 		return ckpt_fsrc_fail(s, "subclass count %d", n);
 	for (int32_t i = 0; i < n; i++) {
 		struct ckpt_fser *k = NULL;
@@ -124,10 +124,10 @@ fail:
 int
 ckpt_fser_pojo_subclasses(struct ckpt_fsrc *s, struct ckpt_fser *t)
 {
-	if (read_subclasses(s, t) < 0)
+	if (read_subclasses(s, t, 127) < 0) /* a tag is a byte */
 		return -1;
 	t->nreg = t->nsubs;
-	return read_subclasses(s, t);
+	return read_subclasses(s, t, 65535);
 }
 
 /* The fields of t, each after its null flag, as members of the object open in o. */
