@@ -51,7 +51,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * User types in keyed value state (issue 27 items 1, 4): a POJO with a nested POJO and a null
  * field, a POJO base class holding a registered subclass, an Avro specific and an Avro generic
  * record (union, enum, fixed, decimal, date, timestamps, array, map, bytes) and a Kryo-only type.
- * Savepoints of it (hashmap canonical and native, RocksDB canonical) go to types/ with
+ * Savepoints of it (hashmap and RocksDB, canonical and native) go to types/ with
  * types/sidecar.json: "contents" (what the job put, rendered as ckpt-state(5) types them) and
  * "spa" (what the State Processor API reads back from each canonical savepoint, rendered alike).
  */
@@ -384,8 +384,7 @@ public final class TypesJob {
                 if (System.nanoTime() > end) throw new IllegalStateException("timed out waiting for the types job");
                 Thread.sleep(20);
             }
-            for (SavepointFormatType f : backend.equals("hashmap") ? List.of(SavepointFormatType.CANONICAL, SavepointFormatType.NATIVE)
-                    : List.of(SavepointFormatType.CANONICAL)) {
+            for (SavepointFormatType f : List.of(SavepointFormatType.CANONICAL, SavepointFormatType.NATIVE)) {
                 String name = "types-" + backend + "-" + f.name().toLowerCase();
                 String p = c.triggerSavepoint(dir.resolve("tmp").toUri().toString(), f).get(90, TimeUnit.SECONDS);
                 Files.move(Main.local(p), dir.resolve(name));
