@@ -33,7 +33,7 @@ types_savepoints() {
 			ckpt-inspect -R "$FLINK_OUT/$v/types/$a" >rows.ndjson || { echo "$v/$a: ckpt-inspect -R failed"; bad=1; continue; }
 			jq -s "$JQ_ROWS" rows.ndjson >ckpt.json
 			jq ".contents | $JQ_SIDE" "$side" >job.json
-			jq --arg a "$a" ".spa[\$a] | $JQ_SIDE" "$side" >spa.json
+			jq --arg a "$a" ".spa[\$a] // {} | $JQ_SIDE" "$side" >spa.json
 			[ "$(jq 'length' ckpt.json)" -eq 6 ] || { echo "$v/$a: $(jq length ckpt.json) keys typed, 6 expected"; bad=1; }
 			[ "$(jq '[.[] | length] | min' ckpt.json)" -eq 5 ] || { echo "$v/$a: a key without its 5 states"; bad=1; }
 			differ "$v/$a contents" ckpt.json job.json || bad=1
