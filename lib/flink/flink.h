@@ -174,6 +174,7 @@ enum ckpt_fser_kind {
 	/* rowdata.c: Flink SQL's internal data (RowData and its fields), typed by logical types */
 	FSER_ROWDATA, FSER_EXTERNAL, FSER_STRINGDATA, FSER_TIMESTAMPDATA, FSER_DECIMALDATA, FSER_ARRAYDATA,
 	FSER_MAPDATA, FSER_RAWDATA, FSER_LINKEDLIST,
+	FSER_AVRO,     /* avro.c: AvroSerializer's values, decoded by the snapshot's schema */
 };
 struct ckpt_rdtype;
 
@@ -189,6 +190,10 @@ struct ckpt_fser {
 	struct ckpt_rdtype *rd;   /* rowdata.c: the logical type (ROWDATA: a ROW of the fields) */
 	char **names;             /* POJO field names, enum constants */
 	size_t nkids, nnames;
+	struct ckpt_fser **subs;  /* POJO (pojo.c): registered subclasses (tag order), then cached ones; NULL when unread */
+	char **subnames;          /* their class names */
+	size_t nsubs, nreg;       /* all of them, the registered ones */
+	void *ext;                /* AVRO: the schema (avro.c), freed by ckpt_fser_avro_free */
 };
 
 /* Where a decoded value goes: nowhere (only checked), into a jansson value (root), or written
@@ -335,6 +340,25 @@ void ckpt_fser_rd_free(struct ckpt_rdtype *rd);
 int ckpt_fser_rd_fixed_length(const struct ckpt_fser *t);
 /* One value of the kinds of rowdata.c: 0, or -1 with the error set. */
 int ckpt_fser_rd_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o);
+/* ------------------------------------------------------------ pojo.c */
+
+/* A PojoSerializerSnapshot's two subclass maps (registered, then the non-registered cache), their
+ * snapshots read into t->subs.  0, or -1 with the error set. */
+int ckpt_fser_pojo_subclasses(struct ckpt_fsrc *s, struct ckpt_fser *t);
+/* A POJO value (PojoSerializer): null, the class's fields by name, or a subclass's value. */
+int ckpt_fser_pojo_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o);
+/* What pojo.c and avro.c hang on t (subclasses, an Avro schema) freed. */
+void ckpt_fser_ext_free(struct ckpt_fser *t);
+
+/* ------------------------------------------------------------ avro.c */
+
+/* An AvroSerializerSnapshot's payload at t->version (the class, the writer's schema): the schema
+ * parsed into t->ext; a schema ckpt does not understand leaves t FSER_OPAQUE.  0, 1 for a version
+ * ckpt does not know, or -1 with the error set. */
+int ckpt_fser_avro_snapshot(struct ckpt_fsrc *s, struct ckpt_fser *t);
+/* One value in the encoding of flink-avro's DataOutputEncoder.  0, or -1 with the error set. */
+int ckpt_fser_avro_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o);
+void ckpt_fser_avro_free(void *schema);
 
 /* Flink's KeyGroupRangeAssignment: MathUtils.murmurHash(hashCode) % maxParallelism. */
 uint32_t ckpt_flink_key_group(int32_t hash, uint32_t max_parallelism);

@@ -21,6 +21,7 @@ enum shape {
 	SENUM,     /* ScalaEnumSerializerSnapshot: class, (name, id) pairs */
 	KRYO,      /* KryoSerializerSnapshot: class, three optional maps (registrations, serializers) */
 	TABLE,     /* rowdata.c: the table runtime's snapshots of internal data */
+	AVRO,      /* AvroSerializerSnapshot: class and schema (avro.c) */
 };
 
 /* Outer snapshots of the composite classes. */
@@ -99,6 +100,7 @@ static const struct known known[] = {
 	{T "DecimalDataSerializer$DecimalSerializerSnapshot", TABLE, FSER_DECIMALDATA, 0, NONE},
 	{"org.apache.flink.table.runtime.operators.window.TimeWindow$Serializer$TimeWindowSerializerSnapshot", SIMPLE,
 	 FSER_TIMEWINDOW, 0, NONE},
+	{"org.apache.flink.formats.avro.typeutils.AvroSerializerSnapshot", AVRO, FSER_AVRO, 0, NONE},
 };
 #undef B
 #undef R
@@ -119,6 +121,7 @@ ckpt_fser_free(struct ckpt_fser *t)
 	free(t->names);
 	free(t->ids);
 	ckpt_fser_rd_free(t->rd);
+	ckpt_fser_ext_free(t);
 	free(t->cls);
 	free(t->name);
 	free(t);
@@ -321,10 +324,8 @@ read_pojo(struct ckpt_fsrc *s, struct ckpt_fser *t)
 {
 	if (t->version != 2)
 		return 1;
-	if (ckpt_fsrc_utf(s, &t->name, "POJO class") < 0 || read_optional_map(s, t, 1) < 0)
-		return -1;
-	/* registered and non-registered subclasses: stepped over */
-	if (read_optional_map(s, t, 0) < 0 || read_optional_map(s, t, 0) < 0)
+	if (ckpt_fsrc_utf(s, &t->name, "POJO class") < 0 || read_optional_map(s, t, 1) < 0 ||
+	    ckpt_fser_pojo_subclasses(s, t) < 0) /* registered and non-registered subclasses */
 		return -1;
 	return 0;
 }
@@ -409,6 +410,8 @@ read_payload(struct ckpt_fsrc *s, struct ckpt_fser *t)
 
 		return r == 2 ? read_nested(s, t) : r;
 	}
+	case AVRO:
+		return ckpt_fser_avro_snapshot(s, t);
 	}
 	return 1;
 }
@@ -886,47 +889,6 @@ read_row(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o)
 	return 0;
 }
 
-/* PojoSerializer: flags (1 null, 2 the class itself, 4 and 8 subclasses), then per field a null flag. */
-static int
-read_pojo_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o)
-{
-	uint8_t flags;
-	int32_t h;
-	int hd;
-
-	if (o->mode == FOUT_WRITE) { /* built first: a field name a subclass repeats is kept once, as jansson does */
-		struct ckpt_fout j; /* the same decoder, into jansson; the stacks are written before read */
-
-		j.mode = FOUT_JSON;
-		j.root = NULL;
-		j.depth = 0;
-		if (read_pojo_value(t, s, &j) < 0) {
-			ckpt_fout_reset(&j);
-			return -1;
-		}
-		return ckpt_fout_json(o, j.root) < 0 ? nomem(s) : 0;
-	}
-	if (ckpt_fsrc_u8(s, &flags, "POJO flags") < 0)
-		return -1;
-	if (flags == 1)
-		return ckpt_fout_null(o) < 0 ? nomem(s) : 0;
-	if (flags != 2)
-		return ckpt_fsrc_fail(s, "POJO flags %u: a subclass of %s, which ckpt does not decode", flags, t->name);
-	if (out_open(s, o, '{') < 0)
-		return -1;
-	for (size_t i = 0; i < t->nkids; i++) {
-		uint8_t isnull;
-
-		if (ckpt_fsrc_u8(s, &isnull, "POJO field null flag") < 0)
-			return -1;
-		ckpt_fout_key(o, t->names[i]);
-		if (isnull ? ckpt_fout_null(o) < 0 && nomem(s) : value(t->kids[i], s, o, &h, &hd) < 0)
-			return -1;
-	}
-	ckpt_fout_close(o);
-	return 0;
-}
-
 static int
 read_composite_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash,
 		     int *hashed)
@@ -1004,8 +966,10 @@ read_composite_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt
 	case FSER_ROWDATA: case FSER_EXTERNAL: case FSER_STRINGDATA: case FSER_TIMESTAMPDATA: case FSER_DECIMALDATA:
 	case FSER_ARRAYDATA: case FSER_MAPDATA: case FSER_RAWDATA: case FSER_LINKEDLIST:
 		return ckpt_fser_rd_value(t, s, o);
+	case FSER_AVRO:
+		return ckpt_fser_avro_value(t, s, o);
 	default:
-		return read_pojo_value(t, s, o);
+		return ckpt_fser_pojo_value(t, s, o);
 	}
 }
 

@@ -64,8 +64,10 @@ public final class Main {
         long t0 = System.nanoTime();
         startCluster();
         try {
-            if (!System.getProperty("ckpt.only", "").equals("batch")) streaming();
-            if (args.length > 1 && args[1].equals("batch")) Batch.run(mc, out);
+            String only = System.getProperty("ckpt.only", ""); // "batch", "types": that part alone
+            if (only.isEmpty()) streaming();
+            if (only.isEmpty() || only.equals("types")) TypesJob.run(mc, out);
+            if (args.length > 1 && args[1].equals("batch") && !only.equals("types")) Batch.run(mc, out);
         } finally {
             mc.close();
         }

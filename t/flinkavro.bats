@@ -1,0 +1,230 @@
+#!/usr/bin/env bats
+# Avro records and POJOs completed (issue 27 items 1, 4) through ckpt-inspect, without the harness:
+# synthetic heap keyed state whose serializer snapshots are flink-avro's AvroSerializerSnapshot
+# (versions 2 and 3) and PojoSerializerSnapshot with nested POJOs, a field gone from the class, a
+# registered and a cached subclass; golden rows in t/data/flinkavro-rows.ndjson.
+
+bats_require_minimum_version 1.5.0
+load helper
+load flinkstate-helper
+
+STR="$SER.StringSerializer\$StringSerializerSnapshot"
+LONG="$SER.LongSerializer\$LongSerializerSnapshot"
+INT="$SER.IntSerializer\$IntSerializerSnapshot"
+AVRO=org.apache.flink.formats.avro.typeutils.AvroSerializerSnapshot
+POJO=org.apache.flink.api.java.typeutils.runtime.PojoSerializerSnapshot
+
+# StringValue.writeString of ASCII: the length + 1 as a varint (7 bits a byte, low first), the bytes.
+b_sv() {
+	local n=$((${#1} + 1))
+	while [ $n -ge 128 ]; do b_u8 $((n & 127 | 128)); n=$((n >> 7)); done
+	b_u8 $n
+	B+=$1
+}
+b_avstr() { local LC_ALL=C; b_i32 ${#1}; B+=$1; } # DataOutputEncoder.writeString: a length in bytes, the UTF-8
+
+# The Avro schema: a record with a union, an enum, a fixed, decimals (bytes and fixed), a date, the
+# timestamps, a map, an array and itself (recursive) in a union.
+SCHEMA='{"type":"record","name":"R","namespace":"x.av","fields":[
+{"name":"u","type":["null","string"]},
+{"name":"e","type":{"type":"enum","name":"E","symbols":["A","B","C"]}},
+{"name":"f","type":{"type":"fixed","name":"F","size":3}},
+{"name":"d","type":{"type":"bytes","logicalType":"decimal","precision":9,"scale":2}},
+{"name":"df","type":{"type":"fixed","name":"D","size":2,"logicalType":"decimal","precision":4,"scale":4}},
+{"name":"dt","type":{"type":"int","logicalType":"date"}},
+{"name":"ts","type":{"type":"long","logicalType":"timestamp-millis"}},
+{"name":"us","type":{"type":"long","logicalType":"timestamp-micros"}},
+{"name":"lt","type":{"type":"long","logicalType":"local-timestamp-millis"}},
+{"name":"tm","type":{"type":"int","logicalType":"time-millis"}},
+{"name":"m","type":{"type":"map","values":"long"}},
+{"name":"a","type":{"type":"array","items":"int"}},
+{"name":"fl","type":"float"},{"name":"b","type":"boolean"},{"name":"by","type":"bytes"},
+{"name":"next","type":["null","R"]}]}'
+SCHEMA=$(tr -d '\n' <<<"$SCHEMA")
+s_avro3() { b_utf "$AVRO"; b_i32 3; b_sv org.apache.avro.generic.GenericRecord; b_sv "$SCHEMA"; }
+s_avro2() { b_utf "$AVRO"; b_i32 2; b_utf x.av.R; b_utf "$SCHEMA"; }
+v_rec() { # $1: the next record too
+	b_i32 1; b_avstr "hé"                # u: the string branch (UTF-8)
+	b_i32 2                              # e: C
+	B+=xyz                               # f
+	b_i32 2; b_u8 0xff; b_u8 0x85        # d: -123, scale 2
+	b_u8 0x00; b_u8 0x07                 # df: 7, scale 4
+	b_i32 19723                          # dt: 2024-01-01
+	b_i64 1704067200123                  # ts
+	b_i64 -1                             # us: a microsecond before the epoch
+	b_i64 86399999                       # lt
+	b_i32 3723004                        # tm: 01:02:03.004
+	b_u8 1; b_avstr k; b_i64 5; b_u8 0   # m: one block of one entry, then 0
+	b_u8 2; b_i32 7; b_i32 -1; b_u8 1; b_i32 9; b_u8 0 # a: blocks of 2 and 1
+	b_i32 0x3fa00000                     # fl: 1.25
+	b_u8 1                               # b
+	b_i32 2; b_u8 0; b_u8 0xc3           # by: not UTF-8: base64
+	if [ -n "${1-}" ]; then b_i32 1; v_rec; else b_i32 0; fi
+}
+v_avro() { v_rec next; }
+
+# POJO snapshots: x.Base {name: String, inner: x.In {n: Long}, gone: Int, a field no longer in the
+# class (its Field frame absent)}, subclass x.Sub {extra: Int, name: String} registered (tag 0),
+# x.Cached {c: Long} cached (not registered).
+s_field() { # NAME SNAPSHOT-WRITER [gone]
+	b_utf "$1"
+	if [ "${3-}" = gone ]; then b_u8 0; else b_u8 1; ch b_utf "x.Base"; fi
+	b_u8 1; ch "$2"
+}
+s_simple() { b_utf "$1"; b_i32 3; }
+s_str() { s_simple "$STR"; }
+s_long() { s_simple "$LONG"; }
+s_int() { s_simple "$INT"; }
+b_omap() { b_i64 0x4f2c69a3d70; b_i32 "$1"; }
+s_in() { b_utf "$POJO"; b_i32 2; b_utf x.In; b_omap 1; s_field n s_long; b_omap 0; b_omap 0; }
+s_sub() { b_utf "$POJO"; b_i32 2; b_utf x.Sub; b_omap 2; s_field extra s_int; s_field name s_str; b_omap 0; b_omap 0; }
+s_cached() { b_utf "$POJO"; b_i32 2; b_utf x.Cached; b_omap 1; s_field c s_long; b_omap 0; b_omap 0; }
+s_sub_entry() { b_utf "$1"; b_u8 1; ch b_utf "$1"; b_u8 1; ch "$2"; }
+s_base() {
+	b_utf "$POJO"; b_i32 2; b_utf x.Base
+	b_omap 3; s_field name s_str; s_field inner s_in; s_field gone s_int gone
+	b_omap 1; s_sub_entry x.Sub s_sub
+	b_omap 1; s_sub_entry x.Cached s_cached
+}
+v_base() { b_u8 2; b_u8 0; b_str ab; b_u8 0; b_u8 2; b_u8 0; b_i64 -9; b_u8 0; b_i32 4; }
+v_nulls() { b_u8 2; b_u8 1; b_u8 1; b_u8 1; }
+v_sub() { b_u8 8; b_u8 0; b_u8 2; b_u8 0; b_i32 -3; b_u8 0; b_str s; }
+v_cached() { b_u8 4; b_utf x.Cached; b_u8 2; b_u8 0; b_i64 11; }
+
+STATES='rec3:s_avro3:v_avro rec2:s_avro2:v_avro base:s_base:v_base nulls:s_base:v_nulls sub:s_base:v_sub cached:s_base:v_cached'
+
+# Heap keyed state (no lengths): Integer key 42 in key group 29, one value state per row of $2
+# (NAME:SNAPSHOT:VALUE), each holding its value; key group 30 empty.
+sv_file() {
+	local row name snap val n=0 rows=$2
+	for row in $rows; do n=$((n + 1)); done
+	B=; b_i32 6; b_u8 0
+	s_proxy "$SER.IntSerializer\$IntSerializerSnapshot"
+	b_i16 $n
+	for row in $rows; do
+		IFS=: read -r name snap val <<<"$row"
+		b_utf "$name"; b_i32 0; b_i32 1; b_utf KEYED_STATE_TYPE; b_utf VALUE
+		b_i32 2; b_utf NAMESPACE_SERIALIZER; s_proxy "$VOIDNS"
+		b_utf VALUE_SERIALIZER; b_i32 2; "$snap"
+	done
+	KV_OFF=("$(blen)")
+	b_i32 29
+	n=0
+	for row in $rows; do
+		IFS=: read -r name snap val <<<"$row"
+		VAL_AT+=("$(($(blen) + 11))")
+		b_i16 $n; b_i32 1; b_u8 0; b_i32 42; "$val"
+		n=$((n + 1))
+	done
+	KV_OFF+=("$(blen)")
+	b_i32 30
+	for ((n = 0; n < $(wc -w <<<"$rows"); n++)); do b_i16 $n; b_i32 0; done
+	b_write "$1"
+	KV_KGS="29 30" KG_TAG=3 KG_FIRST=29 KG_COUNT=2
+}
+sv_dir() {
+	rm -rf sp
+	mkdir sp
+	unset KV_KGS KG_TAG KG_FIRST KG_COUNT KG_FOR
+	VAL_AT=()
+	op_file sp/op
+	sv_file sp/kv "$1"
+	(cd sp && meta_file "rel op" "rel kv" .)
+}
+
+@test "flinkavro: Avro records (snapshot versions 2 and 3) and POJOs (nested, null, a gone field, subclasses) typed: the golden rows" {
+	sv_dir "$STATES"
+	run sh -c "ckpt-inspect -R sp | jq -c 'select(.state != \"names\") | {state, key, value}'"
+	status_is 0
+	output_is "$(cat "$BATS_TEST_DIRNAME/data/flinkavro-rows.ndjson")"
+	# -a types them alike
+	run sh -c "ckpt-inspect -a sp | jq -c '.operators[].subtasks[].keyed_state.entries[] | {state, key, value}'"
+	status_is 0
+	output_is "$(cat "$BATS_TEST_DIRNAME/data/flinkavro-rows.ndjson")"
+}
+
+@test "flinkavro: a subclass ckpt has no snapshot of stops with its name and offset, never guessed past" {
+	v_gone() { b_u8 4; b_utf x.Gone; b_u8 2; }
+	sv_dir 'gone:s_base:v_gone'
+	bad 2 "ckpt-inspect: sp/kv: offset $((VAL_AT[0] + 9)): POJO subclass x.Gone of x.Base: its snapshot is not in the snapshot (not registered, not cached)" ckpt-inspect -R sp
+	v_tag() { b_u8 8; b_u8 3; }
+	sv_dir 'tag:s_base:v_tag'
+	bad 2 "ckpt-inspect: sp/kv: offset $((VAL_AT[0] + 2)): POJO subclass tag 3 of x.Base, which has 1 registered subclasses" ckpt-inspect -R sp
+	v_flags() { b_u8 3; }
+	sv_dir 'flags:s_base:v_flags'
+	bad 2 "ckpt-inspect: sp/kv: offset $((VAL_AT[0] + 1)): POJO flags 3 of x.Base (1, 2, 4 or 8 expected)" ckpt-inspect -R sp
+	v_null() { b_u8 2; b_u8 2; }
+	sv_dir 'null:s_base:v_null'
+	bad 2 "ckpt-inspect: sp/kv: offset $((VAL_AT[0] + 2)): POJO field null flag 2 (0 or 1 expected)" ckpt-inspect -R sp
+}
+
+@test "flinkavro: damaged Avro values: the offset and what is wrong, never a wrong value" {
+	v_enum() { b_i32 1; b_avstr a; b_i32 3; }
+	sv_dir 'enum:s_avro3:v_enum'
+	bad 2 "ckpt-inspect: sp/kv: offset $((VAL_AT[0] + 13)): Avro enum index 3 of 3" ckpt-inspect -R sp
+	v_union() { b_i32 2; }
+	sv_dir 'union:s_avro3:v_union'
+	bad 2 "ckpt-inspect: sp/kv: offset $((VAL_AT[0] + 4)): Avro union branch 2 of 2" ckpt-inspect -R sp
+	v_str() { b_i32 1; b_i32 2; b_u8 0xc3; b_u8 0x28; }
+	sv_dir 'str:s_avro3:v_str'
+	bad 2 "ckpt-inspect: sp/kv: offset $((VAL_AT[0] + 10)): Avro string not UTF-8" ckpt-inspect -R sp
+	# a value that runs past the end: the string's length claims more than there is
+	v_long() { b_i32 1; b_i32 1000; }
+	sv_dir 'long:s_avro3:v_long'
+	run --separate-stderr ckpt-inspect -R sp
+	status_is 2
+	[[ $stderr == "ckpt-inspect: sp/kv: offset "*"Avro string"* ]] || { echo "$stderr"; return 1; }
+}
+
+@test "flinkavro: an Avro schema that is not JSON is damage, named; one of an unknown type leaves the state untyped" {
+	s_bad() { b_utf "$AVRO"; b_i32 3; b_sv x.R; b_sv '{"type":'; }
+	sv_dir 'bad:s_bad:v_avro'
+	run --separate-stderr ckpt-inspect -R sp
+	status_is 2
+	[[ $stderr == "ckpt-inspect: sp/kv: offset "*": Avro schema not JSON: "* ]] || { echo "$stderr"; return 1; }
+	s_odd() { b_utf "$AVRO"; b_i32 3; b_sv x.R; b_sv '{"type":"x.Nowhere"}'; }
+	v_odd() { :; }
+	sv_dir 'odd:s_odd:v_odd'
+	bad 1 "ckpt-inspect: sp/kv: state \"odd\" of a heap snapshot has no lengths, and its serializer $AVRO is not one ckpt decodes" ckpt-inspect -R sp
+}
+
+@test "flinkavro: dates beyond years 0 to 9999 signed as Java's LocalDate writes them; timestamps before the epoch" {
+	s_dates() { b_utf "$AVRO"; b_i32 3; b_sv x.Ds; b_sv '{"type":"array","items":[{"type":"int","logicalType":"date"},{"type":"long","logicalType":"timestamp-millis"}]}'; }
+	v_dates() { b_u8 4; b_i32 0; b_i32 2932897; b_i32 0; b_i32 -719529; b_i32 0; b_i32 -719163; b_i32 1; b_i64 -1; b_u8 0; }
+	sv_dir 'dates:s_dates:v_dates'
+	run sh -c "ckpt-inspect -R sp | jq -c 'select(.state == \"dates\") | .value'"
+	status_is 0
+	output_is '["+10000-01-01","-0001-12-31","0000-12-31","1969-12-31T23:59:59.999Z"]'
+}
+
+# Canonical keyed state (kv_file's layout, entries with lengths): value state "rec" of the Avro
+# record, key 42 in key group 29, its value the bytes of $1 (a function).
+cv_dir() {
+	local save
+	rm -rf sp
+	mkdir sp
+	unset KV_KGS KG_TAG KG_FIRST KG_COUNT KG_FOR
+	op_file sp/op
+	B=; b_i32 6; b_u8 0
+	s_proxy "$INT"
+	b_i16 1; b_utf rec; b_i32 0; b_i32 1; b_utf KEYED_STATE_TYPE; b_utf VALUE
+	b_i32 2; b_utf NAMESPACE_SERIALIZER; s_proxy "$VOIDNS"
+	b_utf VALUE_SERIALIZER; b_i32 2; s_avro3
+	KV_OFF=("$(blen)")
+	save=$B; B=; "$1"; VAL=$B; B=$save
+	b_i16 0; b_i32 6; b_u8 $((29 | 128)); b_i32 42; b_u8 0; b_i32 "$(printf '%b' "$VAL" | wc -c)"
+	VAL_AT=("$(blen)"); B+=$VAL; b_i16 -1
+	b_write sp/kv
+	KV_KGS=29
+	(cd sp && meta_file "rel op" "rel kv" .)
+}
+
+@test "flinkavro: canonical entries: the record typed; a value that runs past its entry stops at its byte, never read on" {
+	cv_dir v_avro
+	run sh -c "ckpt-inspect -R sp | jq -c 'select(.state == \"rec\") | .value.next.d'"
+	status_is 0
+	output_is '"-1.23"'
+	v_past() { b_i32 1; b_i32 10; B+=abc; }
+	cv_dir v_past
+	bad 2 "ckpt-inspect: sp/kv: offset $((VAL_AT[0] + 8)): Avro string of 10 bytes, more than the 3 left" ckpt-inspect -R sp
+}
