@@ -4,6 +4,8 @@
 #ifndef CKPT_FLINK_STATE_H
 #define CKPT_FLINK_STATE_H
 
+#include <pthread.h>
+
 #include "flink.h"
 
 /* The backing of a snapshot read from a Flink _metadata: where relative files are, the --root maps. */
@@ -186,5 +188,34 @@ int ckpt_fchangelog_read(struct fctx *c);
  * changelog file, else 0 when the size fits, or 1 with the problem in what. */
 int ckpt_fchangelog_size(const struct ckpt_snapshot *s, const char *name, const char *path, uint64_t st, char *what,
 			 size_t n);
+
+/* ------------------------------------------------------------ select.c */
+
+/* --uid, --state, -k (ckpt_flink_state_select) over a snapshot's operators. */
+struct fselect;
+struct fselect *ckpt_fselect_new(const struct ckpt_snapshot *s, const struct ckpt_flink_select *sel,
+				 struct ckpt_err *e);
+void ckpt_fselect_free(struct fselect *f);
+/* Is op selected (f NULL: every operator)? */
+int ckpt_fselect_operator(const struct fselect *f, const struct ckpt_operator *op);
+/* Does f keep some entries of a selected operator from its sinks (a state or a key named)? */
+int ckpt_fselect_partial(const struct fselect *f);
+/* A sink in's entries pass through, narrowed to f, for one subtask of op (meta: the _metadata for
+ * messages): 1 and w->k the sink to read with, or 0 when nothing of it is asked for (read nothing).
+ * ckpt_fselect_unwrap releases w after the read. */
+struct fwrap {
+	struct fsink k;
+	const struct fsink *in;
+	struct fselect *f;
+	const struct ckpt_operator *op;
+	const struct fheader *h; /* the keyed header being read */
+	const char *meta;
+	struct ckpt_err *e;
+	unsigned prefix;
+	struct ckpt_fkey key;    /* the key under this handle's key serializer, once its header is read */
+};
+int ckpt_fselect_wrap(struct fselect *f, struct fwrap *w, const struct fsink *in, const struct ckpt_operator *op,
+		      const char *meta, struct ckpt_err *e);
+void ckpt_fselect_unwrap(struct fwrap *w);
 
 #endif
