@@ -111,8 +111,9 @@ w_header(void *arg, const char *scope, const struct fheader *h)
 		if (f->key && w->key.bytes == NULL) {
 			snprintf(where, sizeof where, "%s: operator %s", w->meta, w->op->id);
 			if (h->key == NULL)
-				return ckpt_err_set(w->e, CKPT_ERR_INPUT, where, "-k %s: the key serializer is not known (%s)",
-						    f->text, h->stopped ? h->stop : "none in the header");
+				return ckpt_err_set(w->e, CKPT_ERR_INPUT, where, "-k %s: the key serializer is not known, so "
+						    "neither is the key's key group (%s)", f->text,
+						    h->stopped ? h->stop : "a changelog names none");
 			if (ckpt_fkey_make(&w->key, h->key, f->key, f->text, where, w->e) < 0)
 				return -1;
 			w->k.kg_lo = ckpt_flink_key_group(w->key.hash, w->op->max_parallelism);
