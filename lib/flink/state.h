@@ -16,6 +16,7 @@ struct flink_backing {
 	char **from, **to;
 	size_t nroots;
 	int raw;      /* -a: the raw bytes of every entry beside its typed form (ckpt_flink_state_raw) */
+	struct fselect *sel; /* --uid, --state, -k (ckpt_flink_state_select, select.c); NULL: everything */
 };
 
 /* One state of a serialization proxy's header (StateMetaInfoSnapshot). */
