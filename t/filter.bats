@@ -251,3 +251,14 @@ flip_at() {
 	sum() { awk -F'= ' '/(read|pread64)\(/ && $NF ~ /^[0-9]+$/ { s += $NF } END { print s + 0 }' "$1"; }
 	[ "$(sum one.txt)" -lt "$(sum all.txt)" ]
 }
+
+@test "filter: the -k example of ckpt-inspect(1) runs and gives its key's row" {
+	needs_fixtures
+	cd "$FIXTURES/flink-artifacts"
+	run --separate-stderr ckpt-inspect -v -R -u 41e91aae0bee218c44306cf7d21940ad --state state-name \
+		-k '[3]' new-stateful-udf-migration-itcase-flink1.19-rocksdb-checkpoint
+	status_is 0
+	output_is '{"uid":null,"operator":"41e91aae0bee218c44306cf7d21940ad","state":"state-name","kind":"value","subtask":1,"key_group":1,"key":[3],"namespace":3,"value":3}'
+	[[ $stderr =~ ^ckpt-inspect:\ new-stateful-udf-migration-itcase-flink1.19-rocksdb-checkpoint:\ [0-9]+\ bytes\ of\ state\ files\ read$ ]]
+	grep -q "k '\[3\]' new-stateful-udf-migration-itcase-flink1.19-rocksdb-checkpoint" "$ROOT/man/ckpt-inspect.1"
+}

@@ -81,9 +81,9 @@ ckpt_fselect_partial(const struct fselect *f)
 int
 ckpt_fselect_operator(const struct fselect *f, const struct ckpt_operator *op)
 {
-	size_t i = (size_t)(op - f->ops);
-
-	return f == NULL || i >= f->nops || f->chosen[i];
+	if (f == NULL)
+		return 1;
+	return (size_t)(op - f->ops) >= f->nops || f->chosen[op - f->ops];
 }
 
 /* ---------------------------------------------------------------- the narrowed sink */
