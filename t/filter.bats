@@ -158,6 +158,12 @@ PY
 	run ckpt-inspect -R --state nothing sp
 	status_is 0
 	[ -z "$output" ]
+	run ckpt-inspect --state names sp
+	status_is 0
+	[ "$(jq -c '[.operators[0].flink_state.states[] | [.name, .entries]]' <<<"$output")" = '[["names",2]]' ]
+	run ckpt-inspect --state count -k 42 sp
+	status_is 0
+	[ "$(jq -c '[.operators[0].flink_state.states[] | [.name, .entries, (.key_groups | keys)]]' <<<"$output")" = '[["count",1,["29"]]]' ]
 	run ckpt-inspect -R -u 0102030405060708090a0b0c0d0e0f10 sp
 	status_is 0
 	[ "$(wc -l <<<"$output")" -eq 5 ]

@@ -124,6 +124,15 @@ w_header(void *arg, const char *scope, const struct fheader *h)
 			pthread_mutex_unlock(&f->mu);
 		}
 	}
+	if (f->state && w->in->header) { /* --state: the sink hears of that state alone */
+		const struct fmeta *m = meta_of(h, f->state);
+
+		w->hstate = *h;
+		w->hstate.m = (struct fmeta *)m;
+		w->hstate.n = m != NULL;
+		w->hstate.nlist = m != NULL && (size_t)(m - h->m) < h->nlist; /* list/union come first */
+		h = &w->hstate;
+	}
 	return w->in->header ? w->in->header(w->in->arg, scope, h) : 0;
 }
 

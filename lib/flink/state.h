@@ -214,6 +214,7 @@ struct fwrap {
 	struct ckpt_err *e;
 	unsigned prefix;
 	struct ckpt_fkey key;    /* the key under this handle's key serializer, once its header is read */
+	struct fheader hstate;   /* --state: the header as the sink is told it, that state's meta alone */
 };
 int ckpt_fselect_wrap(struct fselect *f, struct fwrap *w, const struct fsink *in, const struct ckpt_operator *op,
 		      const char *meta, struct ckpt_err *e);
