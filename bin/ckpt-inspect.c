@@ -225,6 +225,31 @@ print_rows(struct ckpt_snapshot *s, struct ckpt_err *e)
 	return 2;
 }
 
+/* -k: the document or the rows of one key kept in memory until the read has ended, as the library
+ * then reads the state once, without its check pass: a damaged file still prints nothing. */
+static int
+print_buffered(int rows, struct ckpt_snapshot *s, struct ckpt_err *e)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&buf, &n);
+	int r;
+
+	if (f == NULL)
+		cli_out_of_memory();
+	r = rows ? ckpt_snapshot_rows(s, f, e) : ckpt_snapshot_print(s, f, cli_want_pretty(), e);
+	if (fclose(f) != 0 && r == 0)
+		r = ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+	if (r == 0) {
+		r = fwrite(buf, 1, n, stdout) == n && fflush(stdout) != EOF ? 0 : 2; /* cli_finish says it */
+		free(buf);
+		return r;
+	}
+	free(buf);
+	cli_error(e);
+	return 2;
+}
+
 /* A Flink snapshot's state is read unless -m asks for its _metadata only. */
 static int
 read_flink_state(const struct opts *o, struct ckpt_snapshot *s, struct ckpt_err *e)
@@ -236,7 +261,7 @@ read_flink_state(const struct opts *o, struct ckpt_snapshot *s, struct ckpt_err 
 	ckpt_flink_state_raw(s, o->raw);
 	if (o->nuids || o->state || o->keyv) {
 		struct ckpt_flink_select sel = {.uids = o->uids, .nuids = o->nuids, .state = o->state, .key = o->keyv,
-						.key_text = o->key};
+						.key_text = o->key, .buffered = o->keyv != NULL};
 
 		if (ckpt_flink_state_select(s, &sel, e) < 0)
 			return -1;
@@ -312,6 +337,8 @@ inspect_file(const struct opts *o, const char *path, struct ckpt_snapshot *other
 		status = check_flink(path, s);
 	} else if (o->mode == DIFF) {
 		status = diff_file(path, s, other, o->other);
+	} else if ((o->mode == ALL || o->mode == ROWS) && o->keyv) {
+		status = print_buffered(o->mode == ROWS, s, &e);
 	} else if (o->mode == ALL) {
 		status = print_all(s, &e);
 	} else if (o->mode == ROWS) {

@@ -691,6 +691,10 @@ struct ckpt_flink_select {
 	const char *state;
 	const json_t *key;
 	const char *key_text; /* the key as the user wrote it, for messages */
+	/* the caller keeps what -a and -R print (ckpt_snapshot_print, ckpt_snapshot_rows) until they
+	 * return and drops it when they fail: the state is then read once, without the check pass
+	 * that otherwise keeps a damaged file from printing anything (-k: one key's entries, small) */
+	int buffered;
 };
 /* Narrow every later read of s's state (summary, -a, rows, check) to sel.  A key that does not fit
  * the key serializer, or whose serializer ckpt cannot write, fails the read that meets it

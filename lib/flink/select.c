@@ -15,6 +15,7 @@ struct fselect {
 	char *text;                      /* the key as the user wrote it */
 	pthread_mutex_t mu;              /* the check reads subtasks on several threads */
 	struct fkg { int known; uint32_t kg; } *kg; /* per operator: the key's key group, once a header said */
+	int buffered;                    /* no check pass before -a and -R print (the caller buffers) */
 };
 
 static int
@@ -37,6 +38,7 @@ ckpt_fselect_new(const struct ckpt_snapshot *s, const struct ckpt_flink_select *
 		return NULL;
 	f->ops = s->ops;
 	f->nops = s->nops;
+	f->buffered = sel->buffered;
 	pthread_mutex_init(&f->mu, NULL);
 	if ((f->chosen = ckpt_calloc(s->nops + 1, 1, e)) == NULL || (f->kg = ckpt_calloc(s->nops + 1, sizeof *f->kg, e)) == NULL)
 		goto fail;
@@ -70,6 +72,12 @@ ckpt_fselect_free(struct fselect *f)
 	json_decref(f->key);
 	free(f->text);
 	free(f);
+}
+
+int
+ckpt_fselect_buffered(const struct fselect *f)
+{
+	return f && f->buffered;
 }
 
 int

@@ -295,6 +295,8 @@ flink_check(struct ckpt_snapshot *s, struct ckpt_err *e)
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	int rc = -1;
 
+	if (ckpt_fselect_buffered(R.b->sel))
+		return 0; /* the caller keeps what is printed until the read has ended: one pass */
 	for (size_t i = 0; i < s->nops; i++)
 		all += s->ops[i].nsubtasks;
 	if ((R.op = ckpt_calloc(all + 1, sizeof *R.op, e)) == NULL || (R.st = ckpt_calloc(all + 1, sizeof *R.st, e)) == NULL)

@@ -199,6 +199,8 @@ struct fselect *ckpt_fselect_new(const struct ckpt_snapshot *s, const struct ckp
 void ckpt_fselect_free(struct fselect *f);
 /* Is op selected (f NULL: every operator)? */
 int ckpt_fselect_operator(const struct fselect *f, const struct ckpt_operator *op);
+/* Does the caller keep what is printed until the read ends (ckpt_flink_select.buffered)? */
+int ckpt_fselect_buffered(const struct fselect *f);
 /* Does f keep some entries of a selected operator from its sinks (a state or a key named)? */
 int ckpt_fselect_partial(const struct fselect *f);
 /* A sink in's entries pass through, narrowed to f, for one subtask of op (meta: the _metadata for
