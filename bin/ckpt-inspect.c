@@ -11,7 +11,7 @@
 
 enum mode { SUMMARY, ALL, CHECK, DIFF, ROWS };
 
-enum { OPT_LATEST = 256, OPT_ORPHANS, OPT_OLDER, OPT_RAW }; /* long options without a letter */
+enum { OPT_LATEST = 256, OPT_ORPHANS, OPT_OLDER, OPT_RAW, OPT_STATE };  /* long options without a letter */
 
 struct opts {
 	enum mode mode;
@@ -27,6 +27,10 @@ struct opts {
 	const char *orphans; /* --orphans DIR */
 	int64_t older_than;  /* --older-than, seconds (default an hour) */
 	int older_set;
+	const char *state;  /* --state NAME */
+	const char *key;    /* -k KEY, as written */
+	json_t *keyv;       /* -k KEY, parsed */
+	int verbose;        /* -v: the bytes of state files read, on stderr */
 };
 
 static int meta_only; /* -m */
@@ -34,7 +38,8 @@ static int meta_only; /* -m */
 static void
 usage(void)
 {
-	printf("usage: ckpt-inspect [-pm] [-a [--raw] | -R | -c | -d OTHER] [-u UID ...] [-r OLDPREFIX=DIR ...] [file ...]\n"
+	printf("usage: ckpt-inspect [-pmv] [-a [--raw] | -R | -c | -d OTHER] [-u UID ...] [--state NAME] [-k KEY]\n"
+	       "                    [-r OLDPREFIX=DIR ...] [file ...]\n"
 	       "       ckpt-inspect [-pc] [-r OLDPREFIX=DIR ...] -l DIR\n"
 	       "       ckpt-inspect [-c] [-r OLDPREFIX=DIR ...] --latest DIR\n"
 	       "       ckpt-inspect [-r OLDPREFIX=DIR ...] [--older-than DURATION] --orphans DIR\n"
@@ -46,7 +51,12 @@ usage(void)
 	       "  -c, --check           verify each archive against its manifest, or each state file\n"
 	       "                        a Flink _metadata names\n"
 	       "  -d, --diff=OTHER      how OTHER differs from each file\n"
-	       "  -u, --uid=UID         name the operators the uid UID names (repeatable)\n"
+	       "  -u, --uid=UID         name the operators the uid (or operator id) UID names, and read\n"
+	       "                        only their state (repeatable)\n"
+	       "      --state=NAME      read only the state named NAME\n"
+	       "  -k, --key=KEY         read only the key KEY (JSON, typed by the key serializer: 42,\n"
+	       "                        '\"user-7\"', [1, \"a\"] for a tuple): its key group's bytes alone\n"
+	       "  -v, --verbose         say on stderr how many bytes of state files were read\n"
 	       "  -m, --metadata-only   a Flink _metadata alone, not the state files it names\n"
 	       "  -l, --list=DIR        every checkpoint and savepoint under DIR, complete or not (NDJSON)\n"
 	       "      --latest=DIR      the path of the newest complete one under DIR\n"
@@ -215,6 +225,31 @@ print_rows(struct ckpt_snapshot *s, struct ckpt_err *e)
 	return 2;
 }
 
+/* -k: the document or the rows of one key kept in memory until the read has ended, as the library
+ * then reads the state once, without its check pass: a damaged file still prints nothing. */
+static int
+print_buffered(int rows, struct ckpt_snapshot *s, struct ckpt_err *e)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&buf, &n);
+	int r;
+
+	if (f == NULL)
+		cli_out_of_memory();
+	r = rows ? ckpt_snapshot_rows(s, f, e) : ckpt_snapshot_print(s, f, cli_want_pretty(), e);
+	if (fclose(f) != 0 && r == 0)
+		r = ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+	if (r == 0) {
+		r = fwrite(buf, 1, n, stdout) == n && fflush(stdout) != EOF ? 0 : 2; /* cli_finish says it */
+		free(buf);
+		return r;
+	}
+	free(buf);
+	cli_error(e);
+	return 2;
+}
+
 /* A Flink snapshot's state is read unless -m asks for its _metadata only. */
 static int
 read_flink_state(const struct opts *o, struct ckpt_snapshot *s, struct ckpt_err *e)
@@ -224,7 +259,27 @@ read_flink_state(const struct opts *o, struct ckpt_snapshot *s, struct ckpt_err 
 	if (ckpt_flink_state_enable(s, o->roots, o->nroots, e) < 0)
 		return -1;
 	ckpt_flink_state_raw(s, o->raw);
+	if (o->nuids || o->state || o->keyv) {
+		struct ckpt_flink_select sel = {.uids = o->uids, .nuids = o->nuids, .state = o->state, .key = o->keyv,
+						.key_text = o->key, .buffered = o->keyv != NULL};
+
+		if (ckpt_flink_state_select(s, &sel, e) < 0)
+			return -1;
+	}
 	return 0;
+}
+
+/* --state and -k narrow the reading of a Flink snapshot's state files: anything else is refused. */
+static int
+narrowable(const struct opts *o, const struct ckpt_snapshot *s, const char *file, struct ckpt_err *e)
+{
+	if (!o->state && !o->keyv && (!o->nuids || o->mode == SUMMARY))
+		return 0;
+	if (s->flink && strcmp(ckpt_snapshot_format(s), "flink metadata") == 0 && !o->meta_only)
+		return 0;
+	return ckpt_err_set(e, CKPT_ERR_INPUT, file, "%s narrows the reading of a Flink snapshot's state files, and "
+			    "this is %s", o->keyv ? "-k" : o->state ? "--state" : "-u",
+			    o->meta_only ? "a _metadata read alone (-m)" : "not a Flink snapshot");
 }
 
 /* Add each operator's Flink state (ckpt_flink_state_summary) to the summary as "flink_state". */
@@ -268,11 +323,12 @@ inspect_file(const struct opts *o, const char *path, struct ckpt_snapshot *other
 	struct ckpt_snapshot *s;
 	int status = 0;
 	json_t *v;
+	uint64_t before = ckpt_flink_state_bytes_read();
 
 	if (o->mode == CHECK && !ckpt_snapshot_is_flink(path))
 		return check_file(path);
 	s = ckpt_snapshot_open(path, &e);
-	if (s == NULL || read_flink_state(o, s, &e) < 0) {
+	if (s == NULL || narrowable(o, s, display(path), &e) < 0 || read_flink_state(o, s, &e) < 0) {
 		cli_error(&e);
 		ckpt_snapshot_free(s);
 		return ckpt_err_status(&e);
@@ -281,6 +337,8 @@ inspect_file(const struct opts *o, const char *path, struct ckpt_snapshot *other
 		status = check_flink(path, s);
 	} else if (o->mode == DIFF) {
 		status = diff_file(path, s, other, o->other);
+	} else if ((o->mode == ALL || o->mode == ROWS) && o->keyv) {
+		status = print_buffered(o->mode == ROWS, s, &e);
 	} else if (o->mode == ALL) {
 		status = print_all(s, &e);
 	} else if (o->mode == ROWS) {
@@ -298,6 +356,9 @@ inspect_file(const struct opts *o, const char *path, struct ckpt_snapshot *other
 	}
 	if (status == 2 && e.kind != CKPT_ERR_NONE)
 		status = ckpt_err_status(&e);
+	if (o->verbose && flink_state(s))
+		cli_warn("%s: %llu bytes of state files read", display(path),
+			 (unsigned long long)(ckpt_flink_state_bytes_read() - before));
 	ckpt_snapshot_free(s);
 	return status;
 }
@@ -403,6 +464,18 @@ duration(const char *s)
 	return -1;
 }
 
+/* -k's argument: one JSON value, or a usage error naming it. */
+static json_t *
+parse_key(const char *arg)
+{
+	json_error_t je;
+	json_t *v = json_loads(arg, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &je);
+
+	if (v == NULL)
+		cli_usage_fail("-k %s: not JSON (a key is JSON: 42, '\"user-7\"', [1, \"a\"]): %s", arg, je.text);
+	return v;
+}
+
 static void
 set_mode(struct opts *o, enum mode m)
 {
@@ -422,6 +495,8 @@ main(int argc, char **argv)
 		{"version", no_argument, NULL, 'V'}, {"list", required_argument, NULL, 'l'},
 		{"latest", required_argument, NULL, OPT_LATEST}, {"orphans", required_argument, NULL, OPT_ORPHANS},
 		{"older-than", required_argument, NULL, OPT_OLDER}, {"raw", no_argument, NULL, OPT_RAW},
+		{"state", required_argument, NULL, OPT_STATE}, {"key", required_argument, NULL, 'k'},
+		{"verbose", no_argument, NULL, 'v'},
 		{NULL, 0, NULL, 0},
 	};
 	struct opts o = {0};
@@ -434,7 +509,7 @@ main(int argc, char **argv)
 	o.roots = calloc((size_t)argc, sizeof *o.roots);
 	if (o.uids == NULL || o.roots == NULL)
 		return 2;
-	while ((c = getopt_long(argc, argv, ":hVpacRmd:u:r:l:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hVpacRmvd:u:r:l:k:", longopts, NULL)) != -1) {
 		if (cli_common_option(c, usage))
 			continue;
 		switch (c) {
@@ -456,6 +531,20 @@ main(int argc, char **argv)
 			break;
 		case OPT_RAW:
 			o.raw = 1;
+			break;
+		case OPT_STATE:
+			if (o.state)
+				cli_usage_fail("--state takes one state name, once");
+			o.state = optarg;
+			break;
+		case 'k':
+			if (o.key)
+				cli_usage_fail("-k takes one key, once");
+			o.key = optarg;
+			o.keyv = parse_key(optarg);
+			break;
+		case 'v':
+			o.verbose = 1;
 			break;
 		case 'm':
 			o.meta_only = meta_only = 1;
@@ -489,7 +578,7 @@ main(int argc, char **argv)
 	if (o.older_set && !o.orphans)
 		cli_usage_fail("--older-than goes with --orphans");
 	if (o.orphans) {
-		if (o.list || o.mode != SUMMARY || o.nuids || o.meta_only || cli_pretty == 1)
+		if (o.list || o.mode != SUMMARY || o.nuids || o.state || o.key || o.meta_only || cli_pretty == 1)
 			cli_usage_fail("--orphans goes with --older-than and -r alone");
 		if (optind < argc)
 			cli_usage_fail("--orphans takes its directory, not files: \"%s\"", argv[optind]);
@@ -499,7 +588,7 @@ main(int argc, char **argv)
 		return cli_finish(status);
 	}
 	if (o.list) {
-		if ((o.mode != SUMMARY && o.mode != CHECK) || o.nuids || o.meta_only)
+		if ((o.mode != SUMMARY && o.mode != CHECK) || o.nuids || o.state || o.key || o.meta_only)
 			cli_usage_fail("%s goes with -c and -r alone", o.latest ? "--latest" : "-l");
 		if (optind < argc)
 			cli_usage_fail("%s takes its directory, not files: \"%s\"", o.latest ? "--latest" : "-l",
@@ -511,8 +600,9 @@ main(int argc, char **argv)
 	}
 	if (o.raw && o.mode != ALL)
 		cli_usage_fail("--raw goes with -a");
-	if (o.nuids && o.mode != SUMMARY)
-		cli_usage_fail("-u goes with the summary, not with -a, -c or -d");
+	if ((o.nuids || o.state || o.key) && (o.mode == CHECK || o.mode == DIFF))
+		cli_usage_fail("%s goes with the summary, -a and -R, not with -c or -d",
+			       o.key ? "-k" : o.state ? "--state" : "-u");
 	if (o.mode == DIFF) {
 		struct ckpt_err e = {0};
 
@@ -533,6 +623,7 @@ main(int argc, char **argv)
 		status = r > status ? r : status;
 	}
 	ckpt_snapshot_free(other);
+	json_decref(o.keyv);
 	free(o.uids);
 	free(o.roots);
 	return cli_finish(status);

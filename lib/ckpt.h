@@ -681,6 +681,27 @@ long ckpt_flink_state_verify(struct ckpt_snapshot *s, ckpt_verify_report *report
  * recorded size (nothing is read).  Problems, counts and return as there. */
 long ckpt_flink_state_files(struct ckpt_snapshot *s, ckpt_verify_report *report, void *arg,
 			    uint64_t *files, uint64_t *bytes, struct ckpt_err *e);
+/* What a Flink snapshot's state reads are narrowed to (ckpt-inspect --uid, --state, -k): operators
+ * named by uid, by operator id, or by the id Flink derives from a uid (none named: every one); one
+ * state by name (NULL: every one); one key (NULL: every one), JSON typed by the key serializer, whose
+ * key group (murmur3 of its Java hashCode, modulo the max parallelism) is the only one read. */
+struct ckpt_flink_select {
+	const char *const *uids;
+	size_t nuids;
+	const char *state;
+	const json_t *key;
+	const char *key_text; /* the key as the user wrote it, for messages */
+	/* the caller keeps what -a and -R print (ckpt_snapshot_print, ckpt_snapshot_rows) until they
+	 * return and drops it when they fail: the state is then read once, without the check pass
+	 * that otherwise keeps a damaged file from printing anything (-k: one key's entries, small) */
+	int buffered;
+};
+/* Narrow every later read of s's state (summary, -a, rows, check) to sel.  A key that does not fit
+ * the key serializer, or whose serializer ckpt cannot write, fails the read that meets it
+ * (CKPT_ERR_INPUT, naming the key and the serializer).  0, or -1 with e set. */
+int ckpt_flink_state_select(struct ckpt_snapshot *s, const struct ckpt_flink_select *sel, struct ckpt_err *e);
+/* Bytes this process read from Flink state files so far (not the _metadata, not RocksDB's). */
+uint64_t ckpt_flink_state_bytes_read(void);
 /* Entries added, removed and changed between two Flink snapshots, by operator, state and key group. */
 json_t *ckpt_flink_state_diff(struct ckpt_snapshot *a, struct ckpt_snapshot *b, int *differ,
 			      struct ckpt_err *e);

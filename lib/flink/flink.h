@@ -360,6 +360,24 @@ int ckpt_fser_avro_snapshot(struct ckpt_fsrc *s, struct ckpt_fser *t);
 int ckpt_fser_avro_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o);
 void ckpt_fser_avro_free(void *schema);
 
+/* ------------------------------------------------------------ key.c */
+
+/* One key (ckpt-inspect -k): its bytes as its key serializer writes them, its Java hashCode and its
+ * typed form as -a prints it. */
+struct ckpt_fkey {
+	unsigned char *bytes;
+	size_t n;
+	int32_t hash;
+	json_t *typed;
+};
+/* The key v (text: as the user wrote it, for messages) under key serializer t: 0, or -1 with e set
+ * (CKPT_ERR_INPUT, where): v does not fit t, or t is a serializer ckpt cannot write or hash (named). */
+int ckpt_fkey_make(struct ckpt_fkey *k, const struct ckpt_fser *t, const json_t *v, const char *text,
+		   const char *where, struct ckpt_err *e);
+void ckpt_fkey_release(struct ckpt_fkey *k);
+/* Is k the key of an entry whose composite key is p[0, n) (prefix key-group bytes, the key, ...)? */
+int ckpt_fkey_matches(const struct ckpt_fkey *k, const unsigned char *p, size_t n, unsigned prefix);
+
 /* Flink's KeyGroupRangeAssignment: MathUtils.murmurHash(hashCode) % maxParallelism. */
 uint32_t ckpt_flink_key_group(int32_t hash, uint32_t max_parallelism);
 

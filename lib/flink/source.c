@@ -1,6 +1,7 @@
 /* source.c: the bytes the state readers pull: a file region read through a window (never
  * whole) or bytes in memory, plain or as Snappy-framed streams; errors name the file and offset. */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -10,6 +11,14 @@
 
 #define WINDOW 65536u
 #define BLOB_STEP ((size_t)1 << 20) /* a blob's buffer grows as its bytes arrive, not by its claim */
+
+static _Atomic uint64_t bytes_read; /* every byte pread from a state file (-c reads on several threads) */
+
+uint64_t
+ckpt_flink_state_bytes_read(void)
+{
+	return atomic_load(&bytes_read);
+}
 
 int
 ckpt_fsrc_fail(struct ckpt_fsrc *s, const char *fmt, ...)
@@ -101,6 +110,7 @@ raw_take(struct ckpt_fsrc *s, void *p, size_t n)
 						    (unsigned long long)(s->base + s->raw + got));
 			got += (size_t)r;
 		}
+		atomic_fetch_add(&bytes_read, n);
 	}
 	s->raw += n;
 	return 0;

@@ -229,7 +229,9 @@ check_subtask(struct flink_backing *b, const struct ckpt_operator *op, const str
 
 	if ((C.filled = ckpt_calloc(st->nops + 1, sizeof *C.filled, e)) == NULL)
 		return -1;
-	rc = ckpt_fstate_read_subtask(b, op, st, &k, e) < 0 || all_filled(b, op, st, C.filled, e) < 0 ? -1 : 0;
+	/* narrowed (select.c), not every element is given: none is missing for that */
+	rc = ckpt_fstate_read_subtask(b, op, st, &k, e) < 0 || (b->sel == NULL && all_filled(b, op, st, C.filled, e) < 0)
+		     ? -1 : 0;
 	free(C.filled);
 	return rc;
 }
@@ -300,6 +302,8 @@ run_subtasks(struct ckpt_snapshot *s, int all,
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	int rc = -1;
 
+	if (ckpt_fselect_buffered(R.b->sel))
+		return 0; /* the caller keeps what is printed until the read has ended: one pass */
 	for (size_t i = 0; i < s->nops; i++)
 		total += s->ops[i].nsubtasks;
 	if ((R.op = ckpt_calloc(total + 1, sizeof *R.op, e)) == NULL ||
@@ -679,6 +683,7 @@ flink_free(struct ckpt_snap_backing *base)
 	free(b->to);
 	free(b->meta);
 	free(b->dir);
+	ckpt_fselect_free(b->sel);
 	free(b);
 }
 
@@ -727,6 +732,19 @@ ckpt_fstate_backing(struct ckpt_snapshot *s, struct ckpt_err *e)
 		return NULL;
 	}
 	return s->backing;
+}
+
+int
+ckpt_flink_state_select(struct ckpt_snapshot *s, const struct ckpt_flink_select *sel, struct ckpt_err *e)
+{
+	struct flink_backing *b = ckpt_fstate_backing(s, e);
+	struct fselect *f;
+
+	if (b == NULL || (f = ckpt_fselect_new(s, sel, e)) == NULL)
+		return -1;
+	ckpt_fselect_free(b->sel);
+	b->sel = f;
+	return 0;
 }
 
 int

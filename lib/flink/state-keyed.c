@@ -445,7 +445,8 @@ ckpt_fstate_dry_kv(void *arg, const char *state, uint32_t kg, const unsigned cha
 static int
 which_layout(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, const struct kgs *g)
 {
-	const struct fsink dry = {.op = ckpt_fstate_dry_op, .kv = ckpt_fstate_dry_kv, .untyped = 1}, *k = c->k;
+	const struct fsink dry = {.op = ckpt_fstate_dry_op, .kv = ckpt_fstate_dry_kv, .untyped = 1,
+				  .kg_lo = c->k->kg_lo, .kg_hi = c->k->kg_hi}, *k = c->k; /* -k: its key group alone */
 	struct ckpt_err scratch = {0}, *e = c->e;
 	int heap = 1;
 
@@ -693,15 +694,19 @@ ckpt_fstate_read_rocksdb(struct fctx *c)
 		goto out;
 	}
 	hi = strchr(r, '-') ? hi + 1 : lo + 1;
-	if (c->k->kg_hi > 0) {
-		lo = lo > c->k->kg_lo ? lo : c->k->kg_lo;
-		hi = hi < c->k->kg_hi ? hi : c->k->kg_hi;
+	for (int pass = 0; pass < 2; pass++) { /* before the header, and after it: -k's window is set there */
+		if (c->k->kg_hi > 0) {
+			lo = lo > c->k->kg_lo ? lo : c->k->kg_lo;
+			hi = hi < c->k->kg_hi ? hi : c->k->kg_hi;
+		}
+		if (lo >= hi || hi > (c->prefix == 2 ? 65536u : 256u)) {
+			rc = 0;
+			goto out;
+		}
+		if (pass == 0 && rocks_header(c, &s, &fd, &h) < 0)
+			goto out;
 	}
-	if (lo >= hi || hi > (c->prefix == 2 ? 65536u : 256u)) {
-		rc = 0;
-		goto out;
-	}
-	if (rocks_header(c, &s, &fd, &h) < 0 || rocks_files(c, f, paths, &n) < 0)
+	if (rocks_files(c, f, paths, &n) < 0)
 		goto out;
 	snprintf(c->where, sizeof c->where, "%s", c->b->meta);
 	if ((db = ckpt_frocks_open(f, n, c->b->meta, c->e)) == NULL)

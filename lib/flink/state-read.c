@@ -379,7 +379,14 @@ ckpt_fstate_read_subtask(struct flink_backing *b, const struct ckpt_operator *op
 			 const struct fsink *k, struct ckpt_err *e)
 {
 	struct fctx c = {.b = b, .op = op, .st = st, .k = k, .e = e};
+	struct fwrap w;
+	int rc = -1;
 
+	if (b->sel) { /* narrowed: what is not asked for is not opened */
+		if (!ckpt_fselect_wrap(b->sel, &w, k, op, b->meta, e))
+			return 0;
+		c.k = k = &w.k;
+	}
 	for (size_t i = 0; i < st->nhandles; i++) {
 		int role = ckpt_fstate_handle_role(&st->handles[i]), r = 0;
 
@@ -396,7 +403,11 @@ ckpt_fstate_read_subtask(struct flink_backing *b, const struct ckpt_operator *op
 		else if (role == 5)
 			r = ckpt_fchangelog_read(&c);
 		if (r < 0)
-			return -1;
+			goto out;
 	}
-	return 0;
+	rc = 0;
+out:
+	if (b->sel)
+		ckpt_fselect_unwrap(&w);
+	return rc;
 }

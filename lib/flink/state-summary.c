@@ -318,6 +318,8 @@ ckpt_flink_state_summary(struct ckpt_snapshot *s, struct ckpt_err *e)
 	for (size_t i = 0; i < s->nops; i++) {
 		const struct ckpt_operator *op = &s->ops[i];
 
+		if (!ckpt_fselect_operator(b->sel, op))
+			continue; /* --uid: its files are not opened */
 		C.op = json_pack("{s:[]}", "states");
 		if (C.op == NULL || json_object_set_new(C.ops, op->id, C.op) < 0)
 			goto out;

@@ -4,6 +4,8 @@
 #ifndef CKPT_FLINK_STATE_H
 #define CKPT_FLINK_STATE_H
 
+#include <pthread.h>
+
 #include "flink.h"
 
 /* The backing of a snapshot read from a Flink _metadata: where relative files are, the --root maps. */
@@ -14,6 +16,7 @@ struct flink_backing {
 	char **from, **to;
 	size_t nroots;
 	int raw;      /* -a: the raw bytes of every entry beside its typed form (ckpt_flink_state_raw) */
+	struct fselect *sel; /* --uid, --state, -k (ckpt_flink_state_select, select.c); NULL: everything */
 };
 
 /* One state of a serialization proxy's header (StateMetaInfoSnapshot). */
@@ -190,5 +193,37 @@ int ckpt_fchangelog_read(struct fctx *c);
  * changelog file, else 0 when the size fits, or 1 with the problem in what. */
 int ckpt_fchangelog_size(const struct ckpt_snapshot *s, const char *name, const char *path, uint64_t st, char *what,
 			 size_t n);
+
+/* ------------------------------------------------------------ select.c */
+
+/* --uid, --state, -k (ckpt_flink_state_select) over a snapshot's operators. */
+struct fselect;
+struct fselect *ckpt_fselect_new(const struct ckpt_snapshot *s, const struct ckpt_flink_select *sel,
+				 struct ckpt_err *e);
+void ckpt_fselect_free(struct fselect *f);
+/* Is op selected (f NULL: every operator)? */
+int ckpt_fselect_operator(const struct fselect *f, const struct ckpt_operator *op);
+/* Does the caller keep what is printed until the read ends (ckpt_flink_select.buffered)? */
+int ckpt_fselect_buffered(const struct fselect *f);
+/* Does f keep some entries of a selected operator from its sinks (a state or a key named)? */
+int ckpt_fselect_partial(const struct fselect *f);
+/* A sink in's entries pass through, narrowed to f, for one subtask of op (meta: the _metadata for
+ * messages): 1 and w->k the sink to read with, or 0 when nothing of it is asked for (read nothing).
+ * ckpt_fselect_unwrap releases w after the read. */
+struct fwrap {
+	struct fsink k;
+	const struct fsink *in;
+	struct fselect *f;
+	const struct ckpt_operator *op;
+	const struct fheader *h; /* the keyed header being read */
+	const char *meta;
+	struct ckpt_err *e;
+	unsigned prefix;
+	struct ckpt_fkey key;    /* the key under this handle's key serializer, once its header is read */
+	struct fheader hstate;   /* --state: the header as the sink is told it, that state's meta alone */
+};
+int ckpt_fselect_wrap(struct fselect *f, struct fwrap *w, const struct fsink *in, const struct ckpt_operator *op,
+		      const char *meta, struct ckpt_err *e);
+void ckpt_fselect_unwrap(struct fwrap *w);
 
 #endif
