@@ -1,0 +1,188 @@
+#!/usr/bin/env bats
+# s3:// paths (issue 28): Flink savepoints read from a real S3 server (s3proxy, t/s3-helper.bash)
+# give the same answers as their local copies; ckpt-merge -o s3://.../ writes one whole or not at
+# all; faults (a fault-injecting proxy, t/s3-fault.py) end in one line naming bucket and key.
+load helper
+load s3-helper
+
+setup_file() {
+	s3_start
+}
+
+teardown_file() {
+	s3_stop
+}
+
+ART=flink-artifacts/new-stateful-broadcast-udf-migration-itcase-flink1.17
+
+# sp NAME BUCKET/PREFIX: the fixture artifact NAME uploaded under the prefix (bucket made).
+sp() {
+	s3_bucket "${2%%/*}"
+	s3_put_dir "$FIXTURES/$ART-$1" "$2"
+}
+
+# same_as_local ARGS... -- S3URL LOCAL: ckpt-inspect ARGS gives the same output on both (the
+# "file" member aside).
+same_as_local() {
+	local args=() a
+	while [ "$1" != -- ]; do args+=("$1"); shift; done
+	run --separate-stderr ckpt-inspect "${args[@]}" "$2"
+	status_is 0
+	[ -z "$stderr" ] || { echo "stderr: $stderr"; return 1; }
+	jq -S 'del(.file)' <<<"$output" >s3.json
+	run ckpt-inspect "${args[@]}" "$3"
+	status_is 0
+	jq -S 'del(.file)' <<<"$output" >local.json
+	diff -u local.json s3.json
+	[ -s s3.json ]
+}
+
+@test "s3: the summary, -a and -c of savepoints and checkpoints in S3 equal their local copies" {
+	needs_fixtures
+	needs_s3
+	for form in hashmap-savepoint rocksdb-savepoint hashmap-checkpoint rocksdb-savepoint-native; do
+		sp "$form" "forms/$form"
+		same_as_local -- "s3://forms/$form" "$FIXTURES/$ART-$form"
+		same_as_local -a -- "s3://forms/$form/" "$FIXTURES/$ART-$form"
+		same_as_local -c -- "s3://forms/$form/_metadata" "$FIXTURES/$ART-$form"
+	done
+	# Flink's schemes name the same objects
+	same_as_local -a -- "s3a://forms/hashmap-savepoint" "$FIXTURES/$ART-hashmap-savepoint"
+	same_as_local -a -- "s3p://forms/hashmap-savepoint" "$FIXTURES/$ART-hashmap-savepoint"
+	# the file member names the S3 URL as given
+	run ckpt-inspect s3://forms/hashmap-savepoint/
+	[ "$(jq -r .file <<<"$output")" = s3://forms/hashmap-savepoint/ ]
+}
+
+@test "s3: state files are read by range, several requests for a file larger than a part" {
+	needs_fixtures
+	needs_s3
+	sp rocksdb-savepoint parts/sp
+	CKPT_S3_PART=100 same_as_local -a -- s3://parts/sp "$FIXTURES/$ART-rocksdb-savepoint"
+	s3_fault
+	CKPT_S3_PART=100 run ckpt-inspect -a s3://parts/sp
+	status_is 0
+	s3_fault_stop
+	# the files are of some hundred bytes: more ranged GETs than files
+	gets=$(grep -c '^GET /parts/sp/' fault.log)
+	files=$(ls "$FIXTURES/$ART-rocksdb-savepoint" | wc -l)
+	[ "$gets" -gt "$files" ]
+}
+
+
+@test "s3: a prefix without a _metadata, listed over several pages" {
+	needs_s3
+	s3_bucket empty
+	for i in 1 2 3 4 5; do echo $i >f$i && s3curl -o /dev/null -T f$i "$S3_ENDPOINT/empty/dir/f$i"; done
+	CKPT_S3_MAX_KEYS=2 bad 2 'ckpt-inspect: s3://empty/dir: not a snapshot: no _metadata (5 objects under s3://empty/dir/)' \
+		ckpt-inspect s3://empty/dir
+	bad 2 'ckpt-inspect: s3://empty/dir/f1: not a Flink _metadata (only those are read from S3)' ckpt-inspect s3://empty/dir/f1
+}
+
+@test "s3: credentials and endpoint from AWS_PROFILE, the credentials and config files" {
+	needs_fixtures
+	needs_s3
+	sp hashmap-savepoint profile/sp
+	printf '[other]\naws_access_key_id = %s\naws_secret_access_key = %s\n' "$S3_ID" "$S3_SECRET" >creds
+	printf '[profile other]\nregion = us-east-1\nendpoint_url = %s\n' "$S3_ENDPOINT" >conf
+	unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_ENDPOINT_URL
+	AWS_PROFILE=other AWS_SHARED_CREDENTIALS_FILE=creds AWS_CONFIG_FILE=conf run ckpt-inspect -c s3://profile/sp
+	status_is 0
+	[ "$(jq -r .ok <<<"$output")" = true ]
+	# without any credentials: said so, no request made
+	bad 2 'ckpt-inspect: s3://profile/sp: no AWS credentials (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or a profile in ~/.aws/credentials)' \
+		ckpt-inspect s3://profile/sp
+}
+
+@test "s3: wrong credentials: exit 2, bucket, key and the server's error code, never the secret" {
+	needs_fixtures
+	needs_s3
+	sp hashmap-savepoint denied/sp
+	AWS_SECRET_ACCESS_KEY=not-the-secret bad 2 'ckpt-inspect: s3://denied/sp: GET: HTTP 403 SignatureDoesNotMatch' \
+		ckpt-inspect s3://denied/sp
+	[[ $stderr != *not-the-secret* ]]
+}
+
+@test "s3: a bucket that does not exist, a key that does not" {
+	needs_s3
+	bad 2 'ckpt-inspect: s3://no-such-bucket/sp/_metadata: GET: HTTP 404 NoSuchBucket' ckpt-inspect s3://no-such-bucket/sp/_metadata
+	s3_bucket there
+	bad 2 'ckpt-inspect: s3://there/nothing: not a snapshot: no _metadata (0 objects under s3://there/nothing/)' \
+		ckpt-inspect s3://there/nothing
+}
+
+@test "s3: a request answered 503 SlowDown three times, then 200: retried, the same answer" {
+	needs_fixtures
+	needs_s3
+	sp hashmap-savepoint slow/sp
+	s3_fault --503 3
+	same_as_local -a -- s3://slow/sp "$FIXTURES/$ART-hashmap-savepoint"
+	s3_fault_stop
+	[ "$(grep -c '^GET ' fault.log)" -gt 3 ]
+}
+
+@test "s3: the server stopped in the middle of a read: exit 2, one line, nothing on stdout" {
+	needs_fixtures
+	needs_s3
+	sp hashmap-savepoint gone/sp
+	s3_fault --die-after-gets 3
+	run --separate-stderr ckpt-inspect -a s3://gone/sp
+	s3_fault_stop
+	status_is 2
+	[ -z "$output" ]
+	echo "stderr: $stderr"
+	[ "$(printf '%s\n' "$stderr" | wc -l)" -eq 1 ]
+	[[ $stderr =~ ^ckpt-inspect:\ s3://gone/sp/[^:]+:\ (HEAD|GET):\ .*after\ 5\ attempts$ ]]
+}
+
+@test "s3: an object replaced during a read (its ETag changed): exit 2, never mixed bytes" {
+	needs_fixtures
+	needs_s3
+	sp rocksdb-savepoint swap/sp
+	big=$(cd "$FIXTURES/$ART-rocksdb-savepoint" && ls -S | grep -v _metadata | head -1)
+	head -c "$(size "$FIXTURES/$ART-rocksdb-savepoint/$big")" /dev/zero >zeros
+	s3_fault --replace "swap/sp/$big" zeros
+	CKPT_S3_PART=64 run --separate-stderr ckpt-inspect -a s3://swap/sp
+	s3_fault_stop
+	status_is 2
+	[ -z "$output" ]
+	echo "stderr: $stderr"
+	[[ $stderr == "ckpt-inspect: s3://swap/sp/$big: GET: the object changed during the read (HTTP 412 PreconditionFailed: its ETag is no longer \""*'")' ]]
+}
+
+@test "s3: ckpt-merge -o s3://bucket/prefix/ writes a savepoint that reads as the local one, _metadata last" {
+	needs_fixtures
+	needs_s3
+	s3_bucket out
+	in=$FIXTURES/$ART-hashmap-savepoint
+	ckpt-merge --drop 6a5da2ed9f898786a971ec9eb755e20b -o local/ "$in"
+	mkdir tmp
+	s3_fault
+	TMPDIR=$PWD/tmp ckpt-merge --drop 6a5da2ed9f898786a971ec9eb755e20b -o s3://out/edited/ "$in"
+	s3_fault_stop
+	# the local copy it uploaded from is gone
+	[ -z "$(ls tmp)" ]
+	same_as_local -a -- s3://out/edited local
+	[ "$(s3_keys out edited/)" = "$(ls local | sed 's|^|edited/|' | sort)" ]
+	# the _metadata is the last object written
+	[ "$(grep '^PUT ' fault.log | tail -1)" = "PUT /out/edited/_metadata" ]
+	# an existing _metadata at the target is refused, as a local directory is
+	bad 2 'ckpt-merge: s3://out/edited/_metadata: already exists: the savepoint is written to a new prefix' \
+		ckpt-merge -o s3://out/edited/ "$in"
+}
+
+@test "s3: an upload cut halfway: exit 2, nothing left behind" {
+	needs_fixtures
+	needs_s3
+	s3_bucket cut
+	mkdir tmp
+	s3_fault --cut-puts-after 5
+	TMPDIR=$PWD/tmp run --separate-stderr ckpt-merge --drop 6a5da2ed9f898786a971ec9eb755e20b -o s3://cut/sp/ "$FIXTURES/$ART-hashmap-savepoint"
+	s3_fault_stop
+	status_is 2
+	[ -z "$output" ]
+	[[ $stderr =~ ^ckpt-merge:\ s3://cut/sp/[^:]+:\ PUT:\ .*after\ 5\ attempts$ ]]
+	[ -z "$(s3_keys cut sp/)" ]
+	[ "$(grep -c '^DELETE /cut/sp/' fault.log)" -eq 5 ]
+	[ -z "$(ls tmp)" ]
+}
