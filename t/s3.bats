@@ -186,3 +186,77 @@ same_as_local() {
 	[ "$(grep -c '^DELETE /cut/sp/' fault.log)" -eq 5 ]
 	[ -z "$(ls tmp)" ]
 }
+
+# tree DIR: a job's checkpoints (chk-2 complete, chk-3 being written, shared/ and taskowned/ beside
+# them) and savepoints (one complete, one aborted), as a local directory.
+tree() {
+	mkdir -p "$1/job/chk-3" "$1/job/shared" "$1/job/taskowned" "$1/sp/savepoint-2b"
+	cp -r "$FIXTURES/$ART-hashmap-checkpoint" "$1/job/chk-2"
+	cp -r "$FIXTURES/$ART-hashmap-savepoint" "$1/sp/savepoint-1a"
+	echo x >"$1/job/chk-3/state"
+	echo x >"$1/job/shared/state"
+	cp -r "$FIXTURES/$ART-hashmap-savepoint" "$1/job/taskowned/savepoint-in-taskowned"
+	echo x >"$1/sp/savepoint-2b/state"
+}
+
+# s3_put_tree DIR BUCKET/PREFIX: every file under DIR uploaded under the prefix, the savepoints
+# first (so that the checkpoint is the newest).
+s3_put_tree() {
+	local f
+	(cd "$1" && find . -type f | sed 's|^\./||' | sort -r) | while read -r f; do
+		s3curl -o /dev/null -T "$1/$f" "$S3_ENDPOINT/$2/$f"
+	done
+}
+
+@test "s3: -l on a prefix lists what -l lists of the same tree on disk, the listing read page by page" {
+	needs_fixtures
+	needs_s3
+	tree local
+	s3_bucket lists
+	s3_put_tree local lists/root
+	run --separate-stderr ckpt-inspect -l local
+	status_is 0
+	jq -c 'del(.time) | .path |= sub("^local"; "s3://lists/root") | .reason |= (if . then sub("local/"; "s3://lists/root/") else . end)' \
+		<<<"$output" >local.jsonl
+	s3_fault
+	CKPT_S3_MAX_KEYS=3 run --separate-stderr ckpt-inspect -l s3://lists/root/
+	s3_fault_stop
+	status_is 0
+	[ -z "$stderr" ]
+	jq -c 'del(.time)' <<<"$output" >s3.jsonl
+	diff -u local.jsonl s3.jsonl
+	[ "$(wc -l <s3.jsonl)" -eq 4 ]
+	# the listing went in pages of 3 keys, each asked with the continuation token of the one before
+	[ "$(grep -c '^GET /lists/[?].*list-type=2' fault.log)" -gt 3 ]
+	[ "$(grep -c '^GET /lists/[?]continuation-token=' fault.log)" -gt 2 ]
+	# the time is the _metadata's LastModified
+	[ "$(jq -r 'select(.complete) | .time' <<<"$output" | grep -c '^20[0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9:]*Z$')" -eq 2 ]
+	# -c reads the state files too
+	run ckpt-inspect -c -l s3://lists/root
+	status_is 0
+	[ "$(jq -c 'select(.complete)' <<<"$output" | wc -l)" -eq 2 ]
+}
+
+@test "s3: --latest on a prefix prints the newest complete snapshot's URL, in the scheme given" {
+	needs_fixtures
+	needs_s3
+	tree local
+	s3_bucket latest
+	s3_put_tree local latest/root
+	run --separate-stderr ckpt-inspect --latest s3://latest/root/job
+	status_is 0
+	[ "$output" = s3://latest/root/job/chk-2 ]
+	run --separate-stderr ckpt-inspect --latest s3a://latest/root/sp/
+	status_is 0
+	[ "$output" = s3a://latest/root/sp/savepoint-1a ]
+	# the prefix of one snapshot, and its _metadata, name that snapshot
+	run --separate-stderr ckpt-inspect --latest s3://latest/root/job/chk-2/_metadata
+	[ "$output" = s3://latest/root/job/chk-2 ]
+	# nothing complete: exit 1
+	run --separate-stderr ckpt-inspect --latest s3://latest/root/job/chk-3
+	status_is 1
+	[ "$stderr" = "ckpt-inspect: s3://latest/root/job/chk-3: no complete checkpoint or savepoint (1 found)" ]
+	bad 2 'ckpt-inspect: s3://latest/nothing: no such prefix (no objects under s3://latest/nothing/)' \
+		ckpt-inspect -l s3://latest/nothing
+	bad 2 'ckpt-inspect: s3://no-such-bucket/x/: GET: HTTP 404 NoSuchBucket' ckpt-inspect -l s3://no-such-bucket/x
+}

@@ -3,8 +3,8 @@
  * errors and checked allocation, the growing array, bytes and entries, hashing (XXH3-64 and
  * Flink's murmur3), bit sets and range lists, JSON read (documents, streams, the in-place scanner)
  * and the one JSON writer (ckpt_jw_*), files written atomically, key groups, progress, and objects
- * in S3 (ckpt_s3_*, through libcurl).  It owns nothing beyond what each call returns.  The public API is ckpt.h, included here; programs never
- * include this header.
+ * in S3 (ckpt_s3_*, through libcurl).  It owns nothing beyond what each call returns.  The public
+ * API is ckpt.h, included here; programs never include this header.
  */
 #ifndef CKPT_INTERNAL_H
 #define CKPT_INTERNAL_H
@@ -406,9 +406,17 @@ int ckpt_s3obj_copy(struct ckpt_s3obj *o, int fd, const char *path, struct ckpt_
 int ckpt_s3_get(const char *url, unsigned char **p, size_t *n, struct ckpt_err *e);
 /* The object's size: 0, 1 when it does not exist (bucket there, key not), -1 with e set. */
 int ckpt_s3_stat(const char *url, uint64_t *size, struct ckpt_err *e);
-/* Every key under the prefix url names (ListObjectsV2, every page), fn called with each full
- * s3:// URL and size; fn returning non-zero stops with that value.  0, or -1 with e set. */
-int ckpt_s3_list(const char *url, int (*fn)(void *arg, const char *url, uint64_t size), void *arg,
+/* An object a listing names. */
+struct ckpt_s3_entry {
+	const char *url;       /* s3://bucket/key */
+	uint64_t size;
+	int64_t mtime_sec;     /* LastModified; -1 when the listing does not say */
+	long mtime_nsec;
+};
+/* Every key under the prefix url names (ListObjectsV2, every page through its continuation
+ * tokens, keys in the store's order), fn called with each but directory markers; fn returning
+ * non-zero stops with that value.  0, or -1 with e set. */
+int ckpt_s3_list(const char *url, int (*fn)(void *arg, const struct ckpt_s3_entry *o), void *arg,
 		 struct ckpt_err *e);
 /* Upload the local file path to url (multipart above a size): 0, or -1 with e set (a multipart
  * upload that failed is aborted). */

@@ -1,5 +1,6 @@
 /* s3.c: objects in S3 or an S3-compatible store (the transport: s3-request.c): read by range and
  * checked against the object's ETag, listed, uploaded whole or not at all, deleted. */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -8,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "s3-request.h"
@@ -329,55 +331,99 @@ unxml(char *s)
 	*o = '\0';
 }
 
+/* S3's LastModified (ISO 8601 in UTC, "2026-12-05T13:25:00.123Z") as seconds and nanoseconds;
+ * -1 seconds when it is not that. */
+static void
+parse_time(const char *s, int64_t *sec, long *nsec)
+{
+	struct tm tm = {0};
+	int n = 0;
+
+	*sec = -1;
+	*nsec = 0;
+	if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
+		   &tm.tm_sec, &n) != 6)
+		return;
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	*sec = (int64_t)timegm(&tm);
+	if (s[n] == '.')
+		for (long scale = 100000000L, k = n + 1; isdigit((unsigned char)s[k]) && scale > 0; k++, scale /= 10)
+			*nsec += (s[k] - '0') * scale;
+}
+
+/* The objects of one page of a listing, fn called with each: 0, or what fn returned. */
+static int
+list_page(const struct ckpt_s3loc *l, char *s, int (*fn)(void *arg, const struct ckpt_s3_entry *o), void *arg)
+{
+	char key[2048], size[32], when[64], full[2400];
+	int rc;
+
+	while ((s = strstr(s, "<Contents>")) != NULL) {
+		char *end = strstr(s, "</Contents>");
+		struct ckpt_s3_entry o = {.url = full};
+
+		if (end == NULL)
+			break;
+		*end = '\0'; /* what follows is read within this object's element only */
+		if (!xml_get(s, "Key", key, sizeof key) || !xml_get(s, "Size", size, sizeof size))
+			break;
+		unxml(key);
+		if (xml_get(s, "LastModified", when, sizeof when))
+			parse_time(when, &o.mtime_sec, &o.mtime_nsec);
+		else
+			o.mtime_sec = -1;
+		s = end + 1;
+		if (key[0] && key[strlen(key) - 1] == '/') /* a directory marker, not an object */
+			continue;
+		snprintf(full, sizeof full, "s3://%s/%s", l->bucket, key);
+		o.size = strtoull(size, NULL, 10);
+		if ((rc = fn(arg, &o)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
 int
-ckpt_s3_list(const char *url, int (*fn)(void *arg, const char *url, uint64_t size), void *arg,
-	     struct ckpt_err *e)
+ckpt_s3_list(const char *url, int (*fn)(void *arg, const struct ckpt_s3_entry *o), void *arg, struct ckpt_err *e)
 {
 	struct ckpt_s3loc l, b;
-	char token[2048] = "", q[8192], pre[6200], tok[6200], key[2048], size[32], full[2400];
+	char token[2048] = "", q[8192], pre[6200], tok[6200], trunc[16];
 	const char *maxkeys = getenv("CKPT_S3_MAX_KEYS"); /* tests page through small pages */
-	int rc = -1, more = 1;
+	int rc = 0, more = 1;
 
 	if (ckpt_s3_ready(url, e) < 0 || ckpt_s3_parse(url, &l, e) < 0)
 		return -1;
 	b = l;
 	b.key[0] = '\0';
 	ckpt_s3_enc(pre, sizeof pre, l.key, 0);
-	while (more) {
+	while (more && rc == 0) {
 		struct ckpt_s3req r = {.l = &l, .method = "GET"};
-		const char *s;
 
+		/* the parameters in the order SigV4 signs them */
 		ckpt_s3_enc(tok, sizeof tok, token, 0);
-		snprintf(q, sizeof q, "%s%s%slist-type=2%s%s%s%s", token[0] ? "continuation-token=" : "", token[0] ? tok : "",
-			 token[0] ? "&" : "", maxkeys ? "&max-keys=" : "", maxkeys ? maxkeys : "", "&prefix=", pre);
+		snprintf(q, sizeof q, "%s%s%slist-type=2%s%s&prefix=%s", token[0] ? "continuation-token=" : "",
+			 token[0] ? tok : "", token[0] ? "&" : "", maxkeys ? "&max-keys=" : "", maxkeys ? maxkeys : "", pre);
 		ckpt_s3_url_of(&b, q, r.url, sizeof r.url);
 		if (ckpt_s3req_one(&r, e) < 0) {
 			ckpt_s3req_release(&r);
 			return -1;
 		}
-		s = r.body ? (const char *)r.body : "";
-		more = xml_get(s, "IsTruncated", size, sizeof size) && strcmp(size, "true") == 0;
-		if (!more || !xml_get(s, "NextContinuationToken", token, sizeof token))
-			more = 0;
-		unxml(token);
-		while ((s = strstr(s, "<Contents>")) != NULL) {
-			const char *end = strstr(s, "</Contents>");
-
-			if (end == NULL || !xml_get(s, "Key", key, sizeof key) || !xml_get(s, "Size", size, sizeof size))
-				break;
-			s = end;
-			unxml(key);
-			if (key[0] && key[strlen(key) - 1] == '/') /* a directory marker, not an object */
-				continue;
-			snprintf(full, sizeof full, "s3://%s/%s", l.bucket, key);
-			if ((rc = fn(arg, full, strtoull(size, NULL, 10))) != 0) {
-				ckpt_s3req_release(&r);
-				return rc;
-			}
+		if (r.body == NULL) {
+			ckpt_s3req_release(&r);
+			return ckpt_err_set(e, CKPT_ERR_INPUT, l.where, "GET ?list-type=2: an empty answer");
 		}
+		more = xml_get((char *)r.body, "IsTruncated", trunc, sizeof trunc) && strcmp(trunc, "true") == 0;
+		if (more && !xml_get((char *)r.body, "NextContinuationToken", token, sizeof token)) {
+			ckpt_s3req_release(&r);
+			return ckpt_err_set(e, CKPT_ERR_INPUT, l.where, "GET ?list-type=2: a truncated listing without "
+					    "a NextContinuationToken");
+		}
+		unxml(token);
+		rc = list_page(&l, (char *)r.body, fn, arg);
 		ckpt_s3req_release(&r);
 	}
-	return 0;
+	return rc;
 }
 
 /* ------------------------------------------------------------ writing */

@@ -1,5 +1,6 @@
 /* source.c: the bytes the state readers pull: a region of a file or of an object in S3 read
- * through a window (never whole) or bytes in memory, plain or as Snappy-framed streams; errors name the file and offset. */
+ * through a window (never whole) or bytes in memory, plain or as Snappy-framed streams; errors
+ * name the file and offset. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

@@ -498,9 +498,9 @@ open_stdin(struct ckpt_err *e)
 }
 
 static int
-count_key(void *arg, const char *url, uint64_t size)
+count_key(void *arg, const struct ckpt_s3_entry *o)
 {
-	(void)url, (void)size;
+	(void)o;
 	++*(size_t *)arg;
 	return 0;
 }
