@@ -4,6 +4,7 @@
 # all; faults (a fault-injecting proxy, t/s3-fault.py) end in one line naming bucket and key.
 load helper
 load s3-helper
+load flinkstate-helper
 
 setup_file() {
 	s3_start
@@ -259,4 +260,61 @@ s3_put_tree() {
 	bad 2 'ckpt-inspect: s3://latest/nothing: no such prefix (no objects under s3://latest/nothing/)' \
 		ckpt-inspect -l s3://latest/nothing
 	bad 2 'ckpt-inspect: s3://no-such-bucket/x/: GET: HTTP 404 NoSuchBucket' ckpt-inspect -l s3://no-such-bucket/x
+}
+
+@test "s3: -d between a snapshot in S3 and a local one, either way round" {
+	needs_fixtures
+	needs_s3
+	in=$FIXTURES/$ART-hashmap-savepoint
+	sp hashmap-savepoint diff/sp
+	ckpt-merge --drop 6a5da2ed9f898786a971ec9eb755e20b -o edited/ "$in"
+	run --separate-stderr ckpt-inspect -d "$in" s3://diff/sp
+	status_is 0
+	[ -z "$stderr" ]
+	for pair in "edited s3://diff/sp|edited $in" "s3://diff/sp edited|$in edited"; do
+		run ckpt-inspect -d ${pair#*|}
+		status_is 1
+		jq -S 'del(.from, .to)' <<<"$output" >local.json
+		run --separate-stderr ckpt-inspect -d ${pair%|*}
+		status_is 1
+		[ -z "$stderr" ]
+		jq -S 'del(.from, .to)' <<<"$output" >s3.json
+		diff -u local.json s3.json
+		grep -q 6a5da2ed9f898786a971ec9eb755e20b s3.json
+	done
+}
+
+# What -a reads of sp_dir's state (t/flinkstate-helper.bash): its entries, not where they were.
+ENTRIES='.operators[0].subtasks[0] | [.operator_state.names.entries, (.keyed_state.entries[] | [.key_group, .key, .value])]'
+
+@test "s3: -r maps a local prefix into S3, and an S3 prefix onto a local directory" {
+	needs_s3
+	sp_dir
+	s3_bucket remap
+	s3_put_dir sp remap/chk
+	ckpt-inspect --raw -a sp | jq -cS "$ENTRIES" >want.json
+	# handles naming local paths, the files in S3
+	mkdir m
+	(cd sp && meta_file "abs /data/chk/op" "abs /data/chk/kv" ../m)
+	for to in s3://remap/chk s3a://remap/chk/ s3p://remap/chk; do
+		run --separate-stderr ckpt-inspect --raw -a -r "/data/chk=$to" m
+		status_is 0
+		jq -cS "$ENTRIES" <<<"$output" | diff -u want.json -
+	done
+	run ckpt-inspect -c -r /data/chk=s3://remap/chk m
+	status_is 0
+	run --separate-stderr ckpt-inspect -c -r /data/chk=s3://remap/elsewhere m
+	status_is 1
+	[ "$(jq -c '.problems' <<<"$output")" = '[{"where":"s3://remap/elsewhere/kv","problem":"missing (no such object)"},{"where":"s3://remap/elsewhere/op","problem":"missing (no such object)"}]' ]
+	# handles naming S3, read from S3, or with -r from a local copy while no server answers
+	(cd sp && meta_file "abs s3a://remap/chk/op" "abs s3://remap/chk/kv" ../m)
+	run --separate-stderr ckpt-inspect --raw -a m
+	status_is 0
+	jq -cS "$ENTRIES" <<<"$output" | diff -u want.json -
+	AWS_ENDPOINT_URL=http://127.0.0.1:9 run --separate-stderr ckpt-inspect --raw -a -r "s3p://remap/chk/=$PWD/sp" m
+	status_is 0
+	jq -cS "$ENTRIES" <<<"$output" | diff -u want.json -
+	AWS_ENDPOINT_URL=http://127.0.0.1:9 run --separate-stderr ckpt-inspect --raw -a m
+	status_is 2
+	[[ $stderr == "ckpt-inspect: s3://remap/chk/op: HEAD: "*"after 5 attempts" ]]
 }
