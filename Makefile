@@ -3,12 +3,12 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 CC ?= cc
 CFLAGS ?= -O2 -g
-PKGS = jansson libarchive libxxhash snappy rocksdb
+PKGS = jansson libarchive libxxhash snappy rocksdb libcurl
 WARN = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
        -Wmissing-prototypes -Wpointer-arith -Wformat=2 -Wvla -Wno-format-truncation
 # pkg-config is asked when a recipe runs, so that `make deps` can install it first.
 DEP_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-DEP_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ljansson -larchive -lxxhash -lsnappy -lrocksdb)
+DEP_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ljansson -larchive -lxxhash -lsnappy -lrocksdb -lcurl)
 
 # SANITIZE=1 builds everything with ASan + UBSan into build/san/ (binaries in build/san/bin).
 ifeq ($(SANITIZE),1)
@@ -35,7 +35,7 @@ MAN = $(sort $(wildcard man/*.[157]))
 
 .SECONDARY:
 .PHONY: all deps check test lint symbols layers demo install uninstall clean bench fuzz
-.PHONY: flink-fixtures flink-test
+.PHONY: flink-fixtures flink-test s3proxy
 .DEFAULT_GOAL := all
 
 all: $(PROGS)
@@ -108,6 +108,10 @@ flink-fixtures:
 
 flink-test: flink-fixtures
 	@CKPT_BIN=$(CURDIR)/$(BINDIR) sh t/flink/test.sh
+
+# The S3 server t/s3.bats starts (s3proxy from Maven Central, into ~/.m2; .ci/deps does it too).
+s3proxy:
+	@sh .ci/deps s3proxy
 
 lint:
 	@if [ -n "$(MAN)" ]; then mandoc -Tlint -Wwarning $(MAN) && echo "mandoc: $(words $(MAN)) pages clean"; fi

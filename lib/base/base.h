@@ -2,9 +2,9 @@
  * base.h: the base layer (lib/base/), which every other layer of libckpt uses and which uses none:
  * errors and checked allocation, the growing array, bytes and entries, hashing (XXH3-64 and
  * Flink's murmur3), bit sets and range lists, JSON read (documents, streams, the in-place scanner)
- * and the one JSON writer (ckpt_jw_*), files written atomically, key groups and progress.  It owns
- * nothing beyond what each call returns.  The public API is ckpt.h, included here; programs never
- * include this header.
+ * and the one JSON writer (ckpt_jw_*), files written atomically, key groups, progress, and objects
+ * in S3 (ckpt_s3_*, through libcurl).  It owns nothing beyond what each call returns.  The public
+ * API is ckpt.h, included here; programs never include this header.
  */
 #ifndef CKPT_INTERNAL_H
 #define CKPT_INTERNAL_H
@@ -382,6 +382,53 @@ ckpt_jw_int(struct ckpt_jw *w, long long v)
 {
 	w->len += ckpt_dec_put(ckpt_jw_room(w, CKPT_DEC_MAX), v);
 }
+
+/* ------------------------------------------------------- objects in S3: s3.c, s3-request.c */
+
+/*
+ * Where bytes come from when a path is s3://bucket/key (or Flink's s3a://, s3p://): S3 or an
+ * S3-compatible store through libcurl, configured from the AWS environment and files (ckpt(7),
+ * ENVIRONMENT).  Errors name s3://bucket/key and the server's error code, never a secret.
+ */
+/* Is p an S3 URL (s3://, s3a://, s3p://)? */
+int ckpt_s3_is_url(const char *p);
+/* An object open for ranged reads: its size and ETag taken once (HEAD); every later read must see
+ * the same ETag, or fails.  Used by one thread at a time; ckpt_s3obj_close accepts NULL. */
+struct ckpt_s3obj;
+struct ckpt_s3obj *ckpt_s3obj_open(const char *url, struct ckpt_err *e);
+uint64_t ckpt_s3obj_size(const struct ckpt_s3obj *o);
+/* Exactly n bytes at off (read ahead by ranges, several in flight): 0, or -1 with e set. */
+int ckpt_s3obj_pread(struct ckpt_s3obj *o, void *p, size_t n, uint64_t off, struct ckpt_err *e);
+void ckpt_s3obj_close(struct ckpt_s3obj *o);
+/* All of o written to fd (path names it in errors): 0, or -1 with e set. */
+int ckpt_s3obj_copy(struct ckpt_s3obj *o, int fd, const char *path, struct ckpt_err *e);
+/* The whole object into *p (malloc'd, *n bytes): 0, or -1 with e set. */
+int ckpt_s3_get(const char *url, unsigned char **p, size_t *n, struct ckpt_err *e);
+/* The object's size: 0, 1 when it does not exist (bucket there, key not), -1 with e set. */
+int ckpt_s3_stat(const char *url, uint64_t *size, struct ckpt_err *e);
+/* An object a listing names. */
+struct ckpt_s3_entry {
+	const char *url;       /* s3://bucket/key */
+	uint64_t size;
+	int64_t mtime_sec;     /* LastModified; -1 when the listing does not say */
+	long mtime_nsec;
+};
+/* Every key under the prefix url names (ListObjectsV2, every page through its continuation
+ * tokens, keys in the store's order), fn called with each but directory markers; fn returning
+ * non-zero stops with that value.  0, or -1 with e set. */
+int ckpt_s3_list(const char *url, int (*fn)(void *arg, const struct ckpt_s3_entry *o), void *arg,
+		 struct ckpt_err *e);
+/* Upload the local file path to url (multipart above a size): 0, or -1 with e set (a multipart
+ * upload that failed is aborted). */
+int ckpt_s3_put_file(const char *path, const char *url, struct ckpt_err *e);
+/* Delete the object: 0, or -1 with e set. */
+int ckpt_s3_delete(const char *url, struct ckpt_err *e);
+/* Upload the files under the local directory dir under the prefix url (url/NAME, subdirectories
+ * as url/DIR/NAME), the file named last last (NULL: none); on any failure delete what was
+ * uploaded.  0, or -1 with e set. */
+int ckpt_s3_put_dir(const char *dir, const char *url, const char *last, struct ckpt_err *e);
+/* Bytes fetched from the store by this process so far. */
+uint64_t ckpt_s3_fetched(void);
 
 #include "progress.h"
 #include "json-scan.h"

@@ -801,6 +801,17 @@ size_problem(int z, uint64_t st, uint64_t size, char *what, size_t n)
 	return 1;
 }
 
+/* The changelog file at L->c->where in S3, read by range as a local one is. */
+static int
+open_s3(struct cl *L, struct ckpt_fsrc *s)
+{
+	struct ckpt_s3obj *o = ckpt_s3obj_open(L->c->where, L->c->e);
+
+	if (o == NULL)
+		return -1;
+	return ckpt_fsrc_s3(s, o, 0, ckpt_s3obj_size(o), L->c->where, L->c->e);
+}
+
 /* One (file, offset) of a ChangelogStateHandleStreamImpl: FsStateChangelogWriter's file, a byte
  * saying whether the rest is Snappy-framed, then change sets; the offset is into the rest. */
 static int
@@ -813,7 +824,7 @@ read_file(struct cl *L, const json_t *f)
 	struct stat sb;
 	char what[256];
 	uint8_t z;
-	int fd = -1, rc = -1;
+	int fd = -1, rc = -1, remote = 0;
 
 	s.fd = -1;
 	if (kind && strcmp(kind, "byte_stream") == 0) {
@@ -829,17 +840,20 @@ read_file(struct cl *L, const json_t *f)
 					    kind ? kind : "null");
 		if (ckpt_fstate_local_path(L->c, kind, path, L->c->where, sizeof L->c->where) < 0)
 			return -1;
-		if ((fd = open(L->c->where, O_RDONLY)) < 0)
+		if (ckpt_s3_is_url(L->c->where)) {
+			if (open_s3(L, &s) < 0)
+				goto out;
+			remote = 1;
+		} else if ((fd = open(L->c->where, O_RDONLY)) < 0)
 			return ckpt_err_sys(L->c->e, L->c->where, "cannot open the changelog file of operator %s subtask %u",
 					    L->c->op->id, L->c->st->index);
-		if (fstat(fd, &sb) < 0) {
+		else if (fstat(fd, &sb) < 0) {
 			ckpt_err_sys(L->c->e, L->c->where, "cannot stat");
 			goto out;
-		}
-		if (ckpt_fsrc_file(&s, fd, 0, (uint64_t)sb.st_size, L->c->where, L->c->e) < 0)
+		} else if (ckpt_fsrc_file(&s, fd, 0, (uint64_t)sb.st_size, L->c->where, L->c->e) < 0)
 			goto out;
 	}
-	if (fd >= 0 && s.size == 0 && size_problem(0, 0, size, what, sizeof what)) {
+	if ((fd >= 0 || remote) && s.size == 0 && size_problem(0, 0, size, what, sizeof what)) {
 		ckpt_err_set(L->c->e, CKPT_ERR_INPUT, L->c->where, "%s", what);
 		goto out;
 	}
@@ -849,7 +863,7 @@ read_file(struct cl *L, const json_t *f)
 		ckpt_fsrc_fail(&s, "compression flag %u (0 or 1 expected)", z);
 		goto out;
 	}
-	if (fd >= 0 && size_problem(z, s.size, size, what, sizeof what)) {
+	if ((fd >= 0 || remote) && size_problem(z, s.size, size, what, sizeof what)) {
 		ckpt_err_set(L->c->e, CKPT_ERR_INPUT, L->c->where, "%s", what);
 		goto out;
 	}
@@ -1082,6 +1096,18 @@ ckpt_fchangelog_read(struct fctx *c)
 }
 
 /* The size of a changelog file, which -c checks as its own (ckpt_flink_state_verify). */
+/* The first byte of an object in S3 (0 when it cannot be read: the size check then says more). */
+static void
+first_byte_s3(const char *url, unsigned char *z)
+{
+	struct ckpt_err ignored = {0};
+	struct ckpt_s3obj *o = ckpt_s3obj_open(url, &ignored);
+
+	if (o == NULL || ckpt_s3obj_size(o) == 0 || ckpt_s3obj_pread(o, z, 1, 0, &ignored) < 0)
+		*z = 0;
+	ckpt_s3obj_close(o);
+}
+
 int
 ckpt_fchangelog_size(const struct ckpt_snapshot *s, const char *name, const char *path, uint64_t st, char *what,
 		     size_t n)
@@ -1105,7 +1131,9 @@ ckpt_fchangelog_size(const struct ckpt_snapshot *s, const char *name, const char
 
 						if (p == NULL || strcmp(p, name) != 0)
 							continue;
-						if ((fd = open(path, O_RDONLY)) >= 0) {
+						if (ckpt_s3_is_url(path))
+							first_byte_s3(path, &z);
+						else if ((fd = open(path, O_RDONLY)) >= 0) {
 							if (read(fd, &z, 1) != 1)
 								z = 0;
 							close(fd);

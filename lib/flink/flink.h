@@ -35,7 +35,8 @@ int ckpt_fsnappy_body(unsigned type, const unsigned char *body, size_t len, unsi
 struct ckpt_fsrc {
 	const char *where;
 	struct ckpt_err *e;
-	int fd;                    /* -1 for memory */
+	int fd;                    /* -1 for memory or an object in S3 */
+	struct ckpt_s3obj *obj;    /* an object in S3 (base.h), read by range; owned */
 	const unsigned char *mem;
 	uint64_t base, size;       /* the region: [base, base + size) of fd, or mem[0, size) */
 	uint64_t raw;              /* region offset of the next raw byte not yet taken */
@@ -57,6 +58,10 @@ struct ckpt_fsrc {
 /* A source over size bytes of fd from base; where names it in errors.  0, or -1 with e set. */
 int ckpt_fsrc_file(struct ckpt_fsrc *s, int fd, uint64_t base, uint64_t size, const char *where,
 		   struct ckpt_err *e);
+/* A source over size bytes from base of the S3 object o (taken: released with the source, or on
+ * failure). */
+int ckpt_fsrc_s3(struct ckpt_fsrc *s, struct ckpt_s3obj *o, uint64_t base, uint64_t size, const char *where,
+		 struct ckpt_err *e);
 /* A source over p[0, n) (kept by the caller).  Inline, as the typed form of every entry is read
  * through one. */
 static inline int
@@ -70,7 +75,7 @@ void ckpt_fsrc_release_slow(struct ckpt_fsrc *s);
 static inline void
 ckpt_fsrc_release(struct ckpt_fsrc *s)
 {
-	if (s->buf || s->zbody || s->cap)
+	if (s->buf || s->zbody || s->cap || s->obj)
 		ckpt_fsrc_release_slow(s);
 }
 /* A memory source (nothing read with capture, no window of its own) over p[0, n) instead. */

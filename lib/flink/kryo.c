@@ -121,7 +121,7 @@ ckpt_fser_kryo_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt
 	size_t n;
 	int r;
 
-	if (s->fd >= 0 || s->snappy || s->capture || s->wlen - s->wpos < s->tail)
+	if (s->fd >= 0 || s->obj || s->snappy || s->capture || s->wlen - s->wpos < s->tail)
 		return ckpt_fsrc_fail(s, "a Kryo value (%s) whose end is not known", t->name ? t->name : "?");
 	n = s->wlen - s->wpos - s->tail;
 	if ((p = malloc(n ? n : 1)) == NULL)

@@ -149,7 +149,43 @@ plain_name(const char *n)
 	return *n && strchr(n, '/') == NULL && strcmp(n, ".") != 0 && strcmp(n, "..") != 0 && strlen(n) < 200;
 }
 
-/* Put one file into the directory: a link to a local file of its recorded size, or its bytes. */
+/* A file in S3: fetched into the directory (RocksDB reads local files only). */
+static int
+place_s3(const char *to, const struct ckpt_frocks_file *f, struct ckpt_err *e)
+{
+	struct ckpt_s3obj *o = ckpt_s3obj_open(f->path, e);
+	int fd = -1, rc = -1;
+
+	if (o == NULL)
+		return -1;
+	if (ckpt_s3obj_size(o) != f->size) {
+		ckpt_err_set(e, CKPT_ERR_INPUT, f->path, "%s: %llu bytes, the _metadata records %llu",
+			     ckpt_s3obj_size(o) < f->size ? "short" : "long", (unsigned long long)ckpt_s3obj_size(o),
+			     (unsigned long long)f->size); /* as -c words it */
+		goto out;
+	}
+	if ((fd = open(to, O_WRONLY | O_CREAT | O_EXCL, 0600)) < 0) {
+		ckpt_err_sys(e, to, "cannot write");
+		goto out;
+	}
+	if (ckpt_s3obj_copy(o, fd, to, e) < 0)
+		goto out;
+	if (close(fd) < 0) {
+		fd = -1;
+		ckpt_err_sys(e, to, "cannot write");
+		goto out;
+	}
+	fd = -1;
+	rc = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	ckpt_s3obj_close(o);
+	return rc;
+}
+
+/* Put one file into the directory: a link to a local file of its recorded size, or its bytes
+ * (inline, or fetched from S3). */
 static int
 place(const char *dir, const struct ckpt_frocks_file *f, const char *where, struct ckpt_err *e)
 {
@@ -167,6 +203,8 @@ place(const char *dir, const struct ckpt_frocks_file *f, const char *where, stru
 			return ckpt_err_sys(e, to, "cannot write");
 		return 0;
 	}
+	if (ckpt_s3_is_url(f->path))
+		return place_s3(to, f, e);
 	if (stat(f->path, &sb) < 0)
 		return ckpt_err_sys(e, f->path, "cannot open the RocksDB file %s", f->local);
 	if ((uint64_t)sb.st_size != f->size)

@@ -1,5 +1,6 @@
-/* source.c: the bytes the state readers pull: a file region read through a window (never
- * whole) or bytes in memory, plain or as Snappy-framed streams; errors name the file and offset. */
+/* source.c: the bytes the state readers pull: a region of a file or of an object in S3 read
+ * through a window (never whole) or bytes in memory, plain or as Snappy-framed streams; errors
+ * name the file and offset. */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -61,6 +62,18 @@ ckpt_fsrc_file(struct ckpt_fsrc *s, int fd, uint64_t base, uint64_t size, const 
 	return 0;
 }
 
+int
+ckpt_fsrc_s3(struct ckpt_fsrc *s, struct ckpt_s3obj *o, uint64_t base, uint64_t size, const char *where,
+	     struct ckpt_err *e)
+{
+	if (ckpt_fsrc_file(s, -1, base, size, where, e) < 0) {
+		ckpt_s3obj_close(o);
+		return -1;
+	}
+	s->obj = o;
+	return 0;
+}
+
 void
 ckpt_fsrc_mem_again(struct ckpt_fsrc *s, const void *p, size_t n)
 {
@@ -76,6 +89,7 @@ ckpt_fsrc_release_slow(struct ckpt_fsrc *s)
 	free(s->buf);
 	free(s->zbody);
 	free(s->cap);
+	ckpt_s3obj_close(s->obj);
 	memset(s, 0, sizeof *s);
 	s->fd = -1;
 }
@@ -92,7 +106,10 @@ ckpt_fsrc_capture(struct ckpt_fsrc *s, int on)
 static int
 raw_take(struct ckpt_fsrc *s, void *p, size_t n)
 {
-	if (s->fd < 0) {
+	if (s->obj) {
+		if (ckpt_s3obj_pread(s->obj, p, n, s->base + s->raw, s->e) < 0)
+			return -1;
+	} else if (s->fd < 0) {
 		memcpy(p, s->mem + s->raw, n);
 	} else {
 		size_t got = 0;
@@ -122,7 +139,7 @@ ckpt_fsrc_seek(struct ckpt_fsrc *s, uint64_t off, int snappy)
 	s->snappy = snappy != 0;
 	s->zstarted = snappy == 2;
 	s->zdone = 0;
-	if (!snappy && s->fd < 0) { /* memory: the window is the whole region */
+	if (!snappy && s->fd < 0 && s->obj == NULL) { /* memory: the window is the whole region */
 		s->win = s->mem;
 		s->wat = 0;
 		s->wlen = (size_t)s->size;

@@ -282,15 +282,38 @@ has_prefix(const char *p, const char *pre)
 	return strncmp(p, pre, n) == 0 && (p[n] == '\0' || p[n] == '/' || (n > 0 && pre[n - 1] == '/'));
 }
 
-/* A handle's path as a local path: a --root map, file: URIs, absolute paths. */
+/* A handle's path as a local path or an s3:// URL: a --root map, file: URIs, absolute paths,
+ * s3://, s3a://, s3p:// URLs. */
 static int
 resolve(struct fctx *c, const char *p, char *out, size_t n)
 {
-	for (size_t i = 0; i < c->b->nroots; i++)
-		if (has_prefix(p, c->b->from[i])) {
-			snprintf(out, n, "%s%s", c->b->to[i], p + strlen(c->b->from[i]));
+	for (size_t i = 0; i < c->b->nroots; i++) {
+		const char *from = c->b->from[i], *q = p;
+
+		if (ckpt_s3_is_url(p) && ckpt_s3_is_url(from)) { /* s3://, s3a://, s3p://: one store */
+			from = strstr(from, "://") + 3;
+			q = strstr(p, "://") + 3;
+		}
+		if (has_prefix(q, from)) {
+			const char *to = c->b->to[i], *rest = q + strlen(from), *sep = "";
+			size_t k = strlen(to);
+
+			/* one '/' between, whichever side has it: a key in S3 is spelt one way */
+			if (k > 0 && to[k - 1] == '/' && *rest == '/')
+				rest++;
+			else if ((k == 0 || to[k - 1] != '/') && *rest != '/' && *rest != '\0')
+				sep = "/";
+			if (ckpt_s3_is_url(to)) /* mapped into S3: one spelling of the scheme */
+				snprintf(out, n, "s3://%s%s%s", strstr(to, "://") + 3, sep, rest);
+			else
+				snprintf(out, n, "%s%s%s", to, sep, rest);
 			return 0;
 		}
+	}
+	if (ckpt_s3_is_url(p)) { /* Flink's s3a:// and s3p:// are the same objects */
+		snprintf(out, n, "s3://%s", strstr(p, "://") + 3);
+		return 0;
+	}
 	if (strncmp(p, "file:", 5) == 0) {
 		p += 5;
 		if (strncmp(p, "//", 2) == 0) /* file://host/x or file:///x */
@@ -318,7 +341,26 @@ ckpt_fstate_local_path(struct fctx *c, const char *kind, const char *p, char *ou
 	return resolve(c, p, out, n);
 }
 
-/* Open the bytes of handle h's delegate: *fd >= 0 for a file (close it), -1 inline. */
+/* The same from S3: read by range, never whole. */
+static int
+open_s3(struct fctx *c, struct ckpt_fsrc *s, const char *kind, uint64_t start)
+{
+	struct ckpt_s3obj *o = ckpt_s3obj_open(c->where, c->e);
+	int seg = strcmp(kind, "segment_file") == 0;
+	uint64_t want = seg ? start + c->h->size : c->h->size, size;
+
+	if (o == NULL)
+		return -1;
+	size = ckpt_s3obj_size(o);
+	if (seg ? size < want : size != want) {
+		ckpt_s3obj_close(o);
+		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "%s: %llu bytes, the _metadata records %llu",
+				    size < want ? "short" : "long", (unsigned long long)size, (unsigned long long)want);
+	}
+	return ckpt_fsrc_s3(s, o, seg ? start : 0, c->h->size, c->where, c->e);
+}
+
+/* Open the bytes of handle h's delegate: *fd >= 0 for a file (close it), -1 inline or in S3. */
 int
 ckpt_fstate_open_bytes(struct fctx *c, struct ckpt_fsrc *s, int *fd)
 {
@@ -342,6 +384,8 @@ ckpt_fstate_open_bytes(struct fctx *c, struct ckpt_fsrc *s, int *fd)
 				    c->op->id, c->st->index, kind);
 	if (ckpt_fstate_local_path(c, kind, path, c->where, sizeof c->where) < 0)
 		return -1;
+	if (ckpt_s3_is_url(c->where))
+		return open_s3(c, s, kind, start);
 	if ((*fd = open(c->where, O_RDONLY)) < 0)
 		return ckpt_err_sys(c->e, c->where, "cannot open the state file of operator %s subtask %u",
 				    c->op->id, c->st->index);

@@ -365,6 +365,26 @@ problem(struct verifier *V, const char *where, const char *what)
 	V->report(V->arg, where, what);
 }
 
+/* The size of a state file, local or in S3: 0; 1 when it is not there (why says so); -1, e set. */
+static int
+file_size(const char *path, uint64_t *size, char *why, size_t n, struct ckpt_err *e)
+{
+	struct stat sb;
+	int r;
+
+	if (ckpt_s3_is_url(path)) {
+		if ((r = ckpt_s3_stat(path, size, e)) == 1)
+			snprintf(why, n, "missing (no such object)");
+		return r;
+	}
+	if (stat(path, &sb) < 0) {
+		snprintf(why, n, "missing (%s)", strerror(errno));
+		return 1;
+	}
+	*size = (uint64_t)sb.st_size;
+	return 0;
+}
+
 /* Every file the _metadata names: there, and of its recorded size (segment files: at least). */
 static int
 verify_files(struct flink_backing *b, const struct ckpt_snapshot *s, struct verifier *V, uint64_t *files,
@@ -377,9 +397,9 @@ verify_files(struct flink_backing *b, const struct ckpt_snapshot *s, struct veri
 		const json_t *f = json_array_get(list, i);
 		const char *kind = json_string_value(json_object_get(f, "kind"));
 		uint64_t size = (uint64_t)json_integer_value(json_object_get(f, "size"));
-		char path[1024], what[256];
-		struct stat sb;
-		int cl;
+		char path[1024], what[1200];
+		uint64_t have;
+		int cl, r;
 
 		if (ckpt_fstate_local_path(&c, kind, json_string_value(json_object_get(f, "path")), path,
 					   sizeof path) < 0) {
@@ -391,23 +411,24 @@ verify_files(struct flink_backing *b, const struct ckpt_snapshot *s, struct veri
 			continue;
 		}
 		(*files)++;
-		if (stat(path, &sb) < 0) {
-			snprintf(what, sizeof what, "missing (%s)", strerror(errno));
+		if ((r = file_size(path, &have, what, sizeof what, e)) != 0) {
+			if (r < 0) {
+				ckpt_err_format(e, what, sizeof what);
+				memset(e, 0, sizeof *e);
+			}
 			problem(V, path, what);
 			continue;
 		}
-		cl = ckpt_fchangelog_size(s, json_string_value(json_object_get(f, "path")), path, (uint64_t)sb.st_size,
-					  what, sizeof what);
+		cl = ckpt_fchangelog_size(s, json_string_value(json_object_get(f, "path")), path, have, what, sizeof what);
 		if (cl == 1)
 			problem(V, path, what);
 		else if (cl == 0)
 			*bytes += size;
 		if (cl >= 0)
 			continue;
-		if (strcmp(kind, "segment_file") == 0 ? (uint64_t)sb.st_size < size : (uint64_t)sb.st_size != size) {
-			snprintf(what, sizeof what, "%s: %llu bytes, the _metadata records %llu",
-				 (uint64_t)sb.st_size < size ? "short" : "long", (unsigned long long)sb.st_size,
-				 (unsigned long long)size);
+		if (strcmp(kind, "segment_file") == 0 ? have < size : have != size) {
+			snprintf(what, sizeof what, "%s: %llu bytes, the _metadata records %llu", have < size ? "short" : "long",
+				 (unsigned long long)have, (unsigned long long)size);
 			problem(V, path, what);
 			continue;
 		}
@@ -433,11 +454,11 @@ ckpt_flink_state_missing(struct ckpt_snapshot *s, struct ckpt_err *e)
 		const json_t *f = json_array_get(list, i);
 		const char *kind = json_string_value(json_object_get(f, "kind"));
 		const char *named = json_string_value(json_object_get(f, "path"));
-		char path[1024];
-		struct stat sb;
+		char path[1024], why[64];
+		uint64_t have;
 		int local = ckpt_fstate_local_path(&c, kind, named, path, sizeof path) == 0;
 
-		if (local && stat(path, &sb) == 0)
+		if (local && file_size(path, &have, why, sizeof why, &ignored) == 0)
 			continue;
 		if (json_array_append_new(out, json_string(local ? path : named)) < 0)
 			goto nomem;
@@ -465,7 +486,8 @@ ckpt_flink_state_each_file(struct ckpt_snapshot *s, int (*fn)(void *arg, const c
 		const char *named = json_string_value(json_object_get(f, "path"));
 		char path[1024];
 		int local = ckpt_fstate_local_path(&c, json_string_value(json_object_get(f, "kind")), named, path,
-						   sizeof path) == 0;
+						   sizeof path) == 0 &&
+			    !ckpt_s3_is_url(path); /* an object in S3 is not a file here */
 
 		if (fn(arg, local ? path : named, local) < 0)
 			return -1;

@@ -1,5 +1,5 @@
 /* savepoint.c: a Flink savepoint directory written whole or not at all: an edited _metadata and
- * the state files its relative handles name, copied or hard-linked beside it. */
+ * the state files its relative handles name, copied or hard-linked beside it, or uploaded to S3. */
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -75,6 +75,42 @@ out:
 	free(parent);
 	free(rin);
 	return rc;
+}
+
+/* A prefix in S3 that holds a _metadata already is refused, as an existing directory is. */
+static int
+check_s3out(const char *out, struct ckpt_err *e)
+{
+	char *meta = NULL;
+	uint64_t size;
+	int r;
+
+	if (asprintf(&meta, "%s/_metadata", out) < 0)
+		return ckpt_err_set(e, CKPT_ERR_NOMEM, out, "out of memory");
+	r = ckpt_s3_stat(meta, &size, e);
+	if (r == 0)
+		ckpt_err_set(e, CKPT_ERR_INPUT, meta, "already exists: the savepoint is written to a new prefix");
+	free(meta);
+	return r == 1 ? 0 : -1;
+}
+
+/* The temporary directory the savepoint is written into: beside out, or for S3 under TMPDIR. */
+static char *
+temp_dir(const char *out, int s3, struct ckpt_err *e)
+{
+	const char *t = getenv("TMPDIR");
+	char *tmp = NULL;
+
+	if ((s3 ? asprintf(&tmp, "%s/ckpt-s3.XXXXXX", t && *t ? t : "/tmp") : asprintf(&tmp, "%s.tmp.XXXXXX", out)) < 0) {
+		ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		return NULL;
+	}
+	if (mkdtemp(tmp) == NULL) {
+		ckpt_err_sys(e, s3 ? tmp : out, "cannot create");
+		free(tmp);
+		return NULL;
+	}
+	return tmp;
 }
 
 /* A relative handle's path must stay inside the directory: no absolute path, no "..", nothing empty. */
@@ -281,6 +317,7 @@ ckpt_flink_savepoint_write(const char *in_path, const char *outdir, const struct
 {
 	struct spin in = {.name = in_path};
 	struct ckpt_bytes b = {0};
+	int s3 = ckpt_s3_is_url(outdir);
 	json_t *rel = NULL;
 	char *out = NULL, *tmp = NULL;
 	size_t n;
@@ -290,22 +327,16 @@ ckpt_flink_savepoint_write(const char *in_path, const char *outdir, const struct
 		goto out;
 	for (n = strlen(out); n > 1 && out[n - 1] == '/';)
 		out[--n] = '\0';
-	if (spin_open(&in, in_path, e) < 0 || check_outdir(&in, out, e) < 0 || prepare(&in, o, &b, &rel, e) < 0)
+	if (spin_open(&in, in_path, e) < 0 || (s3 ? check_s3out(out, e) : check_outdir(&in, out, e)) < 0 ||
+	    prepare(&in, o, &b, &rel, e) < 0 || (tmp = temp_dir(out, s3, e)) == NULL)
 		goto out;
-	if (asprintf(&tmp, "%s.tmp.XXXXXX", out) < 0) {
-		tmp = NULL;
-		ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
-		goto out;
-	}
-	if (mkdtemp(tmp) == NULL) {
-		free(tmp);
-		tmp = NULL;
-		ckpt_err_sys(e, out, "cannot create");
-		goto out;
-	}
-	if (chmod(tmp, 0777 & ~(mode_t)ckpt_umask()) != 0 || place_files(&in, tmp, rel, o->link, e) < 0 ||
+	if (chmod(tmp, 0777 & ~(mode_t)ckpt_umask()) != 0 || place_files(&in, tmp, rel, s3 ? 0 : o->link, e) < 0 ||
 	    write_meta(tmp, &b, e) < 0)
 		goto out;
+	if (s3) { /* written whole locally, then uploaded: the state files, the _metadata last */
+		rc = ckpt_s3_put_dir(tmp, out, "_metadata", e);
+		goto out;
+	}
 	if (renameat2(AT_FDCWD, tmp, AT_FDCWD, out, RENAME_NOREPLACE) != 0) {
 		ckpt_err_sys(e, out, "cannot create");
 		goto out;

@@ -1,6 +1,6 @@
 /*
- * snap-list.c: discovery (ckpt-inspect -l, --latest): every checkpoint and savepoint under a
- * directory tree, whether it is complete and why not, and the newest complete one.
+ * list.c: discovery (ckpt-inspect -l, --latest): every checkpoint and savepoint under a
+ * directory tree or an S3 prefix, whether it is complete and why not, and the newest complete one.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -326,6 +326,173 @@ walk_dir(struct walk *w, const char *dir, int depth)
 	return r;
 }
 
+/* ---- a prefix in S3: its listing stands for the tree, walked as walk_dir walks a directory */
+
+struct s3key {
+	char *rel;             /* the key below the listed directory */
+	struct ckpt_s3_entry o;
+};
+
+struct s3tree {
+	struct s3key *v;
+	size_t n, cap;
+	const char *scheme;    /* as the user spelt it: s3://, s3a://, s3p:// */
+	size_t skip;           /* bytes of the listed directory's URL, its '/' included */
+	struct ckpt_err *e;
+};
+
+static int
+s3_note(void *arg, const struct ckpt_s3_entry *o)
+{
+	struct s3tree *t = arg;
+	struct s3key *k;
+
+	if (strlen(o->url) <= t->skip || ckpt_grow(&t->v, &t->cap, t->n + 1, sizeof *t->v, 64, t->e) < 0)
+		return strlen(o->url) <= t->skip ? 0 : -1;
+	k = &t->v[t->n];
+	k->o = *o;
+	if ((k->rel = ckpt_strdup(o->url + t->skip, t->e)) == NULL)
+		return -1;
+	t->n++;
+	return 0;
+}
+
+/* Keys in the order of the local walk: component by component, numbers as numbers. */
+static int
+by_components(const void *x, const void *y)
+{
+	const char *a = ((const struct s3key *)x)->rel, *b = ((const struct s3key *)y)->rel;
+
+	for (;;) {
+		size_t na = strcspn(a, "/"), nb = strcspn(b, "/");
+		char ca[1024], cb[1024];
+		int c;
+
+		snprintf(ca, sizeof ca, "%.*s", (int)na, a);
+		snprintf(cb, sizeof cb, "%.*s", (int)nb, b);
+		if ((c = natcmp(ca, cb)) != 0)
+			return c;
+		if (a[na] == '\0' || b[nb] == '\0') /* a file before the directory of the same name */
+			return (a[na] != '\0') - (b[nb] != '\0');
+		a += na + 1;
+		b += nb + 1;
+	}
+}
+
+/* The snapshot at dir (an s3:// URL) added in the user's scheme, with the time and size the
+ * listing gives its _metadata (meta; NULL: none). */
+static int
+s3_add(struct walk *w, const struct s3tree *t, const char *dir, enum cand how, const struct ckpt_s3_entry *meta)
+{
+	char *p = ckpt_calloc(strlen(t->scheme) + strlen(dir) + 1, 1, w->e);
+
+	if (p == NULL)
+		return -1;
+	sprintf(p, "%s%s", t->scheme, dir + 5); /* dir is s3://...: the user's scheme instead */
+	if (add(w, p, how) < 0)
+		return -1;
+	if (meta) {
+		w->found[w->n - 1].mtime_sec = meta->mtime_sec;
+		w->found[w->n - 1].mtime_nsec = meta->mtime_nsec;
+		w->found[w->n - 1].size = meta->size;
+	}
+	return 0;
+}
+
+/* dir (an s3:// URL without the final '/') holds keys [lo, hi), whose rel has off bytes of it. */
+static int
+walk_s3(struct walk *w, const struct s3tree *t, const char *dir, size_t lo, size_t hi, size_t off, int depth)
+{
+	size_t before = w->n, dirs = 0;
+	int r = 0, flink_job = 0;
+
+	if (depth > LIST_DEPTH)
+		return 0;
+	for (size_t i = lo; i < hi; i++)
+		if (strcmp(t->v[i].rel + off, "_metadata") == 0)
+			return s3_add(w, t, dir, FLINK, &t->v[i].o);
+	for (size_t i = lo; i < hi; i++)
+		if (strcmp(t->v[i].rel + off, SNAP_MANIFEST_NAME) == 0)
+			return 0; /* ckpt's own archives are not read from S3 */
+	if (chk_id(base_of(dir)) >= 0 && strchr(base_of(dir), '.') == NULL)
+		return s3_add(w, t, dir, FLINK_NO_META, NULL);
+	for (size_t i = lo; i < hi; i++) {
+		const char *rel = t->v[i].rel + off, *slash = strchr(rel, '/');
+		char name[1024];
+
+		snprintf(name, sizeof name, "%.*s", (int)(slash ? slash - rel : 0), rel);
+		if (slash && chk_id(name) >= 0 && strchr(name, '.') == NULL)
+			flink_job = 1;
+	}
+	for (size_t i = lo; i < hi && r == 0;) {
+		const char *rel = t->v[i].rel + off, *slash = strchr(rel, '/');
+		size_t n = slash ? (size_t)(slash - rel) : 0, j = i + 1;
+		char *sub;
+
+		if (slash == NULL) { /* a file: archives are not read from S3 */
+			i++;
+			continue;
+		}
+		while (j < hi && strncmp(t->v[j].rel + off, rel, n + 1) == 0)
+			j++;
+		dirs++;
+		/* Flink's shared/ and taskowned/ beside chk-N hold state files, never snapshots */
+		if (!(flink_job && ((n == 6 && strncmp(rel, "shared", 6) == 0) ||
+				   (n == 9 && strncmp(rel, "taskowned", 9) == 0)))) {
+			if ((sub = ckpt_calloc(strlen(dir) + n + 2, 1, w->e)) == NULL)
+				return -1;
+			sprintf(sub, "%s/%.*s", dir, (int)n, rel);
+			r = walk_s3(w, t, sub, i, j, off + n + 1, depth + 1);
+			free(sub);
+		}
+		i = j;
+	}
+	/* a Flink savepoint directory holding state files but no _metadata yet */
+	if (r == 0 && dirs == 0 && w->n == before && strncmp(base_of(dir), "savepoint-", 10) == 0)
+		r = s3_add(w, t, dir, FLINK_NO_META, NULL);
+	return r;
+}
+
+/* root (s3://, s3a://, s3p://): a prefix, or the _metadata of a snapshot, listed then walked. */
+static int
+list_s3(struct walk *w, const char *root, struct ckpt_err *e)
+{
+	const char *rest = strstr(root, "://") + 3;
+	size_t n = strlen(rest), schemelen = (size_t)(rest - root);
+	char scheme[8], *dir = ckpt_calloc(n + 8, 1, e), *prefix = ckpt_calloc(n + 8, 1, e);
+	struct s3tree t = {.scheme = scheme, .e = e};
+	int r = -1;
+
+	snprintf(scheme, sizeof scheme, "%.*s", (int)schemelen, root);
+	if (dir == NULL || prefix == NULL)
+		goto out;
+	while (n > 0 && rest[n - 1] == '/')
+		n--;
+	sprintf(dir, "s3://%.*s", (int)n, rest);
+	if (strcmp(base_of(dir), "_metadata") == 0) { /* the _metadata itself: its directory is the snapshot */
+		strcpy(prefix, dir);
+		*strrchr(dir, '/') = '\0';
+	} else {
+		sprintf(prefix, "%s/", dir);
+	}
+	t.skip = strlen(dir) + 1;
+	if (ckpt_s3_list(prefix, s3_note, &t, e) < 0)
+		goto out;
+	if (t.n == 0) {
+		r = ckpt_err_set(e, CKPT_ERR_INPUT, root, "no such prefix (no objects under %s)", prefix);
+		goto out;
+	}
+	qsort(t.v, t.n, sizeof *t.v, by_components);
+	r = walk_s3(w, &t, dir, 0, t.n, 0, 0);
+out:
+	for (size_t i = 0; i < t.n; i++)
+		free(t.v[i].rel);
+	free(t.v);
+	free(dir);
+	free(prefix);
+	return r;
+}
+
 /* ---- looking at each one */
 
 /* The first problem a check reports (not what it only could not check). */
@@ -429,13 +596,16 @@ look_flink(struct ckpt_found *f, const struct ckpt_list_opts *o, struct ckpt_err
 	f->checkpoint_id = chk_id(base_of(f->path));
 	if (meta == NULL)
 		return -1;
-	if (stat(meta, &sb) != 0) {
+	if (ckpt_s3_is_url(f->path)) { /* when and how big: as the listing said */
+		sb.st_size = (off_t)f->size;
+	} else if (stat(meta, &sb) != 0) {
 		ckpt_err_sys(&le, meta, "cannot open");
 		r = reason_of(f, &le, e);
 		goto out;
+	} else {
+		set_time(f, &sb);
+		f->size = (uint64_t)sb.st_size;
 	}
-	set_time(f, &sb);
-	f->size = (uint64_t)sb.st_size;
 	if (sb.st_size == 0) {
 		r = set_reason(f, "_metadata is empty (being written)", e);
 		goto out;
@@ -639,7 +809,9 @@ ckpt_snapshot_list(const char *root, const struct ckpt_list_opts *o, struct ckpt
 		return -1;
 	while (len > 1 && top[len - 1] == '/') /* JOB/ is JOB: its name says what it is */
 		top[--len] = '\0';
-	if (stat(top, &sb) != 0) {
+	if (ckpt_s3_is_url(top)) {
+		r = list_s3(&w, root, e);
+	} else if (stat(top, &sb) != 0) {
 		r = ckpt_err_sys(e, root, "cannot open"); /* as the user named it */
 	} else if (S_ISDIR(sb.st_mode)) {
 		r = walk_dir(&w, top, 0);

@@ -1,6 +1,6 @@
 /*
  * open.c: opening any snapshot (archive, directory, state document, Flink
- * _metadata) and loading one subtask's state file at a time, each member read
+ * _metadata, local or in S3) and loading one subtask's state file at a time, each member read
  * whole and checked against the manifest; verify.c verifies without loading.
  */
 #include <errno.h>
@@ -497,6 +497,58 @@ open_stdin(struct ckpt_err *e)
 	return open_archive(fd, "<stdin>", e);
 }
 
+static int
+count_key(void *arg, const struct ckpt_s3_entry *o)
+{
+	(void)o;
+	++*(size_t *)arg;
+	return 0;
+}
+
+/* A Flink _metadata in S3, named itself or by its directory's prefix: fetched whole (it is small);
+ * the state files it names are read later by range (flink/state.c). */
+static struct ckpt_snapshot *
+open_s3(const char *path, struct ckpt_err *e)
+{
+	char url[4096], meta[4200];
+	unsigned char *buf = NULL;
+	struct ckpt_snapshot *s = NULL;
+	size_t len, n, nkeys = 0;
+	uint64_t size;
+	int r = 1;
+
+	snprintf(url, sizeof url, "s3://%s", strstr(path, "://") + 3);
+	for (n = strlen(url); n > 5 && url[n - 1] == '/';)
+		url[--n] = '\0';
+	snprintf(meta, sizeof meta, "%s", url);
+	if (path[strlen(path) - 1] != '/' && (r = ckpt_s3_stat(meta, &size, e)) < 0)
+		return NULL;
+	if (r == 1) { /* not an object: a directory's prefix */
+		snprintf(meta, sizeof meta, "%s/_metadata", url);
+		if ((r = ckpt_s3_stat(meta, &size, e)) < 0)
+			return NULL;
+		if (r == 1) {
+			snprintf(meta, sizeof meta, "%s/", url);
+			if (ckpt_s3_list(meta, count_key, &nkeys, e) < 0)
+				return NULL;
+			ckpt_err_set(e, CKPT_ERR_INPUT, path, "not a snapshot: no _metadata (%zu objects under %s)", nkeys,
+				     meta);
+			return NULL;
+		}
+	}
+	if (ckpt_s3_get(meta, &buf, &len, e) < 0)
+		return NULL;
+	if (!ckpt_flinkmeta_sniff(buf, len))
+		ckpt_err_set(e, CKPT_ERR_INPUT, meta, "not a Flink _metadata (only those are read from S3)");
+	else if ((s = ckpt_flinkmeta_decode(buf, len, meta, e)) != NULL && s->backing == NULL &&
+		 (s->backing = ckpt_flink_backing_new(meta, e)) == NULL) {
+		ckpt_snapshot_free(s);
+		s = NULL;
+	}
+	free(buf);
+	return s;
+}
+
 struct ckpt_snapshot *
 ckpt_snapshot_open(const char *path, struct ckpt_err *e)
 {
@@ -507,6 +559,8 @@ ckpt_snapshot_open(const char *path, struct ckpt_err *e)
 
 	if (path == NULL || strcmp(path, "-") == 0)
 		return open_stdin(e);
+	if (ckpt_s3_is_url(path))
+		return open_s3(path, e);
 	if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
 		return open_dir(path, e);
 	fd = open(path, O_RDONLY);
@@ -545,6 +599,8 @@ ckpt_snapshot_is_flink(const char *path)
 
 	if (path == NULL || strcmp(path, "-") == 0)
 		return 0;
+	if (ckpt_s3_is_url(path)) /* ckpt's own archives are not read from S3 */
+		return 1;
 	snprintf(p, sizeof p, "%s", path);
 	if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
 		snprintf(p, sizeof p, "%s/MANIFEST.json", path);
