@@ -14,6 +14,11 @@ teardown_file() {
 	s3_stop
 }
 
+# a test that failed between s3_fault and s3_fault_stop leaves no proxy behind
+teardown() {
+	s3_fault_stop
+}
+
 ART=flink-artifacts/new-stateful-broadcast-udf-migration-itcase-flink1.17
 
 # sp NAME BUCKET/PREFIX: the fixture artifact NAME uploaded under the prefix (bucket made).
