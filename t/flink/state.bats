@@ -285,3 +285,35 @@ $v/$a: spa.keyed.keys.4.processing_timers.0: ckpt \"4611686018427387908\", flink
 		diff want got
 	done
 }
+
+@test "flink state: -k of every key the job wrote gives that key's rows alone; a key never written, none" {
+	local v a op k bad=0 n=0 dir
+	for v in $(flink_versions); do
+		for a in $FULL $ROCKS; do
+			dir=$(artifact_dir "$v" "$a")
+			for op in keyed ambig; do
+				ckpt-inspect -R -u "$op" "$dir" >all.ndjson || { echo "$v/$a: -R -u $op failed"; bad=1; continue; }
+				jq -c 'select(has("key_group")) | .key' all.ndjson | sort -u >keys
+				[ -s keys ] || { echo "$v/$a: $op: no keyed rows"; bad=1; continue; }
+				while read -r k; do
+					n=$((n + 1))
+					# the rows as printed (jq would round timers' long values through doubles)
+					grep -F ",\"key\":$k,\"namespace\":" all.ndjson | sort >want
+					if ! ckpt-inspect -R -u "$op" -k "$k" "$dir" >got.ndjson 2>err; then
+						echo "$v/$a: $op: -k $k: $(cat err)"
+						bad=1
+						continue
+					fi
+					sort got.ndjson | cmp -s - want || { echo "$v/$a: $op: -k $k: not the key's rows"; bad=1; }
+				done <keys
+			done
+			# never written: a key of each type the job does not use
+			run --separate-stderr ckpt-inspect -R -u keyed -k 987654321 "$dir"
+			[ "$status" -eq 0 ] && [ -z "$output" ] || { echo "$v/$a: keyed: -k 987654321: status $status, $output"; bad=1; }
+			run --separate-stderr ckpt-inspect -R -u ambig -k '"never"' "$dir"
+			[ "$status" -eq 0 ] && [ -z "$output" ] || { echo "$v/$a: ambig: -k never: status $status, $output"; bad=1; }
+		done
+	done
+	[ "$n" -ge 100 ] || { echo "expected keys of 20 artifacts, compared $n"; bad=1; }
+	[ "$bad" -eq 0 ]
+}
