@@ -403,26 +403,35 @@ backoff(int attempt)
 		;
 }
 
+/* A request's first attempt set up and added to m: 0, or -1 with e set. */
+static int
+req_add(CURLM *m, struct ckpt_s3req *r, struct ckpt_err *e)
+{
+	r->attempts = 1;
+	if (req_setup(r) < 0)
+		return ckpt_err_set(e, CKPT_ERR_NOMEM, r->l->where, "out of memory");
+	curl_multi_add_handle(m, r->h);
+	return 0;
+}
+
 /* Run n requests, several at a time, each retried while retryable: 0 when every one got an answer
  * (of any status), -1 with e set when one failed at the transport or on its last attempt. */
 int
 ckpt_s3req_run(struct ckpt_s3req *rs, size_t n, struct ckpt_err *e)
 {
 	CURLM *m = curl_multi_init();
-	size_t pending = n;
+	size_t pending = n, next = 0;
 	int rc = -1;
 
 	if (m == NULL)
 		return ckpt_err_set(e, CKPT_ERR_NOMEM, n ? rs[0].l->where : "", "out of memory");
-	curl_multi_setopt(m, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)IN_FLIGHT);
-	for (size_t i = 0; i < n; i++) {
-		rs[i].attempts = 1;
-		if (req_setup(&rs[i]) < 0) {
-			ckpt_err_set(e, CKPT_ERR_NOMEM, rs[i].l->where, "out of memory");
+	/* At most IN_FLIGHT requests are added at a time, the next as one ends.  Not through
+	 * CURLMOPT_MAX_TOTAL_CONNECTIONS: with the connection cache shared between threads, that
+	 * limit counted another thread's idle connections too, and a request could wait for a free
+	 * connection forever (t/s3.bats hung so under -a's check threads). */
+	for (; next < n && next < IN_FLIGHT; next++)
+		if (req_add(m, &rs[next], e) < 0)
 			goto out;
-		}
-		curl_multi_add_handle(m, rs[i].h);
-	}
 	while (pending > 0) {
 		int running, left, added = 0;
 		CURLMsg *msg;
@@ -450,6 +459,11 @@ ckpt_s3req_run(struct ckpt_s3req *rs, size_t n, struct ckpt_err *e)
 				continue;
 			}
 			pending--;
+			if (next < n) {
+				if (req_add(m, &rs[next++], e) < 0)
+					goto out;
+				added = 1;
+			}
 			if (r->cc == CURLE_WRITE_ERROR && r->overflow)
 				continue; /* the caller says so */
 			if (r->cc != CURLE_OK) {
