@@ -57,6 +57,9 @@ public final class Main {
         if (args.length > 0 && args[0].equals("restore")) {
             System.exit(Restore.main(args));
         }
+        if (args.length > 0 && args[0].equals("orphans-restore")) {
+            System.exit(Orphans.restore(args));
+        }
         out = Paths.get(args[0]).toAbsolutePath();
         String version = org.apache.flink.runtime.util.EnvironmentInformation.getVersion();
         if (Files.exists(out)) FileUtils.deleteDirectory(out.toFile());
@@ -64,14 +67,15 @@ public final class Main {
         long t0 = System.nanoTime();
         startCluster();
         try {
-            if (!System.getProperty("ckpt.only", "").equals("batch")) streaming();
+            if (System.getProperty("ckpt.only", "").equals("orphans")) Orphans.run(out);
+            else if (!System.getProperty("ckpt.only", "").equals("batch")) streaming();
             if (args.length > 1 && args[1].equals("batch")) Batch.run(mc, out);
         } finally {
             mc.close();
         }
         Json.save(out.resolve("index.json"), Json.obj("flink_version", version, "artifacts", artifacts,
                 "restores", restores, "refusals", refusals, "accepted", accepted, "in_flight_restore", inFlightRestore, "rest", restCaptures,
-                "edited", edited, "relocatable", relocatable,
+                "edited", edited, "relocatable", relocatable, "orphans", orphans == null ? null : "orphans/sidecar.json",
                 "batch", Files.exists(out.resolve("batch/sidecar.json")) ? "batch/sidecar.json" : null,
                 "seconds", (System.nanoTime() - t0) / 1_000_000_000L));
         System.out.println("flink " + version + ": " + artifacts.size() + " artifacts, " + restores.size()
@@ -244,6 +248,7 @@ public final class Main {
     }
 
     static final Map<String, Map<String, Object>> sidecars = new TreeMap<>();
+    static Map<String, Object> orphans;
 
     /** Add to the artifact's sidecar what the State Processor API reads back from it ("spa"). */
     static void spa(String name) throws Exception {
@@ -461,6 +466,9 @@ public final class Main {
         Json.save(usc, ur);
         refusals.add(Json.obj("name", "union-partly-finished", "sidecar", out.relativize(usc).toString()));
         if (cpu == null) throw new IllegalStateException("no unaligned checkpoint");
+
+        // issues 29 and 26: the orphans job (leaks, an in-progress checkpoint, an incremental chain)
+        Orphans.run(out);
     }
 
     /** Unaligned under back-pressure: the sources flood, the keyed operator is slow. */
