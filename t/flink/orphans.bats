@@ -75,6 +75,14 @@ compare_chk() {
 		shared=$(for p in $(jq -r '.retained[].path' "$side"); do
 			ckpt-inspect -m "$FLINK_OUT/$v/$p" | jq -r '.flink.files[]?.path'; done | grep /shared/ | sort | uniq -d | wc -l)
 		[ "$shared" -gt 0 ] || { echo "$v: no shared file named by two retained checkpoints"; bad=1; }
+		# compaction in between: a checkpoint no longer names a shared file its predecessor named
+		prev= dropped=0
+		for p in $(jq -r '.retained | sort_by(.id) | .[].path' "$side"); do
+			ckpt-inspect -m "$FLINK_OUT/$v/$p" | jq -r '.flink.files[]?.path' | grep /shared/ | sort >cur.txt
+			[ -z "$prev" ] || [ -z "$(comm -23 prev.txt cur.txt)" ] || dropped=$((dropped + 1))
+			prev=$p && mv cur.txt prev.txt
+		done
+		[ "$dropped" -gt 0 ] || { echo "$v: no compaction between the retained checkpoints"; bad=1; }
 	done
 	[ "$n" -gt 0 ] || skip "no orphans artifacts under $FLINK_OUT"
 	[ "$bad" -eq 0 ]
