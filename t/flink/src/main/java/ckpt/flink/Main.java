@@ -270,7 +270,7 @@ public final class Main {
         Ctl.contents.clear();
         String p;
         try {
-            p = mc.triggerCheckpoint(r.id).get(60, TimeUnit.SECONDS);
+            p = trigger(r.id);
         } catch (java.util.concurrent.TimeoutException e) {
             System.err.println("checkpoint of " + r.name + " timed out: " + get("/jobs/" + r.id + "/checkpoints"));
             throw e;
@@ -278,6 +278,22 @@ public final class Main {
         Path dir = local(p);
         if (name != null) artifact(r, name, "checkpoint", dir, keepContents ? contents() : null, note);
         return dir;
+    }
+
+    /**
+     * A checkpoint of job id, triggered again while Flink refuses it because a task is not running
+     * yet ("Not all required tasks are currently running": records can be through before the sink's
+     * task is RUNNING on a loaded machine).
+     */
+    static String trigger(JobID id) throws Exception {
+        for (int i = 0; ; i++) {
+            try {
+                return mc.triggerCheckpoint(id).get(60, TimeUnit.SECONDS);
+            } catch (java.util.concurrent.ExecutionException e) {
+                if (i >= 100 || !String.valueOf(e.getMessage()).contains("Not all required tasks are currently running")) throw e;
+                Thread.sleep(100);
+            }
+        }
     }
 
     static String get(String path) throws Exception {
@@ -532,7 +548,7 @@ public final class Main {
         Run r = new Run("relocate", "rocksdb", c, p);
         drained(p);
         Ctl.contents.clear();
-        String pointer = mc.triggerCheckpoint(r.id).get(60, TimeUnit.SECONDS);
+        String pointer = trigger(r.id);
         Map<String, Object> contents = contents();
         r.cancel();
         Path cp = local(pointer);

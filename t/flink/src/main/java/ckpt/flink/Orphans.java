@@ -304,7 +304,7 @@ public final class Orphans {
 
     /** Checkpoint the job, expected to complete: the id, with the sidecar of the chain's step. */
     static long checkpoint(JobClient job, int rounds) throws Exception {
-        String ptr = Main.mc.triggerCheckpoint(job.getJobID()).get(60, TimeUnit.SECONDS);
+        String ptr = Main.trigger(job.getJobID());
         Path dir = Main.local(ptr);
         return Long.parseLong(dir.getFileName().toString().substring(4));
     }
@@ -474,7 +474,7 @@ public final class Orphans {
         JobClient rj = submit(rc, 3);
         Main.waitFor("every key probed after rescaling", () -> probed.size() == KEYS);
         roundsAt.clear();
-        String rptr = Main.mc.triggerCheckpoint(rj.getJobID()).get(60, TimeUnit.SECONDS);
+        String rptr = Main.trigger(rj.getJobID());
         Path rdir = Main.local(rptr);
         rj.cancel().get(60, TimeUnit.SECONDS);
         probe = false;
