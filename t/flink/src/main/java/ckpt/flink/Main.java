@@ -57,6 +57,7 @@ public final class Main {
         if (args.length > 0 && args[0].equals("restore")) {
             System.exit(Restore.main(args));
         }
+        if (args.length > 0 && args[0].equals("assign")) System.exit(Assign.main(args));
         out = Paths.get(args[0]).toAbsolutePath();
         String version = org.apache.flink.runtime.util.EnvironmentInformation.getVersion();
         if (Files.exists(out)) FileUtils.deleteDirectory(out.toFile());
@@ -65,13 +66,14 @@ public final class Main {
         startCluster();
         try {
             if (!System.getProperty("ckpt.only", "").equals("batch")) streaming();
+            if (!System.getProperty("ckpt.only", "").equals("batch")) Assign.run(out, artifacts);
             if (args.length > 1 && args[1].equals("batch")) Batch.run(mc, out);
         } finally {
             mc.close();
         }
         Json.save(out.resolve("index.json"), Json.obj("flink_version", version, "artifacts", artifacts,
                 "restores", restores, "refusals", refusals, "accepted", accepted, "in_flight_restore", inFlightRestore, "rest", restCaptures,
-                "edited", edited, "relocatable", relocatable,
+                "edited", edited, "relocatable", relocatable, "assign", Assign.index,
                 "batch", Files.exists(out.resolve("batch/sidecar.json")) ? "batch/sidecar.json" : null,
                 "seconds", (System.nanoTime() - t0) / 1_000_000_000L));
         System.out.println("flink " + version + ": " + artifacts.size() + " artifacts, " + restores.size()
