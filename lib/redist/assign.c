@@ -90,11 +90,12 @@ handle_kg(const struct ckpt_handle *h, uint32_t x, uint32_t y)
 	return json_string(buf);
 }
 
-/* A channel handle's gate and channel (partition and subpartition), or its merged channels. */
+/* A channel handle's gate and channel (partition and subpartition) and its offsets in the file, or its
+ * merged channels (each with its own). */
 static void
 chan_where(json_t *v, const struct ckpt_handle *h)
 {
-	static const char *const keys[] = {"gate", "channel", "partition", "subpartition", "channels"};
+	static const char *const keys[] = {"gate", "channel", "partition", "subpartition", "offsets", "channels"};
 
 	for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
 		json_t *x = json_object_get(h->detail, keys[k]);

@@ -60,6 +60,7 @@ public final class Main {
         if (args.length > 0 && args[0].equals("orphans-restore")) {
             System.exit(Orphans.restore(args));
         }
+        if (args.length > 0 && args[0].equals("assign")) System.exit(Assign.main(args));
         out = Paths.get(args[0]).toAbsolutePath();
         String version = org.apache.flink.runtime.util.EnvironmentInformation.getVersion();
         if (Files.exists(out)) FileUtils.deleteDirectory(out.toFile());
@@ -70,6 +71,7 @@ public final class Main {
             String only = System.getProperty("ckpt.only", ""); // "batch", "types", "orphans": that part alone
             if (only.equals("orphans")) Orphans.run(out);
             else if (only.isEmpty()) streaming();
+            if (only.isEmpty()) Assign.run(out, artifacts); // the streaming job's artifacts
             if (only.isEmpty() || only.equals("types")) TypesJob.run(mc, out);
             if (args.length > 1 && args[1].equals("batch") && (only.isEmpty() || only.equals("batch"))) Batch.run(mc, out);
         } finally {
@@ -78,6 +80,7 @@ public final class Main {
         Json.save(out.resolve("index.json"), Json.obj("flink_version", version, "artifacts", artifacts,
                 "restores", restores, "refusals", refusals, "accepted", accepted, "in_flight_restore", inFlightRestore, "rest", restCaptures,
                 "edited", edited, "relocatable", relocatable, "orphans", orphans == null ? null : "orphans/sidecar.json",
+                "assign", Assign.index,
                 "batch", Files.exists(out.resolve("batch/sidecar.json")) ? "batch/sidecar.json" : null,
                 "seconds", (System.nanoTime() - t0) / 1_000_000_000L));
         System.out.println("flink " + version + ": " + artifacts.size() + " artifacts, " + restores.size()
