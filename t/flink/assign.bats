@@ -67,14 +67,14 @@ JQ_CKPT_ASSIGN="$JQ_KIND"'
 # KNOWN: the differences from Flink's assignment ckpt-merge does not remove yet, the one place that
 # says so.  One row a line: a bash pattern matched against "VERSION/ARTIFACT-VARIANT@MODE" (MODE -P
 # or -g), a bash pattern matched against the differing field, and why.  A listed case must still
-# differ, so that the list only shrinks: when a fix removes a difference, the test fails and names
-# the row to narrow or remove.
+# differ (unless its why opens with "(when ": a difference only some runs show), so that the list
+# only shrinks: when a fix removes a difference, the test fails and names the row to narrow or remove.
 KNOWN='
 */checkpoint-rocksdb-incremental-?-to-3@-[gP]     */managed_keyed/*.key_groups   Flink hands a subtask the whole IncrementalRemoteKeyedStateHandle, its own key-group range kept (RocksDB clips on restore); ckpt-merge names the key groups taken from it
 */checkpoint-rocksdb-incremental-?-reuid-allowed@-g  */managed_keyed/*.key_groups   the same
 */savepoint-rocksdb-native-to-3@-[gP]             */managed_keyed/*.key_groups   the same (a native RocksDB savepoint holds incremental handles)
 */savepoint-rocksdb-native-reuid-allowed@-g          */managed_keyed/*.key_groups   the same
-*/checkpoint-unaligned-to-1@-g                       exit                           broadcast is chained to the sink at parallelism 1, so its vertex has no result partition: StateAssignmentOperation assigns its old output channel state to no one (dropped silently), ckpt-merge refuses
+*/checkpoint-unaligned-to-1@-g                       exit                           (when broadcast holds output in-flight data, which depends on the run) broadcast is chained to the sink at parallelism 1, so its vertex has no result partition: StateAssignmentOperation assigns its old output channel state to no one (dropped silently), ckpt-merge refuses
 '
 
 # known CASE FIELD: the reason of the first KNOWN row matching, else nothing
@@ -151,7 +151,10 @@ compare() {
 		grep -q . <(awk -F'|' '{ print $1 "|" $2 }' diffs.txt | while IFS='|' read -r c f; do
 			# shellcheck disable=SC2053
 			[[ $c == $pat ]] && [[ $f == $fpat ]] && echo x; done) ||
-			{ echo "KNOWN row no longer differs (remove or narrow it): $pat $fpat"; bad=1; }
+			case $why in
+			"(when "*) ;; # a difference only some runs of Flink's job show
+			*) echo "KNOWN row no longer differs (remove or narrow it): $pat $fpat"; bad=1 ;;
+			esac
 	done <<<"$KNOWN"
 	[ ! -s known.txt ] || echo "$(wc -l <known.txt) known differences ($(cut -d: -f1 known.txt | sort -u | wc -l) cases)"
 	[ "$n" -ge 80 ] || { echo "expected the assignments of 2 Flink lines (44 each), found $n"; bad=1; }
