@@ -8,8 +8,9 @@ Requests are forwarded as they came (their signature covers the Host header, kep
 --503 N               the first N GETs answered 503 SlowDown
 --die-after-gets N    after N GETs have been answered, the proxy stops (the server is gone)
 --cut-puts-after N    after N PUTs, every PUT's connection is dropped before any answer
---replace KEY FILE    after the first GET of KEY is answered, the object is replaced by FILE
-                      (uploaded with curl through the upstream)
+--replace KEY FILE    the first GET of KEY is answered with the object as it was, and the object
+                      replaced by FILE (uploaded with curl through the upstream) before any
+                      other GET of KEY reaches the upstream
 GET /ping answers 200 (the helper waits for it)."""
 import http.client
 import http.server
@@ -31,6 +32,7 @@ die_after = int((opt("--die-after-gets") or ["-1"])[0])
 cut_after = int((opt("--cut-puts-after") or ["-1"])[0])
 replace = opt("--replace", 2)
 lock = threading.Lock()
+replace_lock = threading.Lock()
 gets = puts = 0
 replaced = False
 
@@ -68,11 +70,24 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.close_connection = True
             self.connection.shutdown(2)
             return
-        c = http.client.HTTPConnection(upstream.hostname, upstream.port)
-        headers = {k: v for k, v in self.headers.items()}
-        c.request(self.command, self.path, body=body, headers=headers)
-        r = c.getresponse()
-        data = r.read()
+        swap = replace and self.command == "GET" and self.path.split("?")[0] == "/" + replace[0]
+        if swap:
+            replace_lock.acquire()
+        try:
+            c = http.client.HTTPConnection(upstream.hostname, upstream.port)
+            headers = {k: v for k, v in self.headers.items()}
+            c.request(self.command, self.path, body=body, headers=headers)
+            r = c.getresponse()
+            data = r.read()
+            if swap and not replaced:
+                replaced = True
+                subprocess.run(["curl", "-sS", "--aws-sigv4", "aws:amz:us-east-1:s3", "--user",
+                                os.environ["AWS_ACCESS_KEY_ID"] + ":" + os.environ["AWS_SECRET_ACCESS_KEY"],
+                                "-H", "x-amz-content-sha256: UNSIGNED-PAYLOAD", "-T", replace[1], "-o", "/dev/null",
+                                sys.argv[2] + "/" + replace[0]], check=True)
+        finally:
+            if swap:
+                replace_lock.release()
         self.send_response(r.status)
         for k, v in r.getheaders():
             if k.lower() not in ("transfer-encoding", "connection", "content-length"):
@@ -83,12 +98,6 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(data)
         self.wfile.flush()
-        if replace and self.command == "GET" and self.path.split("?")[0] == "/" + replace[0] and not replaced:
-            replaced = True
-            subprocess.run(["curl", "-sS", "--aws-sigv4", "aws:amz:us-east-1:s3", "--user",
-                            os.environ["AWS_ACCESS_KEY_ID"] + ":" + os.environ["AWS_SECRET_ACCESS_KEY"],
-                            "-H", "x-amz-content-sha256: UNSIGNED-PAYLOAD", "-T", replace[1], "-o", "/dev/null",
-                            sys.argv[2] + "/" + replace[0]], check=True)
         if self.command == "GET" and die_after >= 0 and g >= die_after:
             sys.stderr.write("stopping after %d GETs\n" % g)
             sys.stderr.flush()

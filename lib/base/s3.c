@@ -62,7 +62,6 @@ static int
 head(const struct ckpt_s3loc *l, uint64_t *size, char *etag, size_t etagn, struct ckpt_err *e)
 {
 	struct ckpt_s3req r = {.l = l, .method = "HEAD"};
-	double len = -1;
 	curl_off_t cl = -1;
 	int rc = -1;
 
@@ -85,7 +84,6 @@ head(const struct ckpt_s3loc *l, uint64_t *size, char *etag, size_t etagn, struc
 		goto out;
 	}
 	curl_easy_getinfo(r.h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl);
-	(void)len;
 	if (cl < 0) {
 		ckpt_err_set(e, CKPT_ERR_INPUT, l->where, "HEAD: no Content-Length in the answer");
 		goto out;
@@ -99,6 +97,112 @@ out:
 	return rc;
 }
 
+/* ------------------------------------------------------------ objects pinned for the run */
+
+/*
+ * The first HEAD of an object pins its size and ETag for the rest of the run: a later open reads
+ * the same object (its ranges asked with If-Match) or fails, so that a file read twice (checked,
+ * then printed) is one object both times, and its HEAD is not asked again.  Writing or deleting
+ * an object forgets it.
+ */
+struct pin {
+	char *name; /* bucket/key */
+	uint64_t size;
+	char *etag;
+	int live;
+};
+static pthread_mutex_t pin_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct pin *pins;
+static size_t npins, pincap;
+static struct ckpt_idmap pinmap;
+
+static uint64_t
+pin_hash(const void *ctx, size_t i)
+{
+	(void)ctx;
+	return ckpt_xxh3(pins[i].name, strlen(pins[i].name));
+}
+
+static int
+pin_eq(const void *ctx, size_t i, const void *key)
+{
+	(void)ctx;
+	return strcmp(pins[i].name, key) == 0;
+}
+
+static long
+pin_find(const char *name, uint64_t h)
+{
+	return ckpt_idmap_find(&pinmap, h, name, pin_eq, NULL);
+}
+
+static void
+pin_name(const struct ckpt_s3loc *l, char *out, size_t n)
+{
+	snprintf(out, n, "%s/%s", l->bucket, l->key);
+}
+
+/* head() through the pins: the pinned size and ETag, else the server's, pinned now. */
+static int
+head_pinned(const struct ckpt_s3loc *l, uint64_t *size, char *etag, size_t etagn, struct ckpt_err *e)
+{
+	char name[sizeof l->bucket + sizeof l->key + 1], tag[256];
+	uint64_t h, sz;
+	long i;
+	int rc;
+
+	pin_name(l, name, sizeof name);
+	h = ckpt_xxh3(name, strlen(name));
+	pthread_mutex_lock(&pin_mu);
+	if ((i = pin_find(name, h)) >= 0 && pins[i].live)
+		goto found;
+	pthread_mutex_unlock(&pin_mu);
+	if ((rc = head(l, &sz, tag, sizeof tag, e)) != 0)
+		return rc;
+	pthread_mutex_lock(&pin_mu);
+	if ((i = pin_find(name, h)) >= 0 && pins[i].live) /* pinned meanwhile by another thread */
+		goto found;
+	if (i < 0) {
+		char *nm = strdup(name);
+
+		if (nm == NULL || ckpt_grow(&pins, &pincap, npins + 1, sizeof *pins, 64, e) < 0 ||
+		    ckpt_idmap_add(&pinmap, h, npins, pin_hash, NULL, e) < 0) {
+			free(nm);
+			pthread_mutex_unlock(&pin_mu);
+			return nm ? -1 : ckpt_err_set(e, CKPT_ERR_NOMEM, l->where, "out of memory");
+		}
+		i = (long)npins++;
+		pins[i] = (struct pin){.name = nm};
+	}
+	free(pins[i].etag);
+	if ((pins[i].etag = strdup(tag)) == NULL) {
+		pthread_mutex_unlock(&pin_mu);
+		return ckpt_err_set(e, CKPT_ERR_NOMEM, l->where, "out of memory");
+	}
+	pins[i].size = sz;
+	pins[i].live = 1;
+found:
+	*size = pins[i].size;
+	if (etag)
+		snprintf(etag, etagn, "%s", pins[i].etag);
+	pthread_mutex_unlock(&pin_mu);
+	return 0;
+}
+
+/* The object at l was written or deleted: read it afresh. */
+static void
+pin_forget(const struct ckpt_s3loc *l)
+{
+	char name[sizeof l->bucket + sizeof l->key + 1];
+	long i;
+
+	pin_name(l, name, sizeof name);
+	pthread_mutex_lock(&pin_mu);
+	if ((i = pin_find(name, ckpt_xxh3(name, strlen(name)))) >= 0)
+		pins[i].live = 0;
+	pthread_mutex_unlock(&pin_mu);
+}
+
 struct ckpt_s3obj *
 ckpt_s3obj_open(const char *url, struct ckpt_err *e)
 {
@@ -107,7 +211,7 @@ ckpt_s3obj_open(const char *url, struct ckpt_err *e)
 
 	if (ckpt_s3_ready(url, e) < 0 || (o = ckpt_calloc(1, sizeof *o, e)) == NULL)
 		return NULL;
-	if (ckpt_s3_parse(url, &o->l, e) < 0 || (r = head(&o->l, &o->size, o->etag, sizeof o->etag, e)) < 0)
+	if (ckpt_s3_parse(url, &o->l, e) < 0 || (r = head_pinned(&o->l, &o->size, o->etag, sizeof o->etag, e)) < 0)
 		goto fail;
 	if (r == 1) {
 		ckpt_err_set(e, CKPT_ERR_INPUT, o->l.where, "no such object (HTTP 404 NoSuchKey)");
@@ -288,7 +392,7 @@ ckpt_s3_stat(const char *url, uint64_t *size, struct ckpt_err *e)
 
 	if (ckpt_s3_ready(url, e) < 0 || ckpt_s3_parse(url, &l, e) < 0)
 		return -1;
-	return head(&l, size, NULL, 0, e);
+	return head_pinned(&l, size, NULL, 0, e);
 }
 
 /* ------------------------------------------------------------ listing */
@@ -440,6 +544,7 @@ ckpt_s3_delete(const char *url, struct ckpt_err *e)
 	ckpt_s3_url_of(&l, NULL, r.url, sizeof r.url);
 	rc = ckpt_s3req_one(&r, e);
 	ckpt_s3req_release(&r);
+	pin_forget(&l);
 	return rc;
 }
 
@@ -452,6 +557,7 @@ put(const struct ckpt_s3loc *l, const char *q, const char *method, const unsigne
 
 	ckpt_s3_url_of(l, q, r.url, sizeof r.url);
 	rc = ckpt_s3req_one(&r, e);
+	pin_forget(l);
 	if (rc == 0 && body)
 		*body = r.body ? strdup((char *)r.body) : strdup("");
 	if (rc == 0 && etag)
