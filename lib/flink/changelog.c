@@ -1,4 +1,4 @@
-/* flink-changelog.c: the keyed state of Flink's changelog state backend (ckpt-flink(5), CHANGELOG
+/* changelog.c: the keyed state of Flink's changelog state backend (ckpt-flink(5), CHANGELOG
  * STATE): the materialized part read by the delegate backend's reader, then the state changes of
  * the non-materialized part applied in order, as ChangelogBackendRestoreOperation restores them. */
 #include <fcntl.h>

@@ -265,7 +265,7 @@ rd_master_states(struct rd *r, json_t *ms)
 
 /*
  * The trailer is a Java serialization stream holding one object of plain serializable classes
- * and enums (flink-javaser.c reads it), turned into JSON: fields by their names in snake_case,
+ * and enums (javaser.c reads it), turned into JSON: fields by their names in snake_case,
  * objects with their "class", enum constants by their names.
  */
 struct jconv {

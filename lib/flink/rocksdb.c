@@ -1,4 +1,4 @@
-/* flink-rocksdb.c: the files of a RocksDB state handle (incremental checkpoints, native
+/* rocksdb.c: the files of a RocksDB state handle (incremental checkpoints, native
  * savepoints) opened as one read-only database through RocksDB's C API (ckpt-flink(5), ROCKSDB). */
 #include <errno.h>
 #include <limits.h>
