@@ -347,23 +347,6 @@ ckpt_fser_avro_snapshot(struct ckpt_fsrc *s, struct ckpt_fser *t)
 
 /* ---------------------------------------------------------------- values */
 
-/* Days since 1970-01-01 as a proleptic Gregorian date (H. Hinnant's civil_from_days). */
-static void
-civil(int64_t z, int64_t *y, unsigned *m, unsigned *d)
-{
-	int64_t era, yoe, doy, mp;
-
-	z += 719468;
-	era = (z >= 0 ? z : z - 146096) / 146097;
-	yoe = z - era * 146097;
-	yoe = (yoe - yoe / 1460 + yoe / 36524 - yoe / 146096) / 365;
-	doy = z - era * 146097 - (365 * yoe + yoe / 4 - yoe / 100);
-	mp = (5 * doy + 2) / 153;
-	*d = (unsigned)(doy - (153 * mp + 2) / 5 + 1);
-	*m = (unsigned)(mp < 10 ? mp + 3 : mp - 9);
-	*y = yoe + era * 400 + (*m <= 2);
-}
-
 static int64_t
 floordiv(int64_t a, int64_t b)
 {
@@ -386,7 +369,7 @@ datetime(struct ckpt_fsrc *s, struct ckpt_fout *o, enum alogical l, int64_t v)
 		if (v < 0 || v >= day)
 			return ckpt_fsrc_fail(s, "Avro time %lld beyond a day", (long long)v);
 	} else {
-		civil(days, &y, &m, &d);
+		ckpt_civil(days, &y, &m, &d);
 		k = snprintf(b, sizeof b, y >= 0 && y <= 9999 ? "%04lld-%02u-%02u" : "%+05lld-%02u-%02u", (long long)y, m, d);
 		if (l == L_DATE)
 			return ckpt_fout_str(o, b, (size_t)k) < 0 ? nomem(s) : 0;
@@ -405,53 +388,15 @@ datetime(struct ckpt_fsrc *s, struct ckpt_fout *o, enum alogical l, int64_t v)
 static int
 decimal(struct ckpt_fsrc *s, struct ckpt_fout *o, const unsigned char *p, size_t n, int scale)
 {
-	unsigned char mag[AVRO_DECIMAL_MAX];
-	char dig[AVRO_DECIMAL_MAX * 3 + 8], out[AVRO_DECIMAL_MAX * 3 + 1100];
-	size_t nd = 0, k = 0, len = n;
-	int neg = n && p[0] >= 0x80, r;
+	char *text;
+	int nd, r;
 
 	if (n == 0 || n > AVRO_DECIMAL_MAX)
 		return ckpt_fsrc_fail(s, "Avro decimal of %zu bytes", n);
-	for (size_t i = n, carry = 1; i-- > 0;) { /* the magnitude: negated (~x + 1) when negative */
-		size_t c = neg ? (size_t)(unsigned char)~p[i] + carry : p[i];
-
-		carry = c >> 8;
-		mag[i] = (unsigned char)c;
-	}
-	for (size_t start = 0; start < len;) { /* the digits, low first: divide by 10 until nothing is left */
-		unsigned rem = 0;
-
-		for (size_t i = start; i < len; i++) {
-			unsigned cur = rem << 8 | mag[i];
-
-			mag[i] = (unsigned char)(cur / 10);
-			rem = cur % 10;
-		}
-		dig[nd++] = (char)('0' + rem);
-		while (start < len && mag[start] == 0)
-			start++;
-	}
-	if (nd == 0)
-		dig[nd++] = '0';
-	k = 0;
-	if (neg)
-		out[k++] = '-';
-	if ((size_t)scale >= nd) {
-		out[k++] = '0';
-		if (scale > 0)
-			out[k++] = '.';
-		for (size_t i = nd; i < (size_t)scale; i++)
-			out[k++] = '0';
-		for (size_t i = nd; i-- > 0;)
-			out[k++] = dig[i];
-	} else {
-		for (size_t i = nd; i-- > 0;) {
-			out[k++] = dig[i];
-			if (i == (size_t)scale && scale > 0)
-				out[k++] = '.';
-		}
-	}
-	r = ckpt_fout_str(o, out, k);
+	if ((text = ckpt_decimal_text(p, n, scale, &nd)) == NULL)
+		return nomem(s);
+	r = ckpt_fout_str(o, text, strlen(text));
+	free(text);
 	return r < 0 ? nomem(s) : 0;
 }
 

@@ -318,6 +318,22 @@ int ckpt_fser_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, json_t **v, 
 int ckpt_fser_emit(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash, int *hashed);
 /* The class names, nested: "C" or {"class": C, "nested": [...]} (for the summary). */
 json_t *ckpt_fser_json(const struct ckpt_fser *t);
+/* fout.c: days since 1970-01-01 as year, month, day (proleptic Gregorian, as java.time), and back. */
+void ckpt_civil(int64_t days, int64_t *y, unsigned *m, unsigned *d);
+int64_t ckpt_civil_days(int64_t y, unsigned m, unsigned d);
+/* ISO 8601 as java.time prints it, but always with seconds: the fraction in 3, 6 or 9 digits, none
+ * when 0; date 0: the time alone, 1: date and time, 2: the date alone; nanos: of the day; zone
+ * appended ("Z" or "").  As ckpt_fout_str. */
+int ckpt_fout_time(struct ckpt_fout *o, int64_t days, int date, int64_t nanos, const char *zone);
+/* An unscaled decimal of n bytes, big-endian two's complement, with scale, as BigDecimal's
+ * toPlainString ("-12.50"); *ndigits: the unscaled value's digits.  A new string for the caller to
+ * free, or NULL when out of memory or |scale| > 100000. */
+char *ckpt_decimal_text(const unsigned char *b, size_t n, int32_t scale, int *ndigits);
+/* serializer.c: UTF-16 units as UTF-8 (lone surrogates U+FFFD), a double (NaN and the infinities
+ * as strings) into o.  0, or -1 with the error set. */
+int ckpt_fser_utf16_out(struct ckpt_fsrc *s, struct ckpt_fout *o, const uint16_t *u, size_t n);
+int ckpt_fser_real_out(struct ckpt_fsrc *s, struct ckpt_fout *o, double d);
+
 /* ------------------------------------------------------------ scala.c */
 
 /* The payload of a ScalaEnumSerializerSnapshot (class, then each constant's name and id) into t.

@@ -437,51 +437,10 @@ out_real(struct rdc *c, double d)
 	return put(c, ckpt_fout_json(c->o, json_real(d)));
 }
 
-/* Days since 1970-01-01 as year, month, day (proleptic Gregorian, as java.time). */
-static void
-civil(int64_t z, int64_t *y, unsigned *m, unsigned *d)
-{
-	int64_t era, yoe, doy, mp;
-
-	z += 719468;
-	era = (z >= 0 ? z : z - 146096) / 146097;
-	yoe = z - era * 146097;
-	yoe = (yoe - yoe / 1460 + yoe / 36524 - yoe / 146096) / 365;
-	doy = z - era * 146097 - (365 * yoe + yoe / 4 - yoe / 100);
-	mp = (5 * doy + 2) / 153;
-	*d = (unsigned)(doy - (153 * mp + 2) / 5 + 1);
-	*m = (unsigned)(mp < 10 ? mp + 3 : mp - 9);
-	*y = yoe + era * 400 + (*m <= 2);
-}
-
-/* ISO 8601 as java.time prints it, but always with seconds: the fraction in 3, 6 or 9 digits, none
- * when 0.  date: days (or -1 for a time alone); nanos: of the day. */
 static int
 out_time(struct rdc *c, int64_t days, int date, int64_t nanos, const char *zone)
 {
-	char b[96];
-	int n = 0;
-	int64_t y;
-	unsigned m, d;
-	int64_t sec = nanos / 1000000000, frac = nanos % 1000000000;
-
-	if (date) {
-		civil(days, &y, &m, &d);
-		n = snprintf(b, sizeof b, "%04" PRId64 "-%02u-%02u", y, m, d);
-		if (date == 2)
-			return out_str(c, b);
-		b[n++] = 'T';
-	}
-	n += snprintf(b + n, sizeof b - (size_t)n, "%02d:%02d:%02d", (int)(sec / 3600), (int)(sec / 60 % 60),
-		      (int)(sec % 60));
-	if (frac % 1000000 == 0 && frac)
-		n += snprintf(b + n, sizeof b - (size_t)n, ".%03d", (int)(frac / 1000000));
-	else if (frac % 1000 == 0 && frac)
-		n += snprintf(b + n, sizeof b - (size_t)n, ".%06d", (int)(frac / 1000));
-	else if (frac)
-		n += snprintf(b + n, sizeof b - (size_t)n, ".%09d", (int)frac);
-	snprintf(b + n, sizeof b - (size_t)n, "%s", zone);
-	return out_str(c, b);
+	return put(c, ckpt_fout_time(c->o, days, date, nanos, zone));
 }
 
 static int
@@ -504,49 +463,22 @@ out_timestamp(struct rdc *c, const struct ckpt_rdtype *t, int64_t millis, int64_
 static int
 out_decimal(struct rdc *c, const struct ckpt_rdtype *t, const unsigned char *b, size_t n, size_t at)
 {
-	unsigned char mag[17];
-	char dig[48], out[100];
-	int nd = 0, neg, k = 0, carry = 1;
+	char *text;
+	int nd, r;
 
 	if (n == 0 || n > 16) /* 16 bytes hold 38 digits and the sign */
 		return ckpt_fsrc_fail(c->s, "%s offset %zu: decimal(%d, %d) of %zu bytes", c->what, at, t->precision,
 				      t->scale, n);
-	neg = b[0] & 0x80;
-	for (size_t i = n; i-- > 0;) { /* the magnitude, two's complement undone */
-		unsigned v = neg ? (unsigned)(~b[i] & 0xff) + (unsigned)carry : b[i];
-
-		carry = neg && v > 0xff;
-		mag[i] = (unsigned char)v;
-	}
-	for (;;) { /* divide by ten until nothing is left: the digits, lowest first */
-		unsigned r = 0, any = 0;
-
-		for (size_t i = 0; i < n; i++) {
-			unsigned v = r << 8 | mag[i];
-
-			mag[i] = (unsigned char)(v / 10);
-			r = v % 10;
-			any |= mag[i];
-		}
-		dig[nd++] = (char)('0' + r);
-		if (!any || nd >= 47)
-			break;
-	}
-	if (nd > t->precision && !(nd == 1 && dig[0] == '0'))
+	if ((text = ckpt_decimal_text(b, n, t->scale, &nd)) == NULL)
+		return nomem(c->s);
+	if (nd > t->precision && !(nd == 1 && text[0] == '0')) {
+		free(text);
 		return ckpt_fsrc_fail(c->s, "%s offset %zu: decimal of %d digits, more than its precision %d", c->what,
 				      at, nd, t->precision);
-	if (neg)
-		out[k++] = '-';
-	if (nd <= t->scale)
-		out[k++] = '0';
-	for (int i = nd - 1; i >= t->scale; i--)
-		out[k++] = dig[i];
-	if (t->scale > 0)
-		out[k++] = '.';
-	for (int i = t->scale - 1; i >= 0; i--)
-		out[k++] = i < nd ? dig[i] : '0';
-	out[k] = 0;
-	return out_str(c, out);
+	}
+	r = out_str(c, text);
+	free(text);
+	return r;
 }
 
 static int emit_field(struct rdc *c, const struct ckpt_rdtype *t, const unsigned char *p, size_t n, size_t at,

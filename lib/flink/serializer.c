@@ -564,8 +564,8 @@ long_hash(int64_t v)
 }
 
 /* A UTF-16 unit sequence as UTF-8 into o; lone surrogates become U+FFFD. */
-static int
-utf16_out(struct ckpt_fsrc *s, struct ckpt_fout *o, const uint16_t *u, size_t n)
+int
+ckpt_fser_utf16_out(struct ckpt_fsrc *s, struct ckpt_fout *o, const uint16_t *u, size_t n)
 {
 	char small[3 * 128], *b = small;
 	size_t k = 0;
@@ -683,7 +683,7 @@ read_string(struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash)
 		u[i] = (uint16_t)c;
 		h = (int32_t)((uint32_t)h * 31u + c);
 	}
-	r = utf16_out(s, o, u, len);
+	r = ckpt_fser_utf16_out(s, o, u, len);
 	if (u != small)
 		free(u);
 	*hash = h;
@@ -694,8 +694,8 @@ fail:
 	return -1;
 }
 
-static int
-real_out(struct ckpt_fsrc *s, struct ckpt_fout *o, double d)
+int
+ckpt_fser_real_out(struct ckpt_fsrc *s, struct ckpt_fout *o, double d)
 {
 	int r;
 
@@ -763,20 +763,20 @@ read_primitive(struct ckpt_fsrc *s, enum ckpt_fser_kind kind, struct ckpt_fout *
 
 		memcpy(&f, &bits, 4);
 		*hash = (int32_t)(isnan(f) ? 0x7fc00000u : bits);
-		return real_out(s, o, f);
+		return ckpt_fser_real_out(s, o, f);
 	}
 	case FSER_DOUBLE: {
 		double d;
 
 		memcpy(&d, &x, 8);
 		*hash = long_hash((int64_t)(isnan(d) ? 0x7ff8000000000000ull : x));
-		return real_out(s, o, d);
+		return ckpt_fser_real_out(s, o, d);
 	}
 	default: { /* FSER_CHAR */
 		uint16_t c = (uint16_t)x;
 
 		*hash = c;
-		return utf16_out(s, o, &c, 1);
+		return ckpt_fser_utf16_out(s, o, &c, 1);
 	}
 	}
 	return r < 0 ? nomem(s) : 0;
