@@ -115,9 +115,16 @@ summary_not_read() {
 		'ckpt-inspect: v2-flink1.7-state-evolution-e2e-savepoint/_metadata:inline:file:/Users/igalshilman/Desktop/savepoint/1.7.0-rc4/savepoint-cddfda-fe80eba603eb/5c37f587-70c4-4047-b1f1-55e63483ad2a: a heap snapshot, whose entries have no lengths, and the NAMESPACE_SERIALIZER of state "either-state" is a org.apache.flink.api.common.typeutils.ParameterlessTypeSerializerConfig, whose snapshot ckpt cannot step over'
 }
 
-# A heap file (as hv_file) of two states: "count" (Long) and "blob", of Java serialization, which
-# ckpt steps over in the header but cannot walk: key group 29 holds count (key 42 -> 7), then one
-# blob; key group 30 two blobs, then count (key 3 -> 5), which cannot be found.
+# A KryoSerializerSnapshot (version 2) of class $1, no registrations.
+s_kryo() {
+	b_i32 2; b_utf 'org.apache.flink.api.java.typeutils.runtime.kryo.KryoSerializerSnapshot'; b_i32 2
+	b_utf "$1"
+	for _ in 1 2 3; do b_i64 $((0x4f2c69a3d70)); b_i32 0; done
+}
+
+# A heap file (as hv_file) of two states: "count" (Long) and "blob", of Kryo, which ckpt steps over
+# in the header but cannot walk (Kryo writes no lengths): key group 29 holds count (key 42 -> 7),
+# then one blob; key group 30 two blobs, then count (key 3 -> 5), which cannot be found.
 hv_blob_file() {
 	B=; b_i32 6; b_u8 0
 	s_proxy "$SER.IntSerializer\$IntSerializerSnapshot"
@@ -126,7 +133,7 @@ hv_blob_file() {
 	b_utf VALUE_SERIALIZER; s_proxy "$SER.LongSerializer\$LongSerializerSnapshot"
 	b_utf blob; b_i32 0; b_i32 1; b_utf KEYED_STATE_TYPE; b_utf VALUE
 	b_i32 2; b_utf NAMESPACE_SERIALIZER; s_proxy "$VOIDNS"
-	b_utf VALUE_SERIALIZER; s_proxy 'org.apache.flink.runtime.state.JavaSerializer$JavaSerializerSnapshot'
+	b_utf VALUE_SERIALIZER; s_kryo com.example.Blob
 	KV_OFF=("$(blen)")
 	b_i32 29; b_i16 0; b_i32 1; b_u8 0; b_i32 42; b_i64 7; b_i16 1; b_i32 1; B+=xyz
 	KV_OFF+=("$(blen)")
@@ -145,12 +152,12 @@ hv_blob_file() {
 	status_is 0
 	output_is '["names",2,5,null,null]
 ["count",null,null,{"29":{"entries":1,"bytes":14},"30":{"entries":null,"bytes":null}},"a heap snapshot has no lengths, and in some key group it follows state \"blob\", whose entries are not read"]
-["blob",3,null,{"29":{"entries":1,"bytes":null},"30":{"entries":2,"bytes":null}},"a heap snapshot has no lengths, and its serializer org.apache.flink.runtime.state.JavaSerializer$JavaSerializerSnapshot is not one ckpt decodes"]'
-	bad 1 'ckpt-inspect: sp/kv: state "blob" of a heap snapshot has no lengths, and its serializer org.apache.flink.runtime.state.JavaSerializer$JavaSerializerSnapshot is not one ckpt decodes' \
+["blob",3,null,{"29":{"entries":1,"bytes":null},"30":{"entries":2,"bytes":null}},"a heap snapshot has no lengths, and its serializer org.apache.flink.api.java.typeutils.runtime.kryo.KryoSerializerSnapshot is not one ckpt decodes"]'
+	bad 1 'ckpt-inspect: sp/kv: state "blob" of a heap snapshot has no lengths, and its serializer org.apache.flink.api.java.typeutils.runtime.kryo.KryoSerializerSnapshot is not one ckpt decodes' \
 		ckpt-inspect -a sp
 	run --separate-stderr ckpt-inspect -c sp
 	status_is 0
-	[ "$stderr" = 'ckpt-inspect: sp/kv: not checked: state "blob" of a heap snapshot has no lengths, and its serializer org.apache.flink.runtime.state.JavaSerializer$JavaSerializerSnapshot is not one ckpt decodes' ]
+	[ "$stderr" = 'ckpt-inspect: sp/kv: not checked: state "blob" of a heap snapshot has no lengths, and its serializer org.apache.flink.api.java.typeutils.runtime.kryo.KryoSerializerSnapshot is not one ckpt decodes' ]
 }
 
 @test "flinkstate: a heap checkpoint with Kryo keys: its first state's counts, the rest null, the summary exits 0; -a refuses" {

@@ -180,6 +180,10 @@ enum ckpt_fser_kind {
 	FSER_ROWDATA, FSER_EXTERNAL, FSER_STRINGDATA, FSER_TIMESTAMPDATA, FSER_DECIMALDATA, FSER_ARRAYDATA,
 	FSER_MAPDATA, FSER_RAWDATA, FSER_LINKEDLIST,
 	FSER_AVRO,     /* avro.c: AvroSerializer's values, decoded by the snapshot's schema */
+	/* jvalue.c: java.math, java.util.Date, java.sql and java.time values of flink-core's
+	 * serializers, and Java serialization (JavaSerializer) */
+	FSER_BIGINT, FSER_BIGDEC, FSER_DATE, FSER_SQLTIMESTAMP, FSER_INSTANT, FSER_LOCALDATE, FSER_LOCALTIME,
+	FSER_LOCALDATETIME, FSER_JAVA,
 };
 struct ckpt_rdtype;
 
@@ -380,6 +384,14 @@ int ckpt_fser_avro_snapshot(struct ckpt_fsrc *s, struct ckpt_fser *t);
 /* One value in the encoding of flink-avro's DataOutputEncoder.  0, or -1 with the error set. */
 int ckpt_fser_avro_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o);
 void ckpt_fser_avro_free(void *schema);
+
+/* ------------------------------------------------------------ jvalue.c */
+
+/* One value of the kinds of jvalue.c: BigInteger and BigDecimal as plain decimal strings, dates
+ * and times as ISO 8601 strings (instants with "Z"), null as null; a Java-serialized value (the
+ * rest of a memory source is its bytes: the stream says where it ends) typed as far as the stream
+ * says.  0, or -1 with the error set. */
+int ckpt_fser_jvalue(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o);
 
 /* ------------------------------------------------------------ key.c */
 

@@ -62,11 +62,17 @@ static const struct known known[] = {
 	{"org.apache.flink.runtime.state.VoidNamespaceSerializer$VoidNamespaceSerializerSnapshot", SIMPLE, FSER_VOIDNS, 0, NONE},
 	{W "TimeWindow$Serializer$TimeWindowSerializerSnapshot", SIMPLE, FSER_TIMEWINDOW, 0, NONE},
 	{W "GlobalWindow$Serializer$GlobalWindowSerializerSnapshot", SIMPLE, FSER_GLOBALWINDOW, 0, NONE},
-	{"org.apache.flink.runtime.state.JavaSerializer$JavaSerializerSnapshot", SIMPLE, FSER_OPAQUE, 0, NONE},
-	{B "BigIntSerializer$BigIntSerializerSnapshot", SIMPLE, FSER_OPAQUE, 0, NONE},
-	{B "BigDecSerializer$BigDecSerializerSnapshot", SIMPLE, FSER_OPAQUE, 0, NONE},
-	{B "DateSerializer$DateSerializerSnapshot", SIMPLE, FSER_OPAQUE, 0, NONE},
-	{B "InstantSerializer$InstantSerializerSnapshot", SIMPLE, FSER_OPAQUE, 0, NONE},
+	{"org.apache.flink.runtime.state.JavaSerializer$JavaSerializerSnapshot", SIMPLE, FSER_JAVA, 0, NONE},
+	{B "BigIntSerializer$BigIntSerializerSnapshot", SIMPLE, FSER_BIGINT, 0, NONE},
+	{B "BigDecSerializer$BigDecSerializerSnapshot", SIMPLE, FSER_BIGDEC, 0, NONE},
+	{B "DateSerializer$DateSerializerSnapshot", SIMPLE, FSER_DATE, 0, NONE},
+	{B "SqlDateSerializer$SqlDateSerializerSnapshot", SIMPLE, FSER_DATE, 0, NONE},
+	{B "SqlTimeSerializer$SqlTimeSerializerSnapshot", SIMPLE, FSER_DATE, 0, NONE},
+	{B "SqlTimestampSerializer$SqlTimestampSerializerSnapshot", SIMPLE, FSER_SQLTIMESTAMP, 0, NONE},
+	{B "InstantSerializer$InstantSerializerSnapshot", SIMPLE, FSER_INSTANT, 0, NONE},
+	{B "LocalDateSerializer$LocalDateSerializerSnapshot", SIMPLE, FSER_LOCALDATE, 0, NONE},
+	{B "LocalTimeSerializer$LocalTimeSerializerSnapshot", SIMPLE, FSER_LOCALTIME, 0, NONE},
+	{B "LocalDateTimeSerializer$LocalDateTimeSerializerSnapshot", SIMPLE, FSER_LOCALDATETIME, 0, NONE},
 	{B "ListSerializerSnapshot", COMPOSITE, FSER_LIST, 0, NONE},
 	{B "MapSerializerSnapshot", COMPOSITE, FSER_MAP, 0, NONE},
 	{B "GenericArraySerializerSnapshot", COMPOSITE, FSER_ARRAY, 0, CLASSNAME},
@@ -529,6 +535,8 @@ ckpt_fser_fixed_length(const struct ckpt_fser *t)
 		[FSER_LONG] = 8, [FSER_INT] = 4, [FSER_SHORT] = 2, [FSER_BYTE] = 1, [FSER_BOOL] = 1,
 		[FSER_FLOAT] = 4, [FSER_DOUBLE] = 8, [FSER_CHAR] = 2, [FSER_VOID] = 1, [FSER_VOIDNS] = 0,
 		[FSER_TIMEWINDOW] = 16, [FSER_GLOBALWINDOW] = 1, [FSER_ENUM] = 4, [FSER_SENUM] = 4, [FSER_UNIT] = 1,
+		[FSER_DATE] = 8, [FSER_SQLTIMESTAMP] = 12, [FSER_INSTANT] = 12, [FSER_LOCALDATE] = 6,
+		[FSER_LOCALTIME] = 7, [FSER_LOCALDATETIME] = 13,
 	};
 	int sum = 0;
 
@@ -536,6 +544,8 @@ ckpt_fser_fixed_length(const struct ckpt_fser *t)
 	case FSER_LONG: case FSER_INT: case FSER_SHORT: case FSER_BYTE: case FSER_BOOL:
 	case FSER_FLOAT: case FSER_DOUBLE: case FSER_CHAR: case FSER_VOID: case FSER_VOIDNS:
 	case FSER_TIMEWINDOW: case FSER_GLOBALWINDOW: case FSER_ENUM: case FSER_SENUM: case FSER_UNIT:
+	case FSER_DATE: case FSER_SQLTIMESTAMP: case FSER_INSTANT: case FSER_LOCALDATE: case FSER_LOCALTIME:
+	case FSER_LOCALDATETIME:
 		return len[t->kind];
 	case FSER_NULLABLE: /* padded (the padding is the wrapped serializer's length): the flag and it */
 		return t->flag > 0 ? 1 + t->flag : -1;
@@ -968,6 +978,9 @@ read_composite_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt
 		return ckpt_fser_rd_value(t, s, o);
 	case FSER_AVRO:
 		return ckpt_fser_avro_value(t, s, o);
+	case FSER_BIGINT: case FSER_BIGDEC: case FSER_DATE: case FSER_SQLTIMESTAMP: case FSER_INSTANT:
+	case FSER_LOCALDATE: case FSER_LOCALTIME: case FSER_LOCALDATETIME: case FSER_JAVA:
+		return ckpt_fser_jvalue(t, s, o);
 	default:
 		return ckpt_fser_pojo_value(t, s, o);
 	}
