@@ -74,7 +74,6 @@ KNOWN='
 */checkpoint-rocksdb-incremental-?-reuid-allowed@-g  */managed_keyed/*.key_groups   the same
 */savepoint-rocksdb-native-to-3@-[gP]             */managed_keyed/*.key_groups   the same (a native RocksDB savepoint holds incremental handles)
 */savepoint-rocksdb-native-reuid-allowed@-g          */managed_keyed/*.key_groups   the same
-*/checkpoint-unaligned-to-1@-g                       exit                           (when broadcast holds output in-flight data, which depends on the run) broadcast is chained to the sink at parallelism 1, so its vertex has no result partition: StateAssignmentOperation assigns its old output channel state to no one (dropped silently), ckpt-merge refuses
 '
 
 # known CASE FIELD: the reason of the first KNOWN row matching, else nothing
