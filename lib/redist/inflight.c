@@ -218,8 +218,8 @@ chained(const struct rd_op *o, int input)
 	return o->gv >= 0 && o->how != RD_FINISHED && (input ? o->not_head : o->not_tail);
 }
 
-static int
-warn(struct ckpt_redist *r, struct ckpt_err *e, const char *fmt, ...)
+static int __attribute__((format(printf, 3, 4)))
+add_warning(struct ckpt_redist *r, struct ckpt_err *e, const char *fmt, ...)
 {
 	char buf[512], **w;
 	va_list ap;
@@ -276,7 +276,7 @@ chained_side(struct ckpt_redist *r, size_t vi, int input, struct ckpt_err *e)
 		if (o->gv != (long)vi || !chained(o, input))
 			continue;
 		n = side_bytes(o, input, &any, &data);
-		if (any && warn(r, e, "operator %s: %llu bytes of %s in-flight data dropped: it is chained into vertex %s, whose %s operator alone restores %s in-flight data, as Flink's restore drops it",
+		if (any && add_warning(r, e, "operator %s: %llu bytes of %s in-flight data dropped: it is chained into vertex %s, whose %s operator alone restores %s in-flight data, as Flink's restore drops it",
 				ckpt_rd_opname(o->old), (unsigned long long)n, input ? "input" : "output", v->id,
 				input ? "first" : "last", input ? "input" : "output") < 0)
 			return -1;
