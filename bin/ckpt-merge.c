@@ -279,6 +279,8 @@ rescale(struct merge_opts *o, const char *in)
 	}
 	if ((r = ckpt_redist_plan(s, &o->ro, &e)) == NULL)
 		goto out;
+	for (size_t i = 0; ckpt_redist_warning(r, i); i++)
+		cli_warn("%s: %s", o->ro.name, ckpt_redist_warning(r, i));
 	rc = o->out ? write_stream(r, o->out, kind, &e) : print_result(r, flink, &e);
 out:
 	if (rc < 0)

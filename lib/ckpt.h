@@ -937,6 +937,9 @@ int ckpt_redist_fill_all(struct ckpt_redist *r, struct ckpt_err *e);
 /* The assignment itself: per new subtask, which old subtasks (and their handles, for a Flink
  * _metadata), which list elements, union and broadcast copies and key groups.  NULL on no memory. */
 json_t *ckpt_redist_to_json(const struct ckpt_redist *r, struct ckpt_err *e);
+/* The i-th warning of the plan (state Flink's restore drops silently, which ckpt-merge names), or
+ * NULL past the last; owned by the plan. */
+const char *ckpt_redist_warning(const struct ckpt_redist *r, size_t i);
 void ckpt_redist_free(struct ckpt_redist *r);
 
 /* ---------------------------------------------------------- the engine of ckpt-run: lib/engine/ */

@@ -427,6 +427,29 @@ UNALIGNED_V3=flink-savepoints/v3-flink1.15-scala-broadcast-rocksdb-checkpoint-un
 	bad 2 "ckpt-merge: $f: operator d5c8b168c6cbfe8c507a10f88b325243: subtask 0: output channel state of partition 0 subpartition 1, but that partition has 1 subpartitions in the graph" ckpt-merge -g pw.json "$f"
 }
 
+# Flink's restore hands a vertex's output in-flight data to its last operator alone, its input
+# in-flight data to its head alone (TaskStateAssignment).  An operator chained into a vertex since
+# the checkpoint loses its own: dropped when the vertex does not redistribute that side (its last
+# operator and its consumers hold none), else refused when it holds data
+# (checkForUnsupportedToplogyChanges).
+@test "_metadata unaligned: output in-flight data of an operator now chained before the vertex's last is dropped with a warning, or refused as Flink refuses it" {
+	needs_fixtures
+	f=$FIXTURES/$UNALIGNED_V4
+	# flatmap1 chained as the head of timely1, which has no result partition: its data dropped
+	jq '.vertices |= map(select(.id != "flatmap1") | if .id == "timely1" then .operators += [{"id": "d5c8b168c6cbfe8c507a10f88b325243"}] else . end) | .edges[0].target = "timely1" | del(.edges[1])' \
+		"$M/unaligned-v4.graph.json" >chained.json
+	run --separate-stderr ckpt-merge -g chained.json "$f"
+	status_is 0
+	[ "$stderr" = "ckpt-merge: $f: operator d5c8b168c6cbfe8c507a10f88b325243: 64 bytes of output in-flight data dropped: it is chained into vertex timely1, whose last operator alone restores output in-flight data, as Flink's restore drops it" ] ||
+		{ echo "stderr: $stderr"; return 1; }
+	run jq -c '[.operators[] | select(.id == "d5c8b168c6cbfe8c507a10f88b325243") | .subtasks[].from[].handles[]? | select(.scope | test("channel"))] | length' <<<"$output"
+	output_is 0
+	# src1 chained as the head of flatmap1, whose last operator holds output in-flight data too
+	jq '.vertices |= map(select(.id != "src1") | if .id == "flatmap1" then .operators += [{"id": "1f2b5df5a66154aca61fcb26193792be"}] else . end) | del(.edges[0])' \
+		"$M/unaligned-v4.graph.json" >chained2.json
+	refused "ckpt-merge: $f: Cannot recover from unaligned checkpoint when topology changes, such that data exchanges with persisted data are now chained. The following operators contain channel state: [1f2b5df5a66154aca61fcb26193792be]" -g chained2.json "$f"
+}
+
 @test "_metadata: cannot be written as an archive" {
 	needs_fixtures
 	f=$FIXTURES/flink-savepoints/v4-flink1.20-broadcast-rocksdb-savepoint-native/_metadata

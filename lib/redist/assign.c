@@ -90,6 +90,17 @@ handle_kg(const struct ckpt_handle *h, uint32_t x, uint32_t y)
 	return json_string(buf);
 }
 
+/* The key groups of keyed handle h as Flink hands it to a new subtask that restores clip of it:
+ * KeyedStateHandle.getIntersection cuts a key-group handle (and a changelog one) down to the clip
+ * but hands an incremental RocksDB handle whole, its own range kept (RocksDB clips on restore). */
+static json_t *
+handed_kg(const struct ckpt_handle *h, json_t *clip)
+{
+	json_t *own = json_object_get(h->detail, "key_groups");
+
+	return strcmp(h->kind, "incremental") == 0 && json_is_string(own) ? own : clip;
+}
+
 /* A channel handle's gate and channel (partition and subpartition) and its offsets in the file, or its
  * merged channels (each with its own). */
 static void
@@ -121,13 +132,20 @@ handles_json(const struct ckpt_redist *r, const struct rd_op *o, uint32_t t, uin
 		if (strstr(h->scope, "operator"))
 			what = handle_states(o, t, j, k);
 		else if (strstr(h->scope, "keyed"))
-			what = kg ? handle_kg(h, x, y) : NULL, key = "key_groups";
+			what = kg ? handle_kg(h, x, y) : NULL, key = "restored_key_groups";
 		else if (ckpt_rd_chan_to(r, o, t, j, h))
 			what = json_boolean(o->how == RD_IN_PLACE), key = "in_place";
 		if (what == NULL)
 			continue;
 		v = json_pack("{s:s, s:s, s:I, s:s?, s:o}", "scope", h->scope, "kind", h->kind, "size",
 			      (json_int_t)h->size, "path", h->path, key, what);
+		if (v && strstr(h->scope, "keyed")) { /* what Flink hands, then the clip restored */
+			json_t *clip = json_incref(json_object_get(v, key));
+
+			json_object_del(v, key);
+			json_object_set(v, "key_groups", handed_kg(h, clip));
+			json_object_set_new(v, key, clip);
+		}
 		if (v && strstr(h->scope, "channel"))
 			chan_where(v, h);
 		if (ckpt_json_append_new(arr, v) < 0) {

@@ -1,5 +1,7 @@
 /* inflight.c: the in-flight data of a Flink unaligned checkpoint onto new parallelism, as Flink's
  * StateAssignmentOperation and TaskStateAssignment assign it, through each edge's SubtaskStateMapper. */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +20,7 @@
 enum rd_mapper { M_NONE, M_ARBITRARY, M_FIRST, M_FULL, M_RANGE, M_ROUND_ROBIN, M_UNSUPPORTED };
 
 #define FLINK_UNSUPPORTED "Cannot rescale the given pointwise partitioner. Did you change the partitioner to forward or rescale? It may also help to add an explicit shuffle()."
+#define FLINK_CHAINED "Cannot recover from unaligned checkpoint when topology changes, such that data exchanges with persisted data are now chained. The following operators contain channel state: "
 #define UPPER_BOUND_MAX_PARALLELISM 32768u /* KeyGroupRangeAssignment's; RANGE's arithmetic uses it */
 
 /* The partitioner's getDownstreamSubtaskStateMapper: the input gate's mapper. */
@@ -180,6 +183,107 @@ pointwise_width(uint32_t S, uint32_t T, uint32_t j, int input)
 	return hi - lo;
 }
 
+/* Does op o hold channel handles of one side (input: gates), and do some name data (offsets)?
+ * Their bytes. */
+static uint64_t
+side_bytes(const struct rd_op *o, int input, int *any, int *data)
+{
+	uint64_t n = 0;
+
+	*any = *data = 0;
+	for (uint32_t j = 0; j < o->P; j++) {
+		const struct ckpt_subtask *st = o->at[j];
+
+		for (size_t h = 0; st && h < st->nhandles; h++) {
+			const struct ckpt_handle *x = &st->handles[h];
+			json_t *chans = json_object_get(x->detail, "channels"), *c;
+			size_t i;
+			int in;
+
+			if (!chan_scope(x, &in) || in != input)
+				continue;
+			*any = 1;
+			n += x->size;
+			*data |= json_array_size(json_object_get(x->detail, "offsets")) > 0;
+			json_array_foreach(chans, i, c)
+				*data |= json_array_size(json_object_get(c, "offsets")) > 0;
+		}
+	}
+	return n;
+}
+
+static int
+chained(const struct rd_op *o, int input)
+{
+	return o->gv >= 0 && o->how != RD_FINISHED && (input ? o->not_head : o->not_tail);
+}
+
+static int __attribute__((format(printf, 3, 4)))
+add_warning(struct ckpt_redist *r, struct ckpt_err *e, const char *fmt, ...)
+{
+	char buf[512], **w;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	if ((w = realloc(r->warn, (r->nwarn + 1) * sizeof *w)) == NULL)
+		return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+	r->warn = w;
+	if ((w[r->nwarn] = ckpt_strdup(buf, e)) == NULL)
+		return -1;
+	r->nwarn++;
+	return 0;
+}
+
+/*
+ * Flink's restore hands a vertex's input channel state to its head operator alone and its output
+ * channel state to its last operator alone (TaskStateAssignment's input and output operator).
+ * That of another operator, one chained into the vertex since the checkpoint, is looked at only
+ * when the vertex redistributes that side, which it does when its head (last) operator or a vertex
+ * across its gates (partitions) holds channel handles of the exchange: then such state with data
+ * is refused (checkForUnsupportedToplogyChanges).  Otherwise, and without data, it is dropped.
+ */
+static int
+chained_side(struct ckpt_redist *r, size_t vi, int input, struct ckpt_err *e)
+{
+	const struct ckpt_graph *g = r->graph;
+	const struct ckpt_vertex *v = &g->v[vi];
+	int again = input ? r->vx[vi].head_in : r->vx[vi].tail_out, any, data;
+	char ids[1024] = "";
+
+	for (size_t k = 0; k < (input ? v->nin : v->nout); k++) {
+		size_t edge = input ? v->in[k] : v->out[k];
+		const struct rd_vert *N = &r->vx[input ? g->e[edge].source : g->e[edge].target];
+
+		again |= input ? N->tail_out : N->head_in;
+	}
+	for (size_t i = 0; again && i < r->nops; i++) {
+		const struct rd_op *o = &r->ops[i];
+
+		if (o->gv != (long)vi || !chained(o, input))
+			continue;
+		side_bytes(o, input, &any, &data);
+		if (data)
+			snprintf(ids + strlen(ids), sizeof ids - strlen(ids), "%s%s", ids[0] ? ", " : "", o->old->id);
+	}
+	if (ids[0])
+		return ckpt_err_set(e, CKPT_ERR_REFUSED, r->name, "%s[%s]", FLINK_CHAINED, ids);
+	for (size_t i = 0; i < r->nops; i++) {
+		const struct rd_op *o = &r->ops[i];
+		uint64_t n;
+
+		if (o->gv != (long)vi || !chained(o, input))
+			continue;
+		n = side_bytes(o, input, &any, &data);
+		if (any && add_warning(r, e, "operator %s: %llu bytes of %s in-flight data dropped: it is chained into vertex %s, whose %s operator alone restores %s in-flight data, as Flink's restore drops it",
+				ckpt_rd_opname(o->old), (unsigned long long)n, input ? "input" : "output", v->id,
+				input ? "first" : "last", input ? "input" : "output") < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* Mark the gates and partitions that hold state; check them against the graph (exit 2). */
 static int
 mark_op(struct ckpt_redist *r, struct rd_op *o, struct ckpt_err *e)
@@ -195,7 +299,7 @@ mark_op(struct ckpt_redist *r, struct rd_op *o, struct ckpt_err *e)
 			int input;
 			long x;
 
-			if (!chan_scope(&st->handles[h], &input))
+			if (!chan_scope(&st->handles[h], &input) || chained(o, input))
 				continue;
 			for (size_t k = 0; (x = handle_index(&st->handles[h], k, input)) >= 0; k++) {
 				size_t n = input ? v->nin : v->nout, edge;
@@ -370,6 +474,20 @@ ckpt_rd_plan_inflight(struct ckpt_redist *r, struct ckpt_err *e)
 		r->vx[i].oldp = o ? o->P : g->v[i].parallelism;
 		r->vx[i].newp = g->v[i].parallelism;
 	}
+	for (size_t i = 0; i < r->nops; i++) {
+		struct rd_op *o = &r->ops[i];
+		int any, data;
+
+		if (o->gv < 0 || o->how == RD_FINISHED)
+			continue;
+		if (!o->not_head && (side_bytes(o, 1, &any, &data), any))
+			r->vx[o->gv].head_in = 1;
+		if (!o->not_tail && (side_bytes(o, 0, &any, &data), any))
+			r->vx[o->gv].tail_out = 1;
+	}
+	for (size_t i = 0; i < g->nv; i++)
+		if (chained_side(r, i, 1, e) < 0 || chained_side(r, i, 0, e) < 0)
+			return -1;
 	for (size_t i = 0; i < r->nops; i++)
 		if (r->ops[i].gv >= 0 && r->ops[i].how != RD_FINISHED && mark_op(r, &r->ops[i], e) < 0)
 			return -1;
@@ -382,11 +500,20 @@ ckpt_rd_plan_inflight(struct ckpt_redist *r, struct ckpt_err *e)
 void
 ckpt_rd_free_inflight(struct ckpt_redist *r)
 {
+	for (size_t i = 0; i < r->nwarn; i++)
+		free(r->warn[i]);
+	free(r->warn);
 	for (size_t i = 0; r->vx && i < r->graph->nv; i++) {
 		free(r->vx[i].in_state);
 		free(r->vx[i].out_state);
 	}
 	free(r->vx);
+}
+
+const char *
+ckpt_redist_warning(const struct ckpt_redist *r, size_t i)
+{
+	return i < r->nwarn ? r->warn[i] : NULL;
 }
 
 /* ------------------------------------------------------------------ the assignment */
@@ -400,7 +527,7 @@ ckpt_rd_chan_to(const struct ckpt_redist *r, const struct rd_op *o, uint32_t t, 
 	int input;
 	long x;
 
-	if (!chan_scope(h, &input))
+	if (!chan_scope(h, &input) || (r->vx && chained(o, input)))
 		return 0;
 	if (o->how == RD_IN_PLACE)
 		return j == t;

@@ -32,6 +32,8 @@ struct rd_op {
 	struct ckpt_subtask **at;  /* P: the old subtask at each index; NULL when absent or finished */
 	int some_finished, keyed, chan;
 	long gv;                   /* its vertex in the graph (-g), else -1 */
+	int not_head, not_tail;    /* -g: chained after the vertex's first operator (which reads its
+				      gates), before its last (which writes its partitions) */
 	struct rd_name *names;     /* every state name, bytewise sorted */
 	size_t nnames;
 };
@@ -57,6 +59,7 @@ struct rd_vert {
 	unsigned char *in_state;     /* per input gate: some old subtask holds channel state of it */
 	unsigned char *out_state;    /* per result partition */
 	int any_in, any_out;
+	int head_in, tail_out;       /* its first operator holds input channel handles, its last output ones */
 	int in_desc, out_desc;       /* its subtasks get an input (output) rescaling descriptor */
 };
 
@@ -72,6 +75,8 @@ struct ckpt_redist {
 	size_t *base;               /* per input operator: its first subtask's place in manifest order */
 	const struct ckpt_graph *graph; /* -g, or NULL */
 	struct rd_vert *vx;         /* per graph vertex, for the in-flight data of a Flink snapshot */
+	char **warn;                /* what Flink's restore drops silently, one line each */
+	size_t nwarn;
 };
 
 const char *ckpt_rd_opname(const struct ckpt_operator *op);

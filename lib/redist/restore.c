@@ -128,6 +128,10 @@ map_operator(struct ckpt_redist *r, struct gmap *m, struct ckpt_operator *op,
 	o->nname = s->d && s->d->name ? s->d->name : op->name;
 	o->nvertex = s->v->id;
 	o->gv = (long)(s->v - opt->graph->v);
+	/* a vertex's operators are listed as Flink's JobVertex.getOperatorIDs lists them: the chain's
+	 * last operator first, its head last */
+	o->not_tail = s->d != NULL && s->d != &s->v->ops[0];
+	o->not_head = s->d != NULL && s->d != &s->v->ops[s->v->nops - 1];
 	return 0;
 }
 
