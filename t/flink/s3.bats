@@ -48,9 +48,11 @@ setup_file() {
 	flink_s3 write "$W/flink" "$BUCKET" >"$W/write.log" 2>&1 || { echo "status $?" >>"$W/write.log"; return 0; }
 	CP=$(jq -r .checkpoint "$W/flink/index.json")
 	SP=$(jq -r .savepoint "$W/flink/index.json")
-	# local copies, fetched as any S3 client would
-	s3_copy "${CP#*://}" "$W/local/cp" || true
+	# local copies, fetched as any S3 client would: the savepoint's prefix; every object of the
+	# checkpoint, its _metadata and its state files under entropy-injected prefixes (ENTROPY/checkpoints/
+	# JOB/chk-N/...), as in the bucket
 	s3_copy "${SP#*://}" "$W/local/sp" || true
+	s3_copy "$BUCKET" "$W/local/cp" "/${CP#*://*/}/" || true
 	local st=0
 	ckpt-merge --drop broadcast -o "s3://$BUCKET/edited/" "$SP" >"$W/merge.out" 2>"$W/merge.err" || st=$?
 	echo "$st" >"$W/merge.status"
@@ -71,10 +73,13 @@ needs_s3_env() {
 	unset AWS_PROFILE AWS_SESSION_TOKEN AWS_DEFAULT_REGION AWS_ENDPOINT_URL_S3 CKPT_S3_PART CKPT_S3_ADDRESSING
 }
 
-# s3_copy BUCKET/PREFIX DIR: every object under the prefix into DIR (the rest of its key kept).
+# s3_copy BUCKET/PREFIX DIR [PART]: every object under the prefix into DIR (the rest of its key kept),
+# or with PART every object of the bucket whose key holds PART.
 s3_copy() {
 	local b=${1%%/*} p=${1#*/} k
-	for k in $(s3_keys "$b" "$p/"); do
+	[ "$b" = "$1" ] && p=
+	for k in $(s3_keys "$b" "${p:+$p/}"); do
+		[ -n "${3-}" ] && [[ /$k != *"$3"* ]] && continue
 		mkdir -p "$2/$(dirname "${k#"$p"/}")"
 		s3curl -o "$2/${k#"$p"/}" "$S3_ENDPOINT/$b/$k" || return
 	done
@@ -97,23 +102,35 @@ needs_flink_s3() {
 	SP=$(jq -r .savepoint "$W/flink/index.json")
 }
 
-@test "flink s3: Flink wrote its checkpoint (s3p://) and savepoint (s3://) to the server, state in files" {
+@test "flink s3: Flink wrote its checkpoint (s3p://, entropy injected) and savepoint (s3://) to the server" {
 	needs_flink_s3
 	[[ $CP == "s3p://$BUCKET/checkpoints/"*/chk-* ]] || { echo "checkpoint at $CP"; return 1; }
 	[[ $SP == "s3://$BUCKET/savepoints/savepoint-"* ]] || { echo "savepoint at $SP"; return 1; }
 	[ "$(s3_keys "$BUCKET" "${CP#*/*/*/}/" | grep -c /_metadata)" -eq 1 ]
 	[ "$(s3_keys "$BUCKET" "${SP#*/*/*/}/" | wc -l)" -gt 5 ]
-	# Flink 2.3 names every state file of both relatively (relative_file), and each is on the server
-	local a uri
+	# the savepoint's handles name its state files relatively (relative_file), the checkpoint's by
+	# their s3p:// URIs, each under a prefix of its own in place of the entropy key; each is on the server
+	local a uri kind want
+	s3_keys "$BUCKET" "" >keys
 	for a in checkpoint savepoint; do
 		uri=$(jq -r .path "$W/flink/sidecars/$a.json")
 		ckpt-inspect -a "$uri" >all.json
+		kind=relative_file
+		[ "$a" = checkpoint ] && kind=file
 		jq -r '[.. | objects | select(has("delegate")) | .delegate.kind] | unique | join(",")' all.json >kinds
-		[ "$(cat kinds)" = relative_file ] || { echo "$a: state files of kinds $(cat kinds)"; return 1; }
+		[ "$(cat kinds)" = "$kind" ] || { echo "$a: state files of kinds $(cat kinds)"; return 1; }
 		jq -r '[.. | objects | select(has("delegate")) | .delegate.path] | unique[]' all.json >paths
 		[ "$(wc -l <paths)" -ge 10 ] || { echo "$a: $(wc -l <paths) state files"; return 1; }
-		s3_keys "$BUCKET" "${uri#*/*/*/}/" | sed 's|.*/||' | sort >keys
-		[ -z "$(comm -23 paths keys)" ] || { echo "$a: not on the server: $(comm -23 paths keys)"; return 1; }
+		if [ "$a" = checkpoint ]; then
+			want="^s3p://$BUCKET/[A-Za-z0-9]{4}/${CP#s3p://"$BUCKET"/}/[^/]+\$"
+			[ -z "$(grep -Ev "$want" paths)" ] || { echo "$a: not entropy-injected: $(grep -Ev "$want" paths | head -3)"; return 1; }
+			[ "$(sed -E 's|^s3p://[^/]+/([^/]+)/.*|\1|' paths | sort -u | wc -l)" -gt 1 ] ||
+				{ echo "$a: one entropy prefix for all: $(head -3 paths)"; return 1; }
+			sed "s|^s3p://$BUCKET/||" paths | sort >files
+		else
+			sed "s|^|${uri#s3://"$BUCKET"/}/|" paths | sort >files
+		fi
+		[ -z "$(comm -23 files keys)" ] || { echo "$a: not on the server: $(comm -23 files keys | head -3)"; return 1; }
 	done
 }
 
@@ -146,16 +163,19 @@ needs_flink_s3() {
 	[ "$bad" -eq 0 ]
 }
 
-@test "flink s3: the summary, -a and -R in S3 equal those of a local copy" {
+@test "flink s3: the summary, -a and -R in S3 equal those of a local copy (-r for the checkpoint's s3p:// handles)" {
 	needs_flink_s3
-	local a uri dir opt bad=0
+	local a uri dir opt root bad=0
 	for a in checkpoint savepoint; do
 		uri=$(jq -r .path "$W/flink/sidecars/$a.json")
-		dir=$W/local/$([ "$a" = checkpoint ] && echo cp || echo sp)
+		dir=$W/local/sp root=()
+		# the checkpoint's handles name s3p://BUCKET/ENTROPY/...: read from the copy of the bucket
+		[ "$a" = checkpoint ] && dir=$W/local/cp/${CP#s3p://*/} root=(-r "s3p://$BUCKET=$W/local/cp")
 		[ -f "$dir/_metadata" ] || { echo "$a: no local copy"; return 1; }
 		for opt in "" -a -R; do
 			ckpt-inspect $opt "$uri" >s3.out || { echo "$a: ckpt-inspect $opt of S3 failed"; bad=1; continue; }
-			ckpt-inspect $opt "$dir" >local.out || { echo "$a: ckpt-inspect $opt of the copy failed"; bad=1; continue; }
+			ckpt-inspect "${root[@]}" $opt "$dir" >local.out ||
+				{ echo "$a: ckpt-inspect $opt of the copy failed"; bad=1; continue; }
 			[ -s s3.out ] || { echo "$a $opt: nothing"; bad=1; }
 			# the copy's own name where ckpt names the file it read
 			sed "s|$dir|$uri|g" local.out | cmp -s - s3.out ||
@@ -163,6 +183,25 @@ needs_flink_s3() {
 		done
 	done
 	[ "$bad" -eq 0 ]
+}
+
+@test "flink s3: --latest in the job's checkpoint directory in S3 is Flink's; -l lists it complete; -c finds every file" {
+	needs_flink_s3
+	local job=${CP%/chk-*}
+	run ckpt-inspect --latest "$job"
+	[ "$status" -eq 0 ] && [ "$output" = "$CP" ] || { echo "--latest: $status $output, Flink: $CP"; return 1; }
+	local a uri n
+	for a in checkpoint savepoint; do
+		uri=$(jq -r .path "$W/flink/sidecars/$a.json")
+		n=$(ckpt-inspect -a "$uri" | jq '[.. | objects | select(has("delegate")) | .delegate.path] | unique | length')
+		[ "$n" -ge 10 ] || { echo "$a: $n state files"; return 1; }
+		ckpt-inspect -c "$uri" >check.json || { echo "$a: -c failed: $(cat check.json)"; return 1; }
+		[ "$(jq -r '"\(.ok) \(.files)"' check.json)" = "true $n" ] || { echo "$a: $n files: $(cat check.json)"; return 1; }
+		[ "$a" = checkpoint ] || continue
+		ckpt-inspect -l "$job" >list.ndjson
+		[ "$(jq -r --arg p "$CP" 'select(.path == $p) | "\(.complete) \(.files)"' list.ndjson)" = "true $n" ] ||
+			{ echo "-l: $(cat list.ndjson)"; return 1; }
+	done
 }
 
 @test "flink s3: ckpt-merge --drop writes the edited savepoint to S3, the rest as it was" {

@@ -35,6 +35,8 @@ import java.util.concurrent.TimeUnit;
 final class S3 {
     private S3() {}
 
+    static final String ENTROPY_KEY = "_entropy_";
+
     static String env(String name) {
         String v = System.getenv(name);
         if (v == null || v.isEmpty()) throw new IllegalStateException("ckpt.flink.Main s3: " + name + " is not set");
@@ -53,6 +55,10 @@ final class S3 {
         set(c, "s3.access-key", env("AWS_ACCESS_KEY_ID"));
         set(c, "s3.secret-key", env("AWS_SECRET_ACCESS_KEY"));
         set(c, "s3.ssl.enabled", String.valueOf(env("AWS_ENDPOINT_URL").startsWith("https:")));
+        // entropy injection (AbstractS3FileSystemFactory): in a path holding the key, state files get
+        // ENTROPY_LENGTH random characters in its place, the _metadata the path without it
+        set(c, "s3.entropy.key", ENTROPY_KEY);
+        set(c, "s3.entropy.length", "4");
         return c;
     }
 
@@ -88,8 +94,8 @@ final class S3 {
             Map<String, Integer> p = StateJob.defaultParallelism();
             Ctl.reset();
             Configuration c = Main.jobConf("s3", "hashmap");
-            // s3p: Presto's own scheme, which the state handles then name
-            c.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, "s3p://" + bucket + "/checkpoints");
+            // s3p: Presto's own scheme, which the state handles then name; entropy injected
+            c.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, "s3p://" + bucket + "/" + ENTROPY_KEY + "/checkpoints");
             c.set(CheckpointingOptions.FS_SMALL_FILE_THRESHOLD, MemorySize.ZERO);
             Main.Run r = new Main.Run("s3", "hashmap", c, p);
             Main.drained(p);
