@@ -4,10 +4,12 @@
 # there; ckpt-merge writes an edited savepoint to the server; Flink restores the job from it there.
 #
 # setup_file starts s3proxy (t/s3-helper.bash), runs `ckpt.flink.Main s3 write` (StateJob, hashmap,
-# every state in a file: its checkpoint under s3p://flink/checkpoints, a canonical savepoint under
-# s3://flink/savepoints; Flink 2.3 names the state files of both relatively), copies both off the
-# curl, runs `ckpt-merge --drop broadcast -o s3://flink/edited/` on the savepoint in S3 and then
-# `ckpt.flink.Main s3 restore` of s3://flink/edited into the job without the broadcast operator.
+# every state in a file; entropy injection on): a retained checkpoint under s3p://flink/_entropy_/
+# checkpoints (its _metadata at s3p://flink/checkpoints/JOB/chk-N, its state files under random
+# prefixes, named by their whole s3p:// URLs) and a canonical savepoint under s3://flink/savepoints
+# (state files named relatively); copies both off the server with curl; runs `ckpt-merge --drop
+# broadcast -o s3://flink/edited/` on the savepoint in S3, then `ckpt.flink.Main s3 restore` of
+# s3://flink/edited into the job without the broadcast operator.  See README.
 # Each test skips (fails under CI=true) without s3proxy or the harness's flink2 classes and S3 jar
 # (t/flink/run.sh: target/2.3.0/s3-classpath.txt).
 
