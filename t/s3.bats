@@ -182,6 +182,31 @@ same_as_local() {
 		ckpt-merge -o s3://out/edited/ "$in"
 }
 
+@test "s3: ckpt-merge edits a savepoint read from S3 (its prefix or its _metadata, any scheme) as its local copy" {
+	needs_fixtures
+	needs_s3
+	in=$FIXTURES/$ART-hashmap-savepoint
+	sp hashmap-savepoint src/sp
+	s3_bucket out
+	ckpt-merge --drop 6a5da2ed9f898786a971ec9eb755e20b -o local/ "$in"
+	mkdir tmp
+	# into a local directory: the same files, byte for byte
+	TMPDIR=$PWD/tmp ckpt-merge --drop 6a5da2ed9f898786a971ec9eb755e20b -o from-s3/ s3://src/sp
+	diff -r local from-s3
+	TMPDIR=$PWD/tmp ckpt-merge --drop 6a5da2ed9f898786a971ec9eb755e20b -o from-meta/ s3p://src/sp/_metadata
+	diff -r local from-meta
+	# S3 to S3, the uid edit too: as from the local copy
+	ckpt-merge --uid 6a5da2ed9f898786a971ec9eb755e20b=renamed -o local-uid/ "$in"
+	TMPDIR=$PWD/tmp ckpt-merge --uid 6a5da2ed9f898786a971ec9eb755e20b=renamed -o s3://out/uid/ s3a://src/sp/
+	same_as_local -a -- s3://out/uid local-uid
+	[ "$(s3_keys out uid/)" = "$(ls local-uid | sed 's|^|uid/|' | sort)" ]
+	[ -z "$(ls tmp)" ]
+	# a prefix without a _metadata, as ckpt-inspect says it
+	bad 2 'ckpt-merge: s3://src/none: not a savepoint: no s3://src/none/_metadata' \
+		ckpt-merge --drop 6a5da2ed9f898786a971ec9eb755e20b -o none/ s3://src/none
+	[ ! -e none ]
+}
+
 @test "s3: an upload cut halfway: exit 2, nothing left behind" {
 	needs_fixtures
 	needs_s3

@@ -12,11 +12,52 @@
 
 #include "redist.h"
 
-/* Where the input is: its _metadata and the directory relative handles are resolved against. */
+/* Where the input is: its _metadata and the directory relative handles are resolved against (for
+ * a savepoint in S3, s3://bucket/key URLs: the _metadata and the prefix). */
 struct spin {
 	const char *name; /* as the user named it */
 	char *meta, *dir;
+	int s3;
 };
+
+/* A savepoint in S3, named by its _metadata object or by its directory's prefix (as ckpt-inspect
+ * takes it: lib/snap/open.c). */
+static int
+spin_open_s3(struct spin *in, const char *path, struct ckpt_err *e)
+{
+	char *url = NULL, *slash;
+	uint64_t size;
+	size_t n;
+	int r = 1;
+
+	in->s3 = 1;
+	if (asprintf(&url, "s3://%s", strstr(path, "://") + 3) < 0)
+		return ckpt_err_set(e, CKPT_ERR_NOMEM, path, "out of memory");
+	for (n = strlen(url); n > 5 && url[n - 1] == '/';)
+		url[--n] = '\0';
+	if (path[strlen(path) - 1] != '/' && (r = ckpt_s3_stat(url, &size, e)) < 0)
+		goto fail;
+	if (r == 0) { /* the _metadata object itself */
+		in->meta = url;
+		slash = strrchr(url + 5, '/');
+		if (slash == NULL)
+			return ckpt_err_set(e, CKPT_ERR_INPUT, path, "not a savepoint: a bucket, no _metadata");
+		if ((in->dir = strndup(url, (size_t)(slash - url))) == NULL)
+			return ckpt_err_set(e, CKPT_ERR_NOMEM, path, "out of memory");
+		return 0;
+	}
+	in->dir = url;
+	if (asprintf(&in->meta, "%s/_metadata", url) < 0) {
+		in->meta = NULL;
+		return ckpt_err_set(e, CKPT_ERR_NOMEM, path, "out of memory");
+	}
+	if ((r = ckpt_s3_stat(in->meta, &size, e)) == 1)
+		ckpt_err_set(e, CKPT_ERR_INPUT, path, "not a savepoint: no %s", in->meta);
+	return r == 0 ? 0 : -1;
+fail:
+	free(url);
+	return -1;
+}
 
 static int
 spin_open(struct spin *in, const char *path, struct ckpt_err *e)
@@ -24,6 +65,8 @@ spin_open(struct spin *in, const char *path, struct ckpt_err *e)
 	struct stat st;
 	char *tmp;
 
+	if (ckpt_s3_is_url(path))
+		return spin_open_s3(in, path, e);
 	if (stat(path, &st) != 0)
 		return ckpt_err_sys(e, path, "cannot open");
 	if (S_ISDIR(st.st_mode)) {
@@ -58,6 +101,10 @@ check_outdir(const struct spin *in, const char *out, struct ckpt_err *e)
 	}
 	if ((parent = realpath(dirname(copy), NULL)) == NULL) {
 		ckpt_err_sys(e, out, "cannot create");
+		goto out;
+	}
+	if (in->s3) { /* a local directory never lies in a prefix in S3 */
+		rc = 0;
 		goto out;
 	}
 	if ((rin = realpath(in->dir, NULL)) == NULL) {
@@ -194,7 +241,33 @@ out:
 	return rc;
 }
 
-/* Each relative file into tmp: a hard link when asked (a copy across file systems), else a copy. */
+/* The object at url into the new local file dst, whole (its ETag the same throughout). */
+static int
+fetch_file(const char *url, const char *dst, struct ckpt_err *e)
+{
+	struct ckpt_s3obj *o = ckpt_s3obj_open(url, e);
+	int out, rc = -1;
+
+	if (o == NULL)
+		return -1;
+	if ((out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666)) < 0) {
+		ckpt_err_sys(e, dst, "cannot create");
+		ckpt_s3obj_close(o);
+		return -1;
+	}
+	if (ckpt_s3obj_copy(o, out, dst, e) == 0) {
+		if (fsync(out) != 0)
+			ckpt_err_sys(e, dst, "write error");
+		else
+			rc = 0;
+	}
+	ckpt_s3obj_close(o);
+	if (close(out) != 0 && rc == 0)
+		rc = ckpt_err_sys(e, dst, "write error");
+	return rc;
+}
+
+/* Each relative file into tmp (fetched, from a savepoint in S3): a hard link when asked (a copy across file systems), else a copy. */
 static int
 place_files(const struct spin *in, const char *tmp, json_t *rel, int link_files, struct ckpt_err *e)
 {
@@ -214,6 +287,8 @@ place_files(const struct spin *in, const char *tmp, json_t *rel, int link_files,
 		}
 		if (make_parents(dst, strlen(tmp), e) < 0)
 			rc = -1;
+		else if (in->s3)
+			rc = fetch_file(src, dst, e);
 		else if (!link_files || linkat(AT_FDCWD, src, AT_FDCWD, dst, AT_SYMLINK_FOLLOW) != 0) {
 			if (link_files && errno != EXDEV && errno != EPERM && errno != EMLINK)
 				rc = ckpt_err_sys(e, src, "cannot link");
@@ -287,14 +362,19 @@ static int
 prepare(const struct spin *in, const struct ckpt_flink_write_opts *o, struct ckpt_bytes *b, json_t **rel,
 	struct ckpt_err *e)
 {
-	FILE *f = fopen(in->meta, "rb");
+	FILE *f = in->s3 ? NULL : fopen(in->meta, "rb");
+	unsigned char *sbuf = NULL;
 	char *buf = NULL;
 	size_t len = 0;
 	int rc = -1;
 
-	if (f == NULL)
+	if (in->s3) {
+		if (ckpt_s3_get(in->meta, &sbuf, &len, e) < 0)
+			return -1;
+		buf = (char *)sbuf;
+	} else if (f == NULL)
 		return ckpt_err_sys(e, in->meta, "cannot open");
-	if (ckpt_read_all(f, in->meta, &buf, &len, e) < 0)
+	else if (ckpt_read_all(f, in->meta, &buf, &len, e) < 0)
 		goto out;
 	if (!ckpt_flinkmeta_sniff(buf, len)) {
 		ckpt_err_set(e, CKPT_ERR_INPUT, in->meta, "not a Flink _metadata file");
@@ -306,7 +386,8 @@ prepare(const struct spin *in, const struct ckpt_flink_write_opts *o, struct ckp
 		goto out;
 	rc = 0;
 out:
-	fclose(f);
+	if (f)
+		fclose(f);
 	free(buf);
 	return rc;
 }

@@ -20,6 +20,10 @@ for line in ${FLINK_LINES:-flink2 flink1}; do
 	goals="compile dependency:build-classpath -Dmdep.outputFile=$cp"
 	# shellcheck disable=SC2086
 	mvn -B -q -o -P "$line" $goals >/dev/null 2>&1 || mvn -B -q -P "$line" $goals
+	# Flink's S3 file system (flink2 only) apart: its jar carries unshaded Hadoop, Guava and Jackson,
+	# which only s3.bats's JVMs put on their class path (s3-classpath.txt)
+	tr : '\n' <"$cp" | grep '/flink-s3-fs-presto-[^/]*\.jar$' >"${cp%/*}/s3-classpath.txt" || true
+	tr : '\n' <"$cp" | grep -v '/flink-s3-fs-presto-[^/]*\.jar$' | paste -sd: >"$cp.tmp" && mv "$cp.tmp" "$cp"
 	start=$(date +%s)
 	# --add-opens: the State Processor API's writer ships OperatorState through Kryo, whose ReflectASM
 	# defines accessors in the class's own loader and reads private fields (as Flink's JVM options allow)

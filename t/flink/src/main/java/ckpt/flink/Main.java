@@ -61,6 +61,7 @@ public final class Main {
             System.exit(Orphans.restore(args));
         }
         if (args.length > 0 && args[0].equals("assign")) System.exit(Assign.main(args));
+        if (args.length > 0 && args[0].equals("s3")) System.exit(S3.main(args));
         out = Paths.get(args[0]).toAbsolutePath();
         String version = org.apache.flink.runtime.util.EnvironmentInformation.getVersion();
         if (Files.exists(out)) FileUtils.deleteDirectory(out.toFile());
@@ -88,8 +89,11 @@ public final class Main {
     }
 
     /** The MiniCluster every job of the harness runs in (and the restores of Restore). */
+    /** Added to the MiniCluster's configuration (S3.java: Flink's S3 file system). */
+    static final Configuration clusterExtra = new Configuration();
+
     static void startCluster() throws Exception {
-        Configuration cc = new Configuration();
+        Configuration cc = new Configuration(clusterExtra);
         cc.set(RestOptions.BIND_ADDRESS, "127.0.0.1");
         cc.set(RestOptions.ADDRESS, "127.0.0.1");
         cc.set(RestOptions.BIND_PORT, "0");
@@ -754,10 +758,17 @@ public final class Main {
     @SuppressWarnings("unchecked")
     static Map<String, Object> restoreReports(String artifact, Path dir, String backend, Map<String, Integer> p,
             boolean allowNonRestored, java.util.Set<String> optional) throws Exception {
+        return restoreReports(artifact, dir.toUri().toString(), backend, p, allowNonRestored, optional);
+    }
+
+    /** The same, of the savepoint or checkpoint at pointer (a URI: file:, s3:). */
+    @SuppressWarnings("unchecked")
+    static Map<String, Object> restoreReports(String artifact, String pointer, String backend, Map<String, Integer> p,
+            boolean allowNonRestored, java.util.Set<String> optional) throws Exception {
         Ctl.reset();
         Ctl.emit = false;
         Configuration c = jobConf("restore", backend);
-        c.set(StateRecoveryOptions.SAVEPOINT_PATH, dir.toUri().toString());
+        c.set(StateRecoveryOptions.SAVEPOINT_PATH, pointer);
         // a restore that fails must not be retried: its reports would mix two attempts
         c.set(org.apache.flink.configuration.ConfigOptions.key("restart-strategy.type").stringType().noDefaultValue(), "none");
         if (allowNonRestored) c.set(StateRecoveryOptions.SAVEPOINT_IGNORE_UNCLAIMED_STATE, true);

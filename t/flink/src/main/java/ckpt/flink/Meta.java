@@ -26,11 +26,21 @@ public final class Meta {
     private Meta() {}
 
     public static Map<String, Object> read(Path metadata) throws Exception {
-        CheckpointMetadata md;
         try (InputStream in = Files.newInputStream(metadata)) {
-            md = Checkpoints.loadCheckpointMetadata(new DataInputStream(in), Meta.class.getClassLoader(),
-                    metadata.getParent().toAbsolutePath().toString());
+            return read(in, metadata.getParent().toAbsolutePath().toString());
         }
+    }
+
+    /** The _metadata of the checkpoint or savepoint at uri (any scheme Flink's FileSystem knows: s3://). */
+    public static Map<String, Object> readUri(String uri) throws Exception {
+        org.apache.flink.core.fs.Path p = new org.apache.flink.core.fs.Path(uri, "_metadata");
+        try (InputStream in = p.getFileSystem().open(p)) {
+            return read(in, uri);
+        }
+    }
+
+    static Map<String, Object> read(InputStream in, String pointer) throws Exception {
+        CheckpointMetadata md = Checkpoints.loadCheckpointMetadata(new DataInputStream(in), Meta.class.getClassLoader(), pointer);
         Map<String, Object> out = Json.obj("checkpoint_id", md.getCheckpointId(),
                 "master_states", md.getMasterStates().size());
         Object props = call(md, "getCheckpointProperties");

@@ -39,6 +39,8 @@ final class Restore {
     static final class Request {
         Path out;
         Path dir;
+        /** The savepoint's URI when it is not a local path (s3://...: S3.java) */
+        String uri;
         final Map<String, String> uids = new TreeMap<>();
         final Set<String> without = new TreeSet<>();
         final Set<String> empty = new TreeSet<>();
@@ -79,7 +81,13 @@ final class Restore {
                 if (i + 1 >= args.length) return usage(a + ": no SAVEPOINT_DIR");
                 cur = new Request();
                 cur.out = Paths.get(a).toAbsolutePath();
-                cur.dir = Paths.get(args[++i]).toAbsolutePath();
+                String d = args[++i];
+                if (d.matches("[a-z][a-z0-9]*://.*")) {
+                    cur.uri = d;
+                    cur.dir = Paths.get(d.replaceFirst("/+$", "").replaceFirst(".*/", ""));
+                } else {
+                    cur.dir = Paths.get(d).toAbsolutePath();
+                }
                 reqs.add(cur);
                 continue;
             }
@@ -128,11 +136,11 @@ final class Restore {
     static void run(Request q) throws Exception {
         long t0 = System.nanoTime();
         Map<String, Object> res = new LinkedHashMap<>();
-        res.put("savepoint", q.dir.toString());
+        res.put("savepoint", q.uri != null ? q.uri : q.dir.toString());
         res.put("request", Json.obj("uids", q.uids, "without", new ArrayList<>(q.without), "empty", new ArrayList<>(q.empty),
                 "backend", q.backend, "to", q.to));
         try {
-            res.put("metadata", Meta.read(q.dir.resolve("_metadata")));
+            res.put("metadata", q.uri != null ? Meta.readUri(q.uri) : Meta.read(q.dir.resolve("_metadata")));
         } catch (Exception e) {
             res.put("metadata", null);
             res.put("metadata_error", causes(e).toString());
@@ -142,7 +150,8 @@ final class Restore {
         StateJob.without.clear();
         StateJob.without.addAll(q.without);
         try {
-            Map<String, Object> r = Main.restoreReports(q.dir.getFileName().toString(), q.dir, q.backend,
+            Map<String, Object> r = Main.restoreReports(q.dir.getFileName().toString(),
+                    q.uri != null ? q.uri : q.dir.toUri().toString(), q.backend,
                     parallelism(q.to), false, q.empty);
             res.put("accepted", true);
             res.putAll(r);
