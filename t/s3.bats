@@ -243,9 +243,14 @@ s3_put_tree() {
 	# the time is the _metadata's LastModified
 	[ "$(jq -r 'select(.complete) | .time' <<<"$output" | grep -c '^20[0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9:]*Z$')" -eq 2 ]
 	# -c reads the state files too
+	s3_fault
 	run ckpt-inspect -c -l s3://lists/root
+	s3_fault_stop
 	status_is 0
 	[ "$(jq -c 'select(.complete)' <<<"$output" | wc -l)" -eq 2 ]
+	# their sizes and ETags came with the listing: no HEAD of any of them
+	[ "$(grep -c '^GET /lists/root/job/chk-2/.' fault.log)" -gt 2 ]
+	! grep '^HEAD ' fault.log
 }
 
 @test "s3: --latest on a prefix prints the newest complete snapshot's URL, in the scheme given" {
