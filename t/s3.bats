@@ -422,3 +422,42 @@ same_replay() {
 	# the log had been read in part: the listing, its first bytes, then the first of its ranges
 	[ "$(grep -c '^GET /gone/L/events.0' fault.log)" -ge 2 ]
 }
+
+# on_tty CMD...: CMD with stdin, stdout and stderr on a pty (script(1)); $output is what the
+# terminal got (as t/progress.bats).
+on_tty() {
+	local cmd=
+	printf -v cmd '%q ' "$@"
+	run script -qec "$cmd" /dev/null </dev/null
+}
+
+@test "s3: progress on a terminal: -c shows bytes fetched of the state files' bytes, ckpt-replay of the log's" {
+	needs_fixtures
+	needs_s3
+	local E=$'\e[K' total
+	sp rocksdb-savepoint progress/sp
+	total=$(ckpt-inspect -c s3://progress/sp | jq .bytes)
+	[ "$total" -gt 1024 ]
+	kib=$(awk -v n="$total" 'BEGIN { printf "%.1f KiB", n / 1024 }')
+	# ranges answered late, so that the line is redrawn on the way
+	s3_fault --slow-ranges 0.3
+	CKPT_S3_PART=500 on_tty ckpt-inspect -c s3://progress/sp
+	s3_fault_stop
+	status_is 0
+	want=$'\r'"ckpt-inspect: 0 B of $kib (0%)$E"
+	[ "${output:0:${#want}}" = "$want" ] || { printf '%q\n' "$output"; return 1; }
+	# some of it on the way (the bytes of the ranges come in ahead of the files read), then cleared
+	[[ $output =~ $'\r'"ckpt-inspect: "[0-9.]+\ (B|KiB)" of $kib ("[1-9][0-9]?"%)" ]] || { printf '%q\n' "$output"; return 1; }
+	[[ $output == *$'\r'"$E{"* ]]
+	[ "$(jq -c . <<<"${output#*$'\r'"$E"}" | tr -d '\r')" = "$(ckpt-inspect -c s3://progress/sp)" ]
+	# not on a terminal: nothing
+	run --separate-stderr ckpt-inspect -c s3://progress/sp
+	[ -z "$stderr" ]
+	# ckpt-replay: the log's bytes, the sizes from the listing
+	ckpt-replay -w L <"$ROOT/examples/events.ndjson"
+	s3_put_log L progress/L
+	on_tty ckpt-replay s3://progress/L
+	status_is 0
+	want=$'\r'"ckpt-replay: 0 B of 1.1 KiB (0%)$E"
+	[ "${output:0:${#want}}" = "$want" ] || { printf '%q\n' "$output"; return 1; }
+}

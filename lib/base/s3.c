@@ -19,6 +19,8 @@
 
 static pthread_mutex_t fetched_mu = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t fetched;
+static uint64_t progress_base; /* fetched when ckpt_s3_progress_begin was called */
+static int progress_key;        /* its address names the work reported */
 
 int
 ckpt_s3_is_url(const char *p)
@@ -37,12 +39,29 @@ ckpt_s3_fetched(void)
 	return n;
 }
 
+/* n more bytes came; reported under the lock, so that threads fetching at once report in turn */
 static void
 count_fetched(size_t n)
 {
 	pthread_mutex_lock(&fetched_mu);
 	fetched += n;
+	ckpt_progress_at(&progress_key, fetched - progress_base);
 	pthread_mutex_unlock(&fetched_mu);
+}
+
+void
+ckpt_s3_progress_begin(uint64_t need)
+{
+	pthread_mutex_lock(&fetched_mu);
+	progress_base = fetched;
+	ckpt_progress_begin(&progress_key, "bytes", need);
+	pthread_mutex_unlock(&fetched_mu);
+}
+
+void
+ckpt_s3_progress_end(void)
+{
+	ckpt_progress_end(&progress_key);
 }
 
 /* ------------------------------------------------------------ objects read by range */
