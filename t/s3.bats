@@ -461,3 +461,16 @@ on_tty() {
 	want=$'\r'"ckpt-replay: 0 B of 1.1 KiB (0%)$E"
 	[ "${output:0:${#want}}" = "$want" ] || { printf '%q\n' "$output"; return 1; }
 }
+
+@test "s3: -v says how many bytes were fetched from the store" {
+	needs_fixtures
+	needs_s3
+	sp rocksdb-savepoint verbose/sp
+	# the summary of a RocksDB savepoint reads every file once, whole (RocksDB's files are fetched)
+	run --separate-stderr ckpt-inspect -v s3://verbose/sp
+	status_is 0
+	[ "${stderr##*$'\n'}" = "ckpt-inspect: s3://verbose/sp: $(du -cb "$FIXTURES/$ART-rocksdb-savepoint"/* | tail -1 | cut -f1) bytes fetched from S3" ]
+	# nothing of the kind for a local copy
+	run --separate-stderr ckpt-inspect -v "$FIXTURES/$ART-rocksdb-savepoint"
+	[[ $stderr != *fetched* ]]
+}

@@ -429,8 +429,6 @@ int ckpt_s3_delete(const char *url, struct ckpt_err *e);
  * as url/DIR/NAME), the file named last last (NULL: none); on any failure delete what was
  * uploaded.  0, or -1 with e set. */
 int ckpt_s3_put_dir(const char *dir, const char *url, const char *last, struct ckpt_err *e);
-/* Bytes fetched from the store by this process so far. */
-uint64_t ckpt_s3_fetched(void);
 /* Report progress (progress.h) as the bytes fetched from now on of need, until
  * ckpt_s3_progress_end. */
 void ckpt_s3_progress_begin(uint64_t need);
