@@ -323,7 +323,7 @@ inspect_file(const struct opts *o, const char *path, struct ckpt_snapshot *other
 	struct ckpt_snapshot *s;
 	int status = 0;
 	json_t *v;
-	uint64_t before = ckpt_flink_state_bytes_read();
+	uint64_t before = ckpt_flink_state_bytes_read(), fetched = ckpt_s3_fetched();
 
 	if (o->mode == CHECK && !ckpt_snapshot_is_flink(path))
 		return check_file(path);
@@ -359,6 +359,8 @@ inspect_file(const struct opts *o, const char *path, struct ckpt_snapshot *other
 	if (o->verbose && flink_state(s))
 		cli_warn("%s: %llu bytes of state files read", display(path),
 			 (unsigned long long)(ckpt_flink_state_bytes_read() - before));
+	if (o->verbose && ckpt_s3_fetched() > fetched)
+		cli_warn("%s: %llu bytes fetched from S3", display(path), (unsigned long long)(ckpt_s3_fetched() - fetched));
 	ckpt_snapshot_free(s);
 	return status;
 }

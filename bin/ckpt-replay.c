@@ -233,6 +233,12 @@ main(int argc, char **argv)
 	if (o.mode != PLAN && (o.graph || o.available))
 		cli_usage_fail("-g and -a apply to the recovery plan only");
 	o.dir = argv[optind];
+	if (strstr(o.dir, "://")) { /* an S3 prefix: named as the library names it, without a final '/' */
+		size_t n = strlen(o.dir), min = (size_t)(strstr(o.dir, "://") - o.dir) + 4;
+
+		while (n > min && o.dir[n - 1] == '/')
+			argv[optind][--n] = '\0';
+	}
 	if (o.mode != EVENTS || !isatty(STDOUT_FILENO))
 		cli_progress(); /* -e to the terminal shows the records themselves */
 	switch (o.mode) {

@@ -2,7 +2,7 @@
 """A fault-injecting HTTP proxy in front of the S3 server of t/s3.bats.
 
 usage: s3-fault.py PORT UPSTREAM [--503 N] [--die-after-gets N] [--cut-puts-after N]
-                   [--replace KEY FILE]
+                   [--replace KEY FILE] [--slow-ranges SECONDS]
 
 Requests are forwarded as they came (their signature covers the Host header, kept), except:
 --503 N               the first N GETs answered 503 SlowDown
@@ -11,6 +11,7 @@ Requests are forwarded as they came (their signature covers the Host header, kep
 --replace KEY FILE    the first GET of KEY is answered with the object as it was, and the object
                       replaced by FILE (uploaded with curl through the upstream) before any
                       other GET of KEY reaches the upstream
+--slow-ranges S       every ranged GET answered S seconds late (progress is seen to move)
 GET /ping answers 200 (the helper waits for it)."""
 import http.client
 import http.server
@@ -18,6 +19,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 import urllib.parse
 
 port, upstream = int(sys.argv[1]), urllib.parse.urlparse(sys.argv[2])
@@ -31,6 +33,7 @@ fail503 = int((opt("--503") or ["0"])[0])
 die_after = int((opt("--die-after-gets") or ["-1"])[0])
 cut_after = int((opt("--cut-puts-after") or ["-1"])[0])
 replace = opt("--replace", 2)
+slow = float((opt("--slow-ranges") or ["0"])[0])
 lock = threading.Lock()
 replace_lock = threading.Lock()
 gets = puts = 0
@@ -66,6 +69,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(msg)
             return
+        if self.command == "GET" and slow and self.headers.get("Range"):
+            time.sleep(slow)
         if self.command == "PUT" and cut_after >= 0 and p > cut_after:
             self.close_connection = True
             self.connection.shutdown(2)

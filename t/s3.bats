@@ -268,9 +268,14 @@ s3_put_tree() {
 	# the time is the _metadata's LastModified
 	[ "$(jq -r 'select(.complete) | .time' <<<"$output" | grep -c '^20[0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9:]*Z$')" -eq 2 ]
 	# -c reads the state files too
+	s3_fault
 	run ckpt-inspect -c -l s3://lists/root
+	s3_fault_stop
 	status_is 0
 	[ "$(jq -c 'select(.complete)' <<<"$output" | wc -l)" -eq 2 ]
+	# their sizes and ETags came with the listing: no HEAD of any of them
+	[ "$(grep -c '^GET /lists/root/job/chk-2/.' fault.log)" -gt 2 ]
+	[ "$(grep -c '^HEAD ' fault.log)" -eq 0 ]
 }
 
 @test "s3: --latest on a prefix prints the newest complete snapshot's URL, in the scheme given" {
@@ -352,4 +357,145 @@ ENTRIES='.operators[0].subtasks[0] | [.operator_state.names.entries, (.keyed_sta
 	AWS_ENDPOINT_URL=http://127.0.0.1:9 run --separate-stderr ckpt-inspect --raw -a m
 	status_is 2
 	[[ $stderr == "ckpt-inspect: s3://remap/chk/op: HEAD: "*"after 5 attempts" ]]
+}
+
+# s3_put_log DIR BUCKET/PREFIX: the segments of the event log DIR uploaded under the prefix.
+s3_put_log() {
+	s3_bucket "${2%%/*}"
+	s3_put_dir "$1" "$2"
+}
+
+# same_replay ARGS... -- S3URL LOCAL: ckpt-replay ARGS gives the same stdout, status and stderr (the
+# log's name aside) on both.
+same_replay() {
+	local args=() a
+	while [ "$1" != -- ]; do args+=("$1"); shift; done
+	run --separate-stderr ckpt-replay "${args[@]}" "$3"
+	local lstatus=$status lout=$output lerr=${stderr//$3/LOG}
+	run --separate-stderr ckpt-replay "${args[@]}" "$2"
+	[ "$status" -eq "$lstatus" ] || { echo "status $status, locally $lstatus: $stderr"; return 1; }
+	[ "${stderr//${2%/}/LOG}" = "$lerr" ] || { echo "stderr: $stderr"; echo "locally: $lerr"; return 1; }
+	[ "$output" = "$lout" ] || { diff -u <(echo "$lout") <(echo "$output"); return 1; }
+	[ -n "$output" ]
+}
+
+@test "s3: ckpt-replay reads an event log under a prefix as it reads the local directory" {
+	needs_s3
+	# ckpt's format in three segments (three sessions), the last one torn
+	head -4 "$ROOT/examples/events.ndjson" | ckpt-replay -w L
+	sed -n 5,8p "$ROOT/examples/events.ndjson" | ckpt-replay -w L
+	sed -n '9,$p' "$ROOT/examples/events.ndjson" | ckpt-replay -w L
+	printf '\0\0\0\100torn' >>L/events.2
+	[ -s L/events.2 ] && [ ! -e L/events.3 ]
+	s3_put_log L logs/ckpt
+	s3_fault
+	same_replay -p -- s3://logs/ckpt L
+	s3_fault_stop
+	# the listing gave each segment's size and ETag: no HEAD asked
+	[ "$(grep -c '^HEAD ' fault.log)" -eq 0 ]
+	[ "$(grep -c '^GET /logs/?.*list-type=2' fault.log)" -eq 1 ]
+	same_replay -e -- s3a://logs/ckpt/ L
+	[ "$stderr" = "ckpt-replay: s3a://logs/ckpt/events.2: offset 362: torn record of 8 bytes ignored" ]
+	same_replay -g "$DATA/replay/graph.json" -- s3p://logs/ckpt L
+	# -R copies it to a local directory, torn tail cut off
+	ckpt-replay -R local-copy L
+	run --separate-stderr ckpt-replay -R s3-copy s3://logs/ckpt/
+	status_is 0
+	[ -z "$stderr" ]
+	diff -r local-copy s3-copy
+	# Flink's format, four records a segment, a gap after events.1
+	python3 "$T/flinklog.py" F 4 <"$DATA/replay-flink/log.ndjson"
+	[ -e F/events.2 ]
+	s3_put_log F logs/flink
+	same_replay -p -- s3://logs/flink F
+	same_replay -e -- s3://logs/flink F
+	same_replay -g "$DATA/replay-flink/graph.json" -- s3://logs/flink F
+	mv F/events.1 F-events.1
+	s3curl -X DELETE "$S3_ENDPOINT/logs/flink/events.1"
+	same_replay -- s3://logs/flink F
+	[[ $stderr == "ckpt-replay: s3://logs/flink: events.1 is missing: "*" ignored" ]]
+	# a log is written to a local directory only
+	bad 2 'ckpt-replay: s3://logs/new: a log is written to a local directory only, not to S3' \
+		ckpt-replay -w s3://logs/new </dev/null
+	bad 2 'ckpt-replay: s3://logs/copy: a log is written to a local directory only, not to S3' \
+		ckpt-replay -R s3://logs/copy L
+	[ -z "$(s3_keys logs new)$(s3_keys logs copy)" ]
+}
+
+@test "s3: ckpt-replay on a prefix without objects, in a bucket that does not exist" {
+	needs_s3
+	s3_bucket logs
+	bad 2 'ckpt-replay: s3://logs/nothing: no such prefix (no objects under s3://logs/nothing/)' \
+		ckpt-replay s3://logs/nothing/
+	bad 2 'ckpt-replay: s3://logs/nothing: no such prefix (no objects under s3://logs/nothing/)' \
+		ckpt-replay -e s3://logs/nothing
+	bad 2 'ckpt-replay: s3://no-such-bucket/L/: GET: HTTP 404 NoSuchBucket' ckpt-replay s3://no-such-bucket/L
+}
+
+@test "s3: ckpt-replay with the server stopped in the middle of the log: exit 2, one line, nothing on stdout" {
+	needs_s3
+	ckpt-replay -w L <"$ROOT/examples/events.ndjson"
+	s3_put_log L gone/L
+	s3_fault --die-after-gets 4
+	CKPT_S3_PART=100 run --separate-stderr ckpt-replay s3://gone/L
+	s3_fault_stop
+	status_is 2
+	[ -z "$output" ]
+	echo "stderr: $stderr"
+	[ "$(printf '%s\n' "$stderr" | wc -l)" -eq 1 ]
+	[[ $stderr =~ ^ckpt-replay:\ s3://gone/L/events.0:\ GET:\ .*after\ 5\ attempts$ ]]
+	# the log had been read in part: the listing, its first bytes, then the first of its ranges
+	[ "$(grep -c '^GET /gone/L/events.0' fault.log)" -ge 2 ]
+}
+
+# on_tty CMD...: CMD with stdin, stdout and stderr on a pty (script(1)); $output is what the
+# terminal got (as t/progress.bats).
+on_tty() {
+	local cmd=
+	printf -v cmd '%q ' "$@"
+	run script -qec "$cmd" /dev/null </dev/null
+}
+
+@test "s3: progress on a terminal: -c shows bytes fetched of the state files' bytes, ckpt-replay of the log's" {
+	needs_fixtures
+	needs_s3
+	local E=$'\e[K' total
+	sp rocksdb-savepoint progress/sp
+	total=$(ckpt-inspect -c s3://progress/sp | jq .bytes)
+	[ "$total" -gt 1024 ]
+	kib=$(awk -v n="$total" 'BEGIN { printf "%.1f KiB", n / 1024 }')
+	# ranges answered late, so that the line is redrawn on the way
+	s3_fault --slow-ranges 0.3
+	CKPT_S3_PART=500 on_tty ckpt-inspect -c s3://progress/sp
+	s3_fault_stop
+	status_is 0
+	want=$'\r'"ckpt-inspect: 0 B of $kib (0%)$E"
+	[ "${output:0:${#want}}" = "$want" ] || { printf '%q\n' "$output"; return 1; }
+	# some of it on the way (the bytes of the ranges come in ahead of the files read), then cleared
+	[[ $output =~ $'\r'"ckpt-inspect: "[0-9.]+\ (B|KiB)" of $kib ("[1-9][0-9]?"%)" ]] || { printf '%q\n' "$output"; return 1; }
+	[[ $output == *$'\r'"$E{"* ]]
+	[ "$(jq -c . <<<"${output#*$'\r'"$E"}" | tr -d '\r')" = "$(ckpt-inspect -c s3://progress/sp)" ]
+	# not on a terminal: nothing
+	run --separate-stderr ckpt-inspect -c s3://progress/sp
+	[ -z "$stderr" ]
+	# ckpt-replay: the log's bytes, the sizes from the listing
+	ckpt-replay -w L <"$ROOT/examples/events.ndjson"
+	s3_put_log L progress/L
+	on_tty ckpt-replay s3://progress/L
+	status_is 0
+	want=$'\r'"ckpt-replay: 0 B of 1.1 KiB (0%)$E"
+	[ "${output:0:${#want}}" = "$want" ] || { printf '%q\n' "$output"; return 1; }
+}
+
+@test "s3: -v says how many bytes were fetched from the store" {
+	needs_fixtures
+	needs_s3
+	sp rocksdb-savepoint verbose/sp
+	# the summary of a RocksDB savepoint reads every file once, whole (RocksDB's files are fetched)
+	run --separate-stderr ckpt-inspect -v s3://verbose/sp
+	status_is 0
+	[ "${stderr##*$'\n'}" = "ckpt-inspect: s3://verbose/sp: $(du -cb "$FIXTURES/$ART-rocksdb-savepoint"/* | tail -1 | cut -f1) bytes fetched from S3" ]
+	# nothing of the kind for a local copy
+	run --separate-stderr ckpt-inspect -v "$FIXTURES/$ART-rocksdb-savepoint"
+	[[ $stderr != *fetched* ]]
 }

@@ -392,8 +392,9 @@ ckpt_jw_int(struct ckpt_jw *w, long long v)
  */
 /* Is p an S3 URL (s3://, s3a://, s3p://)? */
 int ckpt_s3_is_url(const char *p);
-/* An object open for ranged reads: its size and ETag taken once (HEAD); every later read must see
- * the same ETag, or fails.  Used by one thread at a time; ckpt_s3obj_close accepts NULL. */
+/* An object open for ranged reads: its size and ETag taken once for the run (its first HEAD, or
+ * the listing that named it: then no HEAD); every later read must see the same ETag, or fails.
+ * Used by one thread at a time; ckpt_s3obj_close accepts NULL. */
 struct ckpt_s3obj;
 struct ckpt_s3obj *ckpt_s3obj_open(const char *url, struct ckpt_err *e);
 uint64_t ckpt_s3obj_size(const struct ckpt_s3obj *o);
@@ -415,7 +416,8 @@ struct ckpt_s3_entry {
 };
 /* Every key under the prefix url names (ListObjectsV2, every page through its continuation
  * tokens, keys in the store's order), fn called with each but directory markers; fn returning
- * non-zero stops with that value.  0, or -1 with e set. */
+ * non-zero stops with that value.  Each object listed with its ETag is pinned with its size and
+ * ETag as a HEAD would pin it (ckpt_s3obj_open, ckpt_s3_stat then ask none).  0, or -1 with e set. */
 int ckpt_s3_list(const char *url, int (*fn)(void *arg, const struct ckpt_s3_entry *o), void *arg,
 		 struct ckpt_err *e);
 /* Upload the local file path to url (multipart above a size): 0, or -1 with e set (a multipart
@@ -427,8 +429,10 @@ int ckpt_s3_delete(const char *url, struct ckpt_err *e);
  * as url/DIR/NAME), the file named last last (NULL: none); on any failure delete what was
  * uploaded.  0, or -1 with e set. */
 int ckpt_s3_put_dir(const char *dir, const char *url, const char *last, struct ckpt_err *e);
-/* Bytes fetched from the store by this process so far. */
-uint64_t ckpt_s3_fetched(void);
+/* Report progress (progress.h) as the bytes fetched from now on of need, until
+ * ckpt_s3_progress_end. */
+void ckpt_s3_progress_begin(uint64_t need);
+void ckpt_s3_progress_end(void);
 
 #include "progress.h"
 #include "json-scan.h"

@@ -19,6 +19,8 @@
 
 static pthread_mutex_t fetched_mu = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t fetched;
+static uint64_t progress_base; /* fetched when ckpt_s3_progress_begin was called */
+static int progress_key;        /* its address names the work reported */
 
 int
 ckpt_s3_is_url(const char *p)
@@ -37,12 +39,29 @@ ckpt_s3_fetched(void)
 	return n;
 }
 
+/* n more bytes came; reported under the lock, so that threads fetching at once report in turn */
 static void
 count_fetched(size_t n)
 {
 	pthread_mutex_lock(&fetched_mu);
 	fetched += n;
+	ckpt_progress_at(&progress_key, fetched - progress_base);
 	pthread_mutex_unlock(&fetched_mu);
+}
+
+void
+ckpt_s3_progress_begin(uint64_t need)
+{
+	pthread_mutex_lock(&fetched_mu);
+	progress_base = fetched;
+	ckpt_progress_begin(&progress_key, "bytes", need);
+	pthread_mutex_unlock(&fetched_mu);
+}
+
+void
+ckpt_s3_progress_end(void)
+{
+	ckpt_progress_end(&progress_key);
 }
 
 /* ------------------------------------------------------------ objects read by range */
@@ -142,7 +161,38 @@ pin_name(const struct ckpt_s3loc *l, char *out, size_t n)
 	snprintf(out, n, "%s/%s", l->bucket, l->key);
 }
 
-/* head() through the pins: the pinned size and ETag, else the server's, pinned now. */
+/* Pin name (hash h) at size and tag unless it is pinned already; called with pin_mu held.  The
+ * index of its pin, or -1 with e set. */
+static long
+pin_set(const char *name, uint64_t h, uint64_t size, const char *tag, struct ckpt_err *e)
+{
+	long i = pin_find(name, h);
+	char *t;
+
+	if (i >= 0 && pins[i].live)
+		return i;
+	if (i < 0) {
+		char *nm = strdup(name);
+
+		if (nm == NULL || ckpt_grow(&pins, &pincap, npins + 1, sizeof *pins, 64, e) < 0 ||
+		    ckpt_idmap_add(&pinmap, h, npins, pin_hash, NULL, e) < 0) {
+			free(nm);
+			return nm ? -1 : ckpt_err_set(e, CKPT_ERR_NOMEM, name, "out of memory");
+		}
+		i = (long)npins++;
+		pins[i] = (struct pin){.name = nm};
+	}
+	if ((t = strdup(tag)) == NULL)
+		return ckpt_err_set(e, CKPT_ERR_NOMEM, name, "out of memory");
+	free(pins[i].etag);
+	pins[i].etag = t;
+	pins[i].size = size;
+	pins[i].live = 1;
+	return i;
+}
+
+/* head() through the pins: the pinned size and ETag, else the server's, pinned now (unless another
+ * thread pinned it meanwhile: then that). */
 static int
 head_pinned(const struct ckpt_s3loc *l, uint64_t *size, char *etag, size_t etagn, struct ckpt_err *e)
 {
@@ -160,33 +210,34 @@ head_pinned(const struct ckpt_s3loc *l, uint64_t *size, char *etag, size_t etagn
 	if ((rc = head(l, &sz, tag, sizeof tag, e)) != 0)
 		return rc;
 	pthread_mutex_lock(&pin_mu);
-	if ((i = pin_find(name, h)) >= 0 && pins[i].live) /* pinned meanwhile by another thread */
-		goto found;
-	if (i < 0) {
-		char *nm = strdup(name);
-
-		if (nm == NULL || ckpt_grow(&pins, &pincap, npins + 1, sizeof *pins, 64, e) < 0 ||
-		    ckpt_idmap_add(&pinmap, h, npins, pin_hash, NULL, e) < 0) {
-			free(nm);
-			pthread_mutex_unlock(&pin_mu);
-			return nm ? -1 : ckpt_err_set(e, CKPT_ERR_NOMEM, l->where, "out of memory");
-		}
-		i = (long)npins++;
-		pins[i] = (struct pin){.name = nm};
-	}
-	free(pins[i].etag);
-	if ((pins[i].etag = strdup(tag)) == NULL) {
+	if ((i = pin_set(name, h, sz, tag, e)) < 0) {
 		pthread_mutex_unlock(&pin_mu);
-		return ckpt_err_set(e, CKPT_ERR_NOMEM, l->where, "out of memory");
+		return -1;
 	}
-	pins[i].size = sz;
-	pins[i].live = 1;
 found:
 	*size = pins[i].size;
 	if (etag)
 		snprintf(etag, etagn, "%s", pins[i].etag);
 	pthread_mutex_unlock(&pin_mu);
 	return 0;
+}
+
+/* An object a listing named with its size and ETag: pinned as a HEAD would pin it, so that
+ * opening it later asks no HEAD (a listing of thousands of files is not followed by as many). */
+static int
+pin_listed(const char *bucket, const char *key, uint64_t size, const char *etag, struct ckpt_err *e)
+{
+	char name[4400], tag[256];
+	long i;
+
+	/* the ETag as a HEAD gives it, quoted (some stores list it bare) */
+	snprintf(tag, sizeof tag, etag[0] == '"' ? "%s" : "\"%s\"", etag);
+	if ((size_t)snprintf(name, sizeof name, "%s/%s", bucket, key) >= sizeof name)
+		return 0;
+	pthread_mutex_lock(&pin_mu);
+	i = pin_set(name, ckpt_xxh3(name, strlen(name)), size, tag, e);
+	pthread_mutex_unlock(&pin_mu);
+	return i < 0 ? -1 : 0;
 }
 
 /* The object at l was written or deleted: read it afresh. */
@@ -456,11 +507,13 @@ parse_time(const char *s, int64_t *sec, long *nsec)
 			*nsec += (s[k] - '0') * scale;
 }
 
-/* The objects of one page of a listing, fn called with each: 0, or what fn returned. */
+/* The objects of one page of a listing, each pinned (its size and ETag) and fn called with it: 0,
+ * what fn returned, or -1 with e set. */
 static int
-list_page(const struct ckpt_s3loc *l, char *s, int (*fn)(void *arg, const struct ckpt_s3_entry *o), void *arg)
+list_page(const struct ckpt_s3loc *l, char *s, int (*fn)(void *arg, const struct ckpt_s3_entry *o), void *arg,
+	  struct ckpt_err *e)
 {
-	char key[2048], size[32], when[64], full[2400];
+	char key[2048], size[32], when[64], full[2400], etag[256];
 	int rc;
 
 	while ((s = strstr(s, "<Contents>")) != NULL) {
@@ -477,11 +530,18 @@ list_page(const struct ckpt_s3loc *l, char *s, int (*fn)(void *arg, const struct
 			parse_time(when, &o.mtime_sec, &o.mtime_nsec);
 		else
 			o.mtime_sec = -1;
+		if (!xml_get(s, "ETag", etag, sizeof etag))
+			etag[0] = '\0';
 		s = end + 1;
 		if (key[0] && key[strlen(key) - 1] == '/') /* a directory marker, not an object */
 			continue;
 		snprintf(full, sizeof full, "s3://%s/%s", l->bucket, key);
 		o.size = strtoull(size, NULL, 10);
+		if (etag[0]) {
+			unxml(etag);
+			if (pin_listed(l->bucket, key, o.size, etag, e) < 0)
+				return -1;
+		}
 		if ((rc = fn(arg, &o)) != 0)
 			return rc;
 	}
@@ -524,7 +584,7 @@ ckpt_s3_list(const char *url, int (*fn)(void *arg, const struct ckpt_s3_entry *o
 					    "a NextContinuationToken");
 		}
 		unxml(token);
-		rc = list_page(&l, (char *)r.body, fn, arg);
+		rc = list_page(&l, (char *)r.body, fn, arg, e);
 		ckpt_s3req_release(&r);
 	}
 	return rc;

@@ -1,6 +1,7 @@
 /*
  * evlog.c: the job event log of FLIP-383 on disk: segments, record framing,
- * the buffered writer, the checking reader and the torn-tail-free copy.
+ * the buffered writer, the checking reader and the torn-tail-free copy.  The
+ * reader also reads a log under an S3 prefix (s3://bucket/dir), by range.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -84,6 +85,70 @@ cmp_long(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The segment numbers have[0, len) (sorted here): *n contiguous from events.0; *ignored after a gap,
+ * *gap the first missing number. */
+static void
+contiguous(long *have, size_t len, uint32_t *n, uint32_t *ignored, uint32_t *gap)
+{
+	if (len > 0)
+		qsort(have, len, sizeof *have, cmp_long);
+	while (*n < len && have[*n] == (long)*n)
+		(*n)++;
+	*gap = *n;
+	*ignored = (uint32_t)(len - *n);
+}
+
+/* The keys of a listing that are segments of the prefix (skip bytes of the URL), not deeper. */
+struct s3segs {
+	long *have;
+	size_t len, cap, skip, objects;
+	struct ckpt_err *e;
+};
+
+static int
+note_segment(void *arg, const struct ckpt_s3_entry *o)
+{
+	struct s3segs *S = arg;
+	long k;
+
+	S->objects++;
+	if ((k = segment_number(o->url + S->skip)) < 0)
+		return 0;
+	if (ckpt_grow(&S->have, &S->cap, S->len + 1, sizeof *S->have, 64, S->e) < 0)
+		return -1;
+	S->have[S->len++] = k;
+	return 0;
+}
+
+/* list_segments of a log under an S3 prefix (dir without the final '/'), listed once; a prefix
+ * without any object is missing, as a directory would be. */
+static int
+list_s3_segments(const char *dir, uint32_t *n, uint32_t *ignored, uint32_t *gap, struct ckpt_err *e)
+{
+	size_t len = strlen(dir) + 2;
+	char *prefix = ckpt_calloc(len, 1, e);
+	struct s3segs S = {.e = e};
+	int r = -1;
+
+	if (prefix == NULL)
+		return -1;
+	snprintf(prefix, len, "%s/", dir);
+	/* the listing names s3://bucket/key whatever the scheme given */
+	S.skip = strlen("s3://") + strlen(strstr(prefix, "://") + 3);
+	if (ckpt_s3_list(prefix, note_segment, &S, e) < 0)
+		goto out;
+	if (S.objects == 0) {
+		ckpt_err_set(e, CKPT_ERR_INPUT, dir, "no such prefix (no objects under %s)", prefix);
+		goto out;
+	}
+	contiguous(S.have, S.len, n, ignored, gap);
+	r = 0;
+out:
+	free(S.have);
+	free(prefix);
+	return r;
+}
+
 /*
  * The segments of dir: *n contiguous from events.0; *ignored files after a
  * gap, *gap the first missing number.  A missing dir is an error.  Memory
@@ -92,14 +157,16 @@ cmp_long(const void *a, const void *b)
 static int
 list_segments(const char *dir, uint32_t *n, uint32_t *ignored, uint32_t *gap, struct ckpt_err *e)
 {
-	DIR *d = opendir(dir);
+	DIR *d;
 	struct dirent *de;
 	long *have = NULL;
 	size_t cap = 0, len = 0;
 	int r = -1;
 
 	*n = *ignored = *gap = 0;
-	if (d == NULL)
+	if (ckpt_s3_is_url(dir))
+		return list_s3_segments(dir, n, ignored, gap, e);
+	if ((d = opendir(dir)) == NULL)
 		return ckpt_err_sys(e, dir, "cannot open");
 	while ((errno = 0, de = readdir(d)) != NULL) {
 		long k = segment_number(de->d_name);
@@ -114,12 +181,7 @@ list_segments(const char *dir, uint32_t *n, uint32_t *ignored, uint32_t *gap, st
 		ckpt_err_sys(e, dir, "cannot read directory");
 		goto out;
 	}
-	if (len > 0)
-		qsort(have, len, sizeof *have, cmp_long);
-	while (*n < len && have[*n] == (long)*n)
-		(*n)++;
-	*gap = *n;
-	*ignored = (uint32_t)(len - *n);
+	contiguous(have, len, n, ignored, gap);
 	r = 0;
 out:
 	free(have);
@@ -207,6 +269,34 @@ ckpt_evlog_is_flink(const unsigned char *p, size_t n)
 	return n >= 16 && (get32(p + 8) == CKPT_JAVASER_MAGIC || get32(p + 12) == CKPT_JAVASER_MAGIC);
 }
 
+/* The first bytes of the segment at path (at most n) into h: their count, or -1 with e set. */
+static ssize_t
+segment_head(const char *path, unsigned char *h, size_t n, struct ckpt_err *e)
+{
+	ssize_t got;
+	int fd;
+
+	if (ckpt_s3_is_url(path)) {
+		struct ckpt_s3obj *o = ckpt_s3obj_open(path, e);
+
+		if (o == NULL)
+			return -1;
+		if (n > ckpt_s3obj_size(o))
+			n = (size_t)ckpt_s3obj_size(o);
+		got = ckpt_s3obj_pread(o, h, n, 0, e) < 0 ? -1 : (ssize_t)n;
+		ckpt_s3obj_close(o);
+		return got;
+	}
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return ckpt_err_sys(e, path, "cannot open");
+	while ((got = pread(fd, h, n, 0)) < 0 && errno == EINTR)
+		;
+	if (got < 0)
+		ckpt_err_sys(e, path, "read error");
+	close(fd);
+	return got;
+}
+
 /* Is the log of n segments in dir Flink's?  Its first segment of 16 bytes or more says; a log
  * without one is read as ckpt's (in either format it holds no whole record). */
 static int
@@ -218,20 +308,10 @@ log_is_flink(const char *dir, uint32_t n, int *flink, struct ckpt_err *e)
 	for (uint32_t k = 0; k < n; k++) {
 		char *path = segment_path(dir, k, e);
 		ssize_t got;
-		int fd;
 
 		if (path == NULL)
 			return -1;
-		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-			ckpt_err_sys(e, path, "cannot open");
-			free(path);
-			return -1;
-		}
-		while ((got = pread(fd, h, sizeof h, 0)) < 0 && errno == EINTR)
-			;
-		if (got < 0)
-			ckpt_err_sys(e, path, "read error");
-		close(fd);
+		got = segment_head(path, h, sizeof h, e);
 		free(path);
 		if (got < 0)
 			return -1;
@@ -314,6 +394,10 @@ ckpt_evwriter_open(const char *dir, unsigned flags, struct ckpt_err *e)
 	w->buf = malloc(CKPT_EVENT_BUFFER);
 	if (w->dir == NULL || w->buf == NULL) {
 		ckpt_err_set(e, CKPT_ERR_NOMEM, dir, "out of memory");
+		goto fail;
+	}
+	if (ckpt_s3_is_url(dir)) {
+		ckpt_err_set(e, CKPT_ERR_INPUT, dir, "a log is written to a local directory only, not to S3");
 		goto fail;
 	}
 	if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
@@ -562,6 +646,7 @@ struct ckpt_evreader {
 	char *dir;
 	char *path;              /* of the open segment */
 	int fd;
+	struct ckpt_s3obj *obj;  /* the open segment when the log is in S3 (fd is then -1) */
 	uint32_t cur;            /* the open segment, or the next one to open */
 	uint64_t size;           /* of the open segment */
 	uint64_t off;            /* file offset of buf[0] */
@@ -586,8 +671,11 @@ ckpt_evreader_open(const char *dir, struct ckpt_err *e)
 	r->fd = -1;
 	if ((r->dir = ckpt_strdup(dir, e)) == NULL || (r->ps = ckpt_evparser_new(e)) == NULL)
 		goto fail;
-	if (list_segments(dir, &r->st.segments, &r->st.ignored, &r->st.gap, e) < 0 ||
-	    log_is_flink(dir, r->st.segments, &flink, e) < 0)
+	/* in S3, "dir/" and "dir" are one prefix, and dir//events.0 would be another key */
+	for (size_t n = strlen(r->dir); ckpt_s3_is_url(r->dir) && n > 0 && r->dir[n - 1] == '/';)
+		r->dir[--n] = '\0';
+	if (list_segments(r->dir, &r->st.segments, &r->st.ignored, &r->st.gap, e) < 0 ||
+	    log_is_flink(r->dir, r->st.segments, &flink, e) < 0)
 		goto fail;
 	r->st.flink = flink;
 	if (flink && (r->fl = ckpt_evflink_new(e)) == NULL)
@@ -598,9 +686,16 @@ ckpt_evreader_open(const char *dir, struct ckpt_err *e)
 		struct stat sb;
 		char *p;
 
-		for (uint32_t k = 0; k < r->st.segments; k++, free(p))
-			if ((p = segment_path(dir, k, &pe)) != NULL && stat(p, &sb) == 0)
+		for (uint32_t k = 0; k < r->st.segments; k++, free(p)) {
+			uint64_t size; /* in S3, as the listing said (pinned: no request) */
+
+			if ((p = segment_path(r->dir, k, &pe)) == NULL)
+				continue;
+			if (ckpt_s3_is_url(p) && ckpt_s3_stat(p, &size, &pe) == 0)
+				total += size;
+			else if (!ckpt_s3_is_url(p) && stat(p, &sb) == 0)
 				total += (uint64_t)sb.st_size;
+		}
 		ckpt_progress_begin(r, "bytes", total);
 	}
 	return r;
@@ -623,6 +718,7 @@ ckpt_evreader_free(struct ckpt_evreader *r)
 	ckpt_progress_end(r);
 	if (r->fd >= 0)
 		close(r->fd);
+	ckpt_s3obj_close(r->obj);
 	free(r->dir);
 	free(r->path);
 	free(r->buf);
@@ -687,6 +783,14 @@ open_next(struct ckpt_evreader *r, struct ckpt_err *e)
 	free(r->path);
 	if ((r->path = segment_path(r->dir, r->cur, e)) == NULL)
 		return -1;
+	r->off = 0;
+	r->lo = r->hi = 0;
+	if (ckpt_s3_is_url(r->path)) {
+		if ((r->obj = ckpt_s3obj_open(r->path, e)) == NULL)
+			return -1;
+		r->size = ckpt_s3obj_size(r->obj);
+		return 1;
+	}
 	r->fd = open(r->path, O_RDONLY | O_CLOEXEC);
 	if (r->fd < 0)
 		return ckpt_err_sys(e, r->path, "cannot open");
@@ -695,18 +799,38 @@ open_next(struct ckpt_evreader *r, struct ckpt_err *e)
 	if (!S_ISREG(st.st_mode))
 		return ckpt_err_set(e, CKPT_ERR_INPUT, r->path, "not a regular file");
 	r->size = (uint64_t)st.st_size;
-	r->off = 0;
-	r->lo = r->hi = 0;
 	return 1;
 }
 
 static void
 close_segment(struct ckpt_evreader *r)
 {
-	close(r->fd);
+	if (r->fd >= 0)
+		close(r->fd);
 	r->fd = -1;
+	ckpt_s3obj_close(r->obj);
+	r->obj = NULL;
 	r->cur++;
 	r->before += r->size;
+}
+
+/* fill from S3: the buffer filled by one ranged read, at most to the object's end. */
+static int
+fill_s3(struct ckpt_evreader *r, size_t n, struct ckpt_err *e)
+{
+	uint64_t at = r->off + r->hi;
+	size_t k = r->cap - r->hi;
+
+	if (k > r->size - at)
+		k = (size_t)(r->size - at);
+	if (r->hi + k < n)
+		return ckpt_err_set(e, CKPT_ERR_IO, r->path, "offset %llu: read past the end of the segment",
+				    (unsigned long long)at);
+	if (ckpt_s3obj_pread(r->obj, r->buf + r->hi, k, at, e) < 0)
+		return -1;
+	r->hi += k;
+	ckpt_progress_at(r, r->before + r->off + r->hi);
+	return 0;
 }
 
 /* Make buf[lo, lo+n) hold the next n bytes of the segment (n no more than what is left). */
@@ -734,6 +858,8 @@ fill(struct ckpt_evreader *r, size_t n, struct ckpt_err *e)
 		r->buf = t;
 		r->cap = nc;
 	}
+	if (r->obj) /* what the buffer holds, no more than the object has (n is within it) */
+		return fill_s3(r, n, e);
 	while (r->hi < n) {
 		ssize_t k = read(r->fd, r->buf + r->hi, r->cap - r->hi);
 
@@ -889,7 +1015,7 @@ ckpt_evreader_next(struct ckpt_evreader *r, struct ckpt_event *ev, struct ckpt_e
 	for (;;) {
 		int k;
 
-		if (r->fd < 0) {
+		if (r->fd < 0 && r->obj == NULL) {
 			k = open_next(r, e);
 			if (k <= 0)
 				return k;
@@ -1000,6 +1126,10 @@ ckpt_evlog_copy(const char *dir, const char *out, struct ckpt_evlog_stats *st, s
 
 	if (r == NULL)
 		return -1;
+	if (ckpt_s3_is_url(out)) {
+		ckpt_err_set(e, CKPT_ERR_INPUT, out, "a log is written to a local directory only, not to S3");
+		goto out;
+	}
 	if (lstat(out, &sb) == 0) {
 		ckpt_err_set(e, CKPT_ERR_INPUT, out, "already exists");
 		goto out;

@@ -355,6 +355,7 @@ struct verifier {
 	void *arg;
 	json_t *bad; /* paths already reported */
 	long problems;
+	uint64_t s3bytes; /* of the files in S3: what reading them all fetches */
 };
 
 static void
@@ -423,7 +424,7 @@ verify_files(struct flink_backing *b, const struct ckpt_snapshot *s, struct veri
 		if (cl == 1)
 			problem(V, path, what);
 		else if (cl == 0)
-			*bytes += size;
+			*bytes += size, V->s3bytes += ckpt_s3_is_url(path) ? size : 0;
 		if (cl >= 0)
 			continue;
 		if (strcmp(kind, "segment_file") == 0 ? have < size : have != size) {
@@ -433,6 +434,8 @@ verify_files(struct flink_backing *b, const struct ckpt_snapshot *s, struct veri
 			continue;
 		}
 		*bytes += size;
+		if (ckpt_s3_is_url(path))
+			V->s3bytes += size;
 	}
 	return 0;
 }
@@ -508,7 +511,11 @@ ckpt_flink_state_verify(struct ckpt_snapshot *s, ckpt_verify_report *report, voi
 	*files = *bytes = 0;
 	if (b == NULL || (V.bad = json_object()) == NULL)
 		goto out;
-	if (verify_files(b, s, &V, files, bytes, e) < 0 || ckpt_fstate_verify_all(s, &each, &n, e) < 0)
+	if (verify_files(b, s, &V, files, bytes, e) < 0)
+		goto out;
+	if (V.s3bytes > 0) /* in S3 the wait is for the bytes: shown as they come */
+		ckpt_s3_progress_begin(V.s3bytes);
+	if (ckpt_fstate_verify_all(s, &each, &n, e) < 0)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
 		struct ckpt_err pe = each[i], pw;
@@ -533,6 +540,7 @@ ckpt_flink_state_verify(struct ckpt_snapshot *s, ckpt_verify_report *report, voi
 	}
 	rc = V.problems;
 out:
+	ckpt_s3_progress_end();
 	free(each);
 	json_decref(V.bad);
 	return rc;
