@@ -1,0 +1,231 @@
+#!/usr/bin/env bats
+# Java's own value types in state (lib/flink/jvalue.c, issue 27 item 7): Flink's JavaSerializer,
+# whose values are Java serialization streams (t/data/jvalue/*.bin, written by Gen.java there:
+# `java Gen.java`), and flink-core's serializers of java.math, java.util.Date, java.sql and
+# java.time.  Synthetic savepoints (flinkstate-helper.bash) hold them as operator list state and
+# as heap keyed state, whose entries have no lengths: only the stream says where a value ends.
+load helper
+load flinkstate-helper
+
+JAVA='org.apache.flink.runtime.state.JavaSerializer$JavaSerializerSnapshot'
+J=$DATA/jvalue
+VALUES='string integer long boolean char double arraylist linkedhashmap treemap hashset intarray
+bytearray bigint bigdec date enum point derived custom shared class'
+
+# op_list_file FILE STATE:SNAPSHOT:ELEM,ELEM... ...: operator state, one SPLIT_DISTRIBUTE list
+# state per argument, each element the bytes of a file; sets OP_STATES for meta_file.
+op_list_file() {
+	local f=$1 x st snap elems e offs
+	shift
+	B=; b_i32 6; b_u8 0; b_i16 $#
+	for x in "$@"; do
+		IFS=: read -r st snap elems <<<"$x"
+		b_utf "$st"; b_i32 1; b_i32 1; b_utf OPERATOR_STATE_DISTRIBUTION_MODE; b_utf SPLIT_DISTRIBUTE
+		b_i32 1; b_utf VALUE_SERIALIZER; s_proxy "$snap"
+	done
+	b_i16 0
+	OP_STATES=
+	for x in "$@"; do
+		IFS=: read -r st snap elems <<<"$x"
+		offs=
+		for e in ${elems//,/ }; do
+			offs+=${offs:+,}$(blen)
+			b_file "$e"
+		done
+		OP_STATES+="${OP_STATES:+ }$st:$offs"
+	done
+	b_write "$f"
+}
+
+# A savepoint sp/ whose operator state is the list states given (as op_list_file), keyed state kv.
+op_sp() {
+	rm -rf sp
+	mkdir sp
+	op_list_file sp/op "$@"
+	kv_file sp/kv
+	(cd sp && meta_file "rel op" "rel kv" .)
+}
+
+# The entries of sp's operator state $1, one per line.
+entries() {
+	ckpt-inspect -a sp | jq -c --arg s "$1" '.operators[0].subtasks[0].operator_state[$s].entries[]'
+}
+
+@test "jvalue: JavaSerializer values typed: strings, boxed numbers, collections, arrays, java.math, Date, enums, plain classes" {
+	local e=
+	for v in $VALUES; do e+=${e:+,}$J/$v.bin; done
+	op_sp "_default_:$JAVA:$e"
+	run entries _default_
+	status_is 0
+	match_golden "$J/values.expected"
+	# every value is read to the end of its stream: the summary counts them, -c is clean
+	run sh -c 'ckpt-inspect sp | jq -c ".operators[0].flink_state.states[] | select(.name == \"_default_\") | .entries"'
+	output_is 21
+	run --separate-stderr ckpt-inspect -c sp
+	status_is 0
+	[ -z "$stderr" ]
+}
+
+@test "jvalue: -R rows and --raw of JavaSerializer values" {
+	op_sp "_default_:$JAVA:$J/string.bin,$J/point.bin"
+	run sh -c 'ckpt-inspect -R sp | grep "\"state\":\"_default_\""'
+	status_is 0
+	output_is '{"uid":null,"operator":"0102030405060708090a0b0c0d0e0f10","state":"_default_","kind":"list","subtask":0,"index":0,"value":"héllo"}
+{"uid":null,"operator":"0102030405060708090a0b0c0d0e0f10","state":"_default_","kind":"list","subtask":0,"index":1,"value":{"class":"Gen$Point","x":3,"label":"p","next":{"class":"Gen$Point","x":3,"label":"p","next":null,"w":[0.5,-1.0]},"w":[0.5,-1.0]}}'
+	run sh -c 'ckpt-inspect --raw -a sp | jq -c ".operators[0].subtasks[0].operator_state._default_ | [.entries[0], .typed[0]]"'
+	output_is '[{"base64":"rO0ABXQABmjDqWxsbw=="},"héllo"]'
+}
+
+# The first $2 Integer keys of key group $1 (max parallelism 128), as Flink assigns them:
+# murmur of the key's hashCode, modulo the max parallelism.
+keys_of_group() {
+	python3 -c '
+import sys
+def kg(h):
+    m = 0xffffffff
+    c = (h * 0xcc9e2d51) & m
+    c = ((c << 15) | (c >> 17)) & m
+    c = (c * 0x1b873593) & m
+    c = ((c << 13) | (c >> 19)) & m
+    c = (c * 5 + 0xe6546b64) & m
+    c ^= 4
+    c ^= c >> 16
+    c = (c * 0x85ebca6b) & m
+    c ^= c >> 13
+    c = (c * 0xc2b2ae35) & m
+    c ^= c >> 16
+    r = c - (1 << 32) if c >= 1 << 31 else c
+    r = 0 if r == -(1 << 31) else abs(r)
+    return r % 128
+want, n, i, out = int(sys.argv[1]), int(sys.argv[2]), 0, []
+while len(out) < n:
+    if kg(i) == want:
+        out.append(i)
+    i += 1
+print(" ".join(map(str, out)))' "$1" "$2"
+}
+
+# A heap keyed state (hv_file's layout) of value state "j", Integer keys, of JavaSerializer:
+# key group 29 holds N entries (keys of that group -> the value of file $2), more than the
+# reader's window holds, so that values cross its edges; key group 30 one entry (file $3).
+hv_java_file() {
+	local n=$1 one two k keys
+	one=$(od -An -v -tx1 "$2" | tr -d ' \n' | sed 's/../\\x&/g')
+	two=$(od -An -v -tx1 "$3" | tr -d ' \n' | sed 's/../\\x&/g')
+	B=; b_i32 6; b_u8 0
+	s_proxy "$SER.IntSerializer\$IntSerializerSnapshot"
+	b_i16 1; b_utf j; b_i32 0; b_i32 1; b_utf KEYED_STATE_TYPE; b_utf VALUE
+	b_i32 2; b_utf NAMESPACE_SERIALIZER; s_proxy "$VOIDNS"
+	b_utf VALUE_SERIALIZER; s_proxy "$JAVA"
+	KV_OFF=("$(blen)")
+	b_i32 29; b_i16 0; b_i32 "$n"
+	keys=$(keys_of_group 29 "$n")
+	for k in $keys; do b_u8 0; b_i32 "$k"; B+=$one; done
+	KEYSUM=$(($(tr ' ' + <<<"$keys")))
+	KV_OFF+=("$(( ${KV_OFF[0]} + 10 + n * (5 + $(wc -c <"$2")) ))")
+	b_i32 30; b_i16 0; b_i32 1; b_u8 0; b_i32 "$(keys_of_group 30 1)"; B+=$two
+	b_write sp/kv
+	KV_KGS="29 30" KG_TAG=3 KG_FIRST=29 KG_COUNT=2
+}
+
+@test "jvalue: heap keyed state of JavaSerializer: values across the reader's window read whole, every key" {
+	rm -rf sp
+	mkdir sp
+	op_file sp/op
+	hv_java_file 1000 "$J/point.bin" "$J/linkedhashmap.bin"
+	(cd sp && meta_file "rel op" "rel kv" .)
+	# 1000 times the point in key group 29, the map once in 30 (jq -s writes -1.0 as -1)
+	run sh -c 'ckpt-inspect -a sp | jq -c ".operators[0].subtasks[0].keyed_state.entries[] | select(.key_group == 29)" | jq -sc "[length, (map(.key) | add), (map(.value) | unique)]"'
+	status_is 0
+	output_is "[1000,$KEYSUM,[{\"class\":\"Gen\$Point\",\"x\":3,\"label\":\"p\",\"next\":{\"class\":\"Gen\$Point\",\"x\":3,\"label\":\"p\",\"next\":null,\"w\":[0.5,-1]},\"w\":[0.5,-1]}]]"
+	run sh -c 'ckpt-inspect -a sp | jq -c ".operators[0].subtasks[0].keyed_state.entries[] | select(.key_group == 30) | .value"'
+	output_is '[{"key":"k","value":1},{"key":"j","value":2}]'
+	run -0 ckpt-inspect -R sp
+	[ "$(grep -c '"state":"j"' <<<"$output")" -eq 1001 ]
+	# the summary walks them to count them: key group 30 follows key group 29's 1000 values
+	run sh -c 'ckpt-inspect sp | jq -c ".operators[0].flink_state.states[] | select(.name == \"j\") | [.entries, .key_groups]"'
+	output_is '[1001,{"29":{"entries":1000,"bytes":188000},"30":{"entries":1,"bytes":236}}]'
+}
+
+@test "jvalue: damaged Java streams: exit 2 naming the offset, nothing on stdout" {
+	printf '\xac\xed\x00\x06\x74\x00\x01x' >badver.bin
+	head -c 100 "$J/point.bin" >cut.bin
+	printf '\xac\xed\x00\x05\x77\x01\x00' >block.bin
+	op_sp "_default_:$JAVA:badver.bin"
+	bad 2 'ckpt-inspect: sp/op: offset 180: Java-serialized value: not a Java serialization stream (0xaced0006, want 0xaced0005)' ckpt-inspect -a sp
+	op_sp "_default_:$JAVA:cut.bin"
+	bad 2 'ckpt-inspect: sp/op: offset 280: Java-serialized value: truncated' ckpt-inspect -a sp
+	op_sp "_default_:$JAVA:block.bin"
+	bad 2 'ckpt-inspect: sp/op: offset 184: Java-serialized value: block data where an object belongs' ckpt-inspect -a sp
+}
+
+# Elements of flink-core's serializers, written as they write them.
+hexfile() { printf '%b' "$2" >"$1"; }
+
+@test "jvalue: flink-core's BigInteger, BigDecimal, Date, java.sql, Instant and java.time serializers" {
+	# BigInteger: null, ZERO, TEN, -129 (toByteArray ff 7f), 2^64
+	hexfile bi0 '\x00\x00\x00\x00'
+	hexfile bi1 '\x00\x00\x00\x01'
+	hexfile bi2 '\x00\x00\x00\x03'
+	hexfile bi3 '\x00\x00\x00\x06\xff\x7f'
+	hexfile bi4 '\x00\x00\x00\x0d\x01\x00\x00\x00\x00\x00\x00\x00\x00'
+	# BigDecimal: null, ONE (scale 0 after it), -1.29 (unscaled -129, scale 2), 5E+3 (scale -3)
+	hexfile bd0 '\x00\x00\x00\x00'
+	hexfile bd1 '\x00\x00\x00\x02\x00\x00\x00\x00'
+	hexfile bd2 '\x00\x00\x00\x06\xff\x7f\x00\x00\x00\x02'
+	hexfile bd3 '\x00\x00\x00\x05\x05\xff\xff\xff\xfd'
+	# Date, java.sql.Date and Time: null (Long.MIN_VALUE), 1700000000123 ms, -1 ms
+	hexfile d0 '\x80\x00\x00\x00\x00\x00\x00\x00'
+	hexfile d1 '\x00\x00\x01\x8b\xcf\xe5\x68\x7b'
+	hexfile d2 '\xff\xff\xff\xff\xff\xff\xff\xff'
+	# Timestamp: 1700000000123 ms with nanos 123456789; null (and its int)
+	hexfile t1 '\x00\x00\x01\x8b\xcf\xe5\x68\x7b\x07\x5b\xcd\x15'
+	hexfile t0 '\x80\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00'
+	# Instant: 1700000000 s + 5 ns; null (Long.MIN_VALUE, Integer.MIN_VALUE)
+	hexfile i1 '\x00\x00\x00\x00\x65\x53\xf1\x00\x00\x00\x00\x05'
+	hexfile i0 '\x80\x00\x00\x00\x00\x00\x00\x00\x80\x00\x00\x00'
+	# LocalDate 2024-02-29, null; LocalTime 23:59:58.5, null; LocalDateTime of both, null
+	hexfile ld1 '\x00\x00\x07\xe8\x02\x1d'
+	hexfile ld0 '\x80\x00\x00\x00\x80\x00'
+	hexfile lt1 '\x17\x3b\x3a\x1d\xcd\x65\x00'
+	hexfile lt0 '\x80\x80\x00\x80\x00\x00\x00'
+	cat ld1 lt1 >ldt1
+	cat ld0 lt0 >ldt0
+	op_sp "bi:$SER.BigIntSerializer\$BigIntSerializerSnapshot:bi0,bi1,bi2,bi3,bi4" \
+		"bd:$SER.BigDecSerializer\$BigDecSerializerSnapshot:bd0,bd1,bd2,bd3" \
+		"date:$SER.DateSerializer\$DateSerializerSnapshot:d0,d1,d2" \
+		"sqldate:$SER.SqlDateSerializer\$SqlDateSerializerSnapshot:d1" \
+		"sqltime:$SER.SqlTimeSerializer\$SqlTimeSerializerSnapshot:d2" \
+		"ts:$SER.SqlTimestampSerializer\$SqlTimestampSerializerSnapshot:t1,t0" \
+		"instant:$SER.InstantSerializer\$InstantSerializerSnapshot:i1,i0" \
+		"ld:$SER.LocalDateSerializer\$LocalDateSerializerSnapshot:ld1,ld0" \
+		"lt:$SER.LocalTimeSerializer\$LocalTimeSerializerSnapshot:lt1,lt0" \
+		"ldt:$SER.LocalDateTimeSerializer\$LocalDateTimeSerializerSnapshot:ldt1,ldt0"
+	run sh -c 'ckpt-inspect -a sp | jq -c ".operators[0].subtasks[0].operator_state | to_entries[] | [.key, .value.entries]"'
+	status_is 0
+	output_is '["bi",[null,"0","10","-129","18446744073709551616"]]
+["bd",[null,"1","-1.29","5000"]]
+["date",[null,"2023-11-14T22:13:20.123Z","1969-12-31T23:59:59.999Z"]]
+["sqldate",["2023-11-14T22:13:20.123Z"]]
+["sqltime",["1969-12-31T23:59:59.999Z"]]
+["ts",["2023-11-14T22:13:20.123456789Z",null]]
+["instant",["2023-11-14T22:13:20.000000005Z",null]]
+["ld",["2024-02-29",null]]
+["lt",["23:59:58.500",null]]
+["ldt",["2024-02-29T23:59:58.500",null]]'
+}
+
+@test "jvalue: damaged values of flink-core's serializers: exit 2 naming what and where" {
+	hexfile bad '\x00\x00\x07\xe9\x02\x1d'
+	op_sp "ld:$SER.LocalDateSerializer\$LocalDateSerializerSnapshot:bad"
+	bad 2 'ckpt-inspect: sp/op: offset 201: LocalDate 2025-2-29' ckpt-inspect -a sp
+	hexfile bad '\x00\x00\x00\x00\x65\x53\xf1\x00\x3b\x9a\xca\x00'
+	op_sp "i:$SER.InstantSerializer\$InstantSerializerSnapshot:bad"
+	bad 2 'ckpt-inspect: sp/op: offset 202: instant nanoseconds 1000000000 (0 to 999999999)' ckpt-inspect -a sp
+	hexfile bad '\x00\x00\x00\x04'
+	op_sp "b:$SER.BigIntSerializer\$BigIntSerializerSnapshot:bad"
+	bad 2 'ckpt-inspect: sp/op: offset 192: BigInteger of no bytes' ckpt-inspect -a sp
+	hexfile bad '\x80\x00\x00\x00\x80\x00\x0c\x00\x00\x00\x00\x00\x00'
+	op_sp "ldt:$SER.LocalDateTimeSerializer\$LocalDateTimeSerializerSnapshot:bad"
+	bad 2 'ckpt-inspect: sp/op: offset 217: LocalDateTime: exactly one of LocalDate and LocalTime is null' ckpt-inspect -a sp
+}
