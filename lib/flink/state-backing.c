@@ -663,6 +663,8 @@ row_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t
 			return -1;
 		return ckpt_frows_close(&R->r);
 	}
+	if (typed && m && m->kindc == 'l' && !typed->heap && typed->ready == NULL) /* a row an element */
+		return ckpt_fstate_typed_list_rows(typed, &R->r, state, ckpt_fstate_meta_kind(m));
 	if (typed && ckpt_fstate_typed_json(typed, &t) < 0)
 		return -1;
 	rc = ckpt_frows_keyed(&R->r, state, m ? ckpt_fstate_meta_kind(m) : NULL, kg, t, k, kn, v, vn,

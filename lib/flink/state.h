@@ -153,6 +153,9 @@ int ckpt_fstate_typed_emit(struct ftyped *t, struct ckpt_fout *o);
 int ckpt_fstate_typed_json(struct ftyped *t, json_t **v);
 /* Check the typed form the sink did not ask for. */
 int ckpt_fstate_typed_check(struct ftyped *t);
+/* -R: a canonical list entry's rows, one an element, written into r as they are decoded (state and
+ * kind name them).  0, or -1 with the reader's error set (or r's writer failed). */
+int ckpt_fstate_typed_list_rows(struct ftyped *t, struct ckpt_frows *r, const char *state, const char *kind);
 
 /* ------------------------------------------------------------ state-keyed.c */
 
