@@ -41,11 +41,18 @@ struct differ {
 	unsigned char *id; /* the identity being looked up */
 	size_t idcap;
 	struct differ *next; /* in the pool of idle ones */
+	/* the differences counted since the state or key group last changed, not yet in states (a
+	 * window's millions of added or removed entries cost a count each, not a JSON update each) */
+	char pstate[256];
+	long pkg;
+	json_int_t pn[3]; /* added, removed, changed; all 0: nothing pending */
 };
 
-/* Count one difference of kind ("added", "removed", "changed") for state (and key group, or -1). */
+static const char *const kinds[3] = {"added", "removed", "changed"};
+
+/* Add n[kind] differences of each kind to state (and key group kg, or -1) in D->states. */
 static int
-diff_count(struct differ *D, const char *state, long kg, const char *kind)
+diff_add(struct differ *D, const char *state, long kg, const json_int_t n[3])
 {
 	json_t *st = json_object_get(D->states, state), *g;
 	char k[16];
@@ -53,7 +60,9 @@ diff_count(struct differ *D, const char *state, long kg, const char *kind)
 	if (st == NULL && json_object_set_new(D->states, state, st = json_pack("{s:i, s:i, s:i}", "added", 0,
 									    "removed", 0, "changed", 0)) < 0)
 		return ckpt_err_set(D->e, CKPT_ERR_NOMEM, "", "out of memory");
-	ckpt_fstate_add_int(st, kind, 1);
+	for (int i = 0; i < 3; i++)
+		if (n[i])
+			ckpt_fstate_add_int(st, kinds[i], n[i]);
 	if (kg < 0)
 		return 0;
 	if ((g = json_object_get(st, "key_groups")) == NULL)
@@ -61,7 +70,45 @@ diff_count(struct differ *D, const char *state, long kg, const char *kind)
 	snprintf(k, sizeof k, "%ld", kg);
 	if (json_object_get(g, k) == NULL)
 		json_object_set_new(g, k, json_pack("{s:i, s:i, s:i}", "added", 0, "removed", 0, "changed", 0));
-	ckpt_fstate_add_int(json_object_get(g, k), kind, 1);
+	for (int i = 0; i < 3; i++)
+		if (n[i])
+			ckpt_fstate_add_int(json_object_get(g, k), kinds[i], n[i]);
+	return 0;
+}
+
+/* What is pending into D->states. */
+static int
+diff_flush(struct differ *D)
+{
+	int rc = 0;
+
+	if (D->pn[0] || D->pn[1] || D->pn[2])
+		rc = diff_add(D, D->pstate, D->pkg, D->pn);
+	D->pn[0] = D->pn[1] = D->pn[2] = 0;
+	return rc;
+}
+
+/* Count one difference of kind ("added", "removed", "changed") for state (and key group, or -1):
+ * pending while the state and key group stay those of the last one, so that D->states gets them in
+ * the order they were met. */
+static int
+diff_count(struct differ *D, const char *state, long kg, const char *kind)
+{
+	int i = kind[0] == 'a' ? 0 : kind[0] == 'r' ? 1 : 2;
+
+	if (!(D->pn[0] || D->pn[1] || D->pn[2]) || kg != D->pkg || strcmp(state, D->pstate) != 0) {
+		if (diff_flush(D) < 0)
+			return -1;
+		if (strlen(state) >= sizeof D->pstate) { /* too long to keep: said now */
+			json_int_t n[3] = {0};
+
+			n[i] = 1;
+			return diff_add(D, state, kg, n);
+		}
+		strcpy(D->pstate, state);
+		D->pkg = kg;
+	}
+	D->pn[i]++;
 	return 0;
 }
 
@@ -189,6 +236,8 @@ diff_removed(struct differ *D)
 	for (size_t i = 0; i < D->cap; i++)
 		if (D->t[i].id && D->t[i].live && diff_count(D, (const char *)D->t[i].id, D->t[i].kg, "removed") < 0)
 			return -1;
+	if (diff_flush(D) < 0)
+		return -1;
 	return diff_clear(D);
 }
 
@@ -314,6 +363,7 @@ differ_give(struct drun *R, struct differ *D)
 	struct ckpt_err scratch = {0};
 
 	D->e = &scratch; /* the task's error stays the one it said */
+	D->pn[0] = D->pn[1] = D->pn[2] = 0;
 	json_object_clear(D->seen);
 	json_decref(D->states);
 	D->states = NULL;
