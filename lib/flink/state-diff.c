@@ -22,12 +22,12 @@
  */
 #define DIFF_WINDOW ((uint64_t)2 << 20)
 
-struct dentry {
+struct dentry { /* 32 bytes: a window's table stays in the caches of a processor shared by threads */
 	const unsigned char *id; /* state name, NUL, key: in the arena; NULL for a free slot */
-	size_t n;
 	uint64_t h, vh;
-	uint32_t kg;
-	int live;                /* not found in the second snapshot (yet) */
+	uint32_t n;              /* a key's length is an i32 (diff_kv refuses more) */
+	uint32_t kg : 31;
+	uint32_t live : 1;       /* not found in the second snapshot (yet) */
 };
 
 struct differ {
@@ -179,6 +179,8 @@ diff_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_
 	uint64_t h;
 
 	(void)typed;
+	if (n > UINT32_MAX)
+		return ckpt_err_set(D->e, CKPT_ERR_INPUT, "", "a key of state \"%s\" of %zu bytes", state, kn);
 	if (n > D->idcap) {
 		unsigned char *q = realloc(D->id, n);
 
@@ -190,6 +192,7 @@ diff_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_
 	memcpy(D->id, state, sn + 1);
 	memcpy(D->id + sn + 1, k, kn);
 	h = ckpt_xxh3(D->id, n);
+	/* at most half full: the table's order is the order removed entries are counted in */
 	if (D->pass == 0 && 2 * (D->n + 1) > D->cap && diff_grow(D) < 0)
 		return -1;
 	d = D->cap ? diff_slot(D, D->id, n, h) : NULL;
@@ -205,7 +208,7 @@ diff_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_
 		if (q == NULL)
 			return diff_nomem(D);
 		memcpy(q, D->id, n);
-		*d = (struct dentry){.id = q, .n = n, .h = h, .kg = kg};
+		*d = (struct dentry){.id = q, .n = (uint32_t)n, .h = h, .kg = kg};
 		D->n++;
 	}
 	d->vh = ckpt_xxh3(v, vn);
