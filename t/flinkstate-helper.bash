@@ -540,3 +540,26 @@ cl_dir() {
 	b_u8 0; b_i32 0; b_i32 0
 	b_write cl/_metadata
 }
+
+# split_dir DIR: DIR (kv_spread's) split in two subtasks: DIR/_metadata as meta_file writes it, but
+# of parallelism 2, subtask 0 holding key groups 0-63 of DIR/kv in DIR/kv0, subtask 1 key groups
+# 64-127 in DIR/kv1 (each file the header, then its key groups), each the operator state of DIR/op.
+split_dir() {
+	local s i hdr=${KV_OFF[0]} mid=${KV_OFF[64]}
+	head -c "$mid" "$1/kv" >"$1/kv0"
+	{ head -c "$hdr" "$1/kv"; tail -c +$((mid + 1)) "$1/kv"; } >"$1/kv1"
+	rm "$1/kv"
+	B=; b_i32 0x4960672d; b_i32 3; b_i64 9; b_i32 0; b_i32 1
+	b_i64 0x0102030405060708; b_i64 0x090a0b0c0d0e0f10; b_i32 2; b_i32 128
+	b_u8 0; b_i32 2
+	for s in 0 1; do
+		b_i32 "$s"
+		b_i32 1; b_u8 4; b_op_states; b_delegate rel op "$(wc -c <"$1/op")"
+		b_i32 0
+		b_u8 7; b_i32 $((s * 64)); b_i32 64
+		for ((i = s * 64; i < s * 64 + 64; i++)); do b_i64 $((KV_OFF[i] - s * (mid - hdr))); done
+		b_delegate rel "kv$s" "$(wc -c <"$1/kv$s")"
+		b_u8 0; b_i32 0; b_i32 0
+	done
+	b_write "$1/_metadata"
+}

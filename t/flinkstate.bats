@@ -420,6 +420,42 @@ ckpt-inspect: sp/op: offset 194: truncated string character' ]
 	output_is '{}'
 }
 
+@test "flinkstate: -d on one thread and on several: the same differences, the same first error" {
+	# two subtasks, each its own file of key groups, compared a window of key groups at a time on
+	# CKPT_THREADS threads: the windows finish in any order, the output is one thread's
+	kv_spread 1000000
+	split_dir sp
+	cp -r sp sp2
+	local mid=$((KV_OFF[64] - KV_OFF[0])) g
+	at() { echo $((KV_OFF[$1] - $1 / 64 * mid + $2)); } # byte $2 of key group $1 in its file
+	# the first keys of key groups 3 and 100 change value (16 bytes in), operator state "a" becomes "z"
+	B=; b_i64 -1
+	for g in 3 100; do printf '%b' "$B" | dd of=sp2/kv$((g / 64)) bs=1 seek="$(at $g 16)" conv=notrunc status=none; done
+	printf z | dd of=sp2/op bs=1 seek=$((OP_HDR + 1)) conv=notrunc status=none
+	CKPT_THREADS=1 run ckpt-inspect -d sp2 sp
+	status_is 1
+	local one=$output
+	run jq -c .state <<<"$one"
+	output_is '{"0102030405060708090a0b0c0d0e0f10":{"names":{"added":2,"removed":2,"changed":0},"count":{"added":0,"removed":0,"changed":2,"key_groups":{"3":{"added":0,"removed":0,"changed":1},"100":{"added":0,"removed":0,"changed":1}}}}}'
+	for n in 2 3 8 16; do
+		CKPT_THREADS=$n run ckpt-inspect -d sp2 sp
+		status_is 1
+		output_is "$one"
+	done
+	run ckpt-inspect -d sp sp2
+	status_is 1
+	run ckpt-inspect -d sp sp
+	status_is 0
+	# a key length beyond the file in key group 10 (the first window) and in 120 (the last): the
+	# error said is key group 10's, however many threads read
+	B=; b_i32 0x7fffff00
+	for g in 120 10; do printf '%b' "$B" | dd of=sp2/kv$((g / 64)) bs=1 seek="$(at $g 2)" conv=notrunc status=none; done
+	local want="ckpt-inspect: sp2/kv0: offset $(at 10 6): key of 2147483392 bytes, more than the $(($(wc -c <sp2/kv0) - $(at 10 6))) left"
+	for n in 1 2 8 16; do
+		CKPT_THREADS=$n bad 2 "$want" ckpt-inspect -d sp2 sp
+	done
+}
+
 @test "flinkstate: state files cut at every length: -a and -c name the file and the offset, never a crash" {
 	# operator state, canonical keyed state and its header, Snappy-compressed and heap keyed state;
 	# outside bats' per-command trap, which would make the loops slow

@@ -246,6 +246,7 @@ struct ckpt_jw {
 	size_t *count; /* items written in each open container: cap of them, grown as deep as the value */
 	size_t cap;
 	size_t len;
+	uint64_t flushed; /* bytes handed to f so far: flushed + len is where the writer is */
 	char buf[CKPT_JW_BUF];
 };
 /* A writer to f, pretty (indented) or compact; NULL with e set on no memory. */

@@ -16,6 +16,7 @@ ckpt_jw_flush(struct ckpt_jw *w)
 {
 	if (w->len && !w->failed && fwrite(w->buf, 1, w->len, w->f) != w->len)
 		w->failed = errno ? errno : EIO;
+	w->flushed += w->len;
 	w->len = 0;
 }
 

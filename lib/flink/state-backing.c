@@ -237,29 +237,27 @@ check_subtask(struct flink_backing *b, const struct ckpt_operator *op, const str
 }
 
 /*
- * Subtasks read on as many threads as there are processors (at most CHECK_THREADS), each taking
- * the next subtask.  The check before -a prints says the first failing subtask's error in the
- * document's order, as one thread would: a thread skips the subtasks after the first that failed,
- * and every one before it is read.  -c reads them all and says each one's error in that order.
+ * Tasks run on as many threads as there are processors (CKPT_THREADS in the environment: that many
+ * instead; at most RUN_THREADS), each thread taking the next task.  Stopping at the first failure,
+ * the error said is the first failing task's in their order, as one thread would say it: a thread
+ * skips the tasks after the first that failed, and every one before it is run.  Keeping each
+ * task's error, every task is run.
  */
-#define CHECK_THREADS 16
+#define RUN_THREADS 16
 
-struct check_run {
-	struct flink_backing *b;
-	const struct ckpt_operator **op;
-	const struct ckpt_subtask **st;
-	int (*fn)(struct flink_backing *b, const struct ckpt_operator *op, const struct ckpt_subtask *st,
-		  struct ckpt_err *e);
-	struct ckpt_err *each; /* NULL: stop at the first failure; else each subtask's error (kind 0: none) */
-	size_t n, next, failed; /* failed: the first subtask that failed (n: none) */
+struct run {
+	int (*fn)(void *arg, size_t t, struct ckpt_err *e);
+	void *arg;
+	struct ckpt_err *each; /* NULL: stop at the first failure; else each task's error (kind 0: none) */
+	size_t n, next, failed; /* failed: the first task that failed (n: none) */
 	struct ckpt_err err;
 	pthread_mutex_t mu;
 };
 
 static void *
-check_worker(void *arg)
+run_worker(void *arg)
 {
-	struct check_run *R = arg;
+	struct run *R = arg;
 
 	for (;;) {
 		struct ckpt_err e = {0};
@@ -272,7 +270,7 @@ check_worker(void *arg)
 		pthread_mutex_unlock(&R->mu);
 		if (t >= R->n)
 			return NULL;
-		if (skip || R->fn(R->b, R->op[t], R->st[t], &e) == 0)
+		if (skip || R->fn(R->arg, t, &e) == 0)
 			continue;
 		if (e.kind == CKPT_ERR_NONE) /* a failure must not pass for none */
 			e.kind = CKPT_ERR_INPUT;
@@ -287,6 +285,60 @@ check_worker(void *arg)
 	}
 }
 
+/* The threads to run n tasks on. */
+static size_t
+run_threads(size_t n)
+{
+	const char *env = getenv("CKPT_THREADS");
+	char *end = NULL;
+	long want = env && *env ? strtol(env, &end, 10) : 0;
+
+	if (end == NULL || *end != '\0' || want < 1)
+		want = sysconf(_SC_NPROCESSORS_ONLN);
+	if (want < 1)
+		want = 1;
+	if ((size_t)want > n)
+		want = (long)n;
+	return want < RUN_THREADS ? (size_t)want : RUN_THREADS;
+}
+
+int
+ckpt_fstate_run(size_t n, int (*fn)(void *arg, size_t t, struct ckpt_err *e), void *arg, struct ckpt_err *each,
+		struct ckpt_err *e)
+{
+	struct run R = {.fn = fn, .arg = arg, .each = each, .n = n, .failed = n, .mu = PTHREAD_MUTEX_INITIALIZER};
+	pthread_t th[RUN_THREADS];
+	size_t nth = 0, want = run_threads(n);
+
+	while (nth + 1 < want && pthread_create(&th[nth], NULL, run_worker, &R) == 0)
+		nth++;
+	run_worker(&R); /* this thread is one of them */
+	while (nth > 0)
+		pthread_join(th[--nth], NULL);
+	if (each == NULL && R.failed < n) {
+		*e = R.err;
+		return -1;
+	}
+	return 0;
+}
+
+/* The subtasks of a snapshot as tasks. */
+struct subtasks {
+	struct flink_backing *b;
+	const struct ckpt_operator **op;
+	const struct ckpt_subtask **st;
+	int (*fn)(struct flink_backing *b, const struct ckpt_operator *op, const struct ckpt_subtask *st,
+		  struct ckpt_err *e);
+};
+
+static int
+subtask_task(void *arg, size_t t, struct ckpt_err *e)
+{
+	struct subtasks *S = arg;
+
+	return S->fn(S->b, S->op[t], S->st[t], e);
+}
+
 /* The subtasks of s (those not loaded, with all 0) through fn on the threads; each, when not NULL,
  * gets their errors in the document's order (*n of them).  0, or -1 with e set: the first error
  * (each NULL), or no memory. */
@@ -296,48 +348,37 @@ run_subtasks(struct ckpt_snapshot *s, int all,
 		       struct ckpt_err *),
 	     struct ckpt_err **each, size_t *n, struct ckpt_err *e)
 {
-	struct check_run R = {.b = (struct flink_backing *)s->backing, .fn = fn, .mu = PTHREAD_MUTEX_INITIALIZER};
-	pthread_t th[CHECK_THREADS];
-	size_t total = 0, nth = 0, want;
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	struct subtasks S = {.b = (struct flink_backing *)s->backing, .fn = fn};
+	struct ckpt_err *errs = NULL;
+	size_t total = 0, k = 0;
 	int rc = -1;
 
-	if (ckpt_fselect_buffered(R.b->sel))
+	if (ckpt_fselect_buffered(S.b->sel))
 		return 0; /* the caller keeps what is printed until the read has ended: one pass */
 	for (size_t i = 0; i < s->nops; i++)
 		total += s->ops[i].nsubtasks;
-	if ((R.op = ckpt_calloc(total + 1, sizeof *R.op, e)) == NULL ||
-	    (R.st = ckpt_calloc(total + 1, sizeof *R.st, e)) == NULL ||
-	    (each && (R.each = ckpt_calloc(total + 1, sizeof *R.each, e)) == NULL))
+	if ((S.op = ckpt_calloc(total + 1, sizeof *S.op, e)) == NULL ||
+	    (S.st = ckpt_calloc(total + 1, sizeof *S.st, e)) == NULL ||
+	    (each && (errs = ckpt_calloc(total + 1, sizeof *errs, e)) == NULL))
 		goto out;
 	for (size_t i = 0; i < s->nops; i++)
 		for (size_t j = 0; j < s->ops[i].nsubtasks; j++)
 			if (all || !s->ops[i].subtasks[j].loaded) {
-				R.op[R.n] = &s->ops[i];
-				R.st[R.n++] = &s->ops[i].subtasks[j];
+				S.op[k] = &s->ops[i];
+				S.st[k++] = &s->ops[i].subtasks[j];
 			}
-	R.failed = R.n;
-	want = cpus > 1 ? (size_t)cpus : 1;
-	want = want < R.n ? want : R.n;
-	want = want < CHECK_THREADS ? want : CHECK_THREADS;
-	while (nth + 1 < want && pthread_create(&th[nth], NULL, check_worker, &R) == 0)
-		nth++;
-	check_worker(&R); /* this thread is one of them */
-	while (nth > 0)
-		pthread_join(th[--nth], NULL);
-	if (each) {
-		*each = R.each;
-		*n = R.n;
-		R.each = NULL;
-	} else if (R.failed < R.n) {
-		*e = R.err;
+	if (ckpt_fstate_run(k, subtask_task, &S, errs, e) < 0)
 		goto out;
+	if (each) {
+		*each = errs;
+		*n = k;
+		errs = NULL;
 	}
 	rc = 0;
 out:
-	free(R.op);
-	free(R.st);
-	free(R.each);
+	free(S.op);
+	free(S.st);
+	free(errs);
 	return rc;
 }
 
@@ -622,6 +663,8 @@ row_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t
 			return -1;
 		return ckpt_frows_close(&R->r);
 	}
+	if (typed && m && m->kindc == 'l' && !typed->heap && typed->ready == NULL) /* a row an element */
+		return ckpt_fstate_typed_list_rows(typed, &R->r, state, ckpt_fstate_meta_kind(m));
 	if (typed && ckpt_fstate_typed_json(typed, &t) < 0)
 		return -1;
 	rc = ckpt_frows_keyed(&R->r, state, m ? ckpt_fstate_meta_kind(m) : NULL, kg, t, k, kn, v, vn,

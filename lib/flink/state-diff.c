@@ -1,5 +1,6 @@
 /* state-diff.c: -d, the differences between the state of two Flink snapshots: operator state
- * compared whole, keyed state a window of key groups at a time. */
+ * compared whole, keyed state a window of key groups at a time, the windows on every processor. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,15 +16,18 @@
  * window of key groups at a time, so that what is held follows the largest window of the first
  * snapshot (about DIFF_WINDOW bytes of its files, or one key group bigger than that), never the
  * snapshot: its entries' identities (state and key, exact) in an arena, their values by XXH3.
+ * Each operator's operator state and each window is a task of its own (ckpt_fstate_run), its
+ * differences counted apart and added up in the tasks' order afterwards: the states are named in
+ * the order one thread meets them, and the error said is the first task's that failed.
  */
 #define DIFF_WINDOW ((uint64_t)2 << 20)
 
-struct dentry {
+struct dentry { /* 32 bytes: a window's table stays in the caches of a processor shared by threads */
 	const unsigned char *id; /* state name, NUL, key: in the arena; NULL for a free slot */
-	size_t n;
 	uint64_t h, vh;
-	uint32_t kg;
-	int live;                /* not found in the second snapshot (yet) */
+	uint32_t n;              /* a key's length is an i32 (diff_kv refuses more) */
+	uint32_t kg : 31;
+	uint32_t live : 1;       /* not found in the second snapshot (yet) */
 };
 
 struct differ {
@@ -36,11 +40,19 @@ struct differ {
 	struct ckpt_snap_arena *arena;
 	unsigned char *id; /* the identity being looked up */
 	size_t idcap;
+	struct differ *next; /* in the pool of idle ones */
+	/* the differences counted since the state or key group last changed, not yet in states (a
+	 * window's millions of added or removed entries cost a count each, not a JSON update each) */
+	char pstate[256];
+	long pkg;
+	json_int_t pn[3]; /* added, removed, changed; all 0: nothing pending */
 };
 
-/* Count one difference of kind ("added", "removed", "changed") for state (and key group, or -1). */
+static const char *const kinds[3] = {"added", "removed", "changed"};
+
+/* Add n[kind] differences of each kind to state (and key group kg, or -1) in D->states. */
 static int
-diff_count(struct differ *D, const char *state, long kg, const char *kind)
+diff_add(struct differ *D, const char *state, long kg, const json_int_t n[3])
 {
 	json_t *st = json_object_get(D->states, state), *g;
 	char k[16];
@@ -48,7 +60,9 @@ diff_count(struct differ *D, const char *state, long kg, const char *kind)
 	if (st == NULL && json_object_set_new(D->states, state, st = json_pack("{s:i, s:i, s:i}", "added", 0,
 									    "removed", 0, "changed", 0)) < 0)
 		return ckpt_err_set(D->e, CKPT_ERR_NOMEM, "", "out of memory");
-	ckpt_fstate_add_int(st, kind, 1);
+	for (int i = 0; i < 3; i++)
+		if (n[i])
+			ckpt_fstate_add_int(st, kinds[i], n[i]);
 	if (kg < 0)
 		return 0;
 	if ((g = json_object_get(st, "key_groups")) == NULL)
@@ -56,7 +70,45 @@ diff_count(struct differ *D, const char *state, long kg, const char *kind)
 	snprintf(k, sizeof k, "%ld", kg);
 	if (json_object_get(g, k) == NULL)
 		json_object_set_new(g, k, json_pack("{s:i, s:i, s:i}", "added", 0, "removed", 0, "changed", 0));
-	ckpt_fstate_add_int(json_object_get(g, k), kind, 1);
+	for (int i = 0; i < 3; i++)
+		if (n[i])
+			ckpt_fstate_add_int(json_object_get(g, k), kinds[i], n[i]);
+	return 0;
+}
+
+/* What is pending into D->states. */
+static int
+diff_flush(struct differ *D)
+{
+	int rc = 0;
+
+	if (D->pn[0] || D->pn[1] || D->pn[2])
+		rc = diff_add(D, D->pstate, D->pkg, D->pn);
+	D->pn[0] = D->pn[1] = D->pn[2] = 0;
+	return rc;
+}
+
+/* Count one difference of kind ("added", "removed", "changed") for state (and key group, or -1):
+ * pending while the state and key group stay those of the last one, so that D->states gets them in
+ * the order they were met. */
+static int
+diff_count(struct differ *D, const char *state, long kg, const char *kind)
+{
+	int i = kind[0] == 'a' ? 0 : kind[0] == 'r' ? 1 : 2;
+
+	if (!(D->pn[0] || D->pn[1] || D->pn[2]) || kg != D->pkg || strcmp(state, D->pstate) != 0) {
+		if (diff_flush(D) < 0)
+			return -1;
+		if (strlen(state) >= sizeof D->pstate) { /* too long to keep: said now */
+			json_int_t n[3] = {0};
+
+			n[i] = 1;
+			return diff_add(D, state, kg, n);
+		}
+		strcpy(D->pstate, state);
+		D->pkg = kg;
+	}
+	D->pn[i]++;
 	return 0;
 }
 
@@ -127,6 +179,8 @@ diff_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_
 	uint64_t h;
 
 	(void)typed;
+	if (n > UINT32_MAX)
+		return ckpt_err_set(D->e, CKPT_ERR_INPUT, "", "a key of state \"%s\" of %zu bytes", state, kn);
 	if (n > D->idcap) {
 		unsigned char *q = realloc(D->id, n);
 
@@ -138,6 +192,7 @@ diff_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_
 	memcpy(D->id, state, sn + 1);
 	memcpy(D->id + sn + 1, k, kn);
 	h = ckpt_xxh3(D->id, n);
+	/* at most half full: the table's order is the order removed entries are counted in */
 	if (D->pass == 0 && 2 * (D->n + 1) > D->cap && diff_grow(D) < 0)
 		return -1;
 	d = D->cap ? diff_slot(D, D->id, n, h) : NULL;
@@ -153,7 +208,7 @@ diff_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_
 		if (q == NULL)
 			return diff_nomem(D);
 		memcpy(q, D->id, n);
-		*d = (struct dentry){.id = q, .n = n, .h = h, .kg = kg};
+		*d = (struct dentry){.id = q, .n = (uint32_t)n, .h = h, .kg = kg};
 		D->n++;
 	}
 	d->vh = ckpt_xxh3(v, vn);
@@ -184,6 +239,8 @@ diff_removed(struct differ *D)
 	for (size_t i = 0; i < D->cap; i++)
 		if (D->t[i].id && D->t[i].live && diff_count(D, (const char *)D->t[i].id, D->t[i].kg, "removed") < 0)
 			return -1;
+	if (diff_flush(D) < 0)
+		return -1;
 	return diff_clear(D);
 }
 
@@ -249,21 +306,135 @@ kg_bytes(const struct ckpt_operator *op, uint64_t *by, uint32_t m, struct ckpt_e
 	return 0;
 }
 
-/* One operator's differences (oa or ob may be NULL) into D->states. */
-static int
-diff_operator(struct flink_backing *ba, const struct ckpt_operator *oa, struct flink_backing *bb,
-	      const struct ckpt_operator *ob, struct differ *D, struct ckpt_err *e)
+/* The operators compared (oa or ob may be NULL), each one's tasks: its operator state (hi 0), then
+ * its windows of key groups [lo, hi), each task's differences (res) kept until they are added up. */
+struct dpair {
+	const struct ckpt_operator *oa, *ob;
+};
+
+struct dtask {
+	size_t pair;
+	uint32_t lo, hi;
+};
+
+struct drun {
+	struct flink_backing *ba, *bb;
+	struct dpair *pairs;
+	size_t npairs, paircap;
+	struct dtask *t;
+	size_t n, cap;
+	json_t **res;
+	struct differ *idle; /* the pool: one differ a thread at most, each kept for the next task */
+	pthread_mutex_t mu;
+};
+
+static void
+differ_free(struct differ *D)
 {
-	struct fsink k = {.op = diff_op, .kv = diff_kv, .arg = D, .untyped = 1, .part = 1};
+	json_decref(D->seen);
+	json_decref(D->states);
+	ckpt_snap_arena_free(D->arena);
+	free(D->t);
+	free(D->id);
+	free(D);
+}
+
+/* An idle differ, or a new one.  NULL with e set when there is no memory. */
+static struct differ *
+differ_take(struct drun *R, struct ckpt_err *e)
+{
+	struct differ *D;
+
+	pthread_mutex_lock(&R->mu);
+	if ((D = R->idle) != NULL)
+		R->idle = D->next;
+	pthread_mutex_unlock(&R->mu);
+	if (D == NULL && (D = calloc(1, sizeof *D)) != NULL &&
+	    ((D->seen = json_object()) == NULL || (D->arena = ckpt_snap_arena_new()) == NULL)) {
+		differ_free(D);
+		D = NULL;
+	}
+	if (D == NULL)
+		ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+	return D;
+}
+
+/* D back to the pool, what it held of its task forgotten. */
+static void
+differ_give(struct drun *R, struct differ *D)
+{
+	struct ckpt_err scratch = {0};
+
+	D->e = &scratch; /* the task's error stays the one it said */
+	D->pn[0] = D->pn[1] = D->pn[2] = 0;
+	json_object_clear(D->seen);
+	json_decref(D->states);
+	D->states = NULL;
+	if (D->n && diff_clear(D) < 0) { /* no memory for a new arena: this one is not kept */
+		differ_free(D);
+		return;
+	}
+	pthread_mutex_lock(&R->mu);
+	D->next = R->idle;
+	R->idle = D;
+	pthread_mutex_unlock(&R->mu);
+}
+
+/* Task i: one operator's operator state, or one window of its keyed state: a, then b, then what
+ * is left of a.  Its differences into R->res[i]. */
+static int
+diff_task(void *arg, size_t i, struct ckpt_err *e)
+{
+	struct drun *R = arg;
+	const struct dtask *t = &R->t[i];
+	const struct dpair *p = &R->pairs[t->pair];
+	struct differ *D = differ_take(R, e);
+	struct fsink k = {.op = diff_op, .kv = diff_kv, .arg = D, .untyped = 1, .part = t->hi ? 2 : 1,
+			  .kg_lo = t->lo, .kg_hi = t->hi};
+	int rc = -1;
+
+	if (D == NULL)
+		return -1;
+	D->e = e;
+	if ((D->states = json_object()) == NULL) {
+		diff_nomem(D);
+		goto out;
+	}
+	D->pass = 0;
+	if (diff_side(R->ba, p->oa, &k, e) < 0)
+		goto out;
+	D->pass = 1;
+	if (diff_side(R->bb, p->ob, &k, e) < 0 || diff_removed(D) < 0)
+		goto out;
+	R->res[i] = D->states; /* each task its own slot: no lock */
+	D->states = NULL;
+	rc = 0;
+out:
+	differ_give(R, D);
+	return rc;
+}
+
+/* Add the task (or pair) p, of window [lo, hi) (hi 0: operator state), to R's tasks. */
+static int
+diff_add_task(struct drun *R, size_t p, uint32_t lo, uint32_t hi, struct ckpt_err *e)
+{
+	if (ckpt_grow(&R->t, &R->cap, R->n + 1, sizeof *R->t, 64, e) < 0)
+		return -1;
+	R->t[R->n++] = (struct dtask){.pair = p, .lo = lo, .hi = hi};
+	return 0;
+}
+
+/* Pair p's tasks: its operator state, then windows of key groups whose bytes in a add up to
+ * DIFF_WINDOW, at least one key group each. */
+static int
+diff_plan(struct drun *R, size_t p, struct ckpt_err *e)
+{
+	const struct ckpt_operator *oa = R->pairs[p].oa, *ob = R->pairs[p].ob;
 	uint32_t m = 1, lo = 0;
 	uint64_t *by;
 	int rc = -1;
 
-	D->pass = 0;
-	if (diff_side(ba, oa, &k, e) < 0)
-		return -1;
-	D->pass = 1;
-	if (diff_side(bb, ob, &k, e) < 0 || diff_removed(D) < 0)
+	if (diff_add_task(R, p, 0, 0, e) < 0)
 		return -1;
 	if (oa && oa->max_parallelism > m)
 		m = oa->max_parallelism;
@@ -273,20 +444,13 @@ diff_operator(struct flink_backing *ba, const struct ckpt_operator *oa, struct f
 		return -1;
 	if (kg_bytes(oa, by, m, e) < 0)
 		goto out;
-	k.part = 2;
-	while (lo < m) { /* the windows: key groups whose bytes in a add up to DIFF_WINDOW, at least one */
+	while (lo < m) {
 		uint64_t sum = by[lo];
 		uint32_t hi = lo + 1;
 
 		while (hi < m && sum + by[hi] <= DIFF_WINDOW)
 			sum += by[hi++];
-		k.kg_lo = lo;
-		k.kg_hi = hi;
-		D->pass = 0;
-		if (diff_side(ba, oa, &k, e) < 0)
-			goto out;
-		D->pass = 1;
-		if (diff_side(bb, ob, &k, e) < 0 || diff_removed(D) < 0)
+		if (diff_add_task(R, p, lo, hi, e) < 0)
 			goto out;
 		lo = hi;
 	}
@@ -294,6 +458,39 @@ diff_operator(struct flink_backing *ba, const struct ckpt_operator *oa, struct f
 out:
 	free(by);
 	return rc;
+}
+
+/* The counts of from (a task's differences) added to into (its operator's so far): a state not
+ * in into yet goes at its end, as one thread would have met it. */
+static int
+diff_merge(json_t *into, json_t *from)
+{
+	const char *name, *kg;
+	json_t *st, *g, *v;
+
+	json_object_foreach(from, name, st) {
+		json_t *to = json_object_get(into, name), *tg;
+
+		if (to == NULL) {
+			if (json_object_set(into, name, st) < 0)
+				return -1;
+			continue;
+		}
+		ckpt_fstate_add_int(to, "added", json_integer_value(json_object_get(st, "added")));
+		ckpt_fstate_add_int(to, "removed", json_integer_value(json_object_get(st, "removed")));
+		ckpt_fstate_add_int(to, "changed", json_integer_value(json_object_get(st, "changed")));
+		if ((g = json_object_get(st, "key_groups")) == NULL)
+			continue;
+		if ((tg = json_object_get(to, "key_groups")) == NULL) {
+			if (json_object_set(to, "key_groups", g) < 0)
+				return -1;
+			continue;
+		}
+		json_object_foreach(g, kg, v) /* windows hold disjoint key groups */
+			if (json_object_set(tg, kg, v) < 0)
+				return -1;
+	}
+	return 0;
 }
 
 static const struct ckpt_operator *
@@ -351,16 +548,10 @@ diff_sort(json_t *states)
 	return 0;
 }
 
-json_t *
-ckpt_flink_state_diff(struct ckpt_snapshot *a, struct ckpt_snapshot *b, int *differ, struct ckpt_err *e)
+/* The operators of a, each with b's of its id, then those of b alone, into R->pairs. */
+static int
+diff_pairs(struct drun *R, const struct ckpt_snapshot *a, const struct ckpt_snapshot *b, struct ckpt_err *e)
 {
-	struct flink_backing *ba = ckpt_fstate_backing(a, e), *bb = ba ? ckpt_fstate_backing(b, e) : NULL;
-	json_t *out = NULL;
-	struct differ D = {.e = e};
-
-	if (bb == NULL || (out = json_object()) == NULL || (D.seen = json_object()) == NULL ||
-	    (D.arena = ckpt_snap_arena_new()) == NULL)
-		goto fail;
 	for (size_t pass = 0; pass < 2; pass++)
 		for (size_t i = 0; i < (pass ? b->nops : a->nops); i++) {
 			const struct ckpt_operator *oa = pass ? op_by_id(a, b->ops[i].id) : &a->ops[i];
@@ -368,27 +559,70 @@ ckpt_flink_state_diff(struct ckpt_snapshot *a, struct ckpt_snapshot *b, int *dif
 
 			if (pass && oa) /* done in the first pass */
 				continue;
-			if ((D.states = json_object()) == NULL || diff_operator(ba, oa, bb, ob, &D, e) < 0)
-				goto fail;
-			if (json_object_size(D.states)) {
-				*differ = 1;
-				if (diff_sort(D.states) < 0)
-					goto fail;
-				json_object_set_new(out, pass ? ob->id : oa->id, D.states);
-			} else {
-				json_decref(D.states);
-			}
-			D.states = NULL;
+			if (ckpt_grow(&R->pairs, &R->paircap, R->npairs + 1, sizeof *R->pairs, 16, e) < 0)
+				return -1;
+			R->pairs[R->npairs] = (struct dpair){oa, ob};
+			if (diff_plan(R, R->npairs++, e) < 0)
+				return -1;
 		}
-	goto out;
-fail:
-	json_decref(out);
-	out = NULL;
+	return 0;
+}
+
+/* Each pair's tasks' differences added up, in order, into out by operator id. */
+static int
+diff_collect(struct drun *R, json_t *out, int *differ, struct ckpt_err *e)
+{
+	for (size_t p = 0, i = 0; p < R->npairs; p++) {
+		json_t *states = json_object();
+
+		if (states == NULL)
+			return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		for (; i < R->n && R->t[i].pair == p; i++)
+			if (diff_merge(states, R->res[i]) < 0) {
+				json_decref(states);
+				return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+			}
+		if (json_object_size(states) == 0) {
+			json_decref(states);
+			continue;
+		}
+		*differ = 1;
+		if (diff_sort(states) < 0 ||
+		    json_object_set_new(out, R->pairs[p].oa ? R->pairs[p].oa->id : R->pairs[p].ob->id, states) < 0)
+			return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+	}
+	return 0;
+}
+
+json_t *
+ckpt_flink_state_diff(struct ckpt_snapshot *a, struct ckpt_snapshot *b, int *differ, struct ckpt_err *e)
+{
+	struct flink_backing *ba = ckpt_fstate_backing(a, e), *bb = ba ? ckpt_fstate_backing(b, e) : NULL;
+	struct drun R = {.ba = ba, .bb = bb, .mu = PTHREAD_MUTEX_INITIALIZER};
+	json_t *out = NULL;
+
+	if (bb == NULL || diff_pairs(&R, a, b, e) < 0 || (R.res = ckpt_calloc(R.n + 1, sizeof *R.res, e)) == NULL ||
+	    ckpt_fstate_run(R.n, diff_task, &R, NULL, e) < 0)
+		goto out;
+	if ((out = json_object()) == NULL) {
+		ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		goto out;
+	}
+	if (diff_collect(&R, out, differ, e) < 0) {
+		json_decref(out);
+		out = NULL;
+	}
 out:
-	json_decref(D.seen);
-	json_decref(D.states);
-	ckpt_snap_arena_free(D.arena);
-	free(D.t);
-	free(D.id);
+	for (size_t i = 0; R.res && i < R.n; i++)
+		json_decref(R.res[i]);
+	while (R.idle) {
+		struct differ *D = R.idle;
+
+		R.idle = D->next;
+		differ_free(D);
+	}
+	free(R.res);
+	free(R.t);
+	free(R.pairs);
 	return out;
 }

@@ -54,64 +54,87 @@ length_suffix(struct ckpt_fsrc *s, uint64_t from, const char *what, const char *
 	return 0;
 }
 
+/* The key bytes of canonical entry t read through s (the caller releases it): key-group prefix, key and
+ * namespace (and a map entry's user key) into o as members, to their end, the key's key group
+ * checked; *vs the serializer of the value that follows (a map's: its values'). */
+static int
+key_out(const struct ftyped *t, struct ckpt_fsrc *s, struct ckpt_fout *o, const struct ckpt_fser **vs)
+{
+	struct fctx *c = t->c;
+	const struct fmeta *m = t->m;
+	uint64_t from;
+	int32_t hash, hh;
+	int hashed = 0, hd;
+
+	*vs = m->value;
+	ckpt_fsrc_mem(s, t->k, t->kn, c->where, c->e);
+	s->base = t->at + 4; /* at is the entry's: the key's i32 length, the key, the value's, the value */
+	if (ckpt_fsrc_read(s, NULL, c->prefix, "key-group prefix") < 0)
+		return -1;
+	ckpt_fout_key_lit(o, "key");
+	from = ckpt_fsrc_tell(s);
+	s->tail = m->ns->kind == FSER_VOIDNS; /* its one byte follows a Kryo key */
+	if (ckpt_fser_emit(t->h->key, s, o, &hash, &hashed) < 0 ||
+	    (m->ambiguous && length_suffix(s, from, "key", m->name) < 0))
+		return -1;
+	ckpt_fout_key_lit(o, "namespace");
+	from = ckpt_fsrc_tell(s);
+	if (ckpt_fser_emit(m->ns, s, o, &hh, &hd) < 0 ||
+	    (m->ambiguous && length_suffix(s, from, "namespace", m->name) < 0))
+		return -1;
+	if (m->kindc == 'm' && !t->heap) {
+		ckpt_fout_key_lit(o, "user_key");
+		if (ckpt_fser_emit((*vs)->kids[0], s, o, &hh, &hd) < 0)
+			return -1;
+		*vs = (*vs)->kids[1];
+	}
+	if (!ckpt_fsrc_drained(s))
+		return ckpt_fsrc_fail(s, "key of state \"%s\" does not end where its serializers end", m->name);
+	if (hashed && ckpt_flink_key_group(hash, c->op->max_parallelism) != t->kg)
+		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "offset %llu: a key of state \"%s\" in key group %u "
+				    "hashes to key group %u", (unsigned long long)t->at, m->name, t->kg,
+				    ckpt_flink_key_group(hash, c->op->max_parallelism));
+	return 0;
+}
+
+/* The next element of a canonical list's value s (ListDelimitedSerializer: elements joined by ','),
+ * element i, into o. */
+static int
+list_elem(struct ckpt_fsrc *s, size_t i, const struct ckpt_fser *vs, struct ckpt_fout *o)
+{
+	int32_t hh;
+	int hd;
+	uint8_t comma;
+
+	if (i > 0 && (ckpt_fsrc_u8(s, &comma, "list delimiter") < 0 ||
+		      (comma != ',' && ckpt_fsrc_fail(s, "list delimiter %u", comma))))
+		return -1;
+	return ckpt_fser_emit(vs->kids[0], s, o, &hh, &hd);
+}
+
 /* The typed form of one canonical entry: key ‖ namespace (‖ user key) and the value, into o. */
 static int
 typed_out(const struct ftyped *t, struct ckpt_fout *o)
 {
 	struct fctx *c = t->c;
-	const struct fheader *h = t->h;
 	const struct fmeta *m = t->m;
-	const unsigned char *k = t->k, *v = t->v;
-	size_t kn = t->kn, vn = t->vn;
-	uint64_t at = t->at;
-	uint32_t kg = t->kg;
-	uint64_t from;
 	struct ckpt_fsrc s;
-	const struct ckpt_fser *vs = m->value;
-	int32_t hash, hh;
-	int hashed = 0, hd, r = -1, map = m->kindc == 'm' && !t->heap; /* ckpt_fstate_typable() set kindc */
+	const struct ckpt_fser *vs;
+	int32_t hh;
+	int hd, r = -1, map = m->kindc == 'm' && !t->heap; /* ckpt_fstate_typable() set kindc */
 
 	if (m->kindc == 't') {
-		if (vn != 0)
+		if (t->vn != 0)
 			return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "offset %llu: a timer with a value",
-					    (unsigned long long)at);
-		return decode_out(c, m->value, k + c->prefix, kn - c->prefix, at, "timer", o);
+					    (unsigned long long)t->at);
+		return decode_out(c, m->value, t->k + c->prefix, t->kn - c->prefix, t->at, "timer", o);
 	}
 	if (ckpt_fout_open(o, '{') < 0)
 		return ckpt_fstate_nomem(c);
-	ckpt_fsrc_mem(&s, k, kn, c->where, c->e);
-	s.base = at + 4; /* at is the entry's: the key's i32 length, the key, the value's, the value */
-	if (ckpt_fsrc_read(&s, NULL, c->prefix, "key-group prefix") < 0)
+	if (key_out(t, &s, o, &vs) < 0)
 		goto out;
-	ckpt_fout_key_lit(o, "key");
-	from = ckpt_fsrc_tell(&s);
-	s.tail = m->ns->kind == FSER_VOIDNS; /* its one byte follows a Kryo key */
-	if (ckpt_fser_emit(h->key, &s, o, &hash, &hashed) < 0 ||
-	    (m->ambiguous && length_suffix(&s, from, "key", m->name) < 0))
-		goto out;
-	ckpt_fout_key_lit(o, "namespace");
-	from = ckpt_fsrc_tell(&s);
-	if (ckpt_fser_emit(m->ns, &s, o, &hh, &hd) < 0 ||
-	    (m->ambiguous && length_suffix(&s, from, "namespace", m->name) < 0))
-		goto out;
-	if (map) {
-		ckpt_fout_key_lit(o, "user_key");
-		if (ckpt_fser_emit(vs->kids[0], &s, o, &hh, &hd) < 0)
-			goto out;
-		vs = vs->kids[1];
-	}
-	if (!ckpt_fsrc_drained(&s)) {
-		ckpt_fsrc_fail(&s, "key of state \"%s\" does not end where its serializers end", m->name);
-		goto out;
-	}
-	if (hashed && ckpt_flink_key_group(hash, c->op->max_parallelism) != kg) {
-		ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "offset %llu: a key of state \"%s\" in key group %u hashes "
-			     "to key group %u", (unsigned long long)at, m->name, kg,
-			     ckpt_flink_key_group(hash, c->op->max_parallelism));
-		goto out;
-	}
-	ckpt_fsrc_mem_again(&s, v, vn);
-	s.base = at + 8 + kn;
+	ckpt_fsrc_mem_again(&s, t->v, t->vn);
+	s.base = t->at + 8 + t->kn;
 	s.tail = 0;
 	ckpt_fout_key_lit(o, "value");
 	if (map) {
@@ -122,20 +145,13 @@ typed_out(const struct ftyped *t, struct ckpt_fout *o)
 		if (isnull ? ckpt_fout_null(o) < 0 && ckpt_fstate_nomem(c) : ckpt_fser_emit(vs, &s, o, &hh, &hd) < 0)
 			goto out;
 	} else if (m->kindc == 'l' && !t->heap) {
-		/* ListDelimitedSerializer: elements joined by ',' */
 		if (ckpt_fout_open(o, '[') < 0) {
 			ckpt_fstate_nomem(c);
 			goto out;
 		}
-		for (size_t i = 0; !ckpt_fsrc_drained(&s); i++) {
-			uint8_t comma;
-
-			if (i > 0 && (ckpt_fsrc_u8(&s, &comma, "list delimiter") < 0 ||
-				      (comma != ',' && ckpt_fsrc_fail(&s, "list delimiter %u", comma))))
+		for (size_t i = 0; !ckpt_fsrc_drained(&s); i++)
+			if (list_elem(&s, i, vs, o) < 0)
 				goto out;
-			if (ckpt_fser_emit(vs->kids[0], &s, o, &hh, &hd) < 0)
-				goto out;
-		}
 		ckpt_fout_close(o);
 	} else if (ckpt_fser_emit(vs, &s, o, &hh, &hd) < 0) {
 		goto out;
@@ -149,6 +165,90 @@ typed_out(const struct ftyped *t, struct ckpt_fout *o)
 out:
 	ckpt_fsrc_release(&s);
 	return r;
+}
+
+/* A row's key and namespace members as the first row wrote them, to copy into the next rows. */
+struct khead {
+	char b[512];
+	size_t n, items; /* bytes; members they add to the row */
+};
+
+/* Key and namespace of t into o's row: copied from h when it holds them, else decoded (and kept in
+ * h when the writer still holds all they wrote and they fit). */
+static int
+key_row(const struct ftyped *t, struct ckpt_fout *o, struct khead *h, const struct ckpt_fser **vs)
+{
+	struct ckpt_jw *w = o->w;
+	struct ckpt_fsrc k;
+	uint64_t flushed = w->flushed;
+	size_t start = w->len, items = w->depth > 0 && (size_t)w->depth <= w->cap ? w->count[w->depth - 1] : 0;
+	int rc;
+
+	if (h->n > 0) {
+		memcpy(ckpt_jw_room(w, h->n), h->b, h->n);
+		w->len += h->n;
+		w->count[w->depth - 1] += h->items;
+		return 0;
+	}
+	rc = key_out(t, &k, o, vs);
+	ckpt_fsrc_release(&k);
+	if (rc == 0 && w->flushed == flushed && w->len - start <= sizeof h->b && w->depth > 0 &&
+	    (size_t)w->depth <= w->cap && !w->failed) {
+		h->n = w->len - start;
+		h->items = w->count[w->depth - 1] - items;
+		memcpy(h->b, w->buf + start, h->n);
+	}
+	return rc;
+}
+
+/*
+ * -R: a canonical list entry as rows, one per element, written as decoded (no jansson value): each
+ * row opened by r, then its key and namespace (decoded for the first row, copied into the next
+ * ones), index and value.  An empty list has no row; its key is checked all the same.
+ */
+int
+ckpt_fstate_typed_list_rows(struct ftyped *t, struct ckpt_frows *r, const char *state, const char *kind)
+{
+	struct fctx *c = t->c;
+	struct ckpt_fsrc k, v;
+	struct ckpt_fout o; /* the stacks are written before they are read: not cleared */
+	const struct ckpt_fser *vs = t->m->value;
+	struct khead h;
+	int rc = -1;
+
+	t->done = 1;
+	ckpt_fsrc_mem(&v, t->v, t->vn, c->where, c->e);
+	v.base = t->at + 8 + t->kn;
+	if (ckpt_fsrc_drained(&v)) {
+		o.mode = FOUT_NONE;
+		o.depth = 0;
+		rc = key_out(t, &k, &o, &vs);
+		ckpt_fsrc_release(&k);
+		goto out;
+	}
+	h.n = 0;
+	for (size_t i = 0; !ckpt_fsrc_drained(&v); i++) {
+		o.mode = FOUT_WRITE;
+		o.w = r->w;
+		o.flat = 1;
+		o.depth = 0;
+		ckpt_frows_open(r, state, kind, t->kg);
+		ckpt_fout_open(&o, '{'); /* flat: the row's object */
+		if (key_row(t, &o, &h, &vs) < 0)
+			goto out;
+		ckpt_fout_key_lit(&o, "index");
+		ckpt_fout_int(&o, (long long)i);
+		ckpt_fout_key_lit(&o, "value");
+		if (list_elem(&v, i, vs, &o) < 0)
+			goto out;
+		ckpt_fout_close(&o);
+		if (ckpt_frows_close(r) < 0)
+			goto out;
+	}
+	rc = 0;
+out:
+	ckpt_fsrc_release(&v);
+	return rc;
 }
 
 /* What a sink calls to have the typed form: into o (FOUT_JSON's root, the document, or nowhere). */

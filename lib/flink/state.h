@@ -153,6 +153,9 @@ int ckpt_fstate_typed_emit(struct ftyped *t, struct ckpt_fout *o);
 int ckpt_fstate_typed_json(struct ftyped *t, json_t **v);
 /* Check the typed form the sink did not ask for. */
 int ckpt_fstate_typed_check(struct ftyped *t);
+/* -R: a canonical list entry's rows, one an element, written into r as they are decoded (state and
+ * kind name them).  0, or -1 with the reader's error set (or r's writer failed). */
+int ckpt_fstate_typed_list_rows(struct ftyped *t, struct ckpt_frows *r, const char *state, const char *kind);
 
 /* ------------------------------------------------------------ state-keyed.c */
 
@@ -175,6 +178,13 @@ int ckpt_fstate_dry_kv(void *arg, const char *state, uint32_t kg, const unsigned
 
 /* s's backing when s is a Flink snapshot, else NULL with e set. */
 struct flink_backing *ckpt_fstate_backing(struct ckpt_snapshot *s, struct ckpt_err *e);
+/* Tasks [0, n) through fn(arg, t, e) on as many threads as there are processors (CKPT_THREADS in
+ * the environment: that many), each thread taking the next task; fn runs on several threads at
+ * once.  each NULL: stop at the first failure, and -1 with e set to the error of the first task
+ * that failed in their order (as one thread running them in order would say it); else every task
+ * runs and each[t] gets its error (kind 0: none), and 0. */
+int ckpt_fstate_run(size_t n, int (*fn)(void *arg, size_t t, struct ckpt_err *e), void *arg, struct ckpt_err *each,
+		    struct ckpt_err *e);
 /* -c: every subtask of s read through on all processors; *each (the caller frees it) the error of
  * each in the document's order, kind 0 where none, *n of them.  0, or -1 with e set (no memory). */
 int ckpt_fstate_verify_all(struct ckpt_snapshot *s, struct ckpt_err **each, size_t *n, struct ckpt_err *e);

@@ -1,11 +1,11 @@
 #!/bin/sh
 # Throughput of `ckpt-inspect -a > /dev/null` (typed entries), `-R` (rows) and `--raw -a` (the
-# raw document, every entry's bytes in base64 beside its typed form), and the time and bytes read
-# of `-k KEY`, on a canonical savepoint of about 1 GiB written by real Flink, next to the State
-# Processor API reading the same savepoint (the whole `java` process, JVM start included, and the
-# read alone as timed inside the JVM), next to `cat` of its files (the limit) and to coreutils'
-# `base64` of them (what the raw bytes of --raw cost alone), all measured in this run; and the
-# peak memory (RSS) of each.
+# raw document, every entry's bytes in base64 beside its typed form), the time and bytes read
+# of `-k KEY`, and `-d` on one thread and on all, on a canonical savepoint of about 1 GiB written
+# by real Flink, next to the State Processor API reading the same savepoint (the whole `java`
+# process, JVM start included, and the read alone as timed inside the JVM), next to `cat` of its
+# files (the limit) and to coreutils' `base64` of them (what the raw bytes of --raw cost alone),
+# all measured in this run; and the peak memory (RSS) of each.
 #
 # The savepoint: t/flink's BenchState (run only here, never by make flink-fixtures) writes it with
 # the State Processor API's SavepointWriter, Flink 2.3.0, in the canonical format: two keyed
@@ -59,6 +59,21 @@ set -- $(best "$BIN/ckpt-inspect" --raw -a "$SP"); RAW_E=$1
 show "ckpt-inspect --raw -a:" "$1" "$2" "$3"
 set -- $(best sh -c 'cat "$1"/* ' sh "$SP"); CAT_E=$1
 show "cat of the files:" "$1" "$2" "$3"
+# -d: the savepoint against itself (every entry read on both sides, none differs) and against a copy
+# edited by ckpt-merge (by-long's uid changed, its files hard-linked: that operator's entries all
+# removed, another's all added), on one thread (CKPT_THREADS=1) and on every processor (issue 25
+# item 5), next to cat of the files of both sides.  -d exits 1 when they differ.
+"$BIN/ckpt-merge" --uid by-long=by-long-2 --link -o "$W/edited/" "$SP"
+set -- $(best sh -c 'cat "$1"/* "$1"/*' sh "$SP"); CAT2_E=$1
+show "cat of the files, twice:" "$1" "$2" "$3"
+for other in "$SP" "$W/edited"; do
+	for th in 1 ""; do
+		set -- $(best env CKPT_THREADS="$th" sh -c '"$0" -d "$1" "$2"; [ $? -le 1 ]' "$BIN/ckpt-inspect" "$other" "$SP")
+		l="ckpt-inspect -d $([ "$other" = "$SP" ] && echo itself || echo edited) (${th:-$(nproc)} threads):"
+		show "$l" "$1" "$2" "$3"
+		echo "$1 $CAT2_E" | awk -v l="$l" '{printf "  %s %.1fx the time of cat of both sides\n", l, $1 / ($2 > 0 ? $2 : 0.01)}'
+	done
+done
 # -k: one key of each operator (named with -u: the other is keyed by another type), its key
 # group's bytes alone, as -v counts them (targets, issue 25: under 1 % of the bytes, under 50 ms)
 for uk in 'by-string "key-000000000007"' 'by-long 0'; do
