@@ -456,6 +456,33 @@ ckpt-inspect: sp/op: offset 194: truncated string character' ]
 	done
 }
 
+@test "flinkstate: the summary on one thread and on several: the same counts, the same first error" {
+	# two subtasks, each its own file of key groups, read on CKPT_THREADS threads and counted in
+	# the document's order
+	kv_spread 100000
+	split_dir sp
+	CKPT_THREADS=1 run ckpt-inspect sp
+	status_is 0
+	local one=$output
+	run sh -c 'jq -c ".operators[0].flink_state.states[] | [.name, .entries, (.key_groups // {} | length)]" <<EOF
+$1
+EOF' sh "$one"
+	output_is '["names",4,0]
+["count",100000,128]'
+	for n in 2 3 8; do
+		CKPT_THREADS=$n run ckpt-inspect sp
+		status_is 0
+		output_is "$one"
+	done
+	# both subtasks' files cut: the first's error, however many threads read
+	local size
+	size=$(wc -c <sp/kv0)
+	truncate -s 100 sp/kv0 sp/kv1
+	for n in 1 2 8; do
+		CKPT_THREADS=$n bad 2 "ckpt-inspect: sp/kv0: short: 100 bytes, the _metadata records $size" ckpt-inspect sp
+	done
+}
+
 @test "flinkstate: state files cut at every length: -a and -c name the file and the offset, never a crash" {
 	# operator state, canonical keyed state and its header, Snappy-compressed and heap keyed state;
 	# outside bats' per-command trap, which would make the loops slow

@@ -17,12 +17,6 @@ struct counter {
 	json_t *cuts;     /* heap key groups read in part: key group -> {"seen": {state: true}, "why"} */
 	json_t *keyed;    /* keyed states passed over with no entries: state -> true */
 	struct ckpt_err *e;
-	/* count_kv's entries not yet added: to state object o and its key group's object x, the last
-	 * entry's (state name, key group); added when another comes or anything else is counted */
-	json_t *o, *x;
-	char name[128];
-	uint32_t kg;
-	json_int_t entries, bytes;
 };
 
 /* The state object of name in the current operator, added when new. */
@@ -48,178 +42,6 @@ ckpt_fstate_add_int(json_t *o, const char *k, json_int_t v)
 
 	if (x == NULL || json_is_integer(x))
 		json_object_set_new(o, k, v < 0 ? json_null() : json_integer(json_integer_value(x) + v));
-}
-
-/* What count_kv holds back, added. */
-static void
-count_flush(struct counter *C)
-{
-	if (C->o == NULL)
-		return;
-	ckpt_fstate_add_int(C->o, "entries", C->entries);
-	ckpt_fstate_add_int(C->o, "bytes", C->bytes);
-	ckpt_fstate_add_int(C->x, "entries", C->entries);
-	ckpt_fstate_add_int(C->x, "bytes", C->bytes);
-	C->o = C->x = NULL;
-	C->entries = C->bytes = 0;
-}
-
-static int
-count_header(void *arg, const char *scope, const struct fheader *h)
-{
-	struct counter *C = arg;
-
-	count_flush(C);
-
-	if (h->key && !json_object_get(C->op, "key_serializer"))
-		json_object_set_new(C->op, "key_serializer", ckpt_fser_json(h->key));
-	if (h->compressed)
-		json_object_set_new(C->op, "compressed", json_true());
-	if (h->stopped) {
-		json_t *a = json_object_get(C->op, "not_read");
-		int seen = 0;
-
-		if (a == NULL)
-			json_object_set_new(C->op, "not_read", a = json_array());
-		for (size_t i = 0; i < json_array_size(a); i++)
-			seen |= strcmp(json_string_value(json_array_get(a, i)), h->stop) == 0;
-		if (!seen)
-			json_array_append_new(a, json_string(h->stop));
-	}
-	for (size_t i = 0; i < h->n; i++) {
-		json_t *o = count_state(C, h->m[i].name);
-
-		if (o == NULL)
-			return ckpt_err_set(C->e, CKPT_ERR_NOMEM, "", "out of memory");
-		if (json_object_get(o, "scope") == NULL) {
-			json_object_set_new(o, "scope", json_string(strcmp(scope, "keyed") == 0 ? "keyed" : "operator"));
-			json_object_set_new(o, "kind", json_string(ckpt_fstate_meta_kind(&h->m[i])));
-			json_object_set(o, "serializers", h->m[i].serializers);
-		}
-	}
-	return 0;
-}
-
-static int
-count_op(void *arg, const char *state, size_t idx, const unsigned char *p, size_t n, json_t *typed)
-{
-	struct counter *C = arg;
-	json_t *o;
-
-	(void)idx;
-	(void)p;
-	json_decref(typed);
-	count_flush(C);
-	if ((o = count_state(C, state)) == NULL)
-		return ckpt_err_set(C->e, CKPT_ERR_NOMEM, "", "out of memory");
-	ckpt_fstate_add_int(o, "entries", 1);
-	ckpt_fstate_add_int(o, "bytes", (json_int_t)n);
-	return 0;
-}
-
-/* Millions of entries come a state and key group at a time: each is added to the counts held back
- * for the last one's, and those are put into the JSON objects only when that changes. */
-static int
-count_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v,
-	 size_t vn, struct ftyped *typed)
-{
-	struct counter *C = arg;
-	json_t *o, *g, *x;
-	char key[16];
-
-	(void)k;
-	(void)v;
-	(void)typed; /* checked by the reader */
-	if (C->o && kg == C->kg && strcmp(state, C->name) == 0) {
-		C->entries++;
-		C->bytes += (json_int_t)(kn + vn);
-		return 0;
-	}
-	count_flush(C);
-	if ((o = count_state(C, state)) == NULL)
-		return ckpt_err_set(C->e, CKPT_ERR_NOMEM, "", "out of memory");
-	if ((g = json_object_get(o, "key_groups")) == NULL)
-		json_object_set_new(o, "key_groups", g = json_object());
-	snprintf(key, sizeof key, "%u", kg);
-	if ((x = json_object_get(g, key)) == NULL)
-		json_object_set_new(g, key, x = json_pack("{s:I, s:I}", "entries", (json_int_t)0, "bytes", (json_int_t)0));
-	if (x == NULL)
-		return ckpt_err_set(C->e, CKPT_ERR_NOMEM, "", "out of memory");
-	if (strlen(state) >= sizeof C->name) { /* too long to hold back: added at once */
-		ckpt_fstate_add_int(o, "entries", 1);
-		ckpt_fstate_add_int(o, "bytes", (json_int_t)(kn + vn));
-		ckpt_fstate_add_int(x, "entries", 1);
-		ckpt_fstate_add_int(x, "bytes", (json_int_t)(kn + vn));
-		return 0;
-	}
-	C->o = o;
-	C->x = x;
-	C->kg = kg;
-	strcpy(C->name, state);
-	C->entries = 1;
-	C->bytes = (json_int_t)(kn + vn);
-	return 0;
-}
-
-static int
-count_skip(void *arg, const char *state, long kg, long n, const char *why)
-{
-	struct counter *C = arg;
-	json_t *o, *g, *x;
-	char key[16];
-
-	count_flush(C);
-	if (state == NULL) {
-		if (json_object_get(C->op, "unlisted_states") == NULL &&
-		    ckpt_json_set_new(C->op, "unlisted_states", json_string(why)) < 0)
-			return ckpt_err_set(C->e, CKPT_ERR_NOMEM, "", "out of memory");
-		return 0;
-	}
-	if ((o = count_state(C, state)) == NULL)
-		return ckpt_err_set(C->e, CKPT_ERR_NOMEM, "", "out of memory");
-	if (n == 0) /* nothing passed over: counted whole */
-		return kg < 0 || json_object_set_new(C->keyed, state, json_true()) == 0 ? 0 :
-			ckpt_err_set(C->e, CKPT_ERR_NOMEM, "", "out of memory");
-	ckpt_fstate_add_int(o, "entries", n);
-	ckpt_fstate_add_int(o, "bytes", -1);
-	if (json_object_get(o, "entries_not_read") == NULL &&
-	    ckpt_json_set_new(o, "entries_not_read", json_string(why)) < 0)
-		return ckpt_err_set(C->e, CKPT_ERR_NOMEM, "", "out of memory");
-	if (kg < 0)
-		return 0;
-	if ((g = json_object_get(o, "key_groups")) == NULL)
-		json_object_set_new(o, "key_groups", g = json_object());
-	snprintf(key, sizeof key, "%ld", kg);
-	if ((x = json_object_get(g, key)) == NULL)
-		json_object_set_new(g, key, x = json_pack("{s:I, s:I}", "entries", (json_int_t)0, "bytes", (json_int_t)0));
-	if (x == NULL)
-		return ckpt_err_set(C->e, CKPT_ERR_NOMEM, "", "out of memory");
-	ckpt_fstate_add_int(x, "entries", n);
-	ckpt_fstate_add_int(x, "bytes", -1);
-	return 0;
-}
-
-/* A heap key group read in part (fsink.cut): which states were found in it, kept until the
- * operator's every subtask is read (count_cuts). */
-static int
-count_cut(void *arg, const struct fheader *h, uint32_t kg, const int16_t *ids, size_t n)
-{
-	struct counter *C = arg;
-	json_t *seen = json_object();
-	char key[16], why[200], buf[16];
-
-	count_flush(C);
-	for (size_t i = 0; seen && i < n; i++)
-		if (json_object_set_new(seen, ckpt_fstate_state_name(h, ids[i], buf), json_true()) < 0) {
-			json_decref(seen);
-			seen = NULL;
-		}
-	snprintf(key, sizeof key, "%u", kg);
-	snprintf(why, sizeof why, "a heap snapshot has no lengths, and in some key group it follows state \"%s\", "
-		 "whose entries are not read", n ? ckpt_fstate_state_name(h, ids[n - 1], buf) : "?");
-	if (seen == NULL || ckpt_json_set_new(C->cuts, key, json_pack("{s:o, s:s}", "seen", seen, "why", why)) < 0)
-		return ckpt_err_set(C->e, CKPT_ERR_NOMEM, "", "out of memory");
-	return 0;
 }
 
 static int
@@ -300,23 +122,316 @@ count_unread(struct counter *C, const struct ckpt_subtask *st, const struct ckpt
 	return 0;
 }
 
+/*
+ * The summary on every processor: each subtask is read by a task whose sink records what it is
+ * told (a header's states, runs of entries of one state and key group, what is passed over),
+ * and the records are given to the counter above in the document's order, a batch of subtasks at
+ * a time, so that the summary is the one a single thread makes.
+ */
+#define SUMMARY_BATCH 256
+
+struct rec {
+	json_t *ev;       /* the subtask's records, in order */
+	struct ckpt_err *err;
+	json_t *run;      /* the last record of entries ("o", "k"), while more continue it... */
+	json_int_t e, b;  /* ...its counts, put into it when another record comes */
+	char name[128];   /* "o" or "k", then its state */
+	uint32_t kg;
+};
+
+static void
+rec_flush(struct rec *R)
+{
+	if (R->run) {
+		json_integer_set(json_object_get(R->run, "e"), R->e);
+		json_integer_set(json_object_get(R->run, "b"), R->b);
+	}
+	R->run = NULL;
+}
+
+static int
+rec_add(struct rec *R, json_t *x)
+{
+	rec_flush(R);
+	if (x == NULL || json_array_append_new(R->ev, x) < 0)
+		return ckpt_err_set(R->err, CKPT_ERR_NOMEM, "", "out of memory");
+	return 0;
+}
+
+/* A record of entries begun: it is the run the next entries of the same state (and key group)
+ * continue, unless the state's name is too long to compare. */
+static void
+rec_run(struct rec *R, char t, const char *state, uint32_t kg, json_int_t b)
+{
+	if (strlen(state) + 1 >= sizeof R->name)
+		return;
+	R->run = json_array_get(R->ev, json_array_size(R->ev) - 1);
+	R->kg = kg;
+	R->e = 1;
+	R->b = b;
+	snprintf(R->name, sizeof R->name, "%c%s", t, state);
+}
+
+static int
+rec_header(void *arg, const char *scope, const struct fheader *h)
+{
+	struct rec *R = arg;
+	json_t *st = json_array(), *x;
+
+	for (size_t i = 0; st && i < h->n; i++)
+		if (json_array_append_new(st, json_pack("{s:s, s:s, s:O?}", "name", h->m[i].name, "kind",
+							 ckpt_fstate_meta_kind(&h->m[i]), "serializers",
+							 h->m[i].serializers)) < 0) {
+			json_decref(st);
+			st = NULL;
+		}
+	x = st ? json_pack("{s:s, s:s, s:o, s:b, s:s?, s:o}", "t", "h", "scope", scope, "key",
+			   h->key ? ckpt_fser_json(h->key) : json_null(), "compressed", h->compressed, "stop",
+			   h->stopped ? h->stop : NULL, "states", st)
+		   : NULL;
+	return rec_add(R, x);
+}
+
+static int
+rec_op(void *arg, const char *state, size_t idx, const unsigned char *p, size_t n, json_t *typed)
+{
+	struct rec *R = arg;
+
+	(void)idx;
+	(void)p;
+	json_decref(typed);
+	if (R->run && R->name[0] == 'o' && strcmp(state, R->name + 1) == 0) {
+		R->e++;
+		R->b += (json_int_t)n;
+		return 0;
+	}
+	if (rec_add(R, json_pack("{s:s, s:s, s:I, s:I}", "t", "o", "state", state, "e", (json_int_t)1, "b",
+				 (json_int_t)n)) < 0)
+		return -1;
+	rec_run(R, 'o', state, 0, (json_int_t)n);
+	return 0;
+}
+
+static int
+rec_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v,
+       size_t vn, struct ftyped *typed)
+{
+	struct rec *R = arg;
+
+	(void)k;
+	(void)v;
+	(void)typed; /* checked by the reader */
+	if (R->run && R->name[0] == 'k' && kg == R->kg && strcmp(state, R->name + 1) == 0) {
+		R->e++;
+		R->b += (json_int_t)(kn + vn);
+		return 0;
+	}
+	if (rec_add(R, json_pack("{s:s, s:s, s:I, s:I, s:I}", "t", "k", "state", state, "kg", (json_int_t)kg, "e",
+				 (json_int_t)1, "b", (json_int_t)(kn + vn))) < 0)
+		return -1;
+	rec_run(R, 'k', state, kg, (json_int_t)(kn + vn));
+	return 0;
+}
+
+static int
+rec_skip(void *arg, const char *state, long kg, long n, const char *why)
+{
+	return rec_add(arg, json_pack("{s:s, s:s?, s:I, s:I, s:s}", "t", "s", "state", state, "kg", (json_int_t)kg,
+				      "n", (json_int_t)n, "why", why));
+}
+
+static int
+rec_cut(void *arg, const struct fheader *h, uint32_t kg, const int16_t *ids, size_t n)
+{
+	json_t *seen = json_array();
+	char why[200], buf[16];
+
+	for (size_t i = 0; seen && i < n; i++)
+		if (json_array_append_new(seen, json_string(ckpt_fstate_state_name(h, ids[i], buf))) < 0) {
+			json_decref(seen);
+			seen = NULL;
+		}
+	snprintf(why, sizeof why, "a heap snapshot has no lengths, and in some key group it follows state \"%s\", "
+		 "whose entries are not read", n ? ckpt_fstate_state_name(h, ids[n - 1], buf) : "?");
+	return rec_add(arg, seen ? json_pack("{s:s, s:I, s:o, s:s}", "t", "c", "kg", (json_int_t)kg, "seen", seen,
+					     "why", why)
+				 : NULL);
+}
+
+/* A header record to the counter, as count_header takes a header. */
+static int
+play_header(struct counter *C, json_t *x)
+{
+	const char *scope = json_string_value(json_object_get(x, "scope")), *stop;
+	json_t *key = json_object_get(x, "key"), *m;
+	size_t i;
+
+	if (!json_is_null(key) && !json_object_get(C->op, "key_serializer"))
+		json_object_set(C->op, "key_serializer", key);
+	if (json_is_true(json_object_get(x, "compressed")))
+		json_object_set_new(C->op, "compressed", json_true());
+	if ((stop = json_string_value(json_object_get(x, "stop"))) != NULL) {
+		json_t *a = json_object_get(C->op, "not_read");
+		int seen = 0;
+
+		if (a == NULL)
+			json_object_set_new(C->op, "not_read", a = json_array());
+		for (i = 0; i < json_array_size(a); i++)
+			seen |= strcmp(json_string_value(json_array_get(a, i)), stop) == 0;
+		if (!seen)
+			json_array_append_new(a, json_string(stop));
+	}
+	json_array_foreach(json_object_get(x, "states"), i, m) {
+		json_t *o = count_state(C, json_string_value(json_object_get(m, "name")));
+
+		if (o == NULL)
+			return ckpt_err_set(C->e, CKPT_ERR_NOMEM, "", "out of memory");
+		if (json_object_get(o, "scope") == NULL) {
+			json_object_set_new(o, "scope", json_string(strcmp(scope, "keyed") == 0 ? "keyed" : "operator"));
+			json_object_set(o, "kind", json_object_get(m, "kind"));
+			json_object_set(o, "serializers", json_object_get(m, "serializers"));
+		}
+	}
+	return 0;
+}
+
+/* Entries e of bytes b (-1: not known) of a state, in key group kg (or -1), to the counter; why:
+ * why they are not read (NULL: they are). */
+static int
+play_entries(struct counter *C, const char *state, json_int_t kg, json_int_t e, json_int_t b, json_t *why)
+{
+	json_t *o = count_state(C, state), *g, *x;
+	char key[24];
+
+	if (o == NULL)
+		return ckpt_err_set(C->e, CKPT_ERR_NOMEM, "", "out of memory");
+	ckpt_fstate_add_int(o, "entries", e);
+	ckpt_fstate_add_int(o, "bytes", b);
+	if (why && json_object_get(o, "entries_not_read") == NULL && json_object_set(o, "entries_not_read", why) < 0)
+		return ckpt_err_set(C->e, CKPT_ERR_NOMEM, "", "out of memory");
+	if (kg < 0)
+		return 0;
+	if ((g = json_object_get(o, "key_groups")) == NULL)
+		json_object_set_new(o, "key_groups", g = json_object());
+	snprintf(key, sizeof key, "%lld", (long long)kg);
+	if ((x = json_object_get(g, key)) == NULL)
+		json_object_set_new(g, key, x = json_pack("{s:I, s:I}", "entries", (json_int_t)0, "bytes", (json_int_t)0));
+	if (x == NULL)
+		return ckpt_err_set(C->e, CKPT_ERR_NOMEM, "", "out of memory");
+	ckpt_fstate_add_int(x, "entries", e);
+	ckpt_fstate_add_int(x, "bytes", b);
+	return 0;
+}
+
+/* A subtask's records to the counter, in order. */
+static int
+play(struct counter *C, json_t *ev)
+{
+	size_t i;
+	json_t *x;
+
+	json_array_foreach(ev, i, x) {
+		const char *t = json_string_value(json_object_get(x, "t"));
+		const char *state = json_string_value(json_object_get(x, "state"));
+		json_int_t kg = json_integer_value(json_object_get(x, "kg")), n, e, b;
+		char key[24];
+		int r = 0;
+
+		e = json_integer_value(json_object_get(x, "e"));
+		b = json_integer_value(json_object_get(x, "b"));
+		switch (*t) {
+		case 'h':
+			r = play_header(C, x);
+			break;
+		case 'o':
+			r = play_entries(C, state, -1, e, b, NULL);
+			break;
+		case 'k':
+			r = play_entries(C, state, kg, e, b, NULL);
+			break;
+		case 's':
+			n = json_integer_value(json_object_get(x, "n"));
+			if (state == NULL) {
+				if (json_object_get(C->op, "unlisted_states") == NULL &&
+				    json_object_set(C->op, "unlisted_states", json_object_get(x, "why")) < 0)
+					r = ckpt_err_set(C->e, CKPT_ERR_NOMEM, "", "out of memory");
+				break;
+			}
+			if (count_state(C, state) == NULL) {
+				r = ckpt_err_set(C->e, CKPT_ERR_NOMEM, "", "out of memory");
+				break;
+			}
+			if (n == 0) { /* nothing passed over: counted whole */
+				if (kg >= 0 && json_object_set_new(C->keyed, state, json_true()) < 0)
+					r = ckpt_err_set(C->e, CKPT_ERR_NOMEM, "", "out of memory");
+				break;
+			}
+			r = play_entries(C, state, kg, n, -1, json_object_get(x, "why"));
+			break;
+		default: { /* 'c' */
+			json_t *seen = json_object(), *nm;
+			size_t k;
+
+			json_array_foreach(json_object_get(x, "seen"), k, nm)
+				if (seen && json_object_set(seen, json_string_value(nm), json_true()) < 0) {
+					json_decref(seen);
+					seen = NULL;
+				}
+			snprintf(key, sizeof key, "%lld", (long long)kg);
+			if (seen == NULL || ckpt_json_set_new(C->cuts, key, json_pack("{s:o, s:O}", "seen", seen, "why",
+										     json_object_get(x, "why"))) < 0)
+				r = ckpt_err_set(C->e, CKPT_ERR_NOMEM, "", "out of memory");
+		}
+		}
+		if (r < 0)
+			return -1;
+	}
+	return 0;
+}
+
+struct sumtasks {
+	struct flink_backing *b;
+	const struct ckpt_operator *op;
+	struct rec *rec; /* of the batch */
+	size_t first;    /* the batch's first subtask */
+};
+
+static int
+sum_task(void *arg, size_t t, struct ckpt_err *e)
+{
+	struct sumtasks *S = arg;
+	struct rec *R = &S->rec[t];
+	struct fsink k = {.header = rec_header, .op = rec_op, .kv = rec_kv, .skip = rec_skip, .cut = rec_cut,
+			  .arg = R, .untyped = 1};
+
+	int r;
+
+	R->err = e;
+	if ((R->ev = json_array()) == NULL)
+		return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+	r = ckpt_fstate_read_subtask(S->b, S->op, &S->op->subtasks[S->first + t], &k, e);
+	rec_flush(R);
+	return r;
+}
+
 json_t *
 ckpt_flink_state_summary(struct ckpt_snapshot *s, struct ckpt_err *e)
 {
 	struct flink_backing *b = ckpt_fstate_backing(s, e);
 	struct counter C = {.e = e};
-	struct fsink k = {.header = count_header, .op = count_op, .kv = count_kv, .skip = count_skip, .cut = count_cut,
-			  .arg = &C, .untyped = 1};
+	struct sumtasks S = {.b = b};
 	json_t *out = NULL;
 
 	if (b == NULL)
 		return NULL;
-	if ((C.ops = json_object()) == NULL || (C.cuts = json_object()) == NULL || (C.keyed = json_object()) == NULL) {
+	if ((C.ops = json_object()) == NULL || (C.cuts = json_object()) == NULL || (C.keyed = json_object()) == NULL ||
+	    (S.rec = ckpt_calloc(SUMMARY_BATCH, sizeof *S.rec, e)) == NULL) {
 		ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
 		goto out;
 	}
 	for (size_t i = 0; i < s->nops; i++) {
 		const struct ckpt_operator *op = &s->ops[i];
+		size_t k;
 
 		if (!ckpt_fselect_operator(b->sel, op))
 			continue; /* --uid: its files are not opened */
@@ -324,17 +439,33 @@ ckpt_flink_state_summary(struct ckpt_snapshot *s, struct ckpt_err *e)
 		if (C.op == NULL || json_object_set_new(C.ops, op->id, C.op) < 0)
 			goto out;
 		C.states = json_object_get(C.op, "states");
-		for (size_t j = 0; j < op->nsubtasks; j++) {
-			const struct ckpt_subtask *st = &op->subtasks[j];
+		S.op = op;
+		for (S.first = 0; S.first < op->nsubtasks; S.first += k) {
+			int r = 0;
 
-			if (ckpt_fstate_read_subtask(b, op, st, &k, e) < 0)
+			k = op->nsubtasks - S.first < SUMMARY_BATCH ? op->nsubtasks - S.first : SUMMARY_BATCH;
+			if (ckpt_fselect_buffered(b->sel)) { /* what the selection keeps is not the threads' to share */
+				for (size_t t = 0; t < k && r == 0; t++)
+					r = sum_task(&S, t, e);
+			} else {
+				r = ckpt_fstate_run(k, sum_task, &S, NULL, e);
+			}
+			for (size_t t = 0; t < k && r == 0; t++) {
+				const struct ckpt_subtask *st = &op->subtasks[S.first + t];
+
+				r = play(&C, S.rec[t].ev);
+				for (size_t h = 0; h < st->nhandles && r == 0; h++)
+					if (listed_files(ckpt_fstate_handle_role(&st->handles[h])) &&
+					    strstr(st->handles[h].scope, "channel") == NULL &&
+					    count_unread(&C, st, &st->handles[h]) < 0)
+						r = -1;
+			}
+			for (size_t t = 0; t < k; t++) {
+				json_decref(S.rec[t].ev);
+				S.rec[t] = (struct rec){0};
+			}
+			if (r < 0)
 				goto out;
-			count_flush(&C);
-			for (size_t h = 0; h < st->nhandles; h++)
-				if (listed_files(ckpt_fstate_handle_role(&st->handles[h])) &&
-				    strstr(st->handles[h].scope, "channel") == NULL &&
-				    count_unread(&C, st, &st->handles[h]) < 0)
-					goto out;
 		}
 		if (count_cuts(&C) < 0)
 			goto out;
@@ -345,6 +476,7 @@ out:
 	json_decref(C.ops);
 	json_decref(C.cuts);
 	json_decref(C.keyed);
+	free(S.rec);
 	return out;
 }
 
