@@ -142,3 +142,16 @@ patched() {
 	[[ $stderr == *": offset 12275: row offset 16: decimal of 19 digits, more than its precision 10" ]]
 	[ -z "$output" ] || [ "$(printf '%s\n' "$output" | wc -l)" -lt 40 ]
 }
+
+@test "flinksql: a key whose bytes do not hash to its key group (BinaryRowData.hashCode): exit 2 naming both" {
+	sql_fixtures
+	# the key row ("pen") of deduplicate-asc's state in key group 3 made "pem": Flink's key group of
+	# that row is 82 (murmur of MurmurHashUtil.hashBytesByWords over the row, as Flink assigns it)
+	patched stream-exec-deduplicate_1__deduplicate-asc 10184 m 6e
+	bad 2 "ckpt-inspect: m/_metadata:inline:file:/var/folders/m1/_62k49_10zq56kf2q3pngg700000gq/T/junit7267982668502044271/savepoint-433758-eee493538448/08ab1b94-95a6-406a-860a-7f68801c39e2: offset 4710: a key of state \"deduplicate-state\" in key group 3 hashes to key group 82" \
+		ckpt-inspect -a m
+	# unchanged, every key of the SQL fixtures hashes to its key group (the -R goldens above)
+	run ckpt-inspect -a "$SQ/stream-exec-deduplicate_1__deduplicate-asc"
+	status_is 0
+}
+

@@ -363,8 +363,10 @@ int ckpt_fser_rd_read(struct ckpt_fsrc *s, struct ckpt_fser *t);
 void ckpt_fser_rd_free(struct ckpt_rdtype *rd);
 /* getLength() of the kinds of rowdata.c: -1 when not fixed. */
 int ckpt_fser_rd_fixed_length(const struct ckpt_fser *t);
-/* One value of the kinds of rowdata.c: 0, or -1 with the error set. */
-int ckpt_fser_rd_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o);
+/* One value of the kinds of rowdata.c: 0, or -1 with the error set.  A RowData's hashCode (that of
+ * the BinaryRowData it is written as) into *hash, with *hashed set. */
+int ckpt_fser_rd_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash,
+		       int *hashed);
 /* ------------------------------------------------------------ pojo.c */
 
 /* A PojoSerializerSnapshot's two subclass maps (registered, then the non-registered cache), their

@@ -4,9 +4,13 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -67,13 +71,53 @@ slot_clean(struct slot *s)
 	rmdir(s->dir);
 }
 
+/*
+ * Other threads go on while a handler runs, so a name made in a slot's directory after the
+ * handler removed the names would stay.  Each name is made inside a creation section: the thread
+ * counts itself in, makes the name only if no signal has come (dying), and counts itself out; the
+ * handler says dying, waits for the threads inside to leave (at most 5 s), then removes.  Either
+ * a thread sees dying and makes nothing, or the handler sees it inside and waits.
+ */
+static int dying, creating;
+static __thread volatile sig_atomic_t inside; /* this thread is in a creation section */
+
+static int
+create_begin(void)
+{
+	inside = 1;
+	__atomic_add_fetch(&creating, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&dying, __ATOMIC_SEQ_CST)) {
+		__atomic_sub_fetch(&creating, 1, __ATOMIC_SEQ_CST);
+		inside = 0;
+		errno = EINTR;
+		return -1;
+	}
+	return 0;
+}
+
+static void
+create_end(void)
+{
+	__atomic_sub_fetch(&creating, 1, __ATOMIC_SEQ_CST);
+	inside = 0;
+}
+
 static void
 on_signal(int sig)
 {
+	struct timespec ms = {0, 1000000};
+	sigset_t set;
+
+	__atomic_store_n(&dying, 1, __ATOMIC_SEQ_CST);
+	for (int i = 0; i < 5000 && __atomic_load_n(&creating, __ATOMIC_SEQ_CST) > (inside ? 1 : 0); i++)
+		nanosleep(&ms, NULL);
 	for (size_t i = 0; i < SLOTS; i++)
 		if (slots[i].used)
 			slot_clean(&slots[i]);
 	signal(sig, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL); /* the default action now, not when the handler returns */
 	raise(sig);
 }
 
@@ -133,6 +177,36 @@ slot_take(const char *dir, const struct ckpt_frocks_file *f, size_t n, struct ck
 	return i - 1;
 }
 
+/* Slot i given up before its directory was made: nothing of it to remove. */
+static void
+slot_drop(int i)
+{
+	pthread_mutex_lock(&slot_mu);
+	slots[i].used = 0;
+	pthread_mutex_unlock(&slot_mu);
+}
+
+/* A new name for a temporary directory under tmp: what mkdtemp would choose, chosen here so that
+ * its slot names it before it exists (a signal between the two then still removes it). */
+static void
+dir_name(char *out, size_t n, const char *tmp)
+{
+	static const char abc[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	static atomic_uint_fast64_t seq;
+	struct timespec ts;
+	uint64_t x;
+	char suffix[7];
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	x = (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30 ^ (uint64_t)getpid() << 40 ^
+	    atomic_fetch_add(&seq, 1) * 0x9e3779b97f4a7c15ull;
+	x = ckpt_xxh3(&x, sizeof x);
+	for (int i = 0; i < 6; i++, x /= sizeof abc - 1)
+		suffix[i] = abc[x % (sizeof abc - 1)];
+	suffix[6] = '\0';
+	snprintf(out, n, "%s/ckpt-rocksdb-%s", tmp && *tmp ? tmp : "/tmp", suffix);
+}
+
 static void
 slot_give(int i)
 {
@@ -164,7 +238,11 @@ place_s3(const char *to, const struct ckpt_frocks_file *f, struct ckpt_err *e)
 			     (unsigned long long)f->size); /* as -c words it */
 		goto out;
 	}
-	if ((fd = open(to, O_WRONLY | O_CREAT | O_EXCL, 0600)) < 0) {
+	if (create_begin() == 0) {
+		fd = open(to, O_WRONLY | O_CREAT | O_EXCL, 0600);
+		create_end();
+	}
+	if (fd < 0) {
 		ckpt_err_sys(e, to, "cannot write");
 		goto out;
 	}
@@ -191,14 +269,21 @@ place(const char *dir, const struct ckpt_frocks_file *f, const char *where, stru
 {
 	char to[PATH_MAX + 256], abs[PATH_MAX];
 	struct stat sb;
+	int r;
 
 	if (!plain_name(f->local))
 		return ckpt_err_set(e, CKPT_ERR_INPUT, where, "a RocksDB file named \"%s\"", f->local);
 	snprintf(to, sizeof to, "%s/%s", dir, f->local);
 	if (f->path == NULL) {
-		int fd = open(to, O_WRONLY | O_CREAT | O_EXCL, 0600);
-		ssize_t w = fd < 0 ? -1 : write(fd, f->mem, f->size);
+		ssize_t w = -1;
+		int fd = -1;
 
+		if (create_begin() == 0) {
+			fd = open(to, O_WRONLY | O_CREAT | O_EXCL, 0600);
+			create_end();
+		}
+		if (fd >= 0)
+			w = write(fd, f->mem, f->size);
 		if (fd < 0 || w != (ssize_t)f->size || close(fd) < 0)
 			return ckpt_err_sys(e, to, "cannot write");
 		return 0;
@@ -213,7 +298,11 @@ place(const char *dir, const struct ckpt_frocks_file *f, const char *where, stru
 				    (unsigned long long)f->size); /* as -c words it */
 	if (realpath(f->path, abs) == NULL)
 		return ckpt_err_sys(e, f->path, "cannot resolve");
-	if (symlink(abs, to) < 0)
+	if (create_begin() < 0)
+		return ckpt_err_sys(e, to, "cannot link");
+	r = symlink(abs, to);
+	create_end();
+	if (r < 0)
 		return ckpt_err_sys(e, to, "cannot link");
 	return 0;
 }
@@ -445,20 +534,31 @@ ckpt_frocks_open(const struct ckpt_frocks_file *f, size_t n, const char *where, 
 		return NULL;
 	d->f = f;
 	d->nf = n;
-	snprintf(d->dir, sizeof d->dir, "%s/ckpt-rocksdb-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (mkdtemp(d->dir) == NULL) {
-		int err = errno;
+	for (int tries = 0;; tries++) { /* the slot first, then the directory it names */
+		int err;
 
-		snprintf(d->dir, sizeof d->dir, "%s/ckpt-rocksdb-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-		errno = err;
-		ckpt_err_sys(e, d->dir, "cannot make a temporary directory");
-		free(d);
-		return NULL;
-	}
-	if ((slot = slot_take(d->dir, f, n, e)) < 0) {
-		rmdir(d->dir);
-		free(d);
-		return NULL;
+		dir_name(d->dir, sizeof d->dir, tmp);
+		if ((slot = slot_take(d->dir, f, n, e)) < 0) {
+			free(d);
+			return NULL;
+		}
+		if (create_begin() == 0) {
+			int made = mkdir(d->dir, 0700) == 0;
+
+			err = errno;
+			create_end();
+			if (made)
+				break;
+		} else
+			err = errno;
+		slot_drop(slot);
+		if (err != EEXIST || tries == 100) {
+			snprintf(d->dir, sizeof d->dir, "%s/ckpt-rocksdb-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+			errno = err;
+			ckpt_err_sys(e, d->dir, "cannot make a temporary directory");
+			free(d);
+			return NULL;
+		}
 	}
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; j < i; j++)

@@ -763,9 +763,40 @@ emit_field(struct rdc *c, const struct ckpt_rdtype *t, const unsigned char *p, s
 	}
 }
 
-/* An i32 length, then that many bytes of a binary row (array, map), decoded as t. */
+/* BinarySection.hashCode (BinaryRowData's, which keys of SQL state are): MurmurHashUtil's
+ * hashBytesByWords, seed 42, over the bytes as native (little-endian) ints; 0 when n is not a
+ * whole number of words (a row's size always is). */
 static int
-row_value(const struct ckpt_rdtype *t, struct ckpt_fsrc *s, struct ckpt_fout *o)
+binary_hash(const unsigned char *p, size_t n, int32_t *hash)
+{
+	uint32_t h = 42;
+
+	if (n % 4 != 0)
+		return 0;
+	for (size_t i = 0; i < n; i += 4) {
+		uint32_t k = (uint32_t)p[i] | (uint32_t)p[i + 1] << 8 | (uint32_t)p[i + 2] << 16 | (uint32_t)p[i + 3] << 24;
+
+		k *= 0xcc9e2d51u;
+		k = k << 15 | k >> 17;
+		k *= 0x1b873593u;
+		h ^= k;
+		h = h << 13 | h >> 19;
+		h = h * 5 + 0xe6546b64u;
+	}
+	h ^= (uint32_t)n;
+	h ^= h >> 16;
+	h *= 0x85ebca6bu;
+	h ^= h >> 13;
+	h *= 0xc2b2ae35u;
+	h ^= h >> 16;
+	*hash = (int32_t)h;
+	return 1;
+}
+
+/* An i32 length, then that many bytes of a binary row (array, map), decoded as t; a row's hash
+ * (its hashCode) into *hash, *hashed set, when asked for (hash not NULL). */
+static int
+row_value(const struct ckpt_rdtype *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash, int *hashed)
 {
 	struct rdc c = {s, o, t->root == RD_ROW ? "row" : t->root == RD_ARRAY ? "array" : "map"};
 	const unsigned char *q;
@@ -776,6 +807,8 @@ row_value(const struct ckpt_rdtype *t, struct ckpt_fsrc *s, struct ckpt_fout *o)
 	if (ckpt_fsrc_blob(s, &p, &n, c.what) < 0)
 		return -1;
 	q = p ? p : (const unsigned char *)"";
+	if (hash && t->root == RD_ROW)
+		*hashed = binary_hash(q, n, hash);
 	r = t->root == RD_ROW ? emit_row(&c, t, q, n, 0) : t->root == RD_ARRAY ? emit_array(&c, t, q, n, 0)
 									      : emit_map(&c, t, q, n, 0);
 	free(p);
@@ -825,7 +858,7 @@ raw_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o)
 }
 
 int
-ckpt_fser_rd_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o)
+ckpt_fser_rd_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash, int *hashed)
 {
 	struct rdc c = {s, o, "value"};
 	const struct ckpt_fser *k = t->nkids == 1 ? t->kids[0] : NULL;
@@ -835,15 +868,17 @@ ckpt_fser_rd_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_f
 	int hd, r;
 
 	switch (t->kind) {
-	case FSER_ROWDATA: case FSER_ARRAYDATA: case FSER_MAPDATA:
-		return row_value(t->rd, s, o);
+	case FSER_ROWDATA:
+		return row_value(t->rd, s, o, hash, hashed);
+	case FSER_ARRAYDATA: case FSER_MAPDATA:
+		return row_value(t->rd, s, o, NULL, NULL);
 	case FSER_LINKEDLIST:
 		return linked_list(t, s, o);
 	case FSER_RAWDATA:
 		return raw_value(t, s, o);
 	case FSER_EXTERNAL: /* the internal serializer's value; a row named by the DataType's fields */
 		if (t->rd && t->rd->root == RD_ROW && k && k->kind == FSER_ROWDATA && k->rd && k->rd->n == t->rd->n)
-			return row_value(t->rd, s, o);
+			return row_value(t->rd, s, o, NULL, NULL);
 		return ckpt_fser_emit(k, s, o, &h, &hd);
 	case FSER_STRINGDATA:
 		if (ckpt_fsrc_blob(s, &p, &n, "string") < 0)

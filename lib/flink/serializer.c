@@ -975,7 +975,7 @@ read_composite_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt
 		return ckpt_fser_kryo_value(t, s, o);
 	case FSER_ROWDATA: case FSER_EXTERNAL: case FSER_STRINGDATA: case FSER_TIMESTAMPDATA: case FSER_DECIMALDATA:
 	case FSER_ARRAYDATA: case FSER_MAPDATA: case FSER_RAWDATA: case FSER_LINKEDLIST:
-		return ckpt_fser_rd_value(t, s, o);
+		return ckpt_fser_rd_value(t, s, o, hash, hashed);
 	case FSER_AVRO:
 		return ckpt_fser_avro_value(t, s, o);
 	case FSER_BIGINT: case FSER_BIGDEC: case FSER_DATE: case FSER_SQLTIMESTAMP: case FSER_INSTANT:
