@@ -155,3 +155,79 @@ patched() {
 	status_is 0
 }
 
+
+@test "flinksql: -k a key row (as -R prints it, or the array of its fields): that key's rows alone" {
+	sql_fixtures
+	local d=$SQ/stream-exec-deduplicate_1__deduplicate-asc want
+	want=$(ckpt-inspect -R "$d" | grep -F '"key":{"kind":"+I","fields":{"f0":"pen"}}')
+	[ "$(printf '%s\n' "$want" | wc -l)" -eq 1 ]
+	run --separate-stderr ckpt-inspect -R -k '{"kind":"+I","fields":{"f0":"pen"}}' "$d"
+	status_is 0
+	[ "$output" = "$want" ] && [ -z "$stderr" ]
+	run --separate-stderr ckpt-inspect -R -k '["pen"]' "$d"
+	status_is 0
+	[ "$output" = "$want" ]
+	# a string of more than 7 bytes is in the row's variable part, not its slot
+	d=$FIXTURES/flink-savepoints/v5-table-over-aggregate-unbounded-partitioned-rows-savepoint
+	want=$(ckpt-inspect -R "$d" | grep -F '"key":{"kind":"+I","fields":{"f0":"Hello World"}}')
+	[ -n "$want" ]
+	run --separate-stderr ckpt-inspect -R -k '["Hello World"]' "$d"
+	status_is 0
+	[ "$output" = "$want" ]
+	# a row of no fields (an over aggregate without PARTITION BY)
+	d=$FIXTURES/flink-savepoints/v4-flink1.18-table-over-aggregate-lag-savepoint
+	want=$(ckpt-inspect -R "$d" | grep -F '"key":{"kind":"+I","fields":{}}')
+	[ -n "$want" ]
+	run --separate-stderr ckpt-inspect -R -k '[]' "$d"
+	status_is 0
+	[ "$output" = "$want" ]
+	# a key no entry has, and one of another row kind: nothing, exit 0
+	d=$SQ/stream-exec-deduplicate_1__deduplicate-asc
+	run --separate-stderr ckpt-inspect -R -k '["pencil case"]' "$d"
+	status_is 0
+	[ -z "$output" ] && [ -z "$stderr" ]
+	run --separate-stderr ckpt-inspect -R -k '{"kind":"-D","fields":{"f0":"pen"}}' "$d"
+	status_is 0
+	[ -z "$output" ]
+}
+
+@test "flinksql: -k every key row of every SQL fixture gives exactly the rows -R gives it" {
+	sql_fixtures
+	local d o k n=0
+	for d in "$SQ"/*/; do
+		ckpt-inspect -R "$d" >all.ndjson
+		# the operator and key of each row, as ckpt wrote them (grep -F: jq would round big numbers)
+		jq -c 'select((.key | type) == "object" and (.key | has("fields"))) | [.operator, .key]' all.ndjson | sort -u >keys
+		while read -r o; do
+			k=$(printf '%s' "$o" | sed 's/^\["[0-9a-f]*",//; s/\]$//')
+			o=$(printf '%s' "$o" | cut -c3-34)
+			grep -F "\"operator\":\"$o\"," all.ndjson | grep -F "\"key\":$k," >want || true
+			ckpt-inspect -R -u "$o" -k "$k" "$d" >got
+			cmp -s want got || { echo "$d: -u $o -k $k:"; diff want got | head -5; return 1; }
+			n=$((n + 1))
+		done <keys
+	done
+	[ "$n" -ge 40 ] || { echo "only $n keys"; return 1; }
+}
+
+@test "flinksql: -k a key row that does not fit the key's logical types: exit 2 naming the field" {
+	sql_fixtures
+	local d=$SQ/stream-exec-deduplicate_1__deduplicate-asc m
+	m="ckpt-inspect: $d/_metadata: operator ee66688ce5e6ce36d972a4f69b73ae3a: -k"
+	bad 2 "$m [5] does not match the key serializer RowDataSerializer: expected field f0 (VARCHAR): a string or null" \
+		ckpt-inspect -R -k '[5]' "$d"
+	bad 2 "$m [\"pen\",1] does not match the key serializer RowDataSerializer: expected a row of 1 field: {\"kind\": \"+I\", \"fields\": {\"f0\": ...}} as -a prints it, or an array of its fields" \
+		ckpt-inspect -R -k '["pen",1]' "$d"
+	bad 2 "$m {\"fields\":{\"f1\":\"pen\"}} does not match the key serializer RowDataSerializer: expected a row with the field f0" \
+		ckpt-inspect -R -k '{"fields":{"f1":"pen"}}' "$d"
+	bad 2 "$m {\"kind\":\"+X\",\"fields\":{\"f0\":\"pen\"}} does not match the key serializer RowDataSerializer: expected a row kind of \"+I\", \"-U\", \"+U\" or \"-D\"" \
+		ckpt-inspect -R -k '{"kind":"+X","fields":{"f0":"pen"}}' "$d"
+	bad 2 "$m \"pen\" does not match the key serializer RowDataSerializer: expected a row of 1 field: {\"kind\": \"+I\", \"fields\": {\"f0\": ...}} as -a prints it, or an array of its fields" \
+		ckpt-inspect -R -k '"pen"' "$d"
+	# an INTEGER key: a number out of its range
+	d=$SQ/stream-exec-interval-join_1__interval-join-event-time
+	run --separate-stderr ckpt-inspect -R -k '[2147483648]' "$d"
+	status_is 2
+	[[ $stderr == *"-k [2147483648] does not match the key serializer RowDataSerializer: expected field f0 (INTEGER): an integer in its range, or null" ]]
+	[ -z "$output" ]
+}

@@ -367,6 +367,13 @@ int ckpt_fser_rd_fixed_length(const struct ckpt_fser *t);
  * the BinaryRowData it is written as) into *hash, with *hashed set. */
 int ckpt_fser_rd_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash,
 		       int *hashed);
+/* Can ckpt write keys of t (a RowDataSerializer of fields it can write: numbers, strings, dates,
+ * compact decimals and timestamps) for -k?  1; else 0 with why the field that stops it. */
+int ckpt_fser_rd_key_writable(const struct ckpt_fser *t, char *why, size_t n);
+/* The key v (as -a prints a row, or an array of its fields) as t serializes it, its length first,
+ * into a new *p: 0; or -1 with what was expected in why. */
+int ckpt_fser_rd_key(const struct ckpt_fser *t, const json_t *v, unsigned char **p, size_t *n, char *why,
+		     size_t whyn);
 /* ------------------------------------------------------------ pojo.c */
 
 /* A PojoSerializerSnapshot's two subclass maps (registered, then the non-registered cache), their

@@ -193,6 +193,17 @@ encode(const struct ckpt_fser *t, const json_t *v, struct kbuf *b, int depth)
 		return put_char(b, v);
 	case FSER_TUPLE:
 		return put_tuple(t, v, b, depth);
+	case FSER_ROWDATA: {
+		unsigned char *p;
+		size_t n;
+		int r;
+
+		if (depth > 0 || ckpt_fser_rd_key(t, v, &p, &n, b->why, b->whyn) < 0)
+			return depth > 0 ? mismatch(b, "a key of a kind ckpt cannot write") : -1;
+		r = put(b, p, n);
+		free(p);
+		return r;
+	}
 	default:
 		return mismatch(b, "a key of a kind ckpt cannot write");
 	}
@@ -200,18 +211,20 @@ encode(const struct ckpt_fser *t, const json_t *v, struct kbuf *b, int depth)
 
 /* Can ckpt write t's keys and compute their hashCode?  NULL, or the serializer (nested) that stops it. */
 static const struct ckpt_fser *
-unwritable(const struct ckpt_fser *t)
+unwritable(const struct ckpt_fser *t, char *why, size_t whyn)
 {
 	switch (t->kind) {
 	case FSER_STRING: case FSER_LONG: case FSER_INT: case FSER_SHORT: case FSER_BYTE: case FSER_BOOL:
 	case FSER_FLOAT: case FSER_DOUBLE: case FSER_CHAR:
 		return NULL;
+	case FSER_ROWDATA: /* the BinaryRowData it is written as: its hashCode is that of its bytes */
+		return ckpt_fser_rd_key_writable(t, why, whyn) ? NULL : t;
 	case FSER_TUPLE:
 		if (t->flag) /* a Scala case class: its hashCode is Scala's */
 			return t;
 		for (size_t i = 0; i < t->nkids; i++)
-			if (t->kids[i] == NULL || unwritable(t->kids[i]))
-				return t->kids[i] ? unwritable(t->kids[i]) : t;
+			if (t->kids[i] == NULL || unwritable(t->kids[i], why, whyn))
+				return t->kids[i] ? unwritable(t->kids[i], why, whyn) : t;
 		return NULL;
 	default:
 		return t;
@@ -239,17 +252,18 @@ ckpt_fkey_make(struct ckpt_fkey *k, const struct ckpt_fser *t, const json_t *v, 
 {
 	char why[200], c1[128], c2[128];
 	struct kbuf b = {.why = why, .whyn = sizeof why};
-	const struct ckpt_fser *stop = unwritable(t);
+	const struct ckpt_fser *stop;
 	struct ckpt_fsrc s;
 	json_t *back = NULL;
 	int32_t hash = 0;
 	int hashed = 0;
 
 	memset(k, 0, sizeof *k);
-	if (stop)
+	why[0] = '\0';
+	if ((stop = unwritable(t, why, sizeof why)) != NULL)
 		return ckpt_err_set(e, CKPT_ERR_INPUT, where, "-k %s: ckpt cannot compute the key group of a key of the "
-				    "key serializer %s (%s)", text, short_class(t, c1, sizeof c1), stop == t ? "its keys' "
-				    "hashCode is not known" : short_class(stop, c2, sizeof c2));
+				    "key serializer %s (%s)", text, short_class(t, c1, sizeof c1), why[0] ? why :
+				    stop == t ? "its keys' hashCode is not known" : short_class(stop, c2, sizeof c2));
 	if (encode(t, v, &b, 0) < 0) {
 		free(b.p);
 		return ckpt_err_set(e, CKPT_ERR_INPUT, where, "-k %s does not match the key serializer %s: expected %s",
