@@ -27,7 +27,6 @@ import org.apache.flink.state.api.functions.KeyedStateBootstrapFunction;
 import org.apache.flink.state.api.functions.KeyedStateReaderFunction;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
-import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 import org.apache.flink.streaming.util.TestStreamEnvironment;
 import org.apache.flink.util.Collector;
@@ -122,9 +121,12 @@ public final class BenchState {
                     Collections.emptyList());
             env.setMaxParallelism(MAX_PARALLELISM);
             DataStream<Long> seq = env.addSource(new Seq(keys)).setParallelism(1);
-            seq.keyBy(BenchState::stringKey, Types.STRING).process(new Write<String>()).uid("by-string")
+            // a map, not a process function: no timer service, whose empty RocksDB timer state the
+            // State Processor API 2.3.0 fails to restore ("Failed to restore timer state": Namespace
+            // must exist)
+            seq.keyBy(BenchState::stringKey, Types.STRING).map(new Write<String>()).returns(Types.LONG).uid("by-string")
                     .sinkTo(new DiscardingSink<>());
-            seq.keyBy(BenchState::longKey, Types.LONG).process(new Write<Long>()).uid("by-long")
+            seq.keyBy(BenchState::longKey, Types.LONG).map(new Write<Long>()).returns(Types.LONG).uid("by-long")
                     .sinkTo(new DiscardingSink<>());
             JobClient job = env.executeAsync("ckpt-bench-checkpoint");
             while (written.get() < 2 * keys) Thread.sleep(100);
@@ -158,7 +160,7 @@ public final class BenchState {
     }
 
     /** The bootstrap's state, by a running job: count = the sequence number, events = EVENTS after it. */
-    public static final class Write<K> extends KeyedProcessFunction<K, Long, Long> {
+    public static final class Write<K> extends org.apache.flink.api.common.functions.RichMapFunction<Long, Long> {
         private transient ValueState<Long> count;
         private transient ListState<Long> events;
 
@@ -169,10 +171,11 @@ public final class BenchState {
         }
 
         @Override
-        public void processElement(Long v, Context ctx, Collector<Long> out) throws Exception {
+        public Long map(Long v) throws Exception {
             count.update(v);
             for (int j = 0; j < EVENTS; j++) events.add(v + j);
             written.incrementAndGet();
+            return v;
         }
     }
 
