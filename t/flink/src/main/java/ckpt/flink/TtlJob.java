@@ -178,8 +178,7 @@ public final class TtlJob {
         @Override
         public void processElement(Integer i, Context ctx, Collector<String> out) throws Exception {
             K k = ctx.getCurrentKey();
-            String sub = uid + "/" + getRuntimeContext().getTaskInfo().getIndexOfThisSubtask();
-            Mirror m = mirror.computeIfAbsent(sub, x -> new ConcurrentHashMap<>()).computeIfAbsent(render(k), x -> new Mirror());
+            Mirror m = mirror(uid, getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(), k);
             long before = System.currentTimeMillis();
             String parity = i % 2 == 0 ? "even" : "odd";
             st.last.update((long) i);
@@ -190,9 +189,20 @@ public final class TtlJob {
             st.avg.add(i);
             Long n = st.plain.value();
             st.plain.update(n == null ? 1 : n + 1);
-            long timer = TIMER_BASE + Math.abs(render(k).hashCode() % 1000);
+            long timer = timer(k);
             ctx.timerService().registerEventTimeTimer(timer);
-            long after = System.currentTimeMillis();
+            record(m, k, i, before, System.currentTimeMillis());
+        }
+    }
+
+    static long timer(Object k) {
+        return TIMER_BASE + Math.abs(render(k).hashCode() % 1000);
+    }
+
+    /** What record i put for key k, written between before and after. */
+    static void record(Mirror m, Object k, int i, long before, long after) {
+            String parity = i % 2 == 0 ? "even" : "odd";
+            long timer = timer(k);
             m.keyGroup = KeyGroupRangeAssignment.assignToKeyGroup(k, StateJob.MAX_PARALLELISM);
             m.last = i;
             m.seen.add("e" + i);
@@ -205,7 +215,10 @@ public final class TtlJob {
             m.lo = Math.min(m.lo, before);
             m.hi = Math.max(m.hi, after);
             seen.incrementAndGet();
-        }
+    }
+
+    static Mirror mirror(String uid, int subtask, Object k) {
+        return mirror.computeIfAbsent(uid + "/" + subtask, x -> new ConcurrentHashMap<>()).computeIfAbsent(render(k), x -> new Mirror());
     }
 
     /** Emits 0..RECORDS-1 once, then idles until cancelled. */
@@ -228,9 +241,10 @@ public final class TtlJob {
         }
     }
 
+    /** backend: hashmap, rocksdb, forst, or forst-async (ForSt with the states asynchronous, State V2). */
     static Configuration conf(Path dir, String backend) {
         Configuration c = new Configuration();
-        c.set(StateBackendOptions.STATE_BACKEND, backend);
+        c.set(StateBackendOptions.STATE_BACKEND, backend.replace("-async", ""));
         c.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, dir.resolve("checkpoints").resolve(backend).toUri().toString());
         c.set(CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION, ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION);
         c.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, Duration.ofHours(1));
@@ -238,14 +252,27 @@ public final class TtlJob {
         // every state in a file of its own (SST files too), none inline in _metadata
         c.set(CheckpointingOptions.FS_SMALL_FILE_THRESHOLD, org.apache.flink.configuration.MemorySize.ZERO);
         // ForSt's SST files in the task manager's local directory, not the checkpoint directory
-        if (backend.equals("forst")) c.set(ConfigOptions.key("state.backend.forst.primary-dir").stringType().noDefaultValue(), "local-dir");
+        if (backend.startsWith("forst")) c.set(ConfigOptions.key("state.backend.forst.primary-dir").stringType().noDefaultValue(), "local-dir");
         return c;
     }
 
     static Map<String, Object> jobDesc;
 
+    /** The same states as State V2 (asynchronous state, Flink 2.x: TtlAsync.java), on keyed. */
+    @SuppressWarnings("unchecked")
+    static org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator<String> asyncPut(
+            org.apache.flink.streaming.api.datastream.KeyedStream<Integer, Object> keyed, String uid) {
+        try {
+            return (org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator<String>) Class.forName("ckpt.flink.TtlAsync")
+                    .getMethod("attach", org.apache.flink.streaming.api.datastream.KeyedStream.class, String.class).invoke(null, keyed, uid);
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("no asynchronous state in Flink " + org.apache.flink.runtime.util.EnvironmentInformation.getVersion(), e);
+        }
+    }
+
     @SuppressWarnings({"unchecked", "rawtypes"})
     static JobClient start(Path dir, String backend) throws Exception {
+        boolean async = backend.endsWith("-async");
         StreamExecutionEnvironment env = new TestStreamEnvironment(Main.mc, conf(dir, backend), 1, Collections.emptyList(), Collections.emptyList());
         env.setMaxParallelism(StateJob.MAX_PARALLELISM);
         DataStream<Integer> src = env.addSource(new Src(), "ttl-src", Types.INT).uid("ttl-src").name("ttl-src").setParallelism(1);
@@ -254,7 +281,8 @@ public final class TtlJob {
         for (int o = 0; o < UIDS.length; o++) {
             final String uid = UIDS[o];
             KeySelector<Integer, Object> ks = i -> key(uid, i);
-            src.keyBy(ks, (TypeInformation) kt[o]).process(new Put<>(uid)).uid(uid).name(uid).setParallelism(par[o]).returns(Types.STRING);
+            org.apache.flink.streaming.api.datastream.KeyedStream<Integer, Object> keyed = src.keyBy(ks, (TypeInformation) kt[o]);
+            (async ? asyncPut(keyed, uid) : keyed.process(new Put<>(uid))).uid(uid).name(uid).setParallelism(par[o]).returns(Types.STRING);
         }
         StreamGraph sg = env.getStreamGraph();
         sg.setJobName("ckpt-ttl-" + backend);
@@ -381,7 +409,7 @@ public final class TtlJob {
     static Map<String, Object> spa(Path dir, String backend, boolean raw) {
         try {
             Configuration c = new Configuration();
-            if (backend.equals("forst")) c.set(ConfigOptions.key("state.backend.forst.primary-dir").stringType().noDefaultValue(), "local-dir");
+            if (backend.startsWith("forst")) c.set(ConfigOptions.key("state.backend.forst.primary-dir").stringType().noDefaultValue(), "local-dir");
             StreamExecutionEnvironment env = new TestStreamEnvironment(Main.mc, c, 1, Collections.emptyList(), Collections.emptyList());
             SavepointReader r = SavepointReader.read(env, dir.toUri().toString(), backend(backend));
             TypeInformation<?>[] kt = {Types.LONG, Types.STRING, Types.TUPLE(Types.INT, Types.STRING)};
@@ -529,7 +557,7 @@ public final class TtlJob {
         refused.clear();
         Map<String, String> errors = new TreeMap<>();
         // -Dckpt.ttl.backends=forst: those backends alone (trying one out)
-        List<String> backends = List.of(System.getProperty("ckpt.ttl.backends", "hashmap,rocksdb,forst").split(","));
+        List<String> backends = List.of(System.getProperty("ckpt.ttl.backends", "hashmap,rocksdb,forst,forst-async").split(","));
         if (backends.contains("hashmap")) write(dir, "hashmap", List.of("canonical"));
         if (backends.contains("rocksdb")) write(dir, "rocksdb", List.of("canonical", "native", "incremental"));
         if (backends.contains("forst") && org.apache.flink.runtime.util.EnvironmentInformation.getVersion().startsWith("2.")) {
@@ -537,6 +565,13 @@ public final class TtlJob {
                 write(dir, "forst", List.of("native", "incremental", "canonical?"));
             } catch (Exception e) {
                 errors.put("forst", chain(e));
+            }
+        }
+        if (backends.contains("forst-async") && org.apache.flink.runtime.util.EnvironmentInformation.getVersion().startsWith("2.")) {
+            try {
+                write(dir, "forst-async", List.of("native", "incremental"));
+            } catch (Exception e) {
+                errors.put("forst-async", chain(e));
             }
         }
         for (Object o : index) {
@@ -548,7 +583,7 @@ public final class TtlJob {
             // a canonical savepoint is read by any backend; the others by their own
             String rb = ((String) a.get("name")).endsWith("-canonical") ? "hashmap" : backend;
             Map<String, Object> spa = spa(at, rb, false);
-            if (spa.containsKey("error") && rb.equals("forst")) {
+            if (spa.containsKey("error") && rb.startsWith("forst")) {
                 // the State Processor API cannot restore ForSt's snapshots with ForSt: RocksDB reads them
                 side.put("spa_forst_error", spa.get("error"));
                 rb = "rocksdb";
