@@ -462,6 +462,45 @@ ekv_file() {
 	KV_KGS=81
 }
 
+# vkv V2: canonical keyed state, Integer keys, key 42 in key group 29: list state "seen" of Long
+# (5, 6), map state "m" (Integer -> Long: 1 -> 10) and value state "t" of Long with a TTL (last
+# access 1700000000000, 77).  With V2 1 the header is State V2's, as Flink 2.x's asynchronous
+# states (ForSt) write it: state type 4 (KEY_VALUE_V2), the list's element serializer, the map's
+# USER_KEY_SERIALIZER and user value serializer, runtime.state.v2.ttl's TtlSerializerSnapshot;
+# else KEY_VALUE's (0): ListSerializer, MapSerializer, runtime.state.ttl's.  The entries are the same.
+s_ttl() { # PACKAGE: a TtlSerializerSnapshot (outer version 2) of Long timestamps and Long values
+	b_i32 2; b_utf "org.apache.flink.runtime.$1.TtlStateFactory\$TtlSerializerSnapshot"; b_i32 3; b_i32 911108; b_i32 2
+	b_i32 1333245; b_i32 1; b_i32 2; b_utf "$SER.LongSerializer\$LongSerializerSnapshot"; b_i32 3
+	b_utf "$SER.LongSerializer\$LongSerializerSnapshot"; b_i32 3
+}
+vkv_file() {
+	local v2=${V2:-0} t=0
+	[ "$v2" = 1 ] && t=4
+	B=; b_i32 6; b_u8 0
+	s_proxy "$SER.IntSerializer\$IntSerializerSnapshot"
+	b_i16 3
+	b_utf seen; b_i32 $t; b_i32 1; b_utf KEYED_STATE_TYPE; b_utf LIST
+	b_i32 2; b_utf NAMESPACE_SERIALIZER; s_proxy "$VOIDNS"
+	if [ "$v2" = 1 ]; then b_utf VALUE_SERIALIZER; s_long; else b_utf VALUE_SERIALIZER; s_list; fi
+	b_utf m; b_i32 $t; b_i32 1; b_utf KEYED_STATE_TYPE; b_utf MAP
+	if [ "$v2" = 1 ]; then
+		b_i32 3; b_utf NAMESPACE_SERIALIZER; s_proxy "$VOIDNS"
+		b_utf VALUE_SERIALIZER; s_long; b_utf USER_KEY_SERIALIZER; s_proxy "$SER.IntSerializer\$IntSerializerSnapshot"
+	else
+		b_i32 2; b_utf NAMESPACE_SERIALIZER; s_proxy "$VOIDNS"; b_utf VALUE_SERIALIZER; s_map
+	fi
+	b_utf t; b_i32 $t; b_i32 1; b_utf KEYED_STATE_TYPE; b_utf VALUE
+	b_i32 2; b_utf NAMESPACE_SERIALIZER; s_proxy "$VOIDNS"
+	b_utf VALUE_SERIALIZER; if [ "$v2" = 1 ]; then s_ttl state.v2.ttl; else s_ttl state.ttl; fi
+	KV_OFF=("$(blen)")
+	b_i16 0; b_i32 6; b_u8 $((29 | 128)); b_i32 42; b_u8 0; b_i32 17; b_i64 5; B+=,; b_i64 6
+	b_i16 1; b_i32 10; b_u8 $((29 | 128)); b_i32 42; b_u8 0; b_i32 1; b_i32 9; b_u8 0; b_i64 10
+	b_i16 2; b_i32 6; b_u8 $((29 | 128)); b_i32 42; b_u8 0; b_i32 16; b_i64 1700000000000; b_i64 77
+	b_i16 -1
+	b_write "${1:-kv}"
+	KV_KGS=29
+}
+
 # Changelog keyed state (ckpt-flink(5), CHANGELOG STATE).  ch CMD...: the bytes CMD appends, as
 # one change (i32 length, the bytes).  The metadata changes register states "count" (value of
 # Long, id 0), "seen" (list of Long, id 1) and "m" (map Integer -> Long, id 2), Integer keys, the

@@ -557,6 +557,24 @@ typed_entries() {
 	output_is "$canonical"
 }
 
+@test "flinkstate: State V2 (ForSt's asynchronous states): a list's element serializer, a map's user key and value serializers, a v2 TTL value typed as their KEY_VALUE forms" {
+	V2=0 asp_dir vkv
+	run --separate-stderr ckpt-inspect -R sp
+	status_is 0
+	want='{"uid":null,"operator":"0102030405060708090a0b0c0d0e0f10","state":"seen","kind":"list","subtask":0,"key_group":29,"key":42,"namespace":null,"index":0,"value":5}
+{"uid":null,"operator":"0102030405060708090a0b0c0d0e0f10","state":"seen","kind":"list","subtask":0,"key_group":29,"key":42,"namespace":null,"index":1,"value":6}
+{"uid":null,"operator":"0102030405060708090a0b0c0d0e0f10","state":"m","kind":"map","subtask":0,"key_group":29,"key":42,"namespace":null,"user_key":1,"value":10}
+{"uid":null,"operator":"0102030405060708090a0b0c0d0e0f10","state":"t","kind":"value","subtask":0,"key_group":29,"key":42,"namespace":null,"value":{"last_access":1700000000000,"value":77}}'
+	[ "$(grep -v '"state":"names"' <<<"$output")" = "$want" ] || { echo "$output"; return 1; }
+	V2=1 asp_dir vkv
+	run --separate-stderr ckpt-inspect -R sp
+	status_is 0
+	[ "$(grep -v '"state":"names"' <<<"$output")" = "$want" ] || { echo "$output"; return 1; }
+	# the summary keeps the serializers as Flink named them
+	run sh -c "ckpt-inspect sp | jq -c '.operators[0].flink_state.states[] | select(.name == \"m\") | .serializers | keys'"
+	output_is '["NAMESPACE_SERIALIZER","USER_KEY_SERIALIZER","VALUE_SERIALIZER"]'
+}
+
 @test "flinkstate: an enum key (fixed length, as EnumSerializer.getLength() says) and a String namespace: no length suffixes" {
 	asp_dir ekv
 	run typed_entries

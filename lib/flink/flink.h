@@ -307,6 +307,9 @@ void ckpt_fout_reset(struct ckpt_fout *o);
  * its FSER_UNKNOWN node naming the class); -1 on damaged input. */
 int ckpt_fser_read(struct ckpt_fsrc *s, int proxy, struct ckpt_fser **out);
 void ckpt_fser_free(struct ckpt_fser *t);
+/* A composite serializer of kind (FSER_LIST: a over elements; FSER_MAP: keys a, values b) named
+ * by the snapshot class cls, owning a and b; NULL when out of memory (a and b still the caller's). */
+struct ckpt_fser *ckpt_fser_composite(enum ckpt_fser_kind kind, const char *cls, struct ckpt_fser *a, struct ckpt_fser *b);
 /* NULL when values of t can be decoded, else the snapshot class that stops it. */
 const char *ckpt_fser_blocker(const struct ckpt_fser *t);
 /* The same where the value ends where its source does (less s->tail bytes): a Kryo value last

@@ -80,6 +80,8 @@ static const struct known known[] = {
 	{R "RowSerializer$RowSerializerSnapshot", COMPOSITE, FSER_ROW, 0, NONE},
 	{R "NullableSerializer$NullableSerializerSnapshot", COMPOSITE, FSER_NULLABLE, 0, PADDING},
 	{"org.apache.flink.runtime.state.ttl.TtlStateFactory$TtlSerializerSnapshot", COMPOSITE, FSER_TTL, 0, NONE},
+	/* State V2 (Flink 2.x asynchronous state): the same snapshot and serializer, another class */
+	{"org.apache.flink.runtime.state.v2.ttl.TtlStateFactory$TtlSerializerSnapshot", COMPOSITE, FSER_TTL, 0, NONE},
 	{"org.apache.flink.streaming.api.operators.TimerSerializerSnapshot", COMPOSITE, FSER_TIMER, 0, NONE},
 	{B "EnumSerializer$EnumSerializerSnapshot", ENUMS, FSER_ENUM, 0, NONE},
 	{R "PojoSerializerSnapshot", POJO, FSER_POJO, 0, NONE},
@@ -131,6 +133,27 @@ ckpt_fser_free(struct ckpt_fser *t)
 	free(t->cls);
 	free(t->name);
 	free(t);
+}
+
+struct ckpt_fser *
+ckpt_fser_composite(enum ckpt_fser_kind kind, const char *cls, struct ckpt_fser *a, struct ckpt_fser *b)
+{
+	struct ckpt_fser *t = calloc(1, sizeof *t);
+	size_t n = b ? 2 : 1;
+
+	if (t == NULL || (t->cls = strdup(cls)) == NULL || (t->kids = calloc(n, sizeof *t->kids)) == NULL) {
+		if (t)
+			free(t->cls);
+		free(t);
+		return NULL;
+	}
+	t->kind = kind;
+	t->version = 1;
+	t->kids[0] = a;
+	if (b)
+		t->kids[1] = b;
+	t->nkids = n;
+	return t;
 }
 
 static int

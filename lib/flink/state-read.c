@@ -21,6 +21,7 @@ ckpt_fstate_header_release(struct fheader *h)
 		ckpt_fser_free(h->m[i].key);
 		ckpt_fser_free(h->m[i].ns);
 		ckpt_fser_free(h->m[i].value);
+		ckpt_fser_free(h->m[i].ukey);
 		json_decref(h->m[i].serializers);
 	}
 	free(h->m);
@@ -103,6 +104,8 @@ read_serializers(struct ckpt_fsrc *s, struct fheader *h, struct fmeta *m)
 			slot = &m->ns;
 		else if (strcmp(k, "VALUE_SERIALIZER") == 0)
 			slot = &m->value;
+		else if (strcmp(k, "USER_KEY_SERIALIZER") == 0 && m->type == 4)
+			slot = &m->ukey;
 		else {
 			ckpt_fsrc_fail(s, "unknown serializer name \"%s\" of state \"%s\"", k, m->name);
 			free(k);
@@ -130,11 +133,45 @@ read_serializers(struct ckpt_fsrc *s, struct fheader *h, struct fmeta *m)
 	return 0;
 }
 
+/*
+ * A KEY_VALUE_V2 state (Flink 2.x State V2, RegisteredKeyValueStateBackendMetaInfo of
+ * runtime.state.v2) names the element serializer of a list state and, beside USER_KEY_SERIALIZER,
+ * the user value serializer of a map state, where a KEY_VALUE state names the ListSerializer and
+ * MapSerializer; the entries are laid out alike (ForSt's asynchronous states).  Give the state the
+ * serializer a KEY_VALUE state of its kind would have.
+ */
+static int
+v2_serializers(struct ckpt_fsrc *s, struct fmeta *m)
+{
+	const char *kind = m->kind ? m->kind : "";
+	struct ckpt_fser *t;
+
+	if (strcmp(kind, "map") == 0) {
+		if (m->ukey == NULL || m->value == NULL)
+			return ckpt_fsrc_fail(s, "map state \"%s\" (State V2) without its %s serializer", m->name,
+					      m->ukey == NULL ? "user key" : "value");
+		if ((t = ckpt_fser_composite(FSER_MAP, "org.apache.flink.api.common.typeutils.base.MapSerializerSnapshot",
+					     m->ukey, m->value)) == NULL)
+			return ckpt_err_set(s->e, CKPT_ERR_NOMEM, s->where, "out of memory");
+		m->ukey = NULL;
+		m->value = t;
+	} else if (m->ukey != NULL) {
+		return ckpt_fsrc_fail(s, "%s state \"%s\" names a USER_KEY_SERIALIZER", kind, m->name);
+	} else if (strcmp(kind, "list") == 0 && m->value != NULL) {
+		if ((t = ckpt_fser_composite(FSER_LIST, "org.apache.flink.api.common.typeutils.base.ListSerializerSnapshot",
+					     m->value, NULL)) == NULL)
+			return ckpt_err_set(s->e, CKPT_ERR_NOMEM, s->where, "out of memory");
+		m->value = t;
+	}
+	return 0;
+}
+
 /* StateMetaInfoSnapshotReadersWriters' current reader (meta-info versions 6 and 7). */
 int
 ckpt_fstate_read_meta(struct ckpt_fsrc *s, struct fheader *h)
 {
 	struct fmeta *m;
+	int r;
 
 	if (ckpt_grow(&h->m, &h->cap, h->n + 1, sizeof *h->m, 4, NULL) < 0)
 		return ckpt_err_set(s->e, CKPT_ERR_NOMEM, s->where, "out of memory");
@@ -153,7 +190,8 @@ ckpt_fstate_read_meta(struct ckpt_fsrc *s, struct fheader *h)
 		return -1;
 	if (m->type == 3 && m->kind == NULL && (m->kind = strdup("timers")) == NULL)
 		return ckpt_err_set(s->e, CKPT_ERR_NOMEM, s->where, "out of memory");
-	return read_serializers(s, h, m);
+	r = read_serializers(s, h, m);
+	return r == 0 && m->type == 4 ? v2_serializers(s, m) : r;
 }
 
 static int

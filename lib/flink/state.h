@@ -26,6 +26,7 @@ struct fmeta {
 	char *kind;    /* KEYED_STATE_TYPE lower case, "timers" for priority queues */
 	char *mode;    /* OPERATOR_STATE_DISTRIBUTION_MODE */
 	struct ckpt_fser *key, *ns, *value;
+	struct ckpt_fser *ukey; /* KEY_VALUE_V2 map state: the user key's (value: the user value's) until wrapped */
 	json_t *serializers; /* option name -> class tree */
 	signed char typable;  /* ckpt_fstate_typable()'s answer once asked: 0 not yet, 1 yes, -1 no */
 	char kindc;           /* set with typable: kind 't'imers, 'm'ap, 'l'ist, or 0 */
