@@ -55,7 +55,6 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Function;
 
 /**
  * Keyed state with a time-to-live (issue 26): value "last", list "seen", map "by-parity", reducing
