@@ -520,22 +520,32 @@ struct rocks {
 	uint32_t kg;
 };
 
+/* One entry of a RocksDB column family (ckpt-flink(5), ROCKSDB) to c->k: its key-group prefix
+ * checked against kg, typed (when the sink asks) or checked as the canonical layout's entries are.
+ * Needs no database: fuzz_rocksentry calls it on any bytes. */
+int
+ckpt_fstate_rocks_entry(struct fctx *c, const struct fheader *h, struct fmeta *m, const char *name, uint32_t kg,
+			const unsigned char *k, size_t kn, const unsigned char *v, size_t vn)
+{
+	struct ftyped t = {0};
+
+	if (kn < c->prefix || (c->prefix == 2 ? (uint32_t)k[0] << 8 | k[1] : k[0]) != kg)
+		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "a key of %zu bytes in key group %u, shorter than its "
+				    "key-group prefix", kn, kg);
+	if (!c->k->untyped && ckpt_fstate_typable(h, m))
+		t = (struct ftyped){.c = c, .h = h, .m = m, .k = k, .kn = kn, .v = v ? v : (unsigned char *)"",
+				    .vn = vn, .kg = kg};
+	if (c->k->kv(c->k->arg, name, kg, k, kn, v ? v : (unsigned char *)"", vn, t.c ? &t : NULL) < 0)
+		return -1;
+	return ckpt_fstate_typed_check(t.c ? &t : NULL);
+}
+
 static int
 rocks_kv(void *arg, const unsigned char *k, size_t kn, const unsigned char *v, size_t vn)
 {
 	struct rocks *R = arg;
-	struct fctx *c = R->c;
-	struct ftyped t = {0};
 
-	if (kn < c->prefix || (c->prefix == 2 ? (uint32_t)k[0] << 8 | k[1] : k[0]) != R->kg)
-		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "a key of %zu bytes in key group %u, shorter than its "
-				    "key-group prefix", kn, R->kg);
-	if (!c->k->untyped && ckpt_fstate_typable(R->h, R->m))
-		t = (struct ftyped){.c = c, .h = R->h, .m = R->m, .k = k, .kn = kn, .v = v ? v : (unsigned char *)"",
-				    .vn = vn, .kg = R->kg};
-	if (c->k->kv(c->k->arg, R->name, R->kg, k, kn, v ? v : (unsigned char *)"", vn, t.c ? &t : NULL) < 0)
-		return -1;
-	return ckpt_fstate_typed_check(t.c ? &t : NULL);
+	return ckpt_fstate_rocks_entry(R->c, R->h, R->m, R->name, R->kg, k, kn, v, vn);
 }
 
 static int

@@ -161,6 +161,11 @@ int ckpt_fstate_typed_list_rows(struct ftyped *t, struct ckpt_frows *r, const ch
 
 int ckpt_fstate_read_keyed(struct fctx *c);                             /* c->h's key-groups handle, to c->k */
 int ckpt_fstate_read_rocksdb(struct fctx *c);                           /* c->h's RocksDB files, to c->k */
+/* One entry of a RocksDB column family of state name (m its meta info, NULL when the header stopped
+ * before it), read from key group kg, to c->k: the key-group prefix checked, the entry typed or
+ * checked.  0, or -1 with c->e set.  No database needed (t/fuzz/fuzz_rocksentry.c). */
+int ckpt_fstate_rocks_entry(struct fctx *c, const struct fheader *h, struct fmeta *m, const char *name, uint32_t kg,
+			    const unsigned char *k, size_t kn, const unsigned char *v, size_t vn);
 /* One entry in the heap layout (key-group prefix, key, namespace; the value whole) to c->k. */
 int ckpt_fstate_kv(struct fctx *c, const struct fheader *h, struct fmeta *m, uint32_t kg, const unsigned char *k,
 		   size_t kn, const unsigned char *v, size_t vn);
