@@ -79,6 +79,10 @@ struct fsink {
 	int part;    /* 0 every handle; 1 operator state handles only; 2 keyed state handles only */
 	const char *only; /* operator state: give (and decode) only this state's elements */
 	uint32_t kg_lo, kg_hi; /* keyed state: only key groups in [kg_lo, kg_hi) when kg_hi > 0 */
+	/* keyed state: only the entries whose key (after its key-group prefix) begins with key[0, keyn),
+	 * when key is set (-k): what can seek (RocksDB) reads those alone; timers (key after the timestamp) all */
+	const unsigned char *key;
+	size_t keyn;
 };
 
 /* Is key group kg outside the sink's window? */
