@@ -528,10 +528,13 @@ ckpt_fstate_rocks_entry(struct fctx *c, const struct fheader *h, struct fmeta *m
 			const unsigned char *k, size_t kn, const unsigned char *v, size_t vn)
 {
 	struct ftyped t = {0};
+	uint32_t pk;
 
-	if (kn < c->prefix || (c->prefix == 2 ? (uint32_t)k[0] << 8 | k[1] : k[0]) != kg)
+	if (kn < c->prefix)
 		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "a key of %zu bytes in key group %u, shorter than its "
 				    "key-group prefix", kn, kg);
+	if ((pk = c->prefix == 2 ? (uint32_t)k[0] << 8 | k[1] : k[0]) != kg)
+		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "a key of key group %u read in key group %u", pk, kg);
 	if (!c->k->untyped && ckpt_fstate_typable(h, m))
 		t = (struct ftyped){.c = c, .h = h, .m = m, .k = k, .kn = kn, .v = v ? v : (unsigned char *)"",
 				    .vn = vn, .kg = kg};
