@@ -124,6 +124,8 @@ w_header(void *arg, const char *scope, const struct fheader *h)
 						    h->stopped ? h->stop : "a changelog names none");
 			if (ckpt_fkey_make(&w->key, h->key, f->key, f->text, where, w->e) < 0)
 				return -1;
+			w->k.key = w->key.bytes;
+			w->k.keyn = w->key.n;
 			w->k.kg_lo = ckpt_flink_key_group(w->key.hash, w->op->max_parallelism);
 			w->k.kg_hi = w->k.kg_lo + 1;
 			pthread_mutex_lock(&f->mu);

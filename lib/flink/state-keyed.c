@@ -520,22 +520,35 @@ struct rocks {
 	uint32_t kg;
 };
 
+/* One entry of a RocksDB column family (ckpt-flink(5), ROCKSDB) to c->k: its key-group prefix
+ * checked against kg, typed (when the sink asks) or checked as the canonical layout's entries are.
+ * Needs no database: fuzz_rocksentry calls it on any bytes. */
+int
+ckpt_fstate_rocks_entry(struct fctx *c, const struct fheader *h, struct fmeta *m, const char *name, uint32_t kg,
+			const unsigned char *k, size_t kn, const unsigned char *v, size_t vn)
+{
+	struct ftyped t = {0};
+	uint32_t pk;
+
+	if (kn < c->prefix)
+		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "a key of %zu bytes in key group %u, shorter than its "
+				    "key-group prefix", kn, kg);
+	if ((pk = c->prefix == 2 ? (uint32_t)k[0] << 8 | k[1] : k[0]) != kg)
+		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "a key of key group %u read in key group %u", pk, kg);
+	if (!c->k->untyped && ckpt_fstate_typable(h, m))
+		t = (struct ftyped){.c = c, .h = h, .m = m, .k = k, .kn = kn, .v = v ? v : (unsigned char *)"",
+				    .vn = vn, .kg = kg};
+	if (c->k->kv(c->k->arg, name, kg, k, kn, v ? v : (unsigned char *)"", vn, t.c ? &t : NULL) < 0)
+		return -1;
+	return ckpt_fstate_typed_check(t.c ? &t : NULL);
+}
+
 static int
 rocks_kv(void *arg, const unsigned char *k, size_t kn, const unsigned char *v, size_t vn)
 {
 	struct rocks *R = arg;
-	struct fctx *c = R->c;
-	struct ftyped t = {0};
 
-	if (kn < c->prefix || (c->prefix == 2 ? (uint32_t)k[0] << 8 | k[1] : k[0]) != R->kg)
-		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "a key of %zu bytes in key group %u, shorter than its "
-				    "key-group prefix", kn, R->kg);
-	if (!c->k->untyped && ckpt_fstate_typable(R->h, R->m))
-		t = (struct ftyped){.c = c, .h = R->h, .m = R->m, .k = k, .kn = kn, .v = v ? v : (unsigned char *)"",
-				    .vn = vn, .kg = R->kg};
-	if (c->k->kv(c->k->arg, R->name, R->kg, k, kn, v ? v : (unsigned char *)"", vn, t.c ? &t : NULL) < 0)
-		return -1;
-	return ckpt_fstate_typed_check(t.c ? &t : NULL);
+	return ckpt_fstate_rocks_entry(R->c, R->h, R->m, R->name, R->kg, k, kn, v, vn);
 }
 
 static int
@@ -615,17 +628,40 @@ rocks_header(struct fctx *c, struct ckpt_fsrc *s, int *fd, struct fheader *h)
 	return rc < 0 ? -1 : 0;
 }
 
+/*
+ * The keys to scan in key group kg: from a[0, *an) to before b[0, *bn) (*bn 0: to the end), the
+ * key-group prefix and, when key is set (-k), the key's bytes after it: every entry whose key begins
+ * so, the only ones -k keeps, and not the rest of the key group.  a and b hold 2 + keyn bytes.
+ */
+static void
+rocks_range(unsigned prefix, uint32_t kg, const unsigned char *key, size_t keyn, unsigned char *a, size_t *an,
+	    unsigned char *b, size_t *bn)
+{
+	a[0] = (unsigned char)(prefix == 2 ? kg >> 8 : kg), a[1] = (unsigned char)kg;
+	*an = prefix;
+	if (key) {
+		memcpy(a + prefix, key, keyn);
+		*an += keyn;
+	}
+	memcpy(b, a, *an); /* the least key above every key beginning with a: a's last byte below 0xff, plus one */
+	for (*bn = *an; *bn > 0 && b[*bn - 1] == 0xff; --*bn)
+		;
+	if (*bn > 0)
+		b[*bn - 1]++;
+}
+
 /* Each key group of the range, each state in the header's order (the canonical order). */
 static int
 rocks_groups(struct fctx *c, struct fheader *h, struct ckpt_frocks_db *db, uint32_t lo, uint32_t hi)
 {
 	size_t ncf = ckpt_frocks_ncf(db), *order = ckpt_calloc(ncf + 1, sizeof *order, c->e), n = 0;
 	struct fmeta **m = ckpt_calloc(ncf + 1, sizeof *m, c->e);
+	unsigned char *a = ckpt_calloc(2, 2 + c->k->keyn, c->e), *b = a ? a + 2 + c->k->keyn : NULL;
 	char where[1024];
 	int rc = -1;
 
 	snprintf(where, sizeof where, "%s", c->where);
-	if (order == NULL || m == NULL)
+	if (order == NULL || m == NULL || a == NULL)
 		goto out;
 	for (size_t j = 0; j <= h->n; j++) /* the header's states, then those it stopped before */
 		for (size_t i = 0; i < ncf; i++) {
@@ -646,26 +682,24 @@ rocks_groups(struct fctx *c, struct fheader *h, struct ckpt_frocks_db *db, uint3
 		if (strcmp(ckpt_frocks_cf(db, i), "default") == 0 && !ckpt_fstate_meta_named(h, "default") &&
 		    ckpt_frocks_scan(db, i, NULL, 0, NULL, 0, rocks_default, c, where, c->e) < 0)
 			goto out;
-	for (uint32_t kg = lo; kg < hi; kg++) {
-		unsigned char a[2], b[2];
-		size_t pn = c->prefix;
-		int last = kg + 1 == (pn == 2 ? 65536u : 256u);
-
-		a[0] = (unsigned char)(pn == 2 ? kg >> 8 : kg), a[1] = (unsigned char)kg;
-		b[0] = (unsigned char)(pn == 2 ? (kg + 1) >> 8 : kg + 1), b[1] = (unsigned char)(kg + 1);
+	for (uint32_t kg = lo; kg < hi; kg++)
 		for (size_t i = 0; i < n; i++) {
-			struct rocks R = {.c = c, .h = h, .m = m[i], .kg = kg, .name = ckpt_frocks_cf(db, order[i])};
+			const char *name = ckpt_frocks_cf(db, order[i]);
+			struct rocks R = {.c = c, .h = h, .m = m[i], .kg = kg, .name = name};
+			size_t an, bn;
+			int whole = c->k->key == NULL || m[i] == NULL || strcmp(m[i]->kind ? m[i]->kind : "", "timers") == 0;
 
-			snprintf(c->where, sizeof c->where, "%s:rocksdb:%s", where, R.name);
-			if (ckpt_frocks_scan(db, order[i], a, pn, last ? NULL : b, pn, rocks_kv, &R, where, c->e) < 0)
+			rocks_range(c->prefix, kg, whole ? NULL : c->k->key, c->k->keyn, a, &an, b, &bn);
+			snprintf(c->where, sizeof c->where, "%s:rocksdb:%s", where, name);
+			if (ckpt_frocks_scan(db, order[i], a, an, bn ? b : NULL, bn, rocks_kv, &R, where, c->e) < 0)
 				goto out;
 		}
-	}
 	rc = 0;
 out:
 	snprintf(c->where, sizeof c->where, "%s", where);
 	free(order);
 	free(m);
+	free(a);
 	return rc;
 }
 

@@ -80,6 +80,10 @@ struct fsink {
 	int part;    /* 0 every handle; 1 operator state handles only; 2 keyed state handles only */
 	const char *only; /* operator state: give (and decode) only this state's elements */
 	uint32_t kg_lo, kg_hi; /* keyed state: only key groups in [kg_lo, kg_hi) when kg_hi > 0 */
+	/* keyed state: only the entries whose key (after its key-group prefix) begins with key[0, keyn),
+	 * when key is set (-k): what can seek (RocksDB) reads those alone; timers (key after the timestamp) all */
+	const unsigned char *key;
+	size_t keyn;
 };
 
 /* Is key group kg outside the sink's window? */
@@ -162,6 +166,11 @@ int ckpt_fstate_typed_list_rows(struct ftyped *t, struct ckpt_frows *r, const ch
 
 int ckpt_fstate_read_keyed(struct fctx *c);                             /* c->h's key-groups handle, to c->k */
 int ckpt_fstate_read_rocksdb(struct fctx *c);                           /* c->h's RocksDB files, to c->k */
+/* One entry of a RocksDB column family of state name (m its meta info, NULL when the header stopped
+ * before it), read from key group kg, to c->k: the key-group prefix checked, the entry typed or
+ * checked.  0, or -1 with c->e set.  No database needed (t/fuzz/fuzz_rocksentry.c). */
+int ckpt_fstate_rocks_entry(struct fctx *c, const struct fheader *h, struct fmeta *m, const char *name, uint32_t kg,
+			    const unsigned char *k, size_t kn, const unsigned char *v, size_t vn);
 /* One entry in the heap layout (key-group prefix, key, namespace; the value whole) to c->k. */
 int ckpt_fstate_kv(struct fctx *c, const struct fheader *h, struct fmeta *m, uint32_t kg, const unsigned char *k,
 		   size_t kn, const unsigned char *v, size_t vn);
