@@ -60,17 +60,24 @@ set -- $(best "$BIN/ckpt-inspect" -a "$CK"); CK_E=$1 CK_C=$2 CK_M=$3
 show "ckpt-inspect -a > /dev/null:" "$CK_E" "$CK_C" "$CK_M"
 set -- $(best sh -c 'xargs -d "\n" cat < "$1"' sh "$W/files"); CAT_E=$1
 show "cat of the files:" "$1" "$2" "$3"
-/usr/bin/time -f '%e %U %S %M' -o "$W/t" "$W/bench-java" read "$CK" rocksdb >"$W/read.log" 2>&1 || { tail -20 "$W/read.log"; exit 1; }
-read -r SPA_E SPA_U SPA_S SPA_M <"$W/t"
-SPA_C=$(echo "$SPA_U $SPA_S" | awk '{print $1 + $2}')
-show "State Processor API (java):" "$SPA_E" "$SPA_C" "$SPA_M"
-SPA_IN=$(awk '/read-ms/ {print $NF / 1000}' "$W/read.log")
-show "State Processor API (read):" "$SPA_IN" 0 0 | sed 's/, *[0-9.]* MB\/s of CPU.*//'
-grep '^keys' "$W/read.log" | sed 's/^/  State Processor API read: /'
-echo "$RW_E $SPA_E $SPA_IN $CAT_E $RW_M $RW_C $SPA_C" | awk '{
-	printf "ckpt-inspect -R: %.1fx faster than the State Processor API with JVM start (target 10x), %.1fx without;", $2 / $1, $3 / $1
-	printf " %.1fx less CPU\n", $7 / ($6 > 0 ? $6 : 0.01)
-	printf "ckpt-inspect -R: %.1fx the time of cat (target: within 5x); peak %.1f MB (target: under 128 MB)\n", $1 / ($4 > 0 ? $4 : 0.01), $5 / 1024 }'
+# The State Processor API 2.3.0 fails on some RocksDB checkpoints (on the 1 GiB one, after minutes:
+# RocksDBKeyedStateBackend.getKeys's "Namespace must exist", none of the states asked registered in
+# the backend a split restored): then its failure is said, and the rest is measured all the same.
+if /usr/bin/time -f '%e %U %S %M' -o "$W/t" "$W/bench-java" read "$CK" rocksdb >"$W/read.log" 2>&1; then
+	read -r SPA_E SPA_U SPA_S SPA_M <"$W/t"
+	SPA_C=$(echo "$SPA_U $SPA_S" | awk '{print $1 + $2}')
+	show "State Processor API (java):" "$SPA_E" "$SPA_C" "$SPA_M"
+	SPA_IN=$(awk '/read-ms/ {print $NF / 1000}' "$W/read.log")
+	show "State Processor API (read):" "$SPA_IN" 0 0 | sed 's/, *[0-9.]* MB\/s of CPU.*//'
+	grep '^keys' "$W/read.log" | sed 's/^/  State Processor API read: /'
+	echo "$RW_E $SPA_E $SPA_IN $RW_C $SPA_C" | awk '{
+		printf "ckpt-inspect -R: %.1fx faster than the State Processor API with JVM start (target 10x), %.1fx without;", $2 / $1, $3 / $1
+		printf " %.1fx less CPU\n", $5 / ($4 > 0 ? $4 : 0.01) }'
+else
+	echo "State Processor API (java):       failed after $(awk '{print $1}' "$W/t") s: $(grep -m1 '^Caused by: java.lang' "$W/read.log" || tail -1 "$W/read.log")"
+fi
+echo "$RW_E $CAT_E $RW_M" | awk '{
+	printf "ckpt-inspect -R: %.1fx the time of cat (target: within 5x); peak %.1f MB (target: under 128 MB)\n", $1 / ($2 > 0 ? $2 : 0.01), $3 / 1024 }'
 # one key: its rows, the time and the bytes read (when this ckpt-inspect has -k)
 if "$BIN/ckpt-inspect" -h 2>&1 | grep -q -- '-k KEY'; then
 	KEY='"key-000000000042"'
