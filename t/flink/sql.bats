@@ -4,7 +4,9 @@
 # window aggregate and a Top-2.  ckpt-inspect -R's rows of each SQL operator, put in the shape of the
 # sidecar's "expected" (what the rows put in must leave there, computed by the harness), equal it
 # leaf by leaf, and equal what the State Processor API read ("spa": every operator but the window
-# aggregate, whose TimeWindow namespaces readKeyedState does not read; the sidecar says so).  A row
+# aggregate, whose TimeWindow namespaces readKeyedState does not read; the sidecar says so), and
+# the GROUP BY accumulators what the SQL savepoint connector reads, where it reads them (2.3.0 reads
+# no RowData state: the sidecar holds its error, "unread").  A row
 # is compared as the list of its fields: a RowDataSerializer snapshot names none.
 
 load helper
@@ -94,6 +96,15 @@ sql_shapes() {
 		sql_shapes "$v" || { bad=1; continue; }
 		differ "$v/sql spa" ckpt-spa.json spa.json || bad=1
 		[[ $(jq -r .spa.window.unread "$FLINK_OUT/$v/sql/sidecar.json") == *"VoidNamespace only"* ]] || { echo "$v: window read?"; bad=1; }
+		# the SQL savepoint connector (2.1 on): its accumulators where it reads them, else why not
+		if jq -e '.spa["sql-connector"].accState' "$FLINK_OUT/$v/sql/sidecar.json" >/dev/null; then
+			jq '{group: .spa["sql-connector"].accState}' "$FLINK_OUT/$v/sql/sidecar.json" >conn.json
+			jq '{group}' ckpt.json >ckpt-group.json
+			differ "$v/sql savepoint connector" ckpt-group.json conn.json || bad=1
+		else
+			[ -n "$(jq -r '.spa["sql-connector"].unread // empty' "$FLINK_OUT/$v/sql/sidecar.json")" ] ||
+				{ echo "$v: the savepoint connector neither read nor said why"; bad=1; }
+		fi
 	done
 	[ "$n" -gt 0 ] || skip "no sql/ artifacts (make flink-fixtures)"
 	[ "$bad" -eq 0 ]

@@ -342,6 +342,9 @@ public final class SqlJob {
         Map<String, Object> queries = new LinkedHashMap<>();
         for (String[] q : QUERIES) queries.put(q[0], q[1]);
         Map<String, Object> spa = SqlSpa.read(mc, dir.resolve(name), sg, ops);
+        String groupUid = null;
+        for (Map<String, Object> o : ops) if ("group".equals(o.get("kind"))) groupUid = (String) o.get("uid");
+        spa.put("sql-connector", SqlConnector.group(dir.resolve(name), groupUid));
         Json.save(dir.resolve("sidecar.json"), Json.obj("savepoints", List.of(name), "queries", queries,
                 "orders", orders, "customers", cust, "operators", ops, "expected", expected(), "spa", spa));
     }
