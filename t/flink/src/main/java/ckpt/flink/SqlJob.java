@@ -167,7 +167,7 @@ public final class SqlJob {
                 + " AS rn FROM orders) WHERE rn = 1"},
         {"dedup-last", "SELECT id, k, amount, ts, note FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts DESC)"
                 + " AS rn FROM orders) WHERE rn = 1"},
-        {"join", "SELECT o.id, o.k, o.amount, c.name FROM (SELECT id, k, amount FROM orders) o"
+        {"join", "SELECT o.id, o.k, o.amount, o.note, c.name FROM (SELECT id, k, amount, note FROM orders) o"
                 + " JOIN customers c ON o.k = c.k"},
         {"window", "SELECT k, TUMBLE_START(ts, INTERVAL '1' HOUR) AS ws, COUNT(*) AS cnt, SUM(amount) AS total"
                 + " FROM orders GROUP BY k, TUMBLE(ts, INTERVAL '1' HOUR)"},
@@ -256,7 +256,7 @@ public final class SqlJob {
                 sum = sum.add(amount(i));
                 if (max == null || amount(i).compareTo(max) > 0) max = amount(i);
                 maxTs = Math.max(maxTs, tsMillis(i));
-                l.put(Main.JSON.valueToTree(List.of(i, key(i), amount(i).toPlainString())).toString(), 1);
+                l.put(Main.JSON.valueToTree(List.of(i, key(i), amount(i).toPlainString(), note(i))).toString(), 1);
             }
             // accumulators in the order of the aggregate calls: COUNT(*), SUM, MAX, MAX
             group.put(e.getKey(), List.of(is.size(), sum.toPlainString(), max.toPlainString(), tsText(maxTs)));
