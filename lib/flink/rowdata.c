@@ -604,6 +604,20 @@ emit_map(struct rdc *c, const struct ckpt_rdtype *t, const unsigned char *p, siz
 	return 0;
 }
 
+/* "f" and i in decimal, written backwards from end (a buffer of 32 bytes ending there). */
+static const char *
+field_name(char *end, size_t i)
+{
+	char *q = end;
+
+	*--q = 0;
+	do
+		*--q = (char)('0' + i % 10);
+	while ((i /= 10) != 0);
+	*--q = 'f';
+	return q;
+}
+
 /* BinaryRowData: the header (row kind byte, then a null bit per field, low bit first, in 8-byte
  * words), an 8-byte slot per field, the variable-length part.  As {"kind", "fields": {name: value}}. */
 static int
@@ -630,10 +644,8 @@ emit_row(struct rdc *c, const struct ckpt_rdtype *t, const unsigned char *p, siz
 	for (size_t i = 0; i < t->n; i++) {
 		if (t->names && t->names[i][0])
 			ckpt_fout_key(c->o, t->names[i]);
-		else {
-			snprintf(name, sizeof name, "f%zu", i);
-			ckpt_fout_key(c->o, name);
-		}
+		else /* f0, f1, ...: for every field of every row, so not through snprintf */
+			ckpt_fout_key(c->o, field_name(name + sizeof name, i));
 		if (p[(i + 8) / 8] >> ((i + 8) % 8) & 1 ? put(c, ckpt_fout_null(c->o)) < 0
 							: emit_field(c, t->kids[i], p, n, bits + 8 * i, depth) < 0)
 			return -1;
