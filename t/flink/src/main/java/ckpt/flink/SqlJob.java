@@ -179,6 +179,8 @@ public final class SqlJob {
         Configuration c = new Configuration();
         c.setString("state.backend.type", "hashmap");
         c.setString("table.exec.uid.generation", "ALWAYS");
+        // a file checkpoint storage: the JobManager's refuses state over 5 MiB (the bench's savepoint)
+        c.setString("state.checkpoints.dir", Main.out.resolve("checkpoints").resolve("sql").toUri().toString());
         return c;
     }
 
