@@ -148,12 +148,28 @@ ckpt_fout_time(struct ckpt_fout *o, int64_t days, int date, int64_t nanos, const
 char *
 ckpt_decimal_text(const unsigned char *b, size_t n, int32_t scale, int *ndigits)
 {
-	unsigned char *mag = malloc(n ? n : 1);
-	char *dig = malloc(n * 3 + 2), *out = NULL;
+	unsigned char *mag = NULL;
+	char dig8[24], *dig = n <= 8 ? dig8 : malloc(n * 3 + 2), *out = NULL;
 	size_t nd = 0, k = 0, lead, cap;
 	int neg = n && (b[0] & 0x80), carry = 1;
 
-	if (mag == NULL || dig == NULL || scale > 100000 || scale < -100000)
+	if (dig == NULL || scale > 100000 || scale < -100000)
+		goto out;
+	if (n <= 8) { /* a long's bytes or fewer (DecimalData up to precision 18): in 64 bits */
+		uint64_t u = 0;
+
+		for (size_t i = 0; i < n; i++)
+			u = u << 8 | b[i];
+		if (neg && n < 8)
+			u |= ~(uint64_t)0 << (8 * n);
+		if (neg)
+			u = ~u + 1;
+		do
+			dig[nd++] = (char)('0' + u % 10);
+		while ((u /= 10) != 0);
+		goto digits;
+	}
+	if ((mag = malloc(n)) == NULL)
 		goto out;
 	for (size_t i = n; i-- > 0;) { /* the magnitude, two's complement undone */
 		unsigned v = neg ? (unsigned)(~b[i] & 0xff) + (unsigned)carry : b[i];
@@ -175,6 +191,7 @@ ckpt_decimal_text(const unsigned char *b, size_t n, int32_t scale, int *ndigits)
 		if (!any)
 			break;
 	}
+digits:
 	*ndigits = (int)nd;
 	lead = scale > 0 ? (size_t)scale : 0;
 	cap = 4 + (nd > lead ? nd : lead) + (scale < 0 && !(nd == 1 && dig[0] == '0') ? (size_t)-(int64_t)scale : 0);
@@ -196,6 +213,7 @@ ckpt_decimal_text(const unsigned char *b, size_t n, int32_t scale, int *ndigits)
 	out[k] = 0;
 out:
 	free(mag);
-	free(dig);
+	if (dig != dig8)
+		free(dig);
 	return out;
 }

@@ -605,6 +605,20 @@ emit_map(struct rdc *c, const struct ckpt_rdtype *t, const unsigned char *p, siz
 	return 0;
 }
 
+/* "f" and i in decimal, written backwards from end (a buffer of 32 bytes ending there). */
+static const char *
+field_name(char *end, size_t i)
+{
+	char *q = end;
+
+	*--q = 0;
+	do
+		*--q = (char)('0' + i % 10);
+	while ((i /= 10) != 0);
+	*--q = 'f';
+	return q;
+}
+
 /* BinaryRowData: the header (row kind byte, then a null bit per field, low bit first, in 8-byte
  * words), an 8-byte slot per field, the variable-length part.  As {"kind", "fields": {name: value}}. */
 static int
@@ -631,10 +645,8 @@ emit_row(struct rdc *c, const struct ckpt_rdtype *t, const unsigned char *p, siz
 	for (size_t i = 0; i < t->n; i++) {
 		if (t->names && t->names[i][0])
 			ckpt_fout_key(c->o, t->names[i]);
-		else {
-			snprintf(name, sizeof name, "f%zu", i);
-			ckpt_fout_key(c->o, name);
-		}
+		else /* f0, f1, ...: for every field of every row, so not through snprintf */
+			ckpt_fout_key(c->o, field_name(name + sizeof name, i));
 		if (p[(i + 8) / 8] >> ((i + 8) % 8) & 1 ? put(c, ckpt_fout_null(c->o)) < 0
 							: emit_field(c, t->kids[i], p, n, bits + 8 * i, depth) < 0)
 			return -1;
@@ -946,7 +958,7 @@ key_field_writable(const struct ckpt_rdtype *t)
 }
 
 static const char *
-field_name(const struct ckpt_rdtype *row, size_t i, char *buf, size_t n)
+key_field_name(const struct ckpt_rdtype *row, size_t i, char *buf, size_t n)
 {
 	if (row->names && row->names[i][0])
 		return row->names[i];
@@ -965,7 +977,7 @@ ckpt_fser_rd_key_writable(const struct ckpt_fser *t, char *why, size_t n)
 	}
 	for (size_t i = 0; i < t->rd->n; i++)
 		if (!key_field_writable(t->rd->kids[i])) {
-			snprintf(why, n, "field %s of type %s", field_name(t->rd, i, name, sizeof name),
+			snprintf(why, n, "field %s of type %s", key_field_name(t->rd, i, name, sizeof name),
 				 root_name(t->rd->kids[i], type, sizeof type));
 			return 0;
 		}
@@ -1236,7 +1248,7 @@ ckpt_fser_rd_key(const struct ckpt_fser *t, const json_t *v, unsigned char **out
 		return -1;
 	w.p[4] = (unsigned char)(kind ? k : 0);
 	for (size_t i = 0; i < row->n; i++) {
-		const char *fn = field_name(row, i, name, sizeof name);
+		const char *fn = key_field_name(row, i, name, sizeof name);
 		const json_t *f = json_is_array(v) ? json_array_get(v, i) : json_object_get(fields, fn);
 
 		if (f == NULL) {

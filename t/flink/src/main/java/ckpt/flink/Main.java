@@ -69,12 +69,13 @@ public final class Main {
         long t0 = System.nanoTime();
         startCluster();
         try {
-            String only = System.getProperty("ckpt.only", ""); // "batch", "types", "ttl", "orphans": that part alone
+            String only = System.getProperty("ckpt.only", ""); // "batch", "types", "ttl", "sql", "orphans", "unaligned": that part alone
             if (only.equals("orphans")) Orphans.run(out);
             else if (only.isEmpty() || only.equals("unaligned")) streaming();
             if (only.isEmpty()) Assign.run(out, artifacts); // the streaming job's artifacts
             if (only.isEmpty() || only.equals("types")) TypesJob.run(mc, out);
             if (only.isEmpty() || only.equals("ttl")) TtlJob.run(out);
+            if (only.isEmpty() || only.equals("sql")) SqlJob.run(mc, out);
             if (args.length > 1 && args[1].equals("batch") && (only.isEmpty() || only.equals("batch"))) Batch.run(mc, out);
         } finally {
             mc.close();
@@ -83,6 +84,7 @@ public final class Main {
                 "restores", restores, "refusals", refusals, "accepted", accepted, "in_flight_restore", inFlightRestore, "rest", restCaptures,
                 "edited", edited, "relocatable", relocatable, "orphans", orphans == null ? null : "orphans/sidecar.json",
                 "assign", Assign.index, "ttl", Files.exists(out.resolve("ttl/sidecar.json")) ? "ttl/sidecar.json" : null,
+                "sql", Files.exists(out.resolve("sql/sidecar.json")) ? "sql/sidecar.json" : null,
                 "batch", Files.exists(out.resolve("batch/sidecar.json")) ? "batch/sidecar.json" : null,
                 "seconds", (System.nanoTime() - t0) / 1_000_000_000L));
         System.out.println("flink " + version + ": " + artifacts.size() + " artifacts, " + restores.size()
