@@ -252,11 +252,12 @@ read_serializer(struct ckpt_fsrc *s, struct ckpt_fser **out)
 }
 
 /* TypeSerializerConfigSnapshotSerializationProxy: its version (1), the config snapshot's class and
- * version, its fields up to end, where the offsets say the next serializer starts.  The serializer
+ * version, its fields up to end, where the offsets say the next serializer starts (last: where the
+ * list ends).  The serializer
  * before it says how values are laid out, so only ParameterlessTypeSerializerConfig's fields (one
  * name) are read; the others are stepped over. */
 static int
-read_config(struct ckpt_fsrc *m, uint64_t end)
+read_config(struct ckpt_fsrc *m, uint64_t end, int last)
 {
 	char *cls = NULL, *id = NULL;
 	int32_t v, cv;
@@ -269,8 +270,8 @@ read_config(struct ckpt_fsrc *m, uint64_t end)
 	if (ckpt_fsrc_utf(m, &cls, "config snapshot class") < 0 || ckpt_fsrc_i32(m, &cv, "config snapshot version") < 0)
 		goto out;
 	if (ckpt_fsrc_tell(m) > end) {
-		ckpt_fsrc_fail(m, "config snapshot %s runs past where the next serializer starts (%llu)", cls,
-			       (unsigned long long)end);
+		ckpt_fsrc_fail(m, "config snapshot %s runs past %s (%llu)", cls, last ? "the end of its list" :
+			       "where the next serializer starts", (unsigned long long)end);
 		goto out;
 	}
 	if (strcmp(cls, PARAMETERLESS) != 0) {
@@ -284,7 +285,8 @@ read_config(struct ckpt_fsrc *m, uint64_t end)
 	if (ckpt_fsrc_utf(m, &id, "serialization format identifier") < 0)
 		goto out;
 	if (ckpt_fsrc_tell(m) != end) {
-		ckpt_fsrc_fail(m, "%s ends here, but the next serializer starts at %llu", cls, (unsigned long long)end);
+		ckpt_fsrc_fail(m, "%s ends here, but %s at %llu", cls, last ? "its list ends" : "the next serializer starts",
+			       (unsigned long long)end);
 		goto out;
 	}
 	r = 0;
@@ -333,7 +335,7 @@ read_pairs(struct ckpt_fsrc *s, int32_t *n, struct ckpt_fser **out)
 			r = ckpt_fsrc_fail(&m, "serializer %d at offset %lld of its list of %zu bytes, before or past its "
 					   "config snapshot", i + 1, (long long)(int64_t)off[2 * i + 2], len);
 		else if (r == 0)
-			r = read_config(&m, next);
+			r = read_config(&m, next, i + 1 == *n);
 	}
 	if (r == 0 && *n == 0 && len > 0)
 		r = ckpt_fsrc_fail(&m, "%zu bytes in a list of no serializers", len);
