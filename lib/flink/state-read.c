@@ -29,11 +29,8 @@ ckpt_fstate_header_release(struct fheader *h)
 	memset(h, 0, sizeof *h);
 }
 
-static int
-header_stop(struct fheader *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int
-header_stop(struct fheader *h, const char *fmt, ...)
+int
+ckpt_fstate_header_stop(struct fheader *h, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -54,8 +51,8 @@ ckpt_fstate_read_count(struct ckpt_fsrc *s, int32_t *n, int32_t max, const char 
 	return 0;
 }
 
-static int
-read_options(struct ckpt_fsrc *s, struct fmeta *m)
+int
+ckpt_fstate_read_options(struct ckpt_fsrc *s, struct fmeta *m)
 {
 	int32_t n;
 
@@ -123,7 +120,7 @@ read_serializers(struct ckpt_fsrc *s, struct fheader *h, struct fmeta *m)
 		if (r == 1) {
 			const char *cls = ckpt_fser_blocker(t);
 
-			header_stop(h, "the %s of state \"%s\" is a %s, whose snapshot ckpt cannot step over", k,
+			ckpt_fstate_header_stop(h, "the %s of state \"%s\" is a %s, whose snapshot ckpt cannot step over", k,
 				    m->name, cls ? cls : "?");
 		}
 		free(k);
@@ -166,6 +163,35 @@ v2_serializers(struct ckpt_fsrc *s, struct fmeta *m)
 	return 0;
 }
 
+struct fmeta *
+ckpt_fstate_meta_add(struct ckpt_fsrc *s, struct fheader *h)
+{
+	struct fmeta *m;
+
+	if (ckpt_grow(&h->m, &h->cap, h->n + 1, sizeof *h->m, 4, NULL) < 0) {
+		ckpt_err_set(s->e, CKPT_ERR_NOMEM, s->where, "out of memory");
+		return NULL;
+	}
+	m = &h->m[h->n++];
+	memset(m, 0, sizeof *m);
+	if ((m->serializers = json_object()) == NULL) {
+		ckpt_err_set(s->e, CKPT_ERR_NOMEM, s->where, "out of memory");
+		return NULL;
+	}
+	return m;
+}
+
+int
+ckpt_fstate_meta_unique(struct ckpt_fsrc *s, const struct fheader *h)
+{
+	const struct fmeta *m = &h->m[h->n - 1];
+
+	for (size_t i = 0; i + 1 < h->n; i++)
+		if (strcmp(h->m[i].name, m->name) == 0)
+			return ckpt_fsrc_fail(s, "state \"%s\" twice in one header", m->name);
+	return 0;
+}
+
 /* StateMetaInfoSnapshotReadersWriters' current reader (meta-info versions 6 and 7). */
 int
 ckpt_fstate_read_meta(struct ckpt_fsrc *s, struct fheader *h)
@@ -173,20 +199,13 @@ ckpt_fstate_read_meta(struct ckpt_fsrc *s, struct fheader *h)
 	struct fmeta *m;
 	int r;
 
-	if (ckpt_grow(&h->m, &h->cap, h->n + 1, sizeof *h->m, 4, NULL) < 0)
-		return ckpt_err_set(s->e, CKPT_ERR_NOMEM, s->where, "out of memory");
-	m = &h->m[h->n++];
-	memset(m, 0, sizeof *m);
-	if ((m->serializers = json_object()) == NULL)
-		return ckpt_err_set(s->e, CKPT_ERR_NOMEM, s->where, "out of memory");
+	if ((m = ckpt_fstate_meta_add(s, h)) == NULL)
+		return -1;
 	if (ckpt_fsrc_utf(s, &m->name, "state name") < 0 || ckpt_fsrc_i32(s, &m->type, "state type") < 0)
 		return -1;
 	if (m->type < 0 || m->type > 4)
 		return ckpt_fsrc_fail(s, "state type %d of state \"%s\" (0 to 4 expected)", m->type, m->name);
-	for (size_t i = 0; i + 1 < h->n; i++)
-		if (strcmp(h->m[i].name, m->name) == 0)
-			return ckpt_fsrc_fail(s, "state \"%s\" twice in one header", m->name);
-	if (read_options(s, m) < 0)
+	if (ckpt_fstate_meta_unique(s, h) < 0 || ckpt_fstate_read_options(s, m) < 0)
 		return -1;
 	if (m->type == 3 && m->kind == NULL && (m->kind = strdup("timers")) == NULL)
 		return ckpt_err_set(s->e, CKPT_ERR_NOMEM, s->where, "out of memory");
@@ -212,8 +231,8 @@ read_metas(struct ckpt_fsrc *s, struct fheader *h, const char *what)
 	return 0;
 }
 
-static int
-read_flag(struct ckpt_fsrc *s, int *v, const char *what)
+int
+ckpt_fstate_read_flag(struct ckpt_fsrc *s, int *v, const char *what)
 {
 	uint8_t b;
 
@@ -236,9 +255,8 @@ ckpt_fstate_op_header(struct ckpt_fsrc *s, struct fheader *h)
 	if (h->version < 1 || h->version > 6)
 		return ckpt_fsrc_fail(s, "operator state header version %d (1 to 6 expected)", h->version);
 	if (h->version < 5)
-		return header_stop(h, "operator state header version %d (Flink 1.6 and before) is not read",
-				   h->version);
-	if (h->version == 6 && read_flag(s, &h->compressed, "compression flag") < 0)
+		return ckpt_fstate_old_op_header(s, h);
+	if (h->version == 6 && ckpt_fstate_read_flag(s, &h->compressed, "compression flag") < 0)
 		return -1;
 	if ((r = read_metas(s, h, "operator state count")) != 0)
 		return r;
@@ -260,13 +278,12 @@ ckpt_fstate_read_keyed_header(struct ckpt_fsrc *s, struct fheader *h)
 	if (h->version < 1 || h->version > 6)
 		return ckpt_fsrc_fail(s, "keyed state header version %d (1 to 6 expected)", h->version);
 	if (h->version < 6)
-		return header_stop(h, "keyed state header version %d (Flink 1.6 and before) is not read",
-				   h->version);
-	if (read_flag(s, &h->compressed, "key-group compression flag") < 0)
+		return ckpt_fstate_old_keyed_header(s, h);
+	if (ckpt_fstate_read_flag(s, &h->compressed, "key-group compression flag") < 0)
 		return -1;
 	if ((r = ckpt_fser_read(s, 1, &h->key)) != 0) {
 		if (r == 1)
-			header_stop(h, "the key serializer is a %s, whose snapshot ckpt cannot step over",
+			ckpt_fstate_header_stop(h, "the key serializer is a %s, whose snapshot ckpt cannot step over",
 				    ckpt_fser_blocker(h->key));
 		return r;
 	}

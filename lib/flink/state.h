@@ -120,6 +120,16 @@ struct kgoff {
 
 /* One StateMetaInfoSnapshot into h (meta-info versions 6 and 7). */
 int ckpt_fstate_read_meta(struct ckpt_fsrc *s, struct fheader *h);
+/* A new state at the end of h, zeroed but for its serializers object (NULL when out of memory). */
+struct fmeta *ckpt_fstate_meta_add(struct ckpt_fsrc *s, struct fheader *h);
+/* Fails when the last state of h has the name of one before it. */
+int ckpt_fstate_meta_unique(struct ckpt_fsrc *s, const struct fheader *h);
+/* A meta info's options map (i32 count, UTF pairs): the state kind and distribution mode into m. */
+int ckpt_fstate_read_options(struct ckpt_fsrc *s, struct fmeta *m);
+/* A Java boolean into *v, failing on any byte but 0 and 1. */
+int ckpt_fstate_read_flag(struct ckpt_fsrc *s, int *v, const char *what);
+/* The header stops here, h->stop saying why: returns 1. */
+int ckpt_fstate_header_stop(struct fheader *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void ckpt_fstate_header_release(struct fheader *h);
 /* An i32 count into *n, failing outside 0 to max. */
 int ckpt_fstate_read_count(struct ckpt_fsrc *s, int32_t *n, int32_t max, const char *what);
@@ -141,6 +151,13 @@ int ckpt_fstate_handle_role(const struct ckpt_handle *h);
 /* Every handle of st that k wants (k->part), to k. */
 int ckpt_fstate_read_subtask(struct flink_backing *b, const struct ckpt_operator *op, const struct ckpt_subtask *st,
 			     const struct fsink *k, struct ckpt_err *e);
+
+/* ------------------------------------------------------------ state-old.c */
+
+/* The rest of an operator serialization proxy of versions 1 to 4 (Flink 1.2 to 1.6) and of a keyed
+ * one of versions 1 to 5, after the version h->version: as ckpt_fstate_op_header. */
+int ckpt_fstate_old_op_header(struct ckpt_fsrc *s, struct fheader *h);
+int ckpt_fstate_old_keyed_header(struct ckpt_fsrc *s, struct fheader *h);
 
 /* ------------------------------------------------------------ state-op.c */
 
