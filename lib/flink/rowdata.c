@@ -7,18 +7,13 @@
 #include <string.h>
 
 #include "flink.h"
+#include "rowdata.h"
 
 #define RD_JAVA_DEPTH 64
 #define RD_JAVA_MAX ((size_t)1 << 20) /* the most a logical type's Java stream may take */
 #define RD_DEPTH 24                   /* logical types nested */
 #define RD_FIELDS 65535
 
-enum rdroot {
-	RD_UNKNOWN, RD_CHAR, RD_VARCHAR, RD_BOOLEAN, RD_BINARY, RD_VARBINARY, RD_DECIMAL, RD_TINYINT,
-	RD_SMALLINT, RD_INTEGER, RD_BIGINT, RD_FLOAT, RD_DOUBLE, RD_DATE, RD_TIME, RD_TIMESTAMP, RD_TIMESTAMP_LTZ,
-	RD_INTERVAL_YM, RD_INTERVAL_DT, RD_ARRAY, RD_MULTISET, RD_MAP, RD_ROW, RD_RAW,
-	RD_STRUCT, /* a structured type: a nested row of its attributes */
-};
 
 /* LogicalTypeRoot's constants ckpt decodes (the others, as STRUCTURED_TYPE, stay RD_UNKNOWN). */
 static const struct {
@@ -34,15 +29,6 @@ static const struct {
 	{"ROW", RD_ROW}, {"RAW", RD_RAW}, {"STRUCTURED_TYPE", RD_STRUCT},
 };
 
-/* A logical type: ROW has its fields as kids (names), ARRAY and MULTISET the element, MAP key and value. */
-struct ckpt_rdtype {
-	enum rdroot root;
-	char *name;   /* RD_UNKNOWN: why it is not decoded; RD_RAW: the class */
-	int precision, scale;
-	size_t n;
-	struct ckpt_rdtype **kids;
-	char **names;
-};
 
 void
 ckpt_fser_rd_free(struct ckpt_rdtype *rd)
@@ -387,7 +373,7 @@ ckpt_fser_rd_fixed_length(const struct ckpt_fser *t)
 
 /* ---------------------------------------------------------------- values: BinaryRowData and its fields */
 
-static const char *const row_kinds[] = {"+I", "-U", "+U", "-D"};
+const char *const ckpt_rd_row_kinds[4] = {"+I", "-U", "+U", "-D"};
 
 /* What a value is decoded with: the source (for errors) and the sink. */
 struct rdc {
@@ -637,7 +623,7 @@ emit_row(struct rdc *c, const struct ckpt_rdtype *t, const unsigned char *p, siz
 	if (open_c(c, '{') < 0)
 		return -1;
 	ckpt_fout_key_lit(c->o, "kind");
-	if (out_str(c, row_kinds[p[0]]) < 0)
+	if (out_str(c, ckpt_rd_row_kinds[p[0]]) < 0)
 		return -1;
 	ckpt_fout_key_lit(c->o, "fields");
 	if (open_c(c, '{') < 0)
@@ -921,11 +907,9 @@ ckpt_fser_rd_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_f
 	}
 }
 
-/* ---------------------------------------------------------------- keys: a BinaryRowData written (-k) */
-
 /* The type's name in messages: LogicalTypeRoot's, with its precision where it has one. */
-static const char *
-root_name(const struct ckpt_rdtype *t, char *buf, size_t n)
+const char *
+ckpt_rd_root_name(const struct ckpt_rdtype *t, char *buf, size_t n)
 {
 	const char *name = "an undecoded type";
 
@@ -939,340 +923,4 @@ root_name(const struct ckpt_rdtype *t, char *buf, size_t n)
 	else
 		snprintf(buf, n, "%s", name);
 	return buf;
-}
-
-static int
-key_field_writable(const struct ckpt_rdtype *t)
-{
-	switch (t->root) {
-	case RD_BOOLEAN: case RD_TINYINT: case RD_SMALLINT: case RD_INTEGER: case RD_BIGINT: case RD_FLOAT:
-	case RD_DOUBLE: case RD_DATE: case RD_CHAR: case RD_VARCHAR: case RD_INTERVAL_YM: case RD_INTERVAL_DT:
-		return 1;
-	case RD_DECIMAL:
-		return t->precision <= 18;
-	case RD_TIMESTAMP: case RD_TIMESTAMP_LTZ:
-		return t->precision <= 3;
-	default:
-		return 0;
-	}
-}
-
-static const char *
-key_field_name(const struct ckpt_rdtype *row, size_t i, char *buf, size_t n)
-{
-	if (row->names && row->names[i][0])
-		return row->names[i];
-	snprintf(buf, n, "f%zu", i);
-	return buf;
-}
-
-int
-ckpt_fser_rd_key_writable(const struct ckpt_fser *t, char *why, size_t n)
-{
-	char name[32], type[64];
-
-	if (t->kind != FSER_ROWDATA || t->rd == NULL || t->rd->root != RD_ROW) {
-		snprintf(why, n, "its keys' hashCode is not known");
-		return 0;
-	}
-	for (size_t i = 0; i < t->rd->n; i++)
-		if (!key_field_writable(t->rd->kids[i])) {
-			snprintf(why, n, "field %s of type %s", key_field_name(t->rd, i, name, sizeof name),
-				 root_name(t->rd->kids[i], type, sizeof type));
-			return 0;
-		}
-	return 1;
-}
-
-struct rw {
-	unsigned char *p;
-	size_t n, cap;
-	size_t base; /* where the row starts in p (after its length) */
-	char *why;
-	size_t whyn;
-};
-
-static int
-rw_grow(struct rw *w, size_t add)
-{
-	if (ckpt_grow(&w->p, &w->cap, w->n + add, 1, 64, NULL) < 0) {
-		snprintf(w->why, w->whyn, "out of memory");
-		return -1;
-	}
-	memset(w->p + w->n, 0, add);
-	w->n += add;
-	return 0;
-}
-
-static void
-put_le(unsigned char *p, uint64_t v, int n)
-{
-	for (int i = 0; i < n; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-/* [-]digits: *v, the digits read, at most max of them. */
-static int
-digits(const char **s, int min, int max, int64_t *v)
-{
-	int k = 0;
-
-	*v = 0;
-	while (**s >= '0' && **s <= '9' && k < max) {
-		*v = *v * 10 + (**s - '0');
-		(*s)++;
-		k++;
-	}
-	return k >= min && !(**s >= '0' && **s <= '9') ? 0 : -1;
-}
-
-/* A date as -a prints it (java.time's: 2024-02-29, +10000-01-01, -0001-12-31): days since 1970. */
-static int
-parse_date(const char **s, int64_t *days)
-{
-	int64_t y, m, d, yy;
-	unsigned mm, dd;
-	int sign = **s == '-' ? -1 : 1;
-
-	if (**s == '-' || **s == '+')
-		(*s)++;
-	if (digits(s, 4, 9, &y) < 0 || *(*s)++ != '-' || digits(s, 2, 2, &m) < 0 || *(*s)++ != '-' ||
-	    digits(s, 2, 2, &d) < 0 || m < 1 || m > 12 || d < 1 || d > 31)
-		return -1;
-	y *= sign;
-	*days = ckpt_civil_days(y, (unsigned)m, (unsigned)d);
-	ckpt_civil(*days, &yy, &mm, &dd);
-	return yy == y && mm == m && dd == d ? 0 : -1;
-}
-
-/* A timestamp as -a prints it: the date, T, hh:mm:ss, at most milliseconds, zone ("Z" or ""). */
-static int
-parse_timestamp(const char *s, const char *zone, int64_t *millis)
-{
-	int64_t days, h, mi, sec, frac = 0;
-
-	if (parse_date(&s, &days) < 0 || *s++ != 'T' || digits(&s, 2, 2, &h) < 0 || *s++ != ':' ||
-	    digits(&s, 2, 2, &mi) < 0 || *s++ != ':' || digits(&s, 2, 2, &sec) < 0 || h > 23 || mi > 59 || sec > 59)
-		return -1;
-	if (*s == '.') {
-		const char *f = ++s;
-
-		if (digits(&s, 1, 3, &frac) < 0)
-			return -1;
-		for (long k = s - f; k < 3; k++)
-			frac *= 10;
-	}
-	if (strcmp(s, zone) != 0)
-		return -1;
-	*millis = days * 86400000 + ((h * 60 + mi) * 60 + sec) * 1000 + frac;
-	return 0;
-}
-
-/* A decimal as -a prints it ("-12.50"; or a JSON integer): its unscaled long at scale, at most
- * precision digits. */
-static int
-parse_decimal(const json_t *v, const struct ckpt_rdtype *t, int64_t *unscaled)
-{
-	char buf[32];
-	const char *s = buf;
-	int neg = 0, nd = 0, frac = -1;
-	uint64_t u = 0;
-
-	if (json_is_integer(v))
-		snprintf(buf, sizeof buf, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-	else if (json_is_string(v) && json_string_length(v) < sizeof buf)
-		snprintf(buf, sizeof buf, "%s", json_string_value(v));
-	else
-		return -1;
-	if (*s == '-') {
-		neg = 1;
-		s++;
-	}
-	if (!(*s >= '0' && *s <= '9'))
-		return -1;
-	for (; *s; s++) {
-		if (*s == '.' && frac < 0 && s[1]) {
-			frac = 0;
-			continue;
-		}
-		if (!(*s >= '0' && *s <= '9'))
-			return -1;
-		if (frac >= 0 && ++frac > t->scale)
-			return -1;
-		if (u || *s != '0')
-			nd++;
-		u = u * 10 + (uint64_t)(*s - '0');
-		if (nd > 18)
-			return -1;
-	}
-	for (int k = frac < 0 ? 0 : frac; k < t->scale && nd <= t->precision; k++, nd += u != 0)
-		u *= 10;
-	if (nd > t->precision)
-		return -1;
-	*unscaled = neg ? -(int64_t)u : (int64_t)u;
-	return 0;
-}
-
-/* What a field of type t is given as, for the message when it is not. */
-static void
-field_expected(struct rw *w, const char *name, const struct ckpt_rdtype *t)
-{
-	char type[64];
-	const char *as;
-
-	switch (t->root) {
-	case RD_BOOLEAN: as = "true, false or null"; break;
-	case RD_FLOAT: case RD_DOUBLE: as = "a number, \"NaN\", \"Infinity\", \"-Infinity\" or null"; break;
-	case RD_CHAR: case RD_VARCHAR: as = "a string or null"; break;
-	case RD_DATE: as = "a date (\"2024-02-29\") or null"; break;
-	case RD_DECIMAL: as = "a decimal string (\"-12.50\") within its precision and scale, or null"; break;
-	case RD_TIMESTAMP: as = "a timestamp (\"2024-02-29T10:00:00.123\") or null"; break;
-	case RD_TIMESTAMP_LTZ: as = "a timestamp in UTC (\"2024-02-29T10:00:00.123Z\") or null"; break;
-	default: as = "an integer in its range, or null"; break;
-	}
-	snprintf(w->why, w->whyn, "field %s (%s): %s", name, root_name(t, type, sizeof type), as);
-}
-
-/* Field i of type t, the value v, into the slot at `at` (and the variable part after w->n). */
-static int
-write_field(struct rw *w, const struct ckpt_rdtype *t, const json_t *v, size_t at)
-{
-	static const int64_t lo[] = {INT8_MIN, INT16_MIN, INT32_MIN}, hi[] = {INT8_MAX, INT16_MAX, INT32_MAX};
-	int64_t x;
-	double d;
-	float f;
-	uint32_t u32;
-	const char *s = json_string_value(v);
-	size_t len = json_string_length(v);
-
-	switch (t->root) {
-	case RD_BOOLEAN:
-		if (!json_is_boolean(v))
-			return -1;
-		w->p[at] = json_is_true(v);
-		return 0;
-	case RD_TINYINT: case RD_SMALLINT: case RD_INTEGER: case RD_INTERVAL_YM: case RD_BIGINT: case RD_INTERVAL_DT: {
-		int k = t->root == RD_TINYINT ? 0 : t->root == RD_SMALLINT ? 1 : t->root == RD_BIGINT ||
-			t->root == RD_INTERVAL_DT ? 3 : 2;
-
-		if (!json_is_integer(v))
-			return -1;
-		x = json_integer_value(v);
-		if (k < 3 && (x < lo[k] || x > hi[k]))
-			return -1;
-		put_le(w->p + at, (uint64_t)x, k == 3 ? 8 : 1 << k);
-		return 0;
-	}
-	case RD_FLOAT: case RD_DOUBLE:
-		if (json_is_number(v))
-			d = json_number_value(v);
-		else if (s && strcmp(s, "NaN") == 0)
-			d = NAN;
-		else if (s && strcmp(s, "Infinity") == 0)
-			d = INFINITY;
-		else if (s && strcmp(s, "-Infinity") == 0)
-			d = -INFINITY;
-		else
-			return -1;
-		if (t->root == RD_FLOAT) {
-			f = (float)d;
-			memcpy(&u32, &f, 4);
-			put_le(w->p + at, isnan(f) ? 0x7fc00000u : u32, 4);
-		} else {
-			uint64_t u;
-
-			memcpy(&u, &d, 8);
-			put_le(w->p + at, isnan(d) ? 0x7ff8000000000000ull : u, 8);
-		}
-		return 0;
-	case RD_DATE:
-		if (s == NULL || parse_date(&s, &x) < 0 || *s || x < INT32_MIN || x > INT32_MAX)
-			return -1;
-		put_le(w->p + at, (uint64_t)x, 4);
-		return 0;
-	case RD_DECIMAL:
-		if (parse_decimal(v, t, &x) < 0)
-			return -1;
-		put_le(w->p + at, (uint64_t)x, 8);
-		return 0;
-	case RD_TIMESTAMP: case RD_TIMESTAMP_LTZ:
-		if (s == NULL || parse_timestamp(s, t->root == RD_TIMESTAMP_LTZ ? "Z" : "", &x) < 0)
-			return -1;
-		put_le(w->p + at, (uint64_t)x, 8);
-		return 0;
-	case RD_CHAR: case RD_VARCHAR: /* BinaryWriter: at most 7 bytes in the slot, else 8-byte words after */
-		if (s == NULL || len > INT32_MAX)
-			return -1;
-		if (len <= 7) {
-			memcpy(w->p + at, s, len);
-			w->p[at + 7] = (unsigned char)(0x80 | len);
-			return 0;
-		}
-		x = (int64_t)w->n;
-		if (rw_grow(w, (len + 7) / 8 * 8) < 0)
-			return -2;
-		memcpy(w->p + x, s, len);
-		put_le(w->p + at, (uint64_t)(x - (int64_t)w->base) << 32 | len, 8);
-		return 0;
-	default:
-		return -1;
-	}
-}
-
-int
-ckpt_fser_rd_key(const struct ckpt_fser *t, const json_t *v, unsigned char **out, size_t *outn, char *why,
-		 size_t whyn)
-{
-	const struct ckpt_rdtype *row = t->rd;
-	size_t bits = (row->n + 63 + 8) / 64 * 8, k;
-	struct rw w = {.why = why, .whyn = whyn, .base = 4};
-	const json_t *fields = json_is_array(v) ? v : json_object_get(v, "fields"), *kind = json_object_get(v, "kind");
-	char name[32];
-	int r;
-
-	if (json_is_array(v) ? json_array_size(v) != row->n
-			     : !json_is_object(v) || !json_is_object(fields) || json_object_size(fields) != row->n ||
-				       json_object_size(v) != 1 + (kind != NULL)) {
-		snprintf(why, whyn, "a row of %zu field%s: {\"kind\": \"+I\", \"fields\": {%s%s}} as -a prints it, or "
-			 "an array of its fields", row->n, row->n == 1 ? "" : "s", row->n ? "\"f0\": ..." : "",
-			 row->n > 1 ? ", ..." : "");
-		return -1;
-	}
-	for (k = 0; kind && k < 4 && strcmp(json_string_value(kind) ? json_string_value(kind) : "", row_kinds[k]); k++)
-		;
-	if (k == 4) {
-		snprintf(why, whyn, "a row kind of \"+I\", \"-U\", \"+U\" or \"-D\"");
-		return -1;
-	}
-	if (rw_grow(&w, 4 + bits + 8 * row->n) < 0)
-		return -1;
-	w.p[4] = (unsigned char)(kind ? k : 0);
-	for (size_t i = 0; i < row->n; i++) {
-		const char *fn = key_field_name(row, i, name, sizeof name);
-		const json_t *f = json_is_array(v) ? json_array_get(v, i) : json_object_get(fields, fn);
-
-		if (f == NULL) {
-			snprintf(why, whyn, "a row with the field %s", fn);
-			r = -1;
-		} else if (json_is_null(f)) {
-			w.p[4 + (i + 8) / 8] |= (unsigned char)(1u << ((i + 8) % 8));
-			r = 0;
-		} else if ((r = write_field(&w, row->kids[i], f, 4 + bits + 8 * i)) == -1) {
-			field_expected(&w, fn, row->kids[i]);
-		}
-		if (r < 0) {
-			free(w.p);
-			return -1;
-		}
-	}
-	if (w.n - 4 > INT32_MAX) {
-		free(w.p);
-		snprintf(why, whyn, "a row of less than 2 GiB");
-		return -1;
-	}
-	for (int i = 0; i < 4; i++) /* the serializer's length, big-endian */
-		w.p[i] = (unsigned char)((w.n - 4) >> (24 - 8 * i));
-	*out = w.p;
-	*outn = w.n;
-	return 0;
 }
