@@ -52,7 +52,11 @@ $(LIB): $(LIB_OBJ)
 $(BINDIR)/%: $(OBJDIR)/bin/%.o $(CLI_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
 	@echo "  LD $@"
-	@$(CC) $(ALL_LDFLAGS) -o $@ $< $(CLI_OBJ) $(LIB) $(DEP_LIBS) -lm
+	@$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(LIB) $(DEP_LIBS) -lm
+
+# ckpt-inspect's summary for a person (the table, the skew and its plot) is a file of its own.
+INSPECT_OBJ = $(OBJDIR)/bin/inspect-summary.o
+$(BINDIR)/ckpt-inspect: $(INSPECT_OBJ)
 
 # lib/base/hash.c hashes large inputs through libxxhash's run-time choice of SSE2, AVX2 or AVX-512 when
 # the library has it (Debian's does); asked when hash.c is compiled.
@@ -63,7 +67,7 @@ $(OBJDIR)/lib/base/hash.o: ALL_CFLAGS += $(XXH_DISPATCH)
 # The library's own files may include ckpt-internal.h; programs may not.
 $(LIB_OBJ): ALL_CFLAGS += -DCKPT_LIBRARY
 
--include $(LIB_OBJ:.o=.d) $(PROG_SRC:bin/%.c=$(OBJDIR)/bin/%.d) $(CLI_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(PROG_SRC:bin/%.c=$(OBJDIR)/bin/%.d) $(CLI_OBJ:.o=.d) $(INSPECT_OBJ:.o=.d)
 
 # Install what a fresh Debian machine lacks; apt-get runs only when something is missing.
 deps:

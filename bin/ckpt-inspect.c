@@ -8,10 +8,11 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "inspect-summary.h"
 
 enum mode { SUMMARY, ALL, CHECK, DIFF, ROWS };
 
-enum { OPT_LATEST = 256, OPT_ORPHANS, OPT_OLDER, OPT_RAW, OPT_STATE };  /* long options without a letter */
+enum { OPT_LATEST = 256, OPT_ORPHANS, OPT_OLDER, OPT_RAW, OPT_STATE, OPT_JSON, OPT_TABLE, OPT_SKEW, OPT_PLOT };  /* long options without a letter */
 
 struct opts {
 	enum mode mode;
@@ -31,6 +32,9 @@ struct opts {
 	const char *key;    /* -k KEY, as written */
 	json_t *keyv;       /* -k KEY, parsed */
 	int verbose;        /* -v: the bytes of state files read, on stderr */
+	int json, table;    /* --json, --table: the summary as JSON, as a table (neither: a table on a terminal) */
+	int skew;           /* --skew */
+	const char *plot;   /* --plot FILE.svg */
 };
 
 static int meta_only; /* -m */
@@ -38,7 +42,8 @@ static int meta_only; /* -m */
 static void
 usage(void)
 {
-	printf("usage: ckpt-inspect [-pmv] [-a [--raw] | -R | -c | -d OTHER] [-u UID ...] [--state NAME] [-k KEY]\n"
+	printf("usage: ckpt-inspect [-pmv] [-a [--raw] | -R | -c | -d OTHER | --json | --table | --skew [--plot FILE]]\n"
+	       "                    [-u UID ...] [--state NAME] [-k KEY]\n"
 	       "                    [-r OLDPREFIX=DIR ...] [file ...]\n"
 	       "       ckpt-inspect [-pc] [-r OLDPREFIX=DIR ...] -l DIR\n"
 	       "       ckpt-inspect [-c] [-r OLDPREFIX=DIR ...] --latest DIR\n"
@@ -67,6 +72,11 @@ usage(void)
 	       "                        default 1h)\n"
 	       "  -r, --root=OLDPREFIX=DIR\n"
 	       "                        read Flink state files named under OLDPREFIX from DIR (repeatable)\n"
+	       "      --json            the summary as JSON even on a terminal\n"
+	       "      --table           the summary as a table even when not on a terminal\n"
+	       "      --skew            each keyed state's entries and bytes per subtask and per key group\n"
+	       "                        (NDJSON)\n"
+	       "      --plot=FILE.svg   with --skew, draw them into FILE.svg (gnuplot)\n"
 	       "  -p, --pretty          indented JSON\n"
 	       "  -h, --help            this help\n"
 	       "  -V, --version         the version\n");
@@ -286,7 +296,7 @@ narrowable(const struct opts *o, const struct ckpt_snapshot *s, const char *file
 static int
 summary_state(const struct opts *o, struct ckpt_snapshot *s, const char *file, json_t *sum, struct ckpt_err *e)
 {
-	json_t *st, *ops = json_object_get(sum, "operators");
+	json_t *st;
 
 	if (o->meta_only || s->flink == NULL || strcmp(ckpt_snapshot_format(s), "flink metadata") != 0)
 		return 0;
@@ -304,16 +314,29 @@ summary_state(const struct opts *o, struct ckpt_snapshot *s, const char *file, j
 	json_decref(st);
 	if ((st = ckpt_flink_state_summary(s, e)) == NULL)
 		return -1;
-	for (size_t i = 0; i < json_array_size(ops); i++) {
-		json_t *op = json_array_get(ops, i), *v = json_object_get(st, json_string_value(json_object_get(op, "id")));
-
-		if (v && json_object_set(op, "flink_state", v) < 0) {
-			json_decref(st);
-			return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
-		}
+	if (ckpt_snapshot_summary_flink(sum, st, e) < 0) {
+		json_decref(st);
+		return -1;
 	}
 	json_decref(st);
 	return 0;
+}
+
+/* The summary as the user asked: a table (--table, or a terminal without --json or -p), the skew
+ * (--skew, --plot), or JSON. */
+static int
+print_summary(const struct opts *o, const struct ckpt_snapshot *s, json_t *v)
+{
+	int status;
+
+	if (o->skew)
+		status = summary_skew(v, o->plot);
+	else if (o->table || (!o->json && cli_pretty != 1 && isatty(STDOUT_FILENO)))
+		status = summary_table(v, flink_state(s));
+	else
+		return print_result(v, NULL);
+	json_decref(v);
+	return status;
 }
 
 static int
@@ -351,8 +374,14 @@ inspect_file(const struct opts *o, const char *path, struct ckpt_snapshot *other
 		}
 		if (v && o->nuids)
 			status = match_uids(o, s, v, display(path));
-		if (print_result(v, &e))
+		if (v == NULL) {
+			cli_error(&e);
 			status = 2;
+		} else {
+			int r = print_summary(o, s, v);
+
+			status = r > status ? r : status;
+		}
 	}
 	if (status == 2 && e.kind != CKPT_ERR_NONE)
 		status = ckpt_err_status(&e);
@@ -478,6 +507,26 @@ parse_key(const char *arg)
 	return v;
 }
 
+/* --json, --table, --skew and --plot choose how the summary is shown: each alone, with nothing else. */
+static void
+summary_options(const struct opts *o, int nfiles)
+{
+	const char *opt = o->plot ? "--plot" : o->skew ? "--skew" : o->table ? "--table" : o->json ? "--json" : NULL;
+
+	if (opt == NULL)
+		return;
+	if (o->mode != SUMMARY)
+		cli_usage_fail("%s goes with the summary, not with -a, -R, -c or -d", opt);
+	if (o->plot && !o->skew)
+		cli_usage_fail("--plot goes with --skew");
+	if (o->json + o->table + o->skew > 1)
+		cli_usage_fail("--json, --table and --skew exclude each other");
+	if (o->table && cli_pretty == 1)
+		cli_usage_fail("-p indents JSON: not with --table");
+	if (o->plot && nfiles > 1)
+		cli_usage_fail("--plot draws one snapshot: %d given", nfiles);
+}
+
 static void
 set_mode(struct opts *o, enum mode m)
 {
@@ -499,6 +548,8 @@ main(int argc, char **argv)
 		{"older-than", required_argument, NULL, OPT_OLDER}, {"raw", no_argument, NULL, OPT_RAW},
 		{"state", required_argument, NULL, OPT_STATE}, {"key", required_argument, NULL, 'k'},
 		{"verbose", no_argument, NULL, 'v'},
+		{"json", no_argument, NULL, OPT_JSON}, {"table", no_argument, NULL, OPT_TABLE},
+		{"skew", no_argument, NULL, OPT_SKEW}, {"plot", required_argument, NULL, OPT_PLOT},
 		{NULL, 0, NULL, 0},
 	};
 	struct opts o = {0};
@@ -547,6 +598,20 @@ main(int argc, char **argv)
 			break;
 		case 'v':
 			o.verbose = 1;
+			break;
+		case OPT_JSON:
+			o.json = 1;
+			break;
+		case OPT_TABLE:
+			o.table = 1;
+			break;
+		case OPT_SKEW:
+			o.skew = 1;
+			break;
+		case OPT_PLOT:
+			if (o.plot)
+				cli_usage_fail("--plot takes one file, once");
+			o.plot = optarg;
 			break;
 		case 'm':
 			o.meta_only = meta_only = 1;
@@ -602,6 +667,7 @@ main(int argc, char **argv)
 	}
 	if (o.raw && o.mode != ALL)
 		cli_usage_fail("--raw goes with -a");
+	summary_options(&o, argc - optind);
 	if ((o.nuids || o.state || o.key) && (o.mode == CHECK || o.mode == DIFF))
 		cli_usage_fail("%s goes with the summary, -a and -R, not with -c or -d",
 			       o.key ? "-k" : o.state ? "--state" : "-u");

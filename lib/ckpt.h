@@ -465,6 +465,14 @@ const char *ckpt_snapshot_format(const struct ckpt_snapshot *s);
 
 /* The summary ckpt-inspect prints (ckpt-inspect(1)); file is how the input is named. */
 json_t *ckpt_snapshot_summary(struct ckpt_snapshot *s, const char *file, struct ckpt_err *e);
+/* Complete the summary sum of a Flink snapshot with what its state files hold (fstate, of
+ * ckpt_flink_state_summary): each operator's "flink_state", its keyed states among its "states"
+ * (mode keyed, kind, entries, bytes, key groups holding entries, skew), their counts in its
+ * totals and the summary's (null where one is not known). */
+int ckpt_snapshot_summary_flink(json_t *sum, const json_t *fstate, struct ckpt_err *e);
+/* The skew of the keyed states of a summary completed so (ckpt-inspect --skew): per state, a row
+ * per subtask (its key-group range) and per key group holding entries, with their entries and bytes. */
+json_t *ckpt_snapshot_skew(const json_t *sum, struct ckpt_err *e);
 /* Operators added, removed and rescaled, states added, removed and resized from a to b;
  * *differ is set when anything differs. */
 json_t *ckpt_snapshot_diff(struct ckpt_snapshot *a, struct ckpt_snapshot *b, int *differ,

@@ -72,20 +72,7 @@ finished_list(const struct ckpt_operator *op)
 
 struct totals {
 	uint64_t subtasks, entries, bytes, inflight, handles, handle_bytes;
-	json_t *files;
 };
-
-static int
-add_file(json_t *files, const char *path)
-{
-	size_t i;
-	json_t *v;
-
-	json_array_foreach(files, i, v)
-		if (strcmp(json_string_value(v), path) == 0)
-			return 0;
-	return ckpt_json_append_new(files, json_string(path));
-}
 
 /* Key groups and handles of the subtasks, and the totals. */
 static int
@@ -118,8 +105,6 @@ op_subtasks(const struct ckpt_operator *op, json_t *o, struct totals *t, uint64_
 
 			t->handles++;
 			t->handle_bytes += h->size;
-			if (h->path && add_file(t->files, h->path) < 0)
-				goto out;
 			if (ckpt_json_append_new(handles, json_pack("{s:I, s:s, s:s, s:I, s:o}", "subtask",
 								    (json_int_t)st->index, "scope", h->scope, "kind",
 								    h->kind, "size", (json_int_t)h->size, "path",
@@ -171,17 +156,16 @@ op_summary(const struct ckpt_operator *op, struct totals *t)
 json_t *
 ckpt_snapshot_summary(struct ckpt_snapshot *s, const char *file, struct ckpt_err *e)
 {
-	struct totals t = {.files = json_array()};
+	struct totals t = {0};
 	json_t *o = json_pack("{s:s, s:s, s:I, s:o}", "file", file, "format", ckpt_snapshot_format(s),
 			      "checkpoint_id", (json_int_t)s->checkpoint_id, "kind", s->kind ? json_string(s->kind) : json_null());
 	json_t *ops = json_array(), *tot;
 
-	if (o == NULL || ops == NULL || t.files == NULL)
+	if (o == NULL || ops == NULL)
 		goto fail;
 	if (ckpt_snap_members_check(s, e) < 0) {
 		json_decref(o);
 		json_decref(ops);
-		json_decref(t.files);
 		return NULL;
 	}
 	if (s->flink && json_object_set(o, "flink", s->flink) < 0)
@@ -194,20 +178,17 @@ ckpt_snapshot_summary(struct ckpt_snapshot *s, const char *file, struct ckpt_err
 			"in_flight_bytes", (json_int_t)t.inflight);
 	if (tot && t.handles &&
 	    (ckpt_json_set_new(tot, "handles", json_integer((json_int_t)t.handles)) < 0 ||
-	     ckpt_json_set_new(tot, "handle_bytes", json_integer((json_int_t)t.handle_bytes)) < 0 ||
-	     json_object_set(tot, "state_files", t.files) < 0)) {
+	     ckpt_json_set_new(tot, "handle_bytes", json_integer((json_int_t)t.handle_bytes)) < 0)) {
 		json_decref(tot);
 		tot = NULL;
 	}
 	if (json_object_set(o, "operators", ops) < 0 || ckpt_json_set_new(o, "totals", tot) < 0)
 		goto fail;
 	json_decref(ops);
-	json_decref(t.files);
 	return o;
 fail:
 	json_decref(o);
 	json_decref(ops);
-	json_decref(t.files);
 	ckpt_err_set(e, CKPT_ERR_NOMEM, file, "out of memory");
 	return NULL;
 }
