@@ -193,6 +193,21 @@ note(json_t *reasons, const char *why, const json_t *op, const char *state)
 		cli_out_of_memory();
 }
 
+/* A state's reason without its name (`state "NAME": why` is why), so that states share it. */
+static void
+note_state(json_t *reasons, const char *why, const json_t *op, const char *state)
+{
+	size_t n = strlen(state);
+	char buf[1200];
+
+	if (strncmp(why, "state \"", 7) == 0 && strncmp(why + 7, state, n) == 0 && why[7 + n] == '"') {
+		why += 8 + n;
+		snprintf(buf, sizeof buf, "%s%s", strncmp(why, ": ", 2) == 0 ? "" : "the state", why + (*why == ':') * 2);
+		why = buf;
+	}
+	note(reasons, why, op, state);
+}
+
 /* What the summary could not count, by reason. */
 static json_t *
 reasons_of(const json_t *sum)
@@ -207,13 +222,22 @@ reasons_of(const json_t *sum)
 
 		json_array_foreach(json_object_get(op, "states"), j, st)
 			if ((v = json_object_get(st, "entries_not_read")) != NULL)
-				note(reasons, json_string_value(v), op, json_string_value(json_object_get(st, "name")));
+				note_state(reasons, json_string_value(v), op, json_string_value(json_object_get(st, "name")));
 		json_array_foreach(json_object_get(fs, "not_read"), j, v)
 			note(reasons, json_string_value(v), op, NULL);
 		if ((v = json_object_get(fs, "unlisted_states")) != NULL)
 			note(reasons, json_string_value(v), op, NULL);
 	}
 	return reasons;
+}
+
+/* The last part of a path (the directory is the snapshot's). */
+static const char *
+base(const char *path)
+{
+	const char *s = path ? strrchr(path, '/') : NULL;
+
+	return s ? s + 1 : path ? path : "";
 }
 
 /* What is incomplete or unread, and why: one paragraph a reason. */
@@ -228,7 +252,7 @@ notes(const json_t *sum, int state_read)
 	if (json_array_size(missing))
 		snprintf(buf, sizeof buf, "not read: %zu state file%s missing (%s%s); this is the _metadata alone",
 			 json_array_size(missing), json_array_size(missing) == 1 ? "" : "s",
-			 json_array_size(missing) == 1 ? "" : "first ", json_string_value(json_array_get(missing, 0))),
+			 json_array_size(missing) == 1 ? "" : "first ", base(json_string_value(json_array_get(missing, 0)))),
 			wrapped(buf);
 	else if (!state_read && json_object_get(sum, "flink"))
 		wrapped("not read: the state files (-m: the _metadata alone), so keyed states are not listed");
@@ -251,18 +275,20 @@ static void
 totals(const json_t *sum)
 {
 	const json_t *t = json_object_get(sum, "totals");
-	char a[32], b[32], c[32], d[32];
+	char a[32], b[32], c[32], d[32], buf[300];
 
-	printf("total: %lld operators, %lld subtasks, %s entries, %s bytes",
+	int k = snprintf(buf, sizeof buf, "total: %lld operators, %lld subtasks, %s entries, %s bytes",
 	       (long long)json_integer_value(json_object_get(t, "operators")),
 	       (long long)json_integer_value(json_object_get(t, "subtasks")),
 	       amount(json_object_get(t, "entries"), 0, a, sizeof a), amount(json_object_get(t, "bytes"), 1, b, sizeof b));
 	if (json_integer_value(json_object_get(t, "in_flight_bytes")))
-		printf(", %s in flight", amount(json_object_get(t, "in_flight_bytes"), 1, c, sizeof c));
+		k += snprintf(buf + k, sizeof buf - (size_t)k, ", %s in flight",
+			      amount(json_object_get(t, "in_flight_bytes"), 1, c, sizeof c));
 	if (json_object_get(t, "handles"))
-		printf("; %lld handles, %s", (long long)json_integer_value(json_object_get(t, "handles")),
-		       amount(json_object_get(t, "handle_bytes"), 1, d, sizeof d));
-	printf("\n");
+		snprintf(buf + k, sizeof buf - (size_t)k, "; %lld handles, %s",
+			 (long long)json_integer_value(json_object_get(t, "handles")),
+			 amount(json_object_get(t, "handle_bytes"), 1, d, sizeof d));
+	wrapped(buf);
 }
 
 int
@@ -385,13 +411,15 @@ gp_operator(FILE *f, const json_t *rows, size_t from, size_t to, size_t *block)
 	gp_blocks(f, rows, from, to, names, top);
 	*block = json_array_size(names);
 	last = gp_subtasks(f, rows, from, to);
-	fprintf(f, "set xrange [-0.5:%g]\n", last + 0.5);
+	fprintf(f, "set xrange [-0.5:%g]\nset xtics %s\n", last + 0.5, last < 16 ? "1" : "autofreq");
 	for (int p = 0; p < 2; p++) {
 		fprintf(f, "set yrange [0:%s]\nset title ", top[p] ? "*" : "1");
 		gp_string(f, who ? who : json_string_value(json_object_get(op, "operator")));
 		fprintf(f, ".': %s per key group, subtasks above'\nplot ", p ? "entries" : "bytes");
 		for (k = first; k < *block; k++) {
-			fprintf(f, "%s$s%zu using 1:%d with impulses lw 3 title ", k > first ? ", " : "", k, p ? 3 : 2);
+			/* states side by side, not one over the other */
+			fprintf(f, "%s$s%zu using ($1+%g):%d with impulses lw 3 title ", k > first ? ", " : "", k,
+				(double)(k - first) * 0.1, p ? 3 : 2);
 			gp_string(f, json_string_value(json_array_get(names, k)));
 		}
 		fprintf(f, "\n");
@@ -472,15 +500,19 @@ plot_rows(const json_t *rows, const json_t *sum, const char *plot)
 	size_t n = 0;
 	FILE *f = open_memstream(&script, &n);
 	int fd = -1, r = 2;
+	mode_t mask = umask(0);
 
+	umask(mask);
 	if (f == NULL || tmp == NULL)
 		cli_out_of_memory();
 	gp_script(f, rows, json_string_value(json_object_get(sum, "file")));
 	if (fclose(f) != 0)
 		cli_out_of_memory();
 	sprintf(tmp, "%s.XXXXXX", plot);
-	if ((fd = mkstemp(tmp)) < 0) {
+	if ((fd = mkstemp(tmp)) < 0 || fchmod(fd, 0666 & ~mask) < 0) {
 		cli_warn("%s: %s", plot, strerror(errno));
+		if (fd >= 0)
+			unlink(tmp);
 		goto out;
 	}
 	if (gp_run(script, n, fd, plot) == 0) {
