@@ -43,8 +43,8 @@ kill_recover() {
 	[ "$status" -eq 137 ] || { echo "not killed: $status"; cat err.txt; return 1; }
 	${2:-true}
 	avail
-	ckpt-replay -a avail.json -g "${GRAPH:-$DATA/batch/graph-snap.json}" log > plan.json || return 1
-	EVENTS=second.out run_job -R log p.json
+	ckpt-replay --available avail.json -g "${GRAPH:-$DATA/batch/graph-snap.json}" log > plan.json || return 1
+	EVENTS=second.out run_job --recover log p.json
 	status_is 0 || { cat err.txt; return 1; }
 	diff <(planned) <(started second) || { echo "after $1 events: reran differs from the plan"; return 1; }
 	diff ref.txt <(output_of) > /dev/null || { echo "after $1 events: output differs"; return 1; }

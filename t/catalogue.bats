@@ -156,7 +156,7 @@ load helper
 
 @test "catalogue: ckpt-plan: garbage after a good graph in a stream" {
 	printf '{"vertices":[]}\n{"vertices":[]}\nx' > g.json
-	run ckpt-plan -g g.json
+	run ckpt-plan -G g.json
 	status_is 2
 	# each document's result is whole; the garbage is named and fails the run
 	output_is "$(printf '%s\n' '{"vertices":[],"edges":[]}' '{"vertices":[],"edges":[]}' "ckpt-plan: g.json:3:1: '[' or '{' expected near 'x'")"
@@ -476,7 +476,7 @@ savepoint() {
 	mkdir L
 	perl -e 'print pack("NNH16", 0xffffffff, 1, "0" x 16), "x" x 100' > L/events.0
 	printf '{"type":"vertex_initialized","payload":{"vertex":"a","parallelism":2}}\n' > e.ndjson
-	bad 1 'ckpt-replay: L/events.0: offset 0: the log ends in a torn record (116 bytes); cut it off first (ckpt-replay -R)' \
+	bad 1 'ckpt-replay: L/events.0: offset 0: the log ends in a torn record (116 bytes); cut it off first (ckpt-replay --repair)' \
 		sh -c 'ckpt-replay -w L < e.ndjson'
 }
 
@@ -498,14 +498,14 @@ savepoint() {
 @test "catalogue: ckpt-replay: an available-partitions file cut short, or of bad ids" {
 	mkdir L
 	printf '["a:0"' > av.json
-	bad 2 "ckpt-replay: av.json:1:7: ']' expected near end of file" ckpt-replay -a av.json L
+	bad 2 "ckpt-replay: av.json:1:7: ']' expected near end of file" ckpt-replay --available av.json L
 	printf '["zz"]' > av.json
-	bad 2 'ckpt-replay: av.json:1:2: partition 0: not a "vertex:subtask" string' ckpt-replay -a av.json L
+	bad 2 'ckpt-replay: av.json:1:2: partition 0: not a "vertex:subtask" string' ckpt-replay --available av.json L
 }
 
 @test "catalogue: ckpt-replay: a copy onto a directory that exists" {
 	mkdir L R
-	bad 2 'ckpt-replay: R: already exists' ckpt-replay -R R L
+	bad 2 'ckpt-replay: R: already exists' ckpt-replay --repair R L
 }
 
 @test "catalogue: ckpt-replay: Flink's log: a payload that is not a Java serialization stream" {
@@ -558,5 +558,5 @@ savepoint() {
 
 @test "catalogue: ckpt-run: a restore from an archive that does not exist" {
 	printf '{"vertices":[{"id":"src","operator":"source","parallelism":1}]}' > p.json
-	bad 2 'ckpt-run: nope.tar: cannot open: No such file or directory' ckpt-run -r nope.tar p.json
+	bad 2 'ckpt-run: nope.tar: cannot open: No such file or directory' ckpt-run --restore nope.tar p.json
 }

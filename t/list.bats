@@ -154,7 +154,7 @@ flink_job() {
 	[ -z "$stderr" ]
 	match_golden "$DATA/list/archives.expected"
 	# the archives a run writes, and its savepoint
-	run_job -n 2 -d run/cps "$ROOT/examples/savepoint.pipeline.json"
+	run_job --stop-after-checkpoints 2 --dir run/cps "$ROOT/examples/savepoint.pipeline.json"
 	status_is 0
 	run sh -c 'ckpt-inspect -l run | jq -c "{kind, format, complete}"'
 	output_is '{"kind":"checkpoint","format":"tar","complete":true}

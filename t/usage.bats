@@ -63,8 +63,8 @@ load helper
 }
 
 @test "usage: long options of ckpt-plan" {
-	[ "$(ckpt-plan --graph --pretty "$ROOT/examples/graph.json")" = "$(ckpt-plan -g -p "$ROOT/examples/graph.json")" ]
-	[ "$(ckpt-plan --regions --strategy=full "$ROOT/examples/graph.json")" = "$(ckpt-plan -r -s full "$ROOT/examples/graph.json")" ]
+	[ "$(ckpt-plan --graph --pretty "$ROOT/examples/graph.json")" = "$(ckpt-plan -G -p "$ROOT/examples/graph.json")" ]
+	[ "$(ckpt-plan --regions --strategy=full "$ROOT/examples/graph.json")" = "$(ckpt-plan --regions -s full "$ROOT/examples/graph.json")" ]
 }
 
 @test "usage: long options of ckpt-replay" {
@@ -74,7 +74,7 @@ load helper
 	status_is 0
 	[ "$output" = "$(ckpt-replay -e L)" ]
 	[ "$(ckpt-replay --graph="$ROOT/examples/replay-graph.json" --available "$ROOT/examples/available.json" L)" = \
-		"$(ckpt-replay -g "$ROOT/examples/replay-graph.json" -a "$ROOT/examples/available.json" L)" ]
+		"$(ckpt-replay -g "$ROOT/examples/replay-graph.json" --available "$ROOT/examples/available.json" L)" ]
 	ckpt-replay --repair=L2 L
 	cmp L/events.0 L2/events.0
 }
