@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# ckpt-run and ckpt-merge: a source's offsets as union and as list state, rescaled at restore (-r) or
+# ckpt-run and ckpt-merge: a source's offsets as union and as list state, rescaled at restore (--restore) or
 # beforehand (ckpt-merge -P): every path ends, and commits what an uninterrupted run commits.
 
 load helper
