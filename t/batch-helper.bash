@@ -36,7 +36,7 @@ started() {
 }
 
 # kill_recover K [EXTRA]: a run killed (-9) after K events, EXTRA run on the remains, the plan
-# ckpt-replay makes of them, then -R: the output equals ref.txt and the subtasks run are the plan's.
+# ckpt-replay makes of them, then --recover: the output equals ref.txt and the subtasks run are the plan's.
 kill_recover() {
 	rm -rf log parts out
 	EVENTS=first.out run_job -K "$1" p.json
