@@ -652,6 +652,7 @@ main(int argc, char **argv)
 		free(o.roots);
 		return cli_finish(status);
 	}
+	cli_no_input(argc - optind, usage);
 	if (o.raw && o.mode != ALL)
 		cli_usage_fail("--raw goes with -a");
 	if ((o.nuids || o.state || o.key) && (o.mode == CHECK || o.mode == DIFF))
@@ -669,7 +670,6 @@ main(int argc, char **argv)
 			return cli_finish(ckpt_err_status(&e));
 		}
 	}
-	cli_no_input(argc - optind, usage);
 	if (optind == argc)
 		status = inspect_file(&o, NULL, other);
 	for (int i = optind; i < argc; i++) {
