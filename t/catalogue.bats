@@ -327,6 +327,17 @@ archive() {
 	bad 2 'ckpt-inspect: cl/log: short: 700 bytes, the _metadata records 1313 and a flag byte' ckpt-inspect -a cl
 }
 
+@test "catalogue: ckpt-inspect: --state naming no state of the files read (t/filter.bats)" {
+	load flinkstate-helper
+	mkdir sp && (cd sp && op_file op && kv_file kv && meta_file "rel op" "rel kv" .)
+	bad 2 'ckpt-inspect: sp: --state "cuont" names no state (the states: count, names)' ckpt-inspect -R --state cuont sp
+}
+
+@test "catalogue: ckpt-inspect: -l, --latest or --orphans without a directory, or with two" {
+	bad 2 'ckpt-inspect: -l needs a directory (see ckpt-inspect -h)' ckpt-inspect -l
+	bad 2 'ckpt-inspect: --latest takes one directory, not also "b" (see ckpt-inspect -h)' ckpt-inspect --latest a b
+}
+
 @test "catalogue: ckpt-inspect: -d naming a snapshot that does not exist" {
 	archive tar
 	bad 2 'ckpt-inspect: nope: cannot open: No such file or directory' ckpt-inspect -d nope good.tar
