@@ -40,9 +40,9 @@ struct opts {
 static int meta_only; /* -m */
 
 static void
-usage(void)
+usage(FILE *f)
 {
-	printf("usage: ckpt-inspect [-pmv] [-a [--raw] | -R | -c | -d OTHER | --json | --table | --skew [--plot FILE]]\n"
+	fprintf(f, "usage: ckpt-inspect [-pmv] [-a [--raw] | -R | -c | -d OTHER | --json | --table | --skew [--plot FILE]]\n"
 	       "                    [-u UID ...] [--state NAME] [-k KEY]\n"
 	       "                    [-r OLDPREFIX=DIR ...] [file ...]\n"
 	       "       ckpt-inspect [-pc] [-r OLDPREFIX=DIR ...] -l DIR\n"
@@ -63,9 +63,9 @@ usage(void)
 	       "                        '\"user-7\"', [1, \"a\"] for a tuple): its key group's bytes alone\n"
 	       "  -v, --verbose         say on stderr how many bytes of state files were read\n"
 	       "  -m, --metadata-only   a Flink _metadata alone, not the state files it names\n"
-	       "  -l, --list=DIR        every checkpoint and savepoint under DIR, complete or not (NDJSON)\n"
-	       "      --latest=DIR      the path of the newest complete one under DIR\n"
-	       "      --orphans=DIR     the files under DIR no complete checkpoint or savepoint there\n"
+	       "  -l, --list DIR        every checkpoint and savepoint under DIR, complete or not (NDJSON)\n"
+	       "      --latest DIR      the path of the newest complete one under DIR\n"
+	       "      --orphans DIR     the files under DIR no complete checkpoint or savepoint there\n"
 	       "                        references, and not in use (NDJSON; nothing is deleted)\n"
 	       "      --older-than=DURATION\n"
 	       "                        --orphans keeps files younger than DURATION (30s, 10m, 1h, 2d;\n"
@@ -79,7 +79,9 @@ usage(void)
 	       "      --plot=FILE.svg   with --skew, draw them into FILE.svg (gnuplot)\n"
 	       "  -p, --pretty          indented JSON\n"
 	       "  -h, --help            this help\n"
-	       "  -V, --version         the version\n");
+	       "  -V, --version         the version\n"
+	       "The DIR of -l, --latest and --orphans is the operand, anywhere among the options\n"
+	       "(-l -c DIR, --orphans --older-than 1h DIR), or attached: -lDIR, --latest=DIR.\n");
 }
 
 static const char *
@@ -339,6 +341,19 @@ print_summary(const struct opts *o, const struct ckpt_snapshot *s, json_t *v)
 	return status;
 }
 
+/* --state names no state of the files read: said as -u's uid naming no operator is; 0 then. */
+static int
+state_found(const struct opts *o, struct ckpt_snapshot *s, const char *file)
+{
+	char names[1024];
+
+	if (o->state == NULL || !flink_state(s) || ckpt_flink_state_found(s, names, sizeof names))
+		return 1;
+	cli_warn("%s: --state \"%s\" names no state (%s%s)", file, o->state,
+		 *names ? "the states: " : "the operators read hold none", names);
+	return 0;
+}
+
 static int
 inspect_file(const struct opts *o, const char *path, struct ckpt_snapshot *other)
 {
@@ -372,17 +387,23 @@ inspect_file(const struct opts *o, const char *path, struct ckpt_snapshot *other
 			json_decref(v);
 			v = NULL;
 		}
-		if (v && o->nuids)
-			status = match_uids(o, s, v, display(path));
-		if (v == NULL) {
+		if (v && !state_found(o, s, display(path))) {
+			json_decref(v);
+			status = 2;
+		} else if (v == NULL) {
 			cli_error(&e);
 			status = 2;
 		} else {
-			int r = print_summary(o, s, v);
+			int r;
 
+			if (o->nuids)
+				status = match_uids(o, s, v, display(path));
+			r = print_summary(o, s, v);
 			status = r > status ? r : status;
 		}
 	}
+	if ((o->mode == ALL || o->mode == ROWS) && status == 0 && !state_found(o, s, display(path)))
+		status = 2;
 	if (status == 2 && e.kind != CKPT_ERR_NONE)
 		status = ckpt_err_status(&e);
 	if (o->verbose && flink_state(s))
@@ -535,6 +556,35 @@ set_mode(struct opts *o, enum mode m)
 	o->mode = m;
 }
 
+/*
+ * -l, --latest, --orphans: their directory is the one operand (-l -c DIR, --orphans --older-than 0
+ * DIR), or attached (-lDIR, --latest=DIR) and then there is none.  Sets o's, and returns argc: no
+ * operand left for files.
+ */
+static int
+directory(struct opts *o, int mode, const char *dir, int argc, char **argv)
+{
+	const char *opt = mode == 'l' ? "-l" : mode == OPT_LATEST ? "--latest" : "--orphans";
+	int i = optind;
+
+	if (dir && i < argc)
+		cli_usage_fail("%s takes its directory, not files: \"%s\"", opt, argv[i]);
+	if (dir == NULL && i == argc)
+		cli_usage_fail("%s needs a directory", opt);
+	if (dir == NULL && i + 1 < argc)
+		cli_usage_fail("%s takes one directory, not also \"%s\"", opt, argv[i + 1]);
+	if (dir == NULL)
+		dir = argv[i];
+	if (*dir == '\0')
+		cli_usage_fail("%s needs a directory, not \"\"", opt);
+	if (mode == OPT_ORPHANS)
+		o->orphans = dir;
+	else
+		o->list = dir;
+	o->latest = mode == OPT_LATEST;
+	return argc;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -543,8 +593,8 @@ main(int argc, char **argv)
 		{"diff", required_argument, NULL, 'd'}, {"uid", required_argument, NULL, 'u'},
 		{"pretty", no_argument, NULL, 'p'},  {"help", no_argument, NULL, 'h'},
 		{"metadata-only", no_argument, NULL, 'm'}, {"root", required_argument, NULL, 'r'},
-		{"version", no_argument, NULL, 'V'}, {"list", required_argument, NULL, 'l'},
-		{"latest", required_argument, NULL, OPT_LATEST}, {"orphans", required_argument, NULL, OPT_ORPHANS},
+		{"version", no_argument, NULL, 'V'}, {"list", optional_argument, NULL, 'l'},
+		{"latest", optional_argument, NULL, OPT_LATEST}, {"orphans", optional_argument, NULL, OPT_ORPHANS},
 		{"older-than", required_argument, NULL, OPT_OLDER}, {"raw", no_argument, NULL, OPT_RAW},
 		{"state", required_argument, NULL, OPT_STATE}, {"key", required_argument, NULL, 'k'},
 		{"verbose", no_argument, NULL, 'v'},
@@ -554,7 +604,8 @@ main(int argc, char **argv)
 	};
 	struct opts o = {0};
 	struct ckpt_snapshot *other = NULL;
-	int c, status = 0;
+	const char *dir = NULL, *odir = NULL;
+	int c, status = 0, listing = 0, orphans = 0;
 
 	cli_init("ckpt-inspect");
 	cli_progress();
@@ -562,7 +613,7 @@ main(int argc, char **argv)
 	o.roots = calloc((size_t)argc, sizeof *o.roots);
 	if (o.uids == NULL || o.roots == NULL)
 		return 2;
-	while ((c = getopt_long(argc, argv, ":hVpacRmvd:u:r:l:k:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hVpacRmvd:u:r:l::k:", longopts, NULL)) != -1) {
 		if (cli_common_option(c, usage))
 			continue;
 		switch (c) {
@@ -618,15 +669,16 @@ main(int argc, char **argv)
 			break;
 		case 'l':
 		case OPT_LATEST:
-			if (o.list)
+			if (listing)
 				cli_usage_fail("-l and --latest take one directory, once");
-			o.list = optarg;
-			o.latest = c == OPT_LATEST;
+			listing = c;
+			dir = optarg; /* NULL: the operand is the directory */
 			break;
 		case OPT_ORPHANS:
-			if (o.orphans)
+			if (orphans)
 				cli_usage_fail("--orphans takes one directory, once");
-			o.orphans = optarg;
+			orphans = 1;
+			odir = optarg;
 			break;
 		case OPT_OLDER:
 			if ((o.older_than = duration(optarg)) < 0)
@@ -642,13 +694,15 @@ main(int argc, char **argv)
 			cli_bad_option(c, argv);
 		}
 	}
+	if (listing && orphans)
+		cli_usage_fail("--orphans goes with --older-than and -r alone");
+	if (listing || orphans)
+		optind = directory(&o, listing ? listing : OPT_ORPHANS, listing ? dir : odir, argc, argv);
 	if (o.older_set && !o.orphans)
 		cli_usage_fail("--older-than goes with --orphans");
 	if (o.orphans) {
 		if (o.list || o.mode != SUMMARY || o.nuids || o.state || o.key || o.meta_only || cli_pretty == 1)
 			cli_usage_fail("--orphans goes with --older-than and -r alone");
-		if (optind < argc)
-			cli_usage_fail("--orphans takes its directory, not files: \"%s\"", argv[optind]);
 		status = orphans_dir(&o);
 		free(o.uids);
 		free(o.roots);
@@ -657,14 +711,12 @@ main(int argc, char **argv)
 	if (o.list) {
 		if ((o.mode != SUMMARY && o.mode != CHECK) || o.nuids || o.state || o.key || o.meta_only)
 			cli_usage_fail("%s goes with -c and -r alone", o.latest ? "--latest" : "-l");
-		if (optind < argc)
-			cli_usage_fail("%s takes its directory, not files: \"%s\"", o.latest ? "--latest" : "-l",
-				       argv[optind]);
 		status = list_dir(&o);
 		free(o.uids);
 		free(o.roots);
 		return cli_finish(status);
 	}
+	cli_no_input(argc - optind, usage);
 	if (o.raw && o.mode != ALL)
 		cli_usage_fail("--raw goes with -a");
 	summary_options(&o, argc - optind);

@@ -9,9 +9,9 @@
 #include "cli.h"
 
 static void
-usage(void)
+usage(FILE *f)
 {
-	printf("usage: ckpt-merge [-p] [-P N | -P OPERATOR=N ...] [-g GRAPH] [-n] [-o OUT] [file]\n"
+	fprintf(f, "usage: ckpt-merge [-p] [-P N | -P OPERATOR=N ...] [-g GRAPH] [-n] [-o OUT] [file]\n"
 	       "       ckpt-merge [--uid OLD=NEW ...] [--drop UID_OR_ID ...] [--relocate OLDPREFIX=NEWPREFIX ...]\n"
 	       "                  [--link] [-g GRAPH [-n]] -o OUTDIR/ SAVEPOINT\n"
 	       "options:\n"
@@ -344,6 +344,7 @@ main(int argc, char **argv)
 	}
 	if (argc - optind > 1)
 		cli_usage_fail("one input at most");
+	cli_no_input(argc - optind, usage);
 	if (o.graph && o.rescale)
 		cli_usage_fail("-P and -g exclude each other: the graph gives the parallelism");
 	if (o.ro.allow_non_restored && !o.graph)

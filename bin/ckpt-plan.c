@@ -7,6 +7,7 @@
 
 enum mode { MODE_PLAN, MODE_GRAPH, MODE_REGIONS, MODE_FAILOVER, MODE_DOT };
 enum algo { ALGO_FAST, ALGO_REFERENCE, ALGO_BOTH };
+enum { OPT_LOST = 256, OPT_REGIONS, OPT_GRAPH_OLD }; /* long options without a letter */
 
 struct target {
 	const char *arg; /* as given: "VERTEX:SUBTASK" */
@@ -33,22 +34,22 @@ struct job {
 };
 
 static void
-usage(void)
+usage(FILE *f)
 {
-	printf("usage: ckpt-plan [-p] [-N] [-A fast|reference|both] [file ...]\n"
-	       "       ckpt-plan -g [-p] [file ...]\n"
-	       "       ckpt-plan -D [-N] [-f VERTEX:SUBTASK ...] [-s strategy] [-l VERTEX:SUBTASK ...] [file ...]\n"
-	       "       ckpt-plan -f VERTEX:SUBTASK ... [-s full|region|approximate] [-l VERTEX:SUBTASK ...] [-p] [file ...]\n"
-	       "       ckpt-plan -r [-s full|region|approximate] [-p] [file ...]\n"
+	fprintf(f, "usage: ckpt-plan [-p] [-N] [-A fast|reference|both] [file ...]\n"
+	       "       ckpt-plan -G [-p] [file ...]\n"
+	       "       ckpt-plan -D [-N] [-f VERTEX:SUBTASK ...] [-s strategy] [--lost VERTEX:SUBTASK ...] [file ...]\n"
+	       "       ckpt-plan -f VERTEX:SUBTASK ... [-s full|region|approximate] [--lost VERTEX:SUBTASK ...] [-p] [file ...]\n"
+	       "       ckpt-plan --regions [-s full|region|approximate] [-p] [file ...]\n"
 	       "options:\n"
 	       "  -p, --pretty          indented JSON\n"
-	       "  -g, --graph           print the normalised job graph\n"
+	       "  -G, --print-graph     print the normalised job graph\n"
 	       "  -N, --no-finished     checkpoints after tasks finish are switched off\n"
 	       "  -A, --algorithm=ALGO  fast (default), reference, or both (cross-check)\n"
 	       "  -f, --fail=V:S        the restart set when subtask S of vertex V fails (repeatable)\n"
 	       "  -s, --strategy=S      failover strategy: full, region (default), approximate\n"
-	       "  -l, --lost=V:S        the partitions of producer subtask V:S are lost (repeatable)\n"
-	       "  -r, --regions         print the failover regions\n"
+	       "      --lost=V:S        the partitions of producer subtask V:S are lost (repeatable)\n"
+	       "      --regions         print the failover regions\n"
 	       "  -D, --dot             print the graph and its plan as Graphviz DOT\n"
 	       "  -h, --help            this help\n"
 	       "  -V, --version         the version\n");
@@ -63,10 +64,10 @@ add_target(struct target **list, size_t *n, const char *opt, const char *arg)
 	unsigned long x;
 
 	if (colon == NULL || colon == arg || colon[1] < '0' || colon[1] > '9')
-		cli_usage_fail("-%s %s: expected VERTEX:SUBTASK", opt, arg);
+		cli_usage_fail("%s %s: expected VERTEX:SUBTASK", opt, arg);
 	x = strtoul(colon + 1, &end, 10);
 	if (*end != '\0' || x > UINT32_MAX)
-		cli_usage_fail("-%s %s: expected VERTEX:SUBTASK", opt, arg);
+		cli_usage_fail("%s %s: expected VERTEX:SUBTASK", opt, arg);
 	*list = realloc(*list, (*n + 1) * sizeof **list);
 	t = *list ? &(*list)[*n] : NULL;
 	if (t == NULL || (t->vertex = strndup(arg, (size_t)(colon - arg))) == NULL)
@@ -84,7 +85,7 @@ resolve(const struct ckpt_graph *g, const char *opt, const struct target *t, siz
 	char where[600];
 	long k = ckpt_graph_find(g, t->vertex);
 
-	snprintf(where, sizeof where, "-%s %s", opt, t->arg);
+	snprintf(where, sizeof where, "%s %s", opt, t->arg);
 	for (size_t i = 0; k < 0 && i < g->nv; i++) /* a vertex may be named by its name as well */
 		if (g->v[i].name && strcmp(g->v[i].name, t->vertex) == 0)
 			k = (long)i;
@@ -107,7 +108,7 @@ job_resolve(struct job *j, struct ckpt_err *e)
 	if (j->failed == NULL)
 		return -1;
 	for (size_t k = 0; k < o->nfailed; k++) {
-		if (resolve(j->g, "f", &o->failed[k], &v, e) < 0)
+		if (resolve(j->g, "-f", &o->failed[k], &v, e) < 0)
 			return -1;
 		j->failed[k] = (struct ckpt_task_ref){v, o->failed[k].subtask};
 	}
@@ -120,7 +121,7 @@ job_resolve(struct job *j, struct ckpt_err *e)
 		if (ckpt_bits_init(&j->lost[k], j->g->v[k].parallelism, e) < 0)
 			return -1;
 	for (size_t k = 0; k < o->nlost; k++) {
-		if (resolve(j->g, "l", &o->lost[k], &v, e) < 0)
+		if (resolve(j->g, "--lost", &o->lost[k], &v, e) < 0)
 			return -1;
 		ckpt_bits_set(&j->lost[v], o->lost[k].subtask);
 	}
@@ -371,7 +372,7 @@ set_mode(struct opts *o, enum mode m)
 {
 	if (o->mode != MODE_PLAN && o->mode != m && !(o->mode == MODE_DOT && m == MODE_FAILOVER) &&
 	    !(o->mode == MODE_FAILOVER && m == MODE_DOT))
-		cli_usage_fail("-g, -r, -f and -D exclude each other (but -D takes -f)");
+		cli_usage_fail("-G, --regions, -f and -D exclude each other (but -D takes -f)");
 	if (o->mode == MODE_PLAN || m == MODE_DOT)
 		o->mode = m;
 }
@@ -393,9 +394,9 @@ static void
 check_opts(const struct opts *o, int strategy_set)
 {
 	if (strategy_set && o->mode != MODE_FAILOVER && o->mode != MODE_REGIONS && o->nfailed == 0)
-		cli_usage_fail("-s needs -f or -r");
+		cli_usage_fail("-s needs -f or --regions");
 	if (o->nlost && o->nfailed == 0)
-		cli_usage_fail("-l needs -f");
+		cli_usage_fail("--lost needs -f");
 	if (o->algo != ALGO_FAST && o->mode != MODE_PLAN && o->mode != MODE_DOT)
 		cli_usage_fail("-A applies to checkpoint plans only");
 }
@@ -404,27 +405,37 @@ int
 main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"pretty", no_argument, NULL, 'p'},       {"graph", no_argument, NULL, 'g'},
+		{"pretty", no_argument, NULL, 'p'},       {"print-graph", no_argument, NULL, 'G'},
 		{"no-finished", no_argument, NULL, 'N'},  {"algorithm", required_argument, NULL, 'A'},
 		{"fail", required_argument, NULL, 'f'},   {"strategy", required_argument, NULL, 's'},
-		{"lost", required_argument, NULL, 'l'},   {"regions", no_argument, NULL, 'r'},
+		{"lost", required_argument, NULL, OPT_LOST}, {"regions", no_argument, NULL, OPT_REGIONS},
 		{"dot", no_argument, NULL, 'D'},          {"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, 'V'},      {NULL, 0, NULL, 0},
+		{"version", no_argument, NULL, 'V'},
+		{"graph", no_argument, NULL, OPT_GRAPH_OLD}, /* the old name of --print-graph */
+		{NULL, 0, NULL, 0},
 	};
 	struct opts o = {MODE_PLAN, ALGO_FAST, 0, CKPT_FAILOVER_REGION, NULL, NULL, 0, 0};
 	int c, status = 0, strategy_set = 0, s;
 
 	cli_init("ckpt-plan");
-	while ((c = getopt_long(argc, argv, ":hVpgNA:f:s:l:rD", longopts, NULL)) != -1) {
+	/* -g, -l, -r: letters ckpt(7) gives to other options, kept for a release */
+	while ((c = getopt_long(argc, argv, ":hVpGNA:f:s:Dgl:r", longopts, NULL)) != -1) {
 		if (cli_common_option(c, usage))
 			continue;
 		switch (c) {
-		case 'g': set_mode(&o, MODE_GRAPH); break;
+		case 'g': cli_moved("-g", "-G, --print-graph", NULL); /* fall through */
+		case OPT_GRAPH_OLD:
+			if (c == OPT_GRAPH_OLD)
+				cli_moved("--graph", "--print-graph, -G", NULL);
+			/* fall through */
+		case 'G': set_mode(&o, MODE_GRAPH); break;
 		case 'N': o.no_finished = 1; break;
 		case 'A': parse_algo(&o, optarg); break;
-		case 'f': set_mode(&o, MODE_FAILOVER); add_target(&o.failed, &o.nfailed, "f", optarg); break;
-		case 'l': add_target(&o.lost, &o.nlost, "l", optarg); break;
-		case 'r': set_mode(&o, MODE_REGIONS); break;
+		case 'f': set_mode(&o, MODE_FAILOVER); add_target(&o.failed, &o.nfailed, "-f", optarg); break;
+		case 'l': cli_moved("-l", "--lost", NULL); /* fall through */
+		case OPT_LOST: add_target(&o.lost, &o.nlost, "--lost", optarg); break;
+		case 'r': cli_moved("-r", "--regions", NULL); /* fall through */
+		case OPT_REGIONS: set_mode(&o, MODE_REGIONS); break;
 		case 'D': set_mode(&o, MODE_DOT); break;
 		case 's':
 			if ((s = ckpt_failover_strategy_parse(optarg)) < 0)
@@ -435,6 +446,7 @@ main(int argc, char **argv)
 		default: cli_bad_option(c, argv);
 		}
 	}
+	cli_no_input(argc - optind, usage);
 	check_opts(&o, strategy_set);
 	status = run_inputs(&o, argv + optind, (size_t)(argc - optind));
 	for (size_t k = 0; k < o.nfailed; k++)

@@ -7,6 +7,7 @@
 #include "cli.h"
 
 enum mode { PLAN, EVENTS, WRITE, REPAIR };
+enum { OPT_AVAILABLE = 256, OPT_REPAIR }; /* long options without a letter */
 
 struct opts {
 	enum mode mode;
@@ -14,18 +15,18 @@ struct opts {
 };
 
 static void
-usage(void)
+usage(FILE *f)
 {
-	printf("usage: ckpt-replay [-p] [-g GRAPH] [-a AVAILABLE] LOGDIR\n"
+	fprintf(f, "usage: ckpt-replay [-p] [-g GRAPH] [--available AVAILABLE] LOGDIR\n"
 	       "       ckpt-replay -e LOGDIR\n"
 	       "       ckpt-replay -w LOGDIR < events.ndjson\n"
-	       "       ckpt-replay -R OUT LOGDIR\n"
+	       "       ckpt-replay --repair OUT LOGDIR\n"
 	       "options:\n"
 	       "  -g, --graph=GRAPH     the job graph (default: built from the log)\n"
-	       "  -a, --available=FILE  the partitions that still exist, a JSON array of ids\n"
+	       "      --available=FILE  the partitions that still exist, a JSON array of ids\n"
 	       "  -e, --events          print the log's records as NDJSON\n"
 	       "  -w, --write           append the NDJSON events of stdin to the log\n"
-	       "  -R, --repair=OUT      copy the log to the new directory OUT, torn tail cut off\n"
+	       "      --repair=OUT      copy the log to the new directory OUT, torn tail cut off\n"
 	       "  -p, --pretty          indented JSON\n"
 	       "  -h, --help            this help\n"
 	       "  -V, --version         the version\n");
@@ -186,7 +187,7 @@ static void
 set_mode(struct opts *o, enum mode m)
 {
 	if (o->mode != PLAN && o->mode != m)
-		cli_usage_fail("-e, -w and -R exclude each other");
+		cli_usage_fail("-e, -w and --repair exclude each other");
 	o->mode = m;
 }
 
@@ -194,9 +195,9 @@ int
 main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"graph", required_argument, NULL, 'g'}, {"available", required_argument, NULL, 'a'},
+		{"graph", required_argument, NULL, 'g'}, {"available", required_argument, NULL, OPT_AVAILABLE},
 		{"events", no_argument, NULL, 'e'},      {"write", no_argument, NULL, 'w'},
-		{"repair", required_argument, NULL, 'R'}, {"pretty", no_argument, NULL, 'p'},
+		{"repair", required_argument, NULL, OPT_REPAIR}, {"pretty", no_argument, NULL, 'p'},
 		{"help", no_argument, NULL, 'h'},        {"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
@@ -204,7 +205,8 @@ main(int argc, char **argv)
 	int c;
 
 	cli_init("ckpt-replay");
-	while ((c = getopt_long(argc, argv, ":hVpg:a:ewR:", longopts, NULL)) != -1) {
+	/* -a, -R: letters ckpt(7) gives to other options, kept for a release */
+	while ((c = getopt_long(argc, argv, ":hVpg:ewa:R:", longopts, NULL)) != -1) {
 		if (cli_common_option(c, usage))
 			continue;
 		switch (c) {
@@ -212,6 +214,9 @@ main(int argc, char **argv)
 			o.graph = optarg;
 			break;
 		case 'a':
+			cli_moved("-a", "--available", NULL);
+			/* fall through */
+		case OPT_AVAILABLE:
 			o.available = optarg;
 			break;
 		case 'e':
@@ -221,6 +226,9 @@ main(int argc, char **argv)
 			set_mode(&o, WRITE);
 			break;
 		case 'R':
+			cli_moved("-R", "--repair", NULL);
+			/* fall through */
+		case OPT_REPAIR:
 			set_mode(&o, REPAIR);
 			o.out = optarg;
 			break;
@@ -231,7 +239,7 @@ main(int argc, char **argv)
 	if (argc - optind != 1)
 		cli_usage_fail(argc == optind ? "missing LOGDIR" : "too many operands");
 	if (o.mode != PLAN && (o.graph || o.available))
-		cli_usage_fail("-g and -a apply to the recovery plan only");
+		cli_usage_fail("-g and --available apply to the recovery plan only");
 	o.dir = argv[optind];
 	if (strstr(o.dir, "://")) { /* an S3 prefix: named as the library names it, without a final '/' */
 		size_t n = strlen(o.dir), min = (size_t)(strstr(o.dir, "://") - o.dir) + 4;

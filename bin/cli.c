@@ -97,11 +97,11 @@ cli_version(void)
 }
 
 int
-cli_common_option(int c, void (*usage)(void))
+cli_common_option(int c, void (*usage)(FILE *))
 {
 	switch (c) {
 	case 'h':
-		usage();
+		usage(stdout);
 		exit(cli_finish(0));
 	case 'V':
 		cli_version();
@@ -112,6 +112,32 @@ cli_common_option(int c, void (*usage)(void))
 	default:
 		return 0;
 	}
+}
+
+void
+cli_moved(const char *old, const char *now, const char *next)
+{
+	static const char *said[16];
+	size_t i;
+
+	for (i = 0; i < sizeof said / sizeof said[0] && said[i]; i++)
+		if (strcmp(said[i], old) == 0)
+			return;
+	if (i < sizeof said / sizeof said[0])
+		said[i] = old;
+	if (next)
+		cli_warn("%s is now %s (%s will mean %s in the next release)", old, now, old, next);
+	else
+		cli_warn("%s is now %s (%s stops working in the next release)", old, now, old);
+}
+
+void
+cli_no_input(int noperands, void (*usage)(FILE *))
+{
+	if (noperands > 0 || !isatty(STDIN_FILENO))
+		return;
+	usage(stderr);
+	exit(2);
 }
 
 int

@@ -25,7 +25,18 @@ void cli_version(void);
  * The options every program takes, for its getopt loop: -h (usage) and -V
  * (version) print and exit 0, -p sets cli_pretty.  1 when c was one of them.
  */
-int cli_common_option(int c, void (*usage)(void));
+int cli_common_option(int c, void (*usage)(FILE *));
+/*
+ * A letter given to another option (ckpt(7), OPTIONS): it keeps its old meaning for one release,
+ * saying so once on stderr, "prog: -r is now --restore (-r stops working in the next release)", or
+ * "(-n will mean --allow-non-restored-state ...)" when next names what the letter becomes.
+ */
+void cli_moved(const char *old, const char *now, const char *next);
+/*
+ * No operand, and standard input a terminal: print the usage on stderr and exit 2 (as jq does)
+ * rather than wait for a snapshot or a graph to be typed.
+ */
+void cli_no_input(int noperands, void (*usage)(FILE *));
 /*
  * Show the progress of long work (ckpt_progress) on stderr when it is a
  * terminal, and nothing otherwise: "prog: 1.5 GiB of 4.0 GiB (37%)" on one

@@ -708,6 +708,9 @@ struct ckpt_flink_select {
  * the key serializer, or whose serializer ckpt cannot write, fails the read that meets it
  * (CKPT_ERR_INPUT, naming the key and the serializer).  0, or -1 with e set. */
 int ckpt_flink_state_select(struct ckpt_snapshot *s, const struct ckpt_flink_select *sel, struct ckpt_err *e);
+/* After reads narrowed by --state: 0 when state files of the operators were read and none holds that
+ * state, with the states they do hold, sorted, ", " between, in names (cut to size); else 1. */
+int ckpt_flink_state_found(struct ckpt_snapshot *s, char *names, size_t size);
 /* Bytes this process read from Flink state files so far (not the _metadata, not RocksDB's). */
 uint64_t ckpt_flink_state_bytes_read(void);
 /* Bytes this process fetched from S3 so far (the _metadata, ranges read ahead and RocksDB's files

@@ -36,15 +36,15 @@ started() {
 }
 
 # kill_recover K [EXTRA]: a run killed (-9) after K events, EXTRA run on the remains, the plan
-# ckpt-replay makes of them, then -R: the output equals ref.txt and the subtasks run are the plan's.
+# ckpt-replay makes of them, then --recover: the output equals ref.txt and the subtasks run are the plan's.
 kill_recover() {
 	rm -rf log parts out
 	EVENTS=first.out run_job -K "$1" p.json
 	[ "$status" -eq 137 ] || { echo "not killed: $status"; cat err.txt; return 1; }
 	${2:-true}
 	avail
-	ckpt-replay -a avail.json -g "${GRAPH:-$DATA/batch/graph-snap.json}" log > plan.json || return 1
-	EVENTS=second.out run_job -R log p.json
+	ckpt-replay --available avail.json -g "${GRAPH:-$DATA/batch/graph-snap.json}" log > plan.json || return 1
+	EVENTS=second.out run_job --recover log p.json
 	status_is 0 || { cat err.txt; return 1; }
 	diff <(planned) <(started second) || { echo "after $1 events: reran differs from the plan"; return 1; }
 	diff ref.txt <(output_of) > /dev/null || { echo "after $1 events: output differs"; return 1; }

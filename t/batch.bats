@@ -53,7 +53,7 @@ reference() {
 	# a fresh run does not write over the log of another
 	run_job p.json
 	status_is 2
-	[ "$(cat err.txt)" = "ckpt-run: log: the job event log is not empty (recover with -R, or remove it)" ]
+	[ "$(cat err.txt)" = "ckpt-run: log: the job event log is not empty (recover with --recover, or remove it)" ]
 }
 
 @test "batch: kill -9 before, during and after each stage, then -R: the plan's subtasks run again, same output" {
@@ -71,7 +71,7 @@ reference() {
 	reference
 	kill_recover 6
 	rm -rf out/.inprogress*
-	EVENTS=third.out run_job -R log p.json
+	EVENTS=third.out run_job --recover log p.json
 	status_is 0
 	[ -z "$(started third)" ]
 	diff ref.txt <(output_of)
@@ -121,7 +121,7 @@ sum:1'
 	run_job -K 13 p.json
 	status_is 137
 	printf 'X' | dd of=parts/map.1 bs=1 seek=100 conv=notrunc 2>/dev/null
-	EVENTS=second.out run_job -R log p.json
+	EVENTS=second.out run_job --recover log p.json
 	status_is 0
 	run jq -sc 'map(select(.event == "recovered"))[0].plan.lost_partitions' second.out
 	output_is '["map:1"]'
@@ -153,7 +153,7 @@ sum:1'
 	run_job -K 16 p.json
 	status_is 137
 	printf 'X' | dd of=log/events.1 bs=1 seek=20 conv=notrunc 2>/dev/null
-	run_job -R log p.json
+	run_job --recover log p.json
 	status_is 1
 	grep -q '^ckpt-run: log/events.1: offset 0: checksum mismatch' err.txt || { cat err.txt; false; }
 	[ "$(wc -l < err.txt)" -eq 1 ]
@@ -205,16 +205,16 @@ sum:1'
 	status_is 2
 	grep -q 'unknown' err.txt
 	batch_pipeline
-	run_job -R nolog p.json
+	run_job --recover nolog p.json
 	status_is 2
 	grep -q '^ckpt-run: nolog' err.txt
-	run_job -n 1 p.json
+	run_job --stop-after-checkpoints 1 p.json
 	status_is 1
-	[ "$(cat err.txt)" = "ckpt-run: batch mode takes no snapshot options (-r, -o, -s, -n, -D)" ]
+	[ "$(cat err.txt)" = "ckpt-run: batch mode takes no snapshot options (--restore, --savepoint, --stop-after-ms, --stop-after-checkpoints, --drain)" ]
 	jq '.edges[].partition = "pipelined" | del(.batch)' p.json > s.json
 	run_job -L log s.json
 	status_is 2
-	[ "$(cat err.txt)" = "ckpt-run: -L, -R and -B need a pipeline in batch mode (blocking edges)" ]
+	[ "$(cat err.txt)" = "ckpt-run: -L, --recover and -B need a pipeline in batch mode (blocking edges)" ]
 }
 
 @test "batch: the example killed with kill -9 in the middle of a stage, then -R" {
@@ -234,8 +234,8 @@ sum:1'
 	wait "$pid" || true
 	! grep -q job_finished first.out
 	avail
-	ckpt-replay -a avail.json -g "$DATA/batch/graph-snap.json" log > plan.json
-	EVENTS=second.out run_job -R log p.json
+	ckpt-replay --available avail.json -g "$DATA/batch/graph-snap.json" log > plan.json
+	EVENTS=second.out run_job --recover log p.json
 	status_is 0
 	diff <(planned) <(started second)
 	! grep -q '"src"' <(started second)
@@ -338,7 +338,7 @@ mixed() {
 	rm -rf log parts out
 	EVENTS=first.out run_job -K 8 p.json
 	avail
-	ckpt-replay -a avail.json -g g.json log > plan.json
+	ckpt-replay --available avail.json -g g.json log > plan.json
 	run jq -c '[.vertices[] | select(.vertex == "src") | .reset]' plan.json
 	output_is '["0-2"]'
 }
@@ -391,7 +391,7 @@ null'
 	EVENTS=first.out run_job -K 13 p.json
 	status_is 137
 	rm 'parts/%2E%2E.1'
-	EVENTS=second.out run_job -R log p.json
+	EVENTS=second.out run_job --recover log p.json
 	status_is 0
 	run jq -sc 'map(select(.event == "recovered"))[0].plan.lost_partitions' second.out
 	output_is '["..:1"]'
@@ -495,12 +495,12 @@ sink=4'
 	status_is 137
 	# a pipeline whose sum cannot have the 5 subtasks the log recorded is another job
 	jq '.vertices[2].max_parallelism = 4' p.json > q.json
-	EVENTS=wrong.out run_job -R log q.json
+	EVENTS=wrong.out run_job --recover log q.json
 	status_is 2
 	[ "$(cat err.txt)" = 'ckpt-run: log: the log does not belong to this pipeline (vertex "sum")' ]
 	# with 20000 bytes per subtask now, sum would be 3
 	jq '.batch.auto_parallelism.bytes_per_task = 20000' p.json > q.json
-	EVENTS=second.out run_job -R log q.json
+	EVENTS=second.out run_job --recover log q.json
 	status_is 0
 	run jq -sc 'map(select(.event == "recovered"))[0].plan.vertices | map([.vertex, .parallelism])' second.out
 	output_is '[["src",3],["map",3],["sum",5]]'
@@ -553,7 +553,7 @@ sink=3'
 	cp -r log log.first && ls -l parts >parts.first
 	# then map:1's partition vanishes: map:1 and its region src:1 run again, so all of src (unrecovered), so all of map
 	jq '.failover = {"failures": [{"vertex": "map", "subtask": 1, "lose_partition": true}]}' p.json > q.json
-	EVENTS=second.out run_job -R log q.json
+	EVENTS=second.out run_job --recover log q.json
 	status_is 0
 	run jq -sc 'map(select(.event == "recovered"))[0].plan.vertices | map(.finished)' second.out
 	# (once, under load in CI, both were "": what the first run left is printed if it happens again)

@@ -156,7 +156,7 @@ load helper
 
 @test "catalogue: ckpt-plan: garbage after a good graph in a stream" {
 	printf '{"vertices":[]}\n{"vertices":[]}\nx' > g.json
-	run ckpt-plan -g g.json
+	run ckpt-plan -G g.json
 	status_is 2
 	# each document's result is whole; the garbage is named and fails the run
 	output_is "$(printf '%s\n' '{"vertices":[],"edges":[]}' '{"vertices":[],"edges":[]}' "ckpt-plan: g.json:3:1: '[' or '{' expected near 'x'")"
@@ -327,6 +327,17 @@ archive() {
 	bad 2 'ckpt-inspect: cl/log: short: 700 bytes, the _metadata records 1313 and a flag byte' ckpt-inspect -a cl
 }
 
+@test "catalogue: ckpt-inspect: --state naming no state of the files read (t/filter.bats)" {
+	load flinkstate-helper
+	mkdir sp && (cd sp && op_file op && kv_file kv && meta_file "rel op" "rel kv" .)
+	bad 2 'ckpt-inspect: sp: --state "cuont" names no state (the states: count, names)' ckpt-inspect -R --state cuont sp
+}
+
+@test "catalogue: ckpt-inspect: -l, --latest or --orphans without a directory, or with two" {
+	bad 2 'ckpt-inspect: -l needs a directory (see ckpt-inspect -h)' ckpt-inspect -l
+	bad 2 'ckpt-inspect: --latest takes one directory, not also "b" (see ckpt-inspect -h)' ckpt-inspect --latest a b
+}
+
 @test "catalogue: ckpt-inspect: -d naming a snapshot that does not exist" {
 	archive tar
 	bad 2 'ckpt-inspect: nope: cannot open: No such file or directory' ckpt-inspect -d nope good.tar
@@ -476,7 +487,7 @@ savepoint() {
 	mkdir L
 	perl -e 'print pack("NNH16", 0xffffffff, 1, "0" x 16), "x" x 100' > L/events.0
 	printf '{"type":"vertex_initialized","payload":{"vertex":"a","parallelism":2}}\n' > e.ndjson
-	bad 1 'ckpt-replay: L/events.0: offset 0: the log ends in a torn record (116 bytes); cut it off first (ckpt-replay -R)' \
+	bad 1 'ckpt-replay: L/events.0: offset 0: the log ends in a torn record (116 bytes); cut it off first (ckpt-replay --repair)' \
 		sh -c 'ckpt-replay -w L < e.ndjson'
 }
 
@@ -498,14 +509,14 @@ savepoint() {
 @test "catalogue: ckpt-replay: an available-partitions file cut short, or of bad ids" {
 	mkdir L
 	printf '["a:0"' > av.json
-	bad 2 "ckpt-replay: av.json:1:7: ']' expected near end of file" ckpt-replay -a av.json L
+	bad 2 "ckpt-replay: av.json:1:7: ']' expected near end of file" ckpt-replay --available av.json L
 	printf '["zz"]' > av.json
-	bad 2 'ckpt-replay: av.json:1:2: partition 0: not a "vertex:subtask" string' ckpt-replay -a av.json L
+	bad 2 'ckpt-replay: av.json:1:2: partition 0: not a "vertex:subtask" string' ckpt-replay --available av.json L
 }
 
 @test "catalogue: ckpt-replay: a copy onto a directory that exists" {
 	mkdir L R
-	bad 2 'ckpt-replay: R: already exists' ckpt-replay -R R L
+	bad 2 'ckpt-replay: R: already exists' ckpt-replay --repair R L
 }
 
 @test "catalogue: ckpt-replay: Flink's log: a payload that is not a Java serialization stream" {
@@ -558,5 +569,5 @@ savepoint() {
 
 @test "catalogue: ckpt-run: a restore from an archive that does not exist" {
 	printf '{"vertices":[{"id":"src","operator":"source","parallelism":1}]}' > p.json
-	bad 2 'ckpt-run: nope.tar: cannot open: No such file or directory' ckpt-run -r nope.tar p.json
+	bad 2 'ckpt-run: nope.tar: cannot open: No such file or directory' ckpt-run --restore nope.tar p.json
 }

@@ -118,7 +118,7 @@ ckpt-replay: L/events.0: offset 156: torn record of 4 bytes ignored'
 	printf '\000\000\000\100\000\000\000\001tornpart' >> L/events.1
 	run sh -c 'ckpt-replay L | jq -c .log'
 	output_is '{"segments":2,"records":7,"torn_bytes":16,"dropped_tail_events":0}'
-	run ckpt-replay -R OUT L
+	run ckpt-replay --repair OUT L
 	status_is 0
 	output_is ''
 	cmp before/events.0 OUT/events.0
@@ -134,10 +134,10 @@ ckpt-replay: L/events.0: offset 156: torn record of 4 bytes ignored'
 @test "eventlog: -R refuses an existing OUT, and writes nothing from a corrupt log" {
 	events5 | ckpt-replay -w L
 	mkdir OUT
-	bad 2 'ckpt-replay: OUT: already exists' ckpt-replay -R OUT L
+	bad 2 'ckpt-replay: OUT: already exists' ckpt-replay --repair OUT L
 	rmdir OUT
 	flip L/events.0 60
-	run ckpt-replay -R OUT L
+	run ckpt-replay --repair OUT L
 	status_is 1
 	[ ! -e OUT ]
 	[ -z "$(ls -A . | grep OUT)" ]
@@ -146,7 +146,7 @@ ckpt-replay: L/events.0: offset 156: torn record of 4 bytes ignored'
 @test "eventlog: -w refuses to write after a torn tail (cut it with -R) or into a gap" {
 	events5 | ckpt-replay -w L
 	printf '\000\000' >> L/events.0
-	bad 1 'ckpt-replay: L/events.0: offset 406: the log ends in a torn record (2 bytes); cut it off first (ckpt-replay -R)' ckpt-replay -w L < /dev/null
+	bad 1 'ckpt-replay: L/events.0: offset 406: the log ends in a torn record (2 bytes); cut it off first (ckpt-replay --repair)' ckpt-replay -w L < /dev/null
 	mkdir G
 	init a 1 | ckpt-replay -w G
 	init a 1 | ckpt-replay -w G
@@ -252,12 +252,12 @@ ckpt-replay: L/events.0: offset 46: unknown record type 99999'
 @test "eventlog: -R of a whole log is a byte-for-byte copy, of an empty one an empty directory" {
 	events5 | ckpt-replay -w L
 	init b 1 | ckpt-replay -w L
-	run ckpt-replay -R OUT L
+	run ckpt-replay --repair OUT L
 	status_is 0
 	cmp L/events.0 OUT/events.0
 	cmp L/events.1 OUT/events.1
 	mkdir E
-	run ckpt-replay -R EOUT E
+	run ckpt-replay --repair EOUT E
 	status_is 0
 	[ -d EOUT ] && [ -z "$(ls -A EOUT)" ]
 	[ -z "$(ls -d *.tmp.* 2>/dev/null)" ]

@@ -1,4 +1,4 @@
-# Helpers of t/failover.bats: one-line summaries of ckpt-plan -r and -f output
+# Helpers of t/failover.bats: one-line summaries of ckpt-plan --regions and -f output
 # (in bash alone: a process less per call).
 
 # '{"vertex":"a","subtasks":"0-1"},{"vertex":"b",...' -> 'a:0-1,b:...'
@@ -8,7 +8,7 @@ _sets() {
 	printf '%s' "${s//\"\}/}"
 }
 
-# "a:0-1,b:0-1 c:0" from one line of ckpt-plan -r: regions separated by spaces, their sets by commas.
+# "a:0-1,b:0-1 c:0" from one line of ckpt-plan --regions: regions separated by spaces, their sets by commas.
 regions_line() {
 	local out=${1#*\"regions\":\[\[}
 	out=${out%\]\]\}}
@@ -24,7 +24,7 @@ restart_line() {
 
 regions() {
 	local out
-	out=$(ckpt-plan -r "$@") || return
+	out=$(ckpt-plan --regions "$@") || return
 	regions_line "$out"
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# ckpt-plan -r and -f: pipelined regions and restart sets (Flink's region tests, reference part B.5).
+# ckpt-plan --regions and -f: pipelined regions and restart sets (Flink's region tests, reference part B.5).
 
 load helper
 load failover-helper
@@ -36,10 +36,10 @@ F=$DATA/failover
 
 @test "regions: the full JSON, from a file and from stdin alike" {
 	want='{"strategy":"region","regions":[[{"vertex":"a","subtasks":"0-1"},{"vertex":"b","subtasks":"0-1"}],[{"vertex":"c","subtasks":"0"}],[{"vertex":"c","subtasks":"1"}]]}'
-	run ckpt-plan -r "$F/r06-blocking-pointwise.json"
+	run ckpt-plan --regions "$F/r06-blocking-pointwise.json"
 	status_is 0
 	output_is "$want"
-	run sh -c 'ckpt-plan -r < "$1"' sh "$F/r06-blocking-pointwise.json"
+	run sh -c 'ckpt-plan --regions < "$1"' sh "$F/r06-blocking-pointwise.json"
 	status_is 0
 	output_is "$want"
 }
@@ -47,7 +47,7 @@ F=$DATA/failover
 @test "regions: -s approximate gives one region per subtask, -s full one for everything" {
 	[ "$(regions -s approximate "$F/r03-two-all-to-all.json")" = "a:0 a:1 b:0 b:1 c:0 c:1" ]
 	[ "$(regions -s full "$F/r06-blocking-pointwise.json")" = "a:0-1,b:0-1,c:0-1" ]
-	run ckpt-plan -r -s full "$F/r01-unconnected.json"
+	run ckpt-plan --regions -s full "$F/r01-unconnected.json"
 	output_is '{"strategy":"full","regions":[[{"vertex":"v1","subtasks":"0"},{"vertex":"v2","subtasks":"0"},{"vertex":"v3","subtasks":"0"}]]}'
 }
 
@@ -55,7 +55,7 @@ F=$DATA/failover
 	run sh -c 'for p in "4 4" "4 2" "2 4" "5 3" "3 5" "16 3" "3 16" "21 19" "19 21"; do
 		set -- $p
 		printf "{\"vertices\":[{\"id\":\"up\",\"parallelism\":%d},{\"id\":\"down\",\"parallelism\":%d}],\"edges\":[{\"source\":\"up\",\"target\":\"down\",\"distribution\":\"pointwise\"}]}" $1 $2 |
-		ckpt-plan -r | jq -r "\"$1->$2: \" + ([.regions[] | [.[] | .vertex + \":\" + .subtasks] | join(\",\")] | join(\" \"))"
+		ckpt-plan --regions | jq -r "\"$1->$2: \" + ([.regions[] | [.[] | .vertex + \":\" + .subtasks] | join(\",\")] | join(\" \"))"
 	done'
 	status_is 0
 	match_golden "$F/pointwise-table.expected"
@@ -70,12 +70,12 @@ F=$DATA/failover
 	[ "$(restart -f v6:0 "$F/f1-blocking.json")" = "v6:0 (1 regions)" ]
 }
 
-@test "restart: data-consumption errors, the partition read named lost with -l (test 2)" {
-	[ "$(restart -f v4:0 -l v1:0 "$F/f1-blocking.json")" = "v1:0,v4:0,v5:0 (3 regions)" ]
-	[ "$(restart -f v4:0 -l v2:0 "$F/f1-blocking.json")" = "v2:0,v4:0,v5:0 (3 regions)" ]
-	[ "$(restart -f v5:0 -l v1:0 "$F/f1-blocking.json")" = "v1:0,v4:0,v5:0 (3 regions)" ]
-	[ "$(restart -f v5:0 -l v2:0 "$F/f1-blocking.json")" = "v2:0,v4:0,v5:0 (3 regions)" ]
-	[ "$(restart -f v6:0 -l v3:0 "$F/f1-blocking.json")" = "v3:0,v6:0 (2 regions)" ]
+@test "restart: data-consumption errors, the partition read named lost with --lost (test 2)" {
+	[ "$(restart -f v4:0 --lost v1:0 "$F/f1-blocking.json")" = "v1:0,v4:0,v5:0 (3 regions)" ]
+	[ "$(restart -f v4:0 --lost v2:0 "$F/f1-blocking.json")" = "v2:0,v4:0,v5:0 (3 regions)" ]
+	[ "$(restart -f v5:0 --lost v1:0 "$F/f1-blocking.json")" = "v1:0,v4:0,v5:0 (3 regions)" ]
+	[ "$(restart -f v5:0 --lost v2:0 "$F/f1-blocking.json")" = "v2:0,v4:0,v5:0 (3 regions)" ]
+	[ "$(restart -f v6:0 --lost v3:0 "$F/f1-blocking.json")" = "v3:0,v6:0 (2 regions)" ]
 }
 
 @test "restart: availability combinations (test 3)" {
@@ -83,20 +83,20 @@ F=$DATA/failover
 	[ "$(restart -f v1:0 "$g")" = "v1:0,v3:0 (2 regions)" ]
 	[ "$(restart -f v2:0 "$g")" = "v2:0,v3:0 (2 regions)" ]
 	[ "$(restart -f v3:0 "$g")" = "v3:0 (1 regions)" ]
-	[ "$(restart -f v1:0 -l v1:0 "$g")" = "v1:0,v3:0 (2 regions)" ]
-	[ "$(restart -f v2:0 -l v1:0 "$g")" = "v1:0,v2:0,v3:0 (3 regions)" ]
-	[ "$(restart -f v3:0 -l v1:0 "$g")" = "v1:0,v3:0 (2 regions)" ]
-	[ "$(restart -f v1:0 -l v2:0 "$g")" = "v1:0,v2:0,v3:0 (3 regions)" ]
-	[ "$(restart -f v2:0 -l v2:0 "$g")" = "v2:0,v3:0 (2 regions)" ]
-	[ "$(restart -f v3:0 -l v2:0 "$g")" = "v2:0,v3:0 (2 regions)" ]
+	[ "$(restart -f v1:0 --lost v1:0 "$g")" = "v1:0,v3:0 (2 regions)" ]
+	[ "$(restart -f v2:0 --lost v1:0 "$g")" = "v1:0,v2:0,v3:0 (3 regions)" ]
+	[ "$(restart -f v3:0 --lost v1:0 "$g")" = "v1:0,v3:0 (2 regions)" ]
+	[ "$(restart -f v1:0 --lost v2:0 "$g")" = "v1:0,v2:0,v3:0 (3 regions)" ]
+	[ "$(restart -f v2:0 --lost v2:0 "$g")" = "v2:0,v3:0 (2 regions)" ]
+	[ "$(restart -f v3:0 --lost v2:0 "$g")" = "v2:0,v3:0 (2 regions)" ]
 	for v in v1 v2 v3; do
-		[ "$(restart -f $v:0 -l v1:0 -l v2:0 "$g")" = "v1:0,v2:0,v3:0 (3 regions)" ]
+		[ "$(restart -f $v:0 --lost v1:0 --lost v2:0 "$g")" = "v1:0,v2:0,v3:0 (3 regions)" ]
 	done
 }
 
 @test "restart: multi-vertex regions (test 4)" {
 	[ "$(restart -f v3:0 "$F/f4-multi-vertex.json")" = "v3:0,v4:0,v5:0,v6:0 (2 regions)" ]
-	[ "$(restart -f v3:0 -l v2:0 "$F/f4-multi-vertex.json")" = "v1:0,v2:0,v3:0,v4:0,v5:0,v6:0 (3 regions)" ]
+	[ "$(restart -f v3:0 --lost v2:0 "$F/f4-multi-vertex.json")" = "v1:0,v2:0,v3:0,v4:0,v5:0,v6:0 (3 regions)" ]
 }
 
 @test "restart: pipelined_approximate diamond, and -s approximate on a pipelined one (test 6)" {
@@ -145,23 +145,23 @@ F=$DATA/failover
 	g='{"vertices":[{"id":"up","parallelism":21},{"id":"down","parallelism":19}],"edges":[{"source":"up","target":"down","distribution":"pointwise","partition":"blocking"}]}'
 	[ "$(echo "$g" | restart -f up:10)" = "up:10,down:9 (2 regions)" ]
 	[ "$(echo "$g" | restart -f down:9)" = "down:9 (1 regions)" ]
-	[ "$(echo "$g" | restart -f down:9 -l up:9)" = "up:9,down:9 (2 regions)" ]
+	[ "$(echo "$g" | restart -f down:9 --lost up:9)" = "up:9,down:9 (2 regions)" ]
 }
 
-@test "restart: errors in -f and -l name the option" {
+@test "restart: errors in -f and --lost name the option" {
 	bad 2 'ckpt-plan: -f mapp:1: unknown vertex "mapp"' ckpt-plan -f mapp:1 "$F/a2-keyby.json"
 	bad 2 'ckpt-plan: -f map:2: subtask 2 out of range (parallelism 2)' ckpt-plan -f map:2 "$F/a2-keyby.json"
-	bad 2 'ckpt-plan: -l source:1: subtask 1 out of range (parallelism 1)' ckpt-plan -f map:0 -l source:1 "$F/a2-keyby.json"
+	bad 2 'ckpt-plan: --lost source:1: subtask 1 out of range (parallelism 1)' ckpt-plan -f map:0 --lost source:1 "$F/a2-keyby.json"
 	bad 2 'ckpt-plan: -f map: expected VERTEX:SUBTASK (see ckpt-plan -h)' ckpt-plan -f map "$F/a2-keyby.json"
 	bad 2 'ckpt-plan: -f map:-1: expected VERTEX:SUBTASK (see ckpt-plan -h)' ckpt-plan -f map:-1 "$F/a2-keyby.json"
 	bad 2 'ckpt-plan: -s regional: expected full, region or approximate (see ckpt-plan -h)' ckpt-plan -f map:0 -s regional "$F/a2-keyby.json"
-	bad 2 'ckpt-plan: -l needs -f (see ckpt-plan -h)' ckpt-plan -l map:0 "$F/a2-keyby.json"
-	bad 2 'ckpt-plan: -g, -r, -f and -D exclude each other (but -D takes -f) (see ckpt-plan -h)' ckpt-plan -r -g "$F/a2-keyby.json"
+	bad 2 'ckpt-plan: --lost needs -f (see ckpt-plan -h)' ckpt-plan --lost map:0 "$F/a2-keyby.json"
+	bad 2 'ckpt-plan: -G, --regions, -f and -D exclude each other (but -D takes -f) (see ckpt-plan -h)' ckpt-plan --regions -G "$F/a2-keyby.json"
 }
 
 @test "regions and restart sets agree with a plain model on random graphs" {
 	random_failover 150 11 regions 3> want > graphs.json
-	ckpt-plan -r graphs.json > got.json
+	ckpt-plan --regions graphs.json > got.json
 	while IFS= read -r line; do regions_line "$line"; done < got.json > got
 	diff want got
 	seed=20
@@ -172,7 +172,7 @@ F=$DATA/failover
 		if [ "$3" = - ]; then
 			ckpt-plan -s $1 -f $2 graphs.json > got.json
 		else
-			ckpt-plan -s $1 -f $2 -l $3 graphs.json > got.json
+			ckpt-plan -s $1 -f $2 --lost $3 graphs.json > got.json
 		fi
 		while IFS= read -r line; do restart_line "$line"; done < got.json > got
 		diff want got

@@ -155,9 +155,6 @@ PY
 	run ckpt-inspect -R --state count -k 0 sp
 	status_is 0
 	[ "$(jq -c '[.state, .key]' <<<"$output")" = '["count",0]' ]
-	run ckpt-inspect -R --state nothing sp
-	status_is 0
-	[ -z "$output" ]
 	run ckpt-inspect --state names sp
 	status_is 0
 	[ "$(jq -c '[.operators[0].flink_state.states[] | [.name, .entries]]' <<<"$output")" = '[["names",2]]' ]
@@ -174,6 +171,30 @@ PY
 	run --separate-stderr ckpt-inspect -v -a -u other sp
 	status_is 0
 	[ "$stderr" = 'ckpt-inspect: sp: 0 bytes of state files read' ]
+}
+
+@test "filter: --state naming no state: exit 2, naming it and the states there are, as -u names its uid" {
+	mkdir sp && (cd sp && op_file op && kv_file kv && meta_file "rel op" "rel kv" .)
+	bad 2 'ckpt-inspect: sp: --state "nothing" names no state (the states: count, names)' ckpt-inspect -R --state nothing sp
+	bad 2 'ckpt-inspect: sp: --state "nothing" names no state (the states: count, names)' ckpt-inspect --state nothing sp
+	bad 2 'ckpt-inspect: sp: --state "Count" names no state (the states: count)' ckpt-inspect -R -k 0 --state Count sp # -k reads keyed state alone
+	run --separate-stderr ckpt-inspect -a --state nothing sp
+	status_is 2
+	[ "$stderr" = 'ckpt-inspect: sp: --state "nothing" names no state (the states: count, names)' ]
+	# a state of another operator than -u's: not there either
+	run --separate-stderr ckpt-inspect -R -u other --state count sp
+	status_is 0
+	[ -z "$output" ]
+}
+
+@test "filter: --state naming no state of a Flink job's fixture, RocksDB and heap alike" {
+	needs_fixtures
+	for d in "$(ART 1.19 rocksdb-checkpoint)" "$(ART 1.19 hashmap-savepoint)"; do
+		run --separate-stderr ckpt-inspect -R --state state-nam "$d"
+		status_is 2
+		[ -z "$output" ]
+		[[ $stderr == "ckpt-inspect: $d: --state \"state-nam\" names no state (the states: "*"state-name"* ]] || { echo "$stderr"; return 1; }
+	done
 }
 
 @test "filter: --uid and --state on the fixtures equal the full read's rows of that operator and state" {

@@ -1,78 +1,78 @@
 #!/usr/bin/env bats
-# ckpt-graph(5): the loader, its normal form (ckpt-plan -g) and its errors.
+# ckpt-graph(5): the loader, its normal form (ckpt-plan -G) and its errors.
 
 load helper
 
 @test "graph: -g prints the normal form, from a file and from stdin alike" {
-	run ckpt-plan -g "$DATA/graph/example.json"
+	run ckpt-plan -G "$DATA/graph/example.json"
 	status_is 0
 	output_is '{"vertices":[{"id":"src","name":"Source","parallelism":4,"max_parallelism":128,"finished":"1","operators":[{"id":"a","uid":"u","name":"n","state":[{"name":"offsets","mode":"union"}]}]},{"id":"map","parallelism":4,"finished":"0-1"}],"edges":[{"source":"src","target":"map","distribution":"pointwise","partition":"pipelined"}]}'
 	file_out=$output
-	run sh -c 'ckpt-plan -g < "$1"' sh "$DATA/graph/example.json"
+	run sh -c 'ckpt-plan -G < "$1"' sh "$DATA/graph/example.json"
 	status_is 0
 	output_is "$file_out"
 }
 
 @test "graph: a stream of documents gives one result per document" {
-	run sh -c 'cat "$1" "$1" | ckpt-plan -g | wc -l' sh "$DATA/graph/example.json"
+	run sh -c 'cat "$1" "$1" | ckpt-plan -G | wc -l' sh "$DATA/graph/example.json"
 	output_is 2
 }
 
 @test "graph: the normal form reads back to itself" {
-	ckpt-plan -g "$DATA/graph/example.json" > a.json
-	run ckpt-plan -g a.json
+	ckpt-plan -G "$DATA/graph/example.json" > a.json
+	run ckpt-plan -G a.json
 	output_is "$(cat a.json)"
 }
 
 @test "graph: a cycle is named with its vertices" {
 	printf '{"vertices":[{"id":"a","parallelism":1},\n {"id":"b","parallelism":2}],\n "edges":[{"source":"a","target":"b"},{"source":"b","target":"a"}]}' > g.json
-	bad 2 'ckpt-plan: g.json:1:14: cycle through vertices "a" -> "b" -> "a"' ckpt-plan -g g.json
+	bad 2 'ckpt-plan: g.json:1:14: cycle through vertices "a" -> "b" -> "a"' ckpt-plan -G g.json
 }
 
 @test "graph: an edge to an unknown vertex names the edge and the place" {
 	printf '{"vertices":[{"id":"a","parallelism":1},\n {"id":"b","parallelism":2}],\n "edges":[{"source":"a","target":"mapp"}]}' > g.json
-	bad 2 'ckpt-plan: g.json:3:34: edge 0: unknown vertex "mapp"' ckpt-plan -g g.json
+	bad 2 'ckpt-plan: g.json:3:34: edge 0: unknown vertex "mapp"' ckpt-plan -G g.json
 }
 
 @test "graph: truncated JSON" {
-	bad 2 "ckpt-plan: <stdin>:1:23: '}' expected near end of file" sh -c 'printf "{\"vertices\":[{\"id\":\"a\"" | ckpt-plan -g'
+	bad 2 "ckpt-plan: <stdin>:1:23: '}' expected near end of file" sh -c 'printf "{\"vertices\":[{\"id\":\"a\"" | ckpt-plan -G'
 }
 
 @test "graph: empty input" {
-	bad 2 'ckpt-plan: <stdin>: no job graph in input' sh -c 'ckpt-plan -g < /dev/null'
+	bad 2 'ckpt-plan: <stdin>: no job graph in input' sh -c 'ckpt-plan -G < /dev/null'
 }
 
 @test "graph: parallelism 2^40 and 0 are out of range" {
-	bad 2 'ckpt-plan: <stdin>:1:38: vertex "a": parallelism 1099511627776 out of range (1 to 16777216)' sh -c 'echo "{\"vertices\":[{\"id\":\"a\",\"parallelism\":1099511627776}]}" | ckpt-plan -g'
-	bad 2 'ckpt-plan: <stdin>:1:38: vertex "a": parallelism 0 out of range (1 to 16777216)' sh -c 'echo "{\"vertices\":[{\"id\":\"a\",\"parallelism\":0}]}" | ckpt-plan -g'
+	bad 2 'ckpt-plan: <stdin>:1:38: vertex "a": parallelism 1099511627776 out of range (1 to 16777216)' sh -c 'echo "{\"vertices\":[{\"id\":\"a\",\"parallelism\":1099511627776}]}" | ckpt-plan -G'
+	bad 2 'ckpt-plan: <stdin>:1:38: vertex "a": parallelism 0 out of range (1 to 16777216)' sh -c 'echo "{\"vertices\":[{\"id\":\"a\",\"parallelism\":0}]}" | ckpt-plan -G'
 }
 
 @test "graph: duplicate vertex id" {
-	bad 2 'ckpt-plan: <stdin>:1:47: vertex 1: duplicate vertex "a"' sh -c 'echo "{\"vertices\":[{\"id\":\"a\",\"parallelism\":1},{\"id\":\"a\",\"parallelism\":1}]}" | ckpt-plan -g'
+	bad 2 'ckpt-plan: <stdin>:1:47: vertex 1: duplicate vertex "a"' sh -c 'echo "{\"vertices\":[{\"id\":\"a\",\"parallelism\":1},{\"id\":\"a\",\"parallelism\":1}]}" | ckpt-plan -G'
 }
 
 @test "graph: unknown state word and wrong tasks length" {
-	bad 2 'ckpt-plan: <stdin>:1:49: vertex "a": tasks[0]: unknown state "RUNING"' sh -c 'echo "{\"vertices\":[{\"id\":\"a\",\"parallelism\":2,\"tasks\":[\"RUNING\",\"RUNNING\"]}]}" | ckpt-plan -g'
-	bad 2 'ckpt-plan: <stdin>:1:48: vertex "a": "tasks" has 1 entries for parallelism 3' sh -c 'echo "{\"vertices\":[{\"id\":\"a\",\"parallelism\":3,\"tasks\":[\"RUNNING\"]}]}" | ckpt-plan -g'
+	bad 2 'ckpt-plan: <stdin>:1:49: vertex "a": tasks[0]: unknown state "RUNING"' sh -c 'echo "{\"vertices\":[{\"id\":\"a\",\"parallelism\":2,\"tasks\":[\"RUNING\",\"RUNNING\"]}]}" | ckpt-plan -G'
+	bad 2 'ckpt-plan: <stdin>:1:48: vertex "a": "tasks" has 1 entries for parallelism 3' sh -c 'echo "{\"vertices\":[{\"id\":\"a\",\"parallelism\":3,\"tasks\":[\"RUNNING\"]}]}" | ckpt-plan -G'
 }
 
 @test "graph: bad range lists" {
 	for bad in '3-1' '0-4' 'x' '1,' '1--2' '-1'; do
-		run sh -c "echo '{\"vertices\":[{\"id\":\"a\",\"parallelism\":4,\"finished\":\"$bad\"}]}' | ckpt-plan -g"
+		run sh -c "echo '{\"vertices\":[{\"id\":\"a\",\"parallelism\":4,\"finished\":\"$bad\"}]}' | ckpt-plan -G"
 		status_is 2
 		[[ "$output" == 'ckpt-plan: <stdin>:1:51: vertex "a": finished: '*"\"$bad\""* ]]
 	done
 }
 
 @test "graph: a JSON array of subtasks is accepted as a range list" {
-	run sh -c 'echo "{\"vertices\":[{\"id\":\"a\",\"parallelism\":9,\"finished\":[0,1,2,5,7,8]}]}" | ckpt-plan -g'
+	run sh -c 'echo "{\"vertices\":[{\"id\":\"a\",\"parallelism\":9,\"finished\":[0,1,2,5,7,8]}]}" | ckpt-plan -G'
 	status_is 0
 	output_is '{"vertices":[{"id":"a","parallelism":9,"finished":"0-2,5,7-8"}],"edges":[]}'
 }
 
-# bad_graph DOC LINE: ckpt-plan -g refuses the document DOC on stdin: exit 2, exactly LINE on stderr.
+# bad_graph DOC LINE: ckpt-plan -G refuses the document DOC on stdin: exit 2, exactly LINE on stderr.
 bad_graph() {
-	bad 2 "$2" sh -c 'printf "%s" "$1" | ckpt-plan -g' sh "$1"
+	bad 2 "$2" sh -c 'printf "%s" "$1" | ckpt-plan -G' sh "$1"
 }
 
 @test "graph: not JSON, not an object, no vertices" {
@@ -126,11 +126,11 @@ bad_graph() {
 }
 
 @test "graph: a bad document after good ones stops the stream with exit 2, naming its line" {
-	run sh -c 'printf "%s\n%s\n" "{\"vertices\":[{\"id\":\"a\",\"parallelism\":1}]}" "{\"vertices\":[{\"id\":\"a\",\"parallelism\":0}]}" | ckpt-plan -g'
+	run sh -c 'printf "%s\n%s\n" "{\"vertices\":[{\"id\":\"a\",\"parallelism\":1}]}" "{\"vertices\":[{\"id\":\"a\",\"parallelism\":0}]}" | ckpt-plan -G'
 	status_is 2
 	[ "${lines[0]}" = '{"vertices":[{"id":"a","parallelism":1}],"edges":[]}' ]
 	[ "${lines[1]}" = 'ckpt-plan: <stdin>:2:38: vertex "a": parallelism 0 out of range (1 to 16777216)' ]
-	run sh -c 'printf "%s x" "{\"vertices\":[]}" | ckpt-plan -g'
+	run sh -c 'printf "%s x" "{\"vertices\":[]}" | ckpt-plan -G'
 	status_is 2
 	[ "${lines[1]}" = "ckpt-plan: <stdin>:1:17: '[' or '{' expected near 'x'" ]
 }
@@ -147,7 +147,7 @@ bad_graph() {
 
 @test "graph: an empty file among others is an error" {
 	: > empty.json
-	run ckpt-plan -g "$DATA/graph/example.json" empty.json
+	run ckpt-plan -G "$DATA/graph/example.json" empty.json
 	status_is 2
 	[ "${#lines[@]}" -eq 2 ]
 	[ "${lines[1]}" = 'ckpt-plan: empty.json: no job graph in input' ]

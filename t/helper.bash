@@ -103,7 +103,7 @@ pipeline() {
 }
 
 # slow_sources PIPELINE OUT: PIPELINE with every source slowed to 1 ms a record, to OUT: for the run
-# of a bounded job that a test stops with a savepoint (-n, -s) and then restores.  Such a stop races
+# of a bounded job that a test stops with a savepoint (--stop-after-*) and then restores.  Such a stop races
 # with the job's end: a trigger that finds a source closing is declined and the job ends without a
 # savepoint (exit 1, ckpt-run(1)); one that comes after the sources' end of input takes a savepoint
 # of a job that has already flushed its windows.  At 1 ms a record the splits of t/data/run last

@@ -10,13 +10,13 @@ graph1() { # a one-vertex graph with the given members
 
 @test "limits: graph parallelism 2^31 is refused before the tasks are allocated" {
 	graph1 '"parallelism":2147483648' > g.json
-	bad 2 'ckpt-plan: g.json:1:38: vertex "a": parallelism 2147483648 out of range (1 to 16777216)' lowmem ckpt-plan -g g.json
+	bad 2 'ckpt-plan: g.json:1:38: vertex "a": parallelism 2147483648 out of range (1 to 16777216)' lowmem ckpt-plan -G g.json
 }
 
 @test "limits: graph parallelism just above the limit, 2^32 and 2^63-1" {
 	for p in 16777217 4294967296 9223372036854775807; do
 		graph1 "\"parallelism\":$p" > g.json
-		run ckpt-plan -g g.json
+		run ckpt-plan -G g.json
 		status_is 2
 		output_is "ckpt-plan: g.json:1:38: vertex \"a\": parallelism $p out of range (1 to 16777216)"
 	done
@@ -24,19 +24,19 @@ graph1() { # a one-vertex graph with the given members
 
 @test "limits: graph parallelism beyond 64 bits is a JSON error" {
 	graph1 '"parallelism":18446744073709551616' > g.json
-	bad 2 "ckpt-plan: g.json:1:38: too big integer near '18446744073709551616'" ckpt-plan -g g.json
+	bad 2 "ckpt-plan: g.json:1:38: too big integer near '18446744073709551616'" ckpt-plan -G g.json
 }
 
 @test "limits: the largest parallelism loads" {
 	graph1 '"parallelism":16777216,"finished":"16777215"' > g.json
-	run ckpt-plan -g g.json
+	run ckpt-plan -G g.json
 	status_is 0
 	output_is '{"vertices":[{"id":"a","parallelism":16777216,"finished":"16777215"}],"edges":[]}'
 }
 
 @test "limits: max_parallelism above Flink's 32768" {
 	graph1 '"parallelism":1,"max_parallelism":32769' > g.json
-	bad 2 'ckpt-plan: g.json:1:58: vertex "a": max_parallelism 32769 out of range (1 to 32768)' ckpt-plan -g g.json
+	bad 2 'ckpt-plan: g.json:1:58: vertex "a": max_parallelism 32769 out of range (1 to 32768)' ckpt-plan -G g.json
 }
 
 @test "limits: a graph of more than 2^26 subtasks in all" {
@@ -46,16 +46,16 @@ graph1() { # a one-vertex graph with the given members
 		printf '{"id":"v%d","parallelism":16777216}' $i >> g.json
 	done
 	printf ']}\n' >> g.json
-	bad 2 'ckpt-plan: g.json:1:154: vertex "v4": more than 67108864 subtasks in the graph' ckpt-plan -g g.json
+	bad 2 'ckpt-plan: g.json:1:154: vertex "v4": more than 67108864 subtasks in the graph' ckpt-plan -G g.json
 }
 
 @test "limits: a subtask index of 11 digits in a range list" {
 	graph1 '"parallelism":4,"finished":"99999999999"' > g.json
-	bad 2 'ckpt-plan: g.json:1:51: vertex "a": finished: bad range list "99999999999"' ckpt-plan -g g.json
+	bad 2 'ckpt-plan: g.json:1:51: vertex "a": finished: bad range list "99999999999"' ckpt-plan -G g.json
 	graph1 '"parallelism":4,"finished":"0-4294967296"' > g.json
-	bad 2 'ckpt-plan: g.json:1:51: vertex "a": finished: range list "0-4294967296": subtask 4294967296 out of range (parallelism 4)' ckpt-plan -g g.json
+	bad 2 'ckpt-plan: g.json:1:51: vertex "a": finished: range list "0-4294967296": subtask 4294967296 out of range (parallelism 4)' ckpt-plan -G g.json
 	graph1 '"parallelism":4,"finished":[4294967296]' > g.json
-	bad 2 'ckpt-plan: g.json:1:51: vertex "a": finished: subtask 4294967296 out of range (parallelism 4)' ckpt-plan -g g.json
+	bad 2 'ckpt-plan: g.json:1:51: vertex "a": finished: subtask 4294967296 out of range (parallelism 4)' ckpt-plan -G g.json
 }
 
 @test "limits: JSON nested 100000 deep stops at the parser's depth" {

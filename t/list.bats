@@ -104,6 +104,24 @@ flink_job() {
 	[ "${#lines[@]}" -eq 2 ]
 }
 
+@test "list, latest: the directory is the operand wherever it stands, or attached" {
+	needs_fixtures
+	flink_job
+	want=$(ckpt-inspect -l -c "$JOB")
+	[ "$(wc -l <<<"$want")" -eq 2 ]
+	for args in "-l $JOB -c" "-c -l $JOB" "$JOB -l -c" "-cl$JOB" "--list=$JOB -c" "-c --list -- $JOB"; do
+		run --separate-stderr ckpt-inspect $args
+		status_is 0
+		[ -z "$stderr" ]
+		[ "$output" = "$want" ] || { echo "ckpt-inspect $args: $output"; return 1; }
+	done
+	for args in "--latest $JOB" "-c --latest $JOB" "--latest -c $JOB" "$JOB --latest" "--latest=$JOB -c"; do
+		run --separate-stderr ckpt-inspect $args
+		status_is 0
+		output_is "$JOB/chk-2"
+	done
+}
+
 @test "latest: across jobs and savepoints, the newest time written" {
 	needs_fixtures
 	flink_job
@@ -154,7 +172,7 @@ flink_job() {
 	[ -z "$stderr" ]
 	match_golden "$DATA/list/archives.expected"
 	# the archives a run writes, and its savepoint
-	run_job -n 2 -d run/cps "$ROOT/examples/savepoint.pipeline.json"
+	run_job --stop-after-checkpoints 2 --dir run/cps "$ROOT/examples/savepoint.pipeline.json"
 	status_is 0
 	run sh -c 'ckpt-inspect -l run | jq -c "{kind, format, complete}"'
 	output_is '{"kind":"checkpoint","format":"tar","complete":true}
@@ -229,8 +247,11 @@ true"
 	chmod 755 tree/a/locked
 	bad 2 'ckpt-inspect: -l goes with -c and -r alone (see ckpt-inspect -h)' ckpt-inspect -a -l tree
 	bad 2 'ckpt-inspect: --latest goes with -c and -r alone (see ckpt-inspect -h)' ckpt-inspect -m --latest tree
-	bad 2 'ckpt-inspect: --latest takes its directory, not files: "x.tar" (see ckpt-inspect -h)' \
+	bad 2 'ckpt-inspect: --latest takes one directory, not also "x.tar" (see ckpt-inspect -h)' \
 		ckpt-inspect --latest tree x.tar
+	bad 2 'ckpt-inspect: --latest takes its directory, not files: "x.tar" (see ckpt-inspect -h)' \
+		ckpt-inspect --latest=tree x.tar
+	bad 2 'ckpt-inspect: -l needs a directory (see ckpt-inspect -h)' ckpt-inspect -c -l
 	bad 2 'ckpt-inspect: -l and --latest take one directory, once (see ckpt-inspect -h)' \
 		ckpt-inspect -l tree --latest tree
 }

@@ -201,10 +201,24 @@ leaky_job() {
 		ckpt-inspect --orphans d --older-than 1w
 	bad 2 'ckpt-inspect: --older-than goes with --orphans (see ckpt-inspect -h)' ckpt-inspect --older-than 1h -l d
 	bad 2 'ckpt-inspect: --orphans goes with --older-than and -r alone (see ckpt-inspect -h)' ckpt-inspect --orphans d -c
-	bad 2 'ckpt-inspect: --orphans takes its directory, not files: "e" (see ckpt-inspect -h)' ckpt-inspect --orphans d e
+	bad 2 'ckpt-inspect: --orphans takes one directory, not also "e" (see ckpt-inspect -h)' ckpt-inspect --orphans d e
+	bad 2 'ckpt-inspect: --orphans takes its directory, not files: "e" (see ckpt-inspect -h)' ckpt-inspect --orphans=d e
+	bad 2 'ckpt-inspect: --orphans needs a directory (see ckpt-inspect -h)' ckpt-inspect --orphans --older-than 0
 	run --separate-stderr ckpt-inspect --orphans=d --older-than=30s
 	status_is 0
 	[ -z "$output" ]
+}
+
+@test "orphans: the directory is the operand, before or after --older-than, or --orphans=DIR" {
+	needs_fixtures
+	leaky_job
+	for args in "--orphans --older-than 0 ckpts" "--older-than 0 --orphans ckpts" "ckpts --orphans --older-than 0" \
+		"--orphans=ckpts --older-than=0" "--older-than 0 --orphans -- ckpts"; do
+		run --separate-stderr ckpt-inspect $args
+		status_is 0
+		[ "$stderr" = "ckpt-inspect: ckpts: 1 file a _metadata names lies outside it: not listed" ] || { echo "$args: $stderr"; return 1; }
+		match_golden "$DATA/orphans/leaky.expected" || { echo "in ckpt-inspect $args"; return 1; }
+	done
 }
 
 @test "orphans: a directory that cannot be listed is refused, naming it, nothing listed" {

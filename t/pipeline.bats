@@ -11,7 +11,7 @@ load_pipeline() {
 
 @test "pipeline: the examples load and a bounded one runs to its end" {
 	for f in "$ROOT"/examples/*.pipeline.json; do
-		run timeout 60 ckpt-run -s 1 -d ck "$f"
+		run timeout 60 ckpt-run --stop-after-ms 1 --dir ck "$f"
 		[ "$status" -ne 2 ] || { echo "$f: $output"; false; }
 	done
 }

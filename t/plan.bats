@@ -190,8 +190,8 @@ null'
 	bad 2 'ckpt-plan: -A quick: expected fast, reference or both (see ckpt-plan -h)' ckpt-plan -A quick "$P/c1-all-running.json"
 	run ckpt-plan -x
 	status_is 2
-	bad 2 'ckpt-plan: -A applies to checkpoint plans only (see ckpt-plan -h)' ckpt-plan -g -A both "$P/c1-all-running.json"
-	bad 2 'ckpt-plan: -s needs -f or -r (see ckpt-plan -h)' ckpt-plan -s full "$P/c1-all-running.json"
+	bad 2 'ckpt-plan: -A applies to checkpoint plans only (see ckpt-plan -h)' ckpt-plan -G -A both "$P/c1-all-running.json"
+	bad 2 'ckpt-plan: -s needs -f or --regions (see ckpt-plan -h)' ckpt-plan -s full "$P/c1-all-running.json"
 }
 
 @test "a missing file is an error naming it; later files are not read" {

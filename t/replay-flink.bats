@@ -87,7 +87,7 @@ init() {
 @test "replay flink: -R copies Flink's log in Flink's format without its torn tails" {
 	flinklog L 4 < "$D/log.ndjson"
 	head -c 3000 L/events.0 > t && mv t L/events.0
-	run --separate-stderr ckpt-replay -R copy L
+	run --separate-stderr ckpt-replay --repair copy L
 	status_is 0
 	[ "$(size copy/events.0)" -lt 3000 ]
 	cmp copy/events.0 <(head -c "$(size copy/events.0)" L/events.0)

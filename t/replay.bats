@@ -19,7 +19,7 @@ plan() {
 	run ckpt-replay -p L
 	status_is 0
 	match_golden "$DATA/replay/a4-1-basic.expected"
-	run ckpt-replay -p -g "$GRAPH" -a "$DATA/replay/all-sources.json" L
+	run ckpt-replay -p -g "$GRAPH" --available "$DATA/replay/all-sources.json" L
 	status_is 0
 	match_golden "$DATA/replay/a4-1-basic.expected"
 }
@@ -30,7 +30,7 @@ plan() {
 	  for i in 0 1 2 3 4; do fin source $i "$(snap enumerator "unassigned:$((8 - 2 * i))")"; done
 	  fin middle 0 "$(snap enumerator unassigned:0)"; } | ckpt-replay -w L
 	echo '["source:1", "source:2", "source:3", "source:4", "middle:0"]' > avail.json
-	run ckpt-replay -p -g g.json -a avail.json L
+	run ckpt-replay -p -g g.json --available avail.json L
 	status_is 0
 	match_golden "$DATA/replay/a4-2-middle-unsupported.expected"
 	# the older revision: every partition reported, so only the middles restart
@@ -70,7 +70,7 @@ plan() {
 	{ flink_job
 	  for i in 0 1 2 3 4; do fin source $i '{"coordinators":{},"shuffle":null}'; done; } | ckpt-replay -w L
 	echo '["source:1", "source:2", "source:3", "source:4"]' > avail.json
-	run ckpt-replay -g g.json -a avail.json L
+	run ckpt-replay -g g.json --available avail.json L
 	status_is 0
 	output_is '{"vertices":[{"vertex":"source","parallelism":5,"finished":"","reset":"0-4"},{"vertex":"middle","parallelism":5,"finished":"","reset":"0-4"}],"coordinators":{},"shuffle":[],"lost_partitions":["source:0"],"log":{"segments":1,"records":7,"torn_bytes":0,"dropped_tail_events":0}}'
 }
@@ -79,11 +79,11 @@ plan() {
 	{ flink_job
 	  for i in 0 1 2 3 4; do fin source $i "$(snap enumerator "left:$((4 - i))")"; done; } | ckpt-replay -w L
 	echo '["source:1", "source:2", "source:3", "source:4"]' > avail.json
-	run ckpt-replay -p -a avail.json L
+	run ckpt-replay -p --available avail.json L
 	status_is 0
 	match_golden "$DATA/replay/a4-5-lost.expected"
 	# the older variant: every source partition lost
-	run sh -c 'echo "[]" > none.json; ckpt-replay -a none.json L | jq -c "[.vertices[0], .lost_partitions]"'
+	run sh -c 'echo "[]" > none.json; ckpt-replay --available none.json L | jq -c "[.vertices[0], .lost_partitions]"'
 	output_is '[{"vertex":"source","parallelism":5,"finished":"","reset":"0-4"},["source:0","source:1","source:2","source:3","source:4"]]'
 }
 
@@ -106,7 +106,7 @@ plan() {
 	  fin source 1 "$(snap enumerator 'assigned:0-3;unassigned:4-9')"
 	  fin source 2 "$(snap enumerator 'assigned:0-5;unassigned:6-9')"; } | ckpt-replay -w L
 	echo '["source:1", "source:2"]' > avail.json
-	run ckpt-replay -a avail.json L
+	run ckpt-replay --available avail.json L
 	status_is 0
 	run jq -c '[.coordinators, .lost_partitions]' <<< "$output"
 	output_is '[{"enumerator":{"state":"assigned:0-5;unassigned:6-9","subtask_reset":"0,3-4"}},["source:0"]]'
@@ -175,12 +175,12 @@ plan() {
 	  init c 2 '[{"vertex":"b","distribution":"pointwise"}]'
 	  fin a 0; fin a 1; fin b 0; fin b 1 "$(snap op s)"; } | ckpt-replay -w L
 	echo '["a:0", "a:1", "b:0"]' > avail.json
-	run ckpt-replay -a avail.json L
+	run ckpt-replay --available avail.json L
 	status_is 0
 	output_is '{"vertices":[{"vertex":"a","parallelism":2,"finished":"","reset":"0-1"},{"vertex":"b","parallelism":2,"finished":"","reset":"0-1"},{"vertex":"c","parallelism":2,"finished":"","reset":"0-1"}],"coordinators":{"op":{"state":"s","subtask_reset":"0-1"}},"shuffle":[],"lost_partitions":["b:1"],"log":{"segments":1,"records":7,"torn_bytes":0,"dropped_tail_events":0}}'
 	# when every consumer of a partition finished it is optional: its loss resets nothing
 	echo '["a:0", "b:0", "b:1"]' > avail.json
-	run sh -c 'ckpt-replay -a avail.json L | jq -c "[.vertices[0,1].finished, .lost_partitions]"'
+	run sh -c 'ckpt-replay --available avail.json L | jq -c "[.vertices[0,1].finished, .lost_partitions]"'
 	output_is '["0-1","0-1",[]]'
 }
 
@@ -191,7 +191,7 @@ plan() {
 	  for i in 0 1 2 3; do fin a $i; done
 	  fin b 0 "$(snap op s)"; } | ckpt-replay -w L
 	echo '["a:0", "a:1", "a:3", "b:0"]' > avail.json
-	run sh -c 'ckpt-replay -a avail.json L | jq -c "[.vertices[].finished, .lost_partitions]"'
+	run sh -c 'ckpt-replay --available avail.json L | jq -c "[.vertices[].finished, .lost_partitions]"'
 	output_is '["0-1,3","0","",["a:2"]]'
 }
 
@@ -209,25 +209,25 @@ per_edge_log() {
 	# q's to y is missing, so q resets, and y with it, whose input from p is available: p and x stay finished
 	per_edge_log
 	echo '["p:0"]' > avail.json
-	run ckpt-replay -p -a avail.json L
+	run ckpt-replay -p --available avail.json L
 	status_is 0
 	match_golden "$DATA/replay/per-partition.expected"
 	# the same through pointwise edges, and through regions computed per subtask (a pipelined edge y -> z)
 	rm -r L
 	per_edge_log pointwise
-	run ckpt-replay -p -a avail.json L
+	run ckpt-replay -p --available avail.json L
 	status_is 0
 	match_golden "$DATA/replay/per-partition.expected"
 	jq -n '{vertices: [{id: "p", parallelism: 1}, {id: "q", parallelism: 1}, {id: "x", parallelism: 1},
 				{id: "y", parallelism: 1}, {id: "z", parallelism: 1}],
 		edges: [{source: "p", target: "x", partition: "blocking"}, {source: "p", target: "y", partition: "blocking"},
 			{source: "q", target: "y", partition: "blocking"}, {source: "y", target: "z", partition: "pipelined"}]}' > g.json
-	run ckpt-replay -p -g g.json -a avail.json L
+	run ckpt-replay -p -g g.json --available avail.json L
 	status_is 0
 	match_golden "$DATA/replay/per-partition.expected"
 	# p's partition to y not reported either: p resets, and x with it
 	echo '[]' > avail.json
-	run sh -c 'ckpt-replay -a avail.json L | jq -c "[.vertices[].finished, .lost_partitions]"'
+	run sh -c 'ckpt-replay --available avail.json L | jq -c "[.vertices[].finished, .lost_partitions]"'
 	output_is '["","","","",["p:0","q:0"]]'
 }
 
@@ -237,7 +237,7 @@ per_edge_log() {
 	{ init a 1; fin a 0 "$(snap op s)"; } | ckpt-replay -w L
 	jq -n '{vertices: [{id: "a", parallelism: 1}, {id: "b", parallelism: 1}], edges: [{source: "a", target: "b", partition: "hybrid_selective"}]}' > g.json
 	echo '["a:0"]' > avail.json
-	run ckpt-replay -p -g g.json -a avail.json L
+	run ckpt-replay -p -g g.json --available avail.json L
 	status_is 0
 	match_golden "$DATA/replay/hybrid-selective-listed.expected"
 	run ckpt-replay -p -g g.json L
@@ -245,7 +245,7 @@ per_edge_log() {
 	match_golden "$DATA/replay/hybrid-selective-listed.expected"
 	# not reported, it is lost
 	echo '[]' > avail.json
-	run sh -c 'ckpt-replay -g g.json -a avail.json L | jq -c "[.vertices[].reset, .lost_partitions]"'
+	run sh -c 'ckpt-replay -g g.json --available avail.json L | jq -c "[.vertices[].reset, .lost_partitions]"'
 	output_is '["0",["a:0"]]'
 }
 
@@ -283,12 +283,12 @@ per_edge_log() {
 @test "replay: -a errors name the place" {
 	{ init a 2; fin a 0 "$(snap op s)"; } | ckpt-replay -w L
 	printf '["a:0",\n "x:1"]' > avail.json
-	bad 2 'ckpt-replay: avail.json:2:2: partition "x:1": unknown vertex' ckpt-replay -a avail.json L
+	bad 2 'ckpt-replay: avail.json:2:2: partition "x:1": unknown vertex' ckpt-replay --available avail.json L
 	echo '["a:2"]' > avail.json
-	bad 2 'ckpt-replay: avail.json:1:2: partition "a:2": no such subtask (parallelism 2)' ckpt-replay -a avail.json L
+	bad 2 'ckpt-replay: avail.json:1:2: partition "a:2": no such subtask (parallelism 2)' ckpt-replay --available avail.json L
 	echo '{"a":0}' > avail.json
-	bad 2 'ckpt-replay: avail.json:1:1: available partitions must be an array of "vertex:subtask"' ckpt-replay -a avail.json L
-	bad 2 'ckpt-replay: nope.json: cannot open: No such file or directory' ckpt-replay -a nope.json L
+	bad 2 'ckpt-replay: avail.json:1:1: available partitions must be an array of "vertex:subtask"' ckpt-replay --available avail.json L
+	bad 2 'ckpt-replay: nope.json: cannot open: No such file or directory' ckpt-replay --available nope.json L
 }
 
 @test "replay: -g must hold every vertex of the log" {
@@ -300,10 +300,10 @@ per_edge_log() {
 	bad 2 "ckpt-replay: missing LOGDIR (see ckpt-replay -h)" ckpt-replay
 	run ckpt-replay -e -w L
 	status_is 2
-	bad 2 "ckpt-replay: -g and -a apply to the recovery plan only (see ckpt-replay -h)" ckpt-replay -e -g g.json L
+	bad 2 "ckpt-replay: -g and --available apply to the recovery plan only (see ckpt-replay -h)" ckpt-replay -e -g g.json L
 	run ckpt-replay a b
 	status_is 2
 	run ckpt-replay -h
 	status_is 0
-	[ "${lines[0]}" = "usage: ckpt-replay [-p] [-g GRAPH] [-a AVAILABLE] LOGDIR" ]
+	[ "${lines[0]}" = "usage: ckpt-replay [-p] [-g GRAPH] [--available AVAILABLE] LOGDIR" ]
 }

@@ -10,13 +10,13 @@ SINK=ea632d67b7d595e5b851708ae9ad79d6
 
 @test "rest: a job document and a vertex document become a graph (-g), in one stream or two files" {
 	want='{"vertices":[{"id":"'$SRC'","name":"ClickEvent Source","parallelism":2,"max_parallelism":128,"finished":"0"},{"id":"'$CNT'","name":"ClickEvent Counter","parallelism":2,"max_parallelism":128},{"id":"'$SINK'","name":"ClickEventStatistics Sink","parallelism":2,"max_parallelism":128}],"edges":[{"source":"'$SRC'","target":"'$CNT'","distribution":"all_to_all","partition":"pipelined_bounded","partitioner":"hash"},{"source":"'$CNT'","target":"'$SINK'","distribution":"pointwise","partition":"pipelined_bounded","partitioner":"forward"}]}'
-	run sh -c 'cat "$1" "$2" | ckpt-plan -g' sh "$R/job.json" "$R/vertex-source.json"
+	run sh -c 'cat "$1" "$2" | ckpt-plan -G' sh "$R/job.json" "$R/vertex-source.json"
 	status_is 0
 	output_is "$want"
-	run ckpt-plan -g "$R/job.json" "$R/vertex-source.json"
+	run ckpt-plan -G "$R/job.json" "$R/vertex-source.json"
 	status_is 0
 	output_is "$want"
-	run sh -c 'cat "$2" | ckpt-plan -g "$1" -' sh "$R/job.json" "$R/vertex-source.json"
+	run sh -c 'cat "$2" | ckpt-plan -G "$1" -' sh "$R/job.json" "$R/vertex-source.json"
 	status_is 0
 	output_is "$want"
 }
@@ -26,7 +26,7 @@ SINK=ea632d67b7d595e5b851708ae9ad79d6
 	status_is 0
 	output_is '{"trigger":[{"vertex":"'$SRC'","subtasks":"1"}],"wait_for":[{"vertex":"'$SRC'","subtasks":"1"},{"vertex":"'$CNT'","subtasks":"0-1"},{"vertex":"'$SINK'","subtasks":"0-1"}],"commit_to":[{"vertex":"'$SRC'","subtasks":"1"},{"vertex":"'$CNT'","subtasks":"0-1"},{"vertex":"'$SINK'","subtasks":"0-1"}],"finished":[{"vertex":"'$SRC'","subtasks":"0"}],"fully_finished":[],"warnings":[],"decline":null}'
 	direct=$output
-	run sh -c 'ckpt-plan -g "$1" "$2" | ckpt-plan' sh "$R/job.json" "$R/vertex-source.json"
+	run sh -c 'ckpt-plan -G "$1" "$2" | ckpt-plan' sh "$R/job.json" "$R/vertex-source.json"
 	output_is "$direct"
 }
 
@@ -57,7 +57,7 @@ SINK=ea632d67b7d595e5b851708ae9ad79d6
 }
 
 @test "rest: ship_strategy FORWARD and RESCALE are pointwise, the rest all-to-all; exchange is the partition" {
-	run sh -c 'ckpt-plan -g "$1" | jq -r ".edges[] | .distribution + \" \" + .partition"' sh "$R/job-strategies.json"
+	run sh -c 'ckpt-plan -G "$1" | jq -r ".edges[] | .distribution + \" \" + .partition"' sh "$R/job-strategies.json"
 	status_is 0
 	output_is 'pointwise pipelined
 pointwise pipelined_bounded
@@ -77,7 +77,7 @@ pointwise hybrid_full'
 
 @test "rest: the documentation's example with placeholder ids is refused clearly" {
 	needs_fixtures
-	run ckpt-plan -g "$FIXTURES/flink-rest/jobs-jobid-docs-operations-playground.json"
+	run ckpt-plan -G "$FIXTURES/flink-rest/jobs-jobid-docs-operations-playground.json"
 	status_is 2
 	output_is "ckpt-plan: $FIXTURES/flink-rest/jobs-jobid-docs-operations-playground.json:24:13: vertex 0: id \"<vertex-id>\" is a placeholder, not a JobVertexID; edges cannot be resolved"
 }
@@ -110,13 +110,13 @@ pointwise hybrid_full'
 }
 
 @test "rest: bad plans: an input from an unknown vertex, an unknown exchange, a cycle" {
-	run sh -c 'jq -c ".plan.nodes[0].inputs[0].id = \"ffffffffffffffffffffffffffffffff\"" "$1" | ckpt-plan -g - "$2"' sh "$R/job.json" "$R/vertex-source.json"
+	run sh -c 'jq -c ".plan.nodes[0].inputs[0].id = \"ffffffffffffffffffffffffffffffff\"" "$1" | ckpt-plan -G - "$2"' sh "$R/job.json" "$R/vertex-source.json"
 	status_is 2
 	[[ "$output" == 'ckpt-plan: <stdin>:1:'*': plan input: unknown vertex "ffffffffffffffffffffffffffffffff"' ]]
-	run sh -c 'jq -c ".plan.nodes[0].inputs[0].exchange = \"teleport\"" "$1" | ckpt-plan -g - "$2"' sh "$R/job.json" "$R/vertex-source.json"
+	run sh -c 'jq -c ".plan.nodes[0].inputs[0].exchange = \"teleport\"" "$1" | ckpt-plan -G - "$2"' sh "$R/job.json" "$R/vertex-source.json"
 	status_is 2
 	[[ "$output" == 'ckpt-plan: <stdin>:1:'*': plan input: unknown exchange "teleport"' ]]
-	run sh -c 'jq -c ".plan.nodes[2].inputs = [{\"num\":0,\"id\":\"'$SINK'\",\"ship_strategy\":\"HASH\"}]" "$1" | ckpt-plan -g - "$2"' sh "$R/job.json" "$R/vertex-source.json"
+	run sh -c 'jq -c ".plan.nodes[2].inputs = [{\"num\":0,\"id\":\"'$SINK'\",\"ship_strategy\":\"HASH\"}]" "$1" | ckpt-plan -G - "$2"' sh "$R/job.json" "$R/vertex-source.json"
 	status_is 2
 	[[ "$output" == 'ckpt-plan: <stdin>:1:'*': cycle through vertices "'* ]]
 }

@@ -141,7 +141,7 @@ unaligned_pipeline() {
 	done
 	# out/ stays: the restored sink commits its transactions again (they are committed already)
 	a=$(jq -r -s '[.[] | select(.event == "checkpoint_completed" and .persisted_bytes >= 32768)][0].path' events.ndjson)
-	run sh -c 'timeout 120 ckpt-run -r "$1" p.json > events2.ndjson' sh "$a"
+	run sh -c 'timeout 120 ckpt-run --restore "$1" p.json > events2.ndjson' sh "$a"
 	status_is 0
 }
 
@@ -149,7 +149,7 @@ unaligned_pipeline() {
 	unaligned_pipeline
 	# unbounded: only the stop ends the job, the savepoint cannot race with its end
 	jq '.checkpointing.mode = "aligned" | .vertices[0].params.records = 0' p.json > q.json
-	run sh -c 'timeout 120 ckpt-run -n 2 -o sp.tar q.json > events.ndjson'
+	run sh -c 'timeout 120 ckpt-run --stop-after-checkpoints 2 --savepoint sp.tar q.json > events.ndjson'
 	status_is 0
 	[ "$(jq -r 'select(.event == "savepoint") | .path' events.ndjson)" = sp.tar ]
 	for a in chk/chk-*.tar sp.tar; do

@@ -9,7 +9,7 @@ load helper
 	match_golden "$DATA/usage/ckpt-run.expected"
 	run ckpt-run
 	status_is 2
-	bad 2 "ckpt-run: -s must be a non-negative integer: x (see ckpt-run -h)" ckpt-run -s x p.json
+	bad 2 "ckpt-run: --stop-after-ms must be a non-negative integer: x (see ckpt-run -h)" ckpt-run --stop-after-ms x p.json
 }
 
 @test "run: a bounded job runs to its end and counts its records" {
@@ -32,7 +32,7 @@ load helper
 @test "run: checkpoints are archives ckpt-inspect reads; retain keeps the newest" {
 	# unbounded, stopped after 3 checkpoints (-n): their number does not depend on the machine's speed
 	pipeline windows '.vertices[0].params.records = 0 | .vertices[0].params.delay_us = 100'
-	run_job -n 3 -o sp.tar p.json
+	run_job --stop-after-checkpoints 3 --savepoint sp.tar p.json
 	status_is 0
 	events checkpoint_completed | jq -c 'select(.kind == "checkpoint")' > cps.txt
 	[ "$(wc -l < cps.txt)" -eq 3 ]
@@ -56,7 +56,7 @@ load helper
 @test "run: keyed state and list state in the archive, by key group" {
 	# unbounded: only the stop ends the job, the savepoint cannot race with its end (both splits stay)
 	pipeline windows '.vertices[0].params.records = 0 | .vertices[0].params.delay_us = 100'
-	run_job -n 2 p.json
+	run_job --stop-after-checkpoints 2 p.json
 	status_is 0
 	sp=$(events savepoint | jq -r .path)
 	run ckpt-inspect "$sp"
@@ -126,7 +126,7 @@ exactly_once() {
 }
 
 @test "run: region failover restarts only the failed region" {
-	run_job -d ck "$ROOT/examples/regions.pipeline.json"
+	run_job --dir ck "$ROOT/examples/regions.pipeline.json"
 	status_is 0
 	[ "$(events restart | jq -c .restart)" = '[{"vertex":"a_src","subtasks":"0-1"},{"vertex":"a_sum","subtasks":"0-1"},{"vertex":"a_sink","subtasks":"0"}]' ]
 	# b_src ran once: one attempt only
@@ -237,14 +237,14 @@ exactly_once() {
 	committed > ref.txt
 	rm -rf out ck
 	slow_sources p.json slow.json
-	run_job -n 2 slow.json
+	run_job --stop-after-checkpoints 2 slow.json
 	status_is 0
 	sp=$(events savepoint | jq -r .path)
 	[ "$(events savepoint | jq -c '[.drain]')" = '[false]' ]
 	[ "$(committed | wc -l)" -lt 640 ]
 	# without drain the windows stay in the savepoint
 	[ "$(ckpt-inspect "$sp" | jq '.operators[1].entries')" -gt 0 ]
-	run_job -r "$sp" p.json
+	run_job --restore "$sp" p.json
 	status_is 0
 	[ "$(events checkpoint_triggered | head -1 | jq .id)" -gt "$(basename "$sp" .tar | sed 's/.*-//')" ]
 	committed > got.txt
@@ -253,7 +253,7 @@ exactly_once() {
 
 @test "run: savepoint with drain fires every window (MAX_WATERMARK) and leaves none" {
 	pipeline unbounded
-	run_job -D -n 2 -o sp.tar p.json
+	run_job --drain --stop-after-checkpoints 2 --savepoint sp.tar p.json
 	status_is 0
 	[ "$(events savepoint | jq -c '[.path, .drain]')" = '["sp.tar",true]' ]
 	[ "$(ckpt-inspect sp.tar | jq '.operators[1].entries')" -eq 0 ]
@@ -285,7 +285,7 @@ declined_stop_pipeline() {
 @test "run: a declined stop-with-savepoint fails the request, not the job; no savepoint is exit 1" {
 	# sources of 1.2 s: the stop is asked after 2 checkpoints, long before they end (the job runs to its end)
 	declined_stop_pipeline '.vertices[0].params.delay_us = 200'
-	run_job -n 2 -o sp.tar p.json
+	run_job --stop-after-checkpoints 2 --savepoint sp.tar p.json
 	status_is 1
 	[ "$(cat err.txt)" = "ckpt-run: the job finished without a savepoint: stop-with-savepoint 3 failed (CHECKPOINT_DECLINED_TASK_CLOSING)" ]
 	[ "$(events checkpoint_triggered | jq -c 'select(.id == 3) | .kind')" = '"savepoint"' ]
@@ -302,7 +302,7 @@ declined_stop_pipeline() {
 @test "run: after a declined stop-with-savepoint the job runs on; SIGTERM asks again" {
 	declined_stop_pipeline '.vertices[0].params.records = 0'
 	# --foreground: timeout passes on every SIGTERM (else it ignores those after the first)
-	timeout --foreground 60 ckpt-run -o sp.tar p.json > events.ndjson 2> err.txt &
+	timeout --foreground 60 ckpt-run --savepoint sp.tar p.json > events.ndjson 2> err.txt &
 	pid=$!
 	for i in $(seq 1 200); do
 		grep -q checkpoint_completed events.ndjson && break
@@ -339,7 +339,7 @@ declined_stop_pipeline() {
 	# run: each attempt is an event, and an attempt comes only after a change of some task's state.
 	pipeline unbounded '.checkpointing.tolerable_failures = 1'
 	mkdir -p ck/savepoint-2.tar
-	run_job -n 1 p.json
+	run_job --stop-after-checkpoints 1 p.json
 	status_is 0
 	[ "$(jq -c 'select(.event | IN("checkpoint_triggered", "checkpoint_aborted", "failure", "restart", "savepoint")) | [.event, .id // .attempt, .kind // .reason]' events.ndjson | tr '\n' ' ')" = '["checkpoint_triggered",1,"checkpoint"] ["checkpoint_triggered",2,"savepoint"] ["checkpoint_aborted",2,"IO_EXCEPTION"] ["failure",null,"Stop-with-savepoint failed"] ["restart",1,null] ["checkpoint_triggered",3,"savepoint"] ["savepoint",3,null] ' ]
 	# the first attempt after the restart finds every subtask created, the first source first
@@ -379,7 +379,7 @@ declined_stop_pipeline() {
 
 @test "run: a job that finishes before -s stops it has no savepoint: exit 1" {
 	pipeline sum '.vertices[0].params.records = 10 | .vertices[0].params.delay_us = 0'
-	run_job -s 60000 -o sp.tar p.json
+	run_job --stop-after-ms 60000 --savepoint sp.tar p.json
 	status_is 1
 	[ "$(cat err.txt)" = "ckpt-run: the job finished without a savepoint: it ended before the stop-with-savepoint was triggered" ]
 	[ "$(events job_finished | jq -r .state)" = FINISHED ]
@@ -392,12 +392,12 @@ declined_stop_pipeline() {
 	committed > ref.txt
 	rm -rf out ck
 	slow_sources p.json slow.json
-	run_job -n 2 -o sp.tar slow.json
+	run_job --stop-after-checkpoints 2 --savepoint sp.tar slow.json
 	status_is 0
 	run ckpt-merge -P 3 -o sp3.tar sp.tar
 	status_is 0
 	pipeline windows '.vertices[].parallelism = 3'
-	run_job -r sp3.tar p.json
+	run_job --restore sp3.tar p.json
 	status_is 0
 	committed > got.txt
 	cmp ref.txt got.txt
@@ -409,10 +409,10 @@ declined_stop_pipeline() {
 	committed > ref.txt
 	rm -rf out ck
 	slow_sources p.json slow.json
-	run_job -n 2 -o sp.tar slow.json
+	run_job --stop-after-checkpoints 2 --savepoint sp.tar slow.json
 	status_is 0
 	pipeline windows '.vertices[1].parallelism = 3 | .vertices[2].parallelism = 3'
-	run_job -r sp.tar p.json
+	run_job --restore sp.tar p.json
 	status_is 0
 	committed > got.txt
 	cmp ref.txt got.txt
@@ -421,15 +421,15 @@ declined_stop_pipeline() {
 @test "run: state no operator takes is refused unless -a" {
 	# unbounded: only the stop ends the job, the savepoint cannot race with its end
 	pipeline windows '.vertices[0].params.records = 0'
-	run_job -n 1 -o sp.tar p.json
+	run_job --stop-after-checkpoints 1 --savepoint sp.tar p.json
 	status_is 0
 	pipeline windows '.vertices[1].id = "win2" | .edges[0].target = "win2" | .edges[1].source = "win2"'
-	run_job -r sp.tar p.json
+	run_job --restore sp.tar p.json
 	status_is 1
 	[ "$(cat err.txt)" = 'ckpt-run: sp.tar: Failed to rollback to checkpoint/savepoint sp.tar. Cannot map checkpoint/savepoint state for operator win to the new program, because the operator is not available in the new program. If you want to allow to skip this, you can set the --allowNonRestoredState option on the CLI.' ]
-	run_job -a -r sp.tar p.json
+	run_job --allow-non-restored-state --restore sp.tar p.json
 	status_is 0
-	run_job -r nonexistent.tar p.json
+	run_job --restore nonexistent.tar p.json
 	status_is 2
 }
 
@@ -464,11 +464,11 @@ coordinator_sleeps() {
 	pipeline windows '.vertices = [{"id": "src", "operator": "source", "parallelism": 1, "params": {"records": 20}}, {"id": "map", "operator": "map", "parallelism": 1, "params": {"delay_us": 50000}}, {"id": "sink", "operator": "discard_sink", "parallelism": 1}] | .edges = [{"source": "src", "target": "map", "partitioner": "forward"}, {"source": "map", "target": "sink", "partitioner": "forward"}] | .checkpointing.interval_ms = 100 | .network.buffer_bytes = 64'
 	coordinator_sleeps p.json
 	[ "$(events checkpoint_completed | wc -l)" -ge 1 ]
-	coordinator_sleeps -s 50 p.json
+	coordinator_sleeps --stop-after-ms 50 p.json
 	[ "$(events savepoint | wc -l)" -eq 1 ]
 	# min_pause_ms holds each checkpoint back 500 ms after the start or the last one, long past the interval
 	pipeline unbounded '.vertices[0].params.delay_us = 1000 | .checkpointing.interval_ms = 10 | .checkpointing.min_pause_ms = 500'
-	coordinator_sleeps -n 2 p.json
+	coordinator_sleeps --stop-after-checkpoints 2 p.json
 	[ "$(events savepoint | wc -l)" -eq 1 ]
 }
 
@@ -489,7 +489,7 @@ coordinator_sleeps() {
 }
 
 @test "run: back-pressure with small buffers loses nothing" {
-	run_job -d ck "$ROOT/examples/backpressure.pipeline.json"
+	run_job --dir ck "$ROOT/examples/backpressure.pipeline.json"
 	status_is 0
 	[ "$(events job_finished | jq .records)" -eq 6000 ]
 	[ "$(events checkpoint_completed | wc -l)" -ge 1 ]
@@ -497,7 +497,7 @@ coordinator_sleeps() {
 
 @test "run: broadcast state is in every subtask's snapshot" {
 	jq '.checkpointing.retain = 100' "$ROOT/examples/broadcast.pipeline.json" > p.json
-	run_job -d ck p.json
+	run_job --dir ck p.json
 	status_is 0
 	path=$(events checkpoint_completed | head -1 | jq -r .path)
 	[ "$(ckpt-inspect "$path" | jq -c '.operators[] | select(.id == "enrich") | .states[0] | [.name, .mode]')" = '["rules","broadcast"]' ]

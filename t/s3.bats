@@ -398,8 +398,8 @@ same_replay() {
 	[ "$stderr" = "ckpt-replay: s3a://logs/ckpt/events.2: offset 362: torn record of 8 bytes ignored" ]
 	same_replay -g "$DATA/replay/graph.json" -- s3p://logs/ckpt L
 	# -R copies it to a local directory, torn tail cut off
-	ckpt-replay -R local-copy L
-	run --separate-stderr ckpt-replay -R s3-copy s3://logs/ckpt/
+	ckpt-replay --repair local-copy L
+	run --separate-stderr ckpt-replay --repair s3-copy s3://logs/ckpt/
 	status_is 0
 	[ -z "$stderr" ]
 	diff -r local-copy s3-copy
@@ -418,7 +418,7 @@ same_replay() {
 	bad 2 'ckpt-replay: s3://logs/new: a log is written to a local directory only, not to S3' \
 		ckpt-replay -w s3://logs/new </dev/null
 	bad 2 'ckpt-replay: s3://logs/copy: a log is written to a local directory only, not to S3' \
-		ckpt-replay -R s3://logs/copy L
+		ckpt-replay --repair s3://logs/copy L
 	[ -z "$(s3_keys logs new)$(s3_keys logs copy)" ]
 }
 

@@ -90,7 +90,7 @@ EOF
 	wait $pid || true
 	last=$(events checkpoint_completed | tail -1)
 	[ "$(echo "$last" | jq .persisted_bytes)" -gt 0 ]
-	run_job -r "$(echo "$last" | jq -r .path)" p.json
+	run_job --restore "$(echo "$last" | jq -r .path)" p.json
 	status_is 0
 	per_key > got.txt
 	cmp ref.txt got.txt
@@ -121,7 +121,7 @@ EOF
 
 @test "unaligned: savepoints stay aligned" {
 	ua_pipeline '.vertices[0].params.records = 0'
-	run_job -n 3 p.json
+	run_job --stop-after-checkpoints 3 p.json
 	status_is 0
 	[ "$(events savepoint | wc -l)" -eq 1 ]
 	id=$(events savepoint | jq .id)

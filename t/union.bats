@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# ckpt-run and ckpt-merge: a source's offsets as union and as list state, rescaled at restore (-r) or
+# ckpt-run and ckpt-merge: a source's offsets as union and as list state, rescaled at restore (--restore) or
 # beforehand (ckpt-merge -P): every path ends, and commits what an uninterrupted run commits.
 
 load helper
@@ -23,7 +23,7 @@ rescale() {
 	[ "$(committed | wc -l)" -eq $(($2 * 8000)) ]
 	rm -rf out ck
 	slow_sources p.json slow.json
-	run_job -n 3 -o sp.tar slow.json
+	run_job --stop-after-checkpoints 3 --savepoint sp.tar slow.json
 	status_is 0
 	[ "$(committed | wc -l)" -lt $(($2 * 8000)) ]
 	sp=sp.tar
@@ -33,7 +33,7 @@ rescale() {
 		sp=sp2.tar
 	fi
 	pipeline union ".vertices[].parallelism = $3 | .vertices[0].params.union_offsets = ${UNION:-true}"
-	run_job -r "$sp" p.json
+	run_job --restore "$sp" p.json
 	status_is 0
 	[ "$(events job_finished | jq -r .state)" = FINISHED ]
 	normalized > got.txt
@@ -80,10 +80,10 @@ rescale() {
 @test "union: no checkpoint while some subtasks ended and others not; they close together" {
 	pipeline union '.vertices[].parallelism = 3'
 	slow_sources p.json slow.json
-	run_job -n 3 -o sp.tar slow.json
+	run_job --stop-after-checkpoints 3 --savepoint sp.tar slow.json
 	status_is 0
 	pipeline union '.vertices[].parallelism = 2 | .checkpointing.retain = 1000'
-	run_job -r sp.tar p.json
+	run_job --restore sp.tar p.json
 	status_is 0
 	# subtask 0 reads splits 0 and 2, subtask 1 split 1: subtask 1 ends first and waits
 	end1=$(grep -n '"event":"task_state","vertex":"src","subtask":1,"state":"FINISHED"' events.ndjson | cut -d: -f1)
@@ -101,10 +101,10 @@ rescale() {
 
 @test "union: SIGTERM stops a job restored onto more subtasks than splits with a savepoint" {
 	pipeline union '.vertices[0].params.records = 0'
-	run_job -n 2 -o sp.tar p.json
+	run_job --stop-after-checkpoints 2 --savepoint sp.tar p.json
 	status_is 0
 	pipeline union '.vertices[].parallelism = 4 | .vertices[0].params.records = 0'
-	timeout -k 5 "$DEADLINE" ckpt-run -r sp.tar p.json > events.ndjson 2> err.txt &
+	timeout -k 5 "$DEADLINE" ckpt-run --restore sp.tar p.json > events.ndjson 2> err.txt &
 	pid=$!
 	# wait until the subtasks without a split ended
 	for i in $(seq 1 200); do
@@ -126,10 +126,10 @@ rescale() {
 
 @test "run: a stop whose savepoint stays declined for timeout_ms fails the job" {
 	pipeline union '.vertices[0].params.records = 0 | .vertices[0].params.union_offsets = false'
-	run_job -n 2 -o sp.tar p.json
+	run_job --stop-after-checkpoints 2 --savepoint sp.tar p.json
 	status_is 0
 	pipeline union '.vertices[].parallelism = 4 | .vertices[0].params.records = 0 | .vertices[0].params.union_offsets = false | .checkpointing.after_tasks_finish = false | .checkpointing.timeout_ms = 300'
-	timeout -k 5 "$DEADLINE" ckpt-run -r sp.tar p.json > events.ndjson 2> err.txt &
+	timeout -k 5 "$DEADLINE" ckpt-run --restore sp.tar p.json > events.ndjson 2> err.txt &
 	pid=$!
 	# sources 2 and 3 get no split and finish: no checkpoint can be taken without checkpoints after tasks finish
 	for i in $(seq 1 200); do

@@ -154,18 +154,18 @@ finish_log() {
 	done
 }
 
-@test "writers: ckpt-replay -R killed at any point leaves no copy or the whole copy" {
+@test "writers: ckpt-replay --repair killed at any point leaves no copy or the whole copy" {
 	finish_log 10 > in.ndjson
 	ckpt-replay -w L < in.ndjson
 	printf '\000\000\001\000\000\000\000\001torn' >> L/events.0
-	ckpt-replay -R REF L 2>/dev/null
+	ckpt-replay --repair REF L 2>/dev/null
 	ckpt-replay -e REF > ref.out
 	for sc in write fsync $RENAME; do
-		n=$(count $sc ckpt-replay -R PROBE$sc L)
+		n=$(count $sc ckpt-replay --repair PROBE$sc L)
 		[ "$n" -gt 0 ] || continue
 		for k in $(kill_points "$n"); do
 			rm -rf OUT
-			kill_at $sc "$k" ckpt-replay -R OUT L
+			kill_at $sc "$k" ckpt-replay --repair OUT L
 			if [ -e OUT ]; then
 				run ckpt-replay -e OUT
 				status_is 0

@@ -723,7 +723,7 @@ setup(struct bjob *b, struct ckpt_pipeline *p, const struct ckpt_run_opts *o, st
 	clean_partdir(b);
 	if (!o->recover && !log_is_empty(b->logdir))
 		return ckpt_err_set(e, CKPT_ERR_INPUT, b->logdir,
-				    "the job event log is not empty (recover with -R, or remove it)");
+				    "the job event log is not empty (recover with --recover, or remove it)");
 	if (o->recover && recover(b, e) < 0)
 		return -1;
 	b->w = ckpt_evwriter_open(b->logdir, o->recover ? CKPT_EVW_CUT_TORN : 0, e);
@@ -809,10 +809,11 @@ ckpt_batch_run(struct ckpt_pipeline *p, const struct ckpt_run_opts *o, struct ck
 	int r = -1;
 
 	if (!ckpt_batch_mode(p))
-		return ckpt_err_set(e, CKPT_ERR_INPUT, "", "-L, -R and -B need a pipeline in batch mode (blocking edges)");
+		return ckpt_err_set(e, CKPT_ERR_INPUT, "", "-L, --recover and -B need a pipeline in batch mode (blocking edges)");
 	if (o->restore || o->savepoint || o->stop_after_ms || o->stop_after_cps || o->drain)
 		/* a refusal, as Flink refuses savepoints of a batch job */
-		return ckpt_err_set(e, CKPT_ERR_REFUSED, "", "batch mode takes no snapshot options (-r, -o, -s, -n, -D)");
+		return ckpt_err_set(e, CKPT_ERR_REFUSED, "", "batch mode takes no snapshot options (--restore, "
+				    "--savepoint, --stop-after-ms, --stop-after-checkpoints, --drain)");
 	if (setup(&b, p, o, e) < 0)
 		goto out;
 	for (;;) {

@@ -369,7 +369,7 @@ check_last(struct ckpt_evwriter *w, struct ckpt_err *e)
 	if (!(w->flags & CKPT_EVW_CUT_TORN)) {
 		r = ckpt_err_set(e, CKPT_ERR_REFUSED, path,
 				 "offset %llu: the log ends in a torn record (%llu bytes); cut it off first "
-				 "(ckpt-replay -R)", (unsigned long long)end, (unsigned long long)(size - end));
+				 "(ckpt-replay --repair)", (unsigned long long)end, (unsigned long long)(size - end));
 		goto out;
 	}
 	if (truncate(path, (off_t)end) != 0)

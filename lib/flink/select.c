@@ -16,6 +16,9 @@ struct fselect {
 	pthread_mutex_t mu;              /* the check reads subtasks on several threads */
 	struct fkg { int known; uint32_t kg; } *kg; /* per operator: the key's key group, once a header said */
 	int buffered;                    /* no check pass before -a and -R print (the caller buffers) */
+	char **names;                    /* --state: the states the headers read name (ckpt_flink_state_found) */
+	size_t nnames, cap;
+	int headers, found;              /* a header was read; one named the state */
 };
 
 static int
@@ -71,6 +74,9 @@ ckpt_fselect_free(struct fselect *f)
 	free(f->state);
 	json_decref(f->key);
 	free(f->text);
+	for (size_t i = 0; i < f->nnames; i++)
+		free(f->names[i]);
+	free(f->names);
 	free(f);
 }
 
@@ -105,6 +111,59 @@ meta_of(const struct fheader *h, const char *state)
 	return NULL;
 }
 
+/* --state: the states a header names, so that a name none of them holds is told (ckpt_flink_state_found). */
+static int
+note_states(struct fselect *f, const struct fheader *h, struct ckpt_err *e)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&f->mu);
+	f->headers = 1;
+	for (size_t i = 0; i < h->n && rc == 0; i++) {
+		size_t k = 0;
+
+		f->found |= strcmp(h->m[i].name, f->state) == 0;
+		while (k < f->nnames && strcmp(f->names[k], h->m[i].name) != 0)
+			k++;
+		if (k < f->nnames)
+			continue;
+		if (ckpt_grow(&f->names, &f->cap, f->nnames + 1, sizeof *f->names, 8, e) < 0 ||
+		    (f->names[f->nnames] = ckpt_strdup(h->m[i].name, e)) == NULL)
+			rc = -1;
+		else
+			f->nnames++;
+	}
+	pthread_mutex_unlock(&f->mu);
+	return rc;
+}
+
+static int
+by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int
+ckpt_flink_state_found(struct ckpt_snapshot *s, char *names, size_t size)
+{
+	struct ckpt_err e = {0};
+	struct flink_backing *b = s->backing ? ckpt_fstate_backing(s, &e) : NULL;
+	struct fselect *f = b ? b->sel : NULL;
+	size_t at = 0;
+
+	if (size)
+		names[0] = '\0';
+	if (f == NULL || f->state == NULL || !f->headers || f->found)
+		return 1;
+	qsort(f->names, f->nnames, sizeof *f->names, by_name);
+	for (size_t i = 0; i < f->nnames && at < size; i++) {
+		int n = snprintf(names + at, size - at, "%s%s", i ? ", " : "", f->names[i]);
+
+		at += n > 0 ? (size_t)n : 0;
+	}
+	return 0;
+}
+
 /* The key's bytes under this header's key serializer; its key group, the window from here on. */
 static int
 w_header(void *arg, const char *scope, const struct fheader *h)
@@ -134,6 +193,8 @@ w_header(void *arg, const char *scope, const struct fheader *h)
 			pthread_mutex_unlock(&f->mu);
 		}
 	}
+	if (f->state && note_states(f, h, w->e) < 0)
+		return -1;
 	if (f->state && w->in->header) { /* --state: the sink hears of that state alone */
 		const struct fmeta *m = meta_of(h, f->state);
 

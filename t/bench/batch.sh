@@ -19,7 +19,7 @@ JSON
 echo "partitions: $(du -sk partitions | cut -f1) KiB, log: $(du -sk job-events | cut -f1) KiB"
 rm -rf job-events partitions
 "$BIN/ckpt-run" -K 14 p.json > /dev/null 2>&1 || true
-"$BIN/ckpt-run" -R job-events p.json | tail -1 | sed 's/^/recovery after the map stage: /'
+"$BIN/ckpt-run" --recover job-events p.json | tail -1 | sed 's/^/recovery after the map stage: /'
 # the same job with its forward edges pipelined (regions {src:i, map:i} and {sum:j, sink:j}),
 # records handed from thread to thread instead of through files
 rm -rf job-events partitions

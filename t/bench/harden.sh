@@ -25,7 +25,7 @@ seconds() {
 
 for n in 5000 10000 20000 40000; do
 	chain $n > "$tmp/g.json"
-	echo "graph-load-vertices $n $(seconds "$BIN/ckpt-plan" -g "$tmp/g.json")"
+	echo "graph-load-vertices $n $(seconds "$BIN/ckpt-plan" -G "$tmp/g.json")"
 done
 
 # A v3 _metadata of one operator (parallelism 2^31-1) whose n subtasks are all finished markers.

@@ -71,9 +71,9 @@ floor=$wall
 measure 5 "1M subtasks: plan (fast)" "$BIN/ckpt-plan" "$tmp/million.json"
 mwall=$wall mmb=$mb
 measure 1 "1M subtasks: -A both (cross-checked)" "$BIN/ckpt-plan" -A both "$tmp/million.json"
-measure 3 "1M subtasks: -g (normal form)" "$BIN/ckpt-plan" -g "$tmp/million.json"
+measure 3 "1M subtasks: -G (normal form)" "$BIN/ckpt-plan" -G "$tmp/million.json"
 measure 3 "1M subtasks: -f m4:7 (region restart set)" "$BIN/ckpt-plan" -f m4:7 "$tmp/million.json"
-measure 3 "1M subtasks: -r (regions)" "$BIN/ckpt-plan" -r "$tmp/million.json"
+measure 3 "1M subtasks: --regions" "$BIN/ckpt-plan" --regions "$tmp/million.json"
 measure 50 "30,000 x 30,000 ALL_TO_ALL: fast" "$BIN/ckpt-plan" "$tmp/wide.json"
 fwall=$wall fcpu=$cpu
 measure 5 "30,000 x 30,000 ALL_TO_ALL: -A reference" "$BIN/ckpt-plan" -A reference "$tmp/wide.json"

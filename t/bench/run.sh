@@ -28,8 +28,8 @@ measure() {
 
 for r in $(seq 1 "$ROUNDS"); do
 	measure base "$tmp/baseline" "$RECORDS"
-	measure off bin/ckpt-run -d "$tmp/ck" "$tmp/off.json"
-	measure aligned bin/ckpt-run -d "$tmp/ck" "$tmp/aligned.json"
+	measure off bin/ckpt-run --dir "$tmp/ck" "$tmp/off.json"
+	measure aligned bin/ckpt-run --dir "$tmp/ck" "$tmp/aligned.json"
 	tail -1 "$tmp/out" | jq .checkpoints >> "$tmp/aligned.cps"
 done
 printf '%-32s %14s %14s %10s\n' "median of $ROUNDS, $RECORDS records" "records/s" "records/CPU-s" "max RSS"

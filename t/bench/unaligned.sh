@@ -118,7 +118,7 @@ for r in 1 2 3 4 5; do
 	for m in none aligned unaligned timeout1; do
 		jq "$(mode_filter $m)" tp.json > p.json
 		rm -rf ck
-		"$RUN" -s 2000 p.json 2> /dev/null | jq -r 'select(.event == "job_finished") | .records_per_second' >> "tp-$m.txt"
+		"$RUN" --stop-after-ms 2000 p.json 2> /dev/null | jq -r 'select(.event == "job_finished") | .records_per_second' >> "tp-$m.txt"
 	done
 done
 : > tp.dat

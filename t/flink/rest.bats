@@ -16,7 +16,7 @@ captures() {
 
 # jq on the job graph Flink generated for the job (jobgraph.json: vertices, their parallelism and
 # max parallelism; edges with Flink's DistributionPattern and ResultPartitionType), slurped with the
-# REST vertex documents (which subtasks are FINISHED): the graph ckpt-plan -g must read from REST.
+# REST vertex documents (which subtasks are FINISHED): the graph ckpt-plan -G must read from REST.
 JQ_REST_GRAPH='def r: sort | reduce .[] as $x ([]; if length > 0 and .[-1][1] == $x - 1
 	then .[-1][1] = $x else . + [[$x, $x]] end) | map(if .[0] == .[1] then "\(.[0])" else "\(.[0])-\(.[1])" end) | join(",");
 .[0] as $g | (.[1:] | map({key: .id, value: ([.subtasks[] | select(.status == "FINISHED") | .subtask] | r)}) | from_entries) as $fin
@@ -30,12 +30,12 @@ JQ_KEYED='{vertices: (.vertices | map({key: .id, value: del(.id)}) | from_entrie
 	edges: (.edges | group_by([.source, .target]) | map(to_entries[] | {key: ("\(.value.source)->\(.value.target)"
 		+ (if .key > 0 then "#\(.key)" else "" end)), value: (.value | del(.source, .target))}) | from_entries)}'
 
-@test "flink rest: ckpt-plan -g gives the job's real graph: vertices, parallelism, finished, edges" {
+@test "flink rest: ckpt-plan -G gives the job's real graph: vertices, parallelism, finished, edges" {
 	local v d bad=0 n=0
 	while read -r v d; do
 		n=$((n + 1))
 		jq -s "$JQ_REST_GRAPH" "$d/jobgraph.json" "$d"/vertex-*.json | jq "$JQ_KEYED" | jq -r "$JQ_LEAVES" | sort >flink.txt
-		ckpt-plan -g "$d/job.json" "$d"/vertex-*.json | jq "$JQ_KEYED" | jq -r "$JQ_LEAVES" | sort >ckpt.txt
+		ckpt-plan -G "$d/job.json" "$d"/vertex-*.json | jq "$JQ_KEYED" | jq -r "$JQ_LEAVES" | sort >ckpt.txt
 		[ -s flink.txt ] && [ -s ckpt.txt ] || { echo "$v/${d##*/}: nothing to compare"; bad=1; continue; }
 		join -j1 -t'|' -a1 -a2 -e '(none)' -o 0,1.2,2.2 <(sed 's/ = /|/' ckpt.txt) <(sed 's/ = /|/' flink.txt) |
 			awk -F'|' -v a="$v/${d##*/}" '$2 != $3 { print a ": " $1 ": ckpt " $2 ", flink " $3; bad = 1 } END { exit bad }' ||

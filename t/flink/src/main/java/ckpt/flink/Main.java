@@ -346,7 +346,7 @@ public final class Main {
                 files.add(f);
             }
         }
-        // the job graph Flink generated for this job, in ckpt-graph(5)'s words: the oracle for ckpt-plan -g
+        // the job graph Flink generated for this job, in ckpt-graph(5)'s words: the oracle for ckpt-plan -G
         Json.save(dir.resolve("jobgraph.json"), r.jobGraph);
         restCaptures.add(Json.obj("name", name, "path", out.relativize(dir).toString(), "job_id", r.id.toString(),
                 "files", files, "note", note, "job", r.job));
