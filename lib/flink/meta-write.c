@@ -297,22 +297,23 @@ carried(const struct wctx *c, const struct ckpt_fmpath *p)
 	return c->rel && p->kind == CKPT_FMPATH_FILE && local_path(p->path) && relocation(c, p->path) < 0;
 }
 
-/* A file carried into the savepoint beside its _metadata: Flink's relative file handle (tag 6, its
- * name, its size) in place of the file handle (tag 2, its size, its path) that ends at p. */
+/* A file carried into the savepoint beside its _metadata: the input from pos, then Flink's relative
+ * file handle (tag 6, its name, its size) in place of the file handle (tag 2, its size, its path)
+ * that ends at p. */
 static int
-w_carried(struct wctx *c, const struct ckpt_fmpath *p)
+w_carried(struct wctx *c, const struct ckpt_fmpath *p, size_t pos)
 {
 	const char *base = strrchr(p->path, '/') + 1;
 
-	if (p->at < 9 || c->in[p->at - 9] != 2)
+	if (p->at < pos + 9 || c->in[p->at - 9] != 2)
 		return ckpt_err_set(c->w.e, CKPT_ERR_INPUT, "", "offset %zu: a file path outside a file handle", p->at);
 	if (*base == '\0' || strcmp(base, ".") == 0 || strcmp(base, "..") == 0 || strcmp(base, "_metadata") == 0)
 		return ckpt_err_set(c->w.e, CKPT_ERR_INPUT, "", "state file %s: not a name a savepoint's file can have",
 				    p->path);
 	if (note_rel(c, base, local_path(p->path)) < 0)
 		return -1;
-	return w_be(&c->w, 6, 1) < 0 || w_utf(&c->w, base, "relative path") < 0 ||
-	       w_bytes(&c->w, c->in + p->at - 8, 8) < 0 ? -1 : 0;
+	return w_bytes(&c->w, c->in + pos, p->at - 9 - pos) < 0 || w_be(&c->w, 6, 1) < 0 ||
+	       w_utf(&c->w, base, "relative path") < 0 || w_bytes(&c->w, c->in + p->at - 8, 8) < 0 ? -1 : 0;
 }
 
 static int
@@ -348,8 +349,7 @@ w_operator(struct wctx *c, size_t k, size_t *np)
 	for (; *np < c->sp->npaths && c->sp->paths[*np].op == k; (*np)++) {
 		const struct ckpt_fmpath *p = &c->sp->paths[*np];
 
-		if (carried(c, p) ? p->at < pos + 9 || w_bytes(&c->w, c->in + pos, p->at - 9 - pos) < 0 ||
-				    w_carried(c, p) < 0 :
+		if (carried(c, p) ? w_carried(c, p, pos) < 0 :
 				    w_bytes(&c->w, c->in + pos, p->at - pos) < 0 || w_path(c, p) < 0)
 			return -1;
 		pos = p->end;
