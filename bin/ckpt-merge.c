@@ -53,6 +53,24 @@ same_file(const char *in, const char *out)
 	return same;
 }
 
+/* Would writing s into ckpt's archive leave state behind?  A Flink snapshot keeps its state in its
+ * state files, typed by the serializers there: it is written whole as a savepoint (-o DIR/, its
+ * path given), and its entries alone (ckpt-inspect -a, an archive of them) not at all. */
+static int
+flink_unwritable(const struct ckpt_snapshot *s, const char *name, int rescaled, struct ckpt_err *e)
+{
+	if (s->flink == NULL)
+		return 0;
+	if (strcmp(ckpt_snapshot_format(s), "flink metadata") != 0)
+		return ckpt_err_set(e, CKPT_ERR_INPUT, name, "a Flink snapshot's entries without its state files "
+				    "(ckpt-inspect -a): write the snapshot itself, ckpt-merge -o DIR/ SNAPSHOT");
+	if (rescaled)
+		return ckpt_err_set(e, CKPT_ERR_INPUT, name, "a Flink snapshot is rescaled by Flink on restore: "
+				    "without -o ckpt-merge prints the assignment, -o DIR/ without -P writes the savepoint");
+	return ckpt_err_set(e, CKPT_ERR_INPUT, name, "a Flink snapshot is written as a Flink savepoint with its "
+			    "state files: give -o DIR/ and the snapshot's directory or _metadata");
+}
+
 /* Pack mode: the snapshot as it is, to an archive or as the state document. */
 static int
 pack(const char *in, const char *out)
@@ -72,7 +90,8 @@ pack(const char *in, const char *out)
 		return ckpt_err_status(&e);
 	}
 	if (out) {
-		if (ckpt_snapshot_write(s, out, (enum ckpt_archive_kind)kind, &e) < 0)
+		if (flink_unwritable(s, in && strcmp(in, "-") != 0 ? in : "<stdin>", 0, &e) < 0 ||
+		    ckpt_snapshot_write(s, out, (enum ckpt_archive_kind)kind, &e) < 0)
 			status = ckpt_err_status(&e);
 	} else {
 		json_t *v = ckpt_snapshot_to_json(s, &e);
@@ -272,11 +291,8 @@ rescale(struct merge_opts *o, const char *in)
 	if ((s = ckpt_snapshot_open(in, &e)) == NULL)
 		goto out;
 	flink = strcmp(ckpt_snapshot_format(s), "flink metadata") == 0;
-	if (flink && o->out) {
-		ckpt_err_set(&e, CKPT_ERR_INPUT, o->ro.name,
-			     "a Flink _metadata keeps its state in other files: its assignment is printed, not written");
+	if (o->out && flink_unwritable(s, o->ro.name, 1, &e) < 0)
 		goto out;
-	}
 	if ((r = ckpt_redist_plan(s, &o->ro, &e)) == NULL)
 		goto out;
 	for (size_t i = 0; ckpt_redist_warning(r, i); i++)

@@ -634,10 +634,14 @@ struct ckpt_flink_edit {
 
 /*
  * Encode the _metadata in buf (format versions 3 to 7) again with the edits applied: every byte
- * the edits do not change is kept.  out->p is new (the caller frees it); *relative, when relative
- * is not NULL, a new sorted array of the relative paths the result names.  -1 with e set:
+ * the edits do not change is kept.  out->p is new (the caller frees it).  When relative is not
+ * NULL, the result is a savepoint directory's: a file handle naming a local absolute path (file:/x
+ * or /x) that no --relocate moves becomes a relative one of the file's name (carried into the
+ * directory), and *relative is a new object of the relative paths the result names, each with the
+ * local file to copy (a string) or null (the input's own relative file).  -1 with e set:
  * CKPT_ERR_INPUT for input that does not decode, version 2, two edits of one operator that
- * conflict; CKPT_ERR_REFUSED for an edit naming no operator or path, a new uid or id colliding.
+ * conflict, two files of one name; CKPT_ERR_REFUSED for an edit naming no operator or path, a new
+ * uid or id colliding.
  */
 int ckpt_flinkmeta_rewrite(const void *buf, size_t len, const char *name, const struct ckpt_flink_edit *ed,
 			   size_t ned, struct ckpt_bytes *out, json_t **relative, struct ckpt_err *e);

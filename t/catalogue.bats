@@ -174,6 +174,11 @@ archive() {
 	ckpt-merge -o "good.$1" good.json
 }
 
+@test "catalogue: ckpt-inspect: -R of a Flink snapshot's entries without its state files" {
+	printf '{"format":"ckpt-state","version":1,"checkpoint_id":1,"kind":"savepoint","flink":{},"operators":[]}' >f.json
+	bad 2 "ckpt-inspect: a Flink snapshot's entries without its state files, whose serializers type them: give -R the Flink snapshot itself" ckpt-inspect -R f.json
+}
+
 @test "catalogue: ckpt-inspect: empty standard input" {
 	bad 2 'ckpt-inspect: <stdin>: empty input' sh -c 'ckpt-inspect < /dev/null'
 }
@@ -405,6 +410,26 @@ archive() {
 	touch out/keep
 	bad 2 'ckpt-merge: out: cannot rename into place: Directory not empty' ckpt-merge -o out/ good.tar
 	[ "$(ls out)" = keep ]
+}
+
+@test "catalogue: ckpt-merge: a Flink snapshot written to an archive file, rescaled or not" {
+	needs_fixtures
+	ln -s "$FIXTURES/flink-savepoints/v4-flink1.20-complexkeyed-savepoint" sp
+	bad 2 "ckpt-merge: sp: a Flink snapshot is written as a Flink savepoint with its state files: give -o DIR/ and the snapshot's directory or _metadata" ckpt-merge -o out.tar sp
+	bad 2 "ckpt-merge: <stdin>: a Flink snapshot is written as a Flink savepoint with its state files: give -o DIR/ and the snapshot's directory or _metadata" sh -c 'ckpt-merge -o out/ < sp/_metadata'
+	bad 2 'ckpt-merge: sp: a Flink snapshot is rescaled by Flink on restore: without -o ckpt-merge prints the assignment, -o DIR/ without -P writes the savepoint' ckpt-merge -P 2 -o out.tar sp
+	[ "$(ls)" = sp ]
+}
+
+@test "catalogue: ckpt-merge: a Flink snapshot's state document (ckpt-inspect -a) written" {
+	printf '{"format":"ckpt-state","version":1,"checkpoint_id":1,"kind":"savepoint","flink":{},"operators":[]}' >f.json
+	bad 2 "ckpt-merge: f.json: a Flink snapshot's entries without its state files (ckpt-inspect -a): write the snapshot itself, ckpt-merge -o DIR/ SNAPSHOT" ckpt-merge -o out.tar f.json
+	[ "$(ls)" = f.json ]
+}
+
+@test "catalogue: ckpt-merge: a typed keyed entry (ckpt-inspect -a without --raw)" {
+	printf '{"format":"ckpt-state","version":1,"checkpoint_id":1,"kind":"savepoint","operators":[{"id":"a","parallelism":1,"max_parallelism":4,"subtasks":[{"index":0,"keyed_state":{"key_groups":"0-3","entries":[{"state":"s","key_group":1,"key":[3],"namespace":null,"value":3}]}}]}]}' >t.json
+	bad 2 'ckpt-merge: t.json:1:200: operator "a": subtask 0: keyed entry 0: a typed entry (it has "namespace"): state documents are read as bytes, as ckpt-inspect -a --raw prints them' ckpt-merge -P 2 t.json
 }
 
 # ---- ckpt-merge -o DIR/ of a Flink savepoint: edited Flink savepoints (t/flinkwrite.bats tests each beside its feature)

@@ -175,6 +175,54 @@ syn() {
 	output_is '["file:/x",null,"r1",null,"file:/o/seg","file:/o/own"]'
 }
 
+# local_x NAME: syn's file hdfs:/old/x named file:$PWD/old/NAME instead, a local file of 9 bytes.
+local_x() {
+	local p="file:$PWD/old/$1" lp
+	printf -v lp '\\x%02x\\x%02x' $((${#p} >> 8)) $((${#p} & 255))
+	B=${B/'\x00\x0bhdfs:/old/x'/"$lp$p"}
+	b_write in/_metadata
+	mkdir -p old
+	printf 'ninebytes' >"old/$1"
+}
+
+@test "flinkwrite: a local file named by its absolute path is carried into OUTDIR, its handle made relative" {
+	syn 6
+	local_x x
+	ckpt-merge -o out/ in
+	[ "$(ls out)" = "$(printf '%s\n' _metadata r1 x)" ]
+	cmp old/x out/x
+	rm -r old # the savepoint holds what it names
+	run sh -c 'ckpt-inspect -m out | jq -c "[.flink.files[] | [.path, .kind, .size]]"'
+	output_is '[["hdfs:/old/seg","segment_file",3],["r1","relative_file",5],["x","relative_file",9]]'
+	# the rest of the _metadata as it was: the handle's own bytes alone differ
+	run sh -c 'ckpt-inspect -m -a in | jq -c "del(.flink.files, .flink.counts) | .operators[0].subtasks[0].handles[0] |= del(.path, .delegate)"'
+	local was=$output
+	run sh -c 'ckpt-inspect -m -a out | jq -c "del(.flink.files, .flink.counts) | .operators[0].subtasks[0].handles[0] |= del(.path, .delegate)"'
+	output_is "$was"
+}
+
+@test "flinkwrite: a local file moved by --relocate stays where it is named; two files of one name, or one missing, are refused" {
+	syn 6
+	local_x x
+	ckpt-merge --relocate "file:$PWD/old/=file:/new/" -o out/ in
+	[ "$(ls out)" = "$(printf '%s\n' _metadata r1)" ]
+	run sh -c 'ckpt-inspect -m out | jq -c "[.flink.files[].path]"'
+	output_is '["file:/new/x","hdfs:/old/seg","r1"]'
+	ckpt-merge --link -o linked/ in
+	[ "$(stat -c %i old/x)" = "$(stat -c %i linked/x)" ]
+	rm -r in old
+	syn 6
+	local_x r1
+	bad 2 "ckpt-merge: in/_metadata: two state files would be named \"r1\" in the savepoint: $PWD/old/r1 and r1" ckpt-merge -o out2/ in
+	nothing_written out2
+	rm old/r1
+	syn 6
+	local_x x
+	rm old/x
+	bad 2 "ckpt-merge: $PWD/old/x: cannot open: No such file or directory" ckpt-merge -o out2/ in
+	nothing_written out2
+}
+
 @test "flinkwrite: the edits' goldens on real fixtures" {
 	needs_fixtures
 	copy_fixture v5-flink2.0-nonkeyed-chain-savepoint in5

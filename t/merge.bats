@@ -554,3 +554,100 @@ UNALIGNED_V3=flink-savepoints/v3-flink1.15-scala-broadcast-rocksdb-checkpoint-un
 		output_is "$want"
 	done
 }
+
+# ------------------------------------- writes of a Flink snapshot: whole, or refused with nothing written
+
+ART_SP=flink-artifacts/new-stateful-udf-migration-itcase-flink1.19-hashmap-savepoint
+
+# nothing_left: the test's directory holds only what the test put there (no output, no temporary).
+nothing_left() {
+	run ls -A
+	[ "$output" = "$(printf '%s\n' "$@")" ] || { echo "left behind: $output"; return 1; }
+}
+
+@test "Flink snapshot: -o FILE (pack, -P, -g) refuses before writing, naming -o DIR/" {
+	needs_fixtures
+	[ -d "$FIXTURES/flink-artifacts" ] || needs_fixtures
+	ln -s "$FIXTURES/$ART_SP" sp
+	bad 2 'ckpt-merge: sp: a Flink snapshot is written as a Flink savepoint with its state files: give -o DIR/ and the snapshot'\''s directory or _metadata' ckpt-merge -o x.tar sp
+	bad 2 'ckpt-merge: sp/_metadata: a Flink snapshot is written as a Flink savepoint with its state files: give -o DIR/ and the snapshot'\''s directory or _metadata' ckpt-merge -o x.zip sp/_metadata
+	bad 2 'ckpt-merge: <stdin>: a Flink snapshot is written as a Flink savepoint with its state files: give -o DIR/ and the snapshot'\''s directory or _metadata' sh -c 'ckpt-merge -o x/ < sp/_metadata'
+	bad 2 'ckpt-merge: sp: a Flink snapshot is rescaled by Flink on restore: without -o ckpt-merge prints the assignment, -o DIR/ without -P writes the savepoint' ckpt-merge -P 2 -o x.tar sp
+	printf '{"vertices": [{"id": "v", "parallelism": 2, "max_parallelism": 4}], "edges": []}\n' >g.json
+	bad 2 'ckpt-merge: sp: a Flink snapshot is rescaled by Flink on restore: without -o ckpt-merge prints the assignment, -o DIR/ without -P writes the savepoint' ckpt-merge -g g.json -n -o x.tar sp
+	nothing_left g.json sp
+}
+
+@test "Flink snapshot: its state document (ckpt-inspect -a, --raw) is refused by a write; a typed one names --raw" {
+	needs_fixtures
+	[ -d "$FIXTURES/flink-artifacts" ] || needs_fixtures
+	ckpt-inspect -a --raw "$FIXTURES/$ART_SP" >raw.json
+	ckpt-inspect -a "$FIXTURES/$ART_SP" >typed.json
+	local line='ckpt-merge: <stdin>: a Flink snapshot'\''s entries without its state files (ckpt-inspect -a): write the snapshot itself, ckpt-merge -o DIR/ SNAPSHOT'
+	bad 2 "$line" sh -c 'ckpt-merge -o x.tar < raw.json'
+	bad 2 "$line" sh -c 'ckpt-merge -P 2 -o x.tar < raw.json'
+	bad 2 "$line" sh -c 'ckpt-merge -o x/ < raw.json'
+	bad 2 'ckpt-merge: raw.json: a Flink snapshot'\''s entries without its state files (ckpt-inspect -a): write the snapshot itself, ckpt-merge -o DIR/ SNAPSHOT' ckpt-merge -P 2 -o x.tar raw.json
+	bad 2 'ckpt-merge: <stdin>:1:2900: operator "d5c8b168c6cbfe8c507a10f88b325243": subtask 1: keyed entry 0: a typed entry (it has "namespace"): state documents are read as bytes, as ckpt-inspect -a --raw prints them' sh -c 'ckpt-merge -P 2 -o x.tar < typed.json'
+	nothing_left raw.json typed.json
+	# without -o nothing is written: the raw document is read back and printed
+	run sh -c 'ckpt-merge -P 2 < raw.json | jq -c "[.operators[] | select(.id == \"d5c8b168c6cbfe8c507a10f88b325243\") | .subtasks[].keyed_state.entries | length] | [length, add]"'
+	status_is 0
+	output_is '[2,4]'
+	# -R of those entries says why it cannot type them, not "-m"
+	bad 2 'ckpt-inspect: a Flink snapshot'\''s entries without its state files, whose serializers type them: give -R the Flink snapshot itself' ckpt-inspect -R raw.json
+}
+
+# write_case FORM PATH: run one write PATH of ckpt-merge on FORM into out.tar or out/; prints the output's
+# name, or nothing when ckpt-merge refused; the refusal's stderr in m.err, its status in m.rc.
+write_case() {
+	local f=$1 o=out.tar rc=0
+	case $2 in
+	pack-tar) ckpt-merge -o out.tar "$f" ;;
+	pack-dir) o=out; ckpt-merge -o out/ "$f" ;;
+	P2-tar) ckpt-merge -P 2 -o out.tar "$f" ;;
+	P2-dir) o=out; ckpt-merge -P 2 -o out/ "$f" ;;
+	raw-tar) ckpt-merge -o out.tar <raw.json ;;
+	raw-P2-tar) ckpt-merge -P 2 -o out.tar <raw.json ;;
+	raw-dir) o=out; ckpt-merge -o out/ <raw.json ;;
+	typed-P2-tar) ckpt-merge -P 2 -o out.tar <typed.json ;;
+	esac >/dev/null 2>m.err || rc=$?
+	echo "$rc" >m.rc
+	[ "$rc" -ne 0 ] || echo "$o"
+}
+
+@test "Flink snapshot: every write path of every form in the fixtures carries all its state or refuses, nothing written" {
+	needs_fixtures
+	[ -d "$FIXTURES/flink-artifacts" ] || needs_fixtures
+	local d f o n=0 lossy=0 path irc orc
+	for d in "$FIXTURES"/flink-artifacts/*/ "$FIXTURES"/flink-savepoints/*/ "$FIXTURES"/flink-sql-restore/*/; do
+		[ -f "$d/_metadata" ] || continue
+		f=${d%/}
+		n=$((n + 1))
+		irc=0
+		ckpt-inspect -R "$f" >in.R 2>in.err || irc=$?
+		sed "s#$f/*#SRC/#g" in.err >in.norm
+		ckpt-inspect -a --raw "$f" >raw.json 2>/dev/null || :
+		ckpt-inspect -a "$f" >typed.json 2>/dev/null || :
+		for path in pack-tar pack-dir P2-tar P2-dir raw-tar raw-P2-tar raw-dir typed-P2-tar; do
+			o=$(write_case "$f" "$path")
+			if [ -z "$o" ]; then
+				# refused: 1 or 2, one line, and nothing left
+				if [ "$(cat m.rc)" -gt 2 ] || [ "$(wc -l <m.err)" -ne 1 ] || [ -n "$(ls -A | grep -v '^\(in\|raw\|typed\|m\)\.')" ]; then
+					echo "${f#$FIXTURES/} $path: status $(cat m.rc), $(ls -A | tr '\n' ' '): $(head -3 m.err)"
+					lossy=$((lossy + 1))
+				fi
+				continue
+			fi
+			orc=0
+			ckpt-inspect -R "$o" >out.R 2>out.err || orc=$?
+			if [ "$orc" -ne "$irc" ] || ! cmp -s in.R out.R || ! sed "s#$o/*#SRC/#g" out.err | cmp -s - in.norm; then
+				echo "${f#$FIXTURES/} $path: lossy: -R of the output differs from -R of the input"
+				lossy=$((lossy + 1))
+			fi
+			rm -rf "$o" out.R out.err
+		done
+	done
+	[ "$n" -ge 130 ] || { echo "expected 130 Flink snapshots in the fixtures, found $n"; return 1; }
+	[ "$lossy" -eq 0 ]
+}

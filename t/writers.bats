@@ -119,6 +119,36 @@ old_or_new() {
 	done
 }
 
+@test "writers: ckpt-merge -o DIR/ of a Flink savepoint killed at any point leaves no directory or the whole savepoint; -o FILE writes nothing" {
+	needs_fixtures
+	[ -d "$FIXTURES/flink-artifacts" ] || needs_fixtures
+	local f=$FIXTURES/flink-artifacts/new-stateful-udf-migration-itcase-flink1.19-rocksdb-savepoint-native sc n k
+	ckpt-merge -o ref/ "$f"
+	ckpt-inspect -R ref > ref.R
+	[ -s ref.R ]
+	for sc in write fsync $RENAME; do
+		n=$(count $sc ckpt-merge -o "probe-${sc%%,*}/" "$f")
+		[ "$n" -gt 0 ]
+		for k in $(kill_points "$n"); do
+			rm -rf out
+			kill_at $sc "$k" ckpt-merge -o out/ "$f"
+			if [ -e out ]; then
+				ckpt-inspect -c out/ >/dev/null
+				run ckpt-inspect -R out/
+				output_is "$(cat ref.R)"
+			fi
+		done
+	done
+	# a write that would lose state is refused before anything is written, killed or not
+	for sc in write $RENAME; do
+		kill_at $sc 1 ckpt-merge -o out.tar "$f"
+		[ ! -e out.tar ]
+	done
+	run ckpt-merge -o out.tar "$f"
+	status_is 2
+	[ ! -e out.tar ] && [ -z "$(ls -A | grep '^\.out\.tar')" ]
+}
+
 # finish_log N: a log (NDJSON) of one vertex of parallelism 64 whose subtasks finish N times each
 finish_log() {
 	printf '{"type":"vertex_initialized","payload":{"vertex":"a","parallelism":64}}\n'

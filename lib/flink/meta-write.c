@@ -1,5 +1,6 @@
 /* meta-write.c: a Flink _metadata (format versions 3 to 7) written again as Flink's MetadataV3 to
- * V6 serializers write it, with operators re-uided or dropped and absolute file paths relocated. */
+ * V6 serializers write it, with operators re-uided or dropped, absolute file paths relocated or the
+ * local files they name carried beside it as relative handles. */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -226,23 +227,59 @@ struct wctx {
 	const char *name;
 };
 
+/* The first --relocate whose prefix path starts with, or -1. */
+static int
+relocation(const struct wctx *c, const char *path)
+{
+	for (size_t i = 0; i < c->ned; i++)
+		if (c->ed[i].kind == CKPT_FLINK_RELOCATE && strncmp(path, c->ed[i].from, strlen(c->ed[i].from)) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* A local absolute path (file:/x, file:///x, file://host/x or /x) as a path of this machine, or NULL. */
+static const char *
+local_path(const char *p)
+{
+	if (strncmp(p, "file:", 5) == 0) {
+		p += 5;
+		if (strncmp(p, "//", 2) == 0)
+			p = strchr(p + 2, '/');
+	}
+	return p && *p == '/' ? p : NULL;
+}
+
+/* rel named in the result, the copy of src (NULL: the input's own relative file): two files of one
+ * name are refused, one file named twice is one entry. */
+static int
+note_rel(struct wctx *c, const char *rel, const char *src)
+{
+	json_t *had = c->rel ? json_object_get(c->rel, rel) : NULL;
+
+	if (c->rel == NULL)
+		return 0;
+	if (had && (src ? json_is_string(had) && strcmp(json_string_value(had), src) == 0 : json_is_null(had)))
+		return 0;
+	if (had)
+		return ckpt_err_set(c->w.e, CKPT_ERR_INPUT, "", "two state files would be named \"%s\" in the savepoint: "
+				    "%s and %s", rel, json_is_string(had) ? json_string_value(had) : rel, src ? src : rel);
+	if (json_object_set_new(c->rel, rel, src ? json_string(src) : json_null()) < 0)
+		return ckpt_err_set(c->w.e, CKPT_ERR_NOMEM, "", "out of memory");
+	return 0;
+}
+
 /* A path, relocated by the first --relocate whose prefix it starts with. */
 static int
 w_path(struct wctx *c, const struct ckpt_fmpath *p)
 {
 	char *moved = NULL;
-	int rc;
+	int i, rc;
 
-	if (p->kind == CKPT_FMPATH_RELATIVE) {
-		if (c->rel && json_object_set_new(c->rel, p->path, json_true()) < 0)
-			return ckpt_err_set(c->w.e, CKPT_ERR_NOMEM, "", "out of memory");
-		return w_utf(&c->w, p->path, "relative path");
-	}
-	for (size_t i = 0; i < c->ned && moved == NULL; i++) {
+	if (p->kind == CKPT_FMPATH_RELATIVE)
+		return note_rel(c, p->path, NULL) < 0 ? -1 : w_utf(&c->w, p->path, "relative path");
+	if ((i = relocation(c, p->path)) >= 0) {
 		size_t n = strlen(c->ed[i].from);
 
-		if (c->ed[i].kind != CKPT_FLINK_RELOCATE || strncmp(p->path, c->ed[i].from, n) != 0)
-			continue;
 		if ((moved = malloc(strlen(c->ed[i].to) + strlen(p->path + n) + 1)) == NULL)
 			return ckpt_err_set(c->w.e, CKPT_ERR_NOMEM, "", "out of memory");
 		strcpy(stpcpy(moved, c->ed[i].to), p->path + n);
@@ -251,6 +288,32 @@ w_path(struct wctx *c, const struct ckpt_fmpath *p)
 	rc = w_utf(&c->w, moved ? moved : p->path, "file path");
 	free(moved);
 	return rc;
+}
+
+/* Is p a file the savepoint carries: named by an absolute local path that no --relocate moves? */
+static int
+carried(const struct wctx *c, const struct ckpt_fmpath *p)
+{
+	return c->rel && p->kind == CKPT_FMPATH_FILE && local_path(p->path) && relocation(c, p->path) < 0;
+}
+
+/* A file carried into the savepoint beside its _metadata: the input from pos, then Flink's relative
+ * file handle (tag 6, its name, its size) in place of the file handle (tag 2, its size, its path)
+ * that ends at p. */
+static int
+w_carried(struct wctx *c, const struct ckpt_fmpath *p, size_t pos)
+{
+	const char *base = strrchr(p->path, '/') + 1;
+
+	if (p->at < pos + 9 || c->in[p->at - 9] != 2)
+		return ckpt_err_set(c->w.e, CKPT_ERR_INPUT, "", "offset %zu: a file path outside a file handle", p->at);
+	if (*base == '\0' || strcmp(base, ".") == 0 || strcmp(base, "..") == 0 || strcmp(base, "_metadata") == 0)
+		return ckpt_err_set(c->w.e, CKPT_ERR_INPUT, "", "state file %s: not a name a savepoint's file can have",
+				    p->path);
+	if (note_rel(c, base, local_path(p->path)) < 0)
+		return -1;
+	return w_bytes(&c->w, c->in + pos, p->at - 9 - pos) < 0 || w_be(&c->w, 6, 1) < 0 ||
+	       w_utf(&c->w, base, "relative path") < 0 || w_bytes(&c->w, c->in + p->at - 8, 8) < 0 ? -1 : 0;
 }
 
 static int
@@ -286,7 +349,8 @@ w_operator(struct wctx *c, size_t k, size_t *np)
 	for (; *np < c->sp->npaths && c->sp->paths[*np].op == k; (*np)++) {
 		const struct ckpt_fmpath *p = &c->sp->paths[*np];
 
-		if (w_bytes(&c->w, c->in + pos, p->at - pos) < 0 || w_path(c, p) < 0)
+		if (carried(c, p) ? w_carried(c, p, pos) < 0 :
+				    w_bytes(&c->w, c->in + pos, p->at - pos) < 0 || w_path(c, p) < 0)
 			return -1;
 		pos = p->end;
 	}
@@ -332,38 +396,6 @@ unused_relocation(struct wctx *c)
 	return 0;
 }
 
-static int
-cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* The set of relative paths as a sorted array. */
-static json_t *
-rel_list(json_t *set)
-{
-	json_t *a = json_array();
-	const char **k = calloc(json_object_size(set) + 1, sizeof *k);
-	const char *key;
-	json_t *v;
-	size_t n = 0;
-
-	if (a == NULL || k == NULL)
-		goto fail;
-	json_object_foreach(set, key, v)
-		k[n++] = key;
-	qsort(k, n, sizeof *k, cmp_str);
-	for (size_t i = 0; i < n; i++)
-		if (json_array_append_new(a, json_string(k[i])) < 0)
-			goto fail;
-	free(k);
-	return a;
-fail:
-	free(k);
-	json_decref(a);
-	return NULL;
-}
-
 int
 ckpt_flinkmeta_rewrite(const void *buf, size_t len, const char *name, const struct ckpt_flink_edit *ed,
 		       size_t ned, struct ckpt_bytes *out, json_t **relative, struct ckpt_err *e)
@@ -400,10 +432,8 @@ ckpt_flinkmeta_rewrite(const void *buf, size_t len, const char *name, const stru
 	}
 	if (unused_relocation(&c) < 0)
 		goto out;
-	if (relative && (*relative = rel_list(c.rel)) == NULL) {
-		ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
-		goto out;
-	}
+	if (relative)
+		*relative = json_incref(c.rel);
 	out->p = c.w.p;
 	out->len = c.w.len;
 	c.w.p = NULL;

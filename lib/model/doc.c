@@ -360,7 +360,14 @@ load_kv(struct ldr *L, struct ckpt_subtask *st, struct ckpt_kv *kv, const json_t
 	char p[PTRLEN];
 	size_t len;
 
-	if (need_object(L, v, ptr, what) < 0 || check_keys(L, v, ptr, what, keys) < 0)
+	if (need_object(L, v, ptr, what) < 0)
+		return -1;
+	/* ckpt-inspect -a of a Flink snapshot without --raw: typed values, not the bytes read back */
+	if (json_object_get(v, "namespace") || json_object_get(v, "untyped"))
+		return ckpt_jdoc_err(L->doc, L->e, ptr, "%s: a typed entry (it has \"%s\"): state documents are "
+				     "read as bytes, as ckpt-inspect -a --raw prints them", what,
+				     json_object_get(v, "namespace") ? "namespace" : "untyped");
+	if (check_keys(L, v, ptr, what, keys) < 0)
 		return -1;
 	ptr_key(p, ptr, "state");
 	if (s == NULL)

@@ -1,5 +1,6 @@
 /* savepoint.c: a Flink savepoint directory written whole or not at all: an edited _metadata and
- * the state files its relative handles name, copied or hard-linked beside it, or uploaded to S3. */
+ * the state files its relative handles name (the local files of its absolute ones among them),
+ * copied or hard-linked beside it, or uploaded to S3. */
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -271,23 +272,24 @@ fetch_file(const char *url, const char *dst, struct ckpt_err *e)
 static int
 place_files(const struct spin *in, const char *tmp, json_t *rel, int link_files, struct ckpt_err *e)
 {
-	size_t i;
+	const char *r;
 	json_t *v;
 	int rc = 0;
 
-	json_array_foreach(rel, i, v) {
-		const char *r = json_string_value(v);
+	json_object_foreach(rel, r, v) {
+		int carried = json_is_string(v); /* a local file the input named by its absolute path */
 		char *src = NULL, *dst = NULL;
 
 		if (check_relative(in->meta, r, e) < 0)
 			return -1;
-		if (asprintf(&src, "%s/%s", in->dir, r) < 0 || asprintf(&dst, "%s/%s", tmp, r) < 0) {
+		if ((carried ? (src = strdup(json_string_value(v))) == NULL : asprintf(&src, "%s/%s", in->dir, r) < 0) ||
+		    asprintf(&dst, "%s/%s", tmp, r) < 0) {
 			free(src);
 			return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
 		}
 		if (make_parents(dst, strlen(tmp), e) < 0)
 			rc = -1;
-		else if (in->s3)
+		else if (in->s3 && !carried)
 			rc = fetch_file(src, dst, e);
 		else if (!link_files || linkat(AT_FDCWD, src, AT_FDCWD, dst, AT_SYMLINK_FOLLOW) != 0) {
 			if (link_files && errno != EXDEV && errno != EPERM && errno != EMLINK)

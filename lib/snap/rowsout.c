@@ -1,6 +1,7 @@
 /* rowsout.c: any snapshot's state as rows (ckpt-inspect -R; ckpt-state(5), ROWS): a Flink snapshot's
  * through its state files (flink/rows.c), ckpt's own from their loaded entries. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "snap.h"
 
@@ -38,8 +39,11 @@ ckpt_snapshot_rows(struct ckpt_snapshot *s, FILE *f, struct ckpt_err *e)
 
 	if (w == NULL)
 		return -1;
-	if (s->flink && (b == NULL || b->print == NULL))
+	if (s->flink && (b == NULL || b->print == NULL) && strcmp(ckpt_snapshot_format(s), "flink metadata") == 0)
 		rc = ckpt_err_set(e, CKPT_ERR_INPUT, "", "-R reads the state files: not with -m");
+	else if (s->flink && (b == NULL || b->print == NULL)) /* ckpt-inspect -a of a Flink snapshot, or an archive of it */
+		rc = ckpt_err_set(e, CKPT_ERR_INPUT, "", "a Flink snapshot's entries without its state files, whose "
+				  "serializers type them: give -R the Flink snapshot itself");
 	else
 		rc = s->flink ? ckpt_flink_state_rows(s, w, e) : model_rows(s, w, e);
 	ckpt_jw_flush(w);

@@ -14,6 +14,9 @@
 #             job that keeps it, which then restores nothing; the unedited one is refused by the first.
 #   relocate  the harness's retained checkpoint moved from relocate-old/ (gone) to relocated/, its
 #             _metadata naming absolute paths under the old place: --relocate OLD=NEW restores.
+#   carried   the RocksDB incremental checkpoint, whose _metadata names its shared files by absolute
+#             paths, written unedited: every file it names is carried into the savepoint, which
+#             names nothing outside itself, and restores what the checkpoint itself restores.
 #   metadata  Flink reads every _metadata ckpt-merge wrote, equal to the input's but for the edit.
 #
 # The same assertions run on the State Processor API's own rewrites (the harness's edited/spa-reuid
@@ -76,6 +79,12 @@ setup_file() {
 			ckpt-merge --relocate "$old=$new" -o "$W/$v/relocated/" "$b/$rl" >/dev/null 2>"$W/$v/relocated.ckpt" &&
 				set -- "$@" "$W/$v/relocated.json" "$W/$v/relocated" --backend rocksdb
 			echo "status $?" >>"$W/$v/relocated.ckpt"
+			# the incremental checkpoint, its shared files named by absolute paths, carried whole
+			rl=$(jq -r '.artifacts[] | select(.name == "checkpoint-rocksdb-incremental-2") | .path' "$b/index.json")
+			ckpt-merge -o "$W/$v/carried/" "$b/$rl" >/dev/null 2>"$W/$v/carried.ckpt" &&
+				set -- "$@" "$W/$v/carried.json" "$W/$v/carried" --backend rocksdb \
+					"$W/$v/carried-source.json" "$b/$rl" --backend rocksdb
+			echo "status $?" >>"$W/$v/carried.ckpt"
 		fi
 		# the lines' JVMs side by side: most of each is the MiniCluster's start
 		{ flink_java "$v" restore "$@" >"$W/$v/restore.log" 2>&1 || echo "status $?" >>"$W/$v/restore.log"; } &
@@ -296,6 +305,22 @@ ckpt_ran() {
 		restored "$v/relocated" "$W/$v/relocated.json"
 		same_reports "$v/relocated" "$W/$v/relocated.json" "$b/$(jq -r '.relocatable[0].restore_before_move' "$b/index.json")"
 		same_metadata "$v/relocated" "$W/$v/relocated.json" "$b/$(jq -r '.relocatable[0].sidecar' "$b/index.json")" .
+		n=$((n + 1))
+	done
+	[ "$n" -eq 2 ] || { echo "expected 2 Flink lines, found $n"; return 1; }
+}
+
+@test "flink: ckpt-merge -o DIR/ of an incremental checkpoint carries its shared files: Flink restores the same state from the savepoint alone" {
+	ckpt_writes || skip "ckpt-merge cannot write Flink savepoints yet"
+	local v n=0 outside
+	for v in $(flink_versions); do
+		ckpt_ran "$v/carried" || return 1
+		outside=$(ckpt-inspect -m "$W/$v/carried" | jq -c '[.flink.files[] | select(.kind != "relative_file") | .path]')
+		[ "$outside" = '[]' ] || { echo "$v: the savepoint names files outside itself: $outside"; return 1; }
+		[ "$(ckpt-inspect -m "$W/$v/carried" | jq '.flink.files | length')" -gt 0 ] || { echo "$v: no file carried"; return 1; }
+		restored "$v/carried-source" "$W/$v/carried-source.json"
+		restored "$v/carried" "$W/$v/carried.json"
+		same_reports "$v/carried" "$W/$v/carried.json" "$W/$v/carried-source.json"
 		n=$((n + 1))
 	done
 	[ "$n" -eq 2 ] || { echo "expected 2 Flink lines, found $n"; return 1; }

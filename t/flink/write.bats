@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # ckpt-merge -o against real Flink: every checkpoint and savepoint the harness had Flink write
-# (build/flink/VERSION/) is written back byte for byte, state files and all; a re-uided operator
+# (build/flink/VERSION/) is written back byte for byte, state files and all (those named by absolute
+# local paths carried in, their handles made relative); a re-uided operator
 # holds, under its new id, what Flink said the old one held (the sidecar); relocated absolute paths
 # lead to the files; -g checks the edited savepoint against the job graph Flink refused it for.
 # Flink restoring what ckpt-merge -o writes is t/flink/edit.bats.
@@ -13,7 +14,7 @@ artifact_dir() {
 	echo "$FLINK_OUT/$1/$(jq -r --arg n "$2" '.artifacts[] | select(.name == $n) | .path' "$FLINK_OUT/$1/index.json")"
 }
 
-@test "flink: ckpt-merge -o writes every artifact back byte for byte, with its relative state files" {
+@test "flink: ckpt-merge -o writes every artifact back byte for byte, with every state file it names" {
 	local v name dir n=0 bad=0 f
 	for v in $(flink_versions); do
 		for name in $(jq -r '.artifacts[].name' "$FLINK_OUT/$v/index.json"); do
@@ -24,13 +25,21 @@ artifact_dir() {
 				bad=1
 				continue
 			fi
-			cmp "$dir/_metadata" "$v-$name/_metadata" || { echo "$v/$name: _metadata differs"; bad=1; }
-			for f in $(ckpt-inspect -m "$dir" | jq -r '.flink.files[] | select(.kind == "relative_file") | .path'); do
-				cmp "$dir/$f" "$v-$name/$f" || { echo "$v/$name: $f differs"; bad=1; }
+			# files named by absolute local paths are carried in, their handles made relative
+			if [ "$(ckpt-inspect -m "$dir" | jq '[.flink.files[] | select(.kind == "file")] | length')" -eq 0 ]; then
+				cmp "$dir/_metadata" "$v-$name/_metadata" || { echo "$v/$name: _metadata differs"; bad=1; }
+			fi
+			for f in $(ckpt-inspect -m "$dir" | jq -r '.flink.files[] | select(.kind == "relative_file" or .kind == "file") | .path'); do
+				case $f in
+				file:*) cmp "${f#file:}" "$v-$name/${f##*/}" ;;
+				*) cmp "$dir/$f" "$v-$name/$f" ;;
+				esac || { echo "$v/$name: $f differs"; bad=1; }
 			done
+			[ "$(ckpt-inspect -m "$v-$name" | jq '[.flink.files[] | select(.kind != "relative_file")] | length')" -eq 0 ] ||
+				{ echo "$v/$name: names a file outside the savepoint"; bad=1; }
 			[ "$(ls "$v-$name" | wc -l)" -eq "$(($(ckpt-inspect -m "$dir" |
-				jq '[.flink.files[] | select(.kind == "relative_file")] | length') + 1))" ] ||
-				{ echo "$v/$name: files beyond _metadata and its relative files"; bad=1; }
+				jq '[.flink.files[] | select(.kind == "relative_file" or .kind == "file")] | length') + 1))" ] ||
+				{ echo "$v/$name: files beyond _metadata and the files it names"; bad=1; }
 		done
 	done
 	[ "$n" -ge 20 ] || { echo "expected the artifacts of 2 Flink lines (20 or more), found $n"; bad=1; }
