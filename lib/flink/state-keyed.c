@@ -228,17 +228,16 @@ heap_entry(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, struct 
 	if (c->prefix == 2)
 		B->key[1] = (unsigned char)kg;
 	if (m->kindc == 't') {
-		if (heap_piece(s, m->value, "timer", &B->key, &B->kcap, &kn, &hh, &hd) < 0)
+		if (heap_piece(s, m->value, "timer", &B->key, &B->kcap, &kn, &hash, &hashed) < 0 ||
+		    (hashed && ckpt_fstate_kg_check(c, at, m->name, kg, hash) < 0))
 			return -1;
 	} else {
 		if (heap_piece(s, m->ns, "namespace", &B->ns, &B->ncap, &nn, &hh, &hd) < 0 ||
 		    heap_piece(s, h->key, "key", &B->key, &B->kcap, &kn, &hash, &hashed) < 0 ||
 		    heap_piece(s, m->value, "value", &B->val, &B->vcap, &vn, &hh, &hd) < 0)
 			return -1;
-		if (hashed && ckpt_flink_key_group(hash, c->op->max_parallelism) != kg)
-			return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "offset %llu: a key of state \"%s\" in key "
-					    "group %u hashes to key group %u", (unsigned long long)at, m->name, kg,
-					    ckpt_flink_key_group(hash, c->op->max_parallelism));
+		if (hashed && ckpt_fstate_kg_check(c, at, m->name, kg, hash) < 0)
+			return -1;
 		/* the canonical order: key, then namespace, each with its length after it when both
 		 * are of variable length (as the canonical layout has them) */
 		if (kn + nn + 10 > B->kcap) {

@@ -173,6 +173,9 @@ int ckpt_fstate_typable(const struct fheader *h, struct fmeta *m);
 int ckpt_fstate_typed_emit(struct ftyped *t, struct ckpt_fout *o);
 /* The typed form as a new jansson value (*v NULL when there is none). */
 int ckpt_fstate_typed_json(struct ftyped *t, json_t **v);
+/* A key's hashCode against the key group it is stored in: 0, or -1 with c->e set naming the file,
+ * the offset at, state and both key groups. */
+int ckpt_fstate_kg_check(struct fctx *c, uint64_t at, const char *state, uint32_t kg, int32_t hash);
 /* Check the typed form the sink did not ask for. */
 int ckpt_fstate_typed_check(struct ftyped *t);
 /* -R: a canonical list entry's rows, one an element, written into r as they are decoded (state and
