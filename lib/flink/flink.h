@@ -536,5 +536,9 @@ const char *ckpt_frocks_cf(const struct ckpt_frocks_db *d, size_t i);
 typedef int ckpt_frocks_fn(void *arg, const unsigned char *k, size_t kn, const unsigned char *v, size_t vn);
 int ckpt_frocks_scan(struct ckpt_frocks_db *d, size_t cf, const void *lo, size_t nlo, const void *hi, size_t nhi,
 		     ckpt_frocks_fn *fn, void *arg, const char *where, struct ckpt_err *e);
+/* The file of column family cf whose key range holds key k, NULL when none does (RocksDB says
+ * which file, never where in it). */
+const struct ckpt_frocks_file *ckpt_frocks_file_of(struct ckpt_frocks_db *d, size_t cf, const unsigned char *k,
+						   size_t kn);
 
 #endif

@@ -13,14 +13,26 @@ ckpt_fstate_nomem(struct fctx *c)
 }
 
 int
-ckpt_fstate_kg_check(struct fctx *c, uint64_t at, const char *state, uint32_t kg, int32_t hash)
+ckpt_fstate_kg_check(struct fctx *c, uint64_t at, const unsigned char *k, size_t kn, const char *state,
+		     uint32_t kg, int32_t hash)
 {
 	uint32_t want = ckpt_flink_key_group(hash, c->op->max_parallelism);
+	const struct ckpt_frocks_file *f;
+	char hex[2 * 48 + 4];
+	size_t i;
 
 	if (want == kg)
 		return 0;
-	return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "offset %llu: a key of state \"%s\" in key group %u "
-			    "hashes to key group %u", (unsigned long long)at, state, kg, want);
+	if (k == NULL || c->rdb == NULL)
+		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "offset %llu: a key of state \"%s\" in key group "
+				    "%u hashes to key group %u", (unsigned long long)at, state, kg, want);
+	for (i = 0; i < kn && i < 48; i++) /* RocksDB names the table file, not where in it: the key does */
+		snprintf(hex + 2 * i, 3, "%02x", k[i]);
+	snprintf(hex + 2 * i, 4, "%s", i < kn ? "..." : "");
+	f = ckpt_frocks_file_of(c->rdb, c->rcf, k, kn);
+	return ckpt_err_set(c->e, CKPT_ERR_INPUT, f && f->path ? f->path : c->where, "%s%s%skey %s: a key of state "
+			    "\"%s\" in key group %u hashes to key group %u", f && !f->path ? "inline " : "",
+			    f ? f->local : "", f ? ", " : "", hex, state, kg, want);
 }
 
 /* Decode p[0, n) (at offset at of the source) as one value of t, to its last byte, into o; its hash
@@ -101,7 +113,7 @@ key_out(const struct ftyped *t, struct ckpt_fsrc *s, struct ckpt_fout *o, const 
 	}
 	if (!ckpt_fsrc_drained(s))
 		return ckpt_fsrc_fail(s, "key of state \"%s\" does not end where its serializers end", m->name);
-	return hashed ? ckpt_fstate_kg_check(c, t->at, m->name, t->kg, hash) : 0;
+	return hashed ? ckpt_fstate_kg_check(c, t->at, t->rocks ? t->k : NULL, t->kn, m->name, t->kg, hash) : 0;
 }
 
 /* The next element of a canonical list's value s (ListDelimitedSerializer: elements joined by ','),
@@ -136,7 +148,7 @@ typed_out(const struct ftyped *t, struct ckpt_fout *o)
 					    (unsigned long long)t->at);
 		if (decode_out(c, m->value, t->k + c->prefix, t->kn - c->prefix, t->at, "timer", o, &hh, &hd) < 0)
 			return -1;
-		return hd ? ckpt_fstate_kg_check(c, t->at, m->name, t->kg, hh) : 0;
+		return hd ? ckpt_fstate_kg_check(c, t->at, t->rocks ? t->k : NULL, t->kn, m->name, t->kg, hh) : 0;
 	}
 	if (ckpt_fout_open(o, '{') < 0)
 		return ckpt_fstate_nomem(c);
