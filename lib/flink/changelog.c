@@ -847,7 +847,7 @@ read_file(struct cl *L, const json_t *f)
 		} else if ((fd = open(L->c->where, O_RDONLY)) < 0)
 			return ckpt_err_sys(L->c->e, L->c->where, "cannot open the changelog file of operator %s subtask %u",
 					    L->c->op->id, L->c->st->index);
-		else if (fstat(fd, &sb) < 0) {
+		else if (ckpt_fsrc_note_read(L->c->where), fstat(fd, &sb) < 0) {
 			ckpt_err_sys(L->c->e, L->c->where, "cannot stat");
 			goto out;
 		} else if (ckpt_fsrc_file(&s, fd, 0, (uint64_t)sb.st_size, L->c->where, L->c->e) < 0)

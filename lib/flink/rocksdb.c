@@ -304,6 +304,7 @@ place(const char *dir, const struct ckpt_frocks_file *f, const char *where, stru
 	create_end();
 	if (r < 0)
 		return ckpt_err_sys(e, to, "cannot link");
+	ckpt_fsrc_note_read(f->path);
 	return 0;
 }
 
