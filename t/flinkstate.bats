@@ -263,6 +263,9 @@ want_entries='[["\u0002a","\u0003bc"],["a","bc"],[29,{"base64":"HQAAACoA"},{"bas
 	run --separate-stderr ckpt-inspect -c -r "$PWD/old/sp=$PWD/job/chk-2" --latest job
 	status_is 0
 	output_is job/chk-1
+	# ckpt-inspect(1)'s example, the same commands
+	grep -q '^ckpt-inspect -v -c -r /data/flink/job=/mnt/copy/job /mnt/copy/job/chk-42$' "$ROOT/man/ckpt-inspect.1"
+	grep -q '^ckpt-inspect -r /data/flink/job=/mnt/copy/job --latest /mnt/copy/job$' "$ROOT/man/ckpt-inspect.1"
 	# a prefix that ends inside a name is no prefix: the old place is read
 	run --separate-stderr ckpt-inspect -v -a -r "$PWD/ol=$PWD/copy" copy/sp
 	status_is 0
