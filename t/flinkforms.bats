@@ -154,3 +154,19 @@ keys_named() {
 	keys_named 1.17-hashmap-checkpoint _metadata \
 		'offset 808: a key of state "_timer_state/event_timer" in key group 1 hashes to key group 2, not one of the subtask'"'"'s'
 }
+
+@test "flinkforms: a Kryo key of one of Kryo's default classes (the Scala job's java.lang.Long keys) is checked against its key group" {
+	needs_fixtures
+	f=stateful-scala-udf-migration-itcase-flink1.17-hashmap-savepoint
+	cp -r "$ART/$f" sp
+	chmod -R u+w sp
+	# the key 3 (Kryo's class id 9, then the zig-zag varint 6) made 2: Long.hashCode 2 is key group 3
+	damaged sp 461031a4-fda7-4201-8014-7f6b6b501f0b 8143 02
+	keys_named sp 461031a4-fda7-4201-8014-7f6b6b501f0b \
+		'offset 8137: a key of state "caseClassState" in key group 1 hashes to key group 3'
+	# every Kryo key of the job's forms hashes to its key group
+	for g in hashmap-savepoint hashmap-checkpoint rocksdb-savepoint-native; do
+		run ckpt-inspect -c "$ART/${f%-hashmap-savepoint}-$g"
+		status_is 0
+	done
+}

@@ -356,7 +356,10 @@ int ckpt_fser_scala_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct
 
 /* A Kryo value: the rest of s (a memory source) less s->tail bytes, emitted as {"kryo_class",
  * "kryo_id", "typed": null, "reason", "bytes"}.  0, or -1 with the error set. */
-int ckpt_fser_kryo_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o);
+/* A KryoSerializer's value; the hashCode of one of Kryo's default classes (Integer, String, Long,
+ * ...) into *hash, *hashed set, when asked for (hash not NULL). */
+int ckpt_fser_kryo_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash,
+			 int *hashed);
 
 /* ------------------------------------------------------------ rowdata.c */
 

@@ -995,7 +995,7 @@ read_composite_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt
 	case FSER_OPTION: case FSER_EITHER: case FSER_TRY: case FSER_TRAVERSABLE: case FSER_SENUM: case FSER_UNIT:
 		return ckpt_fser_scala_value(t, s, o);
 	case FSER_KRYO:
-		return ckpt_fser_kryo_value(t, s, o);
+		return ckpt_fser_kryo_value(t, s, o, hash, hashed);
 	case FSER_ROWDATA: case FSER_EXTERNAL: case FSER_STRINGDATA: case FSER_TIMESTAMPDATA: case FSER_DECIMALDATA:
 	case FSER_ARRAYDATA: case FSER_MAPDATA: case FSER_RAWDATA: case FSER_LINKEDLIST:
 		return ckpt_fser_rd_value(t, s, o, hash, hashed);
