@@ -55,9 +55,9 @@ struct ckpt_fsrc {
 	size_t tail;               /* memory: the bytes at the end a Kryo value leaves to what follows it */
 };
 
-/* A source over size bytes of fd from base; where names it in errors.  0, or -1 with e set. */
 /* A local file of state opened for reading: its directory noted for ckpt_flink_state_read_dirs. */
 void ckpt_fsrc_note_read(const char *path);
+/* A source over size bytes of fd from base; where names it in errors.  0, or -1 with e set. */
 int ckpt_fsrc_file(struct ckpt_fsrc *s, int fd, uint64_t base, uint64_t size, const char *where,
 		   struct ckpt_err *e);
 /* A source over size bytes from base of the S3 object o (taken: released with the source, or on
