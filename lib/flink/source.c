@@ -51,9 +51,10 @@ ckpt_fsrc_note_read(const char *path)
 size_t
 ckpt_flink_state_read_dirs(char *out, size_t n)
 {
-	size_t len = 0, k = ndirs;
+	size_t len = 0, k;
 
 	pthread_mutex_lock(&dirs_mu);
+	k = ndirs;
 	if (n)
 		out[0] = '\0';
 	for (size_t i = 0; i < ndirs; i++) {
