@@ -406,9 +406,13 @@ inspect_file(const struct opts *o, const char *path, struct ckpt_snapshot *other
 		status = 2;
 	if (status == 2 && e.kind != CKPT_ERR_NONE)
 		status = ckpt_err_status(&e);
-	if (o->verbose && flink_state(s))
-		cli_warn("%s: %llu bytes of state files read", display(path),
-			 (unsigned long long)(ckpt_flink_state_bytes_read() - before));
+	if (o->verbose && flink_state(s)) {
+		char dirs[2048];
+
+		cli_warn("%s: %llu bytes of state files read%s%s", display(path),
+			 (unsigned long long)(ckpt_flink_state_bytes_read() - before),
+			 ckpt_flink_state_read_dirs(dirs, sizeof dirs) ? " from " : "", dirs);
+	}
 	if (o->verbose && ckpt_s3_fetched() > fetched)
 		cli_warn("%s: %llu bytes fetched from S3", display(path), (unsigned long long)(ckpt_s3_fetched() - fetched));
 	ckpt_snapshot_free(s);

@@ -717,6 +717,9 @@ int ckpt_flink_state_select(struct ckpt_snapshot *s, const struct ckpt_flink_sel
 int ckpt_flink_state_found(struct ckpt_snapshot *s, char *names, size_t size);
 /* Bytes this process read from Flink state files so far (not the _metadata, not RocksDB's). */
 uint64_t ckpt_flink_state_bytes_read(void);
+/* The directories local state files (RocksDB's too) were read from since the last call, joined by
+ * ", " into out (cut at n bytes; " and N more" past the first 8); how many. */
+size_t ckpt_flink_state_read_dirs(char *out, size_t n);
 /* Bytes this process fetched from S3 so far (the _metadata, ranges read ahead and RocksDB's files
  * included): what reading a snapshot there cost. */
 uint64_t ckpt_s3_fetched(void);

@@ -288,6 +288,6 @@ flip_at() {
 		-k '[3]' new-stateful-udf-migration-itcase-flink1.19-rocksdb-checkpoint
 	status_is 0
 	output_is '{"uid":null,"operator":"41e91aae0bee218c44306cf7d21940ad","state":"state-name","kind":"value","subtask":1,"key_group":1,"key":[3],"namespace":3,"value":3}'
-	[[ $stderr =~ ^ckpt-inspect:\ new-stateful-udf-migration-itcase-flink1.19-rocksdb-checkpoint:\ [0-9]+\ bytes\ of\ state\ files\ read$ ]]
+	[[ $stderr =~ ^ckpt-inspect:\ new-stateful-udf-migration-itcase-flink1.19-rocksdb-checkpoint:\ [0-9]+\ bytes\ of\ state\ files\ read\ from\ new-stateful-udf-migration-itcase-flink1.19-rocksdb-checkpoint$ ]]
 	grep -q "k '\[3\]' new-stateful-udf-migration-itcase-flink1.19-rocksdb-checkpoint" "$ROOT/man/ckpt-inspect.1"
 }

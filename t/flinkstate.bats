@@ -227,6 +227,51 @@ want_entries='[["\u0002a","\u0003bc"],["a","bc"],[29,{"base64":"HQAAACoA"},{"bas
 		ckpt-inspect -a -r hdfs://nn/chk m
 }
 
+@test "flinkstate: -r /old=/copy (a bare path) maps the file: URIs Flink writes; the copy alone is read (-v)" {
+	mkdir old
+	(cd old && sp_dir && cd sp && meta_file "abs file:$PWD/op" "abs file://$PWD/kv" .)
+	cp -r old copy
+	want=$(ckpt-inspect -a old/sp)
+	printf 'x' | dd of=old/sp/kv bs=1 seek=100 conv=notrunc status=none # the old place, other bytes
+	for root in "$PWD/old" "$PWD/old/" "file:$PWD/old" "file://$PWD/old"; do
+		run --separate-stderr ckpt-inspect -v -a -r "$root=$PWD/copy" copy/sp
+		status_is 0
+		[ "$output" = "$want" ]
+		[[ $stderr =~ ^ckpt-inspect:\ copy/sp:\ [0-9]+\ bytes\ of\ state\ files\ read\ from\ $PWD/copy/sp$ ]]
+	done
+	run --separate-stderr ckpt-inspect -c -r "$PWD/old=$PWD/copy" copy/sp
+	status_is 0
+	# the old place gone: the copy reads alone; a file deleted from the copy is missing, not read at the old place
+	rm -rf old
+	run --separate-stderr ckpt-inspect -a -r "$PWD/old=$PWD/copy" copy/sp
+	status_is 0
+	[ "$output" = "$want" ]
+	mkdir old && cp -r copy/sp old/sp && rm copy/sp/kv
+	run --separate-stderr ckpt-inspect -c -r "$PWD/old=$PWD/copy" copy/sp
+	status_is 1
+	[ "$(jq -c .problems <<<"$output")" = "[{\"where\":\"$PWD/copy/sp/kv\",\"problem\":\"missing (No such file or directory)\"}]" ]
+	bad 2 "ckpt-inspect: $PWD/copy/sp/kv: cannot open the state file of operator 0102030405060708090a0b0c0d0e0f10 subtask 0: No such file or directory" \
+		ckpt-inspect -R -r "$PWD/old=$PWD/copy" copy/sp
+	# a job directory of the copies: checkpoint 2 lost a file the old place still has, --latest skips it
+	mkdir job
+	cp -r copy/sp job/chk-2
+	sp_dir
+	mv sp job/chk-1
+	run --separate-stderr ckpt-inspect -r "$PWD/old/sp=$PWD/job/chk-2" --latest job
+	status_is 0
+	output_is job/chk-1
+	run --separate-stderr ckpt-inspect -c -r "$PWD/old/sp=$PWD/job/chk-2" --latest job
+	status_is 0
+	output_is job/chk-1
+	# ckpt-inspect(1)'s example, the same commands
+	grep -q '^ckpt-inspect -v -c -r /data/flink/job=/mnt/copy/job /mnt/copy/job/chk-42$' "$ROOT/man/ckpt-inspect.1"
+	grep -q '^ckpt-inspect -r /data/flink/job=/mnt/copy/job --latest /mnt/copy/job$' "$ROOT/man/ckpt-inspect.1"
+	# a prefix that ends inside a name is no prefix: the old place is read
+	run --separate-stderr ckpt-inspect -v -a -r "$PWD/ol=$PWD/copy" copy/sp
+	status_is 0
+	[[ $stderr =~ bytes\ of\ state\ files\ read\ from\ $PWD/old/sp$ ]]
+}
+
 @test "flinkstate: each key's key group is checked against its prefix and its hash" {
 	sp_dir
 	KEY_OF=([29]=43)

@@ -126,8 +126,8 @@ typed_values() {
 	bad 2 "ckpt-inspect: sp/kv: offset $((KV_OFF[0] + 20)): collection element flag 7 (0 or 1 expected)" ckpt-inspect -a sp
 }
 
-# kkv: canonical keyed state (kv_file's layout) whose key serializer is Kryo: in key group 29,
-# the key Kryo wrote as the registered java.lang.Long 3 (id 7 + 2, zigzag varint 6) in value state
+# kkv: canonical keyed state (kv_file's layout) whose key serializer is Kryo: in key group 113 (Flink's
+# of Long.hashCode 3: a key of Kryo's default classes is checked against its key group), the key Kryo wrote as the registered java.lang.Long 3 (id 7 + 2, zigzag varint 6) in value state
 # "blob" of a Kryo value of the unregistered class x.Foo (1, name id 0, the name's last byte with
 # its high bit set), then its fields' bytes "zz"; and list state "names" of Strings in the
 # operator state beside it.
@@ -138,11 +138,11 @@ kkv_file() {
 	b_i32 2; b_utf NAMESPACE_SERIALIZER; s_proxy "$VOIDNS"
 	b_utf VALUE_SERIALIZER; b_i32 2; s_kryo
 	KV_OFF=("$(blen)")
-	b_i16 0; b_i32 4; b_u8 $((29 | 128)); b_u8 9; b_u8 6; b_u8 0
+	b_i16 0; b_i32 4; b_u8 $((113 | 128)); b_u8 9; b_u8 6; b_u8 0
 	b_i32 9; b_u8 1; b_u8 0; B+=x.Fo; b_u8 $((0x6f | 128)); B+=zz
 	b_i16 -1
 	b_write "${1:-kv}"
-	KV_KGS=29
+	KV_KGS=113
 }
 
 @test "flinktypes: Kryo keys and values in a canonical savepoint: the class named, the bytes kept, typed null" {
@@ -154,7 +154,11 @@ kkv_file() {
 	(cd sp && meta_file "rel op" "rel kv" .)
 	run sh -c "ckpt-inspect -a sp | jq -c '.operators[].subtasks[].keyed_state.entries[] | [.state, .key_group, {key, namespace, value}]'"
 	status_is 0
-	output_is '["blob",29,{"key":{"kryo_class":"java.lang.Long","kryo_id":7,"typed":null,"reason":"Kryo writes no schema: the bytes are kept as they are","bytes":"\t\u0006"},"namespace":null,"value":{"kryo_class":"x.Foo","kryo_id":null,"typed":null,"reason":"Kryo writes no schema: the bytes are kept as they are","bytes":{"base64":"AQB4LkZv73p6"}}}]'
+	output_is '["blob",113,{"key":{"kryo_class":"java.lang.Long","kryo_id":7,"typed":null,"reason":"Kryo writes no schema: the bytes are kept as they are","bytes":"\t\u0006"},"namespace":null,"value":{"kryo_class":"x.Foo","kryo_id":null,"typed":null,"reason":"Kryo writes no schema: the bytes are kept as they are","bytes":{"base64":"AQB4LkZv73p6"}}}]'
+	# the key 3 made 4 (zig-zag 8): Long.hashCode 4 is key group 7
+	printf '\010' | dd of=sp/kv bs=1 seek=$((KV_OFF[0] + 8)) conv=notrunc status=none
+	bad 2 "ckpt-inspect: sp/kv: offset $((KV_OFF[0] + 2)): a key of state \"blob\" in key group 113 hashes to key group 7" \
+		ckpt-inspect -a sp
 }
 
 @test "flinktypes: the Scala fixtures: Kryo keys named, Scala values typed, alike in every canonical form" {

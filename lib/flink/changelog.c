@@ -404,6 +404,25 @@ suffix(struct cl *L, struct buf *b, size_t n)
 	return 0;
 }
 
+/* A key of the change at offset at whose hashCode gives key group want, not the change's kg: Flink's
+ * appliers put it in want, so that is where it goes (*kg and the prefix set), unless want is not
+ * the subtask's, where Flink's restore fails: then named with both key groups. */
+static int
+rehome(struct cl *L, uint64_t at, const struct fmeta *m, uint32_t *kg, uint32_t want)
+{
+	const struct ckpt_subtask *st = L->c->st;
+
+	if (!st->keyed || want < st->kg_first || want > st->kg_last)
+		return ckpt_err_set(L->c->e, CKPT_ERR_INPUT, L->c->where, "offset %llu: a key of state \"%s\" in key "
+				    "group %u hashes to key group %u, not one of the subtask's", (unsigned long long)at,
+				    m->name, *kg, want);
+	*kg = want;
+	L->k.p[0] = (unsigned char)(L->c->prefix == 2 ? want >> 8 : want);
+	if (L->c->prefix == 2)
+		L->k.p[1] = (unsigned char)want;
+	return 0;
+}
+
 /*
  * The scope of a key-value change (KvStateChangeLoggerImpl.serializeScope: key, namespace) into
  * L->k as the heap layout keys an entry: key-group prefix, key, namespace.  tail: the wire length
@@ -419,6 +438,7 @@ scope(struct cl *L, struct ckpt_fsrc *s, struct fmeta *m, uint32_t idx, uint32_t
 	int32_t hash;
 	int hashed = 0;
 	size_t kn;
+	uint64_t at = s->base + ckpt_fsrc_tell(s);
 
 	L->k.n = L->ns.n = 0;
 	if (buf_add(L, &L->k, pre, L->c->prefix) < 0)
@@ -444,12 +464,9 @@ scope(struct cl *L, struct ckpt_fsrc *s, struct fmeta *m, uint32_t idx, uint32_t
 			return -1;
 	}
 	kn = L->k.n - L->c->prefix;
-	if (hashed && ckpt_flink_key_group(hash, L->c->op->max_parallelism) != *kg) {
-		*kg = ckpt_flink_key_group(hash, L->c->op->max_parallelism); /* where Flink's applier puts it */
-		L->k.p[0] = (unsigned char)(L->c->prefix == 2 ? *kg >> 8 : *kg);
-		if (L->c->prefix == 2)
-			L->k.p[1] = (unsigned char)*kg;
-	}
+	if (hashed && ckpt_flink_key_group(hash, L->c->op->max_parallelism) != *kg &&
+	    rehome(L, at, m, kg, ckpt_flink_key_group(hash, L->c->op->max_parallelism)) < 0)
+		return -1;
 	if ((amb && suffix(L, &L->k, kn) < 0) || piece(L, s, m->ns, "namespace", &L->ns, NULL, NULL) < 0 ||
 	    buf_add(L, &L->k, L->ns.p, L->ns.n) < 0 || (amb && suffix(L, &L->k, L->ns.n) < 0))
 		return -1;
@@ -577,8 +594,16 @@ apply_pq(struct cl *L, struct ckpt_fsrc *s, struct fmeta *m, uint32_t kg, uint32
 	if (op == OP_ADD_ELEMENT && ckpt_fsrc_i32(s, &n, "element count") < 0)
 		return -1;
 	for (int32_t i = 0; i < n; i++) {
+		int32_t hash;
+		int hashed = 0;
+
+		uint64_t at = s->base + ckpt_fsrc_tell(s);
+
 		L->k.n = 0;
-		if (buf_add(L, &L->k, pre, L->c->prefix) < 0 || piece(L, s, m->value, "timer", &L->k, NULL, NULL) < 0)
+		if (buf_add(L, &L->k, pre, L->c->prefix) < 0 || piece(L, s, m->value, "timer", &L->k, &hash, &hashed) < 0)
+			return -1;
+		if (hashed && ckpt_flink_key_group(hash, L->c->op->max_parallelism) != kg &&
+		    rehome(L, at, m, &kg, ckpt_flink_key_group(hash, L->c->op->max_parallelism)) < 0)
 			return -1;
 		if (op == OP_REMOVE_ELEMENT)
 			ent_del(L, idx, L->k.p, L->k.n);
@@ -847,7 +872,7 @@ read_file(struct cl *L, const json_t *f)
 		} else if ((fd = open(L->c->where, O_RDONLY)) < 0)
 			return ckpt_err_sys(L->c->e, L->c->where, "cannot open the changelog file of operator %s subtask %u",
 					    L->c->op->id, L->c->st->index);
-		else if (fstat(fd, &sb) < 0) {
+		else if (ckpt_fsrc_note_read(L->c->where), fstat(fd, &sb) < 0) {
 			ckpt_err_sys(L->c->e, L->c->where, "cannot stat");
 			goto out;
 		} else if (ckpt_fsrc_file(&s, fd, 0, (uint64_t)sb.st_size, L->c->where, L->c->e) < 0)

@@ -55,6 +55,8 @@ struct ckpt_fsrc {
 	size_t tail;               /* memory: the bytes at the end a Kryo value leaves to what follows it */
 };
 
+/* A local file of state opened for reading: its directory noted for ckpt_flink_state_read_dirs. */
+void ckpt_fsrc_note_read(const char *path);
 /* A source over size bytes of fd from base; where names it in errors.  0, or -1 with e set. */
 int ckpt_fsrc_file(struct ckpt_fsrc *s, int fd, uint64_t base, uint64_t size, const char *where,
 		   struct ckpt_err *e);
@@ -354,7 +356,10 @@ int ckpt_fser_scala_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct
 
 /* A Kryo value: the rest of s (a memory source) less s->tail bytes, emitted as {"kryo_class",
  * "kryo_id", "typed": null, "reason", "bytes"}.  0, or -1 with the error set. */
-int ckpt_fser_kryo_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o);
+/* A KryoSerializer's value; the hashCode of one of Kryo's default classes (Integer, String, Long,
+ * ...) into *hash, *hashed set, when asked for (hash not NULL). */
+int ckpt_fser_kryo_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash,
+			 int *hashed);
 
 /* ------------------------------------------------------------ rowdata.c */
 
@@ -536,5 +541,9 @@ const char *ckpt_frocks_cf(const struct ckpt_frocks_db *d, size_t i);
 typedef int ckpt_frocks_fn(void *arg, const unsigned char *k, size_t kn, const unsigned char *v, size_t vn);
 int ckpt_frocks_scan(struct ckpt_frocks_db *d, size_t cf, const void *lo, size_t nlo, const void *hi, size_t nhi,
 		     ckpt_frocks_fn *fn, void *arg, const char *where, struct ckpt_err *e);
+/* The file of column family cf whose key range holds key k, NULL when none does (RocksDB says
+ * which file, never where in it). */
+const struct ckpt_frocks_file *ckpt_frocks_file_of(struct ckpt_frocks_db *d, size_t cf, const unsigned char *k,
+						   size_t kn);
 
 #endif

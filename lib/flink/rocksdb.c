@@ -304,6 +304,7 @@ place(const char *dir, const struct ckpt_frocks_file *f, const char *where, stru
 	create_end();
 	if (r < 0)
 		return ckpt_err_sys(e, to, "cannot link");
+	ckpt_fsrc_note_read(f->path);
 	return 0;
 }
 
@@ -627,4 +628,39 @@ ckpt_frocks_scan(struct ckpt_frocks_db *d, size_t cf, const void *lo, size_t nlo
 			rc = rocks_fail(d, e, where, "cannot read", err);
 	}
 	return rc;
+}
+
+/* Which table file holds key k of column family cf: the first live file of cf whose key range
+ * holds it, else the one file of cf (a damaged key may lie outside the range its MANIFEST
+ * records); RocksDB says no offset within it.  NULL when neither. */
+const struct ckpt_frocks_file *
+ckpt_frocks_file_of(struct ckpt_frocks_db *d, size_t cf, const unsigned char *k, size_t kn)
+{
+	const rocksdb_livefiles_t *lf = rocksdb_livefiles(d->db);
+	const char *in = NULL, *only = NULL;
+	int n = 0;
+
+	for (int i = 0; lf && i < rocksdb_livefiles_count(lf); i++) {
+		const char *name = rocksdb_livefiles_name(lf, i), *cfn = rocksdb_livefiles_column_family_name(lf, i);
+		size_t an, bn;
+		const char *a = rocksdb_livefiles_smallestkey(lf, i, &an), *b = rocksdb_livefiles_largestkey(lf, i, &bn);
+		int ca, cb;
+
+		if (name == NULL || cfn == NULL || strcmp(cfn, d->names[cf]) != 0 || a == NULL || b == NULL)
+			continue;
+		only = n++ == 0 ? name : NULL;
+		ca = memcmp(a, k, an < kn ? an : kn);
+		cb = memcmp(k, b, kn < bn ? kn : bn);
+		if (in == NULL && (ca < 0 || (ca == 0 && an <= kn)) && (cb < 0 || (cb == 0 && kn <= bn)))
+			in = name;
+	}
+	in = in ? in : only;
+	for (size_t j = 0; in && j < d->nf; j++)
+		if (strcmp(d->f[j].local, in + (*in == '/')) == 0) {
+			rocksdb_livefiles_destroy(lf);
+			return &d->f[j];
+		}
+	if (lf)
+		rocksdb_livefiles_destroy(lf);
+	return NULL;
 }

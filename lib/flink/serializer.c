@@ -974,7 +974,7 @@ read_composite_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt
 		if (ckpt_fout_int(o, (int64_t)((uint64_t)ts ^ (1ull << 63))) < 0)
 			return nomem(s);
 		ckpt_fout_key_lit(o, "key");
-		if (value(t->kids[0], s, o, &h, &hd) < 0)
+		if (value(t->kids[0], s, o, hash, hashed) < 0) /* a timer's hash is its key's: its key group */
 			return -1;
 		ckpt_fout_key_lit(o, "namespace");
 		if (value(t->kids[1], s, o, &h1, &hd1) < 0)
@@ -995,7 +995,7 @@ read_composite_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt
 	case FSER_OPTION: case FSER_EITHER: case FSER_TRY: case FSER_TRAVERSABLE: case FSER_SENUM: case FSER_UNIT:
 		return ckpt_fser_scala_value(t, s, o);
 	case FSER_KRYO:
-		return ckpt_fser_kryo_value(t, s, o);
+		return ckpt_fser_kryo_value(t, s, o, hash, hashed);
 	case FSER_ROWDATA: case FSER_EXTERNAL: case FSER_STRINGDATA: case FSER_TIMESTAMPDATA: case FSER_DECIMALDATA:
 	case FSER_ARRAYDATA: case FSER_MAPDATA: case FSER_RAWDATA: case FSER_LINKEDLIST:
 		return ckpt_fser_rd_value(t, s, o, hash, hashed);

@@ -2,6 +2,7 @@
  * through a window (never whole) or bytes in memory, plain or as Snappy-framed streams; errors
  * name the file and offset. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,53 @@ uint64_t
 ckpt_flink_state_bytes_read(void)
 {
 	return atomic_load(&bytes_read);
+}
+
+/* The directories state files were opened in (-v names them: a copy read through --root must not
+ * touch the old place): the first few, distinct, and how many more. */
+#define READ_DIRS 8
+static pthread_mutex_t dirs_mu = PTHREAD_MUTEX_INITIALIZER;
+static char *dirs[READ_DIRS];
+static size_t ndirs, more_dirs;
+
+void
+ckpt_fsrc_note_read(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	size_t n = slash ? (size_t)(slash - path) + (slash == path) : 1;
+	const char *d = slash ? path : ".";
+	size_t i;
+
+	pthread_mutex_lock(&dirs_mu);
+	for (i = 0; i < ndirs; i++)
+		if (strlen(dirs[i]) == n && strncmp(dirs[i], d, n) == 0)
+			break;
+	if (i == ndirs && ndirs < READ_DIRS && (dirs[ndirs] = strndup(d, n)) != NULL)
+		ndirs++;
+	else if (i == ndirs)
+		more_dirs++;
+	pthread_mutex_unlock(&dirs_mu);
+}
+
+size_t
+ckpt_flink_state_read_dirs(char *out, size_t n)
+{
+	size_t len = 0, k;
+
+	pthread_mutex_lock(&dirs_mu);
+	k = ndirs;
+	if (n)
+		out[0] = '\0';
+	for (size_t i = 0; i < ndirs; i++) {
+		if (n > len)
+			len += (size_t)snprintf(out + len, n - len, "%s%s", i ? ", " : "", dirs[i]);
+		free(dirs[i]);
+	}
+	if (more_dirs && n > len)
+		snprintf(out + len, n - len, " and %zu more", more_dirs);
+	ndirs = more_dirs = 0;
+	pthread_mutex_unlock(&dirs_mu);
+	return k;
 }
 
 int

@@ -228,17 +228,16 @@ heap_entry(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, struct 
 	if (c->prefix == 2)
 		B->key[1] = (unsigned char)kg;
 	if (m->kindc == 't') {
-		if (heap_piece(s, m->value, "timer", &B->key, &B->kcap, &kn, &hh, &hd) < 0)
+		if (heap_piece(s, m->value, "timer", &B->key, &B->kcap, &kn, &hash, &hashed) < 0 ||
+		    (hashed && ckpt_fstate_kg_check(c, at, NULL, 0, m->name, kg, hash) < 0))
 			return -1;
 	} else {
 		if (heap_piece(s, m->ns, "namespace", &B->ns, &B->ncap, &nn, &hh, &hd) < 0 ||
 		    heap_piece(s, h->key, "key", &B->key, &B->kcap, &kn, &hash, &hashed) < 0 ||
 		    heap_piece(s, m->value, "value", &B->val, &B->vcap, &vn, &hh, &hd) < 0)
 			return -1;
-		if (hashed && ckpt_flink_key_group(hash, c->op->max_parallelism) != kg)
-			return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "offset %llu: a key of state \"%s\" in key "
-					    "group %u hashes to key group %u", (unsigned long long)at, m->name, kg,
-					    ckpt_flink_key_group(hash, c->op->max_parallelism));
+		if (hashed && ckpt_fstate_kg_check(c, at, NULL, 0, m->name, kg, hash) < 0)
+			return -1;
 		/* the canonical order: key, then namespace, each with its length after it when both
 		 * are of variable length (as the canonical layout has them) */
 		if (kn + nn + 10 > B->kcap) {
@@ -537,7 +536,7 @@ ckpt_fstate_rocks_entry(struct fctx *c, const struct fheader *h, struct fmeta *m
 		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "a key of key group %u read in key group %u", pk, kg);
 	if (!c->k->untyped && ckpt_fstate_typable(h, m))
 		t = (struct ftyped){.c = c, .h = h, .m = m, .k = k, .kn = kn, .v = v ? v : (unsigned char *)"",
-				    .vn = vn, .kg = kg};
+				    .vn = vn, .kg = kg, .rocks = 1};
 	if (c->k->kv(c->k->arg, name, kg, k, kn, v ? v : (unsigned char *)"", vn, t.c ? &t : NULL) < 0)
 		return -1;
 	return ckpt_fstate_typed_check(t.c ? &t : NULL);
@@ -691,11 +690,14 @@ rocks_groups(struct fctx *c, struct fheader *h, struct ckpt_frocks_db *db, uint3
 
 			rocks_range(c->prefix, kg, whole ? NULL : c->k->key, c->k->keyn, a, &an, b, &bn);
 			snprintf(c->where, sizeof c->where, "%s:rocksdb:%s", where, name);
+			c->rdb = db;
+			c->rcf = order[i];
 			if (ckpt_frocks_scan(db, order[i], a, an, bn ? b : NULL, bn, rocks_kv, &R, where, c->e) < 0)
 				goto out;
 		}
 	rc = 0;
 out:
+	c->rdb = NULL;
 	snprintf(c->where, sizeof c->where, "%s", where);
 	free(order);
 	free(m);

@@ -337,8 +337,21 @@ has_prefix(const char *p, const char *pre)
 	return strncmp(p, pre, n) == 0 && (p[n] == '\0' || p[n] == '/' || (n > 0 && pre[n - 1] == '/'));
 }
 
+/* The path of a file: URI (file:/x, file:///x, file://host/x), NULL when p is none. */
+static const char *
+file_uri_path(const char *p)
+{
+	if (strncmp(p, "file:", 5) != 0)
+		return NULL;
+	p += 5;
+	if (strncmp(p, "//", 2) == 0) /* file://host/x or file:///x */
+		p = strchr(p + 2, '/');
+	return p && *p == '/' ? p : NULL;
+}
+
 /* A handle's path as a local path or an s3:// URL: a --root map, file: URIs, absolute paths,
- * s3://, s3a://, s3p:// URLs. */
+ * s3://, s3a://, s3p:// URLs.  A root's local prefix, bare or a file: URI, maps the paths of
+ * either spelling: Flink writes local paths as file: URIs, people as paths. */
 static int
 resolve(struct fctx *c, const char *p, char *out, size_t n)
 {
@@ -348,6 +361,9 @@ resolve(struct fctx *c, const char *p, char *out, size_t n)
 		if (ckpt_s3_is_url(p) && ckpt_s3_is_url(from)) { /* s3://, s3a://, s3p://: one store */
 			from = strstr(from, "://") + 3;
 			q = strstr(p, "://") + 3;
+		} else if ((file_uri_path(from) || *from == '/') && (file_uri_path(p) || *p == '/')) {
+			from = file_uri_path(from) ? file_uri_path(from) : from;
+			q = file_uri_path(p) ? file_uri_path(p) : p;
 		}
 		if (has_prefix(q, from)) {
 			const char *to = c->b->to[i], *rest = q + strlen(from), *sep = "";
@@ -369,13 +385,8 @@ resolve(struct fctx *c, const char *p, char *out, size_t n)
 		snprintf(out, n, "s3://%s", strstr(p, "://") + 3);
 		return 0;
 	}
-	if (strncmp(p, "file:", 5) == 0) {
-		p += 5;
-		if (strncmp(p, "//", 2) == 0) /* file://host/x or file:///x */
-			p = strchr(p + 2, '/');
-		if (p == NULL || *p != '/')
-			return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "state file URI without a path");
-	}
+	if (strncmp(p, "file:", 5) == 0 && (p = file_uri_path(p)) == NULL)
+		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "state file URI without a path");
 	if (*p != '/')
 		return ckpt_err_set(c->e, CKPT_ERR_INPUT, p, "not a local path: map its prefix with --root PREFIX=DIR");
 	snprintf(out, n, "%s", p);
@@ -444,6 +455,7 @@ ckpt_fstate_open_bytes(struct fctx *c, struct ckpt_fsrc *s, int *fd)
 	if ((*fd = open(c->where, O_RDONLY)) < 0)
 		return ckpt_err_sys(c->e, c->where, "cannot open the state file of operator %s subtask %u",
 				    c->op->id, c->st->index);
+	ckpt_fsrc_note_read(c->where);
 	if (fstat(*fd, &sb) < 0)
 		return ckpt_err_sys(c->e, c->where, "cannot stat");
 	want = strcmp(kind, "segment_file") == 0 ? start + c->h->size : c->h->size;

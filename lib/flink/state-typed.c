@@ -12,18 +12,41 @@ ckpt_fstate_nomem(struct fctx *c)
 	return ckpt_err_set(c->e, CKPT_ERR_NOMEM, c->where, "out of memory");
 }
 
-/* Decode p[0, n) (at offset at of the source) as one value of t, to its last byte, into o. */
+int
+ckpt_fstate_kg_check(struct fctx *c, uint64_t at, const unsigned char *k, size_t kn, const char *state,
+		     uint32_t kg, int32_t hash)
+{
+	uint32_t want = ckpt_flink_key_group(hash, c->op->max_parallelism);
+	const struct ckpt_frocks_file *f;
+	char hex[2 * 48 + 4];
+	size_t i;
+
+	if (want == kg)
+		return 0;
+	if (k == NULL || c->rdb == NULL)
+		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "offset %llu: a key of state \"%s\" in key group "
+				    "%u hashes to key group %u", (unsigned long long)at, state, kg, want);
+	for (i = 0; i < kn && i < 48; i++) /* RocksDB names the table file, not where in it: the key does */
+		snprintf(hex + 2 * i, 3, "%02x", k[i]);
+	snprintf(hex + 2 * i, 4, "%s", i < kn ? "..." : "");
+	f = ckpt_frocks_file_of(c->rdb, c->rcf, k, kn);
+	return ckpt_err_set(c->e, CKPT_ERR_INPUT, f && f->path ? f->path : c->where, "%s%s%skey %s: a key of state "
+			    "\"%s\" in key group %u hashes to key group %u", f && !f->path ? "inline " : "",
+			    f ? f->local : "", f ? ", " : "", hex, state, kg, want);
+}
+
+/* Decode p[0, n) (at offset at of the source) as one value of t, to its last byte, into o; its hash
+ * (a timer's: its key's) into *hash, *hashed set when known. */
 static int
 decode_out(struct fctx *c, const struct ckpt_fser *t, const unsigned char *p, size_t n, uint64_t at,
-	   const char *what, struct ckpt_fout *o)
+	   const char *what, struct ckpt_fout *o, int32_t *hash, int *hashed)
 {
 	struct ckpt_fsrc m;
-	int32_t h;
-	int hd, r;
+	int r;
 
 	ckpt_fsrc_mem(&m, p, n, c->where, c->e);
 	m.base = at;
-	r = ckpt_fser_emit(t, &m, o, &h, &hd);
+	r = ckpt_fser_emit(t, &m, o, hash, hashed);
 	if (r == 0 && !ckpt_fsrc_drained(&m))
 		r = ckpt_fsrc_fail(&m, "%s does not end where its serializer (%s) ends", what, t->cls);
 	ckpt_fsrc_release(&m);
@@ -90,11 +113,7 @@ key_out(const struct ftyped *t, struct ckpt_fsrc *s, struct ckpt_fout *o, const 
 	}
 	if (!ckpt_fsrc_drained(s))
 		return ckpt_fsrc_fail(s, "key of state \"%s\" does not end where its serializers end", m->name);
-	if (hashed && ckpt_flink_key_group(hash, c->op->max_parallelism) != t->kg)
-		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "offset %llu: a key of state \"%s\" in key group %u "
-				    "hashes to key group %u", (unsigned long long)t->at, m->name, t->kg,
-				    ckpt_flink_key_group(hash, c->op->max_parallelism));
-	return 0;
+	return hashed ? ckpt_fstate_kg_check(c, t->at, t->rocks ? t->k : NULL, t->kn, m->name, t->kg, hash) : 0;
 }
 
 /* The next element of a canonical list's value s (ListDelimitedSerializer: elements joined by ','),
@@ -127,7 +146,9 @@ typed_out(const struct ftyped *t, struct ckpt_fout *o)
 		if (t->vn != 0)
 			return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "offset %llu: a timer with a value",
 					    (unsigned long long)t->at);
-		return decode_out(c, m->value, t->k + c->prefix, t->kn - c->prefix, t->at, "timer", o);
+		if (decode_out(c, m->value, t->k + c->prefix, t->kn - c->prefix, t->at, "timer", o, &hh, &hd) < 0)
+			return -1;
+		return hd ? ckpt_fstate_kg_check(c, t->at, t->rocks ? t->k : NULL, t->kn, m->name, t->kg, hh) : 0;
 	}
 	if (ckpt_fout_open(o, '{') < 0)
 		return ckpt_fstate_nomem(c);

@@ -58,6 +58,7 @@ struct ftyped {
 	uint32_t kg;
 	json_t *ready; /* decoded already (the loader's values) */
 	int heap;      /* the heap layout: the value whole (a map or list in one), no user key */
+	int rocks;     /* from a RocksDB database: no offset (at is 0) */
 	int done;
 };
 
@@ -103,6 +104,8 @@ struct fctx {
 	char where[1024];
 	unsigned prefix; /* key-group prefix bytes */
 	struct heapbuf *heap; /* read_heap's entry buffers, reused */
+	struct ckpt_frocks_db *rdb; /* the RocksDB database being scanned, column family rcf (else NULL) */
+	size_t rcf;
 };
 
 struct heapbuf {
@@ -173,6 +176,11 @@ int ckpt_fstate_typable(const struct fheader *h, struct fmeta *m);
 int ckpt_fstate_typed_emit(struct ftyped *t, struct ckpt_fout *o);
 /* The typed form as a new jansson value (*v NULL when there is none). */
 int ckpt_fstate_typed_json(struct ftyped *t, json_t **v);
+/* A key's hashCode against the key group it is stored in: 0, or -1 with c->e set naming the file,
+ * the offset at, state and both key groups; in a RocksDB database (k the entry's key), the table file
+ * and the key, RocksDB saying no offset. */
+int ckpt_fstate_kg_check(struct fctx *c, uint64_t at, const unsigned char *k, size_t kn, const char *state,
+			 uint32_t kg, int32_t hash);
 /* Check the typed form the sink did not ask for. */
 int ckpt_fstate_typed_check(struct ftyped *t);
 /* -R: a canonical list entry's rows, one an element, written into r as they are decoded (state and
