@@ -700,13 +700,27 @@ struct ckpt_flink_select {
  * the key serializer, or whose serializer ckpt cannot write, fails the read that meets it
  * (CKPT_ERR_INPUT, naming the key and the serializer).  0, or -1 with e set. */
 int ckpt_flink_state_select(struct ckpt_snapshot *s, const struct ckpt_flink_select *sel, struct ckpt_err *e);
+/* --keep-going: a subtask whose state files cannot be read is left out of -a (its subtask there
+ * with "unread": why), -R and -d (its operator, under -d), and said to skip (where: "operator ID
+ * [(uid U)] subtask N", what: the error), instead of stopping the read with an error. */
+void ckpt_flink_state_keep_going(struct ckpt_snapshot *s, ckpt_verify_report *skip, void *arg);
 /* Bytes this process read from Flink state files so far (not the _metadata, not RocksDB's). */
 uint64_t ckpt_flink_state_bytes_read(void);
 /* Bytes this process fetched from S3 so far (the _metadata, ranges read ahead and RocksDB's files
  * included): what reading a snapshot there cost. */
 uint64_t ckpt_s3_fetched(void);
-/* Entries added, removed and changed between two Flink snapshots, by operator, state and key group. */
-json_t *ckpt_flink_state_diff(struct ckpt_snapshot *a, struct ckpt_snapshot *b, int *differ,
+/* Entries added, removed and changed from Flink snapshot a to b, by operator, state and key group
+ * (narrowed as ckpt_flink_state_select narrows each).  The timers of processing-time timer states
+ * are compared by key and namespace: their timestamps changed are counted apart, in timers (the
+ * same shape, by operator and state), and not in differ (set to 1 when anything else differs).
+ * With rows, each entry added, removed or changed is written there too, as -R's row with "change"
+ * ("added", "removed", "changed" with "old" and "new" for "value", "timestamp" for a timer). */
+struct ckpt_flink_diff {
+	int differ;
+	json_t *timers; /* set by ckpt_flink_state_diff: the caller's */
+	FILE *rows;     /* NULL: no rows */
+};
+json_t *ckpt_flink_state_diff(struct ckpt_snapshot *a, struct ckpt_snapshot *b, struct ckpt_flink_diff *d,
 			      struct ckpt_err *e);
 
 /* ------------------------------------------------- job event logs: evlog/evlog.c, evlog/parse.c */

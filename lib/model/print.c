@@ -68,10 +68,14 @@ ckpt_snapshot_print(struct ckpt_snapshot *s, FILE *f, int pretty, struct ckpt_er
 	}
 	/* every state file is read through once before anything is printed: what would stop the
 	 * document half-way stops it before it starts */
-	if (b->check && b->check(s, e) < 0)
+	if (b->check && b->check(s, e) < 0) {
+		ckpt_progress_end(s);
 		return -1;
-	if ((w = ckpt_jw_new(f, pretty, e)) == NULL)
+	}
+	if ((w = ckpt_jw_new(f, pretty, e)) == NULL) {
+		ckpt_progress_end(s);
 		return -1;
+	}
 	if ((head = ckpt_snap_head(s)) == NULL) {
 		ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
 		goto out;
@@ -92,6 +96,7 @@ ckpt_snapshot_print(struct ckpt_snapshot *s, FILE *f, int pretty, struct ckpt_er
 	ckpt_jw_flush(w);
 	rc = ckpt_jw_failed(w, e);
 out:
+	ckpt_progress_end(s); /* the backing's check began it */
 	ckpt_jw_free(w); /* what was printed stays printed: the document is cut, never closed */
 	return rc;
 }
