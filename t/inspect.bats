@@ -22,11 +22,32 @@ load helper
 	    | .operators[1].subtasks[0].operator_state.extra = {"mode": "broadcast", "entries": ["c"]}
 	    | .operators[1].subtasks[0].keyed_state.entries |= map(select(.state != "seen"))' "$d" > b.json
 	ckpt-merge -o b.tar b.json
-	run ckpt-inspect -d b.tar "$d"
+	run --separate-stderr ckpt-inspect -d "$d" b.tar
 	status_is 1
+	[ -z "$stderr" ]
 	output_is "{\"from\":\"$d\",\"to\":\"b.tar\",\"operators_added\":[{\"id\":\"src2\",\"uid\":\"source-1\",\"name\":\"Kafka Source\",\"parallelism\":2,\"max_parallelism\":128}],\"operators_removed\":[{\"id\":\"src\",\"uid\":\"source-1\",\"name\":\"Kafka Source\",\"parallelism\":2,\"max_parallelism\":128}],\"operators_rescaled\":[{\"id\":\"map\",\"parallelism\":[2,3],\"max_parallelism\":[128,128]}],\"states_added\":[{\"operator\":\"map\",\"state\":{\"name\":\"extra\",\"mode\":\"broadcast\",\"entries\":1,\"bytes\":1}}],\"states_removed\":[{\"operator\":\"map\",\"state\":{\"name\":\"seen\",\"mode\":\"keyed\",\"entries\":1,\"bytes\":2}}],\"states_resized\":[{\"operator\":\"map\",\"state\":\"buffer\",\"mode\":[\"list\",\"list\"],\"entries\":[2,3],\"bytes\":[5,6]}]}"
 	run ckpt-inspect -d "$d" "$d"
 	status_is 0
+}
+
+@test "inspect: -d OLD NEW as diff(1); the last release's -d OTHER FILE still works, with a warning" {
+	d="$ROOT/examples/state.json"
+	jq '.operators[1].parallelism = 3' "$d" > b.json
+	run --separate-stderr ckpt-inspect -d "$d" b.json
+	status_is 1
+	want=$output
+	[[ $want == "{\"from\":\"$d\",\"to\":\"b.json\","*'"parallelism":[2,3]'* ]]
+	warn='ckpt-inspect: -d OTHER FILE (how OTHER differs from FILE) is the form of the last release: write -d FILE OTHER, -d OLD NEW as diff(1)'
+	# the old forms a second operand does not make ambiguous: OTHER attached, or one FILE (stdin), or more than one
+	for old in "-db.json $d" "--diff=b.json $d" "-d b.json $d $d"; do
+		run --separate-stderr ckpt-inspect $old
+		status_is 1
+		[ "${lines[0]}" = "$want" ] && [ "$stderr" = "$warn" ] || { echo "$old: $output / $stderr"; return 1; }
+	done
+	run --separate-stderr ckpt-inspect -d b.json < "$d"
+	status_is 1
+	[ "$output" = "${want/$d/<stdin>}" ] && [ "$stderr" = "$warn" ]
+	bad 2 'ckpt-inspect: -d compares two snapshots: -d OLD NEW (see ckpt-inspect -h)' ckpt-inspect -d
 }
 
 @test "inspect: -u names operators by uid, id, or the id Flink derives from the uid" {

@@ -228,6 +228,7 @@ copy_file(const char *src, const char *dst, struct ckpt_err *e)
 			}
 			w = w < 0 ? 0 : w;
 		}
+		ckpt_progress_add((uint64_t)n);
 	}
 	if (fsync(out) != 0) {
 		ckpt_err_sys(e, dst, "write error");
@@ -267,10 +268,11 @@ fetch_file(const char *url, const char *dst, struct ckpt_err *e)
 	return rc;
 }
 
-/* Each relative file into tmp (fetched, from a savepoint in S3): a hard link when asked (a copy across file systems), else a copy. */
+/* place_files' loop: each file placed, what a copy or a link placed counted as progress. */
 static int
-place_files(const struct spin *in, const char *tmp, json_t *rel, int link_files, struct ckpt_err *e)
+place_each(const struct spin *in, const char *tmp, json_t *rel, int link_files, struct ckpt_err *e)
 {
+	struct stat sb;
 	size_t i;
 	json_t *v;
 	int rc = 0;
@@ -294,6 +296,8 @@ place_files(const struct spin *in, const char *tmp, json_t *rel, int link_files,
 				rc = ckpt_err_sys(e, src, "cannot link");
 			else
 				rc = copy_file(src, dst, e);
+		} else if (ckpt_progress_on() && stat(dst, &sb) == 0) {
+			ckpt_progress_add((uint64_t)sb.st_size); /* linked: as good as copied */
 		}
 		free(src);
 		free(dst);
@@ -303,6 +307,38 @@ place_files(const struct spin *in, const char *tmp, json_t *rel, int link_files,
 	return 0;
 }
 
+/* The bytes of the relative files of a local savepoint, for the progress of their copy. */
+static uint64_t
+rel_bytes(const struct spin *in, json_t *rel)
+{
+	uint64_t total = 0;
+	struct stat sb;
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(rel, i, v) {
+		char *src = NULL;
+
+		if (asprintf(&src, "%s/%s", in->dir, json_string_value(v)) >= 0 && stat(src, &sb) == 0)
+			total += (uint64_t)sb.st_size;
+		free(src);
+	}
+	return total;
+}
+
+/* Each relative file into tmp (fetched, from a savepoint in S3): a hard link when asked (a copy
+ * across file systems), else a copy, its bytes reported as progress. */
+static int
+place_files(const struct spin *in, const char *tmp, json_t *rel, int link_files, struct ckpt_err *e)
+{
+	int rc = ckpt_progress_on() && !in->s3 ? 0 : 1;
+
+	if (rc == 0)
+		ckpt_progress_begin(rel, "bytes", rel_bytes(in, rel));
+	rc = place_each(in, tmp, rel, link_files, e);
+	ckpt_progress_end(rel);
+	return rc;
+}
 static int
 write_meta(const char *tmp, const struct ckpt_bytes *b, struct ckpt_err *e)
 {
