@@ -359,7 +359,7 @@ read_flink_state(const struct opts *o, struct ckpt_snapshot *s, struct skips *sk
 static int
 narrowable(const struct opts *o, const struct ckpt_snapshot *s, const char *file, struct ckpt_err *e)
 {
-	if (!o->state && !o->keyv && (!o->nuids || o->mode == SUMMARY) && !o->diff_rows)
+	if (!o->state && !o->keyv && (!o->nuids || o->mode == SUMMARY))
 		return 0;
 	if (s->flink && strcmp(ckpt_snapshot_format(s), "flink metadata") == 0 && !o->meta_only)
 		return 0;

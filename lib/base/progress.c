@@ -51,6 +51,8 @@ ckpt_progress_add(uint64_t n)
 	if (hook.update == NULL || cur == NULL)
 		return;
 	done = atomic_fetch_add(&added, n) + n;
+	if (cur_total && done > cur_total)
+		done = cur_total; /* a file read again in part (a header, a window re-read): not past the end */
 	if (pthread_mutex_trylock(&mu) != 0)
 		return; /* another thread is saying it */
 	if (cur != NULL)
