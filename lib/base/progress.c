@@ -5,7 +5,7 @@
 #include "progress.h"
 
 static struct ckpt_progress hook;
-static const void *cur;     /* the work being reported, or NULL */
+static const void *_Atomic cur; /* the work being reported, or NULL (ckpt_progress_add reads it on any thread) */
 static const char *cur_unit;
 static uint64_t cur_total;
 static _Atomic uint64_t added; /* ckpt_progress_add's, since the work began */

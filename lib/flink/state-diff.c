@@ -791,13 +791,55 @@ out:
 	return rc;
 }
 
-/* -d --rows: the rows of every task that found a difference, in the tasks' order. */
+/* The key groups of a keyed task's differences (res: state -> {"key_groups": {kg: ...}}) into
+ * has[lo, hi), marked. */
+static void
+kgs_marked(json_t *res, unsigned char *has, uint32_t lo, uint32_t hi)
+{
+	const char *name, *kg;
+	json_t *st, *v;
+
+	json_object_foreach(res, name, st)
+		json_object_foreach(json_object_get(st, "key_groups"), kg, v) {
+			unsigned long g = strtoul(kg, NULL, 10);
+
+			if (g >= lo && g < hi)
+				has[g - lo] = 1;
+		}
+}
+
+/* -d --rows: the rows of every task that found a difference, in the tasks' order; of a keyed
+ * task, only its runs of key groups where a difference was counted are read again. */
 static int
 diff_rows(struct drun *R, FILE *f, struct ckpt_err *e)
 {
-	for (size_t i = 0; i < R->n; i++)
-		if (json_object_size(R->res[i]) > 0 && rows_task(R, &R->t[i], f, e) < 0)
+	for (size_t i = 0; i < R->n; i++) {
+		struct dtask t = R->t[i];
+		unsigned char *has;
+
+		if (json_object_size(R->res[i]) == 0)
+			continue;
+		if (t.hi == 0) {
+			if (rows_task(R, &t, f, e) < 0)
+				return -1;
+			continue;
+		}
+		if ((has = ckpt_calloc(t.hi - t.lo, 1, e)) == NULL)
 			return -1;
+		kgs_marked(R->res[i], has, R->t[i].lo, R->t[i].hi);
+		for (uint32_t g = R->t[i].lo; g < R->t[i].hi;) {
+			for (t.lo = g; t.lo < R->t[i].hi && !has[t.lo - R->t[i].lo]; t.lo++)
+				;
+			for (t.hi = t.lo; t.hi < R->t[i].hi && has[t.hi - R->t[i].lo]; t.hi++)
+				;
+			if (t.lo < t.hi && rows_task(R, &t, f, e) < 0) {
+				free(has);
+				return -1;
+			}
+			g = t.hi;
+		}
+		free(has);
+	}
 	return fflush(f) == EOF ? ckpt_err_sys(e, "stdout", "write error") : 0;
 }
 
