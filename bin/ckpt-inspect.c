@@ -246,9 +246,11 @@ diff_file(const struct opts *o, const char *path, struct ckpt_snapshot *s, struc
 	/* two Flink snapshots whose state is read: entries by operator, state and key group too */
 	if (d && flink_state(s) && flink_state(other)) {
 		json_t *st = ckpt_flink_state_diff(s, other, &fd, &e);
+		int bad = st == NULL || json_object_set_new(d, "state", st) < 0;
 
-		if (st == NULL || json_object_set_new(d, "state", st) < 0 ||
-		    json_object_set_new(d, "processing_timers", fd.timers) < 0) {
+		if (bad || json_object_set_new(d, "processing_timers", fd.timers) < 0) {
+			if (bad)
+				json_decref(fd.timers);
 			json_decref(d);
 			d = NULL;
 		}
@@ -324,7 +326,6 @@ print_buffered(int rows, struct ckpt_snapshot *s, struct ckpt_err *e)
 	return 2;
 }
 
-/* A Flink snapshot's state is read unless -m asks for its _metadata only. */
 /* --keep-going: a subtask left out, said. */
 static void
 skipped(void *arg, const char *where, const char *what)
@@ -335,6 +336,7 @@ skipped(void *arg, const char *where, const char *what)
 	cli_warn("%s: %s skipped: %s", sk->file, where, what);
 }
 
+/* A Flink snapshot's state is read unless -m asks for its _metadata only. */
 static int
 read_flink_state(const struct opts *o, struct ckpt_snapshot *s, struct skips *sk, struct ckpt_err *e)
 {

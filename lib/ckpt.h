@@ -558,8 +558,11 @@ json_t *ckpt_orphan_to_json(const struct ckpt_orphan *f);
 
 /*
  * Progress of long work: ckpt_archive_verify (bytes of the archive file),
- * ckpt_snapshot_write and ckpt_snapshot_write_with (subtasks written) and the
- * event log reader (bytes of its segments).  update gets what is done of the
+ * ckpt_snapshot_write and ckpt_snapshot_write_with (subtasks written), the
+ * event log reader (bytes of its segments), the reading of a Flink snapshot's
+ * state files (bytes read: the summary, -c, -a, -R, -d; update may then be
+ * called from the reading threads, one at a time) and their copy into a Flink
+ * savepoint directory written again (bytes copied).  update gets what is done of the
  * total (0 when unknown) often, every block or subtask: the caller decides
  * what to show and how often; end is called once when that work is over.  The
  * library never prints.  One hook for the process; NULL turns it off.

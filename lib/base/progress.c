@@ -29,10 +29,10 @@ ckpt_progress_begin(const void *key, const char *unit, uint64_t total)
 {
 	if (hook.update == NULL || cur != NULL)
 		return; /* one piece of work at a time: what runs inside it is not reported apart */
-	cur = key;
 	cur_unit = unit;
 	cur_total = total;
 	atomic_store(&added, 0);
+	cur = key; /* last: a thread that sees it sees its unit and total */
 	hook.update(hook.arg, unit, 0, total);
 }
 
