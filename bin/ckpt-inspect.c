@@ -248,13 +248,15 @@ diff_file(const struct opts *o, const char *path, struct ckpt_snapshot *s, struc
 		json_t *st = ckpt_flink_state_diff(s, other, &fd, &e);
 		int bad = st == NULL || json_object_set_new(d, "state", st) < 0;
 
-		if (bad || json_object_set_new(d, "processing_timers", fd.timers) < 0) {
+		if (bad || json_object_set_new(d, "processing_timers", fd.timers) < 0 ||
+		    (json_array_size(fd.unread) && json_object_set(d, "not_compared", fd.unread) < 0)) {
 			if (bad)
 				json_decref(fd.timers);
 			json_decref(d);
 			d = NULL;
 		}
 		differ |= fd.differ;
+		json_decref(fd.unread);
 	} else if (d && o->diff_rows) {
 		json_decref(d);
 		d = NULL;

@@ -721,6 +721,7 @@ uint64_t ckpt_s3_fetched(void);
 struct ckpt_flink_diff {
 	int differ;
 	json_t *timers; /* set by ckpt_flink_state_diff: the caller's */
+	json_t *unread; /* set too, the caller's: the ids of the operators --keep-going left out */
 	FILE *rows;     /* NULL: no rows */
 };
 json_t *ckpt_flink_state_diff(struct ckpt_snapshot *a, struct ckpt_snapshot *b, struct ckpt_flink_diff *d,

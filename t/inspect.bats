@@ -220,6 +220,8 @@ unreadable_copy() {
 	status_is 1
 	[ "$stderr" = "$SKIP1"$'\n'"$SKIP2" ]
 	[ "$(jq -c '.state' <<<"$output")" = '{"d5c8b168c6cbfe8c507a10f88b325243":{"state-name":{"added":0,"removed":0,"changed":1,"key_groups":{"1":{"added":0,"removed":0,"changed":1}}}}}' ]
+	# the operators not compared, named in the output too
+	[ "$(jq -c '.not_compared' <<<"$output")" = '["41e91aae0bee218c44306cf7d21940ad","4b818c7923a927796d24b727201ba34d"]' ]
 	run --separate-stderr ckpt-inspect -d -R --keep-going "$a" k
 	status_is 1
 	[ "$stderr" = "$SKIP1"$'\n'"$SKIP2" ]
@@ -228,5 +230,9 @@ unreadable_copy() {
 	printf '\003' | dd of=k/19a62fc9-3c41-4c6c-9e1a-17e75a55f0a5 bs=1 seek=532 conv=notrunc status=none
 	run --separate-stderr ckpt-inspect -d --keep-going k "$a"
 	status_is 1
-	[ "$(jq -c '.state' <<<"$output")" = '{}' ]
+	[ "$(jq -c '[.state, .not_compared]' <<<"$output")" = '[{},["41e91aae0bee218c44306cf7d21940ad","4b818c7923a927796d24b727201ba34d"]]' ]
+	# nothing unreadable: no "not_compared"
+	run ckpt-inspect -d --keep-going "$a" "$a"
+	status_is 0
+	[ "$(jq -c 'has("not_compared")' <<<"$output")" = false ]
 }

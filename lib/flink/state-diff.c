@@ -375,6 +375,7 @@ struct drun {
 	size_t n, cap;
 	json_t **res;
 	struct differ *idle; /* the pool: one differ a thread at most, each kept for the next task */
+	json_t *unread;      /* ids of the operators --keep-going left out */
 	pthread_mutex_t mu;
 };
 
@@ -618,8 +619,13 @@ diff_pairs(struct drun *R, const struct ckpt_snapshot *a, const struct ckpt_snap
 			const struct ckpt_operator *oa = pass ? op_by_id(a, b->ops[i].id) : &a->ops[i];
 			const struct ckpt_operator *ob = pass ? &b->ops[i] : op_by_id(b, a->ops[i].id);
 
-			if ((pass && oa) || unread(R->ba, oa) || unread(R->bb, ob)) /* done in the first pass, or left out */
+			if (pass && oa) /* done in the first pass */
 				continue;
+			if (unread(R->ba, oa) || unread(R->bb, ob)) { /* --keep-going left it out */
+				if (json_array_append_new(R->unread, json_string(oa ? oa->id : ob->id)) < 0)
+					return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+				continue;
+			}
 			if (ckpt_grow(&R->pairs, &R->paircap, R->npairs + 1, sizeof *R->pairs, 16, e) < 0)
 				return -1;
 			R->pairs[R->npairs] = (struct dpair){oa, ob};
@@ -847,11 +853,15 @@ json_t *
 ckpt_flink_state_diff(struct ckpt_snapshot *a, struct ckpt_snapshot *b, struct ckpt_flink_diff *d, struct ckpt_err *e)
 {
 	struct flink_backing *ba = ckpt_fstate_backing(a, e), *bb = ba ? ckpt_fstate_backing(b, e) : NULL;
-	struct drun R = {.ba = ba, .bb = bb, .mu = PTHREAD_MUTEX_INITIALIZER};
+	struct drun R = {.ba = ba, .bb = bb, .mu = PTHREAD_MUTEX_INITIALIZER, .unread = json_array()};
 	json_t *out = NULL;
 
-	if (bb == NULL)
+	if (bb == NULL || R.unread == NULL) {
+		json_decref(R.unread);
+		if (bb && R.unread == NULL)
+			ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
 		return NULL;
+	}
 	ckpt_fstate_progress(a, b, ba->skip ? 2 : 1);
 	/* --keep-going: an operator with a subtask that cannot be read is left out (diff_pairs) */
 	if ((ba->skip && ckpt_fstate_check_all(a, e) < 0) || (bb->skip && ckpt_fstate_check_all(b, e) < 0) ||
@@ -862,11 +872,14 @@ ckpt_flink_state_diff(struct ckpt_snapshot *a, struct ckpt_snapshot *b, struct c
 		ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
 		goto out;
 	}
+	d->unread = R.unread;
+	R.unread = NULL;
 	if ((d->timers = json_object()) == NULL || diff_collect(&R, out, d->timers, &d->differ, e) < 0 ||
 	    (d->rows && diff_rows(&R, d->rows, e) < 0)) {
 		json_decref(out);
 		json_decref(d->timers);
-		d->timers = NULL;
+		json_decref(d->unread);
+		d->timers = d->unread = NULL;
 		out = NULL;
 	}
 out:
@@ -881,6 +894,7 @@ out:
 	free(R.res);
 	free(R.t);
 	free(R.pairs);
+	json_decref(R.unread);
 	ckpt_progress_end(a);
 	return out;
 }
