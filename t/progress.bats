@@ -98,6 +98,18 @@ zero_of() {
 	output_is ''
 }
 
+@test "progress: -a and -R of ckpt's own archive show its subtasks read on a terminal (-R reads each twice), then clear" {
+	on_tty sh -c 'ckpt-inspect -a s.tar > /dev/null'
+	status_is 0
+	output_is $'\r'"ckpt-inspect: 0 of 4 subtasks (0%)$E"$'\r'"$E"
+	# its three subtasks that are not finished
+	on_tty sh -c 'ckpt-inspect -R s.tar > /dev/null'
+	status_is 0
+	output_is $'\r'"ckpt-inspect: 0 of 6 subtasks (0%)$E"$'\r'"$E"
+	on_tty ckpt-inspect -R s.tar
+	[[ $output != *ckpt-inspect:* ]]
+}
+
 @test "progress: a long read of a Flink snapshot's state (-R of a million entries) shows its bytes growing, then clears" {
 	kv_spread 1000000
 	local n=$((2 * ($(size sp/op) + $(size sp/kv))))

@@ -58,8 +58,14 @@ ckpt_snapshot_print(struct ckpt_snapshot *s, FILE *f, int pretty, struct ckpt_er
 	/* archives are checked member by member as they are loaded: built whole, as before, so
 	 * that a damaged member prints nothing */
 	if (b == NULL || b->print == NULL) {
-		json_t *v = ckpt_snapshot_to_json(s, e);
+		json_t *v;
+		uint64_t n = 0;
 
+		for (size_t i = 0; i < s->nops; i++)
+			n += s->ops[i].nsubtasks;
+		ckpt_progress_begin(s, "subtasks", n); /* their members read */
+		v = ckpt_snapshot_to_json(s, e);
+		ckpt_progress_end(s);
 		if (v == NULL)
 			return -1;
 		rc = ckpt_json_print(f, v, pretty);
