@@ -12,7 +12,8 @@
 
 enum mode { SUMMARY, ALL, CHECK, DIFF, ROWS };
 
-enum { OPT_LATEST = 256, OPT_ORPHANS, OPT_OLDER, OPT_RAW, OPT_STATE, OPT_JSON, OPT_TABLE, OPT_SKEW, OPT_PLOT };  /* long options without a letter */
+enum { OPT_LATEST = 256, OPT_ORPHANS, OPT_OLDER, OPT_RAW, OPT_STATE, OPT_JSON, OPT_TABLE, OPT_SKEW, OPT_PLOT,
+       OPT_KEEP_GOING };  /* long options without a letter */
 
 struct opts {
 	enum mode mode;
@@ -35,6 +36,14 @@ struct opts {
 	int json, table;    /* --json, --table: the summary as JSON, as a table (neither: a table on a terminal) */
 	int skew;           /* --skew */
 	const char *plot;   /* --plot FILE.svg */
+	int keep_going;     /* --keep-going: -a, -R and -d go on past a subtask whose state cannot be read */
+	int diff_rows;      /* -d -R: the entries that differ, as rows */
+};
+
+/* --keep-going: the snapshot whose skipped subtasks are said, and how many were. */
+struct skips {
+	const char *file;
+	unsigned long n;
 };
 
 static int meta_only; /* -m */
@@ -42,9 +51,11 @@ static int meta_only; /* -m */
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: ckpt-inspect [-pmv] [-a [--raw] | -R | -c | -d OTHER | --json | --table | --skew [--plot FILE]]\n"
-	       "                    [-u UID ...] [--state NAME] [-k KEY]\n"
+	fprintf(f, "usage: ckpt-inspect [-pmv] [-a [--raw] | -R | -c | --json | --table | --skew [--plot FILE]]\n"
+	       "                    [--keep-going] [-u UID ...] [--state NAME] [-k KEY]\n"
 	       "                    [-r OLDPREFIX=DIR ...] [file ...]\n"
+	       "       ckpt-inspect -d [-R] [--keep-going] [-u UID ...] [--state NAME] [-k KEY] [-r OLDPREFIX=DIR ...]\n"
+	       "                    OLD NEW\n"
 	       "       ckpt-inspect [-pc] [-r OLDPREFIX=DIR ...] -l DIR\n"
 	       "       ckpt-inspect [-c] [-r OLDPREFIX=DIR ...] --latest DIR\n"
 	       "       ckpt-inspect [-r OLDPREFIX=DIR ...] [--older-than DURATION] --orphans DIR\n"
@@ -55,7 +66,10 @@ usage(FILE *f)
 	       "  -R, --rows            the state as rows (NDJSON): one an entry, map entry, list element\n"
 	       "  -c, --check           verify each archive against its manifest, or each state file\n"
 	       "                        a Flink _metadata names\n"
-	       "  -d, --diff=OTHER      how OTHER differs from each file\n"
+	       "  -d, --diff            how NEW differs from OLD (exit 1: they differ); with -R, the\n"
+	       "                        entries added, removed and changed, as rows\n"
+	       "      --keep-going      -a, -R and -d go on past a subtask whose state cannot be read\n"
+	       "                        (each named on stderr; exit 1)\n"
 	       "  -u, --uid=UID         name the operators the uid (or operator id) UID names, and read\n"
 	       "                        only their state (repeatable)\n"
 	       "      --state=NAME      read only the state named NAME\n"
@@ -184,32 +198,97 @@ check_flink(const char *path, struct ckpt_snapshot *s)
 	return print_check(path, n, "files", files, bytes, problems, &e);
 }
 
+/* Is op (of s) one -u names?  (No -u: every one is.) */
 static int
-diff_file(const char *path, struct ckpt_snapshot *s, struct ckpt_snapshot *other, const char *oname)
+uid_named(const struct opts *o, const struct ckpt_snapshot *s, const char *opid)
+{
+	char id[33];
+
+	for (size_t u = 0; u < o->nuids; u++)
+		for (size_t i = 0; (i = ckpt_snapshot_match_uid(s, o->uids[u], i, id)) < s->nops; i++)
+			if (strcmp(s->ops[i].id, opid) == 0)
+				return 1;
+	return o->nuids == 0;
+}
+
+/* -d narrowed by -u (the operators), --state (the states) and -k (no state's size: a key's is not
+ * known); 1 when some difference is left.  When the entries are compared (entries), a state whose
+ * mode and entry count stay, its bytes alone changed (one backend's encoding against another's),
+ * is listed but is no difference. */
+static int
+narrow_diff(const struct opts *o, json_t *d, const struct ckpt_snapshot *a, const struct ckpt_snapshot *b,
+	    int entries)
+{
+	static const char *const lists[] = {"operators_added", "operators_removed", "operators_rescaled",
+					    "states_added", "states_removed", "states_resized"};
+	int differ = 0;
+
+	for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++) {
+		json_t *v = json_object_get(d, lists[l]);
+
+		for (size_t i = json_array_size(v); i-- > 0;) {
+			json_t *x = json_array_get(v, i), *st = json_object_get(x, "state");
+			const char *op = json_string_value(json_object_get(x, l < 3 ? "id" : "operator"));
+			const char *name = json_is_string(st) ? json_string_value(st)
+							      : json_string_value(json_object_get(st, "name"));
+
+			if ((op && !uid_named(o, a, op) && !uid_named(o, b, op)) ||
+			    (l >= 3 && o->state && (name == NULL || strcmp(name, o->state) != 0)) || (l == 5 && o->keyv))
+				json_array_remove(v, i);
+			else if (l < 5 || !entries || !json_equal(json_array_get(json_object_get(x, "mode"), 0),
+								  json_array_get(json_object_get(x, "mode"), 1)) ||
+				 !json_equal(json_array_get(json_object_get(x, "entries"), 0),
+					     json_array_get(json_object_get(x, "entries"), 1)))
+				differ = 1;
+		}
+	}
+	return differ;
+}
+
+static int
+diff_file(const struct opts *o, const char *path, struct ckpt_snapshot *s, struct ckpt_snapshot *other)
 {
 	struct ckpt_err e = {0};
+	struct ckpt_flink_diff fd = {.rows = o->diff_rows ? stdout : NULL};
 	int differ = 0;
 	json_t *d = ckpt_snapshot_diff(s, other, &differ, &e);
 	int status;
 
+	if (d)
+		differ = narrow_diff(o, d, s, other, flink_state(s) && flink_state(other));
 	/* two Flink snapshots whose state is read: entries by operator, state and key group too */
 	if (d && flink_state(s) && flink_state(other)) {
-		json_t *st = ckpt_flink_state_diff(s, other, &differ, &e);
+		json_t *st = ckpt_flink_state_diff(s, other, &fd, &e);
+		int bad = st == NULL || json_object_set_new(d, "state", st) < 0;
 
-		if (st == NULL || json_object_set_new(d, "state", st) < 0) {
+		if (bad || json_object_set_new(d, "processing_timers", fd.timers) < 0 ||
+		    (json_array_size(fd.unread) && json_object_set(d, "not_compared", fd.unread) < 0)) {
+			if (bad)
+				json_decref(fd.timers);
 			json_decref(d);
 			d = NULL;
 		}
+		differ |= fd.differ;
+		json_decref(fd.unread);
+	} else if (d && o->diff_rows) {
+		json_decref(d);
+		d = NULL;
+		ckpt_err_set(&e, CKPT_ERR_INPUT, display(flink_state(s) ? o->other : path), "-d -R compares the entries "
+			     "of two Flink snapshots' state files, and this is not one");
+	}
+	if (d && o->diff_rows) { /* the rows are printed */
+		json_decref(d);
+		return differ;
 	}
 
-	json_t *o = d ? json_pack("{s:s, s:s}", "from", display(path), "to", oname) : NULL;
+	json_t *out = d ? json_pack("{s:s, s:s}", "from", display(path), "to", o->other) : NULL;
 
-	if (o && json_object_update(o, d) < 0) {
-		json_decref(o);
-		o = NULL;
+	if (out && json_object_update(out, d) < 0) {
+		json_decref(out);
+		out = NULL;
 	}
 	json_decref(d);
-	status = print_result(o, &e);
+	status = print_result(out, &e);
 	return status ? status : differ;
 }
 
@@ -262,14 +341,26 @@ print_buffered(int rows, struct ckpt_snapshot *s, struct ckpt_err *e)
 	return 2;
 }
 
+/* --keep-going: a subtask left out, said. */
+static void
+skipped(void *arg, const char *where, const char *what)
+{
+	struct skips *sk = arg;
+
+	sk->n++;
+	cli_warn("%s: %s skipped: %s", sk->file, where, what);
+}
+
 /* A Flink snapshot's state is read unless -m asks for its _metadata only. */
 static int
-read_flink_state(const struct opts *o, struct ckpt_snapshot *s, struct ckpt_err *e)
+read_flink_state(const struct opts *o, struct ckpt_snapshot *s, struct skips *sk, struct ckpt_err *e)
 {
 	if (o->meta_only || s->flink == NULL || strcmp(ckpt_snapshot_format(s), "flink metadata") != 0)
 		return 0;
 	if (ckpt_flink_state_enable(s, o->roots, o->nroots, e) < 0)
 		return -1;
+	if (o->keep_going)
+		ckpt_flink_state_keep_going(s, skipped, sk);
 	ckpt_flink_state_raw(s, o->raw);
 	if (o->nuids || o->state || o->keyv) {
 		struct ckpt_flink_select sel = {.uids = o->uids, .nuids = o->nuids, .state = o->state, .key = o->keyv,
@@ -355,9 +446,11 @@ state_found(const struct opts *o, struct ckpt_snapshot *s, const char *file)
 }
 
 static int
-inspect_file(const struct opts *o, const char *path, struct ckpt_snapshot *other)
+inspect_file(const struct opts *o, const char *path, struct ckpt_snapshot *other, struct skips *osk)
 {
 	struct ckpt_err e = {0};
+	struct skips sk = {display(path), 0};
+	unsigned long oskipped = osk->n;
 	struct ckpt_snapshot *s;
 	int status = 0;
 	json_t *v;
@@ -366,7 +459,7 @@ inspect_file(const struct opts *o, const char *path, struct ckpt_snapshot *other
 	if (o->mode == CHECK && !ckpt_snapshot_is_flink(path))
 		return check_file(path);
 	s = ckpt_snapshot_open(path, &e);
-	if (s == NULL || narrowable(o, s, display(path), &e) < 0 || read_flink_state(o, s, &e) < 0) {
+	if (s == NULL || narrowable(o, s, display(path), &e) < 0 || read_flink_state(o, s, &sk, &e) < 0) {
 		cli_error(&e);
 		ckpt_snapshot_free(s);
 		return ckpt_err_status(&e);
@@ -374,7 +467,7 @@ inspect_file(const struct opts *o, const char *path, struct ckpt_snapshot *other
 	if (o->mode == CHECK) {
 		status = check_flink(path, s);
 	} else if (o->mode == DIFF) {
-		status = diff_file(path, s, other, o->other);
+		status = diff_file(o, path, s, other);
 	} else if ((o->mode == ALL || o->mode == ROWS) && o->keyv) {
 		status = print_buffered(o->mode == ROWS, s, &e);
 	} else if (o->mode == ALL) {
@@ -406,6 +499,8 @@ inspect_file(const struct opts *o, const char *path, struct ckpt_snapshot *other
 		status = 2;
 	if (status == 2 && e.kind != CKPT_ERR_NONE)
 		status = ckpt_err_status(&e);
+	if (status == 0 && (sk.n > 0 || osk->n > oskipped))
+		status = 1; /* --keep-going left some out */
 	if (o->verbose && flink_state(s)) {
 		char dirs[2048];
 
@@ -555,6 +650,11 @@ summary_options(const struct opts *o, int nfiles)
 static void
 set_mode(struct opts *o, enum mode m)
 {
+	if ((o->mode == DIFF && m == ROWS) || (o->mode == ROWS && m == DIFF)) {
+		o->diff_rows = 1; /* -d -R: the differences as rows */
+		o->mode = DIFF;
+		return;
+	}
 	if (o->mode != SUMMARY && o->mode != m)
 		cli_usage_fail("-a, -R, -c and -d exclude each other");
 	o->mode = m;
@@ -589,24 +689,44 @@ directory(struct opts *o, int mode, const char *dir, int argc, char **argv)
 	return argc;
 }
 
+/* -d OLD NEW, as diff(1): NEW opened as the other.  The last release's -d OTHER FILE ... (-dOTHER,
+ * --diff=OTHER, or one file or more than two) still works, said on stderr. */
+static void
+diff_operands(struct opts *o, int *argc, char **argv)
+{
+	int n = *argc - optind;
+
+	if (o->other == NULL && n == 2) {
+		o->other = argv[--*argc];
+		return;
+	}
+	if (o->other == NULL && n == 0)
+		cli_usage_fail("-d compares two snapshots: -d OLD NEW");
+	if (o->other == NULL)
+		o->other = argv[optind++];
+	cli_warn("-d OTHER FILE (how OTHER differs from FILE) is the form of the last release: write -d FILE OTHER, "
+		 "-d OLD NEW as diff(1)");
+}
+
 int
 main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{"all", no_argument, NULL, 'a'},     {"rows", no_argument, NULL, 'R'},     {"check", no_argument, NULL, 'c'},
-		{"diff", required_argument, NULL, 'd'}, {"uid", required_argument, NULL, 'u'},
+		{"diff", optional_argument, NULL, 'd'}, {"uid", required_argument, NULL, 'u'},
 		{"pretty", no_argument, NULL, 'p'},  {"help", no_argument, NULL, 'h'},
 		{"metadata-only", no_argument, NULL, 'm'}, {"root", required_argument, NULL, 'r'},
 		{"version", no_argument, NULL, 'V'}, {"list", optional_argument, NULL, 'l'},
 		{"latest", optional_argument, NULL, OPT_LATEST}, {"orphans", optional_argument, NULL, OPT_ORPHANS},
 		{"older-than", required_argument, NULL, OPT_OLDER}, {"raw", no_argument, NULL, OPT_RAW},
 		{"state", required_argument, NULL, OPT_STATE}, {"key", required_argument, NULL, 'k'},
-		{"verbose", no_argument, NULL, 'v'},
+		{"verbose", no_argument, NULL, 'v'}, {"keep-going", no_argument, NULL, OPT_KEEP_GOING},
 		{"json", no_argument, NULL, OPT_JSON}, {"table", no_argument, NULL, OPT_TABLE},
 		{"skew", no_argument, NULL, OPT_SKEW}, {"plot", required_argument, NULL, OPT_PLOT},
 		{NULL, 0, NULL, 0},
 	};
 	struct opts o = {0};
+	struct skips osk = {0};
 	struct ckpt_snapshot *other = NULL;
 	const char *dir = NULL, *odir = NULL;
 	int c, status = 0, listing = 0, orphans = 0;
@@ -617,7 +737,7 @@ main(int argc, char **argv)
 	o.roots = calloc((size_t)argc, sizeof *o.roots);
 	if (o.uids == NULL || o.roots == NULL)
 		return 2;
-	while ((c = getopt_long(argc, argv, ":hVpacRmvd:u:r:l::k:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hVpacRmvd::u:r:l::k:", longopts, NULL)) != -1) {
 		if (cli_common_option(c, usage))
 			continue;
 		switch (c) {
@@ -639,6 +759,9 @@ main(int argc, char **argv)
 			break;
 		case OPT_RAW:
 			o.raw = 1;
+			break;
+		case OPT_KEEP_GOING:
+			o.keep_going = 1;
 			break;
 		case OPT_STATE:
 			if (o.state)
@@ -724,14 +847,22 @@ main(int argc, char **argv)
 	if (o.raw && o.mode != ALL)
 		cli_usage_fail("--raw goes with -a");
 	summary_options(&o, argc - optind);
-	if ((o.nuids || o.state || o.key) && (o.mode == CHECK || o.mode == DIFF))
-		cli_usage_fail("%s goes with the summary, -a and -R, not with -c or -d",
+	if ((o.nuids || o.state || o.key) && o.mode == CHECK)
+		cli_usage_fail("%s goes with the summary, -a, -R and -d, not with -c",
 			       o.key ? "-k" : o.state ? "--state" : "-u");
+	if (o.keep_going && o.mode != ALL && o.mode != ROWS && o.mode != DIFF)
+		cli_usage_fail("--keep-going goes with -a, -R and -d");
+	if ((o.mode == ALL || o.mode == ROWS || o.diff_rows) && isatty(STDOUT_FILENO))
+		ckpt_progress_set(NULL); /* the rows to the terminal show how far it is */
+	if (o.mode == DIFF)
+		diff_operands(&o, &argc, argv);
 	if (o.mode == DIFF) {
 		struct ckpt_err e = {0};
 
 		other = ckpt_snapshot_open(o.other, &e);
-		if (other == NULL || read_flink_state(&o, other, &e) < 0) {
+		osk.file = display(o.other);
+		if (other == NULL || narrowable(&o, other, display(o.other), &e) < 0 ||
+		    read_flink_state(&o, other, &osk, &e) < 0) {
 			cli_error(&e);
 			ckpt_snapshot_free(other);
 			free(o.uids);
@@ -740,9 +871,9 @@ main(int argc, char **argv)
 		}
 	}
 	if (optind == argc)
-		status = inspect_file(&o, NULL, other);
+		status = inspect_file(&o, NULL, other, &osk);
 	for (int i = optind; i < argc; i++) {
-		int r = inspect_file(&o, argv[i], other);
+		int r = inspect_file(&o, argv[i], other, &osk);
 
 		status = r > status ? r : status;
 	}

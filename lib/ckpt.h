@@ -566,8 +566,11 @@ json_t *ckpt_orphan_to_json(const struct ckpt_orphan *f);
 
 /*
  * Progress of long work: ckpt_archive_verify (bytes of the archive file),
- * ckpt_snapshot_write and ckpt_snapshot_write_with (subtasks written) and the
- * event log reader (bytes of its segments).  update gets what is done of the
+ * ckpt_snapshot_write and ckpt_snapshot_write_with (subtasks written), the
+ * event log reader (bytes of its segments), the reading of a Flink snapshot's
+ * state files (bytes read: the summary, -c, -a, -R, -d; update may then be
+ * called from the reading threads, one at a time) and their copy into a Flink
+ * savepoint directory written again (bytes copied).  update gets what is done of the
  * total (0 when unknown) often, every block or subtask: the caller decides
  * what to show and how often; end is called once when that work is over.  The
  * library never prints.  One hook for the process; NULL turns it off.
@@ -715,6 +718,10 @@ int ckpt_flink_state_select(struct ckpt_snapshot *s, const struct ckpt_flink_sel
 /* After reads narrowed by --state: 0 when state files of the operators were read and none holds that
  * state, with the states they do hold, sorted, ", " between, in names (cut to size); else 1. */
 int ckpt_flink_state_found(struct ckpt_snapshot *s, char *names, size_t size);
+/* --keep-going: a subtask whose state files cannot be read is left out of -a (its subtask there
+ * with "unread": why), -R and -d (its operator, under -d), and said to skip (where: "operator ID
+ * [(uid U)] subtask N", what: the error), instead of stopping the read with an error. */
+void ckpt_flink_state_keep_going(struct ckpt_snapshot *s, ckpt_verify_report *skip, void *arg);
 /* Bytes this process read from Flink state files so far (not the _metadata, not RocksDB's). */
 uint64_t ckpt_flink_state_bytes_read(void);
 /* The directories local state files (RocksDB's too) were read from since the last call, joined by
@@ -723,8 +730,19 @@ size_t ckpt_flink_state_read_dirs(char *out, size_t n);
 /* Bytes this process fetched from S3 so far (the _metadata, ranges read ahead and RocksDB's files
  * included): what reading a snapshot there cost. */
 uint64_t ckpt_s3_fetched(void);
-/* Entries added, removed and changed between two Flink snapshots, by operator, state and key group. */
-json_t *ckpt_flink_state_diff(struct ckpt_snapshot *a, struct ckpt_snapshot *b, int *differ,
+/* Entries added, removed and changed from Flink snapshot a to b, by operator, state and key group
+ * (narrowed as ckpt_flink_state_select narrows each).  The timers of processing-time timer states
+ * are compared by key and namespace: their timestamps changed are counted apart, in timers (the
+ * same shape, by operator and state), and not in differ (set to 1 when anything else differs).
+ * With rows, each entry added, removed or changed is written there too, as -R's row with "change"
+ * ("added", "removed", "changed" with "old" and "new" for "value", "timestamp" for a timer). */
+struct ckpt_flink_diff {
+	int differ;
+	json_t *timers; /* set by ckpt_flink_state_diff: the caller's */
+	json_t *unread; /* set too, the caller's: the ids of the operators --keep-going left out */
+	FILE *rows;     /* NULL: no rows */
+};
+json_t *ckpt_flink_state_diff(struct ckpt_snapshot *a, struct ckpt_snapshot *b, struct ckpt_flink_diff *d,
 			      struct ckpt_err *e);
 
 /* ------------------------------------------------- job event logs: evlog/evlog.c, evlog/parse.c */

@@ -136,11 +136,11 @@ PY
 	[[ $stderr == *"-k 1: ckpt cannot compute the key group of a key of the key serializer "*Kryo* ]]
 }
 
-@test "filter: -k on a snapshot that is not Flink's, or with -c, -d, -m: refused" {
+@test "filter: -k on a snapshot that is not Flink's, or with -c, -m: refused" {
 	mkdir sp && (cd sp && op_file op && kv_file kv && meta_file "rel op" "rel kv" .)
-	bad 2 'ckpt-inspect: -k goes with the summary, -a and -R, not with -c or -d (see ckpt-inspect -h)' ckpt-inspect -c -k 1 sp
-	bad 2 'ckpt-inspect: --state goes with the summary, -a and -R, not with -c or -d (see ckpt-inspect -h)' \
-		ckpt-inspect -d sp --state count sp
+	bad 2 'ckpt-inspect: -k goes with the summary, -a, -R and -d, not with -c (see ckpt-inspect -h)' ckpt-inspect -c -k 1 sp
+	bad 2 'ckpt-inspect: --state goes with the summary, -a, -R and -d, not with -c (see ckpt-inspect -h)' \
+		ckpt-inspect -c --state count sp
 	bad 2 "ckpt-inspect: sp: -k narrows the reading of a Flink snapshot's state files, and this is a _metadata read alone (-m)" \
 		ckpt-inspect -m -k 1 sp
 	bad 2 "ckpt-inspect: $ROOT/examples/state.json: --state narrows the reading of a Flink snapshot's state files, and this is not a Flink snapshot" \

@@ -446,6 +446,34 @@ ckpt-inspect: sp/op: offset 194: truncated string character' ]
 	output_is '{"0102030405060708090a0b0c0d0e0f10":{"count":{"added":0,"removed":0,"changed":1,"key_groups":{"29":{"added":0,"removed":0,"changed":1}}}}}'
 }
 
+@test "flinkstate: -d -R: each entry added, removed or changed as its row, both values of a change; operator state as a multiset" {
+	sp_dir
+	cp -r sp sp2
+	# key 42 (key group 29) becomes 33 (the same group), key 1's value 8 becomes 80, element "a" becomes "z"
+	KEY_OF=([29]=33)
+	kv_file sp2/kv
+	B=; b_i64 80; printf '%b' "$B" | dd of=sp2/kv bs=1 seek=$((KV_OFF[1] + 16)) conv=notrunc status=none
+	printf z | dd of=sp2/op bs=1 seek=$((OP_HDR + 1)) conv=notrunc status=none
+	run --separate-stderr ckpt-inspect -d -R sp sp2
+	status_is 1
+	[ -z "$stderr" ]
+	local r='"uid":null,"operator":"0102030405060708090a0b0c0d0e0f10"'
+	output_is "{\"change\":\"added\",$r,\"state\":\"names\",\"kind\":\"list\",\"subtask\":0,\"index\":0,\"value\":\"z\"}
+{\"change\":\"removed\",$r,\"state\":\"names\",\"kind\":\"list\",\"subtask\":0,\"index\":0,\"value\":\"a\"}
+{\"change\":\"added\",$r,\"state\":\"count\",\"kind\":\"value\",\"subtask\":0,\"key_group\":29,\"key\":33,\"namespace\":null,\"value\":7}
+{\"change\":\"removed\",$r,\"state\":\"count\",\"kind\":\"value\",\"subtask\":0,\"key_group\":29,\"key\":42,\"namespace\":null,\"value\":7}
+{\"change\":\"changed\",$r,\"state\":\"count\",\"kind\":\"value\",\"subtask\":0,\"key_group\":86,\"key\":1,\"namespace\":null,\"old\":8,\"new\":80}"
+	# the rows agree with the counts
+	run ckpt-inspect -d sp sp2
+	status_is 1
+	run jq -c .state <<<"$output"
+	output_is '{"0102030405060708090a0b0c0d0e0f10":{"names":{"added":1,"removed":1,"changed":0},"count":{"added":1,"removed":1,"changed":1,"key_groups":{"29":{"added":1,"removed":1,"changed":0},"86":{"added":0,"removed":0,"changed":1}}}}}'
+	# the same element moved to another index (another subtask, as a rescaled list would) is no difference
+	run ckpt-inspect -d -R sp sp
+	status_is 0
+	output_is ''
+}
+
 @test "flinkstate: -d of snapshots of a million keys: added, removed and changed in every window, in small memory" {
 	kv_spread 1000000
 	cp -r sp sp2

@@ -1,9 +1,12 @@
 #!/usr/bin/env bats
-# Progress of long work (ckpt-inspect -c, ckpt-merge -o, ckpt-replay) on stderr when it is a
-# terminal (a pty from script(1)), cleared at the end; nothing at all when stderr is not a terminal.
+# Progress of long work (ckpt-inspect -c, ckpt-merge -o, ckpt-replay; a Flink snapshot's state
+# files read by the summary, -c, -a, -R and -d, and copied by ckpt-merge -o DIR/) on stderr when it
+# is a terminal (a pty from script(1)), cleared at the end; nothing at all when stderr is not a
+# terminal.
 
 bats_require_minimum_version 1.5.0
 load helper
+load flinkstate-helper
 
 # Run "$@" with stdin, stdout and stderr on a pty; $output is what the terminal got.
 on_tty() {
@@ -68,4 +71,73 @@ setup() {
 	on_tty sh -c 'ckpt-inspect -c bad.tar > /dev/null'
 	# every line the user reads is whole: the progress line is cleared before the message
 	[[ $output == *$'\r'"$E$want"$'\r' ]] || { printf '%q\n' "$output"; return 1; }
+}
+
+# The progress line of ckpt-inspect at 0 of $1 bytes (as cli.c writes it), then the line cleared.
+zero_of() {
+	printf '\rckpt-inspect: 0 B of %s (0%%)\e[K\r\e[K' "$(awk -v n="$1" 'BEGIN { if (n < 1024) printf "%d B", n; else printf "%.1f KiB", n / 1024 }')"
+}
+
+@test "progress: a Flink snapshot's state files read by the summary, -c, -a, -R and -d: bytes on a terminal, then cleared" {
+	sp_dir
+	cp -r sp sp2
+	local n=$(($(size sp/op) + $(size sp/kv)))
+	# the summary, -c and -d read the files once (-d: both snapshots'); -a and -R twice (read
+	# through before anything is printed, then printed as read)
+	for c in ":$n" "-c:$n" "-a:$((2 * n))" "-R:$((2 * n))" "-d sp2:$((2 * n))" "-d -R sp2:$((2 * n))"; do
+		on_tty sh -c "ckpt-inspect ${c%:*} sp > /dev/null"
+		[ "$output" = "$(zero_of "${c#*:}")" ] || { printf '%s: %q\n' "${c%:*}" "$output"; return 1; }
+	done
+	# narrowed (-k), what is read of the whole is not known: the bytes alone
+	on_tty sh -c 'ckpt-inspect -R -k 42 sp > /dev/null'
+	output_is $'\r'"ckpt-inspect: 0 B$E"$'\r'"$E"
+	# -a and -R to the terminal: the rows show how far it is
+	on_tty ckpt-inspect -R sp
+	[[ $output != *ckpt-inspect:* ]] && [[ $output == '{"uid":null,'* ]]
+	on_tty sh -c 'ckpt-inspect -R sp 2>/dev/null >/dev/null'
+	output_is ''
+}
+
+@test "progress: -a and -R of ckpt's own archive show its subtasks read on a terminal (-R reads each twice), then clear" {
+	on_tty sh -c 'ckpt-inspect -a s.tar > /dev/null'
+	status_is 0
+	output_is $'\r'"ckpt-inspect: 0 of 4 subtasks (0%)$E"$'\r'"$E"
+	# its three subtasks that are not finished
+	on_tty sh -c 'ckpt-inspect -R s.tar > /dev/null'
+	status_is 0
+	output_is $'\r'"ckpt-inspect: 0 of 6 subtasks (0%)$E"$'\r'"$E"
+	on_tty ckpt-inspect -R s.tar
+	[[ $output != *ckpt-inspect:* ]]
+}
+
+@test "progress: a long read of a Flink snapshot's state (-R of a million entries) shows its bytes growing, then clears" {
+	kv_spread 1000000
+	local n=$((2 * ($(size sp/op) + $(size sp/kv))))
+	on_tty sh -c 'ckpt-inspect -R sp > /dev/null'
+	status_is 0
+	# the updates (at most four a second: the read takes more than 250 ms), each further than the
+	# one before, all of the same total
+	mapfile -t ups < <(tr '\r' '\n' <<<"$output" | sed -n 's/^ckpt-inspect: \([0-9.]*\) \(B\|KiB\|MiB\) of \(.*\) (\([0-9]*\)%)\x1b\[K$/\4 \3/p')
+	[ "${#ups[@]}" -ge 2 ] || { printf '%q\n' "$output" | cut -c1-600; return 1; }
+	local last=-1 u
+	for u in "${ups[@]}"; do
+		[ "${u#* }" = "$(awk -v n="$n" 'BEGIN { printf "%.1f MiB", n / 1048576 }')" ] && [ "${u%% *}" -ge "$last" ] ||
+			{ printf '%s\n' "${ups[@]}"; return 1; }
+		last=${u%% *}
+	done
+	[ "$last" -gt 0 ]
+	[[ $output == *$'\r'"$E" ]]
+}
+
+@test "progress: ckpt-merge -o DIR/ of a Flink snapshot shows the bytes of the state files it copies" {
+	needs_fixtures
+	local in=$FIXTURES/flink-artifacts/new-stateful-udf-migration-itcase-flink1.19-hashmap-savepoint
+	on_tty ckpt-merge --drop 1f2b5df5a66154aca61fcb26193792be -o out/ "$in"
+	status_is 0
+	# the files the new _metadata names (not the dropped operator's)
+	local n=$(ckpt-inspect -a out | jq '[.operators[].subtasks[].handles[]?.size] | add')
+	output_is $'\r'"ckpt-merge: 0 B of $(awk -v n="$n" 'BEGIN { printf "%.1f KiB", n / 1024 }') (0%)$E"$'\r'"$E"
+	[ -e out/_metadata ]
+	run sh -c 'ckpt-merge --drop 1f2b5df5a66154aca61fcb26193792be -o out2/ "$1" 2>&1' sh "$in"
+	output_is ''
 }

@@ -84,7 +84,7 @@ moved_letters() {
 	[ "$stderr" = "ckpt-inspect: unknown option --nope (see ckpt-inspect -h)" ]
 	run --separate-stderr ckpt-inspect --diff
 	status_is 2
-	[ "$stderr" = "ckpt-inspect: option -d needs an argument (see ckpt-inspect -h)" ]
+	[ "$stderr" = "ckpt-inspect: -d compares two snapshots: -d OLD NEW (see ckpt-inspect -h)" ]
 }
 
 @test "usage: long options of ckpt-merge" {

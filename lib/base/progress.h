@@ -11,6 +11,9 @@ int ckpt_progress_on(void);
 void ckpt_progress_begin(const void *key, const char *unit, uint64_t total);
 /* done of key's total; ignored unless key is the work being reported. */
 void ckpt_progress_at(const void *key, uint64_t done);
+/* n more done of the work being reported, whatever it is (the bytes of state files read on
+ * several threads at once: one thread reports, the others count on). */
+void ckpt_progress_add(uint64_t n);
 /* key is over; the hook's end is called. */
 void ckpt_progress_end(const void *key);
 

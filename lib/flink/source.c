@@ -177,6 +177,7 @@ raw_take(struct ckpt_fsrc *s, void *p, size_t n)
 		}
 		atomic_fetch_add(&bytes_read, n);
 	}
+	ckpt_progress_add(n);
 	s->raw += n;
 	return 0;
 }

@@ -353,7 +353,7 @@ run_subtasks(struct ckpt_snapshot *s, int all,
 	size_t total = 0, k = 0;
 	int rc = -1;
 
-	if (ckpt_fselect_buffered(S.b->sel))
+	if (ckpt_fselect_buffered(S.b->sel) && S.b->skip == NULL)
 		return 0; /* the caller keeps what is printed until the read has ended: one pass */
 	for (size_t i = 0; i < s->nops; i++)
 		total += s->ops[i].nsubtasks;
@@ -382,10 +382,102 @@ out:
 	return rc;
 }
 
+/* Under --keep-going: why st's state is left out (NULL: it is not). */
+const char *
+ckpt_fstate_skipped(const struct flink_backing *b, const struct ckpt_subtask *st)
+{
+	for (size_t i = 0; i < b->nskipped; i++)
+		if (b->skipped[i].st == st)
+			return b->skipped[i].why;
+	return NULL;
+}
+
+/* st left out, for why (said to the caller's report). */
+static int
+skip_subtask(struct flink_backing *b, const struct ckpt_operator *op, const struct ckpt_subtask *st,
+	     const struct ckpt_err *why, struct ckpt_err *e)
+{
+	char where[600], what[2048];
+
+	if (ckpt_grow(&b->skipped, &b->skipcap, b->nskipped + 1, sizeof *b->skipped, 8, e) < 0)
+		return -1;
+	ckpt_err_format(why, what, sizeof what);
+	if ((b->skipped[b->nskipped].why = ckpt_strdup(what, e)) == NULL)
+		return -1;
+	b->skipped[b->nskipped++].st = st;
+	if (op->uid)
+		snprintf(where, sizeof where, "operator %s (uid %s) subtask %u", op->id, op->uid, st->index);
+	else
+		snprintf(where, sizeof where, "operator %s subtask %u", op->id, st->index);
+	b->skip(b->skip_arg, where, what);
+	return 0;
+}
+
+/* Every subtask of s read through once (not those loaded): under --keep-going, those that cannot be
+ * read left out and said, in the document's order; else the first error stops it. */
+int
+ckpt_fstate_check_all(struct ckpt_snapshot *s, struct ckpt_err *e)
+{
+	struct flink_backing *b = (struct flink_backing *)s->backing;
+	struct ckpt_err *errs = NULL;
+	size_t n = 0, k = 0;
+	int rc = 0;
+
+	if (b->skip == NULL || b->checked)
+		return b->skip ? 0 : run_subtasks(s, 0, check_subtask, NULL, NULL, e);
+	b->checked = 1;
+	if (run_subtasks(s, 0, check_subtask, &errs, &n, e) < 0)
+		return -1;
+	for (size_t i = 0; i < s->nops && rc == 0; i++)
+		for (size_t j = 0; j < s->ops[i].nsubtasks && rc == 0; j++)
+			if (!s->ops[i].subtasks[j].loaded && k < n && errs[k++].kind != CKPT_ERR_NONE)
+				rc = skip_subtask(b, &s->ops[i], &s->ops[i].subtasks[j], &errs[k - 1], e);
+	free(errs);
+	return rc;
+}
+
 static int
 flink_check(struct ckpt_snapshot *s, struct ckpt_err *e)
 {
-	return run_subtasks(s, 0, check_subtask, NULL, NULL, e);
+	ckpt_fstate_progress(s, NULL, 2); /* this read, then the one that prints */
+	return ckpt_fstate_check_all(s, e);
+}
+
+void
+ckpt_flink_state_keep_going(struct ckpt_snapshot *s, ckpt_verify_report *skip, void *arg)
+{
+	struct flink_backing *b = ckpt_fstate_backing(s, NULL);
+
+	if (b) {
+		b->skip = skip;
+		b->skip_arg = arg;
+	}
+}
+
+/* The bytes of s's state files, 0 when something narrows the reading (not known). */
+static uint64_t
+state_size(const struct ckpt_snapshot *s)
+{
+	const struct flink_backing *b = s->backing;
+	uint64_t total = 0;
+
+	for (size_t i = 0; b->sel == NULL && i < s->nops; i++)
+		for (size_t j = 0; j < s->ops[i].nsubtasks; j++)
+			for (size_t h = 0; h < s->ops[i].subtasks[j].nhandles; h++)
+				total += s->ops[i].subtasks[j].handles[h].size;
+	return total;
+}
+
+void
+ckpt_fstate_progress(struct ckpt_snapshot *s, struct ckpt_snapshot *also, unsigned passes)
+{
+	uint64_t a, b;
+
+	if (!ckpt_progress_on())
+		return;
+	a = state_size(s);
+	b = also ? state_size(also) : 0;
+	ckpt_progress_begin(s, "bytes", a && (b || also == NULL) ? (a + b) * passes : 0);
 }
 
 /* -c's read of one subtask: every file read through, every entry decoded, nothing kept. */
@@ -582,9 +674,12 @@ flink_print(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subta
 	ckpt_jw_int(w, st->index);
 	ckpt_jw_key_lit(w, "finished");
 	ckpt_jw_bool(w, st->finished);
-	if (!st->finished && (st->nops > 0 || st->nhandles == 0) && print_opstates(b, op, st, w, e) < 0)
+	if (ckpt_fstate_skipped(b, st)) { /* --keep-going: its handles, and why its state is not here */
+		ckpt_jw_key_lit(w, "unread");
+		ckpt_jw_str(w, ckpt_fstate_skipped(b, st));
+	} else if (!st->finished && (st->nops > 0 || st->nhandles == 0) && print_opstates(b, op, st, w, e) < 0)
 		return -1;
-	if (st->keyed) {
+	if (st->keyed && !ckpt_fstate_skipped(b, st)) {
 		struct printer P = {.w = w, .out = {.mode = FOUT_WRITE, .w = w}, .raw = b->raw};
 		struct fsink k = {.header = print_header, .op = ckpt_fstate_dry_op, .kv = print_kv, .arg = &P,
 				  .part = 2};
@@ -673,42 +768,52 @@ row_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t
 	return rc;
 }
 
+/* The rows of op's subtasks (part 1: operator state, 2: keyed state, in key groups [lo, hi) when hi > 0). */
+int
+ckpt_fstate_rows_op(struct flink_backing *b, const struct ckpt_operator *op, int part, uint32_t lo, uint32_t hi,
+		    struct ckpt_jw *w, struct ckpt_err *e)
+{
+	for (size_t j = 0; op && j < op->nsubtasks; j++) {
+		const struct ckpt_subtask *st = &op->subtasks[j];
+		struct rowsink R = {.r = {.w = w, .uid = op->uid, .op = op->id, .subtask = st->index}};
+
+		/* print_header takes the sink's argument for a printer: R.P is R's first member */
+
+		if (st->finished || ckpt_fstate_skipped(b, st))
+			continue;
+		for (size_t o = 0; part != 2 && o < st->nops; o++) {
+			struct fsink k = {.header = print_header, .op = row_op, .kv = ckpt_fstate_dry_kv, .arg = &R,
+					  .part = 1, .only = st->ops[o].name};
+
+			R.P = (struct printer){.name = st->ops[o].name};
+			R.mode = ckpt_mode_name(st->ops[o].mode);
+			if (ckpt_fstate_read_subtask(b, op, st, &k, e) < 0)
+				return print_failed(w, e);
+		}
+		if (part != 1 && st->keyed) {
+			struct fsink k = {.header = print_header, .op = ckpt_fstate_dry_op, .kv = row_kv, .arg = &R,
+					  .part = 2, .kg_lo = lo, .kg_hi = hi};
+
+			R.P = (struct printer){0};
+			if (ckpt_fstate_read_subtask(b, op, st, &k, e) < 0)
+				return print_failed(w, e);
+		}
+	}
+	return ckpt_jw_failed(w, e);
+}
+
 int
 ckpt_flink_state_rows(struct ckpt_snapshot *s, struct ckpt_jw *w, struct ckpt_err *e)
 {
 	struct flink_backing *b = ckpt_fstate_backing(s, e);
+	int rc = 0;
 
 	if (b == NULL || flink_check(s, e) < 0) /* a damaged file prints nothing */
-		return -1;
-	for (size_t i = 0; i < s->nops; i++)
-		for (size_t j = 0; j < s->ops[i].nsubtasks; j++) {
-			const struct ckpt_operator *op = &s->ops[i];
-			const struct ckpt_subtask *st = &op->subtasks[j];
-			struct rowsink R = {.r = {.w = w, .uid = op->uid, .op = op->id, .subtask = st->index}};
-
-			/* print_header takes the sink's argument for a printer: R.P is R's first member */
-
-			if (st->finished)
-				continue;
-			for (size_t o = 0; o < st->nops; o++) {
-				struct fsink k = {.header = print_header, .op = row_op, .kv = ckpt_fstate_dry_kv, .arg = &R,
-						  .part = 1, .only = st->ops[o].name};
-
-				R.P = (struct printer){.name = st->ops[o].name};
-				R.mode = ckpt_mode_name(st->ops[o].mode);
-				if (ckpt_fstate_read_subtask(b, op, st, &k, e) < 0)
-					return print_failed(w, e);
-			}
-			if (st->keyed) {
-				struct fsink k = {.header = print_header, .op = ckpt_fstate_dry_op, .kv = row_kv, .arg = &R,
-						  .part = 2};
-
-				R.P = (struct printer){0};
-				if (ckpt_fstate_read_subtask(b, op, st, &k, e) < 0)
-					return print_failed(w, e);
-			}
-		}
-	return ckpt_jw_failed(w, e);
+		rc = -1;
+	for (size_t i = 0; rc == 0 && i < s->nops; i++)
+		rc = ckpt_fstate_rows_op(b, &s->ops[i], 0, 0, 0, w, e);
+	ckpt_progress_end(s);
+	return rc;
 }
 
 /* ------------------------------------------------------------ the backing */
@@ -724,6 +829,9 @@ flink_free(struct ckpt_snap_backing *base)
 	}
 	free(b->from);
 	free(b->to);
+	for (size_t i = 0; i < b->nskipped; i++)
+		free(b->skipped[i].why);
+	free(b->skipped);
 	free(b->meta);
 	free(b->dir);
 	ckpt_fselect_free(b->sel);

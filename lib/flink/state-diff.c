@@ -1,6 +1,7 @@
 /* state-diff.c: -d, the differences between the state of two Flink snapshots: operator state
  * compared whole, keyed state a window of key groups at a time, the windows on every processor. */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,7 +47,12 @@ struct differ {
 	char pstate[256];
 	long pkg;
 	json_int_t pn[3]; /* added, removed, changed; all 0: nothing pending */
+	size_t prefix;    /* the key-group prefix of a key: 1 or 2 bytes */
 };
+
+/* Before a state's name in D->states: the timestamps of its processing-time timers changed */
+#define TIMESTAMPS '\x01'
+
 
 static const char *const kinds[3] = {"added", "removed", "changed"};
 
@@ -169,16 +175,21 @@ diff_grow(struct differ *D)
 	return 0;
 }
 
+/* A processing-time timer's state: its timers' timestamps differ between any two runs. */
 static int
-diff_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v,
-	size_t vn, struct ftyped *typed)
+is_ptimer(const char *state)
 {
-	struct differ *D = arg;
-	size_t sn = strlen(state), n = sn + 1 + kn;
-	struct dentry *d;
-	uint64_t h;
+	return strncmp(state, "_timer_state/processing_", 24) == 0;
+}
 
-	(void)typed;
+/* D->id: state, NUL, key; for a processing-time timer (key: key-group prefix, timestamp, key,
+ * namespace) without its timestamp, then occ, the how-manieth timer of that key and namespace. */
+static int
+diff_id(struct differ *D, const char *state, const unsigned char *k, size_t kn, int ptimer, uint32_t occ,
+	size_t *np)
+{
+	size_t sn = strlen(state), n = sn + 1 + kn + (ptimer ? 4 : 0);
+
 	if (n > UINT32_MAX)
 		return ckpt_err_set(D->e, CKPT_ERR_INPUT, "", "a key of state \"%s\" of %zu bytes", state, kn);
 	if (n > D->idcap) {
@@ -190,17 +201,56 @@ diff_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_
 		D->idcap = n;
 	}
 	memcpy(D->id, state, sn + 1);
-	memcpy(D->id + sn + 1, k, kn);
-	h = ckpt_xxh3(D->id, n);
-	/* at most half full: the table's order is the order removed entries are counted in */
-	if (D->pass == 0 && 2 * (D->n + 1) > D->cap && diff_grow(D) < 0)
-		return -1;
-	d = D->cap ? diff_slot(D, D->id, n, h) : NULL;
+	if (ptimer) {
+		memcpy(D->id + sn + 1, k, D->prefix);
+		memcpy(D->id + sn + 1 + D->prefix, k + D->prefix + 8, kn - D->prefix - 8);
+		memcpy(D->id + n - 12, &occ, 4);
+		n -= 8;
+	} else {
+		memcpy(D->id + sn + 1, k, kn);
+	}
+	*np = n;
+	return 0;
+}
+
+static int
+diff_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v,
+	size_t vn, struct ftyped *typed)
+{
+	struct differ *D = arg;
+	int ptimer = is_ptimer(state) && kn >= D->prefix + 8;
+	struct dentry *d;
+	uint64_t h;
+	size_t n = 0;
+
+	(void)typed;
+	if (ptimer) { /* the timestamp is the timer's value */
+		v = k + D->prefix;
+		vn = 8;
+	}
+	for (uint32_t occ = 0;; occ++) {
+		if (diff_id(D, state, k, kn, ptimer, occ, &n) < 0)
+			return -1;
+		h = ckpt_xxh3(D->id, n);
+		/* at most half full: the table's order is the order removed entries are counted in */
+		if (D->pass == 0 && 2 * (D->n + 1) > D->cap && diff_grow(D) < 0)
+			return -1;
+		d = D->cap ? diff_slot(D, D->id, n, h) : NULL;
+		if (!ptimer || d == NULL || d->id == NULL || (D->pass == 1 && d->live))
+			break; /* another timer of that key and namespace: the next occurrence */
+	}
 	if (D->pass == 1) {
+		char ts[300];
+
 		if (d == NULL || d->id == NULL || !d->live)
 			return diff_count(D, state, kg, "added");
 		d->live = 0;
-		return d->vh != ckpt_xxh3(v, vn) ? diff_count(D, state, kg, "changed") : 0;
+		if (d->vh == ckpt_xxh3(v, vn))
+			return 0;
+		if (!ptimer || strlen(state) + 2 > sizeof ts)
+			return diff_count(D, state, kg, "changed");
+		snprintf(ts, sizeof ts, "%c%s", TIMESTAMPS, state); /* reported apart */
+		return diff_count(D, ts, kg, "changed");
 	}
 	if (d->id == NULL) {
 		unsigned char *q = ckpt_snap_arena_alloc(D->arena, n);
@@ -325,6 +375,7 @@ struct drun {
 	size_t n, cap;
 	json_t **res;
 	struct differ *idle; /* the pool: one differ a thread at most, each kept for the next task */
+	json_t *unread;      /* ids of the operators --keep-going left out */
 	pthread_mutex_t mu;
 };
 
@@ -396,6 +447,7 @@ diff_task(void *arg, size_t i, struct ckpt_err *e)
 	if (D == NULL)
 		return -1;
 	D->e = e;
+	D->prefix = (p->oa && p->oa->max_parallelism > 128) || (p->ob && p->ob->max_parallelism > 128) ? 2 : 1;
 	if ((D->states = json_object()) == NULL) {
 		diff_nomem(D);
 		goto out;
@@ -548,6 +600,16 @@ diff_sort(json_t *states)
 	return 0;
 }
 
+/* Has op a subtask --keep-going leaves out? */
+static int
+unread(const struct flink_backing *b, const struct ckpt_operator *op)
+{
+	for (size_t j = 0; op && j < op->nsubtasks; j++)
+		if (ckpt_fstate_skipped(b, &op->subtasks[j]))
+			return 1;
+	return 0;
+}
+
 /* The operators of a, each with b's of its id, then those of b alone, into R->pairs. */
 static int
 diff_pairs(struct drun *R, const struct ckpt_snapshot *a, const struct ckpt_snapshot *b, struct ckpt_err *e)
@@ -559,6 +621,11 @@ diff_pairs(struct drun *R, const struct ckpt_snapshot *a, const struct ckpt_snap
 
 			if (pass && oa) /* done in the first pass */
 				continue;
+			if (unread(R->ba, oa) || unread(R->bb, ob)) { /* --keep-going left it out */
+				if (json_array_append_new(R->unread, json_string(oa ? oa->id : ob->id)) < 0)
+					return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+				continue;
+			}
 			if (ckpt_grow(&R->pairs, &R->paircap, R->npairs + 1, sizeof *R->pairs, 16, e) < 0)
 				return -1;
 			R->pairs[R->npairs] = (struct dpair){oa, ob};
@@ -568,12 +635,33 @@ diff_pairs(struct drun *R, const struct ckpt_snapshot *a, const struct ckpt_snap
 	return 0;
 }
 
-/* Each pair's tasks' differences added up, in order, into out by operator id. */
+/* The states of states whose name begins with TIMESTAMPS moved to timers[id], the mark taken off. */
 static int
-diff_collect(struct drun *R, json_t *out, int *differ, struct ckpt_err *e)
+diff_apart(json_t *states, json_t *timers, const char *id)
+{
+	json_t *t = NULL, *v;
+	const char *name;
+	void *tmp;
+
+	json_object_foreach_safe(states, tmp, name, v) {
+		if (name[0] != TIMESTAMPS)
+			continue;
+		if ((t == NULL && json_object_set_new(timers, id, t = json_object()) < 0) ||
+		    json_object_set(t, name + 1, v) < 0)
+			return -1;
+		json_object_del(states, name);
+	}
+	return 0;
+}
+
+/* Each pair's tasks' differences added up, in order, into out by operator id (the timestamps of
+ * processing-time timers into timers). */
+static int
+diff_collect(struct drun *R, json_t *out, json_t *timers, int *differ, struct ckpt_err *e)
 {
 	for (size_t p = 0, i = 0; p < R->npairs; p++) {
 		json_t *states = json_object();
+		const char *id = R->pairs[p].oa ? R->pairs[p].oa->id : R->pairs[p].ob->id;
 
 		if (states == NULL)
 			return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
@@ -582,34 +670,216 @@ diff_collect(struct drun *R, json_t *out, int *differ, struct ckpt_err *e)
 				json_decref(states);
 				return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
 			}
+		if (diff_sort(states) < 0 || diff_apart(states, timers, id) < 0) {
+			json_decref(states);
+			return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		}
 		if (json_object_size(states) == 0) {
 			json_decref(states);
 			continue;
 		}
 		*differ = 1;
-		if (diff_sort(states) < 0 ||
-		    json_object_set_new(out, R->pairs[p].oa ? R->pairs[p].oa->id : R->pairs[p].ob->id, states) < 0)
+		if (json_object_set_new(out, id, states) < 0)
 			return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
 	}
 	return 0;
 }
 
+/* ------------------------------------------------------------ -d --rows */
+
+/* The rows of one side of task t (-R's, of its operator and window), each by identity: the row
+ * without subtask and value (keyed state), or without subtask and index (operator state: its
+ * elements compared as a multiset), then "#n", its how-manieth of that identity.  NULL with e set. */
+static json_t *
+rows_side(struct flink_backing *b, const struct ckpt_operator *op, const struct dtask *t, struct ckpt_err *e)
+{
+	json_t *by = json_object(), *seen = json_object();
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&buf, &n);
+	struct ckpt_jw *w = f ? ckpt_jw_new(f, 0, e) : NULL;
+	int rc = w == NULL || by == NULL || seen == NULL ? -1 : ckpt_fstate_rows_op(b, op, t->hi ? 2 : 1, t->lo, t->hi, w, e);
+
+	ckpt_jw_flush(w);
+	ckpt_jw_free(w);
+	if (f && fclose(f) != 0)
+		rc = -1;
+	for (char *p = buf, *nl; rc == 0 && p && (nl = memchr(p, '\n', n - (size_t)(p - buf))) != NULL; p = nl + 1) {
+		json_t *row = json_loadb(p, (size_t)(nl - p), 0, NULL), *id = json_deep_copy(row);
+		char *key = NULL, *occ = NULL;
+		json_int_t c;
+
+		rc = -1;
+		if (row && id) {
+			json_object_del(id, "subtask");
+			json_object_del(id, t->hi ? "value" : "index");
+			key = json_dumps(id, JSON_COMPACT | JSON_SORT_KEYS);
+		}
+		if (key && (occ = malloc(strlen(key) + 32)) != NULL) {
+			c = json_integer_value(json_object_get(seen, key));
+			sprintf(occ, "%s#%lld", key, (long long)c);
+			if (json_object_set_new(seen, key, json_integer(c + 1)) == 0 && json_object_set(by, occ, row) == 0)
+				rc = 0;
+		}
+		free(key);
+		free(occ);
+		json_decref(row);
+		json_decref(id);
+	}
+	free(buf);
+	json_decref(seen);
+	if (rc < 0) {
+		if (e->kind == CKPT_ERR_NONE)
+			ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		json_decref(by);
+		return NULL;
+	}
+	return by;
+}
+
+/* One row of change to f: row with "change" first; for "changed" and "timestamp", "old" and "new" for "value". */
+static int
+row_out(FILE *f, const char *change, json_t *row, json_t *old)
+{
+	json_t *o = json_pack("{s:s}", "change", change);
+	int rc;
+
+	if (o == NULL || json_object_update(o, row) < 0) {
+		json_decref(o);
+		return -1;
+	}
+	if (old) {
+		json_object_set(o, "old", json_object_get(old, "value"));
+		json_object_set(o, "new", json_object_get(row, "value"));
+		json_object_del(o, "value");
+	}
+	rc = ckpt_json_print(f, o, 0);
+	json_decref(o);
+	return rc;
+}
+
+/* Task t's rows changed: b's in its order (added, changed), then what is left of a's (removed). */
+static int
+rows_task(struct drun *R, const struct dtask *t, FILE *f, struct ckpt_err *e)
+{
+	const struct dpair *p = &R->pairs[t->pair];
+	json_t *a = rows_side(R->ba, p->oa, t, e), *b = a ? rows_side(R->bb, p->ob, t, e) : NULL, *ra, *rb;
+	const char *id;
+	int rc = -1;
+
+	if (b == NULL)
+		goto out;
+	json_object_foreach(b, id, rb) {
+		const char *change = "added", *state = json_string_value(json_object_get(rb, "state"));
+
+		if ((ra = json_object_get(a, id)) != NULL) {
+			if (json_equal(json_object_get(ra, "value"), json_object_get(rb, "value"))) {
+				json_object_del(a, id);
+				continue;
+			}
+			change = t->hi && state && is_ptimer(state) ? "timestamp" : "changed";
+		}
+		if (row_out(f, change, rb, ra) < 0)
+			goto fail;
+		if (ra)
+			json_object_del(a, id);
+	}
+	json_object_foreach(a, id, ra)
+		if (row_out(f, "removed", ra, NULL) < 0)
+			goto fail;
+	rc = 0;
+	goto out;
+fail:
+	ckpt_err_sys(e, "stdout", "write error");
+out:
+	json_decref(a);
+	json_decref(b);
+	return rc;
+}
+
+/* The key groups of a keyed task's differences (res: state -> {"key_groups": {kg: ...}}) into
+ * has[lo, hi), marked. */
+static void
+kgs_marked(json_t *res, unsigned char *has, uint32_t lo, uint32_t hi)
+{
+	const char *name, *kg;
+	json_t *st, *v;
+
+	json_object_foreach(res, name, st)
+		json_object_foreach(json_object_get(st, "key_groups"), kg, v) {
+			unsigned long g = strtoul(kg, NULL, 10);
+
+			if (g >= lo && g < hi)
+				has[g - lo] = 1;
+		}
+}
+
+/* -d --rows: the rows of every task that found a difference, in the tasks' order; of a keyed
+ * task, only its runs of key groups where a difference was counted are read again. */
+static int
+diff_rows(struct drun *R, FILE *f, struct ckpt_err *e)
+{
+	for (size_t i = 0; i < R->n; i++) {
+		struct dtask t = R->t[i];
+		unsigned char *has;
+
+		if (json_object_size(R->res[i]) == 0)
+			continue;
+		if (t.hi == 0) {
+			if (rows_task(R, &t, f, e) < 0)
+				return -1;
+			continue;
+		}
+		if ((has = ckpt_calloc(t.hi - t.lo, 1, e)) == NULL)
+			return -1;
+		kgs_marked(R->res[i], has, R->t[i].lo, R->t[i].hi);
+		for (uint32_t g = R->t[i].lo; g < R->t[i].hi;) {
+			for (t.lo = g; t.lo < R->t[i].hi && !has[t.lo - R->t[i].lo]; t.lo++)
+				;
+			for (t.hi = t.lo; t.hi < R->t[i].hi && has[t.hi - R->t[i].lo]; t.hi++)
+				;
+			if (t.lo < t.hi && rows_task(R, &t, f, e) < 0) {
+				free(has);
+				return -1;
+			}
+			g = t.hi;
+		}
+		free(has);
+	}
+	return fflush(f) == EOF ? ckpt_err_sys(e, "stdout", "write error") : 0;
+}
+
 json_t *
-ckpt_flink_state_diff(struct ckpt_snapshot *a, struct ckpt_snapshot *b, int *differ, struct ckpt_err *e)
+ckpt_flink_state_diff(struct ckpt_snapshot *a, struct ckpt_snapshot *b, struct ckpt_flink_diff *d, struct ckpt_err *e)
 {
 	struct flink_backing *ba = ckpt_fstate_backing(a, e), *bb = ba ? ckpt_fstate_backing(b, e) : NULL;
-	struct drun R = {.ba = ba, .bb = bb, .mu = PTHREAD_MUTEX_INITIALIZER};
+	struct drun R = {.ba = ba, .bb = bb, .mu = PTHREAD_MUTEX_INITIALIZER, .unread = json_array()};
 	json_t *out = NULL;
 
-	if (bb == NULL || diff_pairs(&R, a, b, e) < 0 || (R.res = ckpt_calloc(R.n + 1, sizeof *R.res, e)) == NULL ||
+	if (bb == NULL || R.unread == NULL) {
+		json_decref(R.unread);
+		if (bb && R.unread == NULL)
+			ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		return NULL;
+	}
+	ckpt_fstate_progress(a, b, ba->skip ? 2 : 1);
+	/* --keep-going: an operator with a subtask that cannot be read is left out (diff_pairs) */
+	if ((ba->skip && ckpt_fstate_check_all(a, e) < 0) || (bb->skip && ckpt_fstate_check_all(b, e) < 0) ||
+	    diff_pairs(&R, a, b, e) < 0 || (R.res = ckpt_calloc(R.n + 1, sizeof *R.res, e)) == NULL ||
 	    ckpt_fstate_run(R.n, diff_task, &R, NULL, e) < 0)
 		goto out;
 	if ((out = json_object()) == NULL) {
 		ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
 		goto out;
 	}
-	if (diff_collect(&R, out, differ, e) < 0) {
+	d->unread = R.unread;
+	R.unread = NULL;
+	if ((d->timers = json_object()) == NULL || diff_collect(&R, out, d->timers, &d->differ, e) < 0 ||
+	    (d->rows && diff_rows(&R, d->rows, e) < 0)) {
 		json_decref(out);
+		json_decref(d->timers);
+		json_decref(d->unread);
+		d->timers = d->unread = NULL;
 		out = NULL;
 	}
 out:
@@ -624,5 +894,7 @@ out:
 	free(R.res);
 	free(R.t);
 	free(R.pairs);
+	json_decref(R.unread);
+	ckpt_progress_end(a);
 	return out;
 }

@@ -424,6 +424,7 @@ ckpt_flink_state_summary(struct ckpt_snapshot *s, struct ckpt_err *e)
 
 	if (b == NULL)
 		return NULL;
+	ckpt_fstate_progress(s, NULL, 1);
 	if ((C.ops = json_object()) == NULL || (C.cuts = json_object()) == NULL || (C.keyed = json_object()) == NULL ||
 	    (S.rec = ckpt_calloc(SUMMARY_BATCH, sizeof *S.rec, e)) == NULL) {
 		ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
@@ -477,6 +478,7 @@ out:
 	json_decref(C.cuts);
 	json_decref(C.keyed);
 	free(S.rec);
+	ckpt_progress_end(s);
 	return out;
 }
 
@@ -647,6 +649,8 @@ ckpt_flink_state_verify(struct ckpt_snapshot *s, ckpt_verify_report *report, voi
 		goto out;
 	if (V.s3bytes > 0) /* in S3 the wait is for the bytes: shown as they come */
 		ckpt_s3_progress_begin(V.s3bytes);
+	else
+		ckpt_fstate_progress(s, NULL, 1);
 	if (ckpt_fstate_verify_all(s, &each, &n, e) < 0)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
@@ -673,6 +677,7 @@ ckpt_flink_state_verify(struct ckpt_snapshot *s, ckpt_verify_report *report, voi
 	rc = V.problems;
 out:
 	ckpt_s3_progress_end();
+	ckpt_progress_end(s);
 	free(each);
 	json_decref(V.bad);
 	return rc;

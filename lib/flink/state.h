@@ -17,6 +17,11 @@ struct flink_backing {
 	size_t nroots;
 	int raw;      /* -a: the raw bytes of every entry beside its typed form (ckpt_flink_state_raw) */
 	struct fselect *sel; /* --uid, --state, -k (ckpt_flink_state_select, select.c); NULL: everything */
+	ckpt_verify_report *skip; /* --keep-going (ckpt_flink_state_keep_going): NULL, the first error stops */
+	void *skip_arg;
+	struct { const struct ckpt_subtask *st; char *why; } *skipped; /* left out, each with why */
+	size_t nskipped, skipcap;
+	int checked;  /* read through once: what is skipped is known */
 };
 
 /* One state of a serialization proxy's header (StateMetaInfoSnapshot). */
@@ -220,6 +225,17 @@ struct flink_backing *ckpt_fstate_backing(struct ckpt_snapshot *s, struct ckpt_e
  * runs and each[t] gets its error (kind 0: none), and 0. */
 int ckpt_fstate_run(size_t n, int (*fn)(void *arg, size_t t, struct ckpt_err *e), void *arg, struct ckpt_err *each,
 		    struct ckpt_err *e);
+/* Under --keep-going: why st's state is left out (NULL: it is not). */
+const char *ckpt_fstate_skipped(const struct flink_backing *b, const struct ckpt_subtask *st);
+/* Every subtask of s read through on all processors: under --keep-going, those that cannot be read
+ * left out (ckpt_fstate_skipped) and said, once; else 0, or -1 with the first error. */
+int ckpt_fstate_check_all(struct ckpt_snapshot *s, struct ckpt_err *e);
+/* Report the bytes of state files read as progress (base/progress.c, its work s) for passes reads of
+ * every file of s and also (NULL: none); the total not known when something narrows the reading. */
+void ckpt_fstate_progress(struct ckpt_snapshot *s, struct ckpt_snapshot *also, unsigned passes);
+/* op's rows (-R) into w: part 1 its operator state, 2 its keyed state (key groups [lo, hi) when hi > 0), 0 both. */
+int ckpt_fstate_rows_op(struct flink_backing *b, const struct ckpt_operator *op, int part, uint32_t lo, uint32_t hi,
+			struct ckpt_jw *w, struct ckpt_err *e);
 /* -c: every subtask of s read through on all processors; *each (the caller frees it) the error of
  * each in the document's order, kind 0 where none, *n of them.  0, or -1 with e set (no memory). */
 int ckpt_fstate_verify_all(struct ckpt_snapshot *s, struct ckpt_err **each, size_t *n, struct ckpt_err *e);

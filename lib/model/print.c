@@ -58,8 +58,14 @@ ckpt_snapshot_print(struct ckpt_snapshot *s, FILE *f, int pretty, struct ckpt_er
 	/* archives are checked member by member as they are loaded: built whole, as before, so
 	 * that a damaged member prints nothing */
 	if (b == NULL || b->print == NULL) {
-		json_t *v = ckpt_snapshot_to_json(s, e);
+		json_t *v;
+		uint64_t n = 0;
 
+		for (size_t i = 0; i < s->nops; i++)
+			n += s->ops[i].nsubtasks;
+		ckpt_progress_begin(s, "subtasks", n); /* their members read */
+		v = ckpt_snapshot_to_json(s, e);
+		ckpt_progress_end(s);
 		if (v == NULL)
 			return -1;
 		rc = ckpt_json_print(f, v, pretty);
@@ -68,10 +74,14 @@ ckpt_snapshot_print(struct ckpt_snapshot *s, FILE *f, int pretty, struct ckpt_er
 	}
 	/* every state file is read through once before anything is printed: what would stop the
 	 * document half-way stops it before it starts */
-	if (b->check && b->check(s, e) < 0)
+	if (b->check && b->check(s, e) < 0) {
+		ckpt_progress_end(s);
 		return -1;
-	if ((w = ckpt_jw_new(f, pretty, e)) == NULL)
+	}
+	if ((w = ckpt_jw_new(f, pretty, e)) == NULL) {
+		ckpt_progress_end(s);
 		return -1;
+	}
 	if ((head = ckpt_snap_head(s)) == NULL) {
 		ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
 		goto out;
@@ -92,6 +102,7 @@ ckpt_snapshot_print(struct ckpt_snapshot *s, FILE *f, int pretty, struct ckpt_er
 	ckpt_jw_flush(w);
 	rc = ckpt_jw_failed(w, e);
 out:
+	ckpt_progress_end(s); /* the backing's check began it */
 	ckpt_jw_free(w); /* what was printed stays printed: the document is cut, never closed */
 	return rc;
 }

@@ -511,6 +511,7 @@ json_t *
 ckpt_snapshot_to_json(struct ckpt_snapshot *s, struct ckpt_err *e)
 {
 	json_t *root = ckpt_snap_head(s), *ops = json_array();
+	uint64_t done = 0;
 
 	if (ckpt_json_set_new(root, "operators", ops) < 0)
 		goto nomem;
@@ -527,6 +528,7 @@ ckpt_snapshot_to_json(struct ckpt_snapshot *s, struct ckpt_err *e)
 				goto fail;
 			if (json_array_append_new(subs, v) < 0)
 				goto nomem;
+			ckpt_progress_at(s, ++done); /* when -a reports it (print.c) */
 		}
 	}
 	return root;

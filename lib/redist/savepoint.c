@@ -229,6 +229,7 @@ copy_file(const char *src, const char *dst, struct ckpt_err *e)
 			}
 			w = w < 0 ? 0 : w;
 		}
+		ckpt_progress_add((uint64_t)n);
 	}
 	if (fsync(out) != 0) {
 		ckpt_err_sys(e, dst, "write error");
@@ -268,10 +269,23 @@ fetch_file(const char *url, const char *dst, struct ckpt_err *e)
 	return rc;
 }
 
-/* Each relative file into tmp (fetched, from a savepoint in S3): a hard link when asked (a copy across file systems), else a copy. */
-static int
-place_files(const struct spin *in, const char *tmp, json_t *rel, int link_files, struct ckpt_err *e)
+/* The source of relative file r: the local file the input named by its absolute path (carried),
+ * or r under the input's directory.  NULL when out of memory. */
+static char *
+rel_source(const struct spin *in, const char *r, const json_t *v)
 {
+	char *src = NULL;
+
+	if (json_is_string(v))
+		return strdup(json_string_value(v));
+	return asprintf(&src, "%s/%s", in->dir, r) < 0 ? NULL : src;
+}
+
+/* place_files' loop: each file placed, what a copy or a link placed counted as progress. */
+static int
+place_each(const struct spin *in, const char *tmp, json_t *rel, int link_files, struct ckpt_err *e)
+{
+	struct stat sb;
 	const char *r;
 	json_t *v;
 	int rc = 0;
@@ -282,8 +296,7 @@ place_files(const struct spin *in, const char *tmp, json_t *rel, int link_files,
 
 		if (check_relative(in->meta, r, e) < 0)
 			return -1;
-		if ((carried ? (src = strdup(json_string_value(v))) == NULL : asprintf(&src, "%s/%s", in->dir, r) < 0) ||
-		    asprintf(&dst, "%s/%s", tmp, r) < 0) {
+		if ((src = rel_source(in, r, v)) == NULL || asprintf(&dst, "%s/%s", tmp, r) < 0) {
 			free(src);
 			return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
 		}
@@ -296,6 +309,8 @@ place_files(const struct spin *in, const char *tmp, json_t *rel, int link_files,
 				rc = ckpt_err_sys(e, src, "cannot link");
 			else
 				rc = copy_file(src, dst, e);
+		} else if (ckpt_progress_on() && stat(dst, &sb) == 0) {
+			ckpt_progress_add((uint64_t)sb.st_size); /* linked: as good as copied */
 		}
 		free(src);
 		free(dst);
@@ -303,6 +318,39 @@ place_files(const struct spin *in, const char *tmp, json_t *rel, int link_files,
 			return -1;
 	}
 	return 0;
+}
+
+/* The bytes of the relative files of a local savepoint, for the progress of their copy. */
+static uint64_t
+rel_bytes(const struct spin *in, json_t *rel)
+{
+	uint64_t total = 0;
+	struct stat sb;
+	const char *r;
+	json_t *v;
+
+	json_object_foreach(rel, r, v) {
+		char *src = rel_source(in, r, v);
+
+		if (src && stat(src, &sb) == 0)
+			total += (uint64_t)sb.st_size;
+		free(src);
+	}
+	return total;
+}
+
+/* Each relative file into tmp (fetched, from a savepoint in S3): a hard link when asked (a copy
+ * across file systems), else a copy, its bytes reported as progress. */
+static int
+place_files(const struct spin *in, const char *tmp, json_t *rel, int link_files, struct ckpt_err *e)
+{
+	int rc = ckpt_progress_on() && !in->s3 ? 0 : 1;
+
+	if (rc == 0)
+		ckpt_progress_begin(rel, "bytes", rel_bytes(in, rel));
+	rc = place_each(in, tmp, rel, link_files, e);
+	ckpt_progress_end(rel);
+	return rc;
 }
 
 static int

@@ -6,10 +6,12 @@
 #include "snap.h"
 
 /* ckpt's own snapshot: every subtask loaded once through (a damaged member prints nothing), then
- * loaded again and written a subtask at a time. */
+ * loaded again and written a subtask at a time; the subtasks loaded reported as progress. */
 static int
-model_rows(struct ckpt_snapshot *s, struct ckpt_jw *w, struct ckpt_err *e)
+rows_loaded(struct ckpt_snapshot *s, struct ckpt_jw *w, struct ckpt_err *e)
 {
+	uint64_t done = 0;
+
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t i = 0; i < s->nops; i++)
 			for (size_t j = 0; j < s->ops[i].nsubtasks; j++) {
@@ -26,8 +28,24 @@ model_rows(struct ckpt_snapshot *s, struct ckpt_jw *w, struct ckpt_err *e)
 					return ckpt_jw_failed(w, e);
 				if (!was)
 					ckpt_subtask_unload(st);
+				ckpt_progress_at(s, ++done);
 			}
 	return 0;
+}
+
+static int
+model_rows(struct ckpt_snapshot *s, struct ckpt_jw *w, struct ckpt_err *e)
+{
+	uint64_t n = 0;
+	int rc;
+
+	for (size_t i = 0; i < s->nops; i++)
+		for (size_t j = 0; j < s->ops[i].nsubtasks; j++)
+			n += !s->ops[i].subtasks[j].finished;
+	ckpt_progress_begin(s, "subtasks", 2 * n); /* each loaded twice */
+	rc = rows_loaded(s, w, e);
+	ckpt_progress_end(s);
+	return rc;
 }
 
 int
