@@ -188,6 +188,38 @@ archive() {
 	bad 2 'ckpt-inspect: d: not a snapshot: no MANIFEST.json and no _metadata' ckpt-inspect d
 }
 
+@test "catalogue: ckpt-inspect: a Flink _metadata that is empty (also with -c)" {
+	mkdir sp
+	: > sp/_metadata
+	bad 2 'ckpt-inspect: sp/_metadata: empty file: a Flink _metadata starts with its magic number and version (8 bytes)' ckpt-inspect sp
+	run --separate-stderr ckpt-inspect -c sp
+	status_is 1
+	[ "$stderr" = 'ckpt-inspect: sp/_metadata: empty file: a Flink _metadata starts with its magic number and version (8 bytes)' ]
+	output_is '{"file":"sp","ok":false,"files":0,"bytes":0,"problems":[{"where":"sp/_metadata","problem":"empty file: a Flink _metadata starts with its magic number and version (8 bytes)"}]}'
+}
+
+@test "catalogue: ckpt-inspect: a Flink _metadata cut inside its magic number" {
+	printf '\x49\x60\x67' > cut
+	bad 2 'ckpt-inspect: cut: offset 0: truncated magic number: 3 of its 4 bytes' ckpt-inspect cut
+	mkdir sp
+	printf '\x49' > sp/_metadata
+	bad 2 'ckpt-inspect: sp/_metadata: offset 0: truncated magic number: 1 of its 4 bytes' ckpt-inspect -a sp
+	bad 2 'ckpt-inspect: <stdin>: offset 0: truncated magic number: 1 of its 4 bytes' sh -c 'ckpt-inspect < sp/_metadata'
+}
+
+@test "catalogue: ckpt-inspect: a file called _metadata that is not Flink's" {
+	mkdir sp
+	printf 'hello' > sp/_metadata
+	bad 2 'ckpt-inspect: sp/_metadata: offset 0: unexpected magic number 0x68656c6c: not a Flink _metadata file (or a Flink 1.0 savepoint, which is not supported)' ckpt-inspect -c sp
+}
+
+@test "catalogue: ckpt-inspect -c: a directory that holds no snapshot, an empty file" {
+	mkdir d
+	bad 2 'ckpt-inspect: d: not a snapshot: no MANIFEST.json and no _metadata' ckpt-inspect -c d
+	: > empty
+	bad 2 'ckpt-inspect: empty: empty input' ckpt-inspect -c empty
+}
+
 @test "catalogue: ckpt-inspect: a text file that is no archive" {
 	printf 'hello' > junk
 	bad 2 'ckpt-inspect: junk: not a snapshot: unrecognized archive format' ckpt-inspect junk

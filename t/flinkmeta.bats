@@ -257,6 +257,19 @@ gen() {
 	status_is 1
 }
 
+@test "flinkmeta: -c of a damaged or cut _metadata reports it (exit 1); of a version ckpt does not read, exit 2" {
+	needs_fixtures
+	mkdir sp
+	head -c 100 "$SP/v4-flink1.16-typeserializer-rocksdb-checkpoint/_metadata" > sp/_metadata
+	run --separate-stderr ckpt-inspect -c sp
+	status_is 1
+	[ "$stderr" = 'ckpt-inspect: sp/_metadata: offset 20: operator count 3 is more than the remaining 76 bytes can hold' ]
+	output_is '{"file":"sp","ok":false,"files":0,"bytes":0,"problems":[{"where":"sp/_metadata","problem":"offset 20: operator count 3 is more than the remaining 76 bytes can hold"}]}'
+	bad 2 'ckpt-inspect: sp/_metadata: offset 20: operator count 3 is more than the remaining 76 bytes can hold' ckpt-inspect sp
+	cd "$SP"
+	bad 2 'ckpt-inspect: unsupported-v1-flink1.2-complexkeyed-savepoint/_metadata: offset 4: this savepoint / checkpoint version (Flink 1.1 / 1.2) is no longer supported' ckpt-inspect -c unsupported-v1-flink1.2-complexkeyed-savepoint
+}
+
 @test "flinkmeta: a trailing byte, a bad magic and an unknown version are refused" {
 	needs_fixtures
 	f=$SP/v3-flink1.12-complexkeyed-savepoint/_metadata

@@ -773,3 +773,41 @@ FA_JOB=new-stateful-udf-migration-itcase-flink1.17-hashmap
 		esac
 	done
 }
+
+# A byte of a serializer snapshot's class name replaced: damaged at that byte, in Flink's terms (not
+# what ckpt cannot hold); the flink1.19 HashMap checkpoint's keyed state file, whose class name
+# (TupleSerializerSnapshot's) starts at offset 11.
+@test "flinkstate: a damaged class name in a state file is named at its byte: -a exit 2, -c exit 1" {
+	needs_artifacts
+	cp -r "$FA/new-stateful-udf-migration-itcase-flink1.19-hashmap-checkpoint" sp
+	chmod -R u+w sp
+	f=261ab736-34c5-4875-be02-6c0064658c5a
+	printf '\0' | dd of=sp/$f bs=1 seek=31 conv=notrunc 2>/dev/null
+	line="ckpt-inspect: sp/$f: offset 31: damaged serializer snapshot class: a 0 byte, which modified UTF-8 never holds (U+0000 is c0 80)"
+	bad 2 "$line" ckpt-inspect -a sp
+	run --separate-stderr ckpt-inspect -c sp
+	status_is 1
+	[ "$stderr" = "$line" ]
+	[ "$(jq -c '[.ok, .problems[].problem]' <<<"$output")" = '[false,"offset 31: damaged serializer snapshot class: a 0 byte, which modified UTF-8 never holds (U+0000 is c0 80)"]' ]
+	printf '\377' | dd of=sp/$f bs=1 seek=31 conv=notrunc 2>/dev/null
+	bad 2 "ckpt-inspect: sp/$f: offset 31: damaged serializer snapshot class: byte 0xff is not modified UTF-8" ckpt-inspect sp
+}
+
+# -c answers yes or no only when it could read every file: a state file missing is a no (exit 1),
+# one there that cannot be read (here a loop of symbolic links) leaves the answer open (exit 2).
+@test "flinkstate: -c: a state file missing exits 1, one that cannot be read exits 2" {
+	needs_artifacts
+	cp -r "$FA/new-stateful-udf-migration-itcase-flink1.19-hashmap-checkpoint" sp
+	chmod -R u+w sp
+	f=261ab736-34c5-4875-be02-6c0064658c5a
+	rm sp/$f
+	run --separate-stderr ckpt-inspect -c sp
+	status_is 1
+	[ "$stderr" = "ckpt-inspect: sp/$f: missing (No such file or directory)" ]
+	ln -s loop sp/$f
+	ln -s $f sp/loop
+	run --separate-stderr ckpt-inspect -c sp
+	status_is 2
+	[ "$stderr" = "ckpt-inspect: sp/$f: cannot stat: Too many levels of symbolic links" ]
+	[ "$(jq -c '[.ok, .problems]' <<<"$output")" = "[false,[{\"where\":\"sp/$f\",\"problem\":\"cannot stat: Too many levels of symbolic links\"}]]" ]
+}
