@@ -56,7 +56,17 @@ load helper
 }
 
 @test "catalogue: ckpt-plan: an array where a graph object belongs" {
-	bad 2 'ckpt-plan: <stdin>:1:1: a job graph must be an object' sh -c 'echo "[]" | ckpt-plan'
+	bad 2 'ckpt-plan: <stdin>:1:1: not a job graph (an array): expected {"vertices": [...], "edges": [...]} or Flink'"'"'s GET /jobs/:jobid' sh -c 'echo "[]" | ckpt-plan'
+}
+
+@test "catalogue: ckpt-plan: an object that is no job graph" {
+	bad 2 'ckpt-plan: <stdin>:1:1: not a job graph: expected {"vertices": [...], "edges": [...]} or Flink'"'"'s GET /jobs/:jobid' sh -c 'echo "{\"nodes\": []}" | ckpt-plan'
+}
+
+@test "catalogue: ckpt-plan: Flink's REST response of another endpoint than GET /jobs/:jobid" {
+	needs_fixtures
+	bad 2 "ckpt-plan: $FIXTURES/flink-rest/checkpoints-flink-1.9.1.json:1:1: Flink's GET /jobs/:jobid/checkpoints (checkpoint statistics), not a job: expected a job graph ({\"vertices\": [...], \"edges\": [...]}) or Flink's GET /jobs/:jobid" \
+		ckpt-plan "$FIXTURES/flink-rest/checkpoints-flink-1.9.1.json"
 }
 
 @test "catalogue: ckpt-plan: a vertex that is not an object" {
