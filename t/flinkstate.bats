@@ -811,3 +811,19 @@ FA_JOB=new-stateful-udf-migration-itcase-flink1.17-hashmap
 	[ "$stderr" = "ckpt-inspect: sp/$f: cannot stat: Too many levels of symbolic links" ]
 	[ "$(jq -c '[.ok, .problems]' <<<"$output")" = "[false,[{\"where\":\"sp/$f\",\"problem\":\"cannot stat: Too many levels of symbolic links\"}]]" ]
 }
+
+# What a serializer snapshot holds in place of what Flink writes there is named with what belongs:
+# a serializer name (flink1.19 HashMap checkpoint, "VALUE_SERIALIZER" at offset 281), the header of
+# a Scala case class's optional map (flink1.15 HashMap savepoint, at offset 104).
+@test "flinkstate: a damaged serializer name or optional map header says what was expected" {
+	needs_artifacts
+	cp -r "$FA/new-stateful-udf-migration-itcase-flink1.19-hashmap-checkpoint" a
+	cp -r "$FA/stateful-scala-udf-migration-itcase-flink1.15-hashmap-savepoint" b
+	chmod -R u+w a b
+	f=261ab736-34c5-4875-be02-6c0064658c5a
+	printf W | dd of=a/$f bs=1 seek=281 conv=notrunc 2>/dev/null
+	bad 2 "ckpt-inspect: a/$f: offset 297: unknown serializer name \"WALUE_SERIALIZER\" of state \"state-name\" (KEY_SERIALIZER, NAMESPACE_SERIALIZER or VALUE_SERIALIZER expected)" ckpt-inspect -a a
+	g=79915441-05d2-478c-83f8-5c8a5f335903
+	printf '\x40\xdc' | dd of=b/$g bs=1 seek=108 conv=notrunc 2>/dev/null
+	bad 2 "ckpt-inspect: b/$g: offset 112: optional map header 4f240dc3d70 (4f2c69a3d70 expected)" ckpt-inspect -a b
+}

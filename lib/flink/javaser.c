@@ -931,6 +931,8 @@ token(struct ckpt_javaser *j, uint8_t t, struct ckpt_javaser_value **out, size_t
 		case TC_BLOCKDATALONG: return block(j, out, at, 1);
 		}
 	}
+	if (t < TC_NULL || t > TC_ENUM)
+		return fail(j, at, "damaged Java serialization stream: byte 0x%02x where a token (0x70 to 0x7e) belongs", t);
 	return fail(j, at, "unsupported Java serialization token 0x%02x", t);
 }
 

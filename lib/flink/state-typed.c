@@ -125,8 +125,8 @@ typed_out(const struct ftyped *t, struct ckpt_fout *o)
 
 	if (m->kindc == 't') {
 		if (t->vn != 0)
-			return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "offset %llu: a timer with a value",
-					    (unsigned long long)t->at);
+			return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "offset %llu: a timer with a value of %zu "
+					    "bytes (a timer has none)", (unsigned long long)t->at, (size_t)t->vn);
 		return decode_out(c, m->value, t->k + c->prefix, t->kn - c->prefix, t->at, "timer", o);
 	}
 	if (ckpt_fout_open(o, '{') < 0)
