@@ -228,6 +228,13 @@ archive() {
 	bad 2 'ckpt-inspect: d: not a snapshot: no MANIFEST.json and no _metadata' ckpt-inspect -c d
 	: > empty
 	bad 2 'ckpt-inspect: empty: empty input' ckpt-inspect -c empty
+	bad 2 'ckpt-inspect: <stdin>: empty input' sh -c 'ckpt-inspect -c < empty'
+}
+
+@test "catalogue: ckpt-inspect -c: a Flink _metadata on standard input" {
+	printf '\x49\x60\x67\x2d\0\0\0\4' > m
+	bad 2 'ckpt-inspect: <stdin>: a Flink _metadata: -c reads the state files beside it: name the _metadata or its directory, not standard input' \
+		sh -c 'ckpt-inspect -c < m'
 }
 
 @test "catalogue: ckpt-inspect: a text file that is no archive" {

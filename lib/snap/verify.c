@@ -461,18 +461,23 @@ ckpt_archive_verify(const char *path, ckpt_verify_report *report, void *arg, uin
 		ckpt_err_sys(e, path, "cannot open");
 		goto out;
 	}
-	if (!is_stdin) {
+	{ /* standard input too when it is a file (a pipe cannot be read twice: libarchive says then) */
 		unsigned char head[512];
 		ssize_t n = pread(fd, head, sizeof head, 0), i = 0;
 
 		while (i < n && head[i] != '{' && ckpt_snap_is_json_start(head[i]))
 			i++;
 		if (n == 0) {
-			ckpt_err_set(e, CKPT_ERR_INPUT, path, "empty input");
+			ckpt_err_set(e, CKPT_ERR_INPUT, v.name, "empty input");
+			goto out;
+		}
+		if (n > 0 && is_stdin && ckpt_flinkmeta_sniff(head, (size_t)n)) {
+			ckpt_err_set(e, CKPT_ERR_INPUT, v.name, "a Flink _metadata: -c reads the state files beside it: "
+				     "name the _metadata or its directory, not standard input");
 			goto out;
 		}
 		if ((n > 0 && ckpt_flinkmeta_sniff(head, (size_t)n)) || (i < n && head[i] == '{')) {
-			ckpt_err_set(e, CKPT_ERR_INPUT, path, "not an archive: only archives carry checksums");
+			ckpt_err_set(e, CKPT_ERR_INPUT, v.name, "not an archive: only archives carry checksums");
 			goto out;
 		}
 	}
