@@ -242,6 +242,15 @@ archive() {
 	bad 2 'ckpt-inspect: junk: not a snapshot: unrecognized archive format' ckpt-inspect junk
 }
 
+@test "catalogue: ckpt-inspect: a tar cut inside its first header" {
+	archive tar
+	head -c 100 good.tar > cut.tar
+	bad 2 'ckpt-inspect: cut.tar: truncated tar archive: 100 bytes, cut inside the 512-byte header of its first member, MANIFEST.json' ckpt-inspect cut.tar
+	run --separate-stderr ckpt-inspect -c cut.tar
+	status_is 1
+	[ "$stderr" = 'ckpt-inspect: cut.tar: truncated tar archive: 100 bytes, cut inside the 512-byte header of its first member, MANIFEST.json' ]
+}
+
 @test "catalogue: ckpt-inspect: a tar cut short" {
 	archive tar
 	head -c 2000 good.tar > cut.tar
@@ -260,7 +269,7 @@ archive() {
 	bad 2 'ckpt-inspect: cut.zip: unreadable archive: truncated ZIP file header' ckpt-inspect -a cut.zip
 	# cut inside the manifest's compressed bytes: damage found in a member (exit 1)
 	head -c 200 good.zip > cut.zip
-	bad 1 'ckpt-inspect: cut.zip: unreadable member: ZIP decompression failed (-5)' ckpt-inspect -a cut.zip
+	bad 1 'ckpt-inspect: cut.zip: unreadable member: truncated ZIP data: the archive ends inside a compressed member' ckpt-inspect -a cut.zip
 }
 
 @test "catalogue: ckpt-inspect: a state file whose bytes changed in the archive" {
