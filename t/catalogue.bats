@@ -63,6 +63,13 @@ load helper
 	bad 2 'ckpt-plan: <stdin>:1:1: not a job graph: expected {"vertices": [...], "edges": [...]} or Flink'"'"'s GET /jobs/:jobid' sh -c 'echo "{\"nodes\": []}" | ckpt-plan'
 }
 
+@test "catalogue: ckpt-merge -g: a graph file that is no job graph" {
+	printf '{"nodes": []}' > g.json
+	bad 2 'ckpt-merge: g.json:1:1: not a job graph: expected {"vertices": [...], "edges": [...]}' ckpt-merge -g g.json "$ROOT/examples/state.json"
+	printf '[]' > g.json
+	bad 2 'ckpt-merge: g.json:1:1: not a job graph (an array): expected {"vertices": [...], "edges": [...]}' ckpt-merge -g g.json "$ROOT/examples/state.json"
+}
+
 @test "catalogue: ckpt-plan: Flink's REST response of another endpoint than GET /jobs/:jobid" {
 	needs_fixtures
 	bad 2 "ckpt-plan: $FIXTURES/flink-rest/checkpoints-flink-1.9.1.json:1:1: Flink's GET /jobs/:jobid/checkpoints (checkpoint statistics), not a job: expected a job graph ({\"vertices\": [...], \"edges\": [...]}) or Flink's GET /jobs/:jobid" \
