@@ -174,13 +174,15 @@ check_flink(const char *path, struct ckpt_snapshot *s)
 }
 
 /* -c of a Flink snapshot whose _metadata does not decode: damaged or cut (exit 1, said in the report
- * as any problem is), unless it is of a version or a feature ckpt does not read (exit 2: unchecked). */
+ * as any problem is), unless it is no _metadata at all, or of a version or state Flink itself no
+ * longer reads (exit 2: nothing to check). */
 static int
 check_unreadable(const char *path, struct ckpt_err *e)
 {
 	json_t *problems;
 
-	if (e->kind != CKPT_ERR_INPUT || strstr(e->text, "supported") != NULL) {
+	if (e->kind != CKPT_ERR_INPUT || strstr(e->text, "no longer supported") != NULL ||
+	    strstr(e->text, "not a Flink _metadata") != NULL) {
 		cli_error(e);
 		return ckpt_err_status(e);
 	}

@@ -513,8 +513,12 @@ newclass(struct ckpt_javaser *j, struct ckpt_javaser_class **out, size_t at)
 
 		if (rd_u8(j, &end, "Java class annotation") < 0)
 			return -1;
+		if (end != TC_ENDBLOCKDATA && (end < TC_NULL || end > TC_ENUM))
+			return fail(j, at, "damaged Java class descriptor of %s: byte 0x%02x where its annotations end "
+				    "(0x78)", c->name, end);
 		if (end != TC_ENDBLOCKDATA)
-			return fail(j, at, "unsupported Java class annotation in %s", c->name);
+			return fail(j, at, "unsupported Java class annotation in %s (token 0x%02x where 0x78 ends them)",
+				    c->name, end);
 	} else if (annotation(j, &c->annotations, &c->nannotations) < 0) {
 		return -1;
 	}
