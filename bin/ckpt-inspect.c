@@ -173,7 +173,8 @@ print_check(const char *path, long n, const char *counted, uint64_t count, uint6
 	}
 	status = print_result(json_pack("{s:s, s:b, s:I, s:I, s:o}", "file", display(path), "ok", n == 0, counted,
 					(json_int_t)count, "bytes", (json_int_t)bytes, "problems", problems), e);
-	return status ? status : n > 0;
+	/* a file there that could not be read leaves the answer open: an I/O failure, not a "no" */
+	return status ? status : n > 0 && e->kind == CKPT_ERR_IO ? 2 : n > 0;
 }
 
 static int
@@ -196,6 +197,24 @@ check_flink(const char *path, struct ckpt_snapshot *s)
 	long n = ckpt_flink_state_verify(s, report, problems, &files, &bytes, &e);
 
 	return print_check(path, n, "files", files, bytes, problems, &e);
+}
+
+/* -c of a Flink snapshot whose _metadata does not decode: damaged or cut (exit 1, said in the report
+ * as any problem is), unless it is no _metadata at all, or of a version or state Flink itself no
+ * longer reads (exit 2: nothing to check). */
+static int
+check_unreadable(const char *path, struct ckpt_err *e)
+{
+	json_t *problems;
+
+	if (e->kind != CKPT_ERR_INPUT || strstr(e->text, "no longer supported") != NULL ||
+	    strstr(e->text, "not a Flink _metadata") != NULL) {
+		cli_error(e);
+		return ckpt_err_status(e);
+	}
+	problems = json_array();
+	report(problems, e->where, e->text);
+	return print_check(path, 1, "files", 0, 0, problems, e);
 }
 
 /* Is op (of s) one -u names?  (No -u: every one is.) */
@@ -459,6 +478,8 @@ inspect_file(const struct opts *o, const char *path, struct ckpt_snapshot *other
 	if (o->mode == CHECK && !ckpt_snapshot_is_flink(path))
 		return check_file(path);
 	s = ckpt_snapshot_open(path, &e);
+	if (s == NULL && o->mode == CHECK)
+		return check_unreadable(path, &e);
 	if (s == NULL || narrowable(o, s, display(path), &e) < 0 || read_flink_state(o, s, &sk, &e) < 0) {
 		cli_error(&e);
 		ckpt_snapshot_free(s);

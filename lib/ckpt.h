@@ -427,8 +427,9 @@ struct ckpt_snapshot {
 /* open any snapshot: an archive (tar, tar.gz, zip), a directory, a state document, a
  * Flink _metadata (or a directory holding one).  Entries may be left unloaded. */
 struct ckpt_snapshot *ckpt_snapshot_open(const char *path, struct ckpt_err *e);
-/* Is path a Flink _metadata, or a directory holding one and no MANIFEST.json?  (Standard input
- * and unreadable paths: no.)  What ckpt_snapshot_open would open as a Flink snapshot. */
+/* Is path a Flink _metadata (by its first bytes, or a file called _metadata, however damaged), or a
+ * directory holding one and no MANIFEST.json?  (Standard input and other unreadable paths: no.)
+ * What ckpt_snapshot_open would open as a Flink snapshot. */
 int ckpt_snapshot_is_flink(const char *path);
 /* load (or unload) the entries of one subtask; loading a loaded subtask does nothing. */
 int ckpt_subtask_load(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subtask *st,
@@ -604,6 +605,8 @@ int ckpt_snapshot_write_with(struct ckpt_snapshot *s, const char *path, enum ckp
  * duplicate member, damaged manifest) is passed to report (where: "archive:member")
  * as it is found.  Returns the number of problems, or -1 on an error that stops
  * the verification (also reported through e).  *members and *bytes count what was checked.
+ * A member there that cannot be read is a problem too, and the first such leaves e set
+ * (CKPT_ERR_IO) beside a count > 0: the check could not answer.
  */
 typedef void ckpt_verify_report(void *arg, const char *where, const char *what);
 long ckpt_archive_verify(const char *path, ckpt_verify_report *report, void *arg,
@@ -611,7 +614,7 @@ long ckpt_archive_verify(const char *path, ckpt_verify_report *report, void *arg
 
 /* ------------------------------------------------ Flink _metadata: flink/meta.c, base/murmur3.c */
 
-/* does buf start like a Flink _metadata file (magic 0x4960672d)? */
+/* does buf start like a Flink _metadata file (magic 0x4960672d, or 1 to 3 bytes of it: a cut one)? */
 int ckpt_flinkmeta_sniff(const void *buf, size_t len);
 /* decode a Flink _metadata (format versions 2 to 7) into a snapshot whose subtasks hold
  * handles, not entries; name is used in errors.  Decodes to the last byte or fails. */
@@ -689,7 +692,8 @@ json_t *ckpt_flink_state_summary(struct ckpt_snapshot *s, struct ckpt_err *e);
 json_t *ckpt_flink_state_missing(struct ckpt_snapshot *s, struct ckpt_err *e);
 /* -c for a Flink snapshot: every file the _metadata names is there with its recorded size, and the
  * state ckpt reads parses to its end.  Each problem goes to report (where: the file); returns the
- * number of problems, or -1 on an error that stops the check.  *files and *bytes count what was checked. */
+ * number of problems, or -1 on an error that stops the check.  *files and *bytes count what was checked.
+ * A file there that cannot be read (other than absent) is a problem, and leaves e set (CKPT_ERR_IO). */
 long ckpt_flink_state_verify(struct ckpt_snapshot *s, ckpt_verify_report *report, void *arg,
 			     uint64_t *files, uint64_t *bytes, struct ckpt_err *e);
 /* The first half of ckpt_flink_state_verify alone: every file the _metadata names is there with its

@@ -96,6 +96,19 @@ ckpt-inspect: m.tar:op/src/1: missing member"
 	bad 1 "ckpt-inspect: m.tar:op/src/1: missing member" ckpt-inspect -a m.tar
 }
 
+# -c says yes or no only when it could read every member: one there that cannot be read (a loop of
+# symbolic links; root reads what permissions forbid) is an I/O failure, exit 2, the report printed.
+@test "archive: -c of a directory: a member there that cannot be read exits 2" {
+	ckpt-merge -o d/ doc.json
+	rm d/op/src/1
+	ln -s "$PWD/loop" d/op/src/1
+	ln -s "$PWD/d/op/src/1" loop
+	run --separate-stderr ckpt-inspect -c d
+	status_is 2
+	[ "$stderr" = "ckpt-inspect: d:op/src/1: cannot open: Too many levels of symbolic links" ]
+	[ "$(jq -c '[.ok, .problems]' <<<"$output")" = '[false,[{"where":"d:op/src/1","problem":"cannot open: Too many levels of symbolic links"}]]' ]
+}
+
 @test "archive: -c names a damaged manifest" {
 	ckpt-merge -o d/ doc.json
 	sed 's/"version": 1/"version": 1,,/' d/MANIFEST.json > m && mv m d/MANIFEST.json

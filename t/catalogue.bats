@@ -56,7 +56,24 @@ load helper
 }
 
 @test "catalogue: ckpt-plan: an array where a graph object belongs" {
-	bad 2 'ckpt-plan: <stdin>:1:1: a job graph must be an object' sh -c 'echo "[]" | ckpt-plan'
+	bad 2 'ckpt-plan: <stdin>:1:1: not a job graph (an array): expected {"vertices": [...], "edges": [...]} or Flink'"'"'s GET /jobs/:jobid' sh -c 'echo "[]" | ckpt-plan'
+}
+
+@test "catalogue: ckpt-plan: an object that is no job graph" {
+	bad 2 'ckpt-plan: <stdin>:1:1: not a job graph: expected {"vertices": [...], "edges": [...]} or Flink'"'"'s GET /jobs/:jobid' sh -c 'echo "{\"nodes\": []}" | ckpt-plan'
+}
+
+@test "catalogue: ckpt-merge -g: a graph file that is no job graph" {
+	printf '{"nodes": []}' > g.json
+	bad 2 'ckpt-merge: g.json:1:1: not a job graph: expected {"vertices": [...], "edges": [...]}' ckpt-merge -g g.json "$ROOT/examples/state.json"
+	printf '[]' > g.json
+	bad 2 'ckpt-merge: g.json:1:1: not a job graph (an array): expected {"vertices": [...], "edges": [...]}' ckpt-merge -g g.json "$ROOT/examples/state.json"
+}
+
+@test "catalogue: ckpt-plan: Flink's REST response of another endpoint than GET /jobs/:jobid" {
+	needs_fixtures
+	bad 2 "ckpt-plan: $FIXTURES/flink-rest/checkpoints-flink-1.9.1.json:1:1: Flink's GET /jobs/:jobid/checkpoints (checkpoint statistics), not a job: expected a job graph ({\"vertices\": [...], \"edges\": [...]}) or Flink's GET /jobs/:jobid" \
+		ckpt-plan "$FIXTURES/flink-rest/checkpoints-flink-1.9.1.json"
 }
 
 @test "catalogue: ckpt-plan: a vertex that is not an object" {
@@ -193,9 +210,57 @@ archive() {
 	bad 2 'ckpt-inspect: d: not a snapshot: no MANIFEST.json and no _metadata' ckpt-inspect d
 }
 
+@test "catalogue: ckpt-inspect: a Flink _metadata that is empty (also with -c)" {
+	mkdir sp
+	: > sp/_metadata
+	bad 2 'ckpt-inspect: sp/_metadata: empty file: a Flink _metadata starts with its magic number and version (8 bytes)' ckpt-inspect sp
+	run --separate-stderr ckpt-inspect -c sp
+	status_is 1
+	[ "$stderr" = 'ckpt-inspect: sp/_metadata: empty file: a Flink _metadata starts with its magic number and version (8 bytes)' ]
+	output_is '{"file":"sp","ok":false,"files":0,"bytes":0,"problems":[{"where":"sp/_metadata","problem":"empty file: a Flink _metadata starts with its magic number and version (8 bytes)"}]}'
+}
+
+@test "catalogue: ckpt-inspect: a Flink _metadata cut inside its magic number" {
+	printf '\x49\x60\x67' > cut
+	bad 2 'ckpt-inspect: cut: offset 0: truncated magic number: 3 of its 4 bytes' ckpt-inspect cut
+	mkdir sp
+	printf '\x49' > sp/_metadata
+	bad 2 'ckpt-inspect: sp/_metadata: offset 0: truncated magic number: 1 of its 4 bytes' ckpt-inspect -a sp
+	bad 2 'ckpt-inspect: <stdin>: offset 0: truncated magic number: 1 of its 4 bytes' sh -c 'ckpt-inspect < sp/_metadata'
+}
+
+@test "catalogue: ckpt-inspect: a file called _metadata that is not Flink's" {
+	mkdir sp
+	printf 'hello' > sp/_metadata
+	bad 2 'ckpt-inspect: sp/_metadata: offset 0: unexpected magic number 0x68656c6c: not a Flink _metadata file (or a Flink 1.0 savepoint, which is not supported)' ckpt-inspect -c sp
+}
+
+@test "catalogue: ckpt-inspect -c: a directory that holds no snapshot, an empty file" {
+	mkdir d
+	bad 2 'ckpt-inspect: d: not a snapshot: no MANIFEST.json and no _metadata' ckpt-inspect -c d
+	: > empty
+	bad 2 'ckpt-inspect: empty: empty input' ckpt-inspect -c empty
+	bad 2 'ckpt-inspect: <stdin>: empty input' sh -c 'ckpt-inspect -c < empty'
+}
+
+@test "catalogue: ckpt-inspect -c: a Flink _metadata on standard input" {
+	printf '\x49\x60\x67\x2d\0\0\0\4' > m
+	bad 2 'ckpt-inspect: <stdin>: a Flink _metadata: -c reads the state files beside it: name the _metadata or its directory, not standard input' \
+		sh -c 'ckpt-inspect -c < m'
+}
+
 @test "catalogue: ckpt-inspect: a text file that is no archive" {
 	printf 'hello' > junk
 	bad 2 'ckpt-inspect: junk: not a snapshot: unrecognized archive format' ckpt-inspect junk
+}
+
+@test "catalogue: ckpt-inspect: a tar cut inside its first header" {
+	archive tar
+	head -c 100 good.tar > cut.tar
+	bad 2 'ckpt-inspect: cut.tar: truncated tar archive: 100 bytes, cut inside the 512-byte header of its first member, MANIFEST.json' ckpt-inspect cut.tar
+	run --separate-stderr ckpt-inspect -c cut.tar
+	status_is 1
+	[ "$stderr" = 'ckpt-inspect: cut.tar: truncated tar archive: 100 bytes, cut inside the 512-byte header of its first member, MANIFEST.json' ]
 }
 
 @test "catalogue: ckpt-inspect: a tar cut short" {
@@ -216,7 +281,7 @@ archive() {
 	bad 2 'ckpt-inspect: cut.zip: unreadable archive: truncated ZIP file header' ckpt-inspect -a cut.zip
 	# cut inside the manifest's compressed bytes: damage found in a member (exit 1)
 	head -c 200 good.zip > cut.zip
-	bad 1 'ckpt-inspect: cut.zip: unreadable member: ZIP decompression failed (-5)' ckpt-inspect -a cut.zip
+	bad 1 'ckpt-inspect: cut.zip: unreadable member: truncated ZIP data: the archive ends inside a compressed member' ckpt-inspect -a cut.zip
 }
 
 @test "catalogue: ckpt-inspect: a state file whose bytes changed in the archive" {

@@ -257,6 +257,35 @@ gen() {
 	status_is 1
 }
 
+@test "flinkmeta: -c of a damaged or cut _metadata reports it (exit 1); of a version ckpt does not read, exit 2" {
+	needs_fixtures
+	mkdir sp
+	head -c 100 "$SP/v4-flink1.16-typeserializer-rocksdb-checkpoint/_metadata" > sp/_metadata
+	run --separate-stderr ckpt-inspect -c sp
+	status_is 1
+	[ "$stderr" = 'ckpt-inspect: sp/_metadata: offset 20: operator count 3 is more than the remaining 76 bytes can hold' ]
+	output_is '{"file":"sp","ok":false,"files":0,"bytes":0,"problems":[{"where":"sp/_metadata","problem":"offset 20: operator count 3 is more than the remaining 76 bytes can hold"}]}'
+	bad 2 'ckpt-inspect: sp/_metadata: offset 20: operator count 3 is more than the remaining 76 bytes can hold' ckpt-inspect sp
+	cd "$SP"
+	bad 2 'ckpt-inspect: unsupported-v1-flink1.2-complexkeyed-savepoint/_metadata: offset 4: this savepoint / checkpoint version (Flink 1.1 / 1.2) is no longer supported' ckpt-inspect -c unsupported-v1-flink1.2-complexkeyed-savepoint
+}
+
+# The end of a Java class descriptor's annotations (TC_ENDBLOCKDATA, 0x78) replaced by no token at all
+# is damage, not a feature ckpt lacks (SavepointType's descriptor, offset 1315 of a Flink 1.19 native
+# savepoint): -c exits 1.
+@test "flinkmeta: a damaged Java class descriptor in the _metadata is damage at its byte, -c exits 1" {
+	needs_fixtures
+	[ -d "$FIXTURES/flink-artifacts" ] || skip "no flink-artifacts"
+	cp -r "$FIXTURES/flink-artifacts/stateful-scala-udf-migration-itcase-flink1.19-hashmap-savepoint-native" sp
+	chmod -R u+w sp
+	printf '\xf8' | dd of=sp/_metadata bs=1 seek=1315 conv=notrunc 2>/dev/null
+	line='offset 1315: damaged Java class descriptor of org.apache.flink.runtime.checkpoint.SavepointType: byte 0xf8 where its annotations end (0x78)'
+	bad 2 "ckpt-inspect: sp/_metadata: $line" ckpt-inspect sp
+	run --separate-stderr ckpt-inspect -c sp
+	status_is 1
+	[ "$stderr" = "ckpt-inspect: sp/_metadata: $line" ]
+}
+
 @test "flinkmeta: a trailing byte, a bad magic and an unknown version are refused" {
 	needs_fixtures
 	f=$SP/v3-flink1.12-complexkeyed-savepoint/_metadata

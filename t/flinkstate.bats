@@ -846,3 +846,57 @@ FA_JOB=new-stateful-udf-migration-itcase-flink1.17-hashmap
 		esac
 	done
 }
+
+# A byte of a serializer snapshot's class name replaced: damaged at that byte, in Flink's terms (not
+# what ckpt cannot hold); the flink1.19 HashMap checkpoint's keyed state file, whose class name
+# (TupleSerializerSnapshot's) starts at offset 11.
+@test "flinkstate: a damaged class name in a state file is named at its byte: -a exit 2, -c exit 1" {
+	needs_artifacts
+	cp -r "$FA/new-stateful-udf-migration-itcase-flink1.19-hashmap-checkpoint" sp
+	chmod -R u+w sp
+	f=261ab736-34c5-4875-be02-6c0064658c5a
+	printf '\0' | dd of=sp/$f bs=1 seek=31 conv=notrunc 2>/dev/null
+	line="ckpt-inspect: sp/$f: offset 31: damaged serializer snapshot class: a 0 byte, which modified UTF-8 never holds (U+0000 is c0 80)"
+	bad 2 "$line" ckpt-inspect -a sp
+	run --separate-stderr ckpt-inspect -c sp
+	status_is 1
+	[ "$stderr" = "$line" ]
+	[ "$(jq -c '[.ok, .problems[].problem]' <<<"$output")" = '[false,"offset 31: damaged serializer snapshot class: a 0 byte, which modified UTF-8 never holds (U+0000 is c0 80)"]' ]
+	printf '\377' | dd of=sp/$f bs=1 seek=31 conv=notrunc 2>/dev/null
+	bad 2 "ckpt-inspect: sp/$f: offset 31: damaged serializer snapshot class: byte 0xff is not modified UTF-8" ckpt-inspect sp
+}
+
+# -c answers yes or no only when it could read every file: a state file missing is a no (exit 1),
+# one there that cannot be read (here a loop of symbolic links) leaves the answer open (exit 2).
+@test "flinkstate: -c: a state file missing exits 1, one that cannot be read exits 2" {
+	needs_artifacts
+	cp -r "$FA/new-stateful-udf-migration-itcase-flink1.19-hashmap-checkpoint" sp
+	chmod -R u+w sp
+	f=261ab736-34c5-4875-be02-6c0064658c5a
+	rm sp/$f
+	run --separate-stderr ckpt-inspect -c sp
+	status_is 1
+	[ "$stderr" = "ckpt-inspect: sp/$f: missing (No such file or directory)" ]
+	ln -s loop sp/$f
+	ln -s $f sp/loop
+	run --separate-stderr ckpt-inspect -c sp
+	status_is 2
+	[ "$stderr" = "ckpt-inspect: sp/$f: cannot stat: Too many levels of symbolic links" ]
+	[ "$(jq -c '[.ok, .problems]' <<<"$output")" = "[false,[{\"where\":\"sp/$f\",\"problem\":\"cannot stat: Too many levels of symbolic links\"}]]" ]
+}
+
+# What a serializer snapshot holds in place of what Flink writes there is named with what belongs:
+# a serializer name (flink1.19 HashMap checkpoint, "VALUE_SERIALIZER" at offset 281), the header of
+# a Scala case class's optional map (flink1.15 HashMap savepoint, at offset 104).
+@test "flinkstate: a damaged serializer name or optional map header says what was expected" {
+	needs_artifacts
+	cp -r "$FA/new-stateful-udf-migration-itcase-flink1.19-hashmap-checkpoint" a
+	cp -r "$FA/stateful-scala-udf-migration-itcase-flink1.15-hashmap-savepoint" b
+	chmod -R u+w a b
+	f=261ab736-34c5-4875-be02-6c0064658c5a
+	printf W | dd of=a/$f bs=1 seek=281 conv=notrunc 2>/dev/null
+	bad 2 "ckpt-inspect: a/$f: offset 297: unknown serializer name \"WALUE_SERIALIZER\" of state \"state-name\" (KEY_SERIALIZER, NAMESPACE_SERIALIZER or VALUE_SERIALIZER expected)" ckpt-inspect -a a
+	g=79915441-05d2-478c-83f8-5c8a5f335903
+	printf '\x40\xdc' | dd of=b/$g bs=1 seek=108 conv=notrunc 2>/dev/null
+	bad 2 "ckpt-inspect: b/$g: offset 112: optional map header 4f240dc3d70 (4f2c69a3d70 expected)" ckpt-inspect -a b
+}

@@ -77,7 +77,8 @@ bad_graph() {
 
 @test "graph: not JSON, not an object, no vertices" {
 	bad_graph 'hello' "ckpt-plan: <stdin>:1:1: '[' or '{' expected near 'hello'"
-	bad_graph '[1,2]' 'ckpt-plan: <stdin>:1:1: a job graph must be an object'
+	bad_graph '[1,2]' 'ckpt-plan: <stdin>:1:1: not a job graph (an array): expected {"vertices": [...], "edges": [...]} or Flink'"'"'s GET /jobs/:jobid'
+	bad_graph '{"vertex":[]}' 'ckpt-plan: <stdin>:1:1: not a job graph: expected {"vertices": [...], "edges": [...]} or Flink'"'"'s GET /jobs/:jobid'
 	bad_graph '{"edges":[]}' 'ckpt-plan: <stdin>:1:1: graph: "vertices" must be an array'
 	bad_graph '{"vertices":{}}' 'ckpt-plan: <stdin>:1:13: graph: "vertices" must be an array'
 }

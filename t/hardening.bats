@@ -15,7 +15,7 @@ REG=$T/fuzz/regress
 
 @test "regress: _metadata with a Java field of a bad type after its name (leak)" {
 	cp "$REG/flinkmeta/java-field-type-bad-after-name" _metadata
-	bad 2 'ckpt-inspect: _metadata: offset 805: unsupported Java serialization token 0x67' ckpt-inspect _metadata
+	bad 2 'ckpt-inspect: _metadata: offset 805: damaged Java serialization stream: byte 0x67 where a token (0x70 to 0x7e) belongs' ckpt-inspect _metadata
 }
 
 @test "regress: _metadata with an operator state handle of no offsets (qsort of NULL, UBSan)" {

@@ -82,6 +82,35 @@ pointwise hybrid_full'
 	output_is "ckpt-plan: $FIXTURES/flink-rest/jobs-jobid-docs-operations-playground.json:24:13: vertex 0: id \"<vertex-id>\" is a placeholder, not a JobVertexID; edges cannot be resolved"
 }
 
+# Each of Flink's other endpoints is named, with the one ckpt-plan reads (real responses where the
+# fixtures have them, else the keys Flink's REST API documents for them).
+@test "rest: a response of another endpoint is named, and the one ckpt-plan reads" {
+	needs_fixtures
+	want=', not a job: expected a job graph ({"vertices": [...], "edges": [...]}) or Flink'"'"'s GET /jobs/:jobid'
+	bad 2 "ckpt-plan: $FIXTURES/flink-rest/checkpoints-flink-oss-prod.json:1:1: Flink's GET /jobs/:jobid/checkpoints (checkpoint statistics)$want" \
+		ckpt-plan "$FIXTURES/flink-rest/checkpoints-flink-oss-prod.json"
+	while IFS='|' read -r doc name; do
+		bad 2 "ckpt-plan: <stdin>:1:1: Flink's $name$want" sh -c 'printf "%s\n" "$1" | ckpt-plan' sh "$doc"
+	done <<'EOF'
+{"jobs":[{"jid":"a1","name":"n","state":"RUNNING","start-time":1,"tasks":{}}]}|GET /jobs/overview
+{"jobs":[{"id":"a1","status":"RUNNING"}]}|GET /jobs (the job list)
+{"jobs":[]}|GET /jobs or GET /jobs/overview
+{"plan":{"jid":"a1","name":"n","nodes":[]}}|GET /jobs/:jobid/plan (the plan alone, without each vertex's subtasks)
+{"taskmanagers":1,"slots-total":4,"slots-available":0,"jobs-running":1,"flink-version":"1.20.0"}|GET /overview (the cluster overview)
+{"taskmanagers":[{"id":"tm1","path":"akka://x","dataPort":1,"slotsNumber":1}]}|GET /taskmanagers
+{"id":"v","name":"n","now":1,"taskmanagers":[]}|GET /jobs/:jobid/vertices/:vertexid/taskmanagers
+{"mode":"exactly_once","interval":1000,"timeout":600000}|GET /jobs/:jobid/checkpoints/config
+{"@class":"completed","id":3,"status":"COMPLETED","is_savepoint":false,"tasks":{}}|GET /jobs/:jobid/checkpoints/details/:checkpointid
+{"root-exception":null,"timestamp":null,"all-exceptions":[],"truncated":false}|GET /jobs/:jobid/exceptions
+{"jid":"a1","name":"n","execution-config":{}}|GET /jobs/:jobid/config
+{"jid":"a1","name":"n","vertices":[]}|GET /jobs/:jobid without its "plan", which holds the edges
+{"status":"ok","backpressure-level":"ok","end-timestamp":1,"subtasks":[]}|GET /jobs/:jobid/vertices/:vertexid/backpressure
+{"request-id":"7f1c"}|answer to a trigger (POST /jobs/:jobid/savepoints, /stop, /rescaling)
+{"status":{"id":"COMPLETED"},"operation":{"location":"file:/sp"}}|status of an asynchronous operation (GET /jobs/:jobid/savepoints/:triggerid)
+EOF
+	bad 2 "ckpt-plan: <stdin>:1:1: Flink's REST error response \"Job 7f1c not found\"$want" sh -c 'echo "{\"errors\":[\"Job 7f1c not found\"]}" | ckpt-plan'
+}
+
 @test "rest: a vertex document without its job document is refused" {
 	needs_fixtures
 	bad 2 "ckpt-plan: $FIXTURES/flink-rest/jobs-jobid-vertices-vertexid-docs-legacy.json:1:1: a vertex document (GET /jobs/:jobid/vertices/:vertexid) must follow its job document (GET /jobs/:jobid)" ckpt-plan "$FIXTURES/flink-rest/jobs-jobid-vertices-vertexid-docs-legacy.json"

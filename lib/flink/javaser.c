@@ -251,7 +251,7 @@ mutf8_unit(const unsigned char *s, size_t n, size_t *i)
 
 /* Modified UTF-8 into o, n + 1 bytes (a UTF-16 unit takes no more bytes in UTF-8, a pair fewer). */
 static int
-mutf8_into(const unsigned char *s, size_t n, char *o)
+mutf8_into(const unsigned char *s, size_t n, char *o, size_t *bad)
 {
 	size_t i = 0, k = 0;
 
@@ -261,15 +261,18 @@ mutf8_into(const unsigned char *s, size_t n, char *o)
 	memcpy(o, s, i);
 	k = i;
 	while (i < n) {
-		long u = mutf8_unit(s, n, &i), lo;
+		long u, lo;
 
-		if (u < 0)
+		*bad = i;
+		u = mutf8_unit(s, n, &i);
+		if (u < 0 || (u == 0 && s[*bad] == 0)) /* Java writes U+0000 as c0 80, never as a 0 byte */
 			return CKPT_JAVASER_EUTF;
 		if (u == 0)
 			return CKPT_JAVASER_ENUL;
 		if (u >= 0xdc00 && u <= 0xdfff)
 			return CKPT_JAVASER_EUTF;
 		if (u >= 0xd800 && u <= 0xdbff) {
+			*bad = i;
 			if (i >= n || (lo = mutf8_unit(s, n, &i)) < 0xdc00 || lo > 0xdfff)
 				return CKPT_JAVASER_EUTF;
 			u = 0x10000 + ((u - 0xd800) << 10) + (lo - 0xdc00);
@@ -281,15 +284,16 @@ mutf8_into(const unsigned char *s, size_t n, char *o)
 }
 
 int
-ckpt_javaser_mutf8(const unsigned char *s, size_t n, char **out)
+ckpt_javaser_mutf8(const unsigned char *s, size_t n, char **out, size_t *bad)
 {
 	char *o = malloc(n + 1);
 	int rc;
 
 	*out = NULL;
+	*bad = 0;
 	if (o == NULL)
 		return CKPT_JAVASER_ENOMEM;
-	if ((rc = mutf8_into(s, n, o)) < 0) {
+	if ((rc = mutf8_into(s, n, o, bad)) < 0) {
 		free(o);
 		return rc;
 	}
@@ -297,34 +301,47 @@ ckpt_javaser_mutf8(const unsigned char *s, size_t n, char **out)
 	return 0;
 }
 
+void
+ckpt_javaser_mutf8_why(int rc, const unsigned char *s, size_t n, size_t bad, const char *what, char *buf,
+		       size_t size)
+{
+	if (rc == CKPT_JAVASER_ENUL)
+		snprintf(buf, size, "%s holds U+0000 (c0 80), which ckpt does not read", what);
+	else if (bad < n && s[bad] == 0)
+		snprintf(buf, size, "damaged %s: a 0 byte, which modified UTF-8 never holds (U+0000 is c0 80)", what);
+	else
+		snprintf(buf, size, "damaged %s: byte 0x%02x is not modified UTF-8", what, bad < n ? s[bad] : 0);
+}
 
-/* n bytes of modified UTF-8 at the cursor, whose length field began at at. */
+
+/* n bytes of modified UTF-8 at the cursor; a fault is named at its byte. */
 static int
-rd_mutf8(struct ckpt_javaser *j, size_t at, size_t n, char **out, const char *what)
+rd_mutf8(struct ckpt_javaser *j, size_t n, char **out, const char *what)
 {
 	const unsigned char *s = j->p + j->pos;
+	size_t bad = 0;
+	char why[300];
+	int rc;
 
 	j->pos += n;
 	if ((*out = jalloc(j, n + 1, 1)) == NULL)
 		return -1;
-	switch (mutf8_into(s, n, *out)) {
-	case 0: return 0;
-	case CKPT_JAVASER_ENUL: return fail(j, at, "%s holds a NUL character, which is not supported", what);
-	default: return fail(j, at, "invalid modified UTF-8 in %s", what);
-	}
+	if ((rc = mutf8_into(s, n, *out, &bad)) == 0)
+		return 0;
+	ckpt_javaser_mutf8_why(rc, s, n, bad, what, why, sizeof why);
+	return fail(j, (size_t)(s - j->p) + bad, "%s", why);
 }
 
 /* u16 length, then modified UTF-8 (DataOutput.writeUTF). */
 static int
 rd_utf(struct ckpt_javaser *j, char **out, const char *what)
 {
-	size_t at = j->pos;
 	uint64_t n;
 
 	*out = NULL;
 	if (rd_be(j, 2, &n, what) < 0 || need(j, n, what) < 0)
 		return -1;
-	return rd_mutf8(j, at, n, out, what);
+	return rd_mutf8(j, n, out, what);
 }
 
 /* ------------------------------------------------------------ handles */
@@ -496,8 +513,12 @@ newclass(struct ckpt_javaser *j, struct ckpt_javaser_class **out, size_t at)
 
 		if (rd_u8(j, &end, "Java class annotation") < 0)
 			return -1;
+		if (end != TC_ENDBLOCKDATA && (end < TC_NULL || end > TC_ENUM))
+			return fail(j, at, "damaged Java class descriptor of %s: byte 0x%02x where its annotations end "
+				    "(0x78)", c->name, end);
 		if (end != TC_ENDBLOCKDATA)
-			return fail(j, at, "unsupported Java class annotation in %s", c->name);
+			return fail(j, at, "unsupported Java class annotation in %s (token 0x%02x where 0x78 ends them)",
+				    c->name, end);
 	} else if (annotation(j, &c->annotations, &c->nannotations) < 0) {
 		return -1;
 	}
@@ -854,7 +875,7 @@ strvalue(struct ckpt_javaser *j, struct ckpt_javaser_value **out, size_t at, int
 	} else if (n > left(j)) {
 		return fail(j, at + 1, "Java long string length %llu is more than the remaining %zu bytes",
 			    (unsigned long long)n, left(j));
-	} else if (rd_mutf8(j, at + 1, (size_t)n, &s, "Java long string") < 0) {
+	} else if (rd_mutf8(j, (size_t)n, &s, "Java long string") < 0) {
 		return -1;
 	}
 	if ((v = value_new(j, CKPT_JAVASER_STRING, at)) == NULL || assign(j, NULL, v) < 0)
@@ -914,6 +935,8 @@ token(struct ckpt_javaser *j, uint8_t t, struct ckpt_javaser_value **out, size_t
 		case TC_BLOCKDATALONG: return block(j, out, at, 1);
 		}
 	}
+	if (t < TC_NULL || t > TC_ENUM)
+		return fail(j, at, "damaged Java serialization stream: byte 0x%02x where a token (0x70 to 0x7e) belongs", t);
 	return fail(j, at, "unsupported Java serialization token 0x%02x", t);
 }
 

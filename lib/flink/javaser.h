@@ -105,10 +105,13 @@ size_t ckpt_javaser_handles(const struct ckpt_javaser *j);
 const struct ckpt_javaser_value *ckpt_javaser_field(const struct ckpt_javaser_value *obj, const char *name);
 /*
  * Java's modified UTF-8 (DataOutput.writeUTF) of n bytes to a new NUL-terminated UTF-8 string
- * (surrogate pairs joined) for the caller to free: 0, or CKPT_JAVASER_EUTF if malformed,
- * CKPT_JAVASER_ENUL if it holds a NUL character, CKPT_JAVASER_ENOMEM.
+ * (surrogate pairs joined) for the caller to free: 0, or CKPT_JAVASER_EUTF if malformed (a 0 byte
+ * too), CKPT_JAVASER_ENUL if it holds U+0000 (c0 80), CKPT_JAVASER_ENOMEM; *bad: the index of the
+ * byte at fault.  ckpt_javaser_mutf8_why: the message for such a failure, the string called what.
  */
 enum { CKPT_JAVASER_EUTF = -1, CKPT_JAVASER_ENUL = -2, CKPT_JAVASER_ENOMEM = -3 };
-int ckpt_javaser_mutf8(const unsigned char *s, size_t n, char **out);
+int ckpt_javaser_mutf8(const unsigned char *s, size_t n, char **out, size_t *bad);
+void ckpt_javaser_mutf8_why(int rc, const unsigned char *s, size_t n, size_t bad, const char *what, char *buf,
+			    size_t size);
 
 #endif

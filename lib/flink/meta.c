@@ -524,6 +524,8 @@ rd_header(struct rd *r)
 {
 	int32_t magic, version;
 
+	if (r->len < 4)
+		return fail(r, 0, "truncated magic number: %zu of its 4 bytes", r->len);
 	if (rd_i32(r, &magic, "magic number") < 0)
 		return -1;
 	if ((uint32_t)magic != FM_MAGIC)
@@ -586,7 +588,14 @@ rd_body(struct rd *r, struct ckpt_snapshot *s, json_t *masters, json_t **props)
 int
 ckpt_flinkmeta_sniff(const void *buf, size_t len)
 {
-	return len >= 4 && ckpt_load_be(buf, 4) == FM_MAGIC;
+	const unsigned char *b = buf;
+
+	if (len >= 4)
+		return ckpt_load_be(buf, 4) == FM_MAGIC;
+	for (size_t i = 0; i < len; i++) /* cut inside the magic: read, to say it is truncated */
+		if (b[i] != (unsigned char)(FM_MAGIC >> (24 - 8 * i)))
+			return 0;
+	return len > 0;
 }
 
 void

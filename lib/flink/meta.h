@@ -156,14 +156,18 @@ rd_count(struct rd *r, size_t *n, size_t min, const char *what)
 
 /* Java's modified UTF-8 (DataOutput.writeUTF) to UTF-8, with the error naming what it is and where. */
 static int
-mutf8_decode(struct rd *r, size_t at, const unsigned char *s, size_t n, char **out, const char *what)
+mutf8_decode(struct rd *r, const unsigned char *s, size_t n, char **out, const char *what)
 {
-	switch (ckpt_javaser_mutf8(s, n, out)) {
-	case 0: return 0;
-	case CKPT_JAVASER_ENUL: return fail(r, at, "%s holds a NUL character, which is not supported", what);
-	case CKPT_JAVASER_ENOMEM: return nomem(r);
-	default: return fail(r, at, "invalid modified UTF-8 in %s", what);
-	}
+	size_t bad;
+	char why[300];
+	int rc = ckpt_javaser_mutf8(s, n, out, &bad);
+
+	if (rc == 0)
+		return 0;
+	if (rc == CKPT_JAVASER_ENOMEM)
+		return nomem(r);
+	ckpt_javaser_mutf8_why(rc, s, n, bad, what, why, sizeof why);
+	return fail(r, (size_t)(s - r->p) + bad, "%s", why);
 }
 
 static int
@@ -176,7 +180,7 @@ rd_utf(struct rd *r, char **out, const char *what)
 	if (rd_u16(r, &n, what) < 0 || need(r, n, what) < 0)
 		return -1;
 	r->pos += n;
-	return mutf8_decode(r, at, r->p + at + 2, n, out, what);
+	return mutf8_decode(r, r->p + at + 2, n, out, what);
 }
 
 /* ------------------------------------------------------------ JSON helpers */

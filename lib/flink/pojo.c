@@ -80,7 +80,8 @@ read_subclasses(struct ckpt_fsrc *s, struct ckpt_fser *t, int32_t most)
 	if (ckpt_fsrc_i64(s, &header, "optional map header") < 0)
 		return -1;
 	if (header != OPTIONAL_MAP_HEADER)
-		return ckpt_fsrc_fail(s, "optional map header %llx", (unsigned long long)header);
+		return ckpt_fsrc_fail(s, "optional map header %llx (%llx expected)", (unsigned long long)header,
+				      (unsigned long long)OPTIONAL_MAP_HEADER);
 	if (ckpt_fsrc_i32(s, &n, "optional map size") < 0)
 		return -1;
 	if (n < 0 || n > most)

@@ -208,7 +208,7 @@ read_nested(struct ckpt_fsrc *s, struct ckpt_fser *t)
 	if (version != 1)
 		return ckpt_fsrc_fail(s, "nested serializers version %d (1 expected)", version);
 	if (n < 0 || n > 65535)
-		return ckpt_fsrc_fail(s, "nested serializer count %d", n);
+		return ckpt_fsrc_fail(s, "nested serializer count %d (0 to 65535 expected)", n);
 	for (int32_t i = 0; i < n; i++) {
 		struct ckpt_fser *k = NULL;
 		int r = read_versioned(s, &k);
@@ -294,7 +294,8 @@ read_optional_map(struct ckpt_fsrc *s, struct ckpt_fser *t, int fields)
 	if (ckpt_fsrc_i64(s, &header, "optional map header") < 0)
 		return -1;
 	if (header != OPTIONAL_MAP_HEADER)
-		return ckpt_fsrc_fail(s, "optional map header %llx", (unsigned long long)header);
+		return ckpt_fsrc_fail(s, "optional map header %llx (%llx expected)", (unsigned long long)header,
+				      (unsigned long long)OPTIONAL_MAP_HEADER);
 	if (ckpt_fsrc_i32(s, &n, "optional map size") < 0)
 		return -1;
 	if (n < 0 || n > 65535)

@@ -303,12 +303,26 @@ ckpt_fsrc_read_slow(struct ckpt_fsrc *s, void *p, size_t n, const char *what)
 	return 0;
 }
 
+/* As ckpt_fsrc_fail, at the byte back bytes before the cursor (all of them read from this source). */
+static int
+fail_back(struct ckpt_fsrc *s, uint64_t back, const char *msg)
+{
+	if (s->snappy)
+		return ckpt_err_set(s->e, CKPT_ERR_INPUT, s->where, "offset %llu (Snappy chunk), byte %llu of its stream: %s",
+				    (unsigned long long)(s->base + s->wat),
+				    (unsigned long long)(s->zdone + s->wpos - back), msg);
+	return ckpt_err_set(s->e, CKPT_ERR_INPUT, s->where, "offset %llu: %s",
+			    (unsigned long long)(s->base + s->wat + s->wpos - back), msg);
+}
+
 int
 ckpt_fsrc_utf(struct ckpt_fsrc *s, char **out, const char *what)
 {
 	unsigned char b[65536];
+	char why[300];
 	int16_t len;
-	size_t n;
+	size_t n, bad;
+	int rc;
 
 	*out = NULL;
 	if (ckpt_fsrc_i16(s, &len, what) < 0)
@@ -316,12 +330,12 @@ ckpt_fsrc_utf(struct ckpt_fsrc *s, char **out, const char *what)
 	n = (uint16_t)len;
 	if (ckpt_fsrc_read(s, b, n, what) < 0)
 		return -1;
-	switch (ckpt_javaser_mutf8(b, n, out)) {
-	case 0: return 0;
-	case CKPT_JAVASER_ENUL: return ckpt_fsrc_fail(s, "%s holds a NUL character, which is not supported", what);
-	case CKPT_JAVASER_ENOMEM: return nomem(s);
-	default: return ckpt_fsrc_fail(s, "invalid modified UTF-8 in %s", what);
-	}
+	if ((rc = ckpt_javaser_mutf8(b, n, out, &bad)) == 0)
+		return 0;
+	if (rc == CKPT_JAVASER_ENOMEM)
+		return nomem(s);
+	ckpt_javaser_mutf8_why(rc, b, n, bad, what, why, sizeof why);
+	return fail_back(s, n - bad, why);
 }
 
 int

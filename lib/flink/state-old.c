@@ -356,7 +356,8 @@ set_slot(struct ckpt_fsrc *s, struct fmeta *m, const char *k, struct ckpt_fser *
 	if (slot == NULL || *slot) {
 		ckpt_fser_free(t);
 		if (slot == NULL)
-			return ckpt_fsrc_fail(s, "unknown serializer name \"%s\" of state \"%s\"", k, m->name);
+			return ckpt_fsrc_fail(s, "unknown serializer name \"%s\" of state \"%s\" (KEY_SERIALIZER, "
+					      "NAMESPACE_SERIALIZER or VALUE_SERIALIZER expected)", k, m->name);
 		return ckpt_fsrc_fail(s, "state \"%s\" names its %s twice", m->name, k);
 	}
 	*slot = t;

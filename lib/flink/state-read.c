@@ -104,7 +104,9 @@ read_serializers(struct ckpt_fsrc *s, struct fheader *h, struct fmeta *m)
 		else if (strcmp(k, "USER_KEY_SERIALIZER") == 0 && m->type == 4)
 			slot = &m->ukey;
 		else {
-			ckpt_fsrc_fail(s, "unknown serializer name \"%s\" of state \"%s\"", k, m->name);
+			ckpt_fsrc_fail(s, "unknown serializer name \"%s\" of state \"%s\" (KEY_SERIALIZER, "
+				       "NAMESPACE_SERIALIZER%s expected)", k, m->name,
+				       m->type == 4 ? ", VALUE_SERIALIZER or USER_KEY_SERIALIZER" : " or VALUE_SERIALIZER");
 			free(k);
 			return -1;
 		}

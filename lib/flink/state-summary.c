@@ -489,6 +489,7 @@ struct verifier {
 	void *arg;
 	json_t *bad; /* paths already reported */
 	long problems;
+	struct ckpt_err io; /* the first file that could not be read for another reason than its absence */
 	uint64_t s3bytes; /* of the files in S3: what reading them all fetches */
 };
 
@@ -500,7 +501,8 @@ problem(struct verifier *V, const char *where, const char *what)
 	V->report(V->arg, where, what);
 }
 
-/* The size of a state file, local or in S3: 0; 1 when it is not there (why says so); -1, e set. */
+/* The size of a state file, local or in S3: 0; 1 when it is not there (why says so); -1, e set
+ * (a file there or not: -c cannot tell). */
 static int
 file_size(const char *path, uint64_t *size, char *why, size_t n, struct ckpt_err *e)
 {
@@ -513,6 +515,8 @@ file_size(const char *path, uint64_t *size, char *why, size_t n, struct ckpt_err
 		return r;
 	}
 	if (stat(path, &sb) < 0) {
+		if (errno != ENOENT && errno != ENOTDIR)
+			return ckpt_err_sys(e, path, "cannot stat");
 		snprintf(why, n, "missing (%s)", strerror(errno));
 		return 1;
 	}
@@ -548,7 +552,12 @@ verify_files(struct flink_backing *b, const struct ckpt_snapshot *s, struct veri
 		(*files)++;
 		if ((r = file_size(path, &have, what, sizeof what, e)) != 0) {
 			if (r < 0) {
-				ckpt_err_format(e, what, sizeof what);
+				struct ckpt_err pw = *e;
+
+				if (V->io.kind == CKPT_ERR_NONE)
+					V->io = *e;
+				pw.where[0] = '\0';
+				ckpt_err_format(&pw, what, sizeof what);
 				memset(e, 0, sizeof *e);
 			}
 			problem(V, path, what);
@@ -673,8 +682,12 @@ ckpt_flink_state_verify(struct ckpt_snapshot *s, ckpt_verify_report *report, voi
 			report(arg, pe.where, msg);
 		else
 			problem(&V, pe.where, msg);
+		if (pe.kind == CKPT_ERR_IO && V.io.kind == CKPT_ERR_NONE)
+			V.io = pe;
 	}
 	rc = V.problems;
+	if (V.io.kind != CKPT_ERR_NONE)
+		*e = V.io;
 out:
 	ckpt_s3_progress_end();
 	ckpt_progress_end(s);

@@ -144,8 +144,8 @@ typed_out(const struct ftyped *t, struct ckpt_fout *o)
 
 	if (m->kindc == 't') {
 		if (t->vn != 0)
-			return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "offset %llu: a timer with a value",
-					    (unsigned long long)t->at);
+			return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "offset %llu: a timer with a value of %zu "
+					    "bytes (a timer has none)", (unsigned long long)t->at, (size_t)t->vn);
 		if (decode_out(c, m->value, t->k + c->prefix, t->kn - c->prefix, t->at, "timer", o, &hh, &hd) < 0)
 			return -1;
 		return hd ? ckpt_fstate_kg_check(c, t->at, t->rocks ? t->k : NULL, t->kn, m->name, t->kg, hh) : 0;

@@ -502,8 +502,10 @@ ckpt_graph_from_json(const struct ckpt_jdoc *doc, struct ckpt_err *e)
 	json_t *vs, *es, *x;
 	size_t i;
 
-	if (!json_is_object(doc->root)) {
-		ckpt_jdoc_err(doc, e, "", "a job graph must be an object");
+	if (!json_is_object(doc->root) ||
+	    (!json_object_get(doc->root, "vertices") && !json_object_get(doc->root, "edges"))) {
+		ckpt_jdoc_err(doc, e, "", "not a job graph%s: expected {\"vertices\": [...], \"edges\": [...]}",
+			      json_is_array(doc->root) ? " (an array)" : !json_is_object(doc->root) ? " (not an object)" : "");
 		return NULL;
 	}
 	if (check_keys(&L, doc->root, "", "graph", keys) < 0)

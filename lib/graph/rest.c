@@ -14,12 +14,99 @@ rest_is_job(const json_t *root)
 	return json_is_object(root) && json_object_get(root, "jid") && json_object_get(root, "plan");
 }
 
+/*
+ * Flink's other REST responses, by the keys only they have: a user who fetched the wrong endpoint
+ * is told which one it is.  The first row whose keys are all there (and whose "jobs" holds objects
+ * with the key named after "jobs:", when one does) names the document.
+ */
+static const struct {
+	const char *keys[3];
+	const char *what;
+} rest_others[] = {
+	{{"errors"}, "REST error response"},
+	{{"counts", "history"}, "GET /jobs/:jobid/checkpoints (checkpoint statistics)"},
+	{{"@class", "is_savepoint"}, "GET /jobs/:jobid/checkpoints/details/:checkpointid"},
+	{{"mode", "interval", "timeout"}, "GET /jobs/:jobid/checkpoints/config"},
+	{{"jobs", "jobs:jid"}, "GET /jobs/overview"},
+	{{"jobs", "jobs:status"}, "GET /jobs (the job list)"},
+	{{"jobs"}, "GET /jobs or GET /jobs/overview"},
+	{{"taskmanagers", "slots-total"}, "GET /overview (the cluster overview)"},
+	{{"taskmanagers", "id"}, "GET /jobs/:jobid/vertices/:vertexid/taskmanagers"},
+	{{"taskmanagers"}, "GET /taskmanagers"},
+	{{"id", "hardware"}, "GET /taskmanagers/:taskmanagerid"},
+	{{"refresh-interval", "flink-version"}, "GET /config (the web UI's configuration)"},
+	{{"root-exception"}, "GET /jobs/:jobid/exceptions"},
+	{{"exceptionHistory"}, "GET /jobs/:jobid/exceptions"},
+	{{"jid", "execution-config"}, "GET /jobs/:jobid/config"},
+	{{"plan", "plan:nodes"}, "GET /jobs/:jobid/plan (the plan alone, without each vertex's subtasks)"},
+	{{"jid", "vertices"}, "GET /jobs/:jobid without its \"plan\", which holds the edges"},
+	{{"job-accumulators"}, "GET /jobs/:jobid/accumulators"},
+	{{"user-accumulators"}, "GET /jobs/:jobid/vertices/:vertexid/accumulators"},
+	{{"backpressure-level"}, "GET /jobs/:jobid/vertices/:vertexid/backpressure"},
+	{{"backpressureLevel"}, "GET /jobs/:jobid/vertices/:vertexid/backpressure"},
+	{{"request-id"}, "answer to a trigger (POST /jobs/:jobid/savepoints, /stop, /rescaling)"},
+	{{"status", "operation"}, "status of an asynchronous operation (GET /jobs/:jobid/savepoints/:triggerid)"},
+};
+
+/* Has o the key k, or, for "a:b", is o's "a" (its first element when an array) an object with "b"? */
+static int
+rest_has(const json_t *o, const char *k)
+{
+	const char *colon = strchr(k, ':');
+	char outer[32];
+	const json_t *v;
+
+	if (colon == NULL)
+		return json_object_get(o, k) != NULL;
+	snprintf(outer, sizeof outer, "%.*s", (int)(colon - k), k);
+	v = json_object_get(o, outer);
+	if (json_is_array(v))
+		v = json_array_get(v, 0);
+	return json_is_object(v) && json_object_get(v, colon + 1) != NULL;
+}
+
+/* Which other REST response root is, or NULL. */
+static const char *
+rest_other(const json_t *root)
+{
+	if (!json_is_object(root) || (json_object_get(root, "jid") && json_object_get(root, "plan")))
+		return NULL;
+	for (size_t i = 0; i < sizeof rest_others / sizeof rest_others[0]; i++) {
+		size_t k = 0;
+
+		while (k < 3 && rest_others[i].keys[k] && rest_has(root, rest_others[i].keys[k]))
+			k++;
+		if (k == 3 || rest_others[i].keys[k] == NULL)
+			return rest_others[i].what;
+	}
+	return NULL;
+}
+
 /* Is doc a Flink REST vertex document (GET /jobs/:jobid/vertices/:vertexid)? */
 static int
 rest_is_vertex(const json_t *root)
 {
 	return json_is_object(root) && json_is_array(json_object_get(root, "subtasks")) &&
-	       json_object_get(root, "vertices") == NULL;
+	       json_object_get(root, "vertices") == NULL && rest_other(root) == NULL;
+}
+
+/* What ckpt-plan reads, said when a document is something else: -1 with e set. */
+static int
+not_a_graph(const struct ckpt_jdoc *doc, struct ckpt_err *e)
+{
+	const json_t *root = doc->root, *errs = json_object_get(root, "errors");
+	const char *other = rest_other(root);
+
+	if (other && json_is_array(errs) && json_is_string(json_array_get(errs, 0)))
+		return ckpt_jdoc_err(doc, e, "", "Flink's REST error response \"%s\", not a job: expected a job graph "
+				     "({\"vertices\": [...], \"edges\": [...]}) or Flink's GET /jobs/:jobid",
+				     json_string_value(json_array_get(errs, 0)));
+	if (other)
+		return ckpt_jdoc_err(doc, e, "", "Flink's %s, not a job: expected a job graph ({\"vertices\": [...], "
+				     "\"edges\": [...]}) or Flink's GET /jobs/:jobid", other);
+	return ckpt_jdoc_err(doc, e, "", "not a job graph%s: expected {\"vertices\": [...], \"edges\": [...]} or "
+			     "Flink's GET /jobs/:jobid", json_is_array(root) ? " (an array)" :
+			     !json_is_object(root) ? " (not an object)" : "");
 }
 
 /* ---- conversion */
@@ -526,6 +613,9 @@ ckpt_graphin_next(struct ckpt_graphin *gi, struct ckpt_graph **g, const struct c
 		return ckpt_jdoc_err(&gi->cur, e, "",
 				     "a vertex document (GET /jobs/:jobid/vertices/:vertexid) must follow its job "
 				     "document (GET /jobs/:jobid)");
+	if (!rest_is_job(gi->cur.root) && (rest_other(gi->cur.root) || !json_is_object(gi->cur.root) ||
+					   (!json_object_get(gi->cur.root, "vertices") && !json_object_get(gi->cur.root, "edges"))))
+		return not_a_graph(&gi->cur, e);
 	if (!rest_is_job(gi->cur.root)) {
 		*g = ckpt_graph_from_json(&gi->cur, e);
 		return *g ? 1 : -1;

@@ -28,6 +28,9 @@ arc_msg(struct archive *a, char *buf, size_t size)
 	const char *m = archive_error_string(a);
 	size_t n;
 
+	/* zlib's Z_BUF_ERROR: the compressed data stops short, which is what a cut zip shows */
+	if (m && strcmp(m, "ZIP decompression failed (-5)") == 0)
+		m = "truncated ZIP data: the archive ends inside a compressed member";
 	snprintf(buf, size, "%s", m && *m ? m : "unknown error");
 	if (buf[0] >= 'A' && buf[0] <= 'Z' && !(buf[1] >= 'A' && buf[1] <= 'Z'))
 		buf[0] = (char)(buf[0] - 'A' + 'a');
@@ -72,8 +75,16 @@ ckpt_arc_open_read(int fd, const char *name, struct ckpt_err *e)
 	}
 	if (archive_read_open_fd(a, fd, read_block(fd)) != ARCHIVE_OK) {
 		char m[256];
+		unsigned char head[512];
+		ssize_t n = pread(fd, head, sizeof head, 0);
 
-		ckpt_err_set(e, CKPT_ERR_INPUT, name, "not a snapshot: %s", arc_msg(a, m, sizeof m));
+		/* a tar of ckpt's cut inside its first header: libarchive cannot tell it from anything else */
+		if (n >= (ssize_t)sizeof SNAP_MANIFEST_NAME && n < (ssize_t)sizeof head &&
+		    memcmp(head, SNAP_MANIFEST_NAME, sizeof SNAP_MANIFEST_NAME) == 0)
+			ckpt_err_set(e, CKPT_ERR_INPUT, name, "truncated tar archive: %zd bytes, cut inside the 512-byte "
+				     "header of its first member, %s", n, SNAP_MANIFEST_NAME);
+		else
+			ckpt_err_set(e, CKPT_ERR_INPUT, name, "not a snapshot: %s", arc_msg(a, m, sizeof m));
 		archive_read_free(a);
 		return NULL;
 	}

@@ -479,6 +479,7 @@ open_stdin(struct ckpt_err *e)
 {
 	int c = getc(stdin), fd;
 	unsigned char head[4];
+	ssize_t n;
 
 	if (c == EOF) {
 		ckpt_err_set(e, CKPT_ERR_INPUT, "<stdin>", "empty input");
@@ -490,7 +491,7 @@ open_stdin(struct ckpt_err *e)
 	fd = spool_stdin(e);
 	if (fd < 0)
 		return NULL;
-	if (pread(fd, head, 4, 0) == 4 && ckpt_flinkmeta_sniff(head, 4)) {
+	if ((n = pread(fd, head, 4, 0)) > 0 && ckpt_flinkmeta_sniff(head, (size_t)n)) {
 		lseek(fd, 0, SEEK_SET);
 		return open_flink(fd, "<stdin>", e);
 	}
@@ -549,6 +550,15 @@ open_s3(const char *path, struct ckpt_err *e)
 	return s;
 }
 
+/* A file called _metadata is Flink's, whatever it holds: its faults are said in Flink's terms. */
+static int
+named_metadata(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	return strcmp(base ? base + 1 : path, "_metadata") == 0;
+}
+
 struct ckpt_snapshot *
 ckpt_snapshot_open(const char *path, struct ckpt_err *e)
 {
@@ -572,12 +582,15 @@ ckpt_snapshot_open(const char *path, struct ckpt_err *e)
 	if (n <= 0) {
 		if (n < 0)
 			ckpt_err_sys(e, path, "read error");
+		else if (named_metadata(path))
+			ckpt_err_set(e, CKPT_ERR_INPUT, path, "empty file: a Flink _metadata starts with its magic number "
+				     "and version (8 bytes)");
 		else
 			ckpt_err_set(e, CKPT_ERR_INPUT, path, "empty input");
 		close(fd);
 		return NULL;
 	}
-	if (ckpt_flinkmeta_sniff(head, (size_t)n))
+	if (ckpt_flinkmeta_sniff(head, (size_t)n) || named_metadata(path))
 		return open_flink(fd, path, e);
 	while (i < n && head[i] != '{' && ckpt_snap_is_json_start(head[i]))
 		i++;
@@ -607,7 +620,10 @@ ckpt_snapshot_is_flink(const char *path)
 		if (access(p, F_OK) == 0)
 			return 0;
 		snprintf(p, sizeof p, "%s/_metadata", path);
+		return access(p, F_OK) == 0;
 	}
+	if (named_metadata(p))
+		return 1;
 	if ((f = fopen(p, "rb")) != NULL) {
 		n = fread(head, 1, 4, f);
 		fclose(f);

@@ -152,6 +152,7 @@ struct verify {
 	struct ckpt_snap_check *chk;     /* the member being read, or NULL */
 	long problems;
 	uint64_t nchecked, bytes;
+	struct ckpt_err io; /* the first member there that could not be read: -c cannot answer */
 };
 
 static void
@@ -391,7 +392,9 @@ verify_dir(struct verify *v, const char *dir, struct ckpt_err *e)
 	int fd, r;
 
 	snprintf(p, sizeof p, "%s/%s", dir, SNAP_MANIFEST_NAME);
-	if ((f = fopen(p, "rb")) == NULL)
+	if ((f = fopen(p, "rb")) == NULL && errno == ENOENT) /* a _metadata would have made it Flink's */
+		return ckpt_err_set(e, CKPT_ERR_INPUT, dir, "not a snapshot: no %s and no _metadata", SNAP_MANIFEST_NAME);
+	if (f == NULL)
 		return ckpt_err_sys(e, p, "cannot open");
 	r = ckpt_read_all(f, p, &text, &len, e);
 	fclose(f);
@@ -406,8 +409,17 @@ verify_dir(struct verify *v, const char *dir, struct ckpt_err *e)
 		int64_t got;
 
 		snprintf(p, sizeof p, "%s/%s", dir, m->name);
-		if ((fd = open(p, O_RDONLY)) < 0)
+		if ((fd = open(p, O_RDONLY)) < 0 && (errno == ENOENT || errno == ENOTDIR))
 			continue; /* reported as missing */
+		if (fd < 0) {
+			int err = errno;
+
+			m->seen = 1;
+			if (v->io.kind == CKPT_ERR_NONE)
+				ckpt_err_sys(&v->io, p, "cannot open");
+			problem(v, m->name, "cannot open: %s", strerror(err));
+			continue;
+		}
 		if (verify_start(v, m, e) < 0) {
 			close(fd);
 			return -1;
@@ -449,14 +461,23 @@ ckpt_archive_verify(const char *path, ckpt_verify_report *report, void *arg, uin
 		ckpt_err_sys(e, path, "cannot open");
 		goto out;
 	}
-	if (!is_stdin) {
+	{ /* standard input too when it is a file (a pipe cannot be read twice: libarchive says then) */
 		unsigned char head[512];
 		ssize_t n = pread(fd, head, sizeof head, 0), i = 0;
 
 		while (i < n && head[i] != '{' && ckpt_snap_is_json_start(head[i]))
 			i++;
+		if (n == 0) {
+			ckpt_err_set(e, CKPT_ERR_INPUT, v.name, "empty input");
+			goto out;
+		}
+		if (n > 0 && is_stdin && ckpt_flinkmeta_sniff(head, (size_t)n)) {
+			ckpt_err_set(e, CKPT_ERR_INPUT, v.name, "a Flink _metadata: -c reads the state files beside it: "
+				     "name the _metadata or its directory, not standard input");
+			goto out;
+		}
 		if ((n > 0 && ckpt_flinkmeta_sniff(head, (size_t)n)) || (i < n && head[i] == '{')) {
-			ckpt_err_set(e, CKPT_ERR_INPUT, path, "not an archive: only archives carry checksums");
+			ckpt_err_set(e, CKPT_ERR_INPUT, v.name, "not an archive: only archives carry checksums");
 			goto out;
 		}
 	}
@@ -471,5 +492,7 @@ out:
 	ckpt_snap_members_free(v.members, v.nmembers);
 	*members = v.nchecked;
 	*bytes = v.bytes;
+	if (r >= 0 && v.io.kind != CKPT_ERR_NONE)
+		*e = v.io;
 	return r < 0 ? -1 : v.problems;
 }
