@@ -970,6 +970,10 @@ struct ckpt_run_opts {
 	/* Called for every event, one at a time, from engine threads; the event is borrowed. */
 	void (*event)(void *arg, const json_t *ev);
 	void *arg;
+	/* When set, every archive written is read back whole and compared with the snapshot meant;
+	 * when they differ, called with why ("ARCHIVE: reads back other than written", or what reading
+	 * it back found) before the snapshot is reported complete; if it returns, the checkpoint fails. */
+	void (*unverified)(void *arg, const char *why);
 };
 
 /*
