@@ -12,7 +12,8 @@
  * The library never prints and never exits: a function that can fail returns -1
  * (or NULL) and fills the caller's struct ckpt_err, whose kind gives the exit
  * status (ckpt_err_status).  What only the library itself uses is declared in
- * ckpt-internal.h, which programs never include.
+ * the layer headers (lib/LAYER/LAYER.h, lib/README), which refuse to compile
+ * outside the library, so programs never include them.
  */
 #ifndef CKPT_H
 #define CKPT_H
