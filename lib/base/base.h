@@ -21,6 +21,14 @@
 
 int ckpt_err_vset(struct ckpt_err *e, enum ckpt_errkind kind, const char *where,
 		  const char *fmt, va_list ap);
+/* The one way to fail at a byte offset of where: text "offset OFF: TEXT".  These and
+ * ckpt_err_set format first, so their arguments may point into e (e->text, e->where). */
+int ckpt_err_at(struct ckpt_err *e, enum ckpt_errkind kind, const char *where, uint64_t off,
+		const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+int ckpt_err_vat(struct ckpt_err *e, enum ckpt_errkind kind, const char *where, uint64_t off,
+		 const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
+/* "out of memory" (CKPT_ERR_NOMEM) at where (may be ""); returns -1.  The one such helper. */
+int ckpt_err_nomem(struct ckpt_err *e, const char *where);
 /* Prefix e->text with "prefix: " (for adding context such as "edge 2"). */
 void ckpt_err_prefix(struct ckpt_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Give an error a callee filled a new kind and place, its text kept.  Returns -1. */

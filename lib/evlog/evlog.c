@@ -738,11 +738,10 @@ static int
 verr(const struct ckpt_evreader *r, uint32_t seg, uint64_t off, struct ckpt_err *e, enum ckpt_errkind kind,
      const char *fmt, va_list ap)
 {
-	char where[sizeof e->where], text[sizeof e->text];
+	char where[sizeof e->where];
 
 	seg_where(r, seg, where, sizeof where);
-	vsnprintf(text, sizeof text, fmt, ap);
-	return ckpt_err_set(e, kind, where, "offset %llu: %s", (unsigned long long)off, text);
+	return ckpt_err_vat(e, kind, where, off, fmt, ap);
 }
 
 static int

@@ -50,7 +50,7 @@ struct cl {
 static int
 cl_nomem(struct cl *L)
 {
-	return ckpt_err_set(L->c->e, CKPT_ERR_NOMEM, L->c->where, "out of memory");
+	return ckpt_err_nomem(L->c->e, L->c->where);
 }
 
 static void

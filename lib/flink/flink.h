@@ -158,6 +158,8 @@ ckpt_fsrc_tell(const struct ckpt_fsrc *s)
 }
 /* Fail at the current position: "where: offset N: text". */
 int ckpt_fsrc_fail(struct ckpt_fsrc *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "where: out of memory" (ckpt_err_nomem at s->where); -1. */
+int ckpt_fsrc_nomem(struct ckpt_fsrc *s);
 /* Start (or stop) copying what is read into s->cap. */
 void ckpt_fsrc_capture(struct ckpt_fsrc *s, int on);
 

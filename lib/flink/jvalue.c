@@ -18,15 +18,9 @@
 #define JAVA_DEPTH 48   /* nesting of a Java-serialized value */
 
 static int
-nomem(struct ckpt_fsrc *s)
-{
-	return ckpt_err_set(s->e, CKPT_ERR_NOMEM, s->where, "out of memory");
-}
-
-static int
 put(struct ckpt_fsrc *s, int r)
 {
-	return r < 0 ? nomem(s) : 0;
+	return r < 0 ? ckpt_fsrc_nomem(s) : 0;
 }
 
 /* Two's complement bytes with a scale as a decimal string. */
@@ -41,7 +35,7 @@ decimal_out(struct ckpt_fsrc *s, struct ckpt_fout *o, const unsigned char *b, si
 	if (scale > 100000 || scale < -100000)
 		return ckpt_fsrc_fail(s, "BigDecimal of scale %d, beyond what ckpt prints", scale);
 	if ((text = ckpt_decimal_text(b, n, scale, &nd)) == NULL)
-		return nomem(s);
+		return ckpt_fsrc_nomem(s);
 	r = put(s, ckpt_fout_str(o, text, strlen(text)));
 	free(text);
 	return r;
@@ -75,7 +69,7 @@ bigint(struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t scale, int read_scale, 
 		return decimal_out(s, o, &small[len - 1], 1, scale);
 	}
 	if ((b = malloc((size_t)len - 4)) == NULL)
-		return nomem(s);
+		return ckpt_fsrc_nomem(s);
 	r = ckpt_fsrc_read(s, b, (size_t)len - 4, "BigInteger");
 	if (r == 0 && read_scale)
 		r = ckpt_fsrc_i32(s, &scale, "BigDecimal scale");
@@ -272,7 +266,7 @@ static int
 elements(struct jout *c, const struct ckpt_javaser_value *const *items, size_t n, int depth)
 {
 	if (ckpt_fout_open(c->o, '[') < 0)
-		return nomem(c->s);
+		return ckpt_fsrc_nomem(c->s);
 	for (size_t i = 0; i < n; i++)
 		if (jv(c, items[i], depth + 1) < 0)
 			return -1;
@@ -285,10 +279,10 @@ static int
 pairs(struct jout *c, const struct ckpt_javaser_value *const *items, size_t n, int depth)
 {
 	if (ckpt_fout_open(c->o, '[') < 0)
-		return nomem(c->s);
+		return ckpt_fsrc_nomem(c->s);
 	for (size_t i = 0; i < n; i++) {
 		if (ckpt_fout_open(c->o, '{') < 0)
-			return nomem(c->s);
+			return ckpt_fsrc_nomem(c->s);
 		ckpt_fout_key_lit(c->o, "key");
 		if (jv(c, items[2 * i], depth + 2) < 0)
 			return -1;
@@ -364,7 +358,7 @@ biginteger(struct jout *c, const struct ckpt_javaser_value *v, int32_t scale)
 	    mag->n > BIGINT_MAX)
 		return 1;
 	if ((b = malloc(mag->n + 1)) == NULL)
-		return nomem(c->s);
+		return ckpt_fsrc_nomem(c->s);
 	b[0] = 0; /* unsigned: a leading zero byte keeps it positive */
 	for (size_t i = 0; i < mag->n; i++)
 		b[i + 1] = (unsigned char)mag->items[i]->i;
@@ -437,10 +431,10 @@ object(struct jout *c, const struct ckpt_javaser_value *v, int depth)
 	size_t extra = 0;
 
 	if (ckpt_fout_open(c->o, '{') < 0)
-		return nomem(c->s);
+		return ckpt_fsrc_nomem(c->s);
 	ckpt_fout_key_lit(c->o, "class");
 	if (ckpt_fout_str(c->o, v->cls->name, strlen(v->cls->name)) < 0)
-		return nomem(c->s);
+		return ckpt_fsrc_nomem(c->s);
 	for (size_t i = 0; i < v->n; i++) {
 		const struct ckpt_javaser_classdata *d = &v->data[i];
 
@@ -467,7 +461,7 @@ object(struct jout *c, const struct ckpt_javaser_value *v, int depth)
 	if (extra) {
 		ckpt_fout_key_lit(c->o, "written");
 		if (ckpt_fout_open(c->o, '[') < 0)
-			return nomem(c->s);
+			return ckpt_fsrc_nomem(c->s);
 		for (size_t i = 0; i < v->n; i++)
 			for (size_t k = 0; k < v->data[i].nextra; k++)
 				if (jv(c, v->data[i].extra[k], depth + 2) < 0)
@@ -498,7 +492,7 @@ jv(struct jout *c, const struct ckpt_javaser_value *v, int depth)
 		return block(c, v);
 	case CKPT_JAVASER_CLASS:
 		if (ckpt_fout_open(c->o, '{') < 0)
-			return nomem(c->s);
+			return ckpt_fsrc_nomem(c->s);
 		ckpt_fout_key_lit(c->o, "class");
 		r = ckpt_fout_str(c->o, "java.lang.Class", 15);
 		ckpt_fout_key_lit(c->o, "name");
@@ -510,7 +504,7 @@ jv(struct jout *c, const struct ckpt_javaser_value *v, int depth)
 			unsigned char *b = malloc(v->n ? v->n : 1);
 
 			if (b == NULL)
-				return nomem(c->s);
+				return ckpt_fsrc_nomem(c->s);
 			for (size_t i = 0; i < v->n; i++)
 				b[i] = (unsigned char)v->items[i]->i;
 			r = put(c->s, ckpt_fout_entry(c->o, b, v->n));
@@ -538,13 +532,13 @@ java_stream(struct jout *c, const unsigned char *p, size_t n, size_t *used)
 
 	c->budget = ((size_t)1 << 20) + 16 * n;
 	if ((j = ckpt_javaser_new(p, n, "", 0, JAVA_DEPTH, &e)) == NULL)
-		return nomem(c->s);
+		return ckpt_fsrc_nomem(c->s);
 	if (ckpt_javaser_header(j, &pos) < 0 || ckpt_javaser_read(j, &pos, &v) < 0) {
 		unsigned long long at = 0;
 		int k = 0;
 
 		if (e.kind == CKPT_ERR_NOMEM)
-			nomem(c->s);
+			ckpt_fsrc_nomem(c->s);
 		else if (sscanf(e.text, "offset %llu: %n", &at, &k) == 1 && k > 0 && at <= n) {
 			if (strncmp(e.text + k, "truncated ", 10) == 0)
 				r = 1;
@@ -598,7 +592,7 @@ java_value(struct ckpt_fsrc *s, struct ckpt_fout *o)
 		}
 		if ((nb = realloc(buf, k)) == NULL) {
 			free(buf);
-			return nomem(s);
+			return ckpt_fsrc_nomem(s);
 		}
 		buf = nb;
 		cap = s->capture; /* what is read to find the end is not the entry's bytes */

@@ -24,25 +24,24 @@ ckpt_flink_state_bytes_read(void)
 int
 ckpt_fsrc_fail(struct ckpt_fsrc *s, const char *fmt, ...)
 {
-	char msg[700];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	if (s->snappy) {
+		ckpt_err_vset(s->e, CKPT_ERR_INPUT, s->where, fmt, ap);
+		ckpt_err_prefix(s->e, "offset %llu (Snappy chunk), byte %llu of its stream",
+				(unsigned long long)(s->base + s->wat), (unsigned long long)(s->zdone + s->wpos));
+	} else {
+		ckpt_err_vat(s->e, CKPT_ERR_INPUT, s->where, s->base + s->wat + s->wpos, fmt, ap);
+	}
 	va_end(ap);
-	if (s->snappy)
-		return ckpt_err_set(s->e, CKPT_ERR_INPUT, s->where,
-				    "offset %llu (Snappy chunk), byte %llu of its stream: %s",
-				    (unsigned long long)(s->base + s->wat),
-				    (unsigned long long)(s->zdone + s->wpos), msg);
-	return ckpt_err_set(s->e, CKPT_ERR_INPUT, s->where, "offset %llu: %s",
-			    (unsigned long long)(s->base + s->wat + s->wpos), msg);
+	return -1;
 }
 
-static int
-nomem(struct ckpt_fsrc *s)
+int
+ckpt_fsrc_nomem(struct ckpt_fsrc *s)
 {
-	return ckpt_err_set(s->e, CKPT_ERR_NOMEM, s->where, "out of memory");
+	return ckpt_err_nomem(s->e, s->where);
 }
 
 int
@@ -57,7 +56,7 @@ ckpt_fsrc_file(struct ckpt_fsrc *s, int fd, uint64_t base, uint64_t size, const 
 	s->e = e;
 	s->buf = malloc(WINDOW);
 	if (s->buf == NULL)
-		return nomem(s);
+		return ckpt_fsrc_nomem(s);
 	s->win = s->buf;
 	return 0;
 }
@@ -148,7 +147,7 @@ ckpt_fsrc_seek(struct ckpt_fsrc *s, uint64_t off, int snappy)
 		return 0;
 	}
 	if (s->buf == NULL && (s->buf = malloc(WINDOW)) == NULL)
-		return nomem(s);
+		return ckpt_fsrc_nomem(s);
 	s->win = s->buf;
 	s->wat = off;
 	s->wpos = s->wlen = 0;
@@ -166,7 +165,7 @@ fill_snappy(struct ckpt_fsrc *s)
 	size_t len, n;
 
 	if (s->zbody == NULL && (s->zbody = malloc(CKPT_FSNAPPY_BODY)) == NULL)
-		return nomem(s);
+		return ckpt_fsrc_nomem(s);
 	for (;;) {
 		s->zdone += s->wlen;
 		s->wpos = s->wlen = 0;
@@ -219,7 +218,7 @@ static int
 cap_add(struct ckpt_fsrc *s, const void *p, size_t n)
 {
 	if (ckpt_grow(&s->cap, &s->ccap, s->clen + n, 1, 256, NULL) < 0)
-		return nomem(s);
+		return ckpt_fsrc_nomem(s);
 	memcpy(s->cap + s->clen, p, n);
 	s->clen += n;
 	return 0;
@@ -270,7 +269,7 @@ ckpt_fsrc_utf(struct ckpt_fsrc *s, char **out, const char *what)
 	switch (ckpt_javaser_mutf8(b, n, out)) {
 	case 0: return 0;
 	case CKPT_JAVASER_ENUL: return ckpt_fsrc_fail(s, "%s holds a NUL character, which is not supported", what);
-	case CKPT_JAVASER_ENOMEM: return nomem(s);
+	case CKPT_JAVASER_ENOMEM: return ckpt_fsrc_nomem(s);
 	default: return ckpt_fsrc_fail(s, "invalid modified UTF-8 in %s", what);
 	}
 }
@@ -316,7 +315,7 @@ ckpt_fsrc_blob_buf(struct ckpt_fsrc *s, unsigned char **out, size_t *bufcap, siz
 			unsigned char *q = realloc(p, have + k);
 
 			if (q == NULL)
-				return nomem(s);
+				return ckpt_fsrc_nomem(s);
 			*out = p = q;
 			*bufcap = cap = have + k;
 		}

@@ -9,7 +9,7 @@
 int
 ckpt_fstate_nomem(struct fctx *c)
 {
-	return ckpt_err_set(c->e, CKPT_ERR_NOMEM, c->where, "out of memory");
+	return ckpt_err_nomem(c->e, c->where);
 }
 
 /* Decode p[0, n) (at offset at of the source) as one value of t, to its last byte, into o. */
