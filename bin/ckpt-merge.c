@@ -271,7 +271,7 @@ rescale(struct merge_opts *o, const char *in)
 	o->ro.reopen = in && strcmp(in, "-") != 0 ? in : NULL;
 	if ((s = ckpt_snapshot_open(in, &e)) == NULL)
 		goto out;
-	flink = strcmp(ckpt_snapshot_format(s), "flink metadata") == 0;
+	flink = ckpt_snapshot_is_flink_meta(s);
 	if (flink && o->out) {
 		ckpt_err_set(&e, CKPT_ERR_INPUT, o->ro.name,
 			     "a Flink _metadata keeps its state in other files: its assignment is printed, not written");

@@ -463,6 +463,8 @@ void ckpt_snapshot_free(struct ckpt_snapshot *s);
 /* A short word for what ckpt_snapshot_open found: "tar", "tar.gz", "zip", "directory",
  * "state document", "flink metadata". */
 const char *ckpt_snapshot_format(const struct ckpt_snapshot *s);
+/* Was s read from Flink's _metadata (its format "flink metadata")?  Ask this, not the word. */
+int ckpt_snapshot_is_flink_meta(const struct ckpt_snapshot *s);
 
 /* The summary ckpt-inspect prints (ckpt-inspect(1)); file is how the input is named. */
 json_t *ckpt_snapshot_summary(struct ckpt_snapshot *s, const char *file, struct ckpt_err *e);
