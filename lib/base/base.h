@@ -197,6 +197,14 @@ ckpt_load_le(const unsigned char *p, size_t n)
 		v = v << 8 | p[i];
 	return v;
 }
+/* The one big-endian writer: the low n (<= 8) bytes of v at p, most significant first (Java's
+ * DataOutputStream, Flink's and ckpt's framing). */
+static inline void
+ckpt_store_be(unsigned char *p, uint64_t v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (unsigned char)(v >> (8 * (n - 1 - i)));
+}
 
 /* An entry (list element, key, value, channel data, coordinator state) as JSON:
  * a string when the bytes are valid UTF-8 without NUL, else {"base64": "..."}. */

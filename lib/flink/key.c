@@ -30,8 +30,7 @@ put_be(struct kbuf *b, uint64_t x, size_t n)
 {
 	unsigned char o[8];
 
-	for (size_t i = 0; i < n; i++)
-		o[i] = (unsigned char)(x >> (8 * (n - 1 - i)));
+	ckpt_store_be(o, x, n);
 	return put(b, o, n);
 }
 
