@@ -341,19 +341,13 @@ ckpt_fser_avro_snapshot(struct ckpt_fsrc *s, struct ckpt_fser *t)
 
 /* ---------------------------------------------------------------- values */
 
-static int64_t
-floordiv(int64_t a, int64_t b)
-{
-	return a / b - (a % b != 0 && (a < 0) != (b < 0));
-}
-
 /* date "YYYY-MM-DD" (other years signed, as Java's LocalDate writes them); time "HH:MM:SS.fff"; timestamps "YYYY-MM-DDTHH:MM:SS.fff" with "Z" (UTC) or
  * without (local), fractions of 3 digits (millis) or 6 (micros). */
 static int
 datetime(struct ckpt_fsrc *s, struct ckpt_fout *o, enum alogical l, int64_t v)
 {
 	int64_t unit = l == L_TIME_US || l == L_TS_US || l == L_LTS_US ? 1000000 : 1000, day = 86400 * unit;
-	int64_t days = l == L_DATE ? v : l == L_TIME_MS || l == L_TIME_US ? 0 : floordiv(v, day), y, rest;
+	int64_t days = l == L_DATE ? v : l == L_TIME_MS || l == L_TIME_US ? 0 : ckpt_floordiv(v, day), y, rest;
 	unsigned m, d;
 	char b[64];
 	int k = 0;

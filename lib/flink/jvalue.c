@@ -79,17 +79,11 @@ bigint(struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t scale, int read_scale, 
 	return r;
 }
 
-static int64_t
-floordiv(int64_t a, int64_t b)
-{
-	return a / b - (a % b != 0 && (a < 0) != (b < 0));
-}
-
 /* An instant: seconds since the epoch and nanoseconds of that second, in UTC with "Z". */
 static int
 instant_out(struct ckpt_fsrc *s, struct ckpt_fout *o, int64_t sec, int64_t nano)
 {
-	int64_t days = floordiv(sec, 86400);
+	int64_t days = ckpt_floordiv(sec, 86400);
 
 	if (sec < -31557014167219200LL || sec > 31556889864403199LL) /* Instant.MIN, Instant.MAX */
 		return ckpt_fsrc_fail(s, "instant of %" PRId64 " seconds, beyond java.time's", sec);
@@ -162,7 +156,7 @@ time_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o)
 			return -1;
 		if (a == INT64_MIN)
 			return put(s, ckpt_fout_null(o));
-		return instant_out(s, o, floordiv(a, 1000), (a - floordiv(a, 1000) * 1000) * 1000000);
+		return instant_out(s, o, ckpt_floordiv(a, 1000), (a - ckpt_floordiv(a, 1000) * 1000) * 1000000);
 	case FSER_SQLTIMESTAMP: /* the epoch millisecond, then the nanoseconds of its second */
 		if (ckpt_fsrc_i64(s, &a, "timestamp") < 0 || ckpt_fsrc_i32(s, &n, "timestamp nanoseconds") < 0)
 			return -1;
@@ -170,7 +164,7 @@ time_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o)
 			return put(s, ckpt_fout_null(o));
 		if (n < 0 || n > 999999999)
 			return ckpt_fsrc_fail(s, "timestamp nanoseconds %d (0 to 999999999)", n);
-		return instant_out(s, o, floordiv(a, 1000), n);
+		return instant_out(s, o, ckpt_floordiv(a, 1000), n);
 	case FSER_INSTANT:
 		if (ckpt_fsrc_i64(s, &a, "instant seconds") < 0 || ckpt_fsrc_i32(s, &n, "instant nanoseconds") < 0)
 			return -1;
@@ -411,14 +405,14 @@ known_value(struct jout *c, const struct ckpt_javaser_value *v)
 		    d->extra[0]->len != 8)
 			return 1;
 		ms = (int64_t)ckpt_be64(d->extra[0]->bytes);
-		nano = (ms - floordiv(ms, 1000) * 1000) * 1000000;
+		nano = (ms - ckpt_floordiv(ms, 1000) * 1000) * 1000000;
 		if (strcmp(cls, "java.sql.Timestamp") == 0) {
 			f = ckpt_javaser_field(v, "nanos");
 			if (f == NULL || f->kind != CKPT_JAVASER_PRIM || f->i < 0 || f->i > 999999999)
 				return 1;
 			nano = f->i;
 		}
-		return instant_out(c->s, c->o, floordiv(ms, 1000), nano);
+		return instant_out(c->s, c->o, ckpt_floordiv(ms, 1000), nano);
 	}
 	return 1;
 }

@@ -63,22 +63,31 @@ frame_snapshot(struct ckpt_fsrc *s, const unsigned char *p, size_t n, struct ckp
 	return r < 0 ? -1 : 0;
 }
 
-/* A LinkedOptionalMap of subclasses: per entry the class name, the class (a framed optional,
- * absent when the class is gone) and its serializer snapshot (a framed optional). */
-static int
-read_subclasses(struct ckpt_fsrc *s, struct ckpt_fser *t, int32_t most)
+int
+ckpt_fser_optional_map_size(struct ckpt_fsrc *s, int32_t most, const char *what, int32_t *n)
 {
 	int64_t header;
-	int32_t n;
 
 	if (ckpt_fsrc_i64(s, &header, "optional map header") < 0)
 		return -1;
 	if (header != OPTIONAL_MAP_HEADER)
 		return ckpt_fsrc_fail(s, "optional map header %llx", (unsigned long long)header);
-	if (ckpt_fsrc_i32(s, &n, "optional map size") < 0)
+	if (ckpt_fsrc_i32(s, n, "optional map size") < 0)
 		return -1;
-	if (n < 0 || n > most)
-		return ckpt_fsrc_fail(s, "subclass count %d", n);
+	if (*n < 0 || *n > most)
+		return ckpt_fsrc_fail(s, "%s %d", what, *n);
+	return 0;
+}
+
+/* A LinkedOptionalMap of subclasses: per entry the class name, the class (a framed optional,
+ * absent when the class is gone) and its serializer snapshot (a framed optional). */
+static int
+read_subclasses(struct ckpt_fsrc *s, struct ckpt_fser *t, int32_t most)
+{
+	int32_t n;
+
+	if (ckpt_fser_optional_map_size(s, most, "subclass count", &n) < 0)
+		return -1;
 	for (int32_t i = 0; i < n; i++) {
 		struct ckpt_fser *k = NULL;
 		unsigned char *frame;

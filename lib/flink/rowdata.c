@@ -766,23 +766,9 @@ binary_hash(const unsigned char *p, size_t n, int32_t *hash)
 
 	if (n % 4 != 0)
 		return 0;
-	for (size_t i = 0; i < n; i += 4) {
-		uint32_t k = (uint32_t)p[i] | (uint32_t)p[i + 1] << 8 | (uint32_t)p[i + 2] << 16 | (uint32_t)p[i + 3] << 24;
-
-		k *= 0xcc9e2d51u;
-		k = k << 15 | k >> 17;
-		k *= 0x1b873593u;
-		h ^= k;
-		h = h << 13 | h >> 19;
-		h = h * 5 + 0xe6546b64u;
-	}
-	h ^= (uint32_t)n;
-	h ^= h >> 16;
-	h *= 0x85ebca6bu;
-	h ^= h >> 13;
-	h *= 0xc2b2ae35u;
-	h ^= h >> 16;
-	*hash = (int32_t)h;
+	for (size_t i = 0; i < n; i += 4)
+		h = ckpt_murmur32_word(h, (uint32_t)ckpt_load_le(p + i, 4));
+	*hash = (int32_t)ckpt_murmur32_final(h, (uint32_t)n);
 	return 1;
 }
 
