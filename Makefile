@@ -64,7 +64,7 @@ XXH_DISPATCH = $(shell printf 'char XXH3_64bits_update_dispatch(void);\nint main
 	$(CC) -x c -o /dev/null - $(DEP_LIBS) 2>/dev/null && echo -DCKPT_XXH_DISPATCH)
 $(OBJDIR)/lib/base/hash.o: ALL_CFLAGS += $(XXH_DISPATCH)
 
-# The library's own files may include ckpt-internal.h; programs may not.
+# The library's own files may include the layer headers (lib/LAYER/LAYER.h); programs may not.
 $(LIB_OBJ): ALL_CFLAGS += -DCKPT_LIBRARY
 
 -include $(LIB_OBJ:.o=.d) $(PROG_SRC:bin/%.c=$(OBJDIR)/bin/%.d) $(CLI_OBJ:.o=.d) $(INSPECT_OBJ:.o=.d)

@@ -108,7 +108,7 @@ display(const char *path)
 static int
 flink_state(const struct ckpt_snapshot *s)
 {
-	return s->flink && strcmp(ckpt_snapshot_format(s), "flink metadata") == 0 && !meta_only;
+	return s->flink && ckpt_snapshot_is_flink_meta(s) && !meta_only;
 }
 
 /* Mark the operators each uid names; 1 when some uid names none. */
@@ -374,7 +374,7 @@ skipped(void *arg, const char *where, const char *what)
 static int
 read_flink_state(const struct opts *o, struct ckpt_snapshot *s, struct skips *sk, struct ckpt_err *e)
 {
-	if (o->meta_only || s->flink == NULL || strcmp(ckpt_snapshot_format(s), "flink metadata") != 0)
+	if (o->meta_only || s->flink == NULL || !ckpt_snapshot_is_flink_meta(s))
 		return 0;
 	if (ckpt_flink_state_enable(s, o->roots, o->nroots, e) < 0)
 		return -1;
@@ -397,7 +397,7 @@ narrowable(const struct opts *o, const struct ckpt_snapshot *s, const char *file
 {
 	if (!o->state && !o->keyv && (!o->nuids || o->mode == SUMMARY))
 		return 0;
-	if (s->flink && strcmp(ckpt_snapshot_format(s), "flink metadata") == 0 && !o->meta_only)
+	if (s->flink && ckpt_snapshot_is_flink_meta(s) && !o->meta_only)
 		return 0;
 	return ckpt_err_set(e, CKPT_ERR_INPUT, file, "%s narrows the reading of a Flink snapshot's state files, and "
 			    "this is %s", o->keyv ? "-k" : o->state ? "--state" : "-u",
@@ -410,7 +410,7 @@ summary_state(const struct opts *o, struct ckpt_snapshot *s, const char *file, j
 {
 	json_t *st;
 
-	if (o->meta_only || s->flink == NULL || strcmp(ckpt_snapshot_format(s), "flink metadata") != 0)
+	if (o->meta_only || s->flink == NULL || !ckpt_snapshot_is_flink_meta(s))
 		return 0;
 	/* users often copy only the _metadata: then its summary alone, naming what is not there */
 	if ((st = ckpt_flink_state_missing(s, e)) == NULL)

@@ -61,7 +61,7 @@ flink_unwritable(const struct ckpt_snapshot *s, const char *name, int rescaled, 
 {
 	if (s->flink == NULL)
 		return 0;
-	if (strcmp(ckpt_snapshot_format(s), "flink metadata") != 0)
+	if (!ckpt_snapshot_is_flink_meta(s))
 		return ckpt_err_set(e, CKPT_ERR_INPUT, name, "a Flink snapshot's entries without its state files "
 				    "(ckpt-inspect -a): write the snapshot itself, ckpt-merge -o DIR/ SNAPSHOT");
 	if (rescaled)
@@ -290,7 +290,7 @@ rescale(struct merge_opts *o, const char *in)
 	o->ro.reopen = in && strcmp(in, "-") != 0 ? in : NULL;
 	if ((s = ckpt_snapshot_open(in, &e)) == NULL)
 		goto out;
-	flink = strcmp(ckpt_snapshot_format(s), "flink metadata") == 0;
+	flink = ckpt_snapshot_is_flink_meta(s);
 	if (o->out && flink_unwritable(s, o->ro.name, 1, &e) < 0)
 		goto out;
 	if ((r = ckpt_redist_plan(s, &o->ro, &e)) == NULL)

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -80,6 +81,15 @@ print_event(void *arg, const json_t *ev)
 	fflush(stdout);
 	if (kill_after > 0 && ++nevents == kill_after)
 		raise(SIGKILL); /* -K: die as kill -9 would, right after this event */
+}
+
+/* CKPT_VERIFY_SNAPSHOTS=1: an archive that reads back other than written ends the program at once. */
+static _Noreturn void
+unverified(void *arg, const char *why)
+{
+	(void)arg;
+	cli_warn("CKPT_VERIFY_SNAPSHOTS: %s", why);
+	_exit(2);
 }
 
 static long long
@@ -176,6 +186,8 @@ main(int argc, char **argv)
 	o.stop = &stop_flag;
 	o.cancel = &cancel_flag;
 	o.event = print_event;
+	if (getenv("CKPT_VERIFY_SNAPSHOTS") && strcmp(getenv("CKPT_VERIFY_SNAPSHOTS"), "1") == 0)
+		o.unverified = unverified;
 	p = ckpt_pipeline_load(argv[optind], &e);
 	if (p == NULL || ckpt_pipeline_run(p, &o, &e) < 0) {
 		cli_error(&e);

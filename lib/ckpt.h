@@ -12,7 +12,8 @@
  * The library never prints and never exits: a function that can fail returns -1
  * (or NULL) and fills the caller's struct ckpt_err, whose kind gives the exit
  * status (ckpt_err_status).  What only the library itself uses is declared in
- * ckpt-internal.h, which programs never include.
+ * the layer headers (lib/LAYER/LAYER.h, lib/README), which refuse to compile
+ * outside the library, so programs never include them.
  */
 #ifndef CKPT_H
 #define CKPT_H
@@ -463,6 +464,8 @@ void ckpt_snapshot_free(struct ckpt_snapshot *s);
 /* A short word for what ckpt_snapshot_open found: "tar", "tar.gz", "zip", "directory",
  * "state document", "flink metadata". */
 const char *ckpt_snapshot_format(const struct ckpt_snapshot *s);
+/* Was s read from Flink's _metadata (its format "flink metadata")?  Ask this, not the word. */
+int ckpt_snapshot_is_flink_meta(const struct ckpt_snapshot *s);
 
 /* The summary ckpt-inspect prints (ckpt-inspect(1)); file is how the input is named. */
 json_t *ckpt_snapshot_summary(struct ckpt_snapshot *s, const char *file, struct ckpt_err *e);
@@ -1010,6 +1013,10 @@ struct ckpt_run_opts {
 	/* Called for every event, one at a time, from engine threads; the event is borrowed. */
 	void (*event)(void *arg, const json_t *ev);
 	void *arg;
+	/* When set, every archive written is read back whole and compared with the snapshot meant;
+	 * when they differ, called with why ("ARCHIVE: reads back other than written", or what reading
+	 * it back found) before the snapshot is reported complete; if it returns, the checkpoint fails. */
+	void (*unverified)(void *arg, const char *why);
 };
 
 /*

@@ -93,45 +93,6 @@ v_cached() { b_u8 4; b_utf x.Cached; b_u8 2; b_u8 0; b_i64 11; }
 
 STATES='rec3:s_avro3:v_avro rec2:s_avro2:v_avro base:s_base:v_base nulls:s_base:v_nulls sub:s_base:v_sub cached:s_base:v_cached'
 
-# Heap keyed state (no lengths): Integer key 42 in key group 29, one value state per row of $2
-# (NAME:SNAPSHOT:VALUE), each holding its value; key group 30 empty.
-sv_file() {
-	local row name snap val n=0 rows=$2
-	for row in $rows; do n=$((n + 1)); done
-	B=; b_i32 6; b_u8 0
-	s_proxy "$SER.IntSerializer\$IntSerializerSnapshot"
-	b_i16 $n
-	for row in $rows; do
-		IFS=: read -r name snap val <<<"$row"
-		b_utf "$name"; b_i32 0; b_i32 1; b_utf KEYED_STATE_TYPE; b_utf VALUE
-		b_i32 2; b_utf NAMESPACE_SERIALIZER; s_proxy "$VOIDNS"
-		b_utf VALUE_SERIALIZER; b_i32 2; "$snap"
-	done
-	KV_OFF=("$(blen)")
-	b_i32 29
-	n=0
-	for row in $rows; do
-		IFS=: read -r name snap val <<<"$row"
-		VAL_AT+=("$(($(blen) + 11))")
-		b_i16 $n; b_i32 1; b_u8 0; b_i32 42; "$val"
-		n=$((n + 1))
-	done
-	KV_OFF+=("$(blen)")
-	b_i32 30
-	for ((n = 0; n < $(wc -w <<<"$rows"); n++)); do b_i16 $n; b_i32 0; done
-	b_write "$1"
-	KV_KGS="29 30" KG_TAG=3 KG_FIRST=29 KG_COUNT=2
-}
-sv_dir() {
-	rm -rf sp
-	mkdir sp
-	unset KV_KGS KG_TAG KG_FIRST KG_COUNT KG_FOR
-	VAL_AT=()
-	op_file sp/op
-	sv_file sp/kv "$1"
-	(cd sp && meta_file "rel op" "rel kv" .)
-}
-
 @test "flinkavro: Avro records (snapshot versions 2 and 3) and POJOs (nested, null, a gone field, subclasses) typed: the golden rows" {
 	sv_dir "$STATES"
 	run sh -c "ckpt-inspect -R sp | jq -c 'select(.state != \"names\") | {state, key, value}'"

@@ -89,6 +89,47 @@ meta_file() {
 	b_write "${3:-sp}/_metadata"
 }
 
+# sv: heap keyed state (hv_file's layout, no lengths) into $1 (default kv): Integer key 42 in key
+# group 29, one value state per row of $2 (default STATES; each NAME:SNAPSHOT:VALUE, the snapshot
+# and value writers functions), each holding its value; key group 30 empty.  VAL_AT gets the
+# offset of each value.  sv_dir [ROWS]: sp/ of op, kv and _metadata around it.
+sv_file() {
+	local row name snap val n=0 rows=${2:-$STATES}
+	for row in $rows; do n=$((n + 1)); done
+	B=; b_i32 6; b_u8 0
+	s_proxy "$SER.IntSerializer\$IntSerializerSnapshot"
+	b_i16 $n
+	for row in $rows; do
+		IFS=: read -r name snap val <<<"$row"
+		b_utf "$name"; b_i32 0; b_i32 1; b_utf KEYED_STATE_TYPE; b_utf VALUE
+		b_i32 2; b_utf NAMESPACE_SERIALIZER; s_proxy "$VOIDNS"
+		b_utf VALUE_SERIALIZER; b_i32 2; "$snap"
+	done
+	KV_OFF=("$(blen)")
+	b_i32 29
+	n=0
+	for row in $rows; do
+		IFS=: read -r name snap val <<<"$row"
+		VAL_AT+=("$(($(blen) + 11))")
+		b_i16 $n; b_i32 1; b_u8 0; b_i32 42; "$val"
+		n=$((n + 1))
+	done
+	KV_OFF+=("$(blen)")
+	b_i32 30
+	for ((n = 0; n < $(wc -w <<<"$rows"); n++)); do b_i16 $n; b_i32 0; done
+	b_write "${1:-kv}"
+	KV_KGS="29 30" KG_TAG=3 KG_FIRST=29 KG_COUNT=2
+}
+sv_dir() {
+	rm -rf sp
+	mkdir sp
+	unset KV_KGS KG_TAG KG_FIRST KG_COUNT KG_FOR
+	VAL_AT=()
+	op_file sp/op
+	sv_file sp/kv "${1:-}"
+	(cd sp && meta_file "rel op" "rel kv" .)
+}
+
 # hv: the keyed state of kv in the heap layout (HeapSnapshotStrategy, KeyGroupsStateHandle, no
 # lengths): key groups 29 (key 42 -> 7) and 30 (empty), each its number, then per state its id,
 # its entry count and the entries (namespace, key, value).  Sets what meta_file needs for it.

@@ -127,6 +127,22 @@ events() {
 	jq -c --arg e "$1" 'select(.event == $e)' "${2:-${EVENTS:-events.ndjson}}"
 }
 
+# await PATTERN: wait (10 s at most) until events.ndjson has a line grep -q PATTERN finds; the
+# caller checks what it needs afterwards.  signal_job SIG: send SIG to the job started in the
+# background ($pid) and wait for it, its exit status in st.
+await() {
+	local i
+	for i in $(seq 1 200); do
+		grep -q "$1" events.ndjson && return 0
+		sleep 0.05
+	done
+}
+signal_job() {
+	kill "-$1" "$pid"
+	st=0
+	wait "$pid" || st=$?
+}
+
 # committed [DIR]: the committed output of the file sink under DIR (default out), sorted; nothing
 # pending may be left.
 committed() {

@@ -266,10 +266,7 @@ exactly_once() {
 	pipeline unbounded
 	timeout 60 ckpt-run p.json > events.ndjson 2> err.txt &
 	pid=$!
-	for i in $(seq 1 200); do
-		grep -q checkpoint_completed events.ndjson && break
-		sleep 0.05
-	done
+	await checkpoint_completed
 	kill -TERM "$pid"
 	wait "$pid"
 	[ "$(events savepoint | jq -r .drain)" = false ]
@@ -304,15 +301,9 @@ declined_stop_pipeline() {
 	# --foreground: timeout passes on every SIGTERM (else it ignores those after the first)
 	timeout --foreground 60 ckpt-run --savepoint sp.tar p.json > events.ndjson 2> err.txt &
 	pid=$!
-	for i in $(seq 1 200); do
-		grep -q checkpoint_completed events.ndjson && break
-		sleep 0.05
-	done
+	await checkpoint_completed
 	kill -TERM "$pid"
-	for i in $(seq 1 200); do
-		grep -q checkpoint_aborted events.ndjson && break
-		sleep 0.05
-	done
+	await checkpoint_aborted
 	[ "$(events checkpoint_aborted | head -1 | jq -r .reason)" = CHECKPOINT_DECLINED_TASK_CLOSING ]
 	[ "$(events checkpoint_aborted | head -1 | jq .id)" = "$(events checkpoint_triggered | jq 'select(.kind == "savepoint") | .id' | head -1)" ]
 	# still running: checkpoints go on
@@ -322,9 +313,7 @@ declined_stop_pipeline() {
 		sleep 0.05
 	done
 	[ "$(events checkpoint_completed | wc -l)" -gt "$n" ]
-	kill -TERM "$pid"
-	st=0
-	wait "$pid" || st=$?
+	signal_job TERM
 	[ "$st" -eq 0 ]
 	[ ! -s err.txt ]
 	[ "$(events savepoint | jq -r .path)" = sp.tar ]
@@ -366,9 +355,7 @@ declined_stop_pipeline() {
 		[ "$(jq -r 'select(.event == "task_state") | "\(.vertex) \(.subtask) \(.state)"' events.ndjson | grep -c -x -e 'short 0 FINISHED' -e '[a-z]* [01] RUNNING')" -eq 7 ] && break
 		sleep 0.05
 	done
-	kill -TERM "$pid"
-	st=0
-	wait "$pid" || st=$?
+	signal_job TERM
 	[ "$st" -eq 1 ]
 	[ "$(cat err.txt)" = "ckpt-run: stop-with-savepoint failed: Some tasks of the job have already finished and checkpointing with finished tasks is not enabled." ]
 	[ "$(events checkpoint_declined)" = '{"event":"checkpoint_declined","kind":"savepoint","reason":"NOT_ALL_REQUIRED_TASKS_RUNNING","message":"Some tasks of the job have already finished and checkpointing with finished tasks is not enabled."}' ]
@@ -507,13 +494,8 @@ coordinator_sleeps() {
 	pipeline unbounded
 	timeout 60 ckpt-run p.json > events.ndjson 2> err.txt &
 	pid=$!
-	for i in $(seq 1 200); do
-		grep -q '"state":"RUNNING"' events.ndjson && break
-		sleep 0.05
-	done
-	kill -INT "$pid"
-	st=0
-	wait "$pid" || st=$?
+	await '"state":"RUNNING"'
+	signal_job INT
 	[ "$st" -eq 1 ]
 	[ "$(events job_finished | jq -r .state)" = CANCELED ]
 	[ "$(cat err.txt)" = "ckpt-run: the job was cancelled" ]

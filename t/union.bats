@@ -107,14 +107,9 @@ rescale() {
 	timeout -k 5 "$DEADLINE" ckpt-run --restore sp.tar p.json > events.ndjson 2> err.txt &
 	pid=$!
 	# wait until the subtasks without a split ended
-	for i in $(seq 1 200); do
-		grep -q '"event":"task_state","vertex":"map","subtask":3,"state":"RUNNING"' events.ndjson && break
-		sleep 0.05
-	done
+	await '"event":"task_state","vertex":"map","subtask":3,"state":"RUNNING"'
 	sleep 0.3
-	kill -TERM "$pid"
-	st=0
-	wait "$pid" || st=$?
+	signal_job TERM
 	[ "$st" -eq 0 ]
 	[ "$(events job_finished | jq -r .state)" = FINISHED ]
 	[ "$(events savepoint | jq -r .drain)" = false ]
@@ -132,13 +127,8 @@ rescale() {
 	timeout -k 5 "$DEADLINE" ckpt-run --restore sp.tar p.json > events.ndjson 2> err.txt &
 	pid=$!
 	# sources 2 and 3 get no split and finish: no checkpoint can be taken without checkpoints after tasks finish
-	for i in $(seq 1 200); do
-		grep -q '"event":"task_state","vertex":"src","subtask":3,"state":"FINISHED"' events.ndjson && break
-		sleep 0.05
-	done
-	kill -TERM "$pid"
-	st=0
-	wait "$pid" || st=$?
+	await '"event":"task_state","vertex":"src","subtask":3,"state":"FINISHED"'
+	signal_job TERM
 	[ "$st" -eq 1 ]
 	[ "$(events job_finished | jq -r .state)" = FAILED ]
 	[ "$(cat err.txt)" = "ckpt-run: stop-with-savepoint failed: Some tasks of the job have already finished and checkpointing with finished tasks is not enabled." ]

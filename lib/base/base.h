@@ -21,6 +21,14 @@
 
 int ckpt_err_vset(struct ckpt_err *e, enum ckpt_errkind kind, const char *where,
 		  const char *fmt, va_list ap);
+/* The one way to fail at a byte offset of where: text "offset OFF: TEXT".  These and
+ * ckpt_err_set format first, so their arguments may point into e (e->text, e->where). */
+int ckpt_err_at(struct ckpt_err *e, enum ckpt_errkind kind, const char *where, uint64_t off,
+		const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+int ckpt_err_vat(struct ckpt_err *e, enum ckpt_errkind kind, const char *where, uint64_t off,
+		 const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
+/* "out of memory" (CKPT_ERR_NOMEM) at where (may be ""); returns -1.  The one such helper. */
+int ckpt_err_nomem(struct ckpt_err *e, const char *where);
 /* Prefix e->text with "prefix: " (for adding context such as "edge 2"). */
 void ckpt_err_prefix(struct ckpt_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Give an error a callee filled a new kind and place, its text kept.  Returns -1. */
@@ -39,6 +47,9 @@ const char *ckpt_jsonin_name(const struct ckpt_jsonin *in);
 /* Place an error a callee filled (its text kept) at the value ptr designates, as an input error;
  * an out-of-memory error is left as it is.  Returns -1. */
 int ckpt_jdoc_locate(const struct ckpt_jdoc *doc, struct ckpt_err *e, const char *ptr);
+/* A float or double as -a prints one: a JSON number, or the string "NaN", "Infinity" or
+ * "-Infinity".  0 with *d set, or -1 when v is none of them. */
+int ckpt_json_real(const json_t *v, double *d);
 /* Small helpers for building output: they abort nothing and return -1 on allocation failure. */
 int ckpt_json_set_new(json_t *obj, const char *key, json_t *v);
 
@@ -122,6 +133,13 @@ int ckpt_rangelist_from_json(const json_t *v, size_t n, struct ckpt_bits *out, s
 /* The canonical range list of b; malloc'd, NULL on allocation failure. */
 char *ckpt_rangelist_format(const struct ckpt_bits *b);
 
+/* a / b rounded toward minus infinity (Java's Math.floorDiv; C's / rounds toward zero). */
+static inline int64_t
+ckpt_floordiv(int64_t a, int64_t b)
+{
+	return a / b - (a % b != 0 && (a < 0) != (b < 0));
+}
+
 /* ------------------------------------------------------------------------------ hashing: hash.c */
 
 /* XXH3-64 of a buffer; the one hashing helper. */
@@ -133,6 +151,28 @@ void ckpt_hasher_reset(struct ckpt_hasher *h);
 void ckpt_hasher_update(struct ckpt_hasher *h, const void *p, size_t len);
 uint64_t ckpt_hasher_digest(const struct ckpt_hasher *h);
 void ckpt_hasher_free(struct ckpt_hasher *h);
+/* MurmurHash3_x86_32's steps, as Flink's MathUtils.murmurHash and MurmurHashUtil take them: one
+ * 4-byte word k mixed into h, and the final mix over len bytes (murmur3.c has the x64_128 one). */
+static inline uint32_t
+ckpt_murmur32_word(uint32_t h, uint32_t k)
+{
+	k *= 0xcc9e2d51u;
+	k = k << 15 | k >> 17;
+	k *= 0x1b873593u;
+	h ^= k;
+	h = h << 13 | h >> 19;
+	return h * 5 + 0xe6546b64u;
+}
+static inline uint32_t
+ckpt_murmur32_final(uint32_t h, uint32_t len)
+{
+	h ^= len;
+	h ^= h >> 16;
+	h *= 0x85ebca6bu;
+	h ^= h >> 13;
+	h *= 0xc2b2ae35u;
+	return h ^ h >> 16;
+}
 /* 16 lowercase hex digits and a NUL. */
 void ckpt_hex64(uint64_t v, char out[17]);
 /* Parse exactly 16 hex digits; -1 if s is not that. */
@@ -188,6 +228,14 @@ ckpt_load_le(const unsigned char *p, size_t n)
 	for (size_t i = n; i-- > 0;)
 		v = v << 8 | p[i];
 	return v;
+}
+/* The one big-endian writer: the low n (<= 8) bytes of v at p, most significant first (Java's
+ * DataOutputStream, Flink's and ckpt's framing). */
+static inline void
+ckpt_store_be(unsigned char *p, uint64_t v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (unsigned char)(v >> (8 * (n - 1 - i)));
 }
 
 /* An entry (list element, key, value, channel data, coordinator state) as JSON:

@@ -9,12 +9,13 @@ int
 ckpt_err_vset(struct ckpt_err *e, enum ckpt_errkind kind, const char *where,
 	      const char *fmt, va_list ap)
 {
+	char text[sizeof e->text];
+
 	if (e == NULL)
 		return -1;
-	e->kind = kind;
-	e->sys_errno = 0;
-	snprintf(e->where, sizeof e->where, "%s", where ? where : "");
-	vsnprintf(e->text, sizeof e->text, fmt, ap);
+	vsnprintf(text, sizeof text, fmt, ap); /* first: the arguments may point into e */
+	ckpt_err_locate(e, kind, where);
+	memcpy(e->text, text, sizeof text);
 	return -1;
 }
 
@@ -28,6 +29,33 @@ ckpt_err_set(struct ckpt_err *e, enum ckpt_errkind kind, const char *where,
 	ckpt_err_vset(e, kind, where, fmt, ap);
 	va_end(ap);
 	return -1;
+}
+
+int
+ckpt_err_vat(struct ckpt_err *e, enum ckpt_errkind kind, const char *where, uint64_t off,
+	     const char *fmt, va_list ap)
+{
+	ckpt_err_vset(e, kind, where, fmt, ap);
+	ckpt_err_prefix(e, "offset %llu", (unsigned long long)off);
+	return -1;
+}
+
+int
+ckpt_err_at(struct ckpt_err *e, enum ckpt_errkind kind, const char *where, uint64_t off,
+	    const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	ckpt_err_vat(e, kind, where, off, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int
+ckpt_err_nomem(struct ckpt_err *e, const char *where)
+{
+	return ckpt_err_set(e, CKPT_ERR_NOMEM, where, "out of memory");
 }
 
 int
@@ -123,7 +151,7 @@ ckpt_calloc(size_t n, size_t size, struct ckpt_err *e)
 	void *p = calloc(n ? n : 1, size ? size : 1);
 
 	if (p == NULL)
-		ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		ckpt_err_nomem(e, "");
 	return p;
 }
 
@@ -133,12 +161,12 @@ ckpt_reallocarray(void *p, size_t n, size_t size, struct ckpt_err *e)
 	void *q;
 
 	if (size && n > SIZE_MAX / size) {
-		ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		ckpt_err_nomem(e, "");
 		return NULL;
 	}
 	q = realloc(p, n && size ? n * size : 1);
 	if (q == NULL)
-		ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		ckpt_err_nomem(e, "");
 	return q;
 }
 
@@ -166,6 +194,6 @@ ckpt_strdup(const char *s, struct ckpt_err *e)
 	char *d = strdup(s);
 
 	if (d == NULL)
-		ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		ckpt_err_nomem(e, "");
 	return d;
 }

@@ -30,13 +30,14 @@ ckpt_jscan_fail(struct ckpt_jscan *s, const unsigned char *at, const char *fmt, 
 int
 ckpt_jscan_syntax(struct ckpt_jscan *s, const unsigned char *at, const char *fmt, ...)
 {
-	char text[512];
 	va_list ap;
 
+	s->at = at;
 	va_start(ap, fmt);
-	vsnprintf(text, sizeof text, fmt, ap);
+	ckpt_err_vset(s->e, CKPT_ERR_INPUT, "", fmt, ap);
 	va_end(ap);
-	return ckpt_jscan_fail(s, at, "not JSON: %s", text);
+	ckpt_err_prefix(s->e, "not JSON");
+	return -1;
 }
 
 void

@@ -3,6 +3,7 @@
  * locating a JSON pointer in a document's text, and printing.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -400,6 +401,24 @@ ckpt_json_print(FILE *f, const json_t *v, int pretty)
 
 	flags |= pretty ? JSON_INDENT(2) : JSON_COMPACT;
 	if (json_dumpf(v, f, flags) < 0 || fputc('\n', f) == EOF)
+		return -1;
+	return 0;
+}
+
+int
+ckpt_json_real(const json_t *v, double *d)
+{
+	const char *s = json_string_value(v);
+
+	if (json_is_number(v))
+		*d = json_number_value(v);
+	else if (s && strcmp(s, "NaN") == 0)
+		*d = NAN;
+	else if (s && strcmp(s, "Infinity") == 0)
+		*d = INFINITY;
+	else if (s && strcmp(s, "-Infinity") == 0)
+		*d = -INFINITY;
+	else
 		return -1;
 	return 0;
 }

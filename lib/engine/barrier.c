@@ -5,13 +5,13 @@
 #include "engine.h"
 
 static int
-pending(const struct task *t)
+pending(const struct ckpt_task *t)
 {
 	return t->cur_id >= 0 && t->cur_id != t->done_id;
 }
 
 static void
-unblock_all(struct task *t)
+unblock_all(struct ckpt_task *t)
 {
 	for (size_t i = 0; i < t->nin; i++) {
 		t->in[i].blocked = 0;
@@ -23,7 +23,7 @@ unblock_all(struct task *t)
 
 /* Give up checkpoint id here: decline it and tell downstream to stop aligning for it. */
 static void
-bh_abort(struct task *t, int64_t id, const char *reason)
+bh_abort(struct ckpt_task *t, int64_t id, const char *reason)
 {
 	if (id > t->cur_id)
 		t->cur_id = id;
@@ -35,7 +35,7 @@ bh_abort(struct task *t, int64_t id, const char *reason)
 }
 
 static void
-alignment_done(struct task *t)
+alignment_done(struct ckpt_task *t)
 {
 	int64_t align = ckpt_now_ns() - t->align_start_ns;
 	struct barrier b = t->pending;
@@ -46,7 +46,7 @@ alignment_done(struct task *t)
 }
 
 static void
-mark_aligned(struct task *t, size_t ch, int block)
+mark_aligned(struct ckpt_task *t, size_t ch, int block)
 {
 	if (!t->in[ch].aligned) {
 		t->in[ch].aligned = 1;
@@ -59,7 +59,7 @@ mark_aligned(struct task *t, size_t ch, int block)
 }
 
 void
-ckpt_bh_on_barrier(struct task *t, const struct barrier *b, size_t ch, int rpc)
+ckpt_bh_on_barrier(struct ckpt_task *t, const struct barrier *b, size_t ch, int rpc)
 {
 	if (t->job->p->unaligned) {
 		ckpt_ua_on_barrier(t, b, ch, rpc);
@@ -82,7 +82,7 @@ ckpt_bh_on_barrier(struct task *t, const struct barrier *b, size_t ch, int rpc)
 }
 
 void
-ckpt_bh_on_cancel(struct task *t, int64_t id)
+ckpt_bh_on_cancel(struct ckpt_task *t, int64_t id)
 {
 	if (t->job->p->unaligned) {
 		ckpt_ua_on_cancel(t, id);
@@ -94,7 +94,7 @@ ckpt_bh_on_cancel(struct task *t, int64_t id)
 
 /* EndOfPartition counts as the channel's barrier for a pending checkpoint (FLIP-147). */
 void
-ckpt_bh_on_end_of_partition(struct task *t, size_t ch)
+ckpt_bh_on_end_of_partition(struct ckpt_task *t, size_t ch)
 {
 	if (t->job->p->unaligned) {
 		ckpt_ua_on_end_of_partition(t, ch);
@@ -115,7 +115,7 @@ ckpt_bh_on_end_of_partition(struct task *t, size_t ch)
  * input closed it checkpoints like a source, else a virtual, non-blocking barrier on each open channel.
  */
 void
-ckpt_bh_rpc_trigger(struct task *t, const struct barrier *b)
+ckpt_bh_rpc_trigger(struct ckpt_task *t, const struct barrier *b)
 {
 	if (t->nopen == 0) {
 		if (b->id > t->cur_id) {
@@ -132,7 +132,7 @@ ckpt_bh_rpc_trigger(struct task *t, const struct barrier *b)
 
 /* The coordinator gave checkpoint id up (expired, declined elsewhere): stop aligning for it. */
 void
-ckpt_bh_on_abort_notified(struct task *t, int64_t id)
+ckpt_bh_on_abort_notified(struct ckpt_task *t, int64_t id)
 {
 	if (t->job->p->unaligned) {
 		ckpt_ua_on_abort_notified(t, id);

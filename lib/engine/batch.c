@@ -23,7 +23,7 @@ emit(struct bjob *b, json_t *ev)
 }
 
 static void
-state_event(struct bjob *b, struct task *t, const char *state)
+state_event(struct bjob *b, struct ckpt_task *t, const char *state)
 {
 	emit(b, json_pack("{s:s,s:s,s:i,s:s,s:i}", "event", "task_state", "vertex", t->v->id, "subtask",
 			  (json_int_t)t->sub, "state", state, "attempt", (json_int_t)t->attempt));
@@ -128,7 +128,7 @@ vertex_complete(const struct bjob *b, size_t v)
 }
 
 static int
-log_finished(struct bjob *b, struct task *t, struct ckpt_err *e)
+log_finished(struct bjob *b, struct ckpt_task *t, struct ckpt_err *e)
 {
 	int complete = vertex_complete(b, t->vi);
 	int64_t now = ckpt_now_ms();
@@ -159,7 +159,7 @@ log_finished(struct bjob *b, struct task *t, struct ckpt_err *e)
 /* ---- scheduling */
 
 static int
-inputs_complete(const struct bjob *b, const struct task *t)
+inputs_complete(const struct bjob *b, const struct ckpt_task *t)
 {
 	for (size_t g = 0; g < t->v->nin; g++) {
 		const struct pl_edge *ed = &b->p->e[t->v->in[g]];
@@ -176,7 +176,7 @@ inputs_complete(const struct bjob *b, const struct task *t)
 }
 
 static void
-prepare_task(struct bjob *b, struct task *t)
+prepare_task(struct bjob *b, struct ckpt_task *t)
 {
 	t->attempt++;
 	atomic_store(&t->cancel, 0);
@@ -263,7 +263,7 @@ start_ready(struct bjob *b, struct ckpt_err *e)
 		if (b->st[i] == B_PENDING && (!b->decided[b->t[i].vi] || !inputs_complete(b, &b->t[i])))
 			b->ready[b->region[i]] = 0;
 	for (size_t i = 0; i < b->nt; i++) {
-		struct task *t = &b->t[i];
+		struct ckpt_task *t = &b->t[i];
 
 		if (b->st[i] != B_PENDING || !b->ready[b->region[i]])
 			continue;
@@ -274,7 +274,7 @@ start_ready(struct bjob *b, struct ckpt_err *e)
 		b->done[i] = 0;
 	}
 	for (size_t i = 0; i < b->nt; i++) {
-		struct task *t = &b->t[i];
+		struct ckpt_task *t = &b->t[i];
 
 		if (b->st[i] != B_RUNNING || t->started || b->done[i])
 			continue;
@@ -288,7 +288,7 @@ start_ready(struct bjob *b, struct ckpt_err *e)
 }
 
 static void
-join_task(struct task *t)
+join_task(struct ckpt_task *t)
 {
 	if (t->started) {
 		atomic_store(&t->cancel, 1);
@@ -315,10 +315,10 @@ close_over_regions(struct bjob *b, struct ckpt_bits *sets)
 
 /* The producer whose partition ft found gone, as the lost partition of a failover. */
 static int
-lost_sets(struct bjob *b, const struct task *ft, struct ckpt_bits **lost, char *reason, size_t size,
+lost_sets(struct bjob *b, const struct ckpt_task *ft, struct ckpt_bits **lost, char *reason, size_t size,
 	  struct ckpt_err *e)
 {
-	const struct task *pt;
+	const struct ckpt_task *pt;
 
 	*lost = NULL;
 	if (b->lost_from[ft->gi] == 0) {
@@ -342,7 +342,7 @@ lost_sets(struct bjob *b, const struct task *ft, struct ckpt_bits **lost, char *
  * the restart set is reset in the log and runs again.
  */
 static int
-failover(struct bjob *b, struct task *ft, struct ckpt_err *e)
+failover(struct bjob *b, struct ckpt_task *ft, struct ckpt_err *e)
 {
 	struct ckpt_graph *g = b->p->graph;
 	struct ckpt_bits *sets = ckpt_calloc(b->p->nv, sizeof *sets, e), *lost = NULL;
@@ -382,7 +382,7 @@ failover(struct bjob *b, struct task *ft, struct ckpt_err *e)
 	close_over_regions(b, sets); /* again: the whole vertices just added have regions too */
 	for (size_t v = 0; v < b->p->nv; v++)
 		for (uint32_t s = 0; s < b->p->v[v].parallelism; s++) {
-			struct task *t = &b->t[b->vfirst[v] + s];
+			struct ckpt_task *t = &b->t[b->vfirst[v] + s];
 
 			if (!ckpt_bits_test(&sets[v], s))
 				continue;
@@ -417,7 +417,7 @@ static int
 reap(struct bjob *b, struct ckpt_err *e)
 {
 	for (size_t i = 0; i < b->nt; i++) {
-		struct task *t = &b->t[i];
+		struct ckpt_task *t = &b->t[i];
 		unsigned char d;
 
 		pthread_mutex_lock(&b->j.cmu);
@@ -578,7 +578,7 @@ log_is_empty(const char *dir)
 static void
 init_task(struct bjob *b, size_t v, uint32_t s)
 {
-	struct task *t = &b->t[b->vfirst[v] + s];
+	struct ckpt_task *t = &b->t[b->vfirst[v] + s];
 
 	t->job = &b->j;
 	t->vi = v;
@@ -738,8 +738,8 @@ free_bjob(struct bjob *b)
 		ckpt_notify_destroy(&b->t[i].nt);
 		pthread_mutex_destroy(&b->t[i].mmu);
 	}
-	for (struct msg *m = b->j.inbox; m != NULL;) {
-		struct msg *n = m->next;
+	for (struct ckpt_msg *m = b->j.inbox; m != NULL;) {
+		struct ckpt_msg *n = m->next;
 
 		ckpt_engine_subtask_free(m->st);
 		free(m);

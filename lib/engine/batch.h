@@ -42,10 +42,10 @@ struct pq {
 enum { B_PENDING, B_RUNNING, B_FINISHED, B_ABSENT /* beyond a decided parallelism */ };
 
 struct bjob {
-	struct job j; /* first: what operators reach through t->job */
+	struct ckpt_job j; /* first: what operators reach through t->job */
 	struct ckpt_pipeline *p;
 	const struct ckpt_run_opts *o;
-	struct task *t;
+	struct ckpt_task *t;
 	size_t nt, *vfirst;
 	struct pq *pq;           /* queues of pipelined edges: pqfirst[k] + consumer subtask */
 	size_t *pqfirst, npq;
@@ -80,7 +80,7 @@ void ckpt_bp_part_path(const struct bjob *b, size_t v, uint32_t sub, char *out, 
 /* The queue of pipelined edge k to consumer subtask c. */
 struct pq *ckpt_bp_pq_of(struct bjob *b, size_t k, uint32_t c);
 /* Before t (re)starts: its pipelined inputs empty, none of their producers ended. */
-void ckpt_bp_pq_reset_inputs(struct bjob *b, struct task *t);
+void ckpt_bp_pq_reset_inputs(struct bjob *b, struct ckpt_task *t);
 /* A whole blocking partition file, checked; a missing or damaged one is an error. */
 int ckpt_bp_read_partition(const char *path, unsigned char **d, size_t *len, struct ckpt_err *e);
 /* The thread of one batch subtask: run it, then tell the scheduler how it ended. */

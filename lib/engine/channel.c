@@ -79,10 +79,10 @@ ckpt_notify_wake(struct notify *n)
 	pthread_mutex_unlock(&n->mu);
 }
 
-static struct buf *
+static struct ckpt_buf *
 buf_new(size_t bufsize, struct ckpt_err *e)
 {
-	return ckpt_calloc(1, sizeof(struct buf) + bufsize, e);
+	return ckpt_calloc(1, sizeof(struct ckpt_buf) + bufsize, e);
 }
 
 int
@@ -90,7 +90,7 @@ ckpt_gate_init(struct gate *g, size_t floating, size_t bufsize, struct ckpt_err 
 {
 	pthread_mutex_init(&g->mu, NULL);
 	for (size_t i = 0; i < floating; i++) {
-		struct buf *b = buf_new(bufsize, e);
+		struct ckpt_buf *b = buf_new(bufsize, e);
 
 		if (b == NULL)
 			return -1;
@@ -106,7 +106,7 @@ void
 ckpt_gate_destroy(struct gate *g)
 {
 	while (g->free) {
-		struct buf *b = g->free;
+		struct ckpt_buf *b = g->free;
 
 		g->free = b->next;
 		free(b);
@@ -127,7 +127,7 @@ ckpt_channel_init(struct channel *c, struct gate *g, size_t exclusive, size_t ma
 	if (c->q == NULL)
 		return -1;
 	for (size_t i = 0; i < exclusive; i++) {
-		struct buf *b = buf_new(bufsize, e);
+		struct ckpt_buf *b = buf_new(bufsize, e);
 
 		if (b == NULL)
 			return -1;
@@ -157,7 +157,7 @@ ckpt_channel_destroy(struct channel *c)
 		}
 	}
 	while (c->free) {
-		struct buf *b = c->free;
+		struct ckpt_buf *b = c->free;
 
 		c->free = b->next;
 		free(b);
@@ -166,10 +166,10 @@ ckpt_channel_destroy(struct channel *c)
 	pthread_mutex_destroy(&c->mu);
 }
 
-struct buf *
+struct ckpt_buf *
 ckpt_channel_take_buffer(struct channel *c, unsigned *gen)
 {
-	struct buf *b = NULL;
+	struct ckpt_buf *b = NULL;
 
 	pthread_mutex_lock(&c->mu);
 	if (c->free) {
@@ -198,7 +198,7 @@ ckpt_channel_take_buffer(struct channel *c, unsigned *gen)
 
 /* Return a buffer to where it came from; the caller holds its channel's lock when it is exclusive. */
 static void
-give_back(struct channel *c, struct buf *b)
+give_back(struct channel *c, struct ckpt_buf *b)
 {
 	c->inflight--;
 	if (b->home_ch == c) {
@@ -215,7 +215,7 @@ give_back(struct channel *c, struct buf *b)
 }
 
 void
-ckpt_channel_return_unused(struct channel *c, struct buf *b)
+ckpt_channel_return_unused(struct channel *c, struct ckpt_buf *b)
 {
 	pthread_mutex_lock(&c->mu);
 	give_back(c, b);
@@ -223,7 +223,7 @@ ckpt_channel_return_unused(struct channel *c, struct buf *b)
 }
 
 void
-ckpt_buffer_release(struct buf *b)
+ckpt_buffer_release(struct ckpt_buf *b)
 {
 	struct channel *c = b->home_ch;
 	int floating = b->home_gate != NULL;
@@ -270,7 +270,7 @@ ckpt_channel_push(struct channel *c, const struct entry *en, unsigned gen)
 	}
 	c->eop_sent |= en->kind == ENT_END_OF_PARTITION;
 	if (en->kind == ENT_BUFFER)
-		en->b->next = (struct buf *)c; /* where a floating buffer goes back to */
+		en->b->next = (struct ckpt_buf *)c; /* where a floating buffer goes back to */
 	c->n++;
 	wake = 1;
 	if (en->kind == ENT_BARRIER && c->cons)

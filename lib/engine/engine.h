@@ -125,8 +125,8 @@ void ckpt_notify_wake(struct notify *n);
 struct gate;
 struct channel;
 
-struct buf {
-	struct buf *next;
+struct ckpt_buf {
+	struct ckpt_buf *next;
 	struct channel *home_ch; /* exclusive buffer of this channel, or */
 	struct gate *home_gate;  /* a floating buffer of this gate */
 	uint32_t len, nrec;
@@ -147,14 +147,14 @@ struct barrier {
 
 struct entry {
 	enum ent_kind kind;
-	struct buf *b;      /* ENT_BUFFER */
+	struct ckpt_buf *b;      /* ENT_BUFFER */
 	struct barrier bar; /* ENT_BARRIER, ENT_CANCEL (id), ENT_END_OF_DATA (drain) */
 };
 
 /* A consumer's input gate (one per input edge): the floating buffers its channels share. */
 struct gate {
 	pthread_mutex_t mu;
-	struct buf *free;
+	struct ckpt_buf *free;
 	size_t nfree;
 	struct channel **ch; /* its channels, to wake producers when a floating buffer returns */
 	size_t nch;
@@ -165,10 +165,10 @@ struct channel {
 	pthread_mutex_t mu;
 	struct entry *q;
 	size_t cap, head, n;
-	struct buf *free; /* exclusive buffers not in use (the consumer's credits) */
+	struct ckpt_buf *free; /* exclusive buffers not in use (the consumer's credits) */
 	size_t nfree, inflight, max_inflight;
 	struct gate *gate;
-	struct task *prod, *cons;
+	struct ckpt_task *prod, *cons;
 	unsigned gen;          /* bumped on reset: a producer holding a buffer of an older one drops it */
 	atomic_int eod_acked;  /* the consumer consumed EndOfData */
 	uint64_t lost_records; /* records dropped by resets (approximate failover) */
@@ -182,16 +182,16 @@ void ckpt_channel_destroy(struct channel *c);
 int ckpt_gate_init(struct gate *g, size_t floating, size_t bufsize, struct ckpt_err *e);
 void ckpt_gate_destroy(struct gate *g);
 /* Producer: a free buffer (exclusive first, then floating), NULL if none now. */
-struct buf *ckpt_channel_take_buffer(struct channel *c, unsigned *gen);
+struct ckpt_buf *ckpt_channel_take_buffer(struct channel *c, unsigned *gen);
 /* Producer: give back a buffer it took but never pushed. */
-void ckpt_channel_return_unused(struct channel *c, struct buf *b);
+void ckpt_channel_return_unused(struct channel *c, struct ckpt_buf *b);
 /* Producer: append an entry; 0, or -1 when the queue is full (events only; buffers always fit). */
 int ckpt_channel_push(struct channel *c, const struct entry *en, unsigned gen);
 /* Consumer: pop the head entry into *en; 0 when empty. */
 int ckpt_channel_pop(struct channel *c, struct entry *en);
 int ckpt_channel_peek_kind(struct channel *c);
 /* Consumer: give a buffer back (a credit to its producer). */
-void ckpt_buffer_release(struct buf *b);
+void ckpt_buffer_release(struct ckpt_buf *b);
 /* Drop what is queued (with keep_end, EndOfData/EndOfPartition already sent are queued again); records dropped. */
 uint64_t ckpt_channel_reset(struct channel *c, int keep_end);
 
@@ -200,7 +200,7 @@ uint64_t ckpt_channel_reset(struct channel *c, int keep_end);
 /* Producer side of one channel. */
 struct outch {
 	struct channel *ch;
-	struct buf *cur;
+	struct ckpt_buf *cur;
 	unsigned gen;
 	uint32_t cap; /* buffer bytes */
 };
@@ -228,27 +228,27 @@ enum task_phase { PH_RUNNING, PH_ENDED, PH_DONE };
 /* Coordinator-to-task mail: triggers are queued, notifications are counters. */
 #define MAIL_CAP 16
 
-struct task;
-struct job;
+struct ckpt_task;
+struct ckpt_job;
 
 /* A built-in operator: its hooks, called on the task thread. */
 struct opdef {
-	int (*open)(struct task *t, const struct ckpt_subtask *restored, struct ckpt_err *e);
-	void (*record)(struct task *t, const struct rec *r, size_t input);
-	void (*watermark)(struct task *t, int64_t wm);
-	void (*finish)(struct task *t);
+	int (*open)(struct ckpt_task *t, const struct ckpt_subtask *restored, struct ckpt_err *e);
+	void (*record)(struct ckpt_task *t, const struct rec *r, size_t input);
+	void (*watermark)(struct ckpt_task *t, int64_t wm);
+	void (*finish)(struct ckpt_task *t);
 	/* fill st's operator and keyed state (st->index is set) */
-	int (*snapshot)(struct task *t, int64_t id, struct ckpt_subtask *st, struct ckpt_err *e);
-	void (*complete)(struct task *t, int64_t id);
-	void (*close)(struct task *t);   /* after the final checkpoint completed */
-	void (*dispose)(struct task *t); /* free the operator's memory, whatever happened */
-	int (*emit_some)(struct task *t); /* sources: emit a batch; 1 when the input ended */
+	int (*snapshot)(struct ckpt_task *t, int64_t id, struct ckpt_subtask *st, struct ckpt_err *e);
+	void (*complete)(struct ckpt_task *t, int64_t id);
+	void (*close)(struct ckpt_task *t);   /* after the final checkpoint completed */
+	void (*dispose)(struct ckpt_task *t); /* free the operator's memory, whatever happened */
+	int (*emit_some)(struct ckpt_task *t); /* sources: emit a batch; 1 when the input ended */
 };
 
 const struct opdef *ckpt_op_def(enum op_kind k);
 
-struct task {
-	struct job *job;
+struct ckpt_task {
+	struct ckpt_job *job;
 	size_t vi;        /* vertex index */
 	uint32_t sub;     /* subtask index */
 	size_t gi;        /* global index */
@@ -314,57 +314,57 @@ struct task {
 };
 
 void *ckpt_task_main(void *arg);
-void ckpt_task_handle_mail(struct task *t);
+void ckpt_task_handle_mail(struct ckpt_task *t);
 /* Process the stream elements d[0..len) as if read from input channel ch. */
-void ckpt_task_process_elems(struct task *t, size_t ch, const unsigned char *d, size_t len);
+void ckpt_task_process_elems(struct ckpt_task *t, size_t ch, const unsigned char *d, size_t len);
 /* Unaligned: room for one element on every output without waiting: how many fit; 0 when some output has no credit. */
-int64_t ckpt_task_reserve_outputs(struct task *t);
+int64_t ckpt_task_reserve_outputs(struct ckpt_task *t);
 /* Write one serialized element to an output channel (restore of output channel state). */
-void ckpt_task_put_raw(struct task *t, struct outch *oc, const unsigned char *elem);
-void ckpt_task_fail_injected(struct task *t);
+void ckpt_task_put_raw(struct ckpt_task *t, struct outch *oc, const unsigned char *elem);
+void ckpt_task_fail_injected(struct ckpt_task *t);
 /* Counted per record processed (or emitted, for sources): the injected failure fires here. */
 static inline void
-task_count_record(struct task *t)
+task_count_record(struct ckpt_task *t)
 {
 	if (t->fail_after > 0 && (int64_t)++t->counted >= t->fail_after)
 		ckpt_task_fail_injected(t);
 }
-void ckpt_task_end_of_data(struct task *t, int drain);
+void ckpt_task_end_of_data(struct ckpt_task *t, int drain);
 /* Emit a record (or the watermark) through every output edge; blocks under back-pressure. */
-void ckpt_task_emit(struct task *t, const struct rec *r);
-void ckpt_task_emit_watermark(struct task *t, int64_t wm);
-void ckpt_task_broadcast_event(struct task *t, const struct entry *en);
+void ckpt_task_emit(struct ckpt_task *t, const struct rec *r);
+void ckpt_task_emit_watermark(struct ckpt_task *t, int64_t wm);
+void ckpt_task_broadcast_event(struct ckpt_task *t, const struct entry *en);
 /* Flush, then push(t, k, i, arg) one event to every output channel, retried while its slots are full. */
-void ckpt_task_push_all(struct task *t, int (*push)(struct task *t, size_t k, size_t i, void *arg), void *arg);
-void ckpt_task_flush(struct task *t);
-void ckpt_task_release_outputs(struct task *t);
+void ckpt_task_push_all(struct ckpt_task *t, int (*push)(struct ckpt_task *t, size_t k, size_t i, void *arg), void *arg);
+void ckpt_task_flush(struct ckpt_task *t);
+void ckpt_task_release_outputs(struct ckpt_task *t);
 /* Aligned barrier handling (barrier.c). */
-void ckpt_bh_on_barrier(struct task *t, const struct barrier *b, size_t ch, int rpc);
-void ckpt_bh_on_cancel(struct task *t, int64_t id);
-void ckpt_bh_on_end_of_partition(struct task *t, size_t ch);
-void ckpt_bh_rpc_trigger(struct task *t, const struct barrier *b);
-void ckpt_bh_on_abort_notified(struct task *t, int64_t id);
+void ckpt_bh_on_barrier(struct ckpt_task *t, const struct barrier *b, size_t ch, int rpc);
+void ckpt_bh_on_cancel(struct ckpt_task *t, int64_t id);
+void ckpt_bh_on_end_of_partition(struct ckpt_task *t, size_t ch);
+void ckpt_bh_rpc_trigger(struct ckpt_task *t, const struct barrier *b);
+void ckpt_bh_on_abort_notified(struct ckpt_task *t, int64_t id);
 /* Unaligned checkpoints and the aligned timeout (unaligned.c): the handler used when mode is unaligned. */
-void ckpt_ua_on_barrier(struct task *t, const struct barrier *b, size_t ch, int rpc);
-void ckpt_ua_on_cancel(struct task *t, int64_t id);
-void ckpt_ua_on_end_of_partition(struct task *t, size_t ch);
-void ckpt_ua_on_abort_notified(struct task *t, int64_t id);
-void ckpt_ua_checkpoint(struct task *t, const struct barrier *b, int64_t align_ns);
-void ckpt_ua_on_buffer(struct task *t, size_t ch, const struct buf *b);
-void ckpt_ua_poll(struct task *t);
+void ckpt_ua_on_barrier(struct ckpt_task *t, const struct barrier *b, size_t ch, int rpc);
+void ckpt_ua_on_cancel(struct ckpt_task *t, int64_t id);
+void ckpt_ua_on_end_of_partition(struct ckpt_task *t, size_t ch);
+void ckpt_ua_on_abort_notified(struct ckpt_task *t, int64_t id);
+void ckpt_ua_checkpoint(struct ckpt_task *t, const struct barrier *b, int64_t align_ns);
+void ckpt_ua_on_buffer(struct ckpt_task *t, size_t ch, const struct ckpt_buf *b);
+void ckpt_ua_poll(struct ckpt_task *t);
 /* At most this many records go by between two looks at the outputs' room: a run of records with one relaxed
  * load each (a priority event ends the run; sources get none, their triggers are mail); the aligned timeout
  * is a timer that ends the run the same way when it passes (coordinator.c), not a look at the clock. */
 #define UA_LOOK_EVERY 1024
 /* A look, at a record boundary: priority events (the aligned timeout's timer among them), then room on every
  * output (mail while waiting); sets ua_room, the records that may go by before the next look (at least 1). */
-int ckpt_ua_boundary(struct task *t);
-int64_t ckpt_ua_wait_ms(struct task *t, int64_t ms);
-int ckpt_ua_restore(struct task *t, struct ckpt_err *e);
-void ckpt_ua_release(struct task *t);
+int ckpt_ua_boundary(struct ckpt_task *t);
+int64_t ckpt_ua_wait_ms(struct ckpt_task *t, int64_t ms);
+int ckpt_ua_restore(struct ckpt_task *t, struct ckpt_err *e);
+void ckpt_ua_release(struct ckpt_task *t);
 /* Snapshot the task and forward the barrier (task.c). */
-void ckpt_task_checkpoint(struct task *t, const struct barrier *b, int64_t align_ns);
-void ckpt_task_decline(struct task *t, int64_t id, const char *reason);
+void ckpt_task_checkpoint(struct ckpt_task *t, const struct barrier *b, int64_t align_ns);
+void ckpt_task_decline(struct ckpt_task *t, int64_t id, const char *reason);
 int64_t ckpt_now_ms(void);
 int64_t ckpt_now_ns(void);
 
@@ -383,8 +383,8 @@ uint32_t ckpt_key_group_of(uint64_t key, uint32_t maxp);
 
 enum msg_kind { MSG_STATE, MSG_ACK, MSG_DECLINE, MSG_END_OF_DATA, MSG_FAILED };
 
-struct msg {
-	struct msg *next;
+struct ckpt_msg {
+	struct ckpt_msg *next;
 	enum msg_kind kind;
 	size_t task;
 	uint32_t attempt;
@@ -414,10 +414,10 @@ struct pending_cp {
 	int timer_fired;  /* the aligned timeout passed and the aligning tasks were told to look (unaligned.c) */
 };
 
-struct job {
+struct ckpt_job {
 	struct ckpt_pipeline *p;
 	const struct ckpt_run_opts *o;
-	struct task *t;
+	struct ckpt_task *t;
 	size_t nt;
 	size_t *vfirst;        /* first global task index of each vertex */
 	struct channel **chs;  /* all channels */
@@ -427,7 +427,7 @@ struct job {
 	/* coordinator inbox */
 	pthread_mutex_t cmu;
 	struct notify cnt;
-	struct msg *inbox, **inbox_tail;
+	struct ckpt_msg *inbox, **inbox_tail;
 	unsigned char *state;  /* per global task: enum ckpt_exec_state (coordinator's view) */
 	unsigned char *eod;    /* per global task: reached end of data */
 	uint64_t state_gen;    /* counts the changes of state[]: a plan of the same states is the same plan */
@@ -474,24 +474,24 @@ struct job {
 	pthread_mutex_t emu; /* serialises events */
 };
 
-void ckpt_job_post(struct job *j, struct msg *m);
-struct msg *ckpt_msg_new(enum msg_kind k, const struct task *t);
-void ckpt_job_event(struct job *j, json_t *ev);
-json_t *ckpt_task_ref_json(const struct job *j, size_t gi);
-json_t *ckpt_subtask_sets_json(const struct job *j, const struct ckpt_bits *sets);
+void ckpt_job_post(struct ckpt_job *j, struct ckpt_msg *m);
+struct ckpt_msg *ckpt_msg_new(enum msg_kind k, const struct ckpt_task *t);
+void ckpt_job_event(struct ckpt_job *j, json_t *ev);
+json_t *ckpt_task_ref_json(const struct ckpt_job *j, size_t gi);
+json_t *ckpt_subtask_sets_json(const struct ckpt_job *j, const struct ckpt_bits *sets);
 /* Coordinator (coordinator.c). */
-int ckpt_coord_tick(struct job *j, int64_t now);
-void ckpt_coord_handle(struct job *j, struct msg *m);
-void ckpt_coord_task_finished(struct job *j, size_t gi);
-void ckpt_coord_abort_all(struct job *j, const char *reason);
-void ckpt_coord_request_stop(struct job *j);
-int64_t ckpt_coord_next_deadline(struct job *j, int64_t now);
-int ckpt_coord_trigger(struct job *j, enum bar_kind kind, int drain, const char **declined, struct ckpt_err *e);
-void ckpt_pending_free(struct job *j, struct pending_cp *pc);
+int ckpt_coord_tick(struct ckpt_job *j, int64_t now);
+void ckpt_coord_handle(struct ckpt_job *j, struct ckpt_msg *m);
+void ckpt_coord_task_finished(struct ckpt_job *j, size_t gi);
+void ckpt_coord_abort_all(struct ckpt_job *j, const char *reason);
+void ckpt_coord_request_stop(struct ckpt_job *j);
+int64_t ckpt_coord_next_deadline(struct ckpt_job *j, int64_t now);
+int ckpt_coord_trigger(struct ckpt_job *j, enum bar_kind kind, int drain, const char **declined, struct ckpt_err *e);
+void ckpt_pending_free(struct ckpt_job *j, struct pending_cp *pc);
 /* Failover (failover in job.c). */
-int ckpt_job_failover(struct job *j, size_t task, const char *reason, struct ckpt_err *e);
+int ckpt_job_failover(struct ckpt_job *j, size_t task, const char *reason, struct ckpt_err *e);
 /* State of one subtask in the restore snapshot, loaded; NULL when none. */
-struct ckpt_subtask *ckpt_job_restored_state(struct job *j, struct task *t, int *fully_finished,
+struct ckpt_subtask *ckpt_job_restored_state(struct ckpt_job *j, struct ckpt_task *t, int *fully_finished,
 					struct ckpt_err *e);
 
 /* ---- batch mode (batch.c, partition.c): blocking edges, region by region, the job event log */
@@ -502,6 +502,6 @@ int ckpt_batch_mode(const struct ckpt_pipeline *p);
 int ckpt_bp_has_partition(const struct ckpt_pipeline *p, size_t v);
 int ckpt_batch_run(struct ckpt_pipeline *p, const struct ckpt_run_opts *o, struct ckpt_err *e);
 /* A record into t's blocking partitions. */
-void ckpt_batch_emit(struct task *t, const struct rec *r);
+void ckpt_batch_emit(struct ckpt_task *t, const struct rec *r);
 
 #endif

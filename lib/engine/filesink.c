@@ -22,14 +22,14 @@ struct fsink {
 
 /* DIR/<prefix><subtask>-<id>: .inprogress-, .pending- or part- */
 static void
-path_of(char *out, size_t size, const struct task *t, const char *prefix, uint32_t sub, int64_t id)
+path_of(char *out, size_t size, const struct ckpt_task *t, const char *prefix, uint32_t sub, int64_t id)
 {
 	snprintf(out, size, "%s/%s%u-%" PRId64, t->v->prm.path, prefix, sub, id);
 }
 
 /* Commit one transaction: pending -> part.  Already committed (after a restore) is fine. */
 static int
-commit(struct task *t, uint32_t sub, int64_t id, struct ckpt_err *e)
+commit(struct ckpt_task *t, uint32_t sub, int64_t id, struct ckpt_err *e)
 {
 	char from[4200], to[4200];
 	struct stat sb;
@@ -43,7 +43,7 @@ commit(struct task *t, uint32_t sub, int64_t id, struct ckpt_err *e)
 
 /* Files of this subtask from attempts that no completed checkpoint covers. */
 static void
-clean_stale(struct task *t, int64_t restored_id)
+clean_stale(struct ckpt_task *t, int64_t restored_id)
 {
 	DIR *d = opendir(t->v->prm.path);
 	struct dirent *de;
@@ -65,7 +65,7 @@ clean_stale(struct task *t, int64_t restored_id)
 }
 
 static int
-sink_open(struct task *t, const struct ckpt_subtask *r, struct ckpt_err *e)
+sink_open(struct ckpt_task *t, const struct ckpt_subtask *r, struct ckpt_err *e)
 {
 	const struct ckpt_opstate *os = ckpt_subtask_opstate(r, "pending");
 	struct fsink *s = ckpt_calloc(1, sizeof *s, e);
@@ -94,7 +94,7 @@ sink_open(struct task *t, const struct ckpt_subtask *r, struct ckpt_err *e)
 }
 
 static void
-sink_record(struct task *t, const struct rec *r, size_t input)
+sink_record(struct ckpt_task *t, const struct rec *r, size_t input)
 {
 	struct fsink *s = t->ost;
 
@@ -111,7 +111,7 @@ sink_record(struct task *t, const struct rec *r, size_t input)
 
 /* Close the in-progress file under the name prefix, subtask and id. */
 static int
-close_into(struct task *t, const char *prefix, int64_t id, struct ckpt_err *e)
+close_into(struct ckpt_task *t, const char *prefix, int64_t id, struct ckpt_err *e)
 {
 	struct fsink *s = t->ost;
 	char from[4200], to[4200];
@@ -131,7 +131,7 @@ close_into(struct task *t, const char *prefix, int64_t id, struct ckpt_err *e)
 
 /* Pre-commit: this checkpoint's records become a pending transaction named after it. */
 static int
-sink_snapshot(struct task *t, int64_t id, struct ckpt_subtask *st, struct ckpt_err *e)
+sink_snapshot(struct ckpt_task *t, int64_t id, struct ckpt_subtask *st, struct ckpt_err *e)
 {
 	struct fsink *s = t->ost;
 	int r = close_into(t, ".pending-", id, e), k;
@@ -157,7 +157,7 @@ sink_snapshot(struct task *t, int64_t id, struct ckpt_subtask *st, struct ckpt_e
 
 /* Commit: every pending transaction up to the completed checkpoint (later completions subsume earlier). */
 static void
-sink_complete(struct task *t, int64_t id)
+sink_complete(struct ckpt_task *t, int64_t id)
 {
 	struct fsink *s = t->ost;
 	struct ckpt_err e = {0};
@@ -173,7 +173,7 @@ sink_complete(struct task *t, int64_t id)
 
 /* Without checkpoints there is no transaction to wait for: the end of input commits directly. */
 static void
-sink_finish(struct task *t)
+sink_finish(struct ckpt_task *t)
 {
 	struct ckpt_err e = {0};
 
@@ -182,7 +182,7 @@ sink_finish(struct task *t)
 }
 
 static void
-sink_dispose(struct task *t)
+sink_dispose(struct ckpt_task *t)
 {
 	struct fsink *s = t->ost;
 

@@ -6,10 +6,10 @@
 
 #include "engine.h"
 
-struct msg *
-ckpt_msg_new(enum msg_kind k, const struct task *t)
+struct ckpt_msg *
+ckpt_msg_new(enum msg_kind k, const struct ckpt_task *t)
 {
-	struct msg *m = calloc(1, sizeof *m);
+	struct ckpt_msg *m = calloc(1, sizeof *m);
 
 	if (m == NULL)
 		return NULL;
@@ -22,7 +22,7 @@ ckpt_msg_new(enum msg_kind k, const struct task *t)
 }
 
 void
-ckpt_job_post(struct job *j, struct msg *m)
+ckpt_job_post(struct ckpt_job *j, struct ckpt_msg *m)
 {
 	pthread_mutex_lock(&j->cmu);
 	m->next = NULL;
@@ -33,7 +33,7 @@ ckpt_job_post(struct job *j, struct msg *m)
 }
 
 void
-ckpt_job_event(struct job *j, json_t *ev)
+ckpt_job_event(struct ckpt_job *j, json_t *ev)
 {
 	if (ev == NULL)
 		return;
@@ -78,7 +78,7 @@ edge_outputs(const struct ckpt_pipeline *p, const struct pl_edge *ed, uint32_t i
 }
 
 static int
-init_tasks(struct job *j, struct ckpt_err *e)
+init_tasks(struct ckpt_job *j, struct ckpt_err *e)
 {
 	const struct ckpt_pipeline *p = j->p;
 
@@ -95,7 +95,7 @@ init_tasks(struct job *j, struct ckpt_err *e)
 		return -1;
 	for (size_t v = 0; v < p->nv; v++)
 		for (uint32_t s = 0; s < p->v[v].parallelism; s++) {
-			struct task *t = &j->t[j->vfirst[v] + s];
+			struct ckpt_task *t = &j->t[j->vfirst[v] + s];
 
 			t->job = j;
 			t->vi = v;
@@ -117,7 +117,7 @@ init_tasks(struct job *j, struct ckpt_err *e)
 
 /* Wire edge k: a gate per consumer subtask, a channel per connected producer/consumer pair. */
 static int
-wire_edge(struct job *j, size_t k, size_t gate_index, struct ckpt_err *e)
+wire_edge(struct ckpt_job *j, size_t k, size_t gate_index, struct ckpt_err *e)
 {
 	const struct ckpt_pipeline *p = j->p;
 	const struct pl_edge *ed = &p->e[k];
@@ -128,7 +128,7 @@ wire_edge(struct job *j, size_t k, size_t gate_index, struct ckpt_err *e)
 	if (map == NULL)
 		return -1;
 	for (uint32_t c = 0; c < T; c++) {
-		struct task *ct = &j->t[j->vfirst[ed->target] + c];
+		struct ckpt_task *ct = &j->t[j->vfirst[ed->target] + c];
 		struct gate *g = &ct->gates[gate_index];
 		uint32_t lo, hi;
 
@@ -158,7 +158,7 @@ wire_edge(struct job *j, size_t k, size_t gate_index, struct ckpt_err *e)
 		}
 	}
 	for (uint32_t i = 0; i < S; i++) {
-		struct task *pt = &j->t[j->vfirst[ed->source] + i];
+		struct ckpt_task *pt = &j->t[j->vfirst[ed->source] + i];
 		struct outpart *o = NULL;
 		uint32_t lo, hi;
 
@@ -185,7 +185,7 @@ out:
 }
 
 static int
-wire(struct job *j, struct ckpt_err *e)
+wire(struct ckpt_job *j, struct ckpt_err *e)
 {
 	const struct ckpt_pipeline *p = j->p;
 
@@ -212,7 +212,7 @@ wire(struct job *j, struct ckpt_err *e)
 
 /* A fresh attempt of t: everything but its wiring starts over. */
 static void
-reset_task(struct job *j, struct task *t)
+reset_task(struct ckpt_job *j, struct ckpt_task *t)
 {
 	t->attempt++;
 	atomic_store(&t->cancel, 0);
@@ -260,7 +260,7 @@ reset_task(struct job *j, struct task *t)
 }
 
 static int
-start_task(struct job *j, struct task *t, struct ckpt_err *e)
+start_task(struct ckpt_job *j, struct ckpt_task *t, struct ckpt_err *e)
 {
 	int fully = 0;
 
@@ -282,7 +282,7 @@ start_task(struct job *j, struct task *t, struct ckpt_err *e)
 }
 
 static void
-stop_task(struct task *t)
+stop_task(struct ckpt_task *t)
 {
 	if (!t->started)
 		return;
@@ -308,7 +308,7 @@ find_operator(struct ckpt_snapshot *s, const struct pl_vertex *v)
 }
 
 struct ckpt_subtask *
-ckpt_job_restored_state(struct job *j, struct task *t, int *fully_finished, struct ckpt_err *e)
+ckpt_job_restored_state(struct ckpt_job *j, struct ckpt_task *t, int *fully_finished, struct ckpt_err *e)
 {
 	struct ckpt_operator *op = find_operator(j->restore, t->v);
 
@@ -347,14 +347,14 @@ ckpt_job_restored_state(struct job *j, struct task *t, int *fully_finished, stru
 /* ---- events */
 
 json_t *
-ckpt_task_ref_json(const struct job *j, size_t gi)
+ckpt_task_ref_json(const struct ckpt_job *j, size_t gi)
 {
 	return json_pack("{s:s,s:i}", "vertex", j->t[gi].v->id, "subtask", (json_int_t)j->t[gi].sub);
 }
 
 /* [{"vertex": ..., "subtasks": "0-3"}] for one bit set per vertex, empty sets left out. */
 json_t *
-ckpt_subtask_sets_json(const struct job *j, const struct ckpt_bits *sets)
+ckpt_subtask_sets_json(const struct ckpt_job *j, const struct ckpt_bits *sets)
 {
 	json_t *a = json_array();
 
@@ -371,7 +371,7 @@ ckpt_subtask_sets_json(const struct job *j, const struct ckpt_bits *sets)
 }
 
 static void
-on_state(struct job *j, struct msg *m)
+on_state(struct ckpt_job *j, struct ckpt_msg *m)
 {
 	j->state[m->task] = (unsigned char)m->state;
 	j->state_gen++;
@@ -383,9 +383,9 @@ on_state(struct job *j, struct msg *m)
 }
 
 static void
-dispatch(struct job *j)
+dispatch(struct ckpt_job *j)
 {
-	struct msg *m;
+	struct ckpt_msg *m;
 
 	pthread_mutex_lock(&j->cmu);
 	m = j->inbox;
@@ -393,7 +393,7 @@ dispatch(struct job *j)
 	j->inbox_tail = &j->inbox;
 	pthread_mutex_unlock(&j->cmu);
 	while (m != NULL) {
-		struct msg *next = m->next;
+		struct ckpt_msg *next = m->next;
 
 		if (m->attempt != j->t[m->task].attempt) {
 			/* from an attempt that failover already replaced */
@@ -417,7 +417,7 @@ dispatch(struct job *j)
 /* ---- failover */
 
 static int
-restart_set(struct job *j, size_t gi, struct ckpt_bits *sets, struct ckpt_err *e)
+restart_set(struct ckpt_job *j, size_t gi, struct ckpt_bits *sets, struct ckpt_err *e)
 {
 	struct ckpt_task_ref ref;
 
@@ -441,7 +441,7 @@ restart_set(struct job *j, size_t gi, struct ckpt_bits *sets, struct ckpt_err *e
 static const char *const strategy_names[] = {"full", "region", "approximate"};
 
 static int
-restart_tasks(struct job *j, struct ckpt_bits *sets, uint64_t *lost, struct ckpt_err *e)
+restart_tasks(struct ckpt_job *j, struct ckpt_bits *sets, uint64_t *lost, struct ckpt_err *e)
 {
 	unsigned char *in = ckpt_calloc(j->nt, 1, e);
 
@@ -480,7 +480,7 @@ restart_tasks(struct job *j, struct ckpt_bits *sets, uint64_t *lost, struct ckpt
 }
 
 int
-ckpt_job_failover(struct job *j, size_t gi, const char *reason, struct ckpt_err *e)
+ckpt_job_failover(struct ckpt_job *j, size_t gi, const char *reason, struct ckpt_err *e)
 {
 	struct ckpt_bits *sets = ckpt_calloc(j->p->nv, sizeof *sets, e);
 	uint64_t lost = 0;
@@ -525,7 +525,7 @@ out:
 /* ---- the run */
 
 static int
-all_finished(const struct job *j)
+all_finished(const struct ckpt_job *j)
 {
 	for (size_t t = 0; t < j->nt; t++)
 		if (j->state[t] != CKPT_FINISHED)
@@ -538,7 +538,7 @@ all_finished(const struct job *j)
  * ckpt-merge -g): rescaled, operators matched by uid, Flink's refusals.
  */
 static int
-open_view(struct job *j, const char *path, struct ckpt_err *e)
+open_view(struct ckpt_job *j, const char *path, struct ckpt_err *e)
 {
 	struct ckpt_redist_opts ro = {.name = path, .graph = j->p->graph, .reopen = path,
 				      .allow_non_restored = j->o->allow_non_restored};
@@ -554,7 +554,7 @@ open_view(struct job *j, const char *path, struct ckpt_err *e)
 }
 
 static void
-free_view(struct job *j)
+free_view(struct ckpt_job *j)
 {
 	for (size_t i = 0; j->view && i < j->view->nops; i++)
 		for (size_t k = 0; k < j->view->ops[i].nsubtasks; k++)
@@ -565,7 +565,7 @@ free_view(struct job *j)
 }
 
 static void
-free_job(struct job *j)
+free_job(struct ckpt_job *j)
 {
 	for (size_t t = 0; t < j->nt; t++)
 		stop_task(&j->t[t]);
@@ -574,7 +574,7 @@ free_job(struct job *j)
 		free(j->chs[c]);
 	}
 	for (size_t t = 0; t < j->nt; t++) {
-		struct task *k = &j->t[t];
+		struct ckpt_task *k = &j->t[t];
 
 		for (size_t g = 0; g < k->ngates; g++)
 			ckpt_gate_destroy(&k->gates[g]);
@@ -588,8 +588,8 @@ free_job(struct job *j)
 	}
 	while (j->npend > 0)
 		ckpt_pending_free(j, &j->pend[0]);
-	for (struct msg *m = j->inbox; m != NULL;) {
-		struct msg *n = m->next;
+	for (struct ckpt_msg *m = j->inbox; m != NULL;) {
+		struct ckpt_msg *n = m->next;
 
 		ckpt_engine_subtask_free(m->st);
 		free(m);
@@ -619,7 +619,7 @@ free_job(struct job *j)
 }
 
 static int
-setup(struct job *j, struct ckpt_pipeline *p, const struct ckpt_run_opts *o, struct ckpt_err *e)
+setup(struct ckpt_job *j, struct ckpt_pipeline *p, const struct ckpt_run_opts *o, struct ckpt_err *e)
 {
 	j->p = p;
 	j->o = o;
@@ -662,7 +662,7 @@ setup(struct job *j, struct ckpt_pipeline *p, const struct ckpt_run_opts *o, str
 }
 
 static void
-finished_event(struct job *j)
+finished_event(struct ckpt_job *j)
 {
 	int64_t ms = ckpt_now_ms() - j->start_ms;
 	uint64_t recs = atomic_load(&j->sink_records), lost = 0;
@@ -682,7 +682,7 @@ finished_event(struct job *j)
 }
 
 static void
-main_loop(struct job *j)
+main_loop(struct ckpt_job *j)
 {
 	while (!j->fatal) {
 		unsigned seq = notify_prepare(&j->cnt);
@@ -717,7 +717,7 @@ main_loop(struct job *j)
 int
 ckpt_pipeline_run(struct ckpt_pipeline *p, const struct ckpt_run_opts *o, struct ckpt_err *e)
 {
-	struct job j = {0};
+	struct ckpt_job j = {0};
 	int r = -1;
 
 	if (ckpt_batch_mode(p) || o->log || o->recover || o->partitions)

@@ -12,7 +12,7 @@
  * by sleeping: the same rate on average without a spinning thread starving the others.
  */
 static int
-delay_us(struct task *t, int64_t us)
+delay_us(struct ckpt_task *t, int64_t us)
 {
 	int64_t start;
 
@@ -61,7 +61,7 @@ parse_split(const struct ckpt_bytes *b, struct split *s)
 }
 
 static int
-source_open(struct task *t, const struct ckpt_subtask *r, struct ckpt_err *e)
+source_open(struct ckpt_task *t, const struct ckpt_subtask *r, struct ckpt_err *e)
 {
 	struct source *s = ckpt_calloc(1, sizeof *s, e);
 	const struct ckpt_opstate *os = ckpt_subtask_opstate(r, "offsets");
@@ -114,7 +114,7 @@ source_open(struct task *t, const struct ckpt_subtask *r, struct ckpt_err *e)
 }
 
 static int
-source_emit_some(struct task *t)
+source_emit_some(struct ckpt_task *t)
 {
 	struct source *s = t->ost;
 	const struct pl_params *q = &t->v->prm;
@@ -169,7 +169,7 @@ source_emit_some(struct task *t)
 }
 
 static int
-source_snapshot(struct task *t, int64_t id, struct ckpt_subtask *st, struct ckpt_err *e)
+source_snapshot(struct ckpt_task *t, int64_t id, struct ckpt_subtask *st, struct ckpt_err *e)
 {
 	struct source *s = t->ost;
 	int k = ckpt_st_add_opstate(st, "offsets", t->v->prm.union_offsets ? CKPT_MODE_UNION : CKPT_MODE_LIST, e);
@@ -188,7 +188,7 @@ source_snapshot(struct task *t, int64_t id, struct ckpt_subtask *st, struct ckpt
 }
 
 static void
-free_ost(struct task *t)
+free_ost(struct ckpt_task *t)
 {
 	struct source *s = t->ost;
 
@@ -201,7 +201,7 @@ free_ost(struct task *t)
 /* ---- map and filter */
 
 static void
-map_record(struct task *t, const struct rec *r, size_t input)
+map_record(struct ckpt_task *t, const struct rec *r, size_t input)
 {
 	struct rec o = *r;
 
@@ -213,7 +213,7 @@ map_record(struct task *t, const struct rec *r, size_t input)
 }
 
 static void
-filter_record(struct task *t, const struct rec *r, size_t input)
+filter_record(struct ckpt_task *t, const struct rec *r, size_t input)
 {
 	(void)input;
 	delay_us(t, t->v->prm.delay_us);
@@ -224,7 +224,7 @@ filter_record(struct task *t, const struct rec *r, size_t input)
 /* ---- keyed operators: state by key group */
 
 static int
-check_kg(struct task *t, uint32_t kg, struct ckpt_err *e)
+check_kg(struct ckpt_task *t, uint32_t kg, struct ckpt_err *e)
 {
 	uint32_t first, last;
 
@@ -247,7 +247,7 @@ kv_field(const struct ckpt_bytes *b, char *out, size_t size)
 
 /* Restore keyed entries of one state: key "K" or "K@NS", value a number. */
 static int
-keyed_open(struct task *t, const struct ckpt_subtask *r, const char *state, struct ckpt_err *e)
+keyed_open(struct ckpt_task *t, const struct ckpt_subtask *r, const char *state, struct ckpt_err *e)
 {
 	struct kvt *kv = ckpt_calloc(1, sizeof *kv, e);
 
@@ -276,7 +276,7 @@ keyed_open(struct task *t, const struct ckpt_subtask *r, const char *state, stru
 }
 
 static int
-keyed_snapshot(struct task *t, const char *state, int with_ns, struct ckpt_subtask *st, struct ckpt_err *e)
+keyed_snapshot(struct ckpt_task *t, const char *state, int with_ns, struct ckpt_subtask *st, struct ckpt_err *e)
 {
 	struct kvt *kv = t->ost;
 
@@ -300,7 +300,7 @@ keyed_snapshot(struct task *t, const char *state, int with_ns, struct ckpt_subta
 }
 
 static void
-free_kv(struct task *t)
+free_kv(struct ckpt_task *t)
 {
 	if (t->ost)
 		ckpt_kvt_free(t->ost);
@@ -309,13 +309,13 @@ free_kv(struct task *t)
 }
 
 static int
-sum_open(struct task *t, const struct ckpt_subtask *r, struct ckpt_err *e)
+sum_open(struct ckpt_task *t, const struct ckpt_subtask *r, struct ckpt_err *e)
 {
 	return keyed_open(t, r, "sum", e);
 }
 
 static void
-sum_record(struct task *t, const struct rec *r, size_t input)
+sum_record(struct ckpt_task *t, const struct rec *r, size_t input)
 {
 	int64_t *v = ckpt_kvt_get(t->ost, r->key, 0, 1);
 	struct rec o = *r;
@@ -329,7 +329,7 @@ sum_record(struct task *t, const struct rec *r, size_t input)
 }
 
 static int
-sum_snapshot(struct task *t, int64_t id, struct ckpt_subtask *st, struct ckpt_err *e)
+sum_snapshot(struct ckpt_task *t, int64_t id, struct ckpt_subtask *st, struct ckpt_err *e)
 {
 	(void)id;
 	return keyed_snapshot(t, "sum", 0, st, e);
@@ -338,13 +338,13 @@ sum_snapshot(struct task *t, int64_t id, struct ckpt_subtask *st, struct ckpt_er
 /* ---- event-time tumbling window: a sum per key and window, fired when the watermark passes its end */
 
 static int
-window_open(struct task *t, const struct ckpt_subtask *r, struct ckpt_err *e)
+window_open(struct ckpt_task *t, const struct ckpt_subtask *r, struct ckpt_err *e)
 {
 	return keyed_open(t, r, "window", e);
 }
 
 static void
-window_record(struct task *t, const struct rec *r, size_t input)
+window_record(struct ckpt_task *t, const struct rec *r, size_t input)
 {
 	int64_t size = t->v->prm.size_ms, start = r->ts - (r->ts % size + size) % size;
 	int64_t *v;
@@ -357,7 +357,7 @@ window_record(struct task *t, const struct rec *r, size_t input)
 }
 
 static void
-window_watermark(struct task *t, int64_t wm)
+window_watermark(struct ckpt_task *t, int64_t wm)
 {
 	struct kvt *kv = t->ost;
 	int64_t size = t->v->prm.size_ms;
@@ -377,7 +377,7 @@ window_watermark(struct task *t, int64_t wm)
 }
 
 static int
-window_snapshot(struct task *t, int64_t id, struct ckpt_subtask *st, struct ckpt_err *e)
+window_snapshot(struct ckpt_task *t, int64_t id, struct ckpt_subtask *st, struct ckpt_err *e)
 {
 	(void)id;
 	return keyed_snapshot(t, "window", 1, st, e);
@@ -386,7 +386,7 @@ window_snapshot(struct task *t, int64_t id, struct ckpt_subtask *st, struct ckpt
 /* ---- broadcast state: the broadcast input sets rules (key -> value), the other input gets value + rule */
 
 static int
-bcast_open(struct task *t, const struct ckpt_subtask *r, struct ckpt_err *e)
+bcast_open(struct ckpt_task *t, const struct ckpt_subtask *r, struct ckpt_err *e)
 {
 	const struct ckpt_opstate *os = ckpt_subtask_opstate(r, "rules");
 	struct kvt *kv = ckpt_calloc(1, sizeof *kv, e);
@@ -410,7 +410,7 @@ bcast_open(struct task *t, const struct ckpt_subtask *r, struct ckpt_err *e)
 }
 
 static void
-bcast_record(struct task *t, const struct rec *r, size_t input)
+bcast_record(struct ckpt_task *t, const struct rec *r, size_t input)
 {
 	const struct pl_edge *ed = &t->job->p->e[t->v->in[input]];
 	int64_t *v;
@@ -427,7 +427,7 @@ bcast_record(struct task *t, const struct rec *r, size_t input)
 }
 
 static int
-bcast_snapshot(struct task *t, int64_t id, struct ckpt_subtask *st, struct ckpt_err *e)
+bcast_snapshot(struct ckpt_task *t, int64_t id, struct ckpt_subtask *st, struct ckpt_err *e)
 {
 	struct kvt *kv = t->ost;
 	int k = ckpt_st_add_opstate(st, "rules", CKPT_MODE_BROADCAST, e);
@@ -452,7 +452,7 @@ bcast_snapshot(struct task *t, int64_t id, struct ckpt_subtask *st, struct ckpt_
 
 /* Counted by the task (records_in), added to the job's total when the task ends. */
 static void
-discard_record(struct task *t, const struct rec *r, size_t input)
+discard_record(struct ckpt_task *t, const struct rec *r, size_t input)
 {
 	(void)t, (void)r, (void)input;
 }

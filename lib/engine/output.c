@@ -4,14 +4,14 @@
 #include "engine.h"
 
 /* Wait for a credit on oc's channel; flushes the other outputs first so nobody waits on us. NULL if cancelled. */
-static struct buf *
-wait_buffer(struct task *t, struct outch *oc)
+static struct ckpt_buf *
+wait_buffer(struct ckpt_task *t, struct outch *oc)
 {
 	int flushed = 0;
 
 	for (;;) {
 		unsigned seq = notify_prepare(&t->nt);
-		struct buf *b = ckpt_channel_take_buffer(oc->ch, &oc->gen);
+		struct ckpt_buf *b = ckpt_channel_take_buffer(oc->ch, &oc->gen);
 
 		if (b != NULL)
 			return b;
@@ -27,7 +27,7 @@ wait_buffer(struct task *t, struct outch *oc)
 }
 
 static void
-push_cur(struct task *t, struct outch *oc)
+push_cur(struct ckpt_task *t, struct outch *oc)
 {
 	struct entry en = {.kind = ENT_BUFFER, .b = oc->cur};
 
@@ -37,9 +37,9 @@ push_cur(struct task *t, struct outch *oc)
 }
 
 static inline unsigned char *
-room(struct task *t, struct outch *oc)
+room(struct ckpt_task *t, struct outch *oc)
 {
-	struct buf *b = oc->cur;
+	struct ckpt_buf *b = oc->cur;
 
 	if (b == NULL || b->len + REC_SIZE > oc->cap) {
 		if (b != NULL)
@@ -53,7 +53,7 @@ room(struct task *t, struct outch *oc)
 }
 
 static inline void
-put_rec(struct task *t, struct outch *oc, const struct rec *r)
+put_rec(struct ckpt_task *t, struct outch *oc, const struct rec *r)
 {
 	unsigned char *d = room(t, oc);
 
@@ -74,7 +74,7 @@ ckpt_key_group_of(uint64_t key, uint32_t maxp)
 }
 
 void
-ckpt_task_emit(struct task *t, const struct rec *r)
+ckpt_task_emit(struct ckpt_task *t, const struct rec *r)
 {
 	if (t->bout != NULL) {
 		ckpt_batch_emit(t, r); /* batch mode: blocking partitions on disk */
@@ -109,7 +109,7 @@ ckpt_task_emit(struct task *t, const struct rec *r)
 }
 
 void
-ckpt_task_emit_watermark(struct task *t, int64_t wm)
+ckpt_task_emit_watermark(struct ckpt_task *t, int64_t wm)
 {
 	if (wm <= t->wm_out || t->bout != NULL)
 		return;
@@ -129,7 +129,7 @@ ckpt_task_emit_watermark(struct task *t, int64_t wm)
 }
 
 void
-ckpt_task_flush(struct task *t)
+ckpt_task_flush(struct ckpt_task *t)
 {
 	t->ua_room = t->ua_avail = 0;
 	for (size_t k = 0; k < t->nout; k++)
@@ -143,7 +143,7 @@ ckpt_task_flush(struct task *t)
 
 /* Flush, then push one event to every output channel (k, i), waiting while push finds the event slots full. */
 void
-ckpt_task_push_all(struct task *t, int (*push)(struct task *t, size_t k, size_t i, void *arg), void *arg)
+ckpt_task_push_all(struct ckpt_task *t, int (*push)(struct ckpt_task *t, size_t k, size_t i, void *arg), void *arg)
 {
 	ckpt_task_flush(t);
 	for (size_t k = 0; k < t->nout; k++)
@@ -158,7 +158,7 @@ ckpt_task_push_all(struct task *t, int (*push)(struct task *t, size_t k, size_t 
 }
 
 static int
-push_event(struct task *t, size_t k, size_t i, void *arg)
+push_event(struct ckpt_task *t, size_t k, size_t i, void *arg)
 {
 	struct channel *c = t->out[k].oc[i].ch;
 	unsigned gen;
@@ -172,13 +172,13 @@ push_event(struct task *t, size_t k, size_t i, void *arg)
 
 /* Events go behind the data already written. */
 void
-ckpt_task_broadcast_event(struct task *t, const struct entry *en)
+ckpt_task_broadcast_event(struct ckpt_task *t, const struct entry *en)
 {
 	ckpt_task_push_all(t, push_event, (void *)en);
 }
 
 int64_t
-ckpt_task_reserve_outputs(struct task *t)
+ckpt_task_reserve_outputs(struct ckpt_task *t)
 {
 	int64_t room = INT64_MAX;
 
@@ -205,7 +205,7 @@ ckpt_task_reserve_outputs(struct task *t)
 }
 
 void
-ckpt_task_put_raw(struct task *t, struct outch *oc, const unsigned char *elem)
+ckpt_task_put_raw(struct ckpt_task *t, struct outch *oc, const unsigned char *elem)
 {
 	unsigned char *d = room(t, oc);
 
@@ -217,7 +217,7 @@ ckpt_task_put_raw(struct task *t, struct outch *oc, const unsigned char *elem)
 }
 
 void
-ckpt_task_release_outputs(struct task *t)
+ckpt_task_release_outputs(struct ckpt_task *t)
 {
 	for (size_t k = 0; k < t->nout; k++)
 		for (size_t i = 0; i < t->out[k].noc; i++) {

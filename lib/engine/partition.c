@@ -112,7 +112,7 @@ ckpt_bp_part_path(const struct bjob *b, size_t v, uint32_t sub, char *out, size_
 }
 
 static int
-bout_init(struct bjob *b, struct task *t, struct ckpt_err *e)
+bout_init(struct bjob *b, struct ckpt_task *t, struct ckpt_err *e)
 {
 	struct bout *o;
 
@@ -145,7 +145,7 @@ bout_init(struct bjob *b, struct task *t, struct ckpt_err *e)
 }
 
 static void
-bout_free(struct task *t)
+bout_free(struct ckpt_task *t)
 {
 	struct bout *o = t->bout;
 
@@ -199,10 +199,10 @@ ckpt_bp_pq_of(struct bjob *b, size_t k, uint32_t c)
 
 /* A record to consumer c over pipelined edge k; waits while the queue is full (until cancelled). */
 static void
-pq_put(struct bjob *b, struct task *t, size_t k, uint32_t c, const struct rec *r)
+pq_put(struct bjob *b, struct ckpt_task *t, size_t k, uint32_t c, const struct rec *r)
 {
 	struct pq *q = ckpt_bp_pq_of(b, k, c);
-	struct task *ct = &b->t[b->vfirst[b->p->e[k].target] + c];
+	struct ckpt_task *ct = &b->t[b->vfirst[b->p->e[k].target] + c];
 	int wake;
 
 	for (;;) {
@@ -234,7 +234,7 @@ pq_put(struct bjob *b, struct task *t, size_t k, uint32_t c, const struct rec *r
 
 /* t ended: each consumer of its pipelined edges counts one more producer done. */
 static void
-pq_end(struct bjob *b, struct task *t)
+pq_end(struct bjob *b, struct ckpt_task *t)
 {
 	for (size_t q = 0; q < t->v->nout; q++) {
 		size_t k = t->v->out[q];
@@ -259,7 +259,7 @@ pq_end(struct bjob *b, struct task *t)
 
 /* Before t (re)starts: its pipelined inputs are empty and none of their producers ended. */
 void
-ckpt_bp_pq_reset_inputs(struct bjob *b, struct task *t)
+ckpt_bp_pq_reset_inputs(struct bjob *b, struct ckpt_task *t)
 {
 	for (size_t g = 0; g < t->v->nin; g++) {
 		struct pq *q;
@@ -276,7 +276,8 @@ ckpt_bp_pq_reset_inputs(struct bjob *b, struct task *t)
 
 /* The partitioners of output.c, into sections (blocking edges) or queues (pipelined ones). */
 static void
-route(struct task *t, size_t q, const struct rec *r, void (*put)(struct task *, size_t, uint32_t, const struct rec *))
+route(struct ckpt_task *t, size_t q, const struct rec *r,
+      void (*put)(struct ckpt_task *, size_t, uint32_t, const struct rec *))
 {
 	struct bout *o = t->bout;
 	const struct ckpt_pipeline *p = t->job->p;
@@ -310,19 +311,19 @@ route(struct task *t, size_t q, const struct rec *r, void (*put)(struct task *, 
 }
 
 static void
-put_section(struct task *t, size_t q, uint32_t c, const struct rec *r)
+put_section(struct ckpt_task *t, size_t q, uint32_t c, const struct rec *r)
 {
 	sec_add(t->bout, t->bout->first[q] + c, r);
 }
 
 static void
-put_queue(struct task *t, size_t q, uint32_t c, const struct rec *r)
+put_queue(struct ckpt_task *t, size_t q, uint32_t c, const struct rec *r)
 {
 	pq_put((struct bjob *)t->job, t, t->v->out[q], c, r);
 }
 
 void
-ckpt_batch_emit(struct task *t, const struct rec *r)
+ckpt_batch_emit(struct ckpt_task *t, const struct rec *r)
 {
 	const struct ckpt_pipeline *p = t->job->p;
 
@@ -338,7 +339,7 @@ ckpt_batch_emit(struct task *t, const struct rec *r)
  * or not at all.
  */
 static int
-write_partition(struct bjob *b, struct task *t, struct ckpt_err *e)
+write_partition(struct bjob *b, struct ckpt_task *t, struct ckpt_err *e)
 {
 	struct bout *o = t->bout;
 	size_t len = 16 + 8, k = 16;
@@ -447,7 +448,7 @@ find_section(const unsigned char *d, size_t len, size_t k, uint32_t c, size_t *a
 }
 
 static void
-take_records(struct task *t, const unsigned char *d, size_t n, size_t g)
+take_records(struct ckpt_task *t, const unsigned char *d, size_t n, size_t g)
 {
 	for (size_t x = 0; x < n && !atomic_load(&t->cancel); x += PART_REC) {
 		struct rec r = {get64(d + x), (int64_t)get64(d + x + 8), (int64_t)get64(d + x + 16)};
@@ -479,7 +480,7 @@ lose_partition(struct bjob *b, size_t v, uint32_t s, const char *path)
 
 /* A partition missing or damaged: Flink's PartitionNotFoundException, a failover that reruns its producer. */
 static int
-partition_lost(struct bjob *b, struct task *t, size_t producer, struct ckpt_err *e)
+partition_lost(struct bjob *b, struct ckpt_task *t, size_t producer, struct ckpt_err *e)
 {
 	if (e->kind == CKPT_ERR_INPUT || (e->kind == CKPT_ERR_IO && e->sys_errno == ENOENT))
 		b->lost_from[t->gi] = producer + 1;
@@ -488,7 +489,7 @@ partition_lost(struct bjob *b, struct task *t, size_t producer, struct ckpt_err 
 
 /* Feed input g of t: the sections of its producers, producer by producer. */
 static int
-feed(struct bjob *b, struct task *t, size_t g, struct ckpt_err *e)
+feed(struct bjob *b, struct ckpt_task *t, size_t g, struct ckpt_err *e)
 {
 	size_t k = t->v->in[g];
 	const struct pl_edge *ed = &b->p->e[k];
@@ -521,7 +522,7 @@ feed(struct bjob *b, struct task *t, size_t g, struct ckpt_err *e)
 
 /* Take what queue q holds (swapping buffers with mine); 1 when every producer ended and nothing is left. */
 static int
-pq_take(struct bjob *b, struct task *t, size_t g, struct bsec *mine)
+pq_take(struct bjob *b, struct ckpt_task *t, size_t g, struct bsec *mine)
 {
 	const struct pl_edge *ed = &b->p->e[t->v->in[g]];
 	struct pq *q = ckpt_bp_pq_of(b, t->v->in[g], t->sub);
@@ -548,7 +549,7 @@ pq_take(struct bjob *b, struct task *t, size_t g, struct bsec *mine)
 
 /* The pipelined inputs of t, taken as they come, until every producer ended. */
 static int
-feed_pipelined(struct bjob *b, struct task *t, struct ckpt_err *e)
+feed_pipelined(struct bjob *b, struct ckpt_task *t, struct ckpt_err *e)
 {
 	unsigned char *done = ckpt_calloc(t->v->nin + 1, 1, e);
 	struct bsec mine = {0};
@@ -581,7 +582,7 @@ feed_pipelined(struct bjob *b, struct task *t, struct ckpt_err *e)
 /* ---- one subtask: open, all of its input, end of input, its partition written */
 
 static int
-run_subtask(struct bjob *b, struct task *t, struct ckpt_err *e)
+run_subtask(struct bjob *b, struct ckpt_task *t, struct ckpt_err *e)
 {
 	int r = -1;
 
@@ -625,7 +626,7 @@ out:
 void *
 ckpt_bp_task_main(void *arg)
 {
-	struct task *t = arg;
+	struct ckpt_task *t = arg;
 	struct bjob *b = (struct bjob *)t->job;
 	int r = run_subtask(b, t, &b->terr[t->gi]);
 

@@ -21,9 +21,9 @@ ckpt_now_ms(void)
 }
 
 static void
-post_state(struct task *t, enum ckpt_exec_state s)
+post_state(struct ckpt_task *t, enum ckpt_exec_state s)
 {
-	struct msg *m = ckpt_msg_new(MSG_STATE, t);
+	struct ckpt_msg *m = ckpt_msg_new(MSG_STATE, t);
 
 	if (m == NULL)
 		return;
@@ -32,10 +32,10 @@ post_state(struct task *t, enum ckpt_exec_state s)
 }
 
 void
-ckpt_task_decline(struct task *t, int64_t id, const char *reason)
+ckpt_task_decline(struct ckpt_task *t, int64_t id, const char *reason)
 {
 	struct entry en = {.kind = ENT_CANCEL, .bar = {.id = id}};
-	struct msg *m = ckpt_msg_new(MSG_DECLINE, t);
+	struct ckpt_msg *m = ckpt_msg_new(MSG_DECLINE, t);
 
 	ckpt_task_broadcast_event(t, &en);
 	if (m == NULL)
@@ -47,11 +47,11 @@ ckpt_task_decline(struct task *t, int64_t id, const char *reason)
 
 /* The synchronous part of a checkpoint: forward the barrier, snapshot the operator, acknowledge. */
 void
-ckpt_task_checkpoint(struct task *t, const struct barrier *b, int64_t align_ns)
+ckpt_task_checkpoint(struct ckpt_task *t, const struct barrier *b, int64_t align_ns)
 {
 	struct entry en = {.kind = ENT_BARRIER, .bar = *b};
 	struct ckpt_subtask *st;
-	struct msg *m;
+	struct ckpt_msg *m;
 	struct ckpt_err e = {0};
 
 	if (b->id <= t->last_cp_id)
@@ -97,9 +97,9 @@ ckpt_task_checkpoint(struct task *t, const struct barrier *b, int64_t align_ns)
 }
 
 static void
-fail_task(struct task *t, const char *why)
+fail_task(struct ckpt_task *t, const char *why)
 {
-	struct msg *m = ckpt_msg_new(MSG_FAILED, t);
+	struct ckpt_msg *m = ckpt_msg_new(MSG_FAILED, t);
 
 	t->failed = 1;
 	atomic_store(&t->cancel, 1);
@@ -112,7 +112,7 @@ fail_task(struct task *t, const char *why)
 
 /* The injected failure of this attempt fires (task_count_record counts). */
 void
-ckpt_task_fail_injected(struct task *t)
+ckpt_task_fail_injected(struct ckpt_task *t)
 {
 	if (!t->failed)
 		fail_task(t, "injected failure");
@@ -120,10 +120,10 @@ ckpt_task_fail_injected(struct task *t)
 
 /* Input ended (bounded source, stop, or EndOfData on every input): finish() and EndOfData downstream. */
 void
-ckpt_task_end_of_data(struct task *t, int drain)
+ckpt_task_end_of_data(struct ckpt_task *t, int drain)
 {
 	struct entry en = {.kind = ENT_END_OF_DATA, .bar = {.drain = drain}};
-	struct msg *m;
+	struct ckpt_msg *m;
 
 	if (t->phase != PH_RUNNING)
 		return;
@@ -142,7 +142,7 @@ ckpt_task_end_of_data(struct task *t, int drain)
 }
 
 void
-ckpt_task_handle_mail(struct task *t)
+ckpt_task_handle_mail(struct ckpt_task *t)
 {
 	int64_t done = atomic_load(&t->completed), ab;
 
@@ -179,7 +179,7 @@ ckpt_task_handle_mail(struct task *t)
 
 /* Watermarks of several channels combine to their minimum (closed channels do not hold it back). */
 static void
-on_watermark(struct task *t, size_t ch, int64_t wm)
+on_watermark(struct ckpt_task *t, size_t ch, int64_t wm)
 {
 	int64_t min = MAX_WATERMARK;
 	int open = 0;
@@ -204,7 +204,7 @@ on_watermark(struct task *t, size_t ch, int64_t wm)
 /* The elements d[off..end) of input channel ch, in order; where it stopped: end, or earlier when cancelled
  * or (prio set) after the element at which a priority event came in. */
 static inline __attribute__((always_inline)) size_t /* inlined twice: prio is a constant in each */
-process_range(struct task *t, size_t ch, const unsigned char *data, size_t off, size_t end, int prio)
+process_range(struct ckpt_task *t, size_t ch, const unsigned char *data, size_t off, size_t end, int prio)
 {
 	size_t input = t->in[ch].gate;
 
@@ -234,7 +234,7 @@ process_range(struct task *t, size_t ch, const unsigned char *data, size_t off, 
 }
 
 void
-ckpt_task_process_elems(struct task *t, size_t ch, const unsigned char *data, size_t len)
+ckpt_task_process_elems(struct ckpt_task *t, size_t ch, const unsigned char *data, size_t len)
 {
 	size_t off = 0, end = len - len % REC_SIZE;
 
@@ -268,7 +268,7 @@ ckpt_task_process_elems(struct task *t, size_t ch, const unsigned char *data, si
 }
 
 static void
-process_buffer(struct task *t, size_t ch, struct buf *b)
+process_buffer(struct ckpt_task *t, size_t ch, struct ckpt_buf *b)
 {
 	if (t->ua != NULL)
 		ckpt_ua_on_buffer(t, ch, b);
@@ -277,7 +277,7 @@ process_buffer(struct task *t, size_t ch, struct buf *b)
 }
 
 static void
-on_end_of_data(struct task *t, size_t ch, int drain)
+on_end_of_data(struct ckpt_task *t, size_t ch, int drain)
 {
 	int all = 1, all_drain = 1;
 
@@ -295,7 +295,7 @@ on_end_of_data(struct task *t, size_t ch, int drain)
 }
 
 static void
-on_entry(struct task *t, size_t ch, struct entry *en)
+on_entry(struct ckpt_task *t, size_t ch, struct entry *en)
 {
 	switch (en->kind) {
 	case ENT_BUFFER:
@@ -320,7 +320,7 @@ on_entry(struct task *t, size_t ch, struct entry *en)
 
 /* Take one entry from the next readable channel (round robin); 0 when none is readable. */
 static int
-read_input(struct task *t)
+read_input(struct ckpt_task *t)
 {
 	for (size_t k = 0; k < t->nin; k++) {
 		size_t ch = (t->rr_in + k) % t->nin;
@@ -336,7 +336,7 @@ read_input(struct task *t)
 }
 
 static int
-outputs_acked(struct task *t)
+outputs_acked(struct ckpt_task *t)
 {
 	for (size_t k = 0; k < t->nout; k++)
 		for (size_t i = 0; i < t->out[k].noc; i++)
@@ -351,7 +351,7 @@ outputs_acked(struct task *t)
  * mail was handled must still be committed by the next turn of the loop before the task closes).
  */
 static int
-may_close(struct task *t)
+may_close(struct ckpt_task *t)
 {
 	const struct ckpt_pipeline *p = t->job->p;
 	int64_t done = t->last_notified;
@@ -367,7 +367,7 @@ may_close(struct task *t)
 
 /* Every input not yet ended has its EndOfPartition queued (its producer closed). */
 static int
-inputs_closed(struct task *t)
+inputs_closed(struct ckpt_task *t)
 {
 	for (size_t i = 0; i < t->nin; i++) {
 		struct channel *c = t->in[i].ch;
@@ -397,7 +397,7 @@ inputs_closed(struct task *t)
  * cancellation ends the wait.
  */
 static void
-test_hold_before_close(struct task *t)
+test_hold_before_close(struct ckpt_task *t)
 {
 	const struct ckpt_pipeline *p = t->job->p;
 	int64_t want = t->sync_savepoint >= 0 ? t->sync_savepoint : t->final_min_id;
@@ -426,7 +426,7 @@ test_hold_before_close(struct task *t)
  * performed first (the loop goes on), one that comes later is refused to the coordinator.
  */
 static int
-close_mail(struct task *t)
+close_mail(struct ckpt_task *t)
 {
 	int ok;
 
@@ -438,7 +438,7 @@ close_mail(struct task *t)
 }
 
 static void
-close_task(struct task *t)
+close_task(struct ckpt_task *t)
 {
 	struct entry en = {.kind = ENT_END_OF_PARTITION};
 
@@ -449,7 +449,7 @@ close_task(struct task *t)
 }
 
 static void
-delay_source(struct task *t)
+delay_source(struct ckpt_task *t)
 {
 	int64_t now = ckpt_now_ms();
 
@@ -465,7 +465,7 @@ delay_source(struct task *t)
  * Returns how long to sleep.
  */
 static int64_t
-idle_flush(struct task *t)
+idle_flush(struct ckpt_task *t)
 {
 	int64_t now = ckpt_now_ms(), bt = t->job->p->buffer_timeout_ms;
 
@@ -478,7 +478,7 @@ idle_flush(struct task *t)
 }
 
 static void
-run_loop(struct task *t)
+run_loop(struct ckpt_task *t)
 {
 	while (!atomic_load(&t->cancel) && t->phase != PH_DONE) {
 		unsigned seq = notify_prepare(&t->nt);
@@ -510,7 +510,7 @@ run_loop(struct task *t)
 
 /* Restored as fully finished: no operator runs, downstream only learns that this input ended. */
 static void
-run_finished(struct task *t)
+run_finished(struct ckpt_task *t)
 {
 	struct entry eod = {.kind = ENT_END_OF_DATA, .bar = {.drain = 1}};
 	struct entry eop = {.kind = ENT_END_OF_PARTITION};
@@ -523,7 +523,7 @@ run_finished(struct task *t)
 void *
 ckpt_task_main(void *arg)
 {
-	struct task *t = arg;
+	struct ckpt_task *t = arg;
 	struct ckpt_err e = {0};
 
 	post_state(t, CKPT_INITIALIZING);

@@ -22,13 +22,13 @@ struct ua {
 };
 
 static int
-pending(const struct task *t)
+pending(const struct ckpt_task *t)
 {
 	return t->cur_id >= 0 && t->cur_id != t->done_id;
 }
 
 static int
-timeoutable(const struct task *t, const struct barrier *b)
+timeoutable(const struct ckpt_task *t, const struct barrier *b)
 {
 	return t->job->p->aligned_timeout_ms > 0 && b->kind == BAR_CHECKPOINT && !b->unaligned;
 }
@@ -67,7 +67,7 @@ chan_append(struct ckpt_chan **arr, size_t *n, uint32_t a, uint32_t b, const uns
 
 /* The (gate, channel-in-gate) address of input channel ch, as Flink's InputChannelInfo. */
 static void
-in_addr(const struct task *t, size_t ch, uint32_t *gate, uint32_t *idx)
+in_addr(const struct ckpt_task *t, size_t ch, uint32_t *gate, uint32_t *idx)
 {
 	size_t first = ch;
 
@@ -78,7 +78,7 @@ in_addr(const struct task *t, size_t ch, uint32_t *gate, uint32_t *idx)
 }
 
 static void
-capture_in(struct task *t, size_t ch, const unsigned char *p, size_t len)
+capture_in(struct ckpt_task *t, size_t ch, const unsigned char *p, size_t len)
 {
 	struct ua *u = t->ua;
 	uint32_t a, b;
@@ -93,7 +93,7 @@ capture_in(struct task *t, size_t ch, const unsigned char *p, size_t len)
 
 /* A buffer taken from a channel whose barrier has not come yet: it is in flight across the cut. */
 void
-ckpt_ua_on_buffer(struct task *t, size_t ch, const struct buf *b)
+ckpt_ua_on_buffer(struct ckpt_task *t, size_t ch, const struct ckpt_buf *b)
 {
 	if (!t->in[ch].aligned && !t->in[ch].eop)
 		capture_in(t, ch, b->data, b->len);
@@ -140,7 +140,7 @@ struct prio_push {
 };
 
 static int
-push_one_priority(struct task *t, size_t k, size_t i, void *arg)
+push_one_priority(struct ckpt_task *t, size_t k, size_t i, void *arg)
 {
 	const struct prio_push *pp = arg;
 
@@ -149,7 +149,7 @@ push_one_priority(struct task *t, size_t k, size_t i, void *arg)
 
 /* The barrier goes out as a priority event on every output; what it jumps is output channel state. */
 static void
-broadcast_priority(struct task *t, const struct entry *en, struct ckpt_subtask *st, int *oom)
+broadcast_priority(struct ckpt_task *t, const struct entry *en, struct ckpt_subtask *st, int *oom)
 {
 	struct prio_push pp = {en, st, oom};
 
@@ -179,7 +179,7 @@ pop_priority(struct channel *c, struct entry *en)
  * at once; the buffers in front of it are input channel state.  1 when it was there.
  */
 static int
-extract_barrier(struct task *t, size_t ch, int64_t id)
+extract_barrier(struct ckpt_task *t, size_t ch, int64_t id)
 {
 	struct channel *c = t->in[ch].ch;
 	size_t at = SIZE_MAX;
@@ -231,7 +231,7 @@ announced(struct channel *c, int64_t id, struct barrier *b)
 /* ---- the snapshot and its acknowledgement */
 
 static void
-ua_drop(struct task *t)
+ua_drop(struct ckpt_task *t)
 {
 	if (t->ua == NULL)
 		return;
@@ -241,17 +241,17 @@ ua_drop(struct task *t)
 }
 
 void
-ckpt_ua_release(struct task *t)
+ckpt_ua_release(struct ckpt_task *t)
 {
 	ua_drop(t);
 }
 
 /* Every channel delivered its barrier (or ended): the captured input is complete, acknowledge. */
 static void
-ack(struct task *t)
+ack(struct ckpt_task *t)
 {
 	struct ua *u = t->ua;
-	struct msg *m;
+	struct ckpt_msg *m;
 
 	if (u == NULL)
 		return;
@@ -279,7 +279,7 @@ ack(struct task *t)
  * processed is input state; the acknowledgement waits for the barriers of the other channels.
  */
 void
-ckpt_ua_checkpoint(struct task *t, const struct barrier *b, int64_t align_ns)
+ckpt_ua_checkpoint(struct ckpt_task *t, const struct barrier *b, int64_t align_ns)
 {
 	struct entry en = {.kind = ENT_BARRIER, .bar = *b};
 	struct ckpt_err e = {0};
@@ -315,7 +315,7 @@ ckpt_ua_checkpoint(struct task *t, const struct barrier *b, int64_t align_ns)
 /* ---- the alternating barrier handler (SingleCheckpointBarrierHandler with unaligned enabled) */
 
 static void
-unblock_all(struct task *t)
+unblock_all(struct ckpt_task *t)
 {
 	for (size_t i = 0; i < t->nin; i++)
 		t->in[i].blocked = 0;
@@ -323,7 +323,7 @@ unblock_all(struct task *t)
 }
 
 static void
-clear_aligned(struct task *t)
+clear_aligned(struct ckpt_task *t)
 {
 	for (size_t i = 0; i < t->nin; i++)
 		t->in[i].aligned = 0;
@@ -331,7 +331,7 @@ clear_aligned(struct task *t)
 }
 
 static void
-abort_cp(struct task *t, int64_t id, const char *reason)
+abort_cp(struct ckpt_task *t, int64_t id, const char *reason)
 {
 	if (id > t->cur_id)
 		t->cur_id = id;
@@ -348,7 +348,7 @@ abort_cp(struct task *t, int64_t id, const char *reason)
 
 /* Every open channel delivered the barrier or its EndOfPartition. */
 static void
-all_in(struct task *t)
+all_in(struct ckpt_task *t)
 {
 	struct barrier b = t->pending;
 
@@ -364,7 +364,7 @@ all_in(struct task *t)
 }
 
 static void
-mark(struct task *t, size_t ch)
+mark(struct ckpt_task *t, size_t ch)
 {
 	if (!t->in[ch].aligned) {
 		t->in[ch].aligned = 1;
@@ -374,7 +374,7 @@ mark(struct task *t, size_t ch)
 
 /* Alignment took too long (or the barrier came unaligned): snapshot now, capture what is in flight. */
 static void
-switch_unaligned(struct task *t)
+switch_unaligned(struct ckpt_task *t)
 {
 	struct barrier b = t->pending;
 
@@ -389,7 +389,7 @@ switch_unaligned(struct task *t)
 }
 
 static void
-start_new(struct task *t, const struct barrier *b)
+start_new(struct ckpt_task *t, const struct barrier *b)
 {
 	if (pending(t))
 		abort_cp(t, t->cur_id, "CHECKPOINT_DECLINED_SUBSUMED");
@@ -404,13 +404,13 @@ start_new(struct task *t, const struct barrier *b)
 }
 
 static int
-timed_out(const struct task *t)
+timed_out(const struct ckpt_task *t)
 {
 	return t->ua_deadline_ms != 0 && ckpt_now_ms() >= t->ua_deadline_ms;
 }
 
 static void
-after_mark(struct task *t)
+after_mark(struct ckpt_task *t)
 {
 	if (!t->ua_unaligned && timed_out(t))
 		switch_unaligned(t);
@@ -419,7 +419,7 @@ after_mark(struct task *t)
 }
 
 void
-ckpt_ua_on_barrier(struct task *t, const struct barrier *b, size_t ch, int rpc)
+ckpt_ua_on_barrier(struct ckpt_task *t, const struct barrier *b, size_t ch, int rpc)
 {
 	if (b->id < t->cur_id || (b->id == t->cur_id && !pending(t)))
 		return;
@@ -437,7 +437,7 @@ ckpt_ua_on_barrier(struct task *t, const struct barrier *b, size_t ch, int rpc)
 }
 
 void
-ckpt_ua_on_cancel(struct task *t, int64_t id)
+ckpt_ua_on_cancel(struct ckpt_task *t, int64_t id)
 {
 	if (id > t->cur_id || (id == t->cur_id && pending(t) && (t->naligned > 0 || t->ua_unaligned)))
 		abort_cp(t, id, "CHECKPOINT_DECLINED_ON_CANCELLATION_BARRIER");
@@ -445,7 +445,7 @@ ckpt_ua_on_cancel(struct task *t, int64_t id)
 
 /* EndOfPartition stands in for the channel's barrier (FLIP-147): it also ends its capture. */
 void
-ckpt_ua_on_end_of_partition(struct task *t, size_t ch)
+ckpt_ua_on_end_of_partition(struct ckpt_task *t, size_t ch)
 {
 	t->nopen--;
 	if (!pending(t))
@@ -459,7 +459,7 @@ ckpt_ua_on_end_of_partition(struct task *t, size_t ch)
 }
 
 void
-ckpt_ua_on_abort_notified(struct task *t, int64_t id)
+ckpt_ua_on_abort_notified(struct ckpt_task *t, int64_t id)
 {
 	if (id == t->cur_id && pending(t))
 		abort_cp(t, id, "CHECKPOINT_DECLINED");
@@ -470,7 +470,7 @@ ckpt_ua_on_abort_notified(struct task *t, int64_t id)
  * a barrier queued behind data starts the aligned timer, or, once unaligned, is taken at once.
  */
 void
-ckpt_ua_poll(struct task *t)
+ckpt_ua_poll(struct ckpt_task *t)
 {
 	struct barrier nb;
 
@@ -502,7 +502,7 @@ ckpt_ua_poll(struct task *t)
 }
 
 int
-ckpt_ua_boundary(struct task *t)
+ckpt_ua_boundary(struct ckpt_task *t)
 {
 	int64_t room;
 	int flushed = 0;
@@ -544,7 +544,7 @@ grant:
 }
 
 int64_t
-ckpt_ua_wait_ms(struct task *t, int64_t ms)
+ckpt_ua_wait_ms(struct ckpt_task *t, int64_t ms)
 {
 	if (t->ua_deadline_ms != 0) {
 		int64_t left = t->ua_deadline_ms - ckpt_now_ms();
@@ -558,7 +558,7 @@ ckpt_ua_wait_ms(struct task *t, int64_t ms)
 /* ---- restore: output state first, then each channel's input state, then live input */
 
 static int
-check_len(const struct task *t, const struct ckpt_chan *c, const char *what, struct ckpt_err *e)
+check_len(const struct ckpt_task *t, const struct ckpt_chan *c, const char *what, struct ckpt_err *e)
 {
 	if (c->data.len % REC_SIZE != 0)
 		return ckpt_err_set(e, CKPT_ERR_INPUT, t->v->id, "subtask %u: %s channel state %u/%u is not whole elements",
@@ -567,7 +567,7 @@ check_len(const struct task *t, const struct ckpt_chan *c, const char *what, str
 }
 
 static size_t
-find_in(const struct task *t, uint32_t gate, uint32_t idx)
+find_in(const struct ckpt_task *t, uint32_t gate, uint32_t idx)
 {
 	for (size_t i = 0; i < t->nin; i++) {
 		uint32_t a, b;
@@ -580,7 +580,7 @@ find_in(const struct task *t, uint32_t gate, uint32_t idx)
 }
 
 int
-ckpt_ua_restore(struct task *t, struct ckpt_err *e)
+ckpt_ua_restore(struct ckpt_task *t, struct ckpt_err *e)
 {
 	const struct ckpt_subtask *r = t->restored;
 

@@ -23,15 +23,6 @@
 
 /* ---- framing */
 
-static void
-put32(unsigned char *p, uint32_t v)
-{
-	p[0] = (unsigned char)(v >> 24);
-	p[1] = (unsigned char)(v >> 16);
-	p[2] = (unsigned char)(v >> 8);
-	p[3] = (unsigned char)v;
-}
-
 static uint32_t
 get32(const unsigned char *p)
 {
@@ -43,10 +34,9 @@ encode_header(unsigned char h[CKPT_EVENT_HEADER], uint32_t type, const void *pay
 {
 	uint64_t x = ckpt_xxh3(payload, len);
 
-	put32(h, (uint32_t)len);
-	put32(h + 4, type);
-	put32(h + 8, (uint32_t)(x >> 32));
-	put32(h + 12, (uint32_t)x);
+	ckpt_store_be(h, (uint32_t)len, 4);
+	ckpt_store_be(h + 4, type, 4);
+	ckpt_store_be(h + 8, x, 8);
 }
 
 static char *
@@ -738,11 +728,10 @@ static int
 verr(const struct ckpt_evreader *r, uint32_t seg, uint64_t off, struct ckpt_err *e, enum ckpt_errkind kind,
      const char *fmt, va_list ap)
 {
-	char where[sizeof e->where], text[sizeof e->text];
+	char where[sizeof e->where];
 
 	seg_where(r, seg, where, sizeof where);
-	vsnprintf(text, sizeof text, fmt, ap);
-	return ckpt_err_set(e, kind, where, "offset %llu: %s", (unsigned long long)off, text);
+	return ckpt_err_vat(e, kind, where, off, fmt, ap);
 }
 
 static int
@@ -1097,8 +1086,8 @@ copy_records(struct ckpt_evreader *r, struct copy *c, struct ckpt_err *e)
 			return -1;
 		if (r->fl) {
 			/* Flink's log stays Flink's: its record as stored */
-			put32(h, ev.type);
-			put32(h + 4, (uint32_t)r->rawlen);
+			ckpt_store_be(h, ev.type, 4);
+			ckpt_store_be(h + 4, (uint32_t)r->rawlen, 4);
 			if (write_all(c->fd, h, CKPT_EVFLINK_HEADER) < 0 || write_all(c->fd, r->raw, r->rawlen) < 0)
 				return ckpt_err_sys(e, c->tmpdir, "write error");
 			continue;

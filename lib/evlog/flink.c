@@ -138,14 +138,13 @@ static int bad(struct dec *d, size_t at, const char *fmt, ...) __attribute__((fo
 static int
 bad(struct dec *d, size_t at, const char *fmt, ...)
 {
-	char msg[900];
 	va_list ap;
 
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
 	d->at = at;
-	return ckpt_err_set(d->e, CKPT_ERR_REFUSED, "", "%s", msg);
+	va_start(ap, fmt);
+	ckpt_err_vset(d->e, CKPT_ERR_REFUSED, "", fmt, ap);
+	va_end(ap);
+	return -1;
 }
 
 /* The javaser's "offset N: text" into d->at = N and the text alone. */

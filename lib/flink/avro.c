@@ -34,12 +34,6 @@ struct aschema {
 	char why[160];          /* what a schema ckpt does not take has */
 };
 
-static int
-nomem(struct ckpt_fsrc *s)
-{
-	return ckpt_err_set(s->e, CKPT_ERR_NOMEM, s->where, "out of memory");
-}
-
 void
 ckpt_fser_avro_free(void *p)
 {
@@ -305,7 +299,7 @@ snapshot_string(struct ckpt_fsrc *s, int version, char **out, const char *what)
 	*out = json_is_string(v) ? strdup(json_string_value(v)) : NULL;
 	json_decref(v);
 	if (*out == NULL)
-		return v ? nomem(s) : ckpt_fsrc_fail(s, "a null %s", what);
+		return v ? ckpt_fsrc_nomem(s) : ckpt_fsrc_fail(s, "a null %s", what);
 	return 0;
 }
 
@@ -331,27 +325,21 @@ ckpt_fser_avro_snapshot(struct ckpt_fsrc *s, struct ckpt_fser *t)
 		return ckpt_fsrc_fail(s, "Avro schema not JSON: %s", je.text);
 	if ((sc = calloc(1, sizeof *sc)) == NULL) {
 		json_decref(j);
-		return nomem(s);
+		return ckpt_fsrc_nomem(s);
 	}
 	t->ext = sc;
 	sc->root = parse(sc, j, NULL, 0);
 	json_decref(j);
 	if (sc->root == NULL && strcmp(sc->why, "out of memory") == 0)
-		return nomem(s);
+		return ckpt_fsrc_nomem(s);
 	if (sc->root == NULL) /* stepped over, its values not decoded: the state stays untyped */
 		t->kind = FSER_OPAQUE;
 	if (t->name == NULL && sc->root && sc->root->name && (t->name = strdup(sc->root->name)) == NULL)
-		return nomem(s);
+		return ckpt_fsrc_nomem(s);
 	return 0;
 }
 
 /* ---------------------------------------------------------------- values */
-
-static int64_t
-floordiv(int64_t a, int64_t b)
-{
-	return a / b - (a % b != 0 && (a < 0) != (b < 0));
-}
 
 /* date "YYYY-MM-DD" (other years signed, as Java's LocalDate writes them); time "HH:MM:SS.fff"; timestamps "YYYY-MM-DDTHH:MM:SS.fff" with "Z" (UTC) or
  * without (local), fractions of 3 digits (millis) or 6 (micros). */
@@ -359,7 +347,7 @@ static int
 datetime(struct ckpt_fsrc *s, struct ckpt_fout *o, enum alogical l, int64_t v)
 {
 	int64_t unit = l == L_TIME_US || l == L_TS_US || l == L_LTS_US ? 1000000 : 1000, day = 86400 * unit;
-	int64_t days = l == L_DATE ? v : l == L_TIME_MS || l == L_TIME_US ? 0 : floordiv(v, day), y, rest;
+	int64_t days = l == L_DATE ? v : l == L_TIME_MS || l == L_TIME_US ? 0 : ckpt_floordiv(v, day), y, rest;
 	unsigned m, d;
 	char b[64];
 	int k = 0;
@@ -372,7 +360,7 @@ datetime(struct ckpt_fsrc *s, struct ckpt_fout *o, enum alogical l, int64_t v)
 		ckpt_civil(days, &y, &m, &d);
 		k = snprintf(b, sizeof b, y >= 0 && y <= 9999 ? "%04lld-%02u-%02u" : "%+05lld-%02u-%02u", (long long)y, m, d);
 		if (l == L_DATE)
-			return ckpt_fout_str(o, b, (size_t)k) < 0 ? nomem(s) : 0;
+			return ckpt_fout_str(o, b, (size_t)k) < 0 ? ckpt_fsrc_nomem(s) : 0;
 		b[k++] = 'T';
 	}
 	k += snprintf(b + k, sizeof b - (size_t)k, "%02lld:%02lld:%02lld.%0*lld", (long long)(rest / unit / 3600),
@@ -380,7 +368,7 @@ datetime(struct ckpt_fsrc *s, struct ckpt_fout *o, enum alogical l, int64_t v)
 		      (long long)(rest % unit));
 	if (l == L_TS_MS || l == L_TS_US)
 		b[k++] = 'Z';
-	return ckpt_fout_str(o, b, (size_t)k) < 0 ? nomem(s) : 0;
+	return ckpt_fout_str(o, b, (size_t)k) < 0 ? ckpt_fsrc_nomem(s) : 0;
 }
 
 /* A decimal: the big-endian two's complement unscaled value p[0, n) and the scale, as
@@ -394,10 +382,10 @@ decimal(struct ckpt_fsrc *s, struct ckpt_fout *o, const unsigned char *p, size_t
 	if (n == 0 || n > AVRO_DECIMAL_MAX)
 		return ckpt_fsrc_fail(s, "Avro decimal of %zu bytes", n);
 	if ((text = ckpt_decimal_text(p, n, scale, &nd)) == NULL)
-		return nomem(s);
+		return ckpt_fsrc_nomem(s);
 	r = ckpt_fout_str(o, text, strlen(text));
 	free(text);
-	return r < 0 ? nomem(s) : 0;
+	return r < 0 ? ckpt_fsrc_nomem(s) : 0;
 }
 
 static int
@@ -411,7 +399,7 @@ real(struct ckpt_fsrc *s, struct ckpt_fout *o, double d)
 		r = d > 0 ? ckpt_fout_str(o, "Infinity", 8) : ckpt_fout_str(o, "-Infinity", 9);
 	else
 		r = o->mode == FOUT_NONE ? 0 : ckpt_fout_json(o, json_real(d));
-	return r < 0 ? nomem(s) : 0;
+	return r < 0 ? ckpt_fsrc_nomem(s) : 0;
 }
 
 /* Whether a value of n can take no bytes (null, a record of such), so that a block count alone
@@ -460,7 +448,7 @@ blocks(const struct anode *n, struct ckpt_fsrc *s, struct ckpt_fout *o, int dept
 	uint64_t count = 0;
 
 	if (ckpt_fout_open(o, n->type == A_ARRAY ? '[' : '{') < 0)
-		return nomem(s);
+		return ckpt_fsrc_nomem(s);
 	for (;;) {
 		if (block_count(s, n->kids[0], &count) < 0)
 			return -1;
@@ -482,7 +470,7 @@ blocks(const struct anode *n, struct ckpt_fsrc *s, struct ckpt_fout *o, int dept
 				key = strndup(kn ? (const char *)k : "", kn); /* a key is a C string */
 				free(k);
 				if (key == NULL)
-					return nomem(s);
+					return ckpt_fsrc_nomem(s);
 				ckpt_fout_key(o, key);
 			}
 			r = avalue(n->kids[0], s, o, depth + 1);
@@ -499,7 +487,7 @@ static int
 record(const struct anode *n, struct ckpt_fsrc *s, struct ckpt_fout *o, int depth)
 {
 	if (ckpt_fout_open(o, '{') < 0)
-		return nomem(s);
+		return ckpt_fsrc_nomem(s);
 	for (size_t i = 0; i < n->nkids; i++) {
 		ckpt_fout_key(o, n->names[i]);
 		if (avalue(n->kids[i], s, o, depth + 1) < 0)
@@ -518,14 +506,14 @@ bytes(const struct anode *n, struct ckpt_fsrc *s, struct ckpt_fout *o)
 	int r;
 
 	if (n->type == A_BYTES ? ckpt_fsrc_blob(s, &p, &len, "Avro bytes") < 0 :
-	    (p = malloc(len ? len : 1)) == NULL ? nomem(s) : ckpt_fsrc_read(s, p, len, "Avro fixed") < 0) {
+	    (p = malloc(len ? len : 1)) == NULL ? ckpt_fsrc_nomem(s) : ckpt_fsrc_read(s, p, len, "Avro fixed") < 0) {
 		free(p);
 		return -1;
 	}
 	if (n->logical == L_DECIMAL)
 		r = decimal(s, o, p, len, n->scale);
 	else
-		r = ckpt_fout_entry(o, p ? p : (const unsigned char *)"", len) < 0 ? nomem(s) : 0;
+		r = ckpt_fout_entry(o, p ? p : (const unsigned char *)"", len) < 0 ? ckpt_fsrc_nomem(s) : 0;
 	free(p);
 	return r;
 }
@@ -557,25 +545,25 @@ avalue(const struct anode *n, struct ckpt_fsrc *s, struct ckpt_fout *o, int dept
 		return ckpt_fsrc_fail(s, "Avro value nested more than %d deep", AVRO_DEPTH);
 	switch (n->type) {
 	case A_NULL:
-		return ckpt_fout_null(o) < 0 ? nomem(s) : 0;
+		return ckpt_fout_null(o) < 0 ? ckpt_fsrc_nomem(s) : 0;
 	case A_BOOL:
 		if (ckpt_fsrc_u8(s, &b, "Avro boolean") < 0)
 			return -1;
 		if (b > 1)
 			return ckpt_fsrc_fail(s, "Avro boolean %u (0 or 1 expected)", b);
-		return ckpt_fout_bool(o, b) < 0 ? nomem(s) : 0;
+		return ckpt_fout_bool(o, b) < 0 ? ckpt_fsrc_nomem(s) : 0;
 	case A_INT:
 		if (ckpt_fsrc_i32(s, &i, "Avro int") < 0)
 			return -1;
 		if (n->logical != L_NONE)
 			return datetime(s, o, n->logical, i);
-		return ckpt_fout_int(o, i) < 0 ? nomem(s) : 0;
+		return ckpt_fout_int(o, i) < 0 ? ckpt_fsrc_nomem(s) : 0;
 	case A_LONG:
 		if (ckpt_fsrc_i64(s, &l, "Avro long") < 0)
 			return -1;
 		if (n->logical != L_NONE)
 			return datetime(s, o, n->logical, l);
-		return ckpt_fout_int(o, l) < 0 ? nomem(s) : 0;
+		return ckpt_fout_int(o, l) < 0 ? ckpt_fsrc_nomem(s) : 0;
 	case A_FLOAT:
 		if (ckpt_fsrc_i32(s, &i, "Avro float") < 0)
 			return -1;
@@ -593,7 +581,7 @@ avalue(const struct anode *n, struct ckpt_fsrc *s, struct ckpt_fout *o, int dept
 			free(p);
 			return ckpt_fsrc_fail(s, "Avro string not UTF-8");
 		}
-		r = ckpt_fout_str(o, p ? (const char *)p : "", len) < 0 ? nomem(s) : 0;
+		r = ckpt_fout_str(o, p ? (const char *)p : "", len) < 0 ? ckpt_fsrc_nomem(s) : 0;
 		free(p);
 		return r;
 	case A_BYTES: case A_FIXED:
@@ -601,7 +589,7 @@ avalue(const struct anode *n, struct ckpt_fsrc *s, struct ckpt_fout *o, int dept
 	case A_ENUM:
 		if (index_of(s, n->nnames, "Avro enum index", &i) < 0)
 			return -1;
-		return ckpt_fout_str(o, n->names[i], strlen(n->names[i])) < 0 ? nomem(s) : 0;
+		return ckpt_fout_str(o, n->names[i], strlen(n->names[i])) < 0 ? ckpt_fsrc_nomem(s) : 0;
 	case A_UNION:
 		if (index_of(s, n->nkids, "Avro union branch", &i) < 0)
 			return -1;

@@ -50,32 +50,14 @@ struct cl {
 static int
 cl_nomem(struct cl *L)
 {
-	return ckpt_err_set(L->c->e, CKPT_ERR_NOMEM, L->c->where, "out of memory");
-}
-
-static void
-put_be32(unsigned char *p, uint32_t v)
-{
-	p[0] = (unsigned char)(v >> 24);
-	p[1] = (unsigned char)(v >> 16);
-	p[2] = (unsigned char)(v >> 8);
-	p[3] = (unsigned char)v;
+	return ckpt_err_nomem(L->c->e, L->c->where);
 }
 
 static int
 buf_add(struct cl *L, struct buf *b, const void *p, size_t n)
 {
-	if (b->n + n > b->cap) {
-		size_t cap = b->cap ? b->cap : 64;
-		unsigned char *x;
-
-		while (cap < b->n + n)
-			cap *= 2;
-		if ((x = realloc(b->p, cap)) == NULL)
-			return cl_nomem(L);
-		b->p = x;
-		b->cap = cap;
-	}
+	if (ckpt_grow(&b->p, &b->cap, b->n + n, 1, 64, NULL) < 0)
+		return cl_nomem(L);
 	if (n)
 		memcpy(b->p + b->n, p, n);
 	b->n += n;
@@ -492,7 +474,7 @@ list_add(struct cl *L, struct fmeta *m, uint32_t kg, const unsigned char *e, siz
 				    "a serialized list", m->name, x->vn);
 	have = x ? (uint32_t)ckpt_be32(x->val) : 0;
 	L->x.n = 0;
-	put_be32(cnt, have + n);
+	ckpt_store_be(cnt, have + n, 4);
 	if (buf_add(L, &L->x, cnt, 4) < 0 || (x && buf_add(L, &L->x, x->val + 4, x->vn - 4) < 0) ||
 	    buf_add(L, &L->x, e, en) < 0)
 		return -1;
@@ -537,7 +519,7 @@ map_set(struct cl *L, struct fmeta *m, uint32_t kg, uint32_t idx, const struct b
 		  buf_add(L, &L->x, v->p, v->n) < 0))
 		goto out;
 	n += v != NULL;
-	put_be32(cnt, n);
+	ckpt_store_be(cnt, n, 4);
 	memcpy(L->x.p, cnt, 4);
 	if (n == 0) /* HeapMapState: the last key removed clears the state */
 		ent_del(L, idx, L->k.p, L->k.n);

@@ -160,6 +160,8 @@ ckpt_fsrc_tell(const struct ckpt_fsrc *s)
 }
 /* Fail at the current position: "where: offset N: text". */
 int ckpt_fsrc_fail(struct ckpt_fsrc *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "where: out of memory" (ckpt_err_nomem at s->where); -1. */
+int ckpt_fsrc_nomem(struct ckpt_fsrc *s);
 /* Start (or stop) copying what is read into s->cap. */
 void ckpt_fsrc_capture(struct ckpt_fsrc *s, int on);
 
@@ -389,6 +391,9 @@ int ckpt_fser_rd_key(const struct ckpt_fser *t, const json_t *v, unsigned char *
 int ckpt_fser_pojo_subclasses(struct ckpt_fsrc *s, struct ckpt_fser *t);
 /* A POJO value (PojoSerializer): null, the class's fields by name, or a subclass's value. */
 int ckpt_fser_pojo_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o);
+/* A LinkedOptionalMap's header and entry count (at most most; what names the count in the
+ * error), as PojoSerializerSnapshot writes its field and subclass maps.  0, or -1. */
+int ckpt_fser_optional_map_size(struct ckpt_fsrc *s, int32_t most, const char *what, int32_t *n);
 /* What pojo.c and avro.c hang on t (subclasses, an Avro schema) freed. */
 void ckpt_fser_ext_free(struct ckpt_fser *t);
 

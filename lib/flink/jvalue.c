@@ -18,15 +18,9 @@
 #define JAVA_DEPTH 48   /* nesting of a Java-serialized value */
 
 static int
-nomem(struct ckpt_fsrc *s)
-{
-	return ckpt_err_set(s->e, CKPT_ERR_NOMEM, s->where, "out of memory");
-}
-
-static int
 put(struct ckpt_fsrc *s, int r)
 {
-	return r < 0 ? nomem(s) : 0;
+	return r < 0 ? ckpt_fsrc_nomem(s) : 0;
 }
 
 /* Two's complement bytes with a scale as a decimal string. */
@@ -41,7 +35,7 @@ decimal_out(struct ckpt_fsrc *s, struct ckpt_fout *o, const unsigned char *b, si
 	if (scale > 100000 || scale < -100000)
 		return ckpt_fsrc_fail(s, "BigDecimal of scale %d, beyond what ckpt prints", scale);
 	if ((text = ckpt_decimal_text(b, n, scale, &nd)) == NULL)
-		return nomem(s);
+		return ckpt_fsrc_nomem(s);
 	r = put(s, ckpt_fout_str(o, text, strlen(text)));
 	free(text);
 	return r;
@@ -75,7 +69,7 @@ bigint(struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t scale, int read_scale, 
 		return decimal_out(s, o, &small[len - 1], 1, scale);
 	}
 	if ((b = malloc((size_t)len - 4)) == NULL)
-		return nomem(s);
+		return ckpt_fsrc_nomem(s);
 	r = ckpt_fsrc_read(s, b, (size_t)len - 4, "BigInteger");
 	if (r == 0 && read_scale)
 		r = ckpt_fsrc_i32(s, &scale, "BigDecimal scale");
@@ -85,17 +79,11 @@ bigint(struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t scale, int read_scale, 
 	return r;
 }
 
-static int64_t
-floordiv(int64_t a, int64_t b)
-{
-	return a / b - (a % b != 0 && (a < 0) != (b < 0));
-}
-
 /* An instant: seconds since the epoch and nanoseconds of that second, in UTC with "Z". */
 static int
 instant_out(struct ckpt_fsrc *s, struct ckpt_fout *o, int64_t sec, int64_t nano)
 {
-	int64_t days = floordiv(sec, 86400);
+	int64_t days = ckpt_floordiv(sec, 86400);
 
 	if (sec < -31557014167219200LL || sec > 31556889864403199LL) /* Instant.MIN, Instant.MAX */
 		return ckpt_fsrc_fail(s, "instant of %" PRId64 " seconds, beyond java.time's", sec);
@@ -168,7 +156,7 @@ time_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o)
 			return -1;
 		if (a == INT64_MIN)
 			return put(s, ckpt_fout_null(o));
-		return instant_out(s, o, floordiv(a, 1000), (a - floordiv(a, 1000) * 1000) * 1000000);
+		return instant_out(s, o, ckpt_floordiv(a, 1000), (a - ckpt_floordiv(a, 1000) * 1000) * 1000000);
 	case FSER_SQLTIMESTAMP: /* the epoch millisecond, then the nanoseconds of its second */
 		if (ckpt_fsrc_i64(s, &a, "timestamp") < 0 || ckpt_fsrc_i32(s, &n, "timestamp nanoseconds") < 0)
 			return -1;
@@ -176,7 +164,7 @@ time_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o)
 			return put(s, ckpt_fout_null(o));
 		if (n < 0 || n > 999999999)
 			return ckpt_fsrc_fail(s, "timestamp nanoseconds %d (0 to 999999999)", n);
-		return instant_out(s, o, floordiv(a, 1000), n);
+		return instant_out(s, o, ckpt_floordiv(a, 1000), n);
 	case FSER_INSTANT:
 		if (ckpt_fsrc_i64(s, &a, "instant seconds") < 0 || ckpt_fsrc_i32(s, &n, "instant nanoseconds") < 0)
 			return -1;
@@ -272,7 +260,7 @@ static int
 elements(struct jout *c, const struct ckpt_javaser_value *const *items, size_t n, int depth)
 {
 	if (ckpt_fout_open(c->o, '[') < 0)
-		return nomem(c->s);
+		return ckpt_fsrc_nomem(c->s);
 	for (size_t i = 0; i < n; i++)
 		if (jv(c, items[i], depth + 1) < 0)
 			return -1;
@@ -285,10 +273,10 @@ static int
 pairs(struct jout *c, const struct ckpt_javaser_value *const *items, size_t n, int depth)
 {
 	if (ckpt_fout_open(c->o, '[') < 0)
-		return nomem(c->s);
+		return ckpt_fsrc_nomem(c->s);
 	for (size_t i = 0; i < n; i++) {
 		if (ckpt_fout_open(c->o, '{') < 0)
-			return nomem(c->s);
+			return ckpt_fsrc_nomem(c->s);
 		ckpt_fout_key_lit(c->o, "key");
 		if (jv(c, items[2 * i], depth + 2) < 0)
 			return -1;
@@ -364,7 +352,7 @@ biginteger(struct jout *c, const struct ckpt_javaser_value *v, int32_t scale)
 	    mag->n > BIGINT_MAX)
 		return 1;
 	if ((b = malloc(mag->n + 1)) == NULL)
-		return nomem(c->s);
+		return ckpt_fsrc_nomem(c->s);
 	b[0] = 0; /* unsigned: a leading zero byte keeps it positive */
 	for (size_t i = 0; i < mag->n; i++)
 		b[i + 1] = (unsigned char)mag->items[i]->i;
@@ -417,14 +405,14 @@ known_value(struct jout *c, const struct ckpt_javaser_value *v)
 		    d->extra[0]->len != 8)
 			return 1;
 		ms = (int64_t)ckpt_be64(d->extra[0]->bytes);
-		nano = (ms - floordiv(ms, 1000) * 1000) * 1000000;
+		nano = (ms - ckpt_floordiv(ms, 1000) * 1000) * 1000000;
 		if (strcmp(cls, "java.sql.Timestamp") == 0) {
 			f = ckpt_javaser_field(v, "nanos");
 			if (f == NULL || f->kind != CKPT_JAVASER_PRIM || f->i < 0 || f->i > 999999999)
 				return 1;
 			nano = f->i;
 		}
-		return instant_out(c->s, c->o, floordiv(ms, 1000), nano);
+		return instant_out(c->s, c->o, ckpt_floordiv(ms, 1000), nano);
 	}
 	return 1;
 }
@@ -437,10 +425,10 @@ object(struct jout *c, const struct ckpt_javaser_value *v, int depth)
 	size_t extra = 0;
 
 	if (ckpt_fout_open(c->o, '{') < 0)
-		return nomem(c->s);
+		return ckpt_fsrc_nomem(c->s);
 	ckpt_fout_key_lit(c->o, "class");
 	if (ckpt_fout_str(c->o, v->cls->name, strlen(v->cls->name)) < 0)
-		return nomem(c->s);
+		return ckpt_fsrc_nomem(c->s);
 	for (size_t i = 0; i < v->n; i++) {
 		const struct ckpt_javaser_classdata *d = &v->data[i];
 
@@ -467,7 +455,7 @@ object(struct jout *c, const struct ckpt_javaser_value *v, int depth)
 	if (extra) {
 		ckpt_fout_key_lit(c->o, "written");
 		if (ckpt_fout_open(c->o, '[') < 0)
-			return nomem(c->s);
+			return ckpt_fsrc_nomem(c->s);
 		for (size_t i = 0; i < v->n; i++)
 			for (size_t k = 0; k < v->data[i].nextra; k++)
 				if (jv(c, v->data[i].extra[k], depth + 2) < 0)
@@ -498,7 +486,7 @@ jv(struct jout *c, const struct ckpt_javaser_value *v, int depth)
 		return block(c, v);
 	case CKPT_JAVASER_CLASS:
 		if (ckpt_fout_open(c->o, '{') < 0)
-			return nomem(c->s);
+			return ckpt_fsrc_nomem(c->s);
 		ckpt_fout_key_lit(c->o, "class");
 		r = ckpt_fout_str(c->o, "java.lang.Class", 15);
 		ckpt_fout_key_lit(c->o, "name");
@@ -510,7 +498,7 @@ jv(struct jout *c, const struct ckpt_javaser_value *v, int depth)
 			unsigned char *b = malloc(v->n ? v->n : 1);
 
 			if (b == NULL)
-				return nomem(c->s);
+				return ckpt_fsrc_nomem(c->s);
 			for (size_t i = 0; i < v->n; i++)
 				b[i] = (unsigned char)v->items[i]->i;
 			r = put(c->s, ckpt_fout_entry(c->o, b, v->n));
@@ -538,13 +526,13 @@ java_stream(struct jout *c, const unsigned char *p, size_t n, size_t *used)
 
 	c->budget = ((size_t)1 << 20) + 16 * n;
 	if ((j = ckpt_javaser_new(p, n, "", 0, JAVA_DEPTH, &e)) == NULL)
-		return nomem(c->s);
+		return ckpt_fsrc_nomem(c->s);
 	if (ckpt_javaser_header(j, &pos) < 0 || ckpt_javaser_read(j, &pos, &v) < 0) {
 		unsigned long long at = 0;
 		int k = 0;
 
 		if (e.kind == CKPT_ERR_NOMEM)
-			nomem(c->s);
+			ckpt_fsrc_nomem(c->s);
 		else if (sscanf(e.text, "offset %llu: %n", &at, &k) == 1 && k > 0 && at <= n) {
 			if (strncmp(e.text + k, "truncated ", 10) == 0)
 				r = 1;
@@ -598,7 +586,7 @@ java_value(struct ckpt_fsrc *s, struct ckpt_fout *o)
 		}
 		if ((nb = realloc(buf, k)) == NULL) {
 			free(buf);
-			return nomem(s);
+			return ckpt_fsrc_nomem(s);
 		}
 		buf = nb;
 		cap = s->capture; /* what is read to find the end is not the entry's bytes */

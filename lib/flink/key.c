@@ -30,8 +30,7 @@ put_be(struct kbuf *b, uint64_t x, size_t n)
 {
 	unsigned char o[8];
 
-	for (size_t i = 0; i < n; i++)
-		o[i] = (unsigned char)(x >> (8 * (n - 1 - i)));
+	ckpt_store_be(o, x, n);
 	return put(b, o, n);
 }
 
@@ -106,17 +105,8 @@ static int
 put_real(struct kbuf *b, const json_t *v, int dbl)
 {
 	double d;
-	const char *s = json_string_value(v);
 
-	if (json_is_number(v))
-		d = json_number_value(v);
-	else if (s && strcmp(s, "NaN") == 0)
-		d = NAN;
-	else if (s && strcmp(s, "Infinity") == 0)
-		d = INFINITY;
-	else if (s && strcmp(s, "-Infinity") == 0)
-		d = -INFINITY;
-	else
+	if (ckpt_json_real(v, &d) < 0)
 		return mismatch(b, dbl ? "a number (a double)" : "a number (a float)");
 	if (dbl) {
 		uint64_t x;

@@ -15,12 +15,6 @@ static const char *const kryo_default[] = {
 	"java.lang.Character", "java.lang.Short", "java.lang.Long", "java.lang.Double", "void",
 };
 
-static int
-nomem(struct ckpt_fsrc *s)
-{
-	return ckpt_err_set(s->e, CKPT_ERR_NOMEM, s->where, "out of memory");
-}
-
 /* Kryo's varint (writeVarInt, optimizePositive): 7 bits a byte, low first, at most 5 bytes. */
 static int
 kryo_varint(const unsigned char *p, size_t n, size_t *at, uint32_t *v)
@@ -111,7 +105,7 @@ kryo_class(struct ckpt_fsrc *s, struct ckpt_fout *o, const unsigned char *p, siz
 	ckpt_fout_key_lit(o, "kryo_id");
 	if (r == 0)
 		r = v >= 2 ? ckpt_fout_int(o, v - 2) : ckpt_fout_null(o);
-	return r < 0 ? nomem(s) : 0;
+	return r < 0 ? ckpt_fsrc_nomem(s) : 0;
 }
 
 /* Kryo's varlong (writeVarLong): 7 bits a byte, low first, the ninth byte whole. */
@@ -258,13 +252,13 @@ ckpt_fser_kryo_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt
 		return ckpt_fsrc_fail(s, "a Kryo value (%s) whose end is not known", t->name ? t->name : "?");
 	n = s->wlen - s->wpos - s->tail;
 	if ((p = malloc(n ? n : 1)) == NULL)
-		return nomem(s);
+		return ckpt_fsrc_nomem(s);
 	memcpy(p, s->win + s->wpos, n);
 	if (hash && kryo_varint(p, n, &at, &v) == 0 && v >= 2)
 		*hashed = kryo_hash(v - 2, p, n, at, hash);
 	if (ckpt_fout_open(o, '{') < 0) {
 		free(p);
-		return nomem(s);
+		return ckpt_fsrc_nomem(s);
 	}
 	r = kryo_class(s, o, p, n);
 	if (r == 0) {
@@ -276,7 +270,7 @@ ckpt_fser_kryo_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt
 		r |= ckpt_fout_str(o, why, sizeof why - 1);
 		ckpt_fout_key_lit(o, "bytes");
 		r |= ckpt_fout_entry(o, p, n);
-		r = r < 0 ? nomem(s) : 0;
+		r = r < 0 ? ckpt_fsrc_nomem(s) : 0;
 	}
 	free(p);
 	if (r < 0)

@@ -31,8 +31,7 @@ w_be(struct wbuf *w, uint64_t v, int n)
 {
 	unsigned char b[8];
 
-	for (int i = 0; i < n; i++)
-		b[i] = (unsigned char)(v >> (8 * (n - 1 - i)));
+	ckpt_store_be(b, v, (size_t)n);
 	return w_bytes(w, b, (size_t)n);
 }
 

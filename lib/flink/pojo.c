@@ -10,12 +10,6 @@
 /* PojoSerializer's flags byte. */
 enum { IS_NULL = 1, NO_SUBCLASS = 2, IS_SUBCLASS = 4, IS_TAGGED_SUBCLASS = 8 };
 
-static int
-nomem(struct ckpt_fsrc *s)
-{
-	return ckpt_err_set(s->e, CKPT_ERR_NOMEM, s->where, "out of memory");
-}
-
 void
 ckpt_fser_ext_free(struct ckpt_fser *t)
 {
@@ -43,7 +37,7 @@ add_sub(struct ckpt_fsrc *s, struct ckpt_fser *t, char *name, struct ckpt_fser *
 	if (m == NULL) {
 		free(name);
 		ckpt_fser_free(k);
-		return nomem(s);
+		return ckpt_fsrc_nomem(s);
 	}
 	t->subs[t->nsubs] = k;
 	t->subnames[t->nsubs++] = name;
@@ -69,23 +63,32 @@ frame_snapshot(struct ckpt_fsrc *s, const unsigned char *p, size_t n, struct ckp
 	return r < 0 ? -1 : 0;
 }
 
-/* A LinkedOptionalMap of subclasses: per entry the class name, the class (a framed optional,
- * absent when the class is gone) and its serializer snapshot (a framed optional). */
-static int
-read_subclasses(struct ckpt_fsrc *s, struct ckpt_fser *t, int32_t most)
+int
+ckpt_fser_optional_map_size(struct ckpt_fsrc *s, int32_t most, const char *what, int32_t *n)
 {
 	int64_t header;
-	int32_t n;
 
 	if (ckpt_fsrc_i64(s, &header, "optional map header") < 0)
 		return -1;
 	if (header != OPTIONAL_MAP_HEADER)
 		return ckpt_fsrc_fail(s, "optional map header %llx (%llx expected)", (unsigned long long)header,
 				      (unsigned long long)OPTIONAL_MAP_HEADER);
-	if (ckpt_fsrc_i32(s, &n, "optional map size") < 0)
+	if (ckpt_fsrc_i32(s, n, "optional map size") < 0)
 		return -1;
-	if (n < 0 || n > most)
-		return ckpt_fsrc_fail(s, "subclass count %d", n);
+	if (*n < 0 || *n > most)
+		return ckpt_fsrc_fail(s, "%s %d", what, *n);
+	return 0;
+}
+
+/* A LinkedOptionalMap of subclasses: per entry the class name, the class (a framed optional,
+ * absent when the class is gone) and its serializer snapshot (a framed optional). */
+static int
+read_subclasses(struct ckpt_fsrc *s, struct ckpt_fser *t, int32_t most)
+{
+	int32_t n;
+
+	if (ckpt_fser_optional_map_size(s, most, "subclass count", &n) < 0)
+		return -1;
 	for (int32_t i = 0; i < n; i++) {
 		struct ckpt_fser *k = NULL;
 		unsigned char *frame;
@@ -146,7 +149,7 @@ fields(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o)
 		if (isnull > 1)
 			return ckpt_fsrc_fail(s, "POJO field null flag %u (0 or 1 expected)", isnull);
 		ckpt_fout_key(o, t->names[i]);
-		if (isnull ? ckpt_fout_null(o) < 0 && nomem(s) : ckpt_fser_emit(t->kids[i], s, o, &h, &hd) < 0)
+		if (isnull ? ckpt_fout_null(o) < 0 && ckpt_fsrc_nomem(s) : ckpt_fser_emit(t->kids[i], s, o, &h, &hd) < 0)
 			return -1;
 	}
 	return 0;
@@ -188,14 +191,14 @@ subclass(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, ui
 	else if ((b = ckpt_fser_blocker(k)) != NULL)
 		ckpt_fsrc_fail(s, "POJO subclass %s of %s: its serializer %s is not one ckpt decodes", name, t->name, b);
 	else if (ckpt_fout_open(o, '{') < 0)
-		nomem(s);
+		ckpt_fsrc_nomem(s);
 	else {
 		ckpt_fout_key_lit(o, "subclass");
 		r = ckpt_fout_str(o, name, strlen(name));
 		ckpt_fout_key_lit(o, "tag");
 		r |= tag >= 0 ? ckpt_fout_int(o, tag) : ckpt_fout_null(o);
 		ckpt_fout_key_lit(o, "value");
-		r = r < 0 ? nomem(s) : ckpt_fser_emit(k, s, o, &h, &hd);
+		r = r < 0 ? ckpt_fsrc_nomem(s) : ckpt_fser_emit(k, s, o, &h, &hd);
 		if (r == 0)
 			ckpt_fout_close(o);
 	}
@@ -214,10 +217,10 @@ pojo_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o)
 		return -1;
 	switch (flags) {
 	case IS_NULL:
-		return ckpt_fout_null(o) < 0 ? nomem(s) : 0;
+		return ckpt_fout_null(o) < 0 ? ckpt_fsrc_nomem(s) : 0;
 	case NO_SUBCLASS:
 		if (ckpt_fout_open(o, '{') < 0)
-			return nomem(s);
+			return ckpt_fsrc_nomem(s);
 		if (fields(t, s, o) < 0)
 			return -1;
 		ckpt_fout_close(o);
@@ -245,5 +248,5 @@ ckpt_fser_pojo_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt
 		ckpt_fout_reset(&j);
 		return -1;
 	}
-	return ckpt_fout_json(o, j.root) < 0 ? nomem(s) : 0;
+	return ckpt_fout_json(o, j.root) < 0 ? ckpt_fsrc_nomem(s) : 0;
 }

@@ -46,12 +46,6 @@ ckpt_fser_rd_free(struct ckpt_rdtype *rd)
 	free(rd);
 }
 
-static int
-nomem(struct ckpt_fsrc *s)
-{
-	return ckpt_err_set(s->e, CKPT_ERR_NOMEM, s->where, "out of memory");
-}
-
 /* ---------------------------------------------------------------- logical types, from Java objects */
 
 static int
@@ -219,14 +213,14 @@ java_parse(struct ckpt_fsrc *s, const unsigned char *p, size_t n, int data, size
 
 	*pos = 0;
 	if ((j = ckpt_javaser_new(p, n, s->where, 0, RD_JAVA_DEPTH, s->e)) == NULL)
-		return nomem(s);
+		return ckpt_fsrc_nomem(s);
 	if (ckpt_javaser_header(j, pos) == 0 && ckpt_javaser_read(j, pos, &v) == 0) {
 		if (data == JT_DATA)
 			v = ckpt_javaser_field(v, "logicalType");
 		if (data == JT_SKIP || (*out = rdtype(v, 0, &why)) != NULL)
 			r = 0;
 		else
-			nomem(s);
+			ckpt_fsrc_nomem(s);
 	}
 	ckpt_javaser_free(j);
 	return r;
@@ -252,7 +246,7 @@ java_type(struct ckpt_fsrc *s, int data, struct ckpt_rdtype **out)
 	if (whole || s->snappy || s->capture || s->fd < 0)
 		return whole ? -1 : 1;
 	if ((own = malloc(n ? n : 1)) == NULL)
-		return nomem(s);
+		return ckpt_fsrc_nomem(s);
 	r = ckpt_fsrc_read(s, own, n, "logical type");
 	if (r == 0 && (r = java_parse(s, own, n, data, &pos, out)) == 0)
 		r = ckpt_fsrc_seek(s, at + pos, 0);
@@ -287,13 +281,13 @@ read_rowdata(struct ckpt_fsrc *s, struct ckpt_fser *t)
 	if (n < 0 || n > RD_FIELDS)
 		return ckpt_fsrc_fail(s, "row field count %d", n);
 	if (rd_scalar(t, RD_ROW, 0, 0) < 0)
-		return nomem(s);
+		return ckpt_fsrc_nomem(s);
 	for (int32_t i = 0; i < n; i++) {
 		if ((r = java_type(s, JT_TYPE, &k)) != 0)
 			return r == 1 ? (t->kind = FSER_UNKNOWN, 1) : -1;
 		if (rd_add(t->rd, k, NULL) < 0) {
 			ckpt_fser_rd_free(k);
-			return nomem(s);
+			return ckpt_fsrc_nomem(s);
 		}
 	}
 	/* the nested snapshots: through a composite's reader, which these are laid out as after its outer part */
@@ -327,13 +321,13 @@ ckpt_fser_rd_read(struct ckpt_fsrc *s, struct ckpt_fser *t)
 		if (t->version != 3)
 			return t->kind = FSER_UNKNOWN, 1;
 		if (rd_scalar(t, t->kind == FSER_ARRAYDATA ? RD_ARRAY : RD_MAP, 0, 0) < 0)
-			return nomem(s);
+			return ckpt_fsrc_nomem(s);
 		for (int i = 0; i < (t->kind == FSER_ARRAYDATA ? 1 : 2); i++) {
 			if ((r = java_type(s, JT_TYPE, &k)) != 0)
 				return r == 1 ? (t->kind = FSER_UNKNOWN, 1) : -1;
 			if (rd_add(t->rd, k, NULL) < 0) {
 				ckpt_fser_rd_free(k);
-				return nomem(s);
+				return ckpt_fsrc_nomem(s);
 			}
 		}
 		for (int i = 0; i < (t->kind == FSER_ARRAYDATA ? 1 : 2); i++)
@@ -347,7 +341,7 @@ ckpt_fser_rd_read(struct ckpt_fsrc *s, struct ckpt_fser *t)
 			return -1;
 		if (a < 0 || a > 9)
 			return ckpt_fsrc_fail(s, "timestamp precision %d", a);
-		return rd_scalar(t, RD_TIMESTAMP, a, 0) < 0 ? nomem(s) : 0;
+		return rd_scalar(t, RD_TIMESTAMP, a, 0) < 0 ? ckpt_fsrc_nomem(s) : 0;
 	case FSER_DECIMALDATA: /* the same payload in versions 1 to 3 */
 		if (t->version < 1 || t->version > 3)
 			return t->kind = FSER_UNKNOWN, 1;
@@ -355,7 +349,7 @@ ckpt_fser_rd_read(struct ckpt_fsrc *s, struct ckpt_fser *t)
 			return -1;
 		if (a < 1 || a > 38 || b < 0 || b > a)
 			return ckpt_fsrc_fail(s, "decimal precision %d and scale %d", a, b);
-		return rd_scalar(t, RD_DECIMAL, a, b) < 0 ? nomem(s) : 0;
+		return rd_scalar(t, RD_DECIMAL, a, b) < 0 ? ckpt_fsrc_nomem(s) : 0;
 	default:
 		return 1;
 	}
@@ -397,13 +391,13 @@ le(const unsigned char *p, int n)
 static int
 put(struct rdc *c, int r)
 {
-	return r < 0 ? nomem(c->s) : 0;
+	return r < 0 ? ckpt_fsrc_nomem(c->s) : 0;
 }
 
 static int
 open_c(struct rdc *c, char k)
 {
-	return ckpt_fout_open(c->o, k) < 0 ? nomem(c->s) : 0;
+	return ckpt_fout_open(c->o, k) < 0 ? ckpt_fsrc_nomem(c->s) : 0;
 }
 
 static int
@@ -457,7 +451,7 @@ out_decimal(struct rdc *c, const struct ckpt_rdtype *t, const unsigned char *b, 
 		return ckpt_fsrc_fail(c->s, "%s offset %zu: decimal(%d, %d) of %zu bytes", c->what, at, t->precision,
 				      t->scale, n);
 	if ((text = ckpt_decimal_text(b, n, t->scale, &nd)) == NULL)
-		return nomem(c->s);
+		return ckpt_fsrc_nomem(c->s);
 	if (nd > t->precision && !(nd == 1 && text[0] == '0')) {
 		free(text);
 		return ckpt_fsrc_fail(c->s, "%s offset %zu: decimal of %d digits, more than its precision %d", c->what,
@@ -772,23 +766,9 @@ binary_hash(const unsigned char *p, size_t n, int32_t *hash)
 
 	if (n % 4 != 0)
 		return 0;
-	for (size_t i = 0; i < n; i += 4) {
-		uint32_t k = (uint32_t)p[i] | (uint32_t)p[i + 1] << 8 | (uint32_t)p[i + 2] << 16 | (uint32_t)p[i + 3] << 24;
-
-		k *= 0xcc9e2d51u;
-		k = k << 15 | k >> 17;
-		k *= 0x1b873593u;
-		h ^= k;
-		h = h << 13 | h >> 19;
-		h = h * 5 + 0xe6546b64u;
-	}
-	h ^= (uint32_t)n;
-	h ^= h >> 16;
-	h *= 0x85ebca6bu;
-	h ^= h >> 13;
-	h *= 0xc2b2ae35u;
-	h ^= h >> 16;
-	*hash = (int32_t)h;
+	for (size_t i = 0; i < n; i += 4)
+		h = ckpt_murmur32_word(h, (uint32_t)ckpt_load_le(p + i, 4));
+	*hash = (int32_t)ckpt_murmur32_final(h, (uint32_t)n);
 	return 1;
 }
 

@@ -232,15 +232,7 @@ write_field(struct rw *w, const struct ckpt_rdtype *t, const json_t *v, size_t a
 		return 0;
 	}
 	case RD_FLOAT: case RD_DOUBLE:
-		if (json_is_number(v))
-			d = json_number_value(v);
-		else if (s && strcmp(s, "NaN") == 0)
-			d = NAN;
-		else if (s && strcmp(s, "Infinity") == 0)
-			d = INFINITY;
-		else if (s && strcmp(s, "-Infinity") == 0)
-			d = -INFINITY;
-		else
+		if (ckpt_json_real(v, &d) < 0)
 			return -1;
 		if (t->root == RD_FLOAT) {
 			f = (float)d;

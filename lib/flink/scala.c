@@ -5,12 +5,6 @@
 
 #include "flink.h"
 
-static int
-nomem(struct ckpt_fsrc *s)
-{
-	return ckpt_err_set(s->e, CKPT_ERR_NOMEM, s->where, "out of memory");
-}
-
 int
 ckpt_fser_scala_enum(struct ckpt_fsrc *s, struct ckpt_fser *t)
 {
@@ -23,7 +17,7 @@ ckpt_fser_scala_enum(struct ckpt_fsrc *s, struct ckpt_fser *t)
 		return ckpt_fsrc_fail(s, "enumeration constant count %d", n);
 	if (n > 0 && ((t->names = calloc((size_t)n, sizeof *t->names)) == NULL ||
 		      (t->ids = calloc((size_t)n, sizeof *t->ids)) == NULL))
-		return nomem(s);
+		return ckpt_fsrc_nomem(s);
 	for (int32_t i = 0; i < n; i++) {
 		if (ckpt_fsrc_utf(s, &t->names[i], "enumeration constant") < 0)
 			return -1;
@@ -53,7 +47,7 @@ tagged(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, cons
 	int hd;
 
 	if (ckpt_fout_open(o, '{') < 0)
-		return nomem(s);
+		return ckpt_fsrc_nomem(s);
 	ckpt_fout_key(o, tag);
 	if (ckpt_fser_emit(t, s, o, &h, &hd) < 0)
 		return -1;
@@ -73,13 +67,13 @@ traversable(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o)
 	if (n < 0)
 		return ckpt_fsrc_fail(s, "negative collection size %d", n);
 	if (ckpt_fout_open(o, '[') < 0)
-		return nomem(s);
+		return ckpt_fsrc_nomem(s);
 	for (int32_t i = 0; i < n; i++) {
 		uint8_t present;
 
 		if (read_flag(s, &present, "collection element flag") < 0)
 			return -1;
-		if (!present ? ckpt_fout_null(o) < 0 && nomem(s) : ckpt_fser_emit(t->kids[0], s, o, &h, &hd) < 0)
+		if (!present ? ckpt_fout_null(o) < 0 && ckpt_fsrc_nomem(s) : ckpt_fser_emit(t->kids[0], s, o, &h, &hd) < 0)
 			return -1;
 	}
 	ckpt_fout_close(o);
@@ -96,7 +90,7 @@ scala_enum(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o)
 		return -1;
 	for (size_t i = 0; i < t->nnames; i++)
 		if (t->ids[i] == id)
-			return ckpt_fout_str(o, t->names[i], strlen(t->names[i])) < 0 ? nomem(s) : 0;
+			return ckpt_fout_str(o, t->names[i], strlen(t->names[i])) < 0 ? ckpt_fsrc_nomem(s) : 0;
 	return ckpt_fsrc_fail(s, "enumeration id %d is none of the %zu constants of %s", id, t->nnames, t->name);
 }
 
@@ -112,7 +106,7 @@ ckpt_fser_scala_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckp
 		if (read_flag(s, &b, "option flag") < 0)
 			return -1;
 		if (!b)
-			return ckpt_fout_null(o) < 0 ? nomem(s) : 0;
+			return ckpt_fout_null(o) < 0 ? ckpt_fsrc_nomem(s) : 0;
 		return ckpt_fser_emit(t->kids[0], s, o, &h, &hd);
 	case FSER_EITHER: /* Scala's and Java's EitherSerializer: an is-left flag, then the side */
 		if (read_flag(s, &b, "either flag") < 0)
@@ -129,7 +123,7 @@ ckpt_fser_scala_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckp
 	case FSER_UNIT: /* UnitSerializer: one byte, whatever it is (read and dropped by Flink) */
 		if (ckpt_fsrc_u8(s, &b, "unit byte") < 0)
 			return -1;
-		return ckpt_fout_null(o) < 0 ? nomem(s) : 0;
+		return ckpt_fout_null(o) < 0 ? ckpt_fsrc_nomem(s) : 0;
 	default:
 		return ckpt_fsrc_fail(s, "serializer %s is not one of flink-scala's", t->cls);
 	}

@@ -10,7 +10,6 @@
 #define FSER_DEPTH 32
 #define COMPOSITE_MAGIC 911108
 #define NESTED_MAGIC 1333245
-#define OPTIONAL_MAP_HEADER 0x4f2c69a3d70LL
 
 /* How a snapshot's payload is laid out. */
 enum shape {
@@ -288,18 +287,10 @@ read_enum(struct ckpt_fsrc *s, struct ckpt_fser *t)
 static int
 read_optional_map(struct ckpt_fsrc *s, struct ckpt_fser *t, int fields)
 {
-	int64_t header;
 	int32_t n;
 
-	if (ckpt_fsrc_i64(s, &header, "optional map header") < 0)
+	if (ckpt_fser_optional_map_size(s, 65535, "optional map size", &n) < 0)
 		return -1;
-	if (header != OPTIONAL_MAP_HEADER)
-		return ckpt_fsrc_fail(s, "optional map header %llx (%llx expected)", (unsigned long long)header,
-				      (unsigned long long)OPTIONAL_MAP_HEADER);
-	if (ckpt_fsrc_i32(s, &n, "optional map size") < 0)
-		return -1;
-	if (n < 0 || n > 65535)
-		return ckpt_fsrc_fail(s, "optional map size %d", n);
 	for (int32_t i = 0; i < n; i++) {
 		struct ckpt_fser *k = NULL;
 		unsigned char *frame = NULL;
@@ -1145,21 +1136,8 @@ ckpt_fser_json(const struct ckpt_fser *t)
 uint32_t
 ckpt_flink_key_group(int32_t hash, uint32_t max_parallelism)
 {
-	uint32_t c = (uint32_t)hash;
-	int32_t r;
+	int32_t r = (int32_t)ckpt_murmur32_final(ckpt_murmur32_word(0, (uint32_t)hash), 4);
 
-	c *= 0xcc9e2d51u;
-	c = c << 15 | c >> 17;
-	c *= 0x1b873593u;
-	c = c << 13 | c >> 19;
-	c = c * 5 + 0xe6546b64u;
-	c ^= 4;
-	c ^= c >> 16;
-	c *= 0x85ebca6bu;
-	c ^= c >> 13;
-	c *= 0xc2b2ae35u;
-	c ^= c >> 16;
-	r = (int32_t)c;
 	if (r < 0)
 		r = r == INT32_MIN ? 0 : -r;
 	if ((max_parallelism & (max_parallelism - 1)) == 0) /* Flink's default and usual: no division */

@@ -72,25 +72,24 @@ ckpt_flink_state_read_dirs(char *out, size_t n)
 int
 ckpt_fsrc_fail(struct ckpt_fsrc *s, const char *fmt, ...)
 {
-	char msg[700];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	if (s->snappy) {
+		ckpt_err_vset(s->e, CKPT_ERR_INPUT, s->where, fmt, ap);
+		ckpt_err_prefix(s->e, "offset %llu (Snappy chunk), byte %llu of its stream",
+				(unsigned long long)(s->base + s->wat), (unsigned long long)(s->zdone + s->wpos));
+	} else {
+		ckpt_err_vat(s->e, CKPT_ERR_INPUT, s->where, s->base + s->wat + s->wpos, fmt, ap);
+	}
 	va_end(ap);
-	if (s->snappy)
-		return ckpt_err_set(s->e, CKPT_ERR_INPUT, s->where,
-				    "offset %llu (Snappy chunk), byte %llu of its stream: %s",
-				    (unsigned long long)(s->base + s->wat),
-				    (unsigned long long)(s->zdone + s->wpos), msg);
-	return ckpt_err_set(s->e, CKPT_ERR_INPUT, s->where, "offset %llu: %s",
-			    (unsigned long long)(s->base + s->wat + s->wpos), msg);
+	return -1;
 }
 
-static int
-nomem(struct ckpt_fsrc *s)
+int
+ckpt_fsrc_nomem(struct ckpt_fsrc *s)
 {
-	return ckpt_err_set(s->e, CKPT_ERR_NOMEM, s->where, "out of memory");
+	return ckpt_err_nomem(s->e, s->where);
 }
 
 int
@@ -105,7 +104,7 @@ ckpt_fsrc_file(struct ckpt_fsrc *s, int fd, uint64_t base, uint64_t size, const 
 	s->e = e;
 	s->buf = malloc(WINDOW);
 	if (s->buf == NULL)
-		return nomem(s);
+		return ckpt_fsrc_nomem(s);
 	s->win = s->buf;
 	return 0;
 }
@@ -197,7 +196,7 @@ ckpt_fsrc_seek(struct ckpt_fsrc *s, uint64_t off, int snappy)
 		return 0;
 	}
 	if (s->buf == NULL && (s->buf = malloc(WINDOW)) == NULL)
-		return nomem(s);
+		return ckpt_fsrc_nomem(s);
 	s->win = s->buf;
 	s->wat = off;
 	s->wpos = s->wlen = 0;
@@ -215,7 +214,7 @@ fill_snappy(struct ckpt_fsrc *s)
 	size_t len, n;
 
 	if (s->zbody == NULL && (s->zbody = malloc(CKPT_FSNAPPY_BODY)) == NULL)
-		return nomem(s);
+		return ckpt_fsrc_nomem(s);
 	for (;;) {
 		s->zdone += s->wlen;
 		s->wpos = s->wlen = 0;
@@ -268,7 +267,7 @@ static int
 cap_add(struct ckpt_fsrc *s, const void *p, size_t n)
 {
 	if (ckpt_grow(&s->cap, &s->ccap, s->clen + n, 1, 256, NULL) < 0)
-		return nomem(s);
+		return ckpt_fsrc_nomem(s);
 	memcpy(s->cap + s->clen, p, n);
 	s->clen += n;
 	return 0;
@@ -333,7 +332,7 @@ ckpt_fsrc_utf(struct ckpt_fsrc *s, char **out, const char *what)
 	if ((rc = ckpt_javaser_mutf8(b, n, out, &bad)) == 0)
 		return 0;
 	if (rc == CKPT_JAVASER_ENOMEM)
-		return nomem(s);
+		return ckpt_fsrc_nomem(s);
 	ckpt_javaser_mutf8_why(rc, b, n, bad, what, why, sizeof why);
 	return fail_back(s, n - bad, why);
 }
@@ -379,7 +378,7 @@ ckpt_fsrc_blob_buf(struct ckpt_fsrc *s, unsigned char **out, size_t *bufcap, siz
 			unsigned char *q = realloc(p, have + k);
 
 			if (q == NULL)
-				return nomem(s);
+				return ckpt_fsrc_nomem(s);
 			*out = p = q;
 			*bufcap = cap = have + k;
 		}

@@ -847,6 +847,7 @@ ckpt_flink_backing_new(const char *meta, struct ckpt_err *e)
 	if (b == NULL)
 		return NULL;
 	b->base.format = "flink metadata";
+	b->base.flink_meta = 1;
 	b->base.free = flink_free;
 	if ((b->meta = ckpt_strdup(meta, e)) == NULL)
 		goto fail;

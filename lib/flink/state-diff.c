@@ -65,7 +65,7 @@ diff_add(struct differ *D, const char *state, long kg, const json_int_t n[3])
 
 	if (st == NULL && json_object_set_new(D->states, state, st = json_pack("{s:i, s:i, s:i}", "added", 0,
 									    "removed", 0, "changed", 0)) < 0)
-		return ckpt_err_set(D->e, CKPT_ERR_NOMEM, "", "out of memory");
+		return ckpt_err_nomem(D->e, "");
 	for (int i = 0; i < 3; i++)
 		if (n[i])
 			ckpt_fstate_add_int(st, kinds[i], n[i]);

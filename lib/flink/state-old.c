@@ -12,12 +12,6 @@
 #define PAIRS_MAX 16        /* serializer and config snapshot pairs of one list */
 #define PARAMETERLESS "org.apache.flink.api.common.typeutils.ParameterlessTypeSerializerConfig"
 
-static int
-nomem(struct ckpt_fsrc *s)
-{
-	return ckpt_err_set(s->e, CKPT_ERR_NOMEM, s->where, "out of memory");
-}
-
 /* ------------------------------------------------------------ serializers, Java-serialized */
 
 #define B "org.apache.flink.api.common.typeutils.base."
@@ -84,14 +78,13 @@ jfail(struct jctx *x, const struct ckpt_javaser_value *v, const char *fmt, ...) 
 static int
 jfail(struct jctx *x, const struct ckpt_javaser_value *v, const char *fmt, ...)
 {
-	char msg[700];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	ckpt_err_vset(x->s->e, CKPT_ERR_INPUT, x->s->where, fmt, ap);
 	va_end(ap);
-	return ckpt_err_set(x->s->e, CKPT_ERR_INPUT, x->s->where, "offset %llu: Java-serialized serializer: %s",
-			    (unsigned long long)(x->at + v->at), msg);
+	ckpt_err_prefix(x->s->e, "offset %llu: Java-serialized serializer", (unsigned long long)(x->at + v->at));
+	return -1;
 }
 
 static struct ckpt_fser *
@@ -101,7 +94,7 @@ new_fser(struct ckpt_fsrc *s, enum ckpt_fser_kind kind, const char *cls)
 
 	if (t == NULL || (t->cls = strdup(cls)) == NULL) {
 		free(t);
-		nomem(s);
+		ckpt_fsrc_nomem(s);
 		return NULL;
 	}
 	t->kind = kind;
@@ -146,7 +139,7 @@ java_kids(struct jctx *x, const struct ckpt_javaser_value *v, const struct compo
 		return -1;
 	}
 	if (n > 0 && (t->kids = calloc(n, sizeof *t->kids)) == NULL)
-		return nomem(x->s);
+		return ckpt_fsrc_nomem(x->s);
 	t->nkids = n;
 	for (size_t i = 0; i < n; i++)
 		if (java_fser(x, items[i], depth + 1, &t->kids[i]) < 0)
@@ -188,7 +181,7 @@ java_fser(struct jctx *x, const struct ckpt_javaser_value *v, int depth, struct 
 			if ((k = jfield(x, v, c->clsfield, CKPT_JAVASER_CLASS)) == NULL)
 				return -1;
 			if (((*out)->name = strdup(k->cls->name)) == NULL)
-				return nomem(x->s);
+				return ckpt_fsrc_nomem(x->s);
 		}
 		return java_kids(x, v, c, *out, depth);
 	}
@@ -208,10 +201,10 @@ read_java(struct ckpt_fsrc *s, const unsigned char *p, size_t n, uint64_t at, st
 	int r, k = 0;
 
 	if (j == NULL)
-		return nomem(s);
+		return ckpt_fsrc_nomem(s);
 	if (ckpt_javaser_header(j, &pos) < 0 || ckpt_javaser_read(j, &pos, &v) < 0) {
 		if (e.kind == CKPT_ERR_NOMEM)
-			r = nomem(s);
+			r = ckpt_fsrc_nomem(s);
 		else if (sscanf(e.text, "offset %llu: %n", &off, &k) == 1 && k > 0)
 			r = ckpt_err_set(s->e, CKPT_ERR_INPUT, s->where, "offset %llu: Java-serialized serializer: %s",
 					 (unsigned long long)at + off, e.text + k);
@@ -362,7 +355,7 @@ set_slot(struct ckpt_fsrc *s, struct fmeta *m, const char *k, struct ckpt_fser *
 	}
 	*slot = t;
 	if (json_object_set_new(m->serializers, k, ckpt_fser_json(t)) < 0)
-		return nomem(s);
+		return ckpt_fsrc_nomem(s);
 	return 0;
 }
 
@@ -406,7 +399,7 @@ op_meta_v2(struct ckpt_fsrc *s, struct fheader *h)
 	if (mode > 2)
 		return ckpt_fsrc_fail(s, "distribution mode %u of state \"%s\" (0 to 2 expected)", mode, m->name);
 	if ((m->mode = strdup(modes[mode])) == NULL)
-		return nomem(s);
+		return ckpt_fsrc_nomem(s);
 	at = ckpt_fsrc_tell(s); /* the count decides the kind: peek at it */
 	if (ckpt_fsrc_i32(s, &n, "serializer count") < 0 || ckpt_fsrc_seek(s, at, 0) < 0)
 		return -1;
@@ -433,7 +426,7 @@ keyed_meta_v1(struct ckpt_fsrc *s, struct fheader *h)
 	if (ckpt_fsrc_utf(s, &m->name, "state name") < 0 || ckpt_fstate_meta_unique(s, h) < 0)
 		return -1;
 	if ((m->kind = strdup(kinds[type])) == NULL)
-		return nomem(s);
+		return ckpt_fsrc_nomem(s);
 	if (h->version >= 3)
 		return read_named_pairs(s, m, 2, keys);
 	for (int i = 0; i < 2; i++) {
@@ -464,7 +457,7 @@ meta_v5(struct ckpt_fsrc *s, struct fheader *h)
 	if (ckpt_fstate_meta_unique(s, h) < 0 || ckpt_fstate_read_options(s, m) < 0)
 		return -1;
 	if (m->type == 3 && m->kind == NULL && (m->kind = strdup("timers")) == NULL)
-		return nomem(s);
+		return ckpt_fsrc_nomem(s);
 	if (ckpt_fstate_read_count(s, &n, 3, "state serializer count") < 0)
 		return -1;
 	for (int32_t i = 0; i < n; i++)

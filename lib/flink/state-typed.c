@@ -9,7 +9,7 @@
 int
 ckpt_fstate_nomem(struct fctx *c)
 {
-	return ckpt_err_set(c->e, CKPT_ERR_NOMEM, c->where, "out of memory");
+	return ckpt_err_nomem(c->e, c->where);
 }
 
 int

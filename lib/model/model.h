@@ -23,6 +23,9 @@ void ckpt_snap_arena_free(struct ckpt_snap_arena *a);
  * unloaded subtask's object as it reads it (what ckpt_snap_subtask_doc would give). */
 struct ckpt_snap_backing {
 	const char *format;
+	/* Flink's _metadata (flink/ sets it): the subtasks' state is in Flink's state files, behind
+	 * handles, and every subtask is loaded through load, not from an archive member. */
+	int flink_meta;
 	int (*load)(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subtask *st,
 		    struct ckpt_err *e);
 	void (*free)(struct ckpt_snap_backing *b);

@@ -36,6 +36,14 @@ ckpt_snapshot_format(const struct ckpt_snapshot *s)
 	return b != NULL ? b->format : "state document";
 }
 
+int
+ckpt_snapshot_is_flink_meta(const struct ckpt_snapshot *s)
+{
+	const struct ckpt_snap_backing *b = s->backing;
+
+	return b != NULL && b->flink_meta;
+}
+
 /* ---- freeing */
 
 static void
@@ -496,7 +504,7 @@ ckpt_snap_subtask_doc(struct ckpt_snapshot *s, struct ckpt_operator *op, struct 
 	int was = st->loaded;
 	json_t *v;
 
-	if (!st->loaded && (st->nhandles == 0 || (b && b->load && strcmp(b->format, "flink metadata") == 0)) &&
+	if (!st->loaded && (st->nhandles == 0 || (b && b->load && b->flink_meta)) &&
 	    ckpt_subtask_load(s, op, st, e) < 0)
 		return NULL;
 	v = subtask_json(st, 0, NULL);
@@ -569,7 +577,7 @@ ckpt_subtask_load(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt
 
 	if (st->loaded)
 		return 0;
-	if (b && b->load && strcmp(b->format, "flink metadata") == 0) /* ckpt_flink_state_enable */
+	if (b && b->load && b->flink_meta) /* ckpt_flink_state_enable */
 		return b->load(s, op, st, e);
 	if (st->member == NULL || b == NULL || b->load == NULL) {
 		if (st->nhandles)

@@ -57,7 +57,7 @@ ckpt_snapshot_rows(struct ckpt_snapshot *s, FILE *f, struct ckpt_err *e)
 
 	if (w == NULL)
 		return -1;
-	if (s->flink && (b == NULL || b->print == NULL) && strcmp(ckpt_snapshot_format(s), "flink metadata") == 0)
+	if (s->flink && (b == NULL || b->print == NULL) && ckpt_snapshot_is_flink_meta(s))
 		rc = ckpt_err_set(e, CKPT_ERR_INPUT, "", "-R reads the state files: not with -m");
 	else if (s->flink && (b == NULL || b->print == NULL)) /* ckpt-inspect -a of a Flink snapshot, or an archive of it */
 		rc = ckpt_err_set(e, CKPT_ERR_INPUT, "", "a Flink snapshot's entries without its state files, whose "

@@ -28,14 +28,10 @@
 # and -R within 3 times of cat and at least 20 times faster than the State Processor API (JVM
 # start included), under 64 MB.
 set -e
-cd "$(dirname "$0")/../.."
-ROOT=$PWD
-BIN=${CKPT_BIN:-$ROOT/bin}
+BENCH=flinkstate
+. "$(dirname "$0")/setup.sh"
 MB=${CKPT_BENCH_STATE_MB:-1024}
 HEAP=${CKPT_BENCH_JAVA_HEAP:-8g}
-mkdir -p "$ROOT/build/bench"
-W=$(mktemp -d "$ROOT/build/bench/flinkstate.XXXXXX")
-trap 'rm -rf "$W"' EXIT
 SP=${CKPT_BENCH_SAVEPOINT:-$W/savepoint}
 
 . t/bench/java.sh

@@ -2,10 +2,7 @@
 # Throughput of `ckpt-inspect -c` on a 1 GiB tar next to `bsdtar -xOf | xxhsum -H3` and
 # `xxhsum -H3` on the file itself, all measured in this run, and its peak memory.
 set -e
-cd "$(dirname "$0")/../.."
-BIN=${CKPT_BIN:-$PWD/bin}
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
+. "$(dirname "$0")/setup.sh"
 N=16                       # members
 SIZE=$((64 * 1024 * 1024)) # bytes of the one list entry of each member
 

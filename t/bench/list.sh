@@ -3,12 +3,8 @@
 # files each (t/bench/tree.sh): the time and the peak memory (targets, issue 25: under 1 s, under
 # 64 MB).
 set -e
-cd "$(dirname "$0")/../.."
-BIN=${CKPT_BIN:-$PWD/bin}
-FIX=${CKPT_FIXTURES:-$PWD/../shared/fixtures}
+. "$(dirname "$0")/setup.sh"
 N=${N:-1000}
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
 . t/bench/tree.sh
 run "ckpt-inspect -l" "$BIN/ckpt-inspect" -l "$R"
 [ "$(wc -l < "$W/out")" -eq "$N" ]

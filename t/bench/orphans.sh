@@ -3,12 +3,8 @@
 # (t/bench/tree.sh; the 14 files of each chk-N its _metadata does not name are listed): the time and the
 # peak memory (targets, issue 29: under 1 s, under 64 MB), beside find's walk of the same tree.
 set -e
-cd "$(dirname "$0")/../.."
-BIN=${CKPT_BIN:-$PWD/bin}
-FIX=${CKPT_FIXTURES:-$PWD/../shared/fixtures}
+. "$(dirname "$0")/setup.sh"
 N=${N:-1000}
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
 . t/bench/tree.sh
 run "ckpt-inspect --orphans" "$BIN/ckpt-inspect" --orphans "$R" --older-than 0
 # (the last chk-N's, copied after its _metadata, are newer than the newest _metadata: kept)

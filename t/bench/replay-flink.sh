@@ -13,11 +13,8 @@
 # flink-javaser.c remembers the descriptors across streams and evlog-flink.c decodes straight
 # into the event.
 set -e
-cd "$(dirname "$0")/../.."
-BIN=${CKPT_BIN:-$PWD/bin}
+. "$(dirname "$0")/setup.sh"
 N=${N:-100000}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 # 4 vertices x 25,000 subtasks; vertex ids are JobVertexIDs.  The records: the 4
 # vertex_initialized, then finishes over the subtasks, one in 100 carrying a coordinator
@@ -40,25 +37,25 @@ gen() {
 }
 
 measure() { # prints "wall cpu peak_kib"
-	/usr/bin/time -f '%e %U %S %M' -o "$tmp/time" "$@"
-	awk '{printf "%.3f %.3f %d", $1, $2 + $3, $4}' "$tmp/time"
+	/usr/bin/time -f '%e %U %S %M' -o "$W/time" "$@"
+	awk '{printf "%.3f %.3f %d", $1, $2 + $3, $4}' "$W/time"
 }
 
-gen "$N" > "$tmp/events.ndjson"
-gen $((N / 10)) > "$tmp/small.ndjson"
-python3 t/flinklog.py "$tmp/flink" < "$tmp/events.ndjson"
-python3 t/flinklog.py "$tmp/flink-small" < "$tmp/small.ndjson"
-"$BIN/ckpt-replay" -e "$tmp/flink" | "$BIN/ckpt-replay" -w "$tmp/ours"
-set -- $(measure sh -c "\"$BIN/ckpt-replay\" \"$tmp/flink\" > \"$tmp/flink.json\"")
+gen "$N" > "$W/events.ndjson"
+gen $((N / 10)) > "$W/small.ndjson"
+python3 t/flinklog.py "$W/flink" < "$W/events.ndjson"
+python3 t/flinklog.py "$W/flink-small" < "$W/small.ndjson"
+"$BIN/ckpt-replay" -e "$W/flink" | "$BIN/ckpt-replay" -w "$W/ours"
+set -- $(measure sh -c "\"$BIN/ckpt-replay\" \"$W/flink\" > \"$W/flink.json\"")
 f_wall=$1 f_cpu=$2 f_mem=$3
-set -- $(measure sh -c "\"$BIN/ckpt-replay\" \"$tmp/ours\" > \"$tmp/ours.json\"")
+set -- $(measure sh -c "\"$BIN/ckpt-replay\" \"$W/ours\" > \"$W/ours.json\"")
 o_wall=$1 o_cpu=$2 o_mem=$3
-set -- $(measure sh -c "\"$BIN/ckpt-replay\" \"$tmp/flink-small\" > /dev/null")
+set -- $(measure sh -c "\"$BIN/ckpt-replay\" \"$W/flink-small\" > /dev/null")
 s_mem=$3
-jq -c 'del(.log)' "$tmp/flink.json" > "$tmp/a"
-jq -c 'del(.log)' "$tmp/ours.json" > "$tmp/b"
-cmp -s "$tmp/a" "$tmp/b" || { echo "replay-flink: the two plans differ" >&2; exit 1; }
-echo "records:      $N finished events + 4 ($(wc -c < "$tmp/flink/events.0") bytes in Flink's format, $(wc -c < "$tmp/ours/events.0") in ckpt's), load $(cut -d' ' -f1 /proc/loadavg)"
+jq -c 'del(.log)' "$W/flink.json" > "$W/a"
+jq -c 'del(.log)' "$W/ours.json" > "$W/b"
+cmp -s "$W/a" "$W/b" || { echo "replay-flink: the two plans differ" >&2; exit 1; }
+echo "records:      $N finished events + 4 ($(wc -c < "$W/flink/events.0") bytes in Flink's format, $(wc -c < "$W/ours/events.0") in ckpt's), load $(cut -d' ' -f1 /proc/loadavg)"
 echo "replay:       Flink's ${f_wall} s wall, ${f_cpu} s cpu; ckpt's ${o_wall} s wall, ${o_cpu} s cpu;" \
 	"$(echo "$f_cpu $o_cpu" | awk '{printf "%.2f", ($2 > 0) ? $1 / $2 : 0}') times (cpu); target <= 2"
 echo "peak memory:  Flink's ${f_mem} KiB ($N records), ${s_mem} KiB ($((N / 10)) records); ckpt's ${o_mem} KiB"

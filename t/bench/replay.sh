@@ -4,11 +4,8 @@
 # must follow the number of subtasks, not of records: the same job is also
 # replayed from a log ten times shorter, and the two peaks are printed.
 set -e
-cd "$(dirname "$0")/../.."
-BIN=${CKPT_BIN:-$PWD/bin}
+. "$(dirname "$0")/setup.sh"
 N=${N:-1000000}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 # A job of 4 vertices x 25,000 subtasks (100,000 subtasks; 10,000 for the
 # memory comparison).  The records:
@@ -37,24 +34,24 @@ gen() {
 # Wall-clock time suffers when other work shares the machine; CPU time
 # (user + system) is printed next to it and is what the targets are meant for.
 measure() { # prints "wall cpu peak_kib"
-	/usr/bin/time -f '%e %U %S %M' -o "$tmp/time" "$@"
-	awk '{printf "%.3f %.3f %d", $1, $2 + $3, $4}' "$tmp/time"
+	/usr/bin/time -f '%e %U %S %M' -o "$W/time" "$@"
+	awk '{printf "%.3f %.3f %d", $1, $2 + $3, $4}' "$W/time"
 }
 
-gen "$N" > "$tmp/events.ndjson"
-gen $((N / 10)) > "$tmp/small.ndjson"
-gen "$N" 2500 > "$tmp/narrow.ndjson"
-set -- $(measure sh -c "\"$BIN/ckpt-replay\" -w \"$tmp/log\" < \"$tmp/events.ndjson\"")
+gen "$N" > "$W/events.ndjson"
+gen $((N / 10)) > "$W/small.ndjson"
+gen "$N" 2500 > "$W/narrow.ndjson"
+set -- $(measure sh -c "\"$BIN/ckpt-replay\" -w \"$W/log\" < \"$W/events.ndjson\"")
 w_wall=$1 w_cpu=$2 w_mem=$3
-set -- $(measure sh -c "\"$BIN/ckpt-replay\" \"$tmp/log\" > \"$tmp/plan.json\"")
+set -- $(measure sh -c "\"$BIN/ckpt-replay\" \"$W/log\" > \"$W/plan.json\"")
 r_wall=$1 r_cpu=$2 r_mem=$3
-"$BIN/ckpt-replay" -w "$tmp/small" < "$tmp/small.ndjson"
-set -- $(measure sh -c "\"$BIN/ckpt-replay\" \"$tmp/small\" > /dev/null")
+"$BIN/ckpt-replay" -w "$W/small" < "$W/small.ndjson"
+set -- $(measure sh -c "\"$BIN/ckpt-replay\" \"$W/small\" > /dev/null")
 s_mem=$3
-"$BIN/ckpt-replay" -w "$tmp/narrow" < "$tmp/narrow.ndjson"
-set -- $(measure sh -c "\"$BIN/ckpt-replay\" \"$tmp/narrow\" > /dev/null")
+"$BIN/ckpt-replay" -w "$W/narrow" < "$W/narrow.ndjson"
+set -- $(measure sh -c "\"$BIN/ckpt-replay\" \"$W/narrow\" > /dev/null")
 n_mem=$3
-bytes=$(wc -c < "$tmp/log/events.0")
+bytes=$(wc -c < "$W/log/events.0")
 echo "records:      $N ($bytes bytes), job of 100000 subtasks, load $(cut -d' ' -f1 /proc/loadavg)"
 echo "write (-w):   $(echo "$N $w_wall $w_cpu" | awk '{printf "%.0f events/s wall (%.3f s), %.0f events/s cpu (%.3f s)", $1 / $2, $2, $1 / $3, $3}'), fsync included; target >= 500000/s"
 echo "replay:       ${r_wall} s wall, ${r_cpu} s cpu; target < 2 s"

@@ -23,14 +23,10 @@
 # faster than the State Processor API (JVM start included) and within 5 times of cat; -k under
 # 50 ms; memory under 128 MB.
 set -e
-cd "$(dirname "$0")/../.."
-ROOT=$PWD
-BIN=${CKPT_BIN:-$ROOT/bin}
+BENCH=rocksdb
+. "$(dirname "$0")/setup.sh"
 MB=${CKPT_BENCH_STATE_MB:-1024}
 HEAP=${CKPT_BENCH_JAVA_HEAP:-4g}
-mkdir -p "$ROOT/build/bench"
-W=$(mktemp -d "$ROOT/build/bench/rocksdb.XXXXXX")
-trap 'rm -rf "$W"' EXIT
 D=${CKPT_BENCH_CHECKPOINTS:-$W/checkpoints}
 
 . t/bench/java.sh

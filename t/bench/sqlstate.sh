@@ -24,14 +24,10 @@
 # Needs the harness's JDK 17 and Maven (sh .ci/deps; the Maven cache filled by make
 # flink-fixtures) and /usr/bin/time (sh .ci/deps bench).
 set -e
-cd "$(dirname "$0")/../.."
-ROOT=$PWD
-BIN=${CKPT_BIN:-$ROOT/bin}
+BENCH=sqlstate
+. "$(dirname "$0")/setup.sh"
 MB=${CKPT_BENCH_SQL_MB:-256}
 HEAP=${CKPT_BENCH_JAVA_HEAP:-4g}
-mkdir -p "$ROOT/build/bench"
-W=$(mktemp -d "$ROOT/build/bench/sqlstate.XXXXXX")
-trap 'rm -rf "$W"' EXIT
 SP=${1:-${CKPT_BENCH_SQL_SAVEPOINT:-$W/savepoint}}
 case $SP in /*) ;; *) SP=$ROOT/$SP ;; esac
 
