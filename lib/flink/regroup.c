@@ -416,8 +416,11 @@ count_op(struct rg *g, int *keyed)
 
 	g->oldprefix = g->op->max_parallelism > 128 ? 2 : 1;
 	g->newprefix = g->maxp > 128 ? 2 : 1;
-	if (check_op(g, keyed) < 0 || !*keyed)
-		return *keyed ? -1 : 0;
+	*keyed = 0;
+	if (check_op(g, keyed) < 0)
+		return -1;
+	if (!*keyed)
+		return 0;
 	slots = (size_t)g->maxp * (g->nst ? g->nst : 1);
 	g->bytes = ckpt_calloc(slots, sizeof *g->bytes, g->e);
 	g->count = ckpt_calloc(slots, sizeof *g->count, g->e);
