@@ -156,11 +156,11 @@ savepoint(struct merge_opts *o, const char *in)
 	int rc = -1;
 
 	if (in == NULL || strcmp(in, "-") == 0)
-		cli_usage_fail("--uid, --drop, --relocate, --link and --max-parallelism need the savepoint (its directory or its "
-			       "_metadata), not standard input");
+		cli_usage_fail("%s the savepoint (its directory or its _metadata), not standard input",
+			       o->nedits || o->link ? "--uid, --drop, --relocate and --link need" : "--max-parallelism needs");
 	if (stat(in, &st) == 0 && !ckpt_snapshot_is_flink(in)) {
-		ckpt_err_set(&e, CKPT_ERR_INPUT, in, "not a Flink snapshot: --uid, --drop, --relocate, --link and "
-			     "--max-parallelism edit Flink savepoints only");
+		ckpt_err_set(&e, CKPT_ERR_INPUT, in, "not a Flink snapshot: %s Flink savepoints only",
+			     o->nedits || o->link ? "--uid, --drop, --relocate and --link edit" : "--max-parallelism rewrites");
 		goto out;
 	}
 	if (o->graph && (g = load_graph(o->graph, &e)) == NULL)
@@ -381,9 +381,10 @@ main(int argc, char **argv)
 		if ((o.savepoint = o.sp_dir = strndup(o.out, n)) == NULL)
 			cli_out_of_memory();
 	}
-	if ((o.nedits || o.link || o.maxpar) && !o.savepoint)
-		cli_usage_fail("--uid, --drop, --relocate, --link and --max-parallelism write a Flink savepoint: "
-			       "give -o DIR/");
+	if ((o.nedits || o.link) && !o.savepoint)
+		cli_usage_fail("--uid, --drop, --relocate and --link write a Flink savepoint: give -o DIR/");
+	if (o.maxpar && !o.savepoint)
+		cli_usage_fail("--max-parallelism writes a Flink savepoint: give -o DIR/");
 	if (o.maxpar && o.rescale)
 		cli_usage_fail("--max-parallelism keeps each operator's parallelism: -P with it is not supported yet");
 	if (o.savepoint && o.rescale)
