@@ -28,7 +28,7 @@ usage(void)
 	       "                        absolute paths starting with OLDPREFIX start with NEWPREFIX\n"
 	       "      --link            hard-link the state files into DIR/ instead of copying them\n"
 	       "      --max-parallelism=N\n"
-	       "                        every operator's max parallelism N, keyed state regrouped (canonical savepoints)\n"
+	       "                        every operator's max parallelism N, keyed state regrouped\n"
 	       "  -p, --pretty          indented JSON\n"
 	       "  -h, --help            this help\n"
 	       "  -V, --version         the version\n");
