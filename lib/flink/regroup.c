@@ -259,7 +259,7 @@ check_op(struct rg *g, int *keyed)
 				continue;
 			if (strcmp(h->kind, "savepoint_key_groups") != 0)
 				return ckpt_err_set(g->e, CKPT_ERR_REFUSED, g->b->meta, "operator %s subtask %u: its keyed "
-						    "state is a %s handle, not a canonical savepoint's: --max-parallelism "
+						    "state is not a canonical savepoint's (a %s handle): --max-parallelism "
 						    "rewrites canonical savepoints only", op->id, st->index, h->kind);
 			n++;
 		}
