@@ -174,6 +174,43 @@ free_names(struct rg *g)
 	g->nst = 0;
 }
 
+/* Every state of subtask st's header h is in the header kept. */
+static int
+subset(struct rg *g, const struct ckpt_subtask *st, const struct fheader *h)
+{
+	for (size_t i = 0; i < h->n; i++) {
+		size_t j = 0;
+
+		while (j < g->nst && strcmp(g->names[j], h->m[i].name) != 0)
+			j++;
+		if (j == g->nst)
+			return ckpt_err_set(g->e, CKPT_ERR_REFUSED, g->b->meta, "operator %s: subtask %u has state %s "
+					    "and subtask %u, with more states, has not", g->op->id, st->index,
+					    h->m[i].name, g->hdrfrom);
+	}
+	return 0;
+}
+
+/* Keep subtask st's header h, its bytes *p (taken), when it has more states than the one kept. */
+static int
+keep_header(struct rg *g, const struct ckpt_subtask *st, const struct fheader *h, unsigned char **p)
+{
+	if (g->hdr && h->n <= g->nst)
+		return 0;
+	free(g->hdr);
+	free_names(g);
+	g->hdr = *p;
+	g->hdrlen = h->end;
+	g->hdrfrom = st->index;
+	*p = NULL;
+	if ((g->names = ckpt_calloc(h->n + 1, sizeof *g->names, g->e)) == NULL)
+		return -1;
+	for (; g->nst < h->n; g->nst++)
+		if ((g->names[g->nst] = ckpt_strdup(h->m[g->nst].name, g->e)) == NULL)
+			return -1;
+	return 0;
+}
+
 static int
 take_header(struct rg *g, const struct ckpt_subtask *st, const struct ckpt_handle *hd, int verify)
 {
@@ -198,32 +235,8 @@ take_header(struct rg *g, const struct ckpt_subtask *st, const struct ckpt_handl
 	    ckpt_fsrc_read(&s, p, h.end, "keyed state header") < 0)
 		goto out;
 	p[4] = 0; /* written uncompressed */
-	if (verify) {
-		for (size_t i = 0; i < h.n; i++) {
-			size_t j = 0;
-
-			while (j < g->nst && strcmp(g->names[j], h.m[i].name) != 0)
-				j++;
-			if (j == g->nst) {
-				ckpt_err_set(g->e, CKPT_ERR_REFUSED, g->b->meta, "operator %s: subtask %u has state %s "
-					     "and subtask %u, with more states, has not", g->op->id, st->index,
-					     h.m[i].name, g->hdrfrom);
-				goto out;
-			}
-		}
-	} else if (g->hdr == NULL || h.n > g->nst) {
-		free(g->hdr);
-		free_names(g);
-		g->hdr = p;
-		g->hdrlen = h.end;
-		g->hdrfrom = st->index;
-		p = NULL;
-		if ((g->names = ckpt_calloc(h.n + 1, sizeof *g->names, g->e)) == NULL)
-			goto out;
-		for (; g->nst < h.n; g->nst++)
-			if ((g->names[g->nst] = ckpt_strdup(h.m[g->nst].name, g->e)) == NULL)
-				goto out;
-	}
+	if (verify ? subset(g, st, &h) < 0 : keep_header(g, st, &h, &p) < 0)
+		goto out;
 	rc = 0;
 out:
 	free(p);
