@@ -5,8 +5,9 @@
  *
  * Memory stays bounded whatever the size: two passes over the state files, no entry kept.  The
  * first counts the bytes and entries of each (new key group, state), so every section's offset is
- * known; the second writes each entry at its place (pwrite).  What lives in memory is three
- * counters per new key group and state (at most 32768 x states). */
+ * known; the second writes each entry at its place (pwrite), through a small buffer per section.
+ * What lives in memory is three counters per new key group and state (at most 32768 x states)
+ * and the buffers (WB_TOTAL bytes at most). */
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +35,12 @@ struct rg {
 	int pass;
 	unsigned char *rec;   /* pass 2: one entry as it is written */
 	size_t reccap;
+	unsigned char *wb;    /* pass 2: a write buffer per slot, wcap bytes each (none when 0), */
+	uint32_t *wn;         /* holding wn[slot] bytes that go at pos[slot] */
+	size_t wcap;
 };
+
+#define WB_TOTAL (32u << 20) /* the write buffers' bytes, at most */
 
 static uint32_t
 subtask_of(const struct rg *g, uint32_t kg)
@@ -84,6 +90,22 @@ new_group(struct rg *g, const struct fmeta *m, const unsigned char *k, size_t kn
 	return 0;
 }
 
+/* Write slot's buffered bytes at its place. */
+static int
+flush(struct rg *g, size_t slot)
+{
+	uint32_t st, n;
+
+	if (g->wcap == 0 || (n = g->wn[slot]) == 0)
+		return 0;
+	st = subtask_of(g, (uint32_t)(slot / g->nst));
+	if (pwrite(g->fd[st], g->wb + slot * g->wcap, n, (off_t)g->pos[slot]) != (ssize_t)n)
+		return ckpt_err_sys(g->e, g->b->meta, "write error");
+	g->pos[slot] += n;
+	g->wn[slot] = 0;
+	return 0;
+}
+
 /* Pass 2: one entry written at its place, the last of its section flagged (MSB of key byte 0). */
 static int
 put_entry(struct rg *g, uint32_t kg, size_t slot, const unsigned char *k, size_t kn, const unsigned char *v,
@@ -106,6 +128,13 @@ put_entry(struct rg *g, uint32_t kg, size_t slot, const unsigned char *k, size_t
 		p[4] |= 0x80;
 	put_be(p + 4 + nk, vn, 4);
 	memcpy(p + 8 + nk, v, vn);
+	if (g->wcap && g->wn[slot] + n > g->wcap && flush(g, slot) < 0)
+		return -1;
+	if (n <= g->wcap) {
+		memcpy(g->wb + slot * g->wcap + g->wn[slot], p, n);
+		g->wn[slot] += (uint32_t)n;
+		return 0;
+	}
 	if (pwrite(g->fd[st], p, n, (off_t)g->pos[slot]) != (ssize_t)n)
 		return ckpt_err_sys(g->e, g->b->meta, "write error");
 	g->pos[slot] += n;
@@ -491,6 +520,23 @@ add_subtasks(struct rg *g, const struct ckpt_fmspans *sp, size_t opk, const unsi
 	return 0;
 }
 
+/* Pass 2's write buffers: WB_TOTAL bytes shared by the slots, up to 4 KiB each (none under 64). */
+static int
+buffers(struct rg *g)
+{
+	size_t slots = (size_t)g->maxp * g->nst;
+
+	g->wcap = slots ? WB_TOTAL / slots : 0;
+	g->wcap = g->wcap > 4096 ? 4096 : g->wcap < 64 ? 0 : g->wcap;
+	if (g->wcap == 0)
+		return 0;
+	g->wb = malloc(slots * g->wcap);
+	g->wn = ckpt_calloc(slots, sizeof *g->wn, g->e);
+	if (g->wb == NULL && g->wn)
+		ckpt_err_set(g->e, CKPT_ERR_NOMEM, "", "out of memory");
+	return g->wb && g->wn ? 0 : -1;
+}
+
 /* Pass 2 of one operator: its files written into dir, its handles' new bytes as splices. */
 static int
 write_op(struct rg *g, const char *dir, const struct ckpt_fmspans *sp, size_t opk, struct ckpt_flink_splice *x,
@@ -500,8 +546,11 @@ write_op(struct rg *g, const char *dir, const struct ckpt_fmspans *sp, size_t op
 	int rc = -1;
 
 	g->pass = 2;
-	if (have == NULL || open_files(g, dir) < 0 || lay_out(g) < 0 || read_all(g) < 0)
+	if (have == NULL || open_files(g, dir) < 0 || lay_out(g) < 0 || buffers(g) < 0 || read_all(g) < 0)
 		goto out;
+	for (size_t i = 0; i < (size_t)g->maxp * g->nst; i++)
+		if (flush(g, i) < 0)
+			goto out;
 	for (size_t i = 0; i < (size_t)g->maxp * g->nst; i++)
 		if (g->count[i] != 0) {
 			ckpt_err_set(g->e, CKPT_ERR_INPUT, g->b->meta, "operator %s: the state files changed while "
@@ -540,6 +589,8 @@ rg_release(struct rg *g)
 	free(g->size);
 	free(g->fd);
 	free(g->rec);
+	free(g->wb);
+	free(g->wn);
 }
 
 static int
