@@ -426,3 +426,14 @@ rows_but_groups() {
 	run sh -c "ckpt-inspect -R -u d5c8b168c6cbfe8c507a10f88b325243 -k '[3]' savepoint-udf | jq -c '[.key, .key_group]'"
 	output_is '[[3],1]'
 }
+
+@test "flinkwrite: --max-parallelism at the savepoint's own max parallelism puts every key in the key group Flink wrote it in" {
+	needs_fixtures
+	local f
+	for f in "$FIXTURES"/flink-artifacts/new-stateful*-savepoint; do
+		rm -rf out
+		ckpt-merge --max-parallelism 4 -o out/ "$f"
+		diff <(ckpt-inspect -R "$f" | jq -c 'del(.subtask)' | sort) <(ckpt-inspect -R out | jq -c 'del(.subtask)' | sort) ||
+			{ echo "$f: rows differ"; return 1; }
+	done
+}

@@ -123,3 +123,17 @@ rewritten() {
 		jq -r .message "$W/$v/unedited-8.json" | grep -q 'Max parallelism mismatch between checkpoint/savepoint state and new program'
 	done
 }
+
+@test "maxpar: at their own max parallelism (32) every key of the harness's savepoints, the SQL job's RowData keys too, stays in the key group Flink wrote it in" {
+	local v sp
+	for v in $(flink_versions); do
+		for sp in savepoint-hashmap-canonical savepoint-rocksdb-canonical sql/sql-hashmap-canonical; do
+			[ -f "$FLINK_OUT/$v/$sp/_metadata" ] || continue
+			rm -rf out
+			ckpt-merge --max-parallelism 32 -o out/ "$FLINK_OUT/$v/$sp"
+			ckpt-inspect -R "$FLINK_OUT/$v/$sp" | jq -c 'del(.subtask)' | sort >in.rows
+			[ -s in.rows ]
+			ckpt-inspect -R out | jq -c 'del(.subtask)' | sort | diff -u in.rows - || { echo "$v $sp: rows differ"; return 1; }
+		done
+	done
+}
