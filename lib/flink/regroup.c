@@ -30,7 +30,8 @@ struct rg {
 	uint64_t *bytes, *count, *pos; /* per [kg * nst + state id] */
 	uint64_t *kgoff;      /* per new key group: its offset in its subtask's file, 0 when empty */
 	uint64_t *size;       /* per subtask: its file's size */
-	int *fd;              /* per subtask, pass 2 */
+	int *fd;              /* per subtask, pass 2: open for subtasks [lo, hi) only */
+	uint32_t lo, hi;      /* pass 2 writes the files of a batch of subtasks at a time (file descriptors) */
 	const struct fheader *h; /* the header of the handle being read */
 	int pass;
 	unsigned char *rec;   /* pass 2: one entry as it is written */
@@ -41,6 +42,7 @@ struct rg {
 };
 
 #define WB_TOTAL (32u << 20) /* the write buffers' bytes, at most */
+#define FD_BATCH 256u         /* new files open at once: pass 2 reads the input again per batch */
 
 static uint32_t
 subtask_of(const struct rg *g, uint32_t kg)
@@ -115,6 +117,8 @@ put_entry(struct rg *g, uint32_t kg, size_t slot, const unsigned char *k, size_t
 	uint32_t st = subtask_of(g, kg);
 	unsigned char *p;
 
+	if (st < g->lo || st >= g->hi)
+		return 0; /* another batch's */
 	if (g->count[slot] == 0)
 		return ckpt_err_set(g->e, CKPT_ERR_INPUT, g->b->meta, "operator %s: the state files changed "
 				    "while they were read", g->op->id);
@@ -336,7 +340,7 @@ lay_out(struct rg *g)
 {
 	unsigned char b[2];
 
-	for (uint32_t st = 0; st < g->op->parallelism; st++) {
+	for (uint32_t st = g->lo; st < g->hi; st++) {
 		uint32_t first, last;
 		uint64_t off = g->hdrlen;
 
@@ -415,7 +419,7 @@ handle_bytes(const struct rg *g, uint32_t st, struct ckpt_flink_splice *x)
 static int
 open_files(struct rg *g, const char *dir)
 {
-	for (uint32_t st = 0; st < g->op->parallelism; st++) {
+	for (uint32_t st = g->lo; st < g->hi; st++) {
 		char *name = file_name(g, st), *path = NULL;
 
 		if (name == NULL || asprintf(&path, "%s/%s", dir, name) < 0) {
@@ -546,11 +550,18 @@ write_op(struct rg *g, const char *dir, const struct ckpt_fmspans *sp, size_t op
 	int rc = -1;
 
 	g->pass = 2;
-	if (have == NULL || open_files(g, dir) < 0 || lay_out(g) < 0 || buffers(g) < 0 || read_all(g) < 0)
+	if (have == NULL || buffers(g) < 0)
 		goto out;
-	for (size_t i = 0; i < (size_t)g->maxp * g->nst; i++)
-		if (flush(g, i) < 0)
+	for (g->lo = 0; g->lo < g->op->parallelism; g->lo = g->hi) {
+		g->hi = g->op->parallelism - g->lo > FD_BATCH ? g->lo + FD_BATCH : g->op->parallelism;
+		if (open_files(g, dir) < 0 || lay_out(g) < 0 || read_all(g) < 0)
 			goto out;
+		for (size_t i = 0; i < (size_t)g->maxp * g->nst; i++)
+			if (flush(g, i) < 0)
+				goto out;
+		if (close_files(g, 1) < 0)
+			goto out;
+	}
 	for (size_t i = 0; i < (size_t)g->maxp * g->nst; i++)
 		if (g->count[i] != 0) {
 			ckpt_err_set(g->e, CKPT_ERR_INPUT, g->b->meta, "operator %s: the state files changed while "
