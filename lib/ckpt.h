@@ -648,7 +648,7 @@ struct ckpt_flink_write_opts {
  * as ckpt_flinkmeta_rewrite) with every operator's max parallelism maxp, the keyed state of a
  * canonical savepoint moved to the key groups Flink computes for each key at maxp, one new file a
  * subtask written into dir (its key-group range Flink's), the keyed handles naming them.  Two
- * passes over the state files, memory bounded by maxp x states.  -1 with e set: CKPT_ERR_REFUSED
+ * passes over the state files (the second once per 256 subtasks), memory bounded by maxp x states.  -1 with e set: CKPT_ERR_REFUSED
  * for what it cannot do (a non-canonical form, a key whose hashCode ckpt does not know, a
  * parallelism above maxp), found before any file is written; the errors of reading and writing.
  */
