@@ -13,7 +13,7 @@ usage(FILE *f)
 {
 	fprintf(f, "usage: ckpt-merge [-p] [-P N | -P OPERATOR=N ...] [-g GRAPH] [-n] [-o OUT] [file]\n"
 	       "       ckpt-merge [--uid OLD=NEW ...] [--drop UID_OR_ID ...] [--relocate OLDPREFIX=NEWPREFIX ...]\n"
-	       "                  [--link] [-g GRAPH [-n]] -o OUTDIR/ SAVEPOINT\n"
+	       "                  [--max-parallelism N] [--link] [-g GRAPH [-n]] -o OUTDIR/ SAVEPOINT\n"
 	       "options:\n"
 	       "  -P, --parallelism=[OPERATOR=]N\n"
 	       "                        restore at parallelism N (every operator, or OPERATOR; repeatable)\n"
@@ -27,6 +27,8 @@ usage(FILE *f)
 	       "      --relocate=OLDPREFIX=NEWPREFIX\n"
 	       "                        absolute paths starting with OLDPREFIX start with NEWPREFIX\n"
 	       "      --link            hard-link the state files into DIR/ instead of copying them\n"
+	       "      --max-parallelism=N\n"
+	       "                        every operator's max parallelism N, keyed state regrouped\n"
 	       "  -p, --pretty          indented JSON\n"
 	       "  -h, --help            this help\n"
 	       "  -V, --version         the version\n");
@@ -118,11 +120,12 @@ struct merge_opts {
 	struct ckpt_flink_edit *edits;
 	size_t nedits;
 	int link;
+	uint32_t maxpar; /* --max-parallelism */
 };
 
 static struct ckpt_graph *load_graph(const char *path, struct ckpt_err *e);
 
-enum { OPT_UID = 256, OPT_DROP, OPT_RELOCATE, OPT_LINK };
+enum { OPT_UID = 256, OPT_DROP, OPT_RELOCATE, OPT_LINK, OPT_MAXPAR };
 
 /* --uid OLD=NEW, --drop X, --relocate OLD=NEW: split at the first '='. */
 static void
@@ -165,18 +168,18 @@ static int
 savepoint(struct merge_opts *o, const char *in)
 {
 	struct ckpt_flink_write_opts wo = {.edits = o->edits, .nedits = o->nedits, .link = o->link,
-					   .allow_non_restored = o->ro.allow_non_restored};
+					   .allow_non_restored = o->ro.allow_non_restored, .max_parallelism = o->maxpar};
 	struct ckpt_err e = {0};
 	struct ckpt_graph *g = NULL;
 	struct stat st;
 	int rc = -1;
 
 	if (in == NULL || strcmp(in, "-") == 0)
-		cli_usage_fail("--uid, --drop, --relocate and --link need the savepoint (its directory or its "
-			       "_metadata), not standard input");
+		cli_usage_fail("%s the savepoint (its directory or its _metadata), not standard input",
+			       o->nedits || o->link ? "--uid, --drop, --relocate and --link need" : "--max-parallelism needs");
 	if (stat(in, &st) == 0 && !ckpt_snapshot_is_flink(in)) {
-		ckpt_err_set(&e, CKPT_ERR_INPUT, in, "not a Flink snapshot: --uid, --drop, --relocate and "
-			     "--link edit Flink savepoints only");
+		ckpt_err_set(&e, CKPT_ERR_INPUT, in, "not a Flink snapshot: %s Flink savepoints only",
+			     o->nedits || o->link ? "--uid, --drop, --relocate and --link edit" : "--max-parallelism rewrites");
 		goto out;
 	}
 	if (o->graph && (g = load_graph(o->graph, &e)) == NULL)
@@ -216,6 +219,20 @@ parse_par(struct merge_opts *o, char *arg)
 	o->par[o->ro.nper_op].op = arg;
 	o->par[o->ro.nper_op++].n = (uint32_t)n;
 	o->ro.per_op = o->par;
+}
+
+/* --max-parallelism N: Flink's bounds, 1 to 32768 (KeyGroupRangeAssignment.UPPER_BOUND_MAX_PARALLELISM). */
+static uint32_t
+parse_maxpar(const char *arg)
+{
+	char *end;
+	unsigned long n;
+
+	errno = 0;
+	n = strtoul(arg, &end, 10);
+	if (!isdigit((unsigned char)*arg) || *end || errno || n < 1 || n > 32768)
+		cli_usage_fail("--max-parallelism %s: the max parallelism must be a number from 1 to 32768", arg);
+	return (uint32_t)n;
 }
 
 static struct ckpt_graph *
@@ -319,6 +336,7 @@ main(int argc, char **argv)
 		{"drop", required_argument, NULL, OPT_DROP},
 		{"relocate", required_argument, NULL, OPT_RELOCATE},
 		{"link", no_argument, NULL, OPT_LINK},
+		{"max-parallelism", required_argument, NULL, OPT_MAXPAR},
 		{"pretty", no_argument, NULL, 'p'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
@@ -354,6 +372,9 @@ main(int argc, char **argv)
 		case OPT_LINK:
 			o.link = 1;
 			break;
+		case OPT_MAXPAR:
+			o.maxpar = parse_maxpar(optarg);
+			break;
 		default:
 			cli_bad_option(c, argv);
 		}
@@ -367,7 +388,7 @@ main(int argc, char **argv)
 		cli_usage_fail("-n needs -g");
 	in = optind < argc ? argv[optind] : NULL;
 	/* A Flink savepoint written to DIR/ stays a Flink savepoint (edited or not); edits need that. */
-	if (o.out && dir_output(o.out) && (o.nedits || o.link || ckpt_snapshot_is_flink(in)))
+	if (o.out && dir_output(o.out) && (o.nedits || o.link || o.maxpar || ckpt_snapshot_is_flink(in)))
 		o.savepoint = o.out;
 	if (o.savepoint) {
 		size_t n = strlen(o.out);
@@ -379,6 +400,10 @@ main(int argc, char **argv)
 	}
 	if ((o.nedits || o.link) && !o.savepoint)
 		cli_usage_fail("--uid, --drop, --relocate and --link write a Flink savepoint: give -o DIR/");
+	if (o.maxpar && !o.savepoint)
+		cli_usage_fail("--max-parallelism writes a Flink savepoint: give -o DIR/");
+	if (o.maxpar && o.rescale)
+		cli_usage_fail("--max-parallelism keeps each operator's parallelism: -P with it is not supported yet");
 	if (o.savepoint && o.rescale)
 		cli_usage_fail("-P excludes writing a Flink savepoint: Flink rescales a savepoint on restore, "
 			       "unedited");

@@ -661,7 +661,20 @@ struct ckpt_flink_write_opts {
 	int link;                       /* hard-link the state files (copied across file systems) */
 	const struct ckpt_graph *graph; /* first check that the result restores onto it, or NULL */
 	int allow_non_restored;         /* with graph: state no operator takes is dropped, not refused */
+	uint32_t max_parallelism;       /* not 0: every operator's, its keyed state regrouped (canonical only) */
 };
+
+/*
+ * ckpt-merge --max-parallelism: the _metadata in buf (of the file meta) rewritten (with the edits ed,
+ * as ckpt_flinkmeta_rewrite) with every operator's max parallelism maxp, the keyed state of a
+ * canonical savepoint moved to the key groups Flink computes for each key at maxp, one new file a
+ * subtask written into dir (its key-group range Flink's), the keyed handles naming them.  Two
+ * passes over the state files (the second once per 256 subtasks), memory bounded by maxp x states.  -1 with e set: CKPT_ERR_REFUSED
+ * for what it cannot do (a non-canonical form, a key whose hashCode ckpt does not know, a
+ * parallelism above maxp), found before any file is written; the errors of reading and writing.
+ */
+int ckpt_flink_regroup(const char *meta, const void *buf, size_t len, const struct ckpt_flink_edit *ed, size_t ned,
+		       uint32_t maxp, const char *dir, struct ckpt_bytes *out, json_t **relative, struct ckpt_err *e);
 
 /*
  * Write the savepoint directory outdir from the Flink snapshot in (a directory holding _metadata, or

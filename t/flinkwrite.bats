@@ -369,3 +369,119 @@ local_x() {
 	cmp in/_metadata out/_metadata
 	[ "$(cat out/d/r1)" = rfile ]
 }
+
+# ---------------------------------------------------------------- --max-parallelism (issue 40 section 2)
+
+# fa NAME: a link named NAME to the Flink 1.19 job of flink-artifacts/ in form $2 (job $3, default the
+# udf migration job), so that messages name it short.
+fa() {
+	ln -s "$FIXTURES/flink-artifacts/${3:-new-stateful-udf-migration-itcase}-flink1.19-$2" "$1"
+}
+
+# rows_but_groups DIR: ckpt-inspect -R of DIR, key_group and subtask left out, sorted.
+rows_but_groups() {
+	ckpt-inspect -R "$1" | jq -c 'del(.key_group, .subtask)' | sort
+}
+
+@test "flinkwrite: --max-parallelism N keeps every row of the canonical savepoints, each key in its key group at N" {
+	needs_fixtures
+	local f n
+	for f in "$FIXTURES"/flink-artifacts/new-stateful*-savepoint; do
+		for n in 5 128 300; do
+			rm -rf out
+			ckpt-merge --max-parallelism $n -o out/ "$f"
+			[ "$(ckpt-inspect -m out | jq -c '[.operators[].max_parallelism] | unique')" = "[$n]" ]
+			ckpt-inspect -c out | jq -e .ok >/dev/null
+			diff <(rows_but_groups "$f") <(rows_but_groups out) || { echo "$f at $n: rows differ"; return 1; }
+			# the key groups moved: some key's is not what it was
+			[ "$n" = 128 ] || ! diff -q <(ckpt-inspect -R "$f" | jq -c 'select(.key_group) | [.key, .key_group]' | sort) \
+				<(ckpt-inspect -R out | jq -c 'select(.key_group) | [.key, .key_group]' | sort) >/dev/null
+		done
+	done
+}
+
+@test "flinkwrite: --max-parallelism: ckpt-inspect -k finds every row of the result in the key group it prints" {
+	needs_fixtures
+	local r n=0
+	fa sp hashmap-savepoint
+	ckpt-merge --max-parallelism 300 -o out/ sp
+	while read -r r; do
+		run sh -c "ckpt-inspect -R -u $(jq -r .operator <<<"$r") --state '$(jq -r .state <<<"$r")' -k '$(jq -c .key <<<"$r")' out"
+		[ "$status" -eq 0 ]
+		grep -qxF "$r" <<<"$(jq -c . <<<"$output")" || { echo "not found by -k: $r"; return 1; }
+		n=$((n + 1))
+	done < <(ckpt-inspect -R out | jq -c 'select(has("key_group"))')
+	[ "$n" -eq 32 ]
+	# each subtask's handle covers KeyGroupRangeAssignment's range at parallelism 4
+	run sh -c "ckpt-inspect -m out | jq -c '.operators[] | select(.id == \"d5c8b168c6cbfe8c507a10f88b325243\") | .key_groups'"
+	output_is '{"0":"0-74","1":"75-149","2":"150-224","3":"225-299"}'
+}
+
+@test "flinkwrite: --max-parallelism on RocksDB's canonical savepoint" {
+	needs_fixtures
+	fa sp rocksdb-savepoint
+	ckpt-merge --max-parallelism 200 -o out/ sp
+	ckpt-inspect -c out | jq -e .ok >/dev/null
+	diff <(rows_but_groups sp) <(rows_but_groups out)
+}
+
+@test "flinkwrite: --max-parallelism refuses what it cannot regroup, and bad numbers: nothing written" {
+	needs_fixtures
+	local n
+	fa sp hashmap-savepoint
+	fa scala hashmap-savepoint stateful-scala-udf-migration-itcase
+	fa chk hashmap-checkpoint
+	fa native rocksdb-savepoint-native
+	for n in 0 32769 x -1 ''; do
+		bad 2 "ckpt-merge: --max-parallelism $n: the max parallelism must be a number from 1 to 32768 (see ckpt-merge -h)" \
+			ckpt-merge --max-parallelism "$n" -o out/ sp
+	done
+	bad 1 "ckpt-merge: scala/_metadata: operator d1392353922252257afa15351a98bae9 state caseClassState: ckpt cannot compute the key group of a key of the key serializer KryoSerializerSnapshot (its keys' hashCode is not known)" \
+		ckpt-merge --max-parallelism 8 -o out/ scala
+	bad 1 "ckpt-merge: chk/_metadata: operator d5c8b168c6cbfe8c507a10f88b325243 subtask 1: its keyed state is not a canonical savepoint's (a key_groups handle): --max-parallelism rewrites canonical savepoints only" \
+		ckpt-merge --max-parallelism 8 -o out/ chk
+	bad 1 "ckpt-merge: native/_metadata: operator d5c8b168c6cbfe8c507a10f88b325243 subtask 1: its keyed state is not a canonical savepoint's (a incremental handle): --max-parallelism rewrites canonical savepoints only" \
+		ckpt-merge --max-parallelism 8 -o out/ native
+	bad 1 "ckpt-merge: sp/_metadata: operator d5c8b168c6cbfe8c507a10f88b325243: its parallelism 4 is above the max parallelism 2 (Flink: Maximum parallelism must not be smaller than parallelism.)" \
+		ckpt-merge --max-parallelism 2 -o out/ sp
+	bad 2 "ckpt-merge: --max-parallelism writes a Flink savepoint: give -o DIR/ (see ckpt-merge -h)" ckpt-merge --max-parallelism 8 sp
+	bad 2 "ckpt-merge: --max-parallelism keeps each operator's parallelism: -P with it is not supported yet (see ckpt-merge -h)" \
+		ckpt-merge --max-parallelism 8 -P 2 -o out/ sp
+	bad 2 "ckpt-merge: --max-parallelism needs the savepoint (its directory or its _metadata), not standard input (see ckpt-merge -h)" \
+		sh -c 'ckpt-merge --max-parallelism 8 -o out/ < sp/_metadata'
+	nothing_written
+}
+
+@test "flinkwrite: --max-parallelism of a savepoint whose state file is cut: exit 2, nothing written" {
+	needs_fixtures
+	local f
+	cp -r "$FIXTURES/flink-artifacts/new-stateful-udf-migration-itcase-flink1.19-hashmap-savepoint" cut
+	chmod -R u+w cut
+	f=19a62fc9-3c41-4c6c-9e1a-17e75a55f0a5
+	truncate -s 500 cut/$f
+	bad 2 "ckpt-merge: cut/$f: short: 500 bytes, the _metadata records 535" ckpt-merge --max-parallelism 8 -o out/ cut
+	nothing_written
+}
+
+@test "flinkwrite: the --max-parallelism EXAMPLE of ckpt-merge(1) runs as shown" {
+	needs_fixtures
+	fa savepoint-udf hashmap-savepoint
+	ckpt-merge --max-parallelism 1024 -o sp-1024/ savepoint-udf
+	run sh -c 'ckpt-inspect -c sp-1024 | jq -c .ok'
+	output_is true
+	run sh -c "ckpt-inspect -R -u d5c8b168c6cbfe8c507a10f88b325243 -k '[3]' sp-1024 | jq -c '[.key, .key_group]'"
+	output_is '[[3],369]'
+	run sh -c "ckpt-inspect -R -u d5c8b168c6cbfe8c507a10f88b325243 -k '[3]' savepoint-udf | jq -c '[.key, .key_group]'"
+	output_is '[[3],1]'
+}
+
+@test "flinkwrite: --max-parallelism at the savepoint's own max parallelism puts every key in the key group Flink wrote it in" {
+	needs_fixtures
+	local f
+	for f in "$FIXTURES"/flink-artifacts/new-stateful*-savepoint; do
+		rm -rf out
+		ckpt-merge --max-parallelism 4 -o out/ "$f"
+		diff <(ckpt-inspect -R "$f" | jq -c 'del(.subtask)' | sort) <(ckpt-inspect -R out | jq -c 'del(.subtask)' | sort) ||
+			{ echo "$f: rows differ"; return 1; }
+	done
+}

@@ -458,6 +458,15 @@ struct ckpt_fmpath {
 
 struct ckpt_fmop {
 	size_t at, body, end; /* its record; body: after the max parallelism (the coordinator on) */
+	size_t count_at;      /* its subtask count (format versions 3 and up) */
+};
+
+/* A keyed state handle's record (its tag to its end), for ckpt-merge --max-parallelism. */
+struct ckpt_fmkeyed {
+	size_t at, end, op;
+	uint32_t subtask;
+	int managed; /* managed, else raw keyed state */
+	int present; /* a handle, else the null handle (its tag 0) */
 };
 
 struct ckpt_fmspans {
@@ -467,7 +476,26 @@ struct ckpt_fmspans {
 	size_t nops;
 	struct ckpt_fmpath *paths;              /* in file order */
 	size_t npaths;
+	struct ckpt_fmkeyed *keyed;             /* in file order */
+	size_t nkeyed, keyedcap;
 };
+
+/* What ckpt-merge --max-parallelism changes in a _metadata (regroup.c): every operator's max
+ * parallelism, and the bytes [at, end) of keyed handles replaced by p[0, n), in file order. */
+struct ckpt_flink_splice {
+	size_t at, end;
+	unsigned char *p;
+	size_t n;
+};
+struct ckpt_flink_rekey {
+	uint32_t max_parallelism;
+	struct ckpt_flink_splice *splices;
+	size_t nsplices;
+};
+/* ckpt_flinkmeta_rewrite with those changes too (rk NULL: none). */
+int ckpt_flinkmeta_rewrite_rekeyed(const void *buf, size_t len, const char *name, const struct ckpt_flink_edit *ed,
+				   size_t ned, const struct ckpt_flink_rekey *rk, struct ckpt_bytes *out,
+				   json_t **relative, struct ckpt_err *e);
 
 /* ckpt_flinkmeta_decode, and sp filled (release it with ckpt_fmspans_release, on failure too). */
 struct ckpt_snapshot *ckpt_flinkmeta_decode_spans(const void *buf, size_t len, const char *name,

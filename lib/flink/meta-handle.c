@@ -905,10 +905,18 @@ ckpt_fm_keyed(struct rd *r, struct ckpt_subtask *st, const char *scope)
 	struct fm_keyed k;
 	json_t *detail;
 	uint32_t last;
+	size_t at = r->pos;
 
 	r->cln = 0;
 	if (rd_keyed(r, &k) < 0)
 		return -1;
+	if (r->sp && ckpt_grow(&r->sp->keyed, &r->sp->keyedcap, r->sp->nkeyed + 1, sizeof *r->sp->keyed, 16, r->e) < 0) {
+		keyed_release(&k);
+		return -1;
+	}
+	if (r->sp)
+		r->sp->keyed[r->sp->nkeyed++] = (struct ckpt_fmkeyed){at, r->pos, r->op, st->index,
+								  strcmp(scope, "managed_keyed") == 0, k.present};
 	if (!k.present)
 		return 0;
 	if (strcmp(k.kind, "changelog") == 0 && r->cln > 0) { /* what changelog.c reads */

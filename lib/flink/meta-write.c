@@ -224,6 +224,8 @@ struct wctx {
 	size_t *used;   /* per edit: how many paths a --relocate rewrote */
 	json_t *rel;    /* relative paths of kept operators, as an object used as a set, or NULL */
 	const char *name;
+	const struct ckpt_flink_rekey *rk; /* --max-parallelism: keyed handles replaced, or NULL */
+	size_t ispl;    /* the next of rk's splices */
 };
 
 /* The first --relocate whose prefix path starts with, or -1. */
@@ -330,30 +332,51 @@ w_opid(struct wbuf *w, const char *hex)
 	return w_bytes(w, b, 16);
 }
 
+/* Operator k's body from pos to its end: its paths encoded, the keyed handles --max-parallelism
+ * replaces written anew (the paths inside them gone with them). */
+static int
+w_body(struct wctx *c, size_t k, size_t pos, size_t *np)
+{
+	const struct ckpt_fmop *sp = &c->sp->ops[k];
+
+	for (;;) {
+		const struct ckpt_fmpath *p = *np < c->sp->npaths && c->sp->paths[*np].op == k ? &c->sp->paths[*np] : NULL;
+		const struct ckpt_flink_splice *x = c->rk && c->ispl < c->rk->nsplices &&
+						    c->rk->splices[c->ispl].at < sp->end ? &c->rk->splices[c->ispl] : NULL;
+
+		if (p && p->at < pos) {
+			(*np)++;
+		} else if (x && (p == NULL || x->at < p->at)) {
+			if (w_bytes(&c->w, c->in + pos, x->at - pos) < 0 || w_bytes(&c->w, x->p, x->n) < 0)
+				return -1;
+			pos = x->end;
+			c->ispl++;
+		} else if (p) {
+			if (carried(c, p) ? w_carried(c, p, pos) < 0 :
+					    w_bytes(&c->w, c->in + pos, p->at - pos) < 0 || w_path(c, p) < 0)
+				return -1;
+			pos = p->end;
+			(*np)++;
+		} else {
+			return w_bytes(&c->w, c->in + pos, sp->end - pos);
+		}
+	}
+}
+
 /* Operator k: its head encoded (with the new uid and id), its body copied with its paths encoded. */
 static int
 w_operator(struct wctx *c, size_t k, size_t *np)
 {
 	const struct ckpt_operator *op = &c->s->ops[k];
 	const struct opedit *o = &c->oe[k];
-	const struct ckpt_fmop *sp = &c->sp->ops[k];
-	size_t pos = sp->body;
 
 	if (c->sp->version >= 5 && (w_utf(&c->w, op->name ? op->name : "", "operator name") < 0 ||
 				    w_utf(&c->w, o->uid ? o->uid : op->uid ? op->uid : "", "operator uid") < 0))
 		return -1;
 	if (w_opid(&c->w, o->uid ? o->id : op->id) < 0 || w_be(&c->w, op->parallelism, 4) < 0 ||
-	    w_be(&c->w, op->max_parallelism, 4) < 0)
+	    w_be(&c->w, c->rk ? c->rk->max_parallelism : op->max_parallelism, 4) < 0)
 		return -1;
-	for (; *np < c->sp->npaths && c->sp->paths[*np].op == k; (*np)++) {
-		const struct ckpt_fmpath *p = &c->sp->paths[*np];
-
-		if (carried(c, p) ? w_carried(c, p, pos) < 0 :
-				    w_bytes(&c->w, c->in + pos, p->at - pos) < 0 || w_path(c, p) < 0)
-			return -1;
-		pos = p->end;
-	}
-	return w_bytes(&c->w, c->in + pos, sp->end - pos);
+	return w_body(c, k, c->sp->ops[k].body, np);
 }
 
 static int
@@ -372,6 +395,8 @@ w_file(struct wctx *c, size_t len)
 		if (c->oe[k].drop) {
 			while (np < sp->npaths && sp->paths[np].op == k)
 				np++;
+			while (c->rk && c->ispl < c->rk->nsplices && c->rk->splices[c->ispl].at < sp->ops[k].end)
+				c->ispl++;
 			continue;
 		}
 		if (w_operator(c, k, &np) < 0)
@@ -399,9 +424,17 @@ int
 ckpt_flinkmeta_rewrite(const void *buf, size_t len, const char *name, const struct ckpt_flink_edit *ed,
 		       size_t ned, struct ckpt_bytes *out, json_t **relative, struct ckpt_err *e)
 {
+	return ckpt_flinkmeta_rewrite_rekeyed(buf, len, name, ed, ned, NULL, out, relative, e);
+}
+
+int
+ckpt_flinkmeta_rewrite_rekeyed(const void *buf, size_t len, const char *name, const struct ckpt_flink_edit *ed,
+			       size_t ned, const struct ckpt_flink_rekey *rk, struct ckpt_bytes *out, json_t **relative,
+			       struct ckpt_err *e)
+{
 	struct ckpt_fmspans sp;
 	struct ckpt_snapshot *s = ckpt_flinkmeta_decode_spans(buf, len, name, &sp, e);
-	struct wctx c = {.w = {.e = e}, .in = buf, .s = s, .sp = &sp, .ed = ed, .ned = ned, .name = name};
+	struct wctx c = {.w = {.e = e}, .in = buf, .s = s, .sp = &sp, .ed = ed, .ned = ned, .name = name, .rk = rk};
 	struct opedit *oe = NULL;
 	int rc = -1;
 

@@ -189,6 +189,8 @@ rd_operator(struct rd *r, struct ckpt_operator *op)
 	if (ckpt_fm_coordinator(r, op) < 0)
 		return -1;
 	at = r->pos;
+	if (r->sp)
+		r->sp->ops[r->op].count_at = at;
 	if (need(r, 4, "subtask count") < 0)
 		return -1;
 	nsub = (int32_t)(uint32_t)ckpt_load_be(r->p + r->pos, 4);
@@ -605,6 +607,7 @@ ckpt_fmspans_release(struct ckpt_fmspans *sp)
 		free(sp->paths[i].path);
 	free(sp->paths);
 	free(sp->ops);
+	free(sp->keyed);
 	memset(sp, 0, sizeof *sp);
 }
 

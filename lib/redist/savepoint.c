@@ -409,8 +409,8 @@ check_graph(const struct ckpt_bytes *b, const char *name, const struct ckpt_flin
 
 /* Read, edit and check the input, before anything is written. */
 static int
-prepare(const struct spin *in, const struct ckpt_flink_write_opts *o, struct ckpt_bytes *b, json_t **rel,
-	struct ckpt_err *e)
+prepare(const struct spin *in, const struct ckpt_flink_write_opts *o, const char *tmp, struct ckpt_bytes *b,
+	json_t **rel, struct ckpt_err *e)
 {
 	FILE *f = in->s3 ? NULL : fopen(in->meta, "rb");
 	unsigned char *sbuf = NULL;
@@ -430,7 +430,9 @@ prepare(const struct spin *in, const struct ckpt_flink_write_opts *o, struct ckp
 		ckpt_err_set(e, CKPT_ERR_INPUT, in->meta, "not a Flink _metadata file");
 		goto out;
 	}
-	if (ckpt_flinkmeta_rewrite(buf, len, in->meta, o->edits, o->nedits, b, rel, e) < 0)
+	if ((o->max_parallelism ? ckpt_flink_regroup(in->meta, buf, len, o->edits, o->nedits, o->max_parallelism, tmp,
+						     b, rel, e) :
+	     ckpt_flinkmeta_rewrite(buf, len, in->meta, o->edits, o->nedits, b, rel, e)) < 0)
 		goto out;
 	if (o->graph && check_graph(b, in->name, o, e) < 0)
 		goto out;
@@ -458,8 +460,10 @@ ckpt_flink_savepoint_write(const char *in_path, const char *outdir, const struct
 		goto out;
 	for (n = strlen(out); n > 1 && out[n - 1] == '/';)
 		out[--n] = '\0';
+	/* --max-parallelism writes the new state files into the temporary directory (after every check) */
 	if (spin_open(&in, in_path, e) < 0 || (s3 ? check_s3out(out, e) : check_outdir(&in, out, e)) < 0 ||
-	    prepare(&in, o, &b, &rel, e) < 0 || (tmp = temp_dir(out, s3, e)) == NULL)
+	    (o->max_parallelism && (tmp = temp_dir(out, s3, e)) == NULL) || prepare(&in, o, tmp, &b, &rel, e) < 0 ||
+	    (tmp == NULL && (tmp = temp_dir(out, s3, e)) == NULL))
 		goto out;
 	if (chmod(tmp, 0777 & ~(mode_t)ckpt_umask()) != 0 || place_files(&in, tmp, rel, s3 ? 0 : o->link, e) < 0 ||
 	    write_meta(tmp, &b, e) < 0)

@@ -24,6 +24,7 @@ import java.util.TreeSet;
  *     --empty OPERATOR        OPERATOR stays, and may restore nothing (it is not waited for)
  *     --backend NAME          hashmap (default) or rocksdb
  *     --to N                  the parallelisms of restores/NAME-to-N.json: 3 (default), 2 (the job's own), 1
+ *     --max-parallelism N     the job's max parallelism (default StateJob.MAX_PARALLELISM, 32)
  * </pre>
  *
  * Each OUT.json: "metadata", what Checkpoints.loadCheckpointMetadata read from SAVEPOINT_DIR/_metadata
@@ -46,12 +47,14 @@ final class Restore {
         final Set<String> empty = new TreeSet<>();
         String backend = "hashmap";
         int to = 3;
+        int maxParallelism = StateJob.MAX_PARALLELISM;
     }
 
     static int usage(String why) {
         System.err.println("ckpt.flink.Main restore: " + why);
         System.err.println("usage: ckpt.flink.Main restore OUT.json SAVEPOINT_DIR [--uid OPERATOR=NEWUID] [--without OPERATOR]"
-                + " [--empty OPERATOR] [--backend hashmap|rocksdb] [--to 1|2|3] [OUT.json SAVEPOINT_DIR [...]]...");
+                + " [--empty OPERATOR] [--backend hashmap|rocksdb] [--to 1|2|3] [--max-parallelism N]"
+                + " [OUT.json SAVEPOINT_DIR [...]]...");
         return 2;
     }
 
@@ -116,6 +119,10 @@ final class Restore {
                     if (!v.matches("[123]")) return usage("--to " + v + ": 1, 2 or 3");
                     cur.to = Integer.parseInt(v);
                     break;
+                case "--max-parallelism":
+                    if (!v.matches("[1-9][0-9]{0,4}")) return usage("--max-parallelism " + v);
+                    cur.maxParallelism = Integer.parseInt(v);
+                    break;
                 default:
                     return usage("unknown option " + a);
             }
@@ -138,7 +145,7 @@ final class Restore {
         Map<String, Object> res = new LinkedHashMap<>();
         res.put("savepoint", q.uri != null ? q.uri : q.dir.toString());
         res.put("request", Json.obj("uids", q.uids, "without", new ArrayList<>(q.without), "empty", new ArrayList<>(q.empty),
-                "backend", q.backend, "to", q.to));
+                "backend", q.backend, "to", q.to, "max_parallelism", q.maxParallelism));
         try {
             res.put("metadata", q.uri != null ? Meta.readUri(q.uri) : Meta.read(q.dir.resolve("_metadata")));
         } catch (Exception e) {
@@ -149,6 +156,7 @@ final class Restore {
         StateJob.newUids.putAll(q.uids);
         StateJob.without.clear();
         StateJob.without.addAll(q.without);
+        StateJob.maxParallelism = q.maxParallelism;
         try {
             Map<String, Object> r = Main.restoreReports(q.dir.getFileName().toString(),
                     q.uri != null ? q.uri : q.dir.toUri().toString(), q.backend,
@@ -162,6 +170,7 @@ final class Restore {
         } finally {
             StateJob.newUids.clear();
             StateJob.without.clear();
+            StateJob.maxParallelism = StateJob.MAX_PARALLELISM;
         }
         Json.save(q.out, res);
         System.out.println(q.out + ": " + (Boolean.TRUE.equals(res.get("accepted")) ? "restored" : "refused")

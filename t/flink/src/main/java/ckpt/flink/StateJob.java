@@ -387,7 +387,7 @@ public final class StateJob {
             getKeyedStateBackend().getKeys("count", VoidNamespace.INSTANCE).forEach(k -> ks.add((Long) k));
             for (Long k : ks) {
                 setCurrentKey(k);
-                keys.put(String.valueOf(k), Json.obj("key_group", KeyGroupRangeAssignment.assignToKeyGroup(k, MAX_PARALLELISM),
+                keys.put(String.valueOf(k), Json.obj("key_group", KeyGroupRangeAssignment.assignToKeyGroup(k, maxParallelism),
                         "count", count.value(), "sum", sum.get()));
             }
             r.put("keys", keys);
@@ -416,7 +416,7 @@ public final class StateJob {
             ml.sort(null);
             Map<String, Object> bs = new TreeMap<>();
             for (Map.Entry<String, Long> e : bySource.entries()) bs.put(e.getKey(), e.getValue());
-            mirror.put(key, Json.obj("key_group", KeyGroupRangeAssignment.assignToKeyGroup(key, MAX_PARALLELISM),
+            mirror.put(key, Json.obj("key_group", KeyGroupRangeAssignment.assignToKeyGroup(key, maxParallelism),
                     "count", count.value(), "multiples-of-3", ml, "by-source", bs, "sum", sum.get(),
                     "event_timer", String.valueOf(1_000_000_000L + key),
                     "processing_timer", String.valueOf(Long.MAX_VALUE / 2 + key)));
@@ -486,7 +486,7 @@ public final class StateJob {
             Long q = parity.get(par);
             parity.put(par, q == null ? 1 : q + 1);
             Map<String, Object> m = mirror.computeIfAbsent(key, k -> Json.obj("key_group",
-                    KeyGroupRangeAssignment.assignToKeyGroup(k, MAX_PARALLELISM), "visits", new TreeMap<String, Object>(),
+                    KeyGroupRangeAssignment.assignToKeyGroup(k, maxParallelism), "visits", new TreeMap<String, Object>(),
                     "parity", new TreeMap<String, Object>()));
             ((Map<String, Object>) m.get("visits")).put(ns, visits.value());
             ((Map<String, Object>) ((Map<String, Object>) m.get("parity")).computeIfAbsent(ns, k -> new TreeMap<String, Object>()))

@@ -1,0 +1,655 @@
+/* regroup.c: ckpt-merge --max-parallelism: the keyed state of a canonical savepoint moved into the
+ * key groups of a new max parallelism (each key where Flink's KeyGroupRangeAssignment puts it), one
+ * new state file a subtask in Flink's FullSnapshotAsyncWriter layout, and the _metadata's keyed
+ * handles and max parallelisms rewritten (meta-write.c).
+ *
+ * Memory stays bounded whatever the size: two passes over the state files, no entry kept.  The
+ * first counts the bytes and entries of each (new key group, state), so every section's offset is
+ * known; the second writes each entry at its place (pwrite), through a small buffer per section.
+ * What lives in memory is three counters per new key group and state (at most 32768 x states)
+ * and the buffers (WB_TOTAL bytes at most). */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "state.h"
+
+#define END_OF_KEY_GROUP 0xffff
+
+/* One operator being regrouped. */
+struct rg {
+	struct flink_backing *b;
+	const struct ckpt_operator *op;
+	struct ckpt_err *e;
+	uint32_t maxp, nst, oldprefix, newprefix;
+	unsigned char *hdr;   /* the keyed header (serialization proxy), compression off: the subtask's */
+	size_t hdrlen;        /* with the most states (Flink registers states lazily), the others' subsets */
+	char **names;         /* its states, by id */
+	uint32_t hdrfrom;     /* that subtask */
+	uint64_t *bytes, *count, *pos; /* per [kg * nst + state id] */
+	uint64_t *kgoff;      /* per new key group: its offset in its subtask's file, 0 when empty */
+	uint64_t *size;       /* per subtask: its file's size */
+	int *fd;              /* per subtask, pass 2: open for subtasks [lo, hi) only */
+	uint32_t lo, hi;      /* pass 2 writes the files of a batch of subtasks at a time (file descriptors) */
+	const struct fheader *h; /* the header of the handle being read */
+	int pass;
+	unsigned char *rec;   /* pass 2: one entry as it is written */
+	size_t reccap;
+	unsigned char *wb;    /* pass 2: a write buffer per slot, wcap bytes each (none when 0), */
+	uint32_t *wn;         /* holding wn[slot] bytes that go at pos[slot] */
+	size_t wcap;
+};
+
+#define WB_TOTAL (32u << 20) /* the write buffers' bytes, at most */
+#define FD_BATCH 256u         /* new files open at once: pass 2 reads the input again per batch */
+
+static uint32_t
+subtask_of(const struct rg *g, uint32_t kg)
+{
+	return (uint32_t)((uint64_t)kg * g->op->parallelism / g->maxp);
+}
+
+static void
+put_be(unsigned char *p, uint64_t v, int n)
+{
+	for (int i = 0; i < n; i++)
+		p[i] = (unsigned char)(v >> (8 * (n - 1 - i)));
+}
+
+static const char *
+short_cls(const struct ckpt_fser *t)
+{
+	const char *c = t && t->cls ? t->cls : "?", *dot = strrchr(c, '.');
+
+	return dot ? dot + 1 : c;
+}
+
+/* The key group at maxp of an entry's key (its prefix, a timer's timestamp, then the key). */
+static int
+new_group(struct rg *g, const struct fmeta *m, const unsigned char *k, size_t kn, uint32_t *kg)
+{
+	size_t off = g->oldprefix + (m->type == 3 ? 8 : 0);
+	struct ckpt_fsrc s;
+	struct ckpt_fout o;
+	int32_t hash = 0;
+	int hashed = 0, r;
+
+	if (kn < off)
+		return ckpt_err_set(g->e, CKPT_ERR_INPUT, g->b->meta, "operator %s state %s: a key of %zu bytes, "
+				    "shorter than its prefix", g->op->id, m->name, kn);
+	o.mode = FOUT_NONE;
+	o.root = NULL;
+	o.depth = 0;
+	ckpt_fsrc_mem(&s, k + off, kn - off, g->b->meta, g->e);
+	r = g->h->key ? ckpt_fser_emit(g->h->key, &s, &o, &hash, &hashed) : -1;
+	ckpt_fsrc_release(&s);
+	if (r < 0 || !hashed)
+		return ckpt_err_set(g->e, CKPT_ERR_REFUSED, g->b->meta, "operator %s state %s: ckpt cannot compute "
+				    "the key group of a key of the key serializer %s (its keys' hashCode is not known)",
+				    g->op->id, m->name, short_cls(g->h->key));
+	*kg = ckpt_flink_key_group(hash, g->maxp);
+	return 0;
+}
+
+/* Write slot's buffered bytes at its place. */
+static int
+flush(struct rg *g, size_t slot)
+{
+	uint32_t st, n;
+
+	if (g->wcap == 0 || (n = g->wn[slot]) == 0)
+		return 0;
+	st = subtask_of(g, (uint32_t)(slot / g->nst));
+	if (pwrite(g->fd[st], g->wb + slot * g->wcap, n, (off_t)g->pos[slot]) != (ssize_t)n)
+		return ckpt_err_sys(g->e, g->b->meta, "write error");
+	g->pos[slot] += n;
+	g->wn[slot] = 0;
+	return 0;
+}
+
+/* Pass 2: one entry written at its place, the last of its section flagged (MSB of key byte 0). */
+static int
+put_entry(struct rg *g, uint32_t kg, size_t slot, const unsigned char *k, size_t kn, const unsigned char *v,
+	  size_t vn)
+{
+	size_t nk = kn - g->oldprefix + g->newprefix, n = 8 + nk + vn;
+	uint32_t st = subtask_of(g, kg);
+	unsigned char *p;
+
+	if (st < g->lo || st >= g->hi)
+		return 0; /* another batch's */
+	if (g->count[slot] == 0)
+		return ckpt_err_set(g->e, CKPT_ERR_INPUT, g->b->meta, "operator %s: the state files changed "
+				    "while they were read", g->op->id);
+	if (ckpt_grow(&g->rec, &g->reccap, n, 1, 4096, g->e) < 0)
+		return -1;
+	p = g->rec;
+	put_be(p, nk, 4);
+	put_be(p + 4, kg, (int)g->newprefix);
+	memcpy(p + 4 + g->newprefix, k + g->oldprefix, kn - g->oldprefix);
+	if (--g->count[slot] == 0)
+		p[4] |= 0x80;
+	put_be(p + 4 + nk, vn, 4);
+	memcpy(p + 8 + nk, v, vn);
+	if (g->wcap && g->wn[slot] + n > g->wcap && flush(g, slot) < 0)
+		return -1;
+	if (n <= g->wcap) {
+		memcpy(g->wb + slot * g->wcap + g->wn[slot], p, n);
+		g->wn[slot] += (uint32_t)n;
+		return 0;
+	}
+	if (pwrite(g->fd[st], p, n, (off_t)g->pos[slot]) != (ssize_t)n)
+		return ckpt_err_sys(g->e, g->b->meta, "write error");
+	g->pos[slot] += n;
+	return 0;
+}
+
+static int
+rg_header(void *arg, const char *scope, const struct fheader *h)
+{
+	struct rg *g = arg;
+
+	(void)scope;
+	g->h = h;
+	return 0;
+}
+
+static int
+rg_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v,
+      size_t vn, struct ftyped *typed)
+{
+	struct rg *g = arg;
+	size_t id = 0, slot;
+	uint32_t nkg;
+
+	(void)kg;
+	(void)typed;
+	const struct fmeta *m = ckpt_fstate_meta_named(g->h, state);
+
+	while (id < g->nst && strcmp(g->names[id], state) != 0)
+		id++;
+	if (id >= g->nst || m == NULL)
+		return ckpt_err_set(g->e, CKPT_ERR_INPUT, g->b->meta, "operator %s: state %s is not in the header",
+				    g->op->id, state);
+	if (new_group(g, m, k, kn, &nkg) < 0)
+		return -1;
+	slot = (size_t)nkg * g->nst + id;
+	if (g->pass == 2)
+		return put_entry(g, nkg, slot, k, kn, v, vn);
+	g->bytes[slot] += 8 + kn - g->oldprefix + g->newprefix + vn;
+	g->count[slot]++;
+	return 0;
+}
+
+/* Read every subtask's keyed handle through the sink. */
+static int
+read_all(struct rg *g)
+{
+	struct fsink k = {.header = rg_header, .kv = rg_kv, .op = ckpt_fstate_dry_op, .arg = g, .untyped = 1,
+			  .part = 2};
+
+	for (size_t i = 0; i < g->op->nsubtasks; i++)
+		if (ckpt_fstate_read_subtask(g->b, g->op, &g->op->subtasks[i], &k, g->e) < 0)
+			return -1;
+	return 0;
+}
+
+/* The raw header of subtask st's keyed handle hd kept when it has more states than the one kept;
+ * verify: its states all in the one kept. */
+static void
+free_names(struct rg *g)
+{
+	for (size_t i = 0; g->names && i < g->nst; i++)
+		free(g->names[i]);
+	free(g->names);
+	g->names = NULL;
+	g->nst = 0;
+}
+
+/* Every state of subtask st's header h is in the header kept. */
+static int
+subset(struct rg *g, const struct ckpt_subtask *st, const struct fheader *h)
+{
+	for (size_t i = 0; i < h->n; i++) {
+		size_t j = 0;
+
+		while (j < g->nst && strcmp(g->names[j], h->m[i].name) != 0)
+			j++;
+		if (j == g->nst)
+			return ckpt_err_set(g->e, CKPT_ERR_REFUSED, g->b->meta, "operator %s: subtask %u has state %s "
+					    "and subtask %u, with more states, has not", g->op->id, st->index,
+					    h->m[i].name, g->hdrfrom);
+	}
+	return 0;
+}
+
+/* Keep subtask st's header h, its bytes *p (taken), when it has more states than the one kept. */
+static int
+keep_header(struct rg *g, const struct ckpt_subtask *st, const struct fheader *h, unsigned char **p)
+{
+	if (g->hdr && h->n <= g->nst)
+		return 0;
+	free(g->hdr);
+	free_names(g);
+	g->hdr = *p;
+	g->hdrlen = h->end;
+	g->hdrfrom = st->index;
+	*p = NULL;
+	if ((g->names = ckpt_calloc(h->n + 1, sizeof *g->names, g->e)) == NULL)
+		return -1;
+	for (; g->nst < h->n; g->nst++)
+		if ((g->names[g->nst] = ckpt_strdup(h->m[g->nst].name, g->e)) == NULL)
+			return -1;
+	return 0;
+}
+
+static int
+take_header(struct rg *g, const struct ckpt_subtask *st, const struct ckpt_handle *hd, int verify)
+{
+	struct fctx c = {.b = g->b, .op = g->op, .st = st, .h = hd, .e = g->e};
+	struct fheader h = {0};
+	struct ckpt_fsrc s = {0};
+	unsigned char *p = NULL;
+	int fd = -1, rc = -1;
+
+	s.fd = -1;
+	snprintf(c.where, sizeof c.where, "%s", g->b->meta);
+	if (ckpt_fstate_open_bytes(&c, &s, &fd) < 0 || ckpt_fstate_read_keyed_header(&s, &h) < 0)
+		goto out;
+	if (h.stopped || h.version != 6) {
+		ckpt_err_set(g->e, CKPT_ERR_REFUSED, g->b->meta, "operator %s subtask %u: %s%s", g->op->id, st->index,
+			     h.stopped ? "its keyed state header cannot be read: " : "keyed state header version "
+			     "below 6 (Flink 1.7): restore it on Flink and take a savepoint first",
+			     h.stopped ? h.stop : "");
+		goto out;
+	}
+	if ((p = ckpt_calloc(h.end + 1, 1, g->e)) == NULL || ckpt_fsrc_seek(&s, 0, 0) < 0 ||
+	    ckpt_fsrc_read(&s, p, h.end, "keyed state header") < 0)
+		goto out;
+	p[4] = 0; /* written uncompressed */
+	if (verify ? subset(g, st, &h) < 0 : keep_header(g, st, &h, &p) < 0)
+		goto out;
+	rc = 0;
+out:
+	free(p);
+	ckpt_fstate_header_release(&h);
+	ckpt_fsrc_release(&s);
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+/* Which operators regroup: each subtask one canonical keyed handle, or none has keyed state. */
+static int
+check_op(struct rg *g, int *keyed)
+{
+	const struct ckpt_operator *op = g->op;
+	size_t n = 0;
+
+	if (op->parallelism > g->maxp)
+		return ckpt_err_set(g->e, CKPT_ERR_REFUSED, g->b->meta, "operator %s: its parallelism %u is above the "
+				    "max parallelism %u (Flink: Maximum parallelism must not be smaller than "
+				    "parallelism.)", op->id, op->parallelism, g->maxp);
+	for (size_t i = 0; i < op->nsubtasks; i++) {
+		const struct ckpt_subtask *st = &op->subtasks[i];
+
+		for (size_t j = 0; j < st->nhandles; j++) {
+			const struct ckpt_handle *h = &st->handles[j];
+
+			if (strcmp(h->scope, "raw_keyed") == 0)
+				return ckpt_err_set(g->e, CKPT_ERR_REFUSED, g->b->meta, "operator %s subtask %u: raw "
+						    "keyed state has no key-group layout ckpt can regroup", op->id,
+						    st->index);
+			if (strcmp(h->scope, "managed_keyed") != 0)
+				continue;
+			if (strcmp(h->kind, "savepoint_key_groups") != 0)
+				return ckpt_err_set(g->e, CKPT_ERR_REFUSED, g->b->meta, "operator %s subtask %u: its keyed "
+						    "state is not a canonical savepoint's (a %s handle): --max-parallelism "
+						    "rewrites canonical savepoints only", op->id, st->index, h->kind);
+			n++;
+		}
+	}
+	*keyed = n > 0;
+	for (int verify = 0; verify < 2; verify++)
+		for (size_t i = 0; n > 0 && i < op->nsubtasks; i++) {
+			if (op->subtasks[i].finished)
+				return ckpt_err_set(g->e, CKPT_ERR_REFUSED, g->b->meta, "operator %s subtask %u: "
+						    "finished subtasks beside keyed state are not regrouped", op->id,
+						    op->subtasks[i].index);
+			for (size_t j = 0; j < op->subtasks[i].nhandles; j++)
+				if (strcmp(op->subtasks[i].handles[j].scope, "managed_keyed") == 0 &&
+				    take_header(g, &op->subtasks[i], &op->subtasks[i].handles[j], verify) < 0)
+					return -1;
+		}
+	return 0;
+}
+
+static void
+range_of(const struct rg *g, uint32_t st, uint32_t *first, uint32_t *last)
+{
+	uint64_t p = g->op->parallelism, m = g->maxp;
+
+	*first = (uint32_t)((st * m + p - 1) / p);
+	*last = (uint32_t)(((st + 1) * m - 1) / p);
+}
+
+/* The sections' offsets, and the header, state ids and end marks written around them. */
+static int
+lay_out(struct rg *g)
+{
+	unsigned char b[2];
+
+	for (uint32_t st = g->lo; st < g->hi; st++) {
+		uint32_t first, last;
+		uint64_t off = g->hdrlen;
+
+		range_of(g, st, &first, &last);
+		if (pwrite(g->fd[st], g->hdr, g->hdrlen, 0) != (ssize_t)g->hdrlen)
+			return ckpt_err_sys(g->e, g->b->meta, "write error");
+		for (uint32_t kg = first; kg <= last; kg++) {
+			int any = 0;
+
+			for (uint32_t id = 0; id < g->nst; id++) {
+				size_t slot = (size_t)kg * g->nst + id;
+
+				if (g->count[slot] == 0)
+					continue;
+				if (!any)
+					g->kgoff[kg] = off;
+				any = 1;
+				put_be(b, id, 2);
+				if (pwrite(g->fd[st], b, 2, (off_t)off) != 2)
+					return ckpt_err_sys(g->e, g->b->meta, "write error");
+				g->pos[slot] = off + 2;
+				off += 2 + g->bytes[slot];
+			}
+			if (any) {
+				put_be(b, END_OF_KEY_GROUP, 2);
+				if (pwrite(g->fd[st], b, 2, (off_t)off) != 2)
+					return ckpt_err_sys(g->e, g->b->meta, "write error");
+				off += 2;
+			}
+		}
+		g->size[st] = off;
+	}
+	return 0;
+}
+
+static char *
+file_name(const struct rg *g, uint32_t st)
+{
+	char *p = NULL;
+
+	return asprintf(&p, "keyed-%s-%u", g->op->id, st) < 0 ? NULL : p;
+}
+
+/* Subtask st's new handle: KeyGroupsSavepointStateHandle (tag 7), its range, offsets, and its file
+ * as a relative handle (tag 6). */
+static int
+handle_bytes(const struct rg *g, uint32_t st, struct ckpt_flink_splice *x)
+{
+	uint32_t first, last;
+	char *name = file_name(g, st);
+	size_t nl = name ? strlen(name) : 0, n;
+	unsigned char *p;
+
+	range_of(g, st, &first, &last);
+	n = 9 + 8 * (size_t)(last - first + 1) + 1 + 2 + nl + 8;
+	if (name == NULL || (p = ckpt_calloc(n, 1, g->e)) == NULL) {
+		free(name);
+		return name ? -1 : ckpt_err_set(g->e, CKPT_ERR_NOMEM, "", "out of memory");
+	}
+	x->p = p;
+	x->n = n;
+	*p++ = 7;
+	put_be(p, first, 4);
+	put_be(p + 4, last - first + 1, 4);
+	p += 8;
+	for (uint32_t kg = first; kg <= last; kg++, p += 8)
+		put_be(p, g->kgoff[kg], 8);
+	*p++ = 6;
+	put_be(p, nl, 2);
+	memcpy(p + 2, name, nl);
+	put_be(p + 2 + nl, g->size[st], 8);
+	free(name);
+	return 0;
+}
+
+static int
+open_files(struct rg *g, const char *dir)
+{
+	for (uint32_t st = g->lo; st < g->hi; st++) {
+		char *name = file_name(g, st), *path = NULL;
+
+		if (name == NULL || asprintf(&path, "%s/%s", dir, name) < 0) {
+			free(name);
+			return ckpt_err_set(g->e, CKPT_ERR_NOMEM, "", "out of memory");
+		}
+		g->fd[st] = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		if (g->fd[st] < 0)
+			ckpt_err_sys(g->e, path, "cannot create");
+		free(name);
+		free(path);
+		if (g->fd[st] < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+close_files(struct rg *g, int ok)
+{
+	int rc = 0;
+
+	for (uint32_t st = 0; g->fd && st < g->op->parallelism; st++) {
+		if (g->fd[st] < 0)
+			continue;
+		if (ok && rc == 0 && fsync(g->fd[st]) != 0)
+			rc = ckpt_err_sys(g->e, g->b->meta, "write error");
+		if (close(g->fd[st]) != 0 && ok && rc == 0)
+			rc = ckpt_err_sys(g->e, g->b->meta, "write error");
+		g->fd[st] = -1;
+	}
+	return rc;
+}
+
+/* Pass 1 of one operator: checked, counted.  *keyed 0: nothing to move. */
+static int
+count_op(struct rg *g, int *keyed)
+{
+	size_t slots;
+
+	g->oldprefix = g->op->max_parallelism > 128 ? 2 : 1;
+	g->newprefix = g->maxp > 128 ? 2 : 1;
+	*keyed = 0;
+	if (check_op(g, keyed) < 0)
+		return -1;
+	if (!*keyed)
+		return 0;
+	slots = (size_t)g->maxp * (g->nst ? g->nst : 1);
+	g->bytes = ckpt_calloc(slots, sizeof *g->bytes, g->e);
+	g->count = ckpt_calloc(slots, sizeof *g->count, g->e);
+	g->pos = ckpt_calloc(slots, sizeof *g->pos, g->e);
+	g->kgoff = ckpt_calloc(g->maxp, sizeof *g->kgoff, g->e);
+	g->size = ckpt_calloc(g->op->parallelism, sizeof *g->size, g->e);
+	g->fd = ckpt_calloc(g->op->parallelism, sizeof *g->fd, g->e);
+	if (!g->bytes || !g->count || !g->pos || !g->kgoff || !g->size || !g->fd)
+		return -1;
+	for (uint32_t st = 0; st < g->op->parallelism; st++)
+		g->fd[st] = -1;
+	g->pass = 1;
+	return read_all(g);
+}
+
+/* The subtasks the _metadata does not list (they had no state) as new records after the operator's
+ * subtask count, each with its keyed handle alone: the count's splice. */
+static int
+add_subtasks(struct rg *g, const struct ckpt_fmspans *sp, size_t opk, const unsigned char *have,
+	     struct ckpt_flink_splice *x, size_t *nx)
+{
+	int v = sp->version;
+	size_t n = 4, added = 0;
+	unsigned char *p;
+
+	x->p = NULL;
+	x->n = 0;
+	for (uint32_t st = 0; st < g->op->parallelism; st++) {
+		struct ckpt_flink_splice h = {0};
+		size_t tail = 1 + (v >= 3 ? 8 : 0) + (v >= 7 ? 1 : 0);
+
+		if (have[st])
+			continue;
+		if (handle_bytes(g, st, &h) < 0 || (p = realloc(x->p, n + 12 + h.n + tail)) == NULL) {
+			free(x->p);
+			x->p = NULL;
+			free(h.p);
+			return h.p ? ckpt_err_set(g->e, CKPT_ERR_NOMEM, "", "out of memory") : -1;
+		}
+		x->p = p;
+		memset(p + n, 0, 12 + h.n + tail); /* no operator state, raw keyed, channels, reference */
+		put_be(p + n, st, 4);
+		memcpy(p + n + 12, h.p, h.n);
+		free(h.p);
+		n += 12 + h.n + tail;
+		added++;
+	}
+	if (added == 0)
+		return 0;
+	put_be(x->p, g->op->nsubtasks + added, 4);
+	x->n = n;
+	x->at = sp->ops[opk].count_at;
+	x->end = x->at + 4;
+	++*nx;
+	return 0;
+}
+
+/* Pass 2's write buffers: WB_TOTAL bytes shared by the slots, up to 4 KiB each (none under 64). */
+static int
+buffers(struct rg *g)
+{
+	size_t slots = (size_t)g->maxp * g->nst;
+
+	g->wcap = slots ? WB_TOTAL / slots : 0;
+	g->wcap = g->wcap > 4096 ? 4096 : g->wcap < 64 ? 0 : g->wcap;
+	if (g->wcap == 0)
+		return 0;
+	g->wb = malloc(slots * g->wcap);
+	g->wn = ckpt_calloc(slots, sizeof *g->wn, g->e);
+	if (g->wb == NULL && g->wn)
+		ckpt_err_set(g->e, CKPT_ERR_NOMEM, "", "out of memory");
+	return g->wb && g->wn ? 0 : -1;
+}
+
+/* Pass 2 of one operator: its files written into dir, its handles' new bytes as splices. */
+static int
+write_op(struct rg *g, const char *dir, const struct ckpt_fmspans *sp, size_t opk, struct ckpt_flink_splice *x,
+	 size_t *nx)
+{
+	unsigned char *have = ckpt_calloc(g->op->parallelism, 1, g->e);
+	int rc = -1;
+
+	g->pass = 2;
+	if (have == NULL || buffers(g) < 0)
+		goto out;
+	for (g->lo = 0; g->lo < g->op->parallelism; g->lo = g->hi) {
+		g->hi = g->op->parallelism - g->lo > FD_BATCH ? g->lo + FD_BATCH : g->op->parallelism;
+		if (open_files(g, dir) < 0 || lay_out(g) < 0 || read_all(g) < 0)
+			goto out;
+		for (size_t i = 0; i < (size_t)g->maxp * g->nst; i++)
+			if (flush(g, i) < 0)
+				goto out;
+		if (close_files(g, 1) < 0)
+			goto out;
+	}
+	for (size_t i = 0; i < (size_t)g->maxp * g->nst; i++)
+		if (g->count[i] != 0) {
+			ckpt_err_set(g->e, CKPT_ERR_INPUT, g->b->meta, "operator %s: the state files changed while "
+				     "they were read", g->op->id);
+			goto out;
+		}
+	for (size_t i = 0; i < sp->nkeyed; i++) {
+		const struct ckpt_fmkeyed *k = &sp->keyed[i];
+
+		if (k->op != opk || !k->managed)
+			continue;
+		have[k->subtask] = 1;
+		x[*nx].at = k->at;
+		x[*nx].end = k->end;
+		if (handle_bytes(g, k->subtask, &x[*nx]) < 0)
+			goto out;
+		++*nx;
+	}
+	rc = add_subtasks(g, sp, opk, have, &x[*nx], nx);
+out:
+	free(have);
+	if (close_files(g, rc == 0) < 0)
+		rc = -1;
+	return rc;
+}
+
+static void
+rg_release(struct rg *g)
+{
+	free(g->hdr);
+	free_names(g);
+	free(g->bytes);
+	free(g->count);
+	free(g->pos);
+	free(g->kgoff);
+	free(g->size);
+	free(g->fd);
+	free(g->rec);
+	free(g->wb);
+	free(g->wn);
+}
+
+static int
+cmp_splice(const void *a, const void *b)
+{
+	const struct ckpt_flink_splice *x = a, *y = b;
+
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
+int
+ckpt_flink_regroup(const char *meta, const void *buf, size_t len, const struct ckpt_flink_edit *ed, size_t ned,
+		   uint32_t maxp, const char *dir, struct ckpt_bytes *out, json_t **relative, struct ckpt_err *e)
+{
+	struct ckpt_fmspans sp;
+	struct ckpt_snapshot *s = ckpt_flinkmeta_decode_spans(buf, len, meta, &sp, e);
+	struct ckpt_flink_rekey rk = {.max_parallelism = maxp};
+	struct rg *g = NULL;
+	int *keyed = NULL, rc = -1;
+
+	if (s == NULL)
+		goto out;
+	if ((s->backing = ckpt_flink_backing_new(meta, e)) == NULL)
+		goto out;
+	g = ckpt_calloc(s->nops + 1, sizeof *g, e);
+	keyed = ckpt_calloc(s->nops + 1, sizeof *keyed, e);
+	rk.splices = ckpt_calloc(sp.nkeyed + s->nops + 1, sizeof *rk.splices, e);
+	if (g == NULL || keyed == NULL || rk.splices == NULL)
+		goto out;
+	for (size_t k = 0; k < s->nops; k++) { /* every check before anything is written */
+		g[k] = (struct rg){.b = s->backing, .op = &s->ops[k], .e = e, .maxp = maxp};
+		if (count_op(&g[k], &keyed[k]) < 0)
+			goto out;
+	}
+	for (size_t k = 0; k < s->nops; k++)
+		if (keyed[k] && write_op(&g[k], dir, &sp, k, rk.splices, &rk.nsplices) < 0)
+			goto out;
+	qsort(rk.splices, rk.nsplices, sizeof *rk.splices, cmp_splice);
+	rc = ckpt_flinkmeta_rewrite_rekeyed(buf, len, meta, ed, ned, &rk, out, relative, e);
+out:
+	for (size_t k = 0; g && k < s->nops; k++)
+		rg_release(&g[k]);
+	for (size_t i = 0; i < rk.nsplices; i++)
+		free(rk.splices[i].p);
+	free(rk.splices);
+	free(g);
+	free(keyed);
+	ckpt_fmspans_release(&sp);
+	ckpt_snapshot_free(s);
+	return rc;
+}
