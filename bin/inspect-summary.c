@@ -294,14 +294,133 @@ totals(const json_t *sum)
 	wrapped(buf);
 }
 
+/* The operators' and states' lines a screen has room for: 60 lines in all, less the head, the
+ * totals and the notes. */
+#define BODY 44
+
+/* How many of each operator's states fit in BODY lines: all (SIZE_MAX), or k, the rest of an
+ * operator said in one line; the operators without state are then one line too (folded).  0 when
+ * even one state line an operator does not fit: the operators past the room are said in one line. */
+static size_t
+states_shown(const json_t *ops, int *folded)
+{
+	size_t most = 0, i, k;
+	const json_t *op;
+
+	*folded = 0;
+	json_array_foreach(ops, i, op)
+		if (json_array_size(json_object_get(op, "states")) > most)
+			most = json_array_size(json_object_get(op, "states"));
+	for (k = most + 1; k-- > 0;) {
+		size_t n = 0, stateless = 0;
+
+		json_array_foreach(ops, i, op) {
+			size_t m = json_array_size(json_object_get(op, "states"));
+
+			stateless += m == 0;
+			n += m ? 1 + (m > k ? k + 1 : m) : 0;
+		}
+		if (k == most && n + stateless <= BODY)
+			return SIZE_MAX;
+		*folded = stateless > 0;
+		if (n + (stateless ? 2 : 0) <= BODY || k == 0)
+			return k;
+	}
+	return 0;
+}
+
+/* "... N more states: E entries, B bytes" for the states of op from index k on ("N states: ..." from
+ * the first). */
+static void
+more_states(const json_t *op, size_t k)
+{
+	const json_t *states = json_object_get(op, "states");
+	json_int_t entries = 0, bytes = 0;
+	json_t *e, *by;
+	int known = 1;
+	char a[32], b[32];
+
+	for (size_t j = k; j < json_array_size(states); j++) {
+		const json_t *st = json_array_get(states, j);
+
+		known &= json_is_integer(json_object_get(st, "entries")) && json_is_integer(json_object_get(st, "bytes"));
+		entries += json_integer_value(json_object_get(st, "entries"));
+		bytes += json_integer_value(json_object_get(st, "bytes"));
+	}
+	e = json_integer(entries);
+	by = json_integer(bytes);
+	line("  %s%zu %sstate%s: %s entries, %s bytes", k ? "... " : "", json_array_size(states) - k, k ? "more " : "",
+	     json_array_size(states) - k == 1 ? "" : "s", known ? amount(e, 0, a, sizeof a) : "?",
+	     known ? amount(by, 1, b, sizeof b) : "?");
+	json_decref(e);
+	json_decref(by);
+}
+
+/* The operators without state, folded into one wrapped line. */
+static void
+stateless_line(const json_t *ops)
+{
+	char buf[1200];
+	size_t n = 0, i;
+	int k;
+	const json_t *op;
+
+	json_array_foreach(ops, i, op)
+		n += json_array_size(json_object_get(op, "states")) == 0;
+	k = snprintf(buf, sizeof buf, "%zu operator%s without state:", n, n == 1 ? "" : "s");
+	json_array_foreach(ops, i, op) {
+		const char *uid = json_string_value(json_object_get(op, "uid"));
+
+		if (json_array_size(json_object_get(op, "states")) || k >= (int)sizeof buf - 40)
+			continue;
+		k += snprintf(buf + k, sizeof buf - (size_t)k, " %s", uid ? uid : json_string_value(json_object_get(op, "id")));
+	}
+	wrapped(buf);
+}
+
+/* The operators and their states, as many as BODY has room for; 1 when a state line has skew. */
+static int
+body(const json_t *ops)
+{
+	size_t k, i, j, lines = 0;
+	int folded, skewed = 0;
+	const json_t *op, *st;
+
+	k = states_shown(ops, &folded);
+	json_array_foreach(ops, i, op) {
+		const json_t *states = json_object_get(op, "states");
+
+		if (folded && json_array_size(states) == 0)
+			continue;
+		if (k == 0 && lines + 2 > BODY - 1) {
+			line("... %zu more operators: ckpt-inspect --json lists them all", json_array_size(ops) - i);
+			break;
+		}
+		op_line(op);
+		lines++;
+		json_array_foreach(states, j, st) {
+			if (j == k) {
+				more_states(op, k);
+				lines++;
+				break;
+			}
+			state_line(op, st);
+			lines++;
+			skewed |= json_is_object(json_object_get(st, "skew"));
+		}
+	}
+	if (folded)
+		stateless_line(ops);
+	return skewed;
+}
+
 int
 summary_table(const json_t *sum, int state_read)
 {
-	const json_t *fl = json_object_get(sum, "flink"), *op, *st;
+	const json_t *fl = json_object_get(sum, "flink");
 	const char *kind = json_string_value(json_object_get(sum, "kind"));
 	char buf[1200], name[256];
-	int skewed = 0;
-	size_t i, j;
+	int skewed;
 
 	snprintf(buf, sizeof buf, "%s: %s %lld, %s", fit(json_string_value(json_object_get(sum, "file")), 200, name, sizeof name),
 		 kind ? kind : "snapshot", (long long)json_integer_value(json_object_get(sum, "checkpoint_id")),
@@ -312,13 +431,7 @@ summary_table(const json_t *sum, int state_read)
 	printf("%s\n", buf);
 	line("%-32s  %-20s  %-11s  %s", "operator (uid or id)", "name", "parallelism", "finished");
 	line("  %-27s %-11s %7s %7s  %-10s %s", "state", "kind", "entries", "bytes", "key groups", "skew b e");
-	json_array_foreach(json_object_get(sum, "operators"), i, op) {
-		op_line(op);
-		json_array_foreach(json_object_get(op, "states"), j, st) {
-			state_line(op, st);
-			skewed |= json_is_object(json_object_get(st, "skew"));
-		}
-	}
+	skewed = body(json_object_get(sum, "operators"));
 	totals(sum);
 	if (skewed)
 		wrapped("skew b e: the largest subtask's bytes and entries, as multiples of the mean");

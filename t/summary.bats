@@ -69,6 +69,41 @@ snapshots() { find "$FIXTURES" -name _metadata | sed 's|/_metadata$||' | sort; }
 	[ "$(sed -n 2p <<<"$output")" = 'operator (uid or id)              name                  parallelism  finished' ]
 }
 
+# A state document of N operators, the first S without state, the others with M list states each.
+wide_doc() {
+	jq -nc --argjson n "$1" --argjson s "$2" --argjson m "$3" '{format: "ckpt-state", version: 1,
+		checkpoint_id: 7, kind: "savepoint", operators: [range($n) as $i | {id: "op\($i)",
+		uid: "uid-\($i)", name: "Op \($i)", vertex: "v\($i)", parallelism: 1, max_parallelism: 128,
+		subtasks: [{index: 0, operator_state: (if $i < $s then {} else
+			[range($m) as $j | {key: "s\($j)", value: {mode: "list", entries: ["x"]}}] | from_entries end)}]}]}'
+}
+
+@test "summary: a job too large for a screen is folded: operators without state on one line, states summed, the rest counted" {
+	wide_doc 6 2 2 | ckpt-merge -o small.tar
+	run ckpt-inspect --table small.tar
+	status_is 0
+	[ "$(wc -l <<<"$output")" = 18 ] # every operator and state: no fold when it fits
+	wide_doc 30 10 3 | ckpt-merge -o mid.tar
+	run ckpt-inspect --table mid.tar
+	status_is 0
+	[ "$(wc -l <<<"$output")" -le 60 ]
+	[ "$(sed -n 4,5p <<<"$output")" = "uid-10                            Op 10                 1/128
+  3 states: 3 entries, 3 bytes" ]
+	grep -qx '10 operators without state: uid-0 uid-1 uid-2 uid-3 uid-4 uid-5 uid-6 uid-7' <<<"$output"
+	wide_doc 12 0 4 | ckpt-merge -o some.tar
+	run ckpt-inspect --table some.tar
+	status_is 0
+	[ "$(sed -n 4,7p <<<"$output")" = "uid-0                             Op 0                  1/128
+  s0                          list              1       1
+  ... 3 more states: 3 entries, 3 bytes
+uid-1                             Op 1                  1/128" ]
+	wide_doc 80 0 2 | ckpt-merge -o many.tar
+	run ckpt-inspect --table many.tar
+	status_is 0
+	[ "$(wc -l <<<"$output")" -le 60 ]
+	grep -qx '\.\.\. 59 more operators: ckpt-inspect --json lists them all' <<<"$output"
+}
+
 @test "summary: on a terminal, a table (tmux); through a pipe, JSON" {
 	needs_fixtures
 	command -v tmux >/dev/null || { [ "${CI-}" != true ] || return 1; skip "no tmux"; }
