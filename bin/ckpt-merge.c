@@ -193,21 +193,31 @@ out:
 	return rc < 0 ? ckpt_err_status(&e) : 0;
 }
 
-/* -P N or -P OPERATOR=N; OPERATOR may itself hold '=', N is after the last one. */
-static void
-parse_par(struct merge_opts *o, char *arg)
+/* num as a decimal number from 1 to most, or 0 when it is not one. */
+static uint32_t
+count_of(const char *num, unsigned long most)
 {
-	char *eq = strrchr(arg, '='), *num = eq ? eq + 1 : arg, *end;
+	char *end;
 	unsigned long n;
 
 	errno = 0;
 	n = strtoul(num, &end, 10);
-	if (!isdigit((unsigned char)*num) || *end || errno || n < 1 || n > CKPT_PARALLELISM_LIMIT)
+	return isdigit((unsigned char)*num) && *end == '\0' && errno == 0 && n >= 1 && n <= most ? (uint32_t)n : 0;
+}
+
+/* -P N or -P OPERATOR=N; OPERATOR may itself hold '=', N is after the last one. */
+static void
+parse_par(struct merge_opts *o, char *arg)
+{
+	char *eq = strrchr(arg, '='), *num = eq ? eq + 1 : arg;
+	uint32_t n = count_of(num, CKPT_PARALLELISM_LIMIT);
+
+	if (n == 0)
 		cli_usage_fail("-P %s: the parallelism must be a number from 1 to %u", arg,
 			       CKPT_PARALLELISM_LIMIT);
 	o->rescale = 1;
 	if (eq == NULL) {
-		o->ro.parallelism = (uint32_t)n;
+		o->ro.parallelism = n;
 		return;
 	}
 	if (eq == arg)
@@ -217,7 +227,7 @@ parse_par(struct merge_opts *o, char *arg)
 	if (o->par == NULL)
 		cli_out_of_memory();
 	o->par[o->ro.nper_op].op = arg;
-	o->par[o->ro.nper_op++].n = (uint32_t)n;
+	o->par[o->ro.nper_op++].n = n;
 	o->ro.per_op = o->par;
 }
 
@@ -225,14 +235,11 @@ parse_par(struct merge_opts *o, char *arg)
 static uint32_t
 parse_maxpar(const char *arg)
 {
-	char *end;
-	unsigned long n;
+	uint32_t n = count_of(arg, 32768);
 
-	errno = 0;
-	n = strtoul(arg, &end, 10);
-	if (!isdigit((unsigned char)*arg) || *end || errno || n < 1 || n > 32768)
+	if (n == 0)
 		cli_usage_fail("--max-parallelism %s: the max parallelism must be a number from 1 to 32768", arg);
-	return (uint32_t)n;
+	return n;
 }
 
 static struct ckpt_graph *
