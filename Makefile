@@ -25,7 +25,7 @@ CHECK_FUZZ_SECONDS ?= 15
 ALL_CFLAGS = $(WARN) $(CFLAGS) $(SANFLAGS) -pthread -Ilib $(DEP_CFLAGS) -MMD -MP
 ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS) -pthread
 
-LIB_SRC = $(sort $(wildcard lib/*.c lib/*/*.c))
+LIB_SRC = $(sort $(wildcard lib/*.c lib/*/*.c lib/*/*/*.c))
 LIB_OBJ = $(LIB_SRC:%.c=$(OBJDIR)/%.o)
 LIB = $(OBJDIR)/libckpt.a
 CLI_OBJ = $(OBJDIR)/bin/cli.o

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# ckpt-merge -o DIR/ of a Flink savepoint: Flink savepoints written again (the _metadata writer of lib/flink/meta-write.c) and
+# ckpt-merge -o DIR/ of a Flink savepoint: Flink savepoints written again (the _metadata writer of lib/flink/format/meta-write.c) and
 # edited (--uid, --drop, --relocate): decode then encode is the identity on every real fixture of
 # versions 3 to 6 and on synthetic files of versions 3 to 7; each edit's effect as ckpt-inspect
 # sees it; every refusal with its line, and nothing written then; state files copied or linked.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Java's own value types in state (lib/flink/jvalue.c, issue 27 item 7): Flink's JavaSerializer,
+# Java's own value types in state (lib/flink/types/jvalue.c, issue 27 item 7): Flink's JavaSerializer,
 # whose values are Java serialization streams (t/data/jvalue/*.bin, written by Gen.java there:
 # `java Gen.java`), and flink-core's serializers of java.math, java.util.Date, java.sql and
 # java.time.  Synthetic savepoints (flinkstate-helper.bash) hold them as operator list state and

@@ -28,12 +28,12 @@ long_exceptions() {
 	run layers -C "$ROOT"
 	status_is 0
 	long_exceptions
-	[[ ${lines[-1]} =~ ^layers:\ 8\ layers,\ [0-9]+\ files\;\ [0-9]+\ includes\ and\ 0\ calls\ between\ layers,\ all\ downward$ ]]
-	objs=$(ls "$ROOT"/build/plain/obj/lib/*/*.o 2> /dev/null) || skip "the library is not built"
+	[[ ${lines[-1]} =~ ^layers:\ 11\ layers,\ [0-9]+\ files\;\ [0-9]+\ includes\ and\ 0\ calls\ between\ layers,\ all\ downward$ ]]
+	objs=$(ls "$ROOT"/build/plain/obj/lib/*/*.o "$ROOT"/build/plain/obj/lib/*/*/*.o 2> /dev/null) || skip "the library is not built"
 	run layers -C "$ROOT" $objs
 	status_is 0
 	long_exceptions
-	[[ ${lines[-1]} =~ ^layers:\ 8\ layers,\ [0-9]+\ files\;\ [0-9]+\ includes\ and\ [1-9][0-9]+\ calls\ between\ layers,\ all\ downward$ ]]
+	[[ ${lines[-1]} =~ ^layers:\ 11\ layers,\ [0-9]+\ files\;\ [0-9]+\ includes\ and\ [1-9][0-9]+\ calls\ between\ layers,\ all\ downward$ ]]
 }
 
 @test "layers: an upward #include fails, named by file and line" {
@@ -81,6 +81,32 @@ long_exceptions() {
 	status_is 0
 	bad 1 'layers: lib/base/down.c: calls ckpt_up of lib/engine/up.c: layer engine is above base' \
 		layers -C tree obj/lib/base/down.o obj/lib/engine/up.o
+}
+
+# Issue 39: lib/flink/ is three floors (format, types, state), each a layer of the table named by
+# its path; the layers above use them through flink/flink.h.
+@test "layers: a floor of flink/ includes a floor above it: fails, named by file and line" {
+	copy_lib
+	plant flink/format/meta.c 3 '#include "flink/types/types.h"'
+	bad 1 'layers: lib/flink/format/meta.c:3: #include "flink/types/types.h": layer flink/types is above flink/format' layers -C tree
+}
+
+@test "layers: a layer above flink/ uses its floors through flink/flink.h" {
+	copy_lib
+	plant snap/open.c 3 '#include "flink/state/state.h"'
+	bad 1 'layers: lib/snap/open.c:3: #include "flink/state/state.h": another layer is used through its one header, flink/flink.h' layers -C tree
+}
+
+@test "layers: a call from a floor into a floor above fails; a folder of flink/ the table does not name fails" {
+	copy_lib
+	mkdir -p obj/lib/flink/format obj/lib/flink/state
+	echo 'void ckpt_up(void); void ckpt_down(void); void ckpt_down(void) { ckpt_up(); }' > down.c
+	echo 'void ckpt_up(void); void ckpt_up(void) {}' > up.c
+	cc -c -o obj/lib/flink/format/down.o down.c && cc -c -o obj/lib/flink/state/up.o up.c
+	bad 1 'layers: lib/flink/format/down.c: calls ckpt_up of lib/flink/state/up.c: layer flink/state is above flink/format' \
+		layers -C tree obj/lib/flink/format/down.o obj/lib/flink/state/up.o
+	mkdir tree/lib/flink/kafka && echo '#include "base/base.h"' > tree/lib/flink/kafka/split.c
+	bad 1 "layers: lib/flink/kafka/: a folder that is not a layer of the table in lib/README" layers -C tree
 }
 
 @test "layers: the table's own faults: a use of a layer above" {

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flink/state.h"
+#include "flink/state/readers.h"
 #include "util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

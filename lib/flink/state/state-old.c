@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "state.h"
+#include "readers.h"
 
 #define JAVA_DEPTH 32       /* nesting of a serializer's object graph */
 #define PAIRS_MAX 16        /* serializer and config snapshot pairs of one list */

@@ -11,8 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flink.h"
-#include "javaser.h"
+#include "types.h"
 
 #define BIGINT_MAX 4096 /* bytes of a BigInteger ckpt prints (about 9,800 digits) */
 #define JAVA_DEPTH 48   /* nesting of a Java-serialized value */

@@ -2,7 +2,7 @@
  * entry, map entry or list element, the same whatever layout Flink kept it in (ckpt-state(5), ROWS). */
 #include <string.h>
 
-#include "flink.h"
+#include "state.h"
 
 /* The columns every row opens with: uid, operator, state, kind, subtask. */
 static void

@@ -1,12 +1,12 @@
-/* state.h: the state readers' own types and functions, shared by the state-*.c files and changelog.c
- * within the flink layer (the headers of a serialization proxy, the sinks entries go to, a reader's
- * context); the layers above see only flink.h. */
-#ifndef CKPT_FLINK_STATE_H
-#define CKPT_FLINK_STATE_H
+/* readers.h: the state readers' own types and functions, shared by the files of lib/flink/state/
+ * (the headers of a serialization proxy, the sinks entries go to, a reader's context); the floors
+ * and layers above see only state.h. */
+#ifndef CKPT_FLINK_READERS_H
+#define CKPT_FLINK_READERS_H
 
 #include <pthread.h>
 
-#include "flink.h"
+#include "state.h"
 
 /* The backing of a snapshot read from a Flink _metadata: where relative files are, the --root maps. */
 struct flink_backing {

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "flink.h"
+#include "format.h"
 
 /* FOUT_JSON: give x (taken) its place, the root or a member or element of the open container. */
 int

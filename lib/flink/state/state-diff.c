@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "state.h"
+#include "readers.h"
 #include "model/model.h"
 
 /* ------------------------------------------------------------ -d */

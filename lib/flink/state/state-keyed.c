@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "state.h"
+#include "readers.h"
 #include "model/model.h"
 
 #define END_OF_KEY_GROUP 0xffff

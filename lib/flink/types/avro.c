@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flink.h"
+#include "types.h"
 
 #define AVRO_DEPTH 100        /* values nested deeper are refused */
 #define AVRO_FIXED_MAX 65536  /* a fixed of more bytes is not read */

@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "state.h"
+#include "readers.h"
 
 /* StateChangeOperation's codes (METADATA is 8 since REMOVE_FIRST_ELEMENT left, before 1.15) */
 enum { OP_CLEAR, OP_SET, OP_SET_INTERNAL, OP_ADD, OP_MERGE_NS, OP_ADD_ELEMENT, OP_ADD_OR_UPDATE_ELEMENT,

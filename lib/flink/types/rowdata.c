@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flink.h"
+#include "types.h"
 #include "rowdata.h"
 
 #define RD_JAVA_DEPTH 64

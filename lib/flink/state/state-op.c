@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "state.h"
+#include "readers.h"
 #include "model/model.h"
 
 #define SNAPPY_ID 10 /* a Snappy stream identifier chunk; compressed operator state offsets come after it */

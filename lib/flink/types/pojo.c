@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flink.h"
+#include "types.h"
 
 #define OPTIONAL_MAP_HEADER 0x4f2c69a3d70LL
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "state.h"
+#include "readers.h"
 
 struct fselect {
 	const struct ckpt_operator *ops; /* the snapshot's, for an operator's index */

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "state.h"
+#include "readers.h"
 #include "model/model.h"
 
 /* ------------------------------------------------------------ the summary */

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "state.h"
+#include "readers.h"
 #include "model/model.h"
 
 /* ------------------------------------------------------------ loading into the model */

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "flink.h"
+#include "format.h"
 
 /* A growing output buffer. */
 struct wbuf {

@@ -5,7 +5,7 @@
 
 #include <snappy-c.h>
 
-#include "flink.h"
+#include "format.h"
 
 static uint32_t crc_table[256];
 static pthread_once_t crc_once = PTHREAD_ONCE_INIT;

@@ -16,7 +16,7 @@
 
 #include <rocksdb/c.h>
 
-#include "flink.h"
+#include "state.h"
 
 #define CACHE_BYTES ((size_t)1 << 20) /* the block cache: memory stays small, files stream */
 #define MAX_CFS 4096

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "javaser.h"
-#include "flink.h"
+#include "format.h"
 
 #define WINDOW 65536u
 #define BLOB_STEP ((size_t)1 << 20) /* a blob's buffer grows as its bytes arrive, not by its claim */

@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "state.h"
+#include "readers.h"
 #include "model/model.h"
 
 /* ------------------------------------------------------------ the header */

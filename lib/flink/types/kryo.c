@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flink.h"
+#include "types.h"
 
 /* The classes every Kryo registers first, in its constructor (2.24 and 5.x alike), by id: a
  * primitive's registration is its wrapper's too (DefaultClassResolver.register), and a value in state

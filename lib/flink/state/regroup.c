@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "state.h"
+#include "readers.h"
 
 #define END_OF_KEY_GROUP 0xffff
 

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flink.h"
+#include "types.h"
 
 int
 ckpt_fser_scala_enum(struct ckpt_fsrc *s, struct ckpt_fser *t)

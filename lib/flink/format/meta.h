@@ -8,7 +8,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "flink.h"
+#include "format.h"
 
 #define FM_DEPTH 16 /* nesting of handles (changelog, key groups as stream) and of Java objects */
 

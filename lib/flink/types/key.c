@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flink.h"
+#include "types.h"
 
 struct kbuf {
 	unsigned char *p;

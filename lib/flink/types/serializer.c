@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flink.h"
+#include "types.h"
 #include "model/model.h"
 
 #define FSER_DEPTH 32

@@ -1,0 +1,172 @@
+/* types.h: the serializers floor of the Flink layer (lib/flink/types/): serializer snapshots read
+ * into a tree (struct ckpt_fser) and the values they write decoded, hashed and encoded: built-in
+ * types, tuples, POJOs, Avro, Scala, Kryo, Java values, SQL RowData, and keys.  Offered to the state
+ * files (lib/flink/state/) and, through flink/flink.h, to the layers above flink/.  Uses the
+ * formats floor (lib/flink/format/) and the model and base layers. */
+#ifndef CKPT_FLINK_TYPES_H
+#define CKPT_FLINK_TYPES_H
+
+#include "flink/format/format.h"
+
+/* ------------------------------------------------------------ serializer.c */
+
+enum ckpt_fser_kind {
+	FSER_UNKNOWN,  /* a snapshot class ckpt cannot step over: parsing stops there */
+	FSER_OPAQUE,   /* stepped over, but its values have no layout ckpt knows (Java, Kryo, ...) */
+	FSER_STRING, FSER_LONG, FSER_INT, FSER_SHORT, FSER_BYTE, FSER_BOOL, FSER_FLOAT, FSER_DOUBLE,
+	FSER_CHAR, FSER_VOID,
+	FSER_BYTES,    /* byte[] */
+	FSER_PARRAY,   /* other primitive arrays and String[]: elem says which */
+	FSER_VOIDNS, FSER_TIMEWINDOW, FSER_GLOBALWINDOW,
+	FSER_TUPLE, FSER_ROW, FSER_POJO, FSER_LIST, FSER_MAP, FSER_ARRAY, FSER_TTL, FSER_NULLABLE,
+	FSER_ENUM, FSER_TIMER,
+	/* scala.c: Scala's and Java's Option, Either, Try, collections, Enumeration, Unit */
+	FSER_OPTION, FSER_EITHER, FSER_TRY, FSER_TRAVERSABLE, FSER_SENUM, FSER_UNIT,
+	FSER_KRYO,     /* kryo.c: named and kept raw, only as the last thing of an entry */
+	/* rowdata.c: Flink SQL's internal data (RowData and its fields), typed by logical types */
+	FSER_ROWDATA, FSER_EXTERNAL, FSER_STRINGDATA, FSER_TIMESTAMPDATA, FSER_DECIMALDATA, FSER_ARRAYDATA,
+	FSER_MAPDATA, FSER_RAWDATA, FSER_LINKEDLIST,
+	FSER_AVRO,     /* avro.c: AvroSerializer's values, decoded by the snapshot's schema */
+	/* jvalue.c: java.math, java.util.Date, java.sql and java.time values of flink-core's
+	 * serializers, and Java serialization (JavaSerializer) */
+	FSER_BIGINT, FSER_BIGDEC, FSER_DATE, FSER_SQLTIMESTAMP, FSER_INSTANT, FSER_LOCALDATE, FSER_LOCALTIME,
+	FSER_LOCALDATETIME, FSER_JAVA,
+};
+struct ckpt_rdtype;
+
+struct ckpt_fser {
+	enum ckpt_fser_kind kind;
+	enum ckpt_fser_kind elem; /* FSER_PARRAY */
+	char *cls;                /* the snapshot class */
+	char *name;               /* tuple, POJO or enum class */
+	int version;              /* the snapshot's version */
+	int flag;                 /* ROW: row kind bits present; NULLABLE: padding length */
+	int32_t *ids;             /* SENUM: the id of each constant of names */
+	struct ckpt_fser **kids;  /* nested serializers (POJO: one per field, NULL when absent) */
+	struct ckpt_rdtype *rd;   /* rowdata.c: the logical type (ROWDATA: a ROW of the fields) */
+	char **names;             /* POJO field names, enum constants */
+	size_t nkids, nnames;
+	struct ckpt_fser **subs;  /* POJO (pojo.c): registered subclasses (tag order), then cached ones; NULL when unread */
+	char **subnames;          /* their class names */
+	size_t nsubs, nreg;       /* all of them, the registered ones */
+	void *ext;                /* AVRO: the schema (avro.c), freed by ckpt_fser_avro_free */
+};
+
+
+
+/* One serializer snapshot, after the i32 format version of TypeSerializerSnapshotSerializationUtil
+ * when proxy is set.  0; 1 when some class cannot be stepped over (*out is then the tree so far,
+ * its FSER_UNKNOWN node naming the class); -1 on damaged input. */
+int ckpt_fser_read(struct ckpt_fsrc *s, int proxy, struct ckpt_fser **out);
+void ckpt_fser_free(struct ckpt_fser *t);
+/* A composite serializer of kind (FSER_LIST: a over elements; FSER_MAP: keys a, values b) named
+ * by the snapshot class cls, owning a and b; NULL when out of memory (a and b still the caller's). */
+struct ckpt_fser *ckpt_fser_composite(enum ckpt_fser_kind kind, const char *cls, struct ckpt_fser *a, struct ckpt_fser *b);
+/* NULL when values of t can be decoded, else the snapshot class that stops it. */
+const char *ckpt_fser_blocker(const struct ckpt_fser *t);
+/* The same where the value ends where its source does (less s->tail bytes): a Kryo value last
+ * in it (nothing of t read after it) does not stop it. */
+const char *ckpt_fser_blocker_tail(const struct ckpt_fser *t);
+/* The serialized length Flink's getLength() gives, -1 when not fixed (CompositeKeySerializationUtils'
+ * ambiguity test: key and namespace both -1 get length suffixes). */
+int ckpt_fser_fixed_length(const struct ckpt_fser *t);
+/* Decode one value (t must have no blocker): 0 and *v a new reference, or -1 with the error set.
+ * *hashed is set when *hash is the value's Java hashCode (built-in key types). */
+int ckpt_fser_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, json_t **v, int32_t *hash, int *hashed);
+/* The same, the value emitted into o (nothing emitted for FOUT_NONE, but every check made). */
+int ckpt_fser_emit(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash, int *hashed);
+/* The class names, nested: "C" or {"class": C, "nested": [...]} (for the summary). */
+json_t *ckpt_fser_json(const struct ckpt_fser *t);
+
+/* ------------------------------------------------------------ scala.c */
+
+/* The payload of a ScalaEnumSerializerSnapshot (class, then each constant's name and id) into t.
+ * 0, or -1 with the error set. */
+int ckpt_fser_scala_enum(struct ckpt_fsrc *s, struct ckpt_fser *t);
+/* One value of the kinds of scala.c (FSER_OPTION .. FSER_UNIT), its nested values through
+ * ckpt_fser_emit.  0, or -1 with the error set. */
+int ckpt_fser_scala_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o);
+
+/* ------------------------------------------------------------ kryo.c */
+
+/* A Kryo value: the rest of s (a memory source) less s->tail bytes, emitted as {"kryo_class",
+ * "kryo_id", "typed": null, "reason", "bytes"}.  0, or -1 with the error set. */
+/* A KryoSerializer's value; the hashCode of one of Kryo's default classes (Integer, String, Long,
+ * ...) into *hash, *hashed set, when asked for (hash not NULL). */
+int ckpt_fser_kryo_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash,
+			 int *hashed);
+
+/* ------------------------------------------------------------ rowdata.c */
+
+/* The payload of a table runtime snapshot (t->kind one of rowdata.c's) into t; EXTERNAL and
+ * LINKEDLIST: only their outer snapshot (t->flag its version).  0; 2 when a composite's nested
+ * snapshots follow; 1 when it cannot be stepped over (a source it cannot read a Java stream of),
+ * or -1 with the error set. */
+int ckpt_fser_rd_read(struct ckpt_fsrc *s, struct ckpt_fser *t);
+void ckpt_fser_rd_free(struct ckpt_rdtype *rd);
+/* getLength() of the kinds of rowdata.c: -1 when not fixed. */
+int ckpt_fser_rd_fixed_length(const struct ckpt_fser *t);
+/* One value of the kinds of rowdata.c: 0, or -1 with the error set.  A RowData's hashCode (that of
+ * the BinaryRowData it is written as) into *hash, with *hashed set. */
+int ckpt_fser_rd_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash,
+		       int *hashed);
+/* Can ckpt write keys of t (a RowDataSerializer of fields it can write: numbers, strings, dates,
+ * compact decimals and timestamps) for -k?  1; else 0 with why the field that stops it. */
+int ckpt_fser_rd_key_writable(const struct ckpt_fser *t, char *why, size_t n);
+/* The key v (as -a prints a row, or an array of its fields) as t serializes it, its length first,
+ * into a new *p: 0; or -1 with what was expected in why. */
+int ckpt_fser_rd_key(const struct ckpt_fser *t, const json_t *v, unsigned char **p, size_t *n, char *why,
+		     size_t whyn);
+/* ------------------------------------------------------------ pojo.c */
+
+/* A PojoSerializerSnapshot's two subclass maps (registered, then the non-registered cache), their
+ * snapshots read into t->subs.  0, or -1 with the error set. */
+int ckpt_fser_pojo_subclasses(struct ckpt_fsrc *s, struct ckpt_fser *t);
+/* A POJO value (PojoSerializer): null, the class's fields by name, or a subclass's value. */
+int ckpt_fser_pojo_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o);
+/* A LinkedOptionalMap's header and entry count (at most most; what names the count in the
+ * error), as PojoSerializerSnapshot writes its field and subclass maps.  0, or -1. */
+int ckpt_fser_optional_map_size(struct ckpt_fsrc *s, int32_t most, const char *what, int32_t *n);
+/* What pojo.c and avro.c hang on t (subclasses, an Avro schema) freed. */
+void ckpt_fser_ext_free(struct ckpt_fser *t);
+
+/* ------------------------------------------------------------ avro.c */
+
+/* An AvroSerializerSnapshot's payload at t->version (the class, the writer's schema): the schema
+ * parsed into t->ext; a schema ckpt does not understand leaves t FSER_OPAQUE.  0, 1 for a version
+ * ckpt does not know, or -1 with the error set. */
+int ckpt_fser_avro_snapshot(struct ckpt_fsrc *s, struct ckpt_fser *t);
+/* One value in the encoding of flink-avro's DataOutputEncoder.  0, or -1 with the error set. */
+int ckpt_fser_avro_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o);
+void ckpt_fser_avro_free(void *schema);
+
+/* ------------------------------------------------------------ jvalue.c */
+
+/* One value of the kinds of jvalue.c: BigInteger and BigDecimal as plain decimal strings, dates
+ * and times as ISO 8601 strings (instants with "Z"), null as null; a Java-serialized value (the
+ * rest of a memory source is its bytes: the stream says where it ends) typed as far as the stream
+ * says.  0, or -1 with the error set. */
+int ckpt_fser_jvalue(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o);
+
+/* ------------------------------------------------------------ key.c */
+
+/* One key (ckpt-inspect -k): its bytes as its key serializer writes them, its Java hashCode and its
+ * typed form as -a prints it. */
+struct ckpt_fkey {
+	unsigned char *bytes;
+	size_t n;
+	int32_t hash;
+	json_t *typed;
+};
+/* The key v (text: as the user wrote it, for messages) under key serializer t: 0, or -1 with e set
+ * (CKPT_ERR_INPUT, where): v does not fit t, or t is a serializer ckpt cannot write or hash (named). */
+int ckpt_fkey_make(struct ckpt_fkey *k, const struct ckpt_fser *t, const json_t *v, const char *text,
+		   const char *where, struct ckpt_err *e);
+void ckpt_fkey_release(struct ckpt_fkey *k);
+/* Is k the key of an entry whose composite key is p[0, n) (prefix key-group bytes, the key, ...)? */
+int ckpt_fkey_matches(const struct ckpt_fkey *k, const unsigned char *p, size_t n, unsigned prefix);
+
+/* Flink's KeyGroupRangeAssignment: MathUtils.murmurHash(hashCode) % maxParallelism. */
+uint32_t ckpt_flink_key_group(int32_t hash, uint32_t max_parallelism);
+
+#endif
