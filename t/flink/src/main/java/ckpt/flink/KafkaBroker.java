@@ -47,6 +47,26 @@ public final class KafkaBroker implements AutoCloseable {
         return classes + java.io.File.pathSeparator + Files.readString(cp).trim();
     }
 
+    /** Start a broker in the background (its JVM starts while the harness starts its MiniCluster). */
+    static java.util.concurrent.CompletableFuture<KafkaBroker> startAsync() {
+        java.util.concurrent.CompletableFuture<KafkaBroker> f = new java.util.concurrent.CompletableFuture<>();
+        Thread t = new Thread(() -> {
+            try {
+                f.complete(start());
+            } catch (Throwable e) {
+                f.completeExceptionally(e);
+            }
+        }, "kafka-broker-start");
+        t.setDaemon(true);
+        t.start();
+        return f;
+    }
+
+    /** Close the broker a startAsync future holds or will hold. */
+    static void close(java.util.concurrent.CompletableFuture<KafkaBroker> f) {
+        if (f != null) f.thenAccept(KafkaBroker::close);
+    }
+
     /** Start a broker; it stops at close() and at the harness's exit. */
     static KafkaBroker start() throws Exception {
         long t0 = System.nanoTime();
