@@ -6,7 +6,7 @@
 set -eu
 cd "$(dirname "$0")"
 root=$(cd ../.. && pwd)
-hash=$( (cat pom.xml run.sh; find src -type f | LC_ALL=C sort | xargs cat) | sha256sum | cut -c1-16)
+hash=$( (cat pom.xml kafka/pom.xml run.sh; find src -type f | LC_ALL=C sort | xargs cat) | sha256sum | cut -c1-16)
 for line in ${FLINK_LINES:-flink2 flink1}; do
 	version=$(awk -v id="$line" '/<id>/ { cur = $0; sub(/.*<id>/, "", cur); sub(/<.*/, "", cur) }
 		cur == id && /<flink.version>/ { v = $0; sub(/.*<flink.version>/, "", v); sub(/<.*/, "", v); print v; exit }' pom.xml)
@@ -24,6 +24,11 @@ for line in ${FLINK_LINES:-flink2 flink1}; do
 	# which only s3.bats's JVMs put on their class path (s3-classpath.txt)
 	tr : '\n' <"$cp" | grep '/flink-s3-fs-presto-[^/]*\.jar$' >"${cp%/*}/s3-classpath.txt" || true
 	tr : '\n' <"$cp" | grep -v '/flink-s3-fs-presto-[^/]*\.jar$' | paste -sd: >"$cp.tmp" && mv "$cp.tmp" "$cp"
+	# the Kafka broker's own class path (kafka/pom.xml: Apache Kafka's server; KafkaBroker.java runs it
+	# in a JVM of its own beside the harness's classes)
+	kcp=$PWD/target/kafka/classpath.txt
+	mvn -B -q -o -f kafka/pom.xml dependency:build-classpath -Dmdep.outputFile="$kcp" >/dev/null 2>&1 ||
+		mvn -B -q -f kafka/pom.xml dependency:build-classpath -Dmdep.outputFile="$kcp"
 	start=$(date +%s)
 	# --add-opens: the State Processor API's writer ships OperatorState through Kryo, whose ReflectASM
 	# defines accessors in the class's own loader and reads private fields (as Flink's JVM options allow)

@@ -62,23 +62,31 @@ public final class Main {
         }
         if (args.length > 0 && args[0].equals("assign")) System.exit(Assign.main(args));
         if (args.length > 0 && args[0].equals("s3")) System.exit(S3.main(args));
+        if (args.length > 0 && args[0].equals("kafka-restore")) System.exit(KafkaJob.restore(args));
         out = Paths.get(args[0]).toAbsolutePath();
         String version = org.apache.flink.runtime.util.EnvironmentInformation.getVersion();
         if (Files.exists(out)) FileUtils.deleteDirectory(out.toFile());
         Files.createDirectories(out);
         long t0 = System.nanoTime();
-        startCluster();
+        // KafkaJob's FileSource hands on one line per batch (its reader holds a file mid-way)
+        clusterExtra.set(org.apache.flink.connector.file.src.reader.StreamFormat.FETCH_IO_SIZE, MemorySize.parse("1b"));
+        String only = System.getProperty("ckpt.only", ""); // "batch", "types", "ttl", "sql", "orphans", "unaligned", "kafka": that part alone
+        // the Kafka broker of KafkaJob starts in its own JVM meanwhile
+        java.util.concurrent.CompletableFuture<KafkaBroker> kafka =
+                only.isEmpty() || only.equals("kafka") ? KafkaBroker.startAsync() : null;
         try {
-            String only = System.getProperty("ckpt.only", ""); // "batch", "types", "ttl", "sql", "orphans", "unaligned": that part alone
+            startCluster();
             if (only.equals("orphans")) Orphans.run(out);
             else if (only.isEmpty() || only.equals("unaligned")) streaming();
             if (only.isEmpty()) Assign.run(out, artifacts); // the streaming job's artifacts
             if (only.isEmpty() || only.equals("types")) TypesJob.run(mc, out);
             if (only.isEmpty() || only.equals("ttl")) TtlJob.run(out);
             if (only.isEmpty() || only.equals("sql")) SqlJob.run(mc, out);
+            if (kafka != null) KafkaJob.run(out, kafka);
             if (args.length > 1 && args[1].equals("batch") && (only.isEmpty() || only.equals("batch"))) Batch.run(mc, out);
         } finally {
-            mc.close();
+            KafkaBroker.close(kafka);
+            if (mc != null) mc.close();
         }
         Json.save(out.resolve("index.json"), Json.obj("flink_version", version, "artifacts", artifacts,
                 "restores", restores, "refusals", refusals, "accepted", accepted, "in_flight_restore", inFlightRestore, "rest", restCaptures,
@@ -86,6 +94,7 @@ public final class Main {
                 "assign", Assign.index, "ttl", Files.exists(out.resolve("ttl/sidecar.json")) ? "ttl/sidecar.json" : null,
                 "sql", Files.exists(out.resolve("sql/sidecar.json")) ? "sql/sidecar.json" : null,
                 "batch", Files.exists(out.resolve("batch/sidecar.json")) ? "batch/sidecar.json" : null,
+                "kafka", Files.exists(out.resolve("kafka/sidecar.json")) ? "kafka/sidecar.json" : null,
                 "seconds", (System.nanoTime() - t0) / 1_000_000_000L));
         System.out.println("flink " + version + ": " + artifacts.size() + " artifacts, " + restores.size()
                 + " restores, " + restCaptures.size() + " REST captures in " + out);

@@ -1,0 +1,180 @@
+#!/usr/bin/env bats
+# The connector job (issue 41; KafkaJob.java, README "Connectors"): a KafkaSource, a FileSource and
+# an exactly-once KafkaSink run against a real Kafka broker until a known point, then snapshotted in
+# each backend (build/flink/VERSION/kafka/).  What ckpt reads today: each artifact whole (summary, -a,
+# -c), the operators and uids, the sources' state as bytes.  The sidecars hold the oracle: per
+# partition the next offset the job resumes from (what it consumed), and what Flink's own
+# serializers decode from the source operators' state (splits, enumerators).  kafka-restore makes
+# Flink restore a snapshot against a fresh broker holding the same records: the first record each
+# partition delivers is at the sidecar's offset (the round trip the --set-offset tests build on).
+
+load helper
+
+# "VERSION NAME PATH SIDECAR" of every connector artifact (paths under FLINK_OUT/VERSION).
+kafka_artifacts() {
+	local v
+	for v in $(flink_versions); do
+		[ -f "$FLINK_OUT/$v/kafka/sidecar.json" ] || continue
+		jq -r --arg v "$v" '.artifacts[] | "\($v) \(.name) \(.path) \(.sidecar)"' "$FLINK_OUT/$v/kafka/sidecar.json"
+	done
+}
+
+needs_kafka_artifacts() {
+	[ -n "$(kafka_artifacts)" ] || skip "no connector artifacts under $FLINK_OUT (make flink-fixtures)"
+}
+
+# The Kafka broker's class path (run.sh: t/flink/target/kafka/classpath.txt) and the line's classes;
+# skip without them (fail under CI=true).
+needs_kafka_restore() {
+	if flink_classpath "$1" >/dev/null && [ -s "$T/target/kafka/classpath.txt" ]; then return 0; fi
+	if [ "${CI-}" = true ]; then
+		echo "no harness classes or Kafka broker class path for Flink $1 (t/flink/run.sh); CI=true requires them"
+		return 1
+	fi
+	skip "no harness classes or Kafka broker class path for Flink $1 (t/flink/run.sh)"
+}
+
+# jq over a sidecar: what the sidecar says each partition resumes from, as "TOPIC:P NEXT" lines:
+# the job's own record (consumed) and Flink's reader splits (an unread partition keeps the
+# EARLIEST sentinel -2, which resumes at its first offset, 0 here).
+JQ_ORACLE='.consumed.offsets | to_entries[] | "\(.key) \(.value.next_offset)"'
+JQ_SPLITS='[.flink["kafka-source"].readers[][] | {key: "\(.topic):\(.partition)",
+	value: (if .starting_offset == -2 then 0 else .starting_offset end)}] | sort_by(.key)[] | "\(.key) \(.value)"'
+
+@test "each line wrote its connector artifacts: two backends, two savepoint formats and a checkpoint" {
+	needs_kafka_artifacts
+	local v
+	for v in $(flink_versions); do
+		run jq -r '[.artifacts[].name] | join(" ")' "$FLINK_OUT/$v/kafka/sidecar.json"
+		[ "$output" = "kafka-hashmap-canonical kafka-hashmap-native kafka-hashmap-checkpoint kafka-rocksdb-canonical kafka-rocksdb-native kafka-rocksdb-checkpoint" ] ||
+			{ echo "$v: $output"; return 1; }
+		run jq -r '.sql_function.available' "$FLINK_OUT/$v/kafka/sidecar.json"
+		[ "$output" = false ]
+	done
+	while read -r v name path side; do
+		[ -f "$FLINK_OUT/$v/$path/_metadata" ] || { echo "$v/$name: no _metadata at $path"; return 1; }
+		[ -f "$FLINK_OUT/$v/$side" ] || { echo "$v/$name: no sidecar"; return 1; }
+	done < <(kafka_artifacts)
+}
+
+@test "ckpt-inspect reads each connector artifact: its operators by id and uid, the sources' state as bytes, every file" {
+	needs_kafka_artifacts
+	local v name path side art fail=0
+	while read -r v name path side; do
+		art=$FLINK_OUT/$v/$path
+		side=$FLINK_OUT/$v/$side
+		run ckpt-inspect "$art"
+		[ "$status" -eq 0 ] || { echo "$v/$name: summary exit $status: $output"; fail=1; continue; }
+		# the operators: the ids the job's graph derives (StreamGraphHasherV2), the uids where the
+		# format holds them (2.x: format 6; 1.20's format 4 has none)
+		diff <(echo "$output" | jq -r '.operators[] | "\(.id) \(.uid // "-")"' | sort) \
+			<(jq -r --argjson uids "$([ "$v" = 1.20.5 ] && echo false || echo true)" \
+				'.job.operators[] | "\(.id) \(if $uids then .uid else "-" end)"' "$side" | sort) ||
+			{ echo "$v/$name: operators differ"; fail=1; }
+		# each source: its reader state's splits, its enumerator's bytes, as Flink read them
+		for uid in kafka-source file-source; do
+			got=$(echo "$output" | jq -c --arg id "$(jq -r --arg u "$uid" '.flink[$u].operator_id' "$side")" '.operators[]
+				| select(.id == $id) | {states: [.states[] | "\(.name) \(.mode) \(.entries)"], coordinator_bytes}')
+			want=$(jq -c --arg u "$uid" '.flink[$u] | {states: ["SourceReaderState list \([.readers[][]] | length)"],
+				coordinator_bytes: .enumerator.coordinator_bytes}' "$side")
+			[ "$got" = "$want" ] || { echo "$v/$name $uid: ckpt $got, flink $want"; fail=1; }
+		done
+		run ckpt-inspect -a "$art"
+		[ "$status" -eq 0 ] || { echo "$v/$name: -a exit $status: $output"; fail=1; continue; }
+		# each split's bytes, per subtask in order, are those Flink's serializer read (their lengths)
+		for uid in kafka-source file-source; do
+			got=$(echo "$output" | jq -c --arg id "$(jq -r --arg u "$uid" '.flink[$u].operator_id' "$side")" '[.operators[]
+				| select(.id == $id) | .subtasks[]
+				| {key: "\(.index)", value: [.operator_state.SourceReaderState.entries[] | .base64 | @base64d | length]}]
+				| from_entries')
+			want=$(jq -c --arg u "$uid" '.flink[$u].readers | map_values(map(.bytes))' "$side")
+			[ "$got" = "$want" ] || { echo "$v/$name $uid bytes: ckpt $got, flink $want"; fail=1; }
+		done
+		run ckpt-inspect -c "$art"
+		[ "$status" -eq 0 ] && [ "$(echo "$output" | jq -r .ok)" = true ] || { echo "$v/$name: -c: $output"; fail=1; }
+	done < <(kafka_artifacts)
+	[ "$fail" -eq 0 ]
+}
+
+@test "the sidecars hold the offsets the job consumed, and Flink's splits resume there" {
+	needs_kafka_artifacts
+	local v name path side fail=0
+	while read -r v name path side; do
+		side=$FLINK_OUT/$v/$side
+		# the job read every record of every partition: 10, 20, 30 and none
+		run jq -r "$JQ_ORACLE" "$side"
+		[ "$output" = "$(printf 'ckpt-in:0 10\nckpt-in:1 20\nckpt-in:2 30\nckpt-in:3 0')" ] ||
+			{ echo "$v/$name consumed: $output"; fail=1; }
+		# each partition in exactly one reader split, resuming at the job's next offset
+		diff <(jq -r "$JQ_ORACLE" "$side") <(jq -r "$JQ_SPLITS" "$side") || { echo "$v/$name: splits differ"; fail=1; }
+		run jq -r '[.flink["kafka-source"].readers[][] | .stopping_offset] | unique | map(tostring) | join(" ")' "$side"
+		[ "$output" = null ] || { echo "$v/$name: stopping offsets $output"; fail=1; }
+		# the enumerator: every partition assigned (1.20's connector: partitions; 2.x: splits)
+		run jq -r '.flink["kafka-source"].enumerator.state | (.partitions // .splits)
+			| map("\(.topic):\(.partition) \(.status)") | join(" ")' "$side"
+		[ "$output" = "ckpt-in:0 ASSIGNED ckpt-in:1 ASSIGNED ckpt-in:2 ASSIGNED ckpt-in:3 ASSIGNED" ] ||
+			{ echo "$v/$name enumerator: $output"; fail=1; }
+		# the FileSource: the reader holds the gated file after 3 lines (its position the third line's
+		# start, one record after it); the enumerator holds the other file, unread
+		run jq -r '.consumed as $c | .flink["file-source"] | def base: .path | split("/")[-1];
+			[(.readers["0"][] | "\(base) \(.position.offset) \(.position.records_after_offset)"),
+			(.enumerator.state.splits[] | "\(base) \(.position)"),
+			"\($c.gated_file) \($c.lines_read[$c.gated_file])"] | join(", ")' "$side"
+		case $output in
+		"a.txt 16 1, b.txt null, a.txt 3" | "b.txt 16 1, a.txt null, b.txt 3") ;;
+		*) echo "$v/$name file source: $output"; fail=1 ;;
+		esac
+		run jq -r '.sink.transactional_id_prefix' "$side"
+		[ "$output" = ckpt-kafka-sink ] || fail=1
+	done < <(kafka_artifacts)
+	[ "$fail" -eq 0 ]
+}
+
+@test "a changed offset in a sidecar is noticed" {
+	needs_kafka_artifacts
+	local v name path side
+	read -r v name path side < <(kafka_artifacts)
+	jq '.flink["kafka-source"].readers["0"][0].starting_offset += 1' "$FLINK_OUT/$v/$side" >changed.json
+	run diff <(jq -r "$JQ_ORACLE" changed.json) <(jq -r "$JQ_SPLITS" changed.json)
+	[ "$status" -eq 1 ]
+}
+
+# kafka_restore VERSION: Flink restores the hashmap canonical savepoint, the RocksDB native savepoint
+# and the hashmap checkpoint against a fresh broker holding the same records and 5 more in each
+# partition (one JVM); each restore's first offset per partition and first line per file equal the
+# sidecar's next offset and the line after the last the job read.
+kafka_restore() {
+	local v=$1 args=() name side n fail=0
+	for name in kafka-hashmap-canonical kafka-rocksdb-native kafka-hashmap-checkpoint; do
+		side=$FLINK_OUT/$v/kafka/sidecars/$name.json
+		args+=("$BATS_TEST_TMPDIR/$name.json" "$FLINK_OUT/$v/$(jq -r .path "$side")" --backend "$(jq -r .backend "$side")")
+	done
+	run flink_java "$v" kafka-restore "${args[@]}"
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	for name in kafka-hashmap-canonical kafka-rocksdb-native kafka-hashmap-checkpoint; do
+		side=$FLINK_OUT/$v/kafka/sidecars/$name.json
+		n=$BATS_TEST_TMPDIR/$name.json
+		[ "$(jq -r .accepted "$n")" = true ] || { echo "$v/$name refused: $(jq -r .message "$n")"; fail=1; continue; }
+		diff <(jq -r "$JQ_ORACLE" "$side") <(jq -r '.first_offsets | to_entries[] | "\(.key) \(.value)"' "$n") ||
+			{ echo "$v/$name: first offsets differ"; fail=1; }
+		run jq -r --slurpfile s "$side" '$s[0].consumed as $c | .first_lines
+			| [.[$c.gated_file], (to_entries[] | select(.key != $c.gated_file) | .value)] | join(" ")' "$n"
+		[ "$output" = "$(jq -r '.consumed.gated_file as $g | "\($g):\(.consumed.lines_read[$g]) \(if $g == "a.txt" then "b.txt" else "a.txt" end):0"' "$side")" ] ||
+			{ echo "$v/$name first lines: $output"; fail=1; }
+	done
+	[ "$fail" -eq 0 ]
+}
+
+@test "kafka-restore (Flink 2.3.0): the untouched snapshots resume at the sidecar's offsets" {
+	needs_kafka_artifacts
+	[ -f "$FLINK_OUT/2.3.0/kafka/sidecar.json" ] || skip "no connector artifacts of Flink 2.3.0"
+	needs_kafka_restore 2.3.0
+	kafka_restore 2.3.0
+}
+
+@test "kafka-restore (Flink 1.20.5): the untouched snapshots resume at the sidecar's offsets" {
+	needs_kafka_artifacts
+	[ -f "$FLINK_OUT/1.20.5/kafka/sidecar.json" ] || skip "no connector artifacts of Flink 1.20.5"
+	needs_kafka_restore 1.20.5
+	kafka_restore 1.20.5
+}
