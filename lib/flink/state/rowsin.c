@@ -91,11 +91,11 @@ add_line(struct ckpt_flink_rows *r, char *text, size_t line, struct ckpt_err *e)
 	struct rstate *x;
 	int rc = -1;
 
-	if (v == NULL) {
-		char col[32];
+	if (v == NULL) { /* where: NAME:LINE:COLUMN, as every JSON input's errors */
+		char where[512];
 
-		snprintf(col, sizeof col, "%d", je.column);
-		row_fail(r, line, e, "%s: %s", col, je.text);
+		snprintf(where, sizeof where, "%s:%zu:%d", r->name, line, je.column > 0 ? je.column : 1);
+		ckpt_err_set(e, CKPT_ERR_INPUT, where, "%s", je.text);
 		goto out;
 	}
 	if (!json_is_object(v) || op == NULL || st == NULL) {
@@ -310,12 +310,19 @@ struct enc {
 	struct ckpt_err *e;
 };
 
+/* The serializer's name for messages: its snapshot class without package, nesting or "Snapshot". */
 static const char *
-short_cls(const struct ckpt_fser *t)
+short_cls(const struct ckpt_fser *t, char *buf, size_t n)
 {
 	const char *c = t && t->cls ? t->cls : "?", *dot = strrchr(c, '.');
+	size_t len;
 
-	return dot ? dot + 1 : c;
+	c = dot ? dot + 1 : c;
+	len = strcspn(c, "$");
+	if (len > 18 && strncmp(c + len - 18, "SerializerSnapshot", 18) == 0)
+		len -= 8;
+	snprintf(buf, n, "%.*s", (int)len, c);
+	return buf;
 }
 
 /* v through t into b (a value: null strings, every kind); on a mismatch the row's error. */
@@ -323,7 +330,7 @@ static int
 put_json(struct enc *x, const struct ckpt_fser *t, const json_t *v, struct ckpt_fenc *b, const char *what,
 	 size_t line)
 {
-	char why[200];
+	char why[200], cls[128];
 
 	why[0] = '\0';
 	b->why = why;
@@ -342,7 +349,7 @@ put_json(struct enc *x, const struct ckpt_fser *t, const json_t *v, struct ckpt_
 		return 1;
 	}
 	return row_fail(x->r, line, x->e, "state %s: the %s does not fit its serializer %s: expected %s",
-			x->x->state, what, short_cls(t), why);
+			x->x->state, what, short_cls(t, cls, sizeof cls), why);
 }
 
 /* CompositeKeySerializationUtils.writeVariableIntBytes of the length written since from. */
@@ -367,6 +374,7 @@ group_of(struct enc *x, const struct ckpt_fser *t, const json_t *row, size_t lin
 	struct ckpt_fsrc s;
 	json_t *back = NULL;
 	json_int_t g = json_integer_value(json_object_get(row, "key_group"));
+	char cls[128];
 	int32_t hash = 0;
 	int hashed = 0, r;
 
@@ -378,14 +386,14 @@ group_of(struct enc *x, const struct ckpt_fser *t, const json_t *row, size_t lin
 	json_decref(back);
 	if (r < 0)
 		return row_fail(x->r, line, x->e, "state %s: the key does not fit its serializer %s", x->x->state,
-				short_cls(t));
+				short_cls(t, cls, sizeof cls));
 	if (hashed) {
 		*kg = ckpt_flink_key_group(hash, x->maxp);
 		return 0;
 	}
 	if (!json_is_integer(json_object_get(row, "key_group")) || g < 0 || g >= (json_int_t)x->maxp)
 		return row_fail(x->r, line, x->e, "state %s: ckpt cannot compute the key group of a key of the "
-				"serializer %s: give the row's key_group%s", x->x->state, short_cls(t), "");
+				"serializer %s: give the row's key_group", x->x->state, short_cls(t, cls, sizeof cls));
 	*kg = (uint32_t)g;
 	return 0;
 }
