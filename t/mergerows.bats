@@ -223,3 +223,24 @@ the_rows() {
 		ckpt-merge --rows r -o out/ flipped
 	nothing_left
 }
+
+@test "mergerows: the --rows and --clear EXAMPLES of ckpt-merge(1) run as shown" {
+	needs_fixtures
+	snap savepoint-udf $UDF
+	ckpt-inspect -R -u d5c8b168c6cbfe8c507a10f88b325243 \
+		--state state-name savepoint-udf |
+		jq -c 'select(.key != [1])
+         | if .key == [3] then .value = 30 else . end' >rows.ndjson
+	echo '{"operator": "d5c8b168c6cbfe8c507a10f88b325243",
+  "state": "state-name", "key": [7], "namespace": null,
+  "value": 70, "key_group": 0}' | jq -c . >>rows.ndjson
+	ckpt-merge --rows rows.ndjson -o repaired/ savepoint-udf
+	run sh -c "ckpt-inspect -R -u d5c8b168c6cbfe8c507a10f88b325243 --state state-name repaired | jq -c '[.key, .value]'"
+	output_is '[[3],30]
+[[7],70]
+[[0],0]
+[[2],2]'
+	ckpt-merge --clear state-name -o cleared/ savepoint-udf
+	run sh -c "ckpt-inspect -R cleared | grep -c '\"state\":\"state-name\"'"
+	output_is 0
+}
