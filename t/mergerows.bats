@@ -98,10 +98,10 @@ the_rows() {
 	diff <(ckpt-inspect -R join | grep -v right-records) <(ckpt-inspect -R out | grep -v right-records)
 
 	snap win flink-sql-restore/stream-exec-window-join_1__window-join-anti-tumble-event-time
-	ckpt-inspect -R -u $w --state left-records win >list
-	# key "b": a second element; a new key "z" of one element
-	jq -c 'select(.key.fields.f0 == "b") | .index = 1 | .value.fields.f0 = "L99"' list >>list
-	jq -c 'select(.key.fields.f0 == "b") | .key.fields.f0 = "z" | .value.fields.f2 = "z"' list | head -1 >>list
+	# key "b": a second element (its rows consecutive); a new key "z" of one element
+	ckpt-inspect -R -u $w --state left-records win |
+		jq -c '., (select(.key.fields.f0 == "b") | .index = 1 | .value.fields.f0 = "L99")' >list
+	jq -c 'select(.key.fields.f0 == "b" and .index == 0) | .key.fields.f0 = "z" | .value.fields.f2 = "z"' list >>list
 	rm -rf out
 	ckpt-merge --rows list -o out/ win
 	diff <(jq -c 'del(.subtask, .key_group)' list | sort) <(the_rows out $w left-records)
@@ -192,6 +192,11 @@ the_rows() {
 	bad 2 "ckpt-merge: r:1: state state-name: the row has no value" ckpt-merge --rows r -o out/ sp
 	row "$r" "${r/:70/:71}"
 	bad 2 "ckpt-merge: r:2: state state-name: a second row of the key of line 1" ckpt-merge --rows r -o out/ sp
+	snap win flink-sql-restore/stream-exec-window-join_1__window-join-anti-tumble-event-time
+	ckpt-inspect -R -u 9a1e7cab9657a89496d64f051ca5eb1c --state left-records win >list
+	head -1 list >>list
+	bad 2 "ckpt-merge: list:3: state left-records: an element of the list of line 1 apart from it (a list's elements come in consecutive rows)" \
+		ckpt-merge --rows list -o out/ win
 	bad 2 "ckpt-merge: --clear: nope: no keyed state of that name in the snapshot" ckpt-merge --clear nope -o out/ sp
 	bad 2 "ckpt-merge: nofile: cannot open: No such file or directory" ckpt-merge --rows nofile -o out/ sp
 	nothing_left

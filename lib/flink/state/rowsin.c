@@ -9,37 +9,34 @@
 
 #include "readers.h"
 
-struct rline {
-	char *text;
-	size_t line;
+/* Consecutive lines of one state, as spooled: n lines from byte off, the first line number line. */
+struct run {
+	off_t off;
+	size_t line, n;
 };
 
 /* The rows of one state of one operator. */
 struct rstate {
 	char *op, *state;
 	int keyed;      /* keyed rows (with a key group), else operator state's */
-	struct rline *rows;
-	size_t n, cap;
+	struct run *runs;
+	size_t nruns, cap, n;
 	int found;      /* its operator's keyed header holds it */
 	int unchanged;  /* rows ckpt cannot write, equal to the state's own: the state kept as it is */
 };
 
+/* The rows are spooled to a temporary file (standard input is read once, and memory stays bounded
+ * whatever their number), a state's read again by its runs at each pass. */
 struct ckpt_flink_rows {
 	char *name;
+	FILE *spool;
+	off_t end;
+	size_t lastline;
 	struct rstate *st;
 	size_t n, cap;
 	char **clear;
 	int *cleared;
 	size_t nclear;
-};
-
-/* One entry made of a row. */
-struct ent {
-	const char *state;
-	uint32_t kg;
-	unsigned char *k, *v;
-	size_t kn, vn, line, order;
-	int list;
 };
 
 /* The error of the row of line line: "NAME:LINE: what". */
@@ -81,37 +78,107 @@ state_of(struct ckpt_flink_rows *r, const char *op, const char *state, int keyed
 }
 
 /* One line: a row object naming its operator and state, kept as its text. */
+/* The string member at p ("NAME":"VALUE", no escape in it) copied into out: the end of it, or NULL. */
+static const char *
+plain_member(const char *p, const char *name, char *out, size_t n)
+{
+	size_t k = strlen(name), len;
+
+	if (strncmp(p, name, k) != 0 || p[k] != '"')
+		return NULL;
+	p += k + 1;
+	len = strcspn(p, "\\\"");
+	if (p[len] != '"' || len >= n)
+		return NULL;
+	memcpy(out, p, len);
+	out[len] = '\0';
+	return p + len + 1;
+}
+
+/* The operator, state and whether keyed of a row as -R prints it, its members in their order,
+ * without parsing it all: 1; 0 when the line is not in that form. */
 static int
-add_line(struct ckpt_flink_rows *r, char *text, size_t line, struct ckpt_err *e)
+fast_row(const char *t, char *op, size_t opn, char *st, size_t stn, int *keyed)
+{
+	const char *p = strstr(t, ",\"operator\":");
+
+	if (strncmp(t, "{\"uid\":", 7) != 0 || p == NULL || memchr(t, '\\', (size_t)(p - t)) != NULL ||
+	    (p = plain_member(p + 1, "\"operator\":", op, opn)) == NULL ||
+	    (p = plain_member(p + 1, "\"state\":", st, stn)) == NULL)
+		return 0;
+	/* the kind, a string or null, then the subtask, then the key group when keyed */
+	if (strncmp(p, ",\"kind\":", 8) != 0)
+		return 0;
+	p += 8;
+	p += *p == 'n' ? 4 : *p == '"' ? strcspn(p + 1, "\\\"") + 2 : 0;
+	if (strncmp(p, ",\"subtask\":", 11) != 0)
+		return 0;
+	p += 11 + strspn(p + 11, "0123456789");
+	*keyed = strncmp(p, ",\"key_group\":", 13) == 0;
+	return 1;
+}
+
+/* The operator, state and whether keyed of a row (parsed when not in -R's form). */
+static int
+row_names(struct ckpt_flink_rows *r, const char *text, size_t line, char *op, size_t opn, char *st, size_t stn,
+	  int *keyed, struct ckpt_err *e)
 {
 	json_error_t je;
-	json_t *v = json_loads(text, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
-	const char *op = json_string_value(json_object_get(v, "operator"));
-	const char *st = json_string_value(json_object_get(v, "state"));
-	struct rstate *x;
+	json_t *v;
+	const char *o, *t;
 	int rc = -1;
 
-	if (v == NULL) { /* where: NAME:LINE:COLUMN, as every JSON input's errors */
-		char where[512];
+	if (fast_row(text, op, opn, st, stn, keyed))
+		return 0;
+	if ((v = json_loads(text, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je)) == NULL) {
+		char where[512]; /* where: NAME:LINE:COLUMN, as every JSON input's errors */
 
 		snprintf(where, sizeof where, "%s:%zu:%d", r->name, line, je.column > 0 ? je.column : 1);
-		ckpt_err_set(e, CKPT_ERR_INPUT, where, "%s", je.text);
-		goto out;
+		return ckpt_err_set(e, CKPT_ERR_INPUT, where, "%s", je.text);
 	}
-	if (!json_is_object(v) || op == NULL || st == NULL) {
+	o = json_string_value(json_object_get(v, "operator"));
+	t = json_string_value(json_object_get(v, "state"));
+	if (!json_is_object(v) || o == NULL || t == NULL)
 		row_fail(r, line, e, "not a row: an object with \"operator\" and \"state\" (as ckpt-inspect -R prints "
 			 "them)");
-		goto out;
+	else if (strlen(o) >= opn || strlen(t) >= stn)
+		row_fail(r, line, e, "an operator or state name longer than %zu bytes", stn - 1);
+	else {
+		strcpy(op, o);
+		strcpy(st, t);
+		*keyed = json_object_get(v, "key_group") != NULL;
+		rc = 0;
 	}
-	if ((x = state_of(r, op, st, json_object_get(v, "key_group") != NULL, e)) == NULL ||
-	    ckpt_grow(&x->rows, &x->cap, x->n + 1, sizeof *x->rows, 16, e) < 0)
-		goto out;
-	x->rows[x->n].text = text;
-	x->rows[x->n++].line = line;
-	rc = 0;
-out:
 	json_decref(v);
 	return rc;
+}
+
+/* One line spooled, in the run of its state. */
+static int
+add_line(struct ckpt_flink_rows *r, const char *text, size_t len, size_t line, struct ckpt_err *e)
+{
+	char op[256], st[1024];
+	struct rstate *x;
+	struct run *u;
+	int keyed = 0;
+
+	if (row_names(r, text, line, op, sizeof op, st, sizeof st, &keyed, e) < 0 ||
+	    (x = state_of(r, op, st, keyed, e)) == NULL)
+		return -1;
+	if (fwrite(text, 1, len, r->spool) != len)
+		return ckpt_err_sys(e, r->name, "cannot spool the rows");
+	u = x->nruns ? &x->runs[x->nruns - 1] : NULL;
+	if (u && r->lastline == line - 1 && u->line + u->n == line) {
+		u->n++;
+	} else {
+		if (ckpt_grow(&x->runs, &x->cap, x->nruns + 1, sizeof *x->runs, 4, e) < 0)
+			return -1;
+		x->runs[x->nruns++] = (struct run){.off = r->end, .line = line, .n = 1};
+	}
+	x->n++;
+	r->end += (off_t)len;
+	r->lastline = line;
+	return 0;
 }
 
 struct ckpt_flink_rows *
@@ -124,16 +191,25 @@ ckpt_flink_rows_read(FILE *f, const char *name, struct ckpt_err *e)
 
 	if (r == NULL || (r->name = ckpt_strdup(name, e)) == NULL)
 		goto fail;
+	if ((r->spool = tmpfile()) == NULL) {
+		ckpt_err_sys(e, name, "cannot spool the rows");
+		goto fail;
+	}
 	while ((n = getline(&line, &cap, f)) >= 0) {
 		no++;
 		if (strspn(line, " \t\r\n") == (size_t)n)
 			continue;
-		if (add_line(r, line, no, e) < 0)
+		if (add_line(r, line, (size_t)n, no, e) < 0)
 			goto fail;
-		line = NULL;
-		cap = 0;
+		if (line[n - 1] != '\n') {
+			if (fputc('\n', r->spool) == EOF) {
+				ckpt_err_sys(e, name, "cannot spool the rows");
+				goto fail;
+			}
+			r->end++;
+		}
 	}
-	if (ferror(f)) {
+	if (ferror(f) || fflush(r->spool) != 0) {
 		ckpt_err_sys(e, name, "read error");
 		goto fail;
 	}
@@ -143,6 +219,28 @@ fail:
 	free(line);
 	ckpt_flink_rows_free(r);
 	return NULL;
+}
+
+/* Each row of x through fn (its text, its line), in the order given. */
+static int
+rows_each(struct ckpt_flink_rows *r, const struct rstate *x, int (*fn)(void *arg, char *text, size_t line),
+	  void *arg, struct ckpt_err *e)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	int rc = 0;
+
+	for (size_t i = 0; rc == 0 && i < x->nruns; i++) {
+		if (fseeko(r->spool, x->runs[i].off, SEEK_SET) != 0) {
+			rc = ckpt_err_sys(e, r->name, "cannot read the spooled rows");
+			break;
+		}
+		for (size_t j = 0; rc == 0 && j < x->runs[i].n; j++)
+			rc = getline(&line, &cap, r->spool) < 0 ? ckpt_err_sys(e, r->name, "cannot read the spooled rows") :
+			     fn(arg, line, x->runs[i].line + j);
+	}
+	free(line);
+	return rc;
 }
 
 int
@@ -165,10 +263,10 @@ ckpt_flink_rows_free(struct ckpt_flink_rows *r)
 {
 	if (r == NULL)
 		return;
+	if (r->spool)
+		fclose(r->spool);
 	for (size_t i = 0; i < r->n; i++) {
-		for (size_t j = 0; j < r->st[i].n; j++)
-			free(r->st[i].rows[j].text);
-		free(r->st[i].rows);
+		free(r->st[i].runs);
 		free(r->st[i].op);
 		free(r->st[i].state);
 	}
@@ -262,22 +360,37 @@ own_rows(struct flink_backing *b, const struct ckpt_operator *op, const struct r
 	return rc;
 }
 
+struct given {
+	char **p;
+	size_t n;
+};
+
+static int
+give(void *arg, char *text, size_t line)
+{
+	struct given *g = arg;
+
+	(void)line;
+	return (g->p[g->n] = normal(text)) == NULL ? -1 : (g->n++, 0);
+}
+
 /* Do x's rows equal the state's own (in any order)?  *equal; *none when the state has no row. */
 static int
-same_rows(struct flink_backing *b, const struct ckpt_operator *op, const struct rstate *x, int *equal, int *none,
-	  struct ckpt_err *e)
+same_rows(struct ckpt_flink_rows *r, struct flink_backing *b, const struct ckpt_operator *op, const struct rstate *x,
+	  int *equal, int *none, struct ckpt_err *e)
 {
 	char **own = NULL, **given = ckpt_calloc(x->n + 1, sizeof *given, e);
+	struct given g = {.p = given};
 	size_t n = 0;
 	int rc = -1;
 
 	if (given == NULL || own_rows(b, op, x, &own, &n, e) < 0)
 		goto out;
-	for (size_t i = 0; i < x->n; i++)
-		if ((given[i] = normal(x->rows[i].text)) == NULL) {
+	if (rows_each(r, x, give, &g, e) < 0) {
+		if (e->kind == CKPT_ERR_NONE)
 			ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
-			goto out;
-		}
+		goto out;
+	}
 	qsort(given, x->n, sizeof *given, cmp_str);
 	*none = n == 0;
 	*equal = n == x->n;
@@ -287,7 +400,7 @@ same_rows(struct flink_backing *b, const struct ckpt_operator *op, const struct 
 out:
 	for (size_t i = 0; own && i < n; i++)
 		free(own[i]);
-	for (size_t i = 0; given && i < x->n; i++)
+	for (size_t i = 0; i < g.n; i++)
 		free(given[i]);
 	free(own);
 	free(given);
@@ -303,8 +416,16 @@ struct enc {
 	struct rstate *x;
 	const struct ckpt_operator *op;
 	uint32_t maxp, prefix;
-	struct ent *ents;
-	size_t n, cap;
+	int pass;
+	frg_put *put;
+	void *g;
+	struct ckpt_fenc pk, pv; /* the entry pending (a list's elements of one key joined into it) */
+	uint32_t pkg;
+	size_t pline;
+	int pending;
+	uint64_t *seen;     /* pass 1: a hash table of the keys written (a second row of one is refused), */
+	size_t *seenline;   /* with each one's line */
+	size_t nseen, seencap;
 	size_t cannot_line; /* the first row of a value ckpt cannot write, 0: none */
 	char cannot_why[200];
 	struct ckpt_err *e;
@@ -398,18 +519,77 @@ group_of(struct enc *x, const struct ckpt_fser *t, const json_t *row, size_t lin
 	return 0;
 }
 
+/* Pass 1: has a row of this key (k, n bytes) come before?  The row's error, naming that line. */
+static int
+seen_before(struct enc *x, const unsigned char *k, size_t n, size_t line)
+{
+	uint64_t h = ckpt_xxh3(k, n) | 1; /* 0: an empty slot */
+	size_t i, cap = x->seencap;
+
+	if (2 * (x->nseen + 1) > cap) { /* grown to twice: every key again */
+		uint64_t *old = x->seen;
+		size_t *oldl = x->seenline, oc = cap;
+
+		cap = cap ? 2 * cap : 1024;
+		if ((x->seen = ckpt_calloc(cap, sizeof *x->seen, x->e)) == NULL ||
+		    (x->seenline = ckpt_calloc(cap, sizeof *x->seenline, x->e)) == NULL) {
+			free(x->seen);
+			x->seen = old;
+			x->seenline = oldl;
+			return -1;
+		}
+		x->seencap = cap;
+		for (size_t j = 0; j < oc; j++)
+			if (old[j]) {
+				for (i = old[j] & (cap - 1); x->seen[i]; i = (i + 1) & (cap - 1))
+					;
+				x->seen[i] = old[j];
+				x->seenline[i] = oldl[j];
+			}
+		free(old);
+		free(oldl);
+	}
+	for (i = h & (cap - 1); x->seen[i]; i = (i + 1) & (cap - 1))
+		if (x->seen[i] == h)
+			return x->m->kindc == 'l' ?
+			       row_fail(x->r, line, x->e, "state %s: an element of the list of line %zu apart from it "
+					"(a list's elements come in consecutive rows)", x->x->state, x->seenline[i]) :
+			       row_fail(x->r, line, x->e, "state %s: a second row of the key of line %zu", x->x->state,
+					x->seenline[i]);
+	x->seen[i] = h;
+	x->seenline[i] = line;
+	x->nseen++;
+	return 0;
+}
+
+/* The entry pending written (pass 1: counted, its key checked; pass 0: nothing). */
+static int
+flush_pending(struct enc *x)
+{
+	if (!x->pending)
+		return 0;
+	x->pending = 0;
+	if (x->pass == 1 && seen_before(x, x->pk.p, x->pk.n, x->pline) < 0)
+		return -1;
+	return x->pass > 0 ? x->put(x->g, x->x->state, x->pkg, x->pk.p, x->pk.n, x->pv.p, x->pv.n) : 0;
+}
+
+/* A row's entry (k with its key-group prefix, v): a list's element of the key pending joined to it
+ * (ListDelimitedSerializer: ','), else the pending entry written and this one pending. */
 static int
 push(struct enc *x, uint32_t kg, struct ckpt_fenc *k, struct ckpt_fenc *v, size_t line)
 {
-	struct ent *t;
-
-	if (ckpt_grow(&x->ents, &x->cap, x->n + 1, sizeof *x->ents, 64, x->e) < 0)
+	if (x->pending && x->m->kindc == 'l' && x->pk.n == k->n && memcmp(x->pk.p, k->p, k->n) == 0)
+		return ckpt_fenc_be(&x->pv, ',', 1) < 0 || ckpt_fenc_put(&x->pv, v->p, v->n) < 0 ?
+		       ckpt_err_set(x->e, CKPT_ERR_NOMEM, "", "out of memory") : 0;
+	if (flush_pending(x) < 0)
 		return -1;
-	t = &x->ents[x->n];
-	*t = (struct ent){.state = x->x->state, .kg = kg, .k = k->p, .kn = k->n, .v = v->p, .vn = v->n,
-			  .line = line, .order = x->n, .list = x->m->kindc == 'l'};
-	k->p = v->p = NULL;
-	x->n++;
+	x->pk.n = x->pv.n = 0;
+	if (ckpt_fenc_put(&x->pk, k->p, k->n) < 0 || ckpt_fenc_put(&x->pv, v->p, v->n) < 0)
+		return ckpt_err_set(x->e, CKPT_ERR_NOMEM, "", "out of memory");
+	x->pkg = kg;
+	x->pline = line;
+	x->pending = 1;
 	return 0;
 }
 
@@ -497,96 +677,43 @@ out:
 	return rc < 0 && r > 0 ? 0 : rc; /* a value ckpt cannot write: the state is compared whole */
 }
 
-/* Entries by state, key (a list's elements one entry), then order. */
 static int
-cmp_ent(const void *a, const void *b)
+one_row(void *arg, char *text, size_t line)
 {
-	const struct ent *x = a, *y = b;
-	int c = strcmp(x->state, y->state);
+	struct enc *x = arg;
+	json_t *row = json_loads(text, JSON_ALLOW_NUL, NULL);
+	int rc;
 
-	if (c == 0)
-		c = x->kn != y->kn ? (x->kn < y->kn ? -1 : 1) : memcmp(x->k, y->k, x->kn);
-	return c ? c : x->order < y->order ? -1 : x->order > y->order;
+	if (row == NULL) /* read whole and checked before: the spool changed */
+		return row_fail(x->r, line, x->e, "the row changed since it was read");
+	if (!ckpt_fstate_typable(x->h, x->m) || json_object_get(row, "untyped"))
+		rc = raw_row(x, row, line);
+	else
+		rc = typed_row(x, row, line);
+	json_decref(row);
+	return rc;
 }
 
+/* Could a value of t be one ckpt cannot write (a kind it cannot, or one whose values may be)? */
 static int
-cmp_order(const void *a, const void *b)
+may_refuse(const struct ckpt_fser *t, int depth)
 {
-	const struct ent *x = a, *y = b;
-
-	return x->order < y->order ? -1 : x->order > y->order;
-}
-
-/* A list's elements of one key joined (ListDelimitedSerializer: ','), into the first of them; a
- * second row of one key of another state refused. */
-static int
-merge(struct enc *x)
-{
-	size_t out = 0;
-
-	qsort(x->ents, x->n, sizeof *x->ents, cmp_ent);
-	for (size_t i = 0; i < x->n; i++) {
-		struct ent *a = out ? &x->ents[out - 1] : NULL, *t = &x->ents[i];
-
-		if (a == NULL || strcmp(a->state, t->state) != 0 || a->kn != t->kn || memcmp(a->k, t->k, t->kn) != 0) {
-			x->ents[out++] = *t;
-			continue;
-		}
-		if (!t->list) {
-			char where[512];
-
-			snprintf(where, sizeof where, "%s:%zu", x->r->name, t->line);
-			return ckpt_err_set(x->e, CKPT_ERR_INPUT, where, "state %s: a second row of the key of line %zu",
-					    t->state, a->line);
-		}
-		unsigned char *p = realloc(a->v, a->vn + 1 + t->vn);
-
-		if (p == NULL)
-			return ckpt_err_set(x->e, CKPT_ERR_NOMEM, "", "out of memory");
-		p[a->vn] = ',';
-		memcpy(p + a->vn + 1, t->v, t->vn);
-		a->v = p;
-		a->vn += 1 + t->vn;
-		free(t->k);
-		free(t->v);
+	if (t == NULL || depth > 32)
+		return 1;
+	switch (t->kind) {
+	case FSER_STRING: case FSER_LONG: case FSER_INT: case FSER_SHORT: case FSER_BYTE: case FSER_BOOL:
+	case FSER_FLOAT: case FSER_DOUBLE: case FSER_CHAR: case FSER_VOID: case FSER_BYTES: case FSER_PARRAY:
+	case FSER_VOIDNS: case FSER_TIMEWINDOW: case FSER_GLOBALWINDOW: case FSER_ENUM: case FSER_SENUM: case FSER_UNIT:
+		return 0;
+	case FSER_TUPLE: case FSER_ROW: case FSER_LIST: case FSER_MAP: case FSER_ARRAY: case FSER_TTL: case FSER_NULLABLE:
+	case FSER_TIMER: case FSER_OPTION: case FSER_EITHER: case FSER_TRY: case FSER_TRAVERSABLE:
+		for (size_t i = 0; i < t->nkids; i++)
+			if (may_refuse(t->kids[i], depth + 1))
+				return 1;
+		return 0;
+	default: /* POJO subclasses, Kryo values without their bytes, the rest */
+		return 1;
 	}
-	x->n = out;
-	qsort(x->ents, x->n, sizeof *x->ents, cmp_order);
-	return 0;
-}
-
-/* The rows of state x, each made an entry. */
-static int
-encode_state(struct enc *x)
-{
-	for (size_t i = 0; i < x->x->n; i++) {
-		size_t line = x->x->rows[i].line;
-		json_t *row = json_loads(x->x->rows[i].text, JSON_ALLOW_NUL, NULL);
-		int rc;
-
-		if (row == NULL)
-			return ckpt_err_set(x->e, CKPT_ERR_NOMEM, "", "out of memory");
-		if (!ckpt_fstate_typable(x->h, x->m) || json_object_get(row, "untyped"))
-			rc = raw_row(x, row, line);
-		else
-			rc = typed_row(x, row, line);
-		json_decref(row);
-		if (rc < 0)
-			return -1;
-	}
-	return 0;
-}
-
-static void
-ents_free(struct enc *x)
-{
-	for (size_t i = 0; i < x->n; i++) {
-		free(x->ents[i].k);
-		free(x->ents[i].v);
-	}
-	free(x->ents);
-	x->ents = NULL;
-	x->n = x->cap = 0;
 }
 
 /* The rows of state x of op under header h, through put (pass 0: nothing put, a state ckpt cannot
@@ -602,17 +729,38 @@ state_entries(struct enc *x, struct flink_backing *b, int pass, frg_put *put, vo
 	if (i == x->h->n) {
 		char where[512];
 
-		snprintf(where, sizeof where, "%s:%zu", x->r->name, x->x->rows[0].line);
+		snprintf(where, sizeof where, "%s:%zu", x->r->name, x->x->runs[0].line);
 		return ckpt_err_set(x->e, CKPT_ERR_INPUT, where, "operator %s has no keyed state %s", x->op->id,
 				    x->x->state);
 	}
 	x->m = &x->h->m[i];
 	x->x->found = 1;
+	if (x->x->unchanged)
+		return 0; /* kept as it is */
 	x->cannot_line = 0;
-	if (encode_state(x) < 0)
+	x->pass = pass;
+	x->put = put;
+	x->g = g;
+	x->pending = 0;
+	x->nseen = 0;
+	if (x->seen)
+		memset(x->seen, 0, x->seencap * sizeof *x->seen);
+	ckpt_fstate_typable(x->h, x->m);
+	if (pass == 0 && ckpt_fstate_typable(x->h, x->m) && !may_refuse(x->m->value, 0) &&
+	    !may_refuse(x->m->ns, 0) && !may_refuse(x->h->key, 0))
+		return 0; /* every value of it written, or refused with its row: nothing to decide */
+	if (rows_each(x->r, x->x, one_row, x, x->e) < 0 || (x->cannot_line == 0 && flush_pending(x) < 0))
 		goto out;
+	if (x->cannot_line && pass > 0 && !x->x->unchanged) {
+		char where[512];
+
+		snprintf(where, sizeof where, "%s:%zu", x->r->name, x->cannot_line);
+		ckpt_err_set(x->e, CKPT_ERR_INPUT, where, "state %s: ckpt cannot write values of %s", x->x->state,
+			     x->cannot_why);
+		goto out;
+	}
 	if (x->cannot_line && pass == 0) {
-		if (same_rows(b, x->op, x->x, &equal, &none, x->e) < 0)
+		if (same_rows(x->r, b, x->op, x->x, &equal, &none, x->e) < 0)
 			goto out;
 		if (!equal) {
 			char where[512];
@@ -624,14 +772,8 @@ state_entries(struct enc *x, struct flink_backing *b, int pass, frg_put *put, vo
 		}
 		x->x->unchanged = 1;
 	}
-	if (!x->x->unchanged && merge(x) < 0)
-		goto out;
-	for (size_t j = 0; pass > 0 && !x->x->unchanged && j < x->n; j++)
-		if (put(g, x->ents[j].state, x->ents[j].kg, x->ents[j].k, x->ents[j].kn, x->ents[j].v, x->ents[j].vn) < 0)
-			goto out;
 	rc = 0;
 out:
-	ents_free(x);
 	return rc;
 }
 
@@ -661,6 +803,10 @@ entries(void *arg, struct flink_backing *b, const struct ckpt_operator *op, cons
 				r->cleared[i] = 1;
 	rc = 0;
 out:
+	free(x.pk.p);
+	free(x.pv.p);
+	free(x.seen);
+	free(x.seenline);
 	ckpt_fstate_header_release(&h);
 	ckpt_fsrc_release(&s);
 	if (fd >= 0)
@@ -689,7 +835,7 @@ checked(void *arg, struct ckpt_snapshot *s, struct ckpt_err *e)
 		const struct ckpt_operator *op = op_named(s, x->op);
 		int equal = 0, none = 0;
 
-		snprintf(where, sizeof where, "%s:%zu", r->name, x->rows[0].line);
+		snprintf(where, sizeof where, "%s:%zu", r->name, x->runs[0].line);
 		if (op == NULL)
 			return ckpt_err_set(e, CKPT_ERR_INPUT, where, "no operator %s in the snapshot", x->op);
 		if (x->keyed && !x->found)
@@ -697,7 +843,7 @@ checked(void *arg, struct ckpt_snapshot *s, struct ckpt_err *e)
 					    x->state);
 		if (x->keyed)
 			continue;
-		if (same_rows((struct flink_backing *)s->backing, op, x, &equal, &none, e) < 0)
+		if (same_rows(r, (struct flink_backing *)s->backing, op, x, &equal, &none, e) < 0)
 			return -1;
 		if (none)
 			return ckpt_err_set(e, CKPT_ERR_INPUT, where, "operator %s has no operator state %s with rows",
