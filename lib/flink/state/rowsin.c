@@ -424,7 +424,7 @@ struct enc {
 	size_t pline;
 	int pending;
 	uint64_t *seen;     /* pass 1: a hash table of the keys written (a second row of one is refused), */
-	size_t *seenline;   /* with each one's line */
+	uint32_t *seenline; /* with each one's line (saturated) */
 	size_t nseen, seencap;
 	size_t cannot_line; /* the first row of a value ckpt cannot write, 0: none */
 	char cannot_why[200];
@@ -526,9 +526,10 @@ seen_before(struct enc *x, const unsigned char *k, size_t n, size_t line)
 	uint64_t h = ckpt_xxh3(k, n) | 1; /* 0: an empty slot */
 	size_t i, cap = x->seencap;
 
-	if (2 * (x->nseen + 1) > cap) { /* grown to twice: every key again */
+	if (4 * (x->nseen + 1) > 3 * cap) { /* grown to twice: every key again */
 		uint64_t *old = x->seen;
-		size_t *oldl = x->seenline, oc = cap;
+		uint32_t *oldl = x->seenline;
+		size_t oc = cap;
 
 		cap = cap ? 2 * cap : 1024;
 		if ((x->seen = ckpt_calloc(cap, sizeof *x->seen, x->e)) == NULL ||
@@ -553,11 +554,11 @@ seen_before(struct enc *x, const unsigned char *k, size_t n, size_t line)
 		if (x->seen[i] == h)
 			return x->m->kindc == 'l' ?
 			       row_fail(x->r, line, x->e, "state %s: an element of the list of line %zu apart from it "
-					"(a list's elements come in consecutive rows)", x->x->state, x->seenline[i]) :
+					"(a list's elements come in consecutive rows)", x->x->state, (size_t)x->seenline[i]) :
 			       row_fail(x->r, line, x->e, "state %s: a second row of the key of line %zu", x->x->state,
-					x->seenline[i]);
+					(size_t)x->seenline[i]);
 	x->seen[i] = h;
-	x->seenline[i] = line;
+	x->seenline[i] = line > UINT32_MAX ? UINT32_MAX : (uint32_t)line;
 	x->nseen++;
 	return 0;
 }
