@@ -9,11 +9,12 @@
 static int
 put(struct ckpt_fenc *b, const void *p, size_t n)
 {
-	if (ckpt_grow(&b->p, &b->cap, b->n + n, 1, 64, NULL) < 0) {
+	if (ckpt_grow(&b->p, &b->cap, b->n + n + 1, 1, 64, NULL) < 0) { /* never NULL, even empty */
 		snprintf(b->why, b->whyn, "out of memory");
 		return -1;
 	}
-	memcpy(b->p + b->n, p, n);
+	if (n > 0)
+		memcpy(b->p + b->n, p, n);
 	b->n += n;
 	return 0;
 }
