@@ -622,60 +622,68 @@ out:
 	return rc;
 }
 
-/* A typed keyed row: key-group prefix, key, namespace (map: user key), and the value. */
+/* A typed row's key into k: key-group prefix (*kg Flink's), a timer's timestamp (sign bit flipped),
+ * key and namespace (each with its length after it when both are of variable length). */
+static int
+key_part(struct enc *x, const json_t *row, size_t line, struct ckpt_fenc *k, uint32_t *kg)
+{
+	const struct fmeta *m = x->m;
+	const struct ckpt_fser *ks = m->kindc == 't' ? m->value->kids[0] : x->h->key;
+	const struct ckpt_fser *ns = m->kindc == 't' ? m->value->kids[1] : m->ns;
+	int amb = m->ambiguous && m->kindc != 't', r;
+	struct ckpt_fenc key = {0};
+	size_t from;
+
+	if ((r = put_json(x, ks, json_object_get(row, "key"), &key, "key", line)) != 0 ||
+	    (r = group_of(x, ks, row, line, key.p, key.n, kg)) != 0)
+		goto out;
+	for (uint32_t i = 0; i < x->prefix; i++)
+		if ((r = ckpt_fenc_be(k, *kg >> (8 * (x->prefix - 1 - i)), 1)) != 0)
+			goto out;
+	if (m->kindc == 't' && !json_is_integer(json_object_get(row, "value"))) {
+		r = row_fail(x->r, line, x->e, "state %s: a timer's value is its timestamp, an integer", m->name);
+		goto out;
+	}
+	if (m->kindc == 't' &&
+	    (r = ckpt_fenc_be(k, (uint64_t)json_integer_value(json_object_get(row, "value")) ^ (1ull << 63), 8)) != 0)
+		goto out;
+	from = k->n;
+	if ((r = ckpt_fenc_put(k, key.p, key.n)) != 0 || (amb && (r = length_suffix(k, from)) != 0))
+		goto out;
+	from = k->n;
+	if ((r = put_json(x, ns, json_object_get(row, "namespace"), k, "namespace", line)) == 0 && amb)
+		r = length_suffix(k, from);
+out:
+	free(key.p);
+	return r;
+}
+
+/* A typed keyed row: its key (map: and user key) and its value, an entry. */
 static int
 typed_row(struct enc *x, const json_t *row, size_t line)
 {
 	const struct fmeta *m = x->m;
-	const struct ckpt_fser *vs = m->value, *ks = x->h->key, *ns = m->ns;
-	struct ckpt_fenc k = {0}, v = {0}, key = {0};
-	size_t from;
+	const struct ckpt_fser *vs = m->value;
+	const json_t *val = json_object_get(row, "value");
+	struct ckpt_fenc k = {0}, v = {0};
 	uint32_t kg = 0;
-	int rc = -1, r = 0;
+	int r;
 
-	if (m->kindc == 't') { /* a timer: its timestamp is the value, sign bit flipped, before key and namespace */
-		ks = vs->kids[0];
-		ns = vs->kids[1];
-	}
-	if ((r = put_json(x, ks, json_object_get(row, "key"), &key, "key", line)) != 0 ||
-	    group_of(x, ks, row, line, key.p, key.n, &kg) < 0)
-		goto out;
-	for (uint32_t i = 0; i < x->prefix; i++)
-		if (ckpt_fenc_be(&k, kg >> (8 * (x->prefix - 1 - i)), 1) < 0)
-			goto out;
-	if (m->kindc == 't') {
-		if (!json_is_integer(json_object_get(row, "value"))) {
-			row_fail(x->r, line, x->e, "state %s: a timer's value is its timestamp, an integer", m->name);
-			goto out;
-		}
-		if (ckpt_fenc_be(&k, (uint64_t)json_integer_value(json_object_get(row, "value")) ^ (1ull << 63), 8) < 0)
-			goto out;
-	}
-	from = k.n;
-	if (ckpt_fenc_put(&k, key.p, key.n) < 0 || (m->ambiguous && length_suffix(&k, from) < 0))
-		goto out;
-	from = k.n;
-	if ((r = put_json(x, ns, json_object_get(row, "namespace"), &k, "namespace", line)) != 0 ||
-	    (m->ambiguous && length_suffix(&k, from) < 0))
+	if ((r = key_part(x, row, line, &k, &kg)) != 0)
 		goto out;
 	if (m->kindc == 'm') {
-		const json_t *val = json_object_get(row, "value");
-
 		if ((r = put_json(x, vs->kids[0], json_object_get(row, "user_key"), &k, "user key", line)) != 0 ||
-		    ckpt_fenc_be(&v, val == NULL || json_is_null(val), 1) < 0 ||
+		    (r = ckpt_fenc_be(&v, val == NULL || json_is_null(val), 1)) != 0 ||
 		    (val && !json_is_null(val) && (r = put_json(x, vs->kids[1], val, &v, "value", line)) != 0))
 			goto out;
-	} else if (m->kindc != 't' &&
-		   (r = put_json(x, m->kindc == 'l' ? vs->kids[0] : vs, json_object_get(row, "value"), &v, "value",
-				 line)) != 0) {
+	} else if (m->kindc != 't' && (r = put_json(x, m->kindc == 'l' ? vs->kids[0] : vs, val, &v, "value", line)) != 0) {
 		goto out;
 	}
-	rc = push(x, kg, &k, &v, line);
+	r = push(x, kg, &k, &v, line);
 out:
-	free(key.p);
 	free(k.p);
 	free(v.p);
-	return rc < 0 && r > 0 ? 0 : rc; /* a value ckpt cannot write: the state is compared whole */
+	return r > 0 ? 0 : r; /* a value ckpt cannot write (r 1): the state is compared whole */
 }
 
 static int
@@ -717,65 +725,60 @@ may_refuse(const struct ckpt_fser *t, int depth)
 	}
 }
 
+/* Pass 0, a row of x ckpt cannot write met: the state kept when its rows are its own, else refused. */
+static int
+decide(struct enc *x, struct flink_backing *b)
+{
+	int equal = 0, none = 0;
+	char where[512];
+
+	if (same_rows(x->r, b, x->op, x->x, &equal, &none, x->e) < 0)
+		return -1;
+	if (equal) {
+		x->x->unchanged = 1;
+		return 0;
+	}
+	snprintf(where, sizeof where, "%s:%zu", x->r->name, x->cannot_line);
+	return ckpt_err_set(x->e, CKPT_ERR_INPUT, where, "state %s: ckpt cannot write values of %s: it takes the "
+			    "state's rows only as they are", x->x->state, x->cannot_why);
+}
+
 /* The rows of state x of op under header h, through put (pass 0: nothing put, a state ckpt cannot
  * write compared with its own rows). */
 static int
 state_entries(struct enc *x, struct flink_backing *b, int pass, frg_put *put, void *g)
 {
-	int rc = -1, equal = 0, none = 0;
+	char where[512];
 	size_t i = 0;
 
 	while (i < x->h->n && strcmp(x->h->m[i].name, x->x->state) != 0)
 		i++;
-	if (i == x->h->n) {
-		char where[512];
-
-		snprintf(where, sizeof where, "%s:%zu", x->r->name, x->x->runs[0].line);
+	snprintf(where, sizeof where, "%s:%zu", x->r->name, x->x->runs[0].line);
+	if (i == x->h->n)
 		return ckpt_err_set(x->e, CKPT_ERR_INPUT, where, "operator %s has no keyed state %s", x->op->id,
 				    x->x->state);
-	}
 	x->m = &x->h->m[i];
 	x->x->found = 1;
 	if (x->x->unchanged)
 		return 0; /* kept as it is */
-	x->cannot_line = 0;
-	x->pass = pass;
-	x->put = put;
-	x->g = g;
-	x->pending = 0;
-	x->nseen = 0;
+	*x = (struct enc){.r = x->r, .h = x->h, .m = x->m, .x = x->x, .op = x->op, .maxp = x->maxp, .prefix = x->prefix,
+			  .e = x->e, .pass = pass, .put = put, .g = g, .pk = x->pk, .pv = x->pv, .seen = x->seen,
+			  .seenline = x->seenline, .seencap = x->seencap};
 	if (x->seen)
 		memset(x->seen, 0, x->seencap * sizeof *x->seen);
-	ckpt_fstate_typable(x->h, x->m);
 	if (pass == 0 && ckpt_fstate_typable(x->h, x->m) && !may_refuse(x->m->value, 0) &&
 	    !may_refuse(x->m->ns, 0) && !may_refuse(x->h->key, 0))
 		return 0; /* every value of it written, or refused with its row: nothing to decide */
 	if (rows_each(x->r, x->x, one_row, x, x->e) < 0 || (x->cannot_line == 0 && flush_pending(x) < 0))
-		goto out;
-	if (x->cannot_line && pass > 0 && !x->x->unchanged) {
-		char where[512];
-
+		return -1;
+	if (x->cannot_line && pass == 0)
+		return decide(x, b);
+	if (x->cannot_line) { /* pass 0 found none: a value only some rows hold */
 		snprintf(where, sizeof where, "%s:%zu", x->r->name, x->cannot_line);
-		ckpt_err_set(x->e, CKPT_ERR_INPUT, where, "state %s: ckpt cannot write values of %s", x->x->state,
-			     x->cannot_why);
-		goto out;
+		return ckpt_err_set(x->e, CKPT_ERR_INPUT, where, "state %s: ckpt cannot write values of %s",
+				    x->x->state, x->cannot_why);
 	}
-	if (x->cannot_line && pass == 0) {
-		if (same_rows(x->r, b, x->op, x->x, &equal, &none, x->e) < 0)
-			goto out;
-		if (!equal) {
-			char where[512];
-
-			snprintf(where, sizeof where, "%s:%zu", x->r->name, x->cannot_line);
-			ckpt_err_set(x->e, CKPT_ERR_INPUT, where, "state %s: ckpt cannot write values of %s: it takes "
-				     "the state's rows only as they are", x->x->state, x->cannot_why);
-			goto out;
-		}
-		x->x->unchanged = 1;
-	}
-	rc = 0;
-out:
-	return rc;
+	return 0;
 }
 
 static int
