@@ -14,6 +14,7 @@ usage(FILE *f)
 	fprintf(f, "usage: ckpt-merge [-p] [-P N | -P OPERATOR=N ...] [-g GRAPH] [-n] [-o OUT] [file]\n"
 	       "       ckpt-merge [--uid OLD=NEW ...] [--drop UID_OR_ID ...] [--relocate OLDPREFIX=NEWPREFIX ...]\n"
 	       "                  [--max-parallelism N] [--link] [-g GRAPH [-n]] -o OUTDIR/ SAVEPOINT\n"
+	       "       ckpt-merge [--rows FILE] [--clear STATE ...] -o OUTDIR/ SAVEPOINT\n"
 	       "options:\n"
 	       "  -P, --parallelism=[OPERATOR=]N\n"
 	       "                        restore at parallelism N (every operator, or OPERATOR; repeatable)\n"
@@ -29,6 +30,9 @@ usage(FILE *f)
 	       "      --link            hard-link the state files into DIR/ instead of copying them\n"
 	       "      --max-parallelism=N\n"
 	       "                        every operator's max parallelism N, keyed state regrouped\n"
+	       "      --rows=FILE       each state the rows in FILE name (as ckpt-inspect -R prints them;\n"
+	       "                        - for standard input) holds exactly those rows\n"
+	       "      --clear=STATE     empty the keyed state STATE (repeatable)\n"
 	       "  -p, --pretty          indented JSON\n"
 	       "  -h, --help            this help\n"
 	       "  -V, --version         the version\n");
@@ -121,11 +125,14 @@ struct merge_opts {
 	size_t nedits;
 	int link;
 	uint32_t maxpar; /* --max-parallelism */
+	const char *rows; /* --rows */
+	char **clear;     /* --clear */
+	size_t nclear;
 };
 
 static struct ckpt_graph *load_graph(const char *path, struct ckpt_err *e);
 
-enum { OPT_UID = 256, OPT_DROP, OPT_RELOCATE, OPT_LINK, OPT_MAXPAR };
+enum { OPT_UID = 256, OPT_DROP, OPT_RELOCATE, OPT_LINK, OPT_MAXPAR, OPT_ROWS, OPT_CLEAR };
 
 /* --uid OLD=NEW, --drop X, --relocate OLD=NEW: split at the first '='. */
 static void
@@ -163,6 +170,24 @@ dir_output(const char *out)
 	return n > 0 && out[n - 1] == '/';
 }
 
+/* --rows FILE and --clear: the rows read (before the savepoint is), into wo. */
+static int
+read_rows(const struct merge_opts *o, struct ckpt_flink_write_opts *wo, struct ckpt_err *e)
+{
+	int in = o->rows && strcmp(o->rows, "-") == 0;
+	FILE *f = o->rows == NULL ? fopen("/dev/null", "r") : in ? stdin : fopen(o->rows, "r");
+
+	if (f == NULL)
+		return ckpt_err_sys(e, o->rows, "cannot open");
+	wo->rows = ckpt_flink_rows_read(f, in ? "<stdin>" : o->rows ? o->rows : "", e);
+	if (f != stdin)
+		fclose(f);
+	for (size_t i = 0; wo->rows && i < o->nclear; i++)
+		if (ckpt_flink_rows_clear(wo->rows, o->clear[i], e) < 0)
+			return -1;
+	return wo->rows ? 0 : -1;
+}
+
 /* -o DIR/ of a Flink snapshot: the savepoint written again, edited, as a new directory. */
 static int
 savepoint(struct merge_opts *o, const char *in)
@@ -176,12 +201,16 @@ savepoint(struct merge_opts *o, const char *in)
 
 	if (in == NULL || strcmp(in, "-") == 0)
 		cli_usage_fail("%s the savepoint (its directory or its _metadata), not standard input",
-			       o->nedits || o->link ? "--uid, --drop, --relocate and --link need" : "--max-parallelism needs");
+			       o->nedits || o->link ? "--uid, --drop, --relocate and --link need" :
+			       o->rows || o->nclear ? "--rows and --clear need" : "--max-parallelism needs");
 	if (stat(in, &st) == 0 && !ckpt_snapshot_is_flink(in)) {
 		ckpt_err_set(&e, CKPT_ERR_INPUT, in, "not a Flink snapshot: %s Flink savepoints only",
-			     o->nedits || o->link ? "--uid, --drop, --relocate and --link edit" : "--max-parallelism rewrites");
+			     o->nedits || o->link ? "--uid, --drop, --relocate and --link edit" :
+			     o->rows || o->nclear ? "--rows and --clear write" : "--max-parallelism rewrites");
 		goto out;
 	}
+	if ((o->rows || o->nclear) && read_rows(o, &wo, &e) < 0)
+		goto out;
 	if (o->graph && (g = load_graph(o->graph, &e)) == NULL)
 		goto out;
 	wo.graph = g;
@@ -190,6 +219,7 @@ out:
 	if (rc < 0)
 		cli_error(&e);
 	ckpt_graph_free(g);
+	ckpt_flink_rows_free(wo.rows);
 	return rc < 0 ? ckpt_err_status(&e) : 0;
 }
 
@@ -344,6 +374,8 @@ main(int argc, char **argv)
 		{"relocate", required_argument, NULL, OPT_RELOCATE},
 		{"link", no_argument, NULL, OPT_LINK},
 		{"max-parallelism", required_argument, NULL, OPT_MAXPAR},
+		{"rows", required_argument, NULL, OPT_ROWS},
+		{"clear", required_argument, NULL, OPT_CLEAR},
 		{"pretty", no_argument, NULL, 'p'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
@@ -382,6 +414,18 @@ main(int argc, char **argv)
 		case OPT_MAXPAR:
 			o.maxpar = parse_maxpar(optarg);
 			break;
+		case OPT_ROWS:
+			if (o.rows)
+				cli_usage_fail("--rows: one file of rows at most");
+			o.rows = optarg;
+			break;
+		case OPT_CLEAR:
+			if (*optarg == '\0')
+				cli_usage_fail("--clear: name a keyed state");
+			if ((o.clear = realloc(o.clear, (o.nclear + 1) * sizeof *o.clear)) == NULL)
+				cli_out_of_memory();
+			o.clear[o.nclear++] = optarg;
+			break;
 		default:
 			cli_bad_option(c, argv);
 		}
@@ -395,7 +439,8 @@ main(int argc, char **argv)
 		cli_usage_fail("-n needs -g");
 	in = optind < argc ? argv[optind] : NULL;
 	/* A Flink savepoint written to DIR/ stays a Flink savepoint (edited or not); edits need that. */
-	if (o.out && dir_output(o.out) && (o.nedits || o.link || o.maxpar || ckpt_snapshot_is_flink(in)))
+	if (o.out && dir_output(o.out) && (o.nedits || o.link || o.maxpar || o.rows || o.nclear ||
+						 ckpt_snapshot_is_flink(in)))
 		o.savepoint = o.out;
 	if (o.savepoint) {
 		size_t n = strlen(o.out);
@@ -409,6 +454,11 @@ main(int argc, char **argv)
 		cli_usage_fail("--uid, --drop, --relocate and --link write a Flink savepoint: give -o DIR/");
 	if (o.maxpar && !o.savepoint)
 		cli_usage_fail("--max-parallelism writes a Flink savepoint: give -o DIR/");
+	if ((o.rows || o.nclear) && !o.savepoint)
+		cli_usage_fail("--rows and --clear write a Flink savepoint: give -o DIR/");
+	if ((o.rows || o.nclear) && (o.maxpar || o.rescale))
+		cli_usage_fail("--rows and --clear keep each operator's parallelism and max parallelism: "
+			       "-P and --max-parallelism with them are not supported yet");
 	if (o.maxpar && o.rescale)
 		cli_usage_fail("--max-parallelism keeps each operator's parallelism: -P with it is not supported yet");
 	if (o.savepoint && o.rescale)
@@ -421,5 +471,6 @@ main(int argc, char **argv)
 	free(o.par);
 	free(o.edits);
 	free(o.sp_dir);
+	free(o.clear);
 	return cli_finish(status);
 }

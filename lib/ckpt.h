@@ -662,6 +662,7 @@ struct ckpt_flink_write_opts {
 	const struct ckpt_graph *graph; /* first check that the result restores onto it, or NULL */
 	int allow_non_restored;         /* with graph: state no operator takes is dropped, not refused */
 	uint32_t max_parallelism;       /* not 0: every operator's, its keyed state regrouped (canonical only) */
+	struct ckpt_flink_rows *rows;   /* not NULL: --rows and --clear (ckpt_flink_rows_write) */
 };
 
 /*
@@ -675,6 +676,30 @@ struct ckpt_flink_write_opts {
  */
 int ckpt_flink_regroup(const char *meta, const void *buf, size_t len, const struct ckpt_flink_edit *ed, size_t ned,
 		       uint32_t maxp, const char *dir, struct ckpt_bytes *out, json_t **relative, struct ckpt_err *e);
+
+/*
+ * ckpt-merge --rows: the rows -R prints (NDJSON, blank lines skipped) read from f (name: for
+ * messages, "NAME:LINE"), each kept as its text, by operator and state.  NULL with e set: a line
+ * that is not JSON or not a row (naming its operator and state), a read error.
+ */
+struct ckpt_flink_rows;
+struct ckpt_flink_rows *ckpt_flink_rows_read(FILE *f, const char *name, struct ckpt_err *e);
+/* --clear STATE: the keyed state of that name emptied in every operator holding it. */
+int ckpt_flink_rows_clear(struct ckpt_flink_rows *r, const char *state, struct ckpt_err *e);
+void ckpt_flink_rows_free(struct ckpt_flink_rows *r);
+/*
+ * The _metadata in buf rewritten (as ckpt_flink_regroup, every max parallelism kept) with each keyed
+ * state the rows name holding exactly their entries, encoded by the state's serializers at the key
+ * group Flink computes for each key, the cleared states empty, every other state as it was; the
+ * new keyed state files of the operators the rows touch written into dir.  Rows of a value ckpt
+ * cannot write, and of operator state, are taken when they equal the state's own rows (the state
+ * kept as it is).  -1 with e set before any file is written: CKPT_ERR_INPUT naming "NAME:LINE" for a
+ * row that names no operator or state, a value or key that does not fit its serializer;
+ * CKPT_ERR_REFUSED for a non-canonical snapshot, changed operator state.
+ */
+int ckpt_flink_rows_write(const char *meta, const void *buf, size_t len, const struct ckpt_flink_edit *ed, size_t ned,
+			  struct ckpt_flink_rows *rows, const char *dir, struct ckpt_bytes *out, json_t **relative,
+			  struct ckpt_err *e);
 
 /*
  * Write the savepoint directory outdir from the Flink snapshot in (a directory holding _metadata, or

@@ -556,6 +556,20 @@ savepoint() {
 	[ ! -e new.tar ]
 }
 
+@test "catalogue: ckpt-merge --rows: a malformed line, a row of no state, a value of the wrong type" {
+	needs_fixtures
+	local op=d5c8b168c6cbfe8c507a10f88b325243
+	ln -s "$FIXTURES/flink-artifacts/new-stateful-udf-migration-itcase-flink1.19-hashmap-savepoint" sp
+	printf '{"operator":"%s","state":"state-name",\n' $op >r
+	bad 2 'ckpt-merge: r:1:1: string or '"'"'}'"'"' expected near end of file' ckpt-merge --rows r -o out/ sp
+	printf '{"operator":"%s","state":"nope","key_group":1,"key":[3],"namespace":null,"value":3}\n' $op >r
+	bad 2 "ckpt-merge: r:1: operator $op has no keyed state nope" ckpt-merge --rows r -o out/ sp
+	printf '{"operator":"%s","state":"state-name","key_group":1,"key":[3],"namespace":null,"value":"3"}\n' $op >r
+	bad 2 'ckpt-merge: r:1: state state-name: the value does not fit its serializer LongSerializer: expected an integer (a long)' \
+		ckpt-merge --rows r -o out/ sp
+	[ ! -e out ]
+}
+
 # ---- ckpt-replay: logs
 
 @test "catalogue: ckpt-replay: a log directory that does not exist" {

@@ -374,7 +374,7 @@ w_operator(struct wctx *c, size_t k, size_t *np)
 				    w_utf(&c->w, o->uid ? o->uid : op->uid ? op->uid : "", "operator uid") < 0))
 		return -1;
 	if (w_opid(&c->w, o->uid ? o->id : op->id) < 0 || w_be(&c->w, op->parallelism, 4) < 0 ||
-	    w_be(&c->w, c->rk ? c->rk->max_parallelism : op->max_parallelism, 4) < 0)
+	    w_be(&c->w, c->rk && c->rk->max_parallelism ? c->rk->max_parallelism : op->max_parallelism, 4) < 0)
 		return -1;
 	return w_body(c, k, c->sp->ops[k].body, np);
 }

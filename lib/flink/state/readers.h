@@ -287,4 +287,26 @@ int ckpt_fselect_wrap(struct fselect *f, struct fwrap *w, const struct fsink *in
 		      const char *meta, struct ckpt_err *e);
 void ckpt_fselect_unwrap(struct fwrap *w);
 
+/* ------------------------------------------------------------ regroup.c, rowsin.c */
+
+/* ckpt-merge --rows (rowsin.c) asks of regroup.c's writer: which operators it rewrites, which states
+ * lose their entries, and the rows' entries (each through put: state, key group, key with its
+ * key-group prefix, value), given in pass 1 (counted) and pass 2 (written), for the operator whose
+ * keyed header is that of handle hd of subtask st; checked once every operator is counted. */
+typedef int frg_put(void *g, const char *state, uint32_t kg, const unsigned char *k, size_t kn,
+		    const unsigned char *v, size_t vn);
+struct frg_hook {
+	void *arg;
+	int (*touches)(void *arg, const struct ckpt_operator *op);
+	int (*replaced)(void *arg, const struct ckpt_operator *op, const char *state);
+	int (*entries)(void *arg, struct flink_backing *b, const struct ckpt_operator *op,
+		       const struct ckpt_subtask *st, const struct ckpt_handle *hd, uint32_t maxp, int pass,
+		       frg_put *put, void *g, struct ckpt_err *e);
+	int (*checked)(void *arg, struct ckpt_snapshot *s, struct ckpt_err *e);
+};
+/* ckpt_flink_regroup with the hook (NULL: none); maxp 0 keeps each operator's. */
+int ckpt_frg_run(const char *meta, const void *buf, size_t len, const struct ckpt_flink_edit *ed, size_t ned,
+		 uint32_t maxp, const struct frg_hook *hook, const char *dir, struct ckpt_bytes *out,
+		 json_t **relative, struct ckpt_err *e);
+
 #endif

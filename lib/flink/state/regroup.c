@@ -27,6 +27,8 @@ struct rg {
 	size_t hdrlen;        /* with the most states (Flink registers states lazily), the others' subsets */
 	char **names;         /* its states, by id */
 	uint32_t hdrfrom;     /* that subtask */
+	size_t hdrat;         /* its place in op->subtasks, */
+	const struct ckpt_handle *hdrhd; /* and its keyed handle (--rows reads the header again) */
 	uint64_t *bytes, *count, *pos; /* per [kg * nst + state id] */
 	uint64_t *kgoff;      /* per new key group: its offset in its subtask's file, 0 when empty */
 	uint64_t *size;       /* per subtask: its file's size */
@@ -39,7 +41,9 @@ struct rg {
 	unsigned char *wb;    /* pass 2: a write buffer per slot, wcap bytes each (none when 0), */
 	uint32_t *wn;         /* holding wn[slot] bytes that go at pos[slot] */
 	size_t wcap;
-};
+	const struct frg_hook *hook; /* --rows: states replaced by the rows' entries; NULL: --max-parallelism */
+	uint32_t *seq, nseq;  /* --rows, per slot: when its state first came in its key group (0: never), */
+};                        /* so that the sections keep the input's order (a heap savepoint's is not by id) */
 
 #define WB_TOTAL (32u << 20) /* the write buffers' bytes, at most */
 #define FD_BATCH 256u         /* new files open at once: pass 2 reads the input again per batch */
@@ -163,7 +167,6 @@ rg_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t 
 	size_t id = 0, slot;
 	uint32_t nkg;
 
-	(void)kg;
 	(void)typed;
 	const struct fmeta *m = ckpt_fstate_meta_named(g->h, state);
 
@@ -172,7 +175,13 @@ rg_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t 
 	if (id >= g->nst || m == NULL)
 		return ckpt_err_set(g->e, CKPT_ERR_INPUT, g->b->meta, "operator %s: state %s is not in the header",
 				    g->op->id, state);
-	if (new_group(g, m, k, kn, &nkg) < 0)
+	if (g->hook && g->pass == 1 && kg < g->maxp && g->seq[(size_t)kg * g->nst + id] == 0)
+		g->seq[(size_t)kg * g->nst + id] = ++g->nseq;
+	if (g->hook && g->hook->replaced(g->hook->arg, g->op, state))
+		return 0; /* --rows: its entries are the rows' */
+	if (g->hook)
+		nkg = kg; /* the max parallelism kept: the key group too */
+	else if (new_group(g, m, k, kn, &nkg) < 0)
 		return -1;
 	slot = (size_t)nkg * g->nst + id;
 	if (g->pass == 2)
@@ -182,7 +191,30 @@ rg_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t 
 	return 0;
 }
 
-/* Read every subtask's keyed handle through the sink. */
+/* --rows: one entry of the rows (k: its key-group prefix, then the key, as read) counted or written. */
+static int
+rg_put(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v,
+       size_t vn)
+{
+	struct rg *g = arg;
+	size_t id = 0, slot;
+
+	while (id < g->nst && strcmp(g->names[id], state) != 0)
+		id++;
+	if (id >= g->nst || kg >= g->maxp || kn < g->oldprefix)
+		return ckpt_err_set(g->e, CKPT_ERR_INPUT, g->b->meta, "operator %s: state %s is not in the header",
+				    g->op->id, state);
+	slot = (size_t)kg * g->nst + id;
+	if (g->pass == 2)
+		return put_entry(g, kg, slot, k, kn, v, vn);
+	if (g->seq[slot] == 0)
+		g->seq[slot] = (1u << 31) + ++g->nseq; /* after the input's */
+	g->bytes[slot] += 8 + kn - g->oldprefix + g->newprefix + vn;
+	g->count[slot]++;
+	return 0;
+}
+
+/* Read every subtask's keyed handle through the sink (and the rows' entries, --rows). */
 static int
 read_all(struct rg *g)
 {
@@ -192,7 +224,9 @@ read_all(struct rg *g)
 	for (size_t i = 0; i < g->op->nsubtasks; i++)
 		if (ckpt_fstate_read_subtask(g->b, g->op, &g->op->subtasks[i], &k, g->e) < 0)
 			return -1;
-	return 0;
+	/* --rows: after the input, whose states' order each key group's sections keep */
+	return g->hook ? g->hook->entries(g->hook->arg, g->b, g->op, &g->op->subtasks[g->hdrat],
+					  g->hdrhd, g->maxp, g->pass, rg_put, g, g->e) : 0;
 }
 
 /* The raw header of subtask st's keyed handle hd kept when it has more states than the one kept;
@@ -226,7 +260,8 @@ subset(struct rg *g, const struct ckpt_subtask *st, const struct fheader *h)
 
 /* Keep subtask st's header h, its bytes *p (taken), when it has more states than the one kept. */
 static int
-keep_header(struct rg *g, const struct ckpt_subtask *st, const struct fheader *h, unsigned char **p)
+keep_header(struct rg *g, const struct ckpt_subtask *st, const struct ckpt_handle *hd, const struct fheader *h,
+	    unsigned char **p)
 {
 	if (g->hdr && h->n <= g->nst)
 		return 0;
@@ -235,6 +270,8 @@ keep_header(struct rg *g, const struct ckpt_subtask *st, const struct fheader *h
 	g->hdr = *p;
 	g->hdrlen = h->end;
 	g->hdrfrom = st->index;
+	g->hdrat = (size_t)(st - g->op->subtasks);
+	g->hdrhd = hd;
 	*p = NULL;
 	if ((g->names = ckpt_calloc(h->n + 1, sizeof *g->names, g->e)) == NULL)
 		return -1;
@@ -268,7 +305,7 @@ take_header(struct rg *g, const struct ckpt_subtask *st, const struct ckpt_handl
 	    ckpt_fsrc_read(&s, p, h.end, "keyed state header") < 0)
 		goto out;
 	p[4] = 0; /* written uncompressed */
-	if (verify ? subset(g, st, &h) < 0 : keep_header(g, st, &h, &p) < 0)
+	if (verify ? subset(g, st, &h) < 0 : keep_header(g, st, hd, &h, &p) < 0)
 		goto out;
 	rc = 0;
 out:
@@ -305,8 +342,10 @@ check_op(struct rg *g, int *keyed)
 				continue;
 			if (strcmp(h->kind, "savepoint_key_groups") != 0)
 				return ckpt_err_set(g->e, CKPT_ERR_REFUSED, g->b->meta, "operator %s subtask %u: its keyed "
-						    "state is not a canonical savepoint's (a %s handle): --max-parallelism "
-						    "rewrites canonical savepoints only", op->id, st->index, h->kind);
+						    "state is not a canonical savepoint's (a %s handle): %s", op->id,
+						    st->index, h->kind, g->hook ? "--rows writes into canonical savepoints "
+						    "only: make one with ckpt-merge --canonical first" : "--max-parallelism "
+						    "rewrites canonical savepoints only");
 			n++;
 		}
 	}
@@ -334,6 +373,25 @@ range_of(const struct rg *g, uint32_t st, uint32_t *first, uint32_t *last)
 	*last = (uint32_t)(((st + 1) * m - 1) / p);
 }
 
+/* The i-th state of key group kg's sections: by id, or (--rows) in the order the input had them. */
+static uint32_t
+in_order(const struct rg *g, uint32_t kg, uint32_t i)
+{
+	const uint32_t *q = g->seq ? g->seq + (size_t)kg * g->nst : NULL;
+	uint32_t id = 0, best = UINT32_MAX, rank;
+
+	if (q == NULL)
+		return i;
+	for (uint32_t j = 0; j < g->nst; j++) { /* the one with i states before it (nst is small) */
+		rank = 0;
+		for (uint32_t k = 0; k < g->nst; k++)
+			rank += q[k] < q[j] || (q[k] == q[j] && k < j);
+		if (rank == i && j < best)
+			best = id = j;
+	}
+	return id;
+}
+
 /* The sections' offsets, and the header, state ids and end marks written around them. */
 static int
 lay_out(struct rg *g)
@@ -350,7 +408,8 @@ lay_out(struct rg *g)
 		for (uint32_t kg = first; kg <= last; kg++) {
 			int any = 0;
 
-			for (uint32_t id = 0; id < g->nst; id++) {
+			for (uint32_t i = 0; i < g->nst; i++) {
+				uint32_t id = in_order(g, kg, i);
 				size_t slot = (size_t)kg * g->nst + id;
 
 				if (g->count[slot] == 0)
@@ -474,10 +533,16 @@ count_op(struct rg *g, int *keyed)
 	g->kgoff = ckpt_calloc(g->maxp, sizeof *g->kgoff, g->e);
 	g->size = ckpt_calloc(g->op->parallelism, sizeof *g->size, g->e);
 	g->fd = ckpt_calloc(g->op->parallelism, sizeof *g->fd, g->e);
+	if (g->hook && (g->seq = ckpt_calloc(slots, sizeof *g->seq, g->e)) == NULL)
+		return -1;
 	if (!g->bytes || !g->count || !g->pos || !g->kgoff || !g->size || !g->fd)
 		return -1;
 	for (uint32_t st = 0; st < g->op->parallelism; st++)
 		g->fd[st] = -1;
+	/* --rows: which states the rows replace is settled (pass 0) before the input is counted */
+	if (g->hook && g->hook->entries(g->hook->arg, g->b, g->op, &g->op->subtasks[g->hdrat], g->hdrhd, g->maxp,
+					0, rg_put, g, g->e) < 0)
+		return -1;
 	g->pass = 1;
 	return read_all(g);
 }
@@ -602,6 +667,7 @@ rg_release(struct rg *g)
 	free(g->rec);
 	free(g->wb);
 	free(g->wn);
+	free(g->seq);
 }
 
 static int
@@ -615,6 +681,14 @@ cmp_splice(const void *a, const void *b)
 int
 ckpt_flink_regroup(const char *meta, const void *buf, size_t len, const struct ckpt_flink_edit *ed, size_t ned,
 		   uint32_t maxp, const char *dir, struct ckpt_bytes *out, json_t **relative, struct ckpt_err *e)
+{
+	return ckpt_frg_run(meta, buf, len, ed, ned, maxp, NULL, dir, out, relative, e);
+}
+
+int
+ckpt_frg_run(const char *meta, const void *buf, size_t len, const struct ckpt_flink_edit *ed, size_t ned,
+	     uint32_t maxp, const struct frg_hook *hook, const char *dir, struct ckpt_bytes *out, json_t **relative,
+	     struct ckpt_err *e)
 {
 	struct ckpt_fmspans sp;
 	struct ckpt_snapshot *s = ckpt_flinkmeta_decode_spans(buf, len, meta, &sp, e);
@@ -632,10 +706,13 @@ ckpt_flink_regroup(const char *meta, const void *buf, size_t len, const struct c
 	if (g == NULL || keyed == NULL || rk.splices == NULL)
 		goto out;
 	for (size_t k = 0; k < s->nops; k++) { /* every check before anything is written */
-		g[k] = (struct rg){.b = s->backing, .op = &s->ops[k], .e = e, .maxp = maxp};
-		if (count_op(&g[k], &keyed[k]) < 0)
+		g[k] = (struct rg){.b = s->backing, .op = &s->ops[k], .e = e, .hook = hook,
+				   .maxp = maxp ? maxp : s->ops[k].max_parallelism};
+		if ((hook == NULL || hook->touches(hook->arg, &s->ops[k])) && count_op(&g[k], &keyed[k]) < 0)
 			goto out;
 	}
+	if (hook && hook->checked(hook->arg, s, e) < 0)
+		goto out;
 	for (size_t k = 0; k < s->nops; k++)
 		if (keyed[k] && write_op(&g[k], dir, &sp, k, rk.splices, &rk.nsplices) < 0)
 			goto out;

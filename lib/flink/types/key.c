@@ -6,27 +6,21 @@
 
 #include "types.h"
 
-struct kbuf {
-	unsigned char *p;
-	size_t n, cap;
-	char *why;   /* why the value does not fit, for the caller's message */
-	size_t whyn;
-};
-
 static int
-put(struct kbuf *b, const void *p, size_t n)
+put(struct ckpt_fenc *b, const void *p, size_t n)
 {
-	if (ckpt_grow(&b->p, &b->cap, b->n + n, 1, 64, NULL) < 0) {
+	if (ckpt_grow(&b->p, &b->cap, b->n + n + 1, 1, 64, NULL) < 0) { /* never NULL, even empty */
 		snprintf(b->why, b->whyn, "out of memory");
 		return -1;
 	}
-	memcpy(b->p + b->n, p, n);
+	if (n > 0)
+		memcpy(b->p + b->n, p, n);
 	b->n += n;
 	return 0;
 }
 
 static int
-put_be(struct kbuf *b, uint64_t x, size_t n)
+put_be(struct ckpt_fenc *b, uint64_t x, size_t n)
 {
 	unsigned char o[8];
 
@@ -36,7 +30,7 @@ put_be(struct kbuf *b, uint64_t x, size_t n)
 
 /* StringValue's varint: seven bits at a time from the lowest, the high bit on all but the last. */
 static int
-put_varint(struct kbuf *b, uint32_t v)
+put_varint(struct ckpt_fenc *b, uint32_t v)
 {
 	unsigned char o[5];
 	size_t n = 0;
@@ -50,7 +44,7 @@ put_varint(struct kbuf *b, uint32_t v)
 }
 
 static int
-mismatch(struct kbuf *b, const char *expected)
+mismatch(struct ckpt_fenc *b, const char *expected)
 {
 	snprintf(b->why, b->whyn, "%s", expected);
 	return -1;
@@ -58,7 +52,7 @@ mismatch(struct kbuf *b, const char *expected)
 
 /* UTF-8 (jansson's: valid) as UTF-16 units. */
 static int
-put_string(struct kbuf *b, const char *s, size_t len)
+put_string(struct ckpt_fenc *b, const char *s, size_t len)
 {
 	size_t units = 0, at;
 	const unsigned char *p = (const unsigned char *)s;
@@ -88,7 +82,7 @@ put_string(struct kbuf *b, const char *s, size_t len)
 }
 
 static int
-put_integer(struct kbuf *b, const json_t *v, int64_t lo, int64_t hi, size_t n, const char *what)
+put_integer(struct ckpt_fenc *b, const json_t *v, int64_t lo, int64_t hi, size_t n, const char *what)
 {
 	json_int_t x;
 
@@ -102,7 +96,7 @@ put_integer(struct kbuf *b, const json_t *v, int64_t lo, int64_t hi, size_t n, c
 
 /* A floating-point key: a JSON number, or "NaN", "Infinity", "-Infinity" as -a prints them. */
 static int
-put_real(struct kbuf *b, const json_t *v, int dbl)
+put_real(struct ckpt_fenc *b, const json_t *v, int dbl)
 {
 	double d;
 
@@ -122,10 +116,35 @@ put_real(struct kbuf *b, const json_t *v, int dbl)
 	}
 }
 
-static int encode(const struct ckpt_fser *t, const json_t *v, struct kbuf *b, int depth);
+static int encode(const struct ckpt_fser *t, const json_t *v, struct ckpt_fenc *b, int depth);
+
+/* The encoder of every value (encode.c's kinds through here): ckpt-merge --rows. */
+int
+ckpt_fenc(const struct ckpt_fser *t, const json_t *v, struct ckpt_fenc *b, int depth)
+{
+	return encode(t, v, b, depth);
+}
+
+int
+ckpt_fenc_put(struct ckpt_fenc *b, const void *p, size_t n)
+{
+	return put(b, p, n);
+}
+
+int
+ckpt_fenc_be(struct ckpt_fenc *b, uint64_t x, size_t n)
+{
+	return put_be(b, x, n);
+}
+
+int
+ckpt_fenc_fail(struct ckpt_fenc *b, const char *expected)
+{
+	return mismatch(b, expected);
+}
 
 static int
-put_char(struct kbuf *b, const json_t *v)
+put_char(struct ckpt_fenc *b, const json_t *v)
 {
 	const char *s = json_string_value(v);
 	size_t n = json_string_length(v);
@@ -140,7 +159,7 @@ put_char(struct kbuf *b, const json_t *v)
 }
 
 static int
-put_tuple(const struct ckpt_fser *t, const json_t *v, struct kbuf *b, int depth)
+put_tuple(const struct ckpt_fser *t, const json_t *v, struct ckpt_fenc *b, int depth)
 {
 	char what[64];
 
@@ -155,12 +174,14 @@ put_tuple(const struct ckpt_fser *t, const json_t *v, struct kbuf *b, int depth)
 
 /* The kinds whose hashCode serializer.c computes: a key of any other kind is refused before this. */
 static int
-encode(const struct ckpt_fser *t, const json_t *v, struct kbuf *b, int depth)
+encode(const struct ckpt_fser *t, const json_t *v, struct ckpt_fenc *b, int depth)
 {
 	if (depth > 32)
 		return mismatch(b, "a key nested less deep");
 	switch (t->kind) {
 	case FSER_STRING:
+		if (b->value && json_is_null(v)) /* StringValue's null: length 0 */
+			return put_varint(b, 0);
 		if (!json_is_string(v))
 			return mismatch(b, "a string");
 		return put_string(b, json_string_value(v), json_string_length(v));
@@ -188,14 +209,18 @@ encode(const struct ckpt_fser *t, const json_t *v, struct kbuf *b, int depth)
 		size_t n;
 		int r;
 
-		if (depth > 0 || ckpt_fser_rd_key(t, v, &p, &n, b->why, b->whyn) < 0)
-			return depth > 0 ? mismatch(b, "a key of a kind ckpt cannot write") : -1;
+		if (b->value && !ckpt_fser_rd_key_writable(t, b->why, b->whyn)) {
+			b->cannot = 1; /* a value ckpt cannot write: only an unchanged one is taken */
+			return -1;
+		}
+		if ((depth > 0 && !b->value) || ckpt_fser_rd_key(t, v, &p, &n, b->why, b->whyn) < 0)
+			return depth > 0 && !b->value ? mismatch(b, "a key of a kind ckpt cannot write") : -1;
 		r = put(b, p, n);
 		free(p);
 		return r;
 	}
 	default:
-		return mismatch(b, "a key of a kind ckpt cannot write");
+		return b->value ? ckpt_fenc_more(t, v, b, depth) : mismatch(b, "a key of a kind ckpt cannot write");
 	}
 }
 
@@ -241,7 +266,7 @@ ckpt_fkey_make(struct ckpt_fkey *k, const struct ckpt_fser *t, const json_t *v, 
 	       struct ckpt_err *e)
 {
 	char why[200], c1[128], c2[128];
-	struct kbuf b = {.why = why, .whyn = sizeof why};
+	struct ckpt_fenc b = {.why = why, .whyn = sizeof why};
 	const struct ckpt_fser *stop;
 	struct ckpt_fsrc s;
 	json_t *back = NULL;

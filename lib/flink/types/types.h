@@ -166,6 +166,23 @@ void ckpt_fkey_release(struct ckpt_fkey *k);
 /* Is k the key of an entry whose composite key is p[0, n) (prefix key-group bytes, the key, ...)? */
 int ckpt_fkey_matches(const struct ckpt_fkey *k, const unsigned char *p, size_t n, unsigned prefix);
 
+/* A value written as its serializer writes it, into p (grown): -k's keys (key.c), ckpt-merge --rows's
+ * keys and values (value set: encode.c's kinds too).  -1 with what was expected in why, and cannot
+ * set when the serializer is one ckpt cannot write (named in why). */
+struct ckpt_fenc {
+	unsigned char *p;
+	size_t n, cap;
+	char *why;
+	size_t whyn;
+	int value, cannot;
+};
+int ckpt_fenc(const struct ckpt_fser *t, const json_t *v, struct ckpt_fenc *b, int depth);
+int ckpt_fenc_put(struct ckpt_fenc *b, const void *p, size_t n);
+int ckpt_fenc_be(struct ckpt_fenc *b, uint64_t x, size_t n);
+int ckpt_fenc_fail(struct ckpt_fenc *b, const char *expected);
+/* encode.c: the kinds beyond the keys' (composites, wrappers, Scala's, Kryo's kept bytes). */
+int ckpt_fenc_more(const struct ckpt_fser *t, const json_t *v, struct ckpt_fenc *b, int depth);
+
 /* Flink's KeyGroupRangeAssignment: MathUtils.murmurHash(hashCode) % maxParallelism. */
 uint32_t ckpt_flink_key_group(int32_t hash, uint32_t max_parallelism);
 

@@ -1,0 +1,875 @@
+/* rowsin.c: ckpt-merge --rows and --clear: the rows -R prints, read back (NDJSON, a line each), and
+ * for each keyed state they name its entries replaced by theirs, encoded by the snapshot's own
+ * serializers (encode.c) and written by regroup.c's writer at the key groups Flink computes; states
+ * whose values ckpt cannot write, and operator state, taken only as they are. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "readers.h"
+
+/* Consecutive lines of one state, as spooled: n lines from byte off, the first line number line. */
+struct run {
+	off_t off;
+	size_t line, n;
+};
+
+/* The rows of one state of one operator. */
+struct rstate {
+	char *op, *state;
+	int keyed;      /* keyed rows (with a key group), else operator state's */
+	struct run *runs;
+	size_t nruns, cap, n;
+	int found;      /* its operator's keyed header holds it */
+	int unchanged;  /* rows ckpt cannot write, equal to the state's own: the state kept as it is */
+};
+
+/* The rows are spooled to a temporary file (standard input is read once, and memory stays bounded
+ * whatever their number), a state's read again by its runs at each pass. */
+struct ckpt_flink_rows {
+	char *name;
+	FILE *spool;
+	off_t end;
+	size_t lastline;
+	struct rstate *st;
+	size_t n, cap;
+	char **clear;
+	int *cleared;
+	size_t nclear;
+};
+
+/* The error of the row of line line: "NAME:LINE: what". */
+static int
+row_fail(const struct ckpt_flink_rows *r, size_t line, struct ckpt_err *e, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int
+row_fail(const struct ckpt_flink_rows *r, size_t line, struct ckpt_err *e, const char *fmt, ...)
+{
+	char where[512], what[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	snprintf(where, sizeof where, "%s:%zu", r->name, line);
+	return ckpt_err_set(e, CKPT_ERR_INPUT, where, "%s", what);
+}
+
+static struct rstate *
+state_of(struct ckpt_flink_rows *r, const char *op, const char *state, int keyed, struct ckpt_err *e)
+{
+	struct rstate *x;
+
+	for (size_t i = r->n; i-- > 0;) /* rows come a state at a time: the last one first */
+		if (strcmp(r->st[i].op, op) == 0 && strcmp(r->st[i].state, state) == 0 && r->st[i].keyed == keyed)
+			return &r->st[i];
+	if (ckpt_grow(&r->st, &r->cap, r->n + 1, sizeof *r->st, 8, e) < 0)
+		return NULL;
+	x = &r->st[r->n];
+	memset(x, 0, sizeof *x);
+	if ((x->op = ckpt_strdup(op, e)) == NULL || (x->state = ckpt_strdup(state, e)) == NULL) {
+		free(x->op);
+		return NULL;
+	}
+	x->keyed = keyed;
+	r->n++;
+	return x;
+}
+
+/* One line: a row object naming its operator and state, kept as its text. */
+/* The string member at p ("NAME":"VALUE", no escape in it) copied into out: the end of it, or NULL. */
+static const char *
+plain_member(const char *p, const char *name, char *out, size_t n)
+{
+	size_t k = strlen(name), len;
+
+	if (strncmp(p, name, k) != 0 || p[k] != '"')
+		return NULL;
+	p += k + 1;
+	len = strcspn(p, "\\\"");
+	if (p[len] != '"' || len >= n)
+		return NULL;
+	memcpy(out, p, len);
+	out[len] = '\0';
+	return p + len + 1;
+}
+
+/* The operator, state and whether keyed of a row as -R prints it, its members in their order,
+ * without parsing it all: 1; 0 when the line is not in that form. */
+static int
+fast_row(const char *t, char *op, size_t opn, char *st, size_t stn, int *keyed)
+{
+	const char *p = strstr(t, ",\"operator\":");
+
+	if (strncmp(t, "{\"uid\":", 7) != 0 || p == NULL || memchr(t, '\\', (size_t)(p - t)) != NULL ||
+	    (p = plain_member(p + 1, "\"operator\":", op, opn)) == NULL ||
+	    (p = plain_member(p + 1, "\"state\":", st, stn)) == NULL)
+		return 0;
+	/* the kind, a string or null, then the subtask, then the key group when keyed */
+	if (strncmp(p, ",\"kind\":", 8) != 0)
+		return 0;
+	p += 8;
+	p += *p == 'n' ? 4 : *p == '"' ? strcspn(p + 1, "\\\"") + 2 : 0;
+	if (strncmp(p, ",\"subtask\":", 11) != 0)
+		return 0;
+	p += 11 + strspn(p + 11, "0123456789");
+	*keyed = strncmp(p, ",\"key_group\":", 13) == 0;
+	return 1;
+}
+
+/* The operator, state and whether keyed of a row (parsed when not in -R's form). */
+static int
+row_names(struct ckpt_flink_rows *r, const char *text, size_t line, char *op, size_t opn, char *st, size_t stn,
+	  int *keyed, struct ckpt_err *e)
+{
+	json_error_t je;
+	json_t *v;
+	const char *o, *t;
+	int rc = -1;
+
+	if (fast_row(text, op, opn, st, stn, keyed))
+		return 0;
+	if ((v = json_loads(text, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je)) == NULL) {
+		char where[512]; /* where: NAME:LINE:COLUMN, as every JSON input's errors */
+
+		snprintf(where, sizeof where, "%s:%zu:%d", r->name, line, je.column > 0 ? je.column : 1);
+		return ckpt_err_set(e, CKPT_ERR_INPUT, where, "%s", je.text);
+	}
+	o = json_string_value(json_object_get(v, "operator"));
+	t = json_string_value(json_object_get(v, "state"));
+	if (!json_is_object(v) || o == NULL || t == NULL)
+		row_fail(r, line, e, "not a row: an object with \"operator\" and \"state\" (as ckpt-inspect -R prints "
+			 "them)");
+	else if (strlen(o) >= opn || strlen(t) >= stn)
+		row_fail(r, line, e, "an operator or state name longer than %zu bytes", stn - 1);
+	else {
+		strcpy(op, o);
+		strcpy(st, t);
+		*keyed = json_object_get(v, "key_group") != NULL;
+		rc = 0;
+	}
+	json_decref(v);
+	return rc;
+}
+
+/* One line spooled, in the run of its state. */
+static int
+add_line(struct ckpt_flink_rows *r, const char *text, size_t len, size_t line, struct ckpt_err *e)
+{
+	char op[256], st[1024];
+	struct rstate *x;
+	struct run *u;
+	int keyed = 0;
+
+	if (row_names(r, text, line, op, sizeof op, st, sizeof st, &keyed, e) < 0 ||
+	    (x = state_of(r, op, st, keyed, e)) == NULL)
+		return -1;
+	if (fwrite(text, 1, len, r->spool) != len)
+		return ckpt_err_sys(e, r->name, "cannot spool the rows");
+	u = x->nruns ? &x->runs[x->nruns - 1] : NULL;
+	if (u && r->lastline == line - 1 && u->line + u->n == line) {
+		u->n++;
+	} else {
+		if (ckpt_grow(&x->runs, &x->cap, x->nruns + 1, sizeof *x->runs, 4, e) < 0)
+			return -1;
+		x->runs[x->nruns++] = (struct run){.off = r->end, .line = line, .n = 1};
+	}
+	x->n++;
+	r->end += (off_t)len;
+	r->lastline = line;
+	return 0;
+}
+
+struct ckpt_flink_rows *
+ckpt_flink_rows_read(FILE *f, const char *name, struct ckpt_err *e)
+{
+	struct ckpt_flink_rows *r = ckpt_calloc(1, sizeof *r, e);
+	char *line = NULL;
+	size_t cap = 0, no = 0;
+	ssize_t n;
+
+	if (r == NULL || (r->name = ckpt_strdup(name, e)) == NULL)
+		goto fail;
+	if ((r->spool = tmpfile()) == NULL) {
+		ckpt_err_sys(e, name, "cannot spool the rows");
+		goto fail;
+	}
+	while ((n = getline(&line, &cap, f)) >= 0) {
+		no++;
+		if (strspn(line, " \t\r\n") == (size_t)n)
+			continue;
+		if (add_line(r, line, (size_t)n, no, e) < 0)
+			goto fail;
+		if (line[n - 1] != '\n') {
+			if (fputc('\n', r->spool) == EOF) {
+				ckpt_err_sys(e, name, "cannot spool the rows");
+				goto fail;
+			}
+			r->end++;
+		}
+	}
+	if (ferror(f) || fflush(r->spool) != 0) {
+		ckpt_err_sys(e, name, "read error");
+		goto fail;
+	}
+	free(line);
+	return r;
+fail:
+	free(line);
+	ckpt_flink_rows_free(r);
+	return NULL;
+}
+
+/* Each row of x through fn (its text, its line), in the order given. */
+static int
+rows_each(struct ckpt_flink_rows *r, const struct rstate *x, int (*fn)(void *arg, char *text, size_t line),
+	  void *arg, struct ckpt_err *e)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	int rc = 0;
+
+	for (size_t i = 0; rc == 0 && i < x->nruns; i++) {
+		if (fseeko(r->spool, x->runs[i].off, SEEK_SET) != 0) {
+			rc = ckpt_err_sys(e, r->name, "cannot read the spooled rows");
+			break;
+		}
+		for (size_t j = 0; rc == 0 && j < x->runs[i].n; j++)
+			rc = getline(&line, &cap, r->spool) < 0 ? ckpt_err_sys(e, r->name, "cannot read the spooled rows") :
+			     fn(arg, line, x->runs[i].line + j);
+	}
+	free(line);
+	return rc;
+}
+
+int
+ckpt_flink_rows_clear(struct ckpt_flink_rows *r, const char *state, struct ckpt_err *e)
+{
+	size_t n = r->nclear;
+
+	if (ckpt_grow(&r->clear, &n, r->nclear + 1, sizeof *r->clear, 4, e) < 0)
+		return -1;
+	n = r->nclear;
+	if (ckpt_grow(&r->cleared, &n, r->nclear + 1, sizeof *r->cleared, 4, e) < 0 ||
+	    (r->clear[r->nclear] = ckpt_strdup(state, e)) == NULL)
+		return -1;
+	r->cleared[r->nclear++] = 0;
+	return 0;
+}
+
+void
+ckpt_flink_rows_free(struct ckpt_flink_rows *r)
+{
+	if (r == NULL)
+		return;
+	if (r->spool)
+		fclose(r->spool);
+	for (size_t i = 0; i < r->n; i++) {
+		free(r->st[i].runs);
+		free(r->st[i].op);
+		free(r->st[i].state);
+	}
+	for (size_t i = 0; i < r->nclear; i++)
+		free(r->clear[i]);
+	free(r->clear);
+	free(r->cleared);
+	free(r->st);
+	free(r->name);
+	free(r);
+}
+
+/* ------------------------------------------------------------ the hook regroup.c calls */
+
+static int
+touches(void *arg, const struct ckpt_operator *op)
+{
+	struct ckpt_flink_rows *r = arg;
+
+	for (size_t i = 0; i < r->n; i++)
+		if (r->st[i].keyed && strcmp(r->st[i].op, op->id) == 0)
+			return 1;
+	return r->nclear > 0;
+}
+
+static int
+replaced(void *arg, const struct ckpt_operator *op, const char *state)
+{
+	struct ckpt_flink_rows *r = arg;
+
+	for (size_t i = 0; i < r->nclear; i++)
+		if (strcmp(r->clear[i], state) == 0)
+			return 1;
+	for (size_t i = 0; i < r->n; i++)
+		if (r->st[i].keyed && !r->st[i].unchanged && strcmp(r->st[i].op, op->id) == 0 &&
+		    strcmp(r->st[i].state, state) == 0)
+			return 1;
+	return 0;
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A row in one form whatever its writer (member order, spacing, numbers): compact, keys sorted. */
+static char *
+normal(const char *text)
+{
+	json_t *v = json_loads(text, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+	char *s = v ? json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY) : NULL;
+
+	json_decref(v);
+	return s;
+}
+
+/* The rows -R prints of x's state (part 1 operator state, 2 keyed), normalised and sorted, into *out. */
+static int
+own_rows(struct flink_backing *b, const struct ckpt_operator *op, const struct rstate *x, char ***out, size_t *nout,
+	 struct ckpt_err *e)
+{
+	char *buf = NULL, *line, *save = NULL;
+	size_t len = 0, cap = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct ckpt_jw *w = f ? ckpt_jw_new(f, 0, e) : NULL;
+	int rc = w ? ckpt_fstate_rows_op(b, op, x->keyed ? 2 : 1, 0, 0, w, e) : -1;
+
+	ckpt_jw_free(w);
+	if (f)
+		fclose(f);
+	*out = NULL;
+	*nout = 0;
+	for (line = rc == 0 && buf ? strtok_r(buf, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
+		json_t *v = json_loads(line, JSON_ALLOW_NUL, NULL);
+		int mine = json_is_string(json_object_get(v, "state")) &&
+			   strcmp(json_string_value(json_object_get(v, "state")), x->state) == 0;
+
+		json_decref(v);
+		if (!mine)
+			continue;
+		if (ckpt_grow(out, &cap, *nout + 1, sizeof **out, 64, e) < 0 || ((*out)[*nout] = normal(line)) == NULL) {
+			rc = rc < 0 ? rc : ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+			break;
+		}
+		++*nout;
+	}
+	free(buf);
+	if (rc == 0)
+		qsort(*out, *nout, sizeof **out, cmp_str);
+	return rc;
+}
+
+struct given {
+	char **p;
+	size_t n;
+};
+
+static int
+give(void *arg, char *text, size_t line)
+{
+	struct given *g = arg;
+
+	(void)line;
+	return (g->p[g->n] = normal(text)) == NULL ? -1 : (g->n++, 0);
+}
+
+/* Do x's rows equal the state's own (in any order)?  *equal; *none when the state has no row. */
+static int
+same_rows(struct ckpt_flink_rows *r, struct flink_backing *b, const struct ckpt_operator *op, const struct rstate *x,
+	  int *equal, int *none, struct ckpt_err *e)
+{
+	char **own = NULL, **given = ckpt_calloc(x->n + 1, sizeof *given, e);
+	struct given g = {.p = given};
+	size_t n = 0;
+	int rc = -1;
+
+	if (given == NULL || own_rows(b, op, x, &own, &n, e) < 0)
+		goto out;
+	if (rows_each(r, x, give, &g, e) < 0) {
+		if (e->kind == CKPT_ERR_NONE)
+			ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		goto out;
+	}
+	qsort(given, x->n, sizeof *given, cmp_str);
+	*none = n == 0;
+	*equal = n == x->n;
+	for (size_t i = 0; *equal && i < n; i++)
+		*equal = strcmp(own[i], given[i]) == 0;
+	rc = 0;
+out:
+	for (size_t i = 0; own && i < n; i++)
+		free(own[i]);
+	for (size_t i = 0; i < g.n; i++)
+		free(given[i]);
+	free(own);
+	free(given);
+	return rc;
+}
+
+/* ------------------------------------------------------------ rows into entries */
+
+struct enc {
+	struct ckpt_flink_rows *r;
+	const struct fheader *h;
+	struct fmeta *m;
+	struct rstate *x;
+	const struct ckpt_operator *op;
+	uint32_t maxp, prefix;
+	int pass;
+	frg_put *put;
+	void *g;
+	struct ckpt_fenc pk, pv; /* the entry pending (a list's elements of one key joined into it) */
+	uint32_t pkg;
+	size_t pline;
+	int pending;
+	uint64_t *seen;     /* pass 1: a hash table of the keys written (a second row of one is refused), */
+	uint32_t *seenline; /* with each one's line (saturated) */
+	size_t nseen, seencap;
+	size_t cannot_line; /* the first row of a value ckpt cannot write, 0: none */
+	char cannot_why[200];
+	struct ckpt_err *e;
+};
+
+/* The serializer's name for messages: its snapshot class without package, nesting or "Snapshot". */
+static const char *
+short_cls(const struct ckpt_fser *t, char *buf, size_t n)
+{
+	const char *c = t && t->cls ? t->cls : "?", *dot = strrchr(c, '.');
+	size_t len;
+
+	c = dot ? dot + 1 : c;
+	len = strcspn(c, "$");
+	if (len > 18 && strncmp(c + len - 18, "SerializerSnapshot", 18) == 0)
+		len -= 8;
+	snprintf(buf, n, "%.*s", (int)len, c);
+	return buf;
+}
+
+/* v through t into b (a value: null strings, every kind); on a mismatch the row's error. */
+static int
+put_json(struct enc *x, const struct ckpt_fser *t, const json_t *v, struct ckpt_fenc *b, const char *what,
+	 size_t line)
+{
+	char why[200], cls[128];
+
+	why[0] = '\0';
+	b->why = why;
+	b->whyn = sizeof why;
+	b->value = 1;
+	b->cannot = 0;
+	if (v == NULL)
+		return row_fail(x->r, line, x->e, "state %s: the row has no %s", x->x->state, what);
+	if (t == NULL || ckpt_fenc(t, v, b, 0) == 0)
+		return t ? 0 : row_fail(x->r, line, x->e, "state %s: no serializer for its %s", x->x->state, what);
+	if (b->cannot) {
+		if (x->cannot_line == 0) {
+			x->cannot_line = line;
+			snprintf(x->cannot_why, sizeof x->cannot_why, "%s", why);
+		}
+		return 1;
+	}
+	return row_fail(x->r, line, x->e, "state %s: the %s does not fit its serializer %s: expected %s",
+			x->x->state, what, short_cls(t, cls, sizeof cls), why);
+}
+
+/* CompositeKeySerializationUtils.writeVariableIntBytes of the length written since from. */
+static int
+length_suffix(struct ckpt_fenc *b, size_t from)
+{
+	size_t len = b->n - from;
+
+	do {
+		if (ckpt_fenc_be(b, len & 0xff, 1) < 0)
+			return -1;
+		len >>= 8;
+	} while (len != 0);
+	return 0;
+}
+
+/* The key group of the key v (written by t): Flink's from its hashCode, else the row's own. */
+static int
+group_of(struct enc *x, const struct ckpt_fser *t, const json_t *row, size_t line, const unsigned char *p,
+	 size_t n, uint32_t *kg)
+{
+	struct ckpt_fsrc s;
+	json_t *back = NULL;
+	json_int_t g = json_integer_value(json_object_get(row, "key_group"));
+	char cls[128];
+	int32_t hash = 0;
+	int hashed = 0, r;
+
+	ckpt_fsrc_mem(&s, p, n, x->r->name, x->e);
+	r = ckpt_fser_value(t, &s, &back, &hash, &hashed);
+	if (r == 0 && !ckpt_fsrc_drained(&s))
+		r = -1;
+	ckpt_fsrc_release(&s);
+	json_decref(back);
+	if (r < 0)
+		return row_fail(x->r, line, x->e, "state %s: the key does not fit its serializer %s", x->x->state,
+				short_cls(t, cls, sizeof cls));
+	if (hashed) {
+		*kg = ckpt_flink_key_group(hash, x->maxp);
+		return 0;
+	}
+	if (!json_is_integer(json_object_get(row, "key_group")) || g < 0 || g >= (json_int_t)x->maxp)
+		return row_fail(x->r, line, x->e, "state %s: ckpt cannot compute the key group of a key of the "
+				"serializer %s: give the row's key_group", x->x->state, short_cls(t, cls, sizeof cls));
+	*kg = (uint32_t)g;
+	return 0;
+}
+
+/* Pass 1: has a row of this key (k, n bytes) come before?  The row's error, naming that line. */
+static int
+seen_before(struct enc *x, const unsigned char *k, size_t n, size_t line)
+{
+	uint64_t h = ckpt_xxh3(k, n) | 1; /* 0: an empty slot */
+	size_t i, cap = x->seencap;
+
+	if (4 * (x->nseen + 1) > 3 * cap) { /* grown to twice: every key again */
+		uint64_t *old = x->seen;
+		uint32_t *oldl = x->seenline;
+		size_t oc = cap;
+
+		cap = cap ? 2 * cap : 1024;
+		if ((x->seen = ckpt_calloc(cap, sizeof *x->seen, x->e)) == NULL ||
+		    (x->seenline = ckpt_calloc(cap, sizeof *x->seenline, x->e)) == NULL) {
+			free(x->seen);
+			x->seen = old;
+			x->seenline = oldl;
+			return -1;
+		}
+		x->seencap = cap;
+		for (size_t j = 0; j < oc; j++)
+			if (old[j]) {
+				for (i = old[j] & (cap - 1); x->seen[i]; i = (i + 1) & (cap - 1))
+					;
+				x->seen[i] = old[j];
+				x->seenline[i] = oldl[j];
+			}
+		free(old);
+		free(oldl);
+	}
+	for (i = h & (cap - 1); x->seen[i]; i = (i + 1) & (cap - 1))
+		if (x->seen[i] == h)
+			return x->m->kindc == 'l' ?
+			       row_fail(x->r, line, x->e, "state %s: an element of the list of line %zu apart from it "
+					"(a list's elements come in consecutive rows)", x->x->state, (size_t)x->seenline[i]) :
+			       row_fail(x->r, line, x->e, "state %s: a second row of the key of line %zu", x->x->state,
+					(size_t)x->seenline[i]);
+	x->seen[i] = h;
+	x->seenline[i] = line > UINT32_MAX ? UINT32_MAX : (uint32_t)line;
+	x->nseen++;
+	return 0;
+}
+
+/* The entry pending written (pass 1: counted, its key checked; pass 0: nothing). */
+static int
+flush_pending(struct enc *x)
+{
+	if (!x->pending)
+		return 0;
+	x->pending = 0;
+	if (x->pass == 1 && seen_before(x, x->pk.p, x->pk.n, x->pline) < 0)
+		return -1;
+	return x->pass > 0 ? x->put(x->g, x->x->state, x->pkg, x->pk.p, x->pk.n, x->pv.p, x->pv.n) : 0;
+}
+
+/* A row's entry (k with its key-group prefix, v): a list's element of the key pending joined to it
+ * (ListDelimitedSerializer: ','), else the pending entry written and this one pending. */
+static int
+push(struct enc *x, uint32_t kg, struct ckpt_fenc *k, struct ckpt_fenc *v, size_t line)
+{
+	if (x->pending && x->m->kindc == 'l' && x->pk.n == k->n && memcmp(x->pk.p, k->p, k->n) == 0)
+		return ckpt_fenc_be(&x->pv, ',', 1) < 0 || ckpt_fenc_put(&x->pv, v->p, v->n) < 0 ?
+		       ckpt_err_set(x->e, CKPT_ERR_NOMEM, "", "out of memory") : 0;
+	if (flush_pending(x) < 0)
+		return -1;
+	x->pk.n = x->pv.n = 0;
+	if (ckpt_fenc_put(&x->pk, k->p, k->n) < 0 || ckpt_fenc_put(&x->pv, v->p, v->n) < 0)
+		return ckpt_err_set(x->e, CKPT_ERR_NOMEM, "", "out of memory");
+	x->pkg = kg;
+	x->pline = line;
+	x->pending = 1;
+	return 0;
+}
+
+/* A row given as bytes (an untyped state's, or "untyped"): its key with its key-group prefix. */
+static int
+raw_row(struct enc *x, const json_t *row, size_t line)
+{
+	struct ckpt_fenc k = {0}, v = {0};
+	uint32_t kg = 0;
+	int rc = -1;
+
+	if (ckpt_entry_from_json(json_object_get(row, "key"), &k.p, &k.n, NULL) < 0 ||
+	    ckpt_entry_from_json(json_object_get(row, "value"), &v.p, &v.n, NULL) < 0) {
+		row_fail(x->r, line, x->e, "state %s: an untyped row's key and value are entries (a string or "
+			 "{\"base64\"})%s%s", x->x->state, "", "");
+		goto out;
+	}
+	for (uint32_t i = 0; i < x->prefix && i < k.n; i++)
+		kg = kg << 8 | k.p[i];
+	if (k.n < x->prefix || kg >= x->maxp) {
+		row_fail(x->r, line, x->e, "state %s: an untyped row's key does not start with a key group of "
+			 "its operator%s%s", x->x->state, "", "");
+		goto out;
+	}
+	rc = push(x, kg, &k, &v, line);
+out:
+	free(k.p);
+	free(v.p);
+	return rc;
+}
+
+/* A typed row's key into k: key-group prefix (*kg Flink's), a timer's timestamp (sign bit flipped),
+ * key and namespace (each with its length after it when both are of variable length). */
+static int
+key_part(struct enc *x, const json_t *row, size_t line, struct ckpt_fenc *k, uint32_t *kg)
+{
+	const struct fmeta *m = x->m;
+	const struct ckpt_fser *ks = m->kindc == 't' ? m->value->kids[0] : x->h->key;
+	const struct ckpt_fser *ns = m->kindc == 't' ? m->value->kids[1] : m->ns;
+	int amb = m->ambiguous && m->kindc != 't', r;
+	struct ckpt_fenc key = {0};
+	size_t from;
+
+	if ((r = put_json(x, ks, json_object_get(row, "key"), &key, "key", line)) != 0 ||
+	    (r = group_of(x, ks, row, line, key.p, key.n, kg)) != 0)
+		goto out;
+	for (uint32_t i = 0; i < x->prefix; i++)
+		if ((r = ckpt_fenc_be(k, *kg >> (8 * (x->prefix - 1 - i)), 1)) != 0)
+			goto out;
+	if (m->kindc == 't' && !json_is_integer(json_object_get(row, "value"))) {
+		r = row_fail(x->r, line, x->e, "state %s: a timer's value is its timestamp, an integer", m->name);
+		goto out;
+	}
+	if (m->kindc == 't' &&
+	    (r = ckpt_fenc_be(k, (uint64_t)json_integer_value(json_object_get(row, "value")) ^ (1ull << 63), 8)) != 0)
+		goto out;
+	from = k->n;
+	if ((r = ckpt_fenc_put(k, key.p, key.n)) != 0 || (amb && (r = length_suffix(k, from)) != 0))
+		goto out;
+	from = k->n;
+	if ((r = put_json(x, ns, json_object_get(row, "namespace"), k, "namespace", line)) == 0 && amb)
+		r = length_suffix(k, from);
+out:
+	free(key.p);
+	return r;
+}
+
+/* A typed keyed row: its key (map: and user key) and its value, an entry. */
+static int
+typed_row(struct enc *x, const json_t *row, size_t line)
+{
+	const struct fmeta *m = x->m;
+	const struct ckpt_fser *vs = m->value;
+	const json_t *val = json_object_get(row, "value");
+	struct ckpt_fenc k = {0}, v = {0};
+	uint32_t kg = 0;
+	int r;
+
+	if ((r = key_part(x, row, line, &k, &kg)) != 0)
+		goto out;
+	if (m->kindc == 'm') {
+		if ((r = put_json(x, vs->kids[0], json_object_get(row, "user_key"), &k, "user key", line)) != 0 ||
+		    (r = ckpt_fenc_be(&v, val == NULL || json_is_null(val), 1)) != 0 ||
+		    (val && !json_is_null(val) && (r = put_json(x, vs->kids[1], val, &v, "value", line)) != 0))
+			goto out;
+	} else if (m->kindc != 't' && (r = put_json(x, m->kindc == 'l' ? vs->kids[0] : vs, val, &v, "value", line)) != 0) {
+		goto out;
+	}
+	r = push(x, kg, &k, &v, line);
+out:
+	free(k.p);
+	free(v.p);
+	return r > 0 ? 0 : r; /* a value ckpt cannot write (r 1): the state is compared whole */
+}
+
+static int
+one_row(void *arg, char *text, size_t line)
+{
+	struct enc *x = arg;
+	json_t *row = json_loads(text, JSON_ALLOW_NUL, NULL);
+	int rc;
+
+	if (row == NULL) /* read whole and checked before: the spool changed */
+		return row_fail(x->r, line, x->e, "the row changed since it was read");
+	if (!ckpt_fstate_typable(x->h, x->m) || json_object_get(row, "untyped"))
+		rc = raw_row(x, row, line);
+	else
+		rc = typed_row(x, row, line);
+	json_decref(row);
+	return rc;
+}
+
+/* Could a value of t be one ckpt cannot write (a kind it cannot, or one whose values may be)? */
+static int
+may_refuse(const struct ckpt_fser *t, int depth)
+{
+	if (t == NULL || depth > 32)
+		return 1;
+	switch (t->kind) {
+	case FSER_STRING: case FSER_LONG: case FSER_INT: case FSER_SHORT: case FSER_BYTE: case FSER_BOOL:
+	case FSER_FLOAT: case FSER_DOUBLE: case FSER_CHAR: case FSER_VOID: case FSER_BYTES: case FSER_PARRAY:
+	case FSER_VOIDNS: case FSER_TIMEWINDOW: case FSER_GLOBALWINDOW: case FSER_ENUM: case FSER_SENUM: case FSER_UNIT:
+		return 0;
+	case FSER_TUPLE: case FSER_ROW: case FSER_LIST: case FSER_MAP: case FSER_ARRAY: case FSER_TTL: case FSER_NULLABLE:
+	case FSER_TIMER: case FSER_OPTION: case FSER_EITHER: case FSER_TRY: case FSER_TRAVERSABLE:
+		for (size_t i = 0; i < t->nkids; i++)
+			if (may_refuse(t->kids[i], depth + 1))
+				return 1;
+		return 0;
+	default: /* POJO subclasses, Kryo values without their bytes, the rest */
+		return 1;
+	}
+}
+
+/* Pass 0, a row of x ckpt cannot write met: the state kept when its rows are its own, else refused. */
+static int
+decide(struct enc *x, struct flink_backing *b)
+{
+	int equal = 0, none = 0;
+	char where[512];
+
+	if (same_rows(x->r, b, x->op, x->x, &equal, &none, x->e) < 0)
+		return -1;
+	if (equal) {
+		x->x->unchanged = 1;
+		return 0;
+	}
+	snprintf(where, sizeof where, "%s:%zu", x->r->name, x->cannot_line);
+	return ckpt_err_set(x->e, CKPT_ERR_INPUT, where, "state %s: ckpt cannot write values of %s: it takes the "
+			    "state's rows only as they are", x->x->state, x->cannot_why);
+}
+
+/* The rows of state x of op under header h, through put (pass 0: nothing put, a state ckpt cannot
+ * write compared with its own rows). */
+static int
+state_entries(struct enc *x, struct flink_backing *b, int pass, frg_put *put, void *g)
+{
+	char where[512];
+	size_t i = 0;
+
+	while (i < x->h->n && strcmp(x->h->m[i].name, x->x->state) != 0)
+		i++;
+	snprintf(where, sizeof where, "%s:%zu", x->r->name, x->x->runs[0].line);
+	if (i == x->h->n)
+		return ckpt_err_set(x->e, CKPT_ERR_INPUT, where, "operator %s has no keyed state %s", x->op->id,
+				    x->x->state);
+	x->m = &x->h->m[i];
+	x->x->found = 1;
+	if (x->x->unchanged)
+		return 0; /* kept as it is */
+	*x = (struct enc){.r = x->r, .h = x->h, .m = x->m, .x = x->x, .op = x->op, .maxp = x->maxp, .prefix = x->prefix,
+			  .e = x->e, .pass = pass, .put = put, .g = g, .pk = x->pk, .pv = x->pv, .seen = x->seen,
+			  .seenline = x->seenline, .seencap = x->seencap};
+	if (x->seen)
+		memset(x->seen, 0, x->seencap * sizeof *x->seen);
+	if (pass == 0 && ckpt_fstate_typable(x->h, x->m) && !may_refuse(x->m->value, 0) &&
+	    !may_refuse(x->m->ns, 0) && !may_refuse(x->h->key, 0))
+		return 0; /* every value of it written, or refused with its row: nothing to decide */
+	if (rows_each(x->r, x->x, one_row, x, x->e) < 0 || (x->cannot_line == 0 && flush_pending(x) < 0))
+		return -1;
+	if (x->cannot_line && pass == 0)
+		return decide(x, b);
+	if (x->cannot_line) { /* pass 0 found none: a value only some rows hold */
+		snprintf(where, sizeof where, "%s:%zu", x->r->name, x->cannot_line);
+		return ckpt_err_set(x->e, CKPT_ERR_INPUT, where, "state %s: ckpt cannot write values of %s",
+				    x->x->state, x->cannot_why);
+	}
+	return 0;
+}
+
+static int
+entries(void *arg, struct flink_backing *b, const struct ckpt_operator *op, const struct ckpt_subtask *st,
+	const struct ckpt_handle *hd, uint32_t maxp, int pass, frg_put *put, void *g, struct ckpt_err *e)
+{
+	struct ckpt_flink_rows *r = arg;
+	struct fctx c = {.b = b, .op = op, .st = st, .h = hd, .e = e};
+	struct fheader h = {0};
+	struct ckpt_fsrc s = {0};
+	struct enc x = {.r = r, .h = &h, .op = op, .maxp = maxp, .prefix = maxp > 128 ? 2 : 1, .e = e};
+	int fd = -1, rc = -1;
+
+	s.fd = -1;
+	snprintf(c.where, sizeof c.where, "%s", b->meta);
+	if (ckpt_fstate_open_bytes(&c, &s, &fd) < 0 || ckpt_fstate_read_keyed_header(&s, &h) < 0)
+		goto out;
+	for (size_t i = 0; i < r->n; i++) {
+		x.x = &r->st[i];
+		if (r->st[i].keyed && strcmp(r->st[i].op, op->id) == 0 && state_entries(&x, b, pass, put, g) < 0)
+			goto out;
+	}
+	for (size_t i = 0; i < r->nclear; i++)
+		for (size_t j = 0; j < h.n; j++)
+			if (strcmp(h.m[j].name, r->clear[i]) == 0)
+				r->cleared[i] = 1;
+	rc = 0;
+out:
+	free(x.pk.p);
+	free(x.pv.p);
+	free(x.seen);
+	free(x.seenline);
+	ckpt_fstate_header_release(&h);
+	ckpt_fsrc_release(&s);
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+static const struct ckpt_operator *
+op_named(const struct ckpt_snapshot *s, const char *id)
+{
+	for (size_t i = 0; i < s->nops; i++)
+		if (strcmp(s->ops[i].id, id) == 0)
+			return &s->ops[i];
+	return NULL;
+}
+
+/* Once every operator is counted: each state the rows name found, operator state unchanged. */
+static int
+checked(void *arg, struct ckpt_snapshot *s, struct ckpt_err *e)
+{
+	struct ckpt_flink_rows *r = arg;
+	char where[512];
+
+	for (size_t i = 0; i < r->n; i++) {
+		const struct rstate *x = &r->st[i];
+		const struct ckpt_operator *op = op_named(s, x->op);
+		int equal = 0, none = 0;
+
+		snprintf(where, sizeof where, "%s:%zu", r->name, x->runs[0].line);
+		if (op == NULL)
+			return ckpt_err_set(e, CKPT_ERR_INPUT, where, "no operator %s in the snapshot", x->op);
+		if (x->keyed && !x->found)
+			return ckpt_err_set(e, CKPT_ERR_INPUT, where, "operator %s has no keyed state %s", x->op,
+					    x->state);
+		if (x->keyed)
+			continue;
+		if (same_rows(r, (struct flink_backing *)s->backing, op, x, &equal, &none, e) < 0)
+			return -1;
+		if (none)
+			return ckpt_err_set(e, CKPT_ERR_INPUT, where, "operator %s has no operator state %s with rows",
+					    x->op, x->state);
+		if (!equal)
+			return ckpt_err_set(e, CKPT_ERR_REFUSED, where, "operator state %s of operator %s: ckpt writes "
+					    "operator state back only as it is", x->state, x->op);
+	}
+	for (size_t i = 0; i < r->nclear; i++)
+		if (!r->cleared[i])
+			return ckpt_err_set(e, CKPT_ERR_INPUT, "--clear", "%s: no keyed state of that name in the "
+					    "snapshot", r->clear[i]);
+	return 0;
+}
+
+int
+ckpt_flink_rows_write(const char *meta, const void *buf, size_t len, const struct ckpt_flink_edit *ed, size_t ned,
+		      struct ckpt_flink_rows *rows, const char *dir, struct ckpt_bytes *out, json_t **relative,
+		      struct ckpt_err *e)
+{
+	struct frg_hook hook = {.arg = rows, .touches = touches, .replaced = replaced, .entries = entries,
+				.checked = checked};
+
+	return ckpt_frg_run(meta, buf, len, ed, ned, 0, &hook, dir, out, relative, e);
+}
