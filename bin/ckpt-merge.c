@@ -13,7 +13,7 @@ usage(FILE *f)
 {
 	fprintf(f, "usage: ckpt-merge [-p] [-P N | -P OPERATOR=N ...] [-g GRAPH] [-n] [-o OUT] [file]\n"
 	       "       ckpt-merge [--uid OLD=NEW ...] [--drop UID_OR_ID ...] [--relocate OLDPREFIX=NEWPREFIX ...]\n"
-	       "                  [--max-parallelism N] [--link] [-g GRAPH [-n]] -o OUTDIR/ SAVEPOINT\n"
+	       "                  [--max-parallelism N] [--canonical] [--link] [-g GRAPH [-n]] -o OUTDIR/ SNAPSHOT\n"
 	       "options:\n"
 	       "  -P, --parallelism=[OPERATOR=]N\n"
 	       "                        restore at parallelism N (every operator, or OPERATOR; repeatable)\n"
@@ -29,6 +29,7 @@ usage(FILE *f)
 	       "      --link            hard-link the state files into DIR/ instead of copying them\n"
 	       "      --max-parallelism=N\n"
 	       "                        every operator's max parallelism N, keyed state regrouped\n"
+	       "      --canonical       any checkpoint or savepoint written as a canonical savepoint\n"
 	       "  -p, --pretty          indented JSON\n"
 	       "  -h, --help            this help\n"
 	       "  -V, --version         the version\n");
@@ -121,11 +122,12 @@ struct merge_opts {
 	size_t nedits;
 	int link;
 	uint32_t maxpar; /* --max-parallelism */
+	int canonical;   /* --canonical */
 };
 
 static struct ckpt_graph *load_graph(const char *path, struct ckpt_err *e);
 
-enum { OPT_UID = 256, OPT_DROP, OPT_RELOCATE, OPT_LINK, OPT_MAXPAR };
+enum { OPT_UID = 256, OPT_DROP, OPT_RELOCATE, OPT_LINK, OPT_MAXPAR, OPT_CANONICAL };
 
 /* --uid OLD=NEW, --drop X, --relocate OLD=NEW: split at the first '='. */
 static void
@@ -168,18 +170,22 @@ static int
 savepoint(struct merge_opts *o, const char *in)
 {
 	struct ckpt_flink_write_opts wo = {.edits = o->edits, .nedits = o->nedits, .link = o->link,
-					   .allow_non_restored = o->ro.allow_non_restored, .max_parallelism = o->maxpar};
+					   .allow_non_restored = o->ro.allow_non_restored, .max_parallelism = o->maxpar,
+					   .canonical = o->canonical};
+	const char *what = o->nedits || o->link ? "--uid, --drop, --relocate and --link" :
+			   o->canonical ? "--canonical" : "--max-parallelism";
 	struct ckpt_err e = {0};
 	struct ckpt_graph *g = NULL;
 	struct stat st;
 	int rc = -1;
 
 	if (in == NULL || strcmp(in, "-") == 0)
-		cli_usage_fail("%s the savepoint (its directory or its _metadata), not standard input",
-			       o->nedits || o->link ? "--uid, --drop, --relocate and --link need" : "--max-parallelism needs");
+		cli_usage_fail("%s need%s the savepoint (its directory or its _metadata), not standard input", what,
+			       o->nedits || o->link ? "" : "s");
 	if (stat(in, &st) == 0 && !ckpt_snapshot_is_flink(in)) {
-		ckpt_err_set(&e, CKPT_ERR_INPUT, in, "not a Flink snapshot: %s Flink savepoints only",
-			     o->nedits || o->link ? "--uid, --drop, --relocate and --link edit" : "--max-parallelism rewrites");
+		ckpt_err_set(&e, CKPT_ERR_INPUT, in, "not a Flink snapshot: %s %s Flink %s only", what,
+			     o->nedits || o->link ? "edit" : o->canonical ? "converts" : "rewrites",
+			     o->canonical ? "snapshots" : "savepoints");
 		goto out;
 	}
 	if (o->graph && (g = load_graph(o->graph, &e)) == NULL)
@@ -344,6 +350,7 @@ main(int argc, char **argv)
 		{"relocate", required_argument, NULL, OPT_RELOCATE},
 		{"link", no_argument, NULL, OPT_LINK},
 		{"max-parallelism", required_argument, NULL, OPT_MAXPAR},
+		{"canonical", no_argument, NULL, OPT_CANONICAL},
 		{"pretty", no_argument, NULL, 'p'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
@@ -382,6 +389,9 @@ main(int argc, char **argv)
 		case OPT_MAXPAR:
 			o.maxpar = parse_maxpar(optarg);
 			break;
+		case OPT_CANONICAL:
+			o.canonical = 1;
+			break;
 		default:
 			cli_bad_option(c, argv);
 		}
@@ -395,7 +405,7 @@ main(int argc, char **argv)
 		cli_usage_fail("-n needs -g");
 	in = optind < argc ? argv[optind] : NULL;
 	/* A Flink savepoint written to DIR/ stays a Flink savepoint (edited or not); edits need that. */
-	if (o.out && dir_output(o.out) && (o.nedits || o.link || o.maxpar || ckpt_snapshot_is_flink(in)))
+	if (o.out && dir_output(o.out) && (o.nedits || o.link || o.maxpar || o.canonical || ckpt_snapshot_is_flink(in)))
 		o.savepoint = o.out;
 	if (o.savepoint) {
 		size_t n = strlen(o.out);
@@ -409,8 +419,12 @@ main(int argc, char **argv)
 		cli_usage_fail("--uid, --drop, --relocate and --link write a Flink savepoint: give -o DIR/");
 	if (o.maxpar && !o.savepoint)
 		cli_usage_fail("--max-parallelism writes a Flink savepoint: give -o DIR/");
+	if (o.canonical && !o.savepoint)
+		cli_usage_fail("--canonical writes a Flink savepoint: give -o DIR/");
 	if (o.maxpar && o.rescale)
 		cli_usage_fail("--max-parallelism keeps each operator's parallelism: -P with it is not supported yet");
+	if (o.canonical && o.rescale)
+		cli_usage_fail("--canonical keeps each operator's parallelism: Flink rescales the savepoint on restore");
 	if (o.savepoint && o.rescale)
 		cli_usage_fail("-P excludes writing a Flink savepoint: Flink rescales a savepoint on restore, "
 			       "unedited");

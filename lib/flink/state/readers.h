@@ -196,6 +196,9 @@ int ckpt_fstate_typed_list_rows(struct ftyped *t, struct ckpt_frows *r, const ch
 
 int ckpt_fstate_read_keyed(struct fctx *c);                             /* c->h's key-groups handle, to c->k */
 int ckpt_fstate_read_rocksdb(struct fctx *c);                           /* c->h's RocksDB files, to c->k */
+/* The keyed state header of c->h's RocksDB handle (its meta data handle) into h, s open on its bytes
+ * (*fd >= 0: a file to close), from offset 0 to h->end: 0, or -1 with c->e set. */
+int ckpt_fstate_rocks_header(struct fctx *c, struct ckpt_fsrc *s, int *fd, struct fheader *h);
 /* One entry of a RocksDB column family of state name (m its meta info, NULL when the header stopped
  * before it), read from key group kg, to c->k: the key-group prefix checked, the entry typed or
  * checked.  0, or -1 with c->e set.  No database needed (t/fuzz/fuzz_rocksentry.c). */

@@ -1,7 +1,10 @@
-/* regroup.c: ckpt-merge --max-parallelism: the keyed state of a canonical savepoint moved into the
- * key groups of a new max parallelism (each key where Flink's KeyGroupRangeAssignment puts it), one
- * new state file a subtask in Flink's FullSnapshotAsyncWriter layout, and the _metadata's keyed
- * handles and max parallelisms rewritten (meta-write.c).
+/* regroup.c: Flink's canonical key-group layout written (FullSnapshotAsyncWriter's), one new state
+ * file a subtask, and the _metadata's keyed handles (and max parallelisms) rewritten (meta-write.c):
+ * ckpt-merge --max-parallelism moves the keyed state of a canonical savepoint into the key groups of
+ * a new max parallelism (each key where Flink's KeyGroupRangeAssignment puts it); --canonical takes
+ * the keyed state of any form ckpt reads (canonical, heap, RocksDB), heap entries re-framed as the
+ * canonical layout frames them (reframe).  Every entry goes through add_entry: one entry of a state
+ * in a key group in, counted (pass 1) or written at its place (pass 2).
  *
  * Memory stays bounded whatever the size: two passes over the state files, no entry kept.  The
  * first counts the bytes and entries of each (new key group, state), so every section's offset is
@@ -39,6 +42,9 @@ struct rg {
 	unsigned char *wb;    /* pass 2: a write buffer per slot, wcap bytes each (none when 0), */
 	uint32_t *wn;         /* holding wn[slot] bytes that go at pos[slot] */
 	size_t wcap;
+	int canonical;        /* --canonical: any form, heap entries re-framed (reframe) */
+	unsigned char *ck, *cv; /* reframe's key and value */
+	size_t ckcap, cvcap;
 };
 
 #define WB_TOTAL (32u << 20) /* the write buffers' bytes, at most */
@@ -155,24 +161,16 @@ rg_header(void *arg, const char *scope, const struct fheader *h)
 	return 0;
 }
 
+/* One entry of state id (meta info m) in the canonical layout, read from key group kg: counted
+ * (pass 1) or written at its place (pass 2) in the key group Flink gives its key at maxp. */
 static int
-rg_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v,
-      size_t vn, struct ftyped *typed)
+add_entry(struct rg *g, const struct fmeta *m, size_t id, uint32_t kg, const unsigned char *k, size_t kn,
+	  const unsigned char *v, size_t vn)
 {
-	struct rg *g = arg;
-	size_t id = 0, slot;
-	uint32_t nkg;
+	size_t slot;
+	uint32_t nkg = kg;
 
-	(void)kg;
-	(void)typed;
-	const struct fmeta *m = ckpt_fstate_meta_named(g->h, state);
-
-	while (id < g->nst && strcmp(g->names[id], state) != 0)
-		id++;
-	if (id >= g->nst || m == NULL)
-		return ckpt_err_set(g->e, CKPT_ERR_INPUT, g->b->meta, "operator %s: state %s is not in the header",
-				    g->op->id, state);
-	if (new_group(g, m, k, kn, &nkg) < 0)
+	if (!(g->canonical && g->maxp == g->op->max_parallelism) && new_group(g, m, k, kn, &nkg) < 0)
 		return -1;
 	slot = (size_t)nkg * g->nst + id;
 	if (g->pass == 2)
@@ -182,12 +180,112 @@ rg_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t 
 	return 0;
 }
 
+/* p[0, n) appended to *b at *len (of *cap bytes). */
+static int
+append(struct rg *g, unsigned char **b, size_t *cap, size_t *len, const unsigned char *p, size_t n)
+{
+	if (ckpt_grow(b, cap, *len + n + 1, 1, 256, g->e) < 0)
+		return -1;
+	memcpy(*b + *len, p, n);
+	*len += n;
+	return 0;
+}
+
+/* One value of t read from s (checked, not kept): its end is where s is after it. */
+static int
+step(const struct ckpt_fser *t, struct ckpt_fsrc *s)
+{
+	struct ckpt_fout o = {.mode = FOUT_NONE};
+	int32_t hash;
+	int hashed;
+
+	return ckpt_fser_emit(t, s, &o, &hash, &hashed);
+}
+
+/*
+ * A heap snapshot's map or list entry (its value whole: MapSerializer's i32 count, then each user
+ * key, null flag and value; ListSerializer's i32 count, then the elements) in the canonical framing,
+ * as Flink's heap savepoint writes it (RocksDB's own): a map one entry per user key, the user key
+ * after the namespace and the null flag before the value; a list one entry, its elements joined by
+ * ','.  An empty map or list has no entry, as in Flink's.
+ */
+static int
+reframe(struct rg *g, const struct fmeta *m, size_t id, uint32_t kg, const unsigned char *k, size_t kn,
+	const unsigned char *v, size_t vn)
+{
+	const struct ckpt_fser *t = m->value;
+	struct ckpt_fsrc s;
+	size_t nv = 0;
+	int32_t n;
+	int rc = -1;
+
+	ckpt_fsrc_mem(&s, v, vn, g->b->meta, g->e);
+	if (ckpt_fsrc_i32(&s, &n, "element count") < 0 || n < 0 || t->nkids < (m->kindc == 'm' ? 2u : 1u))
+		goto out;
+	for (int32_t i = 0; i < n; i++) {
+		size_t at = ckpt_fsrc_tell(&s), mid;
+		uint8_t isnull = 0;
+
+		if (step(t->kids[0], &s) < 0)
+			goto out;
+		mid = ckpt_fsrc_tell(&s);
+		if (m->kindc == 'l') {
+			if ((i > 0 && append(g, &g->cv, &g->cvcap, &nv, (const unsigned char *)",", 1) < 0) ||
+			    append(g, &g->cv, &g->cvcap, &nv, v + at, mid - at) < 0)
+				goto out;
+			continue;
+		}
+		if (ckpt_fsrc_u8(&s, &isnull, "map value null flag") < 0 || (!isnull && step(t->kids[1], &s) < 0))
+			goto out;
+		nv = 0;
+		{
+			size_t nk = 0;
+
+			if (append(g, &g->ck, &g->ckcap, &nk, k, kn) < 0 ||
+			    append(g, &g->ck, &g->ckcap, &nk, v + at, mid - at) < 0 ||
+			    append(g, &g->cv, &g->cvcap, &nv, v + mid, ckpt_fsrc_tell(&s) - mid) < 0 ||
+			    add_entry(g, m, id, kg, g->ck, nk, g->cv, nv) < 0)
+				goto out;
+		}
+	}
+	if (!ckpt_fsrc_drained(&s)) {
+		ckpt_fsrc_fail(&s, "value of state \"%s\" does not end where its serializer ends", m->name);
+		goto out;
+	}
+	rc = m->kindc == 'l' && n > 0 ? add_entry(g, m, id, kg, k, kn, g->cv, nv) : 0;
+out:
+	if (rc < 0 && g->e->kind == CKPT_ERR_NONE)
+		ckpt_err_set(g->e, CKPT_ERR_INPUT, g->b->meta, "operator %s state %s: a heap %s value ckpt cannot "
+			     "re-frame", g->op->id, m->name, m->kindc == 'm' ? "map" : "list");
+	ckpt_fsrc_release(&s);
+	return rc;
+}
+
+static int
+rg_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v,
+      size_t vn, struct ftyped *typed)
+{
+	struct rg *g = arg;
+	size_t id = 0;
+	const struct fmeta *m = ckpt_fstate_meta_named(g->h, state);
+
+	while (id < g->nst && strcmp(g->names[id], state) != 0)
+		id++;
+	if (id >= g->nst || m == NULL)
+		return ckpt_err_set(g->e, CKPT_ERR_INPUT, g->b->meta, "operator %s: state %s is not in the header",
+				    g->op->id, state);
+	if (g->canonical && typed && typed->heap && (m->kindc == 'm' || m->kindc == 'l'))
+		return reframe(g, m, id, kg, k, kn, v, vn);
+	return add_entry(g, m, id, kg, k, kn, v, vn);
+}
+
 /* Read every subtask's keyed handle through the sink. */
 static int
 read_all(struct rg *g)
 {
-	struct fsink k = {.header = rg_header, .kv = rg_kv, .op = ckpt_fstate_dry_op, .arg = g, .untyped = 1,
-			  .part = 2};
+	/* --canonical: typed entries say which come in the heap layout (the values then checked too) */
+	struct fsink k = {.header = rg_header, .kv = rg_kv, .op = ckpt_fstate_dry_op, .arg = g,
+			  .untyped = !g->canonical, .part = 2};
 
 	for (size_t i = 0; i < g->op->nsubtasks; i++)
 		if (ckpt_fstate_read_subtask(g->b, g->op, &g->op->subtasks[i], &k, g->e) < 0)
@@ -255,7 +353,8 @@ take_header(struct rg *g, const struct ckpt_subtask *st, const struct ckpt_handl
 
 	s.fd = -1;
 	snprintf(c.where, sizeof c.where, "%s", g->b->meta);
-	if (ckpt_fstate_open_bytes(&c, &s, &fd) < 0 || ckpt_fstate_read_keyed_header(&s, &h) < 0)
+	if (ckpt_fstate_handle_role(hd) == 4 ? ckpt_fstate_rocks_header(&c, &s, &fd, &h) < 0 :
+	    ckpt_fstate_open_bytes(&c, &s, &fd) < 0 || ckpt_fstate_read_keyed_header(&s, &h) < 0)
 		goto out;
 	if (h.stopped || h.version != 6) {
 		ckpt_err_set(g->e, CKPT_ERR_REFUSED, g->b->meta, "operator %s subtask %u: %s%s", g->op->id, st->index,
@@ -280,7 +379,77 @@ out:
 	return rc;
 }
 
-/* Which operators regroup: each subtask one canonical keyed handle, or none has keyed state. */
+/* The buffers at offs in channel handle h (ChannelStateSerializer: i32 length, the bytes): *bytes
+ * their bytes in all. */
+static int
+channel_bytes(struct rg *g, const struct ckpt_subtask *st, const struct ckpt_handle *h, const json_t *offs,
+	      uint64_t *bytes)
+{
+	struct ckpt_handle whole = *h; /* its size the state's; the file's is its delegate's */
+	struct fctx c = {.b = g->b, .op = g->op, .st = st, .h = &whole, .e = g->e};
+	struct ckpt_fsrc s = {0};
+	int fd = -1, rc = -1;
+
+	s.fd = -1;
+	whole.size = (uint64_t)json_integer_value(json_object_get(json_object_get(h->detail, "delegate"), "size"));
+	snprintf(c.where, sizeof c.where, "%s", g->b->meta);
+	if (json_array_size(offs) == 0)
+		return 0;
+	if (ckpt_fstate_open_bytes(&c, &s, &fd) < 0)
+		goto out;
+	for (size_t i = 0; i < json_array_size(offs); i++) {
+		int32_t n;
+
+		if (ckpt_fsrc_seek(&s, (uint64_t)json_integer_value(json_array_get(offs, i)), 0) < 0 ||
+		    ckpt_fsrc_i32(&s, &n, "in-flight buffer length") < 0)
+			goto out;
+		*bytes += n > 0 ? (uint64_t)n : 0;
+	}
+	rc = 0;
+out:
+	ckpt_fsrc_release(&s);
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+/* In-flight data: a savepoint holds none (Flink takes savepoints aligned), so a channel handle
+ * whose buffers hold bytes is refused; empty buffers (what an unaligned checkpoint writes for a
+ * channel with nothing in flight) are kept as they are, and Flink restores nothing from them. */
+static int
+check_channel(struct rg *g, const struct ckpt_subtask *st, const struct ckpt_handle *h)
+{
+	const json_t *chans = json_object_get(h->detail, "channels");
+	uint64_t bytes = 0;
+
+	if (channel_bytes(g, st, h, json_object_get(h->detail, "offsets"), &bytes) < 0)
+		return -1;
+	for (size_t i = 0; i < json_array_size(chans); i++)
+		if (channel_bytes(g, st, h, json_object_get(json_array_get(chans, i), "offsets"), &bytes) < 0)
+			return -1;
+	if (bytes == 0)
+		return 0;
+	return ckpt_err_set(g->e, CKPT_ERR_REFUSED, g->b->meta, "operator %s subtask %u: %llu bytes of in-flight "
+			    "data (%s state of an unaligned checkpoint): a savepoint holds none; restore the checkpoint "
+			    "on Flink and take a savepoint", g->op->id, st->index, (unsigned long long)bytes, h->scope);
+}
+
+/* --canonical: what a savepoint cannot hold, or ckpt cannot write as one, refused naming it. */
+static int
+check_canonical(struct rg *g, const struct ckpt_subtask *st, const struct ckpt_handle *h)
+{
+	const char *sc = h->scope;
+
+	if (strcmp(sc, "input_channel") == 0 || strcmp(sc, "output_channel") == 0)
+		return check_channel(g, st, h);
+	if (strcmp(sc, "managed_keyed") != 0 || ckpt_fstate_handle_role(h) == 3 || ckpt_fstate_handle_role(h) == 4)
+		return 0;
+	return ckpt_err_set(g->e, CKPT_ERR_REFUSED, g->b->meta, "operator %s subtask %u: its keyed state is a %s "
+			    "handle, which --canonical does not convert yet", g->op->id, st->index, h->kind);
+}
+
+/* Which operators regroup: each subtask one canonical keyed handle (--canonical: one keyed handle
+ * ckpt reads), or none has keyed state. */
 static int
 check_op(struct rg *g, int *keyed)
 {
@@ -297,7 +466,13 @@ check_op(struct rg *g, int *keyed)
 		for (size_t j = 0; j < st->nhandles; j++) {
 			const struct ckpt_handle *h = &st->handles[j];
 
-			if (strcmp(h->scope, "raw_keyed") == 0)
+			if (g->canonical && check_canonical(g, st, h) < 0)
+				return -1;
+			if (g->canonical && strcmp(h->scope, "managed_keyed") == 0) {
+				n++;
+				continue;
+			}
+			if (strcmp(h->scope, "raw_keyed") == 0 && !(g->canonical && g->maxp == op->max_parallelism))
 				return ckpt_err_set(g->e, CKPT_ERR_REFUSED, g->b->meta, "operator %s subtask %u: raw "
 						    "keyed state has no key-group layout ckpt can regroup", op->id,
 						    st->index);
@@ -602,6 +777,8 @@ rg_release(struct rg *g)
 	free(g->rec);
 	free(g->wb);
 	free(g->wn);
+	free(g->ck);
+	free(g->cv);
 }
 
 static int
@@ -614,11 +791,12 @@ cmp_splice(const void *a, const void *b)
 
 int
 ckpt_flink_regroup(const char *meta, const void *buf, size_t len, const struct ckpt_flink_edit *ed, size_t ned,
-		   uint32_t maxp, const char *dir, struct ckpt_bytes *out, json_t **relative, struct ckpt_err *e)
+		   uint32_t maxp, int canonical, const char *dir, struct ckpt_bytes *out, json_t **relative,
+		   struct ckpt_err *e)
 {
 	struct ckpt_fmspans sp;
 	struct ckpt_snapshot *s = ckpt_flinkmeta_decode_spans(buf, len, meta, &sp, e);
-	struct ckpt_flink_rekey rk = {.max_parallelism = maxp};
+	struct ckpt_flink_rekey rk = {.max_parallelism = maxp, .canonical = canonical};
 	struct rg *g = NULL;
 	int *keyed = NULL, rc = -1;
 
@@ -632,7 +810,8 @@ ckpt_flink_regroup(const char *meta, const void *buf, size_t len, const struct c
 	if (g == NULL || keyed == NULL || rk.splices == NULL)
 		goto out;
 	for (size_t k = 0; k < s->nops; k++) { /* every check before anything is written */
-		g[k] = (struct rg){.b = s->backing, .op = &s->ops[k], .e = e, .maxp = maxp};
+		g[k] = (struct rg){.b = s->backing, .op = &s->ops[k], .e = e, .canonical = canonical,
+				   .maxp = maxp ? maxp : s->ops[k].max_parallelism};
 		if (count_op(&g[k], &keyed[k]) < 0)
 			goto out;
 	}
