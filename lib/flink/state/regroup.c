@@ -379,38 +379,14 @@ out:
 	return rc;
 }
 
-/* The buffers at offs in channel handle h (ChannelStateSerializer: i32 length, the bytes): *bytes
- * their bytes in all. */
-static int
-channel_bytes(struct rg *g, const struct ckpt_subtask *st, const struct ckpt_handle *h, const json_t *offs,
-	      uint64_t *bytes)
+/* The bytes of records in one channel's buffers: its state size less the i32 length before each
+ * buffer (ChannelStateSerializer writes a buffer as its length and its bytes; an offset a buffer). */
+static uint64_t
+channel_bytes(uint64_t n, const json_t *offs)
 {
-	struct ckpt_handle whole = *h; /* its size the state's; the file's is its delegate's */
-	struct fctx c = {.b = g->b, .op = g->op, .st = st, .h = &whole, .e = g->e};
-	struct ckpt_fsrc s = {0};
-	int fd = -1, rc = -1;
+	uint64_t framing = 4 * (uint64_t)json_array_size(offs);
 
-	s.fd = -1;
-	whole.size = (uint64_t)json_integer_value(json_object_get(json_object_get(h->detail, "delegate"), "size"));
-	snprintf(c.where, sizeof c.where, "%s", g->b->meta);
-	if (json_array_size(offs) == 0)
-		return 0;
-	if (ckpt_fstate_open_bytes(&c, &s, &fd) < 0)
-		goto out;
-	for (size_t i = 0; i < json_array_size(offs); i++) {
-		int32_t n;
-
-		if (ckpt_fsrc_seek(&s, (uint64_t)json_integer_value(json_array_get(offs, i)), 0) < 0 ||
-		    ckpt_fsrc_i32(&s, &n, "in-flight buffer length") < 0)
-			goto out;
-		*bytes += n > 0 ? (uint64_t)n : 0;
-	}
-	rc = 0;
-out:
-	ckpt_fsrc_release(&s);
-	if (fd >= 0)
-		close(fd);
-	return rc;
+	return n > framing ? n - framing : 0;
 }
 
 /* In-flight data: a savepoint holds none (Flink takes savepoints aligned), so a channel handle
@@ -422,11 +398,11 @@ check_channel(struct rg *g, const struct ckpt_subtask *st, const struct ckpt_han
 	const json_t *chans = json_object_get(h->detail, "channels");
 	uint64_t bytes = 0;
 
-	if (channel_bytes(g, st, h, json_object_get(h->detail, "offsets"), &bytes) < 0)
-		return -1;
+	if (chans == NULL)
+		bytes = channel_bytes(h->size, json_object_get(h->detail, "offsets"));
 	for (size_t i = 0; i < json_array_size(chans); i++)
-		if (channel_bytes(g, st, h, json_object_get(json_array_get(chans, i), "offsets"), &bytes) < 0)
-			return -1;
+		bytes += channel_bytes((uint64_t)json_integer_value(json_object_get(json_array_get(chans, i), "size")),
+				       json_object_get(json_array_get(chans, i), "offsets"));
 	if (bytes == 0)
 		return 0;
 	return ckpt_err_set(g->e, CKPT_ERR_REFUSED, g->b->meta, "operator %s subtask %u: %llu bytes of in-flight "
