@@ -156,3 +156,15 @@ nothing_written() {
 		ckpt-merge --canonical -o out/ cut
 	nothing_written
 }
+
+@test "canonical: the --canonical EXAMPLE of ckpt-merge(1) runs as shown" {
+	needs_artifacts
+	ln -s "$ART/new-stateful-udf-migration-itcase-flink1.19-rocksdb-checkpoint" chk-2
+	run ckpt-merge --canonical -o sp/ chk-2
+	status_is 0
+	output_is ""
+	run sh -c "ckpt-inspect sp | jq -c '[.kind, .flink.properties.checkpoint_type.format_type]'"
+	output_is '["savepoint","CANONICAL"]'
+	run sh -c 'ckpt-inspect -c sp | jq -c .ok'
+	output_is true
+}

@@ -125,3 +125,16 @@ converted() {
 		done
 	done
 }
+
+@test "canonical: the harness's unaligned checkpoint, with records in flight, is refused naming the operator, subtask and bytes; nothing written" {
+	local v
+	for v in $(flink_versions); do
+		rm -f unaligned
+		ln -s "$FLINK_OUT/$v/$(jq -r '.artifacts[] | select(.name == "checkpoint-unaligned") | .path' "$FLINK_OUT/$v/index.json")" unaligned
+		run --separate-stderr ckpt-merge --canonical -o out/ unaligned
+		[ "$status" -eq 1 ] && [ -z "$output" ] || { echo "$v: status $status: $stderr"; return 1; }
+		[[ $stderr =~ ^ckpt-merge:\ unaligned/_metadata:\ operator\ [0-9a-f]{32}\ subtask\ [0-9]+:\ [1-9][0-9]*\ bytes\ of\ in-flight\ data\ \((input|output)_channel\ state\ of\ an\ unaligned\ checkpoint\):\ a\ savepoint\ holds\ none\;\ restore\ the\ checkpoint\ on\ Flink\ and\ take\ a\ savepoint$ ]] ||
+			{ echo "$v: $stderr"; return 1; }
+		[ "$(ls -A | grep -c '^out')" -eq 0 ]
+	done
+}
