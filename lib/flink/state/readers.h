@@ -83,6 +83,7 @@ struct fsink {
 	int (*cut)(void *arg, const struct fheader *h, uint32_t kg, const int16_t *ids, size_t n);
 	void *arg;
 	int untyped; /* skip decoding values where the layout does not need it (counting only) */
+	int layout;  /* with untyped: heap-layout entries still come with their ftyped (heap set), unchecked */
 	int part;    /* 0 every handle; 1 operator state handles only; 2 keyed state handles only */
 	const char *only; /* operator state: give (and decode) only this state's elements */
 	uint32_t kg_lo, kg_hi; /* keyed state: only key groups in [kg_lo, kg_hi) when kg_hi > 0 */

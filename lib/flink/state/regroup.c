@@ -283,9 +283,9 @@ rg_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t 
 static int
 read_all(struct rg *g)
 {
-	/* --canonical: typed entries say which come in the heap layout (the values then checked too) */
-	struct fsink k = {.header = rg_header, .kv = rg_kv, .op = ckpt_fstate_dry_op, .arg = g,
-			  .untyped = !g->canonical, .part = 2};
+	/* --canonical: heap-layout entries come with their ftyped, saying so */
+	struct fsink k = {.header = rg_header, .kv = rg_kv, .op = ckpt_fstate_dry_op, .arg = g, .untyped = 1,
+			  .layout = g->canonical, .part = 2};
 
 	for (size_t i = 0; i < g->op->nsubtasks; i++)
 		if (ckpt_fstate_read_subtask(g->b, g->op, &g->op->subtasks[i], &k, g->e) < 0)

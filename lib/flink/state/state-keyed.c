@@ -260,7 +260,7 @@ heap_entry(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, struct 
 		struct ftyped t = {.c = c, .h = h, .m = m, .k = B->key, .kn = kn, .v = vn ? B->val : (unsigned char *)"",
 				   .vn = vn, .at = at, .kg = kg, .heap = 1};
 
-		if (c->k->kv(c->k->arg, m->name, kg, B->key, kn, t.v, vn, c->k->untyped ? NULL : &t) < 0)
+		if (c->k->kv(c->k->arg, m->name, kg, B->key, kn, t.v, vn, c->k->untyped && !c->k->layout ? NULL : &t) < 0)
 			return -1;
 		return c->k->untyped ? 0 : ckpt_fstate_typed_check(&t);
 	}
