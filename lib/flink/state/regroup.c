@@ -202,6 +202,20 @@ step(const struct ckpt_fser *t, struct ckpt_fsrc *s)
 	return ckpt_fser_emit(t, s, &o, &hash, &hashed);
 }
 
+/* One map entry of a heap map value v: the entry's key k[0, kn) and the user key v[at, mid) as its
+ * key, the null flag and value v[mid, end) as its value. */
+static int
+map_entry(struct rg *g, const struct fmeta *m, size_t id, uint32_t kg, const unsigned char *k, size_t kn,
+	  const unsigned char *v, size_t at, size_t mid, size_t end)
+{
+	size_t nk = 0, nv = 0;
+
+	if (append(g, &g->ck, &g->ckcap, &nk, k, kn) < 0 || append(g, &g->ck, &g->ckcap, &nk, v + at, mid - at) < 0 ||
+	    append(g, &g->cv, &g->cvcap, &nv, v + mid, end - mid) < 0)
+		return -1;
+	return add_entry(g, m, id, kg, g->ck, nk, g->cv, nv);
+}
+
 /*
  * A heap snapshot's map or list entry (its value whole: MapSerializer's i32 count, then each user
  * key, null flag and value; ListSerializer's i32 count, then the elements) in the canonical framing,
@@ -214,13 +228,14 @@ reframe(struct rg *g, const struct fmeta *m, size_t id, uint32_t kg, const unsig
 	const unsigned char *v, size_t vn)
 {
 	const struct ckpt_fser *t = m->value;
+	int map = m->kindc == 'm', rc = -1;
 	struct ckpt_fsrc s;
 	size_t nv = 0;
 	int32_t n;
-	int rc = -1;
 
 	ckpt_fsrc_mem(&s, v, vn, g->b->meta, g->e);
-	if (ckpt_fsrc_i32(&s, &n, "element count") < 0 || n < 0 || t->nkids < (m->kindc == 'm' ? 2u : 1u))
+	if (t->nkids < (map ? 2u : 1u) || !t->kids[0] || (map && !t->kids[1]) ||
+	    ckpt_fsrc_i32(&s, &n, "element count") < 0 || n < 0)
 		goto out;
 	for (int32_t i = 0; i < n; i++) {
 		size_t at = ckpt_fsrc_tell(&s), mid;
@@ -229,34 +244,22 @@ reframe(struct rg *g, const struct fmeta *m, size_t id, uint32_t kg, const unsig
 		if (step(t->kids[0], &s) < 0)
 			goto out;
 		mid = ckpt_fsrc_tell(&s);
-		if (m->kindc == 'l') {
-			if ((i > 0 && append(g, &g->cv, &g->cvcap, &nv, (const unsigned char *)",", 1) < 0) ||
-			    append(g, &g->cv, &g->cvcap, &nv, v + at, mid - at) < 0)
-				goto out;
-			continue;
-		}
-		if (ckpt_fsrc_u8(&s, &isnull, "map value null flag") < 0 || (!isnull && step(t->kids[1], &s) < 0))
+		if (!map && ((i > 0 && append(g, &g->cv, &g->cvcap, &nv, (const unsigned char *)",", 1) < 0) ||
+			     append(g, &g->cv, &g->cvcap, &nv, v + at, mid - at) < 0))
 			goto out;
-		nv = 0;
-		{
-			size_t nk = 0;
-
-			if (append(g, &g->ck, &g->ckcap, &nk, k, kn) < 0 ||
-			    append(g, &g->ck, &g->ckcap, &nk, v + at, mid - at) < 0 ||
-			    append(g, &g->cv, &g->cvcap, &nv, v + mid, ckpt_fsrc_tell(&s) - mid) < 0 ||
-			    add_entry(g, m, id, kg, g->ck, nk, g->cv, nv) < 0)
-				goto out;
-		}
+		if (map && (ckpt_fsrc_u8(&s, &isnull, "map value null flag") < 0 || (!isnull && step(t->kids[1], &s) < 0) ||
+			    map_entry(g, m, id, kg, k, kn, v, at, mid, ckpt_fsrc_tell(&s)) < 0))
+			goto out;
 	}
 	if (!ckpt_fsrc_drained(&s)) {
 		ckpt_fsrc_fail(&s, "value of state \"%s\" does not end where its serializer ends", m->name);
 		goto out;
 	}
-	rc = m->kindc == 'l' && n > 0 ? add_entry(g, m, id, kg, k, kn, g->cv, nv) : 0;
+	rc = !map && n > 0 ? add_entry(g, m, id, kg, k, kn, g->cv, nv) : 0;
 out:
 	if (rc < 0 && g->e->kind == CKPT_ERR_NONE)
 		ckpt_err_set(g->e, CKPT_ERR_INPUT, g->b->meta, "operator %s state %s: a heap %s value ckpt cannot "
-			     "re-frame", g->op->id, m->name, m->kindc == 'm' ? "map" : "list");
+			     "re-frame", g->op->id, m->name, map ? "map" : "list");
 	ckpt_fsrc_release(&s);
 	return rc;
 }
