@@ -168,3 +168,15 @@ nothing_written() {
 	run sh -c 'ckpt-inspect -c sp | jq -c .ok'
 	output_is true
 }
+
+@test "canonical: with --max-parallelism, a RocksDB incremental checkpoint becomes a canonical savepoint at the new max parallelism" {
+	needs_artifacts
+	local chk=$ART/new-stateful-udf-migration-itcase-flink1.19-rocksdb-checkpoint
+	ckpt-merge --canonical --max-parallelism 200 -o out/ "$chk"
+	[ "$(ckpt-inspect out | jq -c '[.operators[].max_parallelism] | unique')" = '[200]' ]
+	ckpt-inspect -R "$chk" | jq -c 'del(.subtask, .key_group)' | sort >in.rows
+	[ -s in.rows ]
+	ckpt-inspect -R out | jq -c 'del(.subtask, .key_group)' | sort | diff -u in.rows -
+	run ckpt-inspect -R -u d5c8b168c6cbfe8c507a10f88b325243 -k '[3]' out
+	[ "$(jq -c '[.key, .key_group]' <<<"$output" | sort -u)" = '[[3],105]' ]
+}
