@@ -13,7 +13,7 @@ usage(FILE *f)
 {
 	fprintf(f, "usage: ckpt-merge [-p] [-P N | -P OPERATOR=N ...] [-g GRAPH] [-n] [-o OUT] [file]\n"
 	       "       ckpt-merge [--uid OLD=NEW ...] [--drop UID_OR_ID ...] [--relocate OLDPREFIX=NEWPREFIX ...]\n"
-	       "                  [--max-parallelism N] [--link] [-g GRAPH [-n]] -o OUTDIR/ SAVEPOINT\n"
+	       "                  [--max-parallelism N] [--canonical] [--link] [-g GRAPH [-n]] -o OUTDIR/ SNAPSHOT\n"
 	       "       ckpt-merge [--rows FILE] [--clear STATE ...] -o OUTDIR/ SAVEPOINT\n"
 	       "options:\n"
 	       "  -P, --parallelism=[OPERATOR=]N\n"
@@ -33,6 +33,7 @@ usage(FILE *f)
 	       "      --rows=FILE       each state the rows in FILE name (as ckpt-inspect -R prints them;\n"
 	       "                        - for standard input) holds exactly those rows\n"
 	       "      --clear=STATE     empty the keyed state STATE (repeatable)\n"
+	       "      --canonical       any checkpoint or savepoint written as a canonical savepoint\n"
 	       "  -p, --pretty          indented JSON\n"
 	       "  -h, --help            this help\n"
 	       "  -V, --version         the version\n");
@@ -128,11 +129,12 @@ struct merge_opts {
 	const char *rows; /* --rows */
 	char **clear;     /* --clear */
 	size_t nclear;
+	int canonical;   /* --canonical */
 };
 
 static struct ckpt_graph *load_graph(const char *path, struct ckpt_err *e);
 
-enum { OPT_UID = 256, OPT_DROP, OPT_RELOCATE, OPT_LINK, OPT_MAXPAR, OPT_ROWS, OPT_CLEAR };
+enum { OPT_UID = 256, OPT_DROP, OPT_RELOCATE, OPT_LINK, OPT_MAXPAR, OPT_ROWS, OPT_CLEAR, OPT_CANONICAL };
 
 /* --uid OLD=NEW, --drop X, --relocate OLD=NEW: split at the first '='. */
 static void
@@ -193,20 +195,22 @@ static int
 savepoint(struct merge_opts *o, const char *in)
 {
 	struct ckpt_flink_write_opts wo = {.edits = o->edits, .nedits = o->nedits, .link = o->link,
-					   .allow_non_restored = o->ro.allow_non_restored, .max_parallelism = o->maxpar};
+					   .allow_non_restored = o->ro.allow_non_restored, .max_parallelism = o->maxpar,
+					   .canonical = o->canonical};
+	const char *what = o->nedits || o->link ? "--uid, --drop, --relocate and --link" :
+			   o->rows || o->nclear ? "--rows and --clear" : o->canonical ? "--canonical" : "--max-parallelism";
 	struct ckpt_err e = {0};
 	struct ckpt_graph *g = NULL;
 	struct stat st;
 	int rc = -1;
 
 	if (in == NULL || strcmp(in, "-") == 0)
-		cli_usage_fail("%s the savepoint (its directory or its _metadata), not standard input",
-			       o->nedits || o->link ? "--uid, --drop, --relocate and --link need" :
-			       o->rows || o->nclear ? "--rows and --clear need" : "--max-parallelism needs");
+		cli_usage_fail("%s need%s the savepoint (its directory or its _metadata), not standard input", what,
+			       o->nedits || o->link || o->rows || o->nclear ? "" : "s");
 	if (stat(in, &st) == 0 && !ckpt_snapshot_is_flink(in)) {
-		ckpt_err_set(&e, CKPT_ERR_INPUT, in, "not a Flink snapshot: %s Flink savepoints only",
-			     o->nedits || o->link ? "--uid, --drop, --relocate and --link edit" :
-			     o->rows || o->nclear ? "--rows and --clear write" : "--max-parallelism rewrites");
+		ckpt_err_set(&e, CKPT_ERR_INPUT, in, "not a Flink snapshot: %s %s Flink %s only", what,
+			     o->nedits || o->link ? "edit" : o->rows || o->nclear ? "write" :
+			     o->canonical ? "converts" : "rewrites", o->canonical ? "snapshots" : "savepoints");
 		goto out;
 	}
 	if ((o->rows || o->nclear) && read_rows(o, &wo, &e) < 0)
@@ -376,6 +380,7 @@ main(int argc, char **argv)
 		{"max-parallelism", required_argument, NULL, OPT_MAXPAR},
 		{"rows", required_argument, NULL, OPT_ROWS},
 		{"clear", required_argument, NULL, OPT_CLEAR},
+		{"canonical", no_argument, NULL, OPT_CANONICAL},
 		{"pretty", no_argument, NULL, 'p'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
@@ -426,6 +431,9 @@ main(int argc, char **argv)
 				cli_out_of_memory();
 			o.clear[o.nclear++] = optarg;
 			break;
+		case OPT_CANONICAL:
+			o.canonical = 1;
+			break;
 		default:
 			cli_bad_option(c, argv);
 		}
@@ -439,7 +447,7 @@ main(int argc, char **argv)
 		cli_usage_fail("-n needs -g");
 	in = optind < argc ? argv[optind] : NULL;
 	/* A Flink savepoint written to DIR/ stays a Flink savepoint (edited or not); edits need that. */
-	if (o.out && dir_output(o.out) && (o.nedits || o.link || o.maxpar || o.rows || o.nclear ||
+	if (o.out && dir_output(o.out) && (o.nedits || o.link || o.maxpar || o.rows || o.nclear || o.canonical ||
 						 ckpt_snapshot_is_flink(in)))
 		o.savepoint = o.out;
 	if (o.savepoint) {
@@ -459,8 +467,14 @@ main(int argc, char **argv)
 	if ((o.rows || o.nclear) && (o.maxpar || o.rescale))
 		cli_usage_fail("--rows and --clear keep each operator's parallelism and max parallelism: "
 			       "-P and --max-parallelism with them are not supported yet");
+	if ((o.rows || o.nclear) && o.canonical)
+		cli_usage_fail("--rows and --clear write into a canonical savepoint: convert it with --canonical first");
+	if (o.canonical && !o.savepoint)
+		cli_usage_fail("--canonical writes a Flink savepoint: give -o DIR/");
 	if (o.maxpar && o.rescale)
 		cli_usage_fail("--max-parallelism keeps each operator's parallelism: -P with it is not supported yet");
+	if (o.canonical && o.rescale)
+		cli_usage_fail("--canonical keeps each operator's parallelism: Flink rescales the savepoint on restore");
 	if (o.savepoint && o.rescale)
 		cli_usage_fail("-P excludes writing a Flink savepoint: Flink rescales a savepoint on restore, "
 			       "unedited");

@@ -663,6 +663,7 @@ struct ckpt_flink_write_opts {
 	int allow_non_restored;         /* with graph: state no operator takes is dropped, not refused */
 	uint32_t max_parallelism;       /* not 0: every operator's, its keyed state regrouped (canonical only) */
 	struct ckpt_flink_rows *rows;   /* not NULL: --rows and --clear (ckpt_flink_rows_write) */
+	int canonical;                  /* keyed state of any form written as a canonical savepoint's */
 };
 
 /*
@@ -673,9 +674,15 @@ struct ckpt_flink_write_opts {
  * passes over the state files (the second once per 256 subtasks), memory bounded by maxp x states.  -1 with e set: CKPT_ERR_REFUSED
  * for what it cannot do (a non-canonical form, a key whose hashCode ckpt does not know, a
  * parallelism above maxp), found before any file is written; the errors of reading and writing.
+ * maxp 0: each operator keeps its own.  canonical (ckpt-merge --canonical): the keyed state of any
+ * form ckpt reads (canonical, heap, RocksDB) is taken, heap entries re-framed as a canonical
+ * savepoint frames them, and the result is a canonical savepoint's _metadata (its properties those
+ * of a canonical savepoint); refused (CKPT_ERR_REFUSED, before anything is written): in-flight data,
+ * a changelog handle, a heap state whose serializer ckpt cannot walk.
  */
 int ckpt_flink_regroup(const char *meta, const void *buf, size_t len, const struct ckpt_flink_edit *ed, size_t ned,
-		       uint32_t maxp, const char *dir, struct ckpt_bytes *out, json_t **relative, struct ckpt_err *e);
+		       uint32_t maxp, int canonical, const char *dir, struct ckpt_bytes *out, json_t **relative,
+		       struct ckpt_err *e);
 
 /*
  * ckpt-merge --rows: the rows -R prints (NDJSON, blank lines skipped) read from f (name: for

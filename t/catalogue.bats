@@ -486,6 +486,12 @@ archive() {
 	[ "$(ls)" = sp ]
 }
 
+@test "catalogue: ckpt-merge --canonical: ckpt's own archive, which is no Flink snapshot" {
+	archive tar
+	bad 2 'ckpt-merge: good.tar: not a Flink snapshot: --canonical converts Flink snapshots only' ckpt-merge --canonical -o out/ good.tar
+	[ ! -e out ]
+}
+
 @test "catalogue: ckpt-merge: a Flink snapshot's state document (ckpt-inspect -a) written" {
 	printf '{"format":"ckpt-state","version":1,"checkpoint_id":1,"kind":"savepoint","flink":{},"operators":[]}' >f.json
 	bad 2 "ckpt-merge: f.json: a Flink snapshot's entries without its state files (ckpt-inspect -a): write the snapshot itself, ckpt-merge -o DIR/ SNAPSHOT" ckpt-merge -o out.tar f.json

@@ -431,8 +431,9 @@ prepare(const struct spin *in, const struct ckpt_flink_write_opts *o, const char
 		goto out;
 	}
 	if ((o->rows ? ckpt_flink_rows_write(in->meta, buf, len, o->edits, o->nedits, o->rows, tmp, b, rel, e) :
-	     o->max_parallelism ? ckpt_flink_regroup(in->meta, buf, len, o->edits, o->nedits, o->max_parallelism, tmp,
-						     b, rel, e) :
+	     o->max_parallelism || o->canonical ?
+	     ckpt_flink_regroup(in->meta, buf, len, o->edits, o->nedits, o->max_parallelism, o->canonical, tmp, b, rel,
+				e) :
 	     ckpt_flinkmeta_rewrite(buf, len, in->meta, o->edits, o->nedits, b, rel, e)) < 0)
 		goto out;
 	if (o->graph && check_graph(b, in->name, o, e) < 0)
@@ -463,7 +464,8 @@ ckpt_flink_savepoint_write(const char *in_path, const char *outdir, const struct
 		out[--n] = '\0';
 	/* --max-parallelism writes the new state files into the temporary directory (after every check) */
 	if (spin_open(&in, in_path, e) < 0 || (s3 ? check_s3out(out, e) : check_outdir(&in, out, e)) < 0 ||
-	    ((o->max_parallelism || o->rows) && (tmp = temp_dir(out, s3, e)) == NULL) || prepare(&in, o, tmp, &b, &rel, e) < 0 ||
+	    ((o->max_parallelism || o->rows || o->canonical) && (tmp = temp_dir(out, s3, e)) == NULL) ||
+	    prepare(&in, o, tmp, &b, &rel, e) < 0 ||
 	    (tmp == NULL && (tmp = temp_dir(out, s3, e)) == NULL))
 		goto out;
 	if (chmod(tmp, 0777 & ~(mode_t)ckpt_umask()) != 0 || place_files(&in, tmp, rel, s3 ? 0 : o->link, e) < 0 ||

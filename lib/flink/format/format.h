@@ -332,7 +332,8 @@ struct ckpt_flink_splice {
 	size_t n;
 };
 struct ckpt_flink_rekey {
-	uint32_t max_parallelism;
+	uint32_t max_parallelism; /* 0: each operator keeps its own */
+	int canonical;            /* the properties (versions 4 and up) a canonical savepoint's */
 	struct ckpt_flink_splice *splices;
 	size_t nsplices;
 };

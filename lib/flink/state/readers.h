@@ -83,6 +83,7 @@ struct fsink {
 	int (*cut)(void *arg, const struct fheader *h, uint32_t kg, const int16_t *ids, size_t n);
 	void *arg;
 	int untyped; /* skip decoding values where the layout does not need it (counting only) */
+	int layout;  /* with untyped: heap-layout entries still come with their ftyped (heap set), unchecked */
 	int part;    /* 0 every handle; 1 operator state handles only; 2 keyed state handles only */
 	const char *only; /* operator state: give (and decode) only this state's elements */
 	uint32_t kg_lo, kg_hi; /* keyed state: only key groups in [kg_lo, kg_hi) when kg_hi > 0 */
@@ -196,6 +197,9 @@ int ckpt_fstate_typed_list_rows(struct ftyped *t, struct ckpt_frows *r, const ch
 
 int ckpt_fstate_read_keyed(struct fctx *c);                             /* c->h's key-groups handle, to c->k */
 int ckpt_fstate_read_rocksdb(struct fctx *c);                           /* c->h's RocksDB files, to c->k */
+/* The keyed state header of c->h's RocksDB handle (its meta data handle) into h, s open on its bytes
+ * (*fd >= 0: a file to close), from offset 0 to h->end: 0, or -1 with c->e set. */
+int ckpt_fstate_rocks_header(struct fctx *c, struct ckpt_fsrc *s, int *fd, struct fheader *h);
 /* One entry of a RocksDB column family of state name (m its meta info, NULL when the header stopped
  * before it), read from key group kg, to c->k: the key-group prefix checked, the entry typed or
  * checked.  0, or -1 with c->e set.  No database needed (t/fuzz/fuzz_rocksentry.c). */
@@ -306,7 +310,7 @@ struct frg_hook {
 };
 /* ckpt_flink_regroup with the hook (NULL: none); maxp 0 keeps each operator's. */
 int ckpt_frg_run(const char *meta, const void *buf, size_t len, const struct ckpt_flink_edit *ed, size_t ned,
-		 uint32_t maxp, const struct frg_hook *hook, const char *dir, struct ckpt_bytes *out,
+		 uint32_t maxp, int canonical, const struct frg_hook *hook, const char *dir, struct ckpt_bytes *out,
 		 json_t **relative, struct ckpt_err *e);
 
 #endif

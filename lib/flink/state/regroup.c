@@ -1,7 +1,10 @@
-/* regroup.c: ckpt-merge --max-parallelism: the keyed state of a canonical savepoint moved into the
- * key groups of a new max parallelism (each key where Flink's KeyGroupRangeAssignment puts it), one
- * new state file a subtask in Flink's FullSnapshotAsyncWriter layout, and the _metadata's keyed
- * handles and max parallelisms rewritten (meta-write.c).
+/* regroup.c: Flink's canonical key-group layout written (FullSnapshotAsyncWriter's), one new state
+ * file a subtask, and the _metadata's keyed handles (and max parallelisms) rewritten (meta-write.c):
+ * ckpt-merge --max-parallelism moves the keyed state of a canonical savepoint into the key groups of
+ * a new max parallelism (each key where Flink's KeyGroupRangeAssignment puts it); --canonical takes
+ * the keyed state of any form ckpt reads (canonical, heap, RocksDB), heap entries re-framed as the
+ * canonical layout frames them (reframe).  Every entry goes through add_entry: one entry of a state
+ * in a key group in, counted (pass 1) or written at its place (pass 2).
  *
  * Memory stays bounded whatever the size: two passes over the state files, no entry kept.  The
  * first counts the bytes and entries of each (new key group, state), so every section's offset is
@@ -43,7 +46,11 @@ struct rg {
 	size_t wcap;
 	const struct frg_hook *hook; /* --rows: states replaced by the rows' entries; NULL: --max-parallelism */
 	uint32_t *seq, nseq;  /* --rows, per slot: when its state first came in its key group (0: never), */
-};                        /* so that the sections keep the input's order (a heap savepoint's is not by id) */
+                          /* so that the sections keep the input's order (a heap savepoint's is not by id) */
+	int canonical;        /* --canonical: any form, heap entries re-framed (reframe) */
+	unsigned char *ck, *cv; /* reframe's key and value */
+	size_t ckcap, cvcap;
+};
 
 #define WB_TOTAL (32u << 20) /* the write buffers' bytes, at most */
 #define FD_BATCH 256u         /* new files open at once: pass 2 reads the input again per batch */
@@ -159,29 +166,20 @@ rg_header(void *arg, const char *scope, const struct fheader *h)
 	return 0;
 }
 
+/* One entry of state id (meta info m) in the canonical layout, read from key group kg: counted
+ * (pass 1) or written at its place (pass 2) in the key group Flink gives its key at maxp. */
 static int
-rg_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v,
-      size_t vn, struct ftyped *typed)
+add_entry(struct rg *g, const struct fmeta *m, size_t id, uint32_t kg, const unsigned char *k, size_t kn,
+	  const unsigned char *v, size_t vn)
 {
-	struct rg *g = arg;
-	size_t id = 0, slot;
-	uint32_t nkg;
+	size_t slot;
+	uint32_t nkg = kg;
 
-	(void)typed;
-	const struct fmeta *m = ckpt_fstate_meta_named(g->h, state);
-
-	while (id < g->nst && strcmp(g->names[id], state) != 0)
-		id++;
-	if (id >= g->nst || m == NULL)
-		return ckpt_err_set(g->e, CKPT_ERR_INPUT, g->b->meta, "operator %s: state %s is not in the header",
-				    g->op->id, state);
 	if (g->hook && g->pass == 1 && kg < g->maxp && g->seq[(size_t)kg * g->nst + id] == 0)
 		g->seq[(size_t)kg * g->nst + id] = ++g->nseq;
-	if (g->hook && g->hook->replaced(g->hook->arg, g->op, state))
-		return 0; /* --rows: its entries are the rows' */
-	if (g->hook)
-		nkg = kg; /* the max parallelism kept: the key group too */
-	else if (new_group(g, m, k, kn, &nkg) < 0)
+	if (g->hook && g->hook->replaced(g->hook->arg, g->op, m->name))
+		return 0; /* --rows: its entries are the rows' (the max parallelism kept: the key group too) */
+	if (!g->hook && !(g->canonical && g->maxp == g->op->max_parallelism) && new_group(g, m, k, kn, &nkg) < 0)
 		return -1;
 	slot = (size_t)nkg * g->nst + id;
 	if (g->pass == 2)
@@ -214,12 +212,115 @@ rg_put(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t
 	return 0;
 }
 
+/* p[0, n) appended to *b at *len (of *cap bytes). */
+static int
+append(struct rg *g, unsigned char **b, size_t *cap, size_t *len, const unsigned char *p, size_t n)
+{
+	if (ckpt_grow(b, cap, *len + n + 1, 1, 256, g->e) < 0)
+		return -1;
+	memcpy(*b + *len, p, n);
+	*len += n;
+	return 0;
+}
+
+/* One value of t read from s (checked, not kept): its end is where s is after it. */
+static int
+step(const struct ckpt_fser *t, struct ckpt_fsrc *s)
+{
+	struct ckpt_fout o = {.mode = FOUT_NONE};
+	int32_t hash;
+	int hashed;
+
+	return ckpt_fser_emit(t, s, &o, &hash, &hashed);
+}
+
+/* One map entry of a heap map value v: the entry's key k[0, kn) and the user key v[at, mid) as its
+ * key, the null flag and value v[mid, end) as its value. */
+static int
+map_entry(struct rg *g, const struct fmeta *m, size_t id, uint32_t kg, const unsigned char *k, size_t kn,
+	  const unsigned char *v, size_t at, size_t mid, size_t end)
+{
+	size_t nk = 0, nv = 0;
+
+	if (append(g, &g->ck, &g->ckcap, &nk, k, kn) < 0 || append(g, &g->ck, &g->ckcap, &nk, v + at, mid - at) < 0 ||
+	    append(g, &g->cv, &g->cvcap, &nv, v + mid, end - mid) < 0)
+		return -1;
+	return add_entry(g, m, id, kg, g->ck, nk, g->cv, nv);
+}
+
+/*
+ * A heap snapshot's map or list entry (its value whole: MapSerializer's i32 count, then each user
+ * key, null flag and value; ListSerializer's i32 count, then the elements) in the canonical framing,
+ * as Flink's heap savepoint writes it (RocksDB's own): a map one entry per user key, the user key
+ * after the namespace and the null flag before the value; a list one entry, its elements joined by
+ * ','.  An empty map or list has no entry, as in Flink's.
+ */
+static int
+reframe(struct rg *g, const struct fmeta *m, size_t id, uint32_t kg, const unsigned char *k, size_t kn,
+	const unsigned char *v, size_t vn)
+{
+	const struct ckpt_fser *t = m->value;
+	int map = m->kindc == 'm', rc = -1;
+	struct ckpt_fsrc s;
+	size_t nv = 0;
+	int32_t n;
+
+	ckpt_fsrc_mem(&s, v, vn, g->b->meta, g->e);
+	if (t->nkids < (map ? 2u : 1u) || !t->kids[0] || (map && !t->kids[1]) ||
+	    ckpt_fsrc_i32(&s, &n, "element count") < 0 || n < 0)
+		goto out;
+	for (int32_t i = 0; i < n; i++) {
+		size_t at = ckpt_fsrc_tell(&s), mid;
+		uint8_t isnull = 0;
+
+		if (step(t->kids[0], &s) < 0)
+			goto out;
+		mid = ckpt_fsrc_tell(&s);
+		if (!map && ((i > 0 && append(g, &g->cv, &g->cvcap, &nv, (const unsigned char *)",", 1) < 0) ||
+			     append(g, &g->cv, &g->cvcap, &nv, v + at, mid - at) < 0))
+			goto out;
+		if (map && (ckpt_fsrc_u8(&s, &isnull, "map value null flag") < 0 || (!isnull && step(t->kids[1], &s) < 0) ||
+			    map_entry(g, m, id, kg, k, kn, v, at, mid, ckpt_fsrc_tell(&s)) < 0))
+			goto out;
+	}
+	if (!ckpt_fsrc_drained(&s)) {
+		ckpt_fsrc_fail(&s, "value of state \"%s\" does not end where its serializer ends", m->name);
+		goto out;
+	}
+	rc = !map && n > 0 ? add_entry(g, m, id, kg, k, kn, g->cv, nv) : 0;
+out:
+	if (rc < 0 && g->e->kind == CKPT_ERR_NONE)
+		ckpt_err_set(g->e, CKPT_ERR_INPUT, g->b->meta, "operator %s state %s: a heap %s value ckpt cannot "
+			     "re-frame", g->op->id, m->name, map ? "map" : "list");
+	ckpt_fsrc_release(&s);
+	return rc;
+}
+
+static int
+rg_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v,
+      size_t vn, struct ftyped *typed)
+{
+	struct rg *g = arg;
+	size_t id = 0;
+	const struct fmeta *m = ckpt_fstate_meta_named(g->h, state);
+
+	while (id < g->nst && strcmp(g->names[id], state) != 0)
+		id++;
+	if (id >= g->nst || m == NULL)
+		return ckpt_err_set(g->e, CKPT_ERR_INPUT, g->b->meta, "operator %s: state %s is not in the header",
+				    g->op->id, state);
+	if (g->canonical && typed && typed->heap && (m->kindc == 'm' || m->kindc == 'l'))
+		return reframe(g, m, id, kg, k, kn, v, vn);
+	return add_entry(g, m, id, kg, k, kn, v, vn);
+}
+
 /* Read every subtask's keyed handle through the sink (and the rows' entries, --rows). */
 static int
 read_all(struct rg *g)
 {
+	/* --canonical: heap-layout entries come with their ftyped, saying so */
 	struct fsink k = {.header = rg_header, .kv = rg_kv, .op = ckpt_fstate_dry_op, .arg = g, .untyped = 1,
-			  .part = 2};
+			  .layout = g->canonical, .part = 2};
 
 	for (size_t i = 0; i < g->op->nsubtasks; i++)
 		if (ckpt_fstate_read_subtask(g->b, g->op, &g->op->subtasks[i], &k, g->e) < 0)
@@ -292,7 +393,8 @@ take_header(struct rg *g, const struct ckpt_subtask *st, const struct ckpt_handl
 
 	s.fd = -1;
 	snprintf(c.where, sizeof c.where, "%s", g->b->meta);
-	if (ckpt_fstate_open_bytes(&c, &s, &fd) < 0 || ckpt_fstate_read_keyed_header(&s, &h) < 0)
+	if (ckpt_fstate_handle_role(hd) == 4 ? ckpt_fstate_rocks_header(&c, &s, &fd, &h) < 0 :
+	    ckpt_fstate_open_bytes(&c, &s, &fd) < 0 || ckpt_fstate_read_keyed_header(&s, &h) < 0)
 		goto out;
 	if (h.stopped || h.version != 6) {
 		ckpt_err_set(g->e, CKPT_ERR_REFUSED, g->b->meta, "operator %s subtask %u: %s%s", g->op->id, st->index,
@@ -317,7 +419,53 @@ out:
 	return rc;
 }
 
-/* Which operators regroup: each subtask one canonical keyed handle, or none has keyed state. */
+/* The bytes of records in one channel's buffers: its state size less the i32 length before each
+ * buffer (ChannelStateSerializer writes a buffer as its length and its bytes; an offset a buffer). */
+static uint64_t
+channel_bytes(uint64_t n, const json_t *offs)
+{
+	uint64_t framing = 4 * (uint64_t)json_array_size(offs);
+
+	return n > framing ? n - framing : 0;
+}
+
+/* In-flight data: a savepoint holds none (Flink takes savepoints aligned), so a channel handle
+ * whose buffers hold bytes is refused; empty buffers (what an unaligned checkpoint writes for a
+ * channel with nothing in flight) are kept as they are, and Flink restores nothing from them. */
+static int
+check_channel(struct rg *g, const struct ckpt_subtask *st, const struct ckpt_handle *h)
+{
+	const json_t *chans = json_object_get(h->detail, "channels");
+	uint64_t bytes = 0;
+
+	if (chans == NULL)
+		bytes = channel_bytes(h->size, json_object_get(h->detail, "offsets"));
+	for (size_t i = 0; i < json_array_size(chans); i++)
+		bytes += channel_bytes((uint64_t)json_integer_value(json_object_get(json_array_get(chans, i), "size")),
+				       json_object_get(json_array_get(chans, i), "offsets"));
+	if (bytes == 0)
+		return 0;
+	return ckpt_err_set(g->e, CKPT_ERR_REFUSED, g->b->meta, "operator %s subtask %u: %llu bytes of in-flight "
+			    "data (%s state of an unaligned checkpoint): a savepoint holds none; restore the checkpoint "
+			    "on Flink and take a savepoint", g->op->id, st->index, (unsigned long long)bytes, h->scope);
+}
+
+/* --canonical: what a savepoint cannot hold, or ckpt cannot write as one, refused naming it. */
+static int
+check_canonical(struct rg *g, const struct ckpt_subtask *st, const struct ckpt_handle *h)
+{
+	const char *sc = h->scope;
+
+	if (strcmp(sc, "input_channel") == 0 || strcmp(sc, "output_channel") == 0)
+		return check_channel(g, st, h);
+	if (strcmp(sc, "managed_keyed") != 0 || ckpt_fstate_handle_role(h) == 3 || ckpt_fstate_handle_role(h) == 4)
+		return 0;
+	return ckpt_err_set(g->e, CKPT_ERR_REFUSED, g->b->meta, "operator %s subtask %u: its keyed state is a %s "
+			    "handle, which --canonical does not convert yet", g->op->id, st->index, h->kind);
+}
+
+/* Which operators regroup: each subtask one canonical keyed handle (--canonical: one keyed handle
+ * ckpt reads), or none has keyed state. */
 static int
 check_op(struct rg *g, int *keyed)
 {
@@ -334,7 +482,13 @@ check_op(struct rg *g, int *keyed)
 		for (size_t j = 0; j < st->nhandles; j++) {
 			const struct ckpt_handle *h = &st->handles[j];
 
-			if (strcmp(h->scope, "raw_keyed") == 0)
+			if (g->canonical && check_canonical(g, st, h) < 0)
+				return -1;
+			if (g->canonical && strcmp(h->scope, "managed_keyed") == 0) {
+				n++;
+				continue;
+			}
+			if (strcmp(h->scope, "raw_keyed") == 0 && !(g->canonical && g->maxp == op->max_parallelism))
 				return ckpt_err_set(g->e, CKPT_ERR_REFUSED, g->b->meta, "operator %s subtask %u: raw "
 						    "keyed state has no key-group layout ckpt can regroup", op->id,
 						    st->index);
@@ -668,6 +822,8 @@ rg_release(struct rg *g)
 	free(g->wb);
 	free(g->wn);
 	free(g->seq);
+	free(g->ck);
+	free(g->cv);
 }
 
 static int
@@ -680,19 +836,20 @@ cmp_splice(const void *a, const void *b)
 
 int
 ckpt_flink_regroup(const char *meta, const void *buf, size_t len, const struct ckpt_flink_edit *ed, size_t ned,
-		   uint32_t maxp, const char *dir, struct ckpt_bytes *out, json_t **relative, struct ckpt_err *e)
+		   uint32_t maxp, int canonical, const char *dir, struct ckpt_bytes *out, json_t **relative,
+		   struct ckpt_err *e)
 {
-	return ckpt_frg_run(meta, buf, len, ed, ned, maxp, NULL, dir, out, relative, e);
+	return ckpt_frg_run(meta, buf, len, ed, ned, maxp, canonical, NULL, dir, out, relative, e);
 }
 
 int
 ckpt_frg_run(const char *meta, const void *buf, size_t len, const struct ckpt_flink_edit *ed, size_t ned,
-	     uint32_t maxp, const struct frg_hook *hook, const char *dir, struct ckpt_bytes *out, json_t **relative,
+	     uint32_t maxp, int canonical, const struct frg_hook *hook, const char *dir, struct ckpt_bytes *out, json_t **relative,
 	     struct ckpt_err *e)
 {
 	struct ckpt_fmspans sp;
 	struct ckpt_snapshot *s = ckpt_flinkmeta_decode_spans(buf, len, meta, &sp, e);
-	struct ckpt_flink_rekey rk = {.max_parallelism = maxp};
+	struct ckpt_flink_rekey rk = {.max_parallelism = maxp, .canonical = canonical};
 	struct rg *g = NULL;
 	int *keyed = NULL, rc = -1;
 
@@ -706,7 +863,7 @@ ckpt_frg_run(const char *meta, const void *buf, size_t len, const struct ckpt_fl
 	if (g == NULL || keyed == NULL || rk.splices == NULL)
 		goto out;
 	for (size_t k = 0; k < s->nops; k++) { /* every check before anything is written */
-		g[k] = (struct rg){.b = s->backing, .op = &s->ops[k], .e = e, .hook = hook,
+		g[k] = (struct rg){.b = s->backing, .op = &s->ops[k], .e = e, .hook = hook, .canonical = canonical,
 				   .maxp = maxp ? maxp : s->ops[k].max_parallelism};
 		if ((hook == NULL || hook->touches(hook->arg, &s->ops[k])) && count_op(&g[k], &keyed[k]) < 0)
 			goto out;

@@ -871,5 +871,5 @@ ckpt_flink_rows_write(const char *meta, const void *buf, size_t len, const struc
 	struct frg_hook hook = {.arg = rows, .touches = touches, .replaced = replaced, .entries = entries,
 				.checked = checked};
 
-	return ckpt_frg_run(meta, buf, len, ed, ned, 0, &hook, dir, out, relative, e);
+	return ckpt_frg_run(meta, buf, len, ed, ned, 0, 0, &hook, dir, out, relative, e);
 }

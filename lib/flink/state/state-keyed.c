@@ -260,7 +260,7 @@ heap_entry(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, struct 
 		struct ftyped t = {.c = c, .h = h, .m = m, .k = B->key, .kn = kn, .v = vn ? B->val : (unsigned char *)"",
 				   .vn = vn, .at = at, .kg = kg, .heap = 1};
 
-		if (c->k->kv(c->k->arg, m->name, kg, B->key, kn, t.v, vn, c->k->untyped ? NULL : &t) < 0)
+		if (c->k->kv(c->k->arg, m->name, kg, B->key, kn, t.v, vn, c->k->untyped && !c->k->layout ? NULL : &t) < 0)
 			return -1;
 		return c->k->untyped ? 0 : ckpt_fstate_typed_check(&t);
 	}
@@ -601,9 +601,19 @@ rocks_files(struct fctx *c, struct ckpt_frocks_file *f, char (*paths)[1024], siz
 	return 0;
 }
 
-/* The keyed backend's serialization proxy in the handle's meta data handle. */
+/* The keyed backend's serialization proxy in the handle's meta data handle, to c->k's header. */
 static int
 rocks_header(struct fctx *c, struct ckpt_fsrc *s, int *fd, struct fheader *h)
+{
+	int rc = ckpt_fstate_rocks_header(c, s, fd, h);
+
+	if (rc == 0 && c->k->header)
+		rc = c->k->header(c->k->arg, "keyed", h) < 0 ? -1 : rc;
+	return rc;
+}
+
+int
+ckpt_fstate_rocks_header(struct fctx *c, struct ckpt_fsrc *s, int *fd, struct fheader *h)
 {
 	const json_t *meta = json_object_get(c->h->detail, "meta");
 	struct ckpt_handle mh = {.kind = c->h->kind, .scope = c->h->scope, .data = c->h->data,
@@ -620,8 +630,6 @@ rocks_header(struct fctx *c, struct ckpt_fsrc *s, int *fd, struct fheader *h)
 	if (rc == 0 && (rc = ckpt_fstate_read_keyed_header(s, h)) == 0 && h->end != mh.size)
 		rc = ckpt_fsrc_fail(s, "the keyed state header ends here, but its meta data handle holds %llu bytes",
 				    (unsigned long long)mh.size);
-	if (rc >= 0 && c->k->header)
-		rc = c->k->header(c->k->arg, "keyed", h) < 0 ? -1 : rc;
 	c->h = was;
 	json_decref(mh.detail);
 	return rc < 0 ? -1 : 0;
