@@ -210,6 +210,12 @@ ckpt_s3_ready(const char *where, struct ckpt_err *e)
 /* ------------------------------------------------------------ addresses */
 
 int
+ckpt_s3_is_url(const char *p)
+{
+	return p && (strncmp(p, "s3://", 5) == 0 || strncmp(p, "s3a://", 6) == 0 || strncmp(p, "s3p://", 6) == 0);
+}
+
+int
 ckpt_s3_parse(const char *url, struct ckpt_s3loc *l, struct ckpt_err *e)
 {
 	const char *p = strstr(url, "://"), *slash;

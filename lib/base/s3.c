@@ -22,12 +22,6 @@ static uint64_t fetched;
 static uint64_t progress_base; /* fetched when ckpt_s3_progress_begin was called */
 static int progress_key;        /* its address names the work reported */
 
-int
-ckpt_s3_is_url(const char *p)
-{
-	return p && (strncmp(p, "s3://", 5) == 0 || strncmp(p, "s3a://", 6) == 0 || strncmp(p, "s3p://", 6) == 0);
-}
-
 uint64_t
 ckpt_s3_fetched(void)
 {

@@ -12,12 +12,6 @@
  * HashMap order Flink iterates in.
  */
 
-const char *
-ckpt_rd_opname(const struct ckpt_operator *op)
-{
-	return op->uid ? op->uid : op->id;
-}
-
 static int
 cmp_str(const void *a, const void *b)
 {

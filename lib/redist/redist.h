@@ -79,7 +79,13 @@ struct ckpt_redist {
 	size_t nwarn;
 };
 
-const char *ckpt_rd_opname(const struct ckpt_operator *op);
+/* An operator as messages name it: its uid, else its id (inline: inflight.c, which redist.c calls,
+ * names operators too, and calls nothing of redist.c). */
+static inline const char *
+ckpt_rd_opname(const struct ckpt_operator *op)
+{
+	return op->uid ? op->uid : op->id;
+}
 /* The name's plan in o, or NULL. */
 struct rd_name *ckpt_rd_find_name(const struct rd_op *o, const char *name);
 /* The elements [*a, *b) of old subtask j's state nm that new subtask t takes; 0 when none. */

@@ -275,7 +275,7 @@ int ckpt_fout_time(struct ckpt_fout *o, int64_t days, int date, int64_t nanos, c
  * toPlainString ("-12.50"); *ndigits: the unscaled value's digits.  A new string for the caller to
  * free, or NULL when out of memory or |scale| > 100000. */
 char *ckpt_decimal_text(const unsigned char *b, size_t n, int32_t scale, int *ndigits);
-/* serializer.c: UTF-16 units as UTF-8 (lone surrogates U+FFFD), a double (NaN and the infinities
+/* fout.c: UTF-16 units as UTF-8 (lone surrogates U+FFFD), a double (NaN and the infinities
  * as strings) into o.  0, or -1 with the error set. */
 int ckpt_fser_utf16_out(struct ckpt_fsrc *s, struct ckpt_fout *o, const uint16_t *u, size_t n);
 int ckpt_fser_real_out(struct ckpt_fsrc *s, struct ckpt_fout *o, double d);

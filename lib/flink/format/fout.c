@@ -1,6 +1,7 @@
 /* fout.c: where a decoded value goes (struct ckpt_fout): nowhere, a jansson value or a document
  * written through ckpt_jw; the decoders of serializer.c, scala.c, kryo.c and rowdata.c share it. */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -216,4 +217,54 @@ out:
 	if (dig != dig8)
 		free(dig);
 	return out;
+}
+
+/* A UTF-16 unit sequence as UTF-8 into o; lone surrogates become U+FFFD. */
+int
+ckpt_fser_utf16_out(struct ckpt_fsrc *s, struct ckpt_fout *o, const uint16_t *u, size_t n)
+{
+	char small[3 * 128], *b = small;
+	size_t k = 0;
+	int r;
+
+	if (o->mode == FOUT_NONE)
+		return 0;
+	if (n > 128 && (b = malloc(n * 3 + 1)) == NULL)
+		return ckpt_fsrc_nomem(s);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t c = u[i];
+
+		if (c < 0x80) {
+			b[k++] = (char)c;
+			continue;
+		}
+		if (c >= 0xd800 && c <= 0xdbff && i + 1 < n && u[i + 1] >= 0xdc00 && u[i + 1] <= 0xdfff) {
+			c = 0x10000 + ((c - 0xd800) << 10) + (u[i + 1] - 0xdc00u);
+			i++;
+		} else if (c >= 0xd800 && c <= 0xdfff) {
+			c = 0xfffd;
+		}
+		k += ckpt_utf8_put(b + k, c);
+	}
+	r = ckpt_fout_str(o, b, k) < 0 ? ckpt_fsrc_nomem(s) : 0;
+	if (b != small)
+		free(b);
+	return r;
+}
+
+/* A double into o: NaN and the infinities as strings, as Java prints them. */
+int
+ckpt_fser_real_out(struct ckpt_fsrc *s, struct ckpt_fout *o, double d)
+{
+	int r;
+
+	if (o->mode == FOUT_NONE)
+		return 0;
+	if (isnan(d))
+		r = ckpt_fout_str(o, "NaN", 3);
+	else if (isinf(d))
+		r = d > 0 ? ckpt_fout_str(o, "Infinity", 8) : ckpt_fout_str(o, "-Infinity", 9);
+	else
+		r = ckpt_fout_json(o, json_real(d));
+	return r < 0 ? ckpt_fsrc_nomem(s) : 0;
 }

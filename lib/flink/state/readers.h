@@ -125,7 +125,7 @@ struct kgoff {
 	uint32_t kg;
 };
 
-/* ------------------------------------------------------------ state-read.c */
+/* ------------------------------------------------------------ state-meta.c */
 
 /* One StateMetaInfoSnapshot into h (meta-info versions 6 and 7). */
 int ckpt_fstate_read_meta(struct ckpt_fsrc *s, struct fheader *h);
@@ -142,18 +142,27 @@ int ckpt_fstate_header_stop(struct fheader *h, const char *fmt, ...) __attribute
 void ckpt_fstate_header_release(struct fheader *h);
 /* An i32 count into *n, failing outside 0 to max. */
 int ckpt_fstate_read_count(struct ckpt_fsrc *s, int32_t *n, int32_t max, const char *what);
+/* The state of h named name (NULL: none), and its kind as the summary and rows name it. */
+const struct fmeta *ckpt_fstate_meta_named(const struct fheader *h, const char *name);
+const char *ckpt_fstate_meta_kind(const struct fmeta *m);
+
+/* ------------------------------------------------------------ state-header.c */
+
 /* The operator and the keyed serialization proxy of s from its start; 1 when the header stops early
  * (h->stop says why). */
 int ckpt_fstate_op_header(struct ckpt_fsrc *s, struct fheader *h);
 int ckpt_fstate_read_keyed_header(struct ckpt_fsrc *s, struct fheader *h);
 int ckpt_fstate_keyed_header(struct fctx *c, struct fheader *h);        /* the header of c->h's keyed stream */
-/* The state of h named name (NULL: none), and its kind as the summary and rows name it. */
-const struct fmeta *ckpt_fstate_meta_named(const struct fheader *h, const char *name);
-const char *ckpt_fstate_meta_kind(const struct fmeta *m);
+
+/* ------------------------------------------------------------ state-locate.c */
+
 /* The local path of a file the _metadata names (kind: file, relative_file, segment_file). */
 int ckpt_fstate_local_path(struct fctx *c, const char *kind, const char *p, char *out, size_t n);
 /* Open the bytes of handle c->h's delegate: *fd >= 0 for a file (close it), -1 inline. */
 int ckpt_fstate_open_bytes(struct fctx *c, struct ckpt_fsrc *s, int *fd);
+
+/* ------------------------------------------------------------ state-read.c */
+
 /* Which handles hold state ckpt reads: 1 operator (managed), 2 raw operator, 3 keyed, 4 RocksDB
  * (incremental), 5 keyed in a changelog, 0 none. */
 int ckpt_fstate_handle_role(const struct ckpt_handle *h);
@@ -272,6 +281,8 @@ int ckpt_fselect_operator(const struct fselect *f, const struct ckpt_operator *o
 int ckpt_fselect_buffered(const struct fselect *f);
 /* Does f keep some entries of a selected operator from its sinks (a state or a key named)? */
 int ckpt_fselect_partial(const struct fselect *f);
+/* ckpt_flink_state_found's answer for f (NULL: 1, nothing narrowed). */
+int ckpt_fselect_found(struct fselect *f, char *names, size_t size);
 /* A sink in's entries pass through, narrowed to f, for one subtask of op (meta: the _metadata for
  * messages): 1 and w->k the sink to read with, or 0 when nothing of it is asked for (read nothing).
  * ckpt_fselect_unwrap releases w after the read. */

@@ -144,11 +144,8 @@ by_name(const void *a, const void *b)
 }
 
 int
-ckpt_flink_state_found(struct ckpt_snapshot *s, char *names, size_t size)
+ckpt_fselect_found(struct fselect *f, char *names, size_t size)
 {
-	struct ckpt_err e = {0};
-	struct flink_backing *b = s->backing ? ckpt_fstate_backing(s, &e) : NULL;
-	struct fselect *f = b ? b->sel : NULL;
 	size_t at = 0;
 
 	if (size)

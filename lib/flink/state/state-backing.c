@@ -887,6 +887,15 @@ ckpt_fstate_backing(struct ckpt_snapshot *s, struct ckpt_err *e)
 }
 
 int
+ckpt_flink_state_found(struct ckpt_snapshot *s, char *names, size_t size)
+{
+	struct ckpt_err e = {0};
+	struct flink_backing *b = s->backing ? ckpt_fstate_backing(s, &e) : NULL;
+
+	return ckpt_fselect_found(b ? b->sel : NULL, names, size);
+}
+
+int
 ckpt_flink_state_select(struct ckpt_snapshot *s, const struct ckpt_flink_select *sel, struct ckpt_err *e)
 {
 	struct flink_backing *b = ckpt_fstate_backing(s, e);

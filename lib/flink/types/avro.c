@@ -285,7 +285,7 @@ parse(struct aschema *sc, json_t *j, const char *ns, int depth)
 
 /* A string of the snapshot: writeUTF before version 3, StringValue's from it (malloc'd). */
 static int
-snapshot_string(struct ckpt_fsrc *s, int version, char **out, const char *what)
+snapshot_string(struct ckpt_fsrc *s, int version, char **out, const char *what, const struct ckpt_fser_ops *ops)
 {
 	struct ckpt_fser str = {.kind = FSER_STRING};
 	json_t *v;
@@ -294,7 +294,7 @@ snapshot_string(struct ckpt_fsrc *s, int version, char **out, const char *what)
 
 	if (version < 3)
 		return ckpt_fsrc_utf(s, out, what);
-	if (ckpt_fser_value(&str, s, &v, &h, &hd) < 0)
+	if (ops->value(&str, s, &v, &h, &hd) < 0)
 		return -1;
 	*out = json_is_string(v) ? strdup(json_string_value(v)) : NULL;
 	json_decref(v);
@@ -304,7 +304,7 @@ snapshot_string(struct ckpt_fsrc *s, int version, char **out, const char *what)
 }
 
 int
-ckpt_fser_avro_snapshot(struct ckpt_fsrc *s, struct ckpt_fser *t)
+ckpt_fser_avro_snapshot(struct ckpt_fsrc *s, struct ckpt_fser *t, const struct ckpt_fser_ops *ops)
 {
 	struct aschema *sc;
 	json_error_t je;
@@ -315,9 +315,9 @@ ckpt_fser_avro_snapshot(struct ckpt_fsrc *s, struct ckpt_fser *t)
 		t->kind = FSER_UNKNOWN;
 		return 1;
 	}
-	if (t->version > 1 && snapshot_string(s, t->version, &t->name, "Avro runtime class") < 0)
+	if (t->version > 1 && snapshot_string(s, t->version, &t->name, "Avro runtime class", ops) < 0)
 		return -1;
-	if (snapshot_string(s, t->version, &text, "Avro schema") < 0)
+	if (snapshot_string(s, t->version, &text, "Avro schema", ops) < 0)
 		return -1;
 	j = json_loads(text, JSON_DECODE_ANY, &je);
 	free(text);

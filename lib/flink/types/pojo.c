@@ -10,22 +10,9 @@
 /* PojoSerializer's flags byte. */
 enum { IS_NULL = 1, NO_SUBCLASS = 2, IS_SUBCLASS = 4, IS_TAGGED_SUBCLASS = 8 };
 
-void
-ckpt_fser_ext_free(struct ckpt_fser *t)
-{
-	for (size_t i = 0; i < t->nsubs; i++) {
-		ckpt_fser_free(t->subs[i]);
-		free(t->subnames[i]);
-	}
-	free(t->subs);
-	free(t->subnames);
-	if (t->ext)
-		ckpt_fser_avro_free(t->ext);
-}
-
 /* One subclass: its name and its snapshot (NULL: absent or not one ckpt reads), taken. */
 static int
-add_sub(struct ckpt_fsrc *s, struct ckpt_fser *t, char *name, struct ckpt_fser *k)
+add_sub(struct ckpt_fsrc *s, struct ckpt_fser *t, char *name, struct ckpt_fser *k, const struct ckpt_fser_ops *ops)
 {
 	struct ckpt_fser **n = realloc(t->subs, (t->nsubs + 1) * sizeof *n);
 	char **m = n ? realloc(t->subnames, (t->nsubs + 1) * sizeof *m) : NULL;
@@ -36,7 +23,7 @@ add_sub(struct ckpt_fsrc *s, struct ckpt_fser *t, char *name, struct ckpt_fser *
 		t->subnames = m;
 	if (m == NULL) {
 		free(name);
-		ckpt_fser_free(k);
+		ops->free(k);
 		return ckpt_fsrc_nomem(s);
 	}
 	t->subs[t->nsubs] = k;
@@ -46,18 +33,19 @@ add_sub(struct ckpt_fsrc *s, struct ckpt_fser *t, char *name, struct ckpt_fser *
 
 /* The snapshot in a frame of n bytes at p: NULL when it is one ckpt cannot step over. */
 static int
-frame_snapshot(struct ckpt_fsrc *s, const unsigned char *p, size_t n, struct ckpt_fser **k)
+frame_snapshot(struct ckpt_fsrc *s, const unsigned char *p, size_t n, struct ckpt_fser **k,
+	       const struct ckpt_fser_ops *ops)
 {
 	struct ckpt_fsrc f;
 	int r;
 
 	ckpt_fsrc_mem(&f, p, n, s->where, s->e);
-	r = ckpt_fser_read(&f, 0, k);
+	r = ops->read(&f, 0, k);
 	if (r == 0 && !ckpt_fsrc_drained(&f))
 		r = ckpt_fsrc_fail(&f, "subclass snapshot shorter than its frame");
 	ckpt_fsrc_release(&f);
 	if (r != 0) {
-		ckpt_fser_free(*k);
+		ops->free(*k);
 		*k = NULL;
 	}
 	return r < 0 ? -1 : 0;
@@ -83,7 +71,7 @@ ckpt_fser_optional_map_size(struct ckpt_fsrc *s, int32_t most, const char *what,
 /* A LinkedOptionalMap of subclasses: per entry the class name, the class (a framed optional,
  * absent when the class is gone) and its serializer snapshot (a framed optional). */
 static int
-read_subclasses(struct ckpt_fsrc *s, struct ckpt_fser *t, int32_t most)
+read_subclasses(struct ckpt_fsrc *s, struct ckpt_fser *t, int32_t most, const struct ckpt_fser_ops *ops)
 {
 	int32_t n;
 
@@ -109,13 +97,13 @@ read_subclasses(struct ckpt_fsrc *s, struct ckpt_fser *t, int32_t most)
 				continue;
 			if (ckpt_fsrc_blob(s, &frame, &len, "optional map frame") < 0)
 				goto fail;
-			if (part == 1 && frame_snapshot(s, frame, len, &k) < 0) {
+			if (part == 1 && frame_snapshot(s, frame, len, &k, ops) < 0) {
 				free(frame);
 				goto fail;
 			}
 			free(frame);
 		}
-		if (add_sub(s, t, name, k) < 0)
+		if (add_sub(s, t, name, k, ops) < 0)
 			return -1;
 		continue;
 fail:
@@ -126,17 +114,17 @@ fail:
 }
 
 int
-ckpt_fser_pojo_subclasses(struct ckpt_fsrc *s, struct ckpt_fser *t)
+ckpt_fser_pojo_subclasses(struct ckpt_fsrc *s, struct ckpt_fser *t, const struct ckpt_fser_ops *ops)
 {
-	if (read_subclasses(s, t, 127) < 0) /* a tag is a byte */
+	if (read_subclasses(s, t, 127, ops) < 0) /* a tag is a byte */
 		return -1;
 	t->nreg = t->nsubs;
-	return read_subclasses(s, t, 65535);
+	return read_subclasses(s, t, 65535, ops);
 }
 
 /* The fields of t, each after its null flag, as members of the object open in o. */
 static int
-fields(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o)
+fields(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, const struct ckpt_fser_ops *ops)
 {
 	int32_t h;
 	int hd;
@@ -149,7 +137,7 @@ fields(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o)
 		if (isnull > 1)
 			return ckpt_fsrc_fail(s, "POJO field null flag %u (0 or 1 expected)", isnull);
 		ckpt_fout_key(o, t->names[i]);
-		if (isnull ? ckpt_fout_null(o) < 0 && ckpt_fsrc_nomem(s) : ckpt_fser_emit(t->kids[i], s, o, &h, &hd) < 0)
+		if (isnull ? ckpt_fout_null(o) < 0 && ckpt_fsrc_nomem(s) : ops->emit(t->kids[i], s, o, &h, &hd) < 0)
 			return -1;
 	}
 	return 0;
@@ -158,7 +146,8 @@ fields(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o)
 /* A subclass's value: {"subclass", "tag", "value"}, the value through the subclass's snapshot
  * (registered: by its tag; not registered: by its name in the snapshot's cache). */
 static int
-subclass(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, uint8_t flags)
+subclass(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, uint8_t flags,
+	 const struct ckpt_fser_ops *ops)
 {
 	const struct ckpt_fser *k = NULL;
 	const char *name = NULL, *b;
@@ -188,7 +177,7 @@ subclass(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, ui
 	if (k == NULL)
 		ckpt_fsrc_fail(s, "POJO subclass %s of %s: its snapshot is not %s", name, t->name,
 			       tag >= 0 ? "one ckpt reads" : "in the snapshot (not registered, not cached)");
-	else if ((b = ckpt_fser_blocker(k)) != NULL)
+	else if ((b = ops->blocker(k)) != NULL)
 		ckpt_fsrc_fail(s, "POJO subclass %s of %s: its serializer %s is not one ckpt decodes", name, t->name, b);
 	else if (ckpt_fout_open(o, '{') < 0)
 		ckpt_fsrc_nomem(s);
@@ -198,7 +187,7 @@ subclass(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, ui
 		ckpt_fout_key_lit(o, "tag");
 		r |= tag >= 0 ? ckpt_fout_int(o, tag) : ckpt_fout_null(o);
 		ckpt_fout_key_lit(o, "value");
-		r = r < 0 ? ckpt_fsrc_nomem(s) : ckpt_fser_emit(k, s, o, &h, &hd);
+		r = r < 0 ? ckpt_fsrc_nomem(s) : ops->emit(k, s, o, &h, &hd);
 		if (r == 0)
 			ckpt_fout_close(o);
 	}
@@ -209,7 +198,7 @@ subclass(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, ui
 /* PojoSerializer: flags (1 null, 2 the class itself, 4 a subclass by name, 8 by tag), then per
  * field a null flag and the field, or the subclass's name or tag and its serializer's value. */
 static int
-pojo_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o)
+pojo_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, const struct ckpt_fser_ops *ops)
 {
 	uint8_t flags;
 
@@ -221,30 +210,31 @@ pojo_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o)
 	case NO_SUBCLASS:
 		if (ckpt_fout_open(o, '{') < 0)
 			return ckpt_fsrc_nomem(s);
-		if (fields(t, s, o) < 0)
+		if (fields(t, s, o, ops) < 0)
 			return -1;
 		ckpt_fout_close(o);
 		return 0;
 	case IS_SUBCLASS: case IS_TAGGED_SUBCLASS:
-		return subclass(t, s, o, flags);
+		return subclass(t, s, o, flags, ops);
 	default:
 		return ckpt_fsrc_fail(s, "POJO flags %u of %s (1, 2, 4 or 8 expected)", flags, t->name);
 	}
 }
 
 int
-ckpt_fser_pojo_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o)
+ckpt_fser_pojo_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o,
+		     const struct ckpt_fser_ops *ops)
 {
 	struct ckpt_fout j; /* the same decoder, into jansson; the stacks are written before read */
 
 	if (o->mode != FOUT_WRITE)
-		return pojo_value(t, s, o);
+		return pojo_value(t, s, o, ops);
 	/* built first: a field name the snapshot repeats (a subclass's shadowing one) is kept once,
 	 * as jansson does */
 	j.mode = FOUT_JSON;
 	j.root = NULL;
 	j.depth = 0;
-	if (pojo_value(t, s, &j) < 0) {
+	if (pojo_value(t, s, &j, ops) < 0) {
 		ckpt_fout_reset(&j);
 		return -1;
 	}

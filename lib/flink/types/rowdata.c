@@ -796,7 +796,7 @@ row_value(const struct ckpt_rdtype *t, struct ckpt_fsrc *s, struct ckpt_fout *o,
 
 /* LinkedListSerializer: i32 size, a null mask (high bit first) when flagged, the elements. */
 static int
-linked_list(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o)
+linked_list(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, const struct ckpt_fser_ops *ops)
 {
 	struct rdc c = {s, o, "list"};
 	unsigned char mask[8192];
@@ -813,7 +813,7 @@ linked_list(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o)
 		return -1;
 	for (int32_t i = 0; i < n; i++)
 		if (t->flag && mask[i / 8] >> (7 - i % 8) & 1 ? put(&c, ckpt_fout_null(o)) < 0
-							       : ckpt_fser_emit(t->kids[0], s, o, &h, &hd) < 0)
+							       : ops->emit(t->kids[0], s, o, &h, &hd) < 0)
 			return -1;
 	ckpt_fout_close(o);
 	return 0;
@@ -837,7 +837,8 @@ raw_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o)
 }
 
 int
-ckpt_fser_rd_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash, int *hashed)
+ckpt_fser_rd_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash, int *hashed,
+		   const struct ckpt_fser_ops *ops)
 {
 	struct rdc c = {s, o, "value"};
 	const struct ckpt_fser *k = t->nkids == 1 ? t->kids[0] : NULL;
@@ -852,13 +853,13 @@ ckpt_fser_rd_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_f
 	case FSER_ARRAYDATA: case FSER_MAPDATA:
 		return row_value(t->rd, s, o, NULL, NULL);
 	case FSER_LINKEDLIST:
-		return linked_list(t, s, o);
+		return linked_list(t, s, o, ops);
 	case FSER_RAWDATA:
 		return raw_value(t, s, o);
 	case FSER_EXTERNAL: /* the internal serializer's value; a row named by the DataType's fields */
 		if (t->rd && t->rd->root == RD_ROW && k && k->kind == FSER_ROWDATA && k->rd && k->rd->n == t->rd->n)
 			return row_value(t->rd, s, o, NULL, NULL);
-		return ckpt_fser_emit(k, s, o, &h, &hd);
+		return ops->emit(k, s, o, &h, &hd);
 	case FSER_STRINGDATA:
 		if (ckpt_fsrc_blob(s, &p, &n, "string") < 0)
 			return -1;

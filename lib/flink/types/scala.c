@@ -41,7 +41,8 @@ read_flag(struct ckpt_fsrc *s, uint8_t *b, const char *what)
 
 /* {"tag": value}: Either's left or right, Try's success or failure. */
 static int
-tagged(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, const char *tag)
+tagged(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, const char *tag,
+       const struct ckpt_fser_ops *ops)
 {
 	int32_t h;
 	int hd;
@@ -49,7 +50,7 @@ tagged(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, cons
 	if (ckpt_fout_open(o, '{') < 0)
 		return ckpt_fsrc_nomem(s);
 	ckpt_fout_key(o, tag);
-	if (ckpt_fser_emit(t, s, o, &h, &hd) < 0)
+	if (ops->emit(t, s, o, &h, &hd) < 0)
 		return -1;
 	ckpt_fout_close(o);
 	return 0;
@@ -57,7 +58,7 @@ tagged(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, cons
 
 /* TraversableSerializer: i32 size, then per element a non-null flag and the element. */
 static int
-traversable(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o)
+traversable(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, const struct ckpt_fser_ops *ops)
 {
 	int32_t n, h;
 	int hd;
@@ -73,7 +74,7 @@ traversable(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o)
 
 		if (read_flag(s, &present, "collection element flag") < 0)
 			return -1;
-		if (!present ? ckpt_fout_null(o) < 0 && ckpt_fsrc_nomem(s) : ckpt_fser_emit(t->kids[0], s, o, &h, &hd) < 0)
+		if (!present ? ckpt_fout_null(o) < 0 && ckpt_fsrc_nomem(s) : ops->emit(t->kids[0], s, o, &h, &hd) < 0)
 			return -1;
 	}
 	ckpt_fout_close(o);
@@ -95,7 +96,8 @@ scala_enum(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o)
 }
 
 int
-ckpt_fser_scala_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o)
+ckpt_fser_scala_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o,
+		      const struct ckpt_fser_ops *ops)
 {
 	int32_t h;
 	uint8_t b;
@@ -107,17 +109,17 @@ ckpt_fser_scala_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckp
 			return -1;
 		if (!b)
 			return ckpt_fout_null(o) < 0 ? ckpt_fsrc_nomem(s) : 0;
-		return ckpt_fser_emit(t->kids[0], s, o, &h, &hd);
+		return ops->emit(t->kids[0], s, o, &h, &hd);
 	case FSER_EITHER: /* Scala's and Java's EitherSerializer: an is-left flag, then the side */
 		if (read_flag(s, &b, "either flag") < 0)
 			return -1;
-		return b ? tagged(t->kids[0], s, o, "left") : tagged(t->kids[1], s, o, "right");
+		return b ? tagged(t->kids[0], s, o, "left", ops) : tagged(t->kids[1], s, o, "right", ops);
 	case FSER_TRY: /* TrySerializer: an is-success flag, then the value or the throwable */
 		if (read_flag(s, &b, "try flag") < 0)
 			return -1;
-		return b ? tagged(t->kids[0], s, o, "success") : tagged(t->kids[1], s, o, "failure");
+		return b ? tagged(t->kids[0], s, o, "success", ops) : tagged(t->kids[1], s, o, "failure", ops);
 	case FSER_TRAVERSABLE:
-		return traversable(t, s, o);
+		return traversable(t, s, o, ops);
 	case FSER_SENUM:
 		return scala_enum(t, s, o);
 	case FSER_UNIT: /* UnitSerializer: one byte, whatever it is (read and dropped by Flink) */

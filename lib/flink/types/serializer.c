@@ -115,6 +115,12 @@ static const struct known known[] = {
 #undef S
 #undef T
 
+/* This file's dispatcher, as the readers of nested snapshots and values take it. */
+static const struct ckpt_fser_ops ops = {
+	.read = ckpt_fser_read, .free = ckpt_fser_free, .blocker = ckpt_fser_blocker, .value = ckpt_fser_value,
+	.emit = ckpt_fser_emit,
+};
+
 void
 ckpt_fser_free(struct ckpt_fser *t)
 {
@@ -128,7 +134,14 @@ ckpt_fser_free(struct ckpt_fser *t)
 	free(t->names);
 	free(t->ids);
 	ckpt_fser_rd_free(t->rd);
-	ckpt_fser_ext_free(t);
+	for (size_t i = 0; i < t->nsubs; i++) { /* pojo.c's subclasses */
+		ckpt_fser_free(t->subs[i]);
+		free(t->subnames[i]);
+	}
+	free(t->subs);
+	free(t->subnames);
+	if (t->ext) /* avro.c's schema */
+		ckpt_fser_avro_free(t->ext);
 	free(t->cls);
 	free(t->name);
 	free(t);
@@ -346,7 +359,7 @@ read_pojo(struct ckpt_fsrc *s, struct ckpt_fser *t)
 	if (t->version != 2)
 		return 1;
 	if (ckpt_fsrc_utf(s, &t->name, "POJO class") < 0 || read_optional_map(s, t, 1) < 0 ||
-	    ckpt_fser_pojo_subclasses(s, t) < 0) /* registered and non-registered subclasses */
+	    ckpt_fser_pojo_subclasses(s, t, &ops) < 0) /* registered and non-registered subclasses */
 		return -1;
 	return 0;
 }
@@ -432,7 +445,7 @@ read_payload(struct ckpt_fsrc *s, struct ckpt_fser *t)
 		return r == 2 ? read_nested(s, t) : r;
 	}
 	case AVRO:
-		return ckpt_fser_avro_snapshot(s, t);
+		return ckpt_fser_avro_snapshot(s, t, &ops);
 	}
 	return 1;
 }
@@ -588,39 +601,6 @@ long_hash(int64_t v)
 	return (int32_t)(uint32_t)(u ^ (u >> 32));
 }
 
-/* A UTF-16 unit sequence as UTF-8 into o; lone surrogates become U+FFFD. */
-int
-ckpt_fser_utf16_out(struct ckpt_fsrc *s, struct ckpt_fout *o, const uint16_t *u, size_t n)
-{
-	char small[3 * 128], *b = small;
-	size_t k = 0;
-	int r;
-
-	if (o->mode == FOUT_NONE)
-		return 0;
-	if (n > 128 && (b = malloc(n * 3 + 1)) == NULL)
-		return nomem(s);
-	for (size_t i = 0; i < n; i++) {
-		uint32_t c = u[i];
-
-		if (c < 0x80) {
-			b[k++] = (char)c;
-			continue;
-		}
-		if (c >= 0xd800 && c <= 0xdbff && i + 1 < n && u[i + 1] >= 0xdc00 && u[i + 1] <= 0xdfff) {
-			c = 0x10000 + ((c - 0xd800) << 10) + (u[i + 1] - 0xdc00u);
-			i++;
-		} else if (c >= 0xd800 && c <= 0xdfff) {
-			c = 0xfffd;
-		}
-		k += ckpt_utf8_put(b + k, c);
-	}
-	r = ckpt_fout_str(o, b, k) < 0 ? nomem(s) : 0;
-	if (b != small)
-		free(b);
-	return r;
-}
-
 /* StringValue's variable-length unsigned int: 7 bits a byte, low first. */
 static int read_varint_slow(struct ckpt_fsrc *s, uint32_t *v, const char *what);
 static inline int
@@ -717,22 +697,6 @@ fail:
 	if (u != small)
 		free(u);
 	return -1;
-}
-
-int
-ckpt_fser_real_out(struct ckpt_fsrc *s, struct ckpt_fout *o, double d)
-{
-	int r;
-
-	if (o->mode == FOUT_NONE)
-		return 0;
-	if (isnan(d))
-		r = ckpt_fout_str(o, "NaN", 3);
-	else if (isinf(d))
-		r = d > 0 ? ckpt_fout_str(o, "Infinity", 8) : ckpt_fout_str(o, "-Infinity", 9);
-	else
-		r = ckpt_fout_json(o, json_real(d));
-	return r < 0 ? nomem(s) : 0;
 }
 
 /* The primitive kinds: value and Java hashCode. */
@@ -985,19 +949,19 @@ read_composite_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt
 	case FSER_ROW:
 		return read_row(t, s, o);
 	case FSER_OPTION: case FSER_EITHER: case FSER_TRY: case FSER_TRAVERSABLE: case FSER_SENUM: case FSER_UNIT:
-		return ckpt_fser_scala_value(t, s, o);
+		return ckpt_fser_scala_value(t, s, o, &ops);
 	case FSER_KRYO:
 		return ckpt_fser_kryo_value(t, s, o, hash, hashed);
 	case FSER_ROWDATA: case FSER_EXTERNAL: case FSER_STRINGDATA: case FSER_TIMESTAMPDATA: case FSER_DECIMALDATA:
 	case FSER_ARRAYDATA: case FSER_MAPDATA: case FSER_RAWDATA: case FSER_LINKEDLIST:
-		return ckpt_fser_rd_value(t, s, o, hash, hashed);
+		return ckpt_fser_rd_value(t, s, o, hash, hashed, &ops);
 	case FSER_AVRO:
 		return ckpt_fser_avro_value(t, s, o);
 	case FSER_BIGINT: case FSER_BIGDEC: case FSER_DATE: case FSER_SQLTIMESTAMP: case FSER_INSTANT:
 	case FSER_LOCALDATE: case FSER_LOCALTIME: case FSER_LOCALDATETIME: case FSER_JAVA:
 		return ckpt_fser_jvalue(t, s, o);
 	default:
-		return ckpt_fser_pojo_value(t, s, o);
+		return ckpt_fser_pojo_value(t, s, o, &ops);
 	}
 }
 

@@ -33,6 +33,19 @@ enum ckpt_fser_kind {
 	FSER_LOCALDATETIME, FSER_JAVA,
 };
 struct ckpt_rdtype;
+struct ckpt_fser;
+
+/* serializer.c's dispatcher, handed down to the readers of nested snapshots and values (pojo.c,
+ * scala.c, rowdata.c, avro.c) so that they recurse without calling up (lib/README: a lower file
+ * takes a callback).  The functions of the same names below. */
+struct ckpt_fser_ops {
+	int (*read)(struct ckpt_fsrc *s, int proxy, struct ckpt_fser **out);
+	void (*free)(struct ckpt_fser *t);
+	const char *(*blocker)(const struct ckpt_fser *t);
+	int (*value)(const struct ckpt_fser *t, struct ckpt_fsrc *s, json_t **v, int32_t *hash, int *hashed);
+	int (*emit)(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash,
+		    int *hashed);
+};
 
 struct ckpt_fser {
 	enum ckpt_fser_kind kind;
@@ -84,8 +97,9 @@ json_t *ckpt_fser_json(const struct ckpt_fser *t);
  * 0, or -1 with the error set. */
 int ckpt_fser_scala_enum(struct ckpt_fsrc *s, struct ckpt_fser *t);
 /* One value of the kinds of scala.c (FSER_OPTION .. FSER_UNIT), its nested values through
- * ckpt_fser_emit.  0, or -1 with the error set. */
-int ckpt_fser_scala_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o);
+ * ops->emit.  0, or -1 with the error set. */
+int ckpt_fser_scala_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o,
+			  const struct ckpt_fser_ops *ops);
 
 /* ------------------------------------------------------------ kryo.c */
 
@@ -109,7 +123,7 @@ int ckpt_fser_rd_fixed_length(const struct ckpt_fser *t);
 /* One value of the kinds of rowdata.c: 0, or -1 with the error set.  A RowData's hashCode (that of
  * the BinaryRowData it is written as) into *hash, with *hashed set. */
 int ckpt_fser_rd_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash,
-		       int *hashed);
+		       int *hashed, const struct ckpt_fser_ops *ops);
 /* Can ckpt write keys of t (a RowDataSerializer of fields it can write: numbers, strings, dates,
  * compact decimals and timestamps) for -k?  1; else 0 with why the field that stops it. */
 int ckpt_fser_rd_key_writable(const struct ckpt_fser *t, char *why, size_t n);
@@ -121,21 +135,20 @@ int ckpt_fser_rd_key(const struct ckpt_fser *t, const json_t *v, unsigned char *
 
 /* A PojoSerializerSnapshot's two subclass maps (registered, then the non-registered cache), their
  * snapshots read into t->subs.  0, or -1 with the error set. */
-int ckpt_fser_pojo_subclasses(struct ckpt_fsrc *s, struct ckpt_fser *t);
+int ckpt_fser_pojo_subclasses(struct ckpt_fsrc *s, struct ckpt_fser *t, const struct ckpt_fser_ops *ops);
 /* A POJO value (PojoSerializer): null, the class's fields by name, or a subclass's value. */
-int ckpt_fser_pojo_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o);
+int ckpt_fser_pojo_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o,
+			 const struct ckpt_fser_ops *ops);
 /* A LinkedOptionalMap's header and entry count (at most most; what names the count in the
  * error), as PojoSerializerSnapshot writes its field and subclass maps.  0, or -1. */
 int ckpt_fser_optional_map_size(struct ckpt_fsrc *s, int32_t most, const char *what, int32_t *n);
-/* What pojo.c and avro.c hang on t (subclasses, an Avro schema) freed. */
-void ckpt_fser_ext_free(struct ckpt_fser *t);
 
 /* ------------------------------------------------------------ avro.c */
 
 /* An AvroSerializerSnapshot's payload at t->version (the class, the writer's schema): the schema
  * parsed into t->ext; a schema ckpt does not understand leaves t FSER_OPAQUE.  0, 1 for a version
  * ckpt does not know, or -1 with the error set. */
-int ckpt_fser_avro_snapshot(struct ckpt_fsrc *s, struct ckpt_fser *t);
+int ckpt_fser_avro_snapshot(struct ckpt_fsrc *s, struct ckpt_fser *t, const struct ckpt_fser_ops *ops);
 /* One value in the encoding of flink-avro's DataOutputEncoder.  0, or -1 with the error set. */
 int ckpt_fser_avro_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o);
 void ckpt_fser_avro_free(void *schema);
