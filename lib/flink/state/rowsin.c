@@ -457,6 +457,7 @@ put_json(struct enc *x, const struct ckpt_fser *t, const json_t *v, struct ckpt_
 	b->why = why;
 	b->whyn = sizeof why;
 	b->value = 1;
+	b->more = ckpt_fenc_more;
 	b->cannot = 0;
 	if (v == NULL)
 		return row_fail(x->r, line, x->e, "state %s: the row has no %s", x->x->state, what);

@@ -220,7 +220,7 @@ encode(const struct ckpt_fser *t, const json_t *v, struct ckpt_fenc *b, int dept
 		return r;
 	}
 	default:
-		return b->value ? ckpt_fenc_more(t, v, b, depth) : mismatch(b, "a key of a kind ckpt cannot write");
+		return b->value && b->more ? b->more(t, v, b, depth) : mismatch(b, "a key of a kind ckpt cannot write");
 	}
 }
 

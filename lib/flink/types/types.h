@@ -180,14 +180,16 @@ void ckpt_fkey_release(struct ckpt_fkey *k);
 int ckpt_fkey_matches(const struct ckpt_fkey *k, const unsigned char *p, size_t n, unsigned prefix);
 
 /* A value written as its serializer writes it, into p (grown): -k's keys (key.c), ckpt-merge --rows's
- * keys and values (value set: encode.c's kinds too).  -1 with what was expected in why, and cannot
- * set when the serializer is one ckpt cannot write (named in why). */
+ * keys and values (value set: the kinds beyond the keys' through more, encode.c's ckpt_fenc_more,
+ * which key.c below it takes as a callback).  -1 with what was expected in why, and cannot set when
+ * the serializer is one ckpt cannot write (named in why). */
 struct ckpt_fenc {
 	unsigned char *p;
 	size_t n, cap;
 	char *why;
 	size_t whyn;
 	int value, cannot;
+	int (*more)(const struct ckpt_fser *t, const json_t *v, struct ckpt_fenc *b, int depth);
 };
 int ckpt_fenc(const struct ckpt_fser *t, const json_t *v, struct ckpt_fenc *b, int depth);
 int ckpt_fenc_put(struct ckpt_fenc *b, const void *p, size_t n);
