@@ -169,4 +169,22 @@ int ckpt_fkey_matches(const struct ckpt_fkey *k, const unsigned char *p, size_t 
 /* Flink's KeyGroupRangeAssignment: MathUtils.murmurHash(hashCode) % maxParallelism. */
 uint32_t ckpt_flink_key_group(int32_t hash, uint32_t max_parallelism);
 
+/* ------------------------------------------------------------ connector.c */
+
+/* One element of a source operator's SourceReaderState, p[0, n) at offset at of where: its
+ * SimpleVersionedSerialization framing (i32 version, i32 length, the split), the split typed into
+ * *v ({"connector": ..., "version": ..., its fields}) when exactly one format ckpt knows parses all
+ * of it with sane values, else *v NULL and why says what each tried found.  -1 with e set when the
+ * framing itself is broken (too short, a length that is not what follows). */
+int ckpt_fsplit_typed(const unsigned char *p, size_t n, uint64_t at, const char *where, json_t **v, char *why,
+		      size_t nwhy, struct ckpt_err *e);
+/* An operator coordinator's state p[0, n): in SourceCoordinator's framing, the enumerator's
+ * checkpoint typed into *v as above, or {"connector": null, "reason", "bytes"} when none parses;
+ * *v NULL when the bytes are not in that framing.  -1 only when out of memory. */
+int ckpt_fenum_typed(const unsigned char *p, size_t n, json_t **v, char *why, size_t nwhy);
+/* A Kafka split's offset v as -a prints it: the number, or Flink's sentinel named ("earliest",
+ * "latest", "committed"; "migrated" starting, null stopping for Long.MIN_VALUE); NULL when v is
+ * neither (a stopping offset of -2 included). */
+json_t *ckpt_fsplit_offset(int64_t v, int stopping);
+
 #endif
