@@ -624,6 +624,7 @@ enum_of(const unsigned char *p, size_t n, uint64_t at, int32_t version, int nest
 {
 	static const char *const name[] = {"kafka", "hybrid", "file", "number_sequence"};
 	size_t used = 0, hits = 0;
+	char both[200] = "";
 
 	*v = NULL;
 	why[0] = '\0';
@@ -641,6 +642,8 @@ enum_of(const unsigned char *p, size_t n, uint64_t at, int32_t version, int nest
 			ckpt_fsrc_fail(&t.s, "%zu bytes after the checkpoint", (size_t)(t.s.wlen - t.s.wpos));
 			ok = 0;
 		}
+		if (ok)
+			snprintf(both + strlen(both), sizeof both - strlen(both), "%s%s", hits ? " and " : "", name[i]);
 		if (ok && hits++ == 0)
 			*v = o;
 		else
@@ -654,7 +657,7 @@ enum_of(const unsigned char *p, size_t n, uint64_t at, int32_t version, int nest
 	if (hits > 1) {
 		json_decref(*v);
 		*v = NULL;
-		snprintf(why, nwhy, "it parses as the checkpoints of more than one source");
+		snprintf(why, nwhy, "it parses as the checkpoint of %s alike", both);
 	} else if (hits == 0 && used == 0)
 		snprintf(why, nwhy, "enumerator version %d is none of a source ckpt reads (kafka 0-3, file 1, "
 			 "number_sequence 1, hybrid 0)", (int)version);
