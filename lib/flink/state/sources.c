@@ -64,7 +64,11 @@ ckpt_fstate_sources_init(struct flink_backing *b)
 struct offrows {
 	struct ckpt_jw *w;
 	const struct ckpt_operator *op;
-	json_t *held;   /* "topic\0partition" keys of what the readers hold (Kafka) */
+	json_t *held;   /* "topic/partition" keys of what the readers hold (Kafka) */
+	json_t *rows;   /* the operator's rows, printed once all its state is read */
+	const char *conn; /* a connector some split or the enumerator is typed as */
+	char bad[200];   /* the first split no format parses */
+	char why[1200];  /* and why */
 	long subtask;   /* -1: the enumerator's */
 	struct ckpt_err *e;
 };
@@ -139,10 +143,9 @@ split_row(struct offrows *R, const json_t *x, const char *held_by, const char *s
 	json_object_set_new(row, "held_by", json_string(held_by));
 	if (status)
 		json_object_set_new(row, "status", json_string(status));
-	ckpt_jw_json(R->w, row);
-	ckpt_jw_byte(R->w, '\n');
-	json_decref(row);
-	return ckpt_jw_failed(R->w, R->e);
+	if (conn && R->conn == NULL)
+		R->conn = strcmp(conn, "kafka") == 0 ? "kafka" : strcmp(conn, "file") == 0 ? "file" : "number_sequence";
+	return json_array_append_new(R->rows, row) < 0 ? ckpt_err_nomem(R->e, "") : 0;
 }
 
 static int
@@ -153,7 +156,10 @@ reader_split(void *arg, const char *state, size_t idx, const unsigned char *p, s
 	char k[600];
 	int rc;
 
-	(void)state, (void)idx, (void)p, (void)n;
+	(void)state, (void)p, (void)n;
+	if (typed && json_is_null(json_object_get(typed, "connector")) && R->bad[0] == '\0')
+		snprintf(R->bad, sizeof R->bad, "subtask %ld: %s element %zu", R->subtask, READER_STATE, idx),
+		snprintf(R->why, sizeof R->why, "%s", json_string_value(json_object_get(typed, "reason")));
 	while (x && json_is_string(json_object_get(x, "connector")) &&
 	       strcmp(json_string_value(json_object_get(x, "connector")), "hybrid") == 0)
 		x = json_object_get(x, "split");
@@ -259,8 +265,10 @@ operator_offsets(struct flink_backing *b, const struct ckpt_operator *op, struct
 		json_decref(en);
 		return 0;
 	}
-	if ((R.held = json_object()) == NULL)
+	if ((R.held = json_object()) == NULL || (R.rows = json_array()) == NULL) {
+		ckpt_err_nomem(e, "");
 		goto out;
+	}
 	for (size_t i = 0; i < op->nsubtasks; i++) {
 		R.subtask = op->subtasks[i].index;
 		if (!op->subtasks[i].finished && ckpt_fstate_read_subtask(b, op, &op->subtasks[i], &k, e) < 0)
@@ -272,10 +280,22 @@ operator_offsets(struct flink_backing *b, const struct ckpt_operator *op, struct
 		json_decref(en);
 		en = f;
 	}
-	rc = en ? enum_rows(&R, en, -1) : 0;
+	if (en && enum_rows(&R, en, -1) < 0)
+		goto out;
+	if (R.conn && R.bad[0]) { /* a known source's split that parses as none: damaged */
+		ckpt_err_set(e, CKPT_ERR_INPUT, b->meta, "operator %s %s of a %s source: %s", op->id, R.bad, R.conn,
+			     R.why);
+		goto out;
+	}
+	for (size_t i = 0; i < json_array_size(R.rows); i++) {
+		ckpt_jw_json(w, json_array_get(R.rows, i));
+		ckpt_jw_byte(w, '\n');
+	}
+	rc = ckpt_jw_failed(w, e);
 out:
 	json_decref(en);
 	json_decref(R.held);
+	json_decref(R.rows);
 	return rc;
 }
 
