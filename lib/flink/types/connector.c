@@ -24,6 +24,8 @@ try_open(struct try *t, const unsigned char *p, size_t n, uint64_t at)
 }
 
 #define fail(t, ...) ckpt_fsrc_fail(&(t)->s, __VA_ARGS__)
+/* Fail at the value of n bytes just read (a memory source: its window is all of it). */
+#define fail_back(t, n, ...) ((t)->s.wpos -= (n), ckpt_fsrc_fail(&(t)->s, __VA_ARGS__))
 
 /* A Kafka starting or stopping offset: its number, or Flink's sentinel named. */
 json_t *
@@ -67,7 +69,7 @@ read_tp(struct try *t, char **topic, int32_t *part)
 	if (ckpt_fsrc_i32(&t->s, part, "partition") < 0)
 		return -1;
 	if (*part < 0)
-		return fail(t, "partition %d below 0", (int)*part);
+		return fail_back(t, 4, "partition %d below 0", (int)*part);
 	return 0;
 }
 
@@ -79,7 +81,7 @@ bool_of(struct try *t, int *v, const char *what)
 	if (ckpt_fsrc_u8(&t->s, &b, what) < 0)
 		return -1;
 	if (b > 1)
-		return fail(t, "%s byte %u is no boolean", what, (unsigned)b);
+		return fail_back(t, 1, "%s byte %u is no boolean", what, (unsigned)b);
 	*v = b;
 	return 0;
 }
@@ -96,12 +98,12 @@ kafka_split(struct try *t)
 	if (read_tp(t, &topic, &part) < 0 || ckpt_fsrc_i64(&t->s, &from, "starting offset") < 0)
 		goto out;
 	if ((a = ckpt_fsplit_offset(from, 0)) == NULL) {
-		fail(t, "starting offset %lld is neither an offset nor a sentinel", (long long)from);
+		fail_back(t, 8, "starting offset %lld is neither an offset nor a sentinel", (long long)from);
 		goto out;
 	}
 	if (ckpt_fsrc_i64(&t->s, &to, "stopping offset") < 0 || (b = ckpt_fsplit_offset(to, 1)) == NULL) {
 		if (t->e.kind == CKPT_ERR_NONE)
-			fail(t, "stopping offset %lld is neither an offset nor a sentinel", (long long)to);
+			fail_back(t, 8, "stopping offset %lld is neither an offset nor a sentinel", (long long)to);
 		json_decref(a);
 		goto out;
 	}
@@ -320,7 +322,8 @@ split_of(const unsigned char *p, size_t n, uint64_t at, int32_t version, int nes
 		try_open(&t, p, n, at);
 		x = i == 0 ? kafka_split(&t) : i == 1 ? hybrid_split(&t, p, n) : i == 2 ? file_split(&t) : number_split(&t);
 		if (x && !ckpt_fsrc_drained(&t.s)) {
-			ckpt_fsrc_fail(&t.s, "%zu bytes after the split", (size_t)(t.s.wlen - t.s.wpos));
+			ckpt_fsrc_fail(&t.s, "%zu byte%s after the split", (size_t)(t.s.wlen - t.s.wpos),
+				       t.s.wlen - t.s.wpos == 1 ? "" : "s");
 			json_decref(x);
 			x = NULL;
 		}
@@ -403,7 +406,8 @@ sub_split(struct try *t, json_t *(*fn)(struct try *), int little)
 	if (x && !ckpt_fsrc_drained(&u.s)) {
 		json_decref(x);
 		x = NULL;
-		ckpt_fsrc_fail(&u.s, "%zu bytes after the split", (size_t)(u.s.wlen - u.s.wpos));
+		ckpt_fsrc_fail(&u.s, "%zu byte%s after the split", (size_t)(u.s.wlen - u.s.wpos),
+			       u.s.wlen - u.s.wpos == 1 ? "" : "s");
 	}
 	if (x == NULL)
 		t->e = u.e;
@@ -421,7 +425,7 @@ status_of(struct try *t, json_t *o)
 	if (ckpt_fsrc_i32(&t->s, &st, "assignment status") < 0)
 		return -1;
 	if (st != 0 && st != 1)
-		return fail(t, "assignment status %d is neither 0 (assigned) nor 1 (unassigned)", (int)st);
+		return fail_back(t, 4, "assignment status %d is neither 0 (assigned) nor 1 (unassigned)", (int)st);
 	return json_object_set_new(o, "status", json_string(st == 0 ? "assigned" : "unassigned"));
 }
 
@@ -639,7 +643,8 @@ enum_of(const unsigned char *p, size_t n, uint64_t at, int32_t version, int nest
 		o = json_pack("{s:s, s:i}", "connector", name[i], "version", (int)version);
 		ok = o && enum_try(&t, i, version, o) == 0;
 		if (ok && !ckpt_fsrc_drained(&t.s)) {
-			ckpt_fsrc_fail(&t.s, "%zu bytes after the checkpoint", (size_t)(t.s.wlen - t.s.wpos));
+			ckpt_fsrc_fail(&t.s, "%zu byte%s after the checkpoint", (size_t)(t.s.wlen - t.s.wpos),
+				       t.s.wlen - t.s.wpos == 1 ? "" : "s");
 			ok = 0;
 		}
 		if (ok)
