@@ -1,6 +1,7 @@
 /* types.h: the serializers floor of the Flink layer (lib/flink/types/): serializer snapshots read
  * into a tree (struct ckpt_fser) and the values they write decoded, hashed and encoded: built-in
- * types, tuples, POJOs, Avro, Scala, Kryo, Java values, SQL RowData, and keys.  Offered to the state
+ * types, tuples, POJOs, Avro, Scala, Kryo, Java values, SQL RowData, and keys; and the splits and
+ * enumerator checkpoints of Flink's sources (connector.c).  Offered to the state
  * files (lib/flink/state/) and, through flink/flink.h, to the layers above flink/.  Uses the
  * formats floor (lib/flink/format/) and the model and base layers. */
 #ifndef CKPT_FLINK_TYPES_H
