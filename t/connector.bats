@@ -182,3 +182,13 @@ last() { LAST=$(reader_element 0 "$(kafka_split topic 5 10 $NOSTOP)"); }
 	status_is 0
 	output_is ''
 }
+
+@test "connector: -a --raw keeps the coordinator's bytes, the typed form beside them, and reads back" {
+	needs_fixtures
+	run sh -c "ckpt-inspect -a --raw '$KAFKA' | jq -c '.operators[1] | [.coordinator, .coordinator_typed.version, .coordinator_typed.partitions[0]]'"
+	status_is 0
+	output_is '[{"base64":"AAAAAQAAAAEAAAByAAAACgAFdG9waWMAAAAJAAV0b3BpYwAAAAAABXRvcGljAAAAAgAFdG9waWMAAAABAAV0b3BpYwAAAAQABXRvcGljAAAAAwAFdG9waWMAAAAGAAV0b3BpYwAAAAUABXRvcGljAAAACAAFdG9waWMAAAAH"},1,{"topic":"topic","partition":9}]'
+	run sh -c "ckpt-inspect -a --raw '$KAFKA' | ckpt-merge | jq -c '.operators[1].coordinator'"
+	status_is 0
+	output_is '{"base64":"AAAAAQAAAAEAAAByAAAACgAFdG9waWMAAAAJAAV0b3BpYwAAAAAABXRvcGljAAAAAgAFdG9waWMAAAABAAV0b3BpYwAAAAQABXRvcGljAAAAAwAFdG9waWMAAAAGAAV0b3BpYwAAAAUABXRvcGljAAAACAAFdG9waWMAAAAH"}'
+}
