@@ -10,10 +10,10 @@
 #include "cli.h"
 #include "inspect-summary.h"
 
-enum mode { SUMMARY, ALL, CHECK, DIFF, ROWS };
+enum mode { SUMMARY, ALL, CHECK, DIFF, ROWS, OFFSETS };
 
 enum { OPT_LATEST = 256, OPT_ORPHANS, OPT_OLDER, OPT_RAW, OPT_STATE, OPT_JSON, OPT_TABLE, OPT_SKEW, OPT_PLOT,
-       OPT_KEEP_GOING };  /* long options without a letter */
+       OPT_KEEP_GOING, OPT_OFFSETS };  /* long options without a letter */
 
 struct opts {
 	enum mode mode;
@@ -54,6 +54,7 @@ usage(FILE *f)
 	fprintf(f, "usage: ckpt-inspect [-pmv] [-a [--raw] | -R | -c | --json | --table | --skew [--plot FILE]]\n"
 	       "                    [--keep-going] [-u UID ...] [--state NAME] [-k KEY]\n"
 	       "                    [-r OLDPREFIX=DIR ...] [file ...]\n"
+	       "       ckpt-inspect --offsets [-u UID ...] [-r OLDPREFIX=DIR ...] [file ...]\n"
 	       "       ckpt-inspect -d [-R] [--keep-going] [-u UID ...] [--state NAME] [-k KEY] [-r OLDPREFIX=DIR ...]\n"
 	       "                    OLD NEW\n"
 	       "       ckpt-inspect [-pc] [-r OLDPREFIX=DIR ...] -l DIR\n"
@@ -64,6 +65,8 @@ usage(FILE *f)
 	       "                        serializers are known\n"
 	       "      --raw             with -a, every entry's raw bytes beside its typed form\n"
 	       "  -R, --rows            the state as rows (NDJSON): one an entry, map entry, list element\n"
+	       "      --offsets         each source split and partition (NDJSON): connector, topic and\n"
+	       "                        partition or file, starting and stopping offset\n"
 	       "  -c, --check           verify each archive against its manifest, or each state file\n"
 	       "                        a Flink _metadata names\n"
 	       "  -d, --diff            how NEW differs from OLD (exit 1: they differ); with -R, the\n"
@@ -335,6 +338,18 @@ print_rows(struct ckpt_snapshot *s, struct ckpt_err *e)
 	return 2;
 }
 
+/* --offsets: the rows of the source operators' splits and partitions. */
+static int
+print_offsets(struct ckpt_snapshot *s, struct ckpt_err *e)
+{
+	if (ckpt_flink_offsets(s, stdout, e) == 0 && fflush(stdout) != EOF)
+		return 0;
+	if (ferror(stdout))
+		return 2;
+	cli_error(e);
+	return ckpt_err_status(e);
+}
+
 /* -k: the document or the rows of one key kept in memory until the read has ended, as the library
  * then reads the state once, without its check pass: a damaged file still prints nothing. */
 static int
@@ -495,6 +510,8 @@ inspect_file(const struct opts *o, const char *path, struct ckpt_snapshot *other
 		status = print_all(s, &e);
 	} else if (o->mode == ROWS) {
 		status = print_rows(s, &e);
+	} else if (o->mode == OFFSETS) {
+		status = print_offsets(s, &e);
 	} else {
 		v = ckpt_snapshot_summary(s, display(path), &e);
 		if (v && summary_state(o, s, display(path), v, &e) < 0) {
@@ -676,6 +693,8 @@ set_mode(struct opts *o, enum mode m)
 		o->mode = DIFF;
 		return;
 	}
+	if (o->mode != SUMMARY && o->mode != m && (m == OFFSETS || o->mode == OFFSETS))
+		cli_usage_fail("--offsets excludes -a, -R, -c and -d");
 	if (o->mode != SUMMARY && o->mode != m)
 		cli_usage_fail("-a, -R, -c and -d exclude each other");
 	o->mode = m;
@@ -744,6 +763,7 @@ main(int argc, char **argv)
 		{"verbose", no_argument, NULL, 'v'}, {"keep-going", no_argument, NULL, OPT_KEEP_GOING},
 		{"json", no_argument, NULL, OPT_JSON}, {"table", no_argument, NULL, OPT_TABLE},
 		{"skew", no_argument, NULL, OPT_SKEW}, {"plot", required_argument, NULL, OPT_PLOT},
+		{"offsets", no_argument, NULL, OPT_OFFSETS},
 		{NULL, 0, NULL, 0},
 	};
 	struct opts o = {0};
@@ -770,6 +790,9 @@ main(int argc, char **argv)
 			break;
 		case 'c':
 			set_mode(&o, CHECK);
+			break;
+		case OPT_OFFSETS:
+			set_mode(&o, OFFSETS);
 			break;
 		case 'd':
 			set_mode(&o, DIFF);
@@ -871,6 +894,8 @@ main(int argc, char **argv)
 	if ((o.nuids || o.state || o.key) && o.mode == CHECK)
 		cli_usage_fail("%s goes with the summary, -a, -R and -d, not with -c",
 			       o.key ? "-k" : o.state ? "--state" : "-u");
+	if (o.mode == OFFSETS && (o.state || o.key || o.keep_going))
+		cli_usage_fail("%s does not go with --offsets", o.state ? "--state" : o.key ? "-k" : "--keep-going");
 	if (o.keep_going && o.mode != ALL && o.mode != ROWS && o.mode != DIFF)
 		cli_usage_fail("--keep-going goes with -a, -R and -d");
 	if ((o.mode == ALL || o.mode == ROWS || o.diff_rows) && isatty(STDOUT_FILENO))

@@ -770,6 +770,10 @@ int ckpt_flink_state_select(struct ckpt_snapshot *s, const struct ckpt_flink_sel
 /* After reads narrowed by --state: 0 when state files of the operators were read and none holds that
  * state, with the states they do hold, sorted, ", " between, in names (cut to size); else 1. */
 int ckpt_flink_state_found(struct ckpt_snapshot *s, char *names, size_t size);
+/* ckpt-inspect --offsets: one NDJSON row a split or partition of every source operator of a Flink
+ * snapshot whose state is enabled, to f (its readers' SourceReaderState, then what the enumerator
+ * holds that no reader does); only operator state and coordinator state are read. */
+int ckpt_flink_offsets(struct ckpt_snapshot *s, FILE *f, struct ckpt_err *e);
 /* --keep-going: a subtask whose state files cannot be read is left out of -a (its subtask there
  * with "unread": why), -R and -d (its operator, under -d), and said to skip (where: "operator ID
  * [(uid U)] subtask N", what: the error), instead of stopping the read with an error. */

@@ -449,6 +449,28 @@ archive() {
 		ckpt-inspect --orphans d --older-than 60
 }
 
+@test "catalogue: ckpt-inspect: a source's split whose length field lies" {
+	needs_fixtures
+	load connector-helper
+	tohex
+	set_last_element 350 "$(reader_element 0 "$(kafka_split topic 5 10 -9223372036854775808)")" \
+		"$(i32 35)$(i32 0)$(i32 28)$(kafka_split topic 5 10 -9223372036854775808)"
+	unhex
+	bad 2 "ckpt-inspect: sp/_metadata:inline:file:/Users/arv/flink-connector-kafka/flink-connector-kafka/src/test/resources/kafka-source-savepoint/enum1-split0/savepoint-3c7c0a-07c49f841952/f797d07f-447e-4460-8216-d1c05a2a0a2d: operator cb16aa5adb311e8ac72482def19accbe subtask 0: SourceReaderState element 2: offset 319: split length 28, but 27 bytes follow it" \
+		ckpt-inspect --offsets sp
+}
+
+@test "catalogue: ckpt-inspect --offsets: a Kafka source's split that parses as no split" {
+	needs_fixtures
+	load connector-helper
+	tohex
+	set_last_element 350 "$(reader_element 0 "$(kafka_split topic 5 10 -9223372036854775808)")" \
+		"$(reader_element 0 "$(kafka_split topic 5 -7 -9223372036854775808)")"
+	unhex
+	bad 2 "ckpt-inspect: sp/_metadata: operator cb16aa5adb311e8ac72482def19accbe subtask 0: SourceReaderState element 2 of a kafka source: kafka: offset 334: starting offset -7 is neither an offset nor a sentinel; hybrid: offset 350: truncated split id" \
+		ckpt-inspect --offsets sp
+}
+
 # ---- ckpt-merge: outputs
 
 @test "catalogue: ckpt-merge: an output name of no archive kind" {

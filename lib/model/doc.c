@@ -839,8 +839,9 @@ load_op_head(struct ldr *L, struct ckpt_snapshot *s, size_t i, const json_t *o, 
 static int
 load_operator(struct ldr *L, struct ckpt_snapshot *s, size_t i, const json_t *o)
 {
+	/* coordinator_typed: -a --raw's typed form of a source's coordinator state, beside its bytes */
 	static const char *const keys[] = {"id", "uid", "name", "vertex", "parallelism", "max_parallelism",
-					   "fully_finished", "coordinator", "subtasks", NULL};
+					   "fully_finished", "coordinator", "coordinator_typed", "subtasks", NULL};
 	struct ckpt_operator *op = &s->ops[i];
 	char ptr[PTRLEN], what[PTRLEN];
 	struct ckpt_bits taken = {0};

@@ -32,6 +32,9 @@ struct ckpt_snap_backing {
 	int (*check)(struct ckpt_snapshot *s, struct ckpt_err *e);
 	int (*print)(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subtask *st,
 		     struct ckpt_jw *w, struct ckpt_err *e);
+	/* optional: what the backing adds to an operator's head in the document (a source's
+	 * coordinator state typed); -1 when out of memory */
+	int (*head)(struct ckpt_snapshot *s, const struct ckpt_operator *op, json_t *head);
 };
 
 /* An archive member as the manifest lists it (st->member points at one). */

@@ -32,6 +32,12 @@ print_operator(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_jw
 {
 	json_t *head = ckpt_snap_operator_head(op);
 
+	const struct ckpt_snap_backing *b = s->backing;
+
+	if (head && b && b->head && b->head(s, op, head) < 0) {
+		json_decref(head);
+		head = NULL;
+	}
 	if (head == NULL)
 		return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
 	ckpt_jw_open(w, '{');

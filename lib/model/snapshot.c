@@ -527,7 +527,9 @@ ckpt_snapshot_to_json(struct ckpt_snapshot *s, struct ckpt_err *e)
 		struct ckpt_operator *op = &s->ops[i];
 		json_t *o = ckpt_snap_operator_head(op), *subs = json_array();
 
-		if (ckpt_json_append_new(ops, o) < 0 || ckpt_json_set_new(o, "subtasks", subs) < 0)
+		const struct ckpt_snap_backing *b = s->backing;
+
+		if (ckpt_json_append_new(ops, o) < 0 || (b && b->head && b->head(s, op, o) < 0) || ckpt_json_set_new(o, "subtasks", subs) < 0)
 			goto nomem;
 		for (size_t k = 0; k < op->nsubtasks; k++) {
 			json_t *v = ckpt_snap_subtask_doc(s, op, &op->subtasks[k], e);

@@ -3,7 +3,9 @@
  * state, 1 a canonical savepoint's keyed state, 2 a key-groups handle: heap or full snapshot),
  * three big-endian u32 offsets (operator: the two elements of list state "names"; savepoint: key
  * groups 29, 86 and 94 of 0-127; key groups: the one key group 29 of 29-29; max parallelism
- * 128), then the state file. */
+ * 128), then the state file.  The mode byte's bit 0x10 names the operator's list state
+ * "SourceReaderState" (a source's splits, typed by connector.c); bit 0x20 makes the state file the
+ * operator's coordinator state too (a source enumerator's checkpoint, typed by -a's document). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,7 +62,7 @@ u32(const uint8_t *p)
 
 /* A version 3 _metadata: one operator (parallelism 1, max parallelism 128), subtask 0. */
 static void
-metadata(struct buf *m, int mode, const uint8_t *off, const uint8_t *state, size_t n)
+metadata(struct buf *m, int mode, int flags, const uint8_t *off, const uint8_t *state, size_t n)
 {
 	be(m, 0x4960672d, 4);
 	be(m, 3, 4);
@@ -71,14 +73,21 @@ metadata(struct buf *m, int mode, const uint8_t *off, const uint8_t *state, size
 	be(m, 0x090a0b0c0d0e0f10ull, 8);
 	be(m, 1, 4);
 	be(m, 128, 4);
-	be(m, 0, 1);  /* no coordinator state */
+	if (flags & 0x20) { /* the state file as the coordinator state, inline */
+		be(m, 1, 1);
+		utf(m, "c");
+		be(m, n, 4);
+		put(m, state, n);
+	} else {
+		be(m, 0, 1);  /* no coordinator state */
+	}
 	be(m, 1, 4);  /* one subtask entry: */
 	be(m, 0, 4);  /* subtask 0 */
 	if (mode == 0) {
 		be(m, 1, 4);
 		be(m, 4, 1);
 		be(m, 1, 4);
-		utf(m, "names");
+		utf(m, flags & 0x10 ? "SourceReaderState" : "names");
 		be(m, 0, 1);
 		be(m, 2, 4);
 		be(m, u32(off), 8);
@@ -130,7 +139,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 13)
 		return 0;
-	metadata(&m, data[0] % 3, data + 1, data + 13, size - 13);
+	metadata(&m, (data[0] & 0x0f) % 3, data[0] & 0x30, data + 1, data + 13, size - 13);
 	path = fuzz_file("_metadata", m.p, m.n);
 	free(m.p);
 	if (path == NULL || (s = ckpt_snapshot_open(path, &e)) == NULL)

@@ -125,6 +125,17 @@ struct kgoff {
 	uint32_t kg;
 };
 
+/* ------------------------------------------------------------ sources.c */
+
+/* Is state (its element serializer value) a source operator's SourceReaderState? */
+int ckpt_fstate_is_split(const char *state, const struct ckpt_fser *value);
+/* Its element idx, p[0, n) at offset at (the bytes of its byte[]), typed as a split into *typed
+ * (replaced; {"connector": null, "reason", "bytes"} when none parses): -1 with the operator,
+ * subtask, element and offset named when its framing is broken. */
+int ckpt_fstate_split(struct fctx *c, size_t idx, const unsigned char *p, size_t n, uint64_t at, json_t **typed);
+/* The backing's hook typing a source's coordinator state in -a. */
+void ckpt_fstate_sources_init(struct flink_backing *b);
+
 /* ------------------------------------------------------------ state-meta.c */
 
 /* One StateMetaInfoSnapshot into h (meta-info versions 6 and 7). */

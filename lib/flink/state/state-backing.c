@@ -849,6 +849,7 @@ ckpt_flink_backing_new(const char *meta, struct ckpt_err *e)
 	b->base.format = "flink metadata";
 	b->base.flink_meta = 1;
 	b->base.free = flink_free;
+	ckpt_fstate_sources_init(b);
 	if ((b->meta = ckpt_strdup(meta, e)) == NULL)
 		goto fail;
 	if (strcmp(meta, "<stdin>") != 0) {

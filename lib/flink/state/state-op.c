@@ -93,6 +93,10 @@ emit_op(struct fctx *c, const struct fheader *h, const char *name, size_t idx, c
 	if (m && !broadcast && m->value && !ckpt_fser_blocker_tail(m->value) && /* each element its own bytes */
 	    decode_all(c, m->value, p, n, at, "list element", &typed) < 0)
 		return -1;
+	if (typed && ckpt_fstate_is_split(name, m->value) && ckpt_fstate_split(c, idx, p + 4, n - 4, at + 4, &typed) < 0) {
+		json_decref(typed);
+		return -1;
+	}
 	if (broadcast && m->key && m->value && !ckpt_fser_blocker(m->key) && !ckpt_fser_blocker(m->value) &&
 	    decode_broadcast(c, m, p, n, at, &typed) < 0)
 		return -1;

@@ -1,6 +1,7 @@
 /* types.h: the serializers floor of the Flink layer (lib/flink/types/): serializer snapshots read
  * into a tree (struct ckpt_fser) and the values they write decoded, hashed and encoded: built-in
- * types, tuples, POJOs, Avro, Scala, Kryo, Java values, SQL RowData, and keys.  Offered to the state
+ * types, tuples, POJOs, Avro, Scala, Kryo, Java values, SQL RowData, and keys; and the splits and
+ * enumerator checkpoints of Flink's sources (connector.c).  Offered to the state
  * files (lib/flink/state/) and, through flink/flink.h, to the layers above flink/.  Uses the
  * formats floor (lib/flink/format/) and the model and base layers. */
 #ifndef CKPT_FLINK_TYPES_H
@@ -200,5 +201,23 @@ int ckpt_fenc_more(const struct ckpt_fser *t, const json_t *v, struct ckpt_fenc 
 
 /* Flink's KeyGroupRangeAssignment: MathUtils.murmurHash(hashCode) % maxParallelism. */
 uint32_t ckpt_flink_key_group(int32_t hash, uint32_t max_parallelism);
+
+/* ------------------------------------------------------------ connector.c */
+
+/* One element of a source operator's SourceReaderState, p[0, n) at offset at of where: its
+ * SimpleVersionedSerialization framing (i32 version, i32 length, the split), the split typed into
+ * *v ({"connector": ..., "version": ..., its fields}) when exactly one format ckpt knows parses all
+ * of it with sane values, else *v NULL and why says what each tried found.  -1 with e set when the
+ * framing itself is broken (too short, a length that is not what follows). */
+int ckpt_fsplit_typed(const unsigned char *p, size_t n, uint64_t at, const char *where, json_t **v, char *why,
+		      size_t nwhy, struct ckpt_err *e);
+/* An operator coordinator's state p[0, n): in SourceCoordinator's framing, the enumerator's
+ * checkpoint typed into *v as above, or {"connector": null, "reason", "bytes"} when none parses;
+ * *v NULL when the bytes are not in that framing.  -1 only when out of memory. */
+int ckpt_fenum_typed(const unsigned char *p, size_t n, json_t **v, char *why, size_t nwhy);
+/* A Kafka split's offset v as -a prints it: the number, or Flink's sentinel named ("earliest",
+ * "latest", "committed"; "migrated" starting, null stopping for Long.MIN_VALUE); NULL when v is
+ * neither (a stopping offset of -2 included). */
+json_t *ckpt_fsplit_offset(int64_t v, int stopping);
 
 #endif

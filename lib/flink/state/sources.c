@@ -1,0 +1,60 @@
+/* sources.c: a source operator's state typed (each split of SourceReaderState, the enumerator's
+ * checkpoint in the coordinator state; ckpt-flink(5), SOURCES), for -a, -R and offsets.c. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "readers.h"
+#include "model/model.h"
+
+#define READER_STATE "SourceReaderState"
+
+int
+ckpt_fstate_split(struct fctx *c, size_t idx, const unsigned char *p, size_t n, uint64_t at, json_t **typed)
+{
+	char why[1200];
+	json_t *v;
+
+	if (ckpt_fsplit_typed(p, n, at, c->where, &v, why, sizeof why, c->e) < 0) {
+		ckpt_err_prefix(c->e, "operator %s subtask %u: %s element %zu", c->op->id, c->st->index, READER_STATE, idx);
+		return -1;
+	}
+	if (v == NULL)
+		v = json_pack("{s:n, s:s, s:o}", "connector", "reason", why, "bytes", ckpt_entry_to_json(p, n));
+	if (v == NULL)
+		return ckpt_err_nomem(c->e, c->where);
+	json_decref(*typed);
+	*typed = v;
+	return 0;
+}
+
+int
+ckpt_fstate_is_split(const char *state, const struct ckpt_fser *value)
+{
+	return value && value->kind == FSER_BYTES && strcmp(state, READER_STATE) == 0;
+}
+
+/* The operator's head in -a: its coordinator state typed when SourceCoordinator wrote it (beside
+ * the bytes under --raw). */
+static int
+source_head(struct ckpt_snapshot *s, const struct ckpt_operator *op, json_t *head)
+{
+	const struct flink_backing *b = s->backing;
+	char why[1200];
+	json_t *v;
+
+	if (op->coordinator == NULL)
+		return 0;
+	if (ckpt_fenum_typed(op->coordinator->p, op->coordinator->len, &v, why, sizeof why) < 0)
+		return -1;
+	if (v == NULL)
+		return 0;
+	if (b->raw)
+		return json_object_set_new(head, "coordinator_typed", v);
+	return json_object_set_new(head, "coordinator", v);
+}
+
+void
+ckpt_fstate_sources_init(struct flink_backing *b)
+{
+	b->base.head = source_head;
+}
