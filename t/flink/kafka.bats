@@ -130,6 +130,41 @@ JQ_SPLITS='[.flink["kafka-source"].readers[][] | {key: "\(.topic):\(.partition)"
 	[ "$fail" -eq 0 ]
 }
 
+# ckpt-inspect --offsets (issue 41) against the job's own record and Flink's own decoding: each
+# Kafka reader split by subtask, its starting offset (EARLIEST named, as Flink's -2), no stopping
+# offset; the enumerator's partitions none apart from the readers'; the FileSource's reader split
+# (path, position) and the enumerator's pending one.
+JQ_CKPT_KAFKA='select(.connector == "kafka" and .held_by == "reader")
+	| "\(.subtask) \(.topic):\(.partition) \(if .starting_offset == "earliest" then -2 else .starting_offset end) \(.stopping_offset)"'
+JQ_FLINK_KAFKA='.flink["kafka-source"].readers | to_entries[] | .key as $st | .value[]
+	| "\($st) \(.topic):\(.partition) \(.starting_offset) null"'
+JQ_CKPT_FILE='select(.connector == "file") | "\(.subtask) \(.path) \(.position)"'
+JQ_FLINK_FILE='.flink["file-source"] | (.readers | to_entries[] | .key as $st | .value[] | "\($st) \(.path) \(.position | tojson)"),
+	(.enumerator.state.splits[] | "null \(.path) \(.position)")'
+
+@test "ckpt-inspect --offsets: where each partition and file resumes, as the job consumed and Flink decodes" {
+	needs_kafka_artifacts
+	local v name path side art fail=0
+	while read -r v name path side; do
+		art=$FLINK_OUT/$v/$path
+		side=$FLINK_OUT/$v/$side
+		run ckpt-inspect --offsets "$art"
+		[ "$status" -eq 0 ] || { echo "$v/$name: --offsets exit $status: $output"; fail=1; continue; }
+		echo "$output" > offsets.ndjson
+		diff <(jq -r "$JQ_CKPT_KAFKA" offsets.ndjson | sort) <(jq -r "$JQ_FLINK_KAFKA" "$side" | sort) ||
+			{ echo "$v/$name: kafka splits differ"; fail=1; }
+		# what the job resumes from is what it consumed (EARLIEST: the partition's first offset, 0)
+		diff <(jq -r 'select(.connector == "kafka" and .held_by == "reader")
+			| "\(.topic):\(.partition) \(if .starting_offset == "earliest" then 0 else .starting_offset end)"' \
+			offsets.ndjson | sort) <(jq -r "$JQ_ORACLE" "$side") || { echo "$v/$name: not the consumed offsets"; fail=1; }
+		run jq -r 'select(.connector == "kafka" and .held_by != "reader")' offsets.ndjson
+		[ -z "$output" ] || { echo "$v/$name: partitions held by the enumerator alone: $output"; fail=1; }
+		diff <(jq -r "$JQ_CKPT_FILE" offsets.ndjson | sort) <(jq -r "$JQ_FLINK_FILE" "$side" | sort) ||
+			{ echo "$v/$name: file splits differ"; fail=1; }
+	done < <(kafka_artifacts)
+	[ "$fail" -eq 0 ]
+}
+
 @test "a changed offset in a sidecar is noticed" {
 	needs_kafka_artifacts
 	local v name path side
