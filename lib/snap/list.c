@@ -667,7 +667,7 @@ look_archive(struct ckpt_found *f, int is_dir, const struct ckpt_list_opts *o, s
 	f->checkpoint_id = (int64_t)s->checkpoint_id;
 	if (kind_word(s->kind))
 		f->kind = kind_word(s->kind);
-	if (s->backing && ((struct ckpt_snap_backing *)s->backing)->load == ckpt_snap_arch_load) {
+	if (s->backing && ((struct ckpt_model_backing *)s->backing)->load == ckpt_snap_arch_load) {
 		const struct ckpt_snap_arch *b = s->backing;
 
 		f->files = b->nmembers;
