@@ -105,45 +105,6 @@ chk_n(const char *name)
 	return errno || *end != '\0' ? -1 : v;
 }
 
-static const char *
-base_of_path(const char *path)
-{
-	const char *s = strrchr(path, '/');
-
-	return s ? s + 1 : path;
-}
-
-static int
-has_suffix(const char *s, const char *suf)
-{
-	size_t n = strlen(s), m = strlen(suf);
-
-	return n > m && strcmp(s + n - m, suf) == 0;
-}
-
-/* ckpt's own archives are whole snapshots: never a file to list. */
-static int
-archive_name(const char *name)
-{
-	return has_suffix(name, ".tar") || has_suffix(name, ".tar.gz") || has_suffix(name, ".tgz") ||
-	       has_suffix(name, ".zip");
-}
-
-static char *
-join(const char *dir, const char *name, struct ckpt_err *e)
-{
-	size_t n = strlen(dir), m = strlen(name);
-	char *p = ckpt_calloc(n + m + 2, 1, e);
-
-	if (p == NULL)
-		return NULL;
-	memcpy(p, dir, n);
-	if (n == 0 || dir[n - 1] != '/')
-		p[n++] = '/';
-	memcpy(p + n, name, m + 1);
-	return p;
-}
-
 /* ---- (device, inode) keys */
 
 static uint64_t
@@ -237,7 +198,7 @@ read_entries(struct owalk *w, const char *dir, int fd, struct entry **out, size_
 		if (fstatat(dirfd(d), de->d_name, &sb, 0) != 0) {
 			if (errno == ENOENT) /* vanished, or a dangling link */
 				continue;
-			p = join(dir, de->d_name, w->e);
+			p = ckpt_snap_path_join(dir, de->d_name, w->e);
 			if (errno == ELOOP)
 				ckpt_err_set(w->e, CKPT_ERR_INPUT, p ? p : dir, "a symbolic link loop");
 			else
@@ -342,7 +303,7 @@ walk_entries(struct owalk *w, const char *dir, int depth, const struct entry *v,
 
 	for (size_t i = 0; i < n; i++) {
 		struct ctx cc = *c;
-		char *p = join(dir, v[i].name, w->e);
+		char *p = ckpt_snap_path_join(dir, v[i].name, w->e);
 		int r = 0;
 
 		if (p == NULL)
@@ -362,7 +323,7 @@ walk_entries(struct owalk *w, const char *dir, int depth, const struct entry *v,
 				r = walk(w, p, v[i].name, depth + 1, cc);
 			}
 		} else if (S_ISREG(v[i].sb.st_mode)) {
-			if (archive_name(v[i].name))
+			if (ckpt_snap_archive_name(v[i].name))
 				cc.place = KEEP;
 			r = add_file(w, p, &v[i].sb, &cc);
 			p = NULL;
@@ -462,13 +423,13 @@ walk_all(struct owalk *w, const char *top)
 {
 	struct ctx c = {.job = -1, .snap = -1, .place = PLAIN};
 
-	if (walk(w, top, base_of_path(top), 0, c) < 0)
+	if (walk(w, top, ckpt_snap_path_base(top), 0, c) < 0)
 		return -1;
 	for (size_t i = 0; i < w->nq; i++) {
 		struct deferred d = w->q[i];
 
 		d.c.place = KEEP;
-		if (link_loop(d.path, w->e) < 0 || walk(w, d.path, base_of_path(d.path), d.depth, d.c) < 0)
+		if (link_loop(d.path, w->e) < 0 || walk(w, d.path, ckpt_snap_path_base(d.path), d.depth, d.c) < 0)
 			return -1;
 	}
 	return 0;
@@ -515,7 +476,7 @@ read_meta(struct osnap *s, const struct owalk *w, struct ckpt_err *e)
 	const struct ckpt_orphans_opts *o = w->o;
 	struct ckpt_err le = {0};
 	struct ckpt_snapshot *snap = NULL;
-	char *meta = join(s->dir, "_metadata", e);
+	char *meta = ckpt_snap_path_join(s->dir, "_metadata", e);
 	struct refctx R = {.s = s, .w = w, .e = e};
 	struct stat sb;
 	int r = 0;
@@ -714,7 +675,7 @@ verdict(const struct owalk *w, const struct ofile *f, const struct ojob *all)
 		return NULL;
 	if (f->sec >= cut)
 		return NULL;
-	if (s && s->has_meta && s->ok && strcmp(base_of_path(f->path), "_metadata") == 0 &&
+	if (s && s->has_meta && s->ok && strcmp(ckpt_snap_path_base(f->path), "_metadata") == 0 &&
 	    strlen(f->path) == strlen(s->dir) + 10)
 		return NULL;
 	if (s && s->id >= 0 && !s->ok) {

@@ -78,4 +78,10 @@ struct archive *ckpt_snap_open_manifest(int fd, const char *name, struct ckpt_sn
 /* Can a state document start with byte c (an opening brace or white space)? */
 int ckpt_snap_is_json_start(int c);
 
+/* paths.c: path names as discovery and --orphans take them apart and build them */
+const char *ckpt_snap_path_base(const char *path);             /* after the last slash */
+int ckpt_snap_has_suffix(const char *s, const char *suf);        /* and is longer than it */
+int ckpt_snap_archive_name(const char *name);                    /* .tar, .tar.gz, .tgz, .zip */
+char *ckpt_snap_path_join(const char *dir, const char *name, struct ckpt_err *e); /* DIR/NAME */
+
 #endif
