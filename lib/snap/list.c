@@ -15,7 +15,6 @@
 #include "snap.h"
 
 #define LIST_DEPTH 64    /* directories deeper than this are not entered */
-#define LIST_THREADS 8   /* at most this many readers, one a core */
 
 enum cand { FLINK, FLINK_NO_META, ARCHIVE_FILE, ARCHIVE_DIR };
 
@@ -674,72 +673,45 @@ look(struct ckpt_found *f, enum cand how, const struct ckpt_list_opts *o, struct
 
 /* ---- in parallel: each reader takes the next one not yet taken */
 
-struct pool {
+struct looks {
 	struct walk *w;
 	const struct ckpt_list_opts *o;
-	size_t next;
-	int failed;
 	unsigned char *drop;
-	pthread_mutex_t mu;
 	pthread_mutex_t arc; /* libarchive initialises some of its tables lazily: one archive at a time */
-	struct ckpt_err e;
 };
 
-static void *
-worker(void *arg)
+static int
+look_one(void *arg, size_t i, struct ckpt_err *e)
 {
-	struct pool *P = arg;
+	struct looks *L = arg;
+	int r;
 
-	for (;;) {
-		struct ckpt_err e = {0};
-		size_t i = __atomic_fetch_add(&P->next, 1, __ATOMIC_RELAXED);
-		int r;
-
-		if (i >= P->w->n || __atomic_load_n(&P->failed, __ATOMIC_RELAXED))
-			return NULL;
-		if (P->w->how[i] == ARCHIVE_FILE || P->w->how[i] == ARCHIVE_DIR) {
-			pthread_mutex_lock(&P->arc);
-			r = look(&P->w->found[i], (enum cand)P->w->how[i], P->o, &e);
-			pthread_mutex_unlock(&P->arc);
-		} else {
-			r = look(&P->w->found[i], (enum cand)P->w->how[i], P->o, &e);
-		}
-		if (r > 0)
-			P->drop[i] = 1;
-		if (r < 0) {
-			pthread_mutex_lock(&P->mu);
-			if (!P->failed)
-				P->e = e;
-			__atomic_store_n(&P->failed, 1, __ATOMIC_RELAXED);
-			pthread_mutex_unlock(&P->mu);
-		}
+	if (L->w->how[i] == ARCHIVE_FILE || L->w->how[i] == ARCHIVE_DIR) {
+		pthread_mutex_lock(&L->arc);
+		r = look(&L->w->found[i], (enum cand)L->w->how[i], L->o, e);
+		pthread_mutex_unlock(&L->arc);
+	} else {
+		r = look(&L->w->found[i], (enum cand)L->w->how[i], L->o, e);
 	}
+	if (r > 0)
+		L->drop[i] = 1;
+	return r < 0 ? -1 : 0;
 }
 
 static int
 look_all(struct walk *w, const struct ckpt_list_opts *o, struct ckpt_err *e)
 {
-	struct pool P = {.w = w, .o = o};
-	pthread_t t[LIST_THREADS];
-	long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	size_t nt = cores < 1 ? 1 : cores > LIST_THREADS ? LIST_THREADS : (size_t)cores, started = 0, k = 0;
+	struct looks L = {.w = w, .o = o};
+	size_t k = 0;
+	int r;
 
-	if (nt > w->n)
-		nt = w->n;
-	if ((P.drop = ckpt_calloc(w->n ? w->n : 1, 1, e)) == NULL)
+	if ((L.drop = ckpt_calloc(w->n ? w->n : 1, 1, e)) == NULL)
 		return -1;
-	pthread_mutex_init(&P.mu, NULL);
-	pthread_mutex_init(&P.arc, NULL);
-	json_decref(json_object()); /* jansson seeds its hash function with the first object: here, not in the threads */
-	while (started + 1 < nt && pthread_create(&t[started], NULL, worker, &P) == 0)
-		started++;
-	worker(&P);
-	for (size_t i = 0; i < started; i++)
-		pthread_join(t[i], NULL);
-	pthread_mutex_destroy(&P.mu);
-	pthread_mutex_destroy(&P.arc);
+	pthread_mutex_init(&L.arc, NULL);
+	r = ckpt_snap_each(w->n, look_one, &L, e);
+	pthread_mutex_destroy(&L.arc);
 	for (size_t i = 0; i < w->n; i++) {
-		if (P.drop[i]) {
+		if (L.drop[i]) {
 			free(w->found[i].path);
 			free(w->found[i].reason);
 			continue;
@@ -747,12 +719,8 @@ look_all(struct walk *w, const struct ckpt_list_opts *o, struct ckpt_err *e)
 		w->found[k++] = w->found[i];
 	}
 	w->n = k;
-	free(P.drop);
-	if (P.failed) {
-		*e = P.e;
-		return -1;
-	}
-	return 0;
+	free(L.drop);
+	return r;
 }
 
 int

@@ -6,7 +6,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -16,7 +15,6 @@
 #include "snap.h"
 
 #define ORPH_DEPTH 256  /* deeper than this is refused, not skipped: a _metadata there would go unread */
-#define ORPH_THREADS 8
 
 /* KEEP: never listed: ckpt's own archives and directories (whole snapshots), what lies behind a
  * symbolic link to a directory (not DIR's own files, which are reached without one) */
@@ -507,63 +505,23 @@ read_meta(struct osnap *s, const struct owalk *w, struct ckpt_err *e)
 	return r;
 }
 
-struct pool {
-	struct owalk *w;
-	size_t next;
-	int failed;
-	pthread_mutex_t mu;
-	struct ckpt_err e;
-};
-
-static void *
-reader(void *arg)
+static int
+read_one(void *arg, size_t i, struct ckpt_err *e)
 {
-	struct pool *P = arg;
+	struct owalk *w = arg;
 
-	for (;;) {
-		struct ckpt_err e = {0};
-		size_t i = __atomic_fetch_add(&P->next, 1, __ATOMIC_RELAXED);
-
-		if (i >= P->w->ns || __atomic_load_n(&P->failed, __ATOMIC_RELAXED))
-			return NULL;
-		if (!P->w->s[i].has_meta || read_meta(&P->w->s[i], P->w, &e) == 0)
-			continue;
-		pthread_mutex_lock(&P->mu);
-		if (!P->failed)
-			P->e = e;
-		__atomic_store_n(&P->failed, 1, __ATOMIC_RELAXED);
-		pthread_mutex_unlock(&P->mu);
-	}
+	return w->s[i].has_meta ? read_meta(&w->s[i], w, e) : 0;
 }
 
 static int
 read_all(struct owalk *w)
 {
-	struct pool P = {.w = w};
-	pthread_t t[ORPH_THREADS];
-	long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	size_t nt = cores < 1 ? 1 : cores > ORPH_THREADS ? ORPH_THREADS : (size_t)cores, started = 0;
-
-	if (nt > w->ns)
-		nt = w->ns;
 	if (ckpt_idmap_init(&w->pmap, w->nf, w->e) < 0)
 		return -1;
 	for (size_t i = 0; i < w->nf; i++)
 		if (ckpt_idmap_add(&w->pmap, path_hash(w->f, i), i, path_hash, w->f, w->e) < 0)
 			return -1;
-	pthread_mutex_init(&P.mu, NULL);
-	json_decref(json_object()); /* jansson seeds its hash function with the first object: here */
-	while (started + 1 < nt && pthread_create(&t[started], NULL, reader, &P) == 0)
-		started++;
-	reader(&P);
-	for (size_t i = 0; i < started; i++)
-		pthread_join(t[i], NULL);
-	pthread_mutex_destroy(&P.mu);
-	if (P.failed) {
-		*w->e = P.e;
-		return -1;
-	}
-	return 0;
+	return ckpt_snap_each(w->ns, read_one, w, w->e);
 }
 
 /* ---- what is referenced, what is kept, what is listed */

@@ -84,4 +84,10 @@ int ckpt_snap_has_suffix(const char *s, const char *suf);        /* and is longe
 int ckpt_snap_archive_name(const char *name);                    /* .tar, .tar.gz, .tgz, .zip */
 char *ckpt_snap_path_join(const char *dir, const char *name, struct ckpt_err *e); /* DIR/NAME */
 
+/* pool.c: fn(arg, i, e) for each i < n on threads (one a core, at most CKPT_SNAP_THREADS), each
+ * taking the next i; the first -1 of fn stops the rest and is the answer, with its e. */
+#define CKPT_SNAP_THREADS 8
+int ckpt_snap_each(size_t n, int (*fn)(void *arg, size_t i, struct ckpt_err *e), void *arg,
+		   struct ckpt_err *e);
+
 #endif
