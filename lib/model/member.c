@@ -525,12 +525,22 @@ chk_next_chan(struct ckpt_model_check *c)
 	return chk_field(c, AT_END, 1);
 }
 
-/* The current field is whole: check it and go on to the next; -1 when it is wrong (c says why). */
+/* A name is whole: its NUL and its UTF-8 (0, or -1 with c saying why). */
 static int
-chk_done(struct ckpt_model_check *c)
+chk_name_done(struct ckpt_model_check *c)
+{
+	if (c->nul || c->acc[0] != 0)
+		return chk_fail(c, c->start, "name not terminated");
+	if (!ckpt_utf8_done(&c->u8))
+		return chk_fail(c, c->start, "name not UTF-8");
+	return 0;
+}
+
+/* chk_done of the magic and of an operator state's fields (the fields before AT_KV_TAG) */
+static int
+chk_done_op(struct ckpt_model_check *c)
 {
 	const struct ckpt_subtask *st = c->st;
-	uint64_t v;
 
 	switch (c->at) {
 	case AT_MAGIC:
@@ -547,13 +557,8 @@ chk_done(struct ckpt_model_check *c)
 	case AT_OP_NAMELEN:
 		return chk_name(c, AT_OP_NAME, chk_le(c, 0, 4), st->ops[c->i].name);
 	case AT_OP_NAME:
-	case AT_KV_NAME:
-		if (c->nul || c->acc[0] != 0)
-			return chk_fail(c, c->start, "name not terminated");
-		if (!ckpt_utf8_done(&c->u8))
-			return chk_fail(c, c->start, "name not UTF-8");
-		if (c->at == AT_KV_NAME)
-			return chk_field(c, AT_KV_KG, 4);
+		if (chk_name_done(c) < 0)
+			return -1;
 		if (c->differs)
 			return chk_fail(c, c->off, "operator state name differs from the manifest");
 		return chk_field(c, AT_OP_MODECOUNT, 9);
@@ -568,15 +573,29 @@ chk_done(struct ckpt_model_check *c)
 	case AT_OP_DATA:
 		c->k++;
 		return chk_next_entry(c);
+	default:
+		return 0;
+	}
+}
+
+/* chk_done of a keyed entry's fields (AT_KV_TAG to AT_KV_VAL) */
+static int
+chk_done_kv(struct ckpt_model_check *c)
+{
+	uint64_t v;
+
+	switch (c->at) {
 	case AT_KV_TAG:
 		if (c->acc[0] != TAG_KV)
 			return chk_fail(c, c->start, "keyed entry expected");
 		return chk_field(c, AT_KV_NAMELEN, 4);
 	case AT_KV_NAMELEN:
 		return chk_name(c, AT_KV_NAME, chk_le(c, 0, 4), NULL);
+	case AT_KV_NAME:
+		return chk_name_done(c) < 0 ? -1 : chk_field(c, AT_KV_KG, 4);
 	case AT_KV_KG:
 		v = chk_le(c, 0, 4);
-		if (!st->keyed || v < st->kg_first || v > st->kg_last)
+		if (!c->st->keyed || v < c->st->kg_first || v > c->st->kg_last)
 			return chk_fail(c, c->off, "key group outside the subtask's range");
 		return chk_field(c, AT_KV_KEYLEN, 8);
 	case AT_KV_KEYLEN:
@@ -588,6 +607,20 @@ chk_done(struct ckpt_model_check *c)
 	case AT_KV_VAL:
 		c->k++;
 		return chk_next_kv(c);
+	default:
+		return 0;
+	}
+}
+
+/* The current field is whole: check it and go on to the next; -1 when it is wrong (c says why). */
+static int
+chk_done(struct ckpt_model_check *c)
+{
+	if (c->at < AT_KV_TAG)
+		return chk_done_op(c);
+	if (c->at < AT_CH_TAG)
+		return chk_done_kv(c);
+	switch (c->at) {
 	case AT_CH_TAG:
 		if (c->acc[0] != (c->out ? TAG_OUT : TAG_IN))
 			return chk_fail(c, c->start,
@@ -605,11 +638,9 @@ chk_done(struct ckpt_model_check *c)
 			return chk_fail(c, c->start, "end record expected");
 		c->at = AT_AFTER;
 		return 0;
-	case AT_AFTER:
-	case AT_FAILED:
-		break;
+	default: /* AT_AFTER, AT_FAILED */
+		return 0;
 	}
-	return 0;
 }
 
 /* Fields of no bytes (empty data) are done at once. */
