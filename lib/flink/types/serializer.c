@@ -373,12 +373,26 @@ find_known(const char *cls)
 	return NULL;
 }
 
+int
+ckpt_fser_known_simple(const char *cls, struct ckpt_fser *t)
+{
+	const struct known *k = find_known(cls);
+
+	if (k == NULL || k->shape != SIMPLE)
+		return 0;
+	t->kind = k->kind;
+	t->elem = k->elem;
+	return 1;
+}
+
 /* The payload of a snapshot of class t->cls at t->version. */
 static int
 read_payload(struct ckpt_fsrc *s, struct ckpt_fser *t)
 {
 	const struct known *k = find_known(t->cls);
 
+	if (k == NULL && t->version == CKPT_FSER_LEGACY_ADAPTER)
+		return ckpt_fser_legacy(s, t);
 	if (k == NULL)
 		return 1;
 	t->kind = k->kind;
