@@ -26,6 +26,9 @@ struct ckpt_model_backing {
 	/* Flink's _metadata (flink/ sets it): the subtasks' state is in Flink's state files, behind
 	 * handles, and every subtask is loaded through load, not from an archive member. */
 	int flink_meta;
+	/* A tar or zip ckpt wrote (snap/ sets it), read in one pass: reading it out of order means
+	 * opening it again. */
+	int archive;
 	int (*load)(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subtask *st,
 		    struct ckpt_err *e);
 	void (*free)(struct ckpt_model_backing *b);
@@ -87,6 +90,8 @@ void ckpt_subtask_unload(struct ckpt_subtask *st);
 const struct ckpt_opstate *ckpt_subtask_opstate(const struct ckpt_subtask *st, const char *name);
 const char *ckpt_mode_name(enum ckpt_mode m); /* "list", "union", "broadcast" */
 int ckpt_mode_parse(const char *name);        /* -1 if unknown */
+/* Was s read from a tar or zip archive of ckpt's own (its backing's archive)? */
+int ckpt_snapshot_is_archive(const struct ckpt_snapshot *s);
 
 /* Recompute st->kvstats (and nkv, kv_bytes, per-state n and bytes, in/out bytes) from loaded entries. */
 int ckpt_subtask_recount(struct ckpt_subtask *st, struct ckpt_err *e);

@@ -44,6 +44,14 @@ ckpt_snapshot_is_flink_meta(const struct ckpt_snapshot *s)
 	return b != NULL && b->flink_meta;
 }
 
+int
+ckpt_snapshot_is_archive(const struct ckpt_snapshot *s)
+{
+	const struct ckpt_model_backing *b = s->backing;
+
+	return b != NULL && b->archive;
+}
+
 /* ---- freeing */
 
 static void

@@ -340,6 +340,7 @@ open_archive(int fd, const char *name, struct ckpt_err *e)
 	b = new_backing(format, name, e);
 	if (b == NULL)
 		goto fail;
+	b->base.archive = strcmp(format, "compressed tar") != 0; /* as redist/ has reopened them */
 	s = ckpt_snap_read_manifest(g.buf, g.len, name, &b->members, &b->nmembers, e);
 	if (s == NULL) {
 		arch_free(&b->base);
