@@ -46,8 +46,6 @@ struct skips {
 	unsigned long n;
 };
 
-static int meta_only; /* -m */
-
 static void
 usage(FILE *f)
 {
@@ -109,9 +107,9 @@ display(const char *path)
 
 /* Is s a Flink snapshot whose state files are read? */
 static int
-flink_state(const struct ckpt_snapshot *s)
+flink_state(const struct opts *o, const struct ckpt_snapshot *s)
 {
-	return s->flink && ckpt_snapshot_is_flink_meta(s) && !meta_only;
+	return s->flink && ckpt_snapshot_is_flink_meta(s) && !o->meta_only;
 }
 
 /* Mark the operators each uid names; 1 when some uid names none. */
@@ -277,9 +275,9 @@ diff_file(const struct opts *o, const char *path, struct ckpt_snapshot *s, struc
 	int status;
 
 	if (d)
-		differ = narrow_diff(o, d, s, other, flink_state(s) && flink_state(other));
+		differ = narrow_diff(o, d, s, other, flink_state(o, s) && flink_state(o, other));
 	/* two Flink snapshots whose state is read: entries by operator, state and key group too */
-	if (d && flink_state(s) && flink_state(other)) {
+	if (d && flink_state(o, s) && flink_state(o, other)) {
 		json_t *st = ckpt_flink_state_diff(s, other, &fd, &e);
 		int bad = st == NULL || json_object_set_new(d, "state", st) < 0;
 
@@ -295,7 +293,7 @@ diff_file(const struct opts *o, const char *path, struct ckpt_snapshot *s, struc
 	} else if (d && o->diff_rows) {
 		json_decref(d);
 		d = NULL;
-		ckpt_err_set(&e, CKPT_ERR_INPUT, display(flink_state(s) ? o->other : path), "-d -R compares the entries "
+		ckpt_err_set(&e, CKPT_ERR_INPUT, display(flink_state(o, s) ? o->other : path), "-d -R compares the entries "
 			     "of two Flink snapshots' state files, and this is not one");
 	}
 	if (d && o->diff_rows) { /* the rows are printed */
@@ -459,7 +457,7 @@ print_summary(const struct opts *o, const struct ckpt_snapshot *s, json_t *v)
 	if (o->skew)
 		status = summary_skew(v, o->plot);
 	else if (o->table || (!o->json && cli_pretty != 1 && isatty(STDOUT_FILENO)))
-		status = summary_table(v, flink_state(s));
+		status = summary_table(v, flink_state(o, s));
 	else
 		return print_result(v, NULL);
 	json_decref(v);
@@ -472,7 +470,7 @@ state_found(const struct opts *o, struct ckpt_snapshot *s, const char *file)
 {
 	char names[1024];
 
-	if (o->state == NULL || !flink_state(s) || ckpt_flink_state_found(s, names, sizeof names))
+	if (o->state == NULL || !flink_state(o, s) || ckpt_flink_state_found(s, names, sizeof names))
 		return 1;
 	cli_warn("%s: --state \"%s\" names no state (%s%s)", file, o->state,
 		 *names ? "the states: " : "the operators read hold none", names);
@@ -539,7 +537,7 @@ inspect_file(const struct opts *o, const char *path, struct ckpt_snapshot *other
 		status = ckpt_err_status(&e);
 	if (status == 0 && (sk.n > 0 || osk->n > oskipped))
 		status = 1; /* --keep-going left some out */
-	if (o->verbose && flink_state(s)) {
+	if (o->verbose && flink_state(o, s)) {
 		char dirs[2048];
 
 		cli_warn("%s: %llu bytes of state files read%s%s", display(path),
@@ -748,29 +746,191 @@ diff_operands(struct opts *o, int *argc, char **argv)
 		 "-d OLD NEW as diff(1)");
 }
 
+static const struct option longopts[] = {
+	{"all", no_argument, NULL, 'a'},     {"rows", no_argument, NULL, 'R'},     {"check", no_argument, NULL, 'c'},
+	{"diff", optional_argument, NULL, 'd'}, {"uid", required_argument, NULL, 'u'},
+	{"pretty", no_argument, NULL, 'p'},  {"help", no_argument, NULL, 'h'},
+	{"metadata-only", no_argument, NULL, 'm'}, {"root", required_argument, NULL, 'r'},
+	{"version", no_argument, NULL, 'V'}, {"list", optional_argument, NULL, 'l'},
+	{"latest", optional_argument, NULL, OPT_LATEST}, {"orphans", optional_argument, NULL, OPT_ORPHANS},
+	{"older-than", required_argument, NULL, OPT_OLDER}, {"raw", no_argument, NULL, OPT_RAW},
+	{"state", required_argument, NULL, OPT_STATE}, {"key", required_argument, NULL, 'k'},
+	{"verbose", no_argument, NULL, 'v'}, {"keep-going", no_argument, NULL, OPT_KEEP_GOING},
+	{"json", no_argument, NULL, OPT_JSON}, {"table", no_argument, NULL, OPT_TABLE},
+	{"skew", no_argument, NULL, OPT_SKEW}, {"plot", required_argument, NULL, OPT_PLOT},
+	{"offsets", no_argument, NULL, OPT_OFFSETS},
+	{NULL, 0, NULL, 0},
+};
+
+/* The directory options as given: -l or --latest (listing: which) and --orphans, each with its
+ * attached directory (NULL: the operand is the directory). */
+struct dirs {
+	int listing, orphans;
+	const char *dir, *odir;
+};
+
+/* One option c of getopt_long (its argument in optarg) into o and d. */
+static void
+option(struct opts *o, struct dirs *d, int c, char **argv)
+{
+	switch (c) {
+	case 'a': case 'R': case 'c':
+		set_mode(o, c == 'a' ? ALL : c == 'R' ? ROWS : CHECK);
+		break;
+	case OPT_OFFSETS:
+		set_mode(o, OFFSETS);
+		break;
+	case 'd':
+		set_mode(o, DIFF);
+		o->other = optarg;
+		break;
+	case 'u':
+		o->uids[o->nuids++] = optarg;
+		break;
+	case OPT_RAW:
+		o->raw = 1;
+		break;
+	case OPT_KEEP_GOING:
+		o->keep_going = 1;
+		break;
+	case OPT_STATE:
+		if (o->state)
+			cli_usage_fail("--state takes one state name, once");
+		o->state = optarg;
+		break;
+	case 'k':
+		if (o->key)
+			cli_usage_fail("-k takes one key, once");
+		o->key = optarg;
+		o->keyv = parse_key(optarg);
+		break;
+	case 'v':
+		o->verbose = 1;
+		break;
+	case 'm':
+		o->meta_only = 1;
+		break;
+	case OPT_JSON:
+		o->json = 1;
+		break;
+	case OPT_TABLE:
+		o->table = 1;
+		break;
+	case OPT_SKEW:
+		o->skew = 1;
+		break;
+	case OPT_PLOT:
+		if (o->plot)
+			cli_usage_fail("--plot takes one file, once");
+		o->plot = optarg;
+		break;
+	case 'l': case OPT_LATEST:
+		if (d->listing)
+			cli_usage_fail("-l and --latest take one directory, once");
+		d->listing = c;
+		d->dir = optarg;
+		break;
+	case OPT_ORPHANS:
+		if (d->orphans)
+			cli_usage_fail("--orphans takes one directory, once");
+		d->orphans = 1;
+		d->odir = optarg;
+		break;
+	case OPT_OLDER:
+		if ((o->older_than = duration(optarg)) < 0)
+			cli_usage_fail("--older-than needs a duration (30s, 10m, 1h, 2d), not \"%s\"", optarg);
+		o->older_set = 1;
+		break;
+	case 'r':
+		if (strchr(optarg, '=') == NULL || optarg[0] == '=' || strchr(optarg, '=')[1] == '\0')
+			cli_usage_fail("-r needs OLDPREFIX=DIR, not \"%s\"", optarg);
+		o->roots[o->nroots++] = optarg;
+		break;
+	default:
+		cli_bad_option(c, argv);
+	}
+}
+
+/* The options into o; -l, --latest and --orphans checked with what goes with them. */
+static void
+parse_options(struct opts *o, int argc, char **argv)
+{
+	struct dirs d = {0};
+	int c;
+
+	while ((c = getopt_long(argc, argv, ":hVpacRmvd::u:r:l::k:", longopts, NULL)) != -1)
+		if (!cli_common_option(c, usage))
+			option(o, &d, c, argv);
+	if (d.listing && d.orphans)
+		cli_usage_fail("--orphans goes with --older-than and -r alone");
+	if (d.listing || d.orphans)
+		optind = directory(o, d.listing ? d.listing : OPT_ORPHANS, d.listing ? d.dir : d.odir, argc, argv);
+	if (o->older_set && !o->orphans)
+		cli_usage_fail("--older-than goes with --orphans");
+	if (o->orphans && (o->list || o->mode != SUMMARY || o->nuids || o->state || o->key || o->meta_only ||
+			   cli_pretty == 1))
+		cli_usage_fail("--orphans goes with --older-than and -r alone");
+	if (o->list && ((o->mode != SUMMARY && o->mode != CHECK) || o->nuids || o->state || o->key || o->meta_only))
+		cli_usage_fail("%s goes with -c and -r alone", o->latest ? "--latest" : "-l");
+}
+
+/* What goes with the files' modes, checked in this order. */
+static void
+file_options(const struct opts *o, int nfiles)
+{
+	if (o->raw && o->mode != ALL)
+		cli_usage_fail("--raw goes with -a");
+	summary_options(o, nfiles);
+	if ((o->nuids || o->state || o->key) && o->mode == CHECK)
+		cli_usage_fail("%s goes with the summary, -a, -R and -d, not with -c",
+			       o->key ? "-k" : o->state ? "--state" : "-u");
+	if (o->mode == OFFSETS && (o->state || o->key || o->keep_going))
+		cli_usage_fail("%s does not go with --offsets", o->state ? "--state" : o->key ? "-k" : "--keep-going");
+	if (o->keep_going && o->mode != ALL && o->mode != ROWS && o->mode != DIFF)
+		cli_usage_fail("--keep-going goes with -a, -R and -d");
+}
+
+/* The files (none: stdin), each inspected; with -d, against the other, read first. */
+static int
+inspect_files(struct opts *o, int argc, char **argv)
+{
+	struct ckpt_err e = {0};
+	struct skips osk = {0};
+	struct ckpt_snapshot *other = NULL;
+	int status = 0;
+
+	cli_no_input(argc - optind, usage);
+	file_options(o, argc - optind);
+	if ((o->mode == ALL || o->mode == ROWS || o->diff_rows) && isatty(STDOUT_FILENO))
+		ckpt_progress_set(NULL); /* the rows to the terminal show how far it is */
+	if (o->mode == DIFF) {
+		diff_operands(o, &argc, argv);
+		other = ckpt_snapshot_open(o->other, &e);
+		osk.file = display(o->other);
+		if (other == NULL || narrowable(o, other, display(o->other), &e) < 0 ||
+		    read_flink_state(o, other, &osk, &e) < 0) {
+			cli_error(&e);
+			status = ckpt_err_status(&e);
+			goto out;
+		}
+	}
+	if (optind == argc)
+		status = inspect_file(o, NULL, other, &osk);
+	for (int i = optind; i < argc; i++) {
+		int r = inspect_file(o, argv[i], other, &osk);
+
+		status = r > status ? r : status;
+	}
+out:
+	ckpt_snapshot_free(other);
+	return status;
+}
+
 int
 main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{"all", no_argument, NULL, 'a'},     {"rows", no_argument, NULL, 'R'},     {"check", no_argument, NULL, 'c'},
-		{"diff", optional_argument, NULL, 'd'}, {"uid", required_argument, NULL, 'u'},
-		{"pretty", no_argument, NULL, 'p'},  {"help", no_argument, NULL, 'h'},
-		{"metadata-only", no_argument, NULL, 'm'}, {"root", required_argument, NULL, 'r'},
-		{"version", no_argument, NULL, 'V'}, {"list", optional_argument, NULL, 'l'},
-		{"latest", optional_argument, NULL, OPT_LATEST}, {"orphans", optional_argument, NULL, OPT_ORPHANS},
-		{"older-than", required_argument, NULL, OPT_OLDER}, {"raw", no_argument, NULL, OPT_RAW},
-		{"state", required_argument, NULL, OPT_STATE}, {"key", required_argument, NULL, 'k'},
-		{"verbose", no_argument, NULL, 'v'}, {"keep-going", no_argument, NULL, OPT_KEEP_GOING},
-		{"json", no_argument, NULL, OPT_JSON}, {"table", no_argument, NULL, OPT_TABLE},
-		{"skew", no_argument, NULL, OPT_SKEW}, {"plot", required_argument, NULL, OPT_PLOT},
-		{"offsets", no_argument, NULL, OPT_OFFSETS},
-		{NULL, 0, NULL, 0},
-	};
 	struct opts o = {0};
-	struct skips osk = {0};
-	struct ckpt_snapshot *other = NULL;
-	const char *dir = NULL, *odir = NULL;
-	int c, status = 0, listing = 0, orphans = 0;
+	int status;
 
 	cli_init("ckpt-inspect");
 	cli_progress();
@@ -778,152 +938,13 @@ main(int argc, char **argv)
 	o.roots = calloc((size_t)argc, sizeof *o.roots);
 	if (o.uids == NULL || o.roots == NULL)
 		return 2;
-	while ((c = getopt_long(argc, argv, ":hVpacRmvd::u:r:l::k:", longopts, NULL)) != -1) {
-		if (cli_common_option(c, usage))
-			continue;
-		switch (c) {
-		case 'a':
-			set_mode(&o, ALL);
-			break;
-		case 'R':
-			set_mode(&o, ROWS);
-			break;
-		case 'c':
-			set_mode(&o, CHECK);
-			break;
-		case OPT_OFFSETS:
-			set_mode(&o, OFFSETS);
-			break;
-		case 'd':
-			set_mode(&o, DIFF);
-			o.other = optarg;
-			break;
-		case 'u':
-			o.uids[o.nuids++] = optarg;
-			break;
-		case OPT_RAW:
-			o.raw = 1;
-			break;
-		case OPT_KEEP_GOING:
-			o.keep_going = 1;
-			break;
-		case OPT_STATE:
-			if (o.state)
-				cli_usage_fail("--state takes one state name, once");
-			o.state = optarg;
-			break;
-		case 'k':
-			if (o.key)
-				cli_usage_fail("-k takes one key, once");
-			o.key = optarg;
-			o.keyv = parse_key(optarg);
-			break;
-		case 'v':
-			o.verbose = 1;
-			break;
-		case OPT_JSON:
-			o.json = 1;
-			break;
-		case OPT_TABLE:
-			o.table = 1;
-			break;
-		case OPT_SKEW:
-			o.skew = 1;
-			break;
-		case OPT_PLOT:
-			if (o.plot)
-				cli_usage_fail("--plot takes one file, once");
-			o.plot = optarg;
-			break;
-		case 'm':
-			o.meta_only = meta_only = 1;
-			break;
-		case 'l':
-		case OPT_LATEST:
-			if (listing)
-				cli_usage_fail("-l and --latest take one directory, once");
-			listing = c;
-			dir = optarg; /* NULL: the operand is the directory */
-			break;
-		case OPT_ORPHANS:
-			if (orphans)
-				cli_usage_fail("--orphans takes one directory, once");
-			orphans = 1;
-			odir = optarg;
-			break;
-		case OPT_OLDER:
-			if ((o.older_than = duration(optarg)) < 0)
-				cli_usage_fail("--older-than needs a duration (30s, 10m, 1h, 2d), not \"%s\"", optarg);
-			o.older_set = 1;
-			break;
-		case 'r':
-			if (strchr(optarg, '=') == NULL || optarg[0] == '=' || strchr(optarg, '=')[1] == '\0')
-				cli_usage_fail("-r needs OLDPREFIX=DIR, not \"%s\"", optarg);
-			o.roots[o.nroots++] = optarg;
-			break;
-		default:
-			cli_bad_option(c, argv);
-		}
-	}
-	if (listing && orphans)
-		cli_usage_fail("--orphans goes with --older-than and -r alone");
-	if (listing || orphans)
-		optind = directory(&o, listing ? listing : OPT_ORPHANS, listing ? dir : odir, argc, argv);
-	if (o.older_set && !o.orphans)
-		cli_usage_fail("--older-than goes with --orphans");
-	if (o.orphans) {
-		if (o.list || o.mode != SUMMARY || o.nuids || o.state || o.key || o.meta_only || cli_pretty == 1)
-			cli_usage_fail("--orphans goes with --older-than and -r alone");
+	parse_options(&o, argc, argv);
+	if (o.orphans)
 		status = orphans_dir(&o);
-		free(o.uids);
-		free(o.roots);
-		return cli_finish(status);
-	}
-	if (o.list) {
-		if ((o.mode != SUMMARY && o.mode != CHECK) || o.nuids || o.state || o.key || o.meta_only)
-			cli_usage_fail("%s goes with -c and -r alone", o.latest ? "--latest" : "-l");
+	else if (o.list)
 		status = list_dir(&o);
-		free(o.uids);
-		free(o.roots);
-		return cli_finish(status);
-	}
-	cli_no_input(argc - optind, usage);
-	if (o.raw && o.mode != ALL)
-		cli_usage_fail("--raw goes with -a");
-	summary_options(&o, argc - optind);
-	if ((o.nuids || o.state || o.key) && o.mode == CHECK)
-		cli_usage_fail("%s goes with the summary, -a, -R and -d, not with -c",
-			       o.key ? "-k" : o.state ? "--state" : "-u");
-	if (o.mode == OFFSETS && (o.state || o.key || o.keep_going))
-		cli_usage_fail("%s does not go with --offsets", o.state ? "--state" : o.key ? "-k" : "--keep-going");
-	if (o.keep_going && o.mode != ALL && o.mode != ROWS && o.mode != DIFF)
-		cli_usage_fail("--keep-going goes with -a, -R and -d");
-	if ((o.mode == ALL || o.mode == ROWS || o.diff_rows) && isatty(STDOUT_FILENO))
-		ckpt_progress_set(NULL); /* the rows to the terminal show how far it is */
-	if (o.mode == DIFF)
-		diff_operands(&o, &argc, argv);
-	if (o.mode == DIFF) {
-		struct ckpt_err e = {0};
-
-		other = ckpt_snapshot_open(o.other, &e);
-		osk.file = display(o.other);
-		if (other == NULL || narrowable(&o, other, display(o.other), &e) < 0 ||
-		    read_flink_state(&o, other, &osk, &e) < 0) {
-			cli_error(&e);
-			ckpt_snapshot_free(other);
-			free(o.uids);
-			free(o.roots);
-			return cli_finish(ckpt_err_status(&e));
-		}
-	}
-	if (optind == argc)
-		status = inspect_file(&o, NULL, other, &osk);
-	for (int i = optind; i < argc; i++) {
-		int r = inspect_file(&o, argv[i], other, &osk);
-
-		status = r > status ? r : status;
-	}
-	ckpt_snapshot_free(other);
+	else
+		status = inspect_files(&o, argc, argv);
 	json_decref(o.keyv);
 	free(o.uids);
 	free(o.roots);

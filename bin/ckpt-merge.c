@@ -365,119 +365,136 @@ out:
 	return rc < 0 ? ckpt_err_status(&e) : 0;
 }
 
-int
-main(int argc, char **argv)
-{
-	static const struct option longopts[] = {
-		{"parallelism", required_argument, NULL, 'P'},
-		{"graph", required_argument, NULL, 'g'},
-		{"allow-non-restored-state", no_argument, NULL, 'n'},
-		{"output", required_argument, NULL, 'o'},
-		{"uid", required_argument, NULL, OPT_UID},
-		{"drop", required_argument, NULL, OPT_DROP},
-		{"relocate", required_argument, NULL, OPT_RELOCATE},
-		{"link", no_argument, NULL, OPT_LINK},
-		{"max-parallelism", required_argument, NULL, OPT_MAXPAR},
-		{"rows", required_argument, NULL, OPT_ROWS},
-		{"clear", required_argument, NULL, OPT_CLEAR},
-		{"canonical", no_argument, NULL, OPT_CANONICAL},
-		{"pretty", no_argument, NULL, 'p'},
-		{"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, 'V'},
-		{NULL, 0, NULL, 0},
-	};
-	struct merge_opts o = {0};
-	const char *in;
-	int c, status;
+static const struct option longopts[] = {
+	{"parallelism", required_argument, NULL, 'P'},
+	{"graph", required_argument, NULL, 'g'},
+	{"allow-non-restored-state", no_argument, NULL, 'n'},
+	{"output", required_argument, NULL, 'o'},
+	{"uid", required_argument, NULL, OPT_UID},
+	{"drop", required_argument, NULL, OPT_DROP},
+	{"relocate", required_argument, NULL, OPT_RELOCATE},
+	{"link", no_argument, NULL, OPT_LINK},
+	{"max-parallelism", required_argument, NULL, OPT_MAXPAR},
+	{"rows", required_argument, NULL, OPT_ROWS},
+	{"clear", required_argument, NULL, OPT_CLEAR},
+	{"canonical", no_argument, NULL, OPT_CANONICAL},
+	{"pretty", no_argument, NULL, 'p'},
+	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, 'V'},
+	{NULL, 0, NULL, 0},
+};
 
-	cli_init("ckpt-merge");
-	cli_progress();
+/* The options into o. */
+static void
+parse_options(struct merge_opts *o, int argc, char **argv)
+{
+	int c;
+
 	while ((c = getopt_long(argc, argv, ":hVpP:g:no:", longopts, NULL)) != -1) {
 		if (cli_common_option(c, usage))
 			continue;
 		switch (c) {
 		case 'P':
-			parse_par(&o, optarg);
+			parse_par(o, optarg);
 			break;
 		case 'g':
-			o.graph = optarg;
+			o->graph = optarg;
 			break;
 		case 'n':
-			o.ro.allow_non_restored = 1;
+			o->ro.allow_non_restored = 1;
 			break;
 		case 'o':
-			o.out = optarg;
+			o->out = optarg;
 			break;
 		case OPT_UID: /* fall through */
 		case OPT_DROP: /* fall through */
 		case OPT_RELOCATE:
-			parse_edit(&o, c, optarg);
+			parse_edit(o, c, optarg);
 			break;
 		case OPT_LINK:
-			o.link = 1;
+			o->link = 1;
 			break;
 		case OPT_MAXPAR:
-			o.maxpar = parse_maxpar(optarg);
+			o->maxpar = parse_maxpar(optarg);
 			break;
 		case OPT_ROWS:
-			if (o.rows)
+			if (o->rows)
 				cli_usage_fail("--rows: one file of rows at most");
-			o.rows = optarg;
+			o->rows = optarg;
 			break;
 		case OPT_CLEAR:
 			if (*optarg == '\0')
 				cli_usage_fail("--clear: name a keyed state");
-			if ((o.clear = realloc(o.clear, (o.nclear + 1) * sizeof *o.clear)) == NULL)
+			if ((o->clear = realloc(o->clear, (o->nclear + 1) * sizeof *o->clear)) == NULL)
 				cli_out_of_memory();
-			o.clear[o.nclear++] = optarg;
+			o->clear[o->nclear++] = optarg;
 			break;
 		case OPT_CANONICAL:
-			o.canonical = 1;
+			o->canonical = 1;
 			break;
 		default:
 			cli_bad_option(c, argv);
 		}
 	}
+}
+
+/* What goes with what, checked in this order; *in the input (NULL: stdin), o's savepoint set. */
+static void
+check_options(struct merge_opts *o, int argc, char **argv, const char **in)
+{
 	if (argc - optind > 1)
 		cli_usage_fail("one input at most");
 	cli_no_input(argc - optind, usage);
-	if (o.graph && o.rescale)
+	if (o->graph && o->rescale)
 		cli_usage_fail("-P and -g exclude each other: the graph gives the parallelism");
-	if (o.ro.allow_non_restored && !o.graph)
+	if (o->ro.allow_non_restored && !o->graph)
 		cli_usage_fail("-n needs -g");
-	in = optind < argc ? argv[optind] : NULL;
+	*in = optind < argc ? argv[optind] : NULL;
 	/* A Flink savepoint written to DIR/ stays a Flink savepoint (edited or not); edits need that. */
-	if (o.out && dir_output(o.out) && (o.nedits || o.link || o.maxpar || o.rows || o.nclear || o.canonical ||
-						 ckpt_snapshot_is_flink(in)))
-		o.savepoint = o.out;
-	if (o.savepoint) {
-		size_t n = strlen(o.out);
+	if (o->out && dir_output(o->out) && (o->nedits || o->link || o->maxpar || o->rows || o->nclear || o->canonical ||
+						    ckpt_snapshot_is_flink(*in)))
+		o->savepoint = o->out;
+	if (o->savepoint) {
+		size_t n = strlen(o->out);
 
-		while (n > 1 && o.out[n - 1] == '/')
+		while (n > 1 && o->out[n - 1] == '/')
 			n--;
-		if ((o.savepoint = o.sp_dir = strndup(o.out, n)) == NULL)
+		if ((o->savepoint = o->sp_dir = strndup(o->out, n)) == NULL)
 			cli_out_of_memory();
 	}
-	if ((o.nedits || o.link) && !o.savepoint)
+	if ((o->nedits || o->link) && !o->savepoint)
 		cli_usage_fail("--uid, --drop, --relocate and --link write a Flink savepoint: give -o DIR/");
-	if (o.maxpar && !o.savepoint)
+	if (o->maxpar && !o->savepoint)
 		cli_usage_fail("--max-parallelism writes a Flink savepoint: give -o DIR/");
-	if ((o.rows || o.nclear) && !o.savepoint)
+	if ((o->rows || o->nclear) && !o->savepoint)
 		cli_usage_fail("--rows and --clear write a Flink savepoint: give -o DIR/");
-	if ((o.rows || o.nclear) && (o.maxpar || o.rescale))
+	if ((o->rows || o->nclear) && (o->maxpar || o->rescale))
 		cli_usage_fail("--rows and --clear keep each operator's parallelism and max parallelism: "
 			       "-P and --max-parallelism with them are not supported yet");
-	if ((o.rows || o.nclear) && o.canonical)
+	if ((o->rows || o->nclear) && o->canonical)
 		cli_usage_fail("--rows and --clear write into a canonical savepoint: convert it with --canonical first");
-	if (o.canonical && !o.savepoint)
+	if (o->canonical && !o->savepoint)
 		cli_usage_fail("--canonical writes a Flink savepoint: give -o DIR/");
-	if (o.maxpar && o.rescale)
+	if (o->maxpar && o->rescale)
 		cli_usage_fail("--max-parallelism keeps each operator's parallelism: -P with it is not supported yet");
-	if (o.canonical && o.rescale)
+	if (o->canonical && o->rescale)
 		cli_usage_fail("--canonical keeps each operator's parallelism: Flink rescales the savepoint on restore");
-	if (o.savepoint && o.rescale)
+	if (o->savepoint && o->rescale)
 		cli_usage_fail("-P excludes writing a Flink savepoint: Flink rescales a savepoint on restore, "
 			       "unedited");
+}
+
+int
+main(int argc, char **argv)
+{
+	struct merge_opts o = {0};
+	const char *in;
+	int status;
+
+	cli_init("ckpt-merge");
+	cli_progress();
+	parse_options(&o, argc, argv);
+	check_options(&o, argc, argv, &in);
 	if (o.savepoint)
 		status = savepoint(&o, in);
 	else

@@ -103,34 +103,30 @@ number(const char *s, const char *what)
 	return x;
 }
 
-int
-main(int argc, char **argv)
-{
-	static const struct option longopts[] = {
-		{"restore", required_argument, NULL, OPT_RESTORE},
-		{"allow-non-restored-state", no_argument, NULL, OPT_ALLOW},
-		{"dir", required_argument, NULL, OPT_DIR},
-		{"savepoint", required_argument, NULL, OPT_SAVEPOINT},
-		{"stop-after-ms", required_argument, NULL, OPT_STOP_MS},
-		{"stop-after-checkpoints", required_argument, NULL, OPT_STOP_CPS},
-		{"drain", no_argument, NULL, OPT_DRAIN},
-		{"log", required_argument, NULL, 'L'},
-		{"recover", required_argument, NULL, OPT_RECOVER},
-		{"partitions", required_argument, NULL, 'B'},
-		{"kill-after", required_argument, NULL, 'K'},
-		{"pretty", no_argument, NULL, 'p'},
-		{"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, 'V'},
-		{NULL, 0, NULL, 0},
-	};
-	struct ckpt_run_opts o = {0};
-	struct ckpt_err e = {0};
-	struct ckpt_pipeline *p;
-	struct sigaction sa;
-	int c, status = 0;
+static const struct option longopts[] = {
+	{"restore", required_argument, NULL, OPT_RESTORE},
+	{"allow-non-restored-state", no_argument, NULL, OPT_ALLOW},
+	{"dir", required_argument, NULL, OPT_DIR},
+	{"savepoint", required_argument, NULL, OPT_SAVEPOINT},
+	{"stop-after-ms", required_argument, NULL, OPT_STOP_MS},
+	{"stop-after-checkpoints", required_argument, NULL, OPT_STOP_CPS},
+	{"drain", no_argument, NULL, OPT_DRAIN},
+	{"log", required_argument, NULL, 'L'},
+	{"recover", required_argument, NULL, OPT_RECOVER},
+	{"partitions", required_argument, NULL, 'B'},
+	{"kill-after", required_argument, NULL, 'K'},
+	{"pretty", no_argument, NULL, 'p'},
+	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, 'V'},
+	{NULL, 0, NULL, 0},
+};
 
-	cli_init("ckpt-run");
-	cli_pretty = 0;
+/* The options into o (-K into kill_after). */
+static void
+parse_options(struct ckpt_run_opts *o, int argc, char **argv)
+{
+	int c;
+
 	/* -a -D -r -d -o -s -n -R: letters ckpt(7) gives to other options, kept for a release */
 	while ((c = getopt_long(argc, argv, ":hVpL:B:K:aDr:d:o:s:n:R:", longopts, NULL)) != -1) {
 		if (cli_common_option(c, usage))
@@ -138,36 +134,36 @@ main(int argc, char **argv)
 		c = old_letter(c);
 		switch (c) {
 		case OPT_DRAIN:
-			o.drain = 1;
+			o->drain = 1;
 			break;
 		case OPT_ALLOW:
-			o.allow_non_restored = 1;
+			o->allow_non_restored = 1;
 			break;
 		case OPT_RESTORE:
-			o.restore = optarg;
+			o->restore = optarg;
 			break;
 		case OPT_DIR:
-			o.dir = optarg;
+			o->dir = optarg;
 			break;
 		case OPT_SAVEPOINT:
-			o.savepoint = optarg;
+			o->savepoint = optarg;
 			break;
 		case OPT_STOP_MS:
-			o.stop_after_ms = number(optarg, "--stop-after-ms");
+			o->stop_after_ms = number(optarg, "--stop-after-ms");
 			break;
 		case OPT_STOP_CPS:
-			o.stop_after_cps = number(optarg, "--stop-after-checkpoints");
+			o->stop_after_cps = number(optarg, "--stop-after-checkpoints");
 			break;
 		case 'L':
-			o.log = optarg;
-			o.recover = 0;
+			o->log = optarg;
+			o->recover = 0;
 			break;
 		case OPT_RECOVER:
-			o.log = optarg;
-			o.recover = 1;
+			o->log = optarg;
+			o->recover = 1;
 			break;
 		case 'B':
-			o.partitions = optarg;
+			o->partitions = optarg;
 			break;
 		case 'K':
 			kill_after = number(optarg, "-K");
@@ -176,13 +172,35 @@ main(int argc, char **argv)
 			cli_bad_option(c, argv);
 		}
 	}
-	if (argc - optind != 1)
-		cli_usage_fail("one pipeline file expected");
+}
+
+/* SIGTERM and SIGINT stop the job (on_signal); a closed pipe is a failed write, not a signal. */
+static void
+catch_signals(void)
+{
+	struct sigaction sa;
+
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_signal;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct ckpt_run_opts o = {0};
+	struct ckpt_err e = {0};
+	struct ckpt_pipeline *p;
+	int status = 0;
+
+	cli_init("ckpt-run");
+	cli_pretty = 0;
+	parse_options(&o, argc, argv);
+	if (argc - optind != 1)
+		cli_usage_fail("one pipeline file expected");
+	catch_signals();
 	o.stop = &stop_flag;
 	o.cancel = &cancel_flag;
 	o.event = print_event;

@@ -16,6 +16,7 @@ load flinkstate-helper
 
 # The fixtures whose state is all inline in their _metadata.
 INLINE='v2-flink1.3-typeserializer-rocksdb-savepoint v2-flink1.5-broadcast-memory-savepoint
+v2-flink1.7-state-evolution-e2e-savepoint
 v2-flink1.8-nonkeyed-chain-savepoint v2-flink1.9-udf-rocksdb-savepoint v3-flink1.11-udf-memory-savepoint
 v3-flink1.12-complexkeyed-savepoint v3-flink1.12-legacy-raw-heap-timers-rocksdb-savepoint
 v3-flink1.14-broadcast-rocksdb-savepoint v3-flink1.15dev-unified-sink-v1-savepoint
@@ -107,12 +108,19 @@ summary_not_read() {
 	status_is 0
 }
 
-@test "flinkstate: a heap snapshot whose serializer ckpt cannot step over: the summary counts what it can, -a refuses naming it" {
+@test "flinkstate: Flink 1.7's legacy config snapshots (ParameterlessTypeSerializerConfig, TupleSerializerConfigSnapshot) type their states" {
 	needs_fixtures
-	# state "#1", which the header (stopped at either-state) does not name, comes first in each key
-	# group: where it is empty the states after it are counted, in key group 94 they are not
-	summary_not_read "$SP" v2-flink1.7-state-evolution-e2e-savepoint \
-		'ckpt-inspect: v2-flink1.7-state-evolution-e2e-savepoint/_metadata:inline:file:/Users/igalshilman/Desktop/savepoint/1.7.0-rc4/savepoint-cddfda-fe80eba603eb/5c37f587-70c4-4047-b1f1-55e63483ad2a: a heap snapshot, whose entries have no lengths, and the NAMESPACE_SERIALIZER of state "either-state" is a org.apache.flink.api.common.typeutils.ParameterlessTypeSerializerConfig, whose snapshot ckpt cannot step over'
+	cd "$SP"
+	# either-state's namespace and tuple-state's value: the serializers Flink 1.7 wrote the way of
+	# 1.6 (ckpt stopped at the first, exit 1); the Avro, tuple and Either values of the job
+	run ckpt-inspect -R v2-flink1.7-state-evolution-e2e-savepoint
+	status_is 0
+	output_is "$(printf '%s\n' \
+		'{"uid":null,"operator":"46fe65c20d95ac360c296fef8820108c","state":"test-state","kind":"value","subtask":0,"key_group":94,"key":0,"namespace":null,"value":{"num":555,"street":"555 W 42nd St","city":"New York","state":"NY","zip":"10036"}}' \
+		'{"uid":null,"operator":"46fe65c20d95ac360c296fef8820108c","state":"tuple-state","kind":"value","subtask":0,"key_group":94,"key":0,"namespace":null,"value":["19",19]}' \
+		'{"uid":null,"operator":"46fe65c20d95ac360c296fef8820108c","state":"either-state","kind":"value","subtask":0,"key_group":94,"key":0,"namespace":null,"value":{"left":"255"}}')"
+	run ckpt-inspect -c v2-flink1.7-state-evolution-e2e-savepoint
+	status_is 0
 }
 
 # A KryoSerializerSnapshot (version 2) of class $1, no registrations.

@@ -136,6 +136,35 @@ longfile() {
 	bad 1 "layers: lib/base/long.c: 1201 lines, over the 1200 a file of lib/ may hold: split it where its concerns part (lib/README)" layers -C tree
 }
 
+# longfunc FILE NAME N: tree/lib/FILE, a function NAME of N lines from its name to its brace.
+longfunc() {
+	{
+		echo 'int'
+		echo "$2(void)"
+		echo '{'
+		echo '	int n = 0;'
+		echo
+		seq $(($3 - 6)) | sed 's/.*/	n += &;/'
+		echo '	return n;'
+		echo '}'
+	} > "tree/lib/$1"
+}
+
+@test "layers: a function of lib/ over 80 lines fails, named with its file, line and length" {
+	copy_lib
+	longfunc base/longfn.c ckpt_longfn 80
+	run layers -C tree
+	status_is 0
+	longfunc base/longfn.c ckpt_longfn 81
+	bad 1 "layers: lib/base/longfn.c:2: ckpt_longfn() holds 81 lines, over the 80 a function of lib/ may hold: split it (lib/README)" layers -C tree
+	# static, after another function, its type on the line before: the same
+	{ echo 'static int'; echo 'f(int x)'; echo '{'; echo '	return x;'; echo '}'; echo; } > tree/lib/snap/first.c
+	longfunc snap/second.c g 90
+	cat tree/lib/snap/second.c >> tree/lib/snap/first.c
+	rm tree/lib/snap/second.c tree/lib/base/longfn.c
+	bad 1 "layers: lib/snap/first.c:8: g() holds 90 lines, over the 80 a function of lib/ may hold: split it (lib/README)" layers -C tree
+}
+
 @test "layers: a long file lib/README lists is reported as an exception, until it is no longer long" {
 	copy_lib
 	longfile snap/long.c 1300

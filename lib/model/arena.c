@@ -12,18 +12,18 @@ struct arena_block {
 	unsigned char *p;
 };
 
-struct ckpt_snap_arena {
+struct ckpt_model_arena {
 	struct arena_block *head; /* head is the block being filled */
 };
 
-struct ckpt_snap_arena *
-ckpt_snap_arena_new(void)
+struct ckpt_model_arena *
+ckpt_model_arena_new(void)
 {
-	return calloc(1, sizeof(struct ckpt_snap_arena));
+	return calloc(1, sizeof(struct ckpt_model_arena));
 }
 
 static struct arena_block *
-arena_push(struct ckpt_snap_arena *a, void *p, size_t cap, size_t used)
+arena_push(struct ckpt_model_arena *a, void *p, size_t cap, size_t used)
 {
 	struct arena_block *b = malloc(sizeof *b);
 
@@ -43,7 +43,7 @@ arena_push(struct ckpt_snap_arena *a, void *p, size_t cap, size_t used)
 }
 
 void *
-ckpt_snap_arena_alloc(struct ckpt_snap_arena *a, size_t n)
+ckpt_model_arena_alloc(struct ckpt_model_arena *a, size_t n)
 {
 	struct arena_block *b = a->head;
 	void *p;
@@ -73,7 +73,7 @@ ckpt_snap_arena_alloc(struct ckpt_snap_arena *a, size_t n)
 }
 
 int
-ckpt_snap_arena_adopt(struct ckpt_snap_arena *a, void *block)
+ckpt_model_arena_adopt(struct ckpt_model_arena *a, void *block)
 {
 	if (arena_push(a, block, 1, 1) == NULL) {
 		free(block);
@@ -83,7 +83,7 @@ ckpt_snap_arena_adopt(struct ckpt_snap_arena *a, void *block)
 }
 
 void
-ckpt_snap_arena_free(struct ckpt_snap_arena *a)
+ckpt_model_arena_free(struct ckpt_model_arena *a)
 {
 	struct arena_block *b, *next;
 

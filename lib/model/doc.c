@@ -13,10 +13,10 @@
 struct ldr {
 	const struct ckpt_jdoc *doc;
 	struct ckpt_err *e;
-	enum ckpt_snap_docmode mode;
-	struct ckpt_snap_member *members;
+	enum ckpt_model_docmode mode;
+	struct ckpt_model_member *members;
 	size_t nmembers;
-	struct ckpt_snap_arena *arena; /* the subtask being loaded (documents only) */
+	struct ckpt_model_arena *arena; /* the subtask being loaded (documents only) */
 };
 
 /* Append "/" and key, escaped as a JSON pointer token, to base. */
@@ -186,7 +186,7 @@ get_entry(struct ldr *L, const json_t *v, const char *ptr, const char *what, str
 
 	if (json_is_string(v)) {
 		len = json_string_length(v);
-		out->p = ckpt_snap_arena_alloc(L->arena, len);
+		out->p = ckpt_model_arena_alloc(L->arena, len);
 		if (out->p == NULL)
 			return ckpt_err_set(L->e, CKPT_ERR_NOMEM, L->doc->name, "out of memory");
 		memcpy(out->p, json_string_value(v), len);
@@ -198,7 +198,7 @@ get_entry(struct ldr *L, const json_t *v, const char *ptr, const char *what, str
 			ckpt_err_prefix(L->e, "%s", what);
 		return ckpt_jdoc_locate(L->doc, L->e, ptr);
 	}
-	out->p = ckpt_snap_arena_alloc(L->arena, len);
+	out->p = ckpt_model_arena_alloc(L->arena, len);
 	if (out->p == NULL) {
 		free(tmp);
 		return ckpt_err_set(L->e, CKPT_ERR_NOMEM, L->doc->name, "out of memory");
@@ -376,7 +376,7 @@ load_kv(struct ldr *L, struct ckpt_subtask *st, struct ckpt_kv *kv, const json_t
 	    strlen(json_string_value(s)) != json_string_length(s))
 		return ckpt_jdoc_err(L->doc, L->e, p, "%s: \"state\" must be a non-empty string", what);
 	len = json_string_length(s);
-	kv->state = ckpt_snap_arena_alloc(L->arena, len + 1);
+	kv->state = ckpt_model_arena_alloc(L->arena, len + 1);
 	if (kv->state == NULL)
 		return ckpt_err_set(L->e, CKPT_ERR_NOMEM, L->doc->name, "out of memory");
 	memcpy(kv->state, json_string_value(s), len + 1);
@@ -749,7 +749,7 @@ load_subtask(struct ldr *L, struct ckpt_operator *op, size_t k, const json_t *ob
 	snprintf(what, sizeof what, "%s: subtask %u", owhat, st->index);
 	if (get_bool(L, obj, "finished", ptr, what, &st->finished) < 0)
 		return -1;
-	if (L->mode == SNAP_DOC && (L->arena = st->arena = ckpt_snap_arena_new()) == NULL)
+	if (L->mode == SNAP_DOC && (L->arena = st->arena = ckpt_model_arena_new()) == NULL)
 		return ckpt_err_set(L->e, CKPT_ERR_NOMEM, L->doc->name, "out of memory");
 	if (load_subtask_parts(L, op, st, obj, ptr, what, modes, taken) < 0)
 		return -1;
@@ -918,7 +918,7 @@ load_members(struct ldr *L, const json_t *root)
 	if (L->members == NULL)
 		return -1;
 	json_array_foreach(arr, i, v) {
-		struct ckpt_snap_member *m = &L->members[i];
+		struct ckpt_model_member *m = &L->members[i];
 		char p[PTRLEN], w[PTRLEN], hp[PTRLEN];
 		json_t *h;
 
@@ -984,7 +984,7 @@ load_head(struct ldr *L, struct ckpt_snapshot *s, const json_t *root)
 }
 
 struct ckpt_snapshot *
-ckpt_snap_from_json(const struct ckpt_jdoc *doc, enum ckpt_snap_docmode mode, struct ckpt_snap_member **members,
+ckpt_model_from_json(const struct ckpt_jdoc *doc, enum ckpt_model_docmode mode, struct ckpt_model_member **members,
 	       size_t *nmembers, struct ckpt_err *e)
 {
 	struct ldr L = {.doc = doc, .e = e, .mode = mode};
@@ -1014,17 +1014,17 @@ ckpt_snap_from_json(const struct ckpt_jdoc *doc, enum ckpt_snap_docmode mode, st
 		*members = L.members;
 		*nmembers = L.nmembers;
 	} else {
-		ckpt_snap_members_free(L.members, L.nmembers);
+		ckpt_model_members_free(L.members, L.nmembers);
 	}
 	return s;
 fail:
 	ckpt_snapshot_free(s);
-	ckpt_snap_members_free(L.members, L.nmembers);
+	ckpt_model_members_free(L.members, L.nmembers);
 	return NULL;
 }
 
 struct ckpt_snapshot *
 ckpt_snapshot_from_json(const struct ckpt_jdoc *doc, struct ckpt_err *e)
 {
-	return ckpt_snap_from_json(doc, SNAP_DOC, NULL, NULL, e);
+	return ckpt_model_from_json(doc, SNAP_DOC, NULL, NULL, e);
 }

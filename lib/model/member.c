@@ -18,7 +18,7 @@ enum { TAG_OPSTATE = 'O', TAG_KV = 'K', TAG_IN = 'I', TAG_OUT = 'P', TAG_END = '
 #define MIN_CHAN (1 + 4 + 4 + 8)
 #define MIN_OPSTATE (1 + 4 + 1 + 1 + 8)
 
-struct ckpt_snap_out {
+struct ckpt_model_out {
 	FILE *f;
 	struct ckpt_hasher *h;
 	uint64_t size;
@@ -27,10 +27,10 @@ struct ckpt_snap_out {
 	unsigned char buf[OUTBUF];
 };
 
-struct ckpt_snap_out *
-ckpt_snap_out_new(FILE *f)
+struct ckpt_model_out *
+ckpt_model_out_new(FILE *f)
 {
-	struct ckpt_snap_out *o = malloc(sizeof *o);
+	struct ckpt_model_out *o = malloc(sizeof *o);
 
 	if (o == NULL)
 		return NULL;
@@ -47,7 +47,7 @@ ckpt_snap_out_new(FILE *f)
 }
 
 void
-ckpt_snap_out_free(struct ckpt_snap_out *o)
+ckpt_model_out_free(struct ckpt_model_out *o)
 {
 	if (o == NULL)
 		return;
@@ -56,7 +56,7 @@ ckpt_snap_out_free(struct ckpt_snap_out *o)
 }
 
 static void
-out_write(struct ckpt_snap_out *o, const void *p, size_t n)
+out_write(struct ckpt_model_out *o, const void *p, size_t n)
 {
 	ckpt_hasher_update(o->h, p, n);
 	if (fwrite(p, 1, n, o->f) != n)
@@ -65,7 +65,7 @@ out_write(struct ckpt_snap_out *o, const void *p, size_t n)
 }
 
 static void
-out_flush(struct ckpt_snap_out *o)
+out_flush(struct ckpt_model_out *o)
 {
 	if (o->used)
 		out_write(o, o->buf, o->used);
@@ -78,7 +78,7 @@ out_flush(struct ckpt_snap_out *o)
  * large or not: the bytes reach the file in the order they were put.
  */
 static void
-put(struct ckpt_snap_out *o, const void *p, size_t n)
+put(struct ckpt_model_out *o, const void *p, size_t n)
 {
 	if (n >= OUTBUF / 2) {
 		out_flush(o);
@@ -92,7 +92,7 @@ put(struct ckpt_snap_out *o, const void *p, size_t n)
 }
 
 static void
-put_u8(struct ckpt_snap_out *o, unsigned v)
+put_u8(struct ckpt_model_out *o, unsigned v)
 {
 	unsigned char b = (unsigned char)v;
 
@@ -100,7 +100,7 @@ put_u8(struct ckpt_snap_out *o, unsigned v)
 }
 
 static void
-put_u32(struct ckpt_snap_out *o, uint32_t v)
+put_u32(struct ckpt_model_out *o, uint32_t v)
 {
 	unsigned char b[4] = {(unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16),
 			      (unsigned char)(v >> 24)};
@@ -109,7 +109,7 @@ put_u32(struct ckpt_snap_out *o, uint32_t v)
 }
 
 static void
-put_u64(struct ckpt_snap_out *o, uint64_t v)
+put_u64(struct ckpt_model_out *o, uint64_t v)
 {
 	unsigned char b[8];
 
@@ -119,7 +119,7 @@ put_u64(struct ckpt_snap_out *o, uint64_t v)
 }
 
 static void
-put_name(struct ckpt_snap_out *o, const char *s)
+put_name(struct ckpt_model_out *o, const char *s)
 {
 	size_t n = strlen(s);
 
@@ -129,7 +129,7 @@ put_name(struct ckpt_snap_out *o, const char *s)
 }
 
 static void
-put_bytes(struct ckpt_snap_out *o, const struct ckpt_bytes *b)
+put_bytes(struct ckpt_model_out *o, const struct ckpt_bytes *b)
 {
 	put_u64(o, b->len);
 	if (b->len)
@@ -137,7 +137,7 @@ put_bytes(struct ckpt_snap_out *o, const struct ckpt_bytes *b)
 }
 
 int
-ckpt_snap_out_subtask(struct ckpt_snap_out *o, const struct ckpt_subtask *st)
+ckpt_model_out_subtask(struct ckpt_model_out *o, const struct ckpt_subtask *st)
 {
 	put(o, SNAP_MAGIC, SNAP_MAGIC_LEN);
 	for (size_t i = 0; i < st->nops; i++) {
@@ -174,7 +174,7 @@ ckpt_snap_out_subtask(struct ckpt_snap_out *o, const struct ckpt_subtask *st)
 }
 
 int
-ckpt_snap_out_finish(struct ckpt_snap_out *o, uint64_t *size, uint64_t *xxh3)
+ckpt_model_out_finish(struct ckpt_model_out *o, uint64_t *size, uint64_t *xxh3)
 {
 	out_flush(o);
 	*size = o->size;
@@ -376,17 +376,17 @@ decode_all(struct cur *c, struct ckpt_subtask *st)
 }
 
 int
-ckpt_snap_decode_subtask(struct ckpt_subtask *st, void *buf, size_t len, const char *where,
+ckpt_model_decode_subtask(struct ckpt_subtask *st, void *buf, size_t len, const char *where,
 		    struct ckpt_err *e)
 {
 	struct cur c = {.p = buf, .len = len, .where = where, .e = e};
 
-	st->arena = ckpt_snap_arena_new();
+	st->arena = ckpt_model_arena_new();
 	if (st->arena == NULL) {
 		free(buf);
 		return ckpt_err_set(e, CKPT_ERR_NOMEM, where, "out of memory");
 	}
-	if (ckpt_snap_arena_adopt(st->arena, buf) < 0)
+	if (ckpt_model_arena_adopt(st->arena, buf) < 0)
 		return ckpt_err_set(e, CKPT_ERR_NOMEM, where, "out of memory");
 	st->loaded = 1; /* so that a failure below frees what was allocated */
 	if (decode_all(&c, st) < 0 || ckpt_subtask_recount(st, e) < 0)
@@ -407,7 +407,7 @@ enum at {
 	AT_CH_TAG, AT_CH_AB, AT_CH_LEN, AT_CH_DATA, AT_END, AT_AFTER, AT_FAILED
 };
 
-struct ckpt_snap_check {
+struct ckpt_model_check {
 	const struct ckpt_subtask *st;
 	uint64_t size, off; /* the file's size (the manifest's); bytes seen */
 	enum at at;
@@ -423,10 +423,10 @@ struct ckpt_snap_check {
 	uint64_t fail_off;
 };
 
-struct ckpt_snap_check *
-ckpt_snap_check_new(const struct ckpt_subtask *st, uint64_t size)
+struct ckpt_model_check *
+ckpt_model_check_new(const struct ckpt_subtask *st, uint64_t size)
 {
-	struct ckpt_snap_check *c = calloc(1, sizeof *c);
+	struct ckpt_model_check *c = calloc(1, sizeof *c);
 
 	if (c == NULL)
 		return NULL;
@@ -440,13 +440,13 @@ ckpt_snap_check_new(const struct ckpt_subtask *st, uint64_t size)
 }
 
 void
-ckpt_snap_check_free(struct ckpt_snap_check *c)
+ckpt_model_check_free(struct ckpt_model_check *c)
 {
 	free(c);
 }
 
 static int
-chk_fail(struct ckpt_snap_check *c, uint64_t off, const char *what)
+chk_fail(struct ckpt_model_check *c, uint64_t off, const char *what)
 {
 	c->at = AT_FAILED;
 	c->fail_off = off;
@@ -456,7 +456,7 @@ chk_fail(struct ckpt_snap_check *c, uint64_t off, const char *what)
 
 /* The next field: width bytes at c->off, which must be in the file (else -1). */
 static int
-chk_field(struct ckpt_snap_check *c, enum at at, uint64_t width)
+chk_field(struct ckpt_model_check *c, enum at at, uint64_t width)
 {
 	if (width > c->size - c->off)
 		return chk_fail(c, c->off, "record runs past the end");
@@ -467,14 +467,14 @@ chk_field(struct ckpt_snap_check *c, enum at at, uint64_t width)
 }
 
 static uint64_t
-chk_le(const struct ckpt_snap_check *c, size_t from, size_t n)
+chk_le(const struct ckpt_model_check *c, size_t from, size_t n)
 {
 	return ckpt_load_le(c->acc + from, n);
 }
 
 /* A name of n bytes and its NUL comes next, to be want when want is not NULL. */
 static int
-chk_name(struct ckpt_snap_check *c, enum at at, uint64_t n, const char *want)
+chk_name(struct ckpt_model_check *c, enum at at, uint64_t n, const char *want)
 {
 	c->want = want != NULL && strlen(want) == n ? want : NULL;
 	c->differs = want != NULL && c->want == NULL;
@@ -483,12 +483,12 @@ chk_name(struct ckpt_snap_check *c, enum at at, uint64_t n, const char *want)
 	return chk_field(c, at, n + 1);
 }
 
-static int chk_next_opstate(struct ckpt_snap_check *c);
-static int chk_next_kv(struct ckpt_snap_check *c);
-static int chk_next_chan(struct ckpt_snap_check *c);
+static int chk_next_opstate(struct ckpt_model_check *c);
+static int chk_next_kv(struct ckpt_model_check *c);
+static int chk_next_chan(struct ckpt_model_check *c);
 
 static int
-chk_next_entry(struct ckpt_snap_check *c)
+chk_next_entry(struct ckpt_model_check *c)
 {
 	if (c->k < c->st->ops[c->i].n)
 		return chk_field(c, AT_OP_LEN, 8);
@@ -497,7 +497,7 @@ chk_next_entry(struct ckpt_snap_check *c)
 }
 
 static int
-chk_next_opstate(struct ckpt_snap_check *c)
+chk_next_opstate(struct ckpt_model_check *c)
 {
 	c->k = 0;
 	if (c->i < c->st->nops)
@@ -506,7 +506,7 @@ chk_next_opstate(struct ckpt_snap_check *c)
 }
 
 static int
-chk_next_kv(struct ckpt_snap_check *c)
+chk_next_kv(struct ckpt_model_check *c)
 {
 	if (c->k < c->st->nkv)
 		return chk_field(c, AT_KV_TAG, 1);
@@ -516,7 +516,7 @@ chk_next_kv(struct ckpt_snap_check *c)
 }
 
 static int
-chk_next_chan(struct ckpt_snap_check *c)
+chk_next_chan(struct ckpt_model_check *c)
 {
 	if (!c->out && c->k == c->st->nin)
 		c->out = 1, c->k = 0;
@@ -525,12 +525,22 @@ chk_next_chan(struct ckpt_snap_check *c)
 	return chk_field(c, AT_END, 1);
 }
 
-/* The current field is whole: check it and go on to the next; -1 when it is wrong (c says why). */
+/* A name is whole: its NUL and its UTF-8 (0, or -1 with c saying why). */
 static int
-chk_done(struct ckpt_snap_check *c)
+chk_name_done(struct ckpt_model_check *c)
+{
+	if (c->nul || c->acc[0] != 0)
+		return chk_fail(c, c->start, "name not terminated");
+	if (!ckpt_utf8_done(&c->u8))
+		return chk_fail(c, c->start, "name not UTF-8");
+	return 0;
+}
+
+/* chk_done of the magic and of an operator state's fields (the fields before AT_KV_TAG) */
+static int
+chk_done_op(struct ckpt_model_check *c)
 {
 	const struct ckpt_subtask *st = c->st;
-	uint64_t v;
 
 	switch (c->at) {
 	case AT_MAGIC:
@@ -547,13 +557,8 @@ chk_done(struct ckpt_snap_check *c)
 	case AT_OP_NAMELEN:
 		return chk_name(c, AT_OP_NAME, chk_le(c, 0, 4), st->ops[c->i].name);
 	case AT_OP_NAME:
-	case AT_KV_NAME:
-		if (c->nul || c->acc[0] != 0)
-			return chk_fail(c, c->start, "name not terminated");
-		if (!ckpt_utf8_done(&c->u8))
-			return chk_fail(c, c->start, "name not UTF-8");
-		if (c->at == AT_KV_NAME)
-			return chk_field(c, AT_KV_KG, 4);
+		if (chk_name_done(c) < 0)
+			return -1;
 		if (c->differs)
 			return chk_fail(c, c->off, "operator state name differs from the manifest");
 		return chk_field(c, AT_OP_MODECOUNT, 9);
@@ -568,15 +573,29 @@ chk_done(struct ckpt_snap_check *c)
 	case AT_OP_DATA:
 		c->k++;
 		return chk_next_entry(c);
+	default:
+		return 0;
+	}
+}
+
+/* chk_done of a keyed entry's fields (AT_KV_TAG to AT_KV_VAL) */
+static int
+chk_done_kv(struct ckpt_model_check *c)
+{
+	uint64_t v;
+
+	switch (c->at) {
 	case AT_KV_TAG:
 		if (c->acc[0] != TAG_KV)
 			return chk_fail(c, c->start, "keyed entry expected");
 		return chk_field(c, AT_KV_NAMELEN, 4);
 	case AT_KV_NAMELEN:
 		return chk_name(c, AT_KV_NAME, chk_le(c, 0, 4), NULL);
+	case AT_KV_NAME:
+		return chk_name_done(c) < 0 ? -1 : chk_field(c, AT_KV_KG, 4);
 	case AT_KV_KG:
 		v = chk_le(c, 0, 4);
-		if (!st->keyed || v < st->kg_first || v > st->kg_last)
+		if (!c->st->keyed || v < c->st->kg_first || v > c->st->kg_last)
 			return chk_fail(c, c->off, "key group outside the subtask's range");
 		return chk_field(c, AT_KV_KEYLEN, 8);
 	case AT_KV_KEYLEN:
@@ -588,6 +607,20 @@ chk_done(struct ckpt_snap_check *c)
 	case AT_KV_VAL:
 		c->k++;
 		return chk_next_kv(c);
+	default:
+		return 0;
+	}
+}
+
+/* The current field is whole: check it and go on to the next; -1 when it is wrong (c says why). */
+static int
+chk_done(struct ckpt_model_check *c)
+{
+	if (c->at < AT_KV_TAG)
+		return chk_done_op(c);
+	if (c->at < AT_CH_TAG)
+		return chk_done_kv(c);
+	switch (c->at) {
 	case AT_CH_TAG:
 		if (c->acc[0] != (c->out ? TAG_OUT : TAG_IN))
 			return chk_fail(c, c->start,
@@ -605,16 +638,14 @@ chk_done(struct ckpt_snap_check *c)
 			return chk_fail(c, c->start, "end record expected");
 		c->at = AT_AFTER;
 		return 0;
-	case AT_AFTER:
-	case AT_FAILED:
-		break;
+	default: /* AT_AFTER, AT_FAILED */
+		return 0;
 	}
-	return 0;
 }
 
 /* Fields of no bytes (empty data) are done at once. */
 static void
-chk_settle(struct ckpt_snap_check *c)
+chk_settle(struct ckpt_model_check *c)
 {
 	while (c->at != AT_FAILED && c->at != AT_AFTER && c->left == 0)
 		if (chk_done(c) < 0)
@@ -628,7 +659,7 @@ chk_skips(enum at at)
 }
 
 void
-ckpt_snap_check_feed(struct ckpt_snap_check *c, const void *buf, size_t n)
+ckpt_model_check_feed(struct ckpt_model_check *c, const void *buf, size_t n)
 {
 	const unsigned char *p = buf;
 
@@ -664,7 +695,7 @@ ckpt_snap_check_feed(struct ckpt_snap_check *c, const void *buf, size_t n)
 }
 
 int
-ckpt_snap_check_end(struct ckpt_snap_check *c, char *what, size_t size)
+ckpt_model_check_end(struct ckpt_model_check *c, char *what, size_t size)
 {
 	chk_settle(c);
 	if (c->at == AT_AFTER)

@@ -14,13 +14,13 @@ static int
 print_subtask(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subtask *st, struct ckpt_jw *w,
 	      struct ckpt_err *e)
 {
-	const struct ckpt_snap_backing *b = s->backing;
+	const struct ckpt_model_backing *b = s->backing;
 	json_t *v;
 
 	ckpt_jw_elem(w);
 	if (b && b->print && !st->loaded)
 		return b->print(s, op, st, w, e);
-	if ((v = ckpt_snap_subtask_doc(s, op, st, e)) == NULL)
+	if ((v = ckpt_model_subtask_doc(s, op, st, e)) == NULL)
 		return -1;
 	ckpt_jw_json(w, v);
 	json_decref(v);
@@ -30,9 +30,9 @@ print_subtask(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_sub
 static int
 print_operator(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_jw *w, struct ckpt_err *e)
 {
-	json_t *head = ckpt_snap_operator_head(op);
+	json_t *head = ckpt_model_operator_head(op);
 
-	const struct ckpt_snap_backing *b = s->backing;
+	const struct ckpt_model_backing *b = s->backing;
 
 	if (head && b && b->head && b->head(s, op, head) < 0) {
 		json_decref(head);
@@ -56,7 +56,7 @@ print_operator(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_jw
 int
 ckpt_snapshot_print(struct ckpt_snapshot *s, FILE *f, int pretty, struct ckpt_err *e)
 {
-	const struct ckpt_snap_backing *b = s->backing;
+	const struct ckpt_model_backing *b = s->backing;
 	struct ckpt_jw *w;
 	json_t *head;
 	int rc = -1;
@@ -88,7 +88,7 @@ ckpt_snapshot_print(struct ckpt_snapshot *s, FILE *f, int pretty, struct ckpt_er
 		ckpt_progress_end(s);
 		return -1;
 	}
-	if ((head = ckpt_snap_head(s)) == NULL) {
+	if ((head = ckpt_model_head(s)) == NULL) {
 		ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
 		goto out;
 	}

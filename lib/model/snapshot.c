@@ -31,7 +31,7 @@ ckpt_mode_parse(const char *name)
 const char *
 ckpt_snapshot_format(const struct ckpt_snapshot *s)
 {
-	const struct ckpt_snap_backing *b = s->backing;
+	const struct ckpt_model_backing *b = s->backing;
 
 	return b != NULL ? b->format : "state document";
 }
@@ -39,9 +39,17 @@ ckpt_snapshot_format(const struct ckpt_snapshot *s)
 int
 ckpt_snapshot_is_flink_meta(const struct ckpt_snapshot *s)
 {
-	const struct ckpt_snap_backing *b = s->backing;
+	const struct ckpt_model_backing *b = s->backing;
 
 	return b != NULL && b->flink_meta;
+}
+
+int
+ckpt_snapshot_is_archive(const struct ckpt_snapshot *s)
+{
+	const struct ckpt_model_backing *b = s->backing;
+
+	return b != NULL && b->archive;
 }
 
 /* ---- freeing */
@@ -79,7 +87,7 @@ free_entries(struct ckpt_subtask *st)
 	free(st->out);
 	st->kv = NULL;
 	st->in = st->out = NULL;
-	ckpt_snap_arena_free(st->arena);
+	ckpt_model_arena_free(st->arena);
 	st->arena = NULL;
 }
 
@@ -136,7 +144,7 @@ ckpt_subtask_release(struct ckpt_subtask *st)
 void
 ckpt_snapshot_free(struct ckpt_snapshot *s)
 {
-	struct ckpt_snap_backing *b;
+	struct ckpt_model_backing *b;
 
 	if (s == NULL)
 		return;
@@ -164,7 +172,7 @@ ckpt_snapshot_free(struct ckpt_snapshot *s)
 }
 
 void
-ckpt_snap_members_free(struct ckpt_snap_member *m, size_t n)
+ckpt_model_members_free(struct ckpt_model_member *m, size_t n)
 {
 	if (m == NULL)
 		return;
@@ -249,7 +257,7 @@ opt_str(const char *s)
 }
 
 json_t *
-ckpt_snap_operator_head(const struct ckpt_operator *op)
+ckpt_model_operator_head(const struct ckpt_operator *op)
 {
 	json_t *o = json_object();
 
@@ -271,7 +279,7 @@ ckpt_snap_operator_head(const struct ckpt_operator *op)
 }
 
 json_t *
-ckpt_snap_handles_json(const struct ckpt_subtask *st)
+ckpt_model_handles_json(const struct ckpt_subtask *st)
 {
 	json_t *arr = json_array();
 
@@ -437,7 +445,7 @@ subtask_json(const struct ckpt_subtask *st, int counts, const char *member)
 	if (!counts && !st->loaded) { /* only handles: the entries live in Flink's files */
 		if (st->keyed && ckpt_json_set_new(o, "keyed_state", keyed_json(st, counts)) < 0)
 			goto fail;
-		if (st->nhandles && ckpt_json_set_new(o, "handles", ckpt_snap_handles_json(st)) < 0)
+		if (st->nhandles && ckpt_json_set_new(o, "handles", ckpt_model_handles_json(st)) < 0)
 			goto fail;
 		return o;
 	}
@@ -448,7 +456,7 @@ subtask_json(const struct ckpt_subtask *st, int counts, const char *member)
 		goto fail;
 	if ((st->nin || st->nout) && ckpt_json_set_new(o, "channel_state", channel_json(st, counts)) < 0)
 		goto fail;
-	if (st->nhandles && ckpt_json_set_new(o, "handles", ckpt_snap_handles_json(st)) < 0)
+	if (st->nhandles && ckpt_json_set_new(o, "handles", ckpt_model_handles_json(st)) < 0)
 		goto fail;
 	return o;
 fail:
@@ -458,7 +466,7 @@ fail:
 
 /* Counts are taken from the entries when loaded (a caller's fields may be stale). */
 json_t *
-ckpt_snap_subtask_manifest(const struct ckpt_subtask *st, const char *member)
+ckpt_model_subtask_manifest(const struct ckpt_subtask *st, const char *member)
 {
 	struct ckpt_subtask c = *st;
 	json_t *v = NULL;
@@ -482,7 +490,7 @@ ckpt_snap_subtask_manifest(const struct ckpt_subtask *st, const char *member)
 }
 
 json_t *
-ckpt_snap_head(const struct ckpt_snapshot *s)
+ckpt_model_head(const struct ckpt_snapshot *s)
 {
 	json_t *o = json_pack("{s:s, s:i, s:I, s:o}", "format", "ckpt-state", "version", 1, "checkpoint_id",
 			      (json_int_t)s->checkpoint_id, "kind", s->kind ? json_string(s->kind) : json_null());
@@ -497,10 +505,10 @@ ckpt_snap_head(const struct ckpt_snapshot *s)
 /* A subtask is loaded for printing (and unloaded after) unless it holds only handles whose state
  * nobody asked to read (ckpt_flink_state_enable). */
 json_t *
-ckpt_snap_subtask_doc(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subtask *st,
+ckpt_model_subtask_doc(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subtask *st,
 		      struct ckpt_err *e)
 {
-	const struct ckpt_snap_backing *b = s->backing;
+	const struct ckpt_model_backing *b = s->backing;
 	int was = st->loaded;
 	json_t *v;
 
@@ -518,21 +526,21 @@ ckpt_snap_subtask_doc(struct ckpt_snapshot *s, struct ckpt_operator *op, struct 
 json_t *
 ckpt_snapshot_to_json(struct ckpt_snapshot *s, struct ckpt_err *e)
 {
-	json_t *root = ckpt_snap_head(s), *ops = json_array();
+	json_t *root = ckpt_model_head(s), *ops = json_array();
 	uint64_t done = 0;
 
 	if (ckpt_json_set_new(root, "operators", ops) < 0)
 		goto nomem;
 	for (size_t i = 0; i < s->nops; i++) {
 		struct ckpt_operator *op = &s->ops[i];
-		json_t *o = ckpt_snap_operator_head(op), *subs = json_array();
+		json_t *o = ckpt_model_operator_head(op), *subs = json_array();
 
-		const struct ckpt_snap_backing *b = s->backing;
+		const struct ckpt_model_backing *b = s->backing;
 
 		if (ckpt_json_append_new(ops, o) < 0 || (b && b->head && b->head(s, op, o) < 0) || ckpt_json_set_new(o, "subtasks", subs) < 0)
 			goto nomem;
 		for (size_t k = 0; k < op->nsubtasks; k++) {
-			json_t *v = ckpt_snap_subtask_doc(s, op, &op->subtasks[k], e);
+			json_t *v = ckpt_model_subtask_doc(s, op, &op->subtasks[k], e);
 
 			if (v == NULL)
 				goto fail;
@@ -575,7 +583,7 @@ int
 ckpt_subtask_load(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subtask *st,
 		  struct ckpt_err *e)
 {
-	struct ckpt_snap_backing *b = s->backing;
+	struct ckpt_model_backing *b = s->backing;
 
 	if (st->loaded)
 		return 0;

@@ -840,14 +840,6 @@ map_plain(struct ckpt_redist *r, const struct ckpt_redist_opts *opt, struct ckpt
 	return choose_parallelism(r, opt, e);
 }
 
-static int
-is_archive(const struct ckpt_snapshot *s)
-{
-	const char *f = ckpt_snapshot_format(s);
-
-	return strcmp(f, "tar") == 0 || strcmp(f, "tar.gz") == 0 || strcmp(f, "zip") == 0;
-}
-
 struct ckpt_redist *
 ckpt_redist_plan(struct ckpt_snapshot *s, const struct ckpt_redist_opts *opt, struct ckpt_err *e)
 {
@@ -860,7 +852,7 @@ ckpt_redist_plan(struct ckpt_snapshot *s, const struct ckpt_redist_opts *opt, st
 	r->graph = opt->graph;
 	r->rd[0].s = s;
 	r->nrd = 1;
-	if (opt->reopen && is_archive(s))
+	if (opt->reopen && ckpt_snapshot_is_archive(s))
 		r->reopen = opt->reopen;
 	r->ops = ckpt_calloc(s->nops, sizeof *r->ops, e);
 	r->base = ckpt_calloc(s->nops, sizeof *r->base, e);

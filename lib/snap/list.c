@@ -15,7 +15,6 @@
 #include "snap.h"
 
 #define LIST_DEPTH 64    /* directories deeper than this are not entered */
-#define LIST_THREADS 8   /* at most this many readers, one a core */
 
 enum cand { FLINK, FLINK_NO_META, ARCHIVE_FILE, ARCHIVE_DIR };
 
@@ -93,44 +92,6 @@ chk_id(const char *base)
 	if (errno || v < 0 || (*end != '\0' && *end != '.'))
 		return -1;
 	return v;
-}
-
-static const char *
-base_of(const char *path)
-{
-	const char *s = strrchr(path, '/');
-
-	return s ? s + 1 : path;
-}
-
-static int
-has_suffix(const char *s, const char *suf)
-{
-	size_t n = strlen(s), m = strlen(suf);
-
-	return n > m && strcmp(s + n - m, suf) == 0;
-}
-
-static int
-archive_name(const char *name)
-{
-	return has_suffix(name, ".tar") || has_suffix(name, ".tar.gz") || has_suffix(name, ".tgz") ||
-	       has_suffix(name, ".zip");
-}
-
-static char *
-join(const char *dir, const char *name, struct ckpt_err *e)
-{
-	size_t n = strlen(dir), m = strlen(name);
-	char *p = ckpt_calloc(n + m + 2, 1, e);
-
-	if (p == NULL)
-		return NULL;
-	memcpy(p, dir, n);
-	if (n == 0 || dir[n - 1] != '/')
-		p[n++] = '/';
-	memcpy(p + n, name, m + 1);
-	return p;
 }
 
 /* ---- the walk: what is there, by name and type alone */
@@ -263,7 +224,7 @@ static int walk_dir(struct walk *w, const char *dir, int depth);
 static int
 walk_entry(struct walk *w, const char *dir, const char *name, int skip_flink_dirs, int depth, size_t *dirs)
 {
-	char *p = join(dir, name, w->e);
+	char *p = ckpt_snap_path_join(dir, name, w->e);
 	struct stat sb;
 	int r = 0;
 
@@ -281,7 +242,7 @@ walk_entry(struct walk *w, const char *dir, const char *name, int skip_flink_dir
 		if (skip_flink_dirs && (strcmp(name, "shared") == 0 || strcmp(name, "taskowned") == 0))
 			goto out;
 		r = walk_dir(w, p, depth + 1);
-	} else if (S_ISREG(sb.st_mode) && archive_name(name)) {
+	} else if (S_ISREG(sb.st_mode) && ckpt_snap_archive_name(name)) {
 		r = add(w, p, ARCHIVE_FILE);
 		p = NULL;
 	}
@@ -308,7 +269,7 @@ walk_dir(struct walk *w, const char *dir, int depth)
 		return add(w, ckpt_strdup(dir, w->e), FLINK);
 	if (has_file(dir, SNAP_MANIFEST_NAME))
 		return add(w, ckpt_strdup(dir, w->e), ARCHIVE_DIR);
-	if (chk_id(base_of(dir)) >= 0 && strchr(base_of(dir), '.') == NULL)
+	if (chk_id(ckpt_snap_path_base(dir)) >= 0 && strchr(ckpt_snap_path_base(dir), '.') == NULL)
 		return add(w, ckpt_strdup(dir, w->e), FLINK_NO_META);
 	if ((names = read_names(dir, &n, w->e)) == NULL)
 		return -1;
@@ -321,7 +282,7 @@ walk_dir(struct walk *w, const char *dir, int depth)
 		free(names[i]);
 	free(names);
 	/* a Flink savepoint directory holding state files but no _metadata yet */
-	if (r == 0 && dirs == 0 && w->n == before && strncmp(base_of(dir), "savepoint-", 10) == 0)
+	if (r == 0 && dirs == 0 && w->n == before && strncmp(ckpt_snap_path_base(dir), "savepoint-", 10) == 0)
 		r = add(w, ckpt_strdup(dir, w->e), FLINK_NO_META);
 	return r;
 }
@@ -414,7 +375,7 @@ walk_s3(struct walk *w, const struct s3tree *t, const char *dir, size_t lo, size
 	for (size_t i = lo; i < hi; i++)
 		if (strcmp(t->v[i].rel + off, SNAP_MANIFEST_NAME) == 0)
 			return 0; /* ckpt's own archives are not read from S3 */
-	if (chk_id(base_of(dir)) >= 0 && strchr(base_of(dir), '.') == NULL)
+	if (chk_id(ckpt_snap_path_base(dir)) >= 0 && strchr(ckpt_snap_path_base(dir), '.') == NULL)
 		return s3_add(w, t, dir, FLINK_NO_META, NULL);
 	for (size_t i = lo; i < hi; i++) {
 		const char *rel = t->v[i].rel + off, *slash = strchr(rel, '/');
@@ -448,7 +409,7 @@ walk_s3(struct walk *w, const struct s3tree *t, const char *dir, size_t lo, size
 		i = j;
 	}
 	/* a Flink savepoint directory holding state files but no _metadata yet */
-	if (r == 0 && dirs == 0 && w->n == before && strncmp(base_of(dir), "savepoint-", 10) == 0)
+	if (r == 0 && dirs == 0 && w->n == before && strncmp(ckpt_snap_path_base(dir), "savepoint-", 10) == 0)
 		r = s3_add(w, t, dir, FLINK_NO_META, NULL);
 	return r;
 }
@@ -469,7 +430,7 @@ list_s3(struct walk *w, const char *root, struct ckpt_err *e)
 	while (n > 0 && rest[n - 1] == '/')
 		n--;
 	sprintf(dir, "s3://%.*s", (int)n, rest);
-	if (strcmp(base_of(dir), "_metadata") == 0) { /* the _metadata itself: its directory is the snapshot */
+	if (strcmp(ckpt_snap_path_base(dir), "_metadata") == 0) { /* the _metadata itself: its directory is the snapshot */
 		strcpy(prefix, dir);
 		*strrchr(dir, '/') = '\0';
 	} else {
@@ -547,7 +508,7 @@ kind_word(const char *k)
 static const char *
 kind_by_name(const char *path)
 {
-	const char *b = base_of(path);
+	const char *b = ckpt_snap_path_base(path);
 
 	if (chk_id(b) >= 0)
 		return "checkpoint";
@@ -585,7 +546,7 @@ look_flink(struct ckpt_found *f, const struct ckpt_list_opts *o, struct ckpt_err
 	struct ckpt_err le = {0};
 	struct ckpt_snapshot *s = NULL;
 	struct first F = {.any = 0};
-	char *meta = join(f->path, "_metadata", e);
+	char *meta = ckpt_snap_path_join(f->path, "_metadata", e);
 	struct stat sb;
 	uint64_t nfiles = 0, bytes = 0;
 	long n;
@@ -593,7 +554,7 @@ look_flink(struct ckpt_found *f, const struct ckpt_list_opts *o, struct ckpt_err
 
 	f->format = "flink metadata";
 	f->kind = kind_by_name(f->path);
-	f->checkpoint_id = chk_id(base_of(f->path));
+	f->checkpoint_id = chk_id(ckpt_snap_path_base(f->path));
 	if (meta == NULL)
 		return -1;
 	if (ckpt_s3_is_url(f->path)) { /* when and how big: as the listing said */
@@ -639,16 +600,16 @@ look_archive(struct ckpt_found *f, int is_dir, const struct ckpt_list_opts *o, s
 	struct ckpt_snapshot *s;
 	struct first F = {.any = 0};
 	struct stat sb;
-	char *stamp = is_dir ? join(f->path, SNAP_MANIFEST_NAME, e) : ckpt_strdup(f->path, e);
+	char *stamp = is_dir ? ckpt_snap_path_join(f->path, SNAP_MANIFEST_NAME, e) : ckpt_strdup(f->path, e);
 	uint64_t members = 0, bytes = 0;
 	long n;
 	int r = -1;
 
 	/* by name until the archive itself says */
-	f->format = is_dir ? "directory" : has_suffix(f->path, ".zip") ? "zip"
-					 : has_suffix(f->path, ".tar") ? "tar" : "tar.gz";
+	f->format = is_dir ? "directory" : ckpt_snap_has_suffix(f->path, ".zip") ? "zip"
+					 : ckpt_snap_has_suffix(f->path, ".tar") ? "tar" : "tar.gz";
 	f->kind = kind_by_name(f->path);
-	f->checkpoint_id = chk_id(base_of(f->path));
+	f->checkpoint_id = chk_id(ckpt_snap_path_base(f->path));
 	if (stamp == NULL)
 		return -1;
 	if (stat(stamp, &sb) == 0) {
@@ -667,7 +628,7 @@ look_archive(struct ckpt_found *f, int is_dir, const struct ckpt_list_opts *o, s
 	f->checkpoint_id = (int64_t)s->checkpoint_id;
 	if (kind_word(s->kind))
 		f->kind = kind_word(s->kind);
-	if (s->backing && ((struct ckpt_snap_backing *)s->backing)->load == ckpt_snap_arch_load) {
+	if (s->backing && ((struct ckpt_model_backing *)s->backing)->load == ckpt_snap_arch_load) {
 		const struct ckpt_snap_arch *b = s->backing;
 
 		f->files = b->nmembers;
@@ -700,7 +661,7 @@ look(struct ckpt_found *f, enum cand how, const struct ckpt_list_opts *o, struct
 	case FLINK_NO_META:
 		f->format = "flink metadata";
 		f->kind = kind_by_name(f->path);
-		f->checkpoint_id = chk_id(base_of(f->path));
+		f->checkpoint_id = chk_id(ckpt_snap_path_base(f->path));
 		return set_reason(f, "no _metadata (being written, or abandoned)", e);
 	case ARCHIVE_FILE:
 		return look_archive(f, 0, o, e);
@@ -712,72 +673,45 @@ look(struct ckpt_found *f, enum cand how, const struct ckpt_list_opts *o, struct
 
 /* ---- in parallel: each reader takes the next one not yet taken */
 
-struct pool {
+struct looks {
 	struct walk *w;
 	const struct ckpt_list_opts *o;
-	size_t next;
-	int failed;
 	unsigned char *drop;
-	pthread_mutex_t mu;
 	pthread_mutex_t arc; /* libarchive initialises some of its tables lazily: one archive at a time */
-	struct ckpt_err e;
 };
 
-static void *
-worker(void *arg)
+static int
+look_one(void *arg, size_t i, struct ckpt_err *e)
 {
-	struct pool *P = arg;
+	struct looks *L = arg;
+	int r;
 
-	for (;;) {
-		struct ckpt_err e = {0};
-		size_t i = __atomic_fetch_add(&P->next, 1, __ATOMIC_RELAXED);
-		int r;
-
-		if (i >= P->w->n || __atomic_load_n(&P->failed, __ATOMIC_RELAXED))
-			return NULL;
-		if (P->w->how[i] == ARCHIVE_FILE || P->w->how[i] == ARCHIVE_DIR) {
-			pthread_mutex_lock(&P->arc);
-			r = look(&P->w->found[i], (enum cand)P->w->how[i], P->o, &e);
-			pthread_mutex_unlock(&P->arc);
-		} else {
-			r = look(&P->w->found[i], (enum cand)P->w->how[i], P->o, &e);
-		}
-		if (r > 0)
-			P->drop[i] = 1;
-		if (r < 0) {
-			pthread_mutex_lock(&P->mu);
-			if (!P->failed)
-				P->e = e;
-			__atomic_store_n(&P->failed, 1, __ATOMIC_RELAXED);
-			pthread_mutex_unlock(&P->mu);
-		}
+	if (L->w->how[i] == ARCHIVE_FILE || L->w->how[i] == ARCHIVE_DIR) {
+		pthread_mutex_lock(&L->arc);
+		r = look(&L->w->found[i], (enum cand)L->w->how[i], L->o, e);
+		pthread_mutex_unlock(&L->arc);
+	} else {
+		r = look(&L->w->found[i], (enum cand)L->w->how[i], L->o, e);
 	}
+	if (r > 0)
+		L->drop[i] = 1;
+	return r < 0 ? -1 : 0;
 }
 
 static int
 look_all(struct walk *w, const struct ckpt_list_opts *o, struct ckpt_err *e)
 {
-	struct pool P = {.w = w, .o = o};
-	pthread_t t[LIST_THREADS];
-	long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	size_t nt = cores < 1 ? 1 : cores > LIST_THREADS ? LIST_THREADS : (size_t)cores, started = 0, k = 0;
+	struct looks L = {.w = w, .o = o};
+	size_t k = 0;
+	int r;
 
-	if (nt > w->n)
-		nt = w->n;
-	if ((P.drop = ckpt_calloc(w->n ? w->n : 1, 1, e)) == NULL)
+	if ((L.drop = ckpt_calloc(w->n ? w->n : 1, 1, e)) == NULL)
 		return -1;
-	pthread_mutex_init(&P.mu, NULL);
-	pthread_mutex_init(&P.arc, NULL);
-	json_decref(json_object()); /* jansson seeds its hash function with the first object: here, not in the threads */
-	while (started + 1 < nt && pthread_create(&t[started], NULL, worker, &P) == 0)
-		started++;
-	worker(&P);
-	for (size_t i = 0; i < started; i++)
-		pthread_join(t[i], NULL);
-	pthread_mutex_destroy(&P.mu);
-	pthread_mutex_destroy(&P.arc);
+	pthread_mutex_init(&L.arc, NULL);
+	r = ckpt_snap_each(w->n, look_one, &L, e);
+	pthread_mutex_destroy(&L.arc);
 	for (size_t i = 0; i < w->n; i++) {
-		if (P.drop[i]) {
+		if (L.drop[i]) {
 			free(w->found[i].path);
 			free(w->found[i].reason);
 			continue;
@@ -785,12 +719,8 @@ look_all(struct walk *w, const struct ckpt_list_opts *o, struct ckpt_err *e)
 		w->found[k++] = w->found[i];
 	}
 	w->n = k;
-	free(P.drop);
-	if (P.failed) {
-		*e = P.e;
-		return -1;
-	}
-	return 0;
+	free(L.drop);
+	return r;
 }
 
 int
@@ -815,7 +745,7 @@ ckpt_snapshot_list(const char *root, const struct ckpt_list_opts *o, struct ckpt
 		r = ckpt_err_sys(e, root, "cannot open"); /* as the user named it */
 	} else if (S_ISDIR(sb.st_mode)) {
 		r = walk_dir(&w, top, 0);
-	} else if (strcmp(base_of(root), "_metadata") == 0) {
+	} else if (strcmp(ckpt_snap_path_base(root), "_metadata") == 0) {
 		/* the _metadata itself: its directory is the snapshot */
 		const char *slash = strrchr(root, '/');
 		char *dir = slash ? strndup(root, (size_t)(slash - root) + (slash == root)) : strdup(".");

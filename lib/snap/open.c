@@ -16,14 +16,14 @@
 #include "snap.h"
 
 static void
-arch_free(struct ckpt_snap_backing *base)
+arch_free(struct ckpt_model_backing *base)
 {
 	struct ckpt_snap_arch *b = (struct ckpt_snap_arch *)base;
 
 	ckpt_arc_close(b->a);
 	if (b->fd >= 0)
 		close(b->fd);
-	ckpt_snap_members_free(b->members, b->nmembers);
+	ckpt_model_members_free(b->members, b->nmembers);
 	free(b->name);
 	free(b->dir);
 	free(b);
@@ -54,7 +54,7 @@ sink_put(void *arg, const void *p, size_t n, int64_t off)
 
 /* A member's size as found (header or file) against the manifest: -c's words. */
 int
-ckpt_snap_member_size(const struct ckpt_snap_member *m, uint64_t got, const char *where, struct ckpt_err *e)
+ckpt_snap_member_size(const struct ckpt_model_member *m, uint64_t got, const char *where, struct ckpt_err *e)
 {
 	if (got < m->size)
 		return ckpt_err_set(e, CKPT_ERR_REFUSED, where, "truncated member: %llu of %llu bytes",
@@ -66,7 +66,7 @@ ckpt_snap_member_size(const struct ckpt_snap_member *m, uint64_t got, const char
 }
 
 int
-ckpt_snap_member_verify(const struct ckpt_snap_member *m, uint64_t got, uint64_t hash, const char *where,
+ckpt_snap_member_verify(const struct ckpt_model_member *m, uint64_t got, uint64_t hash, const char *where,
 	     struct ckpt_err *e)
 {
 	char h1[17], h2[17];
@@ -88,7 +88,7 @@ ckpt_snap_member_verify(const struct ckpt_snap_member *m, uint64_t got, uint64_t
  */
 int64_t
 ckpt_snap_read_fd(int fd, unsigned char *buf, uint64_t size, struct ckpt_hasher *h,
-		  struct ckpt_snap_check *chk, const char *where, struct ckpt_err *e)
+		  struct ckpt_model_check *chk, const char *where, struct ckpt_err *e)
 {
 	static unsigned char scratch[1 << 16];
 	uint64_t got = 0;
@@ -108,14 +108,14 @@ ckpt_snap_read_fd(int fd, unsigned char *buf, uint64_t size, struct ckpt_hasher 
 			return (int64_t)(got + (uint64_t)n);
 		ckpt_hasher_update(h, p, (size_t)n);
 		if (chk)
-			ckpt_snap_check_feed(chk, p, (size_t)n);
+			ckpt_model_check_feed(chk, p, (size_t)n);
 		got += (uint64_t)n;
 	}
 }
 
 /* Read member data from a libarchive reader (a != NULL) or a file descriptor. */
 static unsigned char *
-read_member(struct archive *a, int fd, const struct ckpt_snap_member *m, const char *where,
+read_member(struct archive *a, int fd, const struct ckpt_model_member *m, const char *where,
 	    struct ckpt_err *e)
 {
 	struct sink k = {.cap = m->size, .where = where, .e = e};
@@ -150,7 +150,7 @@ fail:
 
 /* Position the reader at member m: forward from where it is, else once more from the start. */
 static int
-seek_member(struct ckpt_snap_arch *b, const struct ckpt_snap_member *m, const char *where, struct ckpt_err *e)
+seek_member(struct ckpt_snap_arch *b, const struct ckpt_model_member *m, const char *where, struct ckpt_err *e)
 {
 	for (int pass = 0; pass < 2; pass++) {
 		struct archive_entry *ent;
@@ -184,7 +184,7 @@ seek_member(struct ckpt_snap_arch *b, const struct ckpt_snap_member *m, const ch
 }
 
 static unsigned char *
-fetch_member(struct ckpt_snap_arch *b, const struct ckpt_snap_member *m, const char *where,
+fetch_member(struct ckpt_snap_arch *b, const struct ckpt_model_member *m, const char *where,
 	     struct ckpt_err *e)
 {
 	unsigned char *buf;
@@ -220,7 +220,7 @@ ckpt_snap_arch_load(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ck
 		    struct ckpt_err *e)
 {
 	struct ckpt_snap_arch *b = s->backing;
-	const struct ckpt_snap_member *m = st->member;
+	const struct ckpt_model_member *m = st->member;
 	char where[1024];
 	unsigned char *buf;
 
@@ -229,7 +229,7 @@ ckpt_snap_arch_load(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ck
 	buf = fetch_member(b, m, where, e);
 	if (buf == NULL)
 		return -1;
-	if (ckpt_snap_decode_subtask(st, buf, (size_t)m->size, where, e) < 0) {
+	if (ckpt_model_decode_subtask(st, buf, (size_t)m->size, where, e) < 0) {
 		ckpt_subtask_unload(st);
 		return -1;
 	}
@@ -240,7 +240,7 @@ ckpt_snap_arch_load(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ck
 
 /* Read the manifest, the current member of a; NULL with e set. */
 struct ckpt_snapshot *
-ckpt_snap_read_manifest(char *text, size_t len, const char *name, struct ckpt_snap_member **members,
+ckpt_snap_read_manifest(char *text, size_t len, const char *name, struct ckpt_model_member **members,
 		   size_t *nmembers, struct ckpt_err *e)
 {
 	struct ckpt_jdoc doc = {.src = text, .len = len, .line0 = 1, .col0 = 1};
@@ -258,7 +258,7 @@ ckpt_snap_read_manifest(char *text, size_t len, const char *name, struct ckpt_sn
 		ckpt_err_set(e, CKPT_ERR_INPUT, w2, "%s", jerr.text);
 		return NULL;
 	}
-	s = ckpt_snap_from_json(&doc, SNAP_MANIFEST, members, nmembers, e);
+	s = ckpt_model_from_json(&doc, SNAP_MANIFEST, members, nmembers, e);
 	json_decref(doc.root);
 	return s;
 }
@@ -340,6 +340,7 @@ open_archive(int fd, const char *name, struct ckpt_err *e)
 	b = new_backing(format, name, e);
 	if (b == NULL)
 		goto fail;
+	b->base.archive = strcmp(format, "compressed tar") != 0; /* as redist/ has reopened them */
 	s = ckpt_snap_read_manifest(g.buf, g.len, name, &b->members, &b->nmembers, e);
 	if (s == NULL) {
 		arch_free(&b->base);

@@ -6,7 +6,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -16,7 +15,6 @@
 #include "snap.h"
 
 #define ORPH_DEPTH 256  /* deeper than this is refused, not skipped: a _metadata there would go unread */
-#define ORPH_THREADS 8
 
 /* KEEP: never listed: ckpt's own archives and directories (whole snapshots), what lies behind a
  * symbolic link to a directory (not DIR's own files, which are reached without one) */
@@ -103,45 +101,6 @@ chk_n(const char *name)
 	errno = 0;
 	v = strtoll(name + 4, &end, 10);
 	return errno || *end != '\0' ? -1 : v;
-}
-
-static const char *
-base_of_path(const char *path)
-{
-	const char *s = strrchr(path, '/');
-
-	return s ? s + 1 : path;
-}
-
-static int
-has_suffix(const char *s, const char *suf)
-{
-	size_t n = strlen(s), m = strlen(suf);
-
-	return n > m && strcmp(s + n - m, suf) == 0;
-}
-
-/* ckpt's own archives are whole snapshots: never a file to list. */
-static int
-archive_name(const char *name)
-{
-	return has_suffix(name, ".tar") || has_suffix(name, ".tar.gz") || has_suffix(name, ".tgz") ||
-	       has_suffix(name, ".zip");
-}
-
-static char *
-join(const char *dir, const char *name, struct ckpt_err *e)
-{
-	size_t n = strlen(dir), m = strlen(name);
-	char *p = ckpt_calloc(n + m + 2, 1, e);
-
-	if (p == NULL)
-		return NULL;
-	memcpy(p, dir, n);
-	if (n == 0 || dir[n - 1] != '/')
-		p[n++] = '/';
-	memcpy(p + n, name, m + 1);
-	return p;
 }
 
 /* ---- (device, inode) keys */
@@ -237,7 +196,7 @@ read_entries(struct owalk *w, const char *dir, int fd, struct entry **out, size_
 		if (fstatat(dirfd(d), de->d_name, &sb, 0) != 0) {
 			if (errno == ENOENT) /* vanished, or a dangling link */
 				continue;
-			p = join(dir, de->d_name, w->e);
+			p = ckpt_snap_path_join(dir, de->d_name, w->e);
 			if (errno == ELOOP)
 				ckpt_err_set(w->e, CKPT_ERR_INPUT, p ? p : dir, "a symbolic link loop");
 			else
@@ -342,7 +301,7 @@ walk_entries(struct owalk *w, const char *dir, int depth, const struct entry *v,
 
 	for (size_t i = 0; i < n; i++) {
 		struct ctx cc = *c;
-		char *p = join(dir, v[i].name, w->e);
+		char *p = ckpt_snap_path_join(dir, v[i].name, w->e);
 		int r = 0;
 
 		if (p == NULL)
@@ -362,7 +321,7 @@ walk_entries(struct owalk *w, const char *dir, int depth, const struct entry *v,
 				r = walk(w, p, v[i].name, depth + 1, cc);
 			}
 		} else if (S_ISREG(v[i].sb.st_mode)) {
-			if (archive_name(v[i].name))
+			if (ckpt_snap_archive_name(v[i].name))
 				cc.place = KEEP;
 			r = add_file(w, p, &v[i].sb, &cc);
 			p = NULL;
@@ -462,13 +421,13 @@ walk_all(struct owalk *w, const char *top)
 {
 	struct ctx c = {.job = -1, .snap = -1, .place = PLAIN};
 
-	if (walk(w, top, base_of_path(top), 0, c) < 0)
+	if (walk(w, top, ckpt_snap_path_base(top), 0, c) < 0)
 		return -1;
 	for (size_t i = 0; i < w->nq; i++) {
 		struct deferred d = w->q[i];
 
 		d.c.place = KEEP;
-		if (link_loop(d.path, w->e) < 0 || walk(w, d.path, base_of_path(d.path), d.depth, d.c) < 0)
+		if (link_loop(d.path, w->e) < 0 || walk(w, d.path, ckpt_snap_path_base(d.path), d.depth, d.c) < 0)
 			return -1;
 	}
 	return 0;
@@ -515,7 +474,7 @@ read_meta(struct osnap *s, const struct owalk *w, struct ckpt_err *e)
 	const struct ckpt_orphans_opts *o = w->o;
 	struct ckpt_err le = {0};
 	struct ckpt_snapshot *snap = NULL;
-	char *meta = join(s->dir, "_metadata", e);
+	char *meta = ckpt_snap_path_join(s->dir, "_metadata", e);
 	struct refctx R = {.s = s, .w = w, .e = e};
 	struct stat sb;
 	int r = 0;
@@ -546,63 +505,23 @@ read_meta(struct osnap *s, const struct owalk *w, struct ckpt_err *e)
 	return r;
 }
 
-struct pool {
-	struct owalk *w;
-	size_t next;
-	int failed;
-	pthread_mutex_t mu;
-	struct ckpt_err e;
-};
-
-static void *
-reader(void *arg)
+static int
+read_one(void *arg, size_t i, struct ckpt_err *e)
 {
-	struct pool *P = arg;
+	struct owalk *w = arg;
 
-	for (;;) {
-		struct ckpt_err e = {0};
-		size_t i = __atomic_fetch_add(&P->next, 1, __ATOMIC_RELAXED);
-
-		if (i >= P->w->ns || __atomic_load_n(&P->failed, __ATOMIC_RELAXED))
-			return NULL;
-		if (!P->w->s[i].has_meta || read_meta(&P->w->s[i], P->w, &e) == 0)
-			continue;
-		pthread_mutex_lock(&P->mu);
-		if (!P->failed)
-			P->e = e;
-		__atomic_store_n(&P->failed, 1, __ATOMIC_RELAXED);
-		pthread_mutex_unlock(&P->mu);
-	}
+	return w->s[i].has_meta ? read_meta(&w->s[i], w, e) : 0;
 }
 
 static int
 read_all(struct owalk *w)
 {
-	struct pool P = {.w = w};
-	pthread_t t[ORPH_THREADS];
-	long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	size_t nt = cores < 1 ? 1 : cores > ORPH_THREADS ? ORPH_THREADS : (size_t)cores, started = 0;
-
-	if (nt > w->ns)
-		nt = w->ns;
 	if (ckpt_idmap_init(&w->pmap, w->nf, w->e) < 0)
 		return -1;
 	for (size_t i = 0; i < w->nf; i++)
 		if (ckpt_idmap_add(&w->pmap, path_hash(w->f, i), i, path_hash, w->f, w->e) < 0)
 			return -1;
-	pthread_mutex_init(&P.mu, NULL);
-	json_decref(json_object()); /* jansson seeds its hash function with the first object: here */
-	while (started + 1 < nt && pthread_create(&t[started], NULL, reader, &P) == 0)
-		started++;
-	reader(&P);
-	for (size_t i = 0; i < started; i++)
-		pthread_join(t[i], NULL);
-	pthread_mutex_destroy(&P.mu);
-	if (P.failed) {
-		*w->e = P.e;
-		return -1;
-	}
-	return 0;
+	return ckpt_snap_each(w->ns, read_one, w, w->e);
 }
 
 /* ---- what is referenced, what is kept, what is listed */
@@ -714,7 +633,7 @@ verdict(const struct owalk *w, const struct ofile *f, const struct ojob *all)
 		return NULL;
 	if (f->sec >= cut)
 		return NULL;
-	if (s && s->has_meta && s->ok && strcmp(base_of_path(f->path), "_metadata") == 0 &&
+	if (s && s->has_meta && s->ok && strcmp(ckpt_snap_path_base(f->path), "_metadata") == 0 &&
 	    strlen(f->path) == strlen(s->dir) + 10)
 		return NULL;
 	if (s && s->id >= 0 && !s->ok) {

@@ -51,7 +51,7 @@ model_rows(struct ckpt_snapshot *s, struct ckpt_jw *w, struct ckpt_err *e)
 int
 ckpt_snapshot_rows(struct ckpt_snapshot *s, FILE *f, struct ckpt_err *e)
 {
-	const struct ckpt_snap_backing *b = s->backing;
+	const struct ckpt_model_backing *b = s->backing;
 	struct ckpt_jw *w = ckpt_jw_new(f, 0, e);
 	int rc;
 

@@ -39,11 +39,11 @@ int ckpt_arc_write_all(struct archive *a, const void *p, size_t n);
 #define SNAP_MANIFEST_LIMIT ((uint64_t)1 << 30)
 /* The backing of an archive or a directory (its load is ckpt_snap_arch_load). */
 struct ckpt_snap_arch {
-	struct ckpt_snap_backing base;
+	struct ckpt_model_backing base;
 	char *name;        /* as the user named it ("<stdin>" for standard input) */
 	int fd;            /* archives; -1 for directories */
 	char *dir;         /* directories */
-	struct ckpt_snap_member *members;
+	struct ckpt_model_member *members;
 	size_t nmembers;
 	struct archive *a; /* reader left after the last member it read, or NULL */
 	int fresh;         /* a has read only the manifest */
@@ -51,18 +51,18 @@ struct ckpt_snap_arch {
 int ckpt_snap_arch_load(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subtask *st,
 			struct ckpt_err *e);
 /* A member's size as found (header or file) against the manifest: -c's words; 0 or -1. */
-int ckpt_snap_member_size(const struct ckpt_snap_member *m, uint64_t got, const char *where,
+int ckpt_snap_member_size(const struct ckpt_model_member *m, uint64_t got, const char *where,
 			  struct ckpt_err *e);
 /* A member read whole (got bytes hashing to hash) against the manifest: size, then checksum. */
-int ckpt_snap_member_verify(const struct ckpt_snap_member *m, uint64_t got, uint64_t hash, const char *where,
+int ckpt_snap_member_verify(const struct ckpt_model_member *m, uint64_t got, uint64_t hash, const char *where,
 			    struct ckpt_err *e);
 /* Read up to size bytes of fd into buf (NULL: only hash, and check with chk when not NULL), then
  * look for one more; the count or -1. */
 int64_t ckpt_snap_read_fd(int fd, unsigned char *buf, uint64_t size, struct ckpt_hasher *h,
-			  struct ckpt_snap_check *chk, const char *where, struct ckpt_err *e);
+			  struct ckpt_model_check *chk, const char *where, struct ckpt_err *e);
 /* Parse a manifest's text (name: the archive or directory); NULL with e set. */
 struct ckpt_snapshot *ckpt_snap_read_manifest(char *text, size_t len, const char *name,
-					      struct ckpt_snap_member **members, size_t *nmembers,
+					      struct ckpt_model_member **members, size_t *nmembers,
 					      struct ckpt_err *e);
 /* A growing buffer, fed by ckpt_arc_stream; at most SNAP_MANIFEST_LIMIT bytes. */
 struct ckpt_snap_grow {
@@ -77,5 +77,17 @@ struct archive *ckpt_snap_open_manifest(int fd, const char *name, struct ckpt_sn
 					struct ckpt_err *e);
 /* Can a state document start with byte c (an opening brace or white space)? */
 int ckpt_snap_is_json_start(int c);
+
+/* paths.c: path names as discovery and --orphans take them apart and build them */
+const char *ckpt_snap_path_base(const char *path);             /* after the last slash */
+int ckpt_snap_has_suffix(const char *s, const char *suf);        /* and is longer than it */
+int ckpt_snap_archive_name(const char *name);                    /* .tar, .tar.gz, .tgz, .zip */
+char *ckpt_snap_path_join(const char *dir, const char *name, struct ckpt_err *e); /* DIR/NAME */
+
+/* pool.c: fn(arg, i, e) for each i < n on threads (one a core, at most CKPT_SNAP_THREADS), each
+ * taking the next i; the first -1 of fn stops the rest and is the answer, with its e. */
+#define CKPT_SNAP_THREADS 8
+int ckpt_snap_each(size_t n, int (*fn)(void *arg, size_t i, struct ckpt_err *e), void *arg,
+		   struct ckpt_err *e);
 
 #endif

@@ -21,12 +21,12 @@
 static int
 by_member_name(const void *a, const void *b)
 {
-	return strcmp((*(struct ckpt_snap_member *const *)a)->name, (*(struct ckpt_snap_member *const *)b)->name);
+	return strcmp((*(struct ckpt_model_member *const *)a)->name, (*(struct ckpt_model_member *const *)b)->name);
 }
 
 /* The member called name, by binary search in idx (sorted by name). */
-static struct ckpt_snap_member *
-member_named(struct ckpt_snap_member **idx, size_t n, const char *name)
+static struct ckpt_model_member *
+member_named(struct ckpt_model_member **idx, size_t n, const char *name)
 {
 	size_t lo = 0, hi = n;
 
@@ -64,7 +64,7 @@ dir_members(struct ckpt_snap_arch *b, struct ckpt_err *e)
 
 /* Walk the member headers (a tar's data is skipped by seeking), comparing names and sizes. */
 static int
-walk_members(struct ckpt_snap_arch *b, struct ckpt_snap_member **idx, unsigned char *found,
+walk_members(struct ckpt_snap_arch *b, struct ckpt_model_member **idx, unsigned char *found,
 	     struct ckpt_err *e)
 {
 	struct archive *a = ckpt_arc_open_read(b->fd, b->name, e);
@@ -76,7 +76,7 @@ walk_members(struct ckpt_snap_arch *b, struct ckpt_snap_member **idx, unsigned c
 		return -1;
 	while ((n = ckpt_arc_next(a, &ent, b->name, e)) > 0) {
 		const char *name = archive_entry_pathname(ent);
-		struct ckpt_snap_member *m = member_named(idx, b->nmembers, name);
+		struct ckpt_model_member *m = member_named(idx, b->nmembers, name);
 
 		snprintf(where, sizeof where, "%s:%s", b->name, name);
 		if (m == NULL)
@@ -104,7 +104,7 @@ int
 ckpt_snap_members_check(struct ckpt_snapshot *s, struct ckpt_err *e)
 {
 	struct ckpt_snap_arch *b = s->backing;
-	struct ckpt_snap_member **idx;
+	struct ckpt_model_member **idx;
 	unsigned char *found;
 	int r;
 
@@ -143,13 +143,13 @@ struct verify {
 	const char *name;
 	ckpt_verify_report *report;
 	void *arg;
-	struct ckpt_snap_member *members;
+	struct ckpt_model_member *members;
 	size_t nmembers;
-	struct ckpt_snap_member **order; /* the members sorted by name */
+	struct ckpt_model_member **order; /* the members sorted by name */
 	struct ckpt_snapshot *snap;      /* the manifest's */
 	const struct ckpt_subtask **sub; /* each member's subtask, by member index */
 	struct ckpt_hasher *h;
-	struct ckpt_snap_check *chk;     /* the member being read, or NULL */
+	struct ckpt_model_check *chk;     /* the member being read, or NULL */
 	long problems;
 	uint64_t nchecked, bytes;
 	struct ckpt_err io; /* the first member there that could not be read: -c cannot answer */
@@ -201,7 +201,7 @@ verify_manifest(struct verify *v, char *text, size_t len, struct ckpt_err *e)
 	for (size_t i = 0; i < s->nops; i++)
 		for (size_t k = 0; k < s->ops[i].nsubtasks; k++)
 			if (s->ops[i].subtasks[k].member)
-				v->sub[(struct ckpt_snap_member *)s->ops[i].subtasks[k].member - v->members] =
+				v->sub[(struct ckpt_model_member *)s->ops[i].subtasks[k].member - v->members] =
 					&s->ops[i].subtasks[k];
 	for (size_t i = 0; i < v->nmembers; i++) {
 		v->order[i] = &v->members[i];
@@ -213,14 +213,14 @@ verify_manifest(struct verify *v, char *text, size_t len, struct ckpt_err *e)
 
 /* Start reading member m: its hash and, when a subtask's state file, its parse check. */
 static int
-verify_start(struct verify *v, struct ckpt_snap_member *m, struct ckpt_err *e)
+verify_start(struct verify *v, struct ckpt_model_member *m, struct ckpt_err *e)
 {
 	const struct ckpt_subtask *st = v->sub[m - v->members];
 
 	ckpt_hasher_reset(v->h);
 	if (st == NULL)
 		return 0;
-	v->chk = ckpt_snap_check_new(st, m->size);
+	v->chk = ckpt_model_check_new(st, m->size);
 	if (v->chk == NULL)
 		return ckpt_err_set(e, CKPT_ERR_NOMEM, v->name, "out of memory");
 	return 0;
@@ -228,7 +228,7 @@ verify_start(struct verify *v, struct ckpt_snap_member *m, struct ckpt_err *e)
 
 /* Member m read whole (got bytes): its size, its checksum, then (only when those are right) its parse. */
 static void
-verify_done(struct verify *v, uint64_t got, struct ckpt_snap_member *m)
+verify_done(struct verify *v, uint64_t got, struct ckpt_model_member *m)
 {
 	struct ckpt_err me = {0};
 	char where[1024], what[256];
@@ -237,11 +237,11 @@ verify_done(struct verify *v, uint64_t got, struct ckpt_snap_member *m)
 	if (ckpt_snap_member_verify(m, got, ckpt_hasher_digest(v->h), where, &me) < 0) {
 		v->report(v->arg, me.where, me.text);
 		v->problems++;
-	} else if (v->chk && ckpt_snap_check_end(v->chk, what, sizeof what) < 0) {
+	} else if (v->chk && ckpt_model_check_end(v->chk, what, sizeof what) < 0) {
 		v->report(v->arg, where, what);
 		v->problems++;
 	}
-	ckpt_snap_check_free(v->chk);
+	ckpt_model_check_free(v->chk);
 	v->chk = NULL;
 }
 
@@ -262,7 +262,7 @@ verify_block(void *arg, const void *p, size_t n, int64_t off)
 	(void)off;
 	ckpt_hasher_update(v->h, p, n);
 	if (v->chk)
-		ckpt_snap_check_feed(v->chk, p, n);
+		ckpt_model_check_feed(v->chk, p, n);
 	return 0;
 }
 
@@ -270,7 +270,7 @@ verify_block(void *arg, const void *p, size_t n, int64_t off)
 static int
 verify_entry(struct verify *v, struct archive *a, const char *name, struct ckpt_err *e)
 {
-	struct ckpt_snap_member *m = member_named(v->order, v->nmembers, name);
+	struct ckpt_model_member *m = member_named(v->order, v->nmembers, name);
 	struct ckpt_err me = {0};
 	char where[1024];
 	int64_t got;
@@ -293,7 +293,7 @@ verify_entry(struct verify *v, struct archive *a, const char *name, struct ckpt_
 		return -1;
 	got = ckpt_arc_stream(a, verify_block, v, where, &me);
 	if (got < 0) {
-		ckpt_snap_check_free(v->chk);
+		ckpt_model_check_free(v->chk);
 		v->chk = NULL;
 		if (strstr(me.text, "runcated") != NULL || strstr(me.text, "premature") != NULL)
 			problem(v, name, "truncated member: the archive ends inside it");
@@ -405,7 +405,7 @@ verify_dir(struct verify *v, const char *dir, struct ckpt_err *e)
 	if (r != 0)
 		return r < 0 ? -1 : 0;
 	for (size_t i = 0; i < v->nmembers; i++) {
-		struct ckpt_snap_member *m = &v->members[i];
+		struct ckpt_model_member *m = &v->members[i];
 		int64_t got;
 
 		snprintf(p, sizeof p, "%s/%s", dir, m->name);
@@ -427,7 +427,7 @@ verify_dir(struct verify *v, const char *dir, struct ckpt_err *e)
 		got = ckpt_snap_read_fd(fd, NULL, m->size, v->h, v->chk, p, e);
 		close(fd);
 		if (got < 0) {
-			ckpt_snap_check_free(v->chk);
+			ckpt_model_check_free(v->chk);
 			v->chk = NULL;
 			return -1;
 		}
@@ -489,7 +489,7 @@ out:
 	ckpt_snapshot_free(v.snap);
 	free(v.sub);
 	free(v.order);
-	ckpt_snap_members_free(v.members, v.nmembers);
+	ckpt_model_members_free(v.members, v.nmembers);
 	*members = v.nchecked;
 	*bytes = v.bytes;
 	if (r >= 0 && v.io.kind != CKPT_ERR_NONE)

@@ -52,7 +52,7 @@ struct ckpt_awriter {
 	enum ckpt_archive_kind kind;
 	FILE *spool;  /* archives: the members, one after the other */
 	char *tmpdir; /* directories: built here, renamed into place */
-	struct ckpt_snap_out *out;
+	struct ckpt_model_out *out;
 	json_t *ops;  /* the manifest's operators */
 	json_t *subs; /* the current operator's subtasks */
 	char *cur_id;
@@ -67,7 +67,7 @@ awriter_free(struct ckpt_awriter *w)
 {
 	if (w->spool)
 		fclose(w->spool);
-	ckpt_snap_out_free(w->out);
+	ckpt_model_out_free(w->out);
 	json_decref(w->ops);
 	for (size_t i = 0; i < w->nm; i++)
 		free(w->m[i].name);
@@ -199,7 +199,7 @@ awriter_operator(struct ckpt_awriter *w, const struct ckpt_operator *op, struct 
 	json_array_foreach(w->ops, i, v)
 		if (strcmp(json_string_value(json_object_get(v, "id")), op->id) == 0)
 			return ckpt_err_set(e, CKPT_ERR_INPUT, w->path, "duplicate operator \"%s\"", op->id);
-	o = ckpt_snap_operator_head(op);
+	o = ckpt_model_operator_head(op);
 	w->subs = json_array();
 	if (ckpt_json_append_new(w->ops, o) < 0 || ckpt_json_set_new(o, "subtasks", w->subs) < 0)
 		return ckpt_err_set(e, CKPT_ERR_NOMEM, w->path, "out of memory");
@@ -269,11 +269,11 @@ write_member(struct ckpt_awriter *w, const struct ckpt_subtask *st, struct wmemb
 	} else {
 		m->off = (uint64_t)ftello(f);
 	}
-	if ((w->out = ckpt_snap_out_new(f)) == NULL)
+	if ((w->out = ckpt_model_out_new(f)) == NULL)
 		r = ckpt_err_set(e, CKPT_ERR_NOMEM, w->path, "out of memory");
-	if (r == 0 && (ckpt_snap_out_subtask(w->out, st) < 0 || ckpt_snap_out_finish(w->out, &m->size, &m->xxh3) < 0))
+	if (r == 0 && (ckpt_model_out_subtask(w->out, st) < 0 || ckpt_model_out_finish(w->out, &m->size, &m->xxh3) < 0))
 		r = ckpt_err_sys(e, w->path, "write error");
-	ckpt_snap_out_free(w->out);
+	ckpt_model_out_free(w->out);
 	w->out = NULL;
 	if (w->kind == CKPT_ARCHIVE_DIR) {
 		if (r == 0 && (fflush(f) != 0 || fsync(fileno(f)) != 0))
@@ -326,7 +326,7 @@ awriter_subtask(struct ckpt_awriter *w, const struct ckpt_subtask *st, struct ck
 		if (write_member(w, st, &w->m[w->nm - 1], e) < 0)
 			return -1;
 	}
-	v = ckpt_snap_subtask_manifest(st, st->loaded && !st->finished ? w->m[w->nm - 1].name : NULL);
+	v = ckpt_model_subtask_manifest(st, st->loaded && !st->finished ? w->m[w->nm - 1].name : NULL);
 	if (ckpt_json_append_new(w->subs, v) < 0)
 		return ckpt_err_set(e, CKPT_ERR_NOMEM, w->path, "out of memory");
 	return 0;

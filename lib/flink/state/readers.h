@@ -10,7 +10,7 @@
 
 /* The backing of a snapshot read from a Flink _metadata: where relative files are, the --root maps. */
 struct flink_backing {
-	struct ckpt_snap_backing base;
+	struct ckpt_model_backing base;
 	char *meta;   /* the _metadata as the user named it */
 	char *dir;    /* its directory; NULL when it came from standard input */
 	char **from, **to;

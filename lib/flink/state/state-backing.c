@@ -12,7 +12,7 @@
 
 struct loader {
 	struct ckpt_subtask *st;
-	struct ckpt_snap_arena *arena;
+	struct ckpt_model_arena *arena;
 	size_t *filled;  /* per operator state: elements placed */
 	size_t kvcap;
 	struct ckpt_err *e;
@@ -21,7 +21,7 @@ struct loader {
 static unsigned char *
 arena_copy(struct loader *L, const void *p, size_t n)
 {
-	unsigned char *q = ckpt_snap_arena_alloc(L->arena, n ? n : 1);
+	unsigned char *q = ckpt_model_arena_alloc(L->arena, n ? n : 1);
 
 	if (q == NULL) {
 		ckpt_err_set(L->e, CKPT_ERR_NOMEM, "", "out of memory");
@@ -145,7 +145,7 @@ unload_partial(struct ckpt_subtask *st)
 	free(st->kv);
 	st->kv = NULL;
 	st->nkv = 0;
-	ckpt_snap_arena_free(st->arena);
+	ckpt_model_arena_free(st->arena);
 	st->arena = NULL;
 }
 
@@ -157,7 +157,7 @@ flink_load(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subtas
 	int rc = -1;
 
 	L.filled = ckpt_calloc(st->nops + 1, sizeof *L.filled, e);
-	st->arena = L.arena = ckpt_snap_arena_new();
+	st->arena = L.arena = ckpt_model_arena_new();
 	if (L.filled == NULL || L.arena == NULL) {
 		ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
 		goto out;
@@ -662,7 +662,7 @@ print_opstates(struct flink_backing *b, const struct ckpt_operator *op, const st
 	return 0;
 }
 
-/* What ckpt_snap_subtask_doc gives of a loaded subtask (subtask_json in model/snapshot.c), written as read. */
+/* What ckpt_model_subtask_doc gives of a loaded subtask (subtask_json in model/snapshot.c), written as read. */
 static int
 flink_print(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subtask *st, struct ckpt_jw *w,
 	    struct ckpt_err *e)
@@ -705,7 +705,7 @@ flink_print(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subta
 		ckpt_jw_close(w, '}');
 	}
 	if (st->nhandles) {
-		json_t *h = ckpt_snap_handles_json(st);
+		json_t *h = ckpt_model_handles_json(st);
 
 		if (h == NULL)
 			return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
@@ -819,7 +819,7 @@ ckpt_flink_state_rows(struct ckpt_snapshot *s, struct ckpt_jw *w, struct ckpt_er
 /* ------------------------------------------------------------ the backing */
 
 static void
-flink_free(struct ckpt_snap_backing *base)
+flink_free(struct ckpt_model_backing *base)
 {
 	struct flink_backing *b = (struct flink_backing *)base;
 
@@ -838,7 +838,7 @@ flink_free(struct ckpt_snap_backing *base)
 	free(b);
 }
 
-struct ckpt_snap_backing *
+struct ckpt_model_backing *
 ckpt_flink_backing_new(const char *meta, struct ckpt_err *e)
 {
 	struct flink_backing *b = ckpt_calloc(1, sizeof *b, e);
@@ -869,7 +869,7 @@ fail:
 int
 ckpt_flink_state_raw(struct ckpt_snapshot *s, int raw)
 {
-	struct flink_backing *b = s->backing && ((struct ckpt_snap_backing *)s->backing)->free == flink_free ?
+	struct flink_backing *b = s->backing && ((struct ckpt_model_backing *)s->backing)->free == flink_free ?
 					  s->backing : NULL;
 
 	if (b)
@@ -880,7 +880,7 @@ ckpt_flink_state_raw(struct ckpt_snapshot *s, int raw)
 struct flink_backing *
 ckpt_fstate_backing(struct ckpt_snapshot *s, struct ckpt_err *e)
 {
-	if (s->backing == NULL || ((struct ckpt_snap_backing *)s->backing)->free != flink_free) {
+	if (s->backing == NULL || ((struct ckpt_model_backing *)s->backing)->free != flink_free) {
 		ckpt_err_set(e, CKPT_ERR_INPUT, "", "not a Flink snapshot");
 		return NULL;
 	}

@@ -38,7 +38,7 @@ struct differ {
 	struct ckpt_err *e;
 	struct dentry *t; /* keyed state of a's window: open addressing, cap a power of two */
 	size_t cap, n;
-	struct ckpt_snap_arena *arena;
+	struct ckpt_model_arena *arena;
 	unsigned char *id; /* the identity being looked up */
 	size_t idcap;
 	struct differ *next; /* in the pool of idle ones */
@@ -253,7 +253,7 @@ diff_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_
 		return diff_count(D, ts, kg, "changed");
 	}
 	if (d->id == NULL) {
-		unsigned char *q = ckpt_snap_arena_alloc(D->arena, n);
+		unsigned char *q = ckpt_model_arena_alloc(D->arena, n);
 
 		if (q == NULL)
 			return diff_nomem(D);
@@ -298,8 +298,8 @@ diff_removed(struct differ *D)
 static int
 diff_clear(struct differ *D)
 {
-	ckpt_snap_arena_free(D->arena);
-	if ((D->arena = ckpt_snap_arena_new()) == NULL)
+	ckpt_model_arena_free(D->arena);
+	if ((D->arena = ckpt_model_arena_new()) == NULL)
 		return diff_nomem(D);
 	if (D->cap)
 		memset(D->t, 0, D->cap * sizeof *D->t);
@@ -384,7 +384,7 @@ differ_free(struct differ *D)
 {
 	json_decref(D->seen);
 	json_decref(D->states);
-	ckpt_snap_arena_free(D->arena);
+	ckpt_model_arena_free(D->arena);
 	free(D->t);
 	free(D->id);
 	free(D);
@@ -401,7 +401,7 @@ differ_take(struct drun *R, struct ckpt_err *e)
 		R->idle = D->next;
 	pthread_mutex_unlock(&R->mu);
 	if (D == NULL && (D = calloc(1, sizeof *D)) != NULL &&
-	    ((D->seen = json_object()) == NULL || (D->arena = ckpt_snap_arena_new()) == NULL)) {
+	    ((D->seen = json_object()) == NULL || (D->arena = ckpt_model_arena_new()) == NULL)) {
 		differ_free(D);
 		D = NULL;
 	}

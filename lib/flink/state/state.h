@@ -14,8 +14,8 @@
 /* The backing of a snapshot decoded from the _metadata named meta ("<stdin>" for standard input):
  * its subtasks load nothing until ckpt_flink_state_enable (snap/open.c gives it to a Flink snapshot;
  * the state readers share flink.h). */
-struct ckpt_snap_backing;
-struct ckpt_snap_backing *ckpt_flink_backing_new(const char *meta, struct ckpt_err *e);
+struct ckpt_model_backing;
+struct ckpt_model_backing *ckpt_flink_backing_new(const char *meta, struct ckpt_err *e);
 /* Each file the _metadata names (s's state enabled), in its order, to fn: its local path (local 1),
  * or its name as named when it is not local and no root maps it (local 0); fn's -1 stops (e set). */
 int ckpt_flink_state_each_file(struct ckpt_snapshot *s, int (*fn)(void *arg, const char *path, int local),

@@ -386,12 +386,26 @@ find_known(const char *cls)
 	return NULL;
 }
 
+int
+ckpt_fser_known_simple(const char *cls, struct ckpt_fser *t)
+{
+	const struct known *k = find_known(cls);
+
+	if (k == NULL || k->shape != SIMPLE)
+		return 0;
+	t->kind = k->kind;
+	t->elem = k->elem;
+	return 1;
+}
+
 /* The payload of a snapshot of class t->cls at t->version. */
 static int
 read_payload(struct ckpt_fsrc *s, struct ckpt_fser *t)
 {
 	const struct known *k = find_known(t->cls);
 
+	if (k == NULL && t->version == CKPT_FSER_LEGACY_ADAPTER)
+		return ckpt_fser_legacy(s, t);
 	if (k == NULL)
 		return 1;
 	t->kind = k->kind;
@@ -878,29 +892,61 @@ read_row(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o)
 	return 0;
 }
 
+/* A TupleN: its fields in a list, hashed as TupleN.hashCode */
+static int
+read_tuple(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash, int *hashed)
+{
+	int32_t h = 0, h1;
+	int hd1;
+
+	if (out_open(s, o, '[') < 0)
+		return -1;
+	*hashed = 1;
+	for (size_t i = 0; i < t->nkids; i++) {
+		if (value(t->kids[i], s, o, &h1, &hd1) < 0)
+			return -1;
+		h = (int32_t)((uint32_t)h * (i ? 31u : 0u) + (uint32_t)h1); /* TupleN.hashCode */
+		*hashed &= hd1 && !t->flag;
+	}
+	ckpt_fout_close(o);
+	*hash = h;
+	return 0;
+}
+
+/* A timer: timestamp, key, namespace; its hash is its key's (its key group) */
+static int
+read_timer(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash, int *hashed)
+{
+	int32_t h1;
+	int64_t ts;
+	int hd1;
+
+	if (ckpt_fsrc_i64(s, &ts, "timer timestamp") < 0 || out_open(s, o, '{') < 0)
+		return -1;
+	ckpt_fout_key_lit(o, "timestamp");
+	if (ckpt_fout_int(o, (int64_t)((uint64_t)ts ^ (1ull << 63))) < 0)
+		return nomem(s);
+	ckpt_fout_key_lit(o, "key");
+	if (value(t->kids[0], s, o, hash, hashed) < 0)
+		return -1;
+	ckpt_fout_key_lit(o, "namespace");
+	if (value(t->kids[1], s, o, &h1, &hd1) < 0)
+		return -1;
+	ckpt_fout_close(o);
+	return 0;
+}
+
 static int
 read_composite_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash,
 		     int *hashed)
 {
-	int32_t n, h = 0, h1;
-	int64_t ts;
-	int hd = 0, hd1;
+	int32_t n, h = 0;
+	int hd = 0;
 	uint8_t flag;
 
 	switch (t->kind) {
 	case FSER_TUPLE:
-		if (out_open(s, o, '[') < 0)
-			return -1;
-		*hashed = 1;
-		for (size_t i = 0; i < t->nkids; i++) {
-			if (value(t->kids[i], s, o, &h1, &hd1) < 0)
-				return -1;
-			h = (int32_t)((uint32_t)h * (i ? 31u : 0u) + (uint32_t)h1); /* TupleN.hashCode */
-			*hashed &= hd1 && !t->flag;
-		}
-		ckpt_fout_close(o);
-		*hash = h;
-		return 0;
+		return read_tuple(t, s, o, hash, hashed);
 	case FSER_LIST: case FSER_ARRAY:
 		if (read_count(s, &n, t->kind == FSER_LIST ? "list size" : "array length") < 0 || out_open(s, o, '[') < 0 ||
 		    read_elements(s, t->kids[0], 0, n, o, t->kind == FSER_ARRAY) < 0)
@@ -924,19 +970,7 @@ read_composite_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt
 		ckpt_fout_close(o);
 		return 0;
 	case FSER_TIMER:
-		if (ckpt_fsrc_i64(s, &ts, "timer timestamp") < 0 || out_open(s, o, '{') < 0)
-			return -1;
-		ckpt_fout_key_lit(o, "timestamp");
-		if (ckpt_fout_int(o, (int64_t)((uint64_t)ts ^ (1ull << 63))) < 0)
-			return nomem(s);
-		ckpt_fout_key_lit(o, "key");
-		if (value(t->kids[0], s, o, hash, hashed) < 0) /* a timer's hash is its key's: its key group */
-			return -1;
-		ckpt_fout_key_lit(o, "namespace");
-		if (value(t->kids[1], s, o, &h1, &hd1) < 0)
-			return -1;
-		ckpt_fout_close(o);
-		return 0;
+		return read_timer(t, s, o, hash, hashed);
 	case FSER_NULLABLE:
 		if (ckpt_fsrc_u8(s, &flag, "null flag") < 0)
 			return -1;

@@ -150,6 +150,15 @@ int ckpt_fser_optional_map_size(struct ckpt_fsrc *s, int32_t most, const char *w
  * parsed into t->ext; a schema ckpt does not understand leaves t FSER_OPAQUE.  0, 1 for a version
  * ckpt does not know, or -1 with the error set. */
 int ckpt_fser_avro_snapshot(struct ckpt_fsrc *s, struct ckpt_fser *t, const struct ckpt_fser_ops *ops);
+
+/* serializer.c: t typed as the simple snapshot of class cls (1), or not one (0, t unchanged). */
+int ckpt_fser_known_simple(const char *cls, struct ckpt_fser *t);
+/* legacy.c: a TypeSerializerConfigSnapshot at the adapter version (Flink 1.7 writing the way of
+ * 1.6) after its class and version: ParameterlessTypeSerializerConfig and
+ * TupleSerializerConfigSnapshot.  0 typed, 1 a class ckpt does not know (t->cls names it), -1. */
+#define CKPT_FSER_LEGACY_ADAPTER 0x7a53c4f0 /* TypeSerializerConfigSnapshot.ADAPTER_VERSION */
+#define CKPT_FSER_PARAMETERLESS "org.apache.flink.api.common.typeutils.ParameterlessTypeSerializerConfig"
+int ckpt_fser_legacy(struct ckpt_fsrc *s, struct ckpt_fser *t);
 /* One value in the encoding of flink-avro's DataOutputEncoder.  0, or -1 with the error set. */
 int ckpt_fser_avro_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o);
 void ckpt_fser_avro_free(void *schema);
