@@ -34,7 +34,7 @@ skip_serializer(struct ckpt_fsrc *s)
  * snapshot class is that name and "$NAMESnapshot" (IntSerializer$IntSerializerSnapshot).
  */
 static int
-parameterless(struct ckpt_fsrc *s, struct ckpt_fser *t)
+parameterless(struct ckpt_fsrc *s, struct ckpt_fser *t, const struct ckpt_fser_ops *ops)
 {
 	char *id = NULL, name[512];
 	int known = 0;
@@ -47,7 +47,7 @@ parameterless(struct ckpt_fsrc *s, struct ckpt_fser *t)
 	if (ckpt_fsrc_utf(s, &id, "serialization format identifier") < 0)
 		return -1;
 	if (strrchr(id, '.') && (size_t)snprintf(name, sizeof name, "%s$%sSnapshot", id, strrchr(id, '.') + 1) < sizeof name)
-		known = ckpt_fser_known_simple(name, t);
+		known = ops->known_simple(name, t);
 	if (!known) {
 		free(t->cls); /* what stops the typing is the serializer it names */
 		t->cls = id;
@@ -87,7 +87,7 @@ java_class(struct ckpt_fsrc *s, char **name)
 /* One field's serializer and snapshot of a tuple's pairs, the snapshot in Flink 1.7's format at
  * offset off of the pairs' bytes (which start at start): 0, 1 (typing stops there), -1. */
 static int
-tuple_kid(struct ckpt_fsrc *s, struct ckpt_fser *t, uint64_t start, int32_t off)
+tuple_kid(struct ckpt_fsrc *s, struct ckpt_fser *t, uint64_t start, int32_t off, const struct ckpt_fser_ops *ops)
 {
 	struct ckpt_fser **kids, *k = NULL;
 	int r;
@@ -96,9 +96,9 @@ tuple_kid(struct ckpt_fsrc *s, struct ckpt_fser *t, uint64_t start, int32_t off)
 		return ckpt_fsrc_fail(s, "field snapshot offset %d behind the bytes read", off);
 	if (ckpt_fsrc_read(s, NULL, (size_t)(start + (uint64_t)off - ckpt_fsrc_tell(s)), "field serializer") < 0)
 		return -1;
-	r = ckpt_fser_read(s, 1, &k);
+	r = ops->read(s, 1, &k);
 	if (k != NULL && (kids = realloc(t->kids, (t->nkids + 1) * sizeof *kids)) == NULL) {
-		ckpt_fser_free(k);
+		ops->free(k);
 		return ckpt_fsrc_nomem(s);
 	}
 	if (k != NULL) {
@@ -115,7 +115,7 @@ tuple_kid(struct ckpt_fsrc *s, struct ckpt_fser *t, uint64_t start, int32_t off)
  * snapshot in Flink 1.7's own format), then the tuple class Java-serialized.
  */
 static int
-tuple(struct ckpt_fsrc *s, struct ckpt_fser *t)
+tuple(struct ckpt_fsrc *s, struct ckpt_fser *t, const struct ckpt_fser_ops *ops)
 {
 	int32_t cv, n, off[2 * PAIRS_MAX], len;
 	uint64_t start;
@@ -136,7 +136,7 @@ tuple(struct ckpt_fsrc *s, struct ckpt_fser *t)
 		return -1;
 	start = ckpt_fsrc_tell(s);
 	for (int32_t i = 0; i < n; i++)
-		if ((r = tuple_kid(s, t, start, off[2 * i + 1])) != 0)
+		if ((r = tuple_kid(s, t, start, off[2 * i + 1], ops)) != 0)
 			return r;
 	if (len < 0 || start + (uint64_t)len != ckpt_fsrc_tell(s))
 		return ckpt_fsrc_fail(s, "field serializers end here, not where their length %d says", len);
@@ -145,11 +145,11 @@ tuple(struct ckpt_fsrc *s, struct ckpt_fser *t)
 }
 
 int
-ckpt_fser_legacy(struct ckpt_fsrc *s, struct ckpt_fser *t)
+ckpt_fser_legacy(struct ckpt_fsrc *s, struct ckpt_fser *t, const struct ckpt_fser_ops *ops)
 {
 	if (strcmp(t->cls, CKPT_FSER_PARAMETERLESS) == 0)
-		return parameterless(s, t);
+		return parameterless(s, t, ops);
 	if (strcmp(t->cls, TUPLE_CONFIG) == 0)
-		return tuple(s, t);
+		return tuple(s, t, ops);
 	return 1;
 }

@@ -118,7 +118,7 @@ static const struct known known[] = {
 /* This file's dispatcher, as the readers of nested snapshots and values take it. */
 static const struct ckpt_fser_ops ops = {
 	.read = ckpt_fser_read, .free = ckpt_fser_free, .blocker = ckpt_fser_blocker, .value = ckpt_fser_value,
-	.emit = ckpt_fser_emit,
+	.emit = ckpt_fser_emit, .known_simple = ckpt_fser_known_simple,
 };
 
 void
@@ -405,7 +405,7 @@ read_payload(struct ckpt_fsrc *s, struct ckpt_fser *t)
 	const struct known *k = find_known(t->cls);
 
 	if (k == NULL && t->version == CKPT_FSER_LEGACY_ADAPTER)
-		return ckpt_fser_legacy(s, t);
+		return ckpt_fser_legacy(s, t, &ops);
 	if (k == NULL)
 		return 1;
 	t->kind = k->kind;

@@ -46,6 +46,7 @@ struct ckpt_fser_ops {
 	int (*value)(const struct ckpt_fser *t, struct ckpt_fsrc *s, json_t **v, int32_t *hash, int *hashed);
 	int (*emit)(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash,
 		    int *hashed);
+	int (*known_simple)(const char *cls, struct ckpt_fser *t); /* ckpt_fser_known_simple */
 };
 
 struct ckpt_fser {
@@ -158,7 +159,7 @@ int ckpt_fser_known_simple(const char *cls, struct ckpt_fser *t);
  * TupleSerializerConfigSnapshot.  0 typed, 1 a class ckpt does not know (t->cls names it), -1. */
 #define CKPT_FSER_LEGACY_ADAPTER 0x7a53c4f0 /* TypeSerializerConfigSnapshot.ADAPTER_VERSION */
 #define CKPT_FSER_PARAMETERLESS "org.apache.flink.api.common.typeutils.ParameterlessTypeSerializerConfig"
-int ckpt_fser_legacy(struct ckpt_fsrc *s, struct ckpt_fser *t);
+int ckpt_fser_legacy(struct ckpt_fsrc *s, struct ckpt_fser *t, const struct ckpt_fser_ops *ops);
 /* One value in the encoding of flink-avro's DataOutputEncoder.  0, or -1 with the error set. */
 int ckpt_fser_avro_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o);
 void ckpt_fser_avro_free(void *schema);
