@@ -31,7 +31,7 @@ bh_abort(struct ckpt_task *t, int64_t id, const char *reason)
 		t->done_id = id;
 	t->target = 0;
 	unblock_all(t);
-	ckpt_task_decline(t, id, reason);
+	t->ops->decline(t, id, reason);
 }
 
 static void
@@ -42,7 +42,7 @@ alignment_done(struct ckpt_task *t)
 
 	t->done_id = t->cur_id;
 	unblock_all(t);
-	ckpt_task_checkpoint(t, &b, t->target > 1 ? align : 0);
+	t->ops->checkpoint(t, &b, t->target > 1 ? align : 0);
 }
 
 static void
@@ -121,7 +121,7 @@ ckpt_bh_rpc_trigger(struct ckpt_task *t, const struct barrier *b)
 		if (b->id > t->cur_id) {
 			t->cur_id = b->id;
 			t->done_id = b->id;
-			ckpt_task_checkpoint(t, b, 0);
+			t->ops->checkpoint(t, b, 0);
 		}
 		return;
 	}

@@ -88,7 +88,7 @@ abort_pending(struct ckpt_job *j, struct pending_cp *pc, const char *reason)
 	ckpt_pending_free(j, pc);
 	if (stopped && strcmp(reason, "TASK_FAILURE") != 0) {
 		/* the sources already stopped: as in Flink, the failed stop-with-savepoint fails the job over */
-		if (ckpt_job_failover(j, SIZE_MAX, "Stop-with-savepoint failed", &j->err) < 0)
+		if (j->failover(j, SIZE_MAX, "Stop-with-savepoint failed", &j->err) < 0)
 			j->fatal = 1;
 	}
 }
@@ -674,7 +674,7 @@ ckpt_coord_tick(struct ckpt_job *j, int64_t now)
 			abort_pending(j, &j->pend[i], "CHECKPOINT_EXPIRED");
 	if (j->failures > p->tolerable_failures) {
 		j->failures = 0;
-		if (ckpt_job_failover(j, SIZE_MAX, "Exceeded checkpoint tolerable failure threshold.", &j->err) < 0)
+		if (j->failover(j, SIZE_MAX, "Exceeded checkpoint tolerable failure threshold.", &j->err) < 0)
 			return -1;
 	}
 	if (tick_stop(j, now) < 0)

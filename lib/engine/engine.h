@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "base/base.h"
 #include "graph/graph.h"
@@ -92,7 +93,7 @@ struct ckpt_pipeline {
 };
 
 const char *ckpt_pl_op_name(enum op_kind k);
-/* The producer subtasks [lo, hi) that consumer j of an edge reads (job.c). */
+/* The producer subtasks [lo, hi) that consumer j of an edge reads (common.c). */
 void ckpt_edge_inputs(const struct ckpt_pipeline *p, const struct pl_edge *ed, uint32_t j, uint32_t *lo, uint32_t *hi);
 const char *ckpt_pl_part_name(enum part_kind k);
 
@@ -247,6 +248,15 @@ struct opdef {
 
 const struct opdef *ckpt_op_def(enum op_kind k);
 
+/* What the barrier handlers (barrier.c, unaligned.c) call back in the task (task.c fills it in, so they
+ * do not call up into it): snapshot and forward a barrier, decline one, read the mail, process elements. */
+struct task_ops {
+	void (*checkpoint)(struct ckpt_task *t, const struct barrier *b, int64_t align_ns);
+	void (*decline)(struct ckpt_task *t, int64_t id, const char *reason);
+	void (*handle_mail)(struct ckpt_task *t);
+	void (*process_elems)(struct ckpt_task *t, size_t ch, const unsigned char *d, size_t len);
+};
+
 struct ckpt_task {
 	struct ckpt_job *job;
 	size_t vi;        /* vertex index */
@@ -254,6 +264,7 @@ struct ckpt_task {
 	size_t gi;        /* global index */
 	const struct pl_vertex *v;
 	const struct opdef *op;
+	const struct task_ops *ops; /* set by ckpt_task_main */
 	void *ost;        /* operator state */
 	pthread_t th;
 	int started;
@@ -321,6 +332,8 @@ void ckpt_task_process_elems(struct ckpt_task *t, size_t ch, const unsigned char
 int64_t ckpt_task_reserve_outputs(struct ckpt_task *t);
 /* Write one serialized element to an output channel (restore of output channel state). */
 void ckpt_task_put_raw(struct ckpt_task *t, struct outch *oc, const unsigned char *elem);
+/* The subtask fails (why is the reason the coordinator gets); the injected failure fires (common.c). */
+void ckpt_task_fail(struct ckpt_task *t, const char *why);
 void ckpt_task_fail_injected(struct ckpt_task *t);
 /* Counted per record processed (or emitted, for sources): the injected failure fires here. */
 static inline void
@@ -365,8 +378,21 @@ void ckpt_ua_release(struct ckpt_task *t);
 /* Snapshot the task and forward the barrier (task.c). */
 void ckpt_task_checkpoint(struct ckpt_task *t, const struct barrier *b, int64_t align_ns);
 void ckpt_task_decline(struct ckpt_task *t, int64_t id, const char *reason);
-int64_t ckpt_now_ms(void);
-int64_t ckpt_now_ns(void);
+/* The clock, monotonic (inline: every file of the engine reads it, some per record or buffer). */
+static inline int64_t
+ckpt_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static inline int64_t
+ckpt_now_ms(void)
+{
+	return ckpt_now_ns() / 1000000;
+}
 
 /* Building and freeing the snapshot of a subtask (snapbuild.c). */
 int ckpt_st_add_opstate(struct ckpt_subtask *st, const char *name, enum ckpt_mode mode, struct ckpt_err *e);
@@ -376,8 +402,13 @@ int ckpt_st_add_kv(struct ckpt_subtask *st, const char *state, uint32_t kg, cons
 void ckpt_engine_subtask_release(struct ckpt_subtask *st);
 void ckpt_engine_subtask_free(struct ckpt_subtask *st);
 
-/* the key group of a record's key (the engine's own hash; ckpt_key_group_range is Flink's) */
-uint32_t ckpt_key_group_of(uint64_t key, uint32_t maxp);
+/* the key group of a record's key (the engine's own hash; ckpt_key_group_range is Flink's); inline: the
+ * hash partitioners (output.c, partition.c) call it per record */
+static inline uint32_t
+ckpt_key_group_of(uint64_t key, uint32_t maxp)
+{
+	return (uint32_t)(ckpt_xxh3(&key, sizeof key) % maxp);
+}
 
 /* ---- the job and its coordinator (job.c, coordinator.c) */
 
@@ -472,8 +503,11 @@ struct ckpt_job {
 	struct ckpt_err err;
 	int fatal;
 	pthread_mutex_t emu; /* serialises events */
+	/* failover, which the coordinator calls back (job.c fills it in: ckpt_job_failover) */
+	int (*failover)(struct ckpt_job *j, size_t task, const char *reason, struct ckpt_err *e);
 };
 
+/* Mail to the coordinator, the job's events, subtasks as JSON (common.c). */
 void ckpt_job_post(struct ckpt_job *j, struct ckpt_msg *m);
 struct ckpt_msg *ckpt_msg_new(enum msg_kind k, const struct ckpt_task *t);
 void ckpt_job_event(struct ckpt_job *j, json_t *ev);

@@ -67,12 +67,6 @@ put_rec(struct ckpt_task *t, struct outch *oc, const struct rec *r)
 	oc->cur->nrec++;
 }
 
-uint32_t
-ckpt_key_group_of(uint64_t key, uint32_t maxp)
-{
-	return (uint32_t)(ckpt_xxh3(&key, sizeof key) % maxp);
-}
-
 void
 ckpt_task_emit(struct ckpt_task *t, const struct rec *r)
 {

@@ -5,21 +5,6 @@
 
 #include "engine.h"
 
-int64_t
-ckpt_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-int64_t
-ckpt_now_ms(void)
-{
-	return ckpt_now_ns() / 1000000;
-}
-
 static void
 post_state(struct ckpt_task *t, enum ckpt_exec_state s)
 {
@@ -94,28 +79,6 @@ ckpt_task_checkpoint(struct ckpt_task *t, const struct barrier *b, int64_t align
 	m->align_ms = align_ns / 1000000;
 	m->ended = t->final_min_id >= 0 && t->final_min_id <= b->id;
 	ckpt_job_post(t->job, m);
-}
-
-static void
-fail_task(struct ckpt_task *t, const char *why)
-{
-	struct ckpt_msg *m = ckpt_msg_new(MSG_FAILED, t);
-
-	t->failed = 1;
-	atomic_store(&t->cancel, 1);
-	if (m == NULL)
-		return;
-	m->id = (int64_t)t->fail_index;
-	snprintf(m->reason, sizeof m->reason, "%s", why);
-	ckpt_job_post(t->job, m);
-}
-
-/* The injected failure of this attempt fires (task_count_record counts). */
-void
-ckpt_task_fail_injected(struct ckpt_task *t)
-{
-	if (!t->failed)
-		fail_task(t, "injected failure");
 }
 
 /* Input ended (bounded source, stop, or EndOfData on every input): finish() and EndOfData downstream. */
@@ -520,12 +483,21 @@ run_finished(struct ckpt_task *t)
 	t->phase = PH_DONE;
 }
 
+/* What the barrier handlers call back (struct task_ops): they sit below this file. */
+static const struct task_ops task_ops = {
+	.checkpoint = ckpt_task_checkpoint,
+	.decline = ckpt_task_decline,
+	.handle_mail = ckpt_task_handle_mail,
+	.process_elems = ckpt_task_process_elems,
+};
+
 void *
 ckpt_task_main(void *arg)
 {
 	struct ckpt_task *t = arg;
 	struct ckpt_err e = {0};
 
+	t->ops = &task_ops;
 	post_state(t, CKPT_INITIALIZING);
 	if (t->deployed_finished) {
 		run_finished(t);
@@ -533,12 +505,12 @@ ckpt_task_main(void *arg)
 		char buf[600];
 
 		ckpt_err_format(&e, buf, sizeof buf);
-		fail_task(t, buf);
+		ckpt_task_fail(t, buf);
 	} else if (ckpt_ua_restore(t, &e) < 0) {
 		char buf[600];
 
 		ckpt_err_format(&e, buf, sizeof buf);
-		fail_task(t, buf);
+		ckpt_task_fail(t, buf);
 	} else {
 		post_state(t, CKPT_RUNNING);
 		run_loop(t);

@@ -261,7 +261,7 @@ ack(struct ckpt_task *t)
 
 		ckpt_engine_subtask_free(u->st);
 		free(u);
-		ckpt_task_decline(t, id, "CHECKPOINT_DECLINED_TASK_NOT_READY");
+		t->ops->decline(t, id, "CHECKPOINT_DECLINED_TASK_NOT_READY");
 		return;
 	}
 	m->id = u->id;
@@ -291,7 +291,7 @@ ckpt_ua_checkpoint(struct ckpt_task *t, const struct barrier *b, int64_t align_n
 		free(u);
 		free(st);
 		broadcast_priority(t, &en, NULL, NULL);
-		ckpt_task_decline(t, b->id, "CHECKPOINT_DECLINED_TASK_NOT_READY");
+		t->ops->decline(t, b->id, "CHECKPOINT_DECLINED_TASK_NOT_READY");
 		return;
 	}
 	st->index = t->sub;
@@ -302,7 +302,7 @@ ckpt_ua_checkpoint(struct ckpt_task *t, const struct barrier *b, int64_t align_n
 	if (t->op->snapshot && t->op->snapshot(t, b->id, st, &e) < 0) {
 		ckpt_engine_subtask_free(st);
 		free(u);
-		ckpt_task_decline(t, b->id, "CHECKPOINT_ASYNC_EXCEPTION");
+		t->ops->decline(t, b->id, "CHECKPOINT_ASYNC_EXCEPTION");
 		return;
 	}
 	t->ua = u;
@@ -343,7 +343,7 @@ abort_cp(struct ckpt_task *t, int64_t id, const char *reason)
 	ua_drop(t);
 	unblock_all(t);
 	clear_aligned(t);
-	ckpt_task_decline(t, id, reason);
+	t->ops->decline(t, id, reason);
 }
 
 /* Every open channel delivered the barrier or its EndOfPartition. */
@@ -359,7 +359,7 @@ all_in(struct ckpt_task *t)
 		t->ua_unaligned = 0;
 		ack(t);
 	} else {
-		ckpt_task_checkpoint(t, &b, t->target > 1 ? ckpt_now_ns() - t->align_start_ns : 0);
+		t->ops->checkpoint(t, &b, t->target > 1 ? ckpt_now_ns() - t->align_start_ns : 0);
 	}
 }
 
@@ -382,7 +382,7 @@ switch_unaligned(struct ckpt_task *t)
 	t->ua_unaligned = 1;
 	t->ua_deadline_ms = 0;
 	unblock_all(t);
-	ckpt_task_checkpoint(t, &b, ckpt_now_ns() - t->align_start_ns);
+	t->ops->checkpoint(t, &b, ckpt_now_ns() - t->align_start_ns);
 	for (size_t i = 0; i < t->nin; i++)
 		if (!t->in[i].aligned && !t->in[i].eop && extract_barrier(t, i, b.id))
 			mark(t, i);
@@ -518,7 +518,7 @@ ckpt_ua_boundary(struct ckpt_task *t)
 		if (atomic_load(&t->cancel))
 			return -1;
 		/* back-pressured: the mailbox still runs (triggers, notifications, priority barriers) */
-		ckpt_task_handle_mail(t);
+		t->ops->handle_mail(t);
 		if (atomic_load(&t->prio))
 			ckpt_ua_poll(t);
 		if (t->phase != PH_RUNNING && t->nin == 0)
@@ -612,7 +612,7 @@ ckpt_ua_restore(struct ckpt_task *t, struct ckpt_err *e)
 			t->replaying = 0;
 			return -1;
 		}
-		ckpt_task_process_elems(t, ch, c->data.p, c->data.len);
+		t->ops->process_elems(t, ch, c->data.p, c->data.len);
 	}
 	t->replaying = 0;
 	return 0;
