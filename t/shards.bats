@@ -163,3 +163,26 @@ union_is_rows() {
 	ckpt-inspect -R --shard 1/8 -o s3://shards/rows/ --compress gz s3://shards/sp
 	[ "$(s3_keys shards rows/)" = rows/part-00001.ndjson.gz ]
 }
+
+@test "shards: examples/shards/parallel.sh (GNU parallel, this machine as its ssh login) writes the parts; their union is -R's" {
+	needs_fixtures
+	command -v parallel >/dev/null || { [ "${CI:-}" != true ] || { echo "no GNU parallel"; return 1; }; skip "no GNU parallel"; }
+	local snap=$ARTS-rocksdb-checkpoint
+	mkdir parts
+	run sh "$BATS_TEST_DIRNAME/../examples/shards/parallel.sh" "$snap" parts/ 7 :
+	status_is 0
+	[ "$(ls parts | wc -l)" -eq 7 ]
+	ckpt-inspect -R "$snap" | LC_ALL=C sort >all
+	for f in parts/*.zst; do zstd -qdc "$f"; done | LC_ALL=C sort | cmp - all
+}
+
+@test "shards: DuckDB counts the rows per state from the parts as jq counts -R's" {
+	needs_fixtures
+	python3 -c 'import duckdb' 2>/dev/null || { [ "${CI:-}" != true ] || { echo "no duckdb (pip)"; return 1; }; skip "no duckdb (python3 -m pip install duckdb)"; }
+	local snap=$ARTS-hashmap-savepoint
+	mkdir parts
+	for i in 0 1 2; do ckpt-inspect -R --shard "$i/3" -o parts/ "$snap"; done
+	want=$(ckpt-inspect -R "$snap" | jq -sc 'group_by(.state) | map({(.[0].state): length}) | add')
+	got=$(python3 -c 'import duckdb, json; print(json.dumps(dict(duckdb.sql("select state, count(*) from read_json_auto(\"parts/part-*.ndjson\", format=\"newline_delimited\") group by state").fetchall()), sort_keys=True, separators=(",", ":")))')
+	[ "$got" = "$(jq -cS . <<<"$want")" ] || { echo "duckdb $got, jq $want"; return 1; }
+}
