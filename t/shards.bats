@@ -186,3 +186,13 @@ union_is_rows() {
 	got=$(python3 -c 'import duckdb, json; print(json.dumps(dict(duckdb.sql("select state, count(*) from read_json_auto(\"parts/part-*.ndjson\", format=\"newline_delimited\") group by state").fetchall()), sort_keys=True, separators=(",", ":")))')
 	[ "$got" = "$(jq -cS . <<<"$want")" ] || { echo "duckdb $got, jq $want"; return 1; }
 }
+
+@test "shards: examples/shards/spark_rows.py on local[2] counts the rows per state as jq counts -R's (PySpark, when installed)" {
+	needs_fixtures
+	python3 -c 'import pyspark' 2>/dev/null || skip "no pyspark (python3 -m pip install pyspark, and a JDK): the Spark example is not run"
+	local snap=$ARTS-hashmap-savepoint
+	want=$(ckpt-inspect -R "$snap" | jq -sc 'group_by(.state) | map({(.[0].state): length}) | add | tojson' -r | jq -cS .)
+	run --separate-stderr env PATH="$CKPT_BIN:$PATH" python3 "$BATS_TEST_DIRNAME/../examples/shards/spark_rows.py" "$snap" 4 'local[2]'
+	status_is 0
+	[ "$(tail -n 1 <<<"$output" | jq -cS .)" = "$want" ] || { echo "$output"; return 1; }
+}
