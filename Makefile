@@ -3,12 +3,12 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 CC ?= cc
 CFLAGS ?= -O2 -g
-PKGS = jansson libarchive libxxhash snappy rocksdb libcurl
+PKGS = jansson libarchive libxxhash snappy rocksdb libcurl zlib libzstd
 WARN = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
        -Wmissing-prototypes -Wpointer-arith -Wformat=2 -Wvla -Wno-format-truncation
 # pkg-config is asked when a recipe runs, so that `make deps` can install it first.
 DEP_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-DEP_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ljansson -larchive -lxxhash -lsnappy -lrocksdb -lcurl)
+DEP_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ljansson -larchive -lxxhash -lsnappy -lrocksdb -lcurl -lz -lzstd)
 
 # SANITIZE=1 builds everything with ASan + UBSan into build/san/ (binaries in build/san/bin).
 ifeq ($(SANITIZE),1)
@@ -55,7 +55,7 @@ $(BINDIR)/%: $(OBJDIR)/bin/%.o $(CLI_OBJ) $(LIB)
 	@$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(LIB) $(DEP_LIBS) -lm
 
 # ckpt-inspect's summary for a person (the table, the skew and its plot) is a file of its own.
-INSPECT_OBJ = $(OBJDIR)/bin/inspect-summary.o
+INSPECT_OBJ = $(OBJDIR)/bin/inspect-summary.o $(OBJDIR)/bin/inspect-shards.o
 $(BINDIR)/ckpt-inspect: $(INSPECT_OBJ)
 
 # lib/base/hash.c hashes large inputs through libxxhash's run-time choice of SSE2, AVX2 or AVX-512 when

@@ -8,12 +8,13 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "inspect-shards.h"
 #include "inspect-summary.h"
 
 enum mode { SUMMARY, ALL, CHECK, DIFF, ROWS, OFFSETS };
 
 enum { OPT_LATEST = 256, OPT_ORPHANS, OPT_OLDER, OPT_RAW, OPT_STATE, OPT_JSON, OPT_TABLE, OPT_SKEW, OPT_PLOT,
-       OPT_KEEP_GOING, OPT_OFFSETS };  /* long options without a letter */
+       OPT_KEEP_GOING, OPT_OFFSETS, OPT_SHARDS, OPT_SHARD, OPT_COMPRESS };  /* long options without a letter */
 
 struct opts {
 	enum mode mode;
@@ -38,6 +39,10 @@ struct opts {
 	const char *plot;   /* --plot FILE.svg */
 	int keep_going;     /* --keep-going: -a, -R and -d go on past a subtask whose state cannot be read */
 	int diff_rows;      /* -d -R: the entries that differ, as rows */
+	unsigned shards;    /* --shards N: the descriptors of N shards */
+	const char *shard;  /* -R --shard D: one shard's rows */
+	const char *out;    /* -o OUT: --shard's rows into OUT/part-NNNNN.ndjson */
+	const char *compress; /* --compress gz|zst */
 };
 
 /* --keep-going: the snapshot whose skipped subtasks are said, and how many were. */
@@ -53,6 +58,8 @@ usage(FILE *f)
 	       "                    [--keep-going] [-u UID ...] [--state NAME] [-k KEY]\n"
 	       "                    [-r OLDPREFIX=DIR ...] [file ...]\n"
 	       "       ckpt-inspect --offsets [-u UID ...] [-r OLDPREFIX=DIR ...] [file ...]\n"
+	       "       ckpt-inspect [-r OLDPREFIX=DIR ...] --shards N SNAPSHOT\n"
+	       "       ckpt-inspect -R --shard D [-o OUT [--compress gz|zst]] [-r OLDPREFIX=DIR ...] SNAPSHOT\n"
 	       "       ckpt-inspect -d [-R] [--keep-going] [-u UID ...] [--state NAME] [-k KEY] [-r OLDPREFIX=DIR ...]\n"
 	       "                    OLD NEW\n"
 	       "       ckpt-inspect [-pc] [-r OLDPREFIX=DIR ...] -l DIR\n"
@@ -76,6 +83,12 @@ usage(FILE *f)
 	       "      --state=NAME      read only the state named NAME\n"
 	       "  -k, --key=KEY         read only the key KEY (JSON, typed by the key serializer: 42,\n"
 	       "                        '\"user-7\"', [1, \"a\"] for a tuple): its key group's bytes alone\n"
+	       "      --shards=N        split a Flink snapshot's state into N shards that read apart,\n"
+	       "                        balanced by bytes: their descriptors (NDJSON)\n"
+	       "      --shard=D         with -R, only shard D's rows (a line of --shards N, or I/N)\n"
+	       "  -o, --output=OUT      with --shard, the rows into OUT/part-NNNNN.ndjson (OUT a\n"
+	       "                        directory or s3://bucket/prefix), written whole or not at all\n"
+	       "      --compress=gz|zst with -o, the part file compressed (.ndjson.gz, .ndjson.zst)\n"
 	       "  -v, --verbose         say on stderr how many bytes of state files were read\n"
 	       "  -m, --metadata-only   a Flink _metadata alone, not the state files it names\n"
 	       "  -l, --list DIR        every checkpoint and savepoint under DIR, complete or not (NDJSON)\n"
@@ -506,6 +519,10 @@ inspect_file(const struct opts *o, const char *path, struct ckpt_snapshot *other
 		status = print_buffered(o->mode == ROWS, s, &e);
 	} else if (o->mode == ALL) {
 		status = print_all(s, &e);
+	} else if (o->shards) {
+		status = shards_print(s, display(path), o->shards);
+	} else if (o->mode == ROWS && o->shard) {
+		status = shards_rows(s, o->shard, o->out, o->compress);
 	} else if (o->mode == ROWS) {
 		status = print_rows(s, &e);
 	} else if (o->mode == OFFSETS) {
@@ -683,6 +700,39 @@ summary_options(const struct opts *o, int nfiles)
 		cli_usage_fail("--plot draws one snapshot: %d given", nfiles);
 }
 
+/* --shards N: 1 to 1000000 shards. */
+static unsigned
+shard_count(const char *arg)
+{
+	char *end;
+	unsigned long n = strtoul(arg, &end, 10);
+
+	if (end == arg || *end != '\0' || arg[0] == '-' || n == 0 || n > 1000000)
+		cli_usage_fail("--shards needs a number of shards from 1 to 1000000, not \"%s\"", arg);
+	return (unsigned)n;
+}
+
+/* --shards plans, -R --shard reads one shard (-o: into its part file): of one snapshot, alone. */
+static void
+shard_options(const struct opts *o, int nfiles)
+{
+	if (o->shards && o->shard)
+		cli_usage_fail("--shards plans the shards, --shard reads one: not both");
+	if (o->shards && o->mode != SUMMARY)
+		cli_usage_fail("--shards goes with -r alone");
+	if (o->shard && o->mode != ROWS)
+		cli_usage_fail("--shard goes with -R");
+	if ((o->out || o->compress) && !o->shard)
+		cli_usage_fail("%s goes with -R --shard", o->out ? "-o" : "--compress");
+	if (o->compress && !o->out)
+		cli_usage_fail("--compress goes with -o");
+	if ((o->shards || o->shard) && (o->nuids || o->state || o->key || o->meta_only || o->keep_going))
+		cli_usage_fail("%s reads every state: not with -u, --state, -k, -m or --keep-going",
+			       o->shards ? "--shards" : "--shard");
+	if ((o->shards || o->shard) && nfiles != 1)
+		cli_usage_fail("%s takes one snapshot, %d given", o->shards ? "--shards" : "--shard", nfiles);
+}
+
 static void
 set_mode(struct opts *o, enum mode m)
 {
@@ -759,6 +809,8 @@ static const struct option longopts[] = {
 	{"json", no_argument, NULL, OPT_JSON}, {"table", no_argument, NULL, OPT_TABLE},
 	{"skew", no_argument, NULL, OPT_SKEW}, {"plot", required_argument, NULL, OPT_PLOT},
 	{"offsets", no_argument, NULL, OPT_OFFSETS},
+	{"shards", required_argument, NULL, OPT_SHARDS}, {"shard", required_argument, NULL, OPT_SHARD},
+	{"output", required_argument, NULL, 'o'}, {"compress", required_argument, NULL, OPT_COMPRESS},
 	{NULL, 0, NULL, 0},
 };
 
@@ -779,6 +831,24 @@ option(struct opts *o, struct dirs *d, int c, char **argv)
 		break;
 	case OPT_OFFSETS:
 		set_mode(o, OFFSETS);
+		break;
+	case OPT_SHARDS:
+		o->shards = shard_count(optarg);
+		break;
+	case OPT_SHARD:
+		if (o->shard)
+			cli_usage_fail("--shard takes one shard, once");
+		o->shard = optarg;
+		break;
+	case 'o':
+		if (o->out || *optarg == '\0')
+			cli_usage_fail("-o takes one directory or s3://bucket/prefix, once");
+		o->out = optarg;
+		break;
+	case OPT_COMPRESS:
+		if (strcmp(optarg, "gz") != 0 && strcmp(optarg, "zst") != 0)
+			cli_usage_fail("--compress is gz or zst, not \"%s\"", optarg);
+		o->compress = optarg;
 		break;
 	case 'd':
 		set_mode(o, DIFF);
@@ -858,7 +928,7 @@ parse_options(struct opts *o, int argc, char **argv)
 	struct dirs d = {0};
 	int c;
 
-	while ((c = getopt_long(argc, argv, ":hVpacRmvd::u:r:l::k:", longopts, NULL)) != -1)
+	while ((c = getopt_long(argc, argv, ":hVpacRmvd::u:r:l::k:o:", longopts, NULL)) != -1)
 		if (!cli_common_option(c, usage))
 			option(o, &d, c, argv);
 	if (d.listing && d.orphans)
@@ -881,6 +951,7 @@ file_options(const struct opts *o, int nfiles)
 	if (o->raw && o->mode != ALL)
 		cli_usage_fail("--raw goes with -a");
 	summary_options(o, nfiles);
+	shard_options(o, nfiles);
 	if ((o->nuids || o->state || o->key) && o->mode == CHECK)
 		cli_usage_fail("%s goes with the summary, -a, -R and -d, not with -c",
 			       o->key ? "-k" : o->state ? "--state" : "-u");

@@ -778,6 +778,24 @@ int ckpt_flink_offsets(struct ckpt_snapshot *s, FILE *f, struct ckpt_err *e);
  * with "unread": why), -R and -d (its operator, under -d), and said to skip (where: "operator ID
  * [(uid U)] subtask N", what: the error), instead of stopping the read with an error. */
 void ckpt_flink_state_keep_going(struct ckpt_snapshot *s, ckpt_verify_report *skip, void *arg);
+/* --shards N: a Flink snapshot's state (enabled) split into n shards that read apart, a new array
+ * of n descriptors ({"shard", "shards", "checkpoint", "bytes", "parts": [{"operator", "uid",
+ * "subtask", "state": "operator" or "keyed", "key_groups", "bytes", "files"}], "over"}): every byte
+ * of state in one shard, balanced by bytes (largest first to the shard holding least); keyed state
+ * with per-key-group offsets split by key-group range, other keyed handles whole, operator state by
+ * subtask.  A shard over 1.25 times the mean says why in "over" and, the first, in note (NULL: not
+ * wanted; "" when none is).  NULL with e set on no memory or not a Flink snapshot. */
+json_t *ckpt_flink_shards(struct ckpt_snapshot *s, unsigned n, char *note, size_t notesize, struct ckpt_err *e);
+/* -R --shard: the rows of one shard to f (desc: a descriptor as ckpt_flink_shards gives it, as JSON
+ * text, or "I/N": shard I of n), only its bytes read; the union of a plan's shards' rows is -R's.
+ * 0, or -1 with e set (a descriptor that does not fit s: CKPT_ERR_INPUT, before any row). */
+int ckpt_flink_shard_rows(struct ckpt_snapshot *s, const char *desc, FILE *f, struct ckpt_err *e);
+/* -R --shard -o OUT: the shard's rows into OUT/part-NNNNN.ndjson (NNNNN its number; ".gz" or ".zst"
+ * after it and compressed so when compress is "gz" or "zst"), OUT a directory or s3://bucket/prefix;
+ * written whole or not at all (a temporary file renamed, or uploaded once complete).  The name
+ * written into name (n bytes).  0, or -1 with e set. */
+int ckpt_flink_shard_write(struct ckpt_snapshot *s, const char *desc, const char *out, const char *compress,
+			   char *name, size_t n, struct ckpt_err *e);
 /* Bytes this process read from Flink state files so far (not the _metadata, not RocksDB's). */
 uint64_t ckpt_flink_state_bytes_read(void);
 /* The directories local state files (RocksDB's too) were read from since the last call, joined by

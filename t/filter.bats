@@ -244,12 +244,15 @@ flip_at() {
 	# the header's window and the key group's, for the check and the print: under a tenth
 	[ "$one" -lt $((size / 10)) ]
 	# a key length made wrong in key group kg + 1 (its first entry's, after the state id): the
-	# full read stops there, -k 1234 never reads it
+	# full read stops there (-R reads once: the rows of the key groups before it out, whole), -k 1234
+	# never reads it
 	other=$(((kg + 1) % 128))
 	flip_at $((KV_OFF[other] + 2 + 3))
 	run --separate-stderr ckpt-inspect -R sp
 	status_is 2
-	[ -z "$output" ]
+	n=$(grep -n -m1 "\"key_group\":$other," all | cut -d: -f1)
+	[ "$n" -gt 3 ]
+	[ "$output" = "$(head -n $((n - 1)) all)" ]
 	[[ $stderr == "ckpt-inspect: sp/kv: offset "* ]]
 	run --separate-stderr ckpt-inspect -R -k 1234 sp
 	status_is 0

@@ -107,28 +107,28 @@ STATES='rec3:s_avro3:v_avro rec2:s_avro2:v_avro base:s_base:v_base nulls:s_base:
 @test "flinkavro: a subclass ckpt has no snapshot of stops with its name and offset, never guessed past" {
 	v_gone() { b_u8 4; b_utf x.Gone; b_u8 2; }
 	sv_dir 'gone:s_base:v_gone'
-	bad 2 "ckpt-inspect: sp/kv: offset $((VAL_AT[0] + 9)): POJO subclass x.Gone of x.Base: its snapshot is not in the snapshot (not registered, not cached)" ckpt-inspect -R sp
+	bad_after 2 "ckpt-inspect: sp/kv: offset $((VAL_AT[0] + 9)): POJO subclass x.Gone of x.Base: its snapshot is not in the snapshot (not registered, not cached)" "$NAMES_ROWS" ckpt-inspect -R sp
 	v_tag() { b_u8 8; b_u8 3; }
 	sv_dir 'tag:s_base:v_tag'
-	bad 2 "ckpt-inspect: sp/kv: offset $((VAL_AT[0] + 2)): POJO subclass tag 3 of x.Base, which has 1 registered subclasses" ckpt-inspect -R sp
+	bad_after 2 "ckpt-inspect: sp/kv: offset $((VAL_AT[0] + 2)): POJO subclass tag 3 of x.Base, which has 1 registered subclasses" "$NAMES_ROWS" ckpt-inspect -R sp
 	v_flags() { b_u8 3; }
 	sv_dir 'flags:s_base:v_flags'
-	bad 2 "ckpt-inspect: sp/kv: offset $((VAL_AT[0] + 1)): POJO flags 3 of x.Base (1, 2, 4 or 8 expected)" ckpt-inspect -R sp
+	bad_after 2 "ckpt-inspect: sp/kv: offset $((VAL_AT[0] + 1)): POJO flags 3 of x.Base (1, 2, 4 or 8 expected)" "$NAMES_ROWS" ckpt-inspect -R sp
 	v_null() { b_u8 2; b_u8 2; }
 	sv_dir 'null:s_base:v_null'
-	bad 2 "ckpt-inspect: sp/kv: offset $((VAL_AT[0] + 2)): POJO field null flag 2 (0 or 1 expected)" ckpt-inspect -R sp
+	bad_after 2 "ckpt-inspect: sp/kv: offset $((VAL_AT[0] + 2)): POJO field null flag 2 (0 or 1 expected)" "$NAMES_ROWS" ckpt-inspect -R sp
 }
 
 @test "flinkavro: damaged Avro values: the offset and what is wrong, never a wrong value" {
 	v_enum() { b_i32 1; b_avstr a; b_i32 3; }
 	sv_dir 'enum:s_avro3:v_enum'
-	bad 2 "ckpt-inspect: sp/kv: offset $((VAL_AT[0] + 13)): Avro enum index 3 of 3" ckpt-inspect -R sp
+	bad_after 2 "ckpt-inspect: sp/kv: offset $((VAL_AT[0] + 13)): Avro enum index 3 of 3" "$NAMES_ROWS" ckpt-inspect -R sp
 	v_union() { b_i32 2; }
 	sv_dir 'union:s_avro3:v_union'
-	bad 2 "ckpt-inspect: sp/kv: offset $((VAL_AT[0] + 4)): Avro union branch 2 of 2" ckpt-inspect -R sp
+	bad_after 2 "ckpt-inspect: sp/kv: offset $((VAL_AT[0] + 4)): Avro union branch 2 of 2" "$NAMES_ROWS" ckpt-inspect -R sp
 	v_str() { b_i32 1; b_i32 2; b_u8 0xc3; b_u8 0x28; }
 	sv_dir 'str:s_avro3:v_str'
-	bad 2 "ckpt-inspect: sp/kv: offset $((VAL_AT[0] + 10)): Avro string not UTF-8" ckpt-inspect -R sp
+	bad_after 2 "ckpt-inspect: sp/kv: offset $((VAL_AT[0] + 10)): Avro string not UTF-8" "$NAMES_ROWS" ckpt-inspect -R sp
 	# a value that runs past the end: the string's length claims more than there is
 	v_long() { b_i32 1; b_i32 1000; }
 	sv_dir 'long:s_avro3:v_long'
@@ -146,7 +146,7 @@ STATES='rec3:s_avro3:v_avro rec2:s_avro2:v_avro base:s_base:v_base nulls:s_base:
 	s_odd() { b_utf "$AVRO"; b_i32 3; b_sv x.R; b_sv '{"type":"x.Nowhere"}'; }
 	v_odd() { :; }
 	sv_dir 'odd:s_odd:v_odd'
-	bad 1 "ckpt-inspect: sp/kv: state \"odd\" of a heap snapshot has no lengths, and its serializer $AVRO is not one ckpt decodes" ckpt-inspect -R sp
+	bad_after 1 "ckpt-inspect: sp/kv: state \"odd\" of a heap snapshot has no lengths, and its serializer $AVRO is not one ckpt decodes" "$NAMES_ROWS" ckpt-inspect -R sp
 }
 
 @test "flinkavro: dates beyond years 0 to 9999 signed as Java's LocalDate writes them; timestamps before the epoch" {
@@ -187,5 +187,5 @@ cv_dir() {
 	output_is '"-1.23"'
 	v_past() { b_i32 1; b_i32 10; B+=abc; }
 	cv_dir v_past
-	bad 2 "ckpt-inspect: sp/kv: offset $((VAL_AT[0] + 8)): Avro string of 10 bytes, more than the 3 left" ckpt-inspect -R sp
+	bad_after 2 "ckpt-inspect: sp/kv: offset $((VAL_AT[0] + 8)): Avro string of 10 bytes, more than the 3 left" "$NAMES_ROWS" ckpt-inspect -R sp
 }

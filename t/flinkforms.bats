@@ -103,13 +103,15 @@ open(path, "wb").write(d)
 PY
 }
 
-# keys_named FORM FILE PROBLEM: -c reports PROBLEM of FILE (exit 1); -a and -R exit 2 with it, nothing printed
+# keys_named FORM FILE PROBLEM ORIG N: -c reports PROBLEM of FILE (exit 1); -a exits 2 with it,
+# nothing printed; -R (one read) prints the first N rows of ORIG (the snapshot before the damage),
+# then exits 2 with it
 keys_named() {
 	run --separate-stderr ckpt-inspect -c "$1"
 	status_is 1
 	output_is "{\"file\":\"$1\",\"ok\":false,\"files\":$(jq .files <<<"$output"),\"bytes\":$(jq .bytes <<<"$output"),\"problems\":[{\"where\":\"$1/$2\",\"problem\":\"${3//\"/\\\"}\"}]}"
 	bad 2 "ckpt-inspect: $1/$2: $3" ckpt-inspect -a "$1"
-	bad 2 "ckpt-inspect: $1/$2: $3" ckpt-inspect -R "$1"
+	bad_after 2 "ckpt-inspect: $1/$2: $3" "$(ckpt-inspect -R "$4" | head -n "$5")" ckpt-inspect -R "$1"
 }
 
 @test "flinkforms: a key changed in place is named in every form (file, offset or table file and key, both key groups): -c exits 1, -a and -R 2" {
@@ -124,35 +126,35 @@ keys_named() {
 	# the canonical layout, then in the heap layout of a checkpoint and a native savepoint
 	damaged 1.19-hashmap-savepoint ca45bb7b-cd52-47f4-832a-b0e8b41ace12 1500 ff
 	keys_named 1.19-hashmap-savepoint ca45bb7b-cd52-47f4-832a-b0e8b41ace12 \
-		'offset 1486: a key of state "_timer_state/event_timer" in key group 1 hashes to key group 2'
+		'offset 1486: a key of state "_timer_state/event_timer" in key group 1 hashes to key group 2' "$ART/${J}1.19-hashmap-savepoint" 10
 	damaged 1.19-hashmap-checkpoint 0f6333b0-8a0f-408c-9925-0817dbc40bae 1498 ff
 	keys_named 1.19-hashmap-checkpoint 0f6333b0-8a0f-408c-9925-0817dbc40bae \
-		'offset 1484: a key of state "_timer_state/event_timer" in key group 1 hashes to key group 3'
+		'offset 1484: a key of state "_timer_state/event_timer" in key group 1 hashes to key group 3' "$ART/${J}1.19-hashmap-checkpoint" 10
 	damaged 1.19-hashmap-savepoint-native 0eeec0a6-9966-4772-b077-10426ecd7bf2 1498 ff
 	keys_named 1.19-hashmap-savepoint-native 0eeec0a6-9966-4772-b077-10426ecd7bf2 \
-		'offset 1484: a key of state "_timer_state/event_timer" in key group 1 hashes to key group 3'
+		'offset 1484: a key of state "_timer_state/event_timer" in key group 1 hashes to key group 3' "$ART/${J}1.19-hashmap-savepoint-native" 10
 	damaged 1.17-rocksdb-savepoint 15fefde7-f7a7-481e-bf62-2ed9ead10e60 1468 ff
 	keys_named 1.17-rocksdb-savepoint 15fefde7-f7a7-481e-bf62-2ed9ead10e60 \
-		'offset 1451: a key of state "_timer_state/event_timer" in key group 1 hashes to key group 3'
+		'offset 1451: a key of state "_timer_state/event_timer" in key group 1 hashes to key group 3' "$ART/${J}1.17-rocksdb-savepoint" 9
 	# RocksDB: a flipped byte breaks the block's checksum (t/flinkrocksdb.bats), so the block is
 	# written again with its checksum, a key of its Snappy literals changed: RocksDB gives no offset,
 	# the table file and the key name the entry.  The event timer's key [3] made [0] (the Snappy
 	# copy after it repeats it into the namespace), and a value state's key [3] made [0]
 	damaged 1.17-rocksdb-savepoint-native 5513d017-ed22-4b4b-8644-6efe2e5f79c6 15 03 0 35
 	keys_named 1.17-rocksdb-savepoint-native 5513d017-ed22-4b4b-8644-6efe2e5f79c6 \
-		'000015.sst, key 01000000000000000a00000000000000000000000000000000: a key of state "_timer_state/event_timer" in key group 1 hashes to key group 2'
+		'000015.sst, key 01000000000000000a00000000000000000000000000000000: a key of state "_timer_state/event_timer" in key group 1 hashes to key group 2' "$ART/${J}1.17-rocksdb-savepoint-native" 9
 	damaged 1.17-rocksdb-checkpoint a4ee4541-f1bb-4bfa-9629-1714fbe6eb27 15 03 0 35
 	keys_named 1.17-rocksdb-checkpoint a4ee4541-f1bb-4bfa-9629-1714fbe6eb27 \
-		'000015.sst, key 01000000000000000a00000000000000000000000000000000: a key of state "_timer_state/event_timer" in key group 1 hashes to key group 2'
+		'000015.sst, key 01000000000000000a00000000000000000000000000000000: a key of state "_timer_state/event_timer" in key group 1 hashes to key group 2' "$ART/${J}1.17-rocksdb-checkpoint" 9
 	cp "$ART/${J}1.17-rocksdb-checkpoint/a4ee4541-f1bb-4bfa-9629-1714fbe6eb27" 1.17-rocksdb-checkpoint
 	damaged 1.17-rocksdb-checkpoint 08aafd2d-e900-4956-b8f7-e45241cef160 10 03 0 35
 	keys_named 1.17-rocksdb-checkpoint 08aafd2d-e900-4956-b8f7-e45241cef160 \
-		'000016.sst, key 0100000000000000000000000000000003: a key of state "state-name" in key group 1 hashes to key group 2'
+		'000016.sst, key 0100000000000000000000000000000003: a key of state "state-name" in key group 1 hashes to key group 2' "$ART/${J}1.17-rocksdb-checkpoint" 10
 	# the changelog (1.17's hashmap checkpoint, its changes inline in the _metadata; the offset is in
 	# the handle's bytes): Flink's applier puts a key in its hash's key group, here not the subtask's
 	damaged 1.17-hashmap-checkpoint _metadata 9012 03
 	keys_named 1.17-hashmap-checkpoint _metadata \
-		'offset 808: a key of state "_timer_state/event_timer" in key group 1 hashes to key group 2, not one of the subtask'"'"'s'
+		'offset 808: a key of state "_timer_state/event_timer" in key group 1 hashes to key group 2, not one of the subtask'"'"'s' "$ART/${J}1.17-hashmap-checkpoint" 24
 }
 
 @test "flinkforms: a Kryo key of one of Kryo's default classes (the Scala job's java.lang.Long keys) is checked against its key group" {
@@ -163,7 +165,7 @@ keys_named() {
 	# the key 3 (Kryo's class id 9, then the zig-zag varint 6) made 2: Long.hashCode 2 is key group 3
 	damaged sp 461031a4-fda7-4201-8014-7f6b6b501f0b 8143 02
 	keys_named sp 461031a4-fda7-4201-8014-7f6b6b501f0b \
-		'offset 8137: a key of state "caseClassState" in key group 1 hashes to key group 3'
+		'offset 8137: a key of state "caseClassState" in key group 1 hashes to key group 3' "$ART/$f" 1
 	# every Kryo key of the job's forms hashes to its key group
 	for g in hashmap-savepoint hashmap-checkpoint rocksdb-savepoint-native; do
 		run ckpt-inspect -c "$ART/${f%-hashmap-savepoint}-$g"

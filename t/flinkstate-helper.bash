@@ -11,6 +11,11 @@ s_proxy() { b_i32 2; b_utf "$1"; b_i32 3; }
 # The bytes of file $1, appended to B.
 b_file() { B+=$(od -An -v -tx1 "$1" | tr -d ' \n' | sed 's/../\\x&/g'); }
 
+# The rows of op's "names" (-R), read before any keyed state: what -R prints before a damage in
+# the keyed state ends it (one read: exit 2 and the damage named)
+NAMES_ROWS='{"uid":null,"operator":"0102030405060708090a0b0c0d0e0f10","state":"names","kind":"list","subtask":0,"index":0,"value":"a"}
+{"uid":null,"operator":"0102030405060708090a0b0c0d0e0f10","state":"names","kind":"list","subtask":0,"index":1,"value":"bc"}'
+
 # op: operator state, one list state "names" of Strings holding "a" and "bc" (OP_HDR: the
 # header's length, where the first element starts).
 op_file() {

@@ -258,8 +258,8 @@ want_entries='[["\u0002a","\u0003bc"],["a","bc"],[29,{"base64":"HQAAACoA"},{"bas
 	run --separate-stderr ckpt-inspect -c -r "$PWD/old=$PWD/copy" copy/sp
 	status_is 1
 	[ "$(jq -c .problems <<<"$output")" = "[{\"where\":\"$PWD/copy/sp/kv\",\"problem\":\"missing (No such file or directory)\"}]" ]
-	bad 2 "ckpt-inspect: $PWD/copy/sp/kv: cannot open the state file of operator 0102030405060708090a0b0c0d0e0f10 subtask 0: No such file or directory" \
-		ckpt-inspect -R -r "$PWD/old=$PWD/copy" copy/sp
+	bad_after 2 "ckpt-inspect: $PWD/copy/sp/kv: cannot open the state file of operator 0102030405060708090a0b0c0d0e0f10 subtask 0: No such file or directory" \
+		"$NAMES_ROWS" ckpt-inspect -R -r "$PWD/old=$PWD/copy" copy/sp
 	# a job directory of the copies: checkpoint 2 lost a file the old place still has, --latest skips it
 	mkdir job
 	cp -r copy/sp job/chk-2
@@ -727,10 +727,11 @@ typed_entries() {
 	output_is "$canonical"
 }
 
-@test "flinkstate: -R of a damaged state file prints no row (checked first, as -a is)" {
+@test "flinkstate: -R reads once: the rows before a damaged state file, whole, then the damage named (exit 2); -a prints nothing" {
 	sp_dir
 	truncate -s 100 sp/kv
-	bad 2 'ckpt-inspect: sp/kv: short: 100 bytes, the _metadata records 443' ckpt-inspect -R sp
+	bad_after 2 'ckpt-inspect: sp/kv: short: 100 bytes, the _metadata records 443' "$NAMES_ROWS" ckpt-inspect -R sp
+	bad 2 'ckpt-inspect: sp/kv: short: 100 bytes, the _metadata records 443' ckpt-inspect -a sp
 	bad 2 'ckpt-inspect: -a, -R, -c and -d exclude each other (see ckpt-inspect -h)' ckpt-inspect -R -a sp
 }
 

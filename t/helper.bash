@@ -80,6 +80,22 @@ bad() {
 	fi
 }
 
+# bad_after STATUS LINE OUT CMD...: CMD prints exactly OUT on stdout (-R's rows before a damage it
+# meets later), then exits STATUS with exactly LINE on stderr.
+bad_after() {
+	local want_status=$1 want=$2 want_out=$3
+	shift 3
+	run --separate-stderr "$@"
+	rm -f "$BATS_TEST_TMPDIR"/separate-stderr-*
+	if [ "$status" -ne "$want_status" ] || [ "$stderr" != "$want" ] || [ "$output" != "$want_out" ]; then
+		echo "expected: status $want_status, stderr: $want"
+		printf 'stdout:   %s\n' "$want_out"
+		echo "got:      status $status, stderr: $stderr"
+		printf 'stdout:   %s\n' "$output"
+		return 1
+	fi
+}
+
 # lowmem COMMAND...: COMMAND under a 512 MiB address-space limit (LOWMEM_KB), so that allocating what the
 # input claims (gigabytes) fails loudly; ASan reserves terabytes of shadow, so its builds run
 # unlimited (the sanitizer itself then reports huge allocations). As `bad 2 LINE lowmem CMD...`.

@@ -56,6 +56,20 @@ set -- $(best "$BIN/ckpt-inspect" -a "$CK"); CK_E=$1 CK_C=$2 CK_M=$3
 show "ckpt-inspect -a > /dev/null:" "$CK_E" "$CK_C" "$CK_M"
 set -- $(best sh -c 'xargs -d "\n" cat < "$1"' sh "$W/files"); CAT_E=$1
 show "cat of the files:" "$1" "$2" "$3"
+# RocksDB's own scan of the same SST files (issue 42: -R at or below it; sst_dump is Debian's
+# rocksdb-tools, installed by `sh .ci/deps bench`), each file as sst_dump reads one
+if command -v sst_dump >/dev/null 2>&1; then
+	# Flink names shared SSTs by UUID: a table file is told by its last 8 bytes, RocksDB's magic
+	while read -r f; do
+		[ "$(tail -c 8 "$f" | od -An -tx1 | tr -d ' \n')" = f7cff485b741e288 ] && echo "$f"
+	done <"$W/files" >"$W/ssts" || true
+	set -- $(best sh -c 'xargs -d "\n" -n1 -I{} sst_dump --file={} --command=scan --output_hex < "$1" > /dev/null' sh "$W/ssts")
+	SST_E=$1
+	show "sst_dump --command=scan:" "$1" "$2" "$3"
+	echo "$RW_E $SST_E" | awk '{printf "ckpt-inspect -R: %.2fx the time of sst_dump --command=scan (target: at most 1x)\n", $1 / ($2 > 0 ? $2 : 0.01)}'
+else
+	echo "sst_dump: not installed (apt-get install rocksdb-tools): the comparison with RocksDB's scan is not made"
+fi
 # The State Processor API 2.3.0 fails on some RocksDB checkpoints (on the 1 GiB one, after minutes:
 # RocksDBKeyedStateBackend.getKeys's "Namespace must exist", none of the states asked registered in
 # the backend a split restored): then its failure is said, and the rest is measured all the same.

@@ -260,6 +260,8 @@ void ckpt_fstate_progress(struct ckpt_snapshot *s, struct ckpt_snapshot *also, u
 /* op's rows (-R) into w: part 1 its operator state, 2 its keyed state (key groups [lo, hi) when hi > 0), 0 both. */
 int ckpt_fstate_rows_op(struct flink_backing *b, const struct ckpt_operator *op, int part, uint32_t lo, uint32_t hi,
 			struct ckpt_jw *w, struct ckpt_err *e);
+int ckpt_fstate_rows_subtask(struct flink_backing *b, const struct ckpt_operator *op, const struct ckpt_subtask *st,
+			     int part, uint32_t lo, uint32_t hi, struct ckpt_jw *w, struct ckpt_err *e);
 /* -c: every subtask of s read through on all processors; *each (the caller frees it) the error of
  * each in the document's order, kind 0 where none, *n of them.  0, or -1 with e set (no memory). */
 int ckpt_fstate_verify_all(struct ckpt_snapshot *s, struct ckpt_err **each, size_t *n, struct ckpt_err *e);

@@ -39,6 +39,8 @@ row_open(struct ckpt_frows *r, const char *state, const char *kind)
 	const char *k = kind ? kind : "";
 	size_t start;
 
+	if (w->len > CKPT_JW_BUF / 2 && w->depth == 0)
+		ckpt_jw_flush(w); /* flushed between rows: a row under half the buffer never goes out half */
 	if (r->npre > 0 && w->depth == 0 && strcmp(r->pstate, state) == 0 && strcmp(r->pkind, k) == 0) {
 		memcpy(ckpt_jw_room(w, r->npre), r->pre, r->npre);
 		w->len += r->npre;
@@ -72,6 +74,7 @@ row_close(struct ckpt_frows *r)
 	ckpt_jw_close(r->w, '}');
 	ckpt_jw_byte(r->w, '\n');
 	r->n++;
+	r->end = r->w->flushed + r->w->len;
 	return ckpt_jw_failed(r->w, NULL);
 }
 
@@ -95,6 +98,18 @@ keyed_open(struct ckpt_frows *r, const char *state, const char *kind, uint32_t k
 	ckpt_jw_int(r->w, kg);
 	member(r->w, "key", json_object_get(t, "key"));
 	member(r->w, "namespace", json_object_get(t, "namespace"));
+}
+
+void
+ckpt_frows_cut(struct ckpt_frows *r)
+{
+	struct ckpt_jw *w = r->w;
+
+	if (r->end >= w->flushed && r->end <= w->flushed + w->len)
+		w->len = (size_t)(r->end - w->flushed);
+	else if (w->flushed + w->len > r->end) /* a row longer than the buffer, begun: ended, a line of its own */
+		ckpt_jw_byte(w, '\n');
+	w->depth = 0;
 }
 
 void

@@ -717,18 +717,30 @@ flink_print(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subta
 	return 0;
 }
 
-/* -R: the same reads as the document's, each entry given to rows.c as rows. */
+/* -R: the same reads as the document's, each entry given to rows.c as rows.  One read: what the
+ * check pass refuses is refused as it is met (an element too many or too few, a key group outside
+ * the subtask's range), the rows before it written. */
 struct rowsink {
 	struct printer P;     /* first, for print_header: the header and why */
 	struct ckpt_frows r;
 	const char *mode;
+	const struct ckpt_subtask *st;
+	size_t nop, max;      /* elements of the operator state read, and those its handles record */
+	struct ckpt_err *e;
 };
 
 static int
 row_op(void *arg, const char *state, size_t idx, const unsigned char *p, size_t n, json_t *typed)
 {
 	struct rowsink *R = arg;
-	int rc = ckpt_frows_op(&R->r, state, R->mode, idx, typed, p, n, R->P.why);
+	int rc;
+
+	if (R->nop++ >= R->max) {
+		json_decref(typed);
+		return ckpt_err_set(R->e, CKPT_ERR_INPUT, "", "operator state \"%s\" holds more elements than its "
+				    "handles record", state);
+	}
+	rc = ckpt_frows_op(&R->r, state, R->mode, idx, typed, p, n, R->P.why);
 
 	json_decref(typed);
 	return rc;
@@ -743,6 +755,8 @@ row_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t
 	json_t *t = NULL;
 	int rc;
 
+	if (kv_in_range(R->st, kg, R->e) < 0)
+		return -1;
 	/* a value (reducing, aggregating) state or a canonical map entry is one row as it is typed:
 	 * written as it is decoded, key, namespace (user key) and value in the row's order */
 	if (typed && m && m->kindc != 't' && m->kindc != 'l' && !(m->kindc == 'm' && typed->heap) &&
@@ -768,38 +782,66 @@ row_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t
 	return rc;
 }
 
+/* st's rows: part 1 its operator state, 2 its keyed state in key groups [lo, hi) when hi > 0, 0 both. */
+static int
+rows_subtask(struct flink_backing *b, const struct ckpt_operator *op, const struct ckpt_subtask *st, int part,
+	     uint32_t lo, uint32_t hi, struct rowsink *R)
+{
+	struct ckpt_err *e = R->e;
+
+	for (size_t o = 0; part != 2 && o < st->nops; o++) {
+		struct fsink k = {.header = print_header, .op = row_op, .kv = ckpt_fstate_dry_kv, .arg = R,
+				  .part = 1, .only = st->ops[o].name};
+
+		R->P = (struct printer){.name = st->ops[o].name};
+		R->mode = ckpt_mode_name(st->ops[o].mode);
+		R->nop = 0;
+		R->max = st->ops[o].n;
+		if (ckpt_fstate_read_subtask(b, op, st, &k, e) < 0)
+			return print_failed(R->r.w, e);
+		if (b->sel == NULL && R->nop != R->max) /* narrowed, not every element is given */
+			return ckpt_err_set(e, CKPT_ERR_INPUT, b->meta, "operator %s subtask %u: %zu of the %zu "
+					    "elements of \"%s\" read", op->id, st->index, R->nop, R->max,
+					    st->ops[o].name);
+	}
+	if (part != 1 && st->keyed) {
+		struct fsink k = {.header = print_header, .op = ckpt_fstate_dry_op, .kv = row_kv, .arg = R,
+				  .part = 2, .kg_lo = lo, .kg_hi = hi};
+
+		R->P = (struct printer){0};
+		if (ckpt_fstate_read_subtask(b, op, st, &k, e) < 0)
+			return print_failed(R->r.w, e);
+	}
+	return 0;
+}
+
 /* The rows of op's subtasks (part 1: operator state, 2: keyed state, in key groups [lo, hi) when hi > 0). */
 int
 ckpt_fstate_rows_op(struct flink_backing *b, const struct ckpt_operator *op, int part, uint32_t lo, uint32_t hi,
 		    struct ckpt_jw *w, struct ckpt_err *e)
 {
-	for (size_t j = 0; op && j < op->nsubtasks; j++) {
-		const struct ckpt_subtask *st = &op->subtasks[j];
-		struct rowsink R = {.r = {.w = w, .uid = op->uid, .op = op->id, .subtask = st->index}};
-
-		/* print_header takes the sink's argument for a printer: R.P is R's first member */
-
-		if (st->finished || ckpt_fstate_skipped(b, st))
-			continue;
-		for (size_t o = 0; part != 2 && o < st->nops; o++) {
-			struct fsink k = {.header = print_header, .op = row_op, .kv = ckpt_fstate_dry_kv, .arg = &R,
-					  .part = 1, .only = st->ops[o].name};
-
-			R.P = (struct printer){.name = st->ops[o].name};
-			R.mode = ckpt_mode_name(st->ops[o].mode);
-			if (ckpt_fstate_read_subtask(b, op, st, &k, e) < 0)
-				return print_failed(w, e);
-		}
-		if (part != 1 && st->keyed) {
-			struct fsink k = {.header = print_header, .op = ckpt_fstate_dry_op, .kv = row_kv, .arg = &R,
-					  .part = 2, .kg_lo = lo, .kg_hi = hi};
-
-			R.P = (struct printer){0};
-			if (ckpt_fstate_read_subtask(b, op, st, &k, e) < 0)
-				return print_failed(w, e);
-		}
-	}
+	for (size_t j = 0; op && j < op->nsubtasks; j++)
+		if (ckpt_fstate_rows_subtask(b, op, &op->subtasks[j], part, lo, hi, w, e) < 0)
+			return -1;
 	return ckpt_jw_failed(w, e);
+}
+
+/* The rows of one subtask, as ckpt_fstate_rows_op's (shards.c reads a shard's parts through it). */
+int
+ckpt_fstate_rows_subtask(struct flink_backing *b, const struct ckpt_operator *op, const struct ckpt_subtask *st,
+			 int part, uint32_t lo, uint32_t hi, struct ckpt_jw *w, struct ckpt_err *e)
+{
+	struct rowsink R = {.r = {.w = w, .uid = op->uid, .op = op->id, .subtask = st->index}, .st = st, .e = e};
+
+	/* print_header takes the sink's argument for a printer: R.P is R's first member */
+	if (st->finished || ckpt_fstate_skipped(b, st))
+		return 0;
+	R.r.end = w->flushed + w->len;
+	if (rows_subtask(b, op, st, part, lo, hi, &R) < 0) {
+		ckpt_frows_cut(&R.r); /* the rows before the damage stay whole, without a half row */
+		return -1;
+	}
+	return 0;
 }
 
 int
@@ -808,8 +850,14 @@ ckpt_flink_state_rows(struct ckpt_snapshot *s, struct ckpt_jw *w, struct ckpt_er
 	struct flink_backing *b = ckpt_fstate_backing(s, e);
 	int rc = 0;
 
-	if (b == NULL || flink_check(s, e) < 0) /* a damaged file prints nothing */
+	/* one read: rows go out as they are decoded, and a damage met later ends them (the caller says
+	 * it); --keep-going first learns which subtasks to leave out, through the check pass */
+	if (b == NULL)
 		rc = -1;
+	else if (b->skip)
+		rc = flink_check(s, e);
+	else
+		ckpt_fstate_progress(s, NULL, 1);
 	for (size_t i = 0; rc == 0 && i < s->nops; i++)
 		rc = ckpt_fstate_rows_op(b, &s->ops[i], 0, 0, 0, w, e);
 	ckpt_progress_end(s);

@@ -31,6 +31,7 @@ struct ckpt_frows {
 	const char *op;   /* the operator id */
 	uint32_t subtask;
 	uint64_t n;       /* rows written */
+	uint64_t end;     /* where the last whole row ends (the writer's flushed + len) */
 	/* rows.c's copy of the last row's opening columns (uid to subtask) as written, for the next
 	 * row of the same state and kind: the same bytes without escaping them again */
 	char pre[512], pstate[128], pkind[16];
@@ -39,6 +40,8 @@ struct ckpt_frows {
 /* One keyed entry, its typed form t ({key, namespace[, user_key], value} or a timer's; NULL: not
  * typed, the bytes written and why not); kind is the state's (NULL: not known).  0, or -1 on a
  * failed write. */
+/* A row begun and not ended (a read failed inside it) taken back: what is written ends at a row's end. */
+void ckpt_frows_cut(struct ckpt_frows *r);
 int ckpt_frows_keyed(struct ckpt_frows *r, const char *state, const char *kind, uint32_t kg, const json_t *t,
 		     const void *k, size_t kn, const void *v, size_t vn, const char *why);
 /* A keyed row written as it is decoded: its columns to the key group, then (the caller) key,

@@ -1,0 +1,198 @@
+#!/usr/bin/env bats
+# ckpt-inspect --shards N and -R --shard D [-o OUT] (issue 42): every byte of state in one shard,
+# the union of the shards' rows exactly -R's, only a shard's bytes read, part files whole or absent.
+
+bats_require_minimum_version 1.5.0
+load helper
+load flinkstate-helper
+load s3-helper
+
+setup_file() {
+	s3_start
+}
+
+teardown_file() {
+	s3_stop
+}
+
+ARTS=$FIXTURES/flink-artifacts/new-stateful-udf-migration-itcase-flink1.19
+
+# union_is_rows SNAP N...: for each N, the rows of shards 0..N-1, read by I/N and by the descriptor
+# as --shards prints it, sorted, equal -R's sorted, byte for byte; the shards' bytes add up to the
+# state files' and each part's files are the snapshot's.
+union_is_rows() {
+	local snap=$1 n i
+	shift
+	ckpt-inspect -R "$snap" | LC_ALL=C sort >all
+	[ -s all ]
+	for n in "$@"; do
+		ckpt-inspect --shards "$n" "$snap" >plan 2>/dev/null
+		[ "$(wc -l <plan)" -eq "$n" ]
+		[ "$(jq -s 'map(.bytes) | add' plan)" -eq "$(jq -s 'map(.parts[].bytes) | add' plan)" ]
+		for ((i = 0; i < n; i++)); do ckpt-inspect -R --shard "$i/$n" "$snap"; done | LC_ALL=C sort >union
+		cmp all union || { echo "$snap: $n shards by I/N differ from -R"; diff all union | head; return 1; }
+		while IFS= read -r d; do ckpt-inspect -R --shard "$d" "$snap"; done <plan | LC_ALL=C sort >union
+		cmp all union || { echo "$snap: $n shards by descriptor differ from -R"; return 1; }
+	done
+}
+
+@test "shards: the union of the shards' rows is -R's (N = 1, 2, 7, 64) on the six forms of a job" {
+	needs_fixtures
+	for f in hashmap-savepoint hashmap-checkpoint hashmap-savepoint-native rocksdb-savepoint rocksdb-checkpoint \
+		rocksdb-savepoint-native; do
+		union_is_rows "$ARTS-$f" 1 2 7 64
+	done
+}
+
+@test "shards: the union is -R's on the Flink harness's checkpoints (when built)" {
+	local h=$BATS_TEST_DIRNAME/../build/flink/2.3.0/checkpoints d n=0
+	[ -d "$h" ] || skip "no harness artifacts (build/flink: make flink-fixtures, or a link to them)"
+	for d in $(find -L "$h" -name _metadata | sort | head -6); do
+		union_is_rows "${d%/_metadata}" 1 2 7 64
+		n=$((n + 1))
+	done
+	[ "$n" -gt 0 ]
+}
+
+@test "shards: one canonical handle splits by key-group range: balanced within 1.25 times the mean, each shard reads its bytes alone" {
+	kv_spread 100000
+	union_is_rows sp 2 7 16
+	ckpt-inspect --shards 7 sp >plan
+	# every byte of the state files in one shard
+	[ "$(jq -s 'map(.bytes) | add' plan)" -eq $(($(wc -c <sp/op) + $(wc -c <sp/kv))) ]
+	jq -s -e '(map(.bytes) | add / length) as $m | map(.bytes) | max <= 1.25 * $m' plan
+	# the key-group ranges of kv cover 0-127 once, in byte ranges that follow each other
+	[ "$(jq -r '.parts[] | select(.state == "keyed") | .key_groups' plan | sort -n | tr '\n' ' ')" != "" ]
+	[ "$(jq -r '.parts[] | select(.state == "keyed") | .files[] | "\(.from) \(.to)"' plan | sort -n |
+		awk 'NR > 1 && $1 != last { bad = 1 } { last = $2 } END { print bad + 0, last }')" = "0 $(wc -c <sp/kv)" ]
+	# -v: a shard reads about its own bytes (the header and a read-ahead window too), not the whole file
+	kv_spread 1000000
+	run --separate-stderr ckpt-inspect -v -R --shard 3/7 sp
+	status_is 0
+	read1=$(sed -n 's/.*: \([0-9]*\) bytes of state files read.*/\1/p' <<<"$stderr")
+	[ "$read1" -lt $(($(wc -c <sp/kv) / 4)) ] || { echo "read $read1 of $(wc -c <sp/kv)"; return 1; }
+}
+
+@test "shards: handles that do not split (RocksDB by handle) are said when the largest shard is over 1.25 times the mean" {
+	needs_fixtures
+	run --separate-stderr ckpt-inspect --shards 16 "$ARTS-rocksdb-savepoint-native"
+	status_is 0
+	[ "$(wc -l <<<"$output")" -eq 16 ]
+	[[ $stderr == "ckpt-inspect: $ARTS-rocksdb-savepoint-native: shard "*" holds "*" times the mean bytes: the keyed state of operator "*" subtask "*" bytes in incremental handles that ckpt does not split" ]] ||
+		{ echo "$stderr"; return 1; }
+	[ "$(jq -s '[.[] | select(.over)] | length > 0' <<<"$output")" = true ]
+	# a plan that balances says nothing
+	kv_spread 20000
+	run --separate-stderr ckpt-inspect --shards 4 sp
+	status_is 0
+	[ -z "$stderr" ]
+	[ "$(jq -s '[.[] | select(.over)] | length' <<<"$output")" = 0 ]
+}
+
+@test "shards: bad descriptors and options exit 2 with one line, nothing on stdout" {
+	sp_dir
+	bad 2 'ckpt-inspect: --shard: shard 7 of 7: shards count from 0' ckpt-inspect -R --shard 7/7 sp
+	bad 2 'ckpt-inspect: --shard: not a shard descriptor (a line of ckpt-inspect --shards N, or I/N)' ckpt-inspect -R --shard x sp
+	bad 2 'ckpt-inspect: --shard: N of I/N is 1 to 1000000 (a line of ckpt-inspect --shards N, or I/N)' ckpt-inspect -R --shard 0/0 sp
+	bad 2 'ckpt-inspect: --shard: not JSON (a line of ckpt-inspect --shards N, or I/N)' ckpt-inspect -R --shard '{"parts":' sp
+	bad 2 'ckpt-inspect: --shard: no parts or no checkpoint (a line of ckpt-inspect --shards N, or I/N)' ckpt-inspect -R --shard '{"parts":[]}' sp
+	bad 2 'ckpt-inspect: --shard: a shard of checkpoint 12345, and this is checkpoint 9' ckpt-inspect -R --shard '{"checkpoint":12345,"parts":[]}' sp
+	d=$(ckpt-inspect --shards 1 sp)
+	bad 2 'ckpt-inspect: --shard: operator ffffffffffffffffffffffffffffffff subtask  is not in this snapshot' \
+		ckpt-inspect -R --shard "$(jq -c '.parts[1].operator = "ffffffffffffffffffffffffffffffff"' <<<"$d")" sp
+	bad 2 'ckpt-inspect: --shard: key groups 7-200 are not operator 0102030405060708090a0b0c0d0e0f10 subtask 0'"'"'s' \
+		ckpt-inspect -R --shard "$(jq -c '(.parts[] | select(.state == "keyed") | .key_groups) = "7-200"' <<<"$d")" sp
+	bad 2 'ckpt-inspect: --shard goes with -R (see ckpt-inspect -h)' ckpt-inspect --shard 0/1 sp
+	bad 2 'ckpt-inspect: --shards needs a number of shards from 1 to 1000000, not "0" (see ckpt-inspect -h)' ckpt-inspect --shards 0 sp
+	bad 2 'ckpt-inspect: --shards goes with -r alone (see ckpt-inspect -h)' ckpt-inspect -R --shards 2 sp
+	bad 2 'ckpt-inspect: -o goes with -R --shard (see ckpt-inspect -h)' ckpt-inspect -R -o out/ sp
+	bad 2 'ckpt-inspect: --compress is gz or zst, not "xz" (see ckpt-inspect -h)' ckpt-inspect -R --shard 0/1 -o out/ --compress xz sp
+	bad 2 'ckpt-inspect: --shard takes one snapshot, 2 given (see ckpt-inspect -h)' ckpt-inspect -R --shard 0/1 sp sp
+	bad 2 'ckpt-inspect: --shards reads every state: not with -u, --state, -k, -m or --keep-going (see ckpt-inspect -h)' \
+		ckpt-inspect --shards 2 --state count sp
+}
+
+@test "shards: -o DIR/ writes part-NNNNN.ndjson (.gz, .zst) whole; a damaged or killed shard leaves no part file" {
+	kv_spread 100000
+	mkdir out
+	for i in 0 1 2; do ckpt-inspect -R --shard "$i/3" -o out/ sp; done
+	[ "$(ls out)" = "$(printf 'part-00000.ndjson\npart-00001.ndjson\npart-00002.ndjson')" ]
+	ckpt-inspect -R sp | LC_ALL=C sort >all
+	cat out/* | LC_ALL=C sort | cmp - all
+	ckpt-inspect -R --shard 1/3 -o out --compress gz sp
+	ckpt-inspect -R --shard 1/3 -o out/ --compress zst sp
+	gzip -dc out/part-00001.ndjson.gz | cmp - out/part-00001.ndjson
+	python3 -c 'import sys' && command -v zstd >/dev/null && { zstd -dc out/part-00001.ndjson.zst | cmp - out/part-00001.ndjson; }
+	# a rerun replaces the part whole
+	ckpt-inspect -R --shard 1/3 -o out/ sp
+	cat out/part-0000[0-2].ndjson | LC_ALL=C sort | cmp - all
+	# damage in shard 2's key groups: shard 2 exits 2 naming it and leaves no part file
+	rm -rf out && mkdir out
+	kg=$(ckpt-inspect --shards 3 sp | jq -r 'select(.shard == 2) | .parts[] | select(.state == "keyed") | .key_groups' | head -1)
+	printf '\x7f' | dd of=sp/kv bs=1 seek=$((KV_OFF[${kg%-*}] + 2 + 3)) conv=notrunc status=none
+	run --separate-stderr ckpt-inspect -R --shard 2/3 -o out/ sp
+	status_is 2
+	[[ $stderr == "ckpt-inspect: sp/kv: offset "* ]] || { echo "$stderr"; return 1; }
+	[ -z "$(ls out)" ]
+	# killed midway (a big shard to a reader that never reads: -o's file grows, then the kill)
+	kv_spread 1000000
+	ckpt-inspect -R --shard 0/1 -o out/ sp &
+	pid=$!
+	for _ in $(seq 100); do [ -n "$(ls out)" ] && break; sleep 0.01; done
+	kill -9 "$pid"
+	wait "$pid" || true
+	[ ! -e out/part-00000.ndjson ]
+}
+
+@test "shards: from s3://, each shard fetches about its own bytes; -o s3://bucket/prefix/ uploads its part whole" {
+	needs_fixtures
+	needs_s3
+	kv_spread 1000000
+	s3_bucket shards
+	s3_put_dir sp shards/sp
+	ckpt-inspect -R sp | LC_ALL=C sort >all
+	# each shard an eighth of the bytes: what it fetches is its range and the read-ahead past it (under 3 times it)
+	for i in 0 1 2 3 4 5 6 7; do
+		run --separate-stderr ckpt-inspect -v -R --shard "$i/8" s3://shards/sp
+		status_is 0
+		printf '%s\n' "$output" >>union
+		got=$(sed -n 's/.* \([0-9]*\) bytes fetched from S3.*/\1/p' <<<"$stderr")
+		[ -n "$got" ] && [ "$got" -lt $(($(wc -c <sp/kv) / 2)) ] || { echo "shard $i: $stderr"; return 1; }
+	done
+	LC_ALL=C sort union | cmp - all
+	ckpt-inspect -R --shard 1/8 -o s3://shards/rows/ --compress gz s3://shards/sp
+	[ "$(s3_keys shards rows/)" = rows/part-00001.ndjson.gz ]
+}
+
+@test "shards: examples/shards/parallel.sh (GNU parallel, this machine as its ssh login) writes the parts; their union is -R's" {
+	needs_fixtures
+	command -v parallel >/dev/null || { [ "${CI:-}" != true ] || { echo "no GNU parallel"; return 1; }; skip "no GNU parallel"; }
+	local snap=$ARTS-rocksdb-checkpoint
+	mkdir parts
+	run sh "$BATS_TEST_DIRNAME/../examples/shards/parallel.sh" "$snap" parts/ 7 :
+	status_is 0
+	[ "$(ls parts | wc -l)" -eq 7 ]
+	ckpt-inspect -R "$snap" | LC_ALL=C sort >all
+	for f in parts/*.zst; do zstd -qdc "$f"; done | LC_ALL=C sort | cmp - all
+}
+
+@test "shards: DuckDB counts the rows per state from the parts as jq counts -R's" {
+	needs_fixtures
+	python3 -c 'import duckdb' 2>/dev/null || { [ "${CI:-}" != true ] || { echo "no duckdb (pip)"; return 1; }; skip "no duckdb (python3 -m pip install duckdb)"; }
+	local snap=$ARTS-hashmap-savepoint
+	mkdir parts
+	for i in 0 1 2; do ckpt-inspect -R --shard "$i/3" -o parts/ "$snap"; done
+	want=$(ckpt-inspect -R "$snap" | jq -sc 'group_by(.state) | map({(.[0].state): length}) | add')
+	got=$(python3 -c 'import duckdb, json; print(json.dumps(dict(duckdb.sql("select state, count(*) from read_json_auto(\"parts/part-*.ndjson\", format=\"newline_delimited\") group by state").fetchall()), sort_keys=True, separators=(",", ":")))')
+	[ "$got" = "$(jq -cS . <<<"$want")" ] || { echo "duckdb $got, jq $want"; return 1; }
+}
+
+@test "shards: examples/shards/spark_rows.py on local[2] counts the rows per state as jq counts -R's (PySpark, when installed)" {
+	needs_fixtures
+	python3 -c 'import pyspark' 2>/dev/null || skip "no pyspark (python3 -m pip install pyspark, and a JDK): the Spark example is not run"
+	local snap=$ARTS-hashmap-savepoint
+	want=$(ckpt-inspect -R "$snap" | jq -sc 'group_by(.state) | map({(.[0].state): length}) | add | tojson' -r | jq -cS .)
+	run --separate-stderr env PATH="$CKPT_BIN:$PATH" python3 "$BATS_TEST_DIRNAME/../examples/shards/spark_rows.py" "$snap" 4 'local[2]'
+	status_is 0
+	[ "$(tail -n 1 <<<"$output" | jq -cS .)" = "$want" ] || { echo "$output"; return 1; }
+}
