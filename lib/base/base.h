@@ -1,6 +1,7 @@
 /*
  * base.h: the base layer (lib/base/), which every other layer of libckpt uses and which uses none:
- * errors and checked allocation, the growing array, bytes and entries, hashing (XXH3-64 and
+ * errors and checked allocation, the growing array, the byte cursor (big-endian reads that fail at
+ * their offset) and the growing byte buffer, bytes and entries, hashing (XXH3-64 and
  * Flink's murmur3), bit sets and range lists, JSON read (documents, streams, the in-place scanner)
  * and the one JSON writer (ckpt_jw_*), files written atomically, key groups, progress, and objects
  * in S3 (ckpt_s3_*, through libcurl).  It owns nothing beyond what each call returns.  The public

@@ -574,6 +574,7 @@ struct fm_keyed {
 	const unsigned char *data; /* an inline delegate's bytes (into the buffer or own), else NULL */
 	size_t dlen;
 	unsigned char *own; /* incremental: its inline files' bytes, one after another (meta, shared, private) */
+	size_t owncap;
 };
 
 static void
@@ -625,10 +626,10 @@ keep_inline(struct rd *r, struct fm_keyed *k, const struct fm_stream *d)
 
 	if (d->data == NULL)
 		return 0;
-	if ((p = realloc(k->own, k->dlen + d->dlen + 1)) == NULL)
+	if (ckpt_grow(&k->own, &k->owncap, k->dlen + d->dlen + 1, 1, 256, NULL) < 0)
 		return ckpt_err_nomem(r->c.e, r->c.where);
+	p = k->own;
 	memcpy(p + k->dlen, d->data, d->dlen);
-	k->own = p;
 	k->data = p;
 	k->dlen += d->dlen;
 	return 0;

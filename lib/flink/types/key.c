@@ -7,8 +7,7 @@
 #include "types.h"
 
 struct kbuf {
-	unsigned char *p;
-	size_t n, cap;
+	struct ckpt_bytebuf b;
 	char *why;   /* why the value does not fit, for the caller's message */
 	size_t whyn;
 };
@@ -16,12 +15,10 @@ struct kbuf {
 static int
 put(struct kbuf *b, const void *p, size_t n)
 {
-	if (ckpt_grow(&b->p, &b->cap, b->n + n, 1, 64, NULL) < 0) {
+	if (ckpt_bytebuf_add(&b->b, p, n, NULL) < 0) {
 		snprintf(b->why, b->whyn, "out of memory");
 		return -1;
 	}
-	memcpy(b->p + b->n, p, n);
-	b->n += n;
 	return 0;
 }
 
@@ -255,20 +252,20 @@ ckpt_fkey_make(struct ckpt_fkey *k, const struct ckpt_fser *t, const json_t *v, 
 				    "key serializer %s (%s)", text, short_class(t, c1, sizeof c1), why[0] ? why :
 				    stop == t ? "its keys' hashCode is not known" : short_class(stop, c2, sizeof c2));
 	if (encode(t, v, &b, 0) < 0) {
-		free(b.p);
+		ckpt_bytebuf_release(&b.b);
 		return ckpt_err_set(e, CKPT_ERR_INPUT, where, "-k %s does not match the key serializer %s: expected %s",
 				    text, short_class(t, c1, sizeof c1), why);
 	}
 	/* the bytes read back as a key: the typed form -a prints and the hashCode serializer.c computes */
-	ckpt_fsrc_mem(&s, b.p, b.n, where, e);
+	ckpt_fsrc_mem(&s, b.b.p, b.b.len, where, e);
 	if (ckpt_fser_value(t, &s, &back, &hash, &hashed) < 0 || !ckpt_fsrc_drained(&s) || !hashed) {
 		json_decref(back);
-		free(b.p);
+		ckpt_bytebuf_release(&b.b);
 		return ckpt_err_set(e, CKPT_ERR_INPUT, where, "-k %s: the key serializer %s does not read back the "
 				    "key ckpt wrote", text, short_class(t, c1, sizeof c1));
 	}
-	k->bytes = b.p;
-	k->n = b.n;
+	k->bytes = b.b.p;
+	k->n = b.b.len;
 	k->hash = hash;
 	k->typed = back;
 	return 0;
