@@ -1,6 +1,7 @@
 /*
  * base.h: the base layer (lib/base/), which every other layer of libckpt uses and which uses none:
- * errors and checked allocation, the growing array, bytes and entries, hashing (XXH3-64 and
+ * errors and checked allocation, the growing array, the byte cursor (big-endian reads that fail at
+ * their offset) and the growing byte buffer, bytes and entries, hashing (XXH3-64 and
  * Flink's murmur3), bit sets and range lists, JSON read (documents, streams, the in-place scanner)
  * and the one JSON writer (ckpt_jw_*), files written atomically, key groups, progress, and objects
  * in S3 (ckpt_s3_*, through libcurl).  It owns nothing beyond what each call returns.  The public
@@ -237,6 +238,149 @@ ckpt_store_be(unsigned char *p, uint64_t v, size_t n)
 	for (size_t i = 0; i < n; i++)
 		p[i] = (unsigned char)(v >> (8 * (n - 1 - i)));
 }
+
+/* ------------------------------------------------- the byte cursor and the byte buffer: cursor.c */
+
+/*
+ * The one byte cursor: big-endian reads over p[0, len) from pos, each failing through
+ * ckpt_err_at() as an input error of where, "offset N: truncated WHAT" when the bytes run out.
+ * The reads are inline (the readers of _metadata and Java's serialization call them per field);
+ * what fails is out of line.  Readers that need more (Java's writeUTF) build on it.
+ */
+struct ckpt_cur {
+	const unsigned char *p;
+	size_t len, pos;
+	const char *where;
+	struct ckpt_err *e;
+};
+/* Fail at offset at: "offset AT: TEXT" as an input error of c->where.  Returns -1. */
+int ckpt_cur_fail(const struct ckpt_cur *c, size_t at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* "truncated WHAT" at the cursor.  Returns -1. */
+int ckpt_cur_short(const struct ckpt_cur *c, const char *what) __attribute__((cold));
+/* A non-negative i64 (sizes, ids): "negative WHAT X" when it is not. */
+int ckpt_cur_u63(struct ckpt_cur *c, uint64_t *v, const char *what);
+/* An i32 count of items of at least min bytes each, checked against what is left before anyone
+ * allocates. */
+int ckpt_cur_count(struct ckpt_cur *c, size_t *n, size_t min, const char *what);
+
+static inline size_t
+ckpt_cur_left(const struct ckpt_cur *c)
+{
+	return c->len - c->pos;
+}
+static inline int
+ckpt_cur_need(const struct ckpt_cur *c, size_t n, const char *what)
+{
+	if (c->len - c->pos < n) {
+		ckpt_cur_short(c, what);
+		return -1;
+	}
+	return 0;
+}
+/* n (<= 8) big-endian bytes. */
+static inline int
+ckpt_cur_be(struct ckpt_cur *c, size_t n, uint64_t *v, const char *what)
+{
+	if (c->len - c->pos < n) {
+		ckpt_cur_short(c, what);
+		return -1;
+	}
+	*v = ckpt_load_be(c->p + c->pos, n);
+	c->pos += n;
+	return 0;
+}
+static inline int
+ckpt_cur_u8(struct ckpt_cur *c, uint8_t *v, const char *what)
+{
+	if (c->len == c->pos) {
+		ckpt_cur_short(c, what);
+		return -1;
+	}
+	*v = c->p[c->pos++];
+	return 0;
+}
+static inline int
+ckpt_cur_u16(struct ckpt_cur *c, uint16_t *v, const char *what)
+{
+	if (c->len - c->pos < 2) {
+		ckpt_cur_short(c, what);
+		return -1;
+	}
+	*v = ckpt_be16(c->p + c->pos);
+	c->pos += 2;
+	return 0;
+}
+static inline int
+ckpt_cur_i32(struct ckpt_cur *c, int32_t *v, const char *what)
+{
+	if (c->len - c->pos < 4) {
+		ckpt_cur_short(c, what);
+		return -1;
+	}
+	*v = (int32_t)ckpt_be32(c->p + c->pos);
+	c->pos += 4;
+	return 0;
+}
+static inline int
+ckpt_cur_i64(struct ckpt_cur *c, int64_t *v, const char *what)
+{
+	if (c->len - c->pos < 8) {
+		ckpt_cur_short(c, what);
+		return -1;
+	}
+	*v = (int64_t)ckpt_be64(c->p + c->pos);
+	c->pos += 8;
+	return 0;
+}
+static inline int
+ckpt_cur_f64(struct ckpt_cur *c, double *v, const char *what)
+{
+	int64_t x;
+
+	if (ckpt_cur_i64(c, &x, what) < 0)
+		return -1;
+	memcpy(v, &x, sizeof *v);
+	return 0;
+}
+/* n bytes in place: *out points into c->p. */
+static inline int
+ckpt_cur_bytes(struct ckpt_cur *c, size_t n, const unsigned char **out, const char *what)
+{
+	if (c->len - c->pos < n) {
+		ckpt_cur_short(c, what);
+		return -1;
+	}
+	*out = c->p + c->pos;
+	c->pos += n;
+	return 0;
+}
+
+/* The one growing byte buffer (what writers build before they write it whole): zeroed it is
+ * empty; ckpt_bytebuf_release frees it.  Adding fails only for memory: -1, e set when not NULL. */
+struct ckpt_bytebuf {
+	unsigned char *p;
+	size_t len, cap;
+};
+static inline int
+ckpt_bytebuf_add(struct ckpt_bytebuf *b, const void *p, size_t n, struct ckpt_err *e)
+{
+	if (b->cap - b->len < n && ckpt_grow(&b->p, &b->cap, b->len + n, 1, 64, e) < 0)
+		return -1;
+	if (n)
+		memcpy(b->p + b->len, p, n);
+	b->len += n;
+	return 0;
+}
+/* The low n (<= 8) bytes of v, big-endian (ckpt_store_be). */
+static inline int
+ckpt_bytebuf_be(struct ckpt_bytebuf *b, uint64_t v, size_t n, struct ckpt_err *e)
+{
+	unsigned char o[8];
+
+	ckpt_store_be(o, v, n);
+	return ckpt_bytebuf_add(b, o, n, e);
+}
+void ckpt_bytebuf_release(struct ckpt_bytebuf *b);
 
 /* An entry (list element, key, value, channel data, coordinator state) as JSON:
  * a string when the bytes are valid UTF-8 without NUL, else {"base64": "..."}. */

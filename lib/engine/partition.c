@@ -161,19 +161,6 @@ bout_free(struct ckpt_task *t)
 }
 
 static void
-put64(unsigned char *d, uint64_t x)
-{
-	for (int i = 7; i >= 0; i--, x >>= 8)
-		d[i] = (unsigned char)x;
-}
-
-static uint64_t
-get64(const unsigned char *d)
-{
-	return ckpt_load_be(d, 8);
-}
-
-static void
 sec_add(struct bout *o, size_t i, const struct rec *r)
 {
 	struct bsec *s = &o->sec[i];
@@ -182,9 +169,9 @@ sec_add(struct bout *o, size_t i, const struct rec *r)
 		o->nomem = 1;
 		return;
 	}
-	put64(s->d + s->n, r->key);
-	put64(s->d + s->n + 8, (uint64_t)r->value);
-	put64(s->d + s->n + 16, (uint64_t)r->ts);
+	ckpt_store_be(s->d + s->n, r->key, 8);
+	ckpt_store_be(s->d + s->n + 8, (uint64_t)r->value, 8);
+	ckpt_store_be(s->d + s->n + 16, (uint64_t)r->ts, 8);
 	s->n += PART_REC;
 }
 
@@ -222,9 +209,9 @@ pq_put(struct bjob *b, struct ckpt_task *t, size_t k, uint32_t c, const struct r
 		atomic_store(&t->cancel, 1);
 		return;
 	}
-	put64(q->d + q->n, r->key);
-	put64(q->d + q->n + 8, (uint64_t)r->value);
-	put64(q->d + q->n + 16, (uint64_t)r->ts);
+	ckpt_store_be(q->d + q->n, r->key, 8);
+	ckpt_store_be(q->d + q->n + 8, (uint64_t)r->value, 8);
+	ckpt_store_be(q->d + q->n + 16, (uint64_t)r->ts, 8);
 	wake = q->n == 0;
 	q->n += PART_REC;
 	pthread_mutex_unlock(&q->mu);
@@ -359,17 +346,17 @@ write_partition(struct bjob *b, struct ckpt_task *t, struct ckpt_err *e)
 	if ((d = malloc(len)) == NULL)
 		return ckpt_err_set(e, CKPT_ERR_NOMEM, t->v->id, "out of memory for a blocking partition");
 	memcpy(d, PART_MAGIC, 8);
-	put64(d + 8, nsec);
+	ckpt_store_be(d + 8, nsec, 8);
 	for (size_t q = 0; q < t->v->nout; q++)
 		for (size_t i = o->first[q]; ckpt_bp_blocking(b->p, t->v->out[q]) && i < o->first[q + 1]; i++) {
-			put64(d + k, t->v->out[q]);
-			put64(d + k + 8, i - o->first[q]);
-			put64(d + k + 16, o->sec[i].n);
+			ckpt_store_be(d + k, t->v->out[q], 8);
+			ckpt_store_be(d + k + 8, i - o->first[q], 8);
+			ckpt_store_be(d + k + 16, o->sec[i].n, 8);
 			if (o->sec[i].n)
 				memcpy(d + k + 24, o->sec[i].d, o->sec[i].n);
 			k += 24 + o->sec[i].n;
 		}
-	put64(d + k, ckpt_xxh3(d, k));
+	ckpt_store_be(d + k, ckpt_xxh3(d, k), 8);
 	ckpt_bp_part_path(b, t->vi, t->sub, path, sizeof path);
 	if ((a = ckpt_atomic_open(path, e)) == NULL)
 		goto out;
@@ -408,7 +395,7 @@ ckpt_bp_read_partition(const char *path, unsigned char **d, size_t *len, struct 
 		ckpt_err_sys(e, path, "cannot read the blocking partition");
 		goto out;
 	}
-	if (memcmp(*d, PART_MAGIC, 8) != 0 || get64(*d + *len - 8) != ckpt_xxh3(*d, *len - 8)) {
+	if (memcmp(*d, PART_MAGIC, 8) != 0 || ckpt_be64(*d + *len - 8) != ckpt_xxh3(*d, *len - 8)) {
 		ckpt_err_set(e, CKPT_ERR_INPUT, path, "blocking partition is corrupt (checksum mismatch)");
 		goto out;
 	}
@@ -426,7 +413,7 @@ out:
 static int
 find_section(const unsigned char *d, size_t len, size_t k, uint32_t c, size_t *at, size_t *n)
 {
-	uint64_t nsec = get64(d + 8);
+	uint64_t nsec = ckpt_be64(d + 8);
 	size_t off = 16, end = len - 8;
 
 	for (uint64_t i = 0; i < nsec; i++) {
@@ -434,10 +421,10 @@ find_section(const unsigned char *d, size_t len, size_t k, uint32_t c, size_t *a
 
 		if (end - off < 24)
 			return -1;
-		sz = get64(d + off + 16);
+		sz = ckpt_be64(d + off + 16);
 		if (sz > end - off - 24 || sz % PART_REC)
 			return -1;
-		if (get64(d + off) == k && get64(d + off + 8) == c) {
+		if (ckpt_be64(d + off) == k && ckpt_be64(d + off + 8) == c) {
 			*at = off + 24;
 			*n = (size_t)sz;
 			return 0;
@@ -451,7 +438,7 @@ static void
 take_records(struct ckpt_task *t, const unsigned char *d, size_t n, size_t g)
 {
 	for (size_t x = 0; x < n && !atomic_load(&t->cancel); x += PART_REC) {
-		struct rec r = {get64(d + x), (int64_t)get64(d + x + 8), (int64_t)get64(d + x + 16)};
+		struct rec r = {ckpt_be64(d + x), (int64_t)ckpt_be64(d + x + 8), (int64_t)ckpt_be64(d + x + 16)};
 
 		t->records_in++;
 		t->op->record(t, &r, g);

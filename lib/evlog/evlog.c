@@ -23,12 +23,6 @@
 
 /* ---- framing */
 
-static uint32_t
-get32(const unsigned char *p)
-{
-	return (uint32_t)ckpt_load_be(p, 4);
-}
-
 static void
 encode_header(unsigned char h[CKPT_EVENT_HEADER], uint32_t type, const void *payload, size_t len)
 {
@@ -240,9 +234,9 @@ whole_end(const char *path, uint64_t *end, uint64_t *size, struct ckpt_err *e)
 			ckpt_err_sys(e, path, "read error");
 			goto out;
 		}
-		if (get32(h) > *size - off - CKPT_EVENT_HEADER)
+		if (ckpt_be32(h) > *size - off - CKPT_EVENT_HEADER)
 			break;
-		off += CKPT_EVENT_HEADER + get32(h);
+		off += CKPT_EVENT_HEADER + ckpt_be32(h);
 	}
 	*end = off;
 	r = 0;
@@ -256,7 +250,7 @@ ckpt_evlog_is_flink(const unsigned char *p, size_t n)
 {
 	/* a payload of Flink's begins with a Java stream, or (type 1) with its length and one; here
 	 * bytes 8 to 15 are the checksum */
-	return n >= 16 && (get32(p + 8) == CKPT_JAVASER_MAGIC || get32(p + 12) == CKPT_JAVASER_MAGIC);
+	return n >= 16 && (ckpt_be32(p + 8) == CKPT_JAVASER_MAGIC || ckpt_be32(p + 12) == CKPT_JAVASER_MAGIC);
 }
 
 /* The first bytes of the segment at path (at most n) into h: their count, or -1 with e set. */
@@ -750,6 +744,13 @@ corrupt(const struct ckpt_evreader *r, uint64_t off, struct ckpt_err *e, const c
 }
 
 int
+ckpt_evreader_verr(const struct ckpt_evreader *r, const struct ckpt_event *ev, struct ckpt_err *e,
+		   enum ckpt_errkind kind, const char *fmt, va_list ap)
+{
+	return verr(r, ev->segment, ev->offset, e, kind, fmt, ap);
+}
+
+int
 ckpt_evreader_err(const struct ckpt_evreader *r, const struct ckpt_event *ev, struct ckpt_err *e,
 		  enum ckpt_errkind kind, const char *fmt, ...)
 {
@@ -906,9 +907,9 @@ read_record(struct ckpt_evreader *r, struct ckpt_event *ev, struct ckpt_err *e)
 	if (fill(r, CKPT_EVENT_HEADER, e) < 0)
 		return -1;
 	h = r->buf + r->lo;
-	len = get32(h);
-	type = get32(h + 4);
-	sum = (uint64_t)get32(h + 8) << 32 | get32(h + 12);
+	len = ckpt_be32(h);
+	type = ckpt_be32(h + 4);
+	sum = ckpt_be64(h + 8);
 	if (len > left - CKPT_EVENT_HEADER)
 		return short_record(r, off, left, "record runs past the end of the segment", e);
 	if (len > CKPT_EVENT_PAYLOAD_LIMIT)
@@ -974,8 +975,8 @@ read_flink_record(struct ckpt_evreader *r, struct ckpt_event *ev, struct ckpt_er
 		return torn(r, off, left);
 	if (fill(r, CKPT_EVFLINK_HEADER, e) < 0)
 		return -1;
-	type = get32(r->buf + r->lo);
-	len = get32(r->buf + r->lo + 4);
+	type = ckpt_be32(r->buf + r->lo);
+	len = ckpt_be32(r->buf + r->lo + 4);
 	if (len > INT32_MAX)
 		return corrupt(r, off, e, "record length %d is negative", (int32_t)len);
 	if (len > left - CKPT_EVFLINK_HEADER)

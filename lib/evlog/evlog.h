@@ -48,5 +48,7 @@ int ckpt_evflink_decode(struct ckpt_evflink *f, uint32_t type, const unsigned ch
 /* Set an error of kind at ev's record ("dir/events.N", "offset X: ..."); returns -1. */
 int ckpt_evreader_err(const struct ckpt_evreader *r, const struct ckpt_event *ev, struct ckpt_err *e,
 		      enum ckpt_errkind kind, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+int ckpt_evreader_verr(const struct ckpt_evreader *r, const struct ckpt_event *ev, struct ckpt_err *e,
+		       enum ckpt_errkind kind, const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
 
 #endif

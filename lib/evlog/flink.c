@@ -259,7 +259,7 @@ collection(struct dec *d, const struct ckpt_javaser_value *v, const char *what, 
 		return bad(d, v->at, "%s: the size written by %s.writeObject is missing", what, top);
 	{
 		const unsigned char *b = cd->extra[0]->bytes + (map ? 4 : 0);
-		uint64_t size = ckpt_load_be(b, 4);
+		uint64_t size = ckpt_be32(b);
 
 		if (size > INT32_MAX || cd->nextra - 1 != (map ? 2 : 1) * size)
 			return bad(d, v->at, "%s: %llu elements announced, %zu objects follow", what,
@@ -414,7 +414,7 @@ length(struct dec *d, size_t *pos, const char *what, uint32_t *n)
 
 	if (d->len - *pos < 4)
 		return bad(d, *pos, "%s: length expected, %zu bytes left", what, d->len - *pos);
-	v = (uint32_t)ckpt_load_be(d->p + *pos, 4);
+	v = ckpt_be32(d->p + *pos);
 	if (v > INT32_MAX)
 		return bad(d, *pos, "%s: negative length %d", what, (int32_t)v);
 	if (v > d->len - *pos - 4)

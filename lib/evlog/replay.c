@@ -107,13 +107,12 @@ refuse(struct rp *R, const struct ckpt_event *ev, const char *fmt, ...) __attrib
 static int
 refuse(struct rp *R, const struct ckpt_event *ev, const char *fmt, ...)
 {
-	char text[sizeof R->e->text];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(text, sizeof text, fmt, ap);
+	ckpt_evreader_verr(R->r, ev, R->e, CKPT_ERR_REFUSED, fmt, ap);
 	va_end(ap);
-	return ckpt_evreader_err(R->r, ev, R->e, CKPT_ERR_REFUSED, "%s", text);
+	return -1;
 }
 
 static int

@@ -1,6 +1,5 @@
 /* javaser.c: Java's object serialization stream (the java.io.ObjectOutputStream protocol)
  * read strictly into a small graph of values, for Flink's CheckpointProperties and job events. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,10 +64,7 @@ struct jdesc {
 };
 
 struct ckpt_javaser {
-	const unsigned char *p;
-	size_t len, pos;
-	const char *name;
-	struct ckpt_err *e;
+	struct ckpt_cur c;   /* the stream; its errors read "offset N: text" */
 	unsigned flags;
 	int limit, depth;
 	struct jhandle *h;
@@ -84,27 +80,6 @@ struct ckpt_javaser {
 	size_t nrefs, refcap;
 };
 
-static int fail(struct ckpt_javaser *j, size_t at, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int
-fail(struct ckpt_javaser *j, size_t at, const char *fmt, ...)
-{
-	char msg[900];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	return ckpt_err_set(j->e, CKPT_ERR_INPUT, j->name, "offset %zu: %s", at, msg);
-}
-
-static int
-nomem(struct ckpt_javaser *j)
-{
-	return ckpt_err_set(j->e, CKPT_ERR_NOMEM, j->name, "out of memory");
-}
-
 /* Take ownership of a malloc'd block of size bytes (freed now if it cannot be recorded). */
 static void *
 adopt(struct ckpt_javaser *j, void *p, size_t size)
@@ -112,12 +87,12 @@ adopt(struct ckpt_javaser *j, void *p, size_t size)
 	struct pool *pl = j->pool;
 
 	if (p == NULL) {
-		nomem(j);
+		ckpt_err_nomem(j->c.e, j->c.where);
 		return NULL;
 	}
 	if (ckpt_grow(&pl->mem, &pl->memcap, pl->nmem + 1, sizeof *pl->mem, 64, NULL) < 0) {
 		free(p);
-		nomem(j);
+		ckpt_err_nomem(j->c.e, j->c.where);
 		return NULL;
 	}
 	pl->bytes += size;
@@ -137,7 +112,7 @@ jalloc(struct ckpt_javaser *j, size_t n, size_t size)
 	if (n == 0 || size == 0)
 		n = size = 1;
 	if (n > SIZE_MAX / size) {
-		nomem(j);
+		ckpt_err_nomem(j->c.e, j->c.where);
 		return NULL;
 	}
 	total = (n * size + 15) & ~(size_t)15;
@@ -178,54 +153,6 @@ pool_clear(struct pool *pl, int keep)
 		pl->mem = NULL;
 		pl->memcap = 0;
 	}
-}
-
-/* ------------------------------------------------------------ primitives */
-
-static size_t
-left(const struct ckpt_javaser *j)
-{
-	return j->len - j->pos;
-}
-
-static int
-need(struct ckpt_javaser *j, size_t n, const char *what)
-{
-	if (left(j) < n)
-		return fail(j, j->pos, "truncated %s", what);
-	return 0;
-}
-
-static int
-rd_be(struct ckpt_javaser *j, size_t n, uint64_t *v, const char *what)
-{
-	if (need(j, n, what) < 0)
-		return -1;
-	*v = ckpt_load_be(j->p + j->pos, n);
-	j->pos += n;
-	return 0;
-}
-
-static int
-rd_u8(struct ckpt_javaser *j, uint8_t *v, const char *what)
-{
-	uint64_t x;
-
-	if (rd_be(j, 1, &x, what) < 0)
-		return -1;
-	*v = (uint8_t)x;
-	return 0;
-}
-
-static int
-rd_i32(struct ckpt_javaser *j, int32_t *v, const char *what)
-{
-	uint64_t x;
-
-	if (rd_be(j, 4, &x, what) < 0)
-		return -1;
-	*v = (int32_t)(uint32_t)x;
-	return 0;
 }
 
 /* One UTF-16 unit of Java's modified UTF-8 at s[*i]; -1 if malformed. */
@@ -314,32 +241,57 @@ ckpt_javaser_mutf8_why(int rc, const unsigned char *s, size_t n, size_t bad, con
 }
 
 
-/* n bytes of modified UTF-8 at the cursor; a fault is named at its byte. */
+/* n bytes of modified UTF-8 at the cursor into o (n + 1 bytes); a fault is named at its byte. */
 static int
-rd_mutf8(struct ckpt_javaser *j, size_t n, char **out, const char *what)
+cur_mutf8(struct ckpt_cur *c, size_t n, char *o, const char *what)
 {
-	const unsigned char *s = j->p + j->pos;
+	const unsigned char *s = c->p + c->pos;
 	size_t bad = 0;
 	char why[300];
 	int rc;
 
-	j->pos += n;
-	if ((*out = jalloc(j, n + 1, 1)) == NULL)
-		return -1;
-	if ((rc = mutf8_into(s, n, *out, &bad)) == 0)
+	c->pos += n;
+	if ((rc = mutf8_into(s, n, o, &bad)) == 0)
 		return 0;
 	ckpt_javaser_mutf8_why(rc, s, n, bad, what, why, sizeof why);
-	return fail(j, (size_t)(s - j->p) + bad, "%s", why);
+	return ckpt_cur_fail(c, (size_t)(s - c->p) + bad, "%s", why);
+}
+
+int
+ckpt_javaser_utf(struct ckpt_cur *c, char **out, const char *what)
+{
+	uint16_t n;
+
+	*out = NULL;
+	if (ckpt_cur_u16(c, &n, what) < 0 || ckpt_cur_need(c, n, what) < 0)
+		return -1;
+	if ((*out = malloc((size_t)n + 1)) == NULL)
+		return ckpt_err_nomem(c->e, c->where);
+	if (cur_mutf8(c, n, *out, what) < 0) {
+		free(*out);
+		*out = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* n bytes of modified UTF-8 at the cursor, into the stream's pool. */
+static int
+rd_mutf8(struct ckpt_javaser *j, size_t n, char **out, const char *what)
+{
+	if ((*out = jalloc(j, n + 1, 1)) == NULL)
+		return -1;
+	return cur_mutf8(&j->c, n, *out, what);
 }
 
 /* u16 length, then modified UTF-8 (DataOutput.writeUTF). */
 static int
 rd_utf(struct ckpt_javaser *j, char **out, const char *what)
 {
-	uint64_t n;
+	uint16_t n;
 
 	*out = NULL;
-	if (rd_be(j, 2, &n, what) < 0 || need(j, n, what) < 0)
+	if (ckpt_cur_u16(&j->c, &n, what) < 0 || ckpt_cur_need(&j->c, n, what) < 0)
 		return -1;
 	return rd_mutf8(j, n, out, what);
 }
@@ -349,7 +301,7 @@ rd_utf(struct ckpt_javaser *j, char **out, const char *what)
 static int
 assign(struct ckpt_javaser *j, struct ckpt_javaser_class *c, struct ckpt_javaser_value *v)
 {
-	if (ckpt_grow(&j->h, &j->cap, j->nh + 1, sizeof *j->h, 16, j->e) < 0)
+	if (ckpt_grow(&j->h, &j->cap, j->nh + 1, sizeof *j->h, 16, j->c.e) < 0)
 		return -1;
 	if (v)
 		v->handle = j->nh;
@@ -360,16 +312,16 @@ assign(struct ckpt_javaser *j, struct ckpt_javaser_class *c, struct ckpt_javaser
 static int
 reference(struct ckpt_javaser *j, struct jhandle **out)
 {
-	size_t at = j->pos;
+	size_t at = j->c.pos;
 	int32_t h;
 
-	if (rd_i32(j, &h, "Java reference") < 0)
+	if (ckpt_cur_i32(&j->c, &h, "Java reference") < 0)
 		return -1;
 	if (h < BASE_HANDLE || (size_t)(h - BASE_HANDLE) >= j->nh)
-		return fail(j, at, "invalid Java reference 0x%x", (unsigned)h);
+		return ckpt_cur_fail(&j->c, at, "invalid Java reference 0x%x", (unsigned)h);
 	*out = &j->h[h - BASE_HANDLE];
 	if (j->in_desc && (size_t)(h - BASE_HANDLE) < j->desc_nh) {
-		if (ckpt_grow(&j->refs, &j->refcap, j->nrefs + 1, sizeof *j->refs, 16, j->e) < 0)
+		if (ckpt_grow(&j->refs, &j->refcap, j->nrefs + 1, sizeof *j->refs, 16, j->c.e) < 0)
 			return -1;
 		j->refs[j->nrefs++] = (struct jref){(size_t)(h - BASE_HANDLE), **out};
 	}
@@ -398,13 +350,13 @@ static int classdesc(struct ckpt_javaser *j, struct ckpt_javaser_class **out);
 static int
 string(struct ckpt_javaser *j, const char **out)
 {
-	size_t at = j->pos;
+	size_t at = j->c.pos;
 	struct ckpt_javaser_value *v;
 
 	if (content(j, &v) < 0)
 		return -1;
 	if (v->kind != CKPT_JAVASER_STRING)
-		return fail(j, at, "Java string expected");
+		return ckpt_cur_fail(&j->c, at, "Java string expected");
 	*out = v->str;
 	return 0;
 }
@@ -412,25 +364,25 @@ string(struct ckpt_javaser *j, const char **out)
 static int
 fields(struct ckpt_javaser *j, struct ckpt_javaser_class *c)
 {
-	size_t at = j->pos;
+	size_t at = j->c.pos;
 	uint64_t n;
 
-	if (rd_be(j, 2, &n, "Java field count") < 0)
+	if (ckpt_cur_be(&j->c, 2, &n, "Java field count") < 0)
 		return -1;
-	if (n * 3 > left(j))
-		return fail(j, at, "Java field count %u is more than the remaining %zu bytes can hold",
-			    (unsigned)n, left(j));
+	if (n * 3 > ckpt_cur_left(&j->c))
+		return ckpt_cur_fail(&j->c, at, "Java field count %u is more than the remaining %zu bytes can hold",
+			    (unsigned)n, ckpt_cur_left(&j->c));
 	if ((c->fields = jalloc(j, n, sizeof *c->fields)) == NULL)
 		return -1;
 	while (c->nfields < n) {
 		struct ckpt_javaser_field *f = &c->fields[c->nfields++];
 		uint8_t t;
 
-		at = j->pos;
-		if (rd_u8(j, &t, "Java field type") < 0 || rd_utf(j, &f->name, "Java field name") < 0)
+		at = j->c.pos;
+		if (ckpt_cur_u8(&j->c, &t, "Java field type") < 0 || rd_utf(j, &f->name, "Java field name") < 0)
 			return -1;
 		if (strchr("BCDFIJSZL[", t) == NULL || t == 0)
-			return fail(j, at, "invalid Java field type 0x%02x", t);
+			return ckpt_cur_fail(&j->c, at, "invalid Java field type 0x%02x", t);
 		f->type = (char)t;
 		f->len = strlen(f->name);
 		if ((t == 'L' || t == '[') && string(j, &f->sig) < 0)
@@ -450,10 +402,10 @@ annotation(struct ckpt_javaser *j, struct ckpt_javaser_value ***items, size_t *n
 	for (;;) {
 		struct ckpt_javaser_value *v, **a;
 
-		if (need(j, 1, "Java annotation end") < 0)
+		if (ckpt_cur_need(&j->c, 1, "Java annotation end") < 0)
 			return -1;
-		if (j->p[j->pos] == TC_ENDBLOCKDATA) {
-			j->pos++;
+		if (j->c.p[j->c.pos] == TC_ENDBLOCKDATA) {
+			j->c.pos++;
 			return 0;
 		}
 		if (content(j, &v) < 0)
@@ -479,14 +431,14 @@ check_flags(struct ckpt_javaser *j, const struct ckpt_javaser_class *c, size_t a
 
 	if (j->flags & CKPT_JAVASER_PLAIN) {
 		if (f != 0x02 && f != 0x12)
-			return fail(j, at, "unsupported Java class flags 0x%02x of %s", f, c->name);
+			return ckpt_cur_fail(&j->c, at, "unsupported Java class flags 0x%02x of %s", f, c->name);
 		return 0;
 	}
 	if ((f & ~0x1fu) || (ser && ext) || ((f & CKPT_JAVASER_SC_ENUM) && !ser) ||
 	    ((f & CKPT_JAVASER_SC_WRITE_METHOD) && !ser) || ((f & CKPT_JAVASER_SC_BLOCK_DATA) && !ext))
-		return fail(j, at, "invalid Java class flags 0x%02x of %s", f, c->name);
+		return ckpt_cur_fail(&j->c, at, "invalid Java class flags 0x%02x of %s", f, c->name);
 	if (ext && !(f & CKPT_JAVASER_SC_BLOCK_DATA))
-		return fail(j, at, "unsupported Java class flags 0x%02x of %s (externalizable without block data)",
+		return ckpt_cur_fail(&j->c, at, "unsupported Java class flags 0x%02x of %s (externalizable without block data)",
 			    f, c->name);
 	return 0;
 }
@@ -500,24 +452,24 @@ newclass(struct ckpt_javaser *j, struct ckpt_javaser_class **out, size_t at)
 	if ((c = jalloc(j, 1, sizeof *c)) == NULL)
 		return -1;
 	c->at = at;
-	if (rd_utf(j, &c->name, "Java class name") < 0 || rd_be(j, 8, &suid, "serialVersionUID") < 0 ||
+	if (rd_utf(j, &c->name, "Java class name") < 0 || ckpt_cur_be(&j->c, 8, &suid, "serialVersionUID") < 0 ||
 	    assign(j, c, NULL) < 0)
 		return -1;
 	c->suid = (int64_t)suid;
-	at = j->pos;
-	if (rd_u8(j, &c->flags, "Java class flags") < 0 || check_flags(j, c, at) < 0 || fields(j, c) < 0)
+	at = j->c.pos;
+	if (ckpt_cur_u8(&j->c, &c->flags, "Java class flags") < 0 || check_flags(j, c, at) < 0 || fields(j, c) < 0)
 		return -1;
-	at = j->pos;
+	at = j->c.pos;
 	if (j->flags & CKPT_JAVASER_PLAIN) {
 		uint8_t end;
 
-		if (rd_u8(j, &end, "Java class annotation") < 0)
+		if (ckpt_cur_u8(&j->c, &end, "Java class annotation") < 0)
 			return -1;
 		if (end != TC_ENDBLOCKDATA && (end < TC_NULL || end > TC_ENUM))
-			return fail(j, at, "damaged Java class descriptor of %s: byte 0x%02x where its annotations end "
+			return ckpt_cur_fail(&j->c, at, "damaged Java class descriptor of %s: byte 0x%02x where its annotations end "
 				    "(0x78)", c->name, end);
 		if (end != TC_ENDBLOCKDATA)
-			return fail(j, at, "unsupported Java class annotation in %s (token 0x%02x where 0x78 ends them)",
+			return ckpt_cur_fail(&j->c, at, "unsupported Java class annotation in %s (token 0x%02x where 0x78 ends them)",
 				    c->name, end);
 	} else if (annotation(j, &c->annotations, &c->nannotations) < 0) {
 		return -1;
@@ -550,11 +502,11 @@ keepable(const struct jhandle *h)
 	return h->v != NULL && h->v->kind == CKPT_JAVASER_STRING;
 }
 
-/* Remember the class descriptor just read at at, from the TC_CLASSDESC up to j->pos. */
+/* Remember the class descriptor just read at at, from the TC_CLASSDESC up to j->c.pos. */
 static int
 desc_remember(struct ckpt_javaser *j, size_t at, struct ckpt_javaser_class *c)
 {
-	size_t len = j->pos - at, nhnew = j->nh - j->desc_nh;
+	size_t len = j->c.pos - at, nhnew = j->nh - j->desc_nh;
 	struct jdesc *d, **slot;
 	unsigned char *bytes;
 	struct jhandle *h;
@@ -571,7 +523,7 @@ desc_remember(struct ckpt_javaser *j, size_t at, struct ckpt_javaser_class *c)
 	if ((d = jalloc(j, 1, sizeof *d)) == NULL || (bytes = jalloc(j, len, 1)) == NULL ||
 	    (h = jalloc(j, nhnew, sizeof *h)) == NULL || (refs = jalloc(j, j->nrefs, sizeof *refs)) == NULL)
 		goto out;
-	memcpy(bytes, j->p + at, len);
+	memcpy(bytes, j->c.p + at, len);
 	memcpy(h, j->h + j->desc_nh, nhnew * sizeof *h);
 	if (j->nrefs > 0) /* j->refs is NULL until a descriptor refers back */
 		memcpy(refs, j->refs, j->nrefs * sizeof *refs);
@@ -594,7 +546,7 @@ desc_again(struct ckpt_javaser *j, size_t at, struct ckpt_javaser_class **out)
 {
 	const struct jdesc *d = *desc_find(j, at, j->nh, j->depth);
 
-	if (d == NULL || d->len > j->len - at || memcmp(d->bytes, j->p + at, d->len) != 0)
+	if (d == NULL || d->len > j->c.len - at || memcmp(d->bytes, j->c.p + at, d->len) != 0)
 		return 0;
 	for (size_t i = 0; i < d->nrefs; i++) {
 		const struct jhandle *h = &j->h[d->refs[i].i];
@@ -605,7 +557,7 @@ desc_again(struct ckpt_javaser *j, size_t at, struct ckpt_javaser_class **out)
 	for (size_t i = 0; i < d->nhnew; i++)
 		if (assign(j, d->h[i].cls, d->h[i].v) < 0)
 			return -1;
-	j->pos = at + d->len;
+	j->c.pos = at + d->len;
 	*out = d->cls;
 	return 1;
 }
@@ -614,13 +566,13 @@ desc_again(struct ckpt_javaser *j, size_t at, struct ckpt_javaser_class **out)
 static int
 classdesc(struct ckpt_javaser *j, struct ckpt_javaser_class **out)
 {
-	size_t at = j->pos;
+	size_t at = j->c.pos;
 	struct jhandle *h;
 	uint8_t t;
 	int rc;
 
 	*out = NULL;
-	if (rd_u8(j, &t, "Java class descriptor") < 0)
+	if (ckpt_cur_u8(&j->c, &t, "Java class descriptor") < 0)
 		return -1;
 	if (t == TC_NULL)
 		return 0;
@@ -628,16 +580,16 @@ classdesc(struct ckpt_javaser *j, struct ckpt_javaser_class **out)
 		if (reference(j, &h) < 0)
 			return -1;
 		if (h->cls == NULL)
-			return fail(j, at, "Java reference to an object where a class was expected");
+			return ckpt_cur_fail(&j->c, at, "Java reference to an object where a class was expected");
 		*out = h->cls;
 		return 0;
 	}
 	if (t != TC_CLASSDESC)
-		return fail(j, at, "unsupported Java class descriptor 0x%02x", t);
+		return ckpt_cur_fail(&j->c, at, "unsupported Java class descriptor 0x%02x", t);
 	if (!j->in_desc && (rc = desc_again(j, at, out)) != 0)
 		return rc < 0 ? -1 : 0;
 	if (j->depth >= j->limit)
-		return fail(j, at, "Java classes nested more than %d deep", j->limit);
+		return ckpt_cur_fail(&j->c, at, "Java classes nested more than %d deep", j->limit);
 	if (j->in_desc) {
 		j->depth++;
 		rc = newclass(j, out, at);
@@ -683,10 +635,10 @@ primitive(struct ckpt_javaser *j, char t, struct ckpt_javaser_value **out)
 	union { uint32_t u; float f; } fv;
 	uint64_t x;
 
-	if (need(j, n, "Java field value") < 0 || (v = value_new(j, CKPT_JAVASER_PRIM, j->pos)) == NULL)
+	if (ckpt_cur_need(&j->c, n, "Java field value") < 0 || (v = value_new(j, CKPT_JAVASER_PRIM, j->c.pos)) == NULL)
 		return -1;
-	x = ckpt_load_be(j->p + j->pos, n);
-	j->pos += n;
+	x = ckpt_load_be(j->c.p + j->c.pos, n);
+	j->c.pos += n;
 	v->type = t;
 	if (t == 'D')
 		dv.u = x, v->d = dv.d;
@@ -740,7 +692,7 @@ class_data(struct ckpt_javaser *j, struct ckpt_javaser_value *o)
 	}
 	for (const struct ckpt_javaser_class *s = c; s; s = s->super)
 		if (n++ > (size_t)j->limit) /* a super class chain that loops */
-			return fail(j, j->pos, "Java class hierarchy deeper than %d", j->limit);
+			return ckpt_cur_fail(&j->c, j->c.pos, "Java class hierarchy deeper than %d", j->limit);
 	if ((o->data = jalloc(j, n, sizeof *o->data)) == NULL)
 		return -1;
 	o->n = n;
@@ -768,7 +720,7 @@ object(struct ckpt_javaser *j, struct ckpt_javaser_value **out, size_t at)
 		return -1;
 	if (c == NULL || (c->flags & CKPT_JAVASER_SC_ENUM) ||
 	    !(c->flags & (CKPT_JAVASER_SC_SERIALIZABLE | CKPT_JAVASER_SC_EXTERNALIZABLE)))
-		return fail(j, at, "Java object without a serializable class");
+		return ckpt_cur_fail(&j->c, at, "Java object without a serializable class");
 	if ((o = value_new(j, CKPT_JAVASER_OBJECT, at)) == NULL || assign(j, NULL, o) < 0)
 		return -1;
 	o->cls = c;
@@ -791,7 +743,7 @@ enumconst(struct ckpt_javaser *j, struct ckpt_javaser_value **out, size_t at)
 	if (classdesc(j, &c) < 0)
 		return -1;
 	if (c == NULL || !(c->flags & CKPT_JAVASER_SC_ENUM))
-		return fail(j, at, "Java enum without an enum class");
+		return ckpt_cur_fail(&j->c, at, "Java enum without an enum class");
 	if ((v = value_new(j, CKPT_JAVASER_ENUM, at)) == NULL)
 		return -1;
 	v->cls = c;
@@ -820,18 +772,18 @@ array(struct ckpt_javaser *j, struct ckpt_javaser_value **out, size_t at)
 		return -1;
 	t = c && c->name[0] == '[' ? c->name[1] : '\0';
 	if (t == '\0' || strchr("BCDFIJSZL[", t) == NULL)
-		return fail(j, at, "Java array of %s, which is not an array class", c ? c->name : "no class");
+		return ckpt_cur_fail(&j->c, at, "Java array of %s, which is not an array class", c ? c->name : "no class");
 	if ((a = value_new(j, CKPT_JAVASER_ARRAY, at)) == NULL || assign(j, NULL, a) < 0)
 		return -1;
 	a->cls = c;
 	slot = j->nh - 1;
-	at = j->pos;
-	if (rd_i32(j, &n, "Java array length") < 0)
+	at = j->c.pos;
+	if (ckpt_cur_i32(&j->c, &n, "Java array length") < 0)
 		return -1;
 	prim = t == 'L' || t == '[' ? NULL : strchr(prim_codes, t);
 	min = prim ? prim_size(t) : 1;
-	if (n < 0 || (uint64_t)n * min > left(j))
-		return fail(j, at, "Java array length %d is more than the remaining %zu bytes can hold", n, left(j));
+	if (n < 0 || (uint64_t)n * min > ckpt_cur_left(&j->c))
+		return ckpt_cur_fail(&j->c, at, "Java array length %d is more than the remaining %zu bytes can hold", n, ckpt_cur_left(&j->c));
 	if ((a->items = jalloc(j, (size_t)n, sizeof *a->items)) == NULL)
 		return -1;
 	j->h[slot].building = 1;
@@ -852,7 +804,7 @@ classobj(struct ckpt_javaser *j, struct ckpt_javaser_value **out, size_t at)
 	if (classdesc(j, &c) < 0)
 		return -1;
 	if (c == NULL)
-		return fail(j, at, "Java Class object without a class descriptor");
+		return ckpt_cur_fail(&j->c, at, "Java Class object without a class descriptor");
 	if ((v = value_new(j, CKPT_JAVASER_CLASS, at)) == NULL || assign(j, NULL, v) < 0)
 		return -1;
 	v->cls = c;
@@ -870,11 +822,11 @@ strvalue(struct ckpt_javaser *j, struct ckpt_javaser_value **out, size_t at, int
 	if (!lng) {
 		if (rd_utf(j, &s, "Java string") < 0)
 			return -1;
-	} else if (rd_be(j, 8, &n, "Java long string") < 0) {
+	} else if (ckpt_cur_be(&j->c, 8, &n, "Java long string") < 0) {
 		return -1;
-	} else if (n > left(j)) {
-		return fail(j, at + 1, "Java long string length %llu is more than the remaining %zu bytes",
-			    (unsigned long long)n, left(j));
+	} else if (n > ckpt_cur_left(&j->c)) {
+		return ckpt_cur_fail(&j->c, at + 1, "Java long string length %llu is more than the remaining %zu bytes",
+			    (unsigned long long)n, ckpt_cur_left(&j->c));
 	} else if (rd_mutf8(j, (size_t)n, &s, "Java long string") < 0) {
 		return -1;
 	}
@@ -892,15 +844,15 @@ block(struct ckpt_javaser *j, struct ckpt_javaser_value **out, size_t at, int ln
 	struct ckpt_javaser_value *v;
 	uint64_t n;
 
-	if (rd_be(j, lng ? 4 : 1, &n, "Java block data length") < 0)
+	if (ckpt_cur_be(&j->c, lng ? 4 : 1, &n, "Java block data length") < 0)
 		return -1;
 	if (lng && (int32_t)(uint32_t)n < 0)
-		return fail(j, at + 1, "negative Java block data length %d", (int32_t)(uint32_t)n);
-	if (need(j, n, "Java block data") < 0 || (v = value_new(j, CKPT_JAVASER_BLOCK, at)) == NULL)
+		return ckpt_cur_fail(&j->c, at + 1, "negative Java block data length %d", (int32_t)(uint32_t)n);
+	if (ckpt_cur_need(&j->c, n, "Java block data") < 0 || (v = value_new(j, CKPT_JAVASER_BLOCK, at)) == NULL)
 		return -1;
-	v->bytes = j->p + j->pos;
+	v->bytes = j->c.p + j->c.pos;
 	v->len = (size_t)n;
-	j->pos += n;
+	j->c.pos += n;
 	*out = v;
 	return 0;
 }
@@ -917,9 +869,9 @@ token(struct ckpt_javaser *j, uint8_t t, struct ckpt_javaser_value **out, size_t
 		if (reference(j, &h) < 0)
 			return -1;
 		if (h->v == NULL)
-			return fail(j, at, "Java reference to a class where an object was expected");
+			return ckpt_cur_fail(&j->c, at, "Java reference to a class where an object was expected");
 		if (h->building)
-			return fail(j, at, "Java object refers to itself");
+			return ckpt_cur_fail(&j->c, at, "Java object refers to itself");
 		*out = h->v;
 		return 0;
 	case TC_STRING: return strvalue(j, out, at, 0);
@@ -936,22 +888,22 @@ token(struct ckpt_javaser *j, uint8_t t, struct ckpt_javaser_value **out, size_t
 		}
 	}
 	if (t < TC_NULL || t > TC_ENUM)
-		return fail(j, at, "damaged Java serialization stream: byte 0x%02x where a token (0x70 to 0x7e) belongs", t);
-	return fail(j, at, "unsupported Java serialization token 0x%02x", t);
+		return ckpt_cur_fail(&j->c, at, "damaged Java serialization stream: byte 0x%02x where a token (0x70 to 0x7e) belongs", t);
+	return ckpt_cur_fail(&j->c, at, "unsupported Java serialization token 0x%02x", t);
 }
 
 /* Any content; *out belongs to j. */
 static int
 content(struct ckpt_javaser *j, struct ckpt_javaser_value **out)
 {
-	size_t at = j->pos;
+	size_t at = j->c.pos;
 	uint8_t t;
 	int rc;
 
-	if (rd_u8(j, &t, "Java object") < 0)
+	if (ckpt_cur_u8(&j->c, &t, "Java object") < 0)
 		return -1;
 	if (j->depth >= j->limit)
-		return fail(j, at, "Java objects nested more than %d deep", j->limit);
+		return ckpt_cur_fail(&j->c, at, "Java objects nested more than %d deep", j->limit);
 	j->depth++;
 	rc = token(j, t, out, at);
 	j->depth--;
@@ -967,10 +919,10 @@ ckpt_javaser_new(const void *buf, size_t len, const char *name, unsigned flags, 
 	struct ckpt_javaser *j = ckpt_calloc(1, sizeof *j, e);
 
 	if (j) {
-		j->p = buf;
-		j->len = len;
-		j->name = name;
-		j->e = e;
+		j->c.p = buf;
+		j->c.len = len;
+		j->c.where = name;
+		j->c.e = e;
 		j->flags = flags;
 		j->limit = depth;
 		j->pool = &j->vals;
@@ -981,10 +933,10 @@ ckpt_javaser_new(const void *buf, size_t len, const char *name, unsigned flags, 
 void
 ckpt_javaser_reset(struct ckpt_javaser *j, const void *buf, size_t len, struct ckpt_err *e)
 {
-	j->p = buf;
-	j->len = len;
-	j->pos = 0;
-	j->e = e;
+	j->c.p = buf;
+	j->c.len = len;
+	j->c.pos = 0;
+	j->c.e = e;
 	j->nh = 0;
 	pool_clear(&j->vals, 1);
 	if (j->classes.bytes > DESC_POOL_LIMIT || j->ndesc > DESC_MAX) {
@@ -1009,13 +961,13 @@ ckpt_javaser_free(struct ckpt_javaser *j)
 int
 ckpt_javaser_header(struct ckpt_javaser *j, size_t *pos)
 {
-	j->pos = *pos;
-	if (need(j, 4, "Java serialization stream header") < 0)
+	j->c.pos = *pos;
+	if (ckpt_cur_need(&j->c, 4, "Java serialization stream header") < 0)
 		return -1;
-	if (ckpt_load_be(j->p + j->pos, 4) != CKPT_JAVASER_MAGIC)
-		return fail(j, j->pos, "not a Java serialization stream (0x%08x, want 0x%08x)",
-			    (unsigned)ckpt_load_be(j->p + j->pos, 4), CKPT_JAVASER_MAGIC);
-	*pos = j->pos + 4;
+	if (ckpt_load_be(j->c.p + j->c.pos, 4) != CKPT_JAVASER_MAGIC)
+		return ckpt_cur_fail(&j->c, j->c.pos, "not a Java serialization stream (0x%08x, want 0x%08x)",
+			    (unsigned)ckpt_load_be(j->c.p + j->c.pos, 4), CKPT_JAVASER_MAGIC);
+	*pos = j->c.pos + 4;
 	return 0;
 }
 
@@ -1024,11 +976,11 @@ ckpt_javaser_read(struct ckpt_javaser *j, size_t *pos, const struct ckpt_javaser
 {
 	struct ckpt_javaser_value *v;
 
-	j->pos = *pos;
+	j->c.pos = *pos;
 	j->depth = 0;
 	if (content(j, &v) < 0)
 		return -1;
-	*pos = j->pos;
+	*pos = j->c.pos;
 	*out = v;
 	return 0;
 }

@@ -113,5 +113,8 @@ enum { CKPT_JAVASER_EUTF = -1, CKPT_JAVASER_ENUL = -2, CKPT_JAVASER_ENOMEM = -3 
 int ckpt_javaser_mutf8(const unsigned char *s, size_t n, char **out, size_t *bad);
 void ckpt_javaser_mutf8_why(int rc, const unsigned char *s, size_t n, size_t bad, const char *what, char *buf,
 			    size_t size);
+/* Java's DataOutput.writeUTF at the cursor: a u16 length, then modified UTF-8, into *out (malloc'd,
+ * NUL-terminated UTF-8, NULL on failure); faults fail at their byte ("damaged WHAT: ..."). */
+int ckpt_javaser_utf(struct ckpt_cur *c, char **out, const char *what);
 
 #endif

@@ -26,14 +26,14 @@ note_path(struct rd *r, size_t at, enum ckpt_fmpath_kind kind, const char *path)
 
 	if (r->sp == NULL)
 		return 0;
-	p = ckpt_reallocarray(r->sp->paths, r->sp->npaths + 1, sizeof *p, r->e);
+	p = ckpt_reallocarray(r->sp->paths, r->sp->npaths + 1, sizeof *p, r->c.e);
 	if (p == NULL)
 		return -1;
 	r->sp->paths = p;
 	p += r->sp->npaths;
-	*p = (struct ckpt_fmpath){.at = at, .end = r->pos, .kind = kind, .op = r->op};
+	*p = (struct ckpt_fmpath){.at = at, .end = r->c.pos, .kind = kind, .op = r->op};
 	if ((p->path = strdup(path)) == NULL)
-		return nomem(r);
+		return ckpt_err_nomem(r->c.e, r->c.where);
 	r->sp->npaths++;
 	return 0;
 }
@@ -45,12 +45,12 @@ rd_offsets(struct rd *r, json_t *o, const char *key, size_t n, int64_t *copy)
 	json_t *a;
 	int64_t v;
 
-	if ((uint64_t)n * 8 > left(r))
-		return fail(r, r->pos, "%zu offsets are more than the remaining %zu bytes can hold", n, left(r));
+	if ((uint64_t)n * 8 > ckpt_cur_left(&r->c))
+		return ckpt_cur_fail(&r->c, r->c.pos, "%zu offsets are more than the remaining %zu bytes can hold", n, ckpt_cur_left(&r->c));
 	if ((a = jarr(r)) == NULL || jput(r, o, key, a) < 0)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
-		if (rd_i64(r, &v, "offset") < 0 || jappend(r, a, json_integer(v)) < 0)
+		if (ckpt_cur_i64(&r->c, &v, "offset") < 0 || jappend(r, a, json_integer(v)) < 0)
 			return -1;
 		if (copy)
 			copy[i] = v;
@@ -62,14 +62,14 @@ rd_offsets(struct rd *r, json_t *o, const char *key, size_t n, int64_t *copy)
 static int
 rd_keygroups(struct rd *r, json_t *o, uint32_t *first, uint32_t *count)
 {
-	size_t at = r->pos;
+	size_t at = r->c.pos;
 	int32_t s, n;
 	char buf[32];
 
-	if (rd_i32(r, &s, "key-group range") < 0 || rd_i32(r, &n, "key-group range") < 0)
+	if (ckpt_cur_i32(&r->c, &s, "key-group range") < 0 || ckpt_cur_i32(&r->c, &n, "key-group range") < 0)
 		return -1;
 	if (s < 0 || n < 0 || (int64_t)s + n - 1 > INT32_MAX)
-		return fail(r, at, "invalid key-group range: start %d, %d key groups", s, n);
+		return ckpt_cur_fail(&r->c, at, "invalid key-group range: start %d, %d key groups", s, n);
 	if (n == 0)
 		buf[0] = '\0';
 	else if (n == 1)
@@ -107,12 +107,12 @@ stream_inline(struct rd *r, struct fm_stream *s)
 	size_t n;
 	int rc = -1;
 
-	if (rd_utf(r, &hname, "inline handle name") < 0 || rd_count(r, &n, 1, "inline byte count") < 0)
+	if (ckpt_javaser_utf(&r->c, &hname, "inline handle name") < 0 || ckpt_cur_count(&r->c, &n, 1, "inline byte count") < 0)
 		goto out;
-	s->data = r->p + r->pos;
+	s->data = r->c.p + r->c.pos;
 	s->dlen = n;
 	s->size = n;
-	r->pos += n;
+	r->c.pos += n;
 	r->inline_bytes += n;
 	if (jputs(r, s->j, "kind", "byte_stream") < 0 || jputi(r, s->j, "size", (long long)n) < 0 ||
 	    jputs(r, s->j, "handle_name", hname) < 0)
@@ -130,15 +130,15 @@ stream_file(struct rd *r, struct fm_stream *s, int relative)
 	size_t at;
 
 	if (relative) {
-		at = r->pos;
-		if (rd_utf(r, &s->path, "relative path") < 0 || note_path(r, at, CKPT_FMPATH_RELATIVE, s->path) < 0 ||
-		    rd_u63(r, &s->size, "file size") < 0)
+		at = r->c.pos;
+		if (ckpt_javaser_utf(&r->c, &s->path, "relative path") < 0 || note_path(r, at, CKPT_FMPATH_RELATIVE, s->path) < 0 ||
+		    ckpt_cur_u63(&r->c, &s->size, "file size") < 0)
 			return -1;
 	} else {
-		if (rd_u63(r, &s->size, "file size") < 0)
+		if (ckpt_cur_u63(&r->c, &s->size, "file size") < 0)
 			return -1;
-		at = r->pos;
-		if (rd_utf(r, &s->path, "file path") < 0 || note_path(r, at, CKPT_FMPATH_FILE, s->path) < 0)
+		at = r->c.pos;
+		if (ckpt_javaser_utf(&r->c, &s->path, "file path") < 0 || note_path(r, at, CKPT_FMPATH_FILE, s->path) < 0)
 			return -1;
 	}
 	if (jputs(r, s->j, "kind", kind) < 0 || jputi(r, s->j, "size", (long long)s->size) < 0 ||
@@ -156,18 +156,18 @@ stream_segment(struct rd *r, struct fm_stream *s)
 	char *lid = NULL;
 	int rc = -1;
 
-	if (rd_u63(r, &start, "segment start") < 0 || rd_u63(r, &s->size, "segment size") < 0)
+	if (ckpt_cur_u63(&r->c, &start, "segment start") < 0 || ckpt_cur_u63(&r->c, &s->size, "segment size") < 0)
 		goto out;
-	at = r->pos;
-	if (rd_i32(r, &scope, "segment scope") < 0)
+	at = r->c.pos;
+	if (ckpt_cur_i32(&r->c, &scope, "segment scope") < 0)
 		goto out;
 	if (scope != 0 && scope != 1) {
-		fail(r, at, "invalid segment scope %d", scope);
+		ckpt_cur_fail(&r->c, at, "invalid segment scope %d", scope);
 		goto out;
 	}
-	at = r->pos;
-	if (rd_utf(r, &s->path, "segment file path") < 0 || note_path(r, at, CKPT_FMPATH_SEGMENT, s->path) < 0 ||
-	    rd_utf(r, &lid, "logical file id") < 0)
+	at = r->c.pos;
+	if (ckpt_javaser_utf(&r->c, &s->path, "segment file path") < 0 || note_path(r, at, CKPT_FMPATH_SEGMENT, s->path) < 0 ||
+	    ckpt_javaser_utf(&r->c, &lid, "logical file id") < 0)
 		goto out;
 	if (jputs(r, s->j, "kind", "segment_file") < 0 || jputi(r, s->j, "size", (long long)s->size) < 0 ||
 	    jputs(r, s->j, "path", s->path) < 0 || jputi(r, s->j, "start", (long long)start) < 0 ||
@@ -207,17 +207,17 @@ stream_keygroups(struct rd *r, struct fm_stream *s)
 static int
 rd_stream(struct rd *r, struct fm_stream *s, const char *what)
 {
-	size_t at = r->pos;
+	size_t at = r->c.pos;
 	uint8_t tag;
 	int rc;
 
 	memset(s, 0, sizeof *s);
-	if (rd_u8(r, &tag, what) < 0)
+	if (ckpt_cur_u8(&r->c, &tag, what) < 0)
 		return -1;
 	if (tag == 0)
 		return 0;
 	if (r->depth >= FM_DEPTH)
-		return fail(r, at, "%s nested more than %d deep", what, FM_DEPTH);
+		return ckpt_cur_fail(&r->c, at, "%s nested more than %d deep", what, FM_DEPTH);
 	if ((s->j = jnew(r)) == NULL)
 		return -1;
 	s->present = 1;
@@ -231,7 +231,7 @@ rd_stream(struct rd *r, struct fm_stream *s, const char *what)
 	case 16:
 		rc = jputs(r, s->j, "kind", "empty_segment_file") < 0 || jputi(r, s->j, "size", 0) < 0 ? -1 : 0;
 		break;
-	default: rc = fail(r, at, "unknown %s tag %u", what, tag); break;
+	default: rc = ckpt_cur_fail(&r->c, at, "unknown %s tag %u", what, tag); break;
 	}
 	r->depth--;
 	if (rc < 0)
@@ -248,7 +248,7 @@ add_handle(struct rd *r, struct ckpt_subtask *st, const char *scope, const char 
 {
 	struct ckpt_handle *h, *nh;
 
-	nh = ckpt_reallocarray(st->handles, st->nhandles + 1, sizeof *nh, r->e);
+	nh = ckpt_reallocarray(st->handles, st->nhandles + 1, sizeof *nh, r->c.e);
 	if (nh == NULL)
 		goto fail;
 	st->handles = nh;
@@ -259,7 +259,7 @@ add_handle(struct rd *r, struct ckpt_subtask *st, const char *scope, const char 
 	if (h->scope == NULL || h->kind == NULL) {
 		free(h->scope);
 		free(h->kind);
-		nomem(r);
+		ckpt_err_nomem(r->c.e, r->c.where);
 		goto fail;
 	}
 	h->size = size;
@@ -284,7 +284,7 @@ inline_data(struct rd *r, struct ckpt_handle *h, const unsigned char *p, size_t 
 	if (p == NULL)
 		return 0;
 	if ((h->data.p = malloc(n ? n : 1)) == NULL)
-		return nomem(r);
+		return ckpt_err_nomem(r->c.e, r->c.where);
 	memcpy(h->data.p, p, n);
 	h->data.len = n;
 	return 0;
@@ -296,7 +296,7 @@ cl_keep(struct rd *r, const unsigned char *p, size_t n)
 {
 	if (!r->incl || p == NULL || n == 0)
 		return 0;
-	if (r->cln + n > r->clcap && ckpt_grow(&r->cl, &r->clcap, r->cln + n, 1, 256, r->e) < 0)
+	if (r->cln + n > r->clcap && ckpt_grow(&r->cl, &r->clcap, r->cln + n, 1, 256, r->c.e) < 0)
 		return -1;
 	memcpy(r->cl + r->cln, p, n);
 	r->cln += n;
@@ -346,14 +346,14 @@ add_opstate(struct rd *r, struct ckpt_subtask *st, const char *name, enum ckpt_m
 			return 0;
 		}
 	}
-	o = ckpt_reallocarray(st->ops, st->nops + 1, sizeof *o, r->e);
+	o = ckpt_reallocarray(st->ops, st->nops + 1, sizeof *o, r->c.e);
 	if (o == NULL)
 		return -1;
 	st->ops = o;
 	o = &st->ops[st->nops];
 	memset(o, 0, sizeof *o);
 	if ((o->name = strdup(name)) == NULL)
-		return nomem(r);
+		return ckpt_err_nomem(r->c.e, r->c.where);
 	o->mode = mode;
 	o->n = n;
 	o->bytes = bytes;
@@ -374,7 +374,7 @@ opstate_bytes(struct rd *r, struct fm_opoff *o, size_t n, uint64_t size, uint64_
 		int64_t end = i + 1 < n ? o[i + 1].off : (int64_t)size;
 
 		if (o[i].off < 0 || (uint64_t)o[i].off > size || end < o[i].off) {
-			warn(r, "operator state offset %lld lies outside its %llu-byte stream",
+			fm_warn(r, "operator state offset %lld lies outside its %llu-byte stream",
 			     (long long)o[i].off, (unsigned long long)size);
 			memset(bytes, 0, sizeof *bytes * nstates);
 			return 0;
@@ -402,30 +402,30 @@ rd_opstate_entry(struct rd *r, struct fm_opread *o, size_t idx)
 	int64_t *tmp = NULL;
 	int rc = -1;
 
-	if (rd_utf(r, &name, "operator state name") < 0)
+	if (ckpt_javaser_utf(&r->c, &name, "operator state name") < 0)
 		goto out;
-	at = r->pos;
-	if (rd_u8(r, &mode, "distribution mode") < 0)
+	at = r->c.pos;
+	if (ckpt_cur_u8(&r->c, &mode, "distribution mode") < 0)
 		goto out;
 	if (mode > 2) {
-		fail(r, at, "invalid distribution mode %u of operator state \"%s\"", mode, name);
+		ckpt_cur_fail(&r->c, at, "invalid distribution mode %u of operator state \"%s\"", mode, name);
 		goto out;
 	}
 	for (size_t i = 0; i < json_array_size(o->states); i++) {
 		if (strcmp(json_string_value(json_object_get(json_array_get(o->states, i), "name")), name) == 0) {
-			fail(r, at, "duplicate operator state \"%s\"", name);
+			ckpt_cur_fail(&r->c, at, "duplicate operator state \"%s\"", name);
 			goto out;
 		}
 	}
-	if (rd_count(r, &n, 8, "offset count") < 0)
+	if (ckpt_cur_count(&r->c, &n, 8, "offset count") < 0)
 		goto out;
 	if ((s = json_pack("{s:s,s:s}", "name", name, "mode", mode_names[mode])) == NULL ||
 	    json_array_append_new(o->states, s) < 0) {
-		nomem(r);
+		ckpt_err_nomem(r->c.e, r->c.where);
 		goto out;
 	}
-	no = ckpt_reallocarray(o->off, o->noff + n + 1, sizeof *no, r->e);
-	tmp = ckpt_calloc(n + 1, sizeof *tmp, r->e);
+	no = ckpt_reallocarray(o->off, o->noff + n + 1, sizeof *no, r->c.e);
+	tmp = ckpt_calloc(n + 1, sizeof *tmp, r->c.e);
 	if (no != NULL)
 		o->off = no;
 	if (no == NULL || tmp == NULL || rd_offsets(r, s, "offsets", n, tmp) < 0)
@@ -444,15 +444,15 @@ static int
 rd_opstate_merging(struct rd *r, json_t *detail)
 {
 	char *own = NULL, *shared = NULL;
-	size_t at = r->pos, at2;
+	size_t at = r->c.pos, at2;
 	uint8_t empty;
 	int rc = -1;
 
-	if (rd_utf(r, &own, "task-owned directory") < 0 || note_path(r, at, CKPT_FMPATH_DIR, own) < 0)
+	if (ckpt_javaser_utf(&r->c, &own, "task-owned directory") < 0 || note_path(r, at, CKPT_FMPATH_DIR, own) < 0)
 		goto out;
-	at2 = r->pos;
-	if (rd_utf(r, &shared, "shared directory") < 0 || note_path(r, at2, CKPT_FMPATH_DIR, shared) < 0 ||
-	    rd_u8(r, &empty, "empty flag") < 0)
+	at2 = r->c.pos;
+	if (ckpt_javaser_utf(&r->c, &shared, "shared directory") < 0 || note_path(r, at2, CKPT_FMPATH_DIR, shared) < 0 ||
+	    ckpt_cur_u8(&r->c, &empty, "empty flag") < 0)
 		goto out;
 	if (jputs(r, detail, "task_owned_directory", own) < 0 ||
 	    jputs(r, detail, "shared_directory", shared) < 0 ||
@@ -468,7 +468,7 @@ out:
 static int
 opstate_to_model(struct rd *r, struct ckpt_subtask *st, struct fm_opread *o, uint64_t size)
 {
-	uint64_t *bytes = ckpt_calloc(o->nstates + 1, sizeof *bytes, r->e);
+	uint64_t *bytes = ckpt_calloc(o->nstates + 1, sizeof *bytes, r->c.e);
 	int rc = -1;
 
 	if (bytes == NULL || opstate_bytes(r, o->off, o->noff, size, bytes, o->nstates) < 0)
@@ -501,7 +501,7 @@ rd_opstate_body(struct rd *r, struct ckpt_subtask *st, const char *scope, uint8_
 	size_t n, at;
 	int rc = -1;
 
-	if (detail == NULL || (o.states = jarr(r)) == NULL || rd_count(r, &n, 7, "operator state count") < 0)
+	if (detail == NULL || (o.states = jarr(r)) == NULL || ckpt_cur_count(&r->c, &n, 7, "operator state count") < 0)
 		goto out;
 	for (o.nstates = 0; o.nstates < n; o.nstates++)
 		if (rd_opstate_entry(r, &o, o.nstates) < 0)
@@ -510,16 +510,16 @@ rd_opstate_body(struct rd *r, struct ckpt_subtask *st, const char *scope, uint8_
 		goto out;
 	if (tag == 17 && rd_opstate_merging(r, detail) < 0)
 		goto out;
-	at = r->pos;
+	at = r->c.pos;
 	if (rd_stream(r, &d, "operator state data handle") < 0)
 		goto out;
 	if (!d.present) {
-		fail(r, at, "operator state handle without a data handle");
+		ckpt_cur_fail(&r->c, at, "operator state handle without a data handle");
 		goto out;
 	}
 	if (tag == 17 && strncmp(json_string_value(json_object_get(d.j, "kind")), "segment_file", 12) != 0 &&
 	    strcmp(json_string_value(json_object_get(d.j, "kind")), "empty_segment_file") != 0) {
-		fail(r, at, "file-merging operator state handle over a non-segment data handle");
+		ckpt_cur_fail(&r->c, at, "file-merging operator state handle over a non-segment data handle");
 		goto out;
 	}
 	if (opstate_to_model(r, st, &o, d.size) < 0 || take_delegate(r, detail, &d, &path) < 0)
@@ -541,23 +541,23 @@ out:
 int
 ckpt_fm_opstate(struct rd *r, struct ckpt_subtask *st, const char *scope)
 {
-	size_t at = r->pos;
+	size_t at = r->c.pos;
 	int32_t has;
 	uint8_t tag;
 
-	if (rd_i32(r, &has, "operator state flag") < 0)
+	if (ckpt_cur_i32(&r->c, &has, "operator state flag") < 0)
 		return -1;
 	if (has == 0)
 		return 0;
 	if (has != 1)
-		return fail(r, at, "invalid %s state flag %d (0 or 1 expected)", scope, has);
-	at = r->pos;
-	if (rd_u8(r, &tag, "operator state handle tag") < 0)
+		return ckpt_cur_fail(&r->c, at, "invalid %s state flag %d (0 or 1 expected)", scope, has);
+	at = r->c.pos;
+	if (ckpt_cur_u8(&r->c, &tag, "operator state handle tag") < 0)
 		return -1;
 	if (tag == 0)
 		return 0;
 	if (tag != 4 && tag != 17)
-		return fail(r, at, "unknown operator state handle tag %u", tag);
+		return ckpt_cur_fail(&r->c, at, "unknown operator state handle tag %u", tag);
 	return rd_opstate_body(r, st, scope, tag);
 }
 
@@ -574,6 +574,7 @@ struct fm_keyed {
 	const unsigned char *data; /* an inline delegate's bytes (into the buffer or own), else NULL */
 	size_t dlen;
 	unsigned char *own; /* incremental: its inline files' bytes, one after another (meta, shared, private) */
+	size_t owncap;
 };
 
 static void
@@ -605,7 +606,7 @@ keyed_groups(struct rd *r, struct fm_keyed *k, uint8_t tag)
 	k->dlen = d.dlen;
 	if (cl_keep(r, d.data, d.dlen) < 0 || take_delegate(r, k->j, &d, &k->path) < 0)
 		goto out;
-	if (tag == 12 && (rd_utf(r, &hid, "state handle id") < 0 || jputs(r, k->j, "handle_id", hid) < 0))
+	if (tag == 12 && (ckpt_javaser_utf(&r->c, &hid, "state handle id") < 0 || jputs(r, k->j, "handle_id", hid) < 0))
 		goto out;
 	k->kind = tag == 7 ? "savepoint_key_groups" : "key_groups";
 	r->canonical |= tag == 7;
@@ -625,10 +626,10 @@ keep_inline(struct rd *r, struct fm_keyed *k, const struct fm_stream *d)
 
 	if (d->data == NULL)
 		return 0;
-	if ((p = realloc(k->own, k->dlen + d->dlen + 1)) == NULL)
-		return nomem(r);
+	if (ckpt_grow(&k->own, &k->owncap, k->dlen + d->dlen + 1, 1, 256, NULL) < 0)
+		return ckpt_err_nomem(r->c.e, r->c.where);
+	p = k->own;
 	memcpy(p + k->dlen, d->data, d->dlen);
-	k->own = p;
 	k->data = p;
 	k->dlen += d->dlen;
 	return 0;
@@ -641,14 +642,14 @@ incremental_files(struct rd *r, struct fm_keyed *k, const char *key, uint64_t *s
 	json_t *a = jarr(r);
 	size_t n;
 
-	if (a == NULL || jput(r, k->j, key, a) < 0 || rd_count(r, &n, 3, "file count") < 0)
+	if (a == NULL || jput(r, k->j, key, a) < 0 || ckpt_cur_count(&r->c, &n, 3, "file count") < 0)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
 		struct fm_stream d;
 		char *local;
 		json_t *f;
 
-		if (rd_utf(r, &local, "local file name") < 0)
+		if (ckpt_javaser_utf(&r->c, &local, "local file name") < 0)
 			return -1;
 		if (rd_stream(r, &d, "incremental file handle") < 0) {
 			free(local);
@@ -664,7 +665,7 @@ incremental_files(struct rd *r, struct fm_keyed *k, const char *key, uint64_t *s
 		if (f == NULL || json_object_set_new(f, "local_name", json_string(local)) < 0 ||
 		    json_array_append_new(a, f) < 0) {
 			free(local);
-			return nomem(r);
+			return ckpt_err_nomem(r->c.e, r->c.where);
 		}
 		free(local);
 	}
@@ -680,11 +681,11 @@ keyed_incremental(struct rd *r, struct fm_keyed *k, uint8_t tag)
 	char *backend = NULL, *hid = NULL;
 	int rc = -1;
 
-	if (rd_u63(r, &cid, "checkpoint id") < 0 || rd_utf(r, &backend, "backend id") < 0 ||
+	if (ckpt_cur_u63(&r->c, &cid, "checkpoint id") < 0 || ckpt_javaser_utf(&r->c, &backend, "backend id") < 0 ||
 	    jputi(r, k->j, "checkpoint_id", (long long)cid) < 0 || jputs(r, k->j, "backend_id", backend) < 0 ||
 	    rd_keygroups(r, k->j, &k->kg_first, &k->kg_count) < 0)
 		goto out;
-	if (tag == 11 && (rd_u63(r, &csize, "checkpointed size") < 0 ||
+	if (tag == 11 && (ckpt_cur_u63(&r->c, &csize, "checkpointed size") < 0 ||
 			  jputi(r, k->j, "checkpointed_size", (long long)csize) < 0))
 		goto out;
 	if (rd_stream(r, &meta, "meta data handle") < 0)
@@ -696,7 +697,7 @@ keyed_incremental(struct rd *r, struct fm_keyed *k, uint8_t tag)
 	    (rc = incremental_files(r, k, "private", &size)) < 0)
 		goto out;
 	rc = -1;
-	if (tag == 11 && (rd_utf(r, &hid, "state handle id") < 0 || jputs(r, k->j, "handle_id", hid) < 0))
+	if (tag == 11 && (ckpt_javaser_utf(&r->c, &hid, "state handle id") < 0 || jputs(r, k->j, "handle_id", hid) < 0))
 		goto out;
 	k->size = size;
 	k->kind = "incremental";
@@ -714,7 +715,7 @@ keyed_list(struct rd *r, struct fm_keyed *k, const char *key, uint64_t *size)
 	json_t *a = jarr(r);
 	size_t n;
 
-	if (a == NULL || jput(r, k->j, key, a) < 0 || rd_count(r, &n, 1, "nested handle count") < 0)
+	if (a == NULL || jput(r, k->j, key, a) < 0 || ckpt_cur_count(&r->c, &n, 1, "nested handle count") < 0)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
 		struct fm_keyed c;
@@ -742,20 +743,20 @@ keyed_changelog(struct rd *r, struct fm_keyed *k, uint8_t tag)
 	int rc = -1;
 
 	r->incl++;
-	rc = rd_keygroups(r, k->j, &k->kg_first, &k->kg_count) < 0 || rd_u63(r, &csize, "checkpointed size") < 0 ||
+	rc = rd_keygroups(r, k->j, &k->kg_first, &k->kg_count) < 0 || ckpt_cur_u63(&r->c, &csize, "checkpointed size") < 0 ||
 	     jputi(r, k->j, "checkpointed_size", (long long)csize) < 0 ||
 	     keyed_list(r, k, "materialized", &size) < 0 || keyed_list(r, k, "non_materialized", &size) < 0 ? -1 : 0;
 	r->incl--;
-	if (rc < 0 || rd_u63(r, &mid, "materialization id") < 0 ||
+	if (rc < 0 || ckpt_cur_u63(&r->c, &mid, "materialization id") < 0 ||
 	    jputi(r, k->j, "materialization_id", (long long)mid) < 0) {
 		rc = -1;
 		goto out;
 	}
 	rc = -1;
-	if (tag == 14 && (rd_u63(r, &cid, "checkpoint id") < 0 ||
+	if (tag == 14 && (ckpt_cur_u63(&r->c, &cid, "checkpoint id") < 0 ||
 			  jputi(r, k->j, "checkpoint_id", (long long)cid) < 0))
 		goto out;
-	if (rd_utf(r, &hid, "state handle id") < 0 || jputs(r, k->j, "handle_id", hid) < 0)
+	if (ckpt_javaser_utf(&r->c, &hid, "state handle id") < 0 || jputs(r, k->j, "handle_id", hid) < 0)
 		goto out;
 	k->size = size;
 	k->kind = "changelog";
@@ -776,24 +777,24 @@ keyed_changelog_bytes(struct rd *r, struct fm_keyed *k)
 	int rc = -1;
 
 	if (rd_keygroups(r, k->j, &k->kg_first, &k->kg_count) < 0 ||
-	    rd_i64(r, &from, "sequence number") < 0 || rd_i64(r, &to, "sequence number") < 0 ||
+	    ckpt_cur_i64(&r->c, &from, "sequence number") < 0 || ckpt_cur_i64(&r->c, &to, "sequence number") < 0 ||
 	    jputi(r, k->j, "from_sequence_number", from) < 0 || jputi(r, k->j, "to_sequence_number", to) < 0 ||
-	    rd_count(r, &n, 8, "change count") < 0)
+	    ckpt_cur_count(&r->c, &n, 8, "change count") < 0)
 		goto out;
-	start = r->pos;
+	start = r->c.pos;
 	for (size_t i = 0; i < n; i++) {
 		int32_t kg;
 		size_t len;
 
-		if (rd_i32(r, &kg, "change key group") < 0 || rd_count(r, &len, 1, "change length") < 0)
+		if (ckpt_cur_i32(&r->c, &kg, "change key group") < 0 || ckpt_cur_count(&r->c, &len, 1, "change length") < 0)
 			goto out;
-		r->pos += len;
+		r->c.pos += len;
 		size += len;
 	}
-	if (cl_keep(r, r->p + start, r->pos - start) < 0)
+	if (cl_keep(r, r->c.p + start, r->c.pos - start) < 0)
 		goto out;
 	r->inline_bytes += size;
-	if (jputi(r, k->j, "changes", (long long)n) < 0 || rd_utf(r, &hid, "state handle id") < 0 ||
+	if (jputi(r, k->j, "changes", (long long)n) < 0 || ckpt_javaser_utf(&r->c, &hid, "state handle id") < 0 ||
 	    jputs(r, k->j, "handle_id", hid) < 0)
 		goto out;
 	k->size = size;
@@ -815,14 +816,14 @@ keyed_changelog_files(struct rd *r, struct fm_keyed *k, uint8_t tag)
 	int rc = -1;
 
 	if (a == NULL || jput(r, k->j, "files", a) < 0 || rd_keygroups(r, k->j, &k->kg_first, &k->kg_count) < 0 ||
-	    rd_count(r, &n, 9, "changelog file count") < 0)
+	    ckpt_cur_count(&r->c, &n, 9, "changelog file count") < 0)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
 		struct fm_stream d;
 		int64_t off;
 		json_t *f;
 
-		if (rd_i64(r, &off, "changelog offset") < 0 || rd_stream(r, &d, "changelog file handle") < 0)
+		if (ckpt_cur_i64(&r->c, &off, "changelog offset") < 0 || rd_stream(r, &d, "changelog file handle") < 0)
 			goto out;
 		f = d.present ? json_deep_copy(d.j) : json_object();
 		if (cl_keep(r, d.data, d.dlen) < 0) {
@@ -832,15 +833,15 @@ keyed_changelog_files(struct rd *r, struct fm_keyed *k, uint8_t tag)
 		}
 		stream_release(&d);
 		if (f == NULL || json_object_set_new(f, "offset", json_integer(off)) < 0 || jappend(r, a, f) < 0) {
-			nomem(r);
+			ckpt_err_nomem(r->c.e, r->c.where);
 			goto out;
 		}
 	}
-	if (rd_u63(r, &size, "state size") < 0 || rd_u63(r, &csize, "checkpointed size") < 0 ||
+	if (ckpt_cur_u63(&r->c, &size, "state size") < 0 || ckpt_cur_u63(&r->c, &csize, "checkpointed size") < 0 ||
 	    jputi(r, k->j, "checkpointed_size", (long long)csize) < 0 ||
-	    rd_utf(r, &hid, "state handle id") < 0 || jputs(r, k->j, "handle_id", hid) < 0)
+	    ckpt_javaser_utf(&r->c, &hid, "state handle id") < 0 || jputs(r, k->j, "handle_id", hid) < 0)
 		goto out;
-	if (tag == 13 && rd_utf(r, &storage, "storage id") < 0)
+	if (tag == 13 && ckpt_javaser_utf(&r->c, &storage, "storage id") < 0)
 		goto out;
 	if (jputs(r, k->j, "storage_id", storage ? storage : "filesystem") < 0)
 		goto out;
@@ -857,17 +858,17 @@ out:
 static int
 rd_keyed(struct rd *r, struct fm_keyed *k)
 {
-	size_t at = r->pos;
+	size_t at = r->c.pos;
 	uint8_t tag;
 	int rc;
 
 	memset(k, 0, sizeof *k);
-	if (rd_u8(r, &tag, "keyed state handle tag") < 0)
+	if (ckpt_cur_u8(&r->c, &tag, "keyed state handle tag") < 0)
 		return -1;
 	if (tag == 0)
 		return 0;
 	if (r->depth >= FM_DEPTH)
-		return fail(r, at, "keyed state handles nested more than %d deep", FM_DEPTH);
+		return ckpt_cur_fail(&r->c, at, "keyed state handles nested more than %d deep", FM_DEPTH);
 	if ((k->j = jnew(r)) == NULL)
 		return -1;
 	k->present = 1;
@@ -878,7 +879,7 @@ rd_keyed(struct rd *r, struct fm_keyed *k)
 	case 8: case 14: rc = keyed_changelog(r, k, tag); break;
 	case 9: rc = keyed_changelog_bytes(r, k); break;
 	case 10: case 13: rc = keyed_changelog_files(r, k, tag); break;
-	default: rc = fail(r, at, "unknown keyed state handle tag %u", tag); break;
+	default: rc = ckpt_cur_fail(&r->c, at, "unknown keyed state handle tag %u", tag); break;
 	}
 	r->depth--;
 	if (rc == 0) {
@@ -888,7 +889,7 @@ rd_keyed(struct rd *r, struct fm_keyed *k)
 
 		if (o == NULL || json_object_update(o, k->j) < 0) {
 			json_decref(o);
-			rc = nomem(r);
+			rc = ckpt_err_nomem(r->c.e, r->c.where);
 		} else {
 			json_decref(k->j);
 			k->j = o;
@@ -905,17 +906,17 @@ ckpt_fm_keyed(struct rd *r, struct ckpt_subtask *st, const char *scope)
 	struct fm_keyed k;
 	json_t *detail;
 	uint32_t last;
-	size_t at = r->pos;
+	size_t at = r->c.pos;
 
 	r->cln = 0;
 	if (rd_keyed(r, &k) < 0)
 		return -1;
-	if (r->sp && ckpt_grow(&r->sp->keyed, &r->sp->keyedcap, r->sp->nkeyed + 1, sizeof *r->sp->keyed, 16, r->e) < 0) {
+	if (r->sp && ckpt_grow(&r->sp->keyed, &r->sp->keyedcap, r->sp->nkeyed + 1, sizeof *r->sp->keyed, 16, r->c.e) < 0) {
 		keyed_release(&k);
 		return -1;
 	}
 	if (r->sp)
-		r->sp->keyed[r->sp->nkeyed++] = (struct ckpt_fmkeyed){at, r->pos, r->op, st->index,
+		r->sp->keyed[r->sp->nkeyed++] = (struct ckpt_fmkeyed){at, r->c.pos, r->op, st->index,
 								  strcmp(scope, "managed_keyed") == 0, k.present};
 	if (!k.present)
 		return 0;
@@ -934,7 +935,7 @@ ckpt_fm_keyed(struct rd *r, struct ckpt_subtask *st, const char *scope)
 	detail = json_deep_copy(k.j);
 	if (detail == NULL) {
 		keyed_release(&k);
-		return nomem(r);
+		return ckpt_err_nomem(r->c.e, r->c.where);
 	}
 	json_object_del(detail, "kind");
 	json_object_del(detail, "size");
@@ -963,21 +964,21 @@ chan_plain(struct rd *r, struct ckpt_subtask *st, const struct fm_chan *c)
 	json_t *detail = jnew(r);
 	struct fm_stream d = {0};
 	int32_t sub, a, b;
-	size_t n, at = r->pos;
+	size_t n, at = r->c.pos;
 	uint64_t size = 0;
 	char *path = NULL;
 	int rc = -1;
 
-	if (detail == NULL || rd_i32(r, &sub, "channel subtask") < 0 || rd_i32(r, &a, "channel index") < 0 ||
-	    rd_i32(r, &b, "channel index") < 0)
+	if (detail == NULL || ckpt_cur_i32(&r->c, &sub, "channel subtask") < 0 || ckpt_cur_i32(&r->c, &a, "channel index") < 0 ||
+	    ckpt_cur_i32(&r->c, &b, "channel index") < 0)
 		goto out;
 	if (sub < 0 || a < 0 || b < 0) {
-		fail(r, at, "negative index in channel state handle");
+		ckpt_cur_fail(&r->c, at, "negative index in channel state handle");
 		goto out;
 	}
 	if (jputi(r, detail, "subtask", sub) < 0 || jputi(r, detail, c->a, a) < 0 ||
-	    jputi(r, detail, c->b, b) < 0 || rd_count(r, &n, 8, "offset count") < 0 ||
-	    rd_offsets(r, detail, "offsets", n, NULL) < 0 || rd_u63(r, &size, "channel state size") < 0 ||
+	    jputi(r, detail, c->b, b) < 0 || ckpt_cur_count(&r->c, &n, 8, "offset count") < 0 ||
+	    rd_offsets(r, detail, "offsets", n, NULL) < 0 || ckpt_cur_u63(&r->c, &size, "channel state size") < 0 ||
 	    rd_stream(r, &d, "channel data handle") < 0 || take_delegate(r, detail, &d, &path) < 0)
 		goto out;
 	rc = add_handle(r, st, c->scope, "channel", size, path, detail) ? 0 : -1;
@@ -998,11 +999,11 @@ out:
 static int
 chan_merged_blob(struct rd *r, json_t *chans, const struct fm_chan *c, size_t end, uint64_t *sum)
 {
-	size_t n, saved = r->len;
+	size_t n, saved = r->c.len;
 	int rc = -1;
 
-	r->len = end;
-	if (rd_count(r, &n, 20, "merged channel count") < 0)
+	r->c.len = end;
+	if (ckpt_cur_count(&r->c, &n, 20, "merged channel count") < 0)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
 		json_t *o = jnew(r);
@@ -1012,20 +1013,20 @@ chan_merged_blob(struct rd *r, json_t *chans, const struct fm_chan *c, size_t en
 
 		if (o == NULL || jappend(r, chans, o) < 0)
 			goto out;
-		if (rd_i32(r, &a, "channel index") < 0 || rd_i32(r, &b, "channel index") < 0 ||
-		    rd_u63(r, &size, "channel state size") < 0 || jputi(r, o, c->a, a) < 0 ||
+		if (ckpt_cur_i32(&r->c, &a, "channel index") < 0 || ckpt_cur_i32(&r->c, &b, "channel index") < 0 ||
+		    ckpt_cur_u63(&r->c, &size, "channel state size") < 0 || jputi(r, o, c->a, a) < 0 ||
 		    jputi(r, o, c->b, b) < 0 || jputi(r, o, "size", (long long)size) < 0 ||
-		    rd_count(r, &k, 8, "offset count") < 0 || rd_offsets(r, o, "offsets", k, NULL) < 0)
+		    ckpt_cur_count(&r->c, &k, 8, "offset count") < 0 || rd_offsets(r, o, "offsets", k, NULL) < 0)
 			goto out;
 		*sum += size;
 	}
-	if (r->pos != end) {
-		fail(r, r->pos, "%zu unread bytes in merged channel offsets", end - r->pos);
+	if (r->c.pos != end) {
+		ckpt_cur_fail(&r->c, r->c.pos, "%zu unread bytes in merged channel offsets", end - r->c.pos);
 		goto out;
 	}
 	rc = 0;
 out:
-	r->len = saved;
+	r->c.len = saved;
 	return rc;
 }
 
@@ -1041,11 +1042,11 @@ chan_merged(struct rd *r, struct ckpt_subtask *st, const struct fm_chan *c)
 	char *path = NULL;
 	int rc = -1;
 
-	if (detail == NULL || chans == NULL || rd_i32(r, &sub, "channel subtask") < 0 ||
-	    jputi(r, detail, "subtask", sub) < 0 || rd_u63(r, &size, "channel state size") < 0 ||
+	if (detail == NULL || chans == NULL || ckpt_cur_i32(&r->c, &sub, "channel subtask") < 0 ||
+	    jputi(r, detail, "subtask", sub) < 0 || ckpt_cur_u63(&r->c, &size, "channel state size") < 0 ||
 	    rd_stream(r, &d, "channel data handle") < 0 || take_delegate(r, detail, &d, &path) < 0 ||
-	    rd_count(r, &blob, 1, "channel offsets length") < 0 ||
-	    chan_merged_blob(r, chans, c, r->pos + blob, &sum) < 0)
+	    ckpt_cur_count(&r->c, &blob, 1, "channel offsets length") < 0 ||
+	    chan_merged_blob(r, chans, c, r->c.pos + blob, &sum) < 0)
 		goto out;
 	if (jput(r, detail, "channels", json_incref(chans)) < 0)
 		goto out;
@@ -1070,25 +1071,25 @@ ckpt_fm_channels(struct rd *r, struct ckpt_subtask *st, int input)
 	const struct fm_chan *c = input ? &in : &out;
 	size_t n;
 
-	if (rd_count(r, &n, r->version >= 6 ? 18 : 25, input ? "input channel handle count" :
+	if (ckpt_cur_count(&r->c, &n, r->version >= 6 ? 18 : 25, input ? "input channel handle count" :
 			 "output channel handle count") < 0)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
-		size_t at = r->pos;
+		size_t at = r->c.pos;
 		uint8_t tag;
 		int rc;
 
 		if (r->version < 6) {
 			rc = chan_plain(r, st, c);
 		} else {
-			if (rd_u8(r, &tag, "channel handle tag") < 0)
+			if (ckpt_cur_u8(&r->c, &tag, "channel handle tag") < 0)
 				return -1;
 			if (tag == (input ? 1 : 2))
 				rc = chan_plain(r, st, c);
 			else if (tag == (input ? 3 : 4))
 				rc = chan_merged(r, st, c);
 			else
-				rc = fail(r, at, "invalid %s handle tag %u", c->scope, tag);
+				rc = ckpt_cur_fail(&r->c, at, "invalid %s handle tag %u", c->scope, tag);
 		}
 		if (rc < 0)
 			return -1;
@@ -1103,7 +1104,7 @@ int
 ckpt_fm_coordinator(struct rd *r, struct ckpt_operator *op)
 {
 	struct fm_stream s;
-	size_t at = r->pos;
+	size_t at = r->c.pos;
 	int rc = -1;
 
 	if (rd_stream(r, &s, "coordinator state handle") < 0)
@@ -1111,12 +1112,12 @@ ckpt_fm_coordinator(struct rd *r, struct ckpt_operator *op)
 	if (!s.present)
 		return 0;
 	if (s.data == NULL) {
-		fail(r, at, "coordinator state of operator %s is not inline bytes", op->id);
+		ckpt_cur_fail(&r->c, at, "coordinator state of operator %s is not inline bytes", op->id);
 		goto out;
 	}
-	if ((op->coordinator = ckpt_calloc(1, sizeof *op->coordinator, r->e)) == NULL ||
+	if ((op->coordinator = ckpt_calloc(1, sizeof *op->coordinator, r->c.e)) == NULL ||
 	    (op->coordinator->p = malloc(s.dlen ? s.dlen : 1)) == NULL) {
-		nomem(r);
+		ckpt_err_nomem(r->c.e, r->c.where);
 		goto out;
 	}
 	memcpy(op->coordinator->p, s.data, s.dlen);

@@ -7,33 +7,11 @@
 
 #include "format.h"
 
-/* A growing output buffer. */
+/* The output, and where its errors go. */
 struct wbuf {
-	unsigned char *p;
-	size_t len, cap;
+	struct ckpt_bytebuf b;
 	struct ckpt_err *e;
 };
-
-static int
-w_bytes(struct wbuf *w, const void *p, size_t n)
-{
-	if (ckpt_grow(&w->p, &w->cap, w->len + n, 1, 4096, w->e) < 0)
-		return -1;
-	if (n)
-		memcpy(w->p + w->len, p, n);
-	w->len += n;
-	return 0;
-}
-
-/* n big-endian bytes of v (Java's DataOutputStream). */
-static int
-w_be(struct wbuf *w, uint64_t v, int n)
-{
-	unsigned char b[8];
-
-	ckpt_store_be(b, v, (size_t)n);
-	return w_bytes(w, b, (size_t)n);
-}
 
 /* One code point of UTF-8 at s (NUL-terminated): its length, or 0 when malformed. */
 static size_t
@@ -99,7 +77,8 @@ w_utf(struct wbuf *w, const char *s, const char *what)
 			     "Flink can write", what, (size_t)(o - m));
 		goto out;
 	}
-	rc = w_be(w, (uint64_t)(o - m), 2) < 0 || w_bytes(w, m, (size_t)(o - m)) < 0 ? -1 : 0;
+	rc = ckpt_bytebuf_be(&w->b, (uint64_t)(o - m), 2, w->e) < 0 ||
+	     ckpt_bytebuf_add(&w->b, m, (size_t)(o - m), w->e) < 0 ? -1 : 0;
 out:
 	free(m);
 	return rc;
@@ -313,8 +292,9 @@ w_carried(struct wctx *c, const struct ckpt_fmpath *p, size_t pos)
 				    p->path);
 	if (note_rel(c, base, local_path(p->path)) < 0)
 		return -1;
-	return w_bytes(&c->w, c->in + pos, p->at - 9 - pos) < 0 || w_be(&c->w, 6, 1) < 0 ||
-	       w_utf(&c->w, base, "relative path") < 0 || w_bytes(&c->w, c->in + p->at - 8, 8) < 0 ? -1 : 0;
+	return ckpt_bytebuf_add(&c->w.b, c->in + pos, p->at - 9 - pos, c->w.e) < 0 ||
+	       ckpt_bytebuf_be(&c->w.b, 6, 1, c->w.e) < 0 || w_utf(&c->w, base, "relative path") < 0 ||
+	       ckpt_bytebuf_add(&c->w.b, c->in + p->at - 8, 8, c->w.e) < 0 ? -1 : 0;
 }
 
 static int
@@ -329,7 +309,7 @@ w_opid(struct wbuf *w, const char *hex)
 		lo = lo <= '9' ? lo - '0' : (lo | 0x20) - 'a' + 10;
 		b[i] = (unsigned char)(hi << 4 | lo);
 	}
-	return w_bytes(w, b, 16);
+	return ckpt_bytebuf_add(&w->b, b, 16, w->e);
 }
 
 /* Operator k's body from pos to its end: its paths encoded, the keyed handles --max-parallelism
@@ -347,18 +327,19 @@ w_body(struct wctx *c, size_t k, size_t pos, size_t *np)
 		if (p && p->at < pos) {
 			(*np)++;
 		} else if (x && (p == NULL || x->at < p->at)) {
-			if (w_bytes(&c->w, c->in + pos, x->at - pos) < 0 || w_bytes(&c->w, x->p, x->n) < 0)
+			if (ckpt_bytebuf_add(&c->w.b, c->in + pos, x->at - pos, c->w.e) < 0 ||
+			    ckpt_bytebuf_add(&c->w.b, x->p, x->n, c->w.e) < 0)
 				return -1;
 			pos = x->end;
 			c->ispl++;
 		} else if (p) {
 			if (carried(c, p) ? w_carried(c, p, pos) < 0 :
-					    w_bytes(&c->w, c->in + pos, p->at - pos) < 0 || w_path(c, p) < 0)
+					    ckpt_bytebuf_add(&c->w.b, c->in + pos, p->at - pos, c->w.e) < 0 || w_path(c, p) < 0)
 				return -1;
 			pos = p->end;
 			(*np)++;
 		} else {
-			return w_bytes(&c->w, c->in + pos, sp->end - pos);
+			return ckpt_bytebuf_add(&c->w.b, c->in + pos, sp->end - pos, c->w.e);
 		}
 	}
 }
@@ -373,8 +354,9 @@ w_operator(struct wctx *c, size_t k, size_t *np)
 	if (c->sp->version >= 5 && (w_utf(&c->w, op->name ? op->name : "", "operator name") < 0 ||
 				    w_utf(&c->w, o->uid ? o->uid : op->uid ? op->uid : "", "operator uid") < 0))
 		return -1;
-	if (w_opid(&c->w, o->uid ? o->id : op->id) < 0 || w_be(&c->w, op->parallelism, 4) < 0 ||
-	    w_be(&c->w, c->rk && c->rk->max_parallelism ? c->rk->max_parallelism : op->max_parallelism, 4) < 0)
+	if (w_opid(&c->w, o->uid ? o->id : op->id) < 0 || ckpt_bytebuf_be(&c->w.b, op->parallelism, 4, c->w.e) < 0 ||
+	    ckpt_bytebuf_be(&c->w.b, c->rk && c->rk->max_parallelism ? c->rk->max_parallelism : op->max_parallelism, 4,
+			    c->w.e) < 0)
 		return -1;
 	return w_body(c, k, c->sp->ops[k].body, np);
 }
@@ -425,9 +407,11 @@ w_file(struct wctx *c, size_t len)
 
 	for (size_t k = 0; k < c->s->nops; k++)
 		kept += !c->oe[k].drop;
-	if (w_be(&c->w, 0x4960672d, 4) < 0 || w_be(&c->w, (uint32_t)sp->version, 4) < 0 ||
-	    w_be(&c->w, c->s->checkpoint_id, 8) < 0 ||
-	    w_bytes(&c->w, c->in + sp->masters_at, sp->ops_at - sp->masters_at) < 0 || w_be(&c->w, kept, 4) < 0)
+	if (ckpt_bytebuf_be(&c->w.b, 0x4960672d, 4, c->w.e) < 0 ||
+	    ckpt_bytebuf_be(&c->w.b, (uint32_t)sp->version, 4, c->w.e) < 0 ||
+	    ckpt_bytebuf_be(&c->w.b, c->s->checkpoint_id, 8, c->w.e) < 0 ||
+	    ckpt_bytebuf_add(&c->w.b, c->in + sp->masters_at, sp->ops_at - sp->masters_at, c->w.e) < 0 ||
+	    ckpt_bytebuf_be(&c->w.b, kept, 4, c->w.e) < 0)
 		return -1;
 	for (size_t k = 0; k < c->s->nops; k++) {
 		if (c->oe[k].drop) {
@@ -441,8 +425,8 @@ w_file(struct wctx *c, size_t len)
 			return -1;
 	}
 	if (c->rk && c->rk->canonical && sp->version >= 4)
-		return w_bytes(&c->w, canonical_properties, sizeof canonical_properties - 1);
-	return w_bytes(&c->w, c->in + sp->trailer_at, len - sp->trailer_at);
+		return ckpt_bytebuf_add(&c->w.b, canonical_properties, sizeof canonical_properties - 1, c->w.e);
+	return ckpt_bytebuf_add(&c->w.b, c->in + sp->trailer_at, len - sp->trailer_at, c->w.e);
 }
 
 static int
@@ -506,12 +490,12 @@ ckpt_flinkmeta_rewrite_rekeyed(const void *buf, size_t len, const char *name, co
 		goto out;
 	if (relative)
 		*relative = json_incref(c.rel);
-	out->p = c.w.p;
-	out->len = c.w.len;
-	c.w.p = NULL;
+	out->p = c.w.b.p;
+	out->len = c.w.b.len;
+	c.w.b.p = NULL;
 	rc = 0;
 out:
-	free(c.w.p);
+	ckpt_bytebuf_release(&c.w.b);
 	free(c.used);
 	free(oe);
 	json_decref(c.rel);

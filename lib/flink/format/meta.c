@@ -18,13 +18,13 @@ rd_subtask_v2_legacy(struct rd *r)
 	size_t at;
 	int32_t n;
 
-	if (rd_i64(r, &duration, "subtask duration") < 0)
+	if (ckpt_cur_i64(&r->c, &duration, "subtask duration") < 0)
 		return -1;
-	at = r->pos;
-	if (rd_i32(r, &n, "legacy state count") < 0)
+	at = r->c.pos;
+	if (ckpt_cur_i32(&r->c, &n, "legacy state count") < 0)
 		return -1;
 	if (n != 0)
-		return fail(r, at, "legacy state (from Flink <= 1.1, created through the 'Checkpointed' "
+		return ckpt_cur_fail(&r->c, at, "legacy state (from Flink <= 1.1, created through the 'Checkpointed' "
 			    "interface) is no longer supported");
 	return 0;
 }
@@ -40,15 +40,15 @@ rd_subtask(struct rd *r, struct ckpt_operator *op, struct ckpt_subtask *st)
 	if (r->version >= 3 && (ckpt_fm_channels(r, st, 1) < 0 || ckpt_fm_channels(r, st, 0) < 0))
 		return -1;
 	if (r->version >= 7) {
-		size_t at = r->pos;
+		size_t at = r->c.pos;
 		uint8_t has;
 		uint64_t ref = 0;
 
-		if (rd_u8(r, &has, "reference checkpoint flag") < 0)
+		if (ckpt_cur_u8(&r->c, &has, "reference checkpoint flag") < 0)
 			return -1;
 		if (has > 1)
-			return fail(r, at, "invalid reference checkpoint flag %u", has);
-		if (has && (rd_u63(r, &ref, "reference checkpoint id") < 0 ||
+			return ckpt_cur_fail(&r->c, at, "invalid reference checkpoint flag %u", has);
+		if (has && (ckpt_cur_u63(&r->c, &ref, "reference checkpoint id") < 0 ||
 			    jappend(r, r->regional, json_pack("{s:s,s:i,s:I}", "operator", op->id,
 							     "subtask", (int)st->index, "ref_checkpoint_id",
 							     (json_int_t)ref)) < 0))
@@ -75,7 +75,7 @@ check_key_groups(struct rd *r, const struct ckpt_operator *op, const struct ckpt
 	lo = (i * m + p - 1) / p;
 	hi = ((i + 1) * m - 1) / p;
 	if (st->kg_first != lo || st->kg_last != hi)
-		warn(r, "operator %s subtask %u: key groups %u-%u, where Flink assigns %llu-%llu", op->id,
+		fm_warn(r, "operator %s subtask %u: key groups %u-%u, where Flink assigns %llu-%llu", op->id,
 		     st->index, st->kg_first, st->kg_last, (unsigned long long)lo, (unsigned long long)hi);
 }
 
@@ -85,27 +85,27 @@ rd_subtasks(struct rd *r, struct ckpt_operator *op, size_t n)
 	struct ckpt_bits seen = {0};
 	int rc = -1;
 
-	if ((op->subtasks = ckpt_calloc(n ? n : 1, sizeof *op->subtasks, r->e)) == NULL)
+	if ((op->subtasks = ckpt_calloc(n ? n : 1, sizeof *op->subtasks, r->c.e)) == NULL)
 		return -1;
-	if (n && ckpt_bits_init(&seen, op->parallelism, r->e) < 0)
+	if (n && ckpt_bits_init(&seen, op->parallelism, r->c.e) < 0)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
 		struct ckpt_subtask *st = &op->subtasks[i];
-		size_t at = r->pos;
+		size_t at = r->c.pos;
 		int32_t idx;
 
-		if (rd_i32(r, &idx, "subtask index") < 0)
+		if (ckpt_cur_i32(&r->c, &idx, "subtask index") < 0)
 			goto out;
 		op->nsubtasks++;
 		st->finished = r->version >= 3 && idx < 0;
 		st->index = st->finished ? (uint32_t)(-(int64_t)idx - 1) : (uint32_t)idx;
 		if ((idx < 0 && !st->finished) || st->index >= op->parallelism) {
-			fail(r, at, "subtask index %d of operator %s is outside its parallelism %u", idx, op->id,
+			ckpt_cur_fail(&r->c, at, "subtask index %d of operator %s is outside its parallelism %u", idx, op->id,
 			     op->parallelism);
 			goto out;
 		}
 		if (ckpt_bits_test(&seen, st->index)) {
-			fail(r, at, "duplicate subtask %u of operator %s", st->index, op->id);
+			ckpt_cur_fail(&r->c, at, "duplicate subtask %u of operator %s", st->index, op->id);
 			goto out;
 		}
 		ckpt_bits_set(&seen, st->index);
@@ -132,31 +132,31 @@ rd_operator_head(struct rd *r, struct ckpt_operator *op)
 	size_t at;
 
 	if (r->version >= 5) {
-		if (rd_utf(r, &op->name, "operator name") < 0 || rd_utf(r, &op->uid, "operator uid") < 0)
+		if (ckpt_javaser_utf(&r->c, &op->name, "operator name") < 0 || ckpt_javaser_utf(&r->c, &op->uid, "operator uid") < 0)
 			return -1;
 		if (op->name[0] == '\0')
 			free(op->name), op->name = NULL;
 		if (op->uid[0] == '\0')
 			free(op->uid), op->uid = NULL;
 	}
-	if (need(r, 16, "operator id") < 0)
+	if (ckpt_cur_need(&r->c, 16, "operator id") < 0)
 		return -1;
 	if ((op->id = malloc(33)) == NULL)
-		return nomem(r);
+		return ckpt_err_nomem(r->c.e, r->c.where);
 	for (int i = 0; i < 16; i++) {
-		op->id[2 * i] = hex[r->p[r->pos + i] >> 4];
-		op->id[2 * i + 1] = hex[r->p[r->pos + i] & 15];
+		op->id[2 * i] = hex[r->c.p[r->c.pos + i] >> 4];
+		op->id[2 * i + 1] = hex[r->c.p[r->c.pos + i] & 15];
 	}
 	op->id[32] = '\0';
-	r->pos += 16;
-	at = r->pos;
-	if (rd_i32(r, &p, "parallelism") < 0 || rd_i32(r, &m, "max parallelism") < 0)
+	r->c.pos += 16;
+	at = r->c.pos;
+	if (ckpt_cur_i32(&r->c, &p, "parallelism") < 0 || ckpt_cur_i32(&r->c, &m, "max parallelism") < 0)
 		return -1;
 	if (p < 0 || m < 0 || p > m)
-		return fail(r, at, "operator %s: parallelism %d is not smaller or equal to max parallelism %d",
+		return ckpt_cur_fail(&r->c, at, "operator %s: parallelism %d is not smaller or equal to max parallelism %d",
 			    op->id, p, m);
 	if ((uint32_t)p > CKPT_PARALLELISM_LIMIT)
-		return fail(r, at, "operator %s: parallelism %d is above the limit %u", op->id, p,
+		return ckpt_cur_fail(&r->c, at, "operator %s: parallelism %d is above the limit %u", op->id, p,
 			    CKPT_PARALLELISM_LIMIT);
 	op->parallelism = (uint32_t)p;
 	op->max_parallelism = (uint32_t)m;
@@ -165,7 +165,7 @@ rd_operator_head(struct rd *r, struct ckpt_operator *op)
 
 		ckpt_flink_operator_id(op->uid, strlen(op->uid), want);
 		if (strcmp(want, op->id) != 0)
-			warn(r, "operator %s: its uid \"%s\" gives id %s (the id was set otherwise)", op->id,
+			fm_warn(r, "operator %s: its uid \"%s\" gives id %s (the id was set otherwise)", op->id,
 			     op->uid, want);
 	}
 	return 0;
@@ -180,29 +180,29 @@ rd_operator(struct rd *r, struct ckpt_operator *op)
 	if (rd_operator_head(r, op) < 0)
 		return -1;
 	if (r->sp)
-		r->sp->ops[r->op].body = r->pos;
+		r->sp->ops[r->op].body = r->c.pos;
 	if (r->version == 2) {
-		if (rd_i32(r, &chain, "chain length") < 0 || rd_count(r, &n, 4, "subtask count") < 0)
+		if (ckpt_cur_i32(&r->c, &chain, "chain length") < 0 || ckpt_cur_count(&r->c, &n, 4, "subtask count") < 0)
 			return -1;
 		return rd_subtasks(r, op, n);
 	}
 	if (ckpt_fm_coordinator(r, op) < 0)
 		return -1;
-	at = r->pos;
+	at = r->c.pos;
 	if (r->sp)
 		r->sp->ops[r->op].count_at = at;
-	if (need(r, 4, "subtask count") < 0)
+	if (ckpt_cur_need(&r->c, 4, "subtask count") < 0)
 		return -1;
-	nsub = (int32_t)(uint32_t)ckpt_load_be(r->p + r->pos, 4);
+	nsub = (int32_t)ckpt_be32(r->c.p + r->c.pos);
 	if (nsub < 0) {
-		r->pos += 4;
+		r->c.pos += 4;
 		if (op->coordinator)
-			return fail(r, at, "fully finished operator %s has coordinator state", op->id);
+			return ckpt_cur_fail(&r->c, at, "fully finished operator %s has coordinator state", op->id);
 		op->fully_finished = 1;
 		r->nfully++;
 		return rd_subtasks(r, op, 0);
 	}
-	if (rd_count(r, &n, 4, "subtask count") < 0)
+	if (ckpt_cur_count(&r->c, &n, 4, "subtask count") < 0)
 		return -1;
 	return rd_subtasks(r, op, n);
 }
@@ -217,13 +217,13 @@ rd_master_block(struct rd *r, json_t *ms)
 	size_t n;
 	int rc = -1;
 
-	if (rd_i32(r, &version, "master state version") < 0 || rd_utf(r, &name, "master state name") < 0 ||
-	    rd_count(r, &n, 1, "master state payload length") < 0)
+	if (ckpt_cur_i32(&r->c, &version, "master state version") < 0 || ckpt_javaser_utf(&r->c, &name, "master state name") < 0 ||
+	    ckpt_cur_count(&r->c, &n, 1, "master state payload length") < 0)
 		goto out;
 	if (jappend(r, ms, json_pack("{s:s,s:i,s:I,s:o}", "name", name, "version", version, "payload_bytes",
-				     (json_int_t)n, "payload", ckpt_entry_to_json(r->p + r->pos, n))) < 0)
+				     (json_int_t)n, "payload", ckpt_entry_to_json(r->c.p + r->c.pos, n))) < 0)
 		goto out;
-	r->pos += n;
+	r->c.pos += n;
 	rc = 0;
 out:
 	free(name);
@@ -235,30 +235,30 @@ rd_master_states(struct rd *r, json_t *ms)
 {
 	size_t n;
 
-	if (rd_count(r, &n, 8, "master state count") < 0)
+	if (ckpt_cur_count(&r->c, &n, 8, "master state count") < 0)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
-		size_t at = r->pos, len, end, saved = r->len;
+		size_t at = r->c.pos, len, end, saved = r->c.len;
 		int32_t magic;
 		int rc;
 
-		if (rd_i32(r, &magic, "master state magic") < 0)
+		if (ckpt_cur_i32(&r->c, &magic, "master state magic") < 0)
 			return -1;
 		if ((uint32_t)magic != FM_MASTER_MAGIC)
-			return fail(r, at, "invalid master state magic 0x%08x", (uint32_t)magic);
-		at = r->pos;
-		if (rd_count(r, &len, 1, "master state length") < 0)
+			return ckpt_cur_fail(&r->c, at, "invalid master state magic 0x%08x", (uint32_t)magic);
+		at = r->c.pos;
+		if (ckpt_cur_count(&r->c, &len, 1, "master state length") < 0)
 			return -1;
 		if (len == 0)
-			return fail(r, at, "empty master state");
-		end = r->pos + len;
-		r->len = end;
+			return ckpt_cur_fail(&r->c, at, "empty master state");
+		end = r->c.pos + len;
+		r->c.len = end;
 		rc = rd_master_block(r, ms);
-		r->len = saved;
+		r->c.len = saved;
 		if (rc < 0)
 			return -1;
-		if (r->pos != end)
-			return fail(r, r->pos, "%zu unread bytes in master state", end - r->pos);
+		if (r->c.pos != end)
+			return ckpt_cur_fail(&r->c, r->c.pos, "%zu unread bytes in master state", end - r->c.pos);
 	}
 	return 0;
 }
@@ -341,10 +341,10 @@ jvalue(struct jconv *c, const struct ckpt_javaser_value *v, json_t **out)
 	case CKPT_JAVASER_STRING: /* fall through */
 	case CKPT_JAVASER_ENUM: j = json_string(v->str); break;
 	case CKPT_JAVASER_OBJECT: j = json_object(); break;
-	default: return fail(c->r, v->at, "unsupported Java value"); /* the reader refuses them */
+	default: return ckpt_cur_fail(&c->r->c, v->at, "unsupported Java value"); /* the reader refuses them */
 	}
 	if (j == NULL)
-		return nomem(c->r);
+		return ckpt_err_nomem(c->r->c.e, c->r->c.where);
 	if (v->handle != SIZE_MAX)
 		c->memo[v->handle] = j;
 	if (v->kind == CKPT_JAVASER_OBJECT && jobject(c, v, j) < 0)
@@ -353,19 +353,19 @@ jvalue(struct jconv *c, const struct ckpt_javaser_value *v, json_t **out)
 	return 0;
 }
 
-/* The Java object at r->pos, read to its end, as JSON. */
+/* The Java object at r->c.pos, read to its end, as JSON. */
 static int
 java_read(struct rd *r, json_t **out)
 {
-	struct ckpt_javaser *j = ckpt_javaser_new(r->p, r->len, r->name, CKPT_JAVASER_PLAIN, FM_DEPTH, r->e);
+	struct ckpt_javaser *j = ckpt_javaser_new(r->c.p, r->c.len, r->c.where, CKPT_JAVASER_PLAIN, FM_DEPTH, r->c.e);
 	const struct ckpt_javaser_value *v;
 	struct jconv c = {.r = r};
 	int rc = -1;
 
 	*out = NULL;
-	if (j == NULL || ckpt_javaser_read(j, &r->pos, &v) < 0)
+	if (j == NULL || ckpt_javaser_read(j, &r->c.pos, &v) < 0)
 		goto out;
-	if ((c.memo = ckpt_calloc(ckpt_javaser_handles(j), sizeof *c.memo, r->e)) == NULL)
+	if ((c.memo = ckpt_calloc(ckpt_javaser_handles(j), sizeof *c.memo, r->c.e)) == NULL)
 		goto out;
 	rc = jvalue(&c, v, out);
 out:
@@ -381,25 +381,25 @@ static int
 properties_read(struct rd *r, json_t **props, const char **kind)
 {
 	static const char want[] = "org.apache.flink.runtime.checkpoint.CheckpointProperties";
-	size_t at = r->pos;
+	size_t at = r->c.pos;
 	json_t *v = NULL, *type;
 	const char *cls;
 	int rc = -1;
 
 	*kind = NULL;
-	if (need(r, 4, "checkpoint properties") < 0)
+	if (ckpt_cur_need(&r->c, 4, "checkpoint properties") < 0)
 		goto out;
-	if (ckpt_load_be(r->p + r->pos, 4) != 0xaced0005) {
-		fail(r, at, "checkpoint properties are not a Java serialization stream");
+	if (ckpt_be32(r->c.p + r->c.pos) != 0xaced0005) {
+		ckpt_cur_fail(&r->c, at, "checkpoint properties are not a Java serialization stream");
 		goto out;
 	}
-	r->pos += 4;
+	r->c.pos += 4;
 	if (java_read(r, &v) < 0)
 		goto out;
 	if (json_is_object(v)) {
 		cls = json_string_value(json_object_get(v, "class")); /* NULL if a field "class" hid it */
 		if (cls == NULL || strcmp(cls, want) != 0) {
-			fail(r, at, "checkpoint properties of unexpected class %s",
+			ckpt_cur_fail(&r->c, at, "checkpoint properties of unexpected class %s",
 			     cls ? cls : "(hidden by a field \"class\")");
 			goto out;
 		}
@@ -411,7 +411,7 @@ properties_read(struct rd *r, json_t **props, const char **kind)
 		else if (cls && strcmp(cls, "org.apache.flink.runtime.checkpoint.SavepointType") == 0)
 			*kind = "savepoint";
 	} else if (!json_is_null(v)) {
-		fail(r, at, "checkpoint properties are not an object");
+		ckpt_cur_fail(&r->c, at, "checkpoint properties are not an object");
 		goto out;
 	}
 	*props = v;
@@ -438,7 +438,7 @@ static json_t *
 files_dedup(struct rd *r)
 {
 	size_t n = json_array_size(r->files);
-	json_t **v = ckpt_calloc(n + 1, sizeof *v, r->e), *out = NULL;
+	json_t **v = ckpt_calloc(n + 1, sizeof *v, r->c.e), *out = NULL;
 
 	if (v == NULL)
 		return NULL;
@@ -526,19 +526,19 @@ rd_header(struct rd *r)
 {
 	int32_t magic, version;
 
-	if (r->len < 4)
-		return fail(r, 0, "truncated magic number: %zu of its 4 bytes", r->len);
-	if (rd_i32(r, &magic, "magic number") < 0)
+	if (r->c.len < 4)
+		return ckpt_cur_fail(&r->c, 0, "truncated magic number: %zu of its 4 bytes", r->c.len);
+	if (ckpt_cur_i32(&r->c, &magic, "magic number") < 0)
 		return -1;
 	if ((uint32_t)magic != FM_MAGIC)
-		return fail(r, 0, "unexpected magic number 0x%08x: not a Flink _metadata file (or a Flink 1.0 "
+		return ckpt_cur_fail(&r->c, 0, "unexpected magic number 0x%08x: not a Flink _metadata file (or a Flink 1.0 "
 			    "savepoint, which is not supported)", (uint32_t)magic);
-	if (rd_i32(r, &version, "format version") < 0)
+	if (ckpt_cur_i32(&r->c, &version, "format version") < 0)
 		return -1;
 	if (version == 1)
-		return fail(r, 4, "this savepoint / checkpoint version (Flink 1.1 / 1.2) is no longer supported");
+		return ckpt_cur_fail(&r->c, 4, "this savepoint / checkpoint version (Flink 1.1 / 1.2) is no longer supported");
 	if (version < 2 || version > 7)
-		return fail(r, 4, "unrecognized checkpoint version number: %d", version);
+		return ckpt_cur_fail(&r->c, 4, "unrecognized checkpoint version number: %d", version);
 	r->version = version;
 	return 0;
 }
@@ -549,40 +549,40 @@ rd_body(struct rd *r, struct ckpt_snapshot *s, json_t *masters, json_t **props)
 	const char *kind;
 	size_t n;
 
-	if (rd_u63(r, &s->checkpoint_id, "checkpoint id") < 0)
+	if (ckpt_cur_u63(&r->c, &s->checkpoint_id, "checkpoint id") < 0)
 		return -1;
 	if (r->sp)
-		r->sp->masters_at = r->pos;
+		r->sp->masters_at = r->c.pos;
 	if (rd_master_states(r, masters) < 0)
 		return -1;
 	if (r->sp)
-		r->sp->ops_at = r->pos;
-	if (rd_count(r, &n, r->version == 2 ? 32 : r->version < 5 ? 29 : 33, "operator count") < 0)
+		r->sp->ops_at = r->c.pos;
+	if (ckpt_cur_count(&r->c, &n, r->version == 2 ? 32 : r->version < 5 ? 29 : 33, "operator count") < 0)
 		return -1;
-	if ((s->ops = ckpt_calloc(n ? n : 1, sizeof *s->ops, r->e)) == NULL)
+	if ((s->ops = ckpt_calloc(n ? n : 1, sizeof *s->ops, r->c.e)) == NULL)
 		return -1;
-	if (r->sp && (r->sp->ops = ckpt_calloc(n ? n : 1, sizeof *r->sp->ops, r->e)) == NULL)
+	if (r->sp && (r->sp->ops = ckpt_calloc(n ? n : 1, sizeof *r->sp->ops, r->c.e)) == NULL)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
 		s->nops++;
 		r->op = i;
 		if (r->sp)
-			r->sp->ops[r->sp->nops++].at = r->pos;
+			r->sp->ops[r->sp->nops++].at = r->c.pos;
 		if (rd_operator(r, &s->ops[i]) < 0)
 			return -1;
 		if (r->sp)
-			r->sp->ops[i].end = r->pos;
+			r->sp->ops[i].end = r->c.pos;
 	}
 	if (r->sp)
-		r->sp->trailer_at = r->pos;
+		r->sp->trailer_at = r->c.pos;
 	if (r->version >= 4) {
 		if (properties_read(r, props, &kind) < 0)
 			return -1;
 		if (kind && (s->kind = strdup(kind)) == NULL)
-			return nomem(r);
+			return ckpt_err_nomem(r->c.e, r->c.where);
 	}
-	if (r->pos != r->len)
-		return fail(r, r->pos, "%zu unexpected bytes after the %s", r->len - r->pos,
+	if (r->c.pos != r->c.len)
+		return ckpt_cur_fail(&r->c, r->c.pos, "%zu unexpected bytes after the %s", r->c.len - r->c.pos,
 			    r->version >= 4 ? "checkpoint properties" : "last operator");
 	return 0;
 }
@@ -621,7 +621,7 @@ struct ckpt_snapshot *
 ckpt_flinkmeta_decode_spans(const void *buf, size_t len, const char *name, struct ckpt_fmspans *sp,
 			    struct ckpt_err *e)
 {
-	struct rd r = {.p = buf, .len = len, .name = name, .e = e, .sp = sp};
+	struct rd r = {.c = {.p = buf, .len = len, .where = name, .e = e}, .sp = sp};
 	struct ckpt_snapshot *s = ckpt_calloc(1, sizeof *s, e);
 	json_t *masters = json_array(), *props = NULL;
 	int ok = 0;
@@ -634,7 +634,7 @@ ckpt_flinkmeta_decode_spans(const void *buf, size_t len, const char *name, struc
 	if (s == NULL)
 		goto out;
 	if (masters == NULL || r.files == NULL || r.warnings == NULL || r.regional == NULL) {
-		nomem(&r);
+		ckpt_err_nomem(e, name);
 		goto out;
 	}
 	if (rd_header(&r) < 0)

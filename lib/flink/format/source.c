@@ -375,12 +375,10 @@ ckpt_fsrc_blob_buf(struct ckpt_fsrc *s, unsigned char **out, size_t *bufcap, siz
 		size_t k = (size_t)len - have < BLOB_STEP ? (size_t)len - have : BLOB_STEP;
 
 		if (have + k > cap) {
-			unsigned char *q = realloc(p, have + k);
-
-			if (q == NULL)
+			if (ckpt_grow(out, bufcap, have + k, 1, BLOB_STEP, NULL) < 0)
 				return ckpt_fsrc_nomem(s);
-			*out = p = q;
-			*bufcap = cap = have + k;
+			p = *out;
+			cap = *bufcap;
 		}
 		if (ckpt_fsrc_read(s, p + have, k, what) < 0)
 			return -1;

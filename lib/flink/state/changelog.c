@@ -13,11 +13,6 @@
 enum { OP_CLEAR, OP_SET, OP_SET_INTERNAL, OP_ADD, OP_MERGE_NS, OP_ADD_ELEMENT, OP_ADD_OR_UPDATE_ELEMENT,
        OP_REMOVE_ELEMENT, OP_METADATA };
 
-struct buf {
-	unsigned char *p;
-	size_t n, cap;
-};
-
 /* One entry of the state being rebuilt, in the heap layout: key-group prefix, key, namespace; the
  * value whole (a list or a map in one), as the delegate heap backend holds it. */
 struct clent {
@@ -44,30 +39,19 @@ struct cl {
 	const unsigned char *in; /* the inline bytes the _metadata keeps for the handle, and how far read */
 	size_t inlen, inpos;
 	int metaonly;       /* only the metadata changes are applied (a part is not read) */
-	struct buf k, ns, v, x; /* the pieces of the change being applied */
+	struct ckpt_bytebuf k, ns, v, x; /* the pieces of the change being applied */
 };
 
 static int
-cl_nomem(struct cl *L)
+buf_add(struct cl *L, struct ckpt_bytebuf *b, const void *p, size_t n)
 {
-	return ckpt_err_nomem(L->c->e, L->c->where);
-}
-
-static int
-buf_add(struct cl *L, struct buf *b, const void *p, size_t n)
-{
-	if (ckpt_grow(&b->p, &b->cap, b->n + n, 1, 64, NULL) < 0)
-		return cl_nomem(L);
-	if (n)
-		memcpy(b->p + b->n, p, n);
-	b->n += n;
-	return 0;
+	return ckpt_bytebuf_add(b, p, n, NULL) < 0 ? ckpt_err_nomem(L->c->e, L->c->where) : 0;
 }
 
 /* One value of t read (and checked) from s, its bytes appended to b. */
 static int
-piece(struct cl *L, struct ckpt_fsrc *s, const struct ckpt_fser *t, const char *what, struct buf *b, int32_t *hash,
-      int *hashed)
+piece(struct cl *L, struct ckpt_fsrc *s, const struct ckpt_fser *t, const char *what, struct ckpt_bytebuf *b,
+      int32_t *hash, int *hashed)
 {
 	struct ckpt_fout o = {.mode = FOUT_NONE};
 	int32_t h;
@@ -114,7 +98,7 @@ ent_grow(struct cl *L)
 	size_t n = L->nslot ? L->nslot * 2 : 256, *s = calloc(n, sizeof *s);
 
 	if (s == NULL)
-		return cl_nomem(L);
+		return ckpt_err_nomem(L->c->e, L->c->where);
 	free(L->slot);
 	L->slot = s;
 	L->nslot = n;
@@ -160,7 +144,7 @@ ent_put(struct cl *L, uint32_t state, uint32_t kg, const unsigned char *k, size_
 		x = &L->e[L->n];
 		memset(x, 0, sizeof *x);
 		if ((x->key = malloc(kn)) == NULL)
-			return cl_nomem(L);
+			return ckpt_err_nomem(L->c->e, L->c->where);
 		memcpy(x->key, k, kn);
 		x->kn = kn;
 		x->state = state;
@@ -168,7 +152,7 @@ ent_put(struct cl *L, uint32_t state, uint32_t kg, const unsigned char *k, size_
 	}
 	x = &L->e[*sl - 1];
 	if ((nv = malloc(vn ? vn : 1)) == NULL)
-		return cl_nomem(L);
+		return ckpt_err_nomem(L->c->e, L->c->where);
 	if (vn)
 		memcpy(nv, v, vn);
 	free(x->val);
@@ -262,7 +246,7 @@ set_why(struct cl *L, uint32_t idx, const char *why)
 		L->nwhy = idx + 1;
 	}
 	if (L->why[idx] == NULL && (L->why[idx] = strdup(why)) == NULL)
-		return cl_nomem(L);
+		return ckpt_err_nomem(L->c->e, L->c->where);
 	return 0;
 }
 
@@ -372,7 +356,7 @@ wire(const struct ckpt_fser *t)
 
 /* Write the length suffix of n (CompositeKeySerializationUtils.writeVariableIntBytes). */
 static int
-suffix(struct cl *L, struct buf *b, size_t n)
+suffix(struct cl *L, struct ckpt_bytebuf *b, size_t n)
 {
 	uint32_t v = (uint32_t)n;
 
@@ -422,7 +406,7 @@ scope(struct cl *L, struct ckpt_fsrc *s, struct fmeta *m, uint32_t idx, uint32_t
 	size_t kn;
 	uint64_t at = s->base + ckpt_fsrc_tell(s);
 
-	L->k.n = L->ns.n = 0;
+	L->k.len = L->ns.len = 0;
 	if (buf_add(L, &L->k, pre, L->c->prefix) < 0)
 		return -1;
 	if (key && !ckpt_fser_blocker(key)) {
@@ -445,12 +429,12 @@ scope(struct cl *L, struct ckpt_fsrc *s, struct fmeta *m, uint32_t idx, uint32_t
 		    ckpt_fsrc_read(s, NULL, (size_t)(left - ns - tail), "key") < 0)
 			return -1;
 	}
-	kn = L->k.n - L->c->prefix;
+	kn = L->k.len - L->c->prefix;
 	if (hashed && ckpt_flink_key_group(hash, L->c->op->max_parallelism) != *kg &&
 	    rehome(L, at, m, kg, ckpt_flink_key_group(hash, L->c->op->max_parallelism)) < 0)
 		return -1;
 	if ((amb && suffix(L, &L->k, kn) < 0) || piece(L, s, m->ns, "namespace", &L->ns, NULL, NULL) < 0 ||
-	    buf_add(L, &L->k, L->ns.p, L->ns.n) < 0 || (amb && suffix(L, &L->k, L->ns.n) < 0))
+	    buf_add(L, &L->k, L->ns.p, L->ns.len) < 0 || (amb && suffix(L, &L->k, L->ns.len) < 0))
 		return -1;
 	return 0;
 }
@@ -465,7 +449,7 @@ bad_op(struct ckpt_fsrc *s, struct fmeta *m, int op)
 static int
 list_add(struct cl *L, struct fmeta *m, uint32_t kg, const unsigned char *e, size_t en, uint32_t n, uint32_t idx)
 {
-	struct clent *x = ent_get(L, idx, L->k.p, L->k.n);
+	struct clent *x = ent_get(L, idx, L->k.p, L->k.len);
 	uint32_t have;
 	unsigned char cnt[4];
 
@@ -473,22 +457,23 @@ list_add(struct cl *L, struct fmeta *m, uint32_t kg, const unsigned char *e, siz
 		return ckpt_err_set(L->c->e, CKPT_ERR_INPUT, L->c->where, "list state \"%s\": a value of %zu bytes, not "
 				    "a serialized list", m->name, x->vn);
 	have = x ? (uint32_t)ckpt_be32(x->val) : 0;
-	L->x.n = 0;
+	L->x.len = 0;
 	ckpt_store_be(cnt, have + n, 4);
 	if (buf_add(L, &L->x, cnt, 4) < 0 || (x && buf_add(L, &L->x, x->val + 4, x->vn - 4) < 0) ||
 	    buf_add(L, &L->x, e, en) < 0)
 		return -1;
-	return ent_put(L, idx, kg, L->k.p, L->k.n, L->x.p, L->x.n);
+	return ent_put(L, idx, kg, L->k.p, L->k.len, L->x.p, L->x.len);
 }
 
 /* MapSerializer's form: i32 count, then per entry the user key, a null flag, the value unless null.
  * Put (v non-NULL) or remove the user key uk of the entry's map. */
 static int
-map_set(struct cl *L, struct fmeta *m, uint32_t kg, uint32_t idx, const struct buf *uk, const struct buf *v)
+map_set(struct cl *L, struct fmeta *m, uint32_t kg, uint32_t idx, const struct ckpt_bytebuf *uk,
+	const struct ckpt_bytebuf *v)
 {
-	struct clent *x = ent_get(L, idx, L->k.p, L->k.n);
+	struct clent *x = ent_get(L, idx, L->k.p, L->k.len);
 	struct ckpt_fsrc s;
-	struct buf ek = {0}, ev = {0};
+	struct ckpt_bytebuf ek = {0}, ev = {0};
 	uint32_t n = 0, have;
 	unsigned char cnt[4], flag;
 	int rc = -1;
@@ -496,34 +481,34 @@ map_set(struct cl *L, struct fmeta *m, uint32_t kg, uint32_t idx, const struct b
 	if (x && x->vn < 4)
 		return ckpt_err_set(L->c->e, CKPT_ERR_INPUT, L->c->where, "map state \"%s\": a value of %zu bytes, not "
 				    "a serialized map", m->name, x->vn);
-	L->x.n = 0;
+	L->x.len = 0;
 	if (buf_add(L, &L->x, "\0\0\0\0", 4) < 0)
 		return -1;
 	ckpt_fsrc_mem(&s, x ? x->val + 4 : NULL, x ? x->vn - 4 : 0, L->c->where, L->c->e);
 	have = x ? (uint32_t)ckpt_be32(x->val) : 0;
 	for (uint32_t i = 0; i < have; i++) {
-		ek.n = ev.n = 0;
+		ek.len = ev.len = 0;
 		if (piece(L, &s, m->value->kids[0], "map key", &ek, NULL, NULL) < 0 ||
 		    ckpt_fsrc_u8(&s, &flag, "map value null flag") < 0 ||
 		    (!flag && piece(L, &s, m->value->kids[1], "map value", &ev, NULL, NULL) < 0))
 			goto out;
-		if (ek.n == uk->n && memcmp(ek.p, uk->p, uk->n) == 0)
+		if (ek.len == uk->len && memcmp(ek.p, uk->p, uk->len) == 0)
 			continue;
-		if (buf_add(L, &L->x, ek.p, ek.n) < 0 || buf_add(L, &L->x, &flag, 1) < 0 ||
-		    buf_add(L, &L->x, ev.p, flag ? 0 : ev.n) < 0)
+		if (buf_add(L, &L->x, ek.p, ek.len) < 0 || buf_add(L, &L->x, &flag, 1) < 0 ||
+		    buf_add(L, &L->x, ev.p, flag ? 0 : ev.len) < 0)
 			goto out;
 		n++;
 	}
 	flag = 0;
-	if (v && (buf_add(L, &L->x, uk->p, uk->n) < 0 || buf_add(L, &L->x, &flag, 1) < 0 ||
-		  buf_add(L, &L->x, v->p, v->n) < 0))
+	if (v && (buf_add(L, &L->x, uk->p, uk->len) < 0 || buf_add(L, &L->x, &flag, 1) < 0 ||
+		  buf_add(L, &L->x, v->p, v->len) < 0))
 		goto out;
 	n += v != NULL;
 	ckpt_store_be(cnt, n, 4);
 	memcpy(L->x.p, cnt, 4);
 	if (n == 0) /* HeapMapState: the last key removed clears the state */
-		ent_del(L, idx, L->k.p, L->k.n);
-	else if (ent_put(L, idx, kg, L->k.p, L->k.n, L->x.p, L->x.n) < 0)
+		ent_del(L, idx, L->k.p, L->k.len);
+	else if (ent_put(L, idx, kg, L->k.p, L->k.len, L->x.p, L->x.len) < 0)
 		goto out;
 	rc = 0;
 out:
@@ -537,7 +522,7 @@ out:
 static int
 map_add_all(struct cl *L, struct ckpt_fsrc *s, struct fmeta *m, uint32_t kg, uint32_t idx)
 {
-	struct buf uk = {0}, v = {0};
+	struct ckpt_bytebuf uk = {0}, v = {0};
 	int32_t n;
 	uint8_t flag;
 	int rc = -1;
@@ -545,7 +530,7 @@ map_add_all(struct cl *L, struct ckpt_fsrc *s, struct fmeta *m, uint32_t kg, uin
 	if (ckpt_fsrc_i32(s, &n, "map size") < 0)
 		return -1;
 	for (int32_t i = 0; i < n; i++) {
-		uk.n = v.n = 0;
+		uk.len = v.len = 0;
 		if (piece(L, s, m->value->kids[0], "map key", &uk, NULL, NULL) < 0 ||
 		    ckpt_fsrc_u8(s, &flag, "map value null flag") < 0 ||
 		    (!flag && piece(L, s, m->value->kids[1], "map value", &v, NULL, NULL) < 0))
@@ -581,15 +566,15 @@ apply_pq(struct cl *L, struct ckpt_fsrc *s, struct fmeta *m, uint32_t kg, uint32
 
 		uint64_t at = s->base + ckpt_fsrc_tell(s);
 
-		L->k.n = 0;
+		L->k.len = 0;
 		if (buf_add(L, &L->k, pre, L->c->prefix) < 0 || piece(L, s, m->value, "timer", &L->k, &hash, &hashed) < 0)
 			return -1;
 		if (hashed && ckpt_flink_key_group(hash, L->c->op->max_parallelism) != kg &&
 		    rehome(L, at, m, &kg, ckpt_flink_key_group(hash, L->c->op->max_parallelism)) < 0)
 			return -1;
 		if (op == OP_REMOVE_ELEMENT)
-			ent_del(L, idx, L->k.p, L->k.n);
-		else if (ent_put(L, idx, kg, L->k.p, L->k.n, NULL, 0) < 0)
+			ent_del(L, idx, L->k.p, L->k.len);
+		else if (ent_put(L, idx, kg, L->k.p, L->k.len, NULL, 0) < 0)
 			return -1;
 	}
 	return 0;
@@ -626,7 +611,7 @@ apply_kv(struct cl *L, struct ckpt_fsrc *s, struct fmeta *m, uint32_t kg, uint32
 	const char *k = m->kind ? m->kind : "value";
 	char kind = strcmp(k, "list") == 0 ? 'l' : strcmp(k, "map") == 0 ? 'm' : 'v';
 	const char *stop = ckpt_fser_blocker(m->ns) ? ckpt_fser_blocker(m->ns) : ckpt_fser_blocker(m->value);
-	struct buf *v = &L->v;
+	struct ckpt_bytebuf *v = &L->v;
 	char msg[700];
 	int r;
 
@@ -644,32 +629,32 @@ apply_kv(struct cl *L, struct ckpt_fsrc *s, struct fmeta *m, uint32_t kg, uint32
 	}
 	if ((r = scope(L, s, m, idx, &kg, tail_of(m, kind, op))) != 0)
 		return r < 0 ? -1 : 0;
-	v->n = 0;
+	v->len = 0;
 	if (op == OP_CLEAR) {
-		ent_del(L, idx, L->k.p, L->k.n);
+		ent_del(L, idx, L->k.p, L->k.len);
 		return 0;
 	}
 	if (kind == 'v' && (op == OP_SET || op == OP_SET_INTERNAL))
 		return piece(L, s, m->value, "value", v, NULL, NULL) < 0 ? -1 :
-			ent_put(L, idx, kg, L->k.p, L->k.n, v->p, v->n);
+			ent_put(L, idx, kg, L->k.p, L->k.len, v->p, v->len);
 	if (kind == 'l' && (op == OP_SET || op == OP_SET_INTERNAL || op == OP_ADD)) {
 		if (piece(L, s, m->value, "list", v, NULL, NULL) < 0)
 			return -1;
 		if (op == OP_ADD)
-			return list_add(L, m, kg, v->p + 4, v->n - 4, (uint32_t)ckpt_be32(v->p), idx);
+			return list_add(L, m, kg, v->p + 4, v->len - 4, (uint32_t)ckpt_be32(v->p), idx);
 		if (ckpt_be32(v->p) == 0) { /* an empty list clears the state */
-			ent_del(L, idx, L->k.p, L->k.n);
+			ent_del(L, idx, L->k.p, L->k.len);
 			return 0;
 		}
-		return ent_put(L, idx, kg, L->k.p, L->k.n, v->p, v->n);
+		return ent_put(L, idx, kg, L->k.p, L->k.len, v->p, v->len);
 	}
 	if (kind == 'l' && op == OP_ADD_ELEMENT)
 		return piece(L, s, m->value->kids[0], "list element", v, NULL, NULL) < 0 ? -1 :
-			list_add(L, m, kg, v->p, v->n, 1, idx);
+			list_add(L, m, kg, v->p, v->len, 1, idx);
 	if (kind == 'm' && op == OP_ADD)
 		return map_add_all(L, s, m, kg, idx);
 	if (kind == 'm' && (op == OP_ADD_ELEMENT || op == OP_ADD_OR_UPDATE_ELEMENT || op == OP_REMOVE_ELEMENT)) {
-		struct buf uk = {0};
+		struct ckpt_bytebuf uk = {0};
 		int rc = piece(L, s, m->value->kids[0], "map key", &uk, NULL, NULL) < 0 ||
 			 (op != OP_REMOVE_ELEMENT && piece(L, s, m->value->kids[1], "map value", v, NULL, NULL) < 0) ||
 			 map_set(L, m, kg, idx, &uk, op == OP_REMOVE_ELEMENT ? NULL : v) < 0 ? -1 : 0;

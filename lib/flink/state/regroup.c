@@ -61,13 +61,6 @@ subtask_of(const struct rg *g, uint32_t kg)
 	return (uint32_t)((uint64_t)kg * g->op->parallelism / g->maxp);
 }
 
-static void
-put_be(unsigned char *p, uint64_t v, int n)
-{
-	for (int i = 0; i < n; i++)
-		p[i] = (unsigned char)(v >> (8 * (n - 1 - i)));
-}
-
 static const char *
 short_cls(const struct ckpt_fser *t)
 {
@@ -136,12 +129,12 @@ put_entry(struct rg *g, uint32_t kg, size_t slot, const unsigned char *k, size_t
 	if (ckpt_grow(&g->rec, &g->reccap, n, 1, 4096, g->e) < 0)
 		return -1;
 	p = g->rec;
-	put_be(p, nk, 4);
-	put_be(p + 4, kg, (int)g->newprefix);
+	ckpt_store_be(p, nk, 4);
+	ckpt_store_be(p + 4, kg, g->newprefix);
 	memcpy(p + 4 + g->newprefix, k + g->oldprefix, kn - g->oldprefix);
 	if (--g->count[slot] == 0)
 		p[4] |= 0x80;
-	put_be(p + 4 + nk, vn, 4);
+	ckpt_store_be(p + 4 + nk, vn, 4);
 	memcpy(p + 8 + nk, v, vn);
 	if (g->wcap && g->wn[slot] + n > g->wcap && flush(g, slot) < 0)
 		return -1;
@@ -571,14 +564,14 @@ lay_out(struct rg *g)
 				if (!any)
 					g->kgoff[kg] = off;
 				any = 1;
-				put_be(b, id, 2);
+				ckpt_store_be(b, id, 2);
 				if (pwrite(g->fd[st], b, 2, (off_t)off) != 2)
 					return ckpt_err_sys(g->e, g->b->meta, "write error");
 				g->pos[slot] = off + 2;
 				off += 2 + g->bytes[slot];
 			}
 			if (any) {
-				put_be(b, END_OF_KEY_GROUP, 2);
+				ckpt_store_be(b, END_OF_KEY_GROUP, 2);
 				if (pwrite(g->fd[st], b, 2, (off_t)off) != 2)
 					return ckpt_err_sys(g->e, g->b->meta, "write error");
 				off += 2;
@@ -616,15 +609,15 @@ handle_bytes(const struct rg *g, uint32_t st, struct ckpt_flink_splice *x)
 	x->p = p;
 	x->n = n;
 	*p++ = 7;
-	put_be(p, first, 4);
-	put_be(p + 4, last - first + 1, 4);
+	ckpt_store_be(p, first, 4);
+	ckpt_store_be(p + 4, last - first + 1, 4);
 	p += 8;
 	for (uint32_t kg = first; kg <= last; kg++, p += 8)
-		put_be(p, g->kgoff[kg], 8);
+		ckpt_store_be(p, g->kgoff[kg], 8);
 	*p++ = 6;
-	put_be(p, nl, 2);
+	ckpt_store_be(p, nl, 2);
 	memcpy(p + 2, name, nl);
-	put_be(p + 2 + nl, g->size[st], 8);
+	ckpt_store_be(p + 2 + nl, g->size[st], 8);
 	free(name);
 	return 0;
 }
@@ -727,7 +720,7 @@ add_subtasks(struct rg *g, const struct ckpt_fmspans *sp, size_t opk, const unsi
 		}
 		x->p = p;
 		memset(p + n, 0, 12 + h.n + tail); /* no operator state, raw keyed, channels, reference */
-		put_be(p + n, st, 4);
+		ckpt_store_be(p + n, st, 4);
 		memcpy(p + n + 12, h.p, h.n);
 		free(h.p);
 		n += 12 + h.n + tail;
@@ -735,7 +728,7 @@ add_subtasks(struct rg *g, const struct ckpt_fmspans *sp, size_t opk, const unsi
 	}
 	if (added == 0)
 		return 0;
-	put_be(x->p, g->op->nsubtasks + added, 4);
+	ckpt_store_be(x->p, g->op->nsubtasks + added, 4);
 	x->n = n;
 	x->at = sp->ops[opk].count_at;
 	x->end = x->at + 4;

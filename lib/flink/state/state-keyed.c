@@ -198,14 +198,8 @@ heap_piece(struct ckpt_fsrc *s, const struct ckpt_fser *t, const char *what, uns
 	ckpt_fsrc_capture(s, 0);
 	if (r < 0)
 		return -1;
-	if (*len + s->clen > *cap) {
-		unsigned char *n = realloc(*buf, *len + s->clen);
-
-		if (n == NULL)
-			return ckpt_err_set(s->e, CKPT_ERR_NOMEM, s->where, "out of memory");
-		*buf = n;
-		*cap = *len + s->clen;
-	}
+	if (ckpt_grow(buf, cap, *len + s->clen, 1, 64, NULL) < 0)
+		return ckpt_err_nomem(s->e, s->where);
 	if (s->clen)
 		memcpy(*buf + *len, s->cap, s->clen);
 	*len += s->clen;
@@ -240,14 +234,8 @@ heap_entry(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, struct 
 			return -1;
 		/* the canonical order: key, then namespace, each with its length after it when both
 		 * are of variable length (as the canonical layout has them) */
-		if (kn + nn + 10 > B->kcap) {
-			unsigned char *x = realloc(B->key, kn + nn + 10);
-
-			if (x == NULL)
-				return ckpt_err_set(c->e, CKPT_ERR_NOMEM, c->where, "out of memory");
-			B->key = x;
-			B->kcap = kn + nn + 10;
-		}
+		if (ckpt_grow(&B->key, &B->kcap, kn + nn + 10, 1, 64, NULL) < 0)
+			return ckpt_err_nomem(c->e, c->where);
 		if (m->ambiguous)
 			kn += length_suffix_put(B->key + kn, kn - c->prefix);
 		if (nn)
