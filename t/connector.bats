@@ -145,7 +145,8 @@ last() { LAST=$(reader_element 0 "$(kafka_split topic 5 10 $NOSTOP)"); }
 	set_last_element 350 "$LAST" "$(i32 35)$(i32 0)$(i32 28)$(kafka_split topic 5 10 $NOSTOP)"
 	unhex
 	bad 2 "$msg" ckpt-inspect -a sp
-	bad 2 "$msg" ckpt-inspect -R sp
+	# -R streams (issue 42): the rows before the damaged element, then the damage, exit 2
+	bad_after 2 "$msg" "$(ckpt-inspect -R "$KAFKA" | head -n 2)" ckpt-inspect -R sp
 	bad 2 "$msg" ckpt-inspect --offsets sp
 	tohex
 	set_last_element 350 "$LAST" "$(i32 27)$(i32 0)$(i32 27)$(utf topic)$(i32 5)$(i64 10)"
