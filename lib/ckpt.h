@@ -618,10 +618,10 @@ long ckpt_archive_verify(const char *path, ckpt_verify_report *report, void *arg
 /* ------------------------------------------------ Flink _metadata: flink/meta.c, base/murmur3.c */
 
 /* does buf start like a Flink _metadata file (magic 0x4960672d, or 1 to 3 bytes of it: a cut one)? */
-int ckpt_flinkmeta_sniff(const void *buf, size_t len);
+int ckpt_fmeta_sniff(const void *buf, size_t len);
 /* decode a Flink _metadata (format versions 2 to 7) into a snapshot whose subtasks hold
  * handles, not entries; name is used in errors.  Decodes to the last byte or fails. */
-struct ckpt_snapshot *ckpt_flinkmeta_decode(const void *buf, size_t len, const char *name,
+struct ckpt_snapshot *ckpt_fmeta_decode(const void *buf, size_t len, const char *name,
 					    struct ckpt_err *e);
 /* the operator id Flink derives from a uid (murmur3_128, seed 0), as Flink prints it. */
 void ckpt_flink_operator_id(const char *uid, size_t len, char out[33]);
@@ -652,7 +652,7 @@ struct ckpt_flink_edit {
  * conflict, two files of one name; CKPT_ERR_REFUSED for an edit naming no operator or path, a new
  * uid or id colliding.
  */
-int ckpt_flinkmeta_rewrite(const void *buf, size_t len, const char *name, const struct ckpt_flink_edit *ed,
+int ckpt_fmeta_rewrite(const void *buf, size_t len, const char *name, const struct ckpt_flink_edit *ed,
 			   size_t ned, struct ckpt_bytes *out, json_t **relative, struct ckpt_err *e);
 
 struct ckpt_flink_write_opts {
@@ -668,7 +668,7 @@ struct ckpt_flink_write_opts {
 
 /*
  * ckpt-merge --max-parallelism: the _metadata in buf (of the file meta) rewritten (with the edits ed,
- * as ckpt_flinkmeta_rewrite) with every operator's max parallelism maxp, the keyed state of a
+ * as ckpt_fmeta_rewrite) with every operator's max parallelism maxp, the keyed state of a
  * canonical savepoint moved to the key groups Flink computes for each key at maxp, one new file a
  * subtask written into dir (its key-group range Flink's), the keyed handles naming them.  Two
  * passes over the state files (the second once per 256 subtasks), memory bounded by maxp x states.  -1 with e set: CKPT_ERR_REFUSED
@@ -712,7 +712,7 @@ int ckpt_flink_rows_write(const char *meta, const void *buf, size_t len, const s
  * Write the savepoint directory outdir from the Flink snapshot in (a directory holding _metadata, or
  * the file): the edited _metadata and the files its relative handles name, whole or not at all
  * (built in a temporary directory beside outdir, renamed at the end).  outdir must not exist nor lie
- * in the input's directory.  -1 with e set (nothing written): the errors of ckpt_flinkmeta_rewrite,
+ * in the input's directory.  -1 with e set (nothing written): the errors of ckpt_fmeta_rewrite,
  * CKPT_ERR_REFUSED for state the graph would not restore, CKPT_ERR_INPUT or CKPT_ERR_IO else.
  */
 int ckpt_flink_savepoint_write(const char *in, const char *outdir, const struct ckpt_flink_write_opts *o,

@@ -38,7 +38,7 @@ static void
 alignment_done(struct ckpt_task *t)
 {
 	int64_t align = ckpt_now_ns() - t->align_start_ns;
-	struct barrier b = t->pending;
+	struct ckpt_barrier b = t->pending;
 
 	t->done_id = t->cur_id;
 	unblock_all(t);
@@ -59,7 +59,7 @@ mark_aligned(struct ckpt_task *t, size_t ch, int block)
 }
 
 void
-ckpt_bh_on_barrier(struct ckpt_task *t, const struct barrier *b, size_t ch, int rpc)
+ckpt_bh_on_barrier(struct ckpt_task *t, const struct ckpt_barrier *b, size_t ch, int rpc)
 {
 	if (t->job->p->unaligned) {
 		ckpt_ua_on_barrier(t, b, ch, rpc);
@@ -115,7 +115,7 @@ ckpt_bh_on_end_of_partition(struct ckpt_task *t, size_t ch)
  * input closed it checkpoints like a source, else a virtual, non-blocking barrier on each open channel.
  */
 void
-ckpt_bh_rpc_trigger(struct ckpt_task *t, const struct barrier *b)
+ckpt_bh_rpc_trigger(struct ckpt_task *t, const struct ckpt_barrier *b)
 {
 	if (t->nopen == 0) {
 		if (b->id > t->cur_id) {

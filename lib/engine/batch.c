@@ -15,7 +15,7 @@
 /* ---- events: stdout and the job event log */
 
 static void
-emit(struct bjob *b, json_t *ev)
+emit(struct ckpt_bjob *b, json_t *ev)
 {
 	if (ev != NULL && b->o->event)
 		b->o->event(b->o->arg, ev);
@@ -23,14 +23,14 @@ emit(struct bjob *b, json_t *ev)
 }
 
 static void
-state_event(struct bjob *b, struct ckpt_task *t, const char *state)
+state_event(struct ckpt_bjob *b, struct ckpt_task *t, const char *state)
 {
 	emit(b, json_pack("{s:s,s:s,s:i,s:s,s:i}", "event", "task_state", "vertex", t->v->id, "subtask",
 			  (json_int_t)t->sub, "state", state, "attempt", (json_int_t)t->attempt));
 }
 
 static int
-log_append(struct bjob *b, uint32_t type, json_t *payload, struct ckpt_err *e)
+log_append(struct ckpt_bjob *b, uint32_t type, json_t *payload, struct ckpt_err *e)
 {
 	int r;
 
@@ -42,13 +42,13 @@ log_append(struct bjob *b, uint32_t type, json_t *payload, struct ckpt_err *e)
 }
 
 static int
-log_initialized(struct bjob *b, size_t v, struct ckpt_err *e)
+log_initialized(struct ckpt_bjob *b, size_t v, struct ckpt_err *e)
 {
-	const struct pl_vertex *pv = &b->p->v[v];
+	const struct ckpt_pl_vertex *pv = &b->p->v[v];
 	json_t *in = json_array();
 
 	for (size_t g = 0; g < pv->nin; g++) {
-		const struct pl_edge *ed = &b->p->e[pv->in[g]];
+		const struct ckpt_pl_edge *ed = &b->p->e[pv->in[g]];
 		int pw = ed->part == PART_FORWARD || ed->part == PART_RESCALE;
 
 		json_array_append_new(in, json_pack("{s:s,s:s,s:s}", "vertex", b->p->v[ed->source].id,
@@ -64,7 +64,7 @@ log_initialized(struct bjob *b, size_t v, struct ckpt_err *e)
 
 /* The split coordinator of a source: the splits whose readers finished (split i is subtask i's). */
 static json_t *
-coordinator_state(struct bjob *b, size_t v)
+coordinator_state(struct ckpt_bjob *b, size_t v)
 {
 	struct ckpt_bits done;
 	json_t *s;
@@ -89,7 +89,7 @@ coordinator_state(struct bjob *b, size_t v)
  * incrementally (the partitions registered since).
  */
 static json_t *
-snapshots(struct bjob *b)
+snapshots(struct ckpt_bjob *b)
 {
 	json_t *co = json_object(), *sh;
 	const char *s;
@@ -119,7 +119,7 @@ snapshots(struct bjob *b)
 }
 
 static int
-vertex_complete(const struct bjob *b, size_t v)
+vertex_complete(const struct ckpt_bjob *b, size_t v)
 {
 	for (uint32_t i = 0; i < b->p->v[v].parallelism; i++)
 		if (b->st[b->vfirst[v] + i] != B_FINISHED)
@@ -128,7 +128,7 @@ vertex_complete(const struct bjob *b, size_t v)
 }
 
 static int
-log_finished(struct bjob *b, struct ckpt_task *t, struct ckpt_err *e)
+log_finished(struct ckpt_bjob *b, struct ckpt_task *t, struct ckpt_err *e)
 {
 	int complete = vertex_complete(b, t->vi);
 	int64_t now = ckpt_now_ms();
@@ -159,10 +159,10 @@ log_finished(struct bjob *b, struct ckpt_task *t, struct ckpt_err *e)
 /* ---- scheduling */
 
 static int
-inputs_complete(const struct bjob *b, const struct ckpt_task *t)
+inputs_complete(const struct ckpt_bjob *b, const struct ckpt_task *t)
 {
 	for (size_t g = 0; g < t->v->nin; g++) {
-		const struct pl_edge *ed = &b->p->e[t->v->in[g]];
+		const struct ckpt_pl_edge *ed = &b->p->e[t->v->in[g]];
 		uint32_t lo, hi;
 
 		if (!ckpt_bp_blocking(b->p, t->v->in[g]))
@@ -176,7 +176,7 @@ inputs_complete(const struct bjob *b, const struct ckpt_task *t)
 }
 
 static void
-prepare_task(struct bjob *b, struct ckpt_task *t)
+prepare_task(struct ckpt_bjob *b, struct ckpt_task *t)
 {
 	t->attempt++;
 	atomic_store(&t->cancel, 0);
@@ -206,7 +206,7 @@ prepare_task(struct bjob *b, struct ckpt_task *t)
  * pipeline and in its job graph (failover), and the subtasks beyond it absent.
  */
 static void
-set_parallelism(struct bjob *b, size_t v, uint32_t n)
+set_parallelism(struct ckpt_bjob *b, size_t v, uint32_t n)
 {
 	struct ckpt_vertex *gv = &b->p->graph->v[v];
 
@@ -225,9 +225,9 @@ set_parallelism(struct bjob *b, size_t v, uint32_t n)
  * bytes_per_task, rounded up, within [min_parallelism, its bound].
  */
 static void
-decide(struct bjob *b, size_t v)
+decide(struct ckpt_bjob *b, size_t v)
 {
-	const struct pl_vertex *pv = &b->p->v[v];
+	const struct ckpt_pl_vertex *pv = &b->p->v[v];
 	uint64_t bytes = 0, n;
 
 	for (size_t g = 0; g < pv->nin; g++) {
@@ -253,7 +253,7 @@ decide(struct bjob *b, size_t v)
  * subtasks are set up first, their queues empty, then their threads start.
  */
 static int
-start_ready(struct bjob *b, struct ckpt_err *e)
+start_ready(struct ckpt_bjob *b, struct ckpt_err *e)
 {
 	for (size_t v = 0; v < b->p->nv; v++)
 		if (!b->decided[v])
@@ -300,7 +300,7 @@ join_task(struct ckpt_task *t)
 
 /* Whole pipelined regions restart (with approximate failover too: their queues are shared). */
 static void
-close_over_regions(struct bjob *b, struct ckpt_bits *sets)
+close_over_regions(struct ckpt_bjob *b, struct ckpt_bits *sets)
 {
 	memset(b->ready, 0, b->nt);
 	for (size_t v = 0; v < b->p->nv; v++)
@@ -315,7 +315,7 @@ close_over_regions(struct bjob *b, struct ckpt_bits *sets)
 
 /* The producer whose partition ft found gone, as the lost partition of a failover. */
 static int
-lost_sets(struct bjob *b, const struct ckpt_task *ft, struct ckpt_bits **lost, char *reason, size_t size,
+lost_sets(struct ckpt_bjob *b, const struct ckpt_task *ft, struct ckpt_bits **lost, char *reason, size_t size,
 	  struct ckpt_err *e)
 {
 	const struct ckpt_task *pt;
@@ -342,7 +342,7 @@ lost_sets(struct bjob *b, const struct ckpt_task *ft, struct ckpt_bits **lost, c
  * the restart set is reset in the log and runs again.
  */
 static int
-failover(struct bjob *b, struct ckpt_task *ft, struct ckpt_err *e)
+failover(struct ckpt_bjob *b, struct ckpt_task *ft, struct ckpt_err *e)
 {
 	struct ckpt_graph *g = b->p->graph;
 	struct ckpt_bits *sets = ckpt_calloc(b->p->nv, sizeof *sets, e), *lost = NULL;
@@ -414,7 +414,7 @@ out:
 
 /* Threads that ended: finished (logged), failed (failover) or broken (the job fails). */
 static int
-reap(struct bjob *b, struct ckpt_err *e)
+reap(struct ckpt_bjob *b, struct ckpt_err *e)
 {
 	for (size_t i = 0; i < b->nt; i++) {
 		struct ckpt_task *t = &b->t[i];
@@ -449,7 +449,7 @@ reap(struct bjob *b, struct ckpt_err *e)
 }
 
 static int
-all_done(const struct bjob *b)
+all_done(const struct ckpt_bjob *b)
 {
 	for (size_t i = 0; i < b->nt; i++)
 		if (b->st[i] != B_FINISHED && b->st[i] != B_ABSENT)
@@ -460,7 +460,7 @@ all_done(const struct bjob *b)
 /* ---- recovery: the log replayed (ckpt_replay_run, as ckpt-replay), partitions that survived */
 
 static json_t *
-available_partitions(struct bjob *b)
+available_partitions(struct ckpt_bjob *b)
 {
 	json_t *a = json_array();
 
@@ -481,7 +481,7 @@ available_partitions(struct bjob *b)
 
 /* The metrics of a vertex_finished payload into the task it names (a vertex the pipeline lacks is skipped). */
 static void
-finished_metrics(struct bjob *b, const struct ckpt_event *ev)
+finished_metrics(struct ckpt_bjob *b, const struct ckpt_event *ev)
 {
 	long v = ckpt_graph_find(b->p->graph, ev->vertex);
 	json_t *j, *m;
@@ -501,7 +501,7 @@ finished_metrics(struct bjob *b, const struct ckpt_event *ev)
  * that job_finished counts the whole job, not this session only.
  */
 static int
-recover_metrics(struct bjob *b, struct ckpt_err *e)
+recover_metrics(struct ckpt_bjob *b, struct ckpt_err *e)
 {
 	struct ckpt_evreader *r = ckpt_evreader_open(b->logdir, e);
 	struct ckpt_event ev;
@@ -520,7 +520,7 @@ recover_metrics(struct bjob *b, struct ckpt_err *e)
 }
 
 static int
-recover(struct bjob *b, struct ckpt_err *e)
+recover(struct ckpt_bjob *b, struct ckpt_err *e)
 {
 	struct ckpt_replay_opts ro = {.graph = b->p->graph};
 	struct ckpt_replay plan = {0};
@@ -576,7 +576,7 @@ log_is_empty(const char *dir)
 }
 
 static void
-init_task(struct bjob *b, size_t v, uint32_t s)
+init_task(struct ckpt_bjob *b, size_t v, uint32_t s)
 {
 	struct ckpt_task *t = &b->t[b->vfirst[v] + s];
 
@@ -592,7 +592,7 @@ init_task(struct bjob *b, size_t v, uint32_t s)
 
 /* Temporary files of partitions whose writer was killed (ckpt_atomic's NAME.tmp.XXXXXX). */
 static void
-clean_partdir(const struct bjob *b)
+clean_partdir(const struct ckpt_bjob *b)
 {
 	DIR *d = opendir(b->partdir);
 	struct dirent *de;
@@ -621,7 +621,7 @@ uf_find(size_t *up, size_t i)
 /* Pipelined regions of subtasks (Flink's SchedulingPipelinedRegionComputeUtil: pipelined edges join)
  * and the queues of pipelined edges. */
 static int
-setup_regions(struct bjob *b, struct ckpt_err *e)
+setup_regions(struct ckpt_bjob *b, struct ckpt_err *e)
 {
 	const struct ckpt_pipeline *p = b->p;
 
@@ -642,7 +642,7 @@ setup_regions(struct bjob *b, struct ckpt_err *e)
 	for (size_t i = 0; i < b->npq; i++)
 		pthread_mutex_init(&b->pq[i].mu, NULL);
 	for (size_t k = 0; k < p->ne; k++) {
-		const struct pl_edge *ed = &p->e[k];
+		const struct ckpt_pl_edge *ed = &p->e[k];
 
 		for (uint32_t c = 0; !ckpt_bp_blocking(p, k) && c < p->v[ed->target].parallelism; c++) {
 			uint32_t lo, hi;
@@ -664,7 +664,7 @@ setup_regions(struct bjob *b, struct ckpt_err *e)
 
 /* Partition files are named by the vertex id, encoded: a name too long for a file system is refused. */
 static int
-check_names(const struct bjob *b, struct ckpt_err *e)
+check_names(const struct ckpt_bjob *b, struct ckpt_err *e)
 {
 	for (size_t v = 0; v < b->p->nv; v++)
 		if (ckpt_bp_has_partition(b->p, v) && ckpt_bp_encode_id(b->p->v[v].id, NULL, 0) > PART_NAME_MAX)
@@ -674,7 +674,7 @@ check_names(const struct bjob *b, struct ckpt_err *e)
 }
 
 static int
-setup(struct bjob *b, struct ckpt_pipeline *p, const struct ckpt_run_opts *o, struct ckpt_err *e)
+setup(struct ckpt_bjob *b, struct ckpt_pipeline *p, const struct ckpt_run_opts *o, struct ckpt_err *e)
 {
 	b->p = b->j.p = p;
 	b->o = b->j.o = o;
@@ -731,7 +731,7 @@ setup(struct bjob *b, struct ckpt_pipeline *p, const struct ckpt_run_opts *o, st
 }
 
 static void
-free_bjob(struct bjob *b)
+free_bjob(struct ckpt_bjob *b)
 {
 	for (size_t i = 0; b->t && i < b->nt; i++) {
 		join_task(&b->t[i]);
@@ -780,7 +780,7 @@ free_bjob(struct bjob *b)
  * over its duration).
  */
 static void
-finished_event(struct bjob *b, const char *state)
+finished_event(struct ckpt_bjob *b, const char *state)
 {
 	int64_t ms = ckpt_now_ms() - b->start_ms;
 	uint64_t sink = 0, source = 0, now = 0;
@@ -804,7 +804,7 @@ finished_event(struct bjob *b, const char *state)
 int
 ckpt_batch_run(struct ckpt_pipeline *p, const struct ckpt_run_opts *o, struct ckpt_err *e)
 {
-	struct bjob b = {0};
+	struct ckpt_bjob b = {0};
 	const char *state = "FINISHED";
 	int r = -1;
 

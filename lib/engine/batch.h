@@ -10,14 +10,14 @@
 #define PART_LIMIT ((uint64_t)1 << 32)    /* a partition file larger than this is refused */
 
 /* One section of a subtask's blocking output: the records for one consumer subtask of one edge. */
-struct bsec {
+struct ckpt_bsec {
 	unsigned char *d;
 	size_t n, cap;
 };
 
 /* The blocking partition a subtask writes: sections first[q] + consumer, per output edge q. */
-struct bout {
-	struct bsec *sec;
+struct ckpt_bout {
+	struct ckpt_bsec *sec;
 	size_t *first;
 	uint32_t *rr;
 	size_t nsec;
@@ -30,7 +30,7 @@ struct bout {
  * how many producers ended.  Producer and consumer belong to one pipelined
  * region, so they start, fail and restart together.
  */
-struct pq {
+struct ckpt_pq {
 	pthread_mutex_t mu;
 	unsigned char *d;
 	size_t n, cap;
@@ -41,13 +41,13 @@ struct pq {
 
 enum { B_PENDING, B_RUNNING, B_FINISHED, B_ABSENT /* beyond a decided parallelism */ };
 
-struct bjob {
+struct ckpt_bjob {
 	struct ckpt_job j; /* first: what operators reach through t->job */
 	struct ckpt_pipeline *p;
 	const struct ckpt_run_opts *o;
 	struct ckpt_task *t;
 	size_t nt, *vfirst;
-	struct pq *pq;           /* queues of pipelined edges: pqfirst[k] + consumer subtask */
+	struct ckpt_pq *pq;           /* queues of pipelined edges: pqfirst[k] + consumer subtask */
 	size_t *pqfirst, npq;
 	size_t *region;          /* per task: the first task of its pipelined region */
 	unsigned char *ready;    /* per task, scratch of start_ready */
@@ -76,11 +76,11 @@ int ckpt_bp_blocking(const struct ckpt_pipeline *p, size_t k);
 /* A vertex id percent-encoded for a file name into out (size bytes); the encoded length. */
 size_t ckpt_bp_encode_id(const char *id, char *out, size_t size);
 /* The path of subtask sub of vertex v's blocking partition. */
-void ckpt_bp_part_path(const struct bjob *b, size_t v, uint32_t sub, char *out, size_t size);
+void ckpt_bp_part_path(const struct ckpt_bjob *b, size_t v, uint32_t sub, char *out, size_t size);
 /* The queue of pipelined edge k to consumer subtask c. */
-struct pq *ckpt_bp_pq_of(struct bjob *b, size_t k, uint32_t c);
+struct ckpt_pq *ckpt_bp_pq_of(struct ckpt_bjob *b, size_t k, uint32_t c);
 /* Before t (re)starts: its pipelined inputs empty, none of their producers ended. */
-void ckpt_bp_pq_reset_inputs(struct bjob *b, struct ckpt_task *t);
+void ckpt_bp_pq_reset_inputs(struct ckpt_bjob *b, struct ckpt_task *t);
 /* A whole blocking partition file, checked; a missing or damaged one is an error. */
 int ckpt_bp_read_partition(const char *path, unsigned char **d, size_t *len, struct ckpt_err *e);
 /* The thread of one batch subtask: run it, then tell the scheduler how it ended. */

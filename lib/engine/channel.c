@@ -15,7 +15,7 @@
 #define EVENT_SLOTS 64
 
 void
-ckpt_notify_init(struct notify *n)
+ckpt_notify_init(struct ckpt_notify *n)
 {
 	pthread_condattr_t a;
 
@@ -29,14 +29,14 @@ ckpt_notify_init(struct notify *n)
 }
 
 void
-ckpt_notify_destroy(struct notify *n)
+ckpt_notify_destroy(struct ckpt_notify *n)
 {
 	pthread_mutex_destroy(&n->mu);
 	pthread_cond_destroy(&n->cv);
 }
 
 void
-ckpt_notify_wait(struct notify *n, unsigned seq, int64_t timeout_ms)
+ckpt_notify_wait(struct ckpt_notify *n, unsigned seq, int64_t timeout_ms)
 {
 	struct timespec ts;
 
@@ -69,7 +69,7 @@ ckpt_notify_wait(struct notify *n, unsigned seq, int64_t timeout_ms)
  * and nobody pays for a system call when nobody sleeps.
  */
 void
-ckpt_notify_wake(struct notify *n)
+ckpt_notify_wake(struct ckpt_notify *n)
 {
 	atomic_fetch_add(&n->seq, 1);
 	if (atomic_load(&n->waiters) == 0)
@@ -86,7 +86,7 @@ buf_new(size_t bufsize, struct ckpt_err *e)
 }
 
 int
-ckpt_gate_init(struct gate *g, size_t floating, size_t bufsize, struct ckpt_err *e)
+ckpt_gate_init(struct ckpt_gate *g, size_t floating, size_t bufsize, struct ckpt_err *e)
 {
 	pthread_mutex_init(&g->mu, NULL);
 	for (size_t i = 0; i < floating; i++) {
@@ -103,7 +103,7 @@ ckpt_gate_init(struct gate *g, size_t floating, size_t bufsize, struct ckpt_err 
 }
 
 void
-ckpt_gate_destroy(struct gate *g)
+ckpt_gate_destroy(struct ckpt_gate *g)
 {
 	while (g->free) {
 		struct ckpt_buf *b = g->free;
@@ -116,7 +116,7 @@ ckpt_gate_destroy(struct gate *g)
 }
 
 int
-ckpt_channel_init(struct channel *c, struct gate *g, size_t exclusive, size_t max_inflight, size_t bufsize,
+ckpt_channel_init(struct ckpt_channel *c, struct ckpt_gate *g, size_t exclusive, size_t max_inflight, size_t bufsize,
 	     struct ckpt_err *e)
 {
 	pthread_mutex_init(&c->mu, NULL);
@@ -140,10 +140,10 @@ ckpt_channel_init(struct channel *c, struct gate *g, size_t exclusive, size_t ma
 }
 
 void
-ckpt_channel_destroy(struct channel *c)
+ckpt_channel_destroy(struct ckpt_channel *c)
 {
 	for (size_t i = 0; i < c->n; i++) {
-		struct entry *en = &c->q[(c->head + i) % c->cap];
+		struct ckpt_entry *en = &c->q[(c->head + i) % c->cap];
 
 		if (en->kind != ENT_BUFFER)
 			continue;
@@ -167,7 +167,7 @@ ckpt_channel_destroy(struct channel *c)
 }
 
 struct ckpt_buf *
-ckpt_channel_take_buffer(struct channel *c, unsigned *gen)
+ckpt_channel_take_buffer(struct ckpt_channel *c, unsigned *gen)
 {
 	struct ckpt_buf *b = NULL;
 
@@ -198,7 +198,7 @@ ckpt_channel_take_buffer(struct channel *c, unsigned *gen)
 
 /* Return a buffer to where it came from; the caller holds its channel's lock when it is exclusive. */
 static void
-give_back(struct channel *c, struct ckpt_buf *b)
+give_back(struct ckpt_channel *c, struct ckpt_buf *b)
 {
 	c->inflight--;
 	if (b->home_ch == c) {
@@ -215,7 +215,7 @@ give_back(struct channel *c, struct ckpt_buf *b)
 }
 
 void
-ckpt_channel_return_unused(struct channel *c, struct ckpt_buf *b)
+ckpt_channel_return_unused(struct ckpt_channel *c, struct ckpt_buf *b)
 {
 	pthread_mutex_lock(&c->mu);
 	give_back(c, b);
@@ -225,17 +225,17 @@ ckpt_channel_return_unused(struct channel *c, struct ckpt_buf *b)
 void
 ckpt_buffer_release(struct ckpt_buf *b)
 {
-	struct channel *c = b->home_ch;
+	struct ckpt_channel *c = b->home_ch;
 	int floating = b->home_gate != NULL;
 
 	/* a floating buffer names no channel: it was counted against the one it travelled in */
 	if (floating)
-		c = (struct channel *)b->next;
+		c = (struct ckpt_channel *)b->next;
 	pthread_mutex_lock(&c->mu);
 	give_back(c, b);
 	pthread_mutex_unlock(&c->mu);
 	if (floating) {
-		struct gate *g = b->home_gate;
+		struct ckpt_gate *g = b->home_gate;
 
 		for (size_t i = 0; i < g->nch; i++)
 			if (g->ch[i]->prod)
@@ -246,7 +246,7 @@ ckpt_buffer_release(struct ckpt_buf *b)
 }
 
 int
-ckpt_channel_push(struct channel *c, const struct entry *en, unsigned gen)
+ckpt_channel_push(struct ckpt_channel *c, const struct ckpt_entry *en, unsigned gen)
 {
 	int r = 0, wake = 0;
 
@@ -283,7 +283,7 @@ out:
 }
 
 int
-ckpt_channel_pop(struct channel *c, struct entry *en)
+ckpt_channel_pop(struct ckpt_channel *c, struct ckpt_entry *en)
 {
 	int r = 0;
 
@@ -301,7 +301,7 @@ ckpt_channel_pop(struct channel *c, struct entry *en)
 }
 
 int
-ckpt_channel_peek_kind(struct channel *c)
+ckpt_channel_peek_kind(struct ckpt_channel *c)
 {
 	int k = -1;
 
@@ -313,13 +313,13 @@ ckpt_channel_peek_kind(struct channel *c)
 }
 
 uint64_t
-ckpt_channel_reset(struct channel *c, int keep_end)
+ckpt_channel_reset(struct ckpt_channel *c, int keep_end)
 {
 	uint64_t lost = 0;
 
 	pthread_mutex_lock(&c->mu);
 	for (size_t i = 0; i < c->n; i++) {
-		struct entry en = c->q[(c->head + i) % c->cap];
+		struct ckpt_entry en = c->q[(c->head + i) % c->cap];
 
 		if (en.kind == ENT_BUFFER) {
 			lost += en.b->nrec;
@@ -336,9 +336,9 @@ ckpt_channel_reset(struct channel *c, int keep_end)
 	} else {
 		/* the producer lives on: a new consumer must still learn that its input ended */
 		if (c->eod_sent)
-			c->q[(c->head + c->n++) % c->cap] = (struct entry){.kind = ENT_END_OF_DATA, .bar = {.drain = c->eod_drain}};
+			c->q[(c->head + c->n++) % c->cap] = (struct ckpt_entry){.kind = ENT_END_OF_DATA, .bar = {.drain = c->eod_drain}};
 		if (c->eop_sent)
-			c->q[(c->head + c->n++) % c->cap] = (struct entry){.kind = ENT_END_OF_PARTITION};
+			c->q[(c->head + c->n++) % c->cap] = (struct ckpt_entry){.kind = ENT_END_OF_PARTITION};
 	}
 	pthread_mutex_unlock(&c->mu);
 	if (c->prod)

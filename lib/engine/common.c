@@ -6,7 +6,7 @@
 #include "engine.h"
 
 struct ckpt_msg *
-ckpt_msg_new(enum msg_kind k, const struct ckpt_task *t)
+ckpt_msg_new(enum ckpt_msg_kind k, const struct ckpt_task *t)
 {
 	struct ckpt_msg *m = calloc(1, sizeof *m);
 
@@ -45,7 +45,7 @@ ckpt_job_event(struct ckpt_job *j, json_t *ev)
 
 /* The producer subtasks [lo, hi) that consumer j of edge ed reads. */
 void
-ckpt_edge_inputs(const struct ckpt_pipeline *p, const struct pl_edge *ed, uint32_t j, uint32_t *lo, uint32_t *hi)
+ckpt_edge_inputs(const struct ckpt_pipeline *p, const struct ckpt_pl_edge *ed, uint32_t j, uint32_t *lo, uint32_t *hi)
 {
 	uint32_t S = p->v[ed->source].parallelism, T = p->v[ed->target].parallelism;
 

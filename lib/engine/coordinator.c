@@ -16,7 +16,7 @@ static const char *const op_display[OP_NKINDS] = {
 };
 
 void
-ckpt_pending_free(struct ckpt_job *j, struct pending_cp *pc)
+ckpt_pending_free(struct ckpt_job *j, struct ckpt_pending_cp *pc)
 {
 	size_t k = (size_t)(pc - j->pend);
 
@@ -33,7 +33,7 @@ ckpt_pending_free(struct ckpt_job *j, struct pending_cp *pc)
 	j->npend--;
 }
 
-static struct pending_cp *
+static struct ckpt_pending_cp *
 find_pending(struct ckpt_job *j, int64_t id)
 {
 	for (size_t i = 0; i < j->npend; i++)
@@ -53,7 +53,7 @@ counts_as_failure(const char *reason)
 
 /* notify-checkpoint-aborted, to the subtasks that still owed an acknowledgement */
 static void
-notify_aborted(struct ckpt_job *j, const struct pending_cp *pc)
+notify_aborted(struct ckpt_job *j, const struct ckpt_pending_cp *pc)
 {
 	for (size_t t = 0; t < j->nt; t++) {
 		struct ckpt_task *k = &j->t[t];
@@ -66,7 +66,7 @@ notify_aborted(struct ckpt_job *j, const struct pending_cp *pc)
 }
 
 static void
-abort_pending(struct ckpt_job *j, struct pending_cp *pc, const char *reason)
+abort_pending(struct ckpt_job *j, struct ckpt_pending_cp *pc, const char *reason)
 {
 	int stop = pc->bar.kind == BAR_SYNC_SAVEPOINT, stopped = stop && pc->delivered;
 
@@ -110,7 +110,7 @@ update_graph(struct ckpt_job *j)
 
 /* The test hook of failures[]: the first stop-with-savepoint trigger finds subtask t closing. */
 static int
-hook_closing(struct ckpt_job *j, const struct ckpt_task *t, const struct barrier *b)
+hook_closing(struct ckpt_job *j, const struct ckpt_task *t, const struct ckpt_barrier *b)
 {
 	for (size_t f = 0; b->kind == BAR_SYNC_SAVEPOINT && f < j->p->nfail; f++)
 		if (j->p->fail[f].closing && !j->fail_fired[f] && j->p->fail[f].vertex == t->vi &&
@@ -127,7 +127,7 @@ hook_closing(struct ckpt_job *j, const struct ckpt_task *t, const struct barrier
  * stop-with-savepoint has stopped no source.  Only the coordinator holds several mailbox locks.
  */
 static int
-mail_triggers(struct ckpt_job *j, const struct ckpt_plan *plan, const struct barrier *b)
+mail_triggers(struct ckpt_job *j, const struct ckpt_plan *plan, const struct ckpt_barrier *b)
 {
 	int r = 0;
 	size_t t;
@@ -158,7 +158,7 @@ mail_triggers(struct ckpt_job *j, const struct ckpt_plan *plan, const struct bar
 }
 
 static int
-init_pending(struct ckpt_job *j, struct pending_cp *pc, const struct ckpt_plan *plan, struct ckpt_err *e)
+init_pending(struct ckpt_job *j, struct ckpt_pending_cp *pc, const struct ckpt_plan *plan, struct ckpt_err *e)
 {
 	pc->wait = ckpt_calloc(j->p->nv, sizeof *pc->wait, e);
 	pc->acks = ckpt_calloc(j->nt, sizeof *pc->acks, e);
@@ -182,7 +182,7 @@ init_pending(struct ckpt_job *j, struct pending_cp *pc, const struct ckpt_plan *
 	return 0;
 }
 
-static void complete(struct ckpt_job *j, struct pending_cp *pc);
+static void complete(struct ckpt_job *j, struct ckpt_pending_cp *pc);
 
 static int
 union_vertex(const struct ckpt_job *j, size_t v)
@@ -203,7 +203,7 @@ union_vertex(const struct ckpt_job *j, size_t v)
  * The vertex whose subtasks partly ended (of pc's acknowledgements, or now when pc is NULL), else -1.
  */
 static ssize_t
-union_partly_ended(const struct ckpt_job *j, const struct pending_cp *pc)
+union_partly_ended(const struct ckpt_job *j, const struct ckpt_pending_cp *pc)
 {
 	for (size_t v = 0; v < j->p->nv; v++) {
 		uint32_t n = 0, par = j->p->v[v].parallelism;
@@ -232,11 +232,11 @@ decline_union(struct ckpt_job *j, size_t v, struct ckpt_err *e)
 /* Trigger a checkpoint now: 1 triggered, 0 declined by the plan (*declined names Flink's reason, e says
  * why), -1 on error. */
 int
-ckpt_coord_trigger(struct ckpt_job *j, enum bar_kind kind, int drain, const char **declined, struct ckpt_err *e)
+ckpt_coord_trigger(struct ckpt_job *j, enum ckpt_bar_kind kind, int drain, const char **declined, struct ckpt_err *e)
 {
 	struct ckpt_plan_opts po = {CKPT_PLAN_FAST, !j->p->after_finish};
 	struct ckpt_plan plan = {0};
-	struct pending_cp *pc, *np;
+	struct ckpt_pending_cp *pc, *np;
 	ssize_t uv;
 	int r = -1, mr;
 
@@ -264,7 +264,7 @@ ckpt_coord_trigger(struct ckpt_job *j, enum bar_kind kind, int drain, const char
 	memset(pc, 0, sizeof *pc);
 	pc->id = j->next_id++;
 	pc->start_ms = ckpt_now_ms();
-	pc->bar = (struct barrier){.id = pc->id, .ts_ms = pc->start_ms, .kind = kind, .drain = drain};
+	pc->bar = (struct ckpt_barrier){.id = pc->id, .ts_ms = pc->start_ms, .kind = kind, .drain = drain};
 	/* savepoints are aligned; a timeout of 0 makes a checkpoint unaligned from the start (FLIP-76) */
 	pc->bar.unaligned = j->p->unaligned && kind == BAR_CHECKPOINT && j->p->aligned_timeout_ms == 0;
 	if (init_pending(j, pc, &plan, e) < 0) {
@@ -293,9 +293,9 @@ out:
 /* ---- completion */
 
 static int
-fill_operator(struct ckpt_job *j, struct pending_cp *pc, size_t v, struct ckpt_operator *op, struct ckpt_err *e)
+fill_operator(struct ckpt_job *j, struct ckpt_pending_cp *pc, size_t v, struct ckpt_operator *op, struct ckpt_err *e)
 {
-	const struct pl_vertex *pv = &j->p->v[v];
+	const struct ckpt_pl_vertex *pv = &j->p->v[v];
 
 	op->id = ckpt_strdup(pv->id, e);
 	op->uid = ckpt_strdup(pv->prm.uid ? pv->prm.uid : pv->id, e);
@@ -326,7 +326,7 @@ fill_operator(struct ckpt_job *j, struct pending_cp *pc, size_t v, struct ckpt_o
 }
 
 static struct ckpt_snapshot *
-build_snapshot(struct ckpt_job *j, struct pending_cp *pc, uint64_t *state_bytes, struct ckpt_err *e)
+build_snapshot(struct ckpt_job *j, struct ckpt_pending_cp *pc, uint64_t *state_bytes, struct ckpt_err *e)
 {
 	struct ckpt_snapshot *s = ckpt_calloc(1, sizeof *s, e);
 
@@ -356,7 +356,7 @@ fail:
 }
 
 static char *
-archive_path(struct ckpt_job *j, const struct pending_cp *pc, struct ckpt_err *e)
+archive_path(struct ckpt_job *j, const struct ckpt_pending_cp *pc, struct ckpt_err *e)
 {
 	char buf[4200];
 
@@ -431,7 +431,7 @@ verify_written(struct ckpt_job *j, struct ckpt_snapshot *s, const char *path, st
 }
 
 static int
-write_archive(struct ckpt_job *j, struct pending_cp *pc, const char *path, uint64_t *state_bytes, struct ckpt_err *e)
+write_archive(struct ckpt_job *j, struct ckpt_pending_cp *pc, const char *path, uint64_t *state_bytes, struct ckpt_err *e)
 {
 	struct ckpt_snapshot *s = build_snapshot(j, pc, state_bytes, e);
 	int kind = ckpt_archive_kind_of(path), r;
@@ -446,13 +446,13 @@ write_archive(struct ckpt_job *j, struct pending_cp *pc, const char *path, uint6
 }
 
 static void
-complete(struct ckpt_job *j, struct pending_cp *pc)
+complete(struct ckpt_job *j, struct ckpt_pending_cp *pc)
 {
 	struct ckpt_err e = {0};
 	uint64_t state_bytes = 0;
 	int64_t now = ckpt_now_ms(), id = pc->id;
 	char *path = archive_path(j, pc, &e);
-	enum bar_kind kind = pc->bar.kind;
+	enum ckpt_bar_kind kind = pc->bar.kind;
 	int drain = pc->bar.drain, covered = 1;
 	ssize_t uv = union_partly_ended(j, pc);
 
@@ -507,7 +507,7 @@ complete(struct ckpt_job *j, struct pending_cp *pc)
 static void
 on_ack(struct ckpt_job *j, struct ckpt_msg *m)
 {
-	struct pending_cp *pc = find_pending(j, m->id);
+	struct ckpt_pending_cp *pc = find_pending(j, m->id);
 	const struct ckpt_task *t = &j->t[m->task];
 
 	if (pc == NULL || !ckpt_bits_test(&pc->wait[t->vi], t->sub))
@@ -534,7 +534,7 @@ ckpt_coord_task_finished(struct ckpt_job *j, size_t gi)
 	const struct ckpt_task *t = &j->t[gi];
 
 	for (size_t i = j->npend; i-- > 0;) {
-		struct pending_cp *pc = &j->pend[i];
+		struct ckpt_pending_cp *pc = &j->pend[i];
 
 		if (!ckpt_bits_test(&pc->wait[t->vi], t->sub))
 			continue;
@@ -557,7 +557,7 @@ all_reached_end(const struct ckpt_job *j)
 void
 ckpt_coord_handle(struct ckpt_job *j, struct ckpt_msg *m)
 {
-	struct pending_cp *pc;
+	struct ckpt_pending_cp *pc;
 
 	switch (m->kind) {
 	case MSG_ACK:
@@ -627,7 +627,7 @@ tick_stop(struct ckpt_job *j, int64_t now)
 
 /* When the aligned timeout of a checkpoint ends (0: no timer runs). */
 static int64_t
-align_deadline(const struct ckpt_job *j, const struct pending_cp *pc)
+align_deadline(const struct ckpt_job *j, const struct ckpt_pending_cp *pc)
 {
 	if (!j->p->unaligned || j->p->aligned_timeout_ms <= 0 || pc->bar.kind != BAR_CHECKPOINT || pc->bar.unaligned ||
 	    !pc->delivered || pc->timer_fired)
@@ -644,7 +644,7 @@ static void
 fire_align_timers(struct ckpt_job *j, int64_t now)
 {
 	for (size_t i = 0; i < j->npend; i++) {
-		struct pending_cp *pc = &j->pend[i];
+		struct ckpt_pending_cp *pc = &j->pend[i];
 		int64_t d = align_deadline(j, pc);
 
 		if (d == 0 || now < d)

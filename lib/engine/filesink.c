@@ -94,7 +94,7 @@ sink_open(struct ckpt_task *t, const struct ckpt_subtask *r, struct ckpt_err *e)
 }
 
 static void
-sink_record(struct ckpt_task *t, const struct rec *r, size_t input)
+sink_record(struct ckpt_task *t, const struct ckpt_rec *r, size_t input)
 {
 	struct fsink *s = t->ost;
 
@@ -195,7 +195,7 @@ sink_dispose(struct ckpt_task *t)
 	t->ost = NULL;
 }
 
-const struct opdef ckpt_file_sink_def = {
+const struct ckpt_opdef ckpt_file_sink_def = {
 	.open = sink_open,
 	.record = sink_record,
 	.finish = sink_finish,

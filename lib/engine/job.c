@@ -7,7 +7,7 @@
 #include "engine.h"
 
 static void
-edge_outputs(const struct ckpt_pipeline *p, const struct pl_edge *ed, uint32_t i, uint32_t *lo, uint32_t *hi)
+edge_outputs(const struct ckpt_pipeline *p, const struct ckpt_pl_edge *ed, uint32_t i, uint32_t *lo, uint32_t *hi)
 {
 	uint32_t S = p->v[ed->source].parallelism, T = p->v[ed->target].parallelism;
 
@@ -65,16 +65,16 @@ static int
 wire_edge(struct ckpt_job *j, size_t k, size_t gate_index, struct ckpt_err *e)
 {
 	const struct ckpt_pipeline *p = j->p;
-	const struct pl_edge *ed = &p->e[k];
+	const struct ckpt_pl_edge *ed = &p->e[k];
 	uint32_t S = p->v[ed->source].parallelism, T = p->v[ed->target].parallelism;
-	struct channel **map = ckpt_calloc((size_t)S * T, sizeof *map, e);
+	struct ckpt_channel **map = ckpt_calloc((size_t)S * T, sizeof *map, e);
 	int r = -1;
 
 	if (map == NULL)
 		return -1;
 	for (uint32_t c = 0; c < T; c++) {
 		struct ckpt_task *ct = &j->t[j->vfirst[ed->target] + c];
-		struct gate *g = &ct->gates[gate_index];
+		struct ckpt_gate *g = &ct->gates[gate_index];
 		uint32_t lo, hi;
 
 		ckpt_edge_inputs(p, ed, c, &lo, &hi);
@@ -84,8 +84,8 @@ wire_edge(struct ckpt_job *j, size_t k, size_t gate_index, struct ckpt_err *e)
 		if (g->ch == NULL)
 			goto out;
 		for (uint32_t i = lo; i < hi; i++) {
-			struct channel *ch = ckpt_calloc(1, sizeof *ch, e);
-			struct channel **all = ckpt_reallocarray(j->chs, j->nch + 1, sizeof *all, e);
+			struct ckpt_channel *ch = ckpt_calloc(1, sizeof *ch, e);
+			struct ckpt_channel **all = ckpt_reallocarray(j->chs, j->nch + 1, sizeof *all, e);
 
 			if (ch == NULL || all == NULL) {
 				free(ch);
@@ -99,12 +99,12 @@ wire_edge(struct ckpt_job *j, size_t k, size_t gate_index, struct ckpt_err *e)
 			ch->cons = ct;
 			g->ch[g->nch++] = ch;
 			map[(size_t)i * T + c] = ch;
-			ct->in[ct->nin++] = (struct inch){.ch = ch, .gate = gate_index};
+			ct->in[ct->nin++] = (struct ckpt_inch){.ch = ch, .gate = gate_index};
 		}
 	}
 	for (uint32_t i = 0; i < S; i++) {
 		struct ckpt_task *pt = &j->t[j->vfirst[ed->source] + i];
-		struct outpart *o = NULL;
+		struct ckpt_outpart *o = NULL;
 		uint32_t lo, hi;
 
 		for (size_t q = 0; q < p->v[ed->source].nout; q++)
@@ -135,7 +135,7 @@ wire(struct ckpt_job *j, struct ckpt_err *e)
 	const struct ckpt_pipeline *p = j->p;
 
 	for (size_t t = 0; t < j->nt; t++) {
-		const struct pl_vertex *v = j->t[t].v;
+		const struct ckpt_pl_vertex *v = j->t[t].v;
 		size_t n = 0;
 
 		for (size_t g = 0; g < v->nin; g++) {
@@ -189,7 +189,7 @@ reset_task(struct ckpt_job *j, struct ckpt_task *t)
 	t->ua_deadline_ms = 0;
 	t->ua_room = t->ua_avail = 0;
 	for (size_t i = 0; i < t->nin; i++) {
-		struct inch *in = &t->in[i];
+		struct ckpt_inch *in = &t->in[i];
 
 		in->blocked = in->aligned = in->eod = in->eop = in->eod_drain = 0;
 		in->wm = INT64_MIN;
@@ -239,7 +239,7 @@ stop_task(struct ckpt_task *t)
 
 /* The operator of the snapshot that restores vertex v: matched by uid, then by id. */
 static struct ckpt_operator *
-find_operator(struct ckpt_snapshot *s, const struct pl_vertex *v)
+find_operator(struct ckpt_snapshot *s, const struct ckpt_pl_vertex *v)
 {
 	const char *uid = v->prm.uid ? v->prm.uid : v->id;
 
@@ -374,7 +374,7 @@ restart_tasks(struct ckpt_job *j, struct ckpt_bits *sets, uint64_t *lost, struct
 			stop_task(&j->t[t]);
 	}
 	for (size_t c = 0; c < j->nch; c++) {
-		struct channel *ch = j->chs[c];
+		struct ckpt_channel *ch = j->chs[c];
 
 		if (in[ch->cons->gi] || in[ch->prod->gi])
 			*lost += ckpt_channel_reset(ch, !in[ch->prod->gi]);

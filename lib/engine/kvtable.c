@@ -11,7 +11,7 @@
 #include "kvtable.h"
 
 static size_t
-slot_of(const struct kvt *t, uint64_t k, int64_t ns)
+slot_of(const struct ckpt_kvt *t, uint64_t k, int64_t ns)
 {
 	uint64_t x[2] = {k, (uint64_t)ns};
 
@@ -19,9 +19,9 @@ slot_of(const struct kvt *t, uint64_t k, int64_t ns)
 }
 
 static int
-kvt_grow(struct kvt *t)
+kvt_grow(struct ckpt_kvt *t)
 {
-	struct kvt n = {0};
+	struct ckpt_kvt n = {0};
 
 	n.cap = t->cap ? t->cap * 2 : 64;
 	n.s = calloc(n.cap, sizeof *n.s);
@@ -36,7 +36,7 @@ kvt_grow(struct kvt *t)
 }
 
 int64_t *
-ckpt_kvt_get(struct kvt *t, uint64_t k, int64_t ns, int create)
+ckpt_kvt_get(struct ckpt_kvt *t, uint64_t k, int64_t ns, int create)
 {
 	size_t i;
 
@@ -45,7 +45,7 @@ ckpt_kvt_get(struct kvt *t, uint64_t k, int64_t ns, int create)
 	if (t->cap == 0)
 		return NULL;
 	for (i = slot_of(t, k, ns);; i = (i + 1) & (t->cap - 1)) {
-		struct kvslot *s = &t->s[i];
+		struct ckpt_kvslot *s = &t->s[i];
 
 		if (!s->used)
 			break;
@@ -54,14 +54,14 @@ ckpt_kvt_get(struct kvt *t, uint64_t k, int64_t ns, int create)
 	}
 	if (!create)
 		return NULL;
-	t->s[i] = (struct kvslot){k, ns, 0, 1};
+	t->s[i] = (struct ckpt_kvslot){k, ns, 0, 1};
 	t->n++;
 	return &t->s[i].v;
 }
 
 /* Backward-shift deletion keeps probe chains whole without tombstones. */
 void
-ckpt_kvt_del(struct kvt *t, uint64_t k, int64_t ns)
+ckpt_kvt_del(struct ckpt_kvt *t, uint64_t k, int64_t ns)
 {
 	size_t i, j;
 
@@ -88,7 +88,7 @@ ckpt_kvt_del(struct kvt *t, uint64_t k, int64_t ns)
 }
 
 void
-ckpt_kvt_free(struct kvt *t)
+ckpt_kvt_free(struct ckpt_kvt *t)
 {
 	free(t->s);
 	memset(t, 0, sizeof *t);

@@ -117,12 +117,12 @@ static int
 source_emit_some(struct ckpt_task *t)
 {
 	struct source *s = t->ost;
-	const struct pl_params *q = &t->v->prm;
+	const struct ckpt_pl_params *q = &t->v->prm;
 	int lim = t->job->p->unaligned ? 0 : 256; /* unaligned: the records until the next look */
 
 	for (int k = 0; k < 256 && !atomic_load(&t->cancel); k++) {
 		struct split *sp;
-		struct rec r;
+		struct ckpt_rec r;
 
 		if (s->n == 0)
 			return 1;
@@ -201,9 +201,9 @@ free_ost(struct ckpt_task *t)
 /* ---- map and filter */
 
 static void
-map_record(struct ckpt_task *t, const struct rec *r, size_t input)
+map_record(struct ckpt_task *t, const struct ckpt_rec *r, size_t input)
 {
-	struct rec o = *r;
+	struct ckpt_rec o = *r;
 
 	(void)input;
 	if (t->v->prm.delay_us)
@@ -213,7 +213,7 @@ map_record(struct ckpt_task *t, const struct rec *r, size_t input)
 }
 
 static void
-filter_record(struct ckpt_task *t, const struct rec *r, size_t input)
+filter_record(struct ckpt_task *t, const struct ckpt_rec *r, size_t input)
 {
 	(void)input;
 	delay_us(t, t->v->prm.delay_us);
@@ -249,7 +249,7 @@ kv_field(const struct ckpt_bytes *b, char *out, size_t size)
 static int
 keyed_open(struct ckpt_task *t, const struct ckpt_subtask *r, const char *state, struct ckpt_err *e)
 {
-	struct kvt *kv = ckpt_calloc(1, sizeof *kv, e);
+	struct ckpt_kvt *kv = ckpt_calloc(1, sizeof *kv, e);
 
 	if (kv == NULL)
 		return -1;
@@ -278,12 +278,12 @@ keyed_open(struct ckpt_task *t, const struct ckpt_subtask *r, const char *state,
 static int
 keyed_snapshot(struct ckpt_task *t, const char *state, int with_ns, struct ckpt_subtask *st, struct ckpt_err *e)
 {
-	struct kvt *kv = t->ost;
+	struct ckpt_kvt *kv = t->ost;
 
 	st->keyed = 1;
 	ckpt_key_group_range(t->v->max_parallelism, t->v->parallelism, t->sub, &st->kg_first, &st->kg_last);
 	for (size_t i = 0; i < kv->cap; i++) {
-		const struct kvslot *s = &kv->s[i];
+		const struct ckpt_kvslot *s = &kv->s[i];
 		char key[64], val[32];
 
 		if (!s->used)
@@ -315,10 +315,10 @@ sum_open(struct ckpt_task *t, const struct ckpt_subtask *r, struct ckpt_err *e)
 }
 
 static void
-sum_record(struct ckpt_task *t, const struct rec *r, size_t input)
+sum_record(struct ckpt_task *t, const struct ckpt_rec *r, size_t input)
 {
 	int64_t *v = ckpt_kvt_get(t->ost, r->key, 0, 1);
-	struct rec o = *r;
+	struct ckpt_rec o = *r;
 
 	(void)input;
 	if (v == NULL)
@@ -344,7 +344,7 @@ window_open(struct ckpt_task *t, const struct ckpt_subtask *r, struct ckpt_err *
 }
 
 static void
-window_record(struct ckpt_task *t, const struct rec *r, size_t input)
+window_record(struct ckpt_task *t, const struct ckpt_rec *r, size_t input)
 {
 	int64_t size = t->v->prm.size_ms, start = r->ts - (r->ts % size + size) % size;
 	int64_t *v;
@@ -359,14 +359,14 @@ window_record(struct ckpt_task *t, const struct rec *r, size_t input)
 static void
 window_watermark(struct ckpt_task *t, int64_t wm)
 {
-	struct kvt *kv = t->ost;
+	struct ckpt_kvt *kv = t->ost;
 	int64_t size = t->v->prm.size_ms;
 
 	for (size_t i = 0; i < kv->cap;) {
-		struct kvslot s = kv->s[i];
+		struct ckpt_kvslot s = kv->s[i];
 
 		if (s.used && s.ns + size - 1 <= wm) {
-			struct rec o = {s.k, s.v, s.ns + size - 1};
+			struct ckpt_rec o = {s.k, s.v, s.ns + size - 1};
 
 			ckpt_task_emit(t, &o);
 			ckpt_kvt_del(kv, s.k, s.ns);
@@ -389,7 +389,7 @@ static int
 bcast_open(struct ckpt_task *t, const struct ckpt_subtask *r, struct ckpt_err *e)
 {
 	const struct ckpt_opstate *os = ckpt_subtask_opstate(r, "rules");
-	struct kvt *kv = ckpt_calloc(1, sizeof *kv, e);
+	struct ckpt_kvt *kv = ckpt_calloc(1, sizeof *kv, e);
 
 	if (kv == NULL)
 		return -1;
@@ -410,11 +410,11 @@ bcast_open(struct ckpt_task *t, const struct ckpt_subtask *r, struct ckpt_err *e
 }
 
 static void
-bcast_record(struct ckpt_task *t, const struct rec *r, size_t input)
+bcast_record(struct ckpt_task *t, const struct ckpt_rec *r, size_t input)
 {
-	const struct pl_edge *ed = &t->job->p->e[t->v->in[input]];
+	const struct ckpt_pl_edge *ed = &t->job->p->e[t->v->in[input]];
 	int64_t *v;
-	struct rec o = *r;
+	struct ckpt_rec o = *r;
 
 	if (ed->part == PART_BROADCAST) {
 		if ((v = ckpt_kvt_get(t->ost, r->key, 0, 1)) != NULL)
@@ -429,7 +429,7 @@ bcast_record(struct ckpt_task *t, const struct rec *r, size_t input)
 static int
 bcast_snapshot(struct ckpt_task *t, int64_t id, struct ckpt_subtask *st, struct ckpt_err *e)
 {
-	struct kvt *kv = t->ost;
+	struct ckpt_kvt *kv = t->ost;
 	int k = ckpt_st_add_opstate(st, "rules", CKPT_MODE_BROADCAST, e);
 
 	(void)id;
@@ -452,14 +452,14 @@ bcast_snapshot(struct ckpt_task *t, int64_t id, struct ckpt_subtask *st, struct 
 
 /* Counted by the task (records_in), added to the job's total when the task ends. */
 static void
-discard_record(struct ckpt_task *t, const struct rec *r, size_t input)
+discard_record(struct ckpt_task *t, const struct ckpt_rec *r, size_t input)
 {
 	(void)t, (void)r, (void)input;
 }
 
-extern const struct opdef ckpt_file_sink_def;
+extern const struct ckpt_opdef ckpt_file_sink_def;
 
-static const struct opdef defs[OP_NKINDS] = {
+static const struct ckpt_opdef defs[OP_NKINDS] = {
 	[OP_SOURCE] = {.open = source_open, .snapshot = source_snapshot, .dispose = free_ost,
 		       .emit_some = source_emit_some},
 	[OP_MAP] = {.record = map_record},
@@ -472,8 +472,8 @@ static const struct opdef defs[OP_NKINDS] = {
 	[OP_DISCARD_SINK] = {.record = discard_record},
 };
 
-const struct opdef *
-ckpt_op_def(enum op_kind k)
+const struct ckpt_opdef *
+ckpt_op_def(enum ckpt_op_kind k)
 {
 	return k == OP_FILE_SINK ? &ckpt_file_sink_def : &defs[k];
 }

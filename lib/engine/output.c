@@ -5,7 +5,7 @@
 
 /* Wait for a credit on oc's channel; flushes the other outputs first so nobody waits on us. NULL if cancelled. */
 static struct ckpt_buf *
-wait_buffer(struct ckpt_task *t, struct outch *oc)
+wait_buffer(struct ckpt_task *t, struct ckpt_outch *oc)
 {
 	int flushed = 0;
 
@@ -27,9 +27,9 @@ wait_buffer(struct ckpt_task *t, struct outch *oc)
 }
 
 static void
-push_cur(struct ckpt_task *t, struct outch *oc)
+push_cur(struct ckpt_task *t, struct ckpt_outch *oc)
 {
-	struct entry en = {.kind = ENT_BUFFER, .b = oc->cur};
+	struct ckpt_entry en = {.kind = ENT_BUFFER, .b = oc->cur};
 
 	(void)t;
 	oc->cur = NULL;
@@ -37,7 +37,7 @@ push_cur(struct ckpt_task *t, struct outch *oc)
 }
 
 static inline unsigned char *
-room(struct ckpt_task *t, struct outch *oc)
+room(struct ckpt_task *t, struct ckpt_outch *oc)
 {
 	struct ckpt_buf *b = oc->cur;
 
@@ -53,7 +53,7 @@ room(struct ckpt_task *t, struct outch *oc)
 }
 
 static inline void
-put_rec(struct ckpt_task *t, struct outch *oc, const struct rec *r)
+put_rec(struct ckpt_task *t, struct ckpt_outch *oc, const struct ckpt_rec *r)
 {
 	unsigned char *d = room(t, oc);
 
@@ -68,14 +68,14 @@ put_rec(struct ckpt_task *t, struct outch *oc, const struct rec *r)
 }
 
 void
-ckpt_task_emit(struct ckpt_task *t, const struct rec *r)
+ckpt_task_emit(struct ckpt_task *t, const struct ckpt_rec *r)
 {
 	if (t->bout != NULL) {
 		ckpt_batch_emit(t, r); /* batch mode: blocking partitions on disk */
 		return;
 	}
 	for (size_t k = 0; k < t->nout; k++) {
-		struct outpart *o = &t->out[k];
+		struct ckpt_outpart *o = &t->out[k];
 
 		switch (o->part) {
 		case PART_FORWARD:
@@ -110,7 +110,7 @@ ckpt_task_emit_watermark(struct ckpt_task *t, int64_t wm)
 	t->wm_out = wm;
 	for (size_t k = 0; k < t->nout; k++)
 		for (size_t i = 0; i < t->out[k].noc; i++) {
-			struct outch *oc = &t->out[k].oc[i];
+			struct ckpt_outch *oc = &t->out[k].oc[i];
 			unsigned char *d = room(t, oc);
 
 			if (d == NULL)
@@ -128,7 +128,7 @@ ckpt_task_flush(struct ckpt_task *t)
 	t->ua_room = t->ua_avail = 0;
 	for (size_t k = 0; k < t->nout; k++)
 		for (size_t i = 0; i < t->out[k].noc; i++) {
-			struct outch *oc = &t->out[k].oc[i];
+			struct ckpt_outch *oc = &t->out[k].oc[i];
 
 			if (oc->cur != NULL && oc->cur->len > 0)
 				push_cur(t, oc);
@@ -154,7 +154,7 @@ ckpt_task_push_all(struct ckpt_task *t, int (*push)(struct ckpt_task *t, size_t 
 static int
 push_event(struct ckpt_task *t, size_t k, size_t i, void *arg)
 {
-	struct channel *c = t->out[k].oc[i].ch;
+	struct ckpt_channel *c = t->out[k].oc[i].ch;
 	unsigned gen;
 
 	/* an event travels in whatever generation the channel is in now */
@@ -166,7 +166,7 @@ push_event(struct ckpt_task *t, size_t k, size_t i, void *arg)
 
 /* Events go behind the data already written. */
 void
-ckpt_task_broadcast_event(struct ckpt_task *t, const struct entry *en)
+ckpt_task_broadcast_event(struct ckpt_task *t, const struct ckpt_entry *en)
 {
 	ckpt_task_push_all(t, push_event, (void *)en);
 }
@@ -178,7 +178,7 @@ ckpt_task_reserve_outputs(struct ckpt_task *t)
 
 	for (size_t k = 0; k < t->nout; k++)
 		for (size_t i = 0; i < t->out[k].noc; i++) {
-			struct outch *oc = &t->out[k].oc[i];
+			struct ckpt_outch *oc = &t->out[k].oc[i];
 
 			if (oc->cur != NULL && oc->cur->len + REC_SIZE <= oc->cap)
 				continue;
@@ -189,7 +189,7 @@ ckpt_task_reserve_outputs(struct ckpt_task *t)
 		}
 	for (size_t k = 0; k < t->nout; k++)
 		for (size_t i = 0; i < t->out[k].noc; i++) {
-			const struct outch *oc = &t->out[k].oc[i];
+			const struct ckpt_outch *oc = &t->out[k].oc[i];
 			int64_t n = (oc->cap - oc->cur->len) / REC_SIZE;
 
 			if (n < room)
@@ -199,7 +199,7 @@ ckpt_task_reserve_outputs(struct ckpt_task *t)
 }
 
 void
-ckpt_task_put_raw(struct ckpt_task *t, struct outch *oc, const unsigned char *elem)
+ckpt_task_put_raw(struct ckpt_task *t, struct ckpt_outch *oc, const unsigned char *elem)
 {
 	unsigned char *d = room(t, oc);
 
@@ -215,7 +215,7 @@ ckpt_task_release_outputs(struct ckpt_task *t)
 {
 	for (size_t k = 0; k < t->nout; k++)
 		for (size_t i = 0; i < t->out[k].noc; i++) {
-			struct outch *oc = &t->out[k].oc[i];
+			struct ckpt_outch *oc = &t->out[k].oc[i];
 
 			if (oc->cur != NULL)
 				ckpt_channel_return_unused(oc->ch, oc->cur);

@@ -45,7 +45,7 @@ ckpt_bp_has_partition(const struct ckpt_pipeline *p, size_t v)
 static uint32_t
 nsub(const struct ckpt_pipeline *p, size_t k)
 {
-	const struct pl_vertex *t = &p->v[p->e[k].target];
+	const struct ckpt_pl_vertex *t = &p->v[p->e[k].target];
 
 	if (!t->auto_par)
 		return t->parallelism;
@@ -56,7 +56,7 @@ nsub(const struct ckpt_pipeline *p, size_t k)
 static void
 sub_range(const struct ckpt_pipeline *p, size_t k, uint32_t j, uint32_t *lo, uint32_t *hi)
 {
-	const struct pl_vertex *t = &p->v[p->e[k].target];
+	const struct ckpt_pl_vertex *t = &p->v[p->e[k].target];
 	uint32_t first, last;
 
 	if (!t->auto_par) {
@@ -103,7 +103,7 @@ ckpt_bp_encode_id(const char *id, char *out, size_t size)
 }
 
 void
-ckpt_bp_part_path(const struct bjob *b, size_t v, uint32_t sub, char *out, size_t size)
+ckpt_bp_part_path(const struct ckpt_bjob *b, size_t v, uint32_t sub, char *out, size_t size)
 {
 	char name[3 * PART_NAME_MAX + 4];
 
@@ -112,9 +112,9 @@ ckpt_bp_part_path(const struct bjob *b, size_t v, uint32_t sub, char *out, size_
 }
 
 static int
-bout_init(struct bjob *b, struct ckpt_task *t, struct ckpt_err *e)
+bout_init(struct ckpt_bjob *b, struct ckpt_task *t, struct ckpt_err *e)
 {
-	struct bout *o;
+	struct ckpt_bout *o;
 
 	if (t->v->nout == 0)
 		return 0;
@@ -127,7 +127,7 @@ bout_init(struct bjob *b, struct ckpt_task *t, struct ckpt_err *e)
 	if (o->first == NULL || o->rr == NULL)
 		return -1;
 	for (size_t q = 0; q < t->v->nout; q++) {
-		const struct pl_edge *ed = &b->p->e[t->v->out[q]];
+		const struct ckpt_pl_edge *ed = &b->p->e[t->v->out[q]];
 		uint32_t T = nsub(b->p, t->v->out[q]), lo, hi;
 
 		o->first[q] = o->nsec;
@@ -147,7 +147,7 @@ bout_init(struct bjob *b, struct ckpt_task *t, struct ckpt_err *e)
 static void
 bout_free(struct ckpt_task *t)
 {
-	struct bout *o = t->bout;
+	struct ckpt_bout *o = t->bout;
 
 	if (o == NULL)
 		return;
@@ -161,9 +161,9 @@ bout_free(struct ckpt_task *t)
 }
 
 static void
-sec_add(struct bout *o, size_t i, const struct rec *r)
+sec_add(struct ckpt_bout *o, size_t i, const struct ckpt_rec *r)
 {
-	struct bsec *s = &o->sec[i];
+	struct ckpt_bsec *s = &o->sec[i];
 
 	if (s->n + PART_REC > s->cap && ckpt_grow(&s->d, &s->cap, s->n + PART_REC, 1, 4096, NULL) < 0) {
 		o->nomem = 1;
@@ -178,17 +178,17 @@ sec_add(struct bout *o, size_t i, const struct rec *r)
 /* The partitioners of output.c, into sections instead of channels. */
 /* ---- pipelined edges inside a region: bounded queues between threads */
 
-struct pq *
-ckpt_bp_pq_of(struct bjob *b, size_t k, uint32_t c)
+struct ckpt_pq *
+ckpt_bp_pq_of(struct ckpt_bjob *b, size_t k, uint32_t c)
 {
 	return &b->pq[b->pqfirst[k] + c];
 }
 
 /* A record to consumer c over pipelined edge k; waits while the queue is full (until cancelled). */
 static void
-pq_put(struct bjob *b, struct ckpt_task *t, size_t k, uint32_t c, const struct rec *r)
+pq_put(struct ckpt_bjob *b, struct ckpt_task *t, size_t k, uint32_t c, const struct ckpt_rec *r)
 {
-	struct pq *q = ckpt_bp_pq_of(b, k, c);
+	struct ckpt_pq *q = ckpt_bp_pq_of(b, k, c);
 	struct ckpt_task *ct = &b->t[b->vfirst[b->p->e[k].target] + c];
 	int wake;
 
@@ -221,16 +221,16 @@ pq_put(struct bjob *b, struct ckpt_task *t, size_t k, uint32_t c, const struct r
 
 /* t ended: each consumer of its pipelined edges counts one more producer done. */
 static void
-pq_end(struct bjob *b, struct ckpt_task *t)
+pq_end(struct ckpt_bjob *b, struct ckpt_task *t)
 {
 	for (size_t q = 0; q < t->v->nout; q++) {
 		size_t k = t->v->out[q];
-		const struct pl_edge *ed = &b->p->e[k];
+		const struct ckpt_pl_edge *ed = &b->p->e[k];
 
 		if (ckpt_bp_blocking(b->p, k))
 			continue;
 		for (uint32_t c = 0; c < b->p->v[ed->target].parallelism; c++) {
-			struct pq *pq = ckpt_bp_pq_of(b, k, c);
+			struct ckpt_pq *pq = ckpt_bp_pq_of(b, k, c);
 			uint32_t lo, hi;
 
 			ckpt_edge_inputs(b->p, ed, c, &lo, &hi);
@@ -246,10 +246,10 @@ pq_end(struct bjob *b, struct ckpt_task *t)
 
 /* Before t (re)starts: its pipelined inputs are empty and none of their producers ended. */
 void
-ckpt_bp_pq_reset_inputs(struct bjob *b, struct ckpt_task *t)
+ckpt_bp_pq_reset_inputs(struct ckpt_bjob *b, struct ckpt_task *t)
 {
 	for (size_t g = 0; g < t->v->nin; g++) {
-		struct pq *q;
+		struct ckpt_pq *q;
 
 		if (ckpt_bp_blocking(b->p, t->v->in[g]))
 			continue;
@@ -263,12 +263,12 @@ ckpt_bp_pq_reset_inputs(struct bjob *b, struct ckpt_task *t)
 
 /* The partitioners of output.c, into sections (blocking edges) or queues (pipelined ones). */
 static void
-route(struct ckpt_task *t, size_t q, const struct rec *r,
-      void (*put)(struct ckpt_task *, size_t, uint32_t, const struct rec *))
+route(struct ckpt_task *t, size_t q, const struct ckpt_rec *r,
+      void (*put)(struct ckpt_task *, size_t, uint32_t, const struct ckpt_rec *))
 {
-	struct bout *o = t->bout;
+	struct ckpt_bout *o = t->bout;
 	const struct ckpt_pipeline *p = t->job->p;
-	const struct pl_edge *ed = &p->e[t->v->out[q]];
+	const struct ckpt_pl_edge *ed = &p->e[t->v->out[q]];
 	uint32_t T = nsub(p, t->v->out[q]), lo, hi;
 
 	switch (ed->part) {
@@ -298,19 +298,19 @@ route(struct ckpt_task *t, size_t q, const struct rec *r,
 }
 
 static void
-put_section(struct ckpt_task *t, size_t q, uint32_t c, const struct rec *r)
+put_section(struct ckpt_task *t, size_t q, uint32_t c, const struct ckpt_rec *r)
 {
 	sec_add(t->bout, t->bout->first[q] + c, r);
 }
 
 static void
-put_queue(struct ckpt_task *t, size_t q, uint32_t c, const struct rec *r)
+put_queue(struct ckpt_task *t, size_t q, uint32_t c, const struct ckpt_rec *r)
 {
-	pq_put((struct bjob *)t->job, t, t->v->out[q], c, r);
+	pq_put((struct ckpt_bjob *)t->job, t, t->v->out[q], c, r);
 }
 
 void
-ckpt_batch_emit(struct ckpt_task *t, const struct rec *r)
+ckpt_batch_emit(struct ckpt_task *t, const struct ckpt_rec *r)
 {
 	const struct ckpt_pipeline *p = t->job->p;
 
@@ -326,9 +326,9 @@ ckpt_batch_emit(struct ckpt_task *t, const struct rec *r)
  * or not at all.
  */
 static int
-write_partition(struct bjob *b, struct ckpt_task *t, struct ckpt_err *e)
+write_partition(struct ckpt_bjob *b, struct ckpt_task *t, struct ckpt_err *e)
 {
-	struct bout *o = t->bout;
+	struct ckpt_bout *o = t->bout;
 	size_t len = 16 + 8, k = 16;
 	unsigned char *d;
 	struct ckpt_atomic *a;
@@ -438,7 +438,7 @@ static void
 take_records(struct ckpt_task *t, const unsigned char *d, size_t n, size_t g)
 {
 	for (size_t x = 0; x < n && !atomic_load(&t->cancel); x += PART_REC) {
-		struct rec r = {ckpt_be64(d + x), (int64_t)ckpt_be64(d + x + 8), (int64_t)ckpt_be64(d + x + 16)};
+		struct ckpt_rec r = {ckpt_be64(d + x), (int64_t)ckpt_be64(d + x + 8), (int64_t)ckpt_be64(d + x + 16)};
 
 		t->records_in++;
 		t->op->record(t, &r, g);
@@ -448,10 +448,10 @@ take_records(struct ckpt_task *t, const unsigned char *d, size_t n, size_t g)
 
 /* The failure injection lose_partition: producer (v, s)'s partition vanishes before it is first read. */
 static void
-lose_partition(struct bjob *b, size_t v, uint32_t s, const char *path)
+lose_partition(struct ckpt_bjob *b, size_t v, uint32_t s, const char *path)
 {
 	for (size_t f = 0; f < b->p->nfail; f++) {
-		const struct pl_failure *pf = &b->p->fail[f];
+		const struct ckpt_pl_failure *pf = &b->p->fail[f];
 		int fire = 0;
 
 		if (!pf->lose_partition || pf->vertex != v || pf->subtask != s)
@@ -467,7 +467,7 @@ lose_partition(struct bjob *b, size_t v, uint32_t s, const char *path)
 
 /* A partition missing or damaged: Flink's PartitionNotFoundException, a failover that reruns its producer. */
 static int
-partition_lost(struct bjob *b, struct ckpt_task *t, size_t producer, struct ckpt_err *e)
+partition_lost(struct ckpt_bjob *b, struct ckpt_task *t, size_t producer, struct ckpt_err *e)
 {
 	if (e->kind == CKPT_ERR_INPUT || (e->kind == CKPT_ERR_IO && e->sys_errno == ENOENT))
 		b->lost_from[t->gi] = producer + 1;
@@ -476,10 +476,10 @@ partition_lost(struct bjob *b, struct ckpt_task *t, size_t producer, struct ckpt
 
 /* Feed input g of t: the sections of its producers, producer by producer. */
 static int
-feed(struct bjob *b, struct ckpt_task *t, size_t g, struct ckpt_err *e)
+feed(struct ckpt_bjob *b, struct ckpt_task *t, size_t g, struct ckpt_err *e)
 {
 	size_t k = t->v->in[g];
-	const struct pl_edge *ed = &b->p->e[k];
+	const struct ckpt_pl_edge *ed = &b->p->e[k];
 	uint32_t lo, hi, slo, shi;
 
 	ckpt_edge_inputs(b->p, ed, t->sub, &lo, &hi);
@@ -509,16 +509,16 @@ feed(struct bjob *b, struct ckpt_task *t, size_t g, struct ckpt_err *e)
 
 /* Take what queue q holds (swapping buffers with mine); 1 when every producer ended and nothing is left. */
 static int
-pq_take(struct bjob *b, struct ckpt_task *t, size_t g, struct bsec *mine)
+pq_take(struct ckpt_bjob *b, struct ckpt_task *t, size_t g, struct ckpt_bsec *mine)
 {
-	const struct pl_edge *ed = &b->p->e[t->v->in[g]];
-	struct pq *q = ckpt_bp_pq_of(b, t->v->in[g], t->sub);
-	struct bsec got;
+	const struct ckpt_pl_edge *ed = &b->p->e[t->v->in[g]];
+	struct ckpt_pq *q = ckpt_bp_pq_of(b, t->v->in[g], t->sub);
+	struct ckpt_bsec got;
 	int ended;
 	uint32_t lo, hi;
 
 	pthread_mutex_lock(&q->mu);
-	got = (struct bsec){q->d, q->n, q->cap};
+	got = (struct ckpt_bsec){q->d, q->n, q->cap};
 	q->d = mine->d;
 	q->cap = mine->cap;
 	q->n = 0;
@@ -536,10 +536,10 @@ pq_take(struct bjob *b, struct ckpt_task *t, size_t g, struct bsec *mine)
 
 /* The pipelined inputs of t, taken as they come, until every producer ended. */
 static int
-feed_pipelined(struct bjob *b, struct ckpt_task *t, struct ckpt_err *e)
+feed_pipelined(struct ckpt_bjob *b, struct ckpt_task *t, struct ckpt_err *e)
 {
 	unsigned char *done = ckpt_calloc(t->v->nin + 1, 1, e);
-	struct bsec mine = {0};
+	struct ckpt_bsec mine = {0};
 	size_t left = 0;
 
 	if (done == NULL)
@@ -569,7 +569,7 @@ feed_pipelined(struct bjob *b, struct ckpt_task *t, struct ckpt_err *e)
 /* ---- one subtask: open, all of its input, end of input, its partition written */
 
 static int
-run_subtask(struct bjob *b, struct ckpt_task *t, struct ckpt_err *e)
+run_subtask(struct ckpt_bjob *b, struct ckpt_task *t, struct ckpt_err *e)
 {
 	int r = -1;
 
@@ -614,7 +614,7 @@ void *
 ckpt_bp_task_main(void *arg)
 {
 	struct ckpt_task *t = arg;
-	struct bjob *b = (struct bjob *)t->job;
+	struct ckpt_bjob *b = (struct ckpt_bjob *)t->job;
 	int r = run_subtask(b, t, &b->terr[t->gi]);
 
 	pthread_mutex_lock(&b->j.cmu);

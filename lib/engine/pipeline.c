@@ -23,13 +23,13 @@ static const char *const op_params[OP_NKINDS][8] = {
 };
 
 const char *
-ckpt_pl_op_name(enum op_kind k)
+ckpt_pl_op_name(enum ckpt_op_kind k)
 {
 	return op_names[k];
 }
 
 const char *
-ckpt_pl_part_name(enum part_kind k)
+ckpt_pl_part_name(enum ckpt_part_kind k)
 {
 	return part_names[k];
 }
@@ -153,9 +153,9 @@ get_enum(struct ld *L, const json_t *obj, const char *key, const char *ptr, cons
 }
 
 static int
-load_params(struct ld *L, struct pl_vertex *v, const json_t *obj, const char *ptr, const char *what)
+load_params(struct ld *L, struct ckpt_pl_vertex *v, const json_t *obj, const char *ptr, const char *what)
 {
-	struct pl_params *q = &v->prm;
+	struct ckpt_pl_params *q = &v->prm;
 	char p[300], w[300];
 
 	q->keys = 16;
@@ -204,7 +204,7 @@ static int
 load_vertex(struct ld *L, size_t i, const json_t *obj)
 {
 	static const char *const keys[] = {"id", "operator", "parallelism", "max_parallelism", "params", NULL};
-	struct pl_vertex *v = &L->p->v[i];
+	struct ckpt_pl_vertex *v = &L->p->v[i];
 	char ptr[64], what[300];
 	const json_t *x;
 	int op = -1;
@@ -225,7 +225,7 @@ load_vertex(struct ld *L, size_t i, const json_t *obj)
 		return ckpt_jdoc_err(L->doc, L->e, ptr, "%s: missing \"operator\"", what);
 	if (get_enum(L, obj, "operator", ptr, what, op_names, OP_NKINDS, &op) < 0)
 		return -1;
-	v->op = (enum op_kind)op;
+	v->op = (enum ckpt_op_kind)op;
 	v->parallelism = 1;
 	x = json_object_get(obj, "parallelism");
 	if (json_is_string(x) && strcmp(json_string_value(x), "auto") == 0) {
@@ -278,7 +278,7 @@ static int
 load_edge(struct ld *L, size_t i, const json_t *obj)
 {
 	static const char *const keys[] = {"source", "target", "partitioner", "partition", NULL};
-	struct pl_edge *ed = &L->p->e[i];
+	struct ckpt_pl_edge *ed = &L->p->e[i];
 	char ptr[64], what[64], p[80];
 	int part = PART_REBALANCE, pt = CKPT_PIPELINED;
 	json_t *x;
@@ -289,7 +289,7 @@ load_edge(struct ld *L, size_t i, const json_t *obj)
 	    find_vertex(L, obj, "target", ptr, what, &ed->target) < 0 ||
 	    get_enum(L, obj, "partitioner", ptr, what, part_names, 5, &part) < 0)
 		return -1;
-	ed->part = (enum part_kind)part;
+	ed->part = (enum ckpt_part_kind)part;
 	if ((x = json_object_get(obj, "partition")) != NULL) {
 		snprintf(p, sizeof p, "%s/partition", ptr);
 		pt = json_is_string(x) ? ckpt_partition_parse(json_string_value(x)) : -1;
@@ -461,7 +461,7 @@ static int
 load_failure(struct ld *L, size_t i, const json_t *obj)
 {
 	static const char *const keys[] = {"vertex", "subtask", "after_records", "lose_partition", "closing", NULL};
-	struct pl_failure *f = &L->p->fail[i];
+	struct ckpt_pl_failure *f = &L->p->fail[i];
 	char ptr[64], what[64];
 	int64_t sub = 0;
 
@@ -493,7 +493,7 @@ load_random(struct ld *L, const json_t *obj, size_t first)
 		return -1;
 	x = (uint64_t)seed;
 	for (int64_t k = 0; k < count; k++) {
-		struct pl_failure *f = &L->p->fail[first + (size_t)k];
+		struct ckpt_pl_failure *f = &L->p->fail[first + (size_t)k];
 
 		x = ckpt_xxh3(&x, sizeof x);
 		f->vertex = (size_t)(x % L->p->nv);
@@ -578,7 +578,7 @@ check_network(struct ld *L)
 	uint64_t bufs = 0;
 
 	for (size_t k = 0; k < p->ne; k++) {
-		const struct pl_edge *ed = &p->e[k];
+		const struct ckpt_pl_edge *ed = &p->e[k];
 		uint64_t T = p->v[ed->target].parallelism, nch = 0;
 
 		for (uint32_t j = 0; j < T; j++) {
@@ -604,8 +604,8 @@ check_shape(struct ld *L)
 	struct ckpt_pipeline *p = L->p;
 
 	for (size_t i = 0; i < p->ne; i++) {
-		struct pl_edge *ed = &p->e[i];
-		struct pl_vertex *s = &p->v[ed->source], *t = &p->v[ed->target];
+		struct ckpt_pl_edge *ed = &p->e[i];
+		struct ckpt_pl_vertex *s = &p->v[ed->source], *t = &p->v[ed->target];
 		char ptr[64];
 
 		snprintf(ptr, sizeof ptr, "/edges/%zu", i);
@@ -628,7 +628,7 @@ check_shape(struct ld *L)
 					     "hash partitioner", i, op_names[t->op], t->id);
 	}
 	for (size_t i = 0; i < p->nv; i++) {
-		struct pl_vertex *v = &p->v[i];
+		struct ckpt_pl_vertex *v = &p->v[i];
 		size_t nb = 0;
 		char ptr[64];
 
@@ -660,7 +660,7 @@ link_edges(struct ld *L)
 			return -1;
 	}
 	for (size_t i = 0; i < p->ne; i++) {
-		struct pl_vertex *s = &p->v[p->e[i].source], *t = &p->v[p->e[i].target];
+		struct ckpt_pl_vertex *s = &p->v[p->e[i].source], *t = &p->v[p->e[i].target];
 
 		s->out[s->nout++] = i;
 		t->in[t->nin++] = i;
@@ -698,7 +698,7 @@ build_graph(struct ld *L)
 			json_object_set_new(json_array_get(vs, i), "batch_snapshot", json_false());
 	}
 	for (size_t i = 0; i < p->ne; i++) {
-		const struct pl_edge *ed = &p->e[i];
+		const struct ckpt_pl_edge *ed = &p->e[i];
 		int pw = ed->part == PART_FORWARD || ed->part == PART_RESCALE;
 
 		json_array_append_new(es, json_pack("{s:s,s:s,s:s,s:s}", "source", p->v[ed->source].id, "target",

@@ -19,7 +19,7 @@ post_state(struct ckpt_task *t, enum ckpt_exec_state s)
 void
 ckpt_task_decline(struct ckpt_task *t, int64_t id, const char *reason)
 {
-	struct entry en = {.kind = ENT_CANCEL, .bar = {.id = id}};
+	struct ckpt_entry en = {.kind = ENT_CANCEL, .bar = {.id = id}};
 	struct ckpt_msg *m = ckpt_msg_new(MSG_DECLINE, t);
 
 	ckpt_task_broadcast_event(t, &en);
@@ -32,9 +32,9 @@ ckpt_task_decline(struct ckpt_task *t, int64_t id, const char *reason)
 
 /* The synchronous part of a checkpoint: forward the barrier, snapshot the operator, acknowledge. */
 void
-ckpt_task_checkpoint(struct ckpt_task *t, const struct barrier *b, int64_t align_ns)
+ckpt_task_checkpoint(struct ckpt_task *t, const struct ckpt_barrier *b, int64_t align_ns)
 {
-	struct entry en = {.kind = ENT_BARRIER, .bar = *b};
+	struct ckpt_entry en = {.kind = ENT_BARRIER, .bar = *b};
 	struct ckpt_subtask *st;
 	struct ckpt_msg *m;
 	struct ckpt_err e = {0};
@@ -43,7 +43,7 @@ ckpt_task_checkpoint(struct ckpt_task *t, const struct barrier *b, int64_t align
 		return;
 	if (b->id == atomic_load(&t->aborted)) {
 		/* notified aborted before it got here: no snapshot, only the cancellation downstream */
-		struct entry cancel = {.kind = ENT_CANCEL, .bar = {.id = b->id}};
+		struct ckpt_entry cancel = {.kind = ENT_CANCEL, .bar = {.id = b->id}};
 
 		t->last_cp_id = b->id;
 		ckpt_task_broadcast_event(t, &cancel);
@@ -85,7 +85,7 @@ ckpt_task_checkpoint(struct ckpt_task *t, const struct barrier *b, int64_t align
 void
 ckpt_task_end_of_data(struct ckpt_task *t, int drain)
 {
-	struct entry en = {.kind = ENT_END_OF_DATA, .bar = {.drain = drain}};
+	struct ckpt_entry en = {.kind = ENT_END_OF_DATA, .bar = {.drain = drain}};
 	struct ckpt_msg *m;
 
 	if (t->phase != PH_RUNNING)
@@ -110,7 +110,7 @@ ckpt_task_handle_mail(struct ckpt_task *t)
 	int64_t done = atomic_load(&t->completed), ab;
 
 	for (;;) {
-		struct barrier b;
+		struct ckpt_barrier b;
 
 		pthread_mutex_lock(&t->mmu);
 		if (t->mn == 0) {
@@ -175,7 +175,7 @@ process_range(struct ckpt_task *t, size_t ch, const unsigned char *data, size_t 
 		const unsigned char *d = data + off;
 
 		if (d[0] == EL_RECORD) {
-			struct rec r;
+			struct ckpt_rec r;
 
 			memcpy(&r.key, d + 1, 8);
 			memcpy(&r.value, d + 9, 8);
@@ -258,7 +258,7 @@ on_end_of_data(struct ckpt_task *t, size_t ch, int drain)
 }
 
 static void
-on_entry(struct ckpt_task *t, size_t ch, struct entry *en)
+on_entry(struct ckpt_task *t, size_t ch, struct ckpt_entry *en)
 {
 	switch (en->kind) {
 	case ENT_BUFFER:
@@ -287,7 +287,7 @@ read_input(struct ckpt_task *t)
 {
 	for (size_t k = 0; k < t->nin; k++) {
 		size_t ch = (t->rr_in + k) % t->nin;
-		struct entry en;
+		struct ckpt_entry en;
 
 		if (t->in[ch].blocked || t->in[ch].eop || !ckpt_channel_pop(t->in[ch].ch, &en))
 			continue;
@@ -333,7 +333,7 @@ static int
 inputs_closed(struct ckpt_task *t)
 {
 	for (size_t i = 0; i < t->nin; i++) {
-		struct channel *c = t->in[i].ch;
+		struct ckpt_channel *c = t->in[i].ch;
 		int sent;
 
 		if (t->in[i].eop)
@@ -403,7 +403,7 @@ close_mail(struct ckpt_task *t)
 static void
 close_task(struct ckpt_task *t)
 {
-	struct entry en = {.kind = ENT_END_OF_PARTITION};
+	struct ckpt_entry en = {.kind = ENT_END_OF_PARTITION};
 
 	if (t->op->close)
 		t->op->close(t);
@@ -475,16 +475,16 @@ run_loop(struct ckpt_task *t)
 static void
 run_finished(struct ckpt_task *t)
 {
-	struct entry eod = {.kind = ENT_END_OF_DATA, .bar = {.drain = 1}};
-	struct entry eop = {.kind = ENT_END_OF_PARTITION};
+	struct ckpt_entry eod = {.kind = ENT_END_OF_DATA, .bar = {.drain = 1}};
+	struct ckpt_entry eop = {.kind = ENT_END_OF_PARTITION};
 
 	ckpt_task_broadcast_event(t, &eod);
 	ckpt_task_broadcast_event(t, &eop);
 	t->phase = PH_DONE;
 }
 
-/* What the barrier handlers call back (struct task_ops): they sit below this file. */
-static const struct task_ops task_ops = {
+/* What the barrier handlers call back (struct ckpt_task_ops): they sit below this file. */
+static const struct ckpt_task_ops task_ops = {
 	.checkpoint = ckpt_task_checkpoint,
 	.decline = ckpt_task_decline,
 	.handle_mail = ckpt_task_handle_mail,

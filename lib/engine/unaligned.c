@@ -14,7 +14,7 @@
 #include "engine.h"
 
 /* The unaligned checkpoint a task snapshotted and whose in-flight input it is still capturing. */
-struct ua {
+struct ckpt_ua {
 	int64_t id;
 	struct ckpt_subtask *st;
 	int64_t align_ns;
@@ -28,7 +28,7 @@ pending(const struct ckpt_task *t)
 }
 
 static int
-timeoutable(const struct ckpt_task *t, const struct barrier *b)
+timeoutable(const struct ckpt_task *t, const struct ckpt_barrier *b)
 {
 	return t->job->p->aligned_timeout_ms > 0 && b->kind == BAR_CHECKPOINT && !b->unaligned;
 }
@@ -80,7 +80,7 @@ in_addr(const struct ckpt_task *t, size_t ch, uint32_t *gate, uint32_t *idx)
 static void
 capture_in(struct ckpt_task *t, size_t ch, const unsigned char *p, size_t len)
 {
-	struct ua *u = t->ua;
+	struct ckpt_ua *u = t->ua;
 	uint32_t a, b;
 
 	if (u == NULL || len == 0)
@@ -104,7 +104,7 @@ ckpt_ua_on_buffer(struct ckpt_task *t, size_t ch, const struct ckpt_buf *b)
  * overtook; -1 when the event slots are full.
  */
 static int
-push_priority(struct channel *c, const struct entry *en, struct ckpt_subtask *st, uint32_t a, uint32_t b, int *oom)
+push_priority(struct ckpt_channel *c, const struct ckpt_entry *en, struct ckpt_subtask *st, uint32_t a, uint32_t b, int *oom)
 {
 	pthread_mutex_lock(&c->mu);
 	if (c->n == c->cap) {
@@ -117,7 +117,7 @@ push_priority(struct channel *c, const struct entry *en, struct ckpt_subtask *st
 	c->n++;
 	c->nprio++;
 	for (size_t i = c->nprio; st != NULL && i < c->n; i++) {
-		const struct entry *x = &c->q[(c->head + i) % c->cap];
+		const struct ckpt_entry *x = &c->q[(c->head + i) % c->cap];
 
 		if (x->kind != ENT_BUFFER)
 			continue;
@@ -134,7 +134,7 @@ push_priority(struct channel *c, const struct entry *en, struct ckpt_subtask *st
 }
 
 struct prio_push {
-	const struct entry *en;
+	const struct ckpt_entry *en;
 	struct ckpt_subtask *st;
 	int *oom;
 };
@@ -149,7 +149,7 @@ push_one_priority(struct ckpt_task *t, size_t k, size_t i, void *arg)
 
 /* The barrier goes out as a priority event on every output; what it jumps is output channel state. */
 static void
-broadcast_priority(struct ckpt_task *t, const struct entry *en, struct ckpt_subtask *st, int *oom)
+broadcast_priority(struct ckpt_task *t, const struct ckpt_entry *en, struct ckpt_subtask *st, int *oom)
 {
 	struct prio_push pp = {en, st, oom};
 
@@ -158,7 +158,7 @@ broadcast_priority(struct ckpt_task *t, const struct entry *en, struct ckpt_subt
 
 /* Pop the head of c if it is a priority event. */
 static int
-pop_priority(struct channel *c, struct entry *en)
+pop_priority(struct ckpt_channel *c, struct ckpt_entry *en)
 {
 	int r = 0;
 
@@ -181,19 +181,19 @@ pop_priority(struct channel *c, struct entry *en)
 static int
 extract_barrier(struct ckpt_task *t, size_t ch, int64_t id)
 {
-	struct channel *c = t->in[ch].ch;
+	struct ckpt_channel *c = t->in[ch].ch;
 	size_t at = SIZE_MAX;
 
 	pthread_mutex_lock(&c->mu);
 	for (size_t i = 0; i < c->n && at == SIZE_MAX; i++) {
-		const struct entry *x = &c->q[(c->head + i) % c->cap];
+		const struct ckpt_entry *x = &c->q[(c->head + i) % c->cap];
 
 		if (x->kind == ENT_BARRIER && x->bar.id == id)
 			at = i;
 	}
 	if (at != SIZE_MAX) {
 		for (size_t i = 0; i < at; i++) {
-			const struct entry *x = &c->q[(c->head + i) % c->cap];
+			const struct ckpt_entry *x = &c->q[(c->head + i) % c->cap];
 
 			if (x->kind == ENT_BUFFER)
 				capture_in(t, ch, x->b->data, x->b->len);
@@ -210,13 +210,13 @@ extract_barrier(struct ckpt_task *t, size_t ch, int64_t id)
 
 /* The newest barrier queued in ch newer than id (an announcement): 1 and *b when there is one. */
 static int
-announced(struct channel *c, int64_t id, struct barrier *b)
+announced(struct ckpt_channel *c, int64_t id, struct ckpt_barrier *b)
 {
 	int r = 0;
 
 	pthread_mutex_lock(&c->mu);
 	for (size_t i = 0; i < c->n; i++) {
-		const struct entry *x = &c->q[(c->head + i) % c->cap];
+		const struct ckpt_entry *x = &c->q[(c->head + i) % c->cap];
 
 		if (x->kind == ENT_BARRIER && x->bar.id > id) {
 			*b = x->bar;
@@ -250,7 +250,7 @@ ckpt_ua_release(struct ckpt_task *t)
 static void
 ack(struct ckpt_task *t)
 {
-	struct ua *u = t->ua;
+	struct ckpt_ua *u = t->ua;
 	struct ckpt_msg *m;
 
 	if (u == NULL)
@@ -279,11 +279,11 @@ ack(struct ckpt_task *t)
  * processed is input state; the acknowledgement waits for the barriers of the other channels.
  */
 void
-ckpt_ua_checkpoint(struct ckpt_task *t, const struct barrier *b, int64_t align_ns)
+ckpt_ua_checkpoint(struct ckpt_task *t, const struct ckpt_barrier *b, int64_t align_ns)
 {
-	struct entry en = {.kind = ENT_BARRIER, .bar = *b};
+	struct ckpt_entry en = {.kind = ENT_BARRIER, .bar = *b};
 	struct ckpt_err e = {0};
-	struct ua *u = calloc(1, sizeof *u);
+	struct ckpt_ua *u = calloc(1, sizeof *u);
 	struct ckpt_subtask *st = calloc(1, sizeof *st);
 
 	ua_drop(t);
@@ -350,7 +350,7 @@ abort_cp(struct ckpt_task *t, int64_t id, const char *reason)
 static void
 all_in(struct ckpt_task *t)
 {
-	struct barrier b = t->pending;
+	struct ckpt_barrier b = t->pending;
 
 	t->done_id = t->cur_id;
 	t->ua_deadline_ms = 0;
@@ -376,7 +376,7 @@ mark(struct ckpt_task *t, size_t ch)
 static void
 switch_unaligned(struct ckpt_task *t)
 {
-	struct barrier b = t->pending;
+	struct ckpt_barrier b = t->pending;
 
 	b.unaligned = 1;
 	t->ua_unaligned = 1;
@@ -389,7 +389,7 @@ switch_unaligned(struct ckpt_task *t)
 }
 
 static void
-start_new(struct ckpt_task *t, const struct barrier *b)
+start_new(struct ckpt_task *t, const struct ckpt_barrier *b)
 {
 	if (pending(t))
 		abort_cp(t, t->cur_id, "CHECKPOINT_DECLINED_SUBSUMED");
@@ -419,7 +419,7 @@ after_mark(struct ckpt_task *t)
 }
 
 void
-ckpt_ua_on_barrier(struct ckpt_task *t, const struct barrier *b, size_t ch, int rpc)
+ckpt_ua_on_barrier(struct ckpt_task *t, const struct ckpt_barrier *b, size_t ch, int rpc)
 {
 	if (b->id < t->cur_id || (b->id == t->cur_id && !pending(t)))
 		return;
@@ -472,11 +472,11 @@ ckpt_ua_on_abort_notified(struct ckpt_task *t, int64_t id)
 void
 ckpt_ua_poll(struct ckpt_task *t)
 {
-	struct barrier nb;
+	struct ckpt_barrier nb;
 
 	atomic_store(&t->prio, 0);
 	for (size_t i = 0; i < t->nin; i++) {
-		struct entry en;
+		struct ckpt_entry en;
 
 		while (!t->in[i].eop && pop_priority(t->in[i].ch, &en))
 			if (en.kind == ENT_BARRIER)

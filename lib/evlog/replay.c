@@ -33,7 +33,7 @@ struct rec {
 	uint32_t snaplen;
 };
 
-struct rp {
+struct ckpt_rp {
 	struct vstate *v;
 	size_t nv, vcap;
 	struct ckpt_idmap vids; /* v by id */
@@ -62,17 +62,17 @@ hash_id(const char *s)
 static uint64_t
 vertex_hash(const void *R, size_t i)
 {
-	return hash_id(((const struct rp *)R)->v[i].id);
+	return hash_id(((const struct ckpt_rp *)R)->v[i].id);
 }
 
 static int
 vertex_is(const void *R, size_t i, const void *id)
 {
-	return strcmp(((const struct rp *)R)->v[i].id, id) == 0;
+	return strcmp(((const struct ckpt_rp *)R)->v[i].id, id) == 0;
 }
 
 static long
-find(const struct rp *R, const char *id)
+find(const struct ckpt_rp *R, const char *id)
 {
 	return ckpt_idmap_find(&R->vids, hash_id(id), id, vertex_is, R);
 }
@@ -86,7 +86,7 @@ vstate_free(struct vstate *v)
 }
 
 static void
-rp_free(struct rp *R)
+rp_free(struct ckpt_rp *R)
 {
 	for (size_t i = 0; i < R->nv; i++)
 		vstate_free(&R->v[i]);
@@ -102,10 +102,10 @@ rp_free(struct rp *R)
 /* ---- replaying records */
 
 static int
-refuse(struct rp *R, const struct ckpt_event *ev, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+refuse(struct ckpt_rp *R, const struct ckpt_event *ev, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 static int
-refuse(struct rp *R, const struct ckpt_event *ev, const char *fmt, ...)
+refuse(struct ckpt_rp *R, const struct ckpt_event *ev, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -116,7 +116,7 @@ refuse(struct rp *R, const struct ckpt_event *ev, const char *fmt, ...)
 }
 
 static int
-init_inputs(struct rp *R, struct vstate *v, const struct ckpt_event *ev)
+init_inputs(struct ckpt_rp *R, struct vstate *v, const struct ckpt_event *ev)
 {
 	v->inputs = ckpt_calloc(ev->ninputs, sizeof *v->inputs, R->e);
 	v->in = ckpt_calloc(ev->ninputs, sizeof *v->in, R->e);
@@ -137,7 +137,7 @@ init_inputs(struct rp *R, struct vstate *v, const struct ckpt_event *ev)
 }
 
 static int
-on_initialized(struct rp *R, const struct ckpt_event *ev)
+on_initialized(struct ckpt_rp *R, const struct ckpt_event *ev)
 {
 	long k = find(R, ev->vertex);
 	struct vstate *v;
@@ -165,7 +165,7 @@ on_initialized(struct rp *R, const struct ckpt_event *ev)
 
 /* The vertex and subtask an event names, both known. */
 static struct vstate *
-subtask_of(struct rp *R, const struct ckpt_event *ev, const char *id, uint32_t subtask)
+subtask_of(struct ckpt_rp *R, const struct ckpt_event *ev, const char *id, uint32_t subtask)
 {
 	const char *what = ckpt_event_type_name(ev->type);
 	long k = find(R, id);
@@ -199,7 +199,7 @@ rec_hash(size_t v, uint32_t subtask)
 static uint64_t
 rec_hash_at(const void *R, size_t n)
 {
-	const struct rec *x = &((const struct rp *)R)->rec[n];
+	const struct rec *x = &((const struct ckpt_rp *)R)->rec[n];
 
 	return rec_hash(x->v, x->subtask);
 }
@@ -207,7 +207,7 @@ rec_hash_at(const void *R, size_t n)
 static int
 rec_is(const void *R, size_t n, const void *key)
 {
-	const struct rec *x = &((const struct rp *)R)->rec[n];
+	const struct rec *x = &((const struct ckpt_rp *)R)->rec[n];
 	const struct rec_key *k = key;
 
 	return x->v == k->v && x->subtask == k->subtask;
@@ -215,7 +215,7 @@ rec_is(const void *R, size_t n, const void *key)
 
 /* The record of subtask i of vertex v, or NULL. */
 static struct rec *
-rec_find(const struct rp *R, size_t v, uint32_t i)
+rec_find(const struct ckpt_rp *R, size_t v, uint32_t i)
 {
 	struct rec_key k = {v, i};
 	long n = ckpt_idmap_find(&R->recs, rec_hash(v, i), &k, rec_is, R);
@@ -225,7 +225,7 @@ rec_find(const struct rp *R, size_t v, uint32_t i)
 
 /* The record of subtask i of vertex v, made when missing; NULL on no memory. */
 static struct rec *
-rec_get(struct rp *R, size_t v, uint32_t i)
+rec_get(struct ckpt_rp *R, size_t v, uint32_t i)
 {
 	struct rec *x = rec_find(R, v, i);
 
@@ -240,7 +240,7 @@ rec_get(struct rp *R, size_t v, uint32_t i)
 
 /* A LinkedHashMap put: a subtask already present keeps its place, a new one goes last. */
 static int
-on_finished(struct rp *R, const struct ckpt_event *ev)
+on_finished(struct ckpt_rp *R, const struct ckpt_event *ev)
 {
 	struct vstate *v = subtask_of(R, ev, ev->vertex, ev->subtask);
 	struct rec *x;
@@ -263,7 +263,7 @@ on_finished(struct rp *R, const struct ckpt_event *ev)
 }
 
 static int
-on_reset(struct rp *R, const struct ckpt_event *ev)
+on_reset(struct ckpt_rp *R, const struct ckpt_event *ev)
 {
 	for (size_t k = 0; k < ev->ntasks; k++) {
 		struct vstate *v = subtask_of(R, ev, ev->tasks[k].vertex, ev->tasks[k].subtask);
@@ -281,7 +281,7 @@ on_reset(struct rp *R, const struct ckpt_event *ev)
 }
 
 static int
-replay_records(struct rp *R)
+replay_records(struct ckpt_rp *R)
 {
 	struct ckpt_event ev;
 	int k;
@@ -302,7 +302,7 @@ replay_records(struct rp *R)
 /* ---- the graph */
 
 static json_t *
-log_graph_json(const struct rp *R)
+log_graph_json(const struct ckpt_rp *R)
 {
 	json_t *root = json_object(), *vs = json_array(), *es = json_array();
 
@@ -323,7 +323,7 @@ log_graph_json(const struct rp *R)
 
 /* The user's graph with the parallelism the log decided; every vertex of the log must be in it. */
 static json_t *
-user_graph_json(const struct rp *R, const struct ckpt_graph *g, const char *dir)
+user_graph_json(const struct ckpt_rp *R, const struct ckpt_graph *g, const char *dir)
 {
 	json_t *root = ckpt_graph_to_json(g), *vs = json_object_get(root, "vertices"), *x;
 	size_t i;
@@ -351,7 +351,7 @@ user_graph_json(const struct rp *R, const struct ckpt_graph *g, const char *dir)
 }
 
 static struct ckpt_graph *
-build_graph(const struct rp *R, const struct ckpt_replay_opts *o, const char *dir)
+build_graph(const struct ckpt_rp *R, const struct ckpt_replay_opts *o, const char *dir)
 {
 	json_t *j = o->graph ? user_graph_json(R, o->graph, dir) : log_graph_json(R);
 	struct ckpt_jdoc *doc;
@@ -378,7 +378,7 @@ cmp_kept(const void *a, const void *b)
 
 /* The attempt numbers of the finished subtasks of plan vertex pv, allocated when first needed. */
 static int
-set_attempt(struct rp_ctx *X, size_t pv, uint32_t i, uint32_t attempt)
+set_attempt(struct ckpt_rp_ctx *X, size_t pv, uint32_t i, uint32_t attempt)
 {
 	struct ckpt_replay_vertex *v = &X->out->v[pv];
 
@@ -393,9 +393,9 @@ set_attempt(struct rp_ctx *X, size_t pv, uint32_t i, uint32_t attempt)
  * snapshots (coordinator and shuffle state are known only up to there).
  */
 static int
-restore_finished(struct rp_ctx *X, struct kept **keptp, size_t *nkept)
+restore_finished(struct ckpt_rp_ctx *X, struct kept **keptp, size_t *nkept)
 {
-	struct rp *R = X->R;
+	struct ckpt_rp *R = X->R;
 	struct kept *k;
 	size_t n = 0, last = 0;
 
@@ -428,7 +428,7 @@ restore_finished(struct rp_ctx *X, struct kept **keptp, size_t *nkept)
  * snapshot in batch mode).
  */
 static long
-coordinator_vertex(struct rp_ctx *X, const char *op, size_t ev_vertex)
+coordinator_vertex(struct ckpt_rp_ctx *X, const char *op, size_t ev_vertex)
 {
 	const struct ckpt_graph *g = X->g;
 	size_t gv = X->out->v[ev_vertex].graph_index;
@@ -449,7 +449,7 @@ found:
 }
 
 static int
-restore_coordinator(struct rp_ctx *X, json_t *index, const char *op, json_t *state, size_t ev_vertex)
+restore_coordinator(struct ckpt_rp_ctx *X, json_t *index, const char *op, json_t *state, size_t ev_vertex)
 {
 	struct ckpt_replay *out = X->out;
 	long v = coordinator_vertex(X, op, ev_vertex);
@@ -479,7 +479,7 @@ restore_coordinator(struct rp_ctx *X, json_t *index, const char *op, json_t *sta
 
 /* Coordinators: the last snapshot wins.  Shuffle: a full snapshot replaces the list, an incremental one appends. */
 static int
-restore_snapshots(struct rp_ctx *X, const struct kept *k, size_t n)
+restore_snapshots(struct ckpt_rp_ctx *X, const struct kept *k, size_t n)
 {
 	json_t *index = json_object();
 	int r = -1;
@@ -541,9 +541,9 @@ joins_any(const struct ckpt_graph *g, size_t gv)
 }
 
 static int
-plan_vertices(struct rp_ctx *X)
+plan_vertices(struct ckpt_rp_ctx *X)
 {
-	struct rp *R = X->R;
+	struct ckpt_rp *R = X->R;
 	struct ckpt_replay *out = X->out;
 
 	if ((out->v = ckpt_calloc(R->nv ? R->nv : 1, sizeof *out->v, X->e)) == NULL)
@@ -575,14 +575,14 @@ plan_vertices(struct rp_ctx *X)
 
 /* Keep the vertex table usable for finding ids after plan_vertices took them. */
 static void
-rp_rename(struct rp *R, const struct ckpt_replay *out)
+rp_rename(struct ckpt_rp *R, const struct ckpt_replay *out)
 {
 	for (size_t pv = 0; pv < out->nv; pv++)
 		R->v[pv].id = out->v[pv].id;
 }
 
 static void
-rp_unname(struct rp *R)
+rp_unname(struct ckpt_rp *R)
 {
 	for (size_t pv = 0; pv < R->nv; pv++)
 		R->v[pv].id = NULL;
@@ -591,8 +591,8 @@ rp_unname(struct rp *R)
 int
 ckpt_replay_run(const char *dir, const struct ckpt_replay_opts *o, struct ckpt_replay *out, struct ckpt_err *e)
 {
-	struct rp R = {.e = e};
-	struct rp_ctx X = {.R = &R, .out = out, .e = e};
+	struct ckpt_rp R = {.e = e};
+	struct ckpt_rp_ctx X = {.R = &R, .out = out, .e = e};
 	struct kept *kept = NULL;
 	size_t nkept = 0;
 	int r = -1;

@@ -4,11 +4,11 @@
 
 #include "evlog.h"
 
-struct rp; /* the replay of the log's records (replay.c) */
+struct ckpt_rp; /* the replay of the log's records (replay.c) */
 
 /* What the recovery steps share. */
-struct rp_ctx {
-	struct rp *R;
+struct ckpt_rp_ctx {
+	struct ckpt_rp *R;
 	struct ckpt_replay *out;
 	const struct ckpt_graph *g;
 	long *g2p;                 /* graph vertex -> plan vertex, or -1 */
@@ -20,9 +20,9 @@ struct rp_ctx {
 };
 
 /* Flink's determineVerticesForResetAfterRestoreOpCoordinator, then its resetVerticesInRecovering. */
-int ckpt_rp_coordinator_resets(struct rp_ctx *X);
+int ckpt_rp_coordinator_resets(struct ckpt_rp_ctx *X);
 /* Flink's recoverPartitions: producers of missing partitions reset, with the availability check
  * (available: the -a document of reported producers, or NULL: all). */
-int ckpt_rp_partition_resets(struct rp_ctx *X, const struct ckpt_jdoc *available);
+int ckpt_rp_partition_resets(struct ckpt_rp_ctx *X, const struct ckpt_jdoc *available);
 
 #endif

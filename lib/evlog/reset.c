@@ -37,7 +37,7 @@ check_connections(const struct ckpt_graph *g, struct ckpt_err *e)
 
 /* Flink's RESERVE: some consumer of subtask i's partition over edge ed is not finished (or not initialized). */
 static int
-reserved(const struct rp_ctx *X, const struct ckpt_edge *ed, uint32_t i)
+reserved(const struct ckpt_rp_ctx *X, const struct ckpt_edge *ed, uint32_t i)
 {
 	long pw = X->g2p[ed->target];
 	const struct ckpt_replay_vertex *w;
@@ -56,7 +56,7 @@ reserved(const struct rp_ctx *X, const struct ckpt_edge *ed, uint32_t i)
 }
 
 static void
-refresh_full(struct rp_ctx *X)
+refresh_full(struct ckpt_rp_ctx *X)
 {
 	for (size_t pv = 0; pv < X->out->nv; pv++)
 		X->full[pv] = ckpt_bits_count(&X->out->v[pv].finished) == X->out->v[pv].parallelism;
@@ -75,7 +75,7 @@ refresh_full(struct rp_ctx *X)
 static int
 partition_lost(void *arg, size_t k, uint32_t j)
 {
-	const struct rp_ctx *X = arg;
+	const struct ckpt_rp_ctx *X = arg;
 	const struct ckpt_edge *ed = &X->g->e[k];
 	long pv = X->g2p[ed->source];
 
@@ -87,14 +87,14 @@ partition_lost(void *arg, size_t k, uint32_t j)
 }
 
 static void
-add_ref(struct rp_ctx *X, size_t gv, uint32_t i)
+add_ref(struct ckpt_rp_ctx *X, size_t gv, uint32_t i)
 {
 	ckpt_bits_set(&X->failed[gv], i);
 }
 
 /* Take the restart sets out of the finished sets; an unrecovered vertex touched restarts whole. */
 static void
-apply_restart(struct rp_ctx *X, const struct ckpt_bits *restart)
+apply_restart(struct ckpt_rp_ctx *X, const struct ckpt_bits *restart)
 {
 	for (size_t gv = 0; gv < X->g->nv; gv++) {
 		struct ckpt_replay_vertex *v = X->g2p[gv] < 0 ? NULL : &X->out->v[X->g2p[gv]];
@@ -115,7 +115,7 @@ apply_restart(struct rp_ctx *X, const struct ckpt_bits *restart)
  * available only when tracked (partition_lost).
  */
 static int
-reset_by_regions(struct rp_ctx *X, int avail)
+reset_by_regions(struct ckpt_rp_ctx *X, int avail)
 {
 	const struct ckpt_graph *g = X->g;
 	struct ckpt_partition_loss loss = {partition_lost, X};
@@ -168,7 +168,7 @@ reset_by_regions(struct rp_ctx *X, int avail)
  * as ckpt_failover_restart, run to a fixed point vertex by vertex.
  */
 struct walk {
-	struct rp_ctx *X;
+	struct ckpt_rp_ctx *X;
 	int avail;                        /* partitions available only when tracked */
 	struct ckpt_bits *restart, *done; /* per graph vertex */
 	unsigned char *dirty;             /* per graph vertex: restart has bits not yet followed */
@@ -195,7 +195,7 @@ walk_or(struct walk *W, size_t gv, const struct ckpt_bits *s)
 static void
 walk_lost_a2a(struct walk *W, size_t k)
 {
-	const struct rp_ctx *X = W->X;
+	const struct ckpt_rp_ctx *X = W->X;
 	const struct ckpt_edge *ed = &X->g->e[k];
 	long pv = X->g2p[ed->source];
 	struct ckpt_bits *rs = &W->restart[ed->source];
@@ -286,7 +286,7 @@ walk_vertex(struct walk *W, size_t gv)
 }
 
 static int
-reset_by_walk(struct rp_ctx *X, int avail)
+reset_by_walk(struct ckpt_rp_ctx *X, int avail)
 {
 	const struct ckpt_graph *g = X->g;
 	size_t nv = g->nv ? g->nv : 1;
@@ -332,7 +332,7 @@ out:
  * batch mode restarts whole the first time a restart touches it.
  */
 static int
-reset_in_recovering(struct rp_ctx *X, int avail)
+reset_in_recovering(struct ckpt_rp_ctx *X, int avail)
 {
 	int any = 0;
 
@@ -349,7 +349,7 @@ reset_in_recovering(struct rp_ctx *X, int avail)
 
 /* Flink's determineVerticesForResetAfterRestoreOpCoordinator (every vertex counts as holding a coordinator). */
 int
-ckpt_rp_coordinator_resets(struct rp_ctx *X)
+ckpt_rp_coordinator_resets(struct ckpt_rp_ctx *X)
 {
 	for (size_t pv = 0; pv < X->out->nv; pv++) {
 		struct ckpt_replay_vertex *v = &X->out->v[pv];
@@ -369,7 +369,7 @@ ckpt_rp_coordinator_resets(struct rp_ctx *X)
 
 /* "vertex:subtask" ids of the -a document as bit sets per graph vertex. */
 static int
-parse_available(struct rp_ctx *X, const struct ckpt_jdoc *doc, struct ckpt_bits *listed)
+parse_available(struct ckpt_rp_ctx *X, const struct ckpt_jdoc *doc, struct ckpt_bits *listed)
 {
 	size_t i;
 	json_t *x;
@@ -408,7 +408,7 @@ parse_available(struct rp_ctx *X, const struct ckpt_jdoc *doc, struct ckpt_bits 
  * lost and reset.
  */
 static int
-classify(struct rp_ctx *X, size_t pv, uint32_t i)
+classify(struct ckpt_rp_ctx *X, size_t pv, uint32_t i)
 {
 	const struct ckpt_replay_vertex *v = &X->out->v[pv];
 	const struct ckpt_vertex *gv = &X->g->v[v->graph_index];
@@ -437,7 +437,7 @@ classify(struct rp_ctx *X, size_t pv, uint32_t i)
  * Each partition (producer subtask and edge) counts on its own.
  */
 int
-ckpt_rp_partition_resets(struct rp_ctx *X, const struct ckpt_jdoc *available)
+ckpt_rp_partition_resets(struct ckpt_rp_ctx *X, const struct ckpt_jdoc *available)
 {
 	const struct ckpt_graph *g = X->g;
 	struct ckpt_bits *listed = NULL;

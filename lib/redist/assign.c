@@ -38,7 +38,7 @@ elements_before(const struct ckpt_subtask *st, size_t h, const char *name)
 
 /* The offsets of operator handle h that new subtask t takes, per state name; NULL when none. */
 static json_t *
-handle_states(const struct rd_op *o, uint32_t t, uint32_t j, size_t h)
+handle_states(const struct ckpt_redist_op *o, uint32_t t, uint32_t j, size_t h)
 {
 	const struct ckpt_subtask *st = o->at[j];
 	json_t *states = json_object_get(st->handles[h].detail, "states"), *s, *out = json_object();
@@ -47,10 +47,10 @@ handle_states(const struct rd_op *o, uint32_t t, uint32_t j, size_t h)
 	json_array_foreach(states, i, s) {
 		const char *name = json_string_value(json_object_get(s, "name"));
 		json_t *offs = json_object_get(s, "offsets"), *taken;
-		const struct rd_name *nm = name ? ckpt_rd_find_name(o, name) : NULL;
+		const struct ckpt_redist_name *nm = name ? ckpt_redist_find_name(o, name) : NULL;
 		uint64_t a, b, base;
 
-		if (out == NULL || nm == NULL || !ckpt_rd_piece(o, nm, t, j, &a, &b))
+		if (out == NULL || nm == NULL || !ckpt_redist_piece(o, nm, t, j, &a, &b))
 			continue;
 		base = elements_before(st, h, name);
 		taken = json_array();
@@ -118,7 +118,7 @@ chan_where(json_t *v, const struct ckpt_handle *h)
 
 /* The handles of old subtask j that new subtask t reads, with what it takes from each. */
 static json_t *
-handles_json(const struct ckpt_redist *r, const struct rd_op *o, uint32_t t, uint32_t j, int kg, uint32_t x,
+handles_json(const struct ckpt_redist *r, const struct ckpt_redist_op *o, uint32_t t, uint32_t j, int kg, uint32_t x,
 	     uint32_t y)
 {
 	const struct ckpt_subtask *st = o->at[j];
@@ -133,7 +133,7 @@ handles_json(const struct ckpt_redist *r, const struct rd_op *o, uint32_t t, uin
 			what = handle_states(o, t, j, k);
 		else if (strstr(h->scope, "keyed"))
 			what = kg ? handle_kg(h, x, y) : NULL, key = "restored_key_groups";
-		else if (ckpt_rd_chan_to(r, o, t, j, h))
+		else if (ckpt_redist_chan_to(r, o, t, j, h))
 			what = json_boolean(o->how == RD_IN_PLACE), key = "in_place";
 		if (what == NULL)
 			continue;
@@ -157,20 +157,20 @@ handles_json(const struct ckpt_redist *r, const struct rd_op *o, uint32_t t, uin
 }
 
 static json_t *
-from_json(const struct ckpt_redist *r, const struct rd_op *o, uint32_t t, uint32_t j)
+from_json(const struct ckpt_redist *r, const struct ckpt_redist_op *o, uint32_t t, uint32_t j)
 {
 	json_t *f = json_pack("{s:i}", "subtask", (json_int_t)j);
 	json_t *list = json_object(), *uni = json_array(), *bc = json_array();
 	uint32_t x = 0, y = 0;
-	int kg = ckpt_rd_kg_piece(o, t, j, &x, &y);
+	int kg = ckpt_redist_kg_piece(o, t, j, &x, &y);
 	int chan = (o->how == RD_IN_PLACE && j == t && (o->at[j]->nin || o->at[j]->nout || o->at[j]->nhandles)) ||
-		   (o->how == RD_RESCALE && ckpt_rd_chan_needed(r, o, t, j));
+		   (o->how == RD_RESCALE && ckpt_redist_chan_needed(r, o, t, j));
 
 	for (size_t k = 0; f && list && uni && bc && k < o->nnames; k++) {
-		const struct rd_name *nm = &o->names[k];
+		const struct ckpt_redist_name *nm = &o->names[k];
 		uint64_t a, b;
 
-		if (!ckpt_rd_piece(o, nm, t, j, &a, &b))
+		if (!ckpt_redist_piece(o, nm, t, j, &a, &b))
 			continue;
 		if (nm->mode == CKPT_MODE_LIST) {
 			json_t *run = json_object();
@@ -199,7 +199,7 @@ from_json(const struct ckpt_redist *r, const struct rd_op *o, uint32_t t, uint32
 }
 
 static json_t *
-new_subtask_json(const struct ckpt_redist *r, const struct rd_op *o, uint32_t t)
+new_subtask_json(const struct ckpt_redist *r, const struct ckpt_redist_op *o, uint32_t t)
 {
 	json_t *s = json_pack("{s:i, s:[]}", "index", (json_int_t)t, "from");
 	json_t *from = s ? json_object_get(s, "from") : NULL;
@@ -210,7 +210,7 @@ new_subtask_json(const struct ckpt_redist *r, const struct rd_op *o, uint32_t t)
 		set_range(s, "key_groups", f, l);
 	}
 	for (uint32_t j = 0; s && j < o->P; j++) {
-		if (!ckpt_rd_needed(r, o, t, j))
+		if (!ckpt_redist_needed(r, o, t, j))
 			continue;
 		if (ckpt_json_append_new(from, from_json(r, o, t, j)) < 0) {
 			json_decref(s);
@@ -218,7 +218,7 @@ new_subtask_json(const struct ckpt_redist *r, const struct rd_op *o, uint32_t t)
 		}
 	}
 	for (int input = 1; s && input >= 0; input--) {
-		json_t *d = ckpt_rd_descriptor(r, o, t, input);
+		json_t *d = ckpt_redist_descriptor(r, o, t, input);
 
 		if (d && ckpt_json_set_new(s, input ? "input_rescaling" : "output_rescaling", d) < 0) {
 			json_decref(s);
@@ -229,7 +229,7 @@ new_subtask_json(const struct ckpt_redist *r, const struct rd_op *o, uint32_t t)
 }
 
 static json_t *
-op_json(const struct ckpt_redist *r, const struct rd_op *o)
+op_json(const struct ckpt_redist *r, const struct ckpt_redist_op *o)
 {
 	json_t *v = json_pack("{s:s, s:s?, s:s?, s:s?, s:i, s:i, s:i, s:b, s:[]}", "id", o->nid, "uid",
 			      o->nuid, "name", o->nname, "vertex", o->nvertex, "old_parallelism",

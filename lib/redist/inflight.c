@@ -186,7 +186,7 @@ pointwise_width(uint32_t S, uint32_t T, uint32_t j, int input)
 /* Does op o hold channel handles of one side (input: gates), and do some name data (offsets)?
  * Their bytes. */
 static uint64_t
-side_bytes(const struct rd_op *o, int input, int *any, int *data)
+side_bytes(const struct ckpt_redist_op *o, int input, int *any, int *data)
 {
 	uint64_t n = 0;
 
@@ -213,7 +213,7 @@ side_bytes(const struct rd_op *o, int input, int *any, int *data)
 }
 
 static int
-chained(const struct rd_op *o, int input)
+chained(const struct ckpt_redist_op *o, int input)
 {
 	return o->gv >= 0 && o->how != RD_FINISHED && (input ? o->not_head : o->not_tail);
 }
@@ -254,12 +254,12 @@ chained_side(struct ckpt_redist *r, size_t vi, int input, struct ckpt_err *e)
 
 	for (size_t k = 0; k < (input ? v->nin : v->nout); k++) {
 		size_t edge = input ? v->in[k] : v->out[k];
-		const struct rd_vert *N = &r->vx[input ? g->e[edge].source : g->e[edge].target];
+		const struct ckpt_redist_vert *N = &r->vx[input ? g->e[edge].source : g->e[edge].target];
 
 		again |= input ? N->tail_out : N->head_in;
 	}
 	for (size_t i = 0; again && i < r->nops; i++) {
-		const struct rd_op *o = &r->ops[i];
+		const struct ckpt_redist_op *o = &r->ops[i];
 
 		if (o->gv != (long)vi || !chained(o, input))
 			continue;
@@ -270,14 +270,14 @@ chained_side(struct ckpt_redist *r, size_t vi, int input, struct ckpt_err *e)
 	if (ids[0])
 		return ckpt_err_set(e, CKPT_ERR_REFUSED, r->name, "%s[%s]", FLINK_CHAINED, ids);
 	for (size_t i = 0; i < r->nops; i++) {
-		const struct rd_op *o = &r->ops[i];
+		const struct ckpt_redist_op *o = &r->ops[i];
 		uint64_t n;
 
 		if (o->gv != (long)vi || !chained(o, input))
 			continue;
 		n = side_bytes(o, input, &any, &data);
 		if (any && add_warning(r, e, "operator %s: %llu bytes of %s in-flight data dropped: it is chained into vertex %s, whose %s operator alone restores %s in-flight data, as Flink's restore drops it",
-				ckpt_rd_opname(o->old), (unsigned long long)n, input ? "input" : "output", v->id,
+				ckpt_redist_opname(o->old), (unsigned long long)n, input ? "input" : "output", v->id,
 				input ? "first" : "last", input ? "input" : "output") < 0)
 			return -1;
 	}
@@ -286,10 +286,10 @@ chained_side(struct ckpt_redist *r, size_t vi, int input, struct ckpt_err *e)
 
 /* Mark the gates and partitions that hold state; check them against the graph (exit 2). */
 static int
-mark_op(struct ckpt_redist *r, struct rd_op *o, struct ckpt_err *e)
+mark_op(struct ckpt_redist *r, struct ckpt_redist_op *o, struct ckpt_err *e)
 {
 	const struct ckpt_graph *g = r->graph;
-	struct rd_vert *V = &r->vx[o->gv];
+	struct ckpt_redist_vert *V = &r->vx[o->gv];
 	const struct ckpt_vertex *v = &g->v[o->gv];
 
 	for (uint32_t j = 0; j < o->P; j++) {
@@ -303,14 +303,14 @@ mark_op(struct ckpt_redist *r, struct rd_op *o, struct ckpt_err *e)
 				continue;
 			for (size_t k = 0; (x = handle_index(&st->handles[h], k, input)) >= 0; k++) {
 				size_t n = input ? v->nin : v->nout, edge;
-				const struct rd_vert *N;
+				const struct ckpt_redist_vert *N;
 				long c = handle_channel(&st->handles[h], k, input);
 				uint64_t w;
 
 				if ((size_t)x >= n)
 					return ckpt_err_set(e, CKPT_ERR_INPUT, r->name,
 							    "operator %s: subtask %u: %s channel state of %s %ld, but vertex %s of the graph has %zu %s",
-							    ckpt_rd_opname(o->old), j, input ? "input" : "output",
+							    ckpt_redist_opname(o->old), j, input ? "input" : "output",
 							    input ? "gate" : "partition", x, v->id, n,
 							    input ? "input gates" : "result partitions");
 				edge = input ? v->in[x] : v->out[x];
@@ -326,7 +326,7 @@ mark_op(struct ckpt_redist *r, struct rd_op *o, struct ckpt_err *e)
 				if (c < 0 || (uint64_t)c >= w)
 					return ckpt_err_set(e, CKPT_ERR_INPUT, r->name,
 							    "operator %s: subtask %u: %s channel state of %s %ld %s %ld, but that %s has %u %ss in the graph",
-							    ckpt_rd_opname(o->old), j, input ? "input" : "output",
+							    ckpt_redist_opname(o->old), j, input ? "input" : "output",
 							    input ? "gate" : "partition", x, input ? "channel" : "subpartition", c,
 							    input ? "gate" : "partition", (unsigned)w,
 							    input ? "channel" : "subpartition");
@@ -351,7 +351,7 @@ need(struct ckpt_redist *r, size_t edge, enum rd_mapper m, struct ckpt_err *e)
 	return 0;
 }
 
-static struct rd_op *
+static struct ckpt_redist_op *
 op_of_vertex(struct ckpt_redist *r, size_t vi)
 {
 	for (size_t i = 0; i < r->nops; i++)
@@ -374,7 +374,7 @@ in_flight(const struct ckpt_redist *r, size_t vi, size_t k, int input)
 }
 
 static int
-rescaled(const struct rd_vert *V)
+rescaled(const struct ckpt_redist_vert *V)
 {
 	return V->oldp != V->newp;
 }
@@ -390,14 +390,14 @@ plan_side(struct ckpt_redist *r, size_t vi, int input, struct ckpt_err *e)
 {
 	const struct ckpt_graph *g = r->graph;
 	const struct ckpt_vertex *v = &g->v[vi];
-	struct rd_vert *V = &r->vx[vi];
-	struct rd_op *o = op_of_vertex(r, vi);
+	struct ckpt_redist_vert *V = &r->vx[vi];
+	struct ckpt_redist_op *o = op_of_vertex(r, vi);
 	size_t n = input ? v->nin : v->nout;
 	int any = 0;
 
 	for (size_t k = 0; k < n; k++) {
 		size_t edge = input ? v->in[k] : v->out[k];
-		const struct rd_vert *N = &r->vx[input ? g->e[edge].source : g->e[edge].target];
+		const struct ckpt_redist_vert *N = &r->vx[input ? g->e[edge].source : g->e[edge].target];
 
 		if (in_flight(r, vi, k, input) && (rescaled(V) || rescaled(N)))
 			any = 1;
@@ -420,7 +420,7 @@ plan_side(struct ckpt_redist *r, size_t vi, int input, struct ckpt_err *e)
 
 /* In-flight data as entries (a state document) rather than as a _metadata's handles. */
 static int
-chan_entries(const struct rd_op *o)
+chan_entries(const struct ckpt_redist_op *o)
 {
 	for (uint32_t j = 0; j < o->P; j++) {
 		const struct ckpt_subtask *st = o->at[j];
@@ -436,27 +436,27 @@ chan_entries(const struct rd_op *o)
 }
 
 int
-ckpt_rd_plan_inflight(struct ckpt_redist *r, struct ckpt_err *e)
+ckpt_redist_plan_inflight(struct ckpt_redist *r, struct ckpt_err *e)
 {
 	const struct ckpt_graph *g = r->graph;
 
 	for (size_t i = 0; i < r->nops; i++) {
-		struct rd_op *o = &r->ops[i];
+		struct ckpt_redist_op *o = &r->ops[i];
 
 		if (!o->chan || o->how != RD_RESCALE)
 			continue;
 		if (r->in->flink == NULL)
 			return ckpt_err_set(e, CKPT_ERR_REFUSED, r->name,
 					    "operator %s holds in-flight data of an unaligned checkpoint and cannot be rescaled from %u to %u: take a savepoint and rescale from that",
-					    ckpt_rd_opname(o->old), o->P, o->p);
+					    ckpt_redist_opname(o->old), o->P, o->p);
 		if (chan_entries(o))
 			return ckpt_err_set(e, CKPT_ERR_REFUSED, r->name,
 					    "operator %s holds in-flight data of an unaligned checkpoint as entries: ckpt-merge rescales a Flink snapshot's in-flight data from its _metadata only",
-					    ckpt_rd_opname(o->old));
+					    ckpt_redist_opname(o->old));
 		if (g == NULL)
 			return ckpt_err_set(e, CKPT_ERR_REFUSED, r->name,
 					    "operator %s holds in-flight data of an unaligned checkpoint: rescaling it from %u to %u needs the job graph's partitioners (-g)",
-					    ckpt_rd_opname(o->old), o->P, o->p);
+					    ckpt_redist_opname(o->old), o->P, o->p);
 	}
 	if (g == NULL || r->in->flink == NULL)
 		return 0;
@@ -464,7 +464,7 @@ ckpt_rd_plan_inflight(struct ckpt_redist *r, struct ckpt_err *e)
 	if (r->vx == NULL)
 		return -1;
 	for (size_t i = 0; i < g->nv; i++) {
-		struct rd_op *o = op_of_vertex(r, i);
+		struct ckpt_redist_op *o = op_of_vertex(r, i);
 
 		r->vx[i].in_state = ckpt_calloc(g->v[i].nin + 1, 1, e);
 		r->vx[i].out_state = ckpt_calloc(g->v[i].nout + 1, 1, e);
@@ -475,7 +475,7 @@ ckpt_rd_plan_inflight(struct ckpt_redist *r, struct ckpt_err *e)
 		r->vx[i].newp = g->v[i].parallelism;
 	}
 	for (size_t i = 0; i < r->nops; i++) {
-		struct rd_op *o = &r->ops[i];
+		struct ckpt_redist_op *o = &r->ops[i];
 		int any, data;
 
 		if (o->gv < 0 || o->how == RD_FINISHED)
@@ -498,7 +498,7 @@ ckpt_rd_plan_inflight(struct ckpt_redist *r, struct ckpt_err *e)
 }
 
 void
-ckpt_rd_free_inflight(struct ckpt_redist *r)
+ckpt_redist_free_inflight(struct ckpt_redist *r)
 {
 	for (size_t i = 0; i < r->nwarn; i++)
 		free(r->warn[i]);
@@ -520,7 +520,7 @@ ckpt_redist_warning(const struct ckpt_redist *r, size_t i)
 
 /* Does new subtask t get old subtask j's handle h (a channel handle)?  In place: its own. */
 int
-ckpt_rd_chan_to(const struct ckpt_redist *r, const struct rd_op *o, uint32_t t, uint32_t j,
+ckpt_redist_chan_to(const struct ckpt_redist *r, const struct ckpt_redist_op *o, uint32_t t, uint32_t j,
 		const struct ckpt_handle *h)
 {
 	const struct ckpt_graph *g = r->graph;
@@ -546,12 +546,12 @@ ckpt_rd_chan_to(const struct ckpt_redist *r, const struct rd_op *o, uint32_t t, 
 
 /* Does new subtask t read any channel handle of old subtask j? */
 int
-ckpt_rd_chan_needed(const struct ckpt_redist *r, const struct rd_op *o, uint32_t t, uint32_t j)
+ckpt_redist_chan_needed(const struct ckpt_redist *r, const struct ckpt_redist_op *o, uint32_t t, uint32_t j)
 {
 	const struct ckpt_subtask *st = o->at[j];
 
 	for (size_t h = 0; st && h < st->nhandles; h++)
-		if (ckpt_rd_chan_to(r, o, t, j, &st->handles[h]))
+		if (ckpt_redist_chan_to(r, o, t, j, &st->handles[h]))
 			return 1;
 	return 0;
 }
@@ -569,13 +569,13 @@ index_list(enum rd_mapper m, uint32_t oldp, uint32_t newp, uint32_t t, int amb)
 
 /* One InflightDataGateOrPartitionRescalingDescriptor of new subtask t, or NULL (NO_STATE). */
 static json_t *
-gate_descriptor(const struct ckpt_redist *r, const struct rd_op *o, uint32_t t, size_t k, int input,
+gate_descriptor(const struct ckpt_redist *r, const struct ckpt_redist_op *o, uint32_t t, size_t k, int input,
 		int *rescaling)
 {
 	const struct ckpt_graph *g = r->graph;
 	const struct ckpt_vertex *v = &g->v[o->gv];
 	size_t edge = input ? v->in[k] : v->out[k];
-	const struct rd_vert *V = &r->vx[o->gv], *N = &r->vx[input ? g->e[edge].source : g->e[edge].target];
+	const struct ckpt_redist_vert *V = &r->vx[o->gv], *N = &r->vx[input ? g->e[edge].source : g->e[edge].target];
 	enum rd_mapper mine = input ? down_mapper(g->e[edge].ship) : up_mapper(g->e[edge].ship);
 	enum rd_mapper theirs = input ? up_mapper(g->e[edge].ship) : down_mapper(g->e[edge].ship);
 	json_t *old;
@@ -593,14 +593,14 @@ gate_descriptor(const struct ckpt_redist *r, const struct rd_op *o, uint32_t t, 
 
 /* The input (or output) InflightDataRescalingDescriptor of new subtask t; NULL for NO_RESCALE. */
 json_t *
-ckpt_rd_descriptor(const struct ckpt_redist *r, const struct rd_op *o, uint32_t t, int input)
+ckpt_redist_descriptor(const struct ckpt_redist *r, const struct ckpt_redist_op *o, uint32_t t, int input)
 {
 	const struct ckpt_vertex *v;
 	json_t *arr;
 	int rescaling = 0;
 
 	if (r->vx == NULL || o->gv < 0 || !(input ? r->vx[o->gv].in_desc : r->vx[o->gv].out_desc) ||
-	    (struct rd_op *)o != op_of_vertex((struct ckpt_redist *)r, (size_t)o->gv))
+	    (struct ckpt_redist_op *)o != op_of_vertex((struct ckpt_redist *)r, (size_t)o->gv))
 		return NULL;
 	v = &r->graph->v[o->gv];
 	arr = json_array();

@@ -18,8 +18,8 @@ cmp_str(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-struct rd_name *
-ckpt_rd_find_name(const struct rd_op *o, const char *name)
+struct ckpt_redist_name *
+ckpt_redist_find_name(const struct ckpt_redist_op *o, const char *name)
 {
 	size_t lo = 0, hi = o->nnames;
 
@@ -40,7 +40,7 @@ ckpt_rd_find_name(const struct rd_op *o, const char *name)
 /* ------------------------------------------------------------ names */
 
 static int
-collect_names(struct rd_op *o, struct ckpt_err *e)
+collect_names(struct ckpt_redist_op *o, struct ckpt_err *e)
 {
 	const char **all = NULL;
 	size_t n = 0, cap = 0;
@@ -71,10 +71,10 @@ out:
 
 /* Every subtask must give a name the same mode, as one Flink state has one. */
 static int
-check_modes(struct ckpt_redist *r, struct rd_op *o, struct ckpt_err *e)
+check_modes(struct ckpt_redist *r, struct ckpt_redist_op *o, struct ckpt_err *e)
 {
 	for (size_t k = 0; k < o->nnames; k++) {
-		struct rd_name *nm = &o->names[k];
+		struct ckpt_redist_name *nm = &o->names[k];
 		uint32_t first = 0;
 		int seen = 0;
 
@@ -90,7 +90,7 @@ check_modes(struct ckpt_redist *r, struct rd_op *o, struct ckpt_err *e)
 			} else if (s->mode != nm->mode) {
 				return ckpt_err_set(e, CKPT_ERR_INPUT, r->name,
 						    "operator %s: state \"%s\" is %s in subtask %u but %s in subtask %u",
-						    ckpt_rd_opname(o->old), nm->name, ckpt_mode_name(nm->mode), first,
+						    ckpt_redist_opname(o->old), nm->name, ckpt_mode_name(nm->mode), first,
 						    ckpt_mode_name(s->mode), j);
 			}
 		}
@@ -104,7 +104,7 @@ check_modes(struct ckpt_redist *r, struct rd_op *o, struct ckpt_err *e)
  * (total mod p) get one more; the next name starts where the short runs began.
  */
 static int
-plan_list(struct rd_op *o, struct rd_name *nm, uint32_t *start, struct ckpt_err *e)
+plan_list(struct ckpt_redist_op *o, struct ckpt_redist_name *nm, uint32_t *start, struct ckpt_err *e)
 {
 	uint64_t total, base, rem, lo = 0;
 
@@ -137,7 +137,7 @@ plan_list(struct rd_op *o, struct rd_name *nm, uint32_t *start, struct ckpt_err 
 }
 
 static int
-plan_holders(struct rd_op *o, struct rd_name *nm, struct ckpt_err *e)
+plan_holders(struct ckpt_redist_op *o, struct ckpt_redist_name *nm, struct ckpt_err *e)
 {
 	nm->holders = ckpt_calloc(o->P, sizeof *nm->holders, e);
 	if (nm->holders == NULL)
@@ -154,12 +154,12 @@ plan_holders(struct rd_op *o, struct rd_name *nm, struct ckpt_err *e)
 }
 
 static int
-plan_names(struct rd_op *o, struct ckpt_err *e)
+plan_names(struct ckpt_redist_op *o, struct ckpt_err *e)
 {
 	uint32_t start = 0;
 
 	for (size_t k = 0; k < o->nnames; k++) {
-		struct rd_name *nm = &o->names[k];
+		struct ckpt_redist_name *nm = &o->names[k];
 		int rc = nm->mode == CKPT_MODE_LIST ? plan_list(o, nm, &start, e) : plan_holders(o, nm, e);
 
 		if (rc < 0)
@@ -171,7 +171,7 @@ plan_names(struct rd_op *o, struct ckpt_err *e)
 /* ------------------------------------------------------ per operator */
 
 static int
-index_subtasks(struct ckpt_redist *r, struct rd_op *o, struct ckpt_err *e)
+index_subtasks(struct ckpt_redist *r, struct ckpt_redist_op *o, struct ckpt_err *e)
 {
 	const struct ckpt_operator *op = o->old;
 
@@ -184,7 +184,7 @@ index_subtasks(struct ckpt_redist *r, struct rd_op *o, struct ckpt_err *e)
 		if (st->index >= o->P || (k > 0 && st->index <= op->subtasks[k - 1].index))
 			return ckpt_err_set(e, CKPT_ERR_INPUT, r->name,
 					    "operator %s: subtask %u out of order or beyond parallelism %u",
-					    ckpt_rd_opname(op), st->index, o->P);
+					    ckpt_redist_opname(op), st->index, o->P);
 		if (st->finished) {
 			o->some_finished = 1;
 			continue;
@@ -197,14 +197,14 @@ index_subtasks(struct ckpt_redist *r, struct rd_op *o, struct ckpt_err *e)
 		if (st->keyed && (st->kg_first > st->kg_last || st->kg_last >= o->old->max_parallelism))
 			return ckpt_err_set(e, CKPT_ERR_INPUT, r->name,
 					    "operator %s: subtask %u: key groups %u-%u outside max parallelism %u",
-					    ckpt_rd_opname(op), st->index, st->kg_first, st->kg_last,
+					    ckpt_redist_opname(op), st->index, st->kg_first, st->kg_last,
 					    o->old->max_parallelism);
 	}
 	return 0;
 }
 
 static int
-has_union(const struct rd_op *o)
+has_union(const struct ckpt_redist_op *o)
 {
 	for (size_t k = 0; k < o->nnames; k++)
 		if (o->names[k].mode == CKPT_MODE_UNION)
@@ -214,7 +214,7 @@ has_union(const struct rd_op *o)
 
 /* What Flink refuses once it knows the operator's new parallelism. */
 static int
-check_refusals(struct ckpt_redist *r, struct rd_op *o, struct ckpt_err *e)
+check_refusals(struct ckpt_redist *r, struct ckpt_redist_op *o, struct ckpt_err *e)
 {
 	/* FLIP-147's check is at checkpoint time in Flink, whose restore accepts such state; ckpt's
 	 * engine refuses it on restore too */
@@ -230,7 +230,7 @@ check_refusals(struct ckpt_redist *r, struct rd_op *o, struct ckpt_err *e)
 }
 
 static int
-plan_op(struct ckpt_redist *r, struct rd_op *o, struct ckpt_err *e)
+plan_op(struct ckpt_redist *r, struct ckpt_redist_op *o, struct ckpt_err *e)
 {
 	struct ckpt_operator *op = o->old;
 
@@ -241,7 +241,7 @@ plan_op(struct ckpt_redist *r, struct rd_op *o, struct ckpt_err *e)
 	    o->P > op->max_parallelism)
 		return ckpt_err_set(e, CKPT_ERR_INPUT, r->name,
 				    "operator %s: parallelism %u and max parallelism %u are inconsistent",
-				    ckpt_rd_opname(op), o->P, op->max_parallelism);
+				    ckpt_redist_opname(op), o->P, op->max_parallelism);
 	if (op->fully_finished) {
 		o->how = RD_FINISHED;
 		return check_refusals(r, o, e);
@@ -292,7 +292,7 @@ choose_parallelism(struct ckpt_redist *r, const struct ckpt_redist_opts *opt, st
 					    opt->per_op[k].op, opt->per_op[k].n);
 	}
 	for (size_t i = 0; i < r->nops; i++) {
-		struct rd_op *o = &r->ops[i];
+		struct ckpt_redist_op *o = &r->ops[i];
 		const struct ckpt_par *by = NULL;
 
 		o->p = opt->parallelism ? opt->parallelism : o->old->parallelism;
@@ -344,7 +344,7 @@ bytes_dup(struct ckpt_bytes *to, const struct ckpt_bytes *from, struct ckpt_err 
 
 /* How many entries of name new subtask t holds; 0 when it does not hold the name. */
 static int
-holds_name(const struct rd_op *o, const struct rd_name *nm, uint32_t t, size_t *n)
+holds_name(const struct ckpt_redist_op *o, const struct ckpt_redist_name *nm, uint32_t t, size_t *n)
 {
 	const struct ckpt_opstate *s;
 
@@ -370,7 +370,7 @@ holds_name(const struct rd_op *o, const struct rd_name *nm, uint32_t t, size_t *
 }
 
 static int
-skeleton_subtask(const struct rd_op *o, uint32_t t, struct ckpt_subtask *st, struct ckpt_err *e)
+skeleton_subtask(const struct ckpt_redist_op *o, uint32_t t, struct ckpt_subtask *st, struct ckpt_err *e)
 {
 	const struct ckpt_subtask *was = o->how == RD_IN_PLACE ? o->at[t] : NULL;
 	size_t n;
@@ -406,7 +406,7 @@ skeleton_subtask(const struct rd_op *o, uint32_t t, struct ckpt_subtask *st, str
 }
 
 static int
-skeleton_op(struct rd_op *o, struct ckpt_operator *out, struct ckpt_err *e)
+skeleton_op(struct ckpt_redist_op *o, struct ckpt_operator *out, struct ckpt_err *e)
 {
 	int fail = 0;
 
@@ -472,7 +472,7 @@ skeleton(struct ckpt_redist *r, struct ckpt_err *e)
 
 /* The elements [*a, *b) of old subtask j's list for name that new subtask t takes. */
 int
-ckpt_rd_piece(const struct rd_op *o, const struct rd_name *nm, uint32_t t, uint32_t j, uint64_t *a, uint64_t *b)
+ckpt_redist_piece(const struct ckpt_redist_op *o, const struct ckpt_redist_name *nm, uint32_t t, uint32_t j, uint64_t *a, uint64_t *b)
 {
 	const struct ckpt_opstate *s = ckpt_subtask_opstate(o->at[j], nm->name);
 	uint64_t lo, hi;
@@ -499,7 +499,7 @@ ckpt_rd_piece(const struct rd_op *o, const struct rd_name *nm, uint32_t t, uint3
 
 /* The key groups [*a, *b] of old subtask j that new subtask t takes. */
 int
-ckpt_rd_kg_piece(const struct rd_op *o, uint32_t t, uint32_t j, uint32_t *a, uint32_t *b)
+ckpt_redist_kg_piece(const struct ckpt_redist_op *o, uint32_t t, uint32_t j, uint32_t *a, uint32_t *b)
 {
 	const struct ckpt_subtask *st = o->at[j];
 	uint32_t f, l;
@@ -519,7 +519,7 @@ ckpt_rd_kg_piece(const struct rd_op *o, uint32_t t, uint32_t j, uint32_t *a, uin
 }
 
 int
-ckpt_rd_needed(const struct ckpt_redist *r, const struct rd_op *o, uint32_t t, uint32_t j)
+ckpt_redist_needed(const struct ckpt_redist *r, const struct ckpt_redist_op *o, uint32_t t, uint32_t j)
 {
 	uint64_t a, b;
 	uint32_t x, y;
@@ -529,30 +529,30 @@ ckpt_rd_needed(const struct ckpt_redist *r, const struct rd_op *o, uint32_t t, u
 	if (o->how == RD_IN_PLACE && j == t)
 		return 1;
 	for (size_t k = 0; k < o->nnames; k++)
-		if (ckpt_rd_piece(o, &o->names[k], t, j, &a, &b))
+		if (ckpt_redist_piece(o, &o->names[k], t, j, &a, &b))
 			return 1;
-	return ckpt_rd_kg_piece(o, t, j, &x, &y) || ckpt_rd_chan_needed(r, o, t, j);
+	return ckpt_redist_kg_piece(o, t, j, &x, &y) || ckpt_redist_chan_needed(r, o, t, j);
 }
 
 static int
-take_list(struct ckpt_redist *r, const struct rd_op *o, struct ckpt_subtask *st, uint32_t j,
+take_list(struct ckpt_redist *r, const struct ckpt_redist_op *o, struct ckpt_subtask *st, uint32_t j,
 	  const struct ckpt_subtask *src, size_t *pos, struct ckpt_err *e)
 {
 	for (size_t k = 0; k < st->nops; k++) {
 		struct ckpt_opstate *to = &st->ops[k];
-		const struct rd_name *nm = ckpt_rd_find_name(o, to->name);
+		const struct ckpt_redist_name *nm = ckpt_redist_find_name(o, to->name);
 		const struct ckpt_opstate *from = ckpt_subtask_opstate(src, to->name);
 		uint64_t a, b;
 
-		if (!ckpt_rd_piece(o, nm, st->index, j, &a, &b))
+		if (!ckpt_redist_piece(o, nm, st->index, j, &a, &b))
 			continue;
 		if (from->n && from->entries == NULL)
 			return ckpt_err_set(e, CKPT_ERR_INPUT, r->name, "operator %s: subtask %u: entries not loaded",
-					    ckpt_rd_opname(o->old), j);
+					    ckpt_redist_opname(o->old), j);
 		if (pos[k] + (b - a) > to->n)
 			return ckpt_err_set(e, CKPT_ERR_INPUT, r->name,
 					    "operator %s: subtask %u: state \"%s\" holds more entries than counted",
-					    ckpt_rd_opname(o->old), j, to->name);
+					    ckpt_redist_opname(o->old), j, to->name);
 		for (uint64_t i = a; i < b; i++) {
 			if (bytes_dup(&to->entries[pos[k]++], &from->entries[i], e) < 0)
 				return -1;
@@ -563,16 +563,16 @@ take_list(struct ckpt_redist *r, const struct rd_op *o, struct ckpt_subtask *st,
 }
 
 static int
-take_kv(struct ckpt_redist *r, const struct rd_op *o, struct ckpt_subtask *st, uint32_t j,
+take_kv(struct ckpt_redist *r, const struct ckpt_redist_op *o, struct ckpt_subtask *st, uint32_t j,
 	const struct ckpt_subtask *from, size_t *cap, struct ckpt_err *e)
 {
 	uint32_t a, b;
 
-	if (!ckpt_rd_kg_piece(o, st->index, j, &a, &b))
+	if (!ckpt_redist_kg_piece(o, st->index, j, &a, &b))
 		return 0;
 	if (from->nkv && from->kv == NULL)
 		return ckpt_err_set(e, CKPT_ERR_INPUT, r->name, "operator %s: subtask %u: entries not loaded",
-				    ckpt_rd_opname(o->old), j);
+				    ckpt_redist_opname(o->old), j);
 	for (size_t i = 0; i < from->nkv; i++) {
 		const struct ckpt_kv *kv = &from->kv[i];
 		struct ckpt_kv *to;
@@ -581,7 +581,7 @@ take_kv(struct ckpt_redist *r, const struct rd_op *o, struct ckpt_subtask *st, u
 		    (from->keyed && (kv->key_group < from->kg_first || kv->key_group > from->kg_last)))
 			return ckpt_err_set(e, CKPT_ERR_INPUT, r->name,
 					    "operator %s: subtask %u: key group %u outside its range",
-					    ckpt_rd_opname(o->old), j, kv->key_group);
+					    ckpt_redist_opname(o->old), j, kv->key_group);
 		if (kv->key_group < a || kv->key_group > b)
 			continue;
 		if (ckpt_grow(&st->kv, cap, st->nkv + 1, sizeof *st->kv, 64, e) < 0)
@@ -616,7 +616,7 @@ take_chan(struct ckpt_chan **to, size_t n, const struct ckpt_chan *from, struct 
 }
 
 static int
-take_from(struct ckpt_redist *r, const struct rd_op *o, struct ckpt_subtask *st, uint32_t j,
+take_from(struct ckpt_redist *r, const struct ckpt_redist_op *o, struct ckpt_subtask *st, uint32_t j,
 	  const struct ckpt_subtask *from, size_t *pos, size_t *kvcap, struct ckpt_err *e)
 {
 	if (take_list(r, o, st, j, from, pos, e) < 0 || take_kv(r, o, st, j, from, kvcap, e) < 0)
@@ -625,14 +625,14 @@ take_from(struct ckpt_redist *r, const struct rd_op *o, struct ckpt_subtask *st,
 		return 0;
 	if ((from->nin && from->in == NULL) || (from->nout && from->out == NULL))
 		return ckpt_err_set(e, CKPT_ERR_INPUT, r->name, "operator %s: subtask %u: entries not loaded",
-				    ckpt_rd_opname(o->old), j);
+				    ckpt_redist_opname(o->old), j);
 	if (take_chan(&st->in, from->nin, from->in, e) < 0 || take_chan(&st->out, from->nout, from->out, e) < 0)
 		return -1;
 	st->nin = from->nin, st->nout = from->nout;
 	return 0;
 }
 
-static struct rd_op *
+static struct ckpt_redist_op *
 rd_op_of(struct ckpt_redist *r, const struct ckpt_operator *out)
 {
 	for (size_t i = 0; i < r->nops; i++)
@@ -697,7 +697,7 @@ static struct ckpt_subtask *
 load_old(struct ckpt_redist *r, size_t i, size_t k, struct ckpt_err *e)
 {
 	size_t g = r->base[i] + k, h;
-	struct rd_reader *rd;
+	struct ckpt_redist_reader *rd;
 	struct ckpt_subtask *src;
 
 	if (pick_reader(r, i, k, g, &h, e) < 0)
@@ -718,7 +718,7 @@ load_old(struct ckpt_redist *r, size_t i, size_t k, struct ckpt_err *e)
 }
 
 static int
-fill_from_old(struct ckpt_redist *r, struct rd_op *o, struct ckpt_subtask *st, size_t *pos,
+fill_from_old(struct ckpt_redist *r, struct ckpt_redist_op *o, struct ckpt_subtask *st, size_t *pos,
 	      struct ckpt_err *e)
 {
 	size_t kvcap = 0, i = (size_t)(o->old - r->in->ops);
@@ -726,7 +726,7 @@ fill_from_old(struct ckpt_redist *r, struct rd_op *o, struct ckpt_subtask *st, s
 	for (uint32_t j = 0; j < o->P; j++) {
 		struct ckpt_subtask *src;
 
-		if (!ckpt_rd_needed(r, o, st->index, j))
+		if (!ckpt_redist_needed(r, o, st->index, j))
 			continue;
 		src = load_old(r, i, (size_t)(o->at[j] - o->old->subtasks), e);
 		if (src == NULL || take_from(r, o, st, j, src, pos, &kvcap, e) < 0)
@@ -739,7 +739,7 @@ int
 ckpt_redist_fill(struct ckpt_redist *r, const struct ckpt_operator *op, struct ckpt_subtask *st,
 		 struct ckpt_err *e)
 {
-	struct rd_op *o = rd_op_of(r, op);
+	struct ckpt_redist_op *o = rd_op_of(r, op);
 	size_t *pos = NULL;
 	int rc = -1;
 
@@ -762,7 +762,7 @@ ckpt_redist_fill(struct ckpt_redist *r, const struct ckpt_operator *op, struct c
 	for (size_t k = 0; k < st->nops; k++)
 		if (pos[k] != st->ops[k].n) {
 			ckpt_err_set(e, CKPT_ERR_INPUT, r->name,
-				     "operator %s: state \"%s\" holds fewer entries than counted", ckpt_rd_opname(o->old),
+				     "operator %s: state \"%s\" holds fewer entries than counted", ckpt_redist_opname(o->old),
 				     st->ops[k].name);
 			goto out;
 		}
@@ -828,7 +828,7 @@ static int
 map_plain(struct ckpt_redist *r, const struct ckpt_redist_opts *opt, struct ckpt_err *e)
 {
 	for (size_t i = 0; i < r->in->nops; i++) {
-		struct rd_op *o = &r->ops[r->nops++];
+		struct ckpt_redist_op *o = &r->ops[r->nops++];
 		struct ckpt_operator *op = &r->in->ops[i];
 
 		o->old = op;
@@ -860,12 +860,12 @@ ckpt_redist_plan(struct ckpt_snapshot *s, const struct ckpt_redist_opts *opt, st
 		goto fail;
 	for (size_t i = 1; i < s->nops; i++)
 		r->base[i] = r->base[i - 1] + s->ops[i - 1].nsubtasks;
-	if (opt->graph ? ckpt_rd_map_graph(r, opt, e) < 0 : map_plain(r, opt, e) < 0)
+	if (opt->graph ? ckpt_redist_map_graph(r, opt, e) < 0 : map_plain(r, opt, e) < 0)
 		goto fail;
 	for (size_t i = 0; i < r->nops; i++)
 		if (plan_op(r, &r->ops[i], e) < 0)
 			goto fail;
-	if (ckpt_rd_plan_inflight(r, e) < 0 || skeleton(r, e) < 0)
+	if (ckpt_redist_plan_inflight(r, e) < 0 || skeleton(r, e) < 0)
 		goto fail;
 	return r;
 fail:
@@ -912,7 +912,7 @@ ckpt_redist_free(struct ckpt_redist *r)
 		return;
 	free_out(r->out);
 	for (size_t i = 0; i < r->nops; i++) {
-		struct rd_op *o = &r->ops[i];
+		struct ckpt_redist_op *o = &r->ops[i];
 
 		for (size_t k = 0; k < o->nnames; k++) {
 			free(o->names[k].cum);
@@ -923,7 +923,7 @@ ckpt_redist_free(struct ckpt_redist *r)
 		free(o->names);
 		free(o->at);
 	}
-	ckpt_rd_free_inflight(r);
+	ckpt_redist_free_inflight(r);
 	for (size_t k = 1; k < r->nrd; k++)
 		ckpt_snapshot_free(r->rd[k].s);
 	free(r->base);

@@ -10,9 +10,9 @@
 #include "flink/flink.h"
 #include "snap/snap.h"
 
-enum rd_how { RD_FINISHED, RD_IN_PLACE, RD_RESCALE };
+enum ckpt_redist_how { RD_FINISHED, RD_IN_PLACE, RD_RESCALE };
 
-struct rd_name {
+struct ckpt_redist_name {
 	const char *name;  /* borrowed from the input */
 	enum ckpt_mode mode;
 	uint64_t *cum;     /* list: P+1 prefix sums of the old subtasks' counts */
@@ -23,9 +23,9 @@ struct rd_name {
 	uint64_t held;     /* union: the holders' counts summed */
 };
 
-struct rd_op {
+struct ckpt_redist_op {
 	struct ckpt_operator *old, *out;
-	enum rd_how how;
+	enum ckpt_redist_how how;
 	uint32_t P, p, maxp;
 	const char *vid, *vname;   /* vertex id and name for Flink's messages */
 	const char *nid, *nuid, *nname, *nvertex; /* the operator's names in the output */
@@ -34,7 +34,7 @@ struct rd_op {
 	long gv;                   /* its vertex in the graph (-g), else -1 */
 	int not_head, not_tail;    /* -g: chained after the vertex's first operator (which reads its
 				      gates), before its last (which writes its partitions) */
-	struct rd_name *names;     /* every state name, bytewise sorted */
+	struct ckpt_redist_name *names;     /* every state name, bytewise sorted */
 	size_t nnames;
 };
 
@@ -46,14 +46,14 @@ struct rd_op {
  */
 #define RD_READERS 8
 
-struct rd_reader {
+struct ckpt_redist_reader {
 	struct ckpt_snapshot *s;
 	size_t pos;                 /* the member after the last one it loaded, in manifest order */
 	struct ckpt_subtask *held;  /* that member, kept: the next new subtask often starts there */
 };
 
 /* A vertex of the graph, for in-flight data (inflight.c). */
-struct rd_vert {
+struct ckpt_redist_vert {
 	uint32_t oldp, newp;
 	int known;                   /* some operator of the snapshot restores into it */
 	unsigned char *in_state;     /* per input gate: some old subtask holds channel state of it */
@@ -66,15 +66,15 @@ struct rd_vert {
 struct ckpt_redist {
 	struct ckpt_snapshot *in;
 	struct ckpt_snapshot *out;
-	struct rd_op *ops;
+	struct ckpt_redist_op *ops;
 	size_t nops;
 	const char *name;
 	const char *reopen;         /* the input's path when more readers may be opened */
-	struct rd_reader rd[RD_READERS];
+	struct ckpt_redist_reader rd[RD_READERS];
 	size_t nrd;
 	size_t *base;               /* per input operator: its first subtask's place in manifest order */
 	const struct ckpt_graph *graph; /* -g, or NULL */
-	struct rd_vert *vx;         /* per graph vertex, for the in-flight data of a Flink snapshot */
+	struct ckpt_redist_vert *vx;         /* per graph vertex, for the in-flight data of a Flink snapshot */
 	char **warn;                /* what Flink's restore drops silently, one line each */
 	size_t nwarn;
 };
@@ -82,31 +82,31 @@ struct ckpt_redist {
 /* An operator as messages name it: its uid, else its id (inline: inflight.c, which redist.c calls,
  * names operators too, and calls nothing of redist.c). */
 static inline const char *
-ckpt_rd_opname(const struct ckpt_operator *op)
+ckpt_redist_opname(const struct ckpt_operator *op)
 {
 	return op->uid ? op->uid : op->id;
 }
 /* The name's plan in o, or NULL. */
-struct rd_name *ckpt_rd_find_name(const struct rd_op *o, const char *name);
+struct ckpt_redist_name *ckpt_redist_find_name(const struct ckpt_redist_op *o, const char *name);
 /* The elements [*a, *b) of old subtask j's state nm that new subtask t takes; 0 when none. */
-int ckpt_rd_piece(const struct rd_op *o, const struct rd_name *nm, uint32_t t, uint32_t j, uint64_t *a,
+int ckpt_redist_piece(const struct ckpt_redist_op *o, const struct ckpt_redist_name *nm, uint32_t t, uint32_t j, uint64_t *a,
 		  uint64_t *b);
 /* The key groups [*a, *b] of old subtask j that new subtask t takes; 0 when none. */
-int ckpt_rd_kg_piece(const struct rd_op *o, uint32_t t, uint32_t j, uint32_t *a, uint32_t *b);
+int ckpt_redist_kg_piece(const struct ckpt_redist_op *o, uint32_t t, uint32_t j, uint32_t *a, uint32_t *b);
 /* Does new subtask t read anything of old subtask j? */
-int ckpt_rd_needed(const struct ckpt_redist *r, const struct rd_op *o, uint32_t t, uint32_t j);
+int ckpt_redist_needed(const struct ckpt_redist *r, const struct ckpt_redist_op *o, uint32_t t, uint32_t j);
 /* inflight.c: in-flight data.  Refuse what the input's system refuses (ckpt's archives: any
  * rescaling of it; Flink's: an UNSUPPORTED mapper), check the handles against the graph. */
-int ckpt_rd_plan_inflight(struct ckpt_redist *r, struct ckpt_err *e);
-void ckpt_rd_free_inflight(struct ckpt_redist *r);
+int ckpt_redist_plan_inflight(struct ckpt_redist *r, struct ckpt_err *e);
+void ckpt_redist_free_inflight(struct ckpt_redist *r);
 /* Does new subtask t get channel handle h of old subtask j?  Any of its handles? */
-int ckpt_rd_chan_to(const struct ckpt_redist *r, const struct rd_op *o, uint32_t t, uint32_t j,
+int ckpt_redist_chan_to(const struct ckpt_redist *r, const struct ckpt_redist_op *o, uint32_t t, uint32_t j,
 		    const struct ckpt_handle *h);
-int ckpt_rd_chan_needed(const struct ckpt_redist *r, const struct rd_op *o, uint32_t t, uint32_t j);
+int ckpt_redist_chan_needed(const struct ckpt_redist *r, const struct ckpt_redist_op *o, uint32_t t, uint32_t j);
 /* New subtask t's input (or output) rescaling descriptor as JSON, NULL for Flink's NO_RESCALE. */
-json_t *ckpt_rd_descriptor(const struct ckpt_redist *r, const struct rd_op *o, uint32_t t, int input);
+json_t *ckpt_redist_descriptor(const struct ckpt_redist *r, const struct ckpt_redist_op *o, uint32_t t, int input);
 /* restore.c: map the snapshot's operators onto opt->graph (filling r->ops) and apply Flink's
  * VertexFinishedStateChecker; refusals in Flink's words. */
-int ckpt_rd_map_graph(struct ckpt_redist *r, const struct ckpt_redist_opts *opt, struct ckpt_err *e);
+int ckpt_redist_map_graph(struct ckpt_redist *r, const struct ckpt_redist_opts *opt, struct ckpt_err *e);
 
 #endif

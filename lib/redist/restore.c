@@ -102,7 +102,7 @@ map_operator(struct ckpt_redist *r, struct gmap *m, struct ckpt_operator *op,
 	     const struct ckpt_redist_opts *opt, struct ckpt_err *e)
 {
 	struct gslot *s = match_slot(m, op);
-	struct rd_op *o;
+	struct ckpt_redist_op *o;
 
 	if (s == NULL) {
 		if (!holds_state(op) || opt->allow_non_restored)
@@ -235,7 +235,7 @@ check_finished(struct ckpt_redist *r, const struct gmap *m, const struct ckpt_gr
 }
 
 int
-ckpt_rd_map_graph(struct ckpt_redist *r, const struct ckpt_redist_opts *opt, struct ckpt_err *e)
+ckpt_redist_map_graph(struct ckpt_redist *r, const struct ckpt_redist_opts *opt, struct ckpt_err *e)
 {
 	struct gmap m = {0};
 	int rc = -1;

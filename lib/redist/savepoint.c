@@ -399,7 +399,7 @@ check_graph(const struct ckpt_bytes *b, const char *name, const struct ckpt_flin
 	    struct ckpt_err *e)
 {
 	struct ckpt_redist_opts ro = {.name = name, .graph = o->graph, .allow_non_restored = o->allow_non_restored};
-	struct ckpt_snapshot *s = ckpt_flinkmeta_decode(b->p, b->len, name, e);
+	struct ckpt_snapshot *s = ckpt_fmeta_decode(b->p, b->len, name, e);
 	struct ckpt_redist *r = s ? ckpt_redist_plan(s, &ro, e) : NULL;
 
 	ckpt_redist_free(r);
@@ -426,7 +426,7 @@ prepare(const struct spin *in, const struct ckpt_flink_write_opts *o, const char
 		return ckpt_err_sys(e, in->meta, "cannot open");
 	else if (ckpt_read_all(f, in->meta, &buf, &len, e) < 0)
 		goto out;
-	if (!ckpt_flinkmeta_sniff(buf, len)) {
+	if (!ckpt_fmeta_sniff(buf, len)) {
 		ckpt_err_set(e, CKPT_ERR_INPUT, in->meta, "not a Flink _metadata file");
 		goto out;
 	}
@@ -434,7 +434,7 @@ prepare(const struct spin *in, const struct ckpt_flink_write_opts *o, const char
 	     o->max_parallelism || o->canonical ?
 	     ckpt_flink_regroup(in->meta, buf, len, o->edits, o->nedits, o->max_parallelism, o->canonical, tmp, b, rel,
 				e) :
-	     ckpt_flinkmeta_rewrite(buf, len, in->meta, o->edits, o->nedits, b, rel, e)) < 0)
+	     ckpt_fmeta_rewrite(buf, len, in->meta, o->edits, o->nedits, b, rel, e)) < 0)
 		goto out;
 	if (o->graph && check_graph(b, in->name, o, e) < 0)
 		goto out;

@@ -419,7 +419,7 @@ open_flink(int fd, const char *name, struct ckpt_err *e)
 		return NULL;
 	}
 	if (ckpt_read_all(f, name, &buf, &len, e) == 0) {
-		s = ckpt_flinkmeta_decode(buf, len, name, e);
+		s = ckpt_fmeta_decode(buf, len, name, e);
 		free(buf);
 	}
 	fclose(f);
@@ -492,7 +492,7 @@ open_stdin(struct ckpt_err *e)
 	fd = spool_stdin(e);
 	if (fd < 0)
 		return NULL;
-	if ((n = pread(fd, head, 4, 0)) > 0 && ckpt_flinkmeta_sniff(head, (size_t)n)) {
+	if ((n = pread(fd, head, 4, 0)) > 0 && ckpt_fmeta_sniff(head, (size_t)n)) {
 		lseek(fd, 0, SEEK_SET);
 		return open_flink(fd, "<stdin>", e);
 	}
@@ -540,9 +540,9 @@ open_s3(const char *path, struct ckpt_err *e)
 	}
 	if (ckpt_s3_get(meta, &buf, &len, e) < 0)
 		return NULL;
-	if (!ckpt_flinkmeta_sniff(buf, len))
+	if (!ckpt_fmeta_sniff(buf, len))
 		ckpt_err_set(e, CKPT_ERR_INPUT, meta, "not a Flink _metadata (only those are read from S3)");
-	else if ((s = ckpt_flinkmeta_decode(buf, len, meta, e)) != NULL && s->backing == NULL &&
+	else if ((s = ckpt_fmeta_decode(buf, len, meta, e)) != NULL && s->backing == NULL &&
 		 (s->backing = ckpt_flink_backing_new(meta, e)) == NULL) {
 		ckpt_snapshot_free(s);
 		s = NULL;
@@ -591,7 +591,7 @@ ckpt_snapshot_open(const char *path, struct ckpt_err *e)
 		close(fd);
 		return NULL;
 	}
-	if (ckpt_flinkmeta_sniff(head, (size_t)n) || named_metadata(path))
+	if (ckpt_fmeta_sniff(head, (size_t)n) || named_metadata(path))
 		return open_flink(fd, path, e);
 	while (i < n && head[i] != '{' && ckpt_snap_is_json_start(head[i]))
 		i++;
@@ -629,5 +629,5 @@ ckpt_snapshot_is_flink(const char *path)
 		n = fread(head, 1, 4, f);
 		fclose(f);
 	}
-	return ckpt_flinkmeta_sniff(head, n);
+	return ckpt_fmeta_sniff(head, n);
 }

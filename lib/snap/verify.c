@@ -471,12 +471,12 @@ ckpt_archive_verify(const char *path, ckpt_verify_report *report, void *arg, uin
 			ckpt_err_set(e, CKPT_ERR_INPUT, v.name, "empty input");
 			goto out;
 		}
-		if (n > 0 && is_stdin && ckpt_flinkmeta_sniff(head, (size_t)n)) {
+		if (n > 0 && is_stdin && ckpt_fmeta_sniff(head, (size_t)n)) {
 			ckpt_err_set(e, CKPT_ERR_INPUT, v.name, "a Flink _metadata: -c reads the state files beside it: "
 				     "name the _metadata or its directory, not standard input");
 			goto out;
 		}
-		if ((n > 0 && ckpt_flinkmeta_sniff(head, (size_t)n)) || (i < n && head[i] == '{')) {
+		if ((n > 0 && ckpt_fmeta_sniff(head, (size_t)n)) || (i < n && head[i] == '{')) {
 			ckpt_err_set(e, CKPT_ERR_INPUT, v.name, "not an archive: only archives carry checksums");
 			goto out;
 		}

@@ -28,12 +28,12 @@ round_trip(const uint8_t *data, size_t size, json_t *before)
 	struct ckpt_snapshot *s;
 	json_t *after;
 
-	if (ckpt_flinkmeta_rewrite(data, size, "fuzz", NULL, 0, &out, NULL, &e) < 0) {
+	if (ckpt_fmeta_rewrite(data, size, "fuzz", NULL, 0, &out, NULL, &e) < 0) {
 		if (size < 8 || data[7] >= 3) /* only versions 2 and below may refuse what decodes */
 			abort();
 		return;
 	}
-	s = ckpt_flinkmeta_decode(out.p, out.len, "fuzz", &e);
+	s = ckpt_fmeta_decode(out.p, out.len, "fuzz", &e);
 	if (s == NULL)
 		abort();
 	after = as_json(s);
@@ -51,8 +51,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ckpt_snapshot *s;
 	char id[33];
 
-	ckpt_flinkmeta_sniff(data, size);
-	s = ckpt_flinkmeta_decode(data, size, "fuzz", &e);
+	ckpt_fmeta_sniff(data, size);
+	s = ckpt_fmeta_decode(data, size, "fuzz", &e);
 	if (s != NULL) {
 		json_t *j = as_json(s);
 		char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;

@@ -22,7 +22,7 @@ u32(const uint8_t *p)
 /* The sink of a read: the typed form as JSON when asked, else left to the reader to check. */
 static int
 kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v, size_t vn,
-   struct ftyped *typed)
+   struct ckpt_fstate_typed *typed)
 {
 	int json = *(int *)arg;
 	json_t *j = NULL;
@@ -58,13 +58,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ckpt_operator op = {.id = "op", .parallelism = 1};
 	struct ckpt_subtask st = {0};
 	struct ckpt_err e = {0};
-	struct fheader h = {0};
+	struct ckpt_fstate_header h = {0};
 	struct ckpt_fsrc s;
 	const uint8_t *hb, *k, *v;
 	size_t hn, kn, vn;
 	int json;
-	struct fsink sink = {.kv = kv, .arg = &json};
-	struct fctx c = {.op = &op, .st = &st, .k = &sink, .e = &e};
+	struct ckpt_fstate_sink sink = {.kv = kv, .arg = &json};
+	struct ckpt_fstate_ctx c = {.op = &op, .st = &st, .k = &sink, .e = &e};
 
 	if (size < 3)
 		return 0;

@@ -266,7 +266,7 @@ ckpt_fout_close(struct ckpt_fout *o)
 void ckpt_fout_reset(struct ckpt_fout *o);
 /* fout.c: days since 1970-01-01 as year, month, day (proleptic Gregorian, as java.time), and back. */
 void ckpt_civil(int64_t days, int64_t *y, unsigned *m, unsigned *d);
-int64_t ckpt_civil_days(int64_t y, unsigned m, unsigned d);
+int64_t ckpt_fout_civil_days(int64_t y, unsigned m, unsigned d);
 /* ISO 8601 as java.time prints it, but always with seconds: the fraction in 3, 6 or 9 digits, none
  * when 0; date 0: the time alone, 1: date and time, 2: the date alone; nanos: of the day; zone
  * appended ("Z" or "").  As ckpt_fout_str. */
@@ -274,11 +274,11 @@ int ckpt_fout_time(struct ckpt_fout *o, int64_t days, int date, int64_t nanos, c
 /* An unscaled decimal of n bytes, big-endian two's complement, with scale, as BigDecimal's
  * toPlainString ("-12.50"); *ndigits: the unscaled value's digits.  A new string for the caller to
  * free, or NULL when out of memory or |scale| > 100000. */
-char *ckpt_decimal_text(const unsigned char *b, size_t n, int32_t scale, int *ndigits);
+char *ckpt_fout_decimal_text(const unsigned char *b, size_t n, int32_t scale, int *ndigits);
 /* fout.c: UTF-16 units as UTF-8 (lone surrogates U+FFFD), a double (NaN and the infinities
  * as strings) into o.  0, or -1 with the error set. */
-int ckpt_fser_utf16_out(struct ckpt_fsrc *s, struct ckpt_fout *o, const uint16_t *u, size_t n);
-int ckpt_fser_real_out(struct ckpt_fsrc *s, struct ckpt_fout *o, double d);
+int ckpt_fout_utf16(struct ckpt_fsrc *s, struct ckpt_fout *o, const uint16_t *u, size_t n);
+int ckpt_fout_real(struct ckpt_fsrc *s, struct ckpt_fout *o, double d);
 
 /* ------------------------------------------------ Flink _metadata spans: meta.c, meta-write.c */
 
@@ -286,41 +286,41 @@ int ckpt_fser_real_out(struct ckpt_fsrc *s, struct ckpt_fout *o, double d);
  * Where the fields an edit rewrites lie in a decoded _metadata, so that the writer re-encodes
  * those and copies every other byte as it is.  Offsets are into the decoded buffer.
  */
-enum ckpt_fmpath_kind {
-	CKPT_FMPATH_FILE,     /* an absolute file handle's path (stream tag 2) */
-	CKPT_FMPATH_RELATIVE, /* a relative file handle's path (stream tag 6), relative to _metadata's directory */
-	CKPT_FMPATH_SEGMENT,  /* a segment file handle's path (stream tag 15) */
-	CKPT_FMPATH_DIR,      /* a file-merging operator state handle's directory (tag 17) */
+enum ckpt_fmeta_path_kind {
+	CKPT_FMETA_PATH_FILE,     /* an absolute file handle's path (stream tag 2) */
+	CKPT_FMETA_PATH_RELATIVE, /* a relative file handle's path (stream tag 6), relative to _metadata's directory */
+	CKPT_FMETA_PATH_SEGMENT,  /* a segment file handle's path (stream tag 15) */
+	CKPT_FMETA_PATH_DIR,      /* a file-merging operator state handle's directory (tag 17) */
 };
 
-struct ckpt_fmpath {
+struct ckpt_fmeta_path {
 	size_t at, end; /* the utf field: u16 length and its bytes */
-	enum ckpt_fmpath_kind kind;
+	enum ckpt_fmeta_path_kind kind;
 	size_t op;      /* index of the operator it belongs to */
 	char *path;     /* decoded (UTF-8), owned */
 };
 
-struct ckpt_fmop {
+struct ckpt_fmeta_op {
 	size_t at, body, end; /* its record; body: after the max parallelism (the coordinator on) */
 	size_t count_at;      /* its subtask count (format versions 3 and up) */
 };
 
 /* A keyed state handle's record (its tag to its end), for ckpt-merge --max-parallelism. */
-struct ckpt_fmkeyed {
+struct ckpt_fmeta_keyed {
 	size_t at, end, op;
 	uint32_t subtask;
 	int managed; /* managed, else raw keyed state */
 	int present; /* a handle, else the null handle (its tag 0) */
 };
 
-struct ckpt_fmspans {
+struct ckpt_fmeta_spans {
 	int version;
 	size_t masters_at, ops_at, trailer_at; /* master state count, operator count, after the last operator */
-	struct ckpt_fmop *ops;                  /* one per operator, in file order */
+	struct ckpt_fmeta_op *ops;                  /* one per operator, in file order */
 	size_t nops;
-	struct ckpt_fmpath *paths;              /* in file order */
+	struct ckpt_fmeta_path *paths;              /* in file order */
 	size_t npaths;
-	struct ckpt_fmkeyed *keyed;             /* in file order */
+	struct ckpt_fmeta_keyed *keyed;             /* in file order */
 	size_t nkeyed, keyedcap;
 };
 
@@ -337,14 +337,14 @@ struct ckpt_flink_rekey {
 	struct ckpt_flink_splice *splices;
 	size_t nsplices;
 };
-/* ckpt_flinkmeta_rewrite with those changes too (rk NULL: none). */
-int ckpt_flinkmeta_rewrite_rekeyed(const void *buf, size_t len, const char *name, const struct ckpt_flink_edit *ed,
+/* ckpt_fmeta_rewrite with those changes too (rk NULL: none). */
+int ckpt_fmeta_rewrite_rekeyed(const void *buf, size_t len, const char *name, const struct ckpt_flink_edit *ed,
 				   size_t ned, const struct ckpt_flink_rekey *rk, struct ckpt_bytes *out,
 				   json_t **relative, struct ckpt_err *e);
 
-/* ckpt_flinkmeta_decode, and sp filled (release it with ckpt_fmspans_release, on failure too). */
-struct ckpt_snapshot *ckpt_flinkmeta_decode_spans(const void *buf, size_t len, const char *name,
-						  struct ckpt_fmspans *sp, struct ckpt_err *e);
-void ckpt_fmspans_release(struct ckpt_fmspans *sp);
+/* ckpt_fmeta_decode, and sp filled (release it with ckpt_fmeta_spans_release, on failure too). */
+struct ckpt_snapshot *ckpt_fmeta_decode_spans(const void *buf, size_t len, const char *name,
+						  struct ckpt_fmeta_spans *sp, struct ckpt_err *e);
+void ckpt_fmeta_spans_release(struct ckpt_fmeta_spans *sp);
 
 #endif

@@ -102,7 +102,7 @@ ckpt_civil(int64_t z, int64_t *y, unsigned *m, unsigned *d)
 }
 
 int64_t
-ckpt_civil_days(int64_t y, unsigned m, unsigned d)
+ckpt_fout_civil_days(int64_t y, unsigned m, unsigned d)
 {
 	int64_t era, yoe, doy;
 
@@ -147,7 +147,7 @@ ckpt_fout_time(struct ckpt_fout *o, int64_t days, int date, int64_t nanos, const
 }
 
 char *
-ckpt_decimal_text(const unsigned char *b, size_t n, int32_t scale, int *ndigits)
+ckpt_fout_decimal_text(const unsigned char *b, size_t n, int32_t scale, int *ndigits)
 {
 	unsigned char *mag = NULL;
 	char dig8[24], *dig = n <= 8 ? dig8 : malloc(n * 3 + 2), *out = NULL;
@@ -221,7 +221,7 @@ out:
 
 /* A UTF-16 unit sequence as UTF-8 into o; lone surrogates become U+FFFD. */
 int
-ckpt_fser_utf16_out(struct ckpt_fsrc *s, struct ckpt_fout *o, const uint16_t *u, size_t n)
+ckpt_fout_utf16(struct ckpt_fsrc *s, struct ckpt_fout *o, const uint16_t *u, size_t n)
 {
 	char small[3 * 128], *b = small;
 	size_t k = 0;
@@ -254,7 +254,7 @@ ckpt_fser_utf16_out(struct ckpt_fsrc *s, struct ckpt_fout *o, const uint16_t *u,
 
 /* A double into o: NaN and the infinities as strings, as Java prints them. */
 int
-ckpt_fser_real_out(struct ckpt_fsrc *s, struct ckpt_fout *o, double d)
+ckpt_fout_real(struct ckpt_fsrc *s, struct ckpt_fout *o, double d)
 {
 	int r;
 

@@ -20,9 +20,9 @@ struct fm_stream {
 
 /* Remember where a path string read from at lies (for the writer), when asked to. */
 static int
-note_path(struct rd *r, size_t at, enum ckpt_fmpath_kind kind, const char *path)
+note_path(struct ckpt_fmeta_reader *r, size_t at, enum ckpt_fmeta_path_kind kind, const char *path)
 {
-	struct ckpt_fmpath *p;
+	struct ckpt_fmeta_path *p;
 
 	if (r->sp == NULL)
 		return 0;
@@ -31,7 +31,7 @@ note_path(struct rd *r, size_t at, enum ckpt_fmpath_kind kind, const char *path)
 		return -1;
 	r->sp->paths = p;
 	p += r->sp->npaths;
-	*p = (struct ckpt_fmpath){.at = at, .end = r->c.pos, .kind = kind, .op = r->op};
+	*p = (struct ckpt_fmeta_path){.at = at, .end = r->c.pos, .kind = kind, .op = r->op};
 	if ((p->path = strdup(path)) == NULL)
 		return ckpt_err_nomem(r->c.e, r->c.where);
 	r->sp->npaths++;
@@ -40,7 +40,7 @@ note_path(struct rd *r, size_t at, enum ckpt_fmpath_kind kind, const char *path)
 
 /* n i64 offsets as a JSON array. */
 static int
-rd_offsets(struct rd *r, json_t *o, const char *key, size_t n, int64_t *copy)
+rd_offsets(struct ckpt_fmeta_reader *r, json_t *o, const char *key, size_t n, int64_t *copy)
 {
 	json_t *a;
 	int64_t v;
@@ -60,7 +60,7 @@ rd_offsets(struct rd *r, json_t *o, const char *key, size_t n, int64_t *copy)
 
 /* i32 start + i32 count as an inclusive range "a-b" ("" when empty). */
 static int
-rd_keygroups(struct rd *r, json_t *o, uint32_t *first, uint32_t *count)
+rd_keygroups(struct ckpt_fmeta_reader *r, json_t *o, uint32_t *first, uint32_t *count)
 {
 	size_t at = r->c.pos;
 	int32_t s, n;
@@ -92,16 +92,16 @@ stream_release(struct fm_stream *s)
 }
 
 static int
-note_file(struct rd *r, const char *kind, const char *path, uint64_t size)
+note_file(struct ckpt_fmeta_reader *r, const char *kind, const char *path, uint64_t size)
 {
 	return jappend(r, r->files, json_pack("{s:s,s:s,s:I}", "path", path, "kind", kind,
 					      "size", (json_int_t)size));
 }
 
-static int rd_stream(struct rd *r, struct fm_stream *s, const char *what);
+static int rd_stream(struct ckpt_fmeta_reader *r, struct fm_stream *s, const char *what);
 
 static int
-stream_inline(struct rd *r, struct fm_stream *s)
+stream_inline(struct ckpt_fmeta_reader *r, struct fm_stream *s)
 {
 	char *hname = NULL;
 	size_t n;
@@ -124,21 +124,21 @@ out:
 }
 
 static int
-stream_file(struct rd *r, struct fm_stream *s, int relative)
+stream_file(struct ckpt_fmeta_reader *r, struct fm_stream *s, int relative)
 {
 	const char *kind = relative ? "relative_file" : "file";
 	size_t at;
 
 	if (relative) {
 		at = r->c.pos;
-		if (ckpt_javaser_utf(&r->c, &s->path, "relative path") < 0 || note_path(r, at, CKPT_FMPATH_RELATIVE, s->path) < 0 ||
+		if (ckpt_javaser_utf(&r->c, &s->path, "relative path") < 0 || note_path(r, at, CKPT_FMETA_PATH_RELATIVE, s->path) < 0 ||
 		    ckpt_cur_u63(&r->c, &s->size, "file size") < 0)
 			return -1;
 	} else {
 		if (ckpt_cur_u63(&r->c, &s->size, "file size") < 0)
 			return -1;
 		at = r->c.pos;
-		if (ckpt_javaser_utf(&r->c, &s->path, "file path") < 0 || note_path(r, at, CKPT_FMPATH_FILE, s->path) < 0)
+		if (ckpt_javaser_utf(&r->c, &s->path, "file path") < 0 || note_path(r, at, CKPT_FMETA_PATH_FILE, s->path) < 0)
 			return -1;
 	}
 	if (jputs(r, s->j, "kind", kind) < 0 || jputi(r, s->j, "size", (long long)s->size) < 0 ||
@@ -148,7 +148,7 @@ stream_file(struct rd *r, struct fm_stream *s, int relative)
 }
 
 static int
-stream_segment(struct rd *r, struct fm_stream *s)
+stream_segment(struct ckpt_fmeta_reader *r, struct fm_stream *s)
 {
 	uint64_t start = 0;
 	int32_t scope;
@@ -166,7 +166,7 @@ stream_segment(struct rd *r, struct fm_stream *s)
 		goto out;
 	}
 	at = r->c.pos;
-	if (ckpt_javaser_utf(&r->c, &s->path, "segment file path") < 0 || note_path(r, at, CKPT_FMPATH_SEGMENT, s->path) < 0 ||
+	if (ckpt_javaser_utf(&r->c, &s->path, "segment file path") < 0 || note_path(r, at, CKPT_FMETA_PATH_SEGMENT, s->path) < 0 ||
 	    ckpt_javaser_utf(&r->c, &lid, "logical file id") < 0)
 		goto out;
 	if (jputs(r, s->j, "kind", "segment_file") < 0 || jputi(r, s->j, "size", (long long)s->size) < 0 ||
@@ -182,7 +182,7 @@ out:
 
 /* Tag 3 in a stream position: a key-groups handle standing for its delegate. */
 static int
-stream_keygroups(struct rd *r, struct fm_stream *s)
+stream_keygroups(struct ckpt_fmeta_reader *r, struct fm_stream *s)
 {
 	struct fm_stream d;
 	uint32_t first, n;
@@ -205,7 +205,7 @@ stream_keygroups(struct rd *r, struct fm_stream *s)
 
 /* A stream handle; s->present is 0 for the null handle (tag 0). */
 static int
-rd_stream(struct rd *r, struct fm_stream *s, const char *what)
+rd_stream(struct ckpt_fmeta_reader *r, struct fm_stream *s, const char *what)
 {
 	size_t at = r->c.pos;
 	uint8_t tag;
@@ -243,7 +243,7 @@ rd_stream(struct rd *r, struct fm_stream *s, const char *what)
 
 /* Add a handle to st; takes detail and path. */
 static struct ckpt_handle *
-add_handle(struct rd *r, struct ckpt_subtask *st, const char *scope, const char *kind, uint64_t size,
+add_handle(struct ckpt_fmeta_reader *r, struct ckpt_subtask *st, const char *scope, const char *kind, uint64_t size,
 	   char *path, json_t *detail)
 {
 	struct ckpt_handle *h, *nh;
@@ -277,7 +277,7 @@ fail:
 
 /* Keep an inline delegate's bytes with the handle (the state readers of flink/state-*.c read them). */
 static int
-inline_data(struct rd *r, struct ckpt_handle *h, const unsigned char *p, size_t n)
+inline_data(struct ckpt_fmeta_reader *r, struct ckpt_handle *h, const unsigned char *p, size_t n)
 {
 	if (h == NULL)
 		return -1;
@@ -292,7 +292,7 @@ inline_data(struct rd *r, struct ckpt_handle *h, const unsigned char *p, size_t 
 
 /* Inside a changelog handle, keep p[0, n) for the handle (its change records, inline delegates). */
 static int
-cl_keep(struct rd *r, const unsigned char *p, size_t n)
+cl_keep(struct ckpt_fmeta_reader *r, const unsigned char *p, size_t n)
 {
 	if (!r->incl || p == NULL || n == 0)
 		return 0;
@@ -305,7 +305,7 @@ cl_keep(struct rd *r, const unsigned char *p, size_t n)
 
 /* Move the delegate's path and description into a handle's detail. */
 static int
-take_delegate(struct rd *r, json_t *detail, struct fm_stream *d, char **path)
+take_delegate(struct ckpt_fmeta_reader *r, json_t *detail, struct fm_stream *d, char **path)
 {
 	*path = d->path;
 	d->path = NULL;
@@ -334,7 +334,7 @@ cmp_opoff(const void *a, const void *b)
 
 /* Add (or add to) the named state of st, with n partitions of bytes in all. */
 static int
-add_opstate(struct rd *r, struct ckpt_subtask *st, const char *name, enum ckpt_mode mode, size_t n,
+add_opstate(struct ckpt_fmeta_reader *r, struct ckpt_subtask *st, const char *name, enum ckpt_mode mode, size_t n,
 	    uint64_t bytes)
 {
 	struct ckpt_opstate *o;
@@ -366,7 +366,7 @@ add_opstate(struct rd *r, struct ckpt_subtask *st, const char *name, enum ckpt_m
  * each from its first offset, so a state runs to the next state's first offset or to the end.
  */
 static int
-opstate_bytes(struct rd *r, struct fm_opoff *o, size_t n, uint64_t size, uint64_t *bytes, size_t nstates)
+opstate_bytes(struct ckpt_fmeta_reader *r, struct fm_opoff *o, size_t n, uint64_t size, uint64_t *bytes, size_t nstates)
 {
 	if (n > 0) /* o is NULL when there are no offsets, and qsort wants a pointer */
 		qsort(o, n, sizeof *o, cmp_opoff);
@@ -392,7 +392,7 @@ struct fm_opread {
 };
 
 static int
-rd_opstate_entry(struct rd *r, struct fm_opread *o, size_t idx)
+rd_opstate_entry(struct ckpt_fmeta_reader *r, struct fm_opread *o, size_t idx)
 {
 	size_t at, n;
 	uint8_t mode;
@@ -441,17 +441,17 @@ out:
 
 /* Tag 17's extra fields, then the delegate (which must be a segment handle). */
 static int
-rd_opstate_merging(struct rd *r, json_t *detail)
+rd_opstate_merging(struct ckpt_fmeta_reader *r, json_t *detail)
 {
 	char *own = NULL, *shared = NULL;
 	size_t at = r->c.pos, at2;
 	uint8_t empty;
 	int rc = -1;
 
-	if (ckpt_javaser_utf(&r->c, &own, "task-owned directory") < 0 || note_path(r, at, CKPT_FMPATH_DIR, own) < 0)
+	if (ckpt_javaser_utf(&r->c, &own, "task-owned directory") < 0 || note_path(r, at, CKPT_FMETA_PATH_DIR, own) < 0)
 		goto out;
 	at2 = r->c.pos;
-	if (ckpt_javaser_utf(&r->c, &shared, "shared directory") < 0 || note_path(r, at2, CKPT_FMPATH_DIR, shared) < 0 ||
+	if (ckpt_javaser_utf(&r->c, &shared, "shared directory") < 0 || note_path(r, at2, CKPT_FMETA_PATH_DIR, shared) < 0 ||
 	    ckpt_cur_u8(&r->c, &empty, "empty flag") < 0)
 		goto out;
 	if (jputs(r, detail, "task_owned_directory", own) < 0 ||
@@ -466,7 +466,7 @@ out:
 }
 
 static int
-opstate_to_model(struct rd *r, struct ckpt_subtask *st, struct fm_opread *o, uint64_t size)
+opstate_to_model(struct ckpt_fmeta_reader *r, struct ckpt_subtask *st, struct fm_opread *o, uint64_t size)
 {
 	uint64_t *bytes = ckpt_calloc(o->nstates + 1, sizeof *bytes, r->c.e);
 	int rc = -1;
@@ -492,7 +492,7 @@ out:
 
 /* An operator state handle (tags 4, 17), after its tag. */
 static int
-rd_opstate_body(struct rd *r, struct ckpt_subtask *st, const char *scope, uint8_t tag)
+rd_opstate_body(struct ckpt_fmeta_reader *r, struct ckpt_subtask *st, const char *scope, uint8_t tag)
 {
 	struct fm_opread o = {0};
 	struct fm_stream d = {0};
@@ -539,7 +539,7 @@ out:
 
 /* i32 presence flag, then (if 1) an operator state handle. */
 int
-ckpt_fm_opstate(struct rd *r, struct ckpt_subtask *st, const char *scope)
+ckpt_fmeta_read_opstate(struct ckpt_fmeta_reader *r, struct ckpt_subtask *st, const char *scope)
 {
 	size_t at = r->c.pos;
 	int32_t has;
@@ -586,11 +586,11 @@ keyed_release(struct fm_keyed *k)
 	memset(k, 0, sizeof *k);
 }
 
-static int rd_keyed(struct rd *r, struct fm_keyed *k);
+static int rd_keyed(struct ckpt_fmeta_reader *r, struct fm_keyed *k);
 
 /* Tags 3, 7, 12. */
 static int
-keyed_groups(struct rd *r, struct fm_keyed *k, uint8_t tag)
+keyed_groups(struct ckpt_fmeta_reader *r, struct fm_keyed *k, uint8_t tag)
 {
 	struct fm_stream d;
 	char *hid = NULL;
@@ -620,7 +620,7 @@ out:
 /* Keep an incremental handle's inline file after the ones before it (the reader finds it by the
  * sizes of the byte_stream files before it, in the order meta, shared, private). */
 static int
-keep_inline(struct rd *r, struct fm_keyed *k, const struct fm_stream *d)
+keep_inline(struct ckpt_fmeta_reader *r, struct fm_keyed *k, const struct fm_stream *d)
 {
 	unsigned char *p;
 
@@ -637,7 +637,7 @@ keep_inline(struct rd *r, struct fm_keyed *k, const struct fm_stream *d)
 
 /* The shared or private files of an incremental handle: utf local name, stream handle. */
 static int
-incremental_files(struct rd *r, struct fm_keyed *k, const char *key, uint64_t *size)
+incremental_files(struct ckpt_fmeta_reader *r, struct fm_keyed *k, const char *key, uint64_t *size)
 {
 	json_t *a = jarr(r);
 	size_t n;
@@ -674,7 +674,7 @@ incremental_files(struct rd *r, struct fm_keyed *k, const char *key, uint64_t *s
 
 /* Tags 5, 11 (RocksDB / ForSt incremental). */
 static int
-keyed_incremental(struct rd *r, struct fm_keyed *k, uint8_t tag)
+keyed_incremental(struct ckpt_fmeta_reader *r, struct fm_keyed *k, uint8_t tag)
 {
 	struct fm_stream meta;
 	uint64_t cid = 0, csize = 0, size = 0;
@@ -710,7 +710,7 @@ out:
 
 /* A list of nested keyed handles (changelog), as JSON. */
 static int
-keyed_list(struct rd *r, struct fm_keyed *k, const char *key, uint64_t *size)
+keyed_list(struct ckpt_fmeta_reader *r, struct fm_keyed *k, const char *key, uint64_t *size)
 {
 	json_t *a = jarr(r);
 	size_t n;
@@ -736,7 +736,7 @@ keyed_list(struct rd *r, struct fm_keyed *k, const char *key, uint64_t *size)
 
 /* Tags 8, 14 (changelog backend). */
 static int
-keyed_changelog(struct rd *r, struct fm_keyed *k, uint8_t tag)
+keyed_changelog(struct ckpt_fmeta_reader *r, struct fm_keyed *k, uint8_t tag)
 {
 	uint64_t csize = 0, mid = 0, cid = 0, size = 0;
 	char *hid = NULL;
@@ -768,7 +768,7 @@ out:
 
 /* Tag 9: change sets held in _metadata itself. */
 static int
-keyed_changelog_bytes(struct rd *r, struct fm_keyed *k)
+keyed_changelog_bytes(struct ckpt_fmeta_reader *r, struct fm_keyed *k)
 {
 	int64_t from, to;
 	size_t n, start;
@@ -807,7 +807,7 @@ out:
 
 /* Tags 10, 13: change sets in files. */
 static int
-keyed_changelog_files(struct rd *r, struct fm_keyed *k, uint8_t tag)
+keyed_changelog_files(struct ckpt_fmeta_reader *r, struct fm_keyed *k, uint8_t tag)
 {
 	json_t *a = jarr(r);
 	uint64_t size = 0, csize = 0;
@@ -856,7 +856,7 @@ out:
 
 /* A keyed state handle; k->present is 0 for the null handle. */
 static int
-rd_keyed(struct rd *r, struct fm_keyed *k)
+rd_keyed(struct ckpt_fmeta_reader *r, struct fm_keyed *k)
 {
 	size_t at = r->c.pos;
 	uint8_t tag;
@@ -901,7 +901,7 @@ rd_keyed(struct rd *r, struct fm_keyed *k)
 }
 
 int
-ckpt_fm_keyed(struct rd *r, struct ckpt_subtask *st, const char *scope)
+ckpt_fmeta_read_keyed(struct ckpt_fmeta_reader *r, struct ckpt_subtask *st, const char *scope)
 {
 	struct fm_keyed k;
 	json_t *detail;
@@ -916,7 +916,7 @@ ckpt_fm_keyed(struct rd *r, struct ckpt_subtask *st, const char *scope)
 		return -1;
 	}
 	if (r->sp)
-		r->sp->keyed[r->sp->nkeyed++] = (struct ckpt_fmkeyed){at, r->c.pos, r->op, st->index,
+		r->sp->keyed[r->sp->nkeyed++] = (struct ckpt_fmeta_keyed){at, r->c.pos, r->op, st->index,
 								  strcmp(scope, "managed_keyed") == 0, k.present};
 	if (!k.present)
 		return 0;
@@ -959,7 +959,7 @@ struct fm_chan {
 
 /* subtask, a, b, offsets, state size (the v3-v5 record, and v6 tags 1 and 2). */
 static int
-chan_plain(struct rd *r, struct ckpt_subtask *st, const struct fm_chan *c)
+chan_plain(struct ckpt_fmeta_reader *r, struct ckpt_subtask *st, const struct fm_chan *c)
 {
 	json_t *detail = jnew(r);
 	struct fm_stream d = {0};
@@ -997,7 +997,7 @@ out:
 
 /* The channel offsets blob of a merged handle: its own big-endian records, read to its end. */
 static int
-chan_merged_blob(struct rd *r, json_t *chans, const struct fm_chan *c, size_t end, uint64_t *sum)
+chan_merged_blob(struct ckpt_fmeta_reader *r, json_t *chans, const struct fm_chan *c, size_t end, uint64_t *sum)
 {
 	size_t n, saved = r->c.len;
 	int rc = -1;
@@ -1032,7 +1032,7 @@ out:
 
 /* v6 tags 3 and 4: one handle for all the channels of a delegate file. */
 static int
-chan_merged(struct rd *r, struct ckpt_subtask *st, const struct fm_chan *c)
+chan_merged(struct ckpt_fmeta_reader *r, struct ckpt_subtask *st, const struct fm_chan *c)
 {
 	json_t *detail = jnew(r), *chans = jarr(r);
 	struct fm_stream d = {0};
@@ -1064,7 +1064,7 @@ out:
 }
 
 int
-ckpt_fm_channels(struct rd *r, struct ckpt_subtask *st, int input)
+ckpt_fmeta_read_channels(struct ckpt_fmeta_reader *r, struct ckpt_subtask *st, int input)
 {
 	static const struct fm_chan in = {1, "input_channel", "gate", "channel"};
 	static const struct fm_chan out = {0, "output_channel", "partition", "subpartition"};
@@ -1101,7 +1101,7 @@ ckpt_fm_channels(struct rd *r, struct ckpt_subtask *st, int input)
 /* ------------------------------------------ the operator coordinator's state (ckpt-flink(5), OPERATORS) */
 
 int
-ckpt_fm_coordinator(struct rd *r, struct ckpt_operator *op)
+ckpt_fmeta_read_coordinator(struct ckpt_fmeta_reader *r, struct ckpt_operator *op)
 {
 	struct fm_stream s;
 	size_t at = r->c.pos;

@@ -196,7 +196,7 @@ struct wctx {
 	struct wbuf w;
 	const unsigned char *in;
 	const struct ckpt_snapshot *s;
-	const struct ckpt_fmspans *sp;
+	const struct ckpt_fmeta_spans *sp;
 	const struct opedit *oe;
 	const struct ckpt_flink_edit *ed;
 	size_t ned;
@@ -250,12 +250,12 @@ note_rel(struct wctx *c, const char *rel, const char *src)
 
 /* A path, relocated by the first --relocate whose prefix it starts with. */
 static int
-w_path(struct wctx *c, const struct ckpt_fmpath *p)
+w_path(struct wctx *c, const struct ckpt_fmeta_path *p)
 {
 	char *moved = NULL;
 	int i, rc;
 
-	if (p->kind == CKPT_FMPATH_RELATIVE)
+	if (p->kind == CKPT_FMETA_PATH_RELATIVE)
 		return note_rel(c, p->path, NULL) < 0 ? -1 : w_utf(&c->w, p->path, "relative path");
 	if ((i = relocation(c, p->path)) >= 0) {
 		size_t n = strlen(c->ed[i].from);
@@ -272,16 +272,16 @@ w_path(struct wctx *c, const struct ckpt_fmpath *p)
 
 /* Is p a file the savepoint carries: named by an absolute local path that no --relocate moves? */
 static int
-carried(const struct wctx *c, const struct ckpt_fmpath *p)
+carried(const struct wctx *c, const struct ckpt_fmeta_path *p)
 {
-	return c->rel && p->kind == CKPT_FMPATH_FILE && local_path(p->path) && relocation(c, p->path) < 0;
+	return c->rel && p->kind == CKPT_FMETA_PATH_FILE && local_path(p->path) && relocation(c, p->path) < 0;
 }
 
 /* A file carried into the savepoint beside its _metadata: the input from pos, then Flink's relative
  * file handle (tag 6, its name, its size) in place of the file handle (tag 2, its size, its path)
  * that ends at p. */
 static int
-w_carried(struct wctx *c, const struct ckpt_fmpath *p, size_t pos)
+w_carried(struct wctx *c, const struct ckpt_fmeta_path *p, size_t pos)
 {
 	const char *base = strrchr(p->path, '/') + 1;
 
@@ -317,10 +317,10 @@ w_opid(struct wbuf *w, const char *hex)
 static int
 w_body(struct wctx *c, size_t k, size_t pos, size_t *np)
 {
-	const struct ckpt_fmop *sp = &c->sp->ops[k];
+	const struct ckpt_fmeta_op *sp = &c->sp->ops[k];
 
 	for (;;) {
-		const struct ckpt_fmpath *p = *np < c->sp->npaths && c->sp->paths[*np].op == k ? &c->sp->paths[*np] : NULL;
+		const struct ckpt_fmeta_path *p = *np < c->sp->npaths && c->sp->paths[*np].op == k ? &c->sp->paths[*np] : NULL;
 		const struct ckpt_flink_splice *x = c->rk && c->ispl < c->rk->nsplices &&
 						    c->rk->splices[c->ispl].at < sp->end ? &c->rk->splices[c->ispl] : NULL;
 
@@ -402,7 +402,7 @@ static const char canonical_properties[] =
 static int
 w_file(struct wctx *c, size_t len)
 {
-	const struct ckpt_fmspans *sp = c->sp;
+	const struct ckpt_fmeta_spans *sp = c->sp;
 	size_t kept = 0, np = 0;
 
 	for (size_t k = 0; k < c->s->nops; k++)
@@ -445,19 +445,19 @@ unused_relocation(struct wctx *c)
 }
 
 int
-ckpt_flinkmeta_rewrite(const void *buf, size_t len, const char *name, const struct ckpt_flink_edit *ed,
+ckpt_fmeta_rewrite(const void *buf, size_t len, const char *name, const struct ckpt_flink_edit *ed,
 		       size_t ned, struct ckpt_bytes *out, json_t **relative, struct ckpt_err *e)
 {
-	return ckpt_flinkmeta_rewrite_rekeyed(buf, len, name, ed, ned, NULL, out, relative, e);
+	return ckpt_fmeta_rewrite_rekeyed(buf, len, name, ed, ned, NULL, out, relative, e);
 }
 
 int
-ckpt_flinkmeta_rewrite_rekeyed(const void *buf, size_t len, const char *name, const struct ckpt_flink_edit *ed,
+ckpt_fmeta_rewrite_rekeyed(const void *buf, size_t len, const char *name, const struct ckpt_flink_edit *ed,
 			       size_t ned, const struct ckpt_flink_rekey *rk, struct ckpt_bytes *out, json_t **relative,
 			       struct ckpt_err *e)
 {
-	struct ckpt_fmspans sp;
-	struct ckpt_snapshot *s = ckpt_flinkmeta_decode_spans(buf, len, name, &sp, e);
+	struct ckpt_fmeta_spans sp;
+	struct ckpt_snapshot *s = ckpt_fmeta_decode_spans(buf, len, name, &sp, e);
 	struct wctx c = {.w = {.e = e}, .in = buf, .s = s, .sp = &sp, .ed = ed, .ned = ned, .name = name, .rk = rk};
 	struct opedit *oe = NULL;
 	int rc = -1;
@@ -499,7 +499,7 @@ out:
 	free(c.used);
 	free(oe);
 	json_decref(c.rel);
-	ckpt_fmspans_release(&sp);
+	ckpt_fmeta_spans_release(&sp);
 	ckpt_snapshot_free(s);
 	return rc;
 }

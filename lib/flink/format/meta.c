@@ -12,7 +12,7 @@
 /* --------------------------------- subtasks and operators (ckpt-flink(5), OPERATORS, SUBTASK STATE) */
 
 static int
-rd_subtask_v2_legacy(struct rd *r)
+rd_subtask_v2_legacy(struct ckpt_fmeta_reader *r)
 {
 	int64_t duration;
 	size_t at;
@@ -30,14 +30,14 @@ rd_subtask_v2_legacy(struct rd *r)
 }
 
 static int
-rd_subtask(struct rd *r, struct ckpt_operator *op, struct ckpt_subtask *st)
+rd_subtask(struct ckpt_fmeta_reader *r, struct ckpt_operator *op, struct ckpt_subtask *st)
 {
 	if (r->version == 2 && rd_subtask_v2_legacy(r) < 0)
 		return -1;
-	if (ckpt_fm_opstate(r, st, "managed_operator") < 0 || ckpt_fm_opstate(r, st, "raw_operator") < 0 ||
-	    ckpt_fm_keyed(r, st, "managed_keyed") < 0 || ckpt_fm_keyed(r, st, "raw_keyed") < 0)
+	if (ckpt_fmeta_read_opstate(r, st, "managed_operator") < 0 || ckpt_fmeta_read_opstate(r, st, "raw_operator") < 0 ||
+	    ckpt_fmeta_read_keyed(r, st, "managed_keyed") < 0 || ckpt_fmeta_read_keyed(r, st, "raw_keyed") < 0)
 		return -1;
-	if (r->version >= 3 && (ckpt_fm_channels(r, st, 1) < 0 || ckpt_fm_channels(r, st, 0) < 0))
+	if (r->version >= 3 && (ckpt_fmeta_read_channels(r, st, 1) < 0 || ckpt_fmeta_read_channels(r, st, 0) < 0))
 		return -1;
 	if (r->version >= 7) {
 		size_t at = r->c.pos;
@@ -66,7 +66,7 @@ cmp_subtask(const void *a, const void *b)
 }
 
 static void
-check_key_groups(struct rd *r, const struct ckpt_operator *op, const struct ckpt_subtask *st)
+check_key_groups(struct ckpt_fmeta_reader *r, const struct ckpt_operator *op, const struct ckpt_subtask *st)
 {
 	uint64_t p = op->parallelism, m = op->max_parallelism, i = st->index, lo, hi;
 
@@ -80,7 +80,7 @@ check_key_groups(struct rd *r, const struct ckpt_operator *op, const struct ckpt
 }
 
 static int
-rd_subtasks(struct rd *r, struct ckpt_operator *op, size_t n)
+rd_subtasks(struct ckpt_fmeta_reader *r, struct ckpt_operator *op, size_t n)
 {
 	struct ckpt_bits seen = {0};
 	int rc = -1;
@@ -125,7 +125,7 @@ out:
 }
 
 static int
-rd_operator_head(struct rd *r, struct ckpt_operator *op)
+rd_operator_head(struct ckpt_fmeta_reader *r, struct ckpt_operator *op)
 {
 	static const char hex[] = "0123456789abcdef";
 	int32_t p, m;
@@ -172,7 +172,7 @@ rd_operator_head(struct rd *r, struct ckpt_operator *op)
 }
 
 static int
-rd_operator(struct rd *r, struct ckpt_operator *op)
+rd_operator(struct ckpt_fmeta_reader *r, struct ckpt_operator *op)
 {
 	size_t at, n;
 	int32_t chain, nsub;
@@ -186,7 +186,7 @@ rd_operator(struct rd *r, struct ckpt_operator *op)
 			return -1;
 		return rd_subtasks(r, op, n);
 	}
-	if (ckpt_fm_coordinator(r, op) < 0)
+	if (ckpt_fmeta_read_coordinator(r, op) < 0)
 		return -1;
 	at = r->c.pos;
 	if (r->sp)
@@ -210,7 +210,7 @@ rd_operator(struct rd *r, struct ckpt_operator *op)
 /* ----------------------------------------------------- master states (ckpt-flink(5), MASTER STATES) */
 
 static int
-rd_master_block(struct rd *r, json_t *ms)
+rd_master_block(struct ckpt_fmeta_reader *r, json_t *ms)
 {
 	char *name = NULL;
 	int32_t version;
@@ -231,7 +231,7 @@ out:
 }
 
 static int
-rd_master_states(struct rd *r, json_t *ms)
+rd_master_states(struct ckpt_fmeta_reader *r, json_t *ms)
 {
 	size_t n;
 
@@ -271,12 +271,12 @@ rd_master_states(struct rd *r, json_t *ms)
  * objects with their "class", enum constants by their names.
  */
 struct jconv {
-	struct rd *r;
+	struct ckpt_fmeta_reader *r;
 	json_t **memo; /* per handle: a value already converted (a back-reference shares it) */
 };
 
 static int
-snake_key(struct rd *r, json_t *o, const char *name, json_t *v)
+snake_key(struct ckpt_fmeta_reader *r, json_t *o, const char *name, json_t *v)
 {
 	char key[256];
 	size_t k = 0;
@@ -355,7 +355,7 @@ jvalue(struct jconv *c, const struct ckpt_javaser_value *v, json_t **out)
 
 /* The Java object at r->c.pos, read to its end, as JSON. */
 static int
-java_read(struct rd *r, json_t **out)
+java_read(struct ckpt_fmeta_reader *r, json_t **out)
 {
 	struct ckpt_javaser *j = ckpt_javaser_new(r->c.p, r->c.len, r->c.where, CKPT_JAVASER_PLAIN, FM_DEPTH, r->c.e);
 	const struct ckpt_javaser_value *v;
@@ -378,7 +378,7 @@ out:
 
 /* The properties object; sets *kind to "checkpoint" or "savepoint" when the type says so. */
 static int
-properties_read(struct rd *r, json_t **props, const char **kind)
+properties_read(struct ckpt_fmeta_reader *r, json_t **props, const char **kind)
 {
 	static const char want[] = "org.apache.flink.runtime.checkpoint.CheckpointProperties";
 	size_t at = r->c.pos;
@@ -435,7 +435,7 @@ cmp_file(const void *a, const void *b)
 
 /* Referenced files sorted by path, each once (with its largest size). */
 static json_t *
-files_dedup(struct rd *r)
+files_dedup(struct ckpt_fmeta_reader *r)
 {
 	size_t n = json_array_size(r->files);
 	json_t **v = ckpt_calloc(n + 1, sizeof *v, r->c.e), *out = NULL;
@@ -470,7 +470,7 @@ out:
 /* Before version 4 (or with null properties) the file does not say whether it is a savepoint; what it
  * holds may hint. */
 static int
-kind_guess(struct rd *r, json_t *f)
+kind_guess(struct ckpt_fmeta_reader *r, json_t *f)
 {
 	if (r->nin + r->nout > 0)
 		return jput(r, f, "kind_guess", json_pack("{s:s,s:s}", "kind", "checkpoint", "because",
@@ -482,7 +482,7 @@ kind_guess(struct rd *r, json_t *f)
 }
 
 static int
-build_flink(struct rd *r, struct ckpt_snapshot *s, json_t *masters, json_t *props, int has_props)
+build_flink(struct ckpt_fmeta_reader *r, struct ckpt_snapshot *s, json_t *masters, json_t *props, int has_props)
 {
 	json_t *f = jnew(r), *files = files_dedup(r);
 
@@ -522,7 +522,7 @@ fail:
 }
 
 static int
-rd_header(struct rd *r)
+rd_header(struct ckpt_fmeta_reader *r)
 {
 	int32_t magic, version;
 
@@ -544,7 +544,7 @@ rd_header(struct rd *r)
 }
 
 static int
-rd_body(struct rd *r, struct ckpt_snapshot *s, json_t *masters, json_t **props)
+rd_body(struct ckpt_fmeta_reader *r, struct ckpt_snapshot *s, json_t *masters, json_t **props)
 {
 	const char *kind;
 	size_t n;
@@ -588,7 +588,7 @@ rd_body(struct rd *r, struct ckpt_snapshot *s, json_t *masters, json_t **props)
 }
 
 int
-ckpt_flinkmeta_sniff(const void *buf, size_t len)
+ckpt_fmeta_sniff(const void *buf, size_t len)
 {
 	const unsigned char *b = buf;
 
@@ -601,7 +601,7 @@ ckpt_flinkmeta_sniff(const void *buf, size_t len)
 }
 
 void
-ckpt_fmspans_release(struct ckpt_fmspans *sp)
+ckpt_fmeta_spans_release(struct ckpt_fmeta_spans *sp)
 {
 	for (size_t i = 0; i < sp->npaths; i++)
 		free(sp->paths[i].path);
@@ -612,16 +612,16 @@ ckpt_fmspans_release(struct ckpt_fmspans *sp)
 }
 
 struct ckpt_snapshot *
-ckpt_flinkmeta_decode(const void *buf, size_t len, const char *name, struct ckpt_err *e)
+ckpt_fmeta_decode(const void *buf, size_t len, const char *name, struct ckpt_err *e)
 {
-	return ckpt_flinkmeta_decode_spans(buf, len, name, NULL, e);
+	return ckpt_fmeta_decode_spans(buf, len, name, NULL, e);
 }
 
 struct ckpt_snapshot *
-ckpt_flinkmeta_decode_spans(const void *buf, size_t len, const char *name, struct ckpt_fmspans *sp,
+ckpt_fmeta_decode_spans(const void *buf, size_t len, const char *name, struct ckpt_fmeta_spans *sp,
 			    struct ckpt_err *e)
 {
-	struct rd r = {.c = {.p = buf, .len = len, .where = name, .e = e}, .sp = sp};
+	struct ckpt_fmeta_reader r = {.c = {.p = buf, .len = len, .where = name, .e = e}, .sp = sp};
 	struct ckpt_snapshot *s = ckpt_calloc(1, sizeof *s, e);
 	json_t *masters = json_array(), *props = NULL;
 	int ok = 0;

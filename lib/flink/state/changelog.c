@@ -24,8 +24,8 @@ struct clent {
 };
 
 struct cl {
-	struct fctx *c;
-	struct fheader H;   /* the states, as a keyed header would hold them */
+	struct ckpt_fstate_ctx *c;
+	struct ckpt_fstate_header H;   /* the states, as a keyed header would hold them */
 	int borrowed;       /* H.key is a timer state's key serializer, not owned */
 	struct { int16_t id; uint32_t m; } *ids; /* the short ids of the metadata changes */
 	size_t nids;
@@ -191,10 +191,10 @@ state_index(const struct cl *L, const char *name, uint32_t *i)
 /* Take the states of h not in H yet (a state registered again is the same state, as Flink's
  * createKeyedState finds it), and its key serializer when H has none.  h keeps the rest. */
 static int
-take_states(struct cl *L, struct fheader *h)
+take_states(struct cl *L, struct ckpt_fstate_header *h)
 {
 	for (size_t i = 0; i < h->n; i++) {
-		struct fmeta *m;
+		struct ckpt_fstate_meta *m;
 		uint32_t j;
 
 		if (state_index(L, h->m[i].name, &j) == 0)
@@ -281,7 +281,7 @@ map_id(struct cl *L, int16_t id, uint32_t idx)
 static int
 apply_meta(struct cl *L, struct ckpt_fsrc *s)
 {
-	struct fheader h = {0};
+	struct ckpt_fstate_header h = {0};
 	const char *why = NULL;
 	char msg[700];
 	int32_t version;
@@ -312,7 +312,7 @@ apply_meta(struct cl *L, struct ckpt_fsrc *s)
 		}
 		id = (int16_t)ckpt_load_be(s->mem + s->size - 3, 2);
 	} else {
-		struct fmeta *m = &h.m[0];
+		struct ckpt_fstate_meta *m = &h.m[0];
 
 		if (m->type == 0 || m->type == 4) { /* KEY_VALUE: default value */
 			if (ckpt_fsrc_u8(s, &dflt, "default value flag") < 0 ||
@@ -374,7 +374,7 @@ suffix(struct cl *L, struct ckpt_bytebuf *b, size_t n)
  * appliers put it in want, so that is where it goes (*kg and the prefix set), unless want is not
  * the subtask's, where Flink's restore fails: then named with both key groups. */
 static int
-rehome(struct cl *L, uint64_t at, const struct fmeta *m, uint32_t *kg, uint32_t want)
+rehome(struct cl *L, uint64_t at, const struct ckpt_fstate_meta *m, uint32_t *kg, uint32_t want)
 {
 	const struct ckpt_subtask *st = L->c->st;
 
@@ -396,7 +396,7 @@ rehome(struct cl *L, uint64_t at, const struct fmeta *m, uint32_t *kg, uint32_t 
  * when state idx cannot be read so (set_why).
  */
 static int
-scope(struct cl *L, struct ckpt_fsrc *s, struct fmeta *m, uint32_t idx, uint32_t *kg, long tail)
+scope(struct cl *L, struct ckpt_fsrc *s, struct ckpt_fstate_meta *m, uint32_t idx, uint32_t *kg, long tail)
 {
 	unsigned char pre[2] = {(unsigned char)(L->c->prefix == 2 ? *kg >> 8 : *kg), (unsigned char)*kg};
 	const struct ckpt_fser *key = L->H.key;
@@ -440,14 +440,14 @@ scope(struct cl *L, struct ckpt_fsrc *s, struct fmeta *m, uint32_t idx, uint32_t
 }
 
 static int
-bad_op(struct ckpt_fsrc *s, struct fmeta *m, int op)
+bad_op(struct ckpt_fsrc *s, struct ckpt_fstate_meta *m, int op)
 {
 	return ckpt_fsrc_fail(s, "operation %d on %s state \"%s\"", op, m->kind ? m->kind : "value", m->name);
 }
 
 /* ListSerializer's form: i32 count, the elements; add n elements e[0, en) to the entry's list. */
 static int
-list_add(struct cl *L, struct fmeta *m, uint32_t kg, const unsigned char *e, size_t en, uint32_t n, uint32_t idx)
+list_add(struct cl *L, struct ckpt_fstate_meta *m, uint32_t kg, const unsigned char *e, size_t en, uint32_t n, uint32_t idx)
 {
 	struct clent *x = ent_get(L, idx, L->k.p, L->k.len);
 	uint32_t have;
@@ -468,7 +468,7 @@ list_add(struct cl *L, struct fmeta *m, uint32_t kg, const unsigned char *e, siz
 /* MapSerializer's form: i32 count, then per entry the user key, a null flag, the value unless null.
  * Put (v non-NULL) or remove the user key uk of the entry's map. */
 static int
-map_set(struct cl *L, struct fmeta *m, uint32_t kg, uint32_t idx, const struct ckpt_bytebuf *uk,
+map_set(struct cl *L, struct ckpt_fstate_meta *m, uint32_t kg, uint32_t idx, const struct ckpt_bytebuf *uk,
 	const struct ckpt_bytebuf *v)
 {
 	struct clent *x = ent_get(L, idx, L->k.p, L->k.len);
@@ -520,7 +520,7 @@ out:
 
 /* ADD of a map state: putAll of a serialized map. */
 static int
-map_add_all(struct cl *L, struct ckpt_fsrc *s, struct fmeta *m, uint32_t kg, uint32_t idx)
+map_add_all(struct cl *L, struct ckpt_fsrc *s, struct ckpt_fstate_meta *m, uint32_t kg, uint32_t idx)
 {
 	struct ckpt_bytebuf uk = {0}, v = {0};
 	int32_t n;
@@ -551,7 +551,7 @@ out:
 
 /* PriorityQueueStateChangeApplier: ADD_ELEMENT (i32 count, the elements), REMOVE_ELEMENT (one). */
 static int
-apply_pq(struct cl *L, struct ckpt_fsrc *s, struct fmeta *m, uint32_t kg, uint32_t idx, int op)
+apply_pq(struct cl *L, struct ckpt_fsrc *s, struct ckpt_fstate_meta *m, uint32_t kg, uint32_t idx, int op)
 {
 	unsigned char pre[2] = {(unsigned char)(L->c->prefix == 2 ? kg >> 8 : kg), (unsigned char)kg};
 	int32_t n = 1;
@@ -582,7 +582,7 @@ apply_pq(struct cl *L, struct ckpt_fsrc *s, struct fmeta *m, uint32_t kg, uint32
 
 /* The wire length of what follows the scope of op on m, when fixed. */
 static long
-tail_of(const struct fmeta *m, char kind, int op)
+tail_of(const struct ckpt_fstate_meta *m, char kind, int op)
 {
 	const struct ckpt_fser *v = m->value;
 	long a, b;
@@ -606,7 +606,7 @@ tail_of(const struct fmeta *m, char kind, int op)
 
 /* The value, list and map appliers (Value-, Reducing-, Aggregating-, List-, MapStateChangeApplier). */
 static int
-apply_kv(struct cl *L, struct ckpt_fsrc *s, struct fmeta *m, uint32_t kg, uint32_t idx, int op)
+apply_kv(struct cl *L, struct ckpt_fsrc *s, struct ckpt_fstate_meta *m, uint32_t kg, uint32_t idx, int op)
 {
 	const char *k = m->kind ? m->kind : "value";
 	char kind = strcmp(k, "list") == 0 ? 'l' : strcmp(k, "map") == 0 ? 'm' : 'v';
@@ -886,7 +886,7 @@ collect_op(void *arg, const char *state, size_t idx, const unsigned char *p, siz
 
 static int
 collect_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v,
-	   size_t vn, struct ftyped *typed)
+	   size_t vn, struct ckpt_fstate_typed *typed)
 {
 	struct cl *L = arg;
 	uint32_t idx;
@@ -919,8 +919,8 @@ read_materialized(struct cl *L, const json_t *j)
 				.size = (uint64_t)json_integer_value(json_object_get(j, "size")),
 				.path = (char *)json_string_value(json_object_get(j, "path")), .detail = (json_t *)j};
 	const struct ckpt_handle *saved = L->c->h;
-	const struct fsink *k = L->c->k, col = {.op = collect_op, .kv = collect_kv, .arg = L, .untyped = 1};
-	struct fheader hd = {0};
+	const struct ckpt_fstate_sink *k = L->c->k, col = {.op = collect_op, .kv = collect_kv, .arg = L, .untyped = 1};
+	struct ckpt_fstate_header hd = {0};
 	int rc = -1;
 
 	if (dk && (strcmp(dk, "byte_stream") == 0)) {
@@ -968,7 +968,7 @@ static int
 emit(struct cl *L, const char *all)
 {
 	struct clent **v = ckpt_calloc(L->n + 1, sizeof *v, L->c->e);
-	const struct fsink *k = L->c->k;
+	const struct ckpt_fstate_sink *k = L->c->k;
 	size_t n = 0;
 	int rc = -1;
 
@@ -1049,7 +1049,7 @@ read_parts(struct cl *L)
 }
 
 int
-ckpt_fchangelog_read(struct fctx *c)
+ckpt_fchangelog_read(struct ckpt_fstate_ctx *c)
 {
 	struct cl L = {.c = c, .in = c->h->data.p, .inlen = c->h->data.len};
 	const char *r = json_string_value(json_object_get(c->h->detail, "key_groups"));

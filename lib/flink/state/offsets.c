@@ -198,17 +198,17 @@ has_reader_state(const struct ckpt_operator *op)
 }
 
 static int
-operator_offsets(struct flink_backing *b, const struct ckpt_operator *op, struct ckpt_jw *w, struct ckpt_err *e)
+operator_offsets(struct ckpt_fstate_backing_data *b, const struct ckpt_operator *op, struct ckpt_jw *w, struct ckpt_err *e)
 {
 	struct offrows R = {.w = w, .op = op, .e = e};
-	struct fsink k = {.op = reader_split, .kv = ckpt_fstate_dry_kv, .arg = &R, .part = 1, .only = READER_STATE};
+	struct ckpt_fstate_sink k = {.op = reader_split, .kv = ckpt_fstate_dry_kv, .arg = &R, .part = 1, .only = READER_STATE};
 	json_t *en = NULL;
 	char why[1200];
 	int rc = -1;
 
 	if (b->sel && !ckpt_fselect_operator(b->sel, op))
 		return 0; /* -u names others */
-	if (op->coordinator && ckpt_fenum_typed(op->coordinator->p, op->coordinator->len, &en, why, sizeof why) < 0)
+	if (op->coordinator && ckpt_fser_enum_typed(op->coordinator->p, op->coordinator->len, &en, why, sizeof why) < 0)
 		return ckpt_err_nomem(e, "");
 	if (!has_reader_state(op) && (en == NULL || json_is_null(json_object_get(en, "connector")))) {
 		json_decref(en);
@@ -251,7 +251,7 @@ out:
 int
 ckpt_flink_offsets(struct ckpt_snapshot *s, FILE *f, struct ckpt_err *e)
 {
-	struct flink_backing *b = ckpt_fstate_backing(s, e);
+	struct ckpt_fstate_backing_data *b = ckpt_fstate_backing(s, e);
 	struct ckpt_jw *w;
 	int rc = 0;
 

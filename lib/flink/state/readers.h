@@ -9,14 +9,14 @@
 #include "state.h"
 
 /* The backing of a snapshot read from a Flink _metadata: where relative files are, the --root maps. */
-struct flink_backing {
+struct ckpt_fstate_backing_data {
 	struct ckpt_model_backing base;
 	char *meta;   /* the _metadata as the user named it */
 	char *dir;    /* its directory; NULL when it came from standard input */
 	char **from, **to;
 	size_t nroots;
 	int raw;      /* -a: the raw bytes of every entry beside its typed form (ckpt_flink_state_raw) */
-	struct fselect *sel; /* --uid, --state, -k (ckpt_flink_state_select, select.c); NULL: everything */
+	struct ckpt_fselect *sel; /* --uid, --state, -k (ckpt_flink_state_select, select.c); NULL: everything */
 	ckpt_verify_report *skip; /* --keep-going (ckpt_flink_state_keep_going): NULL, the first error stops */
 	void *skip_arg;
 	struct { const struct ckpt_subtask *st; char *why; } *skipped; /* left out, each with why */
@@ -25,7 +25,7 @@ struct flink_backing {
 };
 
 /* One state of a serialization proxy's header (StateMetaInfoSnapshot). */
-struct fmeta {
+struct ckpt_fstate_meta {
 	char *name;
 	int32_t type;  /* BackendStateType: 0 key-value, 1 operator, 2 broadcast, 3 priority queue, 4 key-value v2 */
 	char *kind;    /* KEYED_STATE_TYPE lower case, "timers" for priority queues */
@@ -38,11 +38,11 @@ struct fmeta {
 	char ambiguous;       /* set with typable: key and namespace of variable length, each with a length suffix */
 };
 
-struct fheader {
+struct ckpt_fstate_header {
 	int32_t version;
 	int compressed;
 	struct ckpt_fser *key; /* keyed: the key serializer */
-	struct fmeta *m;
+	struct ckpt_fstate_meta *m;
 	size_t n, nlist;       /* operator: the first nlist states are list/union, the rest broadcast */
 	size_t cap;            /* room in m (ckpt_grow) */
 	int stopped;
@@ -53,10 +53,10 @@ struct fheader {
 /* The typed form of the key-value entry a sink is given: decoded when the sink asks for it
  * (ckpt_fstate_typed_emit), into a jansson value, straight into the document, or nowhere (only checked); the
  * reader checks it itself when the sink did not ask. */
-struct ftyped {
-	struct fctx *c;
-	const struct fheader *h;
-	const struct fmeta *m;
+struct ckpt_fstate_typed {
+	struct ckpt_fstate_ctx *c;
+	const struct ckpt_fstate_header *h;
+	const struct ckpt_fstate_meta *m;
 	const unsigned char *k, *v;
 	size_t kn, vn;
 	uint64_t at;
@@ -68,11 +68,11 @@ struct ftyped {
 };
 
 /* Where entries go: the loader keeps them, the summary and -c count them.  typed is given away. */
-struct fsink {
-	int (*header)(void *arg, const char *scope, const struct fheader *h);
+struct ckpt_fstate_sink {
+	int (*header)(void *arg, const char *scope, const struct ckpt_fstate_header *h);
 	int (*op)(void *arg, const char *state, size_t idx, const unsigned char *p, size_t n, json_t *typed);
 	int (*kv)(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn,
-		  const unsigned char *v, size_t vn, struct ftyped *typed); /* typed NULL: none */
+		  const unsigned char *v, size_t vn, struct ckpt_fstate_typed *typed); /* typed NULL: none */
 	/* the summary: a state whose entries ckpt cannot read (no lengths and a serializer ckpt cannot
 	 * walk; a changelog's state it does not read) is passed over, its entries (n; -1 when not
 	 * known) in key group kg (-1: operator state, or not known) said here with why (state NULL:
@@ -80,7 +80,7 @@ struct fsink {
 	int (*skip)(void *arg, const char *state, long kg, long n, const char *why);
 	/* with skip: heap key group kg read only up to a state passed over, ids[0, n) the states
 	 * found in it; the entries there of every other keyed state are not known */
-	int (*cut)(void *arg, const struct fheader *h, uint32_t kg, const int16_t *ids, size_t n);
+	int (*cut)(void *arg, const struct ckpt_fstate_header *h, uint32_t kg, const int16_t *ids, size_t n);
 	void *arg;
 	int untyped; /* skip decoding values where the layout does not need it (counting only) */
 	int layout;  /* with untyped: heap-layout entries still come with their ftyped (heap set), unchecked */
@@ -95,32 +95,32 @@ struct fsink {
 
 /* Is key group kg outside the sink's window? */
 static inline int
-kg_skipped(const struct fsink *k, uint32_t kg)
+kg_skipped(const struct ckpt_fstate_sink *k, uint32_t kg)
 {
 	return k->kg_hi > 0 && (kg < k->kg_lo || kg >= k->kg_hi);
 }
 
-struct fctx {
-	struct flink_backing *b;
+struct ckpt_fstate_ctx {
+	struct ckpt_fstate_backing_data *b;
 	const struct ckpt_operator *op;
 	const struct ckpt_subtask *st;
 	const struct ckpt_handle *h;
-	const struct fsink *k;
+	const struct ckpt_fstate_sink *k;
 	struct ckpt_err *e;
 	char where[1024];
 	unsigned prefix; /* key-group prefix bytes */
-	struct heapbuf *heap; /* read_heap's entry buffers, reused */
+	struct ckpt_fstate_heapbuf *heap; /* read_heap's entry buffers, reused */
 	struct ckpt_frocks_db *rdb; /* the RocksDB database being scanned, column family rcf (else NULL) */
 	size_t rcf;
 };
 
-struct heapbuf {
+struct ckpt_fstate_heapbuf {
 	unsigned char *key, *ns, *val;
 	size_t kcap, ncap, vcap;
 };
 
 /* A key group's offset in a keyed state file (read_canonical, -d's key group sizes sort them). */
-struct kgoff {
+struct ckpt_fstate_kgoff {
 	uint64_t off;
 	uint32_t kg;
 };
@@ -132,45 +132,45 @@ int ckpt_fstate_is_split(const char *state, const struct ckpt_fser *value);
 /* Its element idx, p[0, n) at offset at (the bytes of its byte[]), typed as a split into *typed
  * (replaced; {"connector": null, "reason", "bytes"} when none parses): -1 with the operator,
  * subtask, element and offset named when its framing is broken. */
-int ckpt_fstate_split(struct fctx *c, size_t idx, const unsigned char *p, size_t n, uint64_t at, json_t **typed);
+int ckpt_fstate_split(struct ckpt_fstate_ctx *c, size_t idx, const unsigned char *p, size_t n, uint64_t at, json_t **typed);
 /* The backing's hook typing a source's coordinator state in -a. */
-void ckpt_fstate_sources_init(struct flink_backing *b);
+void ckpt_fstate_sources_init(struct ckpt_fstate_backing_data *b);
 
 /* ------------------------------------------------------------ state-meta.c */
 
 /* One StateMetaInfoSnapshot into h (meta-info versions 6 and 7). */
-int ckpt_fstate_read_meta(struct ckpt_fsrc *s, struct fheader *h);
+int ckpt_fstate_read_meta(struct ckpt_fsrc *s, struct ckpt_fstate_header *h);
 /* A new state at the end of h, zeroed but for its serializers object (NULL when out of memory). */
-struct fmeta *ckpt_fstate_meta_add(struct ckpt_fsrc *s, struct fheader *h);
+struct ckpt_fstate_meta *ckpt_fstate_meta_add(struct ckpt_fsrc *s, struct ckpt_fstate_header *h);
 /* Fails when the last state of h has the name of one before it. */
-int ckpt_fstate_meta_unique(struct ckpt_fsrc *s, const struct fheader *h);
+int ckpt_fstate_meta_unique(struct ckpt_fsrc *s, const struct ckpt_fstate_header *h);
 /* A meta info's options map (i32 count, UTF pairs): the state kind and distribution mode into m. */
-int ckpt_fstate_read_options(struct ckpt_fsrc *s, struct fmeta *m);
+int ckpt_fstate_read_options(struct ckpt_fsrc *s, struct ckpt_fstate_meta *m);
 /* A Java boolean into *v, failing on any byte but 0 and 1. */
 int ckpt_fstate_read_flag(struct ckpt_fsrc *s, int *v, const char *what);
 /* The header stops here, h->stop saying why: returns 1. */
-int ckpt_fstate_header_stop(struct fheader *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void ckpt_fstate_header_release(struct fheader *h);
+int ckpt_fstate_header_stop(struct ckpt_fstate_header *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void ckpt_fstate_header_release(struct ckpt_fstate_header *h);
 /* An i32 count into *n, failing outside 0 to max. */
 int ckpt_fstate_read_count(struct ckpt_fsrc *s, int32_t *n, int32_t max, const char *what);
 /* The state of h named name (NULL: none), and its kind as the summary and rows name it. */
-const struct fmeta *ckpt_fstate_meta_named(const struct fheader *h, const char *name);
-const char *ckpt_fstate_meta_kind(const struct fmeta *m);
+const struct ckpt_fstate_meta *ckpt_fstate_meta_named(const struct ckpt_fstate_header *h, const char *name);
+const char *ckpt_fstate_meta_kind(const struct ckpt_fstate_meta *m);
 
 /* ------------------------------------------------------------ state-header.c */
 
 /* The operator and the keyed serialization proxy of s from its start; 1 when the header stops early
  * (h->stop says why). */
-int ckpt_fstate_op_header(struct ckpt_fsrc *s, struct fheader *h);
-int ckpt_fstate_read_keyed_header(struct ckpt_fsrc *s, struct fheader *h);
-int ckpt_fstate_keyed_header(struct fctx *c, struct fheader *h);        /* the header of c->h's keyed stream */
+int ckpt_fstate_op_header(struct ckpt_fsrc *s, struct ckpt_fstate_header *h);
+int ckpt_fstate_read_keyed_header(struct ckpt_fsrc *s, struct ckpt_fstate_header *h);
+int ckpt_fstate_keyed_header(struct ckpt_fstate_ctx *c, struct ckpt_fstate_header *h);        /* the header of c->h's keyed stream */
 
 /* ------------------------------------------------------------ state-locate.c */
 
 /* The local path of a file the _metadata names (kind: file, relative_file, segment_file). */
-int ckpt_fstate_local_path(struct fctx *c, const char *kind, const char *p, char *out, size_t n);
+int ckpt_fstate_local_path(struct ckpt_fstate_ctx *c, const char *kind, const char *p, char *out, size_t n);
 /* Open the bytes of handle c->h's delegate: *fd >= 0 for a file (close it), -1 inline. */
-int ckpt_fstate_open_bytes(struct fctx *c, struct ckpt_fsrc *s, int *fd);
+int ckpt_fstate_open_bytes(struct ckpt_fstate_ctx *c, struct ckpt_fsrc *s, int *fd);
 
 /* ------------------------------------------------------------ state-read.c */
 
@@ -178,70 +178,70 @@ int ckpt_fstate_open_bytes(struct fctx *c, struct ckpt_fsrc *s, int *fd);
  * (incremental), 5 keyed in a changelog, 0 none. */
 int ckpt_fstate_handle_role(const struct ckpt_handle *h);
 /* Every handle of st that k wants (k->part), to k. */
-int ckpt_fstate_read_subtask(struct flink_backing *b, const struct ckpt_operator *op, const struct ckpt_subtask *st,
-			     const struct fsink *k, struct ckpt_err *e);
+int ckpt_fstate_read_subtask(struct ckpt_fstate_backing_data *b, const struct ckpt_operator *op, const struct ckpt_subtask *st,
+			     const struct ckpt_fstate_sink *k, struct ckpt_err *e);
 
 /* ------------------------------------------------------------ state-old.c */
 
 /* The rest of an operator serialization proxy of versions 1 to 4 (Flink 1.2 to 1.6) and of a keyed
  * one of versions 1 to 5, after the version h->version: as ckpt_fstate_op_header. */
-int ckpt_fstate_old_op_header(struct ckpt_fsrc *s, struct fheader *h);
-int ckpt_fstate_old_keyed_header(struct ckpt_fsrc *s, struct fheader *h);
+int ckpt_fstate_old_op_header(struct ckpt_fsrc *s, struct ckpt_fstate_header *h);
+int ckpt_fstate_old_keyed_header(struct ckpt_fsrc *s, struct ckpt_fstate_header *h);
 
 /* ------------------------------------------------------------ state-op.c */
 
 /* c->h's operator state (managed: with its serialization proxy; raw: bytes only), to c->k. */
-int ckpt_fstate_read_operator(struct fctx *c, int managed);
+int ckpt_fstate_read_operator(struct ckpt_fstate_ctx *c, int managed);
 
 /* ------------------------------------------------------------ state-typed.c */
 
-int ckpt_fstate_nomem(struct fctx *c); /* "out of memory" at c->where: -1 */
+int ckpt_fstate_nomem(struct ckpt_fstate_ctx *c); /* "out of memory" at c->where: -1 */
 /* Can entries of m be typed?  Asked once a state (an entry's question, in the hot loop). */
-int ckpt_fstate_typable(const struct fheader *h, struct fmeta *m);
+int ckpt_fstate_typable(const struct ckpt_fstate_header *h, struct ckpt_fstate_meta *m);
 /* What a sink calls to have the typed form: into o (FOUT_JSON's root, the document, or nowhere). */
-int ckpt_fstate_typed_emit(struct ftyped *t, struct ckpt_fout *o);
+int ckpt_fstate_typed_emit(struct ckpt_fstate_typed *t, struct ckpt_fout *o);
 /* The typed form as a new jansson value (*v NULL when there is none). */
-int ckpt_fstate_typed_json(struct ftyped *t, json_t **v);
+int ckpt_fstate_typed_json(struct ckpt_fstate_typed *t, json_t **v);
 /* A key's hashCode against the key group it is stored in: 0, or -1 with c->e set naming the file,
  * the offset at, state and both key groups; in a RocksDB database (k the entry's key), the table file
  * and the key, RocksDB saying no offset. */
-int ckpt_fstate_kg_check(struct fctx *c, uint64_t at, const unsigned char *k, size_t kn, const char *state,
+int ckpt_fstate_kg_check(struct ckpt_fstate_ctx *c, uint64_t at, const unsigned char *k, size_t kn, const char *state,
 			 uint32_t kg, int32_t hash);
 /* Check the typed form the sink did not ask for. */
-int ckpt_fstate_typed_check(struct ftyped *t);
+int ckpt_fstate_typed_check(struct ckpt_fstate_typed *t);
 /* -R: a canonical list entry's rows, one an element, written into r as they are decoded (state and
  * kind name them).  0, or -1 with the reader's error set (or r's writer failed). */
-int ckpt_fstate_typed_list_rows(struct ftyped *t, struct ckpt_frows *r, const char *state, const char *kind);
+int ckpt_fstate_typed_list_rows(struct ckpt_fstate_typed *t, struct ckpt_frows *r, const char *state, const char *kind);
 
 /* ------------------------------------------------------------ state-keyed.c */
 
-int ckpt_fstate_read_keyed(struct fctx *c);                             /* c->h's key-groups handle, to c->k */
-int ckpt_fstate_read_rocksdb(struct fctx *c);                           /* c->h's RocksDB files, to c->k */
+int ckpt_fstate_read_keyed(struct ckpt_fstate_ctx *c);                             /* c->h's key-groups handle, to c->k */
+int ckpt_fstate_read_rocksdb(struct ckpt_fstate_ctx *c);                           /* c->h's RocksDB files, to c->k */
 /* The keyed state header of c->h's RocksDB handle (its meta data handle) into h, s open on its bytes
  * (*fd >= 0: a file to close), from offset 0 to h->end: 0, or -1 with c->e set. */
-int ckpt_fstate_rocks_header(struct fctx *c, struct ckpt_fsrc *s, int *fd, struct fheader *h);
+int ckpt_fstate_rocks_header(struct ckpt_fstate_ctx *c, struct ckpt_fsrc *s, int *fd, struct ckpt_fstate_header *h);
 /* One entry of a RocksDB column family of state name (m its meta info, NULL when the header stopped
  * before it), read from key group kg, to c->k: the key-group prefix checked, the entry typed or
  * checked.  0, or -1 with c->e set.  No database needed (t/fuzz/fuzz_rocksentry.c). */
-int ckpt_fstate_rocks_entry(struct fctx *c, const struct fheader *h, struct fmeta *m, const char *name, uint32_t kg,
+int ckpt_fstate_rocks_entry(struct ckpt_fstate_ctx *c, const struct ckpt_fstate_header *h, struct ckpt_fstate_meta *m, const char *name, uint32_t kg,
 			    const unsigned char *k, size_t kn, const unsigned char *v, size_t vn);
 /* One entry in the heap layout (key-group prefix, key, namespace; the value whole) to c->k. */
-int ckpt_fstate_kv(struct fctx *c, const struct fheader *h, struct fmeta *m, uint32_t kg, const unsigned char *k,
+int ckpt_fstate_kv(struct ckpt_fstate_ctx *c, const struct ckpt_fstate_header *h, struct ckpt_fstate_meta *m, uint32_t kg, const unsigned char *k,
 		   size_t kn, const unsigned char *v, size_t vn);
 /* The state of id within the header, or a stand-in "#id" when the header stopped before it. */
-const char *ckpt_fstate_state_name(const struct fheader *h, int16_t id, char buf[16]);
+const char *ckpt_fstate_state_name(const struct ckpt_fstate_header *h, int16_t id, char buf[16]);
 /* What stops ckpt from walking the entries of m in a heap snapshot (NULL: nothing). */
-const char *ckpt_fstate_heap_stop(const struct fheader *h, const struct fmeta *m);
-int ckpt_fstate_cmp_kgoff(const void *a, const void *b); /* struct kgoffs by offset, for qsort */
+const char *ckpt_fstate_heap_stop(const struct ckpt_fstate_header *h, const struct ckpt_fstate_meta *m);
+int ckpt_fstate_cmp_kgoff(const void *a, const void *b); /* struct ckpt_fstate_kgoff by offset, for qsort */
 /* A sink's op and kv that keep nothing (typed freed). */
 int ckpt_fstate_dry_op(void *arg, const char *state, size_t idx, const unsigned char *p, size_t n, json_t *typed);
 int ckpt_fstate_dry_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn,
-		       const unsigned char *v, size_t vn, struct ftyped *typed);
+		       const unsigned char *v, size_t vn, struct ckpt_fstate_typed *typed);
 
 /* ------------------------------------------------------------ state-backing.c */
 
 /* s's backing when s is a Flink snapshot, else NULL with e set. */
-struct flink_backing *ckpt_fstate_backing(struct ckpt_snapshot *s, struct ckpt_err *e);
+struct ckpt_fstate_backing_data *ckpt_fstate_backing(struct ckpt_snapshot *s, struct ckpt_err *e);
 /* Tasks [0, n) through fn(arg, t, e) on as many threads as there are processors (CKPT_THREADS in
  * the environment: that many), each thread taking the next task; fn runs on several threads at
  * once.  each NULL: stop at the first failure, and -1 with e set to the error of the first task
@@ -250,7 +250,7 @@ struct flink_backing *ckpt_fstate_backing(struct ckpt_snapshot *s, struct ckpt_e
 int ckpt_fstate_run(size_t n, int (*fn)(void *arg, size_t t, struct ckpt_err *e), void *arg, struct ckpt_err *each,
 		    struct ckpt_err *e);
 /* Under --keep-going: why st's state is left out (NULL: it is not). */
-const char *ckpt_fstate_skipped(const struct flink_backing *b, const struct ckpt_subtask *st);
+const char *ckpt_fstate_skipped(const struct ckpt_fstate_backing_data *b, const struct ckpt_subtask *st);
 /* Every subtask of s read through on all processors: under --keep-going, those that cannot be read
  * left out (ckpt_fstate_skipped) and said, once; else 0, or -1 with the first error. */
 int ckpt_fstate_check_all(struct ckpt_snapshot *s, struct ckpt_err *e);
@@ -258,9 +258,9 @@ int ckpt_fstate_check_all(struct ckpt_snapshot *s, struct ckpt_err *e);
  * every file of s and also (NULL: none); the total not known when something narrows the reading. */
 void ckpt_fstate_progress(struct ckpt_snapshot *s, struct ckpt_snapshot *also, unsigned passes);
 /* op's rows (-R) into w: part 1 its operator state, 2 its keyed state (key groups [lo, hi) when hi > 0), 0 both. */
-int ckpt_fstate_rows_op(struct flink_backing *b, const struct ckpt_operator *op, int part, uint32_t lo, uint32_t hi,
+int ckpt_fstate_rows_op(struct ckpt_fstate_backing_data *b, const struct ckpt_operator *op, int part, uint32_t lo, uint32_t hi,
 			struct ckpt_jw *w, struct ckpt_err *e);
-int ckpt_fstate_rows_subtask(struct flink_backing *b, const struct ckpt_operator *op, const struct ckpt_subtask *st,
+int ckpt_fstate_rows_subtask(struct ckpt_fstate_backing_data *b, const struct ckpt_operator *op, const struct ckpt_subtask *st,
 			     int part, uint32_t lo, uint32_t hi, struct ckpt_jw *w, struct ckpt_err *e);
 /* -c: every subtask of s read through on all processors; *each (the caller frees it) the error of
  * each in the document's order, kind 0 where none, *n of them.  0, or -1 with e set (no memory). */
@@ -275,7 +275,7 @@ void ckpt_fstate_add_int(json_t *o, const char *k, json_int_t v);
 
 /* The keyed state of a changelog handle (c->h, kind "changelog") as Flink's changelog restore
  * rebuilds it, to c->k: 0, or -1 with c->e set (CKPT_ERR_REFUSED: a part ckpt does not read). */
-int ckpt_fchangelog_read(struct fctx *c);
+int ckpt_fchangelog_read(struct ckpt_fstate_ctx *c);
 /* -c's size check of a file the _metadata names (name; path, local, of st bytes): -1 when it is no
  * changelog file, else 0 when the size fits, or 1 with the problem in what. */
 int ckpt_fchangelog_size(const struct ckpt_snapshot *s, const char *name, const char *path, uint64_t st, char *what,
@@ -284,36 +284,36 @@ int ckpt_fchangelog_size(const struct ckpt_snapshot *s, const char *name, const 
 /* ------------------------------------------------------------ select.c */
 
 /* --uid, --state, -k (ckpt_flink_state_select) over a snapshot's operators. */
-struct fselect;
-struct fselect *ckpt_fselect_new(const struct ckpt_snapshot *s, const struct ckpt_flink_select *sel,
+struct ckpt_fselect;
+struct ckpt_fselect *ckpt_fselect_new(const struct ckpt_snapshot *s, const struct ckpt_flink_select *sel,
 				 struct ckpt_err *e);
-void ckpt_fselect_free(struct fselect *f);
+void ckpt_fselect_free(struct ckpt_fselect *f);
 /* Is op selected (f NULL: every operator)? */
-int ckpt_fselect_operator(const struct fselect *f, const struct ckpt_operator *op);
+int ckpt_fselect_operator(const struct ckpt_fselect *f, const struct ckpt_operator *op);
 /* Does the caller keep what is printed until the read ends (ckpt_flink_select.buffered)? */
-int ckpt_fselect_buffered(const struct fselect *f);
+int ckpt_fselect_buffered(const struct ckpt_fselect *f);
 /* Does f keep some entries of a selected operator from its sinks (a state or a key named)? */
-int ckpt_fselect_partial(const struct fselect *f);
+int ckpt_fselect_partial(const struct ckpt_fselect *f);
 /* ckpt_flink_state_found's answer for f (NULL: 1, nothing narrowed). */
-int ckpt_fselect_found(struct fselect *f, char *names, size_t size);
+int ckpt_fselect_found(struct ckpt_fselect *f, char *names, size_t size);
 /* A sink in's entries pass through, narrowed to f, for one subtask of op (meta: the _metadata for
  * messages): 1 and w->k the sink to read with, or 0 when nothing of it is asked for (read nothing).
  * ckpt_fselect_unwrap releases w after the read. */
-struct fwrap {
-	struct fsink k;
-	const struct fsink *in;
-	struct fselect *f;
+struct ckpt_fstate_wrap {
+	struct ckpt_fstate_sink k;
+	const struct ckpt_fstate_sink *in;
+	struct ckpt_fselect *f;
 	const struct ckpt_operator *op;
-	const struct fheader *h; /* the keyed header being read */
+	const struct ckpt_fstate_header *h; /* the keyed header being read */
 	const char *meta;
 	struct ckpt_err *e;
 	unsigned prefix;
 	struct ckpt_fkey key;    /* the key under this handle's key serializer, once its header is read */
-	struct fheader hstate;   /* --state: the header as the sink is told it, that state's meta alone */
+	struct ckpt_fstate_header hstate;   /* --state: the header as the sink is told it, that state's meta alone */
 };
-int ckpt_fselect_wrap(struct fselect *f, struct fwrap *w, const struct fsink *in, const struct ckpt_operator *op,
+int ckpt_fselect_wrap(struct ckpt_fselect *f, struct ckpt_fstate_wrap *w, const struct ckpt_fstate_sink *in, const struct ckpt_operator *op,
 		      const char *meta, struct ckpt_err *e);
-void ckpt_fselect_unwrap(struct fwrap *w);
+void ckpt_fselect_unwrap(struct ckpt_fstate_wrap *w);
 
 /* ------------------------------------------------------------ regroup.c, rowsin.c */
 
@@ -321,20 +321,20 @@ void ckpt_fselect_unwrap(struct fwrap *w);
  * lose their entries, and the rows' entries (each through put: state, key group, key with its
  * key-group prefix, value), given in pass 1 (counted) and pass 2 (written), for the operator whose
  * keyed header is that of handle hd of subtask st; checked once every operator is counted. */
-typedef int frg_put(void *g, const char *state, uint32_t kg, const unsigned char *k, size_t kn,
+typedef int ckpt_frg_put(void *g, const char *state, uint32_t kg, const unsigned char *k, size_t kn,
 		    const unsigned char *v, size_t vn);
-struct frg_hook {
+struct ckpt_frg_hook {
 	void *arg;
 	int (*touches)(void *arg, const struct ckpt_operator *op);
 	int (*replaced)(void *arg, const struct ckpt_operator *op, const char *state);
-	int (*entries)(void *arg, struct flink_backing *b, const struct ckpt_operator *op,
+	int (*entries)(void *arg, struct ckpt_fstate_backing_data *b, const struct ckpt_operator *op,
 		       const struct ckpt_subtask *st, const struct ckpt_handle *hd, uint32_t maxp, int pass,
-		       frg_put *put, void *g, struct ckpt_err *e);
+		       ckpt_frg_put *put, void *g, struct ckpt_err *e);
 	int (*checked)(void *arg, struct ckpt_snapshot *s, struct ckpt_err *e);
 };
 /* ckpt_flink_regroup with the hook (NULL: none); maxp 0 keeps each operator's. */
 int ckpt_frg_run(const char *meta, const void *buf, size_t len, const struct ckpt_flink_edit *ed, size_t ned,
-		 uint32_t maxp, int canonical, const struct frg_hook *hook, const char *dir, struct ckpt_bytes *out,
+		 uint32_t maxp, int canonical, const struct ckpt_frg_hook *hook, const char *dir, struct ckpt_bytes *out,
 		 json_t **relative, struct ckpt_err *e);
 
 #endif

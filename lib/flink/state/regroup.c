@@ -22,7 +22,7 @@
 
 /* One operator being regrouped. */
 struct rg {
-	struct flink_backing *b;
+	struct ckpt_fstate_backing_data *b;
 	const struct ckpt_operator *op;
 	struct ckpt_err *e;
 	uint32_t maxp, nst, oldprefix, newprefix;
@@ -37,14 +37,14 @@ struct rg {
 	uint64_t *size;       /* per subtask: its file's size */
 	int *fd;              /* per subtask, pass 2: open for subtasks [lo, hi) only */
 	uint32_t lo, hi;      /* pass 2 writes the files of a batch of subtasks at a time (file descriptors) */
-	const struct fheader *h; /* the header of the handle being read */
+	const struct ckpt_fstate_header *h; /* the header of the handle being read */
 	int pass;
 	unsigned char *rec;   /* pass 2: one entry as it is written */
 	size_t reccap;
 	unsigned char *wb;    /* pass 2: a write buffer per slot, wcap bytes each (none when 0), */
 	uint32_t *wn;         /* holding wn[slot] bytes that go at pos[slot] */
 	size_t wcap;
-	const struct frg_hook *hook; /* --rows: states replaced by the rows' entries; NULL: --max-parallelism */
+	const struct ckpt_frg_hook *hook; /* --rows: states replaced by the rows' entries; NULL: --max-parallelism */
 	uint32_t *seq, nseq;  /* --rows, per slot: when its state first came in its key group (0: never), */
                           /* so that the sections keep the input's order (a heap savepoint's is not by id) */
 	int canonical;        /* --canonical: any form, heap entries re-framed (reframe) */
@@ -71,7 +71,7 @@ short_cls(const struct ckpt_fser *t)
 
 /* The key group at maxp of an entry's key (its prefix, a timer's timestamp, then the key). */
 static int
-new_group(struct rg *g, const struct fmeta *m, const unsigned char *k, size_t kn, uint32_t *kg)
+new_group(struct rg *g, const struct ckpt_fstate_meta *m, const unsigned char *k, size_t kn, uint32_t *kg)
 {
 	size_t off = g->oldprefix + (m->type == 3 ? 8 : 0);
 	struct ckpt_fsrc s;
@@ -150,7 +150,7 @@ put_entry(struct rg *g, uint32_t kg, size_t slot, const unsigned char *k, size_t
 }
 
 static int
-rg_header(void *arg, const char *scope, const struct fheader *h)
+rg_header(void *arg, const char *scope, const struct ckpt_fstate_header *h)
 {
 	struct rg *g = arg;
 
@@ -162,7 +162,7 @@ rg_header(void *arg, const char *scope, const struct fheader *h)
 /* One entry of state id (meta info m) in the canonical layout, read from key group kg: counted
  * (pass 1) or written at its place (pass 2) in the key group Flink gives its key at maxp. */
 static int
-add_entry(struct rg *g, const struct fmeta *m, size_t id, uint32_t kg, const unsigned char *k, size_t kn,
+add_entry(struct rg *g, const struct ckpt_fstate_meta *m, size_t id, uint32_t kg, const unsigned char *k, size_t kn,
 	  const unsigned char *v, size_t vn)
 {
 	size_t slot;
@@ -230,7 +230,7 @@ step(const struct ckpt_fser *t, struct ckpt_fsrc *s)
 /* One map entry of a heap map value v: the entry's key k[0, kn) and the user key v[at, mid) as its
  * key, the null flag and value v[mid, end) as its value. */
 static int
-map_entry(struct rg *g, const struct fmeta *m, size_t id, uint32_t kg, const unsigned char *k, size_t kn,
+map_entry(struct rg *g, const struct ckpt_fstate_meta *m, size_t id, uint32_t kg, const unsigned char *k, size_t kn,
 	  const unsigned char *v, size_t at, size_t mid, size_t end)
 {
 	size_t nk = 0, nv = 0;
@@ -249,7 +249,7 @@ map_entry(struct rg *g, const struct fmeta *m, size_t id, uint32_t kg, const uns
  * ','.  An empty map or list has no entry, as in Flink's.
  */
 static int
-reframe(struct rg *g, const struct fmeta *m, size_t id, uint32_t kg, const unsigned char *k, size_t kn,
+reframe(struct rg *g, const struct ckpt_fstate_meta *m, size_t id, uint32_t kg, const unsigned char *k, size_t kn,
 	const unsigned char *v, size_t vn)
 {
 	const struct ckpt_fser *t = m->value;
@@ -291,11 +291,11 @@ out:
 
 static int
 rg_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v,
-      size_t vn, struct ftyped *typed)
+      size_t vn, struct ckpt_fstate_typed *typed)
 {
 	struct rg *g = arg;
 	size_t id = 0;
-	const struct fmeta *m = ckpt_fstate_meta_named(g->h, state);
+	const struct ckpt_fstate_meta *m = ckpt_fstate_meta_named(g->h, state);
 
 	while (id < g->nst && strcmp(g->names[id], state) != 0)
 		id++;
@@ -312,7 +312,7 @@ static int
 read_all(struct rg *g)
 {
 	/* --canonical: heap-layout entries come with their ftyped, saying so */
-	struct fsink k = {.header = rg_header, .kv = rg_kv, .op = ckpt_fstate_dry_op, .arg = g, .untyped = 1,
+	struct ckpt_fstate_sink k = {.header = rg_header, .kv = rg_kv, .op = ckpt_fstate_dry_op, .arg = g, .untyped = 1,
 			  .layout = g->canonical, .part = 2};
 
 	for (size_t i = 0; i < g->op->nsubtasks; i++)
@@ -337,7 +337,7 @@ free_names(struct rg *g)
 
 /* Every state of subtask st's header h is in the header kept. */
 static int
-subset(struct rg *g, const struct ckpt_subtask *st, const struct fheader *h)
+subset(struct rg *g, const struct ckpt_subtask *st, const struct ckpt_fstate_header *h)
 {
 	for (size_t i = 0; i < h->n; i++) {
 		size_t j = 0;
@@ -354,7 +354,7 @@ subset(struct rg *g, const struct ckpt_subtask *st, const struct fheader *h)
 
 /* Keep subtask st's header h, its bytes *p (taken), when it has more states than the one kept. */
 static int
-keep_header(struct rg *g, const struct ckpt_subtask *st, const struct ckpt_handle *hd, const struct fheader *h,
+keep_header(struct rg *g, const struct ckpt_subtask *st, const struct ckpt_handle *hd, const struct ckpt_fstate_header *h,
 	    unsigned char **p)
 {
 	if (g->hdr && h->n <= g->nst)
@@ -378,8 +378,8 @@ keep_header(struct rg *g, const struct ckpt_subtask *st, const struct ckpt_handl
 static int
 take_header(struct rg *g, const struct ckpt_subtask *st, const struct ckpt_handle *hd, int verify)
 {
-	struct fctx c = {.b = g->b, .op = g->op, .st = st, .h = hd, .e = g->e};
-	struct fheader h = {0};
+	struct ckpt_fstate_ctx c = {.b = g->b, .op = g->op, .st = st, .h = hd, .e = g->e};
+	struct ckpt_fstate_header h = {0};
 	struct ckpt_fsrc s = {0};
 	unsigned char *p = NULL;
 	int fd = -1, rc = -1;
@@ -697,7 +697,7 @@ count_op(struct rg *g, int *keyed)
 /* The subtasks the _metadata does not list (they had no state) as new records after the operator's
  * subtask count, each with its keyed handle alone: the count's splice. */
 static int
-add_subtasks(struct rg *g, const struct ckpt_fmspans *sp, size_t opk, const unsigned char *have,
+add_subtasks(struct rg *g, const struct ckpt_fmeta_spans *sp, size_t opk, const unsigned char *have,
 	     struct ckpt_flink_splice *x, size_t *nx)
 {
 	int v = sp->version;
@@ -755,7 +755,7 @@ buffers(struct rg *g)
 
 /* Pass 2 of one operator: its files written into dir, its handles' new bytes as splices. */
 static int
-write_op(struct rg *g, const char *dir, const struct ckpt_fmspans *sp, size_t opk, struct ckpt_flink_splice *x,
+write_op(struct rg *g, const char *dir, const struct ckpt_fmeta_spans *sp, size_t opk, struct ckpt_flink_splice *x,
 	 size_t *nx)
 {
 	unsigned char *have = ckpt_calloc(g->op->parallelism, 1, g->e);
@@ -781,7 +781,7 @@ write_op(struct rg *g, const char *dir, const struct ckpt_fmspans *sp, size_t op
 			goto out;
 		}
 	for (size_t i = 0; i < sp->nkeyed; i++) {
-		const struct ckpt_fmkeyed *k = &sp->keyed[i];
+		const struct ckpt_fmeta_keyed *k = &sp->keyed[i];
 
 		if (k->op != opk || !k->managed)
 			continue;
@@ -837,11 +837,11 @@ ckpt_flink_regroup(const char *meta, const void *buf, size_t len, const struct c
 
 int
 ckpt_frg_run(const char *meta, const void *buf, size_t len, const struct ckpt_flink_edit *ed, size_t ned,
-	     uint32_t maxp, int canonical, const struct frg_hook *hook, const char *dir, struct ckpt_bytes *out, json_t **relative,
+	     uint32_t maxp, int canonical, const struct ckpt_frg_hook *hook, const char *dir, struct ckpt_bytes *out, json_t **relative,
 	     struct ckpt_err *e)
 {
-	struct ckpt_fmspans sp;
-	struct ckpt_snapshot *s = ckpt_flinkmeta_decode_spans(buf, len, meta, &sp, e);
+	struct ckpt_fmeta_spans sp;
+	struct ckpt_snapshot *s = ckpt_fmeta_decode_spans(buf, len, meta, &sp, e);
 	struct ckpt_flink_rekey rk = {.max_parallelism = maxp, .canonical = canonical};
 	struct rg *g = NULL;
 	int *keyed = NULL, rc = -1;
@@ -867,7 +867,7 @@ ckpt_frg_run(const char *meta, const void *buf, size_t len, const struct ckpt_fl
 		if (keyed[k] && write_op(&g[k], dir, &sp, k, rk.splices, &rk.nsplices) < 0)
 			goto out;
 	qsort(rk.splices, rk.nsplices, sizeof *rk.splices, cmp_splice);
-	rc = ckpt_flinkmeta_rewrite_rekeyed(buf, len, meta, ed, ned, &rk, out, relative, e);
+	rc = ckpt_fmeta_rewrite_rekeyed(buf, len, meta, ed, ned, &rk, out, relative, e);
 out:
 	for (size_t k = 0; g && k < s->nops; k++)
 		rg_release(&g[k]);
@@ -876,7 +876,7 @@ out:
 	free(rk.splices);
 	free(g);
 	free(keyed);
-	ckpt_fmspans_release(&sp);
+	ckpt_fmeta_spans_release(&sp);
 	ckpt_snapshot_free(s);
 	return rc;
 }

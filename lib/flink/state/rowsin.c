@@ -326,7 +326,7 @@ normal(const char *text)
 
 /* The rows -R prints of x's state (part 1 operator state, 2 keyed), normalised and sorted, into *out. */
 static int
-own_rows(struct flink_backing *b, const struct ckpt_operator *op, const struct rstate *x, char ***out, size_t *nout,
+own_rows(struct ckpt_fstate_backing_data *b, const struct ckpt_operator *op, const struct rstate *x, char ***out, size_t *nout,
 	 struct ckpt_err *e)
 {
 	char *buf = NULL, *line, *save = NULL;
@@ -376,7 +376,7 @@ give(void *arg, char *text, size_t line)
 
 /* Do x's rows equal the state's own (in any order)?  *equal; *none when the state has no row. */
 static int
-same_rows(struct ckpt_flink_rows *r, struct flink_backing *b, const struct ckpt_operator *op, const struct rstate *x,
+same_rows(struct ckpt_flink_rows *r, struct ckpt_fstate_backing_data *b, const struct ckpt_operator *op, const struct rstate *x,
 	  int *equal, int *none, struct ckpt_err *e)
 {
 	char **own = NULL, **given = ckpt_calloc(x->n + 1, sizeof *given, e);
@@ -411,13 +411,13 @@ out:
 
 struct enc {
 	struct ckpt_flink_rows *r;
-	const struct fheader *h;
-	struct fmeta *m;
+	const struct ckpt_fstate_header *h;
+	struct ckpt_fstate_meta *m;
 	struct rstate *x;
 	const struct ckpt_operator *op;
 	uint32_t maxp, prefix;
 	int pass;
-	frg_put *put;
+	ckpt_frg_put *put;
 	void *g;
 	struct ckpt_fenc pk, pv; /* the entry pending (a list's elements of one key joined into it) */
 	uint32_t pkg;
@@ -628,7 +628,7 @@ out:
 static int
 key_part(struct enc *x, const json_t *row, size_t line, struct ckpt_fenc *k, uint32_t *kg)
 {
-	const struct fmeta *m = x->m;
+	const struct ckpt_fstate_meta *m = x->m;
 	const struct ckpt_fser *ks = m->kindc == 't' ? m->value->kids[0] : x->h->key;
 	const struct ckpt_fser *ns = m->kindc == 't' ? m->value->kids[1] : m->ns;
 	int amb = m->ambiguous && m->kindc != 't', r;
@@ -663,7 +663,7 @@ out:
 static int
 typed_row(struct enc *x, const json_t *row, size_t line)
 {
-	const struct fmeta *m = x->m;
+	const struct ckpt_fstate_meta *m = x->m;
 	const struct ckpt_fser *vs = m->value;
 	const json_t *val = json_object_get(row, "value");
 	struct ckpt_fenc k = {0}, v = {0};
@@ -728,7 +728,7 @@ may_refuse(const struct ckpt_fser *t, int depth)
 
 /* Pass 0, a row of x ckpt cannot write met: the state kept when its rows are its own, else refused. */
 static int
-decide(struct enc *x, struct flink_backing *b)
+decide(struct enc *x, struct ckpt_fstate_backing_data *b)
 {
 	int equal = 0, none = 0;
 	char where[512];
@@ -747,7 +747,7 @@ decide(struct enc *x, struct flink_backing *b)
 /* The rows of state x of op under header h, through put (pass 0: nothing put, a state ckpt cannot
  * write compared with its own rows). */
 static int
-state_entries(struct enc *x, struct flink_backing *b, int pass, frg_put *put, void *g)
+state_entries(struct enc *x, struct ckpt_fstate_backing_data *b, int pass, ckpt_frg_put *put, void *g)
 {
 	char where[512];
 	size_t i = 0;
@@ -783,12 +783,12 @@ state_entries(struct enc *x, struct flink_backing *b, int pass, frg_put *put, vo
 }
 
 static int
-entries(void *arg, struct flink_backing *b, const struct ckpt_operator *op, const struct ckpt_subtask *st,
-	const struct ckpt_handle *hd, uint32_t maxp, int pass, frg_put *put, void *g, struct ckpt_err *e)
+entries(void *arg, struct ckpt_fstate_backing_data *b, const struct ckpt_operator *op, const struct ckpt_subtask *st,
+	const struct ckpt_handle *hd, uint32_t maxp, int pass, ckpt_frg_put *put, void *g, struct ckpt_err *e)
 {
 	struct ckpt_flink_rows *r = arg;
-	struct fctx c = {.b = b, .op = op, .st = st, .h = hd, .e = e};
-	struct fheader h = {0};
+	struct ckpt_fstate_ctx c = {.b = b, .op = op, .st = st, .h = hd, .e = e};
+	struct ckpt_fstate_header h = {0};
 	struct ckpt_fsrc s = {0};
 	struct enc x = {.r = r, .h = &h, .op = op, .maxp = maxp, .prefix = maxp > 128 ? 2 : 1, .e = e};
 	int fd = -1, rc = -1;
@@ -848,7 +848,7 @@ checked(void *arg, struct ckpt_snapshot *s, struct ckpt_err *e)
 					    x->state);
 		if (x->keyed)
 			continue;
-		if (same_rows(r, (struct flink_backing *)s->backing, op, x, &equal, &none, e) < 0)
+		if (same_rows(r, (struct ckpt_fstate_backing_data *)s->backing, op, x, &equal, &none, e) < 0)
 			return -1;
 		if (none)
 			return ckpt_err_set(e, CKPT_ERR_INPUT, where, "operator %s has no operator state %s with rows",
@@ -869,7 +869,7 @@ ckpt_flink_rows_write(const char *meta, const void *buf, size_t len, const struc
 		      struct ckpt_flink_rows *rows, const char *dir, struct ckpt_bytes *out, json_t **relative,
 		      struct ckpt_err *e)
 {
-	struct frg_hook hook = {.arg = rows, .touches = touches, .replaced = replaced, .entries = entries,
+	struct ckpt_frg_hook hook = {.arg = rows, .touches = touches, .replaced = replaced, .entries = entries,
 				.checked = checked};
 
 	return ckpt_frg_run(meta, buf, len, ed, ned, 0, 0, &hook, dir, out, relative, e);

@@ -6,7 +6,7 @@
 
 #include "readers.h"
 
-struct fselect {
+struct ckpt_fselect {
 	const struct ckpt_operator *ops; /* the snapshot's, for an operator's index */
 	size_t nops;
 	unsigned char *chosen;           /* per operator: selected */
@@ -32,10 +32,10 @@ uid_names(const struct ckpt_operator *op, const char *u)
 	return strcmp(op->id, id) == 0;
 }
 
-struct fselect *
+struct ckpt_fselect *
 ckpt_fselect_new(const struct ckpt_snapshot *s, const struct ckpt_flink_select *sel, struct ckpt_err *e)
 {
-	struct fselect *f = ckpt_calloc(1, sizeof *f, e);
+	struct ckpt_fselect *f = ckpt_calloc(1, sizeof *f, e);
 
 	if (f == NULL)
 		return NULL;
@@ -64,7 +64,7 @@ fail:
 }
 
 void
-ckpt_fselect_free(struct fselect *f)
+ckpt_fselect_free(struct ckpt_fselect *f)
 {
 	if (f == NULL)
 		return;
@@ -81,19 +81,19 @@ ckpt_fselect_free(struct fselect *f)
 }
 
 int
-ckpt_fselect_buffered(const struct fselect *f)
+ckpt_fselect_buffered(const struct ckpt_fselect *f)
 {
 	return f && f->buffered;
 }
 
 int
-ckpt_fselect_partial(const struct fselect *f)
+ckpt_fselect_partial(const struct ckpt_fselect *f)
 {
 	return f && (f->state || f->key);
 }
 
 int
-ckpt_fselect_operator(const struct fselect *f, const struct ckpt_operator *op)
+ckpt_fselect_operator(const struct ckpt_fselect *f, const struct ckpt_operator *op)
 {
 	if (f == NULL)
 		return 1;
@@ -102,8 +102,8 @@ ckpt_fselect_operator(const struct fselect *f, const struct ckpt_operator *op)
 
 /* ---------------------------------------------------------------- the narrowed sink */
 
-static const struct fmeta *
-meta_of(const struct fheader *h, const char *state)
+static const struct ckpt_fstate_meta *
+meta_of(const struct ckpt_fstate_header *h, const char *state)
 {
 	for (size_t i = 0; h && i < h->n; i++)
 		if (strcmp(h->m[i].name, state) == 0)
@@ -113,7 +113,7 @@ meta_of(const struct fheader *h, const char *state)
 
 /* --state: the states a header names, so that a name none of them holds is told (ckpt_flink_state_found). */
 static int
-note_states(struct fselect *f, const struct fheader *h, struct ckpt_err *e)
+note_states(struct ckpt_fselect *f, const struct ckpt_fstate_header *h, struct ckpt_err *e)
 {
 	int rc = 0;
 
@@ -144,7 +144,7 @@ by_name(const void *a, const void *b)
 }
 
 int
-ckpt_fselect_found(struct fselect *f, char *names, size_t size)
+ckpt_fselect_found(struct ckpt_fselect *f, char *names, size_t size)
 {
 	size_t at = 0;
 
@@ -163,10 +163,10 @@ ckpt_fselect_found(struct fselect *f, char *names, size_t size)
 
 /* The key's bytes under this header's key serializer; its key group, the window from here on. */
 static int
-w_header(void *arg, const char *scope, const struct fheader *h)
+w_header(void *arg, const char *scope, const struct ckpt_fstate_header *h)
 {
-	struct fwrap *w = arg;
-	struct fselect *f = w->f;
+	struct ckpt_fstate_wrap *w = arg;
+	struct ckpt_fselect *f = w->f;
 	size_t i = (size_t)(w->op - f->ops);
 	char where[600];
 
@@ -193,10 +193,10 @@ w_header(void *arg, const char *scope, const struct fheader *h)
 	if (f->state && note_states(f, h, w->e) < 0)
 		return -1;
 	if (f->state && w->in->header) { /* --state: the sink hears of that state alone */
-		const struct fmeta *m = meta_of(h, f->state);
+		const struct ckpt_fstate_meta *m = meta_of(h, f->state);
 
 		w->hstate = *h;
-		w->hstate.m = (struct fmeta *)m;
+		w->hstate.m = (struct ckpt_fstate_meta *)m;
 		w->hstate.n = m != NULL;
 		w->hstate.nlist = m != NULL && (size_t)(m - h->m) < h->nlist; /* list/union come first */
 		h = &w->hstate;
@@ -207,7 +207,7 @@ w_header(void *arg, const char *scope, const struct fheader *h)
 static int
 w_op(void *arg, const char *state, size_t idx, const unsigned char *p, size_t n, json_t *typed)
 {
-	struct fwrap *w = arg;
+	struct ckpt_fstate_wrap *w = arg;
 
 	if (w->f->key || (w->f->state && strcmp(state, w->f->state) != 0)) {
 		json_decref(typed);
@@ -218,10 +218,10 @@ w_op(void *arg, const char *state, size_t idx, const unsigned char *p, size_t n,
 
 static int
 w_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v,
-     size_t vn, struct ftyped *typed)
+     size_t vn, struct ckpt_fstate_typed *typed)
 {
-	struct fwrap *w = arg;
-	const struct fmeta *m;
+	struct ckpt_fstate_wrap *w = arg;
+	const struct ckpt_fstate_meta *m;
 
 	if (w->f->state && strcmp(state, w->f->state) != 0)
 		return 0;
@@ -238,7 +238,7 @@ w_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t k
 static int
 w_skip(void *arg, const char *state, long kg, long n, const char *why)
 {
-	struct fwrap *w = arg;
+	struct ckpt_fstate_wrap *w = arg;
 
 	if (w->f->state && state && strcmp(state, w->f->state) != 0)
 		return 0;
@@ -246,15 +246,15 @@ w_skip(void *arg, const char *state, long kg, long n, const char *why)
 }
 
 static int
-w_cut(void *arg, const struct fheader *h, uint32_t kg, const int16_t *ids, size_t n)
+w_cut(void *arg, const struct ckpt_fstate_header *h, uint32_t kg, const int16_t *ids, size_t n)
 {
-	struct fwrap *w = arg;
+	struct ckpt_fstate_wrap *w = arg;
 
 	return w->in->cut(w->in->arg, h, kg, ids, n);
 }
 
 int
-ckpt_fselect_wrap(struct fselect *f, struct fwrap *w, const struct fsink *in, const struct ckpt_operator *op,
+ckpt_fselect_wrap(struct ckpt_fselect *f, struct ckpt_fstate_wrap *w, const struct ckpt_fstate_sink *in, const struct ckpt_operator *op,
 		  const char *meta, struct ckpt_err *e)
 {
 	size_t i = (size_t)(op - f->ops);
@@ -290,7 +290,7 @@ ckpt_fselect_wrap(struct fselect *f, struct fwrap *w, const struct fsink *in, co
 }
 
 void
-ckpt_fselect_unwrap(struct fwrap *w)
+ckpt_fselect_unwrap(struct ckpt_fstate_wrap *w)
 {
 	ckpt_fkey_release(&w->key);
 }

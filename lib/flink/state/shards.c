@@ -401,7 +401,7 @@ descriptor(struct ckpt_snapshot *s, const char *desc, struct ckpt_err *e)
 int
 ckpt_flink_shard_rows(struct ckpt_snapshot *s, const char *desc, FILE *f, struct ckpt_err *e)
 {
-	struct flink_backing *b = ckpt_fstate_backing(s, e);
+	struct ckpt_fstate_backing_data *b = ckpt_fstate_backing(s, e);
 	json_t *d = b ? descriptor(s, desc, e) : NULL, *p;
 	struct ckpt_jw *w = d ? ckpt_jw_new(f, 0, e) : NULL;
 	size_t i;

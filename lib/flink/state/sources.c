@@ -9,12 +9,12 @@
 #define READER_STATE "SourceReaderState"
 
 int
-ckpt_fstate_split(struct fctx *c, size_t idx, const unsigned char *p, size_t n, uint64_t at, json_t **typed)
+ckpt_fstate_split(struct ckpt_fstate_ctx *c, size_t idx, const unsigned char *p, size_t n, uint64_t at, json_t **typed)
 {
 	char why[1200];
 	json_t *v;
 
-	if (ckpt_fsplit_typed(p, n, at, c->where, &v, why, sizeof why, c->e) < 0) {
+	if (ckpt_fser_split_typed(p, n, at, c->where, &v, why, sizeof why, c->e) < 0) {
 		ckpt_err_prefix(c->e, "operator %s subtask %u: %s element %zu", c->op->id, c->st->index, READER_STATE, idx);
 		return -1;
 	}
@@ -38,13 +38,13 @@ ckpt_fstate_is_split(const char *state, const struct ckpt_fser *value)
 static int
 source_head(struct ckpt_snapshot *s, const struct ckpt_operator *op, json_t *head)
 {
-	const struct flink_backing *b = s->backing;
+	const struct ckpt_fstate_backing_data *b = s->backing;
 	char why[1200];
 	json_t *v;
 
 	if (op->coordinator == NULL)
 		return 0;
-	if (ckpt_fenum_typed(op->coordinator->p, op->coordinator->len, &v, why, sizeof why) < 0)
+	if (ckpt_fser_enum_typed(op->coordinator->p, op->coordinator->len, &v, why, sizeof why) < 0)
 		return -1;
 	if (v == NULL)
 		return 0;
@@ -54,7 +54,7 @@ source_head(struct ckpt_snapshot *s, const struct ckpt_operator *op, json_t *hea
 }
 
 void
-ckpt_fstate_sources_init(struct flink_backing *b)
+ckpt_fstate_sources_init(struct ckpt_fstate_backing_data *b)
 {
 	b->base.head = source_head;
 }

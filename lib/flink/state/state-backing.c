@@ -57,7 +57,7 @@ kv_in_range(const struct ckpt_subtask *st, uint32_t kg, struct ckpt_err *e)
 
 /* Every element the handles record was read. */
 static int
-all_filled(const struct flink_backing *b, const struct ckpt_operator *op, const struct ckpt_subtask *st,
+all_filled(const struct ckpt_fstate_backing_data *b, const struct ckpt_operator *op, const struct ckpt_subtask *st,
 	   const size_t *filled, struct ckpt_err *e)
 {
 	for (size_t i = 0; i < st->nops; i++)
@@ -101,7 +101,7 @@ load_op(void *arg, const char *state, size_t idx, const unsigned char *p, size_t
 
 static int
 load_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v,
-	size_t vn, struct ftyped *t)
+	size_t vn, struct ckpt_fstate_typed *t)
 {
 	struct loader *L = arg;
 	struct ckpt_subtask *st = L->st;
@@ -153,7 +153,7 @@ static int
 flink_load(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subtask *st, struct ckpt_err *e)
 {
 	struct loader L = {.st = st, .e = e};
-	struct fsink k = {.op = load_op, .kv = load_kv, .arg = &L};
+	struct ckpt_fstate_sink k = {.op = load_op, .kv = load_kv, .arg = &L};
 	int rc = -1;
 
 	L.filled = ckpt_calloc(st->nops + 1, sizeof *L.filled, e);
@@ -163,9 +163,9 @@ flink_load(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subtas
 		goto out;
 	}
 	st->nkv = 0;
-	if (ckpt_fstate_read_subtask((struct flink_backing *)s->backing, op, st, &k, e) < 0)
+	if (ckpt_fstate_read_subtask((struct ckpt_fstate_backing_data *)s->backing, op, st, &k, e) < 0)
 		goto out;
-	if (all_filled((struct flink_backing *)s->backing, op, st, L.filled, e) < 0)
+	if (all_filled((struct ckpt_fstate_backing_data *)s->backing, op, st, L.filled, e) < 0)
 		goto out;
 	for (size_t i = 0; i < st->nops; i++) {
 		if (st->ops[i].entries == NULL && (st->ops[i].entries = ckpt_calloc(1, sizeof *st->ops[i].entries, e)) == NULL)
@@ -208,7 +208,7 @@ check_op(void *arg, const char *state, size_t idx, const unsigned char *p, size_
 
 static int
 check_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v,
-	 size_t vn, struct ftyped *typed)
+	 size_t vn, struct ckpt_fstate_typed *typed)
 {
 	struct checker *C = arg;
 
@@ -220,11 +220,11 @@ check_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size
 
 /* One subtask's state files read through, each element and entry checked. */
 static int
-check_subtask(struct flink_backing *b, const struct ckpt_operator *op, const struct ckpt_subtask *st,
+check_subtask(struct ckpt_fstate_backing_data *b, const struct ckpt_operator *op, const struct ckpt_subtask *st,
 	      struct ckpt_err *e)
 {
 	struct checker C = {.st = st, .e = e};
-	struct fsink k = {.op = check_op, .kv = check_kv, .arg = &C};
+	struct ckpt_fstate_sink k = {.op = check_op, .kv = check_kv, .arg = &C};
 	int rc;
 
 	if ((C.filled = ckpt_calloc(st->nops + 1, sizeof *C.filled, e)) == NULL)
@@ -324,10 +324,10 @@ ckpt_fstate_run(size_t n, int (*fn)(void *arg, size_t t, struct ckpt_err *e), vo
 
 /* The subtasks of a snapshot as tasks. */
 struct subtasks {
-	struct flink_backing *b;
+	struct ckpt_fstate_backing_data *b;
 	const struct ckpt_operator **op;
 	const struct ckpt_subtask **st;
-	int (*fn)(struct flink_backing *b, const struct ckpt_operator *op, const struct ckpt_subtask *st,
+	int (*fn)(struct ckpt_fstate_backing_data *b, const struct ckpt_operator *op, const struct ckpt_subtask *st,
 		  struct ckpt_err *e);
 };
 
@@ -344,11 +344,11 @@ subtask_task(void *arg, size_t t, struct ckpt_err *e)
  * (each NULL), or no memory. */
 static int
 run_subtasks(struct ckpt_snapshot *s, int all,
-	     int (*fn)(struct flink_backing *, const struct ckpt_operator *, const struct ckpt_subtask *,
+	     int (*fn)(struct ckpt_fstate_backing_data *, const struct ckpt_operator *, const struct ckpt_subtask *,
 		       struct ckpt_err *),
 	     struct ckpt_err **each, size_t *n, struct ckpt_err *e)
 {
-	struct subtasks S = {.b = (struct flink_backing *)s->backing, .fn = fn};
+	struct subtasks S = {.b = (struct ckpt_fstate_backing_data *)s->backing, .fn = fn};
 	struct ckpt_err *errs = NULL;
 	size_t total = 0, k = 0;
 	int rc = -1;
@@ -384,7 +384,7 @@ out:
 
 /* Under --keep-going: why st's state is left out (NULL: it is not). */
 const char *
-ckpt_fstate_skipped(const struct flink_backing *b, const struct ckpt_subtask *st)
+ckpt_fstate_skipped(const struct ckpt_fstate_backing_data *b, const struct ckpt_subtask *st)
 {
 	for (size_t i = 0; i < b->nskipped; i++)
 		if (b->skipped[i].st == st)
@@ -394,7 +394,7 @@ ckpt_fstate_skipped(const struct flink_backing *b, const struct ckpt_subtask *st
 
 /* st left out, for why (said to the caller's report). */
 static int
-skip_subtask(struct flink_backing *b, const struct ckpt_operator *op, const struct ckpt_subtask *st,
+skip_subtask(struct ckpt_fstate_backing_data *b, const struct ckpt_operator *op, const struct ckpt_subtask *st,
 	     const struct ckpt_err *why, struct ckpt_err *e)
 {
 	char where[600], what[2048];
@@ -418,7 +418,7 @@ skip_subtask(struct flink_backing *b, const struct ckpt_operator *op, const stru
 int
 ckpt_fstate_check_all(struct ckpt_snapshot *s, struct ckpt_err *e)
 {
-	struct flink_backing *b = (struct flink_backing *)s->backing;
+	struct ckpt_fstate_backing_data *b = (struct ckpt_fstate_backing_data *)s->backing;
 	struct ckpt_err *errs = NULL;
 	size_t n = 0, k = 0;
 	int rc = 0;
@@ -446,7 +446,7 @@ flink_check(struct ckpt_snapshot *s, struct ckpt_err *e)
 void
 ckpt_flink_state_keep_going(struct ckpt_snapshot *s, ckpt_verify_report *skip, void *arg)
 {
-	struct flink_backing *b = ckpt_fstate_backing(s, NULL);
+	struct ckpt_fstate_backing_data *b = ckpt_fstate_backing(s, NULL);
 
 	if (b) {
 		b->skip = skip;
@@ -458,7 +458,7 @@ ckpt_flink_state_keep_going(struct ckpt_snapshot *s, ckpt_verify_report *skip, v
 static uint64_t
 state_size(const struct ckpt_snapshot *s)
 {
-	const struct flink_backing *b = s->backing;
+	const struct ckpt_fstate_backing_data *b = s->backing;
 	uint64_t total = 0;
 
 	for (size_t i = 0; b->sel == NULL && i < s->nops; i++)
@@ -482,10 +482,10 @@ ckpt_fstate_progress(struct ckpt_snapshot *s, struct ckpt_snapshot *also, unsign
 
 /* -c's read of one subtask: every file read through, every entry decoded, nothing kept. */
 static int
-verify_subtask(struct flink_backing *b, const struct ckpt_operator *op, const struct ckpt_subtask *st,
+verify_subtask(struct ckpt_fstate_backing_data *b, const struct ckpt_operator *op, const struct ckpt_subtask *st,
 	       struct ckpt_err *e)
 {
-	struct fsink k = {.op = ckpt_fstate_dry_op, .kv = ckpt_fstate_dry_kv};
+	struct ckpt_fstate_sink k = {.op = ckpt_fstate_dry_op, .kv = ckpt_fstate_dry_kv};
 
 	return ckpt_fstate_read_subtask(b, op, st, &k, e);
 }
@@ -504,14 +504,14 @@ struct printer {
 	size_t n;      /* items written */
 	int typed;     /* some element had a typed form */
 	int raw;       /* --raw: the bytes of every entry, the typed form beside them */
-	const struct fheader *h; /* the header of the handle being read (keyed) */
+	const struct ckpt_fstate_header *h; /* the header of the handle being read (keyed) */
 	const char *name; /* operator state: the state printed */
 	char why[600]; /* operator state: what stops its typing */
 };
 
 /* What stops the typing of state m of header h ("" when nothing is known to). */
 static const char *
-untyped_why(const struct fheader *h, const struct fmeta *m)
+untyped_why(const struct ckpt_fstate_header *h, const struct ckpt_fstate_meta *m)
 {
 	const char *b;
 
@@ -529,7 +529,7 @@ untyped_why(const struct fheader *h, const struct fmeta *m)
 }
 
 static int
-print_header(void *arg, const char *scope, const struct fheader *h)
+print_header(void *arg, const char *scope, const struct ckpt_fstate_header *h)
 {
 	struct printer *P = arg;
 
@@ -574,7 +574,7 @@ print_typed(void *arg, const char *state, size_t idx, const unsigned char *p, si
 
 static int
 print_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v,
-	 size_t vn, struct ftyped *typed)
+	 size_t vn, struct ckpt_fstate_typed *typed)
 {
 	struct printer *P = arg;
 	struct ckpt_jw *w = P->w;
@@ -608,7 +608,7 @@ print_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size
 		if (ckpt_fstate_typed_emit(typed, &P->out) < 0)
 			return -1;
 	} else if (!P->raw) {
-		const struct fmeta *m = P->h ? ckpt_fstate_meta_named(P->h, state) : NULL;
+		const struct ckpt_fstate_meta *m = P->h ? ckpt_fstate_meta_named(P->h, state) : NULL;
 
 		ckpt_jw_key_lit(w, "untyped");
 		ckpt_jw_str(w, untyped_why(P->h, m));
@@ -626,14 +626,14 @@ print_failed(struct ckpt_jw *w, struct ckpt_err *e)
 }
 
 static int
-print_opstates(struct flink_backing *b, const struct ckpt_operator *op, const struct ckpt_subtask *st,
+print_opstates(struct ckpt_fstate_backing_data *b, const struct ckpt_operator *op, const struct ckpt_subtask *st,
 	       struct ckpt_jw *w, struct ckpt_err *e)
 {
 	ckpt_jw_key_lit(w, "operator_state");
 	ckpt_jw_open(w, '{');
 	for (size_t i = 0; i < st->nops; i++) {
 		struct printer P = {.w = w, .raw = b->raw, .name = st->ops[i].name};
-		struct fsink k = {.header = print_header, .op = print_op, .kv = ckpt_fstate_dry_kv, .arg = &P,
+		struct ckpt_fstate_sink k = {.header = print_header, .op = print_op, .kv = ckpt_fstate_dry_kv, .arg = &P,
 				  .part = 1, .only = st->ops[i].name};
 
 		ckpt_jw_key(w, st->ops[i].name);
@@ -667,7 +667,7 @@ static int
 flink_print(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subtask *st, struct ckpt_jw *w,
 	    struct ckpt_err *e)
 {
-	struct flink_backing *b = (struct flink_backing *)s->backing;
+	struct ckpt_fstate_backing_data *b = (struct ckpt_fstate_backing_data *)s->backing;
 
 	ckpt_jw_open(w, '{');
 	ckpt_jw_key_lit(w, "index");
@@ -681,7 +681,7 @@ flink_print(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subta
 		return -1;
 	if (st->keyed && !ckpt_fstate_skipped(b, st)) {
 		struct printer P = {.w = w, .out = {.mode = FOUT_WRITE, .w = w}, .raw = b->raw};
-		struct fsink k = {.header = print_header, .op = ckpt_fstate_dry_op, .kv = print_kv, .arg = &P,
+		struct ckpt_fstate_sink k = {.header = print_header, .op = ckpt_fstate_dry_op, .kv = print_kv, .arg = &P,
 				  .part = 2};
 		char kg[32];
 
@@ -748,10 +748,10 @@ row_op(void *arg, const char *state, size_t idx, const unsigned char *p, size_t 
 
 static int
 row_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v,
-       size_t vn, struct ftyped *typed)
+       size_t vn, struct ckpt_fstate_typed *typed)
 {
 	struct rowsink *R = arg;
-	const struct fmeta *m = R->P.h ? ckpt_fstate_meta_named(R->P.h, state) : NULL;
+	const struct ckpt_fstate_meta *m = R->P.h ? ckpt_fstate_meta_named(R->P.h, state) : NULL;
 	json_t *t = NULL;
 	int rc;
 
@@ -784,13 +784,13 @@ row_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t
 
 /* st's rows: part 1 its operator state, 2 its keyed state in key groups [lo, hi) when hi > 0, 0 both. */
 static int
-rows_subtask(struct flink_backing *b, const struct ckpt_operator *op, const struct ckpt_subtask *st, int part,
+rows_subtask(struct ckpt_fstate_backing_data *b, const struct ckpt_operator *op, const struct ckpt_subtask *st, int part,
 	     uint32_t lo, uint32_t hi, struct rowsink *R)
 {
 	struct ckpt_err *e = R->e;
 
 	for (size_t o = 0; part != 2 && o < st->nops; o++) {
-		struct fsink k = {.header = print_header, .op = row_op, .kv = ckpt_fstate_dry_kv, .arg = R,
+		struct ckpt_fstate_sink k = {.header = print_header, .op = row_op, .kv = ckpt_fstate_dry_kv, .arg = R,
 				  .part = 1, .only = st->ops[o].name};
 
 		R->P = (struct printer){.name = st->ops[o].name};
@@ -805,7 +805,7 @@ rows_subtask(struct flink_backing *b, const struct ckpt_operator *op, const stru
 					    st->ops[o].name);
 	}
 	if (part != 1 && st->keyed) {
-		struct fsink k = {.header = print_header, .op = ckpt_fstate_dry_op, .kv = row_kv, .arg = R,
+		struct ckpt_fstate_sink k = {.header = print_header, .op = ckpt_fstate_dry_op, .kv = row_kv, .arg = R,
 				  .part = 2, .kg_lo = lo, .kg_hi = hi};
 
 		R->P = (struct printer){0};
@@ -817,7 +817,7 @@ rows_subtask(struct flink_backing *b, const struct ckpt_operator *op, const stru
 
 /* The rows of op's subtasks (part 1: operator state, 2: keyed state, in key groups [lo, hi) when hi > 0). */
 int
-ckpt_fstate_rows_op(struct flink_backing *b, const struct ckpt_operator *op, int part, uint32_t lo, uint32_t hi,
+ckpt_fstate_rows_op(struct ckpt_fstate_backing_data *b, const struct ckpt_operator *op, int part, uint32_t lo, uint32_t hi,
 		    struct ckpt_jw *w, struct ckpt_err *e)
 {
 	for (size_t j = 0; op && j < op->nsubtasks; j++)
@@ -828,7 +828,7 @@ ckpt_fstate_rows_op(struct flink_backing *b, const struct ckpt_operator *op, int
 
 /* The rows of one subtask, as ckpt_fstate_rows_op's (shards.c reads a shard's parts through it). */
 int
-ckpt_fstate_rows_subtask(struct flink_backing *b, const struct ckpt_operator *op, const struct ckpt_subtask *st,
+ckpt_fstate_rows_subtask(struct ckpt_fstate_backing_data *b, const struct ckpt_operator *op, const struct ckpt_subtask *st,
 			 int part, uint32_t lo, uint32_t hi, struct ckpt_jw *w, struct ckpt_err *e)
 {
 	struct rowsink R = {.r = {.w = w, .uid = op->uid, .op = op->id, .subtask = st->index}, .st = st, .e = e};
@@ -847,7 +847,7 @@ ckpt_fstate_rows_subtask(struct flink_backing *b, const struct ckpt_operator *op
 int
 ckpt_flink_state_rows(struct ckpt_snapshot *s, struct ckpt_jw *w, struct ckpt_err *e)
 {
-	struct flink_backing *b = ckpt_fstate_backing(s, e);
+	struct ckpt_fstate_backing_data *b = ckpt_fstate_backing(s, e);
 	int rc = 0;
 
 	/* one read: rows go out as they are decoded, and a damage met later ends them (the caller says
@@ -869,7 +869,7 @@ ckpt_flink_state_rows(struct ckpt_snapshot *s, struct ckpt_jw *w, struct ckpt_er
 static void
 flink_free(struct ckpt_model_backing *base)
 {
-	struct flink_backing *b = (struct flink_backing *)base;
+	struct ckpt_fstate_backing_data *b = (struct ckpt_fstate_backing_data *)base;
 
 	for (size_t i = 0; i < b->nroots; i++) {
 		free(b->from[i]);
@@ -889,7 +889,7 @@ flink_free(struct ckpt_model_backing *base)
 struct ckpt_model_backing *
 ckpt_flink_backing_new(const char *meta, struct ckpt_err *e)
 {
-	struct flink_backing *b = ckpt_calloc(1, sizeof *b, e);
+	struct ckpt_fstate_backing_data *b = ckpt_calloc(1, sizeof *b, e);
 	const char *slash;
 
 	if (b == NULL)
@@ -917,7 +917,7 @@ fail:
 int
 ckpt_flink_state_raw(struct ckpt_snapshot *s, int raw)
 {
-	struct flink_backing *b = s->backing && ((struct ckpt_model_backing *)s->backing)->free == flink_free ?
+	struct ckpt_fstate_backing_data *b = s->backing && ((struct ckpt_model_backing *)s->backing)->free == flink_free ?
 					  s->backing : NULL;
 
 	if (b)
@@ -925,7 +925,7 @@ ckpt_flink_state_raw(struct ckpt_snapshot *s, int raw)
 	return b != NULL;
 }
 
-struct flink_backing *
+struct ckpt_fstate_backing_data *
 ckpt_fstate_backing(struct ckpt_snapshot *s, struct ckpt_err *e)
 {
 	if (s->backing == NULL || ((struct ckpt_model_backing *)s->backing)->free != flink_free) {
@@ -939,7 +939,7 @@ int
 ckpt_flink_state_found(struct ckpt_snapshot *s, char *names, size_t size)
 {
 	struct ckpt_err e = {0};
-	struct flink_backing *b = s->backing ? ckpt_fstate_backing(s, &e) : NULL;
+	struct ckpt_fstate_backing_data *b = s->backing ? ckpt_fstate_backing(s, &e) : NULL;
 
 	return ckpt_fselect_found(b ? b->sel : NULL, names, size);
 }
@@ -947,8 +947,8 @@ ckpt_flink_state_found(struct ckpt_snapshot *s, char *names, size_t size)
 int
 ckpt_flink_state_select(struct ckpt_snapshot *s, const struct ckpt_flink_select *sel, struct ckpt_err *e)
 {
-	struct flink_backing *b = ckpt_fstate_backing(s, e);
-	struct fselect *f;
+	struct ckpt_fstate_backing_data *b = ckpt_fstate_backing(s, e);
+	struct ckpt_fselect *f;
 
 	if (b == NULL || (f = ckpt_fselect_new(s, sel, e)) == NULL)
 		return -1;
@@ -960,7 +960,7 @@ ckpt_flink_state_select(struct ckpt_snapshot *s, const struct ckpt_flink_select 
 int
 ckpt_flink_state_enable(struct ckpt_snapshot *s, const char *const *roots, size_t nroots, struct ckpt_err *e)
 {
-	struct flink_backing *b = ckpt_fstate_backing(s, e);
+	struct ckpt_fstate_backing_data *b = ckpt_fstate_backing(s, e);
 
 	if (b == NULL)
 		return -1;

@@ -215,7 +215,7 @@ diff_id(struct differ *D, const char *state, const unsigned char *k, size_t kn, 
 
 static int
 diff_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v,
-	size_t vn, struct ftyped *typed)
+	size_t vn, struct ckpt_fstate_typed *typed)
 {
 	struct differ *D = arg;
 	int ptimer = is_ptimer(state) && kn >= D->prefix + 8;
@@ -308,7 +308,7 @@ diff_clear(struct differ *D)
 }
 
 static int
-diff_side(struct flink_backing *b, const struct ckpt_operator *op, const struct fsink *k,
+diff_side(struct ckpt_fstate_backing_data *b, const struct ckpt_operator *op, const struct ckpt_fstate_sink *k,
 	  struct ckpt_err *e)
 {
 	for (size_t j = 0; op && j < op->nsubtasks; j++)
@@ -330,7 +330,7 @@ kg_bytes(const struct ckpt_operator *op, uint64_t *by, uint32_t m, struct ckpt_e
 			size_t n = json_array_size(offs);
 			unsigned a = 0, z = 0;
 			int got = r && ckpt_fstate_handle_role(h) == 3 ? sscanf(r, "%u-%u", &a, &z) : 0;
-			struct kgoff *o;
+			struct ckpt_fstate_kgoff *o;
 
 			if (got == 1)
 				z = a;
@@ -339,7 +339,7 @@ kg_bytes(const struct ckpt_operator *op, uint64_t *by, uint32_t m, struct ckpt_e
 			if ((o = ckpt_calloc(n, sizeof *o, e)) == NULL)
 				return -1;
 			for (size_t x = 0; x < n; x++)
-				o[x] = (struct kgoff){(uint64_t)json_integer_value(json_array_get(offs, x)), a + (uint32_t)x};
+				o[x] = (struct ckpt_fstate_kgoff){(uint64_t)json_integer_value(json_array_get(offs, x)), a + (uint32_t)x};
 			qsort(o, n, sizeof *o, ckpt_fstate_cmp_kgoff); /* each one's end is the next one's start up */
 			for (size_t x = n, next = 0; x-- > 0;) {
 				uint64_t end = h->size;
@@ -368,7 +368,7 @@ struct dtask {
 };
 
 struct drun {
-	struct flink_backing *ba, *bb;
+	struct ckpt_fstate_backing_data *ba, *bb;
 	struct dpair *pairs;
 	size_t npairs, paircap;
 	struct dtask *t;
@@ -440,7 +440,7 @@ diff_task(void *arg, size_t i, struct ckpt_err *e)
 	const struct dtask *t = &R->t[i];
 	const struct dpair *p = &R->pairs[t->pair];
 	struct differ *D = differ_take(R, e);
-	struct fsink k = {.op = diff_op, .kv = diff_kv, .arg = D, .untyped = 1, .part = t->hi ? 2 : 1,
+	struct ckpt_fstate_sink k = {.op = diff_op, .kv = diff_kv, .arg = D, .untyped = 1, .part = t->hi ? 2 : 1,
 			  .kg_lo = t->lo, .kg_hi = t->hi};
 	int rc = -1;
 
@@ -602,7 +602,7 @@ diff_sort(json_t *states)
 
 /* Has op a subtask --keep-going leaves out? */
 static int
-unread(const struct flink_backing *b, const struct ckpt_operator *op)
+unread(const struct ckpt_fstate_backing_data *b, const struct ckpt_operator *op)
 {
 	for (size_t j = 0; op && j < op->nsubtasks; j++)
 		if (ckpt_fstate_skipped(b, &op->subtasks[j]))
@@ -691,7 +691,7 @@ diff_collect(struct drun *R, json_t *out, json_t *timers, int *differ, struct ck
  * without subtask and value (keyed state), or without subtask and index (operator state: its
  * elements compared as a multiset), then "#n", its how-manieth of that identity.  NULL with e set. */
 static json_t *
-rows_side(struct flink_backing *b, const struct ckpt_operator *op, const struct dtask *t, struct ckpt_err *e)
+rows_side(struct ckpt_fstate_backing_data *b, const struct ckpt_operator *op, const struct dtask *t, struct ckpt_err *e)
 {
 	json_t *by = json_object(), *seen = json_object();
 	char *buf = NULL;
@@ -852,7 +852,7 @@ diff_rows(struct drun *R, FILE *f, struct ckpt_err *e)
 json_t *
 ckpt_flink_state_diff(struct ckpt_snapshot *a, struct ckpt_snapshot *b, struct ckpt_flink_diff *d, struct ckpt_err *e)
 {
-	struct flink_backing *ba = ckpt_fstate_backing(a, e), *bb = ba ? ckpt_fstate_backing(b, e) : NULL;
+	struct ckpt_fstate_backing_data *ba = ckpt_fstate_backing(a, e), *bb = ba ? ckpt_fstate_backing(b, e) : NULL;
 	struct drun R = {.ba = ba, .bb = bb, .mu = PTHREAD_MUTEX_INITIALIZER, .unread = json_array()};
 	json_t *out = NULL;
 

@@ -5,7 +5,7 @@
 #include "readers.h"
 
 static int
-read_metas(struct ckpt_fsrc *s, struct fheader *h, const char *what)
+read_metas(struct ckpt_fsrc *s, struct ckpt_fstate_header *h, const char *what)
 {
 	int16_t n;
 
@@ -24,7 +24,7 @@ read_metas(struct ckpt_fsrc *s, struct fheader *h, const char *what)
 
 /* OperatorBackendSerializationProxy; 1 when the header stops early (h->stop says why). */
 int
-ckpt_fstate_op_header(struct ckpt_fsrc *s, struct fheader *h)
+ckpt_fstate_op_header(struct ckpt_fsrc *s, struct ckpt_fstate_header *h)
 {
 	int r;
 
@@ -47,7 +47,7 @@ ckpt_fstate_op_header(struct ckpt_fsrc *s, struct fheader *h)
 
 /* KeyedBackendSerializationProxy; 1 when the header stops early. */
 int
-ckpt_fstate_read_keyed_header(struct ckpt_fsrc *s, struct fheader *h)
+ckpt_fstate_read_keyed_header(struct ckpt_fsrc *s, struct ckpt_fstate_header *h)
 {
 	int r;
 
@@ -73,7 +73,7 @@ ckpt_fstate_read_keyed_header(struct ckpt_fsrc *s, struct fheader *h)
 
 /* The keyed serialization proxy at the head of c->h's stream (changelog.c reads it too). */
 int
-ckpt_fstate_keyed_header(struct fctx *c, struct fheader *h)
+ckpt_fstate_keyed_header(struct ckpt_fstate_ctx *c, struct ckpt_fstate_header *h)
 {
 	struct ckpt_fsrc s = {0};
 	int fd = -1, rc;

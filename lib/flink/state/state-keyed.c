@@ -18,7 +18,7 @@ struct kgs {
 };
 
 static int
-read_kgs(struct fctx *c, struct kgs *g)
+read_kgs(struct ckpt_fstate_ctx *c, struct kgs *g)
 {
 	const char *r = json_string_value(json_object_get(c->h->detail, "key_groups"));
 	const json_t *offs = json_object_get(c->h->detail, "offsets");
@@ -45,7 +45,7 @@ read_kgs(struct fctx *c, struct kgs *g)
 
 /* The state of id within the header, or a stand-in "#id" when the header stopped before it. */
 const char *
-ckpt_fstate_state_name(const struct fheader *h, int16_t id, char buf[16])
+ckpt_fstate_state_name(const struct ckpt_fstate_header *h, int16_t id, char buf[16])
 {
 	if ((size_t)id < h->n)
 		return h->m[id].name;
@@ -70,7 +70,7 @@ length_suffix_put(unsigned char *o, size_t n)
 
 /* One key group of the canonical layout, from its offset to its end-of-key-group mark. */
 static int
-canonical_group(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, uint32_t kg, uint64_t off)
+canonical_group(struct ckpt_fstate_ctx *c, struct ckpt_fsrc *s, const struct ckpt_fstate_header *h, uint32_t kg, uint64_t off)
 {
 	unsigned char *k = NULL, *v = NULL; /* each entry's key and value, the buffers reused */
 	size_t kcap = 0, vcap = 0;
@@ -84,7 +84,7 @@ canonical_group(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, ui
 		size_t kn, vn = 0;
 		uint64_t at;
 		int more, r;
-		struct ftyped t;
+		struct ckpt_fstate_typed t;
 		uint32_t pk;
 
 		if (id < 0 || id >= MAX_STATES || (!h->stopped && (size_t)id >= h->n)) {
@@ -108,7 +108,7 @@ canonical_group(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, ui
 		if (r == 0)
 			r = ckpt_fsrc_blob_buf(s, &v, &vcap, &vn, "value");
 		if (r == 0 && !c->k->untyped && ckpt_fstate_typable(h, (size_t)id < h->n ? &h->m[id] : NULL))
-			t = (struct ftyped){.c = c, .h = h, .m = &h->m[id], .k = k, .kn = kn, .v = v ? v : (unsigned char *)"",
+			t = (struct ckpt_fstate_typed){.c = c, .h = h, .m = &h->m[id], .k = k, .kn = kn, .v = v ? v : (unsigned char *)"",
 					    .vn = vn, .at = at, .kg = kg};
 		if (r == 0)
 			r = c->k->kv(c->k->arg, ckpt_fstate_state_name(h, id, buf), kg, k, kn, v ? v : (unsigned char *)"",
@@ -135,15 +135,15 @@ canonical_group(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, ui
 int
 ckpt_fstate_cmp_kgoff(const void *a, const void *b)
 {
-	const struct kgoff *x = a, *y = b;
+	const struct ckpt_fstate_kgoff *x = a, *y = b;
 
 	return x->off < y->off ? -1 : x->off > y->off;
 }
 
 static int
-read_canonical(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, const struct kgs *g)
+read_canonical(struct ckpt_fstate_ctx *c, struct ckpt_fsrc *s, const struct ckpt_fstate_header *h, const struct kgs *g)
 {
-	struct kgoff *o = ckpt_calloc(g->n + 1, sizeof *o, c->e);
+	struct ckpt_fstate_kgoff *o = ckpt_calloc(g->n + 1, sizeof *o, c->e);
 	size_t n = 0;
 	int rc = -1;
 
@@ -151,7 +151,7 @@ read_canonical(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, con
 		return -1;
 	for (uint32_t i = 0; i < g->n; i++)
 		if (g->off[i] != 0)
-			o[n++] = (struct kgoff){g->off[i], g->first + i};
+			o[n++] = (struct ckpt_fstate_kgoff){g->off[i], g->first + i};
 	qsort(o, n, sizeof *o, ckpt_fstate_cmp_kgoff);
 	if (!h->stopped && (n ? o[0].off : c->h->size) != h->end) {
 		ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "offset %llu: the header ends here, but the first key group "
@@ -209,9 +209,9 @@ heap_piece(struct ckpt_fsrc *s, const struct ckpt_fser *t, const char *what, uns
 /* One (namespace, key, state) of a heap state map, or one timer, as a canonical key (key-group
  * prefix, key, namespace) and value; its typed form is decoded again from them when asked. */
 static int
-heap_entry(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, struct fmeta *m, uint32_t kg)
+heap_entry(struct ckpt_fstate_ctx *c, struct ckpt_fsrc *s, const struct ckpt_fstate_header *h, struct ckpt_fstate_meta *m, uint32_t kg)
 {
-	struct heapbuf *B = c->heap;
+	struct ckpt_fstate_heapbuf *B = c->heap;
 	size_t nn = 0, kn = c->prefix, vn = 0;
 	int32_t hash = 0, hh;
 	int hashed = 0, hd;
@@ -245,7 +245,7 @@ heap_entry(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, struct 
 			kn += length_suffix_put(B->key + kn, nn);
 	}
 	{
-		struct ftyped t = {.c = c, .h = h, .m = m, .k = B->key, .kn = kn, .v = vn ? B->val : (unsigned char *)"",
+		struct ckpt_fstate_typed t = {.c = c, .h = h, .m = m, .k = B->key, .kn = kn, .v = vn ? B->val : (unsigned char *)"",
 				   .vn = vn, .at = at, .kg = kg, .heap = 1};
 
 		if (c->k->kv(c->k->arg, m->name, kg, B->key, kn, t.v, vn, c->k->untyped && !c->k->layout ? NULL : &t) < 0)
@@ -258,7 +258,7 @@ heap_entry(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, struct 
  * a state the header does not name, as the last state named is for a header that stopped early:
  * then its serializers are not all known. */
 const char *
-ckpt_fstate_heap_stop(const struct fheader *h, const struct fmeta *m)
+ckpt_fstate_heap_stop(const struct ckpt_fstate_header *h, const struct ckpt_fstate_meta *m)
 {
 	const char *stop;
 
@@ -273,10 +273,10 @@ ckpt_fstate_heap_stop(const struct fheader *h, const struct fmeta *m)
  * 1 when the summary passes a state over (the sink's skip): nothing after it in the key group
  * can be found; *id is its id. */
 static int
-heap_state(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, uint32_t kg, unsigned char *seen,
+heap_state(struct ckpt_fstate_ctx *c, struct ckpt_fsrc *s, const struct ckpt_fstate_header *h, uint32_t kg, unsigned char *seen,
 	   int16_t *idp)
 {
-	struct fmeta *m = NULL;
+	struct ckpt_fstate_meta *m = NULL;
 	const char *stop;
 	char why[700], buf[16];
 	int16_t id;
@@ -323,12 +323,12 @@ heap_state(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, uint32_
  * is in every key group, so a state found in none read whole, when the header stopped early, may
  * be missing (the sink's skip is told, with state NULL). */
 static int
-read_heap(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, const struct kgs *g)
+read_heap(struct ckpt_fstate_ctx *c, struct ckpt_fsrc *s, const struct ckpt_fstate_header *h, const struct kgs *g)
 {
 	size_t nid = h->stopped ? MAX_STATES : h->n, nseen = 0;
 	unsigned char *seen = ckpt_calloc(nid + 1, 1, c->e);
 	int16_t *ids = ckpt_calloc(nid + 1, sizeof *ids, c->e), id = 0;
-	struct heapbuf B = {.key = malloc(2), .kcap = 2};
+	struct ckpt_fstate_heapbuf B = {.key = malloc(2), .kcap = 2};
 	int rc = -1, cut = 0, whole = 0; /* cut: the key group before was passed over from a state on */
 
 	c->heap = &B;
@@ -398,7 +398,7 @@ out:
 /* Tags 3 and 12 are written by the heap backend and by full RocksDB snapshots alike: the heap
  * layout has every key group, each opening with its number. */
 static int
-is_heap(struct ckpt_fsrc *s, const struct fheader *h, const struct kgs *g)
+is_heap(struct ckpt_fsrc *s, const struct ckpt_fstate_header *h, const struct kgs *g)
 {
 	int32_t kg;
 
@@ -421,7 +421,7 @@ ckpt_fstate_dry_op(void *arg, const char *state, size_t idx, const unsigned char
 
 int
 ckpt_fstate_dry_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn,
-		   const unsigned char *v, size_t vn, struct ftyped *typed)
+		   const unsigned char *v, size_t vn, struct ckpt_fstate_typed *typed)
 {
 	(void)arg, (void)state, (void)kg, (void)k, (void)kn, (void)v, (void)vn, (void)typed;
 	return 0;
@@ -430,9 +430,9 @@ ckpt_fstate_dry_kv(void *arg, const char *state, uint32_t kg, const unsigned cha
 /* When key group 0 comes first (its number and a state id with a key length look alike) or the
  * header stopped early, the layout is the one that parses to its end: 1 heap, 0 canonical. */
 static int
-which_layout(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, const struct kgs *g)
+which_layout(struct ckpt_fstate_ctx *c, struct ckpt_fsrc *s, const struct ckpt_fstate_header *h, const struct kgs *g)
 {
-	const struct fsink dry = {.op = ckpt_fstate_dry_op, .kv = ckpt_fstate_dry_kv, .untyped = 1,
+	const struct ckpt_fstate_sink dry = {.op = ckpt_fstate_dry_op, .kv = ckpt_fstate_dry_kv, .untyped = 1,
 				  .kg_lo = c->k->kg_lo, .kg_hi = c->k->kg_hi}, *k = c->k; /* -k: its key group alone */
 	struct ckpt_err scratch = {0}, *e = c->e;
 	int heap = 1;
@@ -447,9 +447,9 @@ which_layout(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, const
 }
 
 int
-ckpt_fstate_read_keyed(struct fctx *c)
+ckpt_fstate_read_keyed(struct ckpt_fstate_ctx *c)
 {
-	struct fheader h = {0};
+	struct ckpt_fstate_header h = {0};
 	struct ckpt_fsrc s = {0};
 	struct kgs g = {0};
 	int fd = -1, rc = -1, heap;
@@ -481,10 +481,10 @@ out:
 
 /* One entry in the heap layout to c->k, for changelog.c. */
 int
-ckpt_fstate_kv(struct fctx *c, const struct fheader *h, struct fmeta *m, uint32_t kg, const unsigned char *k,
+ckpt_fstate_kv(struct ckpt_fstate_ctx *c, const struct ckpt_fstate_header *h, struct ckpt_fstate_meta *m, uint32_t kg, const unsigned char *k,
 	       size_t kn, const unsigned char *v, size_t vn)
 {
-	struct ftyped t = {.c = c, .h = h, .m = m, .k = k, .kn = kn, .v = vn ? v : (const unsigned char *)"",
+	struct ckpt_fstate_typed t = {.c = c, .h = h, .m = m, .k = k, .kn = kn, .v = vn ? v : (const unsigned char *)"",
 			   .vn = vn, .kg = kg, .heap = 1};
 	int typed = !c->k->untyped && ckpt_fstate_typable(h, m);
 
@@ -500,10 +500,10 @@ ckpt_fstate_kv(struct fctx *c, const struct fheader *h, struct fmeta *m, uint32_
 /* The entries of a RocksDB handle's column families are the canonical layout's keys and values
  * (ckpt-flink(5), ROCKSDB), typed as those are. */
 struct rocks {
-	struct fctx *c;
-	struct fheader *h;
+	struct ckpt_fstate_ctx *c;
+	struct ckpt_fstate_header *h;
 	const char *name; /* the column family's state */
-	struct fmeta *m;  /* its meta info, NULL when the header stopped before it */
+	struct ckpt_fstate_meta *m;  /* its meta info, NULL when the header stopped before it */
 	uint32_t kg;
 };
 
@@ -511,10 +511,10 @@ struct rocks {
  * checked against kg, typed (when the sink asks) or checked as the canonical layout's entries are.
  * Needs no database: fuzz_rocksentry calls it on any bytes. */
 int
-ckpt_fstate_rocks_entry(struct fctx *c, const struct fheader *h, struct fmeta *m, const char *name, uint32_t kg,
+ckpt_fstate_rocks_entry(struct ckpt_fstate_ctx *c, const struct ckpt_fstate_header *h, struct ckpt_fstate_meta *m, const char *name, uint32_t kg,
 			const unsigned char *k, size_t kn, const unsigned char *v, size_t vn)
 {
-	struct ftyped t = {0};
+	struct ckpt_fstate_typed t = {0};
 	uint32_t pk;
 
 	if (kn < c->prefix)
@@ -523,7 +523,7 @@ ckpt_fstate_rocks_entry(struct fctx *c, const struct fheader *h, struct fmeta *m
 	if ((pk = c->prefix == 2 ? (uint32_t)k[0] << 8 | k[1] : k[0]) != kg)
 		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "a key of key group %u read in key group %u", pk, kg);
 	if (!c->k->untyped && ckpt_fstate_typable(h, m))
-		t = (struct ftyped){.c = c, .h = h, .m = m, .k = k, .kn = kn, .v = v ? v : (unsigned char *)"",
+		t = (struct ckpt_fstate_typed){.c = c, .h = h, .m = m, .k = k, .kn = kn, .v = v ? v : (unsigned char *)"",
 				    .vn = vn, .kg = kg, .rocks = 1};
 	if (c->k->kv(c->k->arg, name, kg, k, kn, v ? v : (unsigned char *)"", vn, t.c ? &t : NULL) < 0)
 		return -1;
@@ -541,7 +541,7 @@ rocks_kv(void *arg, const unsigned char *k, size_t kn, const unsigned char *v, s
 static int
 rocks_default(void *arg, const unsigned char *k, size_t kn, const unsigned char *v, size_t vn)
 {
-	struct fctx *c = arg;
+	struct ckpt_fstate_ctx *c = arg;
 
 	(void)k, (void)kn, (void)v, (void)vn;
 	return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->where, "operator %s subtask %u: an entry in the default column "
@@ -550,7 +550,7 @@ rocks_default(void *arg, const unsigned char *k, size_t kn, const unsigned char 
 
 /* The handle's files, meta first: local paths, or the inline bytes meta-handle.c kept in order. */
 static int
-rocks_files(struct fctx *c, struct ckpt_frocks_file *f, char (*paths)[1024], size_t *n)
+rocks_files(struct ckpt_fstate_ctx *c, struct ckpt_frocks_file *f, char (*paths)[1024], size_t *n)
 {
 	static const char *const lists[] = {"shared", "private"};
 	const json_t *meta = json_object_get(c->h->detail, "meta");
@@ -591,7 +591,7 @@ rocks_files(struct fctx *c, struct ckpt_frocks_file *f, char (*paths)[1024], siz
 
 /* The keyed backend's serialization proxy in the handle's meta data handle, to c->k's header. */
 static int
-rocks_header(struct fctx *c, struct ckpt_fsrc *s, int *fd, struct fheader *h)
+rocks_header(struct ckpt_fstate_ctx *c, struct ckpt_fsrc *s, int *fd, struct ckpt_fstate_header *h)
 {
 	int rc = ckpt_fstate_rocks_header(c, s, fd, h);
 
@@ -601,7 +601,7 @@ rocks_header(struct fctx *c, struct ckpt_fsrc *s, int *fd, struct fheader *h)
 }
 
 int
-ckpt_fstate_rocks_header(struct fctx *c, struct ckpt_fsrc *s, int *fd, struct fheader *h)
+ckpt_fstate_rocks_header(struct ckpt_fstate_ctx *c, struct ckpt_fsrc *s, int *fd, struct ckpt_fstate_header *h)
 {
 	const json_t *meta = json_object_get(c->h->detail, "meta");
 	struct ckpt_handle mh = {.kind = c->h->kind, .scope = c->h->scope, .data = c->h->data,
@@ -647,10 +647,10 @@ rocks_range(unsigned prefix, uint32_t kg, const unsigned char *key, size_t keyn,
 
 /* Each key group of the range, each state in the header's order (the canonical order). */
 static int
-rocks_groups(struct fctx *c, struct fheader *h, struct ckpt_frocks_db *db, uint32_t lo, uint32_t hi)
+rocks_groups(struct ckpt_fstate_ctx *c, struct ckpt_fstate_header *h, struct ckpt_frocks_db *db, uint32_t lo, uint32_t hi)
 {
 	size_t ncf = ckpt_frocks_ncf(db), *order = ckpt_calloc(ncf + 1, sizeof *order, c->e), n = 0;
-	struct fmeta **m = ckpt_calloc(ncf + 1, sizeof *m, c->e);
+	struct ckpt_fstate_meta **m = ckpt_calloc(ncf + 1, sizeof *m, c->e);
 	unsigned char *a = ckpt_calloc(2, 2 + c->k->keyn, c->e), *b = a ? a + 2 + c->k->keyn : NULL;
 	char where[1024];
 	int rc = -1;
@@ -661,7 +661,7 @@ rocks_groups(struct fctx *c, struct fheader *h, struct ckpt_frocks_db *db, uint3
 	for (size_t j = 0; j <= h->n; j++) /* the header's states, then those it stopped before */
 		for (size_t i = 0; i < ncf; i++) {
 			const char *name = ckpt_frocks_cf(db, i);
-			struct fmeta *x = j < h->n && strcmp(h->m[j].name, name) == 0 ? &h->m[j] : NULL;
+			struct ckpt_fstate_meta *x = j < h->n && strcmp(h->m[j].name, name) == 0 ? &h->m[j] : NULL;
 
 			if (x == NULL && (j < h->n || ckpt_fstate_meta_named(h, name) || strcmp(name, "default") == 0))
 				continue;
@@ -704,7 +704,7 @@ out:
 /* An incremental handle (a checkpoint's or a native savepoint's RocksDB files), clipped to its
  * key-group range and the sink's window. */
 int
-ckpt_fstate_read_rocksdb(struct fctx *c)
+ckpt_fstate_read_rocksdb(struct ckpt_fstate_ctx *c)
 {
 	const json_t *sh = json_object_get(c->h->detail, "shared"), *pr = json_object_get(c->h->detail, "private");
 	const char *r = json_string_value(json_object_get(c->h->detail, "key_groups"));
@@ -712,7 +712,7 @@ ckpt_fstate_read_rocksdb(struct fctx *c)
 	struct ckpt_frocks_file *f = ckpt_calloc(nf + 1, sizeof *f, c->e);
 	char (*paths)[1024] = ckpt_calloc(nf + 1, sizeof *paths, c->e);
 	struct ckpt_frocks_db *db = NULL;
-	struct fheader h = {0};
+	struct ckpt_fstate_header h = {0};
 	struct ckpt_fsrc s = {0};
 	unsigned lo = 0, hi = 0;
 	int fd = -1, rc = -1;

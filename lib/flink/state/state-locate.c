@@ -33,7 +33,7 @@ file_uri_path(const char *p)
  * s3://, s3a://, s3p:// URLs.  A root's local prefix, bare or a file: URI, maps the paths of
  * either spelling: Flink writes local paths as file: URIs, people as paths. */
 static int
-resolve(struct fctx *c, const char *p, char *out, size_t n)
+resolve(struct ckpt_fstate_ctx *c, const char *p, char *out, size_t n)
 {
 	for (size_t i = 0; i < c->b->nroots; i++) {
 		const char *from = c->b->from[i], *q = p;
@@ -75,7 +75,7 @@ resolve(struct fctx *c, const char *p, char *out, size_t n)
 
 /* The local path of a file the _metadata names (kind: file, relative_file, segment_file). */
 int
-ckpt_fstate_local_path(struct fctx *c, const char *kind, const char *p, char *out, size_t n)
+ckpt_fstate_local_path(struct ckpt_fstate_ctx *c, const char *kind, const char *p, char *out, size_t n)
 {
 	if (strcmp(kind, "relative_file") == 0) {
 		if (c->b->dir == NULL)
@@ -89,7 +89,7 @@ ckpt_fstate_local_path(struct fctx *c, const char *kind, const char *p, char *ou
 
 /* The same from S3: read by range, never whole. */
 static int
-open_s3(struct fctx *c, struct ckpt_fsrc *s, const char *kind, uint64_t start)
+open_s3(struct ckpt_fstate_ctx *c, struct ckpt_fsrc *s, const char *kind, uint64_t start)
 {
 	struct ckpt_s3obj *o = ckpt_s3obj_open(c->where, c->e);
 	int seg = strcmp(kind, "segment_file") == 0;
@@ -108,7 +108,7 @@ open_s3(struct fctx *c, struct ckpt_fsrc *s, const char *kind, uint64_t start)
 
 /* Open the bytes of handle h's delegate: *fd >= 0 for a file (close it), -1 inline or in S3. */
 int
-ckpt_fstate_open_bytes(struct fctx *c, struct ckpt_fsrc *s, int *fd)
+ckpt_fstate_open_bytes(struct ckpt_fstate_ctx *c, struct ckpt_fsrc *s, int *fd)
 {
 	const json_t *d = json_object_get(c->h->detail, "delegate");
 	const char *kind = json_string_value(json_object_get(d, "kind")), *path = c->h->path;

@@ -9,7 +9,7 @@
 #include "readers.h"
 
 void
-ckpt_fstate_header_release(struct fheader *h)
+ckpt_fstate_header_release(struct ckpt_fstate_header *h)
 {
 	for (size_t i = 0; i < h->n; i++) {
 		free(h->m[i].name);
@@ -27,7 +27,7 @@ ckpt_fstate_header_release(struct fheader *h)
 }
 
 int
-ckpt_fstate_header_stop(struct fheader *h, const char *fmt, ...)
+ckpt_fstate_header_stop(struct ckpt_fstate_header *h, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -49,7 +49,7 @@ ckpt_fstate_read_count(struct ckpt_fsrc *s, int32_t *n, int32_t max, const char 
 }
 
 int
-ckpt_fstate_read_options(struct ckpt_fsrc *s, struct fmeta *m)
+ckpt_fstate_read_options(struct ckpt_fsrc *s, struct ckpt_fstate_meta *m)
 {
 	int32_t n;
 
@@ -79,7 +79,7 @@ ckpt_fstate_read_options(struct ckpt_fsrc *s, struct fmeta *m)
 
 /* The serializers map of a state; 1 when a snapshot class stops the parse. */
 static int
-read_serializers(struct ckpt_fsrc *s, struct fheader *h, struct fmeta *m)
+read_serializers(struct ckpt_fsrc *s, struct ckpt_fstate_header *h, struct ckpt_fstate_meta *m)
 {
 	int32_t n;
 
@@ -137,7 +137,7 @@ read_serializers(struct ckpt_fsrc *s, struct fheader *h, struct fmeta *m)
  * serializer a KEY_VALUE state of its kind would have.
  */
 static int
-v2_serializers(struct ckpt_fsrc *s, struct fmeta *m)
+v2_serializers(struct ckpt_fsrc *s, struct ckpt_fstate_meta *m)
 {
 	const char *kind = m->kind ? m->kind : "";
 	struct ckpt_fser *t;
@@ -162,10 +162,10 @@ v2_serializers(struct ckpt_fsrc *s, struct fmeta *m)
 	return 0;
 }
 
-struct fmeta *
-ckpt_fstate_meta_add(struct ckpt_fsrc *s, struct fheader *h)
+struct ckpt_fstate_meta *
+ckpt_fstate_meta_add(struct ckpt_fsrc *s, struct ckpt_fstate_header *h)
 {
-	struct fmeta *m;
+	struct ckpt_fstate_meta *m;
 
 	if (ckpt_grow(&h->m, &h->cap, h->n + 1, sizeof *h->m, 4, NULL) < 0) {
 		ckpt_err_set(s->e, CKPT_ERR_NOMEM, s->where, "out of memory");
@@ -181,9 +181,9 @@ ckpt_fstate_meta_add(struct ckpt_fsrc *s, struct fheader *h)
 }
 
 int
-ckpt_fstate_meta_unique(struct ckpt_fsrc *s, const struct fheader *h)
+ckpt_fstate_meta_unique(struct ckpt_fsrc *s, const struct ckpt_fstate_header *h)
 {
-	const struct fmeta *m = &h->m[h->n - 1];
+	const struct ckpt_fstate_meta *m = &h->m[h->n - 1];
 
 	for (size_t i = 0; i + 1 < h->n; i++)
 		if (strcmp(h->m[i].name, m->name) == 0)
@@ -193,9 +193,9 @@ ckpt_fstate_meta_unique(struct ckpt_fsrc *s, const struct fheader *h)
 
 /* StateMetaInfoSnapshotReadersWriters' current reader (meta-info versions 6 and 7). */
 int
-ckpt_fstate_read_meta(struct ckpt_fsrc *s, struct fheader *h)
+ckpt_fstate_read_meta(struct ckpt_fsrc *s, struct ckpt_fstate_header *h)
 {
-	struct fmeta *m;
+	struct ckpt_fstate_meta *m;
 	int r;
 
 	if ((m = ckpt_fstate_meta_add(s, h)) == NULL)
@@ -225,8 +225,8 @@ ckpt_fstate_read_flag(struct ckpt_fsrc *s, int *v, const char *what)
 	return 0;
 }
 
-const struct fmeta *
-ckpt_fstate_meta_named(const struct fheader *h, const char *name)
+const struct ckpt_fstate_meta *
+ckpt_fstate_meta_named(const struct ckpt_fstate_header *h, const char *name)
 {
 	for (size_t i = 0; i < h->n; i++)
 		if (strcmp(h->m[i].name, name) == 0)
@@ -235,7 +235,7 @@ ckpt_fstate_meta_named(const struct fheader *h, const char *name)
 }
 
 const char *
-ckpt_fstate_meta_kind(const struct fmeta *m)
+ckpt_fstate_meta_kind(const struct ckpt_fstate_meta *m)
 {
 	if (m->type == 2)
 		return "broadcast";

@@ -340,7 +340,7 @@ read_pairs(struct ckpt_fsrc *s, int32_t *n, struct ckpt_fser **out)
 /* ------------------------------------------------------------ state meta info */
 
 static int
-set_slot(struct ckpt_fsrc *s, struct fmeta *m, const char *k, struct ckpt_fser *t)
+set_slot(struct ckpt_fsrc *s, struct ckpt_fstate_meta *m, const char *k, struct ckpt_fser *t)
 {
 	struct ckpt_fser **slot = strcmp(k, "KEY_SERIALIZER") == 0 ? &m->key :
 				  strcmp(k, "NAMESPACE_SERIALIZER") == 0 ? &m->ns :
@@ -361,7 +361,7 @@ set_slot(struct ckpt_fsrc *s, struct fmeta *m, const char *k, struct ckpt_fser *
 
 /* A list of n pairs (want of them), given to the serializer names keys[0, want). */
 static int
-read_named_pairs(struct ckpt_fsrc *s, struct fmeta *m, int32_t want, const char *const *keys)
+read_named_pairs(struct ckpt_fsrc *s, struct ckpt_fstate_meta *m, int32_t want, const char *const *keys)
 {
 	struct ckpt_fser *t[PAIRS_MAX] = {0};
 	int32_t n = 0;
@@ -385,10 +385,10 @@ static const char *const kinds[] = {"unknown", "value", "list", "reducing", "fol
 /* LegacyStateMetaInfoReaders' operator reader of versions 2 and 3: name, distribution mode, then
  * one pair (list state) or two (broadcast state, key and value). */
 static int
-op_meta_v2(struct ckpt_fsrc *s, struct fheader *h)
+op_meta_v2(struct ckpt_fsrc *s, struct ckpt_fstate_header *h)
 {
 	static const char *const one[] = {"VALUE_SERIALIZER"}, *const two[] = {"KEY_SERIALIZER", "VALUE_SERIALIZER"};
-	struct fmeta *m = ckpt_fstate_meta_add(s, h);
+	struct ckpt_fstate_meta *m = ckpt_fstate_meta_add(s, h);
 	uint8_t mode;
 	int32_t n;
 	uint64_t at;
@@ -412,10 +412,10 @@ op_meta_v2(struct ckpt_fsrc *s, struct fheader *h)
 /* LegacyStateMetaInfoReaders' keyed readers: the state type, name, then the namespace and value
  * serializers (versions 1 and 2: each alone; 3 and 4: a list of two pairs). */
 static int
-keyed_meta_v1(struct ckpt_fsrc *s, struct fheader *h)
+keyed_meta_v1(struct ckpt_fsrc *s, struct ckpt_fstate_header *h)
 {
 	static const char *const keys[] = {"NAMESPACE_SERIALIZER", "VALUE_SERIALIZER"};
-	struct fmeta *m = ckpt_fstate_meta_add(s, h);
+	struct ckpt_fstate_meta *m = ckpt_fstate_meta_add(s, h);
 	struct ckpt_fser *t = NULL;
 	int32_t type;
 
@@ -443,9 +443,9 @@ keyed_meta_v1(struct ckpt_fsrc *s, struct fheader *h)
 /* StateMetaInfoSnapshotReadersWriters' reader of version 5 (Flink 1.6): name, type, options, the
  * serializers' names, then a list of as many pairs. */
 static int
-meta_v5(struct ckpt_fsrc *s, struct fheader *h)
+meta_v5(struct ckpt_fsrc *s, struct ckpt_fstate_header *h)
 {
-	struct fmeta *m = ckpt_fstate_meta_add(s, h);
+	struct ckpt_fstate_meta *m = ckpt_fstate_meta_add(s, h);
 	char *keys[3] = {0};
 	int32_t n;
 	int r = -1;
@@ -471,7 +471,7 @@ out:
 }
 
 static int
-read_metas(struct ckpt_fsrc *s, struct fheader *h, int (*meta)(struct ckpt_fsrc *, struct fheader *),
+read_metas(struct ckpt_fsrc *s, struct ckpt_fstate_header *h, int (*meta)(struct ckpt_fsrc *, struct ckpt_fstate_header *),
 	   const char *what)
 {
 	int16_t n;
@@ -489,9 +489,9 @@ read_metas(struct ckpt_fsrc *s, struct fheader *h, int (*meta)(struct ckpt_fsrc 
 /* OperatorBackendSerializationProxy versions 2 and 3 (Flink 1.3 to 1.5; broadcast states from 3)
  * and 4 (Flink 1.6, meta info version 5); after version 2, the count of its states again. */
 int
-ckpt_fstate_old_op_header(struct ckpt_fsrc *s, struct fheader *h)
+ckpt_fstate_old_op_header(struct ckpt_fsrc *s, struct ckpt_fstate_header *h)
 {
-	int (*meta)(struct ckpt_fsrc *, struct fheader *) = h->version == 4 ? meta_v5 : op_meta_v2;
+	int (*meta)(struct ckpt_fsrc *, struct ckpt_fstate_header *) = h->version == 4 ? meta_v5 : op_meta_v2;
 
 	if (h->version == 1)
 		return ckpt_fstate_header_stop(h, "operator state header version 1 (Flink 1.2) is not read");
@@ -515,7 +515,7 @@ ckpt_fstate_old_op_header(struct ckpt_fsrc *s, struct fheader *h)
 /* KeyedBackendSerializationProxy versions 1 to 5 (Flink 1.2 to 1.6): the compression flag (from
  * 4), the key serializer (alone before 3, then a list of one pair), the states. */
 int
-ckpt_fstate_old_keyed_header(struct ckpt_fsrc *s, struct fheader *h)
+ckpt_fstate_old_keyed_header(struct ckpt_fsrc *s, struct ckpt_fstate_header *h)
 {
 	struct ckpt_fser *t[PAIRS_MAX] = {0};
 	int32_t n = 0;

@@ -12,7 +12,7 @@
 /* A value's bytes p[0, n) (at offset at of the source) decoded as one value of t, to its last byte, as a
  * jansson value. */
 static int
-decode_all(struct fctx *c, const struct ckpt_fser *t, const unsigned char *p, size_t n, uint64_t at,
+decode_all(struct ckpt_fstate_ctx *c, const struct ckpt_fser *t, const unsigned char *p, size_t n, uint64_t at,
 	   const char *what, json_t **v)
 {
 	struct ckpt_fsrc m;
@@ -50,7 +50,7 @@ cmp_opel(const void *a, const void *b)
 
 /* A broadcast state's bytes: i32 size, then size (key, value) pairs. */
 static int
-decode_broadcast(struct fctx *c, const struct fmeta *m, const unsigned char *p, size_t n, uint64_t at, json_t **v)
+decode_broadcast(struct ckpt_fstate_ctx *c, const struct ckpt_fstate_meta *m, const unsigned char *p, size_t n, uint64_t at, json_t **v)
 {
 	struct ckpt_fsrc s;
 	int32_t cnt, h;
@@ -80,10 +80,10 @@ decode_broadcast(struct fctx *c, const struct fmeta *m, const unsigned char *p, 
 }
 
 static int
-emit_op(struct fctx *c, const struct fheader *h, const char *name, size_t idx, const unsigned char *p, size_t n,
+emit_op(struct ckpt_fstate_ctx *c, const struct ckpt_fstate_header *h, const char *name, size_t idx, const unsigned char *p, size_t n,
 	uint64_t at)
 {
-	const struct fmeta *m = h && !c->k->untyped ? ckpt_fstate_meta_named(h, name) : NULL;
+	const struct ckpt_fstate_meta *m = h && !c->k->untyped ? ckpt_fstate_meta_named(h, name) : NULL;
 	json_t *typed = NULL;
 	int broadcast = m && m->type == 2;
 
@@ -105,7 +105,7 @@ emit_op(struct fctx *c, const struct fheader *h, const char *name, size_t idx, c
 
 /* Every element of every state, cut by the offsets the _metadata records. */
 static int
-cut_plain(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, const json_t *states, struct opel *el,
+cut_plain(struct ckpt_fstate_ctx *c, struct ckpt_fsrc *s, const struct ckpt_fstate_header *h, const json_t *states, struct opel *el,
 	  size_t nel)
 {
 	for (size_t i = 0; i < nel; i++) {
@@ -138,12 +138,12 @@ cut_plain(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, const js
  * them all, flushed at each offset, so a state starts at the chunk where the one before ends.
  * Flink's restore reads both alike: one stream from the header's end, chunks from each offset on. */
 static int
-cut_snappy(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, const json_t *states, struct opel *el,
+cut_snappy(struct ckpt_fstate_ctx *c, struct ckpt_fsrc *s, const struct ckpt_fstate_header *h, const json_t *states, struct opel *el,
 	   size_t nel)
 {
 	for (size_t i = 0; i < nel;) {
 		const char *name = json_string_value(json_object_get(json_array_get(states, el[i].state), "name"));
-		const struct fmeta *m = ckpt_fstate_meta_named(h, name);
+		const struct ckpt_fstate_meta *m = ckpt_fstate_meta_named(h, name);
 		const char *stop = m == NULL ? "(not in the header)" :
 			m->type == 2 ? (ckpt_fser_blocker(m->key) ? ckpt_fser_blocker(m->key) : ckpt_fser_blocker(m->value)) :
 			ckpt_fser_blocker(m->value);
@@ -207,7 +207,7 @@ cut_snappy(struct fctx *c, struct ckpt_fsrc *s, const struct fheader *h, const j
 }
 
 static int
-collect_offsets(struct fctx *c, const json_t *states, struct opel **out, size_t *n)
+collect_offsets(struct ckpt_fstate_ctx *c, const json_t *states, struct opel **out, size_t *n)
 {
 	size_t cap = 0;
 
@@ -228,10 +228,10 @@ collect_offsets(struct fctx *c, const json_t *states, struct opel **out, size_t 
 }
 
 int
-ckpt_fstate_read_operator(struct fctx *c, int managed)
+ckpt_fstate_read_operator(struct ckpt_fstate_ctx *c, int managed)
 {
 	const json_t *states = json_object_get(c->h->detail, "states");
-	struct fheader h = {0};
+	struct ckpt_fstate_header h = {0};
 	struct ckpt_fsrc s = {0};
 	struct opel *el = NULL;
 	size_t nel = 0;

@@ -24,11 +24,11 @@ ckpt_fstate_handle_role(const struct ckpt_handle *h)
 }
 
 int
-ckpt_fstate_read_subtask(struct flink_backing *b, const struct ckpt_operator *op, const struct ckpt_subtask *st,
-			 const struct fsink *k, struct ckpt_err *e)
+ckpt_fstate_read_subtask(struct ckpt_fstate_backing_data *b, const struct ckpt_operator *op, const struct ckpt_subtask *st,
+			 const struct ckpt_fstate_sink *k, struct ckpt_err *e)
 {
-	struct fctx c = {.b = b, .op = op, .st = st, .k = k, .e = e};
-	struct fwrap w;
+	struct ckpt_fstate_ctx c = {.b = b, .op = op, .st = st, .k = k, .e = e};
+	struct ckpt_fstate_wrap w;
 	int rc = -1;
 
 	if (b->sel) { /* narrowed: what is not asked for is not opened */

@@ -173,7 +173,7 @@ rec_run(struct rec *R, char t, const char *state, uint32_t kg, json_int_t b)
 }
 
 static int
-rec_header(void *arg, const char *scope, const struct fheader *h)
+rec_header(void *arg, const char *scope, const struct ckpt_fstate_header *h)
 {
 	struct rec *R = arg;
 	json_t *st = json_array(), *x;
@@ -214,7 +214,7 @@ rec_op(void *arg, const char *state, size_t idx, const unsigned char *p, size_t 
 
 static int
 rec_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v,
-       size_t vn, struct ftyped *typed)
+       size_t vn, struct ckpt_fstate_typed *typed)
 {
 	struct rec *R = arg;
 
@@ -241,7 +241,7 @@ rec_skip(void *arg, const char *state, long kg, long n, const char *why)
 }
 
 static int
-rec_cut(void *arg, const struct fheader *h, uint32_t kg, const int16_t *ids, size_t n)
+rec_cut(void *arg, const struct ckpt_fstate_header *h, uint32_t kg, const int16_t *ids, size_t n)
 {
 	json_t *seen = json_array();
 	char why[200], buf[16];
@@ -390,7 +390,7 @@ play(struct counter *C, json_t *ev)
 }
 
 struct sumtasks {
-	struct flink_backing *b;
+	struct ckpt_fstate_backing_data *b;
 	const struct ckpt_operator *op;
 	struct rec *rec; /* of the batch */
 	size_t first;    /* the batch's first subtask */
@@ -401,7 +401,7 @@ sum_task(void *arg, size_t t, struct ckpt_err *e)
 {
 	struct sumtasks *S = arg;
 	struct rec *R = &S->rec[t];
-	struct fsink k = {.header = rec_header, .op = rec_op, .kv = rec_kv, .skip = rec_skip, .cut = rec_cut,
+	struct ckpt_fstate_sink k = {.header = rec_header, .op = rec_op, .kv = rec_kv, .skip = rec_skip, .cut = rec_cut,
 			  .arg = R, .untyped = 1};
 
 	int r;
@@ -417,7 +417,7 @@ sum_task(void *arg, size_t t, struct ckpt_err *e)
 json_t *
 ckpt_flink_state_summary(struct ckpt_snapshot *s, struct ckpt_err *e)
 {
-	struct flink_backing *b = ckpt_fstate_backing(s, e);
+	struct ckpt_fstate_backing_data *b = ckpt_fstate_backing(s, e);
 	struct counter C = {.e = e};
 	struct sumtasks S = {.b = b};
 	json_t *out = NULL;
@@ -526,11 +526,11 @@ file_size(const char *path, uint64_t *size, char *why, size_t n, struct ckpt_err
 
 /* Every file the _metadata names: there, and of its recorded size (segment files: at least). */
 static int
-verify_files(struct flink_backing *b, const struct ckpt_snapshot *s, struct verifier *V, uint64_t *files,
+verify_files(struct ckpt_fstate_backing_data *b, const struct ckpt_snapshot *s, struct verifier *V, uint64_t *files,
 	     uint64_t *bytes, struct ckpt_err *e)
 {
 	const json_t *list = json_object_get(s->flink, "files");
-	struct fctx c = {.b = b, .e = e};
+	struct ckpt_fstate_ctx c = {.b = b, .e = e};
 
 	for (size_t i = 0; i < json_array_size(list); i++) {
 		const json_t *f = json_array_get(list, i);
@@ -586,10 +586,10 @@ verify_files(struct flink_backing *b, const struct ckpt_snapshot *s, struct veri
 json_t *
 ckpt_flink_state_missing(struct ckpt_snapshot *s, struct ckpt_err *e)
 {
-	struct flink_backing *b = ckpt_fstate_backing(s, e);
+	struct ckpt_fstate_backing_data *b = ckpt_fstate_backing(s, e);
 	const json_t *list = s->flink ? json_object_get(s->flink, "files") : NULL;
 	struct ckpt_err ignored = {0};
-	struct fctx c = {.b = b, .e = &ignored};
+	struct ckpt_fstate_ctx c = {.b = b, .e = &ignored};
 	json_t *out;
 
 	if (b == NULL)
@@ -620,10 +620,10 @@ int
 ckpt_flink_state_each_file(struct ckpt_snapshot *s, int (*fn)(void *arg, const char *path, int local), void *arg,
 			   struct ckpt_err *e)
 {
-	struct flink_backing *b = ckpt_fstate_backing(s, e);
+	struct ckpt_fstate_backing_data *b = ckpt_fstate_backing(s, e);
 	const json_t *list = s->flink ? json_object_get(s->flink, "files") : NULL;
 	struct ckpt_err ignored = {0};
-	struct fctx c = {.b = b, .e = &ignored};
+	struct ckpt_fstate_ctx c = {.b = b, .e = &ignored};
 
 	if (b == NULL)
 		return -1;
@@ -645,7 +645,7 @@ long
 ckpt_flink_state_verify(struct ckpt_snapshot *s, ckpt_verify_report *report, void *arg, uint64_t *files,
 			uint64_t *bytes, struct ckpt_err *e)
 {
-	struct flink_backing *b = ckpt_fstate_backing(s, e);
+	struct ckpt_fstate_backing_data *b = ckpt_fstate_backing(s, e);
 	struct verifier V = {.report = report, .arg = arg};
 	struct ckpt_err *each = NULL;
 	size_t n = 0;
@@ -700,7 +700,7 @@ long
 ckpt_flink_state_files(struct ckpt_snapshot *s, ckpt_verify_report *report, void *arg, uint64_t *files,
 		       uint64_t *bytes, struct ckpt_err *e)
 {
-	struct flink_backing *b = ckpt_fstate_backing(s, e);
+	struct ckpt_fstate_backing_data *b = ckpt_fstate_backing(s, e);
 	struct verifier V = {.report = report, .arg = arg};
 	long rc = -1;
 

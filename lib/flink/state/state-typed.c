@@ -7,13 +7,13 @@
 #include "model/model.h"
 
 int
-ckpt_fstate_nomem(struct fctx *c)
+ckpt_fstate_nomem(struct ckpt_fstate_ctx *c)
 {
 	return ckpt_err_nomem(c->e, c->where);
 }
 
 int
-ckpt_fstate_kg_check(struct fctx *c, uint64_t at, const unsigned char *k, size_t kn, const char *state,
+ckpt_fstate_kg_check(struct ckpt_fstate_ctx *c, uint64_t at, const unsigned char *k, size_t kn, const char *state,
 		     uint32_t kg, int32_t hash)
 {
 	uint32_t want = ckpt_flink_key_group(hash, c->op->max_parallelism);
@@ -38,7 +38,7 @@ ckpt_fstate_kg_check(struct fctx *c, uint64_t at, const unsigned char *k, size_t
 /* Decode p[0, n) (at offset at of the source) as one value of t, to its last byte, into o; its hash
  * (a timer's: its key's) into *hash, *hashed set when known. */
 static int
-decode_out(struct fctx *c, const struct ckpt_fser *t, const unsigned char *p, size_t n, uint64_t at,
+decode_out(struct ckpt_fstate_ctx *c, const struct ckpt_fser *t, const unsigned char *p, size_t n, uint64_t at,
 	   const char *what, struct ckpt_fout *o, int32_t *hash, int *hashed)
 {
 	struct ckpt_fsrc m;
@@ -81,10 +81,10 @@ length_suffix(struct ckpt_fsrc *s, uint64_t from, const char *what, const char *
  * namespace (and a map entry's user key) into o as members, to their end, the key's key group
  * checked; *vs the serializer of the value that follows (a map's: its values'). */
 static int
-key_out(const struct ftyped *t, struct ckpt_fsrc *s, struct ckpt_fout *o, const struct ckpt_fser **vs)
+key_out(const struct ckpt_fstate_typed *t, struct ckpt_fsrc *s, struct ckpt_fout *o, const struct ckpt_fser **vs)
 {
-	struct fctx *c = t->c;
-	const struct fmeta *m = t->m;
+	struct ckpt_fstate_ctx *c = t->c;
+	const struct ckpt_fstate_meta *m = t->m;
 	uint64_t from;
 	int32_t hash, hh;
 	int hashed = 0, hd;
@@ -133,10 +133,10 @@ list_elem(struct ckpt_fsrc *s, size_t i, const struct ckpt_fser *vs, struct ckpt
 
 /* The typed form of one canonical entry: key ‖ namespace (‖ user key) and the value, into o. */
 static int
-typed_out(const struct ftyped *t, struct ckpt_fout *o)
+typed_out(const struct ckpt_fstate_typed *t, struct ckpt_fout *o)
 {
-	struct fctx *c = t->c;
-	const struct fmeta *m = t->m;
+	struct ckpt_fstate_ctx *c = t->c;
+	const struct ckpt_fstate_meta *m = t->m;
 	struct ckpt_fsrc s;
 	const struct ckpt_fser *vs;
 	int32_t hh;
@@ -197,7 +197,7 @@ struct khead {
 /* Key and namespace of t into o's row: copied from h when it holds them, else decoded (and kept in
  * h when the writer still holds all they wrote and they fit). */
 static int
-key_row(const struct ftyped *t, struct ckpt_fout *o, struct khead *h, const struct ckpt_fser **vs)
+key_row(const struct ckpt_fstate_typed *t, struct ckpt_fout *o, struct khead *h, const struct ckpt_fser **vs)
 {
 	struct ckpt_jw *w = o->w;
 	struct ckpt_fsrc k;
@@ -228,9 +228,9 @@ key_row(const struct ftyped *t, struct ckpt_fout *o, struct khead *h, const stru
  * ones), index and value.  An empty list has no row; its key is checked all the same.
  */
 int
-ckpt_fstate_typed_list_rows(struct ftyped *t, struct ckpt_frows *r, const char *state, const char *kind)
+ckpt_fstate_typed_list_rows(struct ckpt_fstate_typed *t, struct ckpt_frows *r, const char *state, const char *kind)
 {
-	struct fctx *c = t->c;
+	struct ckpt_fstate_ctx *c = t->c;
 	struct ckpt_fsrc k, v;
 	struct ckpt_fout o; /* the stacks are written before they are read: not cleared */
 	const struct ckpt_fser *vs = t->m->value;
@@ -274,7 +274,7 @@ out:
 
 /* What a sink calls to have the typed form: into o (FOUT_JSON's root, the document, or nowhere). */
 int
-ckpt_fstate_typed_emit(struct ftyped *t, struct ckpt_fout *o)
+ckpt_fstate_typed_emit(struct ckpt_fstate_typed *t, struct ckpt_fout *o)
 {
 	json_t *v = t->ready;
 
@@ -287,7 +287,7 @@ ckpt_fstate_typed_emit(struct ftyped *t, struct ckpt_fout *o)
 
 /* The typed form as a new jansson value (*v NULL when there is none). */
 int
-ckpt_fstate_typed_json(struct ftyped *t, json_t **v)
+ckpt_fstate_typed_json(struct ckpt_fstate_typed *t, json_t **v)
 {
 	struct ckpt_fout o; /* the stacks are written before they are read: not cleared */
 
@@ -307,7 +307,7 @@ ckpt_fstate_typed_json(struct ftyped *t, json_t **v)
 
 /* Check the typed form the sink did not ask for. */
 int
-ckpt_fstate_typed_check(struct ftyped *t)
+ckpt_fstate_typed_check(struct ckpt_fstate_typed *t)
 {
 	struct ckpt_fout o;
 
@@ -318,11 +318,11 @@ ckpt_fstate_typed_check(struct ftyped *t)
 	return ckpt_fstate_typed_emit(t, &o);
 }
 
-static int typable_of(const struct fheader *h, const struct fmeta *m);
+static int typable_of(const struct ckpt_fstate_header *h, const struct ckpt_fstate_meta *m);
 
 /* Can entries of m be typed?  Asked once a state (an entry's question, in the hot loop). */
 int
-ckpt_fstate_typable(const struct fheader *h, struct fmeta *m)
+ckpt_fstate_typable(const struct ckpt_fstate_header *h, struct ckpt_fstate_meta *m)
 {
 	if (m == NULL)
 		return 0;
@@ -339,7 +339,7 @@ ckpt_fstate_typable(const struct fheader *h, struct fmeta *m)
 
 /* Can entries of m be typed? */
 static int
-typable_of(const struct fheader *h, const struct fmeta *m)
+typable_of(const struct ckpt_fstate_header *h, const struct ckpt_fstate_meta *m)
 {
 	int plain = !m || !m->kind || (strcmp(m->kind, "map") != 0 && strcmp(m->kind, "list") != 0);
 

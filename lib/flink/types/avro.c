@@ -381,7 +381,7 @@ decimal(struct ckpt_fsrc *s, struct ckpt_fout *o, const unsigned char *p, size_t
 
 	if (n == 0 || n > AVRO_DECIMAL_MAX)
 		return ckpt_fsrc_fail(s, "Avro decimal of %zu bytes", n);
-	if ((text = ckpt_decimal_text(p, n, scale, &nd)) == NULL)
+	if ((text = ckpt_fout_decimal_text(p, n, scale, &nd)) == NULL)
 		return ckpt_fsrc_nomem(s);
 	r = ckpt_fout_str(o, text, strlen(text));
 	free(text);

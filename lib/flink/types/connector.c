@@ -29,7 +29,7 @@ try_open(struct try *t, const unsigned char *p, size_t n, uint64_t at)
 
 /* A Kafka starting or stopping offset: its number, or Flink's sentinel named. */
 json_t *
-ckpt_fsplit_offset(int64_t v, int stopping)
+ckpt_fser_split_offset(int64_t v, int stopping)
 {
 	if (v >= 0)
 		return json_integer(v);
@@ -97,11 +97,11 @@ kafka_split(struct try *t)
 
 	if (read_tp(t, &topic, &part) < 0 || ckpt_fsrc_i64(&t->s, &from, "starting offset") < 0)
 		goto out;
-	if ((a = ckpt_fsplit_offset(from, 0)) == NULL) {
+	if ((a = ckpt_fser_split_offset(from, 0)) == NULL) {
 		fail_back(t, 8, "starting offset %lld is neither an offset nor a sentinel", (long long)from);
 		goto out;
 	}
-	if (ckpt_fsrc_i64(&t->s, &to, "stopping offset") < 0 || (b = ckpt_fsplit_offset(to, 1)) == NULL) {
+	if (ckpt_fsrc_i64(&t->s, &to, "stopping offset") < 0 || (b = ckpt_fser_split_offset(to, 1)) == NULL) {
 		if (t->e.kind == CKPT_ERR_NONE)
 			fail_back(t, 8, "stopping offset %lld is neither an offset nor a sentinel", (long long)to);
 		json_decref(a);
@@ -354,7 +354,7 @@ split_of(const unsigned char *p, size_t n, uint64_t at, int32_t version, int nes
 }
 
 int
-ckpt_fsplit_typed(const unsigned char *p, size_t n, uint64_t at, const char *where, json_t **v, char *why,
+ckpt_fser_split_typed(const unsigned char *p, size_t n, uint64_t at, const char *where, json_t **v, char *why,
 		  size_t nwhy, struct ckpt_err *e)
 {
 	int32_t version;
@@ -670,7 +670,7 @@ enum_of(const unsigned char *p, size_t n, uint64_t at, int32_t version, int nest
 }
 
 int
-ckpt_fenum_typed(const unsigned char *p, size_t n, json_t **v, char *why, size_t nwhy)
+ckpt_fser_enum_typed(const unsigned char *p, size_t n, json_t **v, char *why, size_t nwhy)
 {
 	int32_t serde, version;
 	uint32_t len;

@@ -33,7 +33,7 @@ decimal_out(struct ckpt_fsrc *s, struct ckpt_fout *o, const unsigned char *b, si
 		return 0;
 	if (scale > 100000 || scale < -100000)
 		return ckpt_fsrc_fail(s, "BigDecimal of scale %d, beyond what ckpt prints", scale);
-	if ((text = ckpt_decimal_text(b, n, scale, &nd)) == NULL)
+	if ((text = ckpt_fout_decimal_text(b, n, scale, &nd)) == NULL)
 		return ckpt_fsrc_nomem(s);
 	r = put(s, ckpt_fout_str(o, text, strlen(text)));
 	free(text);
@@ -115,7 +115,7 @@ local_date(struct ckpt_fsrc *s, int64_t *days, int *isnull)
 		return -1;
 	if (y < -999999999 || y > 999999999 || m < 1 || m > 12 || d < 1 || d > days_in_month(y, m))
 		return ckpt_fsrc_fail(s, "LocalDate %d-%d-%d", y, (int8_t)m, (int8_t)d);
-	*days = ckpt_civil_days(y, m, d);
+	*days = ckpt_fout_civil_days(y, m, d);
 	return 0;
 }
 
@@ -238,10 +238,10 @@ prim(struct jout *c, const struct ckpt_javaser_value *v)
 	case 'Z':
 		return put(c->s, ckpt_fout_bool(c->o, v->i != 0));
 	case 'D': case 'F':
-		return ckpt_fser_real_out(c->s, c->o, v->d);
+		return ckpt_fout_real(c->s, c->o, v->d);
 	case 'C':
 		u = (uint16_t)v->i;
-		return ckpt_fser_utf16_out(c->s, c->o, &u, 1);
+		return ckpt_fout_utf16(c->s, c->o, &u, 1);
 	default:
 		return put(c->s, ckpt_fout_int(c->o, v->i));
 	}

@@ -209,11 +209,11 @@ encode(const struct ckpt_fser *t, const json_t *v, struct ckpt_fenc *b, int dept
 		size_t n;
 		int r;
 
-		if (b->value && !ckpt_fser_rd_key_writable(t, b->why, b->whyn)) {
+		if (b->value && !ckpt_frow_key_writable(t, b->why, b->whyn)) {
 			b->cannot = 1; /* a value ckpt cannot write: only an unchanged one is taken */
 			return -1;
 		}
-		if ((depth > 0 && !b->value) || ckpt_fser_rd_key(t, v, &p, &n, b->why, b->whyn) < 0)
+		if ((depth > 0 && !b->value) || ckpt_frow_key(t, v, &p, &n, b->why, b->whyn) < 0)
 			return depth > 0 && !b->value ? mismatch(b, "a key of a kind ckpt cannot write") : -1;
 		r = put(b, p, n);
 		free(p);
@@ -233,7 +233,7 @@ unwritable(const struct ckpt_fser *t, char *why, size_t whyn)
 	case FSER_FLOAT: case FSER_DOUBLE: case FSER_CHAR:
 		return NULL;
 	case FSER_ROWDATA: /* the BinaryRowData it is written as: its hashCode is that of its bytes */
-		return ckpt_fser_rd_key_writable(t, why, whyn) ? NULL : t;
+		return ckpt_frow_key_writable(t, why, whyn) ? NULL : t;
 	case FSER_TUPLE:
 		if (t->flag) /* a Scala case class: its hashCode is Scala's */
 			return t;

@@ -18,7 +18,7 @@
 /* LogicalTypeRoot's constants ckpt decodes (the others, as STRUCTURED_TYPE, stay RD_UNKNOWN). */
 static const struct {
 	const char *name;
-	enum rdroot root;
+	enum ckpt_frow_root root;
 } roots[] = {
 	{"CHAR", RD_CHAR}, {"VARCHAR", RD_VARCHAR}, {"BOOLEAN", RD_BOOLEAN}, {"BINARY", RD_BINARY},
 	{"VARBINARY", RD_VARBINARY}, {"DECIMAL", RD_DECIMAL}, {"TINYINT", RD_TINYINT}, {"SMALLINT", RD_SMALLINT},
@@ -31,12 +31,12 @@ static const struct {
 
 
 void
-ckpt_fser_rd_free(struct ckpt_rdtype *rd)
+ckpt_frow_free(struct ckpt_frow_type *rd)
 {
 	if (rd == NULL)
 		return;
 	for (size_t i = 0; i < rd->n; i++) {
-		ckpt_fser_rd_free(rd->kids[i]);
+		ckpt_frow_free(rd->kids[i]);
 		if (rd->names)
 			free(rd->names[i]);
 	}
@@ -81,12 +81,12 @@ jlist(const struct ckpt_javaser_value *v, const struct ckpt_javaser_value ***ite
 	return 0;
 }
 
-static struct ckpt_rdtype *rdtype(const struct ckpt_javaser_value *v, int depth, const char **why);
+static struct ckpt_frow_type *rdtype(const struct ckpt_javaser_value *v, int depth, const char **why);
 
 static int
-rd_add(struct ckpt_rdtype *t, struct ckpt_rdtype *k, const char *name)
+rd_add(struct ckpt_frow_type *t, struct ckpt_frow_type *k, const char *name)
 {
-	struct ckpt_rdtype **kids = realloc(t->kids, (t->n + 1) * sizeof *kids);
+	struct ckpt_frow_type **kids = realloc(t->kids, (t->n + 1) * sizeof *kids);
 	char **names;
 
 	if (kids == NULL)
@@ -105,11 +105,11 @@ rd_add(struct ckpt_rdtype *t, struct ckpt_rdtype *k, const char *name)
 
 /* The nested types of t from the fields of the Java object v. */
 static int
-rd_children(struct ckpt_rdtype *t, const struct ckpt_javaser_value *v, int depth, const char **why)
+rd_children(struct ckpt_frow_type *t, const struct ckpt_javaser_value *v, int depth, const char **why)
 {
 	static const char *const single[] = {"elementType", "keyType", "valueType"};
 	const struct ckpt_javaser_value **items, *name;
-	struct ckpt_rdtype *k;
+	struct ckpt_frow_type *k;
 	size_t n;
 
 	if (t->root == RD_ROW || t->root == RD_STRUCT) {
@@ -122,7 +122,7 @@ rd_children(struct ckpt_rdtype *t, const struct ckpt_javaser_value *v, int depth
 				return *why = "a ROW field without a name", -1;
 			if ((k = rdtype(ckpt_javaser_field(items[i], "type"), depth + 1, why)) == NULL ||
 			    rd_add(t, k, name->str) < 0)
-				return ckpt_fser_rd_free(k), -1;
+				return ckpt_frow_free(k), -1;
 		}
 		return 0;
 	}
@@ -130,17 +130,17 @@ rd_children(struct ckpt_rdtype *t, const struct ckpt_javaser_value *v, int depth
 		if ((i == 0) != (t->root == RD_ARRAY || t->root == RD_MULTISET) || (i > 0 && t->root != RD_MAP))
 			continue;
 		if ((k = rdtype(ckpt_javaser_field(v, single[i]), depth + 1, why)) == NULL || rd_add(t, k, NULL) < 0)
-			return ckpt_fser_rd_free(k), -1;
+			return ckpt_frow_free(k), -1;
 	}
 	return 0;
 }
 
-/* A LogicalType object as a struct ckpt_rdtype; NULL with *why (or *why NULL: out of memory). */
-static struct ckpt_rdtype *
+/* A LogicalType object as a struct ckpt_frow_type; NULL with *why (or *why NULL: out of memory). */
+static struct ckpt_frow_type *
 rdtype_strict(const struct ckpt_javaser_value *v, int depth, const char **why)
 {
 	const struct ckpt_javaser_value *r, *c;
-	struct ckpt_rdtype *t;
+	struct ckpt_frow_type *t;
 
 	*why = NULL;
 	if (depth > RD_DEPTH)
@@ -179,16 +179,16 @@ rdtype_strict(const struct ckpt_javaser_value *v, int depth, const char **why)
 		goto fail;
 	return t;
 fail:
-	ckpt_fser_rd_free(t);
+	ckpt_frow_free(t);
 	return NULL;
 }
 
 /* The same, a type ckpt cannot take becoming an unknown one, whose values are typed null with
  * the reason (a slot of a row is stepped over all the same); NULL only when out of memory. */
-static struct ckpt_rdtype *
+static struct ckpt_frow_type *
 rdtype(const struct ckpt_javaser_value *v, int depth, const char **why)
 {
-	struct ckpt_rdtype *t = rdtype_strict(v, depth, why);
+	struct ckpt_frow_type *t = rdtype_strict(v, depth, why);
 
 	if (t || *why == NULL)
 		return t;
@@ -204,7 +204,7 @@ enum { JT_TYPE, JT_DATA, JT_SKIP };
 /* One Java stream in p[0, n): 0 and *pos past it, *out its type (as java_type says); -1 with the
  * error set. */
 static int
-java_parse(struct ckpt_fsrc *s, const unsigned char *p, size_t n, int data, size_t *pos, struct ckpt_rdtype **out)
+java_parse(struct ckpt_fsrc *s, const unsigned char *p, size_t n, int data, size_t *pos, struct ckpt_frow_type **out)
 {
 	const struct ckpt_javaser_value *v;
 	struct ckpt_javaser *j;
@@ -233,7 +233,7 @@ java_parse(struct ckpt_fsrc *s, const unsigned char *p, size_t n, int data, size
  * framing go on); else, from a plain file, up to RD_JAVA_MAX bytes ahead and a seek back.
  * 0, 1 when it cannot be read (framed or capturing, past the window), -1 with the error set. */
 static int
-java_type(struct ckpt_fsrc *s, int data, struct ckpt_rdtype **out)
+java_type(struct ckpt_fsrc *s, int data, struct ckpt_frow_type **out)
 {
 	uint64_t at = ckpt_fsrc_tell(s), left = s->size - at;
 	size_t n = left < RD_JAVA_MAX ? (size_t)left : RD_JAVA_MAX, pos;
@@ -255,7 +255,7 @@ java_type(struct ckpt_fsrc *s, int data, struct ckpt_rdtype **out)
 }
 
 static int
-rd_scalar(struct ckpt_fser *t, enum rdroot root, int precision, int scale)
+rd_scalar(struct ckpt_fser *t, enum ckpt_frow_root root, int precision, int scale)
 {
 	if ((t->rd = calloc(1, sizeof *t->rd)) == NULL)
 		return -1;
@@ -270,7 +270,7 @@ rd_scalar(struct ckpt_fser *t, enum rdroot root, int precision, int scale)
 static int
 read_rowdata(struct ckpt_fsrc *s, struct ckpt_fser *t)
 {
-	struct ckpt_rdtype *k;
+	struct ckpt_frow_type *k;
 	int32_t n;
 	int r;
 
@@ -286,7 +286,7 @@ read_rowdata(struct ckpt_fsrc *s, struct ckpt_fser *t)
 		if ((r = java_type(s, JT_TYPE, &k)) != 0)
 			return r == 1 ? (t->kind = FSER_UNKNOWN, 1) : -1;
 		if (rd_add(t->rd, k, NULL) < 0) {
-			ckpt_fser_rd_free(k);
+			ckpt_frow_free(k);
 			return ckpt_fsrc_nomem(s);
 		}
 	}
@@ -295,9 +295,9 @@ read_rowdata(struct ckpt_fsrc *s, struct ckpt_fser *t)
 }
 
 int
-ckpt_fser_rd_read(struct ckpt_fsrc *s, struct ckpt_fser *t)
+ckpt_frow_read(struct ckpt_fsrc *s, struct ckpt_fser *t)
 {
-	struct ckpt_rdtype *k;
+	struct ckpt_frow_type *k;
 	int32_t a, b;
 	uint8_t flag;
 	int r;
@@ -326,7 +326,7 @@ ckpt_fser_rd_read(struct ckpt_fsrc *s, struct ckpt_fser *t)
 			if ((r = java_type(s, JT_TYPE, &k)) != 0)
 				return r == 1 ? (t->kind = FSER_UNKNOWN, 1) : -1;
 			if (rd_add(t->rd, k, NULL) < 0) {
-				ckpt_fser_rd_free(k);
+				ckpt_frow_free(k);
 				return ckpt_fsrc_nomem(s);
 			}
 		}
@@ -356,7 +356,7 @@ ckpt_fser_rd_read(struct ckpt_fsrc *s, struct ckpt_fser *t)
 }
 
 int
-ckpt_fser_rd_fixed_length(const struct ckpt_fser *t)
+ckpt_frow_fixed_length(const struct ckpt_fser *t)
 {
 	if (t->kind == FSER_TIMESTAMPDATA && t->rd)
 		return t->rd->precision <= 3 ? 8 : 12;
@@ -367,7 +367,7 @@ ckpt_fser_rd_fixed_length(const struct ckpt_fser *t)
 
 /* ---------------------------------------------------------------- values: BinaryRowData and its fields */
 
-const char *const ckpt_rd_row_kinds[4] = {"+I", "-U", "+U", "-D"};
+const char *const ckpt_frow_row_kinds[4] = {"+I", "-U", "+U", "-D"};
 
 /* What a value is decoded with: the source (for errors) and the sink. */
 struct rdc {
@@ -425,7 +425,7 @@ out_time(struct rdc *c, int64_t days, int date, int64_t nanos, const char *zone)
 }
 
 static int
-out_timestamp(struct rdc *c, const struct ckpt_rdtype *t, int64_t millis, int64_t nano, size_t at)
+out_timestamp(struct rdc *c, const struct ckpt_frow_type *t, int64_t millis, int64_t nano, size_t at)
 {
 	int64_t days = millis / 86400000, ms = millis % 86400000;
 
@@ -442,7 +442,7 @@ out_timestamp(struct rdc *c, const struct ckpt_rdtype *t, int64_t millis, int64_
 /* An unscaled decimal, big-endian two's complement (a long's 8 bytes for the compact form), as a
  * plain string: "-12.50".  Its digits must fit its precision. */
 static int
-out_decimal(struct rdc *c, const struct ckpt_rdtype *t, const unsigned char *b, size_t n, size_t at)
+out_decimal(struct rdc *c, const struct ckpt_frow_type *t, const unsigned char *b, size_t n, size_t at)
 {
 	char *text;
 	int nd, r;
@@ -450,7 +450,7 @@ out_decimal(struct rdc *c, const struct ckpt_rdtype *t, const unsigned char *b, 
 	if (n == 0 || n > 16) /* 16 bytes hold 38 digits and the sign */
 		return ckpt_fsrc_fail(c->s, "%s offset %zu: decimal(%d, %d) of %zu bytes", c->what, at, t->precision,
 				      t->scale, n);
-	if ((text = ckpt_decimal_text(b, n, t->scale, &nd)) == NULL)
+	if ((text = ckpt_fout_decimal_text(b, n, t->scale, &nd)) == NULL)
 		return ckpt_fsrc_nomem(c->s);
 	if (nd > t->precision && !(nd == 1 && text[0] == '0')) {
 		free(text);
@@ -462,7 +462,7 @@ out_decimal(struct rdc *c, const struct ckpt_rdtype *t, const unsigned char *b, 
 	return r;
 }
 
-static int emit_field(struct rdc *c, const struct ckpt_rdtype *t, const unsigned char *p, size_t n, size_t at,
+static int emit_field(struct rdc *c, const struct ckpt_frow_type *t, const unsigned char *p, size_t n, size_t at,
 		      int depth);
 
 /* The variable-length part a slot points to: offset and size, or (the slot's top bit set, strings
@@ -491,7 +491,7 @@ var_part(struct rdc *c, const unsigned char *p, size_t n, size_t at, int inline_
 
 /* The bytes a BinaryArrayData element takes in its fixed part. */
 static size_t
-elem_size(const struct ckpt_rdtype *t)
+elem_size(const struct ckpt_frow_type *t)
 {
 	switch (t->root) {
 	case RD_BOOLEAN: case RD_TINYINT:
@@ -507,7 +507,7 @@ elem_size(const struct ckpt_rdtype *t)
 
 /* BinaryArrayData: i32 count, a null bit per element (in 4-byte words), the elements' fixed part. */
 static int
-array_at(struct rdc *c, const struct ckpt_rdtype *et, const unsigned char *p, size_t n, size_t *cnt, size_t *hdr)
+array_at(struct rdc *c, const struct ckpt_frow_type *et, const unsigned char *p, size_t n, size_t *cnt, size_t *hdr)
 {
 	int64_t k;
 
@@ -525,7 +525,7 @@ array_at(struct rdc *c, const struct ckpt_rdtype *et, const unsigned char *p, si
 }
 
 static int
-emit_elem(struct rdc *c, const struct ckpt_rdtype *et, const unsigned char *p, size_t n, size_t hdr, size_t i,
+emit_elem(struct rdc *c, const struct ckpt_frow_type *et, const unsigned char *p, size_t n, size_t hdr, size_t i,
 	  int depth)
 {
 	if (p[4 + i / 8] >> (i % 8) & 1)
@@ -534,7 +534,7 @@ emit_elem(struct rdc *c, const struct ckpt_rdtype *et, const unsigned char *p, s
 }
 
 static int
-emit_array(struct rdc *c, const struct ckpt_rdtype *t, const unsigned char *p, size_t n, int depth)
+emit_array(struct rdc *c, const struct ckpt_frow_type *t, const unsigned char *p, size_t n, int depth)
 {
 	const char *what = c->what;
 	size_t cnt, hdr;
@@ -553,10 +553,10 @@ emit_array(struct rdc *c, const struct ckpt_rdtype *t, const unsigned char *p, s
 /* BinaryMapData: the key array's size (i32), the key array, the value array; as [{"key", "value"}].
  * A MULTISET is a map of its elements to their counts (INT). */
 static int
-emit_map(struct rdc *c, const struct ckpt_rdtype *t, const unsigned char *p, size_t n, int depth)
+emit_map(struct rdc *c, const struct ckpt_frow_type *t, const unsigned char *p, size_t n, int depth)
 {
-	static const struct ckpt_rdtype count = {.root = RD_INTEGER};
-	const struct ckpt_rdtype *kt = t->kids[0], *vt = t->root == RD_MAP ? t->kids[1] : &count;
+	static const struct ckpt_frow_type count = {.root = RD_INTEGER};
+	const struct ckpt_frow_type *kt = t->kids[0], *vt = t->root == RD_MAP ? t->kids[1] : &count;
 	const char *what = c->what;
 	size_t kb, kn, kh, vn, vh;
 
@@ -602,7 +602,7 @@ field_name(char *end, size_t i)
 /* BinaryRowData: the header (row kind byte, then a null bit per field, low bit first, in 8-byte
  * words), an 8-byte slot per field, the variable-length part.  As {"kind", "fields": {name: value}}. */
 static int
-emit_row(struct rdc *c, const struct ckpt_rdtype *t, const unsigned char *p, size_t n, int depth)
+emit_row(struct rdc *c, const struct ckpt_frow_type *t, const unsigned char *p, size_t n, int depth)
 {
 	size_t bits = (t->n + 63 + 8) / 64 * 8, fixed = bits + 8 * t->n;
 	const char *what = c->what;
@@ -617,7 +617,7 @@ emit_row(struct rdc *c, const struct ckpt_rdtype *t, const unsigned char *p, siz
 	if (open_c(c, '{') < 0)
 		return -1;
 	ckpt_fout_key_lit(c->o, "kind");
-	if (out_str(c, ckpt_rd_row_kinds[p[0]]) < 0)
+	if (out_str(c, ckpt_frow_row_kinds[p[0]]) < 0)
 		return -1;
 	ckpt_fout_key_lit(c->o, "fields");
 	if (open_c(c, '{') < 0)
@@ -640,7 +640,7 @@ emit_row(struct rdc *c, const struct ckpt_rdtype *t, const unsigned char *p, siz
 
 /* A value whose type ckpt does not decode: typed null with the reason. */
 static int
-emit_untyped(struct rdc *c, const struct ckpt_rdtype *t)
+emit_untyped(struct rdc *c, const struct ckpt_frow_type *t)
 {
 	const char *why = t->name ? t->name : "logical type not decoded";
 
@@ -658,7 +658,7 @@ emit_untyped(struct rdc *c, const struct ckpt_rdtype *t)
 
 /* RAW: the bytes of its own serializer, named by its class. */
 static int
-emit_raw(struct rdc *c, const struct ckpt_rdtype *t, const unsigned char *q, size_t len)
+emit_raw(struct rdc *c, const struct ckpt_frow_type *t, const unsigned char *q, size_t len)
 {
 	if (open_c(c, '{') < 0)
 		return -1;
@@ -673,7 +673,7 @@ emit_raw(struct rdc *c, const struct ckpt_rdtype *t, const unsigned char *q, siz
 }
 
 static int
-emit_var(struct rdc *c, const struct ckpt_rdtype *t, const unsigned char *p, size_t n, size_t at, int depth)
+emit_var(struct rdc *c, const struct ckpt_frow_type *t, const unsigned char *p, size_t n, size_t at, int depth)
 {
 	const unsigned char *q = NULL;
 	size_t len;
@@ -705,7 +705,7 @@ emit_var(struct rdc *c, const struct ckpt_rdtype *t, const unsigned char *p, siz
 
 /* The field of type t whose fixed part is at p + at. */
 static int
-emit_field(struct rdc *c, const struct ckpt_rdtype *t, const unsigned char *p, size_t n, size_t at, int depth)
+emit_field(struct rdc *c, const struct ckpt_frow_type *t, const unsigned char *p, size_t n, size_t at, int depth)
 {
 	uint64_t v = le(p + at, (int)elem_size(t));
 	uint32_t u32 = (uint32_t)v;
@@ -775,7 +775,7 @@ binary_hash(const unsigned char *p, size_t n, int32_t *hash)
 /* An i32 length, then that many bytes of a binary row (array, map), decoded as t; a row's hash
  * (its hashCode) into *hash, *hashed set, when asked for (hash not NULL). */
 static int
-row_value(const struct ckpt_rdtype *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash, int *hashed)
+row_value(const struct ckpt_frow_type *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash, int *hashed)
 {
 	struct rdc c = {s, o, t->root == RD_ROW ? "row" : t->root == RD_ARRAY ? "array" : "map"};
 	const unsigned char *q;
@@ -824,7 +824,7 @@ static int
 raw_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o)
 {
 	struct rdc c = {s, o, "raw value"};
-	struct ckpt_rdtype rt = {.root = RD_RAW, .name = t->nkids == 1 && t->kids[0] ? t->kids[0]->cls : "?"};
+	struct ckpt_frow_type rt = {.root = RD_RAW, .name = t->nkids == 1 && t->kids[0] ? t->kids[0]->cls : "?"};
 	unsigned char *p;
 	size_t n;
 	int r;
@@ -837,7 +837,7 @@ raw_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o)
 }
 
 int
-ckpt_fser_rd_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash, int *hashed,
+ckpt_frow_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash, int *hashed,
 		   const struct ckpt_fser_ops *ops)
 {
 	struct rdc c = {s, o, "value"};
@@ -890,7 +890,7 @@ ckpt_fser_rd_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_f
 
 /* The type's name in messages: LogicalTypeRoot's, with its precision where it has one. */
 const char *
-ckpt_rd_root_name(const struct ckpt_rdtype *t, char *buf, size_t n)
+ckpt_frow_root_name(const struct ckpt_frow_type *t, char *buf, size_t n)
 {
 	const char *name = "an undecoded type";
 

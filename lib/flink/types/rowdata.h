@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-enum rdroot {
+enum ckpt_frow_root {
 	RD_UNKNOWN, RD_CHAR, RD_VARCHAR, RD_BOOLEAN, RD_BINARY, RD_VARBINARY, RD_DECIMAL, RD_TINYINT,
 	RD_SMALLINT, RD_INTEGER, RD_BIGINT, RD_FLOAT, RD_DOUBLE, RD_DATE, RD_TIME, RD_TIMESTAMP, RD_TIMESTAMP_LTZ,
 	RD_INTERVAL_YM, RD_INTERVAL_DT, RD_ARRAY, RD_MULTISET, RD_MAP, RD_ROW, RD_RAW,
@@ -13,18 +13,18 @@ enum rdroot {
 };
 
 /* A logical type: ROW has its fields as kids (names), ARRAY and MULTISET the element, MAP key and value. */
-struct ckpt_rdtype {
-	enum rdroot root;
+struct ckpt_frow_type {
+	enum ckpt_frow_root root;
 	char *name;   /* RD_UNKNOWN: why it is not decoded; RD_RAW: the class */
 	int precision, scale;
 	size_t n;
-	struct ckpt_rdtype **kids;
+	struct ckpt_frow_type **kids;
 	char **names;
 };
 
 /* LogicalTypeRoot's name of t, with its precision (and scale) where it has one, into buf. */
-const char *ckpt_rd_root_name(const struct ckpt_rdtype *t, char *buf, size_t n);
+const char *ckpt_frow_root_name(const struct ckpt_frow_type *t, char *buf, size_t n);
 /* RowKind's short strings, by its byte value. */
-extern const char *const ckpt_rd_row_kinds[4];
+extern const char *const ckpt_frow_row_kinds[4];
 
 #endif

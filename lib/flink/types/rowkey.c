@@ -10,7 +10,7 @@
 #include "rowdata.h"
 
 static int
-key_field_writable(const struct ckpt_rdtype *t)
+key_field_writable(const struct ckpt_frow_type *t)
 {
 	switch (t->root) {
 	case RD_BOOLEAN: case RD_TINYINT: case RD_SMALLINT: case RD_INTEGER: case RD_BIGINT: case RD_FLOAT:
@@ -26,7 +26,7 @@ key_field_writable(const struct ckpt_rdtype *t)
 }
 
 static const char *
-key_field_name(const struct ckpt_rdtype *row, size_t i, char *buf, size_t n)
+key_field_name(const struct ckpt_frow_type *row, size_t i, char *buf, size_t n)
 {
 	if (row->names && row->names[i][0])
 		return row->names[i];
@@ -35,7 +35,7 @@ key_field_name(const struct ckpt_rdtype *row, size_t i, char *buf, size_t n)
 }
 
 int
-ckpt_fser_rd_key_writable(const struct ckpt_fser *t, char *why, size_t n)
+ckpt_frow_key_writable(const struct ckpt_fser *t, char *why, size_t n)
 {
 	char name[32], type[64];
 
@@ -46,7 +46,7 @@ ckpt_fser_rd_key_writable(const struct ckpt_fser *t, char *why, size_t n)
 	for (size_t i = 0; i < t->rd->n; i++)
 		if (!key_field_writable(t->rd->kids[i])) {
 			snprintf(why, n, "field %s of type %s", key_field_name(t->rd, i, name, sizeof name),
-				 ckpt_rd_root_name(t->rd->kids[i], type, sizeof type));
+				 ckpt_frow_root_name(t->rd->kids[i], type, sizeof type));
 			return 0;
 		}
 	return 1;
@@ -108,7 +108,7 @@ parse_date(const char **s, int64_t *days)
 	    digits(s, 2, 2, &d) < 0 || m < 1 || m > 12 || d < 1 || d > 31)
 		return -1;
 	y *= sign;
-	*days = ckpt_civil_days(y, (unsigned)m, (unsigned)d);
+	*days = ckpt_fout_civil_days(y, (unsigned)m, (unsigned)d);
 	ckpt_civil(*days, &yy, &mm, &dd);
 	return yy == y && mm == m && dd == d ? 0 : -1;
 }
@@ -139,7 +139,7 @@ parse_timestamp(const char *s, const char *zone, int64_t *millis)
 /* A decimal as -a prints it ("-12.50"; or a JSON integer): its unscaled long at scale, at most
  * precision digits. */
 static int
-parse_decimal(const json_t *v, const struct ckpt_rdtype *t, int64_t *unscaled)
+parse_decimal(const json_t *v, const struct ckpt_frow_type *t, int64_t *unscaled)
 {
 	char buf[32];
 	const char *s = buf;
@@ -183,7 +183,7 @@ parse_decimal(const json_t *v, const struct ckpt_rdtype *t, int64_t *unscaled)
 
 /* What a field of type t is given as, for the message when it is not. */
 static void
-field_expected(struct rw *w, const char *name, const struct ckpt_rdtype *t)
+field_expected(struct rw *w, const char *name, const struct ckpt_frow_type *t)
 {
 	char type[64];
 	const char *as;
@@ -198,12 +198,12 @@ field_expected(struct rw *w, const char *name, const struct ckpt_rdtype *t)
 	case RD_TIMESTAMP_LTZ: as = "a timestamp in UTC (\"2024-02-29T10:00:00.123Z\") or null"; break;
 	default: as = "an integer in its range, or null"; break;
 	}
-	snprintf(w->why, w->whyn, "field %s (%s): %s", name, ckpt_rd_root_name(t, type, sizeof type), as);
+	snprintf(w->why, w->whyn, "field %s (%s): %s", name, ckpt_frow_root_name(t, type, sizeof type), as);
 }
 
 /* Field i of type t, the value v, into the slot at `at` (and the variable part after w->n). */
 static int
-write_field(struct rw *w, const struct ckpt_rdtype *t, const json_t *v, size_t at)
+write_field(struct rw *w, const struct ckpt_frow_type *t, const json_t *v, size_t at)
 {
 	static const int64_t lo[] = {INT8_MIN, INT16_MIN, INT32_MIN}, hi[] = {INT8_MAX, INT16_MAX, INT32_MAX};
 	int64_t x;
@@ -280,10 +280,10 @@ write_field(struct rw *w, const struct ckpt_rdtype *t, const json_t *v, size_t a
 }
 
 int
-ckpt_fser_rd_key(const struct ckpt_fser *t, const json_t *v, unsigned char **out, size_t *outn, char *why,
+ckpt_frow_key(const struct ckpt_fser *t, const json_t *v, unsigned char **out, size_t *outn, char *why,
 		 size_t whyn)
 {
-	const struct ckpt_rdtype *row = t->rd;
+	const struct ckpt_frow_type *row = t->rd;
 	size_t bits = (row->n + 63 + 8) / 64 * 8, k;
 	struct rw w = {.why = why, .whyn = whyn, .base = 4};
 	const json_t *fields = json_is_array(v) ? v : json_object_get(v, "fields"), *kind = json_object_get(v, "kind");
@@ -298,7 +298,7 @@ ckpt_fser_rd_key(const struct ckpt_fser *t, const json_t *v, unsigned char **out
 			 row->n > 1 ? ", ..." : "");
 		return -1;
 	}
-	for (k = 0; kind && k < 4 && strcmp(json_string_value(kind) ? json_string_value(kind) : "", ckpt_rd_row_kinds[k]); k++)
+	for (k = 0; kind && k < 4 && strcmp(json_string_value(kind) ? json_string_value(kind) : "", ckpt_frow_row_kinds[k]); k++)
 		;
 	if (k == 4) {
 		snprintf(why, whyn, "a row kind of \"+I\", \"-U\", \"+U\" or \"-D\"");

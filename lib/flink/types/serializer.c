@@ -133,7 +133,7 @@ ckpt_fser_free(struct ckpt_fser *t)
 	free(t->kids);
 	free(t->names);
 	free(t->ids);
-	ckpt_fser_rd_free(t->rd);
+	ckpt_frow_free(t->rd);
 	for (size_t i = 0; i < t->nsubs; i++) { /* pojo.c's subclasses */
 		ckpt_fser_free(t->subs[i]);
 		free(t->subnames[i]);
@@ -268,7 +268,7 @@ read_composite(struct ckpt_fsrc *s, struct ckpt_fser *t, const struct known *k)
 		int r;
 
 		t->flag = outer;
-		if ((r = ckpt_fser_rd_read(s, t)) != 0)
+		if ((r = ckpt_frow_read(s, t)) != 0)
 			return r;
 	}
 	if (k->kind == FSER_ROW)
@@ -454,7 +454,7 @@ read_payload(struct ckpt_fsrc *s, struct ckpt_fser *t)
 		}
 		return read_kryo(s, t);
 	case TABLE: { /* 2: the nested snapshots follow, as a composite's */
-		int r = ckpt_fser_rd_read(s, t);
+		int r = ckpt_frow_read(s, t);
 
 		return r == 2 ? read_nested(s, t) : r;
 	}
@@ -601,7 +601,7 @@ ckpt_fser_fixed_length(const struct ckpt_fser *t)
 		}
 		return sum;
 	default:
-		return ckpt_fser_rd_fixed_length(t);
+		return ckpt_frow_fixed_length(t);
 	}
 }
 
@@ -702,7 +702,7 @@ read_string(struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash)
 		u[i] = (uint16_t)c;
 		h = (int32_t)((uint32_t)h * 31u + c);
 	}
-	r = ckpt_fser_utf16_out(s, o, u, len);
+	r = ckpt_fout_utf16(s, o, u, len);
 	if (u != small)
 		free(u);
 	*hash = h;
@@ -766,20 +766,20 @@ read_primitive(struct ckpt_fsrc *s, enum ckpt_fser_kind kind, struct ckpt_fout *
 
 		memcpy(&f, &bits, 4);
 		*hash = (int32_t)(isnan(f) ? 0x7fc00000u : bits);
-		return ckpt_fser_real_out(s, o, f);
+		return ckpt_fout_real(s, o, f);
 	}
 	case FSER_DOUBLE: {
 		double d;
 
 		memcpy(&d, &x, 8);
 		*hash = long_hash((int64_t)(isnan(d) ? 0x7ff8000000000000ull : x));
-		return ckpt_fser_real_out(s, o, d);
+		return ckpt_fout_real(s, o, d);
 	}
 	default: { /* FSER_CHAR */
 		uint16_t c = (uint16_t)x;
 
 		*hash = c;
-		return ckpt_fser_utf16_out(s, o, &c, 1);
+		return ckpt_fout_utf16(s, o, &c, 1);
 	}
 	}
 	return r < 0 ? nomem(s) : 0;
@@ -988,7 +988,7 @@ read_composite_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt
 		return ckpt_fser_kryo_value(t, s, o, hash, hashed);
 	case FSER_ROWDATA: case FSER_EXTERNAL: case FSER_STRINGDATA: case FSER_TIMESTAMPDATA: case FSER_DECIMALDATA:
 	case FSER_ARRAYDATA: case FSER_MAPDATA: case FSER_RAWDATA: case FSER_LINKEDLIST:
-		return ckpt_fser_rd_value(t, s, o, hash, hashed, &ops);
+		return ckpt_frow_value(t, s, o, hash, hashed, &ops);
 	case FSER_AVRO:
 		return ckpt_fser_avro_value(t, s, o);
 	case FSER_BIGINT: case FSER_BIGDEC: case FSER_DATE: case FSER_SQLTIMESTAMP: case FSER_INSTANT:

@@ -33,7 +33,7 @@ enum ckpt_fser_kind {
 	FSER_BIGINT, FSER_BIGDEC, FSER_DATE, FSER_SQLTIMESTAMP, FSER_INSTANT, FSER_LOCALDATE, FSER_LOCALTIME,
 	FSER_LOCALDATETIME, FSER_JAVA,
 };
-struct ckpt_rdtype;
+struct ckpt_frow_type;
 struct ckpt_fser;
 
 /* serializer.c's dispatcher, handed down to the readers of nested snapshots and values (pojo.c,
@@ -58,7 +58,7 @@ struct ckpt_fser {
 	int flag;                 /* ROW: row kind bits present; NULLABLE: padding length */
 	int32_t *ids;             /* SENUM: the id of each constant of names */
 	struct ckpt_fser **kids;  /* nested serializers (POJO: one per field, NULL when absent) */
-	struct ckpt_rdtype *rd;   /* rowdata.c: the logical type (ROWDATA: a ROW of the fields) */
+	struct ckpt_frow_type *rd;   /* rowdata.c: the logical type (ROWDATA: a ROW of the fields) */
 	char **names;             /* POJO field names, enum constants */
 	size_t nkids, nnames;
 	struct ckpt_fser **subs;  /* POJO (pojo.c): registered subclasses (tag order), then cached ones; NULL when unread */
@@ -118,20 +118,20 @@ int ckpt_fser_kryo_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct 
  * LINKEDLIST: only their outer snapshot (t->flag its version).  0; 2 when a composite's nested
  * snapshots follow; 1 when it cannot be stepped over (a source it cannot read a Java stream of),
  * or -1 with the error set. */
-int ckpt_fser_rd_read(struct ckpt_fsrc *s, struct ckpt_fser *t);
-void ckpt_fser_rd_free(struct ckpt_rdtype *rd);
+int ckpt_frow_read(struct ckpt_fsrc *s, struct ckpt_fser *t);
+void ckpt_frow_free(struct ckpt_frow_type *rd);
 /* getLength() of the kinds of rowdata.c: -1 when not fixed. */
-int ckpt_fser_rd_fixed_length(const struct ckpt_fser *t);
+int ckpt_frow_fixed_length(const struct ckpt_fser *t);
 /* One value of the kinds of rowdata.c: 0, or -1 with the error set.  A RowData's hashCode (that of
  * the BinaryRowData it is written as) into *hash, with *hashed set. */
-int ckpt_fser_rd_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash,
+int ckpt_frow_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash,
 		       int *hashed, const struct ckpt_fser_ops *ops);
 /* Can ckpt write keys of t (a RowDataSerializer of fields it can write: numbers, strings, dates,
  * compact decimals and timestamps) for -k?  1; else 0 with why the field that stops it. */
-int ckpt_fser_rd_key_writable(const struct ckpt_fser *t, char *why, size_t n);
+int ckpt_frow_key_writable(const struct ckpt_fser *t, char *why, size_t n);
 /* The key v (as -a prints a row, or an array of its fields) as t serializes it, its length first,
  * into a new *p: 0; or -1 with what was expected in why. */
-int ckpt_fser_rd_key(const struct ckpt_fser *t, const json_t *v, unsigned char **p, size_t *n, char *why,
+int ckpt_frow_key(const struct ckpt_fser *t, const json_t *v, unsigned char **p, size_t *n, char *why,
 		     size_t whyn);
 /* ------------------------------------------------------------ pojo.c */
 
@@ -219,15 +219,15 @@ uint32_t ckpt_flink_key_group(int32_t hash, uint32_t max_parallelism);
  * *v ({"connector": ..., "version": ..., its fields}) when exactly one format ckpt knows parses all
  * of it with sane values, else *v NULL and why says what each tried found.  -1 with e set when the
  * framing itself is broken (too short, a length that is not what follows). */
-int ckpt_fsplit_typed(const unsigned char *p, size_t n, uint64_t at, const char *where, json_t **v, char *why,
+int ckpt_fser_split_typed(const unsigned char *p, size_t n, uint64_t at, const char *where, json_t **v, char *why,
 		      size_t nwhy, struct ckpt_err *e);
 /* An operator coordinator's state p[0, n): in SourceCoordinator's framing, the enumerator's
  * checkpoint typed into *v as above, or {"connector": null, "reason", "bytes"} when none parses;
  * *v NULL when the bytes are not in that framing.  -1 only when out of memory. */
-int ckpt_fenum_typed(const unsigned char *p, size_t n, json_t **v, char *why, size_t nwhy);
+int ckpt_fser_enum_typed(const unsigned char *p, size_t n, json_t **v, char *why, size_t nwhy);
 /* A Kafka split's offset v as -a prints it: the number, or Flink's sentinel named ("earliest",
  * "latest", "committed"; "migrated" starting, null stopping for Long.MIN_VALUE); NULL when v is
  * neither (a stopping offset of -2 included). */
-json_t *ckpt_fsplit_offset(int64_t v, int stopping);
+json_t *ckpt_fser_split_offset(int64_t v, int stopping);
 
 #endif
