@@ -113,10 +113,11 @@ zero_of() {
 @test "progress: a long read of a Flink snapshot's state (-R of a million entries) shows its bytes growing, then clears" {
 	kv_spread 1000000
 	local n=$(($(size sp/op) + $(size sp/kv))) # -R reads once
-	# the rows go to a reader that waits a second before it reads: the read is held up on a full
-	# pipe for that second whatever the machine's speed, so that an update (at most four a second)
-	# follows the first
-	on_tty sh -c 'ckpt-inspect -R sp | { sleep 1; cat >/dev/null; }'
+	# the rows go to a reader that waits a second before it reads, and again once it has read a
+	# fifth of them: the read is held up on a full pipe for each second whatever the machine's
+	# speed, so that an update (at most four a second) follows the first, and one later in the
+	# read (it reads once: the rows go out as it reads)
+	on_tty sh -c 'ckpt-inspect -R sp | { sleep 1; head -c 20000000 >/dev/null; sleep 1; cat >/dev/null; }'
 	status_is 0
 	# the updates, each further than the one before, all of the same total
 	mapfile -t ups < <(tr '\r' '\n' <<<"$output" | sed -n 's/^ckpt-inspect: \([0-9.]*\) \(B\|KiB\|MiB\) of \(.*\) (\([0-9]*\)%)\x1b\[K$/\4 \3/p')
