@@ -109,6 +109,11 @@ uid-1                             Op 1                  1/128" ]
 	command -v tmux >/dev/null || { [ "${CI-}" != true ] || return 1; skip "no tmux"; }
 	local sock="ckpt-summary-$$" i
 	tmux -L "$sock" -f /dev/null new-session -d -x 80 -y 50 -c "$(ART)" "env PS1='$ ' sh"
+	# type once the shell shows its prompt (typed before, the line is echoed without it)
+	for i in $(seq 100); do
+		tmux -L "$sock" capture-pane -p | grep -q '^\$' && break
+		sleep 0.1
+	done
 	tmux -L "$sock" send-keys "ckpt-inspect $JOB; echo END" Enter
 	for i in $(seq 100); do
 		tmux -L "$sock" capture-pane -p | grep -qx END && break
