@@ -313,6 +313,14 @@ struct ckpt_fmeta_keyed {
 	int present; /* a handle, else the null handle (its tag 0) */
 };
 
+/* A managed operator state handle whose data is inline (ckpt-merge --set-offset): its bytes
+ * [at, at + n) of the buffer, its states ({name, mode, offsets}) as -m prints them. */
+struct ckpt_fmeta_opdata {
+	size_t op, at, n;
+	uint32_t subtask;
+	json_t *states; /* owned */
+};
+
 struct ckpt_fmeta_spans {
 	int version;
 	size_t masters_at, ops_at, trailer_at; /* master state count, operator count, after the last operator */
@@ -322,6 +330,8 @@ struct ckpt_fmeta_spans {
 	size_t npaths;
 	struct ckpt_fmeta_keyed *keyed;             /* in file order */
 	size_t nkeyed, keyedcap;
+	struct ckpt_fmeta_opdata *opdata;           /* in file order */
+	size_t nopdata, opdatacap;
 };
 
 /* What ckpt-merge --max-parallelism changes in a _metadata (regroup.c): every operator's max

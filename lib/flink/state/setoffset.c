@@ -1,0 +1,260 @@
+/* setoffset.c: ckpt-merge --set-offset: a Kafka source's reader splits start at new offsets.
+ *
+ * A KafkaPartitionSplit (version 0: UTF topic, i32 partition, i64 starting and stopping offsets)
+ * keeps its length when its starting offset changes, so the reader state's element offsets stay
+ * and the writer splices 8 bytes of the inline operator state a split lies in.  The enumerator's
+ * state of versions 1 and 2 holds partitions only and stays as it is. */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "readers.h"
+#include "model/model.h"
+
+#define READER_STATE "SourceReaderState"
+
+/* One reader split: where its starting offset lies in the buffer, and its value. */
+struct rsplit {
+	char *topic;
+	int32_t partition;
+	int64_t start;
+	size_t at;
+	uint32_t subtask;
+};
+
+struct setctx {
+	const char *meta;
+	const unsigned char *buf;
+	const struct ckpt_snapshot *s;
+	const struct ckpt_fmeta_spans *sp;
+	struct rsplit *sl;
+	size_t nsl, slcap;
+	struct ckpt_err *e;
+};
+
+static uint64_t
+be(const unsigned char *p, int n)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < n; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* Is the operator a Kafka source (its enumerator typed as Kafka's)?  1, 0, or -1 (refused). */
+static int
+kafka_source(struct setctx *c, const struct ckpt_operator *op)
+{
+	json_t *en = NULL;
+	char why[1200];
+	const char *conn;
+	int rc = 0;
+
+	if (op->coordinator == NULL)
+		return 0;
+	if (ckpt_fser_enum_typed(op->coordinator->p, op->coordinator->len, &en, why, sizeof why) < 0)
+		return ckpt_err_nomem(c->e, "");
+	conn = en ? json_string_value(json_object_get(en, "connector")) : NULL;
+	if (conn && strcmp(conn, "kafka") == 0) {
+		rc = 1;
+		if (json_object_get(en, "splits") || json_object_get(en, "assignments"))
+			rc = ckpt_err_set(c->e, CKPT_ERR_INPUT, c->meta, "operator %s: --set-offset: the Kafka "
+					  "enumerator's state of version %lld records the splits' offsets: not supported yet",
+					  op->id, (long long)json_integer_value(json_object_get(en, "version")));
+	}
+	json_decref(en);
+	return rc;
+}
+
+/* Element idx of the reader state at off of inline data d: typed as a Kafka split, noted. */
+static int
+reader_split(struct setctx *c, const struct ckpt_operator *op, const struct ckpt_fmeta_opdata *d, size_t idx,
+	     int64_t off)
+{
+	const unsigned char *p = c->buf + d->at;
+	char where[300], why[1200];
+	json_t *v = NULL;
+	size_t n, tl;
+	struct rsplit *r;
+
+	snprintf(where, sizeof where, "operator %s subtask %u %s element %zu", op->id, d->subtask, READER_STATE, idx);
+	if (off < 0 || (uint64_t)off + 4 > d->n || (n = be(p + off, 4)) > d->n - (size_t)off - 4)
+		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->meta, "%s: its length lies outside the state", where);
+	if (ckpt_fser_split_typed(p + off + 4, n, d->at + (size_t)off + 4, where, &v, why, sizeof why, c->e) < 0)
+		return -1;
+	if (v == NULL || !json_is_string(json_object_get(v, "connector")) ||
+	    strcmp(json_string_value(json_object_get(v, "connector")), "kafka") != 0) {
+		json_decref(v);
+		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->meta, "%s: not a Kafka split ckpt can type: %s", where,
+				    v ? "another connector's" : why);
+	}
+	json_decref(v);
+	if (ckpt_grow(&c->sl, &c->slcap, c->nsl + 1, sizeof *c->sl, 16, c->e) < 0)
+		return -1;
+	r = &c->sl[c->nsl];
+	tl = be(p + off + 12, 2);
+	if ((r->topic = strndup((const char *)p + off + 14, tl)) == NULL)
+		return ckpt_err_nomem(c->e, "");
+	c->nsl++;
+	r->partition = (int32_t)be(p + off + 14 + tl, 4);
+	r->at = d->at + (size_t)off + 18 + tl;
+	r->start = (int64_t)be(c->buf + r->at, 8);
+	r->subtask = d->subtask;
+	return 0;
+}
+
+/* Every reader split of operator k, from its inline managed operator state. */
+static int
+reader_splits(struct setctx *c, size_t k)
+{
+	const struct ckpt_operator *op = &c->s->ops[k];
+	size_t found = 0;
+
+	for (size_t i = 0; i < c->sp->nopdata; i++) {
+		const struct ckpt_fmeta_opdata *d = &c->sp->opdata[i];
+		const json_t *st, *o;
+		size_t j, m;
+
+		if (d->op != k)
+			continue;
+		json_array_foreach(d->states, j, st) {
+			if (strcmp(json_string_value(json_object_get(st, "name")), READER_STATE) != 0)
+				continue;
+			found++;
+			json_array_foreach(json_object_get(st, "offsets"), m, o)
+				if (reader_split(c, op, d, m, json_integer_value(o)) < 0)
+					return -1;
+		}
+	}
+	for (size_t i = 0; i < op->nsubtasks; i++)
+		for (size_t j = 0; j < op->subtasks[i].nops; j++)
+			if (strcmp(op->subtasks[i].ops[j].name, READER_STATE) == 0 && found-- == 0)
+				return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->meta, "operator %s: --set-offset: the "
+						    "reader state is in a state file: not supported yet (inline only)", op->id);
+	return 0;
+}
+
+/* The Kafka source: the one of uid or id source, else the only one.  Its index or -1. */
+static long
+pick_source(struct setctx *c, const char *source)
+{
+	long k = -1;
+	int r;
+
+	for (size_t i = 0; i < c->s->nops; i++) {
+		const struct ckpt_operator *op = &c->s->ops[i];
+
+		if (source && strcmp(op->id, source) != 0 && (op->uid == NULL || strcmp(op->uid, source) != 0))
+			continue;
+		if ((r = kafka_source(c, op)) < 0)
+			return -1;
+		if (r == 0 && source)
+			return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->meta, "-u %s: not a Kafka source", source);
+		if (r == 0)
+			continue;
+		if (k >= 0)
+			return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->meta, "--set-offset: two Kafka sources (operators "
+					    "%s and %s): choose one with -u UID", c->s->ops[k].id, op->id);
+		k = (long)i;
+	}
+	if (k < 0)
+		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->meta, source ? "-u %s: no such operator" :
+				    "--set-offset: no Kafka source%s", source ? source : "");
+	return k;
+}
+
+/* "topic:0, topic:1, ...": the partitions the readers hold, sorted as the readers list them. */
+static void
+held(const struct setctx *c, char *b, size_t n)
+{
+	size_t used = 0;
+
+	b[0] = '\0';
+	for (size_t i = 0; i < c->nsl && used < n; i++)
+		used += (size_t)snprintf(b + used, n - used, "%s%s:%d", i ? ", " : "", c->sl[i].topic,
+					 (int)c->sl[i].partition);
+	if (c->nsl == 0)
+		snprintf(b, n, "none");
+}
+
+/* Set x's new offset into *splice (8 bytes at the split's offset). */
+static int
+apply(struct setctx *c, const struct ckpt_flink_offset_set *x, struct ckpt_flink_splice *splice)
+{
+	struct rsplit *r = NULL;
+	char list[1000];
+	int64_t v = x->value;
+
+	for (size_t i = 0; i < c->nsl; i++)
+		if (c->sl[i].partition == x->partition && strcmp(c->sl[i].topic, x->topic) == 0)
+			r = &c->sl[i];
+	if (r == NULL) {
+		held(c, list, sizeof list);
+		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->meta, "--set-offset %s: no reader holds %s:%d "
+				    "(the readers hold %s)", x->text, x->topic, (int)x->partition, list);
+	}
+	if (x->rel && r->start < 0)
+		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->meta, "--set-offset %s: the starting offset is %s, "
+				    "not a number to count from", x->text,
+				    r->start == -2 ? "earliest" : r->start == -1 ? "latest" : r->start == -3 ? "committed" : "a sentinel");
+	if (x->rel)
+		v = r->start + x->value;
+	if (x->rel && v < 0)
+		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->meta, "--set-offset %s: the starting offset %lld moved by %+lld "
+				    "is below 0", x->text, (long long)r->start, (long long)x->value);
+	splice->at = r->at;
+	splice->end = r->at + 8;
+	splice->n = 8;
+	if ((splice->p = malloc(8)) == NULL)
+		return ckpt_err_nomem(c->e, "");
+	for (int i = 0; i < 8; i++)
+		splice->p[i] = (unsigned char)((uint64_t)v >> (56 - 8 * i));
+	return 0;
+}
+
+static int
+cmp_splice(const void *a, const void *b)
+{
+	const struct ckpt_flink_splice *x = a, *y = b;
+
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
+int
+ckpt_flink_set_offsets(const char *meta, const void *buf, size_t len, const struct ckpt_flink_edit *ed,
+		       size_t ned, const struct ckpt_flink_offset_set *sets, size_t nsets, const char *source,
+		       struct ckpt_bytes *out, json_t **relative, struct ckpt_err *e)
+{
+	struct ckpt_fmeta_spans sp;
+	struct ckpt_snapshot *s = ckpt_fmeta_decode_spans(buf, len, meta, &sp, e);
+	struct setctx c = {.meta = meta, .buf = buf, .s = s, .sp = &sp, .e = e};
+	struct ckpt_flink_rekey rk = {0};
+	long k;
+	int rc = -1;
+
+	if (s == NULL || (k = pick_source(&c, source)) < 0 || reader_splits(&c, (size_t)k) < 0)
+		goto out;
+	if ((rk.splices = ckpt_calloc(nsets + 1, sizeof *rk.splices, e)) == NULL)
+		goto out;
+	for (; rk.nsplices < nsets; rk.nsplices++)
+		if (apply(&c, &sets[rk.nsplices], &rk.splices[rk.nsplices]) < 0)
+			goto out;
+	qsort(rk.splices, rk.nsplices, sizeof *rk.splices, cmp_splice);
+	for (size_t i = 1; i < rk.nsplices; i++)
+		if (rk.splices[i].at == rk.splices[i - 1].at) {
+			ckpt_err_set(e, CKPT_ERR_INPUT, meta, "--set-offset: one partition set twice");
+			goto out;
+		}
+	rc = ckpt_fmeta_rewrite_rekeyed(buf, len, meta, ed, ned, &rk, out, relative, e);
+out:
+	for (size_t i = 0; rk.splices && i < nsets; i++)
+		free(rk.splices[i].p);
+	free(rk.splices);
+	for (size_t i = 0; i < c.nsl; i++)
+		free(c.sl[i].topic);
+	free(c.sl);
+	ckpt_fmeta_spans_release(&sp);
+	ckpt_snapshot_free(s);
+	return rc;
+}
