@@ -15,7 +15,7 @@ usage(FILE *f)
 	       "       ckpt-merge [--uid OLD=NEW ...] [--drop UID_OR_ID ...] [--relocate OLDPREFIX=NEWPREFIX ...]\n"
 	       "                  [--max-parallelism N] [--canonical] [--link] [-g GRAPH [-n]] -o OUTDIR/ SNAPSHOT\n"
 	       "       ckpt-merge [--rows FILE] [--clear STATE ...] -o OUTDIR/ SAVEPOINT\n"
-	       "       ckpt-merge --set-offset TOPIC:PARTITION=OFFSET ... [-u UID] -o OUTDIR/ SAVEPOINT\n"
+	       "       ckpt-merge --set-offset TOPIC:PARTITION=OFFSET ... [--source UID] -o OUTDIR/ SAVEPOINT\n"
 	       "options:\n"
 	       "  -P, --parallelism=[OPERATOR=]N\n"
 	       "                        restore at parallelism N (every operator, or OPERATOR; repeatable)\n"
@@ -38,7 +38,7 @@ usage(FILE *f)
 	       "      --set-offset=TOPIC:PARTITION=OFFSET\n"
 	       "                        the Kafka source reads the partition from OFFSET: a number, earliest,\n"
 	       "                        latest, committed, or +N/-N from the current one (repeatable)\n"
-	       "  -u, --source=UID      with --set-offset: the Kafka source of uid or id UID\n"
+	       "      --source=UID      with --set-offset: the Kafka source of uid or id UID\n"
 	       "  -p, --pretty          indented JSON\n"
 	       "  -h, --help            this help\n"
 	       "  -V, --version         the version\n");
@@ -137,12 +137,12 @@ struct merge_opts {
 	int canonical;   /* --canonical */
 	struct ckpt_flink_offset_set *offsets; /* --set-offset */
 	size_t noffsets;
-	const char *source; /* -u */
+	const char *source; /* --source */
 };
 
 static struct ckpt_graph *load_graph(const char *path, struct ckpt_err *e);
 
-enum { OPT_UID = 256, OPT_DROP, OPT_RELOCATE, OPT_LINK, OPT_MAXPAR, OPT_ROWS, OPT_CLEAR, OPT_CANONICAL, OPT_SETOFF };
+enum { OPT_UID = 256, OPT_DROP, OPT_RELOCATE, OPT_LINK, OPT_MAXPAR, OPT_ROWS, OPT_CLEAR, OPT_CANONICAL, OPT_SETOFF, OPT_SOURCE };
 
 /* --uid OLD=NEW, --drop X, --relocate OLD=NEW: split at the first '='. */
 static void
@@ -427,7 +427,7 @@ static const struct option longopts[] = {
 	{"clear", required_argument, NULL, OPT_CLEAR},
 	{"canonical", no_argument, NULL, OPT_CANONICAL},
 	{"set-offset", required_argument, NULL, OPT_SETOFF},
-	{"source", required_argument, NULL, 'u'},
+	{"source", required_argument, NULL, OPT_SOURCE},
 	{"pretty", no_argument, NULL, 'p'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
@@ -440,7 +440,7 @@ parse_options(struct merge_opts *o, int argc, char **argv)
 {
 	int c;
 
-	while ((c = getopt_long(argc, argv, ":hVpP:g:no:u:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hVpP:g:no:", longopts, NULL)) != -1) {
 		if (cli_common_option(c, usage))
 			continue;
 		switch (c) {
@@ -485,7 +485,7 @@ parse_options(struct merge_opts *o, int argc, char **argv)
 		case OPT_SETOFF:
 			parse_setoff(o, optarg);
 			break;
-		case 'u':
+		case OPT_SOURCE:
 			o->source = optarg;
 			break;
 		default:
@@ -521,7 +521,7 @@ check_options(struct merge_opts *o, int argc, char **argv, const char **in)
 	if ((o->nedits || o->link) && !o->savepoint)
 		cli_usage_fail("--uid, --drop, --relocate and --link write a Flink savepoint: give -o DIR/");
 	if (o->source && !o->noffsets)
-		cli_usage_fail("-u needs --set-offset");
+		cli_usage_fail("--source needs --set-offset");
 	if (o->noffsets && !o->savepoint)
 		cli_usage_fail("--set-offset writes a Flink savepoint: give -o DIR/");
 	if (o->noffsets && (o->rows || o->nclear || o->maxpar || o->canonical || o->rescale || o->graph))

@@ -666,7 +666,7 @@ struct ckpt_flink_write_opts {
 	int canonical;                  /* keyed state of any form written as a canonical savepoint's */
 	const struct ckpt_flink_offset_set *offsets; /* --set-offset (ckpt_flink_set_offsets), or NULL */
 	size_t noffsets;
-	const char *source;             /* with offsets: the source's uid or id (-u), or NULL */
+	const char *source;             /* with offsets: the source's uid or id (--source), or NULL */
 };
 
 /*

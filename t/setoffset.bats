@@ -35,9 +35,9 @@ rest() {
 	output_is '{"file":"out/","ok":true,"files":0,"bytes":0,"problems":[]}'
 }
 
-@test "setoffset: latest and committed, -u by id, the _metadata as the operand" {
+@test "setoffset: latest and committed, --source by id, the _metadata as the operand" {
 	needs_fixtures
-	run ckpt-merge --set-offset topic:9=latest --set-offset topic:1=committed -u $OP -o out/ "$M"
+	run ckpt-merge --set-offset topic:9=latest --set-offset topic:1=committed --source $OP -o out/ "$M"
 	status_is 0
 	run starts out/
 	output_is '0:10 1:committed 2:10 3:10 4:10 5:10 6:10 7:10 8:10 9:latest '
@@ -93,16 +93,16 @@ rest() {
 	[ ! -e out ]
 }
 
-@test "setoffset: no Kafka source, -u naming none, standard input, usage" {
+@test "setoffset: no Kafka source, --source naming none, standard input, usage" {
 	needs_fixtures
-	bad 2 "ckpt-merge: $M: -u nope: no such operator" ckpt-merge --set-offset topic:1=1 -u nope -o out/ "$KAFKA"
+	bad 2 "ckpt-merge: $M: --source nope: no such operator" ckpt-merge --set-offset topic:1=1 --source nope -o out/ "$KAFKA"
 	p=$FIXTURES/flink-artifacts/new-stateful-broadcast-udf-migration-itcase-flink1.15-hashmap-savepoint
 	bad 2 "ckpt-merge: $p/_metadata: --set-offset: no Kafka source" ckpt-merge --set-offset topic:1=1 -o out/ "$p"
 	bad 2 "ckpt-merge: --set-offset needs the savepoint (its directory or its _metadata), not standard input (see ckpt-merge -h)" \
 		ckpt-merge --set-offset topic:1=1 -o out/ - <"$M"
 	bad 2 "ckpt-merge: --set-offset writes a Flink savepoint: give -o DIR/ (see ckpt-merge -h)" \
 		ckpt-merge --set-offset topic:1=1 -o out.tar "$KAFKA"
-	bad 2 "ckpt-merge: -u needs --set-offset (see ckpt-merge -h)" ckpt-merge -u x -o out/ "$KAFKA"
+	bad 2 "ckpt-merge: --source needs --set-offset (see ckpt-merge -h)" ckpt-merge --source x -o out/ "$KAFKA"
 	bad 2 "ckpt-merge: --set-offset topic=1: give TOPIC:PARTITION=OFFSET (see ckpt-merge -h)" \
 		ckpt-merge --set-offset topic=1 -o out/ "$KAFKA"
 	bad 2 "ckpt-merge: --set-offset topic:x=1: the partition must be a number from 0 to 2147483647 (see ckpt-merge -h)" \

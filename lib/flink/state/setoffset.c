@@ -150,16 +150,16 @@ pick_source(struct setctx *c, const char *source)
 		if ((r = kafka_source(c, op)) < 0)
 			return -1;
 		if (r == 0 && source)
-			return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->meta, "-u %s: not a Kafka source", source);
+			return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->meta, "--source %s: not a Kafka source", source);
 		if (r == 0)
 			continue;
 		if (k >= 0)
 			return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->meta, "--set-offset: two Kafka sources (operators "
-					    "%s and %s): choose one with -u UID", c->s->ops[k].id, op->id);
+					    "%s and %s): choose one with --source UID", c->s->ops[k].id, op->id);
 		k = (long)i;
 	}
 	if (k < 0)
-		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->meta, source ? "-u %s: no such operator" :
+		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->meta, source ? "--source %s: no such operator" :
 				    "--set-offset: no Kafka source%s", source ? source : "");
 	return k;
 }
