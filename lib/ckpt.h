@@ -698,7 +698,7 @@ struct ckpt_flink_offset_set {
  * nothing changed: a partition no reader holds (naming those that exist), no Kafka source or two
  * without source (a uid or id) to choose, a relative offset from a sentinel or below 0, a Kafka
  * source's split ckpt cannot type (naming why), and what is not supported yet (reader state in a
- * file, an enumerator state recording offsets).
+ * file).  An enumerator state recording splits (versions 0 and 3) has the split set alike.
  */
 int ckpt_flink_set_offsets(const char *meta, const void *buf, size_t len, const struct ckpt_flink_edit *ed,
 			   size_t ned, const struct ckpt_flink_offset_set *sets, size_t nsets, const char *source,

@@ -83,14 +83,25 @@ rest() {
 	[ ! -e out ]
 }
 
-@test "setoffset: an enumerator recording offsets (version 3) is not supported yet" {
+@test "setoffset: an enumerator recording splits (versions 3 and 0) gets the new starting offset too" {
 	needs_fixtures
 	tohex
-	set_coordinator "$(coordinator 3 "$(kafka_enum3 1 "topic 3 10 -9223372036854775808 0")")"
+	set_coordinator "$(coordinator 3 "$(kafka_enum3 1 "topic 3 10 -9223372036854775808 0" "topic 4 10 -9223372036854775808 0")")"
 	unhex
-	bad 2 "ckpt-merge: sp/_metadata: operator $OP: --set-offset: the Kafka enumerator's state of version 3 records the splits' offsets: not supported yet" \
-		ckpt-merge --set-offset topic:3=1 -o out/ sp
-	[ ! -e out ]
+	run ckpt-merge --set-offset topic:3=latest -o out/ sp
+	status_is 0
+	run sh -c "ckpt-inspect -a out/ | jq -c '[.operators[1].coordinator.splits[] | [.partition, .starting_offset]]'"
+	output_is '[[3,"latest"],[4,10]]'
+	run starts out/
+	output_is '0:10 1:10 2:10 3:latest 4:10 5:10 6:10 7:10 8:10 9:10 '
+	rm -rf sp out
+	tohex
+	set_coordinator "$(coordinator 0 "$(kafka_enum0 1 "topic 3 10 -9223372036854775808" "topic 4 10 -9223372036854775808")")"
+	unhex
+	run ckpt-merge --set-offset topic:4=+2 -o out/ sp
+	status_is 0
+	run sh -c "ckpt-inspect -a out/ | jq -c '[.operators[1].coordinator.assignments[].splits[] | [.partition, .starting_offset]]'"
+	output_is '[[3,10],[4,12]]'
 }
 
 @test "setoffset: no Kafka source, --source naming none, standard input, usage" {

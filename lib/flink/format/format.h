@@ -303,6 +303,7 @@ struct ckpt_fmeta_path {
 struct ckpt_fmeta_op {
 	size_t at, body, end; /* its record; body: after the max parallelism (the coordinator on) */
 	size_t count_at;      /* its subtask count (format versions 3 and up) */
+	size_t coord_at;      /* its coordinator state's inline bytes (0: none) */
 };
 
 /* A keyed state handle's record (its tag to its end), for ckpt-merge --max-parallelism. */

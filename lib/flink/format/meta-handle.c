@@ -1137,6 +1137,8 @@ ckpt_fmeta_read_coordinator(struct ckpt_fmeta_reader *r, struct ckpt_operator *o
 	}
 	memcpy(op->coordinator->p, s.data, s.dlen);
 	op->coordinator->len = s.dlen;
+	if (r->sp)
+		r->sp->ops[r->op].coord_at = (size_t)(s.data - r->c.p);
 	rc = 0;
 out:
 	stream_release(&s);

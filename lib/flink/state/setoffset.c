@@ -3,7 +3,8 @@
  * A KafkaPartitionSplit (version 0: UTF topic, i32 partition, i64 starting and stopping offsets)
  * keeps its length when its starting offset changes, so the reader state's element offsets stay
  * and the writer splices 8 bytes of the inline operator state a split lies in.  The enumerator's
- * state of versions 1 and 2 holds partitions only and stays as it is. */
+ * state of versions 1 and 2 holds partitions only and stays as it is; versions 0 and 3 hold each
+ * split whole (i32 length, the split): its starting offset is set alike. */
 
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@ struct setctx {
 	const struct ckpt_fmeta_spans *sp;
 	struct rsplit *sl;
 	size_t nsl, slcap;
+	size_t coord_at, coord_len; /* the enumerator's bytes, when it records splits (else 0) */
 	struct ckpt_err *e;
 };
 
@@ -58,10 +60,10 @@ kafka_source(struct setctx *c, const struct ckpt_operator *op)
 	conn = en ? json_string_value(json_object_get(en, "connector")) : NULL;
 	if (conn && strcmp(conn, "kafka") == 0) {
 		rc = 1;
-		if (json_object_get(en, "splits") || json_object_get(en, "assignments"))
-			rc = ckpt_err_set(c->e, CKPT_ERR_INPUT, c->meta, "operator %s: --set-offset: the Kafka "
-					  "enumerator's state of version %lld records the splits' offsets: not supported yet",
-					  op->id, (long long)json_integer_value(json_object_get(en, "version")));
+		if (json_object_get(en, "splits") || json_object_get(en, "assignments")) {
+			c->coord_at = c->sp->ops[op - c->s->ops].coord_at;
+			c->coord_len = op->coordinator->len;
+		}
 	}
 	json_decref(en);
 	return rc;
@@ -178,9 +180,52 @@ held(const struct setctx *c, char *b, size_t n)
 		snprintf(b, n, "none");
 }
 
-/* Set x's new offset into *splice (8 bytes at the split's offset). */
+/* The 8 bytes at at become v, as splice n of rk. */
 static int
-apply(struct setctx *c, const struct ckpt_flink_offset_set *x, struct ckpt_flink_splice *splice)
+splice_at(struct setctx *c, struct ckpt_flink_rekey *rk, size_t at, int64_t v)
+{
+	struct ckpt_flink_splice *x = &rk->splices[rk->nsplices];
+
+	if ((x->p = malloc(8)) == NULL)
+		return ckpt_err_nomem(c->e, "");
+	rk->nsplices++;
+	x->at = at;
+	x->end = at + 8;
+	x->n = 8;
+	for (int i = 0; i < 8; i++)
+		x->p[i] = (unsigned char)((uint64_t)v >> (56 - 8 * i));
+	return 0;
+}
+
+/* The enumerator's own split of r (its i32 length, topic, partition), when it records splits: its
+ * starting offset set to v too.  None there: nothing to change; two: refused. */
+static int
+enum_split(struct setctx *c, struct ckpt_flink_rekey *rk, const struct rsplit *r, const char *text, int64_t v)
+{
+	size_t tl = strlen(r->topic), n = 4 + 2 + tl + 4, at = 0, found = 0;
+	unsigned char *pat = malloc(n);
+	const unsigned char *p = c->buf + c->coord_at;
+
+	if (pat == NULL)
+		return ckpt_err_nomem(c->e, "");
+	for (int i = 0; i < 4; i++)
+		pat[i] = (unsigned char)((2 + tl + 20) >> (24 - 8 * i)), pat[6 + tl + i] = (unsigned char)((uint32_t)r->partition >> (24 - 8 * i));
+	pat[4] = (unsigned char)(tl >> 8);
+	pat[5] = (unsigned char)tl;
+	memcpy(pat + 6, r->topic, tl);
+	for (size_t i = 0; c->coord_len >= n + 16 && i <= c->coord_len - n - 16; i++)
+		if (memcmp(p + i, pat, n) == 0)
+			found++, at = c->coord_at + i + n;
+	free(pat);
+	if (found > 1)
+		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->meta, "--set-offset %s: the enumerator's state holds "
+				    "%s:%d %zu times", text, r->topic, (int)r->partition, found);
+	return found ? splice_at(c, rk, at, v) : 0;
+}
+
+/* Set x's new offset into rk (8 bytes at the split's offset, and at the enumerator's). */
+static int
+apply(struct setctx *c, const struct ckpt_flink_offset_set *x, struct ckpt_flink_rekey *rk)
 {
 	struct rsplit *r = NULL;
 	char list[1000];
@@ -203,14 +248,9 @@ apply(struct setctx *c, const struct ckpt_flink_offset_set *x, struct ckpt_flink
 	if (x->rel && v < 0)
 		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->meta, "--set-offset %s: the starting offset %lld moved by %+lld "
 				    "is below 0", x->text, (long long)r->start, (long long)x->value);
-	splice->at = r->at;
-	splice->end = r->at + 8;
-	splice->n = 8;
-	if ((splice->p = malloc(8)) == NULL)
-		return ckpt_err_nomem(c->e, "");
-	for (int i = 0; i < 8; i++)
-		splice->p[i] = (unsigned char)((uint64_t)v >> (56 - 8 * i));
-	return 0;
+	if (splice_at(c, rk, r->at, v) < 0)
+		return -1;
+	return c->coord_at ? enum_split(c, rk, r, x->text, v) : 0;
 }
 
 static int
@@ -235,10 +275,10 @@ ckpt_flink_set_offsets(const char *meta, const void *buf, size_t len, const stru
 
 	if (s == NULL || (k = pick_source(&c, source)) < 0 || reader_splits(&c, (size_t)k) < 0)
 		goto out;
-	if ((rk.splices = ckpt_calloc(nsets + 1, sizeof *rk.splices, e)) == NULL)
+	if ((rk.splices = ckpt_calloc(2 * nsets + 1, sizeof *rk.splices, e)) == NULL)
 		goto out;
-	for (; rk.nsplices < nsets; rk.nsplices++)
-		if (apply(&c, &sets[rk.nsplices], &rk.splices[rk.nsplices]) < 0)
+	for (size_t i = 0; i < nsets; i++)
+		if (apply(&c, &sets[i], &rk) < 0)
 			goto out;
 	qsort(rk.splices, rk.nsplices, sizeof *rk.splices, cmp_splice);
 	for (size_t i = 1; i < rk.nsplices; i++)
@@ -248,7 +288,7 @@ ckpt_flink_set_offsets(const char *meta, const void *buf, size_t len, const stru
 		}
 	rc = ckpt_fmeta_rewrite_rekeyed(buf, len, meta, ed, ned, &rk, out, relative, e);
 out:
-	for (size_t i = 0; rk.splices && i < nsets; i++)
+	for (size_t i = 0; i < rk.nsplices; i++)
 		free(rk.splices[i].p);
 	free(rk.splices);
 	for (size_t i = 0; i < c.nsl; i++)
