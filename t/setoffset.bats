@@ -83,6 +83,21 @@ rest() {
 	[ ! -e out ]
 }
 
+@test "setoffset: a source whose enumerator ckpt cannot type is refused, naming why" {
+	needs_fixtures
+	tohex
+	at=$(offset_of "$(utf topic)$(i32 8)") # the enumerator's first partition, before the readers' splits
+	h=$(cat meta.hex)
+	printf '%s01%s' "${h:0:$(((at + 6) * 2))}" "${h:$(((at + 7) * 2))}" >meta.hex
+	unhex
+	bad 2 "ckpt-merge: sp/_metadata: --set-offset: no Kafka source: operator $OP's enumerator state is none ckpt can type: kafka: offset 111: topic \"topi\x01\" is no Kafka topic name; file: offset 16: magic number 0a000000, not deadbeef; number_sequence: offset 39: split id \"topic\" is not a number" \
+		ckpt-merge --set-offset topic:2=1 -o out/ sp
+	[ ! -e out ]
+	bad 2 "ckpt-merge: sp/_metadata: --source $OP: not a Kafka source: operator $OP's enumerator state is none ckpt can type: kafka: offset 111: topic \"topi\x01\" is no Kafka topic name; file: offset 16: magic number 0a000000, not deadbeef; number_sequence: offset 39: split id \"topic\" is not a number" \
+		ckpt-merge --set-offset topic:2=1 --source $OP -o out/ sp
+	[ ! -e out ]
+}
+
 @test "setoffset: an enumerator recording splits (versions 3 and 0) gets the new starting offset too" {
 	needs_fixtures
 	tohex

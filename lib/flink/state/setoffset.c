@@ -31,6 +31,7 @@ struct setctx {
 	struct rsplit *sl;
 	size_t nsl, slcap;
 	size_t coord_at, coord_len; /* the enumerator's bytes, when it records splits (else 0) */
+	char untyped[1400];         /* a source whose enumerator no format parses, and why */
 	struct ckpt_err *e;
 };
 
@@ -58,6 +59,9 @@ kafka_source(struct setctx *c, const struct ckpt_operator *op)
 	if (ckpt_fser_enum_typed(op->coordinator->p, op->coordinator->len, &en, why, sizeof why) < 0)
 		return ckpt_err_nomem(c->e, "");
 	conn = en ? json_string_value(json_object_get(en, "connector")) : NULL;
+	if (en && conn == NULL && c->untyped[0] == '\0')
+		snprintf(c->untyped, sizeof c->untyped, ": operator %s's enumerator state is none ckpt can type: %s", op->id,
+			 json_string_value(json_object_get(en, "reason")));
 	if (conn && strcmp(conn, "kafka") == 0) {
 		rc = 1;
 		if (json_object_get(en, "splits") || json_object_get(en, "assignments")) {
@@ -152,7 +156,8 @@ pick_source(struct setctx *c, const char *source)
 		if ((r = kafka_source(c, op)) < 0)
 			return -1;
 		if (r == 0 && source)
-			return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->meta, "--source %s: not a Kafka source", source);
+			return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->meta, "--source %s: not a Kafka source%s", source,
+					    c->untyped);
 		if (r == 0)
 			continue;
 		if (k >= 0)
@@ -162,7 +167,7 @@ pick_source(struct setctx *c, const char *source)
 	}
 	if (k < 0)
 		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->meta, source ? "--source %s: no such operator" :
-				    "--set-offset: no Kafka source%s", source ? source : "");
+				    "--set-offset: no Kafka source%s", source ? source : c->untyped);
 	return k;
 }
 
