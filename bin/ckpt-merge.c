@@ -142,7 +142,8 @@ struct merge_opts {
 
 static struct ckpt_graph *load_graph(const char *path, struct ckpt_err *e);
 
-enum { OPT_UID = 256, OPT_DROP, OPT_RELOCATE, OPT_LINK, OPT_MAXPAR, OPT_ROWS, OPT_CLEAR, OPT_CANONICAL, OPT_SETOFF, OPT_SOURCE };
+enum { OPT_UID = 256, OPT_DROP, OPT_RELOCATE, OPT_LINK, OPT_MAXPAR, OPT_ROWS, OPT_CLEAR, OPT_CANONICAL, OPT_SETOFF,
+       OPT_SOURCE };
 
 /* --uid OLD=NEW, --drop X, --relocate OLD=NEW: split at the first '='. */
 static void
@@ -507,8 +508,9 @@ check_options(struct merge_opts *o, int argc, char **argv, const char **in)
 		cli_usage_fail("-n needs -g");
 	*in = optind < argc ? argv[optind] : NULL;
 	/* A Flink savepoint written to DIR/ stays a Flink savepoint (edited or not); edits need that. */
-	if (o->out && dir_output(o->out) && (o->noffsets || o->nedits || o->link || o->maxpar || o->rows || o->nclear || o->canonical ||
-						    ckpt_snapshot_is_flink(*in)))
+	if (o->out && dir_output(o->out) &&
+	    (o->noffsets || o->nedits || o->link || o->maxpar || o->rows || o->nclear || o->canonical ||
+	     ckpt_snapshot_is_flink(*in)))
 		o->savepoint = o->out;
 	if (o->savepoint) {
 		size_t n = strlen(o->out);

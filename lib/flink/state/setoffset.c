@@ -213,8 +213,10 @@ enum_split(struct setctx *c, struct ckpt_flink_rekey *rk, const struct rsplit *r
 
 	if (pat == NULL)
 		return ckpt_err_nomem(c->e, "");
-	for (int i = 0; i < 4; i++)
-		pat[i] = (unsigned char)((2 + tl + 20) >> (24 - 8 * i)), pat[6 + tl + i] = (unsigned char)((uint32_t)r->partition >> (24 - 8 * i));
+	for (int i = 0; i < 4; i++) {
+		pat[i] = (unsigned char)((2 + tl + 20) >> (24 - 8 * i));
+		pat[6 + tl + i] = (unsigned char)((uint32_t)r->partition >> (24 - 8 * i));
+	}
 	pat[4] = (unsigned char)(tl >> 8);
 	pat[5] = (unsigned char)tl;
 	memcpy(pat + 6, r->topic, tl);
