@@ -83,6 +83,24 @@ rest() {
 	[ ! -e out ]
 }
 
+@test "setoffset: a reader element whose length lies is refused, naming the file, operator, subtask and offset" {
+	needs_fixtures
+	tohex
+	at=$(offset_of "$(kafka_split topic 8 10 -9223372036854775808)")
+	h=$(cat meta.hex)
+	# BytePrimitiveArraySerializer's length, 12 bytes before the split: 35 becomes 38, then 2^31-1
+	printf '%s%s%s' "${h:0:$(((at - 12) * 2))}" "$(i32 38)" "${h:$(((at - 8) * 2))}" >meta.hex
+	unhex
+	bad 2 "ckpt-merge: sp/_metadata: operator $OP subtask 0 SourceReaderState element 0: offset 802: split length 27, but 30 bytes follow it" \
+		ckpt-merge --set-offset topic:2=1 -o out/ sp
+	[ ! -e out ]
+	printf '%s%s%s' "${h:0:$(((at - 12) * 2))}" "$(i32 2147483647)" "${h:$(((at - 8) * 2))}" >meta.hex
+	unhex
+	bad 2 "ckpt-merge: sp/_metadata: operator $OP subtask 0 SourceReaderState element 0: its length lies outside the state" \
+		ckpt-merge --set-offset topic:2=1 -o out/ sp
+	[ ! -e out ]
+}
+
 @test "setoffset: a source whose enumerator ckpt cannot type is refused, naming why" {
 	needs_fixtures
 	tohex

@@ -79,7 +79,7 @@ reader_split(struct setctx *c, const struct ckpt_operator *op, const struct ckpt
 	     int64_t off)
 {
 	const unsigned char *p = c->buf + d->at;
-	char where[300], why[1200];
+	char where[300], loc[1400], why[1200];
 	json_t *v = NULL;
 	size_t n, tl;
 	struct rsplit *r;
@@ -87,7 +87,8 @@ reader_split(struct setctx *c, const struct ckpt_operator *op, const struct ckpt
 	snprintf(where, sizeof where, "operator %s subtask %u %s element %zu", op->id, d->subtask, READER_STATE, idx);
 	if (off < 0 || (uint64_t)off + 4 > d->n || (n = be(p + off, 4)) > d->n - (size_t)off - 4)
 		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->meta, "%s: its length lies outside the state", where);
-	if (ckpt_fser_split_typed(p + off + 4, n, d->at + (size_t)off + 4, where, &v, why, sizeof why, c->e) < 0)
+	snprintf(loc, sizeof loc, "%s: %s", c->meta, where); /* the framing's own errors name the file too */
+	if (ckpt_fser_split_typed(p + off + 4, n, d->at + (size_t)off + 4, loc, &v, why, sizeof why, c->e) < 0)
 		return -1;
 	if (v == NULL || !json_is_string(json_object_get(v, "connector")) ||
 	    strcmp(json_string_value(json_object_get(v, "connector")), "kafka") != 0) {
