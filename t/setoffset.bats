@@ -45,6 +45,14 @@ rest() {
 	output_is '{"connector":"kafka","version":0,"topic":"topic","partition":9,"starting_offset":"latest","stopping_offset":null}'
 }
 
+@test "setoffset: with --uid the source takes its new id and the offset together" {
+	needs_fixtures
+	run ckpt-merge --set-offset topic:2=7 --uid $OP=kafka-src -o out/ "$KAFKA"
+	status_is 0
+	run sh -c "ckpt-inspect --offsets out/ | jq -c 'select(.partition == 2) | [.operator, .starting_offset]'"
+	output_is '["2cfff4cfdc12cf3ce3a313acc56edab3",7]'
+}
+
 @test "setoffset: a partition no reader holds is refused, naming those they hold; nothing written" {
 	needs_fixtures
 	bad 2 "ckpt-merge: $M: --set-offset topic:10=3: no reader holds topic:10 (the readers hold topic:8, topic:2, topic:5, topic:6, topic:9, topic:0, topic:3, topic:7, topic:1, topic:4)" \
