@@ -53,6 +53,42 @@ rest() {
 	output_is '["2cfff4cfdc12cf3ce3a313acc56edab3",7]'
 }
 
+# Two Kafka sources: the fixture's source operator again, after it, as operator abab... reading
+# "tupic" (same length: every offset stays), into sp/.
+two_sources() {
+	local h i j rec
+	tohex
+	h=$(cat meta.hex)
+	i=$(offset_of $OP)
+	j=$(offset_of aced0005) # the checkpoint properties after the last operator (format version 4)
+	rec=${h:$((i * 2)):$(((j - i) * 2))}
+	rec=$(printf 'ab%.0s' $(seq 16))${rec:32}
+	printf '%s%s%s%s%s' "${h:0:40}" "$(i32 3)" "${h:48:$(((j - 24) * 2))}" "${rec//0005746f706963/00057475706963}" \
+		"${h:$((j * 2))}" >meta.hex
+	unhex
+}
+
+@test "setoffset: of two Kafka sources the topic chooses, else --source; neither refuses" {
+	needs_fixtures
+	two_sources
+	run ckpt-merge --set-offset tupic:3=1 -o out/ sp
+	status_is 0
+	run sh -c "ckpt-inspect --offsets out/ | jq -c 'select(.partition == 3) | [.topic, .starting_offset]'"
+	output_is '["topic",10]
+["tupic",1]'
+	bad 2 "ckpt-merge: sp/_metadata: --set-offset: 2 Kafka sources (operators $OP, abababababababababababababababab) and the topics do not tell which: choose one with --source UID" \
+		ckpt-merge --set-offset tupic:3=1 --set-offset topic:3=1 -o out2/ sp
+	[ ! -e out2 ]
+	run ckpt-merge --set-offset topic:3=2 --source $OP -o out2/ sp
+	status_is 0
+	run sh -c "ckpt-inspect --offsets out2/ | jq -c 'select(.partition == 3) | [.topic, .starting_offset]'"
+	output_is '["topic",2]
+["tupic",10]'
+	bad 2 "ckpt-merge: sp/_metadata: --set-offset tupic:3=2: no reader holds tupic:3 (the readers hold topic:8, topic:2, topic:5, topic:6, topic:9, topic:0, topic:3, topic:7, topic:1, topic:4)" \
+		ckpt-merge --set-offset tupic:3=2 --source $OP -o out3/ sp
+	[ ! -e out3 ]
+}
+
 @test "setoffset: a partition no reader holds is refused, naming those they hold; nothing written" {
 	needs_fixtures
 	bad 2 "ckpt-merge: $M: --set-offset topic:10=3: no reader holds topic:10 (the readers hold topic:8, topic:2, topic:5, topic:6, topic:9, topic:0, topic:3, topic:7, topic:1, topic:4)" \

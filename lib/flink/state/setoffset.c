@@ -142,33 +142,87 @@ reader_splits(struct setctx *c, size_t k)
 	return 0;
 }
 
-/* The Kafka source: the one of uid or id source, else the only one.  Its index or -1. */
-static long
-pick_source(struct setctx *c, const char *source)
+static void
+free_splits(struct setctx *c)
 {
+	for (size_t i = 0; i < c->nsl; i++)
+		free(c->sl[i].topic);
+	c->nsl = 0;
+}
+
+/* Do operator k's readers hold every topic the sets name (1), some (2), none (0)?  -1: an error. */
+static int
+holds_topics(struct setctx *c, size_t k, const struct ckpt_flink_offset_set *sets, size_t nsets)
+{
+	size_t have = 0;
+
+	if (reader_splits(c, k) < 0)
+		return -1;
+	for (size_t i = 0; i < nsets; i++) {
+		size_t j = 0;
+
+		while (j < c->nsl && strcmp(c->sl[j].topic, sets[i].topic) != 0)
+			j++;
+		have += j < c->nsl;
+	}
+	free_splits(c);
+	return have == nsets ? 1 : have ? 2 : 0;
+}
+
+/* Of two or more Kafka sources ks[0, n), the one whose readers alone hold the topics named. */
+static long
+by_topic(struct setctx *c, const size_t *ks, size_t n, const struct ckpt_flink_offset_set *sets, size_t nsets)
+{
+	long k = -1;
+	int ambiguous = 0, r;
+
+	for (size_t i = 0; i < n; i++) {
+		if ((r = holds_topics(c, ks[i], sets, nsets)) < 0)
+			return -1;
+		ambiguous |= r == 2 || (r == 1 && k >= 0);
+		if (r == 1)
+			k = (long)ks[i];
+	}
+	if (k < 0 || ambiguous)
+		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->meta, "--set-offset: %zu Kafka sources (operators %s, %s%s) "
+				    "and the topics do not tell which: choose one with --source UID", n, c->s->ops[ks[0]].id,
+				    c->s->ops[ks[1]].id, n > 2 ? ", ..." : "");
+	return k;
+}
+
+/* The Kafka source: the one of uid or id source, else the only one, else the one whose readers
+ * alone hold the topics named.  Its index, its enumerator noted (kafka_source), or -1. */
+static long
+pick_source(struct setctx *c, const char *source, const struct ckpt_flink_offset_set *sets, size_t nsets)
+{
+	size_t *ks = ckpt_calloc(c->s->nops + 1, sizeof *ks, c->e), n = 0;
 	long k = -1;
 	int r;
 
-	for (size_t i = 0; i < c->s->nops; i++) {
+	for (size_t i = 0; ks && i < c->s->nops; i++) {
 		const struct ckpt_operator *op = &c->s->ops[i];
 
 		if (source && strcmp(op->id, source) != 0 && (op->uid == NULL || strcmp(op->uid, source) != 0))
 			continue;
 		if ((r = kafka_source(c, op)) < 0)
-			return -1;
-		if (r == 0 && source)
-			return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->meta, "--source %s: not a Kafka source%s", source,
-					    c->untyped);
-		if (r == 0)
-			continue;
-		if (k >= 0)
-			return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->meta, "--set-offset: two Kafka sources (operators "
-					    "%s and %s): choose one with --source UID", c->s->ops[k].id, op->id);
-		k = (long)i;
+			goto out;
+		if (r == 0 && source) {
+			ckpt_err_set(c->e, CKPT_ERR_INPUT, c->meta, "--source %s: not a Kafka source%s", source, c->untyped);
+			goto out;
+		}
+		if (r)
+			ks[n++] = i;
 	}
-	if (k < 0)
-		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->meta, source ? "--source %s: no such operator" :
-				    "--set-offset: no Kafka source%s", source ? source : c->untyped);
+	if (ks && n == 0)
+		ckpt_err_set(c->e, CKPT_ERR_INPUT, c->meta, source ? "--source %s: no such operator" :
+			     "--set-offset: no Kafka source%s", source ? source : c->untyped);
+	else if (ks)
+		k = n == 1 ? (long)ks[0] : by_topic(c, ks, n, sets, nsets);
+	c->coord_at = c->coord_len = 0;
+	if (k >= 0 && kafka_source(c, &c->s->ops[k]) < 0)
+		k = -1;
+out:
+	free(ks);
 	return k;
 }
 
@@ -281,7 +335,7 @@ ckpt_flink_set_offsets(const char *meta, const void *buf, size_t len, const stru
 	long k;
 	int rc = -1;
 
-	if (s == NULL || (k = pick_source(&c, source)) < 0 || reader_splits(&c, (size_t)k) < 0)
+	if (s == NULL || (k = pick_source(&c, source, sets, nsets)) < 0 || reader_splits(&c, (size_t)k) < 0)
 		goto out;
 	if ((rk.splices = ckpt_calloc(2 * nsets + 1, sizeof *rk.splices, e)) == NULL)
 		goto out;
@@ -299,8 +353,7 @@ out:
 	for (size_t i = 0; i < rk.nsplices; i++)
 		free(rk.splices[i].p);
 	free(rk.splices);
-	for (size_t i = 0; i < c.nsl; i++)
-		free(c.sl[i].topic);
+	free_splits(&c);
 	free(c.sl);
 	ckpt_fmeta_spans_release(&sp);
 	ckpt_snapshot_free(s);
