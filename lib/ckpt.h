@@ -696,9 +696,9 @@ struct ckpt_flink_offset_set {
  * The _metadata in buf rewritten (with the edits ed, as ckpt_fmeta_rewrite) with the Kafka reader
  * split of each set's partition starting at the new offset.  -1 with e set (CKPT_ERR_INPUT),
  * nothing changed: a partition no reader holds (naming those that exist), no Kafka source, or two
- * without source (a uid or id) or topics held by one alone to choose, a relative offset from a sentinel or below 0, a Kafka
- * source's split ckpt cannot type (naming why), and what is not supported yet (reader state in a
- * file).  An enumerator state recording splits (versions 0 and 3) has the split set alike.
+ * without source (a uid or id) or topics held by one alone to choose, a relative offset from a
+ * sentinel or below 0, a Kafka source's split ckpt cannot type (naming why), and what is not
+ * supported yet (reader state in a file).  An enumerator state recording splits (versions 0 and 3) has the split set alike.
  */
 int ckpt_flink_set_offsets(const char *meta, const void *buf, size_t len, const struct ckpt_flink_edit *ed,
 			   size_t ned, const struct ckpt_flink_offset_set *sets, size_t nsets, const char *source,
