@@ -15,6 +15,7 @@ usage(FILE *f)
 	       "       ckpt-merge [--uid OLD=NEW ...] [--drop UID_OR_ID ...] [--relocate OLDPREFIX=NEWPREFIX ...]\n"
 	       "                  [--max-parallelism N] [--canonical] [--link] [-g GRAPH [-n]] -o OUTDIR/ SNAPSHOT\n"
 	       "       ckpt-merge [--rows FILE] [--clear STATE ...] -o OUTDIR/ SAVEPOINT\n"
+	       "       ckpt-merge --set-offset TOPIC:PARTITION=OFFSET ... [--source UID] -o OUTDIR/ SAVEPOINT\n"
 	       "options:\n"
 	       "  -P, --parallelism=[OPERATOR=]N\n"
 	       "                        restore at parallelism N (every operator, or OPERATOR; repeatable)\n"
@@ -34,6 +35,10 @@ usage(FILE *f)
 	       "                        - for standard input) holds exactly those rows\n"
 	       "      --clear=STATE     empty the keyed state STATE (repeatable)\n"
 	       "      --canonical       any checkpoint or savepoint written as a canonical savepoint\n"
+	       "      --set-offset=TOPIC:PARTITION=OFFSET\n"
+	       "                        the Kafka source reads the partition from OFFSET: a number, earliest,\n"
+	       "                        latest, committed, or +N/-N from the current one (repeatable)\n"
+	       "      --source=UID      with --set-offset: the Kafka source of uid or id UID\n"
 	       "  -p, --pretty          indented JSON\n"
 	       "  -h, --help            this help\n"
 	       "  -V, --version         the version\n");
@@ -130,11 +135,15 @@ struct merge_opts {
 	char **clear;     /* --clear */
 	size_t nclear;
 	int canonical;   /* --canonical */
+	struct ckpt_flink_offset_set *offsets; /* --set-offset */
+	size_t noffsets;
+	const char *source; /* --source */
 };
 
 static struct ckpt_graph *load_graph(const char *path, struct ckpt_err *e);
 
-enum { OPT_UID = 256, OPT_DROP, OPT_RELOCATE, OPT_LINK, OPT_MAXPAR, OPT_ROWS, OPT_CLEAR, OPT_CANONICAL };
+enum { OPT_UID = 256, OPT_DROP, OPT_RELOCATE, OPT_LINK, OPT_MAXPAR, OPT_ROWS, OPT_CLEAR, OPT_CANONICAL, OPT_SETOFF,
+       OPT_SOURCE };
 
 /* --uid OLD=NEW, --drop X, --relocate OLD=NEW: split at the first '='. */
 static void
@@ -161,6 +170,45 @@ parse_edit(struct merge_opts *o, int c, char *arg)
 		*eq = '\0';
 		ed->to = eq + 1;
 	}
+}
+
+/* --set-offset TOPIC:PARTITION=OFFSET (the last ':' before the last '='; Kafka's topic names hold neither). */
+static void
+parse_setoff(struct merge_opts *o, char *arg)
+{
+	static const struct { const char *name; int64_t v; } sentinel[] = {
+		{"earliest", -2}, {"latest", -1}, {"committed", -3}};
+	struct ckpt_flink_offset_set *x;
+	char *eq = strrchr(arg, '='), *colon, *end, *text = strdup(arg);
+	long long v;
+	long p;
+
+	if (text == NULL)
+		cli_out_of_memory();
+	if (eq == NULL || (*eq = '\0', colon = strrchr(arg, ':')) == NULL || colon == arg)
+		cli_usage_fail("--set-offset %s: give TOPIC:PARTITION=OFFSET", text);
+	*colon = '\0';
+	errno = 0;
+	p = strtol(colon + 1, &end, 10);
+	if (!isdigit((unsigned char)colon[1]) || *end || errno || p > INT32_MAX)
+		cli_usage_fail("--set-offset %s: the partition must be a number from 0 to %d", text, INT32_MAX);
+	if ((x = realloc(o->offsets, (o->noffsets + 1) * sizeof *x)) == NULL)
+		cli_out_of_memory();
+	o->offsets = x;
+	x += o->noffsets++;
+	*x = (struct ckpt_flink_offset_set){.topic = arg, .partition = (int32_t)p, .text = text};
+	for (size_t i = 0; i < sizeof sentinel / sizeof *sentinel; i++)
+		if (strcmp(eq + 1, sentinel[i].name) == 0) {
+			x->value = sentinel[i].v;
+			return;
+		}
+	x->rel = eq[1] == '+' || eq[1] == '-';
+	errno = 0;
+	v = strtoll(eq + 1 + x->rel, &end, 10);
+	if (!isdigit((unsigned char)eq[1 + x->rel]) || *end || errno)
+		cli_usage_fail("--set-offset %s: the offset must be a number, earliest, latest, committed, +N or -N",
+			       text);
+	x->value = eq[1] == '-' ? -v : v;
 }
 
 /* Does -o name a directory (a trailing '/')? */
@@ -196,8 +244,9 @@ savepoint(struct merge_opts *o, const char *in)
 {
 	struct ckpt_flink_write_opts wo = {.edits = o->edits, .nedits = o->nedits, .link = o->link,
 					   .allow_non_restored = o->ro.allow_non_restored, .max_parallelism = o->maxpar,
-					   .canonical = o->canonical};
-	const char *what = o->nedits || o->link ? "--uid, --drop, --relocate and --link" :
+					   .canonical = o->canonical, .offsets = o->offsets, .noffsets = o->noffsets,
+					   .source = o->source};
+	const char *what = o->noffsets ? "--set-offset" : o->nedits || o->link ? "--uid, --drop, --relocate and --link" :
 			   o->rows || o->nclear ? "--rows and --clear" : o->canonical ? "--canonical" : "--max-parallelism";
 	struct ckpt_err e = {0};
 	struct ckpt_graph *g = NULL;
@@ -206,10 +255,10 @@ savepoint(struct merge_opts *o, const char *in)
 
 	if (in == NULL || strcmp(in, "-") == 0)
 		cli_usage_fail("%s need%s the savepoint (its directory or its _metadata), not standard input", what,
-			       o->nedits || o->link || o->rows || o->nclear ? "" : "s");
+			       (o->nedits || o->link || o->rows || o->nclear) && !o->noffsets ? "" : "s");
 	if (stat(in, &st) == 0 && !ckpt_snapshot_is_flink(in)) {
 		ckpt_err_set(&e, CKPT_ERR_INPUT, in, "not a Flink snapshot: %s %s Flink %s only", what,
-			     o->nedits || o->link ? "edit" : o->rows || o->nclear ? "write" :
+			     o->noffsets ? "writes" : o->nedits || o->link ? "edit" : o->rows || o->nclear ? "write" :
 			     o->canonical ? "converts" : "rewrites", o->canonical ? "snapshots" : "savepoints");
 		goto out;
 	}
@@ -378,6 +427,8 @@ static const struct option longopts[] = {
 	{"rows", required_argument, NULL, OPT_ROWS},
 	{"clear", required_argument, NULL, OPT_CLEAR},
 	{"canonical", no_argument, NULL, OPT_CANONICAL},
+	{"set-offset", required_argument, NULL, OPT_SETOFF},
+	{"source", required_argument, NULL, OPT_SOURCE},
 	{"pretty", no_argument, NULL, 'p'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
@@ -432,6 +483,12 @@ parse_options(struct merge_opts *o, int argc, char **argv)
 		case OPT_CANONICAL:
 			o->canonical = 1;
 			break;
+		case OPT_SETOFF:
+			parse_setoff(o, optarg);
+			break;
+		case OPT_SOURCE:
+			o->source = optarg;
+			break;
 		default:
 			cli_bad_option(c, argv);
 		}
@@ -451,8 +508,9 @@ check_options(struct merge_opts *o, int argc, char **argv, const char **in)
 		cli_usage_fail("-n needs -g");
 	*in = optind < argc ? argv[optind] : NULL;
 	/* A Flink savepoint written to DIR/ stays a Flink savepoint (edited or not); edits need that. */
-	if (o->out && dir_output(o->out) && (o->nedits || o->link || o->maxpar || o->rows || o->nclear || o->canonical ||
-						    ckpt_snapshot_is_flink(*in)))
+	if (o->out && dir_output(o->out) &&
+	    (o->noffsets || o->nedits || o->link || o->maxpar || o->rows || o->nclear || o->canonical ||
+	     ckpt_snapshot_is_flink(*in)))
 		o->savepoint = o->out;
 	if (o->savepoint) {
 		size_t n = strlen(o->out);
@@ -464,6 +522,12 @@ check_options(struct merge_opts *o, int argc, char **argv, const char **in)
 	}
 	if ((o->nedits || o->link) && !o->savepoint)
 		cli_usage_fail("--uid, --drop, --relocate and --link write a Flink savepoint: give -o DIR/");
+	if (o->source && !o->noffsets)
+		cli_usage_fail("--source needs --set-offset");
+	if (o->noffsets && !o->savepoint)
+		cli_usage_fail("--set-offset writes a Flink savepoint: give -o DIR/");
+	if (o->noffsets && (o->rows || o->nclear || o->maxpar || o->canonical || o->rescale || o->graph))
+		cli_usage_fail("--set-offset goes with --uid, --drop, --relocate and --link only");
 	if (o->maxpar && !o->savepoint)
 		cli_usage_fail("--max-parallelism writes a Flink savepoint: give -o DIR/");
 	if ((o->rows || o->nclear) && !o->savepoint)
@@ -503,5 +567,8 @@ main(int argc, char **argv)
 	free(o.edits);
 	free(o.sp_dir);
 	free(o.clear);
+	for (size_t i = 0; i < o.noffsets; i++)
+		free((char *)o.offsets[i].text);
+	free(o.offsets);
 	return cli_finish(status);
 }

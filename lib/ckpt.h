@@ -664,6 +664,9 @@ struct ckpt_flink_write_opts {
 	uint32_t max_parallelism;       /* not 0: every operator's, its keyed state regrouped (canonical only) */
 	struct ckpt_flink_rows *rows;   /* not NULL: --rows and --clear (ckpt_flink_rows_write) */
 	int canonical;                  /* keyed state of any form written as a canonical savepoint's */
+	const struct ckpt_flink_offset_set *offsets; /* --set-offset (ckpt_flink_set_offsets), or NULL */
+	size_t noffsets;
+	const char *source;             /* with offsets: the source's uid or id (--source), or NULL */
 };
 
 /*
@@ -680,6 +683,27 @@ struct ckpt_flink_write_opts {
  * of a canonical savepoint); refused (CKPT_ERR_REFUSED, before anything is written): in-flight data,
  * a changelog handle, a heap state whose serializer ckpt cannot walk.
  */
+/* ckpt-merge --set-offset TOPIC:PARTITION=OFFSET: value is the offset (rel 0; Flink's sentinels
+ * -2 earliest, -1 latest, -3 committed) or added to the current one (rel 1). */
+struct ckpt_flink_offset_set {
+	const char *topic;
+	int32_t partition;
+	int64_t value;
+	int rel;
+	const char *text; /* the option's argument, for messages */
+};
+/*
+ * The _metadata in buf rewritten (with the edits ed, as ckpt_fmeta_rewrite) with the Kafka reader
+ * split of each set's partition starting at the new offset.  -1 with e set (CKPT_ERR_INPUT),
+ * nothing changed: a partition no reader holds (naming those that exist), no Kafka source, or two
+ * without source (a uid or id) or topics held by one alone to choose, a relative offset from a
+ * sentinel or below 0, a Kafka source's split ckpt cannot type (naming why), and what is not
+ * supported yet (reader state in a file).  An enumerator state recording splits (versions 0 and 3) has the split set alike.
+ */
+int ckpt_flink_set_offsets(const char *meta, const void *buf, size_t len, const struct ckpt_flink_edit *ed,
+			   size_t ned, const struct ckpt_flink_offset_set *sets, size_t nsets, const char *source,
+			   struct ckpt_bytes *out, json_t **relative, struct ckpt_err *e);
+
 int ckpt_flink_regroup(const char *meta, const void *buf, size_t len, const struct ckpt_flink_edit *ed, size_t ned,
 		       uint32_t maxp, int canonical, const char *dir, struct ckpt_bytes *out, json_t **relative,
 		       struct ckpt_err *e);

@@ -430,7 +430,9 @@ prepare(const struct spin *in, const struct ckpt_flink_write_opts *o, const char
 		ckpt_err_set(e, CKPT_ERR_INPUT, in->meta, "not a Flink _metadata file");
 		goto out;
 	}
-	if ((o->rows ? ckpt_flink_rows_write(in->meta, buf, len, o->edits, o->nedits, o->rows, tmp, b, rel, e) :
+	if ((o->noffsets ? ckpt_flink_set_offsets(in->meta, buf, len, o->edits, o->nedits, o->offsets, o->noffsets,
+						  o->source, b, rel, e) :
+	     o->rows ? ckpt_flink_rows_write(in->meta, buf, len, o->edits, o->nedits, o->rows, tmp, b, rel, e) :
 	     o->max_parallelism || o->canonical ?
 	     ckpt_flink_regroup(in->meta, buf, len, o->edits, o->nedits, o->max_parallelism, o->canonical, tmp, b, rel,
 				e) :

@@ -213,3 +213,35 @@ kafka_restore() {
 	needs_kafka_restore 1.20.5
 	kafka_restore 1.20.5
 }
+
+# kafka_setoffset VERSION: ckpt-merge --set-offset moves three partitions of the hashmap canonical
+# savepoint (ckpt-in:0 +3, ckpt-in:1 to 5, ckpt-in:2 to earliest; ckpt-in:3 stays at earliest);
+# Flink restores the result against a fresh broker and each partition's first record is at the
+# offset set (earliest: 0).
+kafka_setoffset() {
+	local v=$1 side=$FLINK_OUT/$1/kafka/sidecars/kafka-hashmap-canonical.json
+	run ckpt-merge --set-offset ckpt-in:0=+3 --set-offset ckpt-in:1=5 --set-offset ckpt-in:2=earliest \
+		-o "$BATS_TEST_TMPDIR/moved/" "$FLINK_OUT/$v/$(jq -r .path "$side")"
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	run sh -c "ckpt-inspect --offsets '$BATS_TEST_TMPDIR/moved' | jq -r 'select(.connector == \"kafka\") | \"\(.topic):\(.partition) \(.starting_offset)\"' | sort"
+	[ "$output" = "$(printf 'ckpt-in:0 13\nckpt-in:1 5\nckpt-in:2 earliest\nckpt-in:3 earliest')" ] || { echo "$output"; return 1; }
+	run flink_java "$v" kafka-restore "$BATS_TEST_TMPDIR/r.json" "$BATS_TEST_TMPDIR/moved" --backend "$(jq -r .backend "$side")"
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	[ "$(jq -r .accepted "$BATS_TEST_TMPDIR/r.json")" = true ] || { jq -c . "$BATS_TEST_TMPDIR/r.json"; return 1; }
+	run jq -c .first_offsets "$BATS_TEST_TMPDIR/r.json"
+	[ "$output" = '{"ckpt-in:0":13,"ckpt-in:1":5,"ckpt-in:2":0,"ckpt-in:3":0}' ] || { echo "$output"; return 1; }
+}
+
+@test "kafka-restore (Flink 2.3.0): after ckpt-merge --set-offset each partition resumes at the offset set" {
+	needs_kafka_artifacts
+	[ -f "$FLINK_OUT/2.3.0/kafka/sidecar.json" ] || skip "no connector artifacts of Flink 2.3.0"
+	needs_kafka_restore 2.3.0
+	kafka_setoffset 2.3.0
+}
+
+@test "kafka-restore (Flink 1.20.5): after ckpt-merge --set-offset each partition resumes at the offset set" {
+	needs_kafka_artifacts
+	[ -f "$FLINK_OUT/1.20.5/kafka/sidecar.json" ] || skip "no connector artifacts of Flink 1.20.5"
+	needs_kafka_restore 1.20.5
+	kafka_setoffset 1.20.5
+}

@@ -303,6 +303,7 @@ struct ckpt_fmeta_path {
 struct ckpt_fmeta_op {
 	size_t at, body, end; /* its record; body: after the max parallelism (the coordinator on) */
 	size_t count_at;      /* its subtask count (format versions 3 and up) */
+	size_t coord_at;      /* its coordinator state's inline bytes (0: none) */
 };
 
 /* A keyed state handle's record (its tag to its end), for ckpt-merge --max-parallelism. */
@@ -311,6 +312,14 @@ struct ckpt_fmeta_keyed {
 	uint32_t subtask;
 	int managed; /* managed, else raw keyed state */
 	int present; /* a handle, else the null handle (its tag 0) */
+};
+
+/* A managed operator state handle whose data is inline (ckpt-merge --set-offset): its bytes
+ * [at, at + n) of the buffer, its states ({name, mode, offsets}) as -m prints them. */
+struct ckpt_fmeta_opdata {
+	size_t op, at, n;
+	uint32_t subtask;
+	json_t *states; /* owned */
 };
 
 struct ckpt_fmeta_spans {
@@ -322,6 +331,8 @@ struct ckpt_fmeta_spans {
 	size_t npaths;
 	struct ckpt_fmeta_keyed *keyed;             /* in file order */
 	size_t nkeyed, keyedcap;
+	struct ckpt_fmeta_opdata *opdata;           /* in file order */
+	size_t nopdata, opdatacap;
 };
 
 /* What ckpt-merge --max-parallelism changes in a _metadata (regroup.c): every operator's max

@@ -490,6 +490,20 @@ out:
 	return rc;
 }
 
+/* A managed operator state handle's inline data, noted for the writer (--set-offset). */
+static int
+note_opdata(struct ckpt_fmeta_reader *r, const struct ckpt_subtask *st, const char *scope, const struct fm_stream *d,
+	    json_t *states)
+{
+	if (r->sp == NULL || d->data == NULL || strcmp(scope, "managed_operator") != 0)
+		return 0;
+	if (ckpt_grow(&r->sp->opdata, &r->sp->opdatacap, r->sp->nopdata + 1, sizeof *r->sp->opdata, 4, r->c.e) < 0)
+		return -1;
+	r->sp->opdata[r->sp->nopdata++] = (struct ckpt_fmeta_opdata){r->op, (size_t)(d->data - r->c.p), d->dlen,
+								    st->index, json_incref(states)};
+	return 0;
+}
+
 /* An operator state handle (tags 4, 17), after its tag. */
 static int
 rd_opstate_body(struct ckpt_fmeta_reader *r, struct ckpt_subtask *st, const char *scope, uint8_t tag)
@@ -522,7 +536,8 @@ rd_opstate_body(struct ckpt_fmeta_reader *r, struct ckpt_subtask *st, const char
 		ckpt_cur_fail(&r->c, at, "file-merging operator state handle over a non-segment data handle");
 		goto out;
 	}
-	if (opstate_to_model(r, st, &o, d.size) < 0 || take_delegate(r, detail, &d, &path) < 0)
+	if (opstate_to_model(r, st, &o, d.size) < 0 || note_opdata(r, st, scope, &d, o.states) < 0 ||
+	    take_delegate(r, detail, &d, &path) < 0)
 		goto out;
 	rc = inline_data(r, add_handle(r, st, scope, tag == 4 ? "operator_stream" : "file_merging_operator_stream",
 				       d.size, path, detail), d.data, d.dlen);
@@ -1122,6 +1137,8 @@ ckpt_fmeta_read_coordinator(struct ckpt_fmeta_reader *r, struct ckpt_operator *o
 	}
 	memcpy(op->coordinator->p, s.data, s.dlen);
 	op->coordinator->len = s.dlen;
+	if (r->sp)
+		r->sp->ops[r->op].coord_at = (size_t)(s.data - r->c.p);
 	rc = 0;
 out:
 	stream_release(&s);

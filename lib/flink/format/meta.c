@@ -608,6 +608,9 @@ ckpt_fmeta_spans_release(struct ckpt_fmeta_spans *sp)
 	free(sp->paths);
 	free(sp->ops);
 	free(sp->keyed);
+	for (size_t i = 0; i < sp->nopdata; i++)
+		json_decref(sp->opdata[i].states);
+	free(sp->opdata);
 	memset(sp, 0, sizeof *sp);
 }
 
