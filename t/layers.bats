@@ -34,7 +34,10 @@ long_exceptions() {
 	long_exceptions
 	[ ${#lines[@]} -eq 1 ]
 	[[ ${lines[-1]} =~ ^layers:\ 11\ layers,\ [0-9]+\ files\;\ [0-9]+\ includes\ and\ 0\ calls\ between\ layers,\ all\ downward\;\ 0\ calls\ between\ files,\ no\ circle$ ]]
-	objs=$(ls "$ROOT"/build/plain/obj/lib/*/*.o "$ROOT"/build/plain/obj/lib/*/*/*.o 2> /dev/null) || skip "the library is not built"
+	# the objects of the sources there are (a build from before a file moved keeps its old object)
+	objs=$(cd "$ROOT" && find lib -name '*.c' | sed 's|^|build/plain/obj/|; s|\.c$|.o|' | sort)
+	(cd "$ROOT" && ls $objs >/dev/null 2>&1) || skip "the library is not built"
+	objs=$(printf "$ROOT/%s\n" $objs)
 	run layers -C "$ROOT" $objs
 	status_is 0
 	# no layer holds a circle any more, engine/ neither (issue 39): lib/README lists none, none is excepted
