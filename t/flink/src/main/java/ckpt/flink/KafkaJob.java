@@ -178,6 +178,7 @@ public final class KafkaJob {
                     String line = b.toString(StandardCharsets.UTF_8);
                     file = line.substring(0, Math.max(0, line.indexOf(':'))); // every line names its file
                     linesRead.merge(file, 1, Integer::sum);
+                    firstLine.putIfAbsent(file, line);
                     return line;
                 }
 
@@ -199,14 +200,6 @@ public final class KafkaJob {
         }
     }
 
-    /** The sink's value serializer: records the first line of each file the sink receives (Seen). */
-    static final class Seen extends SimpleStringSchema {
-        @Override
-        public byte[] serialize(String s) {
-            if (!s.startsWith(TOPIC + ":")) firstLine.putIfAbsent(s.substring(0, Math.max(0, s.indexOf(':'))), s);
-            return super.serialize(s);
-        }
-    }
 
     static void build(StreamExecutionEnvironment env, String bootstrap, Path files) {
         KafkaSource<String> src = KafkaSource.<String>builder()
@@ -227,7 +220,7 @@ public final class KafkaJob {
         KafkaSink<String> sink = KafkaSink.<String>builder()
                 .setBootstrapServers(bootstrap)
                 .setRecordSerializer(KafkaRecordSerializationSchema.builder().setTopic(OUT_TOPIC)
-                        .setValueSerializationSchema(new Seen()).build())
+                        .setValueSerializationSchema(new SimpleStringSchema()).build())
                 .setDeliveryGuarantee(DeliveryGuarantee.EXACTLY_ONCE)
                 .setTransactionalIdPrefix(TXN_PREFIX)
                 .setKafkaProducerConfig(sinkProps)
