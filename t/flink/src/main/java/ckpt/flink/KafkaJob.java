@@ -486,7 +486,7 @@ public final class KafkaJob {
         Path out;
         Path dir;
         int partitions = RECORDS.length;
-        int seconds = 60;
+        int seconds = 180;
         String backend = "hashmap";
         Path files;
     }
@@ -556,13 +556,34 @@ public final class KafkaJob {
         return 0;
     }
 
-    /** The first line of each exception Flink's REST API lists for the job (its exception history). */
+    /**
+     * The first line of each exception Flink's REST API lists for the job (its exception history),
+     * and the first line of each of its causes ("Caused by: ..."), each once.
+     */
     static List<Object> causes(String job) {
         List<Object> out = new ArrayList<>();
         try {
-            java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"stacktrace\"\\s*:\\s*\"((?:[^\"\\\\]|\\\\.)*?)(?:\\\\n|\")")
-                    .matcher(Main.get("/jobs/" + job + "/exceptions"));
-            while (m.find()) if (!out.contains(m.group(1))) out.add(m.group(1));
+            String doc = Main.get("/jobs/" + job + "/exceptions");
+            for (int at = doc.indexOf("\"stacktrace\""); at >= 0; at = doc.indexOf("\"stacktrace\"", at + 1)) {
+                int q = doc.indexOf('"', doc.indexOf(':', at + 12) + 1);
+                StringBuilder line = new StringBuilder();
+                boolean first = true;
+                for (int k = q + 1; k < doc.length() && doc.charAt(k) != '"'; k++) {
+                    char c = doc.charAt(k);
+                    if (c == '\\' && k + 1 < doc.length()) {
+                        c = doc.charAt(++k);
+                        if (c == 'n') {
+                            String l = line.toString().trim();
+                            if ((first || l.startsWith("Caused by: ")) && !out.contains(l)) out.add(l);
+                            first = false;
+                            line.setLength(0);
+                            continue;
+                        }
+                        if (c == 't') c = ' ';
+                    }
+                    line.append(c);
+                }
+            }
         } catch (Exception e) {
             out.add("(no exception history: " + e + ")");
         }
