@@ -55,7 +55,7 @@ $(BINDIR)/%: $(OBJDIR)/bin/%.o $(CLI_OBJ) $(LIB)
 	@$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(LIB) $(DEP_LIBS) -lm
 
 # ckpt-inspect's summary for a person (the table, the skew and its plot) is a file of its own.
-INSPECT_OBJ = $(OBJDIR)/bin/inspect-summary.o $(OBJDIR)/bin/inspect-shards.o
+INSPECT_OBJ = $(OBJDIR)/bin/inspect-summary.o $(OBJDIR)/bin/inspect-shards.o $(OBJDIR)/bin/inspect-offsets.o
 $(BINDIR)/ckpt-inspect: $(INSPECT_OBJ)
 
 # lib/base/hash.c hashes large inputs through libxxhash's run-time choice of SSE2, AVX2 or AVX-512 when

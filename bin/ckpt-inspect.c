@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "inspect-offsets.h"
 #include "inspect-shards.h"
 #include "inspect-summary.h"
 
@@ -57,7 +58,7 @@ usage(FILE *f)
 	fprintf(f, "usage: ckpt-inspect [-pmv] [-a [--raw] | -R | -c | --json | --table | --skew [--plot FILE]]\n"
 	       "                    [--keep-going] [-u UID ...] [--state NAME] [-k KEY]\n"
 	       "                    [-r OLDPREFIX=DIR ...] [file ...]\n"
-	       "       ckpt-inspect --offsets [-u UID ...] [-r OLDPREFIX=DIR ...] [file ...]\n"
+	       "       ckpt-inspect --offsets [--json | --table] [-u UID ...] [-r OLDPREFIX=DIR ...] [file ...]\n"
 	       "       ckpt-inspect [-r OLDPREFIX=DIR ...] --shards N SNAPSHOT\n"
 	       "       ckpt-inspect -R --shard D [-o OUT [--compress gz|zst]] [-r OLDPREFIX=DIR ...] SNAPSHOT\n"
 	       "       ckpt-inspect -d [-R] [--keep-going] [-u UID ...] [--state NAME] [-k KEY] [-r OLDPREFIX=DIR ...]\n"
@@ -71,7 +72,8 @@ usage(FILE *f)
 	       "      --raw             with -a, every entry's raw bytes beside its typed form\n"
 	       "  -R, --rows            the state as rows (NDJSON): one an entry, map entry, list element\n"
 	       "      --offsets         each source split and partition (NDJSON): connector, topic and\n"
-	       "                        partition or file, starting and stopping offset\n"
+	       "                        partition or file, starting and stopping offset; a table on a\n"
+	       "                        terminal\n"
 	       "  -c, --check           verify each archive against its manifest, or each state file\n"
 	       "                        a Flink _metadata names\n"
 	       "  -d, --diff            how NEW differs from OLD (exit 1: they differ); with -R, the\n"
@@ -100,8 +102,8 @@ usage(FILE *f)
 	       "                        default 1h)\n"
 	       "  -r, --root=OLDPREFIX=DIR\n"
 	       "                        read Flink state files named under OLDPREFIX from DIR (repeatable)\n"
-	       "      --json            the summary as JSON even on a terminal\n"
-	       "      --table           the summary as a table even when not on a terminal\n"
+	       "      --json            JSON even on a terminal (the summary, --offsets)\n"
+	       "      --table           a table even off a terminal (the summary, --offsets)\n"
 	       "      --skew            each keyed state's entries and bytes per subtask and per key group\n"
 	       "                        (NDJSON)\n"
 	       "      --plot=FILE.svg   with --skew, draw them into FILE.svg (gnuplot)\n"
@@ -349,11 +351,14 @@ print_rows(struct ckpt_snapshot *s, struct ckpt_err *e)
 	return 2;
 }
 
-/* --offsets: the rows of the source operators' splits and partitions. */
+/* --offsets: the rows of the source operators' splits and partitions: NDJSON, or a table (--table,
+ * or a terminal without --json or -p). */
 static int
-print_offsets(struct ckpt_snapshot *s, struct ckpt_err *e)
+print_offsets(const struct opts *o, struct ckpt_snapshot *s, struct ckpt_err *e)
 {
-	if (ckpt_flink_offsets(s, stdout, e) == 0 && fflush(stdout) != EOF)
+	int table = o->table || (!o->json && cli_pretty != 1 && isatty(STDOUT_FILENO));
+
+	if ((table ? offsets_table(s, e) : ckpt_flink_offsets(s, stdout, e)) == 0 && fflush(stdout) != EOF)
 		return 0;
 	if (ferror(stdout))
 		return 2;
@@ -526,7 +531,7 @@ inspect_file(const struct opts *o, const char *path, struct ckpt_snapshot *other
 	} else if (o->mode == ROWS) {
 		status = print_rows(s, &e);
 	} else if (o->mode == OFFSETS) {
-		status = print_offsets(s, &e);
+		status = print_offsets(o, s, &e);
 	} else {
 		v = ckpt_snapshot_summary(s, display(path), &e);
 		if (v && summary_state(o, s, display(path), v, &e) < 0) {
@@ -680,7 +685,8 @@ parse_key(const char *arg)
 	return v;
 }
 
-/* --json, --table, --skew and --plot choose how the summary is shown: each alone, with nothing else. */
+/* --json, --table, --skew and --plot choose how the summary (--json and --table: or --offsets) is
+ * shown: each alone, with nothing else. */
 static void
 summary_options(const struct opts *o, int nfiles)
 {
@@ -688,7 +694,8 @@ summary_options(const struct opts *o, int nfiles)
 
 	if (opt == NULL)
 		return;
-	if (o->mode != SUMMARY)
+	/* --table and --json show --offsets too (a table, NDJSON) */
+	if (o->mode != SUMMARY && !(o->mode == OFFSETS && !o->skew))
 		cli_usage_fail("%s goes with the summary, not with -a, -R, -c or -d", opt);
 	if (o->plot && !o->skew)
 		cli_usage_fail("--plot goes with --skew");

@@ -96,6 +96,27 @@ bad_after() {
 	fi
 }
 
+# on_terminal DIR COMMAND: what a person sees running COMMAND (a shell line) in DIR on an 80x50
+# terminal (tmux): the screen, its trailing empty lines cut, as $output. Fails (in CI) or skips
+# without tmux. The line is typed once the shell shows its prompt (typed before, it is echoed
+# without one), and the screen is read once the command has ended.
+on_terminal() {
+	local dir=$1 line=$2 sock="ckpt-term-$$-$BATS_TEST_NUMBER" i
+	command -v tmux >/dev/null || { [ "${CI-}" != true ] || return 1; skip "no tmux"; }
+	tmux -L "$sock" -f /dev/null new-session -d -x 80 -y 50 -c "$dir" "env PS1='$ ' PATH='$PATH' sh"
+	for i in $(seq 100); do
+		tmux -L "$sock" capture-pane -p | grep -q '^\$' && break
+		sleep 0.1
+	done
+	tmux -L "$sock" send-keys "$line; echo END" Enter
+	for i in $(seq 300); do
+		tmux -L "$sock" capture-pane -p | grep -qx END && break
+		sleep 0.1
+	done
+	output=$(tmux -L "$sock" capture-pane -p | sed -e :a -e '/^\n*$/{$d;N;ba' -e '}')
+	tmux -L "$sock" kill-server
+}
+
 # lowmem COMMAND...: COMMAND under a 512 MiB address-space limit (LOWMEM_KB), so that allocating what the
 # input claims (gigabytes) fails loudly; ASan reserves terabytes of shadow, so its builds run
 # unlimited (the sanitizer itself then reports huge allocations). As `bad 2 LINE lowmem CMD...`.

@@ -106,22 +106,7 @@ uid-1                             Op 1                  1/128" ]
 
 @test "summary: on a terminal, a table (tmux); through a pipe, JSON" {
 	needs_fixtures
-	command -v tmux >/dev/null || { [ "${CI-}" != true ] || return 1; skip "no tmux"; }
-	local sock="ckpt-summary-$$" i
-	tmux -L "$sock" -f /dev/null new-session -d -x 80 -y 50 -c "$(ART)" "env PS1='$ ' sh"
-	# type once the shell shows its prompt (typed before, the line is echoed without it)
-	for i in $(seq 100); do
-		tmux -L "$sock" capture-pane -p | grep -q '^\$' && break
-		sleep 0.1
-	done
-	tmux -L "$sock" send-keys "ckpt-inspect $JOB; echo END" Enter
-	for i in $(seq 100); do
-		tmux -L "$sock" capture-pane -p | grep -qx END && break
-		sleep 0.1
-	done
-	tmux -L "$sock" capture-pane -p | sed -e :a -e '/^\n*$/{$d;N;ba' -e '}' >screen.txt
-	tmux -L "$sock" kill-server
-	output=$(cat screen.txt)
+	on_terminal "$(ART)" "ckpt-inspect $JOB"
 	match_golden "$DATA/summary/$JOB.screen.expected"
 	# not a terminal: JSON, as before; --json on a terminal too
 	run sh -c 'ckpt-inspect "$1" | head -c 9' sh "$(ART)/$JOB"
