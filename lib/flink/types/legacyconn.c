@@ -92,13 +92,21 @@ kryo_ascii(struct try *t, char *out, size_t cap, const char *what)
 
 	if (ckpt_fsrc_u8(&t->s, &b, what) < 0)
 		return -1;
-	if (b & 0x80) {
+	if (b & 0x80) { /* the length + 1: 6 bits, then 7 a byte while the bit above says more */
 		size_t len = (size_t)(b & 0x3f);
 
-		if (b & 0x40)
-			return fail(t, "%s longer than ckpt reads", what);
+		for (int sh = 6, more = b & 0x40; more; sh += 7) {
+			if (sh > 27)
+				return fail(t, "%s: a length of more than 5 bytes", what);
+			if (ckpt_fsrc_u8(&t->s, &b, what) < 0)
+				return -1;
+			len |= (size_t)(b & 0x7f) << sh;
+			more = b & 0x80;
+		}
 		if (len == 0)
 			return fail(t, "%s is null", what);
+		if (len > cap)
+			return fail(t, "%s longer than %zu bytes", what, cap - 1);
 		for (len--; n < len; n++)
 			if (ckpt_fsrc_u8(&t->s, &b, what) < 0 || b >= 0x80)
 				return t->e.kind ? -1 : fail(t, "%s is not ASCII", what);
