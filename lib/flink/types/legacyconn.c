@@ -324,6 +324,34 @@ kafka_committable(struct try *t, int32_t version)
 	return v;
 }
 
+/* The committable of serializer version ver from here to end: Kafka's when it parses as that
+ * exactly, else {"connector": null, "version", "bytes"}; the source then at end. */
+static json_t *
+committable_of(struct try *t, int32_t ver, size_t end)
+{
+	size_t at = t->s.wpos;
+	struct try k;
+	json_t *c;
+
+	try_open(&k, t->s.win + at, end - at, t->s.base + at);
+	c = kafka_committable(&k, ver);
+	if (c && !ckpt_fsrc_drained(&k.s)) {
+		json_decref(c);
+		c = NULL;
+	}
+	ckpt_fsrc_release(&k.s);
+	if (c == NULL)
+		c = json_pack("{s:n, s:i, s:o}", "connector", "version", (int)ver, "bytes", ckpt_entry_to_json(t->s.win + at, end - at));
+	t->s.wpos = end;
+	return c;
+}
+
+static json_t *
+bare_committable(struct try *t, int32_t ver, size_t end)
+{
+	return committable_of(t, ver, end);
+}
+
 /* One CommitRequest (version 0): the committable (SimpleVersionedSerialization), retries, state;
  * the committable Kafka's when it parses as that, its bytes otherwise. */
 static json_t *
@@ -331,27 +359,13 @@ commit_request(struct try *t)
 {
 	static const char *const st[] = {"RECEIVED", "RETRY", "FAILED", "COMMITTED"};
 	int32_t ver, retries = 0, state = 0;
-	size_t end, at;
+	size_t end;
 	json_t *c;
 
 	if (ckpt_fsrc_i32(&t->s, &ver, "committable version") < 0 || frame(t, &end, "committable length") < 0)
 		return NULL;
-	at = t->s.wpos;
-	{
-		struct try k;
-
-		try_open(&k, t->s.win + at, end - at, t->s.base + at);
-		c = kafka_committable(&k, ver);
-		if (c && !ckpt_fsrc_drained(&k.s)) {
-			json_decref(c);
-			c = NULL;
-		}
-		ckpt_fsrc_release(&k.s);
-	}
-	if (c == NULL)
-		c = json_pack("{s:n, s:i, s:o}", "connector", "version", (int)ver, "bytes",
-			      ckpt_entry_to_json(t->s.win + at, end - at));
-	t->s.wpos = end;
+	if ((c = committable_of(t, ver, end)) == NULL)
+		return NULL;
 	if (ckpt_fsrc_i32(&t->s, &retries, "retries") < 0 || ckpt_fsrc_i32(&t->s, &state, "request state") < 0 ||
 	    retries < 0 || state < 0 || state > 3) {
 		if (t->e.kind == CKPT_ERR_NONE)
@@ -367,7 +381,7 @@ commit_request(struct try *t)
 /* A list as SimpleVersionedSerialization writes it: i32 version, i32 count, each i32 length and
  * bytes, each parsed by fn (version) to its length exactly. */
 static json_t *
-versioned_list(struct try *t, int32_t lo, int32_t hi, json_t *(*fn)(struct try *, int32_t), const char *what)
+versioned_list(struct try *t, int32_t lo, int32_t hi, json_t *(*fn)(struct try *, int32_t, size_t), const char *what)
 {
 	int32_t ver, cnt;
 	json_t *a = json_array();
@@ -382,7 +396,7 @@ versioned_list(struct try *t, int32_t lo, int32_t hi, json_t *(*fn)(struct try *
 		size_t end;
 		json_t *x;
 
-		if (frame(t, &end, what) < 0 || (x = fn(t, ver)) == NULL)
+		if (frame(t, &end, what) < 0 || (x = fn(t, ver, end)) == NULL)
 			goto bad;
 		json_array_append_new(a, x);
 		if (frame_end(t, end, what) < 0)
@@ -395,16 +409,18 @@ bad:
 }
 
 static json_t *
-request_of(struct try *t, int32_t ver)
+request_of(struct try *t, int32_t ver, size_t end)
 {
+	(void)end;
 	(void)ver;
 	return commit_request(t);
 }
 
 /* SubtaskCommittableManager: versions 1 (Flink 1.19, 1.20: with the drained count) and 2. */
 static json_t *
-subtask_of(struct try *t, int32_t ver)
+subtask_of(struct try *t, int32_t ver, size_t end)
 {
+	(void)end;
 	int32_t id, ncomm = 0, ndrained = 0, nfailed = 0;
 	json_t *req, *v;
 
@@ -427,8 +443,9 @@ subtask_of(struct try *t, int32_t ver)
 
 /* CheckpointCommittableManager, version 1: i64 checkpoint id, i32 subtasks, the subtasks' list. */
 static json_t *
-checkpoint_of(struct try *t, int32_t ver)
+checkpoint_of(struct try *t, int32_t ver, size_t end)
 {
+	(void)end;
 	int64_t ck;
 	int32_t nsub;
 	json_t *subs;
@@ -453,8 +470,8 @@ committer_state(struct try *t, int32_t version)
 	int32_t magic;
 	json_t *cks;
 
-	if (version != 2) {
-		fail(t, "version %d is not CommittableCollectorSerializer's 2", (int)version);
+	if (version != 1 && version != 2) {
+		fail(t, "version %d is none of CommittableCollectorSerializer's (1, 2)", (int)version);
 		return NULL;
 	}
 	if (ckpt_fsrc_i32(&t->s, &magic, "magic number") < 0)
@@ -463,6 +480,11 @@ committer_state(struct try *t, int32_t version)
 		t->s.wpos -= 4;
 		fail(t, "magic number %08X, not CommittableCollectorSerializer's %08X", (unsigned)magic, COLLECTOR_MAGIC);
 		return NULL;
+	}
+	if (version == 1) { /* Sink V1's committables (SinkV1CommittableDeserializer): a list, no checkpoints */
+		if ((cks = versioned_list(t, INT32_MIN, INT32_MAX, bare_committable, "committables")) == NULL)
+			return NULL;
+		return json_pack("{s:s, s:i, s:o}", "state", "committables", "version", (int)version, "committables", cks);
 	}
 	if ((cks = versioned_list(t, 1, 1, checkpoint_of, "checkpoints")) == NULL)
 		return NULL;
