@@ -169,6 +169,38 @@ JQ_FLINK_FILE='.flink["file-source"] | (.readers | to_entries[] | .key as $st | 
 	[ "$fail" -eq 0 ]
 }
 
+@test "the exactly-once KafkaSink's writer state and its committer's committables are typed: the job's prefix, its transactions" {
+	needs_kafka_artifacts
+	local v name path side art prefix want fail=0
+	while read -r v name path side; do
+		art=$FLINK_OUT/$v/$path
+		side=$FLINK_OUT/$v/$side
+		prefix=$(jq -r .sink.transactional_id_prefix "$side")
+		run ckpt-inspect -a "$art"
+		[ "$status" -eq 0 ] || { echo "$v/$name: -a exit $status: $output"; fail=1; continue; }
+		echo "$output" >all.json
+		# the writer: KafkaWriterStateSerializer 2 on connector 5.0 (Flink 2.3), 1 on 3.4 (Flink 1.20)
+		want=$([ "$v" = 1.20.5 ] && echo 1 || echo 2)
+		run jq -c '[.operators[].subtasks[].operator_state.writer_raw_states // empty | .entries[]
+			| [.connector, .version, .transactional_id_prefix]] | unique' all.json
+		[ "$output" = "[[\"kafka_sink\",$want,\"$prefix\"]]" ] || { echo "$v/$name: writer $output"; fail=1; }
+		# the committer: CommittableCollectorSerializer 2; each committable Kafka's, of the job's prefix,
+		# and a transaction the writer's version 2 state lists as precommitted is one of them
+		run jq -c '[.operators[].subtasks[].operator_state.streaming_committer_raw_states // empty | .entries[]
+			| [.state, .version, ([.checkpoints[].subtasks[].requests[] | .connector,
+				(.transactional_id | startswith($p))] | unique)]] | unique' --arg p "$prefix-" all.json
+		case $output in
+		'[["committables",2,[]]]' | '[["committables",2,[true,"kafka_sink"]]]') ;;
+		*) echo "$v/$name: committer $output"; fail=1 ;;
+		esac
+		run jq -r '[.operators[].subtasks[].operator_state.writer_raw_states // empty | .entries[].precommitted // empty
+			| .[].transactional_id] - [.operators[].subtasks[].operator_state.streaming_committer_raw_states // empty
+			| .entries[].checkpoints[].subtasks[].requests[].transactional_id] | .[]' all.json
+		[ -z "$output" ] || { echo "$v/$name: precommitted but not committable: $output"; fail=1; }
+	done < <(kafka_artifacts)
+	[ "$fail" -eq 0 ]
+}
+
 @test "a changed offset in a sidecar is noticed" {
 	needs_kafka_artifacts
 	local v name path side

@@ -5,7 +5,9 @@
  * groups 29, 86 and 94 of 0-127; key groups: the one key group 29 of 29-29; max parallelism
  * 128), then the state file.  The mode byte's bit 0x10 names the operator's list state
  * "SourceReaderState" (a source's splits, typed by connector.c); bit 0x20 makes the state file the
- * operator's coordinator state too (a source enumerator's checkpoint, typed by -a's document). */
+ * operator's coordinator state too (a source enumerator's checkpoint, typed by -a's document).
+ * Bits 0xc0 name it as the legacy connectors' and sinks' states legacyconn.c types: 0x40
+ * "topic-partition-offset-states", 0x80 "writer_raw_states", 0xc0 "streaming_committer_raw_states". */
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,7 +89,8 @@ metadata(struct buf *m, int mode, int flags, const uint8_t *off, const uint8_t *
 		be(m, 1, 4);
 		be(m, 4, 1);
 		be(m, 1, 4);
-		utf(m, flags & 0x10 ? "SourceReaderState" : "names");
+		utf(m, (flags & 0xc0) == 0x40 ? "topic-partition-offset-states" : (flags & 0xc0) == 0x80 ? "writer_raw_states" :
+		       (flags & 0xc0) == 0xc0 ? "streaming_committer_raw_states" : flags & 0x10 ? "SourceReaderState" : "names");
 		be(m, 0, 1);
 		be(m, 2, 4);
 		be(m, u32(off), 8);
@@ -139,7 +142,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 13)
 		return 0;
-	metadata(&m, (data[0] & 0x0f) % 3, data[0] & 0x30, data + 1, data + 13, size - 13);
+	metadata(&m, (data[0] & 0x0f) % 3, data[0] & 0xf0, data + 1, data + 13, size - 13);
 	path = fuzz_file("_metadata", m.p, m.n);
 	free(m.p);
 	if (path == NULL || (s = ckpt_snapshot_open(path, &e)) == NULL)

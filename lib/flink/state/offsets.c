@@ -9,6 +9,7 @@
 #include "model/model.h"
 
 #define READER_STATE "SourceReaderState"
+#define CONSUMER_STATE "topic-partition-offset-states" /* FlinkKafkaConsumer's union state */
 
 struct offrows {
 	struct ckpt_jw *w;
@@ -73,11 +74,11 @@ split_row(struct offrows *R, const json_t *x, const char *held_by, const char *s
 		json_object_set_new(row, "source_index", json_integer(source_index));
 	if (conn == NULL) {
 		put(row, "reason", x, "reason");
-	} else if (strcmp(conn, "kafka") == 0) {
+	} else if (strcmp(conn, "kafka") == 0 || strcmp(conn, "flink_kafka_consumer") == 0) {
 		put(row, "topic", x, "topic");
 		put(row, "partition", x, "partition");
 		put(row, "starting_offset", x, "starting_offset");
-		put(row, "stopping_offset", x, "stopping_offset");
+		put(row, "stopping_offset", x, "stopping_offset"); /* none in FlinkKafkaConsumer's: null */
 	} else if (strcmp(conn, "file") == 0) {
 		json_object_set_new(row, "path", uri_string(json_object_get(x, "uri")));
 		put(row, "split_id", x, "split_id");
@@ -93,7 +94,8 @@ split_row(struct offrows *R, const json_t *x, const char *held_by, const char *s
 	if (status)
 		json_object_set_new(row, "status", json_string(status));
 	if (conn && R->conn == NULL)
-		R->conn = strcmp(conn, "kafka") == 0 ? "kafka" : strcmp(conn, "file") == 0 ? "file" : "number_sequence";
+		R->conn = strcmp(conn, "kafka") == 0 ? "kafka" : strcmp(conn, "file") == 0 ? "file" :
+			  strcmp(conn, "flink_kafka_consumer") == 0 ? "flink_kafka_consumer" : "number_sequence";
 	return json_array_append_new(R->rows, row) < 0 ? ckpt_err_nomem(R->e, "") : 0;
 }
 
@@ -105,9 +107,9 @@ reader_split(void *arg, const char *state, size_t idx, const unsigned char *p, s
 	char k[600];
 	int rc;
 
-	(void)state, (void)p, (void)n;
+	(void)p, (void)n;
 	if (typed && json_is_null(json_object_get(typed, "connector")) && R->bad[0] == '\0')
-		snprintf(R->bad, sizeof R->bad, "subtask %ld: %s element %zu", R->subtask, READER_STATE, idx),
+		snprintf(R->bad, sizeof R->bad, "subtask %ld: %s element %zu", R->subtask, state, idx),
 		snprintf(R->why, sizeof R->why, "%s", json_string_value(json_object_get(typed, "reason")));
 	while (x && json_is_string(json_object_get(x, "connector")) &&
 	       strcmp(json_string_value(json_object_get(x, "connector")), "hybrid") == 0)
@@ -188,12 +190,27 @@ flat_v0(const json_t *en)
 }
 
 static int
-has_reader_state(const struct ckpt_operator *op)
+has_state(const struct ckpt_operator *op, const char *name)
 {
 	for (size_t k = 0; k < op->nsubtasks; k++)
 		for (size_t i = 0; i < op->subtasks[k].nops; i++)
-			if (strcmp(op->subtasks[k].ops[i].name, READER_STATE) == 0)
+			if (strcmp(op->subtasks[k].ops[i].name, name) == 0)
 				return 1;
+	return 0;
+}
+
+/* Each subtask's elements of state only, through reader_split. */
+static int
+read_state(struct ckpt_fstate_backing_data *b, const struct ckpt_operator *op, struct offrows *R, const char *only,
+	   struct ckpt_err *e)
+{
+	struct ckpt_fstate_sink k = {.op = reader_split, .kv = ckpt_fstate_dry_kv, .arg = R, .part = 1, .only = only};
+
+	for (size_t i = 0; i < op->nsubtasks; i++) {
+		R->subtask = op->subtasks[i].index;
+		if (!op->subtasks[i].finished && ckpt_fstate_read_subtask(b, op, &op->subtasks[i], &k, e) < 0)
+			return -1;
+	}
 	return 0;
 }
 
@@ -201,16 +218,15 @@ static int
 operator_offsets(struct ckpt_fstate_backing_data *b, const struct ckpt_operator *op, struct ckpt_jw *w, struct ckpt_err *e)
 {
 	struct offrows R = {.w = w, .op = op, .e = e};
-	struct ckpt_fstate_sink k = {.op = reader_split, .kv = ckpt_fstate_dry_kv, .arg = &R, .part = 1, .only = READER_STATE};
 	json_t *en = NULL;
 	char why[1200];
-	int rc = -1;
+	int rc = -1, readers = has_state(op, READER_STATE), consumer = has_state(op, CONSUMER_STATE);
 
 	if (b->sel && !ckpt_fselect_operator(b->sel, op))
 		return 0; /* -u names others */
 	if (op->coordinator && ckpt_fser_enum_typed(op->coordinator->p, op->coordinator->len, &en, why, sizeof why) < 0)
 		return ckpt_err_nomem(e, "");
-	if (!has_reader_state(op) && (en == NULL || json_is_null(json_object_get(en, "connector")))) {
+	if (!readers && !consumer && (en == NULL || json_is_null(json_object_get(en, "connector")))) {
 		json_decref(en);
 		return 0;
 	}
@@ -218,11 +234,9 @@ operator_offsets(struct ckpt_fstate_backing_data *b, const struct ckpt_operator 
 		ckpt_err_nomem(e, "");
 		goto out;
 	}
-	for (size_t i = 0; i < op->nsubtasks; i++) {
-		R.subtask = op->subtasks[i].index;
-		if (!op->subtasks[i].finished && ckpt_fstate_read_subtask(b, op, &op->subtasks[i], &k, e) < 0)
-			goto out;
-	}
+	if ((readers && read_state(b, op, &R, READER_STATE, e) < 0) ||
+	    (consumer && read_state(b, op, &R, CONSUMER_STATE, e) < 0))
+		goto out;
 	if (en && json_object_get(en, "assignments")) {
 		json_t *f = flat_v0(en);
 

@@ -27,6 +27,39 @@ ckpt_fstate_split(struct ckpt_fstate_ctx *c, size_t idx, const unsigned char *p,
 	return 0;
 }
 
+/* Element idx of state name of a connector before the Source API or a sink (ckpt_fser_legacy_kind
+ * says which), typed into *typed as ckpt_fstate_split does. */
+int
+ckpt_fstate_legacy(struct ckpt_fstate_ctx *c, const char *name, size_t idx, const unsigned char *p, size_t n, uint64_t at,
+		   json_t **typed)
+{
+	char why[1200];
+	json_t *v;
+
+	if (ckpt_fser_legacy_typed(ckpt_fser_legacy_kind(name), p, n, at, c->where, &v, why, sizeof why, c->e) < 0) {
+		ckpt_err_prefix(c->e, "operator %s subtask %u: %s element %zu", c->op->id, c->st->index, name, idx);
+		return -1;
+	}
+	if (v == NULL)
+		v = json_pack("{s:n, s:s, s:o}", "connector", "reason", why, "bytes", ckpt_entry_to_json(p, n));
+	if (v == NULL)
+		return ckpt_err_nomem(c->e, c->where);
+	json_decref(*typed);
+	*typed = v;
+	return 0;
+}
+
+/* Which legacy connector's or sink's state name is (FLEGACY_*; the sinks' only as byte[]), 0 none. */
+int
+ckpt_fstate_legacy_kind(const char *name, const struct ckpt_fser *value)
+{
+	int k = ckpt_fser_legacy_kind(name);
+
+	if (k == FLEGACY_CONSUMER || (k && value && value->kind == FSER_BYTES))
+		return k;
+	return 0;
+}
+
 int
 ckpt_fstate_is_split(const char *state, const struct ckpt_fser *value)
 {

@@ -85,15 +85,24 @@ emit_op(struct ckpt_fstate_ctx *c, const struct ckpt_fstate_header *h, const cha
 {
 	const struct ckpt_fstate_meta *m = h && !c->k->untyped ? ckpt_fstate_meta_named(h, name) : NULL;
 	json_t *typed = NULL;
-	int broadcast = m && m->type == 2;
+	int broadcast = m && m->type == 2, lk;
 
 	if (c->k->only && strcmp(name, c->k->only) != 0)
 		return 0;
 
 	if (m && !broadcast && m->value && !ckpt_fser_blocker_tail(m->value) && /* each element its own bytes */
-	    decode_all(c, m->value, p, n, at, "list element", &typed) < 0)
+	    decode_all(c, m->value, p, n, at, "list element", &typed) < 0) {
+		if (ckpt_fstate_legacy_kind(name, m->value)) /* a sink's state: where, as its framing does */
+			ckpt_err_prefix(c->e, "operator %s subtask %u: %s element %zu", c->op->id, c->st->index, name, idx);
 		return -1;
+	}
 	if (typed && ckpt_fstate_is_split(name, m->value) && ckpt_fstate_split(c, idx, p + 4, n - 4, at + 4, &typed) < 0) {
+		json_decref(typed);
+		return -1;
+	}
+	if (m && (lk = ckpt_fstate_legacy_kind(name, m->value)) != 0 && (lk == FLEGACY_CONSUMER || typed) &&
+	    ckpt_fstate_legacy(c, name, idx, lk == FLEGACY_CONSUMER ? p : p + 4, lk == FLEGACY_CONSUMER ? n : n - 4,
+			       lk == FLEGACY_CONSUMER ? at : at + 4, &typed) < 0) {
 		json_decref(typed);
 		return -1;
 	}

@@ -230,4 +230,17 @@ int ckpt_fser_enum_typed(const unsigned char *p, size_t n, json_t **v, char *why
  * neither (a stopping offset of -2 included). */
 json_t *ckpt_fser_split_offset(int64_t v, int stopping);
 
+/* ------------------------------------------------------------ legacyconn.c */
+
+/* The operator states of connectors before the Source API, and of the sinks, by state name. */
+enum { FLEGACY_CONSUMER = 1, FLEGACY_WRITER, FLEGACY_COMMITTER };
+/* Which of them state is (FLEGACY_*), 0 when none. */
+int ckpt_fser_legacy_kind(const char *state);
+/* One element p[0, n) at offset at of where (a consumer's Tuple2 as cut by the offsets; the sinks'
+ * the bytes of their byte[]) typed into *v ({"connector", ...}; the committer's {"state":
+ * "committables", ...}), or *v NULL and why says what the format found.  -1 with e set when the
+ * sinks' framing is broken (too short, a length that is not what follows) or out of memory. */
+int ckpt_fser_legacy_typed(int kind, const unsigned char *p, size_t n, uint64_t at, const char *where, json_t **v,
+			   char *why, size_t nwhy, struct ckpt_err *e);
+
 #endif

@@ -1,0 +1,539 @@
+/* legacyconn.c: the operator state of connectors older than the Source API, and of the sinks
+ * (ckpt-flink(5), LEGACY CONNECTORS): FlinkKafkaConsumer's partitions and offsets, the KafkaSink's
+ * writer state and the committables its committer holds, typed where the format parses every
+ * byte with sane values. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "types.h"
+
+#define COLLECTOR_MAGIC 0xb91f252cu
+#define KTP_CLASS "org.apache.flink.streaming.connectors.kafka.internals.KafkaTopicPartition"
+
+/* KafkaTopicPartitionStateSentinel's offsets. */
+static const struct {
+	int64_t v;
+	const char *name;
+} sentinel[] = {
+	{-915623761776LL, "OFFSET_NOT_SET"},
+	{-915623761775LL, "EARLIEST_OFFSET"},
+	{-915623761774LL, "LATEST_OFFSET"},
+	{-915623761773LL, "GROUP_OFFSET"},
+};
+
+struct try {
+	struct ckpt_fsrc s;
+	struct ckpt_err e;
+};
+
+#define fail(t, ...) ckpt_fsrc_fail(&(t)->s, __VA_ARGS__)
+
+static void
+try_open(struct try *t, const unsigned char *p, size_t n, uint64_t at)
+{
+	memset(&t->e, 0, sizeof t->e);
+	ckpt_fsrc_mem(&t->s, p, n, "", &t->e);
+	t->s.base = at;
+}
+
+int
+ckpt_fser_legacy_kind(const char *state)
+{
+	if (strcmp(state, "topic-partition-offset-states") == 0)
+		return FLEGACY_CONSUMER;
+	if (strcmp(state, "writer_raw_states") == 0)
+		return FLEGACY_WRITER;
+	if (strcmp(state, "streaming_committer_raw_states") == 0)
+		return FLEGACY_COMMITTER;
+	return 0;
+}
+
+static int
+topic_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 249)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') ||
+		      s[i] == '.' || s[i] == '_' || s[i] == '-'))
+			return 0;
+	return 1;
+}
+
+/* Kryo's variable-length int (positive: 7 bits a byte, low first; else zig-zag). */
+static int
+kryo_varint(struct try *t, int positive, int32_t *v, const char *what)
+{
+	uint32_t x = 0;
+	uint8_t b;
+
+	for (int i = 0; i < 5; i++) {
+		if (ckpt_fsrc_u8(&t->s, &b, what) < 0)
+			return -1;
+		x |= (uint32_t)(b & 0x7f) << (7 * i);
+		if (!(b & 0x80))
+			break;
+		if (i == 4)
+			return fail(t, "%s: a variable-length int of more than 5 bytes", what);
+	}
+	*v = positive ? (int32_t)x : (int32_t)((x >> 1) ^ (0u - (x & 1)));
+	return 0;
+}
+
+/* Kryo's writeString of an ASCII string: its bytes, the last one's high bit set (or, for the
+ * empty and 1-character strings, the length + 1 with the 0x80 flag, then the characters). */
+static int
+kryo_ascii(struct try *t, char *out, size_t cap, const char *what)
+{
+	size_t n = 0;
+	uint8_t b;
+
+	if (ckpt_fsrc_u8(&t->s, &b, what) < 0)
+		return -1;
+	if (b & 0x80) { /* the length + 1: 6 bits, then 7 a byte while the bit above says more */
+		size_t len = (size_t)(b & 0x3f);
+
+		for (int sh = 6, more = b & 0x40; more; sh += 7) {
+			if (sh > 27)
+				return fail(t, "%s: a length of more than 5 bytes", what);
+			if (ckpt_fsrc_u8(&t->s, &b, what) < 0)
+				return -1;
+			len |= (size_t)(b & 0x7f) << sh;
+			more = b & 0x80;
+		}
+		if (len == 0)
+			return fail(t, "%s is null", what);
+		if (len > cap)
+			return fail(t, "%s longer than %zu bytes", what, cap - 1);
+		for (len--; n < len; n++)
+			if (ckpt_fsrc_u8(&t->s, &b, what) < 0 || b >= 0x80)
+				return t->e.kind ? -1 : fail(t, "%s is not ASCII", what);
+			else
+				out[n] = (char)b;
+		out[n] = '\0';
+		return 0;
+	}
+	for (;;) {
+		if (n + 1 >= cap)
+			return fail(t, "%s longer than %zu bytes", what, cap - 1);
+		out[n++] = (char)(b & 0x7f);
+		if (b & 0x80)
+			break;
+		if (ckpt_fsrc_u8(&t->s, &b, what) < 0)
+			return -1;
+	}
+	out[n] = '\0';
+	return 0;
+}
+
+static int32_t
+java_hash(const char *s)
+{
+	uint32_t h = 0;
+
+	for (; *s; s++)
+		h = 31 * h + (unsigned char)*s;
+	return (int32_t)h;
+}
+
+/* The class of a Kryo value: a registered id (any), or KafkaTopicPartition's name. */
+static int
+ktp_class(struct try *t)
+{
+	char name[128];
+	int32_t id, nid;
+
+	if (kryo_varint(t, 1, &id, "Kryo class") < 0)
+		return -1;
+	if (id == 0)
+		return fail(t, "the partition is null");
+	if (id > 1)
+		return 0;
+	if (kryo_varint(t, 1, &nid, "Kryo class name id") < 0 || kryo_ascii(t, name, sizeof name, "class name") < 0)
+		return -1;
+	if (strcmp(name, KTP_CLASS) != 0)
+		return fail(t, "Kryo class %s is not KafkaTopicPartition", name);
+	return 0;
+}
+
+/* Kryo's FieldSerializer of KafkaTopicPartition: the reference marker, then its fields by name:
+ * cachedHash and partition (zig-zag variable-length ints), topic (a marker, the string).  The hash
+ * is 31 * topic.hashCode() + partition, as the class computes it. */
+static int
+ktp_fields(struct try *t, char *topic, size_t cap, int32_t *part)
+{
+	int32_t ref, hash;
+
+	if (kryo_varint(t, 1, &ref, "reference marker") < 0)
+		return -1;
+	if (ref != 1)
+		return fail(t, "reference marker %d: not a new object", (int)ref);
+	if (kryo_varint(t, 0, &hash, "cachedHash") < 0 || kryo_varint(t, 0, part, "partition") < 0)
+		return -1;
+	if (*part < 0)
+		return fail(t, "partition %d below 0", (int)*part);
+	if (kryo_varint(t, 1, &ref, "topic's reference marker") < 0)
+		return -1;
+	if (ref != 1)
+		return fail(t, "topic's reference marker %d: not a string", (int)ref);
+	if (kryo_ascii(t, topic, cap, "topic") < 0)
+		return -1;
+	if (!topic_ok(topic))
+		return fail(t, "topic \"%s\" is no Kafka topic name", topic);
+	if ((int32_t)(31u * (uint32_t)java_hash(topic) + (uint32_t)*part) != hash)
+		return fail(t, "cachedHash %d is not that of %s:%d", (int)hash, topic, (int)*part);
+	return 0;
+}
+
+/* A stored offset: the last record processed (FlinkKafkaConsumer resumes at the next), or a
+ * sentinel; -1 is a start at offset 0 (a specific or timestamp start, less one). */
+static json_t *
+consumer_offset(int64_t v, int starting)
+{
+	for (size_t i = 0; i < sizeof sentinel / sizeof sentinel[0]; i++)
+		if (v == sentinel[i].v)
+			return json_string(sentinel[i].name);
+	if (v < -1 || v == INT64_MAX)
+		return NULL;
+	return json_integer(starting ? v + 1 : v);
+}
+
+/* Tuple2<KafkaTopicPartition, Long>: Kryo's partition, then the offset. */
+static json_t *
+consumer_element(struct try *t)
+{
+	char topic[256];
+	int32_t part;
+	int64_t off;
+	json_t *a, *b;
+
+	if (ktp_class(t) < 0 || ktp_fields(t, topic, sizeof topic, &part) < 0 || ckpt_fsrc_i64(&t->s, &off, "offset") < 0)
+		return NULL;
+	if ((a = consumer_offset(off, 0)) == NULL || (b = consumer_offset(off, 1)) == NULL) {
+		json_decref(a);
+		t->s.wpos -= 8;
+		fail(t, "offset %lld is neither an offset nor a sentinel", (long long)off);
+		return NULL;
+	}
+	if (!ckpt_fsrc_drained(&t->s)) {
+		json_decref(a);
+		json_decref(b);
+		fail(t, "%zu bytes after the offset", (size_t)(t->s.wlen - t->s.wpos));
+		return NULL;
+	}
+	return json_pack("{s:s, s:s, s:i, s:o, s:o}", "connector", "flink_kafka_consumer", "topic", topic, "partition",
+			 (int)part, "offset", a, "starting_offset", b);
+}
+
+/* KafkaWriterStateSerializer: versions 0 and 1 the transactional id prefix alone; 2 adds the
+ * subtask owning the transactions, how many, the ownership and the precommitted transactions. */
+static json_t *
+writer_state(struct try *t, int32_t version)
+{
+	static const char *const own[] = {"IMPLICIT_BY_SUBTASK_ID", "EXPLICIT_BY_WRITER_STATE"};
+	char *prefix = NULL, *id = NULL;
+	int32_t sub, total, ow, cnt;
+	json_t *v = NULL, *list = NULL;
+
+	if (version < 0 || version > 2) {
+		fail(t, "version %d is none of KafkaWriterStateSerializer's (0 to 2)", (int)version);
+		return NULL;
+	}
+	if (ckpt_fsrc_utf(&t->s, &prefix, "transactional id prefix") < 0)
+		goto out;
+	if (version < 2) {
+		v = json_pack("{s:s, s:i, s:s}", "connector", "kafka_sink", "version", (int)version,
+			      "transactional_id_prefix", prefix);
+		goto out;
+	}
+	if (ckpt_fsrc_i32(&t->s, &sub, "owned subtask") < 0 || ckpt_fsrc_i32(&t->s, &total, "owned subtasks") < 0 ||
+	    ckpt_fsrc_i32(&t->s, &ow, "transaction ownership") < 0 || ckpt_fsrc_i32(&t->s, &cnt, "precommitted count") < 0)
+		goto out;
+	if (sub < -1 || total < -1 || ow < 0 || ow > 1 || cnt < 0 || (size_t)cnt > t->s.wlen - t->s.wpos) {
+		fail(t, "owned subtask %d of %d, ownership %d, %d precommitted: not sane", (int)sub, (int)total, (int)ow,
+		     (int)cnt);
+		goto out;
+	}
+	list = json_array();
+	for (int32_t i = 0; list && i < cnt; i++) {
+		int64_t ck;
+
+		if (ckpt_fsrc_utf(&t->s, &id, "transactional id") < 0 || ckpt_fsrc_i64(&t->s, &ck, "checkpoint id") < 0)
+			goto out;
+		json_array_append_new(list, json_pack("{s:s, s:I}", "transactional_id", id, "checkpoint_id", (json_int_t)ck));
+		free(id);
+		id = NULL;
+	}
+	v = json_pack("{s:s, s:i, s:s, s:i, s:i, s:s, s:O}", "connector", "kafka_sink", "version", (int)version,
+		      "transactional_id_prefix", prefix, "owned_subtask", (int)sub, "owned_subtasks", (int)total,
+		      "transaction_ownership", own[ow], "precommitted", list);
+out:
+	json_decref(list);
+	free(prefix);
+	free(id);
+	return v;
+}
+
+/* A frame: i32 length, checked against what is left; *end where it ends. */
+static int
+frame(struct try *t, size_t *end, const char *what)
+{
+	int32_t len;
+
+	if (ckpt_fsrc_i32(&t->s, &len, what) < 0)
+		return -1;
+	if (len < 0 || (size_t)len > t->s.wlen - t->s.wpos) {
+		t->s.wpos -= 4;
+		return fail(t, "%s %d, but %zu bytes follow it", what, (int)len, (size_t)(t->s.wlen - t->s.wpos - 4));
+	}
+	*end = t->s.wpos + (size_t)len;
+	return 0;
+}
+
+static int
+frame_end(struct try *t, size_t end, const char *what)
+{
+	if (t->s.wpos != end)
+		return fail(t, "%s ends %zu bytes %s its length", what, t->s.wpos > end ? t->s.wpos - end : end - t->s.wpos,
+			    t->s.wpos > end ? "past" : "before");
+	return 0;
+}
+
+/* KafkaCommittableSerializer version 1: i16 epoch, i64 producer id, UTF transactional id. */
+static json_t *
+kafka_committable(struct try *t, int32_t version)
+{
+	int16_t epoch;
+	int64_t pid;
+	char *id = NULL;
+	json_t *v = NULL;
+
+	if (version != 1)
+		fail(t, "version %d is not KafkaCommittableSerializer's (1)", (int)version);
+	else if (ckpt_fsrc_i16(&t->s, &epoch, "epoch") == 0 && ckpt_fsrc_i64(&t->s, &pid, "producer id") == 0 &&
+		 ckpt_fsrc_utf(&t->s, &id, "transactional id") == 0) {
+		if (epoch < -1 || pid < -1)
+			fail(t, "epoch %d, producer id %lld: not sane", (int)epoch, (long long)pid);
+		else
+			v = json_pack("{s:s, s:i, s:i, s:I, s:s}", "connector", "kafka_sink", "version", (int)version,
+				      "epoch", (int)epoch, "producer_id", (json_int_t)pid, "transactional_id", id);
+	}
+	free(id);
+	return v;
+}
+
+/* The committable of serializer version ver from here to end: Kafka's when it parses as that
+ * exactly, else {"connector": null, "version", "bytes"}; the source then at end. */
+static json_t *
+committable_of(struct try *t, int32_t ver, size_t end)
+{
+	size_t at = t->s.wpos;
+	struct try k;
+	json_t *c;
+
+	try_open(&k, t->s.win + at, end - at, t->s.base + at);
+	c = kafka_committable(&k, ver);
+	if (c && !ckpt_fsrc_drained(&k.s)) {
+		json_decref(c);
+		c = NULL;
+	}
+	ckpt_fsrc_release(&k.s);
+	if (c == NULL)
+		c = json_pack("{s:n, s:i, s:o}", "connector", "version", (int)ver, "bytes", ckpt_entry_to_json(t->s.win + at, end - at));
+	t->s.wpos = end;
+	return c;
+}
+
+static json_t *
+bare_committable(struct try *t, int32_t ver, size_t end)
+{
+	return committable_of(t, ver, end);
+}
+
+/* One CommitRequest (version 0): the committable (SimpleVersionedSerialization), retries, state;
+ * the committable Kafka's when it parses as that, its bytes otherwise. */
+static json_t *
+commit_request(struct try *t)
+{
+	static const char *const st[] = {"RECEIVED", "RETRY", "FAILED", "COMMITTED"};
+	int32_t ver, retries = 0, state = 0;
+	size_t end;
+	json_t *c;
+
+	if (ckpt_fsrc_i32(&t->s, &ver, "committable version") < 0 || frame(t, &end, "committable length") < 0)
+		return NULL;
+	if ((c = committable_of(t, ver, end)) == NULL)
+		return NULL;
+	if (ckpt_fsrc_i32(&t->s, &retries, "retries") < 0 || ckpt_fsrc_i32(&t->s, &state, "request state") < 0 ||
+	    retries < 0 || state < 0 || state > 3) {
+		if (t->e.kind == CKPT_ERR_NONE)
+			fail(t, "retries %d, state %d: not sane", (int)retries, (int)state);
+		json_decref(c);
+		return NULL;
+	}
+	json_object_set_new(c, "retries", json_integer(retries));
+	json_object_set_new(c, "request_state", json_string(st[state]));
+	return c;
+}
+
+/* A list as SimpleVersionedSerialization writes it: i32 version, i32 count, each i32 length and
+ * bytes, each parsed by fn (version) to its length exactly. */
+static json_t *
+versioned_list(struct try *t, int32_t lo, int32_t hi, json_t *(*fn)(struct try *, int32_t, size_t), const char *what)
+{
+	int32_t ver, cnt;
+	json_t *a = json_array();
+
+	if (a == NULL || ckpt_fsrc_i32(&t->s, &ver, what) < 0 || ckpt_fsrc_i32(&t->s, &cnt, what) < 0)
+		goto bad;
+	if (ver < lo || ver > hi || cnt < 0 || (size_t)cnt > (t->s.wlen - t->s.wpos) / 4) {
+		fail(t, "%s version %d, count %d: not sane", what, (int)ver, (int)cnt);
+		goto bad;
+	}
+	for (int32_t i = 0; i < cnt; i++) {
+		size_t end;
+		json_t *x;
+
+		if (frame(t, &end, what) < 0 || (x = fn(t, ver, end)) == NULL)
+			goto bad;
+		json_array_append_new(a, x);
+		if (frame_end(t, end, what) < 0)
+			goto bad;
+	}
+	return a;
+bad:
+	json_decref(a);
+	return NULL;
+}
+
+static json_t *
+request_of(struct try *t, int32_t ver, size_t end)
+{
+	(void)end;
+	(void)ver;
+	return commit_request(t);
+}
+
+/* SubtaskCommittableManager: versions 1 (Flink 1.19, 1.20: with the drained count) and 2. */
+static json_t *
+subtask_of(struct try *t, int32_t ver, size_t end)
+{
+	(void)end;
+	int32_t id, ncomm = 0, ndrained = 0, nfailed = 0;
+	json_t *req, *v;
+
+	if (ckpt_fsrc_i32(&t->s, &id, "subtask id") < 0 || (req = versioned_list(t, 0, 0, request_of, "requests")) == NULL)
+		return NULL;
+	if (ckpt_fsrc_i32(&t->s, &ncomm, "committables") < 0 || (ver < 2 && ckpt_fsrc_i32(&t->s, &ndrained, "drained") < 0) ||
+	    ckpt_fsrc_i32(&t->s, &nfailed, "failed") < 0 || id < 0 || ncomm < 0 || ndrained < 0 || nfailed < 0) {
+		if (t->e.kind == CKPT_ERR_NONE)
+			fail(t, "subtask %d, %d committables, %d drained, %d failed: not sane", (int)id, (int)ncomm,
+			     (int)ndrained, (int)nfailed);
+		json_decref(req);
+		return NULL;
+	}
+	v = json_pack("{s:i, s:o, s:i, s:i}", "subtask", (int)id, "requests", req, "committables", (int)ncomm,
+		      "failed", (int)nfailed);
+	if (v && ver < 2)
+		json_object_set_new(v, "drained", json_integer(ndrained));
+	return v;
+}
+
+/* CheckpointCommittableManager, version 1: i64 checkpoint id, i32 subtasks, the subtasks' list. */
+static json_t *
+checkpoint_of(struct try *t, int32_t ver, size_t end)
+{
+	(void)end;
+	int64_t ck;
+	int32_t nsub;
+	json_t *subs;
+
+	(void)ver;
+	if (ckpt_fsrc_i64(&t->s, &ck, "checkpoint id") < 0 || ckpt_fsrc_i32(&t->s, &nsub, "subtasks") < 0)
+		return NULL;
+	if (ck < 0 || nsub < 1) {
+		fail(t, "checkpoint %lld of %d subtasks: not sane", (long long)ck, (int)nsub);
+		return NULL;
+	}
+	if ((subs = versioned_list(t, 1, 2, subtask_of, "subtask committables")) == NULL)
+		return NULL;
+	return json_pack("{s:I, s:i, s:o}", "checkpoint_id", (json_int_t)ck, "number_of_subtasks", (int)nsub,
+			 "subtasks", subs);
+}
+
+/* CommittableCollectorSerializer version 2: the magic number, the checkpoints' list. */
+static json_t *
+committer_state(struct try *t, int32_t version)
+{
+	int32_t magic;
+	json_t *cks;
+
+	if (version != 1 && version != 2) {
+		fail(t, "version %d is none of CommittableCollectorSerializer's (1, 2)", (int)version);
+		return NULL;
+	}
+	if (ckpt_fsrc_i32(&t->s, &magic, "magic number") < 0)
+		return NULL;
+	if ((uint32_t)magic != COLLECTOR_MAGIC) {
+		t->s.wpos -= 4;
+		fail(t, "magic number %08X, not CommittableCollectorSerializer's %08X", (unsigned)magic, COLLECTOR_MAGIC);
+		return NULL;
+	}
+	if (version == 1) { /* Sink V1's committables (SinkV1CommittableDeserializer): a list, no checkpoints */
+		if ((cks = versioned_list(t, INT32_MIN, INT32_MAX, bare_committable, "committables")) == NULL)
+			return NULL;
+		return json_pack("{s:s, s:i, s:o}", "state", "committables", "version", (int)version, "committables", cks);
+	}
+	if ((cks = versioned_list(t, 1, 1, checkpoint_of, "checkpoints")) == NULL)
+		return NULL;
+	return json_pack("{s:s, s:i, s:o}", "state", "committables", "version", (int)version, "checkpoints", cks);
+}
+
+/* A framed element (i32 version, i32 length, the bytes) typed by fn. */
+static int
+framed(const unsigned char *p, size_t n, uint64_t at, const char *where, const char *name,
+       json_t *(*fn)(struct try *, int32_t), json_t **v, char *why, size_t nwhy, struct ckpt_err *e)
+{
+	struct try t;
+	uint32_t len;
+
+	if (n < 8)
+		return ckpt_err_at(e, CKPT_ERR_INPUT, where, at, "element of %zu bytes, shorter than its version and "
+				   "length", n);
+	len = ckpt_be32(p + 4);
+	if (len != n - 8)
+		return ckpt_err_at(e, CKPT_ERR_INPUT, where, at + 4, "element length %u, but %zu bytes follow it", len,
+				   n - 8);
+	try_open(&t, p + 8, n - 8, at + 8);
+	*v = fn(&t, (int32_t)ckpt_be32(p));
+	if (*v && !ckpt_fsrc_drained(&t.s)) {
+		fail(&t, "%zu bytes after the state", (size_t)(t.s.wlen - t.s.wpos));
+		json_decref(*v);
+		*v = NULL;
+	}
+	if (*v == NULL)
+		snprintf(why, nwhy, "%s: %s", name, t.e.kind == CKPT_ERR_NONE ? "out of memory" : t.e.text);
+	ckpt_fsrc_release(&t.s);
+	return t.e.kind == CKPT_ERR_NOMEM ? ckpt_err_nomem(e, where) : 0;
+}
+
+int
+ckpt_fser_legacy_typed(int kind, const unsigned char *p, size_t n, uint64_t at, const char *where, json_t **v,
+		       char *why, size_t nwhy, struct ckpt_err *e)
+{
+	struct try t;
+
+	*v = NULL;
+	why[0] = '\0';
+	if (kind == FLEGACY_WRITER)
+		return framed(p, n, at, where, "kafka_sink", writer_state, v, why, nwhy, e);
+	if (kind == FLEGACY_COMMITTER)
+		return framed(p, n, at, where, "committable_collector", committer_state, v, why, nwhy, e);
+	try_open(&t, p, n, at);
+	if ((*v = consumer_element(&t)) == NULL)
+		snprintf(why, nwhy, "flink_kafka_consumer: %s", t.e.kind == CKPT_ERR_NONE ? "out of memory" : t.e.text);
+	ckpt_fsrc_release(&t.s);
+	return t.e.kind == CKPT_ERR_NOMEM ? ckpt_err_nomem(e, where) : 0;
+}

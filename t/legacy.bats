@@ -1,0 +1,138 @@
+#!/usr/bin/env bats
+# Connectors before the Source API, and the sinks (ckpt-flink(5), LEGACY CONNECTORS):
+# FlinkKafkaConsumer's union state of partitions and offsets, the KafkaSink's writer state and its
+# committer's committables, typed by -a and -R, the consumer's partitions in --offsets.  No real
+# savepoint of the fixtures holds them: each state is written here from its layout
+# (legacy-helper.bash); the consumer's element bytes equal those of the connector's own migration
+# snapshots (FlinkKafkaConsumerBaseMigrationTest, Flink 1.8 to 1.20), and t/flink/kafka.bats reads
+# the KafkaSink's state of real artifacts.
+#
+# Goldens: CKPT_REGOLD=1 CKPT_BIN=$PWD/bin bats t/legacy.bats
+
+bats_require_minimum_version 1.5.0
+load helper
+load legacy-helper
+
+G=$DATA/legacy
+OP=0102030405060708090a0b0c0d0e0f10
+NOSTOP=-9223372036854775808
+
+@test "legacy: the consumer's element is the connector's own bytes (abc:13 at 16768, as its migration snapshots hold it)" {
+	B=; ktp_element abc 13 16768
+	[ "$(printf '%b' "$B" | base64)" = VwHWz+wCGgFhYuMAAAAAAABBgA== ]
+}
+
+@test "legacy: -a types FlinkKafkaConsumer's union state: topic, partition, offset, where it resumes, sentinels named" {
+	consumer_sp
+	run ckpt-inspect -a cs
+	status_is 0
+	match_golden "$G/consumer.all.expected"
+	run sh -c "ckpt-inspect -a cs | jq -c '[.operators[0].subtasks[].operator_state[\"$CONSUMER\"].entries[] | [.topic, .partition, .offset, .starting_offset]]'"
+	output_is '[["abc",13,16768,16769],["def",7,"EARLIEST_OFFSET","EARLIEST_OFFSET"],["abc",0,-1,0],["ghi",2,"GROUP_OFFSET","GROUP_OFFSET"]]'
+}
+
+@test "legacy: -R gives each of the consumer's partitions as its value" {
+	consumer_sp
+	run ckpt-inspect -R cs
+	status_is 0
+	match_golden "$G/consumer.rows.expected"
+}
+
+@test "legacy: --offsets: FlinkKafkaConsumer's partitions, shaped as the KafkaSource's, its connector named" {
+	consumer_sp
+	run ckpt-inspect --offsets cs
+	status_is 0
+	output_is '{"uid":null,"operator":"'$OP'","subtask":0,"connector":"flink_kafka_consumer","topic":"abc","partition":13,"starting_offset":16769,"stopping_offset":null,"held_by":"reader"}
+{"uid":null,"operator":"'$OP'","subtask":0,"connector":"flink_kafka_consumer","topic":"def","partition":7,"starting_offset":"EARLIEST_OFFSET","stopping_offset":null,"held_by":"reader"}
+{"uid":null,"operator":"'$OP'","subtask":1,"connector":"flink_kafka_consumer","topic":"abc","partition":0,"starting_offset":0,"stopping_offset":null,"held_by":"reader"}
+{"uid":null,"operator":"'$OP'","subtask":1,"connector":"flink_kafka_consumer","topic":"ghi","partition":2,"starting_offset":"GROUP_OFFSET","stopping_offset":null,"held_by":"reader"}'
+}
+
+@test "legacy: every sentinel KafkaTopicPartitionStateSentinel defines is named; another negative offset is not an offset" {
+	mkdir -p cs
+	local long
+	long=$(printf 'x%.0s' {1..200}) # Kryo writes the strings of 64 characters and more with their length
+	op_stream cs/op0 $CONSUMER UNION s_consumer "ktp_element,t,0,$OFFSET_NOT_SET" "ktp_element,t,1,$LATEST" \
+		"ktp_element,$long,3,41" "ktp_element,t,2,-2"
+	OFFS_0=${OFFS[*]}
+	legacy_meta cs 1 $CONSUMER 1
+	run sh -c "ckpt-inspect -a cs | jq -c '[.operators[0].subtasks[0].operator_state[\"$CONSUMER\"].entries[] | [(.topic | length), .starting_offset // .reason]]'"
+	output_is '[[1,"OFFSET_NOT_SET"],[1,"LATEST_OFFSET"],[200,42],[0,"flink_kafka_consumer: offset 781: offset -2 is neither an offset nor a sentinel"]]'
+	bad 2 "ckpt-inspect: cs/_metadata: operator $OP subtask 0: $CONSUMER element 3 of a flink_kafka_consumer source: flink_kafka_consumer: offset 781: offset -2 is neither an offset nor a sentinel" \
+		ckpt-inspect --offsets cs
+}
+
+@test "legacy: a consumer's element cut or flipped: -a keeps its bytes with the reason, --offsets refuses naming operator, subtask and offset" {
+	consumer_sp
+	head -c -3 cs/op0 >x && mv x cs/op0
+	legacy_meta cs 2 $CONSUMER 1
+	run sh -c "ckpt-inspect -a cs | jq -c '.operators[0].subtasks[0].operator_state[\"$CONSUMER\"].entries[1]'"
+	output_is '{"connector":null,"reason":"flink_kafka_consumer: offset 557: truncated offset","bytes":{"base64":"VwHE8vcCDgFkZeb///8q0A=="}}'
+	bad 2 "ckpt-inspect: cs/_metadata: operator $OP subtask 0: $CONSUMER element 1 of a flink_kafka_consumer source: flink_kafka_consumer: offset 557: truncated offset" \
+		ckpt-inspect --offsets cs
+	rm -rf cs
+	consumer_sp
+	printf 'j' | dd of=cs/op1 bs=1 seek=$((${OFFS_1#* } + 8)) conv=notrunc status=none # ghi -> jhi
+	bad 2 "ckpt-inspect: cs/_metadata: operator $OP subtask 1: $CONSUMER element 1 of a flink_kafka_consumer source: flink_kafka_consumer: offset 552: cachedHash 3171674 is not that of jhi:2" \
+		ckpt-inspect --offsets cs
+	run ckpt-inspect -R cs
+	status_is 0
+	[ "$(echo "$output" | tail -n 1 | jq -c .value.reason)" = '"flink_kafka_consumer: offset 552: cachedHash 3171674 is not that of jhi:2"' ]
+}
+
+@test "legacy: the KafkaSink's writer state, versions 2 and 1: its transactions typed" {
+	sink_sp w writer_raw_states "$(h_framed 2 "$(h_writer2 pre 0 2 1 "pre-0-5 5" "pre-0-6 6")")"
+	run sh -c "ckpt-inspect -a w | jq -c '.operators[0].subtasks[0].operator_state'"
+	output_is '{"writer_raw_states":{"mode":"list","entries":[{"connector":"kafka_sink","version":2,"transactional_id_prefix":"pre","owned_subtask":0,"owned_subtasks":2,"transaction_ownership":"EXPLICIT_BY_WRITER_STATE","precommitted":[{"transactional_id":"pre-0-5","checkpoint_id":5},{"transactional_id":"pre-0-6","checkpoint_id":6}]}]}}'
+	rm -rf w
+	sink_sp w writer_raw_states "$(h_framed 1 "$(h_utf pre)")"
+	run ckpt-inspect -R w
+	output_is '{"uid":null,"operator":"'$OP'","state":"writer_raw_states","kind":"list","subtask":0,"index":0,"value":{"connector":"kafka_sink","version":1,"transactional_id_prefix":"pre"}}'
+}
+
+@test "legacy: the committer's committables (collector version 2, subtask managers of Flink 1.20 and 2.x), Kafka's typed" {
+	sink_sp c streaming_committer_raw_states "$(h_framed 2 "$(h_collector 7 2 0 "$(h_committable 3 1000 pre-0-7)")")"
+	run sh -c "ckpt-inspect -a c | jq -c '.operators[0].subtasks[0].operator_state'"
+	output_is '{"streaming_committer_raw_states":{"mode":"list","entries":[{"state":"committables","version":2,"checkpoints":[{"checkpoint_id":7,"number_of_subtasks":1,"subtasks":[{"subtask":0,"requests":[{"connector":"kafka_sink","version":1,"epoch":3,"producer_id":1000,"transactional_id":"pre-0-7","retries":0,"request_state":"RECEIVED"}],"committables":1,"failed":0}]}]}]}}'
+	rm -rf c
+	sink_sp c streaming_committer_raw_states "$(h_framed 2 "$(h_collector 7 1 0 "$(h_committable 3 1000 pre-0-7)" 0001)")"
+	run sh -c "ckpt-inspect -a c | jq -c '.operators[0].subtasks[0].operator_state.streaming_committer_raw_states.entries[0].checkpoints[0].subtasks[0]'"
+	output_is '{"subtask":0,"requests":[{"connector":"kafka_sink","version":1,"epoch":3,"producer_id":1000,"transactional_id":"pre-0-7","retries":0,"request_state":"RECEIVED"},{"connector":null,"version":1,"bytes":{"base64":"AAE="},"retries":0,"request_state":"RECEIVED"}],"committables":2,"failed":0,"drained":0}'
+}
+
+@test "legacy: a sink's state no format parses stays bytes with the reason; its length lying is refused naming operator, subtask and offset" {
+	sink_sp w writer_raw_states "$(h_framed 3 "$(h_utf pre)")"
+	run sh -c "ckpt-inspect -a w | jq -c '.operators[0].subtasks[0].operator_state.writer_raw_states.entries[0]'"
+	output_is '{"connector":null,"reason":"kafka_sink: offset 246: version 3 is none of KafkaWriterStateSerializer'"'"'s (0 to 2)","bytes":{"base64":"AAAAAwAAAAUAA3ByZQ=="}}'
+	rm -rf w
+	sink_sp c streaming_committer_raw_states "$(h_framed 2 "b91f252d$(h_i32 1)$(h_i32 0)")"
+	run sh -c "ckpt-inspect -a c | jq -c '.operators[0].subtasks[0].operator_state.streaming_committer_raw_states.entries[0].reason'"
+	output_is '"committable_collector: offset 259: magic number B91F252D, not CommittableCollectorSerializer'"'"'s B91F252C"'
+	rm -rf w
+	sink_sp w writer_raw_states "$(h_framed 2 "$(h_writer2 pre 0 2 1 "pre-0-5 5")")"
+	printf '\100' | dd of=w/op0 bs=1 seek=$((OFFS_0 + 11)) conv=notrunc status=none
+	for o in -a -R; do
+		bad 2 "ckpt-inspect: w/op0: operator $OP subtask 0: writer_raw_states element 0: offset 242: element length 64, but 38 bytes follow it" \
+			ckpt-inspect $o w
+	done
+	rm -rf w
+	sink_sp w writer_raw_states "$(h_framed 2 "$(h_writer2 pre 0 2 1)")"
+	head -c -2 w/op0 >x && mv x w/op0
+	OFFS_0=${OFFS[*]} legacy_meta w 1 writer_raw_states 0
+	bad 2 "ckpt-inspect: w/op0: operator $OP subtask 0: writer_raw_states element 0: offset 238: byte array of 29 bytes, more than the 27 left" \
+		ckpt-inspect -a w
+}
+
+@test "legacy: --offsets reads a source's reader state from its state file as from the _metadata" {
+	needs_fixtures
+	local at
+	at=$(xxd -p "$FIXTURES/flink-connectors/kafka-source-enum1-split0/_metadata" | tr -d '\n' | grep -bo 0000015e00000005 | head -n 1 | cut -d: -f1)
+	mkdir -p rs
+	dd if="$FIXTURES/flink-connectors/kafka-source-enum1-split0/_metadata" of=rs/op0 bs=1 skip=$((at / 2 + 4)) count=350 status=none
+	OFFS_0="233 272 311" legacy_meta rs 1 SourceReaderState 0
+	run ckpt-inspect --offsets rs
+	status_is 0
+	output_is '{"uid":null,"operator":"'$OP'","subtask":0,"connector":"kafka","topic":"topic","partition":8,"starting_offset":10,"stopping_offset":null,"held_by":"reader"}
+{"uid":null,"operator":"'$OP'","subtask":0,"connector":"kafka","topic":"topic","partition":2,"starting_offset":10,"stopping_offset":null,"held_by":"reader"}
+{"uid":null,"operator":"'$OP'","subtask":0,"connector":"kafka","topic":"topic","partition":5,"starting_offset":10,"stopping_offset":null,"held_by":"reader"}'
+}
