@@ -28,7 +28,7 @@ NOSTOP=-9223372036854775808
 	status_is 0
 	match_golden "$G/consumer.all.expected"
 	run sh -c "ckpt-inspect -a cs | jq -c '[.operators[0].subtasks[].operator_state[\"$CONSUMER\"].entries[] | [.topic, .partition, .offset, .starting_offset]]'"
-	output_is '[["abc",13,16768,16769],["def",7,"EARLIEST_OFFSET","EARLIEST_OFFSET"],["abc",0,-1,0],["ghi",2,"GROUP_OFFSET","GROUP_OFFSET"]]'
+	output_is '[["abc",13,16768,16769],["def",7,"EARLIEST_OFFSET","earliest"],["abc",0,-1,0],["ghi",2,"GROUP_OFFSET","committed"]]'
 }
 
 @test "legacy: -R gives each of the consumer's partitions as its value" {
@@ -43,9 +43,9 @@ NOSTOP=-9223372036854775808
 	run ckpt-inspect --offsets cs
 	status_is 0
 	output_is '{"uid":null,"operator":"'$OP'","subtask":0,"connector":"flink_kafka_consumer","topic":"abc","partition":13,"starting_offset":16769,"stopping_offset":null,"held_by":"reader"}
-{"uid":null,"operator":"'$OP'","subtask":0,"connector":"flink_kafka_consumer","topic":"def","partition":7,"starting_offset":"EARLIEST_OFFSET","stopping_offset":null,"held_by":"reader"}
+{"uid":null,"operator":"'$OP'","subtask":0,"connector":"flink_kafka_consumer","topic":"def","partition":7,"starting_offset":"earliest","stopping_offset":null,"held_by":"reader"}
 {"uid":null,"operator":"'$OP'","subtask":1,"connector":"flink_kafka_consumer","topic":"abc","partition":0,"starting_offset":0,"stopping_offset":null,"held_by":"reader"}
-{"uid":null,"operator":"'$OP'","subtask":1,"connector":"flink_kafka_consumer","topic":"ghi","partition":2,"starting_offset":"GROUP_OFFSET","stopping_offset":null,"held_by":"reader"}'
+{"uid":null,"operator":"'$OP'","subtask":1,"connector":"flink_kafka_consumer","topic":"ghi","partition":2,"starting_offset":"committed","stopping_offset":null,"held_by":"reader"}'
 }
 
 @test "legacy: every sentinel KafkaTopicPartitionStateSentinel defines is named; another negative offset is not an offset" {
@@ -56,8 +56,8 @@ NOSTOP=-9223372036854775808
 		"ktp_element,$long,3,41" "ktp_element,t,2,-2"
 	OFFS_0=${OFFS[*]}
 	legacy_meta cs 1 $CONSUMER 1
-	run sh -c "ckpt-inspect -a cs | jq -c '[.operators[0].subtasks[0].operator_state[\"$CONSUMER\"].entries[] | [(.topic | length), .starting_offset // .reason]]'"
-	output_is '[[1,"OFFSET_NOT_SET"],[1,"LATEST_OFFSET"],[200,42],[0,"flink_kafka_consumer: offset 781: offset -2 is neither an offset nor a sentinel"]]'
+	run sh -c "ckpt-inspect -a cs | jq -c '[.operators[0].subtasks[0].operator_state[\"$CONSUMER\"].entries[] | [(.topic | length), .offset, .starting_offset // .reason]]'"
+	output_is '[[1,"OFFSET_NOT_SET","not_set"],[1,"LATEST_OFFSET","latest"],[200,41,42],[0,null,"flink_kafka_consumer: offset 781: offset -2 is neither an offset nor a sentinel"]]'
 	bad 2 "ckpt-inspect: cs/_metadata: operator $OP subtask 0: $CONSUMER element 3 of a flink_kafka_consumer source: flink_kafka_consumer: offset 781: offset -2 is neither an offset nor a sentinel" \
 		ckpt-inspect --offsets cs
 }

@@ -10,15 +10,16 @@
 #define COLLECTOR_MAGIC 0xb91f252cu
 #define KTP_CLASS "org.apache.flink.streaming.connectors.kafka.internals.KafkaTopicPartition"
 
-/* KafkaTopicPartitionStateSentinel's offsets. */
+/* KafkaTopicPartitionStateSentinel's offsets: the stored offset by Flink's name, the starting offset
+ * by the name the KafkaSource's rows give the same start (ckpt-inspect(1), --offsets). */
 static const struct {
 	int64_t v;
-	const char *name;
+	const char *name, *starting;
 } sentinel[] = {
-	{-915623761776LL, "OFFSET_NOT_SET"},
-	{-915623761775LL, "EARLIEST_OFFSET"},
-	{-915623761774LL, "LATEST_OFFSET"},
-	{-915623761773LL, "GROUP_OFFSET"},
+	{-915623761776LL, "OFFSET_NOT_SET", "not_set"},
+	{-915623761775LL, "EARLIEST_OFFSET", "earliest"},
+	{-915623761774LL, "LATEST_OFFSET", "latest"},
+	{-915623761773LL, "GROUP_OFFSET", "committed"},
 };
 
 struct try {
@@ -194,7 +195,7 @@ consumer_offset(int64_t v, int starting)
 {
 	for (size_t i = 0; i < sizeof sentinel / sizeof sentinel[0]; i++)
 		if (v == sentinel[i].v)
-			return json_string(sentinel[i].name);
+			return json_string(starting ? sentinel[i].starting : sentinel[i].name);
 	if (v < -1 || v == INT64_MAX)
 		return NULL;
 	return json_integer(starting ? v + 1 : v);
