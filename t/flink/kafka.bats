@@ -83,13 +83,15 @@ JQ_SPLITS='[.flink["kafka-source"].readers[][] | {key: "\(.topic):\(.partition)"
 		[ "$status" -eq 0 ] || { echo "$v/$name: -a exit $status: $output"; fail=1; continue; }
 		# each split's bytes, per subtask in order, are those Flink's serializer read (their
 		# lengths): -a --raw keeps each element's raw bytes beside its typed form, as the state
-		# holds them, after the i32 length of their byte[]
+		# holds them, after the i32 length of their byte[] (counted from the base64's length: jq's
+		# @base64d makes a string of them, whose length counts characters, not bytes)
 		run ckpt-inspect -a --raw "$art"
 		[ "$status" -eq 0 ] || { echo "$v/$name: -a --raw exit $status: $output"; fail=1; continue; }
 		for uid in kafka-source file-source; do
 			got=$(echo "$output" | jq -c --arg id "$(jq -r --arg u "$uid" '.flink[$u].operator_id' "$side")" '[.operators[]
 				| select(.id == $id) | .subtasks[]
-				| {key: "\(.index)", value: [.operator_state.SourceReaderState.entries[] | (.base64 | @base64d | length) - 4]}]
+				| {key: "\(.index)", value: [.operator_state.SourceReaderState.entries[] | .base64
+					| (length / 4 * 3) - (if endswith("==") then 2 elif endswith("=") then 1 else 0 end) - 4]}]
 				| from_entries')
 			want=$(jq -c --arg u "$uid" '.flink[$u].readers | map_values(map(.bytes))' "$side")
 			[ "$got" = "$want" ] || { echo "$v/$name $uid bytes: ckpt $got, flink $want"; fail=1; }
