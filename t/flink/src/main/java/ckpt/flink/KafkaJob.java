@@ -576,9 +576,16 @@ public final class KafkaJob {
     static List<Object> causes(String job) {
         List<Object> out = new ArrayList<>();
         try {
-            java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"stacktrace\"\\s*:\\s*\"((?:[^\"\\\\]|\\\\.)*?)(?:\\\\n|\")")
+            // each stack trace's first line, and its root cause (the last "Caused by:")
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"stacktrace\"\\s*:\\s*\"((?:[^\"\\\\]|\\\\.)*)\"")
                     .matcher(Main.get("/jobs/" + job + "/exceptions"));
-            while (m.find()) if (!out.contains(m.group(1))) out.add(m.group(1));
+            while (m.find()) {
+                String[] lines = m.group(1).split("\\\\n");
+                String root = null;
+                for (String l : lines) if (l.trim().startsWith("Caused by:")) root = l.trim();
+                if (!out.contains(lines[0])) out.add(lines[0]);
+                if (root != null && !out.contains(root)) out.add(root);
+            }
         } catch (Exception e) {
             out.add("(no exception history: " + e + ")");
         }
