@@ -576,15 +576,18 @@ public final class KafkaJob {
     static List<Object> causes(String job) {
         List<Object> out = new ArrayList<>();
         try {
-            // each stack trace's first line, and its root cause (the last "Caused by:")
-            java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"stacktrace\"\\s*:\\s*\"((?:[^\"\\\\]|\\\\.)*)\"")
-                    .matcher(Main.get("/jobs/" + job + "/exceptions"));
-            while (m.find()) {
-                String[] lines = m.group(1).split("\\\\n");
+            // each stack trace's first line, and its root cause (its last "Caused by:"), scanned by
+            // hand: a regular expression over a whole trace overflows the stack
+            String body = Main.get("/jobs/" + job + "/exceptions");
+            for (int at = body.indexOf("\"stacktrace\""); at >= 0; at = body.indexOf("\"stacktrace\"", at + 1)) {
+                int q = body.indexOf('"', body.indexOf(':', at + 12) + 1), e = q + 1;
+                while (e < body.length() && body.charAt(e) != '"') e += body.charAt(e) == '\\' ? 2 : 1;
+                String[] lines = body.substring(q + 1, Math.min(e, body.length())).split("\\\\n");
                 String root = null;
-                for (String l : lines) if (l.trim().startsWith("Caused by:")) root = l.trim();
+                for (String l : lines) if (l.startsWith("Caused by:")) root = l;
                 if (!out.contains(lines[0])) out.add(lines[0]);
                 if (root != null && !out.contains(root)) out.add(root);
+                at = e;
             }
         } catch (Exception e) {
             out.add("(no exception history: " + e + ")");
