@@ -46,6 +46,11 @@ offset() {
 }
 # CheckpointProperties, Java-serialized: the trailer of a _metadata of format 4 and up.
 PROPS=aced0005737200386f72672e6170616368652e666c696e6b2e72756e74696d652e636865636b706f696e742e436865636b706f696e7450726f70657274696573
+# Where the properties start: Java serialization of CheckpointProperties, or of null (the State
+# Processor API's savepoints).
+trailer() {
+	if [ "${1: -10}" = aced000570 ]; then echo $((${#1} / 2 - 5)); else offset "$1" "$PROPS" "$2"; fi
+}
 utfhex() { printf '%04x' "${#1}"; printf '%s' "$1" | xxd -p | tr -d '\n'; }
 
 # The Kafka source's record (format 5 and up: UTF name, UTF uid, the id, ...), to the next
@@ -57,7 +62,7 @@ B=$(hex "$SP/_metadata")
 "$BIN/ckpt-inspect" -m "$KSP" | jq -r '.operators[] | "\(.id)\t\(.name // "")\t\(.uid // "")"' >"$W/ops"
 KID=$("$BIN/ckpt-inspect" --offsets "$KSP" | jq -r 'select(.connector == "kafka") | .operator' | head -1)
 [ -n "$KID" ] || { echo "offsets.sh: no Kafka source in $KSP" >&2; exit 1; }
-end=$(offset "$K" "$PROPS" "the checkpoint properties")
+end=$(trailer "$K" "the checkpoint properties")
 while IFS=$'\t' read -r id name uid; do
 	s=$(($(offset "$K" "$id" "operator $id") - 4 - ${#name} - ${#uid}))
 	[ "${K:$((s * 2)):$(((4 + ${#name} + ${#uid}) * 2))}" = "$(utfhex "$name")$(utfhex "$uid")" ] ||
@@ -74,7 +79,7 @@ REC=${K:$((start * 2)):$(((end - start) * 2))}
 C=$W/combined
 mkdir "$C"
 for f in "$SP"/*; do [ "${f##*/}" = _metadata ] || ln -s "$f" "$C/"; done
-BT=$(offset "$B" "$PROPS" "the bench savepoint's checkpoint properties")
+BT=$(trailer "$B" "the bench savepoint's checkpoint properties")
 printf '%s%08x%s%s%s' "${B:0:40}" $((16#${B:40:8} + 1)) "${B:48:$((BT * 2 - 48))}" "$REC" "${B:$((BT * 2))}" |
 	xxd -r -p >"$C/_metadata"
 
