@@ -15,7 +15,8 @@ usage(FILE *f)
 	       "       ckpt-merge [--uid OLD=NEW ...] [--drop UID_OR_ID ...] [--relocate OLDPREFIX=NEWPREFIX ...]\n"
 	       "                  [--max-parallelism N] [--canonical] [--link] [-g GRAPH [-n]] -o OUTDIR/ SNAPSHOT\n"
 	       "       ckpt-merge [--rows FILE] [--clear STATE ...] -o OUTDIR/ SAVEPOINT\n"
-	       "       ckpt-merge --set-offset TOPIC:PARTITION=OFFSET ... [--source UID] -o OUTDIR/ SAVEPOINT\n"
+	       "       ckpt-merge [--set-offset TOPIC:PARTITION=OFFSET ...] [--add-partition TOPIC:PARTITION=OFFSET ...]\n"
+	       "                  [--remove-partition TOPIC:PARTITION ...] [--source UID] -o OUTDIR/ SAVEPOINT\n"
 	       "options:\n"
 	       "  -P, --parallelism=[OPERATOR=]N\n"
 	       "                        restore at parallelism N (every operator, or OPERATOR; repeatable)\n"
@@ -38,7 +39,12 @@ usage(FILE *f)
 	       "      --set-offset=TOPIC:PARTITION=OFFSET\n"
 	       "                        the Kafka source reads the partition from OFFSET: a number, earliest,\n"
 	       "                        latest, committed, or +N/-N from the current one (repeatable)\n"
-	       "      --source=UID      with --set-offset: the Kafka source of uid or id UID\n"
+	       "      --add-partition=TOPIC:PARTITION=OFFSET\n"
+	       "                        the Kafka source reads a partition it lacks from OFFSET (a number,\n"
+	       "                        earliest, latest, committed), on the reader Flink would assign it to\n"
+	       "      --remove-partition=TOPIC:PARTITION\n"
+	       "                        the Kafka source no longer reads the partition\n"
+	       "      --source=UID      with those: the Kafka source of uid or id UID\n"
 	       "  -p, --pretty          indented JSON\n"
 	       "  -h, --help            this help\n"
 	       "  -V, --version         the version\n");
@@ -143,7 +149,10 @@ struct merge_opts {
 static struct ckpt_graph *load_graph(const char *path, struct ckpt_err *e);
 
 enum { OPT_UID = 256, OPT_DROP, OPT_RELOCATE, OPT_LINK, OPT_MAXPAR, OPT_ROWS, OPT_CLEAR, OPT_CANONICAL, OPT_SETOFF,
-       OPT_SOURCE };
+       OPT_SOURCE, OPT_ADDPART, OPT_RMPART };
+
+/* The options of ckpt_flink_offset_set's kinds. */
+static const char *const offset_opt[] = {"--set-offset", "--add-partition", "--remove-partition"};
 
 /* --uid OLD=NEW, --drop X, --relocate OLD=NEW: split at the first '='. */
 static void
@@ -172,42 +181,48 @@ parse_edit(struct merge_opts *o, int c, char *arg)
 	}
 }
 
-/* --set-offset TOPIC:PARTITION=OFFSET (the last ':' before the last '='; Kafka's topic names hold neither). */
+/* --set-offset and --add-partition TOPIC:PARTITION=OFFSET, --remove-partition TOPIC:PARTITION (the
+ * last ':' before the last '='; Kafka's topic names hold neither). */
 static void
-parse_setoff(struct merge_opts *o, char *arg)
+parse_setoff(struct merge_opts *o, char *arg, enum ckpt_flink_offset_kind kind)
 {
 	static const struct { const char *name; int64_t v; } sentinel[] = {
 		{"earliest", -2}, {"latest", -1}, {"committed", -3}};
+	const char *opt = offset_opt[kind];
 	struct ckpt_flink_offset_set *x;
-	char *eq = strrchr(arg, '='), *colon, *end, *text = strdup(arg);
+	char *eq = kind == CKPT_OFFSET_REMOVE ? arg + strlen(arg) : strrchr(arg, '='), *colon, *end, *text = strdup(arg);
 	long long v;
 	long p;
 
 	if (text == NULL)
 		cli_out_of_memory();
 	if (eq == NULL || (*eq = '\0', colon = strrchr(arg, ':')) == NULL || colon == arg)
-		cli_usage_fail("--set-offset %s: give TOPIC:PARTITION=OFFSET", text);
+		cli_usage_fail("%s %s: give TOPIC:PARTITION%s", opt, text, kind == CKPT_OFFSET_REMOVE ? "" : "=OFFSET");
 	*colon = '\0';
 	errno = 0;
 	p = strtol(colon + 1, &end, 10);
 	if (!isdigit((unsigned char)colon[1]) || *end || errno || p > INT32_MAX)
-		cli_usage_fail("--set-offset %s: the partition must be a number from 0 to %d", text, INT32_MAX);
+		cli_usage_fail("%s %s: the partition must be a number from 0 to %d", opt, text, INT32_MAX);
 	if ((x = realloc(o->offsets, (o->noffsets + 1) * sizeof *x)) == NULL)
 		cli_out_of_memory();
 	o->offsets = x;
 	x += o->noffsets++;
-	*x = (struct ckpt_flink_offset_set){.topic = arg, .partition = (int32_t)p, .text = text};
-	for (size_t i = 0; i < sizeof sentinel / sizeof *sentinel; i++)
+	*x = (struct ckpt_flink_offset_set){.topic = arg, .partition = (int32_t)p, .text = text, .kind = kind};
+	for (size_t i = 0; kind != CKPT_OFFSET_REMOVE && i < sizeof sentinel / sizeof *sentinel; i++)
 		if (strcmp(eq + 1, sentinel[i].name) == 0) {
 			x->value = sentinel[i].v;
 			return;
 		}
+	if (kind == CKPT_OFFSET_REMOVE)
+		return;
 	x->rel = eq[1] == '+' || eq[1] == '-';
+	if (x->rel && kind == CKPT_OFFSET_ADD)
+		cli_usage_fail("--add-partition %s: a partition added has no offset to count from: give a number, earliest, "
+			       "latest or committed", text);
 	errno = 0;
 	v = strtoll(eq + 1 + x->rel, &end, 10);
 	if (!isdigit((unsigned char)eq[1 + x->rel]) || *end || errno)
-		cli_usage_fail("--set-offset %s: the offset must be a number, earliest, latest, committed, +N or -N",
-			       text);
+		cli_usage_fail("%s %s: the offset must be a number, earliest, latest, committed, +N or -N", opt, text);
 	x->value = eq[1] == '-' ? -v : v;
 }
 
@@ -246,7 +261,7 @@ savepoint(struct merge_opts *o, const char *in)
 					   .allow_non_restored = o->ro.allow_non_restored, .max_parallelism = o->maxpar,
 					   .canonical = o->canonical, .offsets = o->offsets, .noffsets = o->noffsets,
 					   .source = o->source};
-	const char *what = o->noffsets ? "--set-offset" : o->nedits || o->link ? "--uid, --drop, --relocate and --link" :
+	const char *what = o->noffsets ? offset_opt[o->offsets[0].kind] : o->nedits || o->link ? "--uid, --drop, --relocate and --link" :
 			   o->rows || o->nclear ? "--rows and --clear" : o->canonical ? "--canonical" : "--max-parallelism";
 	struct ckpt_err e = {0};
 	struct ckpt_graph *g = NULL;
@@ -429,6 +444,8 @@ static const struct option longopts[] = {
 	{"canonical", no_argument, NULL, OPT_CANONICAL},
 	{"set-offset", required_argument, NULL, OPT_SETOFF},
 	{"source", required_argument, NULL, OPT_SOURCE},
+	{"add-partition", required_argument, NULL, OPT_ADDPART},
+	{"remove-partition", required_argument, NULL, OPT_RMPART},
 	{"pretty", no_argument, NULL, 'p'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
@@ -483,8 +500,11 @@ parse_options(struct merge_opts *o, int argc, char **argv)
 		case OPT_CANONICAL:
 			o->canonical = 1;
 			break;
-		case OPT_SETOFF:
-			parse_setoff(o, optarg);
+		case OPT_SETOFF: /* fall through */
+		case OPT_ADDPART: /* fall through */
+		case OPT_RMPART:
+			parse_setoff(o, optarg, c == OPT_SETOFF ? CKPT_OFFSET_SET : c == OPT_ADDPART ? CKPT_OFFSET_ADD :
+				     CKPT_OFFSET_REMOVE);
 			break;
 		case OPT_SOURCE:
 			o->source = optarg;
@@ -523,11 +543,11 @@ check_options(struct merge_opts *o, int argc, char **argv, const char **in)
 	if ((o->nedits || o->link) && !o->savepoint)
 		cli_usage_fail("--uid, --drop, --relocate and --link write a Flink savepoint: give -o DIR/");
 	if (o->source && !o->noffsets)
-		cli_usage_fail("--source needs --set-offset");
+		cli_usage_fail("--source needs --set-offset, --add-partition or --remove-partition");
 	if (o->noffsets && !o->savepoint)
-		cli_usage_fail("--set-offset writes a Flink savepoint: give -o DIR/");
+		cli_usage_fail("%s writes a Flink savepoint: give -o DIR/", offset_opt[o->offsets[0].kind]);
 	if (o->noffsets && (o->rows || o->nclear || o->maxpar || o->canonical || o->rescale || o->graph))
-		cli_usage_fail("--set-offset goes with --uid, --drop, --relocate and --link only");
+		cli_usage_fail("%s goes with --uid, --drop, --relocate and --link only", offset_opt[o->offsets[0].kind]);
 	if (o->maxpar && !o->savepoint)
 		cli_usage_fail("--max-parallelism writes a Flink savepoint: give -o DIR/");
 	if ((o->rows || o->nclear) && !o->savepoint)

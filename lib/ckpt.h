@@ -684,13 +684,16 @@ struct ckpt_flink_write_opts {
  * a changelog handle, a heap state whose serializer ckpt cannot walk.
  */
 /* ckpt-merge --set-offset TOPIC:PARTITION=OFFSET: value is the offset (rel 0; Flink's sentinels
- * -2 earliest, -1 latest, -3 committed) or added to the current one (rel 1). */
+ * -2 earliest, -1 latest, -3 committed) or added to the current one (rel 1).  --add-partition
+ * TOPIC:PARTITION=OFFSET (kind ADD, rel 0) and --remove-partition TOPIC:PARTITION (kind REMOVE). */
+enum ckpt_flink_offset_kind { CKPT_OFFSET_SET, CKPT_OFFSET_ADD, CKPT_OFFSET_REMOVE };
 struct ckpt_flink_offset_set {
 	const char *topic;
 	int32_t partition;
 	int64_t value;
 	int rel;
 	const char *text; /* the option's argument, for messages */
+	enum ckpt_flink_offset_kind kind;
 };
 /*
  * The _metadata in buf rewritten (with the edits ed, as ckpt_fmeta_rewrite) with the Kafka reader
@@ -699,6 +702,11 @@ struct ckpt_flink_offset_set {
  * without source (a uid or id) or topics held by one alone to choose, a relative offset from a
  * sentinel or below 0, a Kafka source's split ckpt cannot type (naming why), and what is not
  * supported yet (reader state in a file).  An enumerator state recording splits (versions 0 and 3) has the split set alike.
+ * ADD: a split of the partition joins the reader state of the subtask Flink's enumerator assigns it
+ * to (KafkaSourceEnumerator.getSplitOwner at the operator's parallelism), the enumerator lists it
+ * as assigned; refused when a reader holds it.  REMOVE: the reader's split leaves, the enumerator
+ * keeps the partition as assigned (so that its discovery does not read it again); refused when
+ * no reader holds it.
  */
 int ckpt_flink_set_offsets(const char *meta, const void *buf, size_t len, const struct ckpt_flink_edit *ed,
 			   size_t ned, const struct ckpt_flink_offset_set *sets, size_t nsets, const char *source,

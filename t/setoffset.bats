@@ -84,17 +84,17 @@ two_sources() {
 	run sh -c "ckpt-inspect --offsets out2/ | jq -c 'select(.partition == 3) | [.topic, .starting_offset]'"
 	output_is '["topic",2]
 ["tupic",10]'
-	bad 2 "ckpt-merge: sp/_metadata: --set-offset tupic:3=2: no reader holds tupic:3 (the readers hold topic:8, topic:2, topic:5, topic:6, topic:9, topic:0, topic:3, topic:7, topic:1, topic:4)" \
+	bad 2 "ckpt-merge: sp/_metadata: --set-offset tupic:3=2: no reader holds tupic:3 (the readers hold topic:8, topic:2, topic:5, topic:6, topic:9, topic:0, topic:3, topic:7, topic:1, topic:4); --add-partition adds it" \
 		ckpt-merge --set-offset tupic:3=2 --source $OP -o out3/ sp
 	[ ! -e out3 ]
 }
 
 @test "setoffset: a partition no reader holds is refused, naming those they hold; nothing written" {
 	needs_fixtures
-	bad 2 "ckpt-merge: $M: --set-offset topic:10=3: no reader holds topic:10 (the readers hold topic:8, topic:2, topic:5, topic:6, topic:9, topic:0, topic:3, topic:7, topic:1, topic:4)" \
+	bad 2 "ckpt-merge: $M: --set-offset topic:10=3: no reader holds topic:10 (the readers hold topic:8, topic:2, topic:5, topic:6, topic:9, topic:0, topic:3, topic:7, topic:1, topic:4); --add-partition adds it" \
 		ckpt-merge --set-offset topic:1=4 --set-offset topic:10=3 -o out/ "$KAFKA"
 	[ ! -e out ]
-	bad 2 "ckpt-merge: $M: --set-offset other:1=3: no reader holds other:1 (the readers hold topic:8, topic:2, topic:5, topic:6, topic:9, topic:0, topic:3, topic:7, topic:1, topic:4)" \
+	bad 2 "ckpt-merge: $M: --set-offset other:1=3: no reader holds other:1 (the readers hold topic:8, topic:2, topic:5, topic:6, topic:9, topic:0, topic:3, topic:7, topic:1, topic:4); --add-partition adds it" \
 		ckpt-merge --set-offset other:1=3 -o out/ "$KAFKA"
 	[ ! -e out ]
 }
@@ -190,7 +190,7 @@ two_sources() {
 		ckpt-merge --set-offset topic:1=1 -o out/ - <"$M"
 	bad 2 "ckpt-merge: --set-offset writes a Flink savepoint: give -o DIR/ (see ckpt-merge -h)" \
 		ckpt-merge --set-offset topic:1=1 -o out.tar "$KAFKA"
-	bad 2 "ckpt-merge: --source needs --set-offset (see ckpt-merge -h)" ckpt-merge --source x -o out/ "$KAFKA"
+	bad 2 "ckpt-merge: --source needs --set-offset, --add-partition or --remove-partition (see ckpt-merge -h)" ckpt-merge --source x -o out/ "$KAFKA"
 	bad 2 "ckpt-merge: --set-offset topic=1: give TOPIC:PARTITION=OFFSET (see ckpt-merge -h)" \
 		ckpt-merge --set-offset topic=1 -o out/ "$KAFKA"
 	bad 2 "ckpt-merge: --set-offset topic:x=1: the partition must be a number from 0 to 2147483647 (see ckpt-merge -h)" \
@@ -201,5 +201,147 @@ two_sources() {
 		ckpt-merge --set-offset topic:1=1 --canonical -o out/ "$KAFKA"
 	bad 2 "ckpt-merge: $M: --set-offset: one partition set twice" \
 		ckpt-merge --set-offset topic:1=1 --set-offset topic:1=2 -o out/ "$KAFKA"
+	[ ! -e out ] && [ ! -e out.tar ]
+}
+
+# --add-partition and --remove-partition (ckpt-merge(1)).  The fixture's source runs at parallelism
+# 3; KafkaSourceEnumerator.getSplitOwner puts "topic" partition 0 on reader 1 ((String.hashCode *
+# 31 & 0x7fffffff) % 3), so partition P on reader (1 + P) % 3, and "x" partition 0 on reader 0.
+# The --offsets rows of DIR as "subtask topic:partition starting_offset held_by", in their order.
+rows() { ckpt-inspect --offsets "$1" | jq -r '"\(.subtask) \(.topic):\(.partition) \(.starting_offset) \(.held_by)"' | tr '\n' ,; }
+FIXTURE_ROWS='0 topic:8 10 reader,0 topic:2 10 reader,0 topic:5 10 reader,1 topic:6 10 reader,1 topic:9 10 reader,1 topic:0 10 reader,1 topic:3 10 reader,2 topic:7 10 reader,2 topic:1 10 reader,2 topic:4 10 reader,'
+
+@test "addpart: each partition added joins the reader Flink's enumerator assigns it to, last; the enumerator lists it" {
+	needs_fixtures
+	run ckpt-merge --add-partition topic:10=7 --add-partition x:0=earliest --add-partition topic:11=latest \
+		--add-partition topic:12=committed -o out/ "$KAFKA"
+	status_is 0
+	output_is ''
+	run rows out/
+	output_is '0 topic:8 10 reader,0 topic:2 10 reader,0 topic:5 10 reader,0 x:0 earliest reader,0 topic:11 latest reader,1 topic:6 10 reader,1 topic:9 10 reader,1 topic:0 10 reader,1 topic:3 10 reader,1 topic:12 committed reader,2 topic:7 10 reader,2 topic:1 10 reader,2 topic:4 10 reader,2 topic:10 7 reader,'
+	run rows "$KAFKA"
+	output_is "$FIXTURE_ROWS"
+	# the splits added are whole splits as the reader's others, no stopping offset as theirs
+	run sh -c "ckpt-inspect -R out/ | jq -c 'select(.value.partition == 10) | .value'"
+	output_is '{"connector":"kafka","version":0,"topic":"topic","partition":10,"starting_offset":7,"stopping_offset":null}'
+	# the enumerator (version 1: partitions, all assigned) lists them after its own
+	run sh -c "ckpt-inspect -a out/ | jq -r '.operators[1].coordinator.partitions | map(\"\(.topic):\(.partition)\") | join(\" \")'"
+	output_is 'topic:9 topic:0 topic:2 topic:1 topic:4 topic:3 topic:6 topic:5 topic:8 topic:7 topic:10 x:0 topic:11 topic:12'
+	# the rows of the partitions the fixture holds are what they were
+	[ "$(ckpt-inspect -R out/ | jq -c 'select(.value.partition < 10 and .value.topic == "topic")')" = "$(ckpt-inspect -R "$KAFKA" | jq -c .)" ]
+	run ckpt-inspect -c out/
+	output_is '{"file":"out/","ok":true,"files":0,"bytes":0,"problems":[]}'
+}
+
+@test "removepart: the reader's split goes, the enumerator keeps the partition (so Flink's discovery does not read it again)" {
+	needs_fixtures
+	run ckpt-merge --remove-partition topic:9 --remove-partition topic:4 -o out/ "$KAFKA"
+	status_is 0
+	output_is ''
+	run rows out/
+	output_is '0 topic:8 10 reader,0 topic:2 10 reader,0 topic:5 10 reader,1 topic:6 10 reader,1 topic:0 10 reader,1 topic:3 10 reader,2 topic:7 10 reader,2 topic:1 10 reader,null topic:9 migrated enumerator,null topic:4 migrated enumerator,'
+	[ "$(ckpt-inspect -a out/ | jq -c '.operators[1].coordinator')" = "$(ckpt-inspect -a "$KAFKA" | jq -c '.operators[1].coordinator')" ]
+	run ckpt-inspect -c out/
+	status_is 0
+	# added again, it is read again, from the offset given
+	run ckpt-merge --add-partition topic:9=12 -o again/ out
+	status_is 0
+	run rows again/
+	output_is '0 topic:8 10 reader,0 topic:2 10 reader,0 topic:5 10 reader,1 topic:6 10 reader,1 topic:0 10 reader,1 topic:3 10 reader,1 topic:9 12 reader,2 topic:7 10 reader,2 topic:1 10 reader,null topic:4 migrated enumerator,'
+}
+
+@test "addpart: a reader emptied by --remove-partition takes a partition added; removal, addition and a set in one run" {
+	needs_fixtures
+	run ckpt-merge --remove-partition topic:6 --remove-partition topic:9 --remove-partition topic:0 \
+		--remove-partition topic:3 -o empty/ "$KAFKA"
+	status_is 0
+	run ckpt-merge --add-partition topic:12=1 -o out/ empty
+	status_is 0
+	run rows out/
+	output_is '0 topic:8 10 reader,0 topic:2 10 reader,0 topic:5 10 reader,1 topic:12 1 reader,2 topic:7 10 reader,2 topic:1 10 reader,2 topic:4 10 reader,null topic:9 migrated enumerator,null topic:0 migrated enumerator,null topic:3 migrated enumerator,null topic:6 migrated enumerator,'
+	run ckpt-inspect -c out/
+	status_is 0
+	# in one handle: the first split cut, one set after it, one added; the others' elements move
+	run ckpt-merge --remove-partition topic:6 --set-offset topic:0=+1 --add-partition topic:15=3 --set-offset topic:7=2 -o two/ "$KAFKA"
+	status_is 0
+	run rows two/
+	output_is '0 topic:8 10 reader,0 topic:2 10 reader,0 topic:5 10 reader,1 topic:9 10 reader,1 topic:0 11 reader,1 topic:3 10 reader,1 topic:15 3 reader,2 topic:7 2 reader,2 topic:1 10 reader,2 topic:4 10 reader,null topic:6 migrated enumerator,'
+	run ckpt-inspect -c two/
+	output_is '{"file":"two/","ok":true,"files":0,"bytes":0,"problems":[]}'
+}
+
+@test "addpart: enumerators of versions 2, 3 and 0 list the partition added as assigned, and keep the one removed" {
+	needs_fixtures
+	tohex
+	set_coordinator "$(coordinator 2 "$(kafka_enum2 1 "topic 3 0" "topic 4 1")")"
+	unhex
+	run ckpt-merge --add-partition topic:10=5 --remove-partition topic:4 -o out/ sp
+	status_is 0
+	run sh -c "ckpt-inspect -a out/ | jq -c '.operators[1].coordinator | del(.coordinator_version)'"
+	output_is '{"connector":"kafka","version":2,"partitions":[{"topic":"topic","partition":3,"status":"assigned"},{"topic":"topic","partition":4,"status":"assigned"},{"topic":"topic","partition":10,"status":"assigned"}],"initial_discovery_finished":true}'
+	rm -rf sp out
+	tohex
+	set_coordinator "$(coordinator 3 "$(kafka_enum3 0 "topic 3 10 -9223372036854775808 0" "topic 4 10 -9223372036854775808 0")")"
+	unhex
+	bad 2 "ckpt-merge: sp/_metadata: --add-partition topic:4=6: subtask 2's reader holds topic:4 already (--set-offset moves it)" \
+		ckpt-merge --add-partition topic:4=6 -o out/ sp
+	[ ! -e out ]
+	run ckpt-merge --add-partition topic:10=latest --remove-partition topic:3 --set-offset topic:4=+1 -o out/ sp
+	status_is 0
+	run sh -c "ckpt-inspect -a out/ | jq -c '.operators[1].coordinator | del(.coordinator_version)'"
+	output_is '{"connector":"kafka","version":3,"splits":[{"topic":"topic","partition":3,"starting_offset":10,"stopping_offset":null,"status":"assigned"},{"topic":"topic","partition":4,"starting_offset":11,"stopping_offset":null,"status":"assigned"},{"topic":"topic","partition":10,"starting_offset":"latest","stopping_offset":null,"status":"assigned"}],"initial_discovery_finished":false}'
+	rm -rf sp out
+	tohex
+	set_coordinator "$(coordinator 0 "$(kafka_enum0 1 "topic 3 10 -9223372036854775808")")"
+	unhex
+	run ckpt-merge --add-partition topic:10=5 --add-partition topic:12=1 --remove-partition topic:3 -o out/ sp
+	status_is 0
+	run sh -c "ckpt-inspect -a out/ | jq -c '.operators[1].coordinator.assignments'"
+	output_is '[{"subtask":1,"splits":[{"topic":"topic","partition":3,"starting_offset":10,"stopping_offset":null},{"topic":"topic","partition":12,"starting_offset":1,"stopping_offset":null}]},{"subtask":2,"splits":[{"topic":"topic","partition":10,"starting_offset":5,"stopping_offset":null}]}]'
+	run ckpt-inspect -c out/
+	status_is 0
+}
+
+@test "addpart, removepart: refused without a word written: a partition held or not, named twice, stopping offsets of their own" {
+	needs_fixtures
+	bad 2 "ckpt-merge: $M: --add-partition topic:3=1: subtask 1's reader holds topic:3 already (--set-offset moves it)" \
+		ckpt-merge --add-partition topic:10=1 --add-partition topic:3=1 -o out/ "$KAFKA"
+	bad 2 "ckpt-merge: $M: --remove-partition topic:10: no reader holds topic:10 (the readers hold topic:8, topic:2, topic:5, topic:6, topic:9, topic:0, topic:3, topic:7, topic:1, topic:4)" \
+		ckpt-merge --remove-partition topic:10 -o out/ "$KAFKA"
+	bad 2 "ckpt-merge: $M: --set-offset topic:10=1: no reader holds topic:10 (the readers hold topic:8, topic:2, topic:5, topic:6, topic:9, topic:0, topic:3, topic:7, topic:1, topic:4); --add-partition adds it" \
+		ckpt-merge --remove-partition topic:1 --set-offset topic:10=1 -o out/ "$KAFKA"
+	bad 2 "ckpt-merge: $M: --add-partition topic:10=1 and --remove-partition topic:10 name one partition" \
+		ckpt-merge --add-partition topic:10=1 --remove-partition topic:10 -o out/ "$KAFKA"
+	bad 2 "ckpt-merge: $M: --remove-partition topic:2 and --set-offset topic:2=4 name one partition" \
+		ckpt-merge --remove-partition topic:2 --set-offset topic:2=4 -o out/ "$KAFKA"
+	bad 2 "ckpt-merge: $M: --add-partition a+b:1=1: \"a+b\" is no Kafka topic name" \
+		ckpt-merge --add-partition a+b:1=1 -o out/ "$KAFKA"
+	[ ! -e out ]
+	# one split stopping at offset 20: where would a new partition stop?
+	tohex
+	h=$(cat meta.hex)
+	printf '%s' "${h/$(kafka_split topic 8 10 -9223372036854775808)/$(kafka_split topic 8 10 20)}" >meta.hex
+	unhex
+	bad 2 "ckpt-merge: sp/_metadata: --add-partition topic:10=1: the splits held stop at offsets of their own, none Flink would give a new partition" \
+		ckpt-merge --add-partition topic:10=1 -o out/ sp
+	[ ! -e out ]
+}
+
+@test "addpart, removepart: usage" {
+	needs_fixtures
+	bad 2 "ckpt-merge: --add-partition topic:10=+1: a partition added has no offset to count from: give a number, earliest, latest or committed (see ckpt-merge -h)" \
+		ckpt-merge --add-partition topic:10=+1 -o out/ "$KAFKA"
+	bad 2 "ckpt-merge: --add-partition topic:10: give TOPIC:PARTITION=OFFSET (see ckpt-merge -h)" \
+		ckpt-merge --add-partition topic:10 -o out/ "$KAFKA"
+	bad 2 "ckpt-merge: --remove-partition topic: give TOPIC:PARTITION (see ckpt-merge -h)" \
+		ckpt-merge --remove-partition topic -o out/ "$KAFKA"
+	bad 2 "ckpt-merge: --remove-partition topic:1=2: the partition must be a number from 0 to 2147483647 (see ckpt-merge -h)" \
+		ckpt-merge --remove-partition topic:1=2 -o out/ "$KAFKA"
+	bad 2 "ckpt-merge: --remove-partition writes a Flink savepoint: give -o DIR/ (see ckpt-merge -h)" \
+		ckpt-merge --remove-partition topic:1 -o out.tar "$KAFKA"
+	bad 2 "ckpt-merge: --add-partition goes with --uid, --drop, --relocate and --link only (see ckpt-merge -h)" \
+		ckpt-merge --add-partition topic:10=1 --canonical -o out/ "$KAFKA"
+	bad 2 "ckpt-merge: --add-partition needs the savepoint (its directory or its _metadata), not standard input (see ckpt-merge -h)" \
+		ckpt-merge --add-partition topic:10=1 -o out/ - <"$M"
 	[ ! -e out ] && [ ! -e out.tar ]
 }

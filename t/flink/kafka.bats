@@ -284,3 +284,57 @@ kafka_setoffset() {
 	needs_kafka_restore 1.20.5
 	kafka_setoffset 1.20.5
 }
+
+# kafka_partitions VERSION: ckpt-merge --add-partition and --remove-partition on the hashmap canonical
+# savepoint, restored by Flink against a fresh broker (one JVM, two requests):
+# - added/: ckpt-in:4 added at offset 2; the topic has 6 partitions.  KafkaSourceEnumerator.
+#   getSplitOwner puts "ckpt-in" partition P on reader P mod 2 (partition 0's reader is 0), so ckpt
+#   puts ckpt-in:4 on reader 0; ckpt-in:5, which the savepoint lacks, Flink's enumerator discovers
+#   and assigns itself (to reader 1, from the earliest offset).  The first record of ckpt-in:4 is
+#   offset 2 (not 0: the split added, not discovery, read it), read by reader 0.
+# - removed/: ckpt-in:1 removed, the enumerator keeping it as assigned; the topic has 5 partitions.
+#   ckpt-in:4, absent from the savepoint, is discovered and read from its earliest offset (what
+#   Flink does with a partition of the topic its enumerator does not list); ckpt-in:1 delivers
+#   nothing in the 5 s kafka-restore waits after every other partition delivered (--silent 1).
+kafka_partitions() {
+	local v=$1 side=$FLINK_OUT/$1/kafka/sidecars/kafka-hashmap-canonical.json sp b
+	sp=$FLINK_OUT/$v/$(jq -r .path "$side")
+	b=$(jq -r .backend "$side")
+	run ckpt-merge --add-partition ckpt-in:4=2 -o "$BATS_TEST_TMPDIR/added/" "$sp"
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	run ckpt-merge --remove-partition ckpt-in:1 -o "$BATS_TEST_TMPDIR/removed/" "$sp"
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	run sh -c "ckpt-inspect --offsets '$BATS_TEST_TMPDIR/added' | jq -r 'select(.connector == \"kafka\") | \"\(.subtask) \(.topic):\(.partition) \(.starting_offset) \(.held_by)\"' | sort"
+	[ "$output" = "$(printf '0 ckpt-in:0 10 reader\n0 ckpt-in:2 30 reader\n0 ckpt-in:4 2 reader\n1 ckpt-in:1 20 reader\n1 ckpt-in:3 earliest reader')" ] ||
+		{ echo "added: $output"; return 1; }
+	run sh -c "ckpt-inspect --offsets '$BATS_TEST_TMPDIR/removed' | jq -r 'select(.connector == \"kafka\") | \"\(.subtask) \(.topic):\(.partition) \(.held_by)\"' | sort"
+	case $output in
+	"$(printf '0 ckpt-in:0 reader\n0 ckpt-in:2 reader\n1 ckpt-in:3 reader\nnull ckpt-in:1 enumerator')"*) ;;
+	*) echo "removed: $output"; return 1 ;;
+	esac
+	run flink_java "$v" kafka-restore "$BATS_TEST_TMPDIR/a.json" "$BATS_TEST_TMPDIR/added" --backend "$b" --partitions 6 \
+		"$BATS_TEST_TMPDIR/r.json" "$BATS_TEST_TMPDIR/removed" --backend "$b" --partitions 5 --silent 1
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	[ "$(jq -r .accepted "$BATS_TEST_TMPDIR/a.json")" = true ] || { jq -c 'del(.records, .metadata)' "$BATS_TEST_TMPDIR/a.json"; return 1; }
+	run jq -c '[.first_offsets, .readers]' "$BATS_TEST_TMPDIR/a.json"
+	[ "$output" = '[{"ckpt-in:0":10,"ckpt-in:1":20,"ckpt-in:2":30,"ckpt-in:3":0,"ckpt-in:4":2,"ckpt-in:5":0},{"ckpt-in:0":0,"ckpt-in:1":1,"ckpt-in:2":0,"ckpt-in:3":1,"ckpt-in:4":0,"ckpt-in:5":1}]' ] ||
+		{ echo "added: $output"; return 1; }
+	[ "$(jq -r .accepted "$BATS_TEST_TMPDIR/r.json")" = true ] || { jq -c 'del(.records, .metadata)' "$BATS_TEST_TMPDIR/r.json"; return 1; }
+	run jq -c '[.first_offsets, .records_read["ckpt-in:1"]]' "$BATS_TEST_TMPDIR/r.json"
+	[ "$output" = '[{"ckpt-in:0":10,"ckpt-in:1":null,"ckpt-in:2":30,"ckpt-in:3":0,"ckpt-in:4":0},0]' ] ||
+		{ echo "removed: $output"; return 1; }
+}
+
+@test "kafka-restore (Flink 2.3.0): a partition added is read from the offset set on the reader Flink assigns; one removed is not read" {
+	needs_kafka_artifacts
+	[ -f "$FLINK_OUT/2.3.0/kafka/sidecar.json" ] || skip "no connector artifacts of Flink 2.3.0"
+	needs_kafka_restore 2.3.0
+	kafka_partitions 2.3.0
+}
+
+@test "kafka-restore (Flink 1.20.5): a partition added is read from the offset set on the reader Flink assigns; one removed is not read" {
+	needs_kafka_artifacts
+	[ -f "$FLINK_OUT/1.20.5/kafka/sidecar.json" ] || skip "no connector artifacts of Flink 1.20.5"
+	needs_kafka_restore 1.20.5
+	kafka_partitions 1.20.5
+}

@@ -318,6 +318,7 @@ struct ckpt_fmeta_keyed {
  * [at, at + n) of the buffer, its states ({name, mode, offsets}) as -m prints them. */
 struct ckpt_fmeta_opdata {
 	size_t op, at, n;
+	size_t head;    /* the handle's state count, after its tag: the states, then the data handle */
 	uint32_t subtask;
 	json_t *states; /* owned */
 };

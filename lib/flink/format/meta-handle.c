@@ -493,13 +493,13 @@ out:
 /* A managed operator state handle's inline data, noted for the writer (--set-offset). */
 static int
 note_opdata(struct ckpt_fmeta_reader *r, const struct ckpt_subtask *st, const char *scope, const struct fm_stream *d,
-	    json_t *states)
+	    json_t *states, size_t head)
 {
 	if (r->sp == NULL || d->data == NULL || strcmp(scope, "managed_operator") != 0)
 		return 0;
 	if (ckpt_grow(&r->sp->opdata, &r->sp->opdatacap, r->sp->nopdata + 1, sizeof *r->sp->opdata, 4, r->c.e) < 0)
 		return -1;
-	r->sp->opdata[r->sp->nopdata++] = (struct ckpt_fmeta_opdata){r->op, (size_t)(d->data - r->c.p), d->dlen,
+	r->sp->opdata[r->sp->nopdata++] = (struct ckpt_fmeta_opdata){r->op, (size_t)(d->data - r->c.p), d->dlen, head,
 								    st->index, json_incref(states)};
 	return 0;
 }
@@ -512,7 +512,7 @@ rd_opstate_body(struct ckpt_fmeta_reader *r, struct ckpt_subtask *st, const char
 	struct fm_stream d = {0};
 	json_t *detail = jnew(r);
 	char *path = NULL;
-	size_t n, at;
+	size_t n, at, head = r->c.pos;
 	int rc = -1;
 
 	if (detail == NULL || (o.states = jarr(r)) == NULL || ckpt_cur_count(&r->c, &n, 7, "operator state count") < 0)
@@ -536,7 +536,7 @@ rd_opstate_body(struct ckpt_fmeta_reader *r, struct ckpt_subtask *st, const char
 		ckpt_cur_fail(&r->c, at, "file-merging operator state handle over a non-segment data handle");
 		goto out;
 	}
-	if (opstate_to_model(r, st, &o, d.size) < 0 || note_opdata(r, st, scope, &d, o.states) < 0 ||
+	if (opstate_to_model(r, st, &o, d.size) < 0 || note_opdata(r, st, scope, &d, o.states, head) < 0 ||
 	    take_delegate(r, detail, &d, &path) < 0)
 		goto out;
 	rc = inline_data(r, add_handle(r, st, scope, tag == 4 ? "operator_stream" : "file_merging_operator_stream",

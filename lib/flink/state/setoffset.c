@@ -1,4 +1,5 @@
-/* setoffset.c: ckpt-merge --set-offset: a Kafka source's reader splits start at new offsets.
+/* setoffset.c: ckpt-merge --set-offset, --add-partition and --remove-partition: a Kafka source's
+ * reader splits start at new offsets, are added on the reader Flink's enumerator assigns, go.
  *
  * A KafkaPartitionSplit (version 0: UTF topic, i32 partition, i64 starting and stopping offsets)
  * keeps its length when its starting offset changes, so the reader state's element offsets stay
@@ -14,13 +15,17 @@
 
 #define READER_STATE "SourceReaderState"
 
-/* One reader split: where its starting offset lies in the buffer, and its value. */
+/* One reader split: where its starting offset lies in the buffer, and its value; its element
+ * [eoff, eend) in the data of inline handle d (an index of the spans' opdata). */
 struct rsplit {
 	char *topic;
 	int32_t partition;
-	int64_t start;
+	int64_t start, stop;
 	size_t at;
 	uint32_t subtask;
+	size_t d, eoff, eend;
+	int removed, set; /* --remove-partition; --set-offset to v */
+	int64_t v;
 };
 
 struct setctx {
@@ -107,7 +112,12 @@ reader_split(struct setctx *c, const struct ckpt_operator *op, const struct ckpt
 	r->partition = (int32_t)be(p + off + 14 + tl, 4);
 	r->at = d->at + (size_t)off + 18 + tl;
 	r->start = (int64_t)be(c->buf + r->at, 8);
+	r->stop = (int64_t)be(c->buf + r->at + 8, 8);
 	r->subtask = d->subtask;
+	r->d = (size_t)(d - c->sp->opdata);
+	r->eoff = (size_t)off;
+	r->eend = (size_t)off + 4 + n;
+	r->removed = r->set = 0;
 	return 0;
 }
 
@@ -285,34 +295,498 @@ enum_split(struct setctx *c, struct ckpt_flink_rekey *rk, const struct rsplit *r
 	return found ? splice_at(c, rk, at, v) : 0;
 }
 
-/* Set x's new offset into rk (8 bytes at the split's offset, and at the enumerator's). */
-static int
-apply(struct setctx *c, const struct ckpt_flink_offset_set *x, struct ckpt_flink_rekey *rk)
+/* The reader split x sets and its new starting offset, checked; NULL with the error set. */
+static struct rsplit *
+set_target(struct setctx *c, const struct ckpt_flink_offset_set *x, int64_t *v)
 {
 	struct rsplit *r = NULL;
 	char list[1000];
-	int64_t v = x->value;
 
 	for (size_t i = 0; i < c->nsl; i++)
 		if (c->sl[i].partition == x->partition && strcmp(c->sl[i].topic, x->topic) == 0)
 			r = &c->sl[i];
 	if (r == NULL) {
 		held(c, list, sizeof list);
-		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->meta, "--set-offset %s: no reader holds %s:%d "
-				    "(the readers hold %s)", x->text, x->topic, (int)x->partition, list);
+		ckpt_err_set(c->e, CKPT_ERR_INPUT, c->meta, "--set-offset %s: no reader holds %s:%d (the readers hold "
+			     "%s); --add-partition adds it", x->text, x->topic, (int)x->partition, list);
+		return NULL;
 	}
+	*v = x->rel ? r->start + x->value : x->value;
 	if (x->rel && r->start < 0)
-		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->meta, "--set-offset %s: the starting offset is %s, "
-				    "not a number to count from", x->text,
-				    r->start == -2 ? "earliest" : r->start == -1 ? "latest" : r->start == -3 ? "committed" : "a sentinel");
-	if (x->rel)
-		v = r->start + x->value;
-	if (x->rel && v < 0)
-		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->meta, "--set-offset %s: the starting offset %lld moved by %+lld "
-				    "is below 0", x->text, (long long)r->start, (long long)x->value);
-	if (splice_at(c, rk, r->at, v) < 0)
+		ckpt_err_set(c->e, CKPT_ERR_INPUT, c->meta, "--set-offset %s: the starting offset is %s, not a number to "
+			     "count from", x->text, r->start == -2 ? "earliest" : r->start == -1 ? "latest" :
+			     r->start == -3 ? "committed" : "a sentinel");
+	else if (x->rel && *v < 0)
+		ckpt_err_set(c->e, CKPT_ERR_INPUT, c->meta, "--set-offset %s: the starting offset %lld moved by %+lld is "
+			     "below 0", x->text, (long long)r->start, (long long)x->value);
+	else
+		return r;
+	return NULL;
+}
+
+/* Set x's new offset into rk (8 bytes at the split's offset, and at the enumerator's). */
+static int
+apply(struct setctx *c, const struct ckpt_flink_offset_set *x, struct ckpt_flink_rekey *rk)
+{
+	int64_t v;
+	struct rsplit *r = set_target(c, x, &v);
+
+	if (r == NULL || splice_at(c, rk, r->at, v) < 0)
 		return -1;
 	return c->coord_at ? enum_split(c, rk, r, x->text, v) : 0;
+}
+
+/* ------------------------------------------------ --add-partition and --remove-partition */
+
+/* Adding or removing a split changes the reader state's length: each subtask's handle so changed
+ * is written anew from its state count to the end of its inline data (the removed elements cut,
+ * the added ones after the reader state's last element, every offset after them moved), and the
+ * enumerator's state anew from its typed form (KafkaSourceEnumStateSerializer, its own version). */
+
+static const char *const optname[] = {"--set-offset", "--add-partition", "--remove-partition"};
+
+static struct rsplit *
+find_split(struct setctx *c, const char *topic, int32_t part)
+{
+	for (size_t i = 0; i < c->nsl; i++)
+		if (c->sl[i].partition == part && strcmp(c->sl[i].topic, topic) == 0)
+			return &c->sl[i];
+	return NULL;
+}
+
+/* KafkaSourceEnumerator.getSplitOwner: the reader Flink's enumerator assigns a partition to, the
+ * topic's String.hashCode (an ASCII name's chars are its bytes) picking partition 0's. */
+static uint32_t
+split_owner(const char *topic, int32_t part, uint32_t readers)
+{
+	uint32_t h = 0;
+
+	for (const char *q = topic; *q; q++)
+		h = 31 * h + (unsigned char)*q;
+	return (uint32_t)(((h * 31u & 0x7FFFFFFFu) % readers + (uint64_t)part) % readers);
+}
+
+/* A KafkaPartitionSplit (version 0), after its i32 length (framed 1), or as a reader state
+ * element: the byte[]'s length, SimpleVersionedSerialization's version 0 and length (framed 2). */
+static int
+w_split(struct ckpt_bytebuf *b, const char *topic, int32_t part, int64_t start, int64_t stop, int framed,
+	struct ckpt_err *e)
+{
+	size_t tl = strlen(topic), n = 2 + tl + 20;
+
+	if ((framed == 2 && (ckpt_bytebuf_be(b, n + 8, 4, e) < 0 || ckpt_bytebuf_be(b, 0, 4, e) < 0)) ||
+	    ckpt_bytebuf_be(b, n, 4, e) < 0 || ckpt_bytebuf_be(b, tl, 2, e) < 0 || ckpt_bytebuf_add(b, topic, tl, e) < 0 ||
+	    ckpt_bytebuf_be(b, (uint32_t)part, 4, e) < 0 || ckpt_bytebuf_be(b, (uint64_t)start, 8, e) < 0)
+		return -1;
+	return ckpt_bytebuf_be(b, (uint64_t)stop, 8, e);
+}
+
+/* An offset as the typed enumerator names it, as Flink's long again (null, "migrated": none). */
+static int64_t
+raw_offset(const json_t *v)
+{
+	const char *s = json_string_value(v);
+
+	if (json_is_integer(v))
+		return json_integer_value(v);
+	return s == NULL ? INT64_MIN : strcmp(s, "latest") == 0 ? -1 : strcmp(s, "earliest") == 0 ? -2 :
+	       strcmp(s, "committed") == 0 ? -3 : INT64_MIN;
+}
+
+static int
+same_tp(const json_t *x, const char *topic, int32_t part)
+{
+	return json_integer_value(json_object_get(x, "partition")) == part &&
+	       strcmp(json_string_value(json_object_get(x, "topic")), topic) == 0;
+}
+
+/* The enumerator's entry of topic:part (versions 1 to 3: its partitions or splits; 0: its
+ * readers' assignments), or NULL. */
+static json_t *
+enum_entry(json_t *en, const char *topic, int32_t part)
+{
+	json_t *as = json_object_get(en, "assignments"), *l = json_object_get(en, "splits"), *a, *x;
+	size_t i, j;
+
+	json_array_foreach(as, i, a)
+		json_array_foreach(json_object_get(a, "splits"), j, x)
+			if (same_tp(x, topic, part))
+				return x;
+	json_array_foreach(l ? l : json_object_get(en, "partitions"), i, x)
+		if (same_tp(x, topic, part))
+			return x;
+	return NULL;
+}
+
+/* Reader owner's assignment list of a version 0 enumerator, made when it has none. */
+static json_t *
+enum0_list(json_t *en, uint32_t owner)
+{
+	json_t *as = json_object_get(en, "assignments"), *a;
+	size_t i;
+
+	json_array_foreach(as, i, a)
+		if (json_integer_value(json_object_get(a, "subtask")) == owner)
+			return json_object_get(a, "splits");
+	a = json_pack("{s:I, s:[]}", "subtask", (json_int_t)owner, "splits");
+	return a && json_array_append_new(as, a) == 0 ? json_object_get(a, "splits") : NULL;
+}
+
+/* The enumerator lists topic:part as assigned (Flink's discovery then leaves it alone); a split
+ * it records starts at start when setstart, or is made so when new. */
+static int
+enum_assigned(json_t *en, const struct rsplit *r, int64_t start, int setstart, uint32_t owner)
+{
+	json_int_t ver = json_integer_value(json_object_get(en, "version"));
+	json_t *x = enum_entry(en, r->topic, r->partition), *l;
+
+	if (x == NULL) {
+		l = ver == 0 ? enum0_list(en, owner) : json_object_get(en, ver == 3 ? "splits" : "partitions");
+		x = json_pack("{s:s, s:i}", "topic", r->topic, "partition", (int)r->partition);
+		if (l == NULL || x == NULL || json_array_append_new(l, x) < 0)
+			return -1;
+		if ((ver == 0 || ver == 3) && json_object_set_new(x, "stopping_offset", ckpt_fser_split_offset(r->stop, 1)) < 0)
+			return -1;
+		setstart = 1;
+	}
+	if (setstart && (ver == 0 || ver == 3) && json_object_set_new(x, "starting_offset", ckpt_fser_split_offset(start, 0)) < 0)
+		return -1;
+	return ver >= 2 ? json_object_set_new(x, "status", json_string("assigned")) : 0;
+}
+
+static int
+w_enum_split(struct ckpt_bytebuf *b, const json_t *x, struct ckpt_err *e)
+{
+	return w_split(b, json_string_value(json_object_get(x, "topic")), (int32_t)json_integer_value(json_object_get(x, "partition")),
+		       raw_offset(json_object_get(x, "starting_offset")), raw_offset(json_object_get(x, "stopping_offset")), 1, e);
+}
+
+/* KafkaSourceEnumStateSerializer: the typed enumerator en written in its own version. */
+static int
+w_enum(json_t *en, struct ckpt_bytebuf *b, struct ckpt_err *e)
+{
+	json_int_t ver = json_integer_value(json_object_get(en, "version"));
+	json_t *l = json_object_get(en, ver == 0 ? "assignments" : ver == 3 ? "splits" : "partitions"), *x, *y;
+	size_t i, j;
+
+	if (ckpt_bytebuf_be(b, json_array_size(l), 4, e) < 0 || (ver != 1 && ver != 2 && ckpt_bytebuf_be(b, 0, 4, e) < 0))
+		return -1;
+	json_array_foreach(l, i, x) {
+		const char *t = json_string_value(json_object_get(x, "topic"));
+
+		if (ver == 0 && (ckpt_bytebuf_be(b, (uint32_t)json_integer_value(json_object_get(x, "subtask")), 4, e) < 0 ||
+				 ckpt_bytebuf_be(b, json_array_size(json_object_get(x, "splits")), 4, e) < 0))
+			return -1;
+		json_array_foreach(ver == 0 ? json_object_get(x, "splits") : NULL, j, y)
+			if (w_enum_split(b, y, e) < 0)
+				return -1;
+		if ((ver == 3 && w_enum_split(b, x, e) < 0) ||
+		    ((ver == 1 || ver == 2) && (ckpt_bytebuf_be(b, strlen(t), 2, e) < 0 || ckpt_bytebuf_add(b, t, strlen(t), e) < 0 ||
+						ckpt_bytebuf_be(b, (uint32_t)json_integer_value(json_object_get(x, "partition")), 4, e) < 0)))
+			return -1;
+		if (ver >= 2 && ckpt_bytebuf_be(b, strcmp(json_string_value(json_object_get(x, "status")), "assigned") != 0, 4, e) < 0)
+			return -1;
+	}
+	return ver >= 2 ? ckpt_bytebuf_be(b, json_is_true(json_object_get(en, "initial_discovery_finished")), 1, e) : 0;
+}
+
+/* The coordinator state of operator k (its inline byte count and bytes) as one splice: the
+ * framing (serde and enumerator versions) kept, the enumerator en, what followed it kept. */
+static int
+enum_splice(struct setctx *c, size_t k, json_t *en, struct ckpt_flink_rekey *rk)
+{
+	const struct ckpt_bytes *co = c->s->ops[k].coordinator;
+	size_t at = c->sp->ops[k].coord_at, old = be(co->p + 8, 4);
+	struct ckpt_bytebuf eb = {0}, b = {0};
+	struct ckpt_flink_splice *x = &rk->splices[rk->nsplices];
+	int rc = -1;
+
+	if (w_enum(en, &eb, c->e) < 0 || ckpt_bytebuf_be(&b, 12 + eb.len + co->len - 12 - old, 4, c->e) < 0 ||
+	    ckpt_bytebuf_add(&b, co->p, 8, c->e) < 0 || ckpt_bytebuf_be(&b, eb.len, 4, c->e) < 0 ||
+	    ckpt_bytebuf_add(&b, eb.p, eb.len, c->e) < 0 || ckpt_bytebuf_add(&b, co->p + 12 + old, co->len - 12 - old, c->e) < 0)
+		goto out;
+	*x = (struct ckpt_flink_splice){.at = at - 4, .end = at + co->len, .p = b.p, .n = b.len};
+	b.p = NULL;
+	rk->nsplices++;
+	rc = 0;
+out:
+	ckpt_bytebuf_release(&eb);
+	ckpt_bytebuf_release(&b);
+	return rc;
+}
+
+/* Where offset o of handle di's data lies once its removed elements are cut and nins bytes go in at p. */
+static uint64_t
+moved(const struct setctx *c, size_t di, uint64_t o, size_t p, size_t nins)
+{
+	uint64_t m = o;
+
+	for (size_t i = 0; i < c->nsl; i++)
+		if (c->sl[i].d == di && c->sl[i].removed && c->sl[i].eend <= o)
+			m -= c->sl[i].eend - c->sl[i].eoff;
+	return m + (o >= p ? nins : 0);
+}
+
+static int
+cut(const struct setctx *c, size_t di, uint64_t o)
+{
+	for (size_t i = 0; i < c->nsl; i++)
+		if (c->sl[i].d == di && c->sl[i].removed && c->sl[i].eoff == o)
+			return 1;
+	return 0;
+}
+
+/* Handle di's states (from its state count, as meta-handle.c read them): names and modes as
+ * they are, every offset moved, the removed elements' gone, the added ones' last of the reader
+ * state (each of nadd a reader state element of its own length).  *end: where the data handle starts. */
+static int
+w_states(struct setctx *c, size_t di, size_t p, const struct ckpt_bytebuf *ins, size_t nadd, struct ckpt_bytebuf *b,
+	 size_t *end)
+{
+	const unsigned char *q = c->buf + c->sp->opdata[di].head;
+	size_t pos = 4, ns = be(q, 4);
+
+	if (ckpt_bytebuf_add(b, q, 4, c->e) < 0)
+		return -1;
+	for (size_t i = 0; i < ns; i++) {
+		size_t nl = be(q + pos, 2), no = be(q + pos + 3 + nl, 4), kept = 0, at = 0;
+		int reader = nl == strlen(READER_STATE) && memcmp(q + pos + 2, READER_STATE, nl) == 0;
+
+		for (size_t j = 0; j < no; j++)
+			kept += !(reader && cut(c, di, be(q + pos + 7 + nl + 8 * j, 8)));
+		if (ckpt_bytebuf_add(b, q + pos, 3 + nl, c->e) < 0 ||
+		    ckpt_bytebuf_be(b, kept + (reader ? nadd : 0), 4, c->e) < 0)
+			return -1;
+		for (size_t j = 0; j < no; j++) {
+			uint64_t o = be(q + pos + 7 + nl + 8 * j, 8);
+
+			if (!(reader && cut(c, di, o)) && ckpt_bytebuf_be(b, moved(c, di, o, p, ins->len), 8, c->e) < 0)
+				return -1;
+		}
+		for (size_t j = 0; reader && j < nadd; j++, at += 4 + be(ins->p + at, 4))
+			if (ckpt_bytebuf_be(b, moved(c, di, p, p, 0) + at, 8, c->e) < 0)
+				return -1;
+		pos += 7 + nl + 8 * no;
+	}
+	*end = c->sp->opdata[di].head + pos;
+	return 0;
+}
+
+static int
+cmp_eoff(const void *a, const void *b)
+{
+	const struct rsplit *x = *(const struct rsplit *const *)a, *y = *(const struct rsplit *const *)b;
+
+	return x->eoff < y->eoff ? -1 : x->eoff > y->eoff;
+}
+
+/* Handle di's data: the offsets set, the removed elements cut, ins at p (after every reader element). */
+static int
+w_data(struct setctx *c, size_t di, size_t p, const struct ckpt_bytebuf *ins, struct ckpt_bytebuf *b)
+{
+	const struct ckpt_fmeta_opdata *d = &c->sp->opdata[di];
+	struct rsplit **rm = ckpt_calloc(c->nsl + 1, sizeof *rm, c->e);
+	size_t nrm = 0, from = 0, start = b->len;
+	int rc = -1;
+
+	if (rm == NULL)
+		return -1;
+	for (size_t i = 0; i < c->nsl; i++)
+		if (c->sl[i].d == di && c->sl[i].removed)
+			rm[nrm++] = &c->sl[i];
+	qsort(rm, nrm, sizeof *rm, cmp_eoff);
+	for (size_t i = 0; i < nrm; i++) {
+		if (ckpt_bytebuf_add(b, c->buf + d->at + from, rm[i]->eoff - from, c->e) < 0)
+			goto out;
+		from = rm[i]->eend;
+	}
+	if (ckpt_bytebuf_add(b, c->buf + d->at + from, p - from, c->e) < 0 || ckpt_bytebuf_add(b, ins->p, ins->len, c->e) < 0 ||
+	    ckpt_bytebuf_add(b, c->buf + d->at + p, d->n - p, c->e) < 0)
+		goto out;
+	for (size_t i = 0; i < c->nsl; i++) /* kept splits set: before p, each moved by the cuts before it */
+		if (c->sl[i].d == di && c->sl[i].set && !c->sl[i].removed)
+			ckpt_store_be(b->p + start + moved(c, di, c->sl[i].at - d->at, p, 0), (uint64_t)c->sl[i].v, 8);
+	rc = 0;
+out:
+	free(rm);
+	return rc;
+}
+
+/* Handle di written anew from its state count to the end of its inline data, as one splice. */
+static int
+rebuild_handle(struct setctx *c, size_t di, const struct ckpt_bytebuf *ins, size_t nadd, struct ckpt_flink_rekey *rk)
+{
+	const struct ckpt_fmeta_opdata *d = &c->sp->opdata[di];
+	struct ckpt_bytebuf b = {0}, data = {0};
+	size_t p = 0, end, any = 0;
+
+	for (size_t i = 0; i < c->nsl; i++)
+		if (c->sl[i].d == di && (any = 1, c->sl[i].eend > p))
+			p = c->sl[i].eend;
+	if (!any)
+		p = d->n; /* an empty reader state: its element goes last */
+	if (w_states(c, di, p, ins, nadd, &b, &end) < 0 || w_data(c, di, p, ins, &data) < 0 ||
+	    ckpt_bytebuf_add(&b, c->buf + end, d->at - 4 - end, c->e) < 0 || ckpt_bytebuf_be(&b, data.len, 4, c->e) < 0 ||
+	    ckpt_bytebuf_add(&b, data.p, data.len, c->e) < 0) {
+		ckpt_bytebuf_release(&b);
+		ckpt_bytebuf_release(&data);
+		return -1;
+	}
+	ckpt_bytebuf_release(&data);
+	rk->splices[rk->nsplices++] = (struct ckpt_flink_splice){.at = d->head, .end = d->at + d->n, .p = b.p, .n = b.len};
+	return 0;
+}
+
+/* Of operator k, the inline handle of subtask sub that holds the reader state, or -1. */
+static long
+reader_handle(const struct setctx *c, size_t k, uint32_t sub)
+{
+	for (size_t i = 0; i < c->sp->nopdata; i++) {
+		const struct ckpt_fmeta_opdata *d = &c->sp->opdata[i];
+		const json_t *st;
+		size_t j;
+
+		if (d->op != k || d->subtask != sub)
+			continue;
+		json_array_foreach(d->states, j, st)
+			if (strcmp(json_string_value(json_object_get(st, "name")), READER_STATE) == 0)
+				return (long)i;
+	}
+	return -1;
+}
+
+static int
+topic_name(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 249 || strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
+		return 0;
+	return strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == n;
+}
+
+/* --add-partition x: its split, stopping where every split held stops (a sentinel, none when there
+ * is no split: what Flink's enumerator gives a partition it discovers), appended to the bytes ins
+ * of the handle of the reader Flink's enumerator assigns it to; the enumerator lists it assigned. */
+static int
+add_one(struct setctx *c, size_t k, const struct ckpt_flink_offset_set *x, json_t *en, struct ckpt_bytebuf *ins,
+	size_t *nadd)
+{
+	const struct ckpt_operator *op = &c->s->ops[k];
+	struct rsplit *r = find_split(c, x->topic, x->partition), a = {.topic = (char *)x->topic, .partition = x->partition};
+	uint32_t owner = split_owner(x->topic, x->partition, op->parallelism ? op->parallelism : 1);
+	long di = reader_handle(c, k, owner);
+
+	a.stop = c->nsl ? c->sl[0].stop : INT64_MIN;
+	for (size_t i = 0; i < c->nsl; i++)
+		if (c->sl[i].stop != a.stop || a.stop >= 0)
+			return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->meta, "--add-partition %s: the splits held stop at "
+					    "offsets of their own, none Flink would give a new partition", x->text);
+	if (!topic_name(x->topic))
+		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->meta, "--add-partition %s: \"%s\" is no Kafka topic name",
+				    x->text, x->topic);
+	if (r)
+		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->meta, "--add-partition %s: subtask %u's reader holds %s:%d "
+				    "already (--set-offset moves it)", x->text, r->subtask, x->topic, (int)x->partition);
+	if (di < 0)
+		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->meta, "--add-partition %s: subtask %u of operator %s, the "
+				    "reader Flink's enumerator assigns %s:%d to, has no reader state inline", x->text, owner,
+				    op->id, x->topic, (int)x->partition);
+	nadd[di]++;
+	if (w_split(&ins[di], x->topic, x->partition, x->value, a.stop, 2, c->e) < 0 ||
+	    enum_assigned(en, &a, x->value, 1, owner) < 0)
+		return ckpt_err_nomem(c->e, "");
+	return 0;
+}
+
+/* --remove-partition x: its reader split goes; the enumerator keeps (or gets) it as assigned. */
+static int
+remove_one(struct setctx *c, const struct ckpt_flink_offset_set *x, json_t *en)
+{
+	struct rsplit *r = find_split(c, x->topic, x->partition);
+	char list[1000];
+
+	if (r == NULL) {
+		held(c, list, sizeof list);
+		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->meta, "--remove-partition %s: no reader holds %s:%d (the "
+				    "readers hold %s)", x->text, x->topic, (int)x->partition, list);
+	}
+	r->removed = 1;
+	return enum_assigned(en, r, r->start, 0, r->subtask) < 0 ? ckpt_err_nomem(c->e, "") : 0;
+}
+
+/* --set-offset x beside additions or removals: the split marked, the enumerator's split set. */
+static int
+set_one(struct setctx *c, const struct ckpt_flink_offset_set *x, json_t *en)
+{
+	int64_t v;
+	struct rsplit *r = set_target(c, x, &v);
+	json_t *s;
+
+	if (r == NULL)
+		return -1;
+	r->set = 1;
+	r->v = v;
+	s = enum_entry(en, x->topic, x->partition);
+	if (s && json_object_get(s, "starting_offset") &&
+	    json_object_set_new(s, "starting_offset", ckpt_fser_split_offset(v, 0)) < 0)
+		return ckpt_err_nomem(c->e, "");
+	return 0;
+}
+
+static int
+named_twice(struct setctx *c, const struct ckpt_flink_offset_set *sets, size_t nsets)
+{
+	for (size_t i = 0; i < nsets; i++)
+		for (size_t j = i + 1; j < nsets; j++)
+			if (sets[i].partition == sets[j].partition && strcmp(sets[i].topic, sets[j].topic) == 0)
+				return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->meta, "%s %s and %s %s name one partition",
+						    optname[sets[i].kind], sets[i].text, optname[sets[j].kind], sets[j].text);
+	return 0;
+}
+
+/* Every set, addition and removal on source k: handles with splits added or removed written
+ * anew, the others' offsets set in place, the enumerator written anew. */
+static int
+edit_partitions(struct setctx *c, size_t k, const struct ckpt_flink_offset_set *sets, size_t nsets,
+		struct ckpt_flink_rekey *rk)
+{
+	const struct ckpt_bytes *co = c->s->ops[k].coordinator;
+	size_t n = c->sp->nopdata + 1, *nadd = ckpt_calloc(n, sizeof *nadd, c->e);
+	struct ckpt_bytebuf *ins = ckpt_calloc(n, sizeof *ins, c->e);
+	json_t *en = NULL;
+	char why[1200];
+	int rc = -1;
+
+	if (nadd == NULL || ins == NULL || named_twice(c, sets, nsets) < 0)
+		goto out;
+	if (ckpt_fser_enum_typed(co->p, co->len, &en, why, sizeof why) < 0 || en == NULL) {
+		ckpt_err_nomem(c->e, "");
+		goto out;
+	}
+	for (size_t i = 0; i < nsets; i++)
+		if ((sets[i].kind == CKPT_OFFSET_ADD ? add_one(c, k, &sets[i], en, ins, nadd) :
+		     sets[i].kind == CKPT_OFFSET_REMOVE ? remove_one(c, &sets[i], en) : set_one(c, &sets[i], en)) < 0)
+			goto out;
+	for (size_t di = 0; di < c->sp->nopdata; di++) {
+		int touched = nadd[di] > 0;
+
+		for (size_t i = 0; i < c->nsl; i++)
+			touched |= c->sl[i].d == di && c->sl[i].removed;
+		if (touched && rebuild_handle(c, di, &ins[di], nadd[di], rk) < 0)
+			goto out;
+		for (size_t i = 0; !touched && i < c->nsl; i++)
+			if (c->sl[i].d == di && c->sl[i].set && splice_at(c, rk, c->sl[i].at, c->sl[i].v) < 0)
+				goto out;
+	}
+	rc = enum_splice(c, k, en, rk);
+out:
+	for (size_t i = 0; ins && i < n; i++)
+		ckpt_bytebuf_release(&ins[i]);
+	free(ins);
+	free(nadd);
+	json_decref(en);
+	return rc;
 }
 
 static int
@@ -333,13 +807,17 @@ ckpt_flink_set_offsets(const char *meta, const void *buf, size_t len, const stru
 	struct setctx c = {.meta = meta, .buf = buf, .s = s, .sp = &sp, .e = e};
 	struct ckpt_flink_rekey rk = {0};
 	long k;
-	int rc = -1;
+	int rc = -1, edits = 0;
 
 	if (s == NULL || (k = pick_source(&c, source, sets, nsets)) < 0 || reader_splits(&c, (size_t)k) < 0)
 		goto out;
-	if ((rk.splices = ckpt_calloc(2 * nsets + 1, sizeof *rk.splices, e)) == NULL)
-		goto out;
 	for (size_t i = 0; i < nsets; i++)
+		edits |= sets[i].kind != CKPT_OFFSET_SET;
+	if ((rk.splices = ckpt_calloc(2 * nsets + c.nsl + sp.nopdata + 2, sizeof *rk.splices, e)) == NULL)
+		goto out;
+	if (edits && edit_partitions(&c, (size_t)k, sets, nsets, &rk) < 0)
+		goto out;
+	for (size_t i = 0; !edits && i < nsets; i++)
 		if (apply(&c, &sets[i], &rk) < 0)
 			goto out;
 	qsort(rk.splices, rk.nsplices, sizeof *rk.splices, cmp_splice);
