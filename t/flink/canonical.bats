@@ -2,35 +2,41 @@
 # ckpt-merge --canonical (issue 40 section 1), verified by Flink: the state job's aligned HashMap
 # checkpoint (heap snapshot files) and RocksDB incremental checkpoint (RocksDB's own files), each
 # converted into a canonical savepoint and restored by the harness's entry point (`ckpt.flink.Main
-# restore`, Restore.java) on the HashMap and the RocksDB backend, at the parallelisms of
-# restores/NAME-to-3.json.  (ForSt is not restored here: Restore.java offers hashmap and rocksdb.)
+# restore`, Restore.java) on the HashMap and the RocksDB backend and, on Flink 2.x, on ForSt, at the
+# parallelisms of restores/NAME-to-3.json.
 #
-#   restores  Flink accepts each conversion on either backend, and every operator reports what it
+#   restores  Flink accepts each conversion on each backend, and every operator reports what it
 #             reports restoring the checkpoint itself on the backend that wrote it.
-#   rows      what the keyed operator restored (each key's count, sum and timers' presence) is what
-#             ckpt-inspect -R read from the checkpoint.
+#   rows      what the keyed operator restored (each key's count and sum) is what ckpt-inspect -R
+#             read from the checkpoint.
+#   forst     ForSt (2.3.0) restores a canonical savepoint only with its timers on the heap
+#             (forst-heap: state.backend.forst.timer-service.factory HEAP, ForStHeapTimersFull-
+#             RestoreOperation); with its default timers (ForStDB) it refuses every canonical
+#             savepoint, Flink's own too, with one message (ForStSyncKeyedStateBackendBuilder).
 #   form      each conversion is a canonical savepoint: KeyGroupsSavepointStateHandle keyed handles,
 #             the properties of a CANONICAL SavepointType, the rows of the checkpoint.
 
 load helper
 bats_require_minimum_version 1.5.0
 
-# ckpt-merge --canonical exists: its help lists it.
-ckpt_converts() {
-	ckpt-merge -h 2>&1 | grep -q -- '--canonical'
-}
-
 # The checkpoints converted: the harness's artifact name, the backend that wrote it.
 SOURCES='checkpoint-hashmap-aligned:hashmap checkpoint-rocksdb-incremental-2:rocksdb'
 
-# jq: a restore's reports, lists sorted, key-group ranges left out, by uid and subtask.
-JQ_REPORTS='[.reports[] | (if .list then .list |= map_values(sort) else . end)
-	| (if .union then .union |= map_values(sort) else . end) | del(.key_groups)] | sort_by(.uid, .subtask)'
+# backends VERSION: the backends each conversion is restored on (Restore --backend).
+backends() {
+	case $1 in
+	1.*) echo hashmap rocksdb ;;
+	*) echo hashmap rocksdb forst-heap ;;
+	esac
+}
+
+# What ForSt 2.3.0 with its default timer service throws restoring any canonical savepoint.
+FORST_REFUSAL='java.lang.UnsupportedOperationException: Not support restoring yet for ForStStateBackend'
 
 setup_file() {
 	local v b name be sp to
 	W=$BATS_FILE_TMPDIR
-	ckpt_converts || return 0
+	ckpt-merge -h 2>&1 | grep -q -- --canonical || return 0
 	for v in $(flink_versions); do
 		b=$FLINK_OUT/$v
 		mkdir -p "$W/$v"
@@ -42,45 +48,32 @@ setup_file() {
 			ckpt-merge --canonical -o "$W/$v/$name/" "$b/$(cat "$W/$v/$name.path")" >/dev/null 2>"$W/$v/$name.ckpt"
 			echo "status $?" >>"$W/$v/$name.ckpt"
 			[ -f "$W/$v/$name/_metadata" ] || continue
-			for to in hashmap rocksdb; do
+			for to in $(backends "$v"); do
 				set -- "$@" "$W/$v/$name-$to.json" "$W/$v/$name" --backend "$to"
 			done
+			case $v in 1.*) ;; *) set -- "$@" "$W/$v/$name-forst.json" "$W/$v/$name" --backend forst ;; esac
 		done
-		{ flink_java "$v" restore "$@" >"$W/$v/restore.log" 2>&1 || echo "status $?" >>"$W/$v/restore.log"; } &
+		# Flink's own canonical savepoint on ForSt with its default timers
+		case $v in 1.*) ;; *) set -- "$@" "$W/$v/flink-canonical-forst.json" "$b/savepoint-hashmap-canonical" --backend forst ;; esac
+		restore_all "$v" "$@"
 	done
 	wait
 }
 
 setup() {
-	W=$BATS_FILE_TMPDIR
-	cd "$BATS_TEST_TMPDIR" || return 1
-	ckpt_converts || skip "ckpt-merge has no --canonical"
-	[ -n "$(flink_versions)" ] || skip "no harness artifacts (make flink-fixtures)"
+	restore_setup --canonical
 }
 
-# accepted FILE WHAT: Flink restored it.
-accepted() {
-	[ -f "$1" ] || { echo "$2: no restore written ($(tail -3 "${1%/*}/restore.log"))"; return 1; }
-	[ "$(jq -r .accepted "$1")" = true ] || { echo "$2: Flink refused: $(jq -r .message "$1")"; return 1; }
-}
-
-# converted V NAME: ckpt-merge wrote it.
-converted() {
-	grep -qx 'status 0' "$W/$1/$2.ckpt" || { echo "$1 $2: ckpt-merge failed: $(cat "$W/$1/$2.ckpt")"; return 1; }
-}
-
-@test "canonical: Flink restores each conversion on HashMap and RocksDB, every operator restoring what the checkpoint restores" {
+@test "canonical: Flink restores each conversion on HashMap, RocksDB and (2.x) ForSt, every operator restoring what the checkpoint restores" {
 	local v sp name to
 	for v in $(flink_versions); do
 		for sp in $SOURCES; do
 			name=${sp%:*}
-			converted "$v" "$name"
-			accepted "$W/$v/$name-plain.json" "$v $name (unconverted)"
+			restored "$v $name (unconverted)" "$W/$v/$name-plain.json"
 			[ "$(jq '[.reports[] | select(.keys)] | length' "$W/$v/$name-plain.json")" -gt 0 ]
-			for to in hashmap rocksdb; do
-				accepted "$W/$v/$name-$to.json" "$v $name on $to"
-				diff -u <(jq -S "$JQ_REPORTS" "$W/$v/$name-plain.json") <(jq -S "$JQ_REPORTS" "$W/$v/$name-$to.json") ||
-					{ echo "$v $name on $to: the reports differ from the checkpoint's own restore"; return 1; }
+			for to in $(backends "$v"); do
+				restored "$v $name on $to" "$W/$v/$name-$to.json" "$W/$v/$name.ckpt"
+				same_reports "$v $name on $to" "$W/$v/$name-$to.json" "$W/$v/$name-plain.json" 'map(del(.key_groups))'
 			done
 		done
 	done
@@ -91,21 +84,30 @@ converted() {
 	for v in $(flink_versions); do
 		for sp in $SOURCES; do
 			name=${sp%:*}
-			converted "$v" "$name"
+			restored "$v $name on hashmap" "$W/$v/$name-hashmap.json" "$W/$v/$name.ckpt"
 			id=$(jq -r '.job.operators[] | select(.uid == "keyed") | .id' "$W/$v/$name-hashmap.json")
-			ckpt-inspect -R "$FLINK_OUT/$v/$(cat "$W/$v/$name.path")" |
-				jq -s -S --arg id "$id" 'map(select(.operator == $id and (.state == "count" or .state == "sum")))
-					| group_by(.key | tostring) | map({key: (.[0].key | tostring),
-					value: (map({key: .state, value: .value}) | from_entries)}) | from_entries' >ckpt.json
-			[ "$(jq length ckpt.json)" -gt 0 ]
-			for to in hashmap rocksdb; do
-				accepted "$W/$v/$name-$to.json" "$v $name on $to"
-				jq -S '[.reports[] | select(.uid == "keyed") | .keys] | add | map_values({count, sum})' \
-					"$W/$v/$name-$to.json" >flink.json
-				diff -u ckpt.json flink.json || { echo "$v $name on $to: restored values differ from the rows"; return 1; }
+			ckpt-inspect -R "$FLINK_OUT/$v/$(cat "$W/$v/$name.path")" | jq -c --arg id "$id" 'select(.operator == $id)' >keyed.rows
+			for to in $(backends "$v"); do
+				restored "$v $name on $to" "$W/$v/$name-$to.json"
+				same_keys "$v $name on $to" "$W/$v/$name-$to.json" keyed.rows
 			done
 		done
 	done
+}
+
+@test "canonical: ForSt with its default timers refuses each conversion as it refuses Flink's own canonical savepoint, with Flink's message" {
+	local v f n=0
+	for v in $(flink_versions); do
+		case $v in 1.*) continue ;; esac
+		for f in flink-canonical $SOURCES; do
+			f=$W/$v/${f%:*}-forst.json
+			[ -f "$f" ] || { echo "$v ${f##*/}: no restore written ($(tail -3 "$W/$v/restore.log"))"; return 1; }
+			[ "$(jq -r .accepted "$f")" = false ] || { echo "$v ${f##*/}: ForSt restored it"; return 1; }
+			[ "$(jq -r .message "$f")" = "$FORST_REFUSAL" ] || { echo "$v ${f##*/}: $(jq -r .message "$f")"; return 1; }
+		done
+		n=$((n + 1))
+	done
+	[ "$n" -gt 0 ] || skip "no Flink 2.x line"
 }
 
 @test "canonical: each conversion is a canonical savepoint holding the checkpoint's rows" {
@@ -113,7 +115,7 @@ converted() {
 	for v in $(flink_versions); do
 		for sp in $SOURCES; do
 			name=${sp%:*}
-			converted "$v" "$name"
+			grep -qx 'status 0' "$W/$v/$name.ckpt" || { echo "$v $name: ckpt-merge failed: $(cat "$W/$v/$name.ckpt")"; return 1; }
 			ckpt-inspect -a "$W/$v/$name" | jq -r '[.operators[].subtasks[]?.handles[]? | select(.scope == "managed_keyed")
 				| .kind] | unique | join(",")' >kinds
 			[ "$(cat kinds)" = savepoint_key_groups ]

@@ -32,11 +32,6 @@ ckpt_writes() {
 	ckpt-merge -h 2>&1 | grep -q -- '--relocate'
 }
 
-# jq: a restore's reports, each list and union sorted (Flink hands a new subtask the old handles in
-# HashMap order), by operator and subtask.
-JQ_REPORTS='[.reports[] | (if .list then .list |= map_values(sort) else . end)
-	| (if .union then .union |= map_values(sort) else . end)] | sort_by(.uid, .subtask)'
-
 # The id of the operator with uid $2 in the job of sidecar $1.
 op_id() {
 	jq -r --arg u "$2" '.job.operators[] | select(.uid == $u) | .id' "$1"
@@ -86,8 +81,7 @@ setup_file() {
 					"$W/$v/carried-source.json" "$b/$rl" --backend rocksdb
 			echo "status $?" >>"$W/$v/carried.ckpt"
 		fi
-		# the lines' JVMs side by side: most of each is the MiniCluster's start
-		{ flink_java "$v" restore "$@" >"$W/$v/restore.log" 2>&1 || echo "status $?" >>"$W/$v/restore.log"; } &
+		restore_all "$v" "$@"
 	done
 	wait
 }
@@ -97,19 +91,16 @@ setup() {
 	cd "$BATS_TEST_TMPDIR" || return 1
 }
 
-# restored NAME OUT: the entry point wrote OUT and Flink accepted the restore.
-restored() {
-	[ -f "$2" ] || { echo "$1: no restore written ($(tail -3 "${2%/*}/restore.log"))"; return 1; }
-	[ "$(jq -r .accepted "$2")" = true ] || { echo "$1: Flink refused: $(jq -r .message "$2")"; return 1; }
-}
-
-# same_reports NAME OUT PLAIN [JQ_FILTER]: the reports of OUT equal those of the plain restore PLAIN
-# (both through JQ_FILTER, say leaving the broadcast operator out).
-same_reports() {
-	local f="$JQ_REPORTS | ${4:-.}"
-	[ "$(jq "[$f[]] | length" "$3")" -gt 0 ] || { echo "$1: the plain restore $3 reported nothing"; return 1; }
-	diff -u <(jq "$f" "$3") <(jq "$f" "$2") >reports.diff ||
-		{ echo "$1: the reports differ from those of the plain restore ${3##*/}:"; head -40 reports.diff; return 1; }
+# on_lines FUNC: FUNC VERSION SIDECAR PLAIN on each Flink line, which must be two: SIDECAR the
+# sidecar of its savepoint-hashmap-canonical, PLAIN the harness's restore of that (restores/*-to-3).
+on_lines() {
+	local v n=0
+	for v in $(flink_versions); do
+		"$1" "$v" "$FLINK_OUT/$v/sidecars/savepoint-hashmap-canonical.json" \
+			"$FLINK_OUT/$v/restores/savepoint-hashmap-canonical-to-3.json"
+		n=$((n + 1))
+	done
+	[ "$n" -eq 2 ] || { echo "expected 2 Flink lines, found $n"; return 1; }
 }
 
 JQ_LOOSE='del(.checkpoint_id, .checkpoint_type, .format_type) | .operators |= sort_by(.id)'
@@ -167,48 +158,43 @@ check_refused() {
 		{ echo "$1: not Flink's refusal: $(jq -r .message "$2")"; return 1; }
 }
 
+# The unedited savepoint through the entry point on line V: restored as the harness did, its metadata read.
+plain_line() {
+	restored "$1/plain" "$W/$1/plain.json"
+	same_reports "$1/plain" "$W/$1/plain.json" "$3"
+	same_metadata "$1/plain" "$W/$1/plain.json" "$2" .
+}
+
 @test "flink: the restore entry point restores an unedited savepoint as the harness did, and reads its metadata" {
-	local v n=0 s
-	for v in $(flink_versions); do
-		s=$FLINK_OUT/$v/sidecars/savepoint-hashmap-canonical.json
-		restored "$v/plain" "$W/$v/plain.json"
-		same_reports "$v/plain" "$W/$v/plain.json" "$FLINK_OUT/$v/restores/savepoint-hashmap-canonical-to-3.json"
-		same_metadata "$v/plain" "$W/$v/plain.json" "$s" .
-		n=$((n + 1))
-	done
-	[ "$n" -eq 2 ] || { echo "expected 2 Flink lines, found $n"; return 1; }
+	on_lines plain_line
+}
+
+# The State Processor API's re-uid on line V passes the re-uid checks; the unedited savepoint fails them.
+spa_reuid_line() {
+	check_reuid "$1/spa-reuid" "$W/$1/spa-reuid.json" "$2" "$3" loose
+	check_refused "$1/unedited-reuid" "$W/$1/unedited-reuid.json" "$(op_id "$2" broadcast)"
+	run check_reuid "$1/unedited-reuid" "$W/$1/unedited-reuid.json" "$2" "$3"
+	[ "$status" -eq 1 ] || { echo "$1: the re-uid checks passed the unedited savepoint"; return 1; }
 }
 
 @test "flink: the State Processor API's re-uid passes the re-uid checks; the unedited savepoint fails them" {
-	local v n=0 s p
-	for v in $(flink_versions); do
-		s=$FLINK_OUT/$v/sidecars/savepoint-hashmap-canonical.json
-		p=$FLINK_OUT/$v/restores/savepoint-hashmap-canonical-to-3.json
-		check_reuid "$v/spa-reuid" "$W/$v/spa-reuid.json" "$s" "$p" loose
-		check_refused "$v/unedited-reuid" "$W/$v/unedited-reuid.json" "$(op_id "$s" broadcast)"
-		run check_reuid "$v/unedited-reuid" "$W/$v/unedited-reuid.json" "$s" "$p"
-		[ "$status" -eq 1 ] || { echo "$v: the re-uid checks passed the unedited savepoint"; return 1; }
-		n=$((n + 1))
-	done
-	[ "$n" -eq 2 ] || { echo "expected 2 Flink lines, found $n"; return 1; }
+	on_lines spa_reuid_line
+}
+
+# The State Processor API's drop on line V passes the drop checks; the unedited savepoint fails them.
+spa_drop_line() {
+	check_dropped "$1/spa-drop-without" "$W/$1/spa-drop-without.json" "$2" "$3" loose
+	check_dropped "$1/spa-drop-empty" "$W/$1/spa-drop-empty.json" "$2" "$3" loose
+	check_refused "$1/unedited-without" "$W/$1/unedited-without.json" "$(op_id "$2" broadcast)"
+	run check_dropped "$1/unedited-without" "$W/$1/unedited-without.json" "$2" "$3"
+	[ "$status" -eq 1 ] || { echo "$1: the drop checks passed the unedited savepoint (without broadcast)"; return 1; }
+	run check_dropped "$1/unedited-empty" "$W/$1/unedited-empty.json" "$2" "$3"
+	[ "$status" -eq 1 ] && [[ "$output" == *"the broadcast operator restored state"* ]] ||
+		{ echo "$1: the drop checks passed the unedited savepoint (broadcast kept): $output"; return 1; }
 }
 
 @test "flink: the State Processor API's drop passes the drop checks; the unedited savepoint fails them" {
-	local v n=0 s p
-	for v in $(flink_versions); do
-		s=$FLINK_OUT/$v/sidecars/savepoint-hashmap-canonical.json
-		p=$FLINK_OUT/$v/restores/savepoint-hashmap-canonical-to-3.json
-		check_dropped "$v/spa-drop-without" "$W/$v/spa-drop-without.json" "$s" "$p" loose
-		check_dropped "$v/spa-drop-empty" "$W/$v/spa-drop-empty.json" "$s" "$p" loose
-		check_refused "$v/unedited-without" "$W/$v/unedited-without.json" "$(op_id "$s" broadcast)"
-		run check_dropped "$v/unedited-without" "$W/$v/unedited-without.json" "$s" "$p"
-		[ "$status" -eq 1 ] || { echo "$v: the drop checks passed the unedited savepoint (without broadcast)"; return 1; }
-		run check_dropped "$v/unedited-empty" "$W/$v/unedited-empty.json" "$s" "$p"
-		[ "$status" -eq 1 ] && [[ "$output" == *"the broadcast operator restored state"* ]] ||
-			{ echo "$v: the drop checks passed the unedited savepoint (broadcast kept): $output"; return 1; }
-		n=$((n + 1))
-	done
-	[ "$n" -eq 2 ] || { echo "expected 2 Flink lines, found $n"; return 1; }
+	on_lines spa_drop_line
 }
 
 @test "flink: the moved checkpoint's old place is gone, and Flink cannot restore it as it is" {

@@ -239,3 +239,65 @@ differ() {
 		<(jq -r "$JQ_LEAVES" "$3" | sed 's/ = /|/' | sort -t'|' -k1,1) |
 		awk -F'|' -v a="$1" '$2 != $3 { print a ": " $1 ": ckpt " $2 ", flink " $3; bad = 1 } END { exit bad }'
 }
+
+# ---- Flink's restores of what ckpt-merge wrote (canonical.bats, edit.bats, maxpar.bats, rows.bats)
+# Their setup_file writes, per Flink line, ckpt-merge's outputs into $W/VERSION/ (W=$BATS_FILE_TMPDIR),
+# each run's stderr in NAME.ckpt closed by a line "status N", then calls restore_all with the
+# restores, and ends with `wait`.
+
+# restore_all VERSION OUT.json SAVEPOINT_DIR [OPTION...]...: the restores (Restore.java: one JVM for
+# them all), in the background, the lines' JVMs side by side (most of each is the MiniCluster's
+# start); its output in $W/VERSION/restore.log, closed by "status N" when it failed.
+restore_all() {
+	local v=$1
+	shift
+	{ flink_java "$v" restore "$@" >"$W/$v/restore.log" 2>&1 || echo "status $?" >>"$W/$v/restore.log"; } &
+}
+
+# restore_setup [OPTION]: their setup(): W, into the test's own directory; the test skips when
+# ckpt-merge's -h does not list OPTION, or without the harness's artifacts.
+restore_setup() {
+	W=$BATS_FILE_TMPDIR
+	cd "$BATS_TEST_TMPDIR" || return 1
+	[ -z "${1:-}" ] || ckpt-merge -h 2>&1 | grep -q -- "$1" || skip "ckpt-merge has no $1"
+	[ -n "$(flink_versions)" ] || skip "no harness artifacts (make flink-fixtures)"
+}
+
+# restored NAME OUT [CKPT]: ckpt-merge's run (its CKPT file, when given) exited 0, Restore wrote OUT
+# and Flink accepted the restore; else one line naming NAME and why, status 1.
+restored() {
+	[ -z "${3:-}" ] || grep -qx 'status 0' "$3" || { echo "$1: ckpt-merge failed: $(cat "$3")"; return 1; }
+	[ -f "$2" ] || { echo "$1: no restore written ($(tail -3 "${2%/*}/restore.log"))"; return 1; }
+	[ "$(jq -r .accepted "$2")" = true ] || { echo "$1: Flink refused: $(jq -r .message "$2")"; return 1; }
+}
+
+# jq: a restore's reports, list and union elements sorted (a new subtask gets the old handles in an
+# order of hash codes: JQ_RESTORED), by operator and subtask.
+JQ_REPORTS='[.reports[] | (if .list then .list |= map_values(sort) else . end)
+	| (if .union then .union |= map_values(sort) else . end)] | sort_by(.uid, .subtask)'
+
+# same_reports NAME OUT PLAIN [JQ_FILTER]: the reports of restore OUT equal those of restore PLAIN,
+# both through JQ_REPORTS and JQ_FILTER (say leaving out key groups or an operator), PLAIN's not
+# empty; else the difference, status 1.
+same_reports() {
+	local f="$JQ_REPORTS | ${4:-.}"
+	[ "$(jq "[$f[]] | length" "$3")" -gt 0 ] || { echo "$1: the plain restore ${3##*/} reported nothing"; return 1; }
+	diff -u <(jq -S "$f" "$3") <(jq -S "$f" "$2") >reports.diff ||
+		{ echo "$1: the reports differ from those of the plain restore ${3##*/}:"; head -40 reports.diff; return 1; }
+}
+
+# jq: the keys the keyed operator reports restoring, over its subtasks: {"KEY": {count, sum}}.
+JQ_KEYS='[.reports[] | select(.uid == "keyed") | .keys] | add | map_values({count, sum})'
+# jq, slurping ckpt-inspect -R's rows of the keyed operator: the same of its states "count" and "sum".
+JQ_ROWS_KEYS='map(select(.state == "count" or .state == "sum")) | group_by(.key | tostring)
+	| map({key: (.[0].key | tostring), value: (map({(.state): .value}) | add)}) | from_entries'
+
+# same_keys NAME OUT ROWS: the keys the keyed operator restored (restore OUT), each key's count and
+# sum, are those of ROWS (-R's rows of it, one a line; some there); else the difference, status 1.
+same_keys() {
+	jq -s -S "$JQ_ROWS_KEYS" "$3" >rows-keys.json
+	[ "$(jq length rows-keys.json)" -gt 0 ] || { echo "$1: no count or sum in the rows ${3##*/}"; return 1; }
+	jq -S "$JQ_KEYS" "$2" >restored-keys.json
+	diff -u rows-keys.json restored-keys.json >keys.diff ||
+		{ echo "$1: Flink restored other keys or values than the rows ${3##*/}:"; head -40 keys.diff; return 1; }
+}

@@ -17,22 +17,15 @@
 load helper
 bats_require_minimum_version 1.5.0
 
-# ckpt-merge --max-parallelism exists: its help lists it.
-ckpt_regroups() {
-	ckpt-merge -h 2>&1 | grep -q -- '--max-parallelism'
-}
-
-# jq: a restore's reports, lists sorted, the key-group ranges and each key's key group left out, the
-# keys of an operator gathered over its subtasks (a key moves to the subtask of its new key group).
-JQ_MOVED='[.reports[] | (if .list then .list |= map_values(sort) else . end)
-	| (if .union then .union |= map_values(sort) else . end) | del(.key_groups)
-	| (if .keys then .keys |= map_values(del(.key_group)) else . end)] | sort_by(.uid, .subtask)
+# jq, after JQ_REPORTS: the key-group ranges and each key's key group left out, the keys of an
+# operator gathered over its subtasks (a key moves to the subtask of its new key group).
+JQ_MOVED='map(del(.key_groups) | (if .keys then .keys |= map_values(del(.key_group)) else . end))
 	| group_by(.uid) | map(if .[0].keys then {uid: .[0].uid, keys: (map(.keys) | add)} else .[] end)'
 
 setup_file() {
 	local v b sp n be
 	W=$BATS_FILE_TMPDIR
-	ckpt_regroups || return 0
+	ckpt-merge -h 2>&1 | grep -q -- --max-parallelism || return 0
 	for v in $(flink_versions); do
 		b=$FLINK_OUT/$v
 		mkdir -p "$W/$v"
@@ -46,37 +39,30 @@ setup_file() {
 				echo "status $?" >>"$W/$v/$sp-$n.ckpt"
 			done
 		done
-		{ flink_java "$v" restore "$@" >"$W/$v/restore.log" 2>&1 || echo "status $?" >>"$W/$v/restore.log"; } &
+		restore_all "$v" "$@"
 	done
 	wait
 }
 
 setup() {
-	W=$BATS_FILE_TMPDIR
-	cd "$BATS_TEST_TMPDIR" || return 1
-	ckpt_regroups || skip "ckpt-merge has no --max-parallelism"
-	[ -n "$(flink_versions)" ] || skip "no harness artifacts (make flink-fixtures)"
+	restore_setup --max-parallelism
 }
 
 # rewritten V SP N: ckpt-merge wrote it and Flink accepted its restore.
 rewritten() {
-	grep -qx 'status 0' "$W/$1/$2-$3.ckpt" || { echo "$1 $2 $3: ckpt-merge failed: $(cat "$W/$1/$2-$3.ckpt")"; return 1; }
-	[ -f "$W/$1/$2-$3.json" ] || { echo "$1 $2 $3: no restore written ($(tail -3 "$W/$1/restore.log"))"; return 1; }
-	[ "$(jq -r .accepted "$W/$1/$2-$3.json")" = true ] ||
-		{ echo "$1 $2 $3: Flink refused: $(jq -r .message "$W/$1/$2-$3.json")"; return 1; }
+	restored "$1 $2 $3" "$W/$1/$2-$3.json" "$W/$1/$2-$3.ckpt"
 }
 
 @test "maxpar: Flink restores each rewrite at its new max parallelism, every operator restoring what it did at 32" {
 	local v sp n
 	for v in $(flink_versions); do
-		[ "$(jq -r .accepted "$W/$v/plain.json")" = true ] || { echo "$v: the plain restore failed"; return 1; }
-		[ "$(jq "$JQ_MOVED | map(select(.keys)) | length" "$W/$v/plain.json")" -gt 0 ] || return 1
+		restored "$v plain" "$W/$v/plain.json"
+		[ "$(jq "$JQ_REPORTS | $JQ_MOVED | map(select(.keys)) | length" "$W/$v/plain.json")" -gt 0 ] || return 1
 		for sp in savepoint-hashmap-canonical savepoint-rocksdb-canonical; do
 			for n in 8 200; do
 				rewritten "$v" "$sp" "$n"
 				[ "$(jq -r '.metadata.operators[0].max_parallelism' "$W/$v/$sp-$n.json")" = "$n" ]
-				diff -u <(jq -S "$JQ_MOVED" "$W/$v/plain.json") <(jq -S "$JQ_MOVED" "$W/$v/$sp-$n.json") ||
-					{ echo "$v $sp $n: the reports differ from the plain restore's"; return 1; }
+				same_reports "$v $sp $n" "$W/$v/$sp-$n.json" "$W/$v/plain.json" "$JQ_MOVED"
 			done
 		done
 	done

@@ -13,19 +13,8 @@
 load helper
 bats_require_minimum_version 1.5.0
 
-# ckpt-merge writes rows back: its help lists --rows.
-ckpt_writes_rows() {
-	ckpt-merge -h 2>&1 | grep -q -- '--rows'
-}
-
-# jq: a restore's reports but the keyed operator's, lists sorted, by operator and subtask.
-JQ_OTHERS='[.reports[] | select(.uid != "keyed") | (if .list then .list |= map_values(sort) else . end)
-	| (if .union then .union |= map_values(sort) else . end)] | sort_by(.uid, .subtask)'
-# jq: the keyed operator's keys over its subtasks: {key: {count, sum}}.
-JQ_KEYS='[.reports[] | select(.uid == "keyed") | .keys] | add | map_values({count, sum})'
-# jq (slurped rows): the same from the rows given.
-JQ_ROWS='map(select(.state == "count" or .state == "sum")) | group_by(.key)
-	| map({key: (.[0].key | tostring), value: (map({(.state): .value}) | add)}) | from_entries'
+# jq, after JQ_REPORTS: the reports but the keyed operator's.
+JQ_OTHERS='map(select(.uid != "keyed"))'
 
 # edit: the rows of "count" and "sum" of the savepoint on stdin, edited (key 4 deleted, key 3
 # changed, key 42 added with a key group ckpt-merge does not read).
@@ -35,7 +24,7 @@ EDIT='select(.key != 4)
 setup_file() {
 	local v b sp be id
 	W=$BATS_FILE_TMPDIR
-	ckpt_writes_rows || return 0
+	ckpt-merge -h 2>&1 | grep -q -- --rows || return 0
 	for v in $(flink_versions); do
 		b=$FLINK_OUT/$v
 		mkdir -p "$W/$v"
@@ -54,38 +43,29 @@ setup_file() {
 				set -- "$@" "$W/$v/$sp.json" "$W/$v/$sp" --backend "$be"
 			echo "status $?" >>"$W/$v/$sp.ckpt"
 		done
-		{ flink_java "$v" restore "$@" >"$W/$v/restore.log" 2>&1 || echo "status $?" >>"$W/$v/restore.log"; } &
+		restore_all "$v" "$@"
 	done
 	wait
 }
 
 setup() {
-	W=$BATS_FILE_TMPDIR
-	cd "$BATS_TEST_TMPDIR" || return 1
-	ckpt_writes_rows || skip "ckpt-merge has no --rows"
-	[ -n "$(flink_versions)" ] || skip "no harness artifacts (make flink-fixtures)"
+	restore_setup --rows
 }
 
 # edited V SP: ckpt-merge wrote it and Flink accepted its restore.
 edited() {
-	grep -qx 'status 0' "$W/$1/$2.ckpt" || { echo "$1 $2: ckpt-merge failed: $(cat "$W/$1/$2.ckpt")"; return 1; }
-	[ -f "$W/$1/$2.json" ] || { echo "$1 $2: no restore written ($(tail -3 "$W/$1/restore.log"))"; return 1; }
-	[ "$(jq -r .accepted "$W/$1/$2.json")" = true ] ||
-		{ echo "$1 $2: Flink refused: $(jq -r .message "$W/$1/$2.json")"; return 1; }
+	restored "$1 $2" "$W/$1/$2.json" "$W/$1/$2.ckpt"
 }
 
 @test "rows: Flink restores each edited savepoint, its keyed operator reading exactly the rows given" {
 	local v sp
 	for v in $(flink_versions); do
-		[ "$(jq -r .accepted "$W/$v/plain.json")" = true ] || { echo "$v: the plain restore failed"; return 1; }
+		restored "$v plain" "$W/$v/plain.json"
 		for sp in savepoint-hashmap-canonical savepoint-rocksdb-canonical; do
 			edited "$v" "$sp"
-			jq -s -S "$JQ_ROWS" "$W/$v/$sp.rows" >given.json
-			jq -S "$JQ_KEYS" "$W/$v/$sp.json" >flink.json
-			[ "$(jq 'has("42") and has("3") and (has("4") | not)' given.json)" = true ]
-			diff -u given.json flink.json || { echo "$v $sp: Flink read other keys or values"; return 1; }
-			diff -u <(jq -S "$JQ_OTHERS" "$W/$v/plain.json") <(jq -S "$JQ_OTHERS" "$W/$v/$sp.json") ||
-				{ echo "$v $sp: another operator's reports changed"; return 1; }
+			same_keys "$v $sp" "$W/$v/$sp.json" "$W/$v/$sp.rows"
+			[ "$(jq 'has("42") and has("3") and (has("4") | not)' rows-keys.json)" = true ]
+			same_reports "$v $sp (another operator)" "$W/$v/$sp.json" "$W/$v/plain.json" "$JQ_OTHERS"
 		done
 	done
 }
@@ -105,8 +85,8 @@ edited() {
 @test "rows: the unedited savepoint's keys are not the rows given (the oracle)" {
 	local v
 	for v in $(flink_versions); do
-		jq -s -S "$JQ_ROWS" "$W/$v/savepoint-hashmap-canonical.rows" >given.json
-		jq -S "$JQ_KEYS" "$W/$v/plain.json" >plain.json
-		! diff -q given.json plain.json >/dev/null
+		run same_keys "$v plain" "$W/$v/plain.json" "$W/$v/savepoint-hashmap-canonical.rows"
+		[ "$status" -eq 1 ] && [[ $output == "$v plain: Flink restored other keys or values than the rows savepoint-hashmap-canonical.rows:"* ]] ||
+			{ echo "$v: the unedited savepoint passed: $output"; return 1; }
 	done
 }

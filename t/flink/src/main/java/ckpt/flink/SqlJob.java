@@ -303,24 +303,8 @@ public final class SqlJob {
             Thread.sleep(20);
         }
         // the barrier follows every row each source emitted, so the savepoint holds all of them
-        // the sources run before every task of the job does: until all run, Flink refuses the savepoint
-        String p = null;
-        for (int tries = 0; p == null; tries++) {
-            try {
-                p = c.triggerSavepoint(target.getParent().resolve("tmp").toUri().toString(), SavepointFormatType.CANONICAL)
-                        .get(600, TimeUnit.SECONDS);
-            } catch (java.util.concurrent.ExecutionException e) {
-                if (tries >= 300 || !String.valueOf(e.getMessage()).contains("not being executed")) throw e;
-                Thread.sleep(200);
-            }
-        }
-        Files.move(Main.local(p), target);
-        c.cancel().get(60, TimeUnit.SECONDS);
-        end = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (!c.getJobStatus().get(10, TimeUnit.SECONDS).isGloballyTerminalState()) {
-            if (System.nanoTime() > end) throw new IllegalStateException("SQL job not cancelled");
-            Thread.sleep(20);
-        }
+        Main.savepoint(c, SavepointFormatType.CANONICAL, target, 600);
+        Main.cancel(c, "SQL job");
         return sg;
     }
 

@@ -152,57 +152,72 @@ public final class StateJob {
         boolean running();
     }
 
-    /** A source with union list state "union-offsets": two elements per subtask. */
-    public static final class UnionSource extends LegacySource<Long> implements CheckpointedFunction, Cancellable {
-        private volatile boolean running = true;
+    /**
+     * A legacy source of the job keeping one operator list state, NAME, of Strings (split or union
+     * redistribution): what each snapshot puts there (elements()) goes into Ctl.contents as
+     * "UID/SUBTASK", and, if it reports, a restored subtask reports the elements it got.
+     */
+    abstract static class ListStateSource extends LegacySource<Long> implements CheckpointedFunction, Cancellable {
+        private final String uid;
+        private final String name;
+        private final boolean union;
+        private final boolean reports;
+        protected volatile boolean running = true;
         private transient ListState<String> state;
-        private long emitted;
-        private int idx;
+        protected long emitted;
+        protected int idx;
+
+        ListStateSource(String uid, String name, boolean union, boolean reports) {
+            this.uid = uid;
+            this.name = name;
+            this.union = union;
+            this.reports = reports;
+        }
 
         public boolean running() {
             return running;
         }
 
+        /** The elements a snapshot puts in the state. */
+        abstract List<String> elements();
+
         @Override
         public void initializeState(FunctionInitializationContext ctx) throws Exception {
             idx = getRuntimeContext().getTaskInfo().getIndexOfThisSubtask();
-            state = ctx.getOperatorStateStore().getUnionListState(new ListStateDescriptor<>("union-offsets", Types.STRING));
-            if (ctx.isRestored()) {
-                report("src-union", idx, getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks())
-                        .put("union", Json.obj("union-offsets", all(state.get())));
+            ListStateDescriptor<String> d = new ListStateDescriptor<>(name, Types.STRING);
+            state = union ? ctx.getOperatorStateStore().getUnionListState(d) : ctx.getOperatorStateStore().getListState(d);
+            if (reports && ctx.isRestored()) {
+                report(uid, idx, getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks())
+                        .put(union ? "union" : "list", Json.obj(name, all(state.get())));
             }
         }
 
         @Override
         public void snapshotState(FunctionSnapshotContext ctx) throws Exception {
-            List<String> l = List.of("u" + idx + ":" + emitted, "u" + idx + ":meta");
+            List<String> l = elements();
             state.update(l);
-            Ctl.contents.put("src-union/" + idx, Json.obj("union-offsets", l));
+            Ctl.contents.put(uid + "/" + idx, Json.obj(name, l));
         }
 
-        @Override
-        protected void produce(Out<Long> out) throws Exception {
-            if (Ctl.emit) {
-                for (int k = 0; k < UNION_RECORDS && running; k++) {
-                    synchronized (out.lock()) {
-                        out.emit((long) idx * 1000 + k);
-                        emitted++;
-                    }
-                }
-                for (long k = UNION_RECORDS; Ctl.flood && running; k++) {
-                    synchronized (out.lock()) {
-                        out.emit((long) idx * 1000 + RULES_PER_SUBTASK + (k % 997));
-                        emitted++;
-                    }
-                    // a legacy source holds the checkpoint lock while it waits for a buffer: let the
-                    // checkpoint in often (every 50 records starved it on a loaded machine)
-                    if (k % 10 == 0) Thread.sleep(1);
+        /**
+         * The records base + k for k below count, then while Ctl.flood base + flood + k % 997 (k from
+         * count on) until cancelled, each under the checkpoint lock and counted in emitted.
+         */
+        void emit(Out<Long> out, long base, int count, long flood) throws Exception {
+            for (int k = 0; k < count && running; k++) {
+                synchronized (out.lock()) {
+                    out.emit(base + k);
+                    emitted++;
                 }
             }
-            while (running) {
-                // subtask 0 finishes when told, its union state still in the others (FLIP-147)
-                if (idx == 0 && Ctl.emit && Ctl.releaseUnion) return;
-                Thread.sleep(20);
+            for (long k = count; Ctl.flood && running; k++) {
+                synchronized (out.lock()) {
+                    out.emit(base + flood + (k % 997));
+                    emitted++;
+                }
+                // a legacy source holds the checkpoint lock while it waits for a buffer: let the
+                // checkpoint in often (every 50 records starved it on a loaded machine)
+                if (k % 10 == 0) Thread.sleep(1);
             }
         }
 
@@ -212,52 +227,46 @@ public final class StateJob {
         }
     }
 
-    /** A source with list state "positions" (1, 2, 3 elements); its subtask 0 finishes when told. */
-    public static final class FinishingSource extends LegacySource<Long> implements CheckpointedFunction, Cancellable {
-        private volatile boolean running = true;
-        private transient ListState<String> state;
-        private long emitted;
-        private int idx;
-
-        public boolean running() {
-            return running;
+    /** A source with union list state "union-offsets": two elements per subtask. */
+    public static final class UnionSource extends ListStateSource {
+        UnionSource() {
+            super("src-union", "union-offsets", true, true);
         }
 
         @Override
-        public void initializeState(FunctionInitializationContext ctx) throws Exception {
-            idx = getRuntimeContext().getTaskInfo().getIndexOfThisSubtask();
-            state = ctx.getOperatorStateStore().getListState(new ListStateDescriptor<>("positions", Types.STRING));
-            if (ctx.isRestored()) {
-                report("src-finishing", idx, getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks())
-                        .put("list", Json.obj("positions", all(state.get())));
+        List<String> elements() {
+            return List.of("u" + idx + ":" + emitted, "u" + idx + ":meta");
+        }
+
+        @Override
+        protected void produce(Out<Long> out) throws Exception {
+            if (Ctl.emit) emit(out, (long) idx * 1000, UNION_RECORDS, RULES_PER_SUBTASK);
+            while (running) {
+                // subtask 0 finishes when told, its union state still in the others (FLIP-147)
+                if (idx == 0 && Ctl.emit && Ctl.releaseUnion) return;
+                Thread.sleep(20);
             }
         }
+    }
+
+    /** A source with list state "positions" (1, 2, 3 elements); its subtask 0 finishes when told. */
+    public static final class FinishingSource extends ListStateSource {
+        FinishingSource() {
+            super("src-finishing", "positions", false, true);
+        }
 
         @Override
-        public void snapshotState(FunctionSnapshotContext ctx) throws Exception {
+        List<String> elements() {
             List<String> l = new ArrayList<>();
             l.add("f" + idx + ":" + emitted);
             for (int j = 0; j < idx; j++) l.add("f" + idx + ":x" + j);
-            state.update(l);
-            Ctl.contents.put("src-finishing/" + idx, Json.obj("positions", l));
+            return l;
         }
 
         @Override
         protected void produce(Out<Long> out) throws Exception {
             if (Ctl.emit) {
-                for (int k = 0; k < FINISHING_RECORDS && running; k++) {
-                    synchronized (out.lock()) {
-                        out.emit(100000L + idx * 1000L + k);
-                        emitted++;
-                    }
-                }
-                for (long k = FINISHING_RECORDS; Ctl.flood && running; k++) {
-                    synchronized (out.lock()) {
-                        out.emit(100000L + idx * 1000L + (k % 997));
-                        emitted++;
-                    }
-                    if (k % 10 == 0) Thread.sleep(1);
-                }
+                emit(out, 100000L + idx * 1000L, FINISHING_RECORDS, 0);
                 if (idx == 0) {
                     while (running && !Ctl.releaseFinishing) Thread.sleep(10);
                     return;
@@ -265,34 +274,17 @@ public final class StateJob {
             }
             idle(this);
         }
-
-        @Override
-        public void cancel() {
-            running = false;
-        }
     }
 
     /** A source with list state "done" whose subtasks all finish when told: fully finished (FLIP-147). */
-    public static final class DoneSource extends LegacySource<Long> implements CheckpointedFunction, Cancellable {
-        private volatile boolean running = true;
-        private transient ListState<String> state;
-        private int idx;
-
-        public boolean running() {
-            return running;
+    public static final class DoneSource extends ListStateSource {
+        DoneSource() {
+            super("src-done", "done", false, false);
         }
 
         @Override
-        public void initializeState(FunctionInitializationContext ctx) throws Exception {
-            idx = getRuntimeContext().getTaskInfo().getIndexOfThisSubtask();
-            state = ctx.getOperatorStateStore().getListState(new ListStateDescriptor<>("done", Types.STRING));
-        }
-
-        @Override
-        public void snapshotState(FunctionSnapshotContext ctx) throws Exception {
-            List<String> l = List.of("d" + idx);
-            state.update(l);
-            Ctl.contents.put("src-done/" + idx, Json.obj("done", l));
+        List<String> elements() {
+            return List.of("d" + idx);
         }
 
         @Override
@@ -303,11 +295,6 @@ public final class StateJob {
                 return;
             }
             idle(this);
-        }
-
-        @Override
-        public void cancel() {
-            running = false;
         }
     }
 

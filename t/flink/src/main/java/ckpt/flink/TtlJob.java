@@ -505,14 +505,7 @@ public final class TtlJob {
             }
             throw e;
         }
-        c.cancel().get(60, TimeUnit.SECONDS);
-        Main.waitFor("ttl job cancelled", () -> {
-            try {
-                return c.getJobStatus().get(10, TimeUnit.SECONDS).isGloballyTerminalState();
-            } catch (Exception e) {
-                throw new RuntimeException(e);
-            }
-        });
+        Main.cancel(c, "ttl job");
     }
 
     /** Snapshots a backend refused (ForSt: canonical savepoints): name -> Flink's innermost message. */
@@ -540,9 +533,7 @@ public final class TtlJob {
                 artifact(dir, name, "checkpoint", backend, c, at);
             } else {
                 SavepointFormatType f = w.equals("native") ? SavepointFormatType.NATIVE : SavepointFormatType.CANONICAL;
-                String p = c.triggerSavepoint(dir.resolve("tmp").toUri().toString(), f).get(90, TimeUnit.SECONDS);
-                Files.move(Main.local(p), dir.resolve(name));
-                artifact(dir, name, "savepoint", backend, c, dir.resolve(name));
+                artifact(dir, name, "savepoint", backend, c, Main.savepoint(c, f, dir.resolve(name)));
             }
         }
     }

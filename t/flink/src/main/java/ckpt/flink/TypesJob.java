@@ -4,7 +4,6 @@ import org.apache.avro.Schema;
 import org.apache.avro.generic.GenericData;
 import org.apache.avro.generic.GenericRecord;
 import org.apache.avro.generic.IndexedRecord;
-import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
@@ -386,18 +385,11 @@ public final class TypesJob {
             }
             for (SavepointFormatType f : List.of(SavepointFormatType.CANONICAL, SavepointFormatType.NATIVE)) {
                 String name = "types-" + backend + "-" + f.name().toLowerCase();
-                String p = c.triggerSavepoint(dir.resolve("tmp").toUri().toString(), f).get(90, TimeUnit.SECONDS);
-                Files.move(Main.local(p), dir.resolve(name));
+                Main.savepoint(c, f, dir.resolve(name));
                 names.add(name);
                 if (f == SavepointFormatType.CANONICAL) spa.put(name, null);
             }
-            c.cancel().get(60, TimeUnit.SECONDS);
-            JobID id = c.getJobID();
-            end = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (!c.getJobStatus().get(10, TimeUnit.SECONDS).isGloballyTerminalState()) {
-                if (System.nanoTime() > end) throw new IllegalStateException("job " + id + " not cancelled");
-                Thread.sleep(20);
-            }
+            Main.cancel(c, "types job (" + backend + ")");
         }
         for (String name : new ArrayList<>(spa.keySet())) spa.put(name, spa(mc, dir.resolve(name)));
         Json.save(dir.resolve("sidecar.json"), Json.obj("savepoints", names, "contents", contents, "spa", spa));
