@@ -58,3 +58,44 @@ edit() {
 	bad 2 "ckpt-merge: r:7: $e the tag of subclass x.Cached: null (not registered)" ckpt-merge --rows r -o out/ sp
 	[ ! -e out ]
 }
+
+@test "mergeenc: Avro records (snapshot versions 3 and 2) written back changed, logical types included" {
+	canon
+	# unchanged: the same bytes
+	ckpt-merge --rows rows -o out/ sp
+	cmp <(ckpt-inspect -R sp) <(ckpt-inspect -R out)
+	rm -rf out
+	run edit 'if .state == "rec3" then .value += {u: null, e: "A", f: {base64: "AAEC"}, d: "1234567.5",
+			df: "-0.0128", dt: "-0001-12-31", ts: "1969-12-31T23:59:59.999Z", us: "2024-02-29T10:00:00.000001Z",
+			lt: "2024-02-29T10:00:00.5", tm: "23:59:59.999", m: {"a": 1, "é": -2}, a: [], fl: "NaN", b: false,
+			by: "x", next: .value.next.next}
+		elif .state == "rec2" then .value.next.next = .value.next | .value.next.next.next = null
+			| .value.next.m = {} | .value.next.a = [1, 2] | .value.next.d = "0" | .value.next.df = "0.9999"
+		else . end'
+	status_is 0
+	output_is '{"rec3":{"u":null,"e":"A","f":{"base64":"AAEC"},"d":"1234567.50","df":"-0.0128","dt":"-0001-12-31","ts":"1969-12-31T23:59:59.999Z","us":"2024-02-29T10:00:00.000001Z","lt":"2024-02-29T10:00:00.500","tm":"23:59:59.999","m":{"a":1,"é":-2},"a":[],"fl":"NaN","b":false,"by":"x","next":null}}
+{"rec2":{"u":"hé","e":"C","f":"xyz","d":"-1.23","df":"0.0007","dt":"2024-01-01","ts":"2024-01-01T00:00:00.123Z","us":"1969-12-31T23:59:59.999999Z","lt":"1970-01-01T23:59:59.999","tm":"01:02:03.004","m":{"k":5},"a":[7,-1,9],"fl":1.25,"b":true,"by":{"base64":"AMM="},"next":{"u":"hé","e":"C","f":"xyz","d":"0.00","df":"0.9999","dt":"2024-01-01","ts":"2024-01-01T00:00:00.123Z","us":"1969-12-31T23:59:59.999999Z","lt":"1970-01-01T23:59:59.999","tm":"01:02:03.004","m":{},"a":[1,2],"fl":1.25,"b":true,"by":{"base64":"AMM="},"next":{"u":"hé","e":"C","f":"xyz","d":"-1.23","df":"0.0007","dt":"2024-01-01","ts":"2024-01-01T00:00:00.123Z","us":"1969-12-31T23:59:59.999999Z","lt":"1970-01-01T23:59:59.999","tm":"01:02:03.004","m":{"k":5},"a":[7,-1,9],"fl":1.25,"b":true,"by":{"base64":"AMM="},"next":null}}}}'
+}
+
+@test "mergeenc: an Avro value that does not fit its schema is a bad row, named by what was expected" {
+	canon
+	local e='state rec3: the value does not fit its serializer AvroSerializer: expected'
+	try() { # WHAT JQ: the edit of rec3 (line 3) refused, expecting WHAT
+		jq -c "if .state == \"rec3\" then $2 else . end" rows >r
+		bad 2 "ckpt-merge: r:3: $e $1" ckpt-merge --rows r -o out/ sp
+	}
+	try 'a symbol of the Avro enum' '.value.e = "D"'
+	try 'a decimal text ("-1.23") within its scale' '.value.d = "1.234"'
+	try 'a decimal text ("-1.23") within its scale and its fixed'"'"'s size' '.value.df = "3.2768"'
+	try 'an entry of 3 bytes (an Avro fixed)' '.value.f = "ab"'
+	try 'a date ("2024-02-29")' '.value.dt = "2023-02-29"'
+	try 'a time within a day ("10:00:00.123")' '.value.tm = "24:00:00.000"'
+	try 'a timestamp in UTC ("2024-02-29T10:00:00.123Z")' '.value.ts = "2024-01-01T00:00:00.1234Z"'
+	try 'a local timestamp ("2024-02-29T10:00:00.123")' '.value.lt = "2024-01-01T00:00:00Z"'
+	try 'a value of one of the Avro union'"'"'s branches' '.value.u = 5'
+	try 'an integer of 32 bits (an Avro int)' '.value.a = [2147483648]'
+	try 'an object of the fields of Avro record x.av.R' '.value.x = 1'
+	try 'an object (an Avro map)' '.value.m = []'
+	try 'true or false' '.value.b = 1'
+	[ ! -e out ]
+}

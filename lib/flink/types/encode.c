@@ -1,7 +1,7 @@
 /* encode.c: values given as JSON (as -a and -R print them) written as their serializers write them,
  * for ckpt-merge --rows: the composite and wrapper kinds beyond the keys' of key.c, through which
- * every value is written (the leaves there, the rest here).  What ckpt cannot write (Avro, Java
- * serialization, SQL's other data kinds) is named, for the caller to take only unchanged. */
+ * every value is written (the leaves there, the rest here; Avro's in avro.c).  What ckpt cannot
+ * write (Java serialization, SQL's other data kinds) is named, for the caller to take only unchanged. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -321,6 +321,8 @@ ckpt_fenc_more(const struct ckpt_fser *t, const json_t *v, struct ckpt_fenc *b, 
 		return scala(t, v, b, depth);
 	case FSER_KRYO:
 		return kryo(t, v, b);
+	case FSER_AVRO:
+		return ckpt_fser_avro_enc(t, v, b, depth);
 	default:
 		return cannot(t, b);
 	}
