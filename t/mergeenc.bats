@@ -99,3 +99,57 @@ edit() {
 	try 'true or false' '.value.b = 1'
 	[ ! -e out ]
 }
+
+# sql NAME: the SQL job's savepoint of that fixture linked as sp.
+sql() {
+	needs_fixtures
+	ln -s "$FIXTURES/flink-sql-restore/$1" sp
+}
+
+# rows_of DIR OPERATOR STATE...: those states' rows of DIR, subtask and key group left out, sorted.
+rows_of() {
+	local d=$1 o=$2 s
+	shift 2
+	for s; do ckpt-inspect -R -u "$o" --state "$s" "$d"; done | jq -c 'del(.subtask, .key_group)' | sort
+}
+
+@test "mergeenc: SQL values with nested STRUCTURED rows (RAW fields kept from the row) and ExternalSerializer values, changed" {
+	sql stream-exec-expand_1__expand
+	local a=eaed5eb4f7c21d1756a233804eba9ed6 b=f5cdec4127cb83243f910937981306f8
+	{
+		ckpt-inspect -R -u $a --state accState sp |
+			jq -c '.value.fields.f0 += 10 | .value.fields.f1.fields.firstValue += " and a longer tail"'
+		ckpt-inspect -R -u $b --state distinctAcc_0 sp | jq -c 'select(.user_key != 1) | .value += 40'
+	} >edited
+	ckpt-merge --rows edited -o out/ sp
+	run ckpt-inspect -c out
+	status_is 0
+	diff <(jq -c 'del(.subtask, .key_group)' edited | sort) \
+		<(rows_of out $a accState; rows_of out $b distinctAcc_0 | sort)
+	# what changed is what was given: f0, firstValue and distinctAcc_0
+	run sh -c "ckpt-inspect -R out | jq -c 'select(.state == \"accState\" and .operator == \"$a\") | [.value.fields.f0, .value.fields.f1.fields.firstValue]'"
+	output_is '[12,"Hello and a longer tail"]
+[11,"Hi and a longer tail"]'
+	run sh -c "ckpt-inspect -R out | jq -c 'select(.state == \"distinctAcc_0\") | [.user_key, .value]'"
+	output_is '[2,41]
+[3,41]'
+	# every other state as it was
+	diff <(ckpt-inspect -R sp | grep -v '"accState".*"'$a'"\|"'$a'".*"accState"' | grep -v distinctAcc_0) \
+		<(ckpt-inspect -R out | grep -v '"accState".*"'$a'"\|"'$a'".*"accState"' | grep -v distinctAcc_0)
+}
+
+@test "mergeenc: a nested SQL field of the wrong type is a bad row naming the field" {
+	sql stream-exec-expand_1__expand
+	local a=eaed5eb4f7c21d1756a233804eba9ed6
+	ckpt-inspect -R -u $a --state accState sp >rows
+	jq -c '.value.fields.f1.fields.firstValue = 5' rows >r
+	bad 2 "ckpt-merge: r:1: state accState: the value does not fit its serializer RowDataSerializer: expected field f1.firstValue (VARCHAR): a string or null" \
+		ckpt-merge --rows r -o out/ sp
+	jq -c '.value.fields.f1.fields.valueToOrderMap.raw_class = "x.Other"' rows >r
+	bad 2 "ckpt-merge: r:1: state accState: the value does not fit its serializer RowDataSerializer: expected field f1.valueToOrderMap (RAW): {\"raw_class\": its class, \"bytes\": an entry} or null" \
+		ckpt-merge --rows r -o out/ sp
+	jq -c '.value.fields.f1 = 3' rows >r
+	bad 2 "ckpt-merge: r:1: state accState: the value does not fit its serializer RowDataSerializer: expected field f1: a row of 4 fields: {\"kind\": \"+I\", \"fields\": {\"f0\": ..., ...}} as -a prints it, or an array of its fields" \
+		ckpt-merge --rows r -o out/ sp
+	[ ! -e out ]
+}

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "types.h"
+#include "rowdata.h"
 
 enum { POJO_NULL = 1, POJO_PLAIN = 2, POJO_NAMED = 4, POJO_TAGGED = 8 }; /* PojoSerializer's flags */
 
@@ -249,6 +250,23 @@ kryo(const struct ckpt_fser *t, const json_t *v, struct ckpt_fenc *b)
 	return r;
 }
 
+/* ExternalSerializer: its internal serializer's value; a row's fields named by the DataType's. */
+static int
+external(const struct ckpt_fser *t, const json_t *v, struct ckpt_fenc *b, int depth)
+{
+	const struct ckpt_fser *k = t->nkids == 1 ? t->kids[0] : NULL;
+	struct ckpt_fser named;
+
+	if (k == NULL)
+		return cannot(t, b);
+	if (t->rd && t->rd->root == RD_ROW && k->kind == FSER_ROWDATA && k->rd && k->rd->n == t->rd->n) {
+		named = *k;
+		named.rd = t->rd;
+		return ckpt_fenc(&named, v, b, depth + 1);
+	}
+	return ckpt_fenc(k, v, b, depth + 1);
+}
+
 static int
 leaf(const struct ckpt_fser *t, const json_t *v, struct ckpt_fenc *b, int depth)
 {
@@ -267,9 +285,10 @@ leaf(const struct ckpt_fser *t, const json_t *v, struct ckpt_fenc *b, int depth)
 			return ckpt_fenc_fail(b, "{\"start\", \"end\"} (a TimeWindow)");
 		return ckpt_fenc_be(b, (uint64_t)json_integer_value(json_object_get(v, "start")), 8) < 0 ? -1 :
 		       ckpt_fenc_be(b, (uint64_t)json_integer_value(json_object_get(v, "end")), 8);
-	case FSER_BYTES:
-		if (ckpt_entry_from_json(v, &p, &n, NULL) < 0)
-			return ckpt_fenc_fail(b, "an entry (a string or {\"base64\"}: a byte[])");
+	case FSER_BYTES: case FSER_STRINGDATA:
+		if (ckpt_entry_from_json(v, &p, &n, NULL) < 0 || n > INT32_MAX)
+			return ckpt_fenc_fail(b, t->kind == FSER_BYTES ? "an entry (a string or {\"base64\"}: a byte[])" :
+					      "a string (or an entry: {\"base64\"})");
 		r = ckpt_fenc_be(b, n, 4) < 0 ? -1 : ckpt_fenc_put(b, p, n);
 		free(p);
 		return r;
@@ -323,6 +342,10 @@ ckpt_fenc_more(const struct ckpt_fser *t, const json_t *v, struct ckpt_fenc *b, 
 		return kryo(t, v, b);
 	case FSER_AVRO:
 		return ckpt_fser_avro_enc(t, v, b, depth);
+	case FSER_EXTERNAL:
+		return external(t, v, b, depth);
+	case FSER_STRINGDATA: /* StringDataSerializer: an i32 length, the UTF-8 (an entry when not UTF-8) */
+		return leaf(t, v, b, depth);
 	default:
 		return cannot(t, b);
 	}
