@@ -6,41 +6,15 @@
 #include <string.h>
 
 #include "types.h"
-
-#define AVRO_DEPTH 100        /* values nested deeper are refused */
-#define AVRO_FIXED_MAX 65536  /* a fixed of more bytes is not read */
-#define AVRO_DECIMAL_MAX 1024 /* nor a decimal of more bytes */
-#define AVRO_NULLS_MAX 65536  /* nor a block of more items that take no bytes */
-
-enum atype { A_NULL, A_BOOL, A_INT, A_LONG, A_FLOAT, A_DOUBLE, A_BYTES, A_STRING, A_RECORD, A_ENUM, A_ARRAY,
-	     A_MAP, A_UNION, A_FIXED };
-enum alogical { L_NONE, L_DECIMAL, L_DATE, L_TIME_MS, L_TIME_US, L_TS_MS, L_TS_US, L_LTS_MS, L_LTS_US };
-
-struct anode {
-	enum atype type;
-	enum alogical logical;
-	int scale;              /* decimal */
-	size_t size;            /* fixed */
-	char *name;             /* the full name of a record, enum or fixed */
-	struct anode **kids;    /* record fields, union branches; array items and map values: kids[0] */
-	char **names;           /* record field names, enum symbols */
-	size_t nkids, nnames;
-};
-
-struct aschema {
-	struct anode **all;     /* every node, each once (named ones are referred to from many places) */
-	size_t nall, cap;
-	struct anode *root;
-	char why[160];          /* what a schema ckpt does not take has */
-};
+#include "avro.h"
 
 void
 ckpt_fser_avro_free(void *p)
 {
-	struct aschema *sc = p;
+	struct ckpt_fser_avro_schema *sc = p;
 
 	for (size_t i = 0; sc && i < sc->nall; i++) {
-		struct anode *n = sc->all[i];
+		struct ckpt_fser_avro_node *n = sc->all[i];
 
 		for (size_t j = 0; j < n->nnames; j++)
 			free(n->names[j]);
@@ -56,16 +30,16 @@ ckpt_fser_avro_free(void *p)
 
 /* ---------------------------------------------------------------- the schema */
 
-static struct anode *parse(struct aschema *sc, json_t *j, const char *ns, int depth);
+static struct ckpt_fser_avro_node *parse(struct ckpt_fser_avro_schema *sc, json_t *j, const char *ns, int depth);
 
-static struct anode *
-node_new(struct aschema *sc, enum atype type)
+static struct ckpt_fser_avro_node *
+node_new(struct ckpt_fser_avro_schema *sc, enum ckpt_fser_avro_type type)
 {
-	struct anode *n;
+	struct ckpt_fser_avro_node *n;
 
 	if (sc->nall == sc->cap) {
 		size_t c = sc->cap ? sc->cap * 2 : 16;
-		struct anode **a = realloc(sc->all, c * sizeof *a);
+		struct ckpt_fser_avro_node **a = realloc(sc->all, c * sizeof *a);
 
 		if (a == NULL)
 			return NULL;
@@ -79,8 +53,8 @@ node_new(struct aschema *sc, enum atype type)
 	return n;
 }
 
-static struct anode *
-bad(struct aschema *sc, const char *what, const char *name)
+static struct ckpt_fser_avro_node *
+bad(struct ckpt_fser_avro_schema *sc, const char *what, const char *name)
 {
 	if (!sc->why[0])
 		snprintf(sc->why, sizeof sc->why, "%s%s%s", what, name ? " " : "", name ? name : "");
@@ -88,9 +62,9 @@ bad(struct aschema *sc, const char *what, const char *name)
 }
 
 static int
-grow_kid(struct anode *n, struct anode *k, char *name)
+grow_kid(struct ckpt_fser_avro_node *n, struct ckpt_fser_avro_node *k, char *name)
 {
-	struct anode **a = realloc(n->kids, (n->nkids + 1) * sizeof *a);
+	struct ckpt_fser_avro_node **a = realloc(n->kids, (n->nkids + 1) * sizeof *a);
 
 	if (a == NULL)
 		return -1;
@@ -108,7 +82,7 @@ grow_kid(struct anode *n, struct anode *k, char *name)
 }
 
 static int
-add_name(struct anode *n, const char *s)
+add_name(struct ckpt_fser_avro_node *n, const char *s)
 {
 	char **b = realloc(n->names, (n->nnames + 1) * sizeof *b);
 
@@ -134,11 +108,11 @@ full_name(const char *name, const char *ns)
 	return f;
 }
 
-static struct anode *
-find_named(struct aschema *sc, const char *name, const char *ns)
+static struct ckpt_fser_avro_node *
+find_named(struct ckpt_fser_avro_schema *sc, const char *name, const char *ns)
 {
 	char *f = full_name(name, ns);
-	struct anode *hit = NULL;
+	struct ckpt_fser_avro_node *hit = NULL;
 
 	for (size_t i = 0; f && i < sc->nall && !hit; i++)
 		if (sc->all[i]->name && (strcmp(sc->all[i]->name, f) == 0 || strcmp(sc->all[i]->name, name) == 0))
@@ -155,7 +129,7 @@ static const char *const prim[] = {
 /* The logical type of n from its object j; one on a base type it does not fit is ignored, as
  * Avro ignores it. */
 static void
-logical(struct anode *n, json_t *j)
+logical(struct ckpt_fser_avro_node *n, json_t *j)
 {
 	const char *l = json_string_value(json_object_get(j, "logicalType"));
 	json_t *scale = json_object_get(j, "scale");
@@ -178,13 +152,13 @@ logical(struct anode *n, json_t *j)
 }
 
 /* A record, enum or fixed: named (registered before its fields, which may refer to it). */
-static struct anode *
-parse_named(struct aschema *sc, json_t *j, const char *type, const char *ns, int depth)
+static struct ckpt_fser_avro_node *
+parse_named(struct ckpt_fser_avro_schema *sc, json_t *j, const char *type, const char *ns, int depth)
 {
 	const char *name = json_string_value(json_object_get(j, "name"));
 	const char *space = json_string_value(json_object_get(j, "namespace"));
-	enum atype t = strcmp(type, "enum") == 0 ? A_ENUM : strcmp(type, "fixed") == 0 ? A_FIXED : A_RECORD;
-	struct anode *n;
+	enum ckpt_fser_avro_type t = strcmp(type, "enum") == 0 ? A_ENUM : strcmp(type, "fixed") == 0 ? A_FIXED : A_RECORD;
+	struct ckpt_fser_avro_node *n;
 	json_t *a, *x;
 	size_t i;
 
@@ -207,7 +181,7 @@ parse_named(struct aschema *sc, json_t *j, const char *type, const char *ns, int
 		const char *fname = json_string_value(t == A_ENUM ? x : json_object_get(x, "name"));
 		const char *dot = strrchr(n->name, '.');
 		char *space_of = NULL, *copy; /* the namespace of what it holds: its name up to the last dot */
-		struct anode *k;
+		struct ckpt_fser_avro_node *k;
 
 		if (fname == NULL)
 			return bad(sc, "a symbol or field without a name in", n->name);
@@ -230,11 +204,11 @@ parse_named(struct aschema *sc, json_t *j, const char *type, const char *ns, int
 	return n;
 }
 
-static struct anode *
-parse(struct aschema *sc, json_t *j, const char *ns, int depth)
+static struct ckpt_fser_avro_node *
+parse(struct ckpt_fser_avro_schema *sc, json_t *j, const char *ns, int depth)
 {
 	const char *type;
-	struct anode *n;
+	struct ckpt_fser_avro_node *n;
 	size_t i;
 	json_t *x;
 
@@ -244,7 +218,7 @@ parse(struct aschema *sc, json_t *j, const char *ns, int depth)
 		if ((n = node_new(sc, A_UNION)) == NULL)
 			return bad(sc, "out of memory", NULL);
 		json_array_foreach(j, i, x) {
-			struct anode *k = parse(sc, x, ns, depth + 1);
+			struct ckpt_fser_avro_node *k = parse(sc, x, ns, depth + 1);
 
 			if (k == NULL)
 				return NULL;
@@ -260,7 +234,7 @@ parse(struct aschema *sc, json_t *j, const char *ns, int depth)
 		return bad(sc, "a schema that is no name, object or array", NULL);
 	for (i = 0; i < sizeof prim / sizeof *prim; i++)
 		if (strcmp(type, prim[i]) == 0) {
-			if ((n = node_new(sc, (enum atype)i)) == NULL)
+			if ((n = node_new(sc, (enum ckpt_fser_avro_type)i)) == NULL)
 				return bad(sc, "out of memory", NULL);
 			if (json_is_object(j))
 				logical(n, j);
@@ -269,7 +243,7 @@ parse(struct aschema *sc, json_t *j, const char *ns, int depth)
 	if (json_is_string(j))
 		return (n = find_named(sc, type, ns)) ? n : bad(sc, "an unknown type", type);
 	if (strcmp(type, "array") == 0 || strcmp(type, "map") == 0) {
-		struct anode *k;
+		struct ckpt_fser_avro_node *k;
 
 		if ((n = node_new(sc, type[0] == 'a' ? A_ARRAY : A_MAP)) == NULL)
 			return bad(sc, "out of memory", NULL);
@@ -306,7 +280,7 @@ snapshot_string(struct ckpt_fsrc *s, int version, char **out, const char *what, 
 int
 ckpt_fser_avro_snapshot(struct ckpt_fsrc *s, struct ckpt_fser *t, const struct ckpt_fser_ops *ops)
 {
-	struct aschema *sc;
+	struct ckpt_fser_avro_schema *sc;
 	json_error_t je;
 	char *text = NULL;
 	json_t *j;
@@ -344,7 +318,7 @@ ckpt_fser_avro_snapshot(struct ckpt_fsrc *s, struct ckpt_fser *t, const struct c
 /* date "YYYY-MM-DD" (other years signed, as Java's LocalDate writes them); time "HH:MM:SS.fff"; timestamps "YYYY-MM-DDTHH:MM:SS.fff" with "Z" (UTC) or
  * without (local), fractions of 3 digits (millis) or 6 (micros). */
 static int
-datetime(struct ckpt_fsrc *s, struct ckpt_fout *o, enum alogical l, int64_t v)
+datetime(struct ckpt_fsrc *s, struct ckpt_fout *o, enum ckpt_fser_avro_logical l, int64_t v)
 {
 	int64_t unit = l == L_TIME_US || l == L_TS_US || l == L_LTS_US ? 1000000 : 1000, day = 86400 * unit;
 	int64_t days = l == L_DATE ? v : l == L_TIME_MS || l == L_TIME_US ? 0 : ckpt_floordiv(v, day), y, rest;
@@ -405,7 +379,7 @@ real(struct ckpt_fsrc *s, struct ckpt_fout *o, double d)
 /* Whether a value of n can take no bytes (null, a record of such), so that a block count alone
  * cannot be trusted to end. */
 static int
-zero_width(const struct anode *n, int depth)
+zero_width(const struct ckpt_fser_avro_node *n, int depth)
 {
 	if (n->type == A_NULL || (n->type == A_FIXED && n->size == 0))
 		return 1;
@@ -419,7 +393,7 @@ zero_width(const struct anode *n, int depth)
 
 /* DataOutputEncoder's block count: a varint of 7 bits a byte, low first (0 ends the items). */
 static int
-block_count(struct ckpt_fsrc *s, const struct anode *item, uint64_t *n)
+block_count(struct ckpt_fsrc *s, const struct ckpt_fser_avro_node *item, uint64_t *n)
 {
 	uint64_t x = 0;
 	uint8_t b;
@@ -439,11 +413,11 @@ block_count(struct ckpt_fsrc *s, const struct anode *item, uint64_t *n)
 	return 0;
 }
 
-static int avalue(const struct anode *n, struct ckpt_fsrc *s, struct ckpt_fout *o, int depth);
+static int avalue(const struct ckpt_fser_avro_node *n, struct ckpt_fsrc *s, struct ckpt_fout *o, int depth);
 
 /* An array's or map's blocks: a count, that many items (a map's each a key and a value), ... 0. */
 static int
-blocks(const struct anode *n, struct ckpt_fsrc *s, struct ckpt_fout *o, int depth)
+blocks(const struct ckpt_fser_avro_node *n, struct ckpt_fsrc *s, struct ckpt_fout *o, int depth)
 {
 	uint64_t count = 0;
 
@@ -484,7 +458,7 @@ blocks(const struct anode *n, struct ckpt_fsrc *s, struct ckpt_fout *o, int dept
 }
 
 static int
-record(const struct anode *n, struct ckpt_fsrc *s, struct ckpt_fout *o, int depth)
+record(const struct ckpt_fser_avro_node *n, struct ckpt_fsrc *s, struct ckpt_fout *o, int depth)
 {
 	if (ckpt_fout_open(o, '{') < 0)
 		return ckpt_fsrc_nomem(s);
@@ -499,7 +473,7 @@ record(const struct anode *n, struct ckpt_fsrc *s, struct ckpt_fout *o, int dept
 
 /* bytes (an i32 length, then them) or fixed (the schema's size): an entry, or a decimal. */
 static int
-bytes(const struct anode *n, struct ckpt_fsrc *s, struct ckpt_fout *o)
+bytes(const struct ckpt_fser_avro_node *n, struct ckpt_fsrc *s, struct ckpt_fout *o)
 {
 	unsigned char *p = NULL;
 	size_t len = n->size;
@@ -530,7 +504,7 @@ index_of(struct ckpt_fsrc *s, size_t n, const char *what, int32_t *i)
 }
 
 static int
-avalue(const struct anode *n, struct ckpt_fsrc *s, struct ckpt_fout *o, int depth)
+avalue(const struct ckpt_fser_avro_node *n, struct ckpt_fsrc *s, struct ckpt_fout *o, int depth)
 {
 	unsigned char *p;
 	int64_t l;
@@ -604,312 +578,9 @@ avalue(const struct anode *n, struct ckpt_fsrc *s, struct ckpt_fout *o, int dept
 int
 ckpt_fser_avro_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o)
 {
-	const struct aschema *sc = t->ext;
+	const struct ckpt_fser_avro_schema *sc = t->ext;
 
 	if (sc == NULL || sc->root == NULL)
 		return ckpt_fsrc_fail(s, "Avro value of %s without a schema ckpt reads", t->name ? t->name : "?");
 	return avalue(sc->root, s, o, 0);
-}
-
-/* ---------------------------------------------------------------- values from JSON (ckpt-merge --rows) */
-
-static int aenc(const struct anode *n, const json_t *v, struct ckpt_fenc *b, int depth);
-
-/* digits of s (at least min, at most max) into *v. */
-static int
-adigits(const char **s, int min, int max, int64_t *v)
-{
-	int k = 0;
-
-	for (*v = 0; **s >= '0' && **s <= '9' && k < max; k++)
-		*v = *v * 10 + (*(*s)++ - '0');
-	return k >= min && !(**s >= '0' && **s <= '9') ? 0 : -1;
-}
-
-/* "YYYY-MM-DD" (other years signed) into days since 1970. */
-static int
-parse_day(const char **s, int64_t *days)
-{
-	int64_t y, m, d, yy;
-	unsigned mm, dd;
-	int neg = **s == '-';
-
-	if (**s == '-' || **s == '+')
-		(*s)++;
-	if (adigits(s, 4, 9, &y) < 0 || *(*s)++ != '-' || adigits(s, 2, 2, &m) < 0 || *(*s)++ != '-' ||
-	    adigits(s, 2, 2, &d) < 0 || m < 1 || m > 12 || d < 1 || d > 31)
-		return -1;
-	y = neg ? -y : y;
-	*days = ckpt_fout_civil_days(y, (unsigned)m, (unsigned)d);
-	ckpt_civil(*days, &yy, &mm, &dd);
-	return yy == y && mm == m && dd == d ? 0 : -1;
-}
-
-/* "HH:MM:SS[.fraction]" (at most the unit's digits) into units since midnight. */
-static int
-parse_clock(const char **s, int64_t unit, int64_t *v)
-{
-	int64_t h, mi, sec, frac = 0, k;
-	const char *f;
-
-	if (adigits(s, 2, 2, &h) < 0 || *(*s)++ != ':' || adigits(s, 2, 2, &mi) < 0 || *(*s)++ != ':' ||
-	    adigits(s, 2, 2, &sec) < 0 || h > 23 || mi > 59 || sec > 59)
-		return -1;
-	if (**s == '.') {
-		f = ++*s;
-		if (adigits(s, 1, unit == 1000 ? 3 : 6, &frac) < 0)
-			return -1;
-		for (k = *s - f; k < (unit == 1000 ? 3 : 6); k++)
-			frac *= 10;
-	}
-	*v = ((h * 60 + mi) * 60 + sec) * unit + frac;
-	return 0;
-}
-
-/* The text datetime() prints for l, back into its int or long. */
-static int
-parse_datetime(const json_t *v, enum alogical l, int64_t *out)
-{
-	const char *s = json_string_value(v);
-	int64_t unit = l == L_TIME_US || l == L_TS_US || l == L_LTS_US ? 1000000 : 1000, days = 0, t = 0;
-
-	if (s == NULL)
-		return -1;
-	if (l != L_TIME_MS && l != L_TIME_US && parse_day(&s, &days) < 0)
-		return -1;
-	if (l == L_DATE) {
-		*out = days;
-		return *s ? -1 : 0;
-	}
-	if ((l != L_TIME_MS && l != L_TIME_US && *s++ != 'T') || parse_clock(&s, unit, &t) < 0 ||
-	    strcmp(s, l == L_TS_MS || l == L_TS_US ? "Z" : "") != 0)
-		return -1;
-	if (days > INT64_MAX / 86400 / unit - 1 || days < INT64_MIN / 86400 / unit + 1)
-		return -1;
-	*out = days * 86400 * unit + t;
-	return 0;
-}
-
-/* A decimal text ("-1.23", at most scale fraction digits) at scale into BigInteger.toByteArray's
- * bytes (big-endian two's complement, fewest bytes), sign-extended to size when size > 0. */
-static int
-decimal_bytes(const json_t *v, int scale, size_t size, unsigned char *p, size_t *n)
-{
-	const char *s = json_string_value(v);
-	unsigned char m[AVRO_DECIMAL_MAX + 1] = {0}; /* the magnitude, little-endian */
-	char d[AVRO_DECIMAL_MAX * 5 / 2 + 8];        /* the unscaled value's digits */
-	size_t len = 1, nd = 0, k;
-	int neg = s && *s == '-', frac = -1;
-
-	for (s += s ? neg : 0; s && *s; s++)
-		if (*s == '.' && frac < 0 && nd)
-			frac = 0;
-		else if (*s >= '0' && *s <= '9' && nd < sizeof d && (frac < 0 || frac++ < scale))
-			d[nd++] = *s;
-		else
-			return -1;
-	if (s == NULL || nd == 0 || frac == 0)
-		return -1;
-	for (frac = frac < 0 ? 0 : frac; frac < scale && nd < sizeof d; frac++)
-		d[nd++] = '0';
-	for (size_t i = 0; i < nd; i++) {
-		unsigned carry = (unsigned)(d[i] - '0');
-
-		for (k = 0; k < len || carry; k++) {
-			unsigned x = (k < len ? m[k] : 0) * 10u + carry;
-
-			if (k == AVRO_DECIMAL_MAX)
-				return -1;
-			m[k] = (unsigned char)x;
-			carry = x >> 8;
-		}
-		len = k > len ? k : len;
-	}
-	len++; /* room for the sign */
-	for (k = 0; neg && k < len; k++) /* two's complement: inverted, plus one */
-		m[k] = (unsigned char)~m[k];
-	for (k = 0; neg && k < len && ++m[k] == 0; k++)
-		;
-	while (len > 1 && m[len - 1] == (neg ? 0xff : 0) && ((m[len - 2] & 0x80) != 0) == neg)
-		len--;
-	if (size && len > size)
-		return -1;
-	*n = size ? size : len;
-	for (k = 0; k < *n; k++)
-		p[*n - 1 - k] = k < len ? m[k] : neg ? 0xff : 0;
-	return 0;
-}
-
-/* bytes (an i32 length) or fixed (its size): a decimal's unscaled value, or an entry's bytes. */
-static int
-enc_bytes(const struct anode *n, const json_t *v, struct ckpt_fenc *b)
-{
-	unsigned char *p = NULL;
-	size_t len = 0;
-	int r = -1;
-
-	if (n->logical == L_DECIMAL) {
-		if ((p = malloc(n->size ? n->size : AVRO_DECIMAL_MAX + 1)) == NULL)
-			return ckpt_fenc_fail(b, "out of memory");
-		if (decimal_bytes(v, n->scale, n->size, p, &len) < 0)
-			ckpt_fenc_fail(b, n->type == A_FIXED ? "a decimal text (\"-1.23\") within its scale and its fixed's size" :
-				       "a decimal text (\"-1.23\") within its scale");
-		else
-			r = 0;
-	} else if (ckpt_entry_from_json(v, &p, &len, NULL) < 0) {
-		ckpt_fenc_fail(b, "an entry (a string or {\"base64\"}: Avro bytes)");
-	} else if (n->type == A_FIXED && len != n->size) {
-		snprintf(b->why, b->whyn, "an entry of %zu bytes (an Avro fixed)", n->size);
-	} else {
-		r = 0;
-	}
-	if (r == 0)
-		r = (n->type == A_BYTES && ckpt_fenc_be(b, len, 4) < 0) || ckpt_fenc_put(b, p, len) < 0 ? -1 : 0;
-	free(p);
-	return r;
-}
-
-/* An array's or a map's items: one block of them all (when any), then the count 0, as
- * DataOutputEncoder's setItemCount and writeArrayEnd write them. */
-static int
-enc_blocks(const struct anode *n, const json_t *v, struct ckpt_fenc *b, int depth)
-{
-	size_t count = json_is_array(v) ? json_array_size(v) : json_object_size(v), i;
-	const char *key;
-	const json_t *x;
-	unsigned char c[10];
-	size_t k = 0;
-
-	if (n->type == A_ARRAY ? !json_is_array(v) : !json_is_object(v))
-		return ckpt_fenc_fail(b, n->type == A_ARRAY ? "an array (an Avro array)" : "an object (an Avro map)");
-	for (; count >= 0x80; count >>= 7)
-		c[k++] = (unsigned char)(count | 0x80);
-	c[k++] = (unsigned char)count;
-	if (json_is_array(v) ? json_array_size(v) != 0 : json_object_size(v) != 0)
-		if (ckpt_fenc_put(b, c, k) < 0)
-			return -1;
-	if (n->type == A_ARRAY) {
-		json_array_foreach(v, i, x)
-			if (aenc(n->kids[0], x, b, depth + 1) < 0)
-				return -1;
-	} else {
-		json_object_foreach((json_t *)v, key, x)
-			if (ckpt_fenc_be(b, strlen(key), 4) < 0 || ckpt_fenc_put(b, key, strlen(key)) < 0 ||
-			    aenc(n->kids[0], x, b, depth + 1) < 0)
-				return -1;
-	}
-	return ckpt_fenc_be(b, 0, 1);
-}
-
-static int
-enc_record(const struct anode *n, const json_t *v, struct ckpt_fenc *b, int depth)
-{
-	if (!json_is_object(v) || json_object_size(v) != n->nkids)
-		goto bad;
-	for (size_t i = 0; i < n->nkids; i++) {
-		const json_t *f = json_object_get(v, n->names[i]);
-
-		if (f == NULL)
-			goto bad;
-		if (aenc(n->kids[i], f, b, depth + 1) < 0)
-			return -1;
-	}
-	return 0;
-bad:
-	snprintf(b->why, b->whyn, "an object of the fields of Avro record %s", n->name ? n->name : "?");
-	return -1;
-}
-
-/* A union: null its null branch, else the first branch the value fits (its index, the value). */
-static int
-enc_union(const struct anode *n, const json_t *v, struct ckpt_fenc *b, int depth)
-{
-	size_t at = b->n;
-
-	for (size_t i = 0; i < n->nkids; i++) {
-		if ((n->kids[i]->type == A_NULL) != json_is_null(v))
-			continue;
-		if (ckpt_fenc_be(b, i, 4) == 0 && aenc(n->kids[i], v, b, depth + 1) == 0)
-			return 0;
-		b->n = at;
-	}
-	return ckpt_fenc_fail(b, "a value of one of the Avro union's branches");
-}
-
-/* What an int or a long of n is given as, for the message when it is not. */
-static const char *
-expected_number(const struct anode *n)
-{
-	switch (n->logical) {
-	case L_DATE: return "a date (\"2024-02-29\")";
-	case L_TIME_MS: case L_TIME_US: return "a time within a day (\"10:00:00.123\")";
-	case L_TS_MS: case L_TS_US: return "a timestamp in UTC (\"2024-02-29T10:00:00.123Z\")";
-	case L_LTS_MS: case L_LTS_US: return "a local timestamp (\"2024-02-29T10:00:00.123\")";
-	default: return n->type == A_INT ? "an integer of 32 bits (an Avro int)" : "an integer (an Avro long)";
-	}
-}
-
-/* The value v of n as DataOutputEncoder writes it (flink-avro's AvroSerializer). */
-static int
-aenc(const struct anode *n, const json_t *v, struct ckpt_fenc *b, int depth)
-{
-	int64_t l;
-	double d;
-	float f;
-	uint32_t u;
-	uint64_t u64;
-	size_t i;
-
-	if (depth > AVRO_DEPTH)
-		return ckpt_fenc_fail(b, "an Avro value nested less deep");
-	switch (n->type) {
-	case A_NULL:
-		return json_is_null(v) ? 0 : ckpt_fenc_fail(b, "null (Avro null)");
-	case A_BOOL:
-		return json_is_boolean(v) ? ckpt_fenc_be(b, json_is_true(v), 1) : ckpt_fenc_fail(b, "true or false");
-	case A_INT: case A_LONG:
-		l = json_integer_value(v);
-		if ((n->logical != L_NONE ? parse_datetime(v, n->logical, &l) < 0 : !json_is_integer(v)) ||
-		    (n->type == A_INT && (l < INT32_MIN || l > INT32_MAX)))
-			return ckpt_fenc_fail(b, expected_number(n));
-		return ckpt_fenc_be(b, (uint64_t)l, n->type == A_INT ? 4 : 8);
-	case A_FLOAT: case A_DOUBLE:
-		if (ckpt_json_real(v, &d) < 0)
-			return ckpt_fenc_fail(b, "a number, \"NaN\", \"Infinity\" or \"-Infinity\"");
-		if (n->type == A_FLOAT) {
-			f = (float)d;
-			memcpy(&u, &f, 4);
-			return ckpt_fenc_be(b, isnan(f) ? 0x7fc00000u : u, 4);
-		}
-		memcpy(&u64, &d, 8);
-		return ckpt_fenc_be(b, isnan(d) ? 0x7ff8000000000000ull : u64, 8);
-	case A_STRING:
-		if (!json_is_string(v) || json_string_length(v) > INT32_MAX)
-			return ckpt_fenc_fail(b, "a string (an Avro string)");
-		return ckpt_fenc_be(b, json_string_length(v), 4) < 0 ? -1 :
-		       ckpt_fenc_put(b, json_string_value(v), json_string_length(v));
-	case A_BYTES: case A_FIXED:
-		return enc_bytes(n, v, b);
-	case A_ENUM:
-		for (i = 0; json_is_string(v) && i < n->nnames; i++)
-			if (strcmp(n->names[i], json_string_value(v)) == 0)
-				return ckpt_fenc_be(b, i, 4);
-		return ckpt_fenc_fail(b, "a symbol of the Avro enum");
-	case A_UNION:
-		return enc_union(n, v, b, depth);
-	case A_ARRAY: case A_MAP:
-		return enc_blocks(n, v, b, depth);
-	default:
-		return enc_record(n, v, b, depth);
-	}
-}
-
-int
-ckpt_fser_avro_enc(const struct ckpt_fser *t, const json_t *v, struct ckpt_fenc *b, int depth)
-{
-	const struct aschema *sc = t->ext;
-
-	if (sc == NULL || sc->root == NULL)
-		return ckpt_fenc_fail(b, "a value of a schema ckpt reads");
-	return aenc(sc->root, v, b, depth);
 }

@@ -251,8 +251,8 @@ out:
 	return r;
 }
 
-/* BINARY, VARBINARY: an entry's bytes, as a string's are written (inline: at most 7 in the slot);
- * RAW: always in the variable part. */
+/* CHAR, VARCHAR, BINARY, VARBINARY: an entry's bytes, as BinaryWriter writes them: at most 7 in
+ * the slot (inline_), else in 8-byte words after; RAW: always in the variable part. */
 static int
 var_bytes(struct rw *w, const json_t *v, size_t at, int inline_)
 {
@@ -287,7 +287,6 @@ write_field(struct rw *w, const struct ckpt_frow_type *t, const json_t *v, size_
 	float f;
 	uint32_t u32;
 	const char *s = json_string_value(v);
-	size_t len = json_string_length(v);
 
 	switch (t->root) {
 	case RD_BOOLEAN:
@@ -338,27 +337,13 @@ write_field(struct rw *w, const struct ckpt_frow_type *t, const json_t *v, size_
 		return 0;
 	case RD_ROW: case RD_STRUCT:
 		return nested_row(w, t, v, at, name);
-	case RD_BINARY: case RD_VARBINARY:
+	case RD_CHAR: case RD_VARCHAR: case RD_BINARY: case RD_VARBINARY: /* a string not UTF-8: an entry */
 		return var_bytes(w, v, at, 1);
 	case RD_RAW: /* its own serializer's bytes, kept as the row carries them */
 		if (!json_is_object(v) || json_object_size(v) != 2 || !json_is_string(json_object_get(v, "raw_class")) ||
 		    strcmp(json_string_value(json_object_get(v, "raw_class")), t->name ? t->name : "") != 0)
 			return -1;
 		return var_bytes(w, json_object_get(v, "bytes"), at, 0);
-	case RD_CHAR: case RD_VARCHAR: /* BinaryWriter: at most 7 bytes in the slot, else 8-byte words after */
-		if (s == NULL || len > INT32_MAX)
-			return -1;
-		if (len <= 7) {
-			memcpy(w->p + at, s, len);
-			w->p[at + 7] = (unsigned char)(0x80 | len);
-			return 0;
-		}
-		x = (int64_t)w->n;
-		if (rw_grow(w, (len + 7) / 8 * 8) < 0)
-			return -2;
-		memcpy(w->p + x, s, len);
-		put_le(w->p + at, (uint64_t)(x - (int64_t)w->base) << 32 | len, 8);
-		return 0;
 	default:
 		return -1;
 	}

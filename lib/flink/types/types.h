@@ -163,7 +163,7 @@ int ckpt_fser_known_simple(const char *cls, struct ckpt_fser *t);
 int ckpt_fser_legacy(struct ckpt_fsrc *s, struct ckpt_fser *t, const struct ckpt_fser_ops *ops);
 /* One value in the encoding of flink-avro's DataOutputEncoder.  0, or -1 with the error set. */
 int ckpt_fser_avro_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o);
-/* The same written from its JSON (as -R prints it; a union's branch: the first the value fits),
+/* avro-enc.c: the same written from its JSON (as -R prints it; a union's branch: the first it fits),
  * for ckpt-merge --rows: 0, or -1 with b->why saying what was expected. */
 int ckpt_fser_avro_enc(const struct ckpt_fser *t, const json_t *v, struct ckpt_fenc *b, int depth);
 void ckpt_fser_avro_free(void *schema);
