@@ -153,3 +153,14 @@ rows_of() {
 		ckpt-merge --rows r -o out/ sp
 	[ ! -e out ]
 }
+
+@test "mergeenc: an integer beyond 64 bits in a row is named at its line and column, not taken for a changed spool" {
+	needs_fixtures
+	ln -s "$FIXTURES/flink-artifacts/new-stateful-udf-migration-itcase-flink1.19-hashmap-savepoint" sp
+	# in -R's form (its names read without parsing the rest)
+	ckpt-inspect -R -u d5c8b168c6cbfe8c507a10f88b325243 --state state-name sp | head -2 >r
+	sed -i '2s/"value":[0-9]*/"value":9223372036854775808/' r
+	bad 2 "ckpt-merge: r:2:$(($(head -2 r | tail -1 | wc -c) - 2)): too big integer near '9223372036854775808'" \
+		ckpt-merge --rows r -o out/ sp
+	[ ! -e out ]
+}

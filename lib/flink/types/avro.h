@@ -10,8 +10,10 @@
 #define AVRO_DECIMAL_MAX 1024 /* nor a decimal of more bytes */
 #define AVRO_NULLS_MAX 65536  /* nor a block of more items that take no bytes */
 
-enum ckpt_fser_avro_type { A_NULL, A_BOOL, A_INT, A_LONG, A_FLOAT, A_DOUBLE, A_BYTES, A_STRING, A_RECORD, A_ENUM, A_ARRAY,
-	     A_MAP, A_UNION, A_FIXED };
+enum ckpt_fser_avro_type {
+	A_NULL, A_BOOL, A_INT, A_LONG, A_FLOAT, A_DOUBLE, A_BYTES, A_STRING, A_RECORD, A_ENUM, A_ARRAY, A_MAP, A_UNION,
+	A_FIXED
+};
 enum ckpt_fser_avro_logical { L_NONE, L_DECIMAL, L_DATE, L_TIME_MS, L_TIME_US, L_TS_MS, L_TS_US, L_LTS_MS, L_LTS_US };
 
 struct ckpt_fser_avro_node {

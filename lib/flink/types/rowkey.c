@@ -368,7 +368,8 @@ write_row(struct rw *w, const struct ckpt_frow_type *row, const json_t *v)
 			 row->n > 1 ? ", ..." : "");
 		return -1;
 	}
-	for (k = 0; kind && k < 4 && strcmp(json_string_value(kind) ? json_string_value(kind) : "", ckpt_frow_row_kinds[k]); k++)
+	for (k = 0; kind && k < 4 &&
+		    strcmp(json_string_value(kind) ? json_string_value(kind) : "", ckpt_frow_row_kinds[k]); k++)
 		;
 	if (k == 4) {
 		snprintf(w->why, w->whyn, "%s%.*s%sa row kind of \"+I\", \"-U\", \"+U\" or \"-D\"", *w->path ? "field " : "",
