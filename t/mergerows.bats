@@ -152,14 +152,14 @@ the_rows() {
 	bad 1 "ckpt-merge: changed:1: operator state source-state of operator 69f32d314b97c6f7f9ed7873983167f2: ckpt writes operator state back only as it is" \
 		ckpt-merge --rows changed -o out/ sp
 	nothing_left
-	# accState's values hold a STRUCTURED_TYPE field: unchanged they pass, changed they are refused
+	# agg1$valueToOrderMap's values are SQL arrays: unchanged they pass, changed they are refused
 	snap expand flink-sql-restore/stream-exec-expand_1__expand
-	ckpt-inspect -R -u $o --state accState expand >acc
-	ckpt-merge --rows acc -o out/ expand
+	ckpt-inspect -R -u $o --state 'agg1$valueToOrderMap' expand >vto
+	ckpt-merge --rows vto -o out/ expand
 	rm -rf out
-	jq -c '.value.fields.f0 += 1' acc >acc2
-	bad 2 "ckpt-merge: acc2:1: state accState: ckpt cannot write values of field f1 of type STRUCTURED_TYPE: it takes the state's rows only as they are" \
-		ckpt-merge --rows acc2 -o out/ expand
+	jq -c 'if .user_key == "Hello" then .value = [5] else . end' vto >vto2
+	bad 2 "ckpt-merge: vto2:1: state agg1\$valueToOrderMap: ckpt cannot write values of the serializer ArrayDataSerializer: it takes the state's rows only as they are" \
+		ckpt-merge --rows vto2 -o out/ expand
 	nothing_left
 }
 

@@ -691,11 +691,15 @@ static int
 one_row(void *arg, char *text, size_t line)
 {
 	struct enc *x = arg;
-	json_t *row = json_loads(text, JSON_ALLOW_NUL, NULL);
+	json_error_t je;
+	json_t *row = json_loads(text, JSON_ALLOW_NUL, &je);
+	char where[512];
 	int rc;
 
-	if (row == NULL) /* read whole and checked before: the spool changed */
-		return row_fail(x->r, line, x->e, "the row changed since it was read");
+	if (row == NULL) { /* its names were read, not all of it: an integer beyond 64 bits, say */
+		snprintf(where, sizeof where, "%s:%zu:%d", x->r->name, line, je.column > 0 ? je.column : 1);
+		return ckpt_err_set(x->e, CKPT_ERR_INPUT, where, "%s", je.text);
+	}
 	if (!ckpt_fstate_typable(x->h, x->m) || json_object_get(row, "untyped"))
 		rc = raw_row(x, row, line);
 	else

@@ -6,41 +6,15 @@
 #include <string.h>
 
 #include "types.h"
-
-#define AVRO_DEPTH 100        /* values nested deeper are refused */
-#define AVRO_FIXED_MAX 65536  /* a fixed of more bytes is not read */
-#define AVRO_DECIMAL_MAX 1024 /* nor a decimal of more bytes */
-#define AVRO_NULLS_MAX 65536  /* nor a block of more items that take no bytes */
-
-enum atype { A_NULL, A_BOOL, A_INT, A_LONG, A_FLOAT, A_DOUBLE, A_BYTES, A_STRING, A_RECORD, A_ENUM, A_ARRAY,
-	     A_MAP, A_UNION, A_FIXED };
-enum alogical { L_NONE, L_DECIMAL, L_DATE, L_TIME_MS, L_TIME_US, L_TS_MS, L_TS_US, L_LTS_MS, L_LTS_US };
-
-struct anode {
-	enum atype type;
-	enum alogical logical;
-	int scale;              /* decimal */
-	size_t size;            /* fixed */
-	char *name;             /* the full name of a record, enum or fixed */
-	struct anode **kids;    /* record fields, union branches; array items and map values: kids[0] */
-	char **names;           /* record field names, enum symbols */
-	size_t nkids, nnames;
-};
-
-struct aschema {
-	struct anode **all;     /* every node, each once (named ones are referred to from many places) */
-	size_t nall, cap;
-	struct anode *root;
-	char why[160];          /* what a schema ckpt does not take has */
-};
+#include "avro.h"
 
 void
 ckpt_fser_avro_free(void *p)
 {
-	struct aschema *sc = p;
+	struct ckpt_fser_avro_schema *sc = p;
 
 	for (size_t i = 0; sc && i < sc->nall; i++) {
-		struct anode *n = sc->all[i];
+		struct ckpt_fser_avro_node *n = sc->all[i];
 
 		for (size_t j = 0; j < n->nnames; j++)
 			free(n->names[j]);
@@ -56,16 +30,16 @@ ckpt_fser_avro_free(void *p)
 
 /* ---------------------------------------------------------------- the schema */
 
-static struct anode *parse(struct aschema *sc, json_t *j, const char *ns, int depth);
+static struct ckpt_fser_avro_node *parse(struct ckpt_fser_avro_schema *sc, json_t *j, const char *ns, int depth);
 
-static struct anode *
-node_new(struct aschema *sc, enum atype type)
+static struct ckpt_fser_avro_node *
+node_new(struct ckpt_fser_avro_schema *sc, enum ckpt_fser_avro_type type)
 {
-	struct anode *n;
+	struct ckpt_fser_avro_node *n;
 
 	if (sc->nall == sc->cap) {
 		size_t c = sc->cap ? sc->cap * 2 : 16;
-		struct anode **a = realloc(sc->all, c * sizeof *a);
+		struct ckpt_fser_avro_node **a = realloc(sc->all, c * sizeof *a);
 
 		if (a == NULL)
 			return NULL;
@@ -79,8 +53,8 @@ node_new(struct aschema *sc, enum atype type)
 	return n;
 }
 
-static struct anode *
-bad(struct aschema *sc, const char *what, const char *name)
+static struct ckpt_fser_avro_node *
+bad(struct ckpt_fser_avro_schema *sc, const char *what, const char *name)
 {
 	if (!sc->why[0])
 		snprintf(sc->why, sizeof sc->why, "%s%s%s", what, name ? " " : "", name ? name : "");
@@ -88,9 +62,9 @@ bad(struct aschema *sc, const char *what, const char *name)
 }
 
 static int
-grow_kid(struct anode *n, struct anode *k, char *name)
+grow_kid(struct ckpt_fser_avro_node *n, struct ckpt_fser_avro_node *k, char *name)
 {
-	struct anode **a = realloc(n->kids, (n->nkids + 1) * sizeof *a);
+	struct ckpt_fser_avro_node **a = realloc(n->kids, (n->nkids + 1) * sizeof *a);
 
 	if (a == NULL)
 		return -1;
@@ -108,7 +82,7 @@ grow_kid(struct anode *n, struct anode *k, char *name)
 }
 
 static int
-add_name(struct anode *n, const char *s)
+add_name(struct ckpt_fser_avro_node *n, const char *s)
 {
 	char **b = realloc(n->names, (n->nnames + 1) * sizeof *b);
 
@@ -134,11 +108,11 @@ full_name(const char *name, const char *ns)
 	return f;
 }
 
-static struct anode *
-find_named(struct aschema *sc, const char *name, const char *ns)
+static struct ckpt_fser_avro_node *
+find_named(struct ckpt_fser_avro_schema *sc, const char *name, const char *ns)
 {
 	char *f = full_name(name, ns);
-	struct anode *hit = NULL;
+	struct ckpt_fser_avro_node *hit = NULL;
 
 	for (size_t i = 0; f && i < sc->nall && !hit; i++)
 		if (sc->all[i]->name && (strcmp(sc->all[i]->name, f) == 0 || strcmp(sc->all[i]->name, name) == 0))
@@ -155,7 +129,7 @@ static const char *const prim[] = {
 /* The logical type of n from its object j; one on a base type it does not fit is ignored, as
  * Avro ignores it. */
 static void
-logical(struct anode *n, json_t *j)
+logical(struct ckpt_fser_avro_node *n, json_t *j)
 {
 	const char *l = json_string_value(json_object_get(j, "logicalType"));
 	json_t *scale = json_object_get(j, "scale");
@@ -178,13 +152,13 @@ logical(struct anode *n, json_t *j)
 }
 
 /* A record, enum or fixed: named (registered before its fields, which may refer to it). */
-static struct anode *
-parse_named(struct aschema *sc, json_t *j, const char *type, const char *ns, int depth)
+static struct ckpt_fser_avro_node *
+parse_named(struct ckpt_fser_avro_schema *sc, json_t *j, const char *type, const char *ns, int depth)
 {
 	const char *name = json_string_value(json_object_get(j, "name"));
 	const char *space = json_string_value(json_object_get(j, "namespace"));
-	enum atype t = strcmp(type, "enum") == 0 ? A_ENUM : strcmp(type, "fixed") == 0 ? A_FIXED : A_RECORD;
-	struct anode *n;
+	enum ckpt_fser_avro_type t = strcmp(type, "enum") == 0 ? A_ENUM : strcmp(type, "fixed") == 0 ? A_FIXED : A_RECORD;
+	struct ckpt_fser_avro_node *n;
 	json_t *a, *x;
 	size_t i;
 
@@ -207,7 +181,7 @@ parse_named(struct aschema *sc, json_t *j, const char *type, const char *ns, int
 		const char *fname = json_string_value(t == A_ENUM ? x : json_object_get(x, "name"));
 		const char *dot = strrchr(n->name, '.');
 		char *space_of = NULL, *copy; /* the namespace of what it holds: its name up to the last dot */
-		struct anode *k;
+		struct ckpt_fser_avro_node *k;
 
 		if (fname == NULL)
 			return bad(sc, "a symbol or field without a name in", n->name);
@@ -230,11 +204,11 @@ parse_named(struct aschema *sc, json_t *j, const char *type, const char *ns, int
 	return n;
 }
 
-static struct anode *
-parse(struct aschema *sc, json_t *j, const char *ns, int depth)
+static struct ckpt_fser_avro_node *
+parse(struct ckpt_fser_avro_schema *sc, json_t *j, const char *ns, int depth)
 {
 	const char *type;
-	struct anode *n;
+	struct ckpt_fser_avro_node *n;
 	size_t i;
 	json_t *x;
 
@@ -244,7 +218,7 @@ parse(struct aschema *sc, json_t *j, const char *ns, int depth)
 		if ((n = node_new(sc, A_UNION)) == NULL)
 			return bad(sc, "out of memory", NULL);
 		json_array_foreach(j, i, x) {
-			struct anode *k = parse(sc, x, ns, depth + 1);
+			struct ckpt_fser_avro_node *k = parse(sc, x, ns, depth + 1);
 
 			if (k == NULL)
 				return NULL;
@@ -260,7 +234,7 @@ parse(struct aschema *sc, json_t *j, const char *ns, int depth)
 		return bad(sc, "a schema that is no name, object or array", NULL);
 	for (i = 0; i < sizeof prim / sizeof *prim; i++)
 		if (strcmp(type, prim[i]) == 0) {
-			if ((n = node_new(sc, (enum atype)i)) == NULL)
+			if ((n = node_new(sc, (enum ckpt_fser_avro_type)i)) == NULL)
 				return bad(sc, "out of memory", NULL);
 			if (json_is_object(j))
 				logical(n, j);
@@ -269,7 +243,7 @@ parse(struct aschema *sc, json_t *j, const char *ns, int depth)
 	if (json_is_string(j))
 		return (n = find_named(sc, type, ns)) ? n : bad(sc, "an unknown type", type);
 	if (strcmp(type, "array") == 0 || strcmp(type, "map") == 0) {
-		struct anode *k;
+		struct ckpt_fser_avro_node *k;
 
 		if ((n = node_new(sc, type[0] == 'a' ? A_ARRAY : A_MAP)) == NULL)
 			return bad(sc, "out of memory", NULL);
@@ -306,7 +280,7 @@ snapshot_string(struct ckpt_fsrc *s, int version, char **out, const char *what, 
 int
 ckpt_fser_avro_snapshot(struct ckpt_fsrc *s, struct ckpt_fser *t, const struct ckpt_fser_ops *ops)
 {
-	struct aschema *sc;
+	struct ckpt_fser_avro_schema *sc;
 	json_error_t je;
 	char *text = NULL;
 	json_t *j;
@@ -344,7 +318,7 @@ ckpt_fser_avro_snapshot(struct ckpt_fsrc *s, struct ckpt_fser *t, const struct c
 /* date "YYYY-MM-DD" (other years signed, as Java's LocalDate writes them); time "HH:MM:SS.fff"; timestamps "YYYY-MM-DDTHH:MM:SS.fff" with "Z" (UTC) or
  * without (local), fractions of 3 digits (millis) or 6 (micros). */
 static int
-datetime(struct ckpt_fsrc *s, struct ckpt_fout *o, enum alogical l, int64_t v)
+datetime(struct ckpt_fsrc *s, struct ckpt_fout *o, enum ckpt_fser_avro_logical l, int64_t v)
 {
 	int64_t unit = l == L_TIME_US || l == L_TS_US || l == L_LTS_US ? 1000000 : 1000, day = 86400 * unit;
 	int64_t days = l == L_DATE ? v : l == L_TIME_MS || l == L_TIME_US ? 0 : ckpt_floordiv(v, day), y, rest;
@@ -405,7 +379,7 @@ real(struct ckpt_fsrc *s, struct ckpt_fout *o, double d)
 /* Whether a value of n can take no bytes (null, a record of such), so that a block count alone
  * cannot be trusted to end. */
 static int
-zero_width(const struct anode *n, int depth)
+zero_width(const struct ckpt_fser_avro_node *n, int depth)
 {
 	if (n->type == A_NULL || (n->type == A_FIXED && n->size == 0))
 		return 1;
@@ -419,7 +393,7 @@ zero_width(const struct anode *n, int depth)
 
 /* DataOutputEncoder's block count: a varint of 7 bits a byte, low first (0 ends the items). */
 static int
-block_count(struct ckpt_fsrc *s, const struct anode *item, uint64_t *n)
+block_count(struct ckpt_fsrc *s, const struct ckpt_fser_avro_node *item, uint64_t *n)
 {
 	uint64_t x = 0;
 	uint8_t b;
@@ -439,11 +413,11 @@ block_count(struct ckpt_fsrc *s, const struct anode *item, uint64_t *n)
 	return 0;
 }
 
-static int avalue(const struct anode *n, struct ckpt_fsrc *s, struct ckpt_fout *o, int depth);
+static int avalue(const struct ckpt_fser_avro_node *n, struct ckpt_fsrc *s, struct ckpt_fout *o, int depth);
 
 /* An array's or map's blocks: a count, that many items (a map's each a key and a value), ... 0. */
 static int
-blocks(const struct anode *n, struct ckpt_fsrc *s, struct ckpt_fout *o, int depth)
+blocks(const struct ckpt_fser_avro_node *n, struct ckpt_fsrc *s, struct ckpt_fout *o, int depth)
 {
 	uint64_t count = 0;
 
@@ -484,7 +458,7 @@ blocks(const struct anode *n, struct ckpt_fsrc *s, struct ckpt_fout *o, int dept
 }
 
 static int
-record(const struct anode *n, struct ckpt_fsrc *s, struct ckpt_fout *o, int depth)
+record(const struct ckpt_fser_avro_node *n, struct ckpt_fsrc *s, struct ckpt_fout *o, int depth)
 {
 	if (ckpt_fout_open(o, '{') < 0)
 		return ckpt_fsrc_nomem(s);
@@ -499,7 +473,7 @@ record(const struct anode *n, struct ckpt_fsrc *s, struct ckpt_fout *o, int dept
 
 /* bytes (an i32 length, then them) or fixed (the schema's size): an entry, or a decimal. */
 static int
-bytes(const struct anode *n, struct ckpt_fsrc *s, struct ckpt_fout *o)
+bytes(const struct ckpt_fser_avro_node *n, struct ckpt_fsrc *s, struct ckpt_fout *o)
 {
 	unsigned char *p = NULL;
 	size_t len = n->size;
@@ -530,7 +504,7 @@ index_of(struct ckpt_fsrc *s, size_t n, const char *what, int32_t *i)
 }
 
 static int
-avalue(const struct anode *n, struct ckpt_fsrc *s, struct ckpt_fout *o, int depth)
+avalue(const struct ckpt_fser_avro_node *n, struct ckpt_fsrc *s, struct ckpt_fout *o, int depth)
 {
 	unsigned char *p;
 	int64_t l;
@@ -604,7 +578,7 @@ avalue(const struct anode *n, struct ckpt_fsrc *s, struct ckpt_fout *o, int dept
 int
 ckpt_fser_avro_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o)
 {
-	const struct aschema *sc = t->ext;
+	const struct ckpt_fser_avro_schema *sc = t->ext;
 
 	if (sc == NULL || sc->root == NULL)
 		return ckpt_fsrc_fail(s, "Avro value of %s without a schema ckpt reads", t->name ? t->name : "?");

@@ -1,13 +1,14 @@
 /* encode.c: values given as JSON (as -a and -R print them) written as their serializers write them,
  * for ckpt-merge --rows: the composite and wrapper kinds beyond the keys' of key.c, through which
- * every value is written (the leaves there, the rest here).  What ckpt cannot write (Avro, Java
- * serialization, SQL's other data kinds) is named, for the caller to take only unchanged. */
+ * every value is written (the leaves there, the rest here; Avro's in avro.c).  What ckpt cannot
+ * write (Java serialization, SQL's other data kinds) is named, for the caller to take only unchanged. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "types.h"
+#include "rowdata.h"
 
-enum { POJO_NULL = 1, POJO_PLAIN = 2 }; /* PojoSerializer's flags */
+enum { POJO_NULL = 1, POJO_PLAIN = 2, POJO_NAMED = 4, POJO_TAGGED = 8 }; /* PojoSerializer's flags */
 
 static int
 cannot(const struct ckpt_fser *t, struct ckpt_fenc *b)
@@ -68,14 +69,88 @@ map(const struct ckpt_fser *t, const json_t *v, struct ckpt_fenc *b, int depth)
 	return 0;
 }
 
-/* PojoSerializer: flags, then per field a null flag and the field; subclasses are not written. */
+/* DataOutput.writeUTF of UTF-8 s (jansson's: valid): its length, then modified UTF-8 (NUL in two
+ * bytes, a supplementary character as its two surrogates of three bytes each). */
+static int
+write_utf(struct ckpt_fenc *b, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t at = b->n, len;
+
+	if (ckpt_fenc_be(b, 0, 2) < 0)
+		return -1;
+	while (*p) {
+		uint32_t c = *p, k = c < 0x80 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4, hi;
+
+		if (k < 4) {
+			if (ckpt_fenc_put(b, p, k) < 0)
+				return -1;
+		} else { /* the surrogates, each as a three-byte sequence */
+			c = ((c & 7) << 18 | (p[1] & 0x3fu) << 12 | (p[2] & 0x3fu) << 6 | (p[3] & 0x3fu)) - 0x10000;
+			hi = 0xd800 | c >> 10;
+			c = 0xdc00 | (c & 0x3ff);
+			if (ckpt_fenc_be(b, 0xe08080 | (hi >> 12) << 16 | (hi >> 6 & 0x3f) << 8 | (hi & 0x3f), 3) < 0 ||
+			    ckpt_fenc_be(b, 0xe08080 | (c >> 12) << 16 | (c >> 6 & 0x3f) << 8 | (c & 0x3f), 3) < 0)
+				return -1;
+		}
+		p += k;
+	}
+	if ((len = b->n - at - 2) > 65535)
+		return ckpt_fenc_fail(b, "a subclass name of at most 65535 bytes");
+	b->p[at] = (unsigned char)(len >> 8);
+	b->p[at + 1] = (unsigned char)len;
+	return 0;
+}
+
+/* Is v a subclass's value as -R prints it ({"subclass", "tag", "value"}), not t's own fields? */
+static int
+is_subclass(const struct ckpt_fser *t, const json_t *v)
+{
+	size_t own = 0;
+
+	if (!json_is_object(v) || json_object_size(v) != 3 || !json_is_string(json_object_get(v, "subclass")) ||
+	    !json_object_get(v, "tag") || !json_object_get(v, "value"))
+		return 0;
+	for (size_t i = 0; i < t->nnames && i < t->nkids; i++)
+		own += json_object_get(v, t->names[i]) != NULL;
+	return !(own == 3 && t->nkids == 3);
+}
+
+/* A subclass's value: flags, its tag (registered) or name (cached), its serializer's value. */
+static int
+pojo_subclass(const struct ckpt_fser *t, const json_t *v, struct ckpt_fenc *b, int depth)
+{
+	const char *name = json_string_value(json_object_get(v, "subclass"));
+	const json_t *tag = json_object_get(v, "tag");
+	size_t i = 0;
+
+	while (i < t->nsubs && strcmp(t->subnames[i], name) != 0)
+		i++;
+	if (i == t->nsubs)
+		return ckpt_fenc_fail(b, "a subclass the snapshot holds a serializer of (registered or cached)");
+	if (i < t->nreg ? !json_is_integer(tag) || json_integer_value(tag) != (json_int_t)i : !json_is_null(tag)) {
+		if (i < t->nreg)
+			snprintf(b->why, b->whyn, "the tag of subclass %s: %zu", name, i);
+		else
+			snprintf(b->why, b->whyn, "the tag of subclass %s: null (not registered)", name);
+		return -1;
+	}
+	if (t->subs[i] == NULL)
+		return cannot(t, b);
+	if (ckpt_fenc_be(b, i < t->nreg ? POJO_TAGGED : POJO_NAMED, 1) < 0 ||
+	    (i < t->nreg ? ckpt_fenc_be(b, i, 1) : write_utf(b, name)) < 0)
+		return -1;
+	return ckpt_fenc(t->subs[i], json_object_get(v, "value"), b, depth + 1);
+}
+
+/* PojoSerializer: flags, then per field a null flag and the field, or a subclass's value. */
 static int
 pojo(const struct ckpt_fser *t, const json_t *v, struct ckpt_fenc *b, int depth)
 {
 	if (json_is_null(v))
 		return ckpt_fenc_be(b, POJO_NULL, 1);
-	if (json_object_get(v, "subclass") && !(t->nnames > 0 && json_object_get(v, t->names[0])))
-		return cannot(t, b);
+	if (is_subclass(t, v))
+		return pojo_subclass(t, v, b, depth);
 	if (!json_is_object(v) || json_object_size(v) != t->nkids)
 		return ckpt_fenc_fail(b, "an object of the POJO's fields");
 	if (ckpt_fenc_be(b, POJO_PLAIN, 1) < 0)
@@ -175,6 +250,23 @@ kryo(const struct ckpt_fser *t, const json_t *v, struct ckpt_fenc *b)
 	return r;
 }
 
+/* ExternalSerializer: its internal serializer's value; a row's fields named by the DataType's. */
+static int
+external(const struct ckpt_fser *t, const json_t *v, struct ckpt_fenc *b, int depth)
+{
+	const struct ckpt_fser *k = t->nkids == 1 ? t->kids[0] : NULL;
+	struct ckpt_fser named;
+
+	if (k == NULL)
+		return cannot(t, b);
+	if (t->rd && t->rd->root == RD_ROW && k->kind == FSER_ROWDATA && k->rd && k->rd->n == t->rd->n) {
+		named = *k;
+		named.rd = t->rd;
+		return ckpt_fenc(&named, v, b, depth + 1);
+	}
+	return ckpt_fenc(k, v, b, depth + 1);
+}
+
 static int
 leaf(const struct ckpt_fser *t, const json_t *v, struct ckpt_fenc *b, int depth)
 {
@@ -193,9 +285,10 @@ leaf(const struct ckpt_fser *t, const json_t *v, struct ckpt_fenc *b, int depth)
 			return ckpt_fenc_fail(b, "{\"start\", \"end\"} (a TimeWindow)");
 		return ckpt_fenc_be(b, (uint64_t)json_integer_value(json_object_get(v, "start")), 8) < 0 ? -1 :
 		       ckpt_fenc_be(b, (uint64_t)json_integer_value(json_object_get(v, "end")), 8);
-	case FSER_BYTES:
-		if (ckpt_entry_from_json(v, &p, &n, NULL) < 0)
-			return ckpt_fenc_fail(b, "an entry (a string or {\"base64\"}: a byte[])");
+	case FSER_BYTES: case FSER_STRINGDATA:
+		if (ckpt_entry_from_json(v, &p, &n, NULL) < 0 || n > INT32_MAX)
+			return ckpt_fenc_fail(b, t->kind == FSER_BYTES ? "an entry (a string or {\"base64\"}: a byte[])" :
+					      "a string (or an entry: {\"base64\"})");
 		r = ckpt_fenc_be(b, n, 4) < 0 ? -1 : ckpt_fenc_put(b, p, n);
 		free(p);
 		return r;
@@ -247,6 +340,12 @@ ckpt_fenc_more(const struct ckpt_fser *t, const json_t *v, struct ckpt_fenc *b, 
 		return scala(t, v, b, depth);
 	case FSER_KRYO:
 		return kryo(t, v, b);
+	case FSER_AVRO:
+		return ckpt_fser_avro_enc(t, v, b, depth);
+	case FSER_EXTERNAL:
+		return external(t, v, b, depth);
+	case FSER_STRINGDATA: /* StringDataSerializer: an i32 length, the UTF-8 (an entry when not UTF-8) */
+		return leaf(t, v, b, depth);
 	default:
 		return cannot(t, b);
 	}

@@ -1,5 +1,6 @@
-/* rowkey.c: a Flink SQL key (ckpt-inspect -k) written as RowDataSerializer writes it: a
- * BinaryRowData of the key's logical types, its length first. */
+/* rowkey.c: a Flink SQL key (ckpt-inspect -k) or value (ckpt-merge --rows) written as
+ * RowDataSerializer writes it: a BinaryRowData of the row's logical types (nested rows and
+ * structured types each a BinaryRowData in the variable part), its length first. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -15,6 +16,12 @@ key_field_writable(const struct ckpt_frow_type *t)
 	switch (t->root) {
 	case RD_BOOLEAN: case RD_TINYINT: case RD_SMALLINT: case RD_INTEGER: case RD_BIGINT: case RD_FLOAT:
 	case RD_DOUBLE: case RD_DATE: case RD_CHAR: case RD_VARCHAR: case RD_INTERVAL_YM: case RD_INTERVAL_DT:
+	case RD_BINARY: case RD_VARBINARY: case RD_RAW:
+		return 1;
+	case RD_ROW: case RD_STRUCT: /* a nested BinaryRowData (the logical type's depth is bounded) */
+		for (size_t i = 0; i < t->n; i++)
+			if (!key_field_writable(t->kids[i]))
+				return 0;
 		return 1;
 	case RD_DECIMAL:
 		return t->precision <= 18;
@@ -34,22 +41,35 @@ key_field_name(const struct ckpt_frow_type *row, size_t i, char *buf, size_t n)
 	return buf;
 }
 
+/* The first field of row (nested rows' fields by their path) ckpt cannot write, into why. */
+static int
+unwritable_field(const struct ckpt_frow_type *row, char *why, size_t n, const char *path)
+{
+	char name[32], type[64], sub[256];
+
+	for (size_t i = 0; i < row->n; i++) {
+		const struct ckpt_frow_type *k = row->kids[i];
+
+		snprintf(sub, sizeof sub, "%s%s", path, key_field_name(row, i, name, sizeof name));
+		if ((k->root == RD_ROW || k->root == RD_STRUCT) && k->n > 0) {
+			if (strlen(sub) + 2 < sizeof sub && (strcat(sub, "."), unwritable_field(k, why, n, sub)))
+				return 1;
+		} else if (!key_field_writable(k)) {
+			snprintf(why, n, "field %s of type %s", sub, ckpt_frow_root_name(k, type, sizeof type));
+			return 1;
+		}
+	}
+	return 0;
+}
+
 int
 ckpt_frow_key_writable(const struct ckpt_fser *t, char *why, size_t n)
 {
-	char name[32], type[64];
-
 	if (t->kind != FSER_ROWDATA || t->rd == NULL || t->rd->root != RD_ROW) {
 		snprintf(why, n, "its keys' hashCode is not known");
 		return 0;
 	}
-	for (size_t i = 0; i < t->rd->n; i++)
-		if (!key_field_writable(t->rd->kids[i])) {
-			snprintf(why, n, "field %s of type %s", key_field_name(t->rd, i, name, sizeof name),
-				 ckpt_frow_root_name(t->rd->kids[i], type, sizeof type));
-			return 0;
-		}
-	return 1;
+	return !unwritable_field(t->rd, why, n, "");
 }
 
 struct rw {
@@ -58,6 +78,7 @@ struct rw {
 	size_t base; /* where the row starts in p (after its length) */
 	char *why;
 	size_t whyn;
+	char path[128]; /* a nested row's field names before its own ("f1.") */
 };
 
 static int
@@ -192,18 +213,73 @@ field_expected(struct rw *w, const char *name, const struct ckpt_frow_type *t)
 	case RD_BOOLEAN: as = "true, false or null"; break;
 	case RD_FLOAT: case RD_DOUBLE: as = "a number, \"NaN\", \"Infinity\", \"-Infinity\" or null"; break;
 	case RD_CHAR: case RD_VARCHAR: as = "a string or null"; break;
+	case RD_BINARY: case RD_VARBINARY: as = "an entry (a string or {\"base64\"}) or null"; break;
+	case RD_RAW: as = "{\"raw_class\": its class, \"bytes\": an entry} or null"; break;
 	case RD_DATE: as = "a date (\"2024-02-29\") or null"; break;
 	case RD_DECIMAL: as = "a decimal string (\"-12.50\") within its precision and scale, or null"; break;
 	case RD_TIMESTAMP: as = "a timestamp (\"2024-02-29T10:00:00.123\") or null"; break;
 	case RD_TIMESTAMP_LTZ: as = "a timestamp in UTC (\"2024-02-29T10:00:00.123Z\") or null"; break;
 	default: as = "an integer in its range, or null"; break;
 	}
-	snprintf(w->why, w->whyn, "field %s (%s): %s", name, ckpt_frow_root_name(t, type, sizeof type), as);
+	snprintf(w->why, w->whyn, "field %s%s (%s): %s", w->path, name, ckpt_frow_root_name(t, type, sizeof type), as);
 }
 
-/* Field i of type t, the value v, into the slot at `at` (and the variable part after w->n). */
+static int write_row(struct rw *w, const struct ckpt_frow_type *row, const json_t *v);
+
+/* A nested row (BinaryWriter.writeRow): its own BinaryRowData in the variable part, in 8-byte
+ * words, its offset from the row's start and its size in the slot. */
 static int
-write_field(struct rw *w, const struct ckpt_frow_type *t, const json_t *v, size_t at)
+nested_row(struct rw *w, const struct ckpt_frow_type *t, const json_t *v, size_t at, const char *name)
+{
+	struct rw sub = {.why = w->why, .whyn = w->whyn};
+	size_t from = w->n;
+	int r = -2;
+
+	snprintf(sub.path, sizeof sub.path, "%s%s.", w->path, name);
+
+	if (write_row(&sub, t, v) < 0)
+		goto out;
+	if (sub.n > INT32_MAX || rw_grow(w, (sub.n + 7) / 8 * 8) < 0) {
+		snprintf(w->why, w->whyn, "a row of less than 2 GiB");
+		goto out;
+	}
+	memcpy(w->p + from, sub.p, sub.n);
+	put_le(w->p + at, (uint64_t)(from - w->base) << 32 | sub.n, 8);
+	r = 0;
+out:
+	free(sub.p);
+	return r;
+}
+
+/* CHAR, VARCHAR, BINARY, VARBINARY: an entry's bytes, as BinaryWriter writes them: at most 7 in
+ * the slot (inline_), else in 8-byte words after; RAW: always in the variable part. */
+static int
+var_bytes(struct rw *w, const json_t *v, size_t at, int inline_)
+{
+	unsigned char *p = NULL;
+	size_t len = 0, from = w->n;
+	int r = 0;
+
+	if (ckpt_entry_from_json(v, &p, &len, NULL) < 0 || len > INT32_MAX) {
+		free(p);
+		return -1;
+	}
+	if (inline_ && len <= 7) {
+		memcpy(w->p + at, p, len);
+		w->p[at + 7] = (unsigned char)(0x80 | len);
+	} else if (rw_grow(w, (len + 7) / 8 * 8) < 0) {
+		r = -2;
+	} else {
+		memcpy(w->p + from, p, len);
+		put_le(w->p + at, (uint64_t)(from - w->base) << 32 | len, 8);
+	}
+	free(p);
+	return r;
+}
+
+/* Field name of type t, the value v, into the slot at `at` (and the variable part after w->n). */
+static int
+write_field(struct rw *w, const struct ckpt_frow_type *t, const json_t *v, size_t at, const char *name)
 {
 	static const int64_t lo[] = {INT8_MIN, INT16_MIN, INT32_MIN}, hi[] = {INT8_MAX, INT16_MAX, INT32_MAX};
 	int64_t x;
@@ -211,7 +287,6 @@ write_field(struct rw *w, const struct ckpt_frow_type *t, const json_t *v, size_
 	float f;
 	uint32_t u32;
 	const char *s = json_string_value(v);
-	size_t len = json_string_length(v);
 
 	switch (t->root) {
 	case RD_BOOLEAN:
@@ -260,32 +335,26 @@ write_field(struct rw *w, const struct ckpt_frow_type *t, const json_t *v, size_
 			return -1;
 		put_le(w->p + at, (uint64_t)x, 8);
 		return 0;
-	case RD_CHAR: case RD_VARCHAR: /* BinaryWriter: at most 7 bytes in the slot, else 8-byte words after */
-		if (s == NULL || len > INT32_MAX)
+	case RD_ROW: case RD_STRUCT:
+		return nested_row(w, t, v, at, name);
+	case RD_CHAR: case RD_VARCHAR: case RD_BINARY: case RD_VARBINARY: /* a string not UTF-8: an entry */
+		return var_bytes(w, v, at, 1);
+	case RD_RAW: /* its own serializer's bytes, kept as the row carries them */
+		if (!json_is_object(v) || json_object_size(v) != 2 || !json_is_string(json_object_get(v, "raw_class")) ||
+		    strcmp(json_string_value(json_object_get(v, "raw_class")), t->name ? t->name : "") != 0)
 			return -1;
-		if (len <= 7) {
-			memcpy(w->p + at, s, len);
-			w->p[at + 7] = (unsigned char)(0x80 | len);
-			return 0;
-		}
-		x = (int64_t)w->n;
-		if (rw_grow(w, (len + 7) / 8 * 8) < 0)
-			return -2;
-		memcpy(w->p + x, s, len);
-		put_le(w->p + at, (uint64_t)(x - (int64_t)w->base) << 32 | len, 8);
-		return 0;
+		return var_bytes(w, json_object_get(v, "bytes"), at, 0);
 	default:
 		return -1;
 	}
 }
 
-int
-ckpt_frow_key(const struct ckpt_fser *t, const json_t *v, unsigned char **out, size_t *outn, char *why,
-		 size_t whyn)
+/* The BinaryRowData of row, the value v ({"kind", "fields"} as -a prints it, or an array of the
+ * fields), from w->base on. */
+static int
+write_row(struct rw *w, const struct ckpt_frow_type *row, const json_t *v)
 {
-	const struct ckpt_frow_type *row = t->rd;
-	size_t bits = (row->n + 63 + 8) / 64 * 8, k;
-	struct rw w = {.why = why, .whyn = whyn, .base = 4};
+	size_t bits = (row->n + 63 + 8) / 64 * 8, k, b = w->base;
 	const json_t *fields = json_is_array(v) ? v : json_object_get(v, "fields"), *kind = json_object_get(v, "kind");
 	char name[32];
 	int r;
@@ -293,37 +362,51 @@ ckpt_frow_key(const struct ckpt_fser *t, const json_t *v, unsigned char **out, s
 	if (json_is_array(v) ? json_array_size(v) != row->n
 			     : !json_is_object(v) || !json_is_object(fields) || json_object_size(fields) != row->n ||
 				       json_object_size(v) != 1 + (kind != NULL)) {
-		snprintf(why, whyn, "a row of %zu field%s: {\"kind\": \"+I\", \"fields\": {%s%s}} as -a prints it, or "
-			 "an array of its fields", row->n, row->n == 1 ? "" : "s", row->n ? "\"f0\": ..." : "",
+		snprintf(w->why, w->whyn, "%s%.*s%sa row of %zu field%s: {\"kind\": \"+I\", \"fields\": {%s%s}} as -a "
+			 "prints it, or an array of its fields", *w->path ? "field " : "", (int)strlen(w->path) - 1,
+			 w->path, *w->path ? ": " : "", row->n, row->n == 1 ? "" : "s", row->n ? "\"f0\": ..." : "",
 			 row->n > 1 ? ", ..." : "");
 		return -1;
 	}
-	for (k = 0; kind && k < 4 && strcmp(json_string_value(kind) ? json_string_value(kind) : "", ckpt_frow_row_kinds[k]); k++)
+	for (k = 0; kind && k < 4 &&
+		    strcmp(json_string_value(kind) ? json_string_value(kind) : "", ckpt_frow_row_kinds[k]); k++)
 		;
 	if (k == 4) {
-		snprintf(why, whyn, "a row kind of \"+I\", \"-U\", \"+U\" or \"-D\"");
+		snprintf(w->why, w->whyn, "%s%.*s%sa row kind of \"+I\", \"-U\", \"+U\" or \"-D\"", *w->path ? "field " : "",
+			 (int)strlen(w->path) - 1, w->path, *w->path ? ": " : "");
 		return -1;
 	}
-	if (rw_grow(&w, 4 + bits + 8 * row->n) < 0)
+	if (rw_grow(w, b + bits + 8 * row->n - w->n) < 0)
 		return -1;
-	w.p[4] = (unsigned char)(kind ? k : 0);
+	w->p[b] = (unsigned char)(kind ? k : 0);
 	for (size_t i = 0; i < row->n; i++) {
 		const char *fn = key_field_name(row, i, name, sizeof name);
 		const json_t *f = json_is_array(v) ? json_array_get(v, i) : json_object_get(fields, fn);
 
 		if (f == NULL) {
-			snprintf(why, whyn, "a row with the field %s", fn);
+			snprintf(w->why, w->whyn, "a row with the field %s", fn);
 			r = -1;
 		} else if (json_is_null(f)) {
-			w.p[4 + (i + 8) / 8] |= (unsigned char)(1u << ((i + 8) % 8));
+			w->p[b + (i + 8) / 8] |= (unsigned char)(1u << ((i + 8) % 8));
 			r = 0;
-		} else if ((r = write_field(&w, row->kids[i], f, 4 + bits + 8 * i)) == -1) {
-			field_expected(&w, fn, row->kids[i]);
+		} else if ((r = write_field(w, row->kids[i], f, b + bits + 8 * i, fn)) == -1) {
+			field_expected(w, fn, row->kids[i]);
 		}
-		if (r < 0) {
-			free(w.p);
+		if (r < 0)
 			return -1;
-		}
+	}
+	return 0;
+}
+
+int
+ckpt_frow_key(const struct ckpt_fser *t, const json_t *v, unsigned char **out, size_t *outn, char *why,
+		 size_t whyn)
+{
+	struct rw w = {.why = why, .whyn = whyn, .base = 4};
+
+	if (rw_grow(&w, 4) < 0 || write_row(&w, t->rd, v) < 0) {
+		free(w.p);
+		return -1;
 	}
 	if (w.n - 4 > INT32_MAX) {
 		free(w.p);

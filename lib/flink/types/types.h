@@ -35,6 +35,7 @@ enum ckpt_fser_kind {
 };
 struct ckpt_frow_type;
 struct ckpt_fser;
+struct ckpt_fenc;
 
 /* serializer.c's dispatcher, handed down to the readers of nested snapshots and values (pojo.c,
  * scala.c, rowdata.c, avro.c) so that they recurse without calling up (lib/README: a lower file
@@ -162,6 +163,9 @@ int ckpt_fser_known_simple(const char *cls, struct ckpt_fser *t);
 int ckpt_fser_legacy(struct ckpt_fsrc *s, struct ckpt_fser *t, const struct ckpt_fser_ops *ops);
 /* One value in the encoding of flink-avro's DataOutputEncoder.  0, or -1 with the error set. */
 int ckpt_fser_avro_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o);
+/* avro-enc.c: the same written from its JSON (as -R prints it; a union's branch: the first it fits),
+ * for ckpt-merge --rows: 0, or -1 with b->why saying what was expected. */
+int ckpt_fser_avro_enc(const struct ckpt_fser *t, const json_t *v, struct ckpt_fenc *b, int depth);
 void ckpt_fser_avro_free(void *schema);
 
 /* ------------------------------------------------------------ jvalue.c */
