@@ -144,6 +144,17 @@ union_is_rows() {
 	[ ! -e out/part-00000.ndjson ]
 }
 
+@test "shards: -o DIR/ stopped by SIGINT, SIGTERM or SIGHUP midway removes its temporary part file, exit 128+signal" {
+	kv_spread 1000000
+	mkdir out
+	for sig in INT:130 TERM:143 HUP:129; do
+		killed_writing "${sig%:*}" 'out/part-00000.ndjson.tmp.*' ckpt-inspect -R --shard 0/1 -o out/ sp
+		[ "$st" -eq "${sig#*:}" ] || { echo "SIG${sig%:*}: exit $st"; return 1; }
+		[ -z "$(ls -A out)" ] || { echo "SIG${sig%:*} left: $(ls -A out)"; return 1; }
+		[ ! -s killed.out ] && [ ! -s killed.err ]
+	done
+}
+
 @test "shards: from s3://, each shard fetches about its own bytes; -o s3://bucket/prefix/ uploads its part whole" {
 	needs_fixtures
 	needs_s3

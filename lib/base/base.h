@@ -417,6 +417,16 @@ struct ckpt_atomic *ckpt_atomic_open(const char *path, struct ckpt_err *e);
 FILE *ckpt_atomic_file(struct ckpt_atomic *w);
 int ckpt_atomic_commit(struct ckpt_atomic *w, struct ckpt_err *e);
 void ckpt_atomic_abort(struct ckpt_atomic *w);
+/*
+ * Temporary files and directories removed by ckpt_cleanup_signal (ckpt.h) when a fatal signal
+ * comes before they are put in place: made by mkstemp and mkdtemp with the signals held, named
+ * until ckpt_cleanup_forget(path) (after the rename, or the removal).  hook: a function of a
+ * file with temporary names of its own, run by ckpt_cleanup_signal first (async-signal-safe).
+ */
+int ckpt_cleanup_mkstemp(char *tmpl);
+char *ckpt_cleanup_mkdtemp(char *tmpl);
+void ckpt_cleanup_forget(const char *path);
+void ckpt_cleanup_hook(void (*fn)(void));
 /* The process's umask, read without changing it for long (new files get 0666 & ~umask). */
 unsigned ckpt_umask(void);
 /* fsync the directory holding path (after a rename). */
