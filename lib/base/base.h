@@ -604,6 +604,9 @@ uint64_t ckpt_s3obj_size(const struct ckpt_s3obj *o);
 /* Exactly n bytes at off (read ahead by ranges, several in flight): 0, or -1 with e set. */
 int ckpt_s3obj_pread(struct ckpt_s3obj *o, void *p, size_t n, uint64_t off, struct ckpt_err *e);
 void ckpt_s3obj_close(struct ckpt_s3obj *o);
+/* Reads ahead stop at end (0: the object's end), reads asked for past it do not: a reader of one
+ * range of an object (a shard's key groups) fetches no more of it than its bytes. */
+void ckpt_s3obj_limit(struct ckpt_s3obj *o, uint64_t end);
 /* All of o written to fd (path names it in errors): 0, or -1 with e set. */
 int ckpt_s3obj_copy(struct ckpt_s3obj *o, int fd, const char *path, struct ckpt_err *e);
 /* The whole object into *p (malloc'd, *n bytes): 0, or -1 with e set. */
