@@ -3,8 +3,10 @@
  * errors and checked allocation, the growing array, the byte cursor (big-endian reads that fail at
  * their offset) and the growing byte buffer, bytes and entries, hashing (XXH3-64 and
  * Flink's murmur3), bit sets and range lists, JSON read (documents, streams, the in-place scanner)
- * and the one JSON writer (ckpt_jw_*), files written atomically, key groups, progress, and objects
- * in S3 (ckpt_s3_*, through libcurl).  It owns nothing beyond what each call returns.  The public
+ * and the one JSON writer (ckpt_jw_*), files written atomically (their temporary names removed on a
+ * fatal signal: cleanup.c), key groups, progress, and objects
+ * in S3 (ckpt_s3_*, through libcurl).  It owns nothing beyond what each call returns (and the names
+ * cleanup.c keeps until they are forgotten).  The public
  * API is ckpt.h, included here; programs never include this header.
  */
 #ifndef CKPT_INTERNAL_H
