@@ -1012,6 +1012,7 @@ main(int argc, char **argv)
 
 	cli_init("ckpt-inspect");
 	cli_progress();
+	cli_clean_on_signals();
 	o.uids = calloc((size_t)argc, sizeof *o.uids);
 	o.roots = calloc((size_t)argc, sizeof *o.roots);
 	if (o.uids == NULL || o.roots == NULL)

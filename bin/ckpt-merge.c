@@ -577,6 +577,7 @@ main(int argc, char **argv)
 
 	cli_init("ckpt-merge");
 	cli_progress();
+	cli_clean_on_signals();
 	parse_options(&o, argc, argv);
 	check_options(&o, argc, argv, &in);
 	if (o.savepoint)

@@ -1,6 +1,8 @@
 /* cli.c: diagnostics, usage errors and output shared by the ckpt front ends. */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +21,36 @@ cli_init(const char *prog)
 {
 	cli_prog = prog;
 	opterr = 0; /* cli_bad_option says it, in one line */
+}
+
+static void
+on_fatal(int sig)
+{
+	sigset_t set;
+
+	ckpt_cleanup_signal();
+	signal(sig, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	raise(sig);
+}
+
+void
+cli_clean_on_signals(void)
+{
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+
+	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+		struct sigaction old, sa;
+
+		if (sigaction(sigs[i], NULL, &old) < 0 || old.sa_handler == SIG_IGN) /* nohup, or a job in & */
+			continue;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = on_fatal;
+		sigemptyset(&sa.sa_mask);
+		sigaction(sigs[i], &sa, NULL);
+	}
 }
 
 void

@@ -8,6 +8,9 @@ extern const char *cli_prog;  /* "ckpt-plan", ... */
 extern int cli_pretty;        /* -1: indent when stdout is a terminal; 0 compact; 1 indented */
 
 void cli_init(const char *prog);
+/* SIGINT, SIGTERM and SIGHUP (those not ignored) remove the library's temporary files and
+ * directories (ckpt_cleanup_signal), then take their default action: nothing half written stays. */
+void cli_clean_on_signals(void);
 /* "prog: where: text[: strerror]" on stderr. */
 void cli_error(const struct ckpt_err *e);
 /* Allocation failed in a front end: "prog: out of memory" on stderr (as the library's

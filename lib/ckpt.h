@@ -586,6 +586,17 @@ struct ckpt_progress {
 };
 void ckpt_progress_set(const struct ckpt_progress *p);
 
+/* ------------------------------------------- temporary files on a fatal signal: base/cleanup.c */
+
+/*
+ * Removes the temporary files and directories the library has made and not yet renamed into place
+ * (a savepoint directory or part file being written, OUT.tmp.XXXXXX, FILE.tmp.XXXXXX).  Only
+ * async-signal-safe calls: for the program's handler of SIGINT, SIGTERM and SIGHUP, which then
+ * takes the signal's default action.  (The RocksDB reader's directories are removed too: it installs
+ * its own handler only for a signal the program left at SIG_DFL.)
+ */
+void ckpt_cleanup_signal(void);
+
 /* --------------------------------- writing and verifying snapshots: snap/write.c, snap/verify.c */
 
 enum ckpt_archive_kind { CKPT_ARCHIVE_TAR, CKPT_ARCHIVE_TARGZ, CKPT_ARCHIVE_ZIP, CKPT_ARCHIVE_DIR };

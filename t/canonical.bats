@@ -7,6 +7,7 @@
 
 bats_require_minimum_version 1.5.0
 load helper
+load flinkstate-helper
 
 ART=${FIXTURES:+$FIXTURES/flink-artifacts}
 
@@ -179,4 +180,18 @@ nothing_written() {
 	ckpt-inspect -R out | jq -c 'del(.subtask, .key_group)' | sort | diff -u in.rows -
 	run ckpt-inspect -R -u d5c8b168c6cbfe8c507a10f88b325243 -k '[3]' out
 	[ "$(jq -c '[.key, .key_group]' <<<"$output" | sort -u)" = '[[3],105]' ]
+}
+
+@test "canonical: --canonical, --max-parallelism and --rows stopped by SIGINT, SIGTERM or SIGHUP midway leave no OUT.tmp.XXXXXX, exit 128+signal" {
+	kv_spread 300000
+	ckpt-inspect -R sp >rows.ndjson
+	for sig in INT:130 TERM:143 HUP:129; do
+		for how in --canonical "--max-parallelism 256" "--rows rows.ndjson"; do
+			# shellcheck disable=SC2086
+			killed_writing "${sig%:*}" 'out.tmp.*/*' ckpt-merge $how -o out/ sp
+			[ "$st" -eq "${sig#*:}" ] || { echo "$how, SIG${sig%:*}: exit $st"; return 1; }
+			nothing_written
+			[ ! -s killed.out ] && [ ! -s killed.err ]
+		done
+	done
 }

@@ -202,3 +202,23 @@ flip() {
 size() {
 	wc -c < "$1" | tr -d ' '
 }
+
+# killed_writing SIG GLOB CMD...: CMD run with each fsync(2) a second late (strace), so that it is
+# still writing when a path matching GLOB (its temporary output, begun) exists: a file is synced
+# before it is put in place.  Then SIG, sent to CMD itself (SIGINT restored from the SIG_IGN a job
+# started with & inherits).  Its status in $st, its stdout and stderr in killed.out, killed.err.
+killed_writing() {
+	local sig=$1 glob=$2 tracer i
+	shift 2
+	env --default-signal=INT strace -f -o /dev/null -e trace=fsync,fdatasync -e inject=fsync,fdatasync:delay_exit=1000000 "$@" \
+		>killed.out 2>killed.err &
+	tracer=$!
+	for i in $(seq 200); do
+		compgen -G "$glob" >/dev/null && break
+		sleep 0.05
+	done
+	compgen -G "$glob" >/dev/null || { echo "no $glob after 10 s"; kill "$tracer"; return 1; }
+	kill "-$sig" "$(pgrep -P "$tracer")"
+	st=0
+	wait "$tracer" || st=$?
+}

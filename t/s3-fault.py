@@ -12,7 +12,8 @@ Requests are forwarded as they came (their signature covers the Host header, kep
                       replaced by FILE (uploaded with curl through the upstream) before any
                       other GET of KEY reaches the upstream
 --slow-ranges S       every ranged GET answered S seconds late (progress is seen to move)
-GET /ping answers 200 (the helper waits for it)."""
+GET /ping answers 200 (the helper waits for it).  Each request is logged on stderr as "METHOD PATH",
+and each GET answered with a body as "sent N PATH" after it (N its bytes: what a reader fetched)."""
 import http.client
 import http.server
 import os
@@ -103,6 +104,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(data)
         self.wfile.flush()
+        if self.command == "GET" and r.status // 100 == 2:
+            sys.stderr.write("sent %d %s\n" % (len(data), self.path.split("?")[0]))
+            sys.stderr.flush()
         if self.command == "GET" and die_after >= 0 and g >= die_after:
             sys.stderr.write("stopping after %d GETs\n" % g)
             sys.stderr.flush()

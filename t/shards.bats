@@ -15,6 +15,11 @@ teardown_file() {
 	s3_stop
 }
 
+# a test that failed between s3_fault and s3_fault_stop leaves no proxy behind
+teardown() {
+	s3_fault_stop
+}
+
 ARTS=$FIXTURES/flink-artifacts/new-stateful-udf-migration-itcase-flink1.19
 
 # union_is_rows SNAP N...: for each N, the rows of shards 0..N-1, read by I/N and by the descriptor
@@ -144,6 +149,17 @@ union_is_rows() {
 	[ ! -e out/part-00000.ndjson ]
 }
 
+@test "shards: -o DIR/ stopped by SIGINT, SIGTERM or SIGHUP midway removes its temporary part file, exit 128+signal" {
+	kv_spread 1000000
+	mkdir out
+	for sig in INT:130 TERM:143 HUP:129; do
+		killed_writing "${sig%:*}" 'out/part-00000.ndjson.tmp.*' ckpt-inspect -R --shard 0/1 -o out/ sp
+		[ "$st" -eq "${sig#*:}" ] || { echo "SIG${sig%:*}: exit $st"; return 1; }
+		[ -z "$(ls -A out)" ] || { echo "SIG${sig%:*} left: $(ls -A out)"; return 1; }
+		[ ! -s killed.out ] && [ ! -s killed.err ]
+	done
+}
+
 @test "shards: from s3://, each shard fetches about its own bytes; -o s3://bucket/prefix/ uploads its part whole" {
 	needs_fixtures
 	needs_s3
@@ -162,6 +178,26 @@ union_is_rows() {
 	LC_ALL=C sort union | cmp - all
 	ckpt-inspect -R --shard 1/8 -o s3://shards/rows/ --compress gz s3://shards/sp
 	[ "$(s3_keys shards rows/)" = rows/part-00001.ndjson.gz ]
+}
+
+@test "shards: from s3://, a shard fetches its key groups' bytes and the header once a part, no more (counted at the server)" {
+	needs_s3
+	kv_spread 1000000
+	s3_bucket exact
+	s3_put_dir sp exact/sp
+	ckpt-inspect --shards 8 sp >plan
+	s3_fault
+	for i in 0 1 2 3 4 5 6 7; do
+		: >"$BATS_TEST_TMPDIR/fault.log"
+		ckpt-inspect -R --shard "$i/8" s3://exact/sp >/dev/null
+		# the bytes of the shard's parts, and the header (the bytes before key group 0) for each part
+		# that does not start with it
+		want=$(jq -s --argjson h "${KV_OFF[0]}" --argjson i "$i" '.[$i].parts | map(select(.state == "keyed") |
+			.files[] | .to - .from + (if .from == 0 then 0 else $h end)) | add' plan)
+		got=$(awk '$1 == "sent" && $3 == "/exact/sp/kv" { n += $2 } END { print n + 0 }' "$BATS_TEST_TMPDIR/fault.log")
+		[ "$got" -eq "$want" ] || { echo "shard $i: $got bytes of kv fetched, its own $want"; return 1; }
+	done
+	s3_fault_stop
 }
 
 @test "shards: examples/shards/parallel.sh (GNU parallel, this machine as its ssh login) writes the parts; their union is -R's" {

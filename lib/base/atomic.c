@@ -30,7 +30,7 @@ ckpt_atomic_open(const char *path, struct ckpt_err *e)
 		goto fail;
 	}
 	sprintf(w->tmp, "%s.tmp.XXXXXX", path);
-	fd = mkstemp(w->tmp);
+	fd = ckpt_cleanup_mkstemp(w->tmp);
 	if (fd < 0) {
 		ckpt_err_sys(e, path, "cannot create");
 		goto fail;
@@ -40,6 +40,7 @@ ckpt_atomic_open(const char *path, struct ckpt_err *e)
 		ckpt_err_sys(e, path, "cannot set permissions");
 		close(fd);
 		unlink(w->tmp);
+		ckpt_cleanup_forget(w->tmp);
 		goto fail;
 	}
 	w->f = fdopen(fd, "wb");
@@ -47,6 +48,7 @@ ckpt_atomic_open(const char *path, struct ckpt_err *e)
 		ckpt_err_sys(e, path, "cannot create");
 		close(fd);
 		unlink(w->tmp);
+		ckpt_cleanup_forget(w->tmp);
 		goto fail;
 	}
 	return w;
@@ -66,6 +68,7 @@ ckpt_atomic_file(struct ckpt_atomic *w)
 static void
 atomic_free(struct ckpt_atomic *w)
 {
+	ckpt_cleanup_forget(w->tmp);
 	free(w->path);
 	free(w->tmp);
 	free(w);

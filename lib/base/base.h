@@ -3,8 +3,10 @@
  * errors and checked allocation, the growing array, the byte cursor (big-endian reads that fail at
  * their offset) and the growing byte buffer, bytes and entries, hashing (XXH3-64 and
  * Flink's murmur3), bit sets and range lists, JSON read (documents, streams, the in-place scanner)
- * and the one JSON writer (ckpt_jw_*), files written atomically, key groups, progress, and objects
- * in S3 (ckpt_s3_*, through libcurl).  It owns nothing beyond what each call returns.  The public
+ * and the one JSON writer (ckpt_jw_*), files written atomically (their temporary names removed on a
+ * fatal signal: cleanup.c), key groups, progress, and objects
+ * in S3 (ckpt_s3_*, through libcurl).  It owns nothing beyond what each call returns (and the names
+ * cleanup.c keeps until they are forgotten).  The public
  * API is ckpt.h, included here; programs never include this header.
  */
 #ifndef CKPT_INTERNAL_H
@@ -417,6 +419,16 @@ struct ckpt_atomic *ckpt_atomic_open(const char *path, struct ckpt_err *e);
 FILE *ckpt_atomic_file(struct ckpt_atomic *w);
 int ckpt_atomic_commit(struct ckpt_atomic *w, struct ckpt_err *e);
 void ckpt_atomic_abort(struct ckpt_atomic *w);
+/*
+ * Temporary files and directories removed by ckpt_cleanup_signal (ckpt.h) when a fatal signal
+ * comes before they are put in place: made by mkstemp and mkdtemp with the signals held, named
+ * until ckpt_cleanup_forget(path) (after the rename, or the removal).  hook: a function of a
+ * file with temporary names of its own, run by ckpt_cleanup_signal first (async-signal-safe).
+ */
+int ckpt_cleanup_mkstemp(char *tmpl);
+char *ckpt_cleanup_mkdtemp(char *tmpl);
+void ckpt_cleanup_forget(const char *path);
+void ckpt_cleanup_hook(void (*fn)(void));
 /* The process's umask, read without changing it for long (new files get 0666 & ~umask). */
 unsigned ckpt_umask(void);
 /* fsync the directory holding path (after a rename). */
@@ -594,6 +606,9 @@ uint64_t ckpt_s3obj_size(const struct ckpt_s3obj *o);
 /* Exactly n bytes at off (read ahead by ranges, several in flight): 0, or -1 with e set. */
 int ckpt_s3obj_pread(struct ckpt_s3obj *o, void *p, size_t n, uint64_t off, struct ckpt_err *e);
 void ckpt_s3obj_close(struct ckpt_s3obj *o);
+/* Reads ahead stop at end (0: the object's end), reads asked for past it do not: a reader of one
+ * range of an object (a shard's key groups) fetches no more of it than its bytes. */
+void ckpt_s3obj_limit(struct ckpt_s3obj *o, uint64_t end);
 /* All of o written to fd (path names it in errors): 0, or -1 with e set. */
 int ckpt_s3obj_copy(struct ckpt_s3obj *o, int fd, const char *path, struct ckpt_err *e);
 /* The whole object into *p (malloc'd, *n bytes): 0, or -1 with e set. */

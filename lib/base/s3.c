@@ -67,6 +67,7 @@ struct ckpt_s3obj {
 	unsigned char *buf; /* buf[0, blen) holds the object's bytes from boff */
 	uint64_t boff;
 	size_t blen, bcap, ahead;
+	uint64_t limit; /* no read-ahead at or past it (0: the object's end) */
 };
 
 /* HEAD: size and ETag; a HEAD has no body, so its error is asked again with a GET of one byte to
@@ -361,6 +362,8 @@ ckpt_s3obj_pread(struct ckpt_s3obj *o, void *p, size_t n, uint64_t off, struct c
 		want = n > o->ahead ? n : o->ahead;
 		if (want > o->size - off)
 			want = (size_t)(o->size - off);
+		if (o->limit > off && want > o->limit - off) /* what is asked, but nothing ahead past the limit */
+			want = n > o->limit - off ? n : (size_t)(o->limit - off);
 		if (ckpt_grow(&o->buf, &o->bcap, want, 1, want, e) < 0)
 			return -1;
 		o->blen = 0;
@@ -370,6 +373,12 @@ ckpt_s3obj_pread(struct ckpt_s3obj *o, void *p, size_t n, uint64_t off, struct c
 		o->blen = want;
 	}
 	return 0;
+}
+
+void
+ckpt_s3obj_limit(struct ckpt_s3obj *o, uint64_t end)
+{
+	o->limit = end;
 }
 
 int

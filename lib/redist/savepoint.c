@@ -153,7 +153,7 @@ temp_dir(const char *out, int s3, struct ckpt_err *e)
 		ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
 		return NULL;
 	}
-	if (mkdtemp(tmp) == NULL) {
+	if (ckpt_cleanup_mkdtemp(tmp) == NULL) {
 		ckpt_err_sys(e, s3 ? tmp : out, "cannot create");
 		free(tmp);
 		return NULL;
@@ -481,14 +481,17 @@ ckpt_flink_savepoint_write(const char *in_path, const char *outdir, const struct
 		ckpt_err_sys(e, out, "cannot create");
 		goto out;
 	}
+	ckpt_cleanup_forget(tmp);
 	free(tmp);
 	tmp = NULL;
 	if (ckpt_fsync_dir_of(out, e) < 0)
 		goto out;
 	rc = 0;
 out:
-	if (tmp)
+	if (tmp) {
 		nftw(tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		ckpt_cleanup_forget(tmp);
+	}
 	free(tmp);
 	free(out);
 	free(in.meta);

@@ -160,10 +160,14 @@ to_s3(struct ckpt_snapshot *s, const char *desc, const char *url, const char *co
 	int fd, rc;
 
 	snprintf(path, sizeof path, "%s/ckpt-part-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if ((fd = mkstemp(path)) < 0 || (f = fdopen(fd, "w")) == NULL) {
-		if (fd >= 0)
+	if ((fd = ckpt_cleanup_mkstemp(path)) < 0 || (f = fdopen(fd, "w")) == NULL) {
+		ckpt_err_sys(e, path, "cannot create");
+		if (fd >= 0) {
 			close(fd);
-		return ckpt_err_sys(e, path, "cannot create");
+			unlink(path);
+			ckpt_cleanup_forget(path);
+		}
+		return -1;
 	}
 	rc = rows_into(s, desc, f, compress, e);
 	if (fclose(f) != 0 && rc == 0)
@@ -171,6 +175,7 @@ to_s3(struct ckpt_snapshot *s, const char *desc, const char *url, const char *co
 	if (rc == 0)
 		rc = ckpt_s3_put_file(path, url, e);
 	unlink(path);
+	ckpt_cleanup_forget(path);
 	return rc;
 }
 

@@ -41,6 +41,7 @@ struct ckpt_fsrc {
 	const unsigned char *mem;
 	uint64_t base, size;       /* the region: [base, base + size) of fd, or mem[0, size) */
 	uint64_t raw;              /* region offset of the next raw byte not yet taken */
+	uint64_t limit;            /* no window filled past it, when before it (0: none; ckpt_fsrc_limit) */
 	const unsigned char *win;  /* the window: plain bytes, or one chunk's data */
 	unsigned char *buf;        /* the window's storage (NULL while the window is mem itself) */
 	size_t wpos, wlen;
@@ -83,6 +84,9 @@ ckpt_fsrc_release(struct ckpt_fsrc *s)
 }
 /* A memory source (nothing read with capture, no window of its own) over p[0, n) instead. */
 void ckpt_fsrc_mem_again(struct ckpt_fsrc *s, const void *p, size_t n);
+/* Reads ahead (the window, an S3 object's read-ahead) stop at the region offset end while before
+ * it (0: no limit): a reader of one byte range reads no more than it. */
+void ckpt_fsrc_limit(struct ckpt_fsrc *s, uint64_t end);
 /* Continue at region offset off: plain (snappy 0), at the start of a framed stream (1: its stream
  * identifier there), or at a chunk of a framed stream begun before (2). */
 int ckpt_fsrc_seek(struct ckpt_fsrc *s, uint64_t off, int snappy);

@@ -122,6 +122,14 @@ ckpt_fsrc_s3(struct ckpt_fsrc *s, struct ckpt_s3obj *o, uint64_t base, uint64_t 
 }
 
 void
+ckpt_fsrc_limit(struct ckpt_fsrc *s, uint64_t end)
+{
+	s->limit = end;
+	if (s->obj)
+		ckpt_s3obj_limit(s->obj, end ? s->base + end : 0);
+}
+
+void
 ckpt_fsrc_mem_again(struct ckpt_fsrc *s, const void *p, size_t n)
 {
 	s->mem = s->win = p;
@@ -255,6 +263,8 @@ fill(struct ckpt_fsrc *s)
 	if (s->raw >= s->size)
 		return 0;
 	n = s->size - s->raw < WINDOW ? (size_t)(s->size - s->raw) : WINDOW;
+	if (s->limit > s->raw && n > s->limit - s->raw)
+		n = (size_t)(s->limit - s->raw);
 	s->wat = s->raw;
 	s->wpos = s->wlen = 0;
 	if (raw_take(s, s->buf, n) < 0)

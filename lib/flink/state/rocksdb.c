@@ -102,11 +102,12 @@ create_end(void)
 	inside = 0;
 }
 
+/* What a signal does before its default action: also the hook of ckpt_cleanup_signal, for a program
+ * whose own handler is in place of ours. */
 static void
-on_signal(int sig)
+clean_all(void)
 {
 	struct timespec ms = {0, 1000000};
-	sigset_t set;
 
 	__atomic_store_n(&dying, 1, __ATOMIC_SEQ_CST);
 	for (int i = 0; i < 5000 && __atomic_load_n(&creating, __ATOMIC_SEQ_CST) > (inside ? 1 : 0); i++)
@@ -114,6 +115,14 @@ on_signal(int sig)
 	for (size_t i = 0; i < SLOTS; i++)
 		if (slots[i].used)
 			slot_clean(&slots[i]);
+}
+
+static void
+on_signal(int sig)
+{
+	sigset_t set;
+
+	clean_all();
 	signal(sig, SIG_DFL);
 	sigemptyset(&set);
 	sigaddset(&set, sig);
@@ -148,6 +157,7 @@ slot_take(const char *dir, const struct ckpt_frocks_file *f, size_t n, struct ck
 	pthread_mutex_lock(&slot_mu);
 	if (!installed) {
 		install_handlers();
+		ckpt_cleanup_hook(clean_all);
 		installed = 1;
 	}
 	for (i = 0; i < SLOTS && s == NULL; i++)

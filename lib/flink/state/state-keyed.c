@@ -446,6 +446,39 @@ which_layout(struct ckpt_fstate_ctx *c, struct ckpt_fsrc *s, const struct ckpt_f
 	return heap;
 }
 
+/* Where the header ends: the first key group's offset (0: none recorded). */
+static uint64_t
+first_offset(const struct kgs *g)
+{
+	uint64_t first = 0;
+
+	for (uint32_t i = 0; i < g->n; i++)
+		if (g->off[i] && (first == 0 || g->off[i] < first))
+			first = g->off[i];
+	return first;
+}
+
+/* The end of the bytes of the key groups read (-k's, a shard's; 0: all are): the last of them ends
+ * where the next key group in the file starts, or at the file's end.  A shard then fetches its
+ * bytes alone. */
+static uint64_t
+window_end(const struct ckpt_fstate_ctx *c, const struct kgs *g)
+{
+	uint64_t last = 0, end = c->h->size;
+
+	if (c->k->kg_hi == 0)
+		return 0;
+	for (uint32_t i = 0; i < g->n; i++)
+		if (!kg_skipped(c->k, g->first + i) && g->off[i] > last)
+			last = g->off[i];
+	if (last == 0)
+		return 0;
+	for (uint32_t i = 0; i < g->n; i++)
+		if (g->off[i] > last && g->off[i] < end)
+			end = g->off[i];
+	return end;
+}
+
 int
 ckpt_fstate_read_keyed(struct ckpt_fstate_ctx *c)
 {
@@ -462,11 +495,16 @@ ckpt_fstate_read_keyed(struct ckpt_fstate_ctx *c)
 		rc = 0; /* nothing in the window */
 		goto out;
 	}
-	if (ckpt_fstate_open_bytes(c, &s, &fd) < 0 || ckpt_fstate_read_keyed_header(&s, &h) < 0)
+	if (ckpt_fstate_open_bytes(c, &s, &fd) < 0)
+		goto out;
+	ckpt_fsrc_limit(&s, first_offset(&g)); /* the header */
+	if (ckpt_fstate_read_keyed_header(&s, &h) < 0)
 		goto out;
 	if (c->k->header && c->k->header(c->k->arg, "keyed", &h) < 0)
 		goto out;
+	ckpt_fsrc_limit(&s, g.n ? g.off[0] + 4 : 0);
 	heap = strcmp(c->h->kind, "key_groups") == 0 && is_heap(&s, &h, &g);
+	ckpt_fsrc_limit(&s, window_end(c, &g)); /* the key groups read */
 	if (heap && (h.stopped || g.first == 0))
 		heap = which_layout(c, &s, &h, &g);
 	rc = heap ? read_heap(c, &s, &h, &g) : read_canonical(c, &s, &h, &g);
