@@ -28,7 +28,7 @@ chmod +x "$W/bench-java"
 bench_write() {
 	KEYS=$((MB * 1024 * 1024 / 212))
 	rm -rf "$2"
-	echo "writing the $1 ($KEYS keys per operator) with Flink ..."
+	echo "writing the $([ "$1" = write ] && echo savepoint || echo "$1") ($KEYS keys per operator) with Flink ..."
 	"$W/bench-java" "$1" "$2" "$KEYS" >"$W/write.log" 2>&1 || { tail -20 "$W/write.log"; exit 1; }
 }
 
