@@ -76,7 +76,7 @@ done
 set -- $(best sh -c 'exec "$0" -v -R s3://bench/sp 2>"$1"' "$BIN/ckpt-inspect" "$W/v"); RS_E=$1
 show "ckpt-inspect -R s3://bench/sp:" "$1" "$2" "$3"
 sed -n 's/.*: \([0-9]*\) bytes fetched from S3$/\1/p' "$W/v" | awk -v b="$BYTES" '{
-	printf "  %.0f bytes fetched (%.2fx the savepoint: without -k the state is read twice, checked then printed)\n", $1, $1 / b }'
+	printf "  %.0f bytes fetched (%.2fx the savepoint)\n", $1, $1 / b }'
 set -- $(best "$BIN/ckpt-inspect" -R "$SP"); RL_E=$1
 show "ckpt-inspect -R (local copy):" "$1" "$2" "$3"
 for f in "$SP"/*; do printf 'url = "%s"\noutput = "/dev/null"\n' "$E/bench/sp/${f##*/}"; done >"$W/curl.cfg"
