@@ -54,7 +54,7 @@ done
 for uk in 'by-string "key-000000000007"' 'by-long 0'; do
 	u=${uk%% *} k=${uk#* }
 	set -- $(best "$BIN/ckpt-inspect" -R -u "$u" -k "$k" "$SP")
-	READ=$("$BIN/ckpt-inspect" -v -R -u "$u" -k "$k" "$SP" 2>&1 >/dev/null | sed -n 's/.*: \([0-9]*\) bytes of state files read$/\1/p')
+	READ=$("$BIN/ckpt-inspect" -v -R -u "$u" -k "$k" "$SP" 2>&1 >/dev/null | sed -n 's/.*: \([0-9]*\) bytes of state files read\( from .*\)\{0,1\}$/\1/p')
 	echo "$1 $READ $BYTES" | awk -v l="ckpt-inspect -R -u $u -k $k:" '{printf "%-44s %7.1f ms, %d of %d bytes read (%.3f %%; targets: 50 ms, 1 %%)\n",
 		l, $1 * 1000, $2, $3, 100 * $2 / $3}'
 	"$BIN/ckpt-inspect" -R -u "$u" -k "$k" "$SP" | head -2 | sed 's/^/  /'
