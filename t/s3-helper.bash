@@ -13,29 +13,36 @@ free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-# s3_start: the server up and answering (at most 120 s: java starts slowly on a loaded machine).
-s3_start() {
-	[ -f "$S3PROXY_JAR" ] && command -v java >/dev/null || return 0
-	local d=$BATS_FILE_TMPDIR/s3proxy port i
-	mkdir -p "$d/data"
+# s3_serve DIR: the server started (its pid in DIR/pid, its log in DIR/log, its data in DIR/data) and
+# answering (at most 120 s: java starts slowly on a loaded machine), its address in DIR/endpoint.
+# Plain sh, so that t/bench/s3.sh starts the same server.
+s3_serve() {
+	local port i
+	mkdir -p "$1/data"
 	port=$(free_port)
-	cat >"$d/s3proxy.properties" <<EOP
+	cat >"$1/s3proxy.properties" <<EOP
 s3proxy.endpoint=http://127.0.0.1:$port
 s3proxy.authorization=aws-v4
 s3proxy.identity=$S3_ID
 s3proxy.credential=$S3_SECRET
 jclouds.provider=filesystem
-jclouds.filesystem.basedir=$d/data
+jclouds.filesystem.basedir=$1/data
 EOP
 	# 3>&-: bats waits for whatever holds its descriptor 3; a server must not
-	java -jar "$S3PROXY_JAR" --properties "$d/s3proxy.properties" >"$d/log" 2>&1 3>&- &
-	echo $! >"$d/pid"
+	java -jar "$S3PROXY_JAR" --properties "$1/s3proxy.properties" >"$1/log" 2>&1 3>&- &
+	echo $! >"$1/pid"
 	for i in $(seq 600); do
 		curl -s -o /dev/null "http://127.0.0.1:$port/" && break
-		kill -0 "$(cat "$d/pid")" 2>/dev/null || { cat "$d/log" >&2; return 1; }
+		kill -0 "$(cat "$1/pid")" 2>/dev/null || { cat "$1/log" >&2; return 1; }
 		sleep 0.2
 	done
-	echo "http://127.0.0.1:$port" >"$d/endpoint"
+	echo "http://127.0.0.1:$port" >"$1/endpoint"
+}
+
+# s3_start: the server of this file, when there is one (setup_file).
+s3_start() {
+	[ -f "$S3PROXY_JAR" ] && command -v java >/dev/null || return 0
+	s3_serve "$BATS_FILE_TMPDIR/s3proxy"
 }
 
 s3_stop() {
@@ -56,10 +63,16 @@ needs_s3() {
 		fi
 		skip "$S3_ABSENT"
 	fi
-	S3_ENDPOINT=$(cat "$d/endpoint")
+	s3_env "$(cat "$d/endpoint")" "$BATS_TEST_TMPDIR"
+}
+
+# s3_env ENDPOINT DIR: S3_ENDPOINT and the AWS environment pointed at the server, the user's own
+# ~/.aws out of the way (files under DIR that do not exist in their place).
+s3_env() {
+	S3_ENDPOINT=$1
 	export AWS_ACCESS_KEY_ID=$S3_ID AWS_SECRET_ACCESS_KEY=$S3_SECRET AWS_REGION=us-east-1
 	export AWS_ENDPOINT_URL=$S3_ENDPOINT
-	export AWS_SHARED_CREDENTIALS_FILE=$BATS_TEST_TMPDIR/no-credentials AWS_CONFIG_FILE=$BATS_TEST_TMPDIR/no-config
+	export AWS_SHARED_CREDENTIALS_FILE=$2/no-credentials AWS_CONFIG_FILE=$2/no-config
 	unset AWS_PROFILE AWS_SESSION_TOKEN AWS_DEFAULT_REGION AWS_ENDPOINT_URL_S3 CKPT_S3_PART CKPT_S3_ADDRESSING
 }
 

@@ -14,38 +14,10 @@
 #
 # Targets (issue 40): within 2x the time of -R, under 256 MB whatever the size.
 set -e
-BENCH=canonical
-. "$(dirname "$0")/setup.sh"
-MB=${CKPT_BENCH_STATE_MB:-1024}
-HEAP=${CKPT_BENCH_JAVA_HEAP:-4g}
-D=${CKPT_BENCH_CHECKPOINTS:-$W/checkpoints}
-
-. t/bench/java.sh
-
-KEYS=$((MB * 1024 * 1024 / 212))
-CK=$(ls -d "$D"/*/chk-* 2>/dev/null | head -1)
-if [ ! -f "$CK/_metadata" ]; then
-	rm -rf "$D"
-	echo "writing the checkpoint ($KEYS keys per operator) with Flink ..."
-	"$W/bench-java" checkpoint "$D" "$KEYS" >"$W/write.log" 2>&1 || { tail -20 "$W/write.log"; exit 1; }
-	CK=$(ls -d "$D"/*/chk-* | head -1)
-fi
-# the files the checkpoint is made of: its own directory's and the shared files its _metadata names
-"$BIN/ckpt-inspect" -m "$CK/_metadata" | jq -r '.flink.files[].path' |
-	while read -r p; do
-		p=${p#file:} && p=${p#//}
-		case $p in /*) echo "$p" ;; *) echo "$CK/$p" ;; esac
-	done | sort -u >"$W/files"
-echo "$CK/_metadata" >>"$W/files"
-BYTES=$(xargs -d '\n' du -cb <"$W/files" | tail -1 | cut -f1)
-xargs -d '\n' cat <"$W/files" >/dev/null # into the page cache
-
-echo "checkpoint: $BYTES bytes in $(wc -l <"$W/files") files ($CK)"
-set -- $(best "$BIN/ckpt-inspect" -R "$CK"); RW_E=$1 RW_C=$2 RW_M=$3
-show "ckpt-inspect -R > /dev/null:" "$RW_E" "$RW_C" "$RW_M"
-set -- $(best sh -c 'rm -rf "$1"; exec "$0" --canonical -o "$1/" "$2"' "$BIN/ckpt-merge" "$W/out" "$CK")
-CV_E=$1 CV_C=$2 CV_M=$3
-show "ckpt-merge --canonical:" "$CV_E" "$CV_C" "$CV_M"
+BENCH=canonical HEAP=4g . "$(dirname "$0")/java.sh"
+bench_checkpoint
+timed RW "ckpt-inspect -R > /dev/null:" "$BIN/ckpt-inspect" -R "$CK"
+timed CV "ckpt-merge --canonical:" sh -c 'rm -rf "$1"; exec "$0" --canonical -o "$1/" "$2"' "$BIN/ckpt-merge" "$W/out" "$CK"
 echo "$CV_E $RW_E $CV_M $CV_C $RW_C" | awk '{
 	printf "ckpt-merge --canonical: %.2fx the time of -R (target: within 2x), %.2fx its CPU; peak %.1f MB (target: under 256 MB)\n",
 		$1 / ($2 > 0 ? $2 : 0.01), $4 / ($5 > 0 ? $5 : 0.01), $3 / 1024 }'

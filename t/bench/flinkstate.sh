@@ -29,39 +29,18 @@
 # start included), under 64 MB.
 set -e
 BENCH=flinkstate
-. "$(dirname "$0")/setup.sh"
-MB=${CKPT_BENCH_STATE_MB:-1024}
-HEAP=${CKPT_BENCH_JAVA_HEAP:-8g}
-SP=${CKPT_BENCH_SAVEPOINT:-$W/savepoint}
-
-. t/bench/java.sh
-
-# 1 GiB is about 5.1 million keys per operator (115 bytes a String key, 97 a Long key, both states)
-KEYS=$((MB * 1024 * 1024 / 212))
-if [ ! -f "$SP/_metadata" ]; then
-	rm -rf "$SP"
-	echo "writing the savepoint ($KEYS keys per operator) with Flink ..."
-	"$W/bench-java" write "$SP" "$KEYS" >"$W/write.log" 2>&1 || { tail -20 "$W/write.log"; exit 1; }
-fi
-BYTES=$(du -cb "$SP"/* | tail -1 | cut -f1)
-cat "$SP"/* >/dev/null # into the page cache
-
-echo "savepoint: $BYTES bytes ($SP)"
-set -- $(best "$BIN/ckpt-inspect" -a "$SP"); CK_E=$1 CK_C=$2 CK_M=$3
-show "ckpt-inspect -a > /dev/null:" "$CK_E" "$CK_C" "$CK_M"
-set -- $(best "$BIN/ckpt-inspect" -R "$SP"); RW_E=$1 RW_C=$2 RW_M=$3
-show "ckpt-inspect -R > /dev/null:" "$RW_E" "$RW_C" "$RW_M"
-set -- $(best "$BIN/ckpt-inspect" --raw -a "$SP"); RAW_E=$1
-show "ckpt-inspect --raw -a:" "$1" "$2" "$3"
-set -- $(best sh -c 'cat "$1"/* ' sh "$SP"); CAT_E=$1
-show "cat of the files:" "$1" "$2" "$3"
+. "$(dirname "$0")/java.sh"
+bench_savepoint
+timed CK "ckpt-inspect -a > /dev/null:" "$BIN/ckpt-inspect" -a "$SP"
+timed RW "ckpt-inspect -R > /dev/null:" "$BIN/ckpt-inspect" -R "$SP"
+timed RAW "ckpt-inspect --raw -a:" "$BIN/ckpt-inspect" --raw -a "$SP"
+timed CAT "cat of the files:" sh -c 'cat "$1"/* ' sh "$SP"
 # -d: the savepoint against itself (every entry read on both sides, none differs) and against a copy
 # edited by ckpt-merge (by-long's uid changed, its files hard-linked: that operator's entries all
 # removed, another's all added), on one thread (CKPT_THREADS=1) and on every processor (issue 25
 # item 5), next to cat of the files of both sides.  -d exits 1 when they differ.
 "$BIN/ckpt-merge" --uid by-long=by-long-2 --link -o "$W/edited/" "$SP"
-set -- $(best sh -c 'cat "$1"/* "$1"/*' sh "$SP"); CAT2_E=$1
-show "cat of the files, twice:" "$1" "$2" "$3"
+timed CAT2 "cat of the files, twice:" sh -c 'cat "$1"/* "$1"/*' sh "$SP"
 for other in "$SP" "$W/edited"; do
 	for th in 1 ""; do
 		set -- $(best env CKPT_THREADS="$th" sh -c '"$0" -d "$1" "$2"; [ $? -le 1 ]' "$BIN/ckpt-inspect" "$other" "$SP")
@@ -75,22 +54,15 @@ done
 for uk in 'by-string "key-000000000007"' 'by-long 0'; do
 	u=${uk%% *} k=${uk#* }
 	set -- $(best "$BIN/ckpt-inspect" -R -u "$u" -k "$k" "$SP")
-	READ=$("$BIN/ckpt-inspect" -v -R -u "$u" -k "$k" "$SP" 2>&1 >/dev/null | sed -n 's/.*: \([0-9]*\) bytes of state files read$/\1/p')
+	READ=$("$BIN/ckpt-inspect" -v -R -u "$u" -k "$k" "$SP" 2>&1 >/dev/null | sed -n 's/.*: \([0-9]*\) bytes of state files read\( from .*\)\{0,1\}$/\1/p')
 	echo "$1 $READ $BYTES" | awk -v l="ckpt-inspect -R -u $u -k $k:" '{printf "%-44s %7.1f ms, %d of %d bytes read (%.3f %%; targets: 50 ms, 1 %%)\n",
 		l, $1 * 1000, $2, $3, 100 * $2 / $3}'
 	"$BIN/ckpt-inspect" -R -u "$u" -k "$k" "$SP" | head -2 | sed 's/^/  /'
 done
 # what only the raw half of the document costs: the bytes read, in base64 (coreutils)
-set -- $(best sh -c 'for f in "$1"/*; do base64 -w0 "$f"; done' sh "$SP"); B64_E=$1
-show "base64 of the files:" "$1" "$2" "$3"
+timed B64 "base64 of the files:" sh -c 'for f in "$1"/*; do base64 -w0 "$f"; done' sh "$SP"
 # the State Processor API once (it takes long): the whole process, and the read it times itself
-/usr/bin/time -f '%e %U %S %M' -o "$W/t" "$W/bench-java" read "$SP" >"$W/read.log" 2>&1 || { tail -20 "$W/read.log"; exit 1; }
-read -r SPA_E SPA_U SPA_S SPA_M <"$W/t"
-SPA_C=$(echo "$SPA_U $SPA_S" | awk '{print $1 + $2}')
-show "State Processor API (java):" "$SPA_E" "$SPA_C" "$SPA_M"
-SPA_IN=$(awk '/read-ms/ {print $NF / 1000}' "$W/read.log")
-show "State Processor API (read):" "$SPA_IN" 0 0 | sed 's/, *[0-9.]* MB\/s of CPU.*//'
-grep '^keys' "$W/read.log" | sed 's/^/  State Processor API read: /'
+bench_read "$SP" || { tail -20 "$W/read.log"; exit 1; }
 verdict() { # label, elapsed, cpu, rss KB
 	echo "$2 $SPA_E $SPA_IN $CAT_E $4 $3 $SPA_C" | awk -v l="$1" '{
 	printf "%s: %.1fx faster than the State Processor API with JVM start (target 20x), %.1fx without;", l, $2 / $1, $3 / $1

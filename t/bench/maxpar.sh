@@ -13,34 +13,12 @@
 #
 # Targets (issue 40): within 2x the time of -R, under 256 MB whatever the size.
 set -e
-cd "$(dirname "$0")/../.."
-ROOT=$PWD
-BIN=${CKPT_BIN:-$ROOT/bin}
-MB=${CKPT_BENCH_STATE_MB:-1024}
+BENCH=maxpar
+. "$(dirname "$0")/java.sh"
 N=${CKPT_BENCH_MAXPAR:-256}
-HEAP=${CKPT_BENCH_JAVA_HEAP:-8g}
-mkdir -p "$ROOT/build/bench"
-W=$(mktemp -d "$ROOT/build/bench/maxpar.XXXXXX")
-trap 'rm -rf "$W"' EXIT
-SP=${CKPT_BENCH_SAVEPOINT:-$W/savepoint}
-
-. t/bench/java.sh
-
-KEYS=$((MB * 1024 * 1024 / 212))
-if [ ! -f "$SP/_metadata" ]; then
-	rm -rf "$SP"
-	echo "writing the savepoint ($KEYS keys per operator) with Flink ..."
-	"$W/bench-java" write "$SP" "$KEYS" >"$W/write.log" 2>&1 || { tail -20 "$W/write.log"; exit 1; }
-fi
-BYTES=$(du -cb "$SP"/* | tail -1 | cut -f1)
-cat "$SP"/* >/dev/null # into the page cache
-
-echo "savepoint: $BYTES bytes ($SP)"
-set -- $(best "$BIN/ckpt-inspect" -R "$SP"); RW_E=$1 RW_C=$2 RW_M=$3
-show "ckpt-inspect -R > /dev/null:" "$RW_E" "$RW_C" "$RW_M"
-set -- $(best sh -c 'rm -rf "$1"; exec "$0" --max-parallelism "$2" -o "$1/" "$3"' "$BIN/ckpt-merge" "$W/out" "$N" "$SP")
-MP_E=$1 MP_C=$2 MP_M=$3
-show "ckpt-merge --max-parallelism $N:" "$MP_E" "$MP_C" "$MP_M"
+bench_savepoint
+timed RW "ckpt-inspect -R > /dev/null:" "$BIN/ckpt-inspect" -R "$SP"
+timed MP "ckpt-merge --max-parallelism $N:" sh -c 'rm -rf "$1"; exec "$0" --max-parallelism "$2" -o "$1/" "$3"' "$BIN/ckpt-merge" "$W/out" "$N" "$SP"
 echo "$MP_E $RW_E $MP_M $MP_C $RW_C" | awk '{
 	printf "ckpt-merge --max-parallelism: %.2fx the time of -R (target: within 2x), %.2fx its CPU; peak %.1f MB (target: under 256 MB)\n",
 		$1 / ($2 > 0 ? $2 : 0.01), $4 / ($5 > 0 ? $5 : 0.01), $3 / 1024 }'

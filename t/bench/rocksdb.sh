@@ -17,69 +17,48 @@
 #                                temporary directory under build/bench/, removed)
 #   CKPT_BENCH_RUNS=N            runs of ckpt-inspect and cat, the best counted (default 3)
 #   CKPT_BENCH_JAVA_HEAP=SIZE    -Xmx of both JVMs (default 4g)
+#   CKPT_BENCH_SPA=no            the State Processor API not run (on 1 GiB it fails after minutes)
 #
 # Needs the harness's JDK 17 and Maven (sh .ci/deps; the Maven cache filled by make
 # flink-fixtures) and /usr/bin/time (sh .ci/deps bench).  Targets (issue 26): -R at least 10 times
 # faster than the State Processor API (JVM start included) and within 5 times of cat; -k under
 # 50 ms; memory under 128 MB.
 set -e
-BENCH=rocksdb
-. "$(dirname "$0")/setup.sh"
-MB=${CKPT_BENCH_STATE_MB:-1024}
-HEAP=${CKPT_BENCH_JAVA_HEAP:-4g}
-D=${CKPT_BENCH_CHECKPOINTS:-$W/checkpoints}
-
-. t/bench/java.sh
-
-KEYS=$((MB * 1024 * 1024 / 212))
-CK=$(ls -d "$D"/*/chk-* 2>/dev/null | head -1)
-if [ ! -f "$CK/_metadata" ]; then
-	rm -rf "$D"
-	echo "writing the checkpoint ($KEYS keys per operator) with Flink ..."
-	"$W/bench-java" checkpoint "$D" "$KEYS" >"$W/write.log" 2>&1 || { tail -20 "$W/write.log"; exit 1; }
-	CK=$(ls -d "$D"/*/chk-* | head -1)
-fi
-# the files the checkpoint is made of: its own directory's and the shared files its _metadata names
-"$BIN/ckpt-inspect" -m "$CK/_metadata" | jq -r '.flink.files[].path' |
-	while read -r p; do
-		p=${p#file:} && p=${p#//}
-		case $p in /*) echo "$p" ;; *) echo "$CK/$p" ;; esac
-	done | sort -u >"$W/files"
-echo "$CK/_metadata" >>"$W/files"
-BYTES=$(xargs -d '\n' du -cb <"$W/files" | tail -1 | cut -f1)
-xargs -d '\n' cat <"$W/files" >/dev/null # into the page cache
-
-echo "checkpoint: $BYTES bytes in $(wc -l <"$W/files") files ($CK)"
-set -- $(best "$BIN/ckpt-inspect" -R "$CK"); RW_E=$1 RW_C=$2 RW_M=$3
-show "ckpt-inspect -R > /dev/null:" "$RW_E" "$RW_C" "$RW_M"
-set -- $(best "$BIN/ckpt-inspect" -a "$CK"); CK_E=$1 CK_C=$2 CK_M=$3
-show "ckpt-inspect -a > /dev/null:" "$CK_E" "$CK_C" "$CK_M"
-set -- $(best sh -c 'xargs -d "\n" cat < "$1"' sh "$W/files"); CAT_E=$1
-show "cat of the files:" "$1" "$2" "$3"
+BENCH=rocksdb HEAP=4g . "$(dirname "$0")/java.sh"
+bench_checkpoint
+timed RW "ckpt-inspect -R > /dev/null:" "$BIN/ckpt-inspect" -R "$CK"
+timed CK "ckpt-inspect -a > /dev/null:" "$BIN/ckpt-inspect" -a "$CK"
+timed CAT "cat of the files:" sh -c 'xargs -d "\n" cat < "$1"' sh "$W/files"
 # RocksDB's own scan of the same SST files (issue 42: -R at or below it; sst_dump is Debian's
 # rocksdb-tools, installed by `sh .ci/deps bench`), each file as sst_dump reads one
 if command -v sst_dump >/dev/null 2>&1; then
-	# Flink names shared SSTs by UUID: a table file is told by its last 8 bytes, RocksDB's magic
+	# Flink names shared SSTs by UUID: a table file is told by its last 8 bytes, RocksDB's magic,
+	# and linked under a name sst_dump takes (it reads only NNN.sst)
+	mkdir "$W/sst"
+	i=0
 	while read -r f; do
-		[ "$(tail -c 8 "$f" | od -An -tx1 | tr -d ' \n')" = f7cff485b741e288 ] && echo "$f"
-	done <"$W/files" >"$W/ssts" || true
-	set -- $(best sh -c 'xargs -d "\n" -n1 -I{} sst_dump --file={} --command=scan --output_hex < "$1" > /dev/null' sh "$W/ssts")
-	SST_E=$1
-	show "sst_dump --command=scan:" "$1" "$2" "$3"
-	echo "$RW_E $SST_E" | awk '{printf "ckpt-inspect -R: %.2fx the time of sst_dump --command=scan (target: at most 1x)\n", $1 / ($2 > 0 ? $2 : 0.01)}'
+		[ "$(tail -c 8 "$f" | od -An -tx1 | tr -d ' \n')" = f7cff485b741e288 ] || continue
+		i=$((i + 1))
+		ln -s "$(readlink -f "$f")" "$W/sst/$i.sst"
+		echo "$W/sst/$i.sst"
+	done <"$W/files" >"$W/ssts"
+	echo "  $i SST files for sst_dump"
+	# (ckpt verifies every block's checksum; sst_dump only with --verify_checksum: both are shown)
+	SCAN='xargs -d "\n" -I{} sst_dump --file={} --command=scan --output_hex $2 < "$1" > /dev/null'
+	timed SST "sst_dump --command=scan:" sh -c "$SCAN" sh "$W/ssts"
+	timed SSTV "  with --verify_checksum:" sh -c "$SCAN" sh "$W/ssts" --verify_checksum
+	echo "$RW_E $SST_E $RW_C $SST_C $SSTV_C" | awk '{
+		printf "ckpt-inspect -R: %.2fx the time of sst_dump --command=scan, %.2fx its CPU, %.2fx the CPU of the scan that verifies checksums as ckpt does (target: at most 1x)\n",
+			$1 / ($2 > 0 ? $2 : 0.01), $3 / ($4 > 0 ? $4 : 0.01), $3 / ($5 > 0 ? $5 : 0.01) }'
 else
 	echo "sst_dump: not installed (apt-get install rocksdb-tools): the comparison with RocksDB's scan is not made"
 fi
 # The State Processor API 2.3.0 fails on some RocksDB checkpoints (on the 1 GiB one, after minutes:
 # RocksDBKeyedStateBackend.getKeys's "Namespace must exist", none of the states asked registered in
 # the backend a split restored): then its failure is said, and the rest is measured all the same.
-if /usr/bin/time -f '%e %U %S %M' -o "$W/t" "$W/bench-java" read "$CK" rocksdb >"$W/read.log" 2>&1; then
-	read -r SPA_E SPA_U SPA_S SPA_M <"$W/t"
-	SPA_C=$(echo "$SPA_U $SPA_S" | awk '{print $1 + $2}')
-	show "State Processor API (java):" "$SPA_E" "$SPA_C" "$SPA_M"
-	SPA_IN=$(awk '/read-ms/ {print $NF / 1000}' "$W/read.log")
-	show "State Processor API (read):" "$SPA_IN" 0 0 | sed 's/, *[0-9.]* MB\/s of CPU.*//'
-	grep '^keys' "$W/read.log" | sed 's/^/  State Processor API read: /'
+if [ "${CKPT_BENCH_SPA-}" = no ]; then
+	echo "State Processor API (java):       not run (CKPT_BENCH_SPA=no)"
+elif bench_read "$CK" rocksdb; then
 	echo "$RW_E $SPA_E $SPA_IN $RW_C $SPA_C" | awk '{
 		printf "ckpt-inspect -R: %.1fx faster than the State Processor API with JVM start (target 10x), %.1fx without;", $2 / $1, $3 / $1
 		printf " %.1fx less CPU\n", $5 / ($4 > 0 ? $4 : 0.01) }'

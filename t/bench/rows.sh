@@ -12,35 +12,14 @@
 #   CKPT_BENCH_RUNS=N          runs of each, the best counted (default 3)
 #   CKPT_BENCH_JAVA_HEAP=SIZE  -Xmx of the JVM that writes the savepoint (default 8g)
 set -e
-cd "$(dirname "$0")/../.."
-ROOT=$PWD
-BIN=${CKPT_BIN:-$ROOT/bin}
-MB=${CKPT_BENCH_STATE_MB:-1024}
-HEAP=${CKPT_BENCH_JAVA_HEAP:-8g}
-mkdir -p "$ROOT/build/bench"
-W=$(mktemp -d "$ROOT/build/bench/rows.XXXXXX")
-trap 'rm -rf "$W"' EXIT
-SP=${CKPT_BENCH_SAVEPOINT:-$W/savepoint}
-
-. t/bench/java.sh
-
-KEYS=$((MB * 1024 * 1024 / 212))
-if [ ! -f "$SP/_metadata" ]; then
-	rm -rf "$SP"
-	echo "writing the savepoint ($KEYS keys per operator) with Flink ..."
-	"$W/bench-java" write "$SP" "$KEYS" >"$W/write.log" 2>&1 || { tail -20 "$W/write.log"; exit 1; }
-fi
-BYTES=$(du -cb "$SP"/* | tail -1 | cut -f1)
-cat "$SP"/* >/dev/null # into the page cache
+BENCH=rows
+. "$(dirname "$0")/java.sh"
+bench_savepoint
 "$BIN/ckpt-inspect" -R "$SP" >"$W/rows"
 ROWS=$(wc -l <"$W/rows")
-
-echo "savepoint: $BYTES bytes, $ROWS rows ($SP)"
-set -- $(best "$BIN/ckpt-inspect" -R "$SP"); R_E=$1 R_C=$2 R_M=$3
-show "ckpt-inspect -R > /dev/null:" "$R_E" "$R_C" "$R_M"
-set -- $(best sh -c 'rm -rf "$1"; exec "$0" --rows "$2" -o "$1/" "$3"' "$BIN/ckpt-merge" "$W/out" "$W/rows" "$SP")
-M_E=$1 M_C=$2 M_M=$3
-show "ckpt-merge --rows (all rows):" "$M_E" "$M_C" "$M_M"
+echo "  rows: $ROWS"
+timed R "ckpt-inspect -R > /dev/null:" "$BIN/ckpt-inspect" -R "$SP"
+timed M "ckpt-merge --rows (all rows):" sh -c 'rm -rf "$1"; exec "$0" --rows "$2" -o "$1/" "$3"' "$BIN/ckpt-merge" "$W/out" "$W/rows" "$SP"
 echo "$ROWS $M_E $M_C $R_E $R_C $M_M" | awk '{
 	printf "ckpt-merge --rows: %.0f rows/s elapsed, %.0f rows/s of CPU; -R: %.0f rows/s, %.0f of CPU; %.2fx the CPU of -R; peak %.1f MB\n",
 		$1 / ($2 > 0 ? $2 : 0.01), $1 / ($3 > 0 ? $3 : 0.01), $1 / ($4 > 0 ? $4 : 0.01), $1 / ($5 > 0 ? $5 : 0.01),

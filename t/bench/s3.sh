@@ -16,57 +16,29 @@
 # Needs java (the JDK of .ci/deps), curl 7.75 or later (--aws-sigv4), s3proxy (fetched here with
 # `sh .ci/deps s3proxy` when absent) and /usr/bin/time (sh .ci/deps bench).
 set -e
-cd "$(dirname "$0")/../.."
-ROOT=$PWD
-BIN=${CKPT_BIN:-$ROOT/bin}
+BENCH=s3
+. "$(dirname "$0")/setup.sh"
+. t/s3-helper.bash # the server of t/s3.bats
+BEST_RUNS=1 # here CKPT_BENCH_RUNS counts the runs of -k
 SP=${CKPT_BENCH_SAVEPOINT:-/work/bench/sp1g}
-VERSION=2.6.0
-JAR=${CKPT_S3PROXY_JAR:-$HOME/.m2/repository/org/gaul/s3proxy/$VERSION/s3proxy-$VERSION-jar-with-dependencies.jar}
-ID=ckpt-bench SECRET=ckpt-bench-secret
 
 if [ ! -f "$SP/_metadata" ]; then
 	echo "t/bench/s3.sh: SKIPPED: no savepoint at $SP (set CKPT_BENCH_SAVEPOINT=DIR; t/bench/flinkstate.sh" \
 		"writes one and keeps it with CKPT_BENCH_SAVEPOINT=DIR)" >&2
 	exit 0
 fi
-[ -f "$JAR" ] || sh .ci/deps s3proxy
-if [ ! -f "$JAR" ] || ! command -v java >/dev/null; then
-	echo "t/bench/s3.sh: SKIPPED: no s3proxy ($JAR) or no java" >&2
+[ -f "$S3PROXY_JAR" ] || sh .ci/deps s3proxy
+if [ ! -f "$S3PROXY_JAR" ] || ! command -v java >/dev/null; then
+	echo "t/bench/s3.sh: SKIPPED: no s3proxy ($S3PROXY_JAR) or no java" >&2
 	exit 0
 fi
-mkdir -p "$ROOT/build/bench"
-W=$(mktemp -d "$ROOT/build/bench/s3.XXXXXX")
-trap 'kill $(cat "$W/pid" 2>/dev/null) 2>/dev/null; rm -rf "$W"' EXIT
-
-# the server, on a free port
-PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-E=http://127.0.0.1:$PORT
-mkdir "$W/data"
-cat >"$W/s3proxy.properties" <<EOP
-s3proxy.endpoint=$E
-s3proxy.authorization=aws-v4
-s3proxy.identity=$ID
-s3proxy.credential=$SECRET
-jclouds.provider=filesystem
-jclouds.filesystem.basedir=$W/data
-EOP
-java -jar "$JAR" --properties "$W/s3proxy.properties" >"$W/log" 2>&1 &
-echo $! >"$W/pid"
-for i in $(seq 600); do
-	curl -s -o /dev/null "$E/" && break
-	kill -0 "$(cat "$W/pid")" 2>/dev/null || { cat "$W/log" >&2; exit 1; }
-	sleep 0.2
-done
-s3curl() {
-	curl -sS --fail-with-body --aws-sigv4 aws:amz:us-east-1:s3 --user "$ID:$SECRET" \
-		-H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' "$@"
-}
-export AWS_ACCESS_KEY_ID=$ID AWS_SECRET_ACCESS_KEY=$SECRET AWS_REGION=us-east-1 AWS_ENDPOINT_URL=$E
-export AWS_SHARED_CREDENTIALS_FILE=$W/none AWS_CONFIG_FILE=$W/none
-unset AWS_PROFILE AWS_SESSION_TOKEN AWS_DEFAULT_REGION AWS_ENDPOINT_URL_S3 CKPT_S3_PART
+trap 'kill $(cat "$W/s3proxy/pid" 2>/dev/null) 2>/dev/null; rm -rf "$W"' EXIT
+s3_serve "$W/s3proxy"
+s3_env "$(cat "$W/s3proxy/endpoint")" "$W"
+E=$S3_ENDPOINT
 
 BYTES=$(du -cb "$SP"/* | tail -1 | cut -f1)
-echo "savepoint: $BYTES bytes ($SP), uploading to s3proxy $VERSION at $E ..."
+echo "savepoint: $BYTES bytes ($SP), uploading to s3proxy $S3PROXY_VERSION at $E ..."
 s3curl -X PUT -o /dev/null "$E/bench"
 UP=
 for f in "$SP"/*; do
@@ -75,27 +47,6 @@ for f in "$SP"/*; do
 done
 for p in $UP; do wait "$p"; done # (a bare wait would wait for the server too)
 cat "$SP"/* >/dev/null # the local copy into the page cache, as the server's is after the upload
-
-# Best of N runs of "$@" (stdout to /dev/null): elapsed seconds, CPU seconds of the process (user +
-# system), peak RSS in KB.
-best() {
-	n=$1
-	shift
-	b= c= m=
-	for r in $(seq "$n"); do
-		/usr/bin/time -f '%e %U %S %M' -o "$W/t" "$@" >/dev/null
-		read -r e u s k <"$W/t"
-		u=$(echo "$u $s" | awk '{print $1 + $2}')
-		if [ -z "$b" ] || [ "$(echo "$e $b" | awk '{print ($1 < $2)}')" = 1 ]; then b=$e; fi
-		if [ -z "$c" ] || [ "$(echo "$u $c" | awk '{print ($1 < $2)}')" = 1 ]; then c=$u; fi
-		if [ -z "$m" ] || [ "$k" -gt "$m" ]; then m=$k; fi
-	done
-	echo "$b $c $m"
-}
-show() { # label, elapsed, cpu, rss KB
-	echo "$BYTES $2 $3 $4" | awk -v l="$1" '{printf "%-40s %7.1f MB/s elapsed (%6.2f s), %6.2f s of CPU, peak %6.1f MB\n",
-		l, $1 / ($2 > 0 ? $2 : 0.01) / 1e6, $2, $3, $4 / 1024}'
-}
 
 # The mean of N runs of "$@" (stdout to /dev/null) in milliseconds (/usr/bin/time counts in 10 ms).
 mean_ms() {
@@ -122,14 +73,14 @@ for uk in 'by-string "key-000000000007"' 'by-long 0'; do
 done
 
 # -R of the whole savepoint: in S3, on disk, and curl fetching its files at once to /dev/null
-set -- $(best 1 sh -c 'exec "$0" -v -R s3://bench/sp 2>"$1"' "$BIN/ckpt-inspect" "$W/v"); RS_E=$1
+set -- $(best sh -c 'exec "$0" -v -R s3://bench/sp 2>"$1"' "$BIN/ckpt-inspect" "$W/v"); RS_E=$1
 show "ckpt-inspect -R s3://bench/sp:" "$1" "$2" "$3"
 sed -n 's/.*: \([0-9]*\) bytes fetched from S3$/\1/p' "$W/v" | awk -v b="$BYTES" '{
-	printf "  %.0f bytes fetched (%.2fx the savepoint: without -k the state is read twice, checked then printed)\n", $1, $1 / b }'
-set -- $(best 1 "$BIN/ckpt-inspect" -R "$SP"); RL_E=$1
+	printf "  %.0f bytes fetched (%.2fx the savepoint)\n", $1, $1 / b }'
+set -- $(best "$BIN/ckpt-inspect" -R "$SP"); RL_E=$1
 show "ckpt-inspect -R (local copy):" "$1" "$2" "$3"
 for f in "$SP"/*; do printf 'url = "%s"\noutput = "/dev/null"\n' "$E/bench/sp/${f##*/}"; done >"$W/curl.cfg"
-set -- $(best 1 curl -sS --no-progress-meter --fail --parallel --parallel-max 8 --aws-sigv4 aws:amz:us-east-1:s3 --user "$ID:$SECRET" \
+set -- $(best curl -sS --no-progress-meter --fail --parallel --parallel-max 8 --aws-sigv4 aws:amz:us-east-1:s3 --user "$S3_ID:$S3_SECRET" \
 	-H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' -K "$W/curl.cfg"); CU_E=$1
 show "curl --parallel of its files:" "$1" "$2" "$3"
 echo "$RS_E $CU_E $RL_E" | awk '{

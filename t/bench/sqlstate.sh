@@ -24,14 +24,10 @@
 # Needs the harness's JDK 17 and Maven (sh .ci/deps; the Maven cache filled by make
 # flink-fixtures) and /usr/bin/time (sh .ci/deps bench).
 set -e
-BENCH=sqlstate
-. "$(dirname "$0")/setup.sh"
+BENCH=sqlstate HEAP=4g . "$(dirname "$0")/java.sh"
 MB=${CKPT_BENCH_SQL_MB:-256}
-HEAP=${CKPT_BENCH_JAVA_HEAP:-4g}
 SP=${1:-${CKPT_BENCH_SQL_SAVEPOINT:-$W/savepoint}}
 case $SP in /*) ;; *) SP=$ROOT/$SP ;; esac
-
-. t/bench/java.sh
 
 # about 381 bytes of state a row (measured: 20,000 rows, 2,500 keys, 200-character notes: 7.6 MB)
 ROWS=$((MB * 1024 * 1024 / 381))

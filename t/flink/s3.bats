@@ -68,11 +68,7 @@ teardown_file() {
 
 # needs_s3's environment without its skip (setup_file)
 needs_s3_env() {
-	S3_ENDPOINT=$(cat "$BATS_FILE_TMPDIR/s3proxy/endpoint")
-	export AWS_ACCESS_KEY_ID=$S3_ID AWS_SECRET_ACCESS_KEY=$S3_SECRET AWS_REGION=us-east-1
-	export AWS_ENDPOINT_URL=$S3_ENDPOINT
-	export AWS_SHARED_CREDENTIALS_FILE=$BATS_FILE_TMPDIR/no-credentials AWS_CONFIG_FILE=$BATS_FILE_TMPDIR/no-config
-	unset AWS_PROFILE AWS_SESSION_TOKEN AWS_DEFAULT_REGION AWS_ENDPOINT_URL_S3 CKPT_S3_PART CKPT_S3_ADDRESSING
+	s3_env "$(cat "$BATS_FILE_TMPDIR/s3proxy/endpoint")" "$BATS_FILE_TMPDIR"
 }
 
 # s3_copy BUCKET/PREFIX DIR [PART]: every object under the prefix into DIR (the rest of its key kept),

@@ -1,0 +1,92 @@
+#!/bin/sh
+# ckpt-inspect --shards N and -R --shard I/N (issue 42) on a state of about 1 GiB that t/flink's
+# BenchState writes, in its two forms: the RocksDB incremental checkpoint of t/bench/rocksdb.sh
+# (split by handle: two operators at parallelism 2, four handles) and the canonical savepoint of
+# the same state that t/bench/canonical.sh converts it to (ckpt-merge --canonical; keyed state split
+# by key-group range; or with CKPT_BENCH_SAVEPOINT the one of t/bench/flinkstate.sh), each in 2 and
+# 16 shards, all measured in this run:
+# - each shard's bytes (the plan's) and its -R time, elapsed and CPU, one after another (GNU
+#   parallel -j1), then (2 shards) two at a time (-j2): 2 workers against 1 on this machine;
+# - the largest shard against the mean, and `-R` of the whole state for the cost of sharding;
+# - the projection for SIZE on WORKERS workers, one shard each: SIZE / WORKERS x (largest / mean)
+#   / r + s, r the bytes a second of CPU of one worker (the shards' bytes over their CPU time), s
+#   a shard's start (the CPU time of --shards N: every shard plans again); and the balance the plan
+#   gives for WORKERS shards of this state (--shards WORKERS, not read).
+#
+#   CKPT_BENCH_STATE_MB=N        about N MiB of state instead of 1024 (a quick run: 32)
+#   CKPT_BENCH_SAVEPOINT=DIR     flinkstate.sh's canonical savepoint, written there when absent, in
+#                                place of the conversion
+#   CKPT_BENCH_CHECKPOINTS=DIR   the RocksDB checkpoint, kept for the next run (as rocksdb.sh)
+#   CKPT_BENCH_SHARDS="2 16"     the shard counts read
+#   CKPT_BENCH_PAIR=N            the count also read two at a time (default: the first)
+#   CKPT_BENCH_PROJECT="10 100"  the projection's SIZE in TB (10^12 bytes) and WORKERS
+#   CKPT_BENCH_JAVA_HEAP=SIZE    -Xmx of the JVMs that write the states (default 8g)
+#
+# Needs GNU parallel, jq and /usr/bin/time (sh .ci/deps bench), and what flinkstate.sh and
+# rocksdb.sh need to write the states.
+set -e
+BENCH=shards
+. "$(dirname "$0")/java.sh"
+set -- ${CKPT_BENCH_PROJECT:-10 100}
+TB=$1 WORKERS=$2
+SHARDS=${CKPT_BENCH_SHARDS:-2 16}
+PAIR=${CKPT_BENCH_PAIR:-${SHARDS%% *}}
+BEST_RUNS=1 # -R whole and the plans: once each
+
+# run_shards SNAP N J: the N shards of SNAP read by J workers (GNU parallel -jJ), each shard timed
+# into $W/t.I ("elapsed user system"); prints the whole run's elapsed seconds.
+run_shards() {
+	t0=$(date +%s%N)
+	seq 0 $(($2 - 1)) | parallel --will-cite -j"$3" /usr/bin/time -f "'%e %U %S'" -o "$W/t.{}" \
+		"$BIN/ckpt-inspect" -R --shard "{}/$2" "$1" ">/dev/null"
+	echo "$t0 $(date +%s%N)" | awk '{printf "%.2f", ($2 - $1) / 1e9}'
+}
+
+# bench SNAP LABEL: the shards of SNAP in each count, and the projection from the largest count
+bench() {
+	set -- $(best "$BIN/ckpt-inspect" -R "$1") "$1" "$2"
+	show "$5: -R (whole):" "$1" "$2" "$3"
+	WHOLE_C=$2 SNAP=$4 LABEL=$5
+	for n in $SHARDS; do
+		set -- $(best "$BIN/ckpt-inspect" --shards "$n" "$SNAP")
+		START=$2
+		"$BIN/ckpt-inspect" --shards "$n" "$SNAP" 2>/dev/null | jq -r '.bytes' >"$W/bytes"
+		J1=$(run_shards "$SNAP" "$n" 1)
+		for i in $(seq 0 $((n - 1))); do
+			echo "$i $(sed -n "$((i + 1))p" "$W/bytes") $(cat "$W/t.$i")"
+		done >"$W/shards.$n"
+		J2=
+		[ "$n" = "$PAIR" ] && J2=$(run_shards "$SNAP" "$n" 2)
+		echo "$LABEL, $n shards (plan: $START s of CPU):"
+		awk '{printf "  shard %2d/%d: %11d bytes, %6.2f s elapsed, %6.2f s of CPU\n", $1, n, $2, $3, $4 + $5}' \
+			n="$n" "$W/shards.$n"
+		awk -v n="$n" -v j1="$J1" -v j2="$J2" -v whole="$WHOLE_C" -v s="$START" -v tb="$TB" -v w="$WORKERS" '
+			{ b += $2; c += $4 + $5; e += $3; if ($2 > max) max = $2 }
+			END {
+				mean = b / n; r = b / (c > 0 ? c : 0.01)
+				printf "  largest %.0f bytes, %.2fx the mean; the shards %.2f s of CPU against %.2f s for -R whole\n",
+					max, max / mean, c, whole
+				if (j2 != "")
+					printf "  GNU parallel -j1 %.2f s, -j2 %.2f s elapsed: 2 workers %.2fx the speed of 1\n", j1, j2, j1 / (j2 > 0 ? j2 : 0.01)
+				printf "  r = %.1f MB/s of CPU a worker (%.1f MB/s elapsed, shards one at a time)\n", r / 1e6, b / (e > 0 ? e : 0.01) / 1e6
+				t = tb * 1e12 / w * (max / mean) / r + s
+				printf "  projection: %g TB on %d workers, a shard each: %.0f GB x %.2f / %.1f MB/s + %.2f s = %.1f min\n",
+					tb, w, tb * 1e3 / w, max / mean, r / 1e6, s, t / 60 }' "$W/shards.$n"
+	done
+	"$BIN/ckpt-inspect" --shards "$WORKERS" "$SNAP" 2>/dev/null | jq -r '.bytes' |
+		awk -v w="$WORKERS" '{ b += $1; if ($1 > max) max = $1; if ($1 > 0) full++ }
+			END { printf "  --shards %d (plan only): %d shards hold state, the largest %.2fx the mean\n", w, full, max / (b / w) }'
+}
+
+bench_checkpoint
+bench "$CK" RocksDB
+if [ -n "${CKPT_BENCH_SAVEPOINT-}" ]; then
+	bench_savepoint
+else # the same state in the canonical format, as canonical.sh converts it
+	SP=$W/canonical
+	"$BIN/ckpt-merge" --canonical -o "$SP/" "$CK"
+	BYTES=$(du -cb "$SP"/* | tail -1 | cut -f1)
+	echo "savepoint: $BYTES bytes (ckpt-merge --canonical of the checkpoint)"
+fi
+bench "$SP" canonical
+echo "(on a shared 2-core machine: load average $(cut -d' ' -f1-3 /proc/loadavg) at the end; CPU seconds are the honest figure)"
