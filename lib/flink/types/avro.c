@@ -24,7 +24,7 @@ struct anode {
 	char *name;             /* the full name of a record, enum or fixed */
 	struct anode **kids;    /* record fields, union branches; array items and map values: kids[0] */
 	char **names;           /* record field names, enum symbols */
-	size_t nkids, nnames;
+	size_t nkids, nnames, kidcap, namecap;
 };
 
 struct aschema {
@@ -63,15 +63,8 @@ node_new(struct aschema *sc, enum atype type)
 {
 	struct anode *n;
 
-	if (sc->nall == sc->cap) {
-		size_t c = sc->cap ? sc->cap * 2 : 16;
-		struct anode **a = realloc(sc->all, c * sizeof *a);
-
-		if (a == NULL)
-			return NULL;
-		sc->all = a;
-		sc->cap = c;
-	}
+	if (ckpt_grow(&sc->all, &sc->cap, sc->nall + 1, sizeof *sc->all, 16, NULL) < 0)
+		return NULL;
 	if ((n = calloc(1, sizeof *n)) == NULL)
 		return NULL;
 	n->type = type;
@@ -90,18 +83,12 @@ bad(struct aschema *sc, const char *what, const char *name)
 static int
 grow_kid(struct anode *n, struct anode *k, char *name)
 {
-	struct anode **a = realloc(n->kids, (n->nkids + 1) * sizeof *a);
-
-	if (a == NULL)
+	if (ckpt_grow(&n->kids, &n->kidcap, n->nkids + 1, sizeof *n->kids, 4, NULL) < 0)
 		return -1;
-	n->kids = a;
 	n->kids[n->nkids++] = k;
 	if (name) {
-		char **b = realloc(n->names, (n->nnames + 1) * sizeof *b);
-
-		if (b == NULL)
+		if (ckpt_grow(&n->names, &n->namecap, n->nnames + 1, sizeof *n->names, 4, NULL) < 0)
 			return -1;
-		n->names = b;
 		n->names[n->nnames++] = name;
 	}
 	return 0;
@@ -110,11 +97,8 @@ grow_kid(struct anode *n, struct anode *k, char *name)
 static int
 add_name(struct anode *n, const char *s)
 {
-	char **b = realloc(n->names, (n->nnames + 1) * sizeof *b);
-
-	if (b == NULL)
+	if (ckpt_grow(&n->names, &n->namecap, n->nnames + 1, sizeof *n->names, 4, NULL) < 0)
 		return -1;
-	n->names = b;
 	if ((n->names[n->nnames] = strdup(s)) == NULL)
 		return -1;
 	n->nnames++;
