@@ -35,16 +35,6 @@ struct setctx {
 	struct ckpt_err *e;
 };
 
-static uint64_t
-be(const unsigned char *p, int n)
-{
-	uint64_t v = 0;
-
-	for (int i = 0; i < n; i++)
-		v = v << 8 | p[i];
-	return v;
-}
-
 /* Is the operator a Kafka source (its enumerator typed as Kafka's)?  1, 0, or -1 (refused). */
 static int
 kafka_source(struct setctx *c, const struct ckpt_operator *op)
@@ -85,7 +75,7 @@ reader_split(struct setctx *c, const struct ckpt_operator *op, const struct ckpt
 	struct rsplit *r;
 
 	snprintf(where, sizeof where, "operator %s subtask %u %s element %zu", op->id, d->subtask, READER_STATE, idx);
-	if (off < 0 || (uint64_t)off + 4 > d->n || (n = be(p + off, 4)) > d->n - (size_t)off - 4)
+	if (off < 0 || (uint64_t)off + 4 > d->n || (n = ckpt_load_be(p + off, 4)) > d->n - (size_t)off - 4)
 		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->meta, "%s: its length lies outside the state", where);
 	snprintf(loc, sizeof loc, "%s: %s", c->meta, where); /* the framing's own errors name the file too */
 	if (ckpt_fser_split_typed(p + off + 4, n, d->at + (size_t)off + 4, loc, &v, why, sizeof why, c->e) < 0)
@@ -100,13 +90,13 @@ reader_split(struct setctx *c, const struct ckpt_operator *op, const struct ckpt
 	if (ckpt_grow(&c->sl, &c->slcap, c->nsl + 1, sizeof *c->sl, 16, c->e) < 0)
 		return -1;
 	r = &c->sl[c->nsl];
-	tl = be(p + off + 12, 2);
+	tl = ckpt_load_be(p + off + 12, 2);
 	if ((r->topic = strndup((const char *)p + off + 14, tl)) == NULL)
 		return ckpt_err_nomem(c->e, "");
 	c->nsl++;
-	r->partition = (int32_t)be(p + off + 14 + tl, 4);
+	r->partition = (int32_t)ckpt_load_be(p + off + 14 + tl, 4);
 	r->at = d->at + (size_t)off + 18 + tl;
-	r->start = (int64_t)be(c->buf + r->at, 8);
+	r->start = (int64_t)ckpt_load_be(c->buf + r->at, 8);
 	r->subtask = d->subtask;
 	return 0;
 }
