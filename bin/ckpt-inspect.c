@@ -935,9 +935,8 @@ parse_options(struct opts *o, int argc, char **argv)
 	struct dirs d = {0};
 	int c;
 
-	while ((c = getopt_long(argc, argv, ":hVpacRmvd::u:r:l::k:o:", longopts, NULL)) != -1)
-		if (!cli_common_option(c, usage))
-			option(o, &d, c, argv);
+	while ((c = cli_getopt(argc, argv, ":hVpacRmvd::u:r:l::k:o:", longopts, usage)) != -1)
+		option(o, &d, c, argv);
 	if (d.listing && d.orphans)
 		cli_usage_fail("--orphans goes with --older-than and -r alone");
 	if (d.listing || d.orphans)

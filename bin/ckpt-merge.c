@@ -446,10 +446,7 @@ static const struct option longopts[] = {
 	{"source", required_argument, NULL, OPT_SOURCE},
 	{"add-partition", required_argument, NULL, OPT_ADDPART},
 	{"remove-partition", required_argument, NULL, OPT_RMPART},
-	{"pretty", no_argument, NULL, 'p'},
-	{"help", no_argument, NULL, 'h'},
-	{"version", no_argument, NULL, 'V'},
-	{NULL, 0, NULL, 0},
+	CLI_COMMON_LONGOPTS,
 };
 
 /* The options into o. */
@@ -458,9 +455,7 @@ parse_options(struct merge_opts *o, int argc, char **argv)
 {
 	int c;
 
-	while ((c = getopt_long(argc, argv, ":hVpP:g:no:", longopts, NULL)) != -1) {
-		if (cli_common_option(c, usage))
-			continue;
+	while ((c = cli_getopt(argc, argv, ":hVpP:g:no:", longopts, usage)) != -1) {
 		switch (c) {
 		case 'P':
 			parse_par(o, optarg);

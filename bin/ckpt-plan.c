@@ -419,9 +419,7 @@ main(int argc, char **argv)
 
 	cli_init("ckpt-plan");
 	/* -g, -l, -r: letters ckpt(7) gives to other options, kept for a release */
-	while ((c = getopt_long(argc, argv, ":hVpGNA:f:s:Dgl:r", longopts, NULL)) != -1) {
-		if (cli_common_option(c, usage))
-			continue;
+	while ((c = cli_getopt(argc, argv, ":hVpGNA:f:s:Dgl:r", longopts, usage)) != -1) {
 		switch (c) {
 		case 'g': cli_moved("-g", "-G, --print-graph", NULL); /* fall through */
 		case OPT_GRAPH_OLD:

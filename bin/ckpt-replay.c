@@ -197,18 +197,15 @@ main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{"graph", required_argument, NULL, 'g'}, {"available", required_argument, NULL, OPT_AVAILABLE},
 		{"events", no_argument, NULL, 'e'},      {"write", no_argument, NULL, 'w'},
-		{"repair", required_argument, NULL, OPT_REPAIR}, {"pretty", no_argument, NULL, 'p'},
-		{"help", no_argument, NULL, 'h'},        {"version", no_argument, NULL, 'V'},
-		{NULL, 0, NULL, 0},
+		{"repair", required_argument, NULL, OPT_REPAIR},
+		CLI_COMMON_LONGOPTS,
 	};
 	struct opts o = {0};
 	int c;
 
 	cli_init("ckpt-replay");
 	/* -a, -R: letters ckpt(7) gives to other options, kept for a release */
-	while ((c = getopt_long(argc, argv, ":hVpg:ewa:R:", longopts, NULL)) != -1) {
-		if (cli_common_option(c, usage))
-			continue;
+	while ((c = cli_getopt(argc, argv, ":hVpg:ewa:R:", longopts, usage)) != -1) {
 		switch (c) {
 		case 'g':
 			o.graph = optarg;

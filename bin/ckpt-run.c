@@ -115,10 +115,7 @@ static const struct option longopts[] = {
 	{"recover", required_argument, NULL, OPT_RECOVER},
 	{"partitions", required_argument, NULL, 'B'},
 	{"kill-after", required_argument, NULL, 'K'},
-	{"pretty", no_argument, NULL, 'p'},
-	{"help", no_argument, NULL, 'h'},
-	{"version", no_argument, NULL, 'V'},
-	{NULL, 0, NULL, 0},
+	CLI_COMMON_LONGOPTS,
 };
 
 /* The options into o (-K into kill_after). */
@@ -128,9 +125,7 @@ parse_options(struct ckpt_run_opts *o, int argc, char **argv)
 	int c;
 
 	/* -a -D -r -d -o -s -n -R: letters ckpt(7) gives to other options, kept for a release */
-	while ((c = getopt_long(argc, argv, ":hVpL:B:K:aDr:d:o:s:n:R:", longopts, NULL)) != -1) {
-		if (cli_common_option(c, usage))
-			continue;
+	while ((c = cli_getopt(argc, argv, ":hVpL:B:K:aDr:d:o:s:n:R:", longopts, usage)) != -1) {
 		c = old_letter(c);
 		switch (c) {
 		case OPT_DRAIN:

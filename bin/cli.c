@@ -146,6 +146,16 @@ cli_common_option(int c, void (*usage)(FILE *))
 	}
 }
 
+int
+cli_getopt(int argc, char **argv, const char *optstring, const struct option *longopts, void (*usage)(FILE *))
+{
+	int c;
+
+	while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1 && cli_common_option(c, usage))
+		;
+	return c;
+}
+
 void
 cli_moved(const char *old, const char *now, const char *next)
 {

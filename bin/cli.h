@@ -2,6 +2,8 @@
 #ifndef CKPT_CLI_H
 #define CKPT_CLI_H
 
+#include <getopt.h>
+
 #include "../lib/ckpt.h"
 
 extern const char *cli_prog;  /* "ckpt-plan", ... */
@@ -29,6 +31,16 @@ void cli_version(void);
  * (version) print and exit 0, -p sets cli_pretty.  1 when c was one of them.
  */
 int cli_common_option(int c, void (*usage)(FILE *));
+/*
+ * getopt_long with the common options taken (cli_common_option): the next other option, or -1
+ * at the end.  The one option loop every program runs.
+ */
+/* The long options of cli_common_option, and the end of a longopts array: its last entries. */
+#define CLI_COMMON_LONGOPTS                                                                          \
+	{"pretty", no_argument, NULL, 'p'}, {"help", no_argument, NULL, 'h'},                          \
+	{"version", no_argument, NULL, 'V'}, {NULL, 0, NULL, 0}
+int cli_getopt(int argc, char **argv, const char *optstring, const struct option *longopts,
+	       void (*usage)(FILE *));
 /*
  * A letter given to another option (ckpt(7), OPTIONS): it keeps its old meaning for one release,
  * saying so once on stderr, "prog: -r is now --restore (-r stops working in the next release)", or

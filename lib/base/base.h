@@ -38,6 +38,9 @@ void ckpt_err_prefix(struct ckpt_err *e, const char *fmt, ...) __attribute__((fo
 int ckpt_err_locate(struct ckpt_err *e, enum ckpt_errkind kind, const char *where);
 void *ckpt_reallocarray(void *p, size_t n, size_t size, struct ckpt_err *e);
 char *ckpt_strdup(const char *s, struct ckpt_err *e);
+/* The text fmt makes, cut to max - 1 bytes, malloc'd (NULL with e set on no memory): the one
+ * formatting of a message kept beside an error (a plan's decline, a redistribution's warning). */
+char *ckpt_vstrdupf(struct ckpt_err *e, size_t max, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
 /* The one growing array: room for need elements of size bytes in the array whose pointer arrp
  * points to (a T **), of *cap elements; the capacity doubles (from first when it is 0) until need
  * fits.  0, or -1 with e set (e may be NULL) and the array and *cap as they were. */

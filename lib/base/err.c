@@ -189,6 +189,16 @@ ckpt_grow(void *arrp, size_t *cap, size_t need, size_t size, size_t first, struc
 }
 
 char *
+ckpt_vstrdupf(struct ckpt_err *e, size_t max, const char *fmt, va_list ap)
+{
+	char *p = ckpt_reallocarray(NULL, max, 1, e);
+
+	if (p != NULL)
+		vsnprintf(p, max, fmt, ap);
+	return p;
+}
+
+char *
 ckpt_strdup(const char *s, struct ckpt_err *e)
 {
 	char *d = strdup(s);

@@ -95,8 +95,7 @@ snapshots(struct ckpt_bjob *b)
 	const char *s;
 	size_t i;
 	json_t *x;
-	char *joined = NULL;
-	size_t len = 0;
+	struct ckpt_bytebuf joined = {0};
 
 	for (size_t v = 0; v < b->p->nv; v++) {
 		if (b->since_snap[v] && b->p->v[v].op == OP_SOURCE && !b->p->v[v].prm.no_batch_snapshot)
@@ -104,16 +103,16 @@ snapshots(struct ckpt_bjob *b)
 		b->since_snap[v] = 0;
 	}
 	json_array_foreach(b->shuffle_new, i, x) {
-		s = json_string_value(x);
-		char *n = realloc(joined, len + strlen(s) + 2);
+		size_t was = joined.len;
 
-		if (n == NULL)
+		s = json_string_value(x);
+		if ((was && ckpt_bytebuf_add(&joined, ",", 1, NULL) < 0) || ckpt_bytebuf_add(&joined, s, strlen(s), NULL) < 0) {
+			joined.len = was; /* no memory: the names so far, whole */
 			break;
-		joined = n;
-		len += (size_t)sprintf(joined + len, "%s%s", len ? "," : "", s);
+		}
 	}
-	sh = json_pack("{s:b,s:s}", "incremental", 1, "state", joined ? joined : "");
-	free(joined);
+	sh = json_pack("{s:b,s:s%}", "incremental", 1, "state", joined.p ? (const char *)joined.p : "", joined.len);
+	ckpt_bytebuf_release(&joined);
 	json_array_clear(b->shuffle_new);
 	return json_pack("{s:o,s:o}", "coordinators", co, "shuffle", sh);
 }

@@ -371,18 +371,15 @@ archive_path(struct ckpt_job *j, const struct ckpt_pending_cp *pc, struct ckpt_e
 static void
 retain(struct ckpt_job *j, char *path)
 {
-	char **r = realloc(j->retained, (j->nretained + 1) * sizeof *r);
-
-	if (r == NULL) {
+	if (ckpt_grow(&j->retained, &j->retcap, j->nretained + 1, sizeof *j->retained, 4, NULL) < 0) {
 		free(path);
 		return;
 	}
-	j->retained = r;
 	j->retained[j->nretained++] = path;
 	while (j->nretained > j->p->retain) {
 		unlink(j->retained[0]);
 		free(j->retained[0]);
-		memmove(j->retained, j->retained + 1, --j->nretained * sizeof *r);
+		memmove(j->retained, j->retained + 1, --j->nretained * sizeof *j->retained);
 	}
 }
 

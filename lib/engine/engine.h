@@ -471,7 +471,7 @@ struct ckpt_job {
 	char *latest;          /* newest completed checkpoint's archive */
 	int64_t latest_id;
 	char **retained;
-	size_t nretained;
+	size_t nretained, retcap;
 	int64_t savepoint_id;  /* pending stop-with-savepoint (-1 none) */
 	int stop_requested, stop_drain;
 	int64_t stop_declined_ms; /* since when the stop's savepoint is declined (0: it is not) */

@@ -73,14 +73,12 @@ decline(struct ckpt_plan *p, const char *reason, struct ckpt_err *e, const char 
 static int
 decline(struct ckpt_plan *p, const char *reason, struct ckpt_err *e, const char *fmt, ...)
 {
-	char buf[1024];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
+	p->decline_message = ckpt_vstrdupf(e, 1024, fmt, ap);
 	va_end(ap);
 	p->decline_reason = reason;
-	p->decline_message = ckpt_strdup(buf, e);
 	return p->decline_message ? 1 : -1;
 }
 

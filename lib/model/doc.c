@@ -17,6 +17,7 @@ struct ldr {
 	struct ckpt_model_member *members;
 	size_t nmembers;
 	struct ckpt_model_arena *arena; /* the subtask being loaded (documents only) */
+	const struct ckpt_model_foreign *foreign;
 };
 
 /* Append "/" and key, escaped as a JSON pointer token, to base. */
@@ -362,11 +363,10 @@ load_kv(struct ldr *L, struct ckpt_subtask *st, struct ckpt_kv *kv, const json_t
 
 	if (need_object(L, v, ptr, what) < 0)
 		return -1;
-	/* ckpt-inspect -a of a Flink snapshot without --raw: typed values, not the bytes read back */
-	if (json_object_get(v, "namespace") || json_object_get(v, "untyped"))
-		return ckpt_jdoc_err(L->doc, L->e, ptr, "%s: a typed entry (it has \"%s\"): state documents are "
-				     "read as bytes, as ckpt-inspect -a --raw prints them", what,
-				     json_object_get(v, "namespace") ? "namespace" : "untyped");
+	for (const char *const *f = L->foreign ? L->foreign->keys : NULL; f && *f; f++)
+		if (json_object_get(v, *f))
+			return ckpt_jdoc_err(L->doc, L->e, ptr, "%s: %s (it has \"%s\"): %s", what, L->foreign->about, *f,
+					     L->foreign->hint);
 	if (check_keys(L, v, ptr, what, keys) < 0)
 		return -1;
 	ptr_key(p, ptr, "state");
@@ -984,10 +984,10 @@ load_head(struct ldr *L, struct ckpt_snapshot *s, const json_t *root)
 }
 
 struct ckpt_snapshot *
-ckpt_model_from_json(const struct ckpt_jdoc *doc, enum ckpt_model_docmode mode, struct ckpt_model_member **members,
-	       size_t *nmembers, struct ckpt_err *e)
+ckpt_model_from_json(const struct ckpt_jdoc *doc, enum ckpt_model_docmode mode, const struct ckpt_model_foreign *foreign,
+		     struct ckpt_model_member **members, size_t *nmembers, struct ckpt_err *e)
 {
-	struct ldr L = {.doc = doc, .e = e, .mode = mode};
+	struct ldr L = {.doc = doc, .e = e, .mode = mode, .foreign = foreign};
 	struct ckpt_snapshot *s = ckpt_calloc(1, sizeof *s, e);
 	json_t *root = doc->root, *arr, *o;
 	size_t i;
@@ -1021,10 +1021,4 @@ fail:
 	ckpt_snapshot_free(s);
 	ckpt_model_members_free(L.members, L.nmembers);
 	return NULL;
-}
-
-struct ckpt_snapshot *
-ckpt_snapshot_from_json(const struct ckpt_jdoc *doc, struct ckpt_err *e)
-{
-	return ckpt_model_from_json(doc, SNAP_DOC, NULL, NULL, e);
 }

@@ -38,6 +38,9 @@ struct ckpt_model_backing {
 	/* optional: what the backing adds to an operator's head in the document (a source's
 	 * coordinator state typed); -1 when out of memory */
 	int (*head)(struct ckpt_snapshot *s, const struct ckpt_operator *op, json_t *head);
+	/* optional: ends what check began, when the printing ends (flink/: the progress of the bytes
+	 * of its state files read) */
+	void (*done)(struct ckpt_snapshot *s);
 };
 
 /* An archive member as the manifest lists it (st->member points at one). */
@@ -49,7 +52,15 @@ struct ckpt_model_member {
 
 /* The state document loader also reads manifests, where entries are replaced by counts. */
 enum ckpt_model_docmode { SNAP_DOC, SNAP_MANIFEST };
+/* Entries of another form than the document's, given by the layer that prints them (flink/'s
+ * typed entries): an entry with any of keys is refused as "WHAT: ABOUT (it has "KEY"): HINT". */
+struct ckpt_model_foreign {
+	const char *const *keys; /* NULL-terminated */
+	const char *about, *hint;
+};
+/* foreign may be NULL: such an entry is refused as any entry with a key it does not take. */
 struct ckpt_snapshot *ckpt_model_from_json(const struct ckpt_jdoc *doc, enum ckpt_model_docmode mode,
+					   const struct ckpt_model_foreign *foreign,
 				     struct ckpt_model_member **members, size_t *nmembers, struct ckpt_err *e);
 /* One subtask as a manifest lists it (counts, not entries), member named when not NULL. */
 json_t *ckpt_model_subtask_manifest(const struct ckpt_subtask *st, const char *member);

@@ -57,7 +57,7 @@ int
 ckpt_snapshot_print(struct ckpt_snapshot *s, FILE *f, int pretty, struct ckpt_err *e)
 {
 	const struct ckpt_model_backing *b = s->backing;
-	struct ckpt_jw *w;
+	struct ckpt_jw *w = NULL;
 	json_t *head;
 	int rc = -1;
 
@@ -80,14 +80,10 @@ ckpt_snapshot_print(struct ckpt_snapshot *s, FILE *f, int pretty, struct ckpt_er
 	}
 	/* every state file is read through once before anything is printed: what would stop the
 	 * document half-way stops it before it starts */
-	if (b->check && b->check(s, e) < 0) {
-		ckpt_progress_end(s);
-		return -1;
-	}
-	if ((w = ckpt_jw_new(f, pretty, e)) == NULL) {
-		ckpt_progress_end(s);
-		return -1;
-	}
+	if (b->check && b->check(s, e) < 0)
+		goto out;
+	if ((w = ckpt_jw_new(f, pretty, e)) == NULL)
+		goto out;
 	if ((head = ckpt_model_head(s)) == NULL) {
 		ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
 		goto out;
@@ -108,7 +104,8 @@ ckpt_snapshot_print(struct ckpt_snapshot *s, FILE *f, int pretty, struct ckpt_er
 	ckpt_jw_flush(w);
 	rc = ckpt_jw_failed(w, e);
 out:
-	ckpt_progress_end(s); /* the backing's check began it */
+	if (b->done)
+		b->done(s); /* what its check began */
 	ckpt_jw_free(w); /* what was printed stays printed: the document is cut, never closed */
 	return rc;
 }

@@ -221,16 +221,14 @@ chained(const struct ckpt_redist_op *o, int input)
 static int __attribute__((format(printf, 3, 4)))
 add_warning(struct ckpt_redist *r, struct ckpt_err *e, const char *fmt, ...)
 {
-	char buf[512], **w;
 	va_list ap;
 
+	if (ckpt_grow(&r->warn, &r->warncap, r->nwarn + 1, sizeof *r->warn, 4, e) < 0)
+		return -1;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
+	r->warn[r->nwarn] = ckpt_vstrdupf(e, 512, fmt, ap);
 	va_end(ap);
-	if ((w = realloc(r->warn, (r->nwarn + 1) * sizeof *w)) == NULL)
-		return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
-	r->warn = w;
-	if ((w[r->nwarn] = ckpt_strdup(buf, e)) == NULL)
+	if (r->warn[r->nwarn] == NULL)
 		return -1;
 	r->nwarn++;
 	return 0;

@@ -76,7 +76,7 @@ struct ckpt_redist {
 	const struct ckpt_graph *graph; /* -g, or NULL */
 	struct ckpt_redist_vert *vx;         /* per graph vertex, for the in-flight data of a Flink snapshot */
 	char **warn;                /* what Flink's restore drops silently, one line each */
-	size_t nwarn;
+	size_t nwarn, warncap;
 };
 
 /* An operator as messages name it: its uid, else its id (inline: inflight.c, which redist.c calls,

@@ -258,7 +258,7 @@ ckpt_snap_read_manifest(char *text, size_t len, const char *name, struct ckpt_mo
 		ckpt_err_set(e, CKPT_ERR_INPUT, w2, "%s", jerr.text);
 		return NULL;
 	}
-	s = ckpt_model_from_json(&doc, SNAP_MANIFEST, members, nmembers, e);
+	s = ckpt_model_from_json(&doc, SNAP_MANIFEST, &ckpt_flink_typed_entries, members, nmembers, e);
 	json_decref(doc.root);
 	return s;
 }
@@ -428,6 +428,13 @@ open_flink(int fd, const char *name, struct ckpt_err *e)
 		return NULL;
 	}
 	return s;
+}
+
+/* A state document: entries as bytes, and flink/'s typed ones refused with a word on the form. */
+struct ckpt_snapshot *
+ckpt_snapshot_from_json(const struct ckpt_jdoc *doc, struct ckpt_err *e)
+{
+	return ckpt_model_from_json(doc, SNAP_DOC, &ckpt_flink_typed_entries, NULL, NULL, e);
 }
 
 static struct ckpt_snapshot *

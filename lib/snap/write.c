@@ -457,7 +457,7 @@ awriter_commit(struct ckpt_awriter *w, const struct ckpt_snapshot *s, struct ckp
 	json_decref(man);
 	if (text != NULL) { /* the manifest ends its line, like any text file */
 		size_t n = strlen(text);
-		char *t = realloc(text, n + 2);
+		char *t = ckpt_reallocarray(text, n + 2, 1, NULL);
 
 		if (t == NULL)
 			free(text);

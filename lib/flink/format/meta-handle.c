@@ -38,6 +38,15 @@ note_path(struct ckpt_fmeta_reader *r, size_t at, enum ckpt_fmeta_path_kind kind
 	return 0;
 }
 
+/* A new array as o's member key (NULL with the error set). */
+static json_t *
+jlist(struct ckpt_fmeta_reader *r, json_t *o, const char *key)
+{
+	json_t *a = jarr(r);
+
+	return a == NULL || jput(r, o, key, a) < 0 ? NULL : a;
+}
+
 /* n i64 offsets as a JSON array. */
 static int
 rd_offsets(struct ckpt_fmeta_reader *r, json_t *o, const char *key, size_t n, int64_t *copy)
@@ -47,7 +56,7 @@ rd_offsets(struct ckpt_fmeta_reader *r, json_t *o, const char *key, size_t n, in
 
 	if ((uint64_t)n * 8 > ckpt_cur_left(&r->c))
 		return ckpt_cur_fail(&r->c, r->c.pos, "%zu offsets are more than the remaining %zu bytes can hold", n, ckpt_cur_left(&r->c));
-	if ((a = jarr(r)) == NULL || jput(r, o, key, a) < 0)
+	if ((a = jlist(r, o, key)) == NULL)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
 		if (ckpt_cur_i64(&r->c, &v, "offset") < 0 || jappend(r, a, json_integer(v)) < 0)
@@ -654,10 +663,10 @@ keep_inline(struct ckpt_fmeta_reader *r, struct fm_keyed *k, const struct fm_str
 static int
 incremental_files(struct ckpt_fmeta_reader *r, struct fm_keyed *k, const char *key, uint64_t *size)
 {
-	json_t *a = jarr(r);
+	json_t *a = jlist(r, k->j, key);
 	size_t n;
 
-	if (a == NULL || jput(r, k->j, key, a) < 0 || ckpt_cur_count(&r->c, &n, 3, "file count") < 0)
+	if (a == NULL || ckpt_cur_count(&r->c, &n, 3, "file count") < 0)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
 		struct fm_stream d;
@@ -727,10 +736,10 @@ out:
 static int
 keyed_list(struct ckpt_fmeta_reader *r, struct fm_keyed *k, const char *key, uint64_t *size)
 {
-	json_t *a = jarr(r);
+	json_t *a = jlist(r, k->j, key);
 	size_t n;
 
-	if (a == NULL || jput(r, k->j, key, a) < 0 || ckpt_cur_count(&r->c, &n, 1, "nested handle count") < 0)
+	if (a == NULL || ckpt_cur_count(&r->c, &n, 1, "nested handle count") < 0)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
 		struct fm_keyed c;
@@ -824,13 +833,13 @@ out:
 static int
 keyed_changelog_files(struct ckpt_fmeta_reader *r, struct fm_keyed *k, uint8_t tag)
 {
-	json_t *a = jarr(r);
+	json_t *a = jlist(r, k->j, "files");
 	uint64_t size = 0, csize = 0;
 	char *hid = NULL, *storage = NULL;
 	size_t n;
 	int rc = -1;
 
-	if (a == NULL || jput(r, k->j, "files", a) < 0 || rd_keygroups(r, k->j, &k->kg_first, &k->kg_count) < 0 ||
+	if (a == NULL || rd_keygroups(r, k->j, &k->kg_first, &k->kg_count) < 0 ||
 	    ckpt_cur_count(&r->c, &n, 9, "changelog file count") < 0)
 		goto out;
 	for (size_t i = 0; i < n; i++) {

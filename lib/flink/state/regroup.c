@@ -700,36 +700,37 @@ static int
 add_subtasks(struct rg *g, const struct ckpt_fmeta_spans *sp, size_t opk, const unsigned char *have,
 	     struct ckpt_flink_splice *x, size_t *nx)
 {
+	static const unsigned char zero[12];
 	int v = sp->version;
-	size_t n = 4, added = 0;
-	unsigned char *p;
+	size_t tail = 1 + (v >= 3 ? 8 : 0) + (v >= 7 ? 1 : 0), added = 0;
+	struct ckpt_bytebuf b = {0};
 
 	x->p = NULL;
 	x->n = 0;
 	for (uint32_t st = 0; st < g->op->parallelism; st++) {
 		struct ckpt_flink_splice h = {0};
-		size_t tail = 1 + (v >= 3 ? 8 : 0) + (v >= 7 ? 1 : 0);
+		unsigned char id[4];
+		int r;
 
 		if (have[st])
 			continue;
-		if (handle_bytes(g, st, &h) < 0 || (p = realloc(x->p, n + 12 + h.n + tail)) == NULL) {
-			free(x->p);
-			x->p = NULL;
-			free(h.p);
-			return h.p ? ckpt_err_set(g->e, CKPT_ERR_NOMEM, "", "out of memory") : -1;
-		}
-		x->p = p;
-		memset(p + n, 0, 12 + h.n + tail); /* no operator state, raw keyed, channels, reference */
-		ckpt_store_be(p + n, st, 4);
-		memcpy(p + n + 12, h.p, h.n);
+		/* the count (written below), then: subtask, no operator state, raw keyed, channels, reference */
+		ckpt_store_be(id, st, 4);
+		r = handle_bytes(g, st, &h) < 0 || ckpt_bytebuf_add(&b, zero, b.len ? 0 : 4, g->e) < 0 ||
+		    ckpt_bytebuf_add(&b, id, 4, g->e) < 0 || ckpt_bytebuf_add(&b, zero, 8, g->e) < 0 ||
+		    ckpt_bytebuf_add(&b, h.p, h.n, g->e) < 0 || ckpt_bytebuf_add(&b, zero, tail, g->e) < 0 ? -1 : 0;
 		free(h.p);
-		n += 12 + h.n + tail;
+		if (r < 0) {
+			ckpt_bytebuf_release(&b);
+			return -1;
+		}
 		added++;
 	}
 	if (added == 0)
 		return 0;
+	x->p = b.p;
 	ckpt_store_be(x->p, g->op->nsubtasks + added, 4);
-	x->n = n;
+	x->n = b.len;
 	x->at = sp->ops[opk].count_at;
 	x->end = x->at + 4;
 	++*nx;

@@ -46,14 +46,14 @@ row_fail(const struct ckpt_flink_rows *r, size_t line, struct ckpt_err *e, const
 static int
 row_fail(const struct ckpt_flink_rows *r, size_t line, struct ckpt_err *e, const char *fmt, ...)
 {
-	char where[512], what[1024];
+	char where[512];
 	va_list ap;
 
-	va_start(ap, fmt);
-	vsnprintf(what, sizeof what, fmt, ap);
-	va_end(ap);
 	snprintf(where, sizeof where, "%s:%zu", r->name, line);
-	return ckpt_err_set(e, CKPT_ERR_INPUT, where, "%s", what);
+	va_start(ap, fmt);
+	ckpt_err_vset(e, CKPT_ERR_INPUT, where, fmt, ap);
+	va_end(ap);
+	return -1;
 }
 
 static struct rstate *

@@ -40,16 +40,6 @@ struct setctx {
 	struct ckpt_err *e;
 };
 
-static uint64_t
-be(const unsigned char *p, int n)
-{
-	uint64_t v = 0;
-
-	for (int i = 0; i < n; i++)
-		v = v << 8 | p[i];
-	return v;
-}
-
 /* Is the operator a Kafka source (its enumerator typed as Kafka's)?  1, 0, or -1 (refused). */
 static int
 kafka_source(struct setctx *c, const struct ckpt_operator *op)
@@ -90,7 +80,7 @@ reader_split(struct setctx *c, const struct ckpt_operator *op, const struct ckpt
 	struct rsplit *r;
 
 	snprintf(where, sizeof where, "operator %s subtask %u %s element %zu", op->id, d->subtask, READER_STATE, idx);
-	if (off < 0 || (uint64_t)off + 4 > d->n || (n = be(p + off, 4)) > d->n - (size_t)off - 4)
+	if (off < 0 || (uint64_t)off + 4 > d->n || (n = ckpt_load_be(p + off, 4)) > d->n - (size_t)off - 4)
 		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->meta, "%s: its length lies outside the state", where);
 	snprintf(loc, sizeof loc, "%s: %s", c->meta, where); /* the framing's own errors name the file too */
 	if (ckpt_fser_split_typed(p + off + 4, n, d->at + (size_t)off + 4, loc, &v, why, sizeof why, c->e) < 0)
@@ -105,14 +95,14 @@ reader_split(struct setctx *c, const struct ckpt_operator *op, const struct ckpt
 	if (ckpt_grow(&c->sl, &c->slcap, c->nsl + 1, sizeof *c->sl, 16, c->e) < 0)
 		return -1;
 	r = &c->sl[c->nsl];
-	tl = be(p + off + 12, 2);
+	tl = ckpt_load_be(p + off + 12, 2);
 	if ((r->topic = strndup((const char *)p + off + 14, tl)) == NULL)
 		return ckpt_err_nomem(c->e, "");
 	c->nsl++;
-	r->partition = (int32_t)be(p + off + 14 + tl, 4);
+	r->partition = (int32_t)ckpt_load_be(p + off + 14 + tl, 4);
 	r->at = d->at + (size_t)off + 18 + tl;
-	r->start = (int64_t)be(c->buf + r->at, 8);
-	r->stop = (int64_t)be(c->buf + r->at + 8, 8);
+	r->start = (int64_t)ckpt_load_be(c->buf + r->at, 8);
+	r->stop = (int64_t)ckpt_load_be(c->buf + r->at + 8, 8);
 	r->subtask = d->subtask;
 	r->d = (size_t)(d - c->sp->opdata);
 	r->eoff = (size_t)off;
@@ -496,7 +486,7 @@ static int
 enum_splice(struct setctx *c, size_t k, json_t *en, struct ckpt_flink_rekey *rk)
 {
 	const struct ckpt_bytes *co = c->s->ops[k].coordinator;
-	size_t at = c->sp->ops[k].coord_at, old = be(co->p + 8, 4);
+	size_t at = c->sp->ops[k].coord_at, old = ckpt_load_be(co->p + 8, 4);
 	struct ckpt_bytebuf eb = {0}, b = {0};
 	struct ckpt_flink_splice *x = &rk->splices[rk->nsplices];
 	int rc = -1;
@@ -544,26 +534,26 @@ w_states(struct setctx *c, size_t di, size_t p, const struct ckpt_bytebuf *ins, 
 	 size_t *end)
 {
 	const unsigned char *q = c->buf + c->sp->opdata[di].head;
-	size_t pos = 4, ns = be(q, 4);
+	size_t pos = 4, ns = ckpt_load_be(q, 4);
 
 	if (ckpt_bytebuf_add(b, q, 4, c->e) < 0)
 		return -1;
 	for (size_t i = 0; i < ns; i++) {
-		size_t nl = be(q + pos, 2), no = be(q + pos + 3 + nl, 4), kept = 0, at = 0;
+		size_t nl = ckpt_load_be(q + pos, 2), no = ckpt_load_be(q + pos + 3 + nl, 4), kept = 0, at = 0;
 		int reader = nl == strlen(READER_STATE) && memcmp(q + pos + 2, READER_STATE, nl) == 0;
 
 		for (size_t j = 0; j < no; j++)
-			kept += !(reader && cut(c, di, be(q + pos + 7 + nl + 8 * j, 8)));
+			kept += !(reader && cut(c, di, ckpt_load_be(q + pos + 7 + nl + 8 * j, 8)));
 		if (ckpt_bytebuf_add(b, q + pos, 3 + nl, c->e) < 0 ||
 		    ckpt_bytebuf_be(b, kept + (reader ? nadd : 0), 4, c->e) < 0)
 			return -1;
 		for (size_t j = 0; j < no; j++) {
-			uint64_t o = be(q + pos + 7 + nl + 8 * j, 8);
+			uint64_t o = ckpt_load_be(q + pos + 7 + nl + 8 * j, 8);
 
 			if (!(reader && cut(c, di, o)) && ckpt_bytebuf_be(b, moved(c, di, o, p, ins->len), 8, c->e) < 0)
 				return -1;
 		}
-		for (size_t j = 0; reader && j < nadd; j++, at += 4 + be(ins->p + at, 4))
+		for (size_t j = 0; reader && j < nadd; j++, at += 4 + ckpt_load_be(ins->p + at, 4))
 			if (ckpt_bytebuf_be(b, moved(c, di, p, p, 0) + at, 8, c->e) < 0)
 				return -1;
 		pos += 7 + nl + 8 * no;

@@ -443,6 +443,20 @@ flink_check(struct ckpt_snapshot *s, struct ckpt_err *e)
 	return ckpt_fstate_check_all(s, e);
 }
 
+/* The end of what flink_check began, when the printing ends. */
+static void
+flink_done(struct ckpt_snapshot *s)
+{
+	ckpt_progress_end(s);
+}
+
+static const char *const typed_keys[] = {"namespace", "untyped", NULL};
+const struct ckpt_model_foreign ckpt_flink_typed_entries = {
+	.keys = typed_keys,
+	.about = "a typed entry",
+	.hint = "state documents are read as bytes, as ckpt-inspect -a --raw prints them",
+};
+
 void
 ckpt_flink_state_keep_going(struct ckpt_snapshot *s, ckpt_verify_report *skip, void *arg)
 {
@@ -980,6 +994,7 @@ ckpt_flink_state_enable(struct ckpt_snapshot *s, const char *const *roots, size_
 	}
 	b->base.load = flink_load;
 	b->base.check = flink_check;
+	b->base.done = flink_done;
 	b->base.print = flink_print;
 	return 0;
 }

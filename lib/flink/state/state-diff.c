@@ -138,12 +138,6 @@ diff_op(void *arg, const char *state, size_t idx, const unsigned char *p, size_t
 	return 0;
 }
 
-static int
-diff_nomem(struct differ *D)
-{
-	return ckpt_err_set(D->e, CKPT_ERR_NOMEM, "", "out of memory");
-}
-
 /* The slot of identity id (hash h): where it is, or the free slot where it would go. */
 static struct dentry *
 diff_slot(struct differ *D, const unsigned char *id, size_t n, uint64_t h)
@@ -166,7 +160,7 @@ diff_grow(struct differ *D)
 	if ((D->t = calloc(D->cap, sizeof *D->t)) == NULL) {
 		D->t = old;
 		D->cap = ocap;
-		return diff_nomem(D);
+		return ckpt_err_nomem(D->e, "");
 	}
 	for (size_t i = 0; i < ocap; i++)
 		if (old[i].id)
@@ -193,12 +187,8 @@ diff_id(struct differ *D, const char *state, const unsigned char *k, size_t kn, 
 	if (n > UINT32_MAX)
 		return ckpt_err_set(D->e, CKPT_ERR_INPUT, "", "a key of state \"%s\" of %zu bytes", state, kn);
 	if (n > D->idcap) {
-		unsigned char *q = realloc(D->id, n);
-
-		if (q == NULL)
-			return diff_nomem(D);
-		D->id = q;
-		D->idcap = n;
+		if (ckpt_grow(&D->id, &D->idcap, n, 1, n, D->e) < 0)
+			return -1;
 	}
 	memcpy(D->id, state, sn + 1);
 	if (ptimer) {
@@ -256,7 +246,7 @@ diff_kv(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_
 		unsigned char *q = ckpt_model_arena_alloc(D->arena, n);
 
 		if (q == NULL)
-			return diff_nomem(D);
+			return ckpt_err_nomem(D->e, "");
 		memcpy(q, D->id, n);
 		*d = (struct dentry){.id = q, .n = (uint32_t)n, .h = h, .kg = kg};
 		D->n++;
@@ -300,7 +290,7 @@ diff_clear(struct differ *D)
 {
 	ckpt_model_arena_free(D->arena);
 	if ((D->arena = ckpt_model_arena_new()) == NULL)
-		return diff_nomem(D);
+		return ckpt_err_nomem(D->e, "");
 	if (D->cap)
 		memset(D->t, 0, D->cap * sizeof *D->t);
 	D->n = 0;
@@ -449,7 +439,7 @@ diff_task(void *arg, size_t i, struct ckpt_err *e)
 	D->e = e;
 	D->prefix = (p->oa && p->oa->max_parallelism > 128) || (p->ob && p->ob->max_parallelism > 128) ? 2 : 1;
 	if ((D->states = json_object()) == NULL) {
-		diff_nomem(D);
+		ckpt_err_nomem(D->e, "");
 		goto out;
 	}
 	D->pass = 0;

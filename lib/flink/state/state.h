@@ -16,6 +16,9 @@
  * the state readers share flink.h). */
 struct ckpt_model_backing;
 struct ckpt_model_backing *ckpt_flink_backing_new(const char *meta, struct ckpt_err *e);
+/* The entries the backing prints typed (ckpt-inspect -a without --raw), which a state document
+ * does not take: what the model's loader says of them. */
+extern const struct ckpt_model_foreign ckpt_flink_typed_entries;
 /* Each file the _metadata names (s's state enabled), in its order, to fn: its local path (local 1),
  * or its name as named when it is not local and no root maps it (local 0); fn's -1 stops (e set). */
 int ckpt_flink_state_each_file(struct ckpt_snapshot *s, int (*fn)(void *arg, const char *path, int local),

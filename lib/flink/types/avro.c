@@ -37,15 +37,8 @@ node_new(struct ckpt_fser_avro_schema *sc, enum ckpt_fser_avro_type type)
 {
 	struct ckpt_fser_avro_node *n;
 
-	if (sc->nall == sc->cap) {
-		size_t c = sc->cap ? sc->cap * 2 : 16;
-		struct ckpt_fser_avro_node **a = realloc(sc->all, c * sizeof *a);
-
-		if (a == NULL)
-			return NULL;
-		sc->all = a;
-		sc->cap = c;
-	}
+	if (ckpt_grow(&sc->all, &sc->cap, sc->nall + 1, sizeof *sc->all, 16, NULL) < 0)
+		return NULL;
 	if ((n = calloc(1, sizeof *n)) == NULL)
 		return NULL;
 	n->type = type;
@@ -64,18 +57,12 @@ bad(struct ckpt_fser_avro_schema *sc, const char *what, const char *name)
 static int
 grow_kid(struct ckpt_fser_avro_node *n, struct ckpt_fser_avro_node *k, char *name)
 {
-	struct ckpt_fser_avro_node **a = realloc(n->kids, (n->nkids + 1) * sizeof *a);
-
-	if (a == NULL)
+	if (ckpt_grow(&n->kids, &n->kidcap, n->nkids + 1, sizeof *n->kids, 4, NULL) < 0)
 		return -1;
-	n->kids = a;
 	n->kids[n->nkids++] = k;
 	if (name) {
-		char **b = realloc(n->names, (n->nnames + 1) * sizeof *b);
-
-		if (b == NULL)
+		if (ckpt_grow(&n->names, &n->namecap, n->nnames + 1, sizeof *n->names, 4, NULL) < 0)
 			return -1;
-		n->names = b;
 		n->names[n->nnames++] = name;
 	}
 	return 0;
@@ -84,11 +71,8 @@ grow_kid(struct ckpt_fser_avro_node *n, struct ckpt_fser_avro_node *k, char *nam
 static int
 add_name(struct ckpt_fser_avro_node *n, const char *s)
 {
-	char **b = realloc(n->names, (n->nnames + 1) * sizeof *b);
-
-	if (b == NULL)
+	if (ckpt_grow(&n->names, &n->namecap, n->nnames + 1, sizeof *n->names, 4, NULL) < 0)
 		return -1;
-	n->names = b;
 	if ((n->names[n->nnames] = strdup(s)) == NULL)
 		return -1;
 	n->nnames++;

@@ -24,7 +24,7 @@ struct ckpt_fser_avro_node {
 	char *name;             /* the full name of a record, enum or fixed */
 	struct ckpt_fser_avro_node **kids;    /* record fields, union branches; array items and map values: kids[0] */
 	char **names;           /* record field names, enum symbols */
-	size_t nkids, nnames;
+	size_t nkids, nnames, kidcap, namecap;
 };
 
 struct ckpt_fser_avro_schema {

@@ -567,6 +567,7 @@ java_value(struct ckpt_fsrc *s, struct ckpt_fout *o)
 	size_t used = 0, avail = s->wlen - s->wpos, k, want;
 	uint64_t start, total;
 	unsigned char *buf = NULL;
+	size_t bufcap = 0;
 	int r, cap;
 
 	if ((r = java_stream(&c, s->win + s->wpos, avail, &used)) <= 0)
@@ -576,18 +577,15 @@ java_value(struct ckpt_fsrc *s, struct ckpt_fout *o)
 	start = s->wat + s->wpos;
 	total = s->size - start;
 	for (want = avail * 2 > ((size_t)64 << 10) ? avail * 2 : (size_t)64 << 10;; want *= 2) {
-		unsigned char *nb;
-
 		k = total < want ? (size_t)total : want;
 		if (k > JAVA_MAX) {
 			free(buf);
 			return jfail(&c, 0, "larger than ckpt reads to find its end (256 MiB)", NULL);
 		}
-		if ((nb = realloc(buf, k)) == NULL) {
+		if (ckpt_grow(&buf, &bufcap, k, 1, k, NULL) < 0) {
 			free(buf);
 			return ckpt_fsrc_nomem(s);
 		}
-		buf = nb;
 		cap = s->capture; /* what is read to find the end is not the entry's bytes */
 		s->capture = 0;
 		r = ckpt_fsrc_seek(s, start, 0) < 0 || ckpt_fsrc_read(s, buf, k, "Java-serialized value") < 0 ? -1 : 0;

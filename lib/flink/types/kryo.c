@@ -130,16 +130,6 @@ kryo_varlong(const unsigned char *p, size_t n, size_t *at, uint64_t *v)
 	return -1;
 }
 
-static uint64_t
-be(const unsigned char *p, size_t k)
-{
-	uint64_t x = 0;
-
-	for (size_t i = 0; i < k; i++)
-		x = x << 8 | p[i];
-	return x;
-}
-
 /* String.hashCode of what Kryo's writeString wrote at p[at, n), to its end: ASCII with the last
  * byte's high bit set, or a length + 1 (0x80 set in its first byte) and the characters as Kryo
  * writes them (1, 2 or 3 bytes a UTF-16 unit).  0: not a whole string. */
@@ -215,7 +205,7 @@ kryo_hash(uint32_t id, const unsigned char *p, size_t n, size_t at, int32_t *has
 	}
 	if (n - at != fixed[id])
 		return 0;
-	x = be(p + at, fixed[id]);
+	x = ckpt_load_be(p + at, fixed[id]);
 	switch (id) {
 	case 2: /* Float.hashCode: floatToIntBits, one NaN */
 		*hash = (int32_t)((x & 0x7f800000u) == 0x7f800000u && (x & 0x7fffff) ? 0x7fc00000u : x);

@@ -89,7 +89,7 @@ java_class(struct ckpt_fsrc *s, char **name)
 static int
 tuple_kid(struct ckpt_fsrc *s, struct ckpt_fser *t, uint64_t start, int32_t off, const struct ckpt_fser_ops *ops)
 {
-	struct ckpt_fser **kids, *k = NULL;
+	struct ckpt_fser *k = NULL;
 	int r;
 
 	if (off < 0 || start + (uint64_t)off < ckpt_fsrc_tell(s))
@@ -97,14 +97,12 @@ tuple_kid(struct ckpt_fsrc *s, struct ckpt_fser *t, uint64_t start, int32_t off,
 	if (ckpt_fsrc_read(s, NULL, (size_t)(start + (uint64_t)off - ckpt_fsrc_tell(s)), "field serializer") < 0)
 		return -1;
 	r = ops->read(s, 1, &k);
-	if (k != NULL && (kids = realloc(t->kids, (t->nkids + 1) * sizeof *kids)) == NULL) {
+	if (k != NULL && ckpt_grow(&t->kids, &t->kidcap, t->nkids + 1, sizeof *t->kids, 4, NULL) < 0) {
 		ops->free(k);
 		return ckpt_fsrc_nomem(s);
 	}
-	if (k != NULL) {
-		t->kids = kids;
+	if (k != NULL)
 		t->kids[t->nkids++] = k;
-	}
 	return r;
 }
 

@@ -14,14 +14,8 @@ enum { IS_NULL = 1, NO_SUBCLASS = 2, IS_SUBCLASS = 4, IS_TAGGED_SUBCLASS = 8 };
 static int
 add_sub(struct ckpt_fsrc *s, struct ckpt_fser *t, char *name, struct ckpt_fser *k, const struct ckpt_fser_ops *ops)
 {
-	struct ckpt_fser **n = realloc(t->subs, (t->nsubs + 1) * sizeof *n);
-	char **m = n ? realloc(t->subnames, (t->nsubs + 1) * sizeof *m) : NULL;
-
-	if (n)
-		t->subs = n;
-	if (m)
-		t->subnames = m;
-	if (m == NULL) {
+	if (ckpt_grow(&t->subs, &t->subcap, t->nsubs + 1, sizeof *t->subs, 4, NULL) < 0 ||
+	    ckpt_grow(&t->subnames, &t->subnamecap, t->nsubs + 1, sizeof *t->subnames, 4, NULL) < 0) {
 		free(name);
 		ops->free(k);
 		return ckpt_fsrc_nomem(s);

@@ -86,20 +86,15 @@ static struct ckpt_frow_type *rdtype(const struct ckpt_javaser_value *v, int dep
 static int
 rd_add(struct ckpt_frow_type *t, struct ckpt_frow_type *k, const char *name)
 {
-	struct ckpt_frow_type **kids = realloc(t->kids, (t->n + 1) * sizeof *kids);
-	char **names;
-
-	if (kids == NULL)
+	if (ckpt_grow(&t->kids, &t->kidcap, t->n + 1, sizeof *t->kids, 4, NULL) < 0)
 		return -1;
-	t->kids = kids;
 	if (name || t->names) {
-		if ((names = realloc(t->names, (t->n + 1) * sizeof *names)) == NULL)
+		if (ckpt_grow(&t->names, &t->namecap, t->n + 1, sizeof *t->names, 4, NULL) < 0)
 			return -1;
-		t->names = names;
-		if ((names[t->n] = strdup(name ? name : "")) == NULL)
+		if ((t->names[t->n] = strdup(name ? name : "")) == NULL)
 			return -1;
 	}
-	kids[t->n++] = k;
+	t->kids[t->n++] = k;
 	return 0;
 }
 

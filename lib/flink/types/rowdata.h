@@ -20,6 +20,7 @@ struct ckpt_frow_type {
 	size_t n;
 	struct ckpt_frow_type **kids;
 	char **names;
+	size_t kidcap, namecap; /* the room of kids and names (ckpt_grow) */
 };
 
 /* LogicalTypeRoot's name of t, with its precision (and scale) where it has one, into buf. */

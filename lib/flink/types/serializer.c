@@ -169,21 +169,12 @@ ckpt_fser_composite(enum ckpt_fser_kind kind, const char *cls, struct ckpt_fser 
 }
 
 static int
-nomem(struct ckpt_fsrc *s)
-{
-	return ckpt_err_set(s->e, CKPT_ERR_NOMEM, s->where, "out of memory");
-}
-
-static int
 add_kid(struct ckpt_fsrc *s, struct ckpt_fser *t, struct ckpt_fser *k)
 {
-	struct ckpt_fser **n = realloc(t->kids, (t->nkids + 1) * sizeof *n);
-
-	if (n == NULL) {
+	if (ckpt_grow(&t->kids, &t->kidcap, t->nkids + 1, sizeof *t->kids, 4, NULL) < 0) {
 		ckpt_fser_free(k);
-		return nomem(s);
+		return ckpt_fsrc_nomem(s);
 	}
-	t->kids = n;
 	t->kids[t->nkids++] = k;
 	return 0;
 }
@@ -191,13 +182,10 @@ add_kid(struct ckpt_fsrc *s, struct ckpt_fser *t, struct ckpt_fser *k)
 static int
 add_name(struct ckpt_fsrc *s, struct ckpt_fser *t, char *name)
 {
-	char **n = realloc(t->names, (t->nnames + 1) * sizeof *n);
-
-	if (n == NULL) {
+	if (ckpt_grow(&t->names, &t->namecap, t->nnames + 1, sizeof *t->names, 4, NULL) < 0) {
 		free(name);
-		return nomem(s);
+		return ckpt_fsrc_nomem(s);
 	}
-	t->names = n;
 	t->names[t->nnames++] = name;
 	return 0;
 }
@@ -474,7 +462,7 @@ read_versioned(struct ckpt_fsrc *s, struct ckpt_fser **out)
 
 	*out = t;
 	if (t == NULL)
-		return nomem(s);
+		return ckpt_fsrc_nomem(s);
 	if (s->depth >= FSER_DEPTH)
 		return ckpt_fsrc_fail(s, "serializer snapshots nested more than %d deep", FSER_DEPTH);
 	if (ckpt_fsrc_utf(s, &t->cls, "serializer snapshot class") < 0 ||
@@ -661,7 +649,7 @@ read_string(struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash)
 		return -1;
 	*hash = 0;
 	if (len == 0)
-		return ckpt_fout_null(o) < 0 ? nomem(s) : 0;
+		return ckpt_fout_null(o) < 0 ? ckpt_fsrc_nomem(s) : 0;
 	len--;
 	if (len <= s->wlen - s->wpos && !s->capture) { /* ASCII in the window: its bytes are its UTF-8 */
 		const unsigned char *p = s->win + s->wpos;
@@ -674,7 +662,7 @@ read_string(struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash)
 		if (i == len) {
 			s->wpos += len;
 			*hash = h;
-			return ckpt_fout_str(o, (const char *)p, len) < 0 ? nomem(s) : 0;
+			return ckpt_fout_str(o, (const char *)p, len) < 0 ? ckpt_fsrc_nomem(s) : 0;
 		}
 		h = 0;
 	}
@@ -692,7 +680,7 @@ read_string(struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash)
 
 			cap *= 2;
 			if ((n = realloc(u == small ? NULL : u, cap * sizeof *u)) == NULL) {
-				nomem(s);
+				ckpt_fsrc_nomem(s);
 				goto fail;
 			}
 			if (u == small)
@@ -782,7 +770,7 @@ read_primitive(struct ckpt_fsrc *s, enum ckpt_fser_kind kind, struct ckpt_fout *
 		return ckpt_fout_utf16(s, o, &c, 1);
 	}
 	}
-	return r < 0 ? nomem(s) : 0;
+	return r < 0 ? ckpt_fsrc_nomem(s) : 0;
 }
 
 static int value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash, int *hashed);
@@ -800,7 +788,7 @@ read_count(struct ckpt_fsrc *s, int32_t *n, const char *what)
 static int
 out_open(struct ckpt_fsrc *s, struct ckpt_fout *o, char c)
 {
-	return ckpt_fout_open(o, c) < 0 ? nomem(s) : 0;
+	return ckpt_fout_open(o, c) < 0 ? ckpt_fsrc_nomem(s) : 0;
 }
 
 /* n values of t (a NULL t: elem primitives), as elements of the array open in o. */
@@ -819,7 +807,7 @@ read_elements(struct ckpt_fsrc *s, const struct ckpt_fser *t, enum ckpt_fser_kin
 				return -1;
 			if (!present) {
 				if (ckpt_fout_null(o) < 0)
-					return nomem(s);
+					return ckpt_fsrc_nomem(s);
 				continue;
 			}
 		}
@@ -852,7 +840,7 @@ read_map(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o)
 		if (value(t->kids[0], s, o, &h, &hd) < 0 || ckpt_fsrc_u8(s, &isnull, "map value null flag") < 0)
 			return -1;
 		ckpt_fout_key_lit(o, "value");
-		if (isnull ? ckpt_fout_null(o) < 0 && nomem(s) : value(t->kids[1], s, o, &h, &hd) < 0)
+		if (isnull ? ckpt_fout_null(o) < 0 && ckpt_fsrc_nomem(s) : value(t->kids[1], s, o, &h, &hd) < 0)
 			return -1;
 		ckpt_fout_close(o);
 	}
@@ -879,12 +867,12 @@ read_row(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o)
 		return -1;
 	ckpt_fout_key_lit(o, "kind");
 	if ((t->flag ? ckpt_fout_str(o, row_kinds[BIT(0) | BIT(1) << 1], 2) : ckpt_fout_null(o)) < 0)
-		return nomem(s);
+		return ckpt_fsrc_nomem(s);
 	ckpt_fout_key_lit(o, "fields");
 	if (out_open(s, o, '[') < 0)
 		return -1;
 	for (size_t i = 0; i < t->nkids; i++)
-		if (BIT(off + i) ? ckpt_fout_null(o) < 0 && nomem(s) : value(t->kids[i], s, o, &h, &hd) < 0)
+		if (BIT(off + i) ? ckpt_fout_null(o) < 0 && ckpt_fsrc_nomem(s) : value(t->kids[i], s, o, &h, &hd) < 0)
 			return -1;
 #undef BIT
 	ckpt_fout_close(o);
@@ -925,7 +913,7 @@ read_timer(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, 
 		return -1;
 	ckpt_fout_key_lit(o, "timestamp");
 	if (ckpt_fout_int(o, (int64_t)((uint64_t)ts ^ (1ull << 63))) < 0)
-		return nomem(s);
+		return ckpt_fsrc_nomem(s);
 	ckpt_fout_key_lit(o, "key");
 	if (value(t->kids[0], s, o, hash, hashed) < 0)
 		return -1;
@@ -977,7 +965,7 @@ read_composite_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt
 		if (flag) {
 			if (ckpt_fsrc_read(s, NULL, (size_t)t->flag, "null padding") < 0)
 				return -1;
-			return ckpt_fout_null(o) < 0 ? nomem(s) : 0;
+			return ckpt_fout_null(o) < 0 ? ckpt_fsrc_nomem(s) : 0;
 		}
 		return value(t->kids[0], s, o, hash, hashed);
 	case FSER_ROW:
@@ -1027,13 +1015,13 @@ value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32
 	case FSER_VOID: /* VoidSerializer writes one byte, to make progress in the stream */
 		r = ckpt_fsrc_u8(s, &z, "void byte");
 		if (r == 0 && ckpt_fout_null(o) < 0)
-			r = nomem(s);
+			r = ckpt_fsrc_nomem(s);
 		break;
 	case FSER_VOIDNS: case FSER_GLOBALWINDOW:
 		if ((r = ckpt_fsrc_u8(s, &z, "namespace byte")) == 0 && z != 0)
 			r = ckpt_fsrc_fail(s, "namespace byte %u (0 expected)", z);
 		if (r == 0 && ckpt_fout_null(o) < 0)
-			r = nomem(s);
+			r = ckpt_fsrc_nomem(s);
 		break;
 	case FSER_TIMEWINDOW:
 		r = ckpt_fsrc_i64(s, &a, "window start") < 0 || ckpt_fsrc_i64(s, &b, "window end") < 0 ? -1 : 0;
@@ -1046,7 +1034,7 @@ value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32
 				ckpt_fout_key_lit(o, "end");
 				r |= ckpt_fout_int(o, b);
 				ckpt_fout_close(o);
-				r = r < 0 ? nomem(s) : 0;
+				r = r < 0 ? ckpt_fsrc_nomem(s) : 0;
 			}
 		}
 		break;
@@ -1054,7 +1042,7 @@ value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32
 		r = ckpt_fsrc_blob(s, &p, &n, "byte array");
 		if (r == 0) {
 			if (ckpt_fout_entry(o, p ? p : (const unsigned char *)"", n) < 0)
-				r = nomem(s);
+				r = ckpt_fsrc_nomem(s);
 			free(p);
 		}
 		break;
@@ -1070,7 +1058,7 @@ value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32
 		if (r == 0 && (i < 0 || (size_t)i >= t->nnames))
 			r = ckpt_fsrc_fail(s, "enum ordinal %d of %s, which has %zu constants", i, t->name, t->nnames);
 		if (r == 0 && ckpt_fout_str(o, t->names[i], strlen(t->names[i])) < 0)
-			r = nomem(s);
+			r = ckpt_fsrc_nomem(s);
 		break;
 	default:
 		r = read_composite_value(t, s, o, hash, hashed);

@@ -61,10 +61,11 @@ struct ckpt_fser {
 	struct ckpt_fser **kids;  /* nested serializers (POJO: one per field, NULL when absent) */
 	struct ckpt_frow_type *rd;   /* rowdata.c: the logical type (ROWDATA: a ROW of the fields) */
 	char **names;             /* POJO field names, enum constants */
-	size_t nkids, nnames;
+	size_t nkids, nnames, kidcap, namecap; /* the counts; the room (ckpt_grow) */
 	struct ckpt_fser **subs;  /* POJO (pojo.c): registered subclasses (tag order), then cached ones; NULL when unread */
 	char **subnames;          /* their class names */
 	size_t nsubs, nreg;       /* all of them, the registered ones */
+	size_t subcap, subnamecap; /* the room of subs and subnames (ckpt_grow) */
 	void *ext;                /* AVRO: the schema (avro.c), freed by ckpt_fser_avro_free */
 };
 
