@@ -28,10 +28,7 @@ reference() {
 	output_is true
 	output_of > batch.txt
 	[ "$(wc -l < batch.txt)" -gt 100 ]
-	rm -rf out
-	jq '.edges[].partition = "pipelined" | del(.batch)' p.json > pipelined.json
-	run timeout 60 ckpt-run pipelined.json
-	status_is 0
+	pipelined_run
 	diff batch.txt <(output_of)
 }
 
@@ -101,17 +98,7 @@ reference() {
 	# a partition Flink's recovery does not keep track of (ckpt-replay's plan, as Flink's recoverPartitions)
 	batch_pipeline
 	reference
-	rmpart() { rm parts/map.1; }
-	kill_recover 13 rmpart
-	run jq -c '.lost_partitions' plan.json
-	output_is '["map:1"]'
-	run started second
-	output_is 'map:1
-sink:0
-sink:1
-src:1
-sum:0
-sum:1'
+	map1_lost 13
 }
 
 @test "batch: a damaged partition file counts as lost" {
@@ -279,10 +266,7 @@ mixed() {
 	diff mixed.txt <(output_of)
 	# and as the pipelined run, as far as it is deterministic: as many records, the same final sum per key
 	# (the running sums depend on the order in which the map subtasks' records meet)
-	rm -rf out
-	jq '.edges[].partition = "pipelined" | del(.batch)' p.json > s.json
-	run timeout 60 ckpt-run s.json
-	status_is 0
+	pipelined_run
 	[ "$(wc -l < mixed.txt)" -eq 1800 ]
 	[ "$(output_of | wc -l)" -eq 1800 ]
 	finals() { awk '$2 > m[$1] { m[$1] = $2 } END { for (k in m) print k, m[k] }' | sort; }
@@ -301,10 +285,7 @@ mixed() {
 	[ "$(ls parts | tr '\n' ' ')" = "map.0 map.1 " ]
 	output_of > mixed.txt
 	[ "$(wc -l < mixed.txt)" -eq 1027 ]
-	rm -rf out
-	jq '.edges[].partition = "pipelined" | del(.batch)' p.json > s.json
-	run timeout 60 ckpt-run s.json
-	status_is 0
+	pipelined_run
 	diff mixed.txt <(output_of)
 }
 
@@ -346,17 +327,7 @@ mixed() {
 @test "batch: mixed edges: a partition deleted before recovery re-runs its producer's region" {
 	mixed
 	reference
-	rmpart() { rm parts/map.1; }
-	GRAPH=g.json kill_recover 14 rmpart
-	run jq -c '.lost_partitions' plan.json
-	output_is '["map:1"]'
-	run started second
-	output_is 'map:1
-sink:0
-sink:1
-src:1
-sum:0
-sum:1'
+	GRAPH=g.json map1_lost 14
 }
 
 @test "batch: mixed edges the regions cannot run" {
