@@ -19,12 +19,17 @@ pipelined_run() {
 }
 
 # map1_lost K: kill_recover K with map:1's partition deleted before the recovery: the plan names it
-# lost, and the second run starts map:1, src:1 that feeds it, and sum and sink behind it.
+# lost, and the second run starts its region and what depends on it (map1_region_reran).
 map1_lost() {
 	rmpart() { rm parts/map.1; }
 	kill_recover "$1" rmpart || return
 	run jq -c '.lost_partitions' plan.json
 	output_is '["map:1"]' || return
+	map1_region_reran
+}
+# map1_region_reran: the second run (second.out) started map:1, src:1 that feeds it, and sum and
+# sink behind it.
+map1_region_reran() {
 	run started second
 	output_is 'map:1
 sink:0

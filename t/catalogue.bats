@@ -355,18 +355,18 @@ archive() {
 
 @test "catalogue: ckpt-inspect: a finished subtask that holds entries" {
 	fin='"parallelism":1,"max_parallelism":128,"subtasks":[{"index":0,"finished":true,'
-	doc "$fin"'"operator_state":{"s":{"mode":"list","entries":["x","y"]}}}]'
-	bad 2 'ckpt-inspect: s.json:1:195: operator "a": subtask 0: finished, but holds 2 entries of list state "s"' ckpt-inspect s.json
-	doc "$fin"'"operator_state":{"s":{"mode":"union","entries":["x"]}}}]'
-	bad 2 'ckpt-inspect: s.json:1:195: operator "a": subtask 0: finished, but holds 1 entry of union state "s"' ckpt-inspect s.json
-	doc "$fin"'"operator_state":{"s":{"mode":"broadcast","entries":["x"]}}}]'
-	bad 2 'ckpt-inspect: s.json:1:195: operator "a": subtask 0: finished, but holds 1 entry of broadcast state "s"' ckpt-inspect s.json
-	doc "$fin"'"keyed_state":{"key_groups":"0-127","entries":[{"state":"s","key_group":3,"key":"k","value":"v"}]}}]'
-	bad 2 'ckpt-inspect: s.json:1:187: operator "a": subtask 0: finished, but holds 1 entry of keyed state "s"' ckpt-inspect s.json
-	doc "$fin"'"channel_state":{"input":[{"gate":0,"channel":0,"data":"d"}]}}]'
-	bad 2 'ckpt-inspect: s.json:1:198: operator "a": subtask 0: finished, but holds 1 entry of input channel state' ckpt-inspect s.json
-	doc "$fin"'"channel_state":{"output":[{"partition":0,"subpartition":0,"data":"d"}]}}]'
-	bad 2 'ckpt-inspect: s.json:1:199: operator "a": subtask 0: finished, but holds 1 entry of output channel state' ckpt-inspect s.json
+	op_refused "$fin"'"operator_state":{"s":{"mode":"list","entries":["x","y"]}}}]' \
+		'1:195: operator "a": subtask 0: finished, but holds 2 entries of list state "s"'
+	op_refused "$fin"'"operator_state":{"s":{"mode":"union","entries":["x"]}}}]' \
+		'1:195: operator "a": subtask 0: finished, but holds 1 entry of union state "s"'
+	op_refused "$fin"'"operator_state":{"s":{"mode":"broadcast","entries":["x"]}}}]' \
+		'1:195: operator "a": subtask 0: finished, but holds 1 entry of broadcast state "s"'
+	op_refused "$fin"'"keyed_state":{"key_groups":"0-127","entries":[{"state":"s","key_group":3,"key":"k","value":"v"}]}}]' \
+		'1:187: operator "a": subtask 0: finished, but holds 1 entry of keyed state "s"'
+	op_refused "$fin"'"channel_state":{"input":[{"gate":0,"channel":0,"data":"d"}]}}]' \
+		'1:198: operator "a": subtask 0: finished, but holds 1 entry of input channel state'
+	op_refused "$fin"'"channel_state":{"output":[{"partition":0,"subpartition":0,"data":"d"}]}}]' \
+		'1:199: operator "a": subtask 0: finished, but holds 1 entry of output channel state'
 }
 
 @test "catalogue: ckpt-inspect: a Flink 1.2 _metadata (version 1) is refused" {
