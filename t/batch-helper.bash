@@ -10,6 +10,35 @@ output_of() {
 	cat "${1:-out}"/part-* | sort
 }
 
+# pipelined_run: p.json streamed (every edge pipelined, no batch section) into a fresh out/, run to its end.
+pipelined_run() {
+	rm -rf out
+	jq '.edges[].partition = "pipelined" | del(.batch)' p.json > s.json
+	run timeout 60 ckpt-run s.json
+	status_is 0
+}
+
+# map1_lost K: kill_recover K with map:1's partition deleted before the recovery: the plan names it
+# lost, and the second run starts its region and what depends on it (map1_region_reran).
+map1_lost() {
+	rmpart() { rm parts/map.1; }
+	kill_recover "$1" rmpart || return
+	run jq -c '.lost_partitions' plan.json
+	output_is '["map:1"]' || return
+	map1_region_reran
+}
+# map1_region_reran: the second run (second.out) started map:1, src:1 that feeds it, and sum and
+# sink behind it.
+map1_region_reran() {
+	run started second
+	output_is 'map:1
+sink:0
+sink:1
+src:1
+sum:0
+sum:1'
+}
+
 # avail.json: the partitions that exist in parts/ as "vertex:subtask" ids (temporary files left out).
 avail() {
 	ls parts | sed -n 's/^\([a-z_]*\)\.\([0-9][0-9]*\)$/\1:\2/p' | jq -R . | jq -sc . > avail.json

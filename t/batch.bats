@@ -28,10 +28,7 @@ reference() {
 	output_is true
 	output_of > batch.txt
 	[ "$(wc -l < batch.txt)" -gt 100 ]
-	rm -rf out
-	jq '.edges[].partition = "pipelined" | del(.batch)' p.json > pipelined.json
-	run timeout 60 ckpt-run pipelined.json
-	status_is 0
+	pipelined_run
 	diff batch.txt <(output_of)
 }
 
@@ -101,17 +98,7 @@ reference() {
 	# a partition Flink's recovery does not keep track of (ckpt-replay's plan, as Flink's recoverPartitions)
 	batch_pipeline
 	reference
-	rmpart() { rm parts/map.1; }
-	kill_recover 13 rmpart
-	run jq -c '.lost_partitions' plan.json
-	output_is '["map:1"]'
-	run started second
-	output_is 'map:1
-sink:0
-sink:1
-src:1
-sum:0
-sum:1'
+	map1_lost 13
 }
 
 @test "batch: a damaged partition file counts as lost" {
@@ -125,13 +112,7 @@ sum:1'
 	status_is 0
 	run jq -sc 'map(select(.event == "recovered"))[0].plan.lost_partitions' second.out
 	output_is '["map:1"]'
-	run started second
-	output_is 'map:1
-sink:0
-sink:1
-src:1
-sum:0
-sum:1'
+	map1_region_reran
 	diff ref.txt <(output_of)
 }
 
@@ -279,10 +260,7 @@ mixed() {
 	diff mixed.txt <(output_of)
 	# and as the pipelined run, as far as it is deterministic: as many records, the same final sum per key
 	# (the running sums depend on the order in which the map subtasks' records meet)
-	rm -rf out
-	jq '.edges[].partition = "pipelined" | del(.batch)' p.json > s.json
-	run timeout 60 ckpt-run s.json
-	status_is 0
+	pipelined_run
 	[ "$(wc -l < mixed.txt)" -eq 1800 ]
 	[ "$(output_of | wc -l)" -eq 1800 ]
 	finals() { awk '$2 > m[$1] { m[$1] = $2 } END { for (k in m) print k, m[k] }' | sort; }
@@ -301,10 +279,7 @@ mixed() {
 	[ "$(ls parts | tr '\n' ' ')" = "map.0 map.1 " ]
 	output_of > mixed.txt
 	[ "$(wc -l < mixed.txt)" -eq 1027 ]
-	rm -rf out
-	jq '.edges[].partition = "pipelined" | del(.batch)' p.json > s.json
-	run timeout 60 ckpt-run s.json
-	status_is 0
+	pipelined_run
 	diff mixed.txt <(output_of)
 }
 
@@ -346,17 +321,7 @@ mixed() {
 @test "batch: mixed edges: a partition deleted before recovery re-runs its producer's region" {
 	mixed
 	reference
-	rmpart() { rm parts/map.1; }
-	GRAPH=g.json kill_recover 14 rmpart
-	run jq -c '.lost_partitions' plan.json
-	output_is '["map:1"]'
-	run started second
-	output_is 'map:1
-sink:0
-sink:1
-src:1
-sum:0
-sum:1'
+	GRAPH=g.json map1_lost 14
 }
 
 @test "batch: mixed edges the regions cannot run" {
@@ -516,6 +481,15 @@ sink=3'
 	output_is '[1800,1800,0]'
 }
 
+# refused_as FILTER PATTERN: p.json changed by the jq filter FILTER (to q.json) is refused: exit 2, and
+# err.txt has a line grep PATTERN finds.
+refused_as() {
+	jq "$1" p.json > q.json
+	run_job q.json
+	status_is 2 || return
+	grep -q "$2" err.txt || { cat err.txt; false; }
+}
+
 @test "batch: parallelism \"auto\" where it cannot be" {
 	batch_pipeline '.vertices[2].parallelism = "auto"'
 	run_job p.json
@@ -526,22 +500,16 @@ sink=3'
 	status_is 2
 	grep -q '^ckpt-run: p.json:[0-9]*:[0-9]*: vertex "src": a source.s parallelism cannot be "auto" (it is decided from the input)$' err.txt || { cat err.txt; false; }
 	auto
-	jq '.batch.auto_parallelism = {"min_parallelism": 9, "max_parallelism": 8}' p.json > q.json
-	run_job q.json
-	status_is 2
-	grep -q '^ckpt-run: q.json:[0-9]*:[0-9]*: batch: auto_parallelism: min_parallelism 9 is above max_parallelism 8$' err.txt || { cat err.txt; false; }
+	refused_as '.batch.auto_parallelism = {"min_parallelism": 9, "max_parallelism": 8}' \
+		'^ckpt-run: q.json:[0-9]*:[0-9]*: batch: auto_parallelism: min_parallelism 9 is above max_parallelism 8$'
 	jq '.batch.auto_parallelism = {"bytes_per_task": 0}' p.json > q.json
 	run_job q.json
 	status_is 2
-	jq '.vertices[2].parallelism = "many"' p.json > q.json
-	run_job q.json
-	status_is 2
-	grep -q '^ckpt-run: q.json:[0-9]*:[0-9]*: vertex "sum"' err.txt || { cat err.txt; false; }
+	refused_as '.vertices[2].parallelism = "many"' \
+		'^ckpt-run: q.json:[0-9]*:[0-9]*: vertex "sum"'
 	# a pipelined run has no parallelism to decide
-	jq '.edges[].partition = "pipelined" | del(.batch)' p.json > q.json
-	run_job q.json
-	status_is 2
-	grep -q 'edge 1: a vertex of parallelism "auto" ("sum") takes blocking edges' err.txt || { cat err.txt; false; }
+	refused_as '.edges[].partition = "pipelined" | del(.batch)' \
+		'edge 1: a vertex of parallelism "auto" ("sum") takes blocking edges'
 }
 
 @test "batch: mixed edges: after recovery, a restart touching a source that could not snapshot restarts it whole, with its regions" {

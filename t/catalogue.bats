@@ -184,6 +184,16 @@ load helper
 doc() { # a state document whose one operator "a" has the given members
 	printf '{"format":"ckpt-state","version":1,"checkpoint_id":1,"kind":"savepoint","operators":[{"id":"a",%s}]}' "$1" > s.json
 }
+# doc_refused JSON LINE: ckpt-inspect of the state document JSON (in s.json) exits 2 with
+# "ckpt-inspect: s.json:LINE" alone.  op_refused MEMBERS LINE: the same of doc's document.
+doc_refused() {
+	printf '%s' "$1" > s.json
+	bad 2 "ckpt-inspect: s.json:$2" ckpt-inspect s.json
+}
+op_refused() {
+	doc "$1"
+	bad 2 "ckpt-inspect: s.json:$2" ckpt-inspect s.json
+}
 
 # archive KIND: a small archive good.KIND (tar, tar.gz, zip), made by the tools themselves
 archive() {
@@ -295,68 +305,68 @@ archive() {
 }
 
 @test "catalogue: ckpt-inspect: a state document of another format or version" {
-	printf '{"format":"other","version":1,"operators":[]}' > s.json
-	bad 2 'ckpt-inspect: s.json:1:11: not a state document: "format" must be "ckpt-state"' ckpt-inspect s.json
-	printf '{"format":"ckpt-state","version":2,"operators":[]}' > s.json
-	bad 2 'ckpt-inspect: s.json:1:34: state document: unsupported version 2 (this is version 1)' ckpt-inspect s.json
+	doc_refused '{"format":"other","version":1,"operators":[]}' \
+		'1:11: not a state document: "format" must be "ckpt-state"'
+	doc_refused '{"format":"ckpt-state","version":2,"operators":[]}' \
+		'1:34: state document: unsupported version 2 (this is version 1)'
 }
 
 @test "catalogue: ckpt-inspect: a negative checkpoint id" {
-	printf '{"format":"ckpt-state","version":1,"checkpoint_id":-1,"kind":"savepoint","operators":[]}' > s.json
-	bad 2 'ckpt-inspect: s.json:1:52: state document: checkpoint_id -1 out of range (0 to 9223372036854775807)' ckpt-inspect s.json
+	doc_refused '{"format":"ckpt-state","version":1,"checkpoint_id":-1,"kind":"savepoint","operators":[]}' \
+		'1:52: state document: checkpoint_id -1 out of range (0 to 9223372036854775807)'
 }
 
 @test "catalogue: ckpt-inspect: a kind that is neither checkpoint nor savepoint" {
-	printf '{"format":"ckpt-state","version":1,"checkpoint_id":1,"kind":"snapshot","operators":[]}' > s.json
-	bad 2 'ckpt-inspect: s.json:1:61: state document: "kind" must be "checkpoint", "savepoint" or null' ckpt-inspect s.json
+	doc_refused '{"format":"ckpt-state","version":1,"checkpoint_id":1,"kind":"snapshot","operators":[]}' \
+		'1:61: state document: "kind" must be "checkpoint", "savepoint" or null'
 }
 
 @test "catalogue: ckpt-inspect: parallelism above max parallelism" {
-	doc '"parallelism":2,"max_parallelism":1,"subtasks":[]'
-	bad 2 'ckpt-inspect: s.json:1:110: operator "a": parallelism 2 exceeds max parallelism 1' ckpt-inspect s.json
+	op_refused '"parallelism":2,"max_parallelism":1,"subtasks":[]' \
+		'1:110: operator "a": parallelism 2 exceeds max parallelism 1'
 }
 
 @test "catalogue: ckpt-inspect: a subtask index beyond the parallelism, and twice the same" {
-	doc '"parallelism":2,"max_parallelism":128,"subtasks":[{"index":2}]'
-	bad 2 'ckpt-inspect: s.json:1:155: operator "a": subtask 0: index 2 out of range (0 to 1)' ckpt-inspect s.json
-	doc '"parallelism":2,"max_parallelism":128,"subtasks":[{"index":0},{"index":0}]'
-	bad 2 'ckpt-inspect: s.json:1:167: operator "a": subtask 1: index 0 appears twice' ckpt-inspect s.json
+	op_refused '"parallelism":2,"max_parallelism":128,"subtasks":[{"index":2}]' \
+		'1:155: operator "a": subtask 0: index 2 out of range (0 to 1)'
+	op_refused '"parallelism":2,"max_parallelism":128,"subtasks":[{"index":0},{"index":0}]' \
+		'1:167: operator "a": subtask 1: index 0 appears twice'
 }
 
 @test "catalogue: ckpt-inspect: two operators of one id" {
-	printf '{"format":"ckpt-state","version":1,"checkpoint_id":1,"kind":"savepoint","operators":[{"id":"a","parallelism":2,"max_parallelism":128,"subtasks":[]},{"id":"a","parallelism":2,"max_parallelism":128,"subtasks":[]}]}' > s.json
-	bad 2 'ckpt-inspect: s.json:1:155: operator 1: duplicate operator "a"' ckpt-inspect s.json
+	doc_refused '{"format":"ckpt-state","version":1,"checkpoint_id":1,"kind":"savepoint","operators":[{"id":"a","parallelism":2,"max_parallelism":128,"subtasks":[]},{"id":"a","parallelism":2,"max_parallelism":128,"subtasks":[]}]}' \
+		'1:155: operator 1: duplicate operator "a"'
 }
 
 @test "catalogue: ckpt-inspect: an operator state mode Flink has not" {
-	doc '"parallelism":2,"max_parallelism":128,"subtasks":[{"index":0,"operator_state":{"s":{"mode":"keyed","entries":[]}}}]'
-	bad 2 'ckpt-inspect: s.json:1:187: operator "a": subtask 0: state "s": unknown mode "keyed" (list, union or broadcast)' ckpt-inspect s.json
+	op_refused '"parallelism":2,"max_parallelism":128,"subtasks":[{"index":0,"operator_state":{"s":{"mode":"keyed","entries":[]}}}]' \
+		'1:187: operator "a": subtask 0: state "s": unknown mode "keyed" (list, union or broadcast)'
 }
 
 @test "catalogue: ckpt-inspect: an entry of bad base64" {
-	doc '"parallelism":2,"max_parallelism":128,"subtasks":[{"index":0,"operator_state":{"s":{"mode":"list","entries":[{"base64":"!!"}]}}}]'
-	bad 2 'ckpt-inspect: s.json:1:205: operator "a": subtask 0: state "s": entry 0: bad base64 in entry' ckpt-inspect s.json
+	op_refused '"parallelism":2,"max_parallelism":128,"subtasks":[{"index":0,"operator_state":{"s":{"mode":"list","entries":[{"base64":"!!"}]}}}]' \
+		'1:205: operator "a": subtask 0: state "s": entry 0: bad base64 in entry'
 }
 
 @test "catalogue: ckpt-inspect: a keyed entry outside its subtask's key groups" {
-	doc '"parallelism":2,"max_parallelism":128,"subtasks":[{"index":0,"keyed_state":{"key_groups":"0-63","entries":[{"state":"s","key_group":64,"key":"k","value":"v"}]}}]'
-	bad 2 "ckpt-inspect: s.json:1:228: operator \"a\": subtask 0: keyed entry 0: key group 64 outside the subtask's 0-63" ckpt-inspect s.json
+	op_refused '"parallelism":2,"max_parallelism":128,"subtasks":[{"index":0,"keyed_state":{"key_groups":"0-63","entries":[{"state":"s","key_group":64,"key":"k","value":"v"}]}}]' \
+		"1:228: operator \"a\": subtask 0: keyed entry 0: key group 64 outside the subtask's 0-63"
 }
 
 @test "catalogue: ckpt-inspect: a finished subtask that holds entries" {
 	fin='"parallelism":1,"max_parallelism":128,"subtasks":[{"index":0,"finished":true,'
-	doc "$fin"'"operator_state":{"s":{"mode":"list","entries":["x","y"]}}}]'
-	bad 2 'ckpt-inspect: s.json:1:195: operator "a": subtask 0: finished, but holds 2 entries of list state "s"' ckpt-inspect s.json
-	doc "$fin"'"operator_state":{"s":{"mode":"union","entries":["x"]}}}]'
-	bad 2 'ckpt-inspect: s.json:1:195: operator "a": subtask 0: finished, but holds 1 entry of union state "s"' ckpt-inspect s.json
-	doc "$fin"'"operator_state":{"s":{"mode":"broadcast","entries":["x"]}}}]'
-	bad 2 'ckpt-inspect: s.json:1:195: operator "a": subtask 0: finished, but holds 1 entry of broadcast state "s"' ckpt-inspect s.json
-	doc "$fin"'"keyed_state":{"key_groups":"0-127","entries":[{"state":"s","key_group":3,"key":"k","value":"v"}]}}]'
-	bad 2 'ckpt-inspect: s.json:1:187: operator "a": subtask 0: finished, but holds 1 entry of keyed state "s"' ckpt-inspect s.json
-	doc "$fin"'"channel_state":{"input":[{"gate":0,"channel":0,"data":"d"}]}}]'
-	bad 2 'ckpt-inspect: s.json:1:198: operator "a": subtask 0: finished, but holds 1 entry of input channel state' ckpt-inspect s.json
-	doc "$fin"'"channel_state":{"output":[{"partition":0,"subpartition":0,"data":"d"}]}}]'
-	bad 2 'ckpt-inspect: s.json:1:199: operator "a": subtask 0: finished, but holds 1 entry of output channel state' ckpt-inspect s.json
+	op_refused "$fin"'"operator_state":{"s":{"mode":"list","entries":["x","y"]}}}]' \
+		'1:195: operator "a": subtask 0: finished, but holds 2 entries of list state "s"'
+	op_refused "$fin"'"operator_state":{"s":{"mode":"union","entries":["x"]}}}]' \
+		'1:195: operator "a": subtask 0: finished, but holds 1 entry of union state "s"'
+	op_refused "$fin"'"operator_state":{"s":{"mode":"broadcast","entries":["x"]}}}]' \
+		'1:195: operator "a": subtask 0: finished, but holds 1 entry of broadcast state "s"'
+	op_refused "$fin"'"keyed_state":{"key_groups":"0-127","entries":[{"state":"s","key_group":3,"key":"k","value":"v"}]}}]' \
+		'1:187: operator "a": subtask 0: finished, but holds 1 entry of keyed state "s"'
+	op_refused "$fin"'"channel_state":{"input":[{"gate":0,"channel":0,"data":"d"}]}}]' \
+		'1:198: operator "a": subtask 0: finished, but holds 1 entry of input channel state'
+	op_refused "$fin"'"channel_state":{"output":[{"partition":0,"subpartition":0,"data":"d"}]}}]' \
+		'1:199: operator "a": subtask 0: finished, but holds 1 entry of output channel state'
 }
 
 @test "catalogue: ckpt-inspect: a Flink 1.2 _metadata (version 1) is refused" {

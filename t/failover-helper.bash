@@ -34,6 +34,19 @@ restart() {
 	restart_line "$out"
 }
 
+# restarts_are GRAPH: each line of stdin, "ARGS = SETS (N regions)", is what restart ARGS GRAPH
+# says; every line that differs is shown, and fails the test.
+restarts_are() {
+	local args want got fail=0
+	while read -r args; do
+		want=${args#* = } args=${args%% = *}
+		# shellcheck disable=SC2086 # ARGS are words
+		got=$(restart $args "$1")
+		[ "$got" = "$want" ] || { echo "restart $args: $got, not $want"; fail=1; }
+	done
+	return $fail
+}
+
 # random_failover N SEED MODE: N random graphs (at least 3 vertices, edges of
 # every partition type, either distribution) on stdout, one a line; and on fd 3
 # the regions and restart sets that a plain, independent model computes for

@@ -62,41 +62,48 @@ F=$DATA/failover
 }
 
 @test "restart: internal errors over blocking edges (RestartPipelinedRegionFailoverStrategyTest 1)" {
-	[ "$(restart -f v1:0 "$F/f1-blocking.json")" = "v1:0,v4:0,v5:0 (3 regions)" ]
-	[ "$(restart -f v2:0 "$F/f1-blocking.json")" = "v2:0,v4:0,v5:0 (3 regions)" ]
-	[ "$(restart -f v3:0 "$F/f1-blocking.json")" = "v3:0,v6:0 (2 regions)" ]
-	[ "$(restart -f v4:0 "$F/f1-blocking.json")" = "v4:0 (1 regions)" ]
-	[ "$(restart -f v5:0 "$F/f1-blocking.json")" = "v5:0 (1 regions)" ]
-	[ "$(restart -f v6:0 "$F/f1-blocking.json")" = "v6:0 (1 regions)" ]
+	restarts_are "$F/f1-blocking.json" <<-EOF
+		-f v1:0 = v1:0,v4:0,v5:0 (3 regions)
+		-f v2:0 = v2:0,v4:0,v5:0 (3 regions)
+		-f v3:0 = v3:0,v6:0 (2 regions)
+		-f v4:0 = v4:0 (1 regions)
+		-f v5:0 = v5:0 (1 regions)
+		-f v6:0 = v6:0 (1 regions)
+	EOF
 }
 
 @test "restart: data-consumption errors, the partition read named lost with --lost (test 2)" {
-	[ "$(restart -f v4:0 --lost v1:0 "$F/f1-blocking.json")" = "v1:0,v4:0,v5:0 (3 regions)" ]
-	[ "$(restart -f v4:0 --lost v2:0 "$F/f1-blocking.json")" = "v2:0,v4:0,v5:0 (3 regions)" ]
-	[ "$(restart -f v5:0 --lost v1:0 "$F/f1-blocking.json")" = "v1:0,v4:0,v5:0 (3 regions)" ]
-	[ "$(restart -f v5:0 --lost v2:0 "$F/f1-blocking.json")" = "v2:0,v4:0,v5:0 (3 regions)" ]
-	[ "$(restart -f v6:0 --lost v3:0 "$F/f1-blocking.json")" = "v3:0,v6:0 (2 regions)" ]
+	restarts_are "$F/f1-blocking.json" <<-EOF
+		-f v4:0 --lost v1:0 = v1:0,v4:0,v5:0 (3 regions)
+		-f v4:0 --lost v2:0 = v2:0,v4:0,v5:0 (3 regions)
+		-f v5:0 --lost v1:0 = v1:0,v4:0,v5:0 (3 regions)
+		-f v5:0 --lost v2:0 = v2:0,v4:0,v5:0 (3 regions)
+		-f v6:0 --lost v3:0 = v3:0,v6:0 (2 regions)
+	EOF
 }
 
 @test "restart: availability combinations (test 3)" {
-	g=$F/f3-availability.json
-	[ "$(restart -f v1:0 "$g")" = "v1:0,v3:0 (2 regions)" ]
-	[ "$(restart -f v2:0 "$g")" = "v2:0,v3:0 (2 regions)" ]
-	[ "$(restart -f v3:0 "$g")" = "v3:0 (1 regions)" ]
-	[ "$(restart -f v1:0 --lost v1:0 "$g")" = "v1:0,v3:0 (2 regions)" ]
-	[ "$(restart -f v2:0 --lost v1:0 "$g")" = "v1:0,v2:0,v3:0 (3 regions)" ]
-	[ "$(restart -f v3:0 --lost v1:0 "$g")" = "v1:0,v3:0 (2 regions)" ]
-	[ "$(restart -f v1:0 --lost v2:0 "$g")" = "v1:0,v2:0,v3:0 (3 regions)" ]
-	[ "$(restart -f v2:0 --lost v2:0 "$g")" = "v2:0,v3:0 (2 regions)" ]
-	[ "$(restart -f v3:0 --lost v2:0 "$g")" = "v2:0,v3:0 (2 regions)" ]
-	for v in v1 v2 v3; do
-		[ "$(restart -f $v:0 --lost v1:0 --lost v2:0 "$g")" = "v1:0,v2:0,v3:0 (3 regions)" ]
-	done
+	restarts_are "$F/f3-availability.json" <<-EOF
+		-f v1:0 = v1:0,v3:0 (2 regions)
+		-f v2:0 = v2:0,v3:0 (2 regions)
+		-f v3:0 = v3:0 (1 regions)
+		-f v1:0 --lost v1:0 = v1:0,v3:0 (2 regions)
+		-f v2:0 --lost v1:0 = v1:0,v2:0,v3:0 (3 regions)
+		-f v3:0 --lost v1:0 = v1:0,v3:0 (2 regions)
+		-f v1:0 --lost v2:0 = v1:0,v2:0,v3:0 (3 regions)
+		-f v2:0 --lost v2:0 = v2:0,v3:0 (2 regions)
+		-f v3:0 --lost v2:0 = v2:0,v3:0 (2 regions)
+		-f v1:0 --lost v1:0 --lost v2:0 = v1:0,v2:0,v3:0 (3 regions)
+		-f v2:0 --lost v1:0 --lost v2:0 = v1:0,v2:0,v3:0 (3 regions)
+		-f v3:0 --lost v1:0 --lost v2:0 = v1:0,v2:0,v3:0 (3 regions)
+	EOF
 }
 
 @test "restart: multi-vertex regions (test 4)" {
-	[ "$(restart -f v3:0 "$F/f4-multi-vertex.json")" = "v3:0,v4:0,v5:0,v6:0 (2 regions)" ]
-	[ "$(restart -f v3:0 --lost v2:0 "$F/f4-multi-vertex.json")" = "v1:0,v2:0,v3:0,v4:0,v5:0,v6:0 (3 regions)" ]
+	restarts_are "$F/f4-multi-vertex.json" <<-EOF
+		-f v3:0 = v3:0,v4:0,v5:0,v6:0 (2 regions)
+		-f v3:0 --lost v2:0 = v1:0,v2:0,v3:0,v4:0,v5:0,v6:0 (3 regions)
+	EOF
 }
 
 @test "restart: pipelined_approximate diamond, and -s approximate on a pipelined one (test 6)" {

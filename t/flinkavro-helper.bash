@@ -2,11 +2,9 @@
 # synthetic heap keyed state (flinkstate-helper.bash's sv_dir) whose serializer snapshots are
 # flink-avro's AvroSerializerSnapshot (versions 2 and 3) and PojoSerializerSnapshot with nested
 # POJOs, a field gone from the class, a registered and a cached subclass.
-. "${BATS_TEST_DIRNAME:-$(dirname "${BASH_SOURCE[0]}")}/flinkstate-helper.bash"
+# Loads usertypes-helper.bash (the nested snapshots, flinkstate-helper.bash).
+. "${BATS_TEST_DIRNAME:-$(dirname "${BASH_SOURCE[0]}")}/usertypes-helper.bash"
 
-STR="$SER.StringSerializer\$StringSerializerSnapshot"
-LONG="$SER.LongSerializer\$LongSerializerSnapshot"
-INT="$SER.IntSerializer\$IntSerializerSnapshot"
 AVRO=org.apache.flink.formats.avro.typeutils.AvroSerializerSnapshot
 POJO=org.apache.flink.api.java.typeutils.runtime.PojoSerializerSnapshot
 
@@ -67,18 +65,13 @@ s_field() { # NAME SNAPSHOT-WRITER [gone]
 	if [ "${3-}" = gone ]; then b_u8 0; else b_u8 1; ch b_utf "x.Base"; fi
 	b_u8 1; ch "$2"
 }
-s_simple() { b_utf "$1"; b_i32 3; }
-s_str() { s_simple "$STR"; }
-s_long() { s_simple "$LONG"; }
-s_int() { s_simple "$INT"; }
-b_omap() { b_i64 0x4f2c69a3d70; b_i32 "$1"; }
-s_in() { b_utf "$POJO"; b_i32 2; b_utf x.In; b_omap 1; s_field n s_long; b_omap 0; b_omap 0; }
-s_sub() { b_utf "$POJO"; b_i32 2; b_utf x.Sub; b_omap 2; s_field extra s_int; s_field name s_str; b_omap 0; b_omap 0; }
-s_cached() { b_utf "$POJO"; b_i32 2; b_utf x.Cached; b_omap 1; s_field c s_long; b_omap 0; b_omap 0; }
+s_in() { b_utf "$POJO"; b_i32 2; b_utf x.In; b_omap 1; s_field n n_long; b_omap 0; b_omap 0; }
+s_sub() { b_utf "$POJO"; b_i32 2; b_utf x.Sub; b_omap 2; s_field extra n_int; s_field name n_str; b_omap 0; b_omap 0; }
+s_cached() { b_utf "$POJO"; b_i32 2; b_utf x.Cached; b_omap 1; s_field c n_long; b_omap 0; b_omap 0; }
 s_sub_entry() { b_utf "$1"; b_u8 1; ch b_utf "$1"; b_u8 1; ch "$2"; }
 s_base() {
 	b_utf "$POJO"; b_i32 2; b_utf x.Base
-	b_omap 3; s_field name s_str; s_field inner s_in; s_field gone s_int gone
+	b_omap 3; s_field name n_str; s_field inner s_in; s_field gone n_int gone
 	b_omap 1; s_sub_entry x.Sub s_sub
 	b_omap 1; s_sub_entry x.Cached s_cached
 }

@@ -14,7 +14,7 @@ load flinkavro-helper
 	status_is 0
 	output_is "$(cat "$BATS_TEST_DIRNAME/data/flinkavro-rows.ndjson")"
 	# -a types them alike
-	run sh -c "ckpt-inspect -a sp | jq -c '.operators[].subtasks[].keyed_state.entries[] | {state, key, value}'"
+	run typed_entries '{state, key, value}'
 	status_is 0
 	output_is "$(cat "$BATS_TEST_DIRNAME/data/flinkavro-rows.ndjson")"
 }
@@ -73,34 +73,15 @@ load flinkavro-helper
 	output_is '["+10000-01-01","-0001-12-31","0000-12-31","1969-12-31T23:59:59.999Z"]'
 }
 
-# Canonical keyed state (kv_file's layout, entries with lengths): value state "rec" of the Avro
-# record, key 42 in key group 29, its value the bytes of $1 (a function).
-cv_dir() {
-	local save
-	rm -rf sp
-	mkdir sp
-	unset KV_KGS KG_TAG KG_FIRST KG_COUNT KG_FOR
-	op_file sp/op
-	B=; b_i32 6; b_u8 0
-	s_proxy "$INT"
-	b_i16 1; b_utf rec; b_i32 0; b_i32 1; b_utf KEYED_STATE_TYPE; b_utf VALUE
-	b_i32 2; b_utf NAMESPACE_SERIALIZER; s_proxy "$VOIDNS"
-	b_utf VALUE_SERIALIZER; b_i32 2; s_avro3
-	KV_OFF=("$(blen)")
-	save=$B; B=; "$1"; VAL=$B; B=$save
-	b_i16 0; b_i32 6; b_u8 $((29 | 128)); b_i32 42; b_u8 0; b_i32 "$(printf '%b' "$VAL" | wc -c)"
-	VAL_AT=("$(blen)"); B+=$VAL; b_i16 -1
-	b_write sp/kv
-	KV_KGS=29
-	(cd sp && meta_file "rel op" "rel kv" .)
-}
+# Canonical keyed state (ckv_dir): value state "rec" of the Avro record, key 42 in key group 29.
+k42() { b_i32 42; }
 
 @test "flinkavro: canonical entries: the record typed; a value that runs past its entry stops at its byte, never read on" {
-	cv_dir v_avro
+	ckv_dir n_int rec s_avro3 29 k42 v_avro
 	run sh -c "ckpt-inspect -R sp | jq -c 'select(.state == \"rec\") | .value.next.d'"
 	status_is 0
 	output_is '"-1.23"'
 	v_past() { b_i32 1; b_i32 10; B+=abc; }
-	cv_dir v_past
+	ckv_dir n_int rec s_avro3 29 k42 v_past
 	bad_after 2 "ckpt-inspect: sp/kv: offset $((VAL_AT[0] + 8)): Avro string of 10 bytes, more than the 3 left" "$NAMES_ROWS" ckpt-inspect -R sp
 }

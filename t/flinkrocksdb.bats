@@ -23,6 +23,14 @@ copy() {
 	cp -r "$(ART 1.17 rocksdb-checkpoint)" ck
 }
 
+# check_finds FILTER TEXT: ckpt-inspect -c ck exits 1, and jq -cr FILTER makes TEXT of what it found.
+check_finds() {
+	run --separate-stderr ckpt-inspect -c ck
+	status_is 1 || return
+	run jq -cr "$1" <<<"$output"
+	output_is "$2"
+}
+
 @test "flinkrocksdb: -a of the incremental checkpoint and the native savepoint gives the hashmap savepoint's entries" {
 	needs_fixtures
 	for v in 1.17 1.19; do
@@ -79,10 +87,7 @@ copy() {
 	rm ck/$SST
 	bad 2 "ckpt-inspect: ck/$SST: cannot open the RocksDB file 000016.sst: No such file or directory" \
 		ckpt-inspect -a ck
-	run --separate-stderr ckpt-inspect -c ck
-	status_is 1
-	run jq -c .problems <<<"$output"
-	output_is "[{\"where\":\"ck/$SST\",\"problem\":\"missing (No such file or directory)\"}]"
+	check_finds .problems "[{\"where\":\"ck/$SST\",\"problem\":\"missing (No such file or directory)\"}]"
 }
 
 @test "flinkrocksdb: a cut SST is named: -a and the summary exit 2, nothing on stdout; -c exits 1" {
@@ -91,10 +96,7 @@ copy() {
 	truncate -s 500 ck/$SST
 	bad 2 "ckpt-inspect: ck/$SST: short: 500 bytes, the _metadata records 983" ckpt-inspect -a ck
 	bad 2 "ckpt-inspect: ck/$SST: short: 500 bytes, the _metadata records 983" ckpt-inspect ck
-	run --separate-stderr ckpt-inspect -c ck
-	status_is 1
-	run jq -c .problems <<<"$output"
-	output_is "[{\"where\":\"ck/$SST\",\"problem\":\"short: 500 bytes, the _metadata records 983\"}]"
+	check_finds .problems "[{\"where\":\"ck/$SST\",\"problem\":\"short: 500 bytes, the _metadata records 983\"}]"
 }
 
 @test "flinkrocksdb: an SST with flipped bytes: RocksDB's checksum names it, exit 2 (-c: 1)" {
@@ -103,10 +105,7 @@ copy() {
 	flip ck/$SST 20
 	line="ck/$SST: cannot read: rocksdb: Corruption: block checksum mismatch: stored = 3198773879, computed = 1285908361, type = 1  in 000016.sst offset 0 size 35"
 	bad 2 "ckpt-inspect: $line" ckpt-inspect -a ck
-	run --separate-stderr ckpt-inspect -c ck
-	status_is 1
-	run jq -r '.problems[] | "\(.where): \(.problem)"' <<<"$output"
-	output_is "$line"
+	check_finds '.problems[] | "\(.where): \(.problem)"' "$line"
 }
 
 @test "flinkrocksdb: the temporary directory goes, whether the read succeeds or fails" {
@@ -171,8 +170,5 @@ copy() {
 	perl -pi -e 's/000016\.sst/000099.sst/' ck/_metadata
 	line="ck/_metadata: RocksDB's MANIFEST-000004 names the table file 000016.sst, which the handle does not list"
 	bad 2 "ckpt-inspect: $line" ckpt-inspect -a ck
-	run --separate-stderr ckpt-inspect -c ck
-	status_is 1
-	run jq -r '.problems[] | "\(.where): \(.problem)"' <<<"$output"
-	output_is "$line"
+	check_finds '.problems[] | "\(.where): \(.problem)"' "$line"
 }

@@ -8,6 +8,18 @@ VOIDNS='org.apache.flink.runtime.state.VoidNamespaceSerializer$VoidNamespaceSeri
 blen() { printf '%b' "$B" | wc -c; }
 # A serializer snapshot as the state meta info writes it: format version 2, class, version 3.
 s_proxy() { b_i32 2; b_utf "$1"; b_i32 3; }
+# s_by CMD...: a serializer snapshot of format version 2 that CMD writes (its class, its version,
+# its payload).
+s_by() { b_i32 2; "$@"; }
+# b_value_state NAME CMD...: the meta info of keyed value state NAME in the void namespace, the
+# snapshot of its value serializer written by CMD (s_proxy CLASS, s_by WRITER).
+b_value_state() {
+	local name=$1
+	shift
+	b_utf "$name"; b_i32 0; b_i32 1; b_utf KEYED_STATE_TYPE; b_utf VALUE
+	b_i32 2; b_utf NAMESPACE_SERIALIZER; s_proxy "$VOIDNS"
+	b_utf VALUE_SERIALIZER; "$@"
+}
 # The bytes of file $1, appended to B.
 b_file() { B+=$(od -An -v -tx1 "$1" | tr -d ' \n' | sed 's/../\\x&/g'); }
 
@@ -35,9 +47,7 @@ kv_file() {
 	local k v kg
 	B=; b_i32 6; b_u8 0
 	s_proxy "$SER.IntSerializer\$IntSerializerSnapshot"
-	b_i16 1; b_utf count; b_i32 0; b_i32 1; b_utf KEYED_STATE_TYPE; b_utf VALUE
-	b_i32 2; b_utf NAMESPACE_SERIALIZER; s_proxy "$VOIDNS"
-	b_utf VALUE_SERIALIZER; s_proxy "$SER.LongSerializer\$LongSerializerSnapshot"
+	b_i16 1; b_value_state count s_proxy "$SER.LongSerializer\$LongSerializerSnapshot"
 	KV_OFF=()
 	for k in 42:7:29 1:8:86 0:9:94; do
 		IFS=: read -r k v kg <<<"$k"
@@ -106,9 +116,7 @@ sv_file() {
 	b_i16 $n
 	for row in $rows; do
 		IFS=: read -r name snap val <<<"$row"
-		b_utf "$name"; b_i32 0; b_i32 1; b_utf KEYED_STATE_TYPE; b_utf VALUE
-		b_i32 2; b_utf NAMESPACE_SERIALIZER; s_proxy "$VOIDNS"
-		b_utf VALUE_SERIALIZER; b_i32 2; "$snap"
+		b_value_state "$name" s_by "$snap"
 	done
 	KV_OFF=("$(blen)")
 	b_i32 29
@@ -141,9 +149,7 @@ sv_dir() {
 hv_file() {
 	B=; b_i32 6; b_u8 0
 	s_proxy "$SER.IntSerializer\$IntSerializerSnapshot"
-	b_i16 1; b_utf count; b_i32 0; b_i32 1; b_utf KEYED_STATE_TYPE; b_utf VALUE
-	b_i32 2; b_utf NAMESPACE_SERIALIZER; s_proxy "$VOIDNS"
-	b_utf VALUE_SERIALIZER; s_proxy "$SER.LongSerializer\$LongSerializerSnapshot"
+	b_i16 1; b_value_state count s_proxy "$SER.LongSerializer\$LongSerializerSnapshot"
 	KV_OFF=("$(blen)")
 	b_i32 29; b_i16 0; b_i32 1; b_u8 0; b_i32 42; b_i64 7
 	KV_OFF+=("$(blen)")
@@ -193,9 +199,7 @@ kvz_file() {
 	local k v kg hex save
 	B=; b_i32 6; b_u8 1
 	s_proxy "$SER.IntSerializer\$IntSerializerSnapshot"
-	b_i16 1; b_utf count; b_i32 0; b_i32 1; b_utf KEYED_STATE_TYPE; b_utf VALUE
-	b_i32 2; b_utf NAMESPACE_SERIALIZER; s_proxy "$VOIDNS"
-	b_utf VALUE_SERIALIZER; s_proxy "$SER.LongSerializer\$LongSerializerSnapshot"
+	b_i16 1; b_value_state count s_proxy "$SER.LongSerializer\$LongSerializerSnapshot"
 	KV_OFF=()
 	for k in 42:7:29:z 1:8:86:raw 0:9:94:z; do
 		IFS=: read -r k v kg z <<<"$k"

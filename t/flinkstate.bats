@@ -136,12 +136,8 @@ s_kryo() {
 hv_blob_file() {
 	B=; b_i32 6; b_u8 0
 	s_proxy "$SER.IntSerializer\$IntSerializerSnapshot"
-	b_i16 2; b_utf count; b_i32 0; b_i32 1; b_utf KEYED_STATE_TYPE; b_utf VALUE
-	b_i32 2; b_utf NAMESPACE_SERIALIZER; s_proxy "$VOIDNS"
-	b_utf VALUE_SERIALIZER; s_proxy "$SER.LongSerializer\$LongSerializerSnapshot"
-	b_utf blob; b_i32 0; b_i32 1; b_utf KEYED_STATE_TYPE; b_utf VALUE
-	b_i32 2; b_utf NAMESPACE_SERIALIZER; s_proxy "$VOIDNS"
-	b_utf VALUE_SERIALIZER; s_kryo com.example.Blob
+	b_i16 2; b_value_state count s_proxy "$SER.LongSerializer\$LongSerializerSnapshot"
+	b_value_state blob s_kryo com.example.Blob
 	KV_OFF=("$(blen)")
 	b_i32 29; b_i16 0; b_i32 1; b_u8 0; b_i32 42; b_i64 7; b_i16 1; b_i32 1; B+=xyz
 	KV_OFF+=("$(blen)")

@@ -5,11 +5,9 @@
 
 bats_require_minimum_version 1.5.0
 load helper
-load flinkstate-helper
+load usertypes-helper
 
 S=org.apache.flink.api.scala.typeutils
-STR="$SER.StringSerializer\$StringSerializerSnapshot"
-LONG="$SER.LongSerializer\$LongSerializerSnapshot"
 
 # A composite snapshot (CompositeTypeSerializerSnapshot, version 3): class $1, outer version 2,
 # the outer payload already in OUTER (B's escapes), then the nested snapshots, each a function.
@@ -20,17 +18,15 @@ s_composite() {
 	b_i32 1333245; b_i32 1; b_i32 $#
 	for k; do "$k"; done
 }
-s_str() { b_utf "$STR"; b_i32 3; }
-s_long() { b_utf "$LONG"; b_i32 3; }
 s_kryo() { # KryoSerializerSnapshot: the type's class and three empty LinkedOptionalMaps
 	b_utf org.apache.flink.api.java.typeutils.runtime.kryo.KryoSerializerSnapshot; b_i32 2; b_utf java.lang.Throwable
-	local i; for i in 1 2 3; do b_i64 0x4f2c69a3d70; b_i32 0; done
+	b_omap 0; b_omap 0; b_omap 0
 }
-s_case() { OUTER=; local save=$B; B=; b_utf x.Point; OUTER=$B; B=$save; s_composite "$S.ScalaCaseClassSerializerSnapshot" s_str s_long; }
+s_case() { OUTER=; local save=$B; B=; b_utf x.Point; OUTER=$B; B=$save; s_composite "$S.ScalaCaseClassSerializerSnapshot" n_str n_long; }
 s_option() { s_composite "$S.ScalaOptionSerializerSnapshot" s_case; }
-s_either() { s_composite "$S.ScalaEitherSerializerSnapshot" s_case s_str; }
-s_jeither() { s_composite org.apache.flink.api.java.typeutils.runtime.JavaEitherSerializerSnapshot s_long s_str; }
-s_try() { s_composite "$S.ScalaTrySerializerSnapshot" s_long s_kryo; }
+s_either() { s_composite "$S.ScalaEitherSerializerSnapshot" s_case n_str; }
+s_jeither() { s_composite org.apache.flink.api.java.typeutils.runtime.JavaEitherSerializerSnapshot n_long n_str; }
+s_try() { s_composite "$S.ScalaTrySerializerSnapshot" n_long s_kryo; }
 s_list() { local save=$B; B=; b_utf 'implicitly[CanBuildFrom[List[x.Point], x.Point, List[x.Point]]]'; OUTER=$B; B=$save; s_composite "$S.TraversableSerializerSnapshot" s_case; }
 s_enum() { b_utf "$S.ScalaEnumSerializerSnapshot"; b_i32 3; b_utf 'x.Color$'; b_i32 2; b_utf RED; b_i32 0; b_utf BLUE; b_i32 5; }
 s_unit() { b_utf "$S.UnitSerializer\$UnitSerializerSnapshot"; b_i32 3; }
@@ -51,13 +47,9 @@ v_color() { b_i32 5; }
 v_unit() { b_u8 0; }
 v_ok() { b_u8 1; b_i64 9; }
 
-typed_values() {
-	ckpt-inspect -a sp | jq -c '.operators[].subtasks[].keyed_state.entries[] | [.state, .value]'
-}
-
 @test "flinktypes: Scala case classes, Option, Either, collections, Enumeration, Unit, Java's Either and Void typed" {
 	sv_dir "${STATES%[[:space:]]ok:*}"
-	run typed_values
+	run typed_entries '[.state, .value]'
 	status_is 0
 	output_is '["option",["ab",7]]
 ["none",null]
@@ -89,33 +81,17 @@ typed_values() {
 	bad 2 "ckpt-inspect: sp/kv: offset $((KV_OFF[0] + 20)): collection element flag 7 (0 or 1 expected)" ckpt-inspect -a sp
 }
 
-# kkv: canonical keyed state (kv_file's layout) whose key serializer is Kryo: in key group 113 (Flink's
-# of Long.hashCode 3: a key of Kryo's default classes is checked against its key group), the key Kryo wrote as the registered java.lang.Long 3 (id 7 + 2, zigzag varint 6) in value state
-# "blob" of a Kryo value of the unregistered class x.Foo (1, name id 0, the name's last byte with
-# its high bit set), then its fields' bytes "zz"; and list state "names" of Strings in the
-# operator state beside it.
-kkv_file() {
-	B=; b_i32 6; b_u8 0
-	b_i32 2; s_kryo
-	b_i16 1; b_utf blob; b_i32 0; b_i32 1; b_utf KEYED_STATE_TYPE; b_utf VALUE
-	b_i32 2; b_utf NAMESPACE_SERIALIZER; s_proxy "$VOIDNS"
-	b_utf VALUE_SERIALIZER; b_i32 2; s_kryo
-	KV_OFF=("$(blen)")
-	b_i16 0; b_i32 4; b_u8 $((113 | 128)); b_u8 9; b_u8 6; b_u8 0
-	b_i32 9; b_u8 1; b_u8 0; B+=x.Fo; b_u8 $((0x6f | 128)); B+=zz
-	b_i16 -1
-	b_write "${1:-kv}"
-	KV_KGS=113
-}
+# A canonical savepoint (ckv_dir) whose key serializer is Kryo: in key group 113 (Flink's of
+# Long.hashCode 3: a key of Kryo's default classes is checked against its key group), the key Kryo
+# wrote as the registered java.lang.Long 3 (id 7 + 2, zigzag varint 6) in value state "blob" of a
+# Kryo value of the unregistered class x.Foo (1, name id 0, the name's last byte with its high bit
+# set), then its fields' bytes "zz"; and list state "names" of Strings in the operator state.
+k_long3() { b_u8 9; b_u8 6; }
+v_foo() { b_u8 1; b_u8 0; B+=x.Fo; b_u8 $((0x6f | 128)); B+=zz; }
 
 @test "flinktypes: Kryo keys and values in a canonical savepoint: the class named, the bytes kept, typed null" {
-	rm -rf sp
-	mkdir sp
-	unset KV_KGS KG_TAG KG_FIRST KG_COUNT KG_FOR
-	op_file sp/op
-	kkv_file sp/kv
-	(cd sp && meta_file "rel op" "rel kv" .)
-	run sh -c "ckpt-inspect -a sp | jq -c '.operators[].subtasks[].keyed_state.entries[] | [.state, .key_group, {key, namespace, value}]'"
+	ckv_dir s_kryo blob s_kryo 113 k_long3 v_foo
+	run typed_entries '[.state, .key_group, {key, namespace, value}]'
 	status_is 0
 	output_is '["blob",113,{"key":{"kryo_class":"java.lang.Long","kryo_id":7,"typed":null,"reason":"Kryo writes no schema: the bytes are kept as they are","bytes":"\t\u0006"},"namespace":null,"value":{"kryo_class":"x.Foo","kryo_id":null,"typed":null,"reason":"Kryo writes no schema: the bytes are kept as they are","bytes":{"base64":"AQB4LkZv73p6"}}}]'
 	# the key 3 made 4 (zig-zag 8): Long.hashCode 4 is key group 7

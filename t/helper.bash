@@ -158,6 +158,45 @@ run_job() {
 	run sh -c 'o=$1; shift; timeout -k 5 "${DEADLINE:-60}" ckpt-run "$@" > "$o" 2> err.txt' sh "${EVENTS:-events.ndjson}" "$@"
 }
 
+# start_job ARGS...: ckpt-run ARGS in the background with run_job's deadline, its events to
+# events.ndjson, its diagnostics to err.txt; its process ($pid) for await and signal_job.
+start_job() {
+	timeout -k 5 "${DEADLINE:-60}" ckpt-run "$@" > events.ndjson 2> err.txt &
+	pid=$!
+}
+
+# restore_matches BASE BEFORE AFTER [MERGE-ARGS...]: the pipeline BASE changed by the jq filter
+# BEFORE runs to its end: its output (the command OUTPUT, default committed) to ref.txt, the count of
+# its committed lines in REF_COUNT.  Run again with slow sources, it is stopped after CHECKPOINTS
+# (default 2) checkpoints with a savepoint sp.tar, before its end; with MERGE-ARGS, ckpt-merge
+# MERGE-ARGS -o sp2.tar sp.tar rewrites it.  BASE changed by AFTER, restored from that, finishes
+# with the output of the uninterrupted run (got.txt, the difference shown where not).
+restore_matches() {
+	local base=$1 before=$2 after=$3 sp=sp.tar
+	shift 3
+	pipeline "$base" "$before"
+	run_job p.json
+	status_is 0 || return
+	${OUTPUT:-committed} > ref.txt
+	REF_COUNT=$(committed | wc -l)
+	rm -rf out ck
+	slow_sources p.json slow.json
+	run_job --stop-after-checkpoints "${CHECKPOINTS:-2}" --savepoint sp.tar slow.json
+	status_is 0 || return
+	[ "$(committed | wc -l)" -lt "$REF_COUNT" ] || { echo "stopped after its end: $REF_COUNT lines committed"; return 1; }
+	if [ $# -gt 0 ]; then
+		run ckpt-merge "$@" -o sp2.tar sp.tar
+		status_is 0 || return
+		sp=sp2.tar
+	fi
+	pipeline "$base" "$after"
+	run_job --restore "$sp" p.json
+	status_is 0 || return
+	[ "$(events job_finished | jq -r .state)" = FINISHED ] || { echo "restored job: $(events job_finished)"; return 1; }
+	${OUTPUT:-committed} > got.txt
+	cmp -s ref.txt got.txt || { diff ref.txt got.txt | head -20; return 1; }
+}
+
 # events NAME [FILE]: the events named NAME in FILE (default $EVENTS or events.ndjson), compact,
 # one a line.
 events() {
@@ -178,6 +217,16 @@ signal_job() {
 	kill "-$1" "$pid"
 	st=0
 	wait "$pid" || st=$?
+}
+
+# job_ended STATUS STATE [LINE]: the job signal_job stopped exited STATUS, its job_finished event
+# says STATE, and err.txt holds exactly LINE (default: nothing).
+job_ended() {
+	[ "$st" -eq "$1" ] || { echo "exit status $st, $1 expected; err.txt:"; cat err.txt; return 1; }
+	[ "$(events job_finished | jq -r .state)" = "$2" ] || { echo "job_finished: $(events job_finished); state $2 expected"; return 1; }
+	[ "$(cat err.txt)" = "${3-}" ] || { printf 'err.txt:  %s
+expected: %s
+' "$(cat err.txt)" "${3-}"; return 1; }
 }
 
 # committed [DIR]: the committed output of the file sink under DIR (default out), sorted; nothing

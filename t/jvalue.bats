@@ -114,9 +114,7 @@ hv_java_file() {
 	two=$(od -An -v -tx1 "$3" | tr -d ' \n' | sed 's/../\\x&/g')
 	B=; b_i32 6; b_u8 0
 	s_proxy "$SER.IntSerializer\$IntSerializerSnapshot"
-	b_i16 1; b_utf j; b_i32 0; b_i32 1; b_utf KEYED_STATE_TYPE; b_utf VALUE
-	b_i32 2; b_utf NAMESPACE_SERIALIZER; s_proxy "$VOIDNS"
-	b_utf VALUE_SERIALIZER; s_proxy "$JAVA"
+	b_i16 1; b_value_state j s_proxy "$JAVA"
 	KV_OFF=("$(blen)")
 	b_i32 29; b_i16 0; b_i32 "$n"
 	keys=$(keys_of_group 29 "$n")
@@ -215,17 +213,21 @@ hexfile() { printf '%b' "$2" >"$1"; }
 ["ldt",["2024-02-29T23:59:58.500",null]]'
 }
 
+# bad_element STATE:SNAPSHOT BYTES LINE: list state STATE of the serializer SNAPSHOT names holds one
+# element, BYTES (\xHH escapes): -a stops at it with exit 2 and "ckpt-inspect: sp/op: LINE".
+bad_element() {
+	hexfile bad "$2"
+	op_sp "$1:bad"
+	bad 2 "ckpt-inspect: sp/op: $3" ckpt-inspect -a sp
+}
+
 @test "jvalue: damaged values of flink-core's serializers: exit 2 naming what and where" {
-	hexfile bad '\x00\x00\x07\xe9\x02\x1d'
-	op_sp "ld:$SER.LocalDateSerializer\$LocalDateSerializerSnapshot:bad"
-	bad 2 'ckpt-inspect: sp/op: offset 201: LocalDate 2025-2-29' ckpt-inspect -a sp
-	hexfile bad '\x00\x00\x00\x00\x65\x53\xf1\x00\x3b\x9a\xca\x00'
-	op_sp "i:$SER.InstantSerializer\$InstantSerializerSnapshot:bad"
-	bad 2 'ckpt-inspect: sp/op: offset 202: instant nanoseconds 1000000000 (0 to 999999999)' ckpt-inspect -a sp
-	hexfile bad '\x00\x00\x00\x04'
-	op_sp "b:$SER.BigIntSerializer\$BigIntSerializerSnapshot:bad"
-	bad 2 'ckpt-inspect: sp/op: offset 192: BigInteger of no bytes' ckpt-inspect -a sp
-	hexfile bad '\x80\x00\x00\x00\x80\x00\x0c\x00\x00\x00\x00\x00\x00'
-	op_sp "ldt:$SER.LocalDateTimeSerializer\$LocalDateTimeSerializerSnapshot:bad"
-	bad 2 'ckpt-inspect: sp/op: offset 217: LocalDateTime: exactly one of LocalDate and LocalTime is null' ckpt-inspect -a sp
+	bad_element "ld:$SER.LocalDateSerializer\$LocalDateSerializerSnapshot" '\x00\x00\x07\xe9\x02\x1d' \
+		'offset 201: LocalDate 2025-2-29'
+	bad_element "i:$SER.InstantSerializer\$InstantSerializerSnapshot" '\x00\x00\x00\x00\x65\x53\xf1\x00\x3b\x9a\xca\x00' \
+		'offset 202: instant nanoseconds 1000000000 (0 to 999999999)'
+	bad_element "b:$SER.BigIntSerializer\$BigIntSerializerSnapshot" '\x00\x00\x00\x04' \
+		'offset 192: BigInteger of no bytes'
+	bad_element "ldt:$SER.LocalDateTimeSerializer\$LocalDateTimeSerializerSnapshot" '\x80\x00\x00\x00\x80\x00\x0c\x00\x00\x00\x00\x00\x00' \
+		'offset 217: LocalDateTime: exactly one of LocalDate and LocalTime is null'
 }

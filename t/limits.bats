@@ -68,34 +68,40 @@ graph1() { # a one-vertex graph with the given members
 meta() { # perl pack arguments: the bytes of a _metadata file
 	perl -e "print $1" > _metadata
 }
+# meta_bad PACK LINE: ckpt-inspect of the _metadata of those bytes, under lowmem, exits 2 with
+# "ckpt-inspect: _metadata: LINE" alone.
+meta_bad() {
+	meta "$1"
+	bad 2 "ckpt-inspect: _metadata: $2" lowmem ckpt-inspect _metadata
+}
 
 @test "limits: _metadata claiming 2^31-1 operators" {
-	meta 'pack("NNQ>NN", 0x4960672d, 3, 1, 0, 0x7fffffff)'
-	bad 2 'ckpt-inspect: _metadata: offset 20: operator count 2147483647 is more than the remaining 0 bytes can hold' lowmem ckpt-inspect _metadata
+	meta_bad 'pack("NNQ>NN", 0x4960672d, 3, 1, 0, 0x7fffffff)' \
+		'offset 20: operator count 2147483647 is more than the remaining 0 bytes can hold'
 }
 
 @test "limits: _metadata claiming 2^31-1 master states, or one of 2 GiB" {
-	meta 'pack("NNQ>N", 0x4960672d, 3, 1, 0x7fffffff)'
-	bad 2 'ckpt-inspect: _metadata: offset 16: master state count 2147483647 is more than the remaining 0 bytes can hold' lowmem ckpt-inspect _metadata
-	meta 'pack("NNQ>NNN", 0x4960672d, 3, 1, 1, 0xc96b1696, 0x7fffffff), "x" x 10'
-	bad 2 'ckpt-inspect: _metadata: offset 24: master state length 2147483647 is more than the remaining 10 bytes can hold' lowmem ckpt-inspect _metadata
+	meta_bad 'pack("NNQ>N", 0x4960672d, 3, 1, 0x7fffffff)' \
+		'offset 16: master state count 2147483647 is more than the remaining 0 bytes can hold'
+	meta_bad 'pack("NNQ>NNN", 0x4960672d, 3, 1, 1, 0xc96b1696, 0x7fffffff), "x" x 10' \
+		'offset 24: master state length 2147483647 is more than the remaining 10 bytes can hold'
 }
 
 @test "limits: _metadata claiming a count of -2^31" {
-	meta 'pack("NNQ>N", 0x4960672d, 3, 1, 0x80000000)'
-	bad 2 'ckpt-inspect: _metadata: offset 16: negative master state count -2147483648' lowmem ckpt-inspect _metadata
+	meta_bad 'pack("NNQ>N", 0x4960672d, 3, 1, 0x80000000)' \
+		'offset 16: negative master state count -2147483648'
 }
 
 @test "limits: _metadata operator claiming 2^31-1 subtasks" {
-	meta 'pack("NNQ>NN", 0x4960672d, 3, 1, 0, 1), "\x01" x 16, pack("NN", 4, 128), "\x00", pack("N", 0x7fffffff)'
-	bad 2 'ckpt-inspect: _metadata: offset 49: subtask count 2147483647 is more than the remaining 0 bytes can hold' lowmem ckpt-inspect _metadata
+	meta_bad 'pack("NNQ>NN", 0x4960672d, 3, 1, 0, 1), "\x01" x 16, pack("NN", 4, 128), "\x00", pack("N", 0x7fffffff)' \
+		'offset 49: subtask count 2147483647 is more than the remaining 0 bytes can hold'
 }
 
 @test "limits: _metadata inline state of 2 GiB, and a 64 KiB name in 100 bytes" {
-	meta 'pack("NNQ>NN", 0x4960672d, 3, 1, 0, 1), "\x01" x 16, pack("NN", 4, 128), "\x01", pack("n", 1), "h", pack("N", 0x7fffffff), "x" x 64'
-	bad 2 'ckpt-inspect: _metadata: offset 52: inline byte count 2147483647 is more than the remaining 64 bytes can hold' lowmem ckpt-inspect _metadata
-	meta 'pack("NNQ>NN", 0x4960672d, 5, 1, 0, 1), pack("n", 65535), "a" x 100'
-	bad 2 'ckpt-inspect: _metadata: offset 26: truncated operator name' lowmem ckpt-inspect _metadata
+	meta_bad 'pack("NNQ>NN", 0x4960672d, 3, 1, 0, 1), "\x01" x 16, pack("NN", 4, 128), "\x01", pack("n", 1), "h", pack("N", 0x7fffffff), "x" x 64' \
+		'offset 52: inline byte count 2147483647 is more than the remaining 64 bytes can hold'
+	meta_bad 'pack("NNQ>NN", 0x4960672d, 5, 1, 0, 1), pack("n", 65535), "a" x 100' \
+		'offset 26: truncated operator name'
 }
 
 # ---- the job event log: record lengths and claimed parallelism

@@ -249,48 +249,51 @@ FULL2='{"id": "op2", "parallelism": 2, "max_parallelism": 2, "fully_finished": t
 	refused "ckpt-merge: s.json: Failed to rollback to checkpoint/savepoint Checkpoint Metadata. Max parallelism mismatch between checkpoint/savepoint state and new program. Cannot map operator op1 with max parallelism 2 to new program with max parallelism 4. This indicates that the program has been changed in a non-compatible way after the checkpoint/savepoint." -g g.json s.json
 }
 
+# refused_on GRAPH LINE OP...: ckpt-merge -g t/data/merge/GRAPH.json of the state document of the
+# operators OP (JSON objects), in s.json, refuses it (exit 1) with "ckpt-merge: s.json: LINE".
+# allowed_on GRAPH OP...: it merges them (exit 0, the document in $output).
+refused_on() {
+	local g=$1 msg=$2
+	shift 2
+	state_of "$@" > s.json
+	refused "ckpt-merge: s.json: $msg" -g "$M/$g.json" s.json
+}
+allowed_on() {
+	local g=$1
+	shift
+	state_of "$@" > s.json
+	run ckpt-merge -g "$M/$g.json" s.json
+	status_is 0
+}
+
 @test "R1/R2 mixed finished operators in one vertex, state under the uid or the id" {
-	state_of '{"id": "x", "uid": "first", "parallelism": 2, "max_parallelism": 2, "fully_finished": true, "subtasks": []}' "$RUNNING2" > s.json
-	refused "ckpt-merge: s.json: Can not restore vertex v1(v1) which contain mixed operator finished state: [ALL_RUNNING, FULLY_FINISHED]" -g "$M/graph-chain.json" s.json
-	state_of "$FULL1" "$RUNNING2" > s.json
-	refused "ckpt-merge: s.json: Can not restore vertex v1(v1) which contain mixed operator finished state: [ALL_RUNNING, FULLY_FINISHED]" -g "$M/graph-chain.json" s.json
+	msg="Can not restore vertex v1(v1) which contain mixed operator finished state: [ALL_RUNNING, FULLY_FINISHED]"
+	refused_on graph-chain "$msg" '{"id": "x", "uid": "first", "parallelism": 2, "max_parallelism": 2, "fully_finished": true, "subtasks": []}' "$RUNNING2"
+	refused_on graph-chain "$msg" "$FULL1" "$RUNNING2"
 }
 
 @test "R3/R4 a fully finished vertex after one not fully finished" {
 	msg="Illegal JobGraph modification. Cannot run a program with fully finished vertices predeceased with the ones not fully finished. Task vertex vert2(v2) has a predecessor not fully finished"
-	state_of "$RUNNING1" "$FULL2" > s.json
-	refused "ckpt-merge: s.json: $msg" -g "$M/graph-a2a.json" s.json
-	state_of "$PARTIAL1" "$FULL2" > s.json
-	refused "ckpt-merge: s.json: $msg" -g "$M/graph-a2a.json" s.json
+	refused_on graph-a2a "$msg" "$RUNNING1" "$FULL2"
+	refused_on graph-a2a "$msg" "$PARTIAL1" "$FULL2"
 }
 
 @test "R5/R6/R7 a partially finished vertex after a running or partial one over all_to_all" {
 	msg="Illegal JobGraph modification. Cannot run a program with partially finished vertices predeceased with running or partially finished ones and connected via the ALL_TO_ALL edges. Task vertex vert2(v2) has a"
-	state_of "$RUNNING1" "$PARTIAL2" > s.json
-	refused "ckpt-merge: s.json: $msg all running predecessor" -g "$M/graph-a2a.json" s.json
-	state_of "$PARTIAL1" "$PARTIAL2" > s.json
-	refused "ckpt-merge: s.json: $msg partially finished predecessor" -g "$M/graph-a2a.json" s.json
-	refused "ckpt-merge: s.json: $msg partially finished predecessor" -g "$M/graph-both.json" s.json
+	refused_on graph-a2a "$msg all running predecessor" "$RUNNING1" "$PARTIAL2"
+	refused_on graph-a2a "$msg partially finished predecessor" "$PARTIAL1" "$PARTIAL2"
+	refused_on graph-both "$msg partially finished predecessor" "$PARTIAL1" "$PARTIAL2"
 }
 
 @test "R8 a partially finished vertex after an all running one over pointwise" {
-	state_of "$RUNNING1" "$PARTIAL2" > s.json
-	refused "ckpt-merge: s.json: Illegal JobGraph modification. Cannot run a program with partially finished vertices predeceased with all running ones. Task vertex vert2(v2) has a all running predecessor" -g "$M/graph-pw.json" s.json
+	refused_on graph-pw "Illegal JobGraph modification. Cannot run a program with partially finished vertices predeceased with all running ones. Task vertex vert2(v2) has a all running predecessor" "$RUNNING1" "$PARTIAL2"
 }
 
 @test "allowed: partial after partial over pointwise, fully finished first, anything into all running" {
-	state_of "$PARTIAL1" "$PARTIAL2" > s.json
-	run ckpt-merge -g "$M/graph-pw.json" s.json
-	status_is 0
-	state_of "$FULL1" "$PARTIAL2" > s.json
-	run ckpt-merge -g "$M/graph-a2a.json" s.json
-	status_is 0
-	state_of "$FULL1" "$FULL2" > s.json
-	run ckpt-merge -g "$M/graph-a2a.json" s.json
-	status_is 0
-	state_of "$PARTIAL1" "$RUNNING2" > s.json
-	run ckpt-merge -g "$M/graph-a2a.json" s.json
-	status_is 0
+	allowed_on graph-pw "$PARTIAL1" "$PARTIAL2"
+	allowed_on graph-a2a "$FULL1" "$PARTIAL2"
+	allowed_on graph-a2a "$FULL1" "$FULL2"
+	allowed_on graph-a2a "$PARTIAL1" "$RUNNING2"
 	[ "$(jq -c '[.operators[] | [.id, .vertex, .parallelism, [.subtasks[] | .finished]]]' <<<"$output")" = '[["op1","v1",2,[false]],["op2","v2",2,[false]]]' ]
 }
 

@@ -44,6 +44,22 @@ SINK=ea632d67b7d595e5b851708ae9ad79d6
 [{"vertex":"'$CNT'","subtasks":"0-1"}]'
 }
 
+# job_refused FILTER GLOB [OPTION]: ckpt-plan [OPTION] of the job document changed by the jq filter FILTER
+# (on stdin) and its source's vertex document exits 2, saying "ckpt-plan: <stdin>:1:COLUMN: " and
+# what GLOB matches.  vertex_refused FILTER GLOB: the same with the vertex document changed.
+job_refused() {
+	run sh -c 'jq -c "$1" "$2" | ckpt-plan $4 - "$3"' sh "$1" "$R/job.json" "$R/vertex-source.json" "${3-}"
+	status_is 2 || return
+	# shellcheck disable=SC2053 # GLOB is a pattern
+	[[ $output == "ckpt-plan: <stdin>:1:"*": "$2 ]] || { echo "got: $output"; return 1; }
+}
+vertex_refused() {
+	run sh -c 'jq -c "$1" "$3" | ckpt-plan "$2" -' sh "$1" "$R/job.json" "$R/vertex-source.json"
+	status_is 2 || return
+	# shellcheck disable=SC2053
+	[[ $output == "ckpt-plan: <stdin>:1:"*": "$2 ]] || { echo "got: $output"; return 1; }
+}
+
 @test "rest: counts that cannot say which subtask is in which state are refused" {
 	run ckpt-plan "$R/job.json"
 	status_is 2
@@ -51,9 +67,7 @@ SINK=ea632d67b7d595e5b851708ae9ad79d6
 }
 
 @test "rest: counts that do not add up to the parallelism are refused" {
-	run sh -c 'jq -c ".vertices[1].tasks = {\"RUNNING\": 3}" "$1" | ckpt-plan - "$2"' sh "$R/job.json" "$R/vertex-source.json"
-	status_is 2
-	[[ "$output" == 'ckpt-plan: <stdin>:1:'*": vertex \"$CNT\": tasks counts 3 subtasks for parallelism 2" ]]
+	job_refused '.vertices[1].tasks = {"RUNNING": 3}' "vertex \"$CNT\": tasks counts 3 subtasks for parallelism 2"
 }
 
 @test "rest: ship_strategy FORWARD and RESCALE are pointwise, the rest all-to-all; exchange is the partition" {
@@ -127,27 +141,17 @@ EOF
 	run sh -c 'jq -c "del(.subtasks[1])" "$2" | ckpt-plan "$1" -' sh "$R/job.json" "$R/vertex-source.json"
 	status_is 2
 	output_is "ckpt-plan: <stdin>:1:137: vertex \"$SRC\": 1 subtasks for parallelism 2"
-	run sh -c 'jq -c ".subtasks[1].status = \"SLEEPING\"" "$2" | ckpt-plan "$1" -' sh "$R/job.json" "$R/vertex-source.json"
-	status_is 2
-	[[ "$output" == "ckpt-plan: <stdin>:1:"*": vertex \"$SRC\": subtask 1: unknown state" ]]
-	run sh -c 'jq -c ".subtasks[1].subtask = 0" "$2" | ckpt-plan "$1" -' sh "$R/job.json" "$R/vertex-source.json"
-	status_is 2
-	[[ "$output" == "ckpt-plan: <stdin>:1:"*": vertex \"$SRC\": subtask 1: bad or repeated \"subtask\" index" ]]
+	vertex_refused '.subtasks[1].status = "SLEEPING"' "vertex \"$SRC\": subtask 1: unknown state"
+	vertex_refused '.subtasks[1].subtask = 0' "vertex \"$SRC\": subtask 1: bad or repeated \"subtask\" index"
 	run ckpt-plan "$R/job.json" "$R/vertex-source.json" "$R/vertex-source.json"
 	status_is 2
 	output_is "ckpt-plan: $R/vertex-source.json:2:9: second vertex document for \"$SRC\""
 }
 
 @test "rest: bad plans: an input from an unknown vertex, an unknown exchange, a cycle" {
-	run sh -c 'jq -c ".plan.nodes[0].inputs[0].id = \"ffffffffffffffffffffffffffffffff\"" "$1" | ckpt-plan -G - "$2"' sh "$R/job.json" "$R/vertex-source.json"
-	status_is 2
-	[[ "$output" == 'ckpt-plan: <stdin>:1:'*': plan input: unknown vertex "ffffffffffffffffffffffffffffffff"' ]]
-	run sh -c 'jq -c ".plan.nodes[0].inputs[0].exchange = \"teleport\"" "$1" | ckpt-plan -G - "$2"' sh "$R/job.json" "$R/vertex-source.json"
-	status_is 2
-	[[ "$output" == 'ckpt-plan: <stdin>:1:'*': plan input: unknown exchange "teleport"' ]]
-	run sh -c 'jq -c ".plan.nodes[2].inputs = [{\"num\":0,\"id\":\"'$SINK'\",\"ship_strategy\":\"HASH\"}]" "$1" | ckpt-plan -G - "$2"' sh "$R/job.json" "$R/vertex-source.json"
-	status_is 2
-	[[ "$output" == 'ckpt-plan: <stdin>:1:'*': cycle through vertices "'* ]]
+	job_refused '.plan.nodes[0].inputs[0].id = "ffffffffffffffffffffffffffffffff"' 'plan input: unknown vertex "ffffffffffffffffffffffffffffffff"' -G
+	job_refused '.plan.nodes[0].inputs[0].exchange = "teleport"' 'plan input: unknown exchange "teleport"' -G
+	job_refused '.plan.nodes[2].inputs = [{"num":0,"id":"'$SINK'","ship_strategy":"HASH"}]' 'cycle through vertices "'\* -G
 }
 
 @test "rest: two jobs and a graph document in one stream give three results" {

@@ -264,13 +264,11 @@ exactly_once() {
 
 @test "run: SIGTERM stops with a savepoint" {
 	pipeline unbounded
-	timeout 60 ckpt-run p.json > events.ndjson 2> err.txt &
-	pid=$!
+	start_job p.json
 	await checkpoint_completed
-	kill -TERM "$pid"
-	wait "$pid"
+	signal_job TERM
+	job_ended 0 FINISHED
 	[ "$(events savepoint | jq -r .drain)" = false ]
-	[ "$(events job_finished | jq -r .state)" = FINISHED ]
 	[ -f "$(events savepoint | jq -r .path)" ]
 }
 
@@ -348,19 +346,16 @@ declined_stop_pipeline() {
 	# plan declines every trigger once "short" finished. The stop asked for then is declined, and with
 	# no task changing state after it, tried no more until timeout_ms fails the job.
 	pipeline finishing '.vertices[1].params.records = 0 | .checkpointing.after_tasks_finish = false | .checkpointing.timeout_ms = 300'
-	timeout -k 5 60 ckpt-run p.json > events.ndjson 2> err.txt &
-	pid=$!
+	start_job p.json
 	# every subtask of long, map and sink running, short finished: no state changes from then on
 	for i in $(seq 1 400); do
 		[ "$(jq -r 'select(.event == "task_state") | "\(.vertex) \(.subtask) \(.state)"' events.ndjson | grep -c -x -e 'short 0 FINISHED' -e '[a-z]* [01] RUNNING')" -eq 7 ] && break
 		sleep 0.05
 	done
 	signal_job TERM
-	[ "$st" -eq 1 ]
-	[ "$(cat err.txt)" = "ckpt-run: stop-with-savepoint failed: Some tasks of the job have already finished and checkpointing with finished tasks is not enabled." ]
+	job_ended 1 FAILED "ckpt-run: stop-with-savepoint failed: Some tasks of the job have already finished and checkpointing with finished tasks is not enabled."
 	[ "$(events checkpoint_declined)" = '{"event":"checkpoint_declined","kind":"savepoint","reason":"NOT_ALL_REQUIRED_TASKS_RUNNING","message":"Some tasks of the job have already finished and checkpointing with finished tasks is not enabled."}' ]
 	[ "$(jq -r .event events.ndjson | tail -2 | tr '\n' ' ')" = "checkpoint_declined job_finished " ]
-	[ "$(events job_finished | jq -r .state)" = FAILED ]
 	[ "$(events checkpoint_triggered | jq -r 'select(.kind == "savepoint")' | wc -l)" -eq 0 ]
 }
 
@@ -374,35 +369,11 @@ declined_stop_pipeline() {
 }
 
 @test "run: restore from an archive rescaled by ckpt-merge" {
-	pipeline windows
-	run_job p.json
-	committed > ref.txt
-	rm -rf out ck
-	slow_sources p.json slow.json
-	run_job --stop-after-checkpoints 2 --savepoint sp.tar slow.json
-	status_is 0
-	run ckpt-merge -P 3 -o sp3.tar sp.tar
-	status_is 0
-	pipeline windows '.vertices[].parallelism = 3'
-	run_job --restore sp3.tar p.json
-	status_is 0
-	committed > got.txt
-	cmp ref.txt got.txt
+	restore_matches windows . '.vertices[].parallelism = 3' -P 3
 }
 
 @test "run: restore at another parallelism redistributes the state as Flink does" {
-	pipeline windows
-	run_job p.json
-	committed > ref.txt
-	rm -rf out ck
-	slow_sources p.json slow.json
-	run_job --stop-after-checkpoints 2 --savepoint sp.tar slow.json
-	status_is 0
-	pipeline windows '.vertices[1].parallelism = 3 | .vertices[2].parallelism = 3'
-	run_job --restore sp.tar p.json
-	status_is 0
-	committed > got.txt
-	cmp ref.txt got.txt
+	restore_matches windows . '.vertices[1].parallelism = 3 | .vertices[2].parallelism = 3'
 }
 
 @test "run: state no operator takes is refused unless -a" {
@@ -492,13 +463,10 @@ coordinator_sleeps() {
 
 @test "run: SIGINT cancels the job" {
 	pipeline unbounded
-	timeout 60 ckpt-run p.json > events.ndjson 2> err.txt &
-	pid=$!
+	start_job p.json
 	await '"state":"RUNNING"'
 	signal_job INT
-	[ "$st" -eq 1 ]
-	[ "$(events job_finished | jq -r .state)" = CANCELED ]
-	[ "$(cat err.txt)" = "ckpt-run: the job was cancelled" ]
+	job_ended 1 CANCELED "ckpt-run: the job was cancelled"
 	[ "$(events savepoint | wc -l)" -eq 0 ]
 }
 

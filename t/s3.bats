@@ -21,10 +21,15 @@ teardown() {
 
 ART=flink-artifacts/new-stateful-broadcast-udf-migration-itcase-flink1.17
 
-# sp NAME BUCKET/PREFIX: the fixture artifact NAME uploaded under the prefix (bucket made).
-sp() {
+# s3_upload DIR BUCKET/PREFIX: the files of DIR uploaded under the prefix (bucket made).
+s3_upload() {
 	s3_bucket "${2%%/*}"
-	s3_put_dir "$FIXTURES/$ART-$1" "$2"
+	s3_put_dir "$1" "$2"
+}
+
+# sp NAME BUCKET/PREFIX: the fixture artifact NAME uploaded under the prefix.
+sp() {
+	s3_upload "$FIXTURES/$ART-$1" "$2"
 }
 
 # same_as_local ARGS... -- S3URL LOCAL: ckpt-inspect ARGS gives the same output on both (the
@@ -359,12 +364,6 @@ ENTRIES='.operators[0].subtasks[0] | [.operator_state.names.entries, (.keyed_sta
 	[[ $stderr == "ckpt-inspect: s3://remap/chk/op: HEAD: "*"after 5 attempts" ]]
 }
 
-# s3_put_log DIR BUCKET/PREFIX: the segments of the event log DIR uploaded under the prefix.
-s3_put_log() {
-	s3_bucket "${2%%/*}"
-	s3_put_dir "$1" "$2"
-}
-
 # same_replay ARGS... -- S3URL LOCAL: ckpt-replay ARGS gives the same stdout, status and stderr (the
 # log's name aside) on both.
 same_replay() {
@@ -387,7 +386,7 @@ same_replay() {
 	sed -n '9,$p' "$ROOT/examples/events.ndjson" | ckpt-replay -w L
 	printf '\0\0\0\100torn' >>L/events.2
 	[ -s L/events.2 ] && [ ! -e L/events.3 ]
-	s3_put_log L logs/ckpt
+	s3_upload L logs/ckpt
 	s3_fault
 	same_replay -p -- s3://logs/ckpt L
 	s3_fault_stop
@@ -406,7 +405,7 @@ same_replay() {
 	# Flink's format, four records a segment, a gap after events.1
 	python3 "$T/flinklog.py" F 4 <"$DATA/replay-flink/log.ndjson"
 	[ -e F/events.2 ]
-	s3_put_log F logs/flink
+	s3_upload F logs/flink
 	same_replay -p -- s3://logs/flink F
 	same_replay -e -- s3://logs/flink F
 	same_replay -g "$DATA/replay-flink/graph.json" -- s3://logs/flink F
@@ -435,7 +434,7 @@ same_replay() {
 @test "s3: ckpt-replay with the server stopped in the middle of the log: exit 2, one line, nothing on stdout" {
 	needs_s3
 	ckpt-replay -w L <"$ROOT/examples/events.ndjson"
-	s3_put_log L gone/L
+	s3_upload L gone/L
 	s3_fault --die-after-gets 4
 	CKPT_S3_PART=100 run --separate-stderr ckpt-replay s3://gone/L
 	s3_fault_stop
@@ -480,7 +479,7 @@ on_tty() {
 	[ -z "$stderr" ]
 	# ckpt-replay: the log's bytes, the sizes from the listing
 	ckpt-replay -w L <"$ROOT/examples/events.ndjson"
-	s3_put_log L progress/L
+	s3_upload L progress/L
 	on_tty ckpt-replay s3://progress/L
 	status_is 0
 	want=$'\r'"ckpt-replay: 0 B of 1.1 KiB (0%)$E"

@@ -13,31 +13,25 @@ normalized() {
 	committed | awk '{ if ($2 > m[$1]) m[$1] = $2 } END { for (k in m) print "sum", k, m[k] }' | sort
 }
 
+# restored_onto_4 [FILTER [AFTER]]: an unbounded job (pipeline union changed by FILTER) stopped with a
+# savepoint sp.tar after 2 checkpoints, restored from it at parallelism 4 (changed by FILTER, then
+# AFTER) in the background (start_job).
+restored_onto_4() {
+	pipeline union ".vertices[0].params.records = 0${1:+ | $1}"
+	run_job --stop-after-checkpoints 2 --savepoint sp.tar p.json
+	status_is 0 || return
+	pipeline union ".vertices[].parallelism = 4 | .vertices[0].params.records = 0${1:+ | $1}${2:+ | $2}"
+	start_job --restore sp.tar p.json
+}
+
 # rescale MODE FROM TO: run at FROM uninterrupted; then stop after 3 checkpoints and go on at TO,
-# restoring the savepoint (-r) or (MODE merge) what ckpt-merge -P TO made of it.
+# restoring the savepoint (-r) or (MODE merge) what ckpt-merge -P TO made of it (restore_matches).
 rescale() {
-	pipeline union ".vertices[].parallelism = $2 | .vertices[0].params.union_offsets = ${UNION:-true}"
-	run_job p.json
-	status_is 0
-	normalized > ref.txt
-	[ "$(committed | wc -l)" -eq $(($2 * 8000)) ]
-	rm -rf out ck
-	slow_sources p.json slow.json
-	run_job --stop-after-checkpoints 3 --savepoint sp.tar slow.json
-	status_is 0
-	[ "$(committed | wc -l)" -lt $(($2 * 8000)) ]
-	sp=sp.tar
-	if [ "$1" = merge ]; then
-		run ckpt-merge -P "$3" -o sp2.tar sp.tar
-		status_is 0
-		sp=sp2.tar
-	fi
-	pipeline union ".vertices[].parallelism = $3 | .vertices[0].params.union_offsets = ${UNION:-true}"
-	run_job --restore "$sp" p.json
-	status_is 0
-	[ "$(events job_finished | jq -r .state)" = FINISHED ]
-	normalized > got.txt
-	cmp -s ref.txt got.txt || { diff ref.txt got.txt | head -20; return 1; }
+	local offsets=".vertices[0].params.union_offsets = ${UNION:-true}" merge=()
+	[ "$1" = merge ] && merge=(-P "$3")
+	OUTPUT=normalized CHECKPOINTS=3 restore_matches union ".vertices[].parallelism = $2 | $offsets" \
+		".vertices[].parallelism = $3 | $offsets" "${merge[@]}" || return
+	[ "$REF_COUNT" -eq $(($2 * 8000)) ]
 }
 
 @test "union: restore 2 to 4 ends, exactly once" {
@@ -100,37 +94,23 @@ rescale() {
 }
 
 @test "union: SIGTERM stops a job restored onto more subtasks than splits with a savepoint" {
-	pipeline union '.vertices[0].params.records = 0'
-	run_job --stop-after-checkpoints 2 --savepoint sp.tar p.json
-	status_is 0
-	pipeline union '.vertices[].parallelism = 4 | .vertices[0].params.records = 0'
-	timeout -k 5 "$DEADLINE" ckpt-run --restore sp.tar p.json > events.ndjson 2> err.txt &
-	pid=$!
+	restored_onto_4
 	# wait until the subtasks without a split ended
 	await '"event":"task_state","vertex":"map","subtask":3,"state":"RUNNING"'
 	sleep 0.3
 	signal_job TERM
-	[ "$st" -eq 0 ]
-	[ "$(events job_finished | jq -r .state)" = FINISHED ]
+	job_ended 0 FINISHED
 	[ "$(events savepoint | jq -r .drain)" = false ]
-	[ -s err.txt ] && cat err.txt && return 1
 	# the savepoint goes on from where the job stopped
 	path=$(events savepoint | jq -r .path)
 	[ "$(ckpt-inspect -a "$path" | jq -c '[.operators[0].subtasks[].operator_state.offsets.entries | length] | add')" -eq 2 ]
 }
 
 @test "run: a stop whose savepoint stays declined for timeout_ms fails the job" {
-	pipeline union '.vertices[0].params.records = 0 | .vertices[0].params.union_offsets = false'
-	run_job --stop-after-checkpoints 2 --savepoint sp.tar p.json
-	status_is 0
-	pipeline union '.vertices[].parallelism = 4 | .vertices[0].params.records = 0 | .vertices[0].params.union_offsets = false | .checkpointing.after_tasks_finish = false | .checkpointing.timeout_ms = 300'
-	timeout -k 5 "$DEADLINE" ckpt-run --restore sp.tar p.json > events.ndjson 2> err.txt &
-	pid=$!
+	restored_onto_4 '.vertices[0].params.union_offsets = false' '.checkpointing.after_tasks_finish = false | .checkpointing.timeout_ms = 300'
 	# sources 2 and 3 get no split and finish: no checkpoint can be taken without checkpoints after tasks finish
 	await '"event":"task_state","vertex":"src","subtask":3,"state":"FINISHED"'
 	signal_job TERM
-	[ "$st" -eq 1 ]
-	[ "$(events job_finished | jq -r .state)" = FAILED ]
-	[ "$(cat err.txt)" = "ckpt-run: stop-with-savepoint failed: Some tasks of the job have already finished and checkpointing with finished tasks is not enabled." ]
+	job_ended 1 FAILED "ckpt-run: stop-with-savepoint failed: Some tasks of the job have already finished and checkpointing with finished tasks is not enabled."
 	[ "$(events savepoint | wc -l)" -eq 0 ]
 }

@@ -54,6 +54,26 @@ kill_points() {
 	echo 1 $(($1 / 2 + 1)) "$1" | tr ' ' '\n' | sort -nu
 }
 
+# dir_whole_or_none REF OPTION SYSCALLS INPUT: ckpt-merge -o out/ INPUT killed as it enters the
+# first, the middle and the last of its calls of each of SYSCALLS (words, each as kill_at takes
+# it) leaves no out/, or a whole one: ckpt-inspect -c passes and ckpt-inspect OPTION prints REF.
+dir_whole_or_none() {
+	local ref=$1 opt=$2 input=$4 sc n k
+	for sc in $3; do
+		n=$(count "$sc" ckpt-merge -o "probe-${sc%%,*}/" "$input")
+		[ "$n" -gt 0 ] || { echo "ckpt-merge -o DIR/ made no $sc call"; return 1; }
+		for k in $(kill_points "$n"); do
+			rm -rf out
+			kill_at "$sc" "$k" ckpt-merge -o out/ "$input"
+			if [ -e out ]; then
+				ckpt-inspect -c out/ >/dev/null || return
+				run ckpt-inspect "$opt" out/
+				output_is "$(cat "$ref")" || { echo "killed at $sc call $k of $n"; return 1; }
+			fi
+		done
+	done
+}
+
 # The target is the old one or the reference, byte for byte, and it verifies.
 old_or_new() {
 	if cmp -s "$1" old.tar; then
@@ -105,18 +125,7 @@ old_or_new() {
 	big_state 1000 > big.json
 	ckpt-merge -o ref/ big.json
 	ckpt-inspect -a ref/ > ref.out
-	for sc in write $RENAME; do
-		n=$(count $sc ckpt-merge -o probe$sc/ big.json)
-		for k in $(kill_points "$n"); do
-			rm -rf out
-			kill_at $sc "$k" ckpt-merge -o out/ big.json
-			if [ -e out ]; then
-				ckpt-inspect -c out/ >/dev/null
-				run ckpt-inspect -a out/
-				output_is "$(cat ref.out)"
-			fi
-		done
-	done
+	dir_whole_or_none ref.out -a "write $RENAME" big.json
 }
 
 @test "writers: ckpt-merge -o DIR/ of a Flink savepoint killed at any point leaves no directory or the whole savepoint; -o FILE writes nothing" {
@@ -126,19 +135,7 @@ old_or_new() {
 	ckpt-merge -o ref/ "$f"
 	ckpt-inspect -R ref > ref.R
 	[ -s ref.R ]
-	for sc in write fsync $RENAME; do
-		n=$(count $sc ckpt-merge -o "probe-${sc%%,*}/" "$f")
-		[ "$n" -gt 0 ]
-		for k in $(kill_points "$n"); do
-			rm -rf out
-			kill_at $sc "$k" ckpt-merge -o out/ "$f"
-			if [ -e out ]; then
-				ckpt-inspect -c out/ >/dev/null
-				run ckpt-inspect -R out/
-				output_is "$(cat ref.R)"
-			fi
-		done
-	done
+	dir_whole_or_none ref.R -R "write fsync $RENAME" "$f"
 	# a write that would lose state is refused before anything is written, killed or not
 	for sc in write $RENAME; do
 		kill_at $sc 1 ckpt-merge -o out.tar "$f"
