@@ -8,14 +8,14 @@
 
 #define READER_STATE "SourceReaderState"
 
-int
-ckpt_fstate_split(struct ckpt_fstate_ctx *c, size_t idx, const unsigned char *p, size_t n, uint64_t at, json_t **typed)
+/* What a typer of element idx of state gave (rc, v, why) into *typed: its error named by the element,
+ * or, where no format parsed, the element's bytes with the reason. */
+static int
+typed_or_bytes(struct ckpt_fstate_ctx *c, const char *state, size_t idx, int rc, json_t *v, const char *why,
+	       const unsigned char *p, size_t n, json_t **typed)
 {
-	char why[1200];
-	json_t *v;
-
-	if (ckpt_fser_split_typed(p, n, at, c->where, &v, why, sizeof why, c->e) < 0) {
-		ckpt_err_prefix(c->e, "operator %s subtask %u: %s element %zu", c->op->id, c->st->index, READER_STATE, idx);
+	if (rc < 0) {
+		ckpt_err_prefix(c->e, "operator %s subtask %u: %s element %zu", c->op->id, c->st->index, state, idx);
 		return -1;
 	}
 	if (v == NULL)
@@ -27,6 +27,16 @@ ckpt_fstate_split(struct ckpt_fstate_ctx *c, size_t idx, const unsigned char *p,
 	return 0;
 }
 
+int
+ckpt_fstate_split(struct ckpt_fstate_ctx *c, size_t idx, const unsigned char *p, size_t n, uint64_t at, json_t **typed)
+{
+	char why[1200];
+	json_t *v = NULL;
+	int rc = ckpt_fser_split_typed(p, n, at, c->where, &v, why, sizeof why, c->e);
+
+	return typed_or_bytes(c, READER_STATE, idx, rc, v, why, p, n, typed);
+}
+
 /* Element idx of state name of a connector before the Source API or a sink (ckpt_fser_legacy_kind
  * says which), typed into *typed as ckpt_fstate_split does. */
 int
@@ -34,19 +44,10 @@ ckpt_fstate_legacy(struct ckpt_fstate_ctx *c, const char *name, size_t idx, cons
 		   json_t **typed)
 {
 	char why[1200];
-	json_t *v;
+	json_t *v = NULL;
+	int rc = ckpt_fser_legacy_typed(ckpt_fser_legacy_kind(name), p, n, at, c->where, &v, why, sizeof why, c->e);
 
-	if (ckpt_fser_legacy_typed(ckpt_fser_legacy_kind(name), p, n, at, c->where, &v, why, sizeof why, c->e) < 0) {
-		ckpt_err_prefix(c->e, "operator %s subtask %u: %s element %zu", c->op->id, c->st->index, name, idx);
-		return -1;
-	}
-	if (v == NULL)
-		v = json_pack("{s:n, s:s, s:o}", "connector", "reason", why, "bytes", ckpt_entry_to_json(p, n));
-	if (v == NULL)
-		return ckpt_err_nomem(c->e, c->where);
-	json_decref(*typed);
-	*typed = v;
-	return 0;
+	return typed_or_bytes(c, name, idx, rc, v, why, p, n, typed);
 }
 
 /* Which legacy connector's or sink's state name is (FLEGACY_*; the sinks' only as byte[]), 0 none. */

@@ -44,8 +44,8 @@ ckpt_fser_split_offset(int64_t v, int stopping)
 	return NULL;
 }
 
-static int
-topic_ok(const char *s)
+int
+ckpt_fser_kafka_topic_ok(const char *s)
 {
 	size_t n = strlen(s);
 
@@ -64,7 +64,7 @@ read_tp(struct try *t, char **topic, int32_t *part)
 {
 	if (ckpt_fsrc_utf(&t->s, topic, "topic") < 0)
 		return -1;
-	if (!topic_ok(*topic))
+	if (!ckpt_fser_kafka_topic_ok(*topic))
 		return fail(t, "topic \"%s\" is no Kafka topic name", *topic);
 	if (ckpt_fsrc_i32(&t->s, part, "partition") < 0)
 		return -1;

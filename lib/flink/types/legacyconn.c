@@ -49,20 +49,6 @@ ckpt_fser_legacy_kind(const char *state)
 	return 0;
 }
 
-static int
-topic_ok(const char *s)
-{
-	size_t n = strlen(s);
-
-	if (n == 0 || n > 249)
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') ||
-		      s[i] == '.' || s[i] == '_' || s[i] == '-'))
-			return 0;
-	return 1;
-}
-
 /* Kryo's variable-length int (positive: 7 bits a byte, low first; else zig-zag). */
 static int
 kryo_varint(struct try *t, int positive, int32_t *v, const char *what)
@@ -181,7 +167,7 @@ ktp_fields(struct try *t, char *topic, size_t cap, int32_t *part)
 		return fail(t, "topic's reference marker %d: not a string", (int)ref);
 	if (kryo_ascii(t, topic, cap, "topic") < 0)
 		return -1;
-	if (!topic_ok(topic))
+	if (!ckpt_fser_kafka_topic_ok(topic))
 		return fail(t, "topic \"%s\" is no Kafka topic name", topic);
 	if ((int32_t)(31u * (uint32_t)java_hash(topic) + (uint32_t)*part) != hash)
 		return fail(t, "cachedHash %d is not that of %s:%d", (int)hash, topic, (int)*part);

@@ -219,6 +219,8 @@ uint32_t ckpt_flink_key_group(int32_t hash, uint32_t max_parallelism);
 
 /* ------------------------------------------------------------ connector.c */
 
+/* Whether s is a name Kafka takes for a topic: 1 to 249 of [a-zA-Z0-9._-]. */
+int ckpt_fser_kafka_topic_ok(const char *s);
 /* One element of a source operator's SourceReaderState, p[0, n) at offset at of where: its
  * SimpleVersionedSerialization framing (i32 version, i32 length, the split), the split typed into
  * *v ({"connector": ..., "version": ..., its fields}) when exactly one format ckpt knows parses all
