@@ -254,12 +254,14 @@ size() {
 
 # killed_writing SIG GLOB CMD...: CMD run with each fsync(2) a second late (strace), so that it is
 # still writing when a path matching GLOB (its temporary output, begun) exists: a file is synced
-# before it is put in place.  Then SIG, sent to CMD itself (SIGINT restored from the SIG_IGN a job
-# started with & inherits).  Its status in $st, its stdout and stderr in killed.out, killed.err.
+# before it is put in place.  Then SIG, sent to CMD itself (INT, TERM and HUP restored from the
+# SIG_IGN a job started with &, or a suite run under nohup or a CI runner, inherits: the programs
+# leave an ignored signal ignored).  Its status in $st, its stdout and stderr in killed.out,
+# killed.err.
 killed_writing() {
 	local sig=$1 glob=$2 tracer i
 	shift 2
-	env --default-signal=INT strace -f -o /dev/null -e trace=fsync,fdatasync -e inject=fsync,fdatasync:delay_exit=1000000 "$@" \
+	env --default-signal=INT,TERM,HUP strace -f -o /dev/null -e trace=fsync,fdatasync -e inject=fsync,fdatasync:delay_exit=1000000 "$@" \
 		>killed.out 2>killed.err &
 	tracer=$!
 	for i in $(seq 200); do
