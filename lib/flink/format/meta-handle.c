@@ -505,7 +505,7 @@ note_opdata(struct ckpt_fmeta_reader *r, const struct ckpt_subtask *st, const ch
 	    json_t *states, size_t head)
 {
 	const char *kind = json_string_value(json_object_get(d->j, "kind"));
-	int file = strcmp(kind, "file") == 0 || strcmp(kind, "relative_file") == 0;
+	int file = kind && (strcmp(kind, "file") == 0 || strcmp(kind, "relative_file") == 0);
 
 	if (r->sp == NULL || (d->data == NULL && !file) || strcmp(scope, "managed_operator") != 0)
 		return 0;
