@@ -708,11 +708,14 @@ struct ckpt_flink_offset_set {
 };
 /*
  * The _metadata in buf rewritten (with the edits ed, as ckpt_fmeta_rewrite) with the Kafka reader
- * split of each set's partition starting at the new offset.  -1 with e set (CKPT_ERR_INPUT),
+ * split of each set's partition starting at the new offset.  Reader state in a file (a file or
+ * relative file handle, read through the _metadata's directory) that changes is written whole into
+ * dir as a new file, its handle a relative one naming it.  -1 with e set (CKPT_ERR_INPUT),
  * nothing changed: a partition no reader holds (naming those that exist), no Kafka source, or two
  * without source (a uid or id) or topics held by one alone to choose, a relative offset from a
- * sentinel or below 0, a Kafka source's split ckpt cannot type (naming why), and what is not
- * supported yet (reader state in a file).  An enumerator state recording splits (versions 0 and 3) has the split set alike.
+ * sentinel or below 0, a Kafka source's split ckpt cannot type (naming why), a state file cut or
+ * damaged (naming it), and what is not supported yet (reader state in a file-merging segment).  An
+ * enumerator state recording splits (versions 0 and 3) has the split set alike.
  * ADD: a split of the partition joins the reader state of the subtask Flink's enumerator assigns it
  * to (KafkaSourceEnumerator.getSplitOwner at the operator's parallelism), the enumerator lists it
  * as assigned; refused when a reader holds it.  REMOVE: the reader's split leaves, the enumerator
@@ -721,7 +724,7 @@ struct ckpt_flink_offset_set {
  */
 int ckpt_flink_set_offsets(const char *meta, const void *buf, size_t len, const struct ckpt_flink_edit *ed,
 			   size_t ned, const struct ckpt_flink_offset_set *sets, size_t nsets, const char *source,
-			   struct ckpt_bytes *out, json_t **relative, struct ckpt_err *e);
+			   const char *dir, struct ckpt_bytes *out, json_t **relative, struct ckpt_err *e);
 
 int ckpt_flink_regroup(const char *meta, const void *buf, size_t len, const struct ckpt_flink_edit *ed, size_t ned,
 		       uint32_t maxp, int canonical, const char *dir, struct ckpt_bytes *out, json_t **relative,

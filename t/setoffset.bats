@@ -345,3 +345,166 @@ FIXTURE_ROWS='0 topic:8 10 reader,0 topic:2 10 reader,0 topic:5 10 reader,1 topi
 		ckpt-merge --add-partition topic:10=1 -o out/ - <"$M"
 	[ ! -e out ] && [ ! -e out.tar ]
 }
+
+# Reader state in a file of its own (Flink writes operator state to a file above
+# state.storage.fs.memory-threshold, 20 KB by default: a source holding many partitions).  The
+# fixture's three inline byte stream handles (tag 1) made file handles, into DIR: subtasks 0 and 2
+# relative ones (tag 6) of DIR/op0 and DIR/op2, subtask 1 an absolute one (tag 2) of $PWD/abs/op1,
+# a file outside the savepoint.  Their bytes are the inline ones: the rows are the fixture's.
+file_held() {
+	local dir=$1 h out='' len i=0 pre f
+	tohex
+	h=$(cat meta.hex)
+	mkdir -p "$dir" abs
+	while [[ $h == *0100b566696c653a2f* ]]; do # tag 1, the handle's name (181 bytes, "file:/...")
+		pre=${h%%0100b566696c653a2f*}
+		h=${h:${#pre}}
+		len=$((16#${h:368:8}))
+		if [ $i = 1 ]; then
+			f=$PWD/abs/op$i
+			out=$out${pre}02$(i64 $len)$(utf "$f")
+		else
+			f=$dir/op$i
+			out=$out${pre}06$(utf op$i)$(i64 $len)
+		fi
+		printf '%s' "${h:376:$((len * 2))}" | xxd -r -p >"$f"
+		h=${h:$((376 + len * 2))}
+		i=$((i + 1))
+	done
+	[ $i = 3 ] && printf '%s%s' "$out" "$h" | xxd -r -p >"$dir/_metadata"
+}
+# What a savepoint says of its source: the offsets, the rows, the enumerator.
+says() {
+	ckpt-inspect --offsets "$1"
+	ckpt-inspect -R "$1"
+	ckpt-inspect -a "$1" | jq -c '.operators[1].coordinator'
+}
+R=reader-$OP
+
+@test "fileheld: set, add and remove on reader state in files give what the same edits give inline; a changed subtask's file is new, the others carried" {
+	needs_fixtures
+	file_held fs
+	[ "$(says fs)" = "$(says "$KAFKA")" ]
+	sum=$(cat fs/* abs/* | cksum)
+	n=0
+	for edit in "--set-offset topic:2=3 --set-offset topic:5=earliest --set-offset topic:8=+5 --set-offset topic:0=-2" \
+		"--add-partition topic:10=7 --add-partition x:0=earliest --add-partition topic:11=latest" \
+		"--remove-partition topic:9 --remove-partition topic:4" \
+		"--remove-partition topic:6 --set-offset topic:0=+1 --add-partition topic:15=3 --set-offset topic:7=2"; do
+		n=$((n + 1))
+		run ckpt-merge $edit -o out$n/ fs
+		status_is 0
+		output_is ''
+		ckpt-merge $edit -o in$n/ "$KAFKA"
+		[ "$(says out$n)" = "$(says in$n)" ]
+		[ "$(says out$n)" != "$(says fs)" ]
+	done
+	[ "$(cat fs/* abs/* | cksum)" = "$sum" ] # the input as it was
+	# each subtask changed has a new file, its handle a relative one naming it, its size the file's
+	run ls out1 out2 out3 out4
+	output_is "out1:
+_metadata
+op2
+$R-0
+$R-1
+
+out2:
+_metadata
+op1
+$R-0
+$R-2
+
+out3:
+_metadata
+op0
+$R-1
+$R-2
+
+out4:
+_metadata
+op0
+$R-1
+$R-2"
+	run sh -c "ckpt-inspect -m out2 | jq -c '.flink.files[]'"
+	output_is '{"path":"op1","kind":"relative_file","size":389}
+{"path":"'$R'-0","kind":"relative_file","size":424}
+{"path":"'$R'-2","kind":"relative_file","size":389}'
+	# offsets set: the file's other bytes kept (subtask 0: three 8-byte offsets)
+	[ "$(size out1/$R-0)" = 350 ] && [ "$(cmp -l fs/op0 out1/$R-0 | wc -l)" -le 24 ]
+	for n in 1 2 3 4; do
+		run ckpt-inspect -c out$n
+		status_is 0
+		[ "$(jq -c '[.ok, .files, .problems]' <<<"$output")" = '[true,3,[]]' ]
+	done
+	# the output edited again: subtask 0's file replaced under its own name
+	run ckpt-merge --set-offset topic:8=1 -o again/ out1
+	status_is 0
+	run ls again
+	output_is "_metadata
+op2
+$R-0
+$R-1"
+	run starts again/
+	output_is '0:8 1:10 2:3 3:10 4:10 5:earliest 6:10 7:10 8:1 9:10 '
+}
+
+@test "fileheld: a new file takes no name a file the savepoint keeps has" {
+	needs_fixtures
+	file_held fs
+	# subtask 2's file is named as subtask 0's new one would be
+	mv fs/op2 fs/$R-0
+	h=$(xxd -p fs/_metadata | tr -d '\n')
+	printf '%s' "${h/$(utf op2)/$(utf $R-0)}" | xxd -r -p >fs/_metadata
+	run ckpt-merge --set-offset topic:8=1 -o out/ fs
+	status_is 0
+	run ls out
+	output_is "_metadata
+op1
+$R-0
+$R-0-2"
+	run starts out/
+	output_is '0:10 1:10 2:10 3:10 4:10 5:10 6:10 7:10 8:1 9:10 '
+	cmp fs/$R-0 out/$R-0
+	run ckpt-inspect -c out
+	status_is 0
+}
+
+@test "fileheld: refusals write nothing; a state file cut, grown, flipped or gone exits 2 naming it" {
+	needs_fixtures
+	file_held fs
+	bad 2 "ckpt-merge: fs/_metadata: --set-offset topic:10=3: no reader holds topic:10 (the readers hold topic:8, topic:2, topic:5, topic:6, topic:9, topic:0, topic:3, topic:7, topic:1, topic:4); --add-partition adds it" \
+		ckpt-merge --set-offset topic:1=4 --set-offset topic:10=3 -o out/ fs
+	bad 2 "ckpt-merge: fs/_metadata: --add-partition topic:3=1: subtask 1's reader holds topic:3 already (--set-offset moves it)" \
+		ckpt-merge --add-partition topic:10=1 --add-partition topic:3=1 -o out/ fs
+	bad 2 "ckpt-merge: fs/_metadata: --remove-partition topic:10: no reader holds topic:10 (the readers hold topic:8, topic:2, topic:5, topic:6, topic:9, topic:0, topic:3, topic:7, topic:1, topic:4)" \
+		ckpt-merge --remove-partition topic:10 -o out/ fs
+	cp fs/op0 op0
+	head -c -2 op0 >fs/op0
+	bad 2 "ckpt-merge: fs/op0: short: 348 bytes, the _metadata records 350" ckpt-merge --set-offset topic:2=1 -o out/ fs
+	{ cat op0; printf x; } >fs/op0
+	bad 2 "ckpt-merge: fs/op0: long: 351 bytes, the _metadata records 350" ckpt-merge --remove-partition topic:8 -o out/ fs
+	# element 0 of subtask 0 (at 233): its split's version (SimpleVersionedSerialization) 1
+	cp op0 fs/op0
+	flip fs/op0 240
+	bad 2 "ckpt-merge: fs/op0: operator $OP subtask 0 SourceReaderState element 0: not a Kafka split ckpt can type: file: offset 272: truncated modification_time; number_sequence: offset 268: split id \"topic\" is not a number" \
+		ckpt-merge --set-offset topic:2=1 -o out/ fs
+	# the split's length, 27 then 26
+	cp op0 fs/op0
+	flip fs/op0 244
+	bad 2 "ckpt-merge: fs/op0: operator $OP subtask 0 SourceReaderState element 0: offset 241: split length 26, but 27 bytes follow it" \
+		ckpt-merge --add-partition topic:10=1 -o out/ fs
+	# the element's length, 2^24 + 35
+	cp op0 fs/op0
+	flip fs/op0 233
+	bad 2 "ckpt-merge: fs/op0: operator $OP subtask 0 SourceReaderState element 0: its length lies outside the state" \
+		ckpt-merge --set-offset topic:2=1 -o out/ fs
+	cp op0 fs/op0
+	rm abs/op1
+	bad 2 "ckpt-merge: $PWD/abs/op1: cannot open the state file of operator $OP subtask 1: No such file or directory" \
+		ckpt-merge --set-offset topic:2=1 -o out/ fs
+	run ls -A
+	output_is 'abs
+fs
+meta.hex
+op0'
+}

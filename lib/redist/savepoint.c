@@ -431,7 +431,7 @@ prepare(const struct spin *in, const struct ckpt_flink_write_opts *o, const char
 		goto out;
 	}
 	if ((o->noffsets ? ckpt_flink_set_offsets(in->meta, buf, len, o->edits, o->nedits, o->offsets, o->noffsets,
-						  o->source, b, rel, e) :
+						  o->source, tmp, b, rel, e) :
 	     o->rows ? ckpt_flink_rows_write(in->meta, buf, len, o->edits, o->nedits, o->rows, tmp, b, rel, e) :
 	     o->max_parallelism || o->canonical ?
 	     ckpt_flink_regroup(in->meta, buf, len, o->edits, o->nedits, o->max_parallelism, o->canonical, tmp, b, rel,
@@ -464,9 +464,9 @@ ckpt_flink_savepoint_write(const char *in_path, const char *outdir, const struct
 		goto out;
 	for (n = strlen(out); n > 1 && out[n - 1] == '/';)
 		out[--n] = '\0';
-	/* --max-parallelism writes the new state files into the temporary directory (after every check) */
+	/* --max-parallelism and --set-offset write the new state files into the temporary directory (after every check) */
 	if (spin_open(&in, in_path, e) < 0 || (s3 ? check_s3out(out, e) : check_outdir(&in, out, e)) < 0 ||
-	    ((o->max_parallelism || o->rows || o->canonical) && (tmp = temp_dir(out, s3, e)) == NULL) ||
+	    ((o->max_parallelism || o->rows || o->canonical || o->noffsets) && (tmp = temp_dir(out, s3, e)) == NULL) ||
 	    prepare(&in, o, tmp, &b, &rel, e) < 0 ||
 	    (tmp == NULL && (tmp = temp_dir(out, s3, e)) == NULL))
 		goto out;

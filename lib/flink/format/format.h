@@ -318,11 +318,15 @@ struct ckpt_fmeta_keyed {
 	int present; /* a handle, else the null handle (its tag 0) */
 };
 
-/* A managed operator state handle whose data is inline (ckpt-merge --set-offset): its bytes
- * [at, at + n) of the buffer, its states ({name, mode, offsets}) as -m prints them. */
+/* A managed operator state handle (tag 4) whose data is inline or in a file of its own (ckpt-merge
+ * --set-offset): inline its bytes [at, at + n) of the buffer; in a file (file 1: a file or relative
+ * file handle) at 0 and n the file's size; its states ({name, mode, offsets}) as -m prints them. */
 struct ckpt_fmeta_opdata {
 	size_t op, at, n;
 	size_t head;    /* the handle's state count, after its tag: the states, then the data handle */
+	size_t dend;    /* where the data handle ends (the handle with it) */
+	size_t handle;  /* its index among the subtask's handles */
+	int file;
 	uint32_t subtask;
 	json_t *states; /* owned */
 };

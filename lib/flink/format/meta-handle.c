@@ -499,17 +499,21 @@ out:
 	return rc;
 }
 
-/* A managed operator state handle's inline data, noted for the writer (--set-offset). */
+/* A managed operator state handle's inline data or file, noted for the writer (--set-offset). */
 static int
 note_opdata(struct ckpt_fmeta_reader *r, const struct ckpt_subtask *st, const char *scope, const struct fm_stream *d,
 	    json_t *states, size_t head)
 {
-	if (r->sp == NULL || d->data == NULL || strcmp(scope, "managed_operator") != 0)
+	const char *kind = json_string_value(json_object_get(d->j, "kind"));
+	int file = kind && (strcmp(kind, "file") == 0 || strcmp(kind, "relative_file") == 0);
+
+	if (r->sp == NULL || (d->data == NULL && !file) || strcmp(scope, "managed_operator") != 0)
 		return 0;
 	if (ckpt_grow(&r->sp->opdata, &r->sp->opdatacap, r->sp->nopdata + 1, sizeof *r->sp->opdata, 4, r->c.e) < 0)
 		return -1;
-	r->sp->opdata[r->sp->nopdata++] = (struct ckpt_fmeta_opdata){r->op, (size_t)(d->data - r->c.p), d->dlen, head,
-								    st->index, json_incref(states)};
+	r->sp->opdata[r->sp->nopdata++] = (struct ckpt_fmeta_opdata){
+		.op = r->op, .at = file ? 0 : (size_t)(d->data - r->c.p), .n = file ? d->size : d->dlen, .head = head,
+		.dend = r->c.pos, .handle = st->nhandles, .file = file, .subtask = st->index, .states = json_incref(states)};
 	return 0;
 }
 

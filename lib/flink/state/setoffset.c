@@ -5,18 +5,23 @@
  * keeps its length when its starting offset changes, so the reader state's element offsets stay
  * and the writer splices 8 bytes of the inline operator state a split lies in.  The enumerator's
  * state of versions 1 and 2 holds partitions only and stays as it is; versions 0 and 3 hold each
- * split whole (i32 length, the split): its starting offset is set alike. */
+ * split whole (i32 length, the split): its starting offset is set alike.  Reader state in a file of
+ * its own (above state.storage.fs.memory-threshold) is read whole and, changed, written anew into the
+ * savepoint being written, its handle a relative file handle naming it. */
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "readers.h"
 #include "model/model.h"
 
 #define READER_STATE "SourceReaderState"
 
-/* One reader split: where its starting offset lies in the buffer, and its value; its element
- * [eoff, eend) in the data of inline handle d (an index of the spans' opdata). */
+/* One reader split: where its starting offset lies in the buffer (in the file, for a handle of a
+ * file), and its value; its element [eoff, eend) in the data of handle d (an index of the spans'
+ * opdata). */
 struct rsplit {
 	char *topic;
 	int32_t partition;
@@ -37,8 +42,64 @@ struct setctx {
 	size_t nsl, slcap;
 	size_t coord_at, coord_len; /* the enumerator's bytes, when it records splits (else 0) */
 	char untyped[1400];         /* a source whose enumerator no format parses, and why */
+	const char *dir;            /* where the new state files go (the savepoint being written) */
+	struct ckpt_fstate_backing_data *b;
+	struct ckpt_bytes *fdata;   /* per opdata: the bytes of a handle's file, once read */
+	char **fwhere;              /* and that file's path, for messages */
+	json_t *names;              /* the names of the state files written */
 	struct ckpt_err *e;
 };
+
+/* The bytes of handle di: inline in the _metadata, or its file's. */
+static const unsigned char *
+hdata(const struct setctx *c, size_t di)
+{
+	return c->sp->opdata[di].file ? c->fdata[di].p : c->buf + c->sp->opdata[di].at;
+}
+
+/* What holds them, for messages: the _metadata, or the file. */
+static const char *
+hwhere(const struct setctx *c, size_t di)
+{
+	return c->sp->opdata[di].file ? c->fwhere[di] : c->meta;
+}
+
+/* Handle di's file read whole, once: its size the handle's (a file cut or grown is refused, naming
+ * it, as -c says it). */
+static int
+read_file(struct setctx *c, size_t di)
+{
+	const struct ckpt_fmeta_opdata *d = &c->sp->opdata[di];
+	const struct ckpt_operator *op = &c->s->ops[d->op];
+	struct ckpt_fstate_ctx x = {.b = c->b, .op = op, .e = c->e};
+	struct ckpt_fsrc src = {.fd = -1};
+	unsigned char *p = NULL;
+	int fd = -1, rc = -1;
+
+	if (!d->file || c->fdata[di].p)
+		return 0;
+	for (size_t i = 0; i < op->nsubtasks; i++)
+		if (op->subtasks[i].index == d->subtask)
+			x.st = &op->subtasks[i];
+	x.h = &x.st->handles[d->handle];
+	snprintf(x.where, sizeof x.where, "%s", c->meta);
+	if (ckpt_fstate_open_bytes(&x, &src, &fd) < 0 || (p = ckpt_calloc(d->n + 1, 1, c->e)) == NULL ||
+	    ckpt_fsrc_read(&src, p, d->n, "operator state") < 0)
+		goto out;
+	if ((c->fwhere[di] = strdup(x.where)) == NULL) {
+		ckpt_err_nomem(c->e, "");
+		goto out;
+	}
+	c->fdata[di] = (struct ckpt_bytes){.p = p, .len = d->n};
+	p = NULL;
+	rc = 0;
+out:
+	free(p);
+	ckpt_fsrc_release(&src);
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
 
 /* Is the operator a Kafka source (its enumerator typed as Kafka's)?  1, 0, or -1 (refused). */
 static int
@@ -68,12 +129,12 @@ kafka_source(struct setctx *c, const struct ckpt_operator *op)
 	return rc;
 }
 
-/* Element idx of the reader state at off of inline data d: typed as a Kafka split, noted. */
+/* Element idx of the reader state at off of handle di's data: typed as a Kafka split, noted. */
 static int
-reader_split(struct setctx *c, const struct ckpt_operator *op, const struct ckpt_fmeta_opdata *d, size_t idx,
-	     int64_t off)
+reader_split(struct setctx *c, const struct ckpt_operator *op, size_t di, size_t idx, int64_t off)
 {
-	const unsigned char *p = c->buf + d->at;
+	const struct ckpt_fmeta_opdata *d = &c->sp->opdata[di];
+	const unsigned char *p = hdata(c, di);
 	char where[300], loc[1400], why[1200];
 	json_t *v = NULL;
 	size_t n, tl;
@@ -81,14 +142,14 @@ reader_split(struct setctx *c, const struct ckpt_operator *op, const struct ckpt
 
 	snprintf(where, sizeof where, "operator %s subtask %u %s element %zu", op->id, d->subtask, READER_STATE, idx);
 	if (off < 0 || (uint64_t)off + 4 > d->n || (n = ckpt_load_be(p + off, 4)) > d->n - (size_t)off - 4)
-		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->meta, "%s: its length lies outside the state", where);
-	snprintf(loc, sizeof loc, "%s: %s", c->meta, where); /* the framing's own errors name the file too */
+		return ckpt_err_set(c->e, CKPT_ERR_INPUT, hwhere(c, di), "%s: its length lies outside the state", where);
+	snprintf(loc, sizeof loc, "%s: %s", hwhere(c, di), where); /* the framing's own errors name the file too */
 	if (ckpt_fser_split_typed(p + off + 4, n, d->at + (size_t)off + 4, loc, &v, why, sizeof why, c->e) < 0)
 		return -1;
 	if (v == NULL || !json_is_string(json_object_get(v, "connector")) ||
 	    strcmp(json_string_value(json_object_get(v, "connector")), "kafka") != 0) {
 		json_decref(v);
-		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->meta, "%s: not a Kafka split ckpt can type: %s", where,
+		return ckpt_err_set(c->e, CKPT_ERR_INPUT, hwhere(c, di), "%s: not a Kafka split ckpt can type: %s", where,
 				    v ? "another connector's" : why);
 	}
 	json_decref(v);
@@ -101,17 +162,17 @@ reader_split(struct setctx *c, const struct ckpt_operator *op, const struct ckpt
 	c->nsl++;
 	r->partition = (int32_t)ckpt_load_be(p + off + 14 + tl, 4);
 	r->at = d->at + (size_t)off + 18 + tl;
-	r->start = (int64_t)ckpt_load_be(c->buf + r->at, 8);
-	r->stop = (int64_t)ckpt_load_be(c->buf + r->at + 8, 8);
+	r->start = (int64_t)ckpt_load_be(p + off + 18 + tl, 8);
+	r->stop = (int64_t)ckpt_load_be(p + off + 26 + tl, 8);
 	r->subtask = d->subtask;
-	r->d = (size_t)(d - c->sp->opdata);
+	r->d = di;
 	r->eoff = (size_t)off;
 	r->eend = (size_t)off + 4 + n;
 	r->removed = r->set = 0;
 	return 0;
 }
 
-/* Every reader split of operator k, from its inline managed operator state. */
+/* Every reader split of operator k, from its managed operator state (inline, or a file's). */
 static int
 reader_splits(struct setctx *c, size_t k)
 {
@@ -129,8 +190,10 @@ reader_splits(struct setctx *c, size_t k)
 			if (strcmp(json_string_value(json_object_get(st, "name")), READER_STATE) != 0)
 				continue;
 			found++;
+			if (read_file(c, i) < 0)
+				return -1;
 			json_array_foreach(json_object_get(st, "offsets"), m, o)
-				if (reader_split(c, op, d, m, json_integer_value(o)) < 0)
+				if (reader_split(c, op, i, m, json_integer_value(o)) < 0)
 					return -1;
 		}
 	}
@@ -138,7 +201,8 @@ reader_splits(struct setctx *c, size_t k)
 		for (size_t j = 0; j < op->subtasks[i].nops; j++)
 			if (strcmp(op->subtasks[i].ops[j].name, READER_STATE) == 0 && found-- == 0)
 				return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->meta, "operator %s: --set-offset: the "
-						    "reader state is in a state file: not supported yet (inline only)", op->id);
+						    "reader state is in a file-merging segment: not supported yet (inline or "
+						    "in a file of its own only)", op->id);
 	return 0;
 }
 
@@ -575,6 +639,7 @@ static int
 w_data(struct setctx *c, size_t di, size_t p, const struct ckpt_bytebuf *ins, struct ckpt_bytebuf *b)
 {
 	const struct ckpt_fmeta_opdata *d = &c->sp->opdata[di];
+	const unsigned char *q = hdata(c, di);
 	struct rsplit **rm = ckpt_calloc(c->nsl + 1, sizeof *rm, c->e);
 	size_t nrm = 0, from = 0, start = b->len;
 	int rc = -1;
@@ -586,12 +651,12 @@ w_data(struct setctx *c, size_t di, size_t p, const struct ckpt_bytebuf *ins, st
 			rm[nrm++] = &c->sl[i];
 	qsort(rm, nrm, sizeof *rm, cmp_eoff);
 	for (size_t i = 0; i < nrm; i++) {
-		if (ckpt_bytebuf_add(b, c->buf + d->at + from, rm[i]->eoff - from, c->e) < 0)
+		if (ckpt_bytebuf_add(b, q + from, rm[i]->eoff - from, c->e) < 0)
 			goto out;
 		from = rm[i]->eend;
 	}
-	if (ckpt_bytebuf_add(b, c->buf + d->at + from, p - from, c->e) < 0 || ckpt_bytebuf_add(b, ins->p, ins->len, c->e) < 0 ||
-	    ckpt_bytebuf_add(b, c->buf + d->at + p, d->n - p, c->e) < 0)
+	if (ckpt_bytebuf_add(b, q + from, p - from, c->e) < 0 || ckpt_bytebuf_add(b, ins->p, ins->len, c->e) < 0 ||
+	    ckpt_bytebuf_add(b, q + p, d->n - p, c->e) < 0)
 		goto out;
 	for (size_t i = 0; i < c->nsl; i++) /* kept splits set: before p, each moved by the cuts before it */
 		if (c->sl[i].d == di && c->sl[i].set && !c->sl[i].removed)
@@ -602,7 +667,64 @@ out:
 	return rc;
 }
 
-/* Handle di written anew from its state count to the end of its inline data, as one splice. */
+/* Is name taken in the savepoint: by a file written already, or one it carries (a relative file by
+ * its path, an absolute one by its base name), but for the one handle di names? */
+static int
+name_taken(const struct setctx *c, size_t di, const char *name)
+{
+	const struct ckpt_fmeta_opdata *d = &c->sp->opdata[di];
+
+	if (json_object_get(c->names, name))
+		return 1;
+	for (size_t i = 0; i < c->sp->npaths; i++) {
+		const struct ckpt_fmeta_path *x = &c->sp->paths[i];
+		const char *base = strrchr(x->path, '/');
+
+		if ((x->at < d->head || x->end > d->dend) &&
+		    strcmp(x->kind == CKPT_FMETA_PATH_RELATIVE || base == NULL ? x->path : base + 1, name) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* Handle di's new data written whole into the savepoint (a temporary name renamed) as reader-OPID-
+ * SUBTASK (-2, -3, ... after it when that is taken), named in b as Flink's relative file handle
+ * (tag 6: the name, the size), as a savepoint's own files are. */
+static int
+w_state_file(struct setctx *c, size_t di, const struct ckpt_bytebuf *data, struct ckpt_bytebuf *b)
+{
+	const struct ckpt_fmeta_opdata *d = &c->sp->opdata[di];
+	char name[80], *path = NULL;
+	struct ckpt_atomic *w;
+	int rc = -1;
+
+	if (c->dir == NULL)
+		return ckpt_err_set(c->e, CKPT_ERR_INPUT, hwhere(c, di), "reader state in a file: no directory to write "
+				    "the new one in");
+	snprintf(name, sizeof name, "reader-%s-%u", c->s->ops[d->op].id, d->subtask);
+	for (unsigned k = 2; name_taken(c, di, name); k++)
+		snprintf(name, sizeof name, "reader-%s-%u-%u", c->s->ops[d->op].id, d->subtask, k);
+	if ((c->names == NULL && (c->names = json_object()) == NULL) || json_object_set_new(c->names, name, json_true()) < 0 ||
+	    asprintf(&path, "%s/%s", c->dir, name) < 0)
+		return ckpt_err_nomem(c->e, "");
+	if ((w = ckpt_atomic_open(path, c->e)) == NULL)
+		goto out;
+	if (fwrite(data->p, 1, data->len, ckpt_atomic_file(w)) != data->len) {
+		ckpt_err_sys(c->e, path, "write error");
+		ckpt_atomic_abort(w);
+		goto out;
+	}
+	if (ckpt_atomic_commit(w, c->e) < 0)
+		goto out;
+	rc = ckpt_bytebuf_be(b, 6, 1, c->e) < 0 || ckpt_bytebuf_be(b, strlen(name), 2, c->e) < 0 ||
+	     ckpt_bytebuf_add(b, name, strlen(name), c->e) < 0 || ckpt_bytebuf_be(b, data->len, 8, c->e) < 0 ? -1 : 0;
+out:
+	free(path);
+	return rc;
+}
+
+/* Handle di written anew from its state count to the end of its data handle, as one splice: inline
+ * data in it, or in a new file it names. */
 static int
 rebuild_handle(struct setctx *c, size_t di, const struct ckpt_bytebuf *ins, size_t nadd, struct ckpt_flink_rekey *rk)
 {
@@ -616,18 +738,19 @@ rebuild_handle(struct setctx *c, size_t di, const struct ckpt_bytebuf *ins, size
 	if (!any)
 		p = d->n; /* an empty reader state: its element goes last */
 	if (w_states(c, di, p, ins, nadd, &b, &end) < 0 || w_data(c, di, p, ins, &data) < 0 ||
-	    ckpt_bytebuf_add(&b, c->buf + end, d->at - 4 - end, c->e) < 0 || ckpt_bytebuf_be(&b, data.len, 4, c->e) < 0 ||
-	    ckpt_bytebuf_add(&b, data.p, data.len, c->e) < 0) {
+	    (d->file ? w_state_file(c, di, &data, &b) < 0 :
+	     ckpt_bytebuf_add(&b, c->buf + end, d->at - 4 - end, c->e) < 0 || ckpt_bytebuf_be(&b, data.len, 4, c->e) < 0 ||
+	     ckpt_bytebuf_add(&b, data.p, data.len, c->e) < 0)) {
 		ckpt_bytebuf_release(&b);
 		ckpt_bytebuf_release(&data);
 		return -1;
 	}
 	ckpt_bytebuf_release(&data);
-	rk->splices[rk->nsplices++] = (struct ckpt_flink_splice){.at = d->head, .end = d->at + d->n, .p = b.p, .n = b.len};
+	rk->splices[rk->nsplices++] = (struct ckpt_flink_splice){.at = d->head, .end = d->dend, .p = b.p, .n = b.len};
 	return 0;
 }
 
-/* Of operator k, the inline handle of subtask sub that holds the reader state, or -1. */
+/* Of operator k, the handle of subtask sub that holds the reader state, or -1. */
 static long
 reader_handle(const struct setctx *c, size_t k, uint32_t sub)
 {
@@ -680,7 +803,7 @@ add_one(struct setctx *c, size_t k, const struct ckpt_flink_offset_set *x, json_
 				    "already (--set-offset moves it)", x->text, r->subtask, x->topic, (int)x->partition);
 	if (di < 0)
 		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->meta, "--add-partition %s: subtask %u of operator %s, the "
-				    "reader Flink's enumerator assigns %s:%d to, has no reader state inline", x->text, owner,
+				    "reader Flink's enumerator assigns %s:%d to, has no reader state", x->text, owner,
 				    op->id, x->topic, (int)x->partition);
 	nadd[di]++;
 	if (w_split(&ins[di], x->topic, x->partition, x->value, a.stop, 2, c->e) < 0 ||
@@ -736,7 +859,8 @@ named_twice(struct setctx *c, const struct ckpt_flink_offset_set *sets, size_t n
 }
 
 /* Every set, addition and removal on source k: handles with splits added or removed written
- * anew, the others' offsets set in place, the enumerator written anew. */
+ * anew (and those of a file with a split set), the others' offsets set in place, the enumerator
+ * written anew. */
 static int
 edit_partitions(struct setctx *c, size_t k, const struct ckpt_flink_offset_set *sets, size_t nsets,
 		struct ckpt_flink_rekey *rk)
@@ -762,7 +886,7 @@ edit_partitions(struct setctx *c, size_t k, const struct ckpt_flink_offset_set *
 		int touched = nadd[di] > 0;
 
 		for (size_t i = 0; i < c->nsl; i++)
-			touched |= c->sl[i].d == di && c->sl[i].removed;
+			touched |= c->sl[i].d == di && (c->sl[i].removed || (c->sl[i].set && c->sp->opdata[di].file));
 		if (touched && rebuild_handle(c, di, &ins[di], nadd[di], rk) < 0)
 			goto out;
 		for (size_t i = 0; !touched && i < c->nsl; i++)
@@ -790,19 +914,25 @@ cmp_splice(const void *a, const void *b)
 int
 ckpt_flink_set_offsets(const char *meta, const void *buf, size_t len, const struct ckpt_flink_edit *ed,
 		       size_t ned, const struct ckpt_flink_offset_set *sets, size_t nsets, const char *source,
-		       struct ckpt_bytes *out, json_t **relative, struct ckpt_err *e)
+		       const char *dir, struct ckpt_bytes *out, json_t **relative, struct ckpt_err *e)
 {
 	struct ckpt_fmeta_spans sp;
 	struct ckpt_snapshot *s = ckpt_fmeta_decode_spans(buf, len, meta, &sp, e);
-	struct setctx c = {.meta = meta, .buf = buf, .s = s, .sp = &sp, .e = e};
+	struct setctx c = {.meta = meta, .buf = buf, .s = s, .sp = &sp, .dir = dir, .e = e};
 	struct ckpt_flink_rekey rk = {0};
 	long k;
 	int rc = -1, edits = 0;
 
-	if (s == NULL || (k = pick_source(&c, source, sets, nsets)) < 0 || reader_splits(&c, (size_t)k) < 0)
+	if (s == NULL || (s->backing = ckpt_flink_backing_new(meta, e)) == NULL || (c.b = ckpt_fstate_backing(s, e)) == NULL ||
+	    (c.fdata = ckpt_calloc(sp.nopdata + 1, sizeof *c.fdata, e)) == NULL ||
+	    (c.fwhere = ckpt_calloc(sp.nopdata + 1, sizeof *c.fwhere, e)) == NULL)
+		goto out;
+	if ((k = pick_source(&c, source, sets, nsets)) < 0 || reader_splits(&c, (size_t)k) < 0)
 		goto out;
 	for (size_t i = 0; i < nsets; i++)
 		edits |= sets[i].kind != CKPT_OFFSET_SET;
+	for (size_t i = 0; i < c.nsl; i++) /* a file's splits are set in a new file */
+		edits |= sp.opdata[c.sl[i].d].file;
 	if ((rk.splices = ckpt_calloc(2 * nsets + c.nsl + sp.nopdata + 2, sizeof *rk.splices, e)) == NULL)
 		goto out;
 	if (edits && edit_partitions(&c, (size_t)k, sets, nsets, &rk) < 0)
@@ -823,6 +953,13 @@ out:
 	free(rk.splices);
 	free_splits(&c);
 	free(c.sl);
+	for (size_t i = 0; c.fdata && c.fwhere && i < sp.nopdata; i++) {
+		free(c.fdata[i].p);
+		free(c.fwhere[i]);
+	}
+	free(c.fdata);
+	free(c.fwhere);
+	json_decref(c.names);
 	ckpt_fmeta_spans_release(&sp);
 	ckpt_snapshot_free(s);
 	return rc;
