@@ -185,6 +185,9 @@ NOSTOP=-9223372036854775808
 	producer_sp p s_twopc4 p_hint,5,1 p_state
 	printf '\002' | dd of=p/op0 bs=1 seek=739 conv=notrunc status=none
 	bad 2 "ckpt-inspect: p/op0: operator $OP subtask 0: $st 739: pending transaction flag 2" ckpt-inspect -a p
+	run --separate-stderr ckpt-inspect -c p
+	status_is 1
+	[ "$(echo "$output" | jq -c .problems)" = '[{"where":"p/op0","problem":"operator '$OP' subtask 0: '"$st"' 739: pending transaction flag 2"}]' ]
 	producer_sp p s_twopc4 p_hint,5,1 p_state
 	printf '\377' | dd of=p/op0 bs=1 seek=741 conv=notrunc status=none
 	bad 2 "ckpt-inspect: p/op0: operator $OP subtask 0: $st 741: transactional id length 65323, but 359 bytes follow it" \
