@@ -216,3 +216,22 @@ producer_sp() {
 	b_i32 0; b_u8 0; b_u8 0; b_i32 0; b_i32 0
 	b_write "$dir/_metadata"
 }
+
+# StreamingFileSink's BucketStateSerializer (versions 1 and 2): BUCKET-ID PATH CREATED, the
+# in-progress file's hex (- for none), then "CHECKPOINT HEX..." per checkpoint of pending files
+# (their serializer version 1).
+h_str() { printf '%s' "$1" | xxd -p | tr -d '\n'; }
+h_bucket() {
+	local id=$1 path=$2 created=$3 cur=$4 h n=0 t= c f
+	shift 4
+	h=1e764b79$(h_framed 1 "$(h_i32 ${#id})$(h_str "$id")")$(h_utf "$path")$(h_i64 "$created")
+	if [ "$cur" = - ]; then h=${h}00; else h=${h}01$(h_framed 1 "$cur"); fi
+	for c; do
+		set -- $c
+		t=$t$(h_i64 "$1")$(h_i32 $(($# - 1)))
+		shift
+		for f; do t=$t$(h_i32 $((${#f} / 2)))$f; done
+		n=$((n + 1))
+	done
+	printf '%s%s%s%s' "$h" "$(h_i32 1)" "$(h_i32 $n)" "$t"
+}

@@ -201,3 +201,29 @@ NOSTOP=-9223372036854775808
 	bad 2 "ckpt-inspect: p/op0: operator $OP subtask 0: next-transactional-id-hint-v2 element 0: flink_kafka_producer: offset 727: next transactional id 5 at parallelism 0: not sane" \
 		ckpt-inspect -R p
 }
+
+@test "legacy: StreamingFileSink's bucket-states (BucketStateSerializer 2 and 1): bucket, path, in-progress and pending files per checkpoint" {
+	sink_sp b bucket-states "$(h_framed 2 "$(h_bucket 2026-12-07--00 /out/2026-12-07--00 1765065600000 0a0b0c "7 0102 0304" "8 05")")"
+	run sh -c "ckpt-inspect -a b | jq -c '.operators[0].subtasks[0].operator_state'"
+	output_is '{"bucket-states":{"mode":"list","entries":[{"connector":"streaming_file_sink","version":2,"bucket_id":"2026-12-07--00","bucket_path":"/out/2026-12-07--00","in_progress_creation_time":1765065600000,"in_progress":{"version":1,"bytes":"\n\u000b\f"},"pending":[{"checkpoint_id":7,"files":[{"version":1,"bytes":"\u0001\u0002"},{"version":1,"bytes":"\u0003\u0004"}]},{"checkpoint_id":8,"files":[{"version":1,"bytes":"\u0005"}]}]}]}}'
+	rm -rf b
+	sink_sp b bucket-states "$(h_framed 1 "$(h_bucket x /o 0 -)")"
+	run ckpt-inspect -R b
+	status_is 0
+	output_is '{"uid":null,"operator":"'$OP'","state":"bucket-states","kind":"list","subtask":0,"index":0,"value":{"connector":"streaming_file_sink","version":1,"bucket_id":"x","bucket_path":"/o","in_progress_creation_time":0,"in_progress":null,"pending":[]}}'
+}
+
+@test "legacy: bucket-states no version parses stays bytes with the reason (version, cut); its framing's length lying is refused" {
+	sink_sp b bucket-states "$(h_framed 3 "$(h_bucket x /o 0 -)")"
+	run sh -c "ckpt-inspect -a b | jq -c '.operators[0].subtasks[0].operator_state[\"bucket-states\"].entries[0].reason'"
+	output_is '"streaming_file_sink: offset 242: version 3 is none of BucketStateSerializer'"'"'s (1, 2)"'
+	rm -rf b
+	sink_sp b bucket-states "$(h_framed 2 "1e764b79$(h_framed 1 00000009)")"
+	run sh -c "ckpt-inspect -a b | jq -c '.operators[0].subtasks[0].operator_state[\"bucket-states\"].entries[0].reason'"
+	output_is '"streaming_file_sink: offset 258: truncated bucket path"'
+	rm -rf b
+	sink_sp b bucket-states "$(h_framed 2 "$(h_bucket x /o 0 - "7 0102")")"
+	printf '\100' | dd of=b/op0 bs=1 seek=$((OFFS_0 + 11)) conv=notrunc status=none
+	bad 2 "ckpt-inspect: b/op0: operator $OP subtask 0: bucket-states element 0: offset 238: element length 64, but 56 bytes follow it" \
+		ckpt-inspect -a b
+}

@@ -15,6 +15,7 @@
 #define CTX_SNAP FKP "ContextStateSerializer$ContextStateSerializerSnapshot"
 #define TWOPC_SNAP "org.apache.flink.streaming.api.functions.sink.TwoPhaseCommitSinkFunction$StateSerializerSnapshot"
 #define MAX_PARALLELISM 32768
+#define BUCKET_MAGIC 0x1e764b79u
 
 /* KafkaTopicPartitionStateSentinel's offsets: the stored offset by Flink's name, the starting offset
  * by the name the KafkaSource's rows give the same start (ckpt-inspect(1), --offsets). */
@@ -63,6 +64,8 @@ ckpt_fser_legacy_kind(const char *state, const struct ckpt_fser *value)
 		return FLEGACY_WRITER;
 	if (strcmp(state, "streaming_committer_raw_states") == 0)
 		return FLEGACY_COMMITTER;
+	if (strcmp(state, "bucket-states") == 0)
+		return FLEGACY_BUCKETS;
 	return 0;
 }
 
@@ -662,6 +665,109 @@ producer_typed(int kind, const unsigned char *p, size_t n, uint64_t at, const ch
 	return ckpt_err_set(e, CKPT_ERR_INPUT, where, "flink_kafka_producer: %s", t.e.text);
 }
 
+/* A SimpleVersionedSerialization blob (i32 version, i32 length, the bytes) as {"version", "bytes"};
+ * a bucket id of SimpleVersionedStringSerializer (version 1: i32 length, UTF-8) as its string. */
+static json_t *
+versioned_blob(struct try *t, int as_string, const char *what)
+{
+	int32_t ver;
+	size_t end, at;
+	const unsigned char *p;
+	json_t *v = NULL;
+
+	if (ckpt_fsrc_i32(&t->s, &ver, what) < 0 || frame(t, &end, what) < 0)
+		return NULL;
+	at = t->s.wpos;
+	p = t->s.win + at;
+	if (as_string && ver == 1 && end - at >= 4 && ckpt_be32(p) == end - at - 4)
+		v = json_stringn((const char *)p + 4, end - at - 4); /* NULL when not UTF-8 */
+	if (v == NULL)
+		v = json_pack("{s:i, s:o}", "version", (int)ver, "bytes", ckpt_entry_to_json(p, end - at));
+	t->s.wpos = end;
+	return v;
+}
+
+/* The pending files of BucketState: i32 their serializer's version, i32 checkpoints, each i64
+ * checkpoint id, i32 n, n files (i32 length, the bytes). */
+static json_t *
+bucket_pending(struct try *t)
+{
+	int32_t ver, ncp, n;
+	int64_t ck;
+	size_t end;
+	json_t *a = json_array(), *files;
+
+	if (a == NULL || ckpt_fsrc_i32(&t->s, &ver, "pending file version") < 0 ||
+	    ckpt_fsrc_i32(&t->s, &ncp, "pending checkpoints") < 0)
+		goto bad;
+	if (ncp < 0 || (size_t)ncp > (t->s.wlen - t->s.wpos) / 12) {
+		t->s.wpos -= 4;
+		fail(t, "%d pending checkpoints, but %zu bytes follow", (int)ncp, (size_t)(t->s.wlen - t->s.wpos - 4));
+		goto bad;
+	}
+	for (int32_t i = 0; i < ncp; i++) {
+		if (ckpt_fsrc_i64(&t->s, &ck, "checkpoint id") < 0 || ckpt_fsrc_i32(&t->s, &n, "pending files") < 0)
+			goto bad;
+		if (ck < 0 || n < 0 || (size_t)n > (t->s.wlen - t->s.wpos) / 4) {
+			t->s.wpos -= 12;
+			fail(t, "checkpoint %lld of %d pending files: not sane", (long long)ck, (int)n);
+			goto bad;
+		}
+		if ((files = json_array()) == NULL || json_array_append_new(a, json_pack("{s:I, s:o}", "checkpoint_id",
+											 (json_int_t)ck, "files", files)) < 0)
+			goto bad;
+		for (int32_t j = 0; j < n; j++) {
+			if (frame(t, &end, "pending file length") < 0)
+				goto bad;
+			json_array_append_new(files, json_pack("{s:i, s:o}", "version", (int)ver, "bytes",
+							       ckpt_entry_to_json(t->s.win + t->s.wpos, end - t->s.wpos)));
+			t->s.wpos = end;
+		}
+	}
+	return a;
+bad:
+	json_decref(a);
+	return NULL;
+}
+
+/* StreamingFileSink's BucketStateSerializer, versions 1 and 2 (one layout): the magic number, the
+ * bucket id, UTF bucket path, i64 in-progress file's creation time, a flag and the in-progress
+ * file, the pending files per checkpoint. */
+static json_t *
+bucket_state(struct try *t, int32_t version)
+{
+	int32_t magic;
+	char *path = NULL;
+	int64_t created;
+	uint8_t has;
+	json_t *id = NULL, *cur = NULL, *pend = NULL, *v = NULL;
+
+	if (version != 1 && version != 2) {
+		fail(t, "version %d is none of BucketStateSerializer's (1, 2)", (int)version);
+		return NULL;
+	}
+	if (ckpt_fsrc_i32(&t->s, &magic, "magic number") < 0)
+		return NULL;
+	if ((uint32_t)magic != BUCKET_MAGIC) {
+		t->s.wpos -= 4;
+		fail(t, "magic number %08X, not BucketStateSerializer's %08X", (unsigned)magic, BUCKET_MAGIC);
+		return NULL;
+	}
+	if ((id = versioned_blob(t, 1, "bucket id")) == NULL || ckpt_fsrc_utf(&t->s, &path, "bucket path") < 0 ||
+	    ckpt_fsrc_i64(&t->s, &created, "creation time") < 0 || flag_u8(t, &has, "in-progress file flag") < 0 ||
+	    (has && (cur = versioned_blob(t, 0, "in-progress file")) == NULL) || (pend = bucket_pending(t)) == NULL)
+		goto out;
+	v = json_pack("{s:s, s:i, s:O, s:s, s:I, s:O, s:O}", "connector", "streaming_file_sink", "version", (int)version,
+		      "bucket_id", id, "bucket_path", path, "in_progress_creation_time", (json_int_t)created,
+		      "in_progress", cur ? cur : json_null(), "pending", pend);
+out:
+	json_decref(id);
+	json_decref(cur);
+	json_decref(pend);
+	free(path);
+	return v;
+}
+
 /* A framed element (i32 version, i32 length, the bytes) typed by fn. */
 static int
 framed(const unsigned char *p, size_t n, uint64_t at, const char *where, const char *name,
@@ -702,6 +808,8 @@ ckpt_fser_legacy_typed(int kind, const unsigned char *p, size_t n, uint64_t at, 
 		return framed(p, n, at, where, "kafka_sink", writer_state, v, why, nwhy, e);
 	if (kind >= FLEGACY_PRODUCER_HINT)
 		return producer_typed(kind, p, n, at, where, v, e);
+	if (kind == FLEGACY_BUCKETS)
+		return framed(p, n, at, where, "streaming_file_sink", bucket_state, v, why, nwhy, e);
 	if (kind == FLEGACY_COMMITTER)
 		return framed(p, n, at, where, "committable_collector", committer_state, v, why, nwhy, e);
 	try_open(&t, p, n, at);
