@@ -153,3 +153,85 @@ sink_sp() {
 	OFFS_0=${OFFS[*]}
 	legacy_meta "$1" 1 "$2" 0
 }
+
+# FlinkKafkaProducer (ckpt-flink(5), LEGACY CONNECTORS): its union state of the transactional id
+# hint and TwoPhaseCommitSinkFunction's state of its transactions, in one operator state file.
+HINT=next-transactional-id-hint-v2
+FKP='org.apache.flink.streaming.connectors.kafka.FlinkKafkaProducer$'
+TWOPC='org.apache.flink.streaming.api.functions.sink.TwoPhaseCommitSinkFunction$StateSerializerSnapshot'
+s_hint() { s_proxy "${FKP}NextTransactionalIdHintSerializer\$NextTransactionalIdHintSerializerSnapshot"; }
+# StateSerializerSnapshot at outer version $1 (4 writes the null transaction flag, $2, 1 unless
+# given), nesting the transaction's and the context's snapshots.
+s_twopc() {
+	b_i32 2; b_utf "$TWOPC"; b_i32 3; b_i32 911108; b_i32 "$1"
+	[ "$1" -ge 4 ] && b_u8 "${2:-1}"
+	b_i32 1333245; b_i32 1; b_i32 2
+	b_utf "${FKP}TransactionStateSerializer\$TransactionStateSerializerSnapshot"; b_i32 3
+	b_utf "${FKP}ContextStateSerializer\$ContextStateSerializerSnapshot"; b_i32 3
+}
+s_twopc4() { s_twopc 4; }
+s_twopc2() { s_twopc 2; }
+# NextTransactionalIdHint: NEXT-ID PARALLELISM.
+p_hint() { b_i64 "$1"; b_i32 "$2"; }
+# A TransactionHolder: ID (- for none) PRODUCER-ID EPOCH START-TIME.
+p_txn() {
+	if [ "$1" = - ]; then b_u8 0; else b_u8 1; b_utf "$1"; fi
+	b_i64 "$2"; b_i16 "$3"; b_i64 "$4"
+}
+# The connector's migration snapshot's transaction state (kafka-migration-kafka-producer-flink-1.20-
+# snapshot, FlinkKafkaProducerMigrationTest, read by hand): pending MockTask-...-2 (producer id 16,
+# epoch 1, started 1727696038061), one pending commit MockTask-...-1 (producer id 3, epoch 1,
+# started 1727696037790), the context of ids -1, -2, -3, -4, -0; its hint next id 5 at parallelism 1.
+MT=MockTask-00000000000000010000000000000001
+p_state() {
+	b_u8 1; p_txn $MT-2 16 1 1727696038061
+	b_i32 1; p_txn $MT-1 3 1 1727696037790
+	b_u8 1; b_i32 5; local i; for i in 1 2 3 4 0; do b_utf $MT-$i; done
+}
+# The producer's savepoint DIR of one subtask: the hint (union), then the state (split), its
+# snapshot written by SNAP, the hint's element by HINT-CMD, the state's by the commands after it
+# (each one word, spaces as commas).
+producer_sp() {
+	local dir=$1 snap=$2 hint=$3 hoff soff c
+	shift 3
+	mkdir -p "$dir"
+	B=; b_i32 6; b_u8 0; b_i16 2
+	b_utf $HINT; b_i32 1; b_i32 1; b_utf OPERATOR_STATE_DISTRIBUTION_MODE; b_utf UNION
+	b_i32 1; b_utf VALUE_SERIALIZER; s_hint
+	b_utf state; b_i32 1; b_i32 1; b_utf OPERATOR_STATE_DISTRIBUTION_MODE; b_utf SPLIT_DISTRIBUTE
+	b_i32 1; b_utf VALUE_SERIALIZER; $snap
+	b_i16 0
+	hoff=$(blen); ${hint//,/ }
+	soff=$(blen)
+	for c; do ${c//,/ }; done
+	b_write "$dir/op0"
+	OFFS_0="$hoff $soff"
+	B=; b_i32 0x4960672d; b_i32 3; b_i64 9; b_i32 0; b_i32 1
+	b_i64 0x0102030405060708; b_i64 0x090a0b0c0d0e0f10; b_i32 1; b_i32 128
+	b_u8 0; b_i32 1; b_i32 0
+	b_i32 1; b_u8 4; b_i32 2
+	b_utf $HINT; b_u8 1; b_i32 1; b_i64 "$hoff"
+	b_utf state; b_u8 0; b_i32 1; b_i64 "$soff"
+	b_u8 6; b_utf op0; b_i64 "$(wc -c <"$dir/op0")"
+	b_i32 0; b_u8 0; b_u8 0; b_i32 0; b_i32 0
+	b_write "$dir/_metadata"
+}
+
+# StreamingFileSink's BucketStateSerializer (versions 1 and 2): BUCKET-ID PATH CREATED, the
+# in-progress file's hex (- for none), then "CHECKPOINT HEX..." per checkpoint of pending files
+# (their serializer version 1).
+h_str() { printf '%s' "$1" | xxd -p | tr -d '\n'; }
+h_bucket() {
+	local id=$1 path=$2 created=$3 cur=$4 h n=0 t= c f
+	shift 4
+	h=1e764b79$(h_framed 1 "$(h_i32 ${#id})$(h_str "$id")")$(h_utf "$path")$(h_i64 "$created")
+	if [ "$cur" = - ]; then h=${h}00; else h=${h}01$(h_framed 1 "$cur"); fi
+	for c; do
+		set -- $c
+		t=$t$(h_i64 "$1")$(h_i32 $(($# - 1)))
+		shift
+		for f; do t=$t$(h_i32 $((${#f} / 2)))$f; done
+		n=$((n + 1))
+	done
+	printf '%s%s%s%s' "$h" "$(h_i32 1)" "$(h_i32 $n)" "$t"
+}

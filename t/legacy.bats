@@ -136,3 +136,94 @@ NOSTOP=-9223372036854775808
 {"uid":null,"operator":"'$OP'","subtask":0,"connector":"kafka","topic":"topic","partition":2,"starting_offset":10,"stopping_offset":null,"held_by":"reader"}
 {"uid":null,"operator":"'$OP'","subtask":0,"connector":"kafka","topic":"topic","partition":5,"starting_offset":10,"stopping_offset":null,"held_by":"reader"}'
 }
+
+# FlinkKafkaProducer: the hint and TwoPhaseCommitSinkFunction's state written from their layouts
+# (legacy-helper.bash). The stream producer_sp writes of the connector's migration snapshot values
+# (p_state, hint 5 at parallelism 1) is the operator state stream of the connector's
+# kafka-migration-kafka-producer-flink-1.20-snapshot byte for byte (its bytes 125 to 1226, checked by
+# hand; the checksum below is of those bytes).
+@test "legacy: the producer's state stream is the connector's own (its 1.20 migration snapshot's, 1102 bytes)" {
+	producer_sp p s_twopc4 p_hint,5,1 p_state
+	[ "$(sha256sum <p/op0 | cut -d' ' -f1)" = 8112f39ff81767684e713f855c7fee3508711a31587949b71c2156d59917d260 ]
+}
+
+@test "legacy: -a types FlinkKafkaProducer's hint and transactions: pending, pending commit, the context's ids" {
+	producer_sp p s_twopc4 p_hint,5,1 p_state
+	run ckpt-inspect -a p
+	status_is 0
+	match_golden "$G/producer.all.expected"
+	run ckpt-inspect -R p
+	status_is 0
+	match_golden "$G/producer.rows.expected"
+}
+
+@test "legacy: the producer's older snapshots (outer version 2: no null flag) and its nulls: no pending transaction, no id, no context" {
+	producer_sp p s_twopc4 p_hint,0,4 b_u8,0 b_i32,2 p_txn,-,-1,-1,0 p_txn,t-1,7,2,3 b_u8,0
+	run sh -c "ckpt-inspect -a p | jq -c '.operators[0].subtasks[0].operator_state'"
+	output_is '{"next-transactional-id-hint-v2":{"mode":"union","entries":[{"connector":"flink_kafka_producer","next_transactional_id":0,"last_parallelism":4}]},"state":{"mode":"list","entries":[{"connector":"flink_kafka_producer","pending_transaction":null,"pending_commit_transactions":[{"transactional_id":null,"producer_id":-1,"epoch":-1,"start_time":0},{"transactional_id":"t-1","producer_id":7,"epoch":2,"start_time":3}],"transactional_ids":null}]}}'
+	rm -rf p
+	producer_sp p s_twopc2 p_hint,5,1 p_txn,a,1,1,1 b_i32,0 b_u8,0
+	run ckpt-inspect -R p
+	status_is 0
+	output_is '{"uid":null,"operator":"'$OP'","state":"next-transactional-id-hint-v2","kind":"union","subtask":0,"index":0,"value":{"connector":"flink_kafka_producer","next_transactional_id":5,"last_parallelism":1}}
+{"uid":null,"operator":"'$OP'","state":"state","kind":"list","subtask":0,"index":0,"value":{"connector":"flink_kafka_producer","pending_transaction":{"transactional_id":"a","producer_id":1,"epoch":1,"start_time":1},"pending_commit_transactions":[],"transactional_ids":null}}'
+	rm -rf p
+	producer_sp p s_twopc2 p_hint,5,1 b_i32,0 b_u8,0 # version 2 has no flag: the transaction is there
+	bad 2 "ckpt-inspect: p/op0: operator $OP subtask 0: state element 0: flink_kafka_producer: offset 743: truncated producer id" \
+		ckpt-inspect -a p
+}
+
+@test "legacy: the producer's element cut, flipped, with a length or count that lies, or insane: exit 2 naming operator, subtask, element and offset" {
+	local st="state element 0: flink_kafka_producer: offset"
+	producer_sp p s_twopc4 p_hint,5,1 b_u8,1 b_u8,1 b_utf,abc b_i32,0
+	bad 2 "ckpt-inspect: p/op0: operator $OP subtask 0: $st 750: truncated producer id" ckpt-inspect -a p
+	run --separate-stderr ckpt-inspect -R p # the hint's row, then the damage
+	status_is 2
+	[ "$(echo "$output" | jq -c .value)" = '{"connector":"flink_kafka_producer","next_transactional_id":5,"last_parallelism":1}' ]
+	[ "$stderr" = "ckpt-inspect: p/op0: operator $OP subtask 0: $st 750: truncated producer id" ]
+	rm -rf p
+	producer_sp p s_twopc4 p_hint,5,1 p_state
+	printf '\002' | dd of=p/op0 bs=1 seek=739 conv=notrunc status=none
+	bad 2 "ckpt-inspect: p/op0: operator $OP subtask 0: $st 739: pending transaction flag 2" ckpt-inspect -a p
+	run --separate-stderr ckpt-inspect -c p
+	status_is 1
+	[ "$(echo "$output" | jq -c .problems)" = '[{"where":"p/op0","problem":"operator '$OP' subtask 0: '"$st"' 739: pending transaction flag 2"}]' ]
+	producer_sp p s_twopc4 p_hint,5,1 p_state
+	printf '\377' | dd of=p/op0 bs=1 seek=741 conv=notrunc status=none
+	bad 2 "ckpt-inspect: p/op0: operator $OP subtask 0: $st 741: transactional id length 65323, but 359 bytes follow it" \
+		ckpt-inspect -a p
+	producer_sp p s_twopc4 p_hint,5,1 b_u8,0 b_i32,0 b_u8,1 b_i32,3 b_utf,a
+	bad 2 "ckpt-inspect: p/op0: operator $OP subtask 0: $st 745: transactional id count 3, but 3 bytes follow it" \
+		ckpt-inspect -a p
+	producer_sp p s_twopc4 p_hint,5,1 b_u8,0 b_i32,0 b_u8,0 b_u8,0
+	bad 2 "ckpt-inspect: p/op0: operator $OP subtask 0: $st 745: 1 bytes after the state" ckpt-inspect -a p
+	producer_sp p s_twopc4 p_hint,5,0 p_state
+	bad 2 "ckpt-inspect: p/op0: operator $OP subtask 0: next-transactional-id-hint-v2 element 0: flink_kafka_producer: offset 727: next transactional id 5 at parallelism 0: not sane" \
+		ckpt-inspect -R p
+}
+
+@test "legacy: StreamingFileSink's bucket-states (BucketStateSerializer 2 and 1): bucket, path, in-progress and pending files per checkpoint" {
+	sink_sp b bucket-states "$(h_framed 2 "$(h_bucket 2026-12-07--00 /out/2026-12-07--00 1765065600000 0a0b0c "7 0102 0304" "8 05")")"
+	run sh -c "ckpt-inspect -a b | jq -c '.operators[0].subtasks[0].operator_state'"
+	output_is '{"bucket-states":{"mode":"list","entries":[{"connector":"streaming_file_sink","version":2,"bucket_id":"2026-12-07--00","bucket_path":"/out/2026-12-07--00","in_progress_creation_time":1765065600000,"in_progress":{"version":1,"bytes":"\n\u000b\f"},"pending":[{"checkpoint_id":7,"files":[{"version":1,"bytes":"\u0001\u0002"},{"version":1,"bytes":"\u0003\u0004"}]},{"checkpoint_id":8,"files":[{"version":1,"bytes":"\u0005"}]}]}]}}'
+	rm -rf b
+	sink_sp b bucket-states "$(h_framed 1 "$(h_bucket x /o 0 -)")"
+	run ckpt-inspect -R b
+	status_is 0
+	output_is '{"uid":null,"operator":"'$OP'","state":"bucket-states","kind":"list","subtask":0,"index":0,"value":{"connector":"streaming_file_sink","version":1,"bucket_id":"x","bucket_path":"/o","in_progress_creation_time":0,"in_progress":null,"pending":[]}}'
+}
+
+@test "legacy: bucket-states no version parses stays bytes with the reason (version, cut); its framing's length lying is refused" {
+	sink_sp b bucket-states "$(h_framed 3 "$(h_bucket x /o 0 -)")"
+	run sh -c "ckpt-inspect -a b | jq -c '.operators[0].subtasks[0].operator_state[\"bucket-states\"].entries[0].reason'"
+	output_is '"streaming_file_sink: offset 242: version 3 is none of BucketStateSerializer'"'"'s (1, 2)"'
+	rm -rf b
+	sink_sp b bucket-states "$(h_framed 2 "1e764b79$(h_framed 1 00000009)")"
+	run sh -c "ckpt-inspect -a b | jq -c '.operators[0].subtasks[0].operator_state[\"bucket-states\"].entries[0].reason'"
+	output_is '"streaming_file_sink: offset 258: truncated bucket path"'
+	rm -rf b
+	sink_sp b bucket-states "$(h_framed 2 "$(h_bucket x /o 0 - "7 0102")")"
+	printf '\100' | dd of=b/op0 bs=1 seek=$((OFFS_0 + 11)) conv=notrunc status=none
+	bad 2 "ckpt-inspect: b/op0: operator $OP subtask 0: bucket-states element 0: offset 238: element length 64, but 56 bytes follow it" \
+		ckpt-inspect -a b
+}

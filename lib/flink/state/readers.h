@@ -137,9 +137,10 @@ int ckpt_fstate_split(struct ckpt_fstate_ctx *c, size_t idx, const unsigned char
  * only when their elements are byte[]), 0 when none. */
 int ckpt_fstate_legacy_kind(const char *name, const struct ckpt_fser *value);
 /* Its element idx typed into *typed (replaced; {"connector": null, "reason", "bytes"} when none
- * parses): p[0, n) at at the consumer's element, or the bytes of a sink's byte[]; -1 with the
- * operator, subtask, element and offset named when a sink's framing is broken. */
-int ckpt_fstate_legacy(struct ckpt_fstate_ctx *c, const char *name, size_t idx, const unsigned char *p, size_t n, uint64_t at,
+ * parses): p[0, n) at at the consumer's or FlinkKafkaProducer's element, or the bytes of a sink's
+ * byte[]; -1 with the operator, subtask, element and offset named when a sink's framing is broken
+ * or the producer's element does not parse. */
+int ckpt_fstate_legacy(struct ckpt_fstate_ctx *c, int kind, const char *name, size_t idx, const unsigned char *p, size_t n, uint64_t at,
 		       json_t **typed);
 /* The backing's hook typing a source's coordinator state in -a. */
 void ckpt_fstate_sources_init(struct ckpt_fstate_backing_data *b);

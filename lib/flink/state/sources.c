@@ -37,15 +37,15 @@ ckpt_fstate_split(struct ckpt_fstate_ctx *c, size_t idx, const unsigned char *p,
 	return typed_or_bytes(c, READER_STATE, idx, rc, v, why, p, n, typed);
 }
 
-/* Element idx of state name of a connector before the Source API or a sink (ckpt_fser_legacy_kind
+/* Element idx of state name of a connector before the Source API or a sink (kind, ckpt_fstate_legacy_kind
  * says which), typed into *typed as ckpt_fstate_split does. */
 int
-ckpt_fstate_legacy(struct ckpt_fstate_ctx *c, const char *name, size_t idx, const unsigned char *p, size_t n, uint64_t at,
-		   json_t **typed)
+ckpt_fstate_legacy(struct ckpt_fstate_ctx *c, int kind, const char *name, size_t idx, const unsigned char *p, size_t n,
+		   uint64_t at, json_t **typed)
 {
 	char why[1200];
 	json_t *v = NULL;
-	int rc = ckpt_fser_legacy_typed(ckpt_fser_legacy_kind(name), p, n, at, c->where, &v, why, sizeof why, c->e);
+	int rc = ckpt_fser_legacy_typed(kind, p, n, at, c->where, &v, why, sizeof why, c->e);
 
 	return typed_or_bytes(c, name, idx, rc, v, why, p, n, typed);
 }
@@ -54,9 +54,9 @@ ckpt_fstate_legacy(struct ckpt_fstate_ctx *c, const char *name, size_t idx, cons
 int
 ckpt_fstate_legacy_kind(const char *name, const struct ckpt_fser *value)
 {
-	int k = ckpt_fser_legacy_kind(name);
+	int k = ckpt_fser_legacy_kind(name, value);
 
-	if (k == FLEGACY_CONSUMER || (k && value && value->kind == FSER_BYTES))
+	if (k == FLEGACY_CONSUMER || k >= FLEGACY_PRODUCER_HINT || (k && value && value->kind == FSER_BYTES))
 		return k;
 	return 0;
 }

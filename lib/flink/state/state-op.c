@@ -85,7 +85,7 @@ emit_op(struct ckpt_fstate_ctx *c, const struct ckpt_fstate_header *h, const cha
 {
 	const struct ckpt_fstate_meta *m = h && !c->k->untyped ? ckpt_fstate_meta_named(h, name) : NULL;
 	json_t *typed = NULL;
-	int broadcast = m && m->type == 2, lk;
+	int broadcast = m && m->type == 2, lk = 0, whole;
 
 	if (c->k->only && strcmp(name, c->k->only) != 0)
 		return 0;
@@ -100,9 +100,9 @@ emit_op(struct ckpt_fstate_ctx *c, const struct ckpt_fstate_header *h, const cha
 		json_decref(typed);
 		return -1;
 	}
-	if (m && (lk = ckpt_fstate_legacy_kind(name, m->value)) != 0 && (lk == FLEGACY_CONSUMER || typed) &&
-	    ckpt_fstate_legacy(c, name, idx, lk == FLEGACY_CONSUMER ? p : p + 4, lk == FLEGACY_CONSUMER ? n : n - 4,
-			       lk == FLEGACY_CONSUMER ? at : at + 4, &typed) < 0) {
+	whole = m && (lk = ckpt_fstate_legacy_kind(name, m->value)) != 0 && (lk == FLEGACY_CONSUMER || lk >= FLEGACY_PRODUCER_HINT);
+	if (m && lk != 0 && (whole || typed) && /* the sinks': the bytes of their byte[] */
+	    ckpt_fstate_legacy(c, lk, name, idx, whole ? p : p + 4, whole ? n : n - 4, whole ? at : at + 4, &typed) < 0) {
 		json_decref(typed);
 		return -1;
 	}

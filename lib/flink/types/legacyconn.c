@@ -1,7 +1,7 @@
 /* legacyconn.c: the operator state of connectors older than the Source API, and of the sinks
  * (ckpt-flink(5), LEGACY CONNECTORS): FlinkKafkaConsumer's partitions and offsets, the KafkaSink's
- * writer state and the committables its committer holds, typed where the format parses every
- * byte with sane values. */
+ * writer state and the committables its committer holds, FlinkKafkaProducer's transactional id hint
+ * and transactions, typed where the format parses every byte with sane values. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,6 +9,13 @@
 
 #define COLLECTOR_MAGIC 0xb91f252cu
 #define KTP_CLASS "org.apache.flink.streaming.connectors.kafka.internals.KafkaTopicPartition"
+#define FKP "org.apache.flink.streaming.connectors.kafka.FlinkKafkaProducer$"
+#define HINT_SNAP FKP "NextTransactionalIdHintSerializer$NextTransactionalIdHintSerializerSnapshot"
+#define TXN_SNAP FKP "TransactionStateSerializer$TransactionStateSerializerSnapshot"
+#define CTX_SNAP FKP "ContextStateSerializer$ContextStateSerializerSnapshot"
+#define TWOPC_SNAP "org.apache.flink.streaming.api.functions.sink.TwoPhaseCommitSinkFunction$StateSerializerSnapshot"
+#define MAX_PARALLELISM 32768
+#define BUCKET_MAGIC 0x1e764b79u
 
 /* KafkaTopicPartitionStateSentinel's offsets: the stored offset by Flink's name, the starting offset
  * by the name the KafkaSource's rows give the same start (ckpt-inspect(1), --offsets). */
@@ -37,15 +44,28 @@ try_open(struct try *t, const unsigned char *p, size_t n, uint64_t at)
 	t->s.base = at;
 }
 
-int
-ckpt_fser_legacy_kind(const char *state)
+static int
+is_cls(const struct ckpt_fser *t, const char *cls)
 {
+	return t && strcmp(t->cls, cls) == 0;
+}
+
+int
+ckpt_fser_legacy_kind(const char *state, const struct ckpt_fser *value)
+{
+	if (is_cls(value, HINT_SNAP))
+		return FLEGACY_PRODUCER_HINT;
+	if (is_cls(value, TWOPC_SNAP) && value->nkids == 2 && is_cls(value->kids[0], TXN_SNAP) &&
+	    is_cls(value->kids[1], CTX_SNAP))
+		return value->flag ? FLEGACY_PRODUCER_TXN : FLEGACY_PRODUCER_TXN2;
 	if (strcmp(state, "topic-partition-offset-states") == 0)
 		return FLEGACY_CONSUMER;
 	if (strcmp(state, "writer_raw_states") == 0)
 		return FLEGACY_WRITER;
 	if (strcmp(state, "streaming_committer_raw_states") == 0)
 		return FLEGACY_COMMITTER;
+	if (strcmp(state, "bucket-states") == 0)
+		return FLEGACY_BUCKETS;
 	return 0;
 }
 
@@ -478,6 +498,276 @@ committer_state(struct try *t, int32_t version)
 	return json_pack("{s:s, s:i, s:o}", "state", "committables", "version", (int)version, "checkpoints", cks);
 }
 
+/* A flag byte (0 or 1), refused at its offset otherwise. */
+static int
+flag_u8(struct try *t, uint8_t *b, const char *what)
+{
+	if (ckpt_fsrc_u8(&t->s, b, what) < 0)
+		return -1;
+	if (*b > 1) {
+		t->s.wpos--;
+		return fail(t, "%s %u", what, *b);
+	}
+	return 0;
+}
+
+/* writeUTF's string, its u16 length checked against what is left first (named at its offset). */
+static int
+utf_fits(struct try *t, char **out, const char *what)
+{
+	int16_t l;
+	uint16_t len;
+
+	if (ckpt_fsrc_i16(&t->s, &l, what) < 0)
+		return -1;
+	len = (uint16_t)l;
+	t->s.wpos -= 2;
+	if (len > t->s.wlen - t->s.wpos - 2)
+		return fail(t, "%s length %u, but %zu bytes follow it", what, (unsigned)len, (size_t)(t->s.wlen - t->s.wpos - 2));
+	return ckpt_fsrc_utf(&t->s, out, what);
+}
+
+/* FlinkKafkaProducer's NextTransactionalIdHint: i64 the next free transactional id, i32 the
+ * parallelism it was taken at. */
+static json_t *
+producer_hint(struct try *t)
+{
+	int64_t next;
+	int32_t par;
+
+	if (ckpt_fsrc_i64(&t->s, &next, "next transactional id") < 0 || ckpt_fsrc_i32(&t->s, &par, "last parallelism") < 0)
+		return NULL;
+	if (next < 0 || par < 1 || par > MAX_PARALLELISM) {
+		t->s.wpos -= 12;
+		fail(t, "next transactional id %lld at parallelism %d: not sane", (long long)next, (int)par);
+		return NULL;
+	}
+	return json_pack("{s:s, s:I, s:i}", "connector", "flink_kafka_producer", "next_transactional_id",
+			 (json_int_t)next, "last_parallelism", (int)par);
+}
+
+/* A TransactionHolder of KafkaTransactionState: a flag, the transactional id (UTF) when set, i64
+ * producer id, i16 epoch; then i64 the transaction's start time. */
+static json_t *
+producer_txn(struct try *t)
+{
+	uint8_t has;
+	char *id = NULL;
+	int64_t pid, start;
+	int16_t epoch;
+	json_t *v = NULL;
+
+	if (flag_u8(t, &has, "transactional id flag") < 0)
+		return NULL;
+	if ((has && utf_fits(t, &id, "transactional id") < 0) || ckpt_fsrc_i64(&t->s, &pid, "producer id") < 0 ||
+	    ckpt_fsrc_i16(&t->s, &epoch, "epoch") < 0 || ckpt_fsrc_i64(&t->s, &start, "transaction start time") < 0)
+		goto out;
+	if (pid < -1 || epoch < -1 || start < 0) {
+		t->s.wpos -= 18;
+		fail(t, "producer id %lld, epoch %d, start time %lld: not sane", (long long)pid, (int)epoch, (long long)start);
+		goto out;
+	}
+	v = json_pack("{s:s?, s:I, s:i, s:I}", "transactional_id", id, "producer_id", (json_int_t)pid, "epoch", (int)epoch,
+		      "start_time", (json_int_t)start);
+out:
+	free(id);
+	return v;
+}
+
+/* KafkaTransactionContext: i32 count, the transactional ids (UTF). */
+static json_t *
+producer_context(struct try *t)
+{
+	int32_t n;
+	char *id;
+	json_t *a;
+
+	if (ckpt_fsrc_i32(&t->s, &n, "transactional id count") < 0)
+		return NULL;
+	if (n < 0 || (size_t)n > (t->s.wlen - t->s.wpos) / 2) {
+		t->s.wpos -= 4;
+		fail(t, "transactional id count %d, but %zu bytes follow it", (int)n, (size_t)(t->s.wlen - t->s.wpos - 4));
+		return NULL;
+	}
+	if ((a = json_array()) == NULL)
+		return NULL;
+	for (int32_t i = 0; i < n; i++) {
+		if (utf_fits(t, &id, "transactional id") < 0) {
+			json_decref(a);
+			return NULL;
+		}
+		json_array_append_new(a, json_string(id));
+		free(id);
+	}
+	return a;
+}
+
+/* TwoPhaseCommitSinkFunction.State of FlinkKafkaProducer: the pending transaction (after a flag
+ * from outer snapshot version 3 on: flagged, it may be absent), i32 count, the pending commit
+ * transactions, then a flag and the context. */
+static json_t *
+producer_state(struct try *t, int flagged)
+{
+	uint8_t has = 1;
+	int32_t n;
+	json_t *pend = NULL, *list = NULL, *ctx = NULL, *x;
+
+	if (flagged && flag_u8(t, &has, "pending transaction flag") < 0)
+		return NULL;
+	if (has && (pend = producer_txn(t)) == NULL)
+		return NULL;
+	if (ckpt_fsrc_i32(&t->s, &n, "pending commit transactions") < 0)
+		goto bad;
+	if (n < 0 || (size_t)n > (t->s.wlen - t->s.wpos) / 19) {
+		t->s.wpos -= 4;
+		fail(t, "%d pending commit transactions, but %zu bytes follow", (int)n, (size_t)(t->s.wlen - t->s.wpos - 4));
+		goto bad;
+	}
+	if ((list = json_array()) == NULL)
+		goto bad;
+	for (int32_t i = 0; i < n; i++) {
+		if ((x = producer_txn(t)) == NULL)
+			goto bad;
+		json_array_append_new(list, x);
+	}
+	if (flag_u8(t, &has, "context flag") < 0 ||
+	    (has && (ctx = producer_context(t)) == NULL))
+		goto bad;
+	return json_pack("{s:s, s:o, s:o, s:o}", "connector", "flink_kafka_producer", "pending_transaction",
+			 pend ? pend : json_null(), "pending_commit_transactions", list, "transactional_ids",
+			 ctx ? ctx : json_null());
+bad:
+	json_decref(pend);
+	json_decref(list);
+	return NULL;
+}
+
+/* FlinkKafkaProducer's element p[0, n): every byte parsed, else the input refused naming the offset. */
+static int
+producer_typed(int kind, const unsigned char *p, size_t n, uint64_t at, const char *where, json_t **v,
+	       struct ckpt_err *e)
+{
+	struct try t;
+
+	try_open(&t, p, n, at);
+	*v = kind == FLEGACY_PRODUCER_HINT ? producer_hint(&t) : producer_state(&t, kind == FLEGACY_PRODUCER_TXN);
+	if (*v && !ckpt_fsrc_drained(&t.s)) {
+		fail(&t, "%zu bytes after the %s", (size_t)(t.s.wlen - t.s.wpos),
+		     kind == FLEGACY_PRODUCER_HINT ? "hint" : "state");
+		json_decref(*v);
+		*v = NULL;
+	}
+	ckpt_fsrc_release(&t.s);
+	if (*v)
+		return 0;
+	if (t.e.kind == CKPT_ERR_NONE || t.e.kind == CKPT_ERR_NOMEM)
+		return ckpt_err_nomem(e, where);
+	return ckpt_err_set(e, CKPT_ERR_INPUT, where, "flink_kafka_producer: %s", t.e.text);
+}
+
+/* A SimpleVersionedSerialization blob (i32 version, i32 length, the bytes) as {"version", "bytes"};
+ * a bucket id of SimpleVersionedStringSerializer (version 1: i32 length, UTF-8) as its string. */
+static json_t *
+versioned_blob(struct try *t, int as_string, const char *what)
+{
+	int32_t ver;
+	size_t end, at;
+	const unsigned char *p;
+	json_t *v = NULL;
+
+	if (ckpt_fsrc_i32(&t->s, &ver, what) < 0 || frame(t, &end, what) < 0)
+		return NULL;
+	at = t->s.wpos;
+	p = t->s.win + at;
+	if (as_string && ver == 1 && end - at >= 4 && ckpt_be32(p) == end - at - 4)
+		v = json_stringn((const char *)p + 4, end - at - 4); /* NULL when not UTF-8 */
+	if (v == NULL)
+		v = json_pack("{s:i, s:o}", "version", (int)ver, "bytes", ckpt_entry_to_json(p, end - at));
+	t->s.wpos = end;
+	return v;
+}
+
+/* The pending files of BucketState: i32 their serializer's version, i32 checkpoints, each i64
+ * checkpoint id, i32 n, n files (i32 length, the bytes). */
+static json_t *
+bucket_pending(struct try *t)
+{
+	int32_t ver, ncp, n;
+	int64_t ck;
+	size_t end;
+	json_t *a = json_array(), *files;
+
+	if (a == NULL || ckpt_fsrc_i32(&t->s, &ver, "pending file version") < 0 ||
+	    ckpt_fsrc_i32(&t->s, &ncp, "pending checkpoints") < 0)
+		goto bad;
+	if (ncp < 0 || (size_t)ncp > (t->s.wlen - t->s.wpos) / 12) {
+		t->s.wpos -= 4;
+		fail(t, "%d pending checkpoints, but %zu bytes follow", (int)ncp, (size_t)(t->s.wlen - t->s.wpos - 4));
+		goto bad;
+	}
+	for (int32_t i = 0; i < ncp; i++) {
+		if (ckpt_fsrc_i64(&t->s, &ck, "checkpoint id") < 0 || ckpt_fsrc_i32(&t->s, &n, "pending files") < 0)
+			goto bad;
+		if (ck < 0 || n < 0 || (size_t)n > (t->s.wlen - t->s.wpos) / 4) {
+			t->s.wpos -= 12;
+			fail(t, "checkpoint %lld of %d pending files: not sane", (long long)ck, (int)n);
+			goto bad;
+		}
+		if ((files = json_array()) == NULL || json_array_append_new(a, json_pack("{s:I, s:o}", "checkpoint_id",
+											 (json_int_t)ck, "files", files)) < 0)
+			goto bad;
+		for (int32_t j = 0; j < n; j++) {
+			if (frame(t, &end, "pending file length") < 0)
+				goto bad;
+			json_array_append_new(files, json_pack("{s:i, s:o}", "version", (int)ver, "bytes",
+							       ckpt_entry_to_json(t->s.win + t->s.wpos, end - t->s.wpos)));
+			t->s.wpos = end;
+		}
+	}
+	return a;
+bad:
+	json_decref(a);
+	return NULL;
+}
+
+/* StreamingFileSink's BucketStateSerializer, versions 1 and 2 (one layout): the magic number, the
+ * bucket id, UTF bucket path, i64 in-progress file's creation time, a flag and the in-progress
+ * file, the pending files per checkpoint. */
+static json_t *
+bucket_state(struct try *t, int32_t version)
+{
+	int32_t magic;
+	char *path = NULL;
+	int64_t created;
+	uint8_t has;
+	json_t *id = NULL, *cur = NULL, *pend = NULL, *v = NULL;
+
+	if (version != 1 && version != 2) {
+		fail(t, "version %d is none of BucketStateSerializer's (1, 2)", (int)version);
+		return NULL;
+	}
+	if (ckpt_fsrc_i32(&t->s, &magic, "magic number") < 0)
+		return NULL;
+	if ((uint32_t)magic != BUCKET_MAGIC) {
+		t->s.wpos -= 4;
+		fail(t, "magic number %08X, not BucketStateSerializer's %08X", (unsigned)magic, BUCKET_MAGIC);
+		return NULL;
+	}
+	if ((id = versioned_blob(t, 1, "bucket id")) == NULL || ckpt_fsrc_utf(&t->s, &path, "bucket path") < 0 ||
+	    ckpt_fsrc_i64(&t->s, &created, "creation time") < 0 || flag_u8(t, &has, "in-progress file flag") < 0 ||
+	    (has && (cur = versioned_blob(t, 0, "in-progress file")) == NULL) || (pend = bucket_pending(t)) == NULL)
+		goto out;
+	v = json_pack("{s:s, s:i, s:O, s:s, s:I, s:O, s:O}", "connector", "streaming_file_sink", "version", (int)version,
+		      "bucket_id", id, "bucket_path", path, "in_progress_creation_time", (json_int_t)created,
+		      "in_progress", cur ? cur : json_null(), "pending", pend);
+out:
+	json_decref(id);
+	json_decref(cur);
+	json_decref(pend);
+	free(path);
+	return v;
+}
+
 /* A framed element (i32 version, i32 length, the bytes) typed by fn. */
 static int
 framed(const unsigned char *p, size_t n, uint64_t at, const char *where, const char *name,
@@ -516,6 +806,10 @@ ckpt_fser_legacy_typed(int kind, const unsigned char *p, size_t n, uint64_t at, 
 	why[0] = '\0';
 	if (kind == FLEGACY_WRITER)
 		return framed(p, n, at, where, "kafka_sink", writer_state, v, why, nwhy, e);
+	if (kind >= FLEGACY_PRODUCER_HINT)
+		return producer_typed(kind, p, n, at, where, v, e);
+	if (kind == FLEGACY_BUCKETS)
+		return framed(p, n, at, where, "streaming_file_sink", bucket_state, v, why, nwhy, e);
 	if (kind == FLEGACY_COMMITTER)
 		return framed(p, n, at, where, "committable_collector", committer_state, v, why, nwhy, e);
 	try_open(&t, p, n, at);

@@ -24,7 +24,7 @@ enum shape {
 };
 
 /* Outer snapshots of the composite classes. */
-enum outer { NONE, CLASSNAME, PADDING, TABLE_OUTER };
+enum outer { NONE, CLASSNAME, PADDING, TABLE_OUTER, TWOPC };
 
 struct known {
 	const char *cls;
@@ -38,6 +38,7 @@ struct known {
 #define W "org.apache.flink.streaming.api.windowing.windows."
 #define S "org.apache.flink.api.scala.typeutils."
 #define T "org.apache.flink.table.runtime.typeutils."
+#define K "org.apache.flink.streaming.connectors.kafka.FlinkKafkaProducer$"
 static const struct known known[] = {
 	{B "StringSerializer$StringSerializerSnapshot", SIMPLE, FSER_STRING, 0, NONE},
 	{B "LongSerializer$LongSerializerSnapshot", SIMPLE, FSER_LONG, 0, NONE},
@@ -108,12 +109,19 @@ static const struct known known[] = {
 	{"org.apache.flink.table.runtime.operators.window.TimeWindow$Serializer$TimeWindowSerializerSnapshot", SIMPLE,
 	 FSER_TIMEWINDOW, 0, NONE},
 	{"org.apache.flink.formats.avro.typeutils.AvroSerializerSnapshot", AVRO, FSER_AVRO, 0, NONE},
+	/* FlinkKafkaProducer's operator states: stepped over, their values typed by legacyconn.c */
+	{K "NextTransactionalIdHintSerializer$NextTransactionalIdHintSerializerSnapshot", SIMPLE, FSER_OPAQUE, 0, NONE},
+	{K "TransactionStateSerializer$TransactionStateSerializerSnapshot", SIMPLE, FSER_OPAQUE, 0, NONE},
+	{K "ContextStateSerializer$ContextStateSerializerSnapshot", SIMPLE, FSER_OPAQUE, 0, NONE},
+	{"org.apache.flink.streaming.api.functions.sink.TwoPhaseCommitSinkFunction$StateSerializerSnapshot", COMPOSITE,
+	 FSER_OPAQUE, 0, TWOPC},
 };
 #undef B
 #undef R
 #undef W
 #undef S
 #undef T
+#undef K
 
 /* This file's dispatcher, as the readers of nested snapshots and values take it. */
 static const struct ckpt_fser_ops ops = {
@@ -258,6 +266,15 @@ read_composite(struct ckpt_fsrc *s, struct ckpt_fser *t, const struct known *k)
 		t->flag = outer;
 		if ((r = ckpt_frow_read(s, t)) != 0)
 			return r;
+	}
+	if (k->outer == TWOPC) { /* outer version 3 on: the pending transaction may be null; 4 on: whether */
+		uint8_t b = outer >= 3;
+
+		if (outer >= 4 && ckpt_fsrc_u8(s, &b, "null transaction flag") < 0)
+			return -1;
+		if (b > 1)
+			return ckpt_fsrc_fail(s, "null transaction flag %u", b);
+		t->flag = b;
 	}
 	if (k->kind == FSER_ROW)
 		t->flag = outer >= 3; /* RowSerializerSnapshot before version 3 wrote no row kind */

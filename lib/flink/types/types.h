@@ -56,7 +56,8 @@ struct ckpt_fser {
 	char *cls;                /* the snapshot class */
 	char *name;               /* tuple, POJO or enum class */
 	int version;              /* the snapshot's version */
-	int flag;                 /* ROW: row kind bits present; NULLABLE: padding length */
+	int flag;                 /* ROW: row kind bits present; NULLABLE: padding length; TwoPhaseCommitSinkFunction's
+				   * state (FSER_OPAQUE): a flag before the pending transaction */
 	int32_t *ids;             /* SENUM: the id of each constant of names */
 	struct ckpt_fser **kids;  /* nested serializers (POJO: one per field, NULL when absent) */
 	struct ckpt_frow_type *rd;   /* rowdata.c: the logical type (ROWDATA: a ROW of the fields) */
@@ -240,13 +241,21 @@ json_t *ckpt_fser_split_offset(int64_t v, int stopping);
 /* ------------------------------------------------------------ legacyconn.c */
 
 /* The operator states of connectors before the Source API, and of the sinks, by state name. */
-enum { FLEGACY_CONSUMER = 1, FLEGACY_WRITER, FLEGACY_COMMITTER };
-/* Which of them state is (FLEGACY_*), 0 when none. */
-int ckpt_fser_legacy_kind(const char *state);
+enum {
+	FLEGACY_CONSUMER = 1, FLEGACY_WRITER, FLEGACY_COMMITTER,
+	FLEGACY_BUCKETS, /* StreamingFileSink's "bucket-states" */
+	/* FlinkKafkaProducer's, by its value serializer: the hint; the transactions (TwoPhaseCommitSinkFunction's
+	 * state) with the flag before the pending one (outer snapshot version 3 on), or without (2) */
+	FLEGACY_PRODUCER_HINT, FLEGACY_PRODUCER_TXN, FLEGACY_PRODUCER_TXN2,
+};
+/* Which of them state is (FLEGACY_*) by its name, or by value, its value serializer's snapshot (NULL
+ * when unknown); 0 when none. */
+int ckpt_fser_legacy_kind(const char *state, const struct ckpt_fser *value);
 /* One element p[0, n) at offset at of where (a consumer's Tuple2 as cut by the offsets; the sinks'
  * the bytes of their byte[]) typed into *v ({"connector", ...}; the committer's {"state":
  * "committables", ...}), or *v NULL and why says what the format found.  -1 with e set when the
- * sinks' framing is broken (too short, a length that is not what follows) or out of memory. */
+ * sinks' framing is broken (too short, a length that is not what follows), when FlinkKafkaProducer's
+ * element (its serializer known from its snapshot) does not parse, or out of memory. */
 int ckpt_fser_legacy_typed(int kind, const unsigned char *p, size_t n, uint64_t at, const char *where, json_t **v,
 			   char *why, size_t nwhy, struct ckpt_err *e);
 
