@@ -6,6 +6,7 @@ bats_require_minimum_version 1.5.0
 load helper
 load flinkstate-helper
 load s3-helper
+load shards-helper
 
 setup_file() {
 	s3_start
@@ -22,41 +23,12 @@ teardown() {
 
 ARTS=$FIXTURES/flink-artifacts/new-stateful-udf-migration-itcase-flink1.19
 
-# union_is_rows SNAP N...: for each N, the rows of shards 0..N-1, read by I/N and by the descriptor
-# as --shards prints it, sorted, equal -R's sorted, byte for byte; the shards' bytes add up to the
-# state files' and each part's files are the snapshot's.
-union_is_rows() {
-	local snap=$1 n i
-	shift
-	ckpt-inspect -R "$snap" | LC_ALL=C sort >all
-	[ -s all ]
-	for n in "$@"; do
-		ckpt-inspect --shards "$n" "$snap" >plan 2>/dev/null
-		[ "$(wc -l <plan)" -eq "$n" ]
-		[ "$(jq -s 'map(.bytes) | add' plan)" -eq "$(jq -s 'map(.parts[].bytes) | add' plan)" ]
-		for ((i = 0; i < n; i++)); do ckpt-inspect -R --shard "$i/$n" "$snap"; done | LC_ALL=C sort >union
-		cmp all union || { echo "$snap: $n shards by I/N differ from -R"; diff all union | head; return 1; }
-		while IFS= read -r d; do ckpt-inspect -R --shard "$d" "$snap"; done <plan | LC_ALL=C sort >union
-		cmp all union || { echo "$snap: $n shards by descriptor differ from -R"; return 1; }
-	done
-}
-
 @test "shards: the union of the shards' rows is -R's (N = 1, 2, 7, 64) on the six forms of a job" {
 	needs_fixtures
 	for f in hashmap-savepoint hashmap-checkpoint hashmap-savepoint-native rocksdb-savepoint rocksdb-checkpoint \
 		rocksdb-savepoint-native; do
 		union_is_rows "$ARTS-$f" 1 2 7 64
 	done
-}
-
-@test "shards: the union is -R's on the Flink harness's checkpoints (when built)" {
-	local h=$BATS_TEST_DIRNAME/../build/flink/2.3.0/checkpoints d n=0
-	[ -d "$h" ] || skip "no harness artifacts (build/flink: make flink-fixtures, or a link to them)"
-	for d in $(find -L "$h" -name _metadata | sort | head -6); do
-		union_is_rows "${d%/_metadata}" 1 2 7 64
-		n=$((n + 1))
-	done
-	[ "$n" -gt 0 ]
 }
 
 @test "shards: one canonical handle splits by key-group range: balanced within 1.25 times the mean, each shard reads its bytes alone" {
