@@ -12,6 +12,13 @@ hexlen() { i32 $((${#1} / 2)); }
 
 # KafkaPartitionSplitSerializer v0: TOPIC PARTITION START STOP.
 kafka_split() { utf "$1"; i32 "$2"; i64 "$3"; i64 "$4"; }
+# StringValue.writeString of ASCII (the null flag, the length + 1, the bytes), as Path writes them.
+sv() { printf '01%02x' $((${#1} + 1)); printf '%s' "$1" | xxd -p | tr -d '\n'; }
+# FileSourceSplit v1 of PATH (scheme "file"): id 0000000001, offset 0, length 100, modification
+# time, file size, no hosts, the checkpointed position offset 40 after which 2 records are skipped.
+file_split() {
+	printf '%s' "$(utf 0000000001)01$(sv file)0000$(i32 -1)$(sv "$1")0000$(i64 0)$(i64 100)$(i64 1700000000000)$(i64 100)$(i32 0)01$(i64 40)$(i64 2)"
+}
 # SimpleVersionedSerialization of split hex SPLIT at VERSION, then as BytePrimitiveArraySerializer
 # writes it into SourceReaderState (its i32 length first).
 reader_element() {

@@ -116,10 +116,8 @@ last() { LAST=$(reader_element 0 "$(kafka_split topic 5 10 $NOSTOP)"); }
 	unhex
 	run sh -c "ckpt-inspect -R sp | sed -n 3p | jq -c .value"
 	output_is '{"connector":"number_sequence","version":1,"split_id":"3","from":250,"to":499}'
-	# FileSourceSplit: id, Path (scheme "file", path "/in/a.txt" as StringValue), offset, length,
-	# modification time, file size, no hosts, a checkpointed position
-	sv() { printf '01%02x' $((${#1} + 1)); printf '%s' "$1" | xxd -p | tr -d '\n'; }
-	file="$(utf 0000000001)01$(sv file)0000$(i32 -1)$(sv /in/a.txt)0000$(i64 0)$(i64 100)$(i64 1700000000000)$(i64 100)$(i32 0)01$(i64 40)$(i64 2)"
+	# FileSourceSplit (connector-helper.bash's file_split)
+	file=$(file_split /in/a.txt)
 	tohex
 	set_last_element 350 "$LAST" "$(reader_element 1 "$file")"
 	unhex

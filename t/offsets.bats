@@ -48,8 +48,7 @@ last() { LAST=$(reader_element 0 "$(kafka_split topic 5 10 $NOSTOP)"); }
 	output_is 'UID           SUB SPLIT                    RESUMES AT       STOPS AT HELD BY
 cb16aa5adb...   - topic:10                 earliest         -        enumerator, unassigned'
 	last
-	sv() { printf '01%02x' $((${#1} + 1)); printf '%s' "$1" | xxd -p | tr -d '\n'; }
-	file="$(utf 0000000001)01$(sv file)0000$(i32 -1)$(sv /data/in/2026/12/06/part-0000000017.txt)0000$(i64 0)$(i64 100)$(i64 1700000000000)$(i64 100)$(i32 0)01$(i64 40)$(i64 2)"
+	file=$(file_split /data/in/2026/12/06/part-0000000017.txt)
 	tohex
 	set_last_element 350 "$LAST" "$(reader_element 1 "$file")"
 	unhex

@@ -69,6 +69,23 @@ ckpt_fser_legacy_kind(const char *state, const struct ckpt_fser *value)
 	return 0;
 }
 
+/* A serializer's version (1 or 2) and the magic number its stream begins with: 0, or -1 failed. */
+static int
+version_magic(struct try *t, int32_t version, const char *serializer, uint32_t want)
+{
+	int32_t magic;
+
+	if (version != 1 && version != 2)
+		return fail(t, "version %d is none of %s's (1, 2)", (int)version, serializer);
+	if (ckpt_fsrc_i32(&t->s, &magic, "magic number") < 0)
+		return -1;
+	if ((uint32_t)magic != want) {
+		t->s.wpos -= 4;
+		return fail(t, "magic number %08X, not %s's %08X", (unsigned)magic, serializer, want);
+	}
+	return 0;
+}
+
 /* Kryo's variable-length int (positive: 7 bits a byte, low first; else zig-zag). */
 static int
 kryo_varint(struct try *t, int positive, int32_t *v, const char *what)
@@ -474,20 +491,10 @@ checkpoint_of(struct try *t, int32_t ver, size_t end)
 static json_t *
 committer_state(struct try *t, int32_t version)
 {
-	int32_t magic;
 	json_t *cks;
 
-	if (version != 1 && version != 2) {
-		fail(t, "version %d is none of CommittableCollectorSerializer's (1, 2)", (int)version);
+	if (version_magic(t, version, "CommittableCollectorSerializer", COLLECTOR_MAGIC) < 0)
 		return NULL;
-	}
-	if (ckpt_fsrc_i32(&t->s, &magic, "magic number") < 0)
-		return NULL;
-	if ((uint32_t)magic != COLLECTOR_MAGIC) {
-		t->s.wpos -= 4;
-		fail(t, "magic number %08X, not CommittableCollectorSerializer's %08X", (unsigned)magic, COLLECTOR_MAGIC);
-		return NULL;
-	}
 	if (version == 1) { /* Sink V1's committables (SinkV1CommittableDeserializer): a list, no checkpoints */
 		if ((cks = versioned_list(t, INT32_MIN, INT32_MAX, bare_committable, "committables")) == NULL)
 			return NULL;
@@ -736,23 +743,13 @@ bad:
 static json_t *
 bucket_state(struct try *t, int32_t version)
 {
-	int32_t magic;
 	char *path = NULL;
 	int64_t created;
 	uint8_t has;
 	json_t *id = NULL, *cur = NULL, *pend = NULL, *v = NULL;
 
-	if (version != 1 && version != 2) {
-		fail(t, "version %d is none of BucketStateSerializer's (1, 2)", (int)version);
+	if (version_magic(t, version, "BucketStateSerializer", BUCKET_MAGIC) < 0)
 		return NULL;
-	}
-	if (ckpt_fsrc_i32(&t->s, &magic, "magic number") < 0)
-		return NULL;
-	if ((uint32_t)magic != BUCKET_MAGIC) {
-		t->s.wpos -= 4;
-		fail(t, "magic number %08X, not BucketStateSerializer's %08X", (unsigned)magic, BUCKET_MAGIC);
-		return NULL;
-	}
 	if ((id = versioned_blob(t, 1, "bucket id")) == NULL || ckpt_fsrc_utf(&t->s, &path, "bucket path") < 0 ||
 	    ckpt_fsrc_i64(&t->s, &created, "creation time") < 0 || flag_u8(t, &has, "in-progress file flag") < 0 ||
 	    (has && (cur = versioned_blob(t, 0, "in-progress file")) == NULL) || (pend = bucket_pending(t)) == NULL)
