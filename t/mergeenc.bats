@@ -164,3 +164,15 @@ rows_of() {
 		ckpt-merge --rows r -o out/ sp
 	[ ! -e out ]
 }
+
+@test "mergeenc: an Avro decimal \"-0.00\" is BigInteger zero, written in the bytes \"0\" gives" {
+	canon
+	jq -c 'if .state == "rec2" then .value.next.d = "-0.00" else . end' rows >e1
+	jq -c 'if .state == "rec2" then .value.next.d = "0" else . end' rows >e2
+	ckpt-merge --rows e1 -o o1/ sp
+	ckpt-merge --rows e2 -o o2/ sp
+	ckpt-inspect -a --raw o1 >r1
+	ckpt-inspect -a --raw o2 >r2
+	cmp r1 r2
+	ckpt-inspect -R sp | cmp - <(ckpt-inspect -R o1 | sed 's/"d":"0.00"/"d":"-1.23"/')
+}

@@ -107,6 +107,9 @@ decimal_bytes(const json_t *v, int scale, size_t size, unsigned char *p, size_t 
 		return -1;
 	for (frac = frac < 0 ? 0 : frac; frac < scale && nd < sizeof d; frac++)
 		d[nd++] = '0';
+	for (k = 0; k < nd && d[k] == '0'; k++)
+		;
+	neg = neg && k < nd; /* "-0.00" is BigInteger zero: one byte 0, as Java writes it */
 	for (size_t i = 0; i < nd; i++) {
 		unsigned carry = (unsigned)(d[i] - '0');
 
