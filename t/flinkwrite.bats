@@ -507,7 +507,7 @@ parallelisms() {
 	nothing_written
 }
 
-@test "flinkwrite: the --max-parallelism EXAMPLE of ckpt-merge(1) runs as shown" {
+@test "flinkwrite: the --max-parallelism EXAMPLES of ckpt-merge(1) run as shown" {
 	needs_fixtures
 	fa savepoint-udf hashmap-savepoint
 	ckpt-merge --max-parallelism 1024 -o sp-1024/ savepoint-udf
@@ -517,6 +517,10 @@ parallelisms() {
 	output_is '[[3],369]'
 	run sh -c "ckpt-inspect -R -u d5c8b168c6cbfe8c507a10f88b325243 -k '[3]' savepoint-udf | jq -c '[.key, .key_group]'"
 	output_is '[[3],1]'
+	ckpt-merge -P 8 --max-parallelism 64 -o sp-8/ savepoint-udf
+	run sh -c "ckpt-inspect -m sp-8 |
+  jq -c '.operators[1] | [.parallelism, .max_parallelism, .key_groups[\"7\"]]'"
+	output_is '[8,64,"56-63"]'
 }
 
 @test "flinkwrite: --max-parallelism at the savepoint's own max parallelism puts every key in the key group Flink wrote it in" {
