@@ -260,7 +260,8 @@ savepoint(struct merge_opts *o, const char *in)
 	struct ckpt_flink_write_opts wo = {.edits = o->edits, .nedits = o->nedits, .link = o->link,
 					   .allow_non_restored = o->ro.allow_non_restored, .max_parallelism = o->maxpar,
 					   .canonical = o->canonical, .offsets = o->offsets, .noffsets = o->noffsets,
-					   .source = o->source};
+					   .source = o->source, .parallelism = o->ro.parallelism, .per_op = o->par,
+					   .nper_op = o->ro.nper_op};
 	const char *what = o->noffsets ? offset_opt[o->offsets[0].kind] : o->nedits || o->link ? "--uid, --drop, --relocate and --link" :
 			   o->rows || o->nclear ? "--rows and --clear" : o->canonical ? "--canonical" : "--max-parallelism";
 	struct ckpt_err e = {0};
@@ -547,20 +548,19 @@ check_options(struct merge_opts *o, int argc, char **argv, const char **in)
 		cli_usage_fail("--max-parallelism writes a Flink savepoint: give -o DIR/");
 	if ((o->rows || o->nclear) && !o->savepoint)
 		cli_usage_fail("--rows and --clear write a Flink savepoint: give -o DIR/");
-	if ((o->rows || o->nclear) && (o->maxpar || o->rescale))
-		cli_usage_fail("--rows and --clear keep each operator's parallelism and max parallelism: "
-			       "-P and --max-parallelism with them are not supported yet");
-	if ((o->rows || o->nclear) && o->canonical)
-		cli_usage_fail("--rows and --clear write into a canonical savepoint: convert it with --canonical first");
 	if (o->canonical && !o->savepoint)
 		cli_usage_fail("--canonical writes a Flink savepoint: give -o DIR/");
-	if (o->maxpar && o->rescale)
-		cli_usage_fail("--max-parallelism keeps each operator's parallelism: -P with it is not supported yet");
-	if (o->canonical && o->rescale)
-		cli_usage_fail("--canonical keeps each operator's parallelism: Flink rescales the savepoint on restore");
-	if (o->savepoint && o->rescale)
+	if (o->savepoint && o->rescale && !(o->maxpar || o->canonical || o->rows || o->nclear))
 		cli_usage_fail("-P excludes writing a Flink savepoint: Flink rescales a savepoint on restore, "
 			       "unedited");
+	/* KeyGroupRangeAssignment's precondition, checked before anything is read */
+	if (o->maxpar && o->ro.parallelism > o->maxpar)
+		cli_usage_fail("-P %u is above --max-parallelism %u (Flink: Maximum parallelism must not be smaller "
+			       "than parallelism.)", o->ro.parallelism, o->maxpar);
+	for (size_t i = 0; o->maxpar && i < o->ro.nper_op; i++)
+		if (o->par[i].n > o->maxpar)
+			cli_usage_fail("-P %s=%u is above --max-parallelism %u (Flink: Maximum parallelism must not be "
+				       "smaller than parallelism.)", o->par[i].op, o->par[i].n, o->maxpar);
 }
 
 int

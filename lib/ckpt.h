@@ -673,6 +673,9 @@ struct ckpt_flink_write_opts {
 	const struct ckpt_graph *graph; /* first check that the result restores onto it, or NULL */
 	int allow_non_restored;         /* with graph: state no operator takes is dropped, not refused */
 	uint32_t max_parallelism;       /* not 0: every operator's, its keyed state regrouped (canonical only) */
+	uint32_t parallelism;           /* -P N: not 0, each operator with keyed state split into N subtasks */
+	const struct ckpt_par *per_op;  /* -P OP=N: that operator's (its id or uid), over parallelism */
+	size_t nper_op;
 	struct ckpt_flink_rows *rows;   /* not NULL: --rows and --clear (ckpt_flink_rows_write) */
 	int canonical;                  /* keyed state of any form written as a canonical savepoint's */
 	const struct ckpt_flink_offset_set *offsets; /* --set-offset (ckpt_flink_set_offsets), or NULL */
@@ -688,7 +691,12 @@ struct ckpt_flink_write_opts {
  * passes over the state files (the second once per 256 subtasks), memory bounded by maxp x states.  -1 with e set: CKPT_ERR_REFUSED
  * for what it cannot do (a non-canonical form, a key whose hashCode ckpt does not know, a
  * parallelism above maxp), found before any file is written; the errors of reading and writing.
- * maxp 0: each operator keeps its own.  canonical (ckpt-merge --canonical): the keyed state of any
+ * maxp 0: each operator keeps its own.  The options are o's (edits, max_parallelism, canonical,
+ * parallelism, per_op).  -P (parallelism, per_op): an operator with keyed state is written at its new
+ * parallelism, a subtask record each with the key-group range Flink gives it at maxp; refused
+ * (CKPT_ERR_REFUSED) when it is above maxp, when the operator holds other state beside its keyed
+ * state, when -P names no operator (CKPT_ERR_INPUT); operators without keyed state keep theirs
+ * (Flink redistributes their operator state on restore).  canonical (ckpt-merge --canonical): the keyed state of any
  * form ckpt reads (canonical, heap, RocksDB) is taken, heap entries re-framed as a canonical
  * savepoint frames them, and the result is a canonical savepoint's _metadata (its properties those
  * of a canonical savepoint); refused (CKPT_ERR_REFUSED, before anything is written): in-flight data,
@@ -726,9 +734,8 @@ int ckpt_flink_set_offsets(const char *meta, const void *buf, size_t len, const 
 			   size_t ned, const struct ckpt_flink_offset_set *sets, size_t nsets, const char *source,
 			   const char *dir, struct ckpt_bytes *out, json_t **relative, struct ckpt_err *e);
 
-int ckpt_flink_regroup(const char *meta, const void *buf, size_t len, const struct ckpt_flink_edit *ed, size_t ned,
-		       uint32_t maxp, int canonical, const char *dir, struct ckpt_bytes *out, json_t **relative,
-		       struct ckpt_err *e);
+int ckpt_flink_regroup(const char *meta, const void *buf, size_t len, const struct ckpt_flink_write_opts *o,
+		       const char *dir, struct ckpt_bytes *out, json_t **relative, struct ckpt_err *e);
 
 /*
  * ckpt-merge --rows: the rows -R prints (NDJSON, blank lines skipped) read from f (name: for
@@ -750,9 +757,8 @@ void ckpt_flink_rows_free(struct ckpt_flink_rows *r);
  * row that names no operator or state, a value or key that does not fit its serializer;
  * CKPT_ERR_REFUSED for a non-canonical snapshot, changed operator state.
  */
-int ckpt_flink_rows_write(const char *meta, const void *buf, size_t len, const struct ckpt_flink_edit *ed, size_t ned,
-			  struct ckpt_flink_rows *rows, const char *dir, struct ckpt_bytes *out, json_t **relative,
-			  struct ckpt_err *e);
+int ckpt_flink_rows_write(const char *meta, const void *buf, size_t len, const struct ckpt_flink_write_opts *o,
+			  const char *dir, struct ckpt_bytes *out, json_t **relative, struct ckpt_err *e);
 
 /*
  * Write the savepoint directory outdir from the Flink snapshot in (a directory holding _metadata, or

@@ -115,14 +115,12 @@ nothing_written() {
 		"$ART/new-stateful-udf-migration-itcase-flink1.19-hashmap-savepoint/19a62fc9-3c41-4c6c-9e1a-17e75a55f0a5"
 }
 
-@test "canonical: usage: -o DIR/ needed, no -P, not standard input" {
+@test "canonical: usage: -o DIR/ needed, not standard input" {
 	needs_artifacts
 	ln -s "$ART/new-stateful-udf-migration-itcase-flink1.19-rocksdb-checkpoint" chk
 	bad 2 "ckpt-merge: --canonical writes a Flink savepoint: give -o DIR/ (see ckpt-merge -h)" ckpt-merge --canonical chk
 	bad 2 "ckpt-merge: --canonical writes a Flink savepoint: give -o DIR/ (see ckpt-merge -h)" \
 		ckpt-merge --canonical -o out.tar chk
-	bad 2 "ckpt-merge: --canonical keeps each operator's parallelism: Flink rescales the savepoint on restore (see ckpt-merge -h)" \
-		ckpt-merge --canonical -P 2 -o out/ chk
 	bad 2 "ckpt-merge: --canonical needs the savepoint (its directory or its _metadata), not standard input (see ckpt-merge -h)" \
 		sh -c 'ckpt-merge --canonical -o out/ < chk/_metadata'
 	nothing_written
@@ -180,6 +178,16 @@ nothing_written() {
 	ckpt-inspect -R out | jq -c 'del(.subtask, .key_group)' | sort | diff -u in.rows -
 	run ckpt-inspect -R -u d5c8b168c6cbfe8c507a10f88b325243 -k '[3]' out
 	[ "$(jq -c '[.key, .key_group]' <<<"$output" | sort -u)" = '[[3],105]' ]
+}
+
+@test "canonical: with -P, a RocksDB incremental checkpoint becomes a canonical savepoint, its keyed and stateless operators at the new parallelism" {
+	needs_artifacts
+	local j=$ART/new-stateful-udf-migration-itcase-flink1.19
+	ckpt-merge --canonical -P 3 -o out/ "$j-rocksdb-checkpoint"
+	run sh -c "ckpt-inspect -m out | jq -c '[.operators[] | [.parallelism, .subtasks, .key_groups]]'"
+	output_is '[[1,1,{}],[3,3,{"0":"0-1","1":"2","2":"3"}],[3,3,{"0":"0-1","1":"2","2":"3"}],[3,0,{}],[3,0,{}],[3,3,{"0":"0-1","1":"2","2":"3"}],[3,3,{"0":"0-1","1":"2","2":"3"}],[1,1,{}]]'
+	diff <(ckpt-inspect -R "$j-rocksdb-checkpoint" | jq -c 'del(.subtask)' | sort) <(ckpt-inspect -R out | jq -c 'del(.subtask)' | sort)
+	ckpt-inspect -c out | jq -e .ok >/dev/null
 }
 
 @test "canonical: --canonical, --max-parallelism and --rows stopped by SIGINT, SIGTERM or SIGHUP midway leave no OUT.tmp.XXXXXX, exit 128+signal" {

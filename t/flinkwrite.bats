@@ -378,6 +378,8 @@ fa() {
 	ln -s "$FIXTURES/flink-artifacts/${3:-new-stateful-udf-migration-itcase}-flink1.19-$2" "$1"
 }
 
+OPK=d5c8b168c6cbfe8c507a10f88b325243 # the udf job's first keyed operator (parallelism 4, 3 subtasks recorded)
+
 # rows_but_groups DIR: ckpt-inspect -R of DIR, key_group and subtask left out, sorted.
 rows_but_groups() {
 	ckpt-inspect -R "$1" | jq -c 'del(.key_group, .subtask)' | sort
@@ -445,11 +447,53 @@ rows_but_groups() {
 	bad 1 "ckpt-merge: sp/_metadata: operator d5c8b168c6cbfe8c507a10f88b325243: its parallelism 4 is above the max parallelism 2 (Flink: Maximum parallelism must not be smaller than parallelism.)" \
 		ckpt-merge --max-parallelism 2 -o out/ sp
 	bad 2 "ckpt-merge: --max-parallelism writes a Flink savepoint: give -o DIR/ (see ckpt-merge -h)" ckpt-merge --max-parallelism 8 sp
-	bad 2 "ckpt-merge: --max-parallelism keeps each operator's parallelism: -P with it is not supported yet (see ckpt-merge -h)" \
-		ckpt-merge --max-parallelism 8 -P 2 -o out/ sp
+	bad 2 "ckpt-merge: -P 3 is above --max-parallelism 2 (Flink: Maximum parallelism must not be smaller than parallelism.) (see ckpt-merge -h)" \
+		ckpt-merge --max-parallelism 2 -P 3 -o out/ sp
+	bad 2 "ckpt-merge: -P $OPK=3 is above --max-parallelism 2 (Flink: Maximum parallelism must not be smaller than parallelism.) (see ckpt-merge -h)" \
+		ckpt-merge --max-parallelism 2 -P 2 -P $OPK=3 -o out/ sp
+	bad 2 "ckpt-merge: sp/_metadata: -P nosuch=2: no operator with that id or uid" ckpt-merge -P nosuch=2 --max-parallelism 8 -o out/ sp
+	fa bc hashmap-savepoint new-stateful-broadcast-udf-migration-itcase
+	bad 1 "ckpt-merge: bc/_metadata: operator 56a26c4c54bda3adf3700194db4afe93 subtask 0: its managed_operator state beside keyed state is not moved to parallelism 1 yet: restore the savepoint on Flink at that parallelism" \
+		ckpt-merge -P 1 --max-parallelism 3 -o out/ bc
+	bad 1 "ckpt-merge: sp/_metadata: -P 1f2b5df5a66154aca61fcb26193792be=2: operator 1f2b5df5a66154aca61fcb26193792be has no keyed state to split: Flink redistributes its operator state on restore at any parallelism" \
+		ckpt-merge -P 1f2b5df5a66154aca61fcb26193792be=2 --max-parallelism 8 -o out/ sp
 	bad 2 "ckpt-merge: --max-parallelism needs the savepoint (its directory or its _metadata), not standard input (see ckpt-merge -h)" \
 		sh -c 'ckpt-merge --max-parallelism 8 -o out/ < sp/_metadata'
 	nothing_written
+}
+
+# parallelisms DIR: each operator's [parallelism, max parallelism, subtasks recorded, key-group ranges].
+parallelisms() {
+	ckpt-inspect -m "$1" | jq -c '[.operators[] | [.parallelism, .max_parallelism, .subtasks, .key_groups]]'
+}
+
+@test "flinkwrite: -P with --max-parallelism: each keyed operator split into its new subtasks at Flink's ranges, stateless ones at it, operator state kept" {
+	needs_fixtures
+	local f
+	fa sp hashmap-savepoint
+	ckpt-merge -P 2 --max-parallelism 2 -o out/ sp
+	run parallelisms out
+	output_is '[[1,2,1,{}],[2,2,2,{"0":"0","1":"1"}],[2,2,2,{"0":"0","1":"1"}],[2,2,0,{}],[2,2,0,{}],[2,2,2,{"0":"0","1":"1"}],[2,2,2,{"0":"0","1":"1"}],[1,2,1,{}]]'
+	ckpt-inspect -c out | jq -e .ok >/dev/null
+	diff <(rows_but_groups sp) <(rows_but_groups out)
+	# each key in the key group Flink computes at 2: regrouped at 2 again, nothing moves
+	ckpt-merge --max-parallelism 2 -o again/ out
+	diff <(ckpt-inspect -R out | jq -c 'del(.subtask)' | sort) <(ckpt-inspect -R again | jq -c 'del(.subtask)' | sort)
+	# -P OP=N: that operator alone, at KeyGroupRangeAssignment's five ranges of 8
+	ckpt-merge -P $OPK=5 --max-parallelism 8 -o five/ sp
+	run parallelisms five
+	output_is '[[1,8,1,{}],[5,8,5,{"0":"0-1","1":"2-3","2":"4","3":"5-6","4":"7"}],[4,8,4,{"0":"0-1","1":"2-3","2":"4-5","3":"6-7"}],[4,8,4,{}],[4,8,4,{}],[4,8,4,{"0":"0-1","1":"2-3","2":"4-5","3":"6-7"}],[4,8,4,{"0":"0-1","1":"2-3","2":"4-5","3":"6-7"}],[1,8,1,{}]]'
+	diff <(rows_but_groups sp) <(rows_but_groups five)
+	# every canonical savepoint, at a parallelism up (4 of 300) and down (1 of 3)
+	for f in "$FIXTURES"/flink-artifacts/new-stateful*-savepoint; do
+		[[ $f != *broadcast* ]] || continue # refused below
+		rm -rf up down
+		ckpt-merge -P 4 --max-parallelism 300 -o up/ "$f"
+		ckpt-merge -P 1 --max-parallelism 3 -o down/ "$f"
+		diff <(rows_but_groups "$f") <(rows_but_groups up) || { echo "$f at 4 of 300: rows differ"; return 1; }
+		diff <(rows_but_groups "$f") <(rows_but_groups down) || { echo "$f at 1 of 3: rows differ"; return 1; }
+		[ "$(ckpt-inspect -m down | jq -c '[.operators[] | select(.key_groups != {}) | .key_groups] | unique')" = '[{"0":"0-2"}]' ]
+	done
 }
 
 @test "flinkwrite: --max-parallelism of a savepoint whose state file is cut: exit 2, nothing written" {
@@ -463,7 +507,7 @@ rows_but_groups() {
 	nothing_written
 }
 
-@test "flinkwrite: the --max-parallelism EXAMPLE of ckpt-merge(1) runs as shown" {
+@test "flinkwrite: the --max-parallelism EXAMPLES of ckpt-merge(1) run as shown" {
 	needs_fixtures
 	fa savepoint-udf hashmap-savepoint
 	ckpt-merge --max-parallelism 1024 -o sp-1024/ savepoint-udf
@@ -473,6 +517,10 @@ rows_but_groups() {
 	output_is '[[3],369]'
 	run sh -c "ckpt-inspect -R -u d5c8b168c6cbfe8c507a10f88b325243 -k '[3]' savepoint-udf | jq -c '[.key, .key_group]'"
 	output_is '[[3],1]'
+	ckpt-merge -P 8 --max-parallelism 64 -o sp-8/ savepoint-udf
+	run sh -c "ckpt-inspect -m sp-8 |
+  jq -c '.operators[1] | [.parallelism, .max_parallelism, .key_groups[\"7\"]]'"
+	output_is '[8,64,"56-63"]'
 }
 
 @test "flinkwrite: --max-parallelism at the savepoint's own max parallelism puts every key in the key group Flink wrote it in" {

@@ -213,8 +213,6 @@ the_rows() {
 	bad 1 "ckpt-merge: native/_metadata: operator $OP subtask 1: its keyed state is not a canonical savepoint's (a incremental handle): --rows writes into canonical savepoints only: make one with ckpt-merge --canonical first" \
 		ckpt-merge --rows r -o out/ native
 	bad 2 "ckpt-merge: --rows and --clear write a Flink savepoint: give -o DIR/ (see ckpt-merge -h)" ckpt-merge --rows r chk
-	bad 2 "ckpt-merge: --rows and --clear keep each operator's parallelism and max parallelism: -P and --max-parallelism with them are not supported yet (see ckpt-merge -h)" \
-		ckpt-merge --rows r --max-parallelism 8 -o out/ chk
 	bad 2 "ckpt-merge: --rows and --clear need the savepoint (its directory or its _metadata), not standard input (see ckpt-merge -h)" \
 		sh -c 'ckpt-merge --rows r -o out/ < chk/_metadata'
 	bad 2 "ckpt-merge: --rows: one file of rows at most (see ckpt-merge -h)" ckpt-merge --rows r --rows r -o out/ chk
@@ -227,6 +225,59 @@ the_rows() {
 	bad 2 "ckpt-merge: flipped/$f: offset 301: serializer snapshot format version 3 (2, Flink 1.7 on, expected)" \
 		ckpt-merge --rows r -o out/ flipped
 	nothing_left
+}
+
+@test "mergerows: --rows with --max-parallelism and -P in one write: exactly the rows given, each key in Flink's key group at the new max parallelism" {
+	needs_fixtures
+	snap sp $UDF
+	ckpt-inspect -R -u $OP --state state-name sp |
+		jq -c 'select(.key != [1]) | if .key == [3] then .value = 30 else . end' >rows
+	echo '{"operator":"'$OP'","state":"state-name","key_group":0,"key":[7],"namespace":null,"value":70}' >>rows
+	ckpt-merge --rows rows --max-parallelism 300 -P 3 -o out/ sp
+	run sh -c "ckpt-inspect -R -u $OP --state state-name out | jq -c '[.subtask, .key_group, .key, .value]'"
+	output_is '[0,5,[3],30]
+[1,154,[0],0]
+[2,221,[7],70]
+[2,263,[2],2]'
+	diff <(jq -c '{operator, state, key, namespace, value}' rows | sort) \
+		<(the_rows out $OP state-name | jq -c '{operator, state, key, namespace, value}' | sort)
+	# every key where Flink's hash puts it at 300: regrouped at 300 again, nothing moves
+	ckpt-merge --max-parallelism 300 -o again/ out
+	diff <(ckpt-inspect -R out | jq -c 'del(.subtask)' | sort) <(ckpt-inspect -R again | jq -c 'del(.subtask)' | sort)
+	# every other row as it was, but for its key group
+	diff <(ckpt-inspect -R sp | grep -v $OP | jq -c 'del(.subtask, .key_group)' | sort) \
+		<(ckpt-inspect -R out | grep -v $OP | jq -c 'del(.subtask, .key_group)' | sort)
+	[ "$(ckpt-inspect -m out | jq -c "[.operators[] | select(.id == \"$OP\") | .parallelism, .max_parallelism]")" = '[3,300]' ]
+	ckpt-inspect -c out | jq -e .ok >/dev/null
+	# --clear too
+	ckpt-merge --clear state-name --max-parallelism 8 -o cleared/ sp
+	[ -z "$(ckpt-inspect -R -u $OP --state state-name cleared)" ]
+	# a key whose hashCode ckpt cannot know keeps the key group of its row only at its own max parallelism
+	snap scala flink-artifacts/stateful-scala-udf-migration-itcase-flink1.19-hashmap-savepoint
+	ckpt-inspect -R scala >srows
+	bad 1 "ckpt-merge: scala/_metadata: operator d1392353922252257afa15351a98bae9 state caseClassState: ckpt cannot compute the key group of a key of the key serializer KryoSerializerSnapshot (its keys' hashCode is not known)" \
+		ckpt-merge --rows srows --max-parallelism 8 -o o2/ scala
+	ckpt-merge --rows srows -o o3/ scala
+	ckpt-inspect -R o3 | cmp - srows
+}
+
+@test "mergerows: --rows with --canonical in one write: a RocksDB incremental checkpoint's state becomes the rows given, in a canonical savepoint" {
+	needs_fixtures
+	snap chk flink-artifacts/new-stateful-udf-migration-itcase-flink1.19-rocksdb-checkpoint
+	ckpt-inspect -R -u $OP --state state-name chk |
+		jq -c 'select(.key != [1]) | if .key == [3] then .value = 30 else . end' >rows
+	echo '{"operator":"'$OP'","state":"state-name","key_group":0,"key":[7],"namespace":null,"value":70}' >>rows
+	ckpt-merge --rows rows --canonical -P 2 -o out/ chk
+	run sh -c "ckpt-inspect -R -u $OP --state state-name out | jq -c '[.subtask, .key_group, .key, .value]'"
+	output_is '[0,1,[3],30]
+[0,1,[7],70]
+[1,2,[0],0]
+[1,3,[2],2]'
+	diff <(ckpt-inspect -R chk | grep -v $OP | jq -c 'del(.subtask)' | sort) \
+		<(ckpt-inspect -R out | grep -v $OP | jq -c 'del(.subtask)' | sort)
+	run sh -c "ckpt-inspect -m out | jq -c '[.flink.properties.checkpoint_type.format_type, ([.operators[].handles[]? | select(.scope == \"managed_keyed\") | .kind] | unique)]'"
+	output_is '["CANONICAL",["savepoint_key_groups"]]'
+	ckpt-inspect -c out | jq -e .ok >/dev/null
 }
 
 @test "mergerows: the --rows and --clear EXAMPLES of ckpt-merge(1) run as shown" {

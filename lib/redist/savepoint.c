@@ -432,10 +432,9 @@ prepare(const struct spin *in, const struct ckpt_flink_write_opts *o, const char
 	}
 	if ((o->noffsets ? ckpt_flink_set_offsets(in->meta, buf, len, o->edits, o->nedits, o->offsets, o->noffsets,
 						  o->source, tmp, b, rel, e) :
-	     o->rows ? ckpt_flink_rows_write(in->meta, buf, len, o->edits, o->nedits, o->rows, tmp, b, rel, e) :
-	     o->max_parallelism || o->canonical ?
-	     ckpt_flink_regroup(in->meta, buf, len, o->edits, o->nedits, o->max_parallelism, o->canonical, tmp, b, rel,
-				e) :
+	     o->rows ? ckpt_flink_rows_write(in->meta, buf, len, o, tmp, b, rel, e) :
+	     o->max_parallelism || o->canonical || o->parallelism || o->nper_op ?
+	     ckpt_flink_regroup(in->meta, buf, len, o, tmp, b, rel, e) :
 	     ckpt_fmeta_rewrite(buf, len, in->meta, o->edits, o->nedits, b, rel, e)) < 0)
 		goto out;
 	if (o->graph && check_graph(b, in->name, o, e) < 0)
@@ -466,7 +465,8 @@ ckpt_flink_savepoint_write(const char *in_path, const char *outdir, const struct
 		out[--n] = '\0';
 	/* --max-parallelism and --set-offset write the new state files into the temporary directory (after every check) */
 	if (spin_open(&in, in_path, e) < 0 || (s3 ? check_s3out(out, e) : check_outdir(&in, out, e)) < 0 ||
-	    ((o->max_parallelism || o->rows || o->canonical || o->noffsets) && (tmp = temp_dir(out, s3, e)) == NULL) ||
+	    ((o->max_parallelism || o->rows || o->canonical || o->noffsets || o->parallelism || o->nper_op) &&
+	     (tmp = temp_dir(out, s3, e)) == NULL) ||
 	    prepare(&in, o, tmp, &b, &rel, e) < 0 ||
 	    (tmp == NULL && (tmp = temp_dir(out, s3, e)) == NULL))
 		goto out;

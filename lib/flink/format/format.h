@@ -354,6 +354,7 @@ struct ckpt_flink_splice {
 struct ckpt_flink_rekey {
 	uint32_t max_parallelism; /* 0: each operator keeps its own */
 	int canonical;            /* the properties (versions 4 and up) a canonical savepoint's */
+	const uint32_t *parallelism; /* per operator (file order): its new parallelism, 0 its own; or NULL */
 	struct ckpt_flink_splice *splices;
 	size_t nsplices;
 };

@@ -354,7 +354,9 @@ w_operator(struct wctx *c, size_t k, size_t *np)
 	if (c->sp->version >= 5 && (w_utf(&c->w, op->name ? op->name : "", "operator name") < 0 ||
 				    w_utf(&c->w, o->uid ? o->uid : op->uid ? op->uid : "", "operator uid") < 0))
 		return -1;
-	if (w_opid(&c->w, o->uid ? o->id : op->id) < 0 || ckpt_bytebuf_be(&c->w.b, op->parallelism, 4, c->w.e) < 0 ||
+	uint32_t par = c->rk && c->rk->parallelism && c->rk->parallelism[k] ? c->rk->parallelism[k] : op->parallelism;
+
+	if (w_opid(&c->w, o->uid ? o->id : op->id) < 0 || ckpt_bytebuf_be(&c->w.b, par, 4, c->w.e) < 0 ||
 	    ckpt_bytebuf_be(&c->w.b, c->rk && c->rk->max_parallelism ? c->rk->max_parallelism : op->max_parallelism, 4,
 			    c->w.e) < 0)
 		return -1;

@@ -341,9 +341,10 @@ struct ckpt_frg_hook {
 		       ckpt_frg_put *put, void *g, struct ckpt_err *e);
 	int (*checked)(void *arg, struct ckpt_snapshot *s, struct ckpt_err *e);
 };
-/* ckpt_flink_regroup with the hook (NULL: none); maxp 0 keeps each operator's. */
-int ckpt_frg_run(const char *meta, const void *buf, size_t len, const struct ckpt_flink_edit *ed, size_t ned,
-		 uint32_t maxp, int canonical, const struct ckpt_frg_hook *hook, const char *dir, struct ckpt_bytes *out,
-		 json_t **relative, struct ckpt_err *e);
+/* ckpt_flink_regroup with the hook (NULL: none).  The rows' entries come at the operator's own max
+ * parallelism (their key-group prefix its), and are moved with the input's to the new one. */
+int ckpt_frg_run(const char *meta, const void *buf, size_t len, const struct ckpt_flink_write_opts *o,
+		 const struct ckpt_frg_hook *hook, const char *dir, struct ckpt_bytes *out, json_t **relative,
+		 struct ckpt_err *e);
 
 #endif

@@ -26,12 +26,17 @@ struct rg {
 	const struct ckpt_operator *op;
 	struct ckpt_err *e;
 	uint32_t maxp, nst, oldprefix, newprefix;
+	uint32_t par;         /* its new parallelism (-P), else its own */
+	int rekey;            /* each key's key group computed at maxp (else the input's kept) */
+	const char *named;    /* -P OP=N names it: OP */
+	int stateless;        /* no handle, no finished subtask: any parallelism, no subtask recorded */
 	unsigned char *hdr;   /* the keyed header (serialization proxy), compression off: the subtask's */
 	size_t hdrlen;        /* with the most states (Flink registers states lazily), the others' subsets */
 	char **names;         /* its states, by id */
 	uint32_t hdrfrom;     /* that subtask */
 	size_t hdrat;         /* its place in op->subtasks, */
 	const struct ckpt_handle *hdrhd; /* and its keyed handle (--rows reads the header again) */
+	struct ckpt_fstate_header hk;    /* and that header read (the key serializer of the rows' keys) */
 	uint64_t *bytes, *count, *pos; /* per [kg * nst + state id] */
 	uint64_t *kgoff;      /* per new key group: its offset in its subtask's file, 0 when empty */
 	uint64_t *size;       /* per subtask: its file's size */
@@ -58,7 +63,7 @@ struct rg {
 static uint32_t
 subtask_of(const struct rg *g, uint32_t kg)
 {
-	return (uint32_t)((uint64_t)kg * g->op->parallelism / g->maxp);
+	return (uint32_t)((uint64_t)kg * g->par / g->maxp);
 }
 
 static const char *
@@ -71,7 +76,8 @@ short_cls(const struct ckpt_fser *t)
 
 /* The key group at maxp of an entry's key (its prefix, a timer's timestamp, then the key). */
 static int
-new_group(struct rg *g, const struct ckpt_fstate_meta *m, const unsigned char *k, size_t kn, uint32_t *kg)
+new_group(struct rg *g, const struct ckpt_fstate_header *h, const struct ckpt_fstate_meta *m, const unsigned char *k,
+	  size_t kn, uint32_t *kg)
 {
 	size_t off = g->oldprefix + (m->type == 3 ? 8 : 0);
 	struct ckpt_fsrc s;
@@ -86,12 +92,12 @@ new_group(struct rg *g, const struct ckpt_fstate_meta *m, const unsigned char *k
 	o.root = NULL;
 	o.depth = 0;
 	ckpt_fsrc_mem(&s, k + off, kn - off, g->b->meta, g->e);
-	r = g->h->key ? ckpt_fser_emit(g->h->key, &s, &o, &hash, &hashed) : -1;
+	r = h->key ? ckpt_fser_emit(h->key, &s, &o, &hash, &hashed) : -1;
 	ckpt_fsrc_release(&s);
 	if (r < 0 || !hashed)
 		return ckpt_err_set(g->e, CKPT_ERR_REFUSED, g->b->meta, "operator %s state %s: ckpt cannot compute "
 				    "the key group of a key of the key serializer %s (its keys' hashCode is not known)",
-				    g->op->id, m->name, short_cls(g->h->key));
+				    g->op->id, m->name, short_cls(h->key));
 	*kg = ckpt_flink_key_group(hash, g->maxp);
 	return 0;
 }
@@ -168,12 +174,15 @@ add_entry(struct rg *g, const struct ckpt_fstate_meta *m, size_t id, uint32_t kg
 	size_t slot;
 	uint32_t nkg = kg;
 
-	if (g->hook && g->pass == 1 && kg < g->maxp && g->seq[(size_t)kg * g->nst + id] == 0)
+	/* --rows: a state the rows replace keeps its place among its key group's sections */
+	if (g->hook && g->pass == 1 && !g->rekey && kg < g->maxp && g->seq[(size_t)kg * g->nst + id] == 0)
 		g->seq[(size_t)kg * g->nst + id] = ++g->nseq;
 	if (g->hook && g->hook->replaced(g->hook->arg, g->op, m->name))
-		return 0; /* --rows: its entries are the rows' (the max parallelism kept: the key group too) */
-	if (!g->hook && !(g->canonical && g->maxp == g->op->max_parallelism) && new_group(g, m, k, kn, &nkg) < 0)
+		return 0; /* --rows: its entries are the rows' */
+	if (g->rekey && new_group(g, g->h, m, k, kn, &nkg) < 0)
 		return -1;
+	if (g->hook && g->pass == 1 && g->rekey && g->seq[(size_t)nkg * g->nst + id] == 0)
+		g->seq[(size_t)nkg * g->nst + id] = ++g->nseq;
 	slot = (size_t)nkg * g->nst + id;
 	if (g->pass == 2)
 		return put_entry(g, nkg, slot, k, kn, v, vn);
@@ -188,13 +197,16 @@ rg_put(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t
        size_t vn)
 {
 	struct rg *g = arg;
+	const struct ckpt_fstate_meta *m = ckpt_fstate_meta_named(&g->hk, state);
 	size_t id = 0, slot;
 
 	while (id < g->nst && strcmp(g->names[id], state) != 0)
 		id++;
-	if (id >= g->nst || kg >= g->maxp || kn < g->oldprefix)
+	if (id >= g->nst || m == NULL || kg >= g->op->max_parallelism || kn < g->oldprefix)
 		return ckpt_err_set(g->e, CKPT_ERR_INPUT, g->b->meta, "operator %s: state %s is not in the header",
 				    g->op->id, state);
+	if (g->rekey && new_group(g, &g->hk, m, k, kn, &kg) < 0) /* the rows' key group is at the old one */
+		return -1;
 	slot = (size_t)kg * g->nst + id;
 	if (g->pass == 2)
 		return put_entry(g, kg, slot, k, kn, v, vn);
@@ -320,7 +332,7 @@ read_all(struct rg *g)
 			return -1;
 	/* --rows: after the input, whose states' order each key group's sections keep */
 	return g->hook ? g->hook->entries(g->hook->arg, g->b, g->op, &g->op->subtasks[g->hdrat],
-					  g->hdrhd, g->maxp, g->pass, rg_put, g, g->e) : 0;
+					  g->hdrhd, g->op->max_parallelism, g->pass, rg_put, g, g->e) : 0;
 }
 
 /* The raw header of subtask st's keyed handle hd kept when it has more states than the one kept;
@@ -354,13 +366,17 @@ subset(struct rg *g, const struct ckpt_subtask *st, const struct ckpt_fstate_hea
 
 /* Keep subtask st's header h, its bytes *p (taken), when it has more states than the one kept. */
 static int
-keep_header(struct rg *g, const struct ckpt_subtask *st, const struct ckpt_handle *hd, const struct ckpt_fstate_header *h,
+keep_header(struct rg *g, const struct ckpt_subtask *st, const struct ckpt_handle *hd, struct ckpt_fstate_header *h,
 	    unsigned char **p)
 {
 	if (g->hdr && h->n <= g->nst)
 		return 0;
 	free(g->hdr);
 	free_names(g);
+	ckpt_fstate_header_release(&g->hk);
+	g->hk = *h; /* taken */
+	memset(h, 0, sizeof *h);
+	h = &g->hk;
 	g->hdr = *p;
 	g->hdrlen = h->end;
 	g->hdrfrom = st->index;
@@ -457,6 +473,41 @@ check_canonical(struct rg *g, const struct ckpt_subtask *st, const struct ckpt_h
 			    "handle, which --canonical does not convert yet", g->op->id, st->index, h->kind);
 }
 
+/* The operator's new parallelism: within maxp; an operator without keyed state keeps its own (Flink
+ * redistributes its operator state on restore); one whose parallelism changes holds keyed state alone. */
+static int
+check_par(struct rg *g, int keyed)
+{
+	const struct ckpt_operator *op = g->op;
+
+	g->stateless = !op->fully_finished;
+	for (size_t i = 0; i < op->nsubtasks; i++)
+		if (op->subtasks[i].nhandles || op->subtasks[i].finished)
+			g->stateless = 0;
+	if (!keyed && !g->stateless && g->named && g->par != op->parallelism)
+		return ckpt_err_set(g->e, CKPT_ERR_REFUSED, g->b->meta, "-P %s=%u: operator %s has no keyed state to "
+				    "split: Flink redistributes its operator state on restore at any parallelism",
+				    g->named, g->par, op->id);
+	if (!keyed && !g->stateless)
+		g->par = op->parallelism;
+	if (g->par > g->maxp)
+		return ckpt_err_set(g->e, CKPT_ERR_REFUSED, g->b->meta, "operator %s: its %sparallelism %u is above the "
+				    "max parallelism %u (Flink: Maximum parallelism must not be smaller than "
+				    "parallelism.)", op->id, g->par != op->parallelism ? "new " : "", g->par, g->maxp);
+	for (size_t i = 0; keyed && g->par != op->parallelism && i < op->nsubtasks; i++)
+		for (size_t j = 0; j < op->subtasks[i].nhandles; j++) {
+			const char *sc = op->subtasks[i].handles[j].scope;
+
+			if (strcmp(sc, "managed_keyed") != 0 && strcmp(sc, "input_channel") != 0 &&
+			    strcmp(sc, "output_channel") != 0)
+				return ckpt_err_set(g->e, CKPT_ERR_REFUSED, g->b->meta, "operator %s subtask %u: its %s "
+						    "state beside keyed state is not moved to parallelism %u yet: restore "
+						    "the savepoint on Flink at that parallelism", op->id,
+						    op->subtasks[i].index, sc, g->par);
+		}
+	return 0;
+}
+
 /* Which operators regroup: each subtask one canonical keyed handle (--canonical: one keyed handle
  * ckpt reads), or none has keyed state. */
 static int
@@ -465,10 +516,6 @@ check_op(struct rg *g, int *keyed)
 	const struct ckpt_operator *op = g->op;
 	size_t n = 0;
 
-	if (op->parallelism > g->maxp)
-		return ckpt_err_set(g->e, CKPT_ERR_REFUSED, g->b->meta, "operator %s: its parallelism %u is above the "
-				    "max parallelism %u (Flink: Maximum parallelism must not be smaller than "
-				    "parallelism.)", op->id, op->parallelism, g->maxp);
 	for (size_t i = 0; i < op->nsubtasks; i++) {
 		const struct ckpt_subtask *st = &op->subtasks[i];
 
@@ -481,7 +528,7 @@ check_op(struct rg *g, int *keyed)
 				n++;
 				continue;
 			}
-			if (strcmp(h->scope, "raw_keyed") == 0 && !(g->canonical && g->maxp == op->max_parallelism))
+			if (strcmp(h->scope, "raw_keyed") == 0 && !(g->canonical && !g->rekey && g->par == op->parallelism))
 				return ckpt_err_set(g->e, CKPT_ERR_REFUSED, g->b->meta, "operator %s subtask %u: raw "
 						    "keyed state has no key-group layout ckpt can regroup", op->id,
 						    st->index);
@@ -497,6 +544,8 @@ check_op(struct rg *g, int *keyed)
 		}
 	}
 	*keyed = n > 0;
+	if (check_par(g, n > 0) < 0)
+		return -1;
 	for (int verify = 0; verify < 2; verify++)
 		for (size_t i = 0; n > 0 && i < op->nsubtasks; i++) {
 			if (op->subtasks[i].finished)
@@ -514,7 +563,7 @@ check_op(struct rg *g, int *keyed)
 static void
 range_of(const struct rg *g, uint32_t st, uint32_t *first, uint32_t *last)
 {
-	uint64_t p = g->op->parallelism, m = g->maxp;
+	uint64_t p = g->par, m = g->maxp;
 
 	*first = (uint32_t)((st * m + p - 1) / p);
 	*last = (uint32_t)(((st + 1) * m - 1) / p);
@@ -648,7 +697,7 @@ close_files(struct rg *g, int ok)
 {
 	int rc = 0;
 
-	for (uint32_t st = 0; g->fd && st < g->op->parallelism; st++) {
+	for (uint32_t st = 0; g->fd && st < g->par; st++) {
 		if (g->fd[st] < 0)
 			continue;
 		if (ok && rc == 0 && fsync(g->fd[st]) != 0)
@@ -678,24 +727,25 @@ count_op(struct rg *g, int *keyed)
 	g->count = ckpt_calloc(slots, sizeof *g->count, g->e);
 	g->pos = ckpt_calloc(slots, sizeof *g->pos, g->e);
 	g->kgoff = ckpt_calloc(g->maxp, sizeof *g->kgoff, g->e);
-	g->size = ckpt_calloc(g->op->parallelism, sizeof *g->size, g->e);
-	g->fd = ckpt_calloc(g->op->parallelism, sizeof *g->fd, g->e);
+	g->size = ckpt_calloc(g->par, sizeof *g->size, g->e);
+	g->fd = ckpt_calloc(g->par, sizeof *g->fd, g->e);
 	if (g->hook && (g->seq = ckpt_calloc(slots, sizeof *g->seq, g->e)) == NULL)
 		return -1;
 	if (!g->bytes || !g->count || !g->pos || !g->kgoff || !g->size || !g->fd)
 		return -1;
-	for (uint32_t st = 0; st < g->op->parallelism; st++)
+	for (uint32_t st = 0; st < g->par; st++)
 		g->fd[st] = -1;
 	/* --rows: which states the rows replace is settled (pass 0) before the input is counted */
-	if (g->hook && g->hook->entries(g->hook->arg, g->b, g->op, &g->op->subtasks[g->hdrat], g->hdrhd, g->maxp,
-					0, rg_put, g, g->e) < 0)
+	if (g->hook && g->hook->entries(g->hook->arg, g->b, g->op, &g->op->subtasks[g->hdrat], g->hdrhd,
+					g->op->max_parallelism, 0, rg_put, g, g->e) < 0)
 		return -1;
 	g->pass = 1;
 	return read_all(g);
 }
 
 /* The subtasks the _metadata does not list (they had no state) as new records after the operator's
- * subtask count, each with its keyed handle alone: the count's splice. */
+ * subtask count, each with its keyed handle alone: the count's splice.  At a new parallelism (-P)
+ * every subtask is new: the records after the count replaced too. */
 static int
 add_subtasks(struct rg *g, const struct ckpt_fmeta_spans *sp, size_t opk, const unsigned char *have,
 	     struct ckpt_flink_splice *x, size_t *nx)
@@ -707,7 +757,7 @@ add_subtasks(struct rg *g, const struct ckpt_fmeta_spans *sp, size_t opk, const 
 
 	x->p = NULL;
 	x->n = 0;
-	for (uint32_t st = 0; st < g->op->parallelism; st++) {
+	for (uint32_t st = 0; st < g->par; st++) {
 		struct ckpt_flink_splice h = {0};
 		unsigned char id[4];
 		int r;
@@ -729,10 +779,10 @@ add_subtasks(struct rg *g, const struct ckpt_fmeta_spans *sp, size_t opk, const 
 	if (added == 0)
 		return 0;
 	x->p = b.p;
-	ckpt_store_be(x->p, g->op->nsubtasks + added, 4);
+	ckpt_store_be(x->p, (g->par != g->op->parallelism ? 0 : g->op->nsubtasks) + added, 4);
 	x->n = b.len;
 	x->at = sp->ops[opk].count_at;
-	x->end = x->at + 4;
+	x->end = g->par != g->op->parallelism ? sp->ops[opk].end : x->at + 4;
 	++*nx;
 	return 0;
 }
@@ -759,14 +809,14 @@ static int
 write_op(struct rg *g, const char *dir, const struct ckpt_fmeta_spans *sp, size_t opk, struct ckpt_flink_splice *x,
 	 size_t *nx)
 {
-	unsigned char *have = ckpt_calloc(g->op->parallelism, 1, g->e);
+	unsigned char *have = ckpt_calloc(g->par, 1, g->e);
 	int rc = -1;
 
 	g->pass = 2;
 	if (have == NULL || buffers(g) < 0)
 		goto out;
-	for (g->lo = 0; g->lo < g->op->parallelism; g->lo = g->hi) {
-		g->hi = g->op->parallelism - g->lo > FD_BATCH ? g->lo + FD_BATCH : g->op->parallelism;
+	for (g->lo = 0; g->lo < g->par; g->lo = g->hi) {
+		g->hi = g->par - g->lo > FD_BATCH ? g->lo + FD_BATCH : g->par;
 		if (open_files(g, dir) < 0 || lay_out(g) < 0 || read_all(g) < 0)
 			goto out;
 		for (size_t i = 0; i < (size_t)g->maxp * g->nst; i++)
@@ -784,7 +834,7 @@ write_op(struct rg *g, const char *dir, const struct ckpt_fmeta_spans *sp, size_
 	for (size_t i = 0; i < sp->nkeyed; i++) {
 		const struct ckpt_fmeta_keyed *k = &sp->keyed[i];
 
-		if (k->op != opk || !k->managed)
+		if (k->op != opk || !k->managed || g->par != g->op->parallelism)
 			continue;
 		have[k->subtask] = 1;
 		x[*nx].at = k->at;
@@ -818,6 +868,7 @@ rg_release(struct rg *g)
 	free(g->seq);
 	free(g->ck);
 	free(g->cv);
+	ckpt_fstate_header_release(&g->hk);
 }
 
 static int
@@ -828,23 +879,70 @@ cmp_splice(const void *a, const void *b)
 	return x->at < y->at ? -1 : x->at > y->at;
 }
 
-int
-ckpt_flink_regroup(const char *meta, const void *buf, size_t len, const struct ckpt_flink_edit *ed, size_t ned,
-		   uint32_t maxp, int canonical, const char *dir, struct ckpt_bytes *out, json_t **relative,
-		   struct ckpt_err *e)
+/* A stateless operator at a new parallelism: no subtask recorded (as Flink records one none of
+ * whose subtasks has state), the count's splice. */
+static int
+no_subtasks(const struct ckpt_fmeta_spans *sp, size_t k, struct ckpt_flink_rekey *rk, struct ckpt_err *e)
 {
-	return ckpt_frg_run(meta, buf, len, ed, ned, maxp, canonical, NULL, dir, out, relative, e);
+	struct ckpt_flink_splice *x = &rk->splices[rk->nsplices];
+
+	if ((x->p = ckpt_calloc(4, 1, e)) == NULL)
+		return -1;
+	x->n = 4;
+	x->at = sp->ops[k].count_at;
+	x->end = sp->ops[k].end;
+	rk->nsplices++;
+	return 0;
 }
 
 int
-ckpt_frg_run(const char *meta, const void *buf, size_t len, const struct ckpt_flink_edit *ed, size_t ned,
-	     uint32_t maxp, int canonical, const struct ckpt_frg_hook *hook, const char *dir, struct ckpt_bytes *out, json_t **relative,
+ckpt_flink_regroup(const char *meta, const void *buf, size_t len, const struct ckpt_flink_write_opts *o,
+		   const char *dir, struct ckpt_bytes *out, json_t **relative, struct ckpt_err *e)
+{
+	return ckpt_frg_run(meta, buf, len, o, NULL, dir, out, relative, e);
+}
+
+/* Operator op's new parallelism (the last -P naming it, else -P N, else its own) into g. */
+static void
+par_of(struct rg *g, const struct ckpt_flink_write_opts *o, const struct ckpt_operator *op)
+{
+	g->par = o->parallelism ? o->parallelism : op->parallelism;
+	for (size_t i = 0; i < o->nper_op; i++)
+		if (strcmp(o->per_op[i].op, op->id) == 0 || (op->uid && strcmp(o->per_op[i].op, op->uid) == 0)) {
+			g->par = o->per_op[i].n;
+			g->named = o->per_op[i].op;
+		}
+}
+
+/* Every -P OP=N names an operator of s. */
+static int
+check_per_op(const struct rg *g, const struct ckpt_snapshot *s, const struct ckpt_flink_write_opts *o,
+	     const char *meta, struct ckpt_err *e)
+{
+	for (size_t i = 0; i < o->nper_op; i++) {
+		size_t k = 0;
+
+		while (k < s->nops && g[k].named != o->per_op[i].op)
+			k++;
+		if (k == s->nops)
+			return ckpt_err_set(e, CKPT_ERR_INPUT, meta, "-P %s=%u: no operator with that id or uid",
+					    o->per_op[i].op, o->per_op[i].n);
+	}
+	return 0;
+}
+
+int
+ckpt_frg_run(const char *meta, const void *buf, size_t len, const struct ckpt_flink_write_opts *o,
+	     const struct ckpt_frg_hook *hook, const char *dir, struct ckpt_bytes *out, json_t **relative,
 	     struct ckpt_err *e)
 {
 	struct ckpt_fmeta_spans sp;
 	struct ckpt_snapshot *s = ckpt_fmeta_decode_spans(buf, len, meta, &sp, e);
-	struct ckpt_flink_rekey rk = {.max_parallelism = maxp, .canonical = canonical};
+	struct ckpt_flink_rekey rk = {.max_parallelism = o->max_parallelism, .canonical = o->canonical};
+	/* an operator the rows do not touch is rewritten all the same when the options change it */
+	int all = hook == NULL || o->max_parallelism || o->canonical || o->parallelism || o->nper_op;
 	struct rg *g = NULL;
+	uint32_t *par = NULL;
 	int *keyed = NULL, rc = -1;
 
 	if (s == NULL)
@@ -854,21 +952,33 @@ ckpt_frg_run(const char *meta, const void *buf, size_t len, const struct ckpt_fl
 	g = ckpt_calloc(s->nops + 1, sizeof *g, e);
 	keyed = ckpt_calloc(s->nops + 1, sizeof *keyed, e);
 	rk.splices = ckpt_calloc(sp.nkeyed + s->nops + 1, sizeof *rk.splices, e);
-	if (g == NULL || keyed == NULL || rk.splices == NULL)
+	rk.parallelism = par = ckpt_calloc(s->nops + 1, sizeof *par, e);
+	if (g == NULL || keyed == NULL || rk.splices == NULL || par == NULL)
 		goto out;
-	for (size_t k = 0; k < s->nops; k++) { /* every check before anything is written */
-		g[k] = (struct rg){.b = s->backing, .op = &s->ops[k], .e = e, .hook = hook, .canonical = canonical,
-				   .maxp = maxp ? maxp : s->ops[k].max_parallelism};
-		if ((hook == NULL || hook->touches(hook->arg, &s->ops[k])) && count_op(&g[k], &keyed[k]) < 0)
-			goto out;
+	for (size_t k = 0; k < s->nops; k++) {
+		const struct ckpt_operator *op = &s->ops[k];
+
+		g[k] = (struct rg){.b = s->backing, .op = op, .e = e, .hook = hook, .canonical = o->canonical,
+				   .maxp = o->max_parallelism ? o->max_parallelism : op->max_parallelism};
+		g[k].rekey = g[k].maxp != op->max_parallelism || (o->max_parallelism && !hook && !o->canonical);
+		par_of(&g[k], o, op);
 	}
+	if (check_per_op(g, s, o, meta, e) < 0)
+		goto out;
+	for (size_t k = 0; k < s->nops; k++) /* every check before anything is written */
+		if ((all || hook->touches(hook->arg, &s->ops[k])) && count_op(&g[k], &keyed[k]) < 0)
+			goto out;
 	if (hook && hook->checked(hook->arg, s, e) < 0)
 		goto out;
-	for (size_t k = 0; k < s->nops; k++)
+	for (size_t k = 0; k < s->nops; k++) {
 		if (keyed[k] && write_op(&g[k], dir, &sp, k, rk.splices, &rk.nsplices) < 0)
 			goto out;
+		if (!keyed[k] && g[k].stateless && g[k].par != s->ops[k].parallelism && no_subtasks(&sp, k, &rk, e) < 0)
+			goto out;
+		par[k] = keyed[k] || g[k].stateless ? g[k].par : 0;
+	}
 	qsort(rk.splices, rk.nsplices, sizeof *rk.splices, cmp_splice);
-	rc = ckpt_fmeta_rewrite_rekeyed(buf, len, meta, ed, ned, &rk, out, relative, e);
+	rc = ckpt_fmeta_rewrite_rekeyed(buf, len, meta, o->edits, o->nedits, &rk, out, relative, e);
 out:
 	for (size_t k = 0; g && k < s->nops; k++)
 		rg_release(&g[k]);
@@ -877,6 +987,7 @@ out:
 	free(rk.splices);
 	free(g);
 	free(keyed);
+	free(par);
 	ckpt_fmeta_spans_release(&sp);
 	ckpt_snapshot_free(s);
 	return rc;

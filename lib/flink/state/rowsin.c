@@ -799,7 +799,8 @@ entries(void *arg, struct ckpt_fstate_backing_data *b, const struct ckpt_operato
 
 	s.fd = -1;
 	snprintf(c.where, sizeof c.where, "%s", b->meta);
-	if (ckpt_fstate_open_bytes(&c, &s, &fd) < 0 || ckpt_fstate_read_keyed_header(&s, &h) < 0)
+	if (ckpt_fstate_handle_role(hd) == 4 ? ckpt_fstate_rocks_header(&c, &s, &fd, &h) < 0 : /* --canonical */
+	    ckpt_fstate_open_bytes(&c, &s, &fd) < 0 || ckpt_fstate_read_keyed_header(&s, &h) < 0)
 		goto out;
 	for (size_t i = 0; i < r->n; i++) {
 		x.x = &r->st[i];
@@ -869,12 +870,11 @@ checked(void *arg, struct ckpt_snapshot *s, struct ckpt_err *e)
 }
 
 int
-ckpt_flink_rows_write(const char *meta, const void *buf, size_t len, const struct ckpt_flink_edit *ed, size_t ned,
-		      struct ckpt_flink_rows *rows, const char *dir, struct ckpt_bytes *out, json_t **relative,
-		      struct ckpt_err *e)
+ckpt_flink_rows_write(const char *meta, const void *buf, size_t len, const struct ckpt_flink_write_opts *o,
+		      const char *dir, struct ckpt_bytes *out, json_t **relative, struct ckpt_err *e)
 {
-	struct ckpt_frg_hook hook = {.arg = rows, .touches = touches, .replaced = replaced, .entries = entries,
+	struct ckpt_frg_hook hook = {.arg = o->rows, .touches = touches, .replaced = replaced, .entries = entries,
 				.checked = checked};
 
-	return ckpt_frg_run(meta, buf, len, ed, ned, 0, 0, &hook, dir, out, relative, e);
+	return ckpt_frg_run(meta, buf, len, o, &hook, dir, out, relative, e);
 }
