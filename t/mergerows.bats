@@ -357,4 +357,22 @@ operator-$LIST-0"
 	ckpt-merge --clear state-name -o cleared/ savepoint-udf
 	run sh -c "ckpt-inspect -R cleared | grep -c '\"state\":\"state-name\"'"
 	output_is 0
+	snap savepoint-bcast $BC
+	{ ckpt-inspect -R -u 81afaf64abeedc40a0f29989b81a3659 savepoint-bcast |
+	    jq -c 'select(.value != "Here be more dragons!")'
+	  ckpt-inspect -R -u 12d7d939fd56473cac7cff0603179a41 \
+	    --state broadcast-state-2 savepoint-bcast |
+	    jq -c 'if .user_key == "1" then .value = 100 else . end'
+	  } >oprows.ndjson
+	ckpt-merge --rows oprows.ndjson -o edited/ savepoint-bcast
+	run sh -c "ckpt-inspect -R -u 81afaf64abeedc40a0f29989b81a3659 edited | jq -c '[.subtask, .index, .value]'"
+	output_is '[0,0,"Here be dragons!"]
+[0,1,"Here be yet more dragons!"]
+[0,2,"Here be the mostest dragons!"]'
+	run sh -c "ckpt-inspect -R -u 12d7d939fd56473cac7cff0603179a41 --state broadcast-state-2 edited |
+		jq -c 'select(.user_key == \"1\") | [.subtask, .value]'"
+	output_is '[0,100]
+[1,100]
+[2,100]
+[3,100]'
 }
