@@ -12,6 +12,8 @@
 #             each subtask of broadcast the rows' map; every other operator what it restored from
 #             the unedited savepoint.
 #   oracle    the unedited savepoint's restore differs from the rows (the check can fail).
+#   refusal   a row of a subtask that finished (checkpoint-hashmap-finished's src-finishing 0)
+#             names its line, exit 2, nothing written.
 
 load helper
 bats_require_minimum_version 1.5.0
@@ -102,5 +104,18 @@ same_ops() {
 			[ "$status" -eq 1 ] && [[ $output == "$v plain: Flink restored other operator state than the rows $sp.rows:"* ]] ||
 				{ echo "$v $sp: the unedited savepoint passed: $output"; return 1; }
 		done
+	done
+}
+
+@test "oprows: a row of a finished subtask, which holds no operator state, is refused naming its line" {
+	local v c id
+	for v in $(flink_versions); do
+		c=$FLINK_OUT/$v/$(jq -r '.artifacts[] | select(.name == "checkpoint-hashmap-finished") | .path' "$FLINK_OUT/$v/index.json")
+		id=$(ckpt-inspect -R -u src-finishing "$c" | jq -r .operator | head -1)
+		echo '{"operator":"'$id'","state":"positions","subtask":0,"value":"f0:1"}' >r
+		run --separate-stderr ckpt-merge --rows r -o out/ "$c"
+		[ "$status" -eq 2 ] && [ -z "$output" ] && [ "$stderr" = "ckpt-merge: r:1: operator $id subtask 0 holds no operator state positions to write into (finished, or the state was never registered there)" ] ||
+			{ echo "$v: status $status: $stderr"; return 1; }
+		[ "$(ls -A | grep -c '^out')" -eq 0 ]
 	done
 }
