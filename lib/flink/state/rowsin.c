@@ -1,7 +1,7 @@
 /* rowsin.c: ckpt-merge --rows and --clear: the rows -R prints, read back (NDJSON, a line each), and
  * for each keyed state they name its entries replaced by theirs, encoded by the snapshot's own
  * serializers (encode.c) and written by regroup.c's writer at the key groups Flink computes; states
- * whose values ckpt cannot write, and operator state, taken only as they are. */
+ * whose values ckpt cannot write taken only as they are; operator state's rows handed to oprows.c. */
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
