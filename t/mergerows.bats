@@ -225,6 +225,31 @@ operator-$LIST-0"
 	ckpt-inspect -c out | jq -e .ok >/dev/null
 }
 
+@test "mergerows: untyped rows of operator state carry their bytes: a list element, a broadcast map whole" {
+	needs_fixtures
+	local m
+	snap sp $BC
+	# StringSerializer's "abcd": its length + 1, then the characters
+	printf '%s\n' '{"operator":"'$LIST'","state":"source-state","subtask":0,"value":"\u0005abcd","untyped":""}' \
+		'{"operator":"'$LIST'","state":"source-state","subtask":0,"value":"efg"}' >rows
+	# broadcast-state-2's map of two entries: i32 2, then "0" -> 0 and "1" -> 1 (String keys, Long values)
+	m=$(printf '\0\0\0\002\0020\0\0\0\0\0\0\0\0\0021\0\0\0\0\0\0\0\001' | base64)
+	for s in 0 1 2 3; do
+		echo '{"operator":"'$BCAST'","state":"broadcast-state-2","subtask":'$s',"value":{"base64":"'$m'"},"untyped":""}'
+	done >>rows
+	ckpt-merge --rows rows -o out/ sp
+	run sh -c "ckpt-inspect -R -u $LIST out | jq -c .value"
+	output_is '"abcd"
+"efg"'
+	run bcast out
+	output_is '[[["0",0],["1",1]],[["0",0],["1",1]],[["0",0],["1",1]],[["0",0],["1",1]]]'
+	ckpt-inspect -c out | jq -e .ok >/dev/null
+	echo '{"operator":"'$BCAST'","state":"broadcast-state-2","subtask":0,"user_key":"2","value":2}' >>rows
+	bad 2 "ckpt-merge: rows:7: state broadcast-state-2: the untyped row of line 3 holds the subtask's map whole" \
+		ckpt-merge --rows rows -o out2/ sp
+	[ ! -e out2 ]
+}
+
 @test "mergerows: a connector's splits, which ckpt cannot write, are taken as the state holds them" {
 	needs_fixtures
 	local op=cb16aa5adb311e8ac72482def19accbe
