@@ -2,6 +2,7 @@
  * subtask, each state the rows name holds exactly their elements (broadcast: entries), encoded by
  * the state's serializers, and each handle holding one that changed is written anew as Flink's
  * DefaultOperatorStateBackendSnapshotStrategy writes it (ckpt-flink(5), STATE FILES). */
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -122,9 +123,11 @@ hel_op(void *arg, const char *state, size_t idx, const unsigned char *p, size_t 
 	x = &h->el[h->nel];
 	*x = (struct hel){.idx = idx, .n = n, .typed = typed};
 	if ((x->state = ckpt_strdup(state, c->e)) == NULL || (x->p = malloc(n + 1)) == NULL) {
+		int had = x->state != NULL;
+
 		free(x->state);
 		json_decref(typed);
-		return x->state ? ckpt_err_nomem(c->e, "") : -1;
+		return had ? ckpt_err_nomem(c->e, "") : -1;
 	}
 	memcpy(x->p, p, n);
 	h->nel++;
@@ -264,7 +267,10 @@ holders(struct ctx *c, struct tgt *t)
 
 			if (!names(&st->handles[j], t->name))
 				continue;
-			if (st->index >= op->parallelism || t->sub[st->index].hand >= 0)
+			if (st->index >= op->parallelism)
+				return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->b->meta, "operator %s: subtask %u beyond its "
+						    "parallelism %u", op->id, st->index, op->parallelism);
+			if (t->sub[st->index].hand >= 0)
 				return ckpt_err_set(c->e, CKPT_ERR_REFUSED, c->b->meta, "operator %s subtask %u: two handles "
 						    "hold operator state %s", op->id, st->index, t->name);
 			if ((h = hand_of(c, op, st, j, t->name)) < 0)
