@@ -744,18 +744,23 @@ int ckpt_flink_regroup(const char *meta, const void *buf, size_t len, const stru
  */
 struct ckpt_flink_rows;
 struct ckpt_flink_rows *ckpt_flink_rows_read(FILE *f, const char *name, struct ckpt_err *e);
-/* --clear STATE: the keyed state of that name emptied in every operator holding it. */
+/* --clear STATE: the state of that name (keyed or operator state) emptied in every operator holding it. */
 int ckpt_flink_rows_clear(struct ckpt_flink_rows *r, const char *state, struct ckpt_err *e);
 void ckpt_flink_rows_free(struct ckpt_flink_rows *r);
 /*
  * The _metadata in buf rewritten (as ckpt_flink_regroup, every max parallelism kept) with each keyed
  * state the rows name holding exactly their entries, encoded by the state's serializers at the key
  * group Flink computes for each key, the cleared states empty, every other state as it was; the
- * new keyed state files of the operators the rows touch written into dir.  Rows of a value ckpt
- * cannot write, and of operator state, are taken when they equal the state's own rows (the state
- * kept as it is).  -1 with e set before any file is written: CKPT_ERR_INPUT naming "NAME:LINE" for a
- * row that names no operator or state, a value or key that does not fit its serializer;
- * CKPT_ERR_REFUSED for a non-canonical snapshot, changed operator state.
+ * new keyed state files of the operators the rows touch written into dir.  Rows of a keyed value
+ * ckpt cannot write are taken when they equal the state's own rows (the state kept as it is).  Each
+ * operator state the rows name holds per subtask exactly the rows naming that subtask (a list's
+ * elements in their order, a broadcast state's entries, the same on every subtask), a value ckpt
+ * cannot write taken as one of the state's own; each operator state handle that so changes written
+ * anew into dir (or inline, where it was), its offsets and modes in the _metadata.  -1 with e set
+ * before any file is written: CKPT_ERR_INPUT naming "NAME:LINE" for a row that names no operator or
+ * state, a value or key that does not fit its serializer, a subtask that holds no such operator
+ * state; CKPT_ERR_REFUSED for keyed state of a non-canonical snapshot, operator state in a
+ * file-merging segment.
  */
 int ckpt_flink_rows_write(const char *meta, const void *buf, size_t len, const struct ckpt_flink_write_opts *o,
 			  const char *dir, struct ckpt_bytes *out, json_t **relative, struct ckpt_err *e);

@@ -608,6 +608,15 @@ savepoint() {
 	[ ! -e out ]
 }
 
+@test "catalogue: ckpt-merge --rows: a row of operator state of a subtask the operator does not have" {
+	needs_fixtures
+	local op=69f32d314b97c6f7f9ed7873983167f2
+	ln -s "$FIXTURES/flink-artifacts/new-stateful-udf-migration-itcase-flink1.19-hashmap-savepoint" sp
+	printf '{"operator":"%s","state":"source-state","subtask":3,"value":"x"}\n' $op >r
+	bad 2 "ckpt-merge: r:1: operator $op has no subtask 3 (its parallelism is 1)" ckpt-merge --rows r -o out/ sp
+	[ ! -e out ]
+}
+
 # ---- ckpt-replay: logs
 
 @test "catalogue: ckpt-replay: a log directory that does not exist" {

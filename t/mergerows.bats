@@ -141,17 +141,9 @@ the_rows() {
 	[ "$(ckpt-inspect -R d | grep -c '"state":"state-name"')" -eq 3 ]
 }
 
-@test "mergerows: operator state and values ckpt cannot write are taken only unchanged" {
+@test "mergerows: values ckpt cannot write are taken only unchanged" {
 	needs_fixtures
 	local o=eaed5eb4f7c21d1756a233804eba9ed6
-	snap sp $UDF
-	ckpt-inspect -R sp | jq -c 'select(.kind == "list" and .key_group == null)' >rows
-	ckpt-merge --rows rows -o out/ sp
-	rm -rf out
-	jq -c 'if .index == 0 then .value = "Here be cats" else . end' rows >changed
-	bad 1 "ckpt-merge: changed:1: operator state source-state of operator 69f32d314b97c6f7f9ed7873983167f2: ckpt writes operator state back only as it is" \
-		ckpt-merge --rows changed -o out/ sp
-	nothing_left
 	# agg1$valueToOrderMap's values are SQL arrays: unchanged they pass, changed they are refused
 	snap expand flink-sql-restore/stream-exec-expand_1__expand
 	ckpt-inspect -R -u $o --state 'agg1$valueToOrderMap' expand >vto
@@ -160,6 +152,158 @@ the_rows() {
 	jq -c 'if .user_key == "Hello" then .value = [5] else . end' vto >vto2
 	bad 2 "ckpt-merge: vto2:1: state agg1\$valueToOrderMap: ckpt cannot write values of the serializer ArrayDataSerializer: it takes the state's rows only as they are" \
 		ckpt-merge --rows vto2 -o out/ expand
+	nothing_left
+}
+
+# The broadcast job of flink-artifacts (Flink 1.19, compressed operator state in files of their own):
+# a list state, a union state (source-state, parallelism 1) and two broadcast states in one handle
+# (parallelism 4, broadcast-state-2 of String keys and Long values beside broadcast-state-1).
+BC=flink-artifacts/new-stateful-broadcast-udf-migration-itcase-flink1.19-hashmap-savepoint
+LIST=81afaf64abeedc40a0f29989b81a3659
+UNION=1f2b5df5a66154aca61fcb26193792be
+BCAST=12d7d939fd56473cac7cff0603179a41
+
+# bcast DIR: broadcast-state-2's entries per subtask, one line: [[[KEY, VALUE], ...], ...].
+bcast() {
+	ckpt-inspect -R -u $BCAST --state broadcast-state-2 "$1" | jq -sc 'group_by(.subtask) | map(map([.user_key, .value]))'
+}
+
+@test "mergerows: operator state: list and union elements and broadcast entries deleted, changed and added" {
+	needs_fixtures
+	snap sp $BC
+	{
+		ckpt-inspect -R -u $LIST sp | jq -c 'select(.value != "Here be more dragons!")'
+		echo '{"operator":"'$LIST'","state":"source-state","subtask":0,"value":"Here be a new dragon"}'
+		ckpt-inspect -R -u $UNION sp | jq -c 'if .index == 0 then .value = "Here be no dragon" else . end'
+		ckpt-inspect -R -u $BCAST --state broadcast-state-2 sp |
+			jq -c 'select(.user_key != "3") | if .user_key == "1" then .value = 100 else . end'
+		for s in 0 1 2 3; do
+			echo '{"operator":"'$BCAST'","state":"broadcast-state-2","subtask":'$s',"user_key":"new","value":5}'
+		done
+	} >rows
+	ckpt-merge --rows rows -o out/ sp
+	run sh -c "ckpt-inspect -R -u $LIST out | jq -c '[.subtask, .index, .value]'"
+	output_is '[0,0,"Here be dragons!"]
+[0,1,"Here be yet more dragons!"]
+[0,2,"Here be the mostest dragons!"]
+[0,3,"Here be a new dragon"]'
+	run sh -c "ckpt-inspect -R -u $UNION out | jq -c '[.kind, .subtask, .index, .value]'"
+	output_is '["union",0,0,"Here be no dragon"]
+["union",0,1,"Here be more dragons!"]
+["union",0,2,"Here be yet more dragons!"]
+["union",0,3,"Here be the mostest dragons!"]'
+	run bcast out
+	output_is "$(printf '[%s,%s,%s,%s]' '[["0",0],["1",100],["2",2],["new",5]]' '[["0",0],["1",100],["2",2],["new",5]]' \
+		'[["0",0],["1",100],["2",2],["new",5]]' '[["0",0],["1",100],["2",2],["new",5]]')"
+	# the broadcast state beside it in its handles, and every state no row names, as they were
+	diff <(ckpt-inspect -R sp | grep -v '"state":"broadcast-state-2"\|"operator":"'$LIST'\|"operator":"'$UNION) \
+		<(ckpt-inspect -R out | grep -v '"state":"broadcast-state-2"\|"operator":"'$LIST'\|"operator":"'$UNION)
+	ckpt-inspect -c out | jq -e .ok >/dev/null
+	# a new stream for each handle that changed (its elements uncompressed), none for the others
+	run sh -c 'ls out | grep ^operator- | sort'
+	output_is "operator-$BCAST-0
+operator-$BCAST-1
+operator-$BCAST-2
+operator-$BCAST-3
+operator-$UNION-0
+operator-$LIST-0"
+	# the rows given back unchanged: nothing written anew
+	ckpt-inspect -R out | grep -v key_group >same
+	ckpt-merge --rows same -o again/ out
+	run sh -c 'ls again | grep -c ^operator-'
+	output_is 6
+	cmp out/operator-$LIST-0 again/operator-$LIST-0
+}
+
+@test "mergerows: --clear empties operator state on every subtask holding it" {
+	needs_fixtures
+	snap sp $BC
+	ckpt-merge --clear broadcast-state-2 --clear source-state -o out/ sp
+	run sh -c "ckpt-inspect -R out | grep -c '\"state\":\"broadcast-state-2\"\\|\"state\":\"source-state\"'"
+	output_is 0
+	diff <(ckpt-inspect -R sp | grep -v '"state":"broadcast-state-2"\|"state":"source-state"') <(ckpt-inspect -R out)
+	ckpt-inspect -c out | jq -e .ok >/dev/null
+}
+
+@test "mergerows: untyped rows of operator state carry their bytes: a list element, a broadcast map whole" {
+	needs_fixtures
+	local m
+	snap sp $BC
+	# StringSerializer's "abcd": its length + 1, then the characters
+	printf '%s\n' '{"operator":"'$LIST'","state":"source-state","subtask":0,"value":"\u0005abcd","untyped":""}' \
+		'{"operator":"'$LIST'","state":"source-state","subtask":0,"value":"efg"}' >rows
+	# broadcast-state-2's map of two entries: i32 2, then "0" -> 0 and "1" -> 1 (String keys, Long values)
+	m=$(printf '\0\0\0\002\0020\0\0\0\0\0\0\0\0\0021\0\0\0\0\0\0\0\001' | base64)
+	for s in 0 1 2 3; do
+		echo '{"operator":"'$BCAST'","state":"broadcast-state-2","subtask":'$s',"value":{"base64":"'$m'"},"untyped":""}'
+	done >>rows
+	ckpt-merge --rows rows -o out/ sp
+	run sh -c "ckpt-inspect -R -u $LIST out | jq -c .value"
+	output_is '"abcd"
+"efg"'
+	run bcast out
+	output_is '[[["0",0],["1",1]],[["0",0],["1",1]],[["0",0],["1",1]],[["0",0],["1",1]]]'
+	ckpt-inspect -c out | jq -e .ok >/dev/null
+	echo '{"operator":"'$BCAST'","state":"broadcast-state-2","subtask":0,"user_key":"2","value":2}' >>rows
+	bad 2 "ckpt-merge: rows:7: state broadcast-state-2: the untyped row of line 3 holds the subtask's map whole" \
+		ckpt-merge --rows rows -o out2/ sp
+	[ ! -e out2 ]
+}
+
+@test "mergerows: a connector's splits, which ckpt cannot write, are taken as the state holds them" {
+	needs_fixtures
+	local op=cb16aa5adb311e8ac72482def19accbe
+	snap k flink-connectors/kafka-source-enum1-split0
+	# partition 2's split deleted, partition 9's moved from subtask 1 to subtask 0 (last there)
+	ckpt-inspect -R -u $op k | jq -c 'select(.value.partition != 2) | if .value.partition == 9 then .subtask = 0 else . end' >rows
+	ckpt-merge --rows rows -o out/ k
+	run sh -c "ckpt-inspect -R -u $op out | jq -c '[.subtask, .index, .value.partition, .value.starting_offset]'"
+	output_is '[0,0,8,10]
+[0,1,5,10]
+[0,2,9,10]
+[1,0,6,10]
+[1,1,0,10]
+[1,2,3,10]
+[2,0,7,10]
+[2,1,1,10]
+[2,2,4,10]'
+	ckpt-inspect -c out | jq -e .ok >/dev/null
+	jq -c 'if .value.partition == 8 then .value.starting_offset = 11 else . end' rows >moved
+	bad 2 "ckpt-merge: moved:1: state SourceReaderState: ckpt cannot write values of the serializer BytePrimitiveArraySerializer: it takes a row of it only as the state holds it" \
+		ckpt-merge --rows moved -o out2/ k
+	[ ! -e out2 ]
+}
+
+@test "mergerows: a bad row of operator state is named by its line, exit 2, nothing written" {
+	needs_fixtures
+	snap sp $BC
+	local l='{"operator":"'$LIST'","state":"source-state","kind":"list","subtask":0,"index":0,"value":"x"}'
+	local b='{"operator":"'$BCAST'","state":"broadcast-state-2","kind":"broadcast","subtask":0,"user_key":"a","value":1}'
+	row() {
+		printf '%s\n' "$@" >r
+	}
+	row "$l" "${l/source-state/nope}"
+	bad 2 "ckpt-merge: r:2: operator $LIST has no operator state nope" ckpt-merge --rows r -o out/ sp
+	row "${l/\"value\":\"x\"/\"value\":7}"
+	bad 2 "ckpt-merge: r:1: state source-state: the value does not fit its serializer StringSerializer: expected a string" \
+		ckpt-merge --rows r -o out/ sp
+	row "${b/:1\}/:\"x\"\}}"
+	bad 2 "ckpt-merge: r:1: state broadcast-state-2: the value does not fit its serializer LongSerializer: expected an integer (a long)" \
+		ckpt-merge --rows r -o out/ sp
+	row "${l/\"subtask\":0/\"subtask\":1}"
+	bad 2 "ckpt-merge: r:1: operator $LIST has no subtask 1 (its parallelism is 1)" ckpt-merge --rows r -o out/ sp
+	row "${l/\"subtask\":0,/}"
+	bad 2 "ckpt-merge: r:1: state source-state: a row of operator state names its subtask (an integer)" \
+		ckpt-merge --rows r -o out/ sp
+	row "${l/\"kind\":\"list\"/\"kind\":\"union\"}"
+	bad 2 "ckpt-merge: r:1: state source-state: the row's kind is union, the state's list" ckpt-merge --rows r -o out/ sp
+	row "${b/,\"user_key\":\"a\"/}"
+	bad 2 "ckpt-merge: r:1: state broadcast-state-2: the row has no user_key" ckpt-merge --rows r -o out/ sp
+	row "$b" "${b/:1\}/:2\}}"
+	bad 2 "ckpt-merge: r:2: state broadcast-state-2: a second row of the key of line 1" ckpt-merge --rows r -o out/ sp
+	row "$b"
+	bad 2 "ckpt-merge: r:1: state broadcast-state-2: subtask 1's entries differ from subtask 0's (a broadcast state is one map, the same on every subtask)" \
+		ckpt-merge --rows r -o out/ sp
 	nothing_left
 }
 
@@ -197,7 +341,7 @@ the_rows() {
 	head -1 list >>list
 	bad 2 "ckpt-merge: list:3: state left-records: an element of the list of line 1 apart from it (a list's elements come in consecutive rows)" \
 		ckpt-merge --rows list -o out/ win
-	bad 2 "ckpt-merge: --clear: nope: no keyed state of that name in the snapshot" ckpt-merge --clear nope -o out/ sp
+	bad 2 "ckpt-merge: --clear: nope: no state of that name in the snapshot" ckpt-merge --clear nope -o out/ sp
 	bad 2 "ckpt-merge: nofile: cannot open: No such file or directory" ckpt-merge --rows nofile -o out/ sp
 	nothing_left
 }
@@ -299,4 +443,22 @@ the_rows() {
 	ckpt-merge --clear state-name -o cleared/ savepoint-udf
 	run sh -c "ckpt-inspect -R cleared | grep -c '\"state\":\"state-name\"'"
 	output_is 0
+	snap savepoint-bcast $BC
+	{ ckpt-inspect -R -u 81afaf64abeedc40a0f29989b81a3659 savepoint-bcast |
+	    jq -c 'select(.value != "Here be more dragons!")'
+	  ckpt-inspect -R -u 12d7d939fd56473cac7cff0603179a41 \
+	    --state broadcast-state-2 savepoint-bcast |
+	    jq -c 'if .user_key == "1" then .value = 100 else . end'
+	  } >oprows.ndjson
+	ckpt-merge --rows oprows.ndjson -o edited/ savepoint-bcast
+	run sh -c "ckpt-inspect -R -u 81afaf64abeedc40a0f29989b81a3659 edited | jq -c '[.subtask, .index, .value]'"
+	output_is '[0,0,"Here be dragons!"]
+[0,1,"Here be yet more dragons!"]
+[0,2,"Here be the mostest dragons!"]'
+	run sh -c "ckpt-inspect -R -u 12d7d939fd56473cac7cff0603179a41 --state broadcast-state-2 edited |
+		jq -c 'select(.user_key == \"1\") | [.subtask, .value]'"
+	output_is '[0,100]
+[1,100]
+[2,100]
+[3,100]'
 }

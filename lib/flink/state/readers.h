@@ -340,11 +340,45 @@ struct ckpt_frg_hook {
 		       const struct ckpt_subtask *st, const struct ckpt_handle *hd, uint32_t maxp, int pass,
 		       ckpt_frg_put *put, void *g, struct ckpt_err *e);
 	int (*checked)(void *arg, struct ckpt_snapshot *s, struct ckpt_err *e);
+	/* then, before the keyed files are written: operator state's new handles as splices of rk
+	 * (buf: the _metadata sp spans), their files into dir; NULL: none */
+	int (*opstate)(void *arg, struct ckpt_snapshot *s, const void *buf, const struct ckpt_fmeta_spans *sp,
+		       const char *dir, struct ckpt_flink_rekey *rk, struct ckpt_err *e);
 };
 /* ckpt_flink_regroup with the hook (NULL: none).  The rows' entries come at the operator's own max
  * parallelism (their key-group prefix its), and are moved with the input's to the new one. */
 int ckpt_frg_run(const char *meta, const void *buf, size_t len, const struct ckpt_flink_write_opts *o,
 		 const struct ckpt_frg_hook *hook, const char *dir, struct ckpt_bytes *out, json_t **relative,
 		 struct ckpt_err *e);
+
+/* ------------------------------------------------------------ oprows.c */
+
+/* ckpt-merge --rows and --clear on operator state (rowsin.c gives the rows): each operator state the
+ * rows name (its rows iterated by each) and each --clear names (cleared[i] set where an operator
+ * holds clear[i]) holds per subtask exactly its rows, encoded by its serializers; the handles whose
+ * states so change written anew (their streams into dir, files of their own or inline as they
+ * were), each as a splice of rk.  Every row is checked before anything is written: -1 with e set,
+ * "NAME:LINE" for a row (CKPT_ERR_INPUT), CKPT_ERR_REFUSED for what ckpt does not write. */
+struct ckpt_foprows_state {
+	const char *op, *state;
+	size_t line;        /* its first row's */
+	const void *rows;   /* what each iterates */
+};
+struct ckpt_foprows_in {
+	const char *name;   /* the rows' file, for messages */
+	const char *dir;
+	const struct ckpt_foprows_state *st;
+	size_t n;
+	char *const *clear;
+	int *cleared;
+	size_t nclear;
+	int (*each)(void *arg, const void *rows, int (*fn)(void *fa, char *text, size_t line), void *fa,
+		    struct ckpt_err *e);
+	void *arg;
+};
+int ckpt_foprows_run(const struct ckpt_foprows_in *in, struct ckpt_snapshot *s, const void *buf,
+		     const struct ckpt_fmeta_spans *sp, struct ckpt_flink_rekey *rk, struct ckpt_err *e);
+/* A serializer's name for messages: its snapshot class without package, nesting or "Snapshot". */
+const char *ckpt_foprows_cls(const struct ckpt_fser *t, char *buf, size_t n);
 
 #endif

@@ -951,7 +951,7 @@ ckpt_frg_run(const char *meta, const void *buf, size_t len, const struct ckpt_fl
 		goto out;
 	g = ckpt_calloc(s->nops + 1, sizeof *g, e);
 	keyed = ckpt_calloc(s->nops + 1, sizeof *keyed, e);
-	rk.splices = ckpt_calloc(sp.nkeyed + s->nops + 1, sizeof *rk.splices, e);
+	rk.splices = ckpt_calloc(sp.nkeyed + s->nops + sp.nopdata + 1, sizeof *rk.splices, e);
 	rk.parallelism = par = ckpt_calloc(s->nops + 1, sizeof *par, e);
 	if (g == NULL || keyed == NULL || rk.splices == NULL || par == NULL)
 		goto out;
@@ -969,6 +969,8 @@ ckpt_frg_run(const char *meta, const void *buf, size_t len, const struct ckpt_fl
 		if ((all || hook->touches(hook->arg, &s->ops[k])) && count_op(&g[k], &keyed[k]) < 0)
 			goto out;
 	if (hook && hook->checked(hook->arg, s, e) < 0)
+		goto out;
+	if (hook && hook->opstate && hook->opstate(hook->arg, s, buf, &sp, dir, &rk, e) < 0)
 		goto out;
 	for (size_t k = 0; k < s->nops; k++) {
 		if (keyed[k] && write_op(&g[k], dir, &sp, k, rk.splices, &rk.nsplices) < 0)

@@ -1,7 +1,7 @@
 /* rowsin.c: ckpt-merge --rows and --clear: the rows -R prints, read back (NDJSON, a line each), and
  * for each keyed state they name its entries replaced by theirs, encoded by the snapshot's own
  * serializers (encode.c) and written by regroup.c's writer at the key groups Flink computes; states
- * whose values ckpt cannot write, and operator state, taken only as they are. */
+ * whose values ckpt cannot write taken only as they are; operator state's rows handed to oprows.c. */
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -431,21 +431,6 @@ struct enc {
 	struct ckpt_err *e;
 };
 
-/* The serializer's name for messages: its snapshot class without package, nesting or "Snapshot". */
-static const char *
-short_cls(const struct ckpt_fser *t, char *buf, size_t n)
-{
-	const char *c = t && t->cls ? t->cls : "?", *dot = strrchr(c, '.');
-	size_t len;
-
-	c = dot ? dot + 1 : c;
-	len = strcspn(c, "$");
-	if (len > 18 && strncmp(c + len - 18, "SerializerSnapshot", 18) == 0)
-		len -= 8;
-	snprintf(buf, n, "%.*s", (int)len, c);
-	return buf;
-}
-
 /* v through t into b (a value: null strings, every kind); on a mismatch the row's error. */
 static int
 put_json(struct enc *x, const struct ckpt_fser *t, const json_t *v, struct ckpt_fenc *b, const char *what,
@@ -471,7 +456,7 @@ put_json(struct enc *x, const struct ckpt_fser *t, const json_t *v, struct ckpt_
 		return 1;
 	}
 	return row_fail(x->r, line, x->e, "state %s: the %s does not fit its serializer %s: expected %s",
-			x->x->state, what, short_cls(t, cls, sizeof cls), why);
+			x->x->state, what, ckpt_foprows_cls(t, cls, sizeof cls), why);
 }
 
 /* CompositeKeySerializationUtils.writeVariableIntBytes of the length written since from. */
@@ -508,14 +493,14 @@ group_of(struct enc *x, const struct ckpt_fser *t, const json_t *row, size_t lin
 	json_decref(back);
 	if (r < 0)
 		return row_fail(x->r, line, x->e, "state %s: the key does not fit its serializer %s", x->x->state,
-				short_cls(t, cls, sizeof cls));
+				ckpt_foprows_cls(t, cls, sizeof cls));
 	if (hashed) {
 		*kg = ckpt_flink_key_group(hash, x->maxp);
 		return 0;
 	}
 	if (!json_is_integer(json_object_get(row, "key_group")) || g < 0 || g >= (json_int_t)x->maxp)
 		return row_fail(x->r, line, x->e, "state %s: ckpt cannot compute the key group of a key of the "
-				"serializer %s: give the row's key_group", x->x->state, short_cls(t, cls, sizeof cls));
+				"serializer %s: give the row's key_group", x->x->state, ckpt_foprows_cls(t, cls, sizeof cls));
 	*kg = (uint32_t)g;
 	return 0;
 }
@@ -843,7 +828,6 @@ checked(void *arg, struct ckpt_snapshot *s, struct ckpt_err *e)
 	for (size_t i = 0; i < r->n; i++) {
 		const struct rstate *x = &r->st[i];
 		const struct ckpt_operator *op = op_named(s, x->op);
-		int equal = 0, none = 0;
 
 		snprintf(where, sizeof where, "%s:%zu", r->name, x->runs[0].line);
 		if (op == NULL)
@@ -851,22 +835,39 @@ checked(void *arg, struct ckpt_snapshot *s, struct ckpt_err *e)
 		if (x->keyed && !x->found)
 			return ckpt_err_set(e, CKPT_ERR_INPUT, where, "operator %s has no keyed state %s", x->op,
 					    x->state);
-		if (x->keyed)
-			continue;
-		if (same_rows(r, (struct ckpt_fstate_backing_data *)s->backing, op, x, &equal, &none, e) < 0)
-			return -1;
-		if (none)
-			return ckpt_err_set(e, CKPT_ERR_INPUT, where, "operator %s has no operator state %s with rows",
-					    x->op, x->state);
-		if (!equal)
-			return ckpt_err_set(e, CKPT_ERR_REFUSED, where, "operator state %s of operator %s: ckpt writes "
-					    "operator state back only as it is", x->state, x->op);
 	}
-	for (size_t i = 0; i < r->nclear; i++)
+	return 0; /* operator state: opstate */
+}
+
+static int
+each_row(void *arg, const void *rows, int (*fn)(void *fa, char *text, size_t line), void *fa, struct ckpt_err *e)
+{
+	return rows_each(arg, rows, fn, fa, e);
+}
+
+/* The rows of operator state written (oprows.c), then each --clear found in some state. */
+static int
+opstate(void *arg, struct ckpt_snapshot *s, const void *buf, const struct ckpt_fmeta_spans *sp, const char *dir,
+	struct ckpt_flink_rekey *rk, struct ckpt_err *e)
+{
+	struct ckpt_flink_rows *r = arg;
+	struct ckpt_foprows_state *st = ckpt_calloc(r->n + 1, sizeof *st, e);
+	struct ckpt_foprows_in in = {.name = r->name, .dir = dir, .st = st, .clear = r->clear, .cleared = r->cleared,
+				     .nclear = r->nclear, .each = each_row, .arg = r};
+	int rc = -1;
+
+	for (size_t i = 0; st && i < r->n; i++)
+		if (!r->st[i].keyed)
+			st[in.n++] = (struct ckpt_foprows_state){.op = r->st[i].op, .state = r->st[i].state,
+								 .line = r->st[i].runs[0].line, .rows = &r->st[i]};
+	if (st && ckpt_foprows_run(&in, s, buf, sp, rk, e) == 0)
+		rc = 0;
+	for (size_t i = 0; rc == 0 && i < r->nclear; i++)
 		if (!r->cleared[i])
-			return ckpt_err_set(e, CKPT_ERR_INPUT, "--clear", "%s: no keyed state of that name in the "
-					    "snapshot", r->clear[i]);
-	return 0;
+			rc = ckpt_err_set(e, CKPT_ERR_INPUT, "--clear", "%s: no state of that name in the snapshot",
+					  r->clear[i]);
+	free(st);
+	return rc;
 }
 
 int
@@ -874,7 +875,7 @@ ckpt_flink_rows_write(const char *meta, const void *buf, size_t len, const struc
 		      const char *dir, struct ckpt_bytes *out, json_t **relative, struct ckpt_err *e)
 {
 	struct ckpt_frg_hook hook = {.arg = o->rows, .touches = touches, .replaced = replaced, .entries = entries,
-				.checked = checked};
+				.checked = checked, .opstate = opstate};
 
 	return ckpt_frg_run(meta, buf, len, o, &hook, dir, out, relative, e);
 }
