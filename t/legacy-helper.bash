@@ -62,7 +62,8 @@ b_bytearray() { b_i32 $((${#1} / 2)); B+=$(sed 's/../\\x&/g' <<<"$1"); }
 
 # _metadata (format 3) in DIR of one operator (uid-less, id 0102...10) of parallelism P, subtask i
 # holding state NAME of mode MODE (0 SPLIT_DISTRIBUTE, 1 UNION) in DIR/op$i at offsets OFFS_i (a
-# variable holding them, space-separated).
+# variable holding them, space-separated); with INLINE=1 the bytes of DIR/op$i inline (a byte
+# stream handle) and the files removed.
 legacy_meta() {
 	local dir=$1 p=$2 name=$3 mode=$4 i o offs
 	B=; b_i32 0x4960672d; b_i32 3; b_i64 9; b_i32 0; b_i32 1
@@ -74,10 +75,15 @@ legacy_meta() {
 		b_i32 $i
 		b_i32 1; b_u8 4; b_i32 1; b_utf "$name"; b_u8 "$mode"; b_i32 ${#offs[@]}
 		for o in "${offs[@]}"; do b_i64 "$o"; done
-		b_u8 6; b_utf "op$i"; b_i64 "$(wc -c <"$dir/op$i")"
+		if [ "${INLINE:-}" = 1 ]; then
+			b_u8 1; b_utf "op$i"; b_i32 "$(wc -c <"$dir/op$i")"; B+=$(xxd -p "$dir/op$i" | tr -d '\n' | sed 's/../\\x&/g')
+		else
+			b_u8 6; b_utf "op$i"; b_i64 "$(wc -c <"$dir/op$i")"
+		fi
 		b_i32 0; b_u8 0; b_u8 0; b_i32 0; b_i32 0
 	done
 	b_write "$dir/_metadata"
+	if [ "${INLINE:-}" = 1 ]; then for ((i = 0; i < p; i++)); do rm "$dir/op$i"; done; fi
 }
 
 # The consumer's value serializer snapshot, as FlinkKafkaConsumerBase.createStateSerializer makes

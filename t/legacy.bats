@@ -277,3 +277,72 @@ NOSTOP=-9223372036854775808
 	bad 2 "ckpt-inspect: w/op0: operator $OP subtask 0: writer_raw_states element 0: offset 242: element length 64, but 39 bytes follow it" \
 		ckpt-inspect -R w
 }
+
+# ckpt-merge --set-offset on FlinkKafkaConsumer's union state (ckpt-merge(1)): each subtask's
+# element of the partition takes the offset the consumer stores (where it resumes, less one; the
+# sentinels as KafkaTopicPartitionStateSentinel has them), in place inline, in a new file for a file.
+# The --offsets rows of DIR as "subtask topic:partition starting_offset".
+crows() { ckpt-inspect --offsets "$1" | jq -r '"\(.subtask) \(.topic):\(.partition) \(.starting_offset)"' | tr '\n' ,; }
+
+@test "legacy: --set-offset on FlinkKafkaConsumer's state: a number, each sentinel, +N and -N; --offsets shows them, -R the stored offsets" {
+	consumer_sp
+	run ckpt-merge --set-offset abc:13=100 --set-offset def:7=latest --set-offset abc:0=+5 --set-offset ghi:2=earliest -o out/ cs
+	status_is 0
+	output_is ''
+	run crows out
+	output_is '0 abc:13 100,0 def:7 latest,1 abc:0 5,1 ghi:2 earliest,'
+	run sh -c "ckpt-inspect -R out | jq -c '.value.offset'"
+	output_is '99
+"LATEST_OFFSET"
+4
+"EARLIEST_OFFSET"'
+	run ckpt-merge --set-offset abc:13=-16769 --set-offset def:7=committed --set-offset abc:0=0 -o out2/ cs
+	status_is 0
+	run crows out2
+	output_is '0 abc:13 0,0 def:7 committed,1 abc:0 0,1 ghi:2 committed,'
+	run crows cs
+	output_is '0 abc:13 16769,0 def:7 earliest,1 abc:0 0,1 ghi:2 committed,'
+	run ckpt-inspect -c out
+	status_is 0
+	output_is '{"file":"out","ok":true,"files":2,"bytes":1120,"problems":[]}'
+}
+
+@test "legacy: --set-offset on FlinkKafkaConsumer's state inline changes the 8 bytes of each element set; a file's is written anew, the other carried" {
+	INLINE=1 consumer_sp
+	run ckpt-merge --set-offset abc:13=100 --set-offset ghi:2=latest -o out/ cs
+	status_is 0
+	run crows out
+	output_is '0 abc:13 100,0 def:7 earliest,1 abc:0 0,1 ghi:2 latest,'
+	[ "$(cmp -l cs/_metadata out/_metadata | wc -l)" -le 16 ]
+	[ "$(ls out)" = _metadata ]
+	rm -rf cs
+	consumer_sp
+	run ckpt-merge --set-offset ghi:2=7 -o out2/ cs
+	status_is 0
+	run ls out2
+	output_is '_metadata
+op0
+reader-0102030405060708090a0b0c0d0e0f10-1'
+	cmp cs/op0 out2/op0
+	run crows out2
+	output_is '0 abc:13 16769,0 def:7 earliest,1 abc:0 0,1 ghi:2 7,'
+}
+
+@test "legacy: --set-offset on FlinkKafkaConsumer's state refused without a word written: a partition none holds, a sentinel or 0 moved past, adding or removing, a damaged element" {
+	consumer_sp
+	bad 2 "ckpt-merge: cs/_metadata: --set-offset abc:9=1: FlinkKafkaConsumer 0102030405060708090a0b0c0d0e0f10 holds no abc:9 (it holds abc:13, def:7, abc:0, ghi:2)" \
+		ckpt-merge --set-offset abc:9=1 -o out/ cs
+	bad 2 "ckpt-merge: cs/_metadata: --set-offset def:7=+1: subtask 0's FlinkKafkaConsumer state holds def:7 at a sentinel, not an offset to count from" \
+		ckpt-merge --set-offset def:7=+1 -o out/ cs
+	bad 2 "ckpt-merge: cs/_metadata: --set-offset abc:0=-1: the starting offset 0 moved by -1 is below 0" \
+		ckpt-merge --set-offset abc:0=-1 -o out/ cs
+	bad 2 "ckpt-merge: cs/_metadata: --add-partition abc:1=0: operator 0102030405060708090a0b0c0d0e0f10 is a FlinkKafkaConsumer, which reads the partitions Kafka has: only --set-offset applies" \
+		ckpt-merge --add-partition abc:1=0 -o out/ cs
+	bad 2 "ckpt-merge: cs/_metadata: --remove-partition abc:0: operator 0102030405060708090a0b0c0d0e0f10 is a FlinkKafkaConsumer, which reads the partitions Kafka has: only --set-offset applies" \
+		ckpt-merge --remove-partition abc:0 -o out/ cs
+	bad 2 "ckpt-merge: cs/_metadata: --source nope: no such operator" ckpt-merge --set-offset abc:0=1 --source nope -o out/ cs
+	printf '\001' | dd of=cs/op1 bs=1 seek=$((${OFFS_1%% *} + 2)) conv=notrunc status=none
+	bad 2 "ckpt-merge: cs/op1: operator 0102030405060708090a0b0c0d0e0f10 subtask 1 topic-partition-offset-states element 0: flink_kafka_consumer: offset 528: partition -23336 below 0" \
+		ckpt-merge --set-offset abc:13=1 -o out/ cs
+	[ ! -e out ]
+}
