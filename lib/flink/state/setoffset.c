@@ -813,13 +813,17 @@ add_one(struct setctx *c, size_t k, const struct ckpt_flink_offset_set *x, json_
 	return 0;
 }
 
-/* --remove-partition x: its reader split goes; the enumerator keeps (or gets) it as assigned. */
+/* --remove-partition x: its reader split goes; the enumerator keeps (or gets) it as assigned.  One
+ * the enumerator alone holds becomes assigned (KafkaSourceEnumerator gives an unassigned split to
+ * a reader on restore, an assigned one to none, and its discovery passes over both). */
 static int
 remove_one(struct setctx *c, const struct ckpt_flink_offset_set *x, json_t *en)
 {
-	struct rsplit *r = find_split(c, x->topic, x->partition);
+	struct rsplit *r = find_split(c, x->topic, x->partition), a = {.topic = (char *)x->topic, .partition = x->partition};
 	char list[1000];
 
+	if (r == NULL && enum_entry(en, x->topic, x->partition))
+		return enum_assigned(en, &a, 0, 0, 0) < 0 ? ckpt_err_nomem(c->e, "") : 0;
 	if (r == NULL) {
 		held(c, list, sizeof list);
 		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->meta, "--remove-partition %s: no reader holds %s:%d (the "
