@@ -62,7 +62,8 @@ b_bytearray() { b_i32 $((${#1} / 2)); B+=$(sed 's/../\\x&/g' <<<"$1"); }
 
 # _metadata (format 3) in DIR of one operator (uid-less, id 0102...10) of parallelism P, subtask i
 # holding state NAME of mode MODE (0 SPLIT_DISTRIBUTE, 1 UNION) in DIR/op$i at offsets OFFS_i (a
-# variable holding them, space-separated).
+# variable holding them, space-separated); with INLINE=1 the bytes of DIR/op$i inline (a byte
+# stream handle) and the files removed.
 legacy_meta() {
 	local dir=$1 p=$2 name=$3 mode=$4 i o offs
 	B=; b_i32 0x4960672d; b_i32 3; b_i64 9; b_i32 0; b_i32 1
@@ -74,10 +75,15 @@ legacy_meta() {
 		b_i32 $i
 		b_i32 1; b_u8 4; b_i32 1; b_utf "$name"; b_u8 "$mode"; b_i32 ${#offs[@]}
 		for o in "${offs[@]}"; do b_i64 "$o"; done
-		b_u8 6; b_utf "op$i"; b_i64 "$(wc -c <"$dir/op$i")"
+		if [ "${INLINE:-}" = 1 ]; then
+			b_u8 1; b_utf "op$i"; b_i32 "$(wc -c <"$dir/op$i")"; B+=$(xxd -p "$dir/op$i" | tr -d '\n' | sed 's/../\\x&/g')
+		else
+			b_u8 6; b_utf "op$i"; b_i64 "$(wc -c <"$dir/op$i")"
+		fi
 		b_i32 0; b_u8 0; b_u8 0; b_i32 0; b_i32 0
 	done
 	b_write "$dir/_metadata"
+	if [ "${INLINE:-}" = 1 ]; then for ((i = 0; i < p; i++)); do rm "$dir/op$i"; done; fi
 }
 
 # The consumer's value serializer snapshot, as FlinkKafkaConsumerBase.createStateSerializer makes
@@ -135,12 +141,12 @@ h_collector() {
 	printf 'b91f252c%s%s%s%s' "$(h_i32 1)" "$(h_i32 1)" "$(h_i32 $((${#c} / 2)))" "$c"
 }
 # The requests' list (version 0) of committables hex $2 ...: each framed, the committable
-# framed at version 1 inside, then retries 0 and state RECEIVED.
+# framed at version CVER (1 unless set) inside, then retries 0 and state RECEIVED.
 req_list() {
 	local n=$1 r h=''
 	shift
 	for c; do
-		r=$(h_framed 1 "$c")$(h_i32 0)$(h_i32 0)
+		r=$(h_framed "${CVER:-1}" "$c")$(h_i32 0)$(h_i32 0)
 		h=$h$(h_i32 $((${#r} / 2)))$r
 	done
 	printf '%s%s%s' "$(h_i32 0)" "$(h_i32 "$n")" "$h"
@@ -235,3 +241,19 @@ h_bucket() {
 	done
 	printf '%s%s%s%s' "$h" "$(h_i32 1)" "$(h_i32 $n)" "$t"
 }
+# The FileSink's FileWriterBucketStateSerializer version 3: BUCKET-ID PATH CREATED and the
+# in-progress file's hex (- for none), no pending files (versions 1 and 2 are h_bucket's layout).
+h_filebucket3() {
+	local h
+	h=1e764b79$(h_framed 1 "$(h_i32 ${#1})$(h_str "$1")")$(h_utf "$2")$(h_i64 "$3")
+	if [ "$4" = - ]; then printf '%s00' "$h"; else printf '%s01%s' "$h" "$(h_framed 1 "$4")"; fi
+}
+# FileSinkCommittableSerializer version 2: BUCKET-ID, the pending file's hex, the in-progress file
+# to clean up's hex (each - for none, else framed at version 1), the compacted file's URI (- none);
+# version 1 (h_filecommittable1 PENDING IN-PROGRESS): no bucket id, no compacted file.
+h_fileflagged() { if [ "$1" = - ]; then printf 00; else printf 01; h_framed 1 "$1"; fi; }
+h_filecommittable() {
+	printf 1e765c80; h_utf "$1"; h_fileflagged "$2"; h_fileflagged "$3"
+	if [ "$4" = - ]; then printf 00; else printf 01; h_utf "$4"; fi
+}
+h_filecommittable1() { printf 1e765c80; h_fileflagged "$1"; h_fileflagged "$2"; }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # Connectors before the Source API, and the sinks (ckpt-flink(5), LEGACY CONNECTORS):
 # FlinkKafkaConsumer's union state of partitions and offsets, the KafkaSink's writer state and its
-# committer's committables, typed by -a and -R, the consumer's partitions in --offsets.  No real
+# committer's committables, FlinkKafkaProducer's, StreamingFileSink's and the FileSink's, typed by -a
+# and -R, the consumer's partitions in --offsets.  No real
 # savepoint of the fixtures holds them: each state is written here from its layout
 # (legacy-helper.bash); the consumer's element bytes equal those of the connector's own migration
 # snapshots (FlinkKafkaConsumerBaseMigrationTest, Flink 1.8 to 1.20), and t/flink/kafka.bats reads
@@ -226,4 +227,122 @@ NOSTOP=-9223372036854775808
 	printf '\100' | dd of=b/op0 bs=1 seek=$((OFFS_0 + 11)) conv=notrunc status=none
 	bad 2 "ckpt-inspect: b/op0: operator $OP subtask 0: bucket-states element 0: offset 238: element length 64, but 56 bytes follow it" \
 		ckpt-inspect -a b
+}
+
+# The FileSink (Sink V2): its writer's FileWriterBucketStateSerializer in "writer_raw_states" (the
+# KafkaSink's state name too; told apart by the magic number and an exact parse) and its
+# FileSinkCommittableSerializer's committables in the committer's collector, written from Flink
+# 2.3.0's source (flink-connector-files); no harness job has a FileSink.
+@test "legacy: the FileSink's writer state (FileWriterBucketStateSerializer 3; 2 and 1 with pending files): bucket, path, in-progress file" {
+	sink_sp w writer_raw_states "$(h_framed 3 "$(h_filebucket3 2026-12-07--03 /out/2026-12-07--03 1765076400000 0102)")"
+	run ckpt-inspect -R w
+	status_is 0
+	output_is '{"uid":null,"operator":"'$OP'","state":"writer_raw_states","kind":"list","subtask":0,"index":0,"value":{"connector":"file_sink","version":3,"bucket_id":"2026-12-07--03","bucket_path":"/out/2026-12-07--03","in_progress_creation_time":1765076400000,"in_progress":{"version":1,"bytes":"\u0001\u0002"}}}'
+	rm -rf w
+	sink_sp w writer_raw_states "$(h_framed 2 "$(h_bucket x /o 5 - "4 01")")"
+	run sh -c "ckpt-inspect -a w | jq -c '.operators[0].subtasks[0].operator_state'"
+	output_is '{"writer_raw_states":{"mode":"list","entries":[{"connector":"file_sink","version":2,"bucket_id":"x","bucket_path":"/o","in_progress_creation_time":5,"in_progress":null,"pending":[{"checkpoint_id":4,"files":[{"version":1,"bytes":"\u0001"}]}]}]}}'
+	rm -rf w
+	sink_sp w writer_raw_states "$(h_framed 1 "$(h_bucket x /o 5 -)")"
+	run sh -c "ckpt-inspect -a w | jq -c '.operators[0].subtasks[0].operator_state.writer_raw_states.entries[0]'"
+	output_is '{"connector":"file_sink","version":1,"bucket_id":"x","bucket_path":"/o","in_progress_creation_time":5,"in_progress":null,"pending":[]}'
+}
+
+@test "legacy: the FileSink's committables (FileSinkCommittableSerializer 2 and 1) in the committer's collector" {
+	sink_sp c streaming_committer_raw_states "$(h_framed 2 "$(CVER=2 h_collector 7 2 0 "$(h_filecommittable b1 0102 - -)" "$(h_filecommittable b2 - 03 file:/out/b2/c-0)")")"
+	run sh -c "ckpt-inspect -a c | jq -c '.operators[0].subtasks[0].operator_state.streaming_committer_raw_states.entries[0].checkpoints[0].subtasks[0].requests'"
+	output_is '[{"connector":"file_sink","version":2,"pending_file":{"version":1,"bytes":"\u0001\u0002"},"in_progress_to_clean_up":null,"bucket_id":"b1","compacted_file_to_clean_up":null,"retries":0,"request_state":"RECEIVED"},{"connector":"file_sink","version":2,"pending_file":null,"in_progress_to_clean_up":{"version":1,"bytes":"\u0003"},"bucket_id":"b2","compacted_file_to_clean_up":"file:/out/b2/c-0","retries":0,"request_state":"RECEIVED"}]'
+	rm -rf c
+	sink_sp c streaming_committer_raw_states "$(h_framed 2 "$(h_collector 7 2 0 "$(h_filecommittable1 0102 -)" "$(h_filecommittable b - - -)")")"
+	run ckpt-inspect -R c
+	status_is 0
+	output_is '{"uid":null,"operator":"'$OP'","state":"streaming_committer_raw_states","kind":"list","subtask":0,"index":0,"value":{"state":"committables","version":2,"checkpoints":[{"checkpoint_id":7,"number_of_subtasks":1,"subtasks":[{"subtask":0,"requests":[{"connector":"file_sink","version":1,"pending_file":{"version":1,"bytes":"\u0001\u0002"},"in_progress_to_clean_up":null,"retries":0,"request_state":"RECEIVED"},{"connector":null,"version":1,"bytes":{"base64":"HnZcgAABYgAAAA=="},"retries":0,"request_state":"RECEIVED"}],"committables":2,"failed":0}]}]}}'
+}
+
+@test "legacy: the FileSink's writer state no version parses stays bytes with the reason (version, cut, bytes left over); its framing's length lying is refused" {
+	sink_sp w writer_raw_states "$(h_framed 4 "$(h_filebucket3 x /o 0 -)")"
+	run sh -c "ckpt-inspect -a w | jq -c '.operators[0].subtasks[0].operator_state.writer_raw_states.entries[0].reason'"
+	output_is '"file_sink: offset 246: version 4 is none of FileWriterBucketStateSerializer'"'"'s (1 to 3)"'
+	rm -rf w
+	sink_sp w writer_raw_states "$(h_framed 3 "$(h_bucket x /o 0 -)")"
+	run sh -c "ckpt-inspect -a w | jq -c '.operators[0].subtasks[0].operator_state.writer_raw_states.entries[0].reason'"
+	output_is '"file_sink: offset 276: 8 bytes after the state"'
+	rm -rf w
+	sink_sp w writer_raw_states "$(h_framed 2 "$(h_filebucket3 x /o 0 -)")"
+	run sh -c "ckpt-inspect -a w | jq -c '.operators[0].subtasks[0].operator_state.writer_raw_states.entries[0].reason'"
+	output_is '"file_sink: offset 276: truncated pending file version"'
+	rm -rf w
+	sink_sp w writer_raw_states "$(h_framed 3 "$(h_filebucket3 x /o 0 0a)")"
+	printf '\100' | dd of=w/op0 bs=1 seek=$((OFFS_0 + 11)) conv=notrunc status=none
+	bad 2 "ckpt-inspect: w/op0: operator $OP subtask 0: writer_raw_states element 0: offset 242: element length 64, but 39 bytes follow it" \
+		ckpt-inspect -R w
+}
+
+# ckpt-merge --set-offset on FlinkKafkaConsumer's union state (ckpt-merge(1)): each subtask's
+# element of the partition takes the offset the consumer stores (where it resumes, less one; the
+# sentinels as KafkaTopicPartitionStateSentinel has them), in place inline, in a new file for a file.
+# The --offsets rows of DIR as "subtask topic:partition starting_offset".
+crows() { ckpt-inspect --offsets "$1" | jq -r '"\(.subtask) \(.topic):\(.partition) \(.starting_offset)"' | tr '\n' ,; }
+
+@test "legacy: --set-offset on FlinkKafkaConsumer's state: a number, each sentinel, +N and -N; --offsets shows them, -R the stored offsets" {
+	consumer_sp
+	run ckpt-merge --set-offset abc:13=100 --set-offset def:7=latest --set-offset abc:0=+5 --set-offset ghi:2=earliest -o out/ cs
+	status_is 0
+	output_is ''
+	run crows out
+	output_is '0 abc:13 100,0 def:7 latest,1 abc:0 5,1 ghi:2 earliest,'
+	run sh -c "ckpt-inspect -R out | jq -c '.value.offset'"
+	output_is '99
+"LATEST_OFFSET"
+4
+"EARLIEST_OFFSET"'
+	run ckpt-merge --set-offset abc:13=-16769 --set-offset def:7=committed --set-offset abc:0=0 -o out2/ cs
+	status_is 0
+	run crows out2
+	output_is '0 abc:13 0,0 def:7 committed,1 abc:0 0,1 ghi:2 committed,'
+	run crows cs
+	output_is '0 abc:13 16769,0 def:7 earliest,1 abc:0 0,1 ghi:2 committed,'
+	run ckpt-inspect -c out
+	status_is 0
+	output_is '{"file":"out","ok":true,"files":2,"bytes":1120,"problems":[]}'
+}
+
+@test "legacy: --set-offset on FlinkKafkaConsumer's state inline changes the 8 bytes of each element set; a file's is written anew, the other carried" {
+	INLINE=1 consumer_sp
+	run ckpt-merge --set-offset abc:13=100 --set-offset ghi:2=latest -o out/ cs
+	status_is 0
+	run crows out
+	output_is '0 abc:13 100,0 def:7 earliest,1 abc:0 0,1 ghi:2 latest,'
+	[ "$(cmp -l cs/_metadata out/_metadata | wc -l)" -le 16 ]
+	[ "$(ls out)" = _metadata ]
+	rm -rf cs
+	consumer_sp
+	run ckpt-merge --set-offset ghi:2=7 -o out2/ cs
+	status_is 0
+	run ls out2
+	output_is '_metadata
+op0
+reader-0102030405060708090a0b0c0d0e0f10-1'
+	cmp cs/op0 out2/op0
+	run crows out2
+	output_is '0 abc:13 16769,0 def:7 earliest,1 abc:0 0,1 ghi:2 7,'
+}
+
+@test "legacy: --set-offset on FlinkKafkaConsumer's state refused without a word written: a partition none holds, a sentinel or 0 moved past, adding or removing, a damaged element" {
+	consumer_sp
+	bad 2 "ckpt-merge: cs/_metadata: --set-offset abc:9=1: FlinkKafkaConsumer 0102030405060708090a0b0c0d0e0f10 holds no abc:9 (it holds abc:13, def:7, abc:0, ghi:2)" \
+		ckpt-merge --set-offset abc:9=1 -o out/ cs
+	bad 2 "ckpt-merge: cs/_metadata: --set-offset def:7=+1: subtask 0's FlinkKafkaConsumer state holds def:7 at a sentinel, not an offset to count from" \
+		ckpt-merge --set-offset def:7=+1 -o out/ cs
+	bad 2 "ckpt-merge: cs/_metadata: --set-offset abc:0=-1: the starting offset 0 moved by -1 is below 0" \
+		ckpt-merge --set-offset abc:0=-1 -o out/ cs
+	bad 2 "ckpt-merge: cs/_metadata: --add-partition abc:1=0: operator 0102030405060708090a0b0c0d0e0f10 is a FlinkKafkaConsumer, which reads the partitions Kafka has: only --set-offset applies" \
+		ckpt-merge --add-partition abc:1=0 -o out/ cs
+	bad 2 "ckpt-merge: cs/_metadata: --remove-partition abc:0: operator 0102030405060708090a0b0c0d0e0f10 is a FlinkKafkaConsumer, which reads the partitions Kafka has: only --set-offset applies" \
+		ckpt-merge --remove-partition abc:0 -o out/ cs
+	bad 2 "ckpt-merge: cs/_metadata: --source nope: no such operator" ckpt-merge --set-offset abc:0=1 --source nope -o out/ cs
+	printf '\001' | dd of=cs/op1 bs=1 seek=$((${OFFS_1%% *} + 2)) conv=notrunc status=none
+	bad 2 "ckpt-merge: cs/op1: operator 0102030405060708090a0b0c0d0e0f10 subtask 1 topic-partition-offset-states element 0: flink_kafka_consumer: offset 528: partition -23336 below 0" \
+		ckpt-merge --set-offset abc:13=1 -o out/ cs
+	[ ! -e out ]
 }

@@ -302,6 +302,57 @@ FIXTURE_ROWS='0 topic:8 10 reader,0 topic:2 10 reader,0 topic:5 10 reader,1 topi
 	status_is 0
 }
 
+@test "removepart: a partition the enumerator alone holds: unassigned (versions 2, 3) becomes assigned, so no reader gets it; assigned (1, 0) stays" {
+	needs_fixtures
+	tohex
+	set_coordinator "$(coordinator 2 "$(kafka_enum2 1 "topic 3 0" "topic 10 1" "topic 11 1")")"
+	unhex
+	run rows sp
+	output_is "$FIXTURE_ROWS"'null topic:10 migrated enumerator,null topic:11 migrated enumerator,'
+	run sh -c "ckpt-inspect --offsets sp | jq -c 'select(.held_by == \"enumerator\") | .status'"
+	output_is '"unassigned"
+"unassigned"'
+	run ckpt-merge --remove-partition topic:10 -o out/ sp
+	status_is 0
+	output_is ''
+	run sh -c "ckpt-inspect -a out/ | jq -c '.operators[1].coordinator.partitions'"
+	output_is '[{"topic":"topic","partition":3,"status":"assigned"},{"topic":"topic","partition":10,"status":"assigned"},{"topic":"topic","partition":11,"status":"unassigned"}]'
+	run sh -c "ckpt-inspect --offsets out/ | jq -c 'select(.held_by == \"enumerator\") | [.partition, .status]'"
+	output_is '[10,"assigned"]
+[11,"unassigned"]'
+	[ "$(ckpt-inspect -R sp)" = "$(ckpt-inspect -R out/)" ]
+	rm -rf sp out
+	tohex
+	set_coordinator "$(coordinator 3 "$(kafka_enum3 0 "topic 3 10 -9223372036854775808 0" "topic 10 5 -9223372036854775808 1")")"
+	unhex
+	run ckpt-merge --remove-partition topic:10 --set-offset topic:3=4 -o out/ sp
+	status_is 0
+	run sh -c "ckpt-inspect -a out/ | jq -c '.operators[1].coordinator.splits'"
+	output_is '[{"topic":"topic","partition":3,"starting_offset":4,"stopping_offset":null,"status":"assigned"},{"topic":"topic","partition":10,"starting_offset":5,"stopping_offset":null,"status":"assigned"}]'
+	run ckpt-inspect -c out/
+	status_is 0
+	rm -rf sp out
+	tohex
+	set_coordinator "$(coordinator 0 "$(kafka_enum0 1 "topic 10 10 -9223372036854775808")")"
+	unhex
+	run ckpt-merge --remove-partition topic:10 -o out/ sp
+	status_is 0
+	run sh -c "ckpt-inspect -a out/ | jq -c '.operators[1].coordinator.assignments'"
+	output_is '[{"subtask":1,"splits":[{"topic":"topic","partition":10,"starting_offset":10,"stopping_offset":null}]}]'
+	run rows out/
+	output_is "$FIXTURE_ROWS"'null topic:10 10 enumerator,'
+	rm -rf sp out
+	tohex
+	set_coordinator "$(coordinator 1 "$(kafka_enum1 "topic 3" "topic 10")")"
+	unhex
+	run ckpt-merge --remove-partition topic:10 -o out/ sp
+	status_is 0
+	run sh -c "ckpt-inspect -a out/ | jq -c '.operators[1].coordinator.partitions'"
+	output_is '[{"topic":"topic","partition":3},{"topic":"topic","partition":10}]'
+	bad 2 "ckpt-merge: sp/_metadata: --remove-partition topic:11: no reader holds topic:11 (the readers hold topic:8, topic:2, topic:5, topic:6, topic:9, topic:0, topic:3, topic:7, topic:1, topic:4)" \
+		ckpt-merge --remove-partition topic:11 -o out2/ sp
+}
+
 @test "addpart, removepart: refused without a word written: a partition held or not, named twice, stopping offsets of their own" {
 	needs_fixtures
 	bad 2 "ckpt-merge: $M: --add-partition topic:3=1: subtask 1's reader holds topic:3 already (--set-offset moves it)" \

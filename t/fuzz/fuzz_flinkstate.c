@@ -7,7 +7,10 @@
  * "SourceReaderState" (a source's splits, typed by connector.c); bit 0x20 makes the state file the
  * operator's coordinator state too (a source enumerator's checkpoint, typed by -a's document).
  * Bits 0xc0 name it as the legacy connectors' and sinks' states legacyconn.c types: 0x40
- * "topic-partition-offset-states", 0x80 "writer_raw_states", 0xc0 "streaming_committer_raw_states". */
+ * "topic-partition-offset-states", 0x80 "writer_raw_states" (the KafkaSink's or the FileSink's),
+ * 0xc0 "streaming_committer_raw_states"; with bit 0x04 set, 0x44 "bucket-states" (StreamingFileSink),
+ * 0x84 "state" and 0xc4 "next-transactional-id-hint-v2" (FlinkKafkaProducer's, typed by the value
+ * serializer snapshot the file holds).  The low two bits are the mode (3 is 0). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,6 +65,20 @@ u32(const uint8_t *p)
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
+/* The operator's list state named by the mode byte's bits 0xf4 (flags). */
+static const char *
+state_name(int flags)
+{
+	static const char *const legacy[2][4] = {
+		{NULL, "topic-partition-offset-states", "writer_raw_states", "streaming_committer_raw_states"},
+		{NULL, "bucket-states", "state", "next-transactional-id-hint-v2"},
+	};
+
+	if (flags & 0xc0)
+		return legacy[(flags & 0x04) != 0][(flags & 0xc0) >> 6];
+	return flags & 0x10 ? "SourceReaderState" : "names";
+}
+
 /* A version 3 _metadata: one operator (parallelism 1, max parallelism 128), subtask 0. */
 static void
 metadata(struct buf *m, int mode, int flags, const uint8_t *off, const uint8_t *state, size_t n)
@@ -89,8 +106,7 @@ metadata(struct buf *m, int mode, int flags, const uint8_t *off, const uint8_t *
 		be(m, 1, 4);
 		be(m, 4, 1);
 		be(m, 1, 4);
-		utf(m, (flags & 0xc0) == 0x40 ? "topic-partition-offset-states" : (flags & 0xc0) == 0x80 ? "writer_raw_states" :
-		       (flags & 0xc0) == 0xc0 ? "streaming_committer_raw_states" : flags & 0x10 ? "SourceReaderState" : "names");
+		utf(m, state_name(flags));
 		be(m, 0, 1);
 		be(m, 2, 4);
 		be(m, u32(off), 8);
@@ -142,7 +158,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 13)
 		return 0;
-	metadata(&m, (data[0] & 0x0f) % 3, data[0] & 0xf0, data + 1, data + 13, size - 13);
+	metadata(&m, (data[0] & 0x03) % 3, data[0] & 0xf4, data + 1, data + 13, size - 13);
 	path = fuzz_file("_metadata", m.p, m.n);
 	free(m.p);
 	if (path == NULL || (s = ckpt_snapshot_open(path, &e)) == NULL)

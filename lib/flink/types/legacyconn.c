@@ -1,7 +1,8 @@
 /* legacyconn.c: the operator state of connectors older than the Source API, and of the sinks
  * (ckpt-flink(5), LEGACY CONNECTORS): FlinkKafkaConsumer's partitions and offsets, the KafkaSink's
  * writer state and the committables its committer holds, FlinkKafkaProducer's transactional id hint
- * and transactions, typed where the format parses every byte with sane values. */
+ * and transactions, StreamingFileSink's and the FileSink's buckets and the FileSink's committables,
+ * typed where the format parses every byte with sane values. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +17,7 @@
 #define TWOPC_SNAP "org.apache.flink.streaming.api.functions.sink.TwoPhaseCommitSinkFunction$StateSerializerSnapshot"
 #define MAX_PARALLELISM 32768
 #define BUCKET_MAGIC 0x1e764b79u
+#define FILE_COMMITTABLE_MAGIC 0x1e765c80u
 
 /* KafkaTopicPartitionStateSentinel's offsets: the stored offset by Flink's name, the starting offset
  * by the name the KafkaSource's rows give the same start (ckpt-inspect(1), --offsets). */
@@ -69,14 +71,15 @@ ckpt_fser_legacy_kind(const char *state, const struct ckpt_fser *value)
 	return 0;
 }
 
-/* A serializer's version (1 or 2) and the magic number its stream begins with: 0, or -1 failed. */
+/* A serializer's version (1 to hi, 2 or 3) and the magic number its stream begins with: 0, or -1
+ * failed. */
 static int
-version_magic(struct try *t, int32_t version, const char *serializer, uint32_t want)
+version_magic(struct try *t, int32_t version, int32_t hi, const char *serializer, uint32_t want)
 {
 	int32_t magic;
 
-	if (version != 1 && version != 2)
-		return fail(t, "version %d is none of %s's (1, 2)", (int)version, serializer);
+	if (version < 1 || version > hi)
+		return fail(t, "version %d is none of %s's (%s)", (int)version, serializer, hi == 2 ? "1, 2" : "1 to 3");
 	if (ckpt_fsrc_i32(&t->s, &magic, "magic number") < 0)
 		return -1;
 	if ((uint32_t)magic != want) {
@@ -348,22 +351,36 @@ kafka_committable(struct try *t, int32_t version)
 	return v;
 }
 
-/* The committable of serializer version ver from here to end: Kafka's when it parses as that
- * exactly, else {"connector": null, "version", "bytes"}; the source then at end. */
+static json_t *file_committable(struct try *t, int32_t version);
+
+/* fn's value of the bytes from here to end when it parses them exactly, else NULL. */
 static json_t *
-committable_of(struct try *t, int32_t ver, size_t end)
+exactly(struct try *t, int32_t ver, size_t end, json_t *(*fn)(struct try *, int32_t))
 {
 	size_t at = t->s.wpos;
 	struct try k;
 	json_t *c;
 
 	try_open(&k, t->s.win + at, end - at, t->s.base + at);
-	c = kafka_committable(&k, ver);
+	c = fn(&k, ver);
 	if (c && !ckpt_fsrc_drained(&k.s)) {
 		json_decref(c);
 		c = NULL;
 	}
 	ckpt_fsrc_release(&k.s);
+	return c;
+}
+
+/* The committable of serializer version ver from here to end: Kafka's or the FileSink's when it
+ * parses as that exactly, else {"connector": null, "version", "bytes"}; the source then at end. */
+static json_t *
+committable_of(struct try *t, int32_t ver, size_t end)
+{
+	size_t at = t->s.wpos;
+	json_t *c;
+
+	if ((c = exactly(t, ver, end, kafka_committable)) == NULL)
+		c = exactly(t, ver, end, file_committable);
 	if (c == NULL)
 		c = json_pack("{s:n, s:i, s:o}", "connector", "version", (int)ver, "bytes", ckpt_entry_to_json(t->s.win + at, end - at));
 	t->s.wpos = end;
@@ -493,7 +510,7 @@ committer_state(struct try *t, int32_t version)
 {
 	json_t *cks;
 
-	if (version_magic(t, version, "CommittableCollectorSerializer", COLLECTOR_MAGIC) < 0)
+	if (version_magic(t, version, 2, "CommittableCollectorSerializer", COLLECTOR_MAGIC) < 0)
 		return NULL;
 	if (version == 1) { /* Sink V1's committables (SinkV1CommittableDeserializer): a list, no checkpoints */
 		if ((cks = versioned_list(t, INT32_MIN, INT32_MAX, bare_committable, "committables")) == NULL)
@@ -737,31 +754,89 @@ bad:
 	return NULL;
 }
 
-/* StreamingFileSink's BucketStateSerializer, versions 1 and 2 (one layout): the magic number, the
- * bucket id, UTF bucket path, i64 in-progress file's creation time, a flag and the in-progress
- * file, the pending files per checkpoint. */
+/* StreamingFileSink's BucketStateSerializer, versions 1 and 2 (one layout), or (filesink) the
+ * FileSink's FileWriterBucketStateSerializer, 1 and 2 that layout, 3 without the pending files: the
+ * magic number, the bucket id, UTF bucket path, i64 in-progress file's creation time, a flag and the
+ * in-progress file, the pending files per checkpoint. */
 static json_t *
-bucket_state(struct try *t, int32_t version)
+bucket_of(struct try *t, int32_t version, int filesink)
 {
 	char *path = NULL;
 	int64_t created;
 	uint8_t has;
 	json_t *id = NULL, *cur = NULL, *pend = NULL, *v = NULL;
 
-	if (version_magic(t, version, "BucketStateSerializer", BUCKET_MAGIC) < 0)
+	if (version_magic(t, version, filesink ? 3 : 2, filesink ? "FileWriterBucketStateSerializer" : "BucketStateSerializer",
+			  BUCKET_MAGIC) < 0)
 		return NULL;
 	if ((id = versioned_blob(t, 1, "bucket id")) == NULL || ckpt_fsrc_utf(&t->s, &path, "bucket path") < 0 ||
 	    ckpt_fsrc_i64(&t->s, &created, "creation time") < 0 || flag_u8(t, &has, "in-progress file flag") < 0 ||
-	    (has && (cur = versioned_blob(t, 0, "in-progress file")) == NULL) || (pend = bucket_pending(t)) == NULL)
+	    (has && (cur = versioned_blob(t, 0, "in-progress file")) == NULL) ||
+	    ((!filesink || version < 3) && (pend = bucket_pending(t)) == NULL))
 		goto out;
-	v = json_pack("{s:s, s:i, s:O, s:s, s:I, s:O, s:O}", "connector", "streaming_file_sink", "version", (int)version,
-		      "bucket_id", id, "bucket_path", path, "in_progress_creation_time", (json_int_t)created,
-		      "in_progress", cur ? cur : json_null(), "pending", pend);
+	v = json_pack("{s:s, s:i, s:O, s:s, s:I, s:O}", "connector", filesink ? "file_sink" : "streaming_file_sink",
+		      "version", (int)version, "bucket_id", id, "bucket_path", path, "in_progress_creation_time",
+		      (json_int_t)created, "in_progress", cur ? cur : json_null());
+	if (v && pend)
+		json_object_set(v, "pending", pend);
 out:
 	json_decref(id);
 	json_decref(cur);
 	json_decref(pend);
 	free(path);
+	return v;
+}
+
+static json_t *
+bucket_state(struct try *t, int32_t version)
+{
+	return bucket_of(t, version, 0);
+}
+
+static json_t *
+file_writer_state(struct try *t, int32_t version)
+{
+	return bucket_of(t, version, 1);
+}
+
+/* A flag, then when set a SimpleVersionedSerialization blob ({"version", "bytes"}), else null. */
+static json_t *
+flagged_blob(struct try *t, const char *what)
+{
+	uint8_t has;
+
+	if (flag_u8(t, &has, what) < 0)
+		return NULL;
+	return has ? versioned_blob(t, 0, what) : json_null();
+}
+
+/* FileSinkCommittableSerializer, versions 1 and 2: the magic number; version 2 the UTF bucket id;
+ * a flag and the pending file, a flag and the in-progress file to clean up; version 2 a flag and
+ * the UTF URI of the compacted file to clean up. */
+static json_t *
+file_committable(struct try *t, int32_t version)
+{
+	char *id = NULL, *uri = NULL;
+	uint8_t has = 0;
+	json_t *pend = NULL, *cur = NULL, *v = NULL;
+
+	if (version_magic(t, version, 2, "FileSinkCommittableSerializer", FILE_COMMITTABLE_MAGIC) < 0 ||
+	    (version == 2 && utf_fits(t, &id, "bucket id") < 0) || (pend = flagged_blob(t, "pending file")) == NULL ||
+	    (cur = flagged_blob(t, "in-progress file to clean up")) == NULL ||
+	    (version == 2 && (flag_u8(t, &has, "compacted file flag") < 0 ||
+			      (has && utf_fits(t, &uri, "compacted file to clean up") < 0))))
+		goto out;
+	v = json_pack("{s:s, s:i, s:O, s:O}", "connector", "file_sink", "version", (int)version, "pending_file", pend,
+		      "in_progress_to_clean_up", cur);
+	if (v && version == 2) {
+		json_object_set_new(v, "bucket_id", json_string(id));
+		json_object_set_new(v, "compacted_file_to_clean_up", uri ? json_string(uri) : json_null());
+	}
+out:
+	json_decref(pend);
+	json_decref(cur);
+	free(id);
+	free(uri);
 	return v;
 }
 
@@ -793,6 +868,25 @@ framed(const unsigned char *p, size_t n, uint64_t at, const char *where, const c
 	return t.e.kind == CKPT_ERR_NOMEM ? ckpt_err_nomem(e, where) : 0;
 }
 
+/* A Sink V2 writer's element: the FileSink's when it begins with its magic number and parses as
+ * that (the reason its format gives when neither does), else the KafkaSink's. */
+static int
+writer_typed(const unsigned char *p, size_t n, uint64_t at, const char *where, json_t **v, char *why, size_t nwhy,
+	     struct ckpt_err *e)
+{
+	char fwhy[512];
+
+	if (n < 12 || ckpt_be32(p + 8) != BUCKET_MAGIC)
+		return framed(p, n, at, where, "kafka_sink", writer_state, v, why, nwhy, e);
+	if (framed(p, n, at, where, "file_sink", file_writer_state, v, why, nwhy, e) < 0 || *v)
+		return *v ? 0 : -1;
+	snprintf(fwhy, sizeof fwhy, "%s", why); /* a KafkaSink's prefix may begin with those bytes */
+	if (framed(p, n, at, where, "kafka_sink", writer_state, v, why, nwhy, e) < 0 || *v)
+		return *v ? 0 : -1;
+	snprintf(why, nwhy, "%s", fwhy);
+	return 0;
+}
+
 int
 ckpt_fser_legacy_typed(int kind, const unsigned char *p, size_t n, uint64_t at, const char *where, json_t **v,
 		       char *why, size_t nwhy, struct ckpt_err *e)
@@ -802,7 +896,7 @@ ckpt_fser_legacy_typed(int kind, const unsigned char *p, size_t n, uint64_t at, 
 	*v = NULL;
 	why[0] = '\0';
 	if (kind == FLEGACY_WRITER)
-		return framed(p, n, at, where, "kafka_sink", writer_state, v, why, nwhy, e);
+		return writer_typed(p, n, at, where, v, why, nwhy, e);
 	if (kind >= FLEGACY_PRODUCER_HINT)
 		return producer_typed(kind, p, n, at, where, v, e);
 	if (kind == FLEGACY_BUCKETS)

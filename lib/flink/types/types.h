@@ -242,7 +242,9 @@ json_t *ckpt_fser_split_offset(int64_t v, int stopping);
 
 /* The operator states of connectors before the Source API, and of the sinks, by state name. */
 enum {
-	FLEGACY_CONSUMER = 1, FLEGACY_WRITER, FLEGACY_COMMITTER,
+	FLEGACY_CONSUMER = 1,
+	FLEGACY_WRITER, /* "writer_raw_states": the KafkaSink's or the FileSink's */
+	FLEGACY_COMMITTER,
 	FLEGACY_BUCKETS, /* StreamingFileSink's "bucket-states" */
 	/* FlinkKafkaProducer's, by its value serializer: the hint; the transactions (TwoPhaseCommitSinkFunction's
 	 * state) with the flag before the pending one (outer snapshot version 3 on), or without (2) */
