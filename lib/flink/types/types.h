@@ -129,11 +129,12 @@ int ckpt_frow_fixed_length(const struct ckpt_fser *t);
  * the BinaryRowData it is written as) into *hash, with *hashed set. */
 int ckpt_frow_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash,
 		       int *hashed, const struct ckpt_fser_ops *ops);
-/* Can ckpt write keys of t (a RowDataSerializer of fields it can write: numbers, strings, dates,
- * compact decimals and timestamps) for -k?  1; else 0 with why the field that stops it. */
+/* Can ckpt write keys of t (a RowDataSerializer of fields of the types it decodes) for -k, or values
+ * of t (also an ArrayDataSerializer or MapDataSerializer)?  1; else 0 with why the field that stops it. */
 int ckpt_frow_key_writable(const struct ckpt_fser *t, char *why, size_t n);
 /* The key v (as -a prints a row, or an array of its fields) as t serializes it, its length first,
- * into a new *p: 0; or -1 with what was expected in why. */
+ * into a new *p: 0; or -1 with what was expected in why.  Also an ArrayData, MapData (as -R prints
+ * them, their length first), TimestampData or DecimalData value of t. */
 int ckpt_frow_key(const struct ckpt_fser *t, const json_t *v, unsigned char **p, size_t *n, char *why,
 		     size_t whyn);
 /* ------------------------------------------------------------ pojo.c */
