@@ -231,3 +231,41 @@ bad_element() {
 	bad_element "ldt:$SER.LocalDateTimeSerializer\$LocalDateTimeSerializerSnapshot" '\x80\x00\x00\x00\x80\x00\x0c\x00\x00\x00\x00\x00\x00' \
 		'offset 217: LocalDateTime: exactly one of LocalDate and LocalTime is null'
 }
+
+# rt FILE...: t/jvalue-rt.c, built against the library of the build under test, over the files.
+rt() {
+	local obj san=
+	case ${CKPT_BIN:-$ROOT/bin} in
+	"$ROOT/bin") obj=$ROOT/build/plain/obj ;;
+	"$ROOT/build/san/bin") obj=$ROOT/build/san/obj san=-fsanitize=address,undefined ;;
+	*) skip "CKPT_BIN is not a build of this tree" ;;
+	esac
+	"${CC:-cc}" -std=c11 -D_GNU_SOURCE -DCKPT_LIBRARY $san -I"$ROOT/lib" -o "$BATS_TEST_TMPDIR/rt" "$ROOT/t/jvalue-rt.c" "$obj/libckpt.a" \
+		$(pkg-config --libs jansson libarchive libxxhash snappy rocksdb libcurl zlib libzstd 2>/dev/null ||
+			echo -ljansson -larchive -lxxhash -lsnappy -lrocksdb -lcurl -lz -lzstd) -lm -pthread
+	"$BATS_TEST_TMPDIR/rt" "$@"
+}
+
+@test "jvalue: every Java stream of t/data/jvalue and of the fixtures' JavaSerializer state written back byte-identical (javaser-write.c)" {
+	needs_fixtures
+	local d i=0 b
+	mkdir fx
+	for d in "$FIXTURES"/flink-savepoints/*/ "$FIXTURES"/flink-artifacts/*-savepoint/; do
+		for b in $(ckpt-inspect --raw -a "$d" 2>/dev/null |
+			jq -r '.operators[].subtasks[]?.operator_state // {} | .[].entries[]?.base64 // empty'); do
+			i=$((i + 1))
+			echo "$b" | base64 -d >fx/$i.bin
+			[ "$(od -An -tx1 -N4 fx/$i.bin | tr -d ' ')" = aced0005 ] || rm fx/$i.bin
+		done
+	done
+	[ "$(ls fx | wc -l)" -ge 40 ]
+	cd "$J"
+	run rt *.bin
+	status_is 0
+	[ "${#lines[@]}" = 21 ]
+	[ -z "$(printf '%s\n' "${lines[@]}" | grep -v ': same$')" ]
+	cd "$BATS_TEST_TMPDIR/fx"
+	run rt *.bin
+	status_is 0
+	[ -z "$(printf '%s\n' "${lines[@]}" | grep -v ': same$')" ]
+}
