@@ -269,6 +269,23 @@ sqldata(const struct ckpt_fser *t, const json_t *v, struct ckpt_fenc *b)
 	return r;
 }
 
+/* JavaSerializer: by the state's own values (jvalue.c), when the caller has them. */
+static int
+java(const struct ckpt_fser *t, const json_t *v, struct ckpt_fenc *b)
+{
+	unsigned char *p = NULL;
+	size_t n = 0;
+	int r;
+
+	if (b->java == NULL)
+		return cannot(t, b);
+	if (ckpt_fjava_enc(b->java, v, &p, &n, b->why, b->whyn) < 0)
+		return -1;
+	r = ckpt_fenc_put(b, p, n);
+	free(p);
+	return r;
+}
+
 /* ExternalSerializer: its internal serializer's value; a row's fields named by the DataType's. */
 static int
 external(const struct ckpt_fser *t, const json_t *v, struct ckpt_fenc *b, int depth)
@@ -365,6 +382,8 @@ ckpt_fenc_more(const struct ckpt_fser *t, const json_t *v, struct ckpt_fenc *b, 
 		return external(t, v, b, depth);
 	case FSER_ARRAYDATA: case FSER_MAPDATA: case FSER_TIMESTAMPDATA: case FSER_DECIMALDATA:
 		return sqldata(t, v, b);
+	case FSER_JAVA:
+		return java(t, v, b);
 	case FSER_STRINGDATA: /* StringDataSerializer: an i32 length, the UTF-8 (an entry when not UTF-8) */
 		return leaf(t, v, b, depth);
 	default:

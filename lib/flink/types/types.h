@@ -36,6 +36,7 @@ enum ckpt_fser_kind {
 struct ckpt_frow_type;
 struct ckpt_fser;
 struct ckpt_fenc;
+struct ckpt_fjava;
 
 /* serializer.c's dispatcher, handed down to the readers of nested snapshots and values (pojo.c,
  * scala.c, rowdata.c, avro.c) so that they recurse without calling up (lib/README: a lower file
@@ -208,8 +209,17 @@ struct ckpt_fenc {
 	size_t whyn;
 	int value, cannot;
 	int (*more)(const struct ckpt_fser *t, const json_t *v, struct ckpt_fenc *b, int depth);
+	struct ckpt_fjava *java; /* the state's Java-serialized values, or NULL */
 };
 int ckpt_fenc(const struct ckpt_fser *t, const json_t *v, struct ckpt_fenc *b, int depth);
+/* jvalue.c: a state's Java-serialized values (JavaSerializer), each with its row's value, which a
+ * value given is written by: one of them byte for byte, a changed one with their class descriptors
+ * (ckpt_fenc's java; without it such values cannot be written).  Add keeps at most 64 MiB (the rest
+ * is left out).  Enc: the value v into a new *out, 0; or -1 with what was expected in why. */
+struct ckpt_fjava *ckpt_fjava_new(struct ckpt_err *e);
+int ckpt_fjava_add(struct ckpt_fjava *j, const unsigned char *p, size_t n, const json_t *typed, struct ckpt_err *e);
+int ckpt_fjava_enc(struct ckpt_fjava *j, const json_t *v, unsigned char **out, size_t *n, char *why, size_t whyn);
+void ckpt_fjava_free(struct ckpt_fjava *j);
 int ckpt_fenc_put(struct ckpt_fenc *b, const void *p, size_t n);
 int ckpt_fenc_be(struct ckpt_fenc *b, uint64_t x, size_t n);
 int ckpt_fenc_fail(struct ckpt_fenc *b, const char *expected);
