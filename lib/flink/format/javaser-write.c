@@ -1,7 +1,7 @@
 /* javaser-write.c: a writer of Java's serialization stream, the inverse of javaser.c: the values
  * that reader returns written back as java.io.ObjectOutputStream writes them (protocol 2): the
- * same handles in the same order, a back-reference wherever the stream read had one (a value, a
- * class descriptor or a string reached again is the same pointer), class descriptors as read. */
+ * same handles in the same order, a back-reference wherever the stream read had one (a value or a
+ * string reached again is the same pointer; a class, the same name), class descriptors as read. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +24,8 @@ struct jw {
 	struct ckpt_bytebuf *out;
 	const void **keys; /* what each handle was assigned to (NULL: nothing refers to it again) */
 	size_t n, cap;
+	struct jwclass { const char *name; size_t h; } *cl; /* the class descriptors written, by name */
+	size_t ncl, clcap;
 	int depth, limit;
 	struct ckpt_err *e;
 };
@@ -144,8 +146,12 @@ wclassdesc(struct jw *w, const struct ckpt_javaser_class *c)
 
 	if (c == NULL)
 		return u8(w, TC_NULL);
-	if ((r = reference(w, c)) != 0)
-		return r;
+	for (size_t i = 0; i < w->ncl; i++) /* one descriptor a class, whichever stream it was read from */
+		if (strcmp(w->cl[i].name, c->name) == 0)
+			return u8(w, TC_REFERENCE) < 0 || be(w, BASE_HANDLE + w->cl[i].h, 4) < 0 ? -1 : 0;
+	if (ckpt_grow(&w->cl, &w->clcap, w->ncl + 1, sizeof *w->cl, 8, w->e) < 0)
+		return -1;
+	w->cl[w->ncl++] = (struct jwclass){c->name, w->n};
 	if (w->depth++ >= w->limit)
 		return ckpt_err_set(w->e, CKPT_ERR_INPUT, "", "Java classes nested more than %d deep", w->limit);
 	if (u8(w, TC_CLASSDESC) < 0 || assign(w, c) < 0 || utf(w, c->name) < 0 || be(w, (uint64_t)c->suid, 8) < 0 ||
@@ -271,5 +277,6 @@ ckpt_javaser_write(const struct ckpt_javaser_value *v, int depth, struct ckpt_by
 	int r = be(&w, CKPT_JAVASER_MAGIC, 4) < 0 || wcontent(&w, v) < 0 ? -1 : 0;
 
 	free(w.keys);
+	free(w.cl);
 	return r;
 }

@@ -119,8 +119,8 @@ int ckpt_javaser_utf(struct ckpt_cur *c, char **out, const char *what);
 
 /*
  * javaser-write.c: v (a value of a reader, or built alike) written as ObjectOutputStream writes it,
- * the stream header first, appended to out: a value, class descriptor or string reached again (the
- * same pointer; a string by its text's) a back-reference, as the reader found them.  Nesting deeper
+ * the stream header first, appended to out: a value or string reached again (the same pointer; a
+ * string by its text's) and a class of a name written before a back-reference.  Nesting deeper
  * than depth is refused.  0, or -1 with e set.
  */
 int ckpt_javaser_write(const struct ckpt_javaser_value *v, int depth, struct ckpt_bytebuf *out, struct ckpt_err *e);

@@ -212,7 +212,7 @@ struct ckpt_fenc {
 	struct ckpt_fjava *java; /* the state's Java-serialized values, or NULL */
 };
 int ckpt_fenc(const struct ckpt_fser *t, const json_t *v, struct ckpt_fenc *b, int depth);
-/* jvalue.c: a state's Java-serialized values (JavaSerializer), each with its row's value, which a
+/* jenc.c: a state's Java-serialized values (JavaSerializer), each with its row's value, which a
  * value given is written by: one of them byte for byte, a changed one with their class descriptors
  * (ckpt_fenc's java; without it such values cannot be written).  Add keeps at most 64 MiB (the rest
  * is left out).  Enc: the value v into a new *out, 0; or -1 with what was expected in why. */
@@ -220,6 +220,8 @@ struct ckpt_fjava *ckpt_fjava_new(struct ckpt_err *e);
 int ckpt_fjava_add(struct ckpt_fjava *j, const unsigned char *p, size_t n, const json_t *typed, struct ckpt_err *e);
 int ckpt_fjava_enc(struct ckpt_fjava *j, const json_t *v, unsigned char **out, size_t *n, char *why, size_t whyn);
 void ckpt_fjava_free(struct ckpt_fjava *j);
+/* jvalue.c: what -R prints of the Java-serialized value v (a new reference), or NULL. */
+json_t *ckpt_fjava_render(const struct ckpt_javaser_value *v);
 int ckpt_fenc_put(struct ckpt_fenc *b, const void *p, size_t n);
 int ckpt_fenc_be(struct ckpt_fenc *b, uint64_t x, size_t n);
 int ckpt_fenc_fail(struct ckpt_fenc *b, const char *expected);
