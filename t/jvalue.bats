@@ -231,3 +231,116 @@ bad_element() {
 	bad_element "ldt:$SER.LocalDateTimeSerializer\$LocalDateTimeSerializerSnapshot" '\x80\x00\x00\x00\x80\x00\x0c\x00\x00\x00\x00\x00\x00' \
 		'offset 217: LocalDateTime: exactly one of LocalDate and LocalTime is null'
 }
+
+# rt FILE...: t/jvalue-rt.c, built against the library of the build under test, over the files.
+rt() {
+	local obj san=
+	case ${CKPT_BIN:-$ROOT/bin} in
+	"$ROOT/bin") obj=$ROOT/build/plain/obj ;;
+	"$ROOT/build/san/bin") obj=$ROOT/build/san/obj san=-fsanitize=address,undefined ;;
+	*) skip "CKPT_BIN is not a build of this tree" ;;
+	esac
+	"${CC:-cc}" -std=c11 -D_GNU_SOURCE -DCKPT_LIBRARY $san -I"$ROOT/lib" -o "$BATS_TEST_TMPDIR/rt" "$ROOT/t/jvalue-rt.c" "$obj/libckpt.a" \
+		$(pkg-config --libs jansson libarchive libxxhash snappy rocksdb libcurl zlib libzstd 2>/dev/null ||
+			echo -ljansson -larchive -lxxhash -lsnappy -lrocksdb -lcurl -lz -lzstd) -lm -pthread
+	"$BATS_TEST_TMPDIR/rt" "$@"
+}
+
+@test "jvalue: every Java stream of t/data/jvalue and of the fixtures' JavaSerializer state written back byte-identical (javaser-write.c)" {
+	needs_fixtures
+	local d i=0 b
+	mkdir fx
+	for d in "$FIXTURES"/flink-savepoints/*/ "$FIXTURES"/flink-artifacts/*-savepoint/; do
+		for b in $(ckpt-inspect --raw -a "$d" 2>/dev/null |
+			jq -r '.operators[].subtasks[]?.operator_state // {} | .[].entries[]?.base64 // empty'); do
+			i=$((i + 1))
+			echo "$b" | base64 -d >fx/$i.bin
+			[ "$(od -An -tx1 -N4 fx/$i.bin | tr -d ' ')" = aced0005 ] || rm fx/$i.bin
+		done
+	done
+	[ "$(ls fx | wc -l)" -ge 40 ]
+	cd "$J"
+	run rt *.bin
+	status_is 0
+	[ "${#lines[@]}" = 21 ]
+	[ -z "$(printf '%s\n' "${lines[@]}" | grep -v ': same$')" ]
+	cd "$BATS_TEST_TMPDIR/fx"
+	run rt *.bin
+	status_is 0
+	[ -z "$(printf '%s\n' "${lines[@]}" | grep -v ': same$')" ]
+}
+
+# A canonical savepoint sp of a heap value state "j" (Integer keys, JavaSerializer) whose keys of
+# key group 29 hold the streams of t/data/jvalue named, one each; its rows in rows.
+java_canon() {
+	local f k i=0 keys
+	rm -rf heap sp
+	mkdir heap
+	op_file heap/op
+	B=; b_i32 6; b_u8 0
+	s_proxy "$SER.IntSerializer\$IntSerializerSnapshot"
+	b_i16 1; b_value_state j s_proxy "$JAVA"
+	KV_OFF=("$(blen)")
+	b_i32 29; b_i16 0; b_i32 $#
+	keys=($(keys_of_group 29 $#))
+	for f; do
+		b_u8 0; b_i32 "${keys[$i]}"; B+=$(od -An -v -tx1 "$J/$f.bin" | tr -d ' \n' | sed 's/../\\x&/g')
+		i=$((i + 1))
+	done
+	b_write heap/kv
+	KV_KGS=29 KG_TAG=3 KG_FIRST=29 KG_COUNT=1
+	(cd heap && meta_file "rel op" "rel kv" .)
+	ckpt-merge --canonical -o sp/ heap
+	ckpt-inspect -R sp >rows
+}
+
+# The bytes of sp's and out's entries of state j, each a line, sorted.
+j_bytes() {
+	ckpt-inspect --raw -a "$1" | jq -c '.operators[].subtasks[]?.keyed_state.entries[]? | select(.state == "j") | [.key, .value]' | sort
+}
+
+@test "jvalue: ckpt-merge --rows writes JavaSerializer values by the state's own: unchanged ones byte for byte, changed ones with their class descriptors" {
+	java_canon string integer point derived intarray enum
+	# deleted, changed (a string, an Integer, fields of plain classes, a subclass's shadowed field,
+	# a primitive array) and added (another key with a value the state holds)
+	grep -v '"value":"GREEN"' rows | sed 's/"value":"héllo"/"value":"hé"/; s/"value":-5/"value":7/
+		s/"x":3,"label":"p","next":{/"x":7,"label":"q","next":{/
+		s/"Gen$Base.id":1,"id":2/"Gen$Base.id":10,"id":20/; s/"value":\[1,-2,3\]/"value":[4,5]/' >r
+	grep '"value":"GREEN"' rows | sed 's/"key":[0-9]*/"key":1/; s/"key_group":29/"key_group":null/' >>r
+	ckpt-merge --rows r -o out/ sp
+	run ckpt-inspect -c out
+	status_is 0
+	run sh -c 'ckpt-inspect -R out | jq -c "select(.state == \"j\") | [.key, .value]" | sort'
+	output_is '[1,"GREEN"]
+[161,[4,5]]
+[33,"hé"]
+[36,7]
+[42,{"class":"Gen$Point","x":7,"label":"q","next":{"class":"Gen$Point","x":3,"label":"p","next":null,"w":[0.5,-1]},"w":[0.5,-1]}]
+[92,{"class":"Gen$Derived","Gen$Base.id":10,"id":20,"name":"d"}]'
+	# what was not changed is byte for byte what it was; the changed ones as Java writes them
+	j_bytes sp >a
+	j_bytes out >b
+	[ "$(comm -12 a b | wc -l)" = 0 ] # each changed, or deleted
+	[ "$(comm -12 <(jq -c '.[1]' a | sort) <(jq -c '.[1]' b | sort))" = '{"base64":"rO0ABX5yAAlHZW4kQ29sb3IAAAAAAAAAABIAAHhyAA5qYXZhLmxhbmcuRW51bQAAAAAAAAAAEgAAeHB0AAVHUkVFTg=="}' ]
+	run sh -c 'j_bytes() { ckpt-inspect --raw -a "$1" | jq -r ".operators[].subtasks[]?.keyed_state.entries[]? | select(.state == \"j\") | .value.base64"; }; j_bytes out | sort'
+	status_is 0
+	# "hé" as a java.lang.String; 7 an Integer by the state's descriptor of it
+	[[ "$output" == *rO0ABXQAA2jDqQ==* ]]
+	[[ "$output" == *rO0ABXNyABFqYXZhLmxhbmcuSW50ZWdlchLioKT3gYc4AgABSQAFdmFsdWV4cgAQamF2YS5sYW5nLk51bWJlcoaslR0LlOCLAgAAeHAAAAAH* ]]
+}
+
+@test "jvalue: a Java-serialized value ckpt cannot write is a bad row naming why: a class the state holds none of, one of two classes, a changed collection" {
+	java_canon string point derived integer long arraylist
+	local e='state j: the value does not fit its serializer JavaSerializer: expected'
+	sed 's/"class":"Gen$Derived"/"class":"Gen$Other"/' rows >r
+	bad 2 "ckpt-merge: r:5: $e a class the state holds a value of, not Gen\$Other" ckpt-merge --rows r -o out/ sp
+	sed 's/"value":-5/"value":-6/' rows >r
+	bad 2 "ckpt-merge: r:6: $e a value of one class (the state holds java.lang.Integer and java.lang.Long values of this shape)" \
+		ckpt-merge --rows r -o out/ sp
+	sed 's/"value":\["a",1,null\]/"value":["a"]/' rows >r
+	bad 2 "ckpt-merge: r:8: $e java.util.ArrayList as it was (ckpt writes a changed one only of plain classes)" \
+		ckpt-merge --rows r -o out/ sp
+	sed 's/"x":3,"label":"p","next":{/"x":"three","label":"p","next":{/' rows >r
+	bad 2 "ckpt-merge: r:4: $e a value of a field of type I" ckpt-merge --rows r -o out/ sp
+	[ ! -e out ]
+}

@@ -117,4 +117,12 @@ void ckpt_javaser_mutf8_why(int rc, const unsigned char *s, size_t n, size_t bad
  * NUL-terminated UTF-8, NULL on failure); faults fail at their byte ("damaged WHAT: ..."). */
 int ckpt_javaser_utf(struct ckpt_cur *c, char **out, const char *what);
 
+/*
+ * javaser-write.c: v (a value of a reader, or built alike) written as ObjectOutputStream writes it,
+ * the stream header first, appended to out: a value or string reached again (the same pointer; a
+ * string by its text's) and a class of a name written before a back-reference.  Nesting deeper
+ * than depth is refused.  0, or -1 with e set.
+ */
+int ckpt_javaser_write(const struct ckpt_javaser_value *v, int depth, struct ckpt_bytebuf *out, struct ckpt_err *e);
+
 #endif

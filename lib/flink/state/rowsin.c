@@ -426,6 +426,8 @@ struct enc {
 	uint64_t *seen;     /* pass 1: a hash table of the keys written (a second row of one is refused), */
 	uint32_t *seenline; /* with each one's line (saturated) */
 	size_t nseen, seencap;
+	struct ckpt_fjava *java; /* a JavaSerializer state's own values, which its rows are written by, */
+	const struct rstate *javafor; /* of this state */
 	size_t cannot_line; /* the first row of a value ckpt cannot write, 0: none */
 	char cannot_why[200];
 	struct ckpt_err *e;
@@ -443,6 +445,7 @@ put_json(struct enc *x, const struct ckpt_fser *t, const json_t *v, struct ckpt_
 	b->whyn = sizeof why;
 	b->value = 1;
 	b->more = ckpt_fenc_more;
+	b->java = strcmp(what, "value") == 0 ? x->java : NULL;
 	b->cannot = 0;
 	if (v == NULL)
 		return row_fail(x->r, line, x->e, "state %s: the row has no %s", x->x->state, what);
@@ -733,6 +736,64 @@ decide(struct enc *x, struct ckpt_fstate_backing_data *b)
 			    "state's rows only as they are", x->x->state, x->cannot_why);
 }
 
+/* The value serializer of a value or map state's values when it is JavaSerializer, else NULL. */
+static const struct ckpt_fser *
+java_values(const struct ckpt_fstate_header *h, struct ckpt_fstate_meta *m)
+{
+	const struct ckpt_fser *t;
+
+	if (!ckpt_fstate_typable(h, m))
+		return NULL;
+	t = m->kindc == 'm' && m->value && m->value->nkids == 2 ? m->value->kids[1] :
+	    m->kindc == 0 ? m->value : NULL; /* value, reducing, aggregating */
+	return t && t->kind == FSER_JAVA ? t : NULL;
+}
+
+struct jcollect {
+	struct enc *x;
+	const struct ckpt_fser *t;
+};
+
+/* One entry of the operator's keyed state: a value of x's state kept with its row's value. */
+static int
+java_entry(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v,
+	   size_t vn, struct ckpt_fstate_typed *typed)
+{
+	struct jcollect *c = arg;
+	struct ckpt_fsrc s;
+	json_t *j = NULL;
+	size_t skip = c->x->m->kindc == 'm'; /* a map's value: its null flag first */
+	int32_t hash;
+	int hashed, r = 0;
+
+	(void)kg, (void)k, (void)kn, (void)typed;
+	if (strcmp(state, c->x->x->state) != 0 || vn <= skip || (skip && v[0]))
+		return 0;
+	ckpt_fsrc_mem(&s, v + skip, vn - skip, c->x->r->name, c->x->e);
+	if (ckpt_fser_value(c->t, &s, &j, &hash, &hashed) == 0 && ckpt_fsrc_drained(&s))
+		r = ckpt_fjava_add(c->x->java, v + skip, vn - skip, j, c->x->e);
+	ckpt_fsrc_release(&s);
+	json_decref(j);
+	return r;
+}
+
+/* A JavaSerializer state's own values, read once, for its rows to be written by. */
+static int
+java_templates(struct enc *x, struct ckpt_fstate_backing_data *b)
+{
+	struct jcollect c = {x, java_values(x->h, x->m)};
+	struct ckpt_fstate_sink k = {.kv = java_entry, .op = ckpt_fstate_dry_op, .arg = &c, .untyped = 1, .part = 2};
+
+	if (c.t == NULL || x->java)
+		return 0;
+	if ((x->java = ckpt_fjava_new(x->e)) == NULL)
+		return -1;
+	for (size_t i = 0; i < x->op->nsubtasks; i++)
+		if (ckpt_fstate_read_subtask(b, x->op, &x->op->subtasks[i], &k, x->e) < 0)
+			return -1;
+	return 0;
+}
+
 /* The rows of state x of op under header h, through put (pass 0: nothing put, a state ckpt cannot
  * write compared with its own rows). */
 static int
@@ -751,9 +812,15 @@ state_entries(struct enc *x, struct ckpt_fstate_backing_data *b, int pass, ckpt_
 	x->x->found = 1;
 	if (x->x->unchanged)
 		return 0; /* kept as it is */
+	if (x->java && x->javafor != x->x) { /* another state's */
+		ckpt_fjava_free(x->java);
+		x->java = NULL;
+	}
 	*x = (struct enc){.r = x->r, .h = x->h, .m = x->m, .x = x->x, .op = x->op, .maxp = x->maxp, .prefix = x->prefix,
 			  .e = x->e, .pass = pass, .put = put, .g = g, .pk = x->pk, .pv = x->pv, .seen = x->seen,
-			  .seenline = x->seenline, .seencap = x->seencap};
+			  .seenline = x->seenline, .seencap = x->seencap, .java = x->java, .javafor = x->x};
+	if (java_templates(x, b) < 0)
+		return -1;
 	if (x->seen)
 		memset(x->seen, 0, x->seencap * sizeof *x->seen);
 	if (pass == 0 && ckpt_fstate_typable(x->h, x->m) && !may_refuse(x->m->value, 0) &&
@@ -802,6 +869,7 @@ out:
 	free(x.pv.p);
 	free(x.seen);
 	free(x.seenline);
+	ckpt_fjava_free(x.java);
 	ckpt_fstate_header_release(&h);
 	ckpt_fsrc_release(&s);
 	if (fd >= 0)

@@ -250,6 +250,42 @@ kryo(const struct ckpt_fser *t, const json_t *v, struct ckpt_fenc *b)
 	return r;
 }
 
+/* ArrayDataSerializer, MapDataSerializer, TimestampDataSerializer, DecimalDataSerializer: as rowkey.c
+ * writes them. */
+static int
+sqldata(const struct ckpt_fser *t, const json_t *v, struct ckpt_fenc *b)
+{
+	unsigned char *p = NULL;
+	size_t n = 0;
+	int r;
+
+	if (t->rd == NULL || ((t->kind == FSER_ARRAYDATA || t->kind == FSER_MAPDATA) &&
+			      !ckpt_frow_key_writable(t, b->why, b->whyn)))
+		return cannot(t, b);
+	if (ckpt_frow_key(t, v, &p, &n, b->why, b->whyn) < 0)
+		return -1;
+	r = ckpt_fenc_put(b, p, n);
+	free(p);
+	return r;
+}
+
+/* JavaSerializer: by the state's own values (jvalue.c), when the caller has them. */
+static int
+java(const struct ckpt_fser *t, const json_t *v, struct ckpt_fenc *b)
+{
+	unsigned char *p = NULL;
+	size_t n = 0;
+	int r;
+
+	if (b->java == NULL)
+		return cannot(t, b);
+	if (ckpt_fjava_enc(b->java, v, &p, &n, b->why, b->whyn) < 0)
+		return -1;
+	r = ckpt_fenc_put(b, p, n);
+	free(p);
+	return r;
+}
+
 /* ExternalSerializer: its internal serializer's value; a row's fields named by the DataType's. */
 static int
 external(const struct ckpt_fser *t, const json_t *v, struct ckpt_fenc *b, int depth)
@@ -344,6 +380,10 @@ ckpt_fenc_more(const struct ckpt_fser *t, const json_t *v, struct ckpt_fenc *b, 
 		return ckpt_fser_avro_enc(t, v, b, depth);
 	case FSER_EXTERNAL:
 		return external(t, v, b, depth);
+	case FSER_ARRAYDATA: case FSER_MAPDATA: case FSER_TIMESTAMPDATA: case FSER_DECIMALDATA:
+		return sqldata(t, v, b);
+	case FSER_JAVA:
+		return java(t, v, b);
 	case FSER_STRINGDATA: /* StringDataSerializer: an i32 length, the UTF-8 (an entry when not UTF-8) */
 		return leaf(t, v, b, depth);
 	default:

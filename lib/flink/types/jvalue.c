@@ -7,6 +7,7 @@
  * classes as their fields, class names kept, what a writeObject wrote kept as it came.
  */
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -616,4 +617,21 @@ ckpt_fser_jvalue(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fou
 	default:
 		return time_value(t, s, o);
 	}
+}
+
+/* The row's value of v, as -R prints it (a new reference), or NULL. */
+json_t *
+ckpt_fjava_render(const struct ckpt_javaser_value *v)
+{
+	struct ckpt_err e = {0};
+	struct ckpt_fsrc s;
+	struct ckpt_fout o = {.mode = FOUT_JSON};
+	struct jout c = {.s = &s, .o = &o, .budget = (size_t)1 << 20};
+
+	ckpt_fsrc_mem(&s, "", 0, "", &e);
+	if (jv(&c, v, 0) < 0) {
+		json_decref(o.root);
+		return NULL;
+	}
+	return o.root;
 }

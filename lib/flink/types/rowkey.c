@@ -1,6 +1,8 @@
 /* rowkey.c: a Flink SQL key (ckpt-inspect -k) or value (ckpt-merge --rows) written as
  * RowDataSerializer writes it: a BinaryRowData of the row's logical types (nested rows and
- * structured types each a BinaryRowData in the variable part), its length first. */
+ * structured types each a BinaryRowData in the variable part, arrays a BinaryArrayData, maps and
+ * multisets a BinaryMapData, wide decimals and timestamps in 16 and 8 bytes there); and the values
+ * of ArrayDataSerializer, MapDataSerializer, TimestampDataSerializer and DecimalDataSerializer. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -23,10 +25,12 @@ key_field_writable(const struct ckpt_frow_type *t)
 			if (!key_field_writable(t->kids[i]))
 				return 0;
 		return 1;
-	case RD_DECIMAL:
-		return t->precision <= 18;
-	case RD_TIMESTAMP: case RD_TIMESTAMP_LTZ:
-		return t->precision <= 3;
+	case RD_DECIMAL: case RD_TIMESTAMP: case RD_TIMESTAMP_LTZ: case RD_TIME:
+		return 1;
+	case RD_ARRAY: case RD_MULTISET: /* a BinaryArrayData (MULTISET: a map to INT counts) */
+		return t->n >= 1 && key_field_writable(t->kids[0]);
+	case RD_MAP: /* a BinaryMapData: its key array and its value array */
+		return t->n >= 2 && key_field_writable(t->kids[0]) && key_field_writable(t->kids[1]);
 	default:
 		return 0;
 	}
@@ -65,6 +69,14 @@ unwritable_field(const struct ckpt_frow_type *row, char *why, size_t n, const ch
 int
 ckpt_frow_key_writable(const struct ckpt_fser *t, char *why, size_t n)
 {
+	char type[64];
+
+	if ((t->kind == FSER_ARRAYDATA || t->kind == FSER_MAPDATA) && t->rd) { /* values only */
+		if (key_field_writable(t->rd))
+			return 1;
+		snprintf(why, n, "type %s", ckpt_frow_root_name(t->rd, type, sizeof type));
+		return 0;
+	}
 	if (t->kind != FSER_ROWDATA || t->rd == NULL || t->rd->root != RD_ROW) {
 		snprintf(why, n, "its keys' hashCode is not known");
 		return 0;
@@ -134,39 +146,63 @@ parse_date(const char **s, int64_t *days)
 	return yy == y && mm == m && dd == d ? 0 : -1;
 }
 
-/* A timestamp as -a prints it: the date, T, hh:mm:ss, at most milliseconds, zone ("Z" or ""). */
+/* hh:mm:ss and at most digits fraction digits (-a prints 3, 6 or 9): the nanosecond of the day. */
 static int
-parse_timestamp(const char *s, const char *zone, int64_t *millis)
+parse_clock(const char **s, int maxdigits, int64_t *nanos)
 {
-	int64_t days, h, mi, sec, frac = 0;
+	int64_t h, mi, sec, frac = 0;
 
-	if (parse_date(&s, &days) < 0 || *s++ != 'T' || digits(&s, 2, 2, &h) < 0 || *s++ != ':' ||
-	    digits(&s, 2, 2, &mi) < 0 || *s++ != ':' || digits(&s, 2, 2, &sec) < 0 || h > 23 || mi > 59 || sec > 59)
+	if (digits(s, 2, 2, &h) < 0 || *(*s)++ != ':' || digits(s, 2, 2, &mi) < 0 || *(*s)++ != ':' ||
+	    digits(s, 2, 2, &sec) < 0 || h > 23 || mi > 59 || sec > 59)
 		return -1;
-	if (*s == '.') {
-		const char *f = ++s;
+	if (**s == '.') {
+		const char *f = ++*s;
 
-		if (digits(&s, 1, 3, &frac) < 0)
+		if (digits(s, 1, maxdigits, &frac) < 0)
 			return -1;
-		for (long k = s - f; k < 3; k++)
+		for (long k = *s - f; k < 9; k++)
 			frac *= 10;
 	}
-	if (strcmp(s, zone) != 0)
-		return -1;
-	*millis = days * 86400000 + ((h * 60 + mi) * 60 + sec) * 1000 + frac;
+	*nanos = ((h * 60 + mi) * 60 + sec) * 1000000000 + frac;
 	return 0;
 }
 
-/* A decimal as -a prints it ("-12.50"; or a JSON integer): its unscaled long at scale, at most
- * precision digits. */
+/* A timestamp as -a prints it: the date, T, the clock (at most precision fraction digits), zone
+ * ("Z" or ""): its epoch millisecond and the nanosecond within it (TimestampData's two parts). */
 static int
-parse_decimal(const json_t *v, const struct ckpt_frow_type *t, int64_t *unscaled)
+parse_timestamp(const char *s, const char *zone, int precision, int64_t *millis, int32_t *nano)
 {
-	char buf[32];
-	const char *s = buf;
-	int neg = 0, nd = 0, frac = -1;
-	uint64_t u = 0;
+	int64_t days, ns;
 
+	if (parse_date(&s, &days) < 0 || *s++ != 'T' || parse_clock(&s, precision < 3 ? 3 : precision, &ns) < 0 ||
+	    strcmp(s, zone) != 0)
+		return -1;
+	*millis = days * 86400000 + ns / 1000000;
+	*nano = (int32_t)(ns % 1000000);
+	return 0;
+}
+
+/* mag (16 bytes, big-endian) times 10 plus d. */
+static void
+mul10_add(unsigned char *mag, unsigned d)
+{
+	for (int i = 15; i >= 0; i--) {
+		d += mag[i] * 10u;
+		mag[i] = (unsigned char)d;
+		d >>= 8;
+	}
+}
+
+/* A decimal as -a prints it ("-12.50"; or a JSON integer): its unscaled value at scale, at most
+ * precision digits (38 at most: 16 bytes), as 16 bytes of big-endian two's complement. */
+static int
+parse_decimal(const json_t *v, const struct ckpt_frow_type *t, unsigned char *be)
+{
+	char buf[48];
+	const char *s = buf;
+	int neg = 0, nd = 0, frac = -1, carry = 1;
+
+	memset(be, 0, 16);
 	if (json_is_integer(v))
 		snprintf(buf, sizeof buf, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
 	else if (json_is_string(v) && json_string_length(v) < sizeof buf)
@@ -184,22 +220,37 @@ parse_decimal(const json_t *v, const struct ckpt_frow_type *t, int64_t *unscaled
 			frac = 0;
 			continue;
 		}
-		if (!(*s >= '0' && *s <= '9'))
+		if (!(*s >= '0' && *s <= '9') || (frac >= 0 && ++frac > t->scale))
 			return -1;
-		if (frac >= 0 && ++frac > t->scale)
-			return -1;
-		if (u || *s != '0')
+		if (nd || *s != '0')
 			nd++;
-		u = u * 10 + (uint64_t)(*s - '0');
-		if (nd > 18)
+		if (nd > 38)
 			return -1;
+		mul10_add(be, (unsigned)(*s - '0'));
 	}
-	for (int k = frac < 0 ? 0 : frac; k < t->scale && nd <= t->precision; k++, nd += u != 0)
-		u *= 10;
+	for (int k = frac < 0 ? 0 : frac; k < t->scale && nd <= t->precision; k++, nd += nd != 0)
+		mul10_add(be, 0);
 	if (nd > t->precision)
 		return -1;
-	*unscaled = neg ? -(int64_t)u : (int64_t)u;
+	for (int i = 15; neg && i >= 0; i--) { /* negated: two's complement */
+		unsigned x = (unsigned)(~be[i] & 0xff) + (unsigned)carry;
+
+		carry = x > 0xff;
+		be[i] = (unsigned char)x;
+	}
 	return 0;
+}
+
+/* BigInteger.toByteArray of the 16 bytes be: the fewest bytes that keep its sign (at least one). */
+static size_t
+minimal_bytes(const unsigned char *be, const unsigned char **start)
+{
+	size_t k = 0;
+
+	while (k < 15 && ((be[k] == 0 && !(be[k + 1] & 0x80)) || (be[k] == 0xff && (be[k + 1] & 0x80))))
+		k++;
+	*start = be + k;
+	return 16 - k;
 }
 
 /* What a field of type t is given as, for the message when it is not. */
@@ -219,6 +270,9 @@ field_expected(struct rw *w, const char *name, const struct ckpt_frow_type *t)
 	case RD_DECIMAL: as = "a decimal string (\"-12.50\") within its precision and scale, or null"; break;
 	case RD_TIMESTAMP: as = "a timestamp (\"2024-02-29T10:00:00.123\") or null"; break;
 	case RD_TIMESTAMP_LTZ: as = "a timestamp in UTC (\"2024-02-29T10:00:00.123Z\") or null"; break;
+	case RD_TIME: as = "a time of day (\"10:00:00.123\") or null"; break;
+	case RD_ARRAY: as = "an array or null"; break;
+	case RD_MAP: case RD_MULTISET: as = "an array of {\"key\", \"value\"} or null"; break;
 	default: as = "an integer in its range, or null"; break;
 	}
 	snprintf(w->why, w->whyn, "field %s%s (%s): %s", w->path, name, ckpt_frow_root_name(t, type, sizeof type), as);
@@ -251,6 +305,54 @@ out:
 	return r;
 }
 
+/* A compact DECIMAL (precision 18 at most): its unscaled long in the slot; else
+ * (AbstractBinaryWriter.writeDecimal) 16 bytes of the variable part, BigInteger.toByteArray's
+ * bytes of the unscaled value at their start, their offset and number in the slot. */
+static int
+decimal_field(struct rw *w, const struct ckpt_frow_type *t, const json_t *v, size_t at)
+{
+	unsigned char be[16];
+	const unsigned char *q;
+	size_t from = w->n, len;
+
+	if (parse_decimal(v, t, be) < 0)
+		return -1;
+	if (t->precision <= 18) {
+		put_le(w->p + at, ckpt_be64(be + 8), 8);
+		return 0;
+	}
+	len = minimal_bytes(be, &q);
+	if (rw_grow(w, 16) < 0)
+		return -2;
+	memcpy(w->p + from, q, len);
+	put_le(w->p + at, (uint64_t)(from - w->base) << 32 | len, 8);
+	return 0;
+}
+
+/* A compact TIMESTAMP (precision 3 at most): its epoch millisecond in the slot; else
+ * (writeTimestamp) the millisecond in 8 bytes of the variable part, their offset and the
+ * nanosecond of the millisecond in the slot. */
+static int
+timestamp_field(struct rw *w, const struct ckpt_frow_type *t, const char *s, size_t at)
+{
+	int64_t ms;
+	int32_t nano;
+	size_t from = w->n;
+
+	if (s == NULL || parse_timestamp(s, t->root == RD_TIMESTAMP_LTZ ? "Z" : "", t->precision, &ms, &nano) < 0 ||
+	    (t->precision <= 3 && nano != 0))
+		return -1;
+	if (t->precision <= 3) {
+		put_le(w->p + at, (uint64_t)ms, 8);
+		return 0;
+	}
+	if (rw_grow(w, 8) < 0)
+		return -2;
+	put_le(w->p + from, (uint64_t)ms, 8);
+	put_le(w->p + at, (uint64_t)(from - w->base) << 32 | (uint32_t)nano, 8);
+	return 0;
+}
+
 /* CHAR, VARCHAR, BINARY, VARBINARY: an entry's bytes, as BinaryWriter writes them: at most 7 in
  * the slot (inline_), else in 8-byte words after; RAW: always in the variable part. */
 static int
@@ -276,6 +378,8 @@ var_bytes(struct rw *w, const json_t *v, size_t at, int inline_)
 	free(p);
 	return r;
 }
+
+static int nested_data(struct rw *w, const struct ckpt_frow_type *t, const json_t *v, size_t at, const char *name);
 
 /* Field name of type t, the value v, into the slot at `at` (and the variable part after w->n). */
 static int
@@ -325,18 +429,19 @@ write_field(struct rw *w, const struct ckpt_frow_type *t, const json_t *v, size_
 			return -1;
 		put_le(w->p + at, (uint64_t)x, 4);
 		return 0;
+	case RD_TIME: /* an int: the millisecond of the day */
+		if (s == NULL || parse_clock(&s, 3, &x) < 0 || *s)
+			return -1;
+		put_le(w->p + at, (uint64_t)(x / 1000000), 4);
+		return 0;
 	case RD_DECIMAL:
-		if (parse_decimal(v, t, &x) < 0)
-			return -1;
-		put_le(w->p + at, (uint64_t)x, 8);
-		return 0;
+		return decimal_field(w, t, v, at);
 	case RD_TIMESTAMP: case RD_TIMESTAMP_LTZ:
-		if (s == NULL || parse_timestamp(s, t->root == RD_TIMESTAMP_LTZ ? "Z" : "", &x) < 0)
-			return -1;
-		put_le(w->p + at, (uint64_t)x, 8);
-		return 0;
+		return timestamp_field(w, t, s, at);
 	case RD_ROW: case RD_STRUCT:
 		return nested_row(w, t, v, at, name);
+	case RD_ARRAY: case RD_MAP: case RD_MULTISET:
+		return nested_data(w, t, v, at, name);
 	case RD_CHAR: case RD_VARCHAR: case RD_BINARY: case RD_VARBINARY: /* a string not UTF-8: an entry */
 		return var_bytes(w, v, at, 1);
 	case RD_RAW: /* its own serializer's bytes, kept as the row carries them */
@@ -347,6 +452,115 @@ write_field(struct rw *w, const struct ckpt_frow_type *t, const json_t *v, size_
 	default:
 		return -1;
 	}
+}
+
+/* The bytes a BinaryArrayData element of type t takes in its fixed part. */
+static size_t
+elem_width(const struct ckpt_frow_type *t)
+{
+	switch (t->root) {
+	case RD_BOOLEAN: case RD_TINYINT:
+		return 1;
+	case RD_SMALLINT:
+		return 2;
+	case RD_INTEGER: case RD_FLOAT: case RD_DATE: case RD_TIME: case RD_INTERVAL_YM:
+		return 4;
+	default:
+		return 8;
+	}
+}
+
+/* BinaryArrayWriter's array of elements of type et, the value v (an array), from w->n on (its
+ * base): the count, a null bit per element (4-byte words), the elements' slots (to 8 bytes), the
+ * variable part; a null element's slot zero. */
+static int
+write_array(struct rw *w, const struct ckpt_frow_type *et, const json_t *v)
+{
+	size_t b = w->base = w->n, cnt = json_array_size(v), hdr = 4 + (cnt + 31) / 32 * 4, es = elem_width(et);
+	char name[40];
+	int r;
+
+	if (!json_is_array(v) || cnt > INT32_MAX / 16)
+		return -1;
+	if (rw_grow(w, (hdr + es * cnt + 7) / 8 * 8) < 0)
+		return -2;
+	put_le(w->p + b, cnt, 4);
+	for (size_t i = 0; i < cnt; i++) {
+		const json_t *x = json_array_get(v, i);
+
+		snprintf(name, sizeof name, "[%zu]", i);
+		if (json_is_null(x)) {
+			w->p[b + 4 + i / 8] |= (unsigned char)(1u << (i % 8));
+			continue;
+		}
+		if ((r = write_field(w, et, x, b + hdr + i * es, name)) == -1)
+			field_expected(w, name, et);
+		if (r < 0)
+			return -2;
+	}
+	return 0;
+}
+
+/* BinaryMapData of t (MAP; MULTISET: its elements to INT counts), v as [{"key", "value"}]: the key
+ * array's size (an int), the key array, the value array. */
+static int
+write_map(struct rw *w, const struct ckpt_frow_type *t, const json_t *v)
+{
+	static const struct ckpt_frow_type count = {.root = RD_INTEGER};
+	struct rw ka = {.why = w->why, .whyn = w->whyn}, va = ka;
+	json_t *keys = json_array(), *vals = json_array();
+	const json_t *x;
+	size_t i, from = w->n;
+	int r = -1;
+
+	snprintf(ka.path, sizeof ka.path, "%s", w->path);
+	snprintf(va.path, sizeof va.path, "%s", w->path);
+	if (keys == NULL || vals == NULL || !json_is_array(v))
+		goto out;
+	json_array_foreach(v, i, x) {
+		if (!json_is_object(x) || json_object_size(x) != 2 || !json_object_get(x, "key") ||
+		    !json_object_get(x, "value"))
+			goto out;
+		json_array_append(keys, json_object_get(x, "key"));
+		json_array_append(vals, json_object_get(x, "value"));
+	}
+	if ((r = write_array(&ka, t->kids[0], keys)) < 0 ||
+	    (r = write_array(&va, t->root == RD_MAP ? t->kids[1] : &count, vals)) < 0)
+		goto out;
+	r = -2;
+	if (rw_grow(w, 4 + ka.n + va.n) < 0)
+		goto out;
+	put_le(w->p + from, ka.n, 4);
+	memcpy(w->p + from + 4, ka.p, ka.n);
+	memcpy(w->p + from + 4 + ka.n, va.p, va.n);
+	r = 0;
+out:
+	json_decref(keys);
+	json_decref(vals);
+	free(ka.p);
+	free(va.p);
+	return r;
+}
+
+/* An ARRAY, MAP or MULTISET field: its BinaryArrayData or BinaryMapData in the variable part (to 8
+ * bytes), its offset and size in the slot (BinaryWriter.writeArray, writeMap). */
+static int
+nested_data(struct rw *w, const struct ckpt_frow_type *t, const json_t *v, size_t at, const char *name)
+{
+	struct rw sub = {.why = w->why, .whyn = w->whyn};
+	size_t from = w->n;
+	int r;
+
+	snprintf(sub.path, sizeof sub.path, "%s%s", w->path, name);
+	r = t->root == RD_ARRAY ? write_array(&sub, t->kids[0], v) : write_map(&sub, t, v);
+	if (r == 0 && (sub.n > INT32_MAX || rw_grow(w, (sub.n + 7) / 8 * 8) < 0))
+		r = -2;
+	if (r == 0) {
+		memcpy(w->p + from, sub.p, sub.n);
+		put_le(w->p + at, (uint64_t)(from - w->base) << 32 | sub.n, 8);
+	}
+	free(sub.p);
+	return r;
 }
 
 /* The BinaryRowData of row, the value v ({"kind", "fields"} as -a prints it, or an array of the
@@ -398,13 +612,68 @@ write_row(struct rw *w, const struct ckpt_frow_type *row, const json_t *v)
 	return 0;
 }
 
+/* TimestampDataSerializer (the millisecond, a long; above precision 3 the nanosecond of it, an
+ * int) and DecimalDataSerializer (compact: the unscaled long; else the unscaled bytes, their
+ * number first) values, into a new *out. */
+static int
+scalar_value(const struct ckpt_fser *t, const json_t *v, unsigned char **out, size_t *outn, char *why, size_t whyn)
+{
+	const struct ckpt_frow_type *rd = t->rd;
+	unsigned char be[16], *p = malloc(20);
+	const unsigned char *q;
+	int64_t ms;
+	int32_t nano;
+	size_t len;
+	char type[64];
+
+	if (p == NULL) {
+		snprintf(why, whyn, "out of memory");
+		return -1;
+	}
+	if (t->kind == FSER_TIMESTAMPDATA ? !json_is_string(v) || parse_timestamp(json_string_value(v), "", rd->precision,
+										&ms, &nano) < 0 || (rd->precision <= 3 && nano)
+					  : parse_decimal(v, rd, be) < 0) {
+		snprintf(why, whyn, "%s of %s", t->kind == FSER_TIMESTAMPDATA ? "a timestamp (\"2024-02-29T10:00:00.123\")" :
+			 "a decimal string (\"-12.50\") within its precision and scale", ckpt_frow_root_name(rd, type, sizeof type));
+		free(p);
+		return -1;
+	}
+	if (t->kind == FSER_TIMESTAMPDATA) {
+		for (int i = 0; i < 8; i++)
+			p[i] = (unsigned char)((uint64_t)ms >> (56 - 8 * i));
+		for (int i = 0; i < 4; i++)
+			p[8 + i] = (unsigned char)((uint32_t)nano >> (24 - 8 * i));
+		*outn = rd->precision <= 3 ? 8 : 12;
+	} else if (rd->precision <= 18) {
+		memcpy(p, be + 8, 8);
+		*outn = 8;
+	} else {
+		len = minimal_bytes(be, &q);
+		for (int i = 0; i < 4; i++)
+			p[i] = (unsigned char)(len >> (24 - 8 * i));
+		memcpy(p + 4, q, len);
+		*outn = 4 + len;
+	}
+	*out = p;
+	return 0;
+}
+
 int
 ckpt_frow_key(const struct ckpt_fser *t, const json_t *v, unsigned char **out, size_t *outn, char *why,
 		 size_t whyn)
 {
 	struct rw w = {.why = why, .whyn = whyn, .base = 4};
+	int r;
 
-	if (rw_grow(&w, 4) < 0 || write_row(&w, t->rd, v) < 0) {
+	if (t->kind == FSER_TIMESTAMPDATA || t->kind == FSER_DECIMALDATA)
+		return scalar_value(t, v, out, outn, why, whyn);
+	if (rw_grow(&w, 4) < 0)
+		return -1;
+	r = t->rd->root == RD_ROW ? write_row(&w, t->rd, v) : t->rd->root == RD_ARRAY ? write_array(&w, t->rd->kids[0], v)
+										     : write_map(&w, t->rd, v);
+	if (r == -1 && t->rd->root != RD_ROW)
+		snprintf(why, whyn, "%s", t->rd->root == RD_ARRAY ? "an array" : "an array of {\"key\", \"value\"} (a map)");
+	if (r < 0) {
 		free(w.p);
 		return -1;
 	}

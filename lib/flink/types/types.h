@@ -36,6 +36,7 @@ enum ckpt_fser_kind {
 struct ckpt_frow_type;
 struct ckpt_fser;
 struct ckpt_fenc;
+struct ckpt_fjava;
 
 /* serializer.c's dispatcher, handed down to the readers of nested snapshots and values (pojo.c,
  * scala.c, rowdata.c, avro.c) so that they recurse without calling up (lib/README: a lower file
@@ -129,11 +130,12 @@ int ckpt_frow_fixed_length(const struct ckpt_fser *t);
  * the BinaryRowData it is written as) into *hash, with *hashed set. */
 int ckpt_frow_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash,
 		       int *hashed, const struct ckpt_fser_ops *ops);
-/* Can ckpt write keys of t (a RowDataSerializer of fields it can write: numbers, strings, dates,
- * compact decimals and timestamps) for -k?  1; else 0 with why the field that stops it. */
+/* Can ckpt write keys of t (a RowDataSerializer of fields of the types it decodes) for -k, or values
+ * of t (also an ArrayDataSerializer or MapDataSerializer)?  1; else 0 with why the field that stops it. */
 int ckpt_frow_key_writable(const struct ckpt_fser *t, char *why, size_t n);
 /* The key v (as -a prints a row, or an array of its fields) as t serializes it, its length first,
- * into a new *p: 0; or -1 with what was expected in why. */
+ * into a new *p: 0; or -1 with what was expected in why.  Also an ArrayData, MapData (as -R prints
+ * them, their length first), TimestampData or DecimalData value of t. */
 int ckpt_frow_key(const struct ckpt_fser *t, const json_t *v, unsigned char **p, size_t *n, char *why,
 		     size_t whyn);
 /* ------------------------------------------------------------ pojo.c */
@@ -207,8 +209,19 @@ struct ckpt_fenc {
 	size_t whyn;
 	int value, cannot;
 	int (*more)(const struct ckpt_fser *t, const json_t *v, struct ckpt_fenc *b, int depth);
+	struct ckpt_fjava *java; /* the state's Java-serialized values, or NULL */
 };
 int ckpt_fenc(const struct ckpt_fser *t, const json_t *v, struct ckpt_fenc *b, int depth);
+/* jenc.c: a state's Java-serialized values (JavaSerializer), each with its row's value, which a
+ * value given is written by: one of them byte for byte, a changed one with their class descriptors
+ * (ckpt_fenc's java; without it such values cannot be written).  Add keeps at most 64 MiB (the rest
+ * is left out).  Enc: the value v into a new *out, 0; or -1 with what was expected in why. */
+struct ckpt_fjava *ckpt_fjava_new(struct ckpt_err *e);
+int ckpt_fjava_add(struct ckpt_fjava *j, const unsigned char *p, size_t n, const json_t *typed, struct ckpt_err *e);
+int ckpt_fjava_enc(struct ckpt_fjava *j, const json_t *v, unsigned char **out, size_t *n, char *why, size_t whyn);
+void ckpt_fjava_free(struct ckpt_fjava *j);
+/* jvalue.c: what -R prints of the Java-serialized value v (a new reference), or NULL. */
+json_t *ckpt_fjava_render(const struct ckpt_javaser_value *v);
 int ckpt_fenc_put(struct ckpt_fenc *b, const void *p, size_t n);
 int ckpt_fenc_be(struct ckpt_fenc *b, uint64_t x, size_t n);
 int ckpt_fenc_fail(struct ckpt_fenc *b, const char *expected);
