@@ -24,7 +24,7 @@ key_field_writable(const struct ckpt_frow_type *t)
 				return 0;
 		return 1;
 	case RD_DECIMAL:
-		return t->precision <= 18;
+		return t->precision <= 38;
 	case RD_TIMESTAMP: case RD_TIMESTAMP_LTZ:
 		return t->precision <= 3;
 	default:
@@ -157,16 +157,29 @@ parse_timestamp(const char *s, const char *zone, int64_t *millis)
 	return 0;
 }
 
-/* A decimal as -a prints it ("-12.50"; or a JSON integer): its unscaled long at scale, at most
- * precision digits. */
-static int
-parse_decimal(const json_t *v, const struct ckpt_frow_type *t, int64_t *unscaled)
+/* mag = mag * 10 + d: a big-endian magnitude of 16 bytes. */
+static void
+mag_push(unsigned char mag[16], int d)
 {
-	char buf[32];
+	unsigned c = (unsigned)d;
+
+	for (int i = 15; i >= 0; i--) {
+		c += mag[i] * 10u;
+		mag[i] = (unsigned char)c;
+		c >>= 8;
+	}
+}
+
+/* A decimal as -a prints it ("-12.50"; or a JSON integer) at scale, at most precision (<= 38)
+ * digits: its unscaled value, big-endian two's complement in b[16]. */
+static int
+parse_decimal(const json_t *v, const struct ckpt_frow_type *t, unsigned char b[16])
+{
+	char buf[48];
 	const char *s = buf;
 	int neg = 0, nd = 0, frac = -1;
-	uint64_t u = 0;
 
+	memset(b, 0, 16);
 	if (json_is_integer(v))
 		snprintf(buf, sizeof buf, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
 	else if (json_is_string(v) && json_string_length(v) < sizeof buf)
@@ -177,28 +190,57 @@ parse_decimal(const json_t *v, const struct ckpt_frow_type *t, int64_t *unscaled
 		neg = 1;
 		s++;
 	}
-	if (!(*s >= '0' && *s <= '9'))
+	if (!(*s >= '0' && *s <= '9') || t->precision > 38)
 		return -1;
 	for (; *s; s++) {
 		if (*s == '.' && frac < 0 && s[1]) {
 			frac = 0;
 			continue;
 		}
-		if (!(*s >= '0' && *s <= '9'))
+		if (!(*s >= '0' && *s <= '9') || (frac >= 0 && ++frac > t->scale))
 			return -1;
-		if (frac >= 0 && ++frac > t->scale)
+		if ((nd || *s != '0') && ++nd > t->precision)
 			return -1;
-		if (u || *s != '0')
-			nd++;
-		u = u * 10 + (uint64_t)(*s - '0');
-		if (nd > 18)
-			return -1;
+		mag_push(b, *s - '0');
 	}
-	for (int k = frac < 0 ? 0 : frac; k < t->scale && nd <= t->precision; k++, nd += u != 0)
-		u *= 10;
-	if (nd > t->precision)
+	for (int k = frac < 0 ? 0 : frac; k < t->scale; k++, mag_push(b, 0))
+		if (nd && ++nd > t->precision)
+			return -1;
+	for (int i = 15, c = 1; neg && i >= 0; i--) { /* negated: inverted, plus one */
+		c += (unsigned char)~b[i];
+		b[i] = (unsigned char)c;
+		c >>= 8;
+	}
+	return 0;
+}
+
+/* A DECIMAL (BinaryWriter.writeDecimal): compact (precision <= 18) its unscaled long in the slot;
+ * else 16 bytes in the variable part holding BigInteger.toByteArray's (the fewest that keep the
+ * sign), their offset and length in the slot; a null one (v NULL) as the planner's code writes it,
+ * its 16 bytes kept, length 0. */
+static int
+write_decimal(struct rw *w, const struct ckpt_frow_type *t, const json_t *v, size_t at)
+{
+	unsigned char b[16] = {0};
+	size_t k = 0, from = w->n;
+	uint64_t x = 0;
+
+	if (v && parse_decimal(v, t, b) < 0)
 		return -1;
-	*unscaled = neg ? -(int64_t)u : (int64_t)u;
+	if (t->precision <= 18) {
+		for (int i = 8; i < 16; i++)
+			x = x << 8 | b[i];
+		if (v)
+			put_le(w->p + at, x, 8);
+		return 0;
+	}
+	while (v && k < 15 && (b[k] == 0 || b[k] == 0xff) && (b[k] & 0x80) == (b[k + 1] & 0x80))
+		k++;
+	if (rw_grow(w, 16) < 0)
+		return -2;
+	if (v)
+		memcpy(w->p + from, b + k, 16 - k);
+	put_le(w->p + at, (uint64_t)(from - w->base) << 32 | (v ? 16 - k : 0), 8);
 	return 0;
 }
 
@@ -326,10 +368,7 @@ write_field(struct rw *w, const struct ckpt_frow_type *t, const json_t *v, size_
 		put_le(w->p + at, (uint64_t)x, 4);
 		return 0;
 	case RD_DECIMAL:
-		if (parse_decimal(v, t, &x) < 0)
-			return -1;
-		put_le(w->p + at, (uint64_t)x, 8);
-		return 0;
+		return write_decimal(w, t, v, at);
 	case RD_TIMESTAMP: case RD_TIMESTAMP_LTZ:
 		if (s == NULL || parse_timestamp(s, t->root == RD_TIMESTAMP_LTZ ? "Z" : "", &x) < 0)
 			return -1;
@@ -388,7 +427,7 @@ write_row(struct rw *w, const struct ckpt_frow_type *row, const json_t *v)
 			r = -1;
 		} else if (json_is_null(f)) {
 			w->p[b + (i + 8) / 8] |= (unsigned char)(1u << ((i + 8) % 8));
-			r = 0;
+			r = row->kids[i]->root == RD_DECIMAL ? write_decimal(w, row->kids[i], NULL, b + bits + 8 * i) : 0;
 		} else if ((r = write_field(w, row->kids[i], f, b + bits + 8 * i, fn)) == -1) {
 			field_expected(w, fn, row->kids[i]);
 		}
