@@ -123,7 +123,7 @@ public final class SqlJob {
 
         @Override
         protected void produce(Out<Row> out) throws Exception {
-            for (int i = 0; i < rows(); i++) {
+            for (int i = 0; Ctl.emit && i < rows(); i++) { // a restore (RestoreEnc) emits nothing
                 out.emit(Row.of(i, key(i), amount(i), ts(i), note(i)));
                 emitted.incrementAndGet();
             }
@@ -145,7 +145,7 @@ public final class SqlJob {
 
         @Override
         protected void produce(Out<Row> out) throws Exception {
-            for (String[] c : customers()) {
+            for (String[] c : Ctl.emit ? customers() : List.<String[]>of()) {
                 out.emit(Row.of(c[0], c[1]));
                 emitted.incrementAndGet();
             }
