@@ -2,7 +2,7 @@
 # ckpt-merge --rows (issue 40 section 3) on values of the encoders beyond mergerows.bats's: POJO
 # subclasses (by tag and by name), on t/flinkavro-helper.bash's synthetic state made canonical.
 # A changed value reads back changed (-R), the savepoint checks (-c); what ckpt still cannot
-# write is refused naming it.  Flink restoring such edits: t/flink/rows.bats.
+# write is refused naming it.  Flink restoring such edits: t/flink/rows.bats, restoreenc.bats.
 
 bats_require_minimum_version 1.5.0
 load helper

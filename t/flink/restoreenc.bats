@@ -110,7 +110,7 @@ types_same() {
 	jq -s -S "$JQ_TYPES" "$3" >want.json
 	jq -S "$JQ_TYPES_READ" "$2" >read.json
 	[ "$(jq length want.json)" -gt 0 ] || { echo "$1: no rows"; return 1; }
-	differ "$1" read.json want.json
+	differ "$1" want.json read.json
 }
 
 # sql_same NAME OUT EXPECTED OPS: what the State Processor API read from restore OUT's next savepoint
@@ -119,7 +119,7 @@ sql_same() {
 	jq -s -S --argjson ops "$4" "$JQ_SQL | del(.window, .\"window-timers\")" "$3" >want.json
 	jq -S "$JQ_SPA" "$2" >read.json
 	[ "$(jq '.group | length' want.json)" -gt 0 ] || { echo "$1: no rows"; return 1; }
-	differ "$1" read.json want.json
+	differ "$1" want.json read.json
 }
 
 @test "restoreenc: Flink restores the edited types savepoints, its keyed operator reading exactly the rows given" {

@@ -293,6 +293,7 @@ public final class SqlJob {
 
     /** Runs the job until every row is through, savepoints it (canonical, hashmap) into dir/name. */
     static StreamGraph savepoint(MiniCluster mc, Path target) throws Exception {
+        Ctl.emit = true; // the sources emit (a restore of RestoreEnc's does not)
         StreamGraph sg = build(mc);
         emitted.set(0);
         JobClient c = new TestStreamEnvironment(mc, conf(), 1, Collections.emptyList(), Collections.emptyList()).executeAsync(sg);
