@@ -2,7 +2,7 @@
 # ckpt-merge --rows (issue 40 section 3) on values of the encoders beyond mergerows.bats's: POJO
 # subclasses (by tag and by name), on t/flinkavro-helper.bash's synthetic state made canonical.
 # A changed value reads back changed (-R), the savepoint checks (-c); what ckpt still cannot
-# write is refused naming it.  Flink restoring such edits: t/flink/rows.bats.
+# write is refused naming it.  Flink restoring such edits: t/flink/rows.bats, restoreenc.bats.
 
 bats_require_minimum_version 1.5.0
 load helper
@@ -230,5 +230,35 @@ raw_entries() {
 	bad 2 "ckpt-merge: r:2: $e field [1] (VARCHAR): a string or null" ckpt-merge --rows r -o out/ sp
 	sed '2s/"value":\["Hello"\]/"value":"Hello"/' rows >r
 	bad 2 "ckpt-merge: r:2: $e an array" ckpt-merge --rows r -o out/ sp
+	[ ! -e out ]
+}
+
+@test "mergeenc: a SQL DECIMAL above precision 18 (a SUM's DECIMAL(38, s)) is written as BinaryRowData holds it, its unscaled bytes apart" {
+	needs_fixtures
+	local f=$FIXTURES/flink-sql-restore/stream-exec-window-deduplicate_1__window-deduplicate-asc-cumulate-first-row v
+	# the row type of keyed state window_deduplicate, its f0 DECIMAL(10, 2) made DECIMAL(30, 2)
+	mkdir sp
+	cp "$f/_metadata" sp/
+	[ "$(od -An -tx1 -j 1941 -N 8 sp/_metadata | tr -d ' \n')" = 0000000a00000002 ]
+	printf '\036' | dd of=sp/_metadata bs=1 seek=1944 conv=notrunc status=none
+	for v in '"-12345678901234567890.12"' '"99999999999999999999999999.99"' '"-0.01"' '"0.00"' 1 null; do
+		ckpt-inspect -R "$f" | jq -c "select(.state == \"window_deduplicate\") | .value.fields.f0 = $v" >r
+		rm -rf out
+		ckpt-merge --rows r -o out/ sp
+		ckpt-inspect -c out >/dev/null
+		ckpt-inspect -R out | jq -c 'select(.state == "window_deduplicate") | .value.fields.f0' >>read
+	done
+	run cat read
+	output_is '"-12345678901234567890.12"
+"99999999999999999999999999.99"
+"-0.01"
+"0.00"
+"1.00"
+null'
+	# 30 digits before the point, where 28 fit
+	ckpt-inspect -R "$f" | jq -c 'select(.state == "window_deduplicate") | .value.fields.f0 = "123456789012345678901234567890"' >r
+	rm -rf out
+	bad 2 "ckpt-merge: r:1: state window_deduplicate: the value does not fit its serializer RowDataSerializer: expected field f0 (DECIMAL(30, 2)): a decimal string (\"-12.50\") within its precision and scale, or null" \
+		ckpt-merge --rows r -o out/ sp
 	[ ! -e out ]
 }

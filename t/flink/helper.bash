@@ -301,3 +301,33 @@ same_keys() {
 	diff -u rows-keys.json restored-keys.json >keys.diff ||
 		{ echo "$1: Flink restored other keys or values than the rows ${3##*/}:"; head -40 keys.diff; return 1; }
 }
+
+# ---- SqlJob's state (sql.bats, restoreenc.bats)
+# jq over -R's rows (slurped), $ops the sidecar's operators (by id: a 1.20 savepoint holds no
+# uid): per kind of SQL operator the
+# sidecar's shape.  A row is [fields...]; a join record its fields as JSON text (as the harness
+# writes it), with its count; a window by its namespace (TimeWindow: start, end).
+JQ_SQL='def id(k): $ops | map(select(.kind == k)) | .[0].id;
+def row: [.fields[]];
+def of(k; s): map(select(.operator == id(k) and .state == s));
+def records(s): of("join"; s) | group_by(.key.fields.f0)
+	| map({key: .[0].key.fields.f0, value: (map({key: (.user_key | row | tojson), value: .value}) | from_entries)}) | from_entries;
+{group: (of("group"; "accState") | map({key: .key.fields.f0, value: (.value | row)}) | from_entries),
+ "dedup-last": (of("dedup-last"; "deduplicate-state") | map({key: .key.fields.f0, value: (.value | row)}) | from_entries),
+ "dedup-first": (of("dedup-first"; "deduplicate-state") | map({key: .key.fields.f0, value: (.value | row)}) | from_entries),
+ "dedup-first-emitted": (of("dedup-first"; "already-emitted-state-boolean") | map({key: .key.fields.f0, value: .value}) | from_entries),
+ join: {left: records("left-records"), right: records("right-records")},
+ window: (of("window"; "window-aggs") | map({key: .key.fields.f0,
+	value: {window_start: .namespace.start, window_end: .namespace.end, acc: (.value | row)}}) | from_entries),
+ "window-timers": (of("window"; "_timer_state/event_window-timers") | map({key: .key.fields.f0, value: .value}) | from_entries),
+ topn: (of("topn"; "data-state-with-append") | group_by(.key.fields.f0)
+	| map({key: .[0].key.fields.f0, value: ([.[].value[] | row] | sort_by(.[2] | -tonumber))}) | from_entries)}'
+
+# jq over a sidecar (or RestoreEnc's restore-sql output): its "spa" in JQ_SQL's shape, without the window.
+JQ_SPA='.spa as $s | {group: $s.group.states.accState,
+	"dedup-last": $s["dedup-last"].states["deduplicate-state"],
+	"dedup-first": ($s["dedup-first"].states["deduplicate-state"] // {}),
+	"dedup-first-emitted": ($s["dedup-first"].states["already-emitted-state-boolean"] // {}),
+	join: {left: $s.join.states["left-records"], right: $s.join.states["right-records"]},
+	topn: ($s.topn.states["data-state-with-append"] | map_values([.[][]] | sort_by(.[2] | -tonumber)))}'
+

@@ -11,39 +11,12 @@
 
 load helper
 
-# jq over -R's rows (slurped), $ops the sidecar's operators (by id: a 1.20 savepoint holds no
-# uid): per kind of SQL operator the
-# sidecar's shape.  A row is [fields...]; a join record its fields as JSON text (as the harness
-# writes it), with its count; a window by its namespace (TimeWindow: start, end).
-JQ_SQL='def id(k): $ops | map(select(.kind == k)) | .[0].id;
-def row: [.fields[]];
-def of(k; s): map(select(.operator == id(k) and .state == s));
-def records(s): of("join"; s) | group_by(.key.fields.f0)
-	| map({key: .[0].key.fields.f0, value: (map({key: (.user_key | row | tojson), value: .value}) | from_entries)}) | from_entries;
-{group: (of("group"; "accState") | map({key: .key.fields.f0, value: (.value | row)}) | from_entries),
- "dedup-last": (of("dedup-last"; "deduplicate-state") | map({key: .key.fields.f0, value: (.value | row)}) | from_entries),
- "dedup-first": (of("dedup-first"; "deduplicate-state") | map({key: .key.fields.f0, value: (.value | row)}) | from_entries),
- "dedup-first-emitted": (of("dedup-first"; "already-emitted-state-boolean") | map({key: .key.fields.f0, value: .value}) | from_entries),
- join: {left: records("left-records"), right: records("right-records")},
- window: (of("window"; "window-aggs") | map({key: .key.fields.f0,
-	value: {window_start: .namespace.start, window_end: .namespace.end, acc: (.value | row)}}) | from_entries),
- "window-timers": (of("window"; "_timer_state/event_window-timers") | map({key: .key.fields.f0, value: .value}) | from_entries),
- topn: (of("topn"; "data-state-with-append") | group_by(.key.fields.f0)
-	| map({key: .[0].key.fields.f0, value: ([.[].value[] | row] | sort_by(.[2] | -tonumber))}) | from_entries)}'
-
 # jq over the sidecar: "expected" in that shape (2.x keeps the first row by rowtime as a flag:
-# then the flag per key, no row), and "spa" so.
+# then the flag per key, no row), "spa" in it: JQ_SPA (helper.bash, with JQ_SQL).
 JQ_EXPECTED='.expected as $e | $c[0] as $ck | $e + {
 	"dedup-first": (if ($ck["dedup-first"] | length) > 0 then $e["dedup-first"] else {} end),
 	"dedup-first-emitted": (if ($ck["dedup-first"] | length) > 0 then {} else ($e["dedup-first"] | map_values(true)) end),
 	"window-timers": ($e.window | map_values(.window_end - 1))}'
-JQ_SPA='.spa as $s | {group: $s.group.states.accState,
-	"dedup-last": $s["dedup-last"].states["deduplicate-state"],
-	"dedup-first": ($s["dedup-first"].states["deduplicate-state"] // {}),
-	"dedup-first-emitted": ($s["dedup-first"].states["already-emitted-state-boolean"] // {}),
-	join: {left: $s.join.states["left-records"], right: $s.join.states["right-records"]},
-	topn: ($s.topn.states["data-state-with-append"] | map_values([.[][]] | sort_by(.[2] | -tonumber)))}'
-
 sql_versions() {
 	local v
 	for v in $(flink_versions) $(cd "$FLINK_OUT" 2>/dev/null && ls -d */sql/sidecar.json 2>/dev/null | cut -d/ -f1); do

@@ -213,7 +213,7 @@ parse_decimal(const json_t *v, const struct ckpt_frow_type *t, unsigned char *be
 		neg = 1;
 		s++;
 	}
-	if (!(*s >= '0' && *s <= '9'))
+	if (!(*s >= '0' && *s <= '9') || t->precision > 38)
 		return -1;
 	for (; *s; s++) {
 		if (*s == '.' && frac < 0 && s[1]) {
@@ -307,24 +307,28 @@ out:
 
 /* A compact DECIMAL (precision 18 at most): its unscaled long in the slot; else
  * (AbstractBinaryWriter.writeDecimal) 16 bytes of the variable part, BigInteger.toByteArray's
- * bytes of the unscaled value at their start, their offset and number in the slot. */
+ * bytes of the unscaled value at their start, their offset and number in the slot; a null one (v
+ * NULL) as the planner's code writes it (writeDecimal of null): its 16 bytes kept, length 0. */
 static int
 decimal_field(struct rw *w, const struct ckpt_frow_type *t, const json_t *v, size_t at)
 {
-	unsigned char be[16];
+	unsigned char be[16] = {0};
 	const unsigned char *q;
-	size_t from = w->n, len;
+	size_t from = w->n, len = 0;
 
-	if (parse_decimal(v, t, be) < 0)
+	if (v && parse_decimal(v, t, be) < 0)
 		return -1;
 	if (t->precision <= 18) {
-		put_le(w->p + at, ckpt_be64(be + 8), 8);
+		if (v)
+			put_le(w->p + at, ckpt_be64(be + 8), 8);
 		return 0;
 	}
-	len = minimal_bytes(be, &q);
+	if (v)
+		len = minimal_bytes(be, &q);
 	if (rw_grow(w, 16) < 0)
 		return -2;
-	memcpy(w->p + from, q, len);
+	if (v)
+		memcpy(w->p + from, q, len);
 	put_le(w->p + at, (uint64_t)(from - w->base) << 32 | len, 8);
 	return 0;
 }
@@ -602,7 +606,7 @@ write_row(struct rw *w, const struct ckpt_frow_type *row, const json_t *v)
 			r = -1;
 		} else if (json_is_null(f)) {
 			w->p[b + (i + 8) / 8] |= (unsigned char)(1u << ((i + 8) % 8));
-			r = 0;
+			r = row->kids[i]->root == RD_DECIMAL ? decimal_field(w, row->kids[i], NULL, b + bits + 8 * i) : 0;
 		} else if ((r = write_field(w, row->kids[i], f, b + bits + 8 * i, fn)) == -1) {
 			field_expected(w, fn, row->kids[i]);
 		}

@@ -60,6 +60,7 @@ public final class Main {
         if (args.length > 0 && args[0].equals("orphans-restore")) {
             System.exit(Orphans.restore(args));
         }
+        if (args.length > 0 && args[0].matches("restore-types|restore-sql")) System.exit(RestoreEnc.main(args));
         if (args.length > 0 && args[0].equals("assign")) System.exit(Assign.main(args));
         if (args.length > 0 && args[0].equals("s3")) System.exit(S3.main(args));
         if (args.length > 0 && args[0].equals("kafka-restore")) System.exit(KafkaJob.restore(args));
