@@ -104,18 +104,25 @@ keyed_pieces(struct plan *P, size_t i, size_t j, const struct ckpt_subtask *st, 
 	return 0;
 }
 
+/* The operators a plan covers: those -u chose (select.c), else all. */
+static int
+planned_op(const struct ckpt_snapshot *s, size_t i)
+{
+	return ckpt_fselect_operator(((struct ckpt_fstate_backing_data *)s->backing)->sel, &s->ops[i]);
+}
+
 static int
 pieces(struct plan *P, const struct ckpt_snapshot *s, unsigned n, struct ckpt_err *e)
 {
 	uint64_t total = 0, target;
 
 	for (size_t i = 0; i < s->nops; i++)
-		for (size_t j = 0; j < s->ops[i].nsubtasks; j++)
+		for (size_t j = 0; planned_op(s, i) && j < s->ops[i].nsubtasks; j++)
 			for (size_t h = 0; h < s->ops[i].subtasks[j].nhandles; h++)
 				total += s->ops[i].subtasks[j].handles[h].size;
 	target = total / n / 8 ? total / n / 8 : 1; /* pieces of an eighth of a shard at most, where they split */
 	for (size_t i = 0; i < s->nops; i++)
-		for (size_t j = 0; j < s->ops[i].nsubtasks; j++) {
+		for (size_t j = 0; planned_op(s, i) && j < s->ops[i].nsubtasks; j++) {
 			const struct ckpt_subtask *st = &s->ops[i].subtasks[j];
 			struct piece x = {.op = i, .st = j, .part = 1};
 
@@ -413,6 +420,18 @@ ckpt_flink_shard_rows(struct ckpt_snapshot *s, const char *desc, FILE *f, struct
 		uint32_t lo = 0, hi = 0;
 
 		if (part_of(s, p, &op, &st, &lo, &hi, e) < 0) {
+			rc = -1;
+			break;
+		}
+	}
+	/* --keep-going: each part read through first, a subtask that cannot be read left out and said */
+	json_array_foreach(rc == 0 && b->skip ? json_object_get(d, "parts") : NULL, i, p) {
+		const struct ckpt_operator *op;
+		const struct ckpt_subtask *st;
+		uint32_t lo = 0, hi = 0;
+		int part = part_of(s, p, &op, &st, &lo, &hi, e);
+
+		if (ckpt_fstate_check_part(b, op, st, part, lo, hi, e) < 0) {
 			rc = -1;
 			break;
 		}
