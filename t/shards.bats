@@ -133,6 +133,14 @@ ARTS=$FIXTURES/flink-artifacts/new-stateful-udf-migration-itcase-flink1.19
 	run --separate-stderr ckpt-inspect -R --shard 0/2 -u "$op" -k '[3]' "$a"
 	status_is 0
 	[ -z "$output" ] && [ -z "$stderr" ]
+	# the same on RocksDB's handles (whole a shard) and a heap checkpoint
+	for a in "$ARTS-rocksdb-checkpoint" "$ARTS-rocksdb-savepoint-native" "$ARTS-hashmap-checkpoint"; do
+		for opt in "-k [3]" "--state state-name"; do
+			ckpt-inspect -R $opt "$a" | LC_ALL=C sort >all
+			[ "$(wc -l <all)" -eq "$([ "$opt" = "-k [3]" ] && echo 8 || echo 16)" ]
+			for ((i = 0; i < 7; i++)); do ckpt-inspect -R --shard "$i/7" $opt "$a"; done | LC_ALL=C sort | cmp - all
+		done
+	done
 }
 
 @test "shards: -R --shard -k reads the key's key group in the shard that holds it, the header alone in the others" {
