@@ -17,7 +17,8 @@
 #
 #   CKPT_BENCH_STATE_MB=N        about N MiB of state instead of 1024 (a quick run: 32)
 #   CKPT_BENCH_SAVEPOINT=DIR     flinkstate.sh's canonical savepoint, written there when absent, in
-#                                place of the conversion
+#                                place of the conversion (or canonical.sh's CKPT_BENCH_SPA_OUT: Flink's
+#                                own canonical savepoint of the checkpoint's state)
 #   CKPT_BENCH_CHECKPOINTS=DIR   the RocksDB checkpoint, kept for the next run (as rocksdb.sh)
 #   CKPT_BENCH_SHARDS="2 16"     the shard counts read
 #   CKPT_BENCH_PAIR=N            the count also read two at a time (default: the first)
