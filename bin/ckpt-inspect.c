@@ -59,8 +59,9 @@ usage(FILE *f)
 	       "                    [--keep-going] [-u UID ...] [--state NAME] [-k KEY]\n"
 	       "                    [-r OLDPREFIX=DIR ...] [file ...]\n"
 	       "       ckpt-inspect --offsets [--json | --table] [-u UID ...] [-r OLDPREFIX=DIR ...] [file ...]\n"
-	       "       ckpt-inspect [-r OLDPREFIX=DIR ...] --shards N SNAPSHOT\n"
-	       "       ckpt-inspect -R --shard D [-o OUT [--compress gz|zst]] [-r OLDPREFIX=DIR ...] SNAPSHOT\n"
+	       "       ckpt-inspect [-u UID ...] [-r OLDPREFIX=DIR ...] --shards N SNAPSHOT\n"
+	       "       ckpt-inspect -R --shard D [-o OUT [--compress gz|zst]] [--keep-going] [-u UID ...]\n"
+	       "                    [--state NAME] [-k KEY] [-r OLDPREFIX=DIR ...] SNAPSHOT\n"
 	       "       ckpt-inspect -d [-R] [--keep-going] [-u UID ...] [--state NAME] [-k KEY] [-r OLDPREFIX=DIR ...]\n"
 	       "                    OLD NEW\n"
 	       "       ckpt-inspect [-pc] [-r OLDPREFIX=DIR ...] -l DIR\n"
@@ -150,6 +151,20 @@ match_uids(const struct opts *o, const struct ckpt_snapshot *s, json_t *sum, con
 	}
 	json_object_set_new(sum, "uids", list);
 	return unmatched;
+}
+
+/* --shards -u: the plan is of the operators the uids name; 1 when some uid names none (said). */
+static int
+shard_uids(const struct opts *o, const struct ckpt_snapshot *s, const char *file)
+{
+	json_t *scratch = json_object();
+	int r;
+
+	if (scratch == NULL)
+		cli_out_of_memory();
+	r = match_uids(o, s, scratch, file);
+	json_decref(scratch);
+	return r;
 }
 
 static int
@@ -520,14 +535,16 @@ inspect_file(const struct opts *o, const char *path, struct ckpt_snapshot *other
 		status = check_flink(path, s);
 	} else if (o->mode == DIFF) {
 		status = diff_file(o, path, s, other);
+	} else if (o->shards) {
+		status = shards_print(s, display(path), o->shards);
+		if (status == 0 && o->nuids)
+			status = shard_uids(o, s, display(path));
+	} else if (o->mode == ROWS && o->shard) {
+		status = shards_rows(s, o->shard, o->out, o->compress);
 	} else if ((o->mode == ALL || o->mode == ROWS) && o->keyv) {
 		status = print_buffered(o->mode == ROWS, s, &e);
 	} else if (o->mode == ALL) {
 		status = print_all(s, &e);
-	} else if (o->shards) {
-		status = shards_print(s, display(path), o->shards);
-	} else if (o->mode == ROWS && o->shard) {
-		status = shards_rows(s, o->shard, o->out, o->compress);
 	} else if (o->mode == ROWS) {
 		status = print_rows(s, &e);
 	} else if (o->mode == OFFSETS) {
@@ -553,7 +570,8 @@ inspect_file(const struct opts *o, const char *path, struct ckpt_snapshot *other
 			status = r > status ? r : status;
 		}
 	}
-	if ((o->mode == ALL || o->mode == ROWS) && status == 0 && !state_found(o, s, display(path)))
+	/* a shard's files may hold none of --state's state: no rows then, not an error */
+	if ((o->mode == ALL || o->mode == ROWS) && !o->shard && status == 0 && !state_found(o, s, display(path)))
 		status = 2;
 	if (status == 2 && e.kind != CKPT_ERR_NONE)
 		status = ckpt_err_status(&e);
@@ -733,9 +751,19 @@ shard_options(const struct opts *o, int nfiles)
 		cli_usage_fail("%s goes with -R --shard", o->out ? "-o" : "--compress");
 	if (o->compress && !o->out)
 		cli_usage_fail("--compress goes with -o");
-	if ((o->shards || o->shard) && (o->nuids || o->state || o->key || o->meta_only || o->keep_going))
-		cli_usage_fail("%s reads every state: not with -u, --state, -k, -m or --keep-going",
-			       o->shards ? "--shards" : "--shard");
+	if ((o->shards || o->shard) && o->meta_only)
+		cli_usage_fail("%s is of the state files: not with -m (the _metadata alone)", o->shards ? "--shards" : "--shard");
+	/* a plan is of handles' bytes: -u chooses the operators whose handles it holds; a state shares
+	 * its files with its operator's other states, a key is in one key group, and no file is read */
+	if (o->shards && o->state)
+		cli_usage_fail("--shards splits the state files, which hold each of an operator's states: "
+			       "not with --state (read one state of a shard with -R --shard D --state NAME)");
+	if (o->shards && o->key)
+		cli_usage_fail("--shards splits the state files, and a key is in one key group: not with -k "
+			       "(-R -k reads that key group alone)");
+	if (o->shards && o->keep_going)
+		cli_usage_fail("--shards plans from the _metadata and reads no state file: not with --keep-going "
+			       "(it goes with -R --shard)");
 	if ((o->shards || o->shard) && nfiles != 1)
 		cli_usage_fail("%s takes one snapshot, %d given", o->shards ? "--shards" : "--shard", nfiles);
 }

@@ -85,8 +85,117 @@ ARTS=$FIXTURES/flink-artifacts/new-stateful-udf-migration-itcase-flink1.19
 	bad 2 'ckpt-inspect: -o goes with -R --shard (see ckpt-inspect -h)' ckpt-inspect -R -o out/ sp
 	bad 2 'ckpt-inspect: --compress is gz or zst, not "xz" (see ckpt-inspect -h)' ckpt-inspect -R --shard 0/1 -o out/ --compress xz sp
 	bad 2 'ckpt-inspect: --shard takes one snapshot, 2 given (see ckpt-inspect -h)' ckpt-inspect -R --shard 0/1 sp sp
-	bad 2 'ckpt-inspect: --shards reads every state: not with -u, --state, -k, -m or --keep-going (see ckpt-inspect -h)' \
+	bad 2 'ckpt-inspect: --shards splits the state files, which hold each of an operator'"'"'s states: not with --state (read one state of a shard with -R --shard D --state NAME) (see ckpt-inspect -h)' \
 		ckpt-inspect --shards 2 --state count sp
+	bad 2 'ckpt-inspect: --shards splits the state files, and a key is in one key group: not with -k (-R -k reads that key group alone) (see ckpt-inspect -h)' \
+		ckpt-inspect --shards 2 -k 3 sp
+	bad 2 'ckpt-inspect: --shards plans from the _metadata and reads no state file: not with --keep-going (it goes with -R --shard) (see ckpt-inspect -h)' \
+		ckpt-inspect --shards 2 --keep-going sp
+	bad 2 'ckpt-inspect: --shards is of the state files: not with -m (the _metadata alone) (see ckpt-inspect -h)' \
+		ckpt-inspect --shards 2 -m sp
+	bad 2 'ckpt-inspect: --shard is of the state files: not with -m (the _metadata alone) (see ckpt-inspect -h)' \
+		ckpt-inspect -R --shard 0/2 -m sp
+}
+
+@test "shards: --shards -u plans the shards of the operators it names; -R --shard -u, --state and -k narrow a shard's rows, their union -R's with the same option" {
+	needs_fixtures
+	local a=$ARTS-hashmap-savepoint op=d5c8b168c6cbfe8c507a10f88b325243 n i
+	# the plan of one operator: its handles alone, every byte of them once
+	ckpt-inspect --shards 2 -u "$op" "$a" >plan 2>/dev/null
+	[ "$(jq -r '.parts[].operator' plan | sort -u)" = "$op" ]
+	[ "$(jq -s 'map(.bytes) | add' plan)" -eq "$(ckpt-inspect --shards 1 "$a" | jq "[.parts[] | select(.operator == \"$op\") | .bytes] | add")" ]
+	ckpt-inspect -R -u "$op" "$a" | LC_ALL=C sort >all
+	[ "$(wc -l <all)" -eq 4 ]
+	for i in 0 1; do ckpt-inspect -R --shard "$i/2" -u "$op" "$a"; done | LC_ALL=C sort | cmp - all
+	while IFS= read -r d; do ckpt-inspect -R --shard "$d" "$a"; done <plan | LC_ALL=C sort | cmp - all
+	# a descriptor of the whole plan read with -u: that operator's rows of it
+	for i in 0 1 2; do ckpt-inspect -R --shard "$i/3" -u "$op" "$a"; done | LC_ALL=C sort | cmp - all
+	# a uid that names no operator: said, exit 1, a plan of nothing
+	run --separate-stderr ckpt-inspect --shards 2 -u nosuch "$a"
+	status_is 1
+	[ "$stderr" = "ckpt-inspect: $a: uid \"nosuch\" (operator id 245a7c5152266a38200c1fd720d17cac) names no operator" ]
+	[ "$output" = '{"shard":0,"shards":2,"checkpoint":2,"bytes":0,"parts":[]}'$'\n''{"shard":1,"shards":2,"checkpoint":2,"bytes":0,"parts":[]}' ]
+	# --state: each shard's rows of that state; a shard whose files hold none of it prints none, exit 0
+	ckpt-inspect -R --state _timer_state/event_timer "$a" | LC_ALL=C sort >all
+	[ "$(wc -l <all)" -eq 8 ]
+	for n in 1 3 7; do
+		for ((i = 0; i < n; i++)); do ckpt-inspect -R --shard "$i/$n" --state _timer_state/event_timer "$a"; done |
+			LC_ALL=C sort | cmp - all
+	done
+	run --separate-stderr ckpt-inspect -R --shard "$(jq -c '.parts = [.parts[] | select(.state == "operator")]' <<<"$(ckpt-inspect --shards 1 "$a")")" --state _timer_state/event_timer "$a"
+	status_is 0
+	[ -z "$output" ] && [ -z "$stderr" ]
+	# -k: the key's rows in the shards that hold its key groups, none in the others
+	ckpt-inspect -R -k '[3]' "$a" | LC_ALL=C sort >all
+	[ "$(wc -l <all)" -eq 8 ]
+	for i in 0 1 2; do ckpt-inspect -R --shard "$i/3" -k '[3]' "$a"; done | LC_ALL=C sort | cmp - all
+	[ "$(ckpt-inspect -R --shard 1/2 -u "$op" -k '[3]' "$a")" = "$(ckpt-inspect -R -u "$op" -k '[3]' "$a")" ]
+	run --separate-stderr ckpt-inspect -R --shard 0/2 -u "$op" -k '[3]' "$a"
+	status_is 0
+	[ -z "$output" ] && [ -z "$stderr" ]
+	# the same on RocksDB's handles (whole a shard) and a heap checkpoint
+	for a in "$ARTS-rocksdb-checkpoint" "$ARTS-rocksdb-savepoint-native" "$ARTS-hashmap-checkpoint"; do
+		for opt in "-k [3]" "--state state-name"; do
+			ckpt-inspect -R $opt "$a" | LC_ALL=C sort >all
+			[ "$(wc -l <all)" -eq "$([ "$opt" = "-k [3]" ] && echo 8 || echo 16)" ]
+			for ((i = 0; i < 7; i++)); do ckpt-inspect -R --shard "$i/7" $opt "$a"; done | LC_ALL=C sort | cmp - all
+		done
+	done
+}
+
+@test "shards: -R --shard -k reads the key's key group in the shard that holds it, the header alone in the others" {
+	kv_spread 100000
+	local i k holds=0
+	ckpt-inspect -R -k 42 sp >one
+	[ "$(wc -l <one)" -eq 1 ]
+	k=$(jq -r .key_group one)
+	for i in 0 1 2 3; do
+		run --separate-stderr ckpt-inspect -v -R --shard "$i/4" -k 42 sp
+		status_is 0
+		read1=$(sed -n 's/.*: \([0-9]*\) bytes of state files read.*/\1/p' <<<"$stderr")
+		if [ -n "$output" ]; then
+			holds=$((holds + 1))
+			[ "$output" = "$(cat one)" ]
+			# its key group's bytes and the header
+			[ "$read1" -le $((KV_OFF[k + 1] - KV_OFF[k] + KV_OFF[0] + 65536)) ] || { echo "shard $i read $read1"; return 1; }
+		else
+			[ "$read1" -le $((KV_OFF[0] + 65536)) ] || { echo "shard $i read $read1"; return 1; }
+		fi
+	done
+	[ "$holds" -eq 1 ]
+}
+
+@test "shards: -R --shard --keep-going leaves out a subtask of the shard that cannot be read, named on stderr, exit 1; without it exit 2" {
+	needs_fixtures
+	local a=$ARTS-hashmap-savepoint i
+	cp -r "$a" k && chmod -R u+w k
+	# operator 4b81...'s subtask 0: a serializer snapshot's class name damaged
+	printf '\377\377\377\377' | dd of=k/03a25f40-09fa-4aa9-a6a6-a7a689cae990 bs=1 seek=20 conv=notrunc status=none
+	local skip='ckpt-inspect: k: operator 4b818c7923a927796d24b727201ba34d subtask 0 skipped: k/03a25f40-09fa-4aa9-a6a6-a7a689cae990: offset 20: damaged serializer snapshot class: byte 0xff is not modified UTF-8'
+	ckpt-inspect --shards 3 k >plan
+	[ "$(jq -r 'select(any(.parts[]; .operator == "4b818c7923a927796d24b727201ba34d" and .subtask == 0)) | .shard' plan)" = 0 ]
+	mkdir out
+	bad 2 'ckpt-inspect: k/03a25f40-09fa-4aa9-a6a6-a7a689cae990: offset 20: damaged serializer snapshot class: byte 0xff is not modified UTF-8' \
+		ckpt-inspect -R --shard 0/3 -o out/ k
+	run --separate-stderr ckpt-inspect -R --shard 0/3 --keep-going k
+	status_is 1
+	[ "$stderr" = "$skip" ]
+	# the shard's other rows, as the undamaged snapshot's shard holds them
+	[ "$output" = "$(ckpt-inspect -R --shard 0/3 "$a" | grep -v '"operator":"4b818c7923a927796d24b727201ba34d",[^}]*"subtask":0,')" ]
+	[ "$(grep -c . <<<"$output")" -gt 0 ]
+	[ -z "$(ls out)" ]
+	# into its part file the same, whole
+	run --separate-stderr ckpt-inspect -R --shard 0/3 --keep-going -o out/ k
+	status_is 1
+	[ "$stderr" = "$skip" ]
+	[ "$(cat out/part-00000.ndjson)" = "$(ckpt-inspect -R --shard 0/3 --keep-going k 2>/dev/null)" ]
+	# the union of the shards is -R --keep-going's
+	ckpt-inspect -R --keep-going k 2>/dev/null | LC_ALL=C sort >all
+	for i in 0 1 2; do ckpt-inspect -R --shard "$i/3" --keep-going k 2>/dev/null || [ $? -eq 1 ]; done | LC_ALL=C sort | cmp - all
+	# the shards without it read as before, exit 0
+	run --separate-stderr ckpt-inspect -R --shard 1/3 --keep-going k
+	status_is 0
+	[ -z "$stderr" ]
 }
 
 @test "shards: -o DIR/ writes part-NNNNN.ndjson (.gz, .zst) whole; a damaged or killed shard leaves no part file" {

@@ -21,6 +21,8 @@ exec java -Xmx$HEAP -XX:+UseParallelGC --add-opens java.base/java.lang=ALL-UNNAM
 	--add-opens java.base/java.util=ALL-UNNAMED -cp '$JCP' ckpt.flink.BenchState "\$@"
 EOJ
 chmod +x "$W/bench-java"
+sed 's/ckpt\.flink\.BenchState/ckpt.flink.SpaRewrite/' "$W/bench-java" >"$W/spa-java"
+chmod +x "$W/spa-java"
 
 # bench_write MODE DIR: BenchState MODE (write: a canonical savepoint; checkpoint: a RocksDB
 # incremental checkpoint) of about MB MiB into DIR, in which it is kept.  1 GiB is about 5.1 million
@@ -72,4 +74,29 @@ bench_read() {
 	SPA_IN=$(awk '/read-ms/ {print $NF / 1000}' "$W/read.log")
 	show "State Processor API (read):" "$SPA_IN" 0 0 | sed 's/, *[0-9.]* MB\/s of CPU.*//'
 	grep '^keys' "$W/read.log" | sed 's/^/  State Processor API read: /'
+}
+
+# spa_rewrite IN OUT MAXPAR [rocksdb]: the State Processor API doing the rewrite ckpt-merge does
+# (the harness's SpaRewrite: every key of both operators read with SavepointReader, RocksDB's or
+# the heap backend's, and written with SavepointWriter as a canonical savepoint at max parallelism
+# MAXPAR into OUT), once, the whole JVM timed: SPAW_E, SPAW_C (seconds) and SPAW_M (KB) shown; fails
+# as the JVM does, its output in $W/spa.log.
+spa_rewrite() {
+	rm -rf "$2"
+	/usr/bin/time -f '%e %U %S %M' -o "$W/t" "$W/spa-java" "$@" >"$W/spa.log" 2>&1 || return
+	read -r SPAW_E SPAW_U SPAW_S SPAW_M <"$W/t"
+	SPAW_C=$(echo "$SPAW_U $SPAW_S" | awk '{print $1 + $2}')
+	show "State Processor API (java):" "$SPAW_E" "$SPAW_C" "$SPAW_M"
+}
+
+# spa_against LABEL E C: the line that sets ckpt's figures (elapsed E, CPU C) against the State
+# Processor API's rewrite (spa_rewrite's), or says why there are none (it failed: $W/spa.log).
+spa_against() {
+	if [ -n "${SPAW_E-}" ]; then
+		echo "$2 $SPAW_E $3 $SPAW_C" | awk -v l="$1" '{
+			printf "%s: %.1fx faster than the State Processor API doing the same rewrite, JVM start included (target: at least 10x), %.1fx less CPU\n",
+				l, $2 / ($1 > 0 ? $1 : 0.01), $4 / ($3 > 0 ? $3 : 0.01) }'
+	else
+		echo "State Processor API (java):       failed after $(awk '{print $1}' "$W/t") s: $(grep -m1 '^Caused by: java.lang' "$W/spa.log" || tail -1 "$W/spa.log")"
+	fi
 }

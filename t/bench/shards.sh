@@ -8,6 +8,8 @@
 # - each shard's bytes (the plan's) and its -R time, elapsed and CPU, one after another (GNU
 #   parallel -j1), then (2 shards) two at a time (-j2): 2 workers against 1 on this machine;
 # - the largest shard against the mean, and `-R` of the whole state for the cost of sharding;
+# - the union of each count's shards' rows checked against -R of the whole, both sorted (LC_ALL=C),
+#   byte for byte (issue 42: no row lost or doubled), the result printed with the figures;
 # - the projection for SIZE on WORKERS workers, one shard each: SIZE / WORKERS x (largest / mean)
 #   / r + s, r the bytes a second of CPU of one worker (the shards' bytes over their CPU time), s
 #   a shard's start (the CPU time of --shards N: every shard plans again); and the balance the plan
@@ -15,12 +17,15 @@
 #
 #   CKPT_BENCH_STATE_MB=N        about N MiB of state instead of 1024 (a quick run: 32)
 #   CKPT_BENCH_SAVEPOINT=DIR     flinkstate.sh's canonical savepoint, written there when absent, in
-#                                place of the conversion
+#                                place of the conversion (or canonical.sh's CKPT_BENCH_SPA_OUT: Flink's
+#                                own canonical savepoint of the checkpoint's state)
 #   CKPT_BENCH_CHECKPOINTS=DIR   the RocksDB checkpoint, kept for the next run (as rocksdb.sh)
 #   CKPT_BENCH_SHARDS="2 16"     the shard counts read
 #   CKPT_BENCH_PAIR=N            the count also read two at a time (default: the first)
 #   CKPT_BENCH_PROJECT="10 100"  the projection's SIZE in TB (10^12 bytes) and WORKERS
 #   CKPT_BENCH_JAVA_HEAP=SIZE    -Xmx of the JVMs that write the states (default 8g)
+#   CKPT_BENCH_UNION=no          the union not checked (it sorts -R's rows twice a count: on 1 GiB
+#                                of state, gigabytes of text under build/bench/)
 #
 # Needs GNU parallel, jq and /usr/bin/time (sh .ci/deps bench), and what flinkstate.sh and
 # rocksdb.sh need to write the states.
@@ -40,6 +45,21 @@ run_shards() {
 	seq 0 $(($2 - 1)) | parallel --will-cite -j"$3" /usr/bin/time -f "'%e %U %S'" -o "$W/t.{}" \
 		"$BIN/ckpt-inspect" -R --shard "{}/$2" "$1" ">/dev/null"
 	echo "$t0 $(date +%s%N)" | awk '{printf "%.2f", ($2 - $1) / 1e9}'
+}
+
+# union_check SNAP N: the rows of the N shards of SNAP (-R --shard I/N), sorted, against -R's
+# sorted ($W/all, written once a snapshot), byte for byte: prints the result.
+union_check() {
+	[ -s "$W/all" ] || "$BIN/ckpt-inspect" -R "$1" | LC_ALL=C sort -S 512M -T "$W" >"$W/all"
+	for i in $(seq 0 $(($2 - 1))); do "$BIN/ckpt-inspect" -R --shard "$i/$2" "$1"; done |
+		LC_ALL=C sort -S 512M -T "$W" >"$W/union"
+	if cmp -s "$W/all" "$W/union"; then
+		echo "  union of the $2 shards' rows = -R of the whole (sorted, byte for byte): yes, $(wc -l <"$W/all") rows"
+	else
+		echo "  union of the $2 shards' rows = -R of the whole (sorted, byte for byte): NO ($(wc -l <"$W/union") rows against $(wc -l <"$W/all"))"
+		UNION_BAD=1
+	fi
+	rm -f "$W/union"
 }
 
 # bench SNAP LABEL: the shards of SNAP in each count, and the projection from the largest count
@@ -72,7 +92,9 @@ bench() {
 				t = tb * 1e12 / w * (max / mean) / r + s
 				printf "  projection: %g TB on %d workers, a shard each: %.0f GB x %.2f / %.1f MB/s + %.2f s = %.1f min\n",
 					tb, w, tb * 1e3 / w, max / mean, r / 1e6, s, t / 60 }' "$W/shards.$n"
+		[ "${CKPT_BENCH_UNION-}" = no ] || union_check "$SNAP" "$n"
 	done
+	rm -f "$W/all"
 	"$BIN/ckpt-inspect" --shards "$WORKERS" "$SNAP" 2>/dev/null | jq -r '.bytes' |
 		awk -v w="$WORKERS" '{ b += $1; if ($1 > max) max = $1; if ($1 > 0) full++ }
 			END { printf "  --shards %d (plan only): %d shards hold state, the largest %.2fx the mean\n", w, full, max / (b / w) }'
@@ -90,3 +112,4 @@ else # the same state in the canonical format, as canonical.sh converts it
 fi
 bench "$SP" canonical
 echo "(on a shared 2-core machine: load average $(cut -d' ' -f1-3 /proc/loadavg) at the end; CPU seconds are the honest figure)"
+[ -z "${UNION_BAD-}" ] || { echo "the union of the shards' rows differs from -R's (see above)"; exit 1; }

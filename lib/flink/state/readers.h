@@ -263,6 +263,10 @@ const char *ckpt_fstate_skipped(const struct ckpt_fstate_backing_data *b, const 
 /* Every subtask of s read through on all processors: under --keep-going, those that cannot be read
  * left out (ckpt_fstate_skipped) and said, once; else 0, or -1 with the first error. */
 int ckpt_fstate_check_all(struct ckpt_snapshot *s, struct ckpt_err *e);
+/* --keep-going in a shard (b->skip set): st's part (1 operator state, 2 keyed state in key groups
+ * [lo, hi)) read through; when it cannot be read, st left out and said; 0, or -1 (no memory). */
+int ckpt_fstate_check_part(struct ckpt_fstate_backing_data *b, const struct ckpt_operator *op, const struct ckpt_subtask *st,
+			   int part, uint32_t lo, uint32_t hi, struct ckpt_err *e);
 /* Report the bytes of state files read as progress (base/progress.c, its work s) for passes reads of
  * every file of s and also (NULL: none); the total not known when something narrows the reading. */
 void ckpt_fstate_progress(struct ckpt_snapshot *s, struct ckpt_snapshot *also, unsigned passes);

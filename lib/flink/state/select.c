@@ -161,6 +161,15 @@ ckpt_fselect_found(struct ckpt_fselect *f, char *names, size_t size)
 	return 0;
 }
 
+/* -k in a shard's key groups (the sink's window): the key's key group when it is one of them, else
+ * an empty window (nothing more of the handle read). */
+static void
+key_window(struct ckpt_fstate_wrap *w)
+{
+	if (kg_skipped(w->in, w->k.kg_lo))
+		w->k.kg_lo = w->k.kg_hi = UINT32_MAX;
+}
+
 /* The key's bytes under this header's key serializer; its key group, the window from here on. */
 static int
 w_header(void *arg, const char *scope, const struct ckpt_fstate_header *h)
@@ -188,6 +197,7 @@ w_header(void *arg, const char *scope, const struct ckpt_fstate_header *h)
 			f->kg[i].known = 1;
 			f->kg[i].kg = w->k.kg_lo;
 			pthread_mutex_unlock(&f->mu);
+			key_window(w);
 		}
 	}
 	if (f->state && note_states(f, h, w->e) < 0)
@@ -285,6 +295,8 @@ ckpt_fselect_wrap(struct ckpt_fselect *f, struct ckpt_fstate_wrap *w, const stru
 			w->k.kg_hi = w->k.kg_lo + 1;
 		}
 		pthread_mutex_unlock(&f->mu);
+		if (w->k.kg_hi > 0 && kg_skipped(in, w->k.kg_lo))
+			return 0; /* a shard's key groups without the key's: nothing of it asked for */
 	}
 	return 1;
 }

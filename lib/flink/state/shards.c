@@ -104,18 +104,25 @@ keyed_pieces(struct plan *P, size_t i, size_t j, const struct ckpt_subtask *st, 
 	return 0;
 }
 
+/* The operators a plan covers: those -u chose (select.c), else all. */
+static int
+planned_op(const struct ckpt_snapshot *s, size_t i)
+{
+	return ckpt_fselect_operator(((struct ckpt_fstate_backing_data *)s->backing)->sel, &s->ops[i]);
+}
+
 static int
 pieces(struct plan *P, const struct ckpt_snapshot *s, unsigned n, struct ckpt_err *e)
 {
 	uint64_t total = 0, target;
 
 	for (size_t i = 0; i < s->nops; i++)
-		for (size_t j = 0; j < s->ops[i].nsubtasks; j++)
+		for (size_t j = 0; planned_op(s, i) && j < s->ops[i].nsubtasks; j++)
 			for (size_t h = 0; h < s->ops[i].subtasks[j].nhandles; h++)
 				total += s->ops[i].subtasks[j].handles[h].size;
 	target = total / n / 8 ? total / n / 8 : 1; /* pieces of an eighth of a shard at most, where they split */
 	for (size_t i = 0; i < s->nops; i++)
-		for (size_t j = 0; j < s->ops[i].nsubtasks; j++) {
+		for (size_t j = 0; planned_op(s, i) && j < s->ops[i].nsubtasks; j++) {
 			const struct ckpt_subtask *st = &s->ops[i].subtasks[j];
 			struct piece x = {.op = i, .st = j, .part = 1};
 
@@ -398,36 +405,40 @@ descriptor(struct ckpt_snapshot *s, const char *desc, struct ckpt_err *e)
 	return d;
 }
 
-int
-ckpt_flink_shard_rows(struct ckpt_snapshot *s, const char *desc, FILE *f, struct ckpt_err *e)
+/* Each part of the descriptor d in turn: pass 0 what it names checked, 1 read through (--keep-going:
+ * a subtask that cannot be read left out and said), 2 its rows to w. */
+static int
+each_part(struct ckpt_snapshot *s, struct ckpt_fstate_backing_data *b, json_t *d, int pass, struct ckpt_jw *w,
+	  struct ckpt_err *e)
 {
-	struct ckpt_fstate_backing_data *b = ckpt_fstate_backing(s, e);
-	json_t *d = b ? descriptor(s, desc, e) : NULL, *p;
-	struct ckpt_jw *w = d ? ckpt_jw_new(f, 0, e) : NULL;
+	json_t *p;
 	size_t i;
-	int rc = d && w ? 0 : -1;
 
-	json_array_foreach(rc == 0 ? json_object_get(d, "parts") : NULL, i, p) { /* checked before a row is read */
-		const struct ckpt_operator *op;
-		const struct ckpt_subtask *st;
-		uint32_t lo = 0, hi = 0;
-
-		if (part_of(s, p, &op, &st, &lo, &hi, e) < 0) {
-			rc = -1;
-			break;
-		}
-	}
-	json_array_foreach(rc == 0 ? json_object_get(d, "parts") : NULL, i, p) {
+	json_array_foreach(json_object_get(d, "parts"), i, p) {
 		const struct ckpt_operator *op;
 		const struct ckpt_subtask *st;
 		uint32_t lo = 0, hi = 0;
 		int part = part_of(s, p, &op, &st, &lo, &hi, e);
 
-		if (ckpt_fstate_rows_subtask(b, op, st, part, lo, hi, w, e) < 0) {
-			rc = -1;
-			break;
-		}
+		if (part < 0 || (pass == 1 && ckpt_fstate_check_part(b, op, st, part, lo, hi, e) < 0) ||
+		    (pass == 2 && ckpt_fstate_rows_subtask(b, op, st, part, lo, hi, w, e) < 0))
+			return -1;
 	}
+	return 0;
+}
+
+int
+ckpt_flink_shard_rows(struct ckpt_snapshot *s, const char *desc, FILE *f, struct ckpt_err *e)
+{
+	struct ckpt_fstate_backing_data *b = ckpt_fstate_backing(s, e);
+	json_t *d = b ? descriptor(s, desc, e) : NULL;
+	struct ckpt_jw *w = d ? ckpt_jw_new(f, 0, e) : NULL;
+	int rc = d && w ? 0 : -1;
+
+	/* every part checked before a row is read */
+	if (rc == 0 && (each_part(s, b, d, 0, w, e) < 0 || (b->skip && each_part(s, b, d, 1, w, e) < 0) ||
+			each_part(s, b, d, 2, w, e) < 0))
+		rc = -1;
 	if (w) {
 		ckpt_jw_flush(w);
 		if (rc == 0 && ckpt_jw_failed(w, e) < 0)

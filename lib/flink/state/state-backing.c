@@ -436,6 +436,29 @@ ckpt_fstate_check_all(struct ckpt_snapshot *s, struct ckpt_err *e)
 	return rc;
 }
 
+/* --keep-going in a shard: st's part (1 its operator state, 2 its keyed state in [lo, hi)) read
+ * through and checked before it prints; when it cannot be read, st is left out and said. */
+int
+ckpt_fstate_check_part(struct ckpt_fstate_backing_data *b, const struct ckpt_operator *op, const struct ckpt_subtask *st,
+		       int part, uint32_t lo, uint32_t hi, struct ckpt_err *e)
+{
+	struct ckpt_err why = {0};
+	struct checker C = {.st = st, .e = &why};
+	struct ckpt_fstate_sink k = {.op = check_op, .kv = check_kv, .arg = &C, .part = part, .kg_lo = lo, .kg_hi = hi};
+	int rc = 0;
+
+	if (st->finished || ckpt_fstate_skipped(b, st))
+		return 0;
+	if ((C.filled = ckpt_calloc(st->nops + 1, sizeof *C.filled, e)) == NULL)
+		return -1;
+	if (ckpt_fstate_read_subtask(b, op, st, &k, &why) < 0 ||
+	    (part == 1 && b->sel == NULL && all_filled(b, op, st, C.filled, &why) < 0))
+		rc = why.kind == CKPT_ERR_NOMEM ? ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory")
+						 : skip_subtask(b, op, st, &why, e);
+	free(C.filled);
+	return rc;
+}
+
 static int
 flink_check(struct ckpt_snapshot *s, struct ckpt_err *e)
 {
