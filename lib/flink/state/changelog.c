@@ -1012,19 +1012,12 @@ out:
 	return rc;
 }
 
+/* The changes of the non-materialized part applied in order (the metadata changes only, metaonly). */
 static int
-read_parts(struct cl *L)
+read_changes(struct cl *L)
 {
-	const json_t *mat = json_object_get(L->c->h->detail, "materialized");
 	const json_t *non = json_object_get(L->c->h->detail, "non_materialized");
-	const char *why = NULL;
 
-	for (size_t i = 0; why == NULL && i < json_array_size(mat); i++)
-		why = unread(json_array_get(mat, i));
-	L->metaonly = why != NULL;
-	for (size_t i = 0; why == NULL && i < json_array_size(mat); i++)
-		if (read_materialized(L, json_array_get(mat, i)) < 0)
-			return -1;
 	for (size_t i = 0; i < json_array_size(non); i++) {
 		const json_t *j = json_array_get(non, i), *files = json_object_get(j, "files");
 		const char *kind = json_string_value(json_object_get(j, "kind"));
@@ -1044,6 +1037,35 @@ read_parts(struct cl *L)
 	if (L->inpos != L->inlen)
 		return ckpt_err_set(L->c->e, CKPT_ERR_INPUT, L->meta, "operator %s subtask %u: %zu inline bytes of a "
 				    "changelog handle not read", L->c->op->id, L->c->st->index, L->inlen - L->inpos);
+	return 0;
+}
+
+/* The materialized part, then the changes.  Without a key serializer from the materialized part,
+ * the metadata changes are read first: a timer state registered after the first change of another
+ * state still gives the key serializer of all (Flink's restore takes it from the job). */
+static int
+read_parts(struct cl *L)
+{
+	const json_t *mat = json_object_get(L->c->h->detail, "materialized");
+	const char *why = NULL;
+
+	for (size_t i = 0; why == NULL && i < json_array_size(mat); i++)
+		why = unread(json_array_get(mat, i));
+	L->metaonly = why != NULL;
+	for (size_t i = 0; why == NULL && i < json_array_size(mat); i++)
+		if (read_materialized(L, json_array_get(mat, i)) < 0)
+			return -1;
+	if (why == NULL && L->H.key == NULL) {
+		size_t at = L->inpos; /* after the materialized part's inline bytes */
+
+		L->metaonly = 1;
+		if (read_changes(L) < 0)
+			return -1;
+		L->metaonly = 0;
+		L->inpos = at;
+	}
+	if (read_changes(L) < 0)
+		return -1;
 	find_key(L);
 	return emit(L, why);
 }
