@@ -40,6 +40,10 @@ struct cl {
 	size_t inlen, inpos;
 	int metaonly;       /* only the metadata changes are applied (a part is not read) */
 	struct ckpt_bytebuf k, ns, v, x; /* the pieces of the change being applied */
+	int headeronly;     /* ckpt_fchangelog_header: the states and their bytes, no entries */
+	struct ckpt_bytebuf rawkey; /* the key serializer's snapshot as a keyed header writes it */
+	struct ckpt_bytebuf *raw;   /* per state: its meta info snapshot's bytes */
+	size_t nraw;
 };
 
 static int
@@ -256,6 +260,34 @@ why_of(const struct cl *L, uint32_t idx)
 	return idx < L->nwhy ? L->why[idx] : NULL;
 }
 
+/* The bytes p[0, n) of state idx's meta info snapshot, kept when it has none yet. */
+static int
+raw_set(struct cl *L, size_t idx, const unsigned char *p, size_t n)
+{
+	if (idx >= L->nraw) {
+		struct ckpt_bytebuf *r = ckpt_reallocarray(L->raw, idx + 1, sizeof *r, L->c->e);
+
+		if (r == NULL)
+			return -1;
+		memset(r + L->nraw, 0, (idx + 1 - L->nraw) * sizeof *r);
+		L->raw = r;
+		L->nraw = idx + 1;
+	}
+	return L->raw[idx].len ? 0 : buf_add(L, &L->raw[idx], p, n);
+}
+
+/* The key serializer t's snapshot, read from p (its source's bytes), kept as the keyed header
+ * writes it (TypeSerializerSnapshotSerializationUtil's format version 2 first) when none is yet. */
+static int
+raw_key(struct cl *L, const struct ckpt_fser *t, const unsigned char *p)
+{
+	static const unsigned char v2[4] = {0, 0, 0, 2};
+
+	if (L->rawkey.len || t == NULL || t->end <= t->at)
+		return 0;
+	return buf_add(L, &L->rawkey, v2, 4) < 0 ? -1 : buf_add(L, &L->rawkey, p + t->at, (size_t)(t->end - t->at));
+}
+
 /* The short id of the state to idx. */
 static int
 map_id(struct cl *L, int16_t id, uint32_t idx)
@@ -331,6 +363,10 @@ apply_meta(struct cl *L, struct ckpt_fsrc *s)
 	}
 	if (state_index(L, h.m[0].name, &idx) < 0)
 		idx = (uint32_t)L->H.n; /* new: take_states appends it */
+	if (!why && (raw_set(L, idx, s->mem + h.m[0].at, (size_t)(h.m[0].end - h.m[0].at)) < 0 ||
+		     (h.m[0].type == 3 && h.m[0].value && h.m[0].value->kind == FSER_TIMER && h.m[0].value->nkids == 2 &&
+		      raw_key(L, h.m[0].value->kids[0], s->mem) < 0)))
+		goto out;
 	if ((why && set_why(L, idx, why) < 0) || take_states(L, &h) < 0 || map_id(L, id, idx) < 0)
 		goto out;
 	find_key(L); /* a timer state registered: the key serializer is known from here on */
@@ -910,6 +946,36 @@ unread(const json_t *j)
 	return "the changelog's materialized part is a handle of a kind ckpt does not read";
 }
 
+/* The bytes of the materialized part's keyed header hd (its key serializer's and each new state's
+ * meta info's), for ckpt_fchangelog_header. */
+static int
+raw_header(struct cl *L, const struct ckpt_fstate_header *hd)
+{
+	struct ckpt_fsrc s = {0};
+	unsigned char *p = ckpt_calloc(hd->end + 1, 1, L->c->e);
+	size_t next = L->H.n;
+	int fd = -1, rc = -1;
+	uint32_t j;
+
+	s.fd = -1;
+	if (p == NULL || ckpt_fstate_open_bytes(L->c, &s, &fd) < 0 || ckpt_fsrc_seek(&s, 0, 0) < 0 ||
+	    ckpt_fsrc_read(&s, p, hd->end, "keyed state header") < 0)
+		goto out;
+	if (hd->key && hd->key->at >= 4 && raw_key(L, hd->key, p) < 0)
+		goto out;
+	for (size_t i = 0; i < hd->n; i++)
+		if (state_index(L, hd->m[i].name, &j) < 0 &&
+		    raw_set(L, next++, p + hd->m[i].at, (size_t)(hd->m[i].end - hd->m[i].at)) < 0)
+			goto out;
+	rc = 0;
+out:
+	free(p);
+	ckpt_fsrc_release(&s);
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
 static int
 read_materialized(struct cl *L, const json_t *j)
 {
@@ -936,8 +1002,12 @@ read_materialized(struct cl *L, const json_t *j)
 		ckpt_err_set(L->c->e, CKPT_ERR_REFUSED, L->c->where, "the materialized part of a changelog: %s", hd.stop);
 		goto out;
 	}
-	if (take_states(L, &hd) < 0)
+	if ((L->headeronly && raw_header(L, &hd) < 0) || take_states(L, &hd) < 0)
 		goto out;
+	if (L->headeronly) {
+		rc = 0;
+		goto out;
+	}
 	L->c->k = &col;
 	rc = ckpt_fstate_read_keyed(L->c);
 out:
@@ -1055,6 +1125,9 @@ read_parts(struct cl *L)
 	for (size_t i = 0; why == NULL && i < json_array_size(mat); i++)
 		if (read_materialized(L, json_array_get(mat, i)) < 0)
 			return -1;
+	if (L->headeronly)
+		return why ? ckpt_err_set(L->c->e, CKPT_ERR_REFUSED, L->meta, "operator %s subtask %u: %s", L->c->op->id,
+					  L->c->st->index, why) : (L->metaonly = 1, read_changes(L));
 	if (why == NULL && L->H.key == NULL) {
 		size_t at = L->inpos; /* after the materialized part's inline bytes */
 
@@ -1070,42 +1143,135 @@ read_parts(struct cl *L)
 	return emit(L, why);
 }
 
+/* L set up for handle c->h: its key groups. */
+static int
+cl_init(struct cl *L, struct ckpt_fstate_ctx *c)
+{
+	const char *r = json_string_value(json_object_get(c->h->detail, "key_groups"));
+	unsigned a = 0, b = 0;
+
+	L->c = c;
+	L->in = c->h->data.p;
+	L->inlen = c->h->data.len;
+	snprintf(L->meta, sizeof L->meta, "%s", c->where);
+	c->prefix = c->op->max_parallelism > 128 ? 2 : 1;
+	if (r == NULL || sscanf(r, "%u-%u", &a, &b) < 1)
+		return ckpt_err_set(c->e, CKPT_ERR_INPUT, L->meta, "operator %s subtask %u: a changelog handle without "
+				    "key groups", c->op->id, c->st->index);
+	L->kg_first = a;
+	L->kg_last = strchr(r, '-') ? b : a;
+	return 0;
+}
+
+static void
+cl_free(struct cl *L)
+{
+	for (size_t i = 0; i < L->n; i++) {
+		free(L->e[i].key);
+		free(L->e[i].val);
+	}
+	free(L->e);
+	free(L->slot);
+	free(L->ids);
+	for (size_t i = 0; i < L->nwhy; i++)
+		free(L->why[i]);
+	free(L->why);
+	for (size_t i = 0; i < L->nraw; i++)
+		free(L->raw[i].p);
+	free(L->raw);
+	free(L->rawkey.p);
+	free(L->k.p);
+	free(L->ns.p);
+	free(L->v.p);
+	free(L->x.p);
+	if (L->borrowed)
+		L->H.key = NULL;
+	ckpt_fstate_header_release(&L->H);
+}
+
 int
 ckpt_fchangelog_read(struct ckpt_fstate_ctx *c)
 {
-	struct cl L = {.c = c, .in = c->h->data.p, .inlen = c->h->data.len};
-	const char *r = json_string_value(json_object_get(c->h->detail, "key_groups"));
-	unsigned a = 0, b = 0;
-	int rc;
+	struct cl L = {0};
+	int rc = cl_init(&L, c);
 
-	snprintf(L.meta, sizeof L.meta, "%s", c->where);
-	c->prefix = c->op->max_parallelism > 128 ? 2 : 1;
-	if (r == NULL || sscanf(r, "%u-%u", &a, &b) < 1)
-		return ckpt_err_set(c->e, CKPT_ERR_INPUT, L.meta, "operator %s subtask %u: a changelog handle without "
-				    "key groups", c->op->id, c->st->index);
-	L.kg_first = a;
-	L.kg_last = strchr(r, '-') ? b : a;
-	if (c->k->kg_hi > 0 && (L.kg_first >= c->k->kg_hi || L.kg_last < c->k->kg_lo))
-		return 0; /* nothing in the window */
-	rc = read_parts(&L);
+	if (rc == 0 && !(c->k->kg_hi > 0 && (L.kg_first >= c->k->kg_hi || L.kg_last < c->k->kg_lo)))
+		rc = read_parts(&L); /* else nothing in the window */
 	snprintf(c->where, sizeof c->where, "%s", L.meta);
-	for (size_t i = 0; i < L.n; i++) {
-		free(L.e[i].key);
-		free(L.e[i].val);
+	cl_free(&L);
+	return rc;
+}
+
+/* Why state i of L cannot go into a keyed header (NULL: it can); msg holds the words. */
+static const char *
+unheaded(const struct cl *L, size_t i, char *msg, size_t n)
+{
+	if (why_of(L, (uint32_t)i))
+		return why_of(L, (uint32_t)i);
+	if (i >= L->nraw || L->raw[i].len == 0)
+		return "its meta info is neither in the materialized part nor in a metadata change";
+	if (L->rawkey.len == 0) {
+		snprintf(msg, n, "state \"%s\": the changelog records no key serializer (no materialized part, no timer "
+			 "state)", L->H.m[i].name);
+		return msg;
 	}
-	free(L.e);
-	free(L.slot);
-	free(L.ids);
-	for (size_t i = 0; i < L.nwhy; i++)
-		free(L.why[i]);
-	free(L.why);
-	free(L.k.p);
-	free(L.ns.p);
-	free(L.v.p);
-	free(L.x.p);
-	if (L.borrowed)
-		L.H.key = NULL;
-	ckpt_fstate_header_release(&L.H);
+	return NULL;
+}
+
+/* The keyed header L's states make: version 6, uncompressed, the key serializer, each meta info. */
+static int
+assemble(struct cl *L, struct ckpt_fstate_header *h, unsigned char **out)
+{
+	struct ckpt_bytebuf b = {0};
+	unsigned char head[5] = {0, 0, 0, 6, 0}, n[2] = {(unsigned char)(L->H.n >> 8), (unsigned char)L->H.n};
+	struct ckpt_fsrc s;
+	char msg[700];
+	int rc = -1;
+
+	for (size_t i = 0; i < L->H.n; i++) {
+		const char *why = unheaded(L, i, msg, sizeof msg);
+
+		if (why)
+			return ckpt_err_set(L->c->e, CKPT_ERR_REFUSED, L->meta, "operator %s subtask %u: state \"%s\" of "
+					    "a changelog cannot go into a savepoint's keyed header: %s", L->c->op->id,
+					    L->c->st->index, L->H.m[i].name, why);
+	}
+	if (L->H.n == 0 || L->H.n > 32767)
+		return ckpt_err_set(L->c->e, CKPT_ERR_REFUSED, L->meta, "operator %s subtask %u: a changelog of %zu "
+				    "states", L->c->op->id, L->c->st->index, L->H.n);
+	if (buf_add(L, &b, head, 5) < 0 || buf_add(L, &b, L->rawkey.p, L->rawkey.len) < 0 || buf_add(L, &b, n, 2) < 0)
+		goto out;
+	for (size_t i = 0; i < L->H.n; i++)
+		if (buf_add(L, &b, L->raw[i].p, L->raw[i].len) < 0)
+			goto out;
+	if (buf_add(L, &b, "", 1) < 0) /* room for the caller's terminator */
+		goto out;
+	ckpt_fsrc_mem(&s, b.p, b.len - 1, L->meta, L->c->e);
+	rc = ckpt_fstate_read_keyed_header(&s, h) < 0 ? -1 : 0;
+	ckpt_fsrc_release(&s);
+	if (rc == 0 && (h->stopped || h->end != b.len - 1))
+		rc = ckpt_err_set(L->c->e, CKPT_ERR_INPUT, L->meta, "operator %s subtask %u: the keyed header made of "
+				  "a changelog's states does not read back", L->c->op->id, L->c->st->index);
+out:
+	if (rc == 0) {
+		*out = b.p;
+		b.p = NULL;
+	}
+	free(b.p);
+	return rc;
+}
+
+int
+ckpt_fchangelog_header(struct ckpt_fstate_ctx *c, struct ckpt_fstate_header *h, unsigned char **out)
+{
+	struct cl L = {.headeronly = 1};
+	int rc = cl_init(&L, c);
+
+	*out = NULL;
+	if (rc == 0 && (rc = read_parts(&L)) == 0)
+		rc = assemble(&L, h, out);
+	snprintf(c->where, sizeof c->where, "%s", L.meta);
+	cl_free(&L);
 	return rc;
 }
 

@@ -36,6 +36,7 @@ struct ckpt_fstate_meta {
 	signed char typable;  /* ckpt_fstate_typable()'s answer once asked: 0 not yet, 1 yes, -1 no */
 	char kindc;           /* set with typable: kind 't'imers, 'm'ap, 'l'ist, or 0 */
 	char ambiguous;       /* set with typable: key and namespace of variable length, each with a length suffix */
+	uint64_t at, end;     /* where its meta info snapshot lies in its source */
 };
 
 struct ckpt_fstate_header {
@@ -285,6 +286,11 @@ void ckpt_fstate_add_int(json_t *o, const char *k, json_int_t v);
 /* The keyed state of a changelog handle (c->h, kind "changelog") as Flink's changelog restore
  * rebuilds it, to c->k: 0, or -1 with c->e set (CKPT_ERR_REFUSED: a part ckpt does not read). */
 int ckpt_fchangelog_read(struct ckpt_fstate_ctx *c);
+/* The keyed header (KeyedBackendSerializationProxy, version 6, uncompressed) of the states of changelog
+ * handle c->h, made of the materialized part's header and the metadata changes: its bytes in *out
+ * (h->end of them, and a byte more; free it) and h read from them.  A state whose meta info or key
+ * serializer is nowhere is refused, named. */
+int ckpt_fchangelog_header(struct ckpt_fstate_ctx *c, struct ckpt_fstate_header *h, unsigned char **out);
 /* -c's size check of a file the _metadata names (name; path, local, of st bytes): -1 when it is no
  * changelog file, else 0 when the size fits, or 1 with the problem in what. */
 int ckpt_fchangelog_size(const struct ckpt_snapshot *s, const char *name, const char *path, uint64_t st, char *what,
