@@ -20,7 +20,7 @@ load helper
 bats_require_minimum_version 1.5.0
 
 # The checkpoints converted: the harness's artifact name, the backend that wrote it.
-SOURCES='checkpoint-hashmap-aligned:hashmap checkpoint-rocksdb-incremental-2:rocksdb'
+SOURCES='checkpoint-hashmap-aligned:hashmap checkpoint-rocksdb-incremental-2:rocksdb checkpoint-changelog-materialized:changelog'
 
 # backends VERSION: the backends each conversion is restored on (Restore --backend).
 backends() {

@@ -1125,9 +1125,13 @@ read_parts(struct cl *L)
 	for (size_t i = 0; why == NULL && i < json_array_size(mat); i++)
 		if (read_materialized(L, json_array_get(mat, i)) < 0)
 			return -1;
-	if (L->headeronly)
-		return why ? ckpt_err_set(L->c->e, CKPT_ERR_REFUSED, L->meta, "operator %s subtask %u: %s", L->c->op->id,
-					  L->c->st->index, why) : (L->metaonly = 1, read_changes(L));
+	if (L->headeronly && why)
+		return ckpt_err_set(L->c->e, CKPT_ERR_REFUSED, L->meta, "operator %s subtask %u: %s", L->c->op->id,
+				    L->c->st->index, why);
+	if (L->headeronly) {
+		L->metaonly = 1;
+		return read_changes(L);
+	}
 	if (why == NULL && L->H.key == NULL) {
 		size_t at = L->inpos; /* after the materialized part's inline bytes */
 
@@ -1202,19 +1206,16 @@ ckpt_fchangelog_read(struct ckpt_fstate_ctx *c)
 	return rc;
 }
 
-/* Why state i of L cannot go into a keyed header (NULL: it can); msg holds the words. */
+/* Why state i of L cannot go into a keyed header, or NULL. */
 static const char *
-unheaded(const struct cl *L, size_t i, char *msg, size_t n)
+unheaded(const struct cl *L, size_t i)
 {
 	if (why_of(L, (uint32_t)i))
 		return why_of(L, (uint32_t)i);
 	if (i >= L->nraw || L->raw[i].len == 0)
 		return "its meta info is neither in the materialized part nor in a metadata change";
-	if (L->rawkey.len == 0) {
-		snprintf(msg, n, "state \"%s\": the changelog records no key serializer (no materialized part, no timer "
-			 "state)", L->H.m[i].name);
-		return msg;
-	}
+	if (L->rawkey.len == 0)
+		return "the changelog records no key serializer (no materialized part, no timer state)";
 	return NULL;
 }
 
@@ -1225,17 +1226,13 @@ assemble(struct cl *L, struct ckpt_fstate_header *h, unsigned char **out)
 	struct ckpt_bytebuf b = {0};
 	unsigned char head[5] = {0, 0, 0, 6, 0}, n[2] = {(unsigned char)(L->H.n >> 8), (unsigned char)L->H.n};
 	struct ckpt_fsrc s;
-	char msg[700];
 	int rc = -1;
 
-	for (size_t i = 0; i < L->H.n; i++) {
-		const char *why = unheaded(L, i, msg, sizeof msg);
-
-		if (why)
+	for (size_t i = 0; i < L->H.n; i++)
+		if (unheaded(L, i))
 			return ckpt_err_set(L->c->e, CKPT_ERR_REFUSED, L->meta, "operator %s subtask %u: state \"%s\" of "
 					    "a changelog cannot go into a savepoint's keyed header: %s", L->c->op->id,
-					    L->c->st->index, L->H.m[i].name, why);
-	}
+					    L->c->st->index, L->H.m[i].name, unheaded(L, i));
 	if (L->H.n == 0 || L->H.n > 32767)
 		return ckpt_err_set(L->c->e, CKPT_ERR_REFUSED, L->meta, "operator %s subtask %u: a changelog of %zu "
 				    "states", L->c->op->id, L->c->st->index, L->H.n);

@@ -123,6 +123,9 @@ public final class Assign {
             for (Map.Entry<Integer, OperatorSubtaskState> e : os.getSubtaskStates().entrySet()) {
                 for (StateObject h : handles(e.getValue())) {
                     oldSubtask.put(h, e.getKey());
+                    // a changelog handle is handed as a new object (getIntersection), its id kept
+                    if (h instanceof org.apache.flink.runtime.state.changelog.ChangelogStateBackendHandle)
+                        oldSubtask.put(((org.apache.flink.runtime.state.KeyedStateHandle) h).getStateHandleId(), e.getKey());
                     Object d = delegate(h);
                     if (d != null) oldSubtask.put(d, e.getKey());
                 }
@@ -253,6 +256,8 @@ public final class Assign {
         Object d = delegate(h);
         Integer o = old.get(h);
         if (o == null && d != null) o = old.get(d);
+        if (o == null && h instanceof org.apache.flink.runtime.state.changelog.ChangelogStateBackendHandle)
+            o = old.get(((org.apache.flink.runtime.state.KeyedStateHandle) h).getStateHandleId());
         Map<String, Object> m = Json.obj("scope", scope, "class", h.getClass().getSimpleName(), "size", h.getStateSize(),
                 "old_subtask", o, "path", d instanceof FileStateHandle ? ((FileStateHandle) d).getFilePath().getName()
                         : h instanceof FileStateHandle ? ((FileStateHandle) h).getFilePath().getName() : null);

@@ -127,7 +127,7 @@ public final class Main {
 
     static Configuration jobConf(String run, String backend) {
         Configuration c = new Configuration();
-        c.set(StateBackendOptions.STATE_BACKEND, backend.startsWith("forst") ? "forst" : backend);
+        c.set(StateBackendOptions.STATE_BACKEND, backend.startsWith("forst") ? "forst" : backend.equals("changelog") ? "hashmap" : backend);
         c.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, out.resolve("checkpoints").resolve(run).toUri().toString());
         c.set(CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION, ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION);
         c.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, Duration.ofHours(1));
@@ -141,6 +141,7 @@ public final class Main {
                 .stringType().noDefaultValue(), "local-dir");
         if (backend.equals("forst-heap")) c.set(org.apache.flink.configuration.ConfigOptions.key(
                 "state.backend.forst.timer-service.factory").stringType().noDefaultValue(), "HEAP");
+        if (backend.equals("changelog")) changelogConf(c, run, false); // Restore --backend changelog
         return c;
     }
 
@@ -582,7 +583,10 @@ public final class Main {
     }
 
     static Configuration changelogConf(String run, boolean materialize) {
-        Configuration c = jobConf(run, "hashmap");
+        return changelogConf(jobConf(run, "hashmap"), run, materialize);
+    }
+
+    static Configuration changelogConf(Configuration c, String run, boolean materialize) {
         c.set(org.apache.flink.configuration.ConfigOptions.key("state.changelog.enabled").stringType().noDefaultValue(), "true");
         c.set(org.apache.flink.configuration.ConfigOptions.key("state.changelog.storage").stringType().noDefaultValue(), "filesystem");
         c.set(org.apache.flink.configuration.ConfigOptions.key("dstl.dfs.base-path").stringType().noDefaultValue(), out.resolve("checkpoints").resolve(run).resolve("dstl").toUri().toString());
