@@ -41,9 +41,7 @@ struct cl {
 	int metaonly;       /* only the metadata changes are applied (a part is not read) */
 	struct ckpt_bytebuf k, ns, v, x; /* the pieces of the change being applied */
 	int headeronly;     /* ckpt_fchangelog_header: the states and their bytes, no entries */
-	struct ckpt_bytebuf rawkey; /* the key serializer's snapshot as a keyed header writes it */
-	struct ckpt_bytebuf *raw;   /* per state: its meta info snapshot's bytes */
-	size_t nraw;
+	struct ckpt_fclraw raw; /* the header's bytes (changelog-header.c) */
 };
 
 static int
@@ -260,34 +258,6 @@ why_of(const struct cl *L, uint32_t idx)
 	return idx < L->nwhy ? L->why[idx] : NULL;
 }
 
-/* The bytes p[0, n) of state idx's meta info snapshot, kept when it has none yet. */
-static int
-raw_set(struct cl *L, size_t idx, const unsigned char *p, size_t n)
-{
-	if (idx >= L->nraw) {
-		struct ckpt_bytebuf *r = ckpt_reallocarray(L->raw, idx + 1, sizeof *r, L->c->e);
-
-		if (r == NULL)
-			return -1;
-		memset(r + L->nraw, 0, (idx + 1 - L->nraw) * sizeof *r);
-		L->raw = r;
-		L->nraw = idx + 1;
-	}
-	return L->raw[idx].len ? 0 : buf_add(L, &L->raw[idx], p, n);
-}
-
-/* The key serializer t's snapshot, read from p (its source's bytes), kept as the keyed header
- * writes it (TypeSerializerSnapshotSerializationUtil's format version 2 first) when none is yet. */
-static int
-raw_key(struct cl *L, const struct ckpt_fser *t, const unsigned char *p)
-{
-	static const unsigned char v2[4] = {0, 0, 0, 2};
-
-	if (L->rawkey.len || t == NULL || t->end <= t->at)
-		return 0;
-	return buf_add(L, &L->rawkey, v2, 4) < 0 ? -1 : buf_add(L, &L->rawkey, p + t->at, (size_t)(t->end - t->at));
-}
-
 /* The short id of the state to idx. */
 static int
 map_id(struct cl *L, int16_t id, uint32_t idx)
@@ -363,9 +333,7 @@ apply_meta(struct cl *L, struct ckpt_fsrc *s)
 	}
 	if (state_index(L, h.m[0].name, &idx) < 0)
 		idx = (uint32_t)L->H.n; /* new: take_states appends it */
-	if (!why && (raw_set(L, idx, s->mem + h.m[0].at, (size_t)(h.m[0].end - h.m[0].at)) < 0 ||
-		     (h.m[0].type == 3 && h.m[0].value && h.m[0].value->kind == FSER_TIMER && h.m[0].value->nkids == 2 &&
-		      raw_key(L, h.m[0].value->kids[0], s->mem) < 0)))
+	if (!why && ckpt_fclraw_meta(&L->raw, idx, &h.m[0], s->mem, L->c->e, L->c->where) < 0)
 		goto out;
 	if ((why && set_why(L, idx, why) < 0) || take_states(L, &h) < 0 || map_id(L, id, idx) < 0)
 		goto out;
@@ -816,18 +784,6 @@ out:
 	return rc;
 }
 
-/* A changelog file is a flag byte, then the rest, whose length (uncompressed) the _metadata records
- * (FsStateChangelogWriter's handle takes the position after the flag byte): 0 when st bytes fit,
- * else 1 and the problem in -c's words in what. */
-static int
-size_problem(int z, uint64_t st, uint64_t size, char *what, size_t n)
-{
-	if (z == 1 ? st >= 1 : st == size + 1)
-		return 0;
-	snprintf(what, n, "%s: %llu bytes, the _metadata records %llu and a flag byte", st < size + 1 ? "short" : "long",
-		 (unsigned long long)st, (unsigned long long)size);
-	return 1;
-}
 
 /* The changelog file at L->c->where in S3, read by range as a local one is. */
 static int
@@ -881,7 +837,7 @@ read_file(struct cl *L, const json_t *f)
 		} else if (ckpt_fsrc_file(&s, fd, 0, (uint64_t)sb.st_size, L->c->where, L->c->e) < 0)
 			goto out;
 	}
-	if ((fd >= 0 || remote) && s.size == 0 && size_problem(0, 0, size, what, sizeof what)) {
+	if ((fd >= 0 || remote) && s.size == 0 && ckpt_fchangelog_size_problem(0, 0, size, what, sizeof what)) {
 		ckpt_err_set(L->c->e, CKPT_ERR_INPUT, L->c->where, "%s", what);
 		goto out;
 	}
@@ -891,7 +847,7 @@ read_file(struct cl *L, const json_t *f)
 		ckpt_fsrc_fail(&s, "compression flag %u (0 or 1 expected)", z);
 		goto out;
 	}
-	if ((fd >= 0 || remote) && size_problem(z, s.size, size, what, sizeof what)) {
+	if ((fd >= 0 || remote) && ckpt_fchangelog_size_problem(z, s.size, size, what, sizeof what)) {
 		ckpt_err_set(L->c->e, CKPT_ERR_INPUT, L->c->where, "%s", what);
 		goto out;
 	}
@@ -946,36 +902,6 @@ unread(const json_t *j)
 	return "the changelog's materialized part is a handle of a kind ckpt does not read";
 }
 
-/* The bytes of the materialized part's keyed header hd (its key serializer's and each new state's
- * meta info's), for ckpt_fchangelog_header. */
-static int
-raw_header(struct cl *L, const struct ckpt_fstate_header *hd)
-{
-	struct ckpt_fsrc s = {0};
-	unsigned char *p = ckpt_calloc(hd->end + 1, 1, L->c->e);
-	size_t next = L->H.n;
-	int fd = -1, rc = -1;
-	uint32_t j;
-
-	s.fd = -1;
-	if (p == NULL || ckpt_fstate_open_bytes(L->c, &s, &fd) < 0 || ckpt_fsrc_seek(&s, 0, 0) < 0 ||
-	    ckpt_fsrc_read(&s, p, hd->end, "keyed state header") < 0)
-		goto out;
-	if (hd->key && hd->key->at >= 4 && raw_key(L, hd->key, p) < 0)
-		goto out;
-	for (size_t i = 0; i < hd->n; i++)
-		if (state_index(L, hd->m[i].name, &j) < 0 &&
-		    raw_set(L, next++, p + hd->m[i].at, (size_t)(hd->m[i].end - hd->m[i].at)) < 0)
-			goto out;
-	rc = 0;
-out:
-	free(p);
-	ckpt_fsrc_release(&s);
-	if (fd >= 0)
-		close(fd);
-	return rc;
-}
-
 static int
 read_materialized(struct cl *L, const json_t *j)
 {
@@ -1002,7 +928,7 @@ read_materialized(struct cl *L, const json_t *j)
 		ckpt_err_set(L->c->e, CKPT_ERR_REFUSED, L->c->where, "the materialized part of a changelog: %s", hd.stop);
 		goto out;
 	}
-	if ((L->headeronly && raw_header(L, &hd) < 0) || take_states(L, &hd) < 0)
+	if ((L->headeronly && ckpt_fclraw_materialized(&L->raw, L->c, &L->H, &hd) < 0) || take_states(L, &hd) < 0)
 		goto out;
 	if (L->headeronly) {
 		rc = 0;
@@ -1128,16 +1054,14 @@ read_parts(struct cl *L)
 	if (L->headeronly && why)
 		return ckpt_err_set(L->c->e, CKPT_ERR_REFUSED, L->meta, "operator %s subtask %u: %s", L->c->op->id,
 				    L->c->st->index, why);
-	if (L->headeronly) {
-		L->metaonly = 1;
-		return read_changes(L);
-	}
-	if (why == NULL && L->H.key == NULL) {
+	if (why == NULL && (L->headeronly || L->H.key == NULL)) {
 		size_t at = L->inpos; /* after the materialized part's inline bytes */
 
 		L->metaonly = 1;
 		if (read_changes(L) < 0)
 			return -1;
+		if (L->headeronly)
+			return 0;
 		L->metaonly = 0;
 		L->inpos = at;
 	}
@@ -1180,10 +1104,7 @@ cl_free(struct cl *L)
 	for (size_t i = 0; i < L->nwhy; i++)
 		free(L->why[i]);
 	free(L->why);
-	for (size_t i = 0; i < L->nraw; i++)
-		free(L->raw[i].p);
-	free(L->raw);
-	free(L->rawkey.p);
+	ckpt_fclraw_free(&L->raw);
 	free(L->k.p);
 	free(L->ns.p);
 	free(L->v.p);
@@ -1206,58 +1127,6 @@ ckpt_fchangelog_read(struct ckpt_fstate_ctx *c)
 	return rc;
 }
 
-/* Why state i of L cannot go into a keyed header, or NULL. */
-static const char *
-unheaded(const struct cl *L, size_t i)
-{
-	if (why_of(L, (uint32_t)i))
-		return why_of(L, (uint32_t)i);
-	if (i >= L->nraw || L->raw[i].len == 0)
-		return "its meta info is neither in the materialized part nor in a metadata change";
-	if (L->rawkey.len == 0)
-		return "the changelog records no key serializer (no materialized part, no timer state)";
-	return NULL;
-}
-
-/* The keyed header L's states make: version 6, uncompressed, the key serializer, each meta info. */
-static int
-assemble(struct cl *L, struct ckpt_fstate_header *h, unsigned char **out)
-{
-	struct ckpt_bytebuf b = {0};
-	unsigned char head[5] = {0, 0, 0, 6, 0}, n[2] = {(unsigned char)(L->H.n >> 8), (unsigned char)L->H.n};
-	struct ckpt_fsrc s;
-	int rc = -1;
-
-	for (size_t i = 0; i < L->H.n; i++)
-		if (unheaded(L, i))
-			return ckpt_err_set(L->c->e, CKPT_ERR_REFUSED, L->meta, "operator %s subtask %u: state \"%s\" of "
-					    "a changelog cannot go into a savepoint's keyed header: %s", L->c->op->id,
-					    L->c->st->index, L->H.m[i].name, unheaded(L, i));
-	if (L->H.n == 0 || L->H.n > 32767)
-		return ckpt_err_set(L->c->e, CKPT_ERR_REFUSED, L->meta, "operator %s subtask %u: a changelog of %zu "
-				    "states", L->c->op->id, L->c->st->index, L->H.n);
-	if (buf_add(L, &b, head, 5) < 0 || buf_add(L, &b, L->rawkey.p, L->rawkey.len) < 0 || buf_add(L, &b, n, 2) < 0)
-		goto out;
-	for (size_t i = 0; i < L->H.n; i++)
-		if (buf_add(L, &b, L->raw[i].p, L->raw[i].len) < 0)
-			goto out;
-	if (buf_add(L, &b, "", 1) < 0) /* room for the caller's terminator */
-		goto out;
-	ckpt_fsrc_mem(&s, b.p, b.len - 1, L->meta, L->c->e);
-	rc = ckpt_fstate_read_keyed_header(&s, h) < 0 ? -1 : 0;
-	ckpt_fsrc_release(&s);
-	if (rc == 0 && (h->stopped || h->end != b.len - 1))
-		rc = ckpt_err_set(L->c->e, CKPT_ERR_INPUT, L->meta, "operator %s subtask %u: the keyed header made of "
-				  "a changelog's states does not read back", L->c->op->id, L->c->st->index);
-out:
-	if (rc == 0) {
-		*out = b.p;
-		b.p = NULL;
-	}
-	free(b.p);
-	return rc;
-}
-
 int
 ckpt_fchangelog_header(struct ckpt_fstate_ctx *c, struct ckpt_fstate_header *h, unsigned char **out)
 {
@@ -1266,59 +1135,8 @@ ckpt_fchangelog_header(struct ckpt_fstate_ctx *c, struct ckpt_fstate_header *h, 
 
 	*out = NULL;
 	if (rc == 0 && (rc = read_parts(&L)) == 0)
-		rc = assemble(&L, h, out);
+		rc = ckpt_fclraw_header(&L.raw, &L.H, (const char *const *)L.why, L.nwhy, c, L.meta, h, out);
 	snprintf(c->where, sizeof c->where, "%s", L.meta);
 	cl_free(&L);
 	return rc;
-}
-
-/* The size of a changelog file, which -c checks as its own (ckpt_flink_state_verify). */
-/* The first byte of an object in S3 (0 when it cannot be read: the size check then says more). */
-static void
-first_byte_s3(const char *url, unsigned char *z)
-{
-	struct ckpt_err ignored = {0};
-	struct ckpt_s3obj *o = ckpt_s3obj_open(url, &ignored);
-
-	if (o == NULL || ckpt_s3obj_size(o) == 0 || ckpt_s3obj_pread(o, z, 1, 0, &ignored) < 0)
-		*z = 0;
-	ckpt_s3obj_close(o);
-}
-
-int
-ckpt_fchangelog_size(const struct ckpt_snapshot *s, const char *name, const char *path, uint64_t st, char *what,
-		     size_t n)
-{
-	for (size_t i = 0; i < s->nops; i++)
-		for (size_t j = 0; j < s->ops[i].nsubtasks; j++)
-			for (size_t h = 0; h < s->ops[i].subtasks[j].nhandles; h++) {
-				const struct ckpt_handle *x = &s->ops[i].subtasks[j].handles[h];
-				const json_t *non = json_object_get(x->detail, "non_materialized");
-
-				if (strcmp(x->kind, "changelog") != 0)
-					continue;
-				for (size_t k = 0; k < json_array_size(non); k++) {
-					const json_t *fs = json_object_get(json_array_get(non, k), "files");
-
-					for (size_t f = 0; f < json_array_size(fs); f++) {
-						const json_t *o = json_array_get(fs, f);
-						const char *p = json_string_value(json_object_get(o, "path"));
-						unsigned char z = 0;
-						int fd;
-
-						if (p == NULL || strcmp(p, name) != 0)
-							continue;
-						if (ckpt_s3_is_url(path))
-							first_byte_s3(path, &z);
-						else if ((fd = open(path, O_RDONLY)) >= 0) {
-							if (read(fd, &z, 1) != 1)
-								z = 0;
-							close(fd);
-						}
-						return size_problem(z, st, (uint64_t)json_integer_value(json_object_get(o, "size")),
-								    what, n);
-					}
-				}
-			}
-	return -1;
 }
