@@ -14,7 +14,8 @@ ART=${FIXTURES:+$FIXTURES/flink-artifacts}
 # REFUSED: the forms --canonical refuses, one row a line: a bash pattern of directory names and the
 # end of the one line ckpt-merge prints (exit 1).  The Scala jobs' heap forms keep Kryo-serialized
 # state, which has no lengths in a heap snapshot and which ckpt cannot walk (the state is named);
-# the Flink 1.17 and 1.19 changelog forms are changelog handles, not converted yet.
+# the Flink 1.17 and 1.19 changelog forms have no materialized part and, in subtask 1, no timer
+# state: their changelog records no key serializer there.
 REFUSED='
 stateful-scala-udf-migration-itcase-flink1.15-hashmap-checkpoint : state "tryState" of a heap snapshot has no lengths, and its serializer org.apache.flink.api.java.typeutils.runtime.kryo.KryoSerializerSnapshot is not one ckpt decodes
 stateful-scala-udf-migration-itcase-flink1.15-hashmap-savepoint-native : state "tryState" of a heap snapshot has no lengths, and its serializer org.apache.flink.api.java.typeutils.runtime.kryo.KryoSerializerSnapshot is not one ckpt decodes
@@ -25,9 +26,9 @@ stateful-scala-with-broadcast-udf-migration-itcase-flink1.15-hashmap-checkpoint 
 stateful-scala-with-broadcast-udf-migration-itcase-flink1.15-hashmap-savepoint-native : state "_timer_state/event_user-timers" of a heap snapshot has no lengths, and its serializer org.apache.flink.api.java.typeutils.runtime.kryo.KryoSerializerSnapshot is not one ckpt decodes
 stateful-scala-with-broadcast-udf-migration-itcase-flink1.17-hashmap-checkpoint : state "_timer_state/processing_user-timers" of a heap snapshot has no lengths, and its serializer org.apache.flink.api.java.typeutils.runtime.kryo.KryoSerializerSnapshot is not one ckpt decodes
 stateful-scala-with-broadcast-udf-migration-itcase-flink1.1[79]-hashmap-savepoint-native : state "_timer_state/processing_user-timers" of a heap snapshot has no lengths, and its serializer org.apache.flink.api.java.typeutils.runtime.kryo.KryoSerializerSnapshot is not one ckpt decodes
-stateful-scala-with-broadcast-udf-migration-itcase-flink1.19-hashmap-checkpoint : its keyed state is a changelog handle, which --canonical does not convert yet
-stateful-scala-udf-migration-itcase-flink1.19-hashmap-checkpoint : its keyed state is a changelog handle, which --canonical does not convert yet
-new-stateful-udf-migration-itcase-flink1.17-hashmap-checkpoint : its keyed state is a changelog handle, which --canonical does not convert yet
+stateful-scala-with-broadcast-udf-migration-itcase-flink1.19-hashmap-checkpoint : operator add2ad1ab50ccfbdd5ddb85805c0d0d1 subtask 1: state "caseClassState" of a changelog cannot go into a savepoint'"'"'s keyed header: the changelog records no key serializer (no materialized part, no timer state)
+stateful-scala-udf-migration-itcase-flink1.19-hashmap-checkpoint : operator d1392353922252257afa15351a98bae9 subtask 1: state "caseClassState" of a changelog cannot go into a savepoint'"'"'s keyed header: the changelog records no key serializer (no materialized part, no timer state)
+new-stateful-udf-migration-itcase-flink1.17-hashmap-checkpoint : operator d5c8b168c6cbfe8c507a10f88b325243 subtask 1: state "state-name" of a changelog cannot go into a savepoint'"'"'s keyed header: the changelog records no key serializer (no materialized part, no timer state)
 '
 
 needs_artifacts() {
@@ -202,4 +203,33 @@ nothing_written() {
 			[ ! -s killed.out ] && [ ! -s killed.err ]
 		done
 	done
+}
+
+# A changelog checkpoint (flinkstate-helper's cl_dir): a materialized heap part holding "count",
+# then changes registering "seen" and "m" (metadata changes) and changing all three.  Its keyed
+# header is made of the materialized part's and the metadata changes'; its entries are the rows.
+@test "canonical: a changelog checkpoint (materialized part and changes) becomes a canonical savepoint holding its rows" {
+	cl_dir
+	ckpt-merge --canonical -o out/ cl
+	ckpt-inspect -R cl | jq -c 'del(.subtask)' | sort >in.rows
+	[ "$(grep -c key_group in.rows)" -eq 4 ]
+	run sh -c 'ckpt-inspect -R out | jq -c "del(.subtask)" | sort'
+	status_is 0
+	output_is "$(cat in.rows)"
+	run sh -c 'ckpt-inspect -a out | jq -c "[.operators[].subtasks[].handles[] | select(.scope == \"managed_keyed\") | .kind]"
+		ckpt-inspect out | jq -c "[.operators[0].flink_state.states[] | .name]"'
+	output_is '["savepoint_key_groups"]
+["names","count","seen","m"]'
+	run ckpt-inspect -c out
+	status_is 0
+}
+
+@test "canonical: a changelog state whose meta info ckpt cannot read, or a materialized part it does not read, is refused naming it; nothing written" {
+	CL_CUSTOM=1 cl_dir
+	bad 1 'ckpt-merge: cl/_metadata: operator 0102030405060708090a0b0c0d0e0f10 subtask 0: state "blob" of a changelog cannot go into a savepoint'"'"'s keyed header: the VALUE_SERIALIZER of state "blob" is a x.CustomSerializer$Snapshot, whose snapshot ckpt cannot step over' \
+		ckpt-merge --canonical -o out/ cl
+	cl_dir rocksdb
+	bad 1 "ckpt-merge: cl/_metadata: operator 0102030405060708090a0b0c0d0e0f10 subtask 0: the changelog's materialized part is a RocksDB incremental snapshot, which ckpt does not read yet" \
+		ckpt-merge --canonical -o out/ cl
+	nothing_written
 }

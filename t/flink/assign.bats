@@ -19,7 +19,7 @@ bats_require_minimum_version 1.5.0
 
 JQ_KIND='def kind: {"OperatorStreamStateHandle": "operator_stream", "KeyGroupsStateHandle": "key_groups",
 	"KeyGroupsSavepointStateHandle": "savepoint_key_groups", "IncrementalRemoteKeyedStateHandle": "incremental",
-	"MergedInputChannelStateHandle": "merged_channels", "MergedResultSubpartitionStateHandle": "merged_channels",
+	"ChangelogStateBackendHandleImpl": "changelog", "MergedInputChannelStateHandle": "merged_channels", "MergedResultSubpartitionStateHandle": "merged_channels",
 	"InputChannelStateHandle": "channel", "ResultSubpartitionStateHandle": "channel"}[.] // ("flink:" + .);
 def kg: if .[0] == .[1] then "\(.[0])" else "\(.[0])-\(.[1])" end;
 def numbered: group_by([.old, .scope]) | map(sort_by(tojson) | to_entries

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # ckpt-merge --canonical (issue 40 section 1), verified by Flink: the state job's aligned HashMap
-# checkpoint (heap snapshot files) and RocksDB incremental checkpoint (RocksDB's own files), each
+# checkpoint (heap snapshot files), RocksDB incremental checkpoint (RocksDB's own files) and changelog
+# checkpoint with a materialized part (Restore --backend changelog restores it unconverted), each
 # converted into a canonical savepoint and restored by the harness's entry point (`ckpt.flink.Main
 # restore`, Restore.java) on the HashMap and the RocksDB backend and, on Flink 2.x, on ForSt, at the
 # parallelisms of restores/NAME-to-3.json.
@@ -20,7 +21,7 @@ load helper
 bats_require_minimum_version 1.5.0
 
 # The checkpoints converted: the harness's artifact name, the backend that wrote it.
-SOURCES='checkpoint-hashmap-aligned:hashmap checkpoint-rocksdb-incremental-2:rocksdb'
+SOURCES='checkpoint-hashmap-aligned:hashmap checkpoint-rocksdb-incremental-2:rocksdb checkpoint-changelog-materialized:changelog'
 
 # backends VERSION: the backends each conversion is restored on (Restore --backend).
 backends() {
@@ -154,4 +155,17 @@ setup() {
 		done
 	done
 	[ "$n" -gt 0 ]
+}
+
+@test "canonical: the changelog checkpoint without a materialized part is refused naming ambig's state, whose key serializer it does not record; nothing written" {
+	local v
+	for v in $(flink_versions); do
+		rm -f chk
+		ln -s "$FLINK_OUT/$v/$(jq -r '.artifacts[] | select(.name == "checkpoint-changelog") | .path' "$FLINK_OUT/$v/index.json")" chk
+		run --separate-stderr ckpt-merge --canonical -o out/ chk
+		[ "$status" -eq 1 ] && [ -z "$output" ] || { echo "$v: status $status: $stderr"; return 1; }
+		[ "$stderr" = "ckpt-merge: chk/_metadata: operator ffbb303c356ee15e3ec72d55fe9d8b05 subtask 0: state \"visits\" of a changelog cannot go into a savepoint's keyed header: the changelog records no key serializer (no materialized part, no timer state)" ] ||
+			{ echo "$v: $stderr"; return 1; }
+		[ "$(ls -A | grep -c '^out')" -eq 0 ]
+	done
 }

@@ -31,7 +31,7 @@ def kg: if .[0] == .[1] then "\(.[0])" else "\(.[0])-\(.[1])" end;'
 JQ_FLINK="$JQ_RANGES"'
 def kind: {"OperatorStreamStateHandle": "operator_stream", "KeyGroupsStateHandle": "key_groups",
 	"KeyGroupsSavepointStateHandle": "savepoint_key_groups", "IncrementalRemoteKeyedStateHandle": "incremental",
-	"MergedInputChannelStateHandle": "merged_channels", "MergedResultSubpartitionStateHandle": "merged_channels",
+	"ChangelogStateBackendHandleImpl": "changelog", "MergedInputChannelStateHandle": "merged_channels", "MergedResultSubpartitionStateHandle": "merged_channels",
 	"InputChannelStateHandle": "channel", "ResultSubpartitionStateHandle": "channel"}[.] // ("flink:" + .);
 def mode: {"SPLIT_DISTRIBUTE": "list", "UNION": "union", "BROADCAST": "broadcast"}[.] // ("flink:" + .);
 .metadata | {checkpoint_id, operators: (.operators | map({key: .id, value: {

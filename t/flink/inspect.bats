@@ -6,12 +6,14 @@
 load helper
 
 # Compare one artifact; on a difference print "VERSION/ARTIFACT: field: ckpt ..., flink ...".
+# checkpoint-changelog's "ambig" has no key serializer recorded (state.bats): -a goes on past it.
 compare_artifact() {
-	local v=$1 name=$2 dir side
+	local v=$1 name=$2 dir side keep=
 	dir=$FLINK_OUT/$v/$(jq -r --arg n "$name" '.artifacts[] | select(.name == $n) | .path' "$FLINK_OUT/$v/index.json")
 	side=$FLINK_OUT/$v/sidecars/$name.json
+	[ "$name" != checkpoint-changelog ] || keep=--keep-going
 	jq "$JQ_FLINK" "$side" | jq -r "$JQ_LEAVES" | sort >flink.txt
-	{ ckpt-inspect "$dir" && ckpt-inspect -a "$dir"; } | jq -s "$JQ_CKPT" | jq -r "$JQ_LEAVES" | sort >ckpt.txt
+	{ ckpt-inspect "$dir" && { ckpt-inspect -a $keep "$dir" || [ -n "$keep" ]; }; } | jq -s "$JQ_CKPT" | jq -r "$JQ_LEAVES" | sort >ckpt.txt
 	[ -s flink.txt ] || { echo "$v/$name: the sidecar lists nothing"; return 1; }
 	[ -s ckpt.txt ] || { echo "$v/$name: ckpt-inspect gave nothing to compare"; return 1; }
 	join -j1 -t'|' -a1 -a2 -e '(none)' -o 0,1.2,2.2 \

@@ -40,6 +40,8 @@ struct cl {
 	size_t inlen, inpos;
 	int metaonly;       /* only the metadata changes are applied (a part is not read) */
 	struct ckpt_bytebuf k, ns, v, x; /* the pieces of the change being applied */
+	int headeronly;     /* ckpt_fchangelog_header: the states and their bytes, no entries */
+	struct ckpt_fclraw raw; /* the header's bytes (changelog-header.c) */
 };
 
 static int
@@ -331,6 +333,8 @@ apply_meta(struct cl *L, struct ckpt_fsrc *s)
 	}
 	if (state_index(L, h.m[0].name, &idx) < 0)
 		idx = (uint32_t)L->H.n; /* new: take_states appends it */
+	if (!why && ckpt_fclraw_meta(&L->raw, idx, &h.m[0], s->mem, L->c->e, L->c->where) < 0)
+		goto out;
 	if ((why && set_why(L, idx, why) < 0) || take_states(L, &h) < 0 || map_id(L, id, idx) < 0)
 		goto out;
 	find_key(L); /* a timer state registered: the key serializer is known from here on */
@@ -780,18 +784,6 @@ out:
 	return rc;
 }
 
-/* A changelog file is a flag byte, then the rest, whose length (uncompressed) the _metadata records
- * (FsStateChangelogWriter's handle takes the position after the flag byte): 0 when st bytes fit,
- * else 1 and the problem in -c's words in what. */
-static int
-size_problem(int z, uint64_t st, uint64_t size, char *what, size_t n)
-{
-	if (z == 1 ? st >= 1 : st == size + 1)
-		return 0;
-	snprintf(what, n, "%s: %llu bytes, the _metadata records %llu and a flag byte", st < size + 1 ? "short" : "long",
-		 (unsigned long long)st, (unsigned long long)size);
-	return 1;
-}
 
 /* The changelog file at L->c->where in S3, read by range as a local one is. */
 static int
@@ -845,7 +837,7 @@ read_file(struct cl *L, const json_t *f)
 		} else if (ckpt_fsrc_file(&s, fd, 0, (uint64_t)sb.st_size, L->c->where, L->c->e) < 0)
 			goto out;
 	}
-	if ((fd >= 0 || remote) && s.size == 0 && size_problem(0, 0, size, what, sizeof what)) {
+	if ((fd >= 0 || remote) && s.size == 0 && ckpt_fchangelog_size_problem(0, 0, size, what, sizeof what)) {
 		ckpt_err_set(L->c->e, CKPT_ERR_INPUT, L->c->where, "%s", what);
 		goto out;
 	}
@@ -855,7 +847,7 @@ read_file(struct cl *L, const json_t *f)
 		ckpt_fsrc_fail(&s, "compression flag %u (0 or 1 expected)", z);
 		goto out;
 	}
-	if ((fd >= 0 || remote) && size_problem(z, s.size, size, what, sizeof what)) {
+	if ((fd >= 0 || remote) && ckpt_fchangelog_size_problem(z, s.size, size, what, sizeof what)) {
 		ckpt_err_set(L->c->e, CKPT_ERR_INPUT, L->c->where, "%s", what);
 		goto out;
 	}
@@ -936,8 +928,12 @@ read_materialized(struct cl *L, const json_t *j)
 		ckpt_err_set(L->c->e, CKPT_ERR_REFUSED, L->c->where, "the materialized part of a changelog: %s", hd.stop);
 		goto out;
 	}
-	if (take_states(L, &hd) < 0)
+	if ((L->headeronly && ckpt_fclraw_materialized(&L->raw, L->c, &L->H, &hd) < 0) || take_states(L, &hd) < 0)
 		goto out;
+	if (L->headeronly) {
+		rc = 0;
+		goto out;
+	}
 	L->c->k = &col;
 	rc = ckpt_fstate_read_keyed(L->c);
 out:
@@ -1012,19 +1008,12 @@ out:
 	return rc;
 }
 
+/* The changes of the non-materialized part applied in order (the metadata changes only, metaonly). */
 static int
-read_parts(struct cl *L)
+read_changes(struct cl *L)
 {
-	const json_t *mat = json_object_get(L->c->h->detail, "materialized");
 	const json_t *non = json_object_get(L->c->h->detail, "non_materialized");
-	const char *why = NULL;
 
-	for (size_t i = 0; why == NULL && i < json_array_size(mat); i++)
-		why = unread(json_array_get(mat, i));
-	L->metaonly = why != NULL;
-	for (size_t i = 0; why == NULL && i < json_array_size(mat); i++)
-		if (read_materialized(L, json_array_get(mat, i)) < 0)
-			return -1;
 	for (size_t i = 0; i < json_array_size(non); i++) {
 		const json_t *j = json_array_get(non, i), *files = json_object_get(j, "files");
 		const char *kind = json_string_value(json_object_get(j, "kind"));
@@ -1044,96 +1033,110 @@ read_parts(struct cl *L)
 	if (L->inpos != L->inlen)
 		return ckpt_err_set(L->c->e, CKPT_ERR_INPUT, L->meta, "operator %s subtask %u: %zu inline bytes of a "
 				    "changelog handle not read", L->c->op->id, L->c->st->index, L->inlen - L->inpos);
+	return 0;
+}
+
+/* The materialized part, then the changes.  Without a key serializer from the materialized part,
+ * the metadata changes are read first: a timer state registered after the first change of another
+ * state still gives the key serializer of all (Flink's restore takes it from the job). */
+static int
+read_parts(struct cl *L)
+{
+	const json_t *mat = json_object_get(L->c->h->detail, "materialized");
+	const char *why = NULL;
+
+	for (size_t i = 0; why == NULL && i < json_array_size(mat); i++)
+		why = unread(json_array_get(mat, i));
+	L->metaonly = why != NULL;
+	for (size_t i = 0; why == NULL && i < json_array_size(mat); i++)
+		if (read_materialized(L, json_array_get(mat, i)) < 0)
+			return -1;
+	if (L->headeronly && why)
+		return ckpt_err_set(L->c->e, CKPT_ERR_REFUSED, L->meta, "operator %s subtask %u: %s", L->c->op->id,
+				    L->c->st->index, why);
+	if (why == NULL && (L->headeronly || L->H.key == NULL)) {
+		size_t at = L->inpos; /* after the materialized part's inline bytes */
+
+		L->metaonly = 1;
+		if (read_changes(L) < 0)
+			return -1;
+		if (L->headeronly)
+			return 0;
+		L->metaonly = 0;
+		L->inpos = at;
+	}
+	if (read_changes(L) < 0)
+		return -1;
 	find_key(L);
 	return emit(L, why);
+}
+
+/* L set up for handle c->h: its key groups. */
+static int
+cl_init(struct cl *L, struct ckpt_fstate_ctx *c)
+{
+	const char *r = json_string_value(json_object_get(c->h->detail, "key_groups"));
+	unsigned a = 0, b = 0;
+
+	L->c = c;
+	L->in = c->h->data.p;
+	L->inlen = c->h->data.len;
+	snprintf(L->meta, sizeof L->meta, "%s", c->where);
+	c->prefix = c->op->max_parallelism > 128 ? 2 : 1;
+	if (r == NULL || sscanf(r, "%u-%u", &a, &b) < 1)
+		return ckpt_err_set(c->e, CKPT_ERR_INPUT, L->meta, "operator %s subtask %u: a changelog handle without "
+				    "key groups", c->op->id, c->st->index);
+	L->kg_first = a;
+	L->kg_last = strchr(r, '-') ? b : a;
+	return 0;
+}
+
+static void
+cl_free(struct cl *L)
+{
+	for (size_t i = 0; i < L->n; i++) {
+		free(L->e[i].key);
+		free(L->e[i].val);
+	}
+	free(L->e);
+	free(L->slot);
+	free(L->ids);
+	for (size_t i = 0; i < L->nwhy; i++)
+		free(L->why[i]);
+	free(L->why);
+	ckpt_fclraw_free(&L->raw);
+	free(L->k.p);
+	free(L->ns.p);
+	free(L->v.p);
+	free(L->x.p);
+	if (L->borrowed)
+		L->H.key = NULL;
+	ckpt_fstate_header_release(&L->H);
 }
 
 int
 ckpt_fchangelog_read(struct ckpt_fstate_ctx *c)
 {
-	struct cl L = {.c = c, .in = c->h->data.p, .inlen = c->h->data.len};
-	const char *r = json_string_value(json_object_get(c->h->detail, "key_groups"));
-	unsigned a = 0, b = 0;
-	int rc;
+	struct cl L = {0};
+	int rc = cl_init(&L, c);
 
-	snprintf(L.meta, sizeof L.meta, "%s", c->where);
-	c->prefix = c->op->max_parallelism > 128 ? 2 : 1;
-	if (r == NULL || sscanf(r, "%u-%u", &a, &b) < 1)
-		return ckpt_err_set(c->e, CKPT_ERR_INPUT, L.meta, "operator %s subtask %u: a changelog handle without "
-				    "key groups", c->op->id, c->st->index);
-	L.kg_first = a;
-	L.kg_last = strchr(r, '-') ? b : a;
-	if (c->k->kg_hi > 0 && (L.kg_first >= c->k->kg_hi || L.kg_last < c->k->kg_lo))
-		return 0; /* nothing in the window */
-	rc = read_parts(&L);
+	if (rc == 0 && !(c->k->kg_hi > 0 && (L.kg_first >= c->k->kg_hi || L.kg_last < c->k->kg_lo)))
+		rc = read_parts(&L); /* else nothing in the window */
 	snprintf(c->where, sizeof c->where, "%s", L.meta);
-	for (size_t i = 0; i < L.n; i++) {
-		free(L.e[i].key);
-		free(L.e[i].val);
-	}
-	free(L.e);
-	free(L.slot);
-	free(L.ids);
-	for (size_t i = 0; i < L.nwhy; i++)
-		free(L.why[i]);
-	free(L.why);
-	free(L.k.p);
-	free(L.ns.p);
-	free(L.v.p);
-	free(L.x.p);
-	if (L.borrowed)
-		L.H.key = NULL;
-	ckpt_fstate_header_release(&L.H);
+	cl_free(&L);
 	return rc;
 }
 
-/* The size of a changelog file, which -c checks as its own (ckpt_flink_state_verify). */
-/* The first byte of an object in S3 (0 when it cannot be read: the size check then says more). */
-static void
-first_byte_s3(const char *url, unsigned char *z)
-{
-	struct ckpt_err ignored = {0};
-	struct ckpt_s3obj *o = ckpt_s3obj_open(url, &ignored);
-
-	if (o == NULL || ckpt_s3obj_size(o) == 0 || ckpt_s3obj_pread(o, z, 1, 0, &ignored) < 0)
-		*z = 0;
-	ckpt_s3obj_close(o);
-}
-
 int
-ckpt_fchangelog_size(const struct ckpt_snapshot *s, const char *name, const char *path, uint64_t st, char *what,
-		     size_t n)
+ckpt_fchangelog_header(struct ckpt_fstate_ctx *c, struct ckpt_fstate_header *h, unsigned char **out)
 {
-	for (size_t i = 0; i < s->nops; i++)
-		for (size_t j = 0; j < s->ops[i].nsubtasks; j++)
-			for (size_t h = 0; h < s->ops[i].subtasks[j].nhandles; h++) {
-				const struct ckpt_handle *x = &s->ops[i].subtasks[j].handles[h];
-				const json_t *non = json_object_get(x->detail, "non_materialized");
+	struct cl L = {.headeronly = 1};
+	int rc = cl_init(&L, c);
 
-				if (strcmp(x->kind, "changelog") != 0)
-					continue;
-				for (size_t k = 0; k < json_array_size(non); k++) {
-					const json_t *fs = json_object_get(json_array_get(non, k), "files");
-
-					for (size_t f = 0; f < json_array_size(fs); f++) {
-						const json_t *o = json_array_get(fs, f);
-						const char *p = json_string_value(json_object_get(o, "path"));
-						unsigned char z = 0;
-						int fd;
-
-						if (p == NULL || strcmp(p, name) != 0)
-							continue;
-						if (ckpt_s3_is_url(path))
-							first_byte_s3(path, &z);
-						else if ((fd = open(path, O_RDONLY)) >= 0) {
-							if (read(fd, &z, 1) != 1)
-								z = 0;
-							close(fd);
-						}
-						return size_problem(z, st, (uint64_t)json_integer_value(json_object_get(o, "size")),
-								    what, n);
-					}
-				}
-			}
-	return -1;
+	*out = NULL;
+	if (rc == 0 && (rc = read_parts(&L)) == 0)
+		rc = ckpt_fclraw_header(&L.raw, &L.H, (const char *const *)L.why, L.nwhy, c, L.meta, h, out);
+	snprintf(c->where, sizeof c->where, "%s", L.meta);
+	cl_free(&L);
+	return rc;
 }

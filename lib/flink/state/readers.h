@@ -36,6 +36,7 @@ struct ckpt_fstate_meta {
 	signed char typable;  /* ckpt_fstate_typable()'s answer once asked: 0 not yet, 1 yes, -1 no */
 	char kindc;           /* set with typable: kind 't'imers, 'm'ap, 'l'ist, or 0 */
 	char ambiguous;       /* set with typable: key and namespace of variable length, each with a length suffix */
+	uint64_t at, end;     /* where its meta info snapshot lies in its source */
 };
 
 struct ckpt_fstate_header {
@@ -284,11 +285,40 @@ int ckpt_fstate_verify_all(struct ckpt_snapshot *s, struct ckpt_err **each, size
 /* Add v to the count k of o; a count not known (null) stays so, and v < 0 makes it so. */
 void ckpt_fstate_add_int(json_t *o, const char *k, json_int_t v);
 
+/* ------------------------------------------------------------ changelog-header.c */
+
+/* The bytes of a keyed header kept while a changelog is read: the key serializer's snapshot as a
+ * keyed header writes it, and per state its meta info snapshot. */
+struct ckpt_fclraw {
+	struct ckpt_bytebuf key;
+	struct ckpt_bytebuf *m;
+	size_t n;
+};
+/* State idx's meta info m, read from p (and the key serializer, when m is a timer state's), kept. */
+int ckpt_fclraw_meta(struct ckpt_fclraw *r, size_t idx, const struct ckpt_fstate_meta *m, const unsigned char *p,
+		     struct ckpt_err *e, const char *where);
+/* The key serializer and the states not in H of c->h's header hd (a changelog's materialized part). */
+int ckpt_fclraw_materialized(struct ckpt_fclraw *r, struct ckpt_fstate_ctx *c, const struct ckpt_fstate_header *H,
+			     const struct ckpt_fstate_header *hd);
+/* The header of H's states (why[i]: why state i is not read, or NULL) as ckpt_fchangelog_header gives it. */
+int ckpt_fclraw_header(const struct ckpt_fclraw *r, const struct ckpt_fstate_header *H, const char *const *why,
+		       size_t nwhy, struct ckpt_fstate_ctx *c, const char *where, struct ckpt_fstate_header *h,
+		       unsigned char **out);
+void ckpt_fclraw_free(struct ckpt_fclraw *r);
+
 /* ------------------------------------------------------------ changelog.c */
 
 /* The keyed state of a changelog handle (c->h, kind "changelog") as Flink's changelog restore
  * rebuilds it, to c->k: 0, or -1 with c->e set (CKPT_ERR_REFUSED: a part ckpt does not read). */
 int ckpt_fchangelog_read(struct ckpt_fstate_ctx *c);
+/* The keyed header (KeyedBackendSerializationProxy, version 6, uncompressed) of the states of changelog
+ * handle c->h, made of the materialized part's header and the metadata changes: its bytes in *out
+ * (h->end of them, and a byte more; free it) and h read from them.  A state whose meta info or key
+ * serializer is nowhere is refused, named. */
+int ckpt_fchangelog_header(struct ckpt_fstate_ctx *c, struct ckpt_fstate_header *h, unsigned char **out);
+/* A changelog file is a flag byte z, then the rest, whose length (uncompressed) size the _metadata
+ * records: 0 when st bytes fit, else 1 and the problem in -c's words in what (changelog-size.c). */
+int ckpt_fchangelog_size_problem(int z, uint64_t st, uint64_t size, char *what, size_t n);
 /* -c's size check of a file the _metadata names (name; path, local, of st bytes): -1 when it is no
  * changelog file, else 0 when the size fits, or 1 with the problem in what. */
 int ckpt_fchangelog_size(const struct ckpt_snapshot *s, const char *name, const char *path, uint64_t st, char *what,

@@ -402,7 +402,8 @@ take_header(struct rg *g, const struct ckpt_subtask *st, const struct ckpt_handl
 
 	s.fd = -1;
 	snprintf(c.where, sizeof c.where, "%s", g->b->meta);
-	if (ckpt_fstate_handle_role(hd) == 4 ? ckpt_fstate_rocks_header(&c, &s, &fd, &h) < 0 :
+	if (ckpt_fstate_handle_role(hd) == 5 ? ckpt_fchangelog_header(&c, &h, &p) < 0 :
+	    ckpt_fstate_handle_role(hd) == 4 ? ckpt_fstate_rocks_header(&c, &s, &fd, &h) < 0 :
 	    ckpt_fstate_open_bytes(&c, &s, &fd) < 0 || ckpt_fstate_read_keyed_header(&s, &h) < 0)
 		goto out;
 	if (h.stopped || h.version != 6) {
@@ -412,9 +413,9 @@ take_header(struct rg *g, const struct ckpt_subtask *st, const struct ckpt_handl
 			     h.stopped ? h.stop : "");
 		goto out;
 	}
-	if ((p = ckpt_calloc(h.end + 1, 1, g->e)) == NULL || ckpt_fsrc_seek(&s, 0, 0) < 0 ||
-	    ckpt_fsrc_read(&s, p, h.end, "keyed state header") < 0)
-		goto out;
+	if (p == NULL && ((p = ckpt_calloc(h.end + 1, 1, g->e)) == NULL || ckpt_fsrc_seek(&s, 0, 0) < 0 ||
+			  ckpt_fsrc_read(&s, p, h.end, "keyed state header") < 0))
+		goto out; /* a changelog's (role 5) made already */
 	p[4] = 0; /* written uncompressed */
 	if (verify ? subset(g, st, &h) < 0 : keep_header(g, st, hd, &h, &p) < 0)
 		goto out;
@@ -467,7 +468,7 @@ check_canonical(struct rg *g, const struct ckpt_subtask *st, const struct ckpt_h
 
 	if (strcmp(sc, "input_channel") == 0 || strcmp(sc, "output_channel") == 0)
 		return check_channel(g, st, h);
-	if (strcmp(sc, "managed_keyed") != 0 || ckpt_fstate_handle_role(h) == 3 || ckpt_fstate_handle_role(h) == 4)
+	if (strcmp(sc, "managed_keyed") != 0 || ckpt_fstate_handle_role(h) >= 3)
 		return 0;
 	return ckpt_err_set(g->e, CKPT_ERR_REFUSED, g->b->meta, "operator %s subtask %u: its keyed state is a %s "
 			    "handle, which --canonical does not convert yet", g->op->id, st->index, h->kind);

@@ -528,7 +528,9 @@ ckpt_fstate_kv(struct ckpt_fstate_ctx *c, const struct ckpt_fstate_header *h, st
 
 	if (kg_skipped(c->k, kg))
 		return 0;
-	if (c->k->kv(c->k->arg, m->name, kg, k, kn, t.v, vn, typed ? &t : NULL) < 0)
+	if (c->k->layout)
+		ckpt_fstate_typable(h, m); /* sets m->kindc, which the layout's reader reframes by */
+	if (c->k->kv(c->k->arg, m->name, kg, k, kn, t.v, vn, typed || c->k->layout ? &t : NULL) < 0)
 		return -1;
 	return typed ? ckpt_fstate_typed_check(&t) : 0;
 }

@@ -200,6 +200,7 @@ ckpt_fstate_read_meta(struct ckpt_fsrc *s, struct ckpt_fstate_header *h)
 
 	if ((m = ckpt_fstate_meta_add(s, h)) == NULL)
 		return -1;
+	m->at = ckpt_fsrc_tell(s);
 	if (ckpt_fsrc_utf(s, &m->name, "state name") < 0 || ckpt_fsrc_i32(s, &m->type, "state type") < 0)
 		return -1;
 	if (m->type < 0 || m->type > 4)
@@ -209,7 +210,10 @@ ckpt_fstate_read_meta(struct ckpt_fsrc *s, struct ckpt_fstate_header *h)
 	if (m->type == 3 && m->kind == NULL && (m->kind = strdup("timers")) == NULL)
 		return ckpt_err_set(s->e, CKPT_ERR_NOMEM, s->where, "out of memory");
 	r = read_serializers(s, h, m);
-	return r == 0 && m->type == 4 ? v2_serializers(s, m) : r;
+	if (r == 0 && m->type == 4)
+		r = v2_serializers(s, m);
+	m->end = ckpt_fsrc_tell(s);
+	return r;
 }
 
 int

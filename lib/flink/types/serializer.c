@@ -482,6 +482,7 @@ read_versioned(struct ckpt_fsrc *s, struct ckpt_fser **out)
 		return ckpt_fsrc_nomem(s);
 	if (s->depth >= FSER_DEPTH)
 		return ckpt_fsrc_fail(s, "serializer snapshots nested more than %d deep", FSER_DEPTH);
+	t->at = ckpt_fsrc_tell(s);
 	if (ckpt_fsrc_utf(s, &t->cls, "serializer snapshot class") < 0 ||
 	    ckpt_fsrc_i32(s, &version, "serializer snapshot version") < 0)
 		return -1;
@@ -489,6 +490,7 @@ read_versioned(struct ckpt_fsrc *s, struct ckpt_fser **out)
 	s->depth++;
 	r = read_payload(s, t);
 	s->depth--;
+	t->end = ckpt_fsrc_tell(s);
 	return r;
 }
 

@@ -69,6 +69,7 @@ struct ckpt_fser {
 	size_t nsubs, nreg;       /* all of them, the registered ones */
 	size_t subcap, subnamecap; /* the room of subs and subnames (ckpt_grow) */
 	void *ext;                /* AVRO: the schema (avro.c), freed by ckpt_fser_avro_free */
+	uint64_t at, end;         /* where its versioned snapshot (class name to payload end) lies in its source */
 };
 
 

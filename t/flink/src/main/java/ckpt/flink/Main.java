@@ -71,14 +71,14 @@ public final class Main {
         long t0 = System.nanoTime();
         // KafkaJob's FileSource hands on one line per batch (its reader holds a file mid-way)
         clusterExtra.set(org.apache.flink.connector.file.src.reader.StreamFormat.FETCH_IO_SIZE, MemorySize.parse("1b"));
-        String only = System.getProperty("ckpt.only", ""); // "batch", "types", "ttl", "sql", "orphans", "unaligned", "kafka": that part alone
+        String only = System.getProperty("ckpt.only", ""); // "batch", "types", "ttl", "sql", "orphans", "unaligned", "changelog", "kafka": that part alone
         // the Kafka broker of KafkaJob starts in its own JVM meanwhile
         java.util.concurrent.CompletableFuture<KafkaBroker> kafka =
                 only.isEmpty() || only.equals("kafka") ? KafkaBroker.startAsync() : null;
         try {
             startCluster();
             if (only.equals("orphans")) Orphans.run(out);
-            else if (only.isEmpty() || only.equals("unaligned")) streaming();
+            else if (only.isEmpty() || only.equals("unaligned") || only.equals("changelog")) streaming();
             if (only.isEmpty()) Assign.run(out, artifacts); // the streaming job's artifacts
             if (only.isEmpty() || only.equals("types")) TypesJob.run(mc, out);
             if (only.isEmpty() || only.equals("ttl")) TtlJob.run(out);
@@ -128,7 +128,7 @@ public final class Main {
 
     static Configuration jobConf(String run, String backend) {
         Configuration c = new Configuration();
-        c.set(StateBackendOptions.STATE_BACKEND, backend.startsWith("forst") ? "forst" : backend);
+        c.set(StateBackendOptions.STATE_BACKEND, backend.startsWith("forst") ? "forst" : backend.equals("changelog") ? "hashmap" : backend);
         c.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, out.resolve("checkpoints").resolve(run).toUri().toString());
         c.set(CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION, ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION);
         c.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, Duration.ofHours(1));
@@ -142,6 +142,7 @@ public final class Main {
                 .stringType().noDefaultValue(), "local-dir");
         if (backend.equals("forst-heap")) c.set(org.apache.flink.configuration.ConfigOptions.key(
                 "state.backend.forst.timer-service.factory").stringType().noDefaultValue(), "HEAP");
+        if (backend.equals("changelog")) changelogConf(c, run, false); // Restore --backend changelog
         return c;
     }
 
@@ -429,6 +430,10 @@ public final class Main {
             unaligned(p);
             return;
         }
+        if (System.getProperty("ckpt.only", "").equals("changelog")) {
+            changelog(p);
+            return;
+        }
         Ctl.reset();
         Run hm = new Run("hashmap", "hashmap", jobConf("hashmap", "hashmap"), p);
         drained(p);
@@ -470,6 +475,8 @@ public final class Main {
         drained(p);
         checkpoint(sn, "checkpoint-hashmap-snappy", true, "execution.checkpointing.snapshot-compression: true");
         sn.cancel();
+
+        changelog(p);
 
         Path cpu = unaligned(p);
         Ctl.reset();
@@ -551,6 +558,42 @@ public final class Main {
 
         // issues 29 and 26: the orphans job (leaks, an in-progress checkpoint, an incremental chain)
         Orphans.run(out);
+    }
+
+    /**
+     * The changelog state backend (state.changelog.enabled over hashmap, the filesystem DSTL under the
+     * run's checkpoint directory): checkpoint-changelog with materialization off, every change in the
+     * changelog; checkpoint-changelog-materialized with materialization every 300 ms while the keyed
+     * operators are slowed (15 ms a record), taken as soon as every record is through: a materialized
+     * part and the changes after it.
+     */
+    static void changelog(Map<String, Integer> p) throws Exception {
+        Ctl.reset();
+        Run only = new Run("changelog", "changelog", changelogConf("changelog", false), p);
+        drained(p);
+        checkpoint(only, "checkpoint-changelog", true, "changelog backend over hashmap, materialization off");
+        only.cancel();
+        Ctl.reset();
+        Ctl.slowMicros = 15_000;
+        Run mat = new Run("changelog-materialized", "changelog", changelogConf("changelog-materialized", true), p);
+        drained(p);
+        checkpoint(mat, "checkpoint-changelog-materialized", true,
+                "changelog backend over hashmap, materialized every 300 ms while the records went through");
+        mat.cancel();
+        Ctl.reset();
+    }
+
+    static Configuration changelogConf(String run, boolean materialize) {
+        return changelogConf(jobConf(run, "hashmap"), run, materialize);
+    }
+
+    static Configuration changelogConf(Configuration c, String run, boolean materialize) {
+        c.set(org.apache.flink.configuration.ConfigOptions.key("state.changelog.enabled").stringType().noDefaultValue(), "true");
+        c.set(org.apache.flink.configuration.ConfigOptions.key("state.changelog.storage").stringType().noDefaultValue(), "filesystem");
+        c.set(org.apache.flink.configuration.ConfigOptions.key("dstl.dfs.base-path").stringType().noDefaultValue(), out.resolve("checkpoints").resolve(run).resolve("dstl").toUri().toString());
+        c.set(org.apache.flink.configuration.ConfigOptions.key("state.changelog.periodic-materialize.enabled").stringType().noDefaultValue(), String.valueOf(materialize));
+        c.set(org.apache.flink.configuration.ConfigOptions.key("state.changelog.periodic-materialize.interval").stringType().noDefaultValue(), "300 ms");
+        return c;
     }
 
     /**
