@@ -26,7 +26,7 @@ ckpt_atomic_open(const char *path, struct ckpt_err *e)
 	w->path = ckpt_strdup(path, e);
 	w->tmp = malloc(strlen(path) + 16);
 	if (w->path == NULL || w->tmp == NULL) {
-		ckpt_err_set(e, CKPT_ERR_NOMEM, path, "out of memory");
+		ckpt_err_nomem(e, path);
 		goto fail;
 	}
 	sprintf(w->tmp, "%s.tmp.XXXXXX", path);
@@ -159,7 +159,7 @@ ckpt_read_all(FILE *f, const char *name, char **out, size_t *outlen, struct ckpt
 				nc = CKPT_READ_LIMIT + 1; /* the byte past the limit tells a larger input */
 			if ((t = realloc(buf, nc)) == NULL) {
 				free(buf);
-				return ckpt_err_set(e, CKPT_ERR_NOMEM, name, "out of memory");
+				return ckpt_err_nomem(e, name);
 			}
 			buf = t;
 			cap = nc;

@@ -246,7 +246,7 @@ ckpt_entry_from_json(const json_t *v, unsigned char **out, size_t *len, struct c
 
 		*out = malloc(n + 1);
 		if (*out == NULL)
-			return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+			return ckpt_err_nomem(e, "");
 		memcpy(*out, json_string_value(v), n);
 		*len = n;
 		return 0;

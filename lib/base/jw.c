@@ -212,7 +212,7 @@ ckpt_jw_failed(struct ckpt_jw *w, struct ckpt_err *e)
 	if (!w->failed)
 		return 0;
 	if (w->failed == ENOMEM)
-		return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		return ckpt_err_nomem(e, "");
 	errno = w->failed;
 	return ckpt_err_sys(e, "stdout", "write error");
 }

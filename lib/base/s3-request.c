@@ -415,7 +415,7 @@ req_add(CURLM *m, struct ckpt_s3req *r, struct ckpt_err *e)
 {
 	r->attempts = 1;
 	if (req_setup(r) < 0)
-		return ckpt_err_set(e, CKPT_ERR_NOMEM, r->l->where, "out of memory");
+		return ckpt_err_nomem(e, r->l->where);
 	curl_multi_add_handle(m, r->h);
 	return 0;
 }
@@ -430,7 +430,7 @@ ckpt_s3req_run(struct ckpt_s3req *rs, size_t n, struct ckpt_err *e)
 	int rc = -1;
 
 	if (m == NULL)
-		return ckpt_err_set(e, CKPT_ERR_NOMEM, n ? rs[0].l->where : "", "out of memory");
+		return ckpt_err_nomem(e, n ? rs[0].l->where : "");
 	/* At most IN_FLIGHT requests are added at a time, the next as one ends.  Not through
 	 * CURLMOPT_MAX_TOTAL_CONNECTIONS: with the connection cache shared between threads, that
 	 * limit counted another thread's idle connections too, and a request could wait for a free
@@ -457,7 +457,7 @@ ckpt_s3req_run(struct ckpt_s3req *rs, size_t n, struct ckpt_err *e)
 			if (retryable(r) && r->attempts < ATTEMPTS) {
 				backoff(r->attempts++);
 				if (req_setup(r) < 0) {
-					ckpt_err_set(e, CKPT_ERR_NOMEM, r->l->where, "out of memory");
+					ckpt_err_nomem(e, r->l->where);
 					goto out;
 				}
 				curl_multi_add_handle(m, r->h);

@@ -172,13 +172,13 @@ pin_set(const char *name, uint64_t h, uint64_t size, const char *tag, struct ckp
 		if (nm == NULL || ckpt_grow(&pins, &pincap, npins + 1, sizeof *pins, 64, e) < 0 ||
 		    ckpt_idmap_add(&pinmap, h, npins, pin_hash, NULL, e) < 0) {
 			free(nm);
-			return nm ? -1 : ckpt_err_set(e, CKPT_ERR_NOMEM, name, "out of memory");
+			return nm ? -1 : ckpt_err_nomem(e, name);
 		}
 		i = (long)npins++;
 		pins[i] = (struct pin){.name = nm};
 	}
 	if ((t = strdup(tag)) == NULL)
-		return ckpt_err_set(e, CKPT_ERR_NOMEM, name, "out of memory");
+		return ckpt_err_nomem(e, name);
 	free(pins[i].etag);
 	pins[i].etag = t;
 	pins[i].size = size;
@@ -389,7 +389,7 @@ ckpt_s3obj_copy(struct ckpt_s3obj *o, int fd, const char *path, struct ckpt_err 
 	int rc = -1;
 
 	if (b == NULL)
-		return ckpt_err_set(e, CKPT_ERR_NOMEM, o->l.where, "out of memory");
+		return ckpt_err_nomem(e, o->l.where);
 	for (uint64_t off = 0; off < o->size;) {
 		size_t k = o->size - off < step ? (size_t)(o->size - off) : step, w = 0;
 
@@ -426,7 +426,7 @@ ckpt_s3_get(const char *url, unsigned char **p, size_t *n, struct ckpt_err *e)
 		return -1;
 	if ((b = malloc(o->size ? (size_t)o->size : 1)) == NULL) {
 		ckpt_s3obj_close(o);
-		return ckpt_err_set(e, CKPT_ERR_NOMEM, url, "out of memory");
+		return ckpt_err_nomem(e, url);
 	}
 	if (o->size && fetch(o, b, 0, (size_t)o->size, e) < 0) {
 		free(b);
@@ -646,7 +646,7 @@ multipart(FILE *f, uint64_t size, const struct ckpt_s3loc *l, const char *path, 
 	int rc = -1, created = 0;
 
 	if (b == NULL)
-		return ckpt_err_set(e, CKPT_ERR_NOMEM, l->where, "out of memory");
+		return ckpt_err_nomem(e, l->where);
 	if (put(l, "uploads=", "POST", NULL, 0, &body, NULL, 0, e) < 0)
 		goto out;
 	if (!xml_get(body, "UploadId", id, sizeof id)) {
@@ -658,7 +658,7 @@ multipart(FILE *f, uint64_t size, const struct ckpt_s3loc *l, const char *path, 
 	ckpt_s3_enc(eid, sizeof eid, id, 0);
 	xc = 128 + np * 400;
 	if ((xml = malloc(xc)) == NULL) {
-		ckpt_err_set(e, CKPT_ERR_NOMEM, l->where, "out of memory");
+		ckpt_err_nomem(e, l->where);
 		goto out;
 	}
 	xn = (size_t)snprintf(xml, xc, "<CompleteMultipartUpload>");
@@ -717,7 +717,7 @@ ckpt_s3_put_file(const char *path, const char *url, struct ckpt_err *e)
 	if ((uint64_t)sb.st_size > ckpt_s3_cfg.multipart)
 		rc = multipart(f, (uint64_t)sb.st_size, &l, path, e);
 	else if ((b = malloc(sb.st_size ? (size_t)sb.st_size : 1)) == NULL)
-		ckpt_err_set(e, CKPT_ERR_NOMEM, path, "out of memory");
+		ckpt_err_nomem(e, path);
 	else if (read_at(f, b, (size_t)sb.st_size, path, e) == 0)
 		rc = put(&l, NULL, "PUT", b, (size_t)sb.st_size, NULL, NULL, 0, e);
 	free(b);

@@ -35,7 +35,7 @@ log_append(struct ckpt_bjob *b, uint32_t type, json_t *payload, struct ckpt_err 
 	int r;
 
 	if (payload == NULL)
-		return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		return ckpt_err_nomem(e, "");
 	r = ckpt_evwriter_append_json(b->w, type, payload, e);
 	json_decref(payload);
 	return r;
@@ -136,7 +136,7 @@ log_finished(struct ckpt_bjob *b, struct ckpt_task *t, struct ckpt_err *e)
 			       (json_int_t)t->records_in, "records_out", (json_int_t)t->records_out);
 
 	if (pl == NULL)
-		return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		return ckpt_err_nomem(e, "");
 	b->since_snap[t->vi] = 1;
 	if (ckpt_bp_has_partition(b->p, t->vi)) {
 		json_t *id = json_sprintf("%s:%u", t->v->id, t->sub);

@@ -269,7 +269,7 @@ keyed_open(struct ckpt_task *t, const struct ckpt_subtask *r, const char *state,
 		if (check_kg(t, r->kv[i].key_group, e) < 0)
 			return -1;
 		if ((slot = ckpt_kvt_get(kv, k, ns, 1)) == NULL)
-			return ckpt_err_set(e, CKPT_ERR_NOMEM, t->v->id, "out of memory");
+			return ckpt_err_nomem(e, t->v->id);
 		*slot = v;
 	}
 	return 0;
@@ -403,7 +403,7 @@ bcast_open(struct ckpt_task *t, const struct ckpt_subtask *r, struct ckpt_err *e
 		if (kv_field(&os->entries[i], tmp, sizeof tmp) < 0 || sscanf(tmp, "%llu=%lld", &k, &v) != 2)
 			return ckpt_err_set(e, CKPT_ERR_INPUT, t->v->id, "rules entry %zu is not \"KEY=VALUE\"", i);
 		if ((slot = ckpt_kvt_get(kv, k, 0, 1)) == NULL)
-			return ckpt_err_set(e, CKPT_ERR_NOMEM, t->v->id, "out of memory");
+			return ckpt_err_nomem(e, t->v->id);
 		*slot = v;
 	}
 	return 0;

@@ -388,7 +388,7 @@ ckpt_bp_read_partition(const char *path, unsigned char **d, size_t *len, struct 
 	}
 	*len = (size_t)sb.st_size;
 	if ((*d = malloc(*len)) == NULL) {
-		ckpt_err_set(e, CKPT_ERR_NOMEM, path, "out of memory");
+		ckpt_err_nomem(e, path);
 		goto out;
 	}
 	if (fread(*d, 1, *len, f) != *len) {

@@ -377,7 +377,7 @@ ckpt_evwriter_open(const char *dir, unsigned flags, struct ckpt_err *e)
 	w->dir = ckpt_strdup(dir, e);
 	w->buf = malloc(CKPT_EVENT_BUFFER);
 	if (w->dir == NULL || w->buf == NULL) {
-		ckpt_err_set(e, CKPT_ERR_NOMEM, dir, "out of memory");
+		ckpt_err_nomem(e, dir);
 		goto fail;
 	}
 	if (ckpt_s3_is_url(dir)) {
@@ -525,7 +525,7 @@ ckpt_evwriter_append_json(struct ckpt_evwriter *w, uint32_t type, const json_t *
 	int r;
 
 	if (s == NULL)
-		return ckpt_err_set(e, CKPT_ERR_NOMEM, w->dir, "out of memory");
+		return ckpt_err_nomem(e, w->dir);
 	r = ckpt_evwriter_append(w, type, s, strlen(s), e);
 	free(s);
 	return r;

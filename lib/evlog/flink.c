@@ -57,7 +57,7 @@ ckpt_evflink_new(struct ckpt_err *e)
 		return NULL;
 	if ((f->j = ckpt_javaser_new(NULL, 0, "", 0, JDEPTH, e)) == NULL || (f->real = json_real(0)) == NULL) {
 		ckpt_evflink_free(f);
-		ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		ckpt_err_nomem(e, "");
 		return NULL;
 	}
 	return f;
@@ -568,7 +568,7 @@ ckpt_evflink_decode(struct ckpt_evflink *f, uint32_t type, const unsigned char *
 	if (rc < 0) {
 		*at = d.at;
 		if (e->kind == CKPT_ERR_NONE)
-			ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+			ckpt_err_nomem(e, "");
 		return -1;
 	}
 	ev->payload = (const unsigned char *)f->text;

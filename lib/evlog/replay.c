@@ -255,7 +255,7 @@ on_finished(struct ckpt_rp *R, const struct ckpt_event *ev)
 	x->snaplen = 0;
 	if (ev->snapshots != NULL) {
 		if ((x->snap = malloc(ev->snapshots_len)) == NULL)
-			return ckpt_err_set(R->e, CKPT_ERR_NOMEM, "", "out of memory");
+			return ckpt_err_nomem(R->e, "");
 		memcpy(x->snap, ev->snapshots, ev->snapshots_len);
 		x->snaplen = (uint32_t)ev->snapshots_len;
 	}
@@ -470,7 +470,7 @@ restore_coordinator(struct ckpt_rp_ctx *X, json_t *index, const char *op, json_t
 		memset(c, 0, sizeof *c);
 		if ((c->op = ckpt_strdup(op, X->e)) == NULL ||
 		    json_object_set_new(index, op, json_integer((json_int_t)out->ncoord++)) < 0)
-			return ckpt_err_set(X->e, CKPT_ERR_NOMEM, "", "out of memory");
+			return ckpt_err_nomem(X->e, "");
 	}
 	c->vertex = (size_t)v;
 	c->state = json_incref(state);

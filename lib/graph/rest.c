@@ -220,7 +220,7 @@ rest_subtasks(struct rest *R, const struct ckpt_jdoc *d, size_t k, json_t *o)
 	for (i = 0; tasks && i < P; i++)
 		json_array_append_new(tasks, json_string(st[i]));
 	if (ckpt_json_set_new(o, "tasks", tasks) < 0) {
-		ckpt_err_set(R->e, CKPT_ERR_NOMEM, "", "out of memory");
+		ckpt_err_nomem(R->e, "");
 		goto out;
 	}
 	ret = 0;
@@ -271,7 +271,7 @@ rest_counts(struct rest *R, size_t k, json_t *o)
 		for (json_int_t i = 0; arr && i < P; i++)
 			json_array_append_new(arr, json_string(only));
 		if (ckpt_json_set_new(o, "tasks", arr) < 0)
-			return ckpt_err_set(R->e, CKPT_ERR_NOMEM, "", "out of memory");
+			return ckpt_err_nomem(R->e, "");
 	}
 	return 0;
 }

@@ -189,7 +189,7 @@ get_entry(struct ldr *L, const json_t *v, const char *ptr, const char *what, str
 		len = json_string_length(v);
 		out->p = ckpt_model_arena_alloc(L->arena, len);
 		if (out->p == NULL)
-			return ckpt_err_set(L->e, CKPT_ERR_NOMEM, L->doc->name, "out of memory");
+			return ckpt_err_nomem(L->e, L->doc->name);
 		memcpy(out->p, json_string_value(v), len);
 		out->len = len;
 		return 0;
@@ -202,7 +202,7 @@ get_entry(struct ldr *L, const json_t *v, const char *ptr, const char *what, str
 	out->p = ckpt_model_arena_alloc(L->arena, len);
 	if (out->p == NULL) {
 		free(tmp);
-		return ckpt_err_set(L->e, CKPT_ERR_NOMEM, L->doc->name, "out of memory");
+		return ckpt_err_nomem(L->e, L->doc->name);
 	}
 	if (len)
 		memcpy(out->p, tmp, len);
@@ -265,7 +265,7 @@ load_opstate(struct ldr *L, struct ckpt_opstate *os, const char *name, const jso
 		return ckpt_jdoc_err(L->doc, L->e, p, "%s: mode %s differs from %s in an earlier subtask",
 				     what, mname, json_string_value(seen));
 	if (seen == NULL && json_object_set_new(modes, name, json_string(mname)) < 0)
-		return ckpt_err_set(L->e, CKPT_ERR_NOMEM, L->doc->name, "out of memory");
+		return ckpt_err_nomem(L->e, L->doc->name);
 	if (L->mode == SNAP_MANIFEST) {
 		uint64_t n;
 
@@ -378,7 +378,7 @@ load_kv(struct ldr *L, struct ckpt_subtask *st, struct ckpt_kv *kv, const json_t
 	len = json_string_length(s);
 	kv->state = ckpt_model_arena_alloc(L->arena, len + 1);
 	if (kv->state == NULL)
-		return ckpt_err_set(L->e, CKPT_ERR_NOMEM, L->doc->name, "out of memory");
+		return ckpt_err_nomem(L->e, L->doc->name);
 	memcpy(kv->state, json_string_value(s), len + 1);
 	if (get_u32(L, v, "key_group", ptr, what, 0, UINT32_MAX, &kv->key_group) < 0)
 		return -1;
@@ -564,9 +564,9 @@ load_handle(struct ldr *L, struct ckpt_handle *h, const json_t *v, const char *p
 		if (!strcmp(key, "scope") || !strcmp(key, "kind") || !strcmp(key, "size") || !strcmp(key, "path"))
 			continue;
 		if (h->detail == NULL && (h->detail = json_object()) == NULL)
-			return ckpt_err_set(L->e, CKPT_ERR_NOMEM, L->doc->name, "out of memory");
+			return ckpt_err_nomem(L->e, L->doc->name);
 		if (json_object_set(h->detail, key, x) < 0)
-			return ckpt_err_set(L->e, CKPT_ERR_NOMEM, L->doc->name, "out of memory");
+			return ckpt_err_nomem(L->e, L->doc->name);
 	}
 	return 0;
 }
@@ -750,7 +750,7 @@ load_subtask(struct ldr *L, struct ckpt_operator *op, size_t k, const json_t *ob
 	if (get_bool(L, obj, "finished", ptr, what, &st->finished) < 0)
 		return -1;
 	if (L->mode == SNAP_DOC && (L->arena = st->arena = ckpt_model_arena_new()) == NULL)
-		return ckpt_err_set(L->e, CKPT_ERR_NOMEM, L->doc->name, "out of memory");
+		return ckpt_err_nomem(L->e, L->doc->name);
 	if (load_subtask_parts(L, op, st, obj, ptr, what, modes, taken) < 0)
 		return -1;
 	if (st->finished && check_finished(L, st, ptr, what) < 0)
@@ -861,7 +861,7 @@ load_operator(struct ldr *L, struct ckpt_snapshot *s, size_t i, const json_t *o)
 	if (ckpt_bits_init(&taken, op->max_parallelism, L->e) < 0)
 		return -1;
 	if ((modes = json_object()) == NULL) {
-		ckpt_err_set(L->e, CKPT_ERR_NOMEM, L->doc->name, "out of memory");
+		ckpt_err_nomem(L->e, L->doc->name);
 		goto out;
 	}
 	op->subtasks = ckpt_calloc(json_array_size(arr) ? json_array_size(arr) : 1, sizeof *op->subtasks, L->e);

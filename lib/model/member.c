@@ -293,7 +293,7 @@ decode_opstate(struct cur *c, struct ckpt_opstate *os)
 		return bad(c, "entry count differs from the manifest");
 	os->entries = calloc(os->n ? os->n : 1, sizeof *os->entries);
 	if (os->entries == NULL)
-		return ckpt_err_set(c->e, CKPT_ERR_NOMEM, c->where, "out of memory");
+		return ckpt_err_nomem(c->e, c->where);
 	for (size_t k = 0; k < os->n; k++)
 		if (get_bytes(c, &os->entries[k]) < 0)
 			return -1;
@@ -358,7 +358,7 @@ decode_all(struct cur *c, struct ckpt_subtask *st)
 	st->in = calloc(st->nin ? st->nin : 1, sizeof *st->in);
 	st->out = calloc(st->nout ? st->nout : 1, sizeof *st->out);
 	if (st->kv == NULL || st->in == NULL || st->out == NULL)
-		return ckpt_err_set(c->e, CKPT_ERR_NOMEM, c->where, "out of memory");
+		return ckpt_err_nomem(c->e, c->where);
 	for (size_t k = 0; k < st->nkv; k++)
 		if (decode_kv(c, st, &st->kv[k]) < 0)
 			return -1;
@@ -384,10 +384,10 @@ ckpt_model_decode_subtask(struct ckpt_subtask *st, void *buf, size_t len, const 
 	st->arena = ckpt_model_arena_new();
 	if (st->arena == NULL) {
 		free(buf);
-		return ckpt_err_set(e, CKPT_ERR_NOMEM, where, "out of memory");
+		return ckpt_err_nomem(e, where);
 	}
 	if (ckpt_model_arena_adopt(st->arena, buf) < 0)
-		return ckpt_err_set(e, CKPT_ERR_NOMEM, where, "out of memory");
+		return ckpt_err_nomem(e, where);
 	st->loaded = 1; /* so that a failure below frees what was allocated */
 	if (decode_all(&c, st) < 0 || ckpt_subtask_recount(st, e) < 0)
 		return -1;

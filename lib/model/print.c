@@ -39,7 +39,7 @@ print_operator(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_jw
 		head = NULL;
 	}
 	if (head == NULL)
-		return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		return ckpt_err_nomem(e, "");
 	ckpt_jw_open(w, '{');
 	ckpt_jw_members(w, head);
 	json_decref(head);
@@ -85,7 +85,7 @@ ckpt_snapshot_print(struct ckpt_snapshot *s, FILE *f, int pretty, struct ckpt_er
 	if ((w = ckpt_jw_new(f, pretty, e)) == NULL)
 		goto out;
 	if ((head = ckpt_model_head(s)) == NULL) {
-		ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		ckpt_err_nomem(e, "");
 		goto out;
 	}
 	ckpt_jw_open(w, '{');

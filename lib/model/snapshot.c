@@ -519,7 +519,7 @@ ckpt_model_subtask_doc(struct ckpt_snapshot *s, struct ckpt_operator *op, struct
 	if (!was)
 		ckpt_subtask_unload(st);
 	if (v == NULL)
-		ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		ckpt_err_nomem(e, "");
 	return v;
 }
 
@@ -551,7 +551,7 @@ ckpt_snapshot_to_json(struct ckpt_snapshot *s, struct ckpt_err *e)
 	}
 	return root;
 nomem:
-	ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+	ckpt_err_nomem(e, "");
 fail:
 	json_decref(root);
 	return NULL;

@@ -258,6 +258,6 @@ ckpt_redist_to_json(const struct ckpt_redist *r, struct ckpt_err *e)
 			doc = NULL;
 		}
 	if (doc == NULL)
-		ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		ckpt_err_nomem(e, "");
 	return doc;
 }

@@ -337,7 +337,7 @@ bytes_dup(struct ckpt_bytes *to, const struct ckpt_bytes *from, struct ckpt_err 
 		return 0;
 	to->p = malloc(from->len);
 	if (to->p == NULL)
-		return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		return ckpt_err_nomem(e, "");
 	memcpy(to->p, from->p, from->len);
 	return 0;
 }
@@ -384,7 +384,7 @@ skeleton_subtask(const struct ckpt_redist_op *o, uint32_t t, struct ckpt_subtask
 			continue;
 		st->ops[st->nops].name = strdup(o->names[k].name);
 		if (st->ops[st->nops].name == NULL)
-			return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+			return ckpt_err_nomem(e, "");
 		st->ops[st->nops].mode = o->names[k].mode;
 		st->ops[st->nops++].n = n;
 	}
@@ -418,7 +418,7 @@ skeleton_op(struct ckpt_redist_op *o, struct ckpt_operator *out, struct ckpt_err
 	out->max_parallelism = o->maxp;
 	out->fully_finished = o->how == RD_FINISHED;
 	if (fail)
-		return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		return ckpt_err_nomem(e, "");
 	if (o->old->coordinator) {
 		out->coordinator = ckpt_calloc(1, sizeof *out->coordinator, e);
 		if (out->coordinator == NULL || bytes_dup(out->coordinator, o->old->coordinator, e) < 0)
@@ -459,7 +459,7 @@ skeleton(struct ckpt_redist *r, struct ckpt_err *e)
 		r->out->flink = json_incref(r->in->flink);
 	r->out->ops = ckpt_calloc(r->nops, sizeof *r->out->ops, e);
 	if (fail || r->out->ops == NULL)
-		return fail ? ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory") : -1;
+		return fail ? ckpt_err_nomem(e, "") : -1;
 	for (size_t i = 0; i < r->nops; i++) {
 		r->out->nops++;
 		if (skeleton_op(&r->ops[i], &r->out->ops[i], e) < 0)
@@ -592,7 +592,7 @@ take_kv(struct ckpt_redist *r, const struct ckpt_redist_op *o, struct ckpt_subta
 		to->key_group = kv->key_group;
 		to->state = strdup(kv->state);
 		if (to->state == NULL)
-			return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+			return ckpt_err_nomem(e, "");
 		if (bytes_dup(&to->key, &kv->key, e) < 0 || bytes_dup(&to->value, &kv->value, e) < 0)
 			return -1;
 		st->kv_bytes += kv->key.len + kv->value.len;

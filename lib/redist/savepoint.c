@@ -33,7 +33,7 @@ spin_open_s3(struct spin *in, const char *path, struct ckpt_err *e)
 
 	in->s3 = 1;
 	if (asprintf(&url, "s3://%s", strstr(path, "://") + 3) < 0)
-		return ckpt_err_set(e, CKPT_ERR_NOMEM, path, "out of memory");
+		return ckpt_err_nomem(e, path);
 	for (n = strlen(url); n > 5 && url[n - 1] == '/';)
 		url[--n] = '\0';
 	if (path[strlen(path) - 1] != '/' && (r = ckpt_s3_stat(url, &size, e)) < 0)
@@ -44,13 +44,13 @@ spin_open_s3(struct spin *in, const char *path, struct ckpt_err *e)
 		if (slash == NULL)
 			return ckpt_err_set(e, CKPT_ERR_INPUT, path, "not a savepoint: a bucket, no _metadata");
 		if ((in->dir = strndup(url, (size_t)(slash - url))) == NULL)
-			return ckpt_err_set(e, CKPT_ERR_NOMEM, path, "out of memory");
+			return ckpt_err_nomem(e, path);
 		return 0;
 	}
 	in->dir = url;
 	if (asprintf(&in->meta, "%s/_metadata", url) < 0) {
 		in->meta = NULL;
-		return ckpt_err_set(e, CKPT_ERR_NOMEM, path, "out of memory");
+		return ckpt_err_nomem(e, path);
 	}
 	if ((r = ckpt_s3_stat(in->meta, &size, e)) == 1)
 		ckpt_err_set(e, CKPT_ERR_INPUT, path, "not a savepoint: no %s", in->meta);
@@ -81,7 +81,7 @@ spin_open(struct spin *in, const char *path, struct ckpt_err *e)
 		free(tmp);
 	}
 	if (in->meta == NULL || in->dir == NULL)
-		return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		return ckpt_err_nomem(e, "");
 	return 0;
 }
 
@@ -134,7 +134,7 @@ check_s3out(const char *out, struct ckpt_err *e)
 	int r;
 
 	if (asprintf(&meta, "%s/_metadata", out) < 0)
-		return ckpt_err_set(e, CKPT_ERR_NOMEM, out, "out of memory");
+		return ckpt_err_nomem(e, out);
 	r = ckpt_s3_stat(meta, &size, e);
 	if (r == 0)
 		ckpt_err_set(e, CKPT_ERR_INPUT, meta, "already exists: the savepoint is written to a new prefix");
@@ -150,7 +150,7 @@ temp_dir(const char *out, int s3, struct ckpt_err *e)
 	char *tmp = NULL;
 
 	if ((s3 ? asprintf(&tmp, "%s/ckpt-s3.XXXXXX", t && *t ? t : "/tmp") : asprintf(&tmp, "%s.tmp.XXXXXX", out)) < 0) {
-		ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		ckpt_err_nomem(e, "");
 		return NULL;
 	}
 	if (ckpt_cleanup_mkdtemp(tmp) == NULL) {
@@ -298,7 +298,7 @@ place_each(const struct spin *in, const char *tmp, json_t *rel, int link_files, 
 			return -1;
 		if ((src = rel_source(in, r, v)) == NULL || asprintf(&dst, "%s/%s", tmp, r) < 0) {
 			free(src);
-			return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+			return ckpt_err_nomem(e, "");
 		}
 		if (make_parents(dst, strlen(tmp), e) < 0)
 			rc = -1;
@@ -361,7 +361,7 @@ write_meta(const char *tmp, const struct ckpt_bytes *b, struct ckpt_err *e)
 	int rc = -1;
 
 	if (asprintf(&path, "%s/_metadata", tmp) < 0)
-		return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		return ckpt_err_nomem(e, "");
 	if ((f = fopen(path, "wbx")) == NULL) {
 		ckpt_err_sys(e, path, "cannot create");
 		goto out;

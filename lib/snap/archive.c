@@ -62,7 +62,7 @@ ckpt_arc_open_read(int fd, const char *name, struct ckpt_err *e)
 	struct archive *a = archive_read_new();
 
 	if (a == NULL) {
-		ckpt_err_set(e, CKPT_ERR_NOMEM, name, "out of memory");
+		ckpt_err_nomem(e, name);
 		return NULL;
 	}
 	archive_read_support_filter_all(a);

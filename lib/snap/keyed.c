@@ -189,7 +189,7 @@ ckpt_snapshot_summary_flink(json_t *sum, const json_t *fstate, struct ckpt_err *
 		json_t *fs = json_object_get(fstate, json_string_value(json_object_get(op, "id")));
 
 		if (fs && add_op(sum, op, fs, e) < 0)
-			return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+			return ckpt_err_nomem(e, "");
 	}
 	return 0;
 }
@@ -266,6 +266,6 @@ ckpt_snapshot_skew(const json_t *sum, struct ckpt_err *e)
 				rows = NULL;
 			}
 	if (rows == NULL)
-		ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		ckpt_err_nomem(e, "");
 	return rows;
 }

@@ -750,7 +750,7 @@ ckpt_snapshot_list(const char *root, const struct ckpt_list_opts *o, struct ckpt
 		const char *slash = strrchr(root, '/');
 		char *dir = slash ? strndup(root, (size_t)(slash - root) + (slash == root)) : strdup(".");
 
-		r = dir ? add(&w, dir, FLINK) : ckpt_err_set(e, CKPT_ERR_NOMEM, root, "out of memory");
+		r = dir ? add(&w, dir, FLINK) : ckpt_err_nomem(e, root);
 	} else {
 		r = add(&w, ckpt_strdup(root, e), ARCHIVE_FILE);
 	}

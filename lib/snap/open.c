@@ -128,7 +128,7 @@ read_member(struct archive *a, int fd, const struct ckpt_model_member *m, const 
 	k.buf = malloc(m->size ? (size_t)m->size : 1);
 	k.h = ckpt_hasher_new();
 	if (k.buf == NULL || k.h == NULL) {
-		ckpt_err_set(e, CKPT_ERR_NOMEM, where, "out of memory");
+		ckpt_err_nomem(e, where);
 		goto fail;
 	}
 	if (a) {
@@ -272,7 +272,7 @@ grow_put(void *arg, const void *p, size_t n, int64_t off)
 	if (g->len + n > SNAP_MANIFEST_LIMIT)
 		return ckpt_err_set(g->e, CKPT_ERR_INPUT, g->where, "manifest larger than 1 GiB");
 	if (ckpt_grow(&g->buf, &g->cap, g->len + n, 1, 65536, NULL) < 0)
-		return ckpt_err_set(g->e, CKPT_ERR_NOMEM, g->where, "out of memory");
+		return ckpt_err_nomem(g->e, g->where);
 	memcpy(g->buf + g->len, p, n);
 	g->len += n;
 	return 0;

@@ -106,12 +106,12 @@ squeeze_open(FILE *to, int zstd, struct ckpt_err *e)
 	if (zstd ? (q->zc = ZSTD_createCCtx()) == NULL
 		 : deflateInit2(&q->z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
 		free(q);
-		ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		ckpt_err_nomem(e, "");
 		return NULL;
 	}
 	if ((f = fopencookie(q, "w", io)) == NULL) {
 		squeeze_close(q);
-		ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		ckpt_err_nomem(e, "");
 	}
 	return f;
 }

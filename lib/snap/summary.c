@@ -189,7 +189,7 @@ ckpt_snapshot_summary(struct ckpt_snapshot *s, const char *file, struct ckpt_err
 fail:
 	json_decref(o);
 	json_decref(ops);
-	ckpt_err_set(e, CKPT_ERR_NOMEM, file, "out of memory");
+	ckpt_err_nomem(e, file);
 	return NULL;
 }
 
@@ -306,6 +306,6 @@ ckpt_snapshot_diff(struct ckpt_snapshot *a, struct ckpt_snapshot *b, int *differ
 	return o;
 fail:
 	json_decref(o);
-	ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+	ckpt_err_nomem(e, "");
 	return NULL;
 }

@@ -187,7 +187,7 @@ verify_manifest(struct verify *v, char *text, size_t len, struct ckpt_err *e)
 		char what[1100];
 
 		if (me.kind == CKPT_ERR_NOMEM)
-			return ckpt_err_set(e, CKPT_ERR_NOMEM, v->name, "out of memory");
+			return ckpt_err_nomem(e, v->name);
 		snprintf(what, sizeof what, "damaged manifest: %s", me.text);
 		v->report(v->arg, me.where, what);
 		v->problems++;
@@ -222,7 +222,7 @@ verify_start(struct verify *v, struct ckpt_model_member *m, struct ckpt_err *e)
 		return 0;
 	v->chk = ckpt_model_check_new(st, m->size);
 	if (v->chk == NULL)
-		return ckpt_err_set(e, CKPT_ERR_NOMEM, v->name, "out of memory");
+		return ckpt_err_nomem(e, v->name);
 	return 0;
 }
 
@@ -451,7 +451,7 @@ ckpt_archive_verify(const char *path, ckpt_verify_report *report, void *arg, uin
 
 	v.h = ckpt_hasher_new();
 	if (v.h == NULL)
-		return ckpt_err_set(e, CKPT_ERR_NOMEM, v.name, "out of memory");
+		return ckpt_err_nomem(e, v.name);
 	if (!is_stdin && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
 		r = verify_dir(&v, path, e);
 		goto out;

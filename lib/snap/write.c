@@ -110,7 +110,7 @@ temp_next_to(const char *path, struct ckpt_err *e)
 		if (t)
 			snprintf(t, n, "%s/.%s.tmp.XXXXXX", d, b);
 		else
-			ckpt_err_set(e, CKPT_ERR_NOMEM, path, "out of memory");
+			ckpt_err_nomem(e, path);
 	}
 	free(copy);
 	free(copy2);
@@ -158,7 +158,7 @@ awriter_open(const char *path, enum ckpt_archive_kind kind, struct ckpt_err *e)
 		w->path[--n] = '\0';
 	w->ops = json_array();
 	if (w->ops == NULL) {
-		ckpt_err_set(e, CKPT_ERR_NOMEM, path, "out of memory");
+		ckpt_err_nomem(e, path);
 		goto fail;
 	}
 	if (kind == CKPT_ARCHIVE_DIR) {
@@ -202,7 +202,7 @@ awriter_operator(struct ckpt_awriter *w, const struct ckpt_operator *op, struct 
 	o = ckpt_model_operator_head(op);
 	w->subs = json_array();
 	if (ckpt_json_append_new(w->ops, o) < 0 || ckpt_json_set_new(o, "subtasks", w->subs) < 0)
-		return ckpt_err_set(e, CKPT_ERR_NOMEM, w->path, "out of memory");
+		return ckpt_err_nomem(e, w->path);
 	free(w->cur_id);
 	w->cur_id = ckpt_strdup(op->id, e);
 	if (w->cur_id == NULL)
@@ -270,7 +270,7 @@ write_member(struct ckpt_awriter *w, const struct ckpt_subtask *st, struct wmemb
 		m->off = (uint64_t)ftello(f);
 	}
 	if ((w->out = ckpt_model_out_new(f)) == NULL)
-		r = ckpt_err_set(e, CKPT_ERR_NOMEM, w->path, "out of memory");
+		r = ckpt_err_nomem(e, w->path);
 	if (r == 0 && (ckpt_model_out_subtask(w->out, st) < 0 || ckpt_model_out_finish(w->out, &m->size, &m->xxh3) < 0))
 		r = ckpt_err_sys(e, w->path, "write error");
 	ckpt_model_out_free(w->out);
@@ -321,14 +321,14 @@ awriter_subtask(struct ckpt_awriter *w, const struct ckpt_subtask *st, struct ck
 			return -1;
 		m.name = member_name(w->cur_id, st->index);
 		if (m.name == NULL)
-			return ckpt_err_set(e, CKPT_ERR_NOMEM, w->path, "out of memory");
+			return ckpt_err_nomem(e, w->path);
 		w->m[w->nm++] = m;
 		if (write_member(w, st, &w->m[w->nm - 1], e) < 0)
 			return -1;
 	}
 	v = ckpt_model_subtask_manifest(st, st->loaded && !st->finished ? w->m[w->nm - 1].name : NULL);
 	if (ckpt_json_append_new(w->subs, v) < 0)
-		return ckpt_err_set(e, CKPT_ERR_NOMEM, w->path, "out of memory");
+		return ckpt_err_nomem(e, w->path);
 	return 0;
 }
 
@@ -467,7 +467,7 @@ awriter_commit(struct ckpt_awriter *w, const struct ckpt_snapshot *s, struct ckp
 	}
 	if (text == NULL) {
 		awriter_abort(w);
-		return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		return ckpt_err_nomem(e, "");
 	}
 	r = w->kind == CKPT_ARCHIVE_DIR ? commit_dir(w, text, e) : commit_archive(w, text, e);
 	free(text);

@@ -43,7 +43,7 @@ w_utf(struct wbuf *w, const char *s, const char *what)
 	int rc = -1;
 
 	if (m == NULL)
-		return ckpt_err_set(w->e, CKPT_ERR_NOMEM, "", "out of memory");
+		return ckpt_err_nomem(w->e, "");
 	while (*p) {
 		uint32_t cp, u[2];
 		size_t n = utf8_next(p, &cp), k = 1;
@@ -244,7 +244,7 @@ note_rel(struct wctx *c, const char *rel, const char *src)
 		return ckpt_err_set(c->w.e, CKPT_ERR_INPUT, "", "two state files would be named \"%s\" in the savepoint: "
 				    "%s and %s", rel, json_is_string(had) ? json_string_value(had) : rel, src ? src : rel);
 	if (json_object_set_new(c->rel, rel, src ? json_string(src) : json_null()) < 0)
-		return ckpt_err_set(c->w.e, CKPT_ERR_NOMEM, "", "out of memory");
+		return ckpt_err_nomem(c->w.e, "");
 	return 0;
 }
 
@@ -261,7 +261,7 @@ w_path(struct wctx *c, const struct ckpt_fmeta_path *p)
 		size_t n = strlen(c->ed[i].from);
 
 		if ((moved = malloc(strlen(c->ed[i].to) + strlen(p->path + n) + 1)) == NULL)
-			return ckpt_err_set(c->w.e, CKPT_ERR_NOMEM, "", "out of memory");
+			return ckpt_err_nomem(c->w.e, "");
 		strcpy(stpcpy(moved, c->ed[i].to), p->path + n);
 		c->used[i]++;
 	}
@@ -481,7 +481,7 @@ ckpt_fmeta_rewrite_rekeyed(const void *buf, size_t len, const char *name, const 
 		goto out;
 	c.oe = oe;
 	if (relative && (c.rel = json_object()) == NULL) {
-		ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		ckpt_err_nomem(e, "");
 		goto out;
 	}
 	if (w_file(&c, len) < 0) {

@@ -654,7 +654,7 @@ handle_bytes(const struct rg *g, uint32_t st, struct ckpt_flink_splice *x)
 	n = 9 + 8 * (size_t)(last - first + 1) + 1 + 2 + nl + 8;
 	if (name == NULL || (p = ckpt_calloc(n, 1, g->e)) == NULL) {
 		free(name);
-		return name ? -1 : ckpt_err_set(g->e, CKPT_ERR_NOMEM, "", "out of memory");
+		return name ? -1 : ckpt_err_nomem(g->e, "");
 	}
 	x->p = p;
 	x->n = n;
@@ -680,7 +680,7 @@ open_files(struct rg *g, const char *dir)
 
 		if (name == NULL || asprintf(&path, "%s/%s", dir, name) < 0) {
 			free(name);
-			return ckpt_err_set(g->e, CKPT_ERR_NOMEM, "", "out of memory");
+			return ckpt_err_nomem(g->e, "");
 		}
 		g->fd[st] = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
 		if (g->fd[st] < 0)
@@ -801,7 +801,7 @@ buffers(struct rg *g)
 	g->wb = malloc(slots * g->wcap);
 	g->wn = ckpt_calloc(slots, sizeof *g->wn, g->e);
 	if (g->wb == NULL && g->wn)
-		ckpt_err_set(g->e, CKPT_ERR_NOMEM, "", "out of memory");
+		ckpt_err_nomem(g->e, "");
 	return g->wb && g->wn ? 0 : -1;
 }
 

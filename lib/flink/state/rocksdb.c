@@ -456,7 +456,7 @@ rocks_options(struct ckpt_frocks_db *d, struct ckpt_err *e, const char *where)
 	d->ro = rocksdb_readoptions_create();
 	m = rocksdb_mergeoperator_create(NULL, merge_gone, merge_full, merge_partial, merge_free, merge_name);
 	if (!d->opt || !d->table || !d->cache || !d->ro || !m)
-		return ckpt_err_set(e, CKPT_ERR_NOMEM, where, "out of memory");
+		return ckpt_err_nomem(e, where);
 	rocksdb_options_set_merge_operator(d->opt, m); /* the options own it */
 	rocksdb_block_based_options_set_block_cache(d->table, d->cache);
 	rocksdb_options_set_block_based_table_factory(d->opt, d->table);
@@ -614,7 +614,7 @@ ckpt_frocks_scan(struct ckpt_frocks_db *d, size_t cf, const void *lo, size_t nlo
 
 	/* one iterator a column family, sought again for each range: making one costs more than a seek */
 	if (it == NULL && (it = d->it[cf] = rocksdb_create_iterator_cf(d->db, d->ro, d->h[cf])) == NULL)
-		return ckpt_err_set(e, CKPT_ERR_NOMEM, where, "out of memory");
+		return ckpt_err_nomem(e, where);
 	if (lo)
 		rocksdb_iter_seek(it, lo, nlo);
 	else

@@ -349,7 +349,7 @@ own_rows(struct ckpt_fstate_backing_data *b, const struct ckpt_operator *op, con
 		if (!mine)
 			continue;
 		if (ckpt_grow(out, &cap, *nout + 1, sizeof **out, 64, e) < 0 || ((*out)[*nout] = normal(line)) == NULL) {
-			rc = rc < 0 ? rc : ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+			rc = rc < 0 ? rc : ckpt_err_nomem(e, "");
 			break;
 		}
 		++*nout;
@@ -388,7 +388,7 @@ same_rows(struct ckpt_flink_rows *r, struct ckpt_fstate_backing_data *b, const s
 		goto out;
 	if (rows_each(r, x, give, &g, e) < 0) {
 		if (e->kind == CKPT_ERR_NONE)
-			ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+			ckpt_err_nomem(e, "");
 		goto out;
 	}
 	qsort(given, x->n, sizeof *given, cmp_str);
@@ -571,12 +571,12 @@ push(struct enc *x, uint32_t kg, struct ckpt_fenc *k, struct ckpt_fenc *v, size_
 {
 	if (x->pending && x->m->kindc == 'l' && x->pk.n == k->n && memcmp(x->pk.p, k->p, k->n) == 0)
 		return ckpt_fenc_be(&x->pv, ',', 1) < 0 || ckpt_fenc_put(&x->pv, v->p, v->n) < 0 ?
-		       ckpt_err_set(x->e, CKPT_ERR_NOMEM, "", "out of memory") : 0;
+		       ckpt_err_nomem(x->e, "") : 0;
 	if (flush_pending(x) < 0)
 		return -1;
 	x->pk.n = x->pv.n = 0;
 	if (ckpt_fenc_put(&x->pk, k->p, k->n) < 0 || ckpt_fenc_put(&x->pv, v->p, v->n) < 0)
-		return ckpt_err_set(x->e, CKPT_ERR_NOMEM, "", "out of memory");
+		return ckpt_err_nomem(x->e, "");
 	x->pkg = kg;
 	x->pline = line;
 	x->pending = 1;

@@ -308,7 +308,7 @@ ckpt_flink_shards(struct ckpt_snapshot *s, unsigned n, char *note, size_t notesi
 	    (load = ckpt_calloc(n, sizeof *load, e)) == NULL || assign(&P, n, load, e) < 0)
 		goto out;
 	if ((all = shards_json(s, &P, n, load, note, notesize)) == NULL)
-		ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		ckpt_err_nomem(e, "");
 out:
 	free(P.p);
 	free(load);

@@ -24,7 +24,7 @@ arena_copy(struct loader *L, const void *p, size_t n)
 	unsigned char *q = ckpt_model_arena_alloc(L->arena, n ? n : 1);
 
 	if (q == NULL) {
-		ckpt_err_set(L->e, CKPT_ERR_NOMEM, "", "out of memory");
+		ckpt_err_nomem(L->e, "");
 		return NULL;
 	}
 	memcpy(q, p, n);
@@ -85,7 +85,7 @@ load_op(void *arg, const char *state, size_t idx, const unsigned char *p, size_t
 	}
 	if (typed && o->typed == NULL && (o->typed = json_array()) == NULL) {
 		json_decref(typed);
-		return ckpt_err_set(L->e, CKPT_ERR_NOMEM, "", "out of memory");
+		return ckpt_err_nomem(L->e, "");
 	}
 	if (o->typed) {
 		while (json_array_size(o->typed) < L->filled[i])
@@ -159,7 +159,7 @@ flink_load(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subtas
 	L.filled = ckpt_calloc(st->nops + 1, sizeof *L.filled, e);
 	st->arena = L.arena = ckpt_model_arena_new();
 	if (L.filled == NULL || L.arena == NULL) {
-		ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		ckpt_err_nomem(e, "");
 		goto out;
 	}
 	st->nkv = 0;
@@ -453,7 +453,7 @@ ckpt_fstate_check_part(struct ckpt_fstate_backing_data *b, const struct ckpt_ope
 		return -1;
 	if (ckpt_fstate_read_subtask(b, op, st, &k, &why) < 0 ||
 	    (part == 1 && b->sel == NULL && all_filled(b, op, st, C.filled, &why) < 0))
-		rc = why.kind == CKPT_ERR_NOMEM ? ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory")
+		rc = why.kind == CKPT_ERR_NOMEM ? ckpt_err_nomem(e, "")
 						 : skip_subtask(b, op, st, &why, e);
 	free(C.filled);
 	return rc;
@@ -745,7 +745,7 @@ flink_print(struct ckpt_snapshot *s, struct ckpt_operator *op, struct ckpt_subta
 		json_t *h = ckpt_model_handles_json(st);
 
 		if (h == NULL)
-			return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+			return ckpt_err_nomem(e, "");
 		ckpt_jw_key_lit(w, "handles");
 		ckpt_jw_json(w, h);
 		json_decref(h);
@@ -941,7 +941,7 @@ ckpt_flink_backing_new(const char *meta, struct ckpt_err *e)
 		slash = strrchr(meta, '/');
 		b->dir = slash ? strndup(meta, (size_t)(slash - meta) + (slash == meta)) : strdup(".");
 		if (b->dir == NULL) {
-			ckpt_err_set(e, CKPT_ERR_NOMEM, meta, "out of memory");
+			ckpt_err_nomem(e, meta);
 			goto fail;
 		}
 	}
@@ -1013,7 +1013,7 @@ ckpt_flink_state_enable(struct ckpt_snapshot *s, const char *const *roots, size_
 		b->to[i] = strdup(eq + 1);
 		b->nroots = i + 1;
 		if (b->from[i] == NULL || b->to[i] == NULL)
-			return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+			return ckpt_err_nomem(e, "");
 	}
 	b->base.load = flink_load;
 	b->base.check = flink_check;

@@ -131,7 +131,7 @@ diff_op(void *arg, const char *state, size_t idx, const unsigned char *p, size_t
 	c = json_object_get(D->seen, id);
 	if (D->pass == 0)
 		return json_object_set_new(D->seen, id, json_integer(json_integer_value(c) + 1)) < 0 ?
-			ckpt_err_set(D->e, CKPT_ERR_NOMEM, "", "out of memory") : 0;
+			ckpt_err_nomem(D->e, "") : 0;
 	if (c == NULL || json_integer_value(c) == 0)
 		return diff_count(D, state, -1, "added");
 	json_object_set_new(D->seen, id, json_integer(json_integer_value(c) - 1));
@@ -396,7 +396,7 @@ differ_take(struct drun *R, struct ckpt_err *e)
 		D = NULL;
 	}
 	if (D == NULL)
-		ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		ckpt_err_nomem(e, "");
 	return D;
 }
 
@@ -613,7 +613,7 @@ diff_pairs(struct drun *R, const struct ckpt_snapshot *a, const struct ckpt_snap
 				continue;
 			if (unread(R->ba, oa) || unread(R->bb, ob)) { /* --keep-going left it out */
 				if (json_array_append_new(R->unread, json_string(oa ? oa->id : ob->id)) < 0)
-					return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+					return ckpt_err_nomem(e, "");
 				continue;
 			}
 			if (ckpt_grow(&R->pairs, &R->paircap, R->npairs + 1, sizeof *R->pairs, 16, e) < 0)
@@ -654,15 +654,15 @@ diff_collect(struct drun *R, json_t *out, json_t *timers, int *differ, struct ck
 		const char *id = R->pairs[p].oa ? R->pairs[p].oa->id : R->pairs[p].ob->id;
 
 		if (states == NULL)
-			return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+			return ckpt_err_nomem(e, "");
 		for (; i < R->n && R->t[i].pair == p; i++)
 			if (diff_merge(states, R->res[i]) < 0) {
 				json_decref(states);
-				return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+				return ckpt_err_nomem(e, "");
 			}
 		if (diff_sort(states) < 0 || diff_apart(states, timers, id) < 0) {
 			json_decref(states);
-			return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+			return ckpt_err_nomem(e, "");
 		}
 		if (json_object_size(states) == 0) {
 			json_decref(states);
@@ -670,7 +670,7 @@ diff_collect(struct drun *R, json_t *out, json_t *timers, int *differ, struct ck
 		}
 		*differ = 1;
 		if (json_object_set_new(out, id, states) < 0)
-			return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+			return ckpt_err_nomem(e, "");
 	}
 	return 0;
 }
@@ -720,7 +720,7 @@ rows_side(struct ckpt_fstate_backing_data *b, const struct ckpt_operator *op, co
 	json_decref(seen);
 	if (rc < 0) {
 		if (e->kind == CKPT_ERR_NONE)
-			ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+			ckpt_err_nomem(e, "");
 		json_decref(by);
 		return NULL;
 	}
@@ -849,7 +849,7 @@ ckpt_flink_state_diff(struct ckpt_snapshot *a, struct ckpt_snapshot *b, struct c
 	if (bb == NULL || R.unread == NULL) {
 		json_decref(R.unread);
 		if (bb && R.unread == NULL)
-			ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+			ckpt_err_nomem(e, "");
 		return NULL;
 	}
 	ckpt_fstate_progress(a, b, ba->skip ? 2 : 1);
@@ -859,7 +859,7 @@ ckpt_flink_state_diff(struct ckpt_snapshot *a, struct ckpt_snapshot *b, struct c
 	    ckpt_fstate_run(R.n, diff_task, &R, NULL, e) < 0)
 		goto out;
 	if ((out = json_object()) == NULL) {
-		ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		ckpt_err_nomem(e, "");
 		goto out;
 	}
 	d->unread = R.unread;

@@ -332,7 +332,7 @@ read_heap(struct ckpt_fstate_ctx *c, struct ckpt_fsrc *s, const struct ckpt_fsta
 	int rc = -1, cut = 0, whole = 0; /* cut: the key group before was passed over from a state on */
 
 	c->heap = &B;
-	if (seen == NULL || ids == NULL || (B.key == NULL && ckpt_err_set(c->e, CKPT_ERR_NOMEM, c->where, "out of memory")))
+	if (seen == NULL || ids == NULL || (B.key == NULL && ckpt_err_nomem(c->e, c->where)))
 		goto out;
 	if (h->stopped && c->k->skip == NULL) {
 		ckpt_err_set(c->e, CKPT_ERR_REFUSED, c->where, "a heap snapshot, whose entries have no lengths, and %s",

@@ -115,7 +115,7 @@ read_serializers(struct ckpt_fsrc *s, struct ckpt_fstate_header *h, struct ckpt_
 		r = ckpt_fser_read(s, 1, &t);
 		*slot = t;
 		if (r == 0 && json_object_set_new(m->serializers, k, ckpt_fser_json(t)) < 0)
-			r = ckpt_err_set(s->e, CKPT_ERR_NOMEM, s->where, "out of memory");
+			r = ckpt_err_nomem(s->e, s->where);
 		if (r == 1) {
 			const char *cls = ckpt_fser_blocker(t);
 
@@ -148,7 +148,7 @@ v2_serializers(struct ckpt_fsrc *s, struct ckpt_fstate_meta *m)
 					      m->ukey == NULL ? "user key" : "value");
 		if ((t = ckpt_fser_composite(FSER_MAP, "org.apache.flink.api.common.typeutils.base.MapSerializerSnapshot",
 					     m->ukey, m->value)) == NULL)
-			return ckpt_err_set(s->e, CKPT_ERR_NOMEM, s->where, "out of memory");
+			return ckpt_err_nomem(s->e, s->where);
 		m->ukey = NULL;
 		m->value = t;
 	} else if (m->ukey != NULL) {
@@ -156,7 +156,7 @@ v2_serializers(struct ckpt_fsrc *s, struct ckpt_fstate_meta *m)
 	} else if (strcmp(kind, "list") == 0 && m->value != NULL) {
 		if ((t = ckpt_fser_composite(FSER_LIST, "org.apache.flink.api.common.typeutils.base.ListSerializerSnapshot",
 					     m->value, NULL)) == NULL)
-			return ckpt_err_set(s->e, CKPT_ERR_NOMEM, s->where, "out of memory");
+			return ckpt_err_nomem(s->e, s->where);
 		m->value = t;
 	}
 	return 0;
@@ -168,13 +168,13 @@ ckpt_fstate_meta_add(struct ckpt_fsrc *s, struct ckpt_fstate_header *h)
 	struct ckpt_fstate_meta *m;
 
 	if (ckpt_grow(&h->m, &h->cap, h->n + 1, sizeof *h->m, 4, NULL) < 0) {
-		ckpt_err_set(s->e, CKPT_ERR_NOMEM, s->where, "out of memory");
+		ckpt_err_nomem(s->e, s->where);
 		return NULL;
 	}
 	m = &h->m[h->n++];
 	memset(m, 0, sizeof *m);
 	if ((m->serializers = json_object()) == NULL) {
-		ckpt_err_set(s->e, CKPT_ERR_NOMEM, s->where, "out of memory");
+		ckpt_err_nomem(s->e, s->where);
 		return NULL;
 	}
 	return m;
@@ -208,7 +208,7 @@ ckpt_fstate_read_meta(struct ckpt_fsrc *s, struct ckpt_fstate_header *h)
 	if (ckpt_fstate_meta_unique(s, h) < 0 || ckpt_fstate_read_options(s, m) < 0)
 		return -1;
 	if (m->type == 3 && m->kind == NULL && (m->kind = strdup("timers")) == NULL)
-		return ckpt_err_set(s->e, CKPT_ERR_NOMEM, s->where, "out of memory");
+		return ckpt_err_nomem(s->e, s->where);
 	r = read_serializers(s, h, m);
 	if (r == 0 && m->type == 4)
 		r = v2_serializers(s, m);

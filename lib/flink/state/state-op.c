@@ -130,7 +130,7 @@ cut_plain(struct ckpt_fstate_ctx *c, struct ckpt_fsrc *s, const struct ckpt_fsta
 						    json_array_get(states, el[i + 1].state), "name")),
 					    (unsigned long long)c->h->size);
 		if ((p = malloc(end - el[i].off + 1)) == NULL)
-			return ckpt_err_set(c->e, CKPT_ERR_NOMEM, c->where, "out of memory");
+			return ckpt_err_nomem(c->e, c->where);
 		r = ckpt_fsrc_seek(s, el[i].off, 0) < 0 ||
 		    ckpt_fsrc_read(s, p, (size_t)(end - el[i].off), "operator state element") < 0 ? -1 :
 		    emit_op(c, h, name, el[i].idx, p, (size_t)(end - el[i].off), el[i].off);

@@ -72,11 +72,11 @@ count_cuts(struct counter *C)
 			ckpt_fstate_add_int(o, "bytes", -1);
 			if (json_object_get(o, "entries_not_read") == NULL &&
 			    json_object_set(o, "entries_not_read", json_object_get(cut, "why")) < 0)
-				return ckpt_err_set(C->e, CKPT_ERR_NOMEM, "", "out of memory");
+				return ckpt_err_nomem(C->e, "");
 			if ((g = json_object_get(o, "key_groups")) == NULL)
 				json_object_set_new(o, "key_groups", g = json_object());
 			if (ckpt_json_set_new(g, kg, json_pack("{s:n, s:n}", "entries", "bytes")) < 0)
-				return ckpt_err_set(C->e, CKPT_ERR_NOMEM, "", "out of memory");
+				return ckpt_err_nomem(C->e, "");
 		}
 	json_object_clear(C->cuts);
 	json_object_clear(C->keyed);
@@ -154,7 +154,7 @@ rec_add(struct rec *R, json_t *x)
 {
 	rec_flush(R);
 	if (x == NULL || json_array_append_new(R->ev, x) < 0)
-		return ckpt_err_set(R->err, CKPT_ERR_NOMEM, "", "out of memory");
+		return ckpt_err_nomem(R->err, "");
 	return 0;
 }
 
@@ -285,7 +285,7 @@ play_header(struct counter *C, json_t *x)
 		json_t *o = count_state(C, json_string_value(json_object_get(m, "name")));
 
 		if (o == NULL)
-			return ckpt_err_set(C->e, CKPT_ERR_NOMEM, "", "out of memory");
+			return ckpt_err_nomem(C->e, "");
 		if (json_object_get(o, "scope") == NULL) {
 			json_object_set_new(o, "scope", json_string(strcmp(scope, "keyed") == 0 ? "keyed" : "operator"));
 			json_object_set(o, "kind", json_object_get(m, "kind"));
@@ -304,11 +304,11 @@ play_entries(struct counter *C, const char *state, json_int_t kg, json_int_t e, 
 	char key[24];
 
 	if (o == NULL)
-		return ckpt_err_set(C->e, CKPT_ERR_NOMEM, "", "out of memory");
+		return ckpt_err_nomem(C->e, "");
 	ckpt_fstate_add_int(o, "entries", e);
 	ckpt_fstate_add_int(o, "bytes", b);
 	if (why && json_object_get(o, "entries_not_read") == NULL && json_object_set(o, "entries_not_read", why) < 0)
-		return ckpt_err_set(C->e, CKPT_ERR_NOMEM, "", "out of memory");
+		return ckpt_err_nomem(C->e, "");
 	if (kg < 0)
 		return 0;
 	if ((g = json_object_get(o, "key_groups")) == NULL)
@@ -317,7 +317,7 @@ play_entries(struct counter *C, const char *state, json_int_t kg, json_int_t e, 
 	if ((x = json_object_get(g, key)) == NULL)
 		json_object_set_new(g, key, x = json_pack("{s:I, s:I}", "entries", (json_int_t)0, "bytes", (json_int_t)0));
 	if (x == NULL)
-		return ckpt_err_set(C->e, CKPT_ERR_NOMEM, "", "out of memory");
+		return ckpt_err_nomem(C->e, "");
 	ckpt_fstate_add_int(x, "entries", e);
 	ckpt_fstate_add_int(x, "bytes", b);
 	return 0;
@@ -354,16 +354,16 @@ play(struct counter *C, json_t *ev)
 			if (state == NULL) {
 				if (json_object_get(C->op, "unlisted_states") == NULL &&
 				    json_object_set(C->op, "unlisted_states", json_object_get(x, "why")) < 0)
-					r = ckpt_err_set(C->e, CKPT_ERR_NOMEM, "", "out of memory");
+					r = ckpt_err_nomem(C->e, "");
 				break;
 			}
 			if (count_state(C, state) == NULL) {
-				r = ckpt_err_set(C->e, CKPT_ERR_NOMEM, "", "out of memory");
+				r = ckpt_err_nomem(C->e, "");
 				break;
 			}
 			if (n == 0) { /* nothing passed over: counted whole */
 				if (kg >= 0 && json_object_set_new(C->keyed, state, json_true()) < 0)
-					r = ckpt_err_set(C->e, CKPT_ERR_NOMEM, "", "out of memory");
+					r = ckpt_err_nomem(C->e, "");
 				break;
 			}
 			r = play_entries(C, state, kg, n, -1, json_object_get(x, "why"));
@@ -380,7 +380,7 @@ play(struct counter *C, json_t *ev)
 			snprintf(key, sizeof key, "%lld", (long long)kg);
 			if (seen == NULL || ckpt_json_set_new(C->cuts, key, json_pack("{s:o, s:O}", "seen", seen, "why",
 										     json_object_get(x, "why"))) < 0)
-				r = ckpt_err_set(C->e, CKPT_ERR_NOMEM, "", "out of memory");
+				r = ckpt_err_nomem(C->e, "");
 		}
 		}
 		if (r < 0)
@@ -408,7 +408,7 @@ sum_task(void *arg, size_t t, struct ckpt_err *e)
 
 	R->err = e;
 	if ((R->ev = json_array()) == NULL)
-		return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		return ckpt_err_nomem(e, "");
 	r = ckpt_fstate_read_subtask(S->b, S->op, &S->op->subtasks[S->first + t], &k, e);
 	rec_flush(R);
 	return r;
@@ -427,7 +427,7 @@ ckpt_flink_state_summary(struct ckpt_snapshot *s, struct ckpt_err *e)
 	ckpt_fstate_progress(s, NULL, 1);
 	if ((C.ops = json_object()) == NULL || (C.cuts = json_object()) == NULL || (C.keyed = json_object()) == NULL ||
 	    (S.rec = ckpt_calloc(SUMMARY_BATCH, sizeof *S.rec, e)) == NULL) {
-		ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		ckpt_err_nomem(e, "");
 		goto out;
 	}
 	for (size_t i = 0; i < s->nops; i++) {
@@ -612,7 +612,7 @@ ckpt_flink_state_missing(struct ckpt_snapshot *s, struct ckpt_err *e)
 	return out;
 nomem:
 	json_decref(out);
-	ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+	ckpt_err_nomem(e, "");
 	return NULL;
 }
 
@@ -708,7 +708,7 @@ ckpt_flink_state_files(struct ckpt_snapshot *s, ckpt_verify_report *report, void
 	if (b == NULL)
 		return -1;
 	if ((V.bad = json_object()) == NULL)
-		return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		return ckpt_err_nomem(e, "");
 	if (verify_files(b, s, &V, files, bytes, e) == 0)
 		rc = V.problems;
 	json_decref(V.bad);

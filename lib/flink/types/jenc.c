@@ -72,7 +72,7 @@ ckpt_fjava_add(struct ckpt_fjava *j, const unsigned char *p, size_t n, const jso
 	if ((t->p = malloc(n ? n : 1)) == NULL ||
 	    (t->dump = json_dumps(typed, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY)) == NULL) {
 		free(t->p);
-		return ckpt_err_set(e, CKPT_ERR_NOMEM, "", "out of memory");
+		return ckpt_err_nomem(e, "");
 	}
 	memcpy(t->p, p, n);
 	t->n = n;
