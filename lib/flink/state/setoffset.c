@@ -414,10 +414,8 @@ find_split(struct setctx *c, const char *topic, int32_t part)
 static uint32_t
 split_owner(const char *topic, int32_t part, uint32_t readers)
 {
-	uint32_t h = 0;
+	uint32_t h = (uint32_t)ckpt_fser_java_ascii_hash(topic);
 
-	for (const char *q = topic; *q; q++)
-		h = 31 * h + (unsigned char)*q;
 	return (uint32_t)(((h * 31u & 0x7FFFFFFFu) % readers + (uint64_t)part) % readers);
 }
 

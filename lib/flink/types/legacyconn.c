@@ -155,8 +155,9 @@ kryo_ascii(struct try *t, char *out, size_t cap, const char *what)
 	return 0;
 }
 
-static int32_t
-java_hash(const char *s)
+/* String.hashCode of an ASCII string (a Kafka topic's name: its chars are its bytes). */
+int32_t
+ckpt_fser_java_ascii_hash(const char *s)
 {
 	uint32_t h = 0;
 
@@ -209,7 +210,7 @@ ktp_fields(struct try *t, char *topic, size_t cap, int32_t *part)
 		return -1;
 	if (!ckpt_fser_kafka_topic_ok(topic))
 		return fail(t, "topic \"%s\" is no Kafka topic name", topic);
-	if ((int32_t)(31u * (uint32_t)java_hash(topic) + (uint32_t)*part) != hash)
+	if ((int32_t)(31u * (uint32_t)ckpt_fser_java_ascii_hash(topic) + (uint32_t)*part) != hash)
 		return fail(t, "cachedHash %d is not that of %s:%d", (int)hash, topic, (int)*part);
 	return 0;
 }
