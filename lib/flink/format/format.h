@@ -367,5 +367,8 @@ int ckpt_fmeta_rewrite_rekeyed(const void *buf, size_t len, const char *name, co
 struct ckpt_snapshot *ckpt_fmeta_decode_spans(const void *buf, size_t len, const char *name,
 						  struct ckpt_fmeta_spans *sp, struct ckpt_err *e);
 void ckpt_fmeta_spans_release(struct ckpt_fmeta_spans *sp);
+/* Does a file the savepoint names carry the name name (a relative handle's path, an absolute one's
+ * base name), but for the handles within operator data di (the one being written anew)? */
+int ckpt_fmeta_path_taken(const struct ckpt_fmeta_spans *sp, size_t di, const char *name);
 
 #endif

@@ -661,3 +661,19 @@ out:
 	}
 	return s;
 }
+
+int
+ckpt_fmeta_path_taken(const struct ckpt_fmeta_spans *sp, size_t di, const char *name)
+{
+	const struct ckpt_fmeta_opdata *d = &sp->opdata[di];
+
+	for (size_t i = 0; i < sp->npaths; i++) {
+		const struct ckpt_fmeta_path *x = &sp->paths[i];
+		const char *base = strrchr(x->path, '/');
+
+		if ((x->at < d->head || x->end > d->dend) &&
+		    strcmp(x->kind == CKPT_FMETA_PATH_RELATIVE || base == NULL ? x->path : base + 1, name) == 0)
+			return 1;
+	}
+	return 0;
+}

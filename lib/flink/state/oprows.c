@@ -687,19 +687,7 @@ w_states(struct ctx *c, size_t hi, const struct ckpt_bytebuf *offs, struct ckpt_
 static int
 taken(const struct ctx *c, size_t hi, const char *name)
 {
-	const struct ckpt_fmeta_opdata *d = &c->sp->opdata[c->hands[hi].di];
-
-	if (c->names && json_object_get(c->names, name))
-		return 1;
-	for (size_t i = 0; i < c->sp->npaths; i++) {
-		const struct ckpt_fmeta_path *x = &c->sp->paths[i];
-		const char *base = strrchr(x->path, '/');
-
-		if ((x->at < d->head || x->end > d->dend) &&
-		    strcmp(x->kind == CKPT_FMETA_PATH_RELATIVE || base == NULL ? x->path : base + 1, name) == 0)
-			return 1;
-	}
-	return 0;
+	return (c->names && json_object_get(c->names, name)) || ckpt_fmeta_path_taken(c->sp, c->hands[hi].di, name);
 }
 
 /* The stream (header, compression off, then data) written into dir as operator-OPID-SUBTASK, named

@@ -671,19 +671,7 @@ out:
 static int
 name_taken(const struct setctx *c, size_t di, const char *name)
 {
-	const struct ckpt_fmeta_opdata *d = &c->sp->opdata[di];
-
-	if (json_object_get(c->names, name))
-		return 1;
-	for (size_t i = 0; i < c->sp->npaths; i++) {
-		const struct ckpt_fmeta_path *x = &c->sp->paths[i];
-		const char *base = strrchr(x->path, '/');
-
-		if ((x->at < d->head || x->end > d->dend) &&
-		    strcmp(x->kind == CKPT_FMETA_PATH_RELATIVE || base == NULL ? x->path : base + 1, name) == 0)
-			return 1;
-	}
-	return 0;
+	return json_object_get(c->names, name) || ckpt_fmeta_path_taken(c->sp, di, name);
 }
 
 /* Handle di's new data written whole into the savepoint (a temporary name renamed) as reader-OPID-

@@ -484,9 +484,8 @@ var_part(struct rdc *c, const unsigned char *p, size_t n, size_t at, int inline_
 	return 0;
 }
 
-/* The bytes a BinaryArrayData element takes in its fixed part. */
-static size_t
-elem_size(const struct ckpt_frow_type *t)
+size_t
+ckpt_frow_elem_size(const struct ckpt_frow_type *t)
 {
 	switch (t->root) {
 	case RD_BOOLEAN: case RD_TINYINT:
@@ -513,7 +512,7 @@ array_at(struct rdc *c, const struct ckpt_frow_type *et, const unsigned char *p,
 		return ckpt_fsrc_fail(c->s, "array offset 0: element count %" PRId64, k);
 	*cnt = (size_t)k;
 	*hdr = 4 + ((size_t)k + 31) / 32 * 4;
-	if (*hdr > n || (n - *hdr) / elem_size(et) < *cnt)
+	if (*hdr > n || (n - *hdr) / ckpt_frow_elem_size(et) < *cnt)
 		return ckpt_fsrc_fail(c->s, "array of %zu bytes, shorter than the fixed part of its %zu elements", n,
 				      *cnt);
 	return 0;
@@ -525,7 +524,7 @@ emit_elem(struct rdc *c, const struct ckpt_frow_type *et, const unsigned char *p
 {
 	if (p[4 + i / 8] >> (i % 8) & 1)
 		return put(c, ckpt_fout_null(c->o));
-	return emit_field(c, et, p, n, hdr + i * elem_size(et), depth);
+	return emit_field(c, et, p, n, hdr + i * ckpt_frow_elem_size(et), depth);
 }
 
 static int
@@ -702,7 +701,7 @@ emit_var(struct rdc *c, const struct ckpt_frow_type *t, const unsigned char *p, 
 static int
 emit_field(struct rdc *c, const struct ckpt_frow_type *t, const unsigned char *p, size_t n, size_t at, int depth)
 {
-	uint64_t v = le(p + at, (int)elem_size(t));
+	uint64_t v = le(p + at, (int)ckpt_frow_elem_size(t));
 	uint32_t u32 = (uint32_t)v;
 	float f;
 	double d;

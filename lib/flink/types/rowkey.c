@@ -458,29 +458,13 @@ write_field(struct rw *w, const struct ckpt_frow_type *t, const json_t *v, size_
 	}
 }
 
-/* The bytes a BinaryArrayData element of type t takes in its fixed part. */
-static size_t
-elem_width(const struct ckpt_frow_type *t)
-{
-	switch (t->root) {
-	case RD_BOOLEAN: case RD_TINYINT:
-		return 1;
-	case RD_SMALLINT:
-		return 2;
-	case RD_INTEGER: case RD_FLOAT: case RD_DATE: case RD_TIME: case RD_INTERVAL_YM:
-		return 4;
-	default:
-		return 8;
-	}
-}
-
 /* BinaryArrayWriter's array of elements of type et, the value v (an array), from w->n on (its
  * base): the count, a null bit per element (4-byte words), the elements' slots (to 8 bytes), the
  * variable part; a null element's slot zero. */
 static int
 write_array(struct rw *w, const struct ckpt_frow_type *et, const json_t *v)
 {
-	size_t b = w->base = w->n, cnt = json_array_size(v), hdr = 4 + (cnt + 31) / 32 * 4, es = elem_width(et);
+	size_t b = w->base = w->n, cnt = json_array_size(v), hdr = 4 + (cnt + 31) / 32 * 4, es = ckpt_frow_elem_size(et);
 	char name[40];
 	int r;
 

@@ -127,6 +127,8 @@ int ckpt_frow_read(struct ckpt_fsrc *s, struct ckpt_fser *t);
 void ckpt_frow_free(struct ckpt_frow_type *rd);
 /* getLength() of the kinds of rowdata.c: -1 when not fixed. */
 int ckpt_frow_fixed_length(const struct ckpt_fser *t);
+/* The bytes a BinaryArrayData element of type t takes in its fixed part (1, 2, 4 or 8). */
+size_t ckpt_frow_elem_size(const struct ckpt_frow_type *t);
 /* One value of the kinds of rowdata.c: 0, or -1 with the error set.  A RowData's hashCode (that of
  * the BinaryRowData it is written as) into *hash, with *hashed set. */
 int ckpt_frow_value(const struct ckpt_fser *t, struct ckpt_fsrc *s, struct ckpt_fout *o, int32_t *hash,
