@@ -367,8 +367,13 @@ int ckpt_fmeta_rewrite_rekeyed(const void *buf, size_t len, const char *name, co
 struct ckpt_snapshot *ckpt_fmeta_decode_spans(const void *buf, size_t len, const char *name,
 						  struct ckpt_fmeta_spans *sp, struct ckpt_err *e);
 void ckpt_fmeta_spans_release(struct ckpt_fmeta_spans *sp);
-/* Does a file the savepoint names carry the name name (a relative handle's path, an absolute one's
- * base name), but for the handles within operator data di (the one being written anew)? */
-int ckpt_fmeta_path_taken(const struct ckpt_fmeta_spans *sp, size_t di, const char *name);
+/* data written whole into dir as a new file PREFIX-SUBTASK (-2, -3, ... after it while that name is
+ * taken: by a name in *names, those written so far, made when NULL; or by a file the savepoint names,
+ * a relative handle's path or an absolute one's base name, but for those within operator data di, the
+ * one written anew), its name added to *names, and Flink's relative file handle of it (tag 6: the
+ * name, the size) appended to b, as a savepoint names its own files. */
+int ckpt_fmeta_write_relative(const struct ckpt_fmeta_spans *sp, size_t di, const char *dir, const char *prefix,
+			      uint32_t subtask, json_t **names, const struct ckpt_bytebuf *data, struct ckpt_bytebuf *b,
+			      struct ckpt_err *e);
 
 #endif

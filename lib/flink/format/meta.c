@@ -662,8 +662,10 @@ out:
 	return s;
 }
 
-int
-ckpt_fmeta_path_taken(const struct ckpt_fmeta_spans *sp, size_t di, const char *name)
+/* Does a file the savepoint names carry the name name (a relative handle's path, an absolute one's
+ * base name), but for those within operator data di? */
+static int
+path_taken(const struct ckpt_fmeta_spans *sp, size_t di, const char *name)
 {
 	const struct ckpt_fmeta_opdata *d = &sp->opdata[di];
 
@@ -676,4 +678,35 @@ ckpt_fmeta_path_taken(const struct ckpt_fmeta_spans *sp, size_t di, const char *
 			return 1;
 	}
 	return 0;
+}
+
+int
+ckpt_fmeta_write_relative(const struct ckpt_fmeta_spans *sp, size_t di, const char *dir, const char *prefix,
+			  uint32_t subtask, json_t **names, const struct ckpt_bytebuf *data, struct ckpt_bytebuf *b,
+			  struct ckpt_err *e)
+{
+	char name[160], *path = NULL;
+	struct ckpt_atomic *w;
+	int rc = -1;
+
+	snprintf(name, sizeof name, "%s-%u", prefix, subtask);
+	for (unsigned k = 2; (*names && json_object_get(*names, name)) || path_taken(sp, di, name); k++)
+		snprintf(name, sizeof name, "%s-%u-%u", prefix, subtask, k);
+	if ((*names == NULL && (*names = json_object()) == NULL) || json_object_set_new(*names, name, json_true()) < 0 ||
+	    asprintf(&path, "%s/%s", dir, name) < 0)
+		return ckpt_err_nomem(e, "");
+	if ((w = ckpt_atomic_open(path, e)) == NULL)
+		goto out;
+	if (fwrite(data->p, 1, data->len, ckpt_atomic_file(w)) != data->len) {
+		ckpt_err_sys(e, path, "write error");
+		ckpt_atomic_abort(w);
+		goto out;
+	}
+	if (ckpt_atomic_commit(w, e) < 0)
+		goto out;
+	rc = ckpt_bytebuf_be(b, 6, 1, e) < 0 || ckpt_bytebuf_be(b, strlen(name), 2, e) < 0 ||
+	     ckpt_bytebuf_add(b, name, strlen(name), e) < 0 || ckpt_bytebuf_be(b, data->len, 8, e) < 0 ? -1 : 0;
+out:
+	free(path);
+	return rc;
 }

@@ -683,45 +683,16 @@ w_states(struct ctx *c, size_t hi, const struct ckpt_bytebuf *offs, struct ckpt_
 	return 0;
 }
 
-/* Is name taken in the savepoint (a file written, or one it carries) but by handle hi's own? */
-static int
-taken(const struct ctx *c, size_t hi, const char *name)
-{
-	return (c->names && json_object_get(c->names, name)) || ckpt_fmeta_path_taken(c->sp, c->hands[hi].di, name);
-}
-
 /* The stream (header, compression off, then data) written into dir as operator-OPID-SUBTASK, named
  * in b as Flink's relative file handle (tag 6: the name, the size). */
 static int
 w_file(struct ctx *c, size_t hi, const struct ckpt_bytebuf *data, struct ckpt_bytebuf *b)
 {
 	const struct hand *h = &c->hands[hi];
-	char name[96], *path = NULL;
-	struct ckpt_atomic *w;
-	FILE *f;
-	int rc = -1;
+	char prefix[80];
 
-	snprintf(name, sizeof name, "operator-%s-%u", h->op->id, h->st->index);
-	for (unsigned k = 2; taken(c, hi, name); k++)
-		snprintf(name, sizeof name, "operator-%s-%u-%u", h->op->id, h->st->index, k);
-	if ((c->names == NULL && (c->names = json_object()) == NULL) || json_object_set_new(c->names, name, json_true()) < 0 ||
-	    asprintf(&path, "%s/%s", c->in->dir, name) < 0)
-		return ckpt_err_nomem(c->e, "");
-	if ((w = ckpt_atomic_open(path, c->e)) == NULL)
-		goto out;
-	f = ckpt_atomic_file(w);
-	if (fwrite(data->p, 1, data->len, f) != data->len) {
-		ckpt_err_sys(c->e, path, "write error");
-		ckpt_atomic_abort(w);
-		goto out;
-	}
-	if (ckpt_atomic_commit(w, c->e) < 0)
-		goto out;
-	rc = ckpt_bytebuf_be(b, 6, 1, c->e) < 0 || ckpt_bytebuf_be(b, strlen(name), 2, c->e) < 0 ||
-	     ckpt_bytebuf_add(b, name, strlen(name), c->e) < 0 || ckpt_bytebuf_be(b, data->len, 8, c->e) < 0 ? -1 : 0;
-out:
-	free(path);
-	return rc;
+	snprintf(prefix, sizeof prefix, "operator-%s", h->op->id);
+	return ckpt_fmeta_write_relative(c->sp, h->di, c->in->dir, prefix, h->st->index, &c->names, data, b, c->e);
 }
 
 /* Handle hi written anew: its stream, and the _metadata's bytes from its state count to the end of

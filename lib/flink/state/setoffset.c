@@ -666,14 +666,6 @@ out:
 	return rc;
 }
 
-/* Is name taken in the savepoint: by a file written already, or one it carries (a relative file by
- * its path, an absolute one by its base name), but for the one handle di names? */
-static int
-name_taken(const struct setctx *c, size_t di, const char *name)
-{
-	return json_object_get(c->names, name) || ckpt_fmeta_path_taken(c->sp, di, name);
-}
-
 /* Handle di's new data written whole into the savepoint (a temporary name renamed) as reader-OPID-
  * SUBTASK (-2, -3, ... after it when that is taken), named in b as Flink's relative file handle
  * (tag 6: the name, the size), as a savepoint's own files are. */
@@ -681,33 +673,13 @@ static int
 w_state_file(struct setctx *c, size_t di, const struct ckpt_bytebuf *data, struct ckpt_bytebuf *b)
 {
 	const struct ckpt_fmeta_opdata *d = &c->sp->opdata[di];
-	char name[80], *path = NULL;
-	struct ckpt_atomic *w;
-	int rc = -1;
+	char prefix[80];
 
 	if (c->dir == NULL)
 		return ckpt_err_set(c->e, CKPT_ERR_INPUT, hwhere(c, di), "reader state in a file: no directory to write "
 				    "the new one in");
-	snprintf(name, sizeof name, "reader-%s-%u", c->s->ops[d->op].id, d->subtask);
-	for (unsigned k = 2; name_taken(c, di, name); k++)
-		snprintf(name, sizeof name, "reader-%s-%u-%u", c->s->ops[d->op].id, d->subtask, k);
-	if ((c->names == NULL && (c->names = json_object()) == NULL) || json_object_set_new(c->names, name, json_true()) < 0 ||
-	    asprintf(&path, "%s/%s", c->dir, name) < 0)
-		return ckpt_err_nomem(c->e, "");
-	if ((w = ckpt_atomic_open(path, c->e)) == NULL)
-		goto out;
-	if (fwrite(data->p, 1, data->len, ckpt_atomic_file(w)) != data->len) {
-		ckpt_err_sys(c->e, path, "write error");
-		ckpt_atomic_abort(w);
-		goto out;
-	}
-	if (ckpt_atomic_commit(w, c->e) < 0)
-		goto out;
-	rc = ckpt_bytebuf_be(b, 6, 1, c->e) < 0 || ckpt_bytebuf_be(b, strlen(name), 2, c->e) < 0 ||
-	     ckpt_bytebuf_add(b, name, strlen(name), c->e) < 0 || ckpt_bytebuf_be(b, data->len, 8, c->e) < 0 ? -1 : 0;
-out:
-	free(path);
-	return rc;
+	snprintf(prefix, sizeof prefix, "reader-%s", c->s->ops[d->op].id);
+	return ckpt_fmeta_write_relative(c->sp, di, c->dir, prefix, d->subtask, &c->names, data, b, c->e);
 }
 
 /* Handle di written anew from its state count to the end of its data handle, as one splice: inline
