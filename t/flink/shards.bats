@@ -9,10 +9,13 @@ load helper
 load ../shards-helper
 
 # last_checkpoints VERSION: the newest complete checkpoint of each of the line's checkpointed jobs
-# (HashMap, RocksDB incremental, Snappy, unaligned, restored), relative to its artifacts.
+# (HashMap, RocksDB incremental, Snappy, unaligned, restored, changelog with a materialized part),
+# relative to its artifacts.  Not the changelog job's without materialization: its -R refuses the
+# state no key serializer is recorded for (t/flink/state.bats), so there is no -R to equal.
 last_checkpoints() {
 	local d
 	for d in "$FLINK_OUT/$1"/checkpoints/*/*/; do
+		case $d in */checkpoints/changelog/*) continue ;; esac
 		d=$(cd "$FLINK_OUT/$1" && ls -d "${d#"$FLINK_OUT/$1/"}"chk-*/_metadata 2>/dev/null | sort -V | tail -n 1)
 		[ -z "$d" ] || echo "${d%/_metadata}"
 	done
