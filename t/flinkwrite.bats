@@ -440,9 +440,9 @@ rows_but_groups() {
 	done
 	bad 1 "ckpt-merge: scala/_metadata: operator d1392353922252257afa15351a98bae9 state caseClassState: ckpt cannot compute the key group of a key of the key serializer KryoSerializerSnapshot (its keys' hashCode is not known)" \
 		ckpt-merge --max-parallelism 8 -o out/ scala
-	bad 1 "ckpt-merge: chk/_metadata: operator d5c8b168c6cbfe8c507a10f88b325243 subtask 1: its keyed state is not a canonical savepoint's (a key_groups handle): --max-parallelism rewrites canonical savepoints only" \
+	bad 1 "ckpt-merge: chk/_metadata: operator d5c8b168c6cbfe8c507a10f88b325243 subtask 1: its keyed state is not a canonical savepoint's (handle kind key_groups): --max-parallelism rewrites canonical savepoints only: add --canonical to convert it in the same write" \
 		ckpt-merge --max-parallelism 8 -o out/ chk
-	bad 1 "ckpt-merge: native/_metadata: operator d5c8b168c6cbfe8c507a10f88b325243 subtask 1: its keyed state is not a canonical savepoint's (a incremental handle): --max-parallelism rewrites canonical savepoints only" \
+	bad 1 "ckpt-merge: native/_metadata: operator d5c8b168c6cbfe8c507a10f88b325243 subtask 1: its keyed state is not a canonical savepoint's (handle kind incremental): --max-parallelism rewrites canonical savepoints only: add --canonical to convert it in the same write" \
 		ckpt-merge --max-parallelism 8 -o out/ native
 	bad 1 "ckpt-merge: sp/_metadata: operator d5c8b168c6cbfe8c507a10f88b325243: its parallelism 4 is above the max parallelism 2 (Flink: Maximum parallelism must not be smaller than parallelism.)" \
 		ckpt-merge --max-parallelism 2 -o out/ sp

@@ -350,9 +350,9 @@ operator-$LIST-0"
 	echo '{"operator":"'$OP'","state":"state-name","key_group":0,"key":[7],"namespace":null,"value":70}' >r
 	snap chk flink-artifacts/new-stateful-udf-migration-itcase-flink1.19-hashmap-checkpoint
 	snap native flink-artifacts/new-stateful-udf-migration-itcase-flink1.19-rocksdb-savepoint-native
-	bad 1 "ckpt-merge: chk/_metadata: operator $OP subtask 1: its keyed state is not a canonical savepoint's (a key_groups handle): --rows writes into canonical savepoints only: make one with ckpt-merge --canonical first" \
+	bad 1 "ckpt-merge: chk/_metadata: operator $OP subtask 1: its keyed state is not a canonical savepoint's (handle kind key_groups): --rows writes into canonical savepoints only: add --canonical to convert it in the same write" \
 		ckpt-merge --rows r -o out/ chk
-	bad 1 "ckpt-merge: native/_metadata: operator $OP subtask 1: its keyed state is not a canonical savepoint's (a incremental handle): --rows writes into canonical savepoints only: make one with ckpt-merge --canonical first" \
+	bad 1 "ckpt-merge: native/_metadata: operator $OP subtask 1: its keyed state is not a canonical savepoint's (handle kind incremental): --rows writes into canonical savepoints only: add --canonical to convert it in the same write" \
 		ckpt-merge --rows r -o out/ native
 	bad 2 "ckpt-merge: --rows and --clear write a Flink savepoint: give -o DIR/ (see ckpt-merge -h)" ckpt-merge --rows r chk
 	bad 2 "ckpt-merge: --rows and --clear need the savepoint (its directory or its _metadata), not standard input (see ckpt-merge -h)" \

@@ -537,10 +537,9 @@ check_op(struct rg *g, int *keyed)
 				continue;
 			if (strcmp(h->kind, "savepoint_key_groups") != 0)
 				return ckpt_err_set(g->e, CKPT_ERR_REFUSED, g->b->meta, "operator %s subtask %u: its keyed "
-						    "state is not a canonical savepoint's (a %s handle): %s", op->id,
-						    st->index, h->kind, g->hook ? "--rows writes into canonical savepoints "
-						    "only: make one with ckpt-merge --canonical first" : "--max-parallelism "
-						    "rewrites canonical savepoints only");
+						    "state is not a canonical savepoint's (handle kind %s): %s canonical "
+						    "savepoints only: add --canonical to convert it in the same write", op->id,
+						    st->index, h->kind, g->hook ? "--rows writes into" : "--max-parallelism rewrites");
 			n++;
 		}
 	}
