@@ -7,19 +7,6 @@
 
 #include "javaser.h"
 
-#define TC_NULL 0x70
-#define TC_REFERENCE 0x71
-#define TC_CLASSDESC 0x72
-#define TC_OBJECT 0x73
-#define TC_STRING 0x74
-#define TC_ARRAY 0x75
-#define TC_CLASS 0x76
-#define TC_BLOCKDATA 0x77
-#define TC_ENDBLOCKDATA 0x78
-#define TC_LONGSTRING 0x7c
-#define TC_ENUM 0x7e
-#define BASE_HANDLE 0x7e0000
-
 struct jw {
 	struct ckpt_bytebuf *out;
 	const void **keys; /* what each handle was assigned to (NULL: nothing refers to it again) */

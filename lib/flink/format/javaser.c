@@ -6,21 +6,7 @@
 
 #include "javaser.h"
 
-#define TC_NULL 0x70
-#define TC_REFERENCE 0x71
-#define TC_CLASSDESC 0x72
-#define TC_OBJECT 0x73
-#define TC_STRING 0x74
-#define TC_ARRAY 0x75
-#define TC_CLASS 0x76
-#define TC_BLOCKDATA 0x77
-#define TC_ENDBLOCKDATA 0x78
-#define TC_LONGSTRING 0x7c
-#define TC_ENUM 0x7e
-#define TC_BLOCKDATALONG 0x7a
-
 #define ARENA_CHUNK 8192
-#define BASE_HANDLE 0x7e0000
 #define DESC_SLOTS 256             /* remembered class descriptors, by where they are */
 #define DESC_MAX 1024              /* how many, and */
 #define DESC_POOL_LIMIT (4u << 20) /* the bytes, kept before they are all forgotten */
@@ -239,7 +225,6 @@ ckpt_javaser_mutf8_why(int rc, const unsigned char *s, size_t n, size_t bad, con
 	else
 		snprintf(buf, size, "damaged %s: byte 0x%02x is not modified UTF-8", what, bad < n ? s[bad] : 0);
 }
-
 
 /* n bytes of modified UTF-8 at the cursor into o (n + 1 bytes); a fault is named at its byte. */
 static int

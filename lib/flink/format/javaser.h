@@ -1,9 +1,24 @@
-/* javaser.h: a reader of Java's serialization stream (java.io.ObjectOutputStream), which Flink
+/* javaser.h: a reader and writer of Java's serialization stream (java.io.ObjectOutputStream), which Flink
  * uses for CheckpointProperties and its job events; library-internal, programs never include it. */
 #ifndef CKPT_FLINK_JAVASER_H
 #define CKPT_FLINK_JAVASER_H
 
 #include "base/base.h"
+
+/* The stream's type codes (java.io.ObjectStreamConstants), for the reader and the writer alike. */
+#define TC_NULL 0x70
+#define TC_REFERENCE 0x71
+#define TC_CLASSDESC 0x72
+#define TC_OBJECT 0x73
+#define TC_STRING 0x74
+#define TC_ARRAY 0x75
+#define TC_CLASS 0x76
+#define TC_BLOCKDATA 0x77
+#define TC_ENDBLOCKDATA 0x78
+#define TC_BLOCKDATALONG 0x7a
+#define TC_LONGSTRING 0x7c
+#define TC_ENUM 0x7e
+#define BASE_HANDLE 0x7e0000 /* baseWireHandle: the first handle a stream assigns */
 
 #define CKPT_JAVASER_MAGIC 0xaced0005U /* STREAM_MAGIC, STREAM_VERSION */
 
