@@ -415,4 +415,58 @@ int ckpt_foprows_run(const struct ckpt_foprows_in *in, struct ckpt_snapshot *s, 
 /* A serializer's name for messages: its snapshot class without package, nesting or "Snapshot". */
 const char *ckpt_foprows_cls(const struct ckpt_fser *t, char *buf, size_t n);
 
+
+/* ------------------------------------------------------------ setoffset.c, setoffhandle.c, consumeroff.c */
+
+/* ckpt-merge --set-offset, --add-partition, --remove-partition (setoffset.c, a KafkaSource's
+ * splits; consumeroff.c, FlinkKafkaConsumer's union state) over what setoffhandle.c shares. */
+#define CKPT_FSETOFF_READER "SourceReaderState"
+/* One reader split: where its starting offset lies in the buffer (in the file, for a handle of a
+ * file), and its value; its element [eoff, eend) in the data of handle d (an index of the spans'
+ * opdata). */
+struct ckpt_fsetoff_split {
+	char *topic;
+	int32_t partition;
+	int64_t start, stop;
+	size_t at;
+	uint32_t subtask;
+	size_t d, eoff, eend;
+	int removed, set; /* --remove-partition; --set-offset to v */
+	int64_t v;
+};
+/* One --set-offset at work: the _metadata and its spans, the splits (or consumer elements) read. */
+struct ckpt_fsetoff {
+	const char *meta;
+	const unsigned char *buf;
+	const struct ckpt_snapshot *s;
+	const struct ckpt_fmeta_spans *sp;
+	struct ckpt_fsetoff_split *sl;
+	size_t nsl, slcap;
+	size_t coord_at, coord_len; /* the enumerator's bytes, when it records splits (else 0) */
+	char untyped[1400];         /* a source whose enumerator no format parses, and why */
+	const char *dir;            /* where the new state files go (the savepoint being written) */
+	struct ckpt_fstate_backing_data *b;
+	struct ckpt_bytes *fdata;   /* per opdata: the bytes of a handle's file, once read */
+	char **fwhere;              /* and that file's path, for messages */
+	json_t *names;              /* the names of the state files written */
+	struct ckpt_err *e;
+};
+extern const char *const ckpt_fsetoff_optname[]; /* by enum ckpt_flink_offset_kind */
+/* Handle di's bytes (inline in the _metadata, or its file's once read) and what holds them. */
+const unsigned char *ckpt_fsetoff_hdata(const struct ckpt_fsetoff *c, size_t di);
+const char *ckpt_fsetoff_hwhere(const struct ckpt_fsetoff *c, size_t di);
+int ckpt_fsetoff_read_file(struct ckpt_fsetoff *c, size_t di);
+/* Is op a Kafka source (its enumerator typed as Kafka's)?  1, 0, or -1. */
+int ckpt_fsetoff_kafka_source(struct ckpt_fsetoff *c, const struct ckpt_operator *op);
+void ckpt_fsetoff_held(const struct ckpt_fsetoff *c, char *b, size_t n);
+int ckpt_fsetoff_splice_at(struct ckpt_fsetoff *c, struct ckpt_flink_rekey *rk, size_t at, int64_t v);
+int ckpt_fsetoff_named_twice(struct ckpt_fsetoff *c, const struct ckpt_flink_offset_set *sets, size_t nsets);
+int ckpt_fsetoff_rebuild_handle(struct ckpt_fsetoff *c, size_t di, const struct ckpt_bytebuf *ins, size_t nadd,
+				struct ckpt_flink_rekey *rk);
+/* consumeroff.c: the FlinkKafkaConsumer operator (-1 none, -2 refused), its elements read, the sets. */
+long ckpt_fsetoff_pick_consumer(struct ckpt_fsetoff *c, const char *source);
+int ckpt_fsetoff_consumer_elements(struct ckpt_fsetoff *c, size_t k);
+int ckpt_fsetoff_set_consumer(struct ckpt_fsetoff *c, size_t k, const struct ckpt_flink_offset_set *sets, size_t nsets,
+			      struct ckpt_flink_rekey *rk);
+
 #endif
