@@ -9,6 +9,7 @@
 # partition delivers is at the sidecar's offset (the round trip the --set-offset tests build on).
 
 load helper
+load ../connector-helper # i32, i64, utf: the byte strings of a handle
 
 # "VERSION NAME PATH SIDECAR" of every connector artifact (paths under FLINK_OUT/VERSION).
 kafka_artifacts() {
@@ -337,4 +338,140 @@ kafka_partitions() {
 	[ -f "$FLINK_OUT/1.20.5/kafka/sidecar.json" ] || skip "no connector artifacts of Flink 1.20.5"
 	needs_kafka_restore 1.20.5
 	kafka_partitions 1.20.5
+}
+
+# jq over -a: the Kafka source's operator (1.20.5's canonical savepoints record no uids).
+JQ_KAFKA='.operators[] | select(.coordinator.connector == "kafka")'
+
+# file_held SRC DIR: SRC's Kafka source reader state held in files: each subtask's inline handle
+# (ByteStreamStateHandle, tag 1: its name as ckpt-inspect -a gives it, i32 length, the bytes) made a
+# relative file handle (tag 6: the file's name, i64 size) of DIR/held-N, a file holding those bytes,
+# as Flink writes operator state above state.storage.fs.memory-threshold.  DIR/_metadata the rest.
+file_held() {
+	local src=$1 dir=$2 h name pat pre rest len i=0
+	mkdir -p "$dir"
+	h=$(xxd -p "$src/_metadata" | tr -d '\n')
+	while read -r name; do
+		pat=01$(utf "$name")
+		[[ $h == *"$pat"* ]] || { echo "no inline handle $name"; return 1; }
+		pre=${h%%"$pat"*}
+		rest=${h:$((${#pre} + ${#pat}))}
+		len=$((16#${rest:0:8}))
+		printf '%s' "${rest:8:$((len * 2))}" | xxd -r -p >"$dir/held-$i"
+		h=${pre}06$(utf held-$i)$(i64 $len)${rest:$((8 + len * 2))}
+		i=$((i + 1))
+	done < <(ckpt-inspect -a "$src" | jq -r "$JQ_KAFKA"' | .subtasks[].handles[] | select(.scope == "managed_operator")
+		| .delegate.handle_name')
+	[ "$i" -eq 2 ] || { echo "$i reader handles"; return 1; }
+	printf '%s' "$h" | xxd -r -p >"$dir/_metadata"
+}
+
+# kafka_fileheld VERSION: the hashmap canonical savepoint's reader state held in files (file_held);
+# ckpt-merge --set-offset writes each subtask's reader state into a new file of the savepoint
+# (reader-OPID-SUBTASK, a relative handle naming it; no reader state is left inline), and Flink
+# restores it: each partition's first record is at the offset set.  Flink restores the file-held
+# input too, at the sidecar's offsets (the edit, not the conversion, moves them).
+kafka_fileheld() {
+	local v=$1 side=$FLINK_OUT/$1/kafka/sidecars/kafka-hashmap-canonical.json sp b op
+	sp=$FLINK_OUT/$v/$(jq -r .path "$side")
+	b=$(jq -r .backend "$side")
+	op=$(ckpt-inspect -a "$sp" | jq -r "$JQ_KAFKA | .id")
+	file_held "$sp" "$BATS_TEST_TMPDIR/fs"
+	[ "$(ckpt-inspect --offsets fs)" = "$(ckpt-inspect --offsets "$sp")" ]
+	run ckpt-merge --set-offset ckpt-in:0=+3 --set-offset ckpt-in:1=5 --set-offset ckpt-in:2=earliest \
+		-o "$BATS_TEST_TMPDIR/moved/" fs
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	run ls moved
+	[ "$output" = "$(printf '_metadata\nreader-%s-0\nreader-%s-1' "$op" "$op")" ] || { echo "moved/: $output"; return 1; }
+	run sh -c "ckpt-inspect -a moved | jq -c '$JQ_KAFKA | .subtasks[].handles[] | select(.scope == \"managed_operator\")
+		| [.delegate.kind, .delegate.path, .size]'"
+	[ "$output" = "$(printf '["relative_file","reader-%s-0",%s]\n["relative_file","reader-%s-1",%s]' \
+		"$op" "$(wc -c <moved/reader-$op-0)" "$op" "$(wc -c <moved/reader-$op-1)")" ] || { echo "handles: $output"; return 1; }
+	run sh -c "ckpt-inspect --offsets moved | jq -r 'select(.connector == \"kafka\") | \"\(.topic):\(.partition) \(.starting_offset)\"' | sort"
+	[ "$output" = "$(printf 'ckpt-in:0 13\nckpt-in:1 5\nckpt-in:2 earliest\nckpt-in:3 earliest')" ] || { echo "$output"; return 1; }
+	run flink_java "$v" kafka-restore "$BATS_TEST_TMPDIR/r.json" "$BATS_TEST_TMPDIR/moved" --backend "$b" \
+		"$BATS_TEST_TMPDIR/f.json" "$BATS_TEST_TMPDIR/fs" --backend "$b"
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	[ "$(jq -r .accepted r.json)" = true ] || { jq -c 'del(.records, .metadata)' r.json; return 1; }
+	run jq -c .first_offsets r.json
+	[ "$output" = '{"ckpt-in:0":13,"ckpt-in:1":5,"ckpt-in:2":0,"ckpt-in:3":0}' ] || { echo "moved: $output"; return 1; }
+	[ "$(jq -r .accepted f.json)" = true ] || { jq -c 'del(.records, .metadata)' f.json; return 1; }
+	diff <(jq -r "$JQ_ORACLE" "$side") <(jq -r '.first_offsets | to_entries[] | "\(.key) \(.value)"' f.json) ||
+		{ echo "file-held input: first offsets differ"; return 1; }
+}
+
+@test "kafka-restore (Flink 2.3.0): --set-offset on reader state held in files: new files, and each partition resumes at the offset set" {
+	needs_kafka_artifacts
+	[ -f "$FLINK_OUT/2.3.0/kafka/sidecar.json" ] || skip "no connector artifacts of Flink 2.3.0"
+	needs_kafka_restore 2.3.0
+	kafka_fileheld 2.3.0
+}
+
+@test "kafka-restore (Flink 1.20.5): --set-offset on reader state held in files: new files, and each partition resumes at the offset set" {
+	needs_kafka_artifacts
+	[ -f "$FLINK_OUT/1.20.5/kafka/sidecar.json" ] || skip "no connector artifacts of Flink 1.20.5"
+	needs_kafka_restore 1.20.5
+	kafka_fileheld 1.20.5
+}
+
+# kafka_enum_only VERSION: a partition only the enumerator holds, listed unassigned (a partition
+# discovered but not yet given to a reader when the snapshot was taken), made from the hashmap
+# canonical savepoint: ckpt-in:1's reader split deleted (ckpt-merge --rows), its entry in the
+# enumerator's state (version 3 on 2.3.0: the split, i32 status; version 2 on 1.20.5: topic,
+# partition, i32 status) flipped from assigned (0) to unassigned (1).  Flink restores it and its
+# enumerator gives ckpt-in:1 to a reader, read from its start (the control); after ckpt-merge
+# --remove-partition ckpt-in:1 (the entry listed assigned) Flink restores it and ckpt-in:1 delivers
+# nothing in the 5 s kafka-restore waits after every other partition delivered (--silent 1), the
+# others resuming at the sidecar's offsets.
+kafka_enum_only() {
+	local v=$1 side=$FLINK_OUT/$1/kafka/sidecars/kafka-hashmap-canonical.json sp b op h pat
+	sp=$FLINK_OUT/$v/$(jq -r .path "$side")
+	b=$(jq -r .backend "$side")
+	op=$(ckpt-inspect -a "$sp" | jq -r "$JQ_KAFKA | .id")
+	ckpt-inspect -R -u "$op" "$sp" | jq -c 'select(.value.partition != 1)' >rows
+	run ckpt-merge --rows rows -o "$BATS_TEST_TMPDIR/held/" "$sp"
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	case $(ckpt-inspect -a held | jq -r "$JQ_KAFKA | .coordinator.version") in
+	3) pat=$(utf ckpt-in)$(i32 1)$(i64 -2)$(i64 -9223372036854775808) ;;
+	2) pat=$(utf ckpt-in)$(i32 1) ;;
+	*) echo "enumerator version: $(ckpt-inspect -a held | jq -c "$JQ_KAFKA | .coordinator")"; return 1 ;;
+	esac
+	h=$(xxd -p held/_metadata | tr -d '\n')
+	[ "$(grep -o "${pat}00000000" <<<"$h" | wc -l)" -eq 1 ] || { echo "ckpt-in:1's entry not found once"; return 1; }
+	mkdir pend
+	printf '%s' "${h/${pat}00000000/${pat}00000001}" | xxd -r -p >pend/_metadata
+	JQ_HELD='select(.connector == "kafka") | "\(.subtask) \(.topic):\(.partition) \(.held_by) \(.status)"'
+	run sh -c "ckpt-inspect --offsets pend | jq -r '$JQ_HELD' | sort"
+	[ "$output" = "$(printf '0 ckpt-in:0 reader null\n0 ckpt-in:2 reader null\n1 ckpt-in:3 reader null\nnull ckpt-in:1 enumerator unassigned')" ] ||
+		{ echo "pend: $output"; return 1; }
+	run ckpt-merge --remove-partition ckpt-in:1 -o "$BATS_TEST_TMPDIR/removed/" pend
+	[ "$status" -eq 0 ] && [ -z "$output" ] || { echo "$output"; return 1; }
+	run sh -c "ckpt-inspect --offsets removed | jq -r '$JQ_HELD' | sort"
+	[ "$output" = "$(printf '0 ckpt-in:0 reader null\n0 ckpt-in:2 reader null\n1 ckpt-in:3 reader null\nnull ckpt-in:1 enumerator assigned')" ] ||
+		{ echo "removed: $output"; return 1; }
+	run flink_java "$v" kafka-restore "$BATS_TEST_TMPDIR/p.json" "$BATS_TEST_TMPDIR/pend" --backend "$b" \
+		"$BATS_TEST_TMPDIR/r.json" "$BATS_TEST_TMPDIR/removed" --backend "$b" --silent 1
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	[ "$(jq -r .accepted p.json)" = true ] || { jq -c 'del(.records, .metadata)' p.json; return 1; }
+	run jq -c '[.first_offsets, .readers]' p.json
+	[ "$output" = '[{"ckpt-in:0":10,"ckpt-in:1":0,"ckpt-in:2":30,"ckpt-in:3":0},{"ckpt-in:0":0,"ckpt-in:1":1,"ckpt-in:2":0,"ckpt-in:3":1}]' ] ||
+		{ echo "unassigned, not removed: $output"; return 1; }
+	[ "$(jq -r .accepted r.json)" = true ] || { jq -c 'del(.records, .metadata)' r.json; return 1; }
+	run jq -c '[.first_offsets, .records_read["ckpt-in:1"]]' r.json
+	[ "$output" = '[{"ckpt-in:0":10,"ckpt-in:1":null,"ckpt-in:2":30,"ckpt-in:3":0},0]' ] ||
+		{ echo "removed: $output"; return 1; }
+}
+
+@test "kafka-restore (Flink 2.3.0): a partition only the enumerator holds, unassigned, is read; --remove-partition of it: not read, the others resume" {
+	needs_kafka_artifacts
+	[ -f "$FLINK_OUT/2.3.0/kafka/sidecar.json" ] || skip "no connector artifacts of Flink 2.3.0"
+	needs_kafka_restore 2.3.0
+	kafka_enum_only 2.3.0
+}
+
+@test "kafka-restore (Flink 1.20.5): a partition only the enumerator holds, unassigned, is read; --remove-partition of it: not read, the others resume" {
+	needs_kafka_artifacts
+	[ -f "$FLINK_OUT/1.20.5/kafka/sidecar.json" ] || skip "no connector artifacts of Flink 1.20.5"
+	needs_kafka_restore 1.20.5
+	kafka_enum_only 1.20.5
 }
