@@ -475,3 +475,39 @@ kafka_enum_only() {
 	needs_kafka_restore 1.20.5
 	kafka_enum_only 1.20.5
 }
+
+# FlinkKafkaConsumer (KafkaConsumerJob.java: flink-connector-kafka 3.4.0-1.20, the last release
+# that ships it; 4.0 on have none, so the 1.20.5 line only) reads the topic's records (10, 20, 30,
+# 0) into a canonical savepoint of its union state; ckpt-merge --set-offset moves three partitions;
+# Flink restores the result, and the savepoint as it was (the control), against a fresh broker:
+# each partition's first record is at the offset set (earliest: 0), the control's where the job
+# stopped.
+@test "kafka-restore (Flink 1.20.5): FlinkKafkaConsumer's union state after ckpt-merge --set-offset: each partition resumes at the offset set" {
+	local cp
+	needs_kafka_restore 1.20.5
+	cp=$(flink_classpath 1.20.5)
+	if [ ! -f "${cp%%:*}/ckpt/flink/KafkaConsumerJob.class" ]; then
+		[ "${CI-}" != true ] || { echo "the harness classes of 1.20.5 predate KafkaConsumerJob (t/flink/run.sh)"; return 1; }
+		skip "the harness classes of 1.20.5 predate KafkaConsumerJob (t/flink/run.sh)"
+	fi
+	run flink_java 1.20.5 kafka-consumer savepoint "$BATS_TEST_TMPDIR/sp" "$BATS_TEST_TMPDIR/c.json"
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	run jq -c .next_offsets c.json
+	[ "$output" = '{"ckpt-in:0":10,"ckpt-in:1":20,"ckpt-in:2":30,"ckpt-in:3":null}' ] || { echo "consumed: $output"; return 1; }
+	JQ_ROW='"\(.subtask) \(.connector) \(.topic):\(.partition) \(.starting_offset)"'
+	run sh -c "ckpt-inspect --offsets sp | jq -r '$JQ_ROW'"
+	[ "$output" = "$(printf '0 flink_kafka_consumer ckpt-in:0 10\n0 flink_kafka_consumer ckpt-in:2 30\n1 flink_kafka_consumer ckpt-in:1 20\n1 flink_kafka_consumer ckpt-in:3 0')" ] ||
+		{ echo "sp: $output"; return 1; }
+	run ckpt-merge --set-offset ckpt-in:0=+3 --set-offset ckpt-in:1=5 --set-offset ckpt-in:2=earliest -o "$BATS_TEST_TMPDIR/moved/" sp
+	[ "$status" -eq 0 ] && [ -z "$output" ] || { echo "$output"; return 1; }
+	run sh -c "ckpt-inspect --offsets moved | jq -r '$JQ_ROW'"
+	[ "$output" = "$(printf '0 flink_kafka_consumer ckpt-in:0 13\n0 flink_kafka_consumer ckpt-in:2 earliest\n1 flink_kafka_consumer ckpt-in:1 5\n1 flink_kafka_consumer ckpt-in:3 0')" ] ||
+		{ echo "moved: $output"; return 1; }
+	run flink_java 1.20.5 kafka-consumer restore "$BATS_TEST_TMPDIR/r.json" "$BATS_TEST_TMPDIR/moved" \
+		"$BATS_TEST_TMPDIR/u.json" "$BATS_TEST_TMPDIR/sp"
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	run jq -c '[.accepted, .first_offsets]' r.json
+	[ "$output" = '[true,{"ckpt-in:0":13,"ckpt-in:1":5,"ckpt-in:2":0,"ckpt-in:3":0}]' ] || { echo "moved: $output"; return 1; }
+	run jq -c '[.accepted, .first_offsets]' u.json
+	[ "$output" = '[true,{"ckpt-in:0":10,"ckpt-in:1":20,"ckpt-in:2":30,"ckpt-in:3":0}]' ] || { echo "as it was: $output"; return 1; }
+}
