@@ -343,12 +343,13 @@ kafka_partitions() {
 # jq over -a: the Kafka source's operator (1.20.5's canonical savepoints record no uids).
 JQ_KAFKA='.operators[] | select(.coordinator.connector == "kafka")'
 
-# file_held SRC DIR: SRC's Kafka source reader state held in files: each subtask's inline handle
+# file_held SRC DIR [OPERATOR]: SRC's Kafka source reader state (OPERATOR: a jq selector over -a of
+# another operator, default JQ_KAFKA) held in files: each subtask's inline handle
 # (ByteStreamStateHandle, tag 1: its name as ckpt-inspect -a gives it, i32 length, the bytes) made a
 # relative file handle (tag 6: the file's name, i64 size) of DIR/held-N, a file holding those bytes,
 # as Flink writes operator state above state.storage.fs.memory-threshold.  DIR/_metadata the rest.
 file_held() {
-	local src=$1 dir=$2 h name pat pre rest len i=0
+	local src=$1 dir=$2 sel=${3-$JQ_KAFKA} h name pat pre rest len i=0
 	mkdir -p "$dir"
 	h=$(xxd -p "$src/_metadata" | tr -d '\n')
 	while read -r name; do
@@ -360,7 +361,7 @@ file_held() {
 		printf '%s' "${rest:8:$((len * 2))}" | xxd -r -p >"$dir/held-$i"
 		h=${pre}06$(utf held-$i)$(i64 $len)${rest:$((8 + len * 2))}
 		i=$((i + 1))
-	done < <(ckpt-inspect -a "$src" | jq -r "$JQ_KAFKA"' | .subtasks[].handles[] | select(.scope == "managed_operator")
+	done < <(ckpt-inspect -a "$src" | jq -r "$sel"' | .subtasks[].handles[] | select(.scope == "managed_operator")
 		| .delegate.handle_name')
 	[ "$i" -eq 2 ] || { echo "$i reader handles"; return 1; }
 	printf '%s' "$h" | xxd -r -p >"$dir/_metadata"
@@ -481,9 +482,10 @@ kafka_enum_only() {
 # 0) into a canonical savepoint of its union state; ckpt-merge --set-offset moves three partitions;
 # Flink restores the result, and the savepoint as it was (the control), against a fresh broker:
 # each partition's first record is at the offset set (earliest: 0), the control's where the job
-# stopped.
-@test "kafka-restore (Flink 1.20.5): FlinkKafkaConsumer's union state after ckpt-merge --set-offset: each partition resumes at the offset set" {
-	local cp
+# stopped.  The same edit of the state held in files (file_held) writes new reader-OPID-N files,
+# and Flink restores them alike.
+@test "kafka-restore (Flink 1.20.5): FlinkKafkaConsumer's union state after ckpt-merge --set-offset, inline and in files: each partition resumes at the offset set" {
+	local cp op
 	needs_kafka_restore 1.20.5
 	cp=$(flink_classpath 1.20.5)
 	if [ ! -f "${cp%%:*}/ckpt/flink/KafkaConsumerJob.class" ]; then
@@ -503,11 +505,20 @@ kafka_enum_only() {
 	run sh -c "ckpt-inspect --offsets moved | jq -r '$JQ_ROW'"
 	[ "$output" = "$(printf '0 flink_kafka_consumer ckpt-in:0 13\n0 flink_kafka_consumer ckpt-in:2 earliest\n1 flink_kafka_consumer ckpt-in:1 5\n1 flink_kafka_consumer ckpt-in:3 0')" ] ||
 		{ echo "moved: $output"; return 1; }
+	op=$(ckpt-inspect --offsets sp | jq -r 'select(.connector == "flink_kafka_consumer") | .operator' | sort -u)
+	file_held sp "$BATS_TEST_TMPDIR/fs" ".operators[] | select(.id == \"$op\")"
+	run ckpt-merge --set-offset ckpt-in:0=+3 --set-offset ckpt-in:1=5 --set-offset ckpt-in:2=earliest -o "$BATS_TEST_TMPDIR/fsmoved/" fs
+	[ "$status" -eq 0 ] && [ -z "$output" ] || { echo "$output"; return 1; }
+	run ls fsmoved
+	[ "$output" = "$(printf '_metadata\nreader-%s-0\nreader-%s-1' "$op" "$op")" ] || { echo "fsmoved/: $output"; return 1; }
+	[ "$(ckpt-inspect --offsets fsmoved)" = "$(ckpt-inspect --offsets moved)" ]
 	run flink_java 1.20.5 kafka-consumer restore "$BATS_TEST_TMPDIR/r.json" "$BATS_TEST_TMPDIR/moved" \
-		"$BATS_TEST_TMPDIR/u.json" "$BATS_TEST_TMPDIR/sp"
+		"$BATS_TEST_TMPDIR/u.json" "$BATS_TEST_TMPDIR/sp" "$BATS_TEST_TMPDIR/f.json" "$BATS_TEST_TMPDIR/fsmoved"
 	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
 	run jq -c '[.accepted, .first_offsets]' r.json
 	[ "$output" = '[true,{"ckpt-in:0":13,"ckpt-in:1":5,"ckpt-in:2":0,"ckpt-in:3":0}]' ] || { echo "moved: $output"; return 1; }
 	run jq -c '[.accepted, .first_offsets]' u.json
 	[ "$output" = '[true,{"ckpt-in:0":10,"ckpt-in:1":20,"ckpt-in:2":30,"ckpt-in:3":0}]' ] || { echo "as it was: $output"; return 1; }
+	run jq -c '[.accepted, .first_offsets]' f.json
+	[ "$output" = '[true,{"ckpt-in:0":13,"ckpt-in:1":5,"ckpt-in:2":0,"ckpt-in:3":0}]' ] || { echo "in files: $output"; return 1; }
 }
