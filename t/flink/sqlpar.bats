@@ -213,7 +213,7 @@ find_keys() {
 		[ "$(jq -r .accepted "$W/$v/over-max.json")" = false ]
 		jq -r .message "$W/$v/over-max.json" | grep -q 'parallelism (9) is higher than the max parallelism (8)'
 		run -2 --separate-stderr ckpt-merge -P 9 --max-parallelism 8 -o out/ "$FLINK_OUT/$v/sqlkeys/sqlkeys-hashmap-canonical"
-		[ "$stderr" = 'ckpt-merge: -P 9 is above --max-parallelism 8 (Flink: Maximum parallelism must not be smaller than parallelism.)' ]
+		[ "$stderr" = 'ckpt-merge: -P 9 is above --max-parallelism 8 (Flink: Maximum parallelism must not be smaller than parallelism.) (see ckpt-merge -h)' ]
 		[ -z "$output" ]
 		[ ! -e out ]
 	done
