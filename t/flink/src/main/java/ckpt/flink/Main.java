@@ -61,6 +61,7 @@ public final class Main {
             System.exit(Orphans.restore(args));
         }
         if (args.length > 0 && args[0].matches("restore-types|restore-sql")) System.exit(RestoreEnc.main(args));
+        if (args.length > 0 && args[0].equals("restore-sqlkeys")) System.exit(SqlKeys.restore(args));
         if (args.length > 0 && args[0].equals("assign")) System.exit(Assign.main(args));
         if (args.length > 0 && args[0].equals("s3")) System.exit(S3.main(args));
         if (args.length > 0 && args[0].equals("kafka-restore")) System.exit(KafkaJob.restore(args));
@@ -84,6 +85,7 @@ public final class Main {
             if (only.isEmpty() || only.equals("types")) TypesJob.run(mc, out);
             if (only.isEmpty() || only.equals("ttl")) TtlJob.run(out);
             if (only.isEmpty() || only.equals("sql")) SqlJob.run(mc, out);
+            if (only.isEmpty() || only.equals("sqlkeys")) SqlKeys.run(mc, out);
             if (kafka != null) KafkaJob.run(out, kafka);
             if (args.length > 1 && args[1].equals("batch") && (only.isEmpty() || only.equals("batch"))) Batch.run(mc, out);
         } finally {

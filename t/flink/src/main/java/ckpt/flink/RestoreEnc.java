@@ -33,7 +33,7 @@ import java.util.concurrent.TimeUnit;
  *
  * <pre>
  *   java ckpt.flink.Main restore-types OUT.json SAVEPOINT_DIR [--backend hashmap|rocksdb] [--keys K,K,...] [OUT.json ...]...
- *   java ckpt.flink.Main restore-sql OUT.json SAVEPOINT_DIR
+ *   java ckpt.flink.Main restore-sql OUT.json SAVEPOINT_DIR [--parallelism P] [--max-parallelism N]
  * </pre>
  *
  * restore-types: TypesJob (uids types-src and types, parallelism 1, max parallelism 32, its
@@ -43,7 +43,8 @@ import java.util.concurrent.TimeUnit;
  * words).  OUT.json: "accepted" true and "keys" {KEY: {"pojo", "pet", "specific", "generic", "kryo"}},
  * each null when the key has none; or "accepted" false with Flink's "message" and "causes".
  *
- * restore-sql: SqlJob's graph restored from SAVEPOINT_DIR (HashMap: every value deserialized by
+ * restore-sql: SqlJob's graph (its SQL operators at parallelism P, default 1, max parallelism N,
+ * default 32: SqlJob.build) restored from SAVEPOINT_DIR (HashMap: every value deserialized by
  * Flink's own serializers at the restore), its sources emitting nothing; once every task runs, a
  * canonical savepoint of the restored job goes to OUT.json's name without .json (OUT.next/), and the
  * State Processor API reads it (SqlSpa: the sidecar's "spa").  OUT.json: "accepted" true, "next" (the
@@ -62,7 +63,7 @@ final class RestoreEnc {
         System.err.println("ckpt.flink.Main restore-types|restore-sql: " + why);
         System.err.println("usage: ckpt.flink.Main restore-types OUT.json SAVEPOINT_DIR [--backend hashmap|rocksdb] [--keys K,...]"
                 + " [OUT.json SAVEPOINT_DIR [...]]...");
-        System.err.println("       ckpt.flink.Main restore-sql OUT.json SAVEPOINT_DIR");
+        System.err.println("       ckpt.flink.Main restore-sql OUT.json SAVEPOINT_DIR [--parallelism P] [--max-parallelism N]");
         return 2;
     }
 
@@ -71,6 +72,8 @@ final class RestoreEnc {
         Path dir;
         String backend = "hashmap";
         List<String> keys = new ArrayList<>();
+        int parallelism = 1;
+        int maxParallelism = StateJob.MAX_PARALLELISM;
     }
 
     static int main(String[] args) throws Exception {
@@ -89,10 +92,12 @@ final class RestoreEnc {
                 continue;
             }
             if (cur == null) return usage(a + " before OUT.json SAVEPOINT_DIR");
-            if (sql) return usage("unknown option " + a);
             if (i + 1 >= args.length) return usage(a + ": no value");
             String v = args[++i];
-            if (a.equals("--backend") && v.matches("hashmap|rocksdb")) cur.backend = v;
+            if (sql && a.equals("--parallelism") && v.matches("[1-9][0-9]{0,4}")) cur.parallelism = Integer.parseInt(v);
+            else if (sql && a.equals("--max-parallelism") && v.matches("[1-9][0-9]{0,4}")) cur.maxParallelism = Integer.parseInt(v);
+            else if (sql) return usage("unknown option " + a);
+            else if (a.equals("--backend") && v.matches("hashmap|rocksdb")) cur.backend = v;
             else if (a.equals("--keys") && !v.isEmpty()) cur.keys = Arrays.asList(v.split(","));
             else return usage("bad option " + a + " " + v);
         }
@@ -206,7 +211,7 @@ final class RestoreEnc {
         Ctl.reset();
         Ctl.emit = false;
         try {
-            StreamGraph sg = SqlJob.build(Main.mc);
+            StreamGraph sg = SqlJob.build(Main.mc, q.parallelism, q.maxParallelism);
             sg.setJobName("ckpt-sql-restore");
             sg.setSavepointRestoreSettings(SavepointRestoreSettings.forPath(q.dir.toUri().toString(), false));
             JobClient c = submit(new TestStreamEnvironment(Main.mc, restoring(SqlJob.conf()), 1,

@@ -185,16 +185,21 @@ public final class SqlJob {
     }
 
     static StreamGraph build(MiniCluster mc) {
+        return build(mc, 1, StateJob.MAX_PARALLELISM);
+    }
+
+    /** The job with its SQL operators at parallelism p, max parallelism maxp (a restore's: RestoreEnc); the sources at 1. */
+    static StreamGraph build(MiniCluster mc, int p, int maxp) {
         StreamExecutionEnvironment env = new TestStreamEnvironment(mc, conf(), 1, Collections.emptyList(), Collections.emptyList());
-        env.setParallelism(1);
-        env.setMaxParallelism(StateJob.MAX_PARALLELISM);
+        env.setParallelism(p);
+        env.setMaxParallelism(maxp);
         StreamTableEnvironment t = StreamTableEnvironment.create(env);
         t.getConfig().set("table.exec.uid.generation", "ALWAYS");
         t.getConfig().set("table.local-time-zone", "UTC");
-        DataStream<Row> orders = env.addSource(new Orders()).uid("sql-orders").name("sql-orders")
+        DataStream<Row> orders = env.addSource(new Orders()).uid("sql-orders").name("sql-orders").setParallelism(1)
                 .returns(new RowTypeInfo(new TypeInformation<?>[] {Types.INT, Types.STRING, Types.BIG_DEC, Types.LOCAL_DATE_TIME, Types.STRING},
                         new String[] {"id", "k", "amount", "ts", "note"}));
-        DataStream<Row> customers = env.addSource(new Customers()).uid("sql-customers").name("sql-customers")
+        DataStream<Row> customers = env.addSource(new Customers()).uid("sql-customers").name("sql-customers").setParallelism(1)
                 .returns(new RowTypeInfo(new TypeInformation<?>[] {Types.STRING, Types.STRING}, new String[] {"k", "name"}));
         t.createTemporaryView("orders", t.fromDataStream(orders, Schema.newBuilder()
                 .column("id", DataTypes.INT()).column("k", DataTypes.STRING()).column("amount", DataTypes.DECIMAL(10, 2))
