@@ -1,8 +1,11 @@
-/* oppar.c: an operator's operator state (list, union, broadcast) at a new parallelism, as Flink's
- * RoundRobinOperatorStateRepartitioner redistributes it when it restores the operator at that
- * parallelism (ckpt-merge -P on an operator holding it beside keyed state, regroup.c).  No stream is
- * written: each new subtask gets the handles Flink's merge maps give it, the old streams (their
- * _metadata bytes as they were) with the offsets of the elements it restores. */
+/* oppar.c: an operator's operator state (list, union, broadcast) at a new parallelism (ckpt-merge -P
+ * on an operator holding it beside keyed state, regroup.c), one stream a new subtask: the elements
+ * Flink's RoundRobinOperatorStateRepartitioner gives that subtask when it restores the operator at
+ * that parallelism, copied as the old streams hold them.  A savepoint records one operator state
+ * handle a subtask (MetadataV2V3SerializerBase.serializeSingleton), so the old streams cannot be
+ * named with new offsets: each new subtask's stream is written (inline, or a file when the old ones
+ * were files).  Union state: old subtask j's elements go to new subtask j mod N, so that Flink's
+ * union on restore (at N, unchanged) hands every subtask every element once. */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -29,7 +32,6 @@ struct sname {
 /* One handle of a new subtask: an old stream, and per state the offsets it restores. */
 struct ohand {
 	size_t di;
-	int32_t hash;
 	struct loc *st; /* per state: .di the state's index in names */
 	size_t nst, cap;
 };
@@ -46,8 +48,12 @@ struct pctx {
 	struct ckpt_fstate_backing_data *b;
 	const struct ckpt_operator *op;
 	const char *dir;
-	json_t *files;           /* the files written */
-	struct ckpt_bytebuf *dh; /* per opdata: its stream as a new file's handle (tag 6), when in a file */
+	size_t opk;
+	struct ckpt_bytebuf *raw; /* per opdata: its stream's bytes, once read */
+	const unsigned char *hdr; /* the new streams' header (hdrlen bytes, hn states), stream first's */
+	size_t hdrlen, hn, first;
+	int files;                /* the new streams in files of dir */
+	json_t *written;          /* the files written */
 	struct ckpt_err *e;
 };
 
@@ -147,25 +153,6 @@ read_map(struct pctx *c, size_t di)
 	return 0;
 }
 
-/* The inline stream's name (ByteStreamStateHandle: tag 1, its name, then its bytes) hashed as Flink
- * does (31 x the name's hashCode); another handle's kind 0 (kept in the order put). */
-static int32_t
-stream_hash(const struct pctx *c, size_t di)
-{
-	const struct ckpt_fmeta_opdata *d = &c->sp->opdata[di];
-	const unsigned char *q = c->buf + d->head;
-	size_t pos = 4, ns = ckpt_load_be(q, 4);
-
-	for (size_t i = 0; i < ns; i++) {
-		size_t nl = ckpt_load_be(q + pos, 2);
-
-		pos += 7 + nl + 8 * ckpt_load_be(q + pos + 3 + nl, 4);
-	}
-	if (d->file || q[pos] != 1)
-		return 0;
-	return (int32_t)(31u * (uint32_t)java_hash(q + pos + 3, ckpt_load_be(q + pos + 1, 2)));
-}
-
 /* Offsets of state s of loc (n from at) put into new subtask t's handle of loc's stream (Flink's merge map). */
 static int
 put(struct pctx *c, uint32_t t, size_t s, const struct loc *l, uint32_t at, uint32_t n)
@@ -179,7 +166,7 @@ put(struct pctx *c, uint32_t t, size_t s, const struct loc *l, uint32_t at, uint
 		if (ckpt_grow(&c->sub[t], &c->csub[t], c->nsub[t] + 1, sizeof **c->sub, 4, c->e) < 0)
 			return -1;
 		h = &c->sub[t][c->nsub[t]++];
-		*h = (struct ohand){.di = l->di, .hash = stream_hash(c, l->di)};
+		*h = (struct ohand){.di = l->di};
 	}
 	for (size_t i = 0; i < h->nst; i++)
 		if (h->st[i].di == s) {
@@ -252,71 +239,192 @@ repartition(struct pctx *c)
 				continue;
 			if (mode == 0 && split(c, s, &start) < 0)
 				return -1;
-			for (uint32_t t = 0; mode > 0 && t < c->par; t++)
-				for (size_t i = mode == 1 ? 0 : t % x->nlocs; i < (mode == 1 ? x->nlocs : t % x->nlocs + 1); i++)
-					if (put(c, t, s, &x->locs[i], 0, x->locs[i].n) < 0)
-						return -1;
+			for (size_t i = 0; mode == 1 && i < x->nlocs; i++) /* union: once, Flink unites it on restore */
+				if (put(c, c->sp->opdata[x->locs[i].di].subtask % c->par, s, &x->locs[i], 0, x->locs[i].n) < 0)
+					return -1;
+			for (uint32_t t = 0; mode == 2 && t < c->par; t++) /* broadcast: old t mod the old count's */
+				if (put(c, t, s, &x->locs[t % x->nlocs], 0, x->locs[t % x->nlocs].n) < 0)
+					return -1;
 		}
 	return 0;
 }
 
-/* Handle i's bucket in its subtask's merge map (c->key_n handles). */
-struct okey {
-	const struct ohand *h;
-	size_t n;
-};
-
-static uint32_t
-ohand_key(const void *arg, size_t i)
+/* Old stream di's bytes, read once (inline in the _metadata or its file): c->raw[di]. */
+static int
+load(struct pctx *c, size_t di)
 {
-	const struct okey *k = arg;
+	const struct ckpt_fmeta_opdata *d = &c->sp->opdata[di];
+	const struct ckpt_subtask *st = NULL;
+	struct ckpt_fstate_ctx x = {.b = c->b, .op = c->op, .e = c->e};
+	struct ckpt_fsrc src = {.fd = -1};
+	int fd = -1, rc = -1;
 
-	return bucket(k->h[i].hash, k->n);
+	if (c->raw[di].p)
+		return 0;
+	for (size_t i = 0; i < c->op->nsubtasks && st == NULL; i++)
+		st = c->op->subtasks[i].index == d->subtask ? &c->op->subtasks[i] : NULL;
+	if (st == NULL || d->handle >= st->nhandles)
+		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->b->meta, "operator %s subtask %u: no such handle",
+				    c->op->id, d->subtask);
+	x.st = st;
+	x.h = &st->handles[d->handle];
+	snprintf(x.where, sizeof x.where, "%s", c->b->meta);
+	if (ckpt_fstate_open_bytes(&x, &src, &fd) < 0 ||
+	    ckpt_grow(&c->raw[di].p, &c->raw[di].cap, x.h->size + 1, 1, 64, c->e) < 0 ||
+	    ckpt_fsrc_read(&src, c->raw[di].p, x.h->size, "operator state stream") < 0)
+		goto out;
+	c->raw[di].len = x.h->size;
+	rc = 0;
+out:
+	ckpt_fsrc_release(&src);
+	if (fd >= 0)
+		close(fd);
+	return rc;
 }
 
-static int copy_file(struct pctx *c, size_t di);
+/* Where the element of stream di at offset off ends: the next offset of any state there, else the
+ * stream's end (Flink writes a stream's elements one after another). */
+static size_t
+elem_end(const struct pctx *c, size_t di, uint64_t off)
+{
+	const unsigned char *q = c->buf + c->sp->opdata[di].head;
+	size_t pos = 4, ns = ckpt_load_be(q, 4), end = c->raw[di].len;
 
-/* New subtask t's managed operator state in the _metadata's form into b: the handle count, each
- * handle (its tag, its states' names, modes and offsets, the old stream's bytes) as its merge map
- * iterates them. */
+	for (size_t i = 0; i < ns; i++) {
+		size_t nl = ckpt_load_be(q + pos, 2), no = ckpt_load_be(q + pos + 3 + nl, 4);
+
+		for (size_t k = 0; k < no; k++) {
+			uint64_t o = ckpt_load_be(q + pos + 7 + nl + 8 * k, 8);
+
+			if (o > off && o < end)
+				end = (size_t)o;
+		}
+		pos += 7 + nl + 8 * no;
+	}
+	return end;
+}
+
+/* Stream di's header read: its states into *n, its length into *len; 0, or -1 with c->e set. */
+static int
+header_of(struct pctx *c, size_t di, size_t *n, size_t *len)
+{
+	struct ckpt_fstate_header h = {0};
+	struct ckpt_fsrc s;
+	int r;
+
+	if (load(c, di) < 0)
+		return -1;
+	ckpt_fsrc_mem(&s, c->raw[di].p, c->raw[di].len, c->b->meta, c->e);
+	r = ckpt_fstate_op_header(&s, &h);
+	ckpt_fsrc_release(&s);
+	*n = h.n;
+	*len = h.end;
+	if (r == 0 && !h.stopped && !h.compressed) {
+		ckpt_fstate_header_release(&h);
+		return 0;
+	}
+	ckpt_fstate_header_release(&h);
+	return r < 0 ? -1 : ckpt_err_set(c->e, CKPT_ERR_REFUSED, c->b->meta, "operator %s subtask %u: its operator "
+					 "state is %s, which a new parallelism does not move yet", c->op->id,
+					 c->sp->opdata[di].subtask, h.compressed ? "compressed" : "a header ckpt cannot read");
+}
+
+/* The header the new streams start with: the old stream's with the most states (Flink registers
+ * states lazily); the new streams are in files when an old one is. */
+static int
+pick_header(struct pctx *c)
+{
+	for (size_t di = 0; di < c->sp->nopdata; di++) {
+		size_t n, len;
+
+		if (c->sp->opdata[di].op != c->opk)
+			continue;
+		if (header_of(c, di, &n, &len) < 0)
+			return -1;
+		c->files |= c->sp->opdata[di].file;
+		if (c->hdr == NULL || n > c->hn) {
+			c->hdr = c->raw[di].p;
+			c->hdrlen = len;
+			c->hn = n;
+			c->first = di;
+		}
+	}
+	return 0;
+}
+
+/* State s's elements of new subtask t appended to data, their offsets to m; *cnt: how many. */
+static int
+w_elements(struct pctx *c, uint32_t t, size_t s, struct ckpt_bytebuf *data, struct ckpt_bytebuf *m, size_t *cnt)
+{
+	for (size_t o = 0; o < c->op->parallelism; o++) /* the old streams in old-subtask order */
+	for (size_t i = 0; i < c->nsub[t]; i++)
+		for (size_t k = 0; c->sp->opdata[c->sub[t][i].di].subtask == o && k < c->sub[t][i].nst; k++) {
+			const struct loc *l = &c->sub[t][i].st[k];
+			size_t di = c->sub[t][i].di;
+
+			for (uint32_t j = 0; l->di == s && j < l->n; j++) {
+				size_t off = (size_t)ckpt_load_be(l->offs + 8 * (size_t)j, 8), end = elem_end(c, di, off);
+
+				if (off > end)
+					return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->b->meta, "operator %s: an operator "
+							    "state offset outside its stream", c->op->id);
+				if (ckpt_bytebuf_be(m, data->len, 8, c->e) < 0 ||
+				    ckpt_bytebuf_add(data, c->raw[di].p + off, end - off, c->e) < 0)
+					return -1;
+				++*cnt;
+			}
+		}
+	return 0;
+}
+
+/* New subtask t's stream into data (the header, then each state's elements), its state map into m
+ * (the count, then each state's name, mode and offsets, as the _metadata holds them). */
+static int
+w_stream(struct pctx *c, uint32_t t, struct ckpt_bytebuf *data, struct ckpt_bytebuf *m)
+{
+	if (ckpt_bytebuf_add(data, c->hdr, c->hdrlen, c->e) < 0 || ckpt_bytebuf_be(m, c->nnames, 4, c->e) < 0)
+		return -1;
+	for (size_t s = 0; s < c->nnames; s++) {
+		const struct sname *x = &c->names[s];
+		unsigned char mode = (unsigned char)x->mode;
+		size_t cnt = 0, at;
+
+		if (ckpt_bytebuf_be(m, x->len, 2, c->e) < 0 || ckpt_bytebuf_add(m, x->p, x->len, c->e) < 0 ||
+		    ckpt_bytebuf_add(m, &mode, 1, c->e) < 0 || ckpt_bytebuf_be(m, 0, 4, c->e) < 0)
+			return -1;
+		at = m->len - 4;
+		if (w_elements(c, t, s, data, m, &cnt) < 0)
+			return -1;
+		ckpt_store_be(m->p + at, cnt, 4);
+	}
+	return 0;
+}
+
+/* New subtask t's managed operator state in the _metadata's form into b: the presence flag, the
+ * handle (tag 4, the state map, its stream: inline as a ByteStreamStateHandle of a name of its own,
+ * or in a file of dir named as oprows.c names its files, when the old streams were in files). */
 static int
 w_subtask(struct pctx *c, uint32_t t, struct ckpt_bytebuf *b)
 {
-	size_t n = c->nsub[t], *ord = ckpt_calloc(n + 1, sizeof *ord, c->e);
-	struct okey key = {.h = c->sub[t], .n = n};
+	struct ckpt_bytebuf data = {0}, m = {0};
+	char name[160], prefix[80];
 	int rc = -1;
 
-	if (ord == NULL || ckpt_bytebuf_be(b, n, 4, c->e) < 0)
+	if (ckpt_bytebuf_be(b, 1, 4, c->e) < 0 || ckpt_bytebuf_be(b, 4, 1, c->e) < 0 || w_stream(c, t, &data, &m) < 0 ||
+	    ckpt_bytebuf_add(b, m.p, m.len, c->e) < 0)
 		goto out;
-	hash_order(ord, n, ohand_key, &key);
-	for (size_t k = 0; k < n; k++) {
-		const struct ohand *h = &c->sub[t][ord[k]];
-		const struct ckpt_fmeta_opdata *d = &c->sp->opdata[h->di];
-		const unsigned char *q = c->buf + d->head;
-		size_t pos = 4, ns = ckpt_load_be(q, 4);
-
-		for (size_t i = 0; i < ns; i++)
-			pos += 7 + ckpt_load_be(q + pos, 2) + 8 * ckpt_load_be(q + pos + 3 + ckpt_load_be(q + pos, 2), 4);
-		if (ckpt_bytebuf_add(b, q - 1, 1, c->e) < 0 || ckpt_bytebuf_be(b, h->nst, 4, c->e) < 0)
-			goto out;
-		for (size_t i = 0; i < h->nst; i++) {
-			const struct sname *x = &c->names[h->st[i].di];
-			unsigned char m = (unsigned char)x->mode;
-
-			if (ckpt_bytebuf_be(b, x->len, 2, c->e) < 0 || ckpt_bytebuf_add(b, x->p, x->len, c->e) < 0 ||
-			    ckpt_bytebuf_add(b, &m, 1, c->e) < 0 || ckpt_bytebuf_be(b, h->st[i].n, 4, c->e) < 0 ||
-			    ckpt_bytebuf_add(b, h->st[i].offs, 8 * (size_t)h->st[i].n, c->e) < 0)
-				goto out;
-		}
-		if (d->file && c->dh[h->di].p == NULL && copy_file(c, h->di) < 0)
-			goto out;
-		if (c->dh[h->di].p ? ckpt_bytebuf_add(b, c->dh[h->di].p, c->dh[h->di].len, c->e) < 0 :
-		    ckpt_bytebuf_add(b, q + pos, d->dend - d->head - pos, c->e) < 0)
-			goto out;
+	if (c->files) {
+		snprintf(prefix, sizeof prefix, "operator-%s", c->op->id);
+		rc = ckpt_fmeta_write_relative(c->sp, c->first, c->dir, prefix, t, &c->written, &data, b, c->e);
+		goto out;
 	}
-	rc = 0;
+	snprintf(name, sizeof name, "ckpt-%s-%u", c->op->id, t);
+	rc = ckpt_bytebuf_be(b, 1, 1, c->e) < 0 || ckpt_bytebuf_be(b, strlen(name), 2, c->e) < 0 ||
+	     ckpt_bytebuf_add(b, name, strlen(name), c->e) < 0 || ckpt_bytebuf_be(b, data.len, 4, c->e) < 0 ||
+	     ckpt_bytebuf_add(b, data.p, data.len, c->e) < 0 ? -1 : 0;
 out:
-	free(ord);
+	ckpt_bytebuf_release(&data);
+	ckpt_bytebuf_release(&m);
 	return rc;
 }
 
@@ -330,10 +438,10 @@ pctx_release(struct pctx *c)
 			free(c->sub[t][i].st);
 		free(c->sub[t]);
 	}
-	for (size_t di = 0; c->dh && di < c->sp->nopdata; di++)
-		ckpt_bytebuf_release(&c->dh[di]);
-	free(c->dh);
-	json_decref(c->files);
+	for (size_t di = 0; c->raw && di < c->sp->nopdata; di++)
+		ckpt_bytebuf_release(&c->raw[di]);
+	free(c->raw);
+	json_decref(c->written);
 	free(c->names);
 	free(c->ord);
 	free(c->sub);
@@ -341,45 +449,9 @@ pctx_release(struct pctx *c)
 	free(c->csub);
 }
 
-/* Handle di's stream, in a file of the savepoint (a relative file handle), copied whole into a file
- * of dir (oprows.c's operator-OPID-SUBTASK): c->dh[di], the handle naming it.  Every new subtask
- * names the one copy, as Flink's restore names the one file. */
-static int
-copy_file(struct pctx *c, size_t di)
-{
-	const struct ckpt_fmeta_opdata *d = &c->sp->opdata[di];
-	const struct ckpt_subtask *st = NULL;
-	struct ckpt_fstate_ctx x = {.b = c->b, .op = c->op, .e = c->e};
-	struct ckpt_fsrc src = {.fd = -1};
-	struct ckpt_bytebuf data = {0};
-	char prefix[80];
-	int fd = -1, rc = -1;
-
-	for (size_t i = 0; i < c->op->nsubtasks && st == NULL; i++)
-		st = c->op->subtasks[i].index == d->subtask ? &c->op->subtasks[i] : NULL;
-	if (st == NULL || d->handle >= st->nhandles)
-		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->b->meta, "operator %s subtask %u: no such handle",
-				    c->op->id, d->subtask);
-	x.st = st;
-	x.h = &st->handles[d->handle];
-	snprintf(x.where, sizeof x.where, "%s", c->b->meta);
-	snprintf(prefix, sizeof prefix, "operator-%s", c->op->id);
-	if (ckpt_fstate_open_bytes(&x, &src, &fd) < 0 || ckpt_grow(&data.p, &data.cap, x.h->size + 1, 1, 64, c->e) < 0 ||
-	    ckpt_fsrc_read(&src, data.p, x.h->size, "operator state stream") < 0)
-		goto out;
-	data.len = x.h->size;
-	rc = ckpt_fmeta_write_relative(c->sp, di, c->dir, prefix, d->subtask, &c->files, &data, &c->dh[di], c->e);
-out:
-	ckpt_bytebuf_release(&data);
-	ckpt_fsrc_release(&src);
-	if (fd >= 0)
-		close(fd);
-	return rc;
-}
-
 int
 ckpt_foppar_check(const void *buf, const struct ckpt_fmeta_spans *sp, size_t opk, const struct ckpt_operator *op,
-		  const char *meta, struct ckpt_err *e)
+		  int rows, const char *meta, struct ckpt_err *e)
 {
 	const unsigned char *q;
 	size_t n = 0, want = 0;
@@ -393,6 +465,9 @@ ckpt_foppar_check(const void *buf, const struct ckpt_fmeta_spans *sp, size_t opk
 
 		if (d->op != opk)
 			continue;
+		if (rows)
+			return ckpt_err_set(e, CKPT_ERR_REFUSED, meta, "operator %s: --rows and a new parallelism of its "
+					    "operator state in one write: write the rows first, then the parallelism", op->id);
 		n++;
 		q = (const unsigned char *)buf + d->head;
 		ns = ckpt_load_be(q, 4);
@@ -420,8 +495,9 @@ ckpt_foppar_split(const struct ckpt_foppar_in *in, struct ckpt_bytebuf *out, str
 	c.sub = ckpt_calloc(par, sizeof *c.sub, e);
 	c.nsub = ckpt_calloc(par, sizeof *c.nsub, e);
 	c.csub = ckpt_calloc(par, sizeof *c.csub, e);
-	c.dh = ckpt_calloc(sp->nopdata + 1, sizeof *c.dh, e);
-	if (c.sub == NULL || c.nsub == NULL || c.csub == NULL || c.dh == NULL)
+	c.raw = ckpt_calloc(sp->nopdata + 1, sizeof *c.raw, e);
+	c.opk = in->opk;
+	if (c.sub == NULL || c.nsub == NULL || c.csub == NULL || c.raw == NULL || pick_header(&c) < 0)
 		goto out;
 	/* the old subtasks' handles in their order (the _metadata lists subtasks in any order) */
 	for (uint32_t st = 0; st < in->op->parallelism; st++)

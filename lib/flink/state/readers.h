@@ -389,9 +389,9 @@ int ckpt_frg_run(const char *meta, const void *buf, size_t len, const struct ckp
 
 /* ckpt-merge -P on an operator (opk, op in the _metadata buf's spans sp) holding operator state
  * beside keyed state: refused (CKPT_ERR_REFUSED, naming meta) what ckpt_foppar_split does not
- * move (a stream in a file of the savepoint, in a file-merging segment). */
+ * move (a stream in a file-merging segment; rows: with --rows in the same write). */
 int ckpt_foppar_check(const void *buf, const struct ckpt_fmeta_spans *sp, size_t opk, const struct ckpt_operator *op,
-		      const char *meta, struct ckpt_err *e);
+		      int rows, const char *meta, struct ckpt_err *e);
 /* Its managed operator state at par subtasks, as Flink's RoundRobinOperatorStateRepartitioner gives
  * it on a restore at par: per new subtask t, out[t] gets the _metadata's managed operator state
  * collection (the handle count, each handle: an old stream with the offsets t restores; a stream in

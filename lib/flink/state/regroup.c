@@ -499,7 +499,8 @@ check_par(struct rg *g, int keyed)
 		return ckpt_err_set(g->e, CKPT_ERR_REFUSED, g->b->meta, "operator %s: its %sparallelism %u is above the "
 				    "max parallelism %u (Flink: Maximum parallelism must not be smaller than "
 				    "parallelism.)", op->id, g->par != op->parallelism ? "new " : "", g->par, g->maxp);
-	if (keyed && g->par != op->parallelism && ckpt_foppar_check(g->mbuf, g->sp, g->opk, op, g->b->meta, g->e) < 0)
+	if (keyed && g->par != op->parallelism && ckpt_foppar_check(g->mbuf, g->sp, g->opk, op, g->hook != NULL,
+								       g->b->meta, g->e) < 0)
 		return -1;
 	for (size_t i = 0; keyed && g->par != op->parallelism && i < op->nsubtasks; i++)
 		for (size_t j = 0; j < op->subtasks[i].nhandles; j++) {
