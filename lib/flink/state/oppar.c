@@ -304,29 +304,38 @@ elem_end(const struct pctx *c, size_t di, uint64_t off)
 	return end;
 }
 
-/* Stream di's header read: its states into *n, its length into *len; 0, or -1 with c->e set. */
+/* Stream di's header: its length *len (where its first element starts, else the stream's end), its
+ * state count *n when ckpt reads it (else 0: a header with a serializer ckpt cannot walk is copied as
+ * it is all the same).  Compressed elements are copied as they are: Flink starts a new compressed
+ * stream at each element's offset (CompressibleFSDataOutputStream.getPos flushes). */
 static int
 header_of(struct pctx *c, size_t di, size_t *n, size_t *len)
 {
+	const unsigned char *q = c->buf + c->sp->opdata[di].head;
 	struct ckpt_fstate_header h = {0};
+	size_t pos = 4, ns = ckpt_load_be(q, 4);
 	struct ckpt_fsrc s;
-	int r;
 
 	if (load(c, di) < 0)
 		return -1;
-	ckpt_fsrc_mem(&s, c->raw[di].p, c->raw[di].len, c->b->meta, c->e);
-	r = ckpt_fstate_op_header(&s, &h);
-	ckpt_fsrc_release(&s);
-	*n = h.n;
-	*len = h.end;
-	if (r == 0 && !h.stopped && !h.compressed) {
-		ckpt_fstate_header_release(&h);
-		return 0;
+	*len = c->raw[di].len;
+	for (size_t i = 0; i < ns; i++) {
+		size_t nl = ckpt_load_be(q + pos, 2), no = ckpt_load_be(q + pos + 3 + nl, 4);
+
+		for (size_t k = 0; k < no; k++)
+			if (ckpt_load_be(q + pos + 7 + nl + 8 * k, 8) < *len)
+				*len = (size_t)ckpt_load_be(q + pos + 7 + nl + 8 * k, 8);
+		pos += 7 + nl + 8 * no;
 	}
+	if (*len < 5)
+		return ckpt_err_set(c->e, CKPT_ERR_INPUT, c->b->meta, "operator %s subtask %u: its operator state is a "
+				    "stream shorter than a header", c->op->id, c->sp->opdata[di].subtask);
+	ckpt_fsrc_mem(&s, c->raw[di].p, *len, c->b->meta, c->e);
+	*n = ckpt_fstate_op_header(&s, &h) == 0 && !h.stopped ? h.n : 0;
+	ckpt_fsrc_release(&s);
 	ckpt_fstate_header_release(&h);
-	return r < 0 ? -1 : ckpt_err_set(c->e, CKPT_ERR_REFUSED, c->b->meta, "operator %s subtask %u: its operator "
-					 "state is %s, which a new parallelism does not move yet", c->op->id,
-					 c->sp->opdata[di].subtask, h.compressed ? "compressed" : "a header ckpt cannot read");
+	*c->e = (struct ckpt_err){.kind = CKPT_ERR_NONE}; /* the count only: a header ckpt cannot walk is no error here */
+	return 0;
 }
 
 /* The header the new streams start with: the old stream's with the most states (Flink registers
@@ -335,14 +344,14 @@ static int
 pick_header(struct pctx *c)
 {
 	for (size_t di = 0; di < c->sp->nopdata; di++) {
-		size_t n, len;
+		size_t n = 0, len = 0;
 
 		if (c->sp->opdata[di].op != c->opk)
 			continue;
 		if (header_of(c, di, &n, &len) < 0)
 			return -1;
 		c->files |= c->sp->opdata[di].file;
-		if (c->hdr == NULL || n > c->hn) {
+		if (c->hdr == NULL || n > c->hn || (n == c->hn && len > c->hdrlen)) {
 			c->hdr = c->raw[di].p;
 			c->hdrlen = len;
 			c->hn = n;
