@@ -26,7 +26,7 @@ bats_require_minimum_version 1.5.0
 JQ_SORTED='walk(if type == "array" then sort else . end)'
 
 setup_file() {
-	local v b n sp
+	local v b n sp s
 	W=$BATS_FILE_TMPDIR
 	for v in $(flink_versions); do
 		mkdir -p "$W/$v"
@@ -37,8 +37,9 @@ setup_file() {
 			b=$(dirname "$W/$v/$sp"/*/_metadata)
 			ln -s "$b" "$W/$v/$sp-in"
 			for n in 1 2 4; do
-				ckpt-merge -P $n --max-parallelism 8 -o "$W/$v/$sp-P$n/" "$b" >"$W/$v/$sp-P$n.ckpt" 2>&1
-				echo "status $?" >>"$W/$v/$sp-P$n.ckpt"
+				s=0
+				ckpt-merge -P $n --max-parallelism 8 -o "$W/$v/$sp-P$n/" "$b" >"$W/$v/$sp-P$n.ckpt" 2>&1 || s=$?
+				echo "status $s" >>"$W/$v/$sp-P$n.ckpt"
 				set -- "$@" "$W/$v/$sp-P$n.json" "$W/$v/$sp-P$n" $n
 			done
 		done
