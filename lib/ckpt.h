@@ -694,9 +694,11 @@ struct ckpt_flink_write_opts {
  * maxp 0: each operator keeps its own.  The options are o's (edits, max_parallelism, canonical,
  * parallelism, per_op).  -P (parallelism, per_op): an operator with keyed state is written at its new
  * parallelism, a subtask record each with the key-group range Flink gives it at maxp; refused
- * (CKPT_ERR_REFUSED) when it is above maxp, when the operator holds other state beside its keyed
- * state, when -P names no operator (CKPT_ERR_INPUT); operators without keyed state keep theirs
- * (Flink redistributes their operator state on restore).  canonical (ckpt-merge --canonical): the keyed state of any
+ * (CKPT_ERR_REFUSED) when it is above maxp, when the operator holds raw operator state (or operator
+ * state in a file-merging segment) beside its keyed state, when -P names no operator (CKPT_ERR_INPUT);
+ * its managed operator state is redistributed as Flink's RoundRobinOperatorStateRepartitioner hands
+ * it over on a restore at the new parallelism, one new stream a subtask (lib/flink/state/oppar.c);
+ * operators without keyed state keep theirs (Flink redistributes their operator state on restore).  canonical (ckpt-merge --canonical): the keyed state of any
  * form ckpt reads (canonical, heap, RocksDB) is taken, heap entries re-framed as a canonical
  * savepoint frames them, and the result is a canonical savepoint's _metadata (its properties those
  * of a canonical savepoint); refused (CKPT_ERR_REFUSED, before anything is written): in-flight data,

@@ -453,8 +453,9 @@ rows_but_groups() {
 		ckpt-merge --max-parallelism 2 -P 2 -P $OPK=3 -o out/ sp
 	bad 2 "ckpt-merge: sp/_metadata: -P nosuch=2: no operator with that id or uid" ckpt-merge -P nosuch=2 --max-parallelism 8 -o out/ sp
 	fa bc hashmap-savepoint new-stateful-broadcast-udf-migration-itcase
-	bad 1 "ckpt-merge: bc/_metadata: operator 56a26c4c54bda3adf3700194db4afe93 subtask 0: its managed_operator state beside keyed state is not moved to parallelism 1 yet: restore the savepoint on Flink at that parallelism" \
-		ckpt-merge -P 1 --max-parallelism 3 -o out/ bc
+	printf '{"operator":"56a26c4c54bda3adf3700194db4afe93","state":"broadcast-state-3","subtask":0,"user_key":9,"value":"9"}\n' >rows
+	bad 1 "ckpt-merge: bc/_metadata: operator 56a26c4c54bda3adf3700194db4afe93: --rows and a new parallelism of its operator state in one write: write the rows first, then the parallelism" \
+		ckpt-merge -P 1 --rows rows -o out/ bc
 	bad 1 "ckpt-merge: sp/_metadata: -P 1f2b5df5a66154aca61fcb26193792be=2: operator 1f2b5df5a66154aca61fcb26193792be has no keyed state to split: Flink redistributes its operator state on restore at any parallelism" \
 		ckpt-merge -P 1f2b5df5a66154aca61fcb26193792be=2 --max-parallelism 8 -o out/ sp
 	bad 2 "ckpt-merge: --max-parallelism needs the savepoint (its directory or its _metadata), not standard input (see ckpt-merge -h)" \
@@ -486,13 +487,39 @@ parallelisms() {
 	diff <(rows_but_groups sp) <(rows_but_groups five)
 	# every canonical savepoint, at a parallelism up (4 of 300) and down (1 of 3)
 	for f in "$FIXTURES"/flink-artifacts/new-stateful*-savepoint; do
-		[[ $f != *broadcast* ]] || continue # refused below
+		[[ $f != *broadcast* ]] || continue # a broadcast state's copies: the test below
 		rm -rf up down
 		ckpt-merge -P 4 --max-parallelism 300 -o up/ "$f"
 		ckpt-merge -P 1 --max-parallelism 3 -o down/ "$f"
 		diff <(rows_but_groups "$f") <(rows_but_groups up) || { echo "$f at 4 of 300: rows differ"; return 1; }
 		diff <(rows_but_groups "$f") <(rows_but_groups down) || { echo "$f at 1 of 3: rows differ"; return 1; }
 		[ "$(ckpt-inspect -m down | jq -c '[.operators[] | select(.key_groups != {}) | .key_groups] | unique')" = '[{"0":"0-2"}]' ]
+	done
+}
+
+# broadcast_as_flink IN N: IN's broadcast rows as Flink's RoundRobinOperatorStateRepartitioner hands
+# them to N new subtasks (subtask t: old subtask t mod the old parallelism's copy), sorted.
+broadcast_as_flink() {
+	ckpt-inspect -R "$1" | jq -c 'select(.kind == "broadcast")' | jq -s -c --argjson n "$2" --argjson old "$3" \
+		'.[] as $r | range($n) | select(. % $old == $r.subtask) as $t | $r | .subtask = $t' | sort
+}
+
+@test "flinkwrite: -P with --max-parallelism writes operator state beside keyed state as Flink's restore at N redistributes it (broadcast: new subtask t holds old subtask t mod 4's copy)" {
+	needs_fixtures
+	local n
+	fa bc hashmap-savepoint new-stateful-broadcast-udf-migration-itcase
+	for n in 1 3 8; do
+		rm -rf out
+		run --separate-stderr ckpt-merge -P $n --max-parallelism 8 -o out/ bc
+		[ "$status" -eq 0 ] && [ -z "$output" ] && [ -z "$stderr" ] || { echo "-P $n: status $status: $stderr"; return 1; }
+		ckpt-inspect -c out | jq -e .ok >/dev/null
+		[ "$(ckpt-inspect -R out | jq -c 'select(.kind == "broadcast")' | wc -l)" -eq $((12 * n)) ]
+		diff <(broadcast_as_flink bc $n 4) <(ckpt-inspect -R out | jq -c 'select(.kind == "broadcast")' | sort) ||
+			{ echo "-P $n: broadcast rows differ"; return 1; }
+		# keyed rows but for key groups and subtasks, list and union state as they were (parallelism 1)
+		diff <(rows_but_groups bc | grep -v '"broadcast"') <(rows_but_groups out | grep -v '"broadcast"') ||
+			{ echo "-P $n: rows differ"; return 1; }
+		[ "$(ckpt-inspect -m out | jq -c '[.operators[] | select(.key_groups != {}) | .parallelism] | unique')" = "[$n]" ]
 	done
 }
 

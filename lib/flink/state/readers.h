@@ -385,6 +385,28 @@ int ckpt_frg_run(const char *meta, const void *buf, size_t len, const struct ckp
 		 const struct ckpt_frg_hook *hook, const char *dir, struct ckpt_bytes *out, json_t **relative,
 		 struct ckpt_err *e);
 
+/* ------------------------------------------------------------ oppar.c */
+
+/* ckpt-merge -P on an operator (opk, op in the _metadata buf's spans sp) holding operator state
+ * beside keyed state: refused (CKPT_ERR_REFUSED, naming meta) what ckpt_foppar_split does not
+ * move (a stream in a file-merging segment; rows: with --rows in the same write). */
+int ckpt_foppar_check(const void *buf, const struct ckpt_fmeta_spans *sp, size_t opk, const struct ckpt_operator *op,
+		      int rows, const char *meta, struct ckpt_err *e);
+/* Its managed operator state at par subtasks, as Flink's RoundRobinOperatorStateRepartitioner gives
+ * it on a restore at par: per new subtask t, out[t] gets the _metadata's managed operator state
+ * collection (the handle count, each handle: an old stream with the offsets t restores; a stream in
+ * a file of the savepoint copied once into dir, oprows.c's file name). */
+struct ckpt_foppar_in {
+	const void *buf;
+	const struct ckpt_fmeta_spans *sp;
+	size_t opk;
+	struct ckpt_fstate_backing_data *b;
+	const struct ckpt_operator *op;
+	uint32_t par;
+	const char *dir;
+};
+int ckpt_foppar_split(const struct ckpt_foppar_in *in, struct ckpt_bytebuf *out, struct ckpt_err *e);
+
 /* ------------------------------------------------------------ oprows.c */
 
 /* ckpt-merge --rows and --clear on operator state (rowsin.c gives the rows): each operator state the

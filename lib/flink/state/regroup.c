@@ -55,6 +55,10 @@ struct rg {
 	int canonical;        /* --canonical: any form, heap entries re-framed (reframe) */
 	unsigned char *ck, *cv; /* reframe's key and value */
 	size_t ckcap, cvcap;
+	const void *mbuf;     /* -P: the _metadata, its spans, the operator's index there, */
+	const struct ckpt_fmeta_spans *sp;
+	size_t opk;
+	struct ckpt_bytebuf *opst; /* and its operator state per new subtask (oppar.c), or NULL */
 };
 
 #define WB_TOTAL (32u << 20) /* the write buffers' bytes, at most */
@@ -495,12 +499,15 @@ check_par(struct rg *g, int keyed)
 		return ckpt_err_set(g->e, CKPT_ERR_REFUSED, g->b->meta, "operator %s: its %sparallelism %u is above the "
 				    "max parallelism %u (Flink: Maximum parallelism must not be smaller than "
 				    "parallelism.)", op->id, g->par != op->parallelism ? "new " : "", g->par, g->maxp);
+	if (keyed && g->par != op->parallelism && ckpt_foppar_check(g->mbuf, g->sp, g->opk, op, g->hook != NULL,
+								       g->b->meta, g->e) < 0)
+		return -1;
 	for (size_t i = 0; keyed && g->par != op->parallelism && i < op->nsubtasks; i++)
 		for (size_t j = 0; j < op->subtasks[i].nhandles; j++) {
 			const char *sc = op->subtasks[i].handles[j].scope;
 
 			if (strcmp(sc, "managed_keyed") != 0 && strcmp(sc, "input_channel") != 0 &&
-			    strcmp(sc, "output_channel") != 0)
+			    strcmp(sc, "output_channel") != 0 && strcmp(sc, "managed_operator") != 0)
 				return ckpt_err_set(g->e, CKPT_ERR_REFUSED, g->b->meta, "operator %s subtask %u: its %s "
 						    "state beside keyed state is not moved to parallelism %u yet: restore "
 						    "the savepoint on Flink at that parallelism", op->id,
@@ -764,10 +771,13 @@ add_subtasks(struct rg *g, const struct ckpt_fmeta_spans *sp, size_t opk, const 
 
 		if (have[st])
 			continue;
-		/* the count (written below), then: subtask, no operator state, raw keyed, channels, reference */
+		/* the count (written below), then: subtask, operator state (-P: Flink's share of it, oppar.c;
+		 * else none), raw keyed, channels, reference */
 		ckpt_store_be(id, st, 4);
 		r = handle_bytes(g, st, &h) < 0 || ckpt_bytebuf_add(&b, zero, b.len ? 0 : 4, g->e) < 0 ||
-		    ckpt_bytebuf_add(&b, id, 4, g->e) < 0 || ckpt_bytebuf_add(&b, zero, 8, g->e) < 0 ||
+		    ckpt_bytebuf_add(&b, id, 4, g->e) < 0 ||
+		    (g->opst ? ckpt_bytebuf_add(&b, g->opst[st].p, g->opst[st].len, g->e) < 0 ||
+		     ckpt_bytebuf_add(&b, zero, 4, g->e) < 0 : ckpt_bytebuf_add(&b, zero, 8, g->e) < 0) ||
 		    ckpt_bytebuf_add(&b, h.p, h.n, g->e) < 0 || ckpt_bytebuf_add(&b, zero, tail, g->e) < 0 ? -1 : 0;
 		free(h.p);
 		if (r < 0) {
@@ -804,6 +814,23 @@ buffers(struct rg *g)
 	return g->wb && g->wn ? 0 : -1;
 }
 
+/* -P: the operator's operator state at its new parallelism, when it holds any (g->opst). */
+static int
+op_state(struct rg *g, const char *dir)
+{
+	struct ckpt_foppar_in in = {.buf = g->mbuf, .sp = g->sp, .opk = g->opk, .b = g->b, .op = g->op, .par = g->par,
+				    .dir = dir};
+	size_t n = 0;
+
+	for (size_t di = 0; di < g->sp->nopdata; di++)
+		n += g->sp->opdata[di].op == g->opk;
+	if (n == 0 || g->par == g->op->parallelism)
+		return 0;
+	if ((g->opst = ckpt_calloc(g->par, sizeof *g->opst, g->e)) == NULL)
+		return -1;
+	return ckpt_foppar_split(&in, g->opst, g->e);
+}
+
 /* Pass 2 of one operator: its files written into dir, its handles' new bytes as splices. */
 static int
 write_op(struct rg *g, const char *dir, const struct ckpt_fmeta_spans *sp, size_t opk, struct ckpt_flink_splice *x,
@@ -813,7 +840,7 @@ write_op(struct rg *g, const char *dir, const struct ckpt_fmeta_spans *sp, size_
 	int rc = -1;
 
 	g->pass = 2;
-	if (have == NULL || buffers(g) < 0)
+	if (have == NULL || buffers(g) < 0 || op_state(g, dir) < 0)
 		goto out;
 	for (g->lo = 0; g->lo < g->par; g->lo = g->hi) {
 		g->hi = g->par - g->lo > FD_BATCH ? g->lo + FD_BATCH : g->par;
@@ -868,6 +895,9 @@ rg_release(struct rg *g)
 	free(g->seq);
 	free(g->ck);
 	free(g->cv);
+	for (uint32_t st = 0; g->opst && st < g->par; st++)
+		ckpt_bytebuf_release(&g->opst[st]);
+	free(g->opst);
 	ckpt_fstate_header_release(&g->hk);
 }
 
@@ -959,7 +989,8 @@ ckpt_frg_run(const char *meta, const void *buf, size_t len, const struct ckpt_fl
 		const struct ckpt_operator *op = &s->ops[k];
 
 		g[k] = (struct rg){.b = s->backing, .op = op, .e = e, .hook = hook, .canonical = o->canonical,
-				   .maxp = o->max_parallelism ? o->max_parallelism : op->max_parallelism};
+				   .maxp = o->max_parallelism ? o->max_parallelism : op->max_parallelism,
+				   .mbuf = buf, .sp = &sp, .opk = k};
 		g[k].rekey = g[k].maxp != op->max_parallelism || (o->max_parallelism && !hook && !o->canonical);
 		par_of(&g[k], o, op);
 	}
