@@ -37,6 +37,6 @@ else
 	SPAO=${CKPT_BENCH_SPA_OUT:-$W/spa}
 	spa_rewrite "$CK" "$SPAO" 128 rocksdb || true
 	spa_against "ckpt-merge --canonical" "$CV_E" "$CV_C"
-	[ -z "${SPAW_E-}" ] || echo "  rows: $("$BIN/ckpt-inspect" -R "$SPAO" | wc -l) in the State Processor API's savepoint ($SPAO)"
+	[ -z "${SPAW_E-}" ] || [ -n "${SPAW_STOPPED-}" ] || echo "  rows: $("$BIN/ckpt-inspect" -R "$SPAO" | wc -l) in the State Processor API's savepoint ($SPAO)"
 fi
 echo "(load average $(cut -d' ' -f1-3 /proc/loadavg) at the end: on a shared machine CPU seconds are the honest figure)"

@@ -34,6 +34,6 @@ if [ "${CKPT_BENCH_SPA-}" = no ]; then
 else
 	spa_rewrite "$SP" "$W/spa" "$N" || true
 	spa_against "ckpt-merge --max-parallelism" "$MP_E" "$MP_C"
-	[ -z "${SPAW_E-}" ] || echo "  rows: $("$BIN/ckpt-inspect" -R "$W/spa" | wc -l) in the State Processor API's rewrite"
+	[ -z "${SPAW_E-}" ] || [ -n "${SPAW_STOPPED-}" ] || echo "  rows: $("$BIN/ckpt-inspect" -R "$W/spa" | wc -l) in the State Processor API's rewrite"
 fi
 echo "(load average $(cut -d' ' -f1-3 /proc/loadavg) at the end: on a shared machine CPU seconds are the honest figure)"
