@@ -12,6 +12,7 @@
 #   CKPT_BENCH_RUNS=N            runs of each, the best counted (default 3)
 #   CKPT_BENCH_JAVA_HEAP=SIZE    -Xmx of the JVMs that write the checkpoint and rewrite it (default 4g)
 #   CKPT_BENCH_SPA=no            the State Processor API's rewrite not run
+#   CKPT_BENCH_SPA_LIMIT=S       the rewrite stopped after S seconds, its figures then lower bounds
 #   CKPT_BENCH_SPA_OUT=DIR       where the State Processor API's rewrite (Flink's own canonical
 #                                savepoint of the state) is written and kept: maxpar.sh and
 #                                shards.sh take it as CKPT_BENCH_SAVEPOINT (default: removed)

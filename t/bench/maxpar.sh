@@ -11,6 +11,7 @@
 #   CKPT_BENCH_RUNS=N          runs of each, the best counted (default 3)
 #   CKPT_BENCH_JAVA_HEAP=SIZE  -Xmx of the JVMs that write the savepoint and rewrite it (default 8g)
 #   CKPT_BENCH_SPA=no          the State Processor API's rewrite not run
+#   CKPT_BENCH_SPA_LIMIT=S     the rewrite stopped after S seconds, its figures then lower bounds
 #
 # CKPT_BENCH_SAVEPOINT may also be canonical.sh's CKPT_BENCH_SPA_OUT: Flink's own canonical
 # savepoint of the RocksDB checkpoint's state.  The reference: the State Processor API doing the
