@@ -12,6 +12,7 @@
 #   CKPT_BENCH_RUNS=N            runs of each, the best counted (default 3)
 #   CKPT_BENCH_JAVA_HEAP=SIZE    -Xmx of the JVMs that write the checkpoint and rewrite it (default 4g)
 #   CKPT_BENCH_SPA=no            the State Processor API's rewrite not run
+#   CKPT_BENCH_SPA_LIMIT=S       the rewrite stopped after S seconds, its figures then lower bounds
 #   CKPT_BENCH_SPA_OUT=DIR       where the State Processor API's rewrite (Flink's own canonical
 #                                savepoint of the state) is written and kept: maxpar.sh and
 #                                shards.sh take it as CKPT_BENCH_SAVEPOINT (default: removed)
@@ -37,6 +38,6 @@ else
 	SPAO=${CKPT_BENCH_SPA_OUT:-$W/spa}
 	spa_rewrite "$CK" "$SPAO" 128 rocksdb || true
 	spa_against "ckpt-merge --canonical" "$CV_E" "$CV_C"
-	[ -z "${SPAW_E-}" ] || echo "  rows: $("$BIN/ckpt-inspect" -R "$SPAO" | wc -l) in the State Processor API's savepoint ($SPAO)"
+	[ -z "${SPAW_E-}" ] || [ -n "${SPAW_STOPPED-}" ] || echo "  rows: $("$BIN/ckpt-inspect" -R "$SPAO" | wc -l) in the State Processor API's savepoint ($SPAO)"
 fi
 echo "(load average $(cut -d' ' -f1-3 /proc/loadavg) at the end: on a shared machine CPU seconds are the honest figure)"

@@ -11,6 +11,7 @@
 #   CKPT_BENCH_RUNS=N          runs of each, the best counted (default 3)
 #   CKPT_BENCH_JAVA_HEAP=SIZE  -Xmx of the JVMs that write the savepoint and rewrite it (default 8g)
 #   CKPT_BENCH_SPA=no          the State Processor API's rewrite not run
+#   CKPT_BENCH_SPA_LIMIT=S     the rewrite stopped after S seconds, its figures then lower bounds
 #
 # CKPT_BENCH_SAVEPOINT may also be canonical.sh's CKPT_BENCH_SPA_OUT: Flink's own canonical
 # savepoint of the RocksDB checkpoint's state.  The reference: the State Processor API doing the
@@ -34,6 +35,6 @@ if [ "${CKPT_BENCH_SPA-}" = no ]; then
 else
 	spa_rewrite "$SP" "$W/spa" "$N" || true
 	spa_against "ckpt-merge --max-parallelism" "$MP_E" "$MP_C"
-	[ -z "${SPAW_E-}" ] || echo "  rows: $("$BIN/ckpt-inspect" -R "$W/spa" | wc -l) in the State Processor API's rewrite"
+	[ -z "${SPAW_E-}" ] || [ -n "${SPAW_STOPPED-}" ] || echo "  rows: $("$BIN/ckpt-inspect" -R "$W/spa" | wc -l) in the State Processor API's rewrite"
 fi
 echo "(load average $(cut -d' ' -f1-3 /proc/loadavg) at the end: on a shared machine CPU seconds are the honest figure)"

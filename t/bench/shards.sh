@@ -13,7 +13,10 @@
 # - the projection for SIZE on WORKERS workers, one shard each: SIZE / WORKERS x (largest / mean)
 #   / r + s, r the bytes a second of CPU of one worker (the shards' bytes over their CPU time), s
 #   a shard's start (the CPU time of --shards N: every shard plans again); and the balance the plan
-#   gives for WORKERS shards of this state (--shards WORKERS, not read).
+#   gives for WORKERS shards of this state (--shards WORKERS, not read);
+# - -R -u by-string -k KEY (one key, issue 42) in each form, the mean of 20 runs (the best of 3 such
+#   means: /usr/bin/time counts CPU in 10 ms), elapsed and CPU, the two set against each other,
+#   next to `ckpt-inspect -h` (the process's start alone: loading its libraries).
 #
 #   CKPT_BENCH_STATE_MB=N        about N MiB of state instead of 1024 (a quick run: 32)
 #   CKPT_BENCH_SAVEPOINT=DIR     flinkstate.sh's canonical savepoint, written there when absent, in
@@ -26,6 +29,8 @@
 #   CKPT_BENCH_JAVA_HEAP=SIZE    -Xmx of the JVMs that write the states (default 8g)
 #   CKPT_BENCH_UNION=no          the union not checked (it sorts -R's rows twice a count: on 1 GiB
 #                                of state, gigabytes of text under build/bench/)
+#   CKPT_BENCH_UNION=digest      the union checked without sorting: the count of rows and an
+#                                order-free digest of them (t/bench/lines-digest.c) on each side
 #
 # Needs GNU parallel, jq and /usr/bin/time (sh .ci/deps bench), and what flinkstate.sh and
 # rocksdb.sh need to write the states.
@@ -37,6 +42,13 @@ TB=$1 WORKERS=$2
 SHARDS=${CKPT_BENCH_SHARDS:-2 16}
 PAIR=${CKPT_BENCH_PAIR:-${SHARDS%% *}}
 BEST_RUNS=1 # -R whole and the plans: once each
+
+# per_run CMD...: elapsed and CPU seconds of one run of CMD, stdout to /dev/null: 20 runs timed
+# together (the best of 3 such), divided by 20
+per_run() {
+	set -- $(BEST_RUNS=3 best sh -c 'for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do "$@" >/dev/null; done' sh "$@")
+	echo "$1 $2" | awk '{print $1 / 20, $2 / 20}'
+}
 
 # run_shards SNAP N J: the N shards of SNAP read by J workers (GNU parallel -jJ), each shard timed
 # into $W/t.I ("elapsed user system"); prints the whole run's elapsed seconds.
@@ -50,6 +62,19 @@ run_shards() {
 # union_check SNAP N: the rows of the N shards of SNAP (-R --shard I/N), sorted, against -R's
 # sorted ($W/all, written once a snapshot), byte for byte: prints the result.
 union_check() {
+	if [ "${CKPT_BENCH_UNION-}" = digest ]; then
+		[ -x "$W/digest" ] || cc -O2 -o "$W/digest" t/bench/lines-digest.c
+		[ -s "$W/all" ] || "$BIN/ckpt-inspect" -R "$1" | "$W/digest" >"$W/all"
+		for i in $(seq 0 $(($2 - 1))); do "$BIN/ckpt-inspect" -R --shard "$i/$2" "$1"; done | "$W/digest" >"$W/union"
+		if cmp -s "$W/all" "$W/union"; then
+			echo "  union of the $2 shards' rows = -R of the whole (order-free digest): yes, $(cut -d' ' -f1 "$W/all") rows"
+		else
+			echo "  union of the $2 shards' rows = -R of the whole (order-free digest): NO ($(cat "$W/union") against $(cat "$W/all"))"
+			UNION_BAD=1
+		fi
+		rm -f "$W/union"
+		return
+	fi
 	[ -s "$W/all" ] || "$BIN/ckpt-inspect" -R "$1" | LC_ALL=C sort -S 512M -T "$W" >"$W/all"
 	for i in $(seq 0 $(($2 - 1))); do "$BIN/ckpt-inspect" -R --shard "$i/$2" "$1"; done |
 		LC_ALL=C sort -S 512M -T "$W" >"$W/union"
@@ -67,6 +92,10 @@ bench() {
 	set -- $(best "$BIN/ckpt-inspect" -R "$1") "$1" "$2"
 	show "$5: -R (whole):" "$1" "$2" "$3"
 	WHOLE_C=$2 SNAP=$4 LABEL=$5
+	set -- $(per_run "$BIN/ckpt-inspect" -R -u by-string -k "$KEY" "$SNAP")
+	echo "$1 $2" | awk -v l="$LABEL: -R -u by-string -k $KEY:" '{printf "%s %.1f ms elapsed, %.1f ms of CPU (a run, of 20)\n", l, $1 * 1000, $2 * 1000}'
+	"$BIN/ckpt-inspect" -R -u by-string -k "$KEY" "$SNAP" | wc -l | sed 's/^/  rows: /'
+	eval "K_${LABEL}_E=$1 K_${LABEL}_C=$2"
 	for n in $SHARDS; do
 		set -- $(best "$BIN/ckpt-inspect" --shards "$n" "$SNAP")
 		START=$2
@@ -100,6 +129,9 @@ bench() {
 			END { printf "  --shards %d (plan only): %d shards hold state, the largest %.2fx the mean\n", w, full, max / (b / w) }'
 }
 
+KEY='"key-000000000042"'
+set -- $(per_run "$BIN/ckpt-inspect" -h)
+echo "$1 $2" | awk '{printf "ckpt-inspect -h (the process start alone): %.1f ms elapsed, %.1f ms of CPU (a run, of 20)\n", $1 * 1000, $2 * 1000}'
 bench_checkpoint
 bench "$CK" RocksDB
 if [ -n "${CKPT_BENCH_SAVEPOINT-}" ]; then
@@ -111,5 +143,7 @@ else # the same state in the canonical format, as canonical.sh converts it
 	echo "savepoint: $BYTES bytes (ckpt-merge --canonical of the checkpoint)"
 fi
 bench "$SP" canonical
+echo "$K_RocksDB_E $K_canonical_E $K_RocksDB_C $K_canonical_C" | awk -v k="$KEY" '{
+	printf "-R -k %s: RocksDB %.2fx the time of canonical, %.2fx its CPU\n", k, $1 / ($2 > 0 ? $2 : 0.001), $3 / ($4 > 0 ? $4 : 0.001) }'
 echo "(on a shared 2-core machine: load average $(cut -d' ' -f1-3 /proc/loadavg) at the end; CPU seconds are the honest figure)"
 [ -z "${UNION_BAD-}" ] || { echo "the union of the shards' rows differs from -R's (see above)"; exit 1; }
