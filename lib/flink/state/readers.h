@@ -306,6 +306,17 @@ int ckpt_fclraw_header(const struct ckpt_fclraw *r, const struct ckpt_fstate_hea
 		       unsigned char **out);
 void ckpt_fclraw_free(struct ckpt_fclraw *r);
 
+/* ------------------------------------------------------------ changelog-rocks.c */
+
+/* What a changelog's materialized part of RocksDB's files is read into: state idx of the header
+ * (key group kg) set to v[0, vn) in the heap layout (key-group prefix, key, namespace; a list's or a
+ * map's value whole); or, why non-NULL, state idx not read, for that reason. */
+typedef int ckpt_fclrocks_put(void *arg, uint32_t idx, uint32_t kg, const unsigned char *k, size_t kn,
+			      const unsigned char *v, size_t vn, const char *why);
+/* The entries of the RocksDB handle c->h (kind "incremental"), whose states H holds, to put: 0, or -1
+ * with c->e set. */
+int ckpt_fclrocks_read(struct ckpt_fstate_ctx *c, struct ckpt_fstate_header *H, ckpt_fclrocks_put *put, void *arg);
+
 /* ------------------------------------------------------------ changelog.c */
 
 /* The keyed state of a changelog handle (c->h, kind "changelog") as Flink's changelog restore
