@@ -133,6 +133,8 @@ rows() {
 	needs_fixtures
 	local n size
 	clr_dir
+	run ckpt-inspect -R cl/_metadata
+	status_is 0
 	size=$(wc -c <cl/_metadata)
 	for ((n = 40; n < size; n += 37)); do
 		head -c "$n" cl/_metadata >cut.meta

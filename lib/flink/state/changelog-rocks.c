@@ -188,6 +188,42 @@ entry(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t 
 	return R->put(R->arg, idx, kg, k, kn, v, vn, NULL);
 }
 
+/* The bytes the _metadata keeps of a RocksDB handle j's files (meta, shared, private), in order. */
+size_t
+ckpt_fclrocks_inline(const json_t *j)
+{
+	static const char *const lists[] = {"shared", "private"};
+	const json_t *m = json_object_get(j, "meta");
+	size_t n = 0;
+
+	if (strcmp(json_string_value(json_object_get(m, "kind")) ?: "", "byte_stream") == 0)
+		n += (size_t)json_integer_value(json_object_get(m, "size"));
+	for (int l = 0; l < 2; l++)
+		for (size_t i = 0; i < json_array_size(json_object_get(j, lists[l])); i++) {
+			const json_t *f = json_array_get(json_object_get(j, lists[l]), i);
+
+			if (strcmp(json_string_value(json_object_get(f, "kind")) ?: "", "byte_stream") == 0)
+				n += (size_t)json_integer_value(json_object_get(f, "size"));
+		}
+	return n;
+}
+
+/* The handle whose stream opens with the keyed header: the heap snapshot's; of RocksDB's files
+ * (rocks: h, their inline bytes in it), the meta data handle's, into mh. */
+const struct ckpt_handle *
+ckpt_fclrocks_header_handle(const json_t *j, int rocks, const struct ckpt_handle *h, struct ckpt_handle *mh)
+{
+	const json_t *meta = json_object_get(j, "meta");
+
+	if (!rocks)
+		return h;
+	*mh = (struct ckpt_handle){.scope = h->scope, .kind = "key_groups", .data = h->data,
+				   .size = (uint64_t)json_integer_value(json_object_get(meta, "size")),
+				   .path = (char *)json_string_value(json_object_get(meta, "path"))};
+	mh->data.len = mh->data.len < mh->size ? mh->data.len : mh->size; /* the meta's bytes come first */
+	return mh;
+}
+
 static int
 no_op(void *arg, const char *state, size_t idx, const unsigned char *p, size_t n, json_t *typed)
 {

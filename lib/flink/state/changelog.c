@@ -916,42 +916,6 @@ collect_rocks(void *arg, uint32_t idx, uint32_t kg, const unsigned char *k, size
 	return ent_put(L, idx, kg, k, kn, v, vn);
 }
 
-/* The bytes the _metadata keeps of a RocksDB handle j's files (meta, shared, private), in order. */
-static size_t
-rocks_inline(const json_t *j)
-{
-	static const char *const lists[] = {"shared", "private"};
-	const json_t *m = json_object_get(j, "meta");
-	size_t n = 0;
-
-	if (strcmp(json_string_value(json_object_get(m, "kind")) ?: "", "byte_stream") == 0)
-		n += (size_t)json_integer_value(json_object_get(m, "size"));
-	for (int l = 0; l < 2; l++)
-		for (size_t i = 0; i < json_array_size(json_object_get(j, lists[l])); i++) {
-			const json_t *f = json_array_get(json_object_get(j, lists[l]), i);
-
-			if (strcmp(json_string_value(json_object_get(f, "kind")) ?: "", "byte_stream") == 0)
-				n += (size_t)json_integer_value(json_object_get(f, "size"));
-		}
-	return n;
-}
-
-/* The handle whose stream opens with the keyed header: the heap snapshot's; of RocksDB's files
- * (rocks: h, their inline bytes in it), the meta data handle's, into mh. */
-static const struct ckpt_handle *
-header_handle(const json_t *j, int rocks, const struct ckpt_handle *h, struct ckpt_handle *mh)
-{
-	const json_t *meta = json_object_get(j, "meta");
-
-	if (!rocks)
-		return h;
-	*mh = (struct ckpt_handle){.scope = h->scope, .kind = "key_groups", .data = h->data,
-				   .size = (uint64_t)json_integer_value(json_object_get(meta, "size")),
-				   .path = (char *)json_string_value(json_object_get(meta, "path"))};
-	mh->data.len = mh->data.len < mh->size ? mh->data.len : mh->size; /* the meta's bytes come first */
-	return mh;
-}
-
 static int
 read_materialized(struct cl *L, const json_t *j)
 {
@@ -967,11 +931,11 @@ read_materialized(struct cl *L, const json_t *j)
 	int rc = -1;
 
 	if (rocks || (dk && (strcmp(dk, "byte_stream") == 0))) {
-		h.data.len = rocks ? rocks_inline(j) : (size_t)json_integer_value(json_object_get(d, "size"));
+		h.data.len = rocks ? ckpt_fclrocks_inline(j) : (size_t)json_integer_value(json_object_get(d, "size"));
 		if ((h.data.p = (unsigned char *)take_inline(L, h.data.len)) == NULL)
 			return -1;
 	}
-	L->c->h = header_handle(j, rocks, &h, &mh);
+	L->c->h = ckpt_fclrocks_header_handle(j, rocks, &h, &mh);
 	snprintf(L->c->where, sizeof L->c->where, "%s", L->meta);
 	if (rocks && (mh.detail = json_pack("{s:O}", "delegate", json_object_get(j, "meta") ?: json_null())) == NULL) {
 		ckpt_err_nomem(L->c->e, L->meta);
