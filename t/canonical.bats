@@ -224,12 +224,13 @@ nothing_written() {
 	status_is 0
 }
 
-@test "canonical: a changelog state whose meta info ckpt cannot read, or a materialized part it does not read, is refused naming it; nothing written" {
+@test "canonical: a changelog state whose meta info ckpt cannot read is refused naming it, a RocksDB materialized part without its meta data handle exits 2; nothing written" {
 	CL_CUSTOM=1 cl_dir
 	bad 1 'ckpt-merge: cl/_metadata: operator 0102030405060708090a0b0c0d0e0f10 subtask 0: state "blob" of a changelog cannot go into a savepoint'"'"'s keyed header: the VALUE_SERIALIZER of state "blob" is a x.CustomSerializer$Snapshot, whose snapshot ckpt cannot step over' \
 		ckpt-merge --canonical -o out/ cl
+	nothing_written
 	cl_dir rocksdb
-	bad 1 "ckpt-merge: cl/_metadata: operator 0102030405060708090a0b0c0d0e0f10 subtask 0: the changelog's materialized part is a RocksDB incremental snapshot, which ckpt does not read yet" \
+	bad 2 "ckpt-merge: cl/_metadata: operator 0102030405060708090a0b0c0d0e0f10 subtask 0: a handle without data" \
 		ckpt-merge --canonical -o out/ cl
 	nothing_written
 }

@@ -801,13 +801,14 @@ FA_JOB=new-stateful-udf-migration-itcase-flink1.17-hashmap
 	status_is 0
 }
 
-@test "flinkstate: a changelog whose materialized part ckpt does not read: the summary says unknown, -a refuses the state" {
-	local why="the changelog's materialized part is a RocksDB incremental snapshot, which ckpt does not read yet"
+@test "flinkstate: a changelog whose materialized part is a RocksDB handle without its meta data handle: the summary and -a exit 2 naming the subtask, -c reports it" {
+	local why="cl/_metadata: operator 0102030405060708090a0b0c0d0e0f10 subtask 0: a handle without data"
 	cl_dir rocksdb
-	run sh -c 'ckpt-inspect cl | jq -c "[.operators[0].flink_state.states[] | [.name, .entries, .bytes, .kind, .entries_not_read]]"'
-	status_is 0
-	output_is '[["names",2,5,"list",null],["count",null,null,"value","'"$why"'"],["seen",null,null,"list","'"$why"'"],["m",null,null,"map","'"$why"'"]]'
-	bad 1 "ckpt-inspect: cl/_metadata: operator 0102030405060708090a0b0c0d0e0f10 subtask 0: state \"count\" not read: $why" ckpt-inspect -a cl
+	bad 2 "ckpt-inspect: $why" ckpt-inspect cl
+	bad 2 "ckpt-inspect: $why" ckpt-inspect -a cl
+	run --separate-stderr ckpt-inspect -c cl
+	status_is 1
+	[ "$(jq -c '[.ok, .problems]' <<<"$output")" = '[false,[{"where":"cl/_metadata","problem":"operator 0102030405060708090a0b0c0d0e0f10 subtask 0: a handle without data"}]]' ]
 }
 
 @test "flinkstate: a changelog state of a serializer ckpt cannot step over is unknown, the others read" {

@@ -16,8 +16,9 @@ FULL='savepoint-hashmap-canonical savepoint-hashmap-native savepoint-rocksdb-can
 checkpoint-hashmap-aligned checkpoint-hashmap-finished checkpoint-hashmap-snappy checkpoint-union-partly-finished'
 ROCKS='savepoint-rocksdb-native checkpoint-rocksdb-incremental-1 checkpoint-rocksdb-incremental-2'
 DECODE='checkpoint-unaligned'
-# The changelog backend's (Main.changelog): compared in the tests of their own below.
-CHANGELOG='checkpoint-changelog checkpoint-changelog-materialized'
+# The changelog backend's (Main.changelog): compared in the tests of their own below (over RocksDB:
+# changelogrocks.bats).
+CHANGELOG='checkpoint-changelog checkpoint-changelog-materialized checkpoint-changelog-rocksdb'
 
 artifact_dir() {
 	echo "$FLINK_OUT/$1/$(jq -r --arg n "$2" '.artifacts[] | select(.name == $n) | .path' "$FLINK_OUT/$1/index.json")"

@@ -646,7 +646,8 @@ out:
 }
 
 /* Keep an incremental handle's inline file after the ones before it (the reader finds it by the
- * sizes of the byte_stream files before it, in the order meta, shared, private). */
+ * sizes of the byte_stream files before it, in the order meta, shared, private); inside a changelog
+ * handle, for it too (a RocksDB materialized part). */
 static int
 keep_inline(struct ckpt_fmeta_reader *r, struct fm_keyed *k, const struct fm_stream *d)
 {
@@ -654,6 +655,8 @@ keep_inline(struct ckpt_fmeta_reader *r, struct fm_keyed *k, const struct fm_str
 
 	if (d->data == NULL)
 		return 0;
+	if (cl_keep(r, d->data, d->dlen) < 0)
+		return -1;
 	if (ckpt_grow(&k->own, &k->owncap, k->dlen + d->dlen + 1, 1, 256, NULL) < 0)
 		return ckpt_err_nomem(r->c.e, r->c.where);
 	p = k->own;

@@ -895,11 +895,25 @@ unread(const json_t *j)
 {
 	const char *kind = json_string_value(json_object_get(j, "kind"));
 
-	if (kind && strcmp(kind, "key_groups") == 0)
+	if (kind && (strcmp(kind, "key_groups") == 0 || strcmp(kind, "incremental") == 0))
 		return NULL;
-	if (kind && strcmp(kind, "incremental") == 0)
-		return "the changelog's materialized part is a RocksDB incremental snapshot, which ckpt does not read yet";
 	return "the changelog's materialized part is a handle of a kind ckpt does not read";
+}
+
+/* An entry of the materialized part of RocksDB's files in the heap layout (changelog-rocks.c): each
+ * (state, key, namespace) once, as RocksDB keeps it. */
+static int
+collect_rocks(void *arg, uint32_t idx, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v,
+	      size_t vn, const char *why)
+{
+	struct cl *L = arg;
+
+	if (why)
+		return set_why(L, idx, why);
+	if (ent_get(L, idx, k, kn))
+		return ckpt_err_set(L->c->e, CKPT_ERR_INPUT, L->c->where, "state \"%s\": a key and namespace twice in "
+				    "RocksDB's files", L->H.m[idx].name);
+	return ent_put(L, idx, kg, k, kn, v, vn);
 }
 
 static int
@@ -907,21 +921,26 @@ read_materialized(struct cl *L, const json_t *j)
 {
 	const json_t *d = json_object_get(j, "delegate");
 	const char *dk = json_string_value(json_object_get(d, "kind"));
-	struct ckpt_handle h = {.scope = "managed_keyed", .kind = "key_groups",
+	int rocks = strcmp(json_string_value(json_object_get(j, "kind")) ?: "", "incremental") == 0;
+	struct ckpt_handle h = {.scope = "managed_keyed", .kind = rocks ? "incremental" : "key_groups",
 				.size = (uint64_t)json_integer_value(json_object_get(j, "size")),
-				.path = (char *)json_string_value(json_object_get(j, "path")), .detail = (json_t *)j};
+				.path = (char *)json_string_value(json_object_get(j, "path")), .detail = (json_t *)j}, mh = {0};
 	const struct ckpt_handle *saved = L->c->h;
 	const struct ckpt_fstate_sink *k = L->c->k, col = {.op = collect_op, .kv = collect_kv, .arg = L, .untyped = 1};
 	struct ckpt_fstate_header hd = {0};
 	int rc = -1;
 
-	if (dk && (strcmp(dk, "byte_stream") == 0)) {
-		h.data.len = (size_t)json_integer_value(json_object_get(d, "size"));
+	if (rocks || (dk && (strcmp(dk, "byte_stream") == 0))) {
+		h.data.len = rocks ? ckpt_fclrocks_inline(j) : (size_t)json_integer_value(json_object_get(d, "size"));
 		if ((h.data.p = (unsigned char *)take_inline(L, h.data.len)) == NULL)
 			return -1;
 	}
-	L->c->h = &h;
+	L->c->h = ckpt_fclrocks_header_handle(j, rocks, &h, &mh);
 	snprintf(L->c->where, sizeof L->c->where, "%s", L->meta);
+	if (rocks && (mh.detail = json_pack("{s:O}", "delegate", json_object_get(j, "meta") ?: json_null())) == NULL) {
+		ckpt_err_nomem(L->c->e, L->meta);
+		goto out;
+	}
 	if (ckpt_fstate_keyed_header(L->c, &hd) < 0)
 		goto out;
 	if (hd.stopped) {
@@ -934,11 +953,13 @@ read_materialized(struct cl *L, const json_t *j)
 		rc = 0;
 		goto out;
 	}
+	L->c->h = &h;
 	L->c->k = &col;
-	rc = ckpt_fstate_read_keyed(L->c);
+	rc = rocks ? ckpt_fclrocks_read(L->c, &L->H, collect_rocks, L) : ckpt_fstate_read_keyed(L->c);
 out:
 	L->c->k = k;
 	L->c->h = saved;
+	json_decref(rocks ? mh.detail : NULL);
 	ckpt_fstate_header_release(&hd);
 	return rc;
 }

@@ -306,6 +306,23 @@ int ckpt_fclraw_header(const struct ckpt_fclraw *r, const struct ckpt_fstate_hea
 		       unsigned char **out);
 void ckpt_fclraw_free(struct ckpt_fclraw *r);
 
+/* ------------------------------------------------------------ changelog-rocks.c */
+
+/* What a changelog's materialized part of RocksDB's files is read into: state idx of the header
+ * (key group kg) set to v[0, vn) in the heap layout (key-group prefix, key, namespace; a list's or a
+ * map's value whole); or, why non-NULL, state idx not read, for that reason. */
+typedef int ckpt_fclrocks_put(void *arg, uint32_t idx, uint32_t kg, const unsigned char *k, size_t kn,
+			      const unsigned char *v, size_t vn, const char *why);
+/* The entries of the RocksDB handle c->h (kind "incremental"), whose states H holds, to put: 0, or -1
+ * with c->e set. */
+int ckpt_fclrocks_read(struct ckpt_fstate_ctx *c, struct ckpt_fstate_header *H, ckpt_fclrocks_put *put, void *arg);
+/* The bytes the _metadata keeps of RocksDB handle j's files (meta, shared, private), in order. */
+size_t ckpt_fclrocks_inline(const json_t *j);
+/* The handle whose stream opens with the keyed header: h itself (a heap snapshot's); of RocksDB's
+ * files (rocks: h holding their inline bytes), their meta data handle, made in mh. */
+const struct ckpt_handle *ckpt_fclrocks_header_handle(const json_t *j, int rocks, const struct ckpt_handle *h,
+						      struct ckpt_handle *mh);
+
 /* ------------------------------------------------------------ changelog.c */
 
 /* The keyed state of a changelog handle (c->h, kind "changelog") as Flink's changelog restore

@@ -133,7 +133,8 @@ public final class Main {
 
     static Configuration jobConf(String run, String backend) {
         Configuration c = new Configuration();
-        c.set(StateBackendOptions.STATE_BACKEND, backend.startsWith("forst") ? "forst" : backend.equals("changelog") ? "hashmap" : backend);
+        c.set(StateBackendOptions.STATE_BACKEND, backend.startsWith("forst") ? "forst" : backend.equals("changelog") ? "hashmap"
+                : backend.equals("changelog-rocksdb") ? "rocksdb" : backend);
         c.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, out.resolve("checkpoints").resolve(run).toUri().toString());
         c.set(CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION, ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION);
         c.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, Duration.ofHours(1));
@@ -147,7 +148,8 @@ public final class Main {
                 .stringType().noDefaultValue(), "local-dir");
         if (backend.equals("forst-heap")) c.set(org.apache.flink.configuration.ConfigOptions.key(
                 "state.backend.forst.timer-service.factory").stringType().noDefaultValue(), "HEAP");
-        if (backend.equals("changelog")) changelogConf(c, run, false); // Restore --backend changelog
+        if (backend.startsWith("changelog")) changelogConf(c, run, false); // Restore --backend changelog, changelog-rocksdb
+        if (backend.equals("changelog-rocksdb")) c.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, true);
         return c;
     }
 
@@ -570,7 +572,8 @@ public final class Main {
      * run's checkpoint directory): checkpoint-changelog with materialization off, every change in the
      * changelog; checkpoint-changelog-materialized with materialization every 300 ms while the keyed
      * operators are slowed (15 ms a record), taken as soon as every record is through: a materialized
-     * part and the changes after it.
+     * part and the changes after it; checkpoint-changelog-rocksdb the same over RocksDB with incremental
+     * checkpoints (its materialized part RocksDB's files).
      */
     static void changelog(Map<String, Integer> p) throws Exception {
         Ctl.reset();
@@ -585,6 +588,15 @@ public final class Main {
         checkpoint(mat, "checkpoint-changelog-materialized", true,
                 "changelog backend over hashmap, materialized every 300 ms while the records went through");
         mat.cancel();
+        // the same over RocksDB with incremental checkpoints: the materialized part is RocksDB's files
+        Ctl.reset();
+        Ctl.slowMicros = 15_000;
+        Run rk = new Run("changelog-rocksdb", "changelog-rocksdb",
+                changelogConf(jobConf("changelog-rocksdb", "changelog-rocksdb"), "changelog-rocksdb", true), p);
+        drained(p);
+        checkpoint(rk, "checkpoint-changelog-rocksdb", true,
+                "changelog backend over RocksDB (incremental), materialized every 300 ms while the records went through");
+        rk.cancel();
         Ctl.reset();
     }
 

@@ -25,7 +25,8 @@ import java.util.TreeSet;
  *     --backend NAME          hashmap (default), rocksdb, forst (Flink 2.x: ForSt, its files in the
  *                             task manager's local directory) or forst-heap (the same, its timers on
  *                             the heap: state.backend.forst.timer-service.factory HEAP) or changelog
- *                             (hashmap with state.changelog.enabled: Main.changelogConf's)
+ *                             (hashmap with state.changelog.enabled: Main.changelogConf's) or
+ *                             changelog-rocksdb (the same over RocksDB, incremental checkpoints)
  *     --to N                  the parallelisms of restores/NAME-to-N.json: 3 (default), 2 (the job's own), 1
  *     --max-parallelism N     the job's max parallelism (default StateJob.MAX_PARALLELISM, 32)
  * </pre>
@@ -56,7 +57,7 @@ final class Restore {
     static int usage(String why) {
         System.err.println("ckpt.flink.Main restore: " + why);
         System.err.println("usage: ckpt.flink.Main restore OUT.json SAVEPOINT_DIR [--uid OPERATOR=NEWUID] [--without OPERATOR]"
-                + " [--empty OPERATOR] [--backend hashmap|rocksdb|forst|forst-heap|changelog] [--to 1|2|3] [--max-parallelism N]"
+                + " [--empty OPERATOR] [--backend hashmap|rocksdb|forst|forst-heap|changelog|changelog-rocksdb] [--to 1|2|3] [--max-parallelism N]"
                 + " [OUT.json SAVEPOINT_DIR [...]]...");
         return 2;
     }
@@ -115,7 +116,7 @@ final class Restore {
                     cur.empty.add(v);
                     break;
                 case "--backend":
-                    if (!v.matches("hashmap|rocksdb|forst|forst-heap|changelog")) return usage("--backend " + v);
+                    if (!v.matches("hashmap|rocksdb|forst|forst-heap|changelog|changelog-rocksdb")) return usage("--backend " + v);
                     if (v.startsWith("forst") && !org.apache.flink.runtime.util.EnvironmentInformation.getVersion().startsWith("2."))
                         return usage("--backend " + v + ": Flink 2.x only (this is "
                                 + org.apache.flink.runtime.util.EnvironmentInformation.getVersion() + ")");
