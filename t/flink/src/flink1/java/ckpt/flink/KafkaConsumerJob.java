@@ -136,8 +136,8 @@ final class KafkaConsumerJob {
                 .executeAsync(graph(c, broker.bootstrap));
         try {
             Main.waitFor("the consumer job read every record", KafkaConsumerJob::consumed);
-            String p = Main.mc.triggerSavepoint(client.getJobID(), scratch.resolve("tmp").toUri().toString(), false,
-                    SavepointFormatType.CANONICAL).get(90, TimeUnit.SECONDS);
+            String p = Main.triggerSavepoint(client.getJobID(), scratch.resolve("tmp").toUri().toString(),
+                    SavepointFormatType.CANONICAL, 90);
             Files.move(Main.local(p), dir);
         } finally {
             cancel(client);

@@ -323,10 +323,7 @@ public final class KafkaJob {
                     String base = "kafka-" + backend;
                     for (SavepointFormatType fmt : List.of(SavepointFormatType.CANONICAL, SavepointFormatType.NATIVE)) {
                         String name = base + "-" + fmt.name().toLowerCase(java.util.Locale.ROOT);
-                        String p = Main.mc.triggerSavepoint(client.getJobID(), dir.resolve("tmp").toUri().toString(), false, fmt)
-                                .get(90, TimeUnit.SECONDS);
-                        Path target = dir.resolve(name);
-                        Files.move(Main.local(p), target);
+                        Path target = Main.savepoint(client, fmt, dir.resolve(name)); // triggered again while a task is not running yet
                         artifacts.add(sidecar(out, dir, name, "savepoint", fmt.name().toLowerCase(java.util.Locale.ROOT), backend,
                                 target, client, job, consumed, files));
                     }

@@ -315,17 +315,27 @@ public final class Main {
      */
     static Path savepoint(JobClient c, SavepointFormatType fmt, Path target, int timeout) throws Exception {
         String tmp = target.getParent().resolve("tmp").toUri().toString();
-        String p = null;
-        for (int tries = 0; p == null; tries++) {
+        String p = retried(() -> c.triggerSavepoint(tmp, fmt).get(timeout, TimeUnit.SECONDS));
+        Files.move(local(p), target);
+        return target;
+    }
+
+    /** Job id's savepoint in format fmt under dir on the harness's cluster, its path (retried). */
+    static String triggerSavepoint(JobID id, String dir, SavepointFormatType fmt, int timeout) throws Exception {
+        return retried(() -> mc.triggerSavepoint(id, dir, false, fmt).get(timeout, TimeUnit.SECONDS));
+    }
+
+    /** What trigger returns, called again while Flink refuses it because a task is not running yet. */
+    static String retried(java.util.concurrent.Callable<String> trigger) throws Exception {
+        for (int tries = 0; ; tries++) {
             try {
-                p = c.triggerSavepoint(tmp, fmt).get(timeout, TimeUnit.SECONDS);
+                return trigger.call();
             } catch (java.util.concurrent.ExecutionException e) {
-                if (tries >= 300 || !String.valueOf(e.getMessage()).contains("not being executed")) throw e;
+                String m = String.valueOf(e.getMessage());
+                if (tries >= 300 || !(m.contains("not being executed") || m.contains("Not all required tasks"))) throw e;
                 Thread.sleep(200);
             }
         }
-        Files.move(local(p), target);
-        return target;
     }
 
     /** Cancel job c (what names it in the timeout's message) and wait until it is globally terminal. */

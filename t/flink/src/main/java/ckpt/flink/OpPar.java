@@ -164,8 +164,7 @@ public final class OpPar {
             JobClient job = submit(c, p);
             Main.waitFor("every subtask's records", () -> seen.size() == p || failed(job));
             if (seen.size() != p) throw new IllegalStateException("the job failed: " + job.getJobExecutionResult().handle((x, e) -> { if (e != null) e.printStackTrace(); return e; }).get());
-            String sp = Main.mc.triggerSavepoint(job.getJobID(), dir.toUri().toString(), false, SavepointFormatType.CANONICAL)
-                    .get(60, TimeUnit.SECONDS);
+            String sp = Main.triggerSavepoint(job.getJobID(), dir.toUri().toString(), SavepointFormatType.CANONICAL, 60);
             System.out.println(sp);
             job.cancel().get(60, TimeUnit.SECONDS);
         } finally {
