@@ -130,6 +130,24 @@ unicode_escape(struct ckpt_jscan *s)
 	return 0x10000 + ((long)(hi - 0xd800) << 10) + (lo - 0xdc00);
 }
 
+/* The end of the run of plain ASCII from p (no control character, quote or backslash), eight bytes
+ * at a time while it lasts. */
+static const unsigned char *
+plain_run(const unsigned char *p, const unsigned char *end)
+{
+	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+
+	for (uint64_t w; end - p >= 8; p += 8) {
+		memcpy(&w, p, 8);
+		/* a byte >= 0x80, < 0x20, '"' or '\\' */
+		if (((w | ((w - ones * 0x20) & ~w) | ((w ^ ones * '"') - ones) | ((w ^ ones * '\\') - ones)) & high) != 0)
+			break;
+	}
+	while (p < end && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
+		p++;
+	return p;
+}
+
 /*
  * A string at s->p (the opening quote).  *raw, *rawlen: its text between the
  * quotes.  With dec, its decoded value is appended to dec, NUL-terminated, and
@@ -151,8 +169,19 @@ ckpt_jscan_string(struct ckpt_jscan *s, const unsigned char **raw, size_t *rawle
 		*off = dec->len;
 	}
 	while (s->p < s->end && *s->p != '"') {
+		const unsigned char *q = s->p;
 		unsigned char c = *s->p;
 		size_t n;
+
+		q = plain_run(q, s->end);
+		if (q > s->p) {
+			if (dec) {
+				memcpy(dec->p + dec->len, s->p, (size_t)(q - s->p));
+				dec->len += (size_t)(q - s->p);
+			}
+			s->p = q;
+			continue;
+		}
 
 		if (c < 0x20)
 			return ckpt_jscan_syntax(s, s->p, "control character 0x%x in string", c);
@@ -398,4 +427,130 @@ ckpt_jscan_minify(struct ckpt_jscan *s, const unsigned char *from, const unsigne
 		return -1;
 	out->len = ckpt_minify_chunk(&m, out->p, from, (size_t)(to - from));
 	return 0;
+}
+
+/* ------------------------------------------------------------ a tree built as jansson builds it */
+
+/* A number: an integer when it has neither fraction nor exponent (strtoll; beyond 64 bits refused,
+ * as jansson refuses it), else a real (strtod), as jansson's lexer makes them; NULL for one jansson
+ * refuses or the scanner does not take. */
+static json_t *
+build_number(struct ckpt_jscan *s)
+{
+	const unsigned char *start = s->p;
+	char buf[64];
+	size_t n;
+	int integer;
+	double d;
+
+	if (s->p < s->end && *s->p == '-')
+		s->p++;
+	if (s->p >= s->end || *s->p < '0' || *s->p > '9' ||
+	    (*s->p == '0' && s->p + 1 < s->end && s->p[1] >= '0' && s->p[1] <= '9'))
+		return NULL;
+	while (s->p < s->end && *s->p >= '0' && *s->p <= '9')
+		s->p++;
+	integer = s->p >= s->end || (*s->p != '.' && *s->p != 'e' && *s->p != 'E');
+	if (!integer) { /* the fraction and exponent checked by the scanner's own reading */
+		s->p = start;
+		if (ckpt_jscan_number(s, &integer, &(uint64_t){0}) < 0)
+			return NULL;
+		integer = 0;
+	}
+	if (integer) { /* strtoll's value, beyond 64 bits refused */
+		const unsigned char *p = start + (*start == '-');
+		uint64_t x = 0, lim = (uint64_t)INT64_MAX + (*start == '-');
+
+		for (; p < s->p; p++) {
+			if (x > (lim - (uint64_t)(*p - '0')) / 10)
+				return NULL;
+			x = x * 10 + (uint64_t)(*p - '0');
+		}
+		return json_integer(*start == '-' ? (json_int_t)(0 - x) : (json_int_t)x);
+	}
+	if ((n = (size_t)(s->p - start)) >= sizeof buf)
+		return NULL;
+	memcpy(buf, start, n);
+	buf[n] = '\0';
+	d = strtod(buf, NULL);
+	return isinf(d) ? NULL : json_real(d);
+}
+
+/* A string decoded at the end of tmp (its length restored after): a new json_t, or NULL. */
+static json_t *
+build_string(struct ckpt_jscan *s, struct ckpt_jscan_buf *tmp)
+{
+	size_t len = tmp->len, off;
+	json_t *v = NULL;
+
+	if (ckpt_jscan_string(s, NULL, NULL, tmp, &off) == 0) /* valid UTF-8, no NUL (\u0000 refused) */
+		v = json_stringn_nocheck(tmp->p + off, tmp->len - off - 1);
+	tmp->len = len;
+	return v;
+}
+
+static json_t *
+build_object(struct ckpt_jscan *s, struct ckpt_jscan_buf *tmp, int depth)
+{
+	json_t *o = json_object(), *v;
+	size_t len = tmp->len, off;
+	int first = 1;
+
+	if (o == NULL || ckpt_jscan_expect(s, '{') < 0)
+		goto fail;
+	for (ckpt_jscan_ws(s); s->p < s->end && *s->p != '}'; first = 0) {
+		if ((!first && ckpt_jscan_expect(s, ',') < 0) || ckpt_jscan_string(s, NULL, NULL, tmp, &off) < 0 ||
+		    ckpt_jscan_expect(s, ':') < 0 || (v = ckpt_jscan_build(s, tmp, depth + 1)) == NULL ||
+		    json_object_setn_new_nocheck(o, tmp->p + off, tmp->len - off - 1, v) < 0)
+			goto fail;
+		tmp->len = len;
+		ckpt_jscan_ws(s);
+	}
+	if (ckpt_jscan_expect(s, '}') == 0)
+		return o;
+fail:
+	tmp->len = len;
+	json_decref(o);
+	return NULL;
+}
+
+static json_t *
+build_array(struct ckpt_jscan *s, struct ckpt_jscan_buf *tmp, int depth)
+{
+	json_t *a = json_array(), *v;
+	int first = 1, r = -1;
+
+	while (a && (r = ckpt_jscan_elements(s, &first)) > 0)
+		if ((v = ckpt_jscan_build(s, tmp, depth + 1)) == NULL || json_array_append_new(a, v) < 0) {
+			r = -1;
+			break;
+		}
+	if (r == 0)
+		return a;
+	json_decref(a);
+	return NULL;
+}
+
+json_t *
+ckpt_jscan_build(struct ckpt_jscan *s, struct ckpt_jscan_buf *tmp, int depth)
+{
+	ckpt_jscan_ws(s);
+	if (s->p >= s->end || depth > DEPTH_LIMIT)
+		return NULL;
+	switch (*s->p) {
+	case '{':
+		return build_object(s, tmp, depth);
+	case '[':
+		return build_array(s, tmp, depth);
+	case '"':
+		return build_string(s, tmp);
+	case 't':
+		return ckpt_jscan_literal(s, "true") < 0 ? NULL : json_true();
+	case 'f':
+		return ckpt_jscan_literal(s, "false") < 0 ? NULL : json_false();
+	case 'n':
+		return ckpt_jscan_literal(s, "null") < 0 ? NULL : json_null();
+	default:
+		return build_number(s);
+	}
 }

@@ -23,6 +23,9 @@ struct rstate {
 	size_t nruns, cap, n;
 	int found;      /* its operator's keyed header holds it */
 	int unchanged;  /* rows ckpt cannot write, equal to the state's own: the state kept as it is */
+	int recorded;   /* its entries encoded once, nrec of them at recoff in the record: read back after */
+	off_t recoff;
+	uint64_t nrec;
 };
 
 /* The rows are spooled to a temporary file (standard input is read once, and memory stays bounded
@@ -34,6 +37,8 @@ struct ckpt_flink_rows {
 	size_t lastline;
 	struct rstate *st;
 	size_t n, cap;
+	FILE *rec;  /* the entries the first pass that encodes a state made, each once: later passes */
+	off_t recend; /* read them back instead of parsing and encoding the rows again */
 	char **clear;
 	int *cleared;
 	size_t nclear;
@@ -265,6 +270,8 @@ ckpt_flink_rows_free(struct ckpt_flink_rows *r)
 		return;
 	if (r->spool)
 		fclose(r->spool);
+	if (r->rec)
+		fclose(r->rec);
 	for (size_t i = 0; i < r->n; i++) {
 		free(r->st[i].runs);
 		free(r->st[i].op);
@@ -430,8 +437,112 @@ struct enc {
 	const struct rstate *javafor; /* of this state */
 	size_t cannot_line; /* the first row of a value ckpt cannot write, 0: none */
 	char cannot_why[200];
+	int record;         /* this pass encodes the state: its entries go to the record */
+	struct ckpt_fenc ek, ev, ekey; /* a row's key, value and key alone, as they are encoded */
+	struct ckpt_jscan_buf tmp;     /* the strings of a row as they are decoded */
 	struct ckpt_err *e;
 };
+
+/* The members of a row the encoders read (new references, NULL when absent); untyped: present. */
+struct rowv {
+	json_t *kg, *key, *ns, *value, *ukey;
+	int untyped;
+};
+
+static void
+rowv_release(struct rowv *v)
+{
+	json_decref(v->kg);
+	json_decref(v->key);
+	json_decref(v->ns);
+	json_decref(v->value);
+	json_decref(v->ukey);
+	memset(v, 0, sizeof *v);
+}
+
+/* Where the member named k[0, n) (its text as written) goes; NULL: one the encoders do not read. */
+static json_t **
+rowv_slot(struct rowv *v, const unsigned char *k, size_t n)
+{
+	switch (n) {
+	case 3:
+		return memcmp(k, "key", 3) == 0 ? &v->key : NULL;
+	case 5:
+		return memcmp(k, "value", 5) == 0 ? &v->value : NULL;
+	case 8:
+		return memcmp(k, "user_key", 8) == 0 ? &v->ukey : NULL;
+	case 9:
+		return memcmp(k, "key_group", 9) == 0 ? &v->kg : memcmp(k, "namespace", 9) == 0 ? &v->ns : NULL;
+	default:
+		return NULL;
+	}
+}
+
+/* The members of the row text in one scan, with no tree of the row itself built (jansson's
+ * json_loads of the whole row took most of the time): 0; -1 where the scanner stops, for jansson
+ * to read the row (the values the scanner does not take, and the words of its errors). */
+static int
+scan_row(const char *text, struct rowv *v, struct ckpt_jscan_buf *tmp)
+{
+	struct ckpt_err scratch;
+	struct ckpt_jscan s = {.p = (const unsigned char *)text, .end = (const unsigned char *)text + strlen(text),
+			       .e = &scratch};
+	const unsigned char *k;
+	json_t **slot;
+	size_t n;
+	int first = 1, r;
+
+	while ((r = ckpt_jscan_members(&s, &first, &k, &n)) > 0) {
+		if (memchr(k, '\\', n) != NULL) /* a name written with escapes: jansson's */
+			return -1;
+		v->untyped |= n == 7 && memcmp(k, "untyped", 7) == 0;
+		if ((slot = rowv_slot(v, k, n)) == NULL) {
+			if (ckpt_jscan_value(&s, 1) < 0)
+				return -1;
+			continue;
+		}
+		json_decref(*slot); /* a member given twice: the last, as jansson keeps it */
+		if ((*slot = ckpt_jscan_build(&s, tmp, 1)) == NULL)
+			return -1;
+	}
+	ckpt_jscan_ws(&s);
+	return r == 0 && s.p == s.end ? 0 : -1;
+}
+
+/* The row of line line read into v: scanned, else read by jansson (its error the row's). */
+static int
+read_row(struct enc *x, const char *text, size_t line, struct rowv *v)
+{
+	json_error_t je;
+	json_t *row;
+	char where[512];
+
+	if (scan_row(text, v, &x->tmp) == 0)
+		return 0;
+	rowv_release(v);
+	if ((row = json_loads(text, JSON_ALLOW_NUL, &je)) == NULL) { /* its names were read, not all of it */
+		snprintf(where, sizeof where, "%s:%zu:%d", x->r->name, line, je.column > 0 ? je.column : 1);
+		return ckpt_err_set(x->e, CKPT_ERR_INPUT, where, "%s", je.text);
+	}
+	v->kg = json_incref(json_object_get(row, "key_group"));
+	v->key = json_incref(json_object_get(row, "key"));
+	v->ns = json_incref(json_object_get(row, "namespace"));
+	v->value = json_incref(json_object_get(row, "value"));
+	v->ukey = json_incref(json_object_get(row, "user_key"));
+	v->untyped = json_object_get(row, "untyped") != NULL;
+	json_decref(row);
+	return 0;
+}
+
+/* b emptied for the next row (its buffer kept). */
+static struct ckpt_fenc *
+fresh(struct ckpt_fenc *b)
+{
+	b->n = 0;
+	b->why = NULL;
+	b->whyn = 0;
+	return b;
+}
 
 /* v through t into b (a value: null strings, every kind); on a mismatch the row's error. */
 static int
@@ -478,22 +589,24 @@ length_suffix(struct ckpt_fenc *b, size_t from)
 
 /* The key group of the key v (written by t): Flink's from its hashCode, else the row's own. */
 static int
-group_of(struct enc *x, const struct ckpt_fser *t, const json_t *row, size_t line, const unsigned char *p,
+group_of(struct enc *x, const struct ckpt_fser *t, const struct rowv *row, size_t line, const unsigned char *p,
 	 size_t n, uint32_t *kg)
 {
 	struct ckpt_fsrc s;
-	json_t *back = NULL;
-	json_int_t g = json_integer_value(json_object_get(row, "key_group"));
+	struct ckpt_fout o; /* read back, not kept: only its hashCode is wanted */
+	json_int_t g = json_integer_value(row->kg);
 	char cls[128];
 	int32_t hash = 0;
 	int hashed = 0, r;
 
+	o.mode = FOUT_NONE;
+	o.root = NULL;
+	o.depth = 0;
 	ckpt_fsrc_mem(&s, p, n, x->r->name, x->e);
-	r = ckpt_fser_value(t, &s, &back, &hash, &hashed);
+	r = ckpt_fser_emit(t, &s, &o, &hash, &hashed);
 	if (r == 0 && !ckpt_fsrc_drained(&s))
 		r = -1;
 	ckpt_fsrc_release(&s);
-	json_decref(back);
 	if (r < 0)
 		return row_fail(x->r, line, x->e, "state %s: the key does not fit its serializer %s", x->x->state,
 				ckpt_foprows_cls(t, cls, sizeof cls));
@@ -501,7 +614,7 @@ group_of(struct enc *x, const struct ckpt_fser *t, const json_t *row, size_t lin
 		*kg = ckpt_flink_key_group(hash, x->maxp);
 		return 0;
 	}
-	if (!json_is_integer(json_object_get(row, "key_group")) || g < 0 || g >= (json_int_t)x->maxp)
+	if (!json_is_integer(row->kg) || g < 0 || g >= (json_int_t)x->maxp)
 		return row_fail(x->r, line, x->e, "state %s: ckpt cannot compute the key group of a key of the "
 				"serializer %s: give the row's key_group", x->x->state, ckpt_foprows_cls(t, cls, sizeof cls));
 	*kg = (uint32_t)g;
@@ -552,16 +665,73 @@ seen_before(struct enc *x, const unsigned char *k, size_t n, size_t line)
 	return 0;
 }
 
-/* The entry pending written (pass 1: counted, its key checked; pass 0: nothing). */
+/* An entry of the state: pass 1 its key checked and the entry counted, pass 2 written; pass 0
+ * nothing. */
+static int
+emit(struct enc *x, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v, size_t vn, size_t line)
+{
+	if (x->pass == 1 && seen_before(x, k, kn, line) < 0)
+		return -1;
+	return x->pass > 0 ? x->put(x->g, x->x->state, kg, k, kn, v, vn) : 0;
+}
+
+/* An entry in the record, as written: its key group, line and lengths, then its key and value. */
+struct rec {
+	uint64_t line, kn, vn;
+	uint32_t kg, pad;
+};
+
+/* The entry pending kept in the record (the pass encoding the state). */
+static int
+record(struct enc *x)
+{
+	struct ckpt_flink_rows *r = x->r;
+	struct rec h = {.line = x->pline, .kn = x->pk.n, .vn = x->pv.n, .kg = x->pkg};
+
+	if (r->rec == NULL && (r->rec = tmpfile()) == NULL)
+		return ckpt_err_sys(x->e, r->name, "cannot spool the rows' entries");
+	if (fwrite(&h, sizeof h, 1, r->rec) != 1 || fwrite(x->pk.p, 1, h.kn, r->rec) != h.kn ||
+	    fwrite(x->pv.p, 1, h.vn, r->rec) != h.vn)
+		return ckpt_err_sys(x->e, r->name, "cannot spool the rows' entries");
+	r->recend += (off_t)(sizeof h + h.kn + h.vn);
+	x->x->nrec++;
+	return 0;
+}
+
+/* The entry pending recorded (when this pass encodes the state) and emitted. */
 static int
 flush_pending(struct enc *x)
 {
 	if (!x->pending)
 		return 0;
 	x->pending = 0;
-	if (x->pass == 1 && seen_before(x, x->pk.p, x->pk.n, x->pline) < 0)
+	if (x->record && record(x) < 0)
 		return -1;
-	return x->pass > 0 ? x->put(x->g, x->x->state, x->pkg, x->pk.p, x->pk.n, x->pv.p, x->pv.n) : 0;
+	return emit(x, x->pkg, x->pk.p, x->pk.n, x->pv.p, x->pv.n, x->pline);
+}
+
+/* The state's entries read back from the record (an earlier pass encoded them) and emitted. */
+static int
+replay(struct enc *x)
+{
+	FILE *f = x->r->rec;
+	struct rec h;
+
+	if (x->x->nrec == 0)
+		return 0;
+	if (fflush(f) != 0 || fseeko(f, x->x->recoff, SEEK_SET) != 0)
+		return ckpt_err_sys(x->e, x->r->name, "cannot read the spooled rows' entries");
+	for (uint64_t i = 0; i < x->x->nrec; i++) {
+		if (fread(&h, sizeof h, 1, f) != 1 || h.kn > SIZE_MAX - h.vn - 1)
+			return ckpt_err_sys(x->e, x->r->name, "cannot read the spooled rows' entries");
+		if (ckpt_grow(&x->pk.p, &x->pk.cap, h.kn + h.vn + 1, 1, 256, x->e) < 0)
+			return -1;
+		if (fread(x->pk.p, 1, h.kn + h.vn, f) != h.kn + h.vn)
+			return ckpt_err_sys(x->e, x->r->name, "cannot read the spooled rows' entries");
+		if (emit(x, h.kg, x->pk.p, h.kn, x->pk.p + h.kn, h.vn, h.line) < 0)
+			return -1;
+	}
+	return fseeko(f, x->r->recend, SEEK_SET) == 0 ? 0 : ckpt_err_sys(x->e, x->r->name, "cannot spool the rows' entries");
 }
 
 /* A row's entry (k with its key-group prefix, v): a list's element of the key pending joined to it
@@ -585,14 +755,14 @@ push(struct enc *x, uint32_t kg, struct ckpt_fenc *k, struct ckpt_fenc *v, size_
 
 /* A row given as bytes (an untyped state's, or "untyped"): its key with its key-group prefix. */
 static int
-raw_row(struct enc *x, const json_t *row, size_t line)
+raw_row(struct enc *x, const struct rowv *row, size_t line)
 {
 	struct ckpt_fenc k = {0}, v = {0};
 	uint32_t kg = 0;
 	int rc = -1;
 
-	if (ckpt_entry_from_json(json_object_get(row, "key"), &k.p, &k.n, NULL) < 0 ||
-	    ckpt_entry_from_json(json_object_get(row, "value"), &v.p, &v.n, NULL) < 0) {
+	if (ckpt_entry_from_json(row->key, &k.p, &k.n, NULL) < 0 ||
+	    ckpt_entry_from_json(row->value, &v.p, &v.n, NULL) < 0) {
 		row_fail(x->r, line, x->e, "state %s: an untyped row's key and value are entries (a string or "
 			 "{\"base64\"})%s%s", x->x->state, "", "");
 		goto out;
@@ -614,64 +784,57 @@ out:
 /* A typed row's key into k: key-group prefix (*kg Flink's), a timer's timestamp (sign bit flipped),
  * key and namespace (each with its length after it when both are of variable length). */
 static int
-key_part(struct enc *x, const json_t *row, size_t line, struct ckpt_fenc *k, uint32_t *kg)
+key_part(struct enc *x, const struct rowv *row, size_t line, struct ckpt_fenc *k, uint32_t *kg)
 {
 	const struct ckpt_fstate_meta *m = x->m;
 	const struct ckpt_fser *ks = m->kindc == 't' ? m->value->kids[0] : x->h->key;
 	const struct ckpt_fser *ns = m->kindc == 't' ? m->value->kids[1] : m->ns;
 	int amb = m->ambiguous && m->kindc != 't', r;
-	struct ckpt_fenc key = {0};
+	struct ckpt_fenc *key = fresh(&x->ekey);
 	size_t from;
 
-	if ((r = put_json(x, ks, json_object_get(row, "key"), &key, "key", line)) != 0 ||
-	    (r = group_of(x, ks, row, line, key.p, key.n, kg)) != 0)
-		goto out;
+	if ((r = put_json(x, ks, row->key, key, "key", line)) != 0 ||
+	    (r = group_of(x, ks, row, line, key->p, key->n, kg)) != 0)
+		return r;
 	for (uint32_t i = 0; i < x->prefix; i++)
 		if ((r = ckpt_fenc_be(k, *kg >> (8 * (x->prefix - 1 - i)), 1)) != 0)
-			goto out;
-	if (m->kindc == 't' && !json_is_integer(json_object_get(row, "value"))) {
-		r = row_fail(x->r, line, x->e, "state %s: a timer's value is its timestamp, an integer", m->name);
-		goto out;
-	}
-	if (m->kindc == 't' &&
-	    (r = ckpt_fenc_be(k, (uint64_t)json_integer_value(json_object_get(row, "value")) ^ (1ull << 63), 8)) != 0)
-		goto out;
+			return r;
+	if (m->kindc == 't' && !json_is_integer(row->value))
+		return row_fail(x->r, line, x->e, "state %s: a timer's value is its timestamp, an integer", m->name);
+	if (m->kindc == 't' && (r = ckpt_fenc_be(k, (uint64_t)json_integer_value(row->value) ^ (1ull << 63), 8)) != 0)
+		return r;
 	from = k->n;
-	if ((r = ckpt_fenc_put(k, key.p, key.n)) != 0 || (amb && (r = length_suffix(k, from)) != 0))
-		goto out;
+	if ((r = ckpt_fenc_put(k, key->p, key->n)) != 0 || (amb && (r = length_suffix(k, from)) != 0))
+		return r;
 	from = k->n;
-	if ((r = put_json(x, ns, json_object_get(row, "namespace"), k, "namespace", line)) == 0 && amb)
+	if ((r = put_json(x, ns, row->ns, k, "namespace", line)) == 0 && amb)
 		r = length_suffix(k, from);
-out:
-	free(key.p);
 	return r;
 }
 
 /* A typed keyed row: its key (map: and user key) and its value, an entry. */
 static int
-typed_row(struct enc *x, const json_t *row, size_t line)
+typed_row(struct enc *x, const struct rowv *row, size_t line)
 {
 	const struct ckpt_fstate_meta *m = x->m;
 	const struct ckpt_fser *vs = m->value;
-	const json_t *val = json_object_get(row, "value");
-	struct ckpt_fenc k = {0}, v = {0};
+	const json_t *val = row->value;
+	struct ckpt_fenc *k = fresh(&x->ek), *v = fresh(&x->ev);
 	uint32_t kg = 0;
 	int r;
 
-	if ((r = key_part(x, row, line, &k, &kg)) != 0)
+	if ((r = key_part(x, row, line, k, &kg)) != 0)
 		goto out;
 	if (m->kindc == 'm') {
-		if ((r = put_json(x, vs->kids[0], json_object_get(row, "user_key"), &k, "user key", line)) != 0 ||
-		    (r = ckpt_fenc_be(&v, val == NULL || json_is_null(val), 1)) != 0 ||
-		    (val && !json_is_null(val) && (r = put_json(x, vs->kids[1], val, &v, "value", line)) != 0))
+		if ((r = put_json(x, vs->kids[0], row->ukey, k, "user key", line)) != 0 ||
+		    (r = ckpt_fenc_be(v, val == NULL || json_is_null(val), 1)) != 0 ||
+		    (val && !json_is_null(val) && (r = put_json(x, vs->kids[1], val, v, "value", line)) != 0))
 			goto out;
-	} else if (m->kindc != 't' && (r = put_json(x, m->kindc == 'l' ? vs->kids[0] : vs, val, &v, "value", line)) != 0) {
+	} else if (m->kindc != 't' && (r = put_json(x, m->kindc == 'l' ? vs->kids[0] : vs, val, v, "value", line)) != 0) {
 		goto out;
 	}
-	r = push(x, kg, &k, &v, line);
+	r = push(x, kg, k, v, line);
 out:
-	free(k.p);
-	free(v.p);
 	return r > 0 ? 0 : r; /* a value ckpt cannot write (r 1): the state is compared whole */
 }
 
@@ -679,20 +842,16 @@ static int
 one_row(void *arg, char *text, size_t line)
 {
 	struct enc *x = arg;
-	json_error_t je;
-	json_t *row = json_loads(text, JSON_ALLOW_NUL, &je);
-	char where[512];
+	struct rowv row = {0};
 	int rc;
 
-	if (row == NULL) { /* its names were read, not all of it: an integer beyond 64 bits, say */
-		snprintf(where, sizeof where, "%s:%zu:%d", x->r->name, line, je.column > 0 ? je.column : 1);
-		return ckpt_err_set(x->e, CKPT_ERR_INPUT, where, "%s", je.text);
-	}
-	if (!ckpt_fstate_typable(x->h, x->m) || json_object_get(row, "untyped"))
-		rc = raw_row(x, row, line);
+	if (read_row(x, text, line, &row) < 0)
+		return -1;
+	if (!ckpt_fstate_typable(x->h, x->m) || row.untyped)
+		rc = raw_row(x, &row, line);
 	else
-		rc = typed_row(x, row, line);
-	json_decref(row);
+		rc = typed_row(x, &row, line);
+	rowv_release(&row);
 	return rc;
 }
 
@@ -809,6 +968,7 @@ state_entries(struct enc *x, struct ckpt_fstate_backing_data *b, int pass, ckpt_
 		return ckpt_err_set(x->e, CKPT_ERR_INPUT, where, "operator %s has no keyed state %s", x->op->id,
 				    x->x->state);
 	x->m = &x->h->m[i];
+	(void)ckpt_fstate_typable(x->h, x->m); /* its kind (kindc) known, for a replay's messages too */
 	x->x->found = 1;
 	if (x->x->unchanged)
 		return 0; /* kept as it is */
@@ -818,14 +978,22 @@ state_entries(struct enc *x, struct ckpt_fstate_backing_data *b, int pass, ckpt_
 	}
 	*x = (struct enc){.r = x->r, .h = x->h, .m = x->m, .x = x->x, .op = x->op, .maxp = x->maxp, .prefix = x->prefix,
 			  .e = x->e, .pass = pass, .put = put, .g = g, .pk = x->pk, .pv = x->pv, .seen = x->seen,
-			  .seenline = x->seenline, .seencap = x->seencap, .java = x->java, .javafor = x->x};
-	if (java_templates(x, b) < 0)
-		return -1;
+			  .seenline = x->seenline, .seencap = x->seencap, .java = x->java, .javafor = x->x, .ek = x->ek,
+			  .ev = x->ev, .ekey = x->ekey, .tmp = x->tmp};
 	if (x->seen)
 		memset(x->seen, 0, x->seencap * sizeof *x->seen);
+	if (pass == 0)
+		x->x->recorded = 0;
+	if (x->x->recorded)
+		return replay(x); /* encoded by an earlier pass */
 	if (pass == 0 && ckpt_fstate_typable(x->h, x->m) && !may_refuse(x->m->value, 0) &&
 	    !may_refuse(x->m->ns, 0) && !may_refuse(x->h->key, 0))
 		return 0; /* every value of it written, or refused with its row: nothing to decide */
+	if (java_templates(x, b) < 0)
+		return -1;
+	x->record = 1;
+	x->x->recoff = x->r->recend;
+	x->x->nrec = 0;
 	if (rows_each(x->r, x->x, one_row, x, x->e) < 0 || (x->cannot_line == 0 && flush_pending(x) < 0))
 		return -1;
 	if (x->cannot_line && pass == 0)
@@ -835,6 +1003,7 @@ state_entries(struct enc *x, struct ckpt_fstate_backing_data *b, int pass, ckpt_
 		return ckpt_err_set(x->e, CKPT_ERR_INPUT, where, "state %s: ckpt cannot write values of %s",
 				    x->x->state, x->cannot_why);
 	}
+	x->x->recorded = 1;
 	return 0;
 }
 
@@ -867,6 +1036,10 @@ entries(void *arg, struct ckpt_fstate_backing_data *b, const struct ckpt_operato
 out:
 	free(x.pk.p);
 	free(x.pv.p);
+	free(x.ek.p);
+	free(x.ev.p);
+	free(x.ekey.p);
+	free(x.tmp.p);
 	free(x.seen);
 	free(x.seenline);
 	ckpt_fjava_free(x.java);

@@ -28,11 +28,10 @@ put_be(struct ckpt_fenc *b, uint64_t x, size_t n)
 	return put(b, o, n);
 }
 
-/* StringValue's varint: seven bits at a time from the lowest, the high bit on all but the last. */
-static int
-put_varint(struct ckpt_fenc *b, uint32_t v)
+/* StringValue's varint of v at o: its bytes. */
+static size_t
+varint_at(unsigned char *o, uint32_t v)
 {
-	unsigned char o[5];
 	size_t n = 0;
 
 	while (v >= 0x80) {
@@ -40,7 +39,16 @@ put_varint(struct ckpt_fenc *b, uint32_t v)
 		v >>= 7;
 	}
 	o[n++] = (unsigned char)v;
-	return put(b, o, n);
+	return n;
+}
+
+/* StringValue's varint: seven bits at a time from the lowest, the high bit on all but the last. */
+static int
+put_varint(struct ckpt_fenc *b, uint32_t v)
+{
+	unsigned char o[5];
+
+	return put(b, o, varint_at(o, v));
 }
 
 static int
@@ -50,11 +58,12 @@ mismatch(struct ckpt_fenc *b, const char *expected)
 	return -1;
 }
 
-/* UTF-8 (jansson's: valid) as UTF-16 units. */
+/* UTF-8 (jansson's: valid) as UTF-16 units, each a varint of at most three bytes, written in place
+ * once the room is there (a put a unit cost more than the rest). */
 static int
 put_string(struct ckpt_fenc *b, const char *s, size_t len)
 {
-	size_t units = 0, at;
+	size_t units = 0, at, o;
 	const unsigned char *p = (const unsigned char *)s;
 
 	for (size_t i = 0; i < len; i++)
@@ -62,7 +71,11 @@ put_string(struct ckpt_fenc *b, const char *s, size_t len)
 			units += (p[i] >= 0xf0) ? 2 : 1;
 	if (units + 1 > UINT32_MAX || put_varint(b, (uint32_t)(units + 1)) < 0)
 		return -1;
-	for (at = 0; at < len;) {
+	if (units > (SIZE_MAX - b->n - 1) / 3 || ckpt_grow(&b->p, &b->cap, b->n + 3 * units + 1, 1, 64, NULL) < 0) {
+		snprintf(b->why, b->whyn, "out of memory");
+		return -1;
+	}
+	for (at = 0, o = b->n; at < len;) {
 		uint32_t c = p[at];
 		size_t k = c < 0x80 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
 
@@ -72,12 +85,13 @@ put_string(struct ckpt_fenc *b, const char *s, size_t len)
 		at += k;
 		if (c >= 0x10000) {
 			c -= 0x10000;
-			if (put_varint(b, 0xd800 | (c >> 10)) < 0 || put_varint(b, 0xdc00 | (c & 0x3ff)) < 0)
-				return -1;
-		} else if (put_varint(b, c) < 0) {
-			return -1;
+			o += varint_at(b->p + o, 0xd800 | (c >> 10));
+			o += varint_at(b->p + o, 0xdc00 | (c & 0x3ff));
+		} else {
+			o += varint_at(b->p + o, c);
 		}
 	}
+	b->n = o;
 	return 0;
 }
 
