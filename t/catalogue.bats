@@ -220,6 +220,21 @@ archive() {
 	bad 2 'ckpt-inspect: d: not a snapshot: no MANIFEST.json and no _metadata' ckpt-inspect d
 }
 
+@test "catalogue: ckpt-inspect: a directory of checkpoints, or of a job's, says so (also with -c)" {
+	mkdir -p d/0a1b/chk-7 d/0a1b/shared e/shared/chk-1 a
+	: > d/0a1b/chk-7/_metadata
+	: > e/shared/chk-1/_metadata
+	: > a/chk-2.tar
+	hint='; it holds checkpoints (the newest complete one: ckpt-inspect --latest DIR)'
+	bad 2 "ckpt-inspect: d: not a snapshot: no MANIFEST.json and no _metadata$hint" ckpt-inspect d
+	bad 2 "ckpt-inspect: d/0a1b: not a snapshot: no MANIFEST.json and no _metadata$hint" ckpt-inspect -c d/0a1b
+	bad 2 "ckpt-inspect: a: not a snapshot: no MANIFEST.json and no _metadata$hint" ckpt-inspect a
+	# Flink's shared/ holds state files, never checkpoints; two levels down is not looked at
+	bad 2 'ckpt-inspect: e: not a snapshot: no MANIFEST.json and no _metadata' ckpt-inspect e
+	mkdir -p f/g/h/chk-1 && : > f/g/h/chk-1/_metadata
+	bad 2 'ckpt-inspect: f: not a snapshot: no MANIFEST.json and no _metadata' ckpt-inspect f
+}
+
 @test "catalogue: ckpt-inspect: a Flink _metadata that is empty (also with -c)" {
 	mkdir sp
 	: > sp/_metadata

@@ -78,22 +78,6 @@ by_natname(const void *x, const void *y)
 	return natcmp(*(char *const *)x, *(char *const *)y);
 }
 
-/* Flink's checkpoint directory name, chk-N (ckpt-run's archives: chk-N.tar ...): N, or -1. */
-static int64_t
-chk_id(const char *base)
-{
-	char *end;
-	long long v;
-
-	if (strncmp(base, "chk-", 4) != 0 || !isdigit((unsigned char)base[4]))
-		return -1;
-	errno = 0;
-	v = strtoll(base + 4, &end, 10);
-	if (errno || v < 0 || (*end != '\0' && *end != '.'))
-		return -1;
-	return v;
-}
-
 /* ---- the walk: what is there, by name and type alone */
 
 static int
@@ -269,12 +253,12 @@ walk_dir(struct walk *w, const char *dir, int depth)
 		return add(w, ckpt_strdup(dir, w->e), FLINK);
 	if (has_file(dir, SNAP_MANIFEST_NAME))
 		return add(w, ckpt_strdup(dir, w->e), ARCHIVE_DIR);
-	if (chk_id(ckpt_snap_path_base(dir)) >= 0 && strchr(ckpt_snap_path_base(dir), '.') == NULL)
+	if (ckpt_snap_chk_id(ckpt_snap_path_base(dir)) >= 0 && strchr(ckpt_snap_path_base(dir), '.') == NULL)
 		return add(w, ckpt_strdup(dir, w->e), FLINK_NO_META);
 	if ((names = read_names(dir, &n, w->e)) == NULL)
 		return -1;
 	for (size_t i = 0; i < n; i++)
-		if (chk_id(names[i]) >= 0 && strchr(names[i], '.') == NULL)
+		if (ckpt_snap_chk_id(names[i]) >= 0 && strchr(names[i], '.') == NULL)
 			flink_job = 1;
 	for (size_t i = 0; i < n && r == 0; i++)
 		r = walk_entry(w, dir, names[i], flink_job, depth, &dirs);
@@ -375,14 +359,14 @@ walk_s3(struct walk *w, const struct s3tree *t, const char *dir, size_t lo, size
 	for (size_t i = lo; i < hi; i++)
 		if (strcmp(t->v[i].rel + off, SNAP_MANIFEST_NAME) == 0)
 			return 0; /* ckpt's own archives are not read from S3 */
-	if (chk_id(ckpt_snap_path_base(dir)) >= 0 && strchr(ckpt_snap_path_base(dir), '.') == NULL)
+	if (ckpt_snap_chk_id(ckpt_snap_path_base(dir)) >= 0 && strchr(ckpt_snap_path_base(dir), '.') == NULL)
 		return s3_add(w, t, dir, FLINK_NO_META, NULL);
 	for (size_t i = lo; i < hi; i++) {
 		const char *rel = t->v[i].rel + off, *slash = strchr(rel, '/');
 		char name[1024];
 
 		snprintf(name, sizeof name, "%.*s", (int)(slash ? slash - rel : 0), rel);
-		if (slash && chk_id(name) >= 0 && strchr(name, '.') == NULL)
+		if (slash && ckpt_snap_chk_id(name) >= 0 && strchr(name, '.') == NULL)
 			flink_job = 1;
 	}
 	for (size_t i = lo; i < hi && r == 0;) {
@@ -510,7 +494,7 @@ kind_by_name(const char *path)
 {
 	const char *b = ckpt_snap_path_base(path);
 
-	if (chk_id(b) >= 0)
+	if (ckpt_snap_chk_id(b) >= 0)
 		return "checkpoint";
 	return strncmp(b, "savepoint-", 10) == 0 ? "savepoint" : NULL;
 }
@@ -554,7 +538,7 @@ look_flink(struct ckpt_found *f, const struct ckpt_list_opts *o, struct ckpt_err
 
 	f->format = "flink metadata";
 	f->kind = kind_by_name(f->path);
-	f->checkpoint_id = chk_id(ckpt_snap_path_base(f->path));
+	f->checkpoint_id = ckpt_snap_chk_id(ckpt_snap_path_base(f->path));
 	if (meta == NULL)
 		return -1;
 	if (ckpt_s3_is_url(f->path)) { /* when and how big: as the listing said */
@@ -609,7 +593,7 @@ look_archive(struct ckpt_found *f, int is_dir, const struct ckpt_list_opts *o, s
 	f->format = is_dir ? "directory" : ckpt_snap_has_suffix(f->path, ".zip") ? "zip"
 					 : ckpt_snap_has_suffix(f->path, ".tar") ? "tar" : "tar.gz";
 	f->kind = kind_by_name(f->path);
-	f->checkpoint_id = chk_id(ckpt_snap_path_base(f->path));
+	f->checkpoint_id = ckpt_snap_chk_id(ckpt_snap_path_base(f->path));
 	if (stamp == NULL)
 		return -1;
 	if (stat(stamp, &sb) == 0) {
@@ -661,7 +645,7 @@ look(struct ckpt_found *f, enum cand how, const struct ckpt_list_opts *o, struct
 	case FLINK_NO_META:
 		f->format = "flink metadata";
 		f->kind = kind_by_name(f->path);
-		f->checkpoint_id = chk_id(ckpt_snap_path_base(f->path));
+		f->checkpoint_id = ckpt_snap_chk_id(ckpt_snap_path_base(f->path));
 		return set_reason(f, "no _metadata (being written, or abandoned)", e);
 	case ARCHIVE_FILE:
 		return look_archive(f, 0, o, e);

@@ -376,7 +376,8 @@ open_dir(const char *path, struct ckpt_err *e)
 		snprintf(p, sizeof p, "%s/_metadata", path);
 		if (access(p, F_OK) == 0)
 			return ckpt_snapshot_open(p, e);
-		ckpt_err_set(e, CKPT_ERR_INPUT, path, "not a snapshot: no %s and no _metadata", SNAP_MANIFEST_NAME);
+		ckpt_err_set(e, CKPT_ERR_INPUT, path, "not a snapshot: no %s and no _metadata%s", SNAP_MANIFEST_NAME,
+				    ckpt_snap_dir_hint(path));
 		return NULL;
 	}
 	if (f == NULL) {

@@ -76,6 +76,10 @@ struct ckpt_snap_grow {
 struct archive *ckpt_snap_open_manifest(int fd, const char *name, struct ckpt_snap_grow *g,
 					struct ckpt_err *e);
 /* Can a state document start with byte c (an opening brace or white space)? */
+/* chk-N (ckpt-run's archives: chk-N.tar ...): N, or -1 */
+int64_t ckpt_snap_chk_id(const char *base);
+/* What follows "not a snapshot: ..." for directory dir: where it holds Flink's checkpoints, so. */
+const char *ckpt_snap_dir_hint(const char *dir);
 int ckpt_snap_is_json_start(int c);
 
 /* paths.c: path names as discovery and --orphans take them apart and build them */

@@ -393,7 +393,8 @@ verify_dir(struct verify *v, const char *dir, struct ckpt_err *e)
 
 	snprintf(p, sizeof p, "%s/%s", dir, SNAP_MANIFEST_NAME);
 	if ((f = fopen(p, "rb")) == NULL && errno == ENOENT) /* a _metadata would have made it Flink's */
-		return ckpt_err_set(e, CKPT_ERR_INPUT, dir, "not a snapshot: no %s and no _metadata", SNAP_MANIFEST_NAME);
+		return ckpt_err_set(e, CKPT_ERR_INPUT, dir, "not a snapshot: no %s and no _metadata%s", SNAP_MANIFEST_NAME,
+				    ckpt_snap_dir_hint(dir));
 	if (f == NULL)
 		return ckpt_err_sys(e, p, "cannot open");
 	r = ckpt_read_all(f, p, &text, &len, e);
