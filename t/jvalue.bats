@@ -296,24 +296,31 @@ java_canon() {
 
 # A canonical savepoint sp of a heap list state "jl" (Integer keys, ListSerializer of
 # JavaSerializer) whose keys of key group 29 hold, one key an argument, the lists of the streams
-# of t/data/jvalue named (f,f,...); the heap savepoint in heap, sp's rows in rows.
+# of t/data/jvalue named (f,f,...); the heap savepoint in heap, sp's rows in rows.  JKIND=MAP: a
+# map state of Integer user keys 0, 1, ... to those values.
 java_list_canon() {
-	local l f i=0 keys
+	local l f i=0 u keys
 	rm -rf heap sp
 	mkdir heap
 	op_file heap/op
 	B=; b_i32 6; b_u8 0
 	s_proxy "$SER.IntSerializer\$IntSerializerSnapshot"
-	b_i16 1; b_utf jl; b_i32 0; b_i32 1; b_utf KEYED_STATE_TYPE; b_utf LIST
+	b_i16 1; b_utf jl; b_i32 0; b_i32 1; b_utf KEYED_STATE_TYPE; b_utf "${JKIND:-LIST}"
 	b_i32 2; b_utf NAMESPACE_SERIALIZER; s_proxy "$VOIDNS"
-	b_utf VALUE_SERIALIZER; b_i32 2; b_utf "$SER.ListSerializerSnapshot"; b_i32 3; b_i32 911108; b_i32 1
-	b_i32 1333245; b_i32 1; b_i32 1; b_utf "$JAVA"; b_i32 3
+	b_utf VALUE_SERIALIZER; b_i32 2; b_utf "$SER.$([ "${JKIND-}" = MAP ] && echo Map || echo List)SerializerSnapshot"; b_i32 3; b_i32 911108; b_i32 1
+	b_i32 1333245; b_i32 1
+	if [ "${JKIND-}" = MAP ]; then b_i32 2; b_utf "$SER.IntSerializer\$IntSerializerSnapshot"; b_i32 3; else b_i32 1; fi
+	b_utf "$JAVA"; b_i32 3
 	KV_OFF=("$(blen)")
 	b_i32 29; b_i16 0; b_i32 $#
 	keys=($(keys_of_group 29 $#))
 	for l; do
 		b_u8 0; b_i32 "${keys[$i]}"; b_i32 "$(tr , '\n' <<<"$l" | wc -l)"
-		for f in ${l//,/ }; do b_file "$J/$f.bin"; done
+		u=0
+		for f in ${l//,/ }; do
+			[ "${JKIND-}" != MAP ] || { b_i32 $u; b_u8 0; u=$((u + 1)); }
+			b_file "$J/$f.bin"
+		done
 		i=$((i + 1))
 	done
 	b_write heap/kv
@@ -460,4 +467,14 @@ j_bytes() {
 	bad 2 "ckpt-merge: r:4: $e a value of a shape the state holds (an enum: one of its constants the state holds)" \
 		ckpt-merge --rows r -o out/ sp
 	[ ! -e out ]
+}
+
+@test "jvalue: a heap map state of JavaSerializer values converted with --rows --canonical: changed values written by the state's own" {
+	JKIND=MAP java_list_canon string,integer point
+	sed 's/"value":"héllo"/"value":"hé"/; s/"x":3,"label":"p","next":{/"x":7,"label":"q","next":{/' rows >r
+	ckpt-merge --canonical --rows r -o out/ heap
+	run ckpt-inspect -c out
+	status_is 0
+	ckpt-inspect -R out >got
+	cmp got r
 }
