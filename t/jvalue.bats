@@ -294,6 +294,42 @@ java_canon() {
 	ckpt-inspect -R sp >rows
 }
 
+# A canonical savepoint sp of a heap list state "jl" (Integer keys, ListSerializer of
+# JavaSerializer) whose keys of key group 29 hold, one key an argument, the lists of the streams
+# of t/data/jvalue named (f,f,...); the heap savepoint in heap, sp's rows in rows.  JKIND=MAP: a
+# map state of Integer user keys 0, 1, ... to those values.
+java_list_canon() {
+	local l f i=0 u keys
+	rm -rf heap sp
+	mkdir heap
+	op_file heap/op
+	B=; b_i32 6; b_u8 0
+	s_proxy "$SER.IntSerializer\$IntSerializerSnapshot"
+	b_i16 1; b_utf jl; b_i32 0; b_i32 1; b_utf KEYED_STATE_TYPE; b_utf "${JKIND:-LIST}"
+	b_i32 2; b_utf NAMESPACE_SERIALIZER; s_proxy "$VOIDNS"
+	b_utf VALUE_SERIALIZER; b_i32 2; b_utf "$SER.$([ "${JKIND-}" = MAP ] && echo Map || echo List)SerializerSnapshot"; b_i32 3; b_i32 911108; b_i32 1
+	b_i32 1333245; b_i32 1
+	if [ "${JKIND-}" = MAP ]; then b_i32 2; b_utf "$SER.IntSerializer\$IntSerializerSnapshot"; b_i32 3; else b_i32 1; fi
+	b_utf "$JAVA"; b_i32 3
+	KV_OFF=("$(blen)")
+	b_i32 29; b_i16 0; b_i32 $#
+	keys=($(keys_of_group 29 $#))
+	for l; do
+		b_u8 0; b_i32 "${keys[$i]}"; b_i32 "$(tr , '\n' <<<"$l" | wc -l)"
+		u=0
+		for f in ${l//,/ }; do
+			[ "${JKIND-}" != MAP ] || { b_i32 $u; b_u8 0; u=$((u + 1)); }
+			b_file "$J/$f.bin"
+		done
+		i=$((i + 1))
+	done
+	b_write heap/kv
+	KV_KGS=29 KG_TAG=3 KG_FIRST=29 KG_COUNT=1
+	(cd heap && meta_file "rel op" "rel kv" .)
+	ckpt-merge --canonical -o sp/ heap
+	ckpt-inspect -R sp >rows
+}
+
 # The bytes of sp's and out's entries of state j, each a line, sorted.
 j_bytes() {
 	ckpt-inspect --raw -a "$1" | jq -c '.operators[].subtasks[]?.keyed_state.entries[]? | select(.state == "j") | [.key, .value]' | sort
@@ -343,4 +379,102 @@ j_bytes() {
 	sed 's/"x":3,"label":"p","next":{/"x":"three","label":"p","next":{/' rows >r
 	bad 2 "ckpt-merge: r:4: $e a value of a field of type I" ckpt-merge --rows r -o out/ sp
 	[ ! -e out ]
+}
+
+@test "jvalue: a list state of JavaSerializer elements takes changed, added and deleted elements as a value state: -R of the output the rows given" {
+	java_list_canon string,integer point,derived,enum intarray
+	# "héllo" changed, a Point's fields changed, the enum deleted, an int[] added after key 42's
+	grep -v '"value":"GREEN"' rows | sed 's/"value":"héllo"/"value":"hé"/
+		s/"x":3,"label":"p","next":{/"x":7,"label":"q","next":{/' >r
+	grep '"key":42' rows | sed 's/"index":0,"value":\[1,-2,3\]/"index":1,"value":[4,5]/' >>r
+	ckpt-merge --rows r -o out/ sp
+	run ckpt-inspect -c out
+	status_is 0
+	ckpt-inspect -R out >got
+	cmp got r
+	# the same from the heap snapshot, converted in the same write
+	ckpt-merge --canonical --rows r -o out2/ heap
+	ckpt-inspect -R out2 >got
+	cmp got r
+	# key 33's list: "hé" as a java.lang.String, joined by ',' to the Integer's own bytes
+	run sh -c 'ckpt-inspect --raw -a out | jq -r ".operators[].subtasks[]?.keyed_state.entries[]? | select(.state == \"jl\") | .value.base64"'
+	status_is 0
+	[[ "$output" == *"$( (printf '\254\355\000\005t\000\003h\303\251,'; cat "$J/integer.bin") | base64 -w0)"* ]]
+}
+
+@test "jvalue: a list state's Java-serialized element ckpt cannot write is a bad row naming why, as a value state's" {
+	local e='state jl: the value does not fit its serializer JavaSerializer: expected'
+	java_list_canon string,point derived,integer long,arraylist
+	sed 's/"class":"Gen$Derived"/"class":"Gen$Other"/' rows >r
+	bad 2 "ckpt-merge: r:5: $e a class the state holds a value of, not Gen\$Other" ckpt-merge --rows r -o out/ sp
+	sed 's/"value":-5/"value":-6/' rows >r
+	bad 2 "ckpt-merge: r:6: $e a value of one class (the state holds java.lang.Integer and java.lang.Long values of this shape)" \
+		ckpt-merge --rows r -o out/ sp
+	sed 's/"value":\["a",1,null\]/"value":["a"]/' rows >r
+	bad 2 "ckpt-merge: r:8: $e java.util.ArrayList as it was (ckpt writes a changed one only of plain classes)" \
+		ckpt-merge --rows r -o out/ sp
+	sed 's/"x":3,"label":"p","next":{/"x":"three","label":"p","next":{/' rows >r
+	bad 2 "ckpt-merge: r:4: $e a value of a field of type I" ckpt-merge --rows r -o out/ sp
+	java_list_canon bigdec date
+	sed 's/"value":"-12345.6789"/"value":"1.5"/' rows >r
+	bad 2 "ckpt-merge: r:3: $e a value of one class (the state holds java.math.BigDecimal and java.util.Date values of this shape)" \
+		ckpt-merge --rows r -o out/ sp
+	java_list_canon bigdec,bigdec
+	sed '3s/"value":"-12345.6789"/"value":"1.5"/' rows >r
+	bad 2 "ckpt-merge: r:3: $e java.math.BigDecimal as it was (ckpt writes a changed one only of plain classes)" \
+		ckpt-merge --rows r -o out/ sp
+	java_list_canon date
+	sed 's/"value":"2023-11-14T22:13:20.123Z"/"value":"2024-11-14T22:13:20.123Z"/' rows >r
+	bad 2 "ckpt-merge: r:3: $e java.util.Date as it was (ckpt writes a changed one only of plain classes)" \
+		ckpt-merge --rows r -o out/ sp
+	[ ! -e out ]
+}
+
+@test "jvalue: an operator list state of JavaSerializer elements (Flink's _default_ of Strings) takes changed, added and deleted elements" {
+	needs_fixtures
+	local f=$FIXTURES/flink-savepoints/v4-flink1.20-complexkeyed-savepoint
+	ckpt-inspect -R "$f" >rows
+	# second0 changed, first2 deleted, an element added to subtask 1 after first1
+	grep -v '"value":"first2"' rows | sed 's/"value":"second0"/"value":"second0-changed"/
+		/"value":"first1"/{p; s/"index":0,"value":"first1"/"index":1,"value":"first-added"/; }' >r
+	[ "$(grep -c '"state":"_default_"' r)" = 8 ]
+	grep -q '"subtask":1,"index":1,"value":"first-added"' r
+	ckpt-merge --rows r -o out/ "$f"
+	run ckpt-inspect -c out
+	status_is 0
+	ckpt-inspect -R out >got
+	cmp got r
+	# the changed one as Java writes a String, the others their own bytes
+	run sh -c 'ckpt-inspect --raw -a out | jq -r ".operators[].subtasks[]?.operator_state._default_.entries[]?.base64 // empty" | sort'
+	status_is 0
+	output_is "$(for s in first-added first0 first1 first3 second0-changed second1 second2 second3; do
+		(printf '\254\355\000\005t\000'; printf "\\$(printf %03o ${#s})"; printf %s "$s") | base64 -w0; echo; done | sort)"
+}
+
+@test "jvalue: an operator list state's Java-serialized element ckpt cannot write is a bad row naming why" {
+	local e='state _default_: the value does not fit its serializer JavaSerializer: expected'
+	op_sp "_default_:$JAVA:$J/integer.bin,$J/long.bin,$J/arraylist.bin,$J/string.bin"
+	ckpt-inspect -R sp >rows
+	sed 's/"value":-5/"value":-6/' rows >r
+	bad 2 "ckpt-merge: r:1: $e a value of one class (the state holds java.lang.Integer and java.lang.Long values of this shape)" \
+		ckpt-merge --rows r -o out/ sp
+	sed 's/"value":\["a",1,null\]/"value":["a"]/' rows >r
+	bad 2 "ckpt-merge: r:3: $e java.util.ArrayList as it was (ckpt writes a changed one only of plain classes)" \
+		ckpt-merge --rows r -o out/ sp
+	sed 's/"value":"héllo"/"value":{"class":"Gen$Point","x":1}/' rows >r
+	bad 2 "ckpt-merge: r:4: $e a class the state holds a value of, not Gen\$Point" ckpt-merge --rows r -o out/ sp
+	sed 's/"value":"héllo"/"value":true/' rows >r
+	bad 2 "ckpt-merge: r:4: $e a value of a shape the state holds (an enum: one of its constants the state holds)" \
+		ckpt-merge --rows r -o out/ sp
+	[ ! -e out ]
+}
+
+@test "jvalue: a heap map state of JavaSerializer values converted with --rows --canonical: changed values written by the state's own" {
+	JKIND=MAP java_list_canon string,integer point
+	sed 's/"value":"héllo"/"value":"hé"/; s/"x":3,"label":"p","next":{/"x":7,"label":"q","next":{/' rows >r
+	ckpt-merge --canonical --rows r -o out/ heap
+	run ckpt-inspect -c out
+	status_is 0
+	ckpt-inspect -R out >got
+	cmp got r
 }

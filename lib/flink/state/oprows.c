@@ -59,6 +59,7 @@ struct tgt {
 	const struct ckpt_fstate_meta *m;
 	int mode, changed;
 	struct nsub *sub; /* by subtask index, op->parallelism of them */
+	struct ckpt_fjava *java; /* a list of JavaSerializer values: its own, which its rows are written by */
 };
 
 struct ctx {
@@ -291,6 +292,26 @@ holders(struct ctx *c, struct tgt *t)
 
 /* ------------------------------------------------------------ rows into elements */
 
+/* The elements of a list or union state of JavaSerializer values, for its rows to be written by
+ * (as rowsin.c's java_templates collects a keyed state's): gathered once, from every subtask. */
+static int
+java_elements(struct ctx *c, struct tgt *t)
+{
+	if (t->java || t->mode == 2 || t->m->value == NULL || t->m->value->kind != FSER_JAVA)
+		return 0;
+	if ((t->java = ckpt_fjava_new(c->e)) == NULL)
+		return -1;
+	for (uint32_t s = 0; s < t->op->parallelism; s++) {
+		const struct hand *h = t->sub[s].hand >= 0 ? &c->hands[t->sub[s].hand] : NULL;
+
+		for (size_t i = 0; h && i < h->nel; i++)
+			if (strcmp(h->el[i].state, t->name) == 0 && h->el[i].typed &&
+			    ckpt_fjava_add(t->java, h->el[i].p, h->el[i].n, h->el[i].typed, c->e) < 0)
+				return -1;
+	}
+	return 0;
+}
+
 /* v through t appended to b: 0; 1 when ckpt cannot write it (c->why says why); -1 the row's error. */
 static int
 enc(struct ctx *c, const struct ckpt_fser *t, const json_t *v, const char *what, size_t line, struct ckpt_bytebuf *b)
@@ -300,6 +321,9 @@ enc(struct ctx *c, const struct ckpt_fser *t, const json_t *v, const char *what,
 	int rc;
 
 	c->why[0] = '\0';
+	if (java_elements(c, c->x) < 0)
+		return -1;
+	f.java = t == c->x->m->value ? c->x->java : NULL;
 	if (v == NULL)
 		return line_fail(c, line, CKPT_ERR_INPUT, "state %s: the row has no %s", c->x->name, what);
 	if (t == NULL || ckpt_fstate_is_split(c->x->name, t) || ckpt_fstate_legacy_kind(c->x->name, t)) {
@@ -749,6 +773,7 @@ release(struct ctx *c)
 			free(c->t[i].sub[s].map);
 		}
 		free(c->t[i].sub);
+		ckpt_fjava_free(c->t[i].java);
 	}
 	free(c->hands);
 	free(c->t);

@@ -895,7 +895,8 @@ decide(struct enc *x, struct ckpt_fstate_backing_data *b)
 			    "state's rows only as they are", x->x->state, x->cannot_why);
 }
 
-/* The value serializer of a value or map state's values when it is JavaSerializer, else NULL. */
+/* The serializer of a value, map or list state's values (a list's: of its elements) when it is
+ * JavaSerializer, else NULL. */
 static const struct ckpt_fser *
 java_values(const struct ckpt_fstate_header *h, struct ckpt_fstate_meta *m)
 {
@@ -904,6 +905,7 @@ java_values(const struct ckpt_fstate_header *h, struct ckpt_fstate_meta *m)
 	if (!ckpt_fstate_typable(h, m))
 		return NULL;
 	t = m->kindc == 'm' && m->value && m->value->nkids == 2 ? m->value->kids[1] :
+	    m->kindc == 'l' && m->value && m->value->nkids == 1 ? m->value->kids[0] :
 	    m->kindc == 0 ? m->value : NULL; /* value, reducing, aggregating */
 	return t && t->kind == FSER_JAVA ? t : NULL;
 }
@@ -911,37 +913,84 @@ java_values(const struct ckpt_fstate_header *h, struct ckpt_fstate_meta *m)
 struct jcollect {
 	struct enc *x;
 	const struct ckpt_fser *t;
+	struct ckpt_fsrc s; /* the entry's value */
+	const unsigned char *v;
 };
 
-/* One entry of the operator's keyed state: a value of x's state kept with its row's value. */
+/* The state's value at c->s kept with its row's value: 0; 1 when it cannot be read (none kept). */
+static int
+java_one(struct jcollect *c)
+{
+	size_t at = ckpt_fsrc_tell(&c->s);
+	json_t *j = NULL;
+	int32_t hash;
+	int hashed, r;
+
+	if (ckpt_fser_value(c->t, &c->s, &j, &hash, &hashed) < 0)
+		return 1;
+	r = ckpt_fjava_add(c->x->java, c->v + at, ckpt_fsrc_tell(&c->s) - at, j, c->x->e);
+	json_decref(j);
+	return r;
+}
+
+/* The values of an entry of the state at c->s: a value state's one; a map's (canonical: its null
+ * flag, then the value; heap: the map whole, i32 count and each user key, null flag and value);
+ * a list's elements (canonical: joined by ','; heap: i32 count, then the elements). */
+static int
+java_values_of(struct jcollect *c, char kind, int heap)
+{
+	int32_t n = 1;
+	uint8_t b;
+	int r = 0;
+
+	if (kind == 0)
+		return java_one(c);
+	if (heap && ckpt_fsrc_i32(&c->s, &n, "element count") < 0)
+		return 1;
+	for (int32_t i = 0; r == 0 && (heap ? i < n : kind == 'm' ? i < 1 : !ckpt_fsrc_drained(&c->s)); i++) {
+		json_t *uk = NULL;
+		int32_t hash;
+		int hashed;
+
+		if (kind == 'l' && !heap && i > 0 && (ckpt_fsrc_u8(&c->s, &b, "list delimiter") < 0 || b != ','))
+			return 1;
+		if (kind == 'm' && heap && ckpt_fser_value(c->x->m->value->kids[0], &c->s, &uk, &hash, &hashed) < 0)
+			return 1;
+		json_decref(uk);
+		if (kind == 'm' && ckpt_fsrc_u8(&c->s, &b, "map value null flag") < 0)
+			return 1;
+		r = kind == 'm' && b ? 0 : java_one(c);
+	}
+	return r;
+}
+
+/* One entry of the operator's keyed state: the values of x's state in it kept with their rows' values. */
 static int
 java_entry(void *arg, const char *state, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v,
 	   size_t vn, struct ckpt_fstate_typed *typed)
 {
 	struct jcollect *c = arg;
-	struct ckpt_fsrc s;
-	json_t *j = NULL;
-	size_t skip = c->x->m->kindc == 'm'; /* a map's value: its null flag first */
-	int32_t hash;
-	int hashed, r = 0;
+	struct ckpt_err scratch = {0}; /* a value it cannot read is not kept: not an error */
+	int r;
 
-	(void)kg, (void)k, (void)kn, (void)typed;
-	if (strcmp(state, c->x->x->state) != 0 || vn <= skip || (skip && v[0]))
+	(void)kg, (void)k, (void)kn;
+	if (strcmp(state, c->x->x->state) != 0)
 		return 0;
-	ckpt_fsrc_mem(&s, v + skip, vn - skip, c->x->r->name, c->x->e);
-	if (ckpt_fser_value(c->t, &s, &j, &hash, &hashed) == 0 && ckpt_fsrc_drained(&s))
-		r = ckpt_fjava_add(c->x->java, v + skip, vn - skip, j, c->x->e);
-	ckpt_fsrc_release(&s);
-	json_decref(j);
-	return r;
+	c->v = v;
+	ckpt_fsrc_mem(&c->s, v, vn, c->x->r->name, &scratch);
+	r = java_values_of(c, c->x->m->kindc, typed && typed->heap);
+	ckpt_fsrc_release(&c->s);
+	return r < 0 ? -1 : 0;
 }
 
 /* A JavaSerializer state's own values, read once, for its rows to be written by. */
 static int
 java_templates(struct enc *x, struct ckpt_fstate_backing_data *b)
 {
-	struct jcollect c = {x, java_values(x->h, x->m)};
-	struct ckpt_fstate_sink k = {.kv = java_entry, .op = ckpt_fstate_dry_op, .arg = &c, .untyped = 1, .part = 2};
+	struct jcollect c = {.x = x, .t = java_values(x->h, x->m)};
+	/* heap-layout entries come with their ftyped, saying so */
+	struct ckpt_fstate_sink k = {.kv = java_entry, .op = ckpt_fstate_dry_op, .arg = &c, .untyped = 1, .layout = 1,
+				      .part = 2};
 
 	if (c.t == NULL || x->java)
 		return 0;

@@ -475,8 +475,10 @@ static char
 shape_of(const struct ckpt_javaser_value *v)
 {
 	static const char *const cls[] = {"java.lang.Integer", "java.lang.Long", "java.lang.Short", "java.lang.Byte",
-					  "java.lang.Double", "java.lang.Float", "java.lang.Boolean", "java.lang.Character"};
-	static const char sh[] = "iiiirrbs";
+					  "java.lang.Double", "java.lang.Float", "java.lang.Boolean", "java.lang.Character",
+					  "java.math.BigInteger", "java.math.BigDecimal", "java.util.Date", "java.sql.Date",
+					  "java.sql.Time", "java.sql.Timestamp"};
+	static const char sh[] = "iiiirrbsssssss";
 
 	switch (v->kind) {
 	case CKPT_JAVASER_STRING: case CKPT_JAVASER_ENUM:
@@ -486,7 +488,7 @@ shape_of(const struct ckpt_javaser_value *v)
 	case CKPT_JAVASER_NULL:
 		return 'n';
 	default:
-		for (int i = 0; v->kind == CKPT_JAVASER_OBJECT && i < 8; i++)
+		for (size_t i = 0; v->kind == CKPT_JAVASER_OBJECT && i < sizeof cls / sizeof *cls; i++)
 			if (strcmp(v->cls->name, cls[i]) == 0)
 				return sh[i];
 		return v->kind == CKPT_JAVASER_OBJECT && strstr(v->cls->name, "java.util.") == v->cls->name &&
@@ -495,8 +497,8 @@ shape_of(const struct ckpt_javaser_value *v)
 }
 
 /* The state's value a changed top-level value v is written by: of the one class of v's shape the
- * state's values have (a string: java.lang.String's, before a Character's; an enum's constants only
- * as the state holds them), or of the class v names.  NULL with why. */
+ * state's values have (a string: java.lang.String's, before any other class printed as a string;
+ * an enum's constants only as the state holds them), or of the class v names.  NULL with why. */
 static const struct ckpt_javaser_value *
 top_proto(struct ckpt_fjava *j, const json_t *v, char *why, size_t whyn)
 {
@@ -512,11 +514,12 @@ top_proto(struct ckpt_fjava *j, const json_t *v, char *why, size_t whyn)
 		snprintf(why, whyn, "a class the state holds a value of, not %s", cls);
 	if (want == 'o')
 		return p;
+	for (size_t i = 0; want == 's' && i < j->n; i++)
+		if ((t = j->top[i]) != NULL && t->kind == CKPT_JAVASER_STRING) /* java.lang.String first */
+			return t;
 	for (size_t i = 0; i < j->n; i++) {
 		if ((t = j->top[i]) == NULL || (shape_of(t) != want && !(want == 'r' && shape_of(t) == 'i')))
 			continue;
-		if (want == 's' && t->kind == CKPT_JAVASER_STRING) /* java.lang.String first */
-			return t;
 		if (want == 's' && t->kind == CKPT_JAVASER_ENUM)
 			continue; /* a constant the state holds was found whole */
 		if (p && (p->kind != t->kind || (p->cls && strcmp(p->cls->name, t->cls->name) != 0))) {
