@@ -419,6 +419,14 @@ j_bytes() {
 	sed 's/"value":"-12345.6789"/"value":"1.5"/' rows >r
 	bad 2 "ckpt-merge: r:3: $e a value of one class (the state holds java.math.BigDecimal and java.util.Date values of this shape)" \
 		ckpt-merge --rows r -o out/ sp
+	# Strings beside another class printed as a string: a changed string is neither guessed a String
+	java_list_canon string bigdec
+	sed 's/"value":"héllo"/"value":"hé"/' rows >r
+	bad 2 "ckpt-merge: r:3: $e a value of one class (the state holds java.math.BigDecimal and java.lang.String values of this shape)" \
+		ckpt-merge --rows r -o out/ sp
+	sed 's/"value":"-12345.6789"/"value":"1.5"/' rows >r
+	bad 2 "ckpt-merge: r:4: $e a value of one class (the state holds java.math.BigDecimal and java.lang.String values of this shape)" \
+		ckpt-merge --rows r -o out/ sp
 	java_list_canon bigdec,bigdec
 	sed '3s/"value":"-12345.6789"/"value":"1.5"/' rows >r
 	bad 2 "ckpt-merge: r:3: $e java.math.BigDecimal as it was (ckpt writes a changed one only of plain classes)" \

@@ -497,8 +497,9 @@ shape_of(const struct ckpt_javaser_value *v)
 }
 
 /* The state's value a changed top-level value v is written by: of the one class of v's shape the
- * state's values have (a string: java.lang.String's, before any other class printed as a string;
- * an enum's constants only as the state holds them), or of the class v names.  NULL with why. */
+ * state's values have (an enum's constants only as the state holds them; a string where the state
+ * holds Strings and another class printed as a string, a BigDecimal say, is refused: never guessed),
+ * or of the class v names.  NULL with why. */
 static const struct ckpt_javaser_value *
 top_proto(struct ckpt_fjava *j, const json_t *v, char *why, size_t whyn)
 {
@@ -514,14 +515,11 @@ top_proto(struct ckpt_fjava *j, const json_t *v, char *why, size_t whyn)
 		snprintf(why, whyn, "a class the state holds a value of, not %s", cls);
 	if (want == 'o')
 		return p;
-	for (size_t i = 0; want == 's' && i < j->n; i++)
-		if ((t = j->top[i]) != NULL && t->kind == CKPT_JAVASER_STRING) /* java.lang.String first */
-			return t;
 	for (size_t i = 0; i < j->n; i++) {
 		if ((t = j->top[i]) == NULL || (shape_of(t) != want && !(want == 'r' && shape_of(t) == 'i')))
 			continue;
-		if (want == 's' && t->kind == CKPT_JAVASER_ENUM)
-			continue; /* a constant the state holds was found whole */
+		if (t->kind == CKPT_JAVASER_ENUM)
+			continue; /* a constant the state holds was found whole: ckpt writes no other */
 		if (p && (p->kind != t->kind || (p->cls && strcmp(p->cls->name, t->cls->name) != 0))) {
 			snprintf(why, whyn, "a value of one class (the state holds %s and %s values of this shape)",
 				 p->cls ? p->cls->name : "java.lang.String", t->cls ? t->cls->name : "java.lang.String");
