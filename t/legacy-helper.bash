@@ -225,12 +225,14 @@ producer_sp() {
 
 # StreamingFileSink's BucketStateSerializer (versions 1 and 2): BUCKET-ID PATH CREATED, the
 # in-progress file's hex (- for none), then "CHECKPOINT HEX..." per checkpoint of pending files
-# (their serializer version 1).
+# (their serializer version 1).  The bucket id is SimpleVersionedStringSerializer's (version 1): its
+# length little-endian (h_le32), as Flink's ByteBuffer writes it, then the UTF-8.
 h_str() { printf '%s' "$1" | xxd -p | tr -d '\n'; }
+h_le32() { printf '%02x%02x%02x%02x' $(($1 & 255)) $(($1 >> 8 & 255)) $(($1 >> 16 & 255)) $(($1 >> 24 & 255)); }
 h_bucket() {
 	local id=$1 path=$2 created=$3 cur=$4 h n=0 t= c f
 	shift 4
-	h=1e764b79$(h_framed 1 "$(h_i32 ${#id})$(h_str "$id")")$(h_utf "$path")$(h_i64 "$created")
+	h=1e764b79$(h_framed 1 "$(h_le32 ${#id})$(h_str "$id")")$(h_utf "$path")$(h_i64 "$created")
 	if [ "$cur" = - ]; then h=${h}00; else h=${h}01$(h_framed 1 "$cur"); fi
 	for c; do
 		set -- $c
@@ -245,9 +247,16 @@ h_bucket() {
 # in-progress file's hex (- for none), no pending files (versions 1 and 2 are h_bucket's layout).
 h_filebucket3() {
 	local h
-	h=1e764b79$(h_framed 1 "$(h_i32 ${#1})$(h_str "$1")")$(h_utf "$2")$(h_i64 "$3")
+	h=1e764b79$(h_framed 1 "$(h_le32 ${#1})$(h_str "$1")")$(h_utf "$2")$(h_i64 "$3")
 	if [ "$4" = - ]; then printf '%s00' "$h"; else printf '%s01%s' "$h" "$(h_framed 1 "$4")"; fi
 }
+# The local file system's recoverable (LocalRecoverableSerializer 1, little-endian): OFFSET TARGET
+# TEMP.  OutputStreamBasedPartFileWriter's recoverables around it, version 2: h_inprogress TARGET-URI
+# HEX, h_pendingfile TARGET-URI SIZE HEX (HEX the file system's recoverable, framed at version 1).
+h_le64() { h_le32 $(($1 & 0xffffffff)); h_le32 $(($1 >> 32)); }
+h_local() { printf 574b741e; h_le64 "$1"; h_le32 ${#2}; h_le32 ${#3}; h_str "$2"; h_str "$3"; }
+h_inprogress() { printf b3a4073d01; h_utf "$1"; h_framed 1 "$2"; }
+h_pendingfile() { printf 2c853c8901; h_utf "$1"; h_i64 "$2"; h_framed 1 "$3"; }
 # FileSinkCommittableSerializer version 2: BUCKET-ID, the pending file's hex, the in-progress file
 # to clean up's hex (each - for none, else framed at version 1), the compacted file's URI (- none);
 # version 1 (h_filecommittable1 PENDING IN-PROGRESS): no bucket id, no compacted file.

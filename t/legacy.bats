@@ -232,7 +232,7 @@ NOSTOP=-9223372036854775808
 # The FileSink (Sink V2): its writer's FileWriterBucketStateSerializer in "writer_raw_states" (the
 # KafkaSink's state name too; told apart by the magic number and an exact parse) and its
 # FileSinkCommittableSerializer's committables in the committer's collector, written from Flink
-# 2.3.0's source (flink-connector-files); no harness job has a FileSink.
+# 2.3.0's source (flink-connector-files); t/flink/filesink.bats reads a real job's.
 @test "legacy: the FileSink's writer state (FileWriterBucketStateSerializer 3; 2 and 1 with pending files): bucket, path, in-progress file" {
 	sink_sp w writer_raw_states "$(h_framed 3 "$(h_filebucket3 2026-12-07--03 /out/2026-12-07--03 1765076400000 0102)")"
 	run ckpt-inspect -R w
@@ -257,6 +257,26 @@ NOSTOP=-9223372036854775808
 	run ckpt-inspect -R c
 	status_is 0
 	output_is '{"uid":null,"operator":"'$OP'","state":"streaming_committer_raw_states","kind":"list","subtask":0,"index":0,"value":{"state":"committables","version":2,"checkpoints":[{"checkpoint_id":7,"number_of_subtasks":1,"subtasks":[{"subtask":0,"requests":[{"connector":"file_sink","version":1,"pending_file":{"version":1,"bytes":"\u0001\u0002"},"in_progress_to_clean_up":null,"retries":0,"request_state":"RECEIVED"},{"connector":null,"version":1,"bytes":{"base64":"HnZcgAABYgAAAA=="},"retries":0,"request_state":"RECEIVED"}],"committables":2,"failed":0}]}]}}'
+}
+
+# The part files' recoverables as the FileSink writes them on the local file system (t/flink/filesink.bats
+# reads Flink's own): OutputStreamBasedPartFileWriter's in-progress (0xB3A4073D) and pending
+# (0x2C853C89) serializers, version 2, around LocalRecoverableSerializer 1 (little-endian).
+@test "legacy: the FileSink's part files on the local file system: the in-progress file (target, offset, temp file) and the pending one (its size too) typed; another file system's recoverable, or one that does not parse, stays bytes" {
+	local loc body
+	loc=$(h_local 145 /o/b/part-u-0 /o/b/.part-u-0.inprogress.t)
+	body=$(h_filebucket3 b file:/o/b 5 -)
+	sink_sp w writer_raw_states "$(h_framed 3 "${body%00}01$(h_framed 2 "$(h_inprogress file:/o/b/part-u-0 "$loc")")")"
+	run ckpt-inspect -R w
+	status_is 0
+	output_is '{"uid":null,"operator":"'$OP'","state":"writer_raw_states","kind":"list","subtask":0,"index":0,"value":{"connector":"file_sink","version":3,"bucket_id":"b","bucket_path":"file:/o/b","in_progress_creation_time":5,"in_progress":{"version":2,"target_path":"file:/o/b/part-u-0","recoverable":{"version":1,"file_system":"local","offset":145,"target_file":"/o/b/part-u-0","temp_file":"/o/b/.part-u-0.inprogress.t"}}}}'
+	rm -rf w
+	sink_sp c streaming_committer_raw_states "$(h_framed 2 "$(CVER=2 h_collector 7 2 0 \
+		"1e765c80$(h_utf b)01$(h_framed 2 "$(h_pendingfile file:/o/b/part-u-0 145 "$loc")")0000" \
+		"1e765c80$(h_utf b)01$(h_framed 1 "2c853c89$(h_framed 3 0102)")01$(h_framed 2 "$(h_inprogress file:/o/b/p "$loc")ff")00" \
+		"1e765c80$(h_utf b)01$(h_framed 2 "$(h_pendingfile file:/o/b/q 7 "${loc}00")")0000")")"
+	run sh -c "ckpt-inspect -a c | jq -c '.operators[0].subtasks[0].operator_state.streaming_committer_raw_states.entries[0].checkpoints[0].subtasks[0].requests | map([.pending_file, .in_progress_to_clean_up])'"
+	output_is '[[{"version":2,"target_path":"file:/o/b/part-u-0","recoverable":{"version":1,"file_system":"local","offset":145,"target_file":"/o/b/part-u-0","temp_file":"/o/b/.part-u-0.inprogress.t"},"size":145},null],[{"version":1,"target_path":null,"recoverable":{"version":3,"bytes":"\u0001\u0002"}},{"version":2,"bytes":{"base64":"s6QHPQEAC2ZpbGU6L28vYi9wAAAAAQAAADxXS3QekQAAAAAAAAANAAAAGwAAAC9vL2IvcGFydC11LTAvby9iLy5wYXJ0LXUtMC5pbnByb2dyZXNzLnT/"}}],[{"version":2,"target_path":"file:/o/b/q","recoverable":{"version":1,"bytes":{"base64":"V0t0HpEAAAAAAAAADQAAABsAAAAvby9iL3BhcnQtdS0wL28vYi8ucGFydC11LTAuaW5wcm9ncmVzcy50AA=="}},"size":7},null]]'
 }
 
 @test "legacy: the FileSink's writer state no version parses stays bytes with the reason (version, cut, bytes left over); its framing's length lying is refused" {

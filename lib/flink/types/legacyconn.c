@@ -18,6 +18,9 @@
 #define MAX_PARALLELISM 32768
 #define BUCKET_MAGIC 0x1e764b79u
 #define FILE_COMMITTABLE_MAGIC 0x1e765c80u
+#define INPROGRESS_MAGIC 0xb3a4073du
+#define PENDING_MAGIC 0x2c853c89u
+#define LOCAL_MAGIC 0x1e744b57u
 
 /* KafkaTopicPartitionStateSentinel's offsets: the stored offset by Flink's name, the starting offset
  * by the name the KafkaSource's rows give the same start (ckpt-inspect(1), --offsets). */
@@ -690,8 +693,75 @@ producer_typed(int kind, const unsigned char *p, size_t n, uint64_t at, const ch
 	return ckpt_err_set(e, CKPT_ERR_INPUT, where, "flink_kafka_producer: %s", t.e.text);
 }
 
-/* A SimpleVersionedSerialization blob (i32 version, i32 length, the bytes) as {"version", "bytes"};
- * a bucket id of SimpleVersionedStringSerializer (version 1: i32 length, UTF-8) as its string. */
+/* LocalRecoverableSerializer 1, the local file system's resume and commit recoverable, little-endian:
+ * i32 magic, i64 offset, i32 target length, i32 temp length, the two paths; NULL unless exactly that. */
+static json_t *
+local_recoverable(int32_t ver, const unsigned char *p, size_t n)
+{
+	uint64_t off, tl, ml;
+
+	if (ver != 1 || n < 20 || ckpt_load_le(p, 4) != LOCAL_MAGIC)
+		return NULL;
+	off = ckpt_load_le(p + 4, 8);
+	tl = ckpt_load_le(p + 12, 4);
+	ml = ckpt_load_le(p + 16, 4);
+	if (off > INT64_MAX || tl > n - 20 || ml != n - 20 - tl)
+		return NULL;
+	return json_pack("{s:i, s:s, s:I, s:s%, s:s%}", "version", 1, "file_system", "local", "offset", (json_int_t)off,
+			 "target_file", (const char *)p + 20, (size_t)tl, "temp_file", (const char *)p + 20 + tl, (size_t)ml);
+}
+
+/* OutputStreamBasedPartFileWriter's in-progress (magic 0xB3A4073D) or pending (0x2C853C89) file
+ * recoverable, versions 1 and 2: the magic; version 2 a flag and the UTF target path, and when
+ * pending the i64 file size; the file system's recoverable framed (i32 version, i32 length, the
+ * bytes), typed when the local file system's.  NULL unless exactly that. */
+static json_t *
+part_file(int32_t ver, const unsigned char *p, size_t n, uint64_t at)
+{
+	struct try t;
+	uint32_t magic;
+	int32_t fver;
+	int64_t size = -1;
+	uint8_t has = 0;
+	char *target = NULL;
+	size_t end;
+	json_t *fs = NULL, *v = NULL;
+
+	if ((ver != 1 && ver != 2) || n < 4 || ((magic = ckpt_be32(p)) != INPROGRESS_MAGIC && magic != PENDING_MAGIC))
+		return NULL;
+	try_open(&t, p + 4, n - 4, at + 4);
+	if ((ver == 2 && (flag_u8(&t, &has, "target flag") < 0 || (has && utf_fits(&t, &target, "target path") < 0) ||
+			  (magic == PENDING_MAGIC && ckpt_fsrc_i64(&t.s, &size, "file size") < 0))) ||
+	    ckpt_fsrc_i32(&t.s, &fver, "recoverable version") < 0 || frame(&t, &end, "recoverable length") < 0 ||
+	    end != t.s.wlen)
+		goto out;
+	fs = local_recoverable(fver, t.s.win + t.s.wpos, end - t.s.wpos);
+	if (fs == NULL)
+		fs = json_pack("{s:i, s:o}", "version", (int)fver, "bytes", ckpt_entry_to_json(t.s.win + t.s.wpos, end - t.s.wpos));
+	if (fs)
+		v = json_pack("{s:i, s:o, s:o}", "version", (int)ver, "target_path", target ? json_string(target) : json_null(),
+			      "recoverable", fs);
+	if (v && size >= 0)
+		json_object_set_new(v, "size", json_integer(size));
+out:
+	free(target);
+	ckpt_fsrc_release(&t.s);
+	return v;
+}
+
+/* A part file's recoverable of serializer version ver at p[0, n): typed (part_file), else its
+ * "version" and "bytes". */
+static json_t *
+recoverable(int32_t ver, const unsigned char *p, size_t n, uint64_t at)
+{
+	json_t *v = part_file(ver, p, n, at);
+
+	return v ? v : json_pack("{s:i, s:o}", "version", (int)ver, "bytes", ckpt_entry_to_json(p, n));
+}
+
+/* A SimpleVersionedSerialization blob (i32 version, i32 length, the bytes): as_string a bucket id,
+ * its string when SimpleVersionedStringSerializer wrote it (version 1: little-endian i32 length,
+ * UTF-8), else a part file's recoverable (recoverable), else {"version", "bytes"}. */
 static json_t *
 versioned_blob(struct try *t, int as_string, const char *what)
 {
@@ -704,8 +774,10 @@ versioned_blob(struct try *t, int as_string, const char *what)
 		return NULL;
 	at = t->s.wpos;
 	p = t->s.win + at;
-	if (as_string && ver == 1 && end - at >= 4 && ckpt_be32(p) == end - at - 4)
+	if (as_string && ver == 1 && end - at >= 4 && ckpt_load_le(p, 4) == end - at - 4)
 		v = json_stringn((const char *)p + 4, end - at - 4); /* NULL when not UTF-8 */
+	if (v == NULL && !as_string)
+		v = recoverable(ver, p, end - at, t->s.base + at);
 	if (v == NULL)
 		v = json_pack("{s:i, s:o}", "version", (int)ver, "bytes", ckpt_entry_to_json(p, end - at));
 	t->s.wpos = end;
@@ -744,8 +816,8 @@ bucket_pending(struct try *t)
 		for (int32_t j = 0; j < n; j++) {
 			if (frame(t, &end, "pending file length") < 0)
 				goto bad;
-			json_array_append_new(files, json_pack("{s:i, s:o}", "version", (int)ver, "bytes",
-							       ckpt_entry_to_json(t->s.win + t->s.wpos, end - t->s.wpos)));
+			json_array_append_new(files, recoverable(ver, t->s.win + t->s.wpos, end - t->s.wpos,
+								 t->s.base + t->s.wpos));
 			t->s.wpos = end;
 		}
 	}

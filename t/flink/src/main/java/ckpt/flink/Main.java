@@ -68,6 +68,7 @@ public final class Main {
         if (args.length > 0 && args[0].equals("kafka-consumer")) System.exit(KafkaConsumerJob.main(args));
         if (args.length > 0 && args[0].equals("oppar-savepoint")) System.exit(OpPar.savepoint(args));
         if (args.length > 0 && args[0].equals("oppar-restore")) System.exit(OpPar.restore(args));
+        if (args.length > 0 && args[0].equals("filesink-savepoint")) System.exit(FileSinkJob.savepoint(args));
         out = Paths.get(args[0]).toAbsolutePath();
         String version = org.apache.flink.runtime.util.EnvironmentInformation.getVersion();
         if (Files.exists(out)) FileUtils.deleteDirectory(out.toFile());
