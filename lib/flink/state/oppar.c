@@ -57,29 +57,6 @@ struct pctx {
 	struct ckpt_err *e;
 };
 
-/* Java's String.hashCode of modified UTF-8 p[0, n) (its UTF-16 units). */
-static int32_t
-java_hash(const unsigned char *p, size_t n)
-{
-	uint32_t h = 0;
-
-	for (size_t i = 0; i < n;) {
-		uint32_t c = p[i];
-
-		if (c >= 0xe0 && i + 2 < n) {
-			c = (c & 0x0f) << 12 | (p[i + 1] & 0x3fu) << 6 | (p[i + 2] & 0x3fu);
-			i += 3;
-		} else if (c >= 0xc0 && i + 1 < n) {
-			c = (c & 0x1f) << 6 | (p[i + 1] & 0x3fu);
-			i += 2;
-		} else {
-			i++;
-		}
-		h = 31 * h + c;
-	}
-	return (int32_t)h;
-}
-
 /* The bucket of hash h in a java.util.HashMap of n keys (its table grown from 16 as Flink's fill it). */
 static uint32_t
 bucket(int32_t h, size_t n)
@@ -127,7 +104,7 @@ name_of(struct pctx *c, const unsigned char *p, size_t len, int mode)
 			return &c->names[i];
 	if (ckpt_grow(&c->names, &c->ncap, c->nnames + 1, sizeof *c->names, 8, c->e) < 0)
 		return NULL;
-	c->names[c->nnames] = (struct sname){.p = p, .len = len, .mode = mode, .hash = java_hash(p, len)};
+	c->names[c->nnames] = (struct sname){.p = p, .len = len, .mode = mode, .hash = ckpt_fser_java_mutf8_hash(p, len)};
 	return &c->names[c->nnames++];
 }
 

@@ -268,7 +268,7 @@ find_split(struct ckpt_fsetoff *c, const char *topic, int32_t part)
 static uint32_t
 split_owner(const char *topic, int32_t part, uint32_t readers)
 {
-	uint32_t h = (uint32_t)ckpt_fser_java_ascii_hash(topic);
+	uint32_t h = (uint32_t)ckpt_fser_java_mutf8_hash((const unsigned char *)topic, strlen(topic));
 
 	return (uint32_t)(((h * 31u & 0x7FFFFFFFu) % readers + (uint64_t)part) % readers);
 }

@@ -158,14 +158,27 @@ kryo_ascii(struct try *t, char *out, size_t cap, const char *what)
 	return 0;
 }
 
-/* String.hashCode of an ASCII string (a Kafka topic's name: its chars are its bytes). */
+/* Java's String.hashCode of modified UTF-8 p[0, n), as DataOutput.writeUTF writes a string (its
+ * UTF-16 units, 1 to 3 bytes each; ASCII, a Kafka topic's name say, is its own bytes). */
 int32_t
-ckpt_fser_java_ascii_hash(const char *s)
+ckpt_fser_java_mutf8_hash(const unsigned char *p, size_t n)
 {
 	uint32_t h = 0;
 
-	for (; *s; s++)
-		h = 31 * h + (unsigned char)*s;
+	for (size_t i = 0; i < n;) {
+		uint32_t c = p[i];
+
+		if (c >= 0xe0 && i + 2 < n) {
+			c = (c & 0x0f) << 12 | (p[i + 1] & 0x3fu) << 6 | (p[i + 2] & 0x3fu);
+			i += 3;
+		} else if (c >= 0xc0 && i + 1 < n) {
+			c = (c & 0x1f) << 6 | (p[i + 1] & 0x3fu);
+			i += 2;
+		} else {
+			i++;
+		}
+		h = 31 * h + c;
+	}
 	return (int32_t)h;
 }
 
@@ -213,7 +226,7 @@ ktp_fields(struct try *t, char *topic, size_t cap, int32_t *part)
 		return -1;
 	if (!ckpt_fser_kafka_topic_ok(topic))
 		return fail(t, "topic \"%s\" is no Kafka topic name", topic);
-	if ((int32_t)(31u * (uint32_t)ckpt_fser_java_ascii_hash(topic) + (uint32_t)*part) != hash)
+	if ((int32_t)(31u * (uint32_t)ckpt_fser_java_mutf8_hash((const unsigned char *)topic, strlen(topic)) + (uint32_t)*part) != hash)
 		return fail(t, "cachedHash %d is not that of %s:%d", (int)hash, topic, (int)*part);
 	return 0;
 }

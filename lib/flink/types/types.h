@@ -271,7 +271,7 @@ enum {
 int ckpt_fser_legacy_kind(const char *state, const struct ckpt_fser *value);
 /* String.hashCode of an ASCII string: a Kafka topic's, for KafkaTopicPartition's cached hash and the
  * reader KafkaSourceEnumerator.getSplitOwner picks. */
-int32_t ckpt_fser_java_ascii_hash(const char *s);
+int32_t ckpt_fser_java_mutf8_hash(const unsigned char *p, size_t n);
 /* One element p[0, n) at offset at of where (a consumer's Tuple2 as cut by the offsets; the sinks'
  * the bytes of their byte[]) typed into *v ({"connector", ...}; the committer's {"state":
  * "committables", ...}), or *v NULL and why says what the format found.  -1 with e set when the
