@@ -36,23 +36,10 @@ flush(struct rk *R)
 	return R->put(R->arg, R->idx, R->kg, R->k.p, R->k.len, R->v.p, R->v.len, NULL);
 }
 
-/* The bytes of CompositeKeySerializationUtils.writeVariableIntBytes(n). */
-static size_t
-suffix_len(uint64_t n)
-{
-	size_t k = 0;
-	uint32_t v = (uint32_t)n;
-
-	do {
-		k++;
-		v >>= 8;
-	} while (v != 0);
-	return k;
-}
-
-/* One value of t read from s (checked), and the length suffix after it when ambiguous. */
+/* One value of t read from s (checked), and its length suffix after it when state names the state
+ * whose key and namespace have them. */
 static int
-skip_one(struct ckpt_fsrc *s, const struct ckpt_fser *t, int ambiguous, const char *what)
+skip_one(struct ckpt_fsrc *s, const struct ckpt_fser *t, const char *state, const char *what)
 {
 	struct ckpt_fout o = {.mode = FOUT_NONE};
 	uint64_t a = ckpt_fsrc_tell(s);
@@ -64,7 +51,7 @@ skip_one(struct ckpt_fsrc *s, const struct ckpt_fser *t, int ambiguous, const ch
 	s->what = NULL;
 	if (r < 0)
 		return -1;
-	return ambiguous ? ckpt_fsrc_read(s, NULL, suffix_len(ckpt_fsrc_tell(s) - a), "length suffix") : 0;
+	return state ? ckpt_fstate_length_suffix(s, a, what, state) : 0;
 }
 
 /* A map entry k[0, kn) = v[0, vn) of state idx: the scope (key-group prefix, key, namespace) split
@@ -73,13 +60,14 @@ static int
 map_entry(struct rk *R, struct ckpt_fstate_meta *m, uint32_t idx, uint32_t kg, const unsigned char *k, size_t kn,
 	  const unsigned char *v, size_t vn)
 {
+	const char *amb = m->ambiguous ? m->name : NULL;
 	struct ckpt_fsrc s;
 	size_t at;
 	int rc;
 
 	ckpt_fsrc_mem(&s, k, kn, R->c->where, R->c->e);
 	rc = ckpt_fsrc_read(&s, NULL, R->c->prefix, "key-group prefix") < 0 ||
-	     skip_one(&s, R->H->key, m->ambiguous, "key") < 0 || skip_one(&s, m->ns, m->ambiguous, "namespace") < 0 ? -1 : 0;
+	     skip_one(&s, R->H->key, amb, "key") < 0 || skip_one(&s, m->ns, amb, "namespace") < 0 ? -1 : 0;
 	at = (size_t)ckpt_fsrc_tell(&s);
 	ckpt_fsrc_release(&s);
 	if (rc < 0)
@@ -128,7 +116,7 @@ list_entry(struct rk *R, struct ckpt_fstate_meta *m, uint32_t idx, uint32_t kg, 
 			goto out;
 		}
 		a = (size_t)ckpt_fsrc_tell(&s);
-		if (skip_one(&s, m->value->kids[0], 0, "list element") < 0 ||
+		if (skip_one(&s, m->value->kids[0], NULL, "list element") < 0 ||
 		    add(R, &R->v, v + a, (size_t)ckpt_fsrc_tell(&s) - a) < 0)
 			goto out;
 		n++;

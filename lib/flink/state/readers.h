@@ -508,4 +508,7 @@ int ckpt_fsetoff_consumer_elements(struct ckpt_fsetoff *c, size_t k);
 int ckpt_fsetoff_set_consumer(struct ckpt_fsetoff *c, size_t k, const struct ckpt_flink_offset_set *sets, size_t nsets,
 			      struct ckpt_flink_rekey *rk);
 
+/* The length suffix after a key or namespace read since from (both of variable length), checked. */
+int ckpt_fstate_length_suffix(struct ckpt_fsrc *s, uint64_t from, const char *what, const char *state);
+
 #endif

@@ -56,8 +56,8 @@ decode_out(struct ckpt_fstate_ctx *c, const struct ckpt_fser *t, const unsigned 
 /* The length of what was read since from, as CompositeKeySerializationUtils.writeVariableIntBytes
  * writes it after a key or namespace when both are of variable length: little-endian, the bytes
  * until the rest is 0 (at least one).  Flink skips them; ckpt checks them. */
-static int
-length_suffix(struct ckpt_fsrc *s, uint64_t from, const char *what, const char *state)
+int
+ckpt_fstate_length_suffix(struct ckpt_fsrc *s, uint64_t from, const char *what, const char *state)
 {
 	uint64_t len = ckpt_fsrc_tell(s) - from, rest = len, at = s->base + ckpt_fsrc_tell(s), got = 0;
 	int shift = 0;
@@ -98,12 +98,12 @@ key_out(const struct ckpt_fstate_typed *t, struct ckpt_fsrc *s, struct ckpt_fout
 	from = ckpt_fsrc_tell(s);
 	s->tail = m->ns->kind == FSER_VOIDNS; /* its one byte follows a Kryo key */
 	if (ckpt_fser_emit(t->h->key, s, o, &hash, &hashed) < 0 ||
-	    (m->ambiguous && length_suffix(s, from, "key", m->name) < 0))
+	    (m->ambiguous && ckpt_fstate_length_suffix(s, from, "key", m->name) < 0))
 		return -1;
 	ckpt_fout_key_lit(o, "namespace");
 	from = ckpt_fsrc_tell(s);
 	if (ckpt_fser_emit(m->ns, s, o, &hh, &hd) < 0 ||
-	    (m->ambiguous && length_suffix(s, from, "namespace", m->name) < 0))
+	    (m->ambiguous && ckpt_fstate_length_suffix(s, from, "namespace", m->name) < 0))
 		return -1;
 	if (m->kindc == 'm' && !t->heap) {
 		ckpt_fout_key_lit(o, "user_key");
