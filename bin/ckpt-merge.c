@@ -551,8 +551,8 @@ check_options(struct merge_opts *o, int argc, char **argv, const char **in)
 	if (o->canonical && !o->savepoint)
 		cli_usage_fail("--canonical writes a Flink savepoint: give -o DIR/");
 	if (o->savepoint && o->rescale && !(o->maxpar || o->canonical || o->rows || o->nclear))
-		cli_usage_fail("-P excludes writing a Flink savepoint: Flink rescales a savepoint on restore, "
-			       "unedited");
+		cli_usage_fail("-P alone writes no Flink savepoint: Flink rescales one on restore (to split its "
+			       "keyed state at the new parallelism now, add --canonical)");
 	/* KeyGroupRangeAssignment's precondition, checked before anything is read */
 	if (o->maxpar && o->ro.parallelism > o->maxpar)
 		cli_usage_fail("-P %u is above --max-parallelism %u (Flink: Maximum parallelism must not be smaller "

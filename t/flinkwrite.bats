@@ -286,7 +286,7 @@ local_x() {
 	bad 2 'ckpt-merge: state.json: not a Flink snapshot: --uid, --drop, --relocate and --link edit Flink savepoints only' ckpt-merge --drop first -o out/ state.json
 	bad 2 'ckpt-merge: --uid, --drop, --relocate and --link write a Flink savepoint: give -o DIR/ (see ckpt-merge -h)' ckpt-merge --uid first=x in
 	bad 2 'ckpt-merge: --uid, --drop, --relocate and --link write a Flink savepoint: give -o DIR/ (see ckpt-merge -h)' ckpt-merge --uid first=x -o out.tar in
-	bad 2 'ckpt-merge: -P excludes writing a Flink savepoint: Flink rescales a savepoint on restore, unedited (see ckpt-merge -h)' ckpt-merge -P 2 -o out/ in
+	bad 2 'ckpt-merge: -P alone writes no Flink savepoint: Flink rescales one on restore (to split its keyed state at the new parallelism now, add --canonical) (see ckpt-merge -h)' ckpt-merge -P 2 -o out/ in
 	bad 2 'ckpt-merge: --uid, --drop, --relocate and --link need the savepoint (its directory or its _metadata), not standard input (see ckpt-merge -h)' sh -c 'ckpt-merge --drop first -o out/ < in/_metadata'
 	bad 2 'ckpt-merge: --uid first: give OLD=NEW (a uid or operator id, and the new uid) (see ckpt-merge -h)' ckpt-merge --uid first -o out/ in
 	bad 2 'ckpt-merge: --relocate a=: give OLDPREFIX=NEWPREFIX (see ckpt-merge -h)' ckpt-merge --relocate a= -o out/ in
