@@ -42,12 +42,12 @@ JQ_ORACLE='.consumed.offsets | to_entries[] | "\(.key) \(.value.next_offset)"'
 JQ_SPLITS='[.flink["kafka-source"].readers[][] | {key: "\(.topic):\(.partition)",
 	value: (if .starting_offset == -2 then 0 else .starting_offset end)}] | sort_by(.key)[] | "\(.key) \(.value)"'
 
-@test "each line wrote its connector artifacts: two backends, two savepoint formats and a checkpoint" {
+@test "each line wrote its connector artifacts: two backends, two savepoint formats and a checkpoint; a savepoint with the state in files" {
 	needs_kafka_artifacts
 	local v
 	for v in $(flink_versions); do
 		run jq -r '[.artifacts[].name] | join(" ")' "$FLINK_OUT/$v/kafka/sidecar.json"
-		[ "$output" = "kafka-hashmap-canonical kafka-hashmap-native kafka-hashmap-checkpoint kafka-rocksdb-canonical kafka-rocksdb-native kafka-rocksdb-checkpoint" ] ||
+		[ "$output" = "kafka-hashmap-canonical kafka-hashmap-native kafka-hashmap-checkpoint kafka-rocksdb-canonical kafka-rocksdb-native kafka-rocksdb-checkpoint kafka-hashmap-files-canonical" ] ||
 			{ echo "$v: $output"; return 1; }
 		run jq -r '.sql_function.available' "$FLINK_OUT/$v/kafka/sidecar.json"
 		[ "$output" = false ]
@@ -254,12 +254,12 @@ kafka_restore() {
 	kafka_restore 1.20.5
 }
 
-# kafka_setoffset VERSION: ckpt-merge --set-offset moves three partitions of the hashmap canonical
-# savepoint (ckpt-in:0 +3, ckpt-in:1 to 5, ckpt-in:2 to earliest; ckpt-in:3 stays at earliest);
-# Flink restores the result against a fresh broker and each partition's first record is at the
-# offset set (earliest: 0).
+# kafka_setoffset VERSION [ARTIFACT]: ckpt-merge --set-offset moves three partitions of the hashmap
+# canonical savepoint (or ARTIFACT) (ckpt-in:0 +3, ckpt-in:1 to 5, ckpt-in:2 to earliest; ckpt-in:3
+# stays at earliest); Flink restores the result against a fresh broker and each partition's first
+# record is at the offset set (earliest: 0).
 kafka_setoffset() {
-	local v=$1 side=$FLINK_OUT/$1/kafka/sidecars/kafka-hashmap-canonical.json
+	local v=$1 side=$FLINK_OUT/$1/kafka/sidecars/${2:-kafka-hashmap-canonical}.json
 	run ckpt-merge --set-offset ckpt-in:0=+3 --set-offset ckpt-in:1=5 --set-offset ckpt-in:2=earliest \
 		-o "$BATS_TEST_TMPDIR/moved/" "$FLINK_OUT/$v/$(jq -r .path "$side")"
 	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
@@ -284,6 +284,47 @@ kafka_setoffset() {
 	[ -f "$FLINK_OUT/1.20.5/kafka/sidecar.json" ] || skip "no connector artifacts of Flink 1.20.5"
 	needs_kafka_restore 1.20.5
 	kafka_setoffset 1.20.5
+}
+
+# kafka_flinkheld VERSION: the savepoint Flink wrote with state.storage.fs.memory-threshold 0
+# (kafka-hashmap-files-canonical), each source reader's state in a file Flink wrote (not ckpt's
+# conversion of inline state, as file_held below): ckpt-inspect -a names each reader handle a file,
+# --offsets is what the job consumed and Flink decodes, and --set-offset on it is restored by Flink
+# at the offsets set (kafka_setoffset).
+kafka_flinkheld() {
+	local v=$1 name=kafka-hashmap-files-canonical side sp op
+	side=$FLINK_OUT/$v/kafka/sidecars/$name.json
+	[ -f "$side" ] || { echo "$v: no $name"; return 1; }
+	sp=$FLINK_OUT/$v/$(jq -r .path "$side")
+	run sh -c "ckpt-inspect -a '$sp' | jq -r '$JQ_KAFKA | .subtasks[].handles[] | select(.scope == \"managed_operator\") | .delegate.kind'"
+	[ "$output" = "$(printf 'relative_file\nrelative_file')" ] || { echo "$v reader handles: $output"; return 1; }
+	ckpt-inspect --offsets "$sp" >offsets.ndjson
+	diff <(jq -r "$JQ_CKPT_KAFKA" offsets.ndjson | sort) <(jq -r "$JQ_FLINK_KAFKA" "$side" | sort) ||
+		{ echo "$v: kafka splits differ from Flink's"; return 1; }
+	diff <(jq -r 'select(.connector == "kafka" and .held_by == "reader")
+		| "\(.topic):\(.partition) \(if .starting_offset == "earliest" then 0 else .starting_offset end)"' offsets.ndjson | sort) \
+		<(jq -r "$JQ_ORACLE" "$side") || { echo "$v: not the consumed offsets"; return 1; }
+	kafka_setoffset "$v" "$name" || return 1
+	# each subtask's reader state rewritten into a new file (none inline), every file whole
+	op=$(ckpt-inspect -a "$sp" | jq -r "$JQ_KAFKA | .id")
+	run sh -c "ckpt-inspect -a '$BATS_TEST_TMPDIR/moved' | jq -r '$JQ_KAFKA | .subtasks[].handles[]
+		| select(.scope == \"managed_operator\") | \"\\(.delegate.kind) \\(.delegate.path)\"'"
+	[ "$output" = "$(printf 'relative_file reader-%s-0\nrelative_file reader-%s-1' "$op" "$op")" ] || { echo "$v moved: $output"; return 1; }
+	[ "$(ckpt-inspect -c "$BATS_TEST_TMPDIR/moved" | jq -r .ok)" = true ]
+}
+
+@test "kafka-restore (Flink 2.3.0): reader state Flink wrote to files (memory threshold 0): --offsets as consumed, --set-offset resumed at the offsets set" {
+	needs_kafka_artifacts
+	[ -f "$FLINK_OUT/2.3.0/kafka/sidecar.json" ] || skip "no connector artifacts of Flink 2.3.0"
+	needs_kafka_restore 2.3.0
+	kafka_flinkheld 2.3.0
+}
+
+@test "kafka-restore (Flink 1.20.5): reader state Flink wrote to files (memory threshold 0): --offsets as consumed, --set-offset resumed at the offsets set" {
+	needs_kafka_artifacts
+	[ -f "$FLINK_OUT/1.20.5/kafka/sidecar.json" ] || skip "no connector artifacts of Flink 1.20.5"
+	needs_kafka_restore 1.20.5
+	kafka_flinkheld 1.20.5
 }
 
 # kafka_partitions VERSION: ckpt-merge --add-partition and --remove-partition on the hashmap canonical

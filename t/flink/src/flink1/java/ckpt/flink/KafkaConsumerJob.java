@@ -88,14 +88,7 @@ final class KafkaConsumerJob {
         boolean save = args.length == 4 && args[1].equals("savepoint");
         if (!save && !(args.length >= 4 && args.length % 2 == 0 && args[1].equals("restore"))) return usage("bad arguments");
         Path scratch = Files.createTempDirectory("ckpt-kafka-consumer");
-        java.util.concurrent.CompletableFuture<KafkaBroker> started = KafkaBroker.startAsync();
-        try {
-            Main.startCluster();
-        } catch (Exception e) {
-            KafkaBroker.close(started);
-            throw e;
-        }
-        try (KafkaBroker broker = started.get(120, TimeUnit.SECONDS)) {
+        try (KafkaBroker broker = KafkaBroker.withCluster()) {
             if (save) {
                 KafkaJob.topics(broker.bootstrap, KafkaJob.RECORDS.length, 0);
                 savepoint(broker, Paths.get(args[2]).toAbsolutePath(), Paths.get(args[3]).toAbsolutePath(), scratch);
@@ -105,7 +98,7 @@ final class KafkaConsumerJob {
                     restore(broker, Paths.get(args[i]).toAbsolutePath(), Paths.get(args[i + 1]).toAbsolutePath(), scratch);
             }
         } finally {
-            Main.mc.close();
+            if (Main.mc != null) Main.mc.close();
             FileUtils.deleteDirectory(scratch.toFile());
         }
         return 0;

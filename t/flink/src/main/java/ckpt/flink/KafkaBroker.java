@@ -67,6 +67,23 @@ public final class KafkaBroker implements AutoCloseable {
         if (f != null) f.thenAccept(KafkaBroker::close);
     }
 
+    /**
+     * A broker and the MiniCluster (Main.startCluster), the broker's JVM starting while the cluster
+     * starts: what kafka-restore and kafka-consumer run on.  The cluster failing to start closes the
+     * broker; the broker failing to start (or to start within 120 s) leaves the cluster to the
+     * caller, which closes Main.mc in any case.
+     */
+    static KafkaBroker withCluster() throws Exception {
+        java.util.concurrent.CompletableFuture<KafkaBroker> started = startAsync();
+        try {
+            Main.startCluster();
+        } catch (Exception e) {
+            close(started);
+            throw e;
+        }
+        return started.get(120, TimeUnit.SECONDS);
+    }
+
     /** Start a broker; it stops at close() and at the harness's exit. */
     static KafkaBroker start() throws Exception {
         long t0 = System.nanoTime();

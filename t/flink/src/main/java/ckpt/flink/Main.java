@@ -68,6 +68,7 @@ public final class Main {
         if (args.length > 0 && args[0].equals("kafka-consumer")) System.exit(KafkaConsumerJob.main(args));
         if (args.length > 0 && args[0].equals("oppar-savepoint")) System.exit(OpPar.savepoint(args));
         if (args.length > 0 && args[0].equals("oppar-restore")) System.exit(OpPar.restore(args));
+        if (args.length > 0 && args[0].equals("jser-restore")) System.exit(JSerJob.restore(args));
         if (args.length > 0 && args[0].equals("filesink-savepoint")) System.exit(FileSinkJob.savepoint(args));
         out = Paths.get(args[0]).toAbsolutePath();
         String version = org.apache.flink.runtime.util.EnvironmentInformation.getVersion();
@@ -76,7 +77,7 @@ public final class Main {
         long t0 = System.nanoTime();
         // KafkaJob's FileSource hands on one line per batch (its reader holds a file mid-way)
         clusterExtra.set(org.apache.flink.connector.file.src.reader.StreamFormat.FETCH_IO_SIZE, MemorySize.parse("1b"));
-        String only = System.getProperty("ckpt.only", ""); // "batch", "types", "ttl", "sql", "orphans", "unaligned", "changelog", "kafka": that part alone
+        String only = System.getProperty("ckpt.only", ""); // "batch", "types", "ttl", "sql", "orphans", "unaligned", "changelog", "kafka", "jser": that part alone
         // the Kafka broker of KafkaJob starts in its own JVM meanwhile
         java.util.concurrent.CompletableFuture<KafkaBroker> kafka =
                 only.isEmpty() || only.equals("kafka") ? KafkaBroker.startAsync() : null;
@@ -89,6 +90,7 @@ public final class Main {
             if (only.isEmpty() || only.equals("ttl")) TtlJob.run(out);
             if (only.isEmpty() || only.equals("sql")) SqlJob.run(mc, out);
             if (only.isEmpty() || only.equals("sqlkeys")) SqlKeys.run(mc, out);
+            if (only.isEmpty() || only.equals("jser")) JSerJob.run(out);
             if (kafka != null) KafkaJob.run(out, kafka);
             if (args.length > 1 && args[1].equals("batch") && (only.isEmpty() || only.equals("batch"))) Batch.run(mc, out);
         } finally {
@@ -102,6 +104,7 @@ public final class Main {
                 "sql", Files.exists(out.resolve("sql/sidecar.json")) ? "sql/sidecar.json" : null,
                 "batch", Files.exists(out.resolve("batch/sidecar.json")) ? "batch/sidecar.json" : null,
                 "kafka", Files.exists(out.resolve("kafka/sidecar.json")) ? "kafka/sidecar.json" : null,
+                "jser", Files.exists(out.resolve("jser/sidecar.json")) ? "jser/sidecar.json" : null,
                 "seconds", (System.nanoTime() - t0) / 1_000_000_000L));
         System.out.println("flink " + version + ": " + artifacts.size() + " artifacts, " + restores.size()
                 + " restores, " + restCaptures.size() + " REST captures in " + out);
