@@ -4,7 +4,8 @@
 # reading the same checkpoint with its RocksDB backend (the whole `java` process, JVM start
 # included, and the read alone as timed inside the JVM) and next to `cat` of the checkpoint's
 # files (chk-N and the shared SST files its _metadata names), all measured in this run; and the
-# peak memory (RSS) of each.  With -k in ckpt-inspect, one key's rows too, and the bytes it read.
+# peak memory (RSS) of each.  With -k in ckpt-inspect, one key's rows too, and the bytes it read;
+# with --state, one state's rows (alone and with -k) beside -R's: CPU seconds and bytes read.
 #
 # The checkpoint: t/flink's BenchState, mode "checkpoint" (run only here), runs a streaming job
 # with RocksDB and incremental checkpoints in a MiniCluster, Flink 2.3.0: two keyed operators,
@@ -73,4 +74,30 @@ if "$BIN/ckpt-inspect" -h 2>&1 | grep -q -- '-k KEY'; then
 	set -- $(best "$BIN/ckpt-inspect" -R -k "$KEY" --uid by-string "$CK")
 	echo "$1 $3" | awk '{printf "ckpt-inspect -R -k (one String key) %.3f s elapsed (target: under 50 ms), peak %.1f MB\n", $1, $2 / 1024}'
 	"$BIN/ckpt-inspect" -R -k "$KEY" --uid by-string "$CK" | wc -l | sed 's/^/  rows: /'
+fi
+# --state (issue 42): one state read from its column family alone, beside -R of the whole (both
+# operators hold "count", a Long, and "events", six Longs a key), and with -k: the least CPU seconds
+# and bytes read of the runs (rchar, what RocksDB and ckpt asked of the files: t/bench/io-read.c)
+if "$BIN/ckpt-inspect" -h 2>&1 | grep -q -- '--state'; then
+	cc -O2 -o "$W/io-read" t/bench/io-read.c
+	KEY='"key-000000000042"'
+	io_best() { # LABEL ARGS...: its runs' least CPU and bytes read, its rows; ALL_B the first's bytes
+		l=$1
+		shift
+		for r in $(seq "${CKPT_BENCH_RUNS:-3}"); do
+			"$W/io-read" "$W/io.$r" "$BIN/ckpt-inspect" "$@" | wc -l >"$W/rows"
+		done
+		set -- $(sort -n "$W"/io.* | head -1 | cut -d' ' -f1) $(sort -k2n "$W"/io.* | head -1 | cut -d' ' -f2) $(cat "$W/rows")
+		rm -f "$W"/io.*
+		: "${ALL_B:=$2}"
+		echo "$1 $2 $ALL_B $3" | awk -v l="$l" '{printf "%-44s %7.3f s of CPU, %9.2f MB read (%5.1f%% of -R), %d rows\n",
+			l, $1, $2 / 1e6, 100 * $2 / $3, $4}'
+	}
+	unset ALL_B
+	io_best "ckpt-inspect -R (the reference):" -R "$CK"
+	io_best "  -R --state count:" -R --state count "$CK"
+	io_best "  -R --state events:" -R --state events "$CK"
+	io_best "  -R -u by-string -k KEY:" -R -u by-string -k "$KEY" "$CK"
+	io_best "  -R -u by-string -k KEY --state count:" -R -u by-string -k "$KEY" --state count "$CK"
+	io_best "  -R -u by-string -k KEY --state events:" -R -u by-string -k "$KEY" --state events "$CK"
 fi

@@ -86,7 +86,8 @@ struct ckpt_fstate_sink {
 	int untyped; /* skip decoding values where the layout does not need it (counting only) */
 	int layout;  /* with untyped: heap-layout entries still come with their ftyped (heap set), unchecked */
 	int part;    /* 0 every handle; 1 operator state handles only; 2 keyed state handles only */
-	const char *only; /* operator state: give (and decode) only this state's elements */
+	const char *only; /* give (and decode) only this state's elements (operator state), entries (RocksDB:
+			   * its column family alone opened and read) */
 	uint32_t kg_lo, kg_hi; /* keyed state: only key groups in [kg_lo, kg_hi) when kg_hi > 0 */
 	/* keyed state: only the entries whose key (after its key-group prefix) begins with key[0, keyn),
 	 * when key is set (-k): what can seek (RocksDB) reads those alone; timers (key after the timestamp) all */

@@ -32,6 +32,7 @@ struct ckpt_frocks_db {
 	rocksdb_iterator_t **it; /* one a column family, made when first scanned */
 	char **names;
 	size_t ncf;
+	const char *only; /* NULL: every column family opened; else "default" and this one alone */
 	const struct ckpt_frocks_file *f; /* to name a file RocksDB's messages name */
 	size_t nf;
 	char dir[PATH_MAX];
@@ -501,10 +502,28 @@ rocks_unlisted(struct ckpt_err *e, const char *where, const char *msg)
 	return 0;
 }
 
+/* The column families to open, their names in pn and their indexes in pick: every one, or with
+ * only set "default" and only (a read-only database may open some: the others' files stay shut). */
+static size_t
+rocks_pick(const struct ckpt_frocks_db *d, const char **pn, size_t *pick)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < d->ncf; i++)
+		if (d->only == NULL || strcmp(d->names[i], "default") == 0 || strcmp(d->names[i], d->only) == 0) {
+			pn[n] = d->names[i];
+			pick[n++] = i;
+		}
+	return n;
+}
+
 static int
 rocks_open(struct ckpt_frocks_db *d, struct ckpt_err *e, const char *where)
 {
 	const rocksdb_options_t **o;
+	rocksdb_column_family_handle_t **h;
+	const char **pn;
+	size_t *pick, np;
 	char *err = NULL;
 
 	d->names = rocksdb_list_column_families(d->opt, d->dir, &d->ncf, &err);
@@ -512,15 +531,21 @@ rocks_open(struct ckpt_frocks_db *d, struct ckpt_err *e, const char *where)
 		return rocks_fail(d, e, where, "cannot list its column families", err);
 	if (d->ncf == 0 || d->ncf > MAX_CFS)
 		return ckpt_err_set(e, CKPT_ERR_INPUT, where, "%zu column families", d->ncf);
-	if ((o = ckpt_calloc(d->ncf, sizeof *o, e)) == NULL || (d->h = ckpt_calloc(d->ncf, sizeof *d->h, e)) == NULL ||
+	o = ckpt_calloc(d->ncf, sizeof *o + sizeof *h + sizeof *pn + sizeof *pick, e);
+	if (o == NULL || (d->h = ckpt_calloc(d->ncf, sizeof *d->h, e)) == NULL ||
 	    (d->it = ckpt_calloc(d->ncf, sizeof *d->it, e)) == NULL) {
 		free(o);
 		return -1;
 	}
-	for (size_t i = 0; i < d->ncf; i++)
+	h = (rocksdb_column_family_handle_t **)(o + d->ncf);
+	pn = (const char **)(h + d->ncf);
+	pick = (size_t *)(pn + d->ncf);
+	np = rocks_pick(d, pn, pick);
+	for (size_t i = 0; i < np; i++)
 		o[i] = d->opt;
-	d->db = rocksdb_open_for_read_only_column_families(d->opt, d->dir, (int)d->ncf, (const char *const *)d->names,
-							  o, d->h, 0, &err);
+	d->db = rocksdb_open_for_read_only_column_families(d->opt, d->dir, (int)np, pn, o, h, 0, &err);
+	for (size_t i = 0; err == NULL && i < np; i++)
+		d->h[pick[i]] = h[i];
 	free(o);
 	if (err) {
 		memset(d->h, 0, d->ncf * sizeof *d->h);
@@ -535,7 +560,7 @@ rocks_open(struct ckpt_frocks_db *d, struct ckpt_err *e, const char *where)
 }
 
 struct ckpt_frocks_db *
-ckpt_frocks_open(const struct ckpt_frocks_file *f, size_t n, const char *where, struct ckpt_err *e)
+ckpt_frocks_open(const struct ckpt_frocks_file *f, size_t n, const char *only, const char *where, struct ckpt_err *e)
 {
 	struct ckpt_frocks_db *d = ckpt_calloc(1, sizeof *d, e);
 	const char *tmp = getenv("TMPDIR");
@@ -545,6 +570,7 @@ ckpt_frocks_open(const struct ckpt_frocks_file *f, size_t n, const char *where, 
 		return NULL;
 	d->f = f;
 	d->nf = n;
+	d->only = only;
 	for (int tries = 0;; tries++) { /* the slot first, then the directory it names */
 		int err;
 
@@ -612,6 +638,8 @@ ckpt_frocks_scan(struct ckpt_frocks_db *d, size_t cf, const void *lo, size_t nlo
 	char *err = NULL;
 	int rc = 0;
 
+	if (d->h[cf] == NULL) /* not opened (ckpt_frocks_open's only) */
+		return ckpt_err_set(e, CKPT_ERR_INPUT, where, "column family \"%s\" is not open", d->names[cf]);
 	/* one iterator a column family, sought again for each range: making one costs more than a seek */
 	if (it == NULL && (it = d->it[cf] = rocksdb_create_iterator_cf(d->db, d->ro, d->h[cf])) == NULL)
 		return ckpt_err_nomem(e, where);

@@ -710,6 +710,8 @@ rocks_groups(struct ckpt_fstate_ctx *c, struct ckpt_fstate_header *h, struct ckp
 					     "no meta info in the state's header", c->op->id, c->st->index, name);
 				goto out;
 			}
+			if (c->k->only && strcmp(name, c->k->only) != 0)
+				continue; /* --state: another state's column family, not opened */
 			m[n] = x;
 			order[n++] = i;
 		}
@@ -781,7 +783,7 @@ ckpt_fstate_read_rocksdb(struct ckpt_fstate_ctx *c)
 	if (rocks_files(c, f, paths, &n) < 0)
 		goto out;
 	snprintf(c->where, sizeof c->where, "%s", c->b->meta);
-	if ((db = ckpt_frocks_open(f, n, c->b->meta, c->e)) == NULL)
+	if ((db = ckpt_frocks_open(f, n, c->k->only, c->b->meta, c->e)) == NULL)
 		goto out;
 	rc = rocks_groups(c, &h, db, lo, hi);
 out:

@@ -71,15 +71,16 @@ struct ckpt_frocks_file {
 	uint64_t size;
 };
 struct ckpt_frocks_db;
-/* The files opened as one read-only database (every column family, a small block cache, Flink's
- * merge operator) from a temporary directory of links, removed before this returns (and by a
- * signal arriving meanwhile).  The files are kept by the caller while the database is open.  NULL
+/* The files opened as one read-only database (every column family, or with only set "default" and
+ * the column family named only: the others' table files are not opened; a small block cache,
+ * Flink's merge operator) from a temporary directory of links, removed before this returns (and by
+ * a signal arriving meanwhile).  The files are kept by the caller while the database is open.  NULL
  * with e set: a file missing or of another size (where: its path), or what RocksDB says (where: the
  * file it names, else the handle's where). */
-struct ckpt_frocks_db *ckpt_frocks_open(const struct ckpt_frocks_file *f, size_t n, const char *where,
-					struct ckpt_err *e);
+struct ckpt_frocks_db *ckpt_frocks_open(const struct ckpt_frocks_file *f, size_t n, const char *only,
+					const char *where, struct ckpt_err *e);
 void ckpt_frocks_close(struct ckpt_frocks_db *d);
-/* Its column families, in the order RocksDB lists them. */
+/* Its column families, in the order RocksDB lists them (those not opened too: scanning one fails). */
 size_t ckpt_frocks_ncf(const struct ckpt_frocks_db *d);
 const char *ckpt_frocks_cf(const struct ckpt_frocks_db *d, size_t i);
 /* Every entry of column family cf with lo <= key < hi (lo NULL: from the first; hi NULL: to the
