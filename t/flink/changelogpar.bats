@@ -138,7 +138,8 @@ max_of() {
 	echo "${m:-32}"
 }
 
-# keyed_id V NAME: the keyed operator's id, from the restore's job (Flink 1.x writes no uids).
+# keyed_id V NAME [UID]: the id of the operator of uid UID (keyed), from the restore's job (Flink 1.x
+# writes no uids into the _metadata).
 keyed_id() {
 	jq -r --arg u "${3:-keyed}" '.job.operators[] | select(.uid == $u) | .id' "$W/$1/$2.json"
 }
