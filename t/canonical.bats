@@ -234,3 +234,22 @@ nothing_written() {
 		ckpt-merge --canonical -o out/ cl
 	nothing_written
 }
+
+# --drop of the operators whose changelog records no key serializer (REFUSED above): they are not read
+# (a dropped operator's state is not the output's), the rest converts, at a new max parallelism too,
+# holding the rows of Flink's own canonical savepoint of the job but for theirs.
+@test "canonical: a changelog checkpoint with its unconvertible operators dropped converts the rest, as Flink's canonical savepoint holds it" {
+	needs_artifacts
+	local j=$ART/new-stateful-udf-migration-itcase-flink1.17 a=d5c8b168c6cbfe8c507a10f88b325243 b=dab25811652d3d4983a30c6e4afacb1c
+	bad 1 "ckpt-merge: $j-hashmap-checkpoint/_metadata: operator $b subtask 1: state \"state-name\" of a changelog cannot go into a savepoint's keyed header: the changelog records no key serializer (no materialized part, no timer state)" \
+		ckpt-merge --canonical --drop "$a" -o out/ "$j-hashmap-checkpoint"
+	nothing_written
+	rows "$j-hashmap-savepoint" | grep -v -e "\"operator\":\"$a\"" -e "\"operator\":\"$b\"" >want.rows
+	[ "$(grep -c key_group want.rows)" -gt 0 ]
+	ckpt-merge --canonical --drop "$a" --drop "$b" -o out/ "$j-hashmap-checkpoint"
+	run rows out
+	output_is "$(cat want.rows)"
+	ckpt-merge --canonical --drop "$a" --drop "$b" --max-parallelism 8 -o out8/ "$j-hashmap-checkpoint"
+	[ "$(ckpt-inspect out8 | jq -c '[.operators[].max_parallelism] | unique')" = '[8]' ]
+	diff <(ckpt-inspect -R out | jq -c 'del(.key_group, .subtask)' | sort) <(ckpt-inspect -R out8 | jq -c 'del(.key_group, .subtask)' | sort)
+}

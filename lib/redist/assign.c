@@ -101,6 +101,53 @@ handed_kg(const struct ckpt_handle *h, json_t *clip)
 	return strcmp(h->kind, "incremental") == 0 && json_is_string(own) ? own : clip;
 }
 
+/* Whether the key groups s names ("a", "a-b", or such ranges joined by commas) meet [x, y]. */
+static int
+kg_meets(const char *s, uint32_t x, uint32_t y)
+{
+	while (s && *s) {
+		unsigned a, b;
+		int n = 0;
+
+		if (sscanf(s, "%u%n", &a, &n) < 1)
+			return 0;
+		s += n;
+		b = a;
+		if (*s == '-' && sscanf(s + 1, "%u%n", &b, &n) == 1)
+			s += 1 + n;
+		if (a <= y && b >= x)
+			return 1;
+		s = strchr(s, ',');
+		s = s ? s + 1 : NULL;
+	}
+	return 0;
+}
+
+/* The size of changelog handle h as Flink hands it to a new subtask restoring [x, y] of it at a new
+ * parallelism (ChangelogStateBackendHandleImpl.getIntersection, getStateSize): each materialized
+ * part whose key groups meet the range, whole; each change set held in _metadata with a change in
+ * the range (InMemoryChangelogStateHandle), whole; a change set in files at 0 (Flink's
+ * ChangelogStateHandleStreamImpl cut is of unknown size). */
+static uint64_t
+changelog_cut_size(const struct ckpt_handle *h, uint32_t x, uint32_t y)
+{
+	json_t *v;
+	uint64_t size = 0;
+	size_t i;
+
+	json_array_foreach(json_object_get(h->detail, "materialized"), i, v)
+		if (kg_meets(json_string_value(json_object_get(v, "key_groups")), x, y))
+			size += (uint64_t)json_integer_value(json_object_get(v, "size"));
+	json_array_foreach(json_object_get(h->detail, "non_materialized"), i, v) {
+		const char *kind = json_string_value(json_object_get(v, "kind"));
+
+		if (kind && strcmp(kind, "changelog_bytes") == 0 &&
+		    kg_meets(json_string_value(json_object_get(v, "change_key_groups")), x, y))
+			size += (uint64_t)json_integer_value(json_object_get(v, "size"));
+	}
+	return size;
+}
+
 /* A channel handle's gate and channel (partition and subpartition) and its offsets in the file, or its
  * merged channels (each with its own). */
 static void
@@ -145,6 +192,8 @@ handles_json(const struct ckpt_redist *r, const struct ckpt_redist_op *o, uint32
 			json_object_del(v, key);
 			json_object_set(v, "key_groups", handed_kg(h, clip));
 			json_object_set_new(v, key, clip);
+			if (o->how == RD_RESCALE && strcmp(h->kind, "changelog") == 0) /* a new, cut handle */
+				json_object_set_new(v, "size", json_integer((json_int_t)changelog_cut_size(h, x, y)));
 		}
 		if (v && strstr(h->scope, "channel"))
 			chan_where(v, h);

@@ -358,6 +358,10 @@ struct ckpt_flink_rekey {
 	struct ckpt_flink_splice *splices;
 	size_t nsplices;
 };
+/* The operator of s a uid or an operator id names (ckpt-merge --uid, --drop), s->nops when none. */
+size_t ckpt_fmeta_find_op(const struct ckpt_snapshot *s, const char *name);
+/* Whether a --drop of ed names operator k of s. */
+int ckpt_fmeta_dropped(const struct ckpt_snapshot *s, const struct ckpt_flink_edit *ed, size_t ned, size_t k);
 /* ckpt_fmeta_rewrite with those changes too (rk NULL: none). */
 int ckpt_fmeta_rewrite_rekeyed(const void *buf, size_t len, const char *name, const struct ckpt_flink_edit *ed,
 				   size_t ned, const struct ckpt_flink_rekey *rk, struct ckpt_bytes *out,

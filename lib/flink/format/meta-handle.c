@@ -797,20 +797,23 @@ out:
 	return rc;
 }
 
-/* Tag 9: change sets held in _metadata itself. */
+/* Tag 9: change sets held in _metadata itself.  "change_key_groups": the key groups its changes are
+ * in (a metadata change's, -1, is none), which decide whether Flink hands it to a new subtask
+ * (InMemoryChangelogStateHandle.getIntersection). */
 static int
 keyed_changelog_bytes(struct ckpt_fmeta_reader *r, struct fm_keyed *k)
 {
+	struct ckpt_bits kgs = {0};
 	int64_t from, to;
 	size_t n, start;
 	uint64_t size = 0;
-	char *hid = NULL;
+	char *hid = NULL, *list = NULL;
 	int rc = -1;
 
 	if (rd_keygroups(r, k->j, &k->kg_first, &k->kg_count) < 0 ||
 	    ckpt_cur_i64(&r->c, &from, "sequence number") < 0 || ckpt_cur_i64(&r->c, &to, "sequence number") < 0 ||
 	    jputi(r, k->j, "from_sequence_number", from) < 0 || jputi(r, k->j, "to_sequence_number", to) < 0 ||
-	    ckpt_cur_count(&r->c, &n, 8, "change count") < 0)
+	    ckpt_cur_count(&r->c, &n, 8, "change count") < 0 || ckpt_bits_init(&kgs, CKPT_MAX_PARALLELISM_LIMIT, r->c.e) < 0)
 		goto out;
 	start = r->c.pos;
 	for (size_t i = 0; i < n; i++) {
@@ -819,19 +822,27 @@ keyed_changelog_bytes(struct ckpt_fmeta_reader *r, struct fm_keyed *k)
 
 		if (ckpt_cur_i32(&r->c, &kg, "change key group") < 0 || ckpt_cur_count(&r->c, &len, 1, "change length") < 0)
 			goto out;
+		if (kg >= 0 && (uint32_t)kg < CKPT_MAX_PARALLELISM_LIMIT)
+			ckpt_bits_set(&kgs, (size_t)kg);
 		r->c.pos += len;
 		size += len;
 	}
 	if (cl_keep(r, r->c.p + start, r->c.pos - start) < 0)
 		goto out;
 	r->inline_bytes += size;
-	if (jputi(r, k->j, "changes", (long long)n) < 0 || ckpt_javaser_utf(&r->c, &hid, "state handle id") < 0 ||
-	    jputs(r, k->j, "handle_id", hid) < 0)
+	if ((list = ckpt_rangelist_format(&kgs)) == NULL) {
+		ckpt_err_nomem(r->c.e, r->c.where);
+		goto out;
+	}
+	if (jputi(r, k->j, "changes", (long long)n) < 0 || jputs(r, k->j, "change_key_groups", list) < 0 ||
+	    ckpt_javaser_utf(&r->c, &hid, "state handle id") < 0 || jputs(r, k->j, "handle_id", hid) < 0)
 		goto out;
 	k->size = size;
 	k->kind = "changelog_bytes";
 	rc = 0;
 out:
+	ckpt_bits_release(&kgs);
+	free(list);
 	free(hid);
 	return rc;
 }

@@ -106,8 +106,8 @@ edit_text(const struct ckpt_flink_edit *ed, char *buf, size_t n)
 
 /* The operator a uid or an operator id names: its stored uid, the id Flink derives from the uid, or the
  * id itself (any case); s->nops when none. */
-static size_t
-find_op(const struct ckpt_snapshot *s, const char *name)
+size_t
+ckpt_fmeta_find_op(const struct ckpt_snapshot *s, const char *name)
 {
 	char id[33];
 
@@ -127,7 +127,7 @@ edit_one(const struct ckpt_snapshot *s, struct opedit *oe, const struct ckpt_fli
 	 const char *name, struct ckpt_err *e)
 {
 	char me[1100], other[1100];
-	size_t k = find_op(s, ed[nth].from);
+	size_t k = ckpt_fmeta_find_op(s, ed[nth].from);
 	struct opedit *o = &oe[k];
 
 	edit_text(&ed[nth], me, sizeof me);
@@ -148,6 +148,16 @@ edit_one(const struct ckpt_snapshot *s, struct opedit *oe, const struct ckpt_fli
 		ckpt_flink_operator_id(o->uid, strlen(o->uid), o->id);
 	}
 	o->by = nth;
+	return 0;
+}
+
+/* Whether an edit of ed drops operator k of s. */
+int
+ckpt_fmeta_dropped(const struct ckpt_snapshot *s, const struct ckpt_flink_edit *ed, size_t ned, size_t k)
+{
+	for (size_t i = 0; i < ned; i++)
+		if (ed[i].kind == CKPT_FLINK_DROP && ckpt_fmeta_find_op(s, ed[i].from) == k)
+			return 1;
 	return 0;
 }
 

@@ -996,8 +996,9 @@ ckpt_frg_run(const char *meta, const void *buf, size_t len, const struct ckpt_fl
 	}
 	if (check_per_op(g, s, o, meta, e) < 0)
 		goto out;
-	for (size_t k = 0; k < s->nops; k++) /* every check before anything is written */
-		if ((all || hook->touches(hook->arg, &s->ops[k])) && count_op(&g[k], &keyed[k]) < 0)
+	for (size_t k = 0; k < s->nops; k++) /* every check before anything is written; a dropped operator unread */
+		if ((all || hook->touches(hook->arg, &s->ops[k])) && !ckpt_fmeta_dropped(s, o->edits, o->nedits, k) &&
+		    count_op(&g[k], &keyed[k]) < 0)
 			goto out;
 	if (hook && hook->checked(hook->arg, s, e) < 0)
 		goto out;
