@@ -28,17 +28,21 @@ struct rstate {
 	uint64_t nrec;
 };
 
-/* The rows are spooled to a temporary file (standard input is read once, and memory stays bounded
- * whatever their number), a state's read again by its runs at each pass. */
+/* The rows' text in memory, a state's read again by its runs at each pass: a regular file mapped
+ * in place (read once, no copy: page cache, released behind the reader, so the process's resident
+ * size stays bounded whatever the size; the file must not be cut while ckpt-merge runs), anything
+ * else (standard input, a pipe) spooled to a temporary file first (read once), that mapped. */
 struct ckpt_flink_rows {
 	char *name;
-	FILE *spool;
-	off_t end;
+	struct ckpt_textmap t;    /* the rows: t.p[t.base, t.n) */
+	char *line;               /* one line copied out of it, NUL-terminated, as getline gives it */
+	size_t linecap;
 	size_t lastline;
 	struct rstate *st;
 	size_t n, cap;
 	FILE *rec;  /* the entries the first pass that encodes a state made, each once: later passes */
 	off_t recend; /* read them back instead of parsing and encoding the rows again */
+	char *recbuf; /* its buffer, REC_BUF bytes (few system calls) */
 	char **clear;
 	int *cleared;
 	size_t nclear;
@@ -158,9 +162,9 @@ row_names(struct ckpt_flink_rows *r, const char *text, size_t line, char *op, si
 	return rc;
 }
 
-/* One line spooled, in the run of its state. */
+/* One line at off, in the run of its state. */
 static int
-add_line(struct ckpt_flink_rows *r, const char *text, size_t len, size_t line, struct ckpt_err *e)
+add_line(struct ckpt_flink_rows *r, const char *text, off_t off, size_t line, struct ckpt_err *e)
 {
 	char op[256], st[1024];
 	struct rstate *x;
@@ -170,58 +174,61 @@ add_line(struct ckpt_flink_rows *r, const char *text, size_t len, size_t line, s
 	if (row_names(r, text, line, op, sizeof op, st, sizeof st, &keyed, e) < 0 ||
 	    (x = state_of(r, op, st, keyed, e)) == NULL)
 		return -1;
-	if (fwrite(text, 1, len, r->spool) != len)
-		return ckpt_err_sys(e, r->name, "cannot spool the rows");
 	u = x->nruns ? &x->runs[x->nruns - 1] : NULL;
 	if (u && r->lastline == line - 1 && u->line + u->n == line) {
 		u->n++;
 	} else {
 		if (ckpt_grow(&x->runs, &x->cap, x->nruns + 1, sizeof *x->runs, 4, e) < 0)
 			return -1;
-		x->runs[x->nruns++] = (struct run){.off = r->end, .line = line, .n = 1};
+		x->runs[x->nruns++] = (struct run){.off = off, .line = line, .n = 1};
 	}
 	x->n++;
-	r->end += (off_t)len;
 	r->lastline = line;
 	return 0;
 }
+
+/* The line at byte off of the mapping copied into r->line as getline reads it (its '\n' kept, one
+ * added to a last line without it, NUL-terminated): its length in the mapping, 0 at the end. */
+static size_t
+line_at(struct ckpt_flink_rows *r, size_t off, size_t *len, struct ckpt_err *e)
+{
+	const unsigned char *p = r->t.p + off, *nl = memchr(p, '\n', r->t.n - off);
+	size_t n = nl ? (size_t)(nl - p) + 1 : r->t.n - off;
+
+	if (n == 0 || ckpt_grow(&r->line, &r->linecap, n + 2, 1, 256, e) < 0)
+		return 0;
+	memcpy(r->line, p, n);
+	*len = n;
+	if (nl == NULL)
+		r->line[(*len)++] = '\n';
+	r->line[*len] = '\0';
+	return n;
+}
+
+#define REC_BUF (1u << 20)
+#define RELEASE_STEP (8u << 20) /* the mapping's pages given back every 8 MiB read */
 
 struct ckpt_flink_rows *
 ckpt_flink_rows_read(FILE *f, const char *name, struct ckpt_err *e)
 {
 	struct ckpt_flink_rows *r = ckpt_calloc(1, sizeof *r, e);
-	char *line = NULL;
-	size_t cap = 0, no = 0;
-	ssize_t n;
+	size_t off, len, n, no = 0, done;
 
-	if (r == NULL || (r->name = ckpt_strdup(name, e)) == NULL)
+	if (r == NULL || (r->name = ckpt_strdup(name, e)) == NULL || ckpt_textmap_open(&r->t, f, name, e) < 0)
 		goto fail;
-	if ((r->spool = tmpfile()) == NULL) {
-		ckpt_err_sys(e, name, "cannot spool the rows");
-		goto fail;
-	}
-	while ((n = getline(&line, &cap, f)) >= 0) {
-		no++;
-		if (strspn(line, " \t\r\n") == (size_t)n)
-			continue;
-		if (add_line(r, line, (size_t)n, no, e) < 0)
+	done = r->t.base;
+	for (off = r->t.base; off < r->t.n; off += n) {
+		if ((n = line_at(r, off, &len, e)) == 0)
 			goto fail;
-		if (line[n - 1] != '\n') {
-			if (fputc('\n', r->spool) == EOF) {
-				ckpt_err_sys(e, name, "cannot spool the rows");
-				goto fail;
-			}
-			r->end++;
-		}
+		no++;
+		if (strspn(r->line, " \t\r\n") != len && add_line(r, r->line, (off_t)off, no, e) < 0)
+			goto fail;
+		if (off + n - done >= RELEASE_STEP)
+			ckpt_textmap_release(&r->t, &done, off + n);
 	}
-	if (ferror(f) || fflush(r->spool) != 0) {
-		ckpt_err_sys(e, name, "read error");
-		goto fail;
-	}
-	free(line);
+	ckpt_textmap_release(&r->t, &done, r->t.n);
 	return r;
 fail:
-	free(line);
 	ckpt_flink_rows_free(r);
 	return NULL;
 }
@@ -231,20 +238,21 @@ static int
 rows_each(struct ckpt_flink_rows *r, const struct rstate *x, int (*fn)(void *arg, char *text, size_t line),
 	  void *arg, struct ckpt_err *e)
 {
-	char *line = NULL;
-	size_t cap = 0;
+	size_t off, len, n, done;
 	int rc = 0;
 
 	for (size_t i = 0; rc == 0 && i < x->nruns; i++) {
-		if (fseeko(r->spool, x->runs[i].off, SEEK_SET) != 0) {
-			rc = ckpt_err_sys(e, r->name, "cannot read the spooled rows");
-			break;
+		off = done = (size_t)x->runs[i].off;
+		for (size_t j = 0; rc == 0 && j < x->runs[i].n; j++, off += n) {
+			if ((n = off < r->t.n ? line_at(r, off, &len, e) : 0) == 0)
+				return e->kind == CKPT_ERR_NONE ? ckpt_err_set(e, CKPT_ERR_INPUT, r->name, "the rows changed "
+									       "while they were read") : -1;
+			rc = fn(arg, r->line, x->runs[i].line + j);
+			if (off + n - done >= RELEASE_STEP)
+				ckpt_textmap_release(&r->t, &done, off + n);
 		}
-		for (size_t j = 0; rc == 0 && j < x->runs[i].n; j++)
-			rc = getline(&line, &cap, r->spool) < 0 ? ckpt_err_sys(e, r->name, "cannot read the spooled rows") :
-			     fn(arg, line, x->runs[i].line + j);
+		ckpt_textmap_release(&r->t, &done, off);
 	}
-	free(line);
 	return rc;
 }
 
@@ -268,10 +276,11 @@ ckpt_flink_rows_free(struct ckpt_flink_rows *r)
 {
 	if (r == NULL)
 		return;
-	if (r->spool)
-		fclose(r->spool);
+	ckpt_textmap_close(&r->t);
+	free(r->line);
 	if (r->rec)
 		fclose(r->rec);
+	free(r->recbuf);
 	for (size_t i = 0; i < r->n; i++) {
 		free(r->st[i].runs);
 		free(r->st[i].op);
@@ -688,7 +697,8 @@ record(struct enc *x)
 	struct ckpt_flink_rows *r = x->r;
 	struct rec h = {.line = x->pline, .kn = x->pk.n, .vn = x->pv.n, .kg = x->pkg};
 
-	if (r->rec == NULL && (r->rec = tmpfile()) == NULL)
+	if (r->rec == NULL && ((r->recbuf = malloc(REC_BUF)) == NULL || (r->rec = tmpfile()) == NULL ||
+			       setvbuf(r->rec, r->recbuf, _IOFBF, REC_BUF) != 0))
 		return ckpt_err_sys(x->e, r->name, "cannot spool the rows' entries");
 	if (fwrite(&h, sizeof h, 1, r->rec) != 1 || fwrite(x->pk.p, 1, h.kn, r->rec) != h.kn ||
 	    fwrite(x->pv.p, 1, h.vn, r->rec) != h.vn)
