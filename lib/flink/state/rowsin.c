@@ -487,6 +487,48 @@ rowv_slot(struct rowv *v, const unsigned char *k, size_t n)
 	}
 }
 
+/* A plain name or string (ASCII, no control character, no escape) at p, its opening quote: the byte after its
+ * closing quote, NULL when it is not plain (for the scanner to read it). */
+static const unsigned char *
+plain_string(const unsigned char *p, const unsigned char *end)
+{
+	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+
+	if (p >= end || *p++ != '"')
+		return NULL;
+	for (uint64_t w; end - p >= 8; p += 8) { /* 8 bytes at a time: a byte >= 0x80, < 0x20, '"' or '\\' */
+		memcpy(&w, p, 8);
+		if (((w | ((w - ones * 0x20) & ~w) | ((w ^ ones * '"') - ones) | ((w ^ ones * '\\') - ones)) & high) != 0)
+			break;
+	}
+	while (p < end && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
+		p++;
+	return p < end && *p == '"' ? p + 1 : NULL;
+}
+
+/* ckpt_jscan_members, the names of rows as -R prints them ({"NAME":..., no space, plain names) read
+ * without its general path: 2 for those (no escape in the name), else as it returns. */
+static int
+next_member(struct ckpt_jscan *s, int *first, const unsigned char **k, size_t *n)
+{
+	const unsigned char *p = s->p, *q;
+
+	if (!*first && p < s->end && *p == '}') {
+		s->p++;
+		return 0;
+	}
+	if (p < s->end && *p == (*first ? '{' : ',') && (q = plain_string(p + 1, s->end)) != NULL && q < s->end &&
+	    *q == ':') {
+		*first = 0;
+		*k = p + 2;
+		*n = (size_t)(q - p - 3);
+		s->p = q + 1;
+		ckpt_jscan_ws(s);
+		return 2;
+	}
+	return ckpt_jscan_members(s, first, k, n);
+}
+
 /* The members of the row text in one scan, with no tree of the row itself built (jansson's
  * json_loads of the whole row took most of the time): 0; -1 where the scanner stops, for jansson
  * to read the row (the values the scanner does not take, and the words of its errors). */
@@ -496,17 +538,19 @@ scan_row(const char *text, struct rowv *v, struct ckpt_jscan_buf *tmp)
 	struct ckpt_err scratch;
 	struct ckpt_jscan s = {.p = (const unsigned char *)text, .end = (const unsigned char *)text + strlen(text),
 			       .e = &scratch};
-	const unsigned char *k;
+	const unsigned char *k, *q;
 	json_t **slot;
 	size_t n;
 	int first = 1, r;
 
-	while ((r = ckpt_jscan_members(&s, &first, &k, &n)) > 0) {
-		if (memchr(k, '\\', n) != NULL) /* a name written with escapes: jansson's */
+	while ((r = next_member(&s, &first, &k, &n)) > 0) {
+		if (r == 1 && memchr(k, '\\', n) != NULL) /* a name written with escapes: jansson's */
 			return -1;
 		v->untyped |= n == 7 && memcmp(k, "untyped", 7) == 0;
 		if ((slot = rowv_slot(v, k, n)) == NULL) {
-			if (ckpt_jscan_value(&s, 1) < 0)
+			if ((q = plain_string(s.p, s.end)) != NULL)
+				s.p = q; /* a name, an id: skipped */
+			else if (ckpt_jscan_value(&s, 1) < 0)
 				return -1;
 			continue;
 		}
@@ -565,7 +609,7 @@ put_json(struct enc *x, const struct ckpt_fser *t, const json_t *v, struct ckpt_
 	b->whyn = sizeof why;
 	b->value = 1;
 	b->more = ckpt_fenc_more;
-	b->java = strcmp(what, "value") == 0 ? x->java : NULL;
+	b->java = what[0] == 'v' ? x->java : NULL; /* "value" */
 	b->cannot = 0;
 	if (v == NULL)
 		return row_fail(x->r, line, x->e, "state %s: the row has no %s", x->x->state, what);
