@@ -35,9 +35,11 @@ struct rstate {
 struct ckpt_flink_rows {
 	char *name;
 	struct ckpt_textmap t;    /* the rows: t.p[t.base, t.n) */
-	char *line;               /* one line copied out of it, NUL-terminated, as getline gives it */
-	size_t linecap;
+	char *line;               /* one line copied out of it, NUL-terminated, as getline gives it, */
+	size_t linecap, linelen;  /* of linelen bytes */
 	size_t lastline;
+	char *pfx;                /* the last row up to its state (pfxn bytes; 0: none), of state pfxst */
+	size_t pfxn, pfxcap, pfxst;
 	struct rstate *st;
 	size_t n, cap;
 	FILE *rec;  /* the entries the first pass that encodes a state made, each once: later passes */
@@ -104,17 +106,10 @@ plain_member(const char *p, const char *name, char *out, size_t n)
 	return p + len + 1;
 }
 
-/* The operator, state and whether keyed of a row as -R prints it, its members in their order,
- * without parsing it all: 1; 0 when the line is not in that form. */
+/* After a row's state as -R prints it (p: at ",\"kind\":"): whether keyed: 1; 0 when not in that form. */
 static int
-fast_row(const char *t, char *op, size_t opn, char *st, size_t stn, int *keyed)
+fast_kind(const char *p, int *keyed)
 {
-	const char *p = strstr(t, ",\"operator\":");
-
-	if (strncmp(t, "{\"uid\":", 7) != 0 || p == NULL || memchr(t, '\\', (size_t)(p - t)) != NULL ||
-	    (p = plain_member(p + 1, "\"operator\":", op, opn)) == NULL ||
-	    (p = plain_member(p + 1, "\"state\":", st, stn)) == NULL)
-		return 0;
 	/* the kind, a string or null, then the subtask, then the key group when keyed */
 	if (strncmp(p, ",\"kind\":", 8) != 0)
 		return 0;
@@ -127,6 +122,20 @@ fast_row(const char *t, char *op, size_t opn, char *st, size_t stn, int *keyed)
 	return 1;
 }
 
+/* The operator, state and whether keyed of a row as -R prints it, its members in their order,
+ * without parsing it all: the end of its state member; NULL when the line is not in that form. */
+static const char *
+fast_row(const char *t, char *op, size_t opn, char *st, size_t stn, int *keyed)
+{
+	const char *p = strstr(t, ",\"operator\":");
+
+	if (strncmp(t, "{\"uid\":", 7) != 0 || p == NULL || memchr(t, '\\', (size_t)(p - t)) != NULL ||
+	    (p = plain_member(p + 1, "\"operator\":", op, opn)) == NULL ||
+	    (p = plain_member(p + 1, "\"state\":", st, stn)) == NULL)
+		return NULL;
+	return fast_kind(p, keyed) ? p : NULL;
+}
+
 /* The operator, state and whether keyed of a row (parsed when not in -R's form). */
 static int
 row_names(struct ckpt_flink_rows *r, const char *text, size_t line, char *op, size_t opn, char *st, size_t stn,
@@ -137,7 +146,7 @@ row_names(struct ckpt_flink_rows *r, const char *text, size_t line, char *op, si
 	const char *o, *t;
 	int rc = -1;
 
-	if (fast_row(text, op, opn, st, stn, keyed))
+	if (fast_row(text, op, opn, st, stn, keyed) != NULL)
 		return 0;
 	if ((v = json_loads(text, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je)) == NULL) {
 		char where[512]; /* where: NAME:LINE:COLUMN, as every JSON input's errors */
@@ -162,17 +171,40 @@ row_names(struct ckpt_flink_rows *r, const char *text, size_t line, char *op, si
 	return rc;
 }
 
+/* The state of a row: the last row's when the row begins as it did up to its state (-R's rows come
+ * a state at a time), else its names read. */
+static struct rstate *
+row_state(struct ckpt_flink_rows *r, const char *text, size_t line, struct ckpt_err *e)
+{
+	char op[256], st[1024];
+	const char *end;
+	struct rstate *x;
+	int keyed = 0;
+
+	if (r->pfxn && strncmp(text, r->pfx, r->pfxn) == 0 && fast_kind(text + r->pfxn, &keyed) &&
+	    keyed == r->st[r->pfxst].keyed)
+		return &r->st[r->pfxst];
+	r->pfxn = 0;
+	if ((end = fast_row(text, op, sizeof op, st, sizeof st, &keyed)) == NULL &&
+	    row_names(r, text, line, op, sizeof op, st, sizeof st, &keyed, e) < 0)
+		return NULL;
+	x = state_of(r, op, st, keyed, e);
+	if (x && end && ckpt_grow(&r->pfx, &r->pfxcap, (size_t)(end - text), 1, 256, e) == 0) {
+		memcpy(r->pfx, text, (size_t)(end - text));
+		r->pfxn = (size_t)(end - text);
+		r->pfxst = (size_t)(x - r->st);
+	}
+	return x;
+}
+
 /* One line at off, in the run of its state. */
 static int
 add_line(struct ckpt_flink_rows *r, const char *text, off_t off, size_t line, struct ckpt_err *e)
 {
-	char op[256], st[1024];
-	struct rstate *x;
+	struct rstate *x = row_state(r, text, line, e);
 	struct run *u;
-	int keyed = 0;
 
-	if (row_names(r, text, line, op, sizeof op, st, sizeof st, &keyed, e) < 0 ||
-	    (x = state_of(r, op, st, keyed, e)) == NULL)
+	if (x == NULL)
 		return -1;
 	u = x->nruns ? &x->runs[x->nruns - 1] : NULL;
 	if (u && r->lastline == line - 1 && u->line + u->n == line) {
@@ -202,6 +234,7 @@ line_at(struct ckpt_flink_rows *r, size_t off, size_t *len, struct ckpt_err *e)
 	if (nl == NULL)
 		r->line[(*len)++] = '\n';
 	r->line[*len] = '\0';
+	r->linelen = *len;
 	return n;
 }
 
@@ -278,6 +311,7 @@ ckpt_flink_rows_free(struct ckpt_flink_rows *r)
 		return;
 	ckpt_textmap_close(&r->t);
 	free(r->line);
+	free(r->pfx);
 	if (r->rec)
 		fclose(r->rec);
 	free(r->recbuf);
@@ -498,8 +532,12 @@ plain_string(const unsigned char *p, const unsigned char *end)
 		return NULL;
 	for (uint64_t w; end - p >= 8; p += 8) { /* 8 bytes at a time: a byte >= 0x80, < 0x20, '"' or '\\' */
 		memcpy(&w, p, 8);
-		if (((w | ((w - ones * 0x20) & ~w) | ((w ^ ones * '"') - ones) | ((w ^ ones * '\\') - ones)) & high) != 0)
+		if ((w = (w | ((w - ones * 0x20) & ~w) | ((w ^ ones * '"') - ones) | ((w ^ ones * '\\') - ones)) & high) != 0) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+			p += __builtin_ctzll(w) / 8; /* the first byte found is one (a borrow marks only those after) */
+#endif
 			break;
+		}
 	}
 	while (p < end && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
 		p++;
@@ -523,7 +561,8 @@ next_member(struct ckpt_jscan *s, int *first, const unsigned char **k, size_t *n
 		*k = p + 2;
 		*n = (size_t)(q - p - 3);
 		s->p = q + 1;
-		ckpt_jscan_ws(s);
+		if (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r'))
+			ckpt_jscan_ws(s);
 		return 2;
 	}
 	return ckpt_jscan_members(s, first, k, n);
@@ -533,11 +572,10 @@ next_member(struct ckpt_jscan *s, int *first, const unsigned char **k, size_t *n
  * json_loads of the whole row took most of the time): 0; -1 where the scanner stops, for jansson
  * to read the row (the values the scanner does not take, and the words of its errors). */
 static int
-scan_row(const char *text, struct rowv *v, struct ckpt_jscan_buf *tmp)
+scan_row(const char *text, size_t len, struct rowv *v, struct ckpt_jscan_buf *tmp)
 {
 	struct ckpt_err scratch;
-	struct ckpt_jscan s = {.p = (const unsigned char *)text, .end = (const unsigned char *)text + strlen(text),
-			       .e = &scratch};
+	struct ckpt_jscan s = {.p = (const unsigned char *)text, .end = (const unsigned char *)text + len, .e = &scratch};
 	const unsigned char *k, *q;
 	json_t **slot;
 	size_t n;
@@ -555,7 +593,13 @@ scan_row(const char *text, struct rowv *v, struct ckpt_jscan_buf *tmp)
 			continue;
 		}
 		json_decref(*slot); /* a member given twice: the last, as jansson keeps it */
-		if ((*slot = ckpt_jscan_build(&s, tmp, 1)) == NULL)
+		if ((q = plain_string(s.p, s.end)) != NULL) { /* as ckpt_jscan_build makes it, without a copy */
+			*slot = json_stringn_nocheck((const char *)s.p + 1, (size_t)(q - s.p - 2));
+			s.p = q;
+		} else {
+			*slot = ckpt_jscan_build(&s, tmp, 1);
+		}
+		if (*slot == NULL)
 			return -1;
 	}
 	ckpt_jscan_ws(&s);
@@ -570,7 +614,9 @@ read_row(struct enc *x, const char *text, size_t line, struct rowv *v)
 	json_t *row;
 	char where[512];
 
-	if (scan_row(text, v, &x->tmp) == 0)
+	/* the line's length as read (strlen but for a NUL in it, which the scanner refuses, as jansson
+	 * stops there: its value then jansson's) */
+	if (scan_row(text, text == x->r->line ? x->r->linelen : strlen(text), v, &x->tmp) == 0)
 		return 0;
 	rowv_release(v);
 	if ((row = json_loads(text, JSON_ALLOW_NUL, &je)) == NULL) { /* its names were read, not all of it */
