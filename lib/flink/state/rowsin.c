@@ -472,9 +472,12 @@ struct enc {
 	struct ckpt_fenc pk, pv; /* the entry pending (a list's elements of one key joined into it) */
 	uint32_t pkg;
 	size_t pline;
+	uint64_t ph;        /* the hash of its key (pass 1; 0: not computed) */
 	int pending;
-	uint64_t *seen;     /* pass 1: a hash table of the keys written (a second row of one is refused), */
-	uint32_t *seenline; /* with each one's line (saturated) */
+	struct seen {       /* pass 1: a hash table of the keys written (a second row of one is refused), */
+		uint64_t h; /* with each one's line (saturated), side by side (one cache miss a key) */
+		uint32_t line;
+	} *seen;
 	size_t nseen, seencap;
 	struct ckpt_fjava *java; /* a JavaSerializer state's own values, which its rows are written by, */
 	const struct rstate *javafor; /* of this state */
@@ -720,56 +723,56 @@ group_of(struct enc *x, const struct ckpt_fser *t, const struct rowv *row, size_
 	return 0;
 }
 
-/* Pass 1: has a row of this key (k, n bytes) come before?  The row's error, naming that line. */
-static int
-seen_before(struct enc *x, const unsigned char *k, size_t n, size_t line)
+/* The hash of a key in the table of keys written (0: an empty slot). */
+static uint64_t
+key_hash(const unsigned char *k, size_t n)
 {
-	uint64_t h = ckpt_xxh3(k, n) | 1; /* 0: an empty slot */
+	return ckpt_xxh3(k, n) | 1;
+}
+
+/* Pass 1: has a row of this key (hash h) come before?  The row's error, naming that line. */
+static int
+seen_before(struct enc *x, uint64_t h, size_t line)
+{
 	size_t i, cap = x->seencap;
 
 	if (4 * (x->nseen + 1) > 3 * cap) { /* grown to twice: every key again */
-		uint64_t *old = x->seen;
-		uint32_t *oldl = x->seenline;
+		struct seen *old = x->seen;
 		size_t oc = cap;
 
 		cap = cap ? 2 * cap : 1024;
-		if ((x->seen = ckpt_calloc(cap, sizeof *x->seen, x->e)) == NULL ||
-		    (x->seenline = ckpt_calloc(cap, sizeof *x->seenline, x->e)) == NULL) {
-			free(x->seen);
+		if ((x->seen = ckpt_calloc(cap, sizeof *x->seen, x->e)) == NULL) {
 			x->seen = old;
-			x->seenline = oldl;
 			return -1;
 		}
 		x->seencap = cap;
 		for (size_t j = 0; j < oc; j++)
-			if (old[j]) {
-				for (i = old[j] & (cap - 1); x->seen[i]; i = (i + 1) & (cap - 1))
+			if (old[j].h) {
+				for (i = old[j].h & (cap - 1); x->seen[i].h; i = (i + 1) & (cap - 1))
 					;
 				x->seen[i] = old[j];
-				x->seenline[i] = oldl[j];
 			}
 		free(old);
-		free(oldl);
 	}
-	for (i = h & (cap - 1); x->seen[i]; i = (i + 1) & (cap - 1))
-		if (x->seen[i] == h)
+	for (i = h & (cap - 1); x->seen[i].h; i = (i + 1) & (cap - 1))
+		if (x->seen[i].h == h)
 			return x->m->kindc == 'l' ?
 			       row_fail(x->r, line, x->e, "state %s: an element of the list of line %zu apart from it "
-					"(a list's elements come in consecutive rows)", x->x->state, (size_t)x->seenline[i]) :
+					"(a list's elements come in consecutive rows)", x->x->state, (size_t)x->seen[i].line) :
 			       row_fail(x->r, line, x->e, "state %s: a second row of the key of line %zu", x->x->state,
-					(size_t)x->seenline[i]);
-	x->seen[i] = h;
-	x->seenline[i] = line > UINT32_MAX ? UINT32_MAX : (uint32_t)line;
+					(size_t)x->seen[i].line);
+	x->seen[i] = (struct seen){.h = h, .line = line > UINT32_MAX ? UINT32_MAX : (uint32_t)line};
 	x->nseen++;
 	return 0;
 }
 
-/* An entry of the state: pass 1 its key checked and the entry counted, pass 2 written; pass 0
- * nothing. */
+/* An entry of the state: pass 1 its key (hash h, 0: not known yet) checked and the entry counted,
+ * pass 2 written; pass 0 nothing. */
 static int
-emit(struct enc *x, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v, size_t vn, size_t line)
+emit(struct enc *x, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v, size_t vn, size_t line,
+     uint64_t h)
 {
-	if (x->pass == 1 && seen_before(x, k, kn, line) < 0)
+	if (x->pass == 1 && seen_before(x, h ? h : key_hash(k, kn), line) < 0)
 		return -1;
 	return x->pass > 0 ? x->put(x->g, x->x->state, kg, k, kn, v, vn) : 0;
 }
@@ -807,7 +810,7 @@ flush_pending(struct enc *x)
 	x->pending = 0;
 	if (x->record && record(x) < 0)
 		return -1;
-	return emit(x, x->pkg, x->pk.p, x->pk.n, x->pv.p, x->pv.n, x->pline);
+	return emit(x, x->pkg, x->pk.p, x->pk.n, x->pv.p, x->pv.n, x->pline, x->ph);
 }
 
 /* The state's entries read back from the record (an earlier pass encoded them) and emitted. */
@@ -828,7 +831,7 @@ replay(struct enc *x)
 			return -1;
 		if (fread(x->pk.p, 1, h.kn + h.vn, f) != h.kn + h.vn)
 			return ckpt_err_sys(x->e, x->r->name, "cannot read the spooled rows' entries");
-		if (emit(x, h.kg, x->pk.p, h.kn, x->pk.p + h.kn, h.vn, h.line) < 0)
+		if (emit(x, h.kg, x->pk.p, h.kn, x->pk.p + h.kn, h.vn, h.line, 0) < 0)
 			return -1;
 	}
 	return fseeko(f, x->r->recend, SEEK_SET) == 0 ? 0 : ckpt_err_sys(x->e, x->r->name, "cannot spool the rows' entries");
@@ -850,6 +853,11 @@ push(struct enc *x, uint32_t kg, struct ckpt_fenc *k, struct ckpt_fenc *v, size_
 	x->pkg = kg;
 	x->pline = line;
 	x->pending = 1;
+	x->ph = 0;
+	if (x->pass == 1 && x->seencap) { /* its slot fetched while the next row is read: a miss a key less */
+		x->ph = key_hash(k->p, k->n);
+		__builtin_prefetch(&x->seen[x->ph & (x->seencap - 1)]);
+	}
 	return 0;
 }
 
@@ -1127,7 +1135,7 @@ state_entries(struct enc *x, struct ckpt_fstate_backing_data *b, int pass, ckpt_
 	}
 	*x = (struct enc){.r = x->r, .h = x->h, .m = x->m, .x = x->x, .op = x->op, .maxp = x->maxp, .prefix = x->prefix,
 			  .e = x->e, .pass = pass, .put = put, .g = g, .pk = x->pk, .pv = x->pv, .seen = x->seen,
-			  .seenline = x->seenline, .seencap = x->seencap, .java = x->java, .javafor = x->x, .ek = x->ek,
+			  .seencap = x->seencap, .java = x->java, .javafor = x->x, .ek = x->ek,
 			  .ev = x->ev, .ekey = x->ekey, .tmp = x->tmp};
 	if (x->seen)
 		memset(x->seen, 0, x->seencap * sizeof *x->seen);
@@ -1190,7 +1198,6 @@ out:
 	free(x.ekey.p);
 	free(x.tmp.p);
 	free(x.seen);
-	free(x.seenline);
 	ckpt_fjava_free(x.java);
 	ckpt_fstate_header_release(&h);
 	ckpt_fsrc_release(&s);
