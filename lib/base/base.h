@@ -454,6 +454,10 @@ struct ckpt_textmap {
 	size_t n, base;
 };
 int ckpt_textmap_open(struct ckpt_textmap *m, FILE *f, const char *name, struct ckpt_err *e);
+/* The line at byte off (< n) copied into *buf (of *cap bytes, grown) as getline reads it: its '\n'
+ * kept, one added to a last line without it, NUL-terminated, *len bytes; its length in m, 0 on error. */
+size_t ckpt_textmap_line(const struct ckpt_textmap *m, size_t off, char **buf, size_t *cap, size_t *len,
+			 struct ckpt_err *e);
 void ckpt_textmap_release(const struct ckpt_textmap *m, size_t *from, size_t to);
 void ckpt_textmap_close(struct ckpt_textmap *m);
 

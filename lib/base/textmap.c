@@ -1,6 +1,7 @@
 /* textmap.c: a text input read in place, once: a regular file mapped, anything else (standard input,
  * a pipe) spooled to a temporary file first and that mapped; its pages given back behind the reader. */
 #include <stdio.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -60,6 +61,22 @@ ckpt_textmap_open(struct ckpt_textmap *m, FILE *f, const char *name, struct ckpt
 	if (own)
 		close(fd);
 	return rc;
+}
+
+size_t
+ckpt_textmap_line(const struct ckpt_textmap *m, size_t off, char **buf, size_t *cap, size_t *len, struct ckpt_err *e)
+{
+	const unsigned char *p = m->p + off, *nl = memchr(p, '\n', m->n - off);
+	size_t n = nl ? (size_t)(nl - p) + 1 : m->n - off;
+
+	if (n == 0 || ckpt_grow(buf, cap, n + 2, 1, 256, e) < 0)
+		return 0;
+	memcpy(*buf, p, n);
+	*len = n;
+	if (nl == NULL)
+		(*buf)[(*len)++] = '\n';
+	(*buf)[*len] = '\0';
+	return n;
 }
 
 void

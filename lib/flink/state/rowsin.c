@@ -219,25 +219,6 @@ add_line(struct ckpt_flink_rows *r, const char *text, off_t off, size_t line, st
 	return 0;
 }
 
-/* The line at byte off of the mapping copied into r->line as getline reads it (its '\n' kept, one
- * added to a last line without it, NUL-terminated): its length in the mapping, 0 at the end. */
-static size_t
-line_at(struct ckpt_flink_rows *r, size_t off, size_t *len, struct ckpt_err *e)
-{
-	const unsigned char *p = r->t.p + off, *nl = memchr(p, '\n', r->t.n - off);
-	size_t n = nl ? (size_t)(nl - p) + 1 : r->t.n - off;
-
-	if (n == 0 || ckpt_grow(&r->line, &r->linecap, n + 2, 1, 256, e) < 0)
-		return 0;
-	memcpy(r->line, p, n);
-	*len = n;
-	if (nl == NULL)
-		r->line[(*len)++] = '\n';
-	r->line[*len] = '\0';
-	r->linelen = *len;
-	return n;
-}
-
 #define REC_BUF (1u << 20)
 #define RELEASE_STEP (8u << 20) /* the mapping's pages given back every 8 MiB read */
 
@@ -251,7 +232,7 @@ ckpt_flink_rows_read(FILE *f, const char *name, struct ckpt_err *e)
 		goto fail;
 	done = r->t.base;
 	for (off = r->t.base; off < r->t.n; off += n) {
-		if ((n = line_at(r, off, &len, e)) == 0)
+		if ((n = ckpt_textmap_line(&r->t, off, &r->line, &r->linecap, &len, e)) == 0)
 			goto fail;
 		no++;
 		if (strspn(r->line, " \t\r\n") != len && add_line(r, r->line, (off_t)off, no, e) < 0)
@@ -277,9 +258,10 @@ rows_each(struct ckpt_flink_rows *r, const struct rstate *x, int (*fn)(void *arg
 	for (size_t i = 0; rc == 0 && i < x->nruns; i++) {
 		off = done = (size_t)x->runs[i].off;
 		for (size_t j = 0; rc == 0 && j < x->runs[i].n; j++, off += n) {
-			if ((n = off < r->t.n ? line_at(r, off, &len, e) : 0) == 0)
+			if ((n = off < r->t.n ? ckpt_textmap_line(&r->t, off, &r->line, &r->linecap, &len, e) : 0) == 0)
 				return e->kind == CKPT_ERR_NONE ? ckpt_err_set(e, CKPT_ERR_INPUT, r->name, "the rows changed "
 									       "while they were read") : -1;
+			r->linelen = len;
 			rc = fn(arg, r->line, x->runs[i].line + j);
 			if (off + n - done >= RELEASE_STEP)
 				ckpt_textmap_release(&r->t, &done, off + n);
@@ -524,53 +506,6 @@ rowv_slot(struct rowv *v, const unsigned char *k, size_t n)
 	}
 }
 
-/* A plain name or string (ASCII, no control character, no escape) at p, its opening quote: the byte after its
- * closing quote, NULL when it is not plain (for the scanner to read it). */
-static const unsigned char *
-plain_string(const unsigned char *p, const unsigned char *end)
-{
-	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
-
-	if (p >= end || *p++ != '"')
-		return NULL;
-	for (uint64_t w; end - p >= 8; p += 8) { /* 8 bytes at a time: a byte >= 0x80, < 0x20, '"' or '\\' */
-		memcpy(&w, p, 8);
-		if ((w = (w | ((w - ones * 0x20) & ~w) | ((w ^ ones * '"') - ones) | ((w ^ ones * '\\') - ones)) & high) != 0) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-			p += __builtin_ctzll(w) / 8; /* the first byte found is one (a borrow marks only those after) */
-#endif
-			break;
-		}
-	}
-	while (p < end && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
-		p++;
-	return p < end && *p == '"' ? p + 1 : NULL;
-}
-
-/* ckpt_jscan_members, the names of rows as -R prints them ({"NAME":..., no space, plain names) read
- * without its general path: 2 for those (no escape in the name), else as it returns. */
-static int
-next_member(struct ckpt_jscan *s, int *first, const unsigned char **k, size_t *n)
-{
-	const unsigned char *p = s->p, *q;
-
-	if (!*first && p < s->end && *p == '}') {
-		s->p++;
-		return 0;
-	}
-	if (p < s->end && *p == (*first ? '{' : ',') && (q = plain_string(p + 1, s->end)) != NULL && q < s->end &&
-	    *q == ':') {
-		*first = 0;
-		*k = p + 2;
-		*n = (size_t)(q - p - 3);
-		s->p = q + 1;
-		if (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r'))
-			ckpt_jscan_ws(s);
-		return 2;
-	}
-	return ckpt_jscan_members(s, first, k, n);
-}
-
 /* The members of the row text in one scan, with no tree of the row itself built (jansson's
  * json_loads of the whole row took most of the time): 0; -1 where the scanner stops, for jansson
  * to read the row (the values the scanner does not take, and the words of its errors). */
@@ -584,25 +519,19 @@ scan_row(const char *text, size_t len, struct rowv *v, struct ckpt_jscan_buf *tm
 	size_t n;
 	int first = 1, r;
 
-	while ((r = next_member(&s, &first, &k, &n)) > 0) {
-		if (r == 1 && memchr(k, '\\', n) != NULL) /* a name written with escapes: jansson's */
+	while ((r = ckpt_jscan_members(&s, &first, &k, &n)) > 0) {
+		if (memchr(k, '\\', n) != NULL) /* a name written with escapes: jansson's */
 			return -1;
 		v->untyped |= n == 7 && memcmp(k, "untyped", 7) == 0;
 		if ((slot = rowv_slot(v, k, n)) == NULL) {
-			if ((q = plain_string(s.p, s.end)) != NULL)
+			if ((q = ckpt_jscan_plain(s.p, s.end)) != NULL)
 				s.p = q; /* a name, an id: skipped */
 			else if (ckpt_jscan_value(&s, 1) < 0)
 				return -1;
 			continue;
 		}
 		json_decref(*slot); /* a member given twice: the last, as jansson keeps it */
-		if ((q = plain_string(s.p, s.end)) != NULL) { /* as ckpt_jscan_build makes it, without a copy */
-			*slot = json_stringn_nocheck((const char *)s.p + 1, (size_t)(q - s.p - 2));
-			s.p = q;
-		} else {
-			*slot = ckpt_jscan_build(&s, tmp, 1);
-		}
-		if (*slot == NULL)
+		if ((*slot = ckpt_jscan_build(&s, tmp, 1)) == NULL)
 			return -1;
 	}
 	ckpt_jscan_ws(&s);
@@ -963,28 +892,6 @@ one_row(void *arg, char *text, size_t line)
 	return rc;
 }
 
-/* Could a value of t be one ckpt cannot write (a kind it cannot, or one whose values may be)? */
-static int
-may_refuse(const struct ckpt_fser *t, int depth)
-{
-	if (t == NULL || depth > 32)
-		return 1;
-	switch (t->kind) {
-	case FSER_STRING: case FSER_LONG: case FSER_INT: case FSER_SHORT: case FSER_BYTE: case FSER_BOOL:
-	case FSER_FLOAT: case FSER_DOUBLE: case FSER_CHAR: case FSER_VOID: case FSER_BYTES: case FSER_PARRAY:
-	case FSER_VOIDNS: case FSER_TIMEWINDOW: case FSER_GLOBALWINDOW: case FSER_ENUM: case FSER_SENUM: case FSER_UNIT:
-		return 0;
-	case FSER_TUPLE: case FSER_ROW: case FSER_LIST: case FSER_MAP: case FSER_ARRAY: case FSER_TTL: case FSER_NULLABLE:
-	case FSER_TIMER: case FSER_OPTION: case FSER_EITHER: case FSER_TRY: case FSER_TRAVERSABLE:
-		for (size_t i = 0; i < t->nkids; i++)
-			if (may_refuse(t->kids[i], depth + 1))
-				return 1;
-		return 0;
-	default: /* POJO subclasses, Kryo values without their bytes, the rest */
-		return 1;
-	}
-}
-
 /* Pass 0, a row of x ckpt cannot write met: the state kept when its rows are its own, else refused. */
 static int
 decide(struct enc *x, struct ckpt_fstate_backing_data *b)
@@ -1143,8 +1050,8 @@ state_entries(struct enc *x, struct ckpt_fstate_backing_data *b, int pass, ckpt_
 		x->x->recorded = 0;
 	if (x->x->recorded)
 		return replay(x); /* encoded by an earlier pass */
-	if (pass == 0 && ckpt_fstate_typable(x->h, x->m) && !may_refuse(x->m->value, 0) &&
-	    !may_refuse(x->m->ns, 0) && !may_refuse(x->h->key, 0))
+	if (pass == 0 && ckpt_fstate_typable(x->h, x->m) && !ckpt_fenc_may_refuse(x->m->value, 0) &&
+	    !ckpt_fenc_may_refuse(x->m->ns, 0) && !ckpt_fenc_may_refuse(x->h->key, 0))
 		return 0; /* every value of it written, or refused with its row: nothing to decide */
 	if (java_templates(x, b) < 0)
 		return -1;
