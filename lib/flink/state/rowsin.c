@@ -188,8 +188,9 @@ row_state(struct ckpt_flink_rows *r, const char *text, size_t line, struct ckpt_
 	if ((end = fast_row(text, op, sizeof op, st, sizeof st, &keyed)) == NULL &&
 	    row_names(r, text, line, op, sizeof op, st, sizeof st, &keyed, e) < 0)
 		return NULL;
-	x = state_of(r, op, st, keyed, e);
-	if (x && end && ckpt_grow(&r->pfx, &r->pfxcap, (size_t)(end - text), 1, 256, e) == 0) {
+	if ((x = state_of(r, op, st, keyed, e)) != NULL && end) {
+		if (ckpt_grow(&r->pfx, &r->pfxcap, (size_t)(end - text), 1, 256, e) < 0)
+			return NULL;
 		memcpy(r->pfx, text, (size_t)(end - text));
 		r->pfxn = (size_t)(end - text);
 		r->pfxst = (size_t)(x - r->st);
