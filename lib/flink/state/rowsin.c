@@ -221,7 +221,7 @@ add_line(struct ckpt_flink_rows *r, const char *text, off_t off, size_t line, st
 }
 
 #define REC_BUF (1u << 20)
-#define RELEASE_STEP (8u << 20) /* the mapping's pages given back every 8 MiB read */
+#define RELEASE_STEP (2u << 20) /* the mapping's pages given back every 2 MiB read */
 
 struct ckpt_flink_rows *
 ckpt_flink_rows_read(FILE *f, const char *name, struct ckpt_err *e)
