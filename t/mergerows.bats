@@ -460,3 +460,25 @@ operator-$LIST-0"
 [2,100]
 [3,100]'
 }
+
+@test "mergerows: --rows read from a file, a pipe, standard input partway through a file and a last line without its newline give one result" {
+	needs_fixtures
+	snap sp $UDF
+	ckpt-inspect -R sp | awk 'NR != 2' >rows
+	ckpt-merge --rows rows -o a/ sp
+	ckpt-inspect -R a >want
+	! cmp -s want <(ckpt-inspect -R sp)
+	cat rows | ckpt-merge --rows - -o b/ sp
+	ckpt-inspect -R b | cmp - want
+	# standard input a regular file already read partway: the rows from there, lines counted from there
+	{ echo '{"not": "a row"}'; printf '\n \t\n'; cat rows; } >later
+	{ head -n 1 >/dev/null; ckpt-merge --rows - -o c/ sp; } <later
+	ckpt-inspect -R c | cmp - want
+	{ echo '{"not": "a row"}'; echo; echo '{"operator": 1}'; } >later2
+	bad 2 "ckpt-merge: <stdin>:2: not a row: an object with \"operator\" and \"state\" (as ckpt-inspect -R prints them)" \
+		sh -c 'head -n 1 >/dev/null; exec ckpt-merge --rows - -o d/ sp' <later2
+	[ ! -e d ]
+	printf '%s' "$(cat rows)" >cut
+	ckpt-merge --rows cut -o e/ sp
+	ckpt-inspect -R e | cmp - want
+}

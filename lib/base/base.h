@@ -440,6 +440,27 @@ int ckpt_fsync_dir_of(const char *path, struct ckpt_err *e);
 #define CKPT_READ_LIMIT ((size_t)1 << 30)
 int ckpt_read_all(FILE *f, const char *name, char **out, size_t *len, struct ckpt_err *e);
 
+/* ------------------------------------------------------------ a text input in place: textmap.c */
+
+/*
+ * A text input read in place without a copy: a regular file mapped (from where f is; page cache,
+ * so the file must not be cut while it is read), anything else (standard input, a pipe) spooled to
+ * a temporary file first and that mapped.  Its bytes p[base, n); p NULL when there are none.
+ * ckpt_textmap_release gives back the pages of [*from, to) once read (read again from the page
+ * cache if touched again): the resident size stays bounded however large the input; *from = to.
+ */
+struct ckpt_textmap {
+	const unsigned char *p;
+	size_t n, base;
+};
+int ckpt_textmap_open(struct ckpt_textmap *m, FILE *f, const char *name, struct ckpt_err *e);
+/* The line at byte off (< n) copied into *buf (of *cap bytes, grown) as getline reads it: its '\n'
+ * kept, one added to a last line without it, NUL-terminated, *len bytes; its length in m, 0 on error. */
+size_t ckpt_textmap_line(const struct ckpt_textmap *m, size_t off, char **buf, size_t *cap, size_t *len,
+			 struct ckpt_err *e);
+void ckpt_textmap_release(const struct ckpt_textmap *m, size_t *from, size_t to);
+void ckpt_textmap_close(struct ckpt_textmap *m);
+
 /* ------------------------------------------------------------- the one JSON writer: jw.c */
 
 /* The state document written as it is read (jw.c): containers opened and closed, keys and

@@ -140,12 +140,25 @@ plain_run(const unsigned char *p, const unsigned char *end)
 	for (uint64_t w; end - p >= 8; p += 8) {
 		memcpy(&w, p, 8);
 		/* a byte >= 0x80, < 0x20, '"' or '\\' */
-		if (((w | ((w - ones * 0x20) & ~w) | ((w ^ ones * '"') - ones) | ((w ^ ones * '\\') - ones)) & high) != 0)
+		if ((w = (w | ((w - ones * 0x20) & ~w) | ((w ^ ones * '"') - ones) | ((w ^ ones * '\\') - ones)) & high) != 0) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+			p += __builtin_ctzll(w) / 8; /* the first byte found is one (a borrow marks only those after) */
+#endif
 			break;
+		}
 	}
 	while (p < end && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
 		p++;
 	return p;
+}
+
+const unsigned char *
+ckpt_jscan_plain(const unsigned char *p, const unsigned char *end)
+{
+	if (p >= end || *p != '"')
+		return NULL;
+	p = plain_run(p + 1, end);
+	return p < end && *p == '"' ? p + 1 : NULL;
 }
 
 /*
@@ -304,6 +317,20 @@ ckpt_jscan_literal(struct ckpt_jscan *s, const char *word)
 int
 ckpt_jscan_members(struct ckpt_jscan *s, int *first, const unsigned char **key, size_t *klen)
 {
+	const unsigned char *q;
+
+	/* the common case first: {"NAME": or ,"NAME": with a plain name and no space */
+	if (s->p < s->end && *s->p == (*first ? '{' : ',') && (q = ckpt_jscan_plain(s->p + 1, s->end)) != NULL &&
+	    q < s->end && *q == ':') {
+		*first = 0;
+		if (key) {
+			*key = s->p + 2;
+			*klen = (size_t)(q - s->p - 3);
+		}
+		s->p = q + 1;
+		ckpt_jscan_ws(s);
+		return 1;
+	}
 	ckpt_jscan_ws(s);
 	if (*first) {
 		if (ckpt_jscan_expect(s, '{') < 0)
@@ -481,8 +508,14 @@ static json_t *
 build_string(struct ckpt_jscan *s, struct ckpt_jscan_buf *tmp)
 {
 	size_t len = tmp->len, off;
+	const unsigned char *q = ckpt_jscan_plain(s->p, s->end);
 	json_t *v = NULL;
 
+	if (q != NULL) { /* nothing to decode: no copy */
+		v = json_stringn_nocheck((const char *)s->p + 1, (size_t)(q - s->p - 2));
+		s->p = q;
+		return v;
+	}
 	if (ckpt_jscan_string(s, NULL, NULL, tmp, &off) == 0) /* valid UTF-8, no NUL (\u0000 refused) */
 		v = json_stringn_nocheck(tmp->p + off, tmp->len - off - 1);
 	tmp->len = len;

@@ -36,6 +36,9 @@ int ckpt_jscan_expect(struct ckpt_jscan *s, unsigned char c);
  * with dec, its decoded UTF-8 appended to dec, NUL-terminated, at offset *off. */
 int ckpt_jscan_string(struct ckpt_jscan *s, const unsigned char **raw, size_t *rawlen,
 		      struct ckpt_jscan_buf *dec, size_t *off);
+/* A string at p (its opening quote) of plain bytes only (ASCII, no control character, no escape):
+ * the byte after its closing quote; NULL when it is not one (for ckpt_jscan_string to read). */
+const unsigned char *ckpt_jscan_plain(const unsigned char *p, const unsigned char *end);
 /* A number; *isint and *v (when it is a non-negative integer below 10^18). */
 int ckpt_jscan_number(struct ckpt_jscan *s, int *isint, uint64_t *v);
 /* The literal word (true, false, null) at s->p. */

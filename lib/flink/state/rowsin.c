@@ -28,17 +28,23 @@ struct rstate {
 	uint64_t nrec;
 };
 
-/* The rows are spooled to a temporary file (standard input is read once, and memory stays bounded
- * whatever their number), a state's read again by its runs at each pass. */
+/* The rows' text in memory, a state's read again by its runs at each pass: a regular file mapped
+ * in place (read once, no copy: page cache, released behind the reader, so the process's resident
+ * size stays bounded whatever the size; the file must not be cut while ckpt-merge runs), anything
+ * else (standard input, a pipe) spooled to a temporary file first (read once), that mapped. */
 struct ckpt_flink_rows {
 	char *name;
-	FILE *spool;
-	off_t end;
+	struct ckpt_textmap t;    /* the rows: t.p[t.base, t.n) */
+	char *line;               /* one line copied out of it, NUL-terminated, as getline gives it, */
+	size_t linecap, linelen;  /* of linelen bytes */
 	size_t lastline;
+	char *pfx;                /* the last row up to its state (pfxn bytes; 0: none), of state pfxst */
+	size_t pfxn, pfxcap, pfxst;
 	struct rstate *st;
 	size_t n, cap;
 	FILE *rec;  /* the entries the first pass that encodes a state made, each once: later passes */
 	off_t recend; /* read them back instead of parsing and encoding the rows again */
+	char *recbuf; /* its buffer, REC_BUF bytes (few system calls) */
 	char **clear;
 	int *cleared;
 	size_t nclear;
@@ -100,17 +106,10 @@ plain_member(const char *p, const char *name, char *out, size_t n)
 	return p + len + 1;
 }
 
-/* The operator, state and whether keyed of a row as -R prints it, its members in their order,
- * without parsing it all: 1; 0 when the line is not in that form. */
+/* After a row's state as -R prints it (p: at ",\"kind\":"): whether keyed: 1; 0 when not in that form. */
 static int
-fast_row(const char *t, char *op, size_t opn, char *st, size_t stn, int *keyed)
+fast_kind(const char *p, int *keyed)
 {
-	const char *p = strstr(t, ",\"operator\":");
-
-	if (strncmp(t, "{\"uid\":", 7) != 0 || p == NULL || memchr(t, '\\', (size_t)(p - t)) != NULL ||
-	    (p = plain_member(p + 1, "\"operator\":", op, opn)) == NULL ||
-	    (p = plain_member(p + 1, "\"state\":", st, stn)) == NULL)
-		return 0;
 	/* the kind, a string or null, then the subtask, then the key group when keyed */
 	if (strncmp(p, ",\"kind\":", 8) != 0)
 		return 0;
@@ -123,6 +122,20 @@ fast_row(const char *t, char *op, size_t opn, char *st, size_t stn, int *keyed)
 	return 1;
 }
 
+/* The operator, state and whether keyed of a row as -R prints it, its members in their order,
+ * without parsing it all: the end of its state member; NULL when the line is not in that form. */
+static const char *
+fast_row(const char *t, char *op, size_t opn, char *st, size_t stn, int *keyed)
+{
+	const char *p = strstr(t, ",\"operator\":");
+
+	if (strncmp(t, "{\"uid\":", 7) != 0 || p == NULL || memchr(t, '\\', (size_t)(p - t)) != NULL ||
+	    (p = plain_member(p + 1, "\"operator\":", op, opn)) == NULL ||
+	    (p = plain_member(p + 1, "\"state\":", st, stn)) == NULL)
+		return NULL;
+	return fast_kind(p, keyed) ? p : NULL;
+}
+
 /* The operator, state and whether keyed of a row (parsed when not in -R's form). */
 static int
 row_names(struct ckpt_flink_rows *r, const char *text, size_t line, char *op, size_t opn, char *st, size_t stn,
@@ -133,7 +146,7 @@ row_names(struct ckpt_flink_rows *r, const char *text, size_t line, char *op, si
 	const char *o, *t;
 	int rc = -1;
 
-	if (fast_row(text, op, opn, st, stn, keyed))
+	if (fast_row(text, op, opn, st, stn, keyed) != NULL)
 		return 0;
 	if ((v = json_loads(text, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je)) == NULL) {
 		char where[512]; /* where: NAME:LINE:COLUMN, as every JSON input's errors */
@@ -158,70 +171,79 @@ row_names(struct ckpt_flink_rows *r, const char *text, size_t line, char *op, si
 	return rc;
 }
 
-/* One line spooled, in the run of its state. */
-static int
-add_line(struct ckpt_flink_rows *r, const char *text, size_t len, size_t line, struct ckpt_err *e)
+/* The state of a row: the last row's when the row begins as it did up to its state (-R's rows come
+ * a state at a time), else its names read. */
+static struct rstate *
+row_state(struct ckpt_flink_rows *r, const char *text, size_t line, struct ckpt_err *e)
 {
 	char op[256], st[1024];
+	const char *end;
 	struct rstate *x;
-	struct run *u;
 	int keyed = 0;
 
-	if (row_names(r, text, line, op, sizeof op, st, sizeof st, &keyed, e) < 0 ||
-	    (x = state_of(r, op, st, keyed, e)) == NULL)
+	if (r->pfxn && strncmp(text, r->pfx, r->pfxn) == 0 && fast_kind(text + r->pfxn, &keyed) &&
+	    keyed == r->st[r->pfxst].keyed)
+		return &r->st[r->pfxst];
+	r->pfxn = 0;
+	if ((end = fast_row(text, op, sizeof op, st, sizeof st, &keyed)) == NULL &&
+	    row_names(r, text, line, op, sizeof op, st, sizeof st, &keyed, e) < 0)
+		return NULL;
+	if ((x = state_of(r, op, st, keyed, e)) != NULL && end) {
+		if (ckpt_grow(&r->pfx, &r->pfxcap, (size_t)(end - text), 1, 256, e) < 0)
+			return NULL;
+		memcpy(r->pfx, text, (size_t)(end - text));
+		r->pfxn = (size_t)(end - text);
+		r->pfxst = (size_t)(x - r->st);
+	}
+	return x;
+}
+
+/* One line at off, in the run of its state. */
+static int
+add_line(struct ckpt_flink_rows *r, const char *text, off_t off, size_t line, struct ckpt_err *e)
+{
+	struct rstate *x = row_state(r, text, line, e);
+	struct run *u;
+
+	if (x == NULL)
 		return -1;
-	if (fwrite(text, 1, len, r->spool) != len)
-		return ckpt_err_sys(e, r->name, "cannot spool the rows");
 	u = x->nruns ? &x->runs[x->nruns - 1] : NULL;
 	if (u && r->lastline == line - 1 && u->line + u->n == line) {
 		u->n++;
 	} else {
 		if (ckpt_grow(&x->runs, &x->cap, x->nruns + 1, sizeof *x->runs, 4, e) < 0)
 			return -1;
-		x->runs[x->nruns++] = (struct run){.off = r->end, .line = line, .n = 1};
+		x->runs[x->nruns++] = (struct run){.off = off, .line = line, .n = 1};
 	}
 	x->n++;
-	r->end += (off_t)len;
 	r->lastline = line;
 	return 0;
 }
+
+#define REC_BUF (1u << 20)
+#define RELEASE_STEP (2u << 20) /* the mapping's pages given back every 2 MiB read */
 
 struct ckpt_flink_rows *
 ckpt_flink_rows_read(FILE *f, const char *name, struct ckpt_err *e)
 {
 	struct ckpt_flink_rows *r = ckpt_calloc(1, sizeof *r, e);
-	char *line = NULL;
-	size_t cap = 0, no = 0;
-	ssize_t n;
+	size_t off, len, n, no = 0, done;
 
-	if (r == NULL || (r->name = ckpt_strdup(name, e)) == NULL)
+	if (r == NULL || (r->name = ckpt_strdup(name, e)) == NULL || ckpt_textmap_open(&r->t, f, name, e) < 0)
 		goto fail;
-	if ((r->spool = tmpfile()) == NULL) {
-		ckpt_err_sys(e, name, "cannot spool the rows");
-		goto fail;
-	}
-	while ((n = getline(&line, &cap, f)) >= 0) {
-		no++;
-		if (strspn(line, " \t\r\n") == (size_t)n)
-			continue;
-		if (add_line(r, line, (size_t)n, no, e) < 0)
+	done = r->t.base;
+	for (off = r->t.base; off < r->t.n; off += n) {
+		if ((n = ckpt_textmap_line(&r->t, off, &r->line, &r->linecap, &len, e)) == 0)
 			goto fail;
-		if (line[n - 1] != '\n') {
-			if (fputc('\n', r->spool) == EOF) {
-				ckpt_err_sys(e, name, "cannot spool the rows");
-				goto fail;
-			}
-			r->end++;
-		}
+		no++;
+		if (strspn(r->line, " \t\r\n") != len && add_line(r, r->line, (off_t)off, no, e) < 0)
+			goto fail;
+		if (off + n - done >= RELEASE_STEP)
+			ckpt_textmap_release(&r->t, &done, off + n);
 	}
-	if (ferror(f) || fflush(r->spool) != 0) {
-		ckpt_err_sys(e, name, "read error");
-		goto fail;
-	}
-	free(line);
+	ckpt_textmap_release(&r->t, &done, r->t.n);
 	return r;
 fail:
-	free(line);
 	ckpt_flink_rows_free(r);
 	return NULL;
 }
@@ -231,20 +253,22 @@ static int
 rows_each(struct ckpt_flink_rows *r, const struct rstate *x, int (*fn)(void *arg, char *text, size_t line),
 	  void *arg, struct ckpt_err *e)
 {
-	char *line = NULL;
-	size_t cap = 0;
+	size_t off, len, n, done;
 	int rc = 0;
 
 	for (size_t i = 0; rc == 0 && i < x->nruns; i++) {
-		if (fseeko(r->spool, x->runs[i].off, SEEK_SET) != 0) {
-			rc = ckpt_err_sys(e, r->name, "cannot read the spooled rows");
-			break;
+		off = done = (size_t)x->runs[i].off;
+		for (size_t j = 0; rc == 0 && j < x->runs[i].n; j++, off += n) {
+			if ((n = off < r->t.n ? ckpt_textmap_line(&r->t, off, &r->line, &r->linecap, &len, e) : 0) == 0)
+				return e->kind == CKPT_ERR_NONE ? ckpt_err_set(e, CKPT_ERR_INPUT, r->name, "the rows changed "
+									       "while they were read") : -1;
+			r->linelen = len;
+			rc = fn(arg, r->line, x->runs[i].line + j);
+			if (off + n - done >= RELEASE_STEP)
+				ckpt_textmap_release(&r->t, &done, off + n);
 		}
-		for (size_t j = 0; rc == 0 && j < x->runs[i].n; j++)
-			rc = getline(&line, &cap, r->spool) < 0 ? ckpt_err_sys(e, r->name, "cannot read the spooled rows") :
-			     fn(arg, line, x->runs[i].line + j);
+		ckpt_textmap_release(&r->t, &done, off);
 	}
-	free(line);
 	return rc;
 }
 
@@ -268,10 +292,12 @@ ckpt_flink_rows_free(struct ckpt_flink_rows *r)
 {
 	if (r == NULL)
 		return;
-	if (r->spool)
-		fclose(r->spool);
+	ckpt_textmap_close(&r->t);
+	free(r->line);
+	free(r->pfx);
 	if (r->rec)
 		fclose(r->rec);
+	free(r->recbuf);
 	for (size_t i = 0; i < r->n; i++) {
 		free(r->st[i].runs);
 		free(r->st[i].op);
@@ -429,9 +455,12 @@ struct enc {
 	struct ckpt_fenc pk, pv; /* the entry pending (a list's elements of one key joined into it) */
 	uint32_t pkg;
 	size_t pline;
+	uint64_t ph;        /* the hash of its key (pass 1; 0: not computed) */
 	int pending;
-	uint64_t *seen;     /* pass 1: a hash table of the keys written (a second row of one is refused), */
-	uint32_t *seenline; /* with each one's line (saturated) */
+	struct seen {       /* pass 1: a hash table of the keys written (a second row of one is refused), */
+		uint64_t h; /* with each one's line (saturated), side by side (one cache miss a key) */
+		uint32_t line;
+	} *seen;
 	size_t nseen, seencap;
 	struct ckpt_fjava *java; /* a JavaSerializer state's own values, which its rows are written by, */
 	const struct rstate *javafor; /* of this state */
@@ -482,12 +511,11 @@ rowv_slot(struct rowv *v, const unsigned char *k, size_t n)
  * json_loads of the whole row took most of the time): 0; -1 where the scanner stops, for jansson
  * to read the row (the values the scanner does not take, and the words of its errors). */
 static int
-scan_row(const char *text, struct rowv *v, struct ckpt_jscan_buf *tmp)
+scan_row(const char *text, size_t len, struct rowv *v, struct ckpt_jscan_buf *tmp)
 {
 	struct ckpt_err scratch;
-	struct ckpt_jscan s = {.p = (const unsigned char *)text, .end = (const unsigned char *)text + strlen(text),
-			       .e = &scratch};
-	const unsigned char *k;
+	struct ckpt_jscan s = {.p = (const unsigned char *)text, .end = (const unsigned char *)text + len, .e = &scratch};
+	const unsigned char *k, *q;
 	json_t **slot;
 	size_t n;
 	int first = 1, r;
@@ -497,7 +525,9 @@ scan_row(const char *text, struct rowv *v, struct ckpt_jscan_buf *tmp)
 			return -1;
 		v->untyped |= n == 7 && memcmp(k, "untyped", 7) == 0;
 		if ((slot = rowv_slot(v, k, n)) == NULL) {
-			if (ckpt_jscan_value(&s, 1) < 0)
+			if ((q = ckpt_jscan_plain(s.p, s.end)) != NULL)
+				s.p = q; /* a name, an id: skipped */
+			else if (ckpt_jscan_value(&s, 1) < 0)
 				return -1;
 			continue;
 		}
@@ -517,7 +547,9 @@ read_row(struct enc *x, const char *text, size_t line, struct rowv *v)
 	json_t *row;
 	char where[512];
 
-	if (scan_row(text, v, &x->tmp) == 0)
+	/* the line's length as read (strlen but for a NUL in it, which the scanner refuses, as jansson
+	 * stops there: its value then jansson's) */
+	if (scan_row(text, text == x->r->line ? x->r->linelen : strlen(text), v, &x->tmp) == 0)
 		return 0;
 	rowv_release(v);
 	if ((row = json_loads(text, JSON_ALLOW_NUL, &je)) == NULL) { /* its names were read, not all of it */
@@ -556,7 +588,7 @@ put_json(struct enc *x, const struct ckpt_fser *t, const json_t *v, struct ckpt_
 	b->whyn = sizeof why;
 	b->value = 1;
 	b->more = ckpt_fenc_more;
-	b->java = strcmp(what, "value") == 0 ? x->java : NULL;
+	b->java = what[0] == 'v' ? x->java : NULL; /* "value" */
 	b->cannot = 0;
 	if (v == NULL)
 		return row_fail(x->r, line, x->e, "state %s: the row has no %s", x->x->state, what);
@@ -621,56 +653,56 @@ group_of(struct enc *x, const struct ckpt_fser *t, const struct rowv *row, size_
 	return 0;
 }
 
-/* Pass 1: has a row of this key (k, n bytes) come before?  The row's error, naming that line. */
-static int
-seen_before(struct enc *x, const unsigned char *k, size_t n, size_t line)
+/* The hash of a key in the table of keys written (0: an empty slot). */
+static uint64_t
+key_hash(const unsigned char *k, size_t n)
 {
-	uint64_t h = ckpt_xxh3(k, n) | 1; /* 0: an empty slot */
+	return ckpt_xxh3(k, n) | 1;
+}
+
+/* Pass 1: has a row of this key (hash h) come before?  The row's error, naming that line. */
+static int
+seen_before(struct enc *x, uint64_t h, size_t line)
+{
 	size_t i, cap = x->seencap;
 
 	if (4 * (x->nseen + 1) > 3 * cap) { /* grown to twice: every key again */
-		uint64_t *old = x->seen;
-		uint32_t *oldl = x->seenline;
+		struct seen *old = x->seen;
 		size_t oc = cap;
 
 		cap = cap ? 2 * cap : 1024;
-		if ((x->seen = ckpt_calloc(cap, sizeof *x->seen, x->e)) == NULL ||
-		    (x->seenline = ckpt_calloc(cap, sizeof *x->seenline, x->e)) == NULL) {
-			free(x->seen);
+		if ((x->seen = ckpt_calloc(cap, sizeof *x->seen, x->e)) == NULL) {
 			x->seen = old;
-			x->seenline = oldl;
 			return -1;
 		}
 		x->seencap = cap;
 		for (size_t j = 0; j < oc; j++)
-			if (old[j]) {
-				for (i = old[j] & (cap - 1); x->seen[i]; i = (i + 1) & (cap - 1))
+			if (old[j].h) {
+				for (i = old[j].h & (cap - 1); x->seen[i].h; i = (i + 1) & (cap - 1))
 					;
 				x->seen[i] = old[j];
-				x->seenline[i] = oldl[j];
 			}
 		free(old);
-		free(oldl);
 	}
-	for (i = h & (cap - 1); x->seen[i]; i = (i + 1) & (cap - 1))
-		if (x->seen[i] == h)
+	for (i = h & (cap - 1); x->seen[i].h; i = (i + 1) & (cap - 1))
+		if (x->seen[i].h == h)
 			return x->m->kindc == 'l' ?
 			       row_fail(x->r, line, x->e, "state %s: an element of the list of line %zu apart from it "
-					"(a list's elements come in consecutive rows)", x->x->state, (size_t)x->seenline[i]) :
+					"(a list's elements come in consecutive rows)", x->x->state, (size_t)x->seen[i].line) :
 			       row_fail(x->r, line, x->e, "state %s: a second row of the key of line %zu", x->x->state,
-					(size_t)x->seenline[i]);
-	x->seen[i] = h;
-	x->seenline[i] = line > UINT32_MAX ? UINT32_MAX : (uint32_t)line;
+					(size_t)x->seen[i].line);
+	x->seen[i] = (struct seen){.h = h, .line = line > UINT32_MAX ? UINT32_MAX : (uint32_t)line};
 	x->nseen++;
 	return 0;
 }
 
-/* An entry of the state: pass 1 its key checked and the entry counted, pass 2 written; pass 0
- * nothing. */
+/* An entry of the state: pass 1 its key (hash h, 0: not known yet) checked and the entry counted,
+ * pass 2 written; pass 0 nothing. */
 static int
-emit(struct enc *x, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v, size_t vn, size_t line)
+emit(struct enc *x, uint32_t kg, const unsigned char *k, size_t kn, const unsigned char *v, size_t vn, size_t line,
+     uint64_t h)
 {
-	if (x->pass == 1 && seen_before(x, k, kn, line) < 0)
+	if (x->pass == 1 && seen_before(x, h ? h : key_hash(k, kn), line) < 0)
 		return -1;
 	return x->pass > 0 ? x->put(x->g, x->x->state, kg, k, kn, v, vn) : 0;
 }
@@ -688,7 +720,8 @@ record(struct enc *x)
 	struct ckpt_flink_rows *r = x->r;
 	struct rec h = {.line = x->pline, .kn = x->pk.n, .vn = x->pv.n, .kg = x->pkg};
 
-	if (r->rec == NULL && (r->rec = tmpfile()) == NULL)
+	if (r->rec == NULL && ((r->recbuf = malloc(REC_BUF)) == NULL || (r->rec = tmpfile()) == NULL ||
+			       setvbuf(r->rec, r->recbuf, _IOFBF, REC_BUF) != 0))
 		return ckpt_err_sys(x->e, r->name, "cannot spool the rows' entries");
 	if (fwrite(&h, sizeof h, 1, r->rec) != 1 || fwrite(x->pk.p, 1, h.kn, r->rec) != h.kn ||
 	    fwrite(x->pv.p, 1, h.vn, r->rec) != h.vn)
@@ -707,7 +740,7 @@ flush_pending(struct enc *x)
 	x->pending = 0;
 	if (x->record && record(x) < 0)
 		return -1;
-	return emit(x, x->pkg, x->pk.p, x->pk.n, x->pv.p, x->pv.n, x->pline);
+	return emit(x, x->pkg, x->pk.p, x->pk.n, x->pv.p, x->pv.n, x->pline, x->ph);
 }
 
 /* The state's entries read back from the record (an earlier pass encoded them) and emitted. */
@@ -728,7 +761,7 @@ replay(struct enc *x)
 			return -1;
 		if (fread(x->pk.p, 1, h.kn + h.vn, f) != h.kn + h.vn)
 			return ckpt_err_sys(x->e, x->r->name, "cannot read the spooled rows' entries");
-		if (emit(x, h.kg, x->pk.p, h.kn, x->pk.p + h.kn, h.vn, h.line) < 0)
+		if (emit(x, h.kg, x->pk.p, h.kn, x->pk.p + h.kn, h.vn, h.line, 0) < 0)
 			return -1;
 	}
 	return fseeko(f, x->r->recend, SEEK_SET) == 0 ? 0 : ckpt_err_sys(x->e, x->r->name, "cannot spool the rows' entries");
@@ -750,6 +783,11 @@ push(struct enc *x, uint32_t kg, struct ckpt_fenc *k, struct ckpt_fenc *v, size_
 	x->pkg = kg;
 	x->pline = line;
 	x->pending = 1;
+	x->ph = 0;
+	if (x->pass == 1 && x->seencap) { /* its slot fetched while the next row is read: a miss a key less */
+		x->ph = key_hash(k->p, k->n);
+		__builtin_prefetch(&x->seen[x->ph & (x->seencap - 1)]);
+	}
 	return 0;
 }
 
@@ -853,28 +891,6 @@ one_row(void *arg, char *text, size_t line)
 		rc = typed_row(x, &row, line);
 	rowv_release(&row);
 	return rc;
-}
-
-/* Could a value of t be one ckpt cannot write (a kind it cannot, or one whose values may be)? */
-static int
-may_refuse(const struct ckpt_fser *t, int depth)
-{
-	if (t == NULL || depth > 32)
-		return 1;
-	switch (t->kind) {
-	case FSER_STRING: case FSER_LONG: case FSER_INT: case FSER_SHORT: case FSER_BYTE: case FSER_BOOL:
-	case FSER_FLOAT: case FSER_DOUBLE: case FSER_CHAR: case FSER_VOID: case FSER_BYTES: case FSER_PARRAY:
-	case FSER_VOIDNS: case FSER_TIMEWINDOW: case FSER_GLOBALWINDOW: case FSER_ENUM: case FSER_SENUM: case FSER_UNIT:
-		return 0;
-	case FSER_TUPLE: case FSER_ROW: case FSER_LIST: case FSER_MAP: case FSER_ARRAY: case FSER_TTL: case FSER_NULLABLE:
-	case FSER_TIMER: case FSER_OPTION: case FSER_EITHER: case FSER_TRY: case FSER_TRAVERSABLE:
-		for (size_t i = 0; i < t->nkids; i++)
-			if (may_refuse(t->kids[i], depth + 1))
-				return 1;
-		return 0;
-	default: /* POJO subclasses, Kryo values without their bytes, the rest */
-		return 1;
-	}
 }
 
 /* Pass 0, a row of x ckpt cannot write met: the state kept when its rows are its own, else refused. */
@@ -1027,7 +1043,7 @@ state_entries(struct enc *x, struct ckpt_fstate_backing_data *b, int pass, ckpt_
 	}
 	*x = (struct enc){.r = x->r, .h = x->h, .m = x->m, .x = x->x, .op = x->op, .maxp = x->maxp, .prefix = x->prefix,
 			  .e = x->e, .pass = pass, .put = put, .g = g, .pk = x->pk, .pv = x->pv, .seen = x->seen,
-			  .seenline = x->seenline, .seencap = x->seencap, .java = x->java, .javafor = x->x, .ek = x->ek,
+			  .seencap = x->seencap, .java = x->java, .javafor = x->x, .ek = x->ek,
 			  .ev = x->ev, .ekey = x->ekey, .tmp = x->tmp};
 	if (x->seen)
 		memset(x->seen, 0, x->seencap * sizeof *x->seen);
@@ -1035,8 +1051,8 @@ state_entries(struct enc *x, struct ckpt_fstate_backing_data *b, int pass, ckpt_
 		x->x->recorded = 0;
 	if (x->x->recorded)
 		return replay(x); /* encoded by an earlier pass */
-	if (pass == 0 && ckpt_fstate_typable(x->h, x->m) && !may_refuse(x->m->value, 0) &&
-	    !may_refuse(x->m->ns, 0) && !may_refuse(x->h->key, 0))
+	if (pass == 0 && ckpt_fstate_typable(x->h, x->m) && !ckpt_fenc_may_refuse(x->m->value, 0) &&
+	    !ckpt_fenc_may_refuse(x->m->ns, 0) && !ckpt_fenc_may_refuse(x->h->key, 0))
 		return 0; /* every value of it written, or refused with its row: nothing to decide */
 	if (java_templates(x, b) < 0)
 		return -1;
@@ -1090,7 +1106,6 @@ out:
 	free(x.ekey.p);
 	free(x.tmp.p);
 	free(x.seen);
-	free(x.seenline);
 	ckpt_fjava_free(x.java);
 	ckpt_fstate_header_release(&h);
 	ckpt_fsrc_release(&s);

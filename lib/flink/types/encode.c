@@ -390,3 +390,26 @@ ckpt_fenc_more(const struct ckpt_fser *t, const json_t *v, struct ckpt_fenc *b, 
 		return cannot(t, b);
 	}
 }
+
+/* Could a value of t be one ckpt cannot write (a kind it cannot, or one whose values may be)?  (--rows:
+ * a state of none is encoded only once its rows are read; moved from rowsin.c) */
+int
+ckpt_fenc_may_refuse(const struct ckpt_fser *t, int depth)
+{
+	if (t == NULL || depth > 32)
+		return 1;
+	switch (t->kind) {
+	case FSER_STRING: case FSER_LONG: case FSER_INT: case FSER_SHORT: case FSER_BYTE: case FSER_BOOL:
+	case FSER_FLOAT: case FSER_DOUBLE: case FSER_CHAR: case FSER_VOID: case FSER_BYTES: case FSER_PARRAY:
+	case FSER_VOIDNS: case FSER_TIMEWINDOW: case FSER_GLOBALWINDOW: case FSER_ENUM: case FSER_SENUM: case FSER_UNIT:
+		return 0;
+	case FSER_TUPLE: case FSER_ROW: case FSER_LIST: case FSER_MAP: case FSER_ARRAY: case FSER_TTL: case FSER_NULLABLE:
+	case FSER_TIMER: case FSER_OPTION: case FSER_EITHER: case FSER_TRY: case FSER_TRAVERSABLE:
+		for (size_t i = 0; i < t->nkids; i++)
+			if (ckpt_fenc_may_refuse(t->kids[i], depth + 1))
+				return 1;
+		return 0;
+	default: /* POJO subclasses, Kryo values without their bytes, the rest */
+		return 1;
+	}
+}

@@ -230,6 +230,8 @@ int ckpt_fenc_be(struct ckpt_fenc *b, uint64_t x, size_t n);
 int ckpt_fenc_fail(struct ckpt_fenc *b, const char *expected);
 /* encode.c: the kinds beyond the keys' (composites, wrappers, Scala's, Kryo's kept bytes). */
 int ckpt_fenc_more(const struct ckpt_fser *t, const json_t *v, struct ckpt_fenc *b, int depth);
+/* encode.c: could a value of t (nested depth deep) be one ckpt cannot write?  1 or 0. */
+int ckpt_fenc_may_refuse(const struct ckpt_fser *t, int depth);
 
 /* Flink's KeyGroupRangeAssignment: MathUtils.murmurHash(hashCode) % maxParallelism. */
 uint32_t ckpt_flink_key_group(int32_t hash, uint32_t max_parallelism);
