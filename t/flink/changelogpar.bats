@@ -292,7 +292,7 @@ refused() {
 		rm -f chk chl
 		ln -s "$(src_dir "$v" m)" chk
 		ln -s "$(src_dir "$v" l)" chl
-		refused 2 'ckpt-merge: -P excludes writing a Flink savepoint: Flink rescales a savepoint on restore, unedited (see ckpt-merge -h)' \
+		refused 2 'ckpt-merge: -P alone writes no Flink savepoint: Flink rescales one on restore (to split its keyed state at the new parallelism now, add --canonical) (see ckpt-merge -h)' \
 			ckpt-merge -P 3 -o out/ chk
 		refused 1 "ckpt-merge: chk/_metadata: operator e7beec23fd9f6ed5e1b8395129d43728 subtask 0: its keyed state is not a canonical savepoint's (handle kind changelog): --max-parallelism rewrites canonical savepoints only: add --canonical to convert it in the same write" \
 			ckpt-merge --max-parallelism 8 -o out/ chk
