@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <snappy-c.h>
@@ -66,14 +67,16 @@ varint(const unsigned char *p, size_t n, size_t *i, uint64_t *v)
 	return -1;
 }
 
+/* A table whose footer, meta blocks or index do not parse: not estimated (its handle whole), and
+ * -R says what is wrong with it when it reads it. */
 static int
-bad(struct sst *t, const char *what)
+damaged(void)
 {
-	return ckpt_err_set(t->e, CKPT_ERR_INPUT, t->where, "the RocksDB file %s: %s", t->f->local, what);
+	return 1;
 }
 
 /* The block at h, its compression undone, into *out (malloc'd, *n bytes): 0, 1 when compressed in a
- * way ckpt does not read, or -1 with e set. */
+ * way ckpt does not read or damaged, or -1 with e set. */
 static int
 block(struct sst *t, struct bh h, unsigned char **out, size_t *n)
 {
@@ -83,8 +86,8 @@ block(struct sst *t, struct bh h, unsigned char **out, size_t *n)
 	int rc = -1;
 
 	*out = NULL;
-	if (h.size > MAX_BLOCK)
-		return bad(t, "a meta or index block over 256 MiB");
+	if (h.size > MAX_BLOCK || h.off > t->f->size || h.size + TRAILER > t->f->size - h.off)
+		return damaged();
 	if ((raw = ckpt_calloc(h.size + TRAILER, 1, t->e)) == NULL || sst_pread(t, raw, h.size + TRAILER, h.off) < 0)
 		goto out;
 	switch (raw[h.size]) {
@@ -96,7 +99,7 @@ block(struct sst *t, struct bh h, unsigned char **out, size_t *n)
 		if (snappy_uncompressed_length((char *)raw, h.size, &un) != SNAPPY_OK || un > MAX_BLOCK ||
 		    (u = ckpt_calloc(un + 1, 1, t->e)) == NULL ||
 		    snappy_uncompress((char *)raw, h.size, (char *)u, &un) != SNAPPY_OK) {
-			rc = u || un > MAX_BLOCK ? bad(t, "a Snappy block that does not decompress") : -1;
+			rc = u || un > MAX_BLOCK ? damaged() : -1;
 			break;
 		}
 		*out = u, *n = un, u = NULL;
@@ -105,7 +108,7 @@ block(struct sst *t, struct bh h, unsigned char **out, size_t *n)
 	case 7: /* ZSTD, after its decompressed length (format_version 2 and later) */
 		if (varint(raw, h.size, &i, &len) < 0 || len > MAX_BLOCK || (u = ckpt_calloc(len + 1, 1, t->e)) == NULL ||
 		    ZSTD_decompress(u, len, raw + i, h.size - i) != len) {
-			rc = u || len > MAX_BLOCK ? bad(t, "a ZSTD block that does not decompress") : -1;
+			rc = u || len > MAX_BLOCK ? damaged() : -1;
 			break;
 		}
 		*out = u, *n = len, u = NULL;
@@ -232,7 +235,7 @@ table_meta(struct sst *t, struct bh *index, int *delta, int *first_key)
 	int rc;
 
 	if (t->f->size < FOOTER)
-		return bad(t, "shorter than a table's footer");
+		return damaged();
 	if (sst_pread(t, foot, FOOTER, t->f->size - FOOTER) < 0)
 		return -1;
 	for (int j = 7; j >= 0; j--)
@@ -241,7 +244,7 @@ table_meta(struct sst *t, struct bh *index, int *delta, int *first_key)
 		return 1; /* a legacy or plain table, or format_version 6's footer without the index handle */
 	if (varint(foot, FOOTER - 12, &i, &meta.off) < 0 || varint(foot, FOOTER - 12, &i, &meta.size) < 0 ||
 	    varint(foot, FOOTER - 12, &i, &index->off) < 0 || varint(foot, FOOTER - 12, &i, &index->size) < 0)
-		return bad(t, "a damaged footer");
+		return damaged();
 	if ((rc = block(t, meta, &mi, &mn)) != 0)
 		goto out;
 	rc = 1;
@@ -284,7 +287,7 @@ spread(uint64_t *w, uint32_t first, uint32_t lo, uint32_t hi, uint64_t bytes)
  * first block from the handle's first key group (its first key is in the data, not read).
  */
 static int
-index_walk(struct sst *t, const unsigned char *p, size_t n, int delta, int first_key, unsigned prefix, uint32_t first,
+index_walk(const unsigned char *p, size_t n, uint64_t fsize, int delta, int first_key, unsigned prefix, uint32_t first,
 	   uint32_t last, uint64_t *w)
 {
 	struct it x;
@@ -293,7 +296,7 @@ index_walk(struct sst *t, const unsigned char *p, size_t n, int delta, int first
 	int r;
 
 	if (it_init(&x, p, n, delta) < 0)
-		return bad(t, "a damaged index block");
+		return damaged();
 	while ((r = it_next(&x)) > 0) {
 		size_t i = 0;
 		uint64_t d;
@@ -301,22 +304,24 @@ index_walk(struct sst *t, const unsigned char *p, size_t n, int delta, int first
 
 		if (delta && !x.at_restart) {
 			if (varint(x.v, x.vn, &i, &d) < 0)
-				return bad(t, "a damaged index entry");
+				return damaged();
 			h.off = prev.off + prev.size + TRAILER;
 			h.size = prev.size + (uint64_t)((int64_t)(d >> 1) ^ -(int64_t)(d & 1));
 		} else if (varint(x.v, x.vn, &i, &h.off) < 0 || varint(x.v, x.vn, &i, &h.size) < 0)
-			return bad(t, "a damaged index entry");
+			return damaged();
 		if (first_key) { /* the block's first key, after its handle */
 			if (varint(x.v, x.vn, &i, &d) < 0 || d > x.vn - i)
-				return bad(t, "a damaged index entry");
+				return damaged();
 			i += d;
 		}
+		if (h.size > fsize)
+			return damaged();
 		x.i += delta ? i : 0;
 		spread(w, first, lo < g ? lo : g, lo > g ? lo : g, h.size + TRAILER);
 		lo = g;
 		prev = h;
 	}
-	return r < 0 ? bad(t, "a damaged index block") : 0;
+	return r < 0 ? damaged() : 0;
 }
 
 int
@@ -325,6 +330,7 @@ ckpt_frocks_sst_groups(const struct ckpt_frocks_file *f, unsigned prefix, uint32
 {
 	struct sst t = {.f = f, .fd = -1, .where = f->path ? f->path : where, .e = e};
 	struct bh index;
+	struct stat sb;
 	unsigned char *ix = NULL;
 	size_t n = 0;
 	int delta = 0, first_key = 0, rc = -1;
@@ -338,13 +344,18 @@ ckpt_frocks_sst_groups(const struct ckpt_frocks_file *f, unsigned prefix, uint32
 					  (unsigned long long)ckpt_s3obj_size(t.o), (unsigned long long)f->size);
 			goto out;
 		}
-	} else if (f->path && (t.fd = open(f->path, O_RDONLY)) < 0) {
+	} else if (f->path && ((t.fd = open(f->path, O_RDONLY)) < 0 || fstat(t.fd, &sb) < 0)) {
 		ckpt_err_sys(e, f->path, "cannot open the RocksDB file %s", f->local);
+		goto out;
+	} else if (f->path && (uint64_t)sb.st_size != f->size) {
+		rc = ckpt_err_set(e, CKPT_ERR_INPUT, f->path, "%s: %llu bytes, the _metadata records %llu",
+				  (uint64_t)sb.st_size < f->size ? "short" : "long", (unsigned long long)sb.st_size,
+				  (unsigned long long)f->size); /* as -R words it */
 		goto out;
 	}
 	if ((rc = table_meta(&t, &index, &delta, &first_key)) != 0 || (rc = block(&t, index, &ix, &n)) != 0)
 		goto out;
-	rc = index_walk(&t, ix, n, delta, first_key, prefix, first, last, w);
+	rc = index_walk(ix, n, f->size, delta, first_key, prefix, first, last, w);
 out:
 	free(ix);
 	if (t.fd >= 0)
