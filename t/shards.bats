@@ -50,7 +50,7 @@ ARTS=$FIXTURES/flink-artifacts/new-stateful-udf-migration-itcase-flink1.19
 	[ "$read1" -lt $(($(wc -c <sp/kv) / 4)) ] || { echo "read $read1 of $(wc -c <sp/kv)"; return 1; }
 }
 
-@test "shards: handles that do not split (RocksDB by handle) are said when the largest shard is over 1.25 times the mean" {
+@test "shards: handles that do not split (RocksDB handles of one key group) are said when the largest shard is over 1.25 times the mean" {
 	needs_fixtures
 	run --separate-stderr ckpt-inspect --shards 16 "$ARTS-rocksdb-savepoint-native"
 	status_is 0
