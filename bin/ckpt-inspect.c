@@ -762,7 +762,7 @@ shard_options(const struct opts *o, int nfiles)
 		cli_usage_fail("--shards splits the state files, and a key is in one key group: not with -k "
 			       "(-R -k reads that key group alone)");
 	if (o->shards && o->keep_going)
-		cli_usage_fail("--shards plans from the _metadata and reads no state file: not with --keep-going "
+		cli_usage_fail("--shards plans from the _metadata and RocksDB's index blocks, and reads no entry: not with --keep-going "
 			       "(it goes with -R --shard)");
 	if ((o->shards || o->shard) && nfiles != 1)
 		cli_usage_fail("%s takes one snapshot, %d given", o->shards ? "--shards" : "--shard", nfiles);

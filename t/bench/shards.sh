@@ -1,7 +1,8 @@
 #!/bin/sh
 # ckpt-inspect --shards N and -R --shard I/N (issue 42) on a state of about 1 GiB that t/flink's
 # BenchState writes, in its two forms: the RocksDB incremental checkpoint of t/bench/rocksdb.sh
-# (split by handle: two operators at parallelism 2, four handles) and the canonical savepoint of
+# (two operators at parallelism 2, four handles, each split by key-group range from its table
+# files' index blocks) and the canonical savepoint of
 # the same state that t/bench/canonical.sh converts it to (ckpt-merge --canonical; keyed state split
 # by key-group range; or with CKPT_BENCH_SAVEPOINT the one of t/bench/flinkstate.sh), each in 2 and
 # 16 shards, all measured in this run:

@@ -36,3 +36,22 @@ last_checkpoints() {
 	done
 	[ "$n" -ge 10 ] || { echo "only $n snapshots"; return 1; }
 }
+
+@test "shards: RocksDB handles split inside by key-group range (several states and timers, several table files a handle): each key group in one part, each part's rows its own, their union -R's" {
+	local v snap n cut
+	[ -n "$(flink_versions)" ] || skip "no harness artifacts (make flink-fixtures)"
+	for v in $(flink_versions); do
+		for snap in savepoint-rocksdb-native $(last_checkpoints "$v" | grep /rocksdb/); do
+			snap=$FLINK_OUT/$v/$snap
+			# the plan splits every handle: none whole, the largest shard within 1.25 times the mean
+			ckpt-inspect --shards 4 "$snap" >plan
+			[ "$(jq -s '[.[].parts[] | select(.whole)] | length' plan)" -eq 0 ]
+			jq -s -e '(map(.bytes) | add / length) as $m | map(.bytes) | max <= 1.25 * $m' plan
+			for n in 2 7 64; do
+				cut=$(parts_exact "$snap" "$n") || { echo "$cut"; return 1; }
+				# handles cut into parts with rows on both sides of a boundary
+				[ "$cut" -ge 2 ] || { echo "$v/$snap: $n shards cut $cut subtasks"; return 1; }
+			done
+		done
+	done
+}

@@ -231,6 +231,22 @@ int ckpt_fstate_read_rocksdb(struct ckpt_fstate_ctx *c);                        
 /* The keyed state header of c->h's RocksDB handle (its meta data handle) into h, s open on its bytes
  * (*fd >= 0: a file to close), from offset 0 to h->end: 0, or -1 with c->e set. */
 int ckpt_fstate_rocks_header(struct ckpt_fstate_ctx *c, struct ckpt_fsrc *s, int *fd, struct ckpt_fstate_header *h);
+/* The files of c->h's RocksDB handle, its meta data's bytes first, into f (one a file the handle
+ * lists; a local path into paths, inline bytes by address), *n of them: 0, or -1 with c->e set. */
+int ckpt_fstate_rocks_files(struct ckpt_fstate_ctx *c, struct ckpt_frocks_file *f, char (*paths)[1024], size_t *n);
+
+/* ------------------------------------------------------------ rocksdb-sst.c */
+
+/* The bytes of each data block of table file f added to w[g - first] for the key groups g in
+ * [first, last] it holds (keys with a key-group prefix of prefix bytes), estimated from its footer,
+ * meta index, properties and index block alone: 0, 1 when f is not a table ckpt estimates (a
+ * partitioned index, another format_version, compression other than Snappy and ZSTD), or -1 with
+ * e set (where: f's path, else where). */
+int ckpt_frocks_sst_groups(const struct ckpt_frocks_file *f, unsigned prefix, uint32_t first, uint32_t last, uint64_t *w,
+			   const char *where, struct ckpt_err *e);
+/* The same over every table file of st's RocksDB handle h, into w[0, kg_last - kg_first]. */
+int ckpt_frocks_kg_bytes(struct ckpt_fstate_backing_data *b, const struct ckpt_operator *op, const struct ckpt_subtask *st,
+			 const struct ckpt_handle *h, uint64_t *w, struct ckpt_err *e);
 /* One entry of a RocksDB column family of state name (m its meta info, NULL when the header stopped
  * before it), read from key group kg, to c->k: the key-group prefix checked, the entry typed or
  * checked.  0, or -1 with c->e set.  No database needed (t/fuzz/fuzz_rocksentry.c). */

@@ -67,41 +67,89 @@ kg_at(const struct ckpt_subtask *st, const struct ckpt_handle *h, const json_t *
 	return (uint64_t)json_integer_value(json_array_get(off, g - st->kg_first));
 }
 
+/*
+ * Where each key group g of st's keyed handle h begins in bytes of h, at[g - kg_first] (at[0] 0: the
+ * header with the first), and its end at[kg_last - kg_first + 1]: from its offsets, or for a RocksDB
+ * handle from its table files' index blocks (rocksdb-sst.c), every byte of the handle spread over
+ * its key groups as their data blocks are.  0, 1 when h does not split, -1 with e set.
+ */
+static int
+kg_starts(struct ckpt_fstate_backing_data *b, const struct ckpt_operator *op, const struct ckpt_subtask *st,
+	  const struct ckpt_handle *h, uint64_t *at, struct ckpt_err *e)
+{
+	const json_t *off = kg_offsets(st, h);
+	uint32_t n = st->kg_last - st->kg_first + 1;
+	uint64_t total = 0, run = 0;
+	int rc;
+
+	if (off) {
+		for (uint32_t g = st->kg_first; g <= st->kg_last + 1; g++)
+			at[g - st->kg_first] = g == st->kg_first ? 0 : kg_at(st, h, off, g);
+		return 0;
+	}
+	if (h->kind == NULL || strcmp(h->kind, "incremental") != 0 || n < 2)
+		return 1;
+	memset(at, 0, (n + 1) * sizeof *at);
+	if ((rc = ckpt_frocks_kg_bytes(b, op, st, h, at, e)) != 0)
+		return rc;
+	for (uint32_t i = 0; i < n; i++)
+		total += at[i];
+	if (total == 0)
+		return 1;
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t w = at[i];
+
+		at[i] = i == 0 ? 0 : (uint64_t)((unsigned __int128)h->size * run / total);
+		run += w;
+	}
+	at[n] = h->size;
+	return 0;
+}
+
 /* st's keyed state: chunks of consecutive key groups of about target bytes (the header with the
  * first), or the whole of it when a handle does not split. */
 static int
-keyed_pieces(struct plan *P, size_t i, size_t j, const struct ckpt_subtask *st, uint64_t target,
-	     struct ckpt_err *e)
+keyed_pieces(struct plan *P, const struct ckpt_snapshot *s, size_t i, size_t j, uint64_t target, struct ckpt_err *e)
 {
+	const struct ckpt_subtask *st = &s->ops[i].subtasks[j];
 	struct piece x = {.op = i, .st = j, .part = 2, .lo = st->kg_first, .hi = st->kg_last + 1};
-	uint64_t b = 0;
+	size_t n = (size_t)(st->kg_last - st->kg_first) + 2;
+	uint64_t b = 0, *at = ckpt_calloc(st->nhandles * n + 1, sizeof *at, e);
+	int rc = -1;
 
+	if (at == NULL)
+		return -1;
 	for (size_t h = 0; h < st->nhandles; h++)
 		if (is_keyed(&st->handles[h])) {
+			int r = kg_starts(s->backing, &s->ops[i], st, &st->handles[h], at + h * n, e);
+
+			if (r < 0)
+				goto out;
 			x.bytes += st->handles[h].size;
-			if (kg_offsets(st, &st->handles[h]) == NULL)
+			if (r > 0)
 				x.whole = st->handles[h].kind ? st->handles[h].kind : "?";
 		}
-	if (x.whole)
-		return add(P, x, e);
+	if (x.whole) {
+		rc = add(P, x, e);
+		goto out;
+	}
 	for (uint32_t g = st->kg_first; g <= st->kg_last; g++) {
-		for (size_t h = 0; h < st->nhandles; h++) {
-			const struct ckpt_handle *k = &st->handles[h];
-			const json_t *off = is_keyed(k) ? kg_offsets(st, k) : NULL;
-
-			if (off)
-				b += kg_at(st, k, off, g + 1) - (g == st->kg_first ? 0 : kg_at(st, k, off, g));
-		}
+		for (size_t h = 0; h < st->nhandles; h++)
+			if (is_keyed(&st->handles[h]))
+				b += at[h * n + g + 1 - st->kg_first] - at[h * n + g - st->kg_first];
 		if (b >= target || g == st->kg_last) {
 			x.hi = g + 1;
 			x.bytes = b;
 			if (add(P, x, e) < 0)
-				return -1;
+				goto out;
 			x.lo = g + 1;
 			b = 0;
 		}
 	}
-	return 0;
+	rc = 0;
+out:
+	free(at);
+	return rc;
 }
 
 /* The operators a plan covers: those -u chose (select.c), else all. */
@@ -132,7 +180,7 @@ pieces(struct plan *P, const struct ckpt_snapshot *s, unsigned n, struct ckpt_er
 				x.bytes += is_operator(&st->handles[h]) ? st->handles[h].size : 0;
 			if ((st->nops > 0 || x.bytes > 0) && add(P, x, e) < 0)
 				return -1;
-			if (st->keyed && keyed_pieces(P, i, j, st, target, e) < 0)
+			if (st->keyed && keyed_pieces(P, s, i, j, target, e) < 0)
 				return -1;
 		}
 	return 0;

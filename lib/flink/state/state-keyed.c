@@ -589,8 +589,8 @@ rocks_default(void *arg, const unsigned char *k, size_t kn, const unsigned char 
 }
 
 /* The handle's files, meta first: local paths, or the inline bytes meta-handle.c kept in order. */
-static int
-rocks_files(struct ckpt_fstate_ctx *c, struct ckpt_frocks_file *f, char (*paths)[1024], size_t *n)
+int
+ckpt_fstate_rocks_files(struct ckpt_fstate_ctx *c, struct ckpt_frocks_file *f, char (*paths)[1024], size_t *n)
 {
 	static const char *const lists[] = {"shared", "private"};
 	const json_t *meta = json_object_get(c->h->detail, "meta");
@@ -780,7 +780,7 @@ ckpt_fstate_read_rocksdb(struct ckpt_fstate_ctx *c)
 		if (pass == 0 && rocks_header(c, &s, &fd, &h) < 0)
 			goto out;
 	}
-	if (rocks_files(c, f, paths, &n) < 0)
+	if (ckpt_fstate_rocks_files(c, f, paths, &n) < 0)
 		goto out;
 	snprintf(c->where, sizeof c->where, "%s", c->b->meta);
 	if ((db = ckpt_frocks_open(f, n, c->k->only, c->b->meta, c->e)) == NULL)
