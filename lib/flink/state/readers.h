@@ -244,7 +244,8 @@ int ckpt_fstate_rocks_files(struct ckpt_fstate_ctx *c, struct ckpt_frocks_file *
  * e set (where: f's path, else where). */
 int ckpt_frocks_sst_groups(const struct ckpt_frocks_file *f, unsigned prefix, uint32_t first, uint32_t last, uint64_t *w,
 			   const char *where, struct ckpt_err *e);
-/* The same over every table file of st's RocksDB handle h, into w[0, kg_last - kg_first]. */
+/* The same over every table file of st's RocksDB handle h, into w[0, kg_last - kg_first]; 1 too
+ * when a file is on S3 (a part of the handle would fetch every file whole). */
 int ckpt_frocks_kg_bytes(struct ckpt_fstate_backing_data *b, const struct ckpt_operator *op, const struct ckpt_subtask *st,
 			 const struct ckpt_handle *h, uint64_t *w, struct ckpt_err *e);
 /* One entry of a RocksDB column family of state name (m its meta info, NULL when the header stopped

@@ -20,7 +20,6 @@
 struct sst {
 	const struct ckpt_frocks_file *f;
 	int fd;
-	struct ckpt_s3obj *o;
 	const char *where;
 	struct ckpt_err *e;
 };
@@ -42,8 +41,6 @@ sst_pread(struct sst *t, void *p, size_t n, uint64_t off)
 		memcpy(p, t->f->mem + off, n);
 		return 0;
 	}
-	if (t->o)
-		return ckpt_s3obj_pread(t->o, p, n, off, t->e);
 	if ((r = pread(t->fd, p, n, (off_t)off)) < 0)
 		return ckpt_err_sys(t->e, t->where, "cannot read");
 	if ((size_t)r != n)
@@ -335,16 +332,7 @@ ckpt_frocks_sst_groups(const struct ckpt_frocks_file *f, unsigned prefix, uint32
 	size_t n = 0;
 	int delta = 0, first_key = 0, rc = -1;
 
-	if (f->path && ckpt_s3_is_url(f->path)) {
-		if ((t.o = ckpt_s3obj_open(f->path, e)) == NULL)
-			return -1;
-		if (ckpt_s3obj_size(t.o) != f->size) {
-			rc = ckpt_err_set(e, CKPT_ERR_INPUT, f->path, "%s: %llu bytes, the _metadata records %llu",
-					  ckpt_s3obj_size(t.o) < f->size ? "short" : "long",
-					  (unsigned long long)ckpt_s3obj_size(t.o), (unsigned long long)f->size);
-			goto out;
-		}
-	} else if (f->path && ((t.fd = open(f->path, O_RDONLY)) < 0 || fstat(t.fd, &sb) < 0)) {
+	if (f->path && ((t.fd = open(f->path, O_RDONLY)) < 0 || fstat(t.fd, &sb) < 0)) {
 		ckpt_err_sys(e, f->path, "cannot open the RocksDB file %s", f->local);
 		goto out;
 	} else if (f->path && (uint64_t)sb.st_size != f->size) {
@@ -360,7 +348,6 @@ out:
 	free(ix);
 	if (t.fd >= 0)
 		close(t.fd);
-	ckpt_s3obj_close(t.o);
 	return rc;
 }
 
@@ -378,6 +365,10 @@ ckpt_frocks_kg_bytes(struct ckpt_fstate_backing_data *b, const struct ckpt_opera
 	if (f == NULL || paths == NULL || ckpt_fstate_rocks_files(&c, f, paths, &n) < 0)
 		goto out;
 	rc = 0;
+	/* on S3 whole: RocksDB reads local files, so each part of the handle would fetch them whole */
+	for (size_t i = 0; i < n; i++)
+		if (f[i].path && ckpt_s3_is_url(f[i].path))
+			rc = 1;
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		size_t k = strlen(f[i].local);
 
