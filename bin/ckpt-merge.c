@@ -244,6 +244,8 @@ read_rows(const struct merge_opts *o, struct ckpt_flink_write_opts *wo, struct c
 
 	if (f == NULL)
 		return ckpt_err_sys(e, o->rows, "cannot open");
+	if (o->rows)
+		cli_mapped_input(in ? "<stdin>" : o->rows);
 	wo->rows = ckpt_flink_rows_read(f, in ? "<stdin>" : o->rows ? o->rows : "", e);
 	if (f != stdin)
 		fclose(f);

@@ -53,6 +53,32 @@ cli_clean_on_signals(void)
 	}
 }
 
+static char bus_line[512];
+static size_t bus_len;
+
+static void
+on_bus(int sig)
+{
+	(void)sig;
+	ckpt_cleanup_signal();
+	(void)!write(STDERR_FILENO, bus_line, bus_len);
+	_exit(2);
+}
+
+void
+cli_mapped_input(const char *name)
+{
+	struct sigaction sa;
+	int n = snprintf(bus_line, sizeof bus_line, "%s: %s: read error: the file changed or could not be read "
+			 "while it was read in place\n", cli_prog, name);
+
+	bus_len = n < 0 ? 0 : (size_t)n < sizeof bus_line ? (size_t)n : sizeof bus_line - 1;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_bus;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, NULL);
+}
+
 void
 cli_error(const struct ckpt_err *e)
 {

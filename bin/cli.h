@@ -13,6 +13,9 @@ void cli_init(const char *prog);
 /* SIGINT, SIGTERM and SIGHUP (those not ignored) remove the library's temporary files and
  * directories (ckpt_cleanup_signal), then take their default action: nothing half written stays. */
 void cli_clean_on_signals(void);
+/* A file the program reads mapped (NAME): a SIGBUS (the file cut short or unreadable under the
+ * mapping) removes the temporary files, says "prog: NAME: read error: ..." and exits 2. */
+void cli_mapped_input(const char *name);
 /* "prog: where: text[: strerror]" on stderr. */
 void cli_error(const struct ckpt_err *e);
 /* Allocation failed in a front end: "prog: out of memory" on stderr (as the library's

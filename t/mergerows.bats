@@ -482,3 +482,25 @@ operator-$LIST-0"
 	ckpt-merge --rows cut -o e/ sp
 	ckpt-inspect -R e | cmp - want
 }
+
+@test "mergerows: a SIGBUS while the rows are read in place (the file cut short under the mapping) is one line and exit 2, nothing written" {
+	needs_fixtures
+	snap sp $UDF
+	mkfifo fifo
+	ckpt-merge --rows - -o out/ sp <fifo >stdout 2>stderr 3>&- &
+	local pid=$! i
+	exec 8>fifo
+	# the handler is in place once SIGBUS (7) is among the caught signals; ckpt-merge then waits on the pipe
+	for i in $(seq 100); do
+		(( 0x$(sed -n 's/^SigCgt:\t//p' "/proc/$pid/status") & 0x40 )) && break
+		sleep 0.1
+	done
+	kill -BUS "$pid"
+	exec 8>&-
+	local status=0
+	wait "$pid" || status=$?
+	[ "$status" -eq 2 ]
+	[ "$(cat stderr)" = "ckpt-merge: <stdin>: read error: the file changed or could not be read while it was read in place" ]
+	[ ! -s stdout ]
+	[ ! -e out ] && [ "$(ls -A | grep -v '^\(sp\|fifo\|stdout\|stderr\)$')" = "" ]
+}
