@@ -55,3 +55,65 @@ last_checkpoints() {
 		done
 	done
 }
+
+# The harness's native RocksDB savepoint (Flink 2.3.0, t/flink): 16 key groups a subtask, several
+# states and timers in column families, handles of several table files.
+RKS=$FLINK_OUT/2.3.0/savepoint-rocksdb-native
+
+needs_rks() {
+	[ -f "$RKS/_metadata" ] && return 0
+	[ "${CI-}" != true ] || { echo "no harness artifacts; CI=true requires them"; return 1; }
+	skip "no harness artifacts (make flink-fixtures)"
+}
+
+@test "shards: RocksDB handles split inside by key-group range; -R --shard -u, --state, -k and --keep-going on their parts" {
+	needs_rks
+	local n i opt
+	union_is_rows "$RKS" 1 2 7 64
+	ckpt-inspect --shards 7 "$RKS" >plan
+	[ "$(jq -s '[.[].parts[] | select(.whole)] | length' plan)" -eq 0 ]
+	# a subtask's key groups in parts of several shards, each part's rows in its key groups alone
+	[ "$(parts_exact "$RKS" 7)" -ge 2 ]
+	for opt in "-u keyed" "--state multiples-of-3" "--state _timer_state/event_user-timers" "-u keyed -k 4"; do
+		ckpt-inspect -R $opt "$RKS" | LC_ALL=C sort >all
+		[ -s all ]
+		for ((i = 0; i < 7; i++)); do ckpt-inspect -R --shard "$i/7" $opt "$RKS"; done | LC_ALL=C sort | cmp - all
+	done
+	# -k: the key's rows in the one shard that holds its key group
+	[ "$(for ((i = 0; i < 7; i++)); do ckpt-inspect -R --shard "$i/7" -u keyed -k 4 "$RKS" | grep -c . || :; done | grep -vc '^0$')" -eq 1 ]
+	# --keep-going: a data block of operator e7beec...'s subtask 0 damaged (an SST inline in the
+	# _metadata: the first, its start from its footer's meta index handle); the plan is the same
+	cp -r "$RKS" k && chmod -R u+w k
+	python3 -c '
+import sys
+b = open(sys.argv[1], "rb").read()
+end = b.find(bytes.fromhex("f7cff485b741e288")) + 8
+def varint(i):
+    v = s = 0
+    while True:
+        c = b[i]; i += 1; v |= (c & 0x7f) << s; s += 7
+        if not c & 0x80: return v, i
+off, i = varint(end - 52)
+size, i = varint(i)
+print(end - 53 - (off + size + 5) + 10)' k/_metadata >at
+	printf '\377' | dd of=k/_metadata bs=1 seek="$(cat at)" conv=notrunc status=none
+	ckpt-inspect --shards 7 k | cmp - plan
+	ckpt-inspect -R --keep-going k 2>/dev/null | LC_ALL=C sort >all
+	: >union
+	for i in 0 1 2 3 4 5 6; do
+		run --separate-stderr ckpt-inspect -R --shard "$i/7" --keep-going k
+		if jq -s -e --argjson i "$i" '.[$i] | any(.parts[]; .operator == "e7beec23fd9f6ed5e1b8395129d43728" and .subtask == 0)' plan >/dev/null; then
+			[ "$status" -eq 1 ] || { echo "shard $i: status $status: $stderr"; return 1; }
+			[[ $stderr == "ckpt-inspect: k: operator e7beec23fd9f6ed5e1b8395129d43728 (uid keyed) subtask 0 skipped: k/_metadata: cannot read: rocksdb: Corruption: block checksum mismatch: "* ]] ||
+				{ echo "$stderr"; return 1; }
+		else
+			[ "$status" -eq 0 ] || { echo "shard $i: status $status: $stderr"; return 1; }
+			[ -z "$stderr" ]
+		fi
+		printf '%s\n' "$output" | grep . >>union || :
+	done
+	LC_ALL=C sort union | cmp - all
+	bad_shard=$(jq -r 'select(any(.parts[]; .operator == "e7beec23fd9f6ed5e1b8395129d43728" and .subtask == 0)) | .shard' plan | head -1)
+	run --separate-stderr ckpt-inspect -R --shard "$bad_shard/7" k
+	[ "$status" -eq 2 ]
+}
