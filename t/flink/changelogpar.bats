@@ -20,7 +20,12 @@
 #   r-P1      --canonical -P 1                                      hashmap   to-1
 #   l-8       --canonical --drop ambig --max-parallelism 8          hashmap   to-3, ambig empty
 #   l-200     --canonical --drop ambig -P 3 --max-parallelism 200   rocksdb   to-3, ambig empty
+#   m-P1-2    --canonical -P 1 --max-parallelism 2                  hashmap   to-1 at 2
+#   r-2       --canonical --max-parallelism 2                       rocksdb   to-1 at 2
 #
+# (at max parallelism 2 the operators with operator state alone above it, src-finishing and map-list
+# at 3, are written at -P's 1 or at 2, their list state redistributed as Flink's restore at that
+# parallelism does; Flink cannot load them at 3)
 # and, unconverted, each checkpoint on the changelog backend that wrote it at to-3 (m and r at to-1
 # too): Flink's own rescaling, the judge of every operator's reports; m and r at max parallelism 8,
 # which Flink refuses.  Left out (each restore costs seconds): every rewrite on both backends and
@@ -58,7 +63,9 @@ r-200 r --max-parallelism 200 --backend hashmap -- --max-parallelism 200
 r-P3-8 r --max-parallelism 8 --backend rocksdb -- -P 3 --max-parallelism 8
 r-P1 r --backend hashmap --to 1 -- -P 1
 l-8 l --max-parallelism 8 --backend hashmap --empty ambig -- --drop ambig --max-parallelism 8
-l-200 l --max-parallelism 200 --backend rocksdb --empty ambig -- --drop ambig -P 3 --max-parallelism 200'
+l-200 l --max-parallelism 200 --backend rocksdb --empty ambig -- --drop ambig -P 3 --max-parallelism 200
+m-P1-2 m --max-parallelism 2 --backend hashmap --to 1 -- -P 1 --max-parallelism 2
+r-2 r --max-parallelism 2 --backend rocksdb --to 1 -- --max-parallelism 2'
 
 # src_name S: the harness's artifact of source S; src_backend S: the backend that wrote it.
 src_name() {
@@ -182,6 +189,27 @@ JQ_KEYED_RANGES='[.metadata.operators[] | select(any(.subtasks[].handles[]; .sco
 		# Flink restored each at the parallelism of its request (the keyed operator's reports)
 		[ "$(jq -c '[.reports[] | select(.uid == "keyed") | .key_groups]' "$W/$v/r-P3-8.json")" = '[[0,2],[3,5],[6,7]]' ]
 		[ "$(jq -c '[.reports[] | select(.uid == "keyed") | .key_groups]' "$W/$v/m-P1-200.json")" = '[[0,199]]' ]
+	done
+}
+
+@test "changelogpar: at max parallelism 2 the operators with operator state alone at 3 (src-finishing, map-list) are written at -P 1 or at 2, and Flink restores what it restores from the checkpoint" {
+	local v name want u id
+	for v in $(flink_versions); do
+		for name in m-P1-2 r-2; do
+			restored "$v $name" "$W/$v/$name.json" "$W/$v/$name.ckpt"
+			want=2
+			[ "$name" != m-P1-2 ] || want=1
+			for u in src-finishing map-list; do
+				id=$(keyed_id "$v" "$name" "$u")
+				[ "$(ckpt-inspect -m "$W/$v/$name" | jq -c --arg id "$id" '.operators[] | select(.id == $id) | [.parallelism, .subtasks]')" = "[$want,$want]" ] ||
+					{ echo "$v $name: $u not written at $want"; return 1; }
+				[ "$(ckpt-inspect -m "$(src_dir "$v" "${name%%-*}")" | jq -c --arg id "$id" '.operators[] | select(.id == $id) | .parallelism')" = 3 ]
+			done
+			# src-finishing's list state: every element once, as Flink's own restore of the checkpoint hands it
+			[ "$(jq -c "$JQ_REPORTS | map(select(.uid == \"src-finishing\"))" "$W/$v/$name.json")" = \
+				"$(jq -c "$JQ_REPORTS | map(select(.uid == \"src-finishing\"))" "$W/$v/$(plain_of "$name").json")" ]
+			[ "$(jq -c "$JQ_REPORTS | map(select(.uid == \"src-finishing\")) | length" "$W/$v/$name.json")" = 1 ]
+		done
 	done
 }
 
