@@ -100,7 +100,7 @@ plain_of() {
 }
 
 setup_file() {
-	local v line name s ropts mopts st
+	local v line name s ropts mopts st fin
 	W=$BATS_FILE_TMPDIR
 	ckpt-merge -h 2>&1 | grep -q -- --max-parallelism || return 0
 	for v in $(flink_versions); do
@@ -129,6 +129,13 @@ setup_file() {
 			# shellcheck disable=SC2086
 			[ "$st" -ne 0 ] || set -- "$@" "$W/$v/$name.json" "$W/$v/$name" $ropts
 		done <<<"$REWRITES"
+		# the heap checkpoint after src-finishing's subtask 0 and all of src-done finished, at max parallelism 1
+		fin=$FLINK_OUT/$v/$(jq -r '.artifacts[] | select(.name == "checkpoint-hashmap-finished") | .path' "$FLINK_OUT/$v/index.json")
+		st=0
+		ckpt-merge --canonical -P 1 --max-parallelism 1 -o "$W/$v/f-P1-1/" "$fin" >/dev/null 2>"$W/$v/f-P1-1.ckpt" || st=$?
+		echo "status $st" >>"$W/$v/f-P1-1.ckpt"
+		set -- "$@" "$W/$v/f-plain-1.json" "$fin" --to 1
+		[ "$st" -ne 0 ] || set -- "$@" "$W/$v/f-P1-1.json" "$W/$v/f-P1-1" --max-parallelism 1 --to 1
 		restore_all "$v" "$@"
 	done
 	wait
@@ -210,6 +217,18 @@ JQ_KEYED_RANGES='[.metadata.operators[] | select(any(.subtasks[].handles[]; .sco
 				"$(jq -c "$JQ_REPORTS | map(select(.uid == \"src-finishing\"))" "$W/$v/$(plain_of "$name").json")" ]
 			[ "$(jq -c "$JQ_REPORTS | map(select(.uid == \"src-finishing\")) | length" "$W/$v/$name.json")" = 1 ]
 		done
+	done
+}
+
+@test "changelogpar: at max parallelism 1 a partly finished operator with list state (src-finishing, subtask 0 finished) and a fully finished one (src-done) are written at 1, and Flink restores what it restores from the checkpoint" {
+	local v id
+	for v in $(flink_versions); do
+		restored "$v f-P1-1" "$W/$v/f-P1-1.json" "$W/$v/f-P1-1.ckpt"
+		id=$(keyed_id "$v" f-P1-1 src-finishing)
+		[ "$(ckpt-inspect -m "$W/$v/f-P1-1" | jq -c --arg id "$id" '.operators[] | select(.id == $id) | [.parallelism, .subtasks, .finished_subtasks]')" = '[1,1,""]' ]
+		id=$(keyed_id "$v" f-P1-1 src-done)
+		[ "$(ckpt-inspect -m "$W/$v/f-P1-1" | jq -c --arg id "$id" '.operators[] | select(.id == $id) | [.parallelism, .fully_finished]')" = '[1,true]' ]
+		same_reports "$v f-P1-1" "$W/$v/f-P1-1.json" "$W/$v/f-plain-1.json" "$JQ_MOVED"
 	done
 }
 
