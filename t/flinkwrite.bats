@@ -552,6 +552,9 @@ BC2=12d7d939fd56473cac7cff0603179a41 # and its other (broadcast-state-1 and -2)
 		diff <(ckpt-inspect -R p | jq -c 'select(.kind == "broadcast")' | sort) \
 			<(ckpt-inspect -R out | jq -c 'select(.kind == "broadcast")' | sort) || { echo "at $n: not -P's"; return 1; }
 		diff <(rows_but_groups chk | grep -v '"broadcast"') <(rows_but_groups out | grep -v '"broadcast"')
+		# the old subtask whose copy each new one holds: the one ckpt-merge -P's assignment names
+		[ "$(ckpt-merge -P $n chk | jq -c --arg id $BC1 '[.operators[] | select(.id == $id) | .subtasks[]
+			| [.index, [.from[] | select(.broadcast != []) | .subtask]]]')" = "$(seq 0 $((n - 1)) | jq -s -c 'map([., [. % 4]])')" ]
 	done
 	# -P 1: every operator at 1; -P OPERATOR=1 that one at 1, the others at the max parallelism
 	rm -rf out
