@@ -456,8 +456,9 @@ rows_but_groups() {
 	printf '{"operator":"56a26c4c54bda3adf3700194db4afe93","state":"broadcast-state-3","subtask":0,"user_key":9,"value":"9"}\n' >rows
 	bad 1 "ckpt-merge: bc/_metadata: operator 56a26c4c54bda3adf3700194db4afe93: --rows and a new parallelism of its operator state in one write: write the rows first, then the parallelism" \
 		ckpt-merge -P 1 --rows rows -o out/ bc
-	bad 1 "ckpt-merge: sp/_metadata: -P 1f2b5df5a66154aca61fcb26193792be=2: operator 1f2b5df5a66154aca61fcb26193792be has no keyed state to split: Flink redistributes its operator state on restore at any parallelism" \
-		ckpt-merge -P 1f2b5df5a66154aca61fcb26193792be=2 --max-parallelism 8 -o out/ sp
+	printf '{"operator":"1f2b5df5a66154aca61fcb26193792be","state":"source-state","subtask":0,"index":0,"value":"x"}\n' >urows
+	bad 1 "ckpt-merge: sp/_metadata: operator 1f2b5df5a66154aca61fcb26193792be: --rows and a new parallelism of its operator state in one write: write the rows first, then the parallelism" \
+		ckpt-merge -P 1f2b5df5a66154aca61fcb26193792be=2 --rows urows -o out/ sp
 	bad 2 "ckpt-merge: --max-parallelism needs the savepoint (its directory or its _metadata), not standard input (see ckpt-merge -h)" \
 		sh -c 'ckpt-merge --max-parallelism 8 -o out/ < sp/_metadata'
 	nothing_written
@@ -521,6 +522,67 @@ broadcast_as_flink() {
 			{ echo "-P $n: rows differ"; return 1; }
 		[ "$(ckpt-inspect -m out | jq -c '[.operators[] | select(.key_groups != {}) | .parallelism] | unique')" = "[$n]" ]
 	done
+}
+
+BC1=56a26c4c54bda3adf3700194db4afe93 # the broadcast job's keyed broadcast operator (broadcast-state-3)
+BC2=12d7d939fd56473cac7cff0603179a41 # and its other (broadcast-state-1 and -2)
+
+@test "flinkwrite: --max-parallelism N below the parallelism of operators without keyed state writes them at N (or -P's), their broadcast state as Flink's restore at that parallelism hands it" {
+	needs_fixtures
+	local n
+	# the broadcast job's checkpoint: its two broadcast operators hold no keyed state (parallelism 4),
+	# two stateless ones parallelism 4 too
+	fa chk hashmap-checkpoint new-stateful-broadcast-udf-migration-itcase
+	fa bc hashmap-savepoint new-stateful-broadcast-udf-migration-itcase
+	run parallelisms chk
+	output_is '[[1,4,1,{}],[4,4,4,{}],[4,4,4,{}],[1,4,1,{}],[4,4,4,{}],[4,4,4,{}],[1,4,1,{}],[1,4,1,{}]]'
+	for n in 2 3; do
+		rm -rf out
+		run --separate-stderr ckpt-merge --canonical --max-parallelism $n -o out/ chk
+		[ "$status" -eq 0 ] && [ -z "$output" ] && [ -z "$stderr" ] || { echo "at $n: status $status: $stderr"; return 1; }
+		run parallelisms out
+		output_is "[[1,$n,1,{}],[$n,$n,$n,{}],[$n,$n,$n,{}],[1,$n,1,{}],[$n,$n,0,{}],[$n,$n,0,{}],[1,$n,1,{}],[1,$n,1,{}]]"
+		ckpt-inspect -c out | jq -e .ok >/dev/null
+		# new subtask t holds old subtask t mod 4's copy, as the -P path writes the savepoint's
+		[ "$(ckpt-inspect -R out | jq -c 'select(.kind == "broadcast")' | wc -l)" -eq $((12 * n)) ]
+		diff <(broadcast_as_flink chk $n 4) <(ckpt-inspect -R out | jq -c 'select(.kind == "broadcast")' | sort) ||
+			{ echo "at $n: broadcast rows differ"; return 1; }
+		rm -rf p
+		ckpt-merge -P $n --max-parallelism 8 -o p/ bc
+		diff <(ckpt-inspect -R p | jq -c 'select(.kind == "broadcast")' | sort) \
+			<(ckpt-inspect -R out | jq -c 'select(.kind == "broadcast")' | sort) || { echo "at $n: not -P's"; return 1; }
+		diff <(rows_but_groups chk | grep -v '"broadcast"') <(rows_but_groups out | grep -v '"broadcast"')
+		# the old subtask whose copy each new one holds: the one ckpt-merge -P's assignment names
+		[ "$(ckpt-merge -P $n chk | jq -c --arg id $BC1 '[.operators[] | select(.id == $id) | .subtasks[]
+			| [.index, [.from[] | select(.broadcast != []) | .subtask]]]')" = "$(seq 0 $((n - 1)) | jq -s -c 'map([., [. % 4]])')" ]
+	done
+	# -P 1: every operator at 1; -P OPERATOR=1 that one at 1, the others at the max parallelism
+	rm -rf out
+	ckpt-merge --canonical --max-parallelism 2 -P 1 -o out/ chk
+	run parallelisms out
+	output_is '[[1,2,1,{}],[1,2,1,{}],[1,2,1,{}],[1,2,1,{}],[1,2,0,{}],[1,2,0,{}],[1,2,1,{}],[1,2,1,{}]]'
+	diff <(broadcast_as_flink chk 1 4) <(ckpt-inspect -R out | jq -c 'select(.kind == "broadcast")' | sort)
+	rm -rf out
+	ckpt-merge --canonical --max-parallelism 2 -P $BC2=1 -o out/ chk
+	run parallelisms out
+	output_is '[[1,2,1,{}],[2,2,2,{}],[1,2,1,{}],[1,2,1,{}],[2,2,0,{}],[2,2,0,{}],[1,2,1,{}],[1,2,1,{}]]'
+	diff <(ckpt-inspect -R chk | jq -c "select(.operator == \"$BC2\") | select(.subtask == 0)" | sort) \
+		<(ckpt-inspect -R out | jq -c "select(.operator == \"$BC2\")" | sort)
+}
+
+@test "flinkwrite: -P OPERATOR=N naming an operator with operator state only writes it at N: union state once, old subtask j's into new subtask j mod N" {
+	needs_fixtures
+	fa sp hashmap-savepoint
+	ckpt-merge -P 1f2b5df5a66154aca61fcb26193792be=2 --max-parallelism 8 -o out/ sp
+	run parallelisms out
+	output_is '[[2,8,2,{}],[4,8,4,{"0":"0-1","1":"2-3","2":"4-5","3":"6-7"}],[4,8,4,{"0":"0-1","1":"2-3","2":"4-5","3":"6-7"}],[4,8,4,{}],[4,8,4,{}],[4,8,4,{"0":"0-1","1":"2-3","2":"4-5","3":"6-7"}],[4,8,4,{"0":"0-1","1":"2-3","2":"4-5","3":"6-7"}],[1,8,1,{}]]'
+	ckpt-inspect -c out | jq -e .ok >/dev/null
+	run sh -c "ckpt-inspect -R -u 1f2b5df5a66154aca61fcb26193792be out | jq -c '[.kind, .subtask, .value]'"
+	output_is '["union",0,"Here be dragons!"]
+["union",0,"Here be more dragons!"]
+["union",0,"Here be yet more dragons!"]
+["union",0,"Here be the mostest dragons!"]'
+	diff <(rows_but_groups sp) <(rows_but_groups out)
 }
 
 @test "flinkwrite: --max-parallelism of a savepoint whose state file is cut: exit 2, nothing written" {

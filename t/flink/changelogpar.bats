@@ -20,7 +20,12 @@
 #   r-P1      --canonical -P 1                                      hashmap   to-1
 #   l-8       --canonical --drop ambig --max-parallelism 8          hashmap   to-3, ambig empty
 #   l-200     --canonical --drop ambig -P 3 --max-parallelism 200   rocksdb   to-3, ambig empty
+#   m-P1-2    --canonical -P 1 --max-parallelism 2                  hashmap   to-1 at 2
+#   r-2       --canonical --max-parallelism 2                       rocksdb   to-1 at 2
 #
+# (at max parallelism 2 the operators with operator state alone above it, src-finishing and map-list
+# at 3, are written at -P's 1 or at 2, their list state redistributed as Flink's restore at that
+# parallelism does; Flink cannot load them at 3)
 # and, unconverted, each checkpoint on the changelog backend that wrote it at to-3 (m and r at to-1
 # too): Flink's own rescaling, the judge of every operator's reports; m and r at max parallelism 8,
 # which Flink refuses.  Left out (each restore costs seconds): every rewrite on both backends and
@@ -58,7 +63,9 @@ r-200 r --max-parallelism 200 --backend hashmap -- --max-parallelism 200
 r-P3-8 r --max-parallelism 8 --backend rocksdb -- -P 3 --max-parallelism 8
 r-P1 r --backend hashmap --to 1 -- -P 1
 l-8 l --max-parallelism 8 --backend hashmap --empty ambig -- --drop ambig --max-parallelism 8
-l-200 l --max-parallelism 200 --backend rocksdb --empty ambig -- --drop ambig -P 3 --max-parallelism 200'
+l-200 l --max-parallelism 200 --backend rocksdb --empty ambig -- --drop ambig -P 3 --max-parallelism 200
+m-P1-2 m --max-parallelism 2 --backend hashmap --to 1 -- -P 1 --max-parallelism 2
+r-2 r --max-parallelism 2 --backend rocksdb --to 1 -- --max-parallelism 2'
 
 # src_name S: the harness's artifact of source S; src_backend S: the backend that wrote it.
 src_name() {
@@ -93,7 +100,7 @@ plain_of() {
 }
 
 setup_file() {
-	local v line name s ropts mopts st
+	local v line name s ropts mopts st fin
 	W=$BATS_FILE_TMPDIR
 	ckpt-merge -h 2>&1 | grep -q -- --max-parallelism || return 0
 	for v in $(flink_versions); do
@@ -122,6 +129,13 @@ setup_file() {
 			# shellcheck disable=SC2086
 			[ "$st" -ne 0 ] || set -- "$@" "$W/$v/$name.json" "$W/$v/$name" $ropts
 		done <<<"$REWRITES"
+		# the heap checkpoint after src-finishing's subtask 0 and all of src-done finished, at max parallelism 1
+		fin=$FLINK_OUT/$v/$(jq -r '.artifacts[] | select(.name == "checkpoint-hashmap-finished") | .path' "$FLINK_OUT/$v/index.json")
+		st=0
+		ckpt-merge --canonical -P 1 --max-parallelism 1 -o "$W/$v/f-P1-1/" "$fin" >/dev/null 2>"$W/$v/f-P1-1.ckpt" || st=$?
+		echo "status $st" >>"$W/$v/f-P1-1.ckpt"
+		set -- "$@" "$W/$v/f-plain-1.json" "$fin" --to 1
+		[ "$st" -ne 0 ] || set -- "$@" "$W/$v/f-P1-1.json" "$W/$v/f-P1-1" --max-parallelism 1 --to 1
 		restore_all "$v" "$@"
 	done
 	wait
@@ -185,6 +199,39 @@ JQ_KEYED_RANGES='[.metadata.operators[] | select(any(.subtasks[].handles[]; .sco
 	done
 }
 
+@test "changelogpar: at max parallelism 2 the operators with operator state alone at 3 (src-finishing, map-list) are written at -P 1 or at 2, and Flink restores what it restores from the checkpoint" {
+	local v name want u id
+	for v in $(flink_versions); do
+		for name in m-P1-2 r-2; do
+			restored "$v $name" "$W/$v/$name.json" "$W/$v/$name.ckpt"
+			want=2
+			[ "$name" != m-P1-2 ] || want=1
+			for u in src-finishing map-list; do
+				id=$(keyed_id "$v" "$name" "$u")
+				[ "$(ckpt-inspect -m "$W/$v/$name" | jq -c --arg id "$id" '.operators[] | select(.id == $id) | [.parallelism, .subtasks]')" = "[$want,$want]" ] ||
+					{ echo "$v $name: $u not written at $want"; return 1; }
+				[ "$(ckpt-inspect -m "$(src_dir "$v" "${name%%-*}")" | jq -c --arg id "$id" '.operators[] | select(.id == $id) | .parallelism')" = 3 ]
+			done
+			# src-finishing's list state: every element once, as Flink's own restore of the checkpoint hands it
+			[ "$(jq -c "$JQ_REPORTS | map(select(.uid == \"src-finishing\"))" "$W/$v/$name.json")" = \
+				"$(jq -c "$JQ_REPORTS | map(select(.uid == \"src-finishing\"))" "$W/$v/$(plain_of "$name").json")" ]
+			[ "$(jq -c "$JQ_REPORTS | map(select(.uid == \"src-finishing\")) | length" "$W/$v/$name.json")" = 1 ]
+		done
+	done
+}
+
+@test "changelogpar: at max parallelism 1 a partly finished operator with list state (src-finishing, subtask 0 finished) and a fully finished one (src-done) are written at 1, and Flink restores what it restores from the checkpoint" {
+	local v id
+	for v in $(flink_versions); do
+		restored "$v f-P1-1" "$W/$v/f-P1-1.json" "$W/$v/f-P1-1.ckpt"
+		id=$(keyed_id "$v" f-P1-1 src-finishing)
+		[ "$(ckpt-inspect -m "$W/$v/f-P1-1" | jq -c --arg id "$id" '.operators[] | select(.id == $id) | [.parallelism, .subtasks, .finished_subtasks]')" = '[1,1,""]' ]
+		id=$(keyed_id "$v" f-P1-1 src-done)
+		[ "$(ckpt-inspect -m "$W/$v/f-P1-1" | jq -c --arg id "$id" '.operators[] | select(.id == $id) | [.parallelism, .fully_finished]')" = '[1,true]' ]
+		same_reports "$v f-P1-1" "$W/$v/f-P1-1.json" "$W/$v/f-plain-1.json" "$JQ_MOVED"
+	done
+}
+
 @test "changelogpar: -g checked the conversion against the job graph Flink then ran (to-1, max parallelism 8)" {
 	local v
 	for v in $(flink_versions); do
@@ -244,15 +291,17 @@ JQ_KEYED_RANGES='[.metadata.operators[] | select(any(.subtasks[].handles[]; .sco
 	[ "$status" -eq 1 ]
 }
 
-@test "changelogpar: ckpt-inspect -R of each rewrite prints the checkpoint's rows but for key_group and subtask" {
-	local v name s u
+@test "changelogpar: ckpt-inspect -R of each rewrite prints the checkpoint's rows but for key_group and subtask (and a list element's index, where its operator moved: m-P1-2, r-2)" {
+	local v name s u f
 	for v in $(flink_versions); do
 		while read -r name s _; do
 			u=
 			[ "$s" != l ] || u=keyed
-			ckpt-inspect -R ${u:+-u $u} "$(src_dir "$v" "$s")" | jq -c 'del(.key_group, .subtask)' | sort >in.rows
+			f='del(.key_group, .subtask)'
+			[ "${name%-2}" = "$name" ] || f="$f | if .kind == \"list\" then del(.index) else . end"
+			ckpt-inspect -R ${u:+-u $u} "$(src_dir "$v" "$s")" | jq -c "$f" | sort >in.rows
 			[ "$(grep -c '"kind":"timers"' in.rows)" -gt 0 ] && [ "$(grep -c '"kind":"map"' in.rows)" -gt 0 ]
-			ckpt-inspect -R ${u:+-u $u} "$W/$v/$name" | jq -c 'del(.key_group, .subtask)' | sort >out.rows
+			ckpt-inspect -R ${u:+-u $u} "$W/$v/$name" | jq -c "$f" | sort >out.rows
 			diff -u in.rows out.rows || { echo "$v $name: rows differ"; return 1; }
 		done <<<"$REWRITES"
 	done

@@ -1,11 +1,12 @@
 /* oppar.c: an operator's operator state (list, union, broadcast) at a new parallelism (ckpt-merge -P
- * on an operator holding it beside keyed state, regroup.c), one stream a new subtask: the elements
- * Flink's RoundRobinOperatorStateRepartitioner gives that subtask when it restores the operator at
- * that parallelism, copied as the old streams hold them.  A savepoint records one operator state
- * handle a subtask (MetadataV2V3SerializerBase.serializeSingleton), so the old streams cannot be
- * named with new offsets: each new subtask's stream is written (inline, or a file when the old ones
- * were files).  Union state: old subtask j's elements go to new subtask j mod N, so that Flink's
- * union on restore (at N, unchanged) hands every subtask every element once. */
+ * on an operator holding it beside keyed state or alone, or --max-parallelism below its parallelism;
+ * regroup.c), one stream a new subtask: the elements Flink's RoundRobinOperatorStateRepartitioner
+ * gives that subtask when it restores the operator at that parallelism, copied as the old streams
+ * hold them.  A savepoint records one operator state handle a subtask
+ * (MetadataV2V3SerializerBase.serializeSingleton), so the old streams cannot be named with new
+ * offsets: each new subtask's stream is written (inline, or a file when the old ones were files).
+ * Union state: old subtask j's elements go to new subtask j mod N, so that Flink's union on restore
+ * (at N, unchanged) hands every subtask every element once. */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>

@@ -423,7 +423,7 @@ int ckpt_frg_run(const char *meta, const void *buf, size_t len, const struct ckp
 /* ------------------------------------------------------------ oppar.c */
 
 /* ckpt-merge -P on an operator (opk, op in the _metadata buf's spans sp) holding operator state
- * beside keyed state: refused (CKPT_ERR_REFUSED, naming meta) what ckpt_foppar_split does not
+ * (beside keyed state or alone): refused (CKPT_ERR_REFUSED, naming meta) what ckpt_foppar_split does not
  * move (a stream in a file-merging segment; rows: with --rows in the same write). */
 int ckpt_foppar_check(const void *buf, const struct ckpt_fmeta_spans *sp, size_t opk, const struct ckpt_operator *op,
 		      int rows, const char *meta, struct ckpt_err *e);

@@ -29,6 +29,8 @@ struct rg {
 	uint32_t par;         /* its new parallelism (-P), else its own */
 	int rekey;            /* each key's key group computed at maxp (else the input's kept) */
 	const char *named;    /* -P OP=N names it: OP */
+	uint32_t allp;        /* -P N, else 0 */
+	int oponly;           /* no keyed state, at a new parallelism: its operator state moved (oppar.c) */
 	int stateless;        /* no handle, no finished subtask: any parallelism, no subtask recorded */
 	unsigned char *hdr;   /* the keyed header (serialization proxy), compression off: the subtask's */
 	size_t hdrlen;        /* with the most states (Flink registers states lazily), the others' subsets */
@@ -478,8 +480,45 @@ check_canonical(struct rg *g, const struct ckpt_subtask *st, const struct ckpt_h
 			    "handle, which --canonical does not convert yet", g->op->id, st->index, h->kind);
 }
 
-/* The operator's new parallelism: within maxp; an operator without keyed state keeps its own (Flink
- * redistributes its operator state on restore); one whose parallelism changes holds keyed state alone. */
+/* An operator without keyed state whose parallelism stays, else its new one (-P naming it; above maxp:
+ * -P N, else maxp): one with operator state (g->oponly) then as Flink's restore at it redistributes it. */
+static void
+par_nokeyed(struct rg *g)
+{
+	const struct ckpt_operator *op = g->op;
+
+	if (!g->named && op->parallelism > g->maxp)
+		g->par = g->allp ? g->allp : g->maxp;
+	else if (!g->named && !g->stateless)
+		g->par = op->parallelism;
+	g->oponly = !g->stateless && !op->fully_finished && g->par != op->parallelism;
+}
+
+/* What a new parallelism of an operator holding keyed or operator state does not move, refused. */
+static int
+check_moved(struct rg *g, int keyed)
+{
+	const struct ckpt_operator *op = g->op;
+
+	if (ckpt_foppar_check(g->mbuf, g->sp, g->opk, op, g->hook != NULL, g->b->meta, g->e) < 0)
+		return -1;
+	for (size_t i = 0; i < op->nsubtasks; i++)
+		for (size_t j = 0; j < op->subtasks[i].nhandles; j++) {
+			const char *sc = op->subtasks[i].handles[j].scope;
+
+			if (strcmp(sc, "managed_keyed") != 0 && strcmp(sc, "input_channel") != 0 &&
+			    strcmp(sc, "output_channel") != 0 && strcmp(sc, "managed_operator") != 0)
+				return ckpt_err_set(g->e, CKPT_ERR_REFUSED, g->b->meta, "operator %s subtask %u: its %s "
+						    "state%s is not moved to parallelism %u yet: restore the savepoint on "
+						    "Flink at that parallelism", op->id, op->subtasks[i].index, sc,
+						    keyed ? " beside keyed state" : "", g->par);
+		}
+	return 0;
+}
+
+/* The operator's new parallelism, within maxp; one with keyed state holds keyed, operator and
+ * channel state alone when it changes, one with operator state alone (par_nokeyed) operator and
+ * channel state alone. */
 static int
 check_par(struct rg *g, int keyed)
 {
@@ -489,30 +528,14 @@ check_par(struct rg *g, int keyed)
 	for (size_t i = 0; i < op->nsubtasks; i++)
 		if (op->subtasks[i].nhandles || op->subtasks[i].finished)
 			g->stateless = 0;
-	if (!keyed && !g->stateless && g->named && g->par != op->parallelism)
-		return ckpt_err_set(g->e, CKPT_ERR_REFUSED, g->b->meta, "-P %s=%u: operator %s has no keyed state to "
-				    "split: Flink redistributes its operator state on restore at any parallelism",
-				    g->named, g->par, op->id);
-	if (!keyed && !g->stateless)
-		g->par = op->parallelism;
+	if (!keyed)
+		par_nokeyed(g);
 	if (g->par > g->maxp)
 		return ckpt_err_set(g->e, CKPT_ERR_REFUSED, g->b->meta, "operator %s: its %sparallelism %u is above the "
 				    "max parallelism %u (Flink: Maximum parallelism must not be smaller than "
 				    "parallelism.)", op->id, g->par != op->parallelism ? "new " : "", g->par, g->maxp);
-	if (keyed && g->par != op->parallelism && ckpt_foppar_check(g->mbuf, g->sp, g->opk, op, g->hook != NULL,
-								       g->b->meta, g->e) < 0)
+	if ((keyed || g->oponly) && g->par != op->parallelism && check_moved(g, keyed) < 0)
 		return -1;
-	for (size_t i = 0; keyed && g->par != op->parallelism && i < op->nsubtasks; i++)
-		for (size_t j = 0; j < op->subtasks[i].nhandles; j++) {
-			const char *sc = op->subtasks[i].handles[j].scope;
-
-			if (strcmp(sc, "managed_keyed") != 0 && strcmp(sc, "input_channel") != 0 &&
-			    strcmp(sc, "output_channel") != 0 && strcmp(sc, "managed_operator") != 0)
-				return ckpt_err_set(g->e, CKPT_ERR_REFUSED, g->b->meta, "operator %s subtask %u: its %s "
-						    "state beside keyed state is not moved to parallelism %u yet: restore "
-						    "the savepoint on Flink at that parallelism", op->id,
-						    op->subtasks[i].index, sc, g->par);
-		}
 	return 0;
 }
 
@@ -774,11 +797,12 @@ add_subtasks(struct rg *g, const struct ckpt_fmeta_spans *sp, size_t opk, const 
 		/* the count (written below), then: subtask, operator state (-P: Flink's share of it, oppar.c;
 		 * else none), raw keyed, channels, reference */
 		ckpt_store_be(id, st, 4);
-		r = handle_bytes(g, st, &h) < 0 || ckpt_bytebuf_add(&b, zero, b.len ? 0 : 4, g->e) < 0 ||
+		r = (!g->oponly && handle_bytes(g, st, &h) < 0) || ckpt_bytebuf_add(&b, zero, b.len ? 0 : 4, g->e) < 0 ||
 		    ckpt_bytebuf_add(&b, id, 4, g->e) < 0 ||
 		    (g->opst ? ckpt_bytebuf_add(&b, g->opst[st].p, g->opst[st].len, g->e) < 0 ||
 		     ckpt_bytebuf_add(&b, zero, 4, g->e) < 0 : ckpt_bytebuf_add(&b, zero, 8, g->e) < 0) ||
-		    ckpt_bytebuf_add(&b, h.p, h.n, g->e) < 0 || ckpt_bytebuf_add(&b, zero, tail, g->e) < 0 ? -1 : 0;
+		    ckpt_bytebuf_add(&b, h.p ? h.p : zero, h.p ? h.n : 1, g->e) < 0 || /* oponly: no keyed handle */
+		    ckpt_bytebuf_add(&b, zero, tail, g->e) < 0 ? -1 : 0;
 		free(h.p);
 		if (r < 0) {
 			ckpt_bytebuf_release(&b);
@@ -829,6 +853,38 @@ op_state(struct rg *g, const char *dir)
 	if ((g->opst = ckpt_calloc(g->par, sizeof *g->opst, g->e)) == NULL)
 		return -1;
 	return ckpt_foppar_split(&in, g->opst, g->e);
+}
+
+/* A stateless operator at a new parallelism: no subtask recorded (as Flink records one none of
+ * whose subtasks has state), the count's splice x[*nx]. */
+static int
+no_subtasks(const struct ckpt_fmeta_spans *sp, size_t k, struct ckpt_flink_splice *x, size_t *nx, struct ckpt_err *e)
+{
+	x += *nx;
+	if ((x->p = ckpt_calloc(4, 1, e)) == NULL)
+		return -1;
+	x->n = 4;
+	x->at = sp->ops[k].count_at;
+	x->end = sp->ops[k].end;
+	++*nx;
+	return 0;
+}
+
+/* An operator with operator state alone at its new parallelism (g->oponly): each new subtask holds its
+ * share of the operator state (oppar.c), none when it holds none (no subtask recorded then). */
+static int
+write_oponly(struct rg *g, const char *dir, const struct ckpt_fmeta_spans *sp, size_t opk, struct ckpt_flink_splice *x,
+	     size_t *nx)
+{
+	unsigned char *have = ckpt_calloc(g->par, 1, g->e);
+	int rc = -1;
+
+	if (have == NULL || op_state(g, dir) < 0)
+		goto out;
+	rc = g->opst ? add_subtasks(g, sp, opk, have, &x[*nx], nx) : no_subtasks(sp, opk, x, nx, g->e);
+out:
+	free(have);
+	return rc;
 }
 
 /* Pass 2 of one operator: its files written into dir, its handles' new bytes as splices. */
@@ -909,22 +965,6 @@ cmp_splice(const void *a, const void *b)
 	return x->at < y->at ? -1 : x->at > y->at;
 }
 
-/* A stateless operator at a new parallelism: no subtask recorded (as Flink records one none of
- * whose subtasks has state), the count's splice. */
-static int
-no_subtasks(const struct ckpt_fmeta_spans *sp, size_t k, struct ckpt_flink_rekey *rk, struct ckpt_err *e)
-{
-	struct ckpt_flink_splice *x = &rk->splices[rk->nsplices];
-
-	if ((x->p = ckpt_calloc(4, 1, e)) == NULL)
-		return -1;
-	x->n = 4;
-	x->at = sp->ops[k].count_at;
-	x->end = sp->ops[k].end;
-	rk->nsplices++;
-	return 0;
-}
-
 int
 ckpt_flink_regroup(const char *meta, const void *buf, size_t len, const struct ckpt_flink_write_opts *o,
 		   const char *dir, struct ckpt_bytes *out, json_t **relative, struct ckpt_err *e)
@@ -937,6 +977,7 @@ static void
 par_of(struct rg *g, const struct ckpt_flink_write_opts *o, const struct ckpt_operator *op)
 {
 	g->par = o->parallelism ? o->parallelism : op->parallelism;
+	g->allp = o->parallelism;
 	for (size_t i = 0; i < o->nper_op; i++)
 		if (strcmp(o->per_op[i].op, op->id) == 0 || (op->uid && strcmp(o->per_op[i].op, op->uid) == 0)) {
 			g->par = o->per_op[i].n;
@@ -1007,9 +1048,12 @@ ckpt_frg_run(const char *meta, const void *buf, size_t len, const struct ckpt_fl
 	for (size_t k = 0; k < s->nops; k++) {
 		if (keyed[k] && write_op(&g[k], dir, &sp, k, rk.splices, &rk.nsplices) < 0)
 			goto out;
-		if (!keyed[k] && g[k].stateless && g[k].par != s->ops[k].parallelism && no_subtasks(&sp, k, &rk, e) < 0)
+		if (!keyed[k] && g[k].stateless && g[k].par != s->ops[k].parallelism &&
+		    no_subtasks(&sp, k, rk.splices, &rk.nsplices, e) < 0)
 			goto out;
-		par[k] = keyed[k] || g[k].stateless ? g[k].par : 0;
+		if (!keyed[k] && g[k].oponly && write_oponly(&g[k], dir, &sp, k, rk.splices, &rk.nsplices) < 0)
+			goto out;
+		par[k] = keyed[k] || g[k].oponly || g[k].stateless || s->ops[k].fully_finished ? g[k].par : 0;
 	}
 	qsort(rk.splices, rk.nsplices, sizeof *rk.splices, cmp_splice);
 	rc = ckpt_fmeta_rewrite_rekeyed(buf, len, meta, o->edits, o->nedits, &rk, out, relative, e);
