@@ -504,3 +504,16 @@ operator-$LIST-0"
 	[ ! -s stdout ]
 	[ ! -e out ] && [ "$(ls -A | grep -v '^\(sp\|fifo\|stdout\|stderr\)$')" = "" ]
 }
+
+@test "mergerows: --rows from standard input is copied under TMPDIR: one that cannot take it is one line, exit 2, nothing written" {
+	needs_fixtures
+	snap sp $UDF
+	ckpt-inspect -R sp | awk 'NR != 2' >rows
+	mkdir tmp
+	TMPDIR=$PWD/tmp ckpt-merge --rows - -o a/ sp <rows
+	[ -z "$(ls -A tmp)" ]
+	ckpt-inspect -R a | cmp - <(ckpt-merge --rows rows -o b/ sp && ckpt-inspect -R b)
+	bad 2 "ckpt-merge: <stdin>: cannot create a temporary file in $PWD/none: No such file or directory" \
+		env TMPDIR="$PWD/none" ckpt-merge --rows - -o c/ sp <rows
+	[ ! -e c ]
+}

@@ -432,6 +432,10 @@ int ckpt_cleanup_mkstemp(char *tmpl);
 char *ckpt_cleanup_mkdtemp(char *tmpl);
 void ckpt_cleanup_forget(const char *path);
 void ckpt_cleanup_hook(void (*fn)(void));
+/* The directory temporary files go to: $TMPDIR when set and not empty, else /tmp. */
+const char *ckpt_tmpdir(void);
+/* An unlinked temporary file in ckpt_tmpdir(), read and written: NULL with e set (where: name). */
+FILE *ckpt_tmpfile(const char *name, struct ckpt_err *e);
 /* The process's umask, read without changing it for long (new files get 0666 & ~umask). */
 unsigned ckpt_umask(void);
 /* fsync the directory holding path (after a rename). */
@@ -454,6 +458,9 @@ struct ckpt_textmap {
 	size_t n, base;
 };
 int ckpt_textmap_open(struct ckpt_textmap *m, FILE *f, const char *name, struct ckpt_err *e);
+/* What is left of f copied to a ckpt_tmpfile: its descriptor (at its end), its size in *n; -1 with e
+ * set.  Standard input read more than once (a snapshot, rows). */
+int ckpt_spool(FILE *f, const char *name, off_t *n, struct ckpt_err *e);
 /* The line at byte off (< n) copied into *buf (of *cap bytes, grown) as getline reads it: its '\n'
  * kept, one added to a last line without it, NUL-terminated, *len bytes; its length in m, 0 on error. */
 size_t ckpt_textmap_line(const struct ckpt_textmap *m, size_t off, char **buf, size_t *cap, size_t *len,

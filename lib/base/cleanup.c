@@ -156,3 +156,33 @@ ckpt_cleanup_mkdtemp(char *tmpl)
 	errno = err;
 	return d;
 }
+
+const char *
+ckpt_tmpdir(void)
+{
+	const char *t = getenv("TMPDIR");
+
+	return t && *t ? t : "/tmp";
+}
+
+FILE *
+ckpt_tmpfile(const char *name, struct ckpt_err *e)
+{
+	char t[PATH_MAX];
+	FILE *f = NULL;
+	int fd, err;
+
+	snprintf(t, sizeof t, "%s/ckpt-tmp.XXXXXX", ckpt_tmpdir());
+	if ((fd = ckpt_cleanup_mkstemp(t)) >= 0) {
+		unlink(t); /* never seen, whatever happens */
+		ckpt_cleanup_forget(t);
+		if ((f = fdopen(fd, "w+b")) == NULL) {
+			err = errno;
+			close(fd);
+			errno = err;
+		}
+	}
+	if (f == NULL)
+		ckpt_err_sys(e, name, "cannot create a temporary file in %s", ckpt_tmpdir());
+	return f;
+}

@@ -1,5 +1,7 @@
 /* textmap.c: a text input read in place, once: a regular file mapped, anything else (standard input,
- * a pipe) spooled to a temporary file first and that mapped; its pages given back behind the reader. */
+ * a pipe) spooled to a temporary file first (ckpt_spool) and that mapped; its pages given back behind
+ * the reader. */
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -8,23 +10,22 @@
 
 #include "base.h"
 
-/* f (not a regular file) copied to a temporary file: a descriptor of it, its size in *n; -1. */
-static int
-spool(FILE *f, const char *name, off_t *n, struct ckpt_err *e)
+int
+ckpt_spool(FILE *f, const char *name, off_t *n, struct ckpt_err *e)
 {
-	FILE *t = tmpfile();
+	FILE *t = ckpt_tmpfile(name, e);
 	char buf[65536];
 	size_t k;
 	int fd = -1;
 
 	if (t == NULL)
-		return ckpt_err_sys(e, name, "cannot spool the input");
+		return -1;
 	while ((k = fread(buf, 1, sizeof buf, f)) > 0)
 		if (fwrite(buf, 1, k, t) != k)
 			break;
 	if (ferror(f))
 		ckpt_err_sys(e, name, "read error");
-	else if (!feof(f) || fflush(t) != 0 || (*n = ftello(t)) < 0 || (fd = dup(fileno(t))) < 0)
+	else if (!feof(f) || fflush(t) != 0 || (*n = ftello(t)) < 0 || (fd = fcntl(fileno(t), F_DUPFD_CLOEXEC, 0)) < 0)
 		ckpt_err_sys(e, name, "cannot spool the input");
 	fclose(t);
 	return fd;
@@ -42,7 +43,7 @@ ckpt_textmap_open(struct ckpt_textmap *m, FILE *f, const char *name, struct ckpt
 	m->n = m->base = 0;
 	if (fd < 0 || fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || (at = ftello(f)) < 0) {
 		at = 0;
-		if ((fd = spool(f, name, &n, e)) < 0)
+		if ((fd = ckpt_spool(f, name, &n, e)) < 0)
 			return -1;
 		own = 1;
 	} else {

@@ -146,10 +146,9 @@ check_s3out(const char *out, struct ckpt_err *e)
 static char *
 temp_dir(const char *out, int s3, struct ckpt_err *e)
 {
-	const char *t = getenv("TMPDIR");
 	char *tmp = NULL;
 
-	if ((s3 ? asprintf(&tmp, "%s/ckpt-s3.XXXXXX", t && *t ? t : "/tmp") : asprintf(&tmp, "%s.tmp.XXXXXX", out)) < 0) {
+	if ((s3 ? asprintf(&tmp, "%s/ckpt-s3.XXXXXX", ckpt_tmpdir()) : asprintf(&tmp, "%s.tmp.XXXXXX", out)) < 0) {
 		ckpt_err_nomem(e, "");
 		return NULL;
 	}

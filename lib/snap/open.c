@@ -457,38 +457,13 @@ ckpt_snap_is_json_start(int c)
 	return c == '{' || c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
 
-/* Copy standard input to an unlinked temporary file, so that members can be read again. */
-static int
-spool_stdin(struct ckpt_err *e)
-{
-	const char *tmp = getenv("TMPDIR");
-	char t[4096], buf[65536];
-	size_t n;
-	int fd;
-
-	snprintf(t, sizeof t, "%s/ckpt-stdin.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	fd = mkstemp(t);
-	if (fd < 0)
-		return ckpt_err_sys(e, "<stdin>", "cannot create a temporary file");
-	unlink(t);
-	while ((n = fread(buf, 1, sizeof buf, stdin)) > 0)
-		if (write(fd, buf, n) != (ssize_t)n) {
-			close(fd);
-			return ckpt_err_sys(e, "<stdin>", "cannot spool");
-		}
-	if (ferror(stdin)) {
-		close(fd);
-		return ckpt_err_sys(e, "<stdin>", "read error");
-	}
-	return fd;
-}
-
 static struct ckpt_snapshot *
 open_stdin(struct ckpt_err *e)
 {
 	int c = getc(stdin), fd;
 	unsigned char head[4];
 	ssize_t n;
+	off_t size;
 
 	if (c == EOF) {
 		ckpt_err_set(e, CKPT_ERR_INPUT, "<stdin>", "empty input");
@@ -497,8 +472,8 @@ open_stdin(struct ckpt_err *e)
 	ungetc(c, stdin);
 	if (ckpt_snap_is_json_start(c))
 		return open_json(NULL, e);
-	fd = spool_stdin(e);
-	if (fd < 0)
+	/* spooled, so that members can be read again */
+	if ((fd = ckpt_spool(stdin, "<stdin>", &size, e)) < 0)
 		return NULL;
 	if ((n = pread(fd, head, 4, 0)) > 0 && ckpt_fmeta_sniff(head, (size_t)n)) {
 		lseek(fd, 0, SEEK_SET);

@@ -154,12 +154,11 @@ rows_into(struct ckpt_snapshot *s, const char *desc, FILE *f, const char *compre
 static int
 to_s3(struct ckpt_snapshot *s, const char *desc, const char *url, const char *compress, struct ckpt_err *e)
 {
-	const char *tmp = getenv("TMPDIR");
 	char path[4096];
 	FILE *f;
 	int fd, rc;
 
-	snprintf(path, sizeof path, "%s/ckpt-part-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	snprintf(path, sizeof path, "%s/ckpt-part-XXXXXX", ckpt_tmpdir());
 	if ((fd = ckpt_cleanup_mkstemp(path)) < 0 || (f = fdopen(fd, "w")) == NULL) {
 		ckpt_err_sys(e, path, "cannot create");
 		if (fd >= 0) {

@@ -215,7 +215,7 @@ dir_name(char *out, size_t n, const char *tmp)
 	for (int i = 0; i < 6; i++, x /= sizeof abc - 1)
 		suffix[i] = abc[x % (sizeof abc - 1)];
 	suffix[6] = '\0';
-	snprintf(out, n, "%s/ckpt-rocksdb-%s", tmp && *tmp ? tmp : "/tmp", suffix);
+	snprintf(out, n, "%s/ckpt-rocksdb-%s", tmp, suffix);
 }
 
 static void
@@ -563,7 +563,6 @@ struct ckpt_frocks_db *
 ckpt_frocks_open(const struct ckpt_frocks_file *f, size_t n, const char *only, const char *where, struct ckpt_err *e)
 {
 	struct ckpt_frocks_db *d = ckpt_calloc(1, sizeof *d, e);
-	const char *tmp = getenv("TMPDIR");
 	int slot = -1, rc = -1;
 
 	if (d == NULL)
@@ -574,7 +573,7 @@ ckpt_frocks_open(const struct ckpt_frocks_file *f, size_t n, const char *only, c
 	for (int tries = 0;; tries++) { /* the slot first, then the directory it names */
 		int err;
 
-		dir_name(d->dir, sizeof d->dir, tmp);
+		dir_name(d->dir, sizeof d->dir, ckpt_tmpdir());
 		if ((slot = slot_take(d->dir, f, n, e)) < 0) {
 			free(d);
 			return NULL;
@@ -590,7 +589,7 @@ ckpt_frocks_open(const struct ckpt_frocks_file *f, size_t n, const char *only, c
 			err = errno;
 		slot_drop(slot);
 		if (err != EEXIST || tries == 100) {
-			snprintf(d->dir, sizeof d->dir, "%s/ckpt-rocksdb-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+			snprintf(d->dir, sizeof d->dir, "%s/ckpt-rocksdb-XXXXXX", ckpt_tmpdir());
 			errno = err;
 			ckpt_err_sys(e, d->dir, "cannot make a temporary directory");
 			free(d);

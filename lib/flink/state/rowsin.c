@@ -588,7 +588,7 @@ put_json(struct enc *x, const struct ckpt_fser *t, const json_t *v, struct ckpt_
 	b->whyn = sizeof why;
 	b->value = 1;
 	b->more = ckpt_fenc_more;
-	b->java = what[0] == 'v' ? x->java : NULL; /* "value" */
+	b->java = strcmp(what, "value") == 0 ? x->java : NULL;
 	b->cannot = 0;
 	if (v == NULL)
 		return row_fail(x->r, line, x->e, "state %s: the row has no %s", x->x->state, what);
@@ -720,9 +720,12 @@ record(struct enc *x)
 	struct ckpt_flink_rows *r = x->r;
 	struct rec h = {.line = x->pline, .kn = x->pk.n, .vn = x->pv.n, .kg = x->pkg};
 
-	if (r->rec == NULL && ((r->recbuf = malloc(REC_BUF)) == NULL || (r->rec = tmpfile()) == NULL ||
-			       setvbuf(r->rec, r->recbuf, _IOFBF, REC_BUF) != 0))
-		return ckpt_err_sys(x->e, r->name, "cannot spool the rows' entries");
+	if (r->rec == NULL) {
+		if ((r->rec = ckpt_tmpfile(r->name, x->e)) == NULL)
+			return -1;
+		if ((r->recbuf = malloc(REC_BUF)) == NULL || setvbuf(r->rec, r->recbuf, _IOFBF, REC_BUF) != 0)
+			return ckpt_err_nomem(x->e, r->name);
+	}
 	if (fwrite(&h, sizeof h, 1, r->rec) != 1 || fwrite(x->pk.p, 1, h.kn, r->rec) != h.kn ||
 	    fwrite(x->pv.p, 1, h.vn, r->rec) != h.vn)
 		return ckpt_err_sys(x->e, r->name, "cannot spool the rows' entries");
