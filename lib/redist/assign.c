@@ -101,26 +101,19 @@ handed_kg(const struct ckpt_handle *h, json_t *clip)
 	return strcmp(h->kind, "incremental") == 0 && json_is_string(own) ? own : clip;
 }
 
-/* Whether the key groups s names ("a", "a-b", or such ranges joined by commas) meet [x, y]. */
+/* Whether the key groups of range list v meet [x, y]. */
 static int
-kg_meets(const char *s, uint32_t x, uint32_t y)
+kg_meets(const json_t *v, uint32_t x, uint32_t y)
 {
-	while (s && *s) {
-		unsigned a, b;
-		int n = 0;
+	struct ckpt_bits b;
+	struct ckpt_err e = {0};
+	int r;
 
-		if (sscanf(s, "%u%n", &a, &n) < 1)
-			return 0;
-		s += n;
-		b = a;
-		if (*s == '-' && sscanf(s + 1, "%u%n", &b, &n) == 1)
-			s += 1 + n;
-		if (a <= y && b >= x)
-			return 1;
-		s = strchr(s, ',');
-		s = s ? s + 1 : NULL;
-	}
-	return 0;
+	if (v == NULL || ckpt_rangelist_from_json(v, CKPT_MAX_PARALLELISM_LIMIT, &b, &e) < 0)
+		return 0;
+	r = ckpt_bits_any_in(&b, x, (size_t)y + 1);
+	ckpt_bits_release(&b);
+	return r;
 }
 
 /* The size of changelog handle h as Flink hands it to a new subtask restoring [x, y] of it at a new
@@ -136,13 +129,13 @@ changelog_cut_size(const struct ckpt_handle *h, uint32_t x, uint32_t y)
 	size_t i;
 
 	json_array_foreach(json_object_get(h->detail, "materialized"), i, v)
-		if (kg_meets(json_string_value(json_object_get(v, "key_groups")), x, y))
+		if (kg_meets(json_object_get(v, "key_groups"), x, y))
 			size += (uint64_t)json_integer_value(json_object_get(v, "size"));
 	json_array_foreach(json_object_get(h->detail, "non_materialized"), i, v) {
 		const char *kind = json_string_value(json_object_get(v, "kind"));
 
 		if (kind && strcmp(kind, "changelog_bytes") == 0 &&
-		    kg_meets(json_string_value(json_object_get(v, "change_key_groups")), x, y))
+		    kg_meets(json_object_get(v, "change_key_groups"), x, y))
 			size += (uint64_t)json_integer_value(json_object_get(v, "size"));
 	}
 	return size;
