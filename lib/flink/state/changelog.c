@@ -1103,7 +1103,7 @@ cl_init(struct cl *L, struct ckpt_fstate_ctx *c)
 	L->in = c->h->data.p;
 	L->inlen = c->h->data.len;
 	snprintf(L->meta, sizeof L->meta, "%s", c->where);
-	c->prefix = c->op->max_parallelism > 128 ? 2 : 1;
+	c->prefix = ckpt_flink_kg_prefix(c->op->max_parallelism);
 	if (r == NULL || sscanf(r, "%u-%u", &a, &b) < 1)
 		return ckpt_err_set(c->e, CKPT_ERR_INPUT, L->meta, "operator %s subtask %u: a changelog handle without "
 				    "key groups", c->op->id, c->st->index);

@@ -745,8 +745,8 @@ count_op(struct rg *g, int *keyed)
 {
 	size_t slots;
 
-	g->oldprefix = g->op->max_parallelism > 128 ? 2 : 1;
-	g->newprefix = g->maxp > 128 ? 2 : 1;
+	g->oldprefix = ckpt_flink_kg_prefix(g->op->max_parallelism);
+	g->newprefix = ckpt_flink_kg_prefix(g->maxp);
 	*keyed = 0;
 	if (check_op(g, keyed) < 0)
 		return -1;

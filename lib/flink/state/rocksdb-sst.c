@@ -139,7 +139,7 @@ it_init(struct it *x, const unsigned char *p, size_t n, int delta)
 	memset(x, 0, sizeof *x);
 	if (n < 4)
 		return -1;
-	x->nr = (p[n - 4] | (size_t)p[n - 3] << 8 | (size_t)p[n - 2] << 16 | (size_t)(p[n - 1] & 0x7f) << 24);
+	x->nr = (size_t)(ckpt_load_le(p + n - 4, 4) & 0x7fffffff); /* the top bit: a hash index beside */
 	if (x->nr == 0 || x->nr > (n - 4) / 4)
 		return -1;
 	x->p = p;
@@ -147,12 +147,6 @@ it_init(struct it *x, const unsigned char *p, size_t n, int delta)
 	x->rs = p + x->end;
 	x->delta = delta;
 	return 0;
-}
-
-static uint32_t
-u32le(const unsigned char *p)
-{
-	return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
 /* The next entry: 1, 0 at the end, -1 when the block is malformed. */
@@ -163,7 +157,7 @@ it_next(struct it *x)
 
 	if (x->i >= x->end)
 		return 0;
-	x->at_restart = x->r < x->nr && u32le(x->rs + 4 * x->r) == x->i;
+	x->at_restart = x->r < x->nr && (uint32_t)ckpt_load_le(x->rs + 4 * x->r, 4) == x->i;
 	x->r += x->at_restart;
 	if (varint(x->p, x->end, &x->i, &shared) < 0 || varint(x->p, x->end, &x->i, &own) < 0 ||
 	    (!x->delta && varint(x->p, x->end, &x->i, &vn) < 0) || shared > x->klen || own > x->end - x->i)
@@ -228,16 +222,16 @@ table_meta(struct sst *t, struct bh *index, int *delta, int *first_key)
 	const unsigned char *v;
 	size_t i = 1, mn = 0, pn = 0, vn;
 	struct bh meta, props;
-	uint64_t magic = 0, type = 0;
+	uint64_t magic, version, type = 0;
 	int rc;
 
 	if (t->f->size < FOOTER)
 		return damaged();
 	if (sst_pread(t, foot, FOOTER, t->f->size - FOOTER) < 0)
 		return -1;
-	for (int j = 7; j >= 0; j--)
-		magic = magic << 8 | foot[FOOTER - 8 + j];
-	if (magic != MAGIC || u32le(foot + FOOTER - 12) < 2 || u32le(foot + FOOTER - 12) > 5)
+	magic = ckpt_load_le(foot + FOOTER - 8, 8);
+	version = ckpt_load_le(foot + FOOTER - 12, 4);
+	if (magic != MAGIC || version < 2 || version > 5)
 		return 1; /* a legacy or plain table, or format_version 6's footer without the index handle */
 	if (varint(foot, FOOTER - 12, &i, &meta.off) < 0 || varint(foot, FOOTER - 12, &i, &meta.size) < 0 ||
 	    varint(foot, FOOTER - 12, &i, &index->off) < 0 || varint(foot, FOOTER - 12, &i, &index->size) < 0)
@@ -250,7 +244,7 @@ table_meta(struct sst *t, struct bh *index, int *delta, int *first_key)
 		goto out;
 	*delta = (v = find(pr, pn, "rocksdb.index.value.is.delta.encoded", &vn)) != NULL && vn > 0 && v[0] != 0;
 	if ((v = find(pr, pn, "rocksdb.block.based.table.index.type", &vn)) != NULL && vn == 4)
-		type = u32le(v);
+		type = ckpt_load_le(v, 4);
 	*first_key = type == 3;
 	rc = type == 2 || type > 3; /* a partitioned index: not read */
 out:
@@ -373,7 +367,7 @@ ckpt_frocks_kg_bytes(struct ckpt_fstate_backing_data *b, const struct ckpt_opera
 		size_t k = strlen(f[i].local);
 
 		if (k > 4 && strcmp(f[i].local + k - 4, ".sst") == 0)
-			rc = ckpt_frocks_sst_groups(&f[i], op->max_parallelism > 128 ? 2 : 1, st->kg_first, st->kg_last, w,
+			rc = ckpt_frocks_sst_groups(&f[i], ckpt_flink_kg_prefix(op->max_parallelism), st->kg_first, st->kg_last, w,
 						    b->meta, e);
 	}
 out:

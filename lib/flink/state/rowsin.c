@@ -1083,7 +1083,7 @@ entries(void *arg, struct ckpt_fstate_backing_data *b, const struct ckpt_operato
 	struct ckpt_fstate_ctx c = {.b = b, .op = op, .st = st, .h = hd, .e = e};
 	struct ckpt_fstate_header h = {0};
 	struct ckpt_fsrc s = {0};
-	struct enc x = {.r = r, .h = &h, .op = op, .maxp = maxp, .prefix = maxp > 128 ? 2 : 1, .e = e};
+	struct enc x = {.r = r, .h = &h, .op = op, .maxp = maxp, .prefix = ckpt_flink_kg_prefix(maxp), .e = e};
 	int fd = -1, rc = -1;
 
 	s.fd = -1;

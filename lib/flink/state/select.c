@@ -278,7 +278,7 @@ ckpt_fselect_wrap(struct ckpt_fselect *f, struct ckpt_fstate_wrap *w, const stru
 	w->op = op;
 	w->meta = meta;
 	w->e = e;
-	w->prefix = op->max_parallelism > 128 ? 2 : 1;
+	w->prefix = ckpt_flink_kg_prefix(op->max_parallelism);
 	w->k.arg = w;
 	w->k.header = w_header;
 	w->k.op = w_op;

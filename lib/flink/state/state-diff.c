@@ -432,12 +432,13 @@ diff_task(void *arg, size_t i, struct ckpt_err *e)
 	struct differ *D = differ_take(R, e);
 	struct ckpt_fstate_sink k = {.op = diff_op, .kv = diff_kv, .arg = D, .untyped = 1, .part = t->hi ? 2 : 1,
 			  .kg_lo = t->lo, .kg_hi = t->hi};
+	uint32_t ma = p->oa ? p->oa->max_parallelism : 0, mb = p->ob ? p->ob->max_parallelism : 0;
 	int rc = -1;
 
 	if (D == NULL)
 		return -1;
 	D->e = e;
-	D->prefix = (p->oa && p->oa->max_parallelism > 128) || (p->ob && p->ob->max_parallelism > 128) ? 2 : 1;
+	D->prefix = ckpt_flink_kg_prefix(ma > mb ? ma : mb);
 	if ((D->states = json_object()) == NULL) {
 		ckpt_err_nomem(D->e, "");
 		goto out;

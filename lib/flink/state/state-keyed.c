@@ -488,7 +488,7 @@ ckpt_fstate_read_keyed(struct ckpt_fstate_ctx *c)
 	int fd = -1, rc = -1, heap;
 
 	s.fd = -1;
-	c->prefix = c->op->max_parallelism > 128 ? 2 : 1;
+	c->prefix = ckpt_flink_kg_prefix(c->op->max_parallelism);
 	if (read_kgs(c, &g) < 0)
 		goto out;
 	if (c->k->kg_hi > 0 && (g.n == 0 || g.first >= c->k->kg_hi || g.first + g.n <= c->k->kg_lo)) {
@@ -760,7 +760,7 @@ ckpt_fstate_read_rocksdb(struct ckpt_fstate_ctx *c)
 	int fd = -1, rc = -1;
 
 	s.fd = -1;
-	c->prefix = c->op->max_parallelism > 128 ? 2 : 1;
+	c->prefix = ckpt_flink_kg_prefix(c->op->max_parallelism);
 	if (f == NULL || paths == NULL)
 		goto out;
 	if (r == NULL || *r == '\0' || sscanf(r, "%u-%u", &lo, &hi) < 1) {

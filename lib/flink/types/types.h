@@ -235,6 +235,13 @@ int ckpt_fenc_may_refuse(const struct ckpt_fser *t, int depth);
 
 /* Flink's KeyGroupRangeAssignment: MathUtils.murmurHash(hashCode) % maxParallelism. */
 uint32_t ckpt_flink_key_group(int32_t hash, uint32_t max_parallelism);
+/* The bytes of a key's key-group prefix in the RocksDB and canonical layouts at that max parallelism
+ * (CompositeKeySerializationUtils.computeRequiredBytesInKeyGroupPrefix): 1 up to 128, else 2. */
+static inline unsigned
+ckpt_flink_kg_prefix(uint32_t max_parallelism)
+{
+	return max_parallelism > 128 ? 2 : 1;
+}
 
 /* ------------------------------------------------------------ connector.c */
 
